@@ -1,0 +1,118 @@
+/**
+ * The event store port. Every adapter (embedded SQLite, EventStoreDB) implements exactly this,
+ * and the rest of the gateway never knows which one it talks to (invariant 7).
+ *
+ * Revisions are 0-based per stream (the first event of a stream has revision 0), as in EventStoreDB.
+ * Positions are global, strictly increasing across all streams, and only comparable within one store.
+ */
+
+/** What the caller believes the stream's last revision is when appending. */
+export type ExpectedRevision =
+  | 'any' // no check
+  | 'no_stream' // the stream must not exist yet
+  | 'stream_exists' // the stream must have at least one event
+  | number; // the stream's last event must have exactly this revision
+
+export interface NewEvent<Type extends string = string, Data = unknown> {
+  /** A UUID. Re-appending events with the same ids is idempotent; give deterministic ids where a retry could append twice. */
+  id?: string;
+  type: Type;
+  data: Data;
+  metadata?: Record<string, unknown>;
+}
+
+export interface StoredEvent<Type extends string = string, Data = unknown> {
+  id: string;
+  streamId: string;
+  revision: number;
+  position: number;
+  type: Type;
+  data: Data;
+  metadata: Record<string, unknown>;
+  createdAt: Date;
+}
+
+export interface AppendResult {
+  /** Revision of the last event now in the stream. */
+  nextExpectedRevision: number;
+  /** Global position of the last appended event: wait for projections to reach it to read your writes. */
+  position: number;
+}
+
+export interface ReadStreamOptions {
+  direction?: 'forwards' | 'backwards';
+  /** Inclusive. Forwards defaults to 0, backwards to the end of the stream. */
+  fromRevision?: number;
+  maxCount?: number;
+}
+
+export interface ReadAllOptions {
+  /** Exclusive: events strictly after this position. Omitted: from the very first event. */
+  after?: number;
+  maxCount?: number;
+}
+
+export interface SubscribeOptions {
+  /** Exclusive, as in ReadAllOptions: resume right after a checkpoint. */
+  after?: number;
+}
+
+/**
+ * Catches up from `after`, then goes live, with no gap and no duplicate at the switch.
+ * Iterating yields non-empty batches in position order.
+ */
+export interface Subscription extends AsyncIterable<readonly StoredEvent[]> {
+  close(): Promise<void>;
+}
+
+export interface Snapshot<State = unknown> {
+  /** Revision of the last event the state includes. */
+  revision: number;
+  state: State;
+}
+
+export interface EventStore {
+  readonly kind: 'sqlite' | 'eventstoredb';
+  append(streamId: string, events: readonly NewEvent[], options?: { expectedRevision?: ExpectedRevision }): Promise<AppendResult>;
+  /** A stream that does not exist reads as empty. */
+  readStream(streamId: string, options?: ReadStreamOptions): Promise<StoredEvent[]>;
+  readAll(options?: ReadAllOptions): Promise<StoredEvent[]>;
+  subscribe(options?: SubscribeOptions): Subscription;
+  saveSnapshot(streamId: string, snapshot: Snapshot): Promise<void>;
+  loadSnapshot<State = unknown>(streamId: string): Promise<Snapshot<State> | null>;
+  /** True when the store answers; never throws. */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export class WrongExpectedRevisionError extends Error {
+  override readonly name = 'WrongExpectedRevisionError';
+  constructor(
+    readonly streamId: string,
+    readonly expected: ExpectedRevision,
+    /** -1 when the stream does not exist. */
+    readonly actual: number,
+  ) {
+    super(`stream ${streamId}: expected revision ${String(expected)}, actual ${actual === -1 ? 'no stream' : actual}`);
+  }
+}
+
+/** The store cannot be reached or cannot write; the HTTP layer answers 503 store_unavailable. */
+export class StoreUnavailableError extends Error {
+  override readonly name = 'StoreUnavailableError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** Re-appending the same ids with other content, or only some of them, is a caller bug, not a retry. */
+export class IdempotencyViolationError extends Error {
+  override readonly name = 'IdempotencyViolationError';
+}
+
+export function revisionMatches(expected: ExpectedRevision, actual: number): boolean {
+  if (expected === 'any') return true;
+  if (expected === 'no_stream') return actual === -1;
+  if (expected === 'stream_exists') return actual >= 0;
+  return expected === actual;
+}

@@ -1,0 +1,243 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import {
+  type AppendResult,
+  type EventStore,
+  type ExpectedRevision,
+  IdempotencyViolationError,
+  type NewEvent,
+  type ReadAllOptions,
+  type ReadStreamOptions,
+  type Snapshot,
+  StoreUnavailableError,
+  type StoredEvent,
+  type SubscribeOptions,
+  type Subscription,
+  WrongExpectedRevisionError,
+  revisionMatches,
+} from '../event-store.js';
+import { newEventId } from '../event-id.js';
+import { GroupCommitter } from './group-committer.js';
+import { LiveFeed } from './live-feed.js';
+import { SCHEMA } from './schema.js';
+
+interface EventRow {
+  position: number;
+  stream_id: string;
+  revision: number;
+  event_id: string;
+  type: string;
+  data: string;
+  metadata: string | null;
+  created_at: number;
+}
+
+interface PendingAppend {
+  streamId: string;
+  events: readonly NewEvent[];
+  expectedRevision: ExpectedRevision;
+}
+
+const READ_ALL_PAGE = 1_000;
+
+/**
+ * The embedded event store: one SQLite file in WAL mode with synchronous=FULL, so an acknowledged
+ * append survives a power cut. Appends that arrive in the same turn of the event loop are committed
+ * in one transaction (see GroupCommitter), and live subscribers are handed the committed events
+ * in-process instead of polling.
+ */
+export class SqliteEventStore implements EventStore {
+  readonly kind = 'sqlite' as const;
+  private readonly db: Database.Database;
+  private readonly committer: GroupCommitter<PendingAppend, AppendResult>;
+  private readonly feed = new LiveFeed();
+  private closed = false;
+  private readonly sql;
+  private readonly appendOne: (append: PendingAppend) => { result: AppendResult; events: StoredEvent[] };
+
+  constructor(readonly file: string) {
+    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+    this.db = new Database(file);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = FULL');
+    this.db.pragma('busy_timeout = 5000');
+    this.db.exec(SCHEMA);
+    this.sql = {
+      streamRevision: this.db.prepare<[string], { revision: number }>('SELECT revision FROM streams WHERE stream_id = ?'),
+      upsertStream: this.db.prepare(
+        'INSERT INTO streams (stream_id, revision) VALUES (?, ?) ON CONFLICT(stream_id) DO UPDATE SET revision = excluded.revision',
+      ),
+      insertEvent: this.db.prepare(
+        'INSERT INTO events (stream_id, revision, event_id, type, data, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      ),
+      eventById: this.db.prepare<[string], EventRow>('SELECT * FROM events WHERE event_id = ?'),
+      readForwards: this.db.prepare<[string, number, number], EventRow>(
+        'SELECT * FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision ASC LIMIT ?',
+      ),
+      readBackwards: this.db.prepare<[string, number, number], EventRow>(
+        'SELECT * FROM events WHERE stream_id = ? AND revision <= ? ORDER BY revision DESC LIMIT ?',
+      ),
+      readAll: this.db.prepare<[number, number], EventRow>('SELECT * FROM events WHERE position > ? ORDER BY position ASC LIMIT ?'),
+      saveSnapshot: this.db.prepare(
+        `INSERT INTO snapshots (stream_id, revision, state, saved_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT(stream_id) DO UPDATE SET revision = excluded.revision, state = excluded.state, saved_at = excluded.saved_at`,
+      ),
+      loadSnapshot: this.db.prepare<[string], { revision: number; state: string }>(
+        'SELECT revision, state FROM snapshots WHERE stream_id = ?',
+      ),
+      ping: this.db.prepare('SELECT 1'),
+    };
+    this.appendOne = this.db.transaction((append: PendingAppend) => this.appendInTransaction(append));
+    this.committer = new GroupCommitter((batch) => this.commit(batch));
+  }
+
+  append(streamId: string, events: readonly NewEvent[], options: { expectedRevision?: ExpectedRevision } = {}): Promise<AppendResult> {
+    if (this.closed) return Promise.reject(new StoreUnavailableError('event store is closed'));
+    if (events.length === 0) return Promise.reject(new TypeError('append needs at least one event'));
+    return this.committer.submit({ streamId, events, expectedRevision: options.expectedRevision ?? 'any' });
+  }
+
+  /** Runs one group of appends in a single transaction; each append succeeds or fails on its own. */
+  private commit(batch: readonly PendingAppend[]): Array<AppendResult | Error> {
+    const committed: StoredEvent[] = [];
+    let outcomes: Array<AppendResult | Error> = [];
+    try {
+      this.db.transaction(() => {
+        outcomes = batch.map((append) => {
+          try {
+            // A nested transaction is a savepoint: a refused append leaves the others of the group intact.
+            const { result, events } = this.appendOne(append);
+            committed.push(...events);
+            return result;
+          } catch (error) {
+            if (error instanceof WrongExpectedRevisionError || error instanceof IdempotencyViolationError) return error;
+            if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') {
+              return new IdempotencyViolationError(`an event id given to stream ${append.streamId} is already used`);
+            }
+            throw error;
+          }
+        });
+      })();
+    } catch (error) {
+      const failure = new StoreUnavailableError(`append failed: ${(error as Error).message}`, { cause: error });
+      return batch.map(() => failure);
+    }
+    if (committed.length > 0) this.feed.publish(committed);
+    return outcomes;
+  }
+
+  private appendInTransaction({ streamId, events, expectedRevision }: PendingAppend): { result: AppendResult; events: StoredEvent[] } {
+    const committed: StoredEvent[] = [];
+    const current = this.sql.streamRevision.get(streamId)?.revision ?? -1;
+    const repeat = events[0]?.id ? this.sql.eventById.get(events[0].id) : undefined;
+    if (repeat) return { result: this.idempotentResult(streamId, events, repeat), events: committed };
+    if (!revisionMatches(expectedRevision, current)) throw new WrongExpectedRevisionError(streamId, expectedRevision, current);
+    const createdAt = Date.now();
+    let revision = current;
+    let position = 0;
+    for (const event of events) {
+      revision += 1;
+      const id = event.id ?? newEventId();
+      const metadata = event.metadata ?? {};
+      const info = this.sql.insertEvent.run(
+        streamId,
+        revision,
+        id,
+        event.type,
+        JSON.stringify(event.data ?? null),
+        JSON.stringify(metadata),
+        createdAt,
+      );
+      position = Number(info.lastInsertRowid);
+      committed.push({
+        id,
+        streamId,
+        revision,
+        position,
+        type: event.type,
+        data: event.data,
+        metadata,
+        createdAt: new Date(createdAt),
+      });
+    }
+    this.sql.upsertStream.run(streamId, revision);
+    return { result: { nextExpectedRevision: revision, position }, events: committed };
+  }
+
+  /** The same ids appended again (a retried request): answer what the first append answered. */
+  private idempotentResult(streamId: string, events: readonly NewEvent[], first: EventRow): AppendResult {
+    const stored = this.sql.readForwards.all(streamId, first.revision, events.length);
+    const same =
+      first.stream_id === streamId &&
+      stored.length === events.length &&
+      stored.every((row, i) => row.event_id === events[i]!.id && row.type === events[i]!.type);
+    if (!same) throw new IdempotencyViolationError(`event ids of stream ${streamId} re-appended with other content`);
+    const last = stored[stored.length - 1]!;
+    return { nextExpectedRevision: last.revision, position: last.position };
+  }
+
+  async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
+    const maxCount = options.maxCount ?? Number.MAX_SAFE_INTEGER;
+    const rows =
+      options.direction === 'backwards'
+        ? this.sql.readBackwards.all(streamId, options.fromRevision ?? Number.MAX_SAFE_INTEGER, maxCount)
+        : this.sql.readForwards.all(streamId, options.fromRevision ?? 0, maxCount);
+    return rows.map(toStoredEvent);
+  }
+
+  async readAll(options: ReadAllOptions = {}): Promise<StoredEvent[]> {
+    return this.readAllNow(options.after ?? 0, options.maxCount ?? Number.MAX_SAFE_INTEGER);
+  }
+
+  private readAllNow(after: number, maxCount: number): StoredEvent[] {
+    return this.sql.readAll.all(after, maxCount).map(toStoredEvent);
+  }
+
+  subscribe(options: SubscribeOptions = {}): Subscription {
+    return this.feed.subscribe(options.after ?? 0, (after) => this.readAllNow(after, READ_ALL_PAGE));
+  }
+
+  async saveSnapshot(streamId: string, snapshot: Snapshot): Promise<void> {
+    this.sql.saveSnapshot.run(streamId, snapshot.revision, JSON.stringify(snapshot.state), Date.now());
+  }
+
+  async loadSnapshot<State>(streamId: string): Promise<Snapshot<State> | null> {
+    const row = this.sql.loadSnapshot.get(streamId);
+    return row ? { revision: row.revision, state: JSON.parse(row.state) as State } : null;
+  }
+
+  async ping(): Promise<boolean> {
+    try {
+      return !this.closed && this.sql.ping.get() !== undefined;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Reports SQLite's own check of the file: 'ok' when the database is sound. */
+  integrityCheck(): string {
+    return String(this.db.pragma('integrity_check', { simple: true }));
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.committer.drain();
+    this.closed = true;
+    this.feed.close();
+    this.db.close();
+  }
+}
+
+function toStoredEvent(row: EventRow): StoredEvent {
+  return {
+    id: row.event_id,
+    streamId: row.stream_id,
+    revision: row.revision,
+    position: row.position,
+    type: row.type,
+    data: JSON.parse(row.data),
+    metadata: row.metadata ? JSON.parse(row.metadata) : {},
+    createdAt: new Date(row.created_at),
+  };
+}
