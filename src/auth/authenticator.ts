@@ -1,0 +1,54 @@
+import type { Context } from 'koa';
+import { forbidden, unauthorized } from '../http/problem.js';
+import { hashKey, sameHash } from './keys.js';
+
+/** What the authenticator needs to know of device keys (the devices read model answers). */
+export interface DeviceKeyDirectory {
+  keyHashOf(deviceId: string): string | undefined;
+  isDeviceKeyHash(keyHash: string): boolean;
+}
+
+export type Caller = { kind: 'admin' } | { kind: 'device'; deviceId: string };
+
+/**
+ * The rules of API.md, Authentication: admin routes take the admin key (a valid device key there is 403);
+ * device routes take the admin key or that device's own key. Anything else is 401, and a device key never
+ * tells whether another device exists.
+ */
+export class Authenticator {
+  private readonly adminKeyHash: string;
+
+  constructor(
+    adminKey: string,
+    private readonly devices: DeviceKeyDirectory,
+  ) {
+    this.adminKeyHash = hashKey(adminKey);
+  }
+
+  admin(ctx: Context): Caller {
+    const presented = presentedKeys(ctx).map(hashKey);
+    if (presented.some((hash) => sameHash(hash, this.adminKeyHash))) return { kind: 'admin' };
+    if (presented.some((hash) => this.devices.isDeviceKeyHash(hash))) throw forbidden();
+    throw unauthorized();
+  }
+
+  device(ctx: Context, deviceId: string): Caller {
+    const presented = presentedKeys(ctx).map(hashKey);
+    if (presented.some((hash) => sameHash(hash, this.adminKeyHash))) return { kind: 'admin' };
+    const expected = this.devices.keyHashOf(deviceId);
+    if (expected !== undefined && presented.some((hash) => sameHash(hash, expected))) return { kind: 'device', deviceId };
+    throw unauthorized();
+  }
+}
+
+/** X-Admin-Key, X-Device-Key and a Bearer token; any of them may carry either kind of key. */
+function presentedKeys(ctx: Context): string[] {
+  const keys: string[] = [];
+  const admin = ctx.get('x-admin-key');
+  const device = ctx.get('x-device-key');
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'))?.[1];
+  if (admin) keys.push(admin);
+  if (device) keys.push(device);
+  if (bearer) keys.push(bearer);
+  return keys;
+}

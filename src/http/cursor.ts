@@ -1,0 +1,15 @@
+import { invalidRequest } from './problem.js';
+
+/** Cursors are opaque to clients: base64url of the key the next page starts after. */
+export const encodeCursor = (after: string): string => Buffer.from(JSON.stringify({ a: after }), 'utf8').toString('base64url');
+
+export function decodeCursor(cursor: string | undefined): string | undefined {
+  if (cursor === undefined) return undefined;
+  try {
+    const { a } = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { a?: unknown };
+    if (typeof a === 'string') return a;
+  } catch {
+    // falls through to the 400 below
+  }
+  throw invalidRequest('query/cursor is not a cursor this API gave out', [{ path: '/cursor', message: 'is not a valid cursor' }]);
+}

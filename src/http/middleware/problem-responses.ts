@@ -1,0 +1,62 @@
+import type { Middleware } from 'koa';
+import { StoreUnavailableError } from '../../eventstore/event-store.js';
+import { Problem, malformedJson, notFound, payloadTooLarge, storeUnavailable, unsupportedMediaType } from '../problem.js';
+import type { RequestState } from './request-id.js';
+
+interface HttpishError extends Error {
+  status?: number;
+  statusCode?: number;
+  expose?: boolean;
+  type?: string;
+  limit?: number;
+  headers?: Record<string, string>;
+}
+
+/**
+ * Turns every failure below it into problem+json. Known failures keep their 4xx; anything unexpected
+ * is logged with the request id and answered 500 without internals (and has a test that it cannot be
+ * reached by input).
+ */
+export function problemResponses(): Middleware<RequestState> {
+  return async (ctx, next) => {
+    let problem: Problem;
+    try {
+      await next();
+      if (ctx.status !== 404 || ctx.body != null) return;
+      problem = notFound(`no route for ${ctx.method} ${ctx.path}`);
+    } catch (error) {
+      problem = toProblem(error as HttpishError);
+      if (problem.status >= 500 && problem.code === 'internal_error') {
+        ctx.state.log?.error({ err: error, method: ctx.method, url: ctx.url }, 'unexpected error');
+      }
+    }
+    ctx.status = problem.status;
+    ctx.type = 'application/problem+json';
+    ctx.body = problem.toBody(ctx.state.requestId);
+    for (const [name, value] of Object.entries(problem.extra.headers ?? {})) ctx.set(name, value);
+  };
+}
+
+function toProblem(error: HttpishError): Problem {
+  if (error instanceof Problem) return error;
+  if (error instanceof StoreUnavailableError) return storeUnavailable();
+  // raw-body / co-body errors from the body parser.
+  switch (error.type) {
+    case 'entity.too.large':
+      return payloadTooLarge(error.limit ?? 0);
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return unsupportedMediaType(error.message);
+    case 'request.aborted':
+    case 'request.size.invalid':
+      return new Problem(400, 'invalid_request', error.message, { errors: [] });
+  }
+  const status = error.status ?? error.statusCode;
+  if (error instanceof SyntaxError) return malformedJson(); // co-body's JSON.parse failure
+  if (status !== undefined && status >= 400 && status < 500) {
+    return new Problem(status, status === 404 ? 'not_found' : 'invalid_request', error.expose ? error.message : undefined, {
+      errors: [],
+    });
+  }
+  return new Problem(500, 'internal_error', 'an unexpected error occurred; the request id is in the server log');
+}

@@ -1,0 +1,88 @@
+/**
+ * Builds the OpenAPI 3.1 document from the route declarations, so that the schemas that validate
+ * requests are the ones published. OpenAPI 3.1 takes JSON Schema as it is.
+ */
+import type { TSchema } from 'typebox';
+import type { RouteSpec } from './route.js';
+import { ProblemSchema } from './schemas/common.js';
+
+interface OpenApiInfo {
+  title: string;
+  version: string;
+  description: string;
+}
+
+const PROBLEM = { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } };
+
+const problemResponse = (description: string) => ({ description, content: PROBLEM });
+
+export function buildOpenApiDocument(routes: readonly RouteSpec[], info: OpenApiInfo): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    if (route.hidden) continue;
+    const path = route.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+    paths[path] ??= {};
+    paths[path][route.method] = operation(route);
+  }
+  return {
+    openapi: '3.1.0',
+    info,
+    servers: [{ url: '/' }],
+    tags: [...new Set(routes.filter((r) => !r.hidden).map((r) => r.tag))].map((name) => ({ name })),
+    paths,
+    components: {
+      schemas: { Problem: ProblemSchema },
+      securitySchemes: {
+        AdminKey: { type: 'apiKey', in: 'header', name: 'X-Admin-Key', description: 'The admin key (ADMIN_API_KEY or DATA_DIR/admin.key).' },
+        DeviceKey: { type: 'apiKey', in: 'header', name: 'X-Device-Key', description: 'The key of the device in the path (dk_…).' },
+        BearerKey: { type: 'http', scheme: 'bearer', description: 'Either key as a Bearer token.' },
+      },
+    },
+  };
+}
+
+function operation(route: RouteSpec): Record<string, unknown> {
+  const responses: Record<string, unknown> = {};
+  for (const [status, spec] of Object.entries(route.responses)) {
+    const contentType = spec.contentType ?? 'application/json';
+    responses[status] = spec.schema ? { description: spec.description, content: { [contentType]: { schema: spec.schema } } } : { description: spec.description };
+  }
+  if (route.params || route.query || route.body) responses['400'] ??= problemResponse('Invalid request (`invalid_request`, `malformed_json`).');
+  if (route.body) {
+    responses['413'] ??= problemResponse('Body too large (`payload_too_large`).');
+    responses['415'] ??= problemResponse('Body is not JSON (`unsupported_media_type`).');
+  }
+  if (route.access !== 'public') {
+    responses['401'] ??= problemResponse('Missing or wrong key (`unauthorized`).');
+    if (route.access === 'admin') responses['403'] ??= problemResponse('A device key on an admin route (`forbidden`).');
+    responses['503'] ??= problemResponse('The event store cannot be reached (`store_unavailable`).');
+  }
+  return {
+    operationId: route.operationId,
+    tags: [route.tag],
+    summary: route.summary,
+    ...(route.description ? { description: route.description } : {}),
+    security: security(route),
+    parameters: [...parameters(route.params, 'path'), ...parameters(route.query, 'query')],
+    ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: route.body } } } } : {}),
+    responses,
+  };
+}
+
+function security(route: RouteSpec): Array<Record<string, string[]>> {
+  if (route.access === 'public') return [];
+  const admin: Array<Record<string, string[]>> = [{ AdminKey: [] }, { BearerKey: [] }];
+  return route.access === 'admin' ? admin : [...admin, { DeviceKey: [] }];
+}
+
+function parameters(schema: TSchema | undefined, where: 'path' | 'query') {
+  if (!schema) return [];
+  const { properties = {}, required = [] } = schema as { properties?: Record<string, TSchema>; required?: string[] };
+  return Object.entries(properties).map(([name, property]) => ({
+    name,
+    in: where,
+    required: where === 'path' || required.includes(name),
+    schema: property,
+    ...((property as { description?: string }).description ? { description: (property as { description?: string }).description } : {}),
+  }));
+}

@@ -1,0 +1,53 @@
+/**
+ * RFC 9457 problem details. Every error the API answers is one of these, with a stable `code`
+ * (API.md, Errors). Throw a Problem anywhere below the error middleware to answer with it.
+ */
+import { STATUS_CODES } from 'node:http';
+
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+export interface ProblemBody {
+  type: string;
+  title: string;
+  status: number;
+  code: string;
+  detail?: string;
+  errors?: FieldError[];
+  requestId?: string;
+}
+
+export class Problem extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly detail?: string,
+    readonly extra: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+  ) {
+    super(detail ?? code);
+  }
+
+  toBody(requestId?: string): ProblemBody {
+    return {
+      type: 'about:blank',
+      title: STATUS_CODES[this.status] ?? 'Error',
+      status: this.status,
+      code: this.code,
+      ...(this.detail === undefined ? {} : { detail: this.detail }),
+      ...(this.extra.errors ? { errors: this.extra.errors } : {}),
+      ...(requestId ? { requestId } : {}),
+    };
+  }
+}
+
+export const invalidRequest = (detail: string, errors: FieldError[]) => new Problem(400, 'invalid_request', detail, { errors });
+export const malformedJson = (detail = 'the request body is not valid JSON') => new Problem(400, 'malformed_json', detail);
+export const unauthorized = () => new Problem(401, 'unauthorized', 'a valid API key is required');
+export const forbidden = () => new Problem(403, 'forbidden', 'this key may not use this route');
+export const notFound = (detail = 'no such resource') => new Problem(404, 'not_found', detail);
+export const conflict = (code: string, detail: string) => new Problem(409, code, detail);
+export const payloadTooLarge = (limit: number) => new Problem(413, 'payload_too_large', `the request body exceeds ${limit} bytes`);
+export const unsupportedMediaType = (detail: string) => new Problem(415, 'unsupported_media_type', detail);
+export const storeUnavailable = () => new Problem(503, 'store_unavailable', 'the event store cannot be reached; try again');

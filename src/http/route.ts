@@ -1,0 +1,61 @@
+/**
+ * A route is declared once, with TypeBox schemas for its path parameters, query, body and responses.
+ * The same declaration registers the Koa handler (validating input) and produces its OpenAPI operation.
+ */
+import type { Context } from 'koa';
+import type { Static, TSchema } from 'typebox';
+import type { RequestState } from './middleware/request-id.js';
+
+export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+/** Who may call: anyone, the admin key only, or the admin key or the key of the device in the path. */
+export type Access = 'public' | 'admin' | 'device';
+
+export interface ResponseSpec {
+  description: string;
+  /** JSON schema of the body; omit for an empty body. */
+  schema?: TSchema;
+  /** Defaults to application/json when a schema is given. */
+  contentType?: string;
+}
+
+type Input<S> = S extends TSchema ? Static<S> : undefined;
+
+export interface HandlerInput<P, Q, B> {
+  params: Input<P>;
+  query: Input<Q>;
+  body: Input<B>;
+  ctx: Context & { state: RequestState };
+}
+
+export interface HandlerResult {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface RouteSpec<P extends TSchema | undefined = TSchema | undefined, Q extends TSchema | undefined = TSchema | undefined, B extends TSchema | undefined = TSchema | undefined> {
+  method: HttpMethod;
+  /** Koa style, e.g. /devices/:deviceId */
+  path: string;
+  operationId: string;
+  tag: string;
+  summary: string;
+  description?: string;
+  access: Access;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Request content types besides JSON (e.g. multipart for media). */
+  responses: Record<number, ResponseSpec>;
+  /** Left out of /openapi.json (the docs page's own assets). */
+  hidden?: boolean;
+  handler(input: HandlerInput<P, Q, B>): Promise<HandlerResult> | HandlerResult;
+}
+
+/** Keeps the handler's input types tied to the schemas it declares. */
+export function defineRoute<P extends TSchema | undefined = undefined, Q extends TSchema | undefined = undefined, B extends TSchema | undefined = undefined>(
+  spec: RouteSpec<P, Q, B>,
+): RouteSpec {
+  return spec as unknown as RouteSpec;
+}

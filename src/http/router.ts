@@ -1,0 +1,85 @@
+import Router from '@koa/router';
+import type { Context, Middleware } from 'koa';
+import type { TSchema } from 'typebox';
+import { Compile } from 'typebox/compile';
+import type { Authenticator, Caller } from '../auth/authenticator.js';
+import type { RequestState } from './middleware/request-id.js';
+import { unsupportedMediaType } from './problem.js';
+import type { RouteSpec } from './route.js';
+import { compileValidator, rejectForbiddenKeys } from './validation.js';
+
+export interface RouterOptions {
+  authenticator: Authenticator;
+  /** Check every answer against its declared schema (tests turn this on; a mismatch is a bug → 500). */
+  validateResponses?: boolean;
+}
+
+export function buildRouter(routes: readonly RouteSpec[], options: RouterOptions): Router<RequestState> {
+  const router = new Router<RequestState>();
+  for (const route of routes) router[route.method](route.path, routeMiddleware(route, options));
+  return router;
+}
+
+function routeMiddleware(route: RouteSpec, options: RouterOptions): Middleware<RequestState> {
+  const params = route.params ? compileValidator(route.params, 'params') : undefined;
+  const query = route.query ? compileValidator(route.query, 'query') : undefined;
+  const body = route.body ? compileValidator(route.body, 'body') : undefined;
+  const responseCheckers = options.validateResponses ? compileResponseCheckers(route) : undefined;
+
+  return async (ctx) => {
+    // Authentication comes first, so that a caller without the right key learns nothing from validation.
+    ctx.state.caller = authenticate(route, ctx, options.authenticator);
+    const input = {
+      params: params ? params.parse(ctx.params) : undefined,
+      query: query ? query.parse({ ...ctx.query }) : undefined,
+      body: body ? body.parse(jsonBody(ctx)) : undefined,
+      ctx,
+    };
+    const result = await route.handler(input as never);
+    responseCheckers?.(result.status, result.body);
+    ctx.status = result.status;
+    for (const [name, value] of Object.entries(result.headers ?? {})) ctx.set(name, value);
+    if (result.body !== undefined) {
+      const contentType = route.responses[result.status]?.contentType;
+      if (contentType && !ctx.response.get('Content-Type')) ctx.type = contentType;
+      ctx.body = result.body;
+    }
+  };
+}
+
+function authenticate(route: RouteSpec, ctx: Context, authenticator: Authenticator): Caller | undefined {
+  switch (route.access) {
+    case 'public':
+      return undefined;
+    case 'admin':
+      return authenticator.admin(ctx);
+    case 'device':
+      return authenticator.device(ctx, String(ctx.params.deviceId ?? ''));
+  }
+}
+
+/** The parsed JSON body, `{}` when none was sent; any other content type is refused. */
+function jsonBody(ctx: Context): unknown {
+  const hasBody = ctx.request.length > 0 || ctx.get('transfer-encoding') !== '';
+  if (!hasBody) return {};
+  if (!ctx.request.is('json')) throw unsupportedMediaType('the request body must be application/json');
+  const parsed = (ctx.request as { body?: unknown }).body;
+  rejectForbiddenKeys(parsed, 'body');
+  return parsed ?? {};
+}
+
+function compileResponseCheckers(route: RouteSpec) {
+  const checkers = new Map<number, ReturnType<typeof Compile>>();
+  for (const [status, spec] of Object.entries(route.responses)) {
+    if (spec.schema && !spec.contentType) checkers.set(Number(status), Compile(spec.schema as TSchema));
+  }
+  return (status: number, body: unknown) => {
+    if (!(status in route.responses)) throw new Error(`${route.operationId} answered undeclared status ${status}`);
+    const checker = checkers.get(status);
+    if (checker && !checker.Check(body)) {
+      const first = [...checker.Errors(body)][0];
+      throw new Error(`${route.operationId} ${status} answer does not match its schema: ${first?.instancePath} ${first?.message}`);
+    }
+  };
+}
+

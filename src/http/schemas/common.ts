@@ -1,0 +1,31 @@
+import Type from 'typebox';
+
+export const ProblemSchema = Type.Object(
+  {
+    type: Type.String(),
+    title: Type.String(),
+    status: Type.Integer(),
+    code: Type.String({ description: 'Stable, machine-readable error code.' }),
+    detail: Type.Optional(Type.String()),
+    errors: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
+    requestId: Type.Optional(Type.String()),
+  },
+  { description: 'RFC 9457 problem details.' },
+);
+
+export const DEVICE_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$';
+
+export const DeviceId = Type.String({ pattern: DEVICE_ID_PATTERN, description: 'Device id.' });
+
+export const DeviceParams = Type.Object({ deviceId: DeviceId });
+
+export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601, UTC.' });
+
+export const Cursor = Type.String({ minLength: 1, maxLength: 512, description: 'The `nextCursor` of the previous page.' });
+
+export const Limit = (max: number, fallback: number) =>
+  Type.Integer({ minimum: 1, maximum: max, default: fallback, description: `Page size, 1..${max} (default ${fallback}).` });
+
+export const SESSION_STATES = ['closed', 'connecting', 'qr', 'online', 'reconnecting', 'logged_out', 'failed'] as const;
+
+export const SessionState = Type.Enum(SESSION_STATES, { description: 'Session state.' });

@@ -1,0 +1,37 @@
+import { ConfigError, loadConfig } from './config.js';
+import { startGateway } from './gateway.js';
+import { createLogger } from './logger.js';
+
+/** Starts the gateway; a bad setting stops it with a message naming the variable. */
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`configuration error: ${error.message}\n`);
+    process.exit(78); // EX_CONFIG
+  }
+  const log = createLogger(config.logLevel);
+  const gateway = await startGateway(config, { logger: log });
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'stopping');
+    gateway.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        log.error({ err: error }, 'error while stopping');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`failed to start: ${(error as Error)?.stack ?? String(error)}\n`);
+  process.exit(1);
+});

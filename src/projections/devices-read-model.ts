@@ -1,0 +1,151 @@
+import type Database from 'better-sqlite3';
+import type { DeviceKeyDirectory } from '../auth/authenticator.js';
+import type { Engine } from '../config.js';
+import { DEVICE_EVENT_TYPES, type DeviceEvent } from '../devices/device-events.js';
+import type { StoredEvent } from '../eventstore/event-store.js';
+import type { Projection } from './projection.js';
+
+export interface DeviceView {
+  id: string;
+  name: string;
+  engine: Engine;
+  metadata: Record<string, unknown>;
+  createdAt: string;
+  updatedAt: string;
+  session: { state: string; phone?: string };
+}
+
+interface DeviceRow {
+  id: string;
+  name: string;
+  engine: Engine;
+  metadata: string;
+  key_hash: string;
+  created_at: string;
+  updated_at: string;
+  session_state: string;
+  session_phone: string | null;
+}
+
+export interface DevicePage {
+  items: DeviceView[];
+  /** The id of the last item when more may follow. */
+  nextAfter: string | null;
+}
+
+/**
+ * The devices read model: one row per live device, for the /devices routes and for key checks.
+ * Deleted devices leave the table; their history stays in the store.
+ */
+export class DevicesReadModel implements Projection, DeviceKeyDirectory {
+  readonly name = 'devices';
+  readonly version = 1;
+  readonly handles = DEVICE_EVENT_TYPES;
+  private statements: ReturnType<DevicesReadModel['prepare']> | undefined;
+
+  constructor(private readonly db: Database.Database) {}
+
+  setup(db: Database.Database): void {
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS devices (
+        id            TEXT PRIMARY KEY,
+        name          TEXT NOT NULL,
+        engine        TEXT NOT NULL,
+        metadata      TEXT NOT NULL,
+        key_hash      TEXT NOT NULL,
+        created_at    TEXT NOT NULL,
+        updated_at    TEXT NOT NULL,
+        session_state TEXT NOT NULL DEFAULT 'closed',
+        session_phone TEXT
+      ) WITHOUT ROWID;
+      CREATE INDEX IF NOT EXISTS devices_by_key ON devices (key_hash);
+      CREATE INDEX IF NOT EXISTS devices_by_state ON devices (session_state, id);
+    `);
+  }
+
+  reset(db: Database.Database): void {
+    db.exec('DELETE FROM devices');
+  }
+
+  apply(stored: StoredEvent): void {
+    const event = stored as unknown as DeviceEvent & { createdAt: Date };
+    const at = stored.createdAt.toISOString();
+    const sql = this.sql();
+    switch (event.type) {
+      case 'DeviceCreated': {
+        const { deviceId, name, engine, metadata, keyHash } = event.data;
+        sql.insert.run(deviceId, name, engine, JSON.stringify(metadata), keyHash, at, at);
+        return;
+      }
+      case 'DeviceUpdated': {
+        const { deviceId, name, metadata } = event.data;
+        sql.update.run(name ?? null, metadata === undefined ? null : JSON.stringify(metadata), at, deviceId);
+        return;
+      }
+      case 'DeviceKeyRotated':
+        sql.rotate.run(event.data.keyHash, at, event.data.deviceId);
+        return;
+      case 'DeviceDeleted':
+        sql.remove.run(event.data.deviceId);
+        return;
+    }
+  }
+
+  get(deviceId: string): DeviceView | undefined {
+    const row = this.sql().byId.get(deviceId);
+    return row && toView(row);
+  }
+
+  /** Devices ordered by id, after the given id, optionally in one session state. */
+  list(options: { limit: number; after?: string; state?: string }): DevicePage {
+    const sql = this.sql();
+    const after = options.after ?? '';
+    const rows = options.state ? sql.pageInState.all(options.state, after, options.limit + 1) : sql.page.all(after, options.limit + 1);
+    const items = rows.slice(0, options.limit).map(toView);
+    return { items, nextAfter: rows.length > options.limit ? items[items.length - 1]!.id : null };
+  }
+
+  keyHashOf(deviceId: string): string | undefined {
+    return this.sql().keyHash.get(deviceId)?.key_hash;
+  }
+
+  isDeviceKeyHash(keyHash: string): boolean {
+    return this.sql().byKey.get(keyHash) !== undefined;
+  }
+
+  /** Statements are prepared lazily: the table exists only after setup(). */
+  private sql() {
+    return (this.statements ??= this.prepare());
+  }
+
+  private prepare() {
+    const db = this.db;
+    return {
+      insert: db.prepare(
+        'INSERT OR REPLACE INTO devices (id, name, engine, metadata, key_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      ),
+      update: db.prepare('UPDATE devices SET name = coalesce(?, name), metadata = coalesce(?, metadata), updated_at = ? WHERE id = ?'),
+      rotate: db.prepare('UPDATE devices SET key_hash = ?, updated_at = ? WHERE id = ?'),
+      remove: db.prepare('DELETE FROM devices WHERE id = ?'),
+      byId: db.prepare<[string], DeviceRow>('SELECT * FROM devices WHERE id = ?'),
+      keyHash: db.prepare<[string], { key_hash: string }>('SELECT key_hash FROM devices WHERE id = ?'),
+      byKey: db.prepare<[string], { id: string }>('SELECT id FROM devices WHERE key_hash = ?'),
+      page: db.prepare<[string, number], DeviceRow>('SELECT * FROM devices WHERE id > ? ORDER BY id LIMIT ?'),
+      pageInState: db.prepare<[string, string, number], DeviceRow>(
+        'SELECT * FROM devices WHERE session_state = ? AND id > ? ORDER BY id LIMIT ?',
+      ),
+    };
+  }
+}
+
+function toView(row: DeviceRow): DeviceView {
+  return {
+    id: row.id,
+    name: row.name,
+    engine: row.engine,
+    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    session: row.session_phone ? { state: row.session_state, phone: row.session_phone } : { state: row.session_state },
+  };
+}

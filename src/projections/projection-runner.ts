@@ -1,0 +1,180 @@
+import type Database from 'better-sqlite3';
+import type { Logger } from 'pino';
+import type { EventStore, StoredEvent, Subscription } from '../eventstore/event-store.js';
+import type { Projection } from './projection.js';
+
+const CATCH_UP_PAGE = 5_000;
+
+export class ProjectionLagError extends Error {
+  override readonly name = 'ProjectionLagError';
+}
+
+interface Waiter {
+  position: number;
+  resolve: () => void;
+  reject: (error: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * Feeds read models from the log, checkpointed: each batch of events and the new checkpoints commit in
+ * one read-model transaction, so a restart resumes exactly where the last batch ended. Commands call
+ * waitFor(position) with the position of their own append before answering (read-your-writes).
+ */
+export class ProjectionRunner {
+  private readonly checkpoints = new Map<string, number>();
+  private subscription: Subscription | undefined;
+  private loop: Promise<void> | undefined;
+  private waiters: Waiter[] = [];
+  private applied = 0;
+  private readonly upsertCheckpoint: Database.Statement;
+  /** Every read model includes all events up to here. */
+  position = 0;
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly db: Database.Database,
+    private readonly projections: readonly Projection[],
+    private readonly log: Logger,
+    private readonly waitTimeoutMs = 10_000,
+  ) {
+    db.exec(`CREATE TABLE IF NOT EXISTS projection_checkpoints (
+      name TEXT PRIMARY KEY, version INTEGER NOT NULL, position INTEGER NOT NULL) WITHOUT ROWID`);
+    this.upsertCheckpoint = db.prepare(
+      `INSERT INTO projection_checkpoints (name, version, position) VALUES (?, ?, ?)
+       ON CONFLICT(name) DO UPDATE SET version = excluded.version, position = excluded.position`,
+    );
+  }
+
+  /** Sets up the read models, rebuilds those whose version changed, catches up, then follows live. */
+  async start(): Promise<void> {
+    const saved = new Map(
+      (this.db.prepare('SELECT name, version, position FROM projection_checkpoints').all() as Array<{ name: string; version: number; position: number }>).map(
+        (row) => [row.name, row],
+      ),
+    );
+    this.db.transaction(() => {
+      for (const projection of this.projections) {
+        projection.setup(this.db);
+        const row = saved.get(projection.name);
+        if (row && row.version === projection.version) {
+          this.checkpoints.set(projection.name, row.position);
+          continue;
+        }
+        if (row) this.log.info({ projection: projection.name, from: row.version, to: projection.version }, 'read model changed: rebuilding');
+        projection.reset(this.db);
+        this.saveCheckpoint(projection, 0);
+      }
+    })();
+    this.position = Math.min(...this.projections.map((p) => this.checkpoints.get(p.name) ?? 0));
+    await this.catchUp();
+    this.follow();
+  }
+
+  /** Resolves once every read model includes the event at `position`. */
+  waitFor(position: number): Promise<void> {
+    if (this.position >= position) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w.timer !== timer);
+        reject(new ProjectionLagError(`read models did not reach position ${position} within ${this.waitTimeoutMs} ms`));
+      }, this.waitTimeoutMs);
+      this.waiters.push({ position, resolve, reject, timer });
+    });
+  }
+
+  /** Throws every read model away and feeds it again from position 0. */
+  async rebuild(): Promise<{ events: number; seconds: number }> {
+    await this.stop();
+    const started = performance.now();
+    this.db.transaction(() => {
+      for (const projection of this.projections) {
+        projection.reset(this.db);
+        this.saveCheckpoint(projection, 0);
+      }
+    })();
+    this.position = 0;
+    this.applied = 0;
+    await this.catchUp();
+    const result = { events: this.applied, seconds: (performance.now() - started) / 1000 };
+    this.follow();
+    return result;
+  }
+
+  async stop(): Promise<void> {
+    const subscription = this.subscription;
+    this.subscription = undefined;
+    await subscription?.close();
+    await this.loop;
+    this.loop = undefined;
+  }
+
+  /** Reads pages directly until the end of the log, so start() and rebuild() return caught up. */
+  private async catchUp(): Promise<void> {
+    for (;;) {
+      const page = await this.store.readAll({ after: this.position, maxCount: CATCH_UP_PAGE });
+      if (page.length === 0) return;
+      this.applyBatch(page);
+    }
+  }
+
+  private follow(): void {
+    const subscription = this.store.subscribe({ after: this.position });
+    this.subscription = subscription;
+    this.loop = (async () => {
+      try {
+        for await (const batch of subscription) this.applyBatch(batch);
+      } catch (error) {
+        this.log.error({ err: error }, 'projection subscription failed; restarting it');
+        if (this.subscription === subscription) setTimeout(() => this.subscription === subscription && this.follow(), 1_000).unref();
+      }
+    })();
+  }
+
+  private applyBatch(events: readonly StoredEvent[]): void {
+    const last = events[events.length - 1]!.position;
+    this.db.transaction(() => {
+      for (const event of events) {
+        for (const projection of this.projections) {
+          if (!projection.handles.has(event.type) || event.position <= (this.checkpoints.get(projection.name) ?? 0)) continue;
+          this.applyOne(projection, event);
+        }
+      }
+      for (const projection of this.projections) {
+        if ((this.checkpoints.get(projection.name) ?? 0) < last) this.saveCheckpoint(projection, last);
+      }
+    })();
+    this.applied += events.length;
+    this.position = last;
+    this.releaseWaiters();
+  }
+
+  /**
+   * One event in a savepoint: a handler that throws is logged and its partial writes undone, and the
+   * read model goes on (a rebuild meets the same event and skips it the same way).
+   */
+  private applyOne(projection: Projection, event: StoredEvent): void {
+    try {
+      this.db.transaction(() => projection.apply(event, this.db))();
+    } catch (error) {
+      this.log.error({ err: error, projection: projection.name, position: event.position, type: event.type }, 'projection handler failed; event skipped');
+    }
+  }
+
+  private saveCheckpoint(projection: Projection, position: number): void {
+    this.upsertCheckpoint.run(projection.name, projection.version, position);
+    this.checkpoints.set(projection.name, position);
+  }
+
+  private releaseWaiters(): void {
+    if (this.waiters.length === 0) return;
+    const still: Waiter[] = [];
+    for (const waiter of this.waiters) {
+      if (waiter.position <= this.position) {
+        clearTimeout(waiter.timer);
+        waiter.resolve();
+      } else still.push(waiter);
+    }
+    this.waiters = still;
+  }
+}

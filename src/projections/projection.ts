@@ -1,0 +1,19 @@
+import type Database from 'better-sqlite3';
+import type { StoredEvent } from '../eventstore/event-store.js';
+
+/**
+ * A read model fed from the event log. Handlers are synchronous and run inside the runner's batch
+ * transaction, together with the checkpoint, so a read model and its checkpoint never disagree.
+ */
+export interface Projection {
+  readonly name: string;
+  /** Bump when tables or handlers change: the runner then rebuilds this read model from position 0. */
+  readonly version: number;
+  /** Event types it handles; the runner skips the others without calling it. */
+  readonly handles: ReadonlySet<string>;
+  /** Creates its tables; must be idempotent. */
+  setup(db: Database.Database): void;
+  /** Empties its tables before a rebuild. */
+  reset(db: Database.Database): void;
+  apply(event: StoredEvent, db: Database.Database): void;
+}

@@ -1,0 +1,17 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+
+export const READ_MODEL_FILE = 'read-models.sqlite';
+
+/**
+ * Read models live in their own SQLite file beside the store (whichever store that is): they can be
+ * deleted and rebuilt from the log at any time, so NORMAL sync is enough; the checkpoint commits with them.
+ */
+export function openReadModelDb(dataDir: string): Database.Database {
+  mkdirSync(dataDir, { recursive: true });
+  const db = new Database(join(dataDir, READ_MODEL_FILE));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  return db;
+}
