@@ -13,6 +13,7 @@ import type { RouteSpec } from './http/route.js';
 import { deviceRoutes } from './http/routes/devices.js';
 import { docsRoutes } from './http/routes/docs.js';
 import { healthRoutes } from './http/routes/health.js';
+import { sessionRoutes } from './http/routes/session.js';
 import { createLogger } from './logger.js';
 import { DevicesReadModel } from './projections/devices-read-model.js';
 import { ProjectionRunner } from './projections/projection-runner.js';
@@ -54,7 +55,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       description: 'Self-hosted HTTP API for WhatsApp-style messaging devices. Errors are RFC 9457 problem+json with a stable `code`.',
     }),
   );
-  routes.push(...healthRoutes(store, VERSION, startedAt), ...deviceRoutes({ registry, devices }), ...docsRoutes(openApi));
+  routes.push(...healthRoutes(store, VERSION, startedAt), ...deviceRoutes({ registry, devices }), ...sessionRoutes(devices), ...docsRoutes(openApi));
 
   const app = createHttpApp({
     routes,

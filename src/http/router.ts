@@ -6,7 +6,7 @@ import type { Authenticator, Caller } from '../auth/authenticator.js';
 import type { RequestState } from './middleware/request-id.js';
 import { unsupportedMediaType } from './problem.js';
 import type { RouteSpec } from './route.js';
-import { compileValidator, rejectForbiddenKeys } from './validation.js';
+import { checkJsonShape, compileValidator } from './validation.js';
 
 export interface RouterOptions {
   authenticator: Authenticator;
@@ -64,7 +64,7 @@ function jsonBody(ctx: Context): unknown {
   if (!hasBody) return {};
   if (!ctx.request.is('json')) throw unsupportedMediaType('the request body must be application/json');
   const parsed = (ctx.request as { body?: unknown }).body;
-  rejectForbiddenKeys(parsed, 'body');
+  checkJsonShape(parsed, 'body');
   return parsed ?? {};
 }
 

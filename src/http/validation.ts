@@ -3,7 +3,6 @@
  */
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
-import { Value } from 'typebox/value';
 import { type FieldError, invalidRequest } from './problem.js';
 
 export type Location = 'body' | 'query' | 'params';
@@ -27,12 +26,31 @@ export function compileValidator<T>(schema: TSchema, location: Location): Valida
   const coerce = location !== 'body'; // query strings and path segments arrive as text
   return {
     parse(input) {
-      const value = coerce ? Value.Convert(schema, input) : input;
+      const value = coerce ? coerceText(schema, input) : input;
       if (compiled.Check(value)) return value as T;
       const errors = describe([...compiled.Errors(value)] as TypeBoxError[]);
-      throw invalidRequest(`${location}${errors[0]?.path === '/' ? '' : errors[0]?.path} ${errors[0]?.message}`, errors);
+      const first = errors[0]!;
+      throw invalidRequest(`${location}${first.path === '/' ? '' : first.path} ${first.message}`, errors);
     },
   };
+}
+
+/**
+ * Query and path values arrive as text: turn the ones whose property is a number, integer or boolean into
+ * that type when the text is exactly such a value ("1.5" stays text for an integer and fails validation).
+ */
+function coerceText(schema: TSchema, input: unknown): unknown {
+  const properties = (schema as { properties?: Record<string, { type?: string }> }).properties;
+  if (!properties || input === null || typeof input !== 'object') return input;
+  const output: Record<string, unknown> = { ...(input as Record<string, unknown>) };
+  for (const [name, property] of Object.entries(properties)) {
+    const text = output[name];
+    if (typeof text !== 'string') continue;
+    if (property.type === 'integer' && /^-?\d{1,15}$/.test(text)) output[name] = Number(text);
+    else if (property.type === 'number' && /^-?\d{1,15}(\.\d{1,15})?$/.test(text)) output[name] = Number(text);
+    else if (property.type === 'boolean' && (text === 'true' || text === 'false')) output[name] = text === 'true';
+  }
+  return output;
 }
 
 /** One readable error per problem: unknown properties are named one by one, TypeBox's echo of them dropped. */
@@ -51,22 +69,31 @@ function describe(raw: TypeBoxError[]): FieldError[] {
   return errors;
 }
 
+/** Deeper JSON than this is refused: nothing in the API needs it, and recursion over it could exhaust the stack. */
+export const MAX_JSON_DEPTH = 32;
+
 /**
- * Rejects `__proto__`, `constructor` and `prototype` keys at any depth: harmless to JSON.parse, but a
- * classic way to poison objects that later code merges.
+ * Rejects `__proto__`, `constructor` and `prototype` keys at any depth (harmless to JSON.parse, but a
+ * classic way to poison objects that later code merges) and nesting deeper than MAX_JSON_DEPTH.
+ * Iterative, so a hostile body cannot overflow the stack here either.
  */
-export function rejectForbiddenKeys(value: unknown, location: Location, path = ''): void {
-  if (value === null || typeof value !== 'object') return;
-  if (Array.isArray(value)) {
-    value.forEach((item, i) => rejectForbiddenKeys(item, location, `${path}/${i}`));
-    return;
-  }
-  for (const key of Object.keys(value)) {
-    const keyPath = `${path}/${escapePointer(key)}`;
-    if (FORBIDDEN_KEYS.has(key)) {
-      throw invalidRequest(`${location}${keyPath} is a forbidden key`, [{ path: keyPath, message: 'is a forbidden key' }]);
+export function checkJsonShape(value: unknown, location: Location): void {
+  const pending: Array<{ value: unknown; path: string; depth: number }> = [{ value, path: '', depth: 0 }];
+  while (pending.length > 0) {
+    const { value: node, path, depth } = pending.pop()!;
+    if (node === null || typeof node !== 'object') continue;
+    if (depth >= MAX_JSON_DEPTH) {
+      throw invalidRequest(`${location}${path} is nested deeper than ${MAX_JSON_DEPTH} levels`, [
+        { path: path || '/', message: `is nested deeper than ${MAX_JSON_DEPTH} levels` },
+      ]);
     }
-    rejectForbiddenKeys((value as Record<string, unknown>)[key], location, keyPath);
+    for (const key of Object.keys(node)) {
+      const keyPath = `${path}/${escapePointer(key)}`;
+      if (FORBIDDEN_KEYS.has(key)) {
+        throw invalidRequest(`${location}${keyPath} is a forbidden key`, [{ path: keyPath, message: 'is a forbidden key' }]);
+      }
+      pending.push({ value: (node as Record<string, unknown>)[key], path: keyPath, depth: depth + 1 });
+    }
   }
 }
 

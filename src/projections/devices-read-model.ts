@@ -25,6 +25,13 @@ interface DeviceRow {
   updated_at: string;
   session_state: string;
   session_phone: string | null;
+  session_since: string;
+}
+
+export interface SessionView {
+  state: string;
+  phone?: string;
+  since: string;
 }
 
 export interface DevicePage {
@@ -56,7 +63,8 @@ export class DevicesReadModel implements Projection, DeviceKeyDirectory {
         created_at    TEXT NOT NULL,
         updated_at    TEXT NOT NULL,
         session_state TEXT NOT NULL DEFAULT 'closed',
-        session_phone TEXT
+        session_phone TEXT,
+        session_since TEXT NOT NULL
       ) WITHOUT ROWID;
       CREATE INDEX IF NOT EXISTS devices_by_key ON devices (key_hash);
       CREATE INDEX IF NOT EXISTS devices_by_state ON devices (session_state, id);
@@ -74,7 +82,7 @@ export class DevicesReadModel implements Projection, DeviceKeyDirectory {
     switch (event.type) {
       case 'DeviceCreated': {
         const { deviceId, name, engine, metadata, keyHash } = event.data;
-        sql.insert.run(deviceId, name, engine, JSON.stringify(metadata), keyHash, at, at);
+        sql.insert.run(deviceId, name, engine, JSON.stringify(metadata), keyHash, at, at, at);
         return;
       }
       case 'DeviceUpdated': {
@@ -105,6 +113,12 @@ export class DevicesReadModel implements Projection, DeviceKeyDirectory {
     return { items, nextAfter: rows.length > options.limit ? items[items.length - 1]!.id : null };
   }
 
+  session(deviceId: string): SessionView | undefined {
+    const row = this.sql().byId.get(deviceId);
+    if (!row) return undefined;
+    return { ...toView(row).session, since: row.session_since };
+  }
+
   keyHashOf(deviceId: string): string | undefined {
     return this.sql().keyHash.get(deviceId)?.key_hash;
   }
@@ -122,7 +136,7 @@ export class DevicesReadModel implements Projection, DeviceKeyDirectory {
     const db = this.db;
     return {
       insert: db.prepare(
-        'INSERT OR REPLACE INTO devices (id, name, engine, metadata, key_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        'INSERT OR REPLACE INTO devices (id, name, engine, metadata, key_hash, created_at, updated_at, session_since) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       ),
       update: db.prepare('UPDATE devices SET name = coalesce(?, name), metadata = coalesce(?, metadata), updated_at = ? WHERE id = ?'),
       rotate: db.prepare('UPDATE devices SET key_hash = ?, updated_at = ? WHERE id = ?'),

@@ -119,8 +119,9 @@ class EventStoreDbStore implements EventStore {
     try {
       const result = await this.client.appendToStream(streamId, proposed, { expectedRevision });
       const nextExpectedRevision = Number(result.nextExpectedRevision);
-      // An idempotent re-append may come back without a position (servers before 23.10 never send it):
-      // read the last event of the write back, because read-your-writes waits on this number.
+      // An idempotent re-append can come back without a position (older servers never sent one, current
+      // ones omit it when the original cannot be looked up): read the event back, since read-your-writes
+      // waits on this number. A fresh write always carries it.
       const position = result.position ? toPosition(result.position) : await this.positionOf(streamId, nextExpectedRevision);
       return { nextExpectedRevision, position };
     } catch (error) {

@@ -1,7 +1,23 @@
 import type { Middleware } from 'koa';
 import { StoreUnavailableError } from '../../eventstore/event-store.js';
 import { Problem, malformedJson, notFound, payloadTooLarge, storeUnavailable, unsupportedMediaType } from '../problem.js';
+import { checkJsonShape } from '../validation.js';
 import type { RequestState } from './request-id.js';
+
+/**
+ * co-body parses with @hapi/bourne, which refuses `__proto__` keys with a SyntaxError. That body is valid
+ * JSON with a forbidden key, not malformed: parse it plainly (safe, it is not used) to name the key's path.
+ */
+function parseFailure(error: SyntaxError & { body?: unknown }): Problem {
+  if (typeof error.body === 'string' && /prototype property/.test(error.message)) {
+    try {
+      checkJsonShape(JSON.parse(error.body), 'body');
+    } catch (problem) {
+      if (problem instanceof Problem) return problem;
+    }
+  }
+  return malformedJson();
+}
 
 interface HttpishError extends Error {
   status?: number;
@@ -52,7 +68,7 @@ function toProblem(error: HttpishError): Problem {
       return new Problem(400, 'invalid_request', error.message, { errors: [] });
   }
   const status = error.status ?? error.statusCode;
-  if (error instanceof SyntaxError) return malformedJson(); // co-body's JSON.parse failure
+  if (error instanceof SyntaxError) return parseFailure(error as SyntaxError & { body?: unknown });
   if (status !== undefined && status >= 400 && status < 500) {
     return new Problem(status, status === 404 ? 'not_found' : 'invalid_request', error.expose ? error.message : undefined, {
       errors: [],

@@ -1,0 +1,210 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ROOT_DIR } from './paths.js';
+import { freePort } from './ports.js';
+import { makeTempDir } from './temp.js';
+
+/** A server running in a child Node process, started by spawnServer / spawnGateway. */
+export interface ChildServer {
+  name: string;
+  pid: number;
+  port: number;
+  /** http://127.0.0.1:<port> */
+  url: string;
+  /** The last ~64 KiB the child wrote to stdout and stderr (for error messages). */
+  output(): string;
+  /** Bytes written to stdout + stderr so far: a cheap check that a quiet log level really is quiet. */
+  outputBytes(): number;
+  /** CPU time (user + system) the child has used so far, in seconds; undefined where /proc is unavailable. */
+  cpuSeconds(): number | undefined;
+  /** SIGTERM, then SIGKILL after a grace period; resolves once the process is gone. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+export interface SpawnServerOptions {
+  name: string;
+  /** Script path relative to the repository root, run as `node --import tsx <script>`. */
+  script: string;
+  /** Added to the parent's environment. PORT and HOST are set by spawnServer. */
+  env?: Record<string, string>;
+  /** Polled until it answers 200. */
+  healthPath: string;
+  startTimeoutMs?: number;
+}
+
+const OUTPUT_KEEP = 64 * 1024;
+const STOP_GRACE_MS = 5_000;
+/** USER_HZ: the unit of utime/stime in /proc/<pid>/stat; 100 on every mainstream Linux. */
+const CLOCK_TICKS = 100;
+
+const running = new Set<ChildProcess>();
+let hooked = false;
+
+/** Kills every child still running (SIGKILL; synchronous, so usable from an 'exit' handler). */
+export function killAllChildren(): void {
+  for (const child of running) {
+    try {
+      child.kill('SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  running.clear();
+}
+
+function hookProcessExit(): void {
+  if (hooked) return;
+  hooked = true;
+  // Whatever way the bench process ends, no server is left behind holding a port.
+  process.once('exit', killAllChildren);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      killAllChildren();
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    });
+  }
+}
+
+/** Starts `node --import tsx <script>` on a free port and waits until healthPath answers 200. */
+export async function spawnServer(options: SpawnServerOptions): Promise<ChildServer> {
+  hookProcessExit();
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, ['--import', 'tsx', options.script], {
+    cwd: ROOT_DIR,
+    env: { ...process.env, ...options.env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  let output = '';
+  let bytes = 0;
+  const collect = (chunk: Buffer) => {
+    bytes += chunk.length;
+    output = (output + chunk.toString('utf8')).slice(-OUTPUT_KEEP);
+  };
+  child.stdout!.on('data', collect);
+  child.stderr!.on('data', collect);
+  const exited = new Promise<void>((resolve) => {
+    child.once('exit', () => {
+      running.delete(child);
+      resolve();
+    });
+  });
+  let exitInfo: string | undefined;
+  child.once('exit', (code, signal) => (exitInfo = signal ? `signal ${signal}` : `code ${code}`));
+  child.once('error', (error) => (exitInfo = `spawn error: ${error.message}`));
+
+  const server: ChildServer = {
+    name: options.name,
+    pid: child.pid ?? -1,
+    port,
+    url,
+    output: () => output,
+    outputBytes: () => bytes,
+    cpuSeconds: () => (child.pid === undefined ? undefined : processCpuSeconds(child.pid)),
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const killer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+      await exited;
+      clearTimeout(killer);
+    },
+  };
+
+  try {
+    await waitForHealth(`${url}${options.healthPath}`, options.startTimeoutMs ?? 30_000, () => exitInfo);
+  } catch (error) {
+    await server.stop();
+    throw new Error(`${options.name} did not start: ${(error as Error).message}\n--- ${options.name} output ---\n${output.slice(-4_000)}`);
+  }
+  return server;
+}
+
+/** Polls until the URL answers 200; fails early when isDead() reports the process has ended. */
+export async function waitForHealth(url: string, timeoutMs: number, isDead: () => string | undefined = () => undefined): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = 'no answer yet';
+  while (Date.now() < deadline) {
+    const dead = isDead();
+    if (dead) throw new Error(`the process exited (${dead})`);
+    try {
+      const response = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+      await response.arrayBuffer();
+      if (response.status === 200) return;
+      last = `HTTP ${response.status}`;
+    } catch (error) {
+      last = (error as Error).message;
+    }
+    await sleep(100);
+  }
+  throw new Error(`${url} did not answer 200 within ${timeoutMs} ms (last: ${last})`);
+}
+
+/** A gateway child (`src/main.ts`) with its own temporary DATA_DIR and a known admin key. */
+export interface GatewayChild extends ChildServer {
+  adminKey: string;
+  dataDir: string;
+  /** Fetches a gateway path with the admin key and answers the parsed JSON; throws unless the status is expected. */
+  adminRequest<T = unknown>(method: string, path: string, body?: unknown, expectStatus?: number): Promise<T>;
+}
+
+export interface SpawnGatewayOptions {
+  /** Extra environment (e.g. DEFAULT_ENGINE). LOG_LEVEL defaults to warn. */
+  env?: Record<string, string>;
+}
+
+/** Starts the real gateway as `node --import tsx src/main.ts`; stop() also deletes its DATA_DIR. */
+export async function spawnGateway(options: SpawnGatewayOptions = {}): Promise<GatewayChild> {
+  const data = makeTempDir('gateway');
+  const adminKey = `ak_bench_${randomBytes(16).toString('hex')}`;
+  let server: ChildServer;
+  try {
+    server = await spawnServer({
+      name: 'gateway',
+      script: 'src/main.ts',
+      env: { LOG_LEVEL: 'warn', ...options.env, DATA_DIR: data.path, ADMIN_API_KEY: adminKey },
+      healthPath: '/health',
+    });
+  } catch (error) {
+    data.remove();
+    throw error;
+  }
+  return {
+    ...server,
+    adminKey,
+    dataDir: data.path,
+    async adminRequest<T>(method: string, path: string, body?: unknown, expectStatus?: number): Promise<T> {
+      const response = await fetch(`${server.url}${path}`, {
+        method,
+        headers: { 'x-admin-key': adminKey, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(10_000),
+      });
+      const text = await response.text();
+      const ok = expectStatus === undefined ? response.ok : response.status === expectStatus;
+      if (!ok) throw new Error(`${method} ${path} answered ${response.status}: ${text.slice(0, 500)}`);
+      return (text ? JSON.parse(text) : undefined) as T;
+    },
+    async stop() {
+      try {
+        await server.stop();
+      } finally {
+        data.remove();
+      }
+    },
+  };
+}
+
+/** utime + stime of a process from /proc/<pid>/stat, in seconds. */
+export function processCpuSeconds(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may contain spaces; the fixed fields start after its closing parenthesis.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}

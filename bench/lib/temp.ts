@@ -1,0 +1,33 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** Where benchmarks put their data: BENCH_TMPDIR (e.g. a directory on the production disk), else the OS temp dir. */
+export const BENCH_TMP_ROOT = process.env.BENCH_TMPDIR || tmpdir();
+
+const live = new Set<string>();
+let hooked = false;
+
+export interface TempDir {
+  path: string;
+  remove(): void;
+}
+
+/** A fresh directory; removed by remove(), or at the latest when the bench process exits. */
+export function makeTempDir(prefix: string): TempDir {
+  const path = mkdtempSync(join(BENCH_TMP_ROOT, `dmg-bench-${prefix}-`));
+  live.add(path);
+  if (!hooked) {
+    hooked = true;
+    process.once('exit', () => {
+      for (const dir of live) rmSync(dir, { recursive: true, force: true });
+    });
+  }
+  return {
+    path,
+    remove() {
+      live.delete(path);
+      rmSync(path, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,108 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_KEY, type Api, startTestGateway } from '../support/gateway.js';
+
+type Who = 'none' | 'wrong' | 'admin' | 'adminBearer' | 'keyA' | 'keyABearer' | 'keyB' | 'deleted';
+
+describe('the auth matrix', () => {
+  let gateway: Awaited<ReturnType<typeof startTestGateway>>;
+  let api: Api;
+  const keys: Record<string, string> = {};
+
+  beforeAll(async () => {
+    gateway = await startTestGateway();
+    api = gateway.api;
+    for (const id of ['dev-a', 'dev-b', 'dev-deleted']) {
+      keys[id] = (await api('POST', '/devices', { admin: true, json: { id, name: id } })).body.deviceKey;
+    }
+    await api('DELETE', '/devices/dev-deleted', { admin: true });
+  });
+  afterAll(() => gateway.close());
+
+  const headersOf = (who: Who): Record<string, string> => {
+    switch (who) {
+      case 'none':
+        return {};
+      case 'wrong':
+        return { 'x-admin-key': 'ak_not_the_key_at_all_000000000000', 'x-device-key': 'dk_not_a_key_000000000000000000' };
+      case 'admin':
+        return { 'x-admin-key': ADMIN_KEY };
+      case 'adminBearer':
+        return { authorization: `Bearer ${ADMIN_KEY}` };
+      case 'keyA':
+        return { 'x-device-key': keys['dev-a']! };
+      case 'keyABearer':
+        return { authorization: `Bearer ${keys['dev-a']}` };
+      case 'keyB':
+        return { 'x-device-key': keys['dev-b']! };
+      case 'deleted':
+        return { 'x-device-key': keys['dev-deleted']! };
+    }
+  };
+
+  const adminRoutes: Array<[string, string, unknown?]> = [
+    ['POST', '/devices', { name: 'x' }],
+    ['GET', '/devices'],
+    ['GET', '/devices/dev-a'],
+    ['PATCH', '/devices/dev-a', {}],
+    ['GET', '/devices/no-such-device'],
+  ];
+
+  it.each<[Who, number]>([
+    ['none', 401],
+    ['wrong', 401],
+    ['keyA', 403],
+    ['keyABearer', 403],
+    ['keyB', 403],
+    ['deleted', 401],
+  ])('admin routes with %s → %i', async (who, status) => {
+    for (const [method, path, json] of adminRoutes) {
+      const answer = await api(method, path, { headers: headersOf(who), json });
+      expect(answer.status, `${method} ${path}`).toBe(status);
+      expect(answer.body.code).toBe(status === 401 ? 'unauthorized' : 'forbidden');
+    }
+  });
+
+  it('admin routes accept the admin key in X-Admin-Key and as a Bearer token', async () => {
+    for (const who of ['admin', 'adminBearer'] as const) {
+      expect((await api('GET', '/devices/dev-a', { headers: headersOf(who) })).status).toBe(200);
+      expect((await api('GET', '/devices', { headers: headersOf(who) })).status).toBe(200);
+    }
+  });
+
+  it.each<[Who, string, number]>([
+    ['none', 'dev-a', 401],
+    ['wrong', 'dev-a', 401],
+    ['keyA', 'dev-a', 200],
+    ['keyABearer', 'dev-a', 200],
+    ['keyB', 'dev-a', 401],
+    ['keyA', 'dev-b', 401],
+    ['keyA', 'no-such-device', 401],
+    ['keyA', 'dev-deleted', 401],
+    ['deleted', 'dev-deleted', 401],
+    ['admin', 'dev-a', 200],
+    ['adminBearer', 'dev-b', 200],
+    ['admin', 'no-such-device', 404],
+  ])('device route with %s on %s → %i', async (who, deviceId, status) => {
+    const answer = await api('GET', `/devices/${deviceId}/session/state`, { headers: headersOf(who) });
+    expect(answer.status).toBe(status);
+  });
+
+  it("a device key cannot tell whether another device exists", async () => {
+    const existing = await api('GET', '/devices/dev-b/session/state', { headers: headersOf('keyA') });
+    const missing = await api('GET', '/devices/never-was/session/state', { headers: headersOf('keyA') });
+    const invalidId = await api('GET', '/devices/!!bad!!/session/state', { headers: headersOf('keyA') });
+    const strip = (body: Record<string, unknown>) => ({ ...body, requestId: undefined });
+    expect(strip(existing.body)).toEqual(strip(missing.body));
+    expect(strip(invalidId.body)).toEqual(strip(missing.body));
+    expect([existing.status, missing.status, invalidId.status]).toEqual([401, 401, 401]);
+  });
+
+  it('authenticates before it validates', async () => {
+    const answer = await api('POST', '/devices', { json: { bogus: true } });
+    expect(answer.status).toBe(401);
+  });
+
+  it('leaves /health, /openapi.json and /docs public', async () => {
+    for (const path of ['/health', '/openapi.json', '/docs']) expect((await api('GET', path)).status).toBe(200);
+  });
+});

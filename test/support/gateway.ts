@@ -1,0 +1,54 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { type Config, loadConfig } from '../../src/config.js';
+import { type Gateway, startGateway } from '../../src/gateway.js';
+
+export const ADMIN_KEY = 'ak_test_admin_key_0123456789abcdef';
+
+export const tempDir = (prefix = 'dmg-test-') => mkdtempSync(join(tmpdir(), prefix));
+
+export function testConfig(overrides: Record<string, string> = {}): Config {
+  return loadConfig({ DATA_DIR: tempDir(), PORT: '0', HOST: '127.0.0.1', ADMIN_API_KEY: ADMIN_KEY, LOG_LEVEL: 'silent', ...overrides });
+}
+
+/** A real gateway on 127.0.0.1 with a real SQLite file in a fresh directory; answers are checked against their schemas. */
+export async function startTestGateway(overrides: Record<string, string> = {}): Promise<Gateway & { api: Api }> {
+  const gateway = await startGateway(testConfig(overrides), { logger: pino({ level: 'silent' }), validateResponses: true });
+  return Object.assign(gateway, { api: apiClient(gateway.url) });
+}
+
+export interface ApiResponse<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+export interface RequestOptions {
+  admin?: boolean;
+  deviceKey?: string;
+  headers?: Record<string, string>;
+  /** Sent as JSON unless `raw` is given. */
+  json?: unknown;
+  raw?: string | Uint8Array;
+}
+
+export type Api = (method: string, path: string, options?: RequestOptions) => Promise<ApiResponse>;
+
+export function apiClient(baseUrl: string): Api {
+  return async (method, path, options = {}) => {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.admin) headers['x-admin-key'] = ADMIN_KEY;
+    if (options.deviceKey) headers['x-device-key'] = options.deviceKey;
+    let body: string | Uint8Array | undefined = options.raw;
+    if (options.json !== undefined) {
+      body = JSON.stringify(options.json);
+      headers['content-type'] ??= 'application/json';
+    }
+    const response = await fetch(`${baseUrl}${path}`, { method, headers, body });
+    const text = await response.text();
+    const type = response.headers.get('content-type') ?? '';
+    return { status: response.status, headers: response.headers, body: type.includes('json') && text ? JSON.parse(text) : text };
+  };
+}
