@@ -45,12 +45,15 @@ export async function run(): Promise<Metric[]> {
     { metric: 'gateway non-2xx + errors', value: gw.non2xx + gw.errors, unit: 'responses', target: { op: '<=', value: 0 } },
     { metric: 'bare Koa non-2xx + errors', value: koa.non2xx + koa.errors, unit: 'responses', target: { op: '<=', value: 0 } },
     { metric: 'gateway log output under load', value: gatewayLogBytes, unit: 'bytes' },
-    // Where the CPU went (2 cores shared by server and load generator): % of one core.
-    { metric: 'gateway CPU', value: round(gw.serverCpuPercent ?? Number.NaN, 0), unit: '% core' },
-    { metric: 'autocannon CPU (vs gateway)', value: round(gw.loadGeneratorCpuPercent, 0), unit: '% core' },
-    { metric: 'bare Koa CPU', value: round(koa.serverCpuPercent ?? Number.NaN, 0), unit: '% core' },
-    { metric: 'autocannon CPU (vs bare Koa)', value: round(koa.loadGeneratorCpuPercent, 0), unit: '% core' },
   ];
+  // Where the CPU went (server and load generator share the machine), in % of one core; Linux only.
+  const cpu = (metric: string, percent: number | undefined) => {
+    if (percent !== undefined) metrics.push({ metric, value: round(percent, 0), unit: '% core' });
+  };
+  cpu('gateway CPU', gw.serverCpuPercent);
+  cpu('autocannon CPU (vs gateway)', gw.loadGeneratorCpuPercent);
+  cpu('bare Koa CPU', koa.serverCpuPercent);
+  cpu('autocannon CPU (vs bare Koa)', koa.loadGeneratorCpuPercent);
   return metrics;
 }
 

@@ -1,4 +1,5 @@
 import autocannon from 'autocannon';
+import { Samples, summarize } from './stats.js';
 
 export interface HttpLoadOptions {
   url: string;
@@ -15,7 +16,7 @@ export interface HttpLoadOptions {
 
 export interface HttpLoadResult {
   requestsPerSecond: number;
-  /** Milliseconds. */
+  /** Milliseconds, from autocannon's per-response timings (its own histogram has 1 ms resolution). */
   latency: { mean: number; p50: number; p99: number; max: number };
   requests: number;
   non2xx: number;
@@ -43,10 +44,14 @@ export async function loadHttp(options: HttpLoadOptions): Promise<HttpLoadResult
   } satisfies autocannon.Options;
   if ((options.warmupSeconds ?? 0) > 0) await autocannon({ ...base, duration: options.warmupSeconds });
 
+  const latencies = new Samples(64 * 1024);
   const cpuBefore = process.cpuUsage();
   const serverBefore = options.serverCpuSeconds?.();
   const wallBefore = performance.now();
-  const result = await autocannon({ ...base, duration: options.durationSeconds ?? 10 });
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon({ ...base, duration: options.durationSeconds ?? 10 }, (error, done) => (error ? reject(error) : resolve(done)));
+    instance.on('response', (_client, _status, _bytes, responseTimeMs) => latencies.push(responseTimeMs));
+  });
   const wallSeconds = (performance.now() - wallBefore) / 1000;
   const cpu = process.cpuUsage(cpuBefore);
   const serverAfter = options.serverCpuSeconds?.();
@@ -54,7 +59,7 @@ export async function loadHttp(options: HttpLoadOptions): Promise<HttpLoadResult
   return {
     // total / duration rather than the mean of per-second samples: no partial-second bias.
     requestsPerSecond: result.requests.total / result.duration,
-    latency: { mean: result.latency.mean, p50: result.latency.p50, p99: result.latency.p99, max: result.latency.max },
+    latency: pick(summarize(latencies.values())),
     requests: result.requests.total,
     non2xx: result.non2xx,
     errors: result.errors,
@@ -64,4 +69,8 @@ export async function loadHttp(options: HttpLoadOptions): Promise<HttpLoadResult
     serverCpuPercent:
       serverBefore === undefined || serverAfter === undefined ? undefined : ((serverAfter - serverBefore) / wallSeconds) * 100,
   };
+}
+
+function pick({ mean, p50, p99, max }: { mean: number; p50: number; p99: number; max: number }) {
+  return { mean, p50, p99, max };
 }

@@ -75,7 +75,7 @@ export function writeReport(report: RunReport, dir: string): string {
 export function formatValue(value: number): string {
   if (!Number.isFinite(value)) return String(value);
   const abs = Math.abs(value);
-  const digits = abs >= 1000 ? 0 : abs >= 100 ? 1 : abs >= 1 ? 2 : 3;
+  const digits = Number.isInteger(value) || abs >= 1000 ? 0 : abs >= 100 ? 1 : abs >= 1 ? 2 : 3;
   return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
 

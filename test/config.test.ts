@@ -1,0 +1,85 @@
+import { spawnSync } from 'node:child_process';
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { loadOrCreateAdminKey } from '../src/auth/admin-key.js';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { tempDir } from './support/gateway.js';
+
+describe('configuration', () => {
+  it('has sane defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 3000,
+      host: '127.0.0.1',
+      adminApiKey: undefined,
+      eventStoreUrl: undefined,
+      defaultEngine: 'baileys',
+      webhookAllowPrivateNetworks: false,
+      logLevel: 'info',
+      bodyLimitBytes: 1024 * 1024,
+    });
+    expect(config.dataDir).toMatch(/data$/);
+  });
+
+  it('reads every variable', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      HOST: '0.0.0.0',
+      ADMIN_API_KEY: 'a-long-enough-admin-key',
+      DATA_DIR: '/tmp/x',
+      EVENTSTORE_URL: 'esdb://localhost:2113?tls=false',
+      DEFAULT_ENGINE: 'sandbox',
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      LOG_LEVEL: 'debug',
+      BODY_LIMIT_BYTES: '2048',
+    });
+    expect(config).toEqual({
+      port: 8080,
+      host: '0.0.0.0',
+      adminApiKey: 'a-long-enough-admin-key',
+      dataDir: '/tmp/x',
+      eventStoreUrl: 'esdb://localhost:2113?tls=false',
+      defaultEngine: 'sandbox',
+      webhookAllowPrivateNetworks: true,
+      logLevel: 'debug',
+      bodyLimitBytes: 2048,
+    });
+  });
+
+  it.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['ADMIN_API_KEY', 'short'],
+    ['EVENTSTORE_URL', 'http://localhost:2113'],
+    ['EVENTSTORE_URL', 'not a url'],
+    ['DEFAULT_ENGINE', 'telegram'],
+    ['WEBHOOK_ALLOW_PRIVATE_NETWORKS', 'maybe'],
+    ['LOG_LEVEL', 'loud'],
+    ['BODY_LIMIT_BYTES', '1.5'],
+  ])('refuses %s=%s naming the variable', (variable, value) => {
+    expect(() => loadConfig({ [variable]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [variable]: value })).toThrow(new RegExp(`^${variable}: `));
+  });
+
+  it('stops the process at start with a message naming the variable', () => {
+    const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: { ...process.env, DATA_DIR: tempDir(), PORT: 'not-a-port' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toContain('PORT: must be an integer');
+  });
+
+  it('generates the admin key once, mode 0600, and keeps it', () => {
+    const dir = tempDir();
+    const log = pino({ level: 'silent' });
+    const first = loadOrCreateAdminKey(undefined, dir, log);
+    expect(first).toMatch(/^ak_[A-Za-z0-9_-]{43}$/);
+    expect(statSync(join(dir, 'admin.key')).mode & 0o777).toBe(0o600);
+    expect(loadOrCreateAdminKey(undefined, dir, log)).toBe(first);
+    expect(loadOrCreateAdminKey('configured-admin-key', dir, log)).toBe('configured-admin-key');
+  });
+});
