@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import type { DeviceKeyDirectory } from '../auth/authenticator.js';
 import type { Engine } from '../config.js';
 import { DEVICE_EVENT_TYPES, type DeviceEvent } from '../devices/device-events.js';
+import type { SessionError, SessionEvent } from '../sessions/session-events.js';
 import type { StoredEvent } from '../eventstore/event-store.js';
 import type { Projection } from './projection.js';
 
@@ -26,12 +27,14 @@ interface DeviceRow {
   session_state: string;
   session_phone: string | null;
   session_since: string;
+  session_error: string | null;
 }
 
 export interface SessionView {
   state: string;
   phone?: string;
   since: string;
+  lastError?: SessionError;
 }
 
 export interface DevicePage {
@@ -47,7 +50,7 @@ export interface DevicePage {
 export class DevicesReadModel implements Projection, DeviceKeyDirectory {
   readonly name = 'devices';
   readonly version = 1;
-  readonly handles = DEVICE_EVENT_TYPES;
+  readonly handles: ReadonlySet<string> = new Set([...DEVICE_EVENT_TYPES, 'SessionStateChanged']);
   private statements: ReturnType<DevicesReadModel['prepare']> | undefined;
 
   constructor(private readonly db: Database.Database) {}
@@ -64,7 +67,8 @@ export class DevicesReadModel implements Projection, DeviceKeyDirectory {
         updated_at    TEXT NOT NULL,
         session_state TEXT NOT NULL DEFAULT 'closed',
         session_phone TEXT,
-        session_since TEXT NOT NULL
+        session_since TEXT NOT NULL,
+        session_error TEXT
       ) WITHOUT ROWID;
       CREATE INDEX IF NOT EXISTS devices_by_key ON devices (key_hash);
       CREATE INDEX IF NOT EXISTS devices_by_state ON devices (session_state, id);
@@ -76,7 +80,7 @@ export class DevicesReadModel implements Projection, DeviceKeyDirectory {
   }
 
   apply(stored: StoredEvent): void {
-    const event = stored as unknown as DeviceEvent & { createdAt: Date };
+    const event = stored as unknown as DeviceEvent | SessionEvent;
     const at = stored.createdAt.toISOString();
     const sql = this.sql();
     switch (event.type) {
@@ -96,6 +100,12 @@ export class DevicesReadModel implements Projection, DeviceKeyDirectory {
       case 'DeviceDeleted':
         sql.remove.run(event.data.deviceId);
         return;
+      case 'SessionStateChanged': {
+        const { deviceId, state, phone, error } = event.data;
+        // The phone stays while an account is linked; lastError stays until the session is online again.
+        sql.session.run(state, state, phone ?? null, at, state, error ? JSON.stringify(error) : null, deviceId);
+        return;
+      }
     }
   }
 
@@ -116,7 +126,8 @@ export class DevicesReadModel implements Projection, DeviceKeyDirectory {
   session(deviceId: string): SessionView | undefined {
     const row = this.sql().byId.get(deviceId);
     if (!row) return undefined;
-    return { ...toView(row).session, since: row.session_since };
+    const lastError = row.session_error ? (JSON.parse(row.session_error) as SessionError) : undefined;
+    return { ...toView(row).session, since: row.session_since, ...(lastError ? { lastError } : {}) };
   }
 
   keyHashOf(deviceId: string): string | undefined {
@@ -141,6 +152,13 @@ export class DevicesReadModel implements Projection, DeviceKeyDirectory {
       update: db.prepare('UPDATE devices SET name = coalesce(?, name), metadata = coalesce(?, metadata), updated_at = ? WHERE id = ?'),
       rotate: db.prepare('UPDATE devices SET key_hash = ?, updated_at = ? WHERE id = ?'),
       remove: db.prepare('DELETE FROM devices WHERE id = ?'),
+      session: db.prepare(
+        `UPDATE devices SET session_state = ?,
+           session_phone = CASE WHEN ? = 'logged_out' THEN NULL ELSE coalesce(?, session_phone) END,
+           session_since = ?,
+           session_error = CASE WHEN ? = 'online' THEN NULL ELSE coalesce(?, session_error) END
+         WHERE id = ?`,
+      ),
       byId: db.prepare<[string], DeviceRow>('SELECT * FROM devices WHERE id = ?'),
       keyHash: db.prepare<[string], { key_hash: string }>('SELECT key_hash FROM devices WHERE id = ?'),
       byKey: db.prepare<[string], { id: string }>('SELECT id FROM devices WHERE key_hash = ?'),

@@ -1,4 +1,5 @@
 import Type from 'typebox';
+import { SESSION_STATES } from '../../sessions/session-events.js';
 
 export const ProblemSchema = Type.Object(
   {
@@ -25,7 +26,5 @@ export const Cursor = Type.String({ minLength: 1, maxLength: 512, description: '
 
 export const Limit = (max: number, fallback: number) =>
   Type.Integer({ minimum: 1, maximum: max, default: fallback, description: `Page size, 1..${max} (default ${fallback}).` });
-
-export const SESSION_STATES = ['closed', 'connecting', 'qr', 'online', 'reconnecting', 'logged_out', 'failed'] as const;
 
 export const SessionState = Type.Enum(SESSION_STATES, { description: 'Session state.' });

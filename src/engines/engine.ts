@@ -1,0 +1,119 @@
+/**
+ * The engine port: what a device actor needs from a messaging network. Two engines implement it:
+ * `sandbox` (a simulated network inside the gateway) and `baileys` (WhatsApp Web multi-device).
+ * The actor owns the session state; an engine only reports what happened through EngineEvents and
+ * never decides states itself (the reconnect policy is the actor's).
+ */
+import type { InboundType } from '../messages/message-events.js';
+
+export type EngineName = 'baileys' | 'sandbox';
+
+export interface LinkedAccount {
+  /** Digits only. */
+  phone: string;
+  jid: string;
+  name?: string;
+}
+
+/** Why a connection ended, as the actor needs to decide the next state. */
+export type DisconnectKind =
+  | 'restart_required' // reconnect at once (Baileys 515)
+  | 'logged_out' // the phone unlinked this device: wipe credentials (Baileys 401)
+  | 'connection_replaced' // another session took over: give up (Baileys 440)
+  | 'transient'; // anything else: reconnect with backoff
+
+export interface InboundMessage {
+  waMessageId: string;
+  from: string;
+  type: InboundType;
+  body: string;
+  /** Unix seconds. */
+  timestamp: number;
+  pushName?: string;
+  media?: { mimetype: string; size?: number; filename?: string };
+}
+
+export interface Receipt {
+  waMessageId: string;
+  status: 'delivered' | 'read' | 'played';
+  recipient: string;
+  /** Unix seconds. */
+  timestamp: number;
+}
+
+export interface Contact {
+  number: string;
+  jid: string;
+  name?: string;
+  pushName?: string;
+}
+
+/** Callbacks from a running connection to its actor. */
+export interface EngineEvents {
+  qr(code: string, expiresAt: Date): void;
+  online(account: LinkedAccount): void;
+  disconnected(kind: DisconnectKind, detail: string): void;
+  inbound(message: InboundMessage): void;
+  receipt(receipt: Receipt): void;
+  contacts(contacts: Contact[]): void;
+}
+
+/** Media waiting in the outbox is a file on disk, never a buffer held in memory. */
+export interface MediaFile {
+  path: string;
+  mimetype: string;
+  size: number;
+  filename?: string;
+}
+
+export type OutgoingContent =
+  | { kind: 'text'; text: string }
+  | { kind: 'image' | 'video'; media: MediaFile; caption?: string }
+  | { kind: 'audio'; media: MediaFile; ptt?: boolean }
+  | { kind: 'file'; media: MediaFile; caption?: string }
+  | { kind: 'location'; latitude: number; longitude: number; name?: string; address?: string }
+  | { kind: 'link'; url: string; text: string; preview?: boolean }
+  | { kind: 'reaction'; messageId: string; emoji: string };
+
+export interface OutgoingMessage {
+  /** Assigned when queued and reused on every retry: the engine sends with exactly this id. */
+  waMessageId: string;
+  to: string;
+  content: OutgoingContent;
+}
+
+/** A failure an engine reports; `permanent` ones are not retried. */
+export class EngineError extends Error {
+  override readonly name = 'EngineError';
+  constructor(
+    readonly code: 'recipient_not_found' | 'media_unavailable' | 'not_connected' | 'engine_error' | string,
+    message: string,
+    readonly permanent = false,
+  ) {
+    super(message);
+  }
+}
+
+/** One live connection of one device. */
+export interface EngineConnection {
+  send(message: OutgoingMessage): Promise<void>;
+  /** Deletes a sent message for everyone. */
+  revoke(waMessageId: string, to: string): Promise<void>;
+  checkNumber(number: string): Promise<{ exists: boolean; jid?: string }>;
+  avatarUrl(number: string): Promise<string | null>;
+  /** Ends the connection and keeps the credentials: the next connect needs no QR. */
+  close(): Promise<void>;
+  /** Unlinks the device from the account and wipes the credentials. */
+  logout(): Promise<void>;
+}
+
+export interface Engine {
+  readonly name: EngineName;
+  /**
+   * Starts connecting with the device's stored credentials, or by issuing QR codes when it has none.
+   * Progress arrives through `events`; the returned connection is usable once `online` was reported.
+   */
+  connect(deviceId: string, events: EngineEvents): Promise<EngineConnection>;
+  /** Deletes whatever credentials the engine keeps for the device (device deleted or logged out). */
+  forget(deviceId: string): Promise<void>;
+}
