@@ -178,6 +178,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
+    this.assertOpen();
     const maxCount = options.maxCount ?? Number.MAX_SAFE_INTEGER;
     const rows =
       options.direction === 'backwards'
@@ -191,6 +192,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   private readAllNow(after: number, maxCount: number): StoredEvent[] {
+    this.assertOpen();
     return this.sql.readAll.all(after, maxCount).map(toStoredEvent);
   }
 
@@ -199,10 +201,12 @@ export class SqliteEventStore implements EventStore {
   }
 
   async saveSnapshot(streamId: string, snapshot: Snapshot): Promise<void> {
+    this.assertOpen();
     this.sql.saveSnapshot.run(streamId, snapshot.revision, JSON.stringify(snapshot.state), Date.now());
   }
 
   async loadSnapshot<State>(streamId: string): Promise<Snapshot<State> | null> {
+    this.assertOpen();
     const row = this.sql.loadSnapshot.get(streamId);
     return row ? { revision: row.revision, state: JSON.parse(row.state) as State } : null;
   }
@@ -213,6 +217,10 @@ export class SqliteEventStore implements EventStore {
     } catch {
       return false;
     }
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new StoreUnavailableError('event store is closed');
   }
 
   /** Reports SQLite's own check of the file: 'ok' when the database is sound. */
