@@ -8,7 +8,8 @@ import type { ExpectedRevision } from '../src/eventstore/event-store.js';
 import { SCHEMA } from '../src/eventstore/sqlite/schema.js';
 import { SqliteEventStore } from '../src/eventstore/sqlite/sqlite-event-store.js';
 import type { Metric } from './lib/benchmark.js';
-import { Samples, ratio, round, summarize } from './lib/stats.js';
+import { type ClosedLoopResult, closedLoop } from './lib/closed-loop.js';
+import { ratio, round, summarize } from './lib/stats.js';
 import { makeTempDir } from './lib/temp.js';
 
 export const name = 'store';
@@ -29,66 +30,38 @@ export async function run(): Promise<Metric[]> {
   const dir = makeTempDir('store');
   try {
     const store = new SqliteEventStore(join(dir.path, 'events.sqlite'));
-    let measured: AppendLoadResult;
+    let measured: ClosedLoopResult;
     try {
-      await appendLoad(store, { callers: CALLERS, events: WARMUP_EVENTS, maxSeconds: MAX_SECONDS, streamPrefix: 'warmup' });
-      measured = await appendLoad(store, { callers: CALLERS, events: EVENTS, maxSeconds: MAX_SECONDS, streamPrefix: 'bench' });
+      await appendLoad(store, 'warmup', WARMUP_EVENTS);
+      measured = await appendLoad(store, 'bench', EVENTS);
     } finally {
       await store.close();
     }
     const baseline = baselineCommits(join(dir.path, 'baseline.sqlite'), BASELINE_SECONDS);
     const latency = summarize(measured.latenciesMs);
     return [
-      { metric: `appends, ${CALLERS} concurrent callers`, value: round(measured.eventsPerSecond, 0), unit: 'events/s', target: { op: '>=', value: 20_000 } },
+      { metric: `appends, ${CALLERS} concurrent callers`, value: round(measured.perSecond, 0), unit: 'events/s', target: { op: '>=', value: 20_000 } },
       { metric: 'append latency p50', value: round(latency.p50), unit: 'ms' },
       { metric: 'append latency p99', value: round(latency.p99), unit: 'ms' },
-      { metric: 'events appended', value: measured.events, unit: 'events' },
+      { metric: 'events appended', value: measured.operations, unit: 'events' },
       { metric: 'baseline: 1-row FULL commits, one at a time', value: round(baseline.commitsPerSecond, 0), unit: 'events/s' },
-      { metric: 'group commit speed-up vs baseline', value: round(ratio(measured.eventsPerSecond, baseline.commitsPerSecond), 1), unit: 'x' },
+      { metric: 'group commit speed-up vs baseline', value: round(ratio(measured.perSecond, baseline.commitsPerSecond), 1), unit: 'x' },
     ];
   } finally {
     dir.remove();
   }
 }
 
-export interface AppendLoadOptions {
-  callers: number;
-  /** Total events across all callers. */
-  events: number;
-  maxSeconds: number;
-  streamPrefix: string;
-}
-
-export interface AppendLoadResult {
-  events: number;
-  seconds: number;
-  eventsPerSecond: number;
-  latenciesMs: Float64Array;
-}
-
-/**
- * `callers` concurrent loops, each appending one event at a time to its own stream with the revision it
- * expects (as the command handlers do), until `events` are appended or `maxSeconds` have passed.
- */
-export async function appendLoad(store: SqliteEventStore, options: AppendLoadOptions): Promise<AppendLoadResult> {
-  const latencies = new Samples(options.events);
-  let issued = 0;
-  const started = performance.now();
-  const deadline = started + options.maxSeconds * 1000;
-  const caller = async (index: number) => {
-    const stream = `${options.streamPrefix}-${index}`;
+/** Each caller appends one event at a time to its own stream, with the revision it expects (as command handlers do). */
+function appendLoad(store: SqliteEventStore, streamPrefix: string, operations: number): Promise<ClosedLoopResult> {
+  return closedLoop({ callers: CALLERS, operations, maxSeconds: MAX_SECONDS }, (index) => {
+    const stream = `${streamPrefix}-${index}`;
     let expectedRevision: ExpectedRevision = 'no_stream';
-    while (issued < options.events && performance.now() < deadline) {
-      issued += 1;
-      const t0 = performance.now();
+    return async () => {
       const result = await store.append(stream, [{ type: 'BenchEvent', data: DATA }], { expectedRevision });
-      latencies.push(performance.now() - t0);
       expectedRevision = result.nextExpectedRevision;
-    }
-  };
-  await Promise.all(Array.from({ length: options.callers }, (_, i) => caller(i)));
-  const seconds = (performance.now() - started) / 1000;
-  return { events: latencies.length, seconds, eventsPerSecond: latencies.length / seconds, latenciesMs: latencies.values() };
+    };
+  });
 }
 
 /** Plain better-sqlite3 with the store's schema and pragmas: one autocommitted INSERT (one fsync) per event. */

@@ -136,7 +136,8 @@ export class ProjectionRunner {
     this.db.transaction(() => {
       for (const event of events) {
         for (const projection of this.projections) {
-          if (!projection.handles.has(event.type) || event.position <= (this.checkpoints.get(projection.name) ?? 0)) continue;
+          if (projection.handles !== 'all' && !projection.handles.has(event.type)) continue;
+          if (event.position <= (this.checkpoints.get(projection.name) ?? 0)) continue;
           this.applyOne(projection, event);
         }
       }

@@ -9,8 +9,8 @@ export interface Projection {
   readonly name: string;
   /** Bump when tables or handlers change: the runner then rebuilds this read model from position 0. */
   readonly version: number;
-  /** Event types it handles; the runner skips the others without calling it. */
-  readonly handles: ReadonlySet<string>;
+  /** Event types it handles ('all' for every event); the runner skips the others without calling it. */
+  readonly handles: ReadonlySet<string> | 'all';
   /** Creates its tables; must be idempotent. */
   setup(db: Database.Database): void;
   /** Empties its tables before a rebuild. */

@@ -1,0 +1,49 @@
+import Type from 'typebox';
+import { deviceStream } from '../../devices/device-events.js';
+import type { EventStore } from '../../eventstore/event-store.js';
+import { readDeviceHistory } from '../../history/device-history.js';
+import type { DeviceHistoryIndex } from '../../projections/device-history-index.js';
+import { notFound } from '../problem.js';
+import { type RouteSpec, defineRoute } from '../route.js';
+import { DeviceParams, Limit, Timestamp } from '../schemas/common.js';
+
+const HistoryQuery = Type.Object({
+  from: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Log position to start at (inclusive): 0, or the `next` of the previous page.' })),
+  limit: Type.Optional(Limit(1000, 100)),
+});
+
+const HistoryPageSchema = Type.Object({
+  items: Type.Array(
+    Type.Object({
+      position: Type.Integer({ description: 'Position in the whole log.' }),
+      stream: Type.String({ description: 'The stream it is on: device-, session-, inbox-, outbox-… followed by the device id.' }),
+      revision: Type.Integer({ description: 'Its revision within that stream.' }),
+      type: Type.String(),
+      data: Type.Unknown({ description: 'The event as stored, with secrets (key hashes, webhook secrets, credentials, QR codes) redacted.' }),
+      createdAt: Timestamp,
+    }),
+  ),
+  next: Type.Union([Type.Integer(), Type.Null()], { description: 'Pass as `from` for the next page; null at the end.' }),
+});
+
+export function deviceEventRoutes(store: EventStore, index: DeviceHistoryIndex): RouteSpec[] {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/devices/:deviceId/events',
+      operationId: 'getDeviceEvents',
+      tag: 'Devices',
+      summary: "Page through a device's event history",
+      description: 'Every event of the device across its streams, in the order they happened, as stored, for audit and replay. Deleted devices keep their history.',
+      access: 'admin',
+      params: DeviceParams,
+      query: HistoryQuery,
+      responses: { 200: { description: 'A page of events.', schema: HistoryPageSchema }, 404: { description: 'No device ever had this id.' } },
+      async handler({ params, query }) {
+        const [created] = await store.readStream(deviceStream(params.deviceId), { maxCount: 1 });
+        if (!created) throw notFound(`device "${params.deviceId}" does not exist`);
+        return { status: 200, body: await readDeviceHistory(store, index, params.deviceId, query.from ?? 0, query.limit ?? 100) };
+      },
+    }),
+  ];
+}
