@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** `dk_` + 192 random bits, base64url: shown once, stored only as its SHA-256. */
 export const generateDeviceKey = (): string => `dk_${randomBytes(24).toString('base64url')}`;
@@ -7,7 +7,7 @@ export const generateDeviceKey = (): string => `dk_${randomBytes(24).toString('b
 export const generateAdminKey = (): string => `ak_${randomBytes(32).toString('base64url')}`;
 
 /** Hex SHA-256 of a key. Keys carry ≥128 random bits, so a fast unsalted hash is enough to store them. */
-export const hashKey = (key: string): string => createHash('sha256').update(key, 'utf8').digest('hex');
+export const hashKey = (key: string): string => hash('sha256', key, 'hex');
 
 /** Compares two hex SHA-256 hashes in constant time. */
 export function sameHash(a: string, b: string): boolean {

@@ -8,6 +8,8 @@ import { Problem } from './problem.js';
 import type { RouteSpec } from './route.js';
 import { buildRouter } from './router.js';
 
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
 export interface HttpAppOptions {
   routes: readonly RouteSpec[];
   authenticator: Authenticator;
@@ -24,17 +26,17 @@ export function createHttpApp(options: HttpAppOptions): Koa<RequestState> {
   const router = buildRouter(options.routes, options);
   app.use(requestId(options.logger));
   app.use(problemResponses());
-  app.use(
-    koaBody({
-      json: true,
-      jsonStrict: true,
-      jsonLimit: options.bodyLimitBytes,
-      urlencoded: false,
-      text: false,
-      multipart: false,
-      parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
-    }),
-  );
+  const parseBody = koaBody({
+    json: true,
+    jsonStrict: true,
+    jsonLimit: options.bodyLimitBytes,
+    urlencoded: false,
+    text: false,
+    multipart: false,
+    parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
+  });
+  // koa-body inspects content types before it looks at the method: keep it off the read path entirely.
+  app.use((ctx, next) => (BODY_METHODS.has(ctx.method) ? parseBody(ctx, next) : next()));
   app.use(router.routes());
   app.use(
     router.allowedMethods({

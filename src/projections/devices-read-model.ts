@@ -37,6 +37,8 @@ export interface SessionView {
   lastError?: SessionError;
 }
 
+const CACHE_SIZE = 10_000;
+
 export interface DevicePage {
   items: DeviceView[];
   /** The id of the last item when more may follow. */
@@ -52,6 +54,11 @@ export class DevicesReadModel implements Projection, DeviceKeyDirectory {
   readonly version = 1;
   readonly handles: ReadonlySet<string> = new Set([...DEVICE_EVENT_TYPES, 'SessionStateChanged']);
   private statements: ReturnType<DevicesReadModel['prepare']> | undefined;
+  /**
+   * Rows recently read, by id: every authenticated device request reads its device, so this keeps SQLite and
+   * JSON.parse off the hot path. apply() drops a device's entry before changing its row.
+   */
+  private readonly cache = new Map<string, DeviceRow>();
 
   constructor(private readonly db: Database.Database) {}
 
@@ -76,6 +83,7 @@ export class DevicesReadModel implements Projection, DeviceKeyDirectory {
   }
 
   reset(db: Database.Database): void {
+    this.cache.clear();
     db.exec('DELETE FROM devices');
   }
 
@@ -83,6 +91,7 @@ export class DevicesReadModel implements Projection, DeviceKeyDirectory {
     const event = stored as unknown as DeviceEvent | SessionEvent;
     const at = stored.createdAt.toISOString();
     const sql = this.sql();
+    this.cache.delete(event.data.deviceId);
     switch (event.type) {
       case 'DeviceCreated': {
         const { deviceId, name, engine, metadata, keyHash } = event.data;
@@ -110,7 +119,7 @@ export class DevicesReadModel implements Projection, DeviceKeyDirectory {
   }
 
   get(deviceId: string): DeviceView | undefined {
-    const row = this.sql().byId.get(deviceId);
+    const row = this.row(deviceId);
     return row && toView(row);
   }
 
@@ -124,18 +133,29 @@ export class DevicesReadModel implements Projection, DeviceKeyDirectory {
   }
 
   session(deviceId: string): SessionView | undefined {
-    const row = this.sql().byId.get(deviceId);
+    const row = this.row(deviceId);
     if (!row) return undefined;
     const lastError = row.session_error ? (JSON.parse(row.session_error) as SessionError) : undefined;
     return { ...toView(row).session, since: row.session_since, ...(lastError ? { lastError } : {}) };
   }
 
   keyHashOf(deviceId: string): string | undefined {
-    return this.sql().keyHash.get(deviceId)?.key_hash;
+    return this.row(deviceId)?.key_hash;
   }
 
   isDeviceKeyHash(keyHash: string): boolean {
     return this.sql().byKey.get(keyHash) !== undefined;
+  }
+
+  private row(deviceId: string): DeviceRow | undefined {
+    const cached = this.cache.get(deviceId);
+    if (cached) return cached;
+    const row = this.sql().byId.get(deviceId);
+    if (row) {
+      if (this.cache.size >= CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
+      this.cache.set(deviceId, row);
+    }
+    return row;
   }
 
   /** Statements are prepared lazily: the table exists only after setup(). */
@@ -160,7 +180,6 @@ export class DevicesReadModel implements Projection, DeviceKeyDirectory {
          WHERE id = ?`,
       ),
       byId: db.prepare<[string], DeviceRow>('SELECT * FROM devices WHERE id = ?'),
-      keyHash: db.prepare<[string], { key_hash: string }>('SELECT key_hash FROM devices WHERE id = ?'),
       byKey: db.prepare<[string], { id: string }>('SELECT id FROM devices WHERE key_hash = ?'),
       page: db.prepare<[string, number], DeviceRow>('SELECT * FROM devices WHERE id > ? ORDER BY id LIMIT ?'),
       pageInState: db.prepare<[string, string, number], DeviceRow>(

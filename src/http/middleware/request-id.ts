@@ -19,16 +19,20 @@ export function requestId(logger: Logger): Middleware<RequestState> {
     const given = ctx.get('x-request-id');
     const id = ACCEPTABLE_ID.test(given) ? given : randomUUID();
     ctx.state.requestId = id;
-    ctx.state.log = logger.child({ requestId: id });
+    // The child logger is made on first use: most requests never log, and a child costs more than the route.
+    let log: Logger | undefined;
+    Object.defineProperty(ctx.state, 'log', { get: () => (log ??= logger.child({ requestId: id })), configurable: true });
     ctx.set('X-Request-Id', id);
     const started = performance.now();
     try {
       await next();
     } finally {
-      ctx.state.log.debug(
-        { method: ctx.method, url: ctx.url, status: ctx.status, ms: Math.round((performance.now() - started) * 10) / 10 },
-        'request',
-      );
+      if (logger.isLevelEnabled('debug')) {
+        ctx.state.log.debug(
+          { method: ctx.method, url: ctx.url, status: ctx.status, ms: Math.round((performance.now() - started) * 10) / 10 },
+          'request',
+        );
+      }
     }
   };
 }
