@@ -139,6 +139,11 @@ export class DevicesReadModel implements Projection, DeviceKeyDirectory {
     return { ...toView(row).session, since: row.session_since, ...(lastError ? { lastError } : {}) };
   }
 
+  /** Devices per session state, for the metrics gauge. */
+  countByState(): Array<{ state: string; count: number }> {
+    return this.sql().countByState.all();
+  }
+
   keyHashOf(deviceId: string): string | undefined {
     return this.row(deviceId)?.key_hash;
   }
@@ -180,6 +185,9 @@ export class DevicesReadModel implements Projection, DeviceKeyDirectory {
          WHERE id = ?`,
       ),
       byId: db.prepare<[string], DeviceRow>('SELECT * FROM devices WHERE id = ?'),
+      countByState: db.prepare<[], { state: string; count: number }>(
+        'SELECT session_state AS state, count(*) AS count FROM devices GROUP BY session_state',
+      ),
       byKey: db.prepare<[string], { id: string }>('SELECT id FROM devices WHERE key_hash = ?'),
       page: db.prepare<[string, number], DeviceRow>('SELECT * FROM devices WHERE id > ? ORDER BY id LIMIT ?'),
       pageInState: db.prepare<[string, string, number], DeviceRow>(

@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deterministicEventId } from '../../src/eventstore/event-id.js';
+import { inboxStream } from '../../src/messages/message-events.js';
+import { type Api, startTestGateway } from '../support/gateway.js';
+
+/** Every line is a comment (# HELP / # TYPE) or `name{labels} value`, as the text exposition format says. */
+const SAMPLE = /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="(\\.|[^"\\])*",?)*\})? (-?[0-9.e+-]+|NaN|\+Inf|-Inf)( -?\d+)?$/;
+const COMMENT = /^# (HELP|TYPE) [a-zA-Z_:][a-zA-Z0-9_:]* .+$/;
+
+function parse(text: string): Map<string, number> {
+  const samples = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (line === '' || COMMENT.test(line)) continue;
+    if (!SAMPLE.test(line)) throw new Error(`not Prometheus text: ${line}`);
+    const cut = line.lastIndexOf(' ');
+    samples.set(line.slice(0, cut), Number(line.slice(cut + 1)));
+  }
+  return samples;
+}
+
+describe('metrics', () => {
+  let gateway: Awaited<ReturnType<typeof startTestGateway>>;
+  let api: Api;
+  beforeAll(async () => {
+    gateway = await startTestGateway();
+    api = gateway.api;
+  });
+  afterAll(() => gateway.close());
+
+  const scrape = async () => {
+    const answer = await api('GET', '/metrics', { admin: true });
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-type')).toContain('text/plain');
+    return parse(answer.body as string);
+  };
+
+  it('needs the admin key unless METRICS_PUBLIC is set', async () => {
+    expect((await api('GET', '/metrics')).status).toBe(401);
+    const open = await startTestGateway({ METRICS_PUBLIC: 'true' });
+    expect((await open.api('GET', '/metrics')).status).toBe(200);
+    await open.close();
+  });
+
+  it('parses as Prometheus text and moves when things happen', async () => {
+    const before = await scrape();
+    for (const id of ['m-1', 'm-2', 'm-3']) await api('POST', '/devices', { admin: true, json: { id, name: id } });
+    await api('GET', '/devices/m-1', { admin: true });
+    await gateway.store.append(inboxStream('m-1'), [
+      {
+        id: deterministicEventId('m-1/in-1'),
+        type: 'MessageReceived',
+        data: { deviceId: 'm-1', from: '15550001111', type: 'text', body: 'hi', timestamp: 1, waMessageId: 'in-1' },
+      },
+    ]);
+    await gateway.store.append('outbox-m-1', [
+      { type: 'MessageStatusChanged', data: { deviceId: 'm-1', waMessageId: 'w-1', status: 'delivered', recipient: '15550001111', timestamp: 1 } },
+    ]);
+    await new Promise((r) => setTimeout(r, 50));
+    const after = await scrape();
+    const value = (name: string, map: Map<string, number>) => map.get(name) ?? 0;
+    expect(value('dmg_devices{state="closed"}', after) - value('dmg_devices{state="closed"}', before)).toBe(3);
+    expect(value('dmg_http_requests_total{route="/devices",method="POST",status="201"}', after)).toBe(3);
+    expect(value('dmg_http_requests_total{route="/devices/:deviceId",method="GET",status="200"}', after)).toBe(1);
+    expect(value('dmg_eventstore_append_duration_seconds_count', after)).toBeGreaterThanOrEqual(5);
+    expect(value('dmg_messages_received_total', after)).toBe(1);
+    expect(value('dmg_message_status_total{status="delivered"}', after)).toBe(1);
+    expect(value('dmg_process_resident_memory_bytes', after)).toBeGreaterThan(0);
+  });
+});
