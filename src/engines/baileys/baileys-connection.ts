@@ -1,0 +1,438 @@
+/**
+ * One Baileys socket of one device, seen through the engine port: it reports what happened (qr,
+ * online, disconnected, inbound, receipts, contacts) and performs what the actor asks. It decides no
+ * state; the actor does.
+ *
+ * Honest state: `online` is reported only on Baileys' `open` (socket open and authenticated), and a
+ * connection that stops being alive is reported as disconnected at once, even before Baileys gets round
+ * to closing it: a watchdog checks that the WebSocket is still open and that frames keep arriving (Baileys
+ * pings every keepAliveIntervalMs and the server answers). Baileys' own keepalive check ends the socket
+ * too, but its close then waits for the WebSocket closing handshake, which on a dead network takes up to
+ * 30 s; the device must not claim to be online meanwhile.
+ */
+import { access, constants } from 'node:fs/promises';
+import type { BaileysEventMap, ConnectionState } from 'baileys';
+import type { Logger } from 'pino';
+import { type EngineConnection, EngineError, type EngineEvents, type LinkedAccount, type OutgoingMessage } from '../engine.js';
+import type { BaileysSocket } from './baileys-socket.js';
+import { contactsOf } from './contacts.js';
+import { describeDisconnect, statusCodeOf } from './disconnect-kind.js';
+import { inboundMessageOf } from './inbound-message.js';
+import { digitsOfLid, isDirectChat, isLidUser, jidOfPhone, normalizedPhoneJid, phoneOfJid } from './jid.js';
+import { type LinkPreviewProvider, outgoingContentOf } from './outgoing-content.js';
+import { type ReceiptOfJid, receiptsOfMessageUpdates, receiptsOfUserReceipts } from './receipts.js';
+import type { StoreAuthState } from './auth/store-auth-state.js';
+
+export interface ConnectionSettings {
+  keepAliveIntervalMs: number;
+  /** How long past a missed keepalive answer the connection still counts as alive. */
+  keepAliveGraceMs: number;
+  qrTimeoutMs: number;
+  /** Ask WhatsApp whether a number exists before the first send to it (permanent error when it does not). */
+  verifyRecipients: boolean;
+  linkPreview?: LinkPreviewProvider;
+  /** How long close() and logout() wait for the socket to finish closing before they go on. */
+  closeTimeoutMs: number;
+}
+
+export interface ConnectionDependencies {
+  deviceId: string;
+  socket: BaileysSocket;
+  auth: StoreAuthState;
+  events: EngineEvents;
+  settings: ConnectionSettings;
+  logger: Logger;
+  /** Wipes the device's stored credentials (logged out). */
+  wipeCredentials(): Promise<void>;
+  /** Called once the connection has ended and its credential writes have landed (or failed). */
+  onFinished?(): void;
+}
+
+type Phase = 'connecting' | 'qr' | 'online' | 'ended';
+
+/** Recently sent ids and their recipients: receipts name the chat, reactions need to know who wrote the target. */
+const SENT_MEMORY = 5_000;
+/** Numbers confirmed to exist, so only the first send to a number costs a lookup. */
+const KNOWN_RECIPIENTS_MEMORY = 10_000;
+/** WhatsApp answers "no picture" as item-not-found and "hidden by privacy settings" as not-authorized. */
+const NO_AVATAR_CODES = new Set([401, 404]);
+
+export class BaileysConnection implements EngineConnection {
+  private phase: Phase = 'connecting';
+  /** close() or logout() was called: the actor knows, so no lifecycle event is reported anymore. */
+  private retired = false;
+  private lastFrameAt = Date.now();
+  private watchdog: NodeJS.Timeout | undefined;
+  private readonly socketClosed: Promise<void>;
+  private markSocketClosed!: () => void;
+  private readonly sent = new BoundedMap<string, string>(SENT_MEMORY);
+  private readonly knownRecipients = new BoundedMap<string, true>(KNOWN_RECIPIENTS_MEMORY);
+  /**
+   * Inbound messages and receipts are reported in the order Baileys emitted them (a LID sender needs an
+   * async lookup first). They are data, not state: one that arrived just before a close may be reported
+   * after `disconnected`.
+   */
+  private reportChain: Promise<void> = Promise.resolve();
+  private finishing: Promise<void> | undefined;
+
+  constructor(private readonly deps: ConnectionDependencies) {
+    this.socketClosed = new Promise((resolve) => (this.markSocketClosed = resolve));
+    this.listen();
+    this.startWatchdog();
+  }
+
+  /** True until the connection has ended (reported as disconnected, or closed by the actor). */
+  get isLive(): boolean {
+    return this.phase !== 'ended' && !this.retired;
+  }
+
+  // ---- reporting ----
+
+  private listen(): void {
+    const { socket } = this.deps;
+    socket.ws.on('frame', () => {
+      this.lastFrameAt = Date.now();
+    });
+    socket.ev.on('connection.update', (update) => this.onConnectionUpdate(update));
+    socket.ev.on('creds.update', () => {
+      this.deps.auth.saveCreds().catch((error: unknown) => this.deps.logger.error({ err: error }, 'saving Baileys credentials failed'));
+    });
+    socket.ev.on('messages.upsert', (upsert) => this.onMessagesUpsert(upsert));
+    socket.ev.on('messages.update', (updates) => this.reportReceipts(receiptsOfMessageUpdates(updates, nowSeconds())));
+    socket.ev.on('message-receipt.update', (updates) => this.reportReceipts(receiptsOfUserReceipts(updates, nowSeconds())));
+    socket.ev.on('contacts.upsert', (contacts) => this.reportContacts(contacts));
+    socket.ev.on('contacts.update', (contacts) => this.reportContacts(contacts));
+  }
+
+  private onConnectionUpdate(update: Partial<ConnectionState>): void {
+    if (update.qr && this.isLive) {
+      this.phase = 'qr';
+      this.safely('qr', () => this.deps.events.qr(update.qr!, new Date(Date.now() + this.deps.settings.qrTimeoutMs)));
+    }
+    if (update.connection === 'open' && this.isLive) {
+      const account = this.linkedAccount();
+      if (!account) {
+        // Cannot happen with Baileys (open follows a login with creds.me); never claim online without an account.
+        this.lost('open without a linked account');
+        return;
+      }
+      this.phase = 'online';
+      this.lastFrameAt = Date.now();
+      this.safely('online', () => this.deps.events.online(account));
+    }
+    if (update.connection === 'close') this.onSocketClosed(update.lastDisconnect?.error);
+  }
+
+  private onSocketClosed(error: unknown): void {
+    this.stopWatchdog();
+    this.markSocketClosed();
+    if (!this.isLive) return; // already reported (watchdog), or closed by the actor
+    this.phase = 'ended';
+    const cause = describeDisconnect(error);
+    this.deps.logger.info({ kind: cause.kind, statusCode: cause.statusCode }, `Baileys connection closed: ${cause.detail}`);
+    if (cause.kind === 'logged_out') {
+      // The phone unlinked this device: the credentials are dead, wipe them before the actor hears of it.
+      this.finishing = this.settleCredentials(true)
+        .catch(() => undefined) // logged by settleCredentials; the actor must hear of the logout all the same
+        .then(() => this.safely('disconnected', () => this.deps.events.disconnected(cause.kind, cause.detail)));
+      return;
+    }
+    this.finishing = this.settleCredentials(false);
+    this.safely('disconnected', () => this.deps.events.disconnected(cause.kind, cause.detail));
+  }
+
+  /** The connection is dead although Baileys has not closed it (yet): report it now and make sure it ends. */
+  private lost(detail: string): void {
+    if (!this.isLive) return;
+    this.phase = 'ended';
+    this.stopWatchdog();
+    this.deps.logger.warn({ detail }, 'Baileys connection lost');
+    this.finishing = this.settleCredentials(false);
+    this.safely('disconnected', () => this.deps.events.disconnected('transient', `connection_lost (408): ${detail}`));
+    void Promise.resolve(this.deps.socket.end(connectionLostError(detail))).catch(() => undefined);
+  }
+
+  /** Runs from the start: a socket that falls silent while connecting or showing a QR is as dead as an online one. */
+  private startWatchdog(): void {
+    const { keepAliveIntervalMs, keepAliveGraceMs } = this.deps.settings;
+    const staleAfterMs = keepAliveIntervalMs + keepAliveGraceMs;
+    this.watchdog = setInterval(
+      () => {
+        // Before `open` the WebSocket may still be connecting; once online it must stay open.
+        if (this.phase === 'online' && !this.deps.socket.ws.isOpen) return this.lost('the WebSocket is no longer open');
+        const silentMs = Date.now() - this.lastFrameAt;
+        if (silentMs > staleAfterMs) this.lost(`no answer to keepalive for ${Math.round(silentMs / 1000)} s`);
+      },
+      Math.max(10, Math.min(5_000, Math.floor(keepAliveIntervalMs / 2))),
+    );
+    this.watchdog.unref();
+  }
+
+  private stopWatchdog(): void {
+    clearInterval(this.watchdog);
+    this.watchdog = undefined;
+  }
+
+  private onMessagesUpsert({ messages, type }: BaileysEventMap['messages.upsert']): void {
+    // 'append' is history and our own sends; 'notify' is what arrived while connected.
+    if (type !== 'notify') return;
+    for (const message of messages) {
+      if (message.key.fromMe || !isDirectChat(message.key.remoteJid)) continue;
+      this.enqueueReport(async () => {
+        const from = await this.phoneOf(message.key.remoteJid!, message.key.remoteJidAlt);
+        const inbound = from ? inboundMessageOf(message, from) : undefined;
+        if (!from) this.deps.logger.warn({ waMessageId: message.key.id }, 'inbound message from an unknown sender dropped');
+        if (inbound) this.deps.events.inbound(inbound);
+      }, 'inbound');
+    }
+  }
+
+  private reportReceipts(receipts: ReceiptOfJid[]): void {
+    for (const { recipientJid, ...receipt } of receipts) {
+      this.enqueueReport(async () => {
+        const recipient = this.sent.get(receipt.waMessageId) ?? (await this.phoneOf(recipientJid));
+        if (recipient) this.deps.events.receipt({ ...receipt, recipient });
+      }, 'receipt');
+    }
+  }
+
+  private reportContacts(entries: BaileysEventMap['contacts.update']): void {
+    const contacts = contactsOf(entries);
+    if (contacts.length > 0) this.safely('contacts', () => this.deps.events.contacts(contacts));
+  }
+
+  private enqueueReport(task: () => Promise<void>, what: string): void {
+    this.reportChain = this.reportChain.then(task).catch((error: unknown) => this.deps.logger.error({ err: error }, `reporting ${what} failed`));
+  }
+
+  /** An actor callback that throws must not break Baileys' event loop (nor the other listeners). */
+  private safely(what: string, callback: () => void): void {
+    try {
+      callback();
+    } catch (error) {
+      this.deps.logger.error({ err: error }, `the ${what} callback failed`);
+    }
+  }
+
+  /** Phone digits of a JID; a LID is looked up in the LID ↔ phone mapping Baileys keeps. */
+  private async phoneOf(jid: string, alternative?: string | null): Promise<string | undefined> {
+    const direct = phoneOfJid(jid) ?? phoneOfJid(alternative);
+    if (direct || !isLidUser(jid)) return direct;
+    const mapped = await this.deps.socket.signalRepository.lidMapping.getPNForLID(jid).catch(() => null);
+    // Last resort: the LID's own digits. Losing the message would be worse than an odd sender number.
+    return phoneOfJid(mapped) ?? digitsOfLid(jid);
+  }
+
+  private linkedAccount(): LinkedAccount | undefined {
+    const me = this.deps.auth.state.creds.me;
+    const phone = phoneOfJid(me?.id);
+    if (!me || !phone) return undefined;
+    const name = me.name || me.verifiedName || me.notify;
+    return { phone, jid: jidOfPhone(phone), ...(name ? { name } : {}) };
+  }
+
+  // ---- commands ----
+
+  async send(message: OutgoingMessage): Promise<void> {
+    this.requireOnline();
+    const jid = jidOfPhone(message.to);
+    await this.verifyRecipient(message.to);
+    const { content } = message;
+    if ('media' in content) await assertReadable(content.media.path);
+    const linkPreview = content.kind === 'link' && content.preview !== false ? await this.fetchPreview(content.url) : null;
+    const payload = outgoingContentOf(content, {
+      chatJid: jid,
+      targetSentByUs: (id) => this.sent.has(id),
+      linkPreview,
+    });
+    try {
+      await this.deps.socket.sendMessage(jid, payload, { messageId: message.waMessageId });
+    } catch (error) {
+      throw engineErrorOf(error, `sending ${message.waMessageId}`);
+    }
+    this.sent.set(message.waMessageId, message.to);
+  }
+
+  async revoke(waMessageId: string, to: string): Promise<void> {
+    this.requireOnline();
+    const jid = jidOfPhone(to);
+    try {
+      await this.deps.socket.sendMessage(jid, { delete: { remoteJid: jid, fromMe: true, id: waMessageId } });
+    } catch (error) {
+      throw engineErrorOf(error, `revoking ${waMessageId}`);
+    }
+  }
+
+  async checkNumber(number: string): Promise<{ exists: boolean; jid?: string }> {
+    this.requireOnline();
+    const found = await this.lookUp(number);
+    if (!found?.exists) return { exists: false };
+    this.knownRecipients.set(number, true);
+    return { exists: true, jid: normalizedPhoneJid(found.jid) ?? jidOfPhone(number) };
+  }
+
+  async avatarUrl(number: string): Promise<string | null> {
+    this.requireOnline();
+    try {
+      return (await this.deps.socket.profilePictureUrl(jidOfPhone(number), 'image')) ?? null;
+    } catch (error) {
+      if (NO_AVATAR_CODES.has(errorCodeOf(error) ?? 0)) return null;
+      throw engineErrorOf(error, `fetching the avatar of ${number}`);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.retired) return this.finishing;
+    this.retired = true;
+    this.stopWatchdog();
+    if (this.phase !== 'ended') {
+      this.phase = 'ended';
+      void Promise.resolve(this.deps.socket.end(undefined)).catch(() => undefined);
+      await this.socketClosedOrTimeout();
+    }
+    this.finishing ??= this.settleCredentials(false);
+    await this.finishing;
+  }
+
+  async logout(): Promise<void> {
+    const wasOnline = this.phase === 'online' && !this.retired && this.deps.socket.ws.isOpen;
+    this.retired = true;
+    this.stopWatchdog();
+    this.phase = 'ended';
+    try {
+      if (wasOnline) {
+        // On a dead network the unlink request never completes: give it the close timeout, then end anyway.
+        const requested = this.deps.socket.logout().then(() => true);
+        if (!(await Promise.race([requested, this.delay(this.deps.settings.closeTimeoutMs).then(() => false)]))) {
+          throw new Error(`no answer within ${this.deps.settings.closeTimeoutMs} ms`);
+        }
+      } else {
+        await this.deps.socket.end(undefined);
+      }
+    } catch (error) {
+      // The unlink request may not have reached WhatsApp; the credentials are wiped all the same, which
+      // leaves this device unable to connect, and the phone drops the companion on its own later.
+      this.deps.logger.warn({ err: error }, 'Baileys logout request failed');
+      void Promise.resolve(this.deps.socket.end(undefined)).catch(() => undefined);
+    }
+    await this.socketClosedOrTimeout();
+    await this.previousFinish();
+    this.finishing = this.settleCredentials(true);
+    await this.finishing;
+  }
+
+  private async previousFinish(): Promise<void> {
+    await this.finishing?.catch(() => undefined);
+  }
+
+  private requireOnline(): void {
+    if (this.phase !== 'online' || this.retired) {
+      throw new EngineError('not_connected', `device ${this.deps.deviceId} is not online (${this.retired ? 'closed' : this.phase})`);
+    }
+  }
+
+  private async verifyRecipient(number: string): Promise<void> {
+    if (!this.deps.settings.verifyRecipients || this.knownRecipients.has(number)) return;
+    const found = await this.lookUp(number);
+    // An empty answer says nothing either way: only an explicit "does not exist" fails the message.
+    if (found && !found.exists) throw new EngineError('recipient_not_found', `${number} is not on WhatsApp`, true);
+    if (found?.exists) this.knownRecipients.set(number, true);
+  }
+
+  private async lookUp(number: string): Promise<{ jid: string; exists: boolean } | undefined> {
+    try {
+      const results = await this.deps.socket.onWhatsApp(number);
+      return results?.find((r) => phoneOfJid(r.jid) === number) ?? results?.[0];
+    } catch (error) {
+      throw engineErrorOf(error, `looking up ${number}`);
+    }
+  }
+
+  private async fetchPreview(url: string) {
+    const provider = this.deps.settings.linkPreview;
+    if (!provider) return null;
+    try {
+      return await provider(url);
+    } catch (error) {
+      // A preview is decoration: the link is sent without one.
+      this.deps.logger.debug({ err: error, url }, 'link preview failed');
+      return null;
+    }
+  }
+
+  private async socketClosedOrTimeout(): Promise<void> {
+    await Promise.race([this.socketClosed, this.delay(this.deps.settings.closeTimeoutMs)]);
+  }
+
+  /** A timer that never keeps the process alive. */
+  private delay(ms: number): Promise<void> {
+    return new Promise((resolve) => setTimeout(resolve, ms).unref());
+  }
+
+  /**
+   * Lets queued credential writes land, then refuses later ones: the socket is gone and a late write
+   * must not race the next connection's (or resurrect wiped credentials). With `wipe`, erases them.
+   */
+  private async settleCredentials(wipe: boolean): Promise<void> {
+    const { auth, logger } = this.deps;
+    auth.stopWrites();
+    try {
+      await auth.flush();
+    } catch (error) {
+      logger.error({ err: error }, 'a Baileys credential write failed');
+    }
+    try {
+      if (wipe) await this.deps.wipeCredentials();
+    } catch (error) {
+      logger.error({ err: error }, 'wiping Baileys credentials failed');
+      throw new EngineError('engine_error', `could not wipe the credentials of ${this.deps.deviceId}: ${(error as Error).message}`);
+    } finally {
+      this.deps.onFinished?.();
+    }
+  }
+}
+
+function nowSeconds(): number {
+  return Math.floor(Date.now() / 1000);
+}
+
+/** A Boom-shaped error, as Baileys ends sockets with (output.statusCode 408 = connectionLost). */
+function connectionLostError(detail: string): Error {
+  return Object.assign(new Error(`Connection was lost: ${detail}`), { output: { statusCode: 408 } });
+}
+
+/** WhatsApp's error code of a failed query (Boom `data`), or the Boom status code. */
+function errorCodeOf(error: unknown): number | undefined {
+  const data = (error as { data?: unknown } | null)?.data;
+  return typeof data === 'number' ? data : statusCodeOf(error);
+}
+
+function engineErrorOf(error: unknown, doing: string): EngineError {
+  if (error instanceof EngineError) return error;
+  const message = `${doing}: ${(error as Error)?.message ?? String(error)}`;
+  // 428 connectionClosed / 408 connectionLost: the socket went away mid-request; retry once online.
+  const code = statusCodeOf(error);
+  return new EngineError(code === 428 || code === 408 ? 'not_connected' : 'engine_error', message);
+}
+
+async function assertReadable(path: string): Promise<void> {
+  try {
+    await access(path, constants.R_OK);
+  } catch {
+    throw new EngineError('media_unavailable', `the media file ${path} cannot be read`, true);
+  }
+}
+
+/** A Map that forgets its oldest entries beyond `limit`. */
+class BoundedMap<K, V> extends Map<K, V> {
+  constructor(private readonly limit: number) {
+    super();
+  }
+
+  override set(key: K, value: V): this {
+    this.delete(key);
+    super.set(key, value);
+    if (this.size > this.limit) this.delete(this.keys().next().value as K);
+    return this;
+  }
+}

@@ -1,0 +1,22 @@
+/**
+ * The part of a Baileys socket (`makeWASocket`'s result) the engine uses. Narrow on purpose: tests
+ * drive the engine with a fake that follows Baileys' event contract, and the real socket must stay
+ * assignable to it (checked where the factory is defined).
+ */
+import type { AnyMessageContent, BaileysEventEmitter, MiscMessageGenerationOptions, UserFacingSocketConfig, WAMessage } from 'baileys';
+
+export interface BaileysSocket {
+  ev: Pick<BaileysEventEmitter, 'on'>;
+  /** The WebSocket client: `frame` is emitted for every frame received, pings answered included. */
+  ws: { readonly isOpen: boolean; on(event: 'frame', listener: () => void): unknown };
+  sendMessage(jid: string, content: AnyMessageContent, options?: MiscMessageGenerationOptions): Promise<WAMessage | undefined>;
+  onWhatsApp(...numbers: string[]): Promise<Array<{ jid: string; exists: boolean }> | undefined>;
+  profilePictureUrl(jid: string, type?: 'preview' | 'image', timeoutMs?: number): Promise<string | undefined>;
+  /** Unlinks this companion device, then ends the socket with 401. */
+  logout(message?: string): Promise<void>;
+  /** Ends the socket; `connection.update` reports `close` with this error as `lastDisconnect.error`. */
+  end(error: Error | undefined): Promise<void> | void;
+  signalRepository: { lidMapping: { getPNForLID(lid: string): Promise<string | null> } };
+}
+
+export type SocketFactory = (config: UserFacingSocketConfig) => BaileysSocket;

@@ -1,0 +1,154 @@
+/**
+ * A stand-in for a Baileys socket that follows its event contract (same event names and payloads on
+ * `ev`, `frame` on `ws`, Boom-shaped close errors, creds mutated in place before `creds.update`), for the
+ * paths a local server cannot exercise: QR pairing, receipts, lookups, avatars, logouts and every
+ * disconnect code.
+ */
+import { EventEmitter } from 'node:events';
+import type { AnyMessageContent, AuthenticationCreds, BaileysEventMap, MiscMessageGenerationOptions, UserFacingSocketConfig, WAMessage } from 'baileys';
+import type { BaileysSocket, SocketFactory } from '../../../../src/engines/baileys/baileys-socket.js';
+
+export interface SentMessage {
+  jid: string;
+  content: AnyMessageContent;
+  options: MiscMessageGenerationOptions | undefined;
+}
+
+/** What Baileys closes sockets with: a Boom, whose output.statusCode is a DisconnectReason. */
+export function boom(statusCode: number, message: string, data?: unknown): Error {
+  return Object.assign(new Error(message), { isBoom: true, data, output: { statusCode, payload: { statusCode, message } } });
+}
+
+class FakeWebSocket extends EventEmitter {
+  isOpen = true;
+}
+
+class FakeEventEmitter {
+  private readonly emitter = new EventEmitter();
+
+  on<T extends keyof BaileysEventMap>(event: T, listener: (arg: BaileysEventMap[T]) => void): void {
+    this.emitter.on(event, listener);
+  }
+
+  emit<T extends keyof BaileysEventMap>(event: T, arg: BaileysEventMap[T]): boolean {
+    return this.emitter.emit(event, arg);
+  }
+}
+
+export class FakeSocket implements BaileysSocket {
+  readonly ev = new FakeEventEmitter();
+  readonly ws = new FakeWebSocket();
+  readonly sent: SentMessage[] = [];
+  readonly lookups: string[][] = [];
+  readonly endedWith: Array<Error | undefined> = [];
+  loggedOut = false;
+  private closed = false;
+
+  /** onWhatsApp answers by number; a number not listed gets an empty answer (as when WhatsApp says nothing). */
+  readonly whatsAppUsers = new Map<string, boolean>();
+  /** profilePictureUrl answers by JID: a URL, undefined (no picture node), or an error to throw. */
+  readonly pictures = new Map<string, string | undefined | Error>();
+  /** LID → phone-number JID, as Baileys' LID mapping store answers. */
+  readonly lidToPhone = new Map<string, string>();
+  sendFailure: Error | undefined;
+
+  readonly signalRepository = {
+    lidMapping: { getPNForLID: async (lid: string) => this.lidToPhone.get(lid) ?? null },
+  };
+
+  constructor(readonly config: UserFacingSocketConfig) {}
+
+  get creds(): AuthenticationCreds {
+    return this.config.auth.creds;
+  }
+
+  // ---- what the engine calls ----
+
+  async sendMessage(jid: string, content: AnyMessageContent, options?: MiscMessageGenerationOptions): Promise<WAMessage | undefined> {
+    if (this.sendFailure) throw this.sendFailure;
+    this.sent.push({ jid, content, options });
+    return { key: { remoteJid: jid, fromMe: true, id: options?.messageId ?? 'generated' } };
+  }
+
+  async onWhatsApp(...numbers: string[]): Promise<Array<{ jid: string; exists: boolean }> | undefined> {
+    this.lookups.push(numbers);
+    return numbers.filter((n) => this.whatsAppUsers.has(n)).map((n) => ({ jid: `${n}@s.whatsapp.net`, exists: this.whatsAppUsers.get(n)! }));
+  }
+
+  async profilePictureUrl(jid: string): Promise<string | undefined> {
+    const picture = this.pictures.get(jid);
+    if (picture instanceof Error) throw picture;
+    return picture;
+  }
+
+  async logout(): Promise<void> {
+    this.loggedOut = true;
+    await this.end(boom(401, 'Intentional Logout'));
+  }
+
+  async end(error: Error | undefined): Promise<void> {
+    this.endedWith.push(error);
+    if (this.closed) return;
+    this.closed = true;
+    this.ws.isOpen = false;
+    this.ev.emit('connection.update', { connection: 'close', lastDisconnect: { error, date: new Date() } });
+  }
+
+  // ---- what the "server" does ----
+
+  /** Logs in with the stored creds (they must carry `me`), as Baileys does on CB:success. */
+  open(lid = '99999999999@lid'): void {
+    this.ev.emit('connection.update', { connection: 'connecting', receivedPendingNotifications: false });
+    this.updateCreds({ me: { ...this.creds.me!, lid } });
+    this.frame();
+    this.ev.emit('connection.update', { connection: 'open' });
+  }
+
+  showQr(code: string): void {
+    this.ev.emit('connection.update', { qr: code });
+  }
+
+  /** The phone scanned the QR: Baileys stores the account and WhatsApp asks for a restart (515). */
+  pair(meJid: string, name?: string): void {
+    this.updateCreds({ me: { id: meJid, ...(name ? { name } : {}) }, registered: true });
+    this.ev.emit('connection.update', { isNewLogin: true, qr: undefined });
+    void this.end(boom(515, 'Stream Errored (restart required)'));
+  }
+
+  /** The server closes the connection with a status code (undefined: no error at all). */
+  closeWith(statusCode: number | undefined, message = 'closed by server'): void {
+    void this.end(statusCode === undefined ? undefined : boom(statusCode, message));
+  }
+
+  /** A frame arrived (Baileys emits `frame` on its WebSocket client for each one). */
+  frame(): void {
+    this.ws.emit('frame', {});
+  }
+
+  updateCreds(update: Partial<AuthenticationCreds>): void {
+    Object.assign(this.creds, update); // Baileys' own creds.update listener, registered first
+    this.ev.emit('creds.update', update);
+  }
+
+  emit<T extends keyof BaileysEventMap>(event: T, arg: BaileysEventMap[T]): void {
+    this.ev.emit(event, arg);
+  }
+}
+
+/** A socket factory that keeps every socket it made, newest last. */
+export function fakeSocketFactory(): { factory: SocketFactory; sockets: FakeSocket[]; latest(): FakeSocket } {
+  const sockets: FakeSocket[] = [];
+  return {
+    sockets,
+    factory: (config) => {
+      const socket = new FakeSocket(config);
+      sockets.push(socket);
+      return socket;
+    },
+    latest: () => {
+      const socket = sockets.at(-1);
+      if (!socket) throw new Error('no socket made yet');
+      return socket;
+    },
+  };
+}

@@ -1,0 +1,55 @@
+import { vi } from 'vitest';
+import type { Contact, DisconnectKind, EngineEvents, InboundMessage, LinkedAccount, Receipt } from '../../../../src/engines/engine.js';
+
+/** EngineEvents that remember every call, in order, for assertions. */
+export interface RecordingEvents extends EngineEvents {
+  log: string[];
+  qrs: Array<{ code: string; expiresAt: Date }>;
+  onlines: LinkedAccount[];
+  disconnects: Array<{ kind: DisconnectKind; detail: string }>;
+  inbounds: InboundMessage[];
+  receipts: Receipt[];
+  contactBatches: Contact[][];
+}
+
+export function recordingEvents(): RecordingEvents {
+  const events: RecordingEvents = {
+    log: [],
+    qrs: [],
+    onlines: [],
+    disconnects: [],
+    inbounds: [],
+    receipts: [],
+    contactBatches: [],
+    qr(code, expiresAt) {
+      events.log.push('qr');
+      events.qrs.push({ code, expiresAt });
+    },
+    online(account) {
+      events.log.push('online');
+      events.onlines.push(account);
+    },
+    disconnected(kind, detail) {
+      events.log.push(`disconnected:${kind}`);
+      events.disconnects.push({ kind, detail });
+    },
+    inbound(message) {
+      events.log.push('inbound');
+      events.inbounds.push(message);
+    },
+    receipt(receipt) {
+      events.log.push('receipt');
+      events.receipts.push(receipt);
+    },
+    contacts(contacts) {
+      events.log.push('contacts');
+      events.contactBatches.push(contacts);
+    },
+  };
+  return events;
+}
+
+/** Waits (polling, no fixed sleep) until the check passes. */
+export function eventually<T>(check: () => T, timeout = 10_000): Promise<T> {
+  return vi.waitFor(check, { timeout, interval: 10 });
+}
