@@ -31,6 +31,8 @@ export interface InboundMessage {
   timestamp: number;
   pushName?: string;
   media?: { mimetype: string; size?: number; filename?: string };
+  /** Set for `location` messages: the coordinates would otherwise be lost (body holds only the caption or name). */
+  location?: { latitude: number; longitude: number; name?: string; address?: string };
 }
 
 export interface Receipt {
@@ -73,7 +75,12 @@ export type OutgoingContent =
   | { kind: 'file'; media: MediaFile; caption?: string }
   | { kind: 'location'; latitude: number; longitude: number; name?: string; address?: string }
   | { kind: 'link'; url: string; text: string; preview?: boolean }
-  | { kind: 'reaction'; messageId: string; emoji: string };
+  /**
+   * `fromMe`: whether the target message was sent by this device (the outbox knows: it is one of its
+   * waMessageIds). WhatsApp addresses a reaction by (chat, fromMe, id); when omitted, the Baileys engine
+   * uses true for ids it sent on the current connection and false (a received message) otherwise.
+   */
+  | { kind: 'reaction'; messageId: string; emoji: string; fromMe?: boolean };
 
 export interface OutgoingMessage {
   /** Assigned when queued and reused on every retry: the engine sends with exactly this id. */
@@ -116,4 +123,6 @@ export interface Engine {
   connect(deviceId: string, events: EngineEvents): Promise<EngineConnection>;
   /** Deletes whatever credentials the engine keeps for the device (device deleted or logged out). */
   forget(deviceId: string): Promise<void>;
+  /** Gateway shutdown, after every connection was closed: stop whatever the engine still runs (timers, sockets). */
+  close?(): Promise<void>;
 }

@@ -7,3 +7,29 @@ export const SessionStateSchema = Type.Object({
   since: Timestamp,
   lastError: Type.Optional(Type.Object({ code: Type.String(), message: Type.String() })),
 });
+
+const Phone = Type.String({ pattern: '^[0-9]{5,20}$', description: 'Number of the linked account, digits only.' });
+
+export const SessionStateOnlySchema = Type.Object({ state: SessionState });
+
+export const ClosedSessionSchema = Type.Object({
+  state: Type.Enum(['closed', 'logged_out'] as const, { description: '`logged_out` when the account was unlinked (or had been before), else `closed`.' }),
+});
+
+export const CloseSessionBody = Type.Object(
+  {
+    logout: Type.Optional(Type.Boolean({ description: 'Also unlink the device from the account and wipe its credentials: the next open shows a QR code.' })),
+  },
+  { additionalProperties: false },
+);
+
+export const QrSchema = Type.Object({
+  qr: Type.String({ minLength: 1, description: 'The text to encode in a QR code (what the phone scans).' }),
+  expiresAt: Timestamp,
+});
+
+export const MeSchema = Type.Object({
+  phone: Phone,
+  jid: Type.String({ minLength: 1, description: 'The account\'s WhatsApp address.' }),
+  name: Type.Optional(Type.String({ description: 'The account\'s display name, when the network tells it.' })),
+});

@@ -1,0 +1,391 @@
+/**
+ * One device's actor: it owns the device's session stream and its engine connection.
+ *
+ * Everything it does goes through one mailbox, one task at a time: a command or an engine callback is
+ * turned into a decision by the device machine (pure), the decision is appended to `session-<deviceId>`
+ * with the revision the actor last saw (invariant 2 and 3), and only then are its instructions carried
+ * out (connect, disconnect, logout, forget, timers). Its state is rebuilt from a snapshot plus the events
+ * after it, never by replaying the machine (invariant 6), so loading it has no side effect.
+ *
+ * Engine callbacks carry the number of the connection they belong to; once the actor has moved on to
+ * another connection, late callbacks of the old one are ignored. Inbound messages and receipts are facts
+ * whatever connection brought them, so they always reach the sink.
+ */
+import type { Logger } from 'pino';
+import { type SnapshotFrom, transition } from 'xstate';
+import type { Engine, EngineConnection, EngineEvents, LinkedAccount } from '../engines/engine.js';
+import { EngineError } from '../engines/engine.js';
+import { type EventStore, StoreUnavailableError, WrongExpectedRevisionError } from '../eventstore/event-store.js';
+import { type SessionEvent, type SessionStateChangedData, type SessionStateName, sessionStream } from '../sessions/session-events.js';
+import { type DeviceMachine, type DeviceMachineEvent, stateOf } from './device-machine.js';
+import type { MessageSink } from './message-sink.js';
+import { INITIAL_SESSION_RECORD, type SessionRecord, applySessionChange, isRunning, loadSession } from './session-record.js';
+
+type MachineSnapshot = SnapshotFrom<DeviceMachine>;
+
+/** A recorded transition, as observers see it. */
+export interface SessionTransition extends SessionStateChangedData {
+  /** Global position of the appended event (wait for projections to reach it to read your write). */
+  position: number;
+  revision: number;
+}
+
+export interface CommandResult {
+  state: SessionStateName;
+  /** False when the command changed nothing (e.g. open while already running). */
+  changed: boolean;
+  /** Position of the event the command appended, if it appended one. */
+  position?: number;
+}
+
+export interface DeviceActorOptions {
+  deviceId: string;
+  /** Resolved on first load (the device's engine is in its registry stream). */
+  resolveEngine: () => Promise<Engine>;
+  store: EventStore;
+  machine: DeviceMachine;
+  sink: MessageSink;
+  log: Logger;
+  onTransition: (transition: SessionTransition) => void;
+  /** A snapshot is saved after this many new events. */
+  snapshotEvery?: number;
+  /** Longest wait for an engine's close/logout/connect promise before the actor moves on. */
+  effectTimeoutMs?: number;
+}
+
+export class ActorStoppedError extends Error {
+  override readonly name = 'ActorStoppedError';
+}
+
+const DEFAULT_SNAPSHOT_EVERY = 25;
+const DEFAULT_EFFECT_TIMEOUT_MS = 10_000;
+/** An engine callback whose decision could not be recorded (store unavailable) is tried again this often. */
+const SIGNAL_RETRIES = 5;
+const SIGNAL_RETRY_DELAY_MS = 1_000;
+
+export class DeviceActor {
+  readonly deviceId: string;
+  private readonly stream: string;
+  private engine: Engine | undefined;
+  private snapshot: MachineSnapshot | undefined;
+  private record: SessionRecord = INITIAL_SESSION_RECORD;
+  private revision = -1;
+  private snapshotRevision = -1;
+  /** Global position of the last transition this actor recorded (0: none yet). */
+  private lastPosition = 0;
+  /** Number of the current connection; callbacks of other numbers are stale. */
+  private epoch = 0;
+  private connection: EngineConnection | undefined;
+  private pendingConnection: Promise<EngineConnection | undefined> | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private mailbox: Promise<unknown> = Promise.resolve();
+  private stopped = false;
+
+  constructor(private readonly options: DeviceActorOptions) {
+    this.deviceId = options.deviceId;
+    this.stream = sessionStream(options.deviceId);
+  }
+
+  /** Loads the actor; a session whose record says it runs is resumed (this process owns it now). */
+  load(): Promise<SessionStateName> {
+    return this.enqueue(async () => {
+      await this.ensureLoaded();
+      return this.state()!;
+    });
+  }
+
+  open(): Promise<CommandResult> {
+    return this.command({ type: 'OPEN' });
+  }
+
+  close(options: { logout?: boolean; reason?: string } = {}): Promise<CommandResult> {
+    return this.command({ type: 'CLOSE', logout: options.logout === true, ...(options.reason ? { reason: options.reason } : {}) });
+  }
+
+  reboot(): Promise<CommandResult> {
+    return this.command({ type: 'REBOOT' });
+  }
+
+  /**
+   * Resolves once everything already in the mailbox (e.g. an engine callback that just arrived) is done:
+   * the state then, and the position of the last transition recorded.
+   */
+  settled(): Promise<{ state: SessionStateName | undefined; position: number }> {
+    return this.enqueue(async () => ({ state: this.state(), position: this.lastPosition }));
+  }
+
+  /** The state as this actor knows it; undefined before it is loaded. */
+  state(): SessionStateName | undefined {
+    return this.snapshot && stateOf(this.snapshot);
+  }
+
+  /** The durable part of the session (what its stream says). */
+  sessionRecord(): SessionRecord {
+    return this.record;
+  }
+
+  /** The code on show, while the state is `qr`. */
+  qr(): { code: string; expiresAt: string } | undefined {
+    return this.state() === 'qr' ? this.snapshot!.context.qr : undefined;
+  }
+
+  /** The linked account, while online. */
+  account(): LinkedAccount | undefined {
+    return this.state() === 'online' ? this.snapshot!.context.account : undefined;
+  }
+
+  /** The live connection, while online (the outbox sends through it). */
+  liveConnection(): EngineConnection | undefined {
+    return this.state() === 'online' ? this.connection : undefined;
+  }
+
+  /**
+   * Process shutdown: ends the connection and keeps the credentials, records nothing, so that the next
+   * start sees the session as it was and resumes it.
+   */
+  stop(): Promise<void> {
+    return this.enqueue(async () => {
+      this.stopped = true;
+      this.clearRetryTimer();
+      await this.endConnection('close');
+    });
+  }
+
+  private command(event: DeviceMachineEvent): Promise<CommandResult> {
+    return this.enqueue(async () => {
+      if (this.stopped) throw new ActorStoppedError(`the actor of device ${this.deviceId} is stopped`);
+      await this.ensureLoaded();
+      return this.dispatch(event);
+    });
+  }
+
+  private enqueue<T>(task: () => Promise<T>): Promise<T> {
+    const result = this.mailbox.then(task);
+    this.mailbox = result.catch(() => undefined);
+    return result;
+  }
+
+  private async ensureLoaded(): Promise<void> {
+    if (this.snapshot) return;
+    this.engine ??= await this.options.resolveEngine();
+    await this.rehydrate();
+    // The record says running but no connection exists in this process: the process that ran it is gone.
+    if (isRunning(stateOf(this.snapshot!))) await this.dispatch({ type: 'RESUME' });
+  }
+
+  /** State from the snapshot plus later events; live-only context (attempts, QR, account) starts empty. */
+  private async rehydrate(): Promise<void> {
+    const loaded = await loadSession(this.options.store, this.deviceId);
+    this.record = loaded.record;
+    this.revision = loaded.revision;
+    this.snapshotRevision = loaded.snapshotRevision;
+    const { phone, lastError } = loaded.record;
+    this.snapshot = this.options.machine.resolveState({
+      value: loaded.record.state,
+      context: { attempts: 0, ...(phone === undefined ? {} : { phone }), ...(lastError === undefined ? {} : { lastError }) },
+    });
+  }
+
+  /** Decide, record, then act. */
+  private async dispatch(event: DeviceMachineEvent, conflictRetry = true): Promise<CommandResult> {
+    const before = this.snapshot!;
+    const [after, actions] = transition(this.options.machine, before, event);
+    const recordAction = actions.find((action) => action.type === 'record');
+    let recorded: SessionTransition | undefined;
+    if (recordAction) {
+      const change = this.describeChange(before, after, (recordAction.params as { reason: string }).reason);
+      try {
+        recorded = await this.append(change);
+      } catch (error) {
+        if (!(error instanceof WrongExpectedRevisionError) || !conflictRetry) throw error;
+        // Someone else wrote this session: decide again on what the stream says now, and hold no
+        // connection the stream does not call for.
+        this.options.log.warn({ deviceId: this.deviceId, err: error }, 'session stream changed under the actor; reloading');
+        await this.rehydrate();
+        if (!isRunning(stateOf(this.snapshot!))) {
+          this.clearRetryTimer();
+          await this.endConnection('close');
+        }
+        return this.dispatch(event, false);
+      }
+    }
+    this.snapshot = after;
+    for (const action of actions) await this.perform(action.type, action.params as Record<string, unknown> | undefined);
+    if (recorded) {
+      // Observers of `online` expect the connection to be usable: wait for connect() to hand it over.
+      if (recorded.state === 'online' && !this.connection) await this.settle(this.pendingConnection);
+      this.notify(recorded);
+    }
+    return { state: stateOf(after), changed: recorded !== undefined, ...(recorded ? { position: recorded.position } : {}) };
+  }
+
+  private describeChange(before: MachineSnapshot, after: MachineSnapshot, reason: string): SessionStateChangedData {
+    const state = stateOf(after);
+    const { phone, lastError } = after.context;
+    return {
+      deviceId: this.deviceId,
+      state,
+      previousState: stateOf(before),
+      ...(phone === undefined ? {} : { phone }),
+      reason,
+      ...(state === 'failed' && lastError ? { error: lastError } : {}),
+    };
+  }
+
+  private async append(change: SessionStateChangedData): Promise<SessionTransition> {
+    const event: SessionEvent = { type: 'SessionStateChanged', data: change };
+    const result = await this.options.store.append(this.stream, [event], { expectedRevision: this.revision });
+    this.revision = result.nextExpectedRevision;
+    this.lastPosition = result.position;
+    this.record = applySessionChange(this.record, change);
+    if (this.revision - this.snapshotRevision >= (this.options.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY)) await this.saveSnapshot();
+    return { ...change, position: result.position, revision: result.nextExpectedRevision };
+  }
+
+  private async saveSnapshot(): Promise<void> {
+    try {
+      await this.options.store.saveSnapshot(this.stream, { revision: this.revision, state: this.record });
+      this.snapshotRevision = this.revision;
+    } catch (error) {
+      // Only costs a longer read next time.
+      this.options.log.warn({ deviceId: this.deviceId, err: error }, 'could not save the session snapshot');
+    }
+  }
+
+  private notify(recorded: SessionTransition): void {
+    try {
+      this.options.onTransition(recorded);
+    } catch (error) {
+      this.options.log.error({ deviceId: this.deviceId, err: error }, 'a session observer failed');
+    }
+  }
+
+  /** Carries out one instruction of the machine; a failing side effect is logged, the decision stands. */
+  private async perform(type: string, params: Record<string, unknown> | undefined): Promise<void> {
+    try {
+      switch (type) {
+        case 'connect':
+          await this.startConnection();
+          return;
+        case 'disconnect':
+          await this.endConnection('close');
+          return;
+        case 'logout':
+          await this.endConnection('logout');
+          await this.engine!.forget(this.deviceId);
+          return;
+        case 'forget':
+          await this.endConnection('close');
+          await this.engine!.forget(this.deviceId);
+          return;
+        case 'scheduleRetry':
+          this.scheduleRetry(Number(params?.delayMs ?? 0));
+          return;
+        case 'cancelRetry':
+          this.clearRetryTimer();
+          return;
+      }
+    } catch (error) {
+      this.options.log.error({ deviceId: this.deviceId, effect: type, err: error }, 'session side effect failed');
+    }
+  }
+
+  private async startConnection(): Promise<void> {
+    await this.endConnection('close'); // a connect replaces whatever ran before
+    const epoch = ++this.epoch;
+    const events = this.engineEvents(epoch);
+    this.pendingConnection = this.engine!.connect(this.deviceId, events).then(
+      (connection) => {
+        if (epoch === this.epoch) this.connection = connection;
+        return connection;
+      },
+      (error: unknown) => {
+        const permanent = error instanceof EngineError && error.permanent;
+        const message = (error as Error)?.message ?? String(error);
+        this.signal(
+          epoch,
+          permanent
+            ? { type: 'ENGINE.FAILED', error: { code: (error as EngineError).code, message } }
+            : { type: 'ENGINE.DISCONNECTED', kind: 'transient', detail: message },
+        );
+        return undefined;
+      },
+    );
+  }
+
+  /** Ends the current connection (if any); its late callbacks become stale. */
+  private async endConnection(how: 'close' | 'logout'): Promise<void> {
+    this.epoch++;
+    const pending = this.pendingConnection;
+    this.pendingConnection = undefined;
+    this.connection = undefined;
+    if (!pending) return;
+    const connection = await this.settle(pending);
+    if (!connection) {
+      // connect() has not answered in time: close what it brings whenever it does.
+      void pending.then((late) => late?.close()).catch(() => undefined);
+      return;
+    }
+    try {
+      await this.settle(how === 'logout' ? connection.logout() : connection.close());
+    } catch (error) {
+      this.options.log.warn({ deviceId: this.deviceId, how, err: error }, 'engine connection did not end cleanly');
+    }
+  }
+
+  private engineEvents(epoch: number): EngineEvents {
+    const deliver = (what: string, write: () => Promise<void>) =>
+      write().catch((error: unknown) => this.options.log.error({ deviceId: this.deviceId, what, err: error }, 'could not record an engine event'));
+    return {
+      qr: (code, expiresAt) => this.signal(epoch, { type: 'ENGINE.QR', code, expiresAt: expiresAt.toISOString() }),
+      online: (account) => this.signal(epoch, { type: 'ENGINE.ONLINE', account }),
+      disconnected: (kind, detail) => this.signal(epoch, { type: 'ENGINE.DISCONNECTED', kind, detail }),
+      inbound: (message) => void deliver('inbound', () => this.options.sink.received(this.deviceId, message)),
+      receipt: (receipt) => void deliver('receipt', () => this.options.sink.receipt(this.deviceId, receipt)),
+      contacts: (contacts) => void deliver('contacts', () => this.options.sink.contacts(this.deviceId, contacts)),
+    };
+  }
+
+  /** An engine callback (or the retry timer) of connection `epoch`, decided in turn unless it is stale. */
+  private signal(epoch: number, event: DeviceMachineEvent, tries = 1): void {
+    this.enqueue(async () => {
+      if (epoch !== this.epoch || this.stopped || !this.snapshot) return;
+      await this.dispatch(event);
+    }).catch((error: unknown) => {
+      this.options.log.error({ deviceId: this.deviceId, event: event.type, err: error }, 'could not record a session change');
+      if (error instanceof StoreUnavailableError && tries < SIGNAL_RETRIES) {
+        setTimeout(() => this.signal(epoch, event, tries + 1), SIGNAL_RETRY_DELAY_MS).unref();
+      }
+    });
+  }
+
+  private scheduleRetry(delayMs: number): void {
+    this.clearRetryTimer();
+    const epoch = this.epoch;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.signal(epoch, { type: 'RETRY' });
+    }, delayMs);
+    this.retryTimer.unref();
+  }
+
+  private clearRetryTimer(): void {
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+  }
+
+  /** The promise's value, or undefined when it takes longer than the effect timeout. */
+  private async settle<T>(promise: Promise<T> | undefined): Promise<T | undefined> {
+    if (!promise) return undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), this.options.effectTimeoutMs ?? DEFAULT_EFFECT_TIMEOUT_MS);
+      timer.unref();
+    });
+    try {
+      return await Promise.race([promise, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

@@ -1,0 +1,220 @@
+/**
+ * The session lifecycle of one device as an XState v5 machine (states of API.md, Session).
+ *
+ * The machine is only ever evaluated with xstate's pure `transition` function: it decides, it never acts.
+ * Its named actions are instructions for the DeviceActor, which appends the `record` one as a
+ * SessionStateChanged event first and only then carries out the others (invariant 2):
+ *
+ *  - record {reason}     this transition is a SessionStateChanged event (every change of state is one)
+ *  - connect             end any current connection, then start a new one (stored credentials or QR)
+ *  - disconnect          end the connection, keep the credentials
+ *  - logout              unlink the device from the account, then wipe the credentials
+ *  - forget              wipe the credentials (the account already unlinked us)
+ *  - scheduleRetry {delayMs} / cancelRetry   the reconnect timer
+ */
+import { and, setup } from 'xstate';
+import type { DisconnectKind, LinkedAccount } from '../engines/engine.js';
+import type { SessionError, SessionStateName } from '../sessions/session-events.js';
+import { type ReconnectDecision, type ReconnectSettings, backoffDelayMs, decideAfterDisconnect } from './reconnect-policy.js';
+
+export interface DeviceContext {
+  phone?: string;
+  lastError?: SessionError;
+  /** Reconnection tries since the session was last online. Not persisted: a restart starts afresh. */
+  attempts: number;
+  /** Live only: the linked account while online. */
+  account?: LinkedAccount;
+  /** Live only: the code on show while in `qr`. */
+  qr?: { code: string; expiresAt: string };
+}
+
+export type DeviceMachineEvent =
+  /** Commands. */
+  | { type: 'OPEN' }
+  | { type: 'CLOSE'; logout: boolean; reason?: string }
+  | { type: 'REBOOT' }
+  /** The recorded state says running but this process holds no connection (process start, ownership moved). */
+  | { type: 'RESUME' }
+  /** The reconnect timer fired. */
+  | { type: 'RETRY' }
+  /** Engine callbacks of the current connection. */
+  | { type: 'ENGINE.QR'; code: string; expiresAt: string }
+  | { type: 'ENGINE.ONLINE'; account: LinkedAccount }
+  | { type: 'ENGINE.DISCONNECTED'; kind: DisconnectKind; detail: string }
+  /** The engine could not even start a connection, for a reason retrying will not fix. */
+  | { type: 'ENGINE.FAILED'; error: SessionError };
+
+type Args = { context: DeviceContext; event: DeviceMachineEvent };
+
+/** The machine is pure, but the reconnect delay has jitter: the randomness is injected (tests fix it). */
+export function createDeviceMachine(settings: ReconnectSettings, random: () => number = Math.random) {
+  const decide = ({ context, event }: Args): ReconnectDecision | undefined =>
+    event.type === 'ENGINE.DISCONNECTED' ? decideAfterDisconnect(event.kind, context.attempts, event.detail, settings) : undefined;
+
+  const base = setup({
+    types: {} as { context: DeviceContext; events: DeviceMachineEvent },
+    actions: {
+      // Instructions for the actor, never executed here (see the file comment).
+      record: (_, _params: { reason: string }) => undefined,
+      connect: () => undefined,
+      disconnect: () => undefined,
+      logout: () => undefined,
+      forget: () => undefined,
+      scheduleRetry: (_, _params: { delayMs: number }) => undefined,
+      cancelRetry: () => undefined,
+    },
+    guards: {
+      /** The disconnect policy's decision for this ENGINE.DISCONNECTED is `action`. */
+      decided: (args, params: { action: ReconnectDecision['action'] }) => decide(args)?.action === params.action,
+      logout: ({ event }) => event.type === 'CLOSE' && event.logout,
+      linked: ({ context }) => context.phone !== undefined,
+    },
+  });
+  const { assign } = base;
+
+  // Context updates (pure, applied by `transition`).
+  const resetAttempts = assign({ attempts: 0 });
+  const unlink = assign({ phone: undefined, account: undefined, qr: undefined });
+  const keepQr = assign({ qr: ({ event, context }) => (event.type === 'ENGINE.QR' ? { code: event.code, expiresAt: event.expiresAt } : context.qr) });
+  const linkAccount = assign(({ event, context }) =>
+    event.type === 'ENGINE.ONLINE' ? { account: event.account, phone: event.account.phone, attempts: 0, lastError: undefined } : context,
+  );
+  const countAttempt = assign({
+    attempts: (args) => {
+      const decision = decide(args);
+      return decision?.action === 'retry' || decision?.action === 'reconnect_now' ? decision.attempt : args.context.attempts;
+    },
+  });
+  const keepError = assign({
+    lastError: (args) => {
+      if (args.event.type === 'ENGINE.FAILED') return args.event.error;
+      const decision = decide(args);
+      return decision?.action === 'failed' ? decision.error : args.context.lastError;
+    },
+  });
+
+  // Instructions.
+  const record = (reason: string) => ({ type: 'record' as const, params: { reason } });
+  const recordClose = {
+    type: 'record' as const,
+    params: ({ event }: Args) => ({
+      reason: event.type === 'CLOSE' ? (event.reason ?? (event.logout ? 'logged_out_by_user' : 'closed_by_user')) : 'closed',
+    }),
+  };
+  const recordFailure = { type: 'record' as const, params: ({ context }: Args) => ({ reason: context.lastError?.code ?? 'failed' }) };
+  const scheduleRetry = { type: 'scheduleRetry' as const, params: ({ context }: Args) => ({ delayMs: backoffDelayMs(context.attempts, settings, random) }) };
+  const decided = (action: ReconnectDecision['action']) => ({ type: 'decided' as const, params: { action } });
+
+  /** What every running state (connecting, qr, online, reconnecting) does, unless it says otherwise. */
+  const whileRunning = {
+    OPEN: {}, // already running: nothing changes
+    CLOSE: [
+      { guard: 'logout' as const, target: '#device.logged_out', actions: [unlink, recordClose, 'logout' as const] },
+      { target: '#device.closed', actions: [recordClose, 'disconnect' as const] },
+    ],
+    REBOOT: { target: '#device.connecting', reenter: true, actions: [resetAttempts, record('rebooted'), 'connect' as const] },
+    RESUME: { target: '#device.connecting', reenter: true, actions: [resetAttempts, record('restored'), 'connect' as const] },
+    'ENGINE.QR': { target: '#device.qr', actions: [keepQr, record('qr_issued')] },
+    'ENGINE.ONLINE': { target: '#device.online', actions: [linkAccount, record('connected')] },
+    'ENGINE.FAILED': { target: '#device.failed', actions: [keepError, recordFailure, 'disconnect' as const] },
+  };
+  const lost = {
+    loggedOut: { guard: decided('logged_out'), target: '#device.logged_out', actions: [unlink, record('logged_out'), 'forget' as const] },
+    failed: { guard: decided('failed'), target: '#device.failed', actions: [keepError, recordFailure, 'disconnect' as const] },
+  };
+
+  /** From a stopped state (closed, logged_out, failed), open and reboot make a fresh attempt. */
+  const start = (reason: string) => ({ target: '#device.connecting', actions: [resetAttempts, record(reason), 'connect' as const] });
+
+  return base.createMachine({
+    id: 'device',
+    initial: 'closed',
+    context: { attempts: 0 },
+    states: {
+      closed: {
+        on: {
+          OPEN: start('opened'),
+          REBOOT: start('rebooted'),
+          CLOSE: [
+            // Unlinking a closed session that has an account: wipe its credentials, record logged_out.
+            { guard: and(['logout', 'linked']), target: 'logged_out', actions: [unlink, recordClose, 'forget'] },
+            // Nothing was linked: wipe whatever a half-done pairing may have left; no change of state.
+            { guard: 'logout', actions: ['forget'] },
+          ],
+        },
+      },
+      connecting: {
+        on: {
+          ...whileRunning,
+          'ENGINE.DISCONNECTED': [
+            lost.loggedOut,
+            lost.failed,
+            // Still connecting: a restart is one more try, not a new state.
+            { guard: decided('reconnect_now'), actions: [countAttempt, 'connect'] },
+            { target: 'reconnecting', actions: [countAttempt, record('connection_lost'), scheduleRetry] },
+          ],
+        },
+      },
+      qr: {
+        exit: assign({ qr: undefined }),
+        on: {
+          ...whileRunning,
+          // A renewed code: no change of state.
+          'ENGINE.QR': { actions: keepQr },
+          'ENGINE.DISCONNECTED': [
+            lost.loggedOut,
+            lost.failed,
+            // Baileys and the sandbox restart the connection right after the code was scanned.
+            { guard: decided('reconnect_now'), target: 'connecting', actions: [countAttempt, record('restart_required'), 'connect'] },
+            { target: 'reconnecting', actions: [countAttempt, record('connection_lost'), scheduleRetry] },
+          ],
+        },
+      },
+      online: {
+        exit: assign({ account: undefined }),
+        on: {
+          ...whileRunning,
+          'ENGINE.QR': {},
+          'ENGINE.ONLINE': { actions: linkAccount },
+          'ENGINE.DISCONNECTED': [
+            lost.loggedOut,
+            lost.failed,
+            { guard: decided('reconnect_now'), target: 'connecting', actions: [countAttempt, record('restart_required'), 'connect'] },
+            { target: 'reconnecting', actions: [countAttempt, record('connection_lost'), scheduleRetry] },
+          ],
+        },
+      },
+      reconnecting: {
+        exit: 'cancelRetry',
+        on: {
+          ...whileRunning,
+          RETRY: { actions: 'connect' },
+          // Still reconnecting: the next try is counted, without a new state.
+          'ENGINE.DISCONNECTED': [
+            lost.loggedOut,
+            lost.failed,
+            { guard: decided('reconnect_now'), actions: [countAttempt, 'connect'] },
+            { actions: [countAttempt, scheduleRetry] },
+          ],
+        },
+      },
+      logged_out: {
+        on: { OPEN: start('opened'), REBOOT: start('rebooted') },
+      },
+      failed: {
+        on: {
+          OPEN: start('opened'),
+          REBOOT: start('rebooted'),
+          CLOSE: [
+            { guard: 'logout', target: 'logged_out', actions: [unlink, recordClose, 'forget'] },
+            { target: 'closed', actions: [recordClose] },
+          ],
+        },
+      },
+    },
+  });
+}
+
+export type DeviceMachine = ReturnType<typeof createDeviceMachine>;
+
+export const stateOf = (snapshot: { value: unknown }): SessionStateName => snapshot.value as SessionStateName;

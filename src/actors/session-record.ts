@@ -1,0 +1,63 @@
+/**
+ * The durable part of a device's session: what the `session-<deviceId>` stream says, folded.
+ * It is rebuilt from the latest snapshot plus the events after it (invariant 6) and never by re-running
+ * the device machine, so rehydrating a device performs no side effect.
+ */
+import type { EventStore, StoredEvent } from '../eventstore/event-store.js';
+import { type SessionError, type SessionEvent, type SessionStateChangedData, type SessionStateName, sessionStream } from '../sessions/session-events.js';
+
+export interface SessionRecord {
+  state: SessionStateName;
+  /** The linked account's number; kept while credentials are (also when closed), gone once logged out. */
+  phone?: string;
+  /** Why the session last failed; cleared once it is online again. */
+  lastError?: SessionError;
+}
+
+export const INITIAL_SESSION_RECORD: SessionRecord = { state: 'closed' };
+
+/** States in which the device is meant to be connected: the process that runs it must keep it so. */
+export const RUNNING_STATES: ReadonlySet<SessionStateName> = new Set(['connecting', 'qr', 'online', 'reconnecting']);
+
+export const isRunning = (state: SessionStateName): boolean => RUNNING_STATES.has(state);
+
+/** One transition applied; the same rules as the devices read model, so both agree on phone and lastError. */
+export function applySessionChange(record: SessionRecord, change: SessionStateChangedData): SessionRecord {
+  const phone = change.state === 'logged_out' ? undefined : (change.phone ?? record.phone);
+  const lastError = change.state === 'online' ? undefined : (change.error ?? record.lastError);
+  return {
+    state: change.state,
+    ...(phone === undefined ? {} : { phone }),
+    ...(lastError === undefined ? {} : { lastError }),
+  };
+}
+
+export function foldSessionEvents(record: SessionRecord, events: readonly StoredEvent[]): SessionRecord {
+  let folded = record;
+  for (const stored of events) {
+    const event = stored as unknown as SessionEvent;
+    if (event.type === 'SessionStateChanged') folded = applySessionChange(folded, event.data);
+  }
+  return folded;
+}
+
+export interface LoadedSession {
+  record: SessionRecord;
+  /** Revision of the stream's last event; -1 when the stream is empty. */
+  revision: number;
+  /** Revision the snapshot it started from covers; -1 without one. */
+  snapshotRevision: number;
+}
+
+/** Reads the session's snapshot and the events after it (never the whole history) and folds them. */
+export async function loadSession(store: EventStore, deviceId: string): Promise<LoadedSession> {
+  const stream = sessionStream(deviceId);
+  const snapshot = await store.loadSnapshot<SessionRecord>(stream);
+  const snapshotRevision = snapshot?.revision ?? -1;
+  const after = await store.readStream(stream, { fromRevision: snapshotRevision + 1 });
+  return {
+    record: foldSessionEvents(snapshot?.state ?? INITIAL_SESSION_RECORD, after),
+    revision: after[after.length - 1]?.revision ?? snapshotRevision,
+    snapshotRevision,
+  };
+}

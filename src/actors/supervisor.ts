@@ -1,0 +1,206 @@
+/**
+ * The device actors of this process: started on demand, stopped when their device is deleted, and on
+ * process start the sessions that were running are loaded again (which resumes them).
+ *
+ * Nothing here is the only copy of anything: an actor's state is its session stream, so another process
+ * could take a device over by loading its actor (ownership between processes is a later issue).
+ */
+import type { Logger } from 'pino';
+import { DEVICE_EVENT_TYPES, type DeviceEvent, deviceStream } from '../devices/device-events.js';
+import type { Engine, EngineConnection, LinkedAccount } from '../engines/engine.js';
+import type { Engines } from '../engines/engines.js';
+import type { EventStore } from '../eventstore/event-store.js';
+import type { SessionStateName } from '../sessions/session-events.js';
+import { type CommandResult, DeviceActor, type SessionTransition } from './device-actor.js';
+import { type DeviceMachine, createDeviceMachine } from './device-machine.js';
+import { type ContactsListener, type MessageSink, StoreMessageSink } from './message-sink.js';
+import type { ReconnectSettings } from './reconnect-policy.js';
+import { RUNNING_STATES, loadSession } from './session-record.js';
+
+/** The devices read model as far as the supervisor needs it (DevicesReadModel fits). */
+export interface DeviceDirectory {
+  list(options: { limit: number; after?: string; state?: string }): { items: Array<{ id: string }>; nextAfter: string | null };
+}
+
+export interface SupervisorOptions {
+  store: EventStore;
+  engines: Engines;
+  devices: DeviceDirectory;
+  reconnect: ReconnectSettings;
+  log: Logger;
+  /** Defaults to appending to the device's inbox and outbox streams. */
+  sink?: MessageSink;
+  /** Extension point for the contacts read model (used by the default sink). */
+  onContacts?: ContactsListener;
+  /** Source of jitter (tests fix it). */
+  random?: () => number;
+  /** Sessions resumed at once during restore. */
+  restoreConcurrency?: number;
+  /** Passed to each actor (see DeviceActorOptions). */
+  snapshotEvery?: number;
+}
+
+/** Told of every recorded transition: the device, its new state, and the whole change (reason, phone, …). */
+export type SessionListener = (deviceId: string, state: SessionStateName, transition: SessionTransition) => void;
+
+export class UnknownDeviceError extends Error {
+  override readonly name = 'UnknownDeviceError';
+}
+
+const RESTORE_PAGE = 500;
+
+export class Supervisor {
+  private readonly actors = new Map<string, DeviceActor>();
+  private readonly listeners = new Set<SessionListener>();
+  private readonly machine: DeviceMachine;
+  private readonly sink: MessageSink;
+  private restoring: Promise<void> = Promise.resolve();
+  private stopping = false;
+
+  constructor(private readonly options: SupervisorOptions) {
+    this.machine = createDeviceMachine(options.reconnect, options.random);
+    this.sink = options.sink ?? new StoreMessageSink(options.store, options.onContacts);
+  }
+
+  open(deviceId: string): Promise<CommandResult> {
+    return this.actor(deviceId).open();
+  }
+
+  close(deviceId: string, options: { logout?: boolean } = {}): Promise<CommandResult> {
+    return this.actor(deviceId).close(options);
+  }
+
+  reboot(deviceId: string): Promise<CommandResult> {
+    return this.actor(deviceId).reboot();
+  }
+
+  /** The running actor of a device, if this process has one (no load). */
+  peek(deviceId: string): DeviceActor | undefined {
+    return this.actors.get(deviceId);
+  }
+
+  /** Waits until the device's actor has handled what is already queued for it (see DeviceActor.settled). */
+  settled(deviceId: string): Promise<{ state: SessionStateName | undefined; position: number }> | undefined {
+    return this.actors.get(deviceId)?.settled();
+  }
+
+  /** The live connection of an online device, for sending (the outbox). */
+  connection(deviceId: string): EngineConnection | undefined {
+    return this.actors.get(deviceId)?.liveConnection();
+  }
+
+  account(deviceId: string): LinkedAccount | undefined {
+    return this.actors.get(deviceId)?.account();
+  }
+
+  /** The state as this process knows it (undefined when the device has no actor here). */
+  state(deviceId: string): SessionStateName | undefined {
+    return this.actors.get(deviceId)?.state();
+  }
+
+  /** Called after every recorded transition of every device, once its side effects ran. Returns an unsubscribe. */
+  onStateChange(listener: SessionListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** The device was deleted: close and unlink its session, wipe its credentials, drop its actor. */
+  async remove(deviceId: string): Promise<void> {
+    // A session that never ran left no connection and no credentials anywhere: nothing to undo.
+    if (!this.actors.has(deviceId) && (await loadSession(this.options.store, deviceId)).revision < 0) return;
+    const actor = this.actor(deviceId);
+    try {
+      await actor.close({ logout: true, reason: 'device_deleted' });
+    } catch (error) {
+      // The deletion is recorded already; a session that cannot be reached (e.g. its engine is not
+      // available here) has no connection of this process to end.
+      this.options.log.warn({ deviceId, err: error }, 'could not close the session of a deleted device');
+    } finally {
+      this.actors.delete(deviceId);
+      await actor.stop();
+    }
+  }
+
+  /**
+   * Loads every device whose session was running (connecting, qr, online, reconnecting) when the last
+   * process stopped; loading resumes it. Runs in the background; stopAll() waits for it.
+   */
+  restore(): Promise<void> {
+    this.restoring = this.restoreRunning().catch((error: unknown) => this.options.log.error({ err: error }, 'restoring sessions failed'));
+    return this.restoring;
+  }
+
+  /** Process shutdown: every connection ends, credentials and recorded states stay as they are. */
+  async stopAll(): Promise<void> {
+    this.stopping = true;
+    await this.restoring;
+    const actors = [...this.actors.values()];
+    this.actors.clear();
+    await Promise.all(actors.map((actor) => actor.stop().catch(() => undefined)));
+    await this.options.engines.close();
+  }
+
+  private actor(deviceId: string): DeviceActor {
+    let actor = this.actors.get(deviceId);
+    if (!actor) {
+      actor = new DeviceActor({
+        deviceId,
+        resolveEngine: () => this.engineOf(deviceId),
+        store: this.options.store,
+        machine: this.machine,
+        sink: this.sink,
+        log: this.options.log,
+        onTransition: (transition) => this.notify(transition),
+        snapshotEvery: this.options.snapshotEvery,
+      });
+      this.actors.set(deviceId, actor);
+    }
+    return actor;
+  }
+
+  /** The engine is fixed at creation and recorded in the device's own stream, which outlives the device. */
+  private async engineOf(deviceId: string): Promise<Engine> {
+    const [first] = await this.options.store.readStream(deviceStream(deviceId), { maxCount: 1 });
+    const created = first && DEVICE_EVENT_TYPES.has(first.type) ? (first as unknown as DeviceEvent) : undefined;
+    if (created?.type !== 'DeviceCreated') {
+      this.actors.delete(deviceId);
+      throw new UnknownDeviceError(`device "${deviceId}" does not exist`);
+    }
+    return this.options.engines.get(created.data.engine);
+  }
+
+  private notify(transition: SessionTransition): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(transition.deviceId, transition.state, transition);
+      } catch (error) {
+        this.options.log.error({ err: error, deviceId: transition.deviceId }, 'a session listener failed');
+      }
+    }
+  }
+
+  private async restoreRunning(): Promise<void> {
+    const ids: string[] = [];
+    for (const state of RUNNING_STATES) {
+      let after: string | undefined;
+      do {
+        const page = this.options.devices.list({ limit: RESTORE_PAGE, state, ...(after === undefined ? {} : { after }) });
+        ids.push(...page.items.map((item) => item.id));
+        after = page.nextAfter ?? undefined;
+      } while (after !== undefined);
+    }
+    if (ids.length > 0) this.options.log.info({ sessions: ids.length }, 'resuming sessions that were running');
+    let next = 0;
+    const worker = async () => {
+      while (!this.stopping && next < ids.length) {
+        const deviceId = ids[next++]!;
+        try {
+          await this.actor(deviceId).load();
+        } catch (error) {
+          this.options.log.error({ deviceId, err: error }, 'could not resume a session');
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(ids.length, this.options.restoreConcurrency ?? 16) }, worker));
+  }
+}

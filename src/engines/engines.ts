@@ -1,0 +1,57 @@
+/**
+ * The engines of this process, by name. A device names its engine when it is created; its actor asks
+ * here for it.
+ */
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { EventStore } from '../eventstore/event-store.js';
+import type { Engine, EngineName } from './engine.js';
+import { SandboxEngine } from './sandbox/sandbox-engine.js';
+import { type LinkPreviewProvider, createLazyBaileysEngine } from './baileys/index.js';
+
+export class EngineUnavailableError extends Error {
+  override readonly name = 'EngineUnavailableError';
+  constructor(readonly engine: string) {
+    super(`the ${engine} engine is not available in this gateway`);
+  }
+}
+
+export class Engines {
+  private readonly byName: ReadonlyMap<string, Engine>;
+
+  constructor(
+    engines: readonly Engine[],
+    /** The simulated network, for the /sandbox routes. */
+    readonly sandbox: SandboxEngine,
+  ) {
+    this.byName = new Map(engines.map((engine) => [engine.name, engine]));
+  }
+
+  get(name: EngineName): Engine {
+    const engine = this.byName.get(name);
+    if (!engine) throw new EngineUnavailableError(name);
+    return engine;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.byName.values()].map((engine) => engine.close?.()));
+  }
+}
+
+export interface EngineDependencies {
+  store: EventStore;
+  config: Config;
+  log: Logger;
+  /** Open Graph previews of `link` messages, fetched through the outbound network guard (the outbox's). */
+  linkPreview?: LinkPreviewProvider;
+}
+
+export function createEngines({ store, config, log, linkPreview }: EngineDependencies): Engines {
+  const sandbox = new SandboxEngine(store, {
+    deliveredDelayMs: config.sandbox.deliveredDelayMs,
+    readDelayMs: config.sandbox.readDelayMs,
+  });
+  const engines: Engine[] = [sandbox];
+  engines.push(createLazyBaileysEngine({ store, encryptionKey: config.encryptionKey, logger: log, ...(linkPreview ? { linkPreview } : {}) }));
+  return new Engines(engines, sandbox);
+}

@@ -1,0 +1,136 @@
+/**
+ * One connection of one sandbox device to the simulated network. It walks the phases a WhatsApp Web
+ * connection walks (show codes until scanned, then restart; or log in with stored credentials), and
+ * reports through the same EngineEvents as the real engine.
+ */
+import { randomBytes } from 'node:crypto';
+import { EngineError, type EngineConnection, type EngineEvents, type InboundMessage, type LinkedAccount, type OutgoingMessage, type Receipt } from '../engine.js';
+import type { SandboxCredentialStore } from './sandbox-credentials.js';
+import type { SandboxNetwork } from './sandbox-network.js';
+import { avatarUrlOf, jidOf, numberExists } from './sandbox-numbers.js';
+
+type Phase = 'starting' | 'qr' | 'pairing' | 'online' | 'ended';
+
+export class SandboxConnection implements EngineConnection {
+  private phase: Phase = 'starting';
+  private qrTimer: NodeJS.Timeout | undefined;
+  private linked: LinkedAccount | undefined;
+
+  constructor(
+    readonly deviceId: string,
+    private readonly events: EngineEvents,
+    private readonly network: SandboxNetwork,
+    private readonly credentials: SandboxCredentialStore,
+  ) {}
+
+  get online(): boolean {
+    return this.phase === 'online';
+  }
+
+  get showingQr(): boolean {
+    return this.phase === 'qr';
+  }
+
+  /** The account, once online. */
+  get account(): LinkedAccount | undefined {
+    return this.linked;
+  }
+
+  /** No credentials: show a fresh code now and renew it every `ttlMs` until it is scanned. */
+  showQr(ttlMs: number): void {
+    if (this.phase !== 'starting') return;
+    this.phase = 'qr';
+    const issue = () => this.events.qr(`sandbox:${randomBytes(18).toString('base64url')}`, new Date(Date.now() + ttlMs));
+    issue();
+    this.qrTimer = setInterval(issue, ttlMs);
+    this.qrTimer.unref();
+  }
+
+  /** The phone scanned the code: no more codes. False when no code is on show. */
+  beginPairing(): boolean {
+    if (this.phase !== 'qr') return false;
+    this.phase = 'pairing';
+    this.stopQr();
+    return true;
+  }
+
+  /** Pairing could not be completed (credentials not saved): show codes again. */
+  abortPairing(ttlMs: number): void {
+    if (this.phase !== 'pairing') return;
+    this.phase = 'starting';
+    this.showQr(ttlMs);
+  }
+
+  /** Stored credentials were accepted. */
+  goOnline(phone: string): void {
+    if (this.phase !== 'starting') return;
+    this.phase = 'online';
+    this.linked = { phone, jid: jidOf(phone) };
+    this.network.attach(this, phone);
+    this.events.online(this.linked);
+  }
+
+  /** The network ends the connection and says why. */
+  drop(kind: Parameters<EngineEvents['disconnected']>[0], detail: string): void {
+    if (this.phase === 'ended') return;
+    this.end();
+    this.events.disconnected(kind, detail);
+  }
+
+  /** A message from another number arrives. */
+  receive(message: InboundMessage): void {
+    this.events.inbound(message);
+  }
+
+  /** Receipts reach the device that sent, also if this connection has ended since (they are facts). */
+  receipt(receipt: Receipt): void {
+    this.events.receipt(receipt);
+  }
+
+  async send(message: OutgoingMessage): Promise<void> {
+    this.requireOnline();
+    if (!numberExists(message.to)) {
+      throw new EngineError('recipient_not_found', `${message.to} is not on the network (sandbox numbers ending in 0000 do not exist)`, true);
+    }
+    this.network.deliver(this, this.linked!.phone, message);
+  }
+
+  async revoke(_waMessageId: string, to: string): Promise<void> {
+    this.requireOnline();
+    if (!numberExists(to)) throw new EngineError('recipient_not_found', `${to} is not on the network`, true);
+  }
+
+  async checkNumber(number: string): Promise<{ exists: boolean; jid?: string }> {
+    this.requireOnline();
+    return numberExists(number) ? { exists: true, jid: jidOf(number) } : { exists: false };
+  }
+
+  async avatarUrl(number: string): Promise<string | null> {
+    this.requireOnline();
+    return avatarUrlOf(number);
+  }
+
+  async close(): Promise<void> {
+    this.end();
+  }
+
+  async logout(): Promise<void> {
+    this.end();
+    await this.credentials.wipe(this.deviceId);
+  }
+
+  private requireOnline(): void {
+    if (this.phase !== 'online') throw new EngineError('not_connected', 'the sandbox connection is not online');
+  }
+
+  private end(): void {
+    this.phase = 'ended';
+    this.stopQr();
+    this.network.detach(this);
+  }
+
+  private stopQr(): void {
+    if (this.qrTimer) clearInterval(this.qrTimer);
+    this.qrTimer = undefined;
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * The sandbox engine (API.md, The sandbox engine): a simulated network inside the gateway, so that
+ * integrations can be built and tested with no phone. At the engine port it behaves like the real one:
+ * codes until scanned, then a restart and a login with the stored credentials; sends, receipts,
+ * number checks and avatars; the network may drop the connection or the phone may unlink the device.
+ *
+ * Besides the port, it offers what the phone and the network do (the admin /sandbox routes).
+ */
+import type { Engine, EngineConnection, EngineEvents } from '../engine.js';
+import type { EventStore } from '../../eventstore/event-store.js';
+import { SandboxConnection } from './sandbox-connection.js';
+import { SandboxCredentialStore } from './sandbox-credentials.js';
+import { SandboxNetwork, type SandboxTiming, newSandboxMessageId } from './sandbox-network.js';
+import { numberExists } from './sandbox-numbers.js';
+
+export interface SandboxSettings extends SandboxTiming {
+  /** How long a code is valid before the next one replaces it. */
+  qrTtlMs?: number;
+}
+
+export const SANDBOX_QR_TTL_MS = 20_000;
+
+export type ScanOutcome = 'paired' | 'no_qr' | 'unknown_number';
+export type UnlinkOutcome = 'unlinked' | 'not_linked';
+
+export class SandboxEngine implements Engine {
+  readonly name = 'sandbox' as const;
+  private readonly network: SandboxNetwork;
+  private readonly credentials: SandboxCredentialStore;
+  private readonly qrTtlMs: number;
+
+  constructor(store: EventStore, settings: SandboxSettings) {
+    this.network = new SandboxNetwork(settings);
+    this.credentials = new SandboxCredentialStore(store);
+    this.qrTtlMs = settings.qrTtlMs ?? SANDBOX_QR_TTL_MS;
+  }
+
+  async connect(deviceId: string, events: EngineEvents): Promise<EngineConnection> {
+    const connection = new SandboxConnection(deviceId, events, this.network, this.credentials);
+    // As on WhatsApp, a second connection with the same credentials pushes the first one out.
+    this.network.track(connection)?.drop('connection_replaced', 'another connection of this device took over');
+    const credentials = await this.credentials.load(deviceId);
+    // Progress is reported after connect() has answered, as a network would.
+    this.network.later(0, () => {
+      if (!credentials) connection.showQr(this.qrTtlMs);
+      else if (credentials.revoked) {
+        this.credentials.wipe(deviceId).then(
+          () => connection.drop('logged_out', 'the phone unlinked this device'),
+          () => connection.drop('transient', 'the credentials could not be read'),
+        );
+      } else connection.goOnline(credentials.phone);
+    });
+    return connection;
+  }
+
+  async forget(deviceId: string): Promise<void> {
+    await this.credentials.wipe(deviceId);
+  }
+
+  async close(): Promise<void> {
+    await this.network.close();
+  }
+
+  /** The phone `phone` scans the code the device shows; the device then restarts and logs in. */
+  async scan(deviceId: string, phone: string): Promise<ScanOutcome> {
+    if (!numberExists(phone)) return 'unknown_number';
+    const connection = this.network.connectionOf(deviceId);
+    if (!connection?.beginPairing()) return 'no_qr';
+    try {
+      await this.credentials.save(deviceId, { phone, linkedAt: new Date().toISOString() });
+    } catch (error) {
+      connection.abortPairing(this.qrTtlMs);
+      throw error;
+    }
+    // What WhatsApp does right after pairing: close the connection and ask for a restart (Baileys' 515).
+    connection.drop('restart_required', 'paired with the phone; restart required');
+    return 'paired';
+  }
+
+  /** A message from `from` reaches the device; undefined when the device is not online. */
+  inbound(deviceId: string, message: { from: string; type: 'text'; body: string }): { waMessageId: string } | undefined {
+    const connection = this.network.connectionOf(deviceId);
+    if (!connection?.online) return undefined;
+    const waMessageId = newSandboxMessageId();
+    connection.receive({ waMessageId, from: message.from, type: message.type, body: message.body, timestamp: Math.floor(Date.now() / 1000) });
+    return { waMessageId };
+  }
+
+  /** The network drops the device's connection (the device reconnects). False when it is not online. */
+  disconnect(deviceId: string): boolean {
+    const connection = this.network.connectionOf(deviceId);
+    if (!connection?.online) return false;
+    connection.drop('transient', 'the connection dropped (sandbox)');
+    return true;
+  }
+
+  /**
+   * The phone unlinks the device. Online: it is told at once. Not connected: its credentials are marked
+   * revoked and its next connection is told, as WhatsApp does.
+   */
+  async logout(deviceId: string): Promise<UnlinkOutcome> {
+    const connection = this.network.connectionOf(deviceId);
+    if (connection?.online) {
+      await this.credentials.wipe(deviceId);
+      connection.drop('logged_out', 'the phone unlinked this device');
+      return 'unlinked';
+    }
+    const credentials = await this.credentials.load(deviceId);
+    if (!credentials || credentials.revoked) return 'not_linked';
+    await this.credentials.save(deviceId, { ...credentials, revoked: true });
+    return 'unlinked';
+  }
+}
