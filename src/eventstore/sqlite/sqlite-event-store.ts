@@ -34,10 +34,20 @@ interface EventRow {
 }
 
 interface PendingAppend {
+  kind: 'append';
   streamId: string;
   events: readonly NewEvent[];
   expectedRevision: ExpectedRevision;
 }
+
+/** Snapshots ride the same group commits as appends: engines save credentials often. */
+interface PendingSnapshot {
+  kind: 'snapshot';
+  streamId: string;
+  snapshot: Snapshot;
+}
+
+type PendingWrite = PendingAppend | PendingSnapshot;
 
 const READ_ALL_PAGE = 1_000;
 
@@ -50,7 +60,7 @@ const READ_ALL_PAGE = 1_000;
 export class SqliteEventStore implements EventStore {
   readonly kind = 'sqlite' as const;
   private readonly db: Database.Database;
-  private readonly committer: GroupCommitter<PendingAppend, AppendResult>;
+  private readonly committer: GroupCommitter<PendingWrite, AppendResult | undefined>;
   private readonly feed = new LiveFeed();
   private closed = false;
   private readonly sql;
@@ -95,16 +105,21 @@ export class SqliteEventStore implements EventStore {
   append(streamId: string, events: readonly NewEvent[], options: { expectedRevision?: ExpectedRevision } = {}): Promise<AppendResult> {
     if (this.closed) return Promise.reject(new StoreUnavailableError('event store is closed'));
     if (events.length === 0) return Promise.reject(new TypeError('append needs at least one event'));
-    return this.committer.submit({ streamId, events, expectedRevision: options.expectedRevision ?? 'any' });
+    return this.committer.submit({ kind: 'append', streamId, events, expectedRevision: options.expectedRevision ?? 'any' }) as Promise<AppendResult>;
   }
 
   /** Runs one group of appends in a single transaction; each append succeeds or fails on its own. */
-  private commit(batch: readonly PendingAppend[]): Array<AppendResult | Error> {
+  private commit(batch: readonly PendingWrite[]): Array<AppendResult | undefined | Error> {
     const committed: StoredEvent[] = [];
-    let outcomes: Array<AppendResult | Error> = [];
+    let outcomes: Array<AppendResult | undefined | Error> = [];
     try {
       this.db.transaction(() => {
         outcomes = batch.map((append) => {
+          if (append.kind === 'snapshot') {
+            const { streamId, snapshot } = append;
+            this.sql.saveSnapshot.run(streamId, snapshot.revision, JSON.stringify(snapshot.state), Date.now());
+            return undefined;
+          }
           try {
             // A nested transaction is a savepoint: a refused append leaves the others of the group intact.
             const { result, events } = this.appendOne(append);
@@ -202,7 +217,7 @@ export class SqliteEventStore implements EventStore {
 
   async saveSnapshot(streamId: string, snapshot: Snapshot): Promise<void> {
     this.assertOpen();
-    this.sql.saveSnapshot.run(streamId, snapshot.revision, JSON.stringify(snapshot.state), Date.now());
+    await this.committer.submit({ kind: 'snapshot', streamId, snapshot });
   }
 
   async loadSnapshot<State>(streamId: string): Promise<Snapshot<State> | null> {

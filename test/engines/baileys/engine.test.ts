@@ -109,8 +109,8 @@ describe('Baileys engine (fake socket)', () => {
       first.pair(ME, 'Shop');
       await eventually(() => expect(events.disconnects).toEqual([{ kind: 'restart_required', detail: expect.stringContaining('515') }]));
 
-      const stored = await records().read<AuthenticationCreds>('creds');
-      expect(stored?.me?.id).toBe(ME);
+      // The pairing credentials land through the store's group commit; the next connect waits for them.
+      await eventually(async () => expect((await records().read<AuthenticationCreds>('creds'))?.me?.id).toBe(ME));
 
       const again = recordingEvents();
       await engine.connect('dev-1', again);
