@@ -1,0 +1,22 @@
+/**
+ * Contact events on a device's `contacts-<deviceId>` stream: what the engine reported about the
+ * account's contacts (address book names, push names). Only changes are recorded: an entry that would
+ * change nothing in the contacts read model is left out, and a report that changes nothing appends
+ * nothing (see ContactsRecorder).
+ */
+import type { Contact } from '../engines/engine.js';
+
+export const contactsStream = (deviceId: string) => `contacts-${deviceId}`;
+
+export interface ContactsUpdatedData {
+  deviceId: string;
+  /**
+   * Field by field: a `name` or `pushName` that is absent leaves the known one as it is (WhatsApp's
+   * contact updates are partial). At most one entry per number.
+   */
+  contacts: Contact[];
+}
+
+export type ContactEvent = { type: 'ContactsUpdated'; data: ContactsUpdatedData };
+
+export const CONTACT_EVENT_TYPES: ReadonlySet<string> = new Set<ContactEvent['type']>(['ContactsUpdated']);

@@ -1,0 +1,92 @@
+/**
+ * Number checks and avatar lookups through a device's live connection: answered from the cache while
+ * fresh, otherwise asked of the engine (checks only within the device's allowance of fresh lookups)
+ * and cached. Concurrent requests for the same answer share one lookup.
+ */
+import type Database from 'better-sqlite3';
+import type { ContactsSettings } from '../config.js';
+import type { EngineConnection } from '../engines/engine.js';
+import { jidOfNumber } from './contact-text.js';
+import { LookupCache, type LookupKind } from './lookup-cache.js';
+import { LookupRateLimit } from './lookup-rate-limit.js';
+
+export interface CheckAnswer {
+  number: string;
+  exists: boolean;
+  jid?: string;
+}
+
+export interface AvatarAnswer {
+  number: string;
+  url: string | null;
+}
+
+/** The live connections of online devices (the Supervisor). */
+export interface LiveConnections {
+  connection(deviceId: string): EngineConnection | undefined;
+}
+
+export interface LookupSettings {
+  checkTtlMs: number;
+  avatarTtlMs: number;
+}
+
+export class SessionNotOnlineError extends Error {
+  override readonly name = 'SessionNotOnlineError';
+}
+
+export interface ContactLookupsDeps {
+  connections: LiveConnections;
+  cache: LookupCache;
+  checkLimit: LookupRateLimit;
+  settings: LookupSettings;
+}
+
+export class ContactLookups {
+  private readonly inFlight = new Map<string, Promise<unknown>>();
+
+  constructor(private readonly deps: ContactLookupsDeps) {}
+
+  check(deviceId: string, number: string): Promise<CheckAnswer> {
+    return this.lookUp(deviceId, 'check', number, this.deps.settings.checkTtlMs, async (connection) => {
+      await this.deps.checkLimit.take(deviceId);
+      const found = await connection.checkNumber(number);
+      return found.exists ? { number, exists: true, jid: found.jid ?? jidOfNumber(number) } : { number, exists: false };
+    });
+  }
+
+  avatar(deviceId: string, number: string): Promise<AvatarAnswer> {
+    return this.lookUp(deviceId, 'avatar', number, this.deps.settings.avatarTtlMs, async (connection) => ({ number, url: await connection.avatarUrl(number) }));
+  }
+
+  private async lookUp<T>(deviceId: string, kind: LookupKind, number: string, ttlMs: number, ask: (connection: EngineConnection) => Promise<T>): Promise<T> {
+    // Online first, as the contract says, also for answers that are cached.
+    const connection = this.deps.connections.connection(deviceId);
+    if (!connection) throw new SessionNotOnlineError(`device ${deviceId} is not online`);
+    const cached = this.deps.cache.get<T>(deviceId, kind, number);
+    if (cached !== undefined) return cached;
+    const key = `${deviceId}/${kind}/${number}`;
+    const pending = this.inFlight.get(key) as Promise<T> | undefined;
+    if (pending) return pending;
+    const fresh: Promise<T> = ask(connection)
+      .then((answer) => {
+        this.deps.cache.put(deviceId, kind, number, answer, ttlMs);
+        return answer;
+      })
+      .finally(() => {
+        if (this.inFlight.get(key) === fresh) this.inFlight.delete(key);
+      });
+    this.inFlight.set(key, fresh);
+    return fresh;
+  }
+}
+
+/** Lookups with their cache in the read-model database and the configured allowance of fresh checks. */
+export function createContactLookups(readModelDb: Database.Database, connections: LiveConnections, settings: ContactsSettings): ContactLookups {
+  return new ContactLookups({
+    connections,
+    cache: new LookupCache(readModelDb),
+    checkLimit: new LookupRateLimit({ perMinute: settings.checkRatePerMinute, burst: settings.checkBurst }),
+    settings: { checkTtlMs: settings.checkCacheTtlMs, avatarTtlMs: settings.avatarCacheTtlMs },
+  });
+}

@@ -1,0 +1,174 @@
+/**
+ * The contacts read model: per device, every number the account has as a contact (the engine's contact
+ * events), every number that wrote to the device (MessageReceived, with the sender's push name) and
+ * every number the device wrote to (OutboxMessageQueued). Fed only from the log, so a rebuild from
+ * position 0 gives the same table. A deleted device's contacts leave with it, and events of it that
+ * arrive after its deletion are ignored (device ids are never reused).
+ */
+import type Database from 'better-sqlite3';
+import type { DeviceEvent } from '../devices/device-events.js';
+import type { StoredEvent } from '../eventstore/event-store.js';
+import type { MessageReceivedData } from '../messages/message-events.js';
+import type { OutboxMessageQueuedData } from '../outbox/outbox-events.js';
+import type { Projection } from '../projections/projection.js';
+import type { ContactEvent } from './contact-events.js';
+import { fold, isNumber, jidOfNumber, searchTerms } from './contact-text.js';
+
+export interface ContactView {
+  number: string;
+  jid: string;
+  /** The name in the account's address book (or a business's verified name). */
+  name?: string;
+  /** The name the person gave themselves. */
+  pushName?: string;
+}
+
+export interface ContactPage {
+  items: ContactView[];
+  /** The number of the last item when more may follow. */
+  nextAfter: string | null;
+}
+
+interface ContactRow {
+  number: string;
+  jid: string;
+  name: string | null;
+  push_name: string | null;
+}
+
+type HandledEvent =
+  | ContactEvent
+  | { type: 'MessageReceived'; data: MessageReceivedData }
+  | { type: 'OutboxMessageQueued'; data: OutboxMessageQueuedData }
+  | Extract<DeviceEvent, { type: 'DeviceDeleted' }>;
+
+export class ContactsReadModel implements Projection {
+  readonly name = 'contacts';
+  readonly version = 1;
+  readonly handles: ReadonlySet<string> = new Set<HandledEvent['type']>(['ContactsUpdated', 'MessageReceived', 'OutboxMessageQueued', 'DeviceDeleted']);
+  private statements: ReturnType<ContactsReadModel['prepare']> | undefined;
+  /** The deleted devices' table, kept in memory too: every message event asks it, and a rebuild meets millions. */
+  private readonly deleted = new Set<string>();
+
+  constructor(private readonly db: Database.Database) {}
+
+  setup(db: Database.Database): void {
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS contacts (
+        device_id        TEXT NOT NULL,
+        number           TEXT NOT NULL,
+        jid              TEXT NOT NULL,
+        name             TEXT,
+        name_folded      TEXT,
+        push_name        TEXT,
+        push_name_folded TEXT,
+        PRIMARY KEY (device_id, number)
+      ) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS contacts_deleted_devices (device_id TEXT PRIMARY KEY) WITHOUT ROWID;
+    `);
+    this.deleted.clear();
+    for (const { device_id } of db.prepare<[], { device_id: string }>('SELECT device_id FROM contacts_deleted_devices').all()) this.deleted.add(device_id);
+  }
+
+  reset(db: Database.Database): void {
+    db.exec('DELETE FROM contacts; DELETE FROM contacts_deleted_devices;');
+    this.deleted.clear();
+  }
+
+  apply(stored: StoredEvent): void {
+    const event = stored as unknown as HandledEvent;
+    const deviceId = event.data.deviceId;
+    if (this.deleted.has(deviceId)) return;
+    const sql = this.sql();
+    switch (event.type) {
+      case 'ContactsUpdated':
+        for (const contact of event.data.contacts) {
+          if (!isNumber(contact.number)) continue;
+          const { name, pushName } = contact;
+          sql.upsertContact.run(deviceId, contact.number, contact.jid, name || null, foldOrNull(name), pushName || null, foldOrNull(pushName));
+        }
+        return;
+      case 'MessageReceived': {
+        const { from, pushName } = event.data;
+        if (!isNumber(from)) return;
+        if (pushName) sql.upsertPushName.run(deviceId, from, jidOfNumber(from), pushName, fold(pushName));
+        else sql.insertNumber.run(deviceId, from, jidOfNumber(from));
+        return;
+      }
+      case 'OutboxMessageQueued':
+        if (isNumber(event.data.to)) sql.insertNumber.run(deviceId, event.data.to, jidOfNumber(event.data.to));
+        return;
+      case 'DeviceDeleted':
+        sql.removeDevice.run(deviceId);
+        sql.markDeleted.run(deviceId);
+        this.deleted.add(deviceId);
+        return;
+    }
+  }
+
+  get(deviceId: string, number: string): ContactView | undefined {
+    const row = this.sql().byNumber.get(deviceId, number);
+    return row && toView(row);
+  }
+
+  /** A device's contacts ordered by number, after the given number; `q` matches numbers and names. */
+  list(deviceId: string, options: { limit: number; after?: string; q?: string }): ContactPage {
+    const sql = this.sql();
+    const after = options.after ?? '';
+    const terms = options.q === undefined ? undefined : searchTerms(options.q);
+    const rows =
+      terms && terms.text !== ''
+        ? sql.search.all(deviceId, after, terms.digits ?? terms.text, terms.text, terms.text, options.limit + 1)
+        : sql.page.all(deviceId, after, options.limit + 1);
+    const items = rows.slice(0, options.limit).map(toView);
+    return { items, nextAfter: rows.length > options.limit ? items[items.length - 1]!.number : null };
+  }
+
+  /** Statements are prepared lazily: the tables exist only after setup(). */
+  private sql() {
+    return (this.statements ??= this.prepare());
+  }
+
+  private prepare() {
+    const db = this.db;
+    const columns = 'number, jid, name, push_name';
+    return {
+      // A name that is not given leaves the known one: WhatsApp's contact updates are partial.
+      upsertContact: db.prepare(
+        `INSERT INTO contacts (device_id, number, jid, name, name_folded, push_name, push_name_folded) VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (device_id, number) DO UPDATE SET
+           jid = excluded.jid,
+           name = coalesce(excluded.name, name), name_folded = coalesce(excluded.name_folded, name_folded),
+           push_name = coalesce(excluded.push_name, push_name), push_name_folded = coalesce(excluded.push_name_folded, push_name_folded)`,
+      ),
+      upsertPushName: db.prepare(
+        `INSERT INTO contacts (device_id, number, jid, push_name, push_name_folded) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (device_id, number) DO UPDATE SET push_name = excluded.push_name, push_name_folded = excluded.push_name_folded
+         WHERE push_name IS NOT excluded.push_name`,
+      ),
+      insertNumber: db.prepare('INSERT INTO contacts (device_id, number, jid) VALUES (?, ?, ?) ON CONFLICT (device_id, number) DO NOTHING'),
+      removeDevice: db.prepare('DELETE FROM contacts WHERE device_id = ?'),
+      markDeleted: db.prepare('INSERT OR IGNORE INTO contacts_deleted_devices (device_id) VALUES (?)'),
+      byNumber: db.prepare<[string, string], ContactRow>(`SELECT ${columns} FROM contacts WHERE device_id = ? AND number = ?`),
+      page: db.prepare<[string, string, number], ContactRow>(`SELECT ${columns} FROM contacts WHERE device_id = ? AND number > ? ORDER BY number LIMIT ?`),
+      search: db.prepare<[string, string, string, string, string, number], ContactRow>(
+        `SELECT ${columns} FROM contacts
+         WHERE device_id = ? AND number > ?
+           AND (instr(number, ?) > 0 OR instr(name_folded, ?) > 0 OR instr(push_name_folded, ?) > 0)
+         ORDER BY number LIMIT ?`,
+      ),
+    };
+  }
+}
+
+const foldOrNull = (text: string | undefined): string | null => (text ? fold(text) : null);
+
+function toView(row: ContactRow): ContactView {
+  return {
+    number: row.number,
+    jid: row.jid,
+    ...(row.name === null ? {} : { name: row.name }),
+    ...(row.push_name === null ? {} : { pushName: row.push_name }),
+  };
+}
+

@@ -1,0 +1,121 @@
+/**
+ * GET /devices/:deviceId/contacts, …/contacts/:number/check and …/contacts/:number/avatar (API.md, Contacts).
+ */
+import { type ContactLookups, SessionNotOnlineError } from '../../contacts/contact-lookups.js';
+import type { ContactsReadModel } from '../../contacts/contacts-read-model.js';
+import { LookupRateLimitedError } from '../../contacts/lookup-rate-limit.js';
+import { EngineError } from '../../engines/engine.js';
+import { decodeCursor, encodeCursor } from '../cursor.js';
+import { Problem, conflict, notFound } from '../problem.js';
+import { type RouteSpec, defineRoute } from '../route.js';
+import { DeviceParams } from '../schemas/common.js';
+import { AvatarSchema, ContactListSchema, ContactParams, ListContactsQuery, NumberCheckSchema } from '../schemas/contacts.js';
+
+export interface ContactRouteDeps {
+  contacts: ContactsReadModel;
+  lookups: ContactLookups;
+  deviceExists: (deviceId: string) => boolean;
+  /** The session state as this process knows it, for the detail of `session_not_online`. */
+  sessionState: (deviceId: string) => string;
+  /** The settings the descriptions quote. */
+  limits: { checkRatePerMinute: number; checkBurst: number; checkCacheTtlMs: number; avatarCacheTtlMs: number };
+}
+
+const tag = 'Contacts';
+const NO_DEVICE = { description: 'No such device (admin key only).' };
+const NOT_ONLINE = { description: 'The session is not online (`session_not_online`); `detail` names the state.' };
+const ENGINE_FAILED = { description: 'The network did not answer the lookup (`engine_error`); nothing was cached, try again.' };
+
+export function contactRoutes({ contacts, lookups, deviceExists, sessionState, limits }: ContactRouteDeps): RouteSpec[] {
+  const requireDevice = (deviceId: string) => {
+    if (!deviceExists(deviceId)) throw notFound(`device "${deviceId}" does not exist`);
+  };
+  const lookupProblem = (deviceId: string, error: unknown): unknown => {
+    if (error instanceof SessionNotOnlineError || (error instanceof EngineError && error.code === 'not_connected')) {
+      return conflict('session_not_online', `the session is ${sessionState(deviceId)}, not online`);
+    }
+    if (error instanceof LookupRateLimitedError) {
+      return new Problem(429, 'rate_limited', error.message, { headers: { 'Retry-After': String(error.retryAfterSeconds) } });
+    }
+    if (error instanceof EngineError) return new Problem(502, 'engine_error', `the lookup failed: ${error.message}`);
+    return error;
+  };
+
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/devices/:deviceId/contacts',
+      operationId: 'listContacts',
+      tag,
+      summary: 'List contacts',
+      description:
+        "The account's contacts as the network reports them, and every number that wrote to the device or that the device wrote to, " +
+        'ordered by number. `q` searches numbers and names. Follow `nextCursor` until it is null. Works in every session state.',
+      access: 'device',
+      params: DeviceParams,
+      query: ListContactsQuery,
+      responses: { 200: { description: 'A page of contacts.', schema: ContactListSchema }, 404: NO_DEVICE },
+      handler({ params, query }) {
+        requireDevice(params.deviceId);
+        const page = contacts.list(params.deviceId, { limit: query.limit ?? 50, after: decodeCursor(query.cursor), q: query.q });
+        return { status: 200, body: { items: page.items, nextCursor: page.nextAfter === null ? null : encodeCursor(page.nextAfter) } };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/devices/:deviceId/contacts/:number/check',
+      operationId: 'checkContactNumber',
+      tag,
+      summary: 'Check whether a number exists',
+      description:
+        `Asks the network whether the number has an account (needs an \`online\` session). Answers are cached per device for ${duration(limits.checkCacheTtlMs)} ` +
+        `(CONTACT_CHECK_CACHE_TTL). Fresh lookups are limited per device to ${limits.checkRatePerMinute} a minute, at most ${limits.checkBurst} back to back ` +
+        '(CONTACT_CHECK_RATE_PER_MINUTE, CONTACT_CHECK_BURST), because bulk number checks get accounts banned; beyond that `429 rate_limited` with `Retry-After`. ' +
+        'Cached answers do not count and are still given.',
+      access: 'device',
+      params: ContactParams,
+      responses: {
+        200: { description: 'The answer.', schema: NumberCheckSchema },
+        404: NO_DEVICE,
+        409: NOT_ONLINE,
+        429: { description: 'Too many fresh lookups (`rate_limited`); `Retry-After` says how many seconds to wait.' },
+        502: ENGINE_FAILED,
+      },
+      async handler({ params }) {
+        requireDevice(params.deviceId);
+        try {
+          return { status: 200, body: await lookups.check(params.deviceId, params.number) };
+        } catch (error) {
+          throw lookupProblem(params.deviceId, error);
+        }
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/devices/:deviceId/contacts/:number/avatar',
+      operationId: 'getContactAvatar',
+      tag,
+      summary: 'The profile picture of a number',
+      description:
+        'The URL of the profile picture as the network gives it to this account (needs an `online` session), `null` when there is none or it is hidden. ' +
+        `Answers are cached per device for ${duration(limits.avatarCacheTtlMs)} (CONTACT_AVATAR_CACHE_TTL); WhatsApp's URLs expire, so fetch the picture soon.`,
+      access: 'device',
+      params: ContactParams,
+      responses: { 200: { description: 'The answer.', schema: AvatarSchema }, 404: NO_DEVICE, 409: NOT_ONLINE, 502: ENGINE_FAILED },
+      async handler({ params }) {
+        requireDevice(params.deviceId);
+        try {
+          return { status: 200, body: await lookups.avatar(params.deviceId, params.number) };
+        } catch (error) {
+          throw lookupProblem(params.deviceId, error);
+        }
+      },
+    }),
+  ];
+}
+
+function duration(ms: number): string {
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000} h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000} min`;
+  return `${ms / 1000} s`;
+}

@@ -1,0 +1,46 @@
+import Type from 'typebox';
+import { Cursor, DeviceId, Limit } from './common.js';
+
+const ContactNumber = Type.String({ pattern: '^[0-9]{7,15}$', description: 'Digits only, with the country code (e.g. 4915112345678).' });
+const StoredNumber = Type.String({ pattern: '^[0-9]+$', description: 'Digits only, with the country code.' });
+const Jid = Type.String({ minLength: 1, description: 'The WhatsApp address of the number (`<number>@s.whatsapp.net`).' });
+
+export const ContactParams = Type.Object({ deviceId: DeviceId, number: ContactNumber });
+
+export const ListContactsQuery = Type.Object(
+  {
+    limit: Type.Optional(Limit(500, 50)),
+    cursor: Type.Optional(Cursor),
+    q: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description: 'Search: part of a number (spaces, `+`, `-` and brackets are ignored) or of a name or push name (case and accents are ignored).',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const ContactSchema = Type.Object({
+  number: StoredNumber,
+  jid: Jid,
+  name: Type.Optional(Type.String({ description: "The name in the account's address book (or a business's verified name)." })),
+  pushName: Type.Optional(Type.String({ description: 'The name the person gave themselves.' })),
+});
+
+export const ContactListSchema = Type.Object({
+  items: Type.Array(ContactSchema),
+  nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page; null on the last page.' }),
+});
+
+export const NumberCheckSchema = Type.Object({
+  number: ContactNumber,
+  exists: Type.Boolean({ description: 'Whether the number has an account on the network.' }),
+  jid: Type.Optional(Jid),
+});
+
+export const AvatarSchema = Type.Object({
+  number: ContactNumber,
+  url: Type.Union([Type.String({ minLength: 1 }), Type.Null()], { description: 'The profile picture, or null when there is none (or it is not visible to this account).' }),
+});
