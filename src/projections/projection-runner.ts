@@ -133,28 +133,41 @@ export class ProjectionRunner {
 
   private applyBatch(events: readonly StoredEvent[]): void {
     const last = events[events.length - 1]!.position;
-    this.db.transaction(() => {
-      for (const event of events) {
-        for (const projection of this.projections) {
-          if (projection.handles !== 'all' && !projection.handles.has(event.type)) continue;
-          if (event.position <= (this.checkpoints.get(projection.name) ?? 0)) continue;
-          this.applyOne(projection, event);
-        }
-      }
-      for (const projection of this.projections) {
-        if ((this.checkpoints.get(projection.name) ?? 0) < last) this.saveCheckpoint(projection, last);
-      }
-    })();
+    try {
+      // The fast path: the whole batch in one transaction, no savepoint per event.
+      this.db.transaction(() => this.applyEvents(events, last, (projection, event) => projection.apply(event, this.db)))();
+    } catch {
+      // A handler threw: the batch rolled back. Apply it again with each event in a savepoint of its own,
+      // so only the failing event is skipped (and logged), and the read model goes on.
+      this.db.transaction(() => this.applyEvents(events, last, (projection, event) => this.applyIsolated(projection, event)))();
+    }
+    // Only now, after the commit: a rolled-back first attempt must not move the in-memory checkpoints.
+    for (const projection of this.projections) {
+      if ((this.checkpoints.get(projection.name) ?? 0) < last) this.checkpoints.set(projection.name, last);
+    }
     this.applied += events.length;
     this.position = last;
     this.releaseWaiters();
   }
 
+  private applyEvents(events: readonly StoredEvent[], last: number, apply: (projection: Projection, event: StoredEvent) => void): void {
+    for (const event of events) {
+      for (const projection of this.projections) {
+        if (projection.handles !== 'all' && !projection.handles.has(event.type)) continue;
+        if (event.position <= (this.checkpoints.get(projection.name) ?? 0)) continue;
+        apply(projection, event);
+      }
+    }
+    for (const projection of this.projections) {
+      if ((this.checkpoints.get(projection.name) ?? 0) < last) this.upsertCheckpoint.run(projection.name, projection.version, last);
+    }
+  }
+
   /**
-   * One event in a savepoint: a handler that throws is logged and its partial writes undone, and the
-   * read model goes on (a rebuild meets the same event and skips it the same way).
+   * One event in a savepoint: a handler that throws is logged and its partial writes undone (a rebuild
+   * meets the same event and skips it the same way).
    */
-  private applyOne(projection: Projection, event: StoredEvent): void {
+  private applyIsolated(projection: Projection, event: StoredEvent): void {
     try {
       this.db.transaction(() => projection.apply(event, this.db))();
     } catch (error) {
