@@ -1,0 +1,297 @@
+/**
+ * webhooks: messages injected through the sandbox engine (POST /sandbox/devices/:id/inbound) over 100
+ * online sandbox devices, delivered by the gateway (a child process) as signed webhooks to a receiver in
+ * this process, so that injection and receipt are timed on one clock.
+ *
+ * - latency: injection → receipt at a steady 1,000 events/s (open loop: each injection leaves on its
+ *   schedule whether or not earlier ones have arrived), after a warm-up at the same rate.
+ * - deliveries/s: a backlog drained. The receiver holds its answers while 30,000 messages are injected
+ *   as fast as the API takes them (each device's head delivery waits, the rest queue behind it in the
+ *   store), then answers again: deliveries divided by the time until the last one arrived.
+ *
+ * All 100 devices send to one receiver host, so the per-host rate limit is raised for the run
+ * (WEBHOOK_HOST_RATE_PER_SECOND; its default protects real receivers), and the timeout is long enough to
+ * hold answers through the fill.
+ */
+import { once } from 'node:events';
+import { Agent, type IncomingMessage, type ServerResponse, createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Webhook } from 'standardwebhooks';
+import type { Metric } from './lib/benchmark.js';
+import { type GatewayChild, spawnGateway } from './lib/child.js';
+import { Samples, round, summarize } from './lib/stats.js';
+
+export const name = 'webhooks';
+export const description = 'sandbox inbound messages over 100 devices → signed webhooks to a local receiver: backlog deliveries/s, injection→receipt latency at 1,000/s';
+
+const DEVICES = 100;
+const RATE = 1_000;
+const WARMUP_SECONDS = 2;
+const LATENCY_SECONDS = 10;
+const BACKLOG = 30_000;
+const FILL_CONCURRENCY = 64;
+/** Every n-th webhook's signature is checked (all of them would load the receiver's process). */
+const VERIFY_EVERY = 50;
+
+interface Device {
+  id: string;
+  key: string;
+  secret: string;
+}
+
+export async function run(): Promise<Metric[]> {
+  const receiver = await startReceiver();
+  const gateway = await spawnGateway({
+    env: {
+      DEFAULT_ENGINE: 'sandbox',
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      WEBHOOK_HOST_RATE_PER_SECOND: '1000000',
+      WEBHOOK_TIMEOUT_MS: '60000',
+    },
+  });
+  try {
+    const setupStarted = performance.now();
+    const devices = await prepareDevices(gateway, receiver.url);
+    progress(`${DEVICES} devices online with hooks in ${seconds(setupStarted)} s`);
+    receiver.secrets = new Map(devices.map((d) => [d.id, d.secret]));
+    let seq = 0;
+    const inject = (n: number) => injectOne(gateway, devices[n % DEVICES]!.id, n, receiver);
+
+    // Latency at a steady rate (the warm-up's figures are dropped).
+    await steady(inject, () => seq++, WARMUP_SECONDS);
+    await receiver.waitForCount(seq, 30_000, () => `warm-up; ${receiver.injectErrors} injections refused`);
+    const firstMeasured = seq;
+    const steadyResult = await steady(inject, () => seq++, LATENCY_SECONDS);
+    await receiver.waitForCount(seq, 30_000, () => `latency run; ${receiver.injectErrors} injections refused`);
+    progress(`latency run done: ${seq - firstMeasured} messages`);
+    const latencies = new Samples(RATE * LATENCY_SECONDS);
+    for (let n = firstMeasured; n < seq; n++) {
+      const received = receiver.receivedAt[n];
+      if (received !== undefined) latencies.push(received - receiver.sentAt[n]!);
+    }
+    const latency = summarize(latencies.values());
+
+    // Backlog: hold the answers, fill, release, time the drain.
+    receiver.hold();
+    const fillStart = seq;
+    const fillStarted = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: FILL_CONCURRENCY }, async () => {
+        while (next < BACKLOG) {
+          next++;
+          await inject(seq++);
+        }
+      }),
+    );
+    const fillSeconds = (performance.now() - fillStarted) / 1000;
+    progress(`backlog of ${BACKLOG} injected in ${round(fillSeconds, 1)} s`);
+    await sleep(1_000); // the last appends of the fill land before the clock starts
+    const cpuBefore = gateway.cpuSeconds();
+    const drainStarted = performance.now();
+    const receivedBefore = receiver.count;
+    receiver.release();
+    await receiver.waitForCount(seq, 120_000, () => `backlog drain; ${receiver.injectErrors} injections refused`);
+    const drainSeconds = (receiver.lastReceivedAt - drainStarted) / 1000;
+    const cpuAfter = gateway.cpuSeconds();
+    const drained = receiver.count - receivedBefore;
+
+    const metrics: Metric[] = [
+      { metric: 'deliveries/s (backlog of 30,000 over 100 devices)', value: round(drained / drainSeconds, 0), unit: 'deliveries/s', target: { op: '>=', value: 5_000 } },
+      { metric: 'injection → receipt p50 at 1,000/s', value: round(latency.p50, 2), unit: 'ms' },
+      { metric: 'injection → receipt p99 at 1,000/s', value: round(latency.p99, 2), unit: 'ms', target: { op: '<=', value: 50 } },
+      { metric: 'injection → receipt max at 1,000/s', value: round(latency.max, 2), unit: 'ms' },
+      { metric: 'injection rate achieved (latency run)', value: round(steadyResult.perSecond, 0), unit: 'events/s' },
+      { metric: 'injection rate, API flat out (backlog fill)', value: round((seq - fillStart) / fillSeconds, 0), unit: 'events/s' },
+      // Validity: every injected message arrived once at least, signed with its device's secret.
+      { metric: 'messages lost', value: seq - receiver.count, unit: 'messages', target: { op: '<=', value: 0 } },
+      { metric: 'injections refused', value: receiver.injectErrors, unit: 'requests', target: { op: '<=', value: 0 } },
+      { metric: 'signatures not verified (sampled)', value: receiver.badSignatures, unit: 'webhooks', target: { op: '<=', value: 0 } },
+      { metric: 'duplicate deliveries', value: receiver.duplicates, unit: 'webhooks' },
+    ];
+    if (cpuBefore !== undefined && cpuAfter !== undefined) {
+      metrics.push({ metric: 'gateway CPU while draining', value: round(((cpuAfter - cpuBefore) / drainSeconds) * 100, 0), unit: '% core' });
+    }
+    return metrics;
+  } finally {
+    injectAgent.destroy();
+    await gateway.stop();
+    await receiver.close();
+  }
+}
+
+/** Creates the devices, brings each session online through the sandbox, and points its hook at the receiver. */
+async function prepareDevices(gateway: GatewayChild, receiverUrl: string): Promise<Device[]> {
+  const ids = Array.from({ length: DEVICES }, (_, i) => `bench-${String(i).padStart(3, '0')}`);
+  const devices: Device[] = [];
+  for (let i = 0; i < ids.length; i += 10) {
+    devices.push(...(await Promise.all(ids.slice(i, i + 10).map((id, j) => prepareDevice(gateway, id, `49151${String(i + j + 1).padStart(6, '0')}1`, receiverUrl)))));
+  }
+  return devices;
+}
+
+async function prepareDevice(gateway: GatewayChild, id: string, phone: string, receiverUrl: string): Promise<Device> {
+  const { deviceKey } = await gateway.adminRequest<{ deviceKey: string }>('POST', '/devices', { id, name: id, engine: 'sandbox' }, 201);
+  await gateway.adminRequest('POST', `/devices/${id}/session/open`);
+  await waitForState(gateway, id, 'qr');
+  // Answered 202 with no JSON body: fetched directly.
+  const scanned = await fetch(`${gateway.url}/sandbox/devices/${id}/scan`, {
+    method: 'POST',
+    headers: { 'x-admin-key': gateway.adminKey, 'content-type': 'application/json' },
+    body: JSON.stringify({ phone }),
+  });
+  await scanned.arrayBuffer();
+  if (scanned.status !== 202) throw new Error(`scan ${id} answered ${scanned.status}`);
+  await waitForState(gateway, id, 'online');
+  const hooks = await gateway.adminRequest<{ secret: string }>('PUT', `/devices/${id}/hooks`, { url: receiverUrl, events: ['message.received'] }, 200);
+  return { id, key: deviceKey, secret: hooks.secret };
+}
+
+async function waitForState(gateway: GatewayChild, id: string, state: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const session = await gateway.adminRequest<{ state: string }>('GET', `/devices/${id}/session/state`);
+    if (session.state === state) return;
+    await sleep(20);
+  }
+  throw new Error(`${id} did not reach ${state}`);
+}
+
+/** Injections share a bounded pool of keep-alive connections, as a real client would. */
+const injectAgent = new Agent({ keepAlive: true, maxSockets: 64 });
+
+function injectOne(gateway: GatewayChild, deviceId: string, n: number, receiver: Receiver): Promise<void> {
+  const body = JSON.stringify({ from: '4915199990001', body: String(n) });
+  return new Promise((resolve) => {
+    const refused = (why: string) => {
+      if (receiver.injectErrors++ === 0) progress(`first refused injection: ${why}`);
+      resolve();
+    };
+    receiver.sentAt[n] = performance.now();
+    const req = request(`${gateway.url}/sandbox/devices/${deviceId}/inbound`, {
+      method: 'POST',
+      agent: injectAgent,
+      headers: { 'x-admin-key': gateway.adminKey, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+    });
+    req.on('response', (res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => (text += chunk));
+      res.on('end', () => (res.statusCode === 202 ? resolve() : refused(`${res.statusCode} ${text.slice(0, 300)}`)));
+    });
+    req.on('error', (error) => refused(error.message));
+    req.end(body);
+  });
+}
+
+/** Injects at RATE per second for `seconds`, on schedule (open loop). */
+async function steady(inject: (n: number) => Promise<void>, take: () => number, seconds: number): Promise<{ perSecond: number }> {
+  const total = RATE * seconds;
+  const started = performance.now();
+  const inFlight: Array<Promise<void>> = [];
+  let sent = 0;
+  while (sent < total) {
+    const due = Math.min(total, Math.floor(((performance.now() - started) / 1000) * RATE));
+    for (; sent < due; sent++) inFlight.push(inject(take()));
+    await sleep(1);
+  }
+  const elapsed = (performance.now() - started) / 1000;
+  await Promise.all(inFlight);
+  return { perSecond: total / elapsed };
+}
+
+const progress = (line: string) => process.stderr.write(`  ${line}\n`);
+const seconds = (startedMs: number) => round((performance.now() - startedMs) / 1000, 1);
+
+interface Receiver {
+  url: string;
+  secrets: Map<string, string>;
+  sentAt: number[];
+  receivedAt: number[];
+  count: number;
+  lastReceivedAt: number;
+  duplicates: number;
+  badSignatures: number;
+  injectErrors: number;
+  hold(): void;
+  release(): void;
+  waitForCount(count: number, timeoutMs: number, what: () => string): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function startReceiver(): Promise<Receiver> {
+  let held: Array<() => void> | undefined;
+  let waiter: { count: number; resolve: () => void } | undefined;
+  let checked = 0;
+  const signers = new Map<string, Webhook>();
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const now = performance.now();
+      const body = Buffer.concat(chunks).toString('utf8');
+      const envelope = JSON.parse(body) as { deviceId: string; data: { body: string } };
+      const n = Number(envelope.data.body);
+      if (receiver.receivedAt[n] === undefined) {
+        receiver.receivedAt[n] = now;
+        receiver.count++;
+        receiver.lastReceivedAt = now;
+      } else receiver.duplicates++;
+      if (checked++ % VERIFY_EVERY === 0) {
+        const secret = receiver.secrets.get(envelope.deviceId)!;
+        let signer = signers.get(secret);
+        if (!signer) signers.set(secret, (signer = new Webhook(secret)));
+        try {
+          signer.verify(body, req.headers as Record<string, string>);
+        } catch {
+          receiver.badSignatures++;
+        }
+      }
+      const answer = () => res.writeHead(204).end();
+      if (held) held.push(answer);
+      else answer();
+      if (waiter && receiver.count >= waiter.count) waiter.resolve();
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const receiver: Receiver = {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`,
+    secrets: new Map(),
+    sentAt: [],
+    receivedAt: [],
+    count: 0,
+    lastReceivedAt: 0,
+    duplicates: 0,
+    badSignatures: 0,
+    injectErrors: 0,
+    hold() {
+      held = [];
+    },
+    release() {
+      const answers = held ?? [];
+      held = undefined;
+      for (const answer of answers) answer();
+    },
+    waitForCount(count, timeoutMs, what) {
+      if (receiver.count >= count) return Promise.resolve();
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`received ${receiver.count} of ${count} webhooks within ${timeoutMs} ms (${what()})`)), timeoutMs);
+        waiter = {
+          count,
+          resolve: () => {
+            clearTimeout(timer);
+            waiter = undefined;
+            resolve();
+          },
+        };
+      });
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+  return receiver;
+}

@@ -1,0 +1,147 @@
+import type { OutboundGuard } from '../../net/outbound-guard.js';
+import type { DevicesReadModel } from '../../projections/devices-read-model.js';
+import { hooksNotConfigured } from '../../webhooks/problems.js';
+import type { Webhooks } from '../../webhooks/webhooks.js';
+import { decodeCursor, encodeCursor } from '../cursor.js';
+import { invalidRequest, notFound } from '../problem.js';
+import { type RouteSpec, defineRoute } from '../route.js';
+import { DeviceParams } from '../schemas/common.js';
+import { DeliveryListSchema, DeliveryParams, DeliverySchema, HooksSchema, ListDeliveriesQuery, PutHooksBody, TestResultSchema } from '../schemas/hooks.js';
+
+export interface HookRouteDeps {
+  webhooks: Webhooks;
+  devices: DevicesReadModel;
+  guard: OutboundGuard;
+}
+
+const tag = 'Webhooks';
+const noDevice = { description: 'No such device (admin key only).' };
+
+export function hookRoutes({ webhooks, devices, guard }: HookRouteDeps): RouteSpec[] {
+  /** The admin key reaches every path: a device that does not exist is a 404 before anything else. */
+  const requireDevice = (deviceId: string) => {
+    if (!devices.get(deviceId)) throw notFound(`device "${deviceId}" does not exist`);
+  };
+
+  return [
+    defineRoute({
+      method: 'put',
+      path: '/devices/:deviceId/hooks',
+      operationId: 'putHooks',
+      tag,
+      summary: 'Set the hook configuration',
+      description:
+        'Sets the receiver URL and the event kinds sent to it. The signing `secret` is made on the first PUT and kept afterwards; `rotateSecret: true` makes a new one. Only events that happen after this answer are sent, and only kinds listed in `events`.',
+      access: 'device',
+      params: DeviceParams,
+      body: PutHooksBody,
+      responses: { 200: { description: 'The configuration, with its secret.', schema: HooksSchema }, 404: noDevice },
+      async handler({ params, body }) {
+        requireDevice(params.deviceId);
+        const refusal = guard.refusalOf(body.url);
+        if (refusal) {
+          const advice = guard.allowPrivateNetworks ? '' : ' (WEBHOOK_ALLOW_PRIVATE_NETWORKS=true allows private destinations)';
+          throw invalidRequest(`body/url ${refusal}${advice}`, [{ path: '/url', message: refusal }]);
+        }
+        return { status: 200, body: await webhooks.hooks.configure(params.deviceId, body) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/devices/:deviceId/hooks',
+      operationId: 'getHooks',
+      tag,
+      summary: 'Read the hook configuration',
+      access: 'device',
+      params: DeviceParams,
+      responses: {
+        200: { description: 'The configuration, with its secret.', schema: HooksSchema },
+        404: { description: '`hooks_not_configured`, or no such device (admin key only).' },
+      },
+      handler({ params }) {
+        requireDevice(params.deviceId);
+        const hook = webhooks.hooks.view(params.deviceId);
+        if (!hook) throw hooksNotConfigured(params.deviceId);
+        return { status: 200, body: hook };
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/devices/:deviceId/hooks',
+      operationId: 'deleteHooks',
+      tag,
+      summary: 'Delete the hook configuration',
+      description: 'Nothing more is sent; deliveries still pending end as `failed`. The secret goes with the configuration: a later PUT makes a new one. Deleting when nothing is configured is a no-op.',
+      access: 'device',
+      params: DeviceParams,
+      responses: { 204: { description: 'Deleted.' }, 404: noDevice },
+      async handler({ params }) {
+        requireDevice(params.deviceId);
+        await webhooks.hooks.remove(params.deviceId);
+        return { status: 204 };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/devices/:deviceId/hooks/test',
+      operationId: 'testHooks',
+      tag,
+      summary: 'Send a test event',
+      description:
+        'Sends `{ id, event: "webhook.test", deviceId, timestamp, data: { message } }`, signed like every delivery, once and now (no retries, not in the deliveries log), and answers with the outcome.',
+      access: 'device',
+      params: DeviceParams,
+      responses: {
+        200: { description: 'The outcome of the attempt.', schema: TestResultSchema },
+        404: { description: '`hooks_not_configured`, or no such device (admin key only).' },
+      },
+      async handler({ params }) {
+        requireDevice(params.deviceId);
+        return { status: 200, body: await webhooks.sendTest(params.deviceId) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/devices/:deviceId/hooks/deliveries',
+      operationId: 'listHookDeliveries',
+      tag,
+      summary: 'List recent deliveries',
+      description: 'Newest first; follow `nextCursor` until it is null. Finished records are kept for WEBHOOK_RETENTION (default 7 days).',
+      access: 'device',
+      params: DeviceParams,
+      query: ListDeliveriesQuery,
+      responses: { 200: { description: 'A page of delivery records.', schema: DeliveryListSchema }, 404: noDevice },
+      handler({ params, query }) {
+        requireDevice(params.deviceId);
+        const page = webhooks.deliveries.list(params.deviceId, { status: query.status, limit: query.limit ?? 50, before: decodeSeq(query.cursor) });
+        return { status: 200, body: { items: page.items, nextCursor: page.nextBefore === null ? null : encodeCursor(String(page.nextBefore)) } };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/devices/:deviceId/hooks/deliveries/:deliveryId/retry',
+      operationId: 'retryHookDelivery',
+      tag,
+      summary: 'Deliver a record again',
+      description:
+        'A pending delivery is tried now, keeping the rest of its schedule; a delivered or failed one is sent once more (one attempt), with the same `webhook-id`. It goes in the device\'s order: after any older pending delivery.',
+      access: 'device',
+      params: DeliveryParams,
+      responses: {
+        202: { description: 'Queued; the record as it is now.', schema: DeliverySchema },
+        404: { description: 'No such delivery, `hooks_not_configured`, or no such device (admin key only).' },
+      },
+      async handler({ params }) {
+        requireDevice(params.deviceId);
+        return { status: 202, body: await webhooks.deliveries.retry(params.deviceId, params.deliveryId) };
+      },
+    }),
+  ];
+}
+
+function decodeSeq(cursor: string | undefined): number | undefined {
+  const text = decodeCursor(cursor);
+  if (text === undefined) return undefined;
+  if (!/^\d{1,16}$/.test(text)) throw invalidRequest('query/cursor is not a cursor this API gave out', [{ path: '/cursor', message: 'is not a valid cursor' }]);
+  return Number(text);
+}

@@ -1,0 +1,101 @@
+/**
+ * The outbound network guard: the gateway dials only public unicast addresses over http/https, unless
+ * WEBHOOK_ALLOW_PRIVATE_NETWORKS=true. Shared by webhook deliveries and media URLs.
+ *
+ * Two libraries, each for what it does best:
+ * - request-filtering-agent enforces the rule where it matters, at connect time: its http(s).Agent checks
+ *   a literal IP host before connecting and wraps the socket's own DNS lookup, so the address checked is
+ *   the address dialled. There is no separate pre-resolution, hence no window for DNS rebinding.
+ *   Everything that is not ipaddr.js's `unicast` is refused: loopback, private, link-local (which holds the
+ *   cloud metadata address 169.254.169.254), CGNAT, IPv6 ULA and link-local, IPv4-mapped, 6to4, reserved…
+ * - ipaddr.js (which that agent uses too) names the range of a literal address, so that a URL that can
+ *   only ever point inside can be refused early with a clear reason (e.g. when a webhook is configured).
+ */
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
+import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent';
+
+export const ALLOWED_PROTOCOLS: ReadonlySet<string> = new Set(['http:', 'https:']);
+
+export interface OutboundGuardOptions {
+  /** WEBHOOK_ALLOW_PRIVATE_NETWORKS: lift the address rule (the protocol rule stays). */
+  allowPrivateNetworks: boolean;
+}
+
+export interface GuardedAgents {
+  http: RequestFilteringHttpAgent;
+  https: RequestFilteringHttpsAgent;
+}
+
+/** A destination the guard will not dial; `reason` is safe to show to the device's owner. */
+export class DestinationRefusedError extends Error {
+  override readonly name = 'DestinationRefusedError';
+  readonly code = 'destination_refused';
+}
+
+/** How request-filtering-agent words its refusals (pinned by test/net/outbound-guard.test.ts). */
+const AGENT_REFUSAL = /is not allowed\. Because/;
+
+export class OutboundGuard {
+  readonly allowPrivateNetworks: boolean;
+  /** Keep-alive agents for got (`agent: guard.agents`) or node:http; every new connection is checked. */
+  readonly agents: GuardedAgents;
+
+  constructor(options: OutboundGuardOptions) {
+    this.allowPrivateNetworks = options.allowPrivateNetworks;
+    const agentOptions = { keepAlive: true, scheduling: 'lifo' as const, allowPrivateIPAddress: options.allowPrivateNetworks };
+    this.agents = { http: new RequestFilteringHttpAgent(agentOptions), https: new RequestFilteringHttpsAgent(agentOptions) };
+  }
+
+  /**
+   * Why this URL must not be dialled, judged from the URL alone: a protocol other than http/https, or a
+   * host that is a non-public IP literal or a `localhost` name. Undefined when it may be tried; host names
+   * are then judged again on every connection, on the addresses they resolve to.
+   */
+  refusalOf(url: string | URL): string | undefined {
+    let parsed: URL;
+    try {
+      parsed = typeof url === 'string' ? new URL(url) : url;
+    } catch {
+      return 'is not an absolute URL';
+    }
+    if (!ALLOWED_PROTOCOLS.has(parsed.protocol)) return `uses ${parsed.protocol.replace(/:$/, '')}; only http and https are allowed`;
+    if (this.allowPrivateNetworks) return undefined;
+    const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+    if (host === 'localhost' || host.endsWith('.localhost')) return `points to ${host}, a loopback name`;
+    const range = isIP(host) ? addressRange(host) : undefined;
+    return range && range !== 'unicast' ? `points to ${host}, in the ${range} range` : undefined;
+  }
+
+  /** Throws DestinationRefusedError when refusalOf() has a reason. */
+  assertAllowed(url: string | URL): void {
+    const reason = this.refusalOf(url);
+    if (reason) throw new DestinationRefusedError(`destination refused: the URL ${reason}`);
+  }
+
+  /** Destroys idle keep-alive sockets (at shutdown). */
+  destroy(): void {
+    this.agents.http.destroy();
+    this.agents.https.destroy();
+  }
+}
+
+/** ipaddr.js's name for the range of an IP literal; IPv4-mapped IPv6 is judged as the IPv4 it carries. */
+export function addressRange(address: string): string {
+  const parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
+    return `IPv4-mapped ${(parsed as ipaddr.IPv6).toIPv4Address().range()}`;
+  }
+  return parsed.range();
+}
+
+/**
+ * True when `error` (or its cause, as got wraps socket errors) is the guard refusing a connection:
+ * either the agent's connect-time check or assertAllowed().
+ */
+export function isDestinationRefused(error: unknown): boolean {
+  for (let current = error; current instanceof Error; current = current.cause) {
+    if (current instanceof DestinationRefusedError || AGENT_REFUSAL.test(current.message)) return true;
+  }
+  return false;
+}

@@ -1,0 +1,173 @@
+/**
+ * Works off the pending deliveries of the webhooks read model. Each device is a lane: its oldest pending
+ * delivery (the head) goes first, and the next one only once the head is delivered or has failed for good,
+ * so a device's events arrive in the order they happened. Lanes run side by side through the delivery
+ * queue (per-host rate, global concurrency): a slow or failing receiver holds up only its own device.
+ *
+ * The POST is the side effect of a decision already in the log (the domain event, under a hook that asked
+ * for it); its outcome is recorded in the store (WebhookDeliveryAttempted) and durable before the lane moves
+ * on. So a restart resumes from the log: a delivery whose attempt was cut short by a crash is still pending
+ * and goes again, with the same webhook-id (at-least-once), and never after a newer one of its device.
+ */
+import type { Logger } from 'pino';
+import { deterministicEventId } from '../eventstore/event-id.js';
+import type { EventStore, NewEvent } from '../eventstore/event-store.js';
+import type { ProjectionRunner } from '../projections/projection-runner.js';
+import { type DeliveryEvent, deliveryStream } from './delivery-events.js';
+import type { DeliveryQueue } from './delivery-queue.js';
+import type { RetryPolicy } from './retry-policy.js';
+import type { WebhookSender, WebhookTarget } from './webhook-sender.js';
+import type { PendingDelivery, WebhooksReadModel } from './webhooks-read-model.js';
+
+/** After an unexpected error (the store unavailable…), a lane tries again this much later. */
+const LANE_ERROR_BACKOFF_MS = 1_000;
+
+interface Lane {
+  running: boolean;
+  timer: NodeJS.Timeout | undefined;
+  /**
+   * Deliveries whose final attempt is durable in the store but maybe not yet folded into the read model
+   * (id → position of that record): the lane goes on to the next one without waiting for the fold.
+   */
+  settling: Map<string, number>;
+}
+
+export interface DispatcherDeps {
+  store: EventStore;
+  /** The runner that feeds `model`: its position tells when a recorded attempt is visible. */
+  runner: ProjectionRunner;
+  model: WebhooksReadModel;
+  queue: DeliveryQueue;
+  sender: WebhookSender;
+  policy: RetryPolicy;
+  log: Logger;
+}
+
+export class DeliveryDispatcher {
+  private readonly lanes = new Map<string, Lane>();
+  private readonly running = new Set<Promise<void>>();
+  /** One per attempt in flight (a shared signal would make each new listener cost O(attempts in flight)). */
+  private readonly inFlight = new Set<AbortController>();
+  private started = false;
+  private stopped = false;
+
+  constructor(private readonly deps: DispatcherDeps) {}
+
+  /** Starts every lane that has something pending (after a restart: what was left). */
+  start(): void {
+    this.started = true;
+    for (const deviceId of this.deps.model.devicesWithPending()) this.wake(deviceId);
+  }
+
+  /** Something may be due for this device: start its lane unless it is already working. */
+  wake(deviceId: string): void {
+    if (!this.started || this.stopped) return;
+    let lane = this.lanes.get(deviceId);
+    if (!lane) {
+      lane = { running: false, timer: undefined, settling: new Map() };
+      this.lanes.set(deviceId, lane);
+    }
+    if (lane.running) return; // it reads its head again after every attempt
+    clearTimeout(lane.timer);
+    lane.timer = undefined;
+    lane.running = true;
+    const run = this.drain(deviceId, lane);
+    this.running.add(run);
+    void run.finally(() => this.running.delete(run));
+  }
+
+  /** Stops taking work, cuts attempts in flight short (unrecorded: they go again after a restart) and waits for the lanes. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const controller of this.inFlight) controller.abort();
+    for (const lane of this.lanes.values()) clearTimeout(lane.timer);
+    await Promise.allSettled([...this.running]);
+    this.lanes.clear();
+  }
+
+  private async drain(deviceId: string, lane: Lane): Promise<void> {
+    try {
+      for (;;) {
+        if (this.stopped) return;
+        const head = this.head(deviceId, lane);
+        if (!head) return;
+        const wait = head.nextAttemptAt - Date.now();
+        if (wait > 0) {
+          lane.timer = this.timer(deviceId, wait);
+          return;
+        }
+        const hook = this.deps.model.hook(deviceId);
+        if (!hook) return; // removed meanwhile: the read model has already failed what was pending
+        await this.attempt(head, hook, lane);
+      }
+    } catch (error) {
+      this.deps.log.error({ err: error, deviceId }, 'webhook delivery lane failed; retrying shortly');
+      lane.timer = this.timer(deviceId, LANE_ERROR_BACKOFF_MS);
+    } finally {
+      lane.running = false;
+      if (!lane.timer && this.settle(lane) === 0) this.lanes.delete(deviceId);
+    }
+  }
+
+  /** The device's oldest pending delivery, passing over those whose outcome the read model has yet to fold. */
+  private head(deviceId: string, lane: Lane): PendingDelivery | undefined {
+    const unsettled = this.settle(lane);
+    if (unsettled === 0) return this.deps.model.nextPending(deviceId);
+    return this.deps.model.pendingHeads(deviceId, unsettled + 1).find((delivery) => !lane.settling.has(delivery.id));
+  }
+
+  /** Forgets what the read model now includes; answers how many are still settling. */
+  private settle(lane: Lane): number {
+    for (const [id, position] of lane.settling) if (position <= this.deps.runner.position) lane.settling.delete(id);
+    return lane.settling.size;
+  }
+
+  private async attempt(head: PendingDelivery, hook: WebhookTarget, lane: Lane): Promise<void> {
+    const { queue, sender, policy, store, runner } = this.deps;
+    const result = await queue.run(new URL(hook.url).host, async () => {
+      if (this.stopped) return undefined;
+      const controller = new AbortController();
+      this.inFlight.add(controller);
+      try {
+        return await sender.send(hook, head, controller.signal);
+      } finally {
+        this.inFlight.delete(controller);
+      }
+    });
+    if (!result || this.stopped) return;
+    const now = Date.now();
+    const decision = policy.decide(result, head, now);
+    const attempt = head.attempts + 1;
+    const event: DeliveryEvent = {
+      type: 'WebhookDeliveryAttempted',
+      data: {
+        deviceId: head.deviceId,
+        deliveryId: head.id,
+        round: head.round,
+        attempt,
+        outcome: decision.outcome,
+        ...(result.status === undefined ? {} : { status: result.status }),
+        ...(result.error === undefined ? {} : { error: result.error }),
+        durationMs: result.durationMs,
+        attemptedAt: new Date(now).toISOString(),
+        ...(decision.nextAttemptAt === undefined ? {} : { nextAttemptAt: new Date(decision.nextAttemptAt).toISOString() }),
+      },
+    };
+    // A deterministic id: appending the same attempt twice (a retried append) records it once.
+    const recorded: NewEvent = { ...event, id: deterministicEventId(`webhook-attempt:${head.id}:${attempt}`) };
+    // Durable before the next delivery of the device goes out: a crash cannot reorder what was sent.
+    const { position } = await store.append(deliveryStream(head.deviceId), [recorded]);
+    // A retry is timed from the read model's next_attempt_at, so that one waits for the fold.
+    if (decision.outcome === 'retrying') await runner.waitFor(position);
+    else lane.settling.set(head.id, position);
+  }
+
+  private timer(deviceId: string, ms: number): NodeJS.Timeout {
+    // setTimeout holds at most ~24.8 days; a longer wait simply wakes early and waits again.
+    return setTimeout(() => {
+      const lane = this.lanes.get(deviceId);
+      if (lane) lane.timer = undefined;
+      this.wake(deviceId);
+    }, Math.min(ms, 2_000_000_000)).unref();
+  }
+}

@@ -1,0 +1,39 @@
+/**
+ * Delivery progress, on one stream per device (`webhooks-<deviceId>`), so that the delivery log and the
+ * queue of pending deliveries survive a restart and can be rebuilt from the log (invariants 1 and 5).
+ *
+ * A delivery itself needs no event: it follows from the log (a domain event of a kind the device's hook
+ * listed at that point). Only what happens to it afterwards is recorded here.
+ */
+export const deliveryStream = (deviceId: string) => `webhooks-${deviceId}`;
+
+export type AttemptOutcome = 'delivered' | 'retrying' | 'failed';
+
+export interface WebhookDeliveryAttemptedData {
+  deviceId: string;
+  /** The envelope id, which is also the `webhook-id` header. */
+  deliveryId: string;
+  /** The retry round the attempt belongs to (0, then one more per retry request). */
+  round: number;
+  /** 1 for the first attempt of the delivery, counting every round. */
+  attempt: number;
+  outcome: AttemptOutcome;
+  /** HTTP status of the answer, when there was one. */
+  status?: number;
+  error?: string;
+  durationMs: number;
+  attemptedAt: string;
+  /** Set when outcome is `retrying`. */
+  nextAttemptAt?: string;
+}
+
+export interface WebhookDeliveryRetryRequestedData {
+  deviceId: string;
+  deliveryId: string;
+}
+
+export type DeliveryEvent =
+  | { type: 'WebhookDeliveryAttempted'; data: WebhookDeliveryAttemptedData }
+  | { type: 'WebhookDeliveryRetryRequested'; data: WebhookDeliveryRetryRequestedData };
+
+export const DELIVERY_EVENT_TYPES: ReadonlySet<string> = new Set<DeliveryEvent['type']>(['WebhookDeliveryAttempted', 'WebhookDeliveryRetryRequested']);

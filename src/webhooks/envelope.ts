@@ -1,0 +1,49 @@
+/**
+ * The webhook envelope: `{ id, event, deviceId, timestamp, data }` (API.md, Webhooks). The domain events
+ * that leave the gateway already carry their payload as `data`; `id` is the stored event's id, so it is
+ * the same on every attempt and after every restart (receivers deduplicate on it, as `webhook-id`).
+ */
+import { randomUUID } from 'node:crypto';
+import type { StoredEvent } from '../eventstore/event-store.js';
+
+export const WEBHOOK_EVENT_KINDS = ['message.received', 'message.status', 'session.state'] as const;
+export type WebhookEventKind = (typeof WEBHOOK_EVENT_KINDS)[number];
+
+/** The event kind of the test route; never stored, never retried. */
+export const TEST_EVENT_KIND = 'webhook.test';
+
+/** Domain event type → the webhook kind it becomes. */
+const KIND_OF: Readonly<Record<string, WebhookEventKind>> = {
+  MessageReceived: 'message.received',
+  MessageStatusChanged: 'message.status',
+  SessionStateChanged: 'session.state',
+};
+
+export const WEBHOOK_SOURCE_EVENT_TYPES: ReadonlySet<string> = new Set(Object.keys(KIND_OF));
+
+export interface WebhookEnvelope<Data = unknown> {
+  id: string;
+  event: WebhookEventKind | typeof TEST_EVENT_KIND;
+  deviceId: string;
+  /** When it happened: ISO 8601, UTC. */
+  timestamp: string;
+  data: Data;
+}
+
+/** The envelope of a stored domain event, or undefined when the event is not one that leaves as a webhook. */
+export function envelopeOf(stored: StoredEvent): WebhookEnvelope | undefined {
+  const kind = KIND_OF[stored.type];
+  const deviceId = (stored.data as { deviceId?: unknown } | null)?.deviceId;
+  if (!kind || typeof deviceId !== 'string') return undefined;
+  return { id: stored.id, event: kind, deviceId, timestamp: stored.createdAt.toISOString(), data: stored.data };
+}
+
+export function testEnvelope(deviceId: string, now = new Date()): WebhookEnvelope<{ message: string }> {
+  return {
+    id: randomUUID(),
+    event: TEST_EVENT_KIND,
+    deviceId,
+    timestamp: now.toISOString(),
+    data: { message: 'This is a test event from the device messaging gateway.' },
+  };
+}

@@ -1,0 +1,327 @@
+import type Database from 'better-sqlite3';
+import type { DeviceEvent } from '../devices/device-events.js';
+import type { StoredEvent } from '../eventstore/event-store.js';
+import type { Projection } from '../projections/projection.js';
+import { DELIVERY_EVENT_TYPES, type DeliveryEvent } from './delivery-events.js';
+import { WEBHOOK_SOURCE_EVENT_TYPES, type WebhookEventKind, envelopeOf } from './envelope.js';
+import { HOOK_EVENT_TYPES, type HookConfiguration, type HookEvent } from './hook-events.js';
+
+export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+export interface HookView extends HookConfiguration {
+  updatedAt: string;
+}
+
+/** A delivery as the log shows it. */
+export interface DeliveryView {
+  id: string;
+  event: WebhookEventKind;
+  status: DeliveryStatus;
+  attempts: number;
+  lastStatus?: number;
+  lastError?: string;
+  lastAttemptAt?: string;
+  lastDurationMs?: number;
+  nextAttemptAt?: string;
+  createdAt: string;
+}
+
+/** What the dispatcher needs to make the next attempt of a pending delivery. */
+export interface PendingDelivery {
+  id: string;
+  deviceId: string;
+  /** The envelope exactly as sent, every attempt. */
+  payload: string;
+  attempts: number;
+  round: number;
+  roundAttempts: number;
+  /** A retry requested for a finished delivery gets exactly one attempt. */
+  finalRound: boolean;
+  nextAttemptAt: number;
+}
+
+interface DeliveryRow {
+  seq: number;
+  id: string;
+  device_id: string;
+  event: WebhookEventKind;
+  payload: string;
+  status: DeliveryStatus;
+  attempts: number;
+  round: number;
+  round_attempts: number;
+  final_round: number;
+  last_status: number | null;
+  last_error: string | null;
+  last_attempt_at: string | null;
+  last_duration_ms: number | null;
+  next_attempt_at: number | null;
+  created_at: string;
+}
+
+interface HookRow {
+  url: string;
+  events: string;
+  secret: string;
+  updated_at: string;
+}
+
+const HANDLED = new Set([...WEBHOOK_SOURCE_EVENT_TYPES, ...HOOK_EVENT_TYPES, ...DELIVERY_EVENT_TYPES, 'DeviceDeleted']);
+
+/**
+ * The webhooks read model: each device's hook configuration, and one delivery per domain event that a
+ * hook asked for (created when the event is applied, so only events after the hook was configured and
+ * only of the kinds it lists), with its progress folded from the delivery events. It is the queue the
+ * dispatcher works from after a restart and the log behind GET /hooks/deliveries; rebuilt from the log,
+ * it is the same. `onWork` is told which device has something new to deliver (after the batch commits).
+ */
+export class WebhooksReadModel implements Projection {
+  readonly name = 'webhooks';
+  readonly version = 1;
+  readonly handles: ReadonlySet<string> = HANDLED;
+  private statements: ReturnType<WebhooksReadModel['prepare']> | undefined;
+  onWork: (deviceId: string) => void = () => undefined;
+  private readonly woken = new Set<string>();
+  /**
+   * Hook configurations by device (null: none), read on every event and every attempt. apply() drops a
+   * device's entry before it changes the row, so a cached value is never older than the table.
+   */
+  private readonly hooks = new Map<string, HookView | null>();
+
+  constructor(private readonly db: Database.Database) {}
+
+  setup(db: Database.Database): void {
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS webhook_hooks (
+        device_id  TEXT PRIMARY KEY,
+        url        TEXT NOT NULL,
+        events     TEXT NOT NULL,
+        secret     TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      ) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS webhook_deliveries (
+        seq              INTEGER PRIMARY KEY, -- log position of the event: per-device order, and the cursor
+        id               TEXT NOT NULL UNIQUE,
+        device_id        TEXT NOT NULL,
+        event            TEXT NOT NULL,
+        payload          TEXT NOT NULL,
+        status           TEXT NOT NULL,
+        attempts         INTEGER NOT NULL DEFAULT 0,
+        round            INTEGER NOT NULL DEFAULT 0,
+        round_attempts   INTEGER NOT NULL DEFAULT 0,
+        final_round      INTEGER NOT NULL DEFAULT 0,
+        last_status      INTEGER,
+        last_error       TEXT,
+        last_attempt_at  TEXT,
+        last_duration_ms INTEGER,
+        next_attempt_at  INTEGER,
+        created_at       TEXT NOT NULL,
+        updated_at       INTEGER NOT NULL  -- ms; retention counts from here
+      );
+      CREATE INDEX IF NOT EXISTS webhook_deliveries_by_device ON webhook_deliveries (device_id, status, seq);
+      CREATE INDEX IF NOT EXISTS webhook_deliveries_by_device_seq ON webhook_deliveries (device_id, seq);
+      CREATE INDEX IF NOT EXISTS webhook_deliveries_finished ON webhook_deliveries (updated_at) WHERE status <> 'pending';
+    `);
+  }
+
+  reset(db: Database.Database): void {
+    this.hooks.clear();
+    db.exec('DELETE FROM webhook_hooks; DELETE FROM webhook_deliveries;');
+  }
+
+  apply(stored: StoredEvent): void {
+    const event = stored as unknown as HookEvent | DeliveryEvent | DeviceEvent;
+    const at = stored.createdAt.getTime();
+    const sql = this.sql();
+    switch (event.type) {
+      case 'HooksConfigured': {
+        const { deviceId, url, events, secret } = event.data;
+        this.hooks.delete(deviceId);
+        sql.upsertHook.run(deviceId, url, JSON.stringify(events), secret, stored.createdAt.toISOString());
+        return;
+      }
+      case 'HooksRemoved':
+      case 'DeviceDeleted':
+        // Nothing more goes out for this device: what was still waiting ends as failed, with the reason.
+        this.hooks.delete(event.data.deviceId);
+        sql.removeHook.run(event.data.deviceId);
+        sql.cancelPending.run(event.type === 'HooksRemoved' ? 'the hook configuration was removed' : 'the device was deleted', at, event.data.deviceId);
+        return;
+      case 'WebhookDeliveryAttempted': {
+        const data = event.data;
+        const nextAttemptAt = data.nextAttemptAt === undefined ? null : Date.parse(data.nextAttemptAt);
+        // An attempt of an earlier round (a retry was requested meanwhile) counts, but decides nothing.
+        sql.recordAttempt.run({
+          id: data.deliveryId,
+          round: data.round,
+          status: data.outcome === 'retrying' ? 'pending' : data.outcome,
+          lastStatus: data.status ?? null,
+          lastError: data.error ?? null,
+          attemptedAt: data.attemptedAt,
+          durationMs: Math.round(data.durationMs),
+          nextAttemptAt: data.outcome === 'retrying' ? nextAttemptAt : null,
+          at,
+        });
+        return;
+      }
+      case 'WebhookDeliveryRetryRequested': {
+        const changed = sql.requestRetry.run({ id: event.data.deliveryId, at });
+        if (changed.changes > 0) this.notify(event.data.deviceId);
+        return;
+      }
+      default: {
+        const envelope = envelopeOf(stored);
+        if (!envelope) return;
+        const hook = this.hook(envelope.deviceId);
+        if (!hook || !(hook.events as string[]).includes(envelope.event)) return;
+        sql.insertDelivery.run(stored.position, envelope.id, envelope.deviceId, envelope.event, JSON.stringify(envelope), at, envelope.timestamp, at);
+        this.notify(envelope.deviceId);
+      }
+    }
+  }
+
+  hook(deviceId: string): HookView | undefined {
+    let view = this.hooks.get(deviceId);
+    if (view === undefined) {
+      const row = this.sql().hook.get(deviceId);
+      view = row ? { url: row.url, events: JSON.parse(row.events) as WebhookEventKind[], secret: row.secret, updatedAt: row.updated_at } : null;
+      this.hooks.set(deviceId, view);
+    }
+    return view ?? undefined;
+  }
+
+  /** The oldest pending delivery of the device: its FIFO head. */
+  nextPending(deviceId: string): PendingDelivery | undefined {
+    const row = this.sql().head.get(deviceId);
+    return row && toPending(row);
+  }
+
+  /** The device's `count` oldest pending deliveries, oldest first. */
+  pendingHeads(deviceId: string, count: number): PendingDelivery[] {
+    return this.sql().heads.all(deviceId, count).map(toPending);
+  }
+
+  devicesWithPending(): string[] {
+    return this.sql().pendingDevices.all().map((row) => row.device_id);
+  }
+
+  delivery(deviceId: string, id: string): DeliveryView | undefined {
+    const row = this.sql().byId.get(id, deviceId);
+    return row && toView(row);
+  }
+
+  /** Newest first; `before` is the seq the previous page ended at. */
+  list(deviceId: string, options: { status?: DeliveryStatus; limit: number; before?: number }): { items: DeliveryView[]; nextBefore: number | null } {
+    const sql = this.sql();
+    const before = options.before ?? Number.MAX_SAFE_INTEGER;
+    const rows = options.status
+      ? sql.pageInStatus.all(deviceId, options.status, before, options.limit + 1)
+      : sql.page.all(deviceId, before, options.limit + 1);
+    const page = rows.slice(0, options.limit);
+    return { items: page.map(toView), nextBefore: rows.length > options.limit ? page[page.length - 1]!.seq : null };
+  }
+
+  /** Drops finished deliveries last changed before `before` (ms). Housekeeping outside the log: a rebuild prunes again. */
+  prune(before: number): number {
+    return this.sql().prune.run(before).changes;
+  }
+
+  /** apply() runs inside the runner's transaction: the dispatcher is told once it has committed. */
+  private notify(deviceId: string): void {
+    if (this.woken.size === 0) {
+      setImmediate(() => {
+        const devices = [...this.woken];
+        this.woken.clear();
+        for (const id of devices) this.onWork(id);
+      });
+    }
+    this.woken.add(deviceId);
+  }
+
+  private sql() {
+    return (this.statements ??= this.prepare());
+  }
+
+  private prepare() {
+    const db = this.db;
+    return {
+      upsertHook: db.prepare(
+        `INSERT INTO webhook_hooks (device_id, url, events, secret, updated_at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT(device_id) DO UPDATE SET url = excluded.url, events = excluded.events, secret = excluded.secret, updated_at = excluded.updated_at`,
+      ),
+      removeHook: db.prepare('DELETE FROM webhook_hooks WHERE device_id = ?'),
+      hook: db.prepare<[string], HookRow>('SELECT url, events, secret, updated_at FROM webhook_hooks WHERE device_id = ?'),
+      cancelPending: db.prepare(
+        `UPDATE webhook_deliveries SET status = 'failed', last_error = ?, next_attempt_at = NULL, updated_at = ?
+         WHERE device_id = ? AND status = 'pending'`,
+      ),
+      insertDelivery: db.prepare(
+        `INSERT OR IGNORE INTO webhook_deliveries (seq, id, device_id, event, payload, status, next_attempt_at, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
+      ),
+      recordAttempt: db.prepare(
+        `UPDATE webhook_deliveries SET
+           attempts = attempts + 1,
+           last_status = @lastStatus, last_error = @lastError, last_attempt_at = @attemptedAt, last_duration_ms = @durationMs,
+           status          = CASE WHEN round = @round THEN @status ELSE status END,
+           next_attempt_at = CASE WHEN round = @round THEN @nextAttemptAt ELSE next_attempt_at END,
+           round_attempts  = CASE WHEN round = @round THEN round_attempts + 1 ELSE round_attempts END,
+           updated_at = @at
+         WHERE id = @id`,
+      ),
+      // Pending: it goes now, on its remaining schedule. Finished: it goes once more, now.
+      requestRetry: db.prepare(
+        `UPDATE webhook_deliveries SET
+           round = round + 1,
+           round_attempts = CASE WHEN status = 'pending' THEN round_attempts ELSE 0 END,
+           final_round    = CASE WHEN status = 'pending' THEN final_round ELSE 1 END,
+           status = 'pending', next_attempt_at = @at, updated_at = @at
+         WHERE id = @id`,
+      ),
+      head: db.prepare<[string], DeliveryRow>(
+        "SELECT * FROM webhook_deliveries WHERE device_id = ? AND status = 'pending' ORDER BY seq LIMIT 1",
+      ),
+      heads: db.prepare<[string, number], DeliveryRow>(
+        "SELECT * FROM webhook_deliveries WHERE device_id = ? AND status = 'pending' ORDER BY seq LIMIT ?",
+      ),
+      pendingDevices: db.prepare<[], { device_id: string }>("SELECT DISTINCT device_id FROM webhook_deliveries WHERE status = 'pending'"),
+      byId: db.prepare<[string, string], DeliveryRow>('SELECT * FROM webhook_deliveries WHERE id = ? AND device_id = ?'),
+      page: db.prepare<[string, number, number], DeliveryRow>(
+        'SELECT * FROM webhook_deliveries WHERE device_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?',
+      ),
+      pageInStatus: db.prepare<[string, DeliveryStatus, number, number], DeliveryRow>(
+        'SELECT * FROM webhook_deliveries WHERE device_id = ? AND status = ? AND seq < ? ORDER BY seq DESC LIMIT ?',
+      ),
+      prune: db.prepare<[number]>("DELETE FROM webhook_deliveries WHERE status <> 'pending' AND updated_at < ?"),
+    };
+  }
+}
+
+function toPending(row: DeliveryRow): PendingDelivery {
+  return {
+    id: row.id,
+    deviceId: row.device_id,
+    payload: row.payload,
+    attempts: row.attempts,
+    round: row.round,
+    roundAttempts: row.round_attempts,
+    finalRound: row.final_round === 1,
+    nextAttemptAt: row.next_attempt_at ?? 0,
+  };
+}
+
+function toView(row: DeliveryRow): DeliveryView {
+  return {
+    id: row.id,
+    event: row.event,
+    status: row.status,
+    attempts: row.attempts,
+    ...(row.last_status === null ? {} : { lastStatus: row.last_status }),
+    ...(row.last_error === null ? {} : { lastError: row.last_error }),
+    ...(row.last_attempt_at === null ? {} : { lastAttemptAt: row.last_attempt_at }),
+    ...(row.last_duration_ms === null ? {} : { lastDurationMs: row.last_duration_ms }),
+    ...(row.status === 'pending' && row.next_attempt_at !== null ? { nextAttemptAt: new Date(row.next_attempt_at).toISOString() } : {}),
+    createdAt: row.created_at,
+  };
+}

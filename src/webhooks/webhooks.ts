@@ -1,0 +1,104 @@
+/**
+ * The webhooks module, wired: its read model fed by its own checkpointed subscription (a ProjectionRunner
+ * of its own, so webhook work never slows the API's read-your-writes), the dispatcher working off the
+ * pending deliveries, the hook commands, the deliveries log and the test event.
+ */
+import type Database from 'better-sqlite3';
+import type { Logger } from 'pino';
+import type { WebhookSettings } from '../config.js';
+import type { EventStore } from '../eventstore/event-store.js';
+import type { OutboundGuard } from '../net/outbound-guard.js';
+import { createOutboundHttp } from '../net/outbound-http.js';
+import { ProjectionRunner } from '../projections/projection-runner.js';
+import { DeliveryDispatcher } from './delivery-dispatcher.js';
+import { DeliveryLog } from './delivery-log.js';
+import { DeliveryQueue } from './delivery-queue.js';
+import { testEnvelope } from './envelope.js';
+import { HookSettings } from './hook-settings.js';
+import { hooksNotConfigured } from './problems.js';
+import { RetryPolicy } from './retry-policy.js';
+import { WebhookSender } from './webhook-sender.js';
+import { WebhooksReadModel } from './webhooks-read-model.js';
+
+const PRUNE_EVERY_MS = 3_600_000;
+
+export interface WebhooksOptions {
+  settings: WebhookSettings;
+  store: EventStore;
+  /** The read-model database (read-models.sqlite); the webhooks tables and checkpoint live there too. */
+  readModelDb: Database.Database;
+  guard: OutboundGuard;
+  log: Logger;
+}
+
+export interface TestEventResult {
+  delivered: boolean;
+  status?: number;
+  durationMs: number;
+  error?: string;
+}
+
+export class Webhooks {
+  readonly hooks: HookSettings;
+  readonly deliveries: DeliveryLog;
+
+  private constructor(
+    private readonly runner: ProjectionRunner,
+    private readonly model: WebhooksReadModel,
+    private readonly dispatcher: DeliveryDispatcher,
+    private readonly queue: DeliveryQueue,
+    private readonly sender: WebhookSender,
+    private readonly pruner: NodeJS.Timeout,
+    store: EventStore,
+  ) {
+    this.hooks = new HookSettings(store, runner, model);
+    this.deliveries = new DeliveryLog(store, runner, model);
+  }
+
+  /** Catches up with the log (deliveries due while the gateway was down included), then starts delivering. */
+  static async start(options: WebhooksOptions): Promise<Webhooks> {
+    const { settings, store, readModelDb, guard, log } = options;
+    const model = new WebhooksReadModel(readModelDb);
+    const runner = new ProjectionRunner(store, readModelDb, [model], log.child({ component: 'webhooks' }));
+    const queue = new DeliveryQueue({ concurrency: settings.concurrency, hostRatePerSecond: settings.hostRatePerSecond });
+    const sender = new WebhookSender(createOutboundHttp(guard, { timeoutMs: settings.timeoutMs }), settings.timeoutMs);
+    const policy = new RetryPolicy(settings.retrySchedule, settings.retryJitter);
+    const dispatcher = new DeliveryDispatcher({ store, runner, model, queue, sender, policy, log });
+    model.onWork = (deviceId) => dispatcher.wake(deviceId);
+    await runner.start();
+    const prune = () => {
+      const removed = model.prune(Date.now() - settings.retentionMs);
+      if (removed > 0) log.info({ removed }, 'pruned old webhook delivery records');
+    };
+    prune();
+    const pruner = setInterval(prune, PRUNE_EVERY_MS).unref();
+    dispatcher.start();
+    return new Webhooks(runner, model, dispatcher, queue, sender, pruner, store);
+  }
+
+  /** POST /hooks/test: one attempt, now, outside the queue and the log. */
+  async sendTest(deviceId: string): Promise<TestEventResult> {
+    const hook = this.model.hook(deviceId);
+    if (!hook) throw hooksNotConfigured(deviceId);
+    const envelope = testEnvelope(deviceId);
+    const result = await this.sender.send(hook, { id: envelope.id, payload: JSON.stringify(envelope) });
+    return {
+      delivered: result.delivered,
+      ...(result.status === undefined ? {} : { status: result.status }),
+      durationMs: result.durationMs,
+      ...(result.error === undefined ? {} : { error: result.error }),
+    };
+  }
+
+  /** Resolves once the webhooks read model includes the event at `position`. */
+  waitFor(position: number): Promise<void> {
+    return this.runner.waitFor(position);
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.pruner);
+    await this.dispatcher.stop();
+    this.queue.close();
+    await this.runner.stop();
+  }
+}
