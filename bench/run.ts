@@ -17,6 +17,12 @@ import { BENCH_TMP_ROOT } from './lib/temp.js';
 const BENCHMARKS: ReadonlyArray<() => Promise<Benchmark>> = [
   () => import('./store.js'),
   () => import('./http.js'),
+  () => import('./webhooks.js'),
+  () => import('./devices.js'),
+  () => import('./baileys.js'),
+  () => import('./send.js'),
+  () => import('./drain.js'),
+  () => import('./rebuild.js'),
 ];
 
 async function main(): Promise<number> {

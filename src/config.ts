@@ -20,9 +20,102 @@ export interface Config {
   eventStoreUrl: string | undefined;
   defaultEngine: Engine;
   webhookAllowPrivateNetworks: boolean;
+  webhooks: WebhookSettings;
   logLevel: LogLevel;
+  /** GET /metrics without the admin key. */
+  metricsPublic: boolean;
   /** Largest accepted JSON request body, in bytes. */
   bodyLimitBytes: number;
+  /** ENCRYPTION_KEY: 32 bytes; Baileys credentials are encrypted at rest (AES-256-GCM) when set. */
+  encryptionKey: Buffer | undefined;
+  /** How a session reconnects after an unexpected loss (README, Settings). */
+  reconnect: ReconnectSettings;
+  /** The simulated network of `sandbox` devices. */
+  sandbox: SandboxSettings;
+  /** Sending: the outbox's pace and retries (README, Settings). */
+  outbox: OutboxSettings;
+  /** Media sends: size limits and fetching of `url` media. */
+  media: MediaSettings;
+  /** How long an Idempotency-Key answers with the first response. */
+  idempotencyTtlMs: number;
+  /** Contact number checks and avatar lookups: caching and the per-device allowance of fresh checks. */
+  contacts: ContactsSettings;
+}
+
+export interface ContactsSettings {
+  /** Fresh number checks per device in a minute. */
+  checkRatePerMinute: number;
+  /** Of those, at most this many back to back (1..checkRatePerMinute). */
+  checkBurst: number;
+  /** How long a check's answer is reused. */
+  checkCacheTtlMs: number;
+  /** How long an avatar lookup's answer is reused. */
+  avatarCacheTtlMs: number;
+}
+
+export interface OutboxSettings {
+  /** Sends (and revokes) started per device in any 60 s window. */
+  ratePerMinute: number;
+  /** Before each send, a random pause of up to this long, so that a burst does not look like spam. */
+  spacingMaxMs: number;
+  /** Tries of one message (first send included) before it is `failed`. */
+  maxAttempts: number;
+  /** Delay before the first retry; each further retry doubles it (±20 % jitter). */
+  retryBaseDelayMs: number;
+  /** No retry delay is longer. */
+  retryMaxDelayMs: number;
+}
+
+export interface MediaSettings {
+  /** Largest image, audio or video, in bytes. */
+  maxBytes: number;
+  /** Largest file (document), in bytes. */
+  fileMaxBytes: number;
+  /** Whole download of a `url` media at send time. */
+  fetchTimeoutMs: number;
+}
+
+export interface ReconnectSettings {
+  /** Nominal delay before the first retry; each further retry doubles it. */
+  baseDelayMs: number;
+  /** No delay is longer. */
+  maxDelayMs: number;
+  /** Each delay is moved randomly by up to ± this fraction of it. */
+  jitter: number;
+  /** Tries before the session is `failed` with `too_many_attempts`. */
+  maxAttempts: number;
+}
+
+export interface SandboxSettings {
+  /** A sent message is `delivered` this long after it was sent. */
+  deliveredDelayMs: number;
+  /** And `read` this long after it was delivered. */
+  readDelayMs: number;
+}
+
+/** Webhook delivery (README, Settings). */
+export interface WebhookSettings {
+  /** Delay before each retry, in ms: a delivery gets 1 + length attempts. */
+  retrySchedule: number[];
+  /** Each delay is moved randomly by up to ± this fraction of it. */
+  retryJitter: number;
+  /** Whole request, per attempt. */
+  timeoutMs: number;
+  /** Attempts in flight at once, over all devices. */
+  concurrency: number;
+  /** Attempts started per second towards one destination host (host:port). */
+  hostRatePerSecond: number;
+  /** Finished delivery records older than this leave the log. */
+  retentionMs: number;
+}
+
+const DAY_MS = 86_400_000;
+const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: DAY_MS };
+
+/** "250ms", "5s", "2m", "1h", "7d" → milliseconds; undefined when it is not such a duration. */
+function parseDuration(text: string): number | undefined {
+  const match = /^(\d{1,9})(ms|s|m|h|d)$/.exec(text.trim());
+  return match ? Number(match[1]) * DURATION_UNITS_MS[match[2]!]! : undefined;
 }
 
 export class ConfigError extends Error {
@@ -47,8 +140,52 @@ export function loadConfig(env: Env = process.env): Config {
     eventStoreUrl: read.optionalUrl('EVENTSTORE_URL', ['esdb:', 'esdb+discover:', 'kurrentdb:', 'kurrentdb+discover:', 'kurrent:', 'kurrent+discover:']),
     defaultEngine: read.oneOf('DEFAULT_ENGINE', ENGINES, 'baileys'),
     webhookAllowPrivateNetworks: read.boolean('WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
+    webhooks: {
+      retrySchedule: read.durations('WEBHOOK_RETRY_SCHEDULE', '5s,30s,2m,10m,30m,1h,3h,6h,12h', { min: 0, max: DAY_MS }),
+      retryJitter: read.fraction('WEBHOOK_RETRY_JITTER', 0.2),
+      timeoutMs: read.integer('WEBHOOK_TIMEOUT_MS', 10_000, { min: 100, max: 120_000 }),
+      concurrency: read.integer('WEBHOOK_CONCURRENCY', 64, { min: 1, max: 10_000 }),
+      hostRatePerSecond: read.integer('WEBHOOK_HOST_RATE_PER_SECOND', 1_000, { min: 1, max: 1_000_000 }),
+      retentionMs: read.duration('WEBHOOK_RETENTION', '7d', { min: 60_000, max: 365 * DAY_MS }),
+    },
     logLevel: read.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
+    metricsPublic: read.boolean('METRICS_PUBLIC', false),
     bodyLimitBytes: read.integer('BODY_LIMIT_BYTES', 1024 * 1024, { min: 1024, max: 64 * 1024 * 1024 }),
+    encryptionKey: read.optionalKey('ENCRYPTION_KEY', 32),
+    reconnect: {
+      baseDelayMs: read.integer('SESSION_RECONNECT_BASE_DELAY_MS', 1_000, { min: 0, max: 3_600_000 }),
+      maxDelayMs: read.integer('SESSION_RECONNECT_MAX_DELAY_MS', 60_000, { min: 0, max: DAY_MS }),
+      jitter: read.fraction('SESSION_RECONNECT_JITTER', 0.2),
+      maxAttempts: read.integer('SESSION_RECONNECT_MAX_ATTEMPTS', 10, { min: 1, max: 1_000_000 }),
+    },
+    sandbox: {
+      deliveredDelayMs: read.integer('SANDBOX_DELIVERED_DELAY_MS', 500, { min: 0, max: 3_600_000 }),
+      readDelayMs: read.integer('SANDBOX_READ_DELAY_MS', 1_500, { min: 0, max: 3_600_000 }),
+    },
+    outbox: {
+      ratePerMinute: read.integer('OUTBOX_RATE_PER_MINUTE', 30, { min: 1, max: 1_000_000 }),
+      spacingMaxMs: read.duration('OUTBOX_SPACING', '1s', { min: 0, max: 60_000 }),
+      maxAttempts: read.integer('OUTBOX_MAX_ATTEMPTS', 5, { min: 1, max: 100 }),
+      retryBaseDelayMs: read.duration('OUTBOX_RETRY_DELAY', '2s', { min: 0, max: 3_600_000 }),
+      retryMaxDelayMs: read.duration('OUTBOX_RETRY_MAX_DELAY', '5m', { min: 0, max: DAY_MS }),
+    },
+    media: {
+      maxBytes: read.integer('MEDIA_MAX_BYTES', 16 * 1024 * 1024, { min: 1024, max: 2 * 1024 * 1024 * 1024 }),
+      fileMaxBytes: read.integer('MEDIA_FILE_MAX_BYTES', 100 * 1024 * 1024, { min: 1024, max: 2 * 1024 * 1024 * 1024 }),
+      fetchTimeoutMs: read.duration('MEDIA_FETCH_TIMEOUT', '60s', { min: 100, max: 3_600_000 }),
+    },
+    idempotencyTtlMs: read.duration('IDEMPOTENCY_TTL', '24h', { min: 60_000, max: 30 * DAY_MS }),
+    contacts: readContactsSettings(read),
+  };
+}
+
+function readContactsSettings(read: EnvReader): ContactsSettings {
+  const checkRatePerMinute = read.integer('CONTACT_CHECK_RATE_PER_MINUTE', 30, { min: 1, max: 100_000 });
+  return {
+    checkRatePerMinute,
+    checkBurst: read.integer('CONTACT_CHECK_BURST', Math.min(10, checkRatePerMinute), { min: 1, max: checkRatePerMinute }),
+    checkCacheTtlMs: read.duration('CONTACT_CHECK_CACHE_TTL', '24h', { min: 1_000, max: 30 * DAY_MS }),
+    avatarCacheTtlMs: read.duration('CONTACT_AVATAR_CACHE_TTL', '1h', { min: 1_000, max: 30 * DAY_MS }),
   };
 }
 
@@ -73,12 +210,55 @@ class EnvReader {
     return value;
   }
 
+  /** A secret key of exactly `bytes` bytes, as hex (2 × bytes characters) or base64; never echoed in errors. */
+  optionalKey(name: string, bytes: number): Buffer | undefined {
+    const value = this.raw(name);
+    if (value === undefined) return undefined;
+    const hex = new RegExp(`^[0-9a-fA-F]{${bytes * 2}}$`);
+    if (hex.test(value)) return Buffer.from(value, 'hex');
+    if (/^[A-Za-z0-9+/_-]+={0,2}$/.test(value)) {
+      const key = Buffer.from(value, 'base64');
+      if (key.length === bytes) return key;
+    }
+    throw new ConfigError(name, `must be ${bytes} bytes written as ${bytes * 2} hex characters or as base64 (e.g. openssl rand -base64 ${bytes})`);
+  }
+
   integer(name: string, fallback: number, range: { min: number; max: number }): number {
     const value = this.raw(name);
     if (value === undefined) return fallback;
     if (!/^-?\d+$/.test(value)) throw new ConfigError(name, `must be an integer, got "${value}"`);
     const n = Number(value);
     if (n < range.min || n > range.max) throw new ConfigError(name, `must be between ${range.min} and ${range.max}, got ${n}`);
+    return n;
+  }
+
+  /** A duration such as 500ms, 5s, 2m, 1h or 7d, in milliseconds. */
+  duration(name: string, fallback: string, range: { min: number; max: number }): number {
+    const value = this.raw(name) ?? fallback;
+    const ms = parseDuration(value);
+    if (ms === undefined) throw new ConfigError(name, `must be a duration such as 500ms, 5s, 2m, 1h or 7d, got "${value}"`);
+    if (ms < range.min || ms > range.max) throw new ConfigError(name, `must be between ${range.min} ms and ${range.max} ms, got "${value}"`);
+    return ms;
+  }
+
+  /** A comma-separated list of durations ("5s,30s,2m"), in milliseconds; "none" is the empty list. */
+  durations(name: string, fallback: string, range: { min: number; max: number }): number[] {
+    const value = this.raw(name) ?? fallback;
+    if (value.toLowerCase() === 'none') return [];
+    return value.split(',').map((part) => {
+      const ms = parseDuration(part);
+      if (ms === undefined) throw new ConfigError(name, `must be durations such as 5s,30s,2m,1h separated by commas (or none), got "${value}"`);
+      if (ms < range.min || ms > range.max) throw new ConfigError(name, `each duration must be between ${range.min} ms and ${range.max} ms, got "${part.trim()}"`);
+      return ms;
+    });
+  }
+
+  /** A number from 0 to 1. */
+  fraction(name: string, fallback: number): number {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    const n = /^\d+(\.\d+)?$/.test(value) ? Number(value) : Number.NaN;
+    if (!(n >= 0 && n <= 1)) throw new ConfigError(name, `must be a number from 0 to 1, got "${value}"`);
     return n;
   }
 

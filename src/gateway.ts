@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
+import { Supervisor } from './actors/supervisor.js';
 import { loadOrCreateAdminKey } from './auth/admin-key.js';
 import { Authenticator } from './auth/authenticator.js';
 import type { Config } from './config.js';
@@ -10,20 +11,41 @@ import { openEventStore } from './eventstore/open-event-store.js';
 import { createHttpApp } from './http/app.js';
 import { buildOpenApiDocument } from './http/openapi.js';
 import type { RouteSpec } from './http/route.js';
+import { deviceEventRoutes } from './http/routes/device-events.js';
 import { deviceRoutes } from './http/routes/devices.js';
 import { docsRoutes } from './http/routes/docs.js';
 import { healthRoutes } from './http/routes/health.js';
+import { hookRoutes } from './http/routes/hooks.js';
+import { sandboxRoutes } from './http/routes/sandbox.js';
 import { sessionRoutes } from './http/routes/session.js';
+import { createEngines } from './engines/engines.js';
 import { createLogger } from './logger.js';
+import { OutboundGuard } from './net/outbound-guard.js';
+import { DeviceHistoryIndex } from './projections/device-history-index.js';
 import { DevicesReadModel } from './projections/devices-read-model.js';
 import { ProjectionRunner } from './projections/projection-runner.js';
 import { openReadModelDb } from './projections/read-model-db.js';
+import { EventMetrics } from './metrics/event-metrics.js';
+import { InstrumentedStore } from './metrics/instrumented-store.js';
+import { Metrics } from './metrics/metrics.js';
+import { metricsRoutes } from './http/routes/metrics.js';
 import { VERSION } from './version.js';
+import { Webhooks } from './webhooks/webhooks.js';
+import { SendingCore, startSending } from './outbox/sending.js';
+import { createLinkPreviewProvider } from './media/link-preview.js';
+import { StoreMessageSink } from './actors/message-sink.js';
+import { ContactsReadModel } from './contacts/contacts-read-model.js';
+import { ContactsRecorder } from './contacts/contacts-recorder.js';
+import { createContactLookups } from './contacts/contact-lookups.js';
+import { contactRoutes } from './http/routes/contacts.js';
+import type { EngineDependencies, Engines } from './engines/engines.js';
 
 export interface GatewayOptions {
   logger?: Logger;
   /** Check every answer against its schema (tests). */
   validateResponses?: boolean;
+  /** Replaces createEngines (tests drive the Baileys engine through a fake socket). */
+  engines?: (dependencies: EngineDependencies) => Engines;
 }
 
 export interface Gateway {
@@ -31,6 +53,9 @@ export interface Gateway {
   adminKey: string;
   store: EventStore;
   projections: ProjectionRunner;
+  webhooks: Webhooks;
+  /** The device actors: session commands, live connections, state changes. */
+  sessions: Supervisor;
   close(): Promise<void>;
 }
 
@@ -38,14 +63,44 @@ export interface Gateway {
 export async function startGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
   const startedAt = Date.now();
   const log = options.logger ?? createLogger(config.logLevel);
-  const store = await openEventStore(config);
+  const metrics = new Metrics();
+  const store = new InstrumentedStore(await openEventStore(config), metrics);
   const readModelDb = openReadModelDb(config.dataDir);
   const devices = new DevicesReadModel(readModelDb);
-  const projections = new ProjectionRunner(store, readModelDb, [devices], log);
+  const history = new DeviceHistoryIndex(readModelDb);
+  const sendingCore = new SendingCore(readModelDb, store, log);
+  const contacts = new ContactsReadModel(readModelDb);
+  const projections = new ProjectionRunner(store, readModelDb, [devices, history, ...sendingCore.projections, contacts], log);
   await projections.start();
+  metrics.gauge('dmg_devices', 'Devices by session state.', ['state'], () =>
+    devices.countByState().map(({ state, count }) => ({ labels: { state }, value: count })),
+  );
+  const eventMetrics = new EventMetrics(metrics);
+  eventMetrics.start(store, projections.position, log);
 
   const adminKey = loadOrCreateAdminKey(config.adminApiKey, config.dataDir, log);
   const registry = new DeviceRegistry(store, projections, devices, config.defaultEngine);
+  // One guard for every URL a user chooses (webhook receivers, media, link previews): it checks the address actually dialled.
+  const outboundGuard = new OutboundGuard({ allowPrivateNetworks: config.webhookAllowPrivateNetworks });
+  const engines = (options.engines ?? createEngines)({ store, config, log, linkPreview: createLinkPreviewProvider(outboundGuard) });
+  // Receipts are recorded by the outbox (the one writer of its stream), with the message's outboxId.
+  // The engine's contact reports become ContactsUpdated events (the contacts read model is fed from the log).
+  const contactsRecorder = new ContactsRecorder({ store, projections, contacts, log });
+  const sink = sendingCore.messageSink(new StoreMessageSink(store, contactsRecorder.listener));
+  const sessions = new Supervisor({ store, engines, devices, reconnect: config.reconnect, log, sink });
+  const webhooks = await Webhooks.start({ settings: config.webhooks, store, readModelDb, guard: outboundGuard, log });
+  const sending = await startSending({
+    config,
+    store,
+    projections,
+    core: sendingCore,
+    // The cached row's key hash: no JSON parsing on the send path.
+    deviceExists: (deviceId) => devices.keyHashOf(deviceId) !== undefined,
+    // The supervisor: live connections of online devices and every session state change.
+    connections: sessions,
+    guard: outboundGuard,
+    log,
+  });
 
   const routes: RouteSpec[] = [];
   const openApi = buildLazy(() =>
@@ -55,30 +110,54 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       description: 'Self-hosted HTTP API for WhatsApp-style messaging devices. Errors are RFC 9457 problem+json with a stable `code`.',
     }),
   );
-  routes.push(...healthRoutes(store, VERSION, startedAt), ...deviceRoutes({ registry, devices }), ...sessionRoutes(devices), ...docsRoutes(openApi));
+  routes.push(...healthRoutes(store, VERSION, startedAt), ...deviceRoutes({ registry, devices, sessions }), ...deviceEventRoutes(store, history), ...sessionRoutes({ devices, sessions, projections }), ...metricsRoutes(metrics, config.metricsPublic), ...docsRoutes(openApi));
+  routes.push(...hookRoutes({ webhooks, devices, guard: outboundGuard }));
+  routes.push(...sandboxRoutes({ devices, sessions, sandbox: engines.sandbox, projections }));
+  routes.push(...sending.routes);
+  routes.push(
+    ...contactRoutes({
+      contacts,
+      lookups: createContactLookups(readModelDb, sessions, config.contacts),
+      deviceExists: (deviceId) => devices.get(deviceId) !== undefined,
+      sessionState: (deviceId) => sessions.state(deviceId) ?? devices.session(deviceId)?.state ?? 'closed',
+      limits: config.contacts,
+    }),
+  );
 
   const app = createHttpApp({
     routes,
     authenticator: new Authenticator(adminKey, devices),
     logger: log,
     bodyLimitBytes: config.bodyLimitBytes,
+    metrics,
     validateResponses: options.validateResponses,
   });
   const server = await listen(app.callback(), config.port, config.host);
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
   log.info({ url, store: store.kind, dataDir: config.dataDir }, 'gateway listening');
+  // Sessions that were running when the last process stopped are resumed in the background.
+  void sessions.restore();
 
   return {
     url,
     adminKey,
     store,
     projections,
+    webhooks,
+    sessions,
     async close() {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
       });
+      // Connections end but recorded states stay, so the next start resumes them.
+      // Draining stops first, so that tries under way still have their connection to finish on.
+      await sending.stop();
+      await sessions.stopAll();
+      await webhooks.stop();
+      outboundGuard.destroy();
+      await eventMetrics.stop();
       await projections.stop();
       await store.close();
       readModelDb.close();

@@ -2,6 +2,8 @@ import Koa from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { Logger } from 'pino';
 import type { Authenticator } from '../auth/authenticator.js';
+import { httpMetrics } from '../metrics/http-metrics.js';
+import type { Metrics } from '../metrics/metrics.js';
 import { problemResponses } from './middleware/problem-responses.js';
 import { type RequestState, requestId } from './middleware/request-id.js';
 import { Problem } from './problem.js';
@@ -16,6 +18,7 @@ export interface HttpAppOptions {
   logger: Logger;
   bodyLimitBytes: number;
   validateResponses?: boolean;
+  metrics?: Metrics;
 }
 
 /** The Koa application: request ids, problem+json errors, a size-capped JSON parser, then the routes. */
@@ -25,6 +28,7 @@ export function createHttpApp(options: HttpAppOptions): Koa<RequestState> {
   app.silent = true;
   const router = buildRouter(options.routes, options);
   app.use(requestId(options.logger));
+  if (options.metrics) app.use(httpMetrics(options.metrics));
   app.use(problemResponses());
   const parseBody = koaBody({
     json: true,
@@ -35,8 +39,12 @@ export function createHttpApp(options: HttpAppOptions): Koa<RequestState> {
     multipart: false,
     parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
   });
+  // Routes with a body parser of their own (media sends) parse after authentication, with their own limits.
+  const ownParser = new Set(options.routes.filter((r) => r.bodyParser).map((r) => `${r.method.toUpperCase()} ${r.path}`));
+  const parsesOwnBody = (ctx: Koa.Context) =>
+    ownParser.size > 0 && router.match(ctx.path, ctx.method).pathAndMethod.some((layer) => ownParser.has(`${ctx.method} ${layer.path}`));
   // koa-body inspects content types before it looks at the method: keep it off the read path entirely.
-  app.use((ctx, next) => (BODY_METHODS.has(ctx.method) ? parseBody(ctx, next) : next()));
+  app.use((ctx, next) => (BODY_METHODS.has(ctx.method) && !parsesOwnBody(ctx) ? parseBody(ctx, next) : next()));
   app.use(router.routes());
   app.use(
     router.allowedMethods({

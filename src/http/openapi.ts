@@ -50,7 +50,7 @@ function operation(route: RouteSpec): Record<string, unknown> {
   if (route.params || route.query || route.body) responses['400'] ??= problemResponse('Invalid request (`invalid_request`, `malformed_json`).');
   if (route.body) {
     responses['413'] ??= problemResponse('Body too large (`payload_too_large`).');
-    responses['415'] ??= problemResponse('Body is not JSON (`unsupported_media_type`).');
+    responses['415'] ??= problemResponse(route.bodyParser?.multipart ? 'Body is neither JSON nor multipart, or the media type is not accepted (`unsupported_media_type`).' : 'Body is not JSON (`unsupported_media_type`).');
   }
   if (route.access !== 'public') {
     responses['401'] ??= problemResponse('Missing or wrong key (`unauthorized`).');
@@ -64,9 +64,20 @@ function operation(route: RouteSpec): Record<string, unknown> {
     ...(route.description ? { description: route.description } : {}),
     security: security(route),
     parameters: [...parameters(route.params, 'path'), ...parameters(route.query, 'query')],
-    ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: route.body } } } } : {}),
+    ...(route.body ? { requestBody: { required: true, content: requestContent(route, route.body) } } : {}),
     responses,
   };
+}
+
+/** JSON, and for routes that take uploads the same fields as multipart/form-data with a binary `file` part. */
+function requestContent(route: RouteSpec, body: TSchema): Record<string, unknown> {
+  const content: Record<string, unknown> = { 'application/json': { schema: body } };
+  if (route.bodyParser?.multipart) {
+    const { properties = {} } = body as { properties?: Record<string, unknown> };
+    const file = { type: 'string', format: 'binary', description: 'The media itself (instead of `url` or `base64`).' };
+    content['multipart/form-data'] = { schema: { ...body, properties: { ...properties, file } } };
+  }
+  return content;
 }
 
 function security(route: RouteSpec): Array<Record<string, string[]>> {

@@ -2,7 +2,7 @@
  * A route is declared once, with TypeBox schemas for its path parameters, query, body and responses.
  * The same declaration registers the Koa handler (validating input) and produces its OpenAPI operation.
  */
-import type { Context } from 'koa';
+import type { Context, Middleware } from 'koa';
 import type { Static, TSchema } from 'typebox';
 import type { RequestState } from './middleware/request-id.js';
 
@@ -46,6 +46,12 @@ export interface RouteSpec<P extends TSchema | undefined = TSchema | undefined, 
   params?: P;
   query?: Q;
   body?: B;
+  /**
+   * The route parses its own request body instead of the app's size-capped JSON parser (media sends:
+   * bigger JSON, and multipart/form-data when `multipart`). `parse` runs after authentication and wraps
+   * validation and the handler (so it can clean up after them); it leaves the fields in ctx.request.body.
+   */
+  bodyParser?: { parse: Middleware; multipart?: boolean };
   /** Request content types besides JSON (e.g. multipart for media). */
   responses: Record<number, ResponseSpec>;
   /** Left out of /openapi.json (the docs page's own assets). */

@@ -29,10 +29,15 @@ function routeMiddleware(route: RouteSpec, options: RouterOptions): Middleware<R
   return async (ctx) => {
     // Authentication comes first, so that a caller without the right key learns nothing from validation.
     ctx.state.caller = authenticate(route, ctx, options.authenticator);
+    if (route.bodyParser) await route.bodyParser.parse(ctx, () => handle(ctx));
+    else await handle(ctx);
+  };
+
+  async function handle(ctx: Context & { state: RequestState }): Promise<void> {
     const input = {
       params: params ? params.parse(ctx.params) : undefined,
       query: query ? query.parse({ ...ctx.query }) : undefined,
-      body: body ? body.parse(jsonBody(ctx)) : undefined,
+      body: body ? body.parse(jsonBody(ctx, route.bodyParser?.multipart === true)) : undefined,
       ctx,
     };
     const result = await route.handler(input as never);
@@ -44,7 +49,7 @@ function routeMiddleware(route: RouteSpec, options: RouterOptions): Middleware<R
       if (contentType && !ctx.response.get('Content-Type')) ctx.type = contentType;
       ctx.body = result.body;
     }
-  };
+  }
 }
 
 function authenticate(route: RouteSpec, ctx: Context, authenticator: Authenticator): Caller | undefined {
@@ -58,11 +63,15 @@ function authenticate(route: RouteSpec, ctx: Context, authenticator: Authenticat
   }
 }
 
-/** The parsed JSON body, `{}` when none was sent; any other content type is refused. */
-function jsonBody(ctx: Context): unknown {
+/** The parsed JSON body (or multipart fields, where the route takes them), `{}` when none was sent; any other content type is refused. */
+function jsonBody(ctx: Context, multipart = false): unknown {
   const hasBody = ctx.request.length > 0 || ctx.get('transfer-encoding') !== '';
   if (!hasBody) return {};
-  if (!ctx.request.is('json')) throw unsupportedMediaType('the request body must be application/json');
+  if (multipart && ctx.request.is('multipart')) {
+    checkJsonShape((ctx.request as { body?: unknown }).body, 'body');
+    return (ctx.request as { body?: unknown }).body ?? {};
+  }
+  if (!ctx.request.is('json')) throw unsupportedMediaType(`the request body must be application/json${multipart ? ' or multipart/form-data' : ''}`);
   const parsed = (ctx.request as { body?: unknown }).body;
   checkJsonShape(parsed, 'body');
   return parsed ?? {};

@@ -89,6 +89,7 @@ export class ProjectionRunner {
     const started = performance.now();
     this.db.transaction(() => {
       for (const projection of this.projections) {
+        projection.setup(this.db); // a rebuild may be the first thing a runner does (npm run rebuild)
         projection.reset(this.db);
         this.saveCheckpoint(projection, 0);
       }

@@ -18,11 +18,13 @@ import {
 export interface DeviceRouteDeps {
   registry: DeviceRegistry;
   devices: DevicesReadModel;
+  /** Closes and unlinks the session of a deleted device (the Supervisor). */
+  sessions?: { remove(deviceId: string): Promise<void> };
 }
 
 const tag = 'Devices';
 
-export function deviceRoutes({ registry, devices }: DeviceRouteDeps): RouteSpec[] {
+export function deviceRoutes({ registry, devices, sessions }: DeviceRouteDeps): RouteSpec[] {
   return [
     defineRoute({
       method: 'post',
@@ -100,6 +102,8 @@ export function deviceRoutes({ registry, devices }: DeviceRouteDeps): RouteSpec[
       responses: { 204: { description: 'Deleted.' }, 404: { description: 'No such device.' } },
       async handler({ params }) {
         await registry.delete(params.deviceId);
+        // Recorded first, then acted on: the session is logged out and its credentials wiped.
+        await sessions?.remove(params.deviceId);
         return { status: 204 };
       },
     }),

@@ -1,0 +1,151 @@
+/**
+ * rebuild: a log of 1,000,000 events (1,000 devices sending and receiving), every read model rebuilt from
+ * position 0; then the gateway started on that data with its checkpoints in place, timed to a healthy
+ * /health, against the same start on an empty log (startup must not grow with history).
+ */
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { deviceStream } from '../src/devices/device-events.js';
+import type { NewEvent } from '../src/eventstore/event-store.js';
+import { SQLITE_STORE_FILE } from '../src/eventstore/open-event-store.js';
+import { SqliteEventStore } from '../src/eventstore/sqlite/sqlite-event-store.js';
+import { inboxStream, outboxStream } from '../src/messages/message-events.js';
+import { ProjectionRunner } from '../src/projections/projection-runner.js';
+import { openReadModelDb } from '../src/projections/read-model-db.js';
+import { createReadModels, webhookProjections } from '../src/read-models.js';
+import { sessionStream } from '../src/sessions/session-events.js';
+import type { Metric } from './lib/benchmark.js';
+import { spawnServer } from './lib/child.js';
+import { round } from './lib/stats.js';
+import { makeTempDir } from './lib/temp.js';
+
+export const name = 'rebuild';
+export const description = 'Full rebuild of every read model from a 1,000,000-event log, and gateway start-up time with checkpoints in place';
+
+const DEVICES = 1_000;
+const TARGET_EVENTS = 1_000_000;
+/** Per device and round: queued, sending, sent, delivered, read on the outbox; one received on the inbox. */
+const EVENTS_PER_ROUND = 6;
+
+export async function run(): Promise<Metric[]> {
+  const full = makeTempDir('rebuild');
+  const empty = makeTempDir('rebuild-empty');
+  try {
+    const written = await writeHistory(full.path);
+    const rebuild = await rebuildAll(full.path);
+    const withHistory = await timeToHealthy(full.path);
+    const withoutHistory = await timeToHealthy(empty.path);
+    return [
+      { metric: 'events in the log', value: written, unit: 'events' },
+      { metric: 'full rebuild, every read model', value: Math.round(written / rebuild.seconds), unit: 'events/s', target: { op: '>=', value: 100_000 } },
+      { metric: 'full rebuild time', value: round(rebuild.seconds, 2), unit: 's' },
+      ...rebuild.runners.map((r) => ({ metric: `  ${r.name}`, value: Math.round(r.events / r.seconds), unit: 'events/s' })),
+      { metric: 'start → healthy, 1M events, checkpoints in place', value: round(withHistory, 2), unit: 's', target: { op: '<=', value: 3 } },
+      { metric: 'start → healthy, empty log (same run)', value: round(withoutHistory, 2), unit: 's' },
+    ];
+  } finally {
+    full.remove();
+    empty.remove();
+  }
+}
+
+/** Writes the log straight into the store, many appends per group commit, as a busy gateway would have. */
+export async function writeHistory(dataDir: string): Promise<number> {
+  const store = new SqliteEventStore(join(dataDir, SQLITE_STORE_FILE));
+  const ids = Array.from({ length: DEVICES }, (_, i) => `bench-${String(i).padStart(4, '0')}`);
+  let written = 0;
+  await Promise.all(
+    ids.map((deviceId) =>
+      Promise.all([
+        store.append(deviceStream(deviceId), [
+          { type: 'DeviceCreated', data: { deviceId, name: deviceId, engine: 'sandbox', metadata: {}, keyHash: randomBytes(32).toString('hex') } },
+        ]),
+        store.append(sessionStream(deviceId), [
+          { type: 'SessionStateChanged', data: { deviceId, state: 'qr', previousState: 'closed', reason: 'opened' } },
+          { type: 'SessionStateChanged', data: { deviceId, state: 'connecting', previousState: 'qr', reason: 'scanned' } },
+          { type: 'SessionStateChanged', data: { deviceId, state: 'online', previousState: 'connecting', phone: phoneOf(deviceId), reason: 'connected' } },
+        ]),
+      ]),
+    ),
+  );
+  written += DEVICES * 4;
+  for (let round = 0; written < TARGET_EVENTS; round++) {
+    await Promise.all(
+      ids.map((deviceId, d) =>
+        Promise.all([store.append(outboxStream(deviceId), outboxRound(deviceId, d, round)), store.append(inboxStream(deviceId), [inbound(deviceId, d, round)])]),
+      ),
+    );
+    written += DEVICES * EVENTS_PER_ROUND;
+  }
+  await store.close();
+  return written;
+}
+
+const phoneOf = (deviceId: string) => `4915${deviceId.slice(-4).padStart(8, '0')}`;
+const recipientOf = (d: number, round: number) => `4930${String((d * 7 + round) % 5_000).padStart(7, '0')}`;
+
+function outboxRound(deviceId: string, d: number, round: number): NewEvent[] {
+  const outboxId = `ob_${deviceId}_${round}`;
+  const waMessageId = `3EB0${d.toString(16).padStart(4, '0')}${round.toString(16).padStart(14, '0')}`.toUpperCase();
+  const to = recipientOf(d, round);
+  const timestamp = 1_790_000_000 + round;
+  const status = (s: 'sent' | 'delivered' | 'read') => ({
+    type: 'MessageStatusChanged',
+    data: { deviceId, waMessageId, status: s, recipient: to, outboxId, timestamp },
+  });
+  return [
+    {
+      type: 'OutboxMessageQueued',
+      data: { deviceId, outboxId, waMessageId, to, seq: round + 1, content: { kind: 'text', text: `message ${round} from ${deviceId}` }, createdAt: new Date(timestamp * 1000).toISOString() },
+    },
+    { type: 'OutboxMessageSending', data: { deviceId, outboxId, waMessageId, attempt: 1 } },
+    status('sent'),
+    status('delivered'),
+    status('read'),
+  ];
+}
+
+function inbound(deviceId: string, d: number, round: number): NewEvent {
+  return {
+    type: 'MessageReceived',
+    data: { deviceId, from: recipientOf(d, round), type: 'text', body: `reply ${round}`, timestamp: 1_790_000_000 + round, waMessageId: `IN${d}_${round}`, pushName: `Contact ${round % 50}` },
+  };
+}
+
+/** What `npm run rebuild` does: both runners, from position 0. */
+async function rebuildAll(dataDir: string) {
+  const store = new SqliteEventStore(join(dataDir, SQLITE_STORE_FILE));
+  const db = openReadModelDb(dataDir);
+  const log = pino({ level: 'warn' });
+  const runners = [
+    { name: 'read models (devices, history, outbox, idempotency, contacts)', runner: new ProjectionRunner(store, db, createReadModels(db, store, log).projections, log) },
+    { name: 'webhook deliveries', runner: new ProjectionRunner(store, db, webhookProjections(db), log) },
+  ];
+  const results: Array<{ name: string; events: number; seconds: number }> = [];
+  const started = performance.now();
+  for (const { name: runnerName, runner } of runners) {
+    const { events, seconds } = await runner.rebuild();
+    await runner.stop();
+    results.push({ name: runnerName, events, seconds });
+  }
+  const seconds = (performance.now() - started) / 1000;
+  await store.close();
+  db.close();
+  return { seconds, runners: results };
+}
+
+/** Seconds from spawning the gateway to its first healthy /health. */
+async function timeToHealthy(dataDir: string): Promise<number> {
+  const started = performance.now();
+  const server = await spawnServer({
+    name: 'gateway',
+    script: 'src/main.ts',
+    env: { DATA_DIR: dataDir, ADMIN_API_KEY: `ak_bench_${randomBytes(16).toString('hex')}`, LOG_LEVEL: 'warn', DEFAULT_ENGINE: 'sandbox' },
+    healthPath: '/health',
+    startTimeoutMs: 60_000,
+  });
+  const seconds = (performance.now() - started) / 1000;
+  await server.stop();
+  return seconds;
+}

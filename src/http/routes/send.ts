@@ -1,0 +1,205 @@
+/**
+ * POST /devices/:deviceId/send/<kind> and DELETE /devices/:deviceId/send/:waMessageId (API.md, Sending).
+ * Every send is queued in the device's outbox and answered 202 at once, whatever the session state.
+ */
+import type { Context } from 'koa';
+import type { TSchema } from 'typebox';
+import type { MediaSettings } from '../../config.js';
+import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_MAX_LENGTH, parseIdempotencyKey } from '../../idempotency/idempotency-keys.js';
+import { mediaBodyParser, uploadedMedia } from '../../media/media-body-parser.js';
+import type { MediaInput } from '../../media/media-intake.js';
+import { mediaLimitOf } from '../../media/media-limits.js';
+import type { MediaStore } from '../../media/media-store.js';
+import { isSingleEmoji } from '../../outbox/emoji.js';
+import type { MediaKind } from '../../outbox/outbox-events.js';
+import type { SendCommands } from '../../outbox/send-commands.js';
+import { invalidRequest, notFound } from '../problem.js';
+import { type ResponseSpec, type RouteSpec, defineRoute } from '../route.js';
+import { DeviceParams } from '../schemas/common.js';
+import {
+  AudioBody,
+  DeleteMessageSchema,
+  FileBody,
+  ImageOrVideoBody,
+  LinkBody,
+  LocationBody,
+  MessageParams,
+  QueuedSchema,
+  ReactionBody,
+  TextBody,
+} from '../schemas/send.js';
+
+export interface SendRouteDeps {
+  sends: SendCommands;
+  /** Whether a device exists (the admin key reaches any id). */
+  deviceExists: (deviceId: string) => boolean;
+  media: MediaStore;
+  mediaSettings: MediaSettings;
+}
+
+const tag = 'Sending';
+
+const IDEMPOTENCY_NOTE =
+  `An \`Idempotency-Key\` header (1..${IDEMPOTENCY_KEY_MAX_LENGTH} visible ASCII characters) makes a retried request return the first answer ` +
+  'instead of queuing again, for 24 h and across restarts; the same key with a different request is `422 idempotency_key_reused`.';
+
+const QUEUED: Record<number, ResponseSpec> = {
+  202: { description: 'Queued in the outbox; sent once the session is online.', schema: QueuedSchema },
+  404: { description: 'No such device (admin key only).' },
+  422: { description: 'The Idempotency-Key was used with another request (`idempotency_key_reused`).' },
+};
+
+export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
+  const { sends } = deps;
+  const requireDevice = (deviceId: string) => {
+    if (!deps.deviceExists(deviceId)) throw notFound(`device "${deviceId}" does not exist`);
+  };
+  const keyOf = (ctx: Context) => parseIdempotencyKey(ctx.get(IDEMPOTENCY_HEADER) || undefined);
+  const description = (what: string) => `${what}\n\n${IDEMPOTENCY_NOTE}`;
+
+  const media = (kind: MediaKind, schema: TSchema, summary: string, what: string) => {
+    const limit = mediaLimitOf(kind, deps.mediaSettings);
+    return defineRoute({
+      method: 'post',
+      path: `/devices/:deviceId/send/${kind}`,
+      operationId: `send${kind[0]!.toUpperCase()}${kind.slice(1)}`,
+      tag,
+      summary,
+      description: description(
+        `${what} Exactly one of \`url\` (fetched when the message is sent), \`base64\`, or a multipart/form-data \`file\` part (the other fields as parts). ` +
+          `At most ${limit} bytes (\`413\` over). The media type is detected from the bytes when \`mimetype\` is left out.`,
+      ),
+      access: 'device',
+      params: DeviceParams,
+      body: schema,
+      bodyParser: { parse: mediaBodyParser({ kind, limit, uploadDir: deps.media.incomingDir, schema }), multipart: true },
+      responses: {
+        ...QUEUED,
+        413: { description: `The media is larger than ${limit} bytes (\`payload_too_large\`).` },
+        415: { description: 'The media\'s type does not fit the message kind or cannot be recognised (`unsupported_media_type`), or the body is neither JSON nor multipart.' },
+      },
+      async handler({ params, body, ctx }) {
+        requireDevice(params.deviceId);
+        const fields = body as { to: string; url?: string; base64?: string; mimetype?: string; caption?: string; filename?: string; ptt?: boolean };
+        const input = mediaInputOf(fields, uploadedMedia(ctx));
+        if (kind === 'file' && fields.filename === undefined && !(input.from === 'upload' && input.filename)) {
+          throw invalidRequest('body must have required properties filename', [{ path: '/filename', message: 'must have required properties filename' }]);
+        }
+        const { to, mimetype, caption, filename, ptt } = fields;
+        const answer = await sends.send(params.deviceId, { kind, to, media: input, mimetype, caption, filename, ptt }, keyOf(ctx));
+        return { status: 202, body: answer };
+      },
+    });
+  };
+
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/devices/:deviceId/send/text',
+      operationId: 'sendText',
+      tag,
+      summary: 'Send a text message',
+      description: description('Queues a text message (1 to 65536 characters).'),
+      access: 'device',
+      params: DeviceParams,
+      body: TextBody,
+      responses: QUEUED,
+      async handler({ params, body, ctx }) {
+        requireDevice(params.deviceId);
+        return { status: 202, body: await sends.send(params.deviceId, { kind: 'text', to: body.to, text: body.text }, keyOf(ctx)) };
+      },
+    }),
+    media('image', ImageOrVideoBody, 'Send an image', 'Queues an image with an optional caption.'),
+    media('video', ImageOrVideoBody, 'Send a video', 'Queues a video with an optional caption.'),
+    media('audio', AudioBody, 'Send audio or a voice note', 'Queues an audio message; `ptt: true` sends it as a voice note.'),
+    media('file', FileBody, 'Send a file', 'Queues a document with its file name and an optional caption.'),
+    defineRoute({
+      method: 'post',
+      path: '/devices/:deviceId/send/location',
+      operationId: 'sendLocation',
+      tag,
+      summary: 'Send a location',
+      description: description('Queues a location pin, with an optional name and address.'),
+      access: 'device',
+      params: DeviceParams,
+      body: LocationBody,
+      responses: QUEUED,
+      async handler({ params, body, ctx }) {
+        requireDevice(params.deviceId);
+        return { status: 202, body: await sends.send(params.deviceId, { kind: 'location', ...body }, keyOf(ctx)) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/devices/:deviceId/send/link',
+      operationId: 'sendLink',
+      tag,
+      summary: 'Send a link',
+      description: description(
+        'Queues a text with a link (the url is appended when the text lacks it). With `preview: true` the page\'s Open Graph data is fetched ' +
+          'when the message is sent, through the outbound network guard, and shown as a preview; on any failure the link goes without one.',
+      ),
+      access: 'device',
+      params: DeviceParams,
+      body: LinkBody,
+      responses: QUEUED,
+      async handler({ params, body, ctx }) {
+        requireDevice(params.deviceId);
+        return { status: 202, body: await sends.send(params.deviceId, { kind: 'link', ...body }, keyOf(ctx)) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/devices/:deviceId/send/reaction',
+      operationId: 'sendReaction',
+      tag,
+      summary: 'React to a message',
+      description: description('Reacts to the message `messageId` (a waMessageId, sent or received) in the chat with `to`; `emoji: ""` removes the reaction.'),
+      access: 'device',
+      params: DeviceParams,
+      body: ReactionBody,
+      responses: QUEUED,
+      async handler({ params, body, ctx }) {
+        if (body.emoji !== '' && !isSingleEmoji(body.emoji)) {
+          throw invalidRequest('body/emoji must be one emoji, or "" to remove the reaction', [{ path: '/emoji', message: 'must be one emoji or ""' }]);
+        }
+        requireDevice(params.deviceId);
+        return { status: 202, body: await sends.send(params.deviceId, { kind: 'reaction', ...body }, keyOf(ctx)) };
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/devices/:deviceId/send/:waMessageId',
+      operationId: 'deleteMessage',
+      tag,
+      summary: 'Cancel or delete a message',
+      description:
+        'A message still in the outbox is removed and never sent (`200 cancelled`); one being sent right now cannot be (`409 message_sending`). ' +
+        'A sent message is revoked for everyone once the session is online (`202 deleting`, later the status `deleted`). A message that failed is `409 message_failed`.',
+      access: 'device',
+      params: MessageParams,
+      responses: {
+        200: { description: 'Cancelled (or already cancelled or deleted).', schema: DeleteMessageSchema },
+        202: { description: 'Being revoked for everyone.', schema: DeleteMessageSchema },
+        404: { description: 'No message with this id was sent from this device (or no such device).' },
+        409: { description: 'Being sent right now (`message_sending`), or it failed (`message_failed`).' },
+      },
+      async handler({ params }) {
+        requireDevice(params.deviceId);
+        const outcome = await sends.delete(params.deviceId, params.waMessageId);
+        return { status: outcome.status === 'deleting' ? 202 : 200, body: outcome };
+      },
+    }),
+  ];
+}
+
+/** Exactly one source of media. */
+function mediaInputOf(fields: { url?: string; base64?: string }, upload: MediaInput | undefined): MediaInput {
+  const given = [upload && 'a file part', fields.url !== undefined && 'url', fields.base64 !== undefined && 'base64'].filter(Boolean);
+  if (given.length !== 1) {
+    const message = given.length === 0 ? 'must have one of url, base64 or a file part' : `must have only one of url, base64 or a file part, got ${given.join(' and ')}`;
+    throw invalidRequest(`body ${message}`, [{ path: '/', message }]);
+  }
+  if (upload) return upload;
+  return fields.url !== undefined ? { from: 'url', url: fields.url } : { from: 'base64', text: fields.base64! };
+}

@@ -1,0 +1,25 @@
+import Type from 'typebox';
+import { SEND_KINDS } from '../../outbox/outbox-events.js';
+import { Cursor, DeviceId, Limit, Timestamp } from './common.js';
+
+export const ListOutboxQuery = Type.Object({ limit: Type.Optional(Limit(500, 50)), cursor: Type.Optional(Cursor) }, { additionalProperties: false });
+
+export const OutboxItemSchema = Type.Object({
+  outboxId: Type.String(),
+  waMessageId: Type.String(),
+  kind: Type.Enum(SEND_KINDS),
+  to: Type.String(),
+  status: Type.Enum(['queued', 'sending']),
+  attempts: Type.Integer({ minimum: 0, description: 'Tries started so far.' }),
+  createdAt: Timestamp,
+  lastError: Type.Optional(Type.Object({ code: Type.String(), message: Type.String() })),
+});
+
+export const OutboxListSchema = Type.Object({
+  items: Type.Array(OutboxItemSchema),
+  nextCursor: Type.Union([Type.String(), Type.Null()]),
+});
+
+export const RemovedSchema = Type.Object({ removed: Type.Integer({ minimum: 0 }) });
+
+export const OutboxItemParams = Type.Object({ deviceId: DeviceId, outboxId: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9-]+$' }) });

@@ -1,0 +1,106 @@
+/**
+ * Media waiting in an outbox, kept on disk in DATA_DIR/media/<deviceId>/<outboxId> (never held in
+ * memory) from the moment the send is accepted until the message leaves the outbox. A file is made
+ * durable (file and directory fsynced) before the message that needs it is queued, so an acknowledged
+ * media send survives a crash with its bytes.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdir, open, readdir, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/** Device ids start with a letter or digit, so these names never collide with a device's folder. */
+const INCOMING = '.incoming';
+const DOWNLOAD_SUFFIX = '.download';
+
+export class MediaStore {
+  readonly root: string;
+  /** Where multipart uploads land before they are adopted (or thrown away). */
+  readonly incomingDir: string;
+
+  constructor(dataDir: string) {
+    this.root = join(dataDir, 'media');
+    this.incomingDir = join(this.root, INCOMING);
+  }
+
+  async init(): Promise<void> {
+    await mkdir(this.incomingDir, { recursive: true });
+  }
+
+  pathOf(deviceId: string, outboxId: string): string {
+    return join(this.root, deviceId, outboxId);
+  }
+
+  /** A scratch path for a `url` media fetched at send time. */
+  downloadPathOf(deviceId: string, outboxId: string): string {
+    return join(this.root, deviceId, `${outboxId}.${randomUUID().slice(0, 8)}${DOWNLOAD_SUFFIX}`);
+  }
+
+  async ensureDeviceDir(deviceId: string): Promise<void> {
+    await mkdir(join(this.root, deviceId), { recursive: true });
+  }
+
+  /** Writes the bytes as the media of a message and makes them durable. */
+  async write(deviceId: string, outboxId: string, bytes: Uint8Array): Promise<void> {
+    await this.ensureDeviceDir(deviceId);
+    const path = this.pathOf(deviceId, outboxId);
+    const file = await open(path, 'w', 0o600);
+    try {
+      await file.writeFile(bytes);
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    await syncDir(join(this.root, deviceId));
+  }
+
+  /** Moves an uploaded file (in incomingDir) to be the media of a message, durably. */
+  async adopt(deviceId: string, outboxId: string, uploadedPath: string): Promise<void> {
+    await this.ensureDeviceDir(deviceId);
+    const file = await open(uploadedPath, 'r+');
+    try {
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    await rename(uploadedPath, this.pathOf(deviceId, outboxId));
+    await syncDir(join(this.root, deviceId));
+  }
+
+  async remove(deviceId: string, outboxId: string): Promise<void> {
+    await rm(this.pathOf(deviceId, outboxId), { force: true });
+  }
+
+  async removePath(path: string): Promise<void> {
+    await rm(path, { force: true });
+  }
+
+  /**
+   * At start, before anything is queued: removes uploads and downloads a crash left behind, and the media
+   * of messages that are no longer waiting (sent, failed or cancelled before their file was removed, or
+   * never queued at all because the process died in between). Answers how many files went.
+   */
+  async sweep(isWaiting: (deviceId: string, outboxId: string) => boolean): Promise<number> {
+    let removed = 0;
+    await rm(this.incomingDir, { recursive: true, force: true });
+    await mkdir(this.incomingDir, { recursive: true });
+    for (const device of await readdir(this.root, { withFileTypes: true })) {
+      if (!device.isDirectory() || device.name === INCOMING) continue;
+      for (const name of await readdir(join(this.root, device.name))) {
+        if (name.endsWith(DOWNLOAD_SUFFIX) || !isWaiting(device.name, name)) {
+          await rm(join(this.root, device.name, name), { force: true });
+          removed++;
+        }
+      }
+    }
+    return removed;
+  }
+}
+
+async function syncDir(path: string): Promise<void> {
+  const dir = await open(path, 'r');
+  try {
+    await dir.sync();
+  } finally {
+    await dir.close();
+  }
+}

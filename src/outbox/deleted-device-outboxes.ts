@@ -1,0 +1,58 @@
+/**
+ * DELETE /devices/:id drops the device's outbox: whatever was still waiting becomes `cancelled` (with
+ * error `device_deleted`) and its media leaves the disk. Follows DeviceDeleted events live, and at start
+ * catches up on devices deleted while the process was down (or before it got to them).
+ */
+import type { Logger } from 'pino';
+import type { EventStore, Subscription } from '../eventstore/event-store.js';
+import type { MediaStore } from '../media/media-store.js';
+import { dropOutbox } from './outbox-decisions.js';
+import { isMediaKind } from './outbox-events.js';
+import type { Outboxes } from './outboxes.js';
+
+export interface DeletedDeviceOutboxesDeps {
+  store: EventStore;
+  outboxes: Outboxes;
+  media: Pick<MediaStore, 'remove'>;
+  log: Logger;
+}
+
+export class DeletedDeviceOutboxes {
+  private subscription: Subscription | undefined;
+  private loop: Promise<void> | undefined;
+
+  constructor(private readonly deps: DeletedDeviceOutboxesDeps) {}
+
+  /** `waiting`: devices with messages pending; `exists`: whether a device is still there (read models at `position`). */
+  start(position: number, waiting: readonly string[], exists: (deviceId: string) => boolean): void {
+    for (const deviceId of waiting) if (!exists(deviceId)) void this.drop(deviceId);
+    const subscription = this.deps.store.subscribe({ after: position });
+    this.subscription = subscription;
+    this.loop = (async () => {
+      try {
+        for await (const batch of subscription) {
+          for (const event of batch) if (event.type === 'DeviceDeleted') await this.drop((event.data as { deviceId: string }).deviceId);
+        }
+      } catch (error) {
+        if (this.subscription === subscription) this.deps.log.error({ err: error }, 'following device deletions for the outbox stopped');
+      }
+    })();
+  }
+
+  async stop(): Promise<void> {
+    const subscription = this.subscription;
+    this.subscription = undefined;
+    await subscription?.close();
+    await this.loop;
+  }
+
+  private async drop(deviceId: string): Promise<void> {
+    try {
+      const { result } = await this.deps.outboxes.execute(deviceId, dropOutbox(deviceId, Date.now()));
+      await Promise.all(result.filter((m) => isMediaKind(m.content.kind)).map((m) => this.deps.media.remove(deviceId, m.outboxId)));
+      if (result.length > 0) this.deps.log.info({ deviceId, cancelled: result.length }, 'outbox of a deleted device dropped');
+    } catch (error) {
+      this.deps.log.error({ err: error, deviceId }, 'could not drop the outbox of a deleted device');
+    }
+  }
+}

@@ -1,0 +1,278 @@
+/**
+ * Drains each device's outbox while its session is online: FIFO, one message at a time, at most
+ * OUTBOX_RATE_PER_MINUTE tries started in any 60 s window (p-queue, sliding window), each after a small
+ * random pause so that a burst does not look like spam.
+ *
+ * Every try is recorded before the engine is asked (OutboxMessageSending) and its outcome after
+ * (MessageStatusChanged sent | failed, or OutboxAttemptFailed with the time of the next try). A try
+ * that a crash cut short is simply the head of the outbox again, and is sent with the same waMessageId.
+ * Revokes of sent messages (DELETE /send) go through the same lane and the same rate.
+ */
+import PQueue from 'p-queue';
+import type { Logger } from 'pino';
+import type { OutboxSettings } from '../config.js';
+import { EngineError, type EngineConnection } from '../engines/engine.js';
+import { MediaUnavailableError } from '../media/media-fetcher.js';
+import type { MediaStore } from '../media/media-store.js';
+import type { DeviceConnections } from './device-connections.js';
+import type { DeviceOutbox } from './device-outbox.js';
+import type { MessageDispatcher } from './message-dispatcher.js';
+import { recordAttemptFailed, recordFailed, recordRevokeFailed, recordRevoked, recordSent, startSending } from './outbox-decisions.js';
+import { type OutboxError, isMediaKind } from './outbox-events.js';
+import type { OutboxState, PendingMessage } from './outbox-state.js';
+import type { Outboxes } from './outboxes.js';
+import { retryDelayMs } from './retry-delay.js';
+
+const WINDOW_MS = 60_000;
+/** After an unexpected failure of the lane itself (e.g. the store is down), wait this long before going on. */
+const LANE_ERROR_PAUSE_MS = 1_000;
+/** At shutdown, how long to wait for tries under way to record their outcome. */
+const STOP_GRACE_MS = 5_000;
+
+export interface OutboxDrainerDeps {
+  outboxes: Outboxes;
+  connections: DeviceConnections;
+  dispatcher: Pick<MessageDispatcher, 'send' | 'revoke'>;
+  media: Pick<MediaStore, 'remove'>;
+  settings: OutboxSettings;
+  log: Logger;
+  random?: () => number;
+  now?: () => number;
+}
+
+type Job = { type: 'send'; outboxId: string } | { type: 'revoke'; waMessageId: string } | { type: 'wait'; until: number };
+
+/** What to do next: a due revoke first, else the head of the FIFO (or wait for its backoff to end). */
+export function nextJob(state: OutboxState, now: number): Job | undefined {
+  let earliest = Number.POSITIVE_INFINITY;
+  for (const revoke of state.revokes.values()) {
+    if (revoke.retryAt <= now) return { type: 'revoke', waMessageId: revoke.waMessageId };
+    earliest = Math.min(earliest, revoke.retryAt);
+  }
+  const head = state.head();
+  if (head) {
+    if (head.retryAt <= now) return { type: 'send', outboxId: head.outboxId };
+    earliest = Math.min(earliest, head.retryAt);
+  }
+  return earliest === Number.POSITIVE_INFINITY ? undefined : { type: 'wait', until: earliest };
+}
+
+export class OutboxDrainer {
+  private readonly lanes = new Map<string, DeviceLane>();
+  private readonly unsubscribe: Array<() => void> = [];
+  private stopped = false;
+  readonly random: () => number;
+  readonly now: () => number;
+
+  constructor(readonly deps: OutboxDrainerDeps) {
+    this.random = deps.random ?? Math.random;
+    this.now = deps.now ?? Date.now;
+  }
+
+  /** Starts following session states and outbox changes; `waiting` are the devices that have messages pending. */
+  start(waiting: Iterable<string> = []): void {
+    this.unsubscribe.push(
+      this.deps.connections.onStateChange((deviceId, state) => {
+        if (state === 'online') this.kick(deviceId);
+      }),
+      this.deps.outboxes.onChange((deviceId) => this.kick(deviceId)),
+    );
+    for (const deviceId of waiting) this.kick(deviceId);
+  }
+
+  /** Something may be sendable for this device: make sure its lane is running (if it is online). */
+  kick(deviceId: string): void {
+    if (this.stopped) return;
+    const lane = this.lanes.get(deviceId);
+    if (lane) {
+      lane.wake();
+      return;
+    }
+    if (!this.deps.connections.connection(deviceId)) return;
+    const created = new DeviceLane(deviceId, this);
+    this.lanes.set(deviceId, created);
+    created.wake();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const off of this.unsubscribe.splice(0)) off();
+    const lanes = [...this.lanes.values()];
+    for (const lane of lanes) lane.stop();
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_GRACE_MS)));
+    await Promise.race([Promise.all(lanes.map((lane) => lane.idle())), grace]);
+    clearTimeout(timer);
+  }
+
+  get isStopped(): boolean {
+    return this.stopped;
+  }
+}
+
+/** One device's drain loop and rate limiter. Lanes are kept, idle ones too: the limiter remembers the last minute. */
+class DeviceLane {
+  private readonly queue: PQueue;
+  private running: Promise<void> | undefined;
+  /** The try under way, if any: stop() lets it record its outcome. */
+  private inFlight: Promise<void> | undefined;
+  /** Aborted by stop(): a try still waiting for the rate limiter is dropped (it stays in the outbox). */
+  private readonly abort = new AbortController();
+  private dirty = false;
+  private stopped = false;
+  private interrupt: (() => void) | undefined;
+
+  constructor(
+    readonly deviceId: string,
+    private readonly drainer: OutboxDrainer,
+  ) {
+    const { ratePerMinute } = drainer.deps.settings;
+    this.queue = new PQueue({ concurrency: 1, intervalCap: ratePerMinute, interval: WINDOW_MS, strict: true });
+  }
+
+  wake(): void {
+    this.dirty = true;
+    this.interrupt?.();
+    if (this.running) return;
+    this.running = this.loop()
+      .catch(async (error: unknown) => {
+        this.drainer.deps.log.error({ err: error, deviceId: this.deviceId }, 'outbox lane failed; trying again');
+        await this.sleep(LANE_ERROR_PAUSE_MS, false);
+        this.dirty = true;
+      })
+      .finally(() => {
+        this.running = undefined;
+        // A wake that came in while the loop was on its way out.
+        if (this.dirty && !this.stopped) this.wake();
+      });
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.abort.abort();
+    this.interrupt?.();
+  }
+
+  async idle(): Promise<void> {
+    await Promise.all([this.running, this.inFlight]);
+  }
+
+  private async loop(): Promise<void> {
+    const { outboxes, connections, settings, log } = this.drainer.deps;
+    const outbox = await outboxes.get(this.deviceId);
+    while (!this.stopped && !this.drainer.isStopped) {
+      this.dirty = false;
+      const connection = connections.connection(this.deviceId);
+      if (!connection) return;
+      const job = nextJob(outbox.current, this.drainer.now());
+      if (!job) return;
+      if (job.type === 'wait') {
+        await this.sleep(job.until - this.drainer.now(), true);
+        continue;
+      }
+      if (settings.spacingMaxMs > 0) await this.sleep(this.drainer.random() * settings.spacingMaxMs, false);
+      if (this.stopped) return;
+      const attempt = () => {
+        const tried = job.type === 'send' ? this.send(outbox, job.outboxId) : this.revoke(outbox, job.waMessageId);
+        this.inFlight = tried.catch(() => undefined);
+        return tried;
+      };
+      try {
+        await this.queue.add(attempt, { signal: this.abort.signal });
+      } catch (error) {
+        if (this.stopped) return;
+        log.error({ err: error, deviceId: this.deviceId }, 'outbox try could not be recorded; pausing the lane');
+        await this.sleep(LANE_ERROR_PAUSE_MS, false);
+      }
+    }
+  }
+
+  private async send(outbox: DeviceOutbox, outboxId: string): Promise<void> {
+    const { connections, dispatcher } = this.drainer.deps;
+    const connection = connections.connection(this.deviceId);
+    if (!connection || this.stopped) return;
+    const start = (await outbox.execute(startSending(this.deviceId, outboxId, this.drainer.now()))).result;
+    if (start.action === 'skip') return;
+    if (start.action === 'confirm') {
+      await this.removeMedia(start.message);
+      return;
+    }
+    const message = start.message;
+    try {
+      await dispatcher.send(connection, this.deviceId, message);
+    } catch (error) {
+      await this.sendFailed(outbox, connection, message, error);
+      return;
+    }
+    await outbox.execute(recordSent(this.deviceId, outboxId, this.drainer.now()));
+    await this.removeMedia(message);
+  }
+
+  private async sendFailed(outbox: DeviceOutbox, connection: EngineConnection, message: PendingMessage, error: unknown): Promise<void> {
+    const { settings, log } = this.drainer.deps;
+    const now = this.drainer.now();
+    const failure = this.classify(connection, error);
+    log.debug({ deviceId: this.deviceId, outboxId: message.outboxId, error: failure.error, kind: failure.kind }, 'send failed');
+    if (failure.kind === 'permanent' || (failure.kind === 'transient' && message.failures + 1 >= settings.maxAttempts)) {
+      await outbox.execute(recordFailed(this.deviceId, message.outboxId, failure.error, now));
+      await this.removeMedia(message);
+      return;
+    }
+    const counted = failure.kind === 'transient';
+    const retryAt = counted ? now + retryDelayMs(message.failures + 1, settings, this.drainer.random) : now;
+    await outbox.execute(recordAttemptFailed(this.deviceId, message.outboxId, { error: failure.error, counted, retryAt }));
+  }
+
+  private async revoke(outbox: DeviceOutbox, waMessageId: string): Promise<void> {
+    const { connections, dispatcher, settings } = this.drainer.deps;
+    const connection = connections.connection(this.deviceId);
+    const revoke = outbox.current.revokes.get(waMessageId);
+    if (!connection || !revoke || this.stopped) return;
+    try {
+      await dispatcher.revoke(connection, waMessageId, revoke.to);
+    } catch (error) {
+      const now = this.drainer.now();
+      const failure = this.classify(connection, error);
+      const counted = failure.kind !== 'offline';
+      const final = failure.kind === 'permanent' || (counted && revoke.attempts + 1 >= settings.maxAttempts);
+      const retryAt = counted ? now + retryDelayMs(revoke.attempts + 1, settings, this.drainer.random) : now;
+      await outbox.execute(recordRevokeFailed(this.deviceId, waMessageId, { error: failure.error, final, retryAt, counted }));
+      return;
+    }
+    await outbox.execute(recordRevoked(this.deviceId, waMessageId, this.drainer.now()));
+  }
+
+  /** permanent: fail now; transient: retry with backoff (uses an attempt); offline: retry once online again. */
+  private classify(connection: EngineConnection, error: unknown): { kind: 'permanent' | 'transient' | 'offline'; error: OutboxError } {
+    if (error instanceof MediaUnavailableError) return { kind: 'permanent', error: { code: error.code, message: error.message } };
+    const message = error instanceof Error ? error.message : String(error);
+    if (error instanceof EngineError) {
+      if (error.permanent) return { kind: 'permanent', error: { code: error.code, message } };
+      if (error.code === 'not_connected') return { kind: 'offline', error: { code: error.code, message } };
+    }
+    // The session dropped while the engine was busy: not the message's fault.
+    if (this.drainer.deps.connections.connection(this.deviceId) !== connection) return { kind: 'offline', error: { code: 'not_connected', message } };
+    return { kind: 'transient', error: { code: error instanceof EngineError ? error.code : 'engine_error', message } };
+  }
+
+  private async removeMedia(message: PendingMessage): Promise<void> {
+    const { media, log } = this.drainer.deps;
+    if (!isMediaKind(message.content.kind) || !('media' in message.content) || message.content.media.source !== 'stored') return;
+    // A file left behind is removed by the sweep at the next start.
+    await media.remove(this.deviceId, message.outboxId).catch((error: unknown) => log.warn({ err: error, deviceId: this.deviceId }, 'media file not removed'));
+  }
+
+  private sleep(ms: number, interruptible: boolean): Promise<void> {
+    if (ms <= 0 || this.stopped) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        if (this.interrupt === done) this.interrupt = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      // A wake cuts a backoff wait short (the head may have changed); the spacing pause only ends early on stop.
+      this.interrupt = interruptible ? done : () => this.stopped && done();
+    });
+  }
+}

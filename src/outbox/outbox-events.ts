@@ -1,0 +1,130 @@
+/**
+ * The outbox's own events, on the device's `outbox-<deviceId>` stream beside the MessageStatusChanged
+ * events of its messages (src/messages/message-events.ts). A message's life:
+ *
+ *   OutboxMessageQueued → (OutboxMessageSending → OutboxAttemptFailed)* → OutboxMessageSending →
+ *   MessageStatusChanged sent | failed,   or MessageStatusChanged cancelled while still queued.
+ *
+ * Every status after `queued` is a MessageStatusChanged (it leaves as the `message.status` webhook);
+ * the events here are the outbox's bookkeeping. OutboxMessageSending is appended before the engine is
+ * asked to send (invariant 2): one that is followed by nothing was cut short by a crash, and the message
+ * is sent again with the same waMessageId.
+ */
+import type { MessageStatusChangedData } from '../messages/message-events.js';
+
+export const SEND_KINDS = ['text', 'image', 'audio', 'video', 'file', 'location', 'link', 'reaction'] as const;
+export type SendKind = (typeof SEND_KINDS)[number];
+
+export const MEDIA_KINDS = ['image', 'audio', 'video', 'file'] as const;
+export type MediaKind = (typeof MEDIA_KINDS)[number];
+
+export const isMediaKind = (kind: SendKind): kind is MediaKind => (MEDIA_KINDS as readonly string[]).includes(kind);
+
+/**
+ * Where a media message's bytes are: a file the gateway keeps in DATA_DIR until the message leaves the
+ * outbox (path derived from device and outboxId, see MediaStore), or a URL fetched when it is sent.
+ */
+export type MediaSource =
+  | { source: 'stored'; mimetype: string; size: number; filename?: string }
+  | { source: 'url'; url: string; mimetype?: string; filename?: string };
+
+/** A queued message's content as recorded: OutgoingContent with media as a MediaSource. */
+export type QueuedContent =
+  | { kind: 'text'; text: string }
+  | { kind: 'image' | 'video'; media: MediaSource; caption?: string }
+  | { kind: 'audio'; media: MediaSource; ptt?: boolean }
+  | { kind: 'file'; media: MediaSource; caption?: string }
+  | { kind: 'location'; latitude: number; longitude: number; name?: string; address?: string }
+  | { kind: 'link'; url: string; text: string; preview: boolean }
+  | { kind: 'reaction'; messageId: string; emoji: string; fromMe: boolean };
+
+/** The 202 answer of a send; kept with the Idempotency-Key so that a retried request gets it again. */
+export interface QueuedAnswer {
+  outboxId: string;
+  waMessageId: string;
+  status: 'queued';
+  kind: SendKind;
+  to: string;
+  createdAt: string;
+}
+
+export interface OutboxError {
+  code: string;
+  message: string;
+}
+
+export interface OutboxMessageQueuedData {
+  deviceId: string;
+  outboxId: string;
+  waMessageId: string;
+  to: string;
+  /** Position in the device's FIFO: strictly increasing per device. */
+  seq: number;
+  content: QueuedContent;
+  /** ISO 8601: the `createdAt` of the answer. */
+  createdAt: string;
+  /** The request's Idempotency-Key and a digest of what it asked, when it had one. */
+  idempotency?: { key: string; fingerprint: string };
+}
+
+export interface OutboxMessageSendingData {
+  deviceId: string;
+  outboxId: string;
+  waMessageId: string;
+  /** 1 for the first try. */
+  attempt: number;
+}
+
+export interface OutboxAttemptFailedData {
+  deviceId: string;
+  outboxId: string;
+  waMessageId: string;
+  attempt: number;
+  error: OutboxError;
+  /** False when the try ended because the session went offline: it does not use up an attempt. */
+  counted: boolean;
+  /** Epoch ms before which the message is not tried again. */
+  retryAt: number;
+}
+
+/** DELETE /send/:waMessageId of a sent message: revoke it for everyone once the session is online. */
+export interface OutboxRevokeRequestedData {
+  deviceId: string;
+  waMessageId: string;
+  outboxId?: string;
+  to: string;
+}
+
+export interface OutboxRevokeFailedData {
+  deviceId: string;
+  waMessageId: string;
+  error: OutboxError;
+  /** Final: the revoke is given up (the message stays as it was). */
+  final: boolean;
+  attempt: number;
+  retryAt: number;
+}
+
+export type OutboxEvent =
+  | { type: 'OutboxMessageQueued'; data: OutboxMessageQueuedData }
+  | { type: 'OutboxMessageSending'; data: OutboxMessageSendingData }
+  | { type: 'OutboxAttemptFailed'; data: OutboxAttemptFailedData }
+  | { type: 'OutboxRevokeRequested'; data: OutboxRevokeRequestedData }
+  | { type: 'OutboxRevokeFailed'; data: OutboxRevokeFailedData }
+  | { type: 'MessageStatusChanged'; data: MessageStatusChangedData };
+
+export type OutboxEventType = OutboxEvent['type'];
+
+export const OUTBOX_EVENT_TYPES: ReadonlySet<string> = new Set<OutboxEventType>([
+  'OutboxMessageQueued',
+  'OutboxMessageSending',
+  'OutboxAttemptFailed',
+  'OutboxRevokeRequested',
+  'OutboxRevokeFailed',
+  'MessageStatusChanged',
+]);
+
+/** The answer a queued message was (or would have been) given. */
+export function answerOf(data: OutboxMessageQueuedData): QueuedAnswer {
+  return { outboxId: data.outboxId, waMessageId: data.waMessageId, status: 'queued', kind: data.content.kind, to: data.to, createdAt: data.createdAt };
+}

@@ -1,0 +1,169 @@
+/**
+ * The outbox read model: one row per message ever queued, with its latest status. It answers
+ * GET /outbox (the pending ones, FIFO), finds a message by its waMessageId (DELETE /send, reactions,
+ * receipts), and tells which devices have something waiting (the drainer at start).
+ */
+import type Database from 'better-sqlite3';
+import type { StoredEvent } from '../eventstore/event-store.js';
+import type { MessageStatus } from '../messages/message-events.js';
+import type { Projection } from '../projections/projection.js';
+import { nextStatus } from './message-status.js';
+import type { OutboxError, OutboxEvent, SendKind } from './outbox-events.js';
+
+export interface OutboxItemView {
+  outboxId: string;
+  waMessageId: string;
+  kind: SendKind;
+  to: string;
+  status: 'queued' | 'sending';
+  attempts: number;
+  createdAt: string;
+  lastError?: OutboxError;
+}
+
+export interface MessageRecord {
+  outboxId: string;
+  waMessageId: string;
+  kind: SendKind;
+  to: string;
+  status: MessageStatus | 'sending';
+}
+
+interface Row {
+  outbox_id: string;
+  wa_message_id: string;
+  seq: number;
+  kind: SendKind;
+  recipient: string;
+  status: MessageStatus | 'sending';
+  attempts: number;
+  last_error: string | null;
+  created_at: string;
+}
+
+export class OutboxReadModel implements Projection {
+  readonly name = 'outbox';
+  readonly version = 1;
+  readonly handles: ReadonlySet<string> = new Set(['OutboxMessageQueued', 'OutboxMessageSending', 'OutboxAttemptFailed', 'MessageStatusChanged']);
+  private statements: ReturnType<OutboxReadModel['prepare']> | undefined;
+
+  constructor(private readonly db: Database.Database) {}
+
+  setup(db: Database.Database): void {
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS outbox_messages (
+        device_id     TEXT NOT NULL,
+        outbox_id     TEXT NOT NULL,
+        wa_message_id TEXT NOT NULL,
+        seq           INTEGER NOT NULL,
+        kind          TEXT NOT NULL,
+        recipient     TEXT NOT NULL,
+        status        TEXT NOT NULL,
+        attempts      INTEGER NOT NULL DEFAULT 0,
+        last_error    TEXT,
+        created_at    TEXT NOT NULL,
+        PRIMARY KEY (device_id, outbox_id)
+      ) WITHOUT ROWID;
+      CREATE INDEX IF NOT EXISTS outbox_messages_by_wa_id ON outbox_messages (device_id, wa_message_id);
+      CREATE INDEX IF NOT EXISTS outbox_messages_pending ON outbox_messages (device_id, seq) WHERE status IN ('queued', 'sending');
+    `);
+  }
+
+  reset(db: Database.Database): void {
+    db.exec('DELETE FROM outbox_messages');
+  }
+
+  apply(stored: StoredEvent): void {
+    const event = stored as unknown as OutboxEvent;
+    const sql = this.sql();
+    switch (event.type) {
+      case 'OutboxMessageQueued': {
+        const { deviceId, outboxId, waMessageId, seq, content, to, createdAt } = event.data;
+        sql.insert.run(deviceId, outboxId, waMessageId, seq, content.kind, to, createdAt);
+        return;
+      }
+      case 'OutboxMessageSending':
+        sql.sending.run(event.data.attempt, event.data.deviceId, event.data.outboxId);
+        return;
+      case 'OutboxAttemptFailed':
+        sql.attemptFailed.run(JSON.stringify(event.data.error), event.data.deviceId, event.data.outboxId);
+        return;
+      case 'MessageStatusChanged': {
+        const { deviceId, outboxId, waMessageId, status, error } = event.data;
+        const row = outboxId === undefined ? sql.statusByWaId.get(deviceId, waMessageId) : sql.statusById.get(deviceId, outboxId);
+        if (!row) return; // a message this outbox did not send (e.g. from the phone)
+        const next = nextStatus(row.status, status);
+        if (next !== row.status || error) sql.setStatus.run(next, error ? JSON.stringify(error) : null, deviceId, row.outbox_id);
+        return;
+      }
+    }
+  }
+
+  /** Pending messages (queued or being sent), oldest first, after the given FIFO position. */
+  pending(deviceId: string, options: { limit: number; afterSeq?: number }): { items: OutboxItemView[]; nextAfterSeq: number | null } {
+    const rows = this.sql().pendingPage.all(deviceId, options.afterSeq ?? 0, options.limit + 1);
+    const page = rows.slice(0, options.limit);
+    return {
+      items: page.map(toItemView),
+      nextAfterSeq: rows.length > options.limit ? page[page.length - 1]!.seq : null,
+    };
+  }
+
+  byWaMessageId(deviceId: string, waMessageId: string): MessageRecord | undefined {
+    const row = this.sql().recordByWaId.get(deviceId, waMessageId);
+    return row && { outboxId: row.outbox_id, waMessageId: row.wa_message_id, kind: row.kind, to: row.recipient, status: row.status };
+  }
+
+  isPending(deviceId: string, outboxId: string): boolean {
+    const row = this.sql().byId.get(deviceId, outboxId);
+    return row !== undefined && (row.status === 'queued' || row.status === 'sending');
+  }
+
+  devicesWithPending(): string[] {
+    return this.sql().pendingDevices.all().map((r) => r.device_id);
+  }
+
+  private sql() {
+    return (this.statements ??= this.prepare());
+  }
+
+  private prepare() {
+    const db = this.db;
+    return {
+      insert: db.prepare(
+        `INSERT OR IGNORE INTO outbox_messages (device_id, outbox_id, wa_message_id, seq, kind, recipient, status, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, 'queued', ?)`,
+      ),
+      sending: db.prepare(`UPDATE outbox_messages SET status = 'sending', attempts = ? WHERE device_id = ? AND outbox_id = ? AND status IN ('queued', 'sending')`),
+      attemptFailed: db.prepare(`UPDATE outbox_messages SET status = 'queued', last_error = ? WHERE device_id = ? AND outbox_id = ? AND status IN ('queued', 'sending')`),
+      setStatus: db.prepare('UPDATE outbox_messages SET status = ?, last_error = coalesce(?, last_error) WHERE device_id = ? AND outbox_id = ?'),
+      byId: db.prepare<[string, string], Row>('SELECT * FROM outbox_messages WHERE device_id = ? AND outbox_id = ?'),
+      statusById: db.prepare<[string, string], Pick<Row, 'outbox_id' | 'status'>>('SELECT outbox_id, status FROM outbox_messages WHERE device_id = ? AND outbox_id = ?'),
+      statusByWaId: db.prepare<[string, string], Pick<Row, 'outbox_id' | 'status'>>(
+        'SELECT outbox_id, status FROM outbox_messages WHERE device_id = ? AND wa_message_id = ? LIMIT 1',
+      ),
+      recordByWaId: db.prepare<[string, string], Pick<Row, 'outbox_id' | 'wa_message_id' | 'kind' | 'recipient' | 'status'>>(
+        'SELECT outbox_id, wa_message_id, kind, recipient, status FROM outbox_messages WHERE device_id = ? AND wa_message_id = ? LIMIT 1',
+      ),
+      pendingPage: db.prepare<[string, number, number], Row>(
+        `SELECT * FROM outbox_messages WHERE device_id = ? AND status IN ('queued', 'sending') AND seq > ? ORDER BY seq LIMIT ?`,
+      ),
+      pendingDevices: db.prepare<[], { device_id: string }>(
+        `SELECT DISTINCT device_id FROM outbox_messages WHERE status IN ('queued', 'sending')`,
+      ),
+    };
+  }
+}
+
+function toItemView(row: Row): OutboxItemView {
+  return {
+    outboxId: row.outbox_id,
+    waMessageId: row.wa_message_id,
+    kind: row.kind,
+    to: row.recipient,
+    status: row.status === 'sending' ? 'sending' : 'queued',
+    attempts: row.attempts,
+    createdAt: row.created_at,
+    ...(row.last_error ? { lastError: JSON.parse(row.last_error) as OutboxError } : {}),
+  };
+}

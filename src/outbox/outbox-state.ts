@@ -1,0 +1,189 @@
+/**
+ * A device's outbox as its stream says: the messages not yet accepted by the network (FIFO) and the
+ * revokes not yet done. Pure fold over OutboxEvents; no I/O. Messages that left the outbox are not kept
+ * here (the outbox read model remembers them), so the state stays as small as the backlog.
+ */
+import { nextStatus } from './message-status.js';
+import type { OutboxError, OutboxEvent, QueuedContent } from './outbox-events.js';
+
+export interface PendingMessage {
+  outboxId: string;
+  waMessageId: string;
+  to: string;
+  seq: number;
+  content: QueuedContent;
+  createdAt: string;
+  /** `sending`: an OutboxMessageSending is the last word on it (a try is under way, or a crash cut it short). */
+  status: 'queued' | 'sending';
+  /** Tries started. */
+  attempts: number;
+  /** Tries that failed in a way that uses up an attempt. */
+  failures: number;
+  lastError?: OutboxError;
+  /** Epoch ms before which it is not tried (backoff after a failed try); 0: now. */
+  retryAt: number;
+  /** A receipt arrived while it was still pending: the network has it, whatever our records missed. */
+  confirmed: boolean;
+}
+
+export interface PendingRevoke {
+  waMessageId: string;
+  to: string;
+  outboxId?: string;
+  attempts: number;
+  retryAt: number;
+  lastError?: OutboxError;
+}
+
+export interface OutboxSnapshotState {
+  messages: PendingMessage[];
+  revokes: PendingRevoke[];
+  lastSeq: number;
+}
+
+const RECEIPTS: ReadonlySet<string> = new Set(['delivered', 'read', 'played']);
+/** Receipts come within minutes of a send: this many of the latest per device cover that at any sane rate. */
+const RECENT_RECEIPTS = 2_000;
+const RECENT_MESSAGES = 2_000;
+
+export class OutboxState {
+  /** By outboxId, in FIFO order (a Map keeps insertion order). */
+  readonly messages = new Map<string, PendingMessage>();
+  /** By waMessageId, oldest request first. */
+  readonly revokes = new Map<string, PendingRevoke>();
+  private readonly outboxIdByWaId = new Map<string, string>();
+  /** `<waMessageId>/<status>` of the latest receipts recorded, to drop repeats (engines report some twice). */
+  private readonly recentReceipts = new Set<string>();
+  /** The latest messages that left the outbox, with their status: receipts for them need no lookup. */
+  private readonly recentlyLeft = new Map<string, { outboxId: string; status: string }>();
+  lastSeq = 0;
+
+  static fromSnapshot(snapshot: OutboxSnapshotState): OutboxState {
+    const state = new OutboxState();
+    for (const message of snapshot.messages) state.add(message);
+    for (const revoke of snapshot.revokes) state.revokes.set(revoke.waMessageId, revoke);
+    state.lastSeq = snapshot.lastSeq;
+    return state;
+  }
+
+  /** A copy that later changes do not reach: items are copied one level deep (their content is never changed in place). */
+  toSnapshot(): OutboxSnapshotState {
+    return {
+      messages: [...this.messages.values()].map((m) => ({ ...m })),
+      revokes: [...this.revokes.values()].map((r) => ({ ...r })),
+      lastSeq: this.lastSeq,
+    };
+  }
+
+  get size(): number {
+    return this.messages.size + this.revokes.size;
+  }
+
+  /** The oldest pending message. */
+  head(): PendingMessage | undefined {
+    return this.messages.values().next().value;
+  }
+
+  /** A message that left the outbox lately (sent, failed or cancelled), with its latest status. */
+  recentlyLeftMessage(waMessageId: string): { outboxId: string; status: string } | undefined {
+    return this.recentlyLeft.get(waMessageId);
+  }
+
+  hasRecentReceipt(waMessageId: string, status: string): boolean {
+    return this.recentReceipts.has(`${waMessageId}/${status}`);
+  }
+
+  byWaMessageId(waMessageId: string): PendingMessage | undefined {
+    const outboxId = this.outboxIdByWaId.get(waMessageId);
+    return outboxId === undefined ? undefined : this.messages.get(outboxId);
+  }
+
+  apply(event: OutboxEvent): void {
+    switch (event.type) {
+      case 'OutboxMessageQueued': {
+        const { outboxId, waMessageId, to, seq, content, createdAt } = event.data;
+        this.add({ outboxId, waMessageId, to, seq, content, createdAt, status: 'queued', attempts: 0, failures: 0, retryAt: 0, confirmed: false });
+        this.lastSeq = Math.max(this.lastSeq, seq);
+        return;
+      }
+      case 'OutboxMessageSending': {
+        const message = this.messages.get(event.data.outboxId);
+        if (message) {
+          message.status = 'sending';
+          message.attempts = event.data.attempt;
+        }
+        return;
+      }
+      case 'OutboxAttemptFailed': {
+        const message = this.messages.get(event.data.outboxId);
+        if (message) {
+          message.status = 'queued';
+          if (event.data.counted) message.failures += 1;
+          message.lastError = event.data.error;
+          message.retryAt = event.data.retryAt;
+        }
+        return;
+      }
+      case 'OutboxRevokeRequested': {
+        const { waMessageId, to, outboxId } = event.data;
+        this.revokes.set(waMessageId, { waMessageId, to, ...(outboxId === undefined ? {} : { outboxId }), attempts: 0, retryAt: 0 });
+        return;
+      }
+      case 'OutboxRevokeFailed': {
+        const revoke = this.revokes.get(event.data.waMessageId);
+        if (!revoke) return;
+        if (event.data.final) {
+          this.revokes.delete(event.data.waMessageId);
+          return;
+        }
+        revoke.attempts = event.data.attempt;
+        revoke.retryAt = event.data.retryAt;
+        revoke.lastError = event.data.error;
+        return;
+      }
+      case 'MessageStatusChanged': {
+        const { status, waMessageId, outboxId } = event.data;
+        const left = this.recentlyLeft.get(waMessageId);
+        if (left) left.status = nextStatus(left.status, status);
+        if (RECEIPTS.has(status)) {
+          const message = this.byWaMessageId(waMessageId);
+          if (message) message.confirmed = true;
+          this.rememberReceipt(`${waMessageId}/${status}`);
+          return;
+        }
+        if (status === 'deleted') {
+          this.revokes.delete(waMessageId);
+          return;
+        }
+        // sent, failed, cancelled: the message leaves the outbox.
+        const leaving = outboxId ?? this.outboxIdByWaId.get(waMessageId);
+        if (leaving !== undefined && this.messages.has(leaving)) this.rememberLeft(waMessageId, leaving, status);
+        this.remove(leaving);
+        return;
+      }
+    }
+  }
+
+  private rememberLeft(waMessageId: string, outboxId: string, status: string): void {
+    this.recentlyLeft.set(waMessageId, { outboxId, status });
+    if (this.recentlyLeft.size > RECENT_MESSAGES) this.recentlyLeft.delete(this.recentlyLeft.keys().next().value!);
+  }
+
+  private rememberReceipt(key: string): void {
+    this.recentReceipts.add(key);
+    if (this.recentReceipts.size > RECENT_RECEIPTS) this.recentReceipts.delete(this.recentReceipts.values().next().value!);
+  }
+
+  private add(message: PendingMessage): void {
+    this.messages.set(message.outboxId, message);
+    this.outboxIdByWaId.set(message.waMessageId, message.outboxId);
+  }
+
+  private remove(outboxId: string | undefined): void {
+    if (outboxId === undefined) return;
+    const message = this.messages.get(outboxId);
+    if (!message) return;
+    this.messages.delete(outboxId);
+    this.outboxIdByWaId.delete(message.waMessageId);
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * The outboxes of this process's devices, each loaded from its stream on first use and kept.
+ */
+import type { Logger } from 'pino';
+import type { EventStore } from '../eventstore/event-store.js';
+import { type Decide, DeviceOutbox, type Executed } from './device-outbox.js';
+
+export type OutboxChangeListener = (deviceId: string) => void;
+
+export class Outboxes {
+  private readonly loaded = new Map<string, Promise<DeviceOutbox>>();
+  private readonly listeners = new Set<OutboxChangeListener>();
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly log: Logger,
+    private readonly snapshotEvery?: number,
+  ) {}
+
+  get(deviceId: string): Promise<DeviceOutbox> {
+    let outbox = this.loaded.get(deviceId);
+    if (!outbox) {
+      outbox = DeviceOutbox.load(this.store, deviceId, {
+        snapshotEvery: this.snapshotEvery,
+        onChange: (id) => this.changed(id),
+        onSnapshotError: (error) => this.log.warn({ err: error, deviceId }, 'outbox snapshot not saved'),
+      });
+      this.loaded.set(deviceId, outbox);
+      // A failed load (store down) is not cached: the next call tries again.
+      outbox.catch(() => this.loaded.get(deviceId) === outbox && this.loaded.delete(deviceId));
+    }
+    return outbox;
+  }
+
+  async execute<R>(deviceId: string, decide: Decide<R>): Promise<Executed<R>> {
+    return (await this.get(deviceId)).execute(decide);
+  }
+
+  /** Called after every append to a device's outbox (the drainer listens). */
+  onChange(listener: OutboxChangeListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private changed(deviceId: string): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(deviceId);
+      } catch (error) {
+        this.log.error({ err: error, deviceId }, 'outbox change listener failed');
+      }
+    }
+  }
+}

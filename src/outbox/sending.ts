@@ -1,0 +1,123 @@
+/**
+ * Sending, wired in two steps: SendingCore (the outbox read models, registered with the projection
+ * runner before it starts, and the outboxes, which the device actors' receipts go through), then, once
+ * the read models are caught up, startSending: the drainer, the media store and the /send and /outbox routes.
+ */
+import type Database from 'better-sqlite3';
+import type { Logger } from 'pino';
+import type { MessageSink } from '../actors/message-sink.js';
+import type { Config } from '../config.js';
+import { newWaMessageId } from '../engines/baileys/message-id.js';
+import type { EventStore } from '../eventstore/event-store.js';
+import type { RouteSpec } from '../http/route.js';
+import { outboxRoutes } from '../http/routes/outbox.js';
+import { sendRoutes } from '../http/routes/send.js';
+import { IdempotencyKeys } from '../idempotency/idempotency-keys.js';
+import { IdempotencyReadModel } from '../idempotency/idempotency-read-model.js';
+import { MediaFetcher } from '../media/media-fetcher.js';
+import { MediaIntake } from '../media/media-intake.js';
+import { MediaStore } from '../media/media-store.js';
+import type { OutboundGuard } from '../net/outbound-guard.js';
+import type { Projection } from '../projections/projection.js';
+import type { ProjectionRunner } from '../projections/projection-runner.js';
+import { DeletedDeviceOutboxes } from './deleted-device-outboxes.js';
+import type { DeviceConnections } from './device-connections.js';
+import { MessageDispatcher } from './message-dispatcher.js';
+import { OutboxDrainer } from './outbox-drainer.js';
+import { OutboxReadModel } from './outbox-read-model.js';
+import { OutboxReceipts } from './outbox-receipts.js';
+import { Outboxes } from './outboxes.js';
+import { SendCommands } from './send-commands.js';
+import { CombinedProjection } from './sending-projection.js';
+
+/**
+ * What must exist before the device actors and the projection runner start: the outbox read models (the
+ * runner feeds them) and the outboxes (receipts from the actors' engines are recorded through them).
+ */
+export class SendingCore {
+  readonly outboxView: OutboxReadModel;
+  readonly idempotencyView: IdempotencyReadModel;
+  readonly outboxes: Outboxes;
+
+  constructor(db: Database.Database, store: EventStore, log: Logger) {
+    this.outboxView = new OutboxReadModel(db);
+    this.idempotencyView = new IdempotencyReadModel(db);
+    this.outboxes = new Outboxes(store, log);
+  }
+
+  get projections(): Projection[] {
+    return [new CombinedProjection('sending', [this.outboxView, this.idempotencyView])];
+  }
+
+  /** The device actors' message sink, with receipts recorded by the outbox (the one writer of its stream). */
+  messageSink(inner: MessageSink): MessageSink {
+    return new OutboxReceipts(inner, this.outboxes, this.outboxView);
+  }
+}
+
+export interface SendingDeps {
+  config: Pick<Config, 'dataDir' | 'outbox' | 'media' | 'idempotencyTtlMs'>;
+  store: EventStore;
+  /** Already started: the read models are caught up. */
+  projections: ProjectionRunner;
+  core: SendingCore;
+  /** Whether a device exists now (the devices read model). */
+  deviceExists: (deviceId: string) => boolean;
+  connections: DeviceConnections;
+  guard: OutboundGuard;
+  log: Logger;
+}
+
+export interface Sending {
+  routes: RouteSpec[];
+  outboxes: Outboxes;
+  drainer: OutboxDrainer;
+  /** Stops draining (tries under way record their outcome first, within a grace period). */
+  stop(): Promise<void>;
+}
+
+export async function startSending(deps: SendingDeps): Promise<Sending> {
+  const { config, store, projections, core, log } = deps;
+  const { outboxes, outboxView } = core;
+  const media = new MediaStore(config.dataDir);
+  await media.init();
+  // Before anything is queued: media of messages no longer waiting (or never queued) leaves the disk.
+  const swept = await media.sweep((deviceId, outboxId) => outboxView.isPending(deviceId, outboxId));
+  if (swept > 0) log.info({ files: swept }, 'removed media no outbox message waits for');
+
+  const sends = new SendCommands({
+    outboxes,
+    projections,
+    outboxView,
+    idempotency: new IdempotencyKeys(core.idempotencyView, config.idempotencyTtlMs),
+    intake: new MediaIntake(media, config.media, deps.guard),
+    media,
+    newWaMessageId: () => newWaMessageId(),
+  });
+  const drainer = new OutboxDrainer({
+    outboxes,
+    connections: deps.connections,
+    dispatcher: new MessageDispatcher(media, new MediaFetcher(deps.guard, config.media.fetchTimeoutMs), config.media),
+    media,
+    settings: config.outbox,
+    log,
+  });
+  const waiting = outboxView.devicesWithPending();
+  const deletions = new DeletedDeviceOutboxes({ store, outboxes, media, log });
+  deletions.start(projections.position, waiting, deps.deviceExists);
+  drainer.start(waiting.filter(deps.deviceExists));
+
+  const routes = [
+    ...sendRoutes({ sends, deviceExists: deps.deviceExists, media, mediaSettings: config.media }),
+    ...outboxRoutes({ sends, outboxView, deviceExists: deps.deviceExists }),
+  ];
+  return {
+    routes,
+    outboxes,
+    drainer,
+    async stop() {
+      await drainer.stop();
+      await deletions.stop();
+    },
+  };
+}

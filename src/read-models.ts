@@ -1,0 +1,34 @@
+import type Database from 'better-sqlite3';
+import type { Logger } from 'pino';
+import { ContactsReadModel } from './contacts/contacts-read-model.js';
+import type { EventStore } from './eventstore/event-store.js';
+import { SendingCore } from './outbox/sending.js';
+import { DeviceHistoryIndex } from './projections/device-history-index.js';
+import { DevicesReadModel } from './projections/devices-read-model.js';
+import type { Projection } from './projections/projection.js';
+import { WebhooksReadModel } from './webhooks/webhooks-read-model.js';
+
+/**
+ * Every read model of the gateway over one read-model database: the gateway serves from them and
+ * `npm run rebuild` rebuilds exactly these. Webhook deliveries have a runner of their own, so that
+ * delivery bookkeeping never delays the API's read-your-writes.
+ */
+export interface ReadModels {
+  devices: DevicesReadModel;
+  history: DeviceHistoryIndex;
+  sending: SendingCore;
+  contacts: ContactsReadModel;
+  /** Fed by the main runner. */
+  projections: Projection[];
+}
+
+export function createReadModels(db: Database.Database, store: EventStore, log: Logger): ReadModels {
+  const devices = new DevicesReadModel(db);
+  const history = new DeviceHistoryIndex(db);
+  const sending = new SendingCore(db, store, log);
+  const contacts = new ContactsReadModel(db);
+  return { devices, history, sending, contacts, projections: [devices, history, ...sending.projections, contacts] };
+}
+
+/** The webhook runner's read models (see Webhooks.start). */
+export const webhookProjections = (db: Database.Database): Projection[] => [new WebhooksReadModel(db)];

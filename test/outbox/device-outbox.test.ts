@@ -1,0 +1,131 @@
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { WrongExpectedRevisionError } from '../../src/eventstore/event-store.js';
+import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
+import { outboxStream } from '../../src/messages/message-events.js';
+import { DeviceOutbox } from '../../src/outbox/device-outbox.js';
+import { cancelMessage, clearOutbox, queueMessage, recordReceipt } from '../../src/outbox/outbox-decisions.js';
+import type { OutboxSnapshotState } from '../../src/outbox/outbox-state.js';
+import { tempDir } from '../support/gateway.js';
+
+const DEVICE = 'shop-1';
+const message = (n: number) => ({
+  outboxId: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+  waMessageId: `3EB0${String(n).padStart(18, '0')}`,
+  to: '4915112345678',
+  content: { kind: 'text' as const, text: `m${n}` },
+  createdAt: new Date().toISOString(),
+});
+
+describe('a device outbox (the one writer of its stream)', () => {
+  let store: SqliteEventStore | undefined;
+  afterEach(async () => {
+    await store?.close();
+    store = undefined;
+  });
+  const open = () => (store = new SqliteEventStore(join(tempDir('dmg-outbox-'), 'events.sqlite')));
+
+  it('pipelines concurrent commands with chained expected revisions, decided and stored in FIFO order', async () => {
+    const s = open();
+    const outbox = await DeviceOutbox.load(s, DEVICE);
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => outbox.execute(queueMessage(DEVICE, message(i)))));
+    expect(results.map((r) => r.result.seq)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+    const events = await s.readStream(outboxStream(DEVICE));
+    expect(events).toHaveLength(50);
+    expect(events.map((e) => (e.data as { outboxId: string }).outboxId)).toEqual(Array.from({ length: 50 }, (_, i) => message(i).outboxId));
+    expect(events.map((e) => e.revision)).toEqual(Array.from({ length: 50 }, (_, i) => i));
+    expect(results.map((r) => r.position)).toEqual(events.map((e) => e.position));
+    expect([...outbox.current.messages.keys()]).toEqual(Array.from({ length: 50 }, (_, i) => message(i).outboxId));
+  });
+
+  it('decides again after a receipt appended by another writer got in between', async () => {
+    const s = open();
+    const outbox = await DeviceOutbox.load(s, DEVICE);
+    await outbox.execute(queueMessage(DEVICE, message(1)));
+    // The sink appends receipts without an expected revision.
+    await s.append(outboxStream(DEVICE), [
+      { type: 'MessageStatusChanged', data: { deviceId: DEVICE, waMessageId: message(1).waMessageId, status: 'delivered', recipient: '4915112345678', timestamp: 1 } },
+    ]);
+    await outbox.execute(queueMessage(DEVICE, message(2)));
+    const events = await s.readStream(outboxStream(DEVICE));
+    expect(events.map((e) => e.type)).toEqual(['OutboxMessageQueued', 'MessageStatusChanged', 'OutboxMessageQueued']);
+    expect(outbox.current.byWaMessageId(message(1).waMessageId)?.confirmed).toBe(true);
+  });
+
+  it('records receipts once, with the outboxId, and drops repeats and outdated ones', async () => {
+    const s = open();
+    const outbox = await DeviceOutbox.load(s, DEVICE);
+    await outbox.execute(queueMessage(DEVICE, message(1)));
+    const receipt = (status: 'delivered' | 'read', n = 1) => ({ waMessageId: message(n).waMessageId, status, recipient: '4915112345678', timestamp: 5 });
+    const none = () => undefined;
+    await outbox.execute(recordReceipt(DEVICE, receipt('delivered'), none));
+    await outbox.execute(recordReceipt(DEVICE, receipt('delivered'), none));
+    // A message that left the outbox long ago: what the read model knows decides.
+    const old = (waMessageId: string) => (waMessageId === message(9).waMessageId ? { outboxId: message(9).outboxId, status: 'read' } : undefined);
+    await outbox.execute(recordReceipt(DEVICE, receipt('delivered', 9), old));
+    const fresh = await outbox.execute(recordReceipt(DEVICE, { ...receipt('read', 8) }, (id) => (id === message(8).waMessageId ? { outboxId: message(8).outboxId, status: 'sent' } : undefined)));
+    expect(fresh.result).toBe(true);
+    const statuses = (await s.readStream(outboxStream(DEVICE))).filter((e) => e.type === 'MessageStatusChanged').map((e) => e.data);
+    expect(statuses).toEqual([
+      { deviceId: DEVICE, waMessageId: message(1).waMessageId, status: 'delivered', recipient: '4915112345678', outboxId: message(1).outboxId, timestamp: 5 },
+      { deviceId: DEVICE, waMessageId: message(8).waMessageId, status: 'read', recipient: '4915112345678', outboxId: message(8).outboxId, timestamp: 5 },
+    ]);
+    // A reloaded outbox (new process) still drops a repeat: the store holds the event under the same id.
+    const again = await DeviceOutbox.load(s, DEVICE);
+    await again.execute(recordReceipt(DEVICE, receipt('delivered'), none));
+    expect((await s.readStream(outboxStream(DEVICE))).filter((e) => e.type === 'MessageStatusChanged')).toHaveLength(2);
+    await again.execute(queueMessage(DEVICE, message(2)));
+    expect((await s.readStream(outboxStream(DEVICE))).at(-1)!.type).toBe('OutboxMessageQueued');
+  });
+
+  it('reloads and decides again when another writer got in the way', async () => {
+    const s = open();
+    const outbox = await DeviceOutbox.load(s, DEVICE);
+    await outbox.execute(queueMessage(DEVICE, message(1)));
+    await outbox.execute(queueMessage(DEVICE, message(2)));
+    // A second writer (say another process) cancels message 1 behind this one's back.
+    const other = await DeviceOutbox.load(s, DEVICE);
+    await other.execute(cancelMessage(DEVICE, (state) => state.messages.get(message(1).outboxId), Date.now()));
+    const cleared = await outbox.execute(clearOutbox(DEVICE, Date.now()));
+    // Decided on the reloaded state: only message 2 was still queued.
+    expect(cleared.result.map((m) => m.outboxId)).toEqual([message(2).outboxId]);
+    const cancellations = (await s.readStream(outboxStream(DEVICE))).filter((e) => e.type === 'MessageStatusChanged');
+    expect(cancellations.map((e) => (e.data as { outboxId: string }).outboxId)).toEqual([message(1).outboxId, message(2).outboxId]);
+  });
+
+  it('refuses through the store what two writers decide at once: one wins, the other re-decides', async () => {
+    const s = open();
+    const a = await DeviceOutbox.load(s, DEVICE);
+    const b = await DeviceOutbox.load(s, DEVICE);
+    await a.execute(queueMessage(DEVICE, message(1)));
+    // b's state is behind: its append at the old revision is rejected by the store, then retried after a reload.
+    const appended = await b.execute(queueMessage(DEVICE, message(2)));
+    expect(appended.result.seq).toBe(2);
+    const seqs = (await s.readStream(outboxStream(DEVICE))).map((e) => (e.data as { seq: number }).seq);
+    expect(seqs).toEqual([1, 2]);
+    await expect(s.append(outboxStream(DEVICE), [{ type: 'X', data: {} }], { expectedRevision: 0 })).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+  });
+
+  it('rehydrates from its latest snapshot and the events after it', async () => {
+    const s = open();
+    const outbox = await DeviceOutbox.load(s, DEVICE, { snapshotEvery: 10 });
+    for (let i = 0; i < 25; i++) await outbox.execute(queueMessage(DEVICE, message(i)));
+    await outbox.execute(clearOutbox(DEVICE, Date.now()));
+    for (let i = 25; i < 28; i++) await outbox.execute(queueMessage(DEVICE, message(i)));
+    await new Promise((r) => setTimeout(r, 20));
+    const snapshot = await s.loadSnapshot<OutboxSnapshotState>(outboxStream(DEVICE));
+    expect(snapshot).not.toBeNull();
+    expect(snapshot!.revision).toBeGreaterThanOrEqual(20);
+    let read = 0;
+    const counting = Object.create(s) as SqliteEventStore;
+    counting.readStream = async (stream, options) => {
+      const events = await s.readStream(stream, options);
+      read += events.length;
+      return events;
+    };
+    const again = await DeviceOutbox.load(counting, DEVICE);
+    expect(read).toBeLessThan(53 - snapshot!.revision + 1);
+    expect([...again.current.messages.keys()]).toEqual([message(25).outboxId, message(26).outboxId, message(27).outboxId]);
+    expect(again.current.lastSeq).toBe(28);
+  });
+});
