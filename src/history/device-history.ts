@@ -1,5 +1,5 @@
 import type { EventStore, StoredEvent } from '../eventstore/event-store.js';
-import type { DeviceHistoryIndex, HistoryEntry } from '../projections/device-history-index.js';
+import type { DeviceHistoryIndex } from '../projections/device-history-index.js';
 import { redactSecrets } from './redact.js';
 
 export interface HistoryItem {
@@ -18,40 +18,35 @@ export interface HistoryPage {
 }
 
 /**
- * A device's timeline across all its streams, in log order, redacted. The index says where the events
- * are; the store gives them. Within one page the events of one stream are consecutive revisions (every
- * event of a device's stream is indexed), so each stream costs one read.
+ * A device's timeline across all its streams, in log order, redacted: each stream is read from its first
+ * event at or after `from` (found by bisecting its revisions), and the streams are merged by position.
+ * Works the same on every store, since it only uses stream reads.
  */
 export async function readDeviceHistory(store: EventStore, index: DeviceHistoryIndex, deviceId: string, from: number, limit: number): Promise<HistoryPage> {
-  const entries = index.page(deviceId, from, limit + 1);
-  const page = entries.slice(0, limit);
-  const byStream = new Map<string, HistoryEntry[]>();
-  for (const entry of page) byStream.set(entry.streamId, [...(byStream.get(entry.streamId) ?? []), entry]);
-  const events = new Map<string, StoredEvent>();
-  const key = (streamId: string, revision: number) => `${revision}@${streamId}`;
-  await Promise.all(
-    [...byStream].map(async ([streamId, inStream]) => {
-      const first = inStream[0]!.revision;
-      const last = inStream[inStream.length - 1]!.revision;
-      for (const event of await store.readStream(streamId, { fromRevision: first, maxCount: last - first + 1 })) {
-        events.set(key(event.streamId, event.revision), event);
-      }
-    }),
-  );
-  const items = page.flatMap((entry) => {
-    const event = events.get(key(entry.streamId, entry.revision));
-    if (!event) return [];
-    return [{ position: entry.position, stream: event.streamId, revision: event.revision, type: event.type, data: redactSecrets(event.data), createdAt: event.createdAt.toISOString() }];
-  });
-  return { items, next: entries.length > limit ? entries[limit]!.position : null };
+  const perStream = await Promise.all(index.streamsOf(deviceId).map((streamId) => readFrom(store, streamId, from, limit + 1)));
+  const merged = perStream.flat().sort((a, b) => a.position - b.position);
+  const items = merged.slice(0, limit).map((event) => ({
+    position: event.position,
+    stream: event.streamId,
+    revision: event.revision,
+    type: event.type,
+    data: redactSecrets(event.data),
+    createdAt: event.createdAt.toISOString(),
+  }));
+  return { items, next: merged.length > limit ? merged[limit]!.position : null };
 }
 
-/** Every page of a device's history, for the command-line timeline. */
-export async function* allDeviceHistory(store: EventStore, index: DeviceHistoryIndex, deviceId: string): AsyncGenerator<HistoryItem> {
-  let from: number | null = 0;
-  while (from !== null) {
-    const page: HistoryPage = await readDeviceHistory(store, index, deviceId, from, 500);
-    yield* page.items;
-    from = page.next;
+/** Up to `count` events of a stream whose positions are at least `from`. */
+async function readFrom(store: EventStore, streamId: string, from: number, count: number): Promise<StoredEvent[]> {
+  const [last] = await store.readStream(streamId, { direction: 'backwards', maxCount: 1 });
+  if (!last || last.position < from) return [];
+  let low = 0;
+  let high = last.revision;
+  while (low < high) {
+    const middle = Math.floor((low + high) / 2);
+    const [probe] = await store.readStream(streamId, { fromRevision: middle, maxCount: 1 });
+    if (probe && probe.position >= from) high = middle;
+    else low = middle + 1;
   }
+  return store.readStream(streamId, { fromRevision: low, maxCount: count });
 }

@@ -13,7 +13,7 @@ import { type EventStore, type NewEvent, type StoredEvent, WrongExpectedRevision
 import { outboxStream } from '../messages/message-events.js';
 import type { OutboxEvent } from './outbox-events.js';
 import { OUTBOX_EVENT_TYPES } from './outbox-events.js';
-import { orderedUuid } from './ordered-id.js';
+import { orderedUuid } from '../eventstore/event-id.js';
 import { OutboxState, type OutboxSnapshotState } from './outbox-state.js';
 
 /** An event to append; `id` where a retry could append it twice (e.g. receipts). */
@@ -122,7 +122,7 @@ export class DeviceOutbox {
     const expected = this.headRevision;
     this.headRevision += events.length;
     this.inFlight += 1;
-    // Time-ordered ids keep the store's event-id index growing at its end (see ordered-id.ts).
+    // Time-ordered ids keep the store's event-id index growing at its end (see orderedUuid).
     const stored: NewEvent[] = events.map((event) => (event.id === undefined ? { ...event, id: orderedUuid() } : event));
     const appended = this.store.append(this.stream, stored, { expectedRevision: expected < 0 ? 'no_stream' : expected });
     this.lastAppend = appended;

@@ -15,7 +15,7 @@ import { cancelMessage, clearOutbox, queueMessage, requestRevoke } from './outbo
 import { type MediaKind, type QueuedAnswer, type QueuedContent, answerOf, isMediaKind } from './outbox-events.js';
 import type { OutboxReadModel } from './outbox-read-model.js';
 import type { PendingMessage } from './outbox-state.js';
-import { orderedUuid } from './ordered-id.js';
+import { orderedUuid } from '../eventstore/event-id.js';
 import type { Outboxes } from './outboxes.js';
 
 export type SendInput =

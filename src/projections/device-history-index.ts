@@ -2,19 +2,14 @@ import type Database from 'better-sqlite3';
 import type { StoredEvent } from '../eventstore/event-store.js';
 import type { Projection } from './projection.js';
 
-export interface HistoryEntry {
-  position: number;
-  streamId: string;
-  revision: number;
-}
-
 /**
- * Where each device's events are in the log: every event whose data names a `deviceId` (all device,
- * session, message, outbox and hook events do), whatever stream it is on. The events themselves stay in
- * the store; this index only lets a device's timeline be paged across its streams in log order.
+ * Which streams hold each device's events: a stream is listed when its first event (revision 0) names a
+ * `deviceId`, as every device, session, message, outbox, contact and webhook event does. One row per
+ * stream, not per event, so the index costs nothing on the hot path or in a rebuild; the history itself
+ * is read from those streams (see src/history/device-history.ts).
  */
 export class DeviceHistoryIndex implements Projection {
-  readonly name = 'device-history';
+  readonly name = 'device-streams';
   readonly version = 1;
   readonly handles = 'all' as const;
   private statements: ReturnType<DeviceHistoryIndex['prepare']> | undefined;
@@ -22,24 +17,22 @@ export class DeviceHistoryIndex implements Projection {
   constructor(private readonly db: Database.Database) {}
 
   setup(db: Database.Database): void {
-    db.exec(`CREATE TABLE IF NOT EXISTS device_history (
-      device_id TEXT NOT NULL, position INTEGER NOT NULL, stream_id TEXT NOT NULL, revision INTEGER NOT NULL,
-      PRIMARY KEY (device_id, position)) WITHOUT ROWID`);
+    db.exec(`CREATE TABLE IF NOT EXISTS device_streams (
+      device_id TEXT NOT NULL, stream_id TEXT NOT NULL, PRIMARY KEY (device_id, stream_id)) WITHOUT ROWID`);
   }
 
   reset(db: Database.Database): void {
-    db.exec('DELETE FROM device_history');
+    db.exec('DELETE FROM device_streams');
   }
 
   apply(event: StoredEvent): void {
+    if (event.revision !== 0) return;
     const deviceId = (event.data as { deviceId?: unknown } | null)?.deviceId;
-    if (typeof deviceId !== 'string') return;
-    this.sql().insert.run(deviceId, event.position, event.streamId, event.revision);
+    if (typeof deviceId === 'string') this.sql().insert.run(deviceId, event.streamId);
   }
 
-  /** Entries of one device from `from` (a position, inclusive), oldest first. */
-  page(deviceId: string, from: number, limit: number): HistoryEntry[] {
-    return this.sql().page.all(deviceId, from, limit);
+  streamsOf(deviceId: string): string[] {
+    return this.sql().streams.all(deviceId).map((row) => row.stream_id);
   }
 
   private sql() {
@@ -48,11 +41,8 @@ export class DeviceHistoryIndex implements Projection {
 
   private prepare() {
     return {
-      insert: this.db.prepare('INSERT OR IGNORE INTO device_history (device_id, position, stream_id, revision) VALUES (?, ?, ?, ?)'),
-      page: this.db.prepare<[string, number, number], HistoryEntry>(
-        `SELECT position, stream_id AS streamId, revision FROM device_history
-         WHERE device_id = ? AND position >= ? ORDER BY position LIMIT ?`,
-      ),
+      insert: this.db.prepare('INSERT OR IGNORE INTO device_streams (device_id, stream_id) VALUES (?, ?)'),
+      streams: this.db.prepare<[string], { stream_id: string }>('SELECT stream_id FROM device_streams WHERE device_id = ? ORDER BY stream_id'),
     };
   }
 }

@@ -14,9 +14,10 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
 }
 
 /** A real gateway on 127.0.0.1 with a real SQLite file in a fresh directory; answers are checked against their schemas. */
-export async function startTestGateway(overrides: Record<string, string> = {}): Promise<Gateway & { api: Api }> {
-  const gateway = await startGateway(testConfig(overrides), { logger: pino({ level: 'silent' }), validateResponses: true });
-  return Object.assign(gateway, { api: apiClient(gateway.url) });
+export async function startTestGateway(overrides: Record<string, string> = {}): Promise<Gateway & { api: Api; dataDir: string }> {
+  const config = testConfig(overrides);
+  const gateway = await startGateway(config, { logger: pino({ level: 'silent' }), validateResponses: true });
+  return Object.assign(gateway, { api: apiClient(gateway.url), dataDir: config.dataDir });
 }
 
 export interface ApiResponse<T = any> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { orderedUuid } from '../../src/outbox/ordered-id.js';
+import { orderedUuid } from '../../src/eventstore/event-id.js';
 
 describe('time-ordered ids', () => {
   it('are version 7 UUIDs that sort in the order they were made, also within one millisecond', () => {
