@@ -21,20 +21,18 @@ import { sessionRoutes } from './http/routes/session.js';
 import { createEngines } from './engines/engines.js';
 import { createLogger } from './logger.js';
 import { OutboundGuard } from './net/outbound-guard.js';
-import { DeviceHistoryIndex } from './projections/device-history-index.js';
-import { DevicesReadModel } from './projections/devices-read-model.js';
 import { ProjectionRunner } from './projections/projection-runner.js';
 import { openReadModelDb } from './projections/read-model-db.js';
 import { EventMetrics } from './metrics/event-metrics.js';
 import { InstrumentedStore } from './metrics/instrumented-store.js';
 import { Metrics } from './metrics/metrics.js';
 import { metricsRoutes } from './http/routes/metrics.js';
+import { createReadModels } from './read-models.js';
 import { VERSION } from './version.js';
 import { Webhooks } from './webhooks/webhooks.js';
-import { SendingCore, startSending } from './outbox/sending.js';
+import { startSending } from './outbox/sending.js';
 import { createLinkPreviewProvider } from './media/link-preview.js';
 import { StoreMessageSink } from './actors/message-sink.js';
-import { ContactsReadModel } from './contacts/contacts-read-model.js';
 import { ContactsRecorder } from './contacts/contacts-recorder.js';
 import { createContactLookups } from './contacts/contact-lookups.js';
 import { contactRoutes } from './http/routes/contacts.js';
@@ -66,11 +64,9 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const metrics = new Metrics();
   const store = new InstrumentedStore(await openEventStore(config), metrics);
   const readModelDb = openReadModelDb(config.dataDir);
-  const devices = new DevicesReadModel(readModelDb);
-  const history = new DeviceHistoryIndex(readModelDb);
-  const sendingCore = new SendingCore(readModelDb, store, log);
-  const contacts = new ContactsReadModel(readModelDb);
-  const projections = new ProjectionRunner(store, readModelDb, [devices, history, ...sendingCore.projections, contacts], log);
+  const readModels = createReadModels(readModelDb, store, log);
+  const { devices, history, contacts, sending: sendingCore } = readModels;
+  const projections = new ProjectionRunner(store, readModelDb, readModels.projections, log);
   await projections.start();
   metrics.gauge('dmg_devices', 'Devices by session state.', ['state'], () =>
     devices.countByState().map(({ state, count }) => ({ labels: { state }, value: count })),

@@ -32,3 +32,12 @@ export function createReadModels(db: Database.Database, store: EventStore, log: 
 
 /** The webhook runner's read models (see Webhooks.start). */
 export const webhookProjections = (db: Database.Database): Projection[] => [new WebhooksReadModel(db)];
+
+/**
+ * Every projection of both runners, for a rebuild: one pass over the log feeds them all. Checkpoints are
+ * kept per projection, so the gateway's two runners resume from what the rebuild left.
+ */
+export const allProjections = (db: Database.Database, store: EventStore, log: Logger): Projection[] => [
+  ...createReadModels(db, store, log).projections,
+  ...webhookProjections(db),
+];

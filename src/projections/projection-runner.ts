@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { EventStore, StoredEvent, Subscription } from '../eventstore/event-store.js';
 import type { Projection } from './projection.js';
 
-const CATCH_UP_PAGE = 5_000;
+const CATCH_UP_PAGE = 20_000;
 
 export class ProjectionLagError extends Error {
   override readonly name = 'ProjectionLagError';

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProjectionRunner } from '../../src/projections/projection-runner.js';
-import { createReadModels, webhookProjections } from '../../src/read-models.js';
+import { allProjections } from '../../src/read-models.js';
 import { openReadModelDb } from '../../src/projections/read-model-db.js';
 import { pino } from 'pino';
 import { ADMIN_KEY, type Api, startTestGateway } from '../support/gateway.js';
@@ -111,11 +111,9 @@ describe('device history', () => {
     await gateway.webhooks.stop(); // no delivery attempt may land between the two dumps
     const before = dump();
     const log = pino({ level: 'silent' });
-    for (const projections of [createReadModels(db, gateway.store, log).projections, webhookProjections(db)]) {
-      const runner = new ProjectionRunner(gateway.store, db, projections, log);
-      await runner.rebuild();
-      await runner.stop();
-    }
+    const runner = new ProjectionRunner(gateway.store, db, allProjections(db, gateway.store, log), log);
+    await runner.rebuild();
+    await runner.stop();
     const after = dump();
     // Lookup caches are not read models (they are answers of the network, kept apart on purpose).
     for (const table of tables) if (!table.includes('lookup')) expect(after[table], table).toEqual(before[table]);

@@ -161,7 +161,8 @@ export class SqliteEventStore implements EventStore {
         id,
         event.type,
         JSON.stringify(event.data ?? null),
-        JSON.stringify(metadata),
+        // Most events carry no metadata: NULL then saves a JSON.parse per event on every read.
+        Object.keys(metadata).length > 0 ? JSON.stringify(metadata) : null,
         createdAt,
       );
       position = Number(info.lastInsertRowid);
