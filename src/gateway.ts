@@ -71,6 +71,9 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   metrics.gauge('dmg_devices', 'Devices by session state.', ['state'], () =>
     devices.countByState().map(({ state, count }) => ({ labels: { state }, value: count })),
   );
+  metrics.gauge('dmg_outbox_depth', 'Messages in the outboxes of all devices, queued or being sent.', ['status'], () =>
+    sendingCore.outboxView.depth().map(({ status, count }) => ({ labels: { status }, value: count })),
+  );
   const eventMetrics = new EventMetrics(metrics);
   eventMetrics.start(store, projections.position, log);
 

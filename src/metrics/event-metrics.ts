@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { EventStore, StoredEvent, Subscription } from '../eventstore/event-store.js';
 import type { MessageStatusChangedData } from '../messages/message-events.js';
+import type { WebhookDeliveryAttemptedData } from '../webhooks/delivery-events.js';
 import type { Metrics } from './metrics.js';
 
 /** Maps one domain event to the counters it moves; events of other types move none. */
@@ -9,6 +10,11 @@ export type EventCounter = (event: StoredEvent, metrics: Metrics) => void;
 const COUNTERS: Record<string, EventCounter> = {
   MessageStatusChanged: (event, metrics) => metrics.messageStatuses.inc({ status: (event.data as MessageStatusChangedData).status }),
   MessageReceived: (_, metrics) => metrics.messagesReceived.inc(),
+  WebhookDeliveryAttempted: (event, metrics) => {
+    const { outcome, durationMs } = event.data as WebhookDeliveryAttemptedData;
+    metrics.webhookDeliveries.inc({ outcome });
+    metrics.webhookLatency.observe(durationMs / 1000);
+  },
 };
 
 /**
@@ -24,11 +30,6 @@ export class EventMetrics {
     private readonly metrics: Metrics,
     private readonly counters: Record<string, EventCounter> = COUNTERS,
   ) {}
-
-  /** Registers the counter of another event type (e.g. webhook delivery records). */
-  count(type: string, counter: EventCounter): void {
-    this.counters[type] = counter;
-  }
 
   start(store: EventStore, after: number, log: Logger): void {
     const subscription = store.subscribe({ after });

@@ -119,6 +119,11 @@ export class OutboxReadModel implements Projection {
     return row !== undefined && (row.status === 'queued' || row.status === 'sending');
   }
 
+  /** Messages waiting or being sent, per status, over all devices (the outbox depth gauge). */
+  depth(): Array<{ status: string; count: number }> {
+    return this.sql().depth.all();
+  }
+
   devicesWithPending(): string[] {
     return this.sql().pendingDevices.all().map((r) => r.device_id);
   }
@@ -147,6 +152,9 @@ export class OutboxReadModel implements Projection {
       ),
       pendingPage: db.prepare<[string, number, number], Row>(
         `SELECT * FROM outbox_messages WHERE device_id = ? AND status IN ('queued', 'sending') AND seq > ? ORDER BY seq LIMIT ?`,
+      ),
+      depth: db.prepare<[], { status: string; count: number }>(
+        `SELECT status, count(*) AS count FROM outbox_messages WHERE status IN ('queued', 'sending') GROUP BY status`,
       ),
       pendingDevices: db.prepare<[], { device_id: string }>(
         `SELECT DISTINCT device_id FROM outbox_messages WHERE status IN ('queued', 'sending')`,

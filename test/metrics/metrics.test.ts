@@ -41,6 +41,8 @@ describe('metrics', () => {
     await open.close();
   });
 
+  const value = (name: string, map: Map<string, number>) => map.get(name) ?? 0;
+
   it('parses as Prometheus text and moves when things happen', async () => {
     const before = await scrape();
     for (const id of ['m-1', 'm-2', 'm-3']) await api('POST', '/devices', { admin: true, json: { id, name: id } });
@@ -55,11 +57,22 @@ describe('metrics', () => {
     await gateway.store.append('outbox-m-1', [
       { type: 'MessageStatusChanged', data: { deviceId: 'm-1', waMessageId: 'w-1', status: 'delivered', recipient: '15550001111', timestamp: 1 } },
     ]);
+    const sender = await api('POST', '/devices', { admin: true, json: { id: 'm-sender', name: 's', engine: 'sandbox' } });
+    const queued = await api('POST', '/devices/m-sender/send/text', { deviceKey: sender.body.deviceKey, json: { to: '4930123456789', text: 'waits: the session is closed' } });
+    expect(queued.status).toBe(202);
+    await gateway.store.append('webhooks-m-1', [
+      {
+        type: 'WebhookDeliveryAttempted',
+        data: { deviceId: 'm-1', deliveryId: 'd-1', round: 0, attempt: 1, outcome: 'delivered', status: 200, durationMs: 12, attemptedAt: new Date().toISOString() },
+      },
+    ]);
     await new Promise((r) => setTimeout(r, 50));
     const after = await scrape();
-    const value = (name: string, map: Map<string, number>) => map.get(name) ?? 0;
-    expect(value('dmg_devices{state="closed"}', after) - value('dmg_devices{state="closed"}', before)).toBe(3);
-    expect(value('dmg_http_requests_total{route="/devices",method="POST",status="201"}', after)).toBe(3);
+    expect(value('dmg_outbox_depth{status="queued"}', after)).toBe(1);
+    expect(value('dmg_webhook_deliveries_total{outcome="delivered"}', after)).toBe(1);
+    expect(value('dmg_webhook_delivery_duration_seconds_count', after)).toBe(1);
+    expect(value('dmg_devices{state="closed"}', after) - value('dmg_devices{state="closed"}', before)).toBe(4);
+    expect(value('dmg_http_requests_total{route="/devices",method="POST",status="201"}', after)).toBe(4);
     expect(value('dmg_http_requests_total{route="/devices/:deviceId",method="GET",status="200"}', after)).toBe(1);
     expect(value('dmg_eventstore_append_duration_seconds_count', after)).toBeGreaterThanOrEqual(5);
     expect(value('dmg_messages_received_total', after)).toBe(1);
