@@ -16,7 +16,5 @@ export function openReadModelDb(dataDir: string): Database.Database {
   // Read models are hot and indexed several ways: a larger page cache keeps rebuilds and lookups off the disk.
   db.pragma('cache_size = -65536');
   db.pragma('temp_store = MEMORY');
-  // Fewer, larger WAL checkpoints: a rebuild rewrites the same index pages many times over.
-  db.pragma('wal_autocheckpoint = 10000');
   return db;
 }
