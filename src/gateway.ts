@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import { type Server, createServer } from 'node:http';
 import type { Logger } from 'pino';
 import { Supervisor } from './actors/supervisor.js';
 import { loadOrCreateAdminKey } from './auth/admin-key.js';
@@ -169,8 +169,7 @@ function buildLazy<T>(build: () => T): () => T {
   return () => (value ??= build());
 }
 
-async function listen(handler: Parameters<typeof import('node:http').createServer>[1], port: number, host: string): Promise<Server> {
-  const { createServer } = await import('node:http');
+async function listen(handler: Parameters<typeof createServer>[1], port: number, host: string): Promise<Server> {
   const server = createServer(handler);
   // Slow or idle clients must not hold sockets forever.
   server.headersTimeout = 20_000;

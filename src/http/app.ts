@@ -1,3 +1,4 @@
+import Router from '@koa/router';
 import Koa from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { Logger } from 'pino';
@@ -40,9 +41,10 @@ export function createHttpApp(options: HttpAppOptions): Koa<RequestState> {
     parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
   });
   // Routes with a body parser of their own (media sends) parse after authentication, with their own limits.
-  const ownParser = new Set(options.routes.filter((r) => r.bodyParser).map((r) => `${r.method.toUpperCase()} ${r.path}`));
-  const parsesOwnBody = (ctx: Koa.Context) =>
-    ownParser.size > 0 && router.match(ctx.path, ctx.method).pathAndMethod.some((layer) => ownParser.has(`${ctx.method} ${layer.path}`));
+  // A router holding only those routes, so that the check matches a handful of paths, not every route.
+  const ownParsers = new Router();
+  for (const route of options.routes) if (route.bodyParser) ownParsers.register(route.path, [route.method], () => undefined);
+  const parsesOwnBody = (ctx: Koa.Context) => ownParsers.match(ctx.path, ctx.method).route;
   // koa-body inspects content types before it looks at the method: keep it off the read path entirely.
   app.use((ctx, next) => (BODY_METHODS.has(ctx.method) && !parsesOwnBody(ctx) ? parseBody(ctx, next) : next()));
   app.use(router.routes());

@@ -26,10 +26,7 @@ export class EventMetrics {
   private subscription: Subscription | undefined;
   private loop: Promise<void> | undefined;
 
-  constructor(
-    private readonly metrics: Metrics,
-    private readonly counters: Record<string, EventCounter> = COUNTERS,
-  ) {}
+  constructor(private readonly metrics: Metrics) {}
 
   start(store: EventStore, after: number, log: Logger): void {
     const subscription = store.subscribe({ after });
@@ -37,7 +34,7 @@ export class EventMetrics {
     this.loop = (async () => {
       try {
         for await (const batch of subscription) {
-          for (const event of batch) this.counters[event.type]?.(event, this.metrics);
+          for (const event of batch) COUNTERS[event.type]?.(event, this.metrics);
         }
       } catch (error) {
         log.warn({ err: error }, 'event metrics stopped');

@@ -10,7 +10,7 @@ import { AuthRecords } from '../../src/engines/baileys/auth/auth-records.js';
 import { createBaileysEngine } from '../../src/engines/baileys/baileys-engine.js';
 import { Engines, createEngines } from '../../src/engines/engines.js';
 import { boom, fakeSocketFactory } from '../engines/baileys/support/fake-socket.js';
-import { eventually } from '../sessions/support.js';
+import { eventually } from '../support/eventually.js';
 import { type ContactItem, type ContactsGateway, contactTables, listAll, startContactsGateway } from './support.js';
 
 const ME = '4915100000001:7@s.whatsapp.net';

@@ -5,7 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type SandboxDevice, createDevice, goOffline, goOnline, send } from '../outbox/sandbox-support.js';
-import { eventually } from '../sessions/support.js';
+import { eventually } from '../support/eventually.js';
 import { type ContactsGateway, contactTables, listAll, startContactsGateway } from './support.js';
 
 describe('contacts of sandbox devices', () => {

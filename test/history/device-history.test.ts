@@ -5,7 +5,8 @@ import { allProjections } from '../../src/read-models.js';
 import { openReadModelDb } from '../../src/projections/read-model-db.js';
 import { pino } from 'pino';
 import { ADMIN_KEY, type Api, startTestGateway } from '../support/gateway.js';
-import { createSandboxDevice, eventually, waitForState } from '../sessions/support.js';
+import { createSandboxDevice, waitForState } from '../sessions/support.js';
+import { eventually } from '../support/eventually.js';
 
 describe('device history', () => {
   let gateway: Awaited<ReturnType<typeof startTestGateway>>;

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type ChildGateway, spawnGateway } from '../support/child-gateway.js';
 import { apiClient, tempDir } from '../support/gateway.js';
 import { type SandboxDevice, createDevice, goOnline, outboxList } from './sandbox-support.js';
-import { eventually } from './support.js';
+import { eventually } from '../support/eventually.js';
 
 const ENV = {
   DEFAULT_ENGINE: 'sandbox',

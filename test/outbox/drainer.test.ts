@@ -5,7 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { EngineError } from '../../src/engines/engine.js';
 import { outboxStream } from '../../src/messages/message-events.js';
 import { cancelMessage } from '../../src/outbox/outbox-decisions.js';
-import { FakeConnection, type Harness, eventually, fixedLookup, notConnected, outboxHarness, text, transient } from './support.js';
+import { FakeConnection, type Harness, fixedLookup, notConnected, outboxHarness, text, transient } from './support.js';
+import { eventually } from '../support/eventually.js';
 
 const DEVICE = 'shop-1';
 

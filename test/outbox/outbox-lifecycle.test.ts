@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Api, startTestGateway, tempDir } from '../support/gateway.js';
 import { type SandboxDevice, createDevice, goOffline, goOnline, outboxList, received, send, statuses } from './sandbox-support.js';
-import { eventually } from './support.js';
+import { eventually } from '../support/eventually.js';
 
 const FAST = { DEFAULT_ENGINE: 'sandbox', OUTBOX_SPACING: '0ms', SANDBOX_DELIVERED_DELAY_MS: '20', SANDBOX_READ_DELAY_MS: '20' };
 

@@ -5,7 +5,7 @@
 import type { EventStore } from '../../src/eventstore/event-store.js';
 import { inboxStream, outboxStream } from '../../src/messages/message-events.js';
 import type { Api } from '../support/gateway.js';
-import { eventually } from './support.js';
+import { eventually } from '../support/eventually.js';
 
 export interface SandboxDevice {
   id: string;

@@ -134,20 +134,6 @@ export async function outboxHarness(
   };
 }
 
-export async function eventually<T>(check: () => T | undefined | false | Promise<T | undefined | false>, what = 'condition', timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined && value !== false) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 export const text = (body: string): QueuedContent => ({ kind: 'text', text: body });
 

@@ -8,7 +8,8 @@ import { type BaileysEngine, createBaileysEngine } from '../../src/engines/baile
 import type { EngineConnection } from '../../src/engines/engine.js';
 import { type Crabline, seedLinkedCreds, startCrabline } from '../engines/baileys/support/crabline.js';
 import { recordingEvents } from '../engines/baileys/support/recording-events.js';
-import { type Harness, eventually, outboxHarness, text } from '../outbox/support.js';
+import { type Harness, outboxHarness, text } from '../outbox/support.js';
+import { eventually } from '../support/eventually.js';
 
 describe('sending through Baileys (crabline as WhatsApp)', () => {
   let h: Harness;

@@ -10,7 +10,8 @@ import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store
 import type { SessionStateChangedData } from '../../src/sessions/session-events.js';
 import { tempDir } from '../support/gateway.js';
 import { FakeEngine } from './fake-engine.js';
-import { eventually, sessionChanges, sessionStates } from './support.js';
+import { sessionChanges, sessionStates } from './support.js';
+import { eventually } from '../support/eventually.js';
 
 const SETTINGS: ReconnectSettings = { baseDelayMs: 1, maxDelayMs: 5, jitter: 0.2, maxAttempts: 3 };
 const ACCOUNT = { phone: '4915100000042', jid: '4915100000042@s.whatsapp.net' };

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Api, startTestGateway } from '../support/gateway.js';
 import { parsePng } from './png.js';
-import { type TestDevice, bringOnline, createSandboxDevice, eventually, sessionChanges, sessionStates, waitForState } from './support.js';
+import { type TestDevice, bringOnline, createSandboxDevice, sessionChanges, sessionStates, waitForState } from './support.js';
+import { eventually } from '../support/eventually.js';
 
 describe('session lifecycle over HTTP (sandbox engine)', () => {
   let gateway: Awaited<ReturnType<typeof startTestGateway>>;

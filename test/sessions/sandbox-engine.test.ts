@@ -4,7 +4,7 @@ import type { EngineConnection, EngineEvents } from '../../src/engines/engine.js
 import { SandboxEngine } from '../../src/engines/sandbox/sandbox-engine.js';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
 import { tempDir } from '../support/gateway.js';
-import { eventually } from './support.js';
+import { eventually } from '../support/eventually.js';
 
 type Heard = { kind: string; args: unknown[] };
 

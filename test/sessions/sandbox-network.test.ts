@@ -4,7 +4,8 @@ import { EngineError } from '../../src/engines/engine.js';
 import type { StoredEvent } from '../../src/eventstore/event-store.js';
 import { type MessageReceivedData, type MessageStatusChangedData, inboxStream, outboxStream } from '../../src/messages/message-events.js';
 import { type Api, startTestGateway } from '../support/gateway.js';
-import { type TestDevice, bringOnline, createSandboxDevice, eventually } from './support.js';
+import { type TestDevice, bringOnline, createSandboxDevice } from './support.js';
+import { eventually } from '../support/eventually.js';
 
 describe('the sandbox network', () => {
   let gateway: Awaited<ReturnType<typeof startTestGateway>>;

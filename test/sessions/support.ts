@@ -1,18 +1,8 @@
 import type { EventStore } from '../../src/eventstore/event-store.js';
 import type { SessionStateChangedData } from '../../src/sessions/session-events.js';
 import { sessionStream } from '../../src/sessions/session-events.js';
+import { eventually } from '../support/eventually.js';
 import type { Api } from '../support/gateway.js';
-
-/** Polls `probe` until it returns something other than undefined (no timing assertion: only a deadline). */
-export async function eventually<T>(probe: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 export interface TestDevice {
   id: string;

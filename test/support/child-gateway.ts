@@ -24,13 +24,20 @@ export interface ChildGateway {
   stop(): Promise<void>;
 }
 
+export interface SpawnOptions {
+  /** Another entry point that starts the real gateway (default src/main.ts). */
+  script?: string;
+  /** Opens an IPC channel to the child (child.send / 'message'). */
+  ipc?: boolean;
+}
+
 /** The real gateway (src/main.ts) in its own process, so that it can be killed with SIGKILL mid-work. */
-export async function spawnGateway(dataDir: string, env: Record<string, string> = {}): Promise<ChildGateway> {
+export async function spawnGateway(dataDir: string, env: Record<string, string> = {}, options: SpawnOptions = {}): Promise<ChildGateway> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', options.script ?? 'src/main.ts'], {
     cwd: ROOT,
     env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', ADMIN_API_KEY: ADMIN_KEY, LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: options.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));

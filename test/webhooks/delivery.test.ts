@@ -7,7 +7,7 @@ import { type Api, startTestGateway } from '../support/gateway.js';
 import { ProjectionRunner } from '../../src/projections/projection-runner.js';
 import { WebhooksReadModel } from '../../src/webhooks/webhooks-read-model.js';
 import { appendReceived, appendSessionState, appendStatus } from './support/events.js';
-import { eventually } from './support/eventually.js';
+import { eventually } from '../support/eventually.js';
 import { type ReceivedRequest, TestReceiver } from './support/receiver.js';
 
 const RETRY_DELAY_MS = 300;

@@ -3,7 +3,7 @@ import { inboxStream } from '../../src/messages/message-events.js';
 import { freePort } from '../support/child-gateway.js';
 import { apiClient, tempDir } from '../support/gateway.js';
 import { messageReceived } from './support/events.js';
-import { eventually } from './support/eventually.js';
+import { eventually } from '../support/eventually.js';
 import { TestReceiver } from './support/receiver.js';
 import { type InjectableGateway, spawnInjectableGateway } from './support/spawn-injectable.js';
 

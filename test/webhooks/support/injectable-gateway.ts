@@ -13,7 +13,7 @@ export interface AppendRequest {
   events: NewEvent[];
 }
 
-export type ChildMessage = { ready: string } | { seq: number; position: number } | { seq: number; error: string };
+export type ChildMessage = { seq: number; position: number } | { seq: number; error: string };
 
 const send = (message: ChildMessage) => process.send!(message);
 const gateway = await startGateway(loadConfig());
@@ -23,4 +23,3 @@ process.on('message', (request: AppendRequest) => {
     (error: unknown) => send({ seq: request.seq, error: String(error) }),
   );
 });
-send({ ready: gateway.url });

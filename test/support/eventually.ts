@@ -1,0 +1,22 @@
+/**
+ * Polls `check` until it returns a value other than undefined/false (a throw counts as "not yet"), or fails
+ * after `timeoutMs` naming `what`. A deadline, not a timing assertion.
+ */
+export async function eventually<T>(
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  what = 'condition',
+  timeoutMs = 15_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined && value !== false) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
