@@ -105,7 +105,7 @@ async function child(): Promise<void> {
     import('../src/eventstore/sqlite/sqlite-event-store.js'),
     import('../src/engines/baileys/auth/auth-records.js'),
     import('../src/engines/baileys/baileys-engine.js'),
-    import('../src/engines/baileys/message-id.js'),
+    import('../src/messages/message-id.js'),
     import('pino'),
   ]);
   const store = new SqliteEventStore(join(env('BENCH_BAILEYS_CHILD_DIR'), 'events.sqlite'));

@@ -5,7 +5,8 @@ import { Supervisor } from './actors/supervisor.js';
 import { loadOrCreateAdminKey } from './auth/admin-key.js';
 import { Authenticator } from './auth/authenticator.js';
 import type { Config } from './config.js';
-import { DeviceRegistry } from './devices/device-registry.js';
+import { DeviceRegistry, createDeviceCommandHandler } from './devices/device-registry.js';
+import { withCurrentSchemas } from './event-schemas.js';
 import type { EventStore } from './eventstore/event-store.js';
 import { openEventStore } from './eventstore/open-event-store.js';
 import { createHttpApp } from './http/app.js';
@@ -62,7 +63,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const startedAt = Date.now();
   const log = options.logger ?? createLogger(config.logLevel);
   const metrics = new Metrics();
-  const store = new InstrumentedStore(await openEventStore(config), metrics);
+  const store = withCurrentSchemas(new InstrumentedStore(await openEventStore(config), metrics));
   const readModelDb = openReadModelDb(config.dataDir);
   const readModels = createReadModels(readModelDb, store, log);
   const { devices, history, contacts, sending: sendingCore } = readModels;
@@ -78,7 +79,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   eventMetrics.start(store, projections.position, log);
 
   const adminKey = loadOrCreateAdminKey(config.adminApiKey, config.dataDir, log);
-  const registry = new DeviceRegistry(store, projections, devices, config.defaultEngine);
+  const deviceCommands = createDeviceCommandHandler(store);
+  const registry = new DeviceRegistry(deviceCommands, projections, (deviceId) => devices.get(deviceId)?.session, config.defaultEngine);
   // One guard for every URL a user chooses (webhook receivers, media, link previews): it checks the address actually dialled.
   const outboundGuard = new OutboundGuard({ allowPrivateNetworks: config.webhookAllowPrivateNetworks });
   const engines = (options.engines ?? createEngines)({ store, config, log, linkPreview: createLinkPreviewProvider(outboundGuard) });
@@ -87,7 +89,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const contactsRecorder = new ContactsRecorder({ store, projections, contacts, log });
   const sink = sendingCore.messageSink(new StoreMessageSink(store, contactsRecorder.listener));
   const sessions = new Supervisor({ store, engines, devices, reconnect: config.reconnect, log, sink });
-  const webhooks = await Webhooks.start({ settings: config.webhooks, store, readModelDb, guard: outboundGuard, log });
+  const webhooks = await Webhooks.start({ settings: config.webhooks, store, readModelDb, deviceCommands, guard: outboundGuard, log });
   const sending = await startSending({
     config,
     store,

@@ -4,7 +4,7 @@ import { ContactsReadModel } from './contacts/contacts-read-model.js';
 import type { EventStore } from './eventstore/event-store.js';
 import { SendingCore } from './outbox/sending.js';
 import { DeviceHistoryIndex } from './projections/device-history-index.js';
-import { DevicesReadModel } from './projections/devices-read-model.js';
+import { DevicesReadModel } from './devices/devices-read-model.js';
 import type { Projection } from './projections/projection.js';
 import { WebhooksReadModel } from './webhooks/webhooks-read-model.js';
 

@@ -19,7 +19,7 @@ import { type EventStore, StoreUnavailableError, WrongExpectedRevisionError } fr
 import { type SessionEvent, type SessionStateChangedData, type SessionStateName, sessionStream } from '../sessions/session-events.js';
 import { type DeviceMachine, type DeviceMachineEvent, stateOf } from './device-machine.js';
 import type { MessageSink } from './message-sink.js';
-import { INITIAL_SESSION_RECORD, type SessionRecord, applySessionChange, isRunning, loadSession } from './session-record.js';
+import { INITIAL_SESSION_RECORD, type SessionRecord, applySessionChange, isRunning, loadSession } from '../sessions/session-record.js';
 
 type MachineSnapshot = SnapshotFrom<DeviceMachine>;
 

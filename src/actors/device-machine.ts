@@ -15,6 +15,7 @@
 import { and, setup } from 'xstate';
 import type { DisconnectKind, LinkedAccount } from '../engines/engine.js';
 import type { SessionError, SessionStateName } from '../sessions/session-events.js';
+import { lastErrorAfter, phoneAfter } from '../sessions/session-record.js';
 import { type ReconnectDecision, type ReconnectSettings, backoffDelayMs, decideAfterDisconnect } from './reconnect-policy.js';
 
 export interface DeviceContext {
@@ -74,10 +75,13 @@ export function createDeviceMachine(settings: ReconnectSettings, random: () => n
 
   // Context updates (pure, applied by `transition`).
   const resetAttempts = assign({ attempts: 0 });
-  const unlink = assign({ phone: undefined, account: undefined, qr: undefined });
+  // phone and lastError follow the session rule of src/sessions/session-record.ts.
+  const unlink = assign({ phone: ({ context }) => phoneAfter('logged_out', undefined, context.phone), account: undefined, qr: undefined });
   const keepQr = assign({ qr: ({ event, context }) => (event.type === 'ENGINE.QR' ? { code: event.code, expiresAt: event.expiresAt } : context.qr) });
   const linkAccount = assign(({ event, context }) =>
-    event.type === 'ENGINE.ONLINE' ? { account: event.account, phone: event.account.phone, attempts: 0, lastError: undefined } : context,
+    event.type === 'ENGINE.ONLINE'
+      ? { account: event.account, phone: phoneAfter('online', event.account.phone, context.phone), attempts: 0, lastError: lastErrorAfter('online', undefined, context.lastError) }
+      : context,
   );
   const countAttempt = assign({
     attempts: (args) => {

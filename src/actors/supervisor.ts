@@ -15,7 +15,7 @@ import { type CommandResult, DeviceActor, type SessionTransition } from './devic
 import { type DeviceMachine, createDeviceMachine } from './device-machine.js';
 import { type ContactsListener, type MessageSink, StoreMessageSink } from './message-sink.js';
 import type { ReconnectSettings } from './reconnect-policy.js';
-import { RUNNING_STATES, loadSession } from './session-record.js';
+import { RUNNING_STATES, loadSession } from '../sessions/session-record.js';
 
 /** The devices read model as far as the supervisor needs it (DevicesReadModel fits). */
 export interface DeviceDirectory {

@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import { forbidden, unauthorized } from '../http/problem.js';
+import { DomainError } from '../errors/domain-error.js';
 import { hashKey, sameHash } from './keys.js';
 
 /** What the authenticator needs to know of device keys (the devices read model answers). */
@@ -8,10 +8,13 @@ export interface DeviceKeyDirectory {
   isDeviceKeyHash(keyHash: string): boolean;
 }
 
+const unauthorized = () => new DomainError('unauthorized', 'a valid API key is required');
+const forbidden = () => new DomainError('forbidden', 'this key may not use this route');
+
 export type Caller = { kind: 'admin' } | { kind: 'device'; deviceId: string };
 
 /**
- * The rules of API.md, Authentication: admin routes take the admin key (a valid device key there is 403);
+ * The rules of docs/architecture.md, "Authentication": admin routes take the admin key (a valid device key there is 403);
  * device routes take the admin key or that device's own key. Anything else is 401, and a device key never
  * tells whether another device exists.
  */

@@ -1,11 +1,18 @@
+/**
+ * Commands on the device registry, each decided by the registry stream's one decider (device-decider.ts)
+ * through the shared command handler. Answers are built from the decided state; before answering, the
+ * read models are given the chance to include the append, so that the next request sees it.
+ */
 import { randomUUID } from 'node:crypto';
 import { generateDeviceKey, hashKey } from '../auth/keys.js';
+import { CommandHandler } from '../commands/command-handler.js';
 import type { Engine } from '../config.js';
-import { type EventStore, type NewEvent, WrongExpectedRevisionError } from '../eventstore/event-store.js';
-import { conflict, notFound } from '../http/problem.js';
-import type { ProjectionRunner } from '../projections/projection-runner.js';
-import type { DevicesReadModel, DeviceView } from '../projections/devices-read-model.js';
-import { type DeviceEvent, deviceStream } from './device-events.js';
+import { DomainError } from '../errors/domain-error.js';
+import type { EventStore } from '../eventstore/event-store.js';
+import type { ReadModelProgress } from '../projections/projection-runner.js';
+import { type DeviceCommand, type DeviceRecord, type DeviceState, deviceDecider } from './device-decider.js';
+import { type DeviceStreamEvent, deviceStream } from './device-events.js';
+import type { DeviceView } from './devices-read-model.js';
 
 export interface CreateDevice {
   id?: string;
@@ -23,95 +30,66 @@ export interface UpdateDevice {
 /** A device as answered to the admin, with its key when one was just made. */
 export type DeviceWithKey = DeviceView & { deviceKey?: string };
 
-interface RegistryState {
-  revision: number;
-  live: boolean;
-}
+export type DeviceCommandHandler = CommandHandler<DeviceState, DeviceCommand, DeviceStreamEvent>;
 
-const MAX_ATTEMPTS = 5;
+/** The one writer of `device-<id>` streams; the registry and the hook settings both send their commands through it. */
+export const createDeviceCommandHandler = (store: EventStore): DeviceCommandHandler => new CommandHandler({ store, decider: deviceDecider });
 
-/**
- * Commands on the device registry. Each decides from the device's own stream (the source of truth),
- * appends with that stream's revision, and answers from the read model once it includes the append.
- */
 export class DeviceRegistry {
   constructor(
-    private readonly store: EventStore,
-    private readonly projections: ProjectionRunner,
-    private readonly devices: DevicesReadModel,
+    private readonly commands: DeviceCommandHandler,
+    private readonly projections: ReadModelProgress,
+    /** The device's session as the read models know it (another stream). */
+    private readonly sessionOf: (deviceId: string) => DeviceView['session'] | undefined,
     private readonly defaultEngine: Engine,
   ) {}
 
   async create(input: CreateDevice): Promise<DeviceWithKey> {
     const deviceId = input.id ?? randomUUID();
     const deviceKey = generateDeviceKey();
-    const event: DeviceEvent = {
-      type: 'DeviceCreated',
-      data: {
-        deviceId,
-        name: input.name,
-        engine: input.engine ?? this.defaultEngine,
-        metadata: input.metadata ?? {},
-        keyHash: hashKey(deviceKey),
-      },
+    const command: DeviceCommand = {
+      type: 'CreateDevice',
+      deviceId,
+      name: input.name,
+      engine: input.engine ?? this.defaultEngine,
+      metadata: input.metadata ?? {},
+      keyHash: hashKey(deviceKey),
+      at: new Date().toISOString(),
     };
     try {
-      // no_stream: an id whose stream exists, even of a deleted device, stays taken.
-      const { position } = await this.store.append(deviceStream(deviceId), [event], { expectedRevision: 'no_stream' });
-      return { ...(await this.viewAt(deviceId, position)), deviceKey };
+      const { state, position } = await this.commands.handle(deviceStream(deviceId), command);
+      await this.projections.settle(position);
+      return { ...viewOf(state, { state: 'closed' }), deviceKey };
     } catch (error) {
-      if (!(error instanceof WrongExpectedRevisionError)) throw error;
-      if (input.id === undefined) return this.create(input); // a generated id collided: draw another
-      throw conflict('device_exists', `device id "${deviceId}" is in use or was used before`);
+      // A generated id that collided: draw another.
+      if (error instanceof DomainError && error.code === 'device_exists' && input.id === undefined) return this.create(input);
+      throw error;
     }
   }
 
   async update(deviceId: string, change: UpdateDevice): Promise<DeviceWithKey> {
     const deviceKey = change.rotateKey ? generateDeviceKey() : undefined;
-    const events: DeviceEvent[] = [];
-    if (change.name !== undefined || change.metadata !== undefined) {
-      events.push({ type: 'DeviceUpdated', data: { deviceId, name: change.name, metadata: change.metadata } });
-    }
-    if (deviceKey) events.push({ type: 'DeviceKeyRotated', data: { deviceId, keyHash: hashKey(deviceKey) } });
-    const position = await this.decideAndAppend(deviceId, events);
-    const view = await this.viewAt(deviceId, position);
+    const { state, position } = await this.commands.handle(deviceStream(deviceId), {
+      type: 'UpdateDevice',
+      deviceId,
+      ...(change.name === undefined ? {} : { name: change.name }),
+      ...(change.metadata === undefined ? {} : { metadata: change.metadata }),
+      ...(deviceKey === undefined ? {} : { keyHash: hashKey(deviceKey) }),
+      at: new Date().toISOString(),
+    });
+    await this.projections.settle(position);
+    const view = viewOf(state, this.sessionOf(deviceId) ?? { state: 'closed' });
     return deviceKey ? { ...view, deviceKey } : view;
   }
 
   async delete(deviceId: string): Promise<void> {
-    const position = await this.decideAndAppend(deviceId, [{ type: 'DeviceDeleted', data: { deviceId } }]);
-    await this.projections.waitFor(position);
+    const { position } = await this.commands.handle(deviceStream(deviceId), { type: 'DeleteDevice', deviceId });
+    await this.projections.settle(position);
   }
+}
 
-  /** Appends to a live device's stream at the revision it was read at; a concurrent change makes it read again. */
-  private async decideAndAppend(deviceId: string, events: DeviceEvent[]): Promise<number> {
-    for (let attempt = 1; ; attempt++) {
-      const state = await this.load(deviceId);
-      if (!state.live) throw notFound(`device "${deviceId}" does not exist`);
-      if (events.length === 0) return 0;
-      try {
-        const result = await this.store.append(deviceStream(deviceId), events as NewEvent[], { expectedRevision: state.revision });
-        return result.position;
-      } catch (error) {
-        if (!(error instanceof WrongExpectedRevisionError) || attempt >= MAX_ATTEMPTS) throw error;
-      }
-    }
-  }
-
-  /** Registry streams hold a handful of events (create, edits, rotations, delete), so folding all of them is cheap. */
-  private async load(deviceId: string): Promise<RegistryState> {
-    const events = await this.store.readStream(deviceStream(deviceId));
-    const last = events[events.length - 1];
-    return {
-      revision: last?.revision ?? -1,
-      live: events.some((e) => e.type === 'DeviceCreated') && !events.some((e) => e.type === 'DeviceDeleted'),
-    };
-  }
-
-  private async viewAt(deviceId: string, position: number): Promise<DeviceView> {
-    await this.projections.waitFor(position);
-    const view = this.devices.get(deviceId);
-    if (!view) throw notFound(`device "${deviceId}" does not exist`);
-    return view;
-  }
+function viewOf(state: DeviceState, session: DeviceView['session']): DeviceView {
+  if (state.status !== 'live') throw new Error('a device command that succeeded left no live device'); // the decider rules it out
+  const { id, name, engine, metadata, createdAt, updatedAt }: DeviceRecord = state.device;
+  return { id, name, engine, metadata, createdAt, updatedAt, session };
 }

@@ -1,6 +1,7 @@
 /**
  * RFC 9457 problem details. Every error the API answers is one of these, with a stable `code`
- * (API.md, Errors). Throw a Problem anywhere below the error middleware to answer with it.
+ * (docs/api-errors in the OpenAPI description). Routes throw Problems for what only HTTP knows (validation,
+ * content types); domain code throws DomainErrors, which src/http/error-table.ts turns into Problems.
  */
 import { STATUS_CODES } from 'node:http';
 
@@ -50,4 +51,3 @@ export const notFound = (detail = 'no such resource') => new Problem(404, 'not_f
 export const conflict = (code: string, detail: string) => new Problem(409, code, detail);
 export const payloadTooLarge = (limit: number) => new Problem(413, 'payload_too_large', `the request body exceeds ${limit} bytes`);
 export const unsupportedMediaType = (detail: string) => new Problem(415, 'unsupported_media_type', detail);
-export const storeUnavailable = () => new Problem(503, 'store_unavailable', 'the event store cannot be reached; try again');

@@ -5,7 +5,7 @@
  * answered (read-your-writes), and which survives restarts.
  */
 import { createHash } from 'node:crypto';
-import { Problem, invalidRequest } from '../http/problem.js';
+import { DomainError, invalidField } from '../errors/domain-error.js';
 import type { QueuedAnswer } from '../outbox/outbox-events.js';
 import type { IdempotencyReadModel } from './idempotency-read-model.js';
 
@@ -22,13 +22,13 @@ export function parseIdempotencyKey(value: string | undefined): string | undefin
   if (value === undefined || value === '') return undefined;
   if (value.length > IDEMPOTENCY_KEY_MAX_LENGTH || !/^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(value)) {
     const message = `must be 1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} visible ASCII characters`;
-    throw invalidRequest(`header Idempotency-Key ${message}`, [{ path: '/headers/idempotency-key', message }]);
+    throw invalidField('/headers/idempotency-key', message, `header Idempotency-Key ${message}`);
   }
   return value;
 }
 
 const keyReused = () =>
-  new Problem(422, 'idempotency_key_reused', 'this Idempotency-Key was already used with a different request; use a new key for a new request');
+  new DomainError('idempotency_key_reused', 'this Idempotency-Key was already used with a different request; use a new key for a new request');
 
 interface InFlight {
   fingerprint: string;

@@ -1,8 +1,8 @@
 /**
  * What the outbox decides, as pure functions of its state: each returns the events to append and the
- * answer, or throws a Problem to refuse. DeviceOutbox.execute runs them one at a time per device.
+ * answer, or throws a DomainError to refuse. DeviceOutbox.execute runs them one at a time per device.
  */
-import { conflict, notFound } from '../http/problem.js';
+import { DomainError } from '../errors/domain-error.js';
 import type { MessageStatusChangedData } from '../messages/message-events.js';
 import { statusEventId } from '../actors/message-sink.js';
 import type { Receipt } from '../engines/engine.js';
@@ -54,8 +54,8 @@ function statusEvent(
 export function cancelMessage(deviceId: string, find: (state: OutboxState) => PendingMessage | undefined, now: number): Decide<PendingMessage> {
   return (state) => {
     const message = find(state);
-    if (!message) throw notFound('no such message in the outbox');
-    if (message.status === 'sending') throw conflict('message_sending', 'the message is being sent right now and can no longer be removed');
+    if (!message) throw new DomainError('not_found', 'no such message in the outbox');
+    if (message.status === 'sending') throw new DomainError('message_sending', 'the message is being sent right now and can no longer be removed');
     return { events: [statusEvent(deviceId, message, 'cancelled', now)], result: message };
   };
 }

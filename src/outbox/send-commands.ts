@@ -4,12 +4,12 @@
  * answers once the read models include the append (read-your-writes, invariant 4).
  */
 import { createHash } from 'node:crypto';
-import { textWithUrl } from '../engines/baileys/outgoing-content.js';
-import { conflict, notFound } from '../http/problem.js';
+import { textWithUrl } from '../messages/link-text.js';
+import { DomainError } from '../errors/domain-error.js';
 import { type IdempotencyKeys, fingerprintOf } from '../idempotency/idempotency-keys.js';
 import type { MediaInput, MediaIntake } from '../media/media-intake.js';
 import type { MediaStore } from '../media/media-store.js';
-import type { ProjectionRunner } from '../projections/projection-runner.js';
+import type { ReadModelProgress } from '../projections/projection-runner.js';
 import type { Decide } from './device-outbox.js';
 import { cancelMessage, clearOutbox, queueMessage, requestRevoke } from './outbox-decisions.js';
 import { type MediaKind, type QueuedAnswer, type QueuedContent, answerOf, isMediaKind } from './outbox-events.js';
@@ -29,7 +29,7 @@ export type DeleteOutcome = { status: 'cancelled' } | { status: 'deleting' } | {
 
 export interface SendCommandsDeps {
   outboxes: Outboxes;
-  projections: Pick<ProjectionRunner, 'waitFor'>;
+  projections: ReadModelProgress;
   outboxView: OutboxReadModel;
   idempotency: IdempotencyKeys;
   intake: MediaIntake;
@@ -38,6 +38,8 @@ export interface SendCommandsDeps {
   newWaMessageId: () => string;
   now?: () => number;
 }
+
+const notSent = (waMessageId: string) => new DomainError('not_found', `no message ${waMessageId} was sent from this device`);
 
 const SENT_STATUSES: ReadonlySet<string> = new Set(['sent', 'delivered', 'read', 'played']);
 
@@ -65,7 +67,7 @@ export class SendCommands {
         return { events: decision.events, result: { outcome: { status: 'cancelled' }, cancelled: decision.result } };
       }
       const record = outboxView.byWaMessageId(deviceId, waMessageId);
-      if (!record) throw notFound(`no message ${waMessageId} was sent from this device`);
+      if (!record) throw notSent(waMessageId);
       if (state.revokes.has(waMessageId)) return { events: [], result: { outcome: { status: 'deleting' } } };
       switch (record.status) {
         case 'cancelled':
@@ -73,19 +75,19 @@ export class SendCommands {
         case 'deleted':
           return { events: [], result: { outcome: { status: 'deleted' } } };
         case 'failed':
-          throw conflict('message_failed', 'the message failed and was never sent: there is nothing to delete');
+          throw new DomainError('message_failed', 'the message failed and was never sent: there is nothing to delete');
         case 'queued':
         case 'sending':
           // It left the outbox a moment ago and its outcome is not readable yet.
-          throw conflict('message_sending', 'the message is being sent right now; try again in a moment');
+          throw new DomainError('message_sending', 'the message is being sent right now; try again in a moment');
       }
-      if (!SENT_STATUSES.has(record.status)) throw notFound(`no message ${waMessageId} was sent from this device`);
+      if (!SENT_STATUSES.has(record.status)) throw notSent(waMessageId);
       const revoke = requestRevoke(deviceId, { waMessageId, to: record.to, outboxId: record.outboxId })(state);
       return { events: revoke.events, result: { outcome: { status: 'deleting' } } };
     };
     const { result, position } = await outboxes.execute(deviceId, decide);
     if (result.cancelled) await this.removeMedia(deviceId, [result.cancelled]);
-    await this.deps.projections.waitFor(position);
+    await this.deps.projections.settle(position);
     return result.outcome;
   }
 
@@ -93,14 +95,14 @@ export class SendCommands {
   async remove(deviceId: string, outboxId: string): Promise<void> {
     const { result, position } = await this.deps.outboxes.execute(deviceId, cancelMessage(deviceId, (s) => s.messages.get(outboxId), this.now()));
     await this.removeMedia(deviceId, [result]);
-    await this.deps.projections.waitFor(position);
+    await this.deps.projections.settle(position);
   }
 
   /** DELETE /outbox: every queued message (not those being sent right now). */
   async clear(deviceId: string): Promise<number> {
     const { result, position } = await this.deps.outboxes.execute(deviceId, clearOutbox(deviceId, this.now()));
     await this.removeMedia(deviceId, result);
-    await this.deps.projections.waitFor(position);
+    await this.deps.projections.settle(position);
     return result.length;
   }
 
@@ -123,7 +125,7 @@ export class SendCommands {
       if (isMediaKind(input.kind)) await media.remove(deviceId, outboxId);
       throw error;
     }
-    await this.deps.projections.waitFor(executed.position);
+    await this.deps.projections.settle(executed.position);
     return answerOf(executed.result);
   }
 

@@ -7,7 +7,7 @@ import type Database from 'better-sqlite3';
 import type { Logger } from 'pino';
 import type { MessageSink } from '../actors/message-sink.js';
 import type { Config } from '../config.js';
-import { newWaMessageId } from '../engines/baileys/message-id.js';
+import { newWaMessageId } from '../messages/message-id.js';
 import type { EventStore } from '../eventstore/event-store.js';
 import type { RouteSpec } from '../http/route.js';
 import { outboxRoutes } from '../http/routes/outbox.js';

@@ -9,6 +9,17 @@ export class ProjectionLagError extends Error {
   override readonly name = 'ProjectionLagError';
 }
 
+/** What a command needs of the read models: to wait until they include its append. */
+export interface ReadModelProgress {
+  /** Rejects with ProjectionLagError when the read models do not get there in time. */
+  waitFor(position: number): Promise<void>;
+  /**
+   * For a command that has already succeeded: waits as waitFor does, but a lag is logged and answered
+   * false instead of thrown, because a write that succeeded never answers an error.
+   */
+  settle(position: number): Promise<boolean>;
+}
+
 interface Waiter {
   position: number;
   resolve: () => void;
@@ -21,7 +32,7 @@ interface Waiter {
  * one read-model transaction, so a restart resumes exactly where the last batch ended. Commands call
  * waitFor(position) with the position of their own append before answering (read-your-writes).
  */
-export class ProjectionRunner {
+export class ProjectionRunner implements ReadModelProgress {
   private readonly checkpoints = new Map<string, number>();
   private subscription: Subscription | undefined;
   private loop: Promise<void> | undefined;
@@ -81,6 +92,17 @@ export class ProjectionRunner {
       }, this.waitTimeoutMs);
       this.waiters.push({ position, resolve, reject, timer });
     });
+  }
+
+  async settle(position: number): Promise<boolean> {
+    try {
+      await this.waitFor(position);
+      return true;
+    } catch (error) {
+      if (!(error instanceof ProjectionLagError)) throw error;
+      this.log.warn({ position, err: error }, 'read models lag behind a write that succeeded; answering without them');
+      return false;
+    }
   }
 
   /** Throws every read model away and feeds it again from position 0. */

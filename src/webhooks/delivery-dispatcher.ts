@@ -10,13 +10,12 @@
  * and goes again, with the same webhook-id (at-least-once), and never after a newer one of its device.
  */
 import type { Logger } from 'pino';
-import { deterministicEventId } from '../eventstore/event-id.js';
-import type { EventStore, NewEvent } from '../eventstore/event-store.js';
 import type { ProjectionRunner } from '../projections/projection-runner.js';
-import { type DeliveryEvent, deliveryStream } from './delivery-events.js';
+import { type WebhookDeliveryAttemptedData, deliveryStream } from './delivery-events.js';
 import type { DeliveryQueue } from './delivery-queue.js';
 import type { RetryPolicy } from './retry-policy.js';
 import type { WebhookSender, WebhookTarget } from './webhook-sender.js';
+import type { DeliveryLaneWriter } from './webhooks.js';
 import type { PendingDelivery, WebhooksReadModel } from './webhooks-read-model.js';
 
 /** After an unexpected error (the store unavailable…), a lane tries again this much later. */
@@ -33,7 +32,8 @@ interface Lane {
 }
 
 export interface DispatcherDeps {
-  store: EventStore;
+  /** The delivery streams' one writer (webhooks.ts). */
+  lanes: DeliveryLaneWriter;
   /** The runner that feeds `model`: its position tells when a recorded attempt is visible. */
   runner: ProjectionRunner;
   model: WebhooksReadModel;
@@ -123,7 +123,7 @@ export class DeliveryDispatcher {
   }
 
   private async attempt(head: PendingDelivery, hook: WebhookTarget, lane: Lane): Promise<void> {
-    const { queue, sender, policy, store, runner } = this.deps;
+    const { queue, sender, policy, lanes, runner } = this.deps;
     const result = await queue.run(new URL(hook.url).host, async () => {
       if (this.stopped) return undefined;
       const controller = new AbortController();
@@ -138,25 +138,22 @@ export class DeliveryDispatcher {
     const now = Date.now();
     const decision = policy.decide(result, head, now);
     const attempt = head.attempts + 1;
-    const event: DeliveryEvent = {
-      type: 'WebhookDeliveryAttempted',
-      data: {
-        deviceId: head.deviceId,
-        deliveryId: head.id,
-        round: head.round,
-        attempt,
-        outcome: decision.outcome,
-        ...(result.status === undefined ? {} : { status: result.status }),
-        ...(result.error === undefined ? {} : { error: result.error }),
-        durationMs: result.durationMs,
-        attemptedAt: new Date(now).toISOString(),
-        ...(decision.nextAttemptAt === undefined ? {} : { nextAttemptAt: new Date(decision.nextAttemptAt).toISOString() }),
-      },
+    const recorded: WebhookDeliveryAttemptedData = {
+      deviceId: head.deviceId,
+      deliveryId: head.id,
+      round: head.round,
+      attempt,
+      outcome: decision.outcome,
+      ...(result.status === undefined ? {} : { status: result.status }),
+      ...(result.error === undefined ? {} : { error: result.error }),
+      durationMs: result.durationMs,
+      attemptedAt: new Date(now).toISOString(),
+      ...(decision.nextAttemptAt === undefined ? {} : { nextAttemptAt: new Date(decision.nextAttemptAt).toISOString() }),
     };
-    // A deterministic id: appending the same attempt twice (a retried append) records it once.
-    const recorded: NewEvent = { ...event, id: deterministicEventId(`webhook-attempt:${head.id}:${attempt}`) };
     // Durable before the next delivery of the device goes out: a crash cannot reorder what was sent.
-    const { position } = await store.append(deliveryStream(head.deviceId), [recorded]);
+    const { position: appended } = await lanes.handle(deliveryStream(head.deviceId), { type: 'RecordAttempt', attempt: recorded });
+    // Nothing appended: the attempt was already recorded (a retried append); the read model has it or will.
+    const position = appended === 0 ? runner.position : appended;
     // A retry is timed from the read model's next_attempt_at, so that one waits for the fold.
     if (decision.outcome === 'retrying') await runner.waitFor(position);
     else lane.settling.set(head.id, position);

@@ -1,19 +1,22 @@
 /**
  * The deliveries log of a device (GET /hooks/deliveries) and its one command: deliver a record again.
- * A retry request is an event on the device's delivery stream; the read model turns it into a pending
- * delivery due now, and the dispatcher picks it up in the device's order.
+ * A retry request is an event on the device's delivery stream, written through that stream's one writer;
+ * the read model turns it into a pending delivery due now, and the dispatcher picks it up in the
+ * device's order.
  */
-import type { EventStore, NewEvent } from '../eventstore/event-store.js';
-import { notFound } from '../http/problem.js';
-import type { ProjectionRunner } from '../projections/projection-runner.js';
-import { type DeliveryEvent, deliveryStream } from './delivery-events.js';
-import { hooksNotConfigured } from './problems.js';
+import { DomainError } from '../errors/domain-error.js';
+import type { ReadModelProgress } from '../projections/projection-runner.js';
+import { deliveryStream } from './delivery-events.js';
+import { hooksNotConfigured } from './hook-settings.js';
+import type { DeliveryLaneWriter } from './webhooks.js';
 import type { DeliveryStatus, DeliveryView, WebhooksReadModel } from './webhooks-read-model.js';
+
+const noSuchDelivery = (deliveryId: string) => new DomainError('not_found', `delivery "${deliveryId}" does not exist`);
 
 export class DeliveryLog {
   constructor(
-    private readonly store: EventStore,
-    private readonly runner: ProjectionRunner,
+    private readonly lanes: DeliveryLaneWriter,
+    private readonly progress: ReadModelProgress,
     private readonly model: WebhooksReadModel,
   ) {}
 
@@ -22,13 +25,12 @@ export class DeliveryLog {
   }
 
   async retry(deviceId: string, deliveryId: string): Promise<DeliveryView> {
-    if (!this.model.delivery(deviceId, deliveryId)) throw notFound(`delivery "${deliveryId}" does not exist`);
+    if (!this.model.delivery(deviceId, deliveryId)) throw noSuchDelivery(deliveryId);
     if (!this.model.hook(deviceId)) throw hooksNotConfigured(deviceId);
-    const event: DeliveryEvent = { type: 'WebhookDeliveryRetryRequested', data: { deviceId, deliveryId } };
-    const { position } = await this.store.append(deliveryStream(deviceId), [event as NewEvent]);
-    await this.runner.waitFor(position);
+    const { position } = await this.lanes.handle(deliveryStream(deviceId), { type: 'RequestRetry', deviceId, deliveryId });
+    await this.progress.settle(position);
     const view = this.model.delivery(deviceId, deliveryId);
-    if (!view) throw notFound(`delivery "${deliveryId}" does not exist`);
+    if (!view) throw noSuchDelivery(deliveryId); // pruned in the meantime
     return view;
   }
 }

@@ -1,15 +1,17 @@
 import type Database from 'better-sqlite3';
-import type { DeviceEvent } from '../devices/device-events.js';
+import { DEVICE_EVENT_TYPES, type DeviceEvent, HOOK_EVENT_TYPES, type HookConfiguration, type HookEvent } from '../devices/device-events.js';
 import type { StoredEvent } from '../eventstore/event-store.js';
+import { eventGuard } from '../eventstore/typed-events.js';
 import type { Projection } from '../projections/projection.js';
 import { DELIVERY_EVENT_TYPES, type DeliveryEvent } from './delivery-events.js';
 import { WEBHOOK_SOURCE_EVENT_TYPES, type WebhookEventKind, envelopeOf } from './envelope.js';
-import { HOOK_EVENT_TYPES, type HookConfiguration, type HookEvent } from './hook-events.js';
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
-export interface HookView extends HookConfiguration {
+const isOwnEvent = eventGuard<HookEvent | DeliveryEvent | DeviceEvent>(new Set([...HOOK_EVENT_TYPES, ...DELIVERY_EVENT_TYPES, ...DEVICE_EVENT_TYPES]));
+
+export interface HookView extends HookConfiguration<WebhookEventKind> {
   updatedAt: string;
 }
 
@@ -131,14 +133,18 @@ export class WebhooksReadModel implements Projection {
   }
 
   apply(stored: StoredEvent): void {
-    const event = stored as unknown as HookEvent | DeliveryEvent | DeviceEvent;
     const at = stored.createdAt.getTime();
     const sql = this.sql();
+    if (!isOwnEvent(stored)) {
+      this.deliverable(stored, at);
+      return;
+    }
+    const event = stored;
     switch (event.type) {
       case 'HooksConfigured': {
         const { deviceId, url, events, secret } = event.data;
         this.hooks.delete(deviceId);
-        sql.upsertHook.run(deviceId, url, JSON.stringify(events), secret, stored.createdAt.toISOString());
+        sql.upsertHook.run(deviceId, url, JSON.stringify(events), secret, event.data.at);
         return;
       }
       case 'HooksRemoved':
@@ -170,15 +176,17 @@ export class WebhooksReadModel implements Projection {
         if (changed.changes > 0) this.notify(event.data.deviceId);
         return;
       }
-      default: {
-        const envelope = envelopeOf(stored);
-        if (!envelope) return;
-        const hook = this.hook(envelope.deviceId);
-        if (!hook || !(hook.events as string[]).includes(envelope.event)) return;
-        sql.insertDelivery.run(stored.position, envelope.id, envelope.deviceId, envelope.event, JSON.stringify(envelope), at, envelope.timestamp, at);
-        this.notify(envelope.deviceId);
-      }
     }
+  }
+
+  /** A domain event: a delivery when the device's hook asks for its kind. */
+  private deliverable(stored: StoredEvent, at: number): void {
+    const envelope = envelopeOf(stored);
+    if (!envelope) return;
+    const hook = this.hook(envelope.deviceId);
+    if (!hook || !(hook.events as string[]).includes(envelope.event)) return;
+    this.sql().insertDelivery.run(stored.position, envelope.id, envelope.deviceId, envelope.event, JSON.stringify(envelope), at, envelope.timestamp, at);
+    this.notify(envelope.deviceId);
   }
 
   hook(deviceId: string): HookView | undefined {

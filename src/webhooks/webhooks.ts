@@ -6,6 +6,9 @@
 import type Database from 'better-sqlite3';
 import type { Logger } from 'pino';
 import type { WebhookSettings } from '../config.js';
+import { CommandHandler } from '../commands/command-handler.js';
+import type { DeviceCommandHandler } from '../devices/device-registry.js';
+import { deterministicEventId } from '../eventstore/event-id.js';
 import type { EventStore } from '../eventstore/event-store.js';
 import type { OutboundGuard } from '../net/outbound-guard.js';
 import { createOutboundHttp } from '../net/outbound-http.js';
@@ -14,8 +17,9 @@ import { DeliveryDispatcher } from './delivery-dispatcher.js';
 import { DeliveryLog } from './delivery-log.js';
 import { DeliveryQueue } from './delivery-queue.js';
 import { testEnvelope } from './envelope.js';
-import { HookSettings } from './hook-settings.js';
-import { hooksNotConfigured } from './problems.js';
+import type { DeliveryEvent } from './delivery-events.js';
+import { type DeliveryLaneCommand, type DeliveryLaneState, deliveryLaneDecider } from './delivery-lane-decider.js';
+import { HookSettings, hooksNotConfigured } from './hook-settings.js';
 import { RetryPolicy } from './retry-policy.js';
 import { WebhookSender } from './webhook-sender.js';
 import { WebhooksReadModel } from './webhooks-read-model.js';
@@ -27,6 +31,8 @@ export interface WebhooksOptions {
   store: EventStore;
   /** The read-model database (read-models.sqlite); the webhooks tables and checkpoint live there too. */
   readModelDb: Database.Database;
+  /** The one writer of the devices' registry streams, where hook configurations live. */
+  deviceCommands: DeviceCommandHandler;
   guard: OutboundGuard;
   log: Logger;
 }
@@ -36,6 +42,25 @@ export interface TestEventResult {
   status?: number;
   durationMs: number;
   error?: string;
+}
+
+/** The one writer of the devices' delivery streams (`webhooks-<deviceId>`). */
+export type DeliveryLaneWriter = CommandHandler<DeliveryLaneState, DeliveryLaneCommand, DeliveryEvent>;
+
+/** Lanes whose state stays in memory between attempts (each is a few dozen keys). */
+const LANE_STATES_KEPT = 10_000;
+
+function createLaneWriter(store: EventStore): DeliveryLaneWriter {
+  return new CommandHandler({
+    store,
+    decider: deliveryLaneDecider,
+    cacheSize: LANE_STATES_KEPT,
+    // Deterministic attempt ids: the store drops an attempt appended twice, as the decider does.
+    eventIds: (events) =>
+      events.map((event) =>
+        event.type === 'WebhookDeliveryAttempted' ? deterministicEventId(`webhook-attempt:${event.data.deliveryId}:${event.data.attempt}`) : undefined,
+      ),
+  });
 }
 
 export class Webhooks {
@@ -49,21 +74,23 @@ export class Webhooks {
     private readonly queue: DeliveryQueue,
     private readonly sender: WebhookSender,
     private readonly pruner: NodeJS.Timeout,
-    store: EventStore,
+    lanes: DeliveryLaneWriter,
+    deviceCommands: DeviceCommandHandler,
   ) {
-    this.hooks = new HookSettings(store, runner, model);
-    this.deliveries = new DeliveryLog(store, runner, model);
+    this.hooks = new HookSettings(deviceCommands, runner, model);
+    this.deliveries = new DeliveryLog(lanes, runner, model);
   }
 
   /** Catches up with the log (deliveries due while the gateway was down included), then starts delivering. */
   static async start(options: WebhooksOptions): Promise<Webhooks> {
-    const { settings, store, readModelDb, guard, log } = options;
+    const { settings, store, readModelDb, guard, log, deviceCommands } = options;
     const model = new WebhooksReadModel(readModelDb);
     const runner = new ProjectionRunner(store, readModelDb, [model], log.child({ component: 'webhooks' }));
     const queue = new DeliveryQueue({ concurrency: settings.concurrency, hostRatePerSecond: settings.hostRatePerSecond });
     const sender = new WebhookSender(createOutboundHttp(guard, { timeoutMs: settings.timeoutMs }), settings.timeoutMs);
     const policy = new RetryPolicy(settings.retrySchedule, settings.retryJitter);
-    const dispatcher = new DeliveryDispatcher({ store, runner, model, queue, sender, policy, log });
+    const lanes = createLaneWriter(store);
+    const dispatcher = new DeliveryDispatcher({ lanes, runner, model, queue, sender, policy, log });
     model.onWork = (deviceId) => dispatcher.wake(deviceId);
     await runner.start();
     const prune = () => {
@@ -73,7 +100,7 @@ export class Webhooks {
     prune();
     const pruner = setInterval(prune, PRUNE_EVERY_MS).unref();
     dispatcher.start();
-    return new Webhooks(runner, model, dispatcher, queue, sender, pruner, store);
+    return new Webhooks(runner, model, dispatcher, queue, sender, pruner, lanes, deviceCommands);
   }
 
   /** POST /hooks/test: one attempt, now, outside the queue and the log. */

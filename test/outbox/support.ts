@@ -18,7 +18,7 @@ import { queueMessage } from '../../src/outbox/outbox-decisions.js';
 import { OutboxDrainer } from '../../src/outbox/outbox-drainer.js';
 import type { OutboxEvent, QueuedContent } from '../../src/outbox/outbox-events.js';
 import { Outboxes } from '../../src/outbox/outboxes.js';
-import { newWaMessageId } from '../../src/engines/baileys/message-id.js';
+import { newWaMessageId } from '../../src/messages/message-id.js';
 import { tempDir } from '../support/gateway.js';
 import { randomUUID } from 'node:crypto';
 

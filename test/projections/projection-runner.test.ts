@@ -4,11 +4,11 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../src/eventstore/event-store.js';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
-import { DevicesReadModel } from '../../src/projections/devices-read-model.js';
+import { DevicesReadModel } from '../../src/devices/devices-read-model.js';
 import type { Projection } from '../../src/projections/projection.js';
 import { ProjectionRunner } from '../../src/projections/projection-runner.js';
 import { openReadModelDb } from '../../src/projections/read-model-db.js';
-import { DeviceRegistry } from '../../src/devices/device-registry.js';
+import { DeviceRegistry, createDeviceCommandHandler } from '../../src/devices/device-registry.js';
 import { tempDir } from '../support/gateway.js';
 
 const log = pino({ level: 'silent' });
@@ -110,7 +110,7 @@ describe('projection runner', () => {
     const devices = new DevicesReadModel(db);
     const runner = new ProjectionRunner(store, db, [devices], log);
     await runner.start();
-    const registry = new DeviceRegistry(store, runner, devices, 'sandbox');
+    const registry = new DeviceRegistry(createDeviceCommandHandler(store), runner, (id) => devices.get(id)?.session, 'sandbox');
     for (let i = 0; i < 20; i++) await registry.create({ id: `d-${i}`, name: `n-${i}`, metadata: { i } });
     for (let i = 0; i < 20; i += 3) await registry.update(`d-${i}`, { name: `renamed-${i}`, rotateKey: i % 2 === 0 });
     for (let i = 0; i < 20; i += 5) await registry.delete(`d-${i}`);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { transition } from 'xstate';
 import { type DeviceContext, type DeviceMachineEvent, createDeviceMachine } from '../../src/actors/device-machine.js';
-import { RUNNING_STATES } from '../../src/actors/session-record.js';
+import { RUNNING_STATES } from '../../src/sessions/session-record.js';
 import { SESSION_STATES } from '../../src/sessions/session-events.js';
 
 const settings = { baseDelayMs: 1_000, maxDelayMs: 60_000, jitter: 0.2, maxAttempts: 3 };

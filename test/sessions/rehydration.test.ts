@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DeviceActor } from '../../src/actors/device-actor.js';
 import { createDeviceMachine } from '../../src/actors/device-machine.js';
 import { StoreMessageSink } from '../../src/actors/message-sink.js';
-import { INITIAL_SESSION_RECORD, foldSessionEvents, loadSession } from '../../src/actors/session-record.js';
+import { INITIAL_SESSION_RECORD, foldSessionEvents, loadSession } from '../../src/sessions/session-record.js';
 import type { EventStore, ReadStreamOptions } from '../../src/eventstore/event-store.js';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
 import type { SessionStateChangedData } from '../../src/sessions/session-events.js';

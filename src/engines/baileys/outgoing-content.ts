@@ -7,6 +7,7 @@
  * passed as `{ url: <file path> }`, which Baileys streams from disk instead of reading into memory.
  */
 import type { AnyMessageContent, WAUrlInfo } from 'baileys';
+import { textWithUrl } from '../../messages/link-text.js';
 import type { OutgoingContent } from '../engine.js';
 
 /** What the outbox's Open Graph fetcher hands over for a link; the engine turns it into WhatsApp's preview. */
@@ -72,11 +73,6 @@ export function outgoingContentOf(content: OutgoingContent, context: OutgoingCon
 }
 
 /** API.md: the url is appended when the text lacks it. */
-export function textWithUrl(text: string, url: string): string {
-  if (text.includes(url)) return text;
-  return text.trim() === '' ? url : `${text} ${url}`;
-}
-
 function caption(text: string | undefined): { caption?: string } {
   return text ? { caption: text } : {};
 }

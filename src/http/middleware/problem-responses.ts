@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
-import { StoreUnavailableError } from '../../eventstore/event-store.js';
-import { Problem, malformedJson, notFound, payloadTooLarge, storeUnavailable, unsupportedMediaType } from '../problem.js';
+import { problemOf } from '../error-table.js';
+import { Problem, malformedJson, notFound, payloadTooLarge, unsupportedMediaType } from '../problem.js';
 import { checkJsonShape } from '../validation.js';
 import type { RequestState } from './request-id.js';
 
@@ -54,8 +54,8 @@ export function problemResponses(): Middleware<RequestState> {
 }
 
 function toProblem(error: HttpishError): Problem {
-  if (error instanceof Problem) return error;
-  if (error instanceof StoreUnavailableError) return storeUnavailable();
+  const known = problemOf(error);
+  if (known) return known;
   // raw-body / co-body errors from the body parser.
   switch (error.type) {
     case 'entity.too.large':

@@ -1,5 +1,5 @@
 import type { DeviceRegistry } from '../../devices/device-registry.js';
-import type { DevicesReadModel } from '../../projections/devices-read-model.js';
+import type { DevicesReadModel } from '../../devices/devices-read-model.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { invalidRequest, notFound } from '../problem.js';
 import { type RouteSpec, defineRoute } from '../route.js';

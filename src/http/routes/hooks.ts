@@ -1,6 +1,6 @@
 import type { OutboundGuard } from '../../net/outbound-guard.js';
-import type { DevicesReadModel } from '../../projections/devices-read-model.js';
-import { hooksNotConfigured } from '../../webhooks/problems.js';
+import type { DevicesReadModel } from '../../devices/devices-read-model.js';
+import { hooksNotConfigured } from '../../webhooks/hook-settings.js';
 import type { Webhooks } from '../../webhooks/webhooks.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { invalidRequest, notFound } from '../problem.js';

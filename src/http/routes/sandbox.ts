@@ -4,7 +4,7 @@
  */
 import type { Supervisor } from '../../actors/supervisor.js';
 import type { SandboxEngine } from '../../engines/sandbox/sandbox-engine.js';
-import type { DevicesReadModel } from '../../projections/devices-read-model.js';
+import type { DevicesReadModel } from '../../devices/devices-read-model.js';
 import type { ProjectionRunner } from '../../projections/projection-runner.js';
 import { conflict, invalidRequest, notFound } from '../problem.js';
 import { type RouteSpec, defineRoute } from '../route.js';

@@ -3,7 +3,7 @@ import Type from 'typebox';
 import { ActorStoppedError, type CommandResult } from '../../actors/device-actor.js';
 import { type Supervisor, UnknownDeviceError } from '../../actors/supervisor.js';
 import { EngineUnavailableError } from '../../engines/engines.js';
-import type { DevicesReadModel } from '../../projections/devices-read-model.js';
+import type { DevicesReadModel } from '../../devices/devices-read-model.js';
 import type { ProjectionRunner } from '../../projections/projection-runner.js';
 import { Problem, conflict, notFound } from '../problem.js';
 import { type RouteSpec, defineRoute } from '../route.js';

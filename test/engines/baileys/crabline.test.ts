@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BaileysEngine, createBaileysEngine } from '../../../src/engines/baileys/baileys-engine.js';
-import { newWaMessageId, WA_MESSAGE_ID_PATTERN } from '../../../src/engines/baileys/message-id.js';
+import { newWaMessageId, WA_MESSAGE_ID_PATTERN } from '../../../src/messages/message-id.js';
 import type { EngineConnection } from '../../../src/engines/engine.js';
 import { SqliteEventStore } from '../../../src/eventstore/sqlite/sqlite-event-store.js';
 import { tempDir } from '../../support/gateway.js';

@@ -1,6 +1,6 @@
 import { generateMessageIDV2 } from 'baileys';
 import { describe, expect, it } from 'vitest';
-import { newWaMessageId, WA_MESSAGE_ID_PATTERN } from '../../../src/engines/baileys/message-id.js';
+import { newWaMessageId, WA_MESSAGE_ID_PATTERN } from '../../src/messages/message-id.js';
 
 describe('waMessageId generation', () => {
   it('has the format of WhatsApp Web ids, the one Baileys generates', () => {

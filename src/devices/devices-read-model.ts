@@ -1,10 +1,12 @@
 import type Database from 'better-sqlite3';
 import type { DeviceKeyDirectory } from '../auth/authenticator.js';
 import type { Engine } from '../config.js';
-import { DEVICE_EVENT_TYPES, type DeviceEvent } from '../devices/device-events.js';
-import type { SessionError, SessionEvent } from '../sessions/session-events.js';
+import { DEVICE_EVENT_TYPES, type DeviceEvent } from './device-events.js';
+import { SESSION_EVENT_TYPES, type SessionError, type SessionEvent } from '../sessions/session-events.js';
+import { lastErrorAfter, phoneAfter } from '../sessions/session-record.js';
 import type { StoredEvent } from '../eventstore/event-store.js';
-import type { Projection } from './projection.js';
+import { eventGuard } from '../eventstore/typed-events.js';
+import type { Projection } from '../projections/projection.js';
 
 export interface DeviceView {
   id: string;
@@ -38,6 +40,8 @@ export interface SessionView {
 }
 
 const CACHE_SIZE = 10_000;
+const HANDLED: ReadonlySet<string> = new Set([...DEVICE_EVENT_TYPES, ...SESSION_EVENT_TYPES]);
+const isHandled = eventGuard<DeviceEvent | SessionEvent>(HANDLED);
 
 export interface DevicePage {
   items: DeviceView[];
@@ -52,7 +56,7 @@ export interface DevicePage {
 export class DevicesReadModel implements Projection, DeviceKeyDirectory {
   readonly name = 'devices';
   readonly version = 1;
-  readonly handles: ReadonlySet<string> = new Set([...DEVICE_EVENT_TYPES, 'SessionStateChanged']);
+  readonly handles: ReadonlySet<string> = HANDLED;
   private statements: ReturnType<DevicesReadModel['prepare']> | undefined;
   /**
    * Rows recently read, by id: every authenticated device request reads its device, so this keeps SQLite and
@@ -87,32 +91,36 @@ export class DevicesReadModel implements Projection, DeviceKeyDirectory {
     db.exec('DELETE FROM devices');
   }
 
-  apply(stored: StoredEvent): void {
-    const event = stored as unknown as DeviceEvent | SessionEvent;
-    const at = stored.createdAt.toISOString();
+  apply(event: StoredEvent): void {
+    if (!isHandled(event)) return;
     const sql = this.sql();
+    const row = event.type === 'SessionStateChanged' ? this.row(event.data.deviceId) : undefined;
     this.cache.delete(event.data.deviceId);
     switch (event.type) {
       case 'DeviceCreated': {
+        const at = event.data.at;
         const { deviceId, name, engine, metadata, keyHash } = event.data;
         sql.insert.run(deviceId, name, engine, JSON.stringify(metadata), keyHash, at, at, at);
         return;
       }
       case 'DeviceUpdated': {
-        const { deviceId, name, metadata } = event.data;
+        const { deviceId, name, metadata, at } = event.data;
         sql.update.run(name ?? null, metadata === undefined ? null : JSON.stringify(metadata), at, deviceId);
         return;
       }
       case 'DeviceKeyRotated':
-        sql.rotate.run(event.data.keyHash, at, event.data.deviceId);
+        sql.rotate.run(event.data.keyHash, event.data.at, event.data.deviceId);
         return;
       case 'DeviceDeleted':
         sql.remove.run(event.data.deviceId);
         return;
       case 'SessionStateChanged': {
+        if (!row) return;
         const { deviceId, state, phone, error } = event.data;
-        // The phone stays while an account is linked; lastError stays until the session is online again.
-        sql.session.run(state, state, phone ?? null, at, state, error ? JSON.stringify(error) : null, deviceId);
+        const before = row.session_error ? (JSON.parse(row.session_error) as SessionError) : undefined;
+        const lastError = lastErrorAfter(state, error, before);
+        const newPhone = phoneAfter(state, phone, row.session_phone ?? undefined);
+        sql.session.run(state, newPhone ?? null, event.createdAt.toISOString(), lastError ? JSON.stringify(lastError) : null, deviceId);
         return;
       }
     }
@@ -177,13 +185,7 @@ export class DevicesReadModel implements Projection, DeviceKeyDirectory {
       update: db.prepare('UPDATE devices SET name = coalesce(?, name), metadata = coalesce(?, metadata), updated_at = ? WHERE id = ?'),
       rotate: db.prepare('UPDATE devices SET key_hash = ?, updated_at = ? WHERE id = ?'),
       remove: db.prepare('DELETE FROM devices WHERE id = ?'),
-      session: db.prepare(
-        `UPDATE devices SET session_state = ?,
-           session_phone = CASE WHEN ? = 'logged_out' THEN NULL ELSE coalesce(?, session_phone) END,
-           session_since = ?,
-           session_error = CASE WHEN ? = 'online' THEN NULL ELSE coalesce(?, session_error) END
-         WHERE id = ?`,
-      ),
+      session: db.prepare('UPDATE devices SET session_state = ?, session_phone = ?, session_since = ?, session_error = ? WHERE id = ?'),
       byId: db.prepare<[string], DeviceRow>('SELECT * FROM devices WHERE id = ?'),
       countByState: db.prepare<[], { state: string; count: number }>(
         'SELECT session_state AS state, count(*) AS count FROM devices GROUP BY session_state',

@@ -4,7 +4,8 @@
  * the device machine, so rehydrating a device performs no side effect.
  */
 import type { EventStore, StoredEvent } from '../eventstore/event-store.js';
-import { type SessionError, type SessionEvent, type SessionStateChangedData, type SessionStateName, sessionStream } from '../sessions/session-events.js';
+import { eventGuard } from '../eventstore/typed-events.js';
+import { SESSION_EVENT_TYPES, type SessionError, type SessionEvent, type SessionStateChangedData, type SessionStateName, sessionStream } from './session-events.js';
 
 export interface SessionRecord {
   state: SessionStateName;
@@ -14,6 +15,8 @@ export interface SessionRecord {
   lastError?: SessionError;
 }
 
+const isSessionEvent = eventGuard<SessionEvent>(SESSION_EVENT_TYPES);
+
 export const INITIAL_SESSION_RECORD: SessionRecord = { state: 'closed' };
 
 /** States in which the device is meant to be connected: the process that runs it must keep it so. */
@@ -21,10 +24,21 @@ export const RUNNING_STATES: ReadonlySet<SessionStateName> = new Set(['connectin
 
 export const isRunning = (state: SessionStateName): boolean => RUNNING_STATES.has(state);
 
-/** One transition applied; the same rules as the devices read model, so both agree on phone and lastError. */
+/**
+ * The session rule, written once: the linked account's number stays while credentials are kept and goes
+ * when logged out; the last error stays until the session is online again. The device machine and the
+ * devices read model apply it through these functions.
+ */
+export const phoneAfter = (state: SessionStateName, reported: string | undefined, before: string | undefined): string | undefined =>
+  state === 'logged_out' ? undefined : (reported ?? before);
+
+export const lastErrorAfter = (state: SessionStateName, reported: SessionError | undefined, before: SessionError | undefined): SessionError | undefined =>
+  state === 'online' ? undefined : (reported ?? before);
+
+/** One transition applied: the session stream's evolve. */
 export function applySessionChange(record: SessionRecord, change: SessionStateChangedData): SessionRecord {
-  const phone = change.state === 'logged_out' ? undefined : (change.phone ?? record.phone);
-  const lastError = change.state === 'online' ? undefined : (change.error ?? record.lastError);
+  const phone = phoneAfter(change.state, change.phone, record.phone);
+  const lastError = lastErrorAfter(change.state, change.error, record.lastError);
   return {
     state: change.state,
     ...(phone === undefined ? {} : { phone }),
@@ -34,10 +48,7 @@ export function applySessionChange(record: SessionRecord, change: SessionStateCh
 
 export function foldSessionEvents(record: SessionRecord, events: readonly StoredEvent[]): SessionRecord {
   let folded = record;
-  for (const stored of events) {
-    const event = stored as unknown as SessionEvent;
-    if (event.type === 'SessionStateChanged') folded = applySessionChange(folded, event.data);
-  }
+  for (const event of events) if (isSessionEvent(event)) folded = applySessionChange(folded, event.data);
   return folded;
 }
 

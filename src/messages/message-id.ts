@@ -4,7 +4,8 @@
  *
  * The same construction as Baileys' generateMessageIDV2 (after whatsmeow): SHA-256 over the time, the
  * account and 16 random bytes. Written out here rather than imported because loading Baileys costs
- * ~0.6 s and ~55 MB, which the outbox (also used by sandbox devices) should not pay for an id.
+ * ~0.6 s and ~55 MB, which the outbox (also used by sandbox devices) should not pay for an id. Every
+ * engine sends with the id the outbox assigned, so it lives here, with no engine.
  */
 import { createHash, randomBytes } from 'node:crypto';
 

@@ -1,0 +1,106 @@
+/**
+ * The decider of a device's registry stream (`device-<id>`): the device itself and its hook
+ * configuration. Pure: the caller brings whatever is random or timed (keys, secrets, the time).
+ */
+import type { Decider } from '../commands/decider.js';
+import type { Engine } from '../config.js';
+import { DomainError, deviceNotFound } from '../errors/domain-error.js';
+import { DEVICE_STREAM_EVENT_TYPES, type DeviceStreamEvent, type HookConfiguration } from './device-events.js';
+
+export interface DeviceRecord {
+  id: string;
+  name: string;
+  engine: Engine;
+  metadata: Record<string, unknown>;
+  keyHash: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** The hook configuration and when it was last set. */
+export type HookSetting = HookConfiguration & { updatedAt: string };
+
+export type DeviceState =
+  | { status: 'none' }
+  | { status: 'live'; device: DeviceRecord; hook?: HookSetting }
+  /** Deleted devices keep their id taken. */
+  | { status: 'deleted' };
+
+export type DeviceCommand =
+  | { type: 'CreateDevice'; deviceId: string; name: string; engine: Engine; metadata: Record<string, unknown>; keyHash: string; at: string }
+  | { type: 'UpdateDevice'; deviceId: string; name?: string; metadata?: Record<string, unknown>; keyHash?: string; at: string }
+  | { type: 'DeleteDevice'; deviceId: string }
+  /** `secret` is used when there is none yet or `rotateSecret` is set; otherwise the current one stays. */
+  | { type: 'ConfigureHooks'; deviceId: string; url: string; events: string[]; secret: string; rotateSecret: boolean; at: string }
+  | { type: 'RemoveHooks'; deviceId: string };
+
+function live(state: DeviceState, deviceId: string): Extract<DeviceState, { status: 'live' }> {
+  if (state.status !== 'live') throw deviceNotFound(deviceId);
+  return state;
+}
+
+export const deviceDecider: Decider<DeviceState, DeviceCommand, DeviceStreamEvent> = {
+  eventTypes: DEVICE_STREAM_EVENT_TYPES,
+
+  initialState: () => ({ status: 'none' }),
+
+  evolve(state, event) {
+    switch (event.type) {
+      case 'DeviceCreated': {
+        const { deviceId, name, engine, metadata, keyHash, at } = event.data;
+        return { status: 'live', device: { id: deviceId, name, engine, metadata, keyHash, createdAt: at, updatedAt: at } };
+      }
+      case 'DeviceUpdated': {
+        if (state.status !== 'live') return state;
+        const { name, metadata, at } = event.data;
+        return { ...state, device: { ...state.device, ...(name === undefined ? {} : { name }), ...(metadata === undefined ? {} : { metadata }), updatedAt: at } };
+      }
+      case 'DeviceKeyRotated':
+        if (state.status !== 'live') return state;
+        return { ...state, device: { ...state.device, keyHash: event.data.keyHash, updatedAt: event.data.at } };
+      case 'DeviceDeleted':
+        return { status: 'deleted' };
+      case 'HooksConfigured': {
+        if (state.status !== 'live') return state;
+        const { url, events, secret, at } = event.data;
+        return { ...state, hook: { url, events, secret, updatedAt: at } };
+      }
+      case 'HooksRemoved': {
+        if (state.status !== 'live') return state;
+        const { hook: _removed, ...rest } = state;
+        return rest;
+      }
+    }
+  },
+
+  decide(command, state) {
+    const { deviceId } = command;
+    switch (command.type) {
+      case 'CreateDevice': {
+        if (state.status !== 'none') throw new DomainError('device_exists', `device id "${deviceId}" is in use or was used before`);
+        const { name, engine, metadata, keyHash, at } = command;
+        return [{ type: 'DeviceCreated', data: { deviceId, name, engine, metadata, keyHash, at } }];
+      }
+      case 'UpdateDevice': {
+        live(state, deviceId);
+        const { name, metadata, keyHash, at } = command;
+        const events: DeviceStreamEvent[] = [];
+        if (name !== undefined || metadata !== undefined) {
+          events.push({ type: 'DeviceUpdated', data: { deviceId, ...(name === undefined ? {} : { name }), ...(metadata === undefined ? {} : { metadata }), at } });
+        }
+        if (keyHash !== undefined) events.push({ type: 'DeviceKeyRotated', data: { deviceId, keyHash, at } });
+        return events;
+      }
+      case 'DeleteDevice':
+        live(state, deviceId);
+        return [{ type: 'DeviceDeleted', data: { deviceId } }];
+      case 'ConfigureHooks': {
+        const { hook } = live(state, deviceId);
+        const secret = hook && !command.rotateSecret ? hook.secret : command.secret;
+        return [{ type: 'HooksConfigured', data: { deviceId, url: command.url, events: command.events, secret, at: command.at } }];
+      }
+      case 'RemoveHooks':
+        return live(state, deviceId).hook ? [{ type: 'HooksRemoved', data: { deviceId } }] : [];
+    }
+  },
+};

@@ -1,0 +1,66 @@
+/**
+ * The errors domain code refuses a command with. Each carries a stable `code`; only src/http decides
+ * what a code means over HTTP (src/http/error-table.ts), so that no domain module knows about HTTP.
+ */
+
+/** Every code a domain module may refuse with. The HTTP error table must map each one (a test checks). */
+export const DOMAIN_ERROR_CODES = [
+  'invalid_request',
+  'unauthorized',
+  'forbidden',
+  'not_found',
+  'device_exists',
+  'hooks_not_configured',
+  'session_not_online',
+  'qr_unavailable',
+  'message_sending',
+  'message_failed',
+  'idempotency_key_reused',
+  'payload_too_large',
+  'unsupported_media_type',
+  'rate_limited',
+  'engine_unavailable',
+  'engine_error',
+  'shutting_down',
+  'busy',
+  'insufficient_storage',
+] as const;
+
+export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];
+
+/** Which part of the input was wrong (a JSON pointer into the request, e.g. `/url`). */
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+export interface DomainErrorOptions {
+  /** The fields at fault, for `invalid_request`. */
+  fields?: FieldError[];
+  /** When trying again makes sense (`rate_limited`, `busy`). */
+  retryAfterSeconds?: number;
+  cause?: unknown;
+}
+
+export class DomainError extends Error {
+  override readonly name = 'DomainError';
+  readonly fields: FieldError[] | undefined;
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(
+    readonly code: DomainErrorCode,
+    message: string,
+    options: DomainErrorOptions = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.fields = options.fields;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+  }
+}
+
+/** The wording every "no such device" answer shares. */
+export const deviceNotFound = (deviceId: string) => new DomainError('not_found', `device "${deviceId}" does not exist`);
+
+/** A field of the input that the domain found wrong after the schema let it through. */
+export const invalidField = (path: string, message: string, detail = `body${path} ${message}`) =>
+  new DomainError('invalid_request', detail, { fields: [{ path, message }] });

@@ -1,0 +1,129 @@
+/**
+ * Event schemas change; the log does not. An event is written with its type's current schema version in
+ * `metadata.schemaVersion` (absent: version 1), and brought to the current version whenever it is read,
+ * by one function per event type and version (as event-driven-io/emmett's upcasting). So the code only
+ * ever sees current schemas, and a rebuild of the read models gives the same result for old events.
+ *
+ * This module knows no event type: the domain modules declare their upcasters and the composition root
+ * (src/event-schemas.ts) hands them to the store.
+ */
+import type {
+  AppendResult,
+  EventStore,
+  ExpectedRevision,
+  NewEvent,
+  ReadAllOptions,
+  ReadStreamOptions,
+  Snapshot,
+  StoredEvent,
+  SubscribeOptions,
+  Subscription,
+} from './event-store.js';
+
+export interface Upcaster {
+  type: string;
+  /** The version this function reads; it returns the data of version `fromVersion + 1`. */
+  fromVersion: number;
+  upcast(data: unknown, stored: StoredEvent): unknown;
+}
+
+export const SCHEMA_VERSION_KEY = 'schemaVersion';
+
+/** Per type: the upcasters in version order, and the current version. */
+interface TypeSchema {
+  steps: Map<number, Upcaster>;
+  current: number;
+}
+
+export class Upcasters {
+  private readonly byType = new Map<string, TypeSchema>();
+
+  constructor(upcasters: readonly Upcaster[]) {
+    for (const upcaster of upcasters) {
+      const schema = this.byType.get(upcaster.type) ?? { steps: new Map(), current: 1 };
+      if (schema.steps.has(upcaster.fromVersion)) throw new Error(`two upcasters of ${upcaster.type} from version ${upcaster.fromVersion}`);
+      schema.steps.set(upcaster.fromVersion, upcaster);
+      schema.current = Math.max(schema.current, upcaster.fromVersion + 1);
+      this.byType.set(upcaster.type, schema);
+    }
+    for (const [type, schema] of this.byType) {
+      for (let version = 1; version < schema.current; version++) {
+        if (!schema.steps.has(version)) throw new Error(`no upcaster of ${type} from version ${version}`);
+      }
+    }
+  }
+
+  /** The schema version new events of this type are written with. */
+  currentVersion(type: string): number {
+    return this.byType.get(type)?.current ?? 1;
+  }
+
+  /** The event with its data at the current version (the same object when there is nothing to do). */
+  upcast(stored: StoredEvent): StoredEvent {
+    const schema = this.byType.get(stored.type);
+    if (!schema) return stored;
+    const written = Number(stored.metadata?.[SCHEMA_VERSION_KEY] ?? 1);
+    if (written >= schema.current) return stored;
+    let data = stored.data;
+    for (let version = written; version < schema.current; version++) data = schema.steps.get(version)!.upcast(data, stored);
+    return { ...stored, data, metadata: { ...stored.metadata, [SCHEMA_VERSION_KEY]: schema.current } };
+  }
+
+  /** The event as it is to be written: stamped with its current version where its type has versions. */
+  stamp(event: NewEvent): NewEvent {
+    const schema = this.byType.get(event.type);
+    if (!schema) return event;
+    return { ...event, metadata: { ...event.metadata, [SCHEMA_VERSION_KEY]: schema.current } };
+  }
+}
+
+/** The store with every event read brought to its current schema and every event written stamped with it. */
+export class UpcastingEventStore implements EventStore {
+  constructor(
+    private readonly inner: EventStore,
+    private readonly upcasters: Upcasters,
+  ) {}
+
+  get kind() {
+    return this.inner.kind;
+  }
+
+  append(streamId: string, events: readonly NewEvent[], options?: { expectedRevision?: ExpectedRevision }): Promise<AppendResult> {
+    return this.inner.append(streamId, events.map((event) => this.upcasters.stamp(event)), options);
+  }
+
+  async readStream(streamId: string, options?: ReadStreamOptions): Promise<StoredEvent[]> {
+    return (await this.inner.readStream(streamId, options)).map((event) => this.upcasters.upcast(event));
+  }
+
+  async readAll(options?: ReadAllOptions): Promise<StoredEvent[]> {
+    return (await this.inner.readAll(options)).map((event) => this.upcasters.upcast(event));
+  }
+
+  subscribe(options?: SubscribeOptions): Subscription {
+    const inner = this.inner.subscribe(options);
+    const upcasters = this.upcasters;
+    return {
+      close: () => inner.close(),
+      async *[Symbol.asyncIterator]() {
+        for await (const batch of inner) yield batch.map((event) => upcasters.upcast(event));
+      },
+    };
+  }
+
+  saveSnapshot(streamId: string, snapshot: Snapshot) {
+    return this.inner.saveSnapshot(streamId, snapshot);
+  }
+
+  loadSnapshot<State = unknown>(streamId: string) {
+    return this.inner.loadSnapshot<State>(streamId);
+  }
+
+  ping() {
+    return this.inner.ping();
+  }
+
+  close() {
+    return this.inner.close();
+  }
+}

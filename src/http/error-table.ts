@@ -1,0 +1,47 @@
+/**
+ * The one table that turns what the rest of the gateway throws into problem+json: DomainErrors by their
+ * code, the store's and the read models' failures by their class. Anything not in it is an unexpected
+ * error: a logged 500 with the request id (problem-responses.ts).
+ */
+import { type DomainErrorCode, DomainError } from '../errors/domain-error.js';
+import { StoreUnavailableError, WrongExpectedRevisionError } from '../eventstore/event-store.js';
+import { ProjectionLagError } from '../projections/projection-runner.js';
+import { Problem } from './problem.js';
+
+/** HTTP status of every domain error code (a test checks that none is missing). */
+export const STATUS_OF_CODE: Readonly<Record<DomainErrorCode, number>> = {
+  invalid_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  hooks_not_configured: 404,
+  device_exists: 409,
+  session_not_online: 409,
+  qr_unavailable: 409,
+  message_sending: 409,
+  message_failed: 409,
+  engine_unavailable: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  idempotency_key_reused: 422,
+  rate_limited: 429,
+  engine_error: 502,
+  shutting_down: 503,
+  busy: 503,
+  insufficient_storage: 507,
+};
+
+/** The problem an error stands for; undefined when it is not one the table knows. */
+export function problemOf(error: unknown): Problem | undefined {
+  if (error instanceof Problem) return error;
+  if (error instanceof DomainError) {
+    const headers = error.retryAfterSeconds === undefined ? undefined : { 'Retry-After': String(error.retryAfterSeconds) };
+    const errors = error.fields ?? (error.code === 'invalid_request' ? [] : undefined);
+    return new Problem(STATUS_OF_CODE[error.code], error.code, error.message, { ...(errors ? { errors } : {}), ...(headers ? { headers } : {}) });
+  }
+  if (error instanceof StoreUnavailableError) return new Problem(503, 'store_unavailable', 'the event store cannot be reached; try again', { headers: { 'Retry-After': '1' } });
+  // Decided again as often as the command handler allows, and still refused: others keep writing the same thing.
+  if (error instanceof WrongExpectedRevisionError) return new Problem(409, 'concurrent_change', 'the resource was changed by another request at the same time; try again');
+  if (error instanceof ProjectionLagError) return new Problem(503, 'read_models_lagging', 'the read models are behind the event store; try again', { headers: { 'Retry-After': '1' } });
+  return undefined;
+}
