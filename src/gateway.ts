@@ -86,7 +86,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const engines = (options.engines ?? createEngines)({ store, config, log, linkPreview: createLinkPreviewProvider(outboundGuard) });
   // Receipts are recorded by the outbox (the one writer of its stream), with the message's outboxId.
   // The engine's contact reports become ContactsUpdated events (the contacts read model is fed from the log).
-  const contactsRecorder = new ContactsRecorder({ store, projections, contacts, log });
+  const contactsRecorder = new ContactsRecorder(store, (err, streamId) => log.warn({ err, streamId }, 'could not save a contacts snapshot'));
   const sink = sendingCore.messageSink(new StoreMessageSink(store, contactsRecorder.listener));
   const sessions = new Supervisor({ store, engines, devices, reconnect: config.reconnect, log, sink });
   const webhooks = await Webhooks.start({ settings: config.webhooks, store, readModelDb, deviceCommands, guard: outboundGuard, log });

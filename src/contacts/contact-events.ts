@@ -2,7 +2,7 @@
  * Contact events on a device's `contacts-<deviceId>` stream: what the engine reported about the
  * account's contacts (address book names, push names). Only changes are recorded: an entry that would
  * change nothing in the contacts read model is left out, and a report that changes nothing appends
- * nothing (see ContactsRecorder).
+ * nothing (see contacts-decider.ts).
  */
 import type { Contact } from '../engines/engine.js';
 

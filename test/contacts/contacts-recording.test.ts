@@ -7,7 +7,8 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { contactsStream } from '../../src/contacts/contact-events.js';
 import { ContactsReadModel } from '../../src/contacts/contacts-read-model.js';
-import { ContactsRecorder, contactChanges } from '../../src/contacts/contacts-recorder.js';
+import { contactChanges } from '../../src/contacts/contacts-decider.js';
+import { ContactsRecorder } from '../../src/contacts/contacts-recorder.js';
 import type { NewEvent } from '../../src/eventstore/event-store.js';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
 import { ProjectionRunner } from '../../src/projections/projection-runner.js';
@@ -39,7 +40,7 @@ describe('contacts read model and recorder', () => {
   });
 
   const append = async (stream: string, ...events: NewEvent[]) => runner.waitFor((await store.append(stream, events)).position);
-  const recorder = () => new ContactsRecorder({ store, projections: runner, contacts: view, log });
+  const recorder = () => new ContactsRecorder(store);
   const all = (deviceId: string) => view.list(deviceId, { limit: 500 }).items;
 
   it('merges what each event says about a number, field by field', async () => {
