@@ -37,6 +37,8 @@ import { StoreMessageSink } from './actors/message-sink.js';
 import { ContactsRecorder } from './contacts/contacts-recorder.js';
 import { createContactLookups } from './contacts/contact-lookups.js';
 import { contactRoutes } from './http/routes/contacts.js';
+import { outboxRoutes } from './http/routes/outbox.js';
+import { sendRoutes } from './http/routes/send.js';
 import type { EngineDependencies, Engines } from './engines/engines.js';
 
 export interface GatewayOptions {
@@ -114,13 +116,14 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   routes.push(...healthRoutes(store, VERSION, startedAt), ...deviceRoutes({ registry, devices, sessions }), ...deviceEventRoutes(store, history), ...sessionRoutes({ devices, sessions, projections }), ...metricsRoutes(metrics, config.metricsPublic), ...docsRoutes(openApi));
   routes.push(...hookRoutes({ webhooks, devices, guard: outboundGuard }));
   routes.push(...sandboxRoutes({ devices, sessions, sandbox: engines.sandbox, projections }));
-  routes.push(...sending.routes);
+  routes.push(
+    ...sendRoutes({ sends: sending.sends, media: sending.media, mediaSettings: config.media }),
+    ...outboxRoutes({ sends: sending.sends, outboxView: sendingCore.outboxView }),
+  );
   routes.push(
     ...contactRoutes({
       contacts,
       lookups: createContactLookups(readModelDb, sessions, config.contacts),
-      deviceExists: (deviceId) => devices.get(deviceId) !== undefined,
-      sessionState: (deviceId) => sessions.state(deviceId) ?? devices.session(deviceId)?.state ?? 'closed',
       limits: config.contacts,
     }),
   );
@@ -128,6 +131,11 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const app = createHttpApp({
     routes,
     authenticator: new Authenticator(adminKey, devices),
+    devices: (deviceId) => {
+      const view = devices.get(deviceId);
+      // What this process knows best: the actor's state when it runs one, else the read model's.
+      return view && { id: deviceId, view, sessionState: () => sessions.state(deviceId) ?? devices.session(deviceId)?.state ?? view.session.state };
+    },
     logger: log,
     bodyLimitBytes: config.bodyLimitBytes,
     metrics,

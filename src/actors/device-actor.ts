@@ -3,9 +3,9 @@
  *
  * Everything it does goes through one mailbox, one task at a time: a command or an engine callback is
  * turned into a decision by the device machine (pure), the decision is appended to `session-<deviceId>`
- * with the revision the actor last saw (invariant 2 and 3), and only then are its instructions carried
+ * with the revision the actor last saw (docs/architecture.md, invariants 2 and 3), and only then are its instructions carried
  * out (connect, disconnect, logout, forget, timers). Its state is rebuilt from a snapshot plus the events
- * after it, never by replaying the machine (invariant 6), so loading it has no side effect.
+ * after it, never by replaying the machine (docs/architecture.md, invariant 6), so loading it has no side effect.
  *
  * Engine callbacks carry the number of the connection they belong to; once the actor has moved on to
  * another connection, late callbacks of the old one are ignored. Inbound messages and receipts are facts
@@ -15,6 +15,7 @@ import type { Logger } from 'pino';
 import { type SnapshotFrom, transition } from 'xstate';
 import type { Engine, EngineConnection, EngineEvents, LinkedAccount } from '../engines/engine.js';
 import { EngineError } from '../engines/engine.js';
+import { DomainError } from '../errors/domain-error.js';
 import { type EventStore, StoreUnavailableError, WrongExpectedRevisionError } from '../eventstore/event-store.js';
 import { type SessionEvent, type SessionStateChangedData, type SessionStateName, sessionStream } from '../sessions/session-events.js';
 import { type DeviceMachine, type DeviceMachineEvent, stateOf } from './device-machine.js';
@@ -53,8 +54,10 @@ export interface DeviceActorOptions {
   effectTimeoutMs?: number;
 }
 
-export class ActorStoppedError extends Error {
-  override readonly name = 'ActorStoppedError';
+export class ActorStoppedError extends DomainError {
+  constructor(deviceId: string) {
+    super('shutting_down', `the actor of device ${deviceId} is stopped: the gateway is stopping or the device was just deleted; try again`);
+  }
 }
 
 const DEFAULT_SNAPSHOT_EVERY = 25;
@@ -153,7 +156,7 @@ export class DeviceActor {
 
   private command(event: DeviceMachineEvent): Promise<CommandResult> {
     return this.enqueue(async () => {
-      if (this.stopped) throw new ActorStoppedError(`the actor of device ${this.deviceId} is stopped`);
+      if (this.stopped) throw new ActorStoppedError(this.deviceId);
       await this.ensureLoaded();
       return this.dispatch(event);
     });

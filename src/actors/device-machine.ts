@@ -1,9 +1,9 @@
 /**
- * The session lifecycle of one device as an XState v5 machine (states of API.md, Session).
+ * The session lifecycle of one device as an XState v5 machine (states of the README's "Sessions and the sandbox engine").
  *
  * The machine is only ever evaluated with xstate's pure `transition` function: it decides, it never acts.
  * Its named actions are instructions for the DeviceActor, which appends the `record` one as a
- * SessionStateChanged event first and only then carries out the others (invariant 2):
+ * SessionStateChanged event first and only then carries out the others (docs/architecture.md, invariant 2):
  *
  *  - record {reason}     this transition is a SessionStateChanged event (every change of state is one)
  *  - connect             end any current connection, then start a new one (stored credentials or QR)

@@ -20,7 +20,7 @@ export const inboundEventId = (deviceId: string, waMessageId: string): string =>
 export const statusEventId = (deviceId: string, waMessageId: string, status: string): string =>
   deterministicEventId(`${deviceId}/${waMessageId}/${status}`);
 
-/** The contacts issue plugs in here; until then contact updates are dropped. */
+/** Where contact reports go: the contacts recorder (src/contacts/contacts-recorder.ts); without one they are dropped. */
 export type ContactsListener = (deviceId: string, contacts: Contact[]) => void | Promise<void>;
 
 export class StoreMessageSink implements MessageSink {

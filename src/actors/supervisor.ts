@@ -3,10 +3,12 @@
  * process start the sessions that were running are loaded again (which resumes them).
  *
  * Nothing here is the only copy of anything: an actor's state is its session stream, so another process
- * could take a device over by loading its actor (ownership between processes is a later issue).
+ * could take a device over by loading its actor (which process owns which device is not decided yet: one process per store).
  */
 import type { Logger } from 'pino';
 import { DEVICE_EVENT_TYPES, type DeviceEvent, deviceStream } from '../devices/device-events.js';
+import { DomainError, deviceNotFound } from '../errors/domain-error.js';
+import { eventGuard } from '../eventstore/typed-events.js';
 import type { Engine, EngineConnection, LinkedAccount } from '../engines/engine.js';
 import type { Engines } from '../engines/engines.js';
 import type { EventStore } from '../eventstore/event-store.js';
@@ -43,11 +45,15 @@ export interface SupervisorOptions {
 /** Told of every recorded transition: the device, its new state, and the whole change (reason, phone, …). */
 export type SessionListener = (deviceId: string, state: SessionStateName, transition: SessionTransition) => void;
 
-export class UnknownDeviceError extends Error {
-  override readonly name = 'UnknownDeviceError';
+/** A session command for a device that does not exist (or no longer). */
+export class UnknownDeviceError extends DomainError {
+  constructor(deviceId: string) {
+    super('not_found', deviceNotFound(deviceId).message);
+  }
 }
 
 const RESTORE_PAGE = 500;
+const isDeviceEvent = eventGuard<DeviceEvent>(DEVICE_EVENT_TYPES);
 
 export class Supervisor {
   private readonly actors = new Map<string, DeviceActor>();
@@ -161,10 +167,10 @@ export class Supervisor {
   /** The engine is fixed at creation and recorded in the device's own stream, which outlives the device. */
   private async engineOf(deviceId: string): Promise<Engine> {
     const [first] = await this.options.store.readStream(deviceStream(deviceId), { maxCount: 1 });
-    const created = first && DEVICE_EVENT_TYPES.has(first.type) ? (first as unknown as DeviceEvent) : undefined;
+    const created = first && isDeviceEvent(first) ? first : undefined;
     if (created?.type !== 'DeviceCreated') {
       this.actors.delete(deviceId);
-      throw new UnknownDeviceError(`device "${deviceId}" does not exist`);
+      throw new UnknownDeviceError(deviceId);
     }
     return this.options.engines.get(created.data.engine);
   }

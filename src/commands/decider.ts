@@ -21,3 +21,12 @@ export function fold<State, Event extends TypedEvent>(decider: Pick<Decider<Stat
   for (const event of events) folded = decider.evolve(folded, event);
   return folded;
 }
+
+/** A decision that also answers its caller (the outbox's commands answer with the queued message, what to send next…). */
+export interface Decision<Event, Result> {
+  events: Event[];
+  result: Result;
+}
+
+/** A command already bound to its arguments, decided on a state: pure, as `Decider.decide`. */
+export type DecideWith<State, Event, Result> = (state: State) => Decision<Event, Result>;

@@ -5,6 +5,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { ContactsSettings } from '../config.js';
+import { DomainError } from '../errors/domain-error.js';
 import type { EngineConnection } from '../engines/engine.js';
 import { jidOfNumber } from './contact-text.js';
 import { LookupCache, type LookupKind } from './lookup-cache.js';
@@ -31,8 +32,10 @@ export interface LookupSettings {
   avatarTtlMs: number;
 }
 
-export class SessionNotOnlineError extends Error {
-  override readonly name = 'SessionNotOnlineError';
+export class SessionNotOnlineError extends DomainError {
+  constructor(message: string) {
+    super('session_not_online', message);
+  }
 }
 
 export interface ContactLookupsDeps {

@@ -8,6 +8,7 @@
 import type Database from 'better-sqlite3';
 import type { DeviceEvent } from '../devices/device-events.js';
 import type { StoredEvent } from '../eventstore/event-store.js';
+import { eventGuard } from '../eventstore/typed-events.js';
 import type { MessageReceivedData } from '../messages/message-events.js';
 import type { OutboxMessageQueuedData } from '../outbox/outbox-events.js';
 import type { Projection } from '../projections/projection.js';
@@ -36,6 +37,9 @@ interface ContactRow {
   push_name: string | null;
 }
 
+const HANDLED: ReadonlySet<string> = new Set(['ContactsUpdated', 'MessageReceived', 'OutboxMessageQueued', 'DeviceDeleted']);
+const isHandled = eventGuard<HandledEvent>(HANDLED);
+
 type HandledEvent =
   | ContactEvent
   | { type: 'MessageReceived'; data: MessageReceivedData }
@@ -45,7 +49,7 @@ type HandledEvent =
 export class ContactsReadModel implements Projection {
   readonly name = 'contacts';
   readonly version = 1;
-  readonly handles: ReadonlySet<string> = new Set<HandledEvent['type']>(['ContactsUpdated', 'MessageReceived', 'OutboxMessageQueued', 'DeviceDeleted']);
+  readonly handles: ReadonlySet<string> = HANDLED;
   private statements: ReturnType<ContactsReadModel['prepare']> | undefined;
   /** The deleted devices' table, kept in memory too: every message event asks it, and a rebuild meets millions. */
   private readonly deleted = new Set<string>();
@@ -75,8 +79,8 @@ export class ContactsReadModel implements Projection {
     this.deleted.clear();
   }
 
-  apply(stored: StoredEvent): void {
-    const event = stored as unknown as HandledEvent;
+  apply(event: StoredEvent): void {
+    if (!isHandled(event)) return;
     const deviceId = event.data.deviceId;
     if (this.deleted.has(deviceId)) return;
     const sql = this.sql();

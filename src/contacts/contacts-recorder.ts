@@ -1,6 +1,6 @@
 /**
  * Records the engine's contact reports as ContactsUpdated events (the device actor's ContactsListener),
- * so that the contacts read model is built from the log alone (invariant 1), through the contacts
+ * so that the contacts read model is built from the log alone (docs/architecture.md, invariant 1), through the contacts
  * stream's decider (contacts-decider.ts): only entries that change what the stream knows are recorded.
  * Event ids derive from the revision decided on and the content, so an append that is tried again after
  * an unclear failure is recorded once.

@@ -10,6 +10,7 @@
  * already given stay cached across it (LookupCache).
  */
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { DomainError } from '../errors/domain-error.js';
 
 export interface LookupRateSettings {
   perMinute: number;
@@ -17,10 +18,9 @@ export interface LookupRateSettings {
   burst: number;
 }
 
-export class LookupRateLimitedError extends Error {
-  override readonly name = 'LookupRateLimitedError';
-  constructor(readonly retryAfterSeconds: number) {
-    super(`too many fresh number checks; try again in ${retryAfterSeconds} s`);
+export class LookupRateLimitedError extends DomainError {
+  constructor(retryAfterSeconds: number) {
+    super('rate_limited', `too many fresh number checks; try again in ${retryAfterSeconds} s`, { retryAfterSeconds });
   }
 }
 

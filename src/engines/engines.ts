@@ -3,16 +3,16 @@
  * here for it.
  */
 import type { Logger } from 'pino';
+import { DomainError } from '../errors/domain-error.js';
 import type { Config } from '../config.js';
 import type { EventStore } from '../eventstore/event-store.js';
 import type { Engine, EngineName } from './engine.js';
 import { SandboxEngine } from './sandbox/sandbox-engine.js';
 import { type LinkPreviewProvider, createLazyBaileysEngine } from './baileys/index.js';
 
-export class EngineUnavailableError extends Error {
-  override readonly name = 'EngineUnavailableError';
+export class EngineUnavailableError extends DomainError {
   constructor(readonly engine: string) {
-    super(`the ${engine} engine is not available in this gateway`);
+    super('engine_unavailable', `the ${engine} engine is not available in this gateway`);
   }
 }
 

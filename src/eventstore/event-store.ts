@@ -1,6 +1,6 @@
 /**
  * The event store port. Every adapter (embedded SQLite, EventStoreDB) implements exactly this,
- * and the rest of the gateway never knows which one it talks to (invariant 7).
+ * and the rest of the gateway never knows which one it talks to (docs/architecture.md, invariant 7).
  *
  * Revisions are 0-based per stream (the first event of a stream has revision 0), as in EventStoreDB.
  * Positions are global, strictly increasing across all streams, and only comparable within one store.

@@ -8,7 +8,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import { problemResponses } from './middleware/problem-responses.js';
 import { type RequestState, requestId } from './middleware/request-id.js';
 import { Problem } from './problem.js';
-import type { RouteSpec } from './route.js';
+import type { DeviceLookup, RouteSpec } from './route.js';
 import { buildRouter } from './router.js';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -16,6 +16,7 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 export interface HttpAppOptions {
   routes: readonly RouteSpec[];
   authenticator: Authenticator;
+  devices: DeviceLookup;
   logger: Logger;
   bodyLimitBytes: number;
   validateResponses?: boolean;

@@ -4,6 +4,7 @@
  */
 import type { Context, Middleware } from 'koa';
 import type { Static, TSchema } from 'typebox';
+import type { DeviceView } from '../devices/devices-read-model.js';
 import type { RequestState } from './middleware/request-id.js';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -21,10 +22,23 @@ export interface ResponseSpec {
 
 type Input<S> = S extends TSchema ? Static<S> : undefined;
 
+/** The device a `:deviceId` route is about, loaded once per request by the router. */
+export interface RequestDevice {
+  id: string;
+  view: DeviceView;
+  /** The session state now: the running actor's when this process has one, else the read model's. */
+  sessionState(): string;
+}
+
+/** How the router finds the device of a request (the composition root wires the devices read model and the actors). */
+export type DeviceLookup = (deviceId: string) => RequestDevice | undefined;
+
 export interface HandlerInput<P, Q, B> {
   params: Input<P>;
   query: Input<Q>;
   body: Input<B>;
+  /** The route's device (routes with `:deviceId` whose `device` is not 'none'); a missing one was answered 404 already. */
+  device: RequestDevice;
   ctx: Context & { state: RequestState };
 }
 
@@ -52,8 +66,13 @@ export interface RouteSpec<P extends TSchema | undefined = TSchema | undefined, 
    * validation and the handler (so it can clean up after them); it leaves the fields in ctx.request.body.
    */
   bodyParser?: { parse: Middleware; multipart?: boolean };
-  /** Request content types besides JSON (e.g. multipart for media). */
+  /** The answers it may give, by status: each one's schema is checked in tests and documented in /openapi.json. */
   responses: Record<number, ResponseSpec>;
+  /**
+   * Routes with `:deviceId` load the device after authentication and answer 404 when it does not exist
+   * ('live', the default); 'none' loads nothing (a deleted device's history is still readable).
+   */
+  device?: 'live' | 'none';
   /** Left out of /openapi.json (the docs page's own assets). */
   hidden?: boolean;
   handler(input: HandlerInput<P, Q, B>): Promise<HandlerResult> | HandlerResult;

@@ -5,11 +5,13 @@ import { Compile } from 'typebox/compile';
 import type { Authenticator, Caller } from '../auth/authenticator.js';
 import type { RequestState } from './middleware/request-id.js';
 import { unsupportedMediaType } from './problem.js';
-import type { RouteSpec } from './route.js';
+import type { DeviceLookup, RequestDevice, RouteSpec } from './route.js';
+import { deviceNotFound } from '../errors/domain-error.js';
 import { checkJsonShape, compileValidator } from './validation.js';
 
 export interface RouterOptions {
   authenticator: Authenticator;
+  devices: DeviceLookup;
   /** Check every answer against its declared schema (tests turn this on; a mismatch is a bug → 500). */
   validateResponses?: boolean;
 }
@@ -25,19 +27,26 @@ function routeMiddleware(route: RouteSpec, options: RouterOptions): Middleware<R
   const query = route.query ? compileValidator(route.query, 'query') : undefined;
   const body = route.body ? compileValidator(route.body, 'body') : undefined;
   const responseCheckers = options.validateResponses ? compileResponseCheckers(route) : undefined;
+  const loadsDevice = route.path.includes(':deviceId') && route.device !== 'none';
 
   return async (ctx) => {
     // Authentication comes first, so that a caller without the right key learns nothing from validation.
     ctx.state.caller = authenticate(route, ctx, options.authenticator);
-    if (route.bodyParser) await route.bodyParser.parse(ctx, () => handle(ctx));
-    else await handle(ctx);
+    // The admin key reaches every device path: a device that does not exist is a 404 before anything else.
+    const device = loadsDevice ? loadDevice(String(ctx.params.deviceId ?? ''), options.devices) : undefined;
+    if (route.bodyParser) await route.bodyParser.parse(ctx, () => handle(ctx, device));
+    else await handle(ctx, device);
   };
 
-  async function handle(ctx: Context & { state: RequestState }): Promise<void> {
+  async function handle(ctx: Context & { state: RequestState }, device: RequestDevice | undefined): Promise<void> {
     const input = {
       params: params ? params.parse(ctx.params) : undefined,
       query: query ? query.parse({ ...ctx.query }) : undefined,
       body: body ? body.parse(jsonBody(ctx, route.bodyParser?.multipart === true)) : undefined,
+      get device(): RequestDevice {
+        if (!device) throw new Error(`${route.operationId} has no device of its own`);
+        return device;
+      },
       ctx,
     };
     const result = await route.handler(input as never);
@@ -50,6 +59,12 @@ function routeMiddleware(route: RouteSpec, options: RouterOptions): Middleware<R
       ctx.body = result.body;
     }
   }
+}
+
+function loadDevice(deviceId: string, devices: DeviceLookup): RequestDevice {
+  const device = devices(deviceId);
+  if (!device) throw deviceNotFound(deviceId);
+  return device;
 }
 
 function authenticate(route: RouteSpec, ctx: Context, authenticator: Authenticator): Caller | undefined {

@@ -9,7 +9,7 @@ import type { Context, Middleware, Next } from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { TSchema } from 'typebox';
 import { Problem, invalidRequest } from '../http/problem.js';
-import type { MediaKind } from '../outbox/outbox-events.js';
+import type { MediaKind } from './media-kinds.js';
 import type { MediaInput } from './media-intake.js';
 import { mediaTooLarge } from './media-intake.js';
 import { base64LengthOf } from './media-limits.js';

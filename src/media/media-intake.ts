@@ -6,7 +6,7 @@
 import type { MediaSettings } from '../config.js';
 import { Problem, invalidRequest, unsupportedMediaType } from '../http/problem.js';
 import type { OutboundGuard } from '../net/outbound-guard.js';
-import type { MediaKind, MediaSource } from '../outbox/outbox-events.js';
+import type { MediaKind, MediaSource } from './media-kinds.js';
 import { mediaLimitOf } from './media-limits.js';
 import type { MediaStore } from './media-store.js';
 import { MediaTypeError, resolveMimetype } from './media-type.js';

@@ -1,5 +1,5 @@
 import type { MediaSettings } from '../config.js';
-import type { MediaKind } from '../outbox/outbox-events.js';
+import type { MediaKind } from './media-kinds.js';
 
 /** Largest media of a kind, in bytes: files have their own limit, images, audio and video share one. */
 export const mediaLimitOf = (kind: MediaKind, settings: MediaSettings): number => (kind === 'file' ? settings.fileMaxBytes : settings.maxBytes);

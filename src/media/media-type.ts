@@ -3,7 +3,7 @@
  * numbers) when the client gave none, and checked against the kind of message it travels in.
  */
 import { fileTypeFromBuffer, fileTypeFromFile } from 'file-type';
-import type { MediaKind } from '../outbox/outbox-events.js';
+import type { MediaKind } from './media-kinds.js';
 
 export const GENERIC_MIMETYPE = 'application/octet-stream';
 

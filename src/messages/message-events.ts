@@ -1,10 +1,10 @@
 /**
  * Message events that leave the gateway as webhooks. Their data is the webhook payload as it is:
- * `message.received` and `message.status` of API.md.
+ * `message.received` and `message.status` webhooks (docs/architecture.md, "Webhooks").
  *
  * - MessageReceived lives on `inbox-<deviceId>`, with an event id derived from the device and the
  *   waMessageId (deterministicEventId), so an engine that delivers a message twice appends it once.
- * - MessageStatusChanged lives on `outbox-<deviceId>` beside the outbox's own events (issue 4):
+ * - MessageStatusChanged lives on `outbox-<deviceId>` beside the outbox's own events (src/outbox/outbox-events.ts):
  *   every status after `queued` (sent, delivered, read, played, failed, cancelled, deleted) is one.
  */
 export const inboxStream = (deviceId: string) => `inbox-${deviceId}`;

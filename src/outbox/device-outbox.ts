@@ -1,5 +1,5 @@
 /**
- * The one writer of a device's outbox stream in this process (invariant 3): every command, receipts
+ * The one writer of a device's outbox stream in this process (docs/architecture.md, invariant 3): every command, receipts
  * included, is decided here against the state folded from the stream and appended with the stream's
  * expected revision.
  *
@@ -9,23 +9,26 @@
  * got in between), it and every append submitted after it fail; once none is in flight the state is read
  * again and those commands are decided again, in their order.
  */
+import type { DecideWith, Decision as CommandDecision } from '../commands/decider.js';
 import { type EventStore, type NewEvent, type StoredEvent, WrongExpectedRevisionError } from '../eventstore/event-store.js';
 import { outboxStream } from '../messages/message-events.js';
 import type { OutboxEvent } from './outbox-events.js';
 import { OUTBOX_EVENT_TYPES } from './outbox-events.js';
+import { eventGuard } from '../eventstore/typed-events.js';
 import { orderedUuid } from '../eventstore/event-id.js';
 import { OutboxState, type OutboxSnapshotState } from './outbox-state.js';
 
 /** An event to append; `id` where a retry could append it twice (e.g. receipts). */
 export type OutboxNewEvent = OutboxEvent & { id?: string };
 
-export interface Decision<R> {
-  events: OutboxNewEvent[];
-  result: R;
-}
+export type Decision<R> = CommandDecision<OutboxNewEvent, R>;
 
-/** Decides from the current state; throws (e.g. a Problem) to refuse, and then appends nothing. */
-export type Decide<R> = (state: OutboxState) => Decision<R>;
+/**
+ * Decides from the current state (outbox-decisions.ts); throws a DomainError to refuse, and then appends
+ * nothing. The outbox's evolve is OutboxState.apply, which changes the state in place: the backlog can be
+ * large and every send decides on it, so it is not copied per event.
+ */
+export type Decide<R> = DecideWith<OutboxState, OutboxNewEvent, R>;
 
 export interface Executed<R> {
   result: R;
@@ -49,6 +52,7 @@ export interface DeviceOutboxOptions {
   onSnapshotError?: (error: unknown) => void;
 }
 
+const isOutboxEvent = eventGuard<OutboxEvent>(OUTBOX_EVENT_TYPES);
 const MAX_CONFLICTS = 10;
 const DEFAULT_SNAPSHOT_EVERY = 1_000;
 const SNAPSHOT_BACKLOG_FACTOR = 8;
@@ -79,7 +83,7 @@ export class DeviceOutbox {
     this.stream = outboxStream(deviceId);
   }
 
-  /** Rebuilds the outbox from its latest snapshot and the events after it (invariant 6). */
+  /** Rebuilds the outbox from its latest snapshot and the events after it (docs/architecture.md, invariant 6). */
   static async load(store: EventStore, deviceId: string, options: DeviceOutboxOptions = {}): Promise<DeviceOutbox> {
     const outbox = new DeviceOutbox(store, deviceId, options);
     await outbox.reload();
@@ -183,7 +187,7 @@ export class DeviceOutbox {
 
   private fold(events: readonly StoredEvent[]): void {
     for (const event of events) {
-      if (OUTBOX_EVENT_TYPES.has(event.type)) this.state.apply(event as unknown as OutboxEvent);
+      if (isOutboxEvent(event)) this.state.apply(event);
       this.revision = event.revision;
     }
   }

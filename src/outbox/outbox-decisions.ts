@@ -84,7 +84,7 @@ export function dropOutbox(deviceId: string, now: number): Decide<PendingMessage
 export type SendStart = { action: 'send'; message: PendingMessage } | { action: 'confirm'; message: PendingMessage } | { action: 'skip' };
 
 /**
- * Before the engine is asked: record the try (invariant 2). A message a receipt already confirmed (its
+ * Before the engine is asked: record the try (docs/architecture.md, invariant 2). A message a receipt already confirmed (its
  * `sent` was lost to a crash) is recorded sent instead of being sent again.
  */
 export function startSending(deviceId: string, outboxId: string, now: number): Decide<SendStart> {

@@ -7,26 +7,18 @@
  *
  * Every status after `queued` is a MessageStatusChanged (it leaves as the `message.status` webhook);
  * the events here are the outbox's bookkeeping. OutboxMessageSending is appended before the engine is
- * asked to send (invariant 2): one that is followed by nothing was cut short by a crash, and the message
+ * asked to send (docs/architecture.md, invariant 2): one that is followed by nothing was cut short by a crash, and the message
  * is sent again with the same waMessageId.
  */
+import { MEDIA_KINDS, type MediaKind, type MediaSource } from '../media/media-kinds.js';
 import type { MessageStatusChangedData } from '../messages/message-events.js';
 
 export const SEND_KINDS = ['text', 'image', 'audio', 'video', 'file', 'location', 'link', 'reaction'] as const;
 export type SendKind = (typeof SEND_KINDS)[number];
 
-export const MEDIA_KINDS = ['image', 'audio', 'video', 'file'] as const;
-export type MediaKind = (typeof MEDIA_KINDS)[number];
+export { MEDIA_KINDS, type MediaKind, type MediaSource } from '../media/media-kinds.js';
 
 export const isMediaKind = (kind: SendKind): kind is MediaKind => (MEDIA_KINDS as readonly string[]).includes(kind);
-
-/**
- * Where a media message's bytes are: a file the gateway keeps in DATA_DIR until the message leaves the
- * outbox (path derived from device and outboxId, see MediaStore), or a URL fetched when it is sent.
- */
-export type MediaSource =
-  | { source: 'stored'; mimetype: string; size: number; filename?: string }
-  | { source: 'url'; url: string; mimetype?: string; filename?: string };
 
 /** A queued message's content as recorded: OutgoingContent with media as a MediaSource. */
 export type QueuedContent =

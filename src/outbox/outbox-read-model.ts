@@ -5,10 +5,15 @@
  */
 import type Database from 'better-sqlite3';
 import type { StoredEvent } from '../eventstore/event-store.js';
+import { eventGuard } from '../eventstore/typed-events.js';
 import type { MessageStatus } from '../messages/message-events.js';
 import type { Projection } from '../projections/projection.js';
 import { nextStatus } from './message-status.js';
-import type { OutboxError, OutboxEvent, SendKind } from './outbox-events.js';
+import { type OutboxError, type OutboxEvent, type SendKind } from './outbox-events.js';
+
+/** A message's life in the outbox; revokes are the outbox's business only. */
+const HANDLED: ReadonlySet<string> = new Set<OutboxEvent['type']>(['OutboxMessageQueued', 'OutboxMessageSending', 'OutboxAttemptFailed', 'MessageStatusChanged']);
+const isHandled = eventGuard<OutboxEvent>(HANDLED);
 
 export interface OutboxItemView {
   outboxId: string;
@@ -44,7 +49,7 @@ interface Row {
 export class OutboxReadModel implements Projection {
   readonly name = 'outbox';
   readonly version = 1;
-  readonly handles: ReadonlySet<string> = new Set(['OutboxMessageQueued', 'OutboxMessageSending', 'OutboxAttemptFailed', 'MessageStatusChanged']);
+  readonly handles: ReadonlySet<string> = HANDLED;
   private statements: ReturnType<OutboxReadModel['prepare']> | undefined;
 
   constructor(private readonly db: Database.Database) {}
@@ -74,7 +79,8 @@ export class OutboxReadModel implements Projection {
   }
 
   apply(stored: StoredEvent): void {
-    const event = stored as unknown as OutboxEvent;
+    if (!isHandled(stored)) return;
+    const event = stored;
     const sql = this.sql();
     switch (event.type) {
       case 'OutboxMessageQueued': {

@@ -1,12 +1,12 @@
 /**
  * The commands behind /send and /outbox: queue a message (with its media and Idempotency-Key), cancel
  * or revoke one, remove one or all from the outbox. Each appends to the device's outbox first and
- * answers once the read models include the append (read-your-writes, invariant 4).
+ * answers once the read models include the append (read-your-writes: docs/architecture.md, invariant 4).
  */
 import { createHash } from 'node:crypto';
 import { textWithUrl } from '../messages/link-text.js';
 import { DomainError } from '../errors/domain-error.js';
-import { type IdempotencyKeys, fingerprintOf } from '../idempotency/idempotency-keys.js';
+import { type IdempotencyKeys, fingerprintOf } from './idempotency-keys.js';
 import type { MediaInput, MediaIntake } from '../media/media-intake.js';
 import type { MediaStore } from '../media/media-store.js';
 import type { ReadModelProgress } from '../projections/projection-runner.js';
@@ -136,7 +136,7 @@ export class SendCommands {
       case 'location':
         return { kind: 'location', latitude: input.latitude, longitude: input.longitude, ...defined({ name: input.name, address: input.address }) };
       case 'link':
-        // A preview only when asked for (API.md): recorded explicitly, since an engine may default otherwise.
+        // A preview only when asked for (`preview: true`): recorded explicitly, since an engine may default otherwise.
         return { kind: 'link', url: input.url, text: textWithUrl(input.text ?? '', input.url), preview: input.preview === true };
       case 'reaction':
         return { kind: 'reaction', messageId: input.messageId, emoji: input.emoji, fromMe: await this.sentByThisDevice(deviceId, input.messageId) };

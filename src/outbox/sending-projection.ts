@@ -1,7 +1,7 @@
 /**
- * The outbox and idempotency read models fed as one projection: every send's event then costs the
- * projection runner one savepoint and one checkpoint instead of one per read model (on the hot path of
- * POST /send, where each answer waits for its event to be projected).
+ * The outbox and idempotency read models fed as one projection, with one checkpoint: both read the same
+ * OutboxMessageQueued events, and a send's answer (which waits for its event to be projected) then
+ * depends on one checkpoint row instead of two.
  */
 import type Database from 'better-sqlite3';
 import type { StoredEvent } from '../eventstore/event-store.js';

@@ -1,7 +1,7 @@
 /**
  * Sending, wired in two steps: SendingCore (the outbox read models, registered with the projection
  * runner before it starts, and the outboxes, which the device actors' receipts go through), then, once
- * the read models are caught up, startSending: the drainer, the media store and the /send and /outbox routes.
+ * the read models are caught up, startSending: the drainer, the media store and the send commands.
  */
 import type Database from 'better-sqlite3';
 import type { Logger } from 'pino';
@@ -9,11 +9,8 @@ import type { MessageSink } from '../actors/message-sink.js';
 import type { Config } from '../config.js';
 import { newWaMessageId } from '../messages/message-id.js';
 import type { EventStore } from '../eventstore/event-store.js';
-import type { RouteSpec } from '../http/route.js';
-import { outboxRoutes } from '../http/routes/outbox.js';
-import { sendRoutes } from '../http/routes/send.js';
-import { IdempotencyKeys } from '../idempotency/idempotency-keys.js';
-import { IdempotencyReadModel } from '../idempotency/idempotency-read-model.js';
+import { IdempotencyKeys } from './idempotency-keys.js';
+import { IdempotencyReadModel } from './idempotency-read-model.js';
 import { MediaFetcher } from '../media/media-fetcher.js';
 import { MediaIntake } from '../media/media-intake.js';
 import { MediaStore } from '../media/media-store.js';
@@ -69,7 +66,9 @@ export interface SendingDeps {
 }
 
 export interface Sending {
-  routes: RouteSpec[];
+  /** The commands of the /send and /outbox routes. */
+  sends: SendCommands;
+  media: MediaStore;
   outboxes: Outboxes;
   drainer: OutboxDrainer;
   /** Stops draining (tries under way record their outcome first, within a grace period). */
@@ -107,12 +106,9 @@ export async function startSending(deps: SendingDeps): Promise<Sending> {
   deletions.start(projections.position, waiting, deps.deviceExists);
   drainer.start(waiting.filter(deps.deviceExists));
 
-  const routes = [
-    ...sendRoutes({ sends, deviceExists: deps.deviceExists, media, mediaSettings: config.media }),
-    ...outboxRoutes({ sends, outboxView, deviceExists: deps.deviceExists }),
-  ];
   return {
-    routes,
+    sends,
+    media,
     outboxes,
     drainer,
     async stop() {

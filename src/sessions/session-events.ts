@@ -1,6 +1,6 @@
 /**
  * Events of a device's session stream (`session-<deviceId>`). Every transition of the device actor is
- * one SessionStateChanged, appended before the side effect it decides (invariant 2). Its data is the
+ * one SessionStateChanged, appended before the side effect it decides (docs/architecture.md, invariant 2). Its data is the
  * `session.state` webhook payload as it is.
  */
 export const sessionStream = (deviceId: string) => `session-${deviceId}`;

@@ -1,6 +1,6 @@
 /**
  * The durable part of a device's session: what the `session-<deviceId>` stream says, folded.
- * It is rebuilt from the latest snapshot plus the events after it (invariant 6) and never by re-running
+ * It is rebuilt from the latest snapshot plus the events after it (docs/architecture.md, invariant 6) and never by re-running
  * the device machine, so rehydrating a device performs no side effect.
  */
 import type { EventStore, StoredEvent } from '../eventstore/event-store.js';

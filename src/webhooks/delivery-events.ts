@@ -1,6 +1,6 @@
 /**
  * Delivery progress, on one stream per device (`webhooks-<deviceId>`), so that the delivery log and the
- * queue of pending deliveries survive a restart and can be rebuilt from the log (invariants 1 and 5).
+ * queue of pending deliveries survive a restart and can be rebuilt from the log (docs/architecture.md, invariants 1 and 5).
  *
  * A delivery itself needs no event: it follows from the log (a domain event of a kind the device's hook
  * listed at that point). Only what happens to it afterwards is recorded here.

@@ -1,5 +1,5 @@
 /**
- * The webhook envelope: `{ id, event, deviceId, timestamp, data }` (API.md, Webhooks). The domain events
+ * The webhook envelope: `{ id, event, deviceId, timestamp, data }` (docs/architecture.md, "Webhooks"). The domain events
  * that leave the gateway already carry their payload as `data`; `id` is the stored event's id, so it is
  * the same on every attempt and after every restart (receivers deduplicate on it, as `webhook-id`).
  */

@@ -1,5 +1,5 @@
 /**
- * One conformance suite for every EventStore adapter (invariant 7).
+ * One conformance suite for every EventStore adapter (docs/architecture.md, invariant 7).
  * Stores may be shared (an EventStoreDB server), so every test works on streams with a unique prefix
  * and reads $all only after a marker position of its own.
  */

@@ -9,7 +9,7 @@ const round = (roundAttempts: number, finalRound = false) => ({ roundAttempts, f
 describe('retry policy', () => {
   const schedule = loadConfig({}).webhooks.retrySchedule;
 
-  it('has the schedule of API.md by default: 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, 3 h, 6 h, 12 h', () => {
+  it('has the documented schedule by default: 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, 3 h, 6 h, 12 h', () => {
     expect(schedule).toEqual([5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 10_800_000, 21_600_000, 43_200_000]);
     expect(loadConfig({}).webhooks.retryJitter).toBe(0.2);
   });

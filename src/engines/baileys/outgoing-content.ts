@@ -20,7 +20,7 @@ export interface LinkPreview {
   jpegThumbnail?: Buffer;
 }
 
-/** The preview hook: answers null when the page has no usable preview. Filled by the outbox issue. */
+/** The preview hook: answers null when the page has no usable preview (src/media/link-preview.ts fills it). */
 export type LinkPreviewProvider = (url: string) => Promise<LinkPreview | null>;
 
 export interface OutgoingContext {
@@ -72,7 +72,7 @@ export function outgoingContentOf(content: OutgoingContent, context: OutgoingCon
   }
 }
 
-/** API.md: the url is appended when the text lacks it. */
+/** The url is appended when the text lacks it (src/messages/link-text.ts). */
 function caption(text: string | undefined): { caption?: string } {
   return text ? { caption: text } : {};
 }

@@ -1,5 +1,5 @@
 /**
- * The sandbox engine (API.md, The sandbox engine): a simulated network inside the gateway, so that
+ * The sandbox engine (the README's "Sessions and the sandbox engine"): a simulated network inside the gateway, so that
  * integrations can be built and tested with no phone. At the engine port it behaves like the real one:
  * codes until scanned, then a restart and a login with the stored credentials; sends, receipts,
  * number checks and avatars; the network may drop the connection or the phone may unlink the device.

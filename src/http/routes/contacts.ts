@@ -1,22 +1,18 @@
 /**
- * GET /devices/:deviceId/contacts, …/contacts/:number/check and …/contacts/:number/avatar (API.md, Contacts).
+ * GET /devices/:deviceId/contacts, …/contacts/:number/check and …/contacts/:number/avatar (the README's "Contacts").
  */
 import { type ContactLookups, SessionNotOnlineError } from '../../contacts/contact-lookups.js';
 import type { ContactsReadModel } from '../../contacts/contacts-read-model.js';
-import { LookupRateLimitedError } from '../../contacts/lookup-rate-limit.js';
 import { EngineError } from '../../engines/engine.js';
+import { DomainError } from '../../errors/domain-error.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
-import { Problem, conflict, notFound } from '../problem.js';
-import { type RouteSpec, defineRoute } from '../route.js';
+import { type RequestDevice, type RouteSpec, defineRoute } from '../route.js';
 import { DeviceParams } from '../schemas/common.js';
 import { AvatarSchema, ContactListSchema, ContactParams, ListContactsQuery, NumberCheckSchema } from '../schemas/contacts.js';
 
 export interface ContactRouteDeps {
   contacts: ContactsReadModel;
   lookups: ContactLookups;
-  deviceExists: (deviceId: string) => boolean;
-  /** The session state as this process knows it, for the detail of `session_not_online`. */
-  sessionState: (deviceId: string) => string;
   /** The settings the descriptions quote. */
   limits: { checkRatePerMinute: number; checkBurst: number; checkCacheTtlMs: number; avatarCacheTtlMs: number };
 }
@@ -26,18 +22,13 @@ const NO_DEVICE = { description: 'No such device (admin key only).' };
 const NOT_ONLINE = { description: 'The session is not online (`session_not_online`); `detail` names the state.' };
 const ENGINE_FAILED = { description: 'The network did not answer the lookup (`engine_error`); nothing was cached, try again.' };
 
-export function contactRoutes({ contacts, lookups, deviceExists, sessionState, limits }: ContactRouteDeps): RouteSpec[] {
-  const requireDevice = (deviceId: string) => {
-    if (!deviceExists(deviceId)) throw notFound(`device "${deviceId}" does not exist`);
-  };
-  const lookupProblem = (deviceId: string, error: unknown): unknown => {
+export function contactRoutes({ contacts, lookups, limits }: ContactRouteDeps): RouteSpec[] {
+  /** A lookup needs the live connection: its failures said in the words of this device's state. */
+  const lookupFailure = (device: RequestDevice, error: unknown): unknown => {
     if (error instanceof SessionNotOnlineError || (error instanceof EngineError && error.code === 'not_connected')) {
-      return conflict('session_not_online', `the session is ${sessionState(deviceId)}, not online`);
+      return new DomainError('session_not_online', `the session is ${device.sessionState()}, not online`);
     }
-    if (error instanceof LookupRateLimitedError) {
-      return new Problem(429, 'rate_limited', error.message, { headers: { 'Retry-After': String(error.retryAfterSeconds) } });
-    }
-    if (error instanceof EngineError) return new Problem(502, 'engine_error', `the lookup failed: ${error.message}`);
+    if (error instanceof EngineError) return new DomainError('engine_error', `the lookup failed: ${error.message}`);
     return error;
   };
 
@@ -56,7 +47,6 @@ export function contactRoutes({ contacts, lookups, deviceExists, sessionState, l
       query: ListContactsQuery,
       responses: { 200: { description: 'A page of contacts.', schema: ContactListSchema }, 404: NO_DEVICE },
       handler({ params, query }) {
-        requireDevice(params.deviceId);
         const page = contacts.list(params.deviceId, { limit: query.limit ?? 50, after: decodeCursor(query.cursor), q: query.q });
         return { status: 200, body: { items: page.items, nextCursor: page.nextAfter === null ? null : encodeCursor(page.nextAfter) } };
       },
@@ -81,12 +71,11 @@ export function contactRoutes({ contacts, lookups, deviceExists, sessionState, l
         429: { description: 'Too many fresh lookups (`rate_limited`); `Retry-After` says how many seconds to wait.' },
         502: ENGINE_FAILED,
       },
-      async handler({ params }) {
-        requireDevice(params.deviceId);
+      async handler({ params, device }) {
         try {
           return { status: 200, body: await lookups.check(params.deviceId, params.number) };
         } catch (error) {
-          throw lookupProblem(params.deviceId, error);
+          throw lookupFailure(device, error);
         }
       },
     }),
@@ -102,12 +91,11 @@ export function contactRoutes({ contacts, lookups, deviceExists, sessionState, l
       access: 'device',
       params: ContactParams,
       responses: { 200: { description: 'The answer.', schema: AvatarSchema }, 404: NO_DEVICE, 409: NOT_ONLINE, 502: ENGINE_FAILED },
-      async handler({ params }) {
-        requireDevice(params.deviceId);
+      async handler({ params, device }) {
         try {
           return { status: 200, body: await lookups.avatar(params.deviceId, params.number) };
         } catch (error) {
-          throw lookupProblem(params.deviceId, error);
+          throw lookupFailure(device, error);
         }
       },
     }),

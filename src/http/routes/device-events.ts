@@ -3,7 +3,7 @@ import { deviceStream } from '../../devices/device-events.js';
 import type { EventStore } from '../../eventstore/event-store.js';
 import { readDeviceHistory } from '../../history/device-history.js';
 import type { DeviceHistoryIndex } from '../../projections/device-history-index.js';
-import { notFound } from '../problem.js';
+import { deviceNotFound } from '../../errors/domain-error.js';
 import { type RouteSpec, defineRoute } from '../route.js';
 import { DeviceParams, Limit, Timestamp } from '../schemas/common.js';
 
@@ -36,12 +36,14 @@ export function deviceEventRoutes(store: EventStore, index: DeviceHistoryIndex):
       summary: "Page through a device's event history",
       description: 'Every event of the device across its streams, in the order they happened, as stored, for audit and replay. Deleted devices keep their history.',
       access: 'admin',
+      // Deleted devices keep their history: the route looks for the stream, not for a live device.
+      device: 'none',
       params: DeviceParams,
       query: HistoryQuery,
       responses: { 200: { description: 'A page of events.', schema: HistoryPageSchema }, 404: { description: 'No device ever had this id.' } },
       async handler({ params, query }) {
         const [created] = await store.readStream(deviceStream(params.deviceId), { maxCount: 1 });
-        if (!created) throw notFound(`device "${params.deviceId}" does not exist`);
+        if (!created) throw deviceNotFound(params.deviceId);
         return { status: 200, body: await readDeviceHistory(store, index, params.deviceId, query.from ?? 0, query.limit ?? 100) };
       },
     }),

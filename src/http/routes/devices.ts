@@ -1,7 +1,7 @@
 import type { DeviceRegistry } from '../../devices/device-registry.js';
 import type { DevicesReadModel } from '../../devices/devices-read-model.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
-import { invalidRequest, notFound } from '../problem.js';
+import { invalidRequest } from '../problem.js';
 import { type RouteSpec, defineRoute } from '../route.js';
 import { DeviceParams } from '../schemas/common.js';
 import {
@@ -68,10 +68,8 @@ export function deviceRoutes({ registry, devices, sessions }: DeviceRouteDeps): 
       access: 'admin',
       params: DeviceParams,
       responses: { 200: { description: 'The device.', schema: DeviceSchema }, 404: { description: 'No such device.' } },
-      handler({ params }) {
-        const device = devices.get(params.deviceId);
-        if (!device) throw notFound(`device "${params.deviceId}" does not exist`);
-        return { status: 200, body: device };
+      handler({ device }) {
+        return { status: 200, body: device.view };
       },
     }),
     defineRoute({

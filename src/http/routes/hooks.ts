@@ -3,7 +3,7 @@ import type { DevicesReadModel } from '../../devices/devices-read-model.js';
 import { hooksNotConfigured } from '../../webhooks/hook-settings.js';
 import type { Webhooks } from '../../webhooks/webhooks.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
-import { invalidRequest, notFound } from '../problem.js';
+import { invalidRequest } from '../problem.js';
 import { type RouteSpec, defineRoute } from '../route.js';
 import { DeviceParams } from '../schemas/common.js';
 import { DeliveryListSchema, DeliveryParams, DeliverySchema, HooksSchema, ListDeliveriesQuery, PutHooksBody, TestResultSchema } from '../schemas/hooks.js';
@@ -18,10 +18,6 @@ const tag = 'Webhooks';
 const noDevice = { description: 'No such device (admin key only).' };
 
 export function hookRoutes({ webhooks, devices, guard }: HookRouteDeps): RouteSpec[] {
-  /** The admin key reaches every path: a device that does not exist is a 404 before anything else. */
-  const requireDevice = (deviceId: string) => {
-    if (!devices.get(deviceId)) throw notFound(`device "${deviceId}" does not exist`);
-  };
 
   return [
     defineRoute({
@@ -37,7 +33,6 @@ export function hookRoutes({ webhooks, devices, guard }: HookRouteDeps): RouteSp
       body: PutHooksBody,
       responses: { 200: { description: 'The configuration, with its secret.', schema: HooksSchema }, 404: noDevice },
       async handler({ params, body }) {
-        requireDevice(params.deviceId);
         const refusal = guard.refusalOf(body.url);
         if (refusal) {
           const advice = guard.allowPrivateNetworks ? '' : ' (WEBHOOK_ALLOW_PRIVATE_NETWORKS=true allows private destinations)';
@@ -59,7 +54,6 @@ export function hookRoutes({ webhooks, devices, guard }: HookRouteDeps): RouteSp
         404: { description: '`hooks_not_configured`, or no such device (admin key only).' },
       },
       handler({ params }) {
-        requireDevice(params.deviceId);
         const hook = webhooks.hooks.view(params.deviceId);
         if (!hook) throw hooksNotConfigured(params.deviceId);
         return { status: 200, body: hook };
@@ -76,7 +70,6 @@ export function hookRoutes({ webhooks, devices, guard }: HookRouteDeps): RouteSp
       params: DeviceParams,
       responses: { 204: { description: 'Deleted.' }, 404: noDevice },
       async handler({ params }) {
-        requireDevice(params.deviceId);
         await webhooks.hooks.remove(params.deviceId);
         return { status: 204 };
       },
@@ -96,7 +89,6 @@ export function hookRoutes({ webhooks, devices, guard }: HookRouteDeps): RouteSp
         404: { description: '`hooks_not_configured`, or no such device (admin key only).' },
       },
       async handler({ params }) {
-        requireDevice(params.deviceId);
         return { status: 200, body: await webhooks.sendTest(params.deviceId) };
       },
     }),
@@ -112,7 +104,6 @@ export function hookRoutes({ webhooks, devices, guard }: HookRouteDeps): RouteSp
       query: ListDeliveriesQuery,
       responses: { 200: { description: 'A page of delivery records.', schema: DeliveryListSchema }, 404: noDevice },
       handler({ params, query }) {
-        requireDevice(params.deviceId);
         const page = webhooks.deliveries.list(params.deviceId, { status: query.status, limit: query.limit ?? 50, before: decodeSeq(query.cursor) });
         return { status: 200, body: { items: page.items, nextCursor: page.nextBefore === null ? null : encodeCursor(String(page.nextBefore)) } };
       },
@@ -132,7 +123,6 @@ export function hookRoutes({ webhooks, devices, guard }: HookRouteDeps): RouteSp
         404: { description: 'No such delivery, `hooks_not_configured`, or no such device (admin key only).' },
       },
       async handler({ params }) {
-        requireDevice(params.deviceId);
         return { status: 202, body: await webhooks.deliveries.retry(params.deviceId, params.deliveryId) };
       },
     }),

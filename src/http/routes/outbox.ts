@@ -1,10 +1,10 @@
 /**
- * GET / DELETE /devices/:deviceId/outbox and DELETE /devices/:deviceId/outbox/:outboxId (API.md, Outbox).
+ * GET / DELETE /devices/:deviceId/outbox and DELETE /devices/:deviceId/outbox/:outboxId (the README's "Sending and the outbox").
  */
 import type { OutboxReadModel } from '../../outbox/outbox-read-model.js';
 import type { SendCommands } from '../../outbox/send-commands.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
-import { invalidRequest, notFound } from '../problem.js';
+import { invalidRequest } from '../problem.js';
 import { type RouteSpec, defineRoute } from '../route.js';
 import { DeviceParams } from '../schemas/common.js';
 import { ListOutboxQuery, OutboxItemParams, OutboxListSchema, RemovedSchema } from '../schemas/outbox.js';
@@ -12,16 +12,12 @@ import { ListOutboxQuery, OutboxItemParams, OutboxListSchema, RemovedSchema } fr
 export interface OutboxRouteDeps {
   sends: SendCommands;
   outboxView: OutboxReadModel;
-  deviceExists: (deviceId: string) => boolean;
 }
 
 const tag = 'Outbox';
 const NO_DEVICE = { description: 'No such device (admin key only).' };
 
-export function outboxRoutes({ sends, outboxView, deviceExists }: OutboxRouteDeps): RouteSpec[] {
-  const requireDevice = (deviceId: string) => {
-    if (!deviceExists(deviceId)) throw notFound(`device "${deviceId}" does not exist`);
-  };
+export function outboxRoutes({ sends, outboxView }: OutboxRouteDeps): RouteSpec[] {
   return [
     defineRoute({
       method: 'get',
@@ -35,7 +31,6 @@ export function outboxRoutes({ sends, outboxView, deviceExists }: OutboxRouteDep
       query: ListOutboxQuery,
       responses: { 200: { description: 'A page of the outbox.', schema: OutboxListSchema }, 404: NO_DEVICE },
       handler({ params, query }) {
-        requireDevice(params.deviceId);
         const page = outboxView.pending(params.deviceId, { limit: query.limit ?? 50, afterSeq: seqOf(decodeCursor(query.cursor)) });
         return { status: 200, body: { items: page.items, nextCursor: page.nextAfterSeq === null ? null : encodeCursor(String(page.nextAfterSeq)) } };
       },
@@ -51,7 +46,6 @@ export function outboxRoutes({ sends, outboxView, deviceExists }: OutboxRouteDep
       params: DeviceParams,
       responses: { 200: { description: 'How many messages were removed.', schema: RemovedSchema }, 404: NO_DEVICE },
       async handler({ params }) {
-        requireDevice(params.deviceId);
         return { status: 200, body: { removed: await sends.clear(params.deviceId) } };
       },
     }),
@@ -70,7 +64,6 @@ export function outboxRoutes({ sends, outboxView, deviceExists }: OutboxRouteDep
         409: { description: 'Being sent right now (`message_sending`).' },
       },
       async handler({ params }) {
-        requireDevice(params.deviceId);
         await sends.remove(params.deviceId, params.outboxId);
         return { status: 200, body: { removed: 1 } };
       },

@@ -1,13 +1,13 @@
 /**
- * What the phone and the network do to a sandbox device (API.md, The sandbox engine), for tests and
+ * What the phone and the network do to a sandbox device (the README's "Sessions and the sandbox engine"), for tests and
  * integrations without a phone. Admin only.
  */
 import type { Supervisor } from '../../actors/supervisor.js';
 import type { SandboxEngine } from '../../engines/sandbox/sandbox-engine.js';
 import type { DevicesReadModel } from '../../devices/devices-read-model.js';
-import type { ProjectionRunner } from '../../projections/projection-runner.js';
-import { conflict, invalidRequest, notFound } from '../problem.js';
-import { type RouteSpec, defineRoute } from '../route.js';
+import type { ReadModelProgress } from '../../projections/projection-runner.js';
+import { conflict, invalidRequest } from '../problem.js';
+import { type RequestDevice, type RouteSpec, defineRoute } from '../route.js';
 import { DeviceParams } from '../schemas/common.js';
 import { SessionStateOnlySchema } from '../schemas/session.js';
 import { InboundAcceptedSchema, InboundBody, ScanBody } from '../schemas/sandbox.js';
@@ -18,25 +18,22 @@ export interface SandboxRouteDeps {
   devices: DevicesReadModel;
   sessions: Supervisor;
   sandbox: SandboxEngine;
-  projections: ProjectionRunner;
+  projections: ReadModelProgress;
 }
 
 const NOT_FOUND = { description: 'No such device.' };
 
 export function sandboxRoutes({ devices, sessions, sandbox, projections }: SandboxRouteDeps): RouteSpec[] {
-  const stateOf = (deviceId: string) => sessions.state(deviceId) ?? devices.session(deviceId)?.state ?? 'closed';
-  /** 404 for unknown devices, 409 `not_sandbox_device` for devices of another engine. */
-  const requireSandboxDevice = (deviceId: string) => {
-    const device = devices.get(deviceId);
-    if (!device) throw notFound(`device "${deviceId}" does not exist`);
-    if (device.engine !== 'sandbox') throw conflict('not_sandbox_device', `device "${deviceId}" uses the ${device.engine} engine, not the sandbox`);
+  /** 409 `not_sandbox_device` for devices of another engine (the router answered 404 for unknown ones). */
+  const requireSandboxDevice = ({ id, view }: RequestDevice) => {
+    if (view.engine !== 'sandbox') throw conflict('not_sandbox_device', `device "${id}" uses the ${view.engine} engine, not the sandbox`);
   };
-  const notOnline = (deviceId: string) => conflict('session_not_online', `the session is ${stateOf(deviceId)}, not online`);
+  const notOnline = (device: RequestDevice) => conflict('session_not_online', `the session is ${device.sessionState()}, not online`);
   /** The device has reacted to what the network just did; answer its state, readable everywhere (read your writes). */
-  const reaction = async (deviceId: string) => {
-    const settled = await sessions.settled(deviceId);
-    if (settled?.position) await projections.waitFor(settled.position);
-    return { status: 202, body: { state: settled?.state ?? stateOf(deviceId) } };
+  const reaction = async (device: RequestDevice) => {
+    const settled = await sessions.settled(device.id);
+    if (settled?.position) await projections.settle(settled.position);
+    return { status: 202, body: { state: settled?.state ?? device.sessionState() } };
   };
 
   return [
@@ -57,14 +54,14 @@ export function sandboxRoutes({ devices, sessions, sandbox, projections }: Sandb
         404: NOT_FOUND,
         409: { description: 'Not a sandbox device (`not_sandbox_device`), or no code on show (`qr_unavailable`).' },
       },
-      async handler({ params, body }) {
-        requireSandboxDevice(params.deviceId);
+      async handler({ params, body, device }) {
+        requireSandboxDevice(device);
         const outcome = await sandbox.scan(params.deviceId, body.phone);
         if (outcome === 'unknown_number') {
           throw invalidRequest('body/phone does not exist in the sandbox', [{ path: '/phone', message: 'numbers ending in 0000 do not exist in the sandbox' }]);
         }
-        if (outcome === 'no_qr') throw conflict('qr_unavailable', `the session is ${stateOf(params.deviceId)}; a code can be scanned only in state qr`);
-        return reaction(params.deviceId);
+        if (outcome === 'no_qr') throw conflict('qr_unavailable', `the session is ${device.sessionState()}; a code can be scanned only in state qr`);
+        return reaction(device);
       },
     }),
     defineRoute({
@@ -84,13 +81,13 @@ export function sandboxRoutes({ devices, sessions, sandbox, projections }: Sandb
         404: NOT_FOUND,
         409: { description: 'Not a sandbox device (`not_sandbox_device`), or the session is not online (`session_not_online`).' },
       },
-      handler({ params, body }) {
-        requireSandboxDevice(params.deviceId);
+      handler({ params, body, device }) {
+        requireSandboxDevice(device);
         if (body.from.endsWith('0000')) {
           throw invalidRequest('body/from does not exist in the sandbox', [{ path: '/from', message: 'numbers ending in 0000 do not exist in the sandbox' }]);
         }
         const accepted = sandbox.inbound(params.deviceId, { from: body.from, type: body.type ?? 'text', body: body.body });
-        if (!accepted) throw notOnline(params.deviceId);
+        if (!accepted) throw notOnline(device);
         return { status: 202, body: accepted };
       },
     }),
@@ -110,10 +107,10 @@ export function sandboxRoutes({ devices, sessions, sandbox, projections }: Sandb
         404: NOT_FOUND,
         409: { description: 'Not a sandbox device (`not_sandbox_device`), or the session is not online (`session_not_online`).' },
       },
-      handler({ params }) {
-        requireSandboxDevice(params.deviceId);
-        if (!sandbox.disconnect(params.deviceId)) throw notOnline(params.deviceId);
-        return reaction(params.deviceId);
+      handler({ params, device }) {
+        requireSandboxDevice(device);
+        if (!sandbox.disconnect(params.deviceId)) throw notOnline(device);
+        return reaction(device);
       },
     }),
     defineRoute({
@@ -132,12 +129,12 @@ export function sandboxRoutes({ devices, sessions, sandbox, projections }: Sandb
         404: NOT_FOUND,
         409: { description: 'Not a sandbox device (`not_sandbox_device`), or no account is linked (`session_not_linked`).' },
       },
-      async handler({ params }) {
-        requireSandboxDevice(params.deviceId);
+      async handler({ params, device }) {
+        requireSandboxDevice(device);
         if ((await sandbox.logout(params.deviceId)) === 'not_linked') {
-          throw conflict('session_not_linked', `no account is linked to device "${params.deviceId}" (the session is ${stateOf(params.deviceId)})`);
+          throw conflict('session_not_linked', `no account is linked to device "${params.deviceId}" (the session is ${device.sessionState()})`);
         }
-        return reaction(params.deviceId);
+        return reaction(device);
       },
     }),
   ];

@@ -1,11 +1,11 @@
 /**
- * POST /devices/:deviceId/send/<kind> and DELETE /devices/:deviceId/send/:waMessageId (API.md, Sending).
+ * POST /devices/:deviceId/send/<kind> and DELETE /devices/:deviceId/send/:waMessageId (the README's "Sending and the outbox").
  * Every send is queued in the device's outbox and answered 202 at once, whatever the session state.
  */
 import type { Context } from 'koa';
 import type { TSchema } from 'typebox';
 import type { MediaSettings } from '../../config.js';
-import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_MAX_LENGTH, parseIdempotencyKey } from '../../idempotency/idempotency-keys.js';
+import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_MAX_LENGTH, parseIdempotencyKey } from '../../outbox/idempotency-keys.js';
 import { mediaBodyParser, uploadedMedia } from '../../media/media-body-parser.js';
 import type { MediaInput } from '../../media/media-intake.js';
 import { mediaLimitOf } from '../../media/media-limits.js';
@@ -13,7 +13,7 @@ import type { MediaStore } from '../../media/media-store.js';
 import { isSingleEmoji } from '../../outbox/emoji.js';
 import type { MediaKind } from '../../outbox/outbox-events.js';
 import type { SendCommands } from '../../outbox/send-commands.js';
-import { invalidRequest, notFound } from '../problem.js';
+import { invalidRequest } from '../problem.js';
 import { type ResponseSpec, type RouteSpec, defineRoute } from '../route.js';
 import { DeviceParams } from '../schemas/common.js';
 import {
@@ -32,7 +32,6 @@ import {
 export interface SendRouteDeps {
   sends: SendCommands;
   /** Whether a device exists (the admin key reaches any id). */
-  deviceExists: (deviceId: string) => boolean;
   media: MediaStore;
   mediaSettings: MediaSettings;
 }
@@ -51,9 +50,6 @@ const QUEUED: Record<number, ResponseSpec> = {
 
 export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
   const { sends } = deps;
-  const requireDevice = (deviceId: string) => {
-    if (!deps.deviceExists(deviceId)) throw notFound(`device "${deviceId}" does not exist`);
-  };
   const keyOf = (ctx: Context) => parseIdempotencyKey(ctx.get(IDEMPOTENCY_HEADER) || undefined);
   const description = (what: string) => `${what}\n\n${IDEMPOTENCY_NOTE}`;
 
@@ -79,7 +75,6 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
         415: { description: 'The media\'s type does not fit the message kind or cannot be recognised (`unsupported_media_type`), or the body is neither JSON nor multipart.' },
       },
       async handler({ params, body, ctx }) {
-        requireDevice(params.deviceId);
         const fields = body as { to: string; url?: string; base64?: string; mimetype?: string; caption?: string; filename?: string; ptt?: boolean };
         const input = mediaInputOf(fields, uploadedMedia(ctx));
         if (kind === 'file' && fields.filename === undefined && !(input.from === 'upload' && input.filename)) {
@@ -105,7 +100,6 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
       body: TextBody,
       responses: QUEUED,
       async handler({ params, body, ctx }) {
-        requireDevice(params.deviceId);
         return { status: 202, body: await sends.send(params.deviceId, { kind: 'text', to: body.to, text: body.text }, keyOf(ctx)) };
       },
     }),
@@ -125,7 +119,6 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
       body: LocationBody,
       responses: QUEUED,
       async handler({ params, body, ctx }) {
-        requireDevice(params.deviceId);
         return { status: 202, body: await sends.send(params.deviceId, { kind: 'location', ...body }, keyOf(ctx)) };
       },
     }),
@@ -144,7 +137,6 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
       body: LinkBody,
       responses: QUEUED,
       async handler({ params, body, ctx }) {
-        requireDevice(params.deviceId);
         return { status: 202, body: await sends.send(params.deviceId, { kind: 'link', ...body }, keyOf(ctx)) };
       },
     }),
@@ -163,7 +155,6 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
         if (body.emoji !== '' && !isSingleEmoji(body.emoji)) {
           throw invalidRequest('body/emoji must be one emoji, or "" to remove the reaction', [{ path: '/emoji', message: 'must be one emoji or ""' }]);
         }
-        requireDevice(params.deviceId);
         return { status: 202, body: await sends.send(params.deviceId, { kind: 'reaction', ...body }, keyOf(ctx)) };
       },
     }),
@@ -185,7 +176,6 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
         409: { description: 'Being sent right now (`message_sending`), or it failed (`message_failed`).' },
       },
       async handler({ params }) {
-        requireDevice(params.deviceId);
         const outcome = await sends.delete(params.deviceId, params.waMessageId);
         return { status: outcome.status === 'deleting' ? 202 : 200, body: outcome };
       },

@@ -1,12 +1,11 @@
 import QRCode from 'qrcode';
 import Type from 'typebox';
-import { ActorStoppedError, type CommandResult } from '../../actors/device-actor.js';
-import { type Supervisor, UnknownDeviceError } from '../../actors/supervisor.js';
-import { EngineUnavailableError } from '../../engines/engines.js';
+import type { CommandResult } from '../../actors/device-actor.js';
+import type { Supervisor } from '../../actors/supervisor.js';
 import type { DevicesReadModel } from '../../devices/devices-read-model.js';
-import type { ProjectionRunner } from '../../projections/projection-runner.js';
-import { Problem, conflict, notFound } from '../problem.js';
-import { type RouteSpec, defineRoute } from '../route.js';
+import { DomainError, deviceNotFound } from '../../errors/domain-error.js';
+import type { ReadModelProgress } from '../../projections/projection-runner.js';
+import { type RequestDevice, type RouteSpec, defineRoute } from '../route.js';
 import { DeviceParams } from '../schemas/common.js';
 import { ClosedSessionSchema, CloseSessionBody, MeSchema, QrSchema, SessionStateOnlySchema, SessionStateSchema } from '../schemas/session.js';
 
@@ -15,30 +14,19 @@ const tag = 'Session';
 export interface SessionRouteDeps {
   devices: DevicesReadModel;
   sessions: Supervisor;
-  projections: ProjectionRunner;
+  projections: ReadModelProgress;
 }
 
 const NOT_FOUND = { description: 'No such device (admin key only).' };
 const ENGINE_UNAVAILABLE = { description: 'The device\'s engine is not available in this gateway (`engine_unavailable`).' };
 
 export function sessionRoutes({ devices, sessions, projections }: SessionRouteDeps): RouteSpec[] {
-  const requireDevice = (deviceId: string) => {
-    if (!devices.get(deviceId)) throw notFound(`device "${deviceId}" does not exist`);
-  };
   /** Runs a command on the device's actor and answers once the read models include what it recorded. */
-  const command = async (deviceId: string, run: () => Promise<CommandResult>): Promise<CommandResult> => {
-    requireDevice(deviceId);
-    let result: CommandResult;
-    try {
-      result = await run();
-    } catch (error) {
-      throw sessionProblem(error);
-    }
-    if (result.position !== undefined) await projections.waitFor(result.position);
+  const command = async (run: () => Promise<CommandResult>): Promise<CommandResult> => {
+    const result = await run();
+    if (result.position !== undefined) await projections.settle(result.position);
     return result;
   };
-  /** What this process knows best: the actor's state when it runs one, else the read model's. */
-  const currentState = (deviceId: string) => sessions.state(deviceId) ?? devices.session(deviceId)?.state ?? 'closed';
 
   return [
     defineRoute({
@@ -60,7 +48,7 @@ export function sessionRoutes({ devices, sessions, projections }: SessionRouteDe
         409: ENGINE_UNAVAILABLE,
       },
       async handler({ params }) {
-        const result = await command(params.deviceId, () => sessions.open(params.deviceId));
+        const result = await command(() => sessions.open(params.deviceId));
         return { status: result.changed ? 202 : 200, body: { state: result.state } };
       },
     }),
@@ -79,7 +67,7 @@ export function sessionRoutes({ devices, sessions, projections }: SessionRouteDe
       body: CloseSessionBody,
       responses: { 200: { description: 'The session is closed.', schema: ClosedSessionSchema }, 404: NOT_FOUND, 409: ENGINE_UNAVAILABLE },
       async handler({ params, body }) {
-        const result = await command(params.deviceId, () => sessions.close(params.deviceId, { logout: body.logout === true }));
+        const result = await command(() => sessions.close(params.deviceId, { logout: body.logout === true }));
         return { status: 200, body: { state: result.state } };
       },
     }),
@@ -96,7 +84,7 @@ export function sessionRoutes({ devices, sessions, projections }: SessionRouteDe
       params: DeviceParams,
       responses: { 202: { description: 'Restarting.', schema: SessionStateOnlySchema }, 404: NOT_FOUND, 409: ENGINE_UNAVAILABLE },
       async handler({ params }) {
-        const result = await command(params.deviceId, () => sessions.reboot(params.deviceId));
+        const result = await command(() => sessions.reboot(params.deviceId));
         return { status: 202, body: { state: result.state } };
       },
     }),
@@ -112,7 +100,7 @@ export function sessionRoutes({ devices, sessions, projections }: SessionRouteDe
       responses: { 200: { description: 'The session state.', schema: SessionStateSchema }, 404: NOT_FOUND },
       handler({ params }) {
         const session = devices.session(params.deviceId);
-        if (!session) throw notFound(`device "${params.deviceId}" does not exist`);
+        if (!session) throw deviceNotFound(params.deviceId); // deleted since the request began
         return { status: 200, body: session };
       },
     }),
@@ -132,8 +120,8 @@ export function sessionRoutes({ devices, sessions, projections }: SessionRouteDe
         404: NOT_FOUND,
         409: { description: 'No code on show (`qr_unavailable`); `detail` names the state.' },
       },
-      handler({ params }) {
-        return { status: 200, body: currentQr(params.deviceId), headers: { 'Cache-Control': 'no-store' } };
+      handler({ device }) {
+        return { status: 200, body: currentQr(device), headers: { 'Cache-Control': 'no-store' } };
       },
     }),
     defineRoute({
@@ -150,8 +138,8 @@ export function sessionRoutes({ devices, sessions, projections }: SessionRouteDe
         404: NOT_FOUND,
         409: { description: 'No code on show (`qr_unavailable`); `detail` names the state.' },
       },
-      async handler({ params }) {
-        const { qr } = currentQr(params.deviceId);
+      async handler({ device }) {
+        const { qr } = currentQr(device);
         const png = await QRCode.toBuffer(qr, { type: 'png', errorCorrectionLevel: 'M', margin: 2, width: 320 });
         return { status: 200, body: png, headers: { 'Cache-Control': 'no-store' } };
       },
@@ -170,27 +158,17 @@ export function sessionRoutes({ devices, sessions, projections }: SessionRouteDe
         404: NOT_FOUND,
         409: { description: 'The session is not online (`session_not_online`).' },
       },
-      handler({ params }) {
-        requireDevice(params.deviceId);
-        const account = sessions.account(params.deviceId);
-        if (!account) throw conflict('session_not_online', `the session is ${currentState(params.deviceId)}, not online`);
+      handler({ device }) {
+        const account = sessions.account(device.id);
+        if (!account) throw new DomainError('session_not_online', `the session is ${device.sessionState()}, not online`);
         return { status: 200, body: { phone: account.phone, jid: account.jid, ...(account.name ? { name: account.name } : {}) } };
       },
     }),
   ];
 
-  function currentQr(deviceId: string): { qr: string; expiresAt: string } {
-    requireDevice(deviceId);
-    const qr = sessions.peek(deviceId)?.qr();
-    if (!qr) throw conflict('qr_unavailable', `the session is ${currentState(deviceId)}; a QR code is shown only in state qr`);
+  function currentQr(device: RequestDevice): { qr: string; expiresAt: string } {
+    const qr = sessions.peek(device.id)?.qr();
+    if (!qr) throw new DomainError('qr_unavailable', `the session is ${device.sessionState()}; a QR code is shown only in state qr`);
     return { qr: qr.code, expiresAt: qr.expiresAt };
   }
-}
-
-/** Failures of the device actor as problems; anything else goes on to the error middleware. */
-export function sessionProblem(error: unknown): unknown {
-  if (error instanceof UnknownDeviceError) return notFound(error.message);
-  if (error instanceof EngineUnavailableError) return conflict('engine_unavailable', error.message);
-  if (error instanceof ActorStoppedError) return new Problem(503, 'shutting_down', 'the gateway is stopping or the device was just deleted; try again');
-  return error;
 }

@@ -6,7 +6,7 @@
 import type Database from 'better-sqlite3';
 import type { StoredEvent } from '../eventstore/event-store.js';
 import type { Projection } from '../projections/projection.js';
-import { type OutboxMessageQueuedData, type QueuedAnswer, answerOf } from '../outbox/outbox-events.js';
+import { type OutboxMessageQueuedData, type QueuedAnswer, answerOf } from './outbox-events.js';
 
 export interface IdempotencyRecord {
   fingerprint: string;

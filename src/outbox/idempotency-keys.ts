@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { DomainError, invalidField } from '../errors/domain-error.js';
-import type { QueuedAnswer } from '../outbox/outbox-events.js';
+import type { QueuedAnswer } from './outbox-events.js';
 import type { IdempotencyReadModel } from './idempotency-read-model.js';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';

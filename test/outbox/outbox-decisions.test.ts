@@ -1,0 +1,128 @@
+/**
+ * The outbox's pure decisions, given / when / then: given the events of the outbox stream (folded by
+ * OutboxState.apply, the outbox's evolve), when a decision runs, then its events and its answer.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Decide } from '../../src/outbox/device-outbox.js';
+import {
+  cancelMessage,
+  clearOutbox,
+  queueMessage,
+  recordAttemptFailed,
+  recordReceipt,
+  recordSent,
+  requestRevoke,
+  startSending,
+} from '../../src/outbox/outbox-decisions.js';
+import { nextJob } from '../../src/outbox/outbox-drainer.js';
+import type { OutboxEvent } from '../../src/outbox/outbox-events.js';
+import { OutboxState } from '../../src/outbox/outbox-state.js';
+import { DomainError } from '../../src/errors/domain-error.js';
+
+const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
+const queued = (n: number): OutboxEvent => ({
+  type: 'OutboxMessageQueued',
+  data: { deviceId: 'd', outboxId: `o${n}`, waMessageId: `W${n}`, to: '4915100000000', seq: n, content: { kind: 'text', text: `m${n}` }, createdAt: '2026-11-22T12:00:00.000Z' },
+});
+const sending = (n: number, attempt = 1): OutboxEvent => ({ type: 'OutboxMessageSending', data: { deviceId: 'd', outboxId: `o${n}`, waMessageId: `W${n}`, attempt } });
+const status = (n: number, s: 'sent' | 'delivered' | 'cancelled'): OutboxEvent => ({
+  type: 'MessageStatusChanged',
+  data: { deviceId: 'd', waMessageId: `W${n}`, status: s, recipient: '4915100000000', outboxId: `o${n}`, timestamp: Math.floor(NOW / 1000) },
+});
+
+function given(events: OutboxEvent[]): OutboxState {
+  const state = new OutboxState();
+  for (const event of events) state.apply(event);
+  return state;
+}
+const when = <R>(events: OutboxEvent[], decide: Decide<R>) => decide(given(events));
+
+describe('outbox decisions', () => {
+  it('queues with the next sequence number', () => {
+    const { events, result } = when([queued(1), queued(2)], queueMessage('d', { outboxId: 'o3', waMessageId: 'W3', to: '4915100000000', content: { kind: 'text', text: 'x' }, createdAt: 'c' }));
+    expect(result.seq).toBe(3);
+    expect(events).toEqual([{ type: 'OutboxMessageQueued', data: result }]);
+  });
+
+  it('cancels a queued message, refuses one being sent or unknown', () => {
+    expect(when([queued(1)], cancelMessage('d', (s) => s.messages.get('o1'), NOW)).events).toEqual([{ ...status(1, 'cancelled') }]);
+    expect(() => when([queued(1), sending(1)], cancelMessage('d', (s) => s.messages.get('o1'), NOW))).toThrowError(
+      expect.objectContaining({ code: 'message_sending' }) as unknown as Error,
+    );
+    expect(() => when([], cancelMessage('d', (s) => s.messages.get('o1'), NOW))).toThrow(DomainError);
+  });
+
+  it('clears only what is still queued', () => {
+    const { events, result } = when([queued(1), sending(1), queued(2), queued(3)], clearOutbox('d', NOW));
+    expect(result.map((m) => m.outboxId)).toEqual(['o2', 'o3']);
+    expect(events).toEqual([status(2, 'cancelled'), status(3, 'cancelled')]);
+  });
+
+  it('records the try before sending, with the attempt number', () => {
+    const { events, result } = when([queued(1), sending(1), { type: 'OutboxAttemptFailed', data: { deviceId: 'd', outboxId: 'o1', waMessageId: 'W1', attempt: 1, error: { code: 'x', message: 'x' }, counted: true, retryAt: 0 } }], startSending('d', 'o1', NOW));
+    expect(result).toMatchObject({ action: 'send', message: { outboxId: 'o1', attempts: 1, failures: 1 } });
+    expect(events).toEqual([sending(1, 2)]);
+  });
+
+  it('a message a receipt already confirmed is recorded sent instead of sent again', () => {
+    const receipt = status(1, 'delivered');
+    const { events, result } = when([queued(1), sending(1), receipt], startSending('d', 'o1', NOW));
+    expect(result.action).toBe('confirm');
+    expect(events).toEqual([status(1, 'sent')]);
+  });
+
+  it('a message that left the outbox is skipped, and its outcome recorded once', () => {
+    expect(when([queued(1), status(1, 'cancelled')], startSending('d', 'o1', NOW))).toEqual({ events: [], result: { action: 'skip' } });
+    expect(when([queued(1), status(1, 'sent')], recordSent('d', 'o1', NOW))).toEqual({ events: [], result: false });
+    expect(when([queued(1), sending(1)], recordAttemptFailed('d', 'o1', { error: { code: 'e', message: 'm' }, counted: true, retryAt: NOW + 5 })).events).toEqual([
+      { type: 'OutboxAttemptFailed', data: { deviceId: 'd', outboxId: 'o1', waMessageId: 'W1', attempt: 1, error: { code: 'e', message: 'm' }, counted: true, retryAt: NOW + 5 } },
+    ]);
+  });
+
+  it('drops a repeated receipt and one that adds nothing to a known status', () => {
+    const receipt = { waMessageId: 'W1', status: 'delivered' as const, recipient: '4915100000000', timestamp: 1 };
+    const first = when([queued(1), sending(1), status(1, 'sent')], recordReceipt('d', receipt, () => undefined));
+    expect(first.result).toBe(true);
+    expect(first.events[0]).toMatchObject({ type: 'MessageStatusChanged', data: { status: 'delivered', outboxId: 'o1' } });
+    expect(first.events[0]!.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(when([queued(1), sending(1), status(1, 'sent'), status(1, 'delivered')], recordReceipt('d', receipt, () => undefined))).toEqual({ events: [], result: false });
+    expect(when([], recordReceipt('d', { ...receipt, status: 'delivered' }, () => ({ outboxId: 'o1', status: 'read' })))).toEqual({ events: [], result: false });
+  });
+
+  it('asks for a revoke once', () => {
+    const target = { waMessageId: 'W9', to: '4915100000000' };
+    expect(when([], requestRevoke('d', target))).toEqual({ events: [{ type: 'OutboxRevokeRequested', data: { deviceId: 'd', ...target } }], result: 'requested' });
+    expect(when([{ type: 'OutboxRevokeRequested', data: { deviceId: 'd', ...target } }], requestRevoke('d', target))).toEqual({ events: [], result: 'already' });
+  });
+});
+
+describe('nextJob', () => {
+  it('a due revoke first, then the head of the FIFO', () => {
+    const revoke: OutboxEvent = { type: 'OutboxRevokeRequested', data: { deviceId: 'd', waMessageId: 'W9', to: '4915100000000' } };
+    expect(nextJob(given([queued(1), queued(2), revoke]), NOW)).toEqual({ type: 'revoke', waMessageId: 'W9' });
+    expect(nextJob(given([queued(1), queued(2)]), NOW)).toEqual({ type: 'send', outboxId: 'o1' });
+  });
+  it('waits for the earliest backoff to end, and has nothing to do on an empty outbox', () => {
+    const failed: OutboxEvent = { type: 'OutboxAttemptFailed', data: { deviceId: 'd', outboxId: 'o1', waMessageId: 'W1', attempt: 1, error: { code: 'e', message: 'm' }, counted: true, retryAt: NOW + 2_000 } };
+    expect(nextJob(given([queued(1), sending(1), failed]), NOW)).toEqual({ type: 'wait', until: NOW + 2_000 });
+    expect(nextJob(given([]), NOW)).toBeUndefined();
+  });
+});
+
+describe('OutboxState', () => {
+  it('keeps only what is pending, in FIFO order, and survives a snapshot', () => {
+    const state = given([queued(1), queued(2), queued(3), sending(2), status(2, 'sent'), status(3, 'cancelled')]);
+    expect([...state.messages.keys()]).toEqual(['o1']);
+    expect(state.lastSeq).toBe(3);
+    expect(state.recentlyLeftMessage('W2')).toEqual({ outboxId: 'o2', status: 'sent' });
+    const copy = OutboxState.fromSnapshot(JSON.parse(JSON.stringify(state.toSnapshot())));
+    expect(copy.toSnapshot()).toEqual(state.toSnapshot());
+    expect(copy.byWaMessageId('W1')?.outboxId).toBe('o1');
+  });
+  it('a receipt for a pending message marks it confirmed; a final revoke failure forgets the revoke', () => {
+    const state = given([queued(1), sending(1), status(1, 'delivered'), { type: 'OutboxRevokeRequested', data: { deviceId: 'd', waMessageId: 'W8', to: 'x' } }]);
+    expect(state.messages.get('o1')?.confirmed).toBe(true);
+    state.apply({ type: 'OutboxRevokeFailed', data: { deviceId: 'd', waMessageId: 'W8', error: { code: 'e', message: 'm' }, final: true, attempt: 1, retryAt: 0 } });
+    expect(state.revokes.size).toBe(0);
+  });
+});
