@@ -9,6 +9,7 @@ import { pino } from 'pino';
 import { deviceStream } from '../src/devices/device-events.js';
 import type { NewEvent } from '../src/eventstore/event-store.js';
 import { SQLITE_STORE_FILE } from '../src/eventstore/open-event-store.js';
+import { withCurrentSchemas } from '../src/event-schemas.js';
 import { SqliteEventStore } from '../src/eventstore/sqlite/sqlite-event-store.js';
 import { inboxStream, outboxStream } from '../src/messages/message-events.js';
 import { ProjectionRunner } from '../src/projections/projection-runner.js';
@@ -114,7 +115,8 @@ function inbound(deviceId: string, d: number, round: number): NewEvent {
 
 /** What `npm run rebuild` does: every read model, one pass from position 0. */
 async function rebuildAll(dataDir: string) {
-  const store = new SqliteEventStore(join(dataDir, SQLITE_STORE_FILE));
+  // As npm run rebuild reads it: the bench's DeviceCreated events are written in their first schema.
+  const store = withCurrentSchemas(new SqliteEventStore(join(dataDir, SQLITE_STORE_FILE)));
   const db = openReadModelDb(dataDir);
   const log = pino({ level: 'warn' });
   const runner = new ProjectionRunner(store, db, allProjections(db, store, log), log);

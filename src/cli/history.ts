@@ -4,6 +4,7 @@
  * secrets redacted. It only reads, so it is safe beside a running gateway.
  */
 import { loadConfig } from '../config.js';
+import { withCurrentSchemas } from '../event-schemas.js';
 import { openEventStore } from '../eventstore/open-event-store.js';
 import { redactSecrets } from '../history/redact.js';
 
@@ -17,7 +18,7 @@ async function main(): Promise<void> {
     process.stderr.write('usage: npm run history -- <deviceId> [--json]\n');
     process.exit(2);
   }
-  const store = await openEventStore(loadConfig());
+  const store = withCurrentSchemas(await openEventStore(loadConfig()));
   let after = 0;
   let count = 0;
   try {

@@ -3,6 +3,7 @@
  * then reports events/s. Stop the gateway first: read models have one writer.
  */
 import { loadConfig } from '../config.js';
+import { withCurrentSchemas } from '../event-schemas.js';
 import { openEventStore } from '../eventstore/open-event-store.js';
 import { createLogger } from '../logger.js';
 import { ProjectionRunner } from '../projections/projection-runner.js';
@@ -12,7 +13,7 @@ import { allProjections } from '../read-models.js';
 async function main(): Promise<void> {
   const config = loadConfig();
   const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
-  const store = await openEventStore(config);
+  const store = withCurrentSchemas(await openEventStore(config));
   const db = openReadModelDb(config.dataDir);
   const runner = new ProjectionRunner(store, db, allProjections(db, store, log), log);
   try {

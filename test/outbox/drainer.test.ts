@@ -146,7 +146,6 @@ describe('the outbox drainer', () => {
     h.drainer.start([DEVICE]);
     await eventually(() => connection.sent.length === 1, 'the first send under way');
     await expect(h.outboxes.execute(DEVICE, cancelMessage(DEVICE, (s) => s.messages.get(first.outboxId), Date.now()))).rejects.toMatchObject({
-      status: 409,
       code: 'message_sending',
     });
     await h.outboxes.execute(DEVICE, cancelMessage(DEVICE, (s) => s.messages.get(second.outboxId), Date.now()));
