@@ -91,7 +91,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const contactsRecorder = new ContactsRecorder(store, (err, streamId) => log.warn({ err, streamId }, 'could not save a contacts snapshot'));
   const sink = sendingCore.messageSink(new StoreMessageSink(store, contactsRecorder.listener));
   const sessions = new Supervisor({ store, engines, devices, reconnect: config.reconnect, log, sink });
-  const webhooks = await Webhooks.start({ settings: config.webhooks, store, readModelDb, deviceCommands, guard: outboundGuard, log });
+  const webhooks = await Webhooks.start({ settings: config.webhooks, store, readModelDb, deviceCommands, encryptionKey: config.encryptionKey, guard: outboundGuard, log });
   const sending = await startSending({
     config,
     store,

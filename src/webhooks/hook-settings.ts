@@ -10,6 +10,7 @@ import { deviceStream } from '../devices/device-events.js';
 import { DomainError } from '../errors/domain-error.js';
 import type { ReadModelProgress } from '../projections/projection-runner.js';
 import type { WebhookEventKind } from './envelope.js';
+import type { HookSecrets } from './hook-secrets.js';
 import type { HookView, WebhooksReadModel } from './webhooks-read-model.js';
 
 export interface ConfigureHooks {
@@ -28,6 +29,7 @@ export class HookSettings {
     private readonly commands: DeviceCommandHandler,
     private readonly progress: ReadModelProgress,
     private readonly model: WebhooksReadModel,
+    private readonly secrets: HookSecrets,
   ) {}
 
   /** Sets the configuration; the secret is made on the first call and kept until rotated or removed. */
@@ -37,14 +39,14 @@ export class HookSettings {
       deviceId,
       url: input.url,
       events: input.events,
-      secret: newHookSecret(),
+      secret: this.secrets.seal(deviceId, newHookSecret()),
       rotateSecret: input.rotateSecret === true,
       at: new Date().toISOString(),
     });
     await this.progress.settle(position);
     const hook = state.status === 'live' ? state.hook : undefined;
     if (!hook) throw new Error('a hook configuration that was decided is missing from the state'); // the decider rules it out
-    return { url: hook.url, events: hook.events as WebhookEventKind[], secret: hook.secret, updatedAt: hook.updatedAt };
+    return { url: hook.url, events: hook.events as WebhookEventKind[], secret: this.secrets.open(deviceId, hook.secret), updatedAt: hook.updatedAt };
   }
 
   /** Removes the configuration (and with it the secret); pending deliveries end. Nothing configured: nothing to do. */

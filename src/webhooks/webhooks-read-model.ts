@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { DEVICE_EVENT_TYPES, type DeviceEvent, HOOK_EVENT_TYPES, type HookConfiguration, type HookEvent } from '../devices/device-events.js';
 import type { StoredEvent } from '../eventstore/event-store.js';
 import { eventGuard } from '../eventstore/typed-events.js';
+import { HookSecrets } from './hook-secrets.js';
 import type { Projection } from '../projections/projection.js';
 import { DELIVERY_EVENT_TYPES, type DeliveryEvent } from './delivery-events.js';
 import { WEBHOOK_SOURCE_EVENT_TYPES, type WebhookEventKind, envelopeOf } from './envelope.js';
@@ -91,7 +92,11 @@ export class WebhooksReadModel implements Projection {
    */
   private readonly hooks = new Map<string, HookView | null>();
 
-  constructor(private readonly db: Database.Database) {}
+  /** `secrets` opens the stored secrets (sealed when ENCRYPTION_KEY is set); applying events never needs it. */
+  constructor(
+    private readonly db: Database.Database,
+    private readonly secrets: HookSecrets = new HookSecrets(undefined),
+  ) {}
 
   setup(db: Database.Database): void {
     db.exec(`
@@ -183,13 +188,20 @@ export class WebhooksReadModel implements Projection {
   private deliverable(stored: StoredEvent, at: number): void {
     const envelope = envelopeOf(stored);
     if (!envelope) return;
-    const hook = this.hook(envelope.deviceId);
+    const hook = this.storedHook(envelope.deviceId);
     if (!hook || !(hook.events as string[]).includes(envelope.event)) return;
     this.sql().insertDelivery.run(stored.position, envelope.id, envelope.deviceId, envelope.event, JSON.stringify(envelope), at, envelope.timestamp, at);
     this.notify(envelope.deviceId);
   }
 
+  /** The configuration with its secret opened, as it is used and answered. */
   hook(deviceId: string): HookView | undefined {
+    const stored = this.storedHook(deviceId);
+    return stored && { ...stored, secret: this.secrets.open(deviceId, stored.secret) };
+  }
+
+  /** The configuration as stored (the secret sealed when ENCRYPTION_KEY is set). */
+  private storedHook(deviceId: string): HookView | undefined {
     let view = this.hooks.get(deviceId);
     if (view === undefined) {
       const row = this.sql().hook.get(deviceId);

@@ -19,6 +19,7 @@ import { DeliveryQueue } from './delivery-queue.js';
 import { testEnvelope } from './envelope.js';
 import type { DeliveryEvent } from './delivery-events.js';
 import { type DeliveryLaneCommand, type DeliveryLaneState, deliveryLaneDecider } from './delivery-lane-decider.js';
+import { HookSecrets } from './hook-secrets.js';
 import { HookSettings, hooksNotConfigured } from './hook-settings.js';
 import { RetryPolicy } from './retry-policy.js';
 import { WebhookSender } from './webhook-sender.js';
@@ -33,6 +34,8 @@ export interface WebhooksOptions {
   readModelDb: Database.Database;
   /** The one writer of the devices' registry streams, where hook configurations live. */
   deviceCommands: DeviceCommandHandler;
+  /** ENCRYPTION_KEY: signing secrets are sealed with it in the log and the read model. */
+  encryptionKey: Uint8Array | undefined;
   guard: OutboundGuard;
   log: Logger;
 }
@@ -76,15 +79,17 @@ export class Webhooks {
     private readonly pruner: NodeJS.Timeout,
     lanes: DeliveryLaneWriter,
     deviceCommands: DeviceCommandHandler,
+    secrets: HookSecrets,
   ) {
-    this.hooks = new HookSettings(deviceCommands, runner, model);
+    this.hooks = new HookSettings(deviceCommands, runner, model, secrets);
     this.deliveries = new DeliveryLog(lanes, runner, model);
   }
 
   /** Catches up with the log (deliveries due while the gateway was down included), then starts delivering. */
   static async start(options: WebhooksOptions): Promise<Webhooks> {
     const { settings, store, readModelDb, guard, log, deviceCommands } = options;
-    const model = new WebhooksReadModel(readModelDb);
+    const secrets = new HookSecrets(options.encryptionKey);
+    const model = new WebhooksReadModel(readModelDb, secrets);
     const runner = new ProjectionRunner(store, readModelDb, [model], log.child({ component: 'webhooks' }));
     const queue = new DeliveryQueue({ concurrency: settings.concurrency, hostRatePerSecond: settings.hostRatePerSecond });
     const sender = new WebhookSender(createOutboundHttp(guard, { timeoutMs: settings.timeoutMs }), settings.timeoutMs);
@@ -100,7 +105,7 @@ export class Webhooks {
     prune();
     const pruner = setInterval(prune, PRUNE_EVERY_MS).unref();
     dispatcher.start();
-    return new Webhooks(runner, model, dispatcher, queue, sender, pruner, lanes, deviceCommands);
+    return new Webhooks(runner, model, dispatcher, queue, sender, pruner, lanes, deviceCommands, secrets);
   }
 
   /** POST /hooks/test: one attempt, now, outside the queue and the log. */

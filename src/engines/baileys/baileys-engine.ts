@@ -12,7 +12,7 @@ import type { EventStore } from '../../eventstore/event-store.js';
 import { type Engine, type EngineConnection, EngineError, type EngineEvents } from '../engine.js';
 import { AuthRecordError, AuthRecords } from './auth/auth-records.js';
 import { loadStoreAuthState, wipeStoreAuthState } from './auth/store-auth-state.js';
-import { ValueCipher } from './auth/value-cipher.js';
+import { ValueCipher } from '../../secrets/value-cipher.js';
 import { BaileysConnection, type ConnectionSettings } from './baileys-connection.js';
 import type { BaileysSocket, SocketFactory } from './baileys-socket.js';
 import type { LinkPreviewProvider } from './outgoing-content.js';

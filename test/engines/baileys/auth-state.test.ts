@@ -11,7 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../../src/config.js';
 import { AuthRecordError, AuthRecords } from '../../../src/engines/baileys/auth/auth-records.js';
 import { loadStoreAuthState, wipeStoreAuthState } from '../../../src/engines/baileys/auth/store-auth-state.js';
-import { ValueCipher } from '../../../src/engines/baileys/auth/value-cipher.js';
+import { ValueCipher } from '../../../src/secrets/value-cipher.js';
 import { SqliteEventStore } from '../../../src/eventstore/sqlite/sqlite-event-store.js';
 import { tempDir } from '../../support/gateway.js';
 

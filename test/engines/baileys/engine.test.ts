@@ -9,7 +9,7 @@ import { type AuthenticationCreds, initAuthCreds } from 'baileys';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AuthRecords } from '../../../src/engines/baileys/auth/auth-records.js';
-import { ValueCipher } from '../../../src/engines/baileys/auth/value-cipher.js';
+import { ValueCipher } from '../../../src/secrets/value-cipher.js';
 import { type BaileysEngine, type BaileysEngineOptions, createBaileysEngine } from '../../../src/engines/baileys/baileys-engine.js';
 import { createLazyBaileysEngine } from '../../../src/engines/baileys/index.js';
 import { type EngineConnection, EngineError, type MediaFile } from '../../../src/engines/engine.js';

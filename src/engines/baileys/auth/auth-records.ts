@@ -10,7 +10,7 @@
  */
 import { BufferJSON } from 'baileys';
 import type { EventStore } from '../../../eventstore/event-store.js';
-import { type SealedValue, type ValueCipher, ValueDecryptionError } from './value-cipher.js';
+import { type SealedValue, type ValueCipher, ValueDecryptionError } from '../../../secrets/value-cipher.js';
 
 export const AUTH_RECORD_PREFIX = 'baileys-auth-';
 const FORMAT = 1;

@@ -8,7 +8,7 @@ import { type StartedWhatsAppServer, startWhatsAppServer } from '@openclaw/crabl
 import { initAuthCreds } from 'baileys';
 import type { EventStore } from '../../../../src/eventstore/event-store.js';
 import { AuthRecords } from '../../../../src/engines/baileys/auth/auth-records.js';
-import type { ValueCipher } from '../../../../src/engines/baileys/auth/value-cipher.js';
+import type { ValueCipher } from '../../../../src/secrets/value-cipher.js';
 
 export interface Crabline {
   server: StartedWhatsAppServer;

@@ -1,7 +1,8 @@
 /**
- * AES-256-GCM for auth records at rest: a random 12-byte IV per value, the 16-byte auth tag kept beside
- * the ciphertext, and the record's name as additional authenticated data, so a record copied under
- * another name (another key, another device) fails to open instead of being silently accepted.
+ * AES-256-GCM for secrets at rest (Baileys auth records, webhook signing secrets): a random 12-byte IV
+ * per value, the 16-byte auth tag kept beside the ciphertext, and the value's name as additional
+ * authenticated data, so a value copied under another name (another key, another device) fails to open
+ * instead of being silently accepted.
  */
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 
