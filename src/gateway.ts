@@ -60,6 +60,17 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
+/** The first page of /docs: how to authenticate and get a first session online. */
+const API_GUIDE = [
+  'Self-hosted HTTP API for WhatsApp-style messaging devices.',
+  '',
+  '**Authentication.** The admin key (`X-Admin-Key`, or `Authorization: Bearer`) manages devices and reaches every route. Creating a device answers its device key (`dk_…`, shown once): `X-Device-Key` (or Bearer) on that device\'s own routes. Another device\'s key is `401`; a device key on an admin-only route is `403`.',
+  '',
+  '**A first session.** `POST /devices` `{"name": "Shop", "engine": "sandbox"}` → `POST /devices/{id}/session/open` → `GET /devices/{id}/session/qr.png` (scan it; in the sandbox: `POST /sandbox/devices/{id}/scan`) → `GET /devices/{id}/session/state` says `online` → `POST /devices/{id}/send/text`. `PUT /devices/{id}/hooks` pushes events to a URL of yours.',
+  '',
+  '**Errors** are RFC 9457 problem+json with a stable `code`; no input produces a 5xx.',
+].join('\n');
+
 /** Wires the store, read models, commands and HTTP together and starts listening. */
 export async function startGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
   const startedAt = Date.now();
@@ -110,7 +121,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     buildOpenApiDocument(routes, {
       title: 'Device Messaging Gateway',
       version: VERSION,
-      description: 'Self-hosted HTTP API for WhatsApp-style messaging devices. Errors are RFC 9457 problem+json with a stable `code`.',
+      description: API_GUIDE,
     }),
   );
   routes.push(...healthRoutes(store, VERSION, startedAt), ...deviceRoutes({ registry, devices, sessions }), ...deviceEventRoutes(store, history), ...sessionRoutes({ devices, sessions, projections }), ...metricsRoutes(metrics, config.metricsPublic), ...docsRoutes(openApi));

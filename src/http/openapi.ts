@@ -16,6 +16,25 @@ const PROBLEM = { 'application/problem+json': { schema: { $ref: '#/components/sc
 
 const problemResponse = (description: string) => ({ description, content: PROBLEM });
 
+/** Tags in the order a reader meets them, each with what it groups; the sandbox comes last. */
+const TAGS: ReadonlyArray<{ name: string; description: string }> = [
+  { name: 'Devices', description: 'Create, list, rename and delete devices (admin key); a device key reads its own device and history.' },
+  { name: 'Session', description: 'Link an account by QR code, open, close and restart the connection, read its state.' },
+  { name: 'Sending', description: 'Queue messages in the durable outbox (answered 202 at once) and delete sent ones.' },
+  { name: 'Outbox', description: 'What waits to be sent, and cancelling it.' },
+  { name: 'Webhooks', description: 'Where events are pushed, the signing secret, the deliveries log and redelivery.' },
+  { name: 'Contacts', description: 'Contacts and numbers the device knows, number checks and avatars.' },
+  { name: 'System', description: 'Health, metrics, this document and its docs page.' },
+];
+const LAST_TAG = { name: 'Sandbox', description: 'A simulated network for tests and integrations without a phone (admin key).' };
+
+function tags(routes: readonly RouteSpec[]): Array<{ name: string; description?: string }> {
+  const used = new Set(routes.filter((r) => !r.hidden).map((r) => r.tag));
+  const known = [...TAGS, LAST_TAG].map((t) => t.name);
+  const others = [...used].filter((name) => !known.includes(name)).map((name) => ({ name }));
+  return [...TAGS.filter((t) => used.has(t.name)), ...others, ...(used.has(LAST_TAG.name) ? [LAST_TAG] : [])];
+}
+
 export function buildOpenApiDocument(routes: readonly RouteSpec[], info: OpenApiInfo): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
@@ -28,7 +47,7 @@ export function buildOpenApiDocument(routes: readonly RouteSpec[], info: OpenApi
     openapi: '3.1.0',
     info,
     servers: [{ url: '/' }],
-    tags: [...new Set(routes.filter((r) => !r.hidden).map((r) => r.tag))].map((name) => ({ name })),
+    tags: tags(routes),
     paths,
     components: {
       schemas: { Problem: ProblemSchema },
@@ -45,7 +64,8 @@ function operation(route: RouteSpec): Record<string, unknown> {
   const responses: Record<string, unknown> = {};
   for (const [status, spec] of Object.entries(route.responses)) {
     const contentType = spec.contentType ?? 'application/json';
-    responses[status] = spec.schema ? { description: spec.description, content: { [contentType]: { schema: spec.schema } } } : { description: spec.description };
+    if (spec.schema) responses[status] = { description: spec.description, content: { [contentType]: { schema: spec.schema } } };
+    else responses[status] = Number(status) >= 400 ? problemResponse(spec.description) : { description: spec.description };
   }
   if (route.params || route.query || route.body) responses['400'] ??= problemResponse('Invalid request (`invalid_request`, `malformed_json`).');
   if (route.body) {
@@ -63,7 +83,7 @@ function operation(route: RouteSpec): Record<string, unknown> {
     summary: route.summary,
     ...(route.description ? { description: route.description } : {}),
     security: security(route),
-    parameters: [...parameters(route.params, 'path'), ...parameters(route.query, 'query')],
+    parameters: [...parameters(route.params, 'path'), ...parameters(route.query, 'query'), ...parameters(route.headers, 'header')],
     ...(route.body ? { requestBody: { required: true, content: requestContent(route, route.body) } } : {}),
     responses,
   };
@@ -86,7 +106,7 @@ function security(route: RouteSpec): Array<Record<string, string[]>> {
   return route.access === 'admin' ? admin : [...admin, { DeviceKey: [] }];
 }
 
-function parameters(schema: TSchema | undefined, where: 'path' | 'query') {
+function parameters(schema: TSchema | undefined, where: 'path' | 'query' | 'header') {
   if (!schema) return [];
   const { properties = {}, required = [] } = schema as { properties?: Record<string, TSchema>; required?: string[] };
   return Object.entries(properties).map(([name, property]) => ({

@@ -60,6 +60,8 @@ export interface RouteSpec<P extends TSchema | undefined = TSchema | undefined, 
   params?: P;
   query?: Q;
   body?: B;
+  /** Request headers it reads besides the keys (documented in /openapi.json; the handler checks them). */
+  headers?: TSchema;
   /**
    * The route parses its own request body instead of the app's size-capped JSON parser (media sends:
    * bigger JSON, and multipart/form-data when `multipart`). `parse` runs after authentication and wraps

@@ -2,6 +2,7 @@
  * POST /devices/:deviceId/send/<kind> and DELETE /devices/:deviceId/send/:waMessageId (the README's "Sending and the outbox").
  * Every send is queued in the device's outbox and answered 202 at once, whatever the session state.
  */
+import Type from 'typebox';
 import type { Context } from 'koa';
 import type { TSchema } from 'typebox';
 import type { MediaSettings } from '../../config.js';
@@ -42,6 +43,13 @@ const IDEMPOTENCY_NOTE =
   `An \`Idempotency-Key\` header (1..${IDEMPOTENCY_KEY_MAX_LENGTH} visible ASCII characters) makes a retried request return the first answer ` +
   'instead of queuing again, for 24 h and across restarts; the same key with a different request is `422 idempotency_key_reused`.';
 
+/** Declared for /openapi.json; the handlers read and check it with parseIdempotencyKey. */
+const IdempotencyHeaders = Type.Object({
+  'Idempotency-Key': Type.Optional(
+    Type.String({ minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX_LENGTH, description: 'Makes a retried request answer with the first answer instead of queuing again (24 h).' }),
+  ),
+});
+
 const QUEUED: Record<number, ResponseSpec> = {
   202: { description: 'Queued in the outbox; sent once the session is online.', schema: QueuedSchema },
   404: { description: 'No such device (admin key only).' },
@@ -67,6 +75,7 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
       ),
       access: 'device',
       params: DeviceParams,
+      headers: IdempotencyHeaders,
       body: schema,
       bodyParser: { parse: mediaBodyParser({ kind, limit, uploadDir: deps.media.incomingDir, schema }), multipart: true },
       responses: {
@@ -97,6 +106,7 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
       description: description('Queues a text message (1 to 65536 characters).'),
       access: 'device',
       params: DeviceParams,
+      headers: IdempotencyHeaders,
       body: TextBody,
       responses: QUEUED,
       async handler({ params, body, ctx }) {
@@ -116,6 +126,7 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
       description: description('Queues a location pin, with an optional name and address.'),
       access: 'device',
       params: DeviceParams,
+      headers: IdempotencyHeaders,
       body: LocationBody,
       responses: QUEUED,
       async handler({ params, body, ctx }) {
@@ -134,6 +145,7 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
       ),
       access: 'device',
       params: DeviceParams,
+      headers: IdempotencyHeaders,
       body: LinkBody,
       responses: QUEUED,
       async handler({ params, body, ctx }) {
@@ -149,6 +161,7 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
       description: description('Reacts to the message `messageId` (a waMessageId, sent or received) in the chat with `to`; `emoji: ""` removes the reaction.'),
       access: 'device',
       params: DeviceParams,
+      headers: IdempotencyHeaders,
       body: ReactionBody,
       responses: QUEUED,
       async handler({ params, body, ctx }) {

@@ -1,0 +1,56 @@
+/**
+ * /openapi.json is the reference users read: it must be a valid OpenAPI 3.1 document (checked with a
+ * well-kept validator), with tags in reading order, every error answer as problem+json, and the
+ * headers the routes read declared.
+ */
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestGateway } from '../support/gateway.js';
+
+type Operation = { operationId: string; tags: string[]; parameters: Array<{ name: string; in: string }>; responses: Record<string, { content?: Record<string, unknown> }> };
+
+describe('the OpenAPI document', () => {
+  let gateway: Awaited<ReturnType<typeof startTestGateway>>;
+  let doc: { tags: Array<{ name: string; description?: string }>; info: { description: string }; paths: Record<string, Record<string, Operation>> };
+  beforeAll(async () => {
+    gateway = await startTestGateway();
+    doc = (await gateway.api('GET', '/openapi.json')).body;
+  });
+  afterAll(async () => {
+    await gateway.close();
+  });
+
+  const operations = () => Object.values(doc.paths).flatMap((byMethod) => Object.values(byMethod));
+
+  it('is valid OpenAPI 3.1', async () => {
+    const validator = new Validator();
+    const result = await validator.validate(structuredClone(doc) as object);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe('3.1');
+  });
+
+  it('orders its tags for a reader, each described, the sandbox last', () => {
+    const names = doc.tags.map((t) => t.name);
+    expect(names.slice(0, 6)).toEqual(['Devices', 'Session', 'Sending', 'Outbox', 'Webhooks', 'Contacts']);
+    expect(names.at(-1)).toBe('Sandbox');
+    for (const tag of doc.tags) expect(tag.description, tag.name).toMatch(/\w{3,}/);
+    expect(doc.info.description).toContain('X-Device-Key');
+    expect(doc.info.description).toContain('/session/state');
+  });
+
+  it('describes every error answer as problem+json (but /health, whose 503 is its own report)', () => {
+    for (const operation of operations().filter((o) => o.operationId !== 'health')) {
+      for (const [status, response] of Object.entries(operation.responses)) {
+        if (Number(status) < 400) continue;
+        expect(Object.keys(response.content ?? {}), `${operation.operationId} ${status}`).toEqual(['application/problem+json']);
+      }
+    }
+  });
+
+  it('declares the Idempotency-Key header on every send', () => {
+    const sends = operations().filter((o) => o.tags.includes('Sending') && o.operationId.startsWith('send'));
+    expect(sends.length).toBeGreaterThanOrEqual(8);
+    for (const send of sends) expect(send.parameters.filter((p) => p.in === 'header').map((p) => p.name), send.operationId).toEqual(['Idempotency-Key']);
+  });
+});
