@@ -50,7 +50,7 @@ import type * as S from '@eventstore/db-client/generated/streams_pb.js';
 const { ReadResp, AppendResp, BatchAppendResp, DeleteResp } = streamsPb;
 
 export type Method = 'read' | 'subscribe' | 'append' | 'features' | 'delete';
-export type Fault = 'unavailable' | 'deadline' | 'access_denied' | 'stall';
+export type Fault = 'unavailable' | 'deadline' | 'access_denied' | 'stream_deleted' | 'stall';
 
 interface LogRecord {
   id: string;
@@ -102,7 +102,7 @@ interface LiveSubscription {
 
 export class EsdbTestServer {
   private server: grpc.Server | undefined;
-  private port = 0;
+  port = 0;
   /** The transaction log ("disk"): survives restart(). */
   private readonly log: LogRecord[] = [];
   private readonly streams = new Map<string, StreamState>();
@@ -112,6 +112,8 @@ export class EsdbTestServer {
   private readonly subscriptions = new Set<LiveSubscription>();
   private readonly faults = new Map<Method, Array<Fault>>();
   private readonly stalled = new Set<{ end(): void }>();
+  /** Appends are answered this much later (a slow disk or a busy leader). */
+  appendDelayMs = 0;
   /** Counts of calls per method, for tests that assert what the client did. */
   readonly calls: Record<Method, number> = { read: 0, subscribe: 0, append: 0, features: 0, delete: 0 };
 
@@ -314,9 +316,9 @@ export class EsdbTestServer {
       this.stalled.add(hang);
       return true;
     }
-    if (fault === 'access_denied') {
-      // Grpc/RpcExceptions.cs AccessDenied: PermissionDenied with the `access-denied` exception trailer.
-      answer({ code: grpc.status.PERMISSION_DENIED, details: 'Access Denied', metadata: exceptionMetadata('access-denied') });
+    if (fault === 'access_denied' || fault === 'stream_deleted') {
+      // Grpc/RpcExceptions.cs: PermissionDenied / FailedPrecondition with the exception trailer.
+      answer(appendError(fault, 'the-stream'));
       return true;
     }
     answer({
@@ -364,7 +366,8 @@ export class EsdbTestServer {
       if (message) proposed.push(toProposed(message));
     });
     call.on('error', () => undefined);
-    call.on('end', () => {
+    call.on('end', async () => {
+      if (this.appendDelayMs > 0) await new Promise((r) => setTimeout(r, this.appendDelayMs));
       const outcome = this.append(streamId, expected, proposed);
       if (outcome.ok) {
         const success = new AppendResp.Success();
@@ -397,12 +400,16 @@ export class EsdbTestServer {
     const pending = new Map<string, { streamId: string; expected: Expected; proposed: Proposed[] }>();
     call.on('error', () => undefined);
     call.on('end', () => call.end());
-    call.on('data', (request: S.BatchAppendReq) => {
+    call.on('data', async (request: S.BatchAppendReq) => {
+      if (this.appendDelayMs > 0) await new Promise((r) => setTimeout(r, this.appendDelayMs));
       const correlation = request.getCorrelationId()!;
       const key = correlation.getString();
+      const identifier = (pending.get(key)?.streamId ?? request.getOptions()) === undefined ? undefined : request.getOptions()?.getStreamIdentifier();
       const respond = (build: (resp: S.BatchAppendResp) => void) => {
         const resp = new BatchAppendResp();
         resp.setCorrelationId(correlation);
+        // The client names the stream of an error from this field.
+        if (identifier) resp.setStreamIdentifier(identifier);
         build(resp);
         call.write(resp);
       };
@@ -415,12 +422,13 @@ export class EsdbTestServer {
           call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'Server Is Not Ready' });
           return;
         }
-        respond((resp) =>
-          resp.setError(
-            fault === 'deadline' ? rpcStatus(grpc.status.DEADLINE_EXCEEDED, 'Timeout', 'event_store.client.Timeout', new sharedPb.Timeout())
-              : rpcStatus(grpc.status.PERMISSION_DENIED, 'Access Denied', 'event_store.client.AccessDenied', new sharedPb.AccessDenied()),
-          ),
-        );
+        respond((resp) => {
+          if (fault === 'deadline') resp.setError(rpcStatus(grpc.status.DEADLINE_EXCEEDED, 'Timeout', 'event_store.client.Timeout', new sharedPb.Timeout()));
+          else if (fault === 'access_denied') resp.setError(rpcStatus(grpc.status.PERMISSION_DENIED, 'Access Denied', 'event_store.client.AccessDenied', new sharedPb.AccessDenied()));
+          else {
+            resp.setError(rpcStatus(grpc.status.FAILED_PRECONDITION, 'Stream Deleted', 'event_store.client.StreamDeleted', new sharedPb.StreamDeleted()));
+          }
+        });
         return;
       }
       let entry = pending.get(key);
