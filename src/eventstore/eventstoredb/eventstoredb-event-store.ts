@@ -204,6 +204,8 @@ class EventStoreDbStore implements EventStore {
     if (events.length === 0) throw new TypeError('append needs at least one event');
     const expected = checkExpectedRevision(options.expectedRevision ?? 'any');
     const expectedRevision = toAppendExpectedRevision(expected);
+    // The client serialises inside a promise executor, where a value JSON refuses would never settle the append.
+    for (const event of events) JSON.stringify([event.data, event.metadata]);
     const proposed = events.map((event) =>
       jsonEvent({
         id: event.id ?? newEventId(),
