@@ -36,6 +36,7 @@ export function followAll(store: EventStore, options: FollowAllOptions): { stop(
           failures = 0;
         }
         if (stopped) return;
+        failures += 1; // ended without an error (a closed store): back off all the same
       } catch (error) {
         if (stopped) return;
         failures += 1;
