@@ -279,18 +279,24 @@ class EnvReader {
     return value as T;
   }
 
+  /**
+   * An EventStoreDB / KurrentDB connection string: `scheme://[user:pass@]host[:port][,host[:port]…][/][?settings]`.
+   * Not `new URL()`, which refuses cluster lists (`esdb://a:2113,b:2113`); errors never echo the credentials.
+   */
   optionalUrl(name: string, protocols: readonly string[]): string | undefined {
     const value = this.raw(name);
     if (value === undefined) return undefined;
-    let url: URL;
-    try {
-      url = new URL(value);
-    } catch {
-      throw new ConfigError(name, `must be a URL, got "${value}"`);
-    }
-    if (!protocols.includes(url.protocol)) {
+    const shown = value.replace(/(:\/\/)[^@/?]*@/, '$1***@');
+    const match = /^([a-z][a-z0-9+.-]*:)\/\/(?:[^@/?]*@)?([^/?]*)\/?(?:\?.*)?$/i.exec(value.trim());
+    if (!match) throw new ConfigError(name, `must be a URL, got "${shown}"`);
+    if (!protocols.includes(match[1]!.toLowerCase())) {
       throw new ConfigError(name, `must start with one of ${protocols.map((p) => `${p}//`).join(', ')}`);
+    }
+    const host = /^(?:\[[0-9a-f:.]+\]|[a-z0-9._-]+)(?::\d{1,5})?$/i;
+    if (!match[2]!.split(',').every((endpoint) => host.test(endpoint))) {
+      throw new ConfigError(name, `must name one host or a comma-separated list of host:port, got "${shown}"`);
     }
     return value;
   }
+
 }

@@ -63,6 +63,29 @@ describe('configuration', () => {
     expect(() => loadConfig({ [variable]: value })).toThrow(new RegExp(`^${variable}: `));
   });
 
+  it('takes EventStoreDB cluster URLs and never prints the credentials of a bad one (issue 13, defect 6)', () => {
+    for (const url of [
+      'esdb://a:2113,b:2113,c:2113?tls=true&nodePreference=leader',
+      'esdb+discover://admin:changeit@cluster.example.com:2113',
+      'kurrentdb://admin:changeit@10.0.0.1:2113,10.0.0.2:2113/?tls=false',
+      'esdb://[::1]:2113?tls=false',
+    ]) {
+      expect(loadConfig({ EVENTSTORE_URL: url }).eventStoreUrl).toBe(url);
+    }
+    for (const bad of ['esdb://admin:s3cr3t-pw@a:2113,,b:2113', 'esdb://admin:s3cr3t-pw@bad host:2113', 'http://admin:s3cr3t-pw@a:2113']) {
+      const error = (() => {
+        try {
+          loadConfig({ EVENTSTORE_URL: bad });
+        } catch (e) {
+          return e as Error;
+        }
+      })();
+      expect(error).toBeInstanceOf(ConfigError);
+      expect(error!.message).toMatch(/^EVENTSTORE_URL: /);
+      expect(error!.message).not.toContain('s3cr3t-pw');
+    }
+  });
+
   it('stops the process at start with a message naming the variable', () => {
     const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       env: { ...process.env, DATA_DIR: tempDir(), PORT: 'not-a-port' },

@@ -105,9 +105,31 @@ export class StoreUnavailableError extends Error {
   }
 }
 
+/**
+ * The store answered but refuses the operation for good (credentials without the right, a deleted stream,
+ * a write over the server's size limit). Still a 503 for the HTTP layer: the request itself was fine.
+ */
+export class StoreRefusedError extends StoreUnavailableError {
+  constructor(
+    readonly code: 'access_denied' | 'stream_deleted' | 'append_too_large',
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
 /** Re-appending the same ids with other content, or only some of them, is a caller bug, not a retry. */
 export class IdempotencyViolationError extends Error {
   override readonly name = 'IdempotencyViolationError';
+}
+
+/** -1 is how the port reports a missing stream, so it means no_stream; any other negative is a caller bug. */
+export function checkExpectedRevision(expected: ExpectedRevision): ExpectedRevision {
+  if (typeof expected !== 'number') return expected;
+  if (expected === -1) return 'no_stream';
+  if (!Number.isSafeInteger(expected) || expected < 0) throw new RangeError(`invalid expected revision ${expected}`);
+  return expected;
 }
 
 export function revisionMatches(expected: ExpectedRevision, actual: number): boolean {

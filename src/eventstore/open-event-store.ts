@@ -1,16 +1,28 @@
 import { join } from 'node:path';
+import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { EventStore } from './event-store.js';
 import { SqliteEventStore } from './sqlite/sqlite-event-store.js';
 
 export const SQLITE_STORE_FILE = 'events.sqlite';
 
-/** EventStoreDB when EVENTSTORE_URL is set, else the embedded SQLite store in DATA_DIR. */
-export async function openEventStore(config: Pick<Config, 'eventStoreUrl' | 'dataDir'>): Promise<EventStore> {
+/**
+ * EventStoreDB when EVENTSTORE_URL is set, else the embedded SQLite store in DATA_DIR.
+ * A remote store that is down is waited for up to `startupTimeoutMs` (the gateway: for as long as it takes,
+ * logging each try), then StoreUnavailableError.
+ */
+export async function openEventStore(
+  config: Pick<Config, 'eventStoreUrl' | 'dataDir'>,
+  options: { log?: Pick<Logger, 'warn'>; startupTimeoutMs?: number } = {},
+): Promise<EventStore> {
   if (config.eventStoreUrl) {
     // Loaded only when used: the gRPC client is heavy and most installations run the embedded store.
     const { openEventStoreDbStore } = await import('./eventstoredb/eventstoredb-event-store.js');
-    return openEventStoreDbStore(config.eventStoreUrl);
+    return openEventStoreDbStore(config.eventStoreUrl, {
+      startupTimeoutMs: options.startupTimeoutMs ?? 0,
+      onWaiting: (error, attempt) =>
+        options.log?.warn({ attempt, reason: (error as Error).message }, 'event store unavailable at start; waiting for it'),
+    });
   }
   return new SqliteEventStore(join(config.dataDir, SQLITE_STORE_FILE));
 }

@@ -4,7 +4,7 @@
  * error: a logged 500 with the request id (problem-responses.ts).
  */
 import { type DomainErrorCode, DomainError } from '../errors/domain-error.js';
-import { StoreUnavailableError, WrongExpectedRevisionError } from '../eventstore/event-store.js';
+import { StoreRefusedError, StoreUnavailableError, WrongExpectedRevisionError } from '../eventstore/event-store.js';
 import { ProjectionLagError } from '../projections/projection-runner.js';
 import { Problem } from './problem.js';
 
@@ -38,6 +38,10 @@ export function problemOf(error: unknown): Problem | undefined {
     const headers = error.retryAfterSeconds === undefined ? undefined : { 'Retry-After': String(error.retryAfterSeconds) };
     const errors = error.fields ?? (error.code === 'invalid_request' ? [] : undefined);
     return new Problem(STATUS_OF_CODE[error.code], error.code, error.message, { ...(errors ? { errors } : {}), ...(headers ? { headers } : {}) });
+  }
+  if (error instanceof StoreRefusedError) {
+    if (error.code === 'append_too_large') return new Problem(413, 'payload_too_large', 'what this request would record is larger than the event store takes in one append');
+    return new Problem(503, 'store_refused', `the event store refused the write (${error.code}); try again later`, { headers: { 'Retry-After': '5' } });
   }
   if (error instanceof StoreUnavailableError) return new Problem(503, 'store_unavailable', 'the event store cannot be reached; try again', { headers: { 'Retry-After': '1' } });
   // Decided again as often as the command handler allows, and still refused: others keep writing the same thing.

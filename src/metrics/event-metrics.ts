@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import type { EventStore, StoredEvent, Subscription } from '../eventstore/event-store.js';
+import type { EventStore, StoredEvent } from '../eventstore/event-store.js';
+import { followAll } from '../eventstore/follow-all.js';
 import type { MessageStatusChangedData } from '../messages/message-events.js';
 import type { WebhookDeliveryAttemptedData } from '../webhooks/delivery-events.js';
 import type { Metrics } from './metrics.js';
@@ -23,27 +24,23 @@ const COUNTERS: Record<string, EventCounter> = {
  * rebuild never counts history twice.
  */
 export class EventMetrics {
-  private subscription: Subscription | undefined;
-  private loop: Promise<void> | undefined;
+  private following: { stop(): Promise<void> } | undefined;
 
   constructor(private readonly metrics: Metrics) {}
 
+  /** Survives subscription drops: it subscribes again after the last event it counted. */
   start(store: EventStore, after: number, log: Logger): void {
-    const subscription = store.subscribe({ after });
-    this.subscription = subscription;
-    this.loop = (async () => {
-      try {
-        for await (const batch of subscription) {
-          for (const event of batch) COUNTERS[event.type]?.(event, this.metrics);
-        }
-      } catch (error) {
-        log.warn({ err: error }, 'event metrics stopped');
-      }
-    })();
+    this.following = followAll(store, {
+      after,
+      name: 'event metrics',
+      log,
+      onBatch: (batch) => {
+        for (const event of batch) COUNTERS[event.type]?.(event, this.metrics);
+      },
+    });
   }
 
   async stop(): Promise<void> {
-    await this.subscription?.close();
-    await this.loop;
+    await this.following?.stop();
   }
 }

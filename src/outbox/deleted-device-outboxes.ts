@@ -4,7 +4,8 @@
  * catches up on devices deleted while the process was down (or before it got to them).
  */
 import type { Logger } from 'pino';
-import type { EventStore, Subscription } from '../eventstore/event-store.js';
+import type { EventStore } from '../eventstore/event-store.js';
+import { followAll } from '../eventstore/follow-all.js';
 import type { MediaStore } from '../media/media-store.js';
 import { dropOutbox } from './outbox-decisions.js';
 import { isMediaKind } from './outbox-events.js';
@@ -18,32 +19,30 @@ export interface DeletedDeviceOutboxesDeps {
 }
 
 export class DeletedDeviceOutboxes {
-  private subscription: Subscription | undefined;
-  private loop: Promise<void> | undefined;
+  private following: { stop(): Promise<void> } | undefined;
 
   constructor(private readonly deps: DeletedDeviceOutboxesDeps) {}
 
-  /** `waiting`: devices with messages pending; `exists`: whether a device is still there (read models at `position`). */
+  /**
+   * `waiting`: devices with messages pending; `exists`: whether a device is still there (read models at `position`).
+   * The subscription survives drops: it subscribes again after the last event it handled.
+   */
   start(position: number, waiting: readonly string[], exists: (deviceId: string) => boolean): void {
     for (const deviceId of waiting) if (!exists(deviceId)) void this.drop(deviceId);
-    const subscription = this.deps.store.subscribe({ after: position });
-    this.subscription = subscription;
-    this.loop = (async () => {
-      try {
-        for await (const batch of subscription) {
-          for (const event of batch) if (event.type === 'DeviceDeleted') await this.drop((event.data as { deviceId: string }).deviceId);
-        }
-      } catch (error) {
-        if (this.subscription === subscription) this.deps.log.error({ err: error }, 'following device deletions for the outbox stopped');
-      }
-    })();
+    this.following = followAll(this.deps.store, {
+      after: position,
+      name: 'outbox: device deletions',
+      log: this.deps.log,
+      onBatch: async (batch) => {
+        for (const event of batch) if (event.type === 'DeviceDeleted') await this.drop((event.data as { deviceId: string }).deviceId);
+      },
+    });
   }
 
   async stop(): Promise<void> {
-    const subscription = this.subscription;
-    this.subscription = undefined;
-    await subscription?.close();
-    await this.loop;
+    const following = this.following;
+    this.following = undefined;
+    await following?.stop();
   }
 
   private async drop(deviceId: string): Promise<void> {

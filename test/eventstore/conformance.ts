@@ -216,6 +216,37 @@ export function eventStoreConformance(name: string, target: ConformanceTarget, o
       await expect(done).resolves.toBeTypeOf('number');
     });
 
+    it('fails only the append whose data JSON refuses, not the appends beside it (issue 13, defect 11)', async () => {
+      const [good1, bad, good2] = await Promise.allSettled([
+        store.append(stream(), [ev('Good')]),
+        store.append(stream(), [ev('Bad', { n: 1n })]),
+        store.append(stream(), [ev('Good')]),
+      ]);
+      expect(good1.status).toBe('fulfilled');
+      expect(good2.status).toBe('fulfilled');
+      expect(bad.status).toBe('rejected');
+      expect((bad as PromiseRejectedResult).reason).toBeInstanceOf(TypeError);
+    });
+
+    it('reads -1 as no_stream and refuses other negative expected revisions (issue 13, defect 11)', async () => {
+      const s = stream();
+      await expect(store.append(s, [ev('A')], { expectedRevision: -2 })).rejects.toBeInstanceOf(RangeError);
+      await expect(store.append(s, [ev('A')], { expectedRevision: 0.5 })).rejects.toBeInstanceOf(RangeError);
+      expect((await store.append(s, [ev('A')], { expectedRevision: -1 })).nextExpectedRevision).toBe(0);
+      await expect(store.append(s, [ev('B')], { expectedRevision: -1 })).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+    });
+
+    it('recognises a retry by its expected revision after later appends (issue 13, defect 1)', async () => {
+      const s = stream();
+      await store.append(s, [ev('Created')]);
+      const retried = [{ id: randomUUID(), type: 'X', data: {} }];
+      const first = await store.append(s, retried, { expectedRevision: 0 });
+      await store.append(s, [ev('Later')]);
+      const again = await store.append(s, retried, { expectedRevision: 0 });
+      expect(again).toEqual(first);
+      expect((await store.readStream(s)).map((e) => e.type)).toEqual(['Created', 'X', 'Later']);
+    });
+
     it('keeps the latest snapshot of a stream', async () => {
       const s = stream();
       expect(await store.loadSnapshot(s)).toBeNull();

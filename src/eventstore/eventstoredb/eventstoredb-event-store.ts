@@ -18,14 +18,17 @@
  * reads and idempotent appends.
  */
 import {
+  AccessDeniedError,
   BACKWARDS,
   CancelledError,
   DeadlineExceededError,
   END,
   EventStoreDBClient,
   FORWARDS,
+  MaxAppendSizeExceededError,
   NotLeaderError,
   START,
+  StreamDeletedError,
   StreamNotFoundError,
   TimeoutError,
   UnavailableError,
@@ -49,11 +52,13 @@ import {
   type ReadAllOptions,
   type ReadStreamOptions,
   type Snapshot,
+  StoreRefusedError,
   StoreUnavailableError,
   type StoredEvent,
   type SubscribeOptions,
   type Subscription,
   WrongExpectedRevisionError,
+  checkExpectedRevision,
 } from '../event-store.js';
 import { newEventId } from '../event-id.js';
 
@@ -71,42 +76,136 @@ const SUBSCRIPTION_HIGH_WATER_MARK = 1_024;
 const PING_TIMEOUT_MS = 2_000;
 /** The commit position older servers put on events read from a stream instead of the real one. */
 const NO_POSITION = 0xffff_ffff_ffff_ffffn;
+/** Hidden (snapshot-) stream the health check appends to while appends are failing. */
+const HEALTH_STREAM = '$gateway-health';
+/** Consecutive failures of the connection before the client is thrown away and made again. */
+const FAILURES_BEFORE_NEW_CLIENT = 2;
+/** A retired client keeps serving what it started for this long before it is disposed. */
+const RETIRED_CLIENT_GRACE_MS = 5_000;
+/** Snapshot streams whose metadata is known to be set; beyond this many the memory is forgotten. */
+const SNAPSHOT_STREAMS_REMEMBERED = 10_000;
+
+export interface EventStoreDbOptions {
+  /** Longest wait for one read page, append or snapshot: past it the operation is StoreUnavailableError (503). */
+  operationDeadlineMs?: number;
+  /** How long opening waits for the store to answer before it gives up (Infinity: until it answers). */
+  startupTimeoutMs?: number;
+  /** Told about each failed attempt while opening waits. */
+  onWaiting?: (error: unknown, attempt: number) => void;
+}
 
 /**
  * Opens the store on an `esdb://`, `esdb+discover://`, `kurrentdb://`, `kurrent://` (or `…+discover://`) URL.
- * Nothing is sent to the server yet: the client connects on first use, so a store that is down at start
- * shows up as `ping() === false` and StoreUnavailableError rather than as a crash.
+ * It waits, with backoff, until the store answers (a gateway cannot start its read models without it), and
+ * fails with StoreUnavailableError after `startupTimeoutMs`.
  */
-export async function openEventStoreDbStore(connectionString: string): Promise<EventStore> {
-  const client = EventStoreDBClient.connectionString(toEsdbConnectionString(connectionString));
-  return new EventStoreDbStore(client);
+export async function openEventStoreDbStore(connectionString: string, options: EventStoreDbOptions = {}): Promise<EventStore> {
+  const store = new EventStoreDbStore(toEsdbConnectionString(connectionString), options.operationDeadlineMs ?? 10_000);
+  const deadline = Date.now() + (options.startupTimeoutMs ?? 0);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await store.readAll({ maxCount: 1 });
+      return store;
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError) || Date.now() >= deadline) {
+        await store.close();
+        throw error;
+      }
+      options.onWaiting?.(error, attempt);
+      await new Promise((resolve) => setTimeout(resolve, Math.min(250 * 2 ** (attempt - 1), 5_000, Math.max(0, deadline - Date.now()))));
+    }
+  }
 }
 
-/** The v6 client only parses the `esdb` schemes; KurrentDB's schemes take the same settings. */
+/**
+ * The v6 client only parses the `esdb` schemes; KurrentDB's schemes take the same settings.
+ * `throwOnAppendFailure=false` is dropped: it turns a conflict into a silent "success".
+ */
 export function toEsdbConnectionString(connectionString: string): string {
-  return connectionString.trim().replace(/^(?:esdb|kurrentdb|kurrent)(\+discover)?:\/\//i, (_, discover?: string) =>
-    discover ? 'esdb+discover://' : 'esdb://',
-  );
+  const esdb = connectionString
+    .trim()
+    .replace(/^(?:esdb|kurrentdb|kurrent)(\+discover)?:\/\//i, (_, discover?: string) => (discover ? 'esdb+discover://' : 'esdb://'));
+  const [base, query] = esdb.split('?', 2) as [string, string | undefined];
+  if (query === undefined) return esdb;
+  const kept = query.split('&').filter((pair) => pair.split('=')[0]!.toLowerCase().replace(/[_-]/g, '') !== 'throwonappendfailure');
+  return kept.length > 0 ? `${base}?${kept.join('&')}` : base;
 }
 
 class EventStoreDbStore implements EventStore {
   readonly kind = 'eventstoredb' as const;
   private closed = false;
+  private client: EventStoreDBClient;
+  /** Clients replaced after repeated failures, disposed after a grace period or at close. */
+  private readonly retired = new Set<EventStoreDBClient>();
+  private consecutiveFailures = 0;
+  /** An append failed for want of the store and none has succeeded since: health must try the write path. */
+  private writeFailing = false;
+  private readonly inflight = new Set<Promise<unknown>>();
   private readonly subscriptions = new Set<EventStoreDbSubscription>();
   /** Snapshot streams whose maxCount metadata is known to be set (by this process or an earlier one). */
   private readonly snapshotStreamsReady = new Map<string, Promise<void>>();
 
-  constructor(private readonly client: EventStoreDBClient) {}
+  constructor(
+    private readonly connectionString: string,
+    private readonly deadlineMs: number,
+  ) {
+    this.client = EventStoreDBClient.connectionString(connectionString);
+  }
+
+  /** Runs one operation: counted for close(), bounded by the deadline, failures mapped and counted. */
+  private run<T>(what: string, operation: (client: EventStoreDBClient) => Promise<T>, options: { deadlineMs?: number; cancel?: () => void } = {}): Promise<T> {
+    if (this.closed) return Promise.reject(new StoreUnavailableError('event store is closed'));
+    const client = this.client;
+    const deadlineMs = options.deadlineMs ?? this.deadlineMs;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        options.cancel?.();
+        reject(new StoreUnavailableError(`${what}: the event store did not answer within ${deadlineMs} ms`));
+      }, deadlineMs);
+    });
+    const done = (async () => {
+      try {
+        const result = await Promise.race([operation(client), timedOut]);
+        if (client === this.client) this.consecutiveFailures = 0;
+        return result;
+      } catch (error) {
+        const mapped = toStoreError(error, what);
+        if (mapped instanceof StoreUnavailableError && !(mapped instanceof StoreRefusedError)) this.failed(client);
+        throw mapped;
+      } finally {
+        clearTimeout(timer);
+      }
+    })();
+    this.inflight.add(done);
+    void done.catch(() => undefined).finally(() => this.inflight.delete(done));
+    return done;
+  }
+
+  /**
+   * The client caches some failures for good (a GetSupportedMethods probe that timed out makes every later
+   * append fail; it only reconnects on UNAVAILABLE): after repeated failures, start over with a new client.
+   */
+  private failed(client: EventStoreDBClient): void {
+    if (client !== this.client || ++this.consecutiveFailures < FAILURES_BEFORE_NEW_CLIENT || this.closed) return;
+    this.consecutiveFailures = 0;
+    this.client = EventStoreDBClient.connectionString(this.connectionString);
+    this.retired.add(client);
+    setTimeout(() => {
+      if (this.retired.delete(client)) void disposeClient(client);
+    }, RETIRED_CLIENT_GRACE_MS).unref();
+  }
 
   async append(
     streamId: string,
     events: readonly NewEvent[],
     options: { expectedRevision?: ExpectedRevision } = {},
   ): Promise<AppendResult> {
-    this.assertOpen();
     if (events.length === 0) throw new TypeError('append needs at least one event');
-    const expected = options.expectedRevision ?? 'any';
+    const expected = checkExpectedRevision(options.expectedRevision ?? 'any');
     const expectedRevision = toAppendExpectedRevision(expected);
+    // The client serialises inside a promise executor, where a value JSON refuses would never settle the append.
+    for (const event of events) JSON.stringify([event.data, event.metadata]);
     const proposed = events.map((event) =>
       jsonEvent({
         id: event.id ?? newEventId(),
@@ -117,7 +216,10 @@ class EventStoreDbStore implements EventStore {
       }),
     );
     try {
-      const result = await this.client.appendToStream(streamId, proposed, { expectedRevision });
+      const result = await this.run(`append to ${streamId}`, (client) => client.appendToStream(streamId, proposed, { expectedRevision }));
+      // throwOnAppendFailure is stripped from the URL; a client that still reports a failure is a conflict.
+      if (!result.success) throw new WrongExpectedRevisionError(streamId, expected, Number(result.nextExpectedRevision));
+      this.writeFailing = false;
       const nextExpectedRevision = Number(result.nextExpectedRevision);
       // An idempotent re-append can come back without a position (older servers never sent one, current
       // ones omit it when the original cannot be looked up): read the event back, since read-your-writes
@@ -129,7 +231,8 @@ class EventStoreDbStore implements EventStore {
         const actual = error.actualVersion === 'no_stream' ? -1 : Number(error.actualVersion);
         throw new WrongExpectedRevisionError(streamId, expected, actual);
       }
-      throw toStoreError(error, `append to ${streamId}`);
+      if (error instanceof StoreUnavailableError && !(error instanceof StoreRefusedError)) this.writeFailing = true;
+      throw error;
     }
   }
 
@@ -142,7 +245,6 @@ class EventStoreDbStore implements EventStore {
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
-    this.assertOpen();
     return this.read(streamId, options);
   }
 
@@ -152,56 +254,70 @@ class EventStoreDbStore implements EventStore {
     if (maxCount <= 0) return [];
     if (options.fromRevision !== undefined && options.fromRevision < 0) return [];
     const events: StoredEvent[] = [];
+    let cancel: (() => void) | undefined;
     try {
-      for await (const resolved of this.client.readStream(streamId, {
-        direction: backwards ? BACKWARDS : FORWARDS,
-        fromRevision: options.fromRevision !== undefined ? BigInt(options.fromRevision) : backwards ? END : START,
-        maxCount,
-      })) {
-        if (resolved.event) events.push(toStoredEvent(resolved.event, false));
-      }
+      await this.run(
+        `read ${streamId}`,
+        async (client) => {
+          const read = client.readStream(streamId, {
+            direction: backwards ? BACKWARDS : FORWARDS,
+            fromRevision: options.fromRevision !== undefined ? BigInt(options.fromRevision) : backwards ? END : START,
+            maxCount,
+          });
+          cancel = () => cancelRead(read);
+          for await (const resolved of read) {
+            if (resolved.event) events.push(toStoredEvent(resolved.event, false));
+          }
+        },
+        { cancel: () => cancel?.() },
+      );
     } catch (error) {
       if (error instanceof StreamNotFoundError) return [];
-      throw toStoreError(error, `read ${streamId}`);
+      throw error;
     }
     return events;
   }
 
   async readAll(options: ReadAllOptions = {}): Promise<StoredEvent[]> {
-    this.assertOpen();
     const limit = options.maxCount ?? Number.MAX_SAFE_INTEGER;
     if (limit <= 0) return [];
     // readAll from a position includes the event at that position; the port's `after` is exclusive.
     let after = options.after !== undefined && options.after >= 0 ? BigInt(options.after) : -1n;
     let from: ReadPosition = after >= 0n ? { commit: after, prepare: after } : START;
     const visible: StoredEvent[] = [];
-    try {
-      for (;;) {
-        const chunk = Math.min(Math.max(limit - visible.length, READ_ALL_CHUNK_MIN), READ_ALL_CHUNK_MAX);
-        let seen = 0;
-        let last: Position | undefined;
-        // The chunk is read to its end even when it holds more than needed: it is bounded, and cancelling
-        // a gRPC read half-way is costlier than the few surplus events.
-        for await (const resolved of this.client.readAll({ fromPosition: from, maxCount: chunk, direction: FORWARDS })) {
-          seen += 1;
-          const event = resolved.event;
-          if (!event) continue;
-          last = event.position;
-          if (event.position.commit <= after) continue;
-          if (visible.length < limit && isVisible(event.streamId, event.type)) visible.push(toStoredEvent(event, true));
-        }
-        // A short chunk is the end of $all; a chunk that did not move forward cannot be paged further.
-        if (visible.length >= limit || seen < chunk || !last || last.commit <= after) return visible;
-        after = last.commit;
-        from = last;
-      }
-    } catch (error) {
-      throw toStoreError(error, 'read $all');
+    for (;;) {
+      const chunk = Math.min(Math.max(limit - visible.length, READ_ALL_CHUNK_MIN), READ_ALL_CHUNK_MAX);
+      let seen = 0;
+      let last: Position | undefined;
+      let cancel: (() => void) | undefined;
+      // The chunk is read to its end even when it holds more than needed: it is bounded, and cancelling
+      // a gRPC read half-way is costlier than the few surplus events. Each chunk has its own deadline.
+      await this.run(
+        'read $all',
+        async (client) => {
+          const read = client.readAll({ fromPosition: from, maxCount: chunk, direction: FORWARDS });
+          cancel = () => cancelRead(read);
+          for await (const resolved of read) {
+            seen += 1;
+            const event = resolved.event;
+            if (!event) continue;
+            last = event.position;
+            if (event.position.commit <= after) continue;
+            if (visible.length < limit && isVisible(event.streamId, event.type)) visible.push(toStoredEvent(event, true));
+          }
+        },
+        { cancel: () => cancel?.() },
+      );
+      const reached = last as Position | undefined;
+      // A short chunk is the end of $all; a chunk that did not move forward cannot be paged further.
+      if (visible.length >= limit || seen < chunk || !reached || reached.commit <= after) return visible;
+      after = reached.commit;
+      from = reached;
     }
   }
 
   subscribe(options: SubscribeOptions = {}): Subscription {
-    this.assertOpen();
+    if (this.closed) throw new StoreUnavailableError('event store is closed');
     const after = options.after !== undefined && options.after >= 0 ? options.after : -1;
     const source = this.client.subscribeToAll(
       {
@@ -219,19 +335,23 @@ class EventStoreDbStore implements EventStore {
   }
 
   async saveSnapshot(streamId: string, snapshot: Snapshot): Promise<void> {
-    this.assertOpen();
     const stream = snapshotStreamOf(streamId);
+    await this.ensureSnapshotStream(stream);
     try {
-      await this.ensureSnapshotStream(stream);
-      await this.client.appendToStream(
-        stream,
-        jsonEvent({
-          type: SNAPSHOT_EVENT_TYPE,
-          data: { revision: snapshot.revision, state: (snapshot.state ?? null) as JSONType },
-        }),
+      await this.run(`save snapshot of ${streamId}`, (client) =>
+        client.appendToStream(
+          stream,
+          jsonEvent({
+            type: SNAPSHOT_EVENT_TYPE,
+            data: { revision: snapshot.revision, state: (snapshot.state ?? null) as JSONType },
+          }),
+        ),
       );
     } catch (error) {
-      throw toStoreError(error, `save snapshot of ${streamId}`);
+      // A snapshot is a shortcut, not a record: one over the server's append limit is simply not kept, and
+      // loading falls back to the previous snapshot plus the events after it.
+      if (error instanceof StoreRefusedError && error.code === 'append_too_large') return;
+      throw error;
     }
   }
 
@@ -239,11 +359,13 @@ class EventStoreDbStore implements EventStore {
   private ensureSnapshotStream(stream: string): Promise<void> {
     let ready = this.snapshotStreamsReady.get(stream);
     if (!ready) {
-      ready = (async () => {
+      // Forgetting only costs one metadata read per stream: a long-running gateway must not grow without bound.
+      if (this.snapshotStreamsReady.size >= SNAPSHOT_STREAMS_REMEMBERED) this.snapshotStreamsReady.clear();
+      ready = this.run(`set up snapshot stream ${stream}`, async (client) => {
         // Read first, so a restart does not add a metadata event per stream and per start.
-        const { metadata } = await this.client.getStreamMetadata(stream);
-        if (metadata?.maxCount !== 1) await this.client.setStreamMetadata(stream, { ...metadata, maxCount: 1 });
-      })();
+        const { metadata } = await client.getStreamMetadata(stream);
+        if (metadata?.maxCount !== 1) await client.setStreamMetadata(stream, { ...metadata, maxCount: 1 });
+      });
       this.snapshotStreamsReady.set(stream, ready);
       ready.catch(() => this.snapshotStreamsReady.delete(stream));
     }
@@ -251,7 +373,6 @@ class EventStoreDbStore implements EventStore {
   }
 
   async loadSnapshot<State = unknown>(streamId: string): Promise<Snapshot<State> | null> {
-    this.assertOpen();
     const [event] = await this.read(snapshotStreamOf(streamId), { direction: 'backwards', maxCount: 1 });
     if (!event) return null;
     const data = event.data as { revision?: unknown; state?: unknown } | null;
@@ -259,45 +380,62 @@ class EventStoreDbStore implements EventStore {
     return { revision: data.revision, state: data.state as State };
   }
 
+  /**
+   * Reads the head of $all (costs the server nothing); while appends are failing, also appends to a hidden
+   * stream, so that health reports a store that reads but cannot write.
+   */
   async ping(): Promise<boolean> {
     if (this.closed) return false;
-    // A one-event read of the head of $all hits the server but costs it nothing; reads ignore the
-    // client's deadline option, hence the timer.
-    const read = this.client.readAll({ direction: BACKWARDS, fromPosition: END, maxCount: 1 });
-    read.on('error', () => undefined); // reported through the iteration below; never crash on a late one
-    let timer: NodeJS.Timeout | undefined;
-    const answered = (async () => {
-      for await (const _ of read);
-      return true;
-    })().catch(() => false);
-    const timedOut = new Promise<false>((resolve) => {
-      timer = setTimeout(() => resolve(false), PING_TIMEOUT_MS);
-    });
     try {
-      const ok = await Promise.race([answered, timedOut]);
-      if (!ok) {
-        // Cancel the call and end the read, so the pending iteration settles instead of lingering.
-        void read.cancel().catch(() => undefined);
-        read.destroy();
+      let cancel: (() => void) | undefined;
+      await this.run(
+        'ping',
+        async (client) => {
+          const read = client.readAll({ direction: BACKWARDS, fromPosition: END, maxCount: 1 });
+          cancel = () => cancelRead(read);
+          for await (const _ of read);
+        },
+        { deadlineMs: PING_TIMEOUT_MS, cancel: () => cancel?.() },
+      );
+      if (this.writeFailing) {
+        await this.run('ping (write)', (client) => client.appendToStream(snapshotStreamOf(HEALTH_STREAM), jsonEvent({ type: 'HealthChecked', data: {} })), {
+          deadlineMs: PING_TIMEOUT_MS,
+        });
+        this.writeFailing = false;
       }
-      return ok;
+      return true;
     } catch {
       return false;
-    } finally {
-      clearTimeout(timer);
     }
   }
 
+  /** Lets what was started finish (within the deadline), ends the subscriptions, then closes the connections. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await Promise.race([Promise.allSettled([...this.inflight]), new Promise((resolve) => setTimeout(resolve, this.deadlineMs).unref())]);
     await Promise.allSettled([...this.subscriptions].map((subscription) => subscription.close()));
-    await this.client.dispose();
+    const clients = [this.client, ...this.retired];
+    this.retired.clear();
+    await Promise.allSettled(clients.map(disposeClient));
   }
+}
 
-  private assertOpen(): void {
-    if (this.closed) throw new StoreUnavailableError('event store is closed');
-  }
+/** Cancels a read's gRPC call and ends the Readable, so a pending iteration settles. */
+function cancelRead(read: { cancel(): Promise<void>; destroy(): void; on(event: 'error', listener: () => void): unknown }): void {
+  read.on('error', () => undefined);
+  void read.cancel().catch(() => undefined);
+  read.destroy();
+}
+
+/** dispose() only cancels the client's calls; its gRPC channel (the TCP connection) must be closed too. */
+async function disposeClient(client: EventStoreDBClient): Promise<void> {
+  await client.dispose().catch(() => undefined);
+  const internals = client as unknown as { getChannel?: () => Promise<{ close(): void }> };
+  await internals
+    .getChannel?.()
+    .then((channel) => channel.close())
+    .catch(() => undefined);
 }
 
 /**
@@ -405,9 +543,6 @@ function toAppendExpectedRevision(expected: ExpectedRevision): AppendExpectedRev
     case 'stream_exists':
       return 'stream_exists';
     default:
-      // -1 is how the port reports a missing stream, so it reads as no_stream rather than as an error.
-      if (expected === -1) return 'no_stream';
-      if (!Number.isSafeInteger(expected) || expected < 0) throw new RangeError(`invalid expected revision ${expected}`);
       return BigInt(expected);
   }
 }
@@ -440,10 +575,18 @@ function toMetadata(metadata: unknown): Record<string, unknown> {
     : {};
 }
 
-/** Connection-level failures become StoreUnavailableError (the HTTP layer's 503); the rest pass through. */
+/**
+ * Connection-level failures become StoreUnavailableError and refusals StoreRefusedError (both the HTTP
+ * layer's 503); conflicts and the rest pass through.
+ */
 function toStoreError(error: unknown, what: string): unknown {
   if (error instanceof StoreUnavailableError || error instanceof WrongExpectedRevisionError) return error;
   const converted = error instanceof Error ? convertToCommandError(error) : error;
+  if (converted instanceof AccessDeniedError) return new StoreRefusedError('access_denied', `${what}: the event store denied access`, { cause: error });
+  if (converted instanceof StreamDeletedError) return new StoreRefusedError('stream_deleted', `${what}: the stream is deleted`, { cause: error });
+  if (converted instanceof MaxAppendSizeExceededError) {
+    return new StoreRefusedError('append_too_large', `${what}: larger than the event store's append limit (${converted.maxAppendSize} bytes)`, { cause: error });
+  }
   const unavailable =
     converted instanceof UnavailableError ||
     converted instanceof DeadlineExceededError ||

@@ -15,6 +15,7 @@ import {
   type SubscribeOptions,
   type Subscription,
   WrongExpectedRevisionError,
+  checkExpectedRevision,
   revisionMatches,
 } from '../event-store.js';
 import { newEventId } from '../event-id.js';
@@ -26,6 +27,8 @@ interface PendingAppend {
   kind: 'append';
   streamId: string;
   events: readonly NewEvent[];
+  /** data and metadata of each event as JSON, made before the group commit (see append). */
+  json: ReadonlyArray<{ data: string; metadata: string | null }>;
   expectedRevision: ExpectedRevision;
 }
 
@@ -34,6 +37,7 @@ interface PendingSnapshot {
   kind: 'snapshot';
   streamId: string;
   snapshot: Snapshot;
+  json: string;
 }
 
 type PendingWrite = PendingAppend | PendingSnapshot;
@@ -98,7 +102,21 @@ export class SqliteEventStore implements EventStore {
   append(streamId: string, events: readonly NewEvent[], options: { expectedRevision?: ExpectedRevision } = {}): Promise<AppendResult> {
     if (this.closed) return Promise.reject(new StoreUnavailableError('event store is closed'));
     if (events.length === 0) return Promise.reject(new TypeError('append needs at least one event'));
-    return this.committer.submit({ kind: 'append', streamId, events, expectedRevision: options.expectedRevision ?? 'any' }) as Promise<AppendResult>;
+    let expectedRevision: ExpectedRevision;
+    let json: PendingAppend['json'];
+    try {
+      expectedRevision = checkExpectedRevision(options.expectedRevision ?? 'any');
+      // Serialised here, not in the transaction: a value JSON refuses (a BigInt, a cycle) fails this append
+      // alone instead of the whole group it would have been committed with.
+      json = events.map((event) => {
+        const metadata = event.metadata ?? {};
+        // Most events carry no metadata: NULL then saves a JSON.parse per event on every read.
+        return { data: JSON.stringify(event.data ?? null), metadata: Object.keys(metadata).length > 0 ? JSON.stringify(metadata) : null };
+      });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.committer.submit({ kind: 'append', streamId, events, json, expectedRevision }) as Promise<AppendResult>;
   }
 
   /** Runs one group of appends in a single transaction; each append succeeds or fails on its own. */
@@ -109,8 +127,8 @@ export class SqliteEventStore implements EventStore {
       this.db.transaction(() => {
         outcomes = batch.map((append) => {
           if (append.kind === 'snapshot') {
-            const { streamId, snapshot } = append;
-            this.sql.saveSnapshot.run(streamId, snapshot.revision, JSON.stringify(snapshot.state), Date.now());
+            const { streamId, snapshot, json } = append;
+            this.sql.saveSnapshot.run(streamId, snapshot.revision, json, Date.now());
             return undefined;
           }
           try {
@@ -135,7 +153,7 @@ export class SqliteEventStore implements EventStore {
     return outcomes;
   }
 
-  private appendInTransaction({ streamId, events, expectedRevision }: PendingAppend): { result: AppendResult; events: StoredEvent[] } {
+  private appendInTransaction({ streamId, events, json, expectedRevision }: PendingAppend): { result: AppendResult; events: StoredEvent[] } {
     const committed: StoredEvent[] = [];
     const current = this.sql.streamRevision.get(streamId)?.revision ?? -1;
     const row = events[0]?.id ? this.sql.eventById.get(events[0].id) : undefined;
@@ -145,20 +163,11 @@ export class SqliteEventStore implements EventStore {
     const createdAt = Date.now();
     let revision = current;
     let position = 0;
-    for (const event of events) {
+    for (const [i, event] of events.entries()) {
       revision += 1;
       const id = event.id ?? newEventId();
       const metadata = event.metadata ?? {};
-      const info = this.sql.insertEvent.run(
-        streamId,
-        revision,
-        id,
-        event.type,
-        JSON.stringify(event.data ?? null),
-        // Most events carry no metadata: NULL then saves a JSON.parse per event on every read.
-        Object.keys(metadata).length > 0 ? JSON.stringify(metadata) : null,
-        createdAt,
-      );
+      const info = this.sql.insertEvent.run(streamId, revision, id, event.type, json[i]!.data, json[i]!.metadata, createdAt);
       position = Number(info.lastInsertRowid);
       committed.push({
         id,
@@ -212,7 +221,7 @@ export class SqliteEventStore implements EventStore {
 
   async saveSnapshot(streamId: string, snapshot: Snapshot): Promise<void> {
     this.assertOpen();
-    await this.committer.submit({ kind: 'snapshot', streamId, snapshot });
+    await this.committer.submit({ kind: 'snapshot', streamId, snapshot, json: JSON.stringify(snapshot.state) });
   }
 
   async loadSnapshot<State>(streamId: string): Promise<Snapshot<State> | null> {

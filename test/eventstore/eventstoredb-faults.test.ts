@@ -1,0 +1,222 @@
+/**
+ * The EventStoreDB adapter under faults, on the protocol test double (test/support/esdb-test-server.ts):
+ * what a real server or network does that the happy-path conformance suite never shows.
+ */
+import { randomUUID } from 'node:crypto';
+import { type Server, type Socket, createServer, connect } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type EventStore, StoreRefusedError, StoreUnavailableError, WrongExpectedRevisionError } from '../../src/eventstore/event-store.js';
+import { openEventStoreDbStore } from '../../src/eventstore/eventstoredb/eventstoredb-event-store.js';
+import { openEventStore } from '../../src/eventstore/open-event-store.js';
+import { EsdbTestServer, startEsdbTestServer } from '../support/esdb-test-server.js';
+import { eventually } from '../support/eventually.js';
+
+let server: EsdbTestServer;
+const opened: EventStore[] = [];
+const open = async (url = server.url, options: Parameters<typeof openEventStoreDbStore>[1] = {}) => {
+  const store = await openEventStoreDbStore(url, options);
+  opened.push(store);
+  return store;
+};
+const stream = () => `fault-${randomUUID()}`;
+const ev = (type: string, data: unknown = {}) => ({ type, data });
+/** Settles with what the promise did, or 'pending' if it did neither within ms (instead of hanging the test). */
+const within = <T,>(promise: Promise<T>, ms: number) =>
+  Promise.race([
+    promise.then((value) => ({ value }), (error: unknown) => ({ error })),
+    new Promise<'pending'>((resolve) => setTimeout(() => resolve('pending'), ms)),
+  ]);
+
+beforeAll(async () => {
+  server = await startEsdbTestServer();
+});
+afterEach(async () => {
+  await Promise.allSettled(opened.splice(0).map((store) => store.close()));
+  server.appendDelayMs = 0;
+});
+afterAll(async () => {
+  await server.stop();
+});
+
+describe('EventStoreDB adapter under faults', () => {
+  it('recovers from a failed server-features probe and reports the broken write path in health (defect 3)', async () => {
+    const store = await open();
+    server.fail('features', 'deadline');
+    await expect(store.append(stream(), [ev('A')])).rejects.toBeInstanceOf(StoreUnavailableError);
+    // Reads still work, but health must not be green while appends fail.
+    expect(await store.ping()).toBe(false);
+    const s = stream();
+    await eventually(async () => (await store.append(s, [{ id: randomUUID(), ...ev('B') }], { expectedRevision: 'no_stream' })).nextExpectedRevision === 0);
+    expect(await store.ping()).toBe(true);
+  });
+
+  it('reports a conflict even when the URL asks the client not to throw (defect 4)', async () => {
+    const store = await open(`${server.url}&throwOnAppendFailure=false`);
+    const s = stream();
+    await store.append(s, [ev('A')], { expectedRevision: 'no_stream' });
+    await expect(store.append(s, [ev('B')], { expectedRevision: 'no_stream' })).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+    await expect(store.append(s, [ev('B')], { expectedRevision: 5 })).rejects.toMatchObject({ actual: 0 });
+    expect(await store.readStream(s)).toHaveLength(1);
+  });
+
+  it('gives up on a stalled read after the deadline with StoreUnavailableError (defect 8)', async () => {
+    const store = await open(server.url, { operationDeadlineMs: 300 });
+    server.fail('read', 'stall');
+    const outcome = await within(store.readStream(stream()), 5_000);
+    expect(outcome).not.toBe('pending');
+    expect((outcome as { error: unknown }).error).toBeInstanceOf(StoreUnavailableError);
+    server.fail('read', 'stall');
+    const all = await within(store.readAll({ maxCount: 10 }), 5_000);
+    expect((all as { error: unknown }).error).toBeInstanceOf(StoreUnavailableError);
+    expect(await store.readStream(stream())).toEqual([]); // and the next read works
+  });
+
+  it('lets in-flight appends finish on close (defect 9)', async () => {
+    const store = await open();
+    server.appendDelayMs = 300;
+    const s = stream();
+    const appending = store.append(s, [ev('A')]);
+    await new Promise((r) => setTimeout(r, 50));
+    await store.close();
+    await expect(appending).resolves.toMatchObject({ nextExpectedRevision: 0 });
+    await expect(store.append(s, [ev('B')])).rejects.toBeInstanceOf(StoreUnavailableError);
+  });
+
+  it('closes its connection on close (defect 9)', async () => {
+    const proxy = await tcpProxy(server.port);
+    try {
+      const store = await open(`esdb://127.0.0.1:${proxy.port}?tls=false`);
+      await store.append(stream(), [ev('A')]);
+      const subscription = store.subscribe();
+      expect(proxy.open()).toBeGreaterThan(0);
+      await store.close();
+      await subscription.close();
+      await eventually(() => proxy.open() === 0, 'the connection to close');
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('waits for a store that is down at start instead of failing the start (defect 9)', async () => {
+    const late = new EsdbTestServer();
+    await late.start();
+    const port = late.port;
+    await late.stop();
+    // As the gateway does: read (the projections' catch-up) as soon as the store is open.
+    const opening = openEventStore({ eventStoreUrl: `esdb://127.0.0.1:${port}?tls=false`, dataDir: '/nonexistent' }, { startupTimeoutMs: 20_000 }).then(
+      async (store) => {
+        opened.push(store);
+        return { store, firstPage: await store.readAll({ maxCount: 1 }) };
+      },
+    );
+    await new Promise((r) => setTimeout(r, 600));
+    await late.start(port);
+    try {
+      const { store, firstPage } = await opening;
+      expect(firstPage).toEqual([]);
+      expect(await store.ping()).toBe(true);
+    } finally {
+      await late.stop();
+    }
+  });
+
+  it('fails to open a store that stays down with StoreUnavailableError', async () => {
+    const dead = new EsdbTestServer();
+    await dead.start();
+    const port = dead.port;
+    await dead.stop();
+    await expect(openEventStoreDbStore(`esdb://127.0.0.1:${port}?tls=false`, { startupTimeoutMs: 300 })).rejects.toBeInstanceOf(StoreUnavailableError);
+  });
+
+  it('maps access denied, a deleted stream and an oversized append to StoreRefusedError (503, not 500) (defect 10)', async () => {
+    const store = await open();
+    server.fail('append', 'access_denied');
+    await expect(store.append(stream(), [ev('A')])).rejects.toMatchObject({ name: 'StoreUnavailableError', code: 'access_denied' });
+    server.fail('append', 'stream_deleted');
+    await expect(store.append(stream(), [ev('A')])).rejects.toMatchObject({ code: 'stream_deleted' });
+    const big = 'x'.repeat(1_100_000);
+    const error = await store.append(stream(), [ev('Big', { big })]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StoreRefusedError);
+    expect(error).toMatchObject({ code: 'append_too_large' });
+  });
+
+  it('does not keep a snapshot over the append limit, and loading falls back to the previous one (defect 10)', async () => {
+    const store = await open();
+    const s = stream();
+    await store.saveSnapshot(s, { revision: 3, state: { small: true } });
+    await store.saveSnapshot(s, { revision: 9, state: { big: 'x'.repeat(1_100_000) } });
+    expect(await store.loadSnapshot(s)).toEqual({ revision: 3, state: { small: true } });
+  });
+
+  it('ends a dropped subscription with StoreUnavailableError, and a new one resumes after its last event', async () => {
+    const store = await open();
+    const s = stream();
+    const marker = await store.append(stream(), [ev('Marker')]);
+    const subscription = store.subscribe({ after: marker.position });
+    const seen: number[] = [];
+    const reading = (async () => {
+      for await (const batch of subscription) for (const e of batch) if (e.streamId === s) seen.push(e.position);
+    })();
+    await store.append(s, [ev('A')]);
+    await eventually(() => seen.length === 1);
+    expect(server.dropSubscriptions()).toBeGreaterThan(0);
+    await expect(reading).rejects.toBeInstanceOf(StoreUnavailableError);
+    await store.append(s, [ev('B')]);
+    const again = store.subscribe({ after: seen[0]! });
+    for await (const batch of again) {
+      expect(batch.filter((e) => e.streamId === s).map((e) => e.type)).toEqual(['B']);
+      break;
+    }
+  });
+
+  it('keeps working across a server restart', async () => {
+    const store = await open();
+    const s = stream();
+    await store.append(s, [ev('A')]);
+    await server.restart();
+    // A retry of the same events with the same expected revision: safe whatever the first try did.
+    const b = { id: randomUUID(), ...ev('B') };
+    await eventually(async () => (await store.append(s, [b], { expectedRevision: 0 })).nextExpectedRevision === 1);
+    expect((await store.readStream(s)).map((e) => e.type)).toEqual(['A', 'B']);
+  });
+
+  it('recognises a retry pinned by its expected revision across a restart; an `any` retry is not (server semantics)', async () => {
+    const store = await open();
+    const s = stream();
+    const pinned = [{ id: randomUUID(), type: 'Pinned', data: {} }];
+    const loose = [{ id: randomUUID(), type: 'Loose', data: {} }];
+    await store.append(s, pinned, { expectedRevision: 'no_stream' });
+    await store.append(s, loose, { expectedRevision: 'any' });
+    await server.restart();
+    await eventually(async () => (await store.append(s, pinned, { expectedRevision: 'no_stream' })).nextExpectedRevision === 0);
+    // The idempotency cache of `any` appends died with the node: the same id is written a second time.
+    expect((await store.append(s, loose, { expectedRevision: 'any' })).nextExpectedRevision).toBe(2);
+    expect((await store.readStream(s)).map((e) => e.type)).toEqual(['Pinned', 'Loose', 'Loose']);
+  });
+});
+
+/** A TCP relay that counts the connections open through it. */
+async function tcpProxy(target: number): Promise<{ port: number; open(): number; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const relay: Server = createServer((client) => {
+    const upstream = connect(target, '127.0.0.1');
+    sockets.add(client);
+    client.pipe(upstream).pipe(client);
+    const done = () => {
+      sockets.delete(client);
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('close', done).on('error', done);
+    upstream.on('close', done).on('error', done);
+  });
+  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (relay.address() as { port: number }).port,
+    open: () => sockets.size,
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => relay.close(resolve));
+    },
+  };
+}

@@ -1,0 +1,739 @@
+/**
+ * A PROTOCOL TEST DOUBLE of EventStoreDB / KurrentDB, not a database.
+ *
+ * An in-process gRPC server (@grpc/grpc-js) that implements, on the generated service definitions that
+ * @eventstore/db-client ships, the calls that client makes for this gateway: `Streams.Read` (streams and
+ * $all, forwards and backwards, filtered subscriptions to $all), `Streams.Append`, `Streams.BatchAppend`,
+ * `Streams.Delete` (soft delete) and `ServerFeatures.GetSupportedMethods`. Everything lives in memory on a
+ * single node; there is no auth, TLS, scavenging, projection or persistent subscription.
+ *
+ * The semantics that matter to the adapter follow the server. Sources (kurrent-io/KurrentDB, master):
+ * - [CC] src/KurrentDB.Core/Services/Storage/ReaderIndex/IndexWriter.cs `CheckCommit`: expected-revision
+ *   checks and idempotency. `any`/`stream_exists` re-appends are recognised only through `_committedEvents`,
+ *   an in-memory bounded cache (lost on restart); an expected revision below the head is checked against the
+ *   stored events (strong); an expected revision equal to the head is never checked (appends again).
+ *   CorruptedIdempotency (some ids written, some not) answers WrongExpectedVersion
+ *   (Services/Storage/StorageWriterService.cs).
+ * - [RD] src/KurrentDB.Core/Services/Transport/Grpc/Streams.Read.cs: a missing or deleted stream answers
+ *   `stream_not_found`; subscriptions answer `confirmation` first, then events, `caught_up` once live;
+ *   filtered subscriptions send `checkpoint`s. Reading $all from a position includes the event there;
+ *   subscribing from a position starts strictly after it (docs: "Subscriptions" / "Reading events").
+ * - [AP] Streams.Append.cs / Streams.BatchAppend.cs: results and errors (WrongExpectedVersion details,
+ *   `maximum-append-size-exceeded`, `access-denied`, `stream-deleted` trailers from Grpc/RpcExceptions.cs;
+ *   BatchAppend answers a google.rpc.Status per correlation id). MaxAppendSize defaults to 1 MiB
+ *   (ClusterVNodeOptions `MaxAppendSize`).
+ * - [MD] docs "Stream metadata" / "Deleting streams": `$maxCount` hides all but the last n events of a
+ *   stream from stream reads; a soft delete writes `$tb` (truncate before) = last revision + 1 into the
+ *   `$$stream` metadata stream, the stream then reads as not found and a later append continues its
+ *   revisions. $all keeps every record of a truncated or deleted stream until a scavenge.
+ * - [FT] ServerFeatures.cs: the supported methods, BatchAppend among them (the client then appends through
+ *   BatchAppend, see the client's streams/appendToStream/index.ts).
+ * - Positions are byte offsets of records in the transaction log, commit == prepare for gRPC appends.
+ *
+ * Fault injection: `fail(method, fault, times)` answers the next calls of a method with UNAVAILABLE,
+ * DEADLINE_EXCEEDED, access denied or not at all (stall); `dropSubscriptions()` ends every live
+ * subscription with an error; `restart()` shuts the server down and starts it on the same port with the
+ * same log but an empty idempotency cache, as a real node restart does.
+ */
+import { randomUUID } from 'node:crypto';
+import * as grpc from '@grpc/grpc-js';
+import anyPb from 'google-protobuf/google/protobuf/any_pb.js';
+import emptyPb from 'google-protobuf/google/protobuf/empty_pb.js';
+import serverFeaturesGrpc from '@eventstore/db-client/generated/serverfeatures_grpc_pb.js';
+import serverFeaturesPb from '@eventstore/db-client/generated/serverfeatures_pb.js';
+import sharedPb from '@eventstore/db-client/generated/shared_pb.js';
+import statusPb from '@eventstore/db-client/generated/status_pb.js';
+import streamsGrpc from '@eventstore/db-client/generated/streams_grpc_pb.js';
+import streamsPb from '@eventstore/db-client/generated/streams_pb.js';
+import type * as S from '@eventstore/db-client/generated/streams_pb.js';
+
+const { ReadResp, AppendResp, BatchAppendResp, DeleteResp } = streamsPb;
+
+export type Method = 'read' | 'subscribe' | 'append' | 'features' | 'delete';
+export type Fault = 'unavailable' | 'deadline' | 'access_denied' | 'stream_deleted' | 'stall';
+
+interface LogRecord {
+  id: string;
+  streamId: string;
+  revision: number;
+  type: string;
+  contentType: string;
+  data: Uint8Array;
+  metadata: Uint8Array;
+  /** 100 ns ticks since the Unix epoch, as the server sends `created` (Grpc/MetadataHelpers.cs). */
+  created: bigint;
+  position: bigint;
+}
+
+interface StreamState {
+  events: LogRecord[];
+}
+
+type Expected = 'any' | 'no_stream' | 'stream_exists' | number;
+
+interface Proposed {
+  id: string;
+  type: string;
+  contentType: string;
+  data: Uint8Array;
+  metadata: Uint8Array;
+}
+
+type AppendOutcome =
+  | { ok: true; revision: number; position: bigint }
+  | { ok: false; error: 'wrong_expected_version'; current: number; expected: Expected }
+  | { ok: false; error: 'stream_deleted' | 'max_append_size' | 'access_denied' };
+
+const MAX_APPEND_SIZE = 1024 * 1024; // [AP]
+const COMMITTED_EVENTS_CACHE = 100_000; // [CC] bounded
+const CHECKPOINT_WINDOW = 32; // [RD] filtered subscriptions: a checkpoint per window × multiplier events
+
+interface LiveSubscription {
+  call: grpc.ServerWritableStream<S.ReadReq, S.ReadResp>;
+  /** Index into the log of the next record to consider. */
+  cursor: number;
+  filter: (record: LogRecord) => boolean;
+  checkpointEvery: number;
+  sinceCheckpoint: number;
+  caughtUp: boolean;
+  waitingForDrain: boolean;
+  uuidAsString: boolean;
+}
+
+export class EsdbTestServer {
+  private server: grpc.Server | undefined;
+  port = 0;
+  /** The transaction log ("disk"): survives restart(). */
+  private readonly log: LogRecord[] = [];
+  private readonly streams = new Map<string, StreamState>();
+  private nextPosition = 0n;
+  /** [CC] `_committedEvents`: event id → where it was written; memory only. */
+  private committedEvents = new Map<string, { streamId: string; revision: number }>();
+  private readonly subscriptions = new Set<LiveSubscription>();
+  private readonly faults = new Map<Method, Array<Fault>>();
+  private readonly stalled = new Set<{ end(): void }>();
+  /** Appends are answered this much later (a slow disk or a busy leader). */
+  appendDelayMs = 0;
+  /** Counts of calls per method, for tests that assert what the client did. */
+  readonly calls: Record<Method, number> = { read: 0, subscribe: 0, append: 0, features: 0, delete: 0 };
+
+  /** The connection string of the running server. */
+  get url(): string {
+    return `esdb://127.0.0.1:${this.port}?tls=false`;
+  }
+
+  async start(port = 0): Promise<this> {
+    // A fresh node writes a few system records before anything else; readers of $all must skip them.
+    if (this.log.length === 0) {
+      this.nextPosition = 1_024n;
+      this.write('$$$scavenges', [systemEvent('$metadata', { $maxAge: 2_592_000 })]);
+      this.write('$settings', [systemEvent('$settings', { $userStreamAcl: {} })]);
+    }
+    const server = new grpc.Server();
+    server.addService(streamsGrpc.StreamsService, {
+      read: (call: grpc.ServerWritableStream<S.ReadReq, S.ReadResp>) => this.onRead(call),
+      append: (call: grpc.ServerReadableStream<S.AppendReq, S.AppendResp>, callback: grpc.sendUnaryData<S.AppendResp>) =>
+        this.onAppend(call, callback),
+      batchAppend: (call: grpc.ServerDuplexStream<S.BatchAppendReq, S.BatchAppendResp>) => this.onBatchAppend(call),
+      delete: (call: grpc.ServerUnaryCall<S.DeleteReq, S.DeleteResp>, callback: grpc.sendUnaryData<S.DeleteResp>) =>
+        this.onDelete(call, callback),
+      tombstone: (_call: unknown, callback: grpc.sendUnaryData<never>) =>
+        callback({ code: grpc.status.UNIMPLEMENTED, details: 'tombstone is not implemented by the test double' }),
+    });
+    server.addService(serverFeaturesGrpc.ServerFeaturesService, {
+      getSupportedMethods: (_call: unknown, callback: grpc.sendUnaryData<serverFeaturesPb.SupportedMethods>) =>
+        this.onFeatures(callback),
+    });
+    this.port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (error, bound) =>
+        error ? reject(error) : resolve(bound),
+      ),
+    );
+    this.server = server;
+    return this;
+  }
+
+  /** Shuts the node down hard (every call fails) and starts it again on the same port with the same log. */
+  async restart(downMs = 0): Promise<void> {
+    await this.stop();
+    this.committedEvents = new Map(); // [CC] the cache is memory only
+    if (downMs > 0) await new Promise((r) => setTimeout(r, downMs));
+    await this.start(this.port);
+  }
+
+  async stop(): Promise<void> {
+    for (const stalled of this.stalled) stalled.end();
+    this.stalled.clear();
+    this.subscriptions.clear();
+    this.server?.forceShutdown();
+    this.server = undefined;
+  }
+
+  /** The next `times` calls of `method` meet `fault`. */
+  fail(method: Method, fault: Fault, times = 1): void {
+    const queue = this.faults.get(method) ?? [];
+    for (let i = 0; i < times; i++) queue.push(fault);
+    this.faults.set(method, queue);
+  }
+
+  /** Ends every live subscription with an error, as a server does for a slow or dropped subscriber. */
+  dropSubscriptions(code: grpc.status = grpc.status.UNAVAILABLE): number {
+    const dropped = [...this.subscriptions];
+    this.subscriptions.clear();
+    for (const subscription of dropped) subscription.call.emit('error', { code, details: 'subscription dropped by the test server' });
+    return dropped.length;
+  }
+
+  get liveSubscriptions(): number {
+    return this.subscriptions.size;
+  }
+
+  /** Every record of $all, system ones included, as a scavenge-less server keeps them. */
+  allRecords(): ReadonlyArray<Readonly<LogRecord>> {
+    return this.log;
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+  // The write path
+
+  private currentRevision(streamId: string): number {
+    return (this.streams.get(streamId)?.events.length ?? 0) - 1;
+  }
+
+  /** [MD] the latest `$metadata` of a stream, or {}. */
+  private metadataOf(streamId: string): Record<string, unknown> {
+    const meta = this.streams.get(`$$${streamId}`)?.events.at(-1);
+    if (!meta) return {};
+    try {
+      return JSON.parse(Buffer.from(meta.data).toString('utf8')) as Record<string, unknown>;
+    } catch {
+      return {};
+    }
+  }
+
+  private isSoftDeleted(streamId: string): boolean {
+    const tb = this.metadataOf(streamId).$tb;
+    return typeof tb === 'number' && tb > this.currentRevision(streamId) && this.currentRevision(streamId) >= 0;
+  }
+
+  /** [MD] first revision a stream read may return: `$tb` and `$maxCount` both truncate. */
+  private firstVisible(streamId: string): number {
+    const meta = this.metadataOf(streamId);
+    const last = this.currentRevision(streamId);
+    let first = 0;
+    if (typeof meta.$tb === 'number') first = Math.max(first, meta.$tb);
+    if (typeof meta.$maxCount === 'number') first = Math.max(first, last - meta.$maxCount + 1);
+    return first;
+  }
+
+  /** [CC] CheckCommit, then the write. */
+  append(streamId: string, expected: Expected, proposed: readonly Proposed[]): AppendOutcome {
+    const size = proposed.reduce((sum, e) => sum + e.data.length + e.metadata.length + e.type.length, 0);
+    if (size > MAX_APPEND_SIZE) return { ok: false, error: 'max_append_size' };
+    const current = this.currentRevision(streamId);
+    const wrong = (): AppendOutcome => ({ ok: false, error: 'wrong_expected_version', current, expected });
+    const events = this.streams.get(streamId)?.events ?? [];
+    if (expected === 'stream_exists') {
+      if (this.isSoftDeleted(streamId)) return wrong();
+      if (current < 0 && this.currentRevision(`$$${streamId}`) < 0) return wrong();
+    }
+    if (expected === 'any' || expected === 'stream_exists') {
+      // Weak idempotency: only the recently committed ids of this stream are known.
+      let first: number | undefined;
+      let last = -1;
+      for (const id of proposed.map((e) => e.id)) {
+        const hit = this.committedEvents.get(id);
+        if (hit && hit.streamId === streamId) {
+          first ??= hit.revision;
+          last = hit.revision;
+          continue;
+        }
+        if (first !== undefined) return wrong(); // CorruptedIdempotency
+        return this.commit(streamId, proposed);
+      }
+      return { ok: true, revision: last, position: events[last]!.position };
+    }
+    const from = expected === 'no_stream' ? -1 : expected;
+    if (from < current) {
+      // Strong idempotency: the ids must be the stored events right after the expected revision.
+      for (let i = 0; i < proposed.length; i++) {
+        const stored = events[from + 1 + i];
+        if (stored?.id === proposed[i]!.id) continue;
+        if (i > 0) return wrong(); // CorruptedIdempotency
+        if (expected === 'no_stream' && this.isSoftDeleted(streamId)) return this.commit(streamId, proposed);
+        return wrong();
+      }
+      const last = from + proposed.length;
+      return { ok: true, revision: last, position: events[last]!.position };
+    }
+    if (from > current) return wrong();
+    // Exactly at the head: written, whatever the ids.
+    return this.commit(streamId, proposed);
+  }
+
+  private commit(streamId: string, proposed: readonly Proposed[]): AppendOutcome {
+    const records = this.write(streamId, proposed);
+    const last = records.at(-1)!;
+    return { ok: true, revision: last.revision, position: last.position };
+  }
+
+  private write(streamId: string, proposed: readonly Proposed[]): LogRecord[] {
+    let stream = this.streams.get(streamId);
+    if (!stream) this.streams.set(streamId, (stream = { events: [] }));
+    const created = BigInt(Date.now()) * 10_000n;
+    const records = proposed.map((event) => {
+      const record: LogRecord = {
+        ...event,
+        streamId,
+        revision: stream.events.length,
+        created,
+        position: this.nextPosition,
+      };
+      // A prepare record: a header, the strings and the payloads.
+      this.nextPosition += BigInt(64 + streamId.length + event.type.length + event.data.length + event.metadata.length);
+      stream.events.push(record);
+      this.log.push(record);
+      if (this.committedEvents.size >= COMMITTED_EVENTS_CACHE) {
+        this.committedEvents.delete(this.committedEvents.keys().next().value!);
+      }
+      this.committedEvents.set(record.id, { streamId, revision: record.revision });
+      return record;
+    });
+    queueMicrotask(() => {
+      for (const subscription of this.subscriptions) this.pump(subscription);
+    });
+    return records;
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+  // gRPC handlers
+
+  /** Applies an injected fault; true when the call was answered (or swallowed) by it. */
+  private faulted(method: Method, answer: (error: grpc.ServiceError | Partial<grpc.StatusObject>) => void, hang: { end(): void }): boolean {
+    const fault = this.faults.get(method)?.shift();
+    if (!fault) return false;
+    if (fault === 'stall') {
+      this.stalled.add(hang);
+      return true;
+    }
+    if (fault === 'access_denied' || fault === 'stream_deleted') {
+      // Grpc/RpcExceptions.cs: PermissionDenied / FailedPrecondition with the exception trailer.
+      answer(appendError(fault, 'the-stream'));
+      return true;
+    }
+    answer({
+      code: fault === 'unavailable' ? grpc.status.UNAVAILABLE : grpc.status.DEADLINE_EXCEEDED,
+      details: fault === 'unavailable' ? 'Server Is Not Ready' : 'Deadline Exceeded',
+    });
+    return true;
+  }
+
+  private onFeatures(callback: grpc.sendUnaryData<serverFeaturesPb.SupportedMethods>): void {
+    this.calls.features++;
+    if (this.faulted('features', (e) => callback(e as grpc.ServiceError), { end: () => callback({ code: grpc.status.UNAVAILABLE }) })) return;
+    const methods = ['read', 'append', 'delete', 'batchappend'].map((name) => {
+      const method = new serverFeaturesPb.SupportedMethod();
+      method.setMethodName(name);
+      method.setServiceName('event_store.client.streams.streams');
+      return method;
+    });
+    const answer = new serverFeaturesPb.SupportedMethods();
+    answer.setMethodsList(methods);
+    answer.setEventStoreServerVersion('24.10.0-test-double');
+    callback(null, answer);
+  }
+
+  private onAppend(call: grpc.ServerReadableStream<S.AppendReq, S.AppendResp>, callback: grpc.sendUnaryData<S.AppendResp>): void {
+    this.calls.append++;
+    if (this.faulted('append', (e) => callback(e as grpc.ServiceError), { end: () => callback({ code: grpc.status.UNAVAILABLE }) })) return;
+    let streamId = '';
+    let expected: Expected = 'any';
+    const proposed: Proposed[] = [];
+    call.on('data', (request: S.AppendReq) => {
+      const options = request.getOptions();
+      if (options) {
+        streamId = streamName(options.getStreamIdentifier());
+        expected = options.hasRevision()
+          ? Number(options.getRevision())
+          : options.hasNoStream()
+            ? 'no_stream'
+            : options.hasStreamExists()
+              ? 'stream_exists'
+              : 'any';
+        return;
+      }
+      const message = request.getProposedMessage();
+      if (message) proposed.push(toProposed(message));
+    });
+    call.on('error', () => undefined);
+    call.on('end', async () => {
+      if (this.appendDelayMs > 0) await new Promise((r) => setTimeout(r, this.appendDelayMs));
+      const outcome = this.append(streamId, expected, proposed);
+      if (outcome.ok) {
+        const success = new AppendResp.Success();
+        success.setCurrentRevision(String(outcome.revision));
+        const position = new AppendResp.Position();
+        position.setCommitPosition(String(outcome.position));
+        position.setPreparePosition(String(outcome.position));
+        success.setPosition(position);
+        callback(null, new AppendResp().setSuccess(success));
+        return;
+      }
+      if (outcome.error === 'wrong_expected_version') {
+        // [AP] Append answers a WrongExpectedVersion result (not a status) with both the old and new fields.
+        const wev = new AppendResp.WrongExpectedVersion();
+        if (outcome.current >= 0) wev.setCurrentRevision(String(outcome.current));
+        else wev.setCurrentNoStream(new sharedPb.Empty());
+        if (typeof outcome.expected === 'number') wev.setExpectedRevision(String(outcome.expected));
+        else if (outcome.expected === 'no_stream') wev.setExpectedNoStream(new sharedPb.Empty());
+        else if (outcome.expected === 'stream_exists') wev.setExpectedStreamExists(new sharedPb.Empty());
+        else wev.setExpectedAny(new sharedPb.Empty());
+        callback(null, new AppendResp().setWrongExpectedVersion(wev));
+        return;
+      }
+      callback(appendError(outcome.error, streamId));
+    });
+  }
+
+  private onBatchAppend(call: grpc.ServerDuplexStream<S.BatchAppendReq, S.BatchAppendResp>): void {
+    this.calls.append++;
+    const pending = new Map<string, { streamId: string; expected: Expected; proposed: Proposed[] }>();
+    call.on('error', () => undefined);
+    call.on('end', () => call.end());
+    call.on('data', async (request: S.BatchAppendReq) => {
+      if (this.appendDelayMs > 0) await new Promise((r) => setTimeout(r, this.appendDelayMs));
+      const correlation = request.getCorrelationId()!;
+      const key = correlation.getString();
+      const identifier = (pending.get(key)?.streamId ?? request.getOptions()) === undefined ? undefined : request.getOptions()?.getStreamIdentifier();
+      const respond = (build: (resp: S.BatchAppendResp) => void) => {
+        const resp = new BatchAppendResp();
+        resp.setCorrelationId(correlation);
+        // The client names the stream of an error from this field.
+        if (identifier) resp.setStreamIdentifier(identifier);
+        build(resp);
+        call.write(resp);
+      };
+      // Faults apply per append request on the shared stream: the client keeps one BatchAppend call open.
+      const fault = this.faults.get('append')?.[0];
+      if (fault && !pending.has(key)) {
+        this.faults.get('append')!.shift();
+        if (fault === 'stall') return; // never answered: the client's deadline decides
+        if (fault === 'unavailable') {
+          call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'Server Is Not Ready' });
+          return;
+        }
+        respond((resp) => {
+          if (fault === 'deadline') resp.setError(rpcStatus(grpc.status.DEADLINE_EXCEEDED, 'Timeout', 'event_store.client.Timeout', new sharedPb.Timeout()));
+          else if (fault === 'access_denied') resp.setError(rpcStatus(grpc.status.PERMISSION_DENIED, 'Access Denied', 'event_store.client.AccessDenied', new sharedPb.AccessDenied()));
+          else {
+            resp.setError(rpcStatus(grpc.status.FAILED_PRECONDITION, 'Stream Deleted', 'event_store.client.StreamDeleted', new sharedPb.StreamDeleted()));
+          }
+        });
+        return;
+      }
+      let entry = pending.get(key);
+      if (!entry) {
+        const options = request.getOptions()!;
+        const expected: Expected = options.hasStreamPosition()
+          ? Number(options.getStreamPosition())
+          : options.hasNoStream()
+            ? 'no_stream'
+            : options.hasStreamExists()
+              ? 'stream_exists'
+              : 'any';
+        entry = { streamId: streamName(options.getStreamIdentifier()), expected, proposed: [] };
+        pending.set(key, entry);
+      }
+      for (const message of request.getProposedMessagesList()) entry.proposed.push(toProposed(message));
+      if (!request.getIsFinal()) return;
+      pending.delete(key);
+      const outcome = this.append(entry.streamId, entry.expected, entry.proposed);
+      respond((resp) => {
+        resp.setStreamIdentifier(new sharedPb.StreamIdentifier().setStreamName(Buffer.from(entry.streamId)));
+        if (outcome.ok) {
+          const success = new BatchAppendResp.Success();
+          success.setCurrentRevision(String(outcome.revision));
+          const position = new sharedPb.AllStreamPosition();
+          position.setCommitPosition(String(outcome.position));
+          position.setPreparePosition(String(outcome.position));
+          success.setPosition(position);
+          resp.setSuccess(success);
+        } else if (outcome.error === 'wrong_expected_version') {
+          const details = new sharedPb.WrongExpectedVersion();
+          if (outcome.current >= 0) details.setCurrentStreamRevision(String(outcome.current));
+          else details.setCurrentNoStream(new emptyPb.Empty());
+          if (typeof outcome.expected === 'number') details.setExpectedStreamPosition(String(outcome.expected));
+          else if (outcome.expected === 'no_stream') details.setExpectedNoStream(new emptyPb.Empty());
+          else if (outcome.expected === 'stream_exists') details.setExpectedStreamExists(new emptyPb.Empty());
+          else details.setExpectedAny(new emptyPb.Empty());
+          resp.setError(rpcStatus(grpc.status.FAILED_PRECONDITION, 'WrongExpectedVersion', 'event_store.client.WrongExpectedVersion', details));
+        } else if (outcome.error === 'max_append_size') {
+          resp.setError(
+            rpcStatus(
+              grpc.status.INVALID_ARGUMENT,
+              `Maximum Append Size of ${MAX_APPEND_SIZE} Exceeded.`,
+              'event_store.client.MaximumAppendSizeExceeded',
+              new sharedPb.MaximumAppendSizeExceeded().setMaxappendsize(MAX_APPEND_SIZE),
+            ),
+          );
+        } else if (outcome.error === 'stream_deleted') {
+          const deleted = new sharedPb.StreamDeleted().setStreamIdentifier(new sharedPb.StreamIdentifier().setStreamName(Buffer.from(entry.streamId)));
+          resp.setError(rpcStatus(grpc.status.FAILED_PRECONDITION, 'Stream Deleted', 'event_store.client.StreamDeleted', deleted));
+        } else {
+          resp.setError(rpcStatus(grpc.status.PERMISSION_DENIED, 'Access Denied', 'event_store.client.AccessDenied', new sharedPb.AccessDenied()));
+        }
+      });
+    });
+  }
+
+  /** [MD] soft delete: `$tb` = last revision + 1 in the metadata stream, other metadata kept. */
+  private onDelete(call: grpc.ServerUnaryCall<S.DeleteReq, S.DeleteResp>, callback: grpc.sendUnaryData<S.DeleteResp>): void {
+    this.calls.delete++;
+    if (this.faulted('delete', (e) => callback(e as grpc.ServiceError), { end: () => callback({ code: grpc.status.UNAVAILABLE }) })) return;
+    const options = call.request.getOptions()!;
+    const streamId = streamName(options.getStreamIdentifier());
+    const current = this.currentRevision(streamId);
+    const expected: Expected = options.hasRevision() ? Number(options.getRevision()) : options.hasNoStream() ? 'no_stream' : 'any';
+    if ((expected === 'no_stream' && current >= 0) || (typeof expected === 'number' && expected !== current)) {
+      callback({
+        code: grpc.status.FAILED_PRECONDITION,
+        details: 'Delete failed due to WrongExpectedVersion',
+        metadata: exceptionMetadata('wrong-expected-version', {
+          'stream-name': streamId,
+          'expected-version': String(typeof expected === 'number' ? expected : -1),
+          ...(current >= 0 ? { 'actual-version': String(current) } : {}),
+        }),
+      });
+      return;
+    }
+    const meta = { ...this.metadataOf(streamId), $tb: current + 1 };
+    const [record] = this.write(`$$${streamId}`, [systemEvent('$metadata', meta)]);
+    const position = new DeleteResp.Position();
+    position.setCommitPosition(String(record!.position));
+    position.setPreparePosition(String(record!.position));
+    callback(null, new DeleteResp().setPosition(position));
+  }
+
+  private onRead(call: grpc.ServerWritableStream<S.ReadReq, S.ReadResp>): void {
+    const options = call.request.getOptions()!;
+    const subscribing = options.hasSubscription();
+    const method: Method = subscribing ? 'subscribe' : 'read';
+    this.calls[method]++;
+    call.on('error', () => undefined);
+    const hang = { end: () => call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'server shut down' }) };
+    if (this.faulted(method, (e) => call.emit('error', e), hang)) return;
+    const uuidAsString = options.getUuidOption()?.hasString() ?? false;
+    const forwards = options.getReadDirection() === streamsPb.ReadReq.Options.ReadDirection.FORWARDS;
+    const count = options.hasCount() ? Math.min(Number(options.getCount()), Number.MAX_SAFE_INTEGER) : Number.MAX_SAFE_INTEGER;
+
+    if (options.hasStream()) {
+      const streamOptions = options.getStream()!;
+      const streamId = streamName(streamOptions.getStreamIdentifier());
+      const events = this.streams.get(streamId)?.events ?? [];
+      const first = this.firstVisible(streamId);
+      if (events.length === 0 || first > events.length - 1) {
+        const notFound = new ReadResp.StreamNotFound().setStreamIdentifier(new sharedPb.StreamIdentifier().setStreamName(Buffer.from(streamId)));
+        call.write(new ReadResp().setStreamNotFound(notFound));
+        call.end();
+        return;
+      }
+      const last = events.length - 1;
+      const from = streamOptions.hasRevision() ? Number(streamOptions.getRevision()) : streamOptions.hasEnd() ? last : forwards ? 0 : last;
+      const selected: LogRecord[] = [];
+      if (forwards) for (let r = Math.max(from, first); r <= last && selected.length < count; r++) selected.push(events[r]!);
+      else for (let r = Math.min(from, last); r >= first && selected.length < count; r--) selected.push(events[r]!);
+      for (const record of selected) call.write(readEvent(record, uuidAsString, false));
+      call.end();
+      return;
+    }
+
+    const all = options.getAll()!;
+    const position = all.hasPosition() ? BigInt(all.getPosition()!.getCommitPosition()) : undefined;
+    if (subscribing) {
+      const filter = toFilter(options);
+      // [RD] a subscription starts strictly after its position.
+      const cursor = all.hasEnd() ? this.log.length : position === undefined ? 0 : this.indexAfter(position);
+      const multiplier = options.getFilter()?.getCheckpointintervalmultiplier() || 1;
+      const subscription: LiveSubscription = {
+        call,
+        cursor,
+        filter,
+        checkpointEvery: CHECKPOINT_WINDOW * multiplier,
+        sinceCheckpoint: 0,
+        caughtUp: false,
+        waitingForDrain: false,
+        uuidAsString,
+      };
+      this.subscriptions.add(subscription);
+      call.on('cancelled', () => this.subscriptions.delete(subscription));
+      call.on('close', () => this.subscriptions.delete(subscription));
+      const confirmation = new ReadResp.SubscriptionConfirmation().setSubscriptionId(randomUUID());
+      call.write(new ReadResp().setConfirmation(confirmation));
+      this.pump(subscription);
+      return;
+    }
+    // [RD] reading $all from a position includes the event at that position; backwards reads stop before it.
+    const selected: LogRecord[] = [];
+    if (forwards) {
+      for (let i = position === undefined || all.hasStart() ? 0 : this.indexAtOrAfter(position); i < this.log.length && selected.length < count; i++) {
+        selected.push(this.log[i]!);
+      }
+    } else {
+      const start = all.hasEnd() || position === undefined ? this.log.length - 1 : this.indexAtOrAfter(position) - 1;
+      for (let i = start; i >= 0 && selected.length < count; i--) selected.push(this.log[i]!);
+    }
+    for (const record of selected) call.write(readEvent(record, uuidAsString, true));
+    call.end();
+  }
+
+  private indexAtOrAfter(position: bigint): number {
+    let low = 0;
+    let high = this.log.length;
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if (this.log[mid]!.position < position) low = mid + 1;
+      else high = mid;
+    }
+    return low;
+  }
+
+  private indexAfter(position: bigint): number {
+    const at = this.indexAtOrAfter(position);
+    return this.log[at]?.position === position ? at + 1 : at;
+  }
+
+  /** Sends what the subscriber has not seen yet, respecting the call's flow control. */
+  private pump(subscription: LiveSubscription): void {
+    if (subscription.waitingForDrain || !this.subscriptions.has(subscription)) return;
+    const { call } = subscription;
+    while (subscription.cursor < this.log.length) {
+      const record = this.log[subscription.cursor++]!;
+      let writable = true;
+      if (subscription.filter(record)) {
+        writable = call.write(readEvent(record, subscription.uuidAsString, true));
+      } else if (++subscription.sinceCheckpoint >= subscription.checkpointEvery) {
+        subscription.sinceCheckpoint = 0;
+        const checkpoint = new ReadResp.Checkpoint();
+        checkpoint.setCommitPosition(String(record.position));
+        checkpoint.setPreparePosition(String(record.position));
+        writable = call.write(new ReadResp().setCheckpoint(checkpoint));
+      }
+      if (!writable) {
+        subscription.waitingForDrain = true;
+        call.once('drain', () => {
+          subscription.waitingForDrain = false;
+          this.pump(subscription);
+        });
+        return;
+      }
+    }
+    if (!subscription.caughtUp) {
+      subscription.caughtUp = true;
+      call.write(new ReadResp().setCaughtUp(new ReadResp.CaughtUp()));
+    }
+  }
+}
+
+/** Starts a test server on a free loopback port. */
+export async function startEsdbTestServer(): Promise<EsdbTestServer> {
+  return new EsdbTestServer().start();
+}
+
+function streamName(identifier: sharedPb.StreamIdentifier | undefined): string {
+  return Buffer.from(identifier?.getStreamName_asU8() ?? new Uint8Array()).toString('utf8');
+}
+
+function toProposed(message: S.AppendReq.ProposedMessage | S.BatchAppendReq.ProposedMessage): Proposed {
+  const id = message.getId();
+  const map = message.getMetadataMap();
+  return {
+    // The server parses ids as GUIDs and writes them back in canonical lower case.
+    id: (id?.getString() ?? randomUUID()).toLowerCase(),
+    type: map.get('type') ?? '',
+    contentType: map.get('content-type') ?? 'application/octet-stream',
+    data: message.getData_asU8(),
+    metadata: message.getCustomMetadata_asU8(),
+  };
+}
+
+function systemEvent(type: string, data: unknown): Proposed {
+  return {
+    id: randomUUID(),
+    type,
+    contentType: 'application/json',
+    data: Buffer.from(JSON.stringify(data)),
+    metadata: new Uint8Array(),
+  };
+}
+
+function readEvent(record: LogRecord, uuidAsString: boolean, fromAll: boolean): S.ReadResp {
+  const recorded = new ReadResp.ReadEvent.RecordedEvent();
+  const id = new sharedPb.UUID();
+  if (uuidAsString) id.setString(record.id);
+  else {
+    const hex = record.id.replaceAll('-', '');
+    const structured = new sharedPb.UUID.Structured();
+    structured.setMostSignificantBits(BigInt.asIntN(64, BigInt(`0x${hex.slice(0, 16)}`)).toString());
+    structured.setLeastSignificantBits(BigInt.asIntN(64, BigInt(`0x${hex.slice(16)}`)).toString());
+    id.setStructured(structured);
+  }
+  recorded.setId(id);
+  recorded.setStreamIdentifier(new sharedPb.StreamIdentifier().setStreamName(Buffer.from(record.streamId)));
+  recorded.setStreamRevision(String(record.revision));
+  recorded.setCommitPosition(String(record.position));
+  recorded.setPreparePosition(String(record.position));
+  recorded.getMetadataMap().set('type', record.type);
+  recorded.getMetadataMap().set('content-type', record.contentType);
+  recorded.getMetadataMap().set('created', String(record.created));
+  recorded.setData(record.data);
+  recorded.setCustomMetadata(record.metadata);
+  const event = new ReadResp.ReadEvent().setEvent(recorded);
+  if (fromAll) event.setCommitPosition(String(record.position));
+  else event.setNoPosition(new sharedPb.Empty());
+  return new ReadResp().setEvent(event);
+}
+
+/** [RD] stream-name or event-type filters, by regex (the server's is .NET, close enough here) or prefixes. */
+function toFilter(options: S.ReadReq.Options): (record: LogRecord) => boolean {
+  const filter = options.getFilter();
+  if (!filter) return () => true;
+  const onType = filter.hasEventType();
+  const expression = onType ? filter.getEventType()! : filter.getStreamIdentifier()!;
+  const regex = expression.getRegex();
+  const prefixes = expression.getPrefixList();
+  const test = regex ? ((re) => (value: string) => re.test(value))(new RegExp(regex)) : (value: string) => prefixes.some((p) => value.startsWith(p));
+  return (record) => test(onType ? record.type : record.streamId);
+}
+
+function exceptionMetadata(exception: string, extra: Record<string, string> = {}): grpc.Metadata {
+  const metadata = new grpc.Metadata();
+  metadata.set('exception', exception);
+  for (const [key, value] of Object.entries(extra)) metadata.set(key, value);
+  return metadata;
+}
+
+function appendError(error: 'stream_deleted' | 'max_append_size' | 'access_denied', streamId: string): Partial<grpc.StatusObject> {
+  switch (error) {
+    case 'stream_deleted':
+      return { code: grpc.status.FAILED_PRECONDITION, details: `Event stream '${streamId}' is deleted.`, metadata: exceptionMetadata('stream-deleted', { 'stream-name': streamId }) };
+    case 'max_append_size':
+      return {
+        code: grpc.status.INVALID_ARGUMENT,
+        details: `Maximum Append Size of ${MAX_APPEND_SIZE} Exceeded.`,
+        metadata: exceptionMetadata('maximum-append-size-exceeded', { 'maximum-append-size': String(MAX_APPEND_SIZE) }),
+      };
+    default:
+      return { code: grpc.status.PERMISSION_DENIED, details: 'Access Denied', metadata: exceptionMetadata('access-denied') };
+  }
+}
+
+/** [AP] BatchAppend errors: a google.rpc.Status whose details name the error type. */
+function rpcStatus(code: grpc.status, message: string, typeName: string, details: { serializeBinary(): Uint8Array }): statusPb.Status {
+  const status = new statusPb.Status();
+  status.setCode(code as number);
+  status.setMessage(message);
+  const any = new anyPb.Any();
+  any.pack(details.serializeBinary(), typeName);
+  status.setDetails(any);
+  return status;
+}
