@@ -9,6 +9,7 @@ import { DeviceRegistry } from './devices/device-registry.js';
 import type { EventStore } from './eventstore/event-store.js';
 import { openEventStore } from './eventstore/open-event-store.js';
 import { createHttpApp } from './http/app.js';
+import { answerClientError, answerFailedExpectation } from './http/client-errors.js';
 import { buildOpenApiDocument } from './http/openapi.js';
 import type { RouteSpec } from './http/route.js';
 import { deviceEventRoutes } from './http/routes/device-events.js';
@@ -130,8 +131,9 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     bodyLimitBytes: config.bodyLimitBytes,
     metrics,
     validateResponses: options.validateResponses,
+    unauthenticatedPerMinute: config.server.unauthenticatedPerMinute,
   });
-  const server = await listen(app.callback(), config.port, config.host);
+  const server = await listen(app.callback(), config.port, config.host, config.server.maxConnections);
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
   log.info({ url, store: store.kind, dataDir: config.dataDir }, 'gateway listening');
@@ -169,8 +171,13 @@ function buildLazy<T>(build: () => T): () => T {
   return () => (value ??= build());
 }
 
-async function listen(handler: Parameters<typeof createServer>[1], port: number, host: string): Promise<Server> {
+async function listen(handler: Parameters<typeof createServer>[1], port: number, host: string, maxConnections: number): Promise<Server> {
   const server = createServer(handler);
+  // Beyond this many open sockets, new ones are closed at once (a slowloris cannot take every descriptor).
+  server.maxConnections = maxConnections;
+  // Errors of the HTTP parser and a bad Expect answer problem+json too.
+  server.on('clientError', answerClientError);
+  server.on('checkExpectation', answerFailedExpectation);
   // Slow or idle clients must not hold sockets forever.
   server.headersTimeout = 20_000;
   server.requestTimeout = 60_000;

@@ -7,6 +7,7 @@ import { httpMetrics } from '../metrics/http-metrics.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { problemResponses } from './middleware/problem-responses.js';
 import { type RequestState, requestId } from './middleware/request-id.js';
+import { unauthenticatedLimit } from './middleware/unauthenticated-limit.js';
 import { Problem } from './problem.js';
 import type { RouteSpec } from './route.js';
 import { buildRouter } from './router.js';
@@ -20,6 +21,8 @@ export interface HttpAppOptions {
   bodyLimitBytes: number;
   validateResponses?: boolean;
   metrics?: Metrics;
+  /** Requests failing authentication per address and minute before 429 (unset: no limit). */
+  unauthenticatedPerMinute?: number;
 }
 
 /** The Koa application: request ids, problem+json errors, a size-capped JSON parser, then the routes. */
@@ -31,6 +34,7 @@ export function createHttpApp(options: HttpAppOptions): Koa<RequestState> {
   app.use(requestId(options.logger));
   if (options.metrics) app.use(httpMetrics(options.metrics));
   app.use(problemResponses());
+  if (options.unauthenticatedPerMinute !== undefined) app.use(unauthenticatedLimit(options.unauthenticatedPerMinute));
   const parseBody = koaBody({
     json: true,
     jsonStrict: true,

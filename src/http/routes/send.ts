@@ -144,6 +144,8 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
       body: LinkBody,
       responses: QUEUED,
       async handler({ params, body, ctx }) {
+        // The schema's uri format is a pattern: a port over 65535 or a broken host passes it, not the URL parser.
+        if (!URL.canParse(body.url)) throw invalidRequest('body/url is not a valid URL', [{ path: '/url', message: 'is not a valid URL' }]);
         requireDevice(params.deviceId);
         return { status: 202, body: await sends.send(params.deviceId, { kind: 'link', ...body }, keyOf(ctx)) };
       },
