@@ -1,15 +1,26 @@
 /**
  * The request body parser of media sends, used instead of the app's 1 MiB JSON parser (and only after
- * authentication): JSON up to the size of the kind's largest media as base64, or multipart/form-data
- * with one `file` part (streamed by formidable into DATA_DIR, capped at the kind's limit) and the other
- * fields as text parts. Uploads that the handler did not adopt are removed when the request ends.
+ * authentication): JSON whose `base64` media is decoded to a file while it streams in (never held in
+ * memory; json-media-body.ts), or multipart/form-data with one `file` part (streamed by formidable into
+ * DATA_DIR, capped at the kind's limit) and the other fields as text parts. Every limit applies to the
+ * bytes as decoded from their Content-Encoding, so a small compressed body cannot expand past them.
+ * Large bodies are read a few at a time (BodyGate). Files the handler did not adopt are removed when the
+ * request ends.
  */
+import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
+import type { IncomingMessage } from 'node:http';
+import { join } from 'node:path';
+import { PassThrough, type Transform } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Context, Middleware, Next } from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { TSchema } from 'typebox';
-import { Problem, invalidRequest } from '../http/problem.js';
+import { isDecodingError, undecodableBody } from '../http/middleware/problem-responses.js';
+import { Problem, invalidRequest, unsupportedMediaType } from '../http/problem.js';
 import type { MediaKind } from '../outbox/outbox-events.js';
+import { type BodyGate, SMALL_BODY_BYTES } from './body-gate.js';
+import { type SpooledBase64, readJsonMediaBody } from './json-media-body.js';
 import type { MediaInput } from './media-intake.js';
 import { mediaTooLarge } from './media-intake.js';
 import { base64LengthOf } from './media-limits.js';
@@ -26,7 +37,11 @@ export interface MediaBodyParserOptions {
   uploadDir: string;
   /** The route's body schema: multipart text fields are converted to the types it declares. */
   schema: TSchema;
+  /** Shared by every media route: how many large bodies are read at once. */
+  gate: BodyGate;
 }
+
+const spooledBase64 = new WeakMap<Context, SpooledBase64>();
 
 interface UploadedFile {
   filepath: string;
@@ -39,13 +54,12 @@ type FormidableFailure = Error & { code?: number; httpCode?: number };
 
 export function mediaBodyParser(options: MediaBodyParserOptions): Middleware {
   const multipartMax = options.limit + FIELDS_ALLOWANCE;
+  const jsonLimits = { media: options.limit, fields: FIELDS_ALLOWANCE, total: base64LengthOf(options.limit) + FIELDS_ALLOWANCE };
   const types = propertyTypes(options.schema);
-  return async (ctx: Context, next: Next) => {
-    const uploads: string[] = [];
-    const parse = koaBody({
-      json: true,
-      jsonStrict: true,
-      jsonLimit: base64LengthOf(options.limit) + FIELDS_ALLOWANCE,
+  const tooLarge = () => mediaTooLarge(options.kind, options.limit);
+  const parseMultipart = (uploads: string[]) =>
+    koaBody({
+      json: false,
       urlencoded: false,
       text: false,
       multipart: true,
@@ -63,14 +77,35 @@ export function mediaBodyParser(options: MediaBodyParserOptions): Middleware {
         onFileBegin: (_name: string, file: { filepath: string }) => void uploads.push(file.filepath),
       },
     });
+  return async (ctx: Context, next: Next) => {
+    const uploads: string[] = [];
     try {
-      if (ctx.request.is('multipart') && ctx.request.length > multipartMax) throw mediaTooLarge(options.kind, options.limit);
-      try {
-        await parse(ctx, async () => undefined);
-      } catch (error) {
-        throw asProblem(error as FormidableFailure, options);
-      }
-      if (ctx.request.is('multipart')) (ctx.request as { body?: unknown }).body = multipartFields(ctx.request.body, types);
+      const encoding = (ctx.get('content-encoding') || 'identity').trim().toLowerCase();
+      const small = encoding === 'identity' && ctx.get('transfer-encoding') === '' && ctx.request.length <= SMALL_BODY_BYTES;
+      const read = async () => {
+        if (ctx.request.is('multipart')) {
+          // formidable reads the raw bytes: an encoded multipart body cannot be parsed, so it is refused.
+          if (encoding !== 'identity') throw unsupportedMediaType('a multipart body cannot have a Content-Encoding');
+          if (ctx.request.length > multipartMax) throw tooLarge();
+          try {
+            await parseMultipart(uploads)(ctx, async () => undefined);
+          } catch (error) {
+            throw asProblem(error as FormidableFailure, options);
+          }
+          (ctx.request as { body?: unknown }).body = multipartFields(ctx.request.body, types);
+        } else if (ctx.request.is('json')) {
+          const charset = ctx.request.charset;
+          if (charset && charset !== 'utf-8' && charset !== 'utf8') throw unsupportedMediaType(`charset ${charset} is not supported; send utf-8`);
+          if (ctx.request.length > jsonLimits.total) throw tooLarge();
+          const spoolPath = join(options.uploadDir, `base64-${randomUUID()}`);
+          uploads.push(spoolPath);
+          const { body, spooled } = await readDecoded(ctx.req, encoding, (source) => readJsonMediaBody(source, jsonLimits, spoolPath, tooLarge));
+          (ctx.request as { body?: unknown }).body = body;
+          if (spooled) spooledBase64.set(ctx, spooled);
+        }
+        // Any other type is left unread: validation answers 415.
+      };
+      await (small ? read() : options.gate.run(read));
       await next();
     } finally {
       await Promise.all(uploads.map((path) => rm(path, { force: true })));
@@ -78,8 +113,51 @@ export function mediaBodyParser(options: MediaBodyParserOptions): Middleware {
   };
 }
 
-/** The `file` part of a multipart request, if it had one. */
-export function uploadedMedia(ctx: Context): Extract<MediaInput, { from: 'upload' }> | undefined {
+/**
+ * The request body decoded from its Content-Encoding (gzip, deflate, br or none), as a stream that the
+ * reader consumes at its own pace. If the reader stops early (a limit), the rest of the raw body is left
+ * to Node, which discards it after the answer.
+ */
+async function readDecoded<T>(request: IncomingMessage, encoding: string, reader: (source: AsyncIterable<Buffer>) => Promise<T>): Promise<T> {
+  const decoder = decoderFor(encoding);
+  const aborted = () => decoder.destroy(Object.assign(new Error('the request was aborted'), { type: 'request.aborted' }));
+  request.once('aborted', aborted);
+  request.once('error', aborted);
+  request.pipe(decoder);
+  try {
+    return await reader(decoder);
+  } catch (error) {
+    if (isDecodingError(error as { code?: unknown })) throw undecodableBody();
+    if ((error as { type?: string }).type === 'request.aborted') throw new Problem(400, 'invalid_request', 'the request was aborted', { errors: [] });
+    throw error;
+  } finally {
+    request.off('aborted', aborted);
+    request.off('error', aborted);
+    request.unpipe(decoder);
+    decoder.destroy();
+  }
+}
+
+function decoderFor(encoding: string): Transform {
+  switch (encoding) {
+    case 'identity':
+      return new PassThrough();
+    case 'gzip':
+    case 'x-gzip':
+      return createGunzip();
+    case 'deflate':
+      return createInflate();
+    case 'br':
+      return createBrotliDecompress();
+    default:
+      throw unsupportedMediaType(`Content-Encoding ${encoding} is not supported; use gzip, deflate, br or none`);
+  }
+}
+
+/** The media read into a file: a multipart `file` part, or the `base64` of a JSON body. */
+export function uploadedMedia(ctx: Context): Extract<MediaInput, { from: 'upload' | 'spooled' }> | undefined {
+  const spooled = spooledBase64.get(ctx);
+  if (spooled) return { from: 'spooled', ...spooled };
   const files = (ctx.request as { files?: Record<string, UploadedFile | UploadedFile[]> }).files;
   if (!files) return undefined;
   const names = Object.keys(files);

@@ -15,6 +15,8 @@ export type MediaInput =
   /** `sha256`: hex digest of the bytes (the request's fingerprint uses it). */
   | { from: 'upload'; path: string; size: number; sha256: string; filename?: string }
   | { from: 'base64'; text: string }
+  /** base64 of a JSON body, decoded to a file while it was read; `textDigest` stands for the text in fingerprints. */
+  | { from: 'spooled'; path: string; size: number; textDigest: string; declaredType?: string }
   | { from: 'url'; url: string };
 
 export interface MediaFields {
@@ -55,6 +57,13 @@ export class MediaIntake {
         const mimetype = await this.mimetypeOf(kind, fields.mimetype ?? declaredType, bytes);
         await this.store.write(deviceId, outboxId, bytes);
         return { source: 'stored', mimetype, size: bytes.length, ...optional({ filename }) };
+      }
+      case 'spooled': {
+        const limit = this.limitOf(kind);
+        if (input.size > limit) throw mediaTooLarge(kind, limit);
+        const mimetype = await this.mimetypeOf(kind, fields.mimetype ?? input.declaredType, input.path);
+        await this.store.adopt(deviceId, outboxId, input.path);
+        return { source: 'stored', mimetype, size: input.size, ...optional({ filename }) };
       }
       case 'upload': {
         const limit = this.limitOf(kind);

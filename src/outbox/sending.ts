@@ -12,6 +12,7 @@ import type { EventStore } from '../eventstore/event-store.js';
 import type { RouteSpec } from '../http/route.js';
 import { outboxRoutes } from '../http/routes/outbox.js';
 import { sendRoutes } from '../http/routes/send.js';
+import { BodyGate } from '../media/body-gate.js';
 import { IdempotencyKeys } from '../idempotency/idempotency-keys.js';
 import { IdempotencyReadModel } from '../idempotency/idempotency-read-model.js';
 import { MediaFetcher } from '../media/media-fetcher.js';
@@ -56,7 +57,7 @@ export class SendingCore {
 }
 
 export interface SendingDeps {
-  config: Pick<Config, 'dataDir' | 'outbox' | 'media' | 'idempotencyTtlMs'>;
+  config: Pick<Config, 'dataDir' | 'outbox' | 'media' | 'idempotencyTtlMs' | 'server'>;
   store: EventStore;
   /** Already started: the read models are caught up. */
   projections: ProjectionRunner;
@@ -108,7 +109,13 @@ export async function startSending(deps: SendingDeps): Promise<Sending> {
   drainer.start(waiting.filter(deps.deviceExists));
 
   const routes = [
-    ...sendRoutes({ sends, deviceExists: deps.deviceExists, media, mediaSettings: config.media }),
+    ...sendRoutes({
+      sends,
+      deviceExists: deps.deviceExists,
+      media,
+      mediaSettings: config.media,
+      bodyGate: new BodyGate({ concurrency: config.server.largeBodyConcurrency, queue: config.server.largeBodyQueue }),
+    }),
     ...outboxRoutes({ sends, outboxView, deviceExists: deps.deviceExists }),
   ];
   return {

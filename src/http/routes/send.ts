@@ -6,6 +6,7 @@ import type { Context } from 'koa';
 import type { TSchema } from 'typebox';
 import type { MediaSettings } from '../../config.js';
 import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_MAX_LENGTH, parseIdempotencyKey } from '../../idempotency/idempotency-keys.js';
+import type { BodyGate } from '../../media/body-gate.js';
 import { mediaBodyParser, uploadedMedia } from '../../media/media-body-parser.js';
 import type { MediaInput } from '../../media/media-intake.js';
 import { mediaLimitOf } from '../../media/media-limits.js';
@@ -31,6 +32,8 @@ import {
 
 export interface SendRouteDeps {
   sends: SendCommands;
+  /** How many large media bodies are read at once. */
+  bodyGate: BodyGate;
   /** Whether a device exists (the admin key reaches any id). */
   deviceExists: (deviceId: string) => boolean;
   media: MediaStore;
@@ -72,7 +75,7 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
       access: 'device',
       params: DeviceParams,
       body: schema,
-      bodyParser: { parse: mediaBodyParser({ kind, limit, uploadDir: deps.media.incomingDir, schema }), multipart: true },
+      bodyParser: { parse: mediaBodyParser({ kind, limit, uploadDir: deps.media.incomingDir, schema, gate: deps.bodyGate }), multipart: true },
       responses: {
         ...QUEUED,
         413: { description: `The media is larger than ${limit} bytes (\`payload_too_large\`).` },
@@ -197,7 +200,7 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
 
 /** Exactly one source of media. */
 function mediaInputOf(fields: { url?: string; base64?: string }, upload: MediaInput | undefined): MediaInput {
-  const given = [upload && 'a file part', fields.url !== undefined && 'url', fields.base64 !== undefined && 'base64'].filter(Boolean);
+  const given = [upload && (upload.from === 'spooled' ? 'base64' : 'a file part'), fields.url !== undefined && 'url', fields.base64 !== undefined && 'base64'].filter(Boolean);
   if (given.length !== 1) {
     const message = given.length === 0 ? 'must have one of url, base64 or a file part' : `must have only one of url, base64 or a file part, got ${given.join(' and ')}`;
     throw invalidRequest(`body ${message}`, [{ path: '/', message }]);
