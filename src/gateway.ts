@@ -21,6 +21,7 @@ import { sandboxRoutes } from './http/routes/sandbox.js';
 import { sessionRoutes } from './http/routes/session.js';
 import { createEngines } from './engines/engines.js';
 import { createLogger } from './logger.js';
+import { StorageHealth } from './storage/storage-health.js';
 import { OutboundGuard } from './net/outbound-guard.js';
 import { ProjectionRunner } from './projections/projection-runner.js';
 import { openReadModelDb } from './projections/read-model-db.js';
@@ -63,7 +64,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const startedAt = Date.now();
   const log = options.logger ?? createLogger(config.logLevel);
   const metrics = new Metrics();
-  const store = new InstrumentedStore(await openEventStore(config), metrics);
+  const storage = new StorageHealth(config.dataDir, config.diskFreeMinBytes);
+  const store = new InstrumentedStore(await openEventStore(config), metrics, (error) => storage.noteWrite(error));
   const readModelDb = openReadModelDb(config.dataDir);
   const readModels = createReadModels(readModelDb, store, log);
   const { devices, history, contacts, sending: sendingCore } = readModels;
@@ -110,7 +112,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       description: 'Self-hosted HTTP API for WhatsApp-style messaging devices. Errors are RFC 9457 problem+json with a stable `code`.',
     }),
   );
-  routes.push(...healthRoutes(store, VERSION, startedAt), ...deviceRoutes({ registry, devices, sessions }), ...deviceEventRoutes(store, history), ...sessionRoutes({ devices, sessions, projections }), ...metricsRoutes(metrics, config.metricsPublic), ...docsRoutes(openApi));
+  routes.push(...healthRoutes(store, VERSION, startedAt, storage), ...deviceRoutes({ registry, devices, sessions }), ...deviceEventRoutes(store, history), ...sessionRoutes({ devices, sessions, projections }), ...metricsRoutes(metrics, config.metricsPublic), ...docsRoutes(openApi));
   routes.push(...hookRoutes({ webhooks, devices, guard: outboundGuard }));
   routes.push(...sandboxRoutes({ devices, sessions, sandbox: engines.sandbox, projections }));
   routes.push(...sending.routes);
@@ -132,6 +134,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     metrics,
     validateResponses: options.validateResponses,
     unauthenticatedPerMinute: config.server.unauthenticatedPerMinute,
+    onDiskFull: (error) => storage.noteWrite(error),
   });
   const server = await listen(app.callback(), config.port, config.host, config.server.maxConnections);
   const address = server.address() as AddressInfo;

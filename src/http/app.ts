@@ -21,6 +21,8 @@ export interface HttpAppOptions {
   bodyLimitBytes: number;
   validateResponses?: boolean;
   metrics?: Metrics;
+  /** Told of every request that failed for want of disk space (health reports it). */
+  onDiskFull?: (error: unknown) => void;
   /** Requests failing authentication per address and minute before 429 (unset: no limit). */
   unauthenticatedPerMinute?: number;
 }
@@ -33,7 +35,7 @@ export function createHttpApp(options: HttpAppOptions): Koa<RequestState> {
   const router = buildRouter(options.routes, options);
   app.use(requestId(options.logger));
   if (options.metrics) app.use(httpMetrics(options.metrics));
-  app.use(problemResponses());
+  app.use(problemResponses(options.onDiskFull));
   if (options.unauthenticatedPerMinute !== undefined) app.use(unauthenticatedLimit(options.unauthenticatedPerMinute));
   const parseBody = koaBody({
     json: true,

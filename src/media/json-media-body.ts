@@ -130,6 +130,16 @@ class Scanner {
     for (let i = 0; i < chunk.length; i++) {
       const byte = chunk[i]!;
       if (this.sink) {
+        // A run of plain characters goes to the sink at once; quotes, escapes and control bytes one by one.
+        if (!this.escaped && this.unicode === undefined) {
+          let end = i;
+          while (end < chunk.length && chunk[end]! >= 0x20 && chunk[end] !== QUOTE && chunk[end] !== BACKSLASH) end++;
+          if (end > i) {
+            this.sink.bytes(chunk.subarray(i, end), this.output);
+            i = end - 1;
+            continue;
+          }
+        }
         if (this.base64Byte(byte)) {
           // The string ended: the placeholder stands for it, and copying resumes at its closing quote.
           this.keep(Buffer.from(PLACEHOLDER.slice(0, -1)));
@@ -270,6 +280,12 @@ class Scanner {
   }
 }
 
+/** Byte classes of base64 text: 1 an alphabet character, 2 whitespace, 3 padding, 0 anything else. */
+const CLASS = new Uint8Array(256);
+for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/') CLASS[c.charCodeAt(0)] = 1;
+for (const c of ' \t\n\r\v\f') CLASS[c.charCodeAt(0)] = 2;
+CLASS[0x3d] = 3;
+
 /**
  * The characters of a base64 text (optionally a data URL), decoded as they come. Accepts what the
  * in-memory decoder accepted: whitespace anywhere, at most two `=` at the end, and not one character
@@ -279,7 +295,9 @@ class Base64Sink {
   private readonly hash = createHash('sha256');
   private prefix: string | undefined = '';
   private declaredType: string | undefined;
-  private pending = '';
+  /** Clean base64 characters not decoded yet (never more than WRITE_CHUNK_CHARS + one run). */
+  private pending: Buffer[] = [];
+  private pendingLength = 0;
   private payloadLength = 0;
   private padding = 0;
   private size = 0;
@@ -289,56 +307,95 @@ class Base64Sink {
     private readonly tooLarge: () => Problem,
   ) {}
 
+  /** One character that came from an escape (\/, \n, \uXXXX…). */
   char(c: string, output: Buffer[]): void {
-    this.hash.update(c, 'utf8');
-    if (c.charCodeAt(0) > 0xff) throw notBase64();
-    if (this.prefix !== undefined) {
+    const code = c.charCodeAt(0);
+    // Anything beyond Latin-1 is not base64, nor part of a data URL prefix worth keeping.
+    if (code > 0x7f) {
+      if (this.prefix === undefined) throw notBase64();
+      this.hash.update(c, 'utf8');
       this.prefix += c;
-      if (!'data:'.startsWith(this.prefix.slice(0, 5).toLowerCase())) {
-        // Not a data URL: what was held back is payload.
-        const held = this.prefix;
-        this.prefix = undefined;
-        for (const h of held) this.payload(h, output);
-        return;
-      }
-      if (c === ',') {
-        const match = DATA_URL.exec(this.prefix);
-        if (!match) throw notBase64();
-        this.declaredType = match[1]?.toLowerCase();
-        this.prefix = undefined;
-      } else if (this.prefix.length > MAX_PREFIX) throw notBase64();
       return;
     }
-    this.payload(c, output);
+    this.bytes(Buffer.from([code]), output);
   }
 
-  private payload(c: string, output: Buffer[]): void {
-    if (/\s/.test(c)) return;
-    if (c === '=') {
-      if (++this.padding > 2) throw notBase64();
-    } else if (this.padding > 0 || !/[A-Za-z0-9+/]/.test(c)) throw notBase64();
-    this.payloadLength++;
-    this.pending += c;
-    if (this.pending.length >= WRITE_CHUNK_CHARS) this.flush(output, false);
+  bytes(span: Buffer, output: Buffer[]): void {
+    this.hash.update(span);
+    let rest = span;
+    if (this.prefix !== undefined) {
+      // The first characters are held back until it is clear whether they start a data URL.
+      let i = 0;
+      while (i < rest.length && this.prefix !== undefined) {
+        this.prefix += String.fromCharCode(rest[i]!);
+        i++;
+        if (!'data:'.startsWith(this.prefix.slice(0, 5).toLowerCase())) {
+          const held = Buffer.from(this.prefix, 'latin1');
+          this.prefix = undefined;
+          rest = Buffer.concat([held, rest.subarray(i)]);
+          i = 0;
+          break;
+        }
+        if (this.prefix.endsWith(',')) {
+          const match = DATA_URL.exec(this.prefix);
+          if (!match) throw notBase64();
+          this.declaredType = match[1]?.toLowerCase();
+          this.prefix = undefined;
+        } else if (this.prefix.length > MAX_PREFIX) throw notBase64();
+      }
+      rest = rest.subarray(i);
+    }
+    if (rest.length > 0) this.payload(rest, output);
+  }
+
+  private payload(span: Buffer, output: Buffer[]): void {
+    let clean: Buffer = span;
+    let n = 0;
+    for (let i = 0; i < span.length; i++) {
+      const kind = CLASS[span[i]!];
+      if (kind === 1) {
+        if (this.padding > 0) throw notBase64();
+      } else if (kind === 3) {
+        if (++this.padding > 2) throw notBase64();
+      } else if (kind === 2) {
+        // Whitespace: from here on the clean characters are copied out.
+        if (clean === span) {
+          clean = Buffer.allocUnsafe(span.length);
+          span.copy(clean, 0, 0, i);
+          n = i;
+        }
+        continue;
+      } else throw notBase64();
+      if (clean !== span) clean[n] = span[i]!;
+      n++;
+    }
+    const taken = clean === span ? Buffer.from(span) : clean.subarray(0, n);
+    if (taken.length === 0) return;
+    this.payloadLength += taken.length;
+    this.pending.push(taken);
+    this.pendingLength += taken.length;
+    if (this.pendingLength >= WRITE_CHUNK_CHARS) this.flush(output, false);
   }
 
   private flush(output: Buffer[], last: boolean): void {
-    const whole = last ? this.pending.length : this.pending.length - (this.pending.length % 4);
+    const all = Buffer.concat(this.pending, this.pendingLength);
+    const whole = last ? all.length : all.length - (all.length % 4);
+    this.pending = whole < all.length ? [all.subarray(whole)] : [];
+    this.pendingLength = all.length - whole;
     if (whole === 0) return;
-    const bytes = Buffer.from(this.pending.slice(0, whole), 'base64');
-    this.pending = this.pending.slice(whole);
+    const bytes = Buffer.from(all.subarray(0, whole).toString('latin1'), 'base64');
     this.size += bytes.length;
     if (this.size > this.limit) throw this.tooLarge();
     output.push(bytes);
   }
 
   end(output: Buffer[]): Omit<SpooledBase64, 'path'> {
-    // A prefix that never became a data URL ("data" alone) is payload; one cut short is not base64.
+    // A prefix that never became a data URL ("dat" alone) is payload; a data URL cut short is not base64.
     if (this.prefix !== undefined) {
       if (this.prefix.toLowerCase().startsWith('data:')) throw notBase64();
-      const held = this.prefix;
+      const held = Buffer.from(this.prefix, 'latin1');
       this.prefix = undefined;
-      for (const h of held) this.payload(h, output);
+      if (held.length > 0) this.payload(held, output);
     }
     if (this.payloadLength % 4 === 1) throw notBase64();
     this.flush(output, true);

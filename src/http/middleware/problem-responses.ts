@@ -1,5 +1,6 @@
 import type { Middleware } from 'koa';
 import { StoreUnavailableError } from '../../eventstore/event-store.js';
+import { isDiskFull } from '../../storage/storage-health.js';
 import { Problem, malformedJson, notFound, payloadTooLarge, storeUnavailable, unsupportedMediaType } from '../problem.js';
 import { checkJsonShape } from '../validation.js';
 import type { RequestState } from './request-id.js';
@@ -34,7 +35,7 @@ interface HttpishError extends Error {
  * is logged with the request id and answered 500 without internals (and has a test that it cannot be
  * reached by input).
  */
-export function problemResponses(): Middleware<RequestState> {
+export function problemResponses(onDiskFull?: (error: unknown) => void): Middleware<RequestState> {
   return async (ctx, next) => {
     let problem: Problem;
     try {
@@ -43,6 +44,7 @@ export function problemResponses(): Middleware<RequestState> {
       problem = notFound(`no route for ${ctx.method} ${ctx.path}`);
     } catch (error) {
       problem = toProblem(error as HttpishError);
+      if (problem.code === 'insufficient_storage') onDiskFull?.(error);
       if (problem.status >= 500 && problem.code === 'internal_error') {
         ctx.state.log?.error({ err: error, method: ctx.method, url: ctx.url }, 'unexpected error');
       }
@@ -56,6 +58,8 @@ export function problemResponses(): Middleware<RequestState> {
 
 function toProblem(error: HttpishError): Problem {
   if (error instanceof Problem) return error;
+  // Before store_unavailable: a full disk is a condition of its own, which the operator must fix.
+  if (isDiskFull(error)) return insufficientStorage();
   if (error instanceof StoreUnavailableError) return storeUnavailable();
   // raw-body / co-body errors from the body parser.
   switch (error.type) {
@@ -83,6 +87,9 @@ function toProblem(error: HttpishError): Problem {
 export function isDecodingError(error: { code?: unknown }): boolean {
   return typeof error.code === 'string' && (error.code.startsWith('Z_') || error.code.startsWith('ERR__ERROR_') || error.code.startsWith('ERR_BROTLI'));
 }
+
+export const insufficientStorage = () =>
+  new Problem(507, 'insufficient_storage', 'the gateway has no disk space left; nothing was stored; try again later', { headers: { 'Retry-After': '30' } });
 
 export const undecodableBody = () =>
   new Problem(400, 'invalid_request', 'the request body cannot be decoded: it does not match its Content-Encoding', { errors: [{ path: '/', message: 'is not decodable' }] });

@@ -1,0 +1,58 @@
+/**
+ * A full disk, told apart from other failures: ENOSPC and EDQUOT from the file system, SQLITE_FULL from
+ * SQLite, wherever they sit in an error's cause chain. The HTTP layer answers them 507
+ * insufficient_storage; /health reports the free space of DATA_DIR (below a threshold: degraded) and
+ * whether the last write failed for want of space. Nothing here retries: each request or engine callback
+ * simply fails until space returns, and the first write that succeeds again clears the flag.
+ */
+import { statfs } from 'node:fs/promises';
+
+const DISK_FULL_CODES: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT', 'SQLITE_FULL']);
+
+export function isDiskFull(error: unknown): boolean {
+  for (let current = error, depth = 0; current instanceof Error && depth < 8; current = current.cause, depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && DISK_FULL_CODES.has(code)) return true;
+    if (/database or disk is full|no space left on device/i.test(current.message)) return true;
+  }
+  return false;
+}
+
+export interface DiskReport {
+  /** Bytes an unprivileged process may still write in DATA_DIR (undefined when it cannot be told). */
+  freeBytes?: number;
+  /** Below the configured minimum. */
+  low: boolean;
+  /** The last write failed because the disk was full, and none has succeeded since. */
+  writeFailing: boolean;
+}
+
+export class StorageHealth {
+  private failedAt: number | undefined;
+
+  constructor(
+    private readonly dataDir: string,
+    private readonly minFreeBytes: number,
+  ) {}
+
+  /** Any write's outcome: a disk-full failure sets the flag, a success clears it. */
+  noteWrite(error?: unknown): void {
+    if (error === undefined) this.failedAt = undefined;
+    else if (isDiskFull(error)) this.failedAt = Date.now();
+  }
+
+  async report(): Promise<DiskReport> {
+    let freeBytes: number | undefined;
+    try {
+      const stats = await statfs(this.dataDir);
+      freeBytes = Number(stats.bavail) * Number(stats.bsize);
+    } catch {
+      freeBytes = undefined;
+    }
+    return {
+      ...(freeBytes === undefined ? {} : { freeBytes }),
+      low: freeBytes !== undefined && freeBytes < this.minFreeBytes,
+      writeFailing: this.failedAt !== undefined,
+    };
+  }
+}
