@@ -3,6 +3,7 @@
  * then reports events/s. Stop the gateway first: read models have one writer.
  */
 import { loadConfig } from '../config.js';
+import { usePrivateFileModes } from '../storage/private-files.js';
 import { openEventStore } from '../eventstore/open-event-store.js';
 import { createLogger } from '../logger.js';
 import { ProjectionRunner } from '../projections/projection-runner.js';
@@ -10,6 +11,7 @@ import { openReadModelDb } from '../projections/read-model-db.js';
 import { allProjections } from '../read-models.js';
 
 async function main(): Promise<void> {
+  usePrivateFileModes();
   const config = loadConfig();
   const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
   const store = await openEventStore(config);
