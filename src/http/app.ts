@@ -36,7 +36,7 @@ export function createHttpApp(options: HttpAppOptions): Koa<RequestState> {
   app.use(requestId(options.logger));
   if (options.metrics) app.use(httpMetrics(options.metrics));
   app.use(problemResponses(options.onDiskFull));
-  if (options.unauthenticatedPerMinute !== undefined) app.use(unauthenticatedLimit(options.unauthenticatedPerMinute));
+  if (options.unauthenticatedPerMinute !== undefined) app.use(unauthenticatedLimit(options.unauthenticatedPerMinute, (ctx) => options.authenticator.knowsAnyKey(ctx)));
   const parseBody = koaBody({
     json: true,
     jsonStrict: true,
