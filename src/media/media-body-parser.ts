@@ -115,8 +115,8 @@ export function mediaBodyParser(options: MediaBodyParserOptions): Middleware {
 
 /**
  * The request body decoded from its Content-Encoding (gzip, deflate, br or none), as a stream that the
- * reader consumes at its own pace. If the reader stops early (a limit), the rest of the raw body is left
- * to Node, which discards it after the answer.
+ * reader consumes at its own pace. If the reader stops early (a limit), the rest of the raw body is
+ * discarded as it arrives (never kept), so that the answer reaches the client.
  */
 async function readDecoded<T>(request: IncomingMessage, encoding: string, reader: (source: AsyncIterable<Buffer>) => Promise<T>): Promise<T> {
   const decoder = decoderFor(encoding);
@@ -135,6 +135,8 @@ async function readDecoded<T>(request: IncomingMessage, encoding: string, reader
     request.off('error', aborted);
     request.unpipe(decoder);
     decoder.destroy();
+    // Stopped early (a limit): the rest is read and thrown away, so the connection stays usable for the answer.
+    if (!request.complete) request.resume();
   }
 }
 

@@ -88,9 +88,10 @@ export function addressRange(address: string): string {
   if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
     return `IPv4-mapped ${(parsed as ipaddr.IPv6).toIPv4Address().range()}`;
   }
+  const range = parsed.range();
   // ::/96 (IPv4-compatible, deprecated): ipaddr.js calls it unicast, yet ::7f00:1 is 127.0.0.1 to some stacks.
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).parts.slice(0, 6).every((part) => part === 0)) return 'IPv4-compatible';
-  return parsed.range();
+  if (range === 'unicast' && parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).parts.slice(0, 6).every((part) => part === 0)) return 'IPv4-compatible';
+  return range;
 }
 
 /** What the guard says when it refused a destination: never which address, so that nothing about the inside leaks. */
