@@ -13,35 +13,7 @@ import { OutboundGuard } from '../../src/net/outbound-guard.js';
 import { createOutboundHttp } from '../../src/net/outbound-http.js';
 import { WebhookSender } from '../../src/webhooks/webhook-sender.js';
 import { ADMIN_KEY, startTestGateway } from '../support/gateway.js';
-import { rawRequest } from './support.js';
-
-/** Writes raw bytes on a fresh connection and reads until the server closes it (or 3 s pass). */
-export function rawExchange(url: string, bytes: string | Buffer): Promise<string> {
-  const { port } = new URL(url);
-  return new Promise((resolve) => {
-    const socket = connect(Number(port), '127.0.0.1');
-    const chunks: Buffer[] = [];
-    const done = () => resolve(Buffer.concat(chunks).toString('latin1'));
-    socket.on('data', (chunk) => chunks.push(chunk));
-    socket.on('close', done);
-    socket.on('error', () => undefined);
-    socket.setTimeout(3_000, () => socket.destroy());
-    socket.write(bytes);
-  });
-}
-
-export function parseRaw(text: string): { status: number; type: string; body: any } {
-  const [head, ...rest] = text.split('\r\n\r\n');
-  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head ?? '')?.[1] ?? 0);
-  const type = /content-type: ([^\r\n]+)/i.exec(head ?? '')?.[1] ?? '';
-  let body: any;
-  try {
-    body = JSON.parse(rest.join('\r\n\r\n'));
-  } catch {
-    body = undefined;
-  }
-  return { status, type, body };
-}
+import { parseRaw, rawExchange, rawRequest } from './support.js';
 
 describe('HTTP edge hardening', () => {
   let gateway: Awaited<ReturnType<typeof startTestGateway>>;

@@ -1,5 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
+import { connect } from 'node:net';
 
 export interface RawAnswer {
   status: number;
@@ -7,10 +8,13 @@ export interface RawAnswer {
   text: string;
 }
 
+/** One connection per request at most: a request that breaks its connection cannot blame the next one. */
+const agent = new Agent({ keepAlive: false, maxSockets: 64 });
+
 /** One request with exactly these headers and body bytes (fetch would add or refuse some). */
 export function rawRequest(url: string, method: string, path: string, headers: Record<string, string>, body?: Buffer): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
-    const req = request(`${url}${path}`, { method, headers: { ...headers, ...(body ? { 'content-length': String(body.length) } : {}) } }, (res) => {
+    const req = request(`${url}${path}`, { method, agent, headers: { ...headers, ...(body ? { 'content-length': String(body.length) } : {}) } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
@@ -37,3 +41,32 @@ export function resetPeak(pid: number): void {
     // Not permitted: the peak then includes the start-up.
   }
 }
+
+/** Writes raw bytes on a fresh connection and reads until the server closes it (or 3 s pass). */
+export function rawExchange(url: string, bytes: string | Buffer, timeoutMs = 3_000): Promise<string> {
+  const { port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), '127.0.0.1');
+    const chunks: Buffer[] = [];
+    const done = () => resolve(Buffer.concat(chunks).toString('latin1'));
+    socket.on('data', (chunk) => chunks.push(chunk));
+    socket.on('close', done);
+    socket.on('error', () => undefined);
+    socket.setTimeout(timeoutMs, () => socket.destroy());
+    socket.write(bytes);
+  });
+}
+
+export function parseRaw(text: string): { status: number; type: string; body: any } {
+  const [head, ...rest] = text.split('\r\n\r\n');
+  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head ?? '')?.[1] ?? 0);
+  const type = /content-type: ([^\r\n]+)/i.exec(head ?? '')?.[1] ?? '';
+  let body: any;
+  try {
+    body = JSON.parse(rest.join('\r\n\r\n'));
+  } catch {
+    body = undefined;
+  }
+  return { status, type, body };
+}
+
