@@ -64,7 +64,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const startedAt = Date.now();
   const log = options.logger ?? createLogger(config.logLevel);
   const metrics = new Metrics();
-  const storage = new StorageHealth(config.dataDir, config.diskFreeMinBytes);
+  // `projections` is assigned below, before any request can ask for health.
+  const storage = new StorageHealth(config.dataDir, config.diskFreeMinBytes, () => projections.failing);
   const store = new InstrumentedStore(await openEventStore(config), metrics, (error) => storage.noteWrite(error));
   const readModelDb = openReadModelDb(config.dataDir);
   const readModels = createReadModels(readModelDb, store, log);

@@ -2,12 +2,14 @@
  * A full disk, told apart from other failures: ENOSPC and EDQUOT from the file system, SQLITE_FULL from
  * SQLite, wherever they sit in an error's cause chain. The HTTP layer answers them 507
  * insufficient_storage; /health reports the free space of DATA_DIR (below a threshold: degraded) and
- * whether the last write failed for want of space. Nothing here retries: each request or engine callback
+ * whether the last write failed (for want of space, or the store failing to write). Nothing here retries: each request or engine callback
  * simply fails until space returns, and the first write that succeeds again clears the flag.
  */
 import { statfs } from 'node:fs/promises';
+import { StoreUnavailableError } from '../eventstore/event-store.js';
 
-const DISK_FULL_CODES: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT', 'SQLITE_FULL']);
+/** EFBIG: a file-size limit (RLIMIT_FSIZE) is a storage limit too. */
+const DISK_FULL_CODES: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT', 'EFBIG', 'SQLITE_FULL']);
 
 export function isDiskFull(error: unknown): boolean {
   for (let current = error, depth = 0; current instanceof Error && depth < 8; current = current.cause, depth++) {
@@ -23,7 +25,7 @@ export interface DiskReport {
   freeBytes?: number;
   /** Below the configured minimum. */
   low: boolean;
-  /** The last write failed because the disk was full, and none has succeeded since. */
+  /** The last write failed (the disk full, or the store refusing to write), and none has succeeded since. */
   writeFailing: boolean;
 }
 
@@ -33,12 +35,14 @@ export class StorageHealth {
   constructor(
     private readonly dataDir: string,
     private readonly minFreeBytes: number,
+    /** Other writers that can tell whether they are failing (the read models' projection runner). */
+    private readonly otherWritersFailing: () => boolean = () => false,
   ) {}
 
-  /** Any write's outcome: a disk-full failure sets the flag, a success clears it. */
+  /** Any write's outcome: a failure of the write path sets the flag (not a conflict), a success clears it. */
   noteWrite(error?: unknown): void {
     if (error === undefined) this.failedAt = undefined;
-    else if (isDiskFull(error)) this.failedAt = Date.now();
+    else if (isDiskFull(error) || error instanceof StoreUnavailableError) this.failedAt = Date.now();
   }
 
   async report(): Promise<DiskReport> {
@@ -52,7 +56,7 @@ export class StorageHealth {
     return {
       ...(freeBytes === undefined ? {} : { freeBytes }),
       low: freeBytes !== undefined && freeBytes < this.minFreeBytes,
-      writeFailing: this.failedAt !== undefined,
+      writeFailing: this.failedAt !== undefined || this.otherWritersFailing(),
     };
   }
 }

@@ -1,5 +1,6 @@
 import type { Middleware } from 'koa';
 import { StoreUnavailableError } from '../../eventstore/event-store.js';
+import { ProjectionLagError } from '../../projections/projection-runner.js';
 import { isDiskFull } from '../../storage/storage-health.js';
 import { Problem, malformedJson, notFound, payloadTooLarge, storeUnavailable, unsupportedMediaType } from '../problem.js';
 import { checkJsonShape } from '../validation.js';
@@ -61,6 +62,11 @@ function toProblem(error: HttpishError): Problem {
   // Before store_unavailable: a full disk is a condition of its own, which the operator must fix.
   if (isDiskFull(error)) return insufficientStorage();
   if (error instanceof StoreUnavailableError) return storeUnavailable();
+  if (error instanceof ProjectionLagError) {
+    return new Problem(503, 'read_models_lagging', 'the change was recorded but cannot be read back yet; retry with the same Idempotency-Key to get its answer', {
+      headers: { 'Retry-After': '5' },
+    });
+  }
   // raw-body / co-body errors from the body parser.
   switch (error.type) {
     case 'entity.too.large':

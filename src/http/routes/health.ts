@@ -12,7 +12,7 @@ const HealthSchema = Type.Object({
     {
       freeBytes: Type.Optional(Type.Integer({ minimum: 0, description: 'Free bytes in DATA_DIR.' })),
       low: Type.Boolean({ description: 'Below DISK_FREE_MIN_BYTES.' }),
-      writeFailing: Type.Boolean({ description: 'The last write failed because the disk was full, and none has succeeded since.' }),
+      writeFailing: Type.Boolean({ description: 'The last write failed (the disk full, or the store failing to write), and none has succeeded since.' }),
     },
     { description: 'The disk of DATA_DIR.' },
   ),
@@ -28,7 +28,7 @@ export function healthRoutes(store: EventStore, version: string, startedAt: numb
       summary: 'Health check',
       description:
         'Public. 200 while the event store answers and the disk has room, 503 `degraded` when the store cannot be reached, ' +
-        'free space in DATA_DIR is below DISK_FREE_MIN_BYTES, or the last write failed because the disk was full.',
+        'free space in DATA_DIR is below DISK_FREE_MIN_BYTES, or the last write failed and none has succeeded since.',
       access: 'public',
       responses: {
         200: { description: 'Healthy.', schema: HealthSchema },
