@@ -146,3 +146,31 @@ describe('connection and authentication limits', () => {
     await gateway.close();
   });
 });
+
+describe('large media bodies are read a few at a time', () => {
+  it('answers 503 server_busy with Retry-After when the queue is full, and takes bodies again once it is not', async () => {
+    const gateway = await startTestGateway({ LARGE_BODY_CONCURRENCY: '1', LARGE_BODY_QUEUE: '0' });
+    const key = (await gateway.api('POST', '/devices', { admin: true, json: { id: 'shop', name: 'S', engine: 'sandbox' } })).body.deviceKey;
+    const { port } = new URL(gateway.url);
+    // A slow client: a 5 MB body announced, a few bytes sent, then nothing.
+    const slow = connect(Number(port), '127.0.0.1');
+    await once(slow, 'connect');
+    slow.write(
+      `POST /devices/shop/send/file HTTP/1.1\r\nHost: x\r\nX-Device-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${5 * 1024 * 1024}\r\n\r\n{"to":"4915112345678","filename":"a.bin","base64":"AAAA`,
+    );
+    await new Promise((r) => setTimeout(r, 200));
+    const body = Buffer.from(JSON.stringify({ to: '4915112345678', filename: 'b.bin', base64: Buffer.alloc(1_200_000, 3).toString('base64') }));
+    const busy = await rawRequest(gateway.url, 'POST', '/devices/shop/send/file', { 'x-device-key': key, 'content-type': 'application/json' }, body);
+    expect(busy.status).toBe(503);
+    expect(busy.headers['content-type']).toContain('application/problem+json');
+    expect(JSON.parse(busy.text).code).toBe('server_busy');
+    expect(busy.headers['retry-after']).toBe('1');
+    // Small bodies do not wait for the large ones.
+    expect((await gateway.api('POST', '/devices/shop/send/file', { deviceKey: key, json: { to: '4915112345678', filename: 'c.txt', base64: 'aGVsbG8=' } })).status).toBe(202);
+    slow.destroy();
+    await new Promise((r) => setTimeout(r, 200));
+    const after = await rawRequest(gateway.url, 'POST', '/devices/shop/send/file', { 'x-device-key': key, 'content-type': 'application/json' }, body);
+    expect(after.status).toBe(202);
+    await gateway.close();
+  });
+});
