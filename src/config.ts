@@ -40,6 +40,21 @@ export interface Config {
   idempotencyTtlMs: number;
   /** Contact number checks and avatar lookups: caching and the per-device allowance of fresh checks. */
   contacts: ContactsSettings;
+  /** Limits of the HTTP server against floods (README, Settings). */
+  server: ServerLimits;
+  /** Below this many free bytes in DATA_DIR, /health reports `degraded`. */
+  diskFreeMinBytes: number;
+}
+
+export interface ServerLimits {
+  /** Open connections at once; more are closed at once by the server. */
+  maxConnections: number;
+  /** Requests per minute from one address that fail authentication (401) before it gets 429. */
+  unauthenticatedPerMinute: number;
+  /** Large request bodies (media sends) parsed at once; more wait in a queue. */
+  largeBodyConcurrency: number;
+  /** Large request bodies waiting for their turn; more are answered 503 with Retry-After. */
+  largeBodyQueue: number;
 }
 
 export interface ContactsSettings {
@@ -176,6 +191,13 @@ export function loadConfig(env: Env = process.env): Config {
     },
     idempotencyTtlMs: read.duration('IDEMPOTENCY_TTL', '24h', { min: 60_000, max: 30 * DAY_MS }),
     contacts: readContactsSettings(read),
+    server: {
+      maxConnections: read.integer('MAX_CONNECTIONS', 1_024, { min: 1, max: 1_000_000 }),
+      unauthenticatedPerMinute: read.integer('UNAUTHENTICATED_RATE_PER_MINUTE', 120, { min: 1, max: 1_000_000 }),
+      largeBodyConcurrency: read.integer('LARGE_BODY_CONCURRENCY', 4, { min: 1, max: 1_000 }),
+      largeBodyQueue: read.integer('LARGE_BODY_QUEUE', 32, { min: 0, max: 100_000 }),
+    },
+    diskFreeMinBytes: read.integer('DISK_FREE_MIN_BYTES', 64 * 1024 * 1024, { min: 0, max: Number.MAX_SAFE_INTEGER }),
   };
 }
 

@@ -10,6 +10,7 @@ import { withCurrentSchemas } from './event-schemas.js';
 import type { EventStore } from './eventstore/event-store.js';
 import { openEventStore } from './eventstore/open-event-store.js';
 import { createHttpApp } from './http/app.js';
+import { answerClientError, answerFailedExpectation } from './http/client-errors.js';
 import { buildOpenApiDocument } from './http/openapi.js';
 import type { RouteSpec } from './http/route.js';
 import { deviceEventRoutes } from './http/routes/device-events.js';
@@ -21,6 +22,7 @@ import { sandboxRoutes } from './http/routes/sandbox.js';
 import { sessionRoutes } from './http/routes/session.js';
 import { createEngines } from './engines/engines.js';
 import { createLogger } from './logger.js';
+import { StorageHealth } from './storage/storage-health.js';
 import { OutboundGuard } from './net/outbound-guard.js';
 import { ProjectionRunner } from './projections/projection-runner.js';
 import { openReadModelDb } from './projections/read-model-db.js';
@@ -37,6 +39,7 @@ import { StoreMessageSink } from './actors/message-sink.js';
 import { ContactsRecorder } from './contacts/contacts-recorder.js';
 import { createContactLookups } from './contacts/contact-lookups.js';
 import { contactRoutes } from './http/routes/contacts.js';
+import { BodyGate } from './http/body/body-gate.js';
 import { outboxRoutes } from './http/routes/outbox.js';
 import { sendRoutes } from './http/routes/send.js';
 import type { EngineDependencies, Engines } from './engines/engines.js';
@@ -76,7 +79,11 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const startedAt = Date.now();
   const log = options.logger ?? createLogger(config.logLevel);
   const metrics = new Metrics();
-  const store = withCurrentSchemas(new InstrumentedStore(await openEventStore(config, { log, startupTimeoutMs: Number.POSITIVE_INFINITY }), metrics));
+  // `projections` is assigned below, before any request can ask for health.
+  const storage = new StorageHealth(config.dataDir, config.diskFreeMinBytes, () => projections.failing);
+  const store = withCurrentSchemas(
+    new InstrumentedStore(await openEventStore(config, { log, startupTimeoutMs: Number.POSITIVE_INFINITY }), metrics, (error) => storage.noteWrite(error)),
+  );
   const readModelDb = openReadModelDb(config.dataDir);
   const readModels = createReadModels(readModelDb, store, log);
   const { devices, history, contacts, sending: sendingCore } = readModels;
@@ -124,11 +131,16 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       description: API_GUIDE,
     }),
   );
-  routes.push(...healthRoutes(store, VERSION, startedAt), ...deviceRoutes({ registry, devices, sessions }), ...deviceEventRoutes(store, history), ...sessionRoutes({ devices, sessions, projections }), ...metricsRoutes(metrics, config.metricsPublic), ...docsRoutes(openApi));
+  routes.push(...healthRoutes(store, VERSION, startedAt, storage), ...deviceRoutes({ registry, devices, sessions }), ...deviceEventRoutes(store, history), ...sessionRoutes({ devices, sessions, projections }), ...metricsRoutes(metrics, config.metricsPublic), ...docsRoutes(openApi));
   routes.push(...hookRoutes({ webhooks, devices, guard: outboundGuard }));
   routes.push(...sandboxRoutes({ devices, sessions, sandbox: engines.sandbox, projections }));
   routes.push(
-    ...sendRoutes({ sends: sending.sends, media: sending.media, mediaSettings: config.media }),
+    ...sendRoutes({
+      sends: sending.sends,
+      media: sending.media,
+      mediaSettings: config.media,
+      bodyGate: new BodyGate({ concurrency: config.server.largeBodyConcurrency, queue: config.server.largeBodyQueue }),
+    }),
     ...outboxRoutes({ sends: sending.sends, outboxView: sendingCore.outboxView }),
   );
   routes.push(
@@ -151,8 +163,10 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     bodyLimitBytes: config.bodyLimitBytes,
     metrics,
     validateResponses: options.validateResponses,
+    unauthenticatedPerMinute: config.server.unauthenticatedPerMinute,
+    onDiskFull: (error) => storage.noteWrite(error),
   });
-  const server = await listen(app.callback(), config.port, config.host);
+  const server = await listen(app.callback(), config.port, config.host, config.server.maxConnections);
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
   log.info({ url, store: store.kind, dataDir: config.dataDir }, 'gateway listening');
@@ -190,8 +204,13 @@ function buildLazy<T>(build: () => T): () => T {
   return () => (value ??= build());
 }
 
-async function listen(handler: Parameters<typeof createServer>[1], port: number, host: string): Promise<Server> {
+async function listen(handler: Parameters<typeof createServer>[1], port: number, host: string, maxConnections: number): Promise<Server> {
   const server = createServer(handler);
+  // Beyond this many open sockets, new ones are closed at once (a slowloris cannot take every descriptor).
+  server.maxConnections = maxConnections;
+  // Errors of the HTTP parser and a bad Expect answer problem+json too.
+  server.on('clientError', answerClientError);
+  server.on('checkExpectation', answerFailedExpectation);
   // Slow or idle clients must not hold sockets forever.
   server.headersTimeout = 20_000;
   server.requestTimeout = 60_000;

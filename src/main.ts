@@ -1,9 +1,12 @@
 import { ConfigError, loadConfig } from './config.js';
 import { startGateway } from './gateway.js';
 import { createLogger } from './logger.js';
+import { tightenDataDir, usePrivateFileModes } from './storage/private-files.js';
 
 /** Starts the gateway; a bad setting stops it with a message naming the variable. */
 async function main(): Promise<void> {
+  // Before anything is created: folders 0700, files 0600.
+  usePrivateFileModes();
   let config;
   try {
     config = loadConfig();
@@ -13,6 +16,7 @@ async function main(): Promise<void> {
     process.exit(78); // EX_CONFIG
   }
   const log = createLogger(config.logLevel);
+  tightenDataDir(config.dataDir);
   const gateway = await startGateway(config, { logger: log });
   let stopping = false;
   const stop = (signal: string) => {

@@ -35,6 +35,13 @@ export class Authenticator {
     throw unauthorized();
   }
 
+  /** Whether the request carries any key this gateway knows (the admin key or any device's). */
+  knowsAnyKey(ctx: Context): boolean {
+    return presentedKeys(ctx)
+      .map(hashKey)
+      .some((hash) => sameHash(hash, this.adminKeyHash) || this.devices.isDeviceKeyHash(hash));
+  }
+
   device(ctx: Context, deviceId: string): Caller {
     const presented = presentedKeys(ctx).map(hashKey);
     if (presented.some((hash) => sameHash(hash, this.adminKeyHash))) return { kind: 'admin' };

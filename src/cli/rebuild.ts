@@ -4,6 +4,7 @@
  */
 import { loadConfig } from '../config.js';
 import { withCurrentSchemas } from '../event-schemas.js';
+import { usePrivateFileModes } from '../storage/private-files.js';
 import { openEventStore } from '../eventstore/open-event-store.js';
 import { createLogger } from '../logger.js';
 import { ProjectionRunner } from '../projections/projection-runner.js';
@@ -11,6 +12,7 @@ import { openReadModelDb } from '../projections/read-model-db.js';
 import { allProjections } from '../read-models.js';
 
 async function main(): Promise<void> {
+  usePrivateFileModes();
   const config = loadConfig();
   const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
   const store = withCurrentSchemas(await openEventStore(config));

@@ -1,6 +1,6 @@
 /**
  * Number checks and avatar lookups through a device's live connection: answered from the cache while
- * fresh, otherwise asked of the engine (checks only within the device's allowance of fresh lookups)
+ * fresh, otherwise asked of the engine (within the device's allowance of fresh lookups, shared by both)
  * and cached. Concurrent requests for the same answer share one lookup.
  */
 import type Database from 'better-sqlite3';
@@ -59,7 +59,11 @@ export class ContactLookups {
   }
 
   avatar(deviceId: string, number: string): Promise<AvatarAnswer> {
-    return this.lookUp(deviceId, 'avatar', number, this.deps.settings.avatarTtlMs, async (connection) => ({ number, url: await connection.avatarUrl(number) }));
+    // Avatar lookups ask the network about a number as checks do: they draw on the same allowance.
+    return this.lookUp(deviceId, 'avatar', number, this.deps.settings.avatarTtlMs, async (connection) => {
+      await this.deps.checkLimit.take(deviceId);
+      return { number, url: await connection.avatarUrl(number) };
+    });
   }
 
   private async lookUp<T>(deviceId: string, kind: LookupKind, number: string, ttlMs: number, ask: (connection: EngineConnection) => Promise<T>): Promise<T> {

@@ -1,5 +1,5 @@
 /**
- * How many fresh number checks a device may make: at most `perMinute` in a minute, and at most `burst`
+ * How many fresh number checks and avatar lookups a device may make (one allowance for both): at most `perMinute` in a minute, and at most `burst`
  * back to back (in the time the steady rate takes to earn a burst: 10 at 30 a minute = 20 s). Bulk
  * number checks are a known cause of WhatsApp bans; answers from the cache do not count.
  *
@@ -20,7 +20,7 @@ export interface LookupRateSettings {
 
 export class LookupRateLimitedError extends DomainError {
   constructor(retryAfterSeconds: number) {
-    super('rate_limited', `too many fresh number checks; try again in ${retryAfterSeconds} s`, { retryAfterSeconds });
+    super('rate_limited', `too many fresh lookups (number checks and avatars); try again in ${retryAfterSeconds} s`, { retryAfterSeconds });
   }
 }
 

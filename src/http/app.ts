@@ -7,6 +7,7 @@ import { httpMetrics } from '../metrics/http-metrics.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { problemResponses } from './middleware/problem-responses.js';
 import { type RequestState, requestId } from './middleware/request-id.js';
+import { unauthenticatedLimit } from './middleware/unauthenticated-limit.js';
 import { Problem } from './problem.js';
 import type { DeviceLookup, RouteSpec } from './route.js';
 import { buildRouter } from './router.js';
@@ -21,6 +22,10 @@ export interface HttpAppOptions {
   bodyLimitBytes: number;
   validateResponses?: boolean;
   metrics?: Metrics;
+  /** Told of every request that failed for want of disk space (health reports it). */
+  onDiskFull?: (error: unknown) => void;
+  /** Requests failing authentication per address and minute before 429 (unset: no limit). */
+  unauthenticatedPerMinute?: number;
 }
 
 /** The Koa application: request ids, problem+json errors, a size-capped JSON parser, then the routes. */
@@ -31,7 +36,8 @@ export function createHttpApp(options: HttpAppOptions): Koa<RequestState> {
   const router = buildRouter(options.routes, options);
   app.use(requestId(options.logger));
   if (options.metrics) app.use(httpMetrics(options.metrics));
-  app.use(problemResponses());
+  app.use(problemResponses(options.onDiskFull));
+  if (options.unauthenticatedPerMinute !== undefined) app.use(unauthenticatedLimit(options.unauthenticatedPerMinute, (ctx) => options.authenticator.knowsAnyKey(ctx)));
   const parseBody = koaBody({
     json: true,
     jsonStrict: true,

@@ -6,6 +6,7 @@
 import { type DomainErrorCode, DomainError } from '../errors/domain-error.js';
 import { StoreRefusedError, StoreUnavailableError, WrongExpectedRevisionError } from '../eventstore/event-store.js';
 import { ProjectionLagError } from '../projections/projection-runner.js';
+import { isDiskFull } from '../storage/storage-health.js';
 import { Problem } from './problem.js';
 
 /** HTTP status of every domain error code (a test checks that none is missing). */
@@ -31,6 +32,9 @@ export const STATUS_OF_CODE: Readonly<Record<DomainErrorCode, number>> = {
   insufficient_storage: 507,
 };
 
+export const insufficientStorage = () =>
+  new Problem(507, 'insufficient_storage', 'the gateway has no disk space left; nothing was stored; try again later', { headers: { 'Retry-After': '30' } });
+
 /** The problem an error stands for; undefined when it is not one the table knows. */
 export function problemOf(error: unknown): Problem | undefined {
   if (error instanceof Problem) return error;
@@ -39,6 +43,8 @@ export function problemOf(error: unknown): Problem | undefined {
     const errors = error.fields ?? (error.code === 'invalid_request' ? [] : undefined);
     return new Problem(STATUS_OF_CODE[error.code], error.code, error.message, { ...(errors ? { errors } : {}), ...(headers ? { headers } : {}) });
   }
+  // Before store_unavailable: a full disk is a condition of its own, which the operator must fix.
+  if (isDiskFull(error)) return insufficientStorage();
   if (error instanceof StoreRefusedError) {
     if (error.code === 'append_too_large') return new Problem(413, 'payload_too_large', 'what this request would record is larger than the event store takes in one append');
     return new Problem(503, 'store_refused', `the event store refused the write (${error.code}); try again later`, { headers: { 'Retry-After': '5' } });
@@ -46,6 +52,10 @@ export function problemOf(error: unknown): Problem | undefined {
   if (error instanceof StoreUnavailableError) return new Problem(503, 'store_unavailable', 'the event store cannot be reached; try again', { headers: { 'Retry-After': '1' } });
   // Decided again as often as the command handler allows, and still refused: others keep writing the same thing.
   if (error instanceof WrongExpectedRevisionError) return new Problem(409, 'concurrent_change', 'the resource was changed by another request at the same time; try again');
-  if (error instanceof ProjectionLagError) return new Problem(503, 'read_models_lagging', 'the read models are behind the event store; try again', { headers: { 'Retry-After': '1' } });
+  if (error instanceof ProjectionLagError) {
+    return new Problem(503, 'read_models_lagging', 'the change was recorded but cannot be read back yet; retry with the same Idempotency-Key to get its answer', {
+      headers: { 'Retry-After': '5' },
+    });
+  }
   return undefined;
 }

@@ -4,7 +4,7 @@
  * checked here and fetched when the message is sent.
  */
 import type { MediaSettings } from '../config.js';
-import { Problem, invalidRequest, unsupportedMediaType } from '../http/problem.js';
+import { DomainError, invalidField } from '../errors/domain-error.js';
 import type { OutboundGuard } from '../net/outbound-guard.js';
 import type { MediaKind, MediaSource } from './media-kinds.js';
 import { mediaLimitOf } from './media-limits.js';
@@ -15,6 +15,8 @@ export type MediaInput =
   /** `sha256`: hex digest of the bytes (the request's fingerprint uses it). */
   | { from: 'upload'; path: string; size: number; sha256: string; filename?: string }
   | { from: 'base64'; text: string }
+  /** base64 of a JSON body, decoded to a file while it was read; `textDigest` stands for the text in fingerprints. */
+  | { from: 'spooled'; path: string; size: number; textDigest: string; declaredType?: string }
   | { from: 'url'; url: string };
 
 export interface MediaFields {
@@ -25,7 +27,7 @@ export interface MediaFields {
 const DATA_URL = /^data:([^;,]+)?(?:;[^;,=]+=[^;,]*)*;base64,/i;
 
 export const mediaTooLarge = (kind: MediaKind, limit: number) =>
-  new Problem(413, 'payload_too_large', `the ${kind === 'file' ? 'file' : kind} is larger than the limit of ${limit} bytes`);
+  new DomainError('payload_too_large', `the ${kind === 'file' ? 'file' : kind} is larger than the limit of ${limit} bytes`);
 
 export class MediaIntake {
   constructor(
@@ -47,7 +49,7 @@ export class MediaIntake {
     switch (input.from) {
       case 'url': {
         const refusal = this.guard.refusalOf(input.url);
-        if (refusal) throw invalidRequest(`body/url ${refusal}`, [{ path: '/url', message: refusal }]);
+        if (refusal) throw invalidField('/url', refusal);
         return { source: 'url', url: input.url, ...optional({ mimetype: fields.mimetype, filename }) };
       }
       case 'base64': {
@@ -56,10 +58,17 @@ export class MediaIntake {
         await this.store.write(deviceId, outboxId, bytes);
         return { source: 'stored', mimetype, size: bytes.length, ...optional({ filename }) };
       }
+      case 'spooled': {
+        const limit = this.limitOf(kind);
+        if (input.size > limit) throw mediaTooLarge(kind, limit);
+        const mimetype = await this.mimetypeOf(kind, fields.mimetype ?? input.declaredType, input.path);
+        await this.store.adopt(deviceId, outboxId, input.path);
+        return { source: 'stored', mimetype, size: input.size, ...optional({ filename }) };
+      }
       case 'upload': {
         const limit = this.limitOf(kind);
         if (input.size > limit) throw mediaTooLarge(kind, limit);
-        if (input.size === 0) throw invalidRequest('the file part is empty', [{ path: '/file', message: 'is empty' }]);
+        if (input.size === 0) throw invalidField('/file', 'is empty', 'the file part is empty');
         const mimetype = await this.mimetypeOf(kind, fields.mimetype, input.path);
         await this.store.adopt(deviceId, outboxId, input.path);
         return { source: 'stored', mimetype, size: input.size, ...optional({ filename: filename ?? input.filename }) };
@@ -71,13 +80,13 @@ export class MediaIntake {
     const dataUrl = DATA_URL.exec(text);
     const payload = (dataUrl ? text.slice(dataUrl[0].length) : text).replace(/\s+/g, '');
     if (!/^[A-Za-z0-9+/]*={0,2}$/.test(payload) || payload.length % 4 === 1) {
-      throw invalidRequest('body/base64 is not base64', [{ path: '/base64', message: 'is not base64' }]);
+      throw invalidField('/base64', 'is not base64');
     }
     const limit = this.limitOf(kind);
     const padding = payload.endsWith('==') ? 2 : payload.endsWith('=') ? 1 : 0;
     if (Math.floor((payload.length * 3) / 4) - padding > limit) throw mediaTooLarge(kind, limit);
     const bytes = Buffer.from(payload, 'base64');
-    if (bytes.length === 0) throw invalidRequest('body/base64 is empty', [{ path: '/base64', message: 'is empty' }]);
+    if (bytes.length === 0) throw invalidField('/base64', 'is empty');
     const declaredType = dataUrl?.[1]?.toLowerCase();
     return declaredType ? { bytes, declaredType } : { bytes };
   }
@@ -86,7 +95,7 @@ export class MediaIntake {
     try {
       return await resolveMimetype(kind, given?.toLowerCase(), bytes);
     } catch (error) {
-      if (error instanceof MediaTypeError) throw unsupportedMediaType(error.message);
+      if (error instanceof MediaTypeError) throw new DomainError('unsupported_media_type', error.message);
       throw error;
     }
   }

@@ -23,7 +23,7 @@ export class MediaStore {
   }
 
   async init(): Promise<void> {
-    await mkdir(this.incomingDir, { recursive: true });
+    await mkdir(this.incomingDir, { recursive: true, mode: 0o700 });
   }
 
   pathOf(deviceId: string, outboxId: string): string {
@@ -36,7 +36,7 @@ export class MediaStore {
   }
 
   async ensureDeviceDir(deviceId: string): Promise<void> {
-    await mkdir(join(this.root, deviceId), { recursive: true });
+    await mkdir(join(this.root, deviceId), { recursive: true, mode: 0o700 });
   }
 
   /** Writes the bytes as the media of a message and makes them durable. */
@@ -82,7 +82,7 @@ export class MediaStore {
   async sweep(isWaiting: (deviceId: string, outboxId: string) => boolean): Promise<number> {
     let removed = 0;
     await rm(this.incomingDir, { recursive: true, force: true });
-    await mkdir(this.incomingDir, { recursive: true });
+    await mkdir(this.incomingDir, { recursive: true, mode: 0o700 });
     for (const device of await readdir(this.root, { withFileTypes: true })) {
       if (!device.isDirectory() || device.name === INCOMING) continue;
       for (const name of await readdir(join(this.root, device.name))) {

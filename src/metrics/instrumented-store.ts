@@ -16,6 +16,8 @@ export class InstrumentedStore implements EventStore {
   constructor(
     private readonly inner: EventStore,
     private readonly metrics: Metrics,
+    /** Told of every append's outcome (the error when it failed): health watches for a full disk. */
+    private readonly onAppend?: (error?: unknown) => void,
   ) {}
 
   get kind() {
@@ -27,8 +29,10 @@ export class InstrumentedStore implements EventStore {
     try {
       const result = await this.inner.append(streamId, events, options);
       stop();
+      this.onAppend?.();
       return result;
     } catch (error) {
+      this.onAppend?.(error);
       this.metrics.appendFailures.inc({ reason: error instanceof WrongExpectedRevisionError ? 'conflict' : 'error' });
       throw error;
     }

@@ -62,6 +62,8 @@ export class OutboundGuard {
     if (!ALLOWED_PROTOCOLS.has(parsed.protocol)) return `uses ${parsed.protocol.replace(/:$/, '')}; only http and https are allowed`;
     if (this.allowPrivateNetworks) return undefined;
     const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+    // A fully qualified name ("localhost.", "intranet.corp.") escapes suffix rules and search domains alike.
+    if (host.endsWith('.')) return `names ${host}, a fully qualified name with a trailing dot; leave the dot out`;
     if (host === 'localhost' || host.endsWith('.localhost')) return `points to ${host}, a loopback name`;
     const range = isIP(host) ? addressRange(host) : undefined;
     return range && range !== 'unicast' ? `points to ${host}, in the ${range} range` : undefined;
@@ -86,8 +88,14 @@ export function addressRange(address: string): string {
   if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
     return `IPv4-mapped ${(parsed as ipaddr.IPv6).toIPv4Address().range()}`;
   }
-  return parsed.range();
+  const range = parsed.range();
+  // ::/96 (IPv4-compatible, deprecated): ipaddr.js calls it unicast, yet ::7f00:1 is 127.0.0.1 to some stacks.
+  if (range === 'unicast' && parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).parts.slice(0, 6).every((part) => part === 0)) return 'IPv4-compatible';
+  return range;
 }
+
+/** What the guard says when it refused a destination: never which address, so that nothing about the inside leaks. */
+export const PRIVATE_ADDRESS_REFUSAL = 'refused: private address';
 
 /**
  * True when `error` (or its cause, as got wraps socket errors) is the guard refusing a connection:

@@ -170,7 +170,9 @@ function requestDigest(input: SendInput): unknown {
       ? { url: media.url }
       : media.from === 'base64'
         ? { base64: createHash('sha256').update(media.text).digest('base64url') }
-        : { upload: media.sha256, size: media.size, filename: media.filename };
+        : media.from === 'spooled'
+          ? { base64: media.textDigest }
+          : { upload: media.sha256, size: media.size, filename: media.filename };
   return { ...fields, media: digest };
 }
 

@@ -53,7 +53,7 @@ export class SendingCore {
 }
 
 export interface SendingDeps {
-  config: Pick<Config, 'dataDir' | 'outbox' | 'media' | 'idempotencyTtlMs'>;
+  config: Pick<Config, 'dataDir' | 'outbox' | 'media' | 'idempotencyTtlMs' | 'server'>;
   store: EventStore;
   /** Already started: the read models are caught up. */
   projections: ProjectionRunner;

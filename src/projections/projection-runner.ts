@@ -33,6 +33,13 @@ interface Waiter {
  * waitFor(position) with the position of their own append before answering (read-your-writes).
  */
 export class ProjectionRunner implements ReadModelProgress {
+  /** Why the subscription last failed, until a batch is applied again. */
+  private lastFailure: unknown;
+
+  /** The read models cannot be written (the last batch failed and none has succeeded since). */
+  get failing(): boolean {
+    return this.lastFailure !== undefined;
+  }
   private readonly checkpoints = new Map<string, number>();
   private subscription: Subscription | undefined;
   private loop: Promise<void> | undefined;
@@ -88,7 +95,8 @@ export class ProjectionRunner implements ReadModelProgress {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiters = this.waiters.filter((w) => w.timer !== timer);
-        reject(new ProjectionLagError(`read models did not reach position ${position} within ${this.waitTimeoutMs} ms`));
+        // The cause says why (e.g. the read models' disk is full), so that the answer can say so too.
+        reject(new ProjectionLagError(`read models did not reach position ${position} within ${this.waitTimeoutMs} ms`, { cause: this.lastFailure }));
       }, this.waitTimeoutMs);
       this.waiters.push({ position, resolve, reject, timer });
     });
@@ -157,6 +165,7 @@ export class ProjectionRunner implements ReadModelProgress {
       try {
         for await (const batch of subscription) this.applyBatch(batch);
       } catch (error) {
+        this.lastFailure = error;
         this.log.error({ err: error }, 'projection subscription failed; restarting it');
         if (this.subscription === subscription) setTimeout(() => this.subscription === subscription && this.follow(), 1_000).unref();
       }
@@ -179,6 +188,7 @@ export class ProjectionRunner implements ReadModelProgress {
     }
     this.applied += events.length;
     this.position = last;
+    this.lastFailure = undefined;
     this.releaseWaiters();
   }
 

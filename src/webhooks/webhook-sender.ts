@@ -7,7 +7,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Got, RequestError } from 'got';
 import { Webhook } from 'standardwebhooks';
-import { isDestinationRefused } from '../net/outbound-guard.js';
+import { PRIVATE_ADDRESS_REFUSAL, isDestinationRefused } from '../net/outbound-guard.js';
 import { type AttemptResult, parseRetryAfter } from './retry-policy.js';
 
 export interface WebhookTarget {
@@ -96,7 +96,8 @@ export class WebhookSender {
     const code = (error as RequestError | undefined)?.code;
     const message = error instanceof Error ? error.message : String(error);
     let text: string;
-    if (isDestinationRefused(error)) text = message.startsWith('destination refused') ? message : `destination refused: ${message}`;
+    // Never the resolved address: the owner of the hook must not learn what lies inside the network.
+    if (isDestinationRefused(error)) text = PRIVATE_ADDRESS_REFUSAL;
     else if (code === 'ETIMEDOUT') text = `timed out after ${this.timeoutMs} ms`;
     else if (code === 'ECONNREFUSED') text = 'connection refused';
     else if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') text = `host not found (${code})`;

@@ -171,10 +171,24 @@ describe('contacts of sandbox devices', () => {
         expect(cached.status, number).toBe(200);
         expect(cached.body).toEqual({ number, exists: true, jid: `${number}@s.whatsapp.net` });
       }
-      // Avatars are not checks: they are not limited.
-      expect((await get(device, '/contacts/4917000000099/avatar')).status).toBe(200);
+      // Avatar lookups draw on the same allowance.
+      const avatar = await get(device, '/contacts/4917000000099/avatar');
+      expect(avatar.status).toBe(429);
+      expect(avatar.body.code).toBe('rate_limited');
+      expect(Number(avatar.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       // Another device has its own allowance.
       expect((await get(shop, '/contacts/4917000000099/check')).status).toBe(200);
+    });
+  });
+
+  describe('rate limit of fresh avatar lookups', () => {
+    it('answers at most a burst of 100 fresh avatar lookups, then 429', async () => {
+      const device = await createDevice(gateway.api, 'bulk-2', '4915100000009');
+      await goOnline(gateway.api, device);
+      const statuses = [];
+      for (let i = 0; i < 100; i++) statuses.push((await get(device, `/contacts/49170000020${String(i).padStart(2, '0')}/avatar`)).status);
+      expect(statuses.filter((s) => s === 200)).toHaveLength(10);
+      expect(statuses.filter((s) => s === 429)).toHaveLength(90);
     });
   });
 

@@ -20,6 +20,7 @@ function parseFailure(error: SyntaxError & { body?: unknown }): Problem {
 }
 
 interface HttpishError extends Error {
+  code?: unknown;
   status?: number;
   statusCode?: number;
   expose?: boolean;
@@ -33,7 +34,7 @@ interface HttpishError extends Error {
  * is logged with the request id and answered 500 without internals (and has a test that it cannot be
  * reached by input).
  */
-export function problemResponses(): Middleware<RequestState> {
+export function problemResponses(onDiskFull?: (error: unknown) => void): Middleware<RequestState> {
   return async (ctx, next) => {
     let problem: Problem;
     try {
@@ -42,6 +43,7 @@ export function problemResponses(): Middleware<RequestState> {
       problem = notFound(`no route for ${ctx.method} ${ctx.path}`);
     } catch (error) {
       problem = toProblem(error as HttpishError);
+      if (problem.code === 'insufficient_storage') onDiskFull?.(error);
       if (problem.status >= 500 && problem.code === 'internal_error') {
         ctx.state.log?.error({ err: error, method: ctx.method, url: ctx.url }, 'unexpected error');
       }
@@ -67,6 +69,7 @@ function toProblem(error: HttpishError): Problem {
     case 'request.size.invalid':
       return new Problem(400, 'invalid_request', error.message, { errors: [] });
   }
+  if (isDecodingError(error)) return undecodableBody();
   const status = error.status ?? error.statusCode;
   if (error instanceof SyntaxError) return parseFailure(error as SyntaxError & { body?: unknown });
   if (status !== undefined && status >= 400 && status < 500) {
@@ -76,3 +79,11 @@ function toProblem(error: HttpishError): Problem {
   }
   return new Problem(500, 'internal_error', 'an unexpected error occurred; the request id is in the server log');
 }
+
+/** zlib's errors (Z_DATA_ERROR, Z_BUF_ERROR…) and brotli's (ERR__ERROR_FORMAT_…): the bytes do not match their Content-Encoding. */
+export function isDecodingError(error: { code?: unknown }): boolean {
+  return typeof error.code === 'string' && (error.code.startsWith('Z_') || error.code.startsWith('ERR__ERROR_') || error.code.startsWith('ERR_BROTLI'));
+}
+
+export const undecodableBody = () =>
+  new Problem(400, 'invalid_request', 'the request body cannot be decoded: it does not match its Content-Encoding', { errors: [{ path: '/', message: 'is not decodable' }] });

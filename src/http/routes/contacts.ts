@@ -87,10 +87,17 @@ export function contactRoutes({ contacts, lookups, limits }: ContactRouteDeps): 
       summary: 'The profile picture of a number',
       description:
         'The URL of the profile picture as the network gives it to this account (needs an `online` session), `null` when there is none or it is hidden. ' +
-        `Answers are cached per device for ${duration(limits.avatarCacheTtlMs)} (CONTACT_AVATAR_CACHE_TTL); WhatsApp's URLs expire, so fetch the picture soon.`,
+        `Answers are cached per device for ${duration(limits.avatarCacheTtlMs)} (CONTACT_AVATAR_CACHE_TTL); WhatsApp's URLs expire, so fetch the picture soon. ` +
+        'Fresh lookups draw on the allowance of number checks (`429 rate_limited` beyond it).',
       access: 'device',
       params: ContactParams,
-      responses: { 200: { description: 'The answer.', schema: AvatarSchema }, 404: NO_DEVICE, 409: NOT_ONLINE, 502: ENGINE_FAILED },
+      responses: {
+        200: { description: 'The answer.', schema: AvatarSchema },
+        404: NO_DEVICE,
+        409: NOT_ONLINE,
+        429: { description: 'Too many fresh lookups (`rate_limited`, the allowance number checks use too); `Retry-After` says how many seconds to wait.' },
+        502: ENGINE_FAILED,
+      },
       async handler({ params, device }) {
         try {
           return { status: 200, body: await lookups.avatar(params.deviceId, params.number) };

@@ -1,5 +1,6 @@
 import Type from 'typebox';
 import type { EventStore } from '../../eventstore/event-store.js';
+import type { DiskReport } from '../../storage/storage-health.js';
 import { type RouteSpec, defineRoute } from '../route.js';
 
 const HealthSchema = Type.Object({
@@ -7,9 +8,17 @@ const HealthSchema = Type.Object({
   version: Type.String(),
   uptimeSeconds: Type.Number({ minimum: 0 }),
   store: Type.Object({ kind: Type.Enum(['sqlite', 'eventstoredb']), ok: Type.Boolean() }),
+  disk: Type.Object(
+    {
+      freeBytes: Type.Optional(Type.Integer({ minimum: 0, description: 'Free bytes in DATA_DIR.' })),
+      low: Type.Boolean({ description: 'Below DISK_FREE_MIN_BYTES.' }),
+      writeFailing: Type.Boolean({ description: 'The last write failed (the disk full, or the store failing to write), and none has succeeded since.' }),
+    },
+    { description: 'The disk of DATA_DIR.' },
+  ),
 });
 
-export function healthRoutes(store: EventStore, version: string, startedAt: number): RouteSpec[] {
+export function healthRoutes(store: EventStore, version: string, startedAt: number, disk: { report(): Promise<DiskReport> }): RouteSpec[] {
   return [
     defineRoute({
       method: 'get',
@@ -17,22 +26,26 @@ export function healthRoutes(store: EventStore, version: string, startedAt: numb
       operationId: 'health',
       tag: 'System',
       summary: 'Health check',
-      description: 'Public. 200 while the event store answers, 503 `degraded` when it cannot be reached.',
+      description:
+        'Public. 200 while the event store answers and the disk has room, 503 `degraded` when the store cannot be reached, ' +
+        'free space in DATA_DIR is below DISK_FREE_MIN_BYTES, or the last write failed and none has succeeded since.',
       access: 'public',
       responses: {
         200: { description: 'Healthy.', schema: HealthSchema },
-        503: { description: 'The event store cannot be reached.', schema: HealthSchema },
+        503: { description: 'The event store cannot be reached, or the disk is (nearly) full.', schema: HealthSchema },
       },
       async handler() {
-        const ok = await store.ping();
+        const [ok, diskReport] = await Promise.all([store.ping(), disk.report()]);
+        const healthy = ok && !diskReport.low && !diskReport.writeFailing;
         return {
-          status: ok ? 200 : 503,
+          status: healthy ? 200 : 503,
           headers: { 'Cache-Control': 'no-store' },
           body: {
-            status: ok ? 'ok' : 'degraded',
+            status: healthy ? 'ok' : 'degraded',
             version,
             uptimeSeconds: Math.round((Date.now() - startedAt) / 1000),
             store: { kind: store.kind, ok },
+            disk: diskReport,
           },
         };
       },

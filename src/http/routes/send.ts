@@ -7,7 +7,8 @@ import type { Context } from 'koa';
 import type { TSchema } from 'typebox';
 import type { MediaSettings } from '../../config.js';
 import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_MAX_LENGTH, parseIdempotencyKey } from '../../outbox/idempotency-keys.js';
-import { mediaBodyParser, uploadedMedia } from '../../media/media-body-parser.js';
+import type { BodyGate } from '../body/body-gate.js';
+import { mediaBodyParser, uploadedMedia } from '../body/media-body-parser.js';
 import type { MediaInput } from '../../media/media-intake.js';
 import { mediaLimitOf } from '../../media/media-limits.js';
 import type { MediaStore } from '../../media/media-store.js';
@@ -32,6 +33,8 @@ import {
 
 export interface SendRouteDeps {
   sends: SendCommands;
+  /** How many large media bodies are read at once. */
+  bodyGate: BodyGate;
   /** Whether a device exists (the admin key reaches any id). */
   media: MediaStore;
   mediaSettings: MediaSettings;
@@ -77,7 +80,7 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
       params: DeviceParams,
       headers: IdempotencyHeaders,
       body: schema,
-      bodyParser: { parse: mediaBodyParser({ kind, limit, uploadDir: deps.media.incomingDir, schema }), multipart: true },
+      bodyParser: { parse: mediaBodyParser({ kind, limit, uploadDir: deps.media.incomingDir, schema, gate: deps.bodyGate }), multipart: true },
       responses: {
         ...QUEUED,
         413: { description: `The media is larger than ${limit} bytes (\`payload_too_large\`).` },
@@ -149,6 +152,8 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
       body: LinkBody,
       responses: QUEUED,
       async handler({ params, body, ctx }) {
+        // The schema's uri format is a pattern: a port over 65535 or a broken host passes it, not the URL parser.
+        if (!URL.canParse(body.url)) throw invalidRequest('body/url is not a valid URL', [{ path: '/url', message: 'is not a valid URL' }]);
         return { status: 202, body: await sends.send(params.deviceId, { kind: 'link', ...body }, keyOf(ctx)) };
       },
     }),
@@ -198,7 +203,7 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
 
 /** Exactly one source of media. */
 function mediaInputOf(fields: { url?: string; base64?: string }, upload: MediaInput | undefined): MediaInput {
-  const given = [upload && 'a file part', fields.url !== undefined && 'url', fields.base64 !== undefined && 'base64'].filter(Boolean);
+  const given = [upload && (upload.from === 'spooled' ? 'base64' : 'a file part'), fields.url !== undefined && 'url', fields.base64 !== undefined && 'base64'].filter(Boolean);
   if (given.length !== 1) {
     const message = given.length === 0 ? 'must have one of url, base64 or a file part' : `must have only one of url, base64 or a file part, got ${given.join(' and ')}`;
     throw invalidRequest(`body ${message}`, [{ path: '/', message }]);

@@ -1,0 +1,404 @@
+/**
+ * Reads the JSON body of a media send without ever holding the media in memory: the value of the
+ * top-level `base64` property is decoded while it streams in and written to a file; everything else
+ * (to, caption, mimetype…) is kept, bounded, and parsed with JSON.parse as usual, the base64 string
+ * replaced by a placeholder.
+ *
+ * Why a hand-written scanner rather than a streaming JSON library: the scanner does not parse JSON, it
+ * only has to find where one string starts and ends (quotes, backslash escapes, nesting depth), and
+ * JSON.parse still checks the syntax of everything around it. stream-json, the one maintained streaming
+ * tokenizer that hands out a long string in chunks, states that it is not meant for untrusted input;
+ * @streamparser/json emits a string only once it is whole. Every byte here is counted: the body as
+ * decoded, the fields kept in memory and the media written.
+ */
+import { createHash } from 'node:crypto';
+import { type FileHandle, open } from 'node:fs/promises';
+import { Problem, invalidRequest, malformedJson } from '../problem.js';
+
+export interface SpooledBase64 {
+  /** The decoded media, on disk. */
+  path: string;
+  size: number;
+  /** base64url SHA-256 of the base64 text as sent (the Idempotency-Key fingerprint uses it, as before). */
+  textDigest: string;
+  /** The type named by a `data:<type>;base64,` prefix. */
+  declaredType?: string;
+}
+
+export interface JsonMediaBodyLimits {
+  /** Largest media, in decoded bytes. */
+  media: number;
+  /** Everything but the base64 text, in bytes. */
+  fields: number;
+  /** The whole body as decoded (after Content-Encoding), in bytes. */
+  total: number;
+}
+
+export interface JsonMediaBody {
+  body: unknown;
+  spooled?: SpooledBase64;
+}
+
+/** What the base64 text is replaced with in the fields, so that JSON.parse sees a string there. */
+const PLACEHOLDER = '"\\u0000spooled-base64"';
+const PLACEHOLDER_VALUE = '\u0000spooled-base64';
+const DATA_URL = /^data:([^;,]+)?(?:;[^;,=]+=[^;,]*)*;base64,$/i;
+/** A data URL's prefix must end (with its comma) within this many characters. */
+const MAX_PREFIX = 512;
+const WRITE_CHUNK_CHARS = 64 * 1024;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+const notBase64 = () => invalidRequest('body/base64 is not base64', [{ path: '/base64', message: 'is not base64' }]);
+
+/**
+ * Reads `source` (the decoded body) to its end; the media, if any, goes to `spoolPath` (created 0600).
+ * Throws a Problem on anything refused; the caller removes `spoolPath` whatever happens.
+ */
+export async function readJsonMediaBody(
+  source: AsyncIterable<Buffer>,
+  limits: JsonMediaBodyLimits,
+  spoolPath: string,
+  tooLarge: () => Error,
+): Promise<JsonMediaBody> {
+  const scanner = new Scanner(limits, tooLarge);
+  let file: FileHandle | undefined;
+  let total = 0;
+  try {
+    for await (const chunk of source) {
+      total += chunk.length;
+      if (total > limits.total) throw tooLarge();
+      const decoded = scanner.feed(chunk);
+      if (decoded.length > 0) {
+        file ??= await open(spoolPath, 'w', 0o600);
+        for (const bytes of decoded) await file.write(bytes);
+      }
+    }
+    const rest = scanner.end();
+    if (rest.length > 0) {
+      file ??= await open(spoolPath, 'w', 0o600);
+      for (const bytes of rest) await file.write(bytes);
+    }
+  } finally {
+    await file?.close();
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(scanner.fieldsText());
+  } catch {
+    throw malformedJson();
+  }
+  const media = scanner.media();
+  if (!media) return { body };
+  if ((body as Record<string, unknown>).base64 !== PLACEHOLDER_VALUE) {
+    throw invalidRequest('body/base64 is given more than once', [{ path: '/base64', message: 'is given more than once' }]);
+  }
+  delete (body as Record<string, unknown>).base64;
+  if (media.size === 0) throw invalidRequest('body/base64 is empty', [{ path: '/base64', message: 'is empty' }]);
+  return { body, spooled: { path: spoolPath, ...media } };
+}
+
+/** Byte by byte: copies the fields, and hands the characters of the top-level `base64` string to a Base64Sink. */
+class Scanner {
+  private readonly fields: Buffer[] = [];
+  private fieldBytes = 0;
+  private depth = 0;
+  private topIsObject = false;
+  private inString = false;
+  private escaped = false;
+  /** At depth 1 of the top object, the next string is a key. */
+  private expectKey = false;
+  private capturingKey = false;
+  private key = '';
+  private keyJustEnded = false;
+  private valueOfBase64 = false;
+  private sink: Base64Sink | undefined;
+  private seenBase64 = false;
+  /** \uXXXX inside the base64 string: the hex digits read so far. */
+  private unicode: string | undefined;
+  private output: Buffer[] = [];
+
+  constructor(
+    private readonly limits: JsonMediaBodyLimits,
+    private readonly tooLarge: () => Error,
+  ) {}
+
+  feed(chunk: Buffer): Buffer[] {
+    this.output = [];
+    let copyFrom = 0;
+    for (let i = 0; i < chunk.length; i++) {
+      const byte = chunk[i]!;
+      if (this.sink) {
+        // A run of plain characters goes to the sink at once; quotes, escapes and control bytes one by one.
+        if (!this.escaped && this.unicode === undefined) {
+          let end = i;
+          while (end < chunk.length && chunk[end]! >= 0x20 && chunk[end] !== QUOTE && chunk[end] !== BACKSLASH) end++;
+          if (end > i) {
+            this.sink.bytes(chunk.subarray(i, end), this.output);
+            i = end - 1;
+            continue;
+          }
+        }
+        if (this.base64Byte(byte)) {
+          // The string ended: the placeholder stands for it, and copying resumes at its closing quote.
+          this.keep(Buffer.from(PLACEHOLDER.slice(0, -1)));
+          copyFrom = i;
+        }
+        continue;
+      }
+      if (this.inString) {
+        if (this.escaped) this.escaped = false;
+        else if (byte === BACKSLASH) this.escaped = true;
+        else if (byte === QUOTE) {
+          this.inString = false;
+          if (this.capturingKey) {
+            this.capturingKey = false;
+            this.keyJustEnded = true;
+          }
+          continue;
+        }
+        // An escaped key never equals "base64" here: it is then an ordinary (bounded) field.
+        if (this.capturingKey && this.key.length <= 8) this.key += String.fromCharCode(byte);
+        continue;
+      }
+      if (byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09) continue;
+      const afterColon = this.valueOfBase64;
+      this.valueOfBase64 = false;
+      if (byte === QUOTE) {
+        this.inString = true;
+        if (this.depth === 1 && this.topIsObject && this.expectKey) {
+          this.expectKey = false;
+          this.capturingKey = true;
+          this.key = '';
+        } else if (afterColon) {
+          // The value of "base64": from here on its characters go to the sink, not into the fields.
+          if (this.seenBase64) throw invalidRequest('body/base64 is given more than once', [{ path: '/base64', message: 'is given more than once' }]);
+          this.seenBase64 = true;
+          this.keep(chunk.subarray(copyFrom, i));
+          this.inString = false;
+          this.sink = new Base64Sink(this.limits.media, this.tooLarge);
+          copyFrom = chunk.length; // nothing more of this chunk is copied until the string ends
+        }
+        this.keyJustEnded = false;
+        continue;
+      }
+      if (byte === 0x3a /* : */ && this.depth === 1 && this.keyJustEnded) {
+        this.valueOfBase64 = this.key === 'base64';
+      } else if (byte === 0x7b /* { */ || byte === 0x5b /* [ */) {
+        if (this.depth === 0) this.topIsObject = byte === 0x7b;
+        this.depth++;
+        if (this.depth === 1 && this.topIsObject) this.expectKey = true;
+      } else if (byte === 0x7d /* } */ || byte === 0x5d /* ] */) {
+        this.depth = Math.max(0, this.depth - 1);
+      } else if (byte === 0x2c /* , */ && this.depth === 1 && this.topIsObject) {
+        this.expectKey = true;
+      }
+      this.keyJustEnded = false;
+    }
+    if (!this.sink && copyFrom < chunk.length) this.keep(chunk.subarray(copyFrom));
+    return this.output;
+  }
+
+  end(): Buffer[] {
+    this.output = [];
+    // An unterminated base64 string is malformed JSON; JSON.parse of the fields will say so.
+    if (this.sink) throw malformedJson();
+    return this.output;
+  }
+
+  fieldsText(): string {
+    return Buffer.concat(this.fields).toString('utf8');
+  }
+
+  media(): Omit<SpooledBase64, 'path'> | undefined {
+    return this.finished;
+  }
+
+  private finished: Omit<SpooledBase64, 'path'> | undefined;
+
+  /** One byte of the base64 string; true when it was the closing quote. */
+  private base64Byte(byte: number): boolean {
+    const sink = this.sink!;
+    if (this.unicode !== undefined) {
+      if (!/[0-9A-Fa-f]/.test(String.fromCharCode(byte))) throw malformedJson();
+      this.unicode += String.fromCharCode(byte);
+      if (this.unicode.length === 4) {
+        sink.char(String.fromCharCode(parseInt(this.unicode, 16)), this.output);
+        this.unicode = undefined;
+      }
+      return false;
+    }
+    if (this.escaped) {
+      this.escaped = false;
+      switch (byte) {
+        case 0x75: // u
+          this.unicode = '';
+          return false;
+        case 0x2f: // \/ (some encoders escape every slash)
+          sink.char('/', this.output);
+          return false;
+        case 0x6e: // n
+          sink.char('\n', this.output);
+          return false;
+        case 0x72: // r
+          sink.char('\r', this.output);
+          return false;
+        case 0x74: // t
+          sink.char('\t', this.output);
+          return false;
+        case QUOTE:
+        case BACKSLASH:
+        case 0x62: // b
+        case 0x66: // f
+          throw notBase64();
+        default:
+          throw malformedJson();
+      }
+    }
+    if (byte === BACKSLASH) {
+      this.escaped = true;
+      return false;
+    }
+    if (byte === QUOTE) {
+      this.finished = sink.end(this.output);
+      this.sink = undefined;
+      return true;
+    }
+    if (byte < 0x20) throw malformedJson();
+    sink.char(String.fromCharCode(byte), this.output);
+    return false;
+  }
+
+  private keep(bytes: Buffer): void {
+    if (bytes.length === 0) return;
+    this.fieldBytes += bytes.length;
+    if (this.fieldBytes > this.limits.fields) {
+      throw new Problem(413, 'payload_too_large', `the fields of the request besides base64 exceed ${this.limits.fields} bytes`);
+    }
+    this.fields.push(Buffer.from(bytes));
+  }
+}
+
+/** Byte classes of base64 text: 1 an alphabet character, 2 whitespace, 3 padding, 0 anything else. */
+const CLASS = new Uint8Array(256);
+for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/') CLASS[c.charCodeAt(0)] = 1;
+for (const c of ' \t\n\r\v\f') CLASS[c.charCodeAt(0)] = 2;
+CLASS[0x3d] = 3;
+
+/**
+ * The characters of a base64 text (optionally a data URL), decoded as they come. Accepts what the
+ * in-memory decoder accepted: whitespace anywhere, at most two `=` at the end, and not one character
+ * too many for whole bytes (a length of 1 mod 4).
+ */
+class Base64Sink {
+  private readonly hash = createHash('sha256');
+  private prefix: string | undefined = '';
+  private declaredType: string | undefined;
+  /** Clean base64 characters not decoded yet (never more than WRITE_CHUNK_CHARS + one run). */
+  private pending: Buffer[] = [];
+  private pendingLength = 0;
+  private payloadLength = 0;
+  private padding = 0;
+  private size = 0;
+
+  constructor(
+    private readonly limit: number,
+    private readonly tooLarge: () => Error,
+  ) {}
+
+  /** One character that came from an escape (\/, \n, \uXXXX…). */
+  char(c: string, output: Buffer[]): void {
+    const code = c.charCodeAt(0);
+    // Anything beyond Latin-1 is not base64, nor part of a data URL prefix worth keeping.
+    if (code > 0x7f) {
+      if (this.prefix === undefined) throw notBase64();
+      this.hash.update(c, 'utf8');
+      this.prefix += c;
+      return;
+    }
+    this.bytes(Buffer.from([code]), output);
+  }
+
+  bytes(span: Buffer, output: Buffer[]): void {
+    this.hash.update(span);
+    let rest = span;
+    if (this.prefix !== undefined) {
+      // The first characters are held back until it is clear whether they start a data URL.
+      let i = 0;
+      while (i < rest.length && this.prefix !== undefined) {
+        this.prefix += String.fromCharCode(rest[i]!);
+        i++;
+        if (!'data:'.startsWith(this.prefix.slice(0, 5).toLowerCase())) {
+          const held = Buffer.from(this.prefix, 'latin1');
+          this.prefix = undefined;
+          rest = Buffer.concat([held, rest.subarray(i)]);
+          i = 0;
+          break;
+        }
+        if (this.prefix.endsWith(',')) {
+          const match = DATA_URL.exec(this.prefix);
+          if (!match) throw notBase64();
+          this.declaredType = match[1]?.toLowerCase();
+          this.prefix = undefined;
+        } else if (this.prefix.length > MAX_PREFIX) throw notBase64();
+      }
+      rest = rest.subarray(i);
+    }
+    if (rest.length > 0) this.payload(rest, output);
+  }
+
+  private payload(span: Buffer, output: Buffer[]): void {
+    let clean: Buffer = span;
+    let n = 0;
+    for (let i = 0; i < span.length; i++) {
+      const kind = CLASS[span[i]!];
+      if (kind === 1) {
+        if (this.padding > 0) throw notBase64();
+      } else if (kind === 3) {
+        if (++this.padding > 2) throw notBase64();
+      } else if (kind === 2) {
+        // Whitespace: from here on the clean characters are copied out.
+        if (clean === span) {
+          clean = Buffer.allocUnsafe(span.length);
+          span.copy(clean, 0, 0, i);
+          n = i;
+        }
+        continue;
+      } else throw notBase64();
+      if (clean !== span) clean[n] = span[i]!;
+      n++;
+    }
+    const taken = clean === span ? Buffer.from(span) : clean.subarray(0, n);
+    if (taken.length === 0) return;
+    this.payloadLength += taken.length;
+    this.pending.push(taken);
+    this.pendingLength += taken.length;
+    if (this.pendingLength >= WRITE_CHUNK_CHARS) this.flush(output, false);
+  }
+
+  private flush(output: Buffer[], last: boolean): void {
+    const all = Buffer.concat(this.pending, this.pendingLength);
+    const whole = last ? all.length : all.length - (all.length % 4);
+    this.pending = whole < all.length ? [all.subarray(whole)] : [];
+    this.pendingLength = all.length - whole;
+    if (whole === 0) return;
+    const bytes = Buffer.from(all.subarray(0, whole).toString('latin1'), 'base64');
+    this.size += bytes.length;
+    if (this.size > this.limit) throw this.tooLarge();
+    output.push(bytes);
+  }
+
+  end(output: Buffer[]): Omit<SpooledBase64, 'path'> {
+    // A prefix that never became a data URL ("dat" alone) is payload; a data URL cut short is not base64.
+    if (this.prefix !== undefined) {
+      if (this.prefix.toLowerCase().startsWith('data:')) throw notBase64();
+      const held = Buffer.from(this.prefix, 'latin1');
+      this.prefix = undefined;
+      if (held.length > 0) this.payload(held, output);
+    }
+    if (this.payloadLength % 4 === 1) throw notBase64();
+    this.flush(output, true);
+    return { size: this.size, textDigest: this.hash.digest('base64url'), ...(this.declaredType ? { declaredType: this.declaredType } : {}) };
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * A full disk, told apart from other failures: ENOSPC and EDQUOT from the file system, SQLITE_FULL from
+ * SQLite, wherever they sit in an error's cause chain. The HTTP layer answers them 507
+ * insufficient_storage; /health reports the free space of DATA_DIR (below a threshold: degraded) and
+ * whether the last write failed (for want of space, or the store failing to write). Nothing here retries: each request or engine callback
+ * simply fails until space returns, and the first write that succeeds again clears the flag.
+ */
+import { statfs } from 'node:fs/promises';
+import { StoreUnavailableError } from '../eventstore/event-store.js';
+
+/** EFBIG: a file-size limit (RLIMIT_FSIZE) is a storage limit too. */
+const DISK_FULL_CODES: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT', 'EFBIG', 'SQLITE_FULL']);
+
+export function isDiskFull(error: unknown): boolean {
+  for (let current = error, depth = 0; current instanceof Error && depth < 8; current = current.cause, depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && DISK_FULL_CODES.has(code)) return true;
+    if (/database or disk is full|no space left on device/i.test(current.message)) return true;
+  }
+  return false;
+}
+
+export interface DiskReport {
+  /** Bytes an unprivileged process may still write in DATA_DIR (undefined when it cannot be told). */
+  freeBytes?: number;
+  /** Below the configured minimum. */
+  low: boolean;
+  /** The last write failed (the disk full, or the store refusing to write), and none has succeeded since. */
+  writeFailing: boolean;
+}
+
+export class StorageHealth {
+  private failedAt: number | undefined;
+
+  constructor(
+    private readonly dataDir: string,
+    private readonly minFreeBytes: number,
+    /** Other writers that can tell whether they are failing (the read models' projection runner). */
+    private readonly otherWritersFailing: () => boolean = () => false,
+  ) {}
+
+  /** Any write's outcome: a failure of the write path sets the flag (not a conflict), a success clears it. */
+  noteWrite(error?: unknown): void {
+    if (error === undefined) this.failedAt = undefined;
+    else if (isDiskFull(error) || error instanceof StoreUnavailableError) this.failedAt = Date.now();
+  }
+
+  async report(): Promise<DiskReport> {
+    let freeBytes: number | undefined;
+    try {
+      const stats = await statfs(this.dataDir);
+      freeBytes = Number(stats.bavail) * Number(stats.bsize);
+    } catch {
+      freeBytes = undefined;
+    }
+    return {
+      ...(freeBytes === undefined ? {} : { freeBytes }),
+      low: freeBytes !== undefined && freeBytes < this.minFreeBytes,
+      writeFailing: this.failedAt !== undefined || this.otherWritersFailing(),
+    };
+  }
+}

@@ -1,0 +1,176 @@
+/**
+ * What the attack audit broke at the HTTP edge, each pinned: undecodable Content-Encoding (was 500),
+ * errors of Node's HTTP parser and a bad Expect (were bare status lines), send/link with port 99999,
+ * config-time URL checks (::/96, trailing dots), refusals that named internal addresses, the connection
+ * cap and the per-address limit of failed authentication.
+ */
+import { once } from 'node:events';
+import { type Server, createServer } from 'node:http';
+import { type AddressInfo, type LookupFunction, connect } from 'node:net';
+import { deflateSync, gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OutboundGuard } from '../../src/net/outbound-guard.js';
+import { createOutboundHttp } from '../../src/net/outbound-http.js';
+import { WebhookSender } from '../../src/webhooks/webhook-sender.js';
+import { ADMIN_KEY, startTestGateway } from '../support/gateway.js';
+import { parseRaw, rawExchange, rawRequest } from './support.js';
+
+describe('HTTP edge hardening', () => {
+  let gateway: Awaited<ReturnType<typeof startTestGateway>>;
+  let deviceKey: string;
+  beforeAll(async () => {
+    gateway = await startTestGateway({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'false' });
+    deviceKey = (await gateway.api('POST', '/devices', { admin: true, json: { id: 'shop', name: 'S', engine: 'sandbox' } })).body.deviceKey;
+  });
+  afterAll(() => gateway.close());
+
+  describe('Content-Encoding', () => {
+    const garbage = Buffer.from('this is not compressed at all');
+    it.each([
+      ['gzip', garbage],
+      ['deflate', garbage],
+      ['br', garbage],
+      ['gzip', gzipSync('{"name":"x"}').subarray(0, 12)],
+      ['deflate', deflateSync('{"name":"x"}').subarray(0, 5)],
+    ])('%s that does not decode is 400 problem+json, with or without a key, on every parser', async (encoding, body) => {
+      for (const [path, headers] of [
+        ['/devices', { 'x-admin-key': ADMIN_KEY }],
+        ['/devices', {}],
+        ['/devices/shop/send/image', { 'x-device-key': deviceKey }],
+        ['/devices/shop/send/text', { 'x-device-key': deviceKey }],
+      ] as const) {
+        const answer = await rawRequest(gateway.url, 'POST', path, { ...headers, 'content-type': 'application/json', 'content-encoding': encoding }, body);
+        // Without a key: 400 too (that body is read before the route authenticates), or 401.
+        if ('x-admin-key' in headers || 'x-device-key' in headers) expect(answer.status, `${encoding} ${path}`).toBe(400);
+        else expect([400, 401]).toContain(answer.status);
+        expect(answer.headers['content-type']).toContain('application/problem+json');
+      }
+    });
+
+    it('an unknown encoding is 415, a gzipped media body within the limits is accepted', async () => {
+      const unknown = await rawRequest(gateway.url, 'POST', '/devices/shop/send/image', { 'x-device-key': deviceKey, 'content-type': 'application/json', 'content-encoding': 'zstd-bomb' }, Buffer.from('{}'));
+      expect(unknown.status).toBe(415);
+      const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
+      const body = gzipSync(JSON.stringify({ to: '4915112345678', base64: `data:image/png;base64,${png}` }));
+      const ok = await rawRequest(gateway.url, 'POST', '/devices/shop/send/image', { 'x-device-key': deviceKey, 'content-type': 'application/json', 'content-encoding': 'gzip' }, body);
+      expect(ok.status).toBe(202);
+    });
+  });
+
+  describe('errors of the HTTP parser answer problem+json', () => {
+    const host = 'Host: 127.0.0.1\r\n';
+    it.each([
+      ['oversized headers', `GET /health HTTP/1.1\r\n${host}X-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431],
+      ['a broken chunk', `POST /devices HTTP/1.1\r\n${host}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`, 400],
+      ['Content-Length with Transfer-Encoding', `POST /devices HTTP/1.1\r\n${host}Content-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`, 400],
+      ['a NUL byte in a header', `GET /health HTTP/1.1\r\n${host}X-A: a\u0000b\r\n\r\n`, 400],
+      ['garbage instead of a request line', '\u0016\u0003\u0001 not http at all\r\n\r\n', 400],
+      ['an Expect other than 100-continue', `POST /devices HTTP/1.1\r\n${host}Expect: 200-ok\r\nContent-Length: 0\r\n\r\n`, 417],
+    ])('%s → %s', async (_, request, status) => {
+      const answer = parseRaw(await rawExchange(gateway.url, request));
+      expect(answer.status).toBe(status);
+      expect(answer.type).toContain('application/problem+json');
+      expect(answer.body).toMatchObject({ status, code: expect.any(String) });
+    });
+  });
+
+  it('send/link refuses a URL with port 99999', async () => {
+    const answer = await gateway.api('POST', '/devices/shop/send/link', { deviceKey, json: { to: '4915112345678', url: 'https://example.com:99999/x' } });
+    expect(answer.status).toBe(400);
+    expect(answer.body.errors[0].path).toBe('/url');
+  });
+
+  it('refuses ::/96 and trailing-dot names when a hook is set', async () => {
+    for (const url of ['http://localhost./hook', 'http://[::7f00:1]/hook', 'http://[::a00:1]/hook', 'http://[::]/hook', 'http://example.com./hook']) {
+      const answer = await gateway.api('PUT', '/devices/shop/hooks', { deviceKey, json: { url, events: ['message.received'] } });
+      expect(answer.status, url).toBe(400);
+      expect(answer.body.errors[0].path).toBe('/url');
+    }
+    const guard = new OutboundGuard({ allowPrivateNetworks: false });
+    expect(guard.refusalOf('http://[::7f00:1]/')).toContain('IPv4-compatible');
+    expect(guard.refusalOf('http://LOCALHOST./')).toContain('trailing dot');
+    expect(guard.refusalOf('http://[2606:4700:4700::1111]/')).toBeUndefined();
+  });
+});
+
+describe('refusals never name the internal address', () => {
+  let receiver: Server;
+  beforeAll(async () => {
+    receiver = createServer((_req, res) => res.end('ok'));
+    receiver.listen(0, '127.0.0.1');
+    await once(receiver, 'listening');
+  });
+  afterAll(() => receiver.close());
+
+  it('a webhook attempt to a name that resolves to loopback is "refused: private address"', async () => {
+    const guard = new OutboundGuard({ allowPrivateNetworks: false });
+    const rebinding: LookupFunction = ((_host: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) =>
+      options.all ? callback(null, [{ address: '127.0.0.1', family: 4 }]) : callback(null, '127.0.0.1', 4)) as LookupFunction;
+    const http = createOutboundHttp(guard, { timeoutMs: 2_000 }).extend({ dnsLookup: rebinding });
+    const sender = new WebhookSender(http, 2_000);
+    const port = (receiver.address() as AddressInfo).port;
+    const result = await sender.send({ url: `http://hooks.example:${port}/h`, secret: `whsec_${Buffer.alloc(24, 1).toString('base64')}` }, { id: 'msg_1', payload: '{}' });
+    guard.destroy();
+    expect(result.delivered).toBe(false);
+    expect(result.error).toBe('refused: private address');
+  });
+});
+
+describe('connection and authentication limits', () => {
+  it('closes connections beyond MAX_CONNECTIONS', async () => {
+    const gateway = await startTestGateway({ MAX_CONNECTIONS: '2' });
+    const { port } = new URL(gateway.url);
+    const held = [connect(Number(port), '127.0.0.1'), connect(Number(port), '127.0.0.1')];
+    await Promise.all(held.map((s) => once(s, 'connect')));
+    await new Promise((r) => setTimeout(r, 100));
+    const third = await rawExchange(gateway.url, 'GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(third).toBe('');
+    for (const s of held) s.destroy();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(parseRaw(await rawExchange(gateway.url, 'GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).status).toBe(200);
+    await gateway.close();
+  });
+
+  it('answers 429 with Retry-After after UNAUTHENTICATED_RATE_PER_MINUTE failed authentications from one address', async () => {
+    const gateway = await startTestGateway({ UNAUTHENTICATED_RATE_PER_MINUTE: '3' });
+    const statuses = [];
+    for (let i = 0; i < 5; i++) statuses.push((await gateway.api('GET', '/devices', { headers: { 'x-admin-key': `wrong-key-${i}-0123456789` } })).status);
+    expect(statuses).toEqual([401, 401, 401, 429, 429]);
+    const limited = await gateway.api('GET', '/devices', {});
+    expect(limited.status).toBe(429);
+    expect(limited.body.code).toBe('rate_limited');
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    // Until the minute is over, that address gets nothing without a known key; with one it is served.
+    expect((await gateway.api('GET', '/health')).status).toBe(429);
+    expect((await gateway.api('GET', '/devices', { admin: true })).status).toBe(200);
+    await gateway.close();
+  });
+});
+
+describe('large media bodies are read a few at a time', () => {
+  it('answers 503 server_busy with Retry-After when the queue is full, and takes bodies again once it is not', async () => {
+    const gateway = await startTestGateway({ LARGE_BODY_CONCURRENCY: '1', LARGE_BODY_QUEUE: '0' });
+    const key = (await gateway.api('POST', '/devices', { admin: true, json: { id: 'shop', name: 'S', engine: 'sandbox' } })).body.deviceKey;
+    const { port } = new URL(gateway.url);
+    // A slow client: a 5 MB body announced, a few bytes sent, then nothing.
+    const slow = connect(Number(port), '127.0.0.1');
+    await once(slow, 'connect');
+    slow.write(
+      `POST /devices/shop/send/file HTTP/1.1\r\nHost: x\r\nX-Device-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${5 * 1024 * 1024}\r\n\r\n{"to":"4915112345678","filename":"a.bin","base64":"AAAA`,
+    );
+    await new Promise((r) => setTimeout(r, 200));
+    const body = Buffer.from(JSON.stringify({ to: '4915112345678', filename: 'b.bin', base64: Buffer.alloc(1_200_000, 3).toString('base64') }));
+    const busy = await rawRequest(gateway.url, 'POST', '/devices/shop/send/file', { 'x-device-key': key, 'content-type': 'application/json' }, body);
+    expect(busy.status).toBe(503);
+    expect(busy.headers['content-type']).toContain('application/problem+json');
+    expect(JSON.parse(busy.text).code).toBe('server_busy');
+    expect(busy.headers['retry-after']).toBe('1');
+    // Small bodies do not wait for the large ones.
+    expect((await gateway.api('POST', '/devices/shop/send/file', { deviceKey: key, json: { to: '4915112345678', filename: 'c.txt', base64: 'aGVsbG8=' } })).status).toBe(202);
+    slow.destroy();
+    await new Promise((r) => setTimeout(r, 200));
+    const after = await rawRequest(gateway.url, 'POST', '/devices/shop/send/file', { 'x-device-key': key, 'content-type': 'application/json' }, body);
+    expect(after.status).toBe(202);
+    await gateway.close();
+  });
+});

@@ -1,0 +1,97 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Problem } from '../../src/http/problem.js';
+import { readJsonMediaBody } from '../../src/http/body/json-media-body.js';
+import { tempDir } from '../support/gateway.js';
+
+const dir = tempDir('dmg-scan-');
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const limits = { media: 4096, fields: 1024, total: 16_384 };
+const tooLarge = () => new Problem(413, 'payload_too_large', 'too large');
+let n = 0;
+
+/** Feeds `text` in chunks of the given sizes (cycled). */
+async function read(text: string | Buffer, sizes: number[] = [7]) {
+  const bytes = Buffer.isBuffer(text) ? text : Buffer.from(text);
+  const chunks: Buffer[] = [];
+  for (let at = 0, k = 0; at < bytes.length; k++) {
+    const size = Math.max(1, sizes[k % sizes.length]!);
+    chunks.push(bytes.subarray(at, at + size));
+    at += size;
+  }
+  const path = join(dir, `spool-${n++}`);
+  const result = await readJsonMediaBody((async function* () { yield* chunks; })(), limits, path, tooLarge);
+  return { ...result, bytes: result.spooled ? readFileSync(path) : undefined };
+}
+
+async function refusal(text: string, sizes?: number[]): Promise<{ status: number; code: string; path?: string }> {
+  try {
+    await read(text, sizes);
+  } catch (error) {
+    if (error instanceof Problem) return { status: error.status, code: error.code, path: error.extra.errors?.[0]?.path };
+    throw error;
+  }
+  throw new Error(`accepted: ${text.slice(0, 60)}`);
+}
+
+describe('the streaming reader of JSON media bodies', () => {
+  it('decodes base64 to a file, whatever the chunking, and keeps the other fields', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.uint8Array({ minLength: 1, maxLength: 3000 }), fc.array(fc.integer({ min: 1, max: 50 }), { minLength: 1, maxLength: 5 }), fc.boolean(), async (media, sizes, dataUrl) => {
+        const text = `${dataUrl ? 'data:image/png;base64,' : ''}${Buffer.from(media).toString('base64')}`;
+        const json = JSON.stringify({ to: '4915112345678', caption: 'a "quoted" \\ caption', base64: text, nested: { base64: 'x' } });
+        const result = await read(json, sizes);
+        expect(result.body).toEqual({ to: '4915112345678', caption: 'a "quoted" \\ caption', nested: { base64: 'x' } });
+        expect(result.bytes!.equals(Buffer.from(media))).toBe(true);
+        expect(result.spooled!.size).toBe(media.length);
+        expect(result.spooled!.textDigest).toBe(createHash('sha256').update(text).digest('base64url'));
+        expect(result.spooled!.declaredType).toBe(dataUrl ? 'image/png' : undefined);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('accepts escaped slashes, \\u escapes and whitespace inside the base64 text', async () => {
+    const result = await read('{"base64":"aGV\\/\\u0062G8=\\n  ","to":"1"}', [3]);
+    expect(result.bytes).toEqual(Buffer.from('aGV/bG8=', 'base64'));
+    expect(result.body).toEqual({ to: '1' });
+  });
+
+  it('leaves JSON without base64 to JSON.parse', async () => {
+    expect((await read('{"to":"1","url":"https://example.com/a.png"}')).body).toEqual({ to: '1', url: 'https://example.com/a.png' });
+    expect((await read('[{"base64":"AAAA"}]')).body).toEqual([{ base64: 'AAAA' }]);
+  });
+
+  it.each([
+    ['{"base64":"not base64!"}', 400, 'invalid_request', '/base64'],
+    ['{"base64":"AAAAA"}', 400, 'invalid_request', '/base64'],
+    ['{"base64":"AA=A"}', 400, 'invalid_request', '/base64'],
+    ['{"base64":"AA==="}', 400, 'invalid_request', '/base64'],
+    ['{"base64":"data:image/png,AAAA"}', 400, 'invalid_request', '/base64'],
+    ['{"base64":"AA\\"AA"}', 400, 'invalid_request', '/base64'],
+    ['{"base64":""}', 400, 'invalid_request', '/base64'],
+    ['{"base64":"AAAA","base64":"AAAA"}', 400, 'invalid_request', '/base64'],
+    ['{"base64":"AAAA', 400, 'malformed_json', undefined],
+    ['{"base64":"AA\\xAA"}', 400, 'malformed_json', undefined],
+    ['{"base64":"AAAA" "to":"1"}', 400, 'malformed_json', undefined],
+    ['{"to":1,}', 400, 'malformed_json', undefined],
+    [`{"base64":"${'A'.repeat(8000)}"}`, 413, 'payload_too_large', undefined],
+    [`{"caption":"${'x'.repeat(2000)}"}`, 413, 'payload_too_large', undefined],
+    [`{"base64":"${' '.repeat(20_000)}"}`, 413, 'payload_too_large', undefined],
+  ])('refuses bad body #%#', async (text, status, code, path) => {
+    const answer = await refusal(text.slice(0, 20_000), [5, 64]);
+    expect(answer.status).toBe(status);
+    expect(answer.code).toBe(code);
+    if (path) expect(answer.path).toBe(path);
+  });
+
+  it('never writes more than the limit to disk', async () => {
+    const path = join(dir, 'limit');
+    const big = `{"base64":"${'QUFB'.repeat(3000)}"}`;
+    await expect(readJsonMediaBody((async function* () { yield Buffer.from(big); })(), limits, path, tooLarge)).rejects.toMatchObject({ status: 413 });
+    expect(existsSync(path) ? readFileSync(path).length : 0).toBeLessThanOrEqual(limits.media + 64 * 1024);
+  });
+});
