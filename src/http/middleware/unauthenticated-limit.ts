@@ -6,6 +6,7 @@
  */
 import type { Context, Middleware } from 'koa';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
+import { problemOf } from '../error-table.js';
 import { Problem } from '../problem.js';
 import type { RequestState } from './request-id.js';
 
@@ -23,7 +24,7 @@ export function unauthenticatedLimit(perMinute: number, knowsAnyKey: (ctx: Conte
     try {
       await next();
     } catch (error) {
-      if (error instanceof Problem && error.status === 401) await limiter.penalty(address, 1);
+      if (problemOf(error)?.status === 401) await limiter.penalty(address, 1);
       throw error;
     }
   };
