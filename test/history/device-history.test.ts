@@ -5,7 +5,7 @@ import { allProjections } from '../../src/read-models.js';
 import { openReadModelDb } from '../../src/projections/read-model-db.js';
 import { pino } from 'pino';
 import { ADMIN_KEY, type Api, startTestGateway } from '../support/gateway.js';
-import { createSandboxDevice, waitForState } from '../sessions/support.js';
+import { createSandboxDevice, waitForState } from '../support/sessions.js';
 import { eventually } from '../support/eventually.js';
 
 describe('device history', () => {

@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type ChildGateway, spawnGateway } from '../support/child-gateway.js';
 import { apiClient, tempDir } from '../support/gateway.js';
-import { type SandboxDevice, createDevice, goOnline, outboxList } from './sandbox-support.js';
+import { type SandboxDevice, createDevice, goOnline, outboxList } from './support/sandbox-devices.js';
 import { eventually } from '../support/eventually.js';
 
 const ENV = {
