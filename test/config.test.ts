@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { loadOrCreateAdminKey } from '../src/auth/admin-key.js';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { tempDir } from './support/gateway.js';
+import { tempDir } from './support/temp-dir.js';
 
 describe('configuration', () => {
   it('has sane defaults', () => {

@@ -8,7 +8,7 @@ import { INITIAL_SESSION_RECORD, foldSessionEvents, loadSession } from '../../sr
 import type { EventStore, ReadStreamOptions } from '../../src/eventstore/event-store.js';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
 import type { SessionStateChangedData } from '../../src/sessions/session-events.js';
-import { tempDir } from '../support/gateway.js';
+import { tempDir } from '../support/temp-dir.js';
 import { FakeEngine } from './support/fake-engine.js';
 import { sessionStates } from '../support/sessions.js';
 import { eventually } from '../support/eventually.js';

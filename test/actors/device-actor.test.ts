@@ -8,7 +8,7 @@ import type { ReconnectSettings } from '../../src/actors/reconnect-policy.js';
 import { EngineError } from '../../src/engines/engine.js';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
 import type { SessionStateChangedData } from '../../src/sessions/session-events.js';
-import { tempDir } from '../support/gateway.js';
+import { tempDir } from '../support/temp-dir.js';
 import { FakeEngine } from './support/fake-engine.js';
 import { sessionChanges, sessionStates } from '../support/sessions.js';
 import { eventually } from '../support/eventually.js';

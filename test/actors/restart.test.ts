@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type ChildGateway, spawnGateway } from '../support/child-gateway.js';
-import { apiClient, startTestGateway, tempDir } from '../support/gateway.js';
+import { apiClient, startTestGateway } from '../support/gateway.js';
+import { tempDir } from '../support/temp-dir.js';
 import { bringOnline, createSandboxDevice, sessionChanges, waitForState } from '../support/sessions.js';
 
 describe('sessions across restarts', () => {

@@ -12,7 +12,7 @@ import type { NewEvent } from '../../src/eventstore/event-store.js';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
 import { ProjectionRunner } from '../../src/projections/projection-runner.js';
 import { openReadModelDb } from '../../src/projections/read-model-db.js';
-import { tempDir } from '../support/gateway.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const log = pino({ level: 'silent' });
 const jid = (number: string) => `${number}@s.whatsapp.net`;

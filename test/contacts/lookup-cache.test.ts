@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { LookupCache } from '../../src/contacts/lookup-cache.js';
 import { openReadModelDb } from '../../src/projections/read-model-db.js';
-import { tempDir } from '../support/gateway.js';
+import { tempDir } from '../support/temp-dir.js';
 
 describe('lookup cache', () => {
   it('answers until the answer expires, per device and kind', () => {

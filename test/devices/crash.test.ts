@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { apiClient, tempDir } from '../support/gateway.js';
+import { apiClient } from '../support/gateway.js';
+import { tempDir } from '../support/temp-dir.js';
 import { type ChildGateway, spawnGateway } from '../support/child-gateway.js';
 
 describe('kill -9 in the middle of work', () => {

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type ChildGateway, spawnGateway } from '../support/child-gateway.js';
-import { apiClient, tempDir } from '../support/gateway.js';
+import { apiClient } from '../support/gateway.js';
+import { tempDir } from '../support/temp-dir.js';
 import { type SandboxDevice, createDevice, goOnline, outboxList } from './support/sandbox-devices.js';
 import { eventually } from '../support/eventually.js';
 

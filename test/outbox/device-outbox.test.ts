@@ -6,7 +6,7 @@ import { outboxStream } from '../../src/messages/message-events.js';
 import { DeviceOutbox } from '../../src/outbox/device-outbox.js';
 import { cancelMessage, clearOutbox, queueMessage, recordReceipt } from '../../src/outbox/outbox-decisions.js';
 import type { OutboxSnapshotState } from '../../src/outbox/outbox-state.js';
-import { tempDir } from '../support/gateway.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const DEVICE = 'shop-1';
 const message = (n: number) => ({

@@ -9,7 +9,7 @@ import type { Projection } from '../../src/projections/projection.js';
 import { ProjectionRunner } from '../../src/projections/projection-runner.js';
 import { openReadModelDb } from '../../src/projections/read-model-db.js';
 import { DeviceRegistry } from '../../src/devices/device-registry.js';
-import { tempDir } from '../support/gateway.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const log = pino({ level: 'silent' });
 

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { inboxStream } from '../../src/messages/message-events.js';
 import { freePort } from '../support/child-gateway.js';
-import { apiClient, tempDir } from '../support/gateway.js';
+import { apiClient } from '../support/gateway.js';
+import { tempDir } from '../support/temp-dir.js';
 import { messageReceived } from './support/events.js';
 import { eventually } from '../support/eventually.js';
 import { TestReceiver } from './support/receiver.js';

@@ -7,7 +7,8 @@ import Database from 'better-sqlite3';
 import { pino } from 'pino';
 import { type Gateway, type GatewayOptions, startGateway } from '../../../src/gateway.js';
 import { READ_MODEL_FILE } from '../../../src/projections/read-model-db.js';
-import { type Api, apiClient, tempDir, testConfig } from '../../support/gateway.js';
+import { type Api, apiClient, testConfig } from '../../support/gateway.js';
+import { tempDir } from '../../support/temp-dir.js';
 
 export type ContactsGateway = Gateway & { api: Api; dataDir: string };
 

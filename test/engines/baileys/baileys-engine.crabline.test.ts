@@ -10,7 +10,7 @@ import { type BaileysEngine, createBaileysEngine } from '../../../src/engines/ba
 import { newWaMessageId, WA_MESSAGE_ID_PATTERN } from '../../../src/engines/baileys/message-id.js';
 import type { EngineConnection } from '../../../src/engines/engine.js';
 import { SqliteEventStore } from '../../../src/eventstore/sqlite/sqlite-event-store.js';
-import { tempDir } from '../../support/gateway.js';
+import { tempDir } from '../../support/temp-dir.js';
 import { type Crabline, seedLinkedCreds, startCrabline } from './support/crabline.js';
 import { type RecordingEvents, eventually, recordingEvents } from './support/recording-events.js';
 

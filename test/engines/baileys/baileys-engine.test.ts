@@ -15,7 +15,7 @@ import { createLazyBaileysEngine } from '../../../src/engines/baileys/index.js';
 import { type EngineConnection, EngineError, type MediaFile } from '../../../src/engines/engine.js';
 import { StoreUnavailableError } from '../../../src/eventstore/event-store.js';
 import { SqliteEventStore } from '../../../src/eventstore/sqlite/sqlite-event-store.js';
-import { tempDir } from '../../support/gateway.js';
+import { tempDir } from '../../support/temp-dir.js';
 import { FakeSocket, boom, fakeSocketFactory } from './support/fake-socket.js';
 import { type RecordingEvents, eventually, recordingEvents } from './support/recording-events.js';
 

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EngineConnection, EngineEvents } from '../../../src/engines/engine.js';
 import { SandboxEngine } from '../../../src/engines/sandbox/sandbox-engine.js';
 import { SqliteEventStore } from '../../../src/eventstore/sqlite/sqlite-event-store.js';
-import { tempDir } from '../../support/gateway.js';
+import { tempDir } from '../../support/temp-dir.js';
 import { eventually } from '../../support/eventually.js';
 
 type Heard = { kind: string; args: unknown[] };

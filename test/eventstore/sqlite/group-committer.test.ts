@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { GroupCommitter } from '../../../src/eventstore/sqlite/group-committer.js';
 import { SqliteEventStore } from '../../../src/eventstore/sqlite/sqlite-event-store.js';
 import { WrongExpectedRevisionError } from '../../../src/eventstore/event-store.js';
-import { tempDir } from '../../support/gateway.js';
+import { tempDir } from '../../support/temp-dir.js';
 
 describe('group commit', () => {
   it('hands requests of the same turn to one commit, results in order', async () => {

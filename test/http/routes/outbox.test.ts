@@ -3,7 +3,8 @@
  * drain on open, revoke, failures, the rate cap, idempotency across a restart, deleted devices.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Api, startTestGateway, tempDir } from '../../support/gateway.js';
+import { type Api, startTestGateway } from '../../support/gateway.js';
+import { tempDir } from '../../support/temp-dir.js';
 import { type SandboxDevice, createDevice, goOffline, goOnline, outboxList, received, send, statuses } from '../../outbox/support/sandbox-devices.js';
 import { eventually } from '../../support/eventually.js';
 

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { outboxStream } from '../../../src/messages/message-events.js';
 import type { OutboxMessageQueuedData } from '../../../src/outbox/outbox-events.js';
-import { ADMIN_KEY, type Api, startTestGateway, tempDir } from '../../support/gateway.js';
+import { ADMIN_KEY, type Api, startTestGateway } from '../../support/gateway.js';
+import { tempDir } from '../../support/temp-dir.js';
 
 const TO = '4915112345678';
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');

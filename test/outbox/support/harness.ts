@@ -19,7 +19,7 @@ import { OutboxDrainer } from '../../../src/outbox/outbox-drainer.js';
 import type { OutboxEvent, QueuedContent } from '../../../src/outbox/outbox-events.js';
 import { Outboxes } from '../../../src/outbox/outboxes.js';
 import { newWaMessageId } from '../../../src/engines/baileys/message-id.js';
-import { tempDir } from '../../support/gateway.js';
+import { tempDir } from '../../support/temp-dir.js';
 import { randomUUID } from 'node:crypto';
 
 export const silent = pino({ level: 'silent' });

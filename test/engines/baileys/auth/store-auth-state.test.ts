@@ -12,7 +12,7 @@ import { AuthRecordError, AuthRecords } from '../../../../src/engines/baileys/au
 import { loadStoreAuthState, wipeStoreAuthState } from '../../../../src/engines/baileys/auth/store-auth-state.js';
 import { ValueCipher } from '../../../../src/engines/baileys/auth/value-cipher.js';
 import { SqliteEventStore } from '../../../../src/eventstore/sqlite/sqlite-event-store.js';
-import { tempDir } from '../../../support/gateway.js';
+import { tempDir } from '../../../support/temp-dir.js';
 
 const KEY = randomBytes(32);
 
