@@ -10,6 +10,7 @@ import {
   type StoredEvent,
   WrongExpectedRevisionError,
 } from '../../../src/eventstore/event-store.js';
+import { eventually } from '../../support/eventually.js';
 
 export interface ConformanceTarget {
   open(): Promise<EventStore>;
@@ -205,15 +206,19 @@ export function eventStoreConformance(name: string, target: ConformanceTarget, o
     });
 
     it('a closed subscription ends its iteration', async () => {
+      const s = stream();
       const subscription = store.subscribe({ after: await marker() });
+      const received: StoredEvent[] = [];
       const done = (async () => {
-        let batches = 0;
-        for await (const _ of subscription) batches++;
-        return batches;
+        for await (const batch of subscription) for (const e of batch) if (e.streamId === s) received.push(e);
+        return 'ended';
       })();
-      await new Promise((r) => setTimeout(r, 50));
+      // Live and waiting: it has delivered an event appended after it started.
+      await store.append(s, [ev('Live')]);
+      await eventually(() => received.length === 1, 'the live event');
       await subscription.close();
-      await expect(done).resolves.toBeTypeOf('number');
+      await expect(done).resolves.toBe('ended');
+      expect(received.map((e) => e.type)).toEqual(['Live']);
     });
 
     it('keeps the latest snapshot of a stream', async () => {
