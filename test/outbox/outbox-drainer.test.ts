@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { EngineError } from '../../src/engines/engine.js';
 import { outboxStream } from '../../src/messages/message-events.js';
 import { cancelMessage } from '../../src/outbox/outbox-decisions.js';
-import { FakeConnection, type Harness, fixedLookup, notConnected, outboxHarness, text, transient } from './support/harness.js';
+import { FakeConnection, type Harness, fixedLookup, notConnected, outboxHarness, text, transient, watchRateLimiter } from './support/harness.js';
 import { eventually } from '../support/eventually.js';
 
 const DEVICE = 'shop-1';
@@ -23,8 +23,8 @@ describe('the outbox drainer', () => {
     for (let i = 0; i < 5; i++) queued.push(await h.queue(DEVICE, text(`m${i}`)));
     const connection = new FakeConnection();
     h.drainer.start([DEVICE]);
-    await new Promise((r) => setTimeout(r, 50));
-    expect(connection.sent).toEqual([]); // offline: nothing goes
+    // Offline: start() leaves the device alone (no lane, nothing scheduled), so there is nothing to wait for.
+    expect((await h.events(DEVICE)).map((e) => e.type)).toEqual(Array(5).fill('OutboxMessageQueued'));
     h.connections.online(DEVICE, connection);
     await eventually(() => connection.sent.length === 5, 'five sends');
     expect(connection.sent.map((m) => m.waMessageId)).toEqual(queued.map((q) => q.waMessageId));
@@ -90,14 +90,14 @@ describe('the outbox drainer', () => {
     h.connections.online(DEVICE, first);
     h.drainer.start([DEVICE]);
     await eventually(async () => (await h!.events(DEVICE)).some((e) => e.type === 'OutboxAttemptFailed'), 'the failed try recorded');
-    await new Promise((r) => setTimeout(r, 50));
-    expect(first.sent).toHaveLength(1);
     expect((await h.events(DEVICE)).find((e) => e.type === 'OutboxAttemptFailed')!.data).toMatchObject({ counted: false, error: { code: 'not_connected' } });
     const second = new FakeConnection();
     h.connections.online(DEVICE, second);
     await eventually(async () => (await h!.statuses(DEVICE)).length === 1, 'the outcome');
     expect((await h.statuses(DEVICE))[0]).toMatchObject({ waMessageId, status: 'sent' });
     expect(second.sent.map((m) => m.waMessageId)).toEqual([waMessageId]);
+    // The lane is sequential: it went on with the second connection only after it let go of the first.
+    expect(first.sent).toHaveLength(1);
   });
 
   it('repairs a crash between "sending" and "sent": the message goes again with the same id', async () => {
@@ -166,11 +166,17 @@ describe('the outbox drainer', () => {
     for (let i = 0; i < 6; i++) await h.queue(DEVICE, text(`m${i}`));
     const connection = new FakeConnection();
     h.connections.online(DEVICE, connection);
-    h.drainer.start([DEVICE]);
-    await eventually(() => connection.sent.length === 3, 'three sends');
-    await new Promise((r) => setTimeout(r, 500));
-    expect(connection.sent).toHaveLength(3);
-    expect((await h.outboxes.get(DEVICE)).current.messages.size).toBe(3);
+    const limiter = watchRateLimiter();
+    try {
+      h.drainer.start([DEVICE]);
+      await eventually(() => connection.sent.length === 3, 'three sends');
+      await eventually(() => limiter.handed() >= 4, 'the fourth try handed to the rate limiter');
+      expect(limiter.started()).toBe(3);
+      expect(connection.sent).toHaveLength(3);
+      expect((await h.outboxes.get(DEVICE)).current.messages.size).toBe(3);
+    } finally {
+      limiter.restore();
+    }
   });
 
   it('fetches url media at send time through the guard, detects its type and removes the download', async () => {

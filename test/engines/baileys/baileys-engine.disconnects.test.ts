@@ -30,7 +30,7 @@ describe('Baileys engine (fake socket): disconnects', () => {
   it('logged out by the phone (401): the credentials and keys are wiped before the actor hears of it', async () => {
     const { events, socket } = await h.online();
     await socket.config.auth.keys.set({ session: { [`${PEER}.0`]: Buffer.from('session-bytes') } });
-    expect(await h.records().read('key/session/4915112345678.0')).toBeDefined();
+    expect(await h.records().read('key/session/4915112345678.0')).toEqual(Buffer.from('session-bytes'));
 
     let credsWhenReported: unknown = 'unchecked';
     events.disconnected = (kind, detail) => {

@@ -34,8 +34,10 @@ describe('Baileys engine (fake socket): honest state', () => {
     const { events, socket } = await h.online();
     const keepAlive = setInterval(() => socket.frame(), 5);
     try {
-      // Well over the 100 ms silence limit, several watchdog rounds.
-      await new Promise((resolve) => setTimeout(resolve, 400));
+      // A second device whose socket stays silent, connected later: once the watchdog gave up on it, it has
+      // watched the first one at least as long (past the silence limit).
+      const silent = await h.online('dev-2');
+      await eventually(() => expect(silent.events.disconnects).toEqual([{ kind: 'transient', detail: expect.stringMatching(/keepalive/) }]));
       expect(events.disconnects).toEqual([]);
     } finally {
       clearInterval(keepAlive);

@@ -32,6 +32,13 @@ describe('the sandbox engine at its port', () => {
     return connection;
   };
 
+  /** Connects another device without credentials and waits until its code was renewed `times` times. */
+  const codesRenewed = async (deviceId: string, times: number) => {
+    const waiting = recorder();
+    await connect(deviceId, waiting.events);
+    await eventually(() => waiting.of('qr').length > times, `${deviceId}'s code renewed ${times} times`);
+  };
+
   beforeEach(() => {
     store = new SqliteEventStore(join(tempDir('dmg-sandbox-'), 'events.sqlite'));
     engine = new SandboxEngine(store, { deliveredDelayMs: 1, readDelayMs: 1, qrTtlMs: 30 });
@@ -54,8 +61,9 @@ describe('the sandbox engine at its port', () => {
     expect(await engine.scan('d1', '4915100000001')).toBe('paired');
     expect(first.of('disconnected')).toEqual([['restart_required', expect.any(String)]]);
     const shown = first.of('qr').length;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(first.of('qr')).toHaveLength(shown); // no codes once scanned
+    // No codes once scanned: meanwhile a device still waiting shows its code renewed three times.
+    await codesRenewed('d1-waiting', 3);
+    expect(first.of('qr')).toHaveLength(shown);
 
     const second = recorder();
     await connect('d1', second.events);
@@ -110,7 +118,7 @@ describe('the sandbox engine at its port', () => {
     await eventually(() => (first.of('qr').length ? true : undefined), 'a code');
     await connection.close();
     const heard = first.heard.length;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await codesRenewed('d5-waiting', 3);
     expect(first.heard).toHaveLength(heard);
     expect(await engine.scan('d5', '4915100000005')).toBe('no_qr');
   });

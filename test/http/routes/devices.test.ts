@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deviceStream } from '../../../src/devices/device-events.js';
 import { type Api, startTestGateway } from '../../support/gateway.js';
@@ -5,9 +6,14 @@ import { type Api, startTestGateway } from '../../support/gateway.js';
 describe('devices over HTTP', () => {
   let gateway: Awaited<ReturnType<typeof startTestGateway>>;
   let api: Api;
+  /** When the gateway started, at the earliest and at the latest. */
+  let startedFrom: number;
+  let startedBy: number;
 
   beforeAll(async () => {
+    startedFrom = Date.now();
     gateway = await startTestGateway({ DEFAULT_ENGINE: 'sandbox' });
+    startedBy = Date.now();
     api = gateway.api;
   });
   afterAll(() => gateway.close());
@@ -136,10 +142,15 @@ describe('devices over HTTP', () => {
   });
 
   it('reports health publicly', async () => {
+    const askedFrom = Date.now();
     const health = await api('GET', '/health');
+    const askedBy = Date.now();
     expect(health.status).toBe(200);
-    expect(health.body).toMatchObject({ status: 'ok', version: expect.any(String), store: { kind: 'sqlite', ok: true } });
-    expect(health.body.uptimeSeconds).toBeGreaterThanOrEqual(0);
+    expect(health.body).toMatchObject({ status: 'ok', version: JSON.parse(readFileSync('package.json', 'utf8')).version, store: { kind: 'sqlite', ok: true } });
+    // Whole seconds since the start, as far as the test can tell when that was.
+    expect(Number.isInteger(health.body.uptimeSeconds)).toBe(true);
+    expect(health.body.uptimeSeconds).toBeGreaterThanOrEqual(Math.round((askedFrom - startedBy) / 1000));
+    expect(health.body.uptimeSeconds).toBeLessThanOrEqual(Math.round((askedBy - startedFrom) / 1000));
   });
 
   it('publishes OpenAPI 3.1 for every route, from the validating schemas', async () => {

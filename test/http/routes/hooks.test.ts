@@ -117,10 +117,14 @@ describe('hook configuration routes', () => {
     expect((await api('POST', '/devices/hooks-test/hooks/test', { deviceKey })).body.code).toBe('hooks_not_configured');
     const put = await api('PUT', '/devices/hooks-test/hooks', { deviceKey, json: { url: receiver.url, events: ['session.state'] } });
 
+    // The receiver takes its time with this one: the duration answered is the attempt's, not made up.
+    receiver.respond = () => ({ status: 200, after: new Promise((resolve) => setTimeout(resolve, 100)) });
     const ok = await api('POST', '/devices/hooks-test/hooks/test', { deviceKey });
+    receiver.respond = () => ({ status: 200 });
     expect(ok.status).toBe(200);
     expect(ok.body).toMatchObject({ delivered: true, status: 200 });
-    expect(ok.body.durationMs).toBeGreaterThanOrEqual(0);
+    expect(ok.body.durationMs).toBeGreaterThanOrEqual(100);
+    expect(ok.body.durationMs).toBeLessThan(10_000); // WEBHOOK_TIMEOUT_MS
     const request = receiver.of('hooks-test').at(-1)!;
     expect(request.envelope).toMatchObject({ event: 'webhook.test', deviceId: 'hooks-test', data: { message: expect.any(String) } });
     expect(request.headers['webhook-id']).toBe(request.envelope.id);

@@ -2,10 +2,13 @@
  * The outbox over HTTP with sandbox devices (the sandbox is the network): list, remove, clear, cancel,
  * drain on open, revoke, failures, the rate cap, idempotency across a restart, deleted devices.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
+import { outboxStream } from '../../../src/messages/message-events.js';
+import { sessionStream } from '../../../src/sessions/session-events.js';
 import { type Api, startTestGateway } from '../../support/gateway.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { type SandboxDevice, createDevice, goOffline, goOnline, outboxList, received, send, statuses } from '../../outbox/support/sandbox-devices.js';
+import { watchRateLimiter } from '../../outbox/support/harness.js';
 import { eventually } from '../../support/eventually.js';
 
 const FAST = { DEFAULT_ENGINE: 'sandbox', OUTBOX_SPACING: '0ms', SANDBOX_DELIVERED_DELAY_MS: '20', SANDBOX_READ_DELAY_MS: '20' };
@@ -20,6 +23,13 @@ describe('the outbox over HTTP', () => {
     gateway = await startTestGateway({ ...FAST, ...overrides });
     return gateway.api;
   };
+  /** Where in the log a device's send tries and its session going online are. */
+  const triesAndOnlines = async (deviceId: string) => ({
+    tries: (await gateway!.store.readStream(outboxStream(deviceId)))
+      .filter((e) => e.type === 'OutboxMessageSending')
+      .map((e) => ({ position: e.position, waMessageId: (e.data as { waMessageId: string }).waMessageId })),
+    onlines: (await gateway!.store.readStream(sessionStream(deviceId))).filter((e) => (e.data as { state: string }).state === 'online').map((e) => e.position),
+  });
 
   it('lists the queue in order with pages, removes one, clears, and cancels by waMessageId', async () => {
     const api = await start();
@@ -66,7 +76,6 @@ describe('the outbox over HTTP', () => {
     const customer = await createDevice(api, 'customer', '4915100000022');
     await goOnline(api, customer);
     const before = [await send(api, shop, customer.phone, 'one'), await send(api, shop, customer.phone, 'two'), await send(api, shop, customer.phone, 'three')];
-    await new Promise((r) => setTimeout(r, 100));
     expect(await outboxList(api, shop)).toHaveLength(3);
     await goOnline(api, shop);
     await eventually(async () => (await outboxList(api, shop)).length === 0, 'the outbox drained');
@@ -78,6 +87,11 @@ describe('the outbox over HTTP', () => {
     expect(got.map((m) => [m.waMessageId, m.body, m.from])).toEqual(before.map((s, i) => [s.waMessageId, ['one', 'two', 'three'][i], shop.phone]));
     const sentStatuses = (await statuses(gateway!.store, 'shop')).filter((s) => s.status === 'sent');
     expect(sentStatuses.map((s) => s.outboxId)).toEqual(before.map((s) => s.outboxId));
+    // Nothing was tried while the session was closed: every try comes after the session went online.
+    const first = await triesAndOnlines('shop');
+    expect(first.onlines).toHaveLength(1);
+    expect(first.tries.map((t) => t.waMessageId)).toEqual(before.map((s) => s.waMessageId));
+    expect(first.tries.filter((t) => t.position < first.onlines[0]!)).toEqual([]);
     // Receipts follow.
     await eventually(async () => (await statuses(gateway!.store, 'shop')).filter((s) => s.status === 'read').length === 3, 'read receipts');
     // Receipts name the outbox item too (the message.status webhooks carry it).
@@ -86,10 +100,12 @@ describe('the outbox over HTTP', () => {
 
     await goOffline(api, shop);
     const whileClosed = await send(api, shop, customer.phone, 'four');
-    await new Promise((r) => setTimeout(r, 100));
     expect((await outboxList(api, shop)).map((i) => i.outboxId)).toEqual([whileClosed.outboxId]);
     await goOnline(api, shop); // credentials kept: no scan
     await eventually(async () => (await received(gateway!.store, 'customer')).some((m) => m.waMessageId === whileClosed.waMessageId), 'the fourth message');
+    const second = await triesAndOnlines('shop');
+    expect(second.onlines).toHaveLength(2);
+    expect(second.tries.filter((t) => t.waMessageId === whileClosed.waMessageId).map((t) => t.position > second.onlines[1]!)).toEqual([true]);
   });
 
   it('fails a message to a number that does not exist (recipient_not_found) and goes on with the next', async () => {
@@ -127,9 +143,13 @@ describe('the outbox over HTTP', () => {
     const shop = await createDevice(api, 'shop', '4915100000011');
     const queued: Array<{ outboxId: string; waMessageId: string }> = [];
     for (let i = 0; i < 6; i++) queued.push(await send(api, shop, '4915112345678', `m${i}`));
+    const limiter = watchRateLimiter();
+    onTestFinished(() => limiter.restore());
     await goOnline(api, shop);
     await eventually(async () => (await statuses(gateway!.store, 'shop')).filter((s) => s.status === 'sent').length === 3, 'three sent');
-    await new Promise((r) => setTimeout(r, 1_000));
+    // The fourth try is handed to the rate limiter, which does not start it (it would at once if the cap allowed).
+    await eventually(() => limiter.handed() >= 4, 'the fourth try handed to the rate limiter');
+    expect(limiter.started()).toBe(3);
     const sent = (await statuses(gateway!.store, 'shop')).filter((s) => s.status === 'sent');
     expect(sent.map((s) => s.waMessageId)).toEqual(queued.slice(0, 3).map((q) => q.waMessageId));
     expect((await outboxList(api, shop)).map((i) => i.outboxId)).toEqual(queued.slice(3).map((q) => q.outboxId));

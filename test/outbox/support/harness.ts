@@ -4,7 +4,9 @@
  */
 import type { LookupFunction } from 'node:net';
 import { join } from 'node:path';
+import PQueue from 'p-queue';
 import { pino } from 'pino';
+import { vi } from 'vitest';
 import type { MediaSettings, OutboxSettings } from '../../../src/config.js';
 import { EngineError, type EngineConnection, type OutgoingMessage } from '../../../src/engines/engine.js';
 import { SqliteEventStore } from '../../../src/eventstore/sqlite/sqlite-event-store.js';
@@ -144,4 +146,29 @@ export function fixedLookup(addresses: string[]): LookupFunction {
     if (options.all) callback(null, entries);
     else callback(null, entries[0]!.address, entries[0]!.family);
   }) as LookupFunction;
+}
+
+export interface RateLimiterWatch {
+  /** Tries the outbox lanes handed to their rate limiter. */
+  handed(): number;
+  /** Of those, the ones it started; the others wait for the rate. */
+  started(): number;
+  restore(): void;
+}
+
+/**
+ * Watches the outbox lanes' rate limiter: the lanes' p-queue (the only one given an abort signal, see
+ * src/outbox/outbox-drainer.ts). A queue that allows a try starts it inside add(), so once a try was handed
+ * over, whether it started is known at once: a negative check without waiting for time to pass.
+ */
+export function watchRateLimiter(): RateLimiterWatch {
+  let handed = 0;
+  let started = 0;
+  const add = PQueue.prototype.add;
+  const spy = vi.spyOn(PQueue.prototype, 'add').mockImplementation(function (this: PQueue, task, options) {
+    if (!options?.signal) return add.call(this, task, options);
+    handed++;
+    return add.call(this, (taskOptions: Parameters<typeof task>[0]) => (started++, task(taskOptions)), options);
+  });
+  return { handed: () => handed, started: () => started, restore: () => spy.mockRestore() };
 }
