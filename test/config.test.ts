@@ -63,6 +63,13 @@ describe('configuration', () => {
     expect(() => loadConfig({ [variable]: value })).toThrow(new RegExp(`^${variable}: `));
   });
 
+  it('reads durations with a unit (250ms, 5s, 2m, 1h, 7d, also 1.5h or 2 days), never a bare number', () => {
+    const retention = (value: string) => loadConfig({ WEBHOOK_RETENTION: value }).webhooks.retentionMs;
+    expect([retention('2m'), retention(' 1h '), retention('7d'), retention('1.5h'), retention('2 days')]).toEqual([120_000, 3_600_000, 604_800_000, 5_400_000, 172_800_000]);
+    expect(loadConfig({ OUTBOX_SPACING: '250ms' }).outbox.spacingMaxMs).toBe(250);
+    for (const value of ['86400000', '-5m', '1e3s', '5 parsecs']) expect(() => retention(value), value).toThrow(/^WEBHOOK_RETENTION: must be a duration/);
+  });
+
   it('stops the process at start with a message naming the variable', () => {
     const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       env: { ...process.env, DATA_DIR: tempDir(), PORT: 'not-a-port' },
