@@ -17,8 +17,8 @@ declare module 'vitest' {
   }
 }
 
-/** Directories made outside a test (beforeAll, describe bodies): removed when the file ends. */
-const fileScoped = new Set<string>();
+/** Every directory this file made: removed (again) when the file ends, in case something wrote after its test. */
+const made = new Set<string>();
 
 function root(): string {
   try {
@@ -32,17 +32,17 @@ function root(): string {
 export function tempDir(prefix = 'dmg-test-'): string {
   if (!prefix.startsWith('dmg-')) throw new Error(`temp directories are named dmg-…, got ${prefix}`);
   const path = mkdtempSync(join(root(), prefix));
+  made.add(path);
   if (getCurrentTest()) onTestFinished(() => removeTempDir(path));
-  else fileScoped.add(path);
   return path;
 }
 
 export function removeTempDir(path: string): void {
-  fileScoped.delete(path);
   rmSync(path, { recursive: true, force: true, maxRetries: 3 });
 }
 
-/** Removes what this file made outside its tests (test/support/setup.ts calls it after the file's own hooks). */
+/** Removes every directory this file made (test/support/setup.ts calls it after the file's own hooks). */
 export function removeFileTempDirs(): void {
-  for (const path of [...fileScoped]) removeTempDir(path);
+  for (const path of made) removeTempDir(path);
+  made.clear();
 }
