@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { type ChildGateway, spawnGateway } from '../support/child-gateway.js';
+import { CHILD_GATEWAY_TESTS, type ChildGateway, spawnGateway } from '../support/child-gateway.js';
 import { apiClient, startTestGateway } from '../support/gateway.js';
 import { tempDir } from '../support/temp-dir.js';
 import { bringOnline, createSandboxDevice, sessionChanges, waitForState } from '../support/sessions.js';
 
-describe('sessions across restarts', () => {
+describe('sessions across restarts', CHILD_GATEWAY_TESTS, () => {
   let child: ChildGateway | undefined;
   afterEach(async () => {
     await child?.kill().catch(() => undefined);

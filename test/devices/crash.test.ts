@@ -3,9 +3,9 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { apiClient } from '../support/gateway.js';
 import { tempDir } from '../support/temp-dir.js';
-import { type ChildGateway, spawnGateway } from '../support/child-gateway.js';
+import { CHILD_GATEWAY_TESTS, type ChildGateway, spawnGateway } from '../support/child-gateway.js';
 
-describe('kill -9 in the middle of work', () => {
+describe('kill -9 in the middle of work', CHILD_GATEWAY_TESTS, () => {
   let gateway: ChildGateway | undefined;
   afterEach(async () => {
     await gateway?.kill().catch(() => undefined);

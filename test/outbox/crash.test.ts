@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type ChildGateway, spawnGateway } from '../support/child-gateway.js';
+import { CHILD_GATEWAY_TESTS, type ChildGateway, spawnGateway } from '../support/child-gateway.js';
 import { apiClient } from '../support/gateway.js';
 import { tempDir } from '../support/temp-dir.js';
 import { type SandboxDevice, createDevice, goOnline, outboxList } from './support/sandbox-devices.js';
@@ -26,7 +26,7 @@ interface Row {
   data: string;
 }
 
-describe('kill -9 while the outbox drains', () => {
+describe('kill -9 while the outbox drains', CHILD_GATEWAY_TESTS, () => {
   let gateway: ChildGateway | undefined;
   afterEach(async () => {
     await gateway?.kill().catch(() => undefined);

@@ -16,6 +16,13 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
+/**
+ * Options for a describe whose tests start gateways in child processes: each start compiles the sources
+ * (tsx) and can take several seconds on a busy shared machine, so these tests get more than the default
+ * 30 s. A deadline, not a speed target.
+ */
+export const CHILD_GATEWAY_TESTS = { timeout: 120_000 };
+
 export interface ChildGateway {
   url: string;
   process: ChildProcess;
