@@ -8,6 +8,8 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
+# npm ci runs the prepare script; it builds nothing here (no sources yet): `npm run build` below does.
+COPY scripts ./scripts
 RUN npm ci
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src

@@ -3,6 +3,7 @@
  * value stops the start with a ConfigError that names the variable (README lists them all).
  */
 import { resolve } from 'node:path';
+import ms from 'ms';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export const ENGINES = ['baileys', 'sandbox'] as const;
@@ -125,12 +126,17 @@ export interface WebhookSettings {
 }
 
 const DAY_MS = 86_400_000;
-const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: DAY_MS };
 
-/** "250ms", "5s", "2m", "1h", "7d" → milliseconds; undefined when it is not such a duration. */
+/**
+ * "250ms", "5s", "2m", "1h", "7d" (and the longer forms `ms` reads, such as "1.5h" or "2 days") →
+ * milliseconds; undefined when it is not a duration. A unit is required: a bare number is refused rather
+ * than read as milliseconds ("24" is more likely meant as hours).
+ */
 function parseDuration(text: string): number | undefined {
-  const match = /^(\d{1,9})(ms|s|m|h|d)$/.exec(text.trim());
-  return match ? Number(match[1]) * DURATION_UNITS_MS[match[2]!]! : undefined;
+  const trimmed = text.trim();
+  if (!/[a-z]$/i.test(trimmed)) return undefined;
+  const value = ms(trimmed as ms.StringValue) as number | undefined;
+  return value !== undefined && Number.isFinite(value) && value >= 0 ? Math.round(value) : undefined;
 }
 
 export class ConfigError extends Error {

@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { loadOrCreateAdminKey } from '../src/auth/admin-key.js';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { tempDir } from './support/gateway.js';
+import { tempDir } from './support/temp-dir.js';
 
 describe('configuration', () => {
   it('has sane defaults', () => {
@@ -84,6 +84,13 @@ describe('configuration', () => {
       expect(error!.message).toMatch(/^EVENTSTORE_URL: /);
       expect(error!.message).not.toContain('s3cr3t-pw');
     }
+  });
+
+  it('reads durations with a unit (250ms, 5s, 2m, 1h, 7d, also 1.5h or 2 days), never a bare number', () => {
+    const retention = (value: string) => loadConfig({ WEBHOOK_RETENTION: value }).webhooks.retentionMs;
+    expect([retention('2m'), retention(' 1h '), retention('7d'), retention('1.5h'), retention('2 days')]).toEqual([120_000, 3_600_000, 604_800_000, 5_400_000, 172_800_000]);
+    expect(loadConfig({ OUTBOX_SPACING: '250ms' }).outbox.spacingMaxMs).toBe(250);
+    for (const value of ['86400000', '-5m', '1e3s', '5 parsecs']) expect(() => retention(value), value).toThrow(/^WEBHOOK_RETENTION: must be a duration/);
   });
 
   it('stops the process at start with a message naming the variable', () => {

@@ -19,9 +19,16 @@ export function makeTempDir(prefix: string): TempDir {
   live.add(path);
   if (!hooked) {
     hooked = true;
-    process.once('exit', () => {
+    const removeAll = () => {
       for (const dir of live) rmSync(dir, { recursive: true, force: true });
-    });
+      live.clear();
+    };
+    process.once('exit', removeAll);
+    // 'exit' does not run when a signal kills the process: exit on the signal instead, so an interrupted bench
+    // removes its directories too (and lib/child.ts's exit hook stops its servers).
+    for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+      process.once(signal, () => process.exit(code));
+    }
   }
   return {
     path,

@@ -1,34 +1,23 @@
-import { createHash, randomUUID } from 'node:crypto';
-
-let lastMs = 0;
-let counter = 0;
+import { createHash } from 'node:crypto';
+import { v7 } from 'uuid';
 
 /**
- * A time-ordered UUID (RFC 9562 version 7: 48 bits of Unix milliseconds, a 12-bit counter, random bits).
- * EventStoreDB requires UUIDs, so both stores use them; ids made later sort later, so the indexes they go
- * into (the store's event-id index, read-model keys) grow at their end instead of dirtying random pages.
+ * A time-ordered UUID (RFC 9562 version 7, from the `uuid` package): 48 bits of Unix milliseconds, then a
+ * counter seeded at random each millisecond, so ids made later sort later, also within one millisecond and
+ * when the clock steps back. EventStoreDB requires UUIDs, so both stores use them; time-ordered ones make the
+ * indexes they go into (the store's event-id index, read-model keys) grow at their end instead of dirtying
+ * random pages.
  */
-export function orderedUuid(now: number = Date.now()): string {
-  if (now > lastMs) {
-    lastMs = now;
-    counter = 0;
-  } else if (++counter > 0xfff) {
-    // More than 4096 ids in one millisecond: borrow the next one, so the order holds.
-    lastMs += 1;
-    counter = 0;
-  }
-  const time = lastMs.toString(16).padStart(12, '0');
-  // randomUUID draws from a pooled buffer (cheap); its last 16 hex digits, variant bits included, are random.
-  const random = randomUUID();
-  return `${time.slice(0, 8)}-${time.slice(8, 12)}-7${counter.toString(16).padStart(3, '0')}-${random.slice(19, 23)}-${random.slice(24)}`;
-}
+export const orderedUuid = (): string => v7();
 
 /** The id of a new event when the caller gives none. */
-export const newEventId = (): string => orderedUuid();
+export const newEventId = (): string => v7();
 
 /**
  * A deterministic UUID (v5 layout, SHA-1 of a name) for events that a retry could append twice:
  * the same name always gives the same id, so the store turns the second append into a no-op.
+ * Not `uuid`'s v5: that hashes a 16-byte namespace before the name, and these ids hash "dmg-event:" and
+ * the name; ids already in stores must stay the same, or a retry after an upgrade would append twice.
  */
 export function deterministicEventId(name: string): string {
   const bytes = createHash('sha1').update('dmg-event:').update(name).digest().subarray(0, 16);

@@ -1,14 +1,35 @@
-import { describe, expect, it } from 'vitest';
-import { orderedUuid } from '../../src/eventstore/event-id.js';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { deterministicEventId, orderedUuid } from '../../src/eventstore/event-id.js';
 
 describe('time-ordered ids', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+  const at = (now: number) => {
+    vi.setSystemTime(now);
+    return orderedUuid();
+  };
+
   it('are version 7 UUIDs that sort in the order they were made, also within one millisecond', () => {
-    const ids = Array.from({ length: 5_000 }, () => orderedUuid(1_800_000_000_000));
+    const ids = Array.from({ length: 5_000 }, () => at(1_800_000_000_000));
     for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect([...ids].sort()).toEqual(ids);
     expect(new Set(ids).size).toBe(ids.length);
     // A clock that steps back does not break the order.
-    expect(orderedUuid(1_700_000_000_000) > ids.at(-1)!).toBe(true);
-    expect(orderedUuid(1_900_000_000_000).slice(0, 13)).toBe('01ba60d3-3800');
+    expect(at(1_700_000_000_000) > ids.at(-1)!).toBe(true);
+    expect(at(1_900_000_000_000).slice(0, 13)).toBe('01ba60d3-3800');
+  });
+});
+
+describe('deterministic ids', () => {
+  it('are the same for the same name, forever: ids already stored must not change', () => {
+    expect(deterministicEventId('dev-1/3EB0C0FFEE')).toBe('4b79a9bb-7816-5b57-ac96-986760366466');
+    expect(deterministicEventId('shop-1/contacts/3/0/abc')).toBe('0368dae7-6b4c-5754-85a0-d2bb65f53a8f');
+    expect(deterministicEventId('webhook-attempt:d-1:2')).toBe('427fccd0-1b36-5cf7-9335-280ed47101a9');
+    expect(deterministicEventId('x')).toBe('bfaf1929-0fdc-522e-a05c-74f7f3c63692');
+    expect(deterministicEventId('ünï/😀')).toBe('c2ac1035-5475-5830-80fb-ff6b903f93a8');
   });
 });

@@ -1,11 +1,13 @@
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { outboxStream } from '../../src/messages/message-events.js';
 import { ProjectionRunner } from '../../src/projections/projection-runner.js';
 import { allProjections } from '../../src/read-models.js';
 import { openReadModelDb } from '../../src/projections/read-model-db.js';
 import { pino } from 'pino';
+import { deliveryStream } from '../../src/webhooks/delivery-events.js';
 import { ADMIN_KEY, type Api, startTestGateway } from '../support/gateway.js';
-import { createSandboxDevice, waitForState } from '../sessions/support.js';
+import { createSandboxDevice, waitForState } from '../support/sessions.js';
 import { eventually } from '../support/eventually.js';
 
 describe('device history', () => {
@@ -37,8 +39,12 @@ describe('device history', () => {
     await api('POST', '/devices/audited/send/text', { deviceKey: rotated.body.deviceKey, json: { to: '4930123456789', text: 'hello' } });
     await api('POST', '/sandbox/devices/audited/inbound', { admin: true, json: { from: '4930123456789', body: 'hi back' } });
     await api('POST', '/sandbox/devices/bystander/inbound', { admin: true, json: { from: '4930123456789', body: 'not yours' } }).catch(() => undefined);
-    // Let receipts land.
-    await new Promise((r) => setTimeout(r, 200));
+    // The history is complete once the sent message was read and the inbound message's webhook was tried.
+    await eventually(
+      async () => (await gateway.store.readStream(outboxStream('audited'))).some((e) => e.type === 'MessageStatusChanged' && (e.data as { status: string }).status === 'read'),
+      'the read receipt of the sent message',
+    );
+    await eventually(async () => (await gateway.store.readStream(deliveryStream('audited'))).some((e) => e.type === 'WebhookDeliveryAttempted'), 'a webhook attempt');
   });
   afterAll(() => gateway.close());
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deterministicEventId } from '../../src/eventstore/event-id.js';
 import { inboxStream } from '../../src/messages/message-events.js';
+import { eventually } from '../support/eventually.js';
 import { type Api, startTestGateway } from '../support/gateway.js';
 
 /** Every line is a comment (# HELP / # TYPE) or `name{labels} value`, as the text exposition format says. */
@@ -66,8 +67,11 @@ describe('metrics', () => {
         data: { deviceId: 'm-1', deliveryId: 'd-1', round: 0, attempt: 1, outcome: 'delivered', status: 200, durationMs: 12, attemptedAt: new Date().toISOString() },
       },
     ]);
-    await new Promise((r) => setTimeout(r, 50));
-    const after = await scrape();
+    // The event-fed metrics move once the projections have read these events.
+    const after = await eventually(async () => {
+      const now = await scrape();
+      return value('dmg_webhook_deliveries_total{outcome="delivered"}', now) === 1 && value('dmg_outbox_depth{status="queued"}', now) === 1 ? now : undefined;
+    }, 'the metrics fed by events');
     expect(value('dmg_outbox_depth{status="queued"}', after)).toBe(1);
     expect(value('dmg_webhook_deliveries_total{outcome="delivered"}', after)).toBe(1);
     expect(value('dmg_webhook_delivery_duration_seconds_count', after)).toBe(1);

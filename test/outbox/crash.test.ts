@@ -6,9 +6,10 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type ChildGateway, spawnGateway } from '../support/child-gateway.js';
-import { apiClient, tempDir } from '../support/gateway.js';
-import { type SandboxDevice, createDevice, goOnline, outboxList } from './sandbox-support.js';
+import { CHILD_GATEWAY_TESTS, type ChildGateway, spawnGateway } from '../support/child-gateway.js';
+import { apiClient } from '../support/gateway.js';
+import { tempDir } from '../support/temp-dir.js';
+import { type SandboxDevice, createDevice, goOnline, outboxList } from './support/sandbox-devices.js';
 import { eventually } from '../support/eventually.js';
 
 const ENV = {
@@ -25,7 +26,7 @@ interface Row {
   data: string;
 }
 
-describe('kill -9 while the outbox drains', () => {
+describe('kill -9 while the outbox drains', CHILD_GATEWAY_TESTS, () => {
   let gateway: ChildGateway | undefined;
   afterEach(async () => {
     await gateway?.kill().catch(() => undefined);

@@ -9,7 +9,7 @@ import type { Projection } from '../../src/projections/projection.js';
 import { ProjectionRunner } from '../../src/projections/projection-runner.js';
 import { openReadModelDb } from '../../src/projections/read-model-db.js';
 import { DeviceRegistry, createDeviceCommandHandler } from '../../src/devices/device-registry.js';
-import { tempDir } from '../support/gateway.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const log = pino({ level: 'silent' });
 
@@ -84,8 +84,8 @@ describe('projection runner', () => {
     const v2 = new CountingProjection(2);
     runner = new ProjectionRunner(store, db, [v2], log);
     await runner.start();
-    // 33 events, and the batch holding the failing one is applied a second time, event by event.
-    expect(v2.applied).toBeGreaterThanOrEqual(33);
+    // 33 events in one batch: the 31 up to the failing one, then the batch again, event by event (33).
+    expect(v2.applied).toBe(31 + 33);
     expect(dump(db, 'counts')).toEqual([...live.slice(0, 1).map(() => ({ stream: 's-0', n: 11 })), ...live.slice(1)]);
     await runner.stop();
     db.close();

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { ADMIN_KEY } from './gateway.js';
+import { trackChild } from './processes.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -14,6 +15,13 @@ export async function freePort(): Promise<number> {
   server.close();
   return port;
 }
+
+/**
+ * Options for a describe whose tests start gateways in child processes: each start compiles the sources
+ * (tsx) and can take several seconds on a busy shared machine, so these tests get more than the default
+ * 30 s. A deadline, not a speed target.
+ */
+export const CHILD_GATEWAY_TESTS = { timeout: 120_000 };
 
 export interface ChildGateway {
   url: string;
@@ -39,6 +47,7 @@ export async function spawnGateway(dataDir: string, env: Record<string, string> 
     env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', ADMIN_API_KEY: ADMIN_KEY, LOG_LEVEL: 'warn', ...env },
     stdio: options.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
   });
+  trackChild(child);
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
@@ -47,7 +56,11 @@ export async function spawnGateway(dataDir: string, env: Record<string, string> 
   const deadline = Date.now() + 30_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`gateway exited with ${child.exitCode}: ${output}`);
-    if (Date.now() > deadline) throw new Error(`gateway did not become healthy: ${output}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      await exited;
+      throw new Error(`gateway did not become healthy: ${output}`);
+    }
     const healthy = await fetch(`${url}/health`).then((r) => r.ok, () => false);
     if (healthy) break;
     await new Promise((r) => setTimeout(r, 100));

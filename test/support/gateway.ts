@@ -1,13 +1,12 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { pino } from 'pino';
 import { type Config, loadConfig } from '../../src/config.js';
 import { type Gateway, startGateway } from '../../src/gateway.js';
+import { tempDir } from './temp-dir.js';
 
 export const ADMIN_KEY = 'ak_test_admin_key_0123456789abcdef';
 
-export const tempDir = (prefix = 'dmg-test-') => mkdtempSync(join(tmpdir(), prefix));
+/** Also here for the tests that import it from this module; see ./temp-dir.ts. */
+export { tempDir };
 
 export function testConfig(overrides: Record<string, string> = {}): Config {
   return loadConfig({ DATA_DIR: tempDir(), PORT: '0', HOST: '127.0.0.1', ADMIN_API_KEY: ADMIN_KEY, LOG_LEVEL: 'silent', ...overrides });

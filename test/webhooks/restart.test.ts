@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { inboxStream } from '../../src/messages/message-events.js';
-import { freePort } from '../support/child-gateway.js';
-import { apiClient, tempDir } from '../support/gateway.js';
+import { CHILD_GATEWAY_TESTS, freePort } from '../support/child-gateway.js';
+import { apiClient } from '../support/gateway.js';
+import { tempDir } from '../support/temp-dir.js';
 import { messageReceived } from './support/events.js';
 import { eventually } from '../support/eventually.js';
 import { TestReceiver } from './support/receiver.js';
@@ -15,7 +16,7 @@ const ENV = {
   WEBHOOK_RETRY_JITTER: '0',
 };
 
-describe('webhooks across SIGKILL', () => {
+describe('webhooks across SIGKILL', CHILD_GATEWAY_TESTS, () => {
   let gateway: InjectableGateway | undefined;
   let receiver: TestReceiver | undefined;
   afterEach(async () => {

@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway } from '../support/gateway.js';
-import { bringOnline, createSandboxDevice, sessionChanges } from '../sessions/support.js';
+import { bringOnline, createSandboxDevice, sessionChanges } from '../support/sessions.js';
 import { TestReceiver } from './support/receiver.js';
 
 describe('webhooks end to end through the sandbox engine', () => {

@@ -13,6 +13,7 @@
 import { access, constants } from 'node:fs/promises';
 import type { BaileysEventMap, ConnectionState } from 'baileys';
 import type { Logger } from 'pino';
+import { LRUCache } from 'lru-cache';
 import { type EngineConnection, EngineError, type EngineEvents, type LinkedAccount, type OutgoingMessage } from '../engine.js';
 import type { BaileysSocket } from './baileys-socket.js';
 import { contactsOf } from './contacts.js';
@@ -65,8 +66,8 @@ export class BaileysConnection implements EngineConnection {
   private watchdog: NodeJS.Timeout | undefined;
   private readonly socketClosed: Promise<void>;
   private markSocketClosed!: () => void;
-  private readonly sent = new BoundedMap<string, string>(SENT_MEMORY);
-  private readonly knownRecipients = new BoundedMap<string, true>(KNOWN_RECIPIENTS_MEMORY);
+  private readonly sent = new LRUCache<string, string>({ max: SENT_MEMORY });
+  private readonly knownRecipients = new LRUCache<string, true>({ max: KNOWN_RECIPIENTS_MEMORY });
   /**
    * Inbound messages and receipts are reported in the order Baileys emitted them (a LID sender needs an
    * async lookup first). They are data, not state: one that arrived just before a close may be reported
@@ -423,16 +424,3 @@ async function assertReadable(path: string): Promise<void> {
   }
 }
 
-/** A Map that forgets its oldest entries beyond `limit`. */
-class BoundedMap<K, V> extends Map<K, V> {
-  constructor(private readonly limit: number) {
-    super();
-  }
-
-  override set(key: K, value: V): this {
-    this.delete(key);
-    super.set(key, value);
-    if (this.size > this.limit) this.delete(this.keys().next().value as K);
-    return this;
-  }
-}

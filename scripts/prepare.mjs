@@ -1,0 +1,20 @@
+// `npm ci` / `npm install` run this (npm's prepare): build dist/ once, so that `npm start` only starts.
+// Skipped where there is nothing to build, such as an install of the dependencies alone (the Dockerfile's
+// first layer, before the sources are copied; it runs `npm run build` itself later).
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+
+if (!existsSync('src/main.ts') || !existsSync('tsconfig.build.json')) {
+  console.log('prepare: no sources here, not building dist/');
+  process.exit(0);
+}
+let tsc;
+try {
+  tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+} catch {
+  console.log('prepare: TypeScript is not installed (production-only install), not building dist/');
+  process.exit(0);
+}
+const built = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+process.exit(built.status ?? 1);

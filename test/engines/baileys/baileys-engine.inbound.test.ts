@@ -1,0 +1,95 @@
+/**
+ * The Baileys engine through a fake socket (support/fake-socket-engine.ts). What the network reports:
+ * receipts, contacts and inbound messages.
+ */
+import { describe, expect, it } from 'vitest';
+import { PEER, PEER_JID, useFakeSocketEngine } from './support/fake-socket-engine.js';
+import { eventually } from './support/recording-events.js';
+
+const h = useFakeSocketEngine();
+
+describe('Baileys engine (fake socket): receipts and contacts', () => {
+  it('maps status updates of our messages to delivered, read and played', async () => {
+    const { connection, events, socket } = await h.online();
+    await connection.send({ waMessageId: '3EB0AAA', to: PEER, content: { kind: 'text', text: 'hi' } });
+    const key = { remoteJid: PEER_JID, fromMe: true, id: '3EB0AAA' };
+    socket.emit('messages.update', [
+      { key, update: { status: 2, messageTimestamp: 1_700_000_001 } }, // server ack: not a receipt
+      { key, update: { status: 3, messageTimestamp: 1_700_000_002 } },
+      { key, update: { status: 4, messageTimestamp: 1_700_000_003 } },
+      { key, update: { status: 5, messageTimestamp: 1_700_000_004 } },
+      { key: { ...key, fromMe: false, id: 'THEIRS' }, update: { status: 4 } }, // our read of their message
+      { key, update: { message: { conversation: 'edited' } } },
+    ]);
+    await eventually(() => expect(events.receipts).toHaveLength(3));
+    expect(events.receipts).toEqual([
+      { waMessageId: '3EB0AAA', status: 'delivered', recipient: PEER, timestamp: 1_700_000_002 },
+      { waMessageId: '3EB0AAA', status: 'read', recipient: PEER, timestamp: 1_700_000_003 },
+      { waMessageId: '3EB0AAA', status: 'played', recipient: PEER, timestamp: 1_700_000_004 },
+    ]);
+  });
+
+  it('resolves a LID chat to the phone number, also for messages sent before a restart', async () => {
+    const { events, socket } = await h.online();
+    socket.lidToPhone.set('123456789@lid', PEER_JID);
+    socket.emit('messages.update', [{ key: { remoteJid: '123456789@lid', fromMe: true, id: 'OLD' }, update: { status: 4, messageTimestamp: 5 } }]);
+    await eventually(() => expect(events.receipts).toEqual([{ waMessageId: 'OLD', status: 'read', recipient: PEER, timestamp: 5 }]));
+  });
+
+  it('maps per-participant receipts', async () => {
+    const { events, socket } = await h.online();
+    socket.emit('message-receipt.update', [
+      { key: { remoteJid: PEER_JID, fromMe: true, id: 'M1' }, receipt: { userJid: PEER_JID, receiptTimestamp: 10, readTimestamp: 11 } },
+      { key: { remoteJid: PEER_JID, fromMe: false, id: 'M2' }, receipt: { userJid: PEER_JID, readTimestamp: 12 } },
+    ]);
+    await eventually(() => expect(events.receipts).toHaveLength(2));
+    expect(events.receipts.map((r) => [r.waMessageId, r.status, r.recipient, r.timestamp])).toEqual([
+      ['M1', 'delivered', PEER, 10],
+      ['M1', 'read', PEER, 11],
+    ]);
+  });
+
+  it('reports contacts that have a phone number', async () => {
+    const { events, socket } = await h.online();
+    socket.emit('contacts.upsert', [
+      { id: PEER_JID, name: 'Bob', notify: 'Bobby' },
+      { id: '777@lid', phoneNumber: '4915199999999@s.whatsapp.net', notify: 'Lid Person' },
+      { id: '888@lid', notify: 'no number' },
+      { id: '120363001234567890@g.us', name: 'a group' },
+    ]);
+    socket.emit('contacts.update', [{ id: PEER_JID, notify: 'Robert' }]);
+    await eventually(() => expect(events.contactBatches).toHaveLength(2));
+    expect(events.contactBatches).toEqual([
+      [
+        { number: PEER, jid: PEER_JID, name: 'Bob', pushName: 'Bobby' },
+        { number: '4915199999999', jid: '4915199999999@s.whatsapp.net', pushName: 'Lid Person' },
+      ],
+      [{ number: PEER, jid: PEER_JID, pushName: 'Robert' }],
+    ]);
+  });
+});
+
+describe('Baileys engine (fake socket): inbound messages', () => {
+  it('reports new direct messages, in order, and nothing else', async () => {
+    const { events, socket } = await h.online();
+    socket.lidToPhone.set('555@lid', '4915155555555@s.whatsapp.net');
+    socket.emit('messages.upsert', {
+      type: 'notify',
+      messages: [
+        { key: { remoteJid: PEER_JID, fromMe: false, id: 'IN1' }, message: { conversation: 'one' }, messageTimestamp: 1, pushName: 'Bob' },
+        { key: { remoteJid: PEER_JID, fromMe: true, id: 'OURS' }, message: { conversation: 'mine' }, messageTimestamp: 2 },
+        { key: { remoteJid: '120363001234567890@g.us', participant: PEER_JID, fromMe: false, id: 'GROUP' }, message: { conversation: 'g' } },
+        { key: { remoteJid: 'status@broadcast', participant: PEER_JID, fromMe: false, id: 'STATUS' }, message: { conversation: 's' } },
+        { key: { remoteJid: '444@lid', remoteJidAlt: '4915144444444@s.whatsapp.net', fromMe: false, id: 'IN2' }, message: { conversation: 'two' }, messageTimestamp: 3 },
+        { key: { remoteJid: '555@lid', fromMe: false, id: 'IN3' }, message: { imageMessage: { mimetype: 'image/png', caption: 'three' } }, messageTimestamp: 4 },
+      ],
+    });
+    socket.emit('messages.upsert', { type: 'append', messages: [{ key: { remoteJid: PEER_JID, fromMe: false, id: 'HISTORY' }, message: { conversation: 'old' } }] });
+    await eventually(() => expect(events.inbounds).toHaveLength(3));
+    expect(events.inbounds).toEqual([
+      { waMessageId: 'IN1', from: PEER, type: 'text', body: 'one', timestamp: 1, pushName: 'Bob' },
+      { waMessageId: 'IN2', from: '4915144444444', type: 'text', body: 'two', timestamp: 3 },
+      { waMessageId: 'IN3', from: '4915155555555', type: 'image', body: 'three', timestamp: 4, media: { mimetype: 'image/png' } },
+    ]);
+  });
+});

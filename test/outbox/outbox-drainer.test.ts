@@ -1,0 +1,303 @@
+import { writeFile } from 'node:fs/promises';
+import { type Server, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { EngineError } from '../../src/engines/engine.js';
+import { outboxStream } from '../../src/messages/message-events.js';
+import { cancelMessage } from '../../src/outbox/outbox-decisions.js';
+import { FakeConnection, type Harness, fixedLookup, notConnected, outboxHarness, text, transient, watchRateLimiter } from './support/harness.js';
+import { eventually } from '../support/eventually.js';
+
+const DEVICE = 'shop-1';
+
+describe('the outbox drainer', () => {
+  let h: Harness | undefined;
+  afterEach(async () => {
+    await h?.close();
+    h = undefined;
+  });
+
+  it('sends in FIFO order only while online, with the ids assigned when queued', async () => {
+    h = await outboxHarness();
+    const queued = [];
+    for (let i = 0; i < 5; i++) queued.push(await h.queue(DEVICE, text(`m${i}`)));
+    const connection = new FakeConnection();
+    h.drainer.start([DEVICE]);
+    // Offline: start() leaves the device alone (no lane, nothing scheduled), so there is nothing to wait for.
+    expect((await h.events(DEVICE)).map((e) => e.type)).toEqual(Array(5).fill('OutboxMessageQueued'));
+    h.connections.online(DEVICE, connection);
+    await eventually(() => connection.sent.length === 5, 'five sends');
+    expect(connection.sent.map((m) => m.waMessageId)).toEqual(queued.map((q) => q.waMessageId));
+    expect(connection.sent.map((m) => (m.content as { text: string }).text)).toEqual(['m0', 'm1', 'm2', 'm3', 'm4']);
+    await eventually(async () => (await h!.statuses(DEVICE)).length === 5, 'five statuses');
+    const statuses = await h.statuses(DEVICE);
+    expect(statuses.map((s) => [s.waMessageId, s.status])).toEqual(queued.map((q) => [q.waMessageId, 'sent']));
+    expect(statuses.every((s) => 'outboxId' in s)).toBe(true);
+    // Every send was recorded as begun before the engine was asked.
+    const types = (await h.events(DEVICE)).map((e) => e.type);
+    expect(types.filter((t) => t === 'OutboxMessageSending')).toHaveLength(5);
+    expect(types.indexOf('OutboxMessageSending')).toBeLessThan(types.indexOf('MessageStatusChanged'));
+
+    // Queued later, while online: sent without another kick from the session.
+    const later = await h.queue(DEVICE, text('late'));
+    await eventually(() => connection.sent.some((m) => m.waMessageId === later.waMessageId), 'the late message');
+  });
+
+  it('retries a transient error with backoff and the same waMessageId, then fails after the last attempt', async () => {
+    h = await outboxHarness({ settings: { maxAttempts: 3 } });
+    const connection = new FakeConnection();
+    connection.script.push(transient('boom 1'), transient('boom 2'), transient('boom 3'));
+    const { waMessageId } = await h.queue(DEVICE, text('x'));
+    const second = await h.queue(DEVICE, text('y'));
+    h.connections.online(DEVICE, connection);
+    h.drainer.start([DEVICE]);
+    await eventually(async () => (await h!.statuses(DEVICE)).length === 2, 'two outcomes');
+    expect(connection.sent.slice(0, 3).map((m) => m.waMessageId)).toEqual([waMessageId, waMessageId, waMessageId]);
+    // FIFO: the second message waited for the first to be done.
+    expect(connection.sent[3]!.waMessageId).toBe(second.waMessageId);
+    const [failed, sent] = await h.statuses(DEVICE);
+    expect(failed).toMatchObject({ waMessageId, status: 'failed', error: { code: 'engine_error', message: 'boom 3' } });
+    expect(sent).toMatchObject({ waMessageId: second.waMessageId, status: 'sent' });
+    const attempts = (await h.events(DEVICE)).filter((e) => e.type === 'OutboxAttemptFailed');
+    expect(attempts.map((e) => e.data)).toMatchObject([
+      { waMessageId, attempt: 1, counted: true, error: { message: 'boom 1' } },
+      { waMessageId, attempt: 2, counted: true, error: { message: 'boom 2' } },
+    ]);
+  });
+
+  it('fails a message to a recipient that does not exist at once', async () => {
+    h = await outboxHarness();
+    const connection = new FakeConnection();
+    connection.script.push(new EngineError('recipient_not_found', 'no such number', true));
+    const { waMessageId } = await h.queue(DEVICE, text('x'), '4915100000000');
+    h.connections.online(DEVICE, connection);
+    h.drainer.start([DEVICE]);
+    await eventually(async () => (await h!.statuses(DEVICE)).length === 1, 'the outcome');
+    expect(connection.sent).toHaveLength(1);
+    expect((await h.statuses(DEVICE))[0]).toMatchObject({ waMessageId, status: 'failed', recipient: '4915100000000', error: { code: 'recipient_not_found' } });
+  });
+
+  it('does not use up attempts while the session is offline, and goes on once it is online again', async () => {
+    h = await outboxHarness({ settings: { maxAttempts: 1 } });
+    const first = new FakeConnection();
+    // The connection drops while the engine is sending.
+    first.send = async (message) => {
+      first.sent.push(message);
+      h!.connections.offline(DEVICE);
+      throw notConnected();
+    };
+    const { waMessageId } = await h.queue(DEVICE, text('x'));
+    h.connections.online(DEVICE, first);
+    h.drainer.start([DEVICE]);
+    await eventually(async () => (await h!.events(DEVICE)).some((e) => e.type === 'OutboxAttemptFailed'), 'the failed try recorded');
+    expect((await h.events(DEVICE)).find((e) => e.type === 'OutboxAttemptFailed')!.data).toMatchObject({ counted: false, error: { code: 'not_connected' } });
+    const second = new FakeConnection();
+    h.connections.online(DEVICE, second);
+    await eventually(async () => (await h!.statuses(DEVICE)).length === 1, 'the outcome');
+    expect((await h.statuses(DEVICE))[0]).toMatchObject({ waMessageId, status: 'sent' });
+    expect(second.sent.map((m) => m.waMessageId)).toEqual([waMessageId]);
+    // The lane is sequential: it went on with the second connection only after it let go of the first.
+    expect(first.sent).toHaveLength(1);
+  });
+
+  it('repairs a crash between "sending" and "sent": the message goes again with the same id', async () => {
+    h = await outboxHarness();
+    const { outboxId, waMessageId } = await h.queue(DEVICE, text('x'));
+    // What a process that died inside the engine call left behind.
+    await h.store.append(outboxStream(DEVICE), [{ type: 'OutboxMessageSending', data: { deviceId: DEVICE, outboxId, waMessageId, attempt: 1 } }]);
+    await h.close();
+    h = await outboxHarness({ dir: h.dir });
+    expect((await h.outboxes.get(DEVICE)).current.head()).toMatchObject({ outboxId, status: 'sending', attempts: 1 });
+    const connection = new FakeConnection();
+    h.connections.online(DEVICE, connection);
+    h.drainer.start([DEVICE]);
+    await eventually(async () => (await h!.statuses(DEVICE)).length === 1, 'the outcome');
+    expect(connection.sent.map((m) => m.waMessageId)).toEqual([waMessageId]);
+    expect((await h.statuses(DEVICE))[0]).toMatchObject({ waMessageId, outboxId, status: 'sent' });
+    const sending = (await h.events(DEVICE)).filter((e) => e.type === 'OutboxMessageSending');
+    expect(sending.map((e) => e.data.attempt)).toEqual([1, 2]);
+  });
+
+  it('records a message a receipt already confirmed as sent instead of sending it again', async () => {
+    h = await outboxHarness();
+    const { outboxId, waMessageId } = await h.queue(DEVICE, text('x'));
+    await h.store.append(outboxStream(DEVICE), [{ type: 'OutboxMessageSending', data: { deviceId: DEVICE, outboxId, waMessageId, attempt: 1 } }]);
+    // The receipt the engine reported (appended by the message sink) before the crash.
+    await h.store.append(outboxStream(DEVICE), [
+      { type: 'MessageStatusChanged', data: { deviceId: DEVICE, waMessageId, status: 'delivered', recipient: '4915112345678', timestamp: 1 } },
+    ]);
+    await h.close();
+    h = await outboxHarness({ dir: h.dir });
+    const connection = new FakeConnection();
+    h.connections.online(DEVICE, connection);
+    h.drainer.start([DEVICE]);
+    await eventually(async () => (await h!.statuses(DEVICE)).some((s) => s.status === 'sent'), 'sent');
+    expect(connection.sent).toEqual([]);
+  });
+
+  it('refuses to remove a message while it is being sent (409), and removes queued ones', async () => {
+    h = await outboxHarness();
+    const connection = new FakeConnection();
+    let release!: () => void;
+    connection.script.push(new Promise<void>((resolve) => (release = resolve)));
+    const first = await h.queue(DEVICE, text('x'));
+    const second = await h.queue(DEVICE, text('y'));
+    h.connections.online(DEVICE, connection);
+    h.drainer.start([DEVICE]);
+    await eventually(() => connection.sent.length === 1, 'the first send under way');
+    await expect(h.outboxes.execute(DEVICE, cancelMessage(DEVICE, (s) => s.messages.get(first.outboxId), Date.now()))).rejects.toMatchObject({
+      code: 'message_sending',
+    });
+    await h.outboxes.execute(DEVICE, cancelMessage(DEVICE, (s) => s.messages.get(second.outboxId), Date.now()));
+    release();
+    await eventually(async () => (await h!.statuses(DEVICE)).length === 2, 'two outcomes');
+    expect((await h.statuses(DEVICE)).map((s) => [s.waMessageId, s.status]).sort()).toEqual(
+      [
+        [first.waMessageId, 'sent'],
+        [second.waMessageId, 'cancelled'],
+      ].sort(),
+    );
+    expect(connection.sent.map((m) => m.waMessageId)).toEqual([first.waMessageId]);
+  });
+
+  it('holds the rate cap: no more tries start in a minute than allowed', async () => {
+    h = await outboxHarness({ settings: { ratePerMinute: 3 } });
+    for (let i = 0; i < 6; i++) await h.queue(DEVICE, text(`m${i}`));
+    const connection = new FakeConnection();
+    h.connections.online(DEVICE, connection);
+    const limiter = watchRateLimiter();
+    try {
+      h.drainer.start([DEVICE]);
+      await eventually(() => connection.sent.length === 3, 'three sends');
+      await eventually(() => limiter.handed() >= 4, 'the fourth try handed to the rate limiter');
+      expect(limiter.started()).toBe(3);
+      expect(connection.sent).toHaveLength(3);
+      expect((await h.outboxes.get(DEVICE)).current.messages.size).toBe(3);
+    } finally {
+      limiter.restore();
+    }
+  });
+
+  it('fetches url media at send time through the guard, detects its type and removes the download', async () => {
+    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+    const server = await serve((path) => (path === '/cat.png' ? { status: 200, body: png } : path === '/big' ? { status: 200, body: Buffer.alloc(70 * 1024) } : { status: 404, body: Buffer.from('no') }));
+    try {
+      h = await outboxHarness({ allowPrivateNetworks: true });
+      const connection = new FakeConnection();
+      let seenFile: Buffer | undefined;
+      const originalSend = connection.send.bind(connection);
+      connection.send = async (message) => {
+        if (message.content.kind === 'image') seenFile = await import('node:fs/promises').then((fs) => fs.readFile((message.content as { media: { path: string } }).media.path));
+        return originalSend(message);
+      };
+      const ok = await h.queue(DEVICE, { kind: 'image', media: { source: 'url', url: `${server.url}/cat.png` }, caption: 'a cat' });
+      const missing = await h.queue(DEVICE, { kind: 'image', media: { source: 'url', url: `${server.url}/nope.png` } });
+      const big = await h.queue(DEVICE, { kind: 'image', media: { source: 'url', url: `${server.url}/big` } });
+      h.connections.online(DEVICE, connection);
+      h.drainer.start([DEVICE]);
+      await eventually(async () => (await h!.statuses(DEVICE)).length === 3, 'three outcomes');
+      const statuses = await h.statuses(DEVICE);
+      expect(statuses.find((s) => s.waMessageId === ok.waMessageId)).toMatchObject({ status: 'sent' });
+      expect(statuses.find((s) => s.waMessageId === missing.waMessageId)).toMatchObject({ status: 'failed', error: { code: 'media_unavailable' } });
+      expect(statuses.find((s) => s.waMessageId === big.waMessageId)).toMatchObject({ status: 'failed', error: { code: 'media_unavailable' } });
+      expect(seenFile?.equals(png)).toBe(true);
+      expect(connection.sent).toHaveLength(1);
+      expect(connection.sent[0]!.content).toMatchObject({ kind: 'image', caption: 'a cat', media: { mimetype: 'image/png', size: png.length } });
+      const { readdir } = await import('node:fs/promises');
+      await eventually(async () => (await readdir(`${h!.dir}/media/${DEVICE}`)).length === 0, 'no download left');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('refuses a media URL that leads to a private address at connect time (media_unavailable)', async () => {
+    const server = await serve(() => ({ status: 200, body: Buffer.from('secret') }));
+    try {
+      // Every name resolves to loopback: only the connect-time check stands between the URL and the server.
+      h = await outboxHarness({ allowPrivateNetworks: false, dnsLookup: fixedLookup(['127.0.0.1']) });
+      const connection = new FakeConnection();
+      const viaName = await h.queue(DEVICE, { kind: 'image', media: { source: 'url', url: `http://media.example:${server.port}/x.png` } });
+      const viaLiteral = await h.queue(DEVICE, { kind: 'image', media: { source: 'url', url: `${server.url}/x.png` } });
+      h.connections.online(DEVICE, connection);
+      h.drainer.start([DEVICE]);
+      await eventually(async () => (await h!.statuses(DEVICE)).length === 2, 'two outcomes');
+      const statuses = await h.statuses(DEVICE);
+      for (const { waMessageId } of [viaName, viaLiteral]) {
+        expect(statuses.find((s) => s.waMessageId === waMessageId)).toMatchObject({
+          status: 'failed',
+          error: { code: 'media_unavailable', message: expect.stringContaining('destination refused') },
+        });
+      }
+      expect(server.hits()).toBe(0);
+      expect(connection.sent).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('sends stored media from its file and removes the file once sent', async () => {
+    h = await outboxHarness();
+    const outboxId = 'f0000000-0000-4000-8000-000000000001';
+    await h.media.ensureDeviceDir(DEVICE);
+    await writeFile(h.media.pathOf(DEVICE, outboxId), 'hello');
+    const { queueMessage } = await import('../../src/outbox/outbox-decisions.js');
+    await h.outboxes.execute(
+      DEVICE,
+      queueMessage(DEVICE, {
+        outboxId,
+        waMessageId: '3EB0000000000000000001',
+        to: '4915112345678',
+        content: { kind: 'file', media: { source: 'stored', mimetype: 'text/plain', size: 5, filename: 'a.txt' } },
+        createdAt: new Date().toISOString(),
+      }),
+    );
+    const connection = new FakeConnection();
+    h.connections.online(DEVICE, connection);
+    h.drainer.start([DEVICE]);
+    await eventually(async () => (await h!.statuses(DEVICE)).length === 1, 'sent');
+    expect(connection.sent[0]!.content).toEqual({
+      kind: 'file',
+      media: { path: h.media.pathOf(DEVICE, outboxId), mimetype: 'text/plain', size: 5, filename: 'a.txt' },
+    });
+    const { existsSync } = await import('node:fs');
+    await eventually(() => !existsSync(h!.media.pathOf(DEVICE, outboxId)), 'the media file removed');
+  });
+
+  it('revokes a sent message when asked, then records it deleted', async () => {
+    h = await outboxHarness();
+    const connection = new FakeConnection();
+    const { waMessageId, outboxId } = await h.queue(DEVICE, text('x'));
+    h.connections.online(DEVICE, connection);
+    h.drainer.start([DEVICE]);
+    await eventually(async () => (await h!.statuses(DEVICE)).length === 1, 'sent');
+    const { requestRevoke } = await import('../../src/outbox/outbox-decisions.js');
+    await h.outboxes.execute(DEVICE, requestRevoke(DEVICE, { waMessageId, to: '4915112345678', outboxId }));
+    await eventually(async () => (await h!.statuses(DEVICE)).some((s) => s.status === 'deleted'), 'deleted');
+    expect(connection.revoked).toEqual([waMessageId]);
+  });
+});
+
+interface TestServer {
+  url: string;
+  port: number;
+  hits(): number;
+  close(): Promise<void>;
+}
+
+async function serve(answer: (path: string) => { status: number; body: Buffer }): Promise<TestServer> {
+  let hits = 0;
+  const server: Server = createServer((request, response) => {
+    hits++;
+    const { status, body } = answer(request.url ?? '/');
+    response.writeHead(status, { 'content-length': body.length });
+    response.end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    hits: () => hits,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
