@@ -3,9 +3,9 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Problem } from '../../src/http/problem.js';
-import { readJsonMediaBody } from '../../src/http/body/json-media-body.js';
-import { tempDir } from '../support/gateway.js';
+import { Problem } from '../../../src/http/problem.js';
+import { readJsonMediaBody } from '../../../src/http/body/json-media-body.js';
+import { tempDir } from '../../support/gateway.js';
 
 const dir = tempDir('dmg-scan-');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

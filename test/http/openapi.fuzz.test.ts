@@ -13,7 +13,7 @@ import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_KEY, startTestGateway } from '../support/gateway.js';
-import { type RawAnswer, parseRaw, rawExchange, rawRequest } from './support.js';
+import { type RawAnswer, parseRaw, rawExchange, rawRequest } from '../support/raw-http.js';
 
 /** Requests per operation (about 40 operations). */
 const RUNS_PER_OPERATION = 100;

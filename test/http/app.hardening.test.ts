@@ -13,7 +13,7 @@ import { OutboundGuard } from '../../src/net/outbound-guard.js';
 import { createOutboundHttp } from '../../src/net/outbound-http.js';
 import { WebhookSender } from '../../src/webhooks/webhook-sender.js';
 import { ADMIN_KEY, startTestGateway } from '../support/gateway.js';
-import { parseRaw, rawExchange, rawRequest } from './support.js';
+import { parseRaw, rawExchange, rawRequest } from '../support/raw-http.js';
 
 describe('HTTP edge hardening', () => {
   let gateway: Awaited<ReturnType<typeof startTestGateway>>;

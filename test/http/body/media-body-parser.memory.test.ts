@@ -7,9 +7,9 @@
 import { rmSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ChildGateway, spawnGateway } from '../support/child-gateway.js';
-import { ADMIN_KEY, tempDir } from '../support/gateway.js';
-import { memoryOf, rawRequest, resetPeak } from './support.js';
+import { type ChildGateway, spawnGateway } from '../../support/child-gateway.js';
+import { ADMIN_KEY, tempDir } from '../../support/gateway.js';
+import { memoryOf, rawRequest, resetPeak } from '../../support/raw-http.js';
 
 const TO = '4915112345678';
 const MiB = 1024 * 1024;
