@@ -9,9 +9,10 @@
  *
  * Engine callbacks carry the number of the connection they belong to; once the actor has moved on to
  * another connection, late callbacks of the old one are ignored. Inbound messages and receipts are facts
- * whatever connection brought them, so they always reach the sink, through the device's retry spool
- * (event-spool.ts): a report the store cannot take is kept and retried, and meanwhile the actor holds its
- * intake (it closes the connection and connects no more) until the spool has drained.
+ * whatever connection brought them, so they always reach the sink, through the device's retry spools
+ * (event-spool.ts; one per stream they go to, since their order matters only within a stream): a report
+ * the store cannot take is kept and retried, and meanwhile the actor holds its intake (it closes the
+ * connection and connects no more) until every spool has drained.
  */
 import type { Logger } from 'pino';
 import { type SnapshotFrom, transition } from 'xstate';
@@ -89,8 +90,8 @@ export class DeviceActor {
   private mailbox: Promise<unknown> = Promise.resolve();
   private stopped = false;
   /** The engine's reports, written in order and retried until the store takes them. */
-  private readonly spool: EventSpool;
-  /** True while the spool is blocked: no connection is started (the network keeps what it has for us). */
+  private readonly spools: { inbound: EventSpool; receipts: EventSpool; contacts: EventSpool };
+  /** True while a spool is blocked: no connection is started (the network keeps what it has for us). */
   private intakeHeld = false;
   /** A transition taken while the store could not record it (the intake hold); recorded before anything else. */
   private unrecorded: SessionStateChangedData | undefined;
@@ -99,7 +100,7 @@ export class DeviceActor {
     this.deviceId = options.deviceId;
     this.stream = sessionStream(options.deviceId);
     const log = options.log;
-    this.spool = new EventSpool(
+    const spool = () => new EventSpool(
       options.deviceId,
       {
         blocked: (error) => {
@@ -107,6 +108,7 @@ export class DeviceActor {
           this.holdIntake();
         },
         drained: () => {
+          if (this.spoolsBlocked()) return;
           log.info({ deviceId: this.deviceId }, 'the device\'s held reports are recorded: resuming its intake');
           this.releaseIntake();
         },
@@ -114,6 +116,7 @@ export class DeviceActor {
       },
       { ...DEFAULT_SPOOL_SETTINGS, ...options.spool },
     );
+    this.spools = { inbound: spool(), receipts: spool(), contacts: spool() };
   }
 
   /** Loads the actor; a session whose record says it runs is resumed (this process owns it now). */
@@ -178,7 +181,7 @@ export class DeviceActor {
       this.stopped = true;
       this.clearRetryTimer();
       await this.endConnection('close');
-      const lost = this.spool.close();
+      const lost = Object.values(this.spools).flatMap((spool) => spool.close());
       // In memory only: a process that stops while the store refuses writes cannot keep these.
       if (lost.length > 0) this.options.log.error({ deviceId: this.deviceId, lost }, 'engine reports the store never took are lost with this process');
     });
@@ -186,7 +189,11 @@ export class DeviceActor {
 
   /** Reports held in the spool, not yet durable (0 when the store takes everything). */
   heldReports(): number {
-    return this.spool.size;
+    return Object.values(this.spools).reduce((held, spool) => held + spool.size, 0);
+  }
+
+  private spoolsBlocked(): boolean {
+    return Object.values(this.spools).some((spool) => spool.blocked);
   }
 
   private command(event: DeviceMachineEvent): Promise<CommandResult> {
@@ -379,9 +386,9 @@ export class DeviceActor {
       qr: (code, expiresAt) => this.signal(epoch, { type: 'ENGINE.QR', code, expiresAt: expiresAt.toISOString() }),
       online: (account) => this.signal(epoch, { type: 'ENGINE.ONLINE', account }),
       disconnected: (kind, detail) => this.signal(epoch, { type: 'ENGINE.DISCONNECTED', kind, detail }),
-      inbound: (message, options) => this.spool.write(`inbound ${message.waMessageId}`, () => sink.received(this.deviceId, message), options),
-      receipt: (receipt) => this.spool.write(`receipt ${receipt.waMessageId} ${receipt.status}`, () => sink.receipt(this.deviceId, receipt)),
-      contacts: (contacts) => this.spool.write(`contacts (${contacts.length})`, () => sink.contacts(this.deviceId, contacts)),
+      inbound: (message, options) => this.spools.inbound.write(`inbound ${message.waMessageId}`, () => sink.received(this.deviceId, message), options),
+      receipt: (receipt) => this.spools.receipts.write(`receipt ${receipt.waMessageId} ${receipt.status}`, () => sink.receipt(this.deviceId, receipt)),
+      contacts: (contacts) => this.spools.contacts.write(`contacts (${contacts.length})`, () => sink.contacts(this.deviceId, contacts)),
     };
   }
 
@@ -408,7 +415,7 @@ export class DeviceActor {
   /** The spool has drained: record what the hold left unrecorded, then connect again. */
   private releaseIntake(tries = 1): void {
     this.enqueue(async () => {
-      if (this.stopped || !this.snapshot || this.spool.blocked) return;
+      if (this.stopped || !this.snapshot || this.spoolsBlocked()) return;
       this.intakeHeld = false;
       await this.dispatch({ type: 'STORE.AVAILABLE' });
     }).catch((error: unknown) => {

@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DeviceActor } from '../../src/actors/device-actor.js';
 import { createDeviceMachine } from '../../src/actors/device-machine.js';
 import { StoreMessageSink } from '../../src/actors/message-sink.js';
+import { ContactsRecorder } from '../../src/contacts/contacts-recorder.js';
 import type { InboundMessage, Receipt } from '../../src/engines/engine.js';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
 import { inboxStream, outboxStream } from '../../src/messages/message-events.js';
@@ -41,7 +42,7 @@ describe('engine reports while the store cannot write', () => {
       resolveEngine: async () => engine,
       store,
       machine: createDeviceMachine(SETTINGS),
-      sink: new StoreMessageSink(store),
+      sink: new StoreMessageSink(store, new ContactsRecorder(store).listener),
       log: pino({ level: 'silent' }),
       onTransition: () => undefined,
       spool: { baseDelayMs: 5, maxDelayMs: 50 },
@@ -90,6 +91,7 @@ describe('engine reports while the store cannot write', () => {
 
     expect(await inbox()).toEqual(['IN-0', 'IN-1', 'IN-2', 'IN-3']);
     expect(await statuses()).toEqual(['OUT-1:delivered', 'OUT-1:read']);
+    expect((await sqlite.readStream('contacts-dev')).map((e) => e.type)).toEqual(['ContactsUpdated']);
     expect(actor.heldReports()).toBe(0);
     const changes = await sessionChanges(sqlite, 'dev');
     expect(changes.map((c) => `${c.state}:${c.reason}`)).toEqual([
