@@ -55,7 +55,7 @@ export interface ChaosReport {
   cycles: number;
   durationSeconds: number;
   sends: { attempted: number; acknowledged: number; retriedAfterCut: number; statuses: Record<string, number>; lost: number; keysUnderTwoIds: number; notRead: number };
-  inbound: { attempted: number; acknowledged: number; statuses: Record<string, number>; lost: number };
+  inbound: { attempted: number; acknowledged: number; statuses: Record<string, number>; lost: number; lostSamples: string[] };
   webhooks: { expected: number; requests: number; redeliveries: number; undelivered: number; eventsWithTwoIds: number; receiverOutages: number };
   integrityCheck: string;
   /** Why the run failed; empty when every check held. */
@@ -260,6 +260,9 @@ interface Ledger {
   inboundAccepted: Map<string, string[]>;
   inboundAttempts: number;
   inboundStatuses: Record<string, number>;
+  /** waMessageId → when it was answered, relative to the run (for the report of a lost one). */
+  inboundNotes: Map<string, string>;
+  cycle: number;
 }
 
 const bump = (counts: Record<string, number>, key: string | number) => (counts[String(key)] = (counts[String(key)] ?? 0) + 1);
@@ -309,12 +312,14 @@ function startLoad(gateway: GatewayProcess, devices: Device[], options: ChaosOpt
       const body = `inbound ${inboundSequence++}`;
       await gateway.up();
       ledger.inboundAttempts += 1;
+      const sentAt = performance.now();
       try {
         const answer = await request(gateway, 'POST', `/sandbox/devices/${device.id}/inbound`, admin, { from: '4915300000001', body });
         bump(ledger.inboundStatuses, answer.status);
         if (answer.status === 202) {
           const accepted = ledger.inboundAccepted.get(device.id) ?? [];
           accepted.push(answer.body.waMessageId as string);
+          ledger.inboundNotes.set(answer.body.waMessageId as string, `cycle ${ledger.cycle}, ${Math.round(performance.now() - sentAt)} ms, at ${Math.round(performance.now())}`);
           ledger.inboundAccepted.set(device.id, accepted);
         }
       } catch {
@@ -420,10 +425,14 @@ function check(dataDir: string, ledger: Ledger, receiver: Receiver) {
   const inboxIds = new Set(events.filter((e) => e.type === 'MessageReceived').map((e) => `${e.payload.deviceId}/${e.payload.waMessageId}`));
   let lostInbound = 0;
   let acceptedInbound = 0;
+  const lostSamples: string[] = [];
   for (const [deviceId, ids] of ledger.inboundAccepted) {
     for (const id of ids) {
       acceptedInbound += 1;
-      if (!inboxIds.has(`${deviceId}/${id}`)) lostInbound += 1;
+      if (!inboxIds.has(`${deviceId}/${id}`)) {
+        lostInbound += 1;
+        if (lostSamples.length < 10) lostSamples.push(`${deviceId}/${id} (${ledger.inboundNotes.get(id) ?? ''})`);
+      }
     }
   }
 
@@ -453,7 +462,7 @@ function check(dataDir: string, ledger: Ledger, receiver: Receiver) {
   }
   return {
     sends: { acknowledged, lost: lostSends, keysUnderTwoIds, notRead },
-    inbound: { acknowledged: acceptedInbound, lost: lostInbound },
+    inbound: { acknowledged: acceptedInbound, lost: lostInbound, lostSamples },
     webhooks: { expected: storedIdsByFact.size, requests: receiver.requests.length, redeliveries, undelivered, eventsWithTwoIds },
   };
 }
@@ -474,6 +483,8 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
     inboundAccepted: new Map(),
     inboundAttempts: 0,
     inboundStatuses: {},
+    inboundNotes: new Map(),
+    cycle: 1,
   };
   let load: { stop(): Promise<void> } | undefined;
   let flapping: { stop(): Promise<void> } | undefined;
@@ -490,7 +501,9 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
       if (cycle > 1) await gateway.start();
       const startMs = Math.round(performance.now() - startAt);
       await sleep(random(options.runMs[0], options.runMs[1]));
+      log(`cycle ${cycle}: kill at ${Math.round(performance.now())}`);
       await gateway.kill();
+      ledger.cycle = cycle + 1;
       const acknowledged = [...ledger.sendAnswers.keys()].length;
       const accepted = [...ledger.inboundAccepted.values()].reduce((n, ids) => n + ids.length, 0);
       log(`cycle ${cycle}/${options.cycles}: started in ${startMs} ms, killed; ${acknowledged} sends and ${accepted} inbound acknowledged so far, receiver outages ${receiver.outages}`);
@@ -539,7 +552,13 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
         keysUnderTwoIds: result.sends.keysUnderTwoIds,
         notRead: result.sends.notRead,
       },
-      inbound: { attempted: ledger.inboundAttempts, acknowledged: result.inbound.acknowledged, statuses: ledger.inboundStatuses, lost: result.inbound.lost },
+      inbound: {
+        attempted: ledger.inboundAttempts,
+        acknowledged: result.inbound.acknowledged,
+        statuses: ledger.inboundStatuses,
+        lost: result.inbound.lost,
+        lostSamples: result.inbound.lostSamples,
+      },
       webhooks: { ...result.webhooks, receiverOutages: receiver.outages },
       integrityCheck,
       failures,
