@@ -135,9 +135,9 @@ async function child(): Promise<void> {
           if (++online === sessions) allOnline();
         },
         disconnected: (kind, detail) => process.stderr.write(`${deviceId} disconnected: ${kind} ${detail}\n`),
-        inbound: () => void inbound++,
-        receipt: () => undefined,
-        contacts: () => undefined,
+        inbound: async () => void inbound++,
+        receipt: async () => undefined,
+        contacts: async () => undefined,
       }),
     ),
   );

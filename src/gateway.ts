@@ -50,6 +50,8 @@ export interface GatewayOptions {
   validateResponses?: boolean;
   /** Replaces createEngines (tests drive the Baileys engine through a fake socket). */
   engines?: (dependencies: EngineDependencies) => Engines;
+  /** Wraps the opened store (tests make its writes fail for a while). */
+  wrapStore?: (store: EventStore) => EventStore;
 }
 
 export interface Gateway {
@@ -81,9 +83,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const metrics = new Metrics();
   // `projections` is assigned below, before any request can ask for health.
   const storage = new StorageHealth(config.dataDir, config.diskFreeMinBytes, () => projections.failing);
-  const store = withCurrentSchemas(
-    new InstrumentedStore(await openEventStore(config, { log, startupTimeoutMs: Number.POSITIVE_INFINITY }), metrics, (error) => storage.noteWrite(error)),
-  );
+  const opened = await openEventStore(config, { log, startupTimeoutMs: Number.POSITIVE_INFINITY });
+  const store = withCurrentSchemas(new InstrumentedStore(options.wrapStore ? options.wrapStore(opened) : opened, metrics, (error) => storage.noteWrite(error)));
   const readModelDb = openReadModelDb(config.dataDir);
   const readModels = createReadModels(readModelDb, store, log);
   const { devices, history, contacts, sending: sendingCore } = readModels;
@@ -103,7 +104,14 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const registry = new DeviceRegistry(deviceCommands, projections, (deviceId) => devices.get(deviceId)?.session, config.defaultEngine);
   // One guard for every URL a user chooses (webhook receivers, media, link previews): it checks the address actually dialled.
   const outboundGuard = new OutboundGuard({ allowPrivateNetworks: config.webhookAllowPrivateNetworks });
-  const engines = (options.engines ?? createEngines)({ store, config, log, linkPreview: createLinkPreviewProvider(outboundGuard) });
+  const engines = (options.engines ?? createEngines)({
+    store,
+    config,
+    log,
+    linkPreview: createLinkPreviewProvider(outboundGuard),
+    // A sandbox device that comes online gets the receipts still owed to what it sent (also after a restart).
+    unconfirmedSends: (deviceId, page) => sendingCore.outboxView.unconfirmed(deviceId, page),
+  });
   // Receipts are recorded by the outbox (the one writer of its stream), with the message's outboxId.
   // The engine's contact reports become ContactsUpdated events (the contacts read model is fed from the log).
   const contactsRecorder = new ContactsRecorder(store, (err, streamId) => log.warn({ err, streamId }, 'could not save a contacts snapshot'));

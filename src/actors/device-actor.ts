@@ -9,7 +9,10 @@
  *
  * Engine callbacks carry the number of the connection they belong to; once the actor has moved on to
  * another connection, late callbacks of the old one are ignored. Inbound messages and receipts are facts
- * whatever connection brought them, so they always reach the sink.
+ * whatever connection brought them, so they always reach the sink, through the device's retry spools
+ * (event-spool.ts; one per stream they go to, since their order matters only within a stream): a report
+ * the store cannot take is kept and retried, and meanwhile the actor holds its intake (it closes the
+ * connection and connects no more) until every spool has drained.
  */
 import type { Logger } from 'pino';
 import { type SnapshotFrom, transition } from 'xstate';
@@ -19,6 +22,7 @@ import { DomainError } from '../errors/domain-error.js';
 import { type EventStore, StoreUnavailableError, WrongExpectedRevisionError } from '../eventstore/event-store.js';
 import { type SessionEvent, type SessionStateChangedData, type SessionStateName, sessionStream } from '../sessions/session-events.js';
 import { type DeviceMachine, type DeviceMachineEvent, stateOf } from './device-machine.js';
+import { EventSpool, type SpoolSettings, DEFAULT_SPOOL_SETTINGS } from './event-spool.js';
 import type { MessageSink } from './message-sink.js';
 import { INITIAL_SESSION_RECORD, type SessionRecord, applySessionChange, isRunning, loadSession } from '../sessions/session-record.js';
 
@@ -52,6 +56,8 @@ export interface DeviceActorOptions {
   snapshotEvery?: number;
   /** Longest wait for an engine's close/logout/connect promise before the actor moves on. */
   effectTimeoutMs?: number;
+  /** The retry spool of the engine's reports (tests shorten its delays). */
+  spool?: Partial<SpoolSettings>;
 }
 
 export class ActorStoppedError extends DomainError {
@@ -83,10 +89,34 @@ export class DeviceActor {
   private retryTimer: NodeJS.Timeout | undefined;
   private mailbox: Promise<unknown> = Promise.resolve();
   private stopped = false;
+  /** The engine's reports, written in order and retried until the store takes them. */
+  private readonly spools: { inbound: EventSpool; receipts: EventSpool; contacts: EventSpool };
+  /** True while a spool is blocked: no connection is started (the network keeps what it has for us). */
+  private intakeHeld = false;
+  /** A transition taken while the store could not record it (the intake hold); recorded before anything else. */
+  private unrecorded: SessionStateChangedData | undefined;
 
   constructor(private readonly options: DeviceActorOptions) {
     this.deviceId = options.deviceId;
     this.stream = sessionStream(options.deviceId);
+    const log = options.log;
+    const spool = () => new EventSpool(
+      options.deviceId,
+      {
+        blocked: (error) => {
+          log.warn({ deviceId: this.deviceId, err: error }, 'the store cannot take the device\'s reports: holding its intake until it can');
+          this.holdIntake();
+        },
+        drained: () => {
+          if (this.spoolsBlocked()) return;
+          log.info({ deviceId: this.deviceId }, 'the device\'s held reports are recorded: resuming its intake');
+          this.releaseIntake();
+        },
+        givenUp: (what, error) => log.error({ deviceId: this.deviceId, what, err: error }, 'an engine report could not be recorded and was given up'),
+      },
+      { ...DEFAULT_SPOOL_SETTINGS, ...options.spool },
+    );
+    this.spools = { inbound: spool(), receipts: spool(), contacts: spool() };
   }
 
   /** Loads the actor; a session whose record says it runs is resumed (this process owns it now). */
@@ -151,7 +181,19 @@ export class DeviceActor {
       this.stopped = true;
       this.clearRetryTimer();
       await this.endConnection('close');
+      const lost = Object.values(this.spools).flatMap((spool) => spool.close());
+      // In memory only: a process that stops while the store refuses writes cannot keep these.
+      if (lost.length > 0) this.options.log.error({ deviceId: this.deviceId, lost }, 'engine reports the store never took are lost with this process');
     });
+  }
+
+  /** Reports held in the spool, not yet durable (0 when the store takes everything). */
+  heldReports(): number {
+    return Object.values(this.spools).reduce((held, spool) => held + spool.size, 0);
+  }
+
+  private spoolsBlocked(): boolean {
+    return Object.values(this.spools).some((spool) => spool.blocked);
   }
 
   private command(event: DeviceMachineEvent): Promise<CommandResult> {
@@ -191,6 +233,7 @@ export class DeviceActor {
 
   /** Decide, record, then act. */
   private async dispatch(event: DeviceMachineEvent, conflictRetry = true): Promise<CommandResult> {
+    await this.recordHeldChange();
     const before = this.snapshot!;
     const [after, actions] = transition(this.options.machine, before, event);
     const recordAction = actions.find((action) => action.type === 'record');
@@ -268,7 +311,8 @@ export class DeviceActor {
     try {
       switch (type) {
         case 'connect':
-          await this.startConnection();
+          // Held while the store cannot take reports; STORE.AVAILABLE asks again.
+          if (!this.intakeHeld) await this.startConnection();
           return;
         case 'disconnect':
           await this.endConnection('close');
@@ -337,16 +381,62 @@ export class DeviceActor {
   }
 
   private engineEvents(epoch: number): EngineEvents {
-    const deliver = (what: string, write: () => Promise<void>) =>
-      write().catch((error: unknown) => this.options.log.error({ deviceId: this.deviceId, what, err: error }, 'could not record an engine event'));
+    const { sink } = this.options;
     return {
       qr: (code, expiresAt) => this.signal(epoch, { type: 'ENGINE.QR', code, expiresAt: expiresAt.toISOString() }),
       online: (account) => this.signal(epoch, { type: 'ENGINE.ONLINE', account }),
       disconnected: (kind, detail) => this.signal(epoch, { type: 'ENGINE.DISCONNECTED', kind, detail }),
-      inbound: (message) => void deliver('inbound', () => this.options.sink.received(this.deviceId, message)),
-      receipt: (receipt) => void deliver('receipt', () => this.options.sink.receipt(this.deviceId, receipt)),
-      contacts: (contacts) => void deliver('contacts', () => this.options.sink.contacts(this.deviceId, contacts)),
+      inbound: (message, options) => this.spools.inbound.write(`inbound ${message.waMessageId}`, () => sink.received(this.deviceId, message), options),
+      receipt: (receipt) => this.spools.receipts.write(`receipt ${receipt.waMessageId} ${receipt.status}`, () => sink.receipt(this.deviceId, receipt)),
+      contacts: (contacts) => this.spools.contacts.write(`contacts (${contacts.length})`, () => sink.contacts(this.deviceId, contacts)),
     };
+  }
+
+  /**
+   * The spool is blocked: end the connection now and connect no more (see the file comment). The store
+   * cannot record this transition yet, so it is taken first and recorded as soon as the store takes
+   * writes again, before any other (the one exception to "append before acting": the act is what keeps
+   * unrecordable reports from coming).
+   */
+  private holdIntake(): void {
+    this.enqueue(async () => {
+      if (this.stopped || !this.snapshot) return;
+      this.intakeHeld = true;
+      const before = this.snapshot;
+      const [after, actions] = transition(this.options.machine, before, { type: 'STORE.UNAVAILABLE' });
+      const recordAction = actions.find((action) => action.type === 'record');
+      this.snapshot = after;
+      if (recordAction) this.unrecorded = this.describeChange(before, after, (recordAction.params as { reason: string }).reason);
+      for (const action of actions) await this.perform(action.type, action.params as Record<string, unknown> | undefined);
+      await this.recordHeldChange().catch(() => undefined);
+    }).catch((error: unknown) => this.options.log.error({ deviceId: this.deviceId, err: error }, 'could not hold the intake'));
+  }
+
+  /** The spool has drained: record what the hold left unrecorded, then connect again. */
+  private releaseIntake(tries = 1): void {
+    this.enqueue(async () => {
+      if (this.stopped || !this.snapshot || this.spoolsBlocked()) return;
+      this.intakeHeld = false;
+      await this.dispatch({ type: 'STORE.AVAILABLE' });
+    }).catch((error: unknown) => {
+      this.options.log.error({ deviceId: this.deviceId, err: error }, 'could not resume the intake');
+      if (tries < SIGNAL_RETRIES * 12) setTimeout(() => this.releaseIntake(tries + 1), SIGNAL_RETRY_DELAY_MS).unref();
+    });
+  }
+
+  /** Appends the transition the intake hold could not record; a no-op when there is none. */
+  private async recordHeldChange(): Promise<void> {
+    const change = this.unrecorded;
+    if (!change) return;
+    try {
+      const recorded = await this.append(change);
+      this.unrecorded = undefined;
+      this.notify(recorded);
+    } catch (error) {
+      if (!(error instanceof WrongExpectedRevisionError)) throw error;
+      // Another writer: the decision that follows meets the same conflict and reloads.
+      this.unrecorded = undefined;
+    }
   }
 
   /** An engine callback (or the retry timer) of connection `epoch`, decided in turn unless it is stale. */

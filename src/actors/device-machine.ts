@@ -11,6 +11,9 @@
  *  - logout              unlink the device from the account, then wipe the credentials
  *  - forget              wipe the credentials (the account already unlinked us)
  *  - scheduleRetry {delayMs} / cancelRetry   the reconnect timer
+ *
+ * While the device's report spool is blocked (the store cannot write), the actor holds back `connect`
+ * (src/actors/device-actor.ts); STORE.AVAILABLE asks for the connection again.
  */
 import { and, setup } from 'xstate';
 import type { DisconnectKind, LinkedAccount } from '../engines/engine.js';
@@ -43,7 +46,14 @@ export type DeviceMachineEvent =
   | { type: 'ENGINE.ONLINE'; account: LinkedAccount }
   | { type: 'ENGINE.DISCONNECTED'; kind: DisconnectKind; detail: string }
   /** The engine could not even start a connection, for a reason retrying will not fix. */
-  | { type: 'ENGINE.FAILED'; error: SessionError };
+  | { type: 'ENGINE.FAILED'; error: SessionError }
+  /**
+   * The store cannot take the device's reports (its spool is blocked): stop the intake, so that the network
+   * keeps further messages and sends them again after the reconnect (src/actors/event-spool.ts).
+   */
+  | { type: 'STORE.UNAVAILABLE' }
+  /** The spool has drained: connect again. */
+  | { type: 'STORE.AVAILABLE' };
 
 type Args = { context: DeviceContext; event: DeviceMachineEvent };
 
@@ -121,6 +131,8 @@ export function createDeviceMachine(settings: ReconnectSettings, random: () => n
     'ENGINE.QR': { target: '#device.qr', actions: [keepQr, record('qr_issued')] },
     'ENGINE.ONLINE': { target: '#device.online', actions: [linkAccount, record('connected')] },
     'ENGINE.FAILED': { target: '#device.failed', actions: [keepError, recordFailure, 'disconnect' as const] },
+    'STORE.UNAVAILABLE': { target: '#device.reconnecting', actions: [record('store_unavailable'), 'disconnect' as const] },
+    'STORE.AVAILABLE': {},
   };
   const lost = {
     loggedOut: { guard: decided('logged_out'), target: '#device.logged_out', actions: [unlink, record('logged_out'), 'forget' as const] },
@@ -150,6 +162,8 @@ export function createDeviceMachine(settings: ReconnectSettings, random: () => n
       connecting: {
         on: {
           ...whileRunning,
+          // Connecting while the intake was held (e.g. a reboot): the connect it asked for was held back.
+          'STORE.AVAILABLE': { actions: 'connect' },
           'ENGINE.DISCONNECTED': [
             lost.loggedOut,
             lost.failed,
@@ -193,6 +207,9 @@ export function createDeviceMachine(settings: ReconnectSettings, random: () => n
         on: {
           ...whileRunning,
           RETRY: { actions: 'connect' },
+          // Already reconnecting: no new state, but no try either until the store takes writes again.
+          'STORE.UNAVAILABLE': { actions: ['cancelRetry', 'disconnect'] },
+          'STORE.AVAILABLE': { actions: 'connect' },
           // Still reconnecting: the next try is counted, without a new state.
           'ENGINE.DISCONNECTED': [
             lost.loggedOut,

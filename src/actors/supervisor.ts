@@ -17,6 +17,7 @@ import { type CommandResult, DeviceActor, type SessionTransition } from './devic
 import { type DeviceMachine, createDeviceMachine } from './device-machine.js';
 import { type ContactsListener, type MessageSink, StoreMessageSink } from './message-sink.js';
 import type { ReconnectSettings } from './reconnect-policy.js';
+import type { SpoolSettings } from './event-spool.js';
 import { RUNNING_STATES, loadSession } from '../sessions/session-record.js';
 
 /** The devices read model as far as the supervisor needs it (DevicesReadModel fits). */
@@ -40,6 +41,8 @@ export interface SupervisorOptions {
   restoreConcurrency?: number;
   /** Passed to each actor (see DeviceActorOptions). */
   snapshotEvery?: number;
+  /** Passed to each actor: its retry spool of engine reports (see DeviceActorOptions). */
+  spool?: Partial<SpoolSettings>;
 }
 
 /** Told of every recorded transition: the device, its new state, and the whole change (reason, phone, …). */
@@ -158,6 +161,7 @@ export class Supervisor {
         log: this.options.log,
         onTransition: (transition) => this.notify(transition),
         snapshotEvery: this.options.snapshotEvery,
+        ...(this.options.spool ? { spool: this.options.spool } : {}),
       });
       this.actors.set(deviceId, actor);
     }

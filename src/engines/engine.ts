@@ -50,14 +50,29 @@ export interface Contact {
   pushName?: string;
 }
 
-/** Callbacks from a running connection to its actor. */
+/** How a report of the network is to be recorded. */
+export interface ReportOptions {
+  /**
+   * Default true: the network was told already that the device has it (WhatsApp acknowledges a message
+   * before Baileys reports it), so the actor keeps it and retries until the store takes it. False: the
+   * sender still waits for the answer (the sandbox's POST /inbound), so a failed write rejects, is answered
+   * to that sender, and is not recorded later.
+   */
+  retry?: boolean;
+}
+
+/**
+ * Callbacks from a running connection to its actor. The reports (inbound, receipt, contacts) resolve once
+ * what they carry is durable in the store; they reject only when the actor is stopped before that (process
+ * shutdown, device deleted) or, with `retry: false`, when the store refused it.
+ */
 export interface EngineEvents {
   qr(code: string, expiresAt: Date): void;
   online(account: LinkedAccount): void;
   disconnected(kind: DisconnectKind, detail: string): void;
-  inbound(message: InboundMessage): void;
-  receipt(receipt: Receipt): void;
-  contacts(contacts: Contact[]): void;
+  inbound(message: InboundMessage, options?: ReportOptions): Promise<void>;
+  receipt(receipt: Receipt): Promise<void>;
+  contacts(contacts: Contact[]): Promise<void>;
 }
 
 /** Media waiting in the outbox is a file on disk, never a buffer held in memory. */

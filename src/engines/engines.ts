@@ -7,7 +7,7 @@ import { DomainError } from '../errors/domain-error.js';
 import type { Config } from '../config.js';
 import type { EventStore } from '../eventstore/event-store.js';
 import type { Engine, EngineName } from './engine.js';
-import { SandboxEngine } from './sandbox/sandbox-engine.js';
+import { SandboxEngine, type UnconfirmedSends } from './sandbox/sandbox-engine.js';
 import { type LinkPreviewProvider, createLazyBaileysEngine } from './baileys/index.js';
 
 export class EngineUnavailableError extends DomainError {
@@ -44,12 +44,15 @@ export interface EngineDependencies {
   log: Logger;
   /** Open Graph previews of `link` messages, fetched through the outbound network guard (the outbox's). */
   linkPreview?: LinkPreviewProvider;
+  /** The sandbox's sent messages still owed receipts (the outbox read model's). */
+  unconfirmedSends?: UnconfirmedSends;
 }
 
-export function createEngines({ store, config, log, linkPreview }: EngineDependencies): Engines {
+export function createEngines({ store, config, log, linkPreview, unconfirmedSends }: EngineDependencies): Engines {
   const sandbox = new SandboxEngine(store, {
     deliveredDelayMs: config.sandbox.deliveredDelayMs,
     readDelayMs: config.sandbox.readDelayMs,
+    ...(unconfirmedSends ? { unconfirmedSends } : {}),
   });
   const engines: Engine[] = [sandbox];
   engines.push(createLazyBaileysEngine({ store, encryptionKey: config.encryptionKey, logger: log, ...(linkPreview ? { linkPreview } : {}) }));

@@ -71,6 +71,7 @@ export class OutboxReadModel implements Projection {
       ) WITHOUT ROWID;
       CREATE INDEX IF NOT EXISTS outbox_messages_by_wa_id ON outbox_messages (device_id, wa_message_id);
       CREATE INDEX IF NOT EXISTS outbox_messages_pending ON outbox_messages (device_id, seq) WHERE status IN ('queued', 'sending');
+      CREATE INDEX IF NOT EXISTS outbox_messages_unconfirmed ON outbox_messages (device_id, seq) WHERE status IN ('sent', 'delivered');
     `);
   }
 
@@ -111,6 +112,22 @@ export class OutboxReadModel implements Projection {
     const page = rows.slice(0, options.limit);
     return {
       items: page.map(toItemView),
+      nextAfterSeq: rows.length > options.limit ? page[page.length - 1]!.seq : null,
+    };
+  }
+
+  /**
+   * Sent messages not yet read (`sent` or `delivered`), oldest first, a page after the given FIFO position:
+   * the receipts the network still owes them (the sandbox engine asks when a device comes online).
+   */
+  unconfirmed(
+    deviceId: string,
+    options: { limit: number; afterSeq?: number },
+  ): { items: Array<{ waMessageId: string; to: string; status: 'sent' | 'delivered' }>; nextAfterSeq: number | null } {
+    const rows = this.sql().unconfirmedPage.all(deviceId, options.afterSeq ?? 0, options.limit + 1);
+    const page = rows.slice(0, options.limit);
+    return {
+      items: page.map((row) => ({ waMessageId: row.wa_message_id, to: row.recipient, status: row.status })),
       nextAfterSeq: rows.length > options.limit ? page[page.length - 1]!.seq : null,
     };
   }
@@ -158,6 +175,10 @@ export class OutboxReadModel implements Projection {
       ),
       pendingPage: db.prepare<[string, number, number], Row>(
         `SELECT * FROM outbox_messages WHERE device_id = ? AND status IN ('queued', 'sending') AND seq > ? ORDER BY seq LIMIT ?`,
+      ),
+      unconfirmedPage: db.prepare<[string, number, number], { wa_message_id: string; recipient: string; status: 'sent' | 'delivered'; seq: number }>(
+        `SELECT wa_message_id, recipient, status, seq FROM outbox_messages
+         WHERE device_id = ? AND status IN ('sent', 'delivered') AND seq > ? ORDER BY seq LIMIT ?`,
       ),
       depth: db.prepare<[], { status: string; count: number }>(
         `SELECT status, count(*) AS count FROM outbox_messages WHERE status IN ('queued', 'sending') GROUP BY status`,

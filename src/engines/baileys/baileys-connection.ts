@@ -183,7 +183,7 @@ export class BaileysConnection implements EngineConnection {
         const from = await this.phoneOf(message.key.remoteJid!, message.key.remoteJidAlt);
         const inbound = from ? inboundMessageOf(message, from) : undefined;
         if (!from) this.deps.logger.warn({ waMessageId: message.key.id }, 'inbound message from an unknown sender dropped');
-        if (inbound) this.deps.events.inbound(inbound);
+        if (inbound) this.report('inbound', this.deps.events.inbound(inbound));
       }, 'inbound');
     }
   }
@@ -192,14 +192,23 @@ export class BaileysConnection implements EngineConnection {
     for (const { recipientJid, ...receipt } of receipts) {
       this.enqueueReport(async () => {
         const recipient = this.sent.get(receipt.waMessageId) ?? (await this.phoneOf(recipientJid));
-        if (recipient) this.deps.events.receipt({ ...receipt, recipient });
+        if (recipient) this.report('receipt', this.deps.events.receipt({ ...receipt, recipient }));
       }, 'receipt');
     }
   }
 
   private reportContacts(entries: BaileysEventMap['contacts.update']): void {
     const contacts = contactsOf(entries);
-    if (contacts.length > 0) this.safely('contacts', () => this.deps.events.contacts(contacts));
+    if (contacts.length > 0) this.safely('contacts', () => this.report('contacts', this.deps.events.contacts(contacts)));
+  }
+
+  /**
+   * WhatsApp has its acknowledgement already (Baileys sends the receipt before it emits the message), so
+   * the actor keeps the report until the store takes it; not waited for here, so that a store outage does
+   * not stall Baileys' events. It rejects only when the actor stops first.
+   */
+  private report(what: string, durable: Promise<void>): void {
+    durable.catch((error: unknown) => this.deps.logger.warn({ err: error }, `the ${what} was not recorded before the session stopped`));
   }
 
   private enqueueReport(task: () => Promise<void>, what: string): void {

@@ -4,7 +4,7 @@
  * reports through the same EngineEvents as the real engine.
  */
 import { randomBytes } from 'node:crypto';
-import { EngineError, type EngineConnection, type EngineEvents, type InboundMessage, type LinkedAccount, type OutgoingMessage, type Receipt } from '../engine.js';
+import { EngineError, type EngineConnection, type EngineEvents, type InboundMessage, type LinkedAccount, type OutgoingMessage, type Receipt, type ReportOptions } from '../engine.js';
 import type { SandboxCredentialStore } from './sandbox-credentials.js';
 import type { SandboxNetwork } from './sandbox-network.js';
 import { avatarUrlOf, jidOf, numberExists } from './sandbox-numbers.js';
@@ -77,14 +77,14 @@ export class SandboxConnection implements EngineConnection {
     this.events.disconnected(kind, detail);
   }
 
-  /** A message from another number arrives. */
-  receive(message: InboundMessage): void {
-    this.events.inbound(message);
+  /** A message from another number arrives; resolves once the device has it durably (see ReportOptions). */
+  receive(message: InboundMessage, options?: ReportOptions): Promise<void> {
+    return this.events.inbound(message, options);
   }
 
   /** Receipts reach the device that sent, also if this connection has ended since (they are facts). */
-  receipt(receipt: Receipt): void {
-    this.events.receipt(receipt);
+  receipt(receipt: Receipt): Promise<void> {
+    return this.events.receipt(receipt);
   }
 
   async send(message: OutgoingMessage): Promise<void> {

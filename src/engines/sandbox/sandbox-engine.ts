@@ -13,10 +13,27 @@ import { SandboxCredentialStore } from './sandbox-credentials.js';
 import { SandboxNetwork, type SandboxTiming, newSandboxMessageId } from './sandbox-network.js';
 import { numberExists } from './sandbox-numbers.js';
 
+/** A message a device sent that the network has not confirmed as read yet. */
+export interface UnconfirmedSend {
+  waMessageId: string;
+  to: string;
+  status: 'sent' | 'delivered';
+}
+
+/**
+ * A device's sent messages still short of `read`, a page at a time after `afterSeq` (the outbox read
+ * model answers it; the composition root, src/gateway.ts, wires it in: engines do not know the outbox).
+ */
+export type UnconfirmedSends = (deviceId: string, page: { limit: number; afterSeq?: number }) => { items: UnconfirmedSend[]; nextAfterSeq: number | null };
+
 export interface SandboxSettings extends SandboxTiming {
   /** How long a code is valid before the next one replaces it. */
   qrTtlMs?: number;
+  /** Without it, receipts pending when the process stopped never come. */
+  unconfirmedSends?: UnconfirmedSends;
 }
+
+const UNCONFIRMED_PAGE = 500;
 
 export const SANDBOX_QR_TTL_MS = 20_000;
 
@@ -28,11 +45,13 @@ export class SandboxEngine implements Engine {
   private readonly network: SandboxNetwork;
   private readonly credentials: SandboxCredentialStore;
   private readonly qrTtlMs: number;
+  private readonly unconfirmedSends: UnconfirmedSends | undefined;
 
   constructor(store: EventStore, settings: SandboxSettings) {
     this.network = new SandboxNetwork(settings);
     this.credentials = new SandboxCredentialStore(store);
     this.qrTtlMs = settings.qrTtlMs ?? SANDBOX_QR_TTL_MS;
+    this.unconfirmedSends = settings.unconfirmedSends;
   }
 
   async connect(deviceId: string, events: EngineEvents): Promise<EngineConnection> {
@@ -48,9 +67,31 @@ export class SandboxEngine implements Engine {
           () => connection.drop('logged_out', 'the phone unlinked this device'),
           () => connection.drop('transient', 'the credentials could not be read'),
         );
-      } else connection.goOnline(credentials.phone);
+      } else {
+        connection.goOnline(credentials.phone);
+        this.resumeReceipts(connection);
+      }
     });
     return connection;
+  }
+
+  /**
+   * A device that comes online gets the receipts its sent messages are still owed, counted from now: the
+   * network keeps them for it, while the timers of an earlier process (or connection) may be gone.
+   * Receipts are recorded once whatever comes twice (deterministic ids, statuses only move forward).
+   */
+  private resumeReceipts(connection: SandboxConnection): void {
+    if (!this.unconfirmedSends) return;
+    let afterSeq: number | undefined;
+    try {
+      do {
+        const page = this.unconfirmedSends(connection.deviceId, { limit: UNCONFIRMED_PAGE, ...(afterSeq === undefined ? {} : { afterSeq }) });
+        for (const message of page.items) this.network.receiptsAfter(connection, message, message.status);
+        afterSeq = page.nextAfterSeq ?? undefined;
+      } while (afterSeq !== undefined && connection.online);
+    } catch {
+      // The read model could not be read: those receipts come with the device's next connection.
+    }
   }
 
   async forget(deviceId: string): Promise<void> {
@@ -77,12 +118,20 @@ export class SandboxEngine implements Engine {
     return 'paired';
   }
 
-  /** A message from `from` reaches the device; undefined when the device is not online. */
-  inbound(deviceId: string, message: { from: string; type: 'text'; body: string }): { waMessageId: string } | undefined {
+  /**
+   * A message from `from` reaches the device; resolves once the device has recorded it, undefined when the
+   * device is not online. The sender waits for the answer, so a message the store refuses is refused to
+   * it (the promise rejects with the store's error) and never recorded later: as a network whose message
+   * was not acknowledged, the sender sends it again if it wants to.
+   */
+  async inbound(deviceId: string, message: { from: string; type: 'text'; body: string }): Promise<{ waMessageId: string } | undefined> {
     const connection = this.network.connectionOf(deviceId);
     if (!connection?.online) return undefined;
     const waMessageId = newSandboxMessageId();
-    connection.receive({ waMessageId, from: message.from, type: message.type, body: message.body, timestamp: Math.floor(Date.now() / 1000) });
+    await connection.receive(
+      { waMessageId, from: message.from, type: message.type, body: message.body, timestamp: Math.floor(Date.now() / 1000) },
+      { retry: false },
+    );
     return { waMessageId };
   }
 

@@ -13,6 +13,8 @@ export interface SandboxTiming {
   readDelayMs: number;
 }
 
+const unixNow = () => Math.floor(Date.now() / 1000);
+
 /** A message id shaped like the ones WhatsApp Web clients make. */
 export const newSandboxMessageId = (): string => `3EB0${randomBytes(9).toString('hex').toUpperCase()}`;
 
@@ -51,16 +53,28 @@ export class SandboxNetwork {
 
   /** Hands the message to every other online device of the recipient, then receipts go back to the sender. */
   deliver(sender: SandboxConnection, from: string, message: OutgoingMessage): void {
-    const timestamp = () => Math.floor(Date.now() / 1000);
     this.later(0, () => {
       for (const recipient of this.onlineByPhone.get(message.to) ?? []) {
-        if (recipient !== sender) recipient.receive(toInbound(from, message, timestamp()));
+        // Rejected only when the recipient's actor stops first (it logs what it loses).
+        if (recipient !== sender) recipient.receive(toInbound(from, message, unixNow())).catch(() => undefined);
       }
     });
+    this.receiptsAfter(sender, message, 'sent');
+  }
+
+  /**
+   * The receipts a message that got as far as `reached` still has to come, counted from now: what the
+   * network does for a message it holds when the device comes back (the sandbox's timers do not survive a
+   * restart, the messages' statuses do).
+   */
+  receiptsAfter(sender: SandboxConnection, message: { waMessageId: string; to: string }, reached: 'sent' | 'delivered'): void {
     const receipt = (status: 'delivered' | 'read') => () =>
-      sender.receipt({ waMessageId: message.waMessageId, status, recipient: message.to, timestamp: timestamp() });
-    this.later(this.timing.deliveredDelayMs, receipt('delivered'));
-    this.later(this.timing.deliveredDelayMs + this.timing.readDelayMs, receipt('read'));
+      void sender.receipt({ waMessageId: message.waMessageId, status, recipient: message.to, timestamp: unixNow() }).catch(() => undefined);
+    const { deliveredDelayMs, readDelayMs } = this.timing;
+    if (reached === 'sent') {
+      this.later(deliveredDelayMs, receipt('delivered'));
+      this.later(deliveredDelayMs + readDelayMs, receipt('read'));
+    } else this.later(readDelayMs, receipt('read'));
   }
 
   /** Runs `task` after `ms` unless the network is closed first. */

@@ -71,22 +71,25 @@ export function sandboxRoutes({ devices, sessions, sandbox, projections }: Sandb
       tag,
       summary: 'Receive a message',
       description:
-        'A message from `from` reaches the device, which records it as `message.received` (shortly after this answer). ' +
+        'A message from `from` reaches the device, which records it as `message.received` before this answers: a 202 is durable. ' +
+        'When the store cannot take it, the answer is the store\'s error (`503 store_unavailable`, `507 insufficient_storage`) and the message is not recorded later: send it again. ' +
         'Only while the session is `online`; otherwise `409 session_not_online`. A sender ending in 0000 does not exist: `400`.',
       access: 'admin',
       params: DeviceParams,
       body: InboundBody,
       responses: {
-        202: { description: 'On its way to the device.', schema: InboundAcceptedSchema },
+        202: { description: 'Recorded by the device.', schema: InboundAcceptedSchema },
         404: NOT_FOUND,
         409: { description: 'Not a sandbox device (`not_sandbox_device`), or the session is not online (`session_not_online`).' },
+        503: { description: 'The store cannot take the message now (`store_unavailable`); it is not recorded.' },
+        507: { description: 'The store has no room for the message (`insufficient_storage`); it is not recorded.' },
       },
-      handler({ params, body, device }) {
+      async handler({ params, body, device }) {
         requireSandboxDevice(device);
         if (body.from.endsWith('0000')) {
           throw invalidRequest('body/from does not exist in the sandbox', [{ path: '/from', message: 'numbers ending in 0000 do not exist in the sandbox' }]);
         }
-        const accepted = sandbox.inbound(params.deviceId, { from: body.from, type: body.type ?? 'text', body: body.body });
+        const accepted = await sandbox.inbound(params.deviceId, { from: body.from, type: body.type ?? 'text', body: body.body });
         if (!accepted) throw notOnline(device);
         return { status: 202, body: accepted };
       },

@@ -15,10 +15,14 @@ function recorder(): { events: EngineEvents; heard: Heard[]; of: (kind: string) 
     (kind: string) =>
     (...args: unknown[]) =>
       void heard.push({ kind, args });
+  const report =
+    (kind: string) =>
+    async (...args: unknown[]) =>
+      void heard.push({ kind, args });
   return {
     heard,
     of: (kind) => heard.filter((h) => h.kind === kind).map((h) => h.args),
-    events: { qr: note('qr'), online: note('online'), disconnected: note('disconnected'), inbound: note('inbound'), receipt: note('receipt'), contacts: note('contacts') },
+    events: { qr: note('qr'), online: note('online'), disconnected: note('disconnected'), inbound: report('inbound'), receipt: report('receipt'), contacts: report('contacts') },
   };
 }
 

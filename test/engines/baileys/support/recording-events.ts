@@ -33,15 +33,15 @@ export function recordingEvents(): RecordingEvents {
       events.log.push(`disconnected:${kind}`);
       events.disconnects.push({ kind, detail });
     },
-    inbound(message) {
+    async inbound(message) {
       events.log.push('inbound');
       events.inbounds.push(message);
     },
-    receipt(receipt) {
+    async receipt(receipt) {
       events.log.push('receipt');
       events.receipts.push(receipt);
     },
-    contacts(contacts) {
+    async contacts(contacts) {
       events.log.push('contacts');
       events.contactBatches.push(contacts);
     },
