@@ -19,7 +19,7 @@ describe('sandbox inbound and receipts while the store cannot write', () => {
     gateway = undefined;
   });
 
-  it('refuses inbound with 503 while failing, keeps the receipts, and records them after recovery', async () => {
+  it('refuses inbound with 507 while the disk is full, keeps the receipts, and records them after recovery', async () => {
     let failing: FailingWritesStore | undefined;
     const config = testConfig({ SANDBOX_DELIVERED_DELAY_MS: '800', SANDBOX_READ_DELAY_MS: '400', OUTBOX_SPACING: '0ms' });
     gateway = await startGateway(config, {
@@ -42,9 +42,10 @@ describe('sandbox inbound and receipts while the store cannot write', () => {
 
     failing!.failing = true;
     const refused = await api('POST', '/sandbox/devices/shop/inbound', { admin: true, json: { from: '4915100000099', body: 'during' } });
-    expect(refused.status).toBe(503);
+    // The failing store reports a full disk (SQLITE_FULL): the error table answers 507, which says what to fix.
+    expect(refused.status).toBe(507);
     expect(refused.headers.get('content-type')).toContain('application/problem+json');
-    expect(refused.body.code).toBe('store_unavailable');
+    expect(refused.body.code).toBe('insufficient_storage');
 
     // The receipts fall due while failing: held, and the device's intake with them.
     const actor = gateway.sessions.peek('shop')!;
