@@ -40,6 +40,15 @@ export interface Config {
   idempotencyTtlMs: number;
   /** Contact number checks and avatar lookups: caching and the per-device allowance of fresh checks. */
   contacts: ContactsSettings;
+  /** The live event stream (GET /stream, GET /devices/:id/stream). */
+  stream: StreamSettings;
+}
+
+export interface StreamSettings {
+  /** A comment line this often on every open stream. */
+  heartbeatMs: number;
+  /** A client with more unsent bytes than this is disconnected (it resumes by id). */
+  maxBufferBytes: number;
 }
 
 export interface ContactsSettings {
@@ -176,6 +185,10 @@ export function loadConfig(env: Env = process.env): Config {
     },
     idempotencyTtlMs: read.duration('IDEMPOTENCY_TTL', '24h', { min: 60_000, max: 30 * DAY_MS }),
     contacts: readContactsSettings(read),
+    stream: {
+      heartbeatMs: read.duration('STREAM_HEARTBEAT', '15s', { min: 10, max: 3_600_000 }),
+      maxBufferBytes: read.integer('STREAM_MAX_BUFFER_BYTES', 1024 * 1024, { min: 1024, max: 1024 * 1024 * 1024 }),
+    },
   };
 }
 

@@ -40,6 +40,8 @@ import { contactRoutes } from './http/routes/contacts.js';
 import { outboxRoutes } from './http/routes/outbox.js';
 import { sendRoutes } from './http/routes/send.js';
 import type { EngineDependencies, Engines } from './engines/engines.js';
+import { EventStreamHub } from './stream/event-stream-hub.js';
+import { streamRoutes } from './http/routes/stream.js';
 
 export interface GatewayOptions {
   logger?: Logger;
@@ -57,6 +59,8 @@ export interface Gateway {
   webhooks: Webhooks;
   /** The device actors: session commands, live connections, state changes. */
   sessions: Supervisor;
+  /** The live event stream's fan-out. */
+  stream: EventStreamHub;
   close(): Promise<void>;
 }
 
@@ -105,6 +109,10 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     log,
   });
 
+  // The live stream starts where the read models are; clients that name an older position read it from the log.
+  const stream = new EventStreamHub(store, { ...config.stream, log });
+  stream.start(projections.position);
+
   const routes: RouteSpec[] = [];
   const openApi = buildLazy(() =>
     buildOpenApiDocument(routes, {
@@ -115,6 +123,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   );
   routes.push(...healthRoutes(store, VERSION, startedAt), ...deviceRoutes({ registry, devices, sessions }), ...deviceEventRoutes(store, history), ...sessionRoutes({ devices, sessions, projections }), ...metricsRoutes(metrics, config.metricsPublic), ...docsRoutes(openApi));
   routes.push(...hookRoutes({ webhooks, devices, guard: outboundGuard }));
+  routes.push(...streamRoutes(stream));
   routes.push(...sandboxRoutes({ devices, sessions, sandbox: engines.sandbox, projections }));
   routes.push(
     ...sendRoutes({ sends: sending.sends, media: sending.media, mediaSettings: config.media }),
@@ -155,7 +164,9 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     projections,
     webhooks,
     sessions,
+    stream,
     async close() {
+      await stream.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
