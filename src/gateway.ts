@@ -42,6 +42,7 @@ import { sendRoutes } from './http/routes/send.js';
 import type { EngineDependencies, Engines } from './engines/engines.js';
 import { EventStreamHub } from './stream/event-stream-hub.js';
 import { streamRoutes } from './http/routes/stream.js';
+import { dashboardRoutes } from './http/routes/dashboard.js';
 
 export interface GatewayOptions {
   logger?: Logger;
@@ -49,6 +50,8 @@ export interface GatewayOptions {
   validateResponses?: boolean;
   /** Replaces createEngines (tests drive the Baileys engine through a fake socket). */
   engines?: (dependencies: EngineDependencies) => Engines;
+  /** The built dashboard (default dist/dashboard; tests build it elsewhere). */
+  dashboardDir?: string;
 }
 
 export interface Gateway {
@@ -123,7 +126,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   );
   routes.push(...healthRoutes(store, VERSION, startedAt), ...deviceRoutes({ registry, devices, sessions }), ...deviceEventRoutes(store, history), ...sessionRoutes({ devices, sessions, projections }), ...metricsRoutes(metrics, config.metricsPublic), ...docsRoutes(openApi));
   routes.push(...hookRoutes({ webhooks, devices, guard: outboundGuard }));
-  routes.push(...streamRoutes(stream));
+  routes.push(...streamRoutes(stream), ...dashboardRoutes(options.dashboardDir));
   routes.push(...sandboxRoutes({ devices, sessions, sandbox: engines.sandbox, projections }));
   routes.push(
     ...sendRoutes({ sends: sending.sends, media: sending.media, mediaSettings: config.media }),
