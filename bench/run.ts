@@ -23,6 +23,7 @@ const BENCHMARKS: ReadonlyArray<() => Promise<Benchmark>> = [
   () => import('./send.js'),
   () => import('./drain.js'),
   () => import('./rebuild.js'),
+  () => import('./stream.js'),
 ];
 
 async function main(): Promise<number> {
