@@ -155,3 +155,19 @@ describe.skipIf(!haveBrowser)('dashboard in a real browser', () => {
     expect(problems).toEqual([]);
   });
 });
+
+describe('dashboard not built', () => {
+  it('answers 404 problem+json saying how to build it', async () => {
+    const empty = tempDir('dmg-no-dashboard-');
+    const gateway = await startGateway(testConfig(), { logger: pino({ level: 'silent' }), validateResponses: true, dashboardDir: empty });
+    try {
+      const answer = await fetch(`${gateway.url}/dashboard`);
+      expect(answer.status).toBe(404);
+      expect(answer.headers.get('content-type')).toContain('application/problem+json');
+      expect(((await answer.json()) as { detail: string }).detail).toContain('npm run build');
+    } finally {
+      await gateway.close();
+      rmSync(empty, { recursive: true, force: true });
+    }
+  });
+});
