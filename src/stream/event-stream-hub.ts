@@ -205,6 +205,19 @@ export class EventStreamHub {
 
   /** Hands a batch to the live clients: each event is encoded once, each client gets one write per batch. */
   private dispatch(batch: readonly StoredEvent[]): void {
+    if (batch.length === 1) {
+      // The usual live case: one event, written as it is to each client that wants it.
+      const stored = batch[0]!;
+      const framed = frameOf(stored);
+      if (framed) {
+        for (const clients of [this.admins, this.byDevice.get(framed.deviceId)]) {
+          if (!clients) continue;
+          for (const client of clients) if (stored.position > client.last && client.wants(framed.deviceId, framed.kind)) this.send(client, framed.frame);
+        }
+      }
+      this.position = stored.position;
+      return;
+    }
     const pending = new Map<Client, string>();
     for (const stored of batch) {
       const framed = frameOf(stored);

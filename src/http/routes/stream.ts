@@ -62,6 +62,9 @@ function open(hub: EventStreamHub, ctx: Context, filter: Parameters<EventStreamH
   ctx.req.socket.setTimeout(0);
   ctx.req.socket.setNoDelay(true);
   ctx.req.socket.setKeepAlive(true);
+  // The body ends when the connection does: no chunk framing around every event (a third of the cost of a
+  // write to a thousand clients), and Node answers `Connection: close`.
+  ctx.res.useChunkedEncodingByDefault = false;
   ctx.res.writeHead(200, {
     'Content-Type': 'text/event-stream; charset=utf-8',
     'Cache-Control': 'no-cache, no-transform',
