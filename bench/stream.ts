@@ -89,8 +89,11 @@ async function fanOut(): Promise<Metric[]> {
     await inject(WARMUP_SECONDS);
     measuring = true;
     const cpuBefore = gateway.cpuSeconds();
+    const ownBefore = process.cpuUsage();
     await inject(MEASURE_SECONDS);
     const cpuShare = (gateway.cpuSeconds()! - cpuBefore!) / MEASURE_SECONDS;
+    const own = process.cpuUsage(ownBefore);
+    const clientsShare = (own.user + own.system) / 1e6 / MEASURE_SECONDS;
     const deadline = Date.now() + 15_000;
     while (clients.some((c) => c.received < sequence) && Date.now() < deadline) await sleep(50);
     measuring = false;
@@ -102,6 +105,7 @@ async function fanOut(): Promise<Metric[]> {
       { metric: `inbound → event on every client, p99 (${RATE}/s)`, value: round(summary.p99, 1), unit: 'ms', target: { op: '<=', value: 100 } },
       { metric: 'inbound → event on every client, max', value: round(summary.max, 1), unit: 'ms' },
       { metric: 'gateway CPU while measuring (1.0 = one core)', value: round(cpuShare, 2), unit: 'cores' },
+      { metric: 'this process (the 1,000 clients + injection) CPU while measuring', value: round(clientsShare, 2), unit: 'cores' },
       { metric: 'machine load average (1 min) at the end', value: round(loadavg()[0]!, 1), unit: '' },
       { metric: 'events missing on some client', value: missing, unit: 'events', target: { op: '<=', value: 0 } },
       { metric: 'RSS per idle stream client', value: round((rssIdle - rssBefore) / CLIENTS / KB, 1), unit: 'KB', target: { op: '<=', value: 50 } },

@@ -512,7 +512,7 @@ function Outbox({ adminKey, device, version, notify, bump }: DetailProps) {
                   {item.kind} <code>{item.waMessageId}</code>
                 </td>
                 <td>+{item.to}</td>
-                <td>
+                <td class="status">
                   {item.status}
                   {item.attempts > 0 && ` (${item.attempts} tries)`}
                   {item.lastError && <span class="error"> {item.lastError.code}</span>}
