@@ -13,6 +13,7 @@ COPY scripts ./scripts
 RUN npm ci
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+COPY dashboard ./dashboard
 RUN npm run build \
  && npm prune --omit=dev
 

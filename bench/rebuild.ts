@@ -114,7 +114,7 @@ function inbound(deviceId: string, d: number, round: number): NewEvent {
 }
 
 /** What `npm run rebuild` does: every read model, one pass from position 0. */
-async function rebuildAll(dataDir: string) {
+export async function rebuildAll(dataDir: string) {
   // As npm run rebuild reads it: the bench's DeviceCreated events are written in their first schema.
   const store = withCurrentSchemas(new SqliteEventStore(join(dataDir, SQLITE_STORE_FILE)));
   const db = openReadModelDb(dataDir);

@@ -24,6 +24,7 @@ const BENCHMARKS: ReadonlyArray<() => Promise<Benchmark>> = [
   () => import('./drain.js'),
   () => import('./rebuild.js'),
   () => import('./ids.js'),
+  () => import('./stream.js'),
 ];
 
 async function main(): Promise<number> {

@@ -17,4 +17,9 @@ try {
   process.exit(0);
 }
 const built = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
-process.exit(built.status ?? 1);
+if (built.status !== 0) process.exit(built.status ?? 1);
+// The dashboard's assets (dist/dashboard) are built here too, never committed.
+if (existsSync('dashboard/vite.config.ts')) {
+  const dashboard = spawnSync('npm', ['run', '--silent', 'build:dashboard'], { stdio: 'inherit' });
+  process.exit(dashboard.status ?? 1);
+}

@@ -45,6 +45,15 @@ export interface Config {
   server: ServerLimits;
   /** Below this many free bytes in DATA_DIR, /health reports `degraded`. */
   diskFreeMinBytes: number;
+  /** The live event stream (GET /stream, GET /devices/:id/stream). */
+  stream: StreamSettings;
+}
+
+export interface StreamSettings {
+  /** A comment line this often on every open stream. */
+  heartbeatMs: number;
+  /** A client with more unsent bytes than this is disconnected (it resumes by id). */
+  maxBufferBytes: number;
 }
 
 export interface ServerLimits {
@@ -204,6 +213,10 @@ export function loadConfig(env: Env = process.env): Config {
       largeBodyQueue: read.integer('LARGE_BODY_QUEUE', 32, { min: 0, max: 100_000 }),
     },
     diskFreeMinBytes: read.integer('DISK_FREE_MIN_BYTES', 64 * 1024 * 1024, { min: 0, max: Number.MAX_SAFE_INTEGER }),
+    stream: {
+      heartbeatMs: read.duration('STREAM_HEARTBEAT', '15s', { min: 10, max: 3_600_000 }),
+      maxBufferBytes: read.integer('STREAM_MAX_BUFFER_BYTES', 1024 * 1024, { min: 1024, max: 1024 * 1024 * 1024 }),
+    },
   };
 }
 

@@ -43,6 +43,9 @@ import { BodyGate } from './http/body/body-gate.js';
 import { outboxRoutes } from './http/routes/outbox.js';
 import { sendRoutes } from './http/routes/send.js';
 import type { EngineDependencies, Engines } from './engines/engines.js';
+import { EventStreamHub } from './stream/event-stream-hub.js';
+import { streamRoutes } from './http/routes/stream.js';
+import { dashboardRoutes } from './http/routes/dashboard.js';
 
 export interface GatewayOptions {
   logger?: Logger;
@@ -52,6 +55,8 @@ export interface GatewayOptions {
   engines?: (dependencies: EngineDependencies) => Engines;
   /** Wraps the opened store (tests make its writes fail for a while). */
   wrapStore?: (store: EventStore) => EventStore;
+  /** The built dashboard (default dist/dashboard; tests build it elsewhere). */
+  dashboardDir?: string;
 }
 
 export interface Gateway {
@@ -62,6 +67,8 @@ export interface Gateway {
   webhooks: Webhooks;
   /** The device actors: session commands, live connections, state changes. */
   sessions: Supervisor;
+  /** The live event stream's fan-out. */
+  stream: EventStreamHub;
   close(): Promise<void>;
 }
 
@@ -131,6 +138,10 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     log,
   });
 
+  // The live stream starts where the read models are; clients that name an older position read it from the log.
+  const stream = new EventStreamHub(store, { ...config.stream, log });
+  stream.start(projections.position);
+
   const routes: RouteSpec[] = [];
   const openApi = buildLazy(() =>
     buildOpenApiDocument(routes, {
@@ -141,6 +152,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   );
   routes.push(...healthRoutes(store, VERSION, startedAt, storage), ...deviceRoutes({ registry, devices, sessions }), ...deviceEventRoutes(store, history), ...sessionRoutes({ devices, sessions, projections }), ...metricsRoutes(metrics, config.metricsPublic), ...docsRoutes(openApi));
   routes.push(...hookRoutes({ webhooks, devices, guard: outboundGuard }));
+  routes.push(...streamRoutes(stream), ...dashboardRoutes(options.dashboardDir));
   routes.push(...sandboxRoutes({ devices, sessions, sandbox: engines.sandbox, projections }));
   routes.push(
     ...sendRoutes({
@@ -188,7 +200,9 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     projections,
     webhooks,
     sessions,
+    stream,
     async close() {
+      await stream.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

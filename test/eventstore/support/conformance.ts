@@ -18,8 +18,8 @@ export interface ConformanceTarget {
 
 const ev = (type: string, data: unknown = {}) => ({ type, data });
 
-export function eventStoreConformance(name: string, target: ConformanceTarget, options: { skip?: boolean } = {}) {
-  describe.skipIf(options.skip ?? false)(`event store conformance: ${name}`, () => {
+export function eventStoreConformance(name: string, target: ConformanceTarget) {
+  describe(`event store conformance: ${name}`, () => {
     let store: EventStore;
     const prefix = `conf${randomUUID().replaceAll('-', '').slice(0, 12)}`;
     let counter = 0;

@@ -1,0 +1,76 @@
+import type { Context } from 'koa';
+import type { EventStreamHub } from '../../stream/event-stream-hub.js';
+import { invalidRequest } from '../problem.js';
+import { type RouteSpec, defineRoute } from '../route.js';
+import { DeviceParams } from '../schemas/common.js';
+import { STREAM_DESCRIPTION, StreamQuery, StreamResponse } from '../schemas/stream.js';
+
+const tag = 'Live event stream';
+
+export function streamRoutes(hub: EventStreamHub): RouteSpec[] {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/devices/:deviceId/stream',
+      operationId: 'streamDeviceEvents',
+      tag,
+      summary: "Listen to a device's events (server-sent events, resumable)",
+      description: STREAM_DESCRIPTION,
+      access: 'device',
+      params: DeviceParams,
+      query: StreamQuery,
+      responses: { 200: StreamResponse, 404: { description: 'No such device (admin key only).' } },
+      handler({ params, query, ctx }) {
+        open(hub, ctx, { deviceId: params.deviceId, kinds: kindsOf(query.events) }, resumePoint(ctx, query.after));
+        return { status: 200 };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/stream',
+      operationId: 'streamAllEvents',
+      tag,
+      summary: "Listen to every device's events (server-sent events, resumable)",
+      description: STREAM_DESCRIPTION,
+      access: 'admin',
+      query: StreamQuery,
+      responses: { 200: StreamResponse },
+      handler({ query, ctx }) {
+        open(hub, ctx, { kinds: kindsOf(query.events) }, resumePoint(ctx, query.after));
+        return { status: 200 };
+      },
+    }),
+  ];
+}
+
+const kindsOf = (events: string | undefined) => (events ? new Set(events.split(',')) : undefined);
+
+/** `Last-Event-ID` (what EventSource sends when it reconnects) wins over `?after=`, which names where the first connection began. */
+function resumePoint(ctx: Context, after: number | undefined): number | undefined {
+  const header = ctx.get('last-event-id').trim();
+  if (header === '') return after;
+  if (!/^\d{1,15}$/.test(header)) {
+    const message = 'must be a log position (the id: of an event received)';
+    throw invalidRequest(`headers/last-event-id ${message}`, [{ path: '/headers/last-event-id', message }]);
+  }
+  return Number(header);
+}
+
+function open(hub: EventStreamHub, ctx: Context, filter: Parameters<EventStreamHub['open']>[1], after: number | undefined): void {
+  // Koa leaves the response alone from here: the hub writes to it until either side closes it.
+  ctx.respond = false;
+  ctx.req.socket.setTimeout(0);
+  ctx.req.socket.setNoDelay(true);
+  ctx.req.socket.setKeepAlive(true);
+  // The body ends when the connection does: no chunk framing around every event (a third of the cost of a
+  // write to a thousand clients), and Node answers `Connection: close`.
+  ctx.res.useChunkedEncodingByDefault = false;
+  ctx.res.writeHead(200, {
+    'Content-Type': 'text/event-stream; charset=utf-8',
+    'Cache-Control': 'no-cache, no-transform',
+    'X-Accel-Buffering': 'no',
+  });
+  // How long EventSource waits before it reconnects (with Last-Event-ID).
+  ctx.res.write('retry: 1000\n\n');
+  hub.open(ctx.res, filter, after);
+}

@@ -1,0 +1,274 @@
+/**
+ * The live event stream (docs/architecture.md, "Live event stream"): one subscription to the store fans
+ * out to every connected client, and a client that comes back with the last position it saw first reads
+ * what it missed from the log, page by page, then joins the live fan-out with no gap and no duplicate.
+ *
+ * Slow clients cannot slow anyone: the fan-out never waits for a socket. A live client whose unsent
+ * bytes pile up past `maxBufferBytes` is disconnected and resumes by id; a client catching up reads the
+ * log only as fast as its socket drains.
+ */
+import type { Logger } from 'pino';
+import type { EventStore, StoredEvent, Subscription } from '../eventstore/event-store.js';
+import { envelopeOf } from '../webhooks/envelope.js';
+
+/** Where a client's bytes go: an http.ServerResponse in the gateway, any writable in tests. */
+export interface StreamSink {
+  write(chunk: string): boolean;
+  readonly writableLength: number;
+  readonly destroyed: boolean;
+  destroy(): void;
+  once(event: 'drain' | 'close', listener: () => void): unknown;
+  off(event: 'drain' | 'close', listener: () => void): unknown;
+}
+
+export interface StreamFilter {
+  /** Only this device's events; undefined: every device (the admin stream). */
+  deviceId?: string;
+  /** Only these kinds (`message.received`, …); undefined: every kind. */
+  kinds?: ReadonlySet<string>;
+}
+
+export interface StreamHubOptions {
+  /** A comment line this often keeps proxies from closing an idle stream. */
+  heartbeatMs: number;
+  /** A live client with more unsent bytes than this is disconnected (it resumes by id). */
+  maxBufferBytes: number;
+  /** Events read from the log per page while a client catches up. */
+  pageSize?: number;
+  log: Logger;
+}
+
+export interface StreamHubStats {
+  /** Clients receiving live events. */
+  live: number;
+  /** Clients reading what they missed from the log. */
+  catchingUp: number;
+  /** Clients disconnected for being too far behind, since the start. */
+  disconnectedSlow: number;
+  /** The position of the last event handed to live clients. */
+  position: number;
+}
+
+const HEARTBEAT = ': keep-alive\n\n';
+
+class Client {
+  /** Events up to this position are not for this client: it has them, or they were filtered out (live clients skip only those). */
+  last: number;
+  live = false;
+  closed = false;
+
+  constructor(
+    readonly sink: StreamSink,
+    readonly filter: StreamFilter,
+    after: number,
+  ) {
+    this.last = after;
+  }
+
+  wants(deviceId: string, kind: string): boolean {
+    return (this.filter.deviceId === undefined || this.filter.deviceId === deviceId) && (this.filter.kinds === undefined || this.filter.kinds.has(kind));
+  }
+}
+
+/** One SSE frame: `id:` the log position, `event:` the kind, `data:` the webhook envelope (one line of JSON). */
+export function frameOf(stored: StoredEvent): { deviceId: string; kind: string; frame: string } | undefined {
+  const envelope = envelopeOf(stored);
+  if (!envelope) return undefined;
+  return { deviceId: envelope.deviceId, kind: envelope.event, frame: `id: ${stored.position}\nevent: ${envelope.event}\ndata: ${JSON.stringify(envelope)}\n\n` };
+}
+
+export class EventStreamHub {
+  private readonly admins = new Set<Client>();
+  private readonly byDevice = new Map<string, Set<Client>>();
+  private readonly catchingUp = new Set<Client>();
+  private subscription: Subscription | undefined;
+  private running: Promise<void> | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private slowDisconnects = 0;
+  private readonly pageSize: number;
+  /** The position of the last event handed to live clients: a client that has seen it is caught up. */
+  position = 0;
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly options: StreamHubOptions,
+  ) {
+    this.pageSize = options.pageSize ?? 1_000;
+  }
+
+  /** Subscribes right after `after` (the log's head as far as the caller knows: nobody is connected yet). */
+  start(after: number): void {
+    this.position = after;
+    const subscription = (this.subscription = this.store.subscribe({ after }));
+    this.running = (async () => {
+      try {
+        for await (const batch of subscription) this.dispatch(batch);
+      } catch (error) {
+        if (!this.stopped) this.options.log.error({ err: error }, 'event stream subscription ended; closing stream clients');
+      } finally {
+        this.closeAll();
+      }
+    })();
+    this.heartbeat = setInterval(() => this.beat(), this.options.heartbeatMs);
+    this.heartbeat.unref();
+  }
+
+  /**
+   * Streams to `sink`: from right after `after` when given (what the client missed, read from the log,
+   * then live), else from the next new event. The sink is closed when the client is too far behind or the
+   * hub stops; a sink closed by the client leaves the hub.
+   */
+  open(sink: StreamSink, filter: StreamFilter, after?: number): void {
+    if (this.stopped) {
+      sink.destroy();
+      return;
+    }
+    const client = new Client(sink, filter, after ?? this.position);
+    sink.once('close', () => this.detach(client));
+    if (client.last >= this.position) this.attach(client);
+    else {
+      this.catchingUp.add(client);
+      void this.catchUp(client).catch((error: unknown) => {
+        if (!client.closed) this.options.log.warn({ err: error }, 'event stream catch-up failed; closing the client');
+        this.kick(client);
+      });
+    }
+  }
+
+  stats(): StreamHubStats {
+    let live = this.admins.size;
+    for (const clients of this.byDevice.values()) live += clients.size;
+    return { live, catchingUp: this.catchingUp.size, disconnectedSlow: this.slowDisconnects, position: this.position };
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    await this.subscription?.close();
+    await this.running;
+    this.closeAll();
+  }
+
+  /** Reads the log after the client's position until it has seen what live clients have, then joins them. */
+  private async catchUp(client: Client): Promise<void> {
+    while (!client.closed) {
+      // Checked and joined in one synchronous step: nothing can be dispatched in between.
+      if (client.last >= this.position) {
+        this.catchingUp.delete(client);
+        this.attach(client);
+        return;
+      }
+      const page = await this.store.readAll({ after: client.last, maxCount: this.pageSize });
+      if (client.closed) return;
+      if (page.length === 0) {
+        // Nothing after it in the log: the hub's position is not past any event this client lacks.
+        client.last = this.position;
+        continue;
+      }
+      let chunk = '';
+      for (const stored of page) {
+        const framed = frameOf(stored);
+        if (framed && client.wants(framed.deviceId, framed.kind)) chunk += framed.frame;
+      }
+      client.last = page[page.length - 1]!.position;
+      if (chunk !== '' && !client.sink.write(chunk)) await drained(client.sink);
+    }
+  }
+
+  private attach(client: Client): void {
+    client.live = true;
+    const { deviceId } = client.filter;
+    if (deviceId === undefined) {
+      this.admins.add(client);
+      return;
+    }
+    let clients = this.byDevice.get(deviceId);
+    if (!clients) this.byDevice.set(deviceId, (clients = new Set()));
+    clients.add(client);
+  }
+
+  private detach(client: Client): void {
+    client.closed = true;
+    this.catchingUp.delete(client);
+    if (!client.live) return;
+    client.live = false;
+    const { deviceId } = client.filter;
+    if (deviceId === undefined) {
+      this.admins.delete(client);
+      return;
+    }
+    const clients = this.byDevice.get(deviceId);
+    clients?.delete(client);
+    if (clients?.size === 0) this.byDevice.delete(deviceId);
+  }
+
+  /** Hands a batch to the live clients: each event is encoded once, each client gets one write per batch. */
+  private dispatch(batch: readonly StoredEvent[]): void {
+    if (batch.length === 1) {
+      // The usual live case: one event, written as it is to each client that wants it.
+      const stored = batch[0]!;
+      const framed = frameOf(stored);
+      if (framed) {
+        for (const clients of [this.admins, this.byDevice.get(framed.deviceId)]) {
+          if (!clients) continue;
+          for (const client of clients) if (stored.position > client.last && client.wants(framed.deviceId, framed.kind)) this.send(client, framed.frame);
+        }
+      }
+      this.position = stored.position;
+      return;
+    }
+    const pending = new Map<Client, string>();
+    for (const stored of batch) {
+      const framed = frameOf(stored);
+      if (!framed) continue;
+      for (const clients of [this.admins, this.byDevice.get(framed.deviceId)]) {
+        if (!clients) continue;
+        for (const client of clients) {
+          if (stored.position <= client.last || !client.wants(framed.deviceId, framed.kind)) continue;
+          pending.set(client, (pending.get(client) ?? '') + framed.frame);
+        }
+      }
+    }
+    for (const [client, chunk] of pending) this.send(client, chunk);
+    this.position = batch[batch.length - 1]!.position;
+  }
+
+  private send(client: Client, chunk: string): void {
+    if (client.closed) return;
+    // Bytes still unsent from earlier writes: this client reads slower than events come.
+    if (client.sink.writableLength > this.options.maxBufferBytes) {
+      this.slowDisconnects += 1;
+      this.kick(client);
+      return;
+    }
+    client.sink.write(chunk);
+  }
+
+  private beat(): void {
+    for (const client of this.admins) this.send(client, HEARTBEAT);
+    for (const clients of this.byDevice.values()) for (const client of clients) this.send(client, HEARTBEAT);
+  }
+
+  private kick(client: Client): void {
+    this.detach(client);
+    if (!client.sink.destroyed) client.sink.destroy();
+  }
+
+  private closeAll(): void {
+    for (const client of [...this.admins, ...[...this.byDevice.values()].flatMap((c) => [...c]), ...this.catchingUp]) this.kick(client);
+  }
+}
+
+/** Resolves when the sink can take more, or is closed. */
+function drained(sink: StreamSink): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      sink.off('drain', done);
+      sink.off('close', done);
+      resolve();
+    };
+    sink.once('drain', done);
+    sink.once('close', done);
+  });
+}

@@ -1,0 +1,172 @@
+/**
+ * The dashboard in a real browser: Debian's chromium driven by playwright-core, against a real gateway on
+ * 127.0.0.1 serving a fresh build of dashboard/. Screenshots go to test-results/ (look at them).
+ */
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Browser, type Page, chromium } from 'playwright-core';
+import { pino } from 'pino';
+import { build } from 'vite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Gateway, startGateway } from '../../src/gateway.js';
+import { eventually } from '../support/eventually.js';
+import { ADMIN_KEY, apiClient, tempDir, testConfig } from '../support/gateway.js';
+import { TestReceiver } from '../webhooks/support/receiver.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const CHROMIUM = '/usr/bin/chromium';
+const SHOTS = join(ROOT, 'test-results');
+// The flags this machine's closed network needs (no background connections, no QUIC, no sandbox as root).
+const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+describe('dashboard in a real browser', () => {
+  let gateway: Gateway;
+  let receiver: TestReceiver;
+  let browser: Browser;
+  let page: Page;
+  let outDir: string;
+  const problems: string[] = [];
+  const failed: string[] = [];
+
+  beforeAll(async () => {
+    // .ci/run installs it on a fresh machine; a developer runs `apt-get install -y chromium` once.
+    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium) to run the dashboard test`);
+    outDir = tempDir('dmg-dashboard-');
+    await build({ configFile: join(ROOT, 'dashboard/vite.config.ts'), build: { outDir, emptyOutDir: true }, logLevel: 'silent' });
+    const config = testConfig({ DEFAULT_ENGINE: 'sandbox', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', OUTBOX_SPACING: '0ms', SANDBOX_DELIVERED_DELAY_MS: '50', SANDBOX_READ_DELAY_MS: '50' });
+    gateway = await startGateway(config, { logger: pino({ level: 'silent' }), validateResponses: true, dashboardDir: outDir });
+    receiver = await TestReceiver.start();
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
+    // A phone-sized window: the page must be usable there.
+    page = await browser.newPage({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 1 });
+    // Failed requests are checked by URL below; anything else the console reports as an error (a CSP violation…) is a problem.
+    page.on('console', (message) => message.type() === 'error' && !message.text().startsWith('Failed to load resource') && problems.push(message.text()));
+    page.on('response', (response) => response.status() >= 400 && failed.push(`${response.request().method()} ${new URL(response.url()).pathname} ${response.status()}`));
+    page.on('pageerror', (error) => problems.push(error.message));
+    page.on('dialog', (dialog) => void dialog.accept());
+    mkdirSync(SHOTS, { recursive: true });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await receiver?.close();
+    await gateway?.close();
+    if (outDir) rmSync(outDir, { recursive: true, force: true });
+  });
+
+  const shot = (name: string) => page.screenshot({ path: join(SHOTS, `dashboard-${name}.png`), fullPage: true });
+  const text = (testId: string, value: string | RegExp) => page.getByTestId(testId).filter({ hasText: value }).waitFor({ timeout: 15_000 });
+
+  it('serves the page and its files with their types and a strict Content-Security-Policy', async () => {
+    const answer = await fetch(`${gateway.url}/dashboard`);
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    const csp = answer.headers.get('content-security-policy')!;
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toContain('unsafe-inline');
+    const html = await answer.text();
+    const script = /src="(\/dashboard\/assets\/[^"]+\.js)"/.exec(html)![1]!;
+    const style = /href="(\/dashboard\/assets\/[^"]+\.css)"/.exec(html)![1]!;
+    expect((await fetch(`${gateway.url}${script}`)).headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect((await fetch(`${gateway.url}${style}`)).headers.get('content-type')).toBe('text/css; charset=utf-8');
+    for (const path of ['/dashboard/assets/nothing.js', '/dashboard/assets/..%2Fsecret.js', '/dashboard/assets/index.html']) {
+      const missing = await fetch(`${gateway.url}${path}`);
+      expect(missing.status, path).toBeGreaterThanOrEqual(400);
+      expect(missing.status, path).toBeLessThan(500);
+    }
+  });
+
+  it('signs in, creates a device, pairs it by QR, sends, cancels, and delivers to a webhook, live', async () => {
+    const api = apiClient(gateway.url);
+    await page.goto(`${gateway.url}/dashboard`);
+    await page.getByLabel('Admin key').fill(ADMIN_KEY);
+    await shot('1-sign-in');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await text('stream-status', 'live');
+    expect(await page.evaluate('location.href')).not.toContain(ADMIN_KEY);
+
+    await page.getByLabel('Id (optional)').fill('browser-1');
+    await page.getByLabel('Name', { exact: true }).fill('Browser test');
+    await page.getByLabel('Engine').selectOption('sandbox');
+    await page.getByRole('button', { name: 'Create device' }).click();
+    await text('new-key', /dk_/);
+    await shot('2-created');
+
+    await page.getByRole('button', { name: 'Open session' }).click();
+    const qr = page.getByRole('img', { name: /QR code/ });
+    await qr.waitFor({ timeout: 15_000 });
+    await page.waitForFunction("document.querySelector('.qr img')?.naturalWidth > 0");
+    await text('state-browser-1', 'qr');
+    await shot('3-qr');
+
+    // The phone scans: the page turns online from the stream, without a reload.
+    const scanned = await api('POST', '/sandbox/devices/browser-1/scan', { admin: true, json: { phone: '4915100002222' } });
+    expect(scanned.status).toBe(202);
+    await text('session-state', /^online$/);
+    await text('state-browser-1', /^online$/);
+    await shot('4-online');
+
+    await page.getByLabel('Receiver URL').fill(receiver.url);
+    await page.getByRole('button', { name: 'Save webhook' }).click();
+    await page.getByText('Webhook saved.').waitFor();
+    await page.getByRole('button', { name: 'Send test' }).click();
+    await page.getByText(/Test delivered \(200/).waitFor();
+
+    await page.getByLabel('To (phone number, digits)').fill('4915112345678');
+    await page.getByLabel('Text').fill('Hello from the browser');
+    await page.getByRole('button', { name: 'Send text' }).click();
+    await page.getByText(/Queued 3EB0/).waitFor();
+    await page.getByTestId('history').getByText('Hello from the browser').waitFor({ timeout: 15_000 });
+    await page.getByTestId('history').getByText(/^sent|sent 3EB0/).first().waitFor({ timeout: 15_000 });
+    await receiver.waitUntil(() => receiver.of('browser-1').some((r) => r.envelope.event === 'message.status'));
+    await page.getByTestId('deliveries').getByText('delivered').first().waitFor({ timeout: 15_000 });
+    await shot('5-sent-and-delivered');
+
+    // With the session closed a message waits in the outbox, where it can be cancelled.
+    await page.getByRole('button', { name: 'Close', exact: true }).click();
+    await text('session-state', /^closed$/);
+    await page.getByLabel('Text').fill('Never sent');
+    await page.getByRole('button', { name: 'Send text' }).click();
+    const cancel = page.getByRole('button', { name: /^Cancel 3EB0/ });
+    await cancel.waitFor({ timeout: 15_000 });
+    await shot('6-outbox');
+    await cancel.click();
+    await page.getByText('Nothing waiting.').waitFor({ timeout: 15_000 });
+    await page.getByTestId('history').getByText(/cancelled/).first().waitFor({ timeout: 15_000 });
+
+    const { body: outbox } = await api('GET', '/devices/browser-1/outbox', { admin: true });
+    expect(outbox.items).toEqual([]);
+    await eventually(() => receiver.of('browser-1').some((r) => r.envelope.event === 'session.state' && r.envelope.data.state === 'closed'), 'the closed state delivered');
+
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await shot('7-desktop');
+    // The one expected refusal so far: the webhook settings of a device that had none yet.
+    expect(new Set(failed)).toEqual(new Set(['GET /devices/browser-1/hooks 404']));
+
+    await page.getByLabel('Name', { exact: true }).nth(1).fill('Renamed device');
+    await page.getByRole('button', { name: 'Rename' }).click();
+    await page.getByTestId('device-browser-1').getByText('Renamed device').waitFor();
+    await page.getByRole('button', { name: 'Delete device' }).click();
+    await page.getByText('No devices yet.').waitFor();
+    expect((await api('GET', '/devices/browser-1', { admin: true })).status).toBe(404);
+    expect(problems).toEqual([]);
+  });
+});
+
+describe('dashboard not built', () => {
+  it('answers 404 problem+json saying how to build it', async () => {
+    const empty = tempDir('dmg-no-dashboard-');
+    const gateway = await startGateway(testConfig(), { logger: pino({ level: 'silent' }), validateResponses: true, dashboardDir: empty });
+    try {
+      const answer = await fetch(`${gateway.url}/dashboard`);
+      expect(answer.status).toBe(404);
+      expect(answer.headers.get('content-type')).toContain('application/problem+json');
+      expect(((await answer.json()) as { detail: string }).detail).toContain('npm run build');
+    } finally {
+      await gateway.close();
+      rmSync(empty, { recursive: true, force: true });
+    }
+  });
+});
