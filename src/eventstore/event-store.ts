@@ -14,7 +14,11 @@ export type ExpectedRevision =
   | number; // the stream's last event must have exactly this revision
 
 export interface NewEvent<Type extends string = string, Data = unknown> {
-  /** A UUID. Re-appending events with the same ids is idempotent; give deterministic ids where a retry could append twice. */
+  /**
+   * A UUID. Re-appending events with the same ids to the same stream is idempotent; give deterministic ids
+   * where a retry could append twice. Ids are keys within a stream: the same id in another stream is
+   * another event (as on EventStoreDB).
+   */
   id?: string;
   type: Type;
   data: Data;

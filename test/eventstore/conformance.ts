@@ -247,6 +247,21 @@ export function eventStoreConformance(name: string, target: ConformanceTarget, o
       expect((await store.readStream(s)).map((e) => e.type)).toEqual(['Created', 'X', 'Later']);
     });
 
+    it('takes an event id used in another stream as another event, as EventStoreDB does (issue 13, defect 11)', async () => {
+      // Ids are idempotency keys within a stream: KurrentDB's IndexWriter.CheckCommit matches a repeat only
+      // against ids committed to the stream appended to.
+      const [s1, s2] = [stream(), stream()];
+      const event = { id: randomUUID(), type: 'Shared', data: {} };
+      const first = await store.append(s1, [event], { expectedRevision: 'no_stream' });
+      const second = await store.append(s2, [event], { expectedRevision: 'no_stream' });
+      expect(second.position).toBeGreaterThan(first.position);
+      expect((await store.readStream(s1)).map((e) => e.id)).toEqual([event.id]);
+      expect((await store.readStream(s2)).map((e) => e.id)).toEqual([event.id]);
+      // Still a retry within each stream.
+      expect(await store.append(s2, [event], { expectedRevision: 'no_stream' })).toEqual(second);
+      expect(await store.append(s1, [event], { expectedRevision: 'no_stream' })).toEqual(first);
+    });
+
     it('keeps the latest snapshot of a stream', async () => {
       const s = stream();
       expect(await store.loadSnapshot(s)).toBeNull();

@@ -21,7 +21,7 @@ import {
 import { newEventId } from '../event-id.js';
 import { GroupCommitter } from './group-committer.js';
 import { LiveFeed } from './live-feed.js';
-import { SCHEMA } from './schema.js';
+import { setUpSchema } from './schema.js';
 
 interface PendingAppend {
   kind: 'append';
@@ -65,7 +65,7 @@ export class SqliteEventStore implements EventStore {
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = FULL');
     this.db.pragma('busy_timeout = 5000');
-    this.db.exec(SCHEMA);
+    setUpSchema(this.db);
     this.sql = {
       streamRevision: this.db.prepare<[string], { revision: number }>('SELECT revision FROM streams WHERE stream_id = ?'),
       upsertStream: this.db.prepare(
@@ -76,7 +76,8 @@ export class SqliteEventStore implements EventStore {
       ),
       // Rows as arrays (raw): catch-up and rebuilds read the log in pages of thousands, and arrays are
       // markedly cheaper to materialise than objects.
-      eventById: this.db.prepare<[string], RawEventRow>(`SELECT ${COLUMNS} FROM events WHERE event_id = ?`).raw(true),
+      // Ids are unique per stream (schema.ts): a repeat is looked up in the stream appended to.
+      eventById: this.db.prepare<[string, string], RawEventRow>(`SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND event_id = ?`).raw(true),
       readForwards: this.db
         .prepare<[string, number, number], RawEventRow>(`SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision ASC LIMIT ?`)
         .raw(true),
@@ -156,7 +157,7 @@ export class SqliteEventStore implements EventStore {
   private appendInTransaction({ streamId, events, json, expectedRevision }: PendingAppend): { result: AppendResult; events: StoredEvent[] } {
     const committed: StoredEvent[] = [];
     const current = this.sql.streamRevision.get(streamId)?.revision ?? -1;
-    const row = events[0]?.id ? this.sql.eventById.get(events[0].id) : undefined;
+    const row = events[0]?.id ? this.sql.eventById.get(streamId, events[0].id) : undefined;
     const repeat = row && fromRawRow(row);
     if (repeat) return { result: this.idempotentResult(streamId, events, repeat), events: committed };
     if (!revisionMatches(expectedRevision, current)) throw new WrongExpectedRevisionError(streamId, expectedRevision, current);
