@@ -84,6 +84,12 @@ export interface EventStore {
   subscribe(options?: SubscribeOptions): Subscription;
   saveSnapshot(streamId: string, snapshot: Snapshot): Promise<void>;
   loadSnapshot<State = unknown>(streamId: string): Promise<Snapshot<State> | null>;
+  /**
+   * Removes the stream's snapshot (credentials being wiped): loadSnapshot answers null until the next save.
+   * SQLite deletes the row; EventStoreDB deletes the snapshot stream, whose events stay on disk until the
+   * database is scavenged (README, "Running on EventStoreDB / KurrentDB").
+   */
+  deleteSnapshot(streamId: string): Promise<void>;
   /** True when the store answers; never throws. */
   ping(): Promise<boolean>;
   close(): Promise<void>;

@@ -269,5 +269,22 @@ export function eventStoreConformance(name: string, target: ConformanceTarget, o
       await store.saveSnapshot(s, { revision: 9, state: { count: 10, name: 'b' } });
       expect(await store.loadSnapshot(s)).toEqual({ revision: 9, state: { count: 10, name: 'b' } });
     });
+
+    it('deletes a snapshot, and saves one again after (issue 13, defect 7)', async () => {
+      const [s, other, never] = [stream(), stream(), stream()];
+      await store.saveSnapshot(s, { revision: 0, state: { secret: 'a' } });
+      await store.saveSnapshot(s, { revision: 0, state: { secret: 'b' } });
+      await store.saveSnapshot(other, { revision: 0, state: { kept: true } });
+      await store.deleteSnapshot(s);
+      expect(await store.loadSnapshot(s)).toBeNull();
+      expect(await store.loadSnapshot(other)).toEqual({ revision: 0, state: { kept: true } });
+      // Deleting what is not there is no error.
+      await store.deleteSnapshot(s);
+      await store.deleteSnapshot(never);
+      await store.saveSnapshot(s, { revision: 1, state: { secret: 'c' } });
+      expect(await store.loadSnapshot(s)).toEqual({ revision: 1, state: { secret: 'c' } });
+      await store.deleteSnapshot(s);
+      expect(await store.loadSnapshot(s)).toBeNull();
+    });
   });
 }

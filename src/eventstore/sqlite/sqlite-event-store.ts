@@ -40,7 +40,13 @@ interface PendingSnapshot {
   json: string;
 }
 
-type PendingWrite = PendingAppend | PendingSnapshot;
+/** A snapshot removed (credentials wiped), in order with the saves around it. */
+interface PendingSnapshotDelete {
+  kind: 'deleteSnapshot';
+  streamId: string;
+}
+
+type PendingWrite = PendingAppend | PendingSnapshot | PendingSnapshotDelete;
 
 const READ_ALL_PAGE = 1_000;
 
@@ -65,6 +71,8 @@ export class SqliteEventStore implements EventStore {
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = FULL');
     this.db.pragma('busy_timeout = 5000');
+    // Deleted and overwritten records (wiped credentials) are overwritten on their pages too, not left in free space.
+    this.db.pragma('secure_delete = FAST');
     setUpSchema(this.db);
     this.sql = {
       streamRevision: this.db.prepare<[string], { revision: number }>('SELECT revision FROM streams WHERE stream_id = ?'),
@@ -91,6 +99,7 @@ export class SqliteEventStore implements EventStore {
         `INSERT INTO snapshots (stream_id, revision, state, saved_at) VALUES (?, ?, ?, ?)
          ON CONFLICT(stream_id) DO UPDATE SET revision = excluded.revision, state = excluded.state, saved_at = excluded.saved_at`,
       ),
+      deleteSnapshot: this.db.prepare('DELETE FROM snapshots WHERE stream_id = ?'),
       loadSnapshot: this.db.prepare<[string], { revision: number; state: string }>(
         'SELECT revision, state FROM snapshots WHERE stream_id = ?',
       ),
@@ -130,6 +139,10 @@ export class SqliteEventStore implements EventStore {
           if (append.kind === 'snapshot') {
             const { streamId, snapshot, json } = append;
             this.sql.saveSnapshot.run(streamId, snapshot.revision, json, Date.now());
+            return undefined;
+          }
+          if (append.kind === 'deleteSnapshot') {
+            this.sql.deleteSnapshot.run(append.streamId);
             return undefined;
           }
           try {
@@ -223,6 +236,11 @@ export class SqliteEventStore implements EventStore {
   async saveSnapshot(streamId: string, snapshot: Snapshot): Promise<void> {
     this.assertOpen();
     await this.committer.submit({ kind: 'snapshot', streamId, snapshot, json: JSON.stringify(snapshot.state) });
+  }
+
+  async deleteSnapshot(streamId: string): Promise<void> {
+    this.assertOpen();
+    await this.committer.submit({ kind: 'deleteSnapshot', streamId });
   }
 
   async loadSnapshot<State>(streamId: string): Promise<Snapshot<State> | null> {
