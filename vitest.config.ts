@@ -1,11 +1,44 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * The gateway's own suites that run a second time on EventStoreDB: every gateway they start gets an
+ * EventStoreDB protocol test server of its own (test/support/test-store.ts). `npm run test:esdb` runs
+ * only these; `npm test` runs both projects.
+ */
+const ON_EVENTSTOREDB = [
+  'test/sessions/lifecycle.test.ts',
+  'test/sessions/restart.test.ts',
+  'test/sessions/sandbox-network.test.ts',
+  'test/outbox/outbox-lifecycle.test.ts',
+  'test/outbox/crash.test.ts',
+  'test/send/send-routes.test.ts',
+  'test/webhooks/delivery.test.ts',
+  'test/webhooks/hooks-routes.test.ts',
+  'test/webhooks/hook-secrets.test.ts',
+  'test/webhooks/restart.test.ts',
+  'test/webhooks/sandbox-e2e.test.ts',
+  'test/crash/kill9.test.ts',
+];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Crash tests spawn gateways of their own; keep files parallel but bounded on 2 cores.
     maxWorkers: 2,
+    projects: [
+      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'] } },
+      {
+        extends: true,
+        test: {
+          name: 'esdb',
+          include: ON_EVENTSTOREDB,
+          // A gateway on a gRPC store answers slower than on SQLite, and the crash tests run three gateways each.
+          testTimeout: 120_000,
+          env: { DMG_TEST_EVENTSTORE: 'test-server' },
+          setupFiles: ['test/support/esdb-setup.ts'],
+        },
+      },
+    ],
   },
 });
