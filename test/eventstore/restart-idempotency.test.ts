@@ -10,7 +10,10 @@ import { StoreMessageSink } from '../../src/actors/message-sink.js';
 import type { InboundMessage } from '../../src/engines/engine.js';
 import type { EventStore } from '../../src/eventstore/event-store.js';
 import { openEventStoreDbStore } from '../../src/eventstore/eventstoredb/eventstoredb-event-store.js';
-import { inboxStream } from '../../src/messages/message-events.js';
+import { inboxStream, outboxStream } from '../../src/messages/message-events.js';
+import { queueMessage, recordReceipt } from '../../src/outbox/outbox-decisions.js';
+import { Outboxes } from '../../src/outbox/outboxes.js';
+import { pino } from 'pino';
 import { type WebhookDeliveryAttemptedData, deliveryStream } from '../../src/webhooks/delivery-events.js';
 import { createLaneWriter } from '../../src/webhooks/webhooks.js';
 import { type EsdbTestServer, startEsdbTestServer } from '../support/esdb-test-server.js';
@@ -93,5 +96,26 @@ describe('delivery attempts on EventStoreDB', () => {
     await lanes.handle(deliveryStream(device), { type: 'RecordAttempt', attempt: attempt(device, 'x', 2) });
     const attempts = (await store.readStream(deliveryStream(device))).map((event) => (event.data as WebhookDeliveryAttemptedData).attempt);
     expect(attempts).toEqual([1, 2]);
+  });
+});
+
+describe('receipts on EventStoreDB', () => {
+  it('records a receipt WhatsApp repeats after a restart once (through the outbox, the one writer of its stream)', async () => {
+    const store = await open();
+    const device = `dev${randomUUID().slice(0, 8)}`;
+    const log = pino({ level: 'silent' });
+    const sent = { outboxId: randomUUID(), waMessageId: '3EB0000000000000000042', to: '4915112345678', content: { kind: 'text' as const, text: 'hi' }, createdAt: new Date().toISOString() };
+    const receipt = { waMessageId: sent.waMessageId, status: 'delivered' as const, recipient: '4915112345678', timestamp: 5 };
+    const none = () => undefined;
+    const outboxes = new Outboxes(store, log);
+    await outboxes.execute(device, queueMessage(device, sent));
+    await outboxes.execute(device, recordReceipt(device, receipt, none));
+    await server.restart();
+    await eventually(async () => (await outboxes.execute(device, recordReceipt(device, receipt, none)), true), 'the outbox after the restart');
+    // A new process: the outbox is loaded from the store.
+    const fresh = new Outboxes(store, log);
+    await eventually(async () => (await fresh.execute(device, recordReceipt(device, receipt, none)), true), 'a new outbox after the restart');
+    const statuses = (await store.readStream(outboxStream(device))).filter((event) => event.type === 'MessageStatusChanged');
+    expect(statuses.map((event) => (event.data as { status: string }).status)).toEqual(['delivered']);
   });
 });
