@@ -50,7 +50,10 @@ export async function spawnGateway(dataDir: string, env: Record<string, string> 
   const deadline = Date.now() + 30_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`gateway exited with ${child.exitCode}: ${output}`);
-    if (Date.now() > deadline) throw new Error(`gateway did not become healthy: ${output}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL'); // never left running behind the test
+      throw new Error(`gateway did not become healthy: ${output}`);
+    }
     const healthy = await fetch(`${url}/health`).then((r) => r.ok, () => false);
     if (healthy) break;
     await new Promise((r) => setTimeout(r, 100));
