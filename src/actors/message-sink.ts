@@ -1,11 +1,14 @@
 /**
- * Where a device's inbound messages, receipts and contact updates go. The default sink appends them to
- * the device's streams with deterministic event ids, so an engine that reports the same thing twice
- * (a reconnect replays, a receipt is repeated) appends it once.
+ * Where a device's inbound messages, receipts and contact updates go. The default sink records inbound
+ * messages through the inbox's decider (src/messages/inbox-decider.ts) with expected revisions, so an
+ * engine that reports the same message twice (a reconnect replays it) records it once even when the
+ * store has forgotten the event id; receipts and contacts go to their streams' own writers in the gateway.
  */
 import type { Contact, InboundMessage, Receipt } from '../engines/engine.js';
 import { deterministicEventId } from '../eventstore/event-id.js';
 import type { EventStore } from '../eventstore/event-store.js';
+import { CommandHandler } from '../commands/command-handler.js';
+import { type InboxCommand, type InboxEvent, type InboxState, inboxDecider, inboxSnapshot } from '../messages/inbox-decider.js';
 import { type MessageEvent, type MessageReceivedData, type MessageStatusChangedData, inboxStream, outboxStream } from '../messages/message-events.js';
 
 export interface MessageSink {
@@ -23,11 +26,28 @@ export const statusEventId = (deviceId: string, waMessageId: string, status: str
 /** Where contact reports go: the contacts recorder (src/contacts/contacts-recorder.ts); without one they are dropped. */
 export type ContactsListener = (deviceId: string, contacts: Contact[]) => void | Promise<void>;
 
+/** Devices whose inbox state stays in memory: their next message reads only the stream's tail. */
+const INBOX_STATES_KEPT = 1_000;
+/** A snapshot per this many messages bounds the read of an inbox that is not in memory. */
+const INBOX_SNAPSHOT_EVERY = 200;
+
 export class StoreMessageSink implements MessageSink {
+  /** The inbox stream's one writer in this process. */
+  private readonly inbox: CommandHandler<InboxState, InboxCommand, InboxEvent>;
+
   constructor(
     private readonly store: EventStore,
     private readonly onContacts?: ContactsListener,
-  ) {}
+  ) {
+    this.inbox = new CommandHandler({
+      store,
+      decider: inboxDecider,
+      cacheSize: INBOX_STATES_KEPT,
+      snapshots: { every: INBOX_SNAPSHOT_EVERY, ...inboxSnapshot },
+      // The same deterministic ids as ever: stores that still know them drop a repeat as well.
+      eventIds: (events) => events.map((event) => inboundEventId(event.data.deviceId, event.data.waMessageId)),
+    });
+  }
 
   async received(deviceId: string, message: InboundMessage): Promise<void> {
     const data: MessageReceivedData = {
@@ -40,8 +60,7 @@ export class StoreMessageSink implements MessageSink {
       ...(message.pushName === undefined ? {} : { pushName: message.pushName }),
       ...(message.media === undefined ? {} : { media: message.media }),
     };
-    const event: MessageEvent = { type: 'MessageReceived', data };
-    await this.store.append(inboxStream(deviceId), [{ id: inboundEventId(deviceId, message.waMessageId), ...event }]);
+    await this.inbox.handle(inboxStream(deviceId), { type: 'RecordInbound', message: data });
   }
 
   /** `outboxId` is left out: the outbox knows which of its items a waMessageId belongs to and adds it. */

@@ -14,7 +14,11 @@ export type ExpectedRevision =
   | number; // the stream's last event must have exactly this revision
 
 export interface NewEvent<Type extends string = string, Data = unknown> {
-  /** A UUID. Re-appending events with the same ids is idempotent; give deterministic ids where a retry could append twice. */
+  /**
+   * A UUID. Re-appending events with the same ids to the same stream is idempotent; give deterministic ids
+   * where a retry could append twice. Ids are keys within a stream: the same id in another stream is
+   * another event (as on EventStoreDB).
+   */
   id?: string;
   type: Type;
   data: Data;
@@ -80,6 +84,12 @@ export interface EventStore {
   subscribe(options?: SubscribeOptions): Subscription;
   saveSnapshot(streamId: string, snapshot: Snapshot): Promise<void>;
   loadSnapshot<State = unknown>(streamId: string): Promise<Snapshot<State> | null>;
+  /**
+   * Removes the stream's snapshot (credentials being wiped): loadSnapshot answers null until the next save.
+   * SQLite deletes the row; EventStoreDB deletes the snapshot stream, whose events stay on disk until the
+   * database is scavenged (README, "Running on EventStoreDB / KurrentDB").
+   */
+  deleteSnapshot(streamId: string): Promise<void>;
   /** True when the store answers; never throws. */
   ping(): Promise<boolean>;
   close(): Promise<void>;

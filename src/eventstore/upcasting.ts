@@ -119,6 +119,10 @@ export class UpcastingEventStore implements EventStore {
     return this.inner.loadSnapshot<State>(streamId);
   }
 
+  deleteSnapshot(streamId: string) {
+    return this.inner.deleteSnapshot(streamId);
+  }
+
   ping() {
     return this.inner.ping();
   }

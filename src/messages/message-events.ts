@@ -2,8 +2,9 @@
  * Message events that leave the gateway as webhooks. Their data is the webhook payload as it is:
  * `message.received` and `message.status` webhooks (docs/architecture.md, "Webhooks").
  *
- * - MessageReceived lives on `inbox-<deviceId>`, with an event id derived from the device and the
- *   waMessageId (deterministicEventId), so an engine that delivers a message twice appends it once.
+ * - MessageReceived lives on `inbox-<deviceId>`, decided by the inbox decider (inbox-decider.ts), so an
+ *   engine that delivers a message twice records it once; its event id is derived from the device and
+ *   the waMessageId (deterministicEventId).
  * - MessageStatusChanged lives on `outbox-<deviceId>` beside the outbox's own events (src/outbox/outbox-events.ts):
  *   every status after `queued` (sent, delivered, read, played, failed, cancelled, deleted) is one.
  */

@@ -58,6 +58,10 @@ export class InstrumentedStore implements EventStore {
     return this.inner.loadSnapshot<State>(streamId);
   }
 
+  deleteSnapshot(streamId: string) {
+    return this.inner.deleteSnapshot(streamId);
+  }
+
   ping() {
     return this.inner.ping();
   }

@@ -32,6 +32,13 @@ interface Waiter {
  * one read-model transaction, so a restart resumes exactly where the last batch ended. Commands call
  * waitFor(position) with the position of their own append before answering (read-your-writes).
  */
+/**
+ * Which store a checkpoint's positions belong to: the store's kind and the id of the first event of its
+ * log (positions of two stores are not comparable, and a read-model file can meet another store: a
+ * DATA_DIR kept while EVENTSTORE_URL changes, a restored backup). `kind:` alone while nothing was applied.
+ */
+const storeIdentity = (kind: string, firstEventId: string | undefined) => `${kind}:${firstEventId ?? ''}`;
+
 export class ProjectionRunner implements ReadModelProgress {
   /** Why the subscription last failed, until a batch is applied again. */
   private lastFailure: unknown;
@@ -41,6 +48,8 @@ export class ProjectionRunner implements ReadModelProgress {
     return this.lastFailure !== undefined;
   }
   private readonly checkpoints = new Map<string, number>();
+  /** The store identity each read model's checkpoint belongs to. */
+  private readonly stores = new Map<string, string>();
   private subscription: Subscription | undefined;
   private loop: Promise<void> | undefined;
   private waiters: Waiter[] = [];
@@ -57,29 +66,53 @@ export class ProjectionRunner implements ReadModelProgress {
     private readonly waitTimeoutMs = 10_000,
   ) {
     db.exec(`CREATE TABLE IF NOT EXISTS projection_checkpoints (
-      name TEXT PRIMARY KEY, version INTEGER NOT NULL, position INTEGER NOT NULL) WITHOUT ROWID`);
+      name TEXT PRIMARY KEY, version INTEGER NOT NULL, position INTEGER NOT NULL, store TEXT) WITHOUT ROWID`);
+    // Read-model files from before checkpoints named their store: the column is added, NULL (unknown store).
+    const columns = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('projection_checkpoints') as string[];
+    if (!columns.includes('store')) db.exec('ALTER TABLE projection_checkpoints ADD COLUMN store TEXT');
     this.upsertCheckpoint = db.prepare(
-      `INSERT INTO projection_checkpoints (name, version, position) VALUES (?, ?, ?)
-       ON CONFLICT(name) DO UPDATE SET version = excluded.version, position = excluded.position`,
+      `INSERT INTO projection_checkpoints (name, version, position, store) VALUES (?, ?, ?, ?)
+       ON CONFLICT(name) DO UPDATE SET version = excluded.version, position = excluded.position, store = excluded.store`,
     );
+  }
+
+  /**
+   * A read model is kept only when its checkpoint belongs to this store: the same first event, or an
+   * empty store then and nothing applied since. Anything else (another store, or a checkpoint from
+   * before stores were recorded) is rebuilt, since its positions mean nothing here.
+   */
+  private sameStore(row: { store: string | null; position: number }, current: string): boolean {
+    if (row.store === current) return true;
+    return row.store === storeIdentity(this.store.kind, undefined) && row.position === 0;
   }
 
   /** Sets up the read models, rebuilds those whose version changed, catches up, then follows live. */
   async start(): Promise<void> {
+    const [first] = await this.store.readAll({ maxCount: 1 });
+    const current = storeIdentity(this.store.kind, first?.id);
     const saved = new Map(
-      (this.db.prepare('SELECT name, version, position FROM projection_checkpoints').all() as Array<{ name: string; version: number; position: number }>).map(
-        (row) => [row.name, row],
-      ),
+      (
+        this.db.prepare('SELECT name, version, position, store FROM projection_checkpoints').all() as Array<{
+          name: string;
+          version: number;
+          position: number;
+          store: string | null;
+        }>
+      ).map((row) => [row.name, row]),
     );
     this.db.transaction(() => {
       for (const projection of this.projections) {
         projection.setup(this.db);
         const row = saved.get(projection.name);
-        if (row && row.version === projection.version) {
+        const sameStore = row !== undefined && this.sameStore(row, current);
+        if (row && row.version === projection.version && sameStore) {
           this.checkpoints.set(projection.name, row.position);
+          this.stores.set(projection.name, row.store!);
           continue;
         }
-        if (row) this.log.info({ projection: projection.name, from: row.version, to: projection.version }, 'read model changed: rebuilding');
+        if (row && !sameStore) {
+          this.log.warn({ projection: projection.name, built: row.store ?? 'unknown', store: current }, 'read model was built from another event store: rebuilding');
+        } else if (row) this.log.info({ projection: projection.name, from: row.version, to: projection.version }, 'read model changed: rebuilding');
         projection.reset(this.db);
         this.saveCheckpoint(projection, 0);
       }
@@ -184,7 +217,10 @@ export class ProjectionRunner implements ReadModelProgress {
     }
     // Only now, after the commit: a rolled-back first attempt must not move the in-memory checkpoints.
     for (const projection of this.projections) {
-      if ((this.checkpoints.get(projection.name) ?? 0) < last) this.checkpoints.set(projection.name, last);
+      const checkpoint = this.checkpoints.get(projection.name) ?? 0;
+      if (checkpoint >= last) continue;
+      if (checkpoint === 0) this.stores.set(projection.name, storeIdentity(this.store.kind, events[0]!.id));
+      this.checkpoints.set(projection.name, last);
     }
     this.applied += events.length;
     this.position = last;
@@ -201,8 +237,16 @@ export class ProjectionRunner implements ReadModelProgress {
       }
     }
     for (const projection of this.projections) {
-      if ((this.checkpoints.get(projection.name) ?? 0) < last) this.upsertCheckpoint.run(projection.name, projection.version, last);
+      const checkpoint = this.checkpoints.get(projection.name) ?? 0;
+      if (checkpoint >= last) continue;
+      // Fed from the very start, this batch opens with the first event of the log: the store is named by it.
+      const store = checkpoint === 0 ? storeIdentity(this.store.kind, events[0]!.id) : this.storeOf(projection);
+      this.upsertCheckpoint.run(projection.name, projection.version, last, store);
     }
+  }
+
+  private storeOf(projection: Projection): string {
+    return this.stores.get(projection.name) ?? storeIdentity(this.store.kind, undefined);
   }
 
   /**
@@ -217,9 +261,12 @@ export class ProjectionRunner implements ReadModelProgress {
     }
   }
 
-  private saveCheckpoint(projection: Projection, position: number): void {
-    this.upsertCheckpoint.run(projection.name, projection.version, position);
+  /** Only used for position 0 (a read model set up or reset): its store is named by the first event it applies. */
+  private saveCheckpoint(projection: Projection, position: 0): void {
+    const store = storeIdentity(this.store.kind, undefined);
+    this.upsertCheckpoint.run(projection.name, projection.version, position, store);
     this.checkpoints.set(projection.name, position);
+    this.stores.set(projection.name, store);
   }
 
   private releaseWaiters(): void {

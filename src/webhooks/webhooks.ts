@@ -53,7 +53,7 @@ export type DeliveryLaneWriter = CommandHandler<DeliveryLaneState, DeliveryLaneC
 /** Lanes whose state stays in memory between attempts (each is a few dozen keys). */
 const LANE_STATES_KEPT = 10_000;
 
-function createLaneWriter(store: EventStore): DeliveryLaneWriter {
+export function createLaneWriter(store: EventStore): DeliveryLaneWriter {
   return new CommandHandler({
     store,
     decider: deliveryLaneDecider,

@@ -3,14 +3,14 @@
  * and none reaches the network twice under different ids. The sandbox is the network: the recipient is
  * another sandbox device, whose inbox records what arrived (by waMessageId).
  */
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CHILD_GATEWAY_TESTS, type ChildGateway, spawnGateway } from '../support/child-gateway.js';
 import { apiClient } from '../support/gateway.js';
 import { tempDir } from '../support/temp-dir.js';
 import { type SandboxDevice, createDevice, goOnline, outboxList } from './support/sandbox-devices.js';
+import type { StoredEvent } from '../../src/eventstore/event-store.js';
 import { eventually } from '../support/eventually.js';
+import { openTestStore } from '../support/test-store.js';
 
 const ENV = {
   DEFAULT_ENGINE: 'sandbox',
@@ -19,12 +19,6 @@ const ENV = {
   SANDBOX_DELIVERED_DELAY_MS: '10',
   SANDBOX_READ_DELAY_MS: '10',
 };
-
-interface Row {
-  stream_id: string;
-  type: string;
-  data: string;
-}
 
 describe('kill -9 while the outbox drains', CHILD_GATEWAY_TESTS, () => {
   let gateway: ChildGateway | undefined;
@@ -68,7 +62,7 @@ describe('kill -9 while the outbox drains', CHILD_GATEWAY_TESTS, () => {
     await Promise.all(Array.from({ length: 25 }, client));
     expect(killed).toBe(true);
 
-    const sentBeforeRestart = sentIds(dataDir);
+    const sentBeforeRestart = await sentIds(dataDir);
     gateway = await spawnGateway(dataDir, ENV);
     api = apiClient(gateway.url);
     // Both sessions resume on their own (they were online); the shop's outbox drains.
@@ -76,12 +70,10 @@ describe('kill -9 while the outbox drains', CHILD_GATEWAY_TESTS, () => {
     await gateway.stop();
     gateway = undefined;
 
-    const db = new Database(join(dataDir, 'events.sqlite'), { readonly: true });
-    const rows = db.prepare<[], Row>("SELECT stream_id, type, data FROM events WHERE stream_id IN ('outbox-shop', 'inbox-customer') ORDER BY position").all();
-    db.close();
-    const queued = rows.filter((r) => r.type === 'OutboxMessageQueued').map((r) => JSON.parse(r.data) as { outboxId: string; waMessageId: string; content: { text: string } });
-    const sent = rows.filter((r) => r.type === 'MessageStatusChanged').map((r) => JSON.parse(r.data) as { outboxId?: string; waMessageId: string; status: string });
-    const arrived = rows.filter((r) => r.type === 'MessageReceived').map((r) => JSON.parse(r.data) as { waMessageId: string; body: string });
+    const rows = await readStreams(dataDir, ['outbox-shop', 'inbox-customer']);
+    const queued = rows.filter((r) => r.type === 'OutboxMessageQueued').map((r) => r.data as { outboxId: string; waMessageId: string; content: { text: string } });
+    const sent = rows.filter((r) => r.type === 'MessageStatusChanged').map((r) => r.data as { outboxId?: string; waMessageId: string; status: string });
+    const arrived = rows.filter((r) => r.type === 'MessageReceived').map((r) => r.data as { waMessageId: string; body: string });
 
     // Nothing acknowledged is lost: each is queued once, with the id it was answered with, and sent.
     const sentOutboxIds = new Set(sent.filter((s) => s.status === 'sent').map((s) => s.outboxId));
@@ -107,9 +99,18 @@ describe('kill -9 while the outbox drains', CHILD_GATEWAY_TESTS, () => {
   });
 });
 
-function sentIds(dataDir: string): number {
-  const db = new Database(join(dataDir, 'events.sqlite'), { readonly: true });
-  const rows = db.prepare<[], { data: string }>("SELECT data FROM events WHERE stream_id = 'outbox-shop' AND type = 'MessageStatusChanged'").all();
-  db.close();
-  return rows.filter((r) => (JSON.parse(r.data) as { status: string }).status === 'sent').length;
+/** The streams' events in log order, read from the store the gateway used (its SQLite file or its test server). */
+async function readStreams(dataDir: string, streams: string[]): Promise<StoredEvent[]> {
+  const store = await openTestStore(dataDir);
+  try {
+    const events = (await Promise.all(streams.map((stream) => store.readStream(stream)))).flat();
+    return events.sort((a, b) => a.position - b.position);
+  } finally {
+    await store.close();
+  }
+}
+
+async function sentIds(dataDir: string): Promise<number> {
+  const rows = await readStreams(dataDir, ['outbox-shop']);
+  return rows.filter((r) => r.type === 'MessageStatusChanged' && (r.data as { status: string }).status === 'sent').length;
 }

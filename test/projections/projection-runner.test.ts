@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import type Database from 'better-sqlite3';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../src/eventstore/event-store.js';
@@ -10,6 +9,10 @@ import { ProjectionRunner } from '../../src/projections/projection-runner.js';
 import { openReadModelDb } from '../../src/projections/read-model-db.js';
 import { DeviceRegistry, createDeviceCommandHandler } from '../../src/devices/device-registry.js';
 import { tempDir } from '../support/temp-dir.js';
+import Database from 'better-sqlite3';
+import { openEventStoreDbStore } from '../../src/eventstore/eventstoredb/eventstoredb-event-store.js';
+import type { EventStore } from '../../src/eventstore/event-store.js';
+import { startEsdbTestServer } from '../support/esdb-test-server.js';
 
 const log = pino({ level: 'silent' });
 
@@ -120,5 +123,90 @@ describe('projection runner', () => {
     expect(dump(db, 'devices')).toEqual(live);
     await runner.stop();
     await store.close();
+  });
+
+  describe('checkpoints belong to the store they came from (issue 13, defect 5)', () => {
+    const tick = (store: EventStore, stream: string, n: number) =>
+      store.append(stream, Array.from({ length: n }, () => ({ type: 'Tick', data: {} })));
+    /** Runs a counting read model in `dir` on `store` until it has caught up; answers what it holds and applied. */
+    async function feed(dir: string, store: EventStore) {
+      const db = openReadModelDb(dir);
+      const counts = new CountingProjection();
+      const runner = new ProjectionRunner(store, db, [counts], log);
+      await runner.start();
+      const rows = dump(db, 'counts');
+      await runner.stop();
+      db.close();
+      return { rows, applied: counts.applied };
+    }
+
+    it('rebuilds a read model fed by another SQLite store, and keeps one fed by this store', async () => {
+      const dir = tempDir();
+      const a = new SqliteEventStore(join(tempDir(), 'events.sqlite'));
+      await tick(a, 'a-1', 3);
+      await tick(a, 'a-2', 2);
+      expect((await feed(dir, a)).rows).toEqual([{ stream: 'a-1', n: 3 }, { stream: 'a-2', n: 2 }]);
+      expect((await feed(dir, a)).applied).toBe(0);
+      // Another store: its positions are lower than the checkpoint, and would all be skipped.
+      const b = new SqliteEventStore(join(tempDir(), 'events.sqlite'));
+      await tick(b, 'b-1', 2);
+      expect((await feed(dir, b)).rows).toEqual([{ stream: 'b-1', n: 2 }]);
+      expect((await feed(dir, b)).applied).toBe(0);
+      await a.close();
+      await b.close();
+    });
+
+    it('rebuilds when the same read models meet an EventStoreDB store', async () => {
+      const server = await startEsdbTestServer();
+      const dir = tempDir();
+      const sqlite = new SqliteEventStore(join(tempDir(), 'events.sqlite'));
+      const esdb = await openEventStoreDbStore(server.url);
+      try {
+        await tick(sqlite, 'lite', 2);
+        await tick(esdb, 'esdb', 1);
+        expect((await feed(dir, sqlite)).rows).toEqual([{ stream: 'lite', n: 2 }]);
+        expect((await feed(dir, esdb)).rows).toEqual([{ stream: 'esdb', n: 1 }]);
+        expect((await feed(dir, esdb)).applied).toBe(0);
+      } finally {
+        await esdb.close();
+        await sqlite.close();
+        await server.stop();
+      }
+    });
+
+    it('names the store by its first event when the read models started on an empty store', async () => {
+      const dir = tempDir();
+      const store = new SqliteEventStore(join(tempDir(), 'events.sqlite'));
+      expect((await feed(dir, store)).rows).toEqual([]);
+      const db = openReadModelDb(dir);
+      const counts = new CountingProjection();
+      const runner = new ProjectionRunner(store, db, [counts], log);
+      await runner.start();
+      await runner.waitFor((await tick(store, 's', 2)).position);
+      await runner.stop();
+      db.close();
+      expect(await feed(dir, store)).toEqual({ rows: [{ stream: 's', n: 2 }], applied: 0 });
+      await store.close();
+    });
+
+    it('migrates a read-model file whose checkpoints do not name their store, and rebuilds it once', async () => {
+      const dir = tempDir();
+      const store = new SqliteEventStore(join(tempDir(), 'events.sqlite'));
+      await tick(store, 's', 3);
+      // The file as the runner wrote it before stores were recorded, with a stale read model in it.
+      const old = openReadModelDb(dir);
+      old.exec(`CREATE TABLE projection_checkpoints (name TEXT PRIMARY KEY, version INTEGER NOT NULL, position INTEGER NOT NULL) WITHOUT ROWID;
+        INSERT INTO projection_checkpoints VALUES ('counts', 1, 3);
+        CREATE TABLE counts (stream TEXT PRIMARY KEY, n INTEGER NOT NULL); INSERT INTO counts VALUES ('elsewhere', 7);`);
+      old.close();
+      expect((await feed(dir, store)).rows).toEqual([{ stream: 's', n: 3 }]);
+      const migrated = new Database(join(dir, 'read-models.sqlite'));
+      expect(migrated.prepare('SELECT name, position, store FROM projection_checkpoints').all()).toEqual([
+        { name: 'counts', position: 3, store: `sqlite:${(await store.readAll({ maxCount: 1 }))[0]!.id}` },
+      ]);
+      migrated.close();
+      expect((await feed(dir, store)).applied).toBe(0);
+      await store.close();
+    });
   });
 });

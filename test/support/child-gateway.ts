@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { ADMIN_KEY } from './gateway.js';
 import { trackChild } from './processes.js';
+import { storeSettings } from './test-store.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -42,9 +43,11 @@ export interface SpawnOptions {
 /** The real gateway (src/main.ts) in its own process, so that it can be killed with SIGKILL mid-work. */
 export async function spawnGateway(dataDir: string, env: Record<string, string> = {}, options: SpawnOptions = {}): Promise<ChildGateway> {
   const port = await freePort();
+  // The store outlives the gateway (it is killed with SIGKILL): on EventStoreDB, a server in a process of its own.
+  const store = await storeSettings(dataDir, 'child-process');
   const child = spawn(process.execPath, ['--import', 'tsx', options.script ?? 'src/main.ts'], {
     cwd: ROOT,
-    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', ADMIN_API_KEY: ADMIN_KEY, LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', ADMIN_API_KEY: ADMIN_KEY, LOG_LEVEL: 'warn', ...store, ...env },
     stdio: options.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
   });
   trackChild(child);

@@ -16,7 +16,8 @@
  *   (Services/Storage/StorageWriterService.cs).
  * - [RD] src/KurrentDB.Core/Services/Transport/Grpc/Streams.Read.cs: a missing or deleted stream answers
  *   `stream_not_found`; subscriptions answer `confirmation` first, then events, `caught_up` once live;
- *   filtered subscriptions send `checkpoint`s. Reading $all from a position includes the event there;
+ *   filtered subscriptions send `checkpoint`s. A filtered read of $all (ReadAllForwardsFiltered) counts and
+ *   sends only the events that pass the filter. Reading $all from a position includes the event there;
  *   subscribing from a position starts strictly after it (docs: "Subscriptions" / "Reading events").
  * - [AP] Streams.Append.cs / Streams.BatchAppend.cs: results and errors (WrongExpectedVersion details,
  *   `maximum-append-size-exceeded`, `access-denied`, `stream-deleted` trailers from Grpc/RpcExceptions.cs;
@@ -116,6 +117,8 @@ export class EsdbTestServer {
   appendDelayMs = 0;
   /** Counts of calls per method, for tests that assert what the client did. */
   readonly calls: Record<Method, number> = { read: 0, subscribe: 0, append: 0, features: 0, delete: 0 };
+  /** Events sent by reads and subscriptions of $all, for tests that assert what crossed the wire. */
+  allEventsSent = 0;
 
   /** The connection string of the running server. */
   get url(): string {
@@ -573,15 +576,18 @@ export class EsdbTestServer {
       return;
     }
     // [RD] reading $all from a position includes the event at that position; backwards reads stop before it.
+    // A filtered read counts only the events that pass.
+    const passes = toFilter(options);
     const selected: LogRecord[] = [];
     if (forwards) {
       for (let i = position === undefined || all.hasStart() ? 0 : this.indexAtOrAfter(position); i < this.log.length && selected.length < count; i++) {
-        selected.push(this.log[i]!);
+        if (passes(this.log[i]!)) selected.push(this.log[i]!);
       }
     } else {
       const start = all.hasEnd() || position === undefined ? this.log.length - 1 : this.indexAtOrAfter(position) - 1;
-      for (let i = start; i >= 0 && selected.length < count; i--) selected.push(this.log[i]!);
+      for (let i = start; i >= 0 && selected.length < count; i--) if (passes(this.log[i]!)) selected.push(this.log[i]!);
     }
+    this.allEventsSent += selected.length;
     for (const record of selected) call.write(readEvent(record, uuidAsString, true));
     call.end();
   }
@@ -610,6 +616,7 @@ export class EsdbTestServer {
       const record = this.log[subscription.cursor++]!;
       let writable = true;
       if (subscription.filter(record)) {
+        this.allEventsSent++;
         writable = call.write(readEvent(record, subscription.uuidAsString, true));
       } else if (++subscription.sinceCheckpoint >= subscription.checkpointEvery) {
         subscription.sinceCheckpoint = 0;

@@ -41,6 +41,11 @@ export class FailingWritesStore implements EventStore {
     return this.inner.saveSnapshot(streamId, snapshot);
   }
 
+  async deleteSnapshot(streamId: string): Promise<void> {
+    if (this.failing) this.refuse();
+    return this.inner.deleteSnapshot(streamId);
+  }
+
   readStream(streamId: string, options?: ReadStreamOptions) {
     return this.inner.readStream(streamId, options);
   }

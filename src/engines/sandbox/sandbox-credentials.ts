@@ -27,6 +27,6 @@ export class SandboxCredentialStore {
   }
 
   async wipe(deviceId: string): Promise<void> {
-    await this.store.saveSnapshot(keyOf(deviceId), { revision: 0, state: null });
+    await this.store.deleteSnapshot(keyOf(deviceId));
   }
 }

@@ -11,8 +11,9 @@
  *
  * Filtering. $all holds the server's own events; readers of the port never see system streams (`$…`, which
  * includes the `$$…` stream metadata streams), events with a system type (`$…`) or the snapshot streams.
- * Subscriptions filter on the server by stream name; the v6 client's readAll has no filter, so pages are
- * filtered here and topped up until they hold `maxCount` visible events or reach the end of $all.
+ * Reads and subscriptions of $all filter on the server by stream name, so catch-up and rebuilds never
+ * download snapshots (credentials among them) or system events. The v6 client's readAll takes no filter:
+ * `readAllVisible` sends the same Read call with one, as the successor client (@kurrent/kurrentdb-client) does.
  *
  * Requires a gRPC server (EventStoreDB ≥ 22.10 or any KurrentDB), which reports event positions on stream
  * reads and idempotent appends.
@@ -61,13 +62,17 @@ import {
   checkExpectedRevision,
 } from '../event-store.js';
 import { newEventId } from '../event-id.js';
+import sharedPb from '@eventstore/db-client/generated/shared_pb.js';
+import streamsGrpc from '@eventstore/db-client/generated/streams_grpc_pb.js';
+import streamsPb from '@eventstore/db-client/generated/streams_pb.js';
+import { ReadStream } from '@eventstore/db-client/dist/streams/utils/ReadStream.js';
+import { convertGrpcEvent } from '@eventstore/db-client/dist/utils/convertGrpcEvent.js';
 
 const SNAPSHOT_STREAM_PREFIX = 'snapshot-';
 const SNAPSHOT_EVENT_TYPE = 'Snapshot';
 /** Server-side subscription filter (a .NET regex on the stream name): no system and no snapshot streams. */
 const VISIBLE_STREAM_REGEX = '^(?!\\$|snapshot-)';
-/** readAll pages: big enough that filtered-out system events rarely cost a second round trip. */
-const READ_ALL_CHUNK_MIN = 64;
+/** Events per $all read call (the server filters, so each one is an event the caller wants). */
 const READ_ALL_CHUNK_MAX = 1_000;
 /** A subscription batch never exceeds this, so one slow batch cannot hold a consumer for long. */
 const MAX_BATCH = 500;
@@ -286,7 +291,8 @@ class EventStoreDbStore implements EventStore {
     let from: ReadPosition = after >= 0n ? { commit: after, prepare: after } : START;
     const visible: StoredEvent[] = [];
     for (;;) {
-      const chunk = Math.min(Math.max(limit - visible.length, READ_ALL_CHUNK_MIN), READ_ALL_CHUNK_MAX);
+      // One more than wanted when reading from a position: the server's read includes the event there.
+      const chunk = Math.min(limit - visible.length + (after >= 0n ? 1 : 0), READ_ALL_CHUNK_MAX);
       let seen = 0;
       let last: Position | undefined;
       let cancel: (() => void) | undefined;
@@ -295,7 +301,7 @@ class EventStoreDbStore implements EventStore {
       await this.run(
         'read $all',
         async (client) => {
-          const read = client.readAll({ fromPosition: from, maxCount: chunk, direction: FORWARDS });
+          const read = readAllVisible(client, from, chunk);
           cancel = () => cancelRead(read);
           for await (const resolved of read) {
             seen += 1;
@@ -309,7 +315,8 @@ class EventStoreDbStore implements EventStore {
         { cancel: () => cancel?.() },
       );
       const reached = last as Position | undefined;
-      // A short chunk is the end of $all; a chunk that did not move forward cannot be paged further.
+      // A short chunk is the end of $all (the server counts only the events that pass its filter); a chunk that
+      // did not move forward cannot be paged further.
       if (visible.length >= limit || seen < chunk || !reached || reached.commit <= after) return visible;
       after = reached.commit;
       from = reached;
@@ -372,6 +379,22 @@ class EventStoreDbStore implements EventStore {
     return ready;
   }
 
+  /**
+   * A soft delete of the snapshot stream: it reads as not found at once, a later save starts it again (its
+   * maxCount metadata is kept), and its events leave the disk at the next scavenge.
+   */
+  async deleteSnapshot(streamId: string): Promise<void> {
+    const stream = snapshotStreamOf(streamId);
+    try {
+      await this.run(`delete snapshot of ${streamId}`, (client) => client.deleteStream(stream));
+    } catch (error) {
+      // Nothing to delete (never saved, or deleted already).
+      if (error instanceof StreamNotFoundError || error instanceof WrongExpectedVersionError) return;
+      if (error instanceof StoreRefusedError && error.code === 'stream_deleted') return;
+      throw error;
+    }
+  }
+
   async loadSnapshot<State = unknown>(streamId: string): Promise<Snapshot<State> | null> {
     const [event] = await this.read(snapshotStreamOf(streamId), { direction: 'backwards', maxCount: 1 });
     if (!event) return null;
@@ -419,6 +442,40 @@ class EventStoreDbStore implements EventStore {
     this.retired.clear();
     await Promise.allSettled(clients.map(disposeClient));
   }
+}
+
+/** The client's protected members that make its calls (channel, credentials, leader): used, not changed. */
+interface ClientCalls {
+  GRPCStreamCreator<C, T>(Client: new (...args: never[]) => C, debugName: string, creator: (client: C) => T): () => Promise<T>;
+  callArguments(options: object, callOptions?: object): [unknown, unknown];
+}
+
+/**
+ * A forwards read of $all that the server filters by stream name (Streams.Read with `filter`, served by
+ * KurrentDB's ReadAllForwardsFiltered; the search window is the count). It is the v6 client's own readAll
+ * with the filter its subscribeToAll already sends, through the client's own call machinery.
+ */
+function readAllVisible(client: EventStoreDBClient, from: ReadPosition, maxCount: number): ReadStream<AllStreamResolvedEvent> {
+  const { ReadReq } = streamsPb;
+  const all = new ReadReq.Options.AllOptions();
+  if (from === START) all.setStart(new sharedPb.Empty());
+  else if (from === END) all.setEnd(new sharedPb.Empty());
+  else all.setPosition(new ReadReq.Options.Position().setCommitPosition(String(from.commit)).setPreparePosition(String(from.prepare)));
+  const expression = new ReadReq.Options.FilterOptions.Expression().setRegex(VISIBLE_STREAM_REGEX);
+  const filter = new ReadReq.Options.FilterOptions().setStreamIdentifier(expression).setCount(new sharedPb.Empty()).setCheckpointintervalmultiplier(1);
+  const options = new ReadReq.Options()
+    .setAll(all)
+    .setResolveLinks(false)
+    .setCount(String(maxCount))
+    .setUuidOption(new ReadReq.Options.UUIDOption().setString(new sharedPb.Empty()))
+    .setFilter(filter)
+    .setReadDirection(ReadReq.Options.ReadDirection.FORWARDS);
+  const request = new ReadReq().setOptions(options);
+  const calls = client as unknown as ClientCalls;
+  const create = calls.GRPCStreamCreator(streamsGrpc.StreamsClient, 'readAll', (grpcClient: InstanceType<typeof streamsGrpc.StreamsClient>) =>
+    grpcClient.read(request, ...(calls.callArguments({}, { deadline: Infinity }) as [never, never])),
+  );
+  return new ReadStream(create as never, convertGrpcEvent, {});
 }
 
 /** Cancels a read's gRPC call and ends the Readable, so a pending iteration settles. */

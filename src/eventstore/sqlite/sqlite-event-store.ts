@@ -21,7 +21,7 @@ import {
 import { newEventId } from '../event-id.js';
 import { GroupCommitter } from './group-committer.js';
 import { LiveFeed } from './live-feed.js';
-import { SCHEMA } from './schema.js';
+import { setUpSchema } from './schema.js';
 
 interface PendingAppend {
   kind: 'append';
@@ -40,7 +40,13 @@ interface PendingSnapshot {
   json: string;
 }
 
-type PendingWrite = PendingAppend | PendingSnapshot;
+/** A snapshot removed (credentials wiped), in order with the saves around it. */
+interface PendingSnapshotDelete {
+  kind: 'deleteSnapshot';
+  streamId: string;
+}
+
+type PendingWrite = PendingAppend | PendingSnapshot | PendingSnapshotDelete;
 
 const READ_ALL_PAGE = 1_000;
 
@@ -65,7 +71,9 @@ export class SqliteEventStore implements EventStore {
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = FULL');
     this.db.pragma('busy_timeout = 5000');
-    this.db.exec(SCHEMA);
+    // Deleted and overwritten records (wiped credentials) are overwritten on their pages too, not left in free space.
+    this.db.pragma('secure_delete = FAST');
+    setUpSchema(this.db);
     this.sql = {
       streamRevision: this.db.prepare<[string], { revision: number }>('SELECT revision FROM streams WHERE stream_id = ?'),
       upsertStream: this.db.prepare(
@@ -76,7 +84,8 @@ export class SqliteEventStore implements EventStore {
       ),
       // Rows as arrays (raw): catch-up and rebuilds read the log in pages of thousands, and arrays are
       // markedly cheaper to materialise than objects.
-      eventById: this.db.prepare<[string], RawEventRow>(`SELECT ${COLUMNS} FROM events WHERE event_id = ?`).raw(true),
+      // Ids are unique per stream (schema.ts): a repeat is looked up in the stream appended to.
+      eventById: this.db.prepare<[string, string], RawEventRow>(`SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND event_id = ?`).raw(true),
       readForwards: this.db
         .prepare<[string, number, number], RawEventRow>(`SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision ASC LIMIT ?`)
         .raw(true),
@@ -90,6 +99,7 @@ export class SqliteEventStore implements EventStore {
         `INSERT INTO snapshots (stream_id, revision, state, saved_at) VALUES (?, ?, ?, ?)
          ON CONFLICT(stream_id) DO UPDATE SET revision = excluded.revision, state = excluded.state, saved_at = excluded.saved_at`,
       ),
+      deleteSnapshot: this.db.prepare('DELETE FROM snapshots WHERE stream_id = ?'),
       loadSnapshot: this.db.prepare<[string], { revision: number; state: string }>(
         'SELECT revision, state FROM snapshots WHERE stream_id = ?',
       ),
@@ -131,6 +141,10 @@ export class SqliteEventStore implements EventStore {
             this.sql.saveSnapshot.run(streamId, snapshot.revision, json, Date.now());
             return undefined;
           }
+          if (append.kind === 'deleteSnapshot') {
+            this.sql.deleteSnapshot.run(append.streamId);
+            return undefined;
+          }
           try {
             // A nested transaction is a savepoint: a refused append leaves the others of the group intact.
             const { result, events } = this.appendOne(append);
@@ -156,7 +170,7 @@ export class SqliteEventStore implements EventStore {
   private appendInTransaction({ streamId, events, json, expectedRevision }: PendingAppend): { result: AppendResult; events: StoredEvent[] } {
     const committed: StoredEvent[] = [];
     const current = this.sql.streamRevision.get(streamId)?.revision ?? -1;
-    const row = events[0]?.id ? this.sql.eventById.get(events[0].id) : undefined;
+    const row = events[0]?.id ? this.sql.eventById.get(streamId, events[0].id) : undefined;
     const repeat = row && fromRawRow(row);
     if (repeat) return { result: this.idempotentResult(streamId, events, repeat), events: committed };
     if (!revisionMatches(expectedRevision, current)) throw new WrongExpectedRevisionError(streamId, expectedRevision, current);
@@ -222,6 +236,11 @@ export class SqliteEventStore implements EventStore {
   async saveSnapshot(streamId: string, snapshot: Snapshot): Promise<void> {
     this.assertOpen();
     await this.committer.submit({ kind: 'snapshot', streamId, snapshot, json: JSON.stringify(snapshot.state) });
+  }
+
+  async deleteSnapshot(streamId: string): Promise<void> {
+    this.assertOpen();
+    await this.committer.submit({ kind: 'deleteSnapshot', streamId });
   }
 
   async loadSnapshot<State>(streamId: string): Promise<Snapshot<State> | null> {

@@ -1,8 +1,52 @@
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
 import { SqliteEventStore } from '../../../src/eventstore/sqlite/sqlite-event-store.js';
-import { tempDir } from '../../support/temp-dir.js';
 import { eventStoreConformance } from '../support/conformance.js';
+import { tempDir } from '../../support/temp-dir.js';
+
+const freshFile = () => join(tempDir('dmg-store-'), 'events.sqlite');
 
 eventStoreConformance('sqlite', {
-  open: async () => new SqliteEventStore(join(tempDir('dmg-store-'), 'events.sqlite')),
+  open: async () => new SqliteEventStore(freshFile()),
+});
+
+describe('sqlite event store schema', () => {
+  it('migrates a file whose event ids were unique across streams, keeping every event and position', async () => {
+    const file = freshFile();
+    // The tables as the first release created them (event ids unique over the whole log).
+    const old = new Database(file);
+    old.exec(`CREATE TABLE events (
+        position INTEGER PRIMARY KEY AUTOINCREMENT, stream_id TEXT NOT NULL, revision INTEGER NOT NULL,
+        event_id TEXT NOT NULL UNIQUE, type TEXT NOT NULL, data TEXT NOT NULL, metadata TEXT, created_at INTEGER NOT NULL,
+        UNIQUE (stream_id, revision));
+      CREATE TABLE streams (stream_id TEXT PRIMARY KEY, revision INTEGER NOT NULL) WITHOUT ROWID;
+      CREATE TABLE snapshots (stream_id TEXT PRIMARY KEY, revision INTEGER NOT NULL, state TEXT NOT NULL, saved_at INTEGER NOT NULL) WITHOUT ROWID;
+      INSERT INTO events VALUES (1, 'a', 0, '00000000-0000-4000-8000-000000000001', 'A', '{"n":1}', NULL, 1000);
+      INSERT INTO events VALUES (2, 'b', 0, '00000000-0000-4000-8000-000000000002', 'B', '{"n":2}', '{"m":1}', 2000);
+      INSERT INTO events VALUES (3, 'a', 1, '00000000-0000-4000-8000-000000000003', 'A', '{"n":3}', NULL, 3000);
+      INSERT INTO streams VALUES ('a', 1), ('b', 0);`);
+    old.close();
+
+    const store = new SqliteEventStore(file);
+    const all = await store.readAll();
+    expect(all.map((e) => [e.position, e.streamId, e.revision, e.id, e.data])).toEqual([
+      [1, 'a', 0, '00000000-0000-4000-8000-000000000001', { n: 1 }],
+      [2, 'b', 0, '00000000-0000-4000-8000-000000000002', { n: 2 }],
+      [3, 'a', 1, '00000000-0000-4000-8000-000000000003', { n: 3 }],
+    ]);
+    expect(all[1]!.metadata).toEqual({ m: 1 });
+    // The id of stream a's first event, now used in stream b: another event, after the old ones.
+    const reused = await store.append('b', [{ id: '00000000-0000-4000-8000-000000000001', type: 'B', data: {} }], { expectedRevision: 0 });
+    expect(reused).toEqual({ nextExpectedRevision: 1, position: 4 });
+    // A repeat within the stream is still recognised.
+    expect(await store.append('a', [{ id: '00000000-0000-4000-8000-000000000003', type: 'A', data: {} }])).toEqual({ nextExpectedRevision: 1, position: 3 });
+    expect(store.integrityCheck()).toBe('ok');
+    await store.close();
+
+    // Opening the migrated file again changes nothing.
+    const again = new SqliteEventStore(file);
+    expect((await again.readAll()).map((e) => e.position)).toEqual([1, 2, 3, 4]);
+    await again.close();
+  });
 });

@@ -252,12 +252,44 @@ export function eventStoreConformance(name: string, target: ConformanceTarget) {
       expect((await store.readStream(s)).map((e) => e.type)).toEqual(['Created', 'X', 'Later']);
     });
 
+    it('takes an event id used in another stream as another event, as EventStoreDB does (issue 13, defect 11)', async () => {
+      // Ids are idempotency keys within a stream: KurrentDB's IndexWriter.CheckCommit matches a repeat only
+      // against ids committed to the stream appended to.
+      const [s1, s2] = [stream(), stream()];
+      const event = { id: randomUUID(), type: 'Shared', data: {} };
+      const first = await store.append(s1, [event], { expectedRevision: 'no_stream' });
+      const second = await store.append(s2, [event], { expectedRevision: 'no_stream' });
+      expect(second.position).toBeGreaterThan(first.position);
+      expect((await store.readStream(s1)).map((e) => e.id)).toEqual([event.id]);
+      expect((await store.readStream(s2)).map((e) => e.id)).toEqual([event.id]);
+      // Still a retry within each stream.
+      expect(await store.append(s2, [event], { expectedRevision: 'no_stream' })).toEqual(second);
+      expect(await store.append(s1, [event], { expectedRevision: 'no_stream' })).toEqual(first);
+    });
+
     it('keeps the latest snapshot of a stream', async () => {
       const s = stream();
       expect(await store.loadSnapshot(s)).toBeNull();
       await store.saveSnapshot(s, { revision: 4, state: { count: 5, name: 'a' } });
       await store.saveSnapshot(s, { revision: 9, state: { count: 10, name: 'b' } });
       expect(await store.loadSnapshot(s)).toEqual({ revision: 9, state: { count: 10, name: 'b' } });
+    });
+
+    it('deletes a snapshot, and saves one again after (issue 13, defect 7)', async () => {
+      const [s, other, never] = [stream(), stream(), stream()];
+      await store.saveSnapshot(s, { revision: 0, state: { secret: 'a' } });
+      await store.saveSnapshot(s, { revision: 0, state: { secret: 'b' } });
+      await store.saveSnapshot(other, { revision: 0, state: { kept: true } });
+      await store.deleteSnapshot(s);
+      expect(await store.loadSnapshot(s)).toBeNull();
+      expect(await store.loadSnapshot(other)).toEqual({ revision: 0, state: { kept: true } });
+      // Deleting what is not there is no error.
+      await store.deleteSnapshot(s);
+      await store.deleteSnapshot(never);
+      await store.saveSnapshot(s, { revision: 1, state: { secret: 'c' } });
+      expect(await store.loadSnapshot(s)).toEqual({ revision: 1, state: { secret: 'c' } });
+      await store.deleteSnapshot(s);
+      expect(await store.loadSnapshot(s)).toBeNull();
     });
   });
 }

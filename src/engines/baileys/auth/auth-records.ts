@@ -6,7 +6,8 @@
  * of the event log that projections read.
  *
  * Values are serialised with Baileys' BufferJSON (keys are Buffers) and sealed with AES-256-GCM when a
- * cipher is given. The port cannot delete a snapshot, so erasing writes a tombstone in its place.
+ * cipher is given. Erasing deletes the record's snapshot (tombstones written by earlier versions read as
+ * erased too).
  */
 import { BufferJSON } from 'baileys';
 import type { EventStore } from '../../../eventstore/event-store.js';
@@ -19,7 +20,7 @@ const FORMAT = 1;
 type StoredRecord =
   | { v: typeof FORMAT; json: string } // plaintext
   | { v: typeof FORMAT; sealed: SealedValue } // encrypted
-  | { v: typeof FORMAT; erased: true }; // tombstone
+  | { v: typeof FORMAT; erased: true }; // tombstone of earlier versions
 
 /** A stored record cannot be read: encrypted without a key configured, a wrong key, or damaged. */
 export class AuthRecordError extends Error {
@@ -80,7 +81,7 @@ export class AuthRecords {
   }
 
   async erase(name: string): Promise<void> {
-    await this.store.saveSnapshot(this.streamOf(name), { revision: 0, state: { v: FORMAT, erased: true } satisfies StoredRecord });
+    await this.store.deleteSnapshot(this.streamOf(name));
   }
 
   private open(stream: string, sealed: SealedValue): string {

@@ -1,0 +1,50 @@
+/**
+ * The decider of a device's inbox stream (`inbox-<deviceId>`): the inbound messages an engine reported,
+ * written by the message sink (src/actors/message-sink.ts) through one command handler.
+ *
+ * WhatsApp delivers a message again when it was not acknowledged (a reconnect, a crash before the ack),
+ * so the same waMessageId can be reported twice. The state is the waMessageIds of the latest messages,
+ * and a message already among them is decided into nothing: the inbox records it once by its own
+ * contents, whatever the store's deduplication by event id keeps (EventStoreDB forgets it on a restart).
+ */
+import type { Decider } from '../commands/decider.js';
+import type { MessageEvent, MessageReceivedData } from './message-events.js';
+
+/**
+ * Redeliveries are of recent messages (those not acknowledged yet): a few hundred covers a reconnect's
+ * backlog, and keeps each device's state small enough to stay in memory.
+ */
+export const REMEMBERED_INBOUND = 500;
+
+export type InboxEvent = Extract<MessageEvent, { type: 'MessageReceived' }>;
+
+export const INBOX_EVENT_TYPES: ReadonlySet<string> = new Set(['MessageReceived']);
+
+export interface InboxState {
+  /** waMessageIds of the latest messages, oldest first, at most REMEMBERED_INBOUND. */
+  recent: readonly string[];
+}
+
+export type InboxCommand = { type: 'RecordInbound'; message: MessageReceivedData };
+
+export const inboxDecider: Decider<InboxState, InboxCommand, InboxEvent> = {
+  eventTypes: INBOX_EVENT_TYPES,
+
+  initialState: () => ({ recent: [] }),
+
+  evolve(state, event) {
+    const recent = [...state.recent, event.data.waMessageId];
+    return { recent: recent.length > REMEMBERED_INBOUND ? recent.slice(-REMEMBERED_INBOUND) : recent };
+  },
+
+  decide(command, state) {
+    if (state.recent.includes(command.message.waMessageId)) return [];
+    return [{ type: 'MessageReceived', data: command.message }];
+  },
+};
+
+/** Snapshots hold the state as it is (a list of ids). */
+export const inboxSnapshot = {
+  toJson: (state: InboxState): unknown => state.recent,
+  fromJson: (json: unknown): InboxState => ({ recent: Array.isArray(json) ? (json as string[]) : [] }),
+};

@@ -1,0 +1,17 @@
+/**
+ * The EventStoreDB protocol test server (esdb-test-server.ts) in a process of its own, for tests that kill
+ * a gateway with SIGKILL: the store must outlive the gateway, as a real server would. Prints
+ * `{"port":…}` once listening; stops when its stdin closes (the test process ended) or on SIGTERM.
+ */
+import { startEsdbTestServer } from './esdb-test-server.js';
+
+const server = await startEsdbTestServer();
+process.stdout.write(`${JSON.stringify({ port: server.port })}\n`);
+let stopping = false;
+const stop = () => {
+  if (stopping) return;
+  stopping = true;
+  void server.stop().finally(() => process.exit(0));
+};
+process.stdin.on('end', stop).on('close', stop).resume();
+process.on('SIGTERM', stop);
