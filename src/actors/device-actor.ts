@@ -346,6 +346,7 @@ export class DeviceActor {
       inbound: (message) => void deliver('inbound', () => this.options.sink.received(this.deviceId, message)),
       receipt: (receipt) => void deliver('receipt', () => this.options.sink.receipt(this.deviceId, receipt)),
       contacts: (contacts) => void deliver('contacts', () => this.options.sink.contacts(this.deviceId, contacts)),
+      activity: (activity) => void deliver('activity', async () => this.options.sink.activity?.(this.deviceId, activity)),
     };
   }
 

@@ -3,15 +3,51 @@
  * the device's streams with deterministic event ids, so an engine that reports the same thing twice
  * (a reconnect replays, a receipt is repeated) appends it once.
  */
-import type { Contact, InboundMessage, Receipt } from '../engines/engine.js';
-import { deterministicEventId } from '../eventstore/event-id.js';
+import type { ChatActivity, Contact, InboundMessage, Receipt } from '../engines/engine.js';
+import { deterministicEventId, orderedUuid } from '../eventstore/event-id.js';
 import type { EventStore } from '../eventstore/event-store.js';
-import { type MessageEvent, type MessageReceivedData, type MessageStatusChangedData, inboxStream, outboxStream } from '../messages/message-events.js';
+import {
+  type MessageEvent,
+  type MessageReceivedData,
+  type MessageStatusChangedData,
+  chatEventOf,
+  inboxStream,
+  outboxStream,
+} from '../messages/message-events.js';
 
 export interface MessageSink {
   received(deviceId: string, message: InboundMessage): Promise<void>;
   receipt(deviceId: string, receipt: Receipt): Promise<void>;
   contacts(deviceId: string, contacts: Contact[]): Promise<void>;
+  /** Edits, revokes, poll votes, presence and calls (appended to `inbox-<deviceId>`). */
+  activity?(deviceId: string, activity: ChatActivity): Promise<void>;
+}
+
+/** The recorded form of an inbound message: every field the engine reported, none of its callbacks. */
+export function receivedDataOf(deviceId: string, message: InboundMessage): MessageReceivedData {
+  const { downloadMedia: _download, ...fields } = message;
+  const data: MessageReceivedData = { deviceId, ...fields };
+  for (const key of Object.keys(data) as Array<keyof MessageReceivedData>) if (data[key] === undefined) delete data[key];
+  return data;
+}
+
+/**
+ * Deterministic where the engine may report the same fact twice (the protocol message's id, the call's
+ * id); presence updates are chatter and get a fresh id.
+ */
+export function activityEventId(deviceId: string, activity: ChatActivity): string {
+  switch (activity.kind) {
+    case 'edited':
+      return deterministicEventId(`${deviceId}/edit/${activity.id ?? `${activity.waMessageId}/${activity.timestamp}/${activity.body}`}`);
+    case 'revoked':
+      return deterministicEventId(`${deviceId}/revoke/${activity.id ?? activity.waMessageId}`);
+    case 'poll_vote':
+      return deterministicEventId(`${deviceId}/vote/${activity.id ?? `${activity.pollMessageId}/${activity.from}/${activity.timestamp}`}`);
+    case 'call':
+      return deterministicEventId(`${deviceId}/call/${activity.callId}`);
+    case 'presence':
+      return orderedUuid();
+  }
 }
 
 /** Device ids cannot contain '/', so the joined name is unambiguous. */
@@ -30,16 +66,7 @@ export class StoreMessageSink implements MessageSink {
   ) {}
 
   async received(deviceId: string, message: InboundMessage): Promise<void> {
-    const data: MessageReceivedData = {
-      deviceId,
-      from: message.from,
-      type: message.type,
-      body: message.body,
-      timestamp: message.timestamp,
-      waMessageId: message.waMessageId,
-      ...(message.pushName === undefined ? {} : { pushName: message.pushName }),
-      ...(message.media === undefined ? {} : { media: message.media }),
-    };
+    const data = receivedDataOf(deviceId, message);
     const event: MessageEvent = { type: 'MessageReceived', data };
     await this.store.append(inboxStream(deviceId), [{ id: inboundEventId(deviceId, message.waMessageId), ...event }]);
   }
@@ -59,5 +86,9 @@ export class StoreMessageSink implements MessageSink {
 
   async contacts(deviceId: string, contacts: Contact[]): Promise<void> {
     await this.onContacts?.(deviceId, contacts);
+  }
+
+  async activity(deviceId: string, activity: ChatActivity): Promise<void> {
+    await this.store.append(inboxStream(deviceId), [{ id: activityEventId(deviceId, activity), ...chatEventOf(deviceId, activity) }]);
   }
 }

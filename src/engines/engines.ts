@@ -8,7 +8,7 @@ import type { Config } from '../config.js';
 import type { EventStore } from '../eventstore/event-store.js';
 import type { Engine, EngineName } from './engine.js';
 import { SandboxEngine } from './sandbox/sandbox-engine.js';
-import { type LinkPreviewProvider, createLazyBaileysEngine } from './baileys/index.js';
+import { type LinkPreviewProvider, type PollLookup, createLazyBaileysEngine } from './baileys/index.js';
 
 export class EngineUnavailableError extends DomainError {
   constructor(readonly engine: string) {
@@ -44,14 +44,18 @@ export interface EngineDependencies {
   log: Logger;
   /** Open Graph previews of `link` messages, fetched through the outbound network guard (the outbox's). */
   linkPreview?: LinkPreviewProvider;
+  /** Polls a device sent or received, to decrypt their votes. */
+  polls?: PollLookup;
 }
 
-export function createEngines({ store, config, log, linkPreview }: EngineDependencies): Engines {
+export function createEngines({ store, config, log, linkPreview, polls }: EngineDependencies): Engines {
   const sandbox = new SandboxEngine(store, {
     deliveredDelayMs: config.sandbox.deliveredDelayMs,
     readDelayMs: config.sandbox.readDelayMs,
   });
   const engines: Engine[] = [sandbox];
-  engines.push(createLazyBaileysEngine({ store, encryptionKey: config.encryptionKey, logger: log, ...(linkPreview ? { linkPreview } : {}) }));
+  engines.push(
+    createLazyBaileysEngine({ store, encryptionKey: config.encryptionKey, logger: log, ...(linkPreview ? { linkPreview } : {}), ...(polls ? { polls } : {}) }),
+  );
   return new Engines(engines, sandbox);
 }

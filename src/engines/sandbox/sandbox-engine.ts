@@ -6,7 +6,8 @@
  *
  * Besides the port, it offers what the phone and the network do (the admin /sandbox routes).
  */
-import type { Engine, EngineConnection, EngineEvents } from '../engine.js';
+import type { ChatActivity, Engine, EngineConnection, EngineEvents, InboundMessage } from '../engine.js';
+import { isGroupId } from '../../messages/chat-id.js';
 import type { EventStore } from '../../eventstore/event-store.js';
 import { SandboxConnection } from './sandbox-connection.js';
 import { SandboxCredentialStore } from './sandbox-credentials.js';
@@ -77,13 +78,39 @@ export class SandboxEngine implements Engine {
     return 'paired';
   }
 
-  /** A message from `from` reaches the device; undefined when the device is not online. */
-  inbound(deviceId: string, message: { from: string; type: 'text'; body: string }): { waMessageId: string } | undefined {
+  /**
+   * A message from `from` reaches the device (fields as `message.received` reports them; `chatId`
+   * defaults to `from`); undefined when the device is not online.
+   */
+  inbound(deviceId: string, message: Omit<InboundMessage, 'waMessageId' | 'timestamp'> & { waMessageId?: string }): { waMessageId: string } | undefined {
     const connection = this.network.connectionOf(deviceId);
     if (!connection?.online) return undefined;
-    const waMessageId = newSandboxMessageId();
-    connection.receive({ waMessageId, from: message.from, type: message.type, body: message.body, timestamp: Math.floor(Date.now() / 1000) });
+    const waMessageId = message.waMessageId ?? newSandboxMessageId();
+    const chatId = message.chatId ?? message.from;
+    const isGroup = isGroupId(chatId);
+    connection.receive({
+      ...message,
+      waMessageId,
+      chatId,
+      isGroup,
+      fromMe: message.fromMe ?? false,
+      ...(isGroup ? { participant: message.from } : {}),
+      timestamp: Math.floor(Date.now() / 1000),
+    });
     return { waMessageId };
+  }
+
+  /** An edit, revoke, poll vote, presence or call reaches the device; false when it is not online. */
+  activity(deviceId: string, activity: ChatActivity): boolean {
+    const connection = this.network.connectionOf(deviceId);
+    if (!connection?.online) return false;
+    connection.activity(activity);
+    return true;
+  }
+
+  /** A group of the simulated network (the groups API builds on it); its members receive its messages. */
+  createGroup(subject: string, members: readonly string[]): { groupId: string } {
+    return { groupId: this.network.groups.create(subject, members).groupId };
   }
 
   /** The network drops the device's connection (the device reconnects). False when it is not online. */
