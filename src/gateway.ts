@@ -40,6 +40,12 @@ import { contactRoutes } from './http/routes/contacts.js';
 import { outboxRoutes } from './http/routes/outbox.js';
 import { sendRoutes } from './http/routes/send.js';
 import type { EngineDependencies, Engines } from './engines/engines.js';
+import { ChatCommands } from './chats/chat-commands.js';
+import { MediaRetention } from './chats/media-retention.js';
+import { chatRoutes } from './http/routes/chats.js';
+import { messageRoutes } from './http/routes/messages.js';
+import { DEFAULT_BACKGROUND_RETRY_DELAYS_MS, DEFAULT_QUICK_RETRY_DELAYS_MS, InboundMediaSink } from './media/inbound-media.js';
+import { InboundMediaStore } from './media/inbound-media-store.js';
 
 export interface GatewayOptions {
   logger?: Logger;
@@ -68,7 +74,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const store = withCurrentSchemas(new InstrumentedStore(await openEventStore(config), metrics));
   const readModelDb = openReadModelDb(config.dataDir);
   const readModels = createReadModels(readModelDb, store, log);
-  const { devices, history, contacts, sending: sendingCore } = readModels;
+  const { devices, history, contacts, sending: sendingCore, messages } = readModels;
   const projections = new ProjectionRunner(store, readModelDb, readModels.projections, log);
   await projections.start();
   metrics.gauge('dmg_devices', 'Devices by session state.', ['state'], () =>
@@ -85,11 +91,33 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const registry = new DeviceRegistry(deviceCommands, projections, (deviceId) => devices.get(deviceId)?.session, config.defaultEngine);
   // One guard for every URL a user chooses (webhook receivers, media, link previews): it checks the address actually dialled.
   const outboundGuard = new OutboundGuard({ allowPrivateNetworks: config.webhookAllowPrivateNetworks });
-  const engines = (options.engines ?? createEngines)({ store, config, log, linkPreview: createLinkPreviewProvider(outboundGuard) });
+  const engines = (options.engines ?? createEngines)({
+    store,
+    config,
+    log,
+    linkPreview: createLinkPreviewProvider(outboundGuard),
+    polls: async (deviceId, pollMessageId) => messages.poll(deviceId, pollMessageId),
+  });
   // Receipts are recorded by the outbox (the one writer of its stream), with the message's outboxId.
   // The engine's contact reports become ContactsUpdated events (the contacts read model is fed from the log).
   const contactsRecorder = new ContactsRecorder(store, (err, streamId) => log.warn({ err, streamId }, 'could not save a contacts snapshot'));
-  const sink = sendingCore.messageSink(new StoreMessageSink(store, contactsRecorder.listener));
+  // Received media are downloaded before the message is recorded, so that its webhook carries a working URL.
+  const receivedMedia = new InboundMediaStore(config.dataDir);
+  const sink = new InboundMediaSink(
+    sendingCore.messageSink(new StoreMessageSink(store, contactsRecorder.listener)),
+    receivedMedia,
+    store,
+    {
+      enabled: config.inboundMedia.enabled,
+      maxBytes: config.media.maxBytes,
+      fileMaxBytes: config.media.fileMaxBytes,
+      quickRetryDelaysMs: DEFAULT_QUICK_RETRY_DELAYS_MS,
+      backgroundRetryDelaysMs: DEFAULT_BACKGROUND_RETRY_DELAYS_MS,
+    },
+    log,
+  );
+  const retention = new MediaRetention(messages, receivedMedia, config.inboundMedia.retentionMs, log);
+  retention.start();
   const sessions = new Supervisor({ store, engines, devices, reconnect: config.reconnect, log, sink });
   const webhooks = await Webhooks.start({ settings: config.webhooks, store, readModelDb, deviceCommands, encryptionKey: config.encryptionKey, guard: outboundGuard, log });
   const sending = await startSending({
@@ -103,6 +131,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     connections: sessions,
     guard: outboundGuard,
     log,
+    seen: messages,
+    receivedMediaPath: (deviceId, waMessageId) => receivedMedia.pathOf(deviceId, waMessageId),
   });
 
   const routes: RouteSpec[] = [];
@@ -115,7 +145,20 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   );
   routes.push(...healthRoutes(store, VERSION, startedAt), ...deviceRoutes({ registry, devices, sessions }), ...deviceEventRoutes(store, history), ...sessionRoutes({ devices, sessions, projections }), ...metricsRoutes(metrics, config.metricsPublic), ...docsRoutes(openApi));
   routes.push(...hookRoutes({ webhooks, devices, guard: outboundGuard }));
-  routes.push(...sandboxRoutes({ devices, sessions, sandbox: engines.sandbox, projections }));
+  routes.push(
+    ...sandboxRoutes({
+      devices,
+      sessions,
+      sandbox: engines.sandbox,
+      projections,
+      seen: messages,
+      inboundMedia: { limit: config.media.fileMaxBytes, uploadDir: sending.media.incomingDir },
+    }),
+  );
+  routes.push(
+    ...chatRoutes({ chats: new ChatCommands({ store, index: messages, connection: (deviceId) => sessions.connection(deviceId), projections }) }),
+    ...messageRoutes({ index: messages, files: receivedMedia, retentionMs: config.inboundMedia.retentionMs }),
+  );
   routes.push(
     ...sendRoutes({ sends: sending.sends, media: sending.media, mediaSettings: config.media }),
     ...outboxRoutes({ sends: sending.sends, outboxView: sendingCore.outboxView }),
@@ -164,6 +207,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       // Draining stops first, so that tries under way still have their connection to finish on.
       await sending.stop();
       await sessions.stopAll();
+      sink.stop();
+      retention.stop();
       await webhooks.stop();
       outboundGuard.destroy();
       await eventMetrics.stop();

@@ -117,7 +117,8 @@ export class SandboxConnection implements EngineConnection {
     }
     const recipients = this.network.recipientsOf(message.to, this);
     const inner = content.kind === 'forward' ? content.content : content;
-    const media = 'media' in inner ? await this.network.openMediaFor(inner.media.path, recipients.length) : undefined;
+    // A file that cannot be opened leaves the recipients with the media's description only.
+    const media = 'media' in inner ? await this.network.openMediaFor(inner.media.path, recipients.length).catch(() => undefined) : undefined;
     this.network.deliver(this, from, message, recipients, media);
   }
 
