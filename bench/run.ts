@@ -23,6 +23,9 @@ const BENCHMARKS: ReadonlyArray<() => Promise<Benchmark>> = [
   () => import('./send.js'),
   () => import('./drain.js'),
   () => import('./rebuild.js'),
+  () => import('./inbound-media.js'),
+  () => import('./media-download.js'),
+  () => import('./send-reply.js'),
 ];
 
 async function main(): Promise<number> {

@@ -74,7 +74,7 @@ describe('Baileys engine: every message kind (fake socket, real protobufs)', () 
   });
 
   async function online(): Promise<{ connection: EngineConnection; events: RecordingEvents; socket: FakeSocket }> {
-    await new AuthRecords(store, 'dev-1').write('creds', { ...initAuthCreds(), me: { id: ME, name: 'Shop' } });
+    await new AuthRecords(store, 'dev-1', undefined).write('creds', { ...initAuthCreds(), me: { id: ME, name: 'Shop' } });
     const events = recordingEvents();
     const connection = await engine.connect('dev-1', events);
     const socket = sockets.latest();
