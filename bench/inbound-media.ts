@@ -19,8 +19,8 @@ import { percentile, round } from './lib/stats.js';
 export const name = 'inbound-media';
 export const description = 'sandbox inbound 1 MiB images at 50/s for 20 s → downloaded to disk before the webhook; arrival→webhook p99, gateway RSS growth, media URLs checked';
 
-const RATE_PER_SECOND = 50;
-const DURATION_SECONDS = 20;
+const RATE_PER_SECOND = Number(process.env.BENCH_MEDIA_RATE ?? 50);
+const DURATION_SECONDS = Number(process.env.BENCH_MEDIA_SECONDS ?? 20);
 const SIZE = 1024 * 1024;
 const DEVICE = 'bench-media';
 
@@ -104,9 +104,11 @@ async function inbound(gateway: GatewayChild, json: string): Promise<void> {
     method: 'POST',
     headers: { 'x-admin-key': gateway.adminKey, 'content-type': 'application/json' },
     body: json,
+  }).catch((error: unknown) => {
+    throw new Error(`inbound failed: ${(error as Error).message}; gateway output: ${gateway.output().slice(-3000)}`);
   });
-  await response.arrayBuffer();
-  if (response.status !== 202) throw new Error(`inbound answered ${response.status}`);
+  const text = await response.text();
+  if (response.status !== 202) throw new Error(`inbound answered ${response.status}: ${text}`);
 }
 
 /** The URL answers the whole image (hash checked against the event's). */

@@ -55,7 +55,7 @@ export function messageRoutes({ index, files, retentionMs, now = Date.now }: Mes
         ctx.attachment(filename, { type: 'attachment' });
         return {
           status: 200,
-          body: createReadStream(path, { highWaterMark: 1024 * 1024 }),
+          body: createReadStream(path, { highWaterMark: 256 * 1024 }),
           headers: {
             'Content-Type': media.mimetype,
             'Content-Length': String(size),
