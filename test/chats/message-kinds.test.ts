@@ -298,4 +298,29 @@ describe('every message kind, both ways (sandbox)', () => {
     expect(readOffline.status).toBe(409);
     await goOnline(api, carol);
   });
+
+  it('bad input is a 4xx problem, never a 5xx, and queues nothing', async () => {
+    const before = (await events(outboxStream(alice.id), 'OutboxMessageQueued')).length;
+    const checks: Array<[string, string, unknown, number]> = [
+      ['POST', `/devices/${alice.id}/chats/not-a-chat/read`, {}, 400],
+      ['POST', `/devices/${alice.id}/chats/${BOB}/read`, { messageIds: [] }, 400],
+      ['POST', `/devices/${alice.id}/chats/${BOB}/presence`, { state: 'dancing' }, 400],
+      ['PATCH', `/devices/${alice.id}/send/3EB0000000000000000001`, { text: '' }, 400],
+      ['POST', `/devices/${alice.id}/send/text`, { to: BOB, text: 'x', mentions: Array.from({ length: 257 }, (_, i) => String(4915100000000 + i)) }, 400],
+      ['POST', `/devices/${alice.id}/send/text`, { to: BOB, text: 'x', mentions: ['not a number'] }, 400],
+      ['POST', `/devices/${alice.id}/send/contact`, { to: BOB, contacts: Array.from({ length: 11 }, () => ({ name: 'a', phone: '49151000111' })) }, 400],
+      ['POST', `/devices/${alice.id}/send/contact`, { to: BOB, contacts: [{ name: 'a', phone: 'call me' }] }, 400],
+      ['POST', `/devices/${alice.id}/send/forward`, { to: BOB }, 400],
+      ['POST', `/devices/${alice.id}/send/sticker`, { to: BOB, base64: Buffer.alloc(1024 * 1024 + 1, 1).toString('base64') }, 413],
+      ['POST', `/sandbox/devices/${alice.id}/inbound`, { from: BOB, type: 'image', body: 'no media' }, 400],
+      ['POST', `/sandbox/devices/${alice.id}/inbound`, { from: BOB, type: 'poll_vote' }, 400],
+      ['POST', `/sandbox/devices/${alice.id}/inbound`, { from: BOB, type: 'image', media: { base64: '!!!', mimetype: 'image/png' } }, 400],
+    ];
+    for (const [method, path, json, status] of checks) {
+      const answer = await api(method, path, { admin: true, json });
+      expect(answer.status, `${method} ${path} ${JSON.stringify(json).slice(0, 80)}: ${JSON.stringify(answer.body)}`).toBe(status);
+      expect(answer.headers.get('content-type')).toContain('application/problem+json');
+    }
+    expect((await events(outboxStream(alice.id), 'OutboxMessageQueued')).length).toBe(before);
+  });
 });

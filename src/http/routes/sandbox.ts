@@ -143,6 +143,22 @@ export function sandboxRoutes({ devices, sessions, sandbox, projections, seen, i
           if (!sandbox.activity(params.deviceId, vote)) throw notOnline(device);
           return { status: 202, body: { waMessageId: activityId } };
         }
+        const type = body.type ?? (body.poll ? 'poll' : body.location ? 'location' : body.contacts ? 'contact' : 'text');
+        const needs: Partial<Record<string, keyof InboundSpec>> = {
+          text: 'body',
+          link: 'body',
+          image: 'media',
+          video: 'media',
+          audio: 'media',
+          file: 'media',
+          sticker: 'media',
+          location: 'location',
+          contact: 'contacts',
+          poll: 'poll',
+          reaction: 'messageId',
+        };
+        const field = needs[type];
+        if (field && body[field] === undefined) throw required(field, type);
         const quotedSeen = body.quotedMessageId ? seen?.find(params.deviceId, body.quotedMessageId) : undefined;
         const quoted: QuotedMessage | undefined = body.quotedMessageId
           ? quotedSeen
