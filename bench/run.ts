@@ -25,6 +25,9 @@ const BENCHMARKS: ReadonlyArray<() => Promise<Benchmark>> = [
   () => import('./rebuild.js'),
   () => import('./ids.js'),
   () => import('./stream.js'),
+  () => import('./inbound-media.js'),
+  () => import('./media-download.js'),
+  () => import('./send-reply.js'),
 ];
 
 async function main(): Promise<number> {

@@ -37,6 +37,8 @@ export interface Config {
   outbox: OutboxSettings;
   /** Media sends: size limits and fetching of `url` media. */
   media: MediaSettings;
+  /** Received media: downloaded when the message arrives (INBOUND_MEDIA=on) and kept this long. */
+  inboundMedia: { enabled: boolean; retentionMs: number };
   /** How long an Idempotency-Key answers with the first response. */
   idempotencyTtlMs: number;
   /** Contact number checks and avatar lookups: caching and the per-device allowance of fresh checks. */
@@ -203,6 +205,10 @@ export function loadConfig(env: Env = process.env): Config {
       maxBytes: read.integer('MEDIA_MAX_BYTES', 16 * 1024 * 1024, { min: 1024, max: 2 * 1024 * 1024 * 1024 }),
       fileMaxBytes: read.integer('MEDIA_FILE_MAX_BYTES', 100 * 1024 * 1024, { min: 1024, max: 2 * 1024 * 1024 * 1024 }),
       fetchTimeoutMs: read.duration('MEDIA_FETCH_TIMEOUT', '60s', { min: 100, max: 3_600_000 }),
+    },
+    inboundMedia: {
+      enabled: read.oneOf('INBOUND_MEDIA', ['on', 'off'] as const, 'on') === 'on',
+      retentionMs: read.duration('INBOUND_MEDIA_RETENTION', '30d', { min: 1_000, max: 3650 * DAY_MS }),
     },
     idempotencyTtlMs: read.duration('IDEMPOTENCY_TTL', '24h', { min: 60_000, max: 30 * DAY_MS }),
     contacts: readContactsSettings(read),

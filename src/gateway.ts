@@ -46,6 +46,12 @@ import type { EngineDependencies, Engines } from './engines/engines.js';
 import { EventStreamHub } from './stream/event-stream-hub.js';
 import { streamRoutes } from './http/routes/stream.js';
 import { dashboardRoutes } from './http/routes/dashboard.js';
+import { ChatCommands } from './chats/chat-commands.js';
+import { MediaRetention } from './chats/media-retention.js';
+import { chatRoutes } from './http/routes/chats.js';
+import { messageRoutes } from './http/routes/messages.js';
+import { DEFAULT_BACKGROUND_RETRY_DELAYS_MS, DEFAULT_QUICK_RETRY_DELAYS_MS, InboundMediaSink } from './media/inbound-media.js';
+import { InboundMediaStore } from './media/inbound-media-store.js';
 
 export interface GatewayOptions {
   logger?: Logger;
@@ -94,7 +100,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const store = withCurrentSchemas(new InstrumentedStore(options.wrapStore ? options.wrapStore(opened) : opened, metrics, (error) => storage.noteWrite(error)));
   const readModelDb = openReadModelDb(config.dataDir);
   const readModels = createReadModels(readModelDb, store, log);
-  const { devices, history, contacts, sending: sendingCore } = readModels;
+  const { devices, history, contacts, sending: sendingCore, messages } = readModels;
   const projections = new ProjectionRunner(store, readModelDb, readModels.projections, log);
   await projections.start();
   metrics.gauge('dmg_devices', 'Devices by session state.', ['state'], () =>
@@ -118,11 +124,28 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     linkPreview: createLinkPreviewProvider(outboundGuard),
     // A sandbox device that comes online gets the receipts still owed to what it sent (also after a restart).
     unconfirmedSends: (deviceId, page) => sendingCore.outboxView.unconfirmed(deviceId, page),
+    polls: async (deviceId, pollMessageId) => messages.poll(deviceId, pollMessageId),
   });
   // Receipts are recorded by the outbox (the one writer of its stream), with the message's outboxId.
   // The engine's contact reports become ContactsUpdated events (the contacts read model is fed from the log).
   const contactsRecorder = new ContactsRecorder(store, (err, streamId) => log.warn({ err, streamId }, 'could not save a contacts snapshot'));
-  const sink = sendingCore.messageSink(new StoreMessageSink(store, contactsRecorder.listener));
+  // Received media are downloaded before the message is recorded, so that its webhook carries a working URL.
+  const receivedMedia = new InboundMediaStore(config.dataDir);
+  const sink = new InboundMediaSink(
+    sendingCore.messageSink(new StoreMessageSink(store, contactsRecorder.listener)),
+    receivedMedia,
+    store,
+    {
+      enabled: config.inboundMedia.enabled,
+      maxBytes: config.media.maxBytes,
+      fileMaxBytes: config.media.fileMaxBytes,
+      quickRetryDelaysMs: DEFAULT_QUICK_RETRY_DELAYS_MS,
+      backgroundRetryDelaysMs: DEFAULT_BACKGROUND_RETRY_DELAYS_MS,
+    },
+    log,
+  );
+  const retention = new MediaRetention(messages, receivedMedia, config.inboundMedia.retentionMs, log);
+  retention.start();
   const sessions = new Supervisor({ store, engines, devices, reconnect: config.reconnect, log, sink });
   const webhooks = await Webhooks.start({ settings: config.webhooks, store, readModelDb, deviceCommands, encryptionKey: config.encryptionKey, guard: outboundGuard, log });
   const sending = await startSending({
@@ -136,6 +159,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     connections: sessions,
     guard: outboundGuard,
     log,
+    seen: messages,
+    receivedMediaPath: (deviceId, waMessageId) => receivedMedia.pathOf(deviceId, waMessageId),
   });
 
   // The live stream starts where the read models are; clients that name an older position read it from the log.
@@ -153,13 +178,28 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   routes.push(...healthRoutes(store, VERSION, startedAt, storage), ...deviceRoutes({ registry, devices, sessions }), ...deviceEventRoutes(store, history), ...sessionRoutes({ devices, sessions, projections }), ...metricsRoutes(metrics, config.metricsPublic), ...docsRoutes(openApi));
   routes.push(...hookRoutes({ webhooks, devices, guard: outboundGuard }));
   routes.push(...streamRoutes(stream), ...dashboardRoutes(options.dashboardDir));
-  routes.push(...sandboxRoutes({ devices, sessions, sandbox: engines.sandbox, projections }));
+  // Large media bodies (sends, sandbox inbound media) are read a few at a time.
+  const bodyGate = new BodyGate({ concurrency: config.server.largeBodyConcurrency, queue: config.server.largeBodyQueue });
+  routes.push(
+    ...sandboxRoutes({
+      devices,
+      sessions,
+      sandbox: engines.sandbox,
+      projections,
+      seen: messages,
+      inboundMedia: { limit: config.media.fileMaxBytes, uploadDir: sending.media.incomingDir, gate: bodyGate },
+    }),
+  );
+  routes.push(
+    ...chatRoutes({ chats: new ChatCommands({ store, index: messages, connection: (deviceId) => sessions.connection(deviceId), projections }) }),
+    ...messageRoutes({ index: messages, files: receivedMedia, retentionMs: config.inboundMedia.retentionMs }),
+  );
   routes.push(
     ...sendRoutes({
       sends: sending.sends,
       media: sending.media,
       mediaSettings: config.media,
-      bodyGate: new BodyGate({ concurrency: config.server.largeBodyConcurrency, queue: config.server.largeBodyQueue }),
+      bodyGate,
     }),
     ...outboxRoutes({ sends: sending.sends, outboxView: sendingCore.outboxView }),
   );
@@ -211,6 +251,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       // Draining stops first, so that tries under way still have their connection to finish on.
       await sending.stop();
       await sessions.stopAll();
+      sink.stop();
+      retention.stop();
       await webhooks.stop();
       outboundGuard.destroy();
       await eventMetrics.stop();

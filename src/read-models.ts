@@ -7,6 +7,7 @@ import { DeviceHistoryIndex } from './projections/device-history-index.js';
 import { DevicesReadModel } from './devices/devices-read-model.js';
 import type { Projection } from './projections/projection.js';
 import { WebhooksReadModel } from './webhooks/webhooks-read-model.js';
+import { MessageIndex } from './chats/message-index.js';
 
 /**
  * Every read model of the gateway over one read-model database: the gateway serves from them and
@@ -18,6 +19,8 @@ export interface ReadModels {
   history: DeviceHistoryIndex;
   sending: SendingCore;
   contacts: ContactsReadModel;
+  /** Every message a device sent or received (replies, forwards, edits, read receipts, received media, polls). */
+  messages: MessageIndex;
   /** Fed by the main runner. */
   projections: Projection[];
 }
@@ -27,7 +30,8 @@ export function createReadModels(db: Database.Database, store: EventStore, log: 
   const history = new DeviceHistoryIndex(db);
   const sending = new SendingCore(db, store, log);
   const contacts = new ContactsReadModel(db);
-  return { devices, history, sending, contacts, projections: [devices, history, ...sending.projections, contacts] };
+  const messages = new MessageIndex(db);
+  return { devices, history, sending, contacts, messages, projections: [devices, history, ...sending.projections, contacts, messages] };
 }
 
 /** The webhook runner's read models (see Webhooks.start). */

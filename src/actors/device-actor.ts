@@ -389,6 +389,8 @@ export class DeviceActor {
       inbound: (message, options) => this.spools.inbound.write(`inbound ${message.waMessageId}`, () => sink.received(this.deviceId, message), options),
       receipt: (receipt) => this.spools.receipts.write(`receipt ${receipt.waMessageId} ${receipt.status}`, () => sink.receipt(this.deviceId, receipt)),
       contacts: (contacts) => this.spools.contacts.write(`contacts (${contacts.length})`, () => sink.contacts(this.deviceId, contacts)),
+      // Chat activity shares the inbound spool: it goes to the same stream, in the same order.
+      activity: (activity) => this.spools.inbound.write(`activity ${activity.kind}`, async () => sink.activity?.(this.deviceId, activity)),
     };
   }
 

@@ -4,17 +4,53 @@
  * engine that reports the same message twice (a reconnect replays it) records it once even when the
  * store has forgotten the event id; receipts and contacts go to their streams' own writers in the gateway.
  */
-import type { Contact, InboundMessage, Receipt } from '../engines/engine.js';
-import { deterministicEventId } from '../eventstore/event-id.js';
+import type { ChatActivity, Contact, InboundMessage, Receipt } from '../engines/engine.js';
+import { deterministicEventId, orderedUuid } from '../eventstore/event-id.js';
 import type { EventStore } from '../eventstore/event-store.js';
 import { CommandHandler } from '../commands/command-handler.js';
 import { type InboxCommand, type InboxEvent, type InboxState, inboxDecider, inboxSnapshot } from '../messages/inbox-decider.js';
-import { type MessageEvent, type MessageReceivedData, type MessageStatusChangedData, inboxStream, outboxStream } from '../messages/message-events.js';
+import {
+  type MessageEvent,
+  type MessageReceivedData,
+  type MessageStatusChangedData,
+  chatEventOf,
+  inboxStream,
+  outboxStream,
+} from '../messages/message-events.js';
 
 export interface MessageSink {
   received(deviceId: string, message: InboundMessage): Promise<void>;
   receipt(deviceId: string, receipt: Receipt): Promise<void>;
   contacts(deviceId: string, contacts: Contact[]): Promise<void>;
+  /** Edits, revokes, poll votes, presence and calls (appended to `inbox-<deviceId>`). */
+  activity?(deviceId: string, activity: ChatActivity): Promise<void>;
+}
+
+/** The recorded form of an inbound message: every field the engine reported, none of its callbacks. */
+export function receivedDataOf(deviceId: string, message: InboundMessage): MessageReceivedData {
+  const { downloadMedia: _download, ...fields } = message;
+  const data: MessageReceivedData = { deviceId, ...fields };
+  for (const key of Object.keys(data) as Array<keyof MessageReceivedData>) if (data[key] === undefined) delete data[key];
+  return data;
+}
+
+/**
+ * Deterministic where the engine may report the same fact twice (the protocol message's id, the call's
+ * id); presence updates are chatter and get a fresh id.
+ */
+export function activityEventId(deviceId: string, activity: ChatActivity): string {
+  switch (activity.kind) {
+    case 'edited':
+      return deterministicEventId(`${deviceId}/edit/${activity.id ?? `${activity.waMessageId}/${activity.timestamp}/${activity.body}`}`);
+    case 'revoked':
+      return deterministicEventId(`${deviceId}/revoke/${activity.id ?? activity.waMessageId}`);
+    case 'poll_vote':
+      return deterministicEventId(`${deviceId}/vote/${activity.id ?? `${activity.pollMessageId}/${activity.from}/${activity.timestamp}`}`);
+    case 'call':
+      return deterministicEventId(`${deviceId}/call/${activity.callId}`);
+    case 'presence':
+      return orderedUuid();
+  }
 }
 
 /** Device ids cannot contain '/', so the joined name is unambiguous. */
@@ -34,6 +70,8 @@ const INBOX_SNAPSHOT_EVERY = 200;
 export class StoreMessageSink implements MessageSink {
   /** The inbox stream's one writer in this process. */
   private readonly inbox: CommandHandler<InboxState, InboxCommand, InboxEvent>;
+  /** The deterministic id of each activity event being recorded (decide hands the command's event back). */
+  private readonly activityIds = new WeakMap<object, string>();
 
   constructor(
     private readonly store: EventStore,
@@ -45,22 +83,13 @@ export class StoreMessageSink implements MessageSink {
       cacheSize: INBOX_STATES_KEPT,
       snapshots: { every: INBOX_SNAPSHOT_EVERY, ...inboxSnapshot },
       // The same deterministic ids as ever: stores that still know them drop a repeat as well.
-      eventIds: (events) => events.map((event) => inboundEventId(event.data.deviceId, event.data.waMessageId)),
+      eventIds: (events) =>
+        events.map((event) => (event.type === 'MessageReceived' ? inboundEventId(event.data.deviceId, event.data.waMessageId) : this.activityIds.get(event))),
     });
   }
 
   async received(deviceId: string, message: InboundMessage): Promise<void> {
-    const data: MessageReceivedData = {
-      deviceId,
-      from: message.from,
-      type: message.type,
-      body: message.body,
-      timestamp: message.timestamp,
-      waMessageId: message.waMessageId,
-      ...(message.pushName === undefined ? {} : { pushName: message.pushName }),
-      ...(message.media === undefined ? {} : { media: message.media }),
-    };
-    await this.inbox.handle(inboxStream(deviceId), { type: 'RecordInbound', message: data });
+    await this.inbox.handle(inboxStream(deviceId), { type: 'RecordInbound', message: receivedDataOf(deviceId, message) });
   }
 
   /** `outboxId` is left out: the outbox knows which of its items a waMessageId belongs to and adds it. */
@@ -78,5 +107,11 @@ export class StoreMessageSink implements MessageSink {
 
   async contacts(deviceId: string, contacts: Contact[]): Promise<void> {
     await this.onContacts?.(deviceId, contacts);
+  }
+
+  async activity(deviceId: string, activity: ChatActivity): Promise<void> {
+    const event = chatEventOf(deviceId, activity);
+    this.activityIds.set(event, activityEventId(deviceId, activity));
+    await this.inbox.handle(inboxStream(deviceId), { type: 'RecordActivity', event });
   }
 }

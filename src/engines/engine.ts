@@ -4,7 +4,11 @@
  * The actor owns the session state; an engine only reports what happened through EngineEvents and
  * never decides states itself (the reconnect policy is the actor's).
  */
+import type { Readable } from 'node:stream';
+import type { ChatActivity, ContactCard, InboundMedia, PollSpec, QuotedMessage } from '../messages/message-events.js';
 import type { InboundType } from '../messages/message-events.js';
+
+export type { ChatActivity, ContactCard, InboundMedia, PollSpec, QuotedMessage } from '../messages/message-events.js';
 
 export type EngineName = 'baileys' | 'sandbox';
 
@@ -30,9 +34,29 @@ export interface InboundMessage {
   /** Unix seconds. */
   timestamp: number;
   pushName?: string;
-  media?: { mimetype: string; size?: number; filename?: string };
+  media?: InboundMedia;
   /** Set for `location` messages: the coordinates would otherwise be lost (body holds only the caption or name). */
   location?: { latitude: number; longitude: number; name?: string; address?: string };
+  /** The chat: the sender's number in a direct chat, a group id (`…@g.us`), or `<digits>@lid`. Defaults to `from`. */
+  chatId?: string;
+  isGroup?: boolean;
+  /** Sent by the account itself, from the phone or another linked device. */
+  fromMe?: boolean;
+  /** The sender inside a group (then also `from`). */
+  participant?: string;
+  quoted?: QuotedMessage;
+  /** Numbers (or `@lid` ids) mentioned in the text. */
+  mentions?: string[];
+  contacts?: ContactCard[];
+  poll?: PollSpec;
+  reaction?: { messageId: string; emoji: string };
+  /** A poll's message secret (base64): what decrypting its votes needs. Never leaves in a webhook. */
+  secret?: string;
+  /**
+   * Opens the media's bytes as a stream (downloaded from the network, decrypted). Not recorded: the
+   * gateway streams them to disk when the message arrives, before it is recorded (src/media/inbound-media.ts).
+   */
+  downloadMedia?: () => Promise<Readable>;
 }
 
 export interface Receipt {
@@ -73,6 +97,8 @@ export interface EngineEvents {
   inbound(message: InboundMessage, options?: ReportOptions): Promise<void>;
   receipt(receipt: Receipt): Promise<void>;
   contacts(contacts: Contact[]): Promise<void>;
+  /** Edits, revokes, poll votes, presence and calls: facts about chats that are not messages. Resolves when durable. */
+  activity?(activity: ChatActivity): Promise<void>;
 }
 
 /** Media waiting in the outbox is a file on disk, never a buffer held in memory. */
@@ -95,14 +121,43 @@ export type OutgoingContent =
    * waMessageIds). WhatsApp addresses a reaction by (chat, fromMe, id); when omitted, the Baileys engine
    * uses true for ids it sent on the current connection and false (a received message) otherwise.
    */
-  | { kind: 'reaction'; messageId: string; emoji: string; fromMe?: boolean };
+  | { kind: 'reaction'; messageId: string; emoji: string; fromMe?: boolean }
+  /** WebP, static or animated. */
+  | { kind: 'sticker'; media: MediaFile }
+  | { kind: 'contact'; contacts: ContactCard[] }
+  /** `secret`: 32 random bytes as base64, the poll's message secret, kept so its votes can be decrypted. */
+  | { kind: 'poll'; question: string; options: string[]; multipleAnswers: boolean; secret: string }
+  /** Another message's content, sent again marked as forwarded. */
+  | { kind: 'forward'; content: ForwardableContent }
+  /** Replaces the text (or caption) of a message this account sent. */
+  | { kind: 'edit'; messageId: string; text: string };
+
+export type ForwardableContent = Extract<OutgoingContent, { kind: 'text' | 'image' | 'video' | 'audio' | 'file' | 'sticker' | 'location' | 'link' | 'contact' }>;
+
+/** The message a send quotes (`replyTo`). */
+export interface ReplyTarget {
+  waMessageId: string;
+  /** Whether this account sent it. */
+  fromMe: boolean;
+  /** Its sender: a number or `@lid` id; in a group, the participant. Empty for our own messages. */
+  from: string;
+  type: string;
+  body: string;
+}
 
 export interface OutgoingMessage {
   /** Assigned when queued and reused on every retry: the engine sends with exactly this id. */
   waMessageId: string;
+  /** A number, a group id (`…@g.us`) or a `<digits>@lid` id. */
   to: string;
   content: OutgoingContent;
+  replyTo?: ReplyTarget;
+  /** Numbers mentioned in the text or caption. */
+  mentions?: string[];
 }
+
+export type ChatPresence = 'typing' | 'recording' | 'paused';
+export type OwnPresence = 'available' | 'unavailable';
 
 /** A failure an engine reports; `permanent` ones are not retried. */
 export class EngineError extends Error {
@@ -123,6 +178,10 @@ export interface EngineConnection {
   revoke(waMessageId: string, to: string): Promise<void>;
   checkNumber(number: string): Promise<{ exists: boolean; jid?: string }>;
   avatarUrl(number: string): Promise<string | null>;
+  /** Read receipts for received messages of a chat (`participant`: the sender, in groups). */
+  markRead?(chatId: string, messages: Array<{ waMessageId: string; participant?: string }>): Promise<void>;
+  /** Typing or recording in a chat (`chatId`), or the account's own availability (no chat). */
+  sendPresence?(state: ChatPresence | OwnPresence, chatId?: string): Promise<void>;
   /** Ends the connection and keeps the credentials: the next connect needs no QR. */
   close(): Promise<void>;
   /** Unlinks the device from the account and wipes the credentials. */

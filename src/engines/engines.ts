@@ -8,7 +8,7 @@ import type { Config } from '../config.js';
 import type { EventStore } from '../eventstore/event-store.js';
 import type { Engine, EngineName } from './engine.js';
 import { SandboxEngine, type UnconfirmedSends } from './sandbox/sandbox-engine.js';
-import { type LinkPreviewProvider, createLazyBaileysEngine } from './baileys/index.js';
+import { type LinkPreviewProvider, type PollLookup, createLazyBaileysEngine } from './baileys/index.js';
 
 export class EngineUnavailableError extends DomainError {
   constructor(readonly engine: string) {
@@ -46,15 +46,19 @@ export interface EngineDependencies {
   linkPreview?: LinkPreviewProvider;
   /** The sandbox's sent messages still owed receipts (the outbox read model's). */
   unconfirmedSends?: UnconfirmedSends;
+  /** Polls a device sent or received, to decrypt their votes. */
+  polls?: PollLookup;
 }
 
-export function createEngines({ store, config, log, linkPreview, unconfirmedSends }: EngineDependencies): Engines {
+export function createEngines({ store, config, log, linkPreview, unconfirmedSends, polls }: EngineDependencies): Engines {
   const sandbox = new SandboxEngine(store, {
     deliveredDelayMs: config.sandbox.deliveredDelayMs,
     readDelayMs: config.sandbox.readDelayMs,
     ...(unconfirmedSends ? { unconfirmedSends } : {}),
   });
   const engines: Engine[] = [sandbox];
-  engines.push(createLazyBaileysEngine({ store, encryptionKey: config.encryptionKey, logger: log, ...(linkPreview ? { linkPreview } : {}) }));
+  engines.push(
+    createLazyBaileysEngine({ store, encryptionKey: config.encryptionKey, logger: log, ...(linkPreview ? { linkPreview } : {}), ...(polls ? { polls } : {}) }),
+  );
   return new Engines(engines, sandbox);
 }

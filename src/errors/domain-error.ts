@@ -24,6 +24,10 @@ export const DOMAIN_ERROR_CODES = [
   'shutting_down',
   'busy',
   'insufficient_storage',
+  'message_not_found',
+  'not_editable',
+  'not_forwardable',
+  'media_expired',
 ] as const;
 
 export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];

@@ -8,7 +8,7 @@
  * contents, whatever the store's deduplication by event id keeps (EventStoreDB forgets it on a restart).
  */
 import type { Decider } from '../commands/decider.js';
-import type { MessageEvent, MessageReceivedData } from './message-events.js';
+import type { ChatEvent, MessageEvent, MessageReceivedData } from './message-events.js';
 
 /**
  * Redeliveries are of recent messages (those not acknowledged yet): a few hundred covers a reconnect's
@@ -16,7 +16,8 @@ import type { MessageEvent, MessageReceivedData } from './message-events.js';
  */
 export const REMEMBERED_INBOUND = 500;
 
-export type InboxEvent = Extract<MessageEvent, { type: 'MessageReceived' }>;
+/** Inbound messages, and what happens to chats besides (edits, revokes, poll votes, presence, calls). */
+export type InboxEvent = Extract<MessageEvent, { type: 'MessageReceived' }> | ChatEvent;
 
 export const INBOX_EVENT_TYPES: ReadonlySet<string> = new Set(['MessageReceived']);
 
@@ -25,7 +26,10 @@ export interface InboxState {
   recent: readonly string[];
 }
 
-export type InboxCommand = { type: 'RecordInbound'; message: MessageReceivedData };
+export type InboxCommand =
+  | { type: 'RecordInbound'; message: MessageReceivedData }
+  /** Recorded as it comes: its deterministic event id (message-sink.ts) drops a repeat. */
+  | { type: 'RecordActivity'; event: ChatEvent };
 
 export const inboxDecider: Decider<InboxState, InboxCommand, InboxEvent> = {
   eventTypes: INBOX_EVENT_TYPES,
@@ -33,11 +37,13 @@ export const inboxDecider: Decider<InboxState, InboxCommand, InboxEvent> = {
   initialState: () => ({ recent: [] }),
 
   evolve(state, event) {
+    if (event.type !== 'MessageReceived') return state;
     const recent = [...state.recent, event.data.waMessageId];
     return { recent: recent.length > REMEMBERED_INBOUND ? recent.slice(-REMEMBERED_INBOUND) : recent };
   },
 
   decide(command, state) {
+    if (command.type === 'RecordActivity') return [command.event];
     if (state.recent.includes(command.message.waMessageId)) return [];
     return [{ type: 'MessageReceived', data: command.message }];
   },

@@ -8,7 +8,7 @@ import type { EventStore } from '../eventstore/event-store.js';
 import { followAll } from '../eventstore/follow-all.js';
 import type { MediaStore } from '../media/media-store.js';
 import { dropOutbox } from './outbox-decisions.js';
-import { isMediaKind } from './outbox-events.js';
+import { mediaOf } from './outbox-events.js';
 import type { Outboxes } from './outboxes.js';
 
 export interface DeletedDeviceOutboxesDeps {
@@ -48,7 +48,7 @@ export class DeletedDeviceOutboxes {
   private async drop(deviceId: string): Promise<void> {
     try {
       const { result } = await this.deps.outboxes.execute(deviceId, dropOutbox(deviceId, Date.now()));
-      await Promise.all(result.filter((m) => isMediaKind(m.content.kind)).map((m) => this.deps.media.remove(deviceId, m.outboxId)));
+      await Promise.all(result.filter((m) => mediaOf(m.content) !== undefined).map((m) => this.deps.media.remove(deviceId, m.outboxId)));
       if (result.length > 0) this.deps.log.info({ deviceId, cancelled: result.length }, 'outbox of a deleted device dropped');
     } catch (error) {
       this.deps.log.error({ err: error, deviceId }, 'could not drop the outbox of a deleted device');

@@ -5,12 +5,12 @@
  */
 import { access } from 'node:fs/promises';
 import type { MediaSettings } from '../config.js';
-import { EngineError, type EngineConnection, type MediaFile, type OutgoingContent } from '../engines/engine.js';
+import { EngineError, type EngineConnection, type ForwardableContent, type MediaFile, type OutgoingContent, type OutgoingMessage } from '../engines/engine.js';
 import { MediaUnavailableError, type MediaFetcher } from '../media/media-fetcher.js';
 import { mediaLimitOf } from '../media/media-limits.js';
 import type { MediaStore } from '../media/media-store.js';
 import { MediaTypeError, mimetypeMismatch, resolveMimetype } from '../media/media-type.js';
-import type { MediaKind, MediaSource } from './outbox-events.js';
+import type { MediaKind, MediaSource, QueuedContent } from './outbox-events.js';
 import type { PendingMessage } from './outbox-state.js';
 
 /** A send that has not finished by then is treated as a transient failure (and tried again, same id). */
@@ -26,8 +26,15 @@ export class MessageDispatcher {
   async send(connection: EngineConnection, deviceId: string, message: PendingMessage): Promise<void> {
     const scratch: string[] = [];
     try {
-      const content = await this.contentOf(deviceId, message, scratch);
-      await withTimeout(connection.send({ waMessageId: message.waMessageId, to: message.to, content }), SEND_TIMEOUT_MS);
+      const content = await this.contentOf(deviceId, message.outboxId, message.content, scratch);
+      const outgoing: OutgoingMessage = {
+        waMessageId: message.waMessageId,
+        to: message.to,
+        content,
+        ...(message.replyTo ? { replyTo: message.replyTo } : {}),
+        ...(message.mentions ? { mentions: message.mentions } : {}),
+      };
+      await withTimeout(connection.send(outgoing), SEND_TIMEOUT_MS);
     } finally {
       await Promise.all(scratch.map((path) => this.media.removePath(path)));
     }
@@ -37,14 +44,16 @@ export class MessageDispatcher {
     await withTimeout(connection.revoke(waMessageId, to), SEND_TIMEOUT_MS);
   }
 
-  private async contentOf(deviceId: string, message: PendingMessage, scratch: string[]): Promise<OutgoingContent> {
-    const content = message.content;
+  private async contentOf(deviceId: string, outboxId: string, content: QueuedContent, scratch: string[]): Promise<OutgoingContent> {
     switch (content.kind) {
       case 'image':
       case 'video':
       case 'audio':
       case 'file':
-        return { ...content, media: await this.mediaFile(deviceId, message.outboxId, content.kind, content.media, scratch) } as OutgoingContent;
+      case 'sticker':
+        return { ...content, media: await this.mediaFile(deviceId, outboxId, content.kind, content.media, scratch) } as OutgoingContent;
+      case 'forward':
+        return { kind: 'forward', content: (await this.contentOf(deviceId, outboxId, content.content, scratch)) as ForwardableContent };
       default:
         return content;
     }

@@ -18,7 +18,7 @@ import type { DeviceConnections } from './device-connections.js';
 import type { DeviceOutbox } from './device-outbox.js';
 import type { MessageDispatcher } from './message-dispatcher.js';
 import { recordAttemptFailed, recordFailed, recordRevokeFailed, recordRevoked, recordSent, startSending } from './outbox-decisions.js';
-import { type OutboxError, isMediaKind } from './outbox-events.js';
+import { type OutboxError, mediaOf } from './outbox-events.js';
 import type { OutboxState, PendingMessage } from './outbox-state.js';
 import type { Outboxes } from './outboxes.js';
 import { retryDelayMs } from './retry-delay.js';
@@ -257,7 +257,7 @@ class DeviceLane {
 
   private async removeMedia(message: PendingMessage): Promise<void> {
     const { media, log } = this.drainer.deps;
-    if (!isMediaKind(message.content.kind) || !('media' in message.content) || message.content.media.source !== 'stored') return;
+    if (mediaOf(message.content)?.source !== 'stored') return;
     // A file left behind is removed by the sweep at the next start.
     await media.remove(this.deviceId, message.outboxId).catch((error: unknown) => log.warn({ err: error, deviceId: this.deviceId }, 'media file not removed'));
   }

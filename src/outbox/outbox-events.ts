@@ -11,9 +11,10 @@
  * is sent again with the same waMessageId.
  */
 import { MEDIA_KINDS, type MediaKind, type MediaSource } from '../media/media-kinds.js';
-import type { MessageStatusChangedData } from '../messages/message-events.js';
+import type { ContactCard, MessageStatusChangedData } from '../messages/message-events.js';
+import type { ReplyTarget } from '../engines/engine.js';
 
-export const SEND_KINDS = ['text', 'image', 'audio', 'video', 'file', 'location', 'link', 'reaction'] as const;
+export const SEND_KINDS = ['text', 'image', 'audio', 'video', 'file', 'location', 'link', 'reaction', 'sticker', 'contact', 'poll', 'forward', 'edit'] as const;
 export type SendKind = (typeof SEND_KINDS)[number];
 
 export { MEDIA_KINDS, type MediaKind, type MediaSource } from '../media/media-kinds.js';
@@ -28,7 +29,22 @@ export type QueuedContent =
   | { kind: 'file'; media: MediaSource; caption?: string }
   | { kind: 'location'; latitude: number; longitude: number; name?: string; address?: string }
   | { kind: 'link'; url: string; text: string; preview: boolean }
-  | { kind: 'reaction'; messageId: string; emoji: string; fromMe: boolean };
+  | { kind: 'reaction'; messageId: string; emoji: string; fromMe: boolean }
+  | { kind: 'sticker'; media: MediaSource }
+  | { kind: 'contact'; contacts: ContactCard[] }
+  /** `secret`: the poll's message secret (base64 of 32 random bytes), kept to decrypt its votes. */
+  | { kind: 'poll'; question: string; options: string[]; multipleAnswers: boolean; secret: string }
+  /** Another message's content, sent again as forwarded; its media (if any) is this message's own copy. */
+  | { kind: 'forward'; content: ForwardedContent }
+  | { kind: 'edit'; messageId: string; text: string };
+
+export type ForwardedContent = Extract<QueuedContent, { kind: 'text' | 'image' | 'video' | 'audio' | 'file' | 'sticker' | 'location' | 'link' | 'contact' }>;
+
+/** The media of a queued content, wherever it sits (a forward carries it inside). */
+export function mediaOf(content: QueuedContent): MediaSource | undefined {
+  if (content.kind === 'forward') return mediaOf(content.content);
+  return 'media' in content ? content.media : undefined;
+}
 
 /** The 202 answer of a send; kept with the Idempotency-Key so that a retried request gets it again. */
 export interface QueuedAnswer {
@@ -57,6 +73,18 @@ export interface OutboxMessageQueuedData {
   createdAt: string;
   /** The request's Idempotency-Key and a digest of what it asked, when it had one. */
   idempotency?: { key: string; fingerprint: string };
+  /** The message it quotes (`replyTo`), as the gateway saw it when the send was accepted. */
+  replyTo?: ReplyTarget;
+  /** Numbers mentioned in the text or caption. */
+  mentions?: string[];
+}
+
+/** PATCH /send/:waMessageId of a message still queued: its text (or caption) is replaced before it goes. */
+export interface OutboxMessageEditedData {
+  deviceId: string;
+  outboxId: string;
+  waMessageId: string;
+  text: string;
 }
 
 export interface OutboxMessageSendingData {
@@ -103,6 +131,7 @@ export type OutboxEvent =
   | { type: 'OutboxAttemptFailed'; data: OutboxAttemptFailedData }
   | { type: 'OutboxRevokeRequested'; data: OutboxRevokeRequestedData }
   | { type: 'OutboxRevokeFailed'; data: OutboxRevokeFailedData }
+  | { type: 'OutboxMessageEdited'; data: OutboxMessageEditedData }
   | { type: 'MessageStatusChanged'; data: MessageStatusChangedData };
 
 export type OutboxEventType = OutboxEvent['type'];
@@ -113,6 +142,7 @@ export const OUTBOX_EVENT_TYPES: ReadonlySet<string> = new Set<OutboxEventType>(
   'OutboxAttemptFailed',
   'OutboxRevokeRequested',
   'OutboxRevokeFailed',
+  'OutboxMessageEdited',
   'MessageStatusChanged',
 ]);
 

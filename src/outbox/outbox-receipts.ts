@@ -6,7 +6,7 @@
  * the default sink unchanged.
  */
 import type { MessageSink } from '../actors/message-sink.js';
-import type { Contact, InboundMessage, Receipt } from '../engines/engine.js';
+import type { ChatActivity, Contact, InboundMessage, Receipt } from '../engines/engine.js';
 import { recordReceipt } from './outbox-decisions.js';
 import type { OutboxReadModel } from './outbox-read-model.js';
 import type { Outboxes } from './outboxes.js';
@@ -24,6 +24,10 @@ export class OutboxReceipts implements MessageSink {
 
   contacts(deviceId: string, contacts: Contact[]): Promise<void> {
     return this.inner.contacts(deviceId, contacts);
+  }
+
+  async activity(deviceId: string, activity: ChatActivity): Promise<void> {
+    await this.inner.activity?.(deviceId, activity);
   }
 
   async receipt(deviceId: string, receipt: Receipt): Promise<void> {

@@ -4,6 +4,7 @@
  * here (the outbox read model remembers them), so the state stays as small as the backlog.
  */
 import { nextStatus } from './message-status.js';
+import type { ReplyTarget } from '../engines/engine.js';
 import type { OutboxError, OutboxEvent, QueuedContent } from './outbox-events.js';
 
 export interface PendingMessage {
@@ -24,6 +25,8 @@ export interface PendingMessage {
   retryAt: number;
   /** A receipt arrived while it was still pending: the network has it, whatever our records missed. */
   confirmed: boolean;
+  replyTo?: ReplyTarget;
+  mentions?: string[];
 }
 
 export interface PendingRevoke {
@@ -101,8 +104,22 @@ export class OutboxState {
   apply(event: OutboxEvent): void {
     switch (event.type) {
       case 'OutboxMessageQueued': {
-        const { outboxId, waMessageId, to, seq, content, createdAt } = event.data;
-        this.add({ outboxId, waMessageId, to, seq, content, createdAt, status: 'queued', attempts: 0, failures: 0, retryAt: 0, confirmed: false });
+        const { outboxId, waMessageId, to, seq, content, createdAt, replyTo, mentions } = event.data;
+        this.add({
+          outboxId,
+          waMessageId,
+          to,
+          seq,
+          content,
+          createdAt,
+          status: 'queued',
+          attempts: 0,
+          failures: 0,
+          retryAt: 0,
+          confirmed: false,
+          ...(replyTo ? { replyTo } : {}),
+          ...(mentions ? { mentions } : {}),
+        });
         this.lastSeq = Math.max(this.lastSeq, seq);
         return;
       }
@@ -122,6 +139,12 @@ export class OutboxState {
           message.lastError = event.data.error;
           message.retryAt = event.data.retryAt;
         }
+        return;
+      }
+      case 'OutboxMessageEdited': {
+        const message = this.messages.get(event.data.outboxId);
+        // Content is never changed in place (snapshots share it): a new one replaces it.
+        if (message) message.content = withText(message.content, event.data.text);
         return;
       }
       case 'OutboxRevokeRequested': {
@@ -185,5 +208,25 @@ export class OutboxState {
     if (!message) return;
     this.messages.delete(outboxId);
     this.outboxIdByWaId.delete(message.waMessageId);
+  }
+}
+
+/** Whether a queued content has a text or caption that an edit may replace. */
+export function isEditable(content: QueuedContent): boolean {
+  return content.kind === 'text' || content.kind === 'link' || content.kind === 'image' || content.kind === 'video' || content.kind === 'file';
+}
+
+/** The content with its text (or caption) replaced; unchanged when it has none. */
+export function withText(content: QueuedContent, text: string): QueuedContent {
+  switch (content.kind) {
+    case 'text':
+    case 'link':
+      return { ...content, text };
+    case 'image':
+    case 'video':
+    case 'file':
+      return { ...content, caption: text };
+    default:
+      return content;
   }
 }

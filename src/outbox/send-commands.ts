@@ -3,7 +3,13 @@
  * or revoke one, remove one or all from the outbox. Each appends to the device's outbox first and
  * answers once the read models include the append (read-your-writes: docs/architecture.md, invariant 4).
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { copyFile } from 'node:fs/promises';
+import type { ReplyTarget } from '../engines/engine.js';
+import type { ContactCard } from '../messages/message-events.js';
+import type { SeenMessage, SeenMessages } from './seen-messages.js';
+import { isEditable } from './outbox-state.js';
+import type { MediaSource } from '../media/media-kinds.js';
 import { textWithUrl } from '../messages/link-text.js';
 import { DomainError } from '../errors/domain-error.js';
 import { type IdempotencyKeys, fingerprintOf } from './idempotency-keys.js';
@@ -12,18 +18,34 @@ import type { MediaStore } from '../media/media-store.js';
 import type { ReadModelProgress } from '../projections/projection-runner.js';
 import type { Decide } from './device-outbox.js';
 import { cancelMessage, clearOutbox, queueMessage, requestRevoke } from './outbox-decisions.js';
-import { type MediaKind, type QueuedAnswer, type QueuedContent, answerOf, isMediaKind } from './outbox-events.js';
+import { type ForwardedContent, type MediaKind, type QueuedAnswer, type QueuedContent, answerOf, mediaOf } from './outbox-events.js';
 import type { OutboxReadModel } from './outbox-read-model.js';
 import type { PendingMessage } from './outbox-state.js';
 import { orderedUuid } from '../eventstore/event-id.js';
 import type { Outboxes } from './outboxes.js';
 
-export type SendInput =
-  | { kind: 'text'; to: string; text: string }
-  | { kind: 'location'; to: string; latitude: number; longitude: number; name?: string; address?: string }
-  | { kind: 'link'; to: string; url: string; text?: string; preview?: boolean }
-  | { kind: 'reaction'; to: string; messageId: string; emoji: string }
-  | { kind: MediaKind; to: string; media: MediaInput; mimetype?: string; caption?: string; filename?: string; ptt?: boolean };
+/** What every send accepts besides its content: the message it quotes and the numbers it mentions. */
+export interface SendContext {
+  replyTo?: string;
+  mentions?: string[];
+}
+
+export type SendInput = SendContext &
+  (
+    | { kind: 'text'; to: string; text: string }
+    | { kind: 'location'; to: string; latitude: number; longitude: number; name?: string; address?: string }
+    | { kind: 'link'; to: string; url: string; text?: string; preview?: boolean }
+    | { kind: 'reaction'; to: string; messageId: string; emoji: string }
+    | { kind: 'contact'; to: string; contacts: ContactCard[] }
+    | { kind: 'poll'; to: string; question: string; options: string[]; multipleAnswers?: boolean }
+    | { kind: 'forward'; to: string; messageId: string }
+    | { kind: MediaKind; to: string; media: MediaInput; mimetype?: string; caption?: string; filename?: string; ptt?: boolean }
+  );
+
+/** WhatsApp lets a sent message be edited this long. */
+export const EDIT_WINDOW_MS = 15 * 60_000;
+
+export type EditOutcome = { status: 'edited' } | { status: 'editing' };
 
 export type DeleteOutcome = { status: 'cancelled' } | { status: 'deleting' } | { status: 'deleted' };
 
@@ -37,7 +59,13 @@ export interface SendCommandsDeps {
   /** The waMessageId of a new message, in the format WhatsApp clients use. */
   newWaMessageId: () => string;
   now?: () => number;
+  /** Messages the device has seen (replies, forwards, edits); without it, replyTo and forward find nothing. */
+  seen?: SeenMessages;
+  /** Where a received message's media is kept (forwards of received media copy it). */
+  receivedMediaPath?: (deviceId: string, waMessageId: string) => string;
 }
+
+const messageNotFound = (waMessageId: string) => new DomainError('message_not_found', `no message ${waMessageId} was seen by this device`);
 
 const notSent = (waMessageId: string) => new DomainError('not_found', `no message ${waMessageId} was sent from this device`);
 
@@ -106,9 +134,40 @@ export class SendCommands {
     return result.length;
   }
 
+  /**
+   * PATCH /send/:waMessageId: a message still queued gets its new text before it goes (`edited`); one
+   * this device sent less than 15 minutes ago is edited for everyone through the outbox (`editing`).
+   */
+  async edit(deviceId: string, waMessageId: string, text: string): Promise<EditOutcome> {
+    const now = this.now();
+    const edit = { outboxId: orderedUuid(), waMessageId: this.deps.newWaMessageId(), createdAt: new Date(now).toISOString() };
+    const decide: Decide<EditOutcome> = (state) => {
+      const pending = state.byWaMessageId(waMessageId);
+      if (pending) {
+        if (pending.status === 'sending') throw new DomainError('not_editable', 'the message is being sent right now; edit it once it is sent');
+        if (!isEditable(pending.content)) throw new DomainError('not_editable', `a ${pending.content.kind} message has no text to edit`);
+        return { events: [{ type: 'OutboxMessageEdited', data: { deviceId, outboxId: pending.outboxId, waMessageId, text } }], result: { status: 'edited' } };
+      }
+      const seen = this.deps.seen?.find(deviceId, waMessageId);
+      if (!seen) throw messageNotFound(waMessageId);
+      if (!seen.fromMe || !seen.outboxId || !seen.content) throw new DomainError('not_editable', 'only messages this device sent can be edited');
+      if (!isEditable(seen.content)) throw new DomainError('not_editable', `a ${seen.content.kind} message has no text to edit`);
+      if (seen.revoked || !seen.status || !SENT_STATUSES.has(seen.status) || seen.sentAt === undefined) {
+        throw new DomainError('not_editable', `the message is ${seen.status ?? 'unknown'}: only sent messages can be edited`);
+      }
+      if (now - seen.sentAt * 1000 > EDIT_WINDOW_MS) throw new DomainError('not_editable', 'WhatsApp allows edits only within 15 minutes of sending');
+      const queued = queueMessage(deviceId, { ...edit, to: seen.chatId, content: { kind: 'edit', messageId: waMessageId, text } })(state);
+      return { events: queued.events, result: { status: 'editing' } };
+    };
+    const { result, position } = await this.deps.outboxes.execute(deviceId, decide);
+    await this.deps.projections.settle(position);
+    return result;
+  }
+
   private async queue(deviceId: string, input: SendInput, idempotency?: { key: string; fingerprint: string }): Promise<QueuedAnswer> {
     const { outboxes, media } = this.deps;
     const outboxId = orderedUuid();
+    const replyTo = input.replyTo === undefined ? undefined : this.replyTargetOf(deviceId, input.to, input.replyTo);
     const content = await this.contentOf(deviceId, outboxId, input);
     const message = {
       outboxId,
@@ -117,12 +176,14 @@ export class SendCommands {
       content,
       createdAt: new Date(this.now()).toISOString(),
       ...(idempotency ? { idempotency } : {}),
+      ...(replyTo ? { replyTo } : {}),
+      ...(input.mentions?.length ? { mentions: input.mentions } : {}),
     };
     let executed;
     try {
       executed = await outboxes.execute(deviceId, queueMessage(deviceId, message));
     } catch (error) {
-      if (isMediaKind(input.kind)) await media.remove(deviceId, outboxId);
+      if (mediaOf(content)?.source === 'stored') await media.remove(deviceId, outboxId);
       throw error;
     }
     await this.deps.projections.settle(executed.position);
@@ -140,11 +201,108 @@ export class SendCommands {
         return { kind: 'link', url: input.url, text: textWithUrl(input.text ?? '', input.url), preview: input.preview === true };
       case 'reaction':
         return { kind: 'reaction', messageId: input.messageId, emoji: input.emoji, fromMe: await this.sentByThisDevice(deviceId, input.messageId) };
+      case 'contact':
+        return { kind: 'contact', contacts: input.contacts };
+      case 'poll':
+        // The poll's message secret: its votes are encrypted with it (made here, so that deciding stays pure).
+        return { kind: 'poll', question: input.question, options: input.options, multipleAnswers: input.multipleAnswers === true, secret: randomBytes(32).toString('base64') };
+      case 'forward':
+        return { kind: 'forward', content: await this.forwardedContentOf(deviceId, outboxId, input.messageId) };
+      case 'sticker': {
+        const source = await this.deps.intake.accept(deviceId, outboxId, 'sticker', input.media, defined({ mimetype: input.mimetype }));
+        return { kind: 'sticker', media: source };
+      }
       default: {
         const source = await this.deps.intake.accept(deviceId, outboxId, input.kind, input.media, defined({ mimetype: input.mimetype, filename: input.filename }));
         if (input.kind === 'audio') return { kind: 'audio', media: source, ...(input.ptt === undefined ? {} : { ptt: input.ptt }) };
         return { kind: input.kind, media: source, ...defined({ caption: input.caption }) };
       }
+    }
+  }
+
+  /** The quoted message: one the device has seen in the same chat. */
+  private replyTargetOf(deviceId: string, chatId: string, waMessageId: string): ReplyTarget {
+    const seen = this.deps.seen?.find(deviceId, waMessageId);
+    if (!seen || seen.chatId !== chatId) throw new DomainError('message_not_found', `no message ${waMessageId} was seen in the chat with ${chatId}`);
+    return { waMessageId, fromMe: seen.fromMe, from: seen.from, type: seen.type, body: seen.body };
+  }
+
+  /** The content of a message to forward, with its own copy of the media (the original's may go away). */
+  private async forwardedContentOf(deviceId: string, outboxId: string, waMessageId: string): Promise<ForwardedContent> {
+    const seen = this.deps.seen?.find(deviceId, waMessageId);
+    if (!seen) throw messageNotFound(waMessageId);
+    if (seen.revoked) throw new DomainError('not_forwardable', 'the message was deleted for everyone');
+    if (seen.content) return this.forwardSent(deviceId, outboxId, seen.content, seen);
+    return this.forwardReceived(deviceId, outboxId, seen);
+  }
+
+  private async forwardSent(deviceId: string, outboxId: string, content: QueuedContent, seen: SeenMessage): Promise<ForwardedContent> {
+    const inner = content.kind === 'forward' ? content.content : content;
+    switch (inner.kind) {
+      case 'text':
+      case 'location':
+      case 'link':
+      case 'contact':
+        return inner;
+      case 'image':
+      case 'video':
+      case 'audio':
+      case 'file':
+      case 'sticker': {
+        if (inner.media.source === 'url') return inner; // fetched again when sent
+        // The original's bytes are kept only while it waits in the outbox.
+        const copied = await this.copyMedia(this.deps.media.pathOf(deviceId, seen.outboxId!), deviceId, outboxId);
+        if (!copied) throw new DomainError('media_expired', 'the media of this message is no longer kept (it left the outbox)');
+        return inner;
+      }
+      default:
+        throw new DomainError('not_forwardable', `a ${inner.kind} message cannot be forwarded`);
+    }
+  }
+
+  private async forwardReceived(deviceId: string, outboxId: string, seen: SeenMessage): Promise<ForwardedContent> {
+    switch (seen.type) {
+      case 'text':
+        return { kind: 'text', text: seen.body };
+      case 'link':
+        return { kind: 'text', text: seen.body };
+      case 'location': {
+        const location = seen.received?.location;
+        if (!location) break;
+        return { kind: 'location', ...location };
+      }
+      case 'contact': {
+        const contacts = seen.received?.contacts?.filter((c) => c.phone !== '');
+        if (!contacts?.length) break;
+        return { kind: 'contact', contacts };
+      }
+      case 'image':
+      case 'video':
+      case 'audio':
+      case 'file':
+      case 'sticker': {
+        const media = seen.media;
+        const path = this.deps.receivedMediaPath?.(deviceId, seen.waMessageId);
+        if (!media || media.status !== 'ready' || !path || !(await this.copyMedia(path, deviceId, outboxId))) {
+          throw new DomainError('media_expired', 'the media of this message was not kept or is no longer kept');
+        }
+        const source: MediaSource = { source: 'stored', mimetype: media.mimetype, size: media.size ?? 0, ...(media.filename ? { filename: media.filename } : {}) };
+        if (seen.type === 'sticker') return { kind: 'sticker', media: source };
+        if (seen.type === 'audio') return { kind: 'audio', media: source };
+        return { kind: seen.type, media: source, ...(seen.body ? { caption: seen.body } : {}) };
+      }
+    }
+    throw new DomainError('not_forwardable', `a ${seen.type} message cannot be forwarded`);
+  }
+
+  /** Copies media bytes to be the media of `outboxId`; false when the source is gone. */
+  private async copyMedia(from: string, deviceId: string, outboxId: string): Promise<boolean> {
+    await this.deps.media.ensureDeviceDir(deviceId);
+    try {
+      await copyFile(from, this.deps.media.pathOf(deviceId, outboxId));
+      return true;
+    } catch {
+      return false;
     }
   }
 
@@ -156,7 +314,7 @@ export class SendCommands {
 
   private async removeMedia(deviceId: string, messages: PendingMessage[]): Promise<void> {
     await Promise.all(
-      messages.filter((m) => isMediaKind(m.content.kind)).map((m) => this.deps.media.remove(deviceId, m.outboxId).catch(() => undefined)),
+      messages.filter((m) => mediaOf(m.content)?.source === 'stored').map((m) => this.deps.media.remove(deviceId, m.outboxId).catch(() => undefined)),
     );
   }
 }

@@ -25,6 +25,7 @@ import { OutboxReadModel } from './outbox-read-model.js';
 import { OutboxReceipts } from './outbox-receipts.js';
 import { Outboxes } from './outboxes.js';
 import { SendCommands } from './send-commands.js';
+import type { SeenMessages } from './seen-messages.js';
 import { CombinedProjection } from './sending-projection.js';
 
 /**
@@ -63,6 +64,10 @@ export interface SendingDeps {
   connections: DeviceConnections;
   guard: OutboundGuard;
   log: Logger;
+  /** Messages the device has seen (replies, forwards, edits). */
+  seen?: SeenMessages;
+  /** Where a received message's media is kept (forwards copy it). */
+  receivedMediaPath?: (deviceId: string, waMessageId: string) => string;
 }
 
 export interface Sending {
@@ -92,6 +97,8 @@ export async function startSending(deps: SendingDeps): Promise<Sending> {
     intake: new MediaIntake(media, config.media, deps.guard),
     media,
     newWaMessageId: () => newWaMessageId(),
+    ...(deps.seen ? { seen: deps.seen } : {}),
+    ...(deps.receivedMediaPath ? { receivedMediaPath: deps.receivedMediaPath } : {}),
   });
   const drainer = new OutboxDrainer({
     outboxes,

@@ -6,8 +6,28 @@
 import { randomUUID } from 'node:crypto';
 import type { StoredEvent } from '../eventstore/event-store.js';
 
-export const WEBHOOK_EVENT_KINDS = ['message.received', 'message.status', 'session.state'] as const;
+export const WEBHOOK_EVENT_KINDS = [
+  'message.received',
+  'message.status',
+  'session.state',
+  'message.edited',
+  'message.revoked',
+  'poll.vote',
+  'presence.update',
+  'call.received',
+] as const;
 export type WebhookEventKind = (typeof WEBHOOK_EVENT_KINDS)[number];
+
+/** In a hook's `events`: every kind, present and future. */
+export const ALL_EVENTS = '*';
+/** What a hook's `events` may list. */
+export type HookEventName = WebhookEventKind | typeof ALL_EVENTS;
+
+/** Whether a hook listing `events` wants `kind`. */
+export const hookWants = (events: readonly string[], kind: string): boolean => events.includes(kind) || events.includes(ALL_EVENTS);
+
+/** Fields kept in the log that never leave in a webhook (a poll's message secret). */
+const PRIVATE_FIELDS = ['secret'];
 
 /** The event kind of the test route; never stored, never retried. */
 export const TEST_EVENT_KIND = 'webhook.test';
@@ -17,6 +37,11 @@ const KIND_OF: Readonly<Record<string, WebhookEventKind>> = {
   MessageReceived: 'message.received',
   MessageStatusChanged: 'message.status',
   SessionStateChanged: 'session.state',
+  MessageEdited: 'message.edited',
+  MessageRevoked: 'message.revoked',
+  PollVoteReceived: 'poll.vote',
+  PresenceUpdated: 'presence.update',
+  CallReceived: 'call.received',
 };
 
 export const WEBHOOK_SOURCE_EVENT_TYPES: ReadonlySet<string> = new Set(Object.keys(KIND_OF));
@@ -35,7 +60,12 @@ export function envelopeOf(stored: StoredEvent): WebhookEnvelope | undefined {
   const kind = KIND_OF[stored.type];
   const deviceId = (stored.data as { deviceId?: unknown } | null)?.deviceId;
   if (!kind || typeof deviceId !== 'string') return undefined;
-  return { id: stored.id, event: kind, deviceId, timestamp: stored.createdAt.toISOString(), data: stored.data };
+  let data = stored.data as Record<string, unknown>;
+  if (PRIVATE_FIELDS.some((field) => field in data)) {
+    data = { ...data };
+    for (const field of PRIVATE_FIELDS) delete data[field];
+  }
+  return { id: stored.id, event: kind, deviceId, timestamp: stored.createdAt.toISOString(), data };
 }
 
 export function testEnvelope(deviceId: string, now = new Date()): WebhookEnvelope<{ message: string }> {

@@ -9,13 +9,13 @@ import type { DeviceCommandHandler } from '../devices/device-registry.js';
 import { deviceStream } from '../devices/device-events.js';
 import { DomainError } from '../errors/domain-error.js';
 import type { ReadModelProgress } from '../projections/projection-runner.js';
-import type { WebhookEventKind } from './envelope.js';
+import type { HookEventName } from './envelope.js';
 import type { HookSecrets } from './hook-secrets.js';
 import type { HookView, WebhooksReadModel } from './webhooks-read-model.js';
 
 export interface ConfigureHooks {
   url: string;
-  events: WebhookEventKind[];
+  events: HookEventName[];
   rotateSecret?: boolean;
 }
 
@@ -46,7 +46,7 @@ export class HookSettings {
     await this.progress.settle(position);
     const hook = state.status === 'live' ? state.hook : undefined;
     if (!hook) throw new Error('a hook configuration that was decided is missing from the state'); // the decider rules it out
-    return { url: hook.url, events: hook.events as WebhookEventKind[], secret: this.secrets.open(deviceId, hook.secret), updatedAt: hook.updatedAt };
+    return { url: hook.url, events: hook.events as HookEventName[], secret: this.secrets.open(deviceId, hook.secret), updatedAt: hook.updatedAt };
   }
 
   /** Removes the configuration (and with it the secret); pending deliveries end. Nothing configured: nothing to do. */

@@ -5,14 +5,14 @@ import { eventGuard } from '../eventstore/typed-events.js';
 import { HookSecrets } from './hook-secrets.js';
 import type { Projection } from '../projections/projection.js';
 import { DELIVERY_EVENT_TYPES, type DeliveryEvent } from './delivery-events.js';
-import { WEBHOOK_SOURCE_EVENT_TYPES, type WebhookEventKind, envelopeOf } from './envelope.js';
+import { type HookEventName, WEBHOOK_SOURCE_EVENT_TYPES, type WebhookEventKind, envelopeOf, hookWants } from './envelope.js';
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 const isOwnEvent = eventGuard<HookEvent | DeliveryEvent | DeviceEvent>(new Set([...HOOK_EVENT_TYPES, ...DELIVERY_EVENT_TYPES, ...DEVICE_EVENT_TYPES]));
 
-export interface HookView extends HookConfiguration<WebhookEventKind> {
+export interface HookView extends HookConfiguration<HookEventName> {
   updatedAt: string;
 }
 
@@ -189,7 +189,7 @@ export class WebhooksReadModel implements Projection {
     const envelope = envelopeOf(stored);
     if (!envelope) return;
     const hook = this.storedHook(envelope.deviceId);
-    if (!hook || !(hook.events as string[]).includes(envelope.event)) return;
+    if (!hook || !hookWants(hook.events, envelope.event)) return;
     this.sql().insertDelivery.run(stored.position, envelope.id, envelope.deviceId, envelope.event, JSON.stringify(envelope), at, envelope.timestamp, at);
     this.notify(envelope.deviceId);
   }
@@ -205,7 +205,7 @@ export class WebhooksReadModel implements Projection {
     let view = this.hooks.get(deviceId);
     if (view === undefined) {
       const row = this.sql().hook.get(deviceId);
-      view = row ? { url: row.url, events: JSON.parse(row.events) as WebhookEventKind[], secret: row.secret, updatedAt: row.updated_at } : null;
+      view = row ? { url: row.url, events: JSON.parse(row.events) as HookEventName[], secret: row.secret, updatedAt: row.updated_at } : null;
       this.hooks.set(deviceId, view);
     }
     return view ?? undefined;

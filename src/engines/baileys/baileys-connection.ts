@@ -10,17 +10,30 @@
  * too, but its close then waits for the WebSocket closing handshake, which on a dead network takes up to
  * 30 s; the device must not claim to be online meanwhile.
  */
+import { createHash } from 'node:crypto';
 import { access, constants } from 'node:fs/promises';
-import type { BaileysEventMap, ConnectionState } from 'baileys';
+import type { Readable } from 'node:stream';
+import { type BaileysEventMap, type ConnectionState, type WAMessage, type WAPresence, decryptPollVote, jidNormalizedUser, normalizeMessageContent } from 'baileys';
 import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
-import { type EngineConnection, EngineError, type EngineEvents, type LinkedAccount, type OutgoingMessage } from '../engine.js';
+import {
+  type ChatActivity,
+  type ChatPresence,
+  type EngineConnection,
+  EngineError,
+  type EngineEvents,
+  type InboundMessage,
+  type LinkedAccount,
+  type OutgoingMessage,
+  type OwnPresence,
+} from '../engine.js';
+import type { PresenceState } from '../../messages/message-events.js';
 import type { BaileysSocket } from './baileys-socket.js';
 import { contactsOf } from './contacts.js';
 import { describeDisconnect, statusCodeOf } from './disconnect-kind.js';
-import { inboundMessageOf } from './inbound-message.js';
-import { digitsOfLid, isDirectChat, isLidUser, jidOfPhone, normalizedPhoneJid, phoneOfJid } from './jid.js';
-import { type LinkPreviewProvider, outgoingContentOf } from './outgoing-content.js';
+import { inboundMessageOf, protocolChangeOf, referencesOf } from './inbound-message.js';
+import { digitsOfLid, isGroupJid, isLidUser, isSupportedChat, jidOfChat, jidOfPhone, normalizedPhoneJid, phoneOfJid } from './jid.js';
+import { type LinkPreviewProvider, outgoingMessageOf } from './outgoing-content.js';
 import { type ReceiptOfJid, receiptsOfMessageUpdates, receiptsOfUserReceipts } from './receipts.js';
 import type { StoreAuthState } from './auth/store-auth-state.js';
 
@@ -34,7 +47,39 @@ export interface ConnectionSettings {
   linkPreview?: LinkPreviewProvider;
   /** How long close() and logout() wait for the socket to finish closing before they go on. */
   closeTimeoutMs: number;
+  /** A poll this device sent or received, with what decrypting its votes needs (the gateway's message index). */
+  polls?: PollLookup;
+  /** Opens a received message's media as a stream; default: Baileys' downloadMediaMessage (tests replace it). */
+  downloadMedia?: MediaDownloader;
 }
+
+export type PollLookup = (deviceId: string, pollMessageId: string) => Promise<{ options: string[]; secret: string } | undefined>;
+export type MediaDownloader = (message: WAMessage, socket: BaileysSocket, logger: Logger) => Promise<Readable>;
+
+/** Baileys' presence names → the gateway's. */
+const PRESENCE_OF: Readonly<Record<string, PresenceState>> = {
+  available: 'available',
+  unavailable: 'unavailable',
+  composing: 'typing',
+  recording: 'recording',
+  paused: 'paused',
+};
+
+const WA_PRESENCE_OF: Readonly<Record<ChatPresence | OwnPresence, WAPresence>> = {
+  typing: 'composing',
+  recording: 'recording',
+  paused: 'paused',
+  available: 'available',
+  unavailable: 'unavailable',
+};
+
+const defaultDownloader: MediaDownloader = async (message, socket, logger) => {
+  const { downloadMediaMessage } = await import('baileys');
+  return downloadMediaMessage(message, 'stream', {}, {
+    logger,
+    reuploadRequest: socket.updateMediaMessage ?? (async (m: WAMessage) => m),
+  });
+};
 
 export interface ConnectionDependencies {
   deviceId: string;
@@ -103,6 +148,8 @@ export class BaileysConnection implements EngineConnection {
     socket.ev.on('message-receipt.update', (updates) => this.reportReceipts(receiptsOfUserReceipts(updates, nowSeconds())));
     socket.ev.on('contacts.upsert', (contacts) => this.reportContacts(contacts));
     socket.ev.on('contacts.update', (contacts) => this.reportContacts(contacts));
+    socket.ev.on('presence.update', (update) => this.onPresence(update));
+    socket.ev.on('call', (calls) => this.onCalls(calls));
   }
 
   private onConnectionUpdate(update: Partial<ConnectionState>): void {
@@ -178,13 +225,113 @@ export class BaileysConnection implements EngineConnection {
     // 'append' is history and our own sends; 'notify' is what arrived while connected.
     if (type !== 'notify') return;
     for (const message of messages) {
-      if (message.key.fromMe || !isDirectChat(message.key.remoteJid)) continue;
+      if (!isSupportedChat(message.key.remoteJid)) continue; // status broadcasts, lists and channels
+      // Our own sends come back as echoes; messages from the phone or other linked devices are reported.
+      if (message.key.fromMe && message.key.id && this.sent.has(message.key.id)) continue;
+      this.enqueueReport(() => this.reportMessage(message), 'inbound');
+    }
+  }
+
+  private async reportMessage(message: WAMessage): Promise<void> {
+    const key = message.key as WAMessage['key'] & { remoteJidAlt?: string | null; participantAlt?: string | null };
+    const chatJid = key.remoteJid!;
+    const isGroup = isGroupJid(chatJid);
+    const fromMe = key.fromMe === true;
+    const chatId = isGroup ? chatJid : await this.chatIdOf(chatJid, key.remoteJidAlt);
+    const participant = isGroup && !fromMe && key.participant ? await this.chatIdOf(key.participant, key.participantAlt) : undefined;
+    const from = fromMe ? (this.linkedAccount()?.phone ?? '') : (participant ?? chatId);
+    if (!chatId || !from) {
+      this.deps.logger.warn({ waMessageId: key.id }, 'inbound message from an unknown sender dropped');
+      return;
+    }
+    const change = protocolChangeOf(message);
+    if (change) {
+      const base = { id: change.id, chatId, from, waMessageId: change.targetId, timestamp: change.timestamp };
+      this.reportActivity(change.kind === 'edited' ? { kind: 'edited', ...base, body: change.body } : { kind: 'revoked', ...base });
+      return;
+    }
+    if (normalizeMessageContent(message.message)?.pollUpdateMessage) {
+      await this.reportVote(message, chatId, from);
+      return;
+    }
+    const inbound = inboundMessageOf(message, from);
+    if (!inbound) return;
+    const references = referencesOf(message);
+    const mentions = await Promise.all(references.mentionedJids.map((jid) => this.chatIdOf(jid)));
+    const quotedFrom = references.quotedSenderJid ? await this.chatIdOf(references.quotedSenderJid) : undefined;
+    const reported: InboundMessage = {
+      ...inbound,
+      chatId,
+      isGroup,
+      fromMe,
+      ...(participant ? { participant } : {}),
+      ...(inbound.quoted ? { quoted: { ...inbound.quoted, from: quotedFrom ?? (inbound.quoted.from || chatId) } } : {}),
+      ...(mentions.length > 0 ? { mentions: mentions.filter((m): m is string => !!m) } : {}),
+    };
+    if (inbound.media) {
+      const download = this.deps.settings.downloadMedia ?? defaultDownloader;
+      reported.downloadMedia = () => download(message, this.deps.socket, this.deps.logger);
+    }
+    this.report('inbound', this.deps.events.inbound(reported));
+  }
+
+  /**
+   * A poll vote, decrypted with the poll's message secret (kept by the gateway when the poll was sent
+   * or received). The HMAC names the poll's creator and the voter: ours may be our phone JID or our LID.
+   */
+  private async reportVote(message: WAMessage, chatId: string, from: string): Promise<void> {
+    const update = normalizeMessageContent(message.message)!.pollUpdateMessage!;
+    const pollKey = update.pollCreationMessageKey;
+    const pollId = pollKey?.id;
+    const poll = pollId ? await this.deps.settings.polls?.(this.deps.deviceId, pollId) : undefined;
+    if (!pollId || !poll || !update.vote) {
+      this.deps.logger.warn({ pollId }, 'a vote for a poll this device does not know was dropped');
+      return;
+    }
+    const me = this.deps.auth.state.creds.me;
+    const mine = [me?.id, me?.lid].filter((jid): jid is string => !!jid).map((jid) => jidNormalizedUser(jid));
+    const authors = (key: { fromMe?: boolean | null; participant?: string | null; remoteJid?: string | null; participantAlt?: string | null; remoteJidAlt?: string | null }) =>
+      key.fromMe ? mine : [key.participant, key.participantAlt, key.remoteJid, key.remoteJidAlt].filter((jid): jid is string => !!jid).map((jid) => jidNormalizedUser(jid));
+    const pollEncKey = Buffer.from(poll.secret, 'base64');
+    for (const pollCreatorJid of authors(pollKey)) {
+      for (const voterJid of authors(message.key)) {
+        let selected: Uint8Array[];
+        try {
+          selected = decryptPollVote(update.vote, { pollCreatorJid, pollMsgId: pollId, pollEncKey, voterJid }).selectedOptions ?? [];
+        } catch {
+          continue; // not this pair of JIDs
+        }
+        const byHash = new Map(poll.options.map((option) => [createHash('sha256').update(option).digest('hex'), option]));
+        const selectedOptions = selected.map((hash) => byHash.get(Buffer.from(hash).toString('hex'))).filter((o): o is string => o !== undefined);
+        const timestamp = Math.floor(Number(update.senderTimestampMs ?? 0) / 1000) || nowSeconds();
+        this.reportActivity({ kind: 'poll_vote', id: message.key.id ?? undefined, chatId, from, pollMessageId: pollId, selectedOptions, timestamp });
+        return;
+      }
+    }
+    this.deps.logger.warn({ pollId }, 'a poll vote could not be decrypted');
+  }
+
+  private onPresence({ id, presences }: BaileysEventMap['presence.update']): void {
+    this.enqueueReport(async () => {
+      const chatId = isGroupJid(id) ? id : await this.chatIdOf(id);
+      if (!chatId) return;
+      for (const [participantJid, presence] of Object.entries(presences)) {
+        const state = presence.lastKnownPresence ? PRESENCE_OF[presence.lastKnownPresence] : undefined;
+        const from = await this.chatIdOf(participantJid);
+        if (state && from) this.reportActivity({ kind: 'presence', chatId, from, state });
+      }
+    }, 'presence');
+  }
+
+  private onCalls(calls: BaileysEventMap['call']): void {
+    for (const call of calls) {
+      if (call.status !== 'offer') continue; // one event per call: when it rings
       this.enqueueReport(async () => {
-        const from = await this.phoneOf(message.key.remoteJid!, message.key.remoteJidAlt);
-        const inbound = from ? inboundMessageOf(message, from) : undefined;
-        if (!from) this.deps.logger.warn({ waMessageId: message.key.id }, 'inbound message from an unknown sender dropped');
-        if (inbound) this.report('inbound', this.deps.events.inbound(inbound));
-      }, 'inbound');
+        const from = await this.chatIdOf(call.from);
+        if (!from) return;
+        const timestamp = Math.floor((call.date instanceof Date ? call.date.getTime() : Date.now()) / 1000);
+        this.reportActivity({ kind: 'call', callId: call.id, from, isVideo: call.isVideo === true, isGroup: call.isGroup === true, rejected: false, timestamp });
+      }, 'call');
     }
   }
 
@@ -211,6 +358,11 @@ export class BaileysConnection implements EngineConnection {
     durable.catch((error: unknown) => this.deps.logger.warn({ err: error }, `the ${what} was not recorded before the session stopped`));
   }
 
+  private reportActivity(activity: ChatActivity): void {
+    const durable = this.deps.events.activity?.(activity);
+    if (durable) this.report('activity', durable);
+  }
+
   private enqueueReport(task: () => Promise<void>, what: string): void {
     this.reportChain = this.reportChain.then(task).catch((error: unknown) => this.deps.logger.error({ err: error }, `reporting ${what} failed`));
   }
@@ -229,8 +381,19 @@ export class BaileysConnection implements EngineConnection {
     const direct = phoneOfJid(jid) ?? phoneOfJid(alternative);
     if (direct || !isLidUser(jid)) return direct;
     const mapped = await this.deps.socket.signalRepository.lidMapping.getPNForLID(jid).catch(() => null);
-    // Last resort: the LID's own digits. Losing the message would be worse than an odd sender number.
-    return phoneOfJid(mapped) ?? digitsOfLid(jid);
+    return phoneOfJid(mapped);
+  }
+
+  /**
+   * The chat id of a user JID: the phone digits, resolved through the LID mapping when WhatsApp hides
+   * the number; failing that `<digits>@lid`, never the LID's digits as if they were a phone number.
+   */
+  private async chatIdOf(jid: string, alternative?: string | null): Promise<string | undefined> {
+    if (isGroupJid(jid)) return jid;
+    const phone = await this.phoneOf(jid, alternative);
+    if (phone) return phone;
+    const lid = digitsOfLid(jid);
+    return lid === undefined ? undefined : `${lid}@lid`;
   }
 
   private linkedAccount(): LinkedAccount | undefined {
@@ -245,27 +408,53 @@ export class BaileysConnection implements EngineConnection {
 
   async send(message: OutgoingMessage): Promise<void> {
     this.requireOnline();
-    const jid = jidOfPhone(message.to);
-    await this.verifyRecipient(message.to);
+    const jid = jidOfChat(message.to);
+    // Groups and LIDs are not numbers: only numbers can be looked up.
+    if (/^\d+$/.test(message.to)) await this.verifyRecipient(message.to);
     const { content } = message;
-    if ('media' in content) await assertReadable(content.media.path);
-    const linkPreview = content.kind === 'link' && content.preview !== false ? await this.fetchPreview(content.url) : null;
-    const payload = outgoingContentOf(content, {
+    const inner = content.kind === 'forward' ? content.content : content;
+    if ('media' in inner) await assertReadable(inner.media.path);
+    const linkPreview = inner.kind === 'link' && inner.preview !== false ? await this.fetchPreview(inner.url) : null;
+    const accountJid = this.linkedAccount()?.jid;
+    const payload = outgoingMessageOf(message, {
       chatJid: jid,
       targetSentByUs: (id) => this.sent.has(id),
       linkPreview,
+      ...(accountJid ? { accountJid } : {}),
     });
     try {
-      await this.deps.socket.sendMessage(jid, payload, { messageId: message.waMessageId });
+      await this.deps.socket.sendMessage(jid, payload.content, payload.options);
     } catch (error) {
       throw engineErrorOf(error, `sending ${message.waMessageId}`);
     }
     this.sent.set(message.waMessageId, message.to);
   }
 
+  async markRead(chatId: string, messages: Array<{ waMessageId: string; participant?: string }>): Promise<void> {
+    this.requireOnline();
+    const remoteJid = jidOfChat(chatId);
+    const keys = messages.map((m) => ({ remoteJid, id: m.waMessageId, fromMe: false, ...(m.participant ? { participant: jidOfChat(m.participant) } : {}) }));
+    if (!this.deps.socket.readMessages) throw new EngineError('engine_error', 'this socket cannot send read receipts');
+    try {
+      await this.deps.socket.readMessages(keys);
+    } catch (error) {
+      throw engineErrorOf(error, `sending read receipts in ${chatId}`);
+    }
+  }
+
+  async sendPresence(state: ChatPresence | OwnPresence, chatId?: string): Promise<void> {
+    this.requireOnline();
+    if (!this.deps.socket.sendPresenceUpdate) throw new EngineError('engine_error', 'this socket cannot send presence');
+    try {
+      await this.deps.socket.sendPresenceUpdate(WA_PRESENCE_OF[state], chatId === undefined ? undefined : jidOfChat(chatId));
+    } catch (error) {
+      throw engineErrorOf(error, `sending presence ${state}`);
+    }
+  }
+
   async revoke(waMessageId: string, to: string): Promise<void> {
     this.requireOnline();
-    const jid = jidOfPhone(to);
+    const jid = jidOfChat(to);
     try {
       await this.deps.socket.sendMessage(jid, { delete: { remoteJid: jid, fromMe: true, id: waMessageId } });
     } catch (error) {

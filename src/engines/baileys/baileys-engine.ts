@@ -13,7 +13,7 @@ import { type Engine, type EngineConnection, EngineError, type EngineEvents } fr
 import { AuthRecordError, AuthRecords } from './auth/auth-records.js';
 import { loadStoreAuthState, wipeStoreAuthState } from './auth/store-auth-state.js';
 import { ValueCipher } from '../../secrets/value-cipher.js';
-import { BaileysConnection, type ConnectionSettings } from './baileys-connection.js';
+import { BaileysConnection, type ConnectionSettings, type MediaDownloader, type PollLookup } from './baileys-connection.js';
 import type { BaileysSocket, SocketFactory } from './baileys-socket.js';
 import type { LinkPreviewProvider } from './outgoing-content.js';
 
@@ -47,6 +47,10 @@ export interface BaileysEngineOptions {
   linkPreview?: LinkPreviewProvider;
   /** Replaces makeWASocket (tests drive the engine with a fake socket). */
   makeSocket?: SocketFactory;
+  /** Polls the device sent or received, to decrypt their votes (the gateway's message index). */
+  polls?: PollLookup;
+  /** Replaces Baileys' media download (tests). */
+  downloadMedia?: MediaDownloader;
 }
 
 const DEFAULTS = {
@@ -90,6 +94,8 @@ export class BaileysEngine implements Engine {
       verifyRecipients: options.verifyRecipients ?? true,
       closeTimeoutMs: DEFAULTS.closeTimeoutMs,
       ...(options.linkPreview ? { linkPreview: options.linkPreview } : {}),
+      ...(options.polls ? { polls: options.polls } : {}),
+      ...(options.downloadMedia ? { downloadMedia: options.downloadMedia } : {}),
     };
   }
 

@@ -3,7 +3,7 @@
  * drive the engine with a fake that follows Baileys' event contract, and the real socket must stay
  * assignable to it (checked where the factory is defined).
  */
-import type { AnyMessageContent, BaileysEventEmitter, MiscMessageGenerationOptions, UserFacingSocketConfig, WAMessage } from 'baileys';
+import type { AnyMessageContent, BaileysEventEmitter, MiscMessageGenerationOptions, UserFacingSocketConfig, WAMessage, WAMessageKey, WAPresence } from 'baileys';
 
 export interface BaileysSocket {
   ev: Pick<BaileysEventEmitter, 'on'>;
@@ -17,6 +17,12 @@ export interface BaileysSocket {
   /** Ends the socket; `connection.update` reports `close` with this error as `lastDisconnect.error`. */
   end(error: Error | undefined): Promise<void> | void;
   signalRepository: { lidMapping: { getPNForLID(lid: string): Promise<string | null> } };
+  /** Read receipts. */
+  readMessages?(keys: WAMessageKey[]): Promise<void>;
+  /** Typing / recording / paused in a chat, or available / unavailable for the account. */
+  sendPresenceUpdate?(type: WAPresence, toJid?: string): Promise<void>;
+  /** Asks the sender's phone to upload media again when its link has expired. */
+  updateMediaMessage?(message: WAMessage): Promise<WAMessage>;
 }
 
 export type SocketFactory = (config: UserFacingSocketConfig) => BaileysSocket;

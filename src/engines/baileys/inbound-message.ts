@@ -3,8 +3,16 @@
  * the `message.received` shape of src/messages/message-events.ts. Pure: the sender's phone digits are resolved by the caller
  * (a LID needs a lookup in the connection's LID mapping).
  */
-import { type WAMessage, type proto, getContentType, normalizeMessageContent, toNumber } from 'baileys';
-import type { InboundMessage } from '../engine.js';
+import { type WAMessage, proto, getContentType, normalizeMessageContent, toNumber } from 'baileys';
+import { contactCardOf } from '../../messages/vcard.js';
+import type { ContactCard, InboundMessage, QuotedMessage } from '../engine.js';
+
+/** What a message refers to by JID (quoted sender, mentions); the caller turns JIDs into chat ids. */
+export interface InboundReferences {
+  /** JID of the quoted message's sender, when it quotes one. */
+  quotedSenderJid?: string;
+  mentionedJids: string[];
+}
 
 /** Content that is protocol traffic (edits, deletes, votes, pins), not a message a user wrote. */
 const NOT_A_MESSAGE: ReadonlySet<string> = new Set(['protocolMessage', 'pollUpdateMessage', 'keepInChatMessage', 'pinInChatMessage']);
@@ -33,10 +41,66 @@ export function inboundMessageOf(message: WAMessage, from: string, nowSeconds = 
     timestamp,
     ...(message.pushName ? { pushName: message.pushName } : {}),
   };
-  return { ...base, ...describeContent(content, contentType) };
+  const described = describeContent(content, contentType);
+  const quoted = quotedOf(content, contentType);
+  const secret = message.message?.messageContextInfo?.messageSecret ?? content.messageContextInfo?.messageSecret;
+  return {
+    ...base,
+    ...described,
+    ...(quoted ? { quoted } : {}),
+    ...(described.poll && secret?.length ? { secret: Buffer.from(secret).toString('base64') } : {}),
+  };
 }
 
-type ContentFields = Pick<InboundMessage, 'type' | 'body' | 'media' | 'location'>;
+/** The JIDs a message refers to, for the caller to resolve (LIDs need a lookup). */
+export function referencesOf(message: WAMessage): InboundReferences {
+  const content = normalizeMessageContent(message.message);
+  const contentType = content && getContentType(content);
+  const context = contentType ? contextInfoOf(content, contentType) : undefined;
+  return {
+    ...(context?.stanzaId && context.participant ? { quotedSenderJid: context.participant } : {}),
+    mentionedJids: (context?.mentionedJid ?? []).filter((jid): jid is string => !!jid),
+  };
+}
+
+function contextInfoOf(content: proto.IMessage, contentType: keyof proto.IMessage): proto.IContextInfo | undefined {
+  const inner = content[contentType] as { contextInfo?: proto.IContextInfo | null } | null | undefined;
+  return (typeof inner === 'object' && inner?.contextInfo) || undefined;
+}
+
+/** The message a reply quotes, `from` left empty (the caller resolves the sender's JID). */
+function quotedOf(content: proto.IMessage, contentType: keyof proto.IMessage): QuotedMessage | undefined {
+  const context = contextInfoOf(content, contentType);
+  if (!context?.stanzaId) return undefined;
+  const quotedContent = normalizeMessageContent(context.quotedMessage);
+  const quotedType = quotedContent && getContentType(quotedContent);
+  const described = quotedContent && quotedType ? describeContent(quotedContent, quotedType) : { type: 'unknown' as const, body: '' };
+  return { waMessageId: context.stanzaId, from: '', type: described.type, body: described.body };
+}
+
+/** An edit or a revoke (a protocol message), or undefined. `targetId` is the message it changes. */
+export type ProtocolChange =
+  | { kind: 'edited'; targetId: string; body: string; timestamp: number; id: string }
+  | { kind: 'revoked'; targetId: string; timestamp: number; id: string };
+
+export function protocolChangeOf(message: WAMessage, nowSeconds = Math.floor(Date.now() / 1000)): ProtocolChange | undefined {
+  const content = normalizeMessageContent(message.message);
+  const protocol = content?.protocolMessage;
+  const id = message.key.id;
+  const targetId = protocol?.key?.id;
+  if (!protocol || !id || !targetId) return undefined;
+  const timestamp = toNumber(message.messageTimestamp ?? 0) || nowSeconds;
+  if (protocol.type === proto.Message.ProtocolMessage.Type.REVOKE) return { kind: 'revoked', targetId, timestamp, id };
+  if (protocol.type === proto.Message.ProtocolMessage.Type.MESSAGE_EDIT && protocol.editedMessage) {
+    const edited = normalizeMessageContent(protocol.editedMessage);
+    const editedType = edited && getContentType(edited);
+    const body = edited && editedType ? describeContent(edited, editedType).body : '';
+    return { kind: 'edited', targetId, body, timestamp, id };
+  }
+  return undefined;
+}
+
+type ContentFields = Pick<InboundMessage, 'type' | 'body' | 'media' | 'location' | 'contacts' | 'poll' | 'reaction'>;
 
 function describeContent(content: proto.IMessage, contentType: keyof proto.IMessage): ContentFields {
   switch (contentType) {
@@ -71,19 +135,40 @@ function describeContent(content: proto.IMessage, contentType: keyof proto.IMess
       const l = content.liveLocationMessage!;
       return locationOf(l.degreesLatitude, l.degreesLongitude, l.caption);
     }
-    case 'reactionMessage':
+    case 'reactionMessage': {
       // An empty text removes an earlier reaction; reported as such, with body "".
-      return { type: 'reaction', body: content.reactionMessage!.text ?? '' };
-    case 'contactMessage':
-      return { type: 'contact', body: content.contactMessage!.displayName ?? '' };
+      const reaction = content.reactionMessage!;
+      const emoji = reaction.text ?? '';
+      return { type: 'reaction', body: emoji, ...(reaction.key?.id ? { reaction: { messageId: reaction.key.id, emoji } } : {}) };
+    }
+    case 'contactMessage': {
+      const contact = content.contactMessage!;
+      return { type: 'contact', body: contact.displayName ?? '', contacts: cardsOf([contact]) };
+    }
     case 'contactsArrayMessage': {
       const array = content.contactsArrayMessage!;
       const names = (array.contacts ?? []).map((c) => c.displayName).filter((n): n is string => !!n);
-      return { type: 'contact', body: array.displayName || names.join(', ') };
+      return { type: 'contact', body: array.displayName || names.join(', '), contacts: cardsOf(array.contacts ?? []) };
+    }
+    case 'pollCreationMessage':
+    case 'pollCreationMessageV2':
+    case 'pollCreationMessageV3':
+    case 'pollCreationMessageV5': {
+      const poll = content[contentType] as proto.Message.IPollCreationMessage;
+      const options = (poll.options ?? []).map((o) => o.optionName ?? '');
+      return {
+        type: 'poll',
+        body: poll.name ?? '',
+        poll: { question: poll.name ?? '', options, multipleAnswers: (poll.selectableOptionsCount ?? 0) !== 1 },
+      };
     }
     default:
       return { type: 'unknown', body: '' };
   }
+}
+
+function cardsOf(contacts: proto.Message.IContactMessage[]): ContactCard[] {
+  return contacts.map((c) => contactCardOf(c.vcard, c.displayName ?? '') ?? { name: c.displayName ?? '', phone: '' });
 }
 
 function textOrLink(text: string, hasPreviewMatch: boolean): ContentFields {

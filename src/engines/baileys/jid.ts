@@ -38,3 +38,15 @@ export function digitsOfLid(jid: string | null | undefined): string | undefined 
 export function isDirectChat(jid: string | null | undefined): jid is string {
   return !!jid && !isJidGroup(jid) && !isJidBroadcast(jid) && !isJidNewsletter(jid) && (isPnUser(jid) || isLidUser(jid));
 }
+
+/** The JID of a chat id: a number is a phone-number user; group and `@lid` ids are JIDs already. */
+export function jidOfChat(chatId: string): string {
+  return /^\d+$/.test(chatId) ? jidOfPhone(chatId) : chatId;
+}
+
+/** Groups and direct chats (phone numbers and LIDs); not status broadcasts, lists or channels. */
+export function isSupportedChat(jid: string | null | undefined): jid is string {
+  return !!jid && (isJidGroup(jid) === true || isDirectChat(jid));
+}
+
+export const isGroupJid = (jid: string | null | undefined): boolean => !!jid && isJidGroup(jid) === true;

@@ -6,9 +6,11 @@
  * no preview), because its built-in preview fetcher would bypass the gateway's network guard. Media are
  * passed as `{ url: <file path> }`, which Baileys streams from disk instead of reading into memory.
  */
-import type { AnyMessageContent, WAUrlInfo } from 'baileys';
+import type { AnyMessageContent, MiscMessageGenerationOptions, WAMessage, WAUrlInfo, proto } from 'baileys';
 import { textWithUrl } from '../../messages/link-text.js';
-import type { OutgoingContent } from '../engine.js';
+import { vCardOf } from '../../messages/vcard.js';
+import type { OutgoingContent, OutgoingMessage } from '../engine.js';
+import { jidOfChat } from './jid.js';
 
 /** What the outbox's Open Graph fetcher hands over for a link; the engine turns it into WhatsApp's preview. */
 export interface LinkPreview {
@@ -31,6 +33,33 @@ export interface OutgoingContext {
   /** For links: the preview fetched for `content.url`, or null for none. */
   linkPreview?: LinkPreview | null;
 }
+
+/** The whole message: content with mentions (and the forwarded mark), and the options that quote `replyTo`. */
+export function outgoingMessageOf(
+  message: OutgoingMessage,
+  context: OutgoingContext & { accountJid?: string },
+): { content: AnyMessageContent; options: MiscMessageGenerationOptions } {
+  let content = outgoingContentOf(message.content, context) as AnyMessageContent & { mentions?: string[]; contextInfo?: proto.IContextInfo };
+  if (message.mentions?.length && MENTIONABLE.has(message.content.kind)) content = { ...content, mentions: message.mentions.map(jidOfChat) };
+  const options: MiscMessageGenerationOptions = { messageId: message.waMessageId };
+  if (message.replyTo) options.quoted = quotedOf(message.replyTo, context.chatJid, context.accountJid);
+  return { content, options };
+}
+
+/** Kinds whose text or caption may mention someone (Baileys' Mentionable contents). */
+const MENTIONABLE: ReadonlySet<string> = new Set(['text', 'link', 'image', 'video', 'poll', 'forward']);
+
+/** Baileys builds the reply's contextInfo (stanzaId, participant, quotedMessage) from a WAMessage. */
+function quotedOf(target: NonNullable<OutgoingMessage['replyTo']>, chatJid: string, accountJid: string | undefined): WAMessage {
+  const group = chatJid.endsWith('@g.us');
+  const participant = target.fromMe ? accountJid : target.from ? jidOfChat(target.from) : undefined;
+  return {
+    key: { remoteJid: chatJid, fromMe: target.fromMe, id: target.waMessageId, ...(group && participant ? { participant } : {}) },
+    message: { conversation: target.body },
+  };
+}
+
+const FORWARDED: proto.IContextInfo = { isForwarded: true, forwardingScore: 1 };
 
 export function outgoingContentOf(content: OutgoingContent, context: OutgoingContext): AnyMessageContent {
   switch (content.kind) {
@@ -69,6 +98,28 @@ export function outgoingContentOf(content: OutgoingContent, context: OutgoingCon
           text: content.emoji,
         },
       };
+    case 'sticker':
+      return { sticker: { url: content.media.path }, mimetype: content.media.mimetype };
+    case 'contact': {
+      const contacts = content.contacts.map((card) => ({ displayName: card.name, vcard: vCardOf(card) }));
+      return { contacts: { displayName: contacts.length === 1 ? contacts[0]!.displayName : `${contacts.length} contacts`, contacts } };
+    }
+    case 'poll':
+      return {
+        poll: {
+          name: content.question,
+          values: content.options,
+          // 0: any number of options; 1: a single choice.
+          selectableCount: content.multipleAnswers ? 0 : 1,
+          messageSecret: Buffer.from(content.secret, 'base64'),
+        },
+      };
+    case 'forward': {
+      const inner = outgoingContentOf(content.content, context) as AnyMessageContent & { contextInfo?: proto.IContextInfo };
+      return { ...inner, contextInfo: { ...inner.contextInfo, ...FORWARDED } } as AnyMessageContent;
+    }
+    case 'edit':
+      return { text: content.text, edit: { remoteJid: context.chatJid, fromMe: true, id: content.messageId } };
   }
 }
 

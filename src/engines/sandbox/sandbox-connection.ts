@@ -4,7 +4,20 @@
  * reports through the same EngineEvents as the real engine.
  */
 import { randomBytes } from 'node:crypto';
-import { EngineError, type EngineConnection, type EngineEvents, type InboundMessage, type LinkedAccount, type OutgoingMessage, type Receipt, type ReportOptions } from '../engine.js';
+import {
+  type ChatActivity,
+  type ChatPresence,
+  EngineError,
+  type EngineConnection,
+  type EngineEvents,
+  type InboundMessage,
+  type LinkedAccount,
+  type OutgoingMessage,
+  type OwnPresence,
+  type Receipt,
+  type ReportOptions,
+} from '../engine.js';
+import { isGroupId, isLidId } from '../../messages/chat-id.js';
 import type { SandboxCredentialStore } from './sandbox-credentials.js';
 import type { SandboxNetwork } from './sandbox-network.js';
 import { avatarUrlOf, jidOf, numberExists } from './sandbox-numbers.js';
@@ -82,6 +95,11 @@ export class SandboxConnection implements EngineConnection {
     return this.events.inbound(message, options);
   }
 
+  /** An edit, revoke, vote, presence or call reaches the device. */
+  activity(activity: ChatActivity): Promise<void> {
+    return this.events.activity?.(activity) ?? Promise.resolve();
+  }
+
   /** Receipts reach the device that sent, also if this connection has ended since (they are facts). */
   receipt(receipt: Receipt): Promise<void> {
     return this.events.receipt(receipt);
@@ -89,15 +107,47 @@ export class SandboxConnection implements EngineConnection {
 
   async send(message: OutgoingMessage): Promise<void> {
     this.requireOnline();
-    if (!numberExists(message.to)) {
-      throw new EngineError('recipient_not_found', `${message.to} is not on the network (sandbox numbers ending in 0000 do not exist)`, true);
+    this.requireReachable(message.to);
+    const from = this.linked!.phone;
+    const { content } = message;
+    if (content.kind === 'edit') {
+      const timestamp = Math.floor(Date.now() / 1000);
+      const chatId = isGroupId(message.to) ? message.to : from;
+      this.network.relay(this, message.to, { kind: 'edited', id: message.waMessageId, chatId, from, waMessageId: content.messageId, body: content.text, timestamp });
+      return;
     }
-    this.network.deliver(this, this.linked!.phone, message);
+    const recipients = this.network.recipientsOf(message.to, this);
+    const inner = content.kind === 'forward' ? content.content : content;
+    // A file that cannot be opened leaves the recipients with the media's description only.
+    const media = 'media' in inner ? await this.network.openMediaFor(inner.media.path, recipients.length).catch(() => undefined) : undefined;
+    this.network.deliver(this, from, message, recipients, media);
   }
 
-  async revoke(_waMessageId: string, to: string): Promise<void> {
+  async revoke(waMessageId: string, to: string): Promise<void> {
     this.requireOnline();
-    if (!numberExists(to)) throw new EngineError('recipient_not_found', `${to} is not on the network`, true);
+    this.requireReachable(to);
+    const from = this.linked!.phone;
+    const chatId = isGroupId(to) ? to : from;
+    this.network.relay(this, to, { kind: 'revoked', chatId, from, waMessageId, timestamp: Math.floor(Date.now() / 1000) });
+  }
+
+  async markRead(_chatId: string, messages: Array<{ waMessageId: string }>): Promise<void> {
+    this.requireOnline();
+    for (const { waMessageId } of messages) this.network.markRead(this.linked!.phone, waMessageId);
+  }
+
+  async sendPresence(state: ChatPresence | OwnPresence, chatId?: string): Promise<void> {
+    this.requireOnline();
+    if (chatId === undefined || state === 'available' || state === 'unavailable') return;
+    this.network.presence(this, this.linked!.phone, chatId, state);
+  }
+
+  private requireReachable(to: string): void {
+    if (isGroupId(to)) {
+      if (!this.network.groups.get(to)) throw new EngineError('recipient_not_found', `the group ${to} does not exist in the sandbox`, true);
+    } else if (!isLidId(to) && !numberExists(to)) {
+      throw new EngineError('recipient_not_found', `${to} is not on the network (sandbox numbers ending in 0000 do not exist)`, true);
+    }
   }
 
   async checkNumber(number: string): Promise<{ exists: boolean; jid?: string }> {

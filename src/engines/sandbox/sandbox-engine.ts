@@ -6,7 +6,8 @@
  *
  * Besides the port, it offers what the phone and the network do (the admin /sandbox routes).
  */
-import type { Engine, EngineConnection, EngineEvents } from '../engine.js';
+import type { ChatActivity, Engine, EngineConnection, EngineEvents, InboundMessage } from '../engine.js';
+import { isGroupId } from '../../messages/chat-id.js';
 import type { EventStore } from '../../eventstore/event-store.js';
 import { SandboxConnection } from './sandbox-connection.js';
 import { SandboxCredentialStore } from './sandbox-credentials.js';
@@ -119,20 +120,45 @@ export class SandboxEngine implements Engine {
   }
 
   /**
-   * A message from `from` reaches the device; resolves once the device has recorded it, undefined when the
-   * device is not online. The sender waits for the answer, so a message the store refuses is refused to
-   * it (the promise rejects with the store's error) and never recorded later: as a network whose message
-   * was not acknowledged, the sender sends it again if it wants to.
+   * A message from `from` reaches the device (fields as `message.received` reports them; `chatId`
+   * defaults to `from`); resolves once the device has recorded it, undefined when the device is not online.
+   * The sender waits for the answer, so a message the store refuses is refused to it (the promise rejects
+   * with the store's error) and never recorded later: as a network whose message was not acknowledged,
+   * the sender sends it again if it wants to.
    */
-  async inbound(deviceId: string, message: { from: string; type: 'text'; body: string }): Promise<{ waMessageId: string } | undefined> {
+  async inbound(deviceId: string, message: Omit<InboundMessage, 'waMessageId' | 'timestamp'> & { waMessageId?: string }): Promise<{ waMessageId: string } | undefined> {
     const connection = this.network.connectionOf(deviceId);
     if (!connection?.online) return undefined;
-    const waMessageId = newSandboxMessageId();
+    const waMessageId = message.waMessageId ?? newSandboxMessageId();
+    const chatId = message.chatId ?? message.from;
+    const isGroup = isGroupId(chatId);
     await connection.receive(
-      { waMessageId, from: message.from, type: message.type, body: message.body, timestamp: Math.floor(Date.now() / 1000) },
+      {
+        ...message,
+        waMessageId,
+        chatId,
+        isGroup,
+        fromMe: message.fromMe ?? false,
+        ...(isGroup ? { participant: message.from } : {}),
+        timestamp: Math.floor(Date.now() / 1000),
+      },
       { retry: false },
     );
     return { waMessageId };
+  }
+
+  /** An edit, revoke, poll vote, presence or call reaches the device; false when it is not online. */
+  activity(deviceId: string, activity: ChatActivity): boolean {
+    const connection = this.network.connectionOf(deviceId);
+    if (!connection?.online) return false;
+    // Recorded through the device's spool, which retries until the store takes it.
+    void connection.activity(activity).catch(() => undefined);
+    return true;
+  }
+
+  /** A group of the simulated network (the groups API builds on it); its members receive its messages. */
+  createGroup(subject: string, members: readonly string[]): { groupId: string } {
+    return { groupId: this.network.groups.create(subject, members).groupId };
   }
 
   /** The network drops the device's connection (the device reconnects). False when it is not online. */

@@ -3,8 +3,17 @@
  * delivery from device to device, and the receipts a sender gets back.
  */
 import { randomBytes } from 'node:crypto';
-import type { InboundMessage, OutgoingContent, OutgoingMessage } from '../engine.js';
+import { type FileHandle, open } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
+import { isGroupId } from '../../messages/chat-id.js';
+import type { ChatActivity, InboundMessage, OutgoingContent, OutgoingMessage } from '../engine.js';
 import type { SandboxConnection } from './sandbox-connection.js';
+import { SandboxGroups } from './sandbox-groups.js';
+
+/** A sent message's media not fetched by its recipient within this long is let go. */
+const UNCLAIMED_MEDIA_MS = 5 * 60_000;
+/** Sent messages remembered for read receipts (who sent them, to whom). */
+const SENT_MEMORY = 50_000;
 
 export interface SandboxTiming {
   /** After a send, the `delivered` receipt comes this much later. */
@@ -23,8 +32,64 @@ export class SandboxNetwork {
   private readonly latest = new Map<string, SandboxConnection>();
   private readonly onlineByPhone = new Map<string, Set<SandboxConnection>>();
   private readonly timers = new Set<NodeJS.Timeout>();
+  readonly groups = new SandboxGroups();
+  /** waMessageId → its sender's connection and number: read receipts go back to it. */
+  private readonly sentBy = new Map<string, { connection: SandboxConnection; phone: string; to: string }>();
 
   constructor(private readonly timing: SandboxTiming) {}
+
+  /** The online connections a message to `to` reaches: a number's devices, or every member's of a group (the sender's own left out). */
+  recipientsOf(to: string, sender: SandboxConnection | undefined): SandboxConnection[] {
+    const phones = isGroupId(to) ? [...(this.groups.get(to)?.members ?? [])] : [to];
+    const found: SandboxConnection[] = [];
+    for (const phone of phones) for (const connection of this.onlineByPhone.get(phone) ?? []) if (connection !== sender) found.push(connection);
+    return found;
+  }
+
+  /**
+   * The recipients of a message with media get each their own open handle on its file, taken now: the
+   * outbox removes the file once the message is sent, and an open file outlives its name.
+   */
+  async openMediaFor(path: string, count: number): Promise<Array<() => Promise<Readable>>> {
+    const openers: Array<() => Promise<Readable>> = [];
+    for (let i = 0; i < count; i++) {
+      const handle: FileHandle = await open(path, 'r');
+      let claimed = false;
+      const timer = setTimeout(() => void (claimed || handle.close().catch(() => undefined)), UNCLAIMED_MEDIA_MS);
+      timer.unref();
+      openers.push(async () => {
+        if (claimed) throw new Error('the media was already fetched');
+        claimed = true;
+        clearTimeout(timer);
+        return handle.createReadStream({ autoClose: true });
+      });
+    }
+    return openers;
+  }
+
+  /** A read receipt of `reader` for a message it received goes back to the message's sender. */
+  markRead(reader: string, waMessageId: string): boolean {
+    const sent = this.sentBy.get(waMessageId);
+    if (!sent) return false;
+    const timestamp = Math.floor(Date.now() / 1000);
+    this.later(0, () => sent.connection.receipt({ waMessageId, status: 'read', recipient: isGroupId(sent.to) ? sent.to : reader, timestamp }));
+    return true;
+  }
+
+  /** Typing and the like reach the chat's other party (or the group's members). */
+  presence(sender: SandboxConnection, from: string, chatId: string, state: Extract<ChatActivity, { kind: 'presence' }>['state']): void {
+    const shownAs = isGroupId(chatId) ? chatId : from;
+    this.later(0, () => {
+      for (const recipient of this.recipientsOf(chatId, sender)) recipient.activity({ kind: 'presence', chatId: shownAs, from, state });
+    });
+  }
+
+  /** Edits and revokes of a sent message reach its recipients. */
+  relay(sender: SandboxConnection, to: string, activity: ChatActivity): void {
+    this.later(0, () => {
+      for (const recipient of this.recipientsOf(to, sender)) recipient.activity(activity);
+    });
+  }
 
   /** Makes `connection` its device's current one; answers the one it replaces, if any. */
   track(connection: SandboxConnection): SandboxConnection | undefined {
@@ -52,12 +117,17 @@ export class SandboxNetwork {
   }
 
   /** Hands the message to every other online device of the recipient, then receipts go back to the sender. */
-  deliver(sender: SandboxConnection, from: string, message: OutgoingMessage): void {
+  deliver(sender: SandboxConnection, from: string, message: OutgoingMessage, recipients?: SandboxConnection[], media?: Array<() => Promise<Readable>>): void {
+    this.sentBy.set(message.waMessageId, { connection: sender, phone: from, to: message.to });
+    if (this.sentBy.size > SENT_MEMORY) this.sentBy.delete(this.sentBy.keys().next().value!);
+    const reached = recipients ?? this.recipientsOf(message.to, sender);
     this.later(0, () => {
-      for (const recipient of this.onlineByPhone.get(message.to) ?? []) {
+      reached.forEach((recipient, i) => {
+        const inbound = toInbound(from, message, unixNow());
+        const opener = media?.[i];
         // Rejected only when the recipient's actor stops first (it logs what it loses).
-        if (recipient !== sender) recipient.receive(toInbound(from, message, unixNow())).catch(() => undefined);
-      }
+        recipient.receive(opener ? { ...inbound, downloadMedia: opener } : inbound).catch(() => undefined);
+      });
     });
     this.receiptsAfter(sender, message, 'sent');
   }
@@ -97,8 +167,32 @@ export class SandboxNetwork {
 
 /** What the recipient's device sees of a sent message. */
 export function toInbound(from: string, message: OutgoingMessage, timestamp: number): InboundMessage {
-  const base = { waMessageId: message.waMessageId, from, timestamp };
-  const content: OutgoingContent = message.content;
+  const group = isGroupId(message.to);
+  const base: Omit<InboundMessage, 'type' | 'body'> = {
+    waMessageId: message.waMessageId,
+    from,
+    timestamp,
+    chatId: group ? message.to : from,
+    isGroup: group,
+    fromMe: false,
+    ...(group ? { participant: from } : {}),
+    ...(message.replyTo
+      ? {
+          quoted: {
+            waMessageId: message.replyTo.waMessageId,
+            from: message.replyTo.fromMe ? from : message.replyTo.from,
+            type: message.replyTo.type as NonNullable<InboundMessage['quoted']>['type'],
+            body: message.replyTo.body,
+          },
+        }
+      : {}),
+    ...(message.mentions?.length ? { mentions: message.mentions } : {}),
+  };
+  return { ...base, ...contentOf(message.content) };
+}
+
+function contentOf(content: OutgoingContent): Omit<InboundMessage, 'waMessageId' | 'from' | 'timestamp'> {
+  const base = {};
   switch (content.kind) {
     case 'text':
       return { ...base, type: 'text', body: content.text };
@@ -120,7 +214,20 @@ export function toInbound(from: string, message: OutgoingMessage, timestamp: num
     case 'link':
       return { ...base, type: 'link', body: content.text };
     case 'reaction':
-      return { ...base, type: 'reaction', body: content.emoji };
+      return { ...base, type: 'reaction', body: content.emoji, reaction: { messageId: content.messageId, emoji: content.emoji } };
+    case 'sticker':
+      return { type: 'sticker', body: '', media: mediaOf(content.media) };
+    case 'contact':
+      return { type: 'contact', body: content.contacts.map((c) => c.name).join(', '), contacts: content.contacts };
+    case 'poll': {
+      const { question, options, multipleAnswers, secret } = content;
+      return { type: 'poll', body: question, poll: { question, options, multipleAnswers }, secret };
+    }
+    case 'forward':
+      return contentOf(content.content);
+    case 'edit':
+      // Delivered as an activity (SandboxConnection.send), never as a message.
+      return { type: 'unknown', body: content.text };
   }
 }
 

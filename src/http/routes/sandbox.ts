@@ -10,7 +10,15 @@ import { conflict, invalidRequest } from '../problem.js';
 import { type RequestDevice, type RouteSpec, defineRoute } from '../route.js';
 import { DeviceParams } from '../schemas/common.js';
 import { SessionStateOnlySchema } from '../schemas/session.js';
-import { InboundAcceptedSchema, InboundBody, ScanBody } from '../schemas/sandbox.js';
+import { SandboxGroupBody, SandboxGroupSchema, AcceptedSchema, InboundAcceptedSchema, InboundBody, SandboxCallBody, SandboxCallSchema, SandboxPresenceBody, ScanBody } from '../schemas/sandbox.js';
+import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import type { Static } from 'typebox';
+import type { InboundMessage, QuotedMessage } from '../../engines/engine.js';
+import { newSandboxMessageId } from '../../engines/sandbox/sandbox-network.js';
+import type { SeenMessages } from '../../outbox/seen-messages.js';
+import type { BodyGate } from '../body/body-gate.js';
+import { mediaBodyParser } from '../body/media-body-parser.js';
 
 const tag = 'Sandbox';
 
@@ -19,11 +27,42 @@ export interface SandboxRouteDeps {
   sessions: Supervisor;
   sandbox: SandboxEngine;
   projections: ReadModelProgress;
+  /** What a quoted message said (`quotedMessageId`). */
+  seen?: SeenMessages;
+  /** The inbound route takes media as base64 up to this many bytes; its body is parsed after authentication. */
+  inboundMedia?: { limit: number; uploadDir: string; gate: BodyGate };
 }
 
 const NOT_FOUND = { description: 'No such device.' };
 
-export function sandboxRoutes({ devices, sessions, sandbox, projections }: SandboxRouteDeps): RouteSpec[] {
+type InboundSpec = Static<typeof InboundBody>;
+
+/** The message an inbound request describes (types `edit`, `revoke` and `poll_vote` are activities, handled apart). */
+function inboundOf(body: InboundSpec, quoted: QuotedMessage | undefined): Omit<InboundMessage, 'waMessageId' | 'timestamp'> {
+  const type = (body.type ?? (body.poll ? 'poll' : body.location ? 'location' : body.contacts ? 'contact' : 'text')) as InboundMessage['type'];
+  const message: Omit<InboundMessage, 'waMessageId' | 'timestamp'> = { from: body.from, type, body: body.body ?? body.poll?.question ?? '' };
+  if (body.chatId) message.chatId = body.chatId;
+  if (quoted) message.quoted = quoted;
+  if (body.mentions?.length) message.mentions = body.mentions;
+  if (body.location) message.location = body.location;
+  if (body.contacts) message.contacts = body.contacts;
+  if (type === 'reaction' && body.messageId) message.reaction = { messageId: body.messageId, emoji: body.body ?? '' };
+  if (body.poll) {
+    message.poll = { question: body.poll.question, options: body.poll.options, multipleAnswers: body.poll.multipleAnswers === true };
+    message.secret = randomBytes(32).toString('base64');
+  }
+  if (body.media) {
+    const bytes = Buffer.from(body.media.base64.replace(/^data:[^,]*,/, ''), 'base64');
+    if (bytes.length === 0) throw invalidRequest('body/media/base64 is not base64', [{ path: '/media/base64', message: 'is empty or not base64' }]);
+    message.media = { mimetype: body.media.mimetype, size: bytes.length, ...(body.media.filename ? { filename: body.media.filename } : {}) };
+    message.downloadMedia = async () => Readable.from([bytes]);
+  }
+  return message;
+}
+
+const required = (field: string, type: string) => invalidRequest(`body/${field} is required for type ${type}`, [{ path: `/${field}`, message: `is required for type ${type}` }]);
+
+export function sandboxRoutes({ devices, sessions, sandbox, projections, seen, inboundMedia }: SandboxRouteDeps): RouteSpec[] {
   /** 409 `not_sandbox_device` for devices of another engine (the router answered 404 for unknown ones). */
   const requireSandboxDevice = ({ id, view }: RequestDevice) => {
     if (view.engine !== 'sandbox') throw conflict('not_sandbox_device', `device "${id}" uses the ${view.engine} engine, not the sandbox`);
@@ -73,10 +112,13 @@ export function sandboxRoutes({ devices, sessions, sandbox, projections }: Sandb
       description:
         'A message from `from` reaches the device, which records it as `message.received` before this answers: a 202 is durable. ' +
         'When the store cannot take it, the answer is the store\'s error (`503 store_unavailable`, `507 insufficient_storage`) and the message is not recorded later: send it again. ' +
+        'With `chatId` a group id, it is a group message from the participant `from`. `media` (base64) is downloaded by the device as WhatsApp media would be. ' +
+        'The types `edit`, `revoke` and `poll_vote` produce `message.edited`, `message.revoked` and `poll.vote`. ' +
         'Only while the session is `online`; otherwise `409 session_not_online`. A sender ending in 0000 does not exist: `400`.',
       access: 'admin',
       params: DeviceParams,
       body: InboundBody,
+      ...(inboundMedia ? { bodyParser: { parse: mediaBodyParser({ kind: 'file', limit: inboundMedia.limit, uploadDir: inboundMedia.uploadDir, schema: InboundBody, gate: inboundMedia.gate }) } } : {}),
       responses: {
         202: { description: 'Recorded by the device.', schema: InboundAcceptedSchema },
         404: NOT_FOUND,
@@ -89,9 +131,107 @@ export function sandboxRoutes({ devices, sessions, sandbox, projections }: Sandb
         if (body.from.endsWith('0000')) {
           throw invalidRequest('body/from does not exist in the sandbox', [{ path: '/from', message: 'numbers ending in 0000 do not exist in the sandbox' }]);
         }
-        const accepted = await sandbox.inbound(params.deviceId, { from: body.from, type: body.type ?? 'text', body: body.body });
+        const timestamp = Math.floor(Date.now() / 1000);
+        const chatId = body.chatId ?? body.from;
+        const activityId = newSandboxMessageId();
+        if (body.type === 'edit' || body.type === 'revoke') {
+          if (!body.messageId) throw required('messageId', body.type);
+          const base = { id: activityId, chatId, from: body.from, waMessageId: body.messageId, timestamp };
+          const done = sandbox.activity(params.deviceId, body.type === 'edit' ? { kind: 'edited', ...base, body: body.body ?? '' } : { kind: 'revoked', ...base });
+          if (!done) throw notOnline(device);
+          return { status: 202, body: { waMessageId: activityId } };
+        }
+        if (body.type === 'poll_vote') {
+          if (!body.pollMessageId) throw required('pollMessageId', body.type);
+          const vote = { kind: 'poll_vote' as const, id: activityId, chatId, from: body.from, pollMessageId: body.pollMessageId, selectedOptions: body.selectedOptions ?? [], timestamp };
+          if (!sandbox.activity(params.deviceId, vote)) throw notOnline(device);
+          return { status: 202, body: { waMessageId: activityId } };
+        }
+        const type = body.type ?? (body.poll ? 'poll' : body.location ? 'location' : body.contacts ? 'contact' : 'text');
+        const needs: Partial<Record<string, keyof InboundSpec>> = {
+          text: 'body',
+          link: 'body',
+          image: 'media',
+          video: 'media',
+          audio: 'media',
+          file: 'media',
+          sticker: 'media',
+          location: 'location',
+          contact: 'contacts',
+          poll: 'poll',
+          reaction: 'messageId',
+        };
+        const field = needs[type];
+        if (field && body[field] === undefined) throw required(field, type);
+        const quotedSeen = body.quotedMessageId ? seen?.find(params.deviceId, body.quotedMessageId) : undefined;
+        const quoted: QuotedMessage | undefined = body.quotedMessageId
+          ? quotedSeen
+            ? { waMessageId: body.quotedMessageId, from: quotedSeen.from, type: quotedSeen.type, body: quotedSeen.body }
+            : { waMessageId: body.quotedMessageId, from: '', type: 'unknown', body: '' }
+          : undefined;
+        const accepted = await sandbox.inbound(params.deviceId, inboundOf(body, quoted));
         if (!accepted) throw notOnline(device);
         return { status: 202, body: accepted };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/sandbox/groups',
+      operationId: 'sandboxCreateGroup',
+      tag,
+      summary: 'Make a group in the simulated network',
+      description:
+        'A group whose `members` (numbers) receive its messages: every sandbox device online under a member\'s number gets a message sent to the group ' +
+        '(`chatId` = the group id, `120363` + 12 digits + `@g.us`).',
+      access: 'admin',
+      body: SandboxGroupBody,
+      responses: { 201: { description: 'Made.', schema: SandboxGroupSchema } },
+      handler({ body }) {
+        return { status: 201, body: sandbox.createGroup(body.subject, body.members) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/sandbox/devices/:deviceId/presence',
+      operationId: 'sandboxPresence',
+      tag,
+      summary: 'A contact\'s presence',
+      description: '`from` is typing, recording, paused, available or unavailable (in `chatId`, default the direct chat): the device records `presence.update`.',
+      access: 'admin',
+      params: DeviceParams,
+      body: SandboxPresenceBody,
+      responses: {
+        202: { description: 'On its way to the device.', schema: AcceptedSchema },
+        404: NOT_FOUND,
+        409: { description: 'Not a sandbox device (`not_sandbox_device`), or the session is not online (`session_not_online`).' },
+      },
+      handler({ params, body, device }) {
+        requireSandboxDevice(device);
+        if (!sandbox.activity(params.deviceId, { kind: 'presence', chatId: body.chatId ?? body.from, from: body.from, state: body.state })) throw notOnline(device);
+        return { status: 202, body: { accepted: true } };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/sandbox/devices/:deviceId/call',
+      operationId: 'sandboxCall',
+      tag,
+      summary: 'An incoming call',
+      description: '`from` calls the device (video with `isVideo`): it records `call.received`.',
+      access: 'admin',
+      params: DeviceParams,
+      body: SandboxCallBody,
+      responses: {
+        202: { description: 'Ringing.', schema: SandboxCallSchema },
+        404: NOT_FOUND,
+        409: { description: 'Not a sandbox device (`not_sandbox_device`), or the session is not online (`session_not_online`).' },
+      },
+      handler({ params, body, device }) {
+        requireSandboxDevice(device);
+        const callId = randomBytes(16).toString('hex').toUpperCase();
+        const call = { kind: 'call' as const, callId, from: body.from, isVideo: body.isVideo === true, isGroup: false, rejected: false, timestamp: Math.floor(Date.now() / 1000) };
+        if (!sandbox.activity(params.deviceId, call)) throw notOnline(device);
+        return { status: 202, body: { callId } };
       },
     }),
     defineRoute({

@@ -20,8 +20,14 @@ import { type ResponseSpec, type RouteSpec, defineRoute } from '../route.js';
 import { DeviceParams } from '../schemas/common.js';
 import {
   AudioBody,
+  ContactBody,
   DeleteMessageSchema,
+  EditBody,
+  EditSchema,
   FileBody,
+  ForwardBody,
+  PollBody,
+  StickerBody,
   ImageOrVideoBody,
   LinkBody,
   LocationBody,
@@ -55,14 +61,24 @@ const IdempotencyHeaders = Type.Object({
 
 const QUEUED: Record<number, ResponseSpec> = {
   202: { description: 'Queued in the outbox; sent once the session is online.', schema: QueuedSchema },
-  404: { description: 'No such device (admin key only).' },
+  404: { description: 'No such device (admin key only), or `replyTo` names a message not seen in this chat (`message_not_found`).' },
   422: { description: 'The Idempotency-Key was used with another request (`idempotency_key_reused`).' },
 };
+
+const CONTEXT_NOTE =
+  'Every send also takes `replyTo` (the waMessageId of a message of the same chat that the gateway has seen: the new one quotes it) and `mentions` (up to 256 numbers, written `@<number>` in the text). ' +
+  '`to` is a number, a group id (`…@g.us`) or an `@lid` id.';
+
+/** The quote and mentions of a send body. */
+const contextOf = (body: { replyTo?: string; mentions?: string[] }) => ({
+  ...(body.replyTo === undefined ? {} : { replyTo: body.replyTo }),
+  ...(body.mentions === undefined ? {} : { mentions: body.mentions }),
+});
 
 export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
   const { sends } = deps;
   const keyOf = (ctx: Context) => parseIdempotencyKey(ctx.get(IDEMPOTENCY_HEADER) || undefined);
-  const description = (what: string) => `${what}\n\n${IDEMPOTENCY_NOTE}`;
+  const description = (what: string) => `${what}\n\n${CONTEXT_NOTE}\n\n${IDEMPOTENCY_NOTE}`;
 
   const media = (kind: MediaKind, schema: TSchema, summary: string, what: string) => {
     const limit = mediaLimitOf(kind, deps.mediaSettings);
@@ -87,13 +103,23 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
         415: { description: 'The media\'s type does not fit the message kind or cannot be recognised (`unsupported_media_type`), or the body is neither JSON nor multipart.' },
       },
       async handler({ params, body, ctx }) {
-        const fields = body as { to: string; url?: string; base64?: string; mimetype?: string; caption?: string; filename?: string; ptt?: boolean };
+        const fields = body as {
+          to: string;
+          url?: string;
+          base64?: string;
+          mimetype?: string;
+          caption?: string;
+          filename?: string;
+          ptt?: boolean;
+          replyTo?: string;
+          mentions?: string[];
+        };
         const input = mediaInputOf(fields, uploadedMedia(ctx));
         if (kind === 'file' && fields.filename === undefined && !(input.from === 'upload' && input.filename)) {
           throw invalidRequest('body must have required properties filename', [{ path: '/filename', message: 'must have required properties filename' }]);
         }
         const { to, mimetype, caption, filename, ptt } = fields;
-        const answer = await sends.send(params.deviceId, { kind, to, media: input, mimetype, caption, filename, ptt }, keyOf(ctx));
+        const answer = await sends.send(params.deviceId, { kind, to, media: input, mimetype, caption, filename, ptt, ...contextOf(fields) }, keyOf(ctx));
         return { status: 202, body: answer };
       },
     });
@@ -113,13 +139,98 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
       body: TextBody,
       responses: QUEUED,
       async handler({ params, body, ctx }) {
-        return { status: 202, body: await sends.send(params.deviceId, { kind: 'text', to: body.to, text: body.text }, keyOf(ctx)) };
+        return { status: 202, body: await sends.send(params.deviceId, { kind: 'text', to: body.to, text: body.text, ...contextOf(body) }, keyOf(ctx)) };
       },
     }),
     media('image', ImageOrVideoBody, 'Send an image', 'Queues an image with an optional caption.'),
     media('video', ImageOrVideoBody, 'Send a video', 'Queues a video with an optional caption.'),
     media('audio', AudioBody, 'Send audio or a voice note', 'Queues an audio message; `ptt: true` sends it as a voice note.'),
     media('file', FileBody, 'Send a file', 'Queues a document with its file name and an optional caption.'),
+    media('sticker', StickerBody, 'Send a sticker', 'Queues a sticker: WebP (static or animated), at most 1 MiB; any other type is `415`.'),
+    defineRoute({
+      method: 'post',
+      path: '/devices/:deviceId/send/contact',
+      operationId: 'sendContact',
+      tag,
+      summary: 'Send contact cards',
+      description: description('Queues 1 to 10 contact cards, sent as vCards. Every field is escaped: a newline in a value cannot add a line to the card.'),
+      access: 'device',
+      params: DeviceParams,
+      body: ContactBody,
+      responses: QUEUED,
+      async handler({ params, body, ctx }) {
+        return { status: 202, body: await sends.send(params.deviceId, { kind: 'contact', ...body }, keyOf(ctx)) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/devices/:deviceId/send/poll',
+      operationId: 'sendPoll',
+      tag,
+      summary: 'Send a poll',
+      description: description(
+        'Queues a poll: `question` (1 to 255 characters), `options` (2 to 12 distinct, 1 to 100 characters each), `multipleAnswers` (default false). ' +
+          'Its votes arrive as `poll.vote` events, decrypted.',
+      ),
+      access: 'device',
+      params: DeviceParams,
+      body: PollBody,
+      responses: QUEUED,
+      async handler({ params, body, ctx }) {
+        const trimmed = body.options.map((o) => o.trim());
+        if (new Set(trimmed).size !== trimmed.length) {
+          throw invalidRequest('body/options must be distinct', [{ path: '/options', message: 'must not contain the same option twice' }]);
+        }
+        return { status: 202, body: await sends.send(params.deviceId, { kind: 'poll', ...body }, keyOf(ctx)) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/devices/:deviceId/send/forward',
+      operationId: 'sendForward',
+      tag,
+      summary: 'Forward a message',
+      description: description(
+        'Forwards `messageId`, a message the gateway has seen (sent or received) with text or media, as it is. Unknown: `404 message_not_found`; ' +
+          'its media no longer kept: `410 media_expired`; a kind that cannot be forwarded (poll, reaction): `409 not_forwardable`.',
+      ),
+      access: 'device',
+      params: DeviceParams,
+      body: ForwardBody,
+      responses: {
+        ...QUEUED,
+        404: { description: 'No such device, or no message `messageId` (or `replyTo`) was seen (`message_not_found`).' },
+        409: { description: 'The message cannot be forwarded (`not_forwardable`).' },
+        410: { description: 'Its media is no longer kept (`media_expired`).' },
+      },
+      async handler({ params, body, ctx }) {
+        return { status: 202, body: await sends.send(params.deviceId, { kind: 'forward', ...body }, keyOf(ctx)) };
+      },
+    }),
+    defineRoute({
+      method: 'patch',
+      path: '/devices/:deviceId/send/:waMessageId',
+      operationId: 'editMessage',
+      tag,
+      summary: 'Edit a message',
+      description:
+        'Replaces the text (or caption) of a message this device sent. Still in the outbox: it goes out with the new text (`200 edited`). ' +
+        'Sent less than 15 minutes ago (WhatsApp\'s limit): the edit is queued in the outbox (`202 editing`) and reaches the recipient as an edit. ' +
+        'Otherwise `409 not_editable` (being sent right now, too old, not sent by this device, or without text); unknown `404 message_not_found`.',
+      access: 'device',
+      params: MessageParams,
+      body: EditBody,
+      responses: {
+        200: { description: 'Edited in the outbox, before it was sent.', schema: EditSchema },
+        202: { description: 'The edit is queued.', schema: EditSchema },
+        404: { description: 'No such device, or no message with this id (`message_not_found`).' },
+        409: { description: 'The message cannot be edited (`not_editable`).' },
+      },
+      async handler({ params, body }) {
+        const outcome = await sends.edit(params.deviceId, params.waMessageId, body.text);
+        return { status: outcome.status === 'editing' ? 202 : 200, body: outcome };
+      },
+    }),
     defineRoute({
       method: 'post',
       path: '/devices/:deviceId/send/location',

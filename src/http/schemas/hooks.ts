@@ -12,7 +12,11 @@ const HookUrl = Type.String({
   maxLength: HOOK_URL_MAX_LENGTH,
   description: 'Absolute http or https URL of the receiver. Addresses in loopback, private, link-local or metadata ranges are refused unless WEBHOOK_ALLOW_PRIVATE_NETWORKS=true.',
 });
-const Events = Type.Array(EventKind, { minItems: 1, uniqueItems: true, description: 'Kinds to send: non-empty, no duplicates.' });
+const Events = Type.Array(Type.Union([EventKind, Type.Literal('*', { description: 'Every kind, present and future.' })]), {
+  minItems: 1,
+  uniqueItems: true,
+  description: 'Kinds to send: non-empty, no duplicates; `"*"` selects every kind, present and future.',
+});
 const DeliveryId = Type.String({ format: 'uuid', description: 'Delivery id: the envelope `id` and `webhook-id` header.' });
 
 export const PutHooksBody = Type.Object(

@@ -1,19 +1,85 @@
 import Type from 'typebox';
+import { INBOUND_TYPES, PRESENCE_STATES } from '../../messages/message-events.js';
+import { ChatId, ContactCardSchema, WaMessageId } from './send.js';
 
 const PhoneNumber = (description: string) =>
   Type.String({ pattern: '^[0-9]{7,15}$', description: `${description} Digits only, with country code; numbers ending in 0000 do not exist in the sandbox.` });
 
 export const ScanBody = Type.Object({ phone: PhoneNumber('The phone that scans the code: it becomes the account\'s number.') }, { additionalProperties: false });
 
+export const SANDBOX_INBOUND_TYPES = [...INBOUND_TYPES, 'edit', 'revoke', 'poll_vote'] as const;
+
 export const InboundBody = Type.Object(
   {
-    from: PhoneNumber('The sender.'),
-    type: Type.Optional(Type.Literal('text', { description: 'Only `text` (the default).' })),
-    body: Type.String({ maxLength: 65_536, description: 'The text.' }),
+    from: PhoneNumber('The sender (in a group: the participant).'),
+    chatId: Type.Optional(ChatId),
+    type: Type.Optional(
+      Type.Enum(SANDBOX_INBOUND_TYPES, {
+        description: 'Any `message.received` type (default `text`), or `edit` (`messageId`, `body`), `revoke` (`messageId`), `poll_vote` (`pollMessageId`, `selectedOptions`).',
+      }),
+    ),
+    body: Type.Optional(Type.String({ maxLength: 65_536, description: 'The text or caption (default "").' })),
+    quotedMessageId: Type.Optional(WaMessageId),
+    mentions: Type.Optional(Type.Array(Type.String({ pattern: '^[0-9]{7,15}$' }), { maxItems: 256, uniqueItems: true })),
+    media: Type.Optional(
+      Type.Object(
+        {
+          base64: Type.String({ minLength: 1 }),
+          mimetype: Type.String({ minLength: 3, maxLength: 255 }),
+          filename: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    location: Type.Optional(
+      Type.Object(
+        {
+          latitude: Type.Number({ minimum: -90, maximum: 90 }),
+          longitude: Type.Number({ minimum: -180, maximum: 180 }),
+          name: Type.Optional(Type.String({ maxLength: 1024 })),
+          address: Type.Optional(Type.String({ maxLength: 1024 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    contacts: Type.Optional(Type.Array(ContactCardSchema, { minItems: 1, maxItems: 10 })),
+    poll: Type.Optional(
+      Type.Object(
+        {
+          question: Type.String({ minLength: 1, maxLength: 255 }),
+          options: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { minItems: 2, maxItems: 12, uniqueItems: true }),
+          multipleAnswers: Type.Optional(Type.Boolean()),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    messageId: Type.Optional(WaMessageId),
+    pollMessageId: Type.Optional(WaMessageId),
+    selectedOptions: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 12, uniqueItems: true })),
   },
   { additionalProperties: false },
 );
 
+export const SandboxPresenceBody = Type.Object(
+  { from: PhoneNumber('Whose presence.'), chatId: Type.Optional(ChatId), state: Type.Enum(PRESENCE_STATES) },
+  { additionalProperties: false },
+);
+
+export const SandboxCallBody = Type.Object({ from: PhoneNumber('The caller.'), isVideo: Type.Optional(Type.Boolean()) }, { additionalProperties: false });
+
+export const SandboxCallSchema = Type.Object({ callId: Type.String() });
+export const AcceptedSchema = Type.Object({ accepted: Type.Boolean() });
+
 export const InboundAcceptedSchema = Type.Object({
   waMessageId: Type.String({ description: 'The id the message arrives with (as `waMessageId` of `message.received`).' }),
 });
+
+export const SandboxGroupBody = Type.Object(
+  {
+    subject: Type.String({ minLength: 1, maxLength: 100 }),
+    members: Type.Array(Type.String({ pattern: '^[0-9]{7,15}$' }), { minItems: 1, maxItems: 256, uniqueItems: true }),
+  },
+  { additionalProperties: false },
+);
+
+export const SandboxGroupSchema = Type.Object({ groupId: Type.String({ pattern: '^120363[0-9]{12}@g\\.us$' }) });

@@ -1,12 +1,22 @@
 import Type from 'typebox';
 import { MIMETYPE_PATTERN } from '../../media/media-type.js';
 import { SEND_KINDS } from '../../outbox/outbox-events.js';
+import { CHAT_ID_PATTERN, LID_PATTERN, PHONE_PATTERN } from '../../messages/chat-id.js';
 import { DeviceId, Timestamp } from './common.js';
 
 export const TEXT_MAX_LENGTH = 65_536;
 
 export const PhoneNumber = Type.String({ pattern: '^[0-9]{7,15}$', description: 'Digits only, with the country code.' });
-const To = Type.String({ pattern: '^[0-9]{7,15}$', description: 'The recipient: digits only, with the country code (e.g. 4915112345678).' });
+export const ChatId = Type.String({
+  pattern: CHAT_ID_PATTERN,
+  maxLength: 64,
+  description: 'A chat: a number (digits only, with the country code, e.g. 4915112345678), a group id (`120363…@g.us`) or `<digits>@lid`.',
+});
+const To = Type.String({
+  pattern: CHAT_ID_PATTERN,
+  maxLength: 64,
+  description: 'The recipient: a number (digits only, with the country code, e.g. 4915112345678), a group id (`120363…@g.us`) or `<digits>@lid`.',
+});
 const HttpUrl = Type.String({ format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', maxLength: 4096 });
 const MediaUrl = Type.String({
   format: 'uri',
@@ -21,10 +31,26 @@ export const WaMessageId = Type.String({ pattern: '^[A-Za-z0-9._:-]{1,128}$', de
 
 const MEDIA_NOTE = 'Exactly one of `url`, `base64` or (multipart/form-data) a `file` part.';
 
-export const TextBody = Type.Object({ to: To, text: Type.String({ minLength: 1, maxLength: TEXT_MAX_LENGTH }) }, { additionalProperties: false });
+export const MENTIONS_MAX = 256;
+
+/** What every send accepts: the message it quotes and the numbers it mentions. */
+const Context = {
+  replyTo: Type.Optional(
+    Type.String({ pattern: '^[A-Za-z0-9._:-]{1,128}$', description: 'The waMessageId of a message of the same chat the gateway has seen (sent or received): the new message quotes it. Unknown: `404 message_not_found`.' }),
+  ),
+  mentions: Type.Optional(
+    Type.Array(Type.String({ pattern: `(${PHONE_PATTERN})|(${LID_PATTERN})` }), {
+      maxItems: MENTIONS_MAX,
+      uniqueItems: true,
+      description: 'Numbers mentioned in the text or caption (which writes them `@<number>`).',
+    }),
+  ),
+};
+
+export const TextBody = Type.Object({ to: To, text: Type.String({ minLength: 1, maxLength: TEXT_MAX_LENGTH }), ...Context }, { additionalProperties: false });
 
 export const ImageOrVideoBody = Type.Object(
-  { to: To, url: Type.Optional(MediaUrl), base64: Type.Optional(Base64), mimetype: Type.Optional(Mimetype), caption: Type.Optional(Caption) },
+  { to: To, url: Type.Optional(MediaUrl), base64: Type.Optional(Base64), mimetype: Type.Optional(Mimetype), caption: Type.Optional(Caption) , ...Context },
   { additionalProperties: false, description: MEDIA_NOTE },
 );
 
@@ -35,6 +61,7 @@ export const AudioBody = Type.Object(
     base64: Type.Optional(Base64),
     mimetype: Type.Optional(Mimetype),
     ptt: Type.Optional(Type.Boolean({ description: 'Send as a voice note.' })),
+    ...Context,
   },
   { additionalProperties: false, description: MEDIA_NOTE },
 );
@@ -49,6 +76,7 @@ export const FileBody = Type.Object(
     ),
     mimetype: Type.Optional(Mimetype),
     caption: Type.Optional(Caption),
+    ...Context,
   },
   { additionalProperties: false, description: MEDIA_NOTE },
 );
@@ -60,6 +88,7 @@ export const LocationBody = Type.Object(
     longitude: Type.Number({ minimum: -180, maximum: 180 }),
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
     address: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+    ...Context,
   },
   { additionalProperties: false },
 );
@@ -70,6 +99,7 @@ export const LinkBody = Type.Object(
     url: HttpUrl,
     text: Type.Optional(Type.String({ maxLength: TEXT_MAX_LENGTH, description: 'The url is appended when the text does not contain it.' })),
     preview: Type.Optional(Type.Boolean({ description: 'Show a preview built from the page\'s Open Graph data (sent without one if it cannot be had).' })),
+    ...Context,
   },
   { additionalProperties: false },
 );
@@ -79,9 +109,78 @@ export const ReactionBody = Type.Object(
     to: To,
     messageId: WaMessageId,
     emoji: Type.String({ maxLength: 64, description: 'One emoji; `""` removes the reaction.' }),
+    ...Context,
   },
   { additionalProperties: false },
 );
+
+export const StickerBody = Type.Object(
+  { to: To, url: Type.Optional(MediaUrl), base64: Type.Optional(Base64), mimetype: Type.Optional(Mimetype), ...Context },
+  { additionalProperties: false, description: `${MEDIA_NOTE} WebP only (static or animated), at most 1 MiB.` },
+);
+
+export const ContactCardSchema = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 256 }),
+    phone: Type.String({ pattern: '^\\+?[0-9][0-9 ()-]{4,30}$', description: 'The number, with the country code; spaces, dashes and parentheses are allowed.' }),
+    organization: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+    email: Type.Optional(Type.String({ minLength: 3, maxLength: 256 })),
+  },
+  { additionalProperties: false, description: 'Sent as a vCard; every field is escaped (a newline cannot add a line to the card).' },
+);
+
+export const ContactBody = Type.Object(
+  { to: To, contacts: Type.Array(ContactCardSchema, { minItems: 1, maxItems: 10 }), ...Context },
+  { additionalProperties: false },
+);
+
+export const POLL_OPTIONS_MAX = 12;
+
+export const PollBody = Type.Object(
+  {
+    to: To,
+    question: Type.String({ minLength: 1, maxLength: 255, pattern: '\\S' }),
+    options: Type.Array(Type.String({ minLength: 1, maxLength: 100, pattern: '\\S' }), {
+      minItems: 2,
+      maxItems: POLL_OPTIONS_MAX,
+      uniqueItems: true,
+      description: '2 to 12 distinct options.',
+    }),
+    multipleAnswers: Type.Optional(Type.Boolean({ description: 'Voters may choose several options (default false: one).' })),
+    ...Context,
+  },
+  { additionalProperties: false },
+);
+
+export const ForwardBody = Type.Object(
+  { to: To, messageId: WaMessageId, ...Context },
+  { additionalProperties: false, description: '`messageId`: a message the gateway has seen, with text or media, forwarded as it is.' },
+);
+
+export const EditBody = Type.Object({ text: Type.String({ minLength: 1, maxLength: TEXT_MAX_LENGTH }) }, { additionalProperties: false });
+
+export const EditSchema = Type.Object({
+  status: Type.Enum(['edited', 'editing'], {
+    description: '`edited`: the message was still queued and goes out with the new text. `editing`: the edit of a sent message is queued in the outbox.',
+  }),
+});
+
+export const ChatParams = Type.Object({ deviceId: DeviceId, chatId: ChatId });
+
+export const ReadBody = Type.Object(
+  {
+    messageIds: Type.Optional(
+      Type.Array(WaMessageId, { minItems: 1, maxItems: 1000, uniqueItems: true, description: 'Received messages of the chat; left out: every unread one.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const ReadSchema = Type.Object({ read: Type.Integer({ minimum: 0, description: 'How many messages were marked read.' }) });
+
+export const ChatPresenceBody = Type.Object({ state: Type.Enum(['typing', 'recording', 'paused']) }, { additionalProperties: false });
+export const PresenceBody = Type.Object({ state: Type.Enum(['available', 'unavailable']) }, { additionalProperties: false });
+export const PresenceSchema = Type.Object({ state: Type.String() });
 
 export const QueuedSchema = Type.Object({
   outboxId: Type.String(),

@@ -65,7 +65,17 @@ describe('Baileys engine against a local WhatsApp server', () => {
     const { id } = await crabline.injectText('15557654321', 'hi there', 'Alice');
     await eventually(() => expect(events.inbounds.map((m) => m.waMessageId)).toContain(id));
     const inbound = events.inbounds.find((m) => m.waMessageId === id)!;
-    expect(inbound).toEqual({ waMessageId: id, from: '15557654321', type: 'text', body: 'hi there', pushName: 'Alice', timestamp: expect.any(Number) });
+    expect(inbound).toEqual({
+      waMessageId: id,
+      from: '15557654321',
+      chatId: '15557654321',
+      isGroup: false,
+      fromMe: false,
+      type: 'text',
+      body: 'hi there',
+      pushName: 'Alice',
+      timestamp: expect.any(Number),
+    });
     expect(Math.abs(inbound.timestamp - Date.now() / 1000)).toBeLessThan(300);
   });
 

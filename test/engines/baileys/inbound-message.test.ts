@@ -81,7 +81,8 @@ describe('inbound WhatsApp message → InboundMessage', () => {
     expect(map({ reactionMessage: { key: { id: 'X' }, text: '' } })).toMatchObject({ type: 'reaction', body: '' });
     expect(map({ contactMessage: { displayName: 'Bob', vcard: 'BEGIN:VCARD' } })).toMatchObject({ type: 'contact', body: 'Bob' });
     expect(map({ contactsArrayMessage: { contacts: [{ displayName: 'A' }, { displayName: 'B' }] } })).toMatchObject({ type: 'contact', body: 'A, B' });
-    expect(map({ pollCreationMessage: { name: 'Lunch?' } })).toMatchObject({ type: 'unknown', body: '' });
+    expect(map({ pollCreationMessage: { name: 'Lunch?' } })).toMatchObject({ type: 'poll', body: 'Lunch?', poll: { question: 'Lunch?', options: [], multipleAnswers: true } });
+    expect(map({ buttonsResponseMessage: { selectedButtonId: 'x' } })).toMatchObject({ type: 'unknown', body: '' });
   });
 
   it('skips protocol traffic and content-less placeholders', () => {

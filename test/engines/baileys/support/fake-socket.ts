@@ -5,7 +5,7 @@
  * disconnect code.
  */
 import { EventEmitter } from 'node:events';
-import type { AnyMessageContent, AuthenticationCreds, BaileysEventMap, MiscMessageGenerationOptions, UserFacingSocketConfig, WAMessage } from 'baileys';
+import type { AnyMessageContent, AuthenticationCreds, BaileysEventMap, MiscMessageGenerationOptions, UserFacingSocketConfig, WAMessage, WAMessageKey, WAPresence } from 'baileys';
 import type { BaileysSocket, SocketFactory } from '../../../../src/engines/baileys/baileys-socket.js';
 
 export interface SentMessage {
@@ -68,6 +68,17 @@ export class FakeSocket implements BaileysSocket {
     if (this.sendFailure) throw this.sendFailure;
     this.sent.push({ jid, content, options });
     return { key: { remoteJid: jid, fromMe: true, id: options?.messageId ?? 'generated' } };
+  }
+
+  readonly reads: WAMessageKey[][] = [];
+  readonly presences: Array<{ type: WAPresence; toJid?: string }> = [];
+
+  async readMessages(keys: WAMessageKey[]): Promise<void> {
+    this.reads.push(keys);
+  }
+
+  async sendPresenceUpdate(type: WAPresence, toJid?: string): Promise<void> {
+    this.presences.push({ type, ...(toJid === undefined ? {} : { toJid }) });
   }
 
   async onWhatsApp(...numbers: string[]): Promise<Array<{ jid: string; exists: boolean }> | undefined> {

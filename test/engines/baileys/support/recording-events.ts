@@ -1,5 +1,5 @@
 import { vi } from 'vitest';
-import type { Contact, DisconnectKind, EngineEvents, InboundMessage, LinkedAccount, Receipt } from '../../../../src/engines/engine.js';
+import type { ChatActivity, Contact, DisconnectKind, EngineEvents, InboundMessage, LinkedAccount, Receipt } from '../../../../src/engines/engine.js';
 
 /** EngineEvents that remember every call, in order, for assertions. */
 export interface RecordingEvents extends EngineEvents {
@@ -10,6 +10,7 @@ export interface RecordingEvents extends EngineEvents {
   inbounds: InboundMessage[];
   receipts: Receipt[];
   contactBatches: Contact[][];
+  activities: ChatActivity[];
 }
 
 export function recordingEvents(): RecordingEvents {
@@ -21,6 +22,11 @@ export function recordingEvents(): RecordingEvents {
     inbounds: [],
     receipts: [],
     contactBatches: [],
+    activities: [],
+    async activity(activity) {
+      events.log.push(`activity:${activity.kind}`);
+      events.activities.push(activity);
+    },
     qr(code, expiresAt) {
       events.log.push('qr');
       events.qrs.push({ code, expiresAt });

@@ -1,0 +1,152 @@
+/**
+ * inbound-media: received images of 1 MiB on a sandbox device (POST /sandbox/devices/:id/inbound with
+ * base64 media), 50 per second for 20 s, on the gateway in a child process. Each is downloaded (streamed to
+ * disk) before it is recorded, then delivered as a `message.received` webhook to a receiver in this
+ * process, which fetches its `media.url` to prove it works.
+ *
+ * - arrival → webhook: from the moment the inbound request is sent until the webhook is received (p99);
+ * - RSS growth of the gateway over the run (1,000 MiB of media in total; the target is for 200 MiB);
+ * - every webhook's media URL answered 200 with 1 MiB whose SHA-256 matches the event's.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Metric } from './lib/benchmark.js';
+import { type GatewayChild, spawnGateway } from './lib/child.js';
+import { percentile, round } from './lib/stats.js';
+
+export const name = 'inbound-media';
+export const description = 'sandbox inbound 1 MiB images at 50/s for 20 s → downloaded to disk before the webhook; arrival→webhook p99, gateway RSS growth, media URLs checked';
+
+const RATE_PER_SECOND = Number(process.env.BENCH_MEDIA_RATE ?? 50);
+const DURATION_SECONDS = Number(process.env.BENCH_MEDIA_SECONDS ?? 20);
+const SIZE = 1024 * 1024;
+const DEVICE = 'bench-media';
+
+export async function run(): Promise<Metric[]> {
+  const image = randomBytes(SIZE);
+  const base64 = image.toString('base64');
+  const body = (tag: string) => `{"from":"4915100000003","type":"image","body":"${tag}","media":{"base64":"${base64}","mimetype":"image/jpeg"}}`;
+  const expectedSha = createHash('sha256').update(image).digest('hex');
+
+  const arrived = new Map<string, number>();
+  const latencies: number[] = [];
+  const checks: Array<Promise<boolean>> = [];
+  let gateway: GatewayChild | undefined;
+  let deviceKey = '';
+  const receiver = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const received = performance.now();
+      res.writeHead(200).end();
+      const envelope = JSON.parse(Buffer.concat(chunks).toString()) as { data: { body: string; media?: { url?: string; sha256?: string } } };
+      const tag = envelope.data.body;
+      const started = arrived.get(tag);
+      if (started !== undefined) latencies.push(received - started);
+      checks.push(checkMedia(gateway!, deviceKey, envelope.data.media?.url, envelope.data.media?.sha256 === expectedSha));
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+
+  gateway = await spawnGateway({ env: { DEFAULT_ENGINE: 'sandbox', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_HOST_RATE_PER_SECOND: '10000' } });
+  try {
+    deviceKey = await prepareDevice(gateway, receiverUrl);
+    // Warm up (JIT, first file in the directory), then settle.
+    for (let i = 0; i < 5; i++) await inbound(gateway, body(`warm${i}`));
+    await sleep(1_000);
+    const rssBefore = rssMb(gateway.pid);
+    let peakRss = rssBefore;
+
+    const total = RATE_PER_SECOND * DURATION_SECONDS;
+    const sends: Array<Promise<void>> = [];
+    const start = performance.now();
+    for (let i = 0; i < total; i++) {
+      const due = start + (i * 1000) / RATE_PER_SECOND;
+      const wait = due - performance.now();
+      if (wait > 0) await sleep(wait);
+      const tag = `m${i}`;
+      const json = body(tag);
+      arrived.set(tag, performance.now());
+      sends.push(inbound(gateway, json));
+      if (i % 25 === 0) peakRss = Math.max(peakRss, rssMb(gateway.pid));
+    }
+    await Promise.all(sends);
+    const deadline = Date.now() + 30_000;
+    while (latencies.length < total && Date.now() < deadline) {
+      peakRss = Math.max(peakRss, rssMb(gateway.pid));
+      await sleep(50);
+    }
+    const rssAfter = rssMb(gateway.pid);
+    const working = (await Promise.all(checks)).filter(Boolean).length;
+    latencies.sort((a, b) => a - b);
+    return [
+      { metric: 'webhooks received', value: latencies.length, unit: `of ${total}`, target: { op: '>=', value: total } },
+      { metric: 'arrival → webhook p50', value: round(percentile(latencies, 50), 1), unit: 'ms' },
+      { metric: 'arrival → webhook p99', value: round(percentile(latencies, 99), 1), unit: 'ms', target: { op: '<=', value: 150 } },
+      { metric: 'arrival → webhook max', value: round(latencies.at(-1) ?? 0, 1), unit: 'ms' },
+      { metric: 'media downloaded in total', value: round((total * SIZE) / 2 ** 20, 0), unit: 'MiB' },
+      { metric: 'gateway RSS growth (peak − before)', value: round(peakRss - rssBefore, 1), unit: 'MB', target: { op: '<=', value: 50 } },
+      { metric: 'gateway RSS growth (after − before)', value: round(rssAfter - rssBefore, 1), unit: 'MB' },
+      { metric: 'media URLs answering the right bytes', value: working, unit: `of ${checks.length}`, target: { op: '>=', value: total } },
+    ];
+  } finally {
+    await gateway.stop();
+    receiver.closeAllConnections();
+    await new Promise<void>((resolve) => receiver.close(() => resolve()));
+  }
+}
+
+async function inbound(gateway: GatewayChild, json: string): Promise<void> {
+  const response = await fetch(`${gateway.url}/sandbox/devices/${DEVICE}/inbound`, {
+    method: 'POST',
+    headers: { 'x-admin-key': gateway.adminKey, 'content-type': 'application/json' },
+    body: json,
+  }).catch((error: unknown) => {
+    throw new Error(`inbound failed: ${(error as Error).message}; gateway output: ${gateway.output().slice(-3000)}`);
+  });
+  const text = await response.text();
+  if (response.status !== 202) throw new Error(`inbound answered ${response.status}: ${text}`);
+}
+
+/** The URL answers the whole image (hash checked against the event's). */
+async function checkMedia(gateway: GatewayChild, key: string, url: string | undefined, shaMatches: boolean): Promise<boolean> {
+  if (!url || !shaMatches) return false;
+  const response = await fetch(`${gateway.url}${url}`, { headers: { 'x-device-key': key } });
+  const bytes = await response.arrayBuffer();
+  return response.status === 200 && bytes.byteLength === SIZE;
+}
+
+async function prepareDevice(gateway: GatewayChild, receiverUrl: string): Promise<string> {
+  const { deviceKey } = await gateway.adminRequest<{ deviceKey: string }>('POST', '/devices', { id: DEVICE, name: DEVICE, engine: 'sandbox' }, 201);
+  await gateway.adminRequest('POST', `/devices/${DEVICE}/session/open`);
+  await waitForState(gateway, 'qr');
+  const scanned = await fetch(`${gateway.url}/sandbox/devices/${DEVICE}/scan`, {
+    method: 'POST',
+    headers: { 'x-admin-key': gateway.adminKey, 'content-type': 'application/json' },
+    body: JSON.stringify({ phone: '4915100000001' }),
+  });
+  await scanned.arrayBuffer();
+  await waitForState(gateway, 'online');
+  await gateway.adminRequest('PUT', `/devices/${DEVICE}/hooks`, { url: receiverUrl, events: ['message.received'] }, 200);
+  return deviceKey;
+}
+
+async function waitForState(gateway: GatewayChild, state: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if ((await gateway.adminRequest<{ state: string }>('GET', `/devices/${DEVICE}/session/state`)).state === state) return;
+    await sleep(20);
+  }
+  throw new Error(`${DEVICE} did not reach ${state}`);
+}
+
+export function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return kb / 1024;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,0 +1,65 @@
+/**
+ * Read receipts and presence (POST /chats/:chatId/read, /chats/:chatId/presence, /presence): not queued,
+ * they need the live connection of an online session. Read receipts change what the device has read, so
+ * they are recorded (ChatRead on `inbox-<deviceId>`) before they are sent (docs/architecture.md, invariant 2).
+ */
+import { createHash } from 'node:crypto';
+import type { ChatPresence, EngineConnection, OwnPresence } from '../engines/engine.js';
+import { DomainError } from '../errors/domain-error.js';
+import { deterministicEventId } from '../eventstore/event-id.js';
+import type { EventStore } from '../eventstore/event-store.js';
+import { type ChatEvent, inboxStream } from '../messages/message-events.js';
+import type { ReadModelProgress } from '../projections/projection-runner.js';
+import type { MessageIndex } from './message-index.js';
+
+export interface ChatCommandsDeps {
+  store: EventStore;
+  index: Pick<MessageIndex, 'unread' | 'participantOf'>;
+  /** The live connection while the device's session is online. */
+  connection: (deviceId: string) => EngineConnection | undefined;
+  projections: ReadModelProgress;
+  now?: () => number;
+}
+
+export class ChatCommands {
+  constructor(private readonly deps: ChatCommandsDeps) {}
+
+  /** Read receipts for the given received messages of the chat, or every unread one; answers how many. */
+  async read(deviceId: string, chatId: string, messageIds?: string[]): Promise<number> {
+    const connection = this.online(deviceId);
+    const messages = messageIds ? this.received(deviceId, chatId, messageIds) : this.deps.index.unread(deviceId, chatId);
+    if (messages.length === 0) return 0;
+    const waMessageIds = messages.map((m) => m.waMessageId);
+    const timestamp = Math.floor((this.deps.now?.() ?? Date.now()) / 1000);
+    const event: ChatEvent = { type: 'ChatRead', data: { deviceId, chatId, waMessageIds, timestamp } };
+    const digest = createHash('sha256').update(waMessageIds.join(',')).digest('hex');
+    const appended = await this.deps.store.append(inboxStream(deviceId), [{ id: deterministicEventId(`${deviceId}/read/${chatId}/${digest}`), ...event }]);
+    if (!connection.markRead) throw new DomainError('engine_error', 'this engine cannot send read receipts');
+    await connection.markRead(chatId, messages);
+    await this.deps.projections.settle(appended.position);
+    return messages.length;
+  }
+
+  async presence(deviceId: string, state: ChatPresence | OwnPresence, chatId?: string): Promise<void> {
+    const connection = this.online(deviceId);
+    if (!connection.sendPresence) throw new DomainError('engine_error', 'this engine cannot send presence');
+    await connection.sendPresence(state, chatId);
+  }
+
+  private online(deviceId: string): EngineConnection {
+    const connection = this.deps.connection(deviceId);
+    if (!connection) throw new DomainError('session_not_online', 'read receipts and presence need an online session');
+    return connection;
+  }
+
+  /** Messages named by the caller must be received messages of this chat. */
+  private received(deviceId: string, chatId: string, ids: string[]): Array<{ waMessageId: string; participant?: string }> {
+    return [...new Set(ids)].map((waMessageId) => {
+      const found = this.deps.index.participantOf(deviceId, waMessageId);
+      if (!found || found.fromMe || found.chatId !== chatId) {
+        throw new DomainError('message_not_found', `no message ${waMessageId} was received in the chat ${chatId}`);
+      }
+      return { waMessageId, ...(found.participant ? { participant: found.participant } : {}) };
+    });
+  }
+}

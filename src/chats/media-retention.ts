@@ -1,0 +1,55 @@
+/**
+ * Received media are kept for INBOUND_MEDIA_RETENTION: a sweep (at start, then every so often) removes
+ * the files of media stored before then. The media route answers 410 for them by their age alone, so a
+ * sweep that runs late never serves an expired file.
+ */
+import type { Logger } from 'pino';
+import type { InboundMediaStore } from '../media/inbound-media-store.js';
+import type { MessageIndex } from './message-index.js';
+
+const SWEEP_EVERY_MS = 60 * 60_000;
+const PAGE = 500;
+
+export class MediaRetention {
+  private timer: NodeJS.Timeout | undefined;
+  /** Files up to this storage time are gone already: the next sweep starts past them. */
+  private sweptUntil = 0;
+
+  constructor(
+    private readonly index: Pick<MessageIndex, 'mediaStoredBefore'>,
+    private readonly files: InboundMediaStore,
+    private readonly retentionMs: number,
+    private readonly log: Logger,
+  ) {}
+
+  start(): void {
+    void this.sweep();
+    this.timer = setInterval(() => void this.sweep(), Math.min(SWEEP_EVERY_MS, this.retentionMs));
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Removes the files stored before the retention period; answers how many. */
+  async sweep(now = Date.now()): Promise<number> {
+    let removed = 0;
+    try {
+      const cutoff = now - this.retentionMs;
+      for (;;) {
+        // Files with the same storage time as the last one swept may be left for the next sweep: harmless (410 by age).
+        const page = this.index.mediaStoredBefore(cutoff, PAGE, this.sweptUntil);
+        if (page.length === 0) break;
+        for (const media of page) await this.files.remove(media.deviceId, media.waMessageId);
+        removed += page.length;
+        this.sweptUntil = page[page.length - 1]!.storedAt;
+        if (page.length < PAGE) break;
+      }
+    } catch (error) {
+      this.log.warn({ err: error }, 'sweeping expired received media failed');
+    }
+    return removed;
+  }
+}

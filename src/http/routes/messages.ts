@@ -1,0 +1,84 @@
+/**
+ * GET /devices/:deviceId/messages/:waMessageId/media: the bytes of a received message's media, streamed
+ * from disk with their type, length and file name, while the retention period lasts.
+ */
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import Type from 'typebox';
+import type { MessageIndex } from '../../chats/message-index.js';
+import { DomainError } from '../../errors/domain-error.js';
+import type { InboundMediaStore } from '../../media/inbound-media-store.js';
+import { type RouteSpec, defineRoute } from '../route.js';
+import { MessageParams } from '../schemas/send.js';
+
+export interface MessageRouteDeps {
+  index: Pick<MessageIndex, 'find'>;
+  files: InboundMediaStore;
+  /** How long received media are kept (ms). */
+  retentionMs: number;
+  now?: () => number;
+}
+
+export function messageRoutes({ index, files, retentionMs, now = Date.now }: MessageRouteDeps): RouteSpec[] {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/devices/:deviceId/messages/:waMessageId/media',
+      operationId: 'getMessageMedia',
+      tag: 'Messages',
+      summary: 'Download a received message\'s media',
+      description:
+        'The bytes of a received image, video, audio, file or sticker, with their `Content-Type`, `Content-Length` and a `Content-Disposition` file name. ' +
+        'Unknown message `404 message_not_found`; a message without (downloaded) media `404 not_found`; past INBOUND_MEDIA_RETENTION `410 media_expired`.',
+      access: 'device',
+      params: MessageParams,
+      responses: {
+        200: { description: 'The media.', contentType: 'application/octet-stream', schema: Type.String({ format: 'binary' }) },
+        404: { description: 'No such device or message (`message_not_found`), or the message has no media kept (`not_found`).' },
+        410: { description: 'The media was kept for INBOUND_MEDIA_RETENTION and is gone (`media_expired`).' },
+      },
+      async handler({ params, ctx }) {
+        const { deviceId, waMessageId } = params;
+        const seen = index.find(deviceId, waMessageId);
+        if (!seen || seen.fromMe) throw new DomainError('message_not_found', `no message ${waMessageId} was received by this device`);
+        const media = seen.media;
+        if (!media || media.status !== 'ready' || seen.mediaStoredAt === undefined) {
+          throw new DomainError('not_found', media ? `the media of ${waMessageId} was not downloaded (${media.status ?? 'metadata only'})` : `message ${waMessageId} has no media`);
+        }
+        const expired = () => new DomainError('media_expired', `the media of ${waMessageId} was kept for the retention period and is gone`);
+        if (now() - seen.mediaStoredAt > retentionMs) throw expired();
+        const path = files.pathOf(deviceId, waMessageId);
+        const size = await stat(path).then((s) => s.size, () => undefined);
+        if (size === undefined) throw expired();
+        const filename = media.filename ?? `${waMessageId}${extensionOf(media.mimetype)}`;
+        // Koa's attachment() writes Content-Disposition with the content-disposition package (RFC 6266 quoting, filename*).
+        ctx.attachment(filename, { type: 'attachment' });
+        return {
+          status: 200,
+          body: createReadStream(path, { highWaterMark: 256 * 1024 }),
+          headers: {
+            'Content-Type': media.mimetype,
+            'Content-Length': String(size),
+            'Cache-Control': 'private, max-age=3600',
+          },
+        };
+      },
+    }),
+  ];
+}
+
+const EXTENSIONS: Readonly<Record<string, string>> = {
+  'image/jpeg': '.jpg',
+  'image/png': '.png',
+  'image/webp': '.webp',
+  'image/gif': '.gif',
+  'video/mp4': '.mp4',
+  'audio/ogg': '.ogg',
+  'audio/mpeg': '.mp3',
+  'audio/mp4': '.m4a',
+  'application/pdf': '.pdf',
+};
+
+function extensionOf(mimetype: string): string {
+  return EXTENSIONS[mimetype.split(';')[0]!.trim().toLowerCase()] ?? '';
+}

@@ -1,0 +1,114 @@
+/**
+ * Received media are downloaded when the message arrives, before it is recorded (so its webhook already
+ * carries a working `media.url`): a MessageSink in front of the default one. Each download is streamed
+ * to disk and checked against the size limits; a failed one is tried again at once a few times, and if
+ * it still fails the message is recorded with `media.status: "pending"` and the download goes on in the
+ * background, its outcome recorded as InboundMediaUpdated. With INBOUND_MEDIA=off only metadata is kept.
+ */
+import type { Logger } from 'pino';
+import type { MessageSink } from '../actors/message-sink.js';
+import type { ChatActivity, Contact, InboundMessage, Receipt } from '../engines/engine.js';
+import { deterministicEventId } from '../eventstore/event-id.js';
+import type { EventStore } from '../eventstore/event-store.js';
+import { type ChatEvent, type InboundMedia, inboxStream } from '../messages/message-events.js';
+import { type InboundMediaStore, MediaTooLargeError } from './inbound-media-store.js';
+
+export interface InboundMediaSettings {
+  enabled: boolean;
+  /** Largest image, audio, video or sticker; and largest file. */
+  maxBytes: number;
+  fileMaxBytes: number;
+  /** Delays of the tries made before the message is recorded (the first try is immediate). */
+  quickRetryDelaysMs: number[];
+  /** Delays of the background tries after that. */
+  backgroundRetryDelaysMs: number[];
+}
+
+export const DEFAULT_QUICK_RETRY_DELAYS_MS = [100, 500];
+export const DEFAULT_BACKGROUND_RETRY_DELAYS_MS = [5_000, 30_000, 120_000, 600_000];
+
+/** Where a message's media is served. */
+export const mediaUrlOf = (deviceId: string, waMessageId: string) =>
+  `/devices/${encodeURIComponent(deviceId)}/messages/${encodeURIComponent(waMessageId)}/media`;
+
+export class InboundMediaSink implements MessageSink {
+  private readonly background = new Set<NodeJS.Timeout>();
+  private stopped = false;
+
+  constructor(
+    private readonly inner: MessageSink,
+    private readonly files: InboundMediaStore,
+    private readonly store: EventStore,
+    private readonly settings: InboundMediaSettings,
+    private readonly log: Logger,
+  ) {}
+
+  async received(deviceId: string, message: InboundMessage): Promise<void> {
+    const { downloadMedia, ...fields } = message;
+    if (!fields.media || !downloadMedia || !this.settings.enabled) return this.inner.received(deviceId, fields);
+    const outcome = await this.download(deviceId, message, downloadMedia, this.settings.quickRetryDelaysMs);
+    await this.inner.received(deviceId, { ...fields, media: { ...fields.media, ...outcome } });
+    if (outcome.status === 'pending') this.retryLater(deviceId, message, downloadMedia, 0);
+  }
+
+  receipt(deviceId: string, receipt: Receipt): Promise<void> {
+    return this.inner.receipt(deviceId, receipt);
+  }
+
+  contacts(deviceId: string, contacts: Contact[]): Promise<void> {
+    return this.inner.contacts(deviceId, contacts);
+  }
+
+  async activity(deviceId: string, activity: ChatActivity): Promise<void> {
+    await this.inner.activity?.(deviceId, activity);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const timer of this.background) clearTimeout(timer);
+    this.background.clear();
+  }
+
+  /** `ready` with where and what was kept; `failed` when it can never succeed (too large); else `pending`. */
+  private async download(
+    deviceId: string,
+    message: InboundMessage,
+    open: () => Promise<import('node:stream').Readable>,
+    delaysMs: readonly number[],
+  ): Promise<Partial<InboundMedia>> {
+    const limit = message.type === 'file' ? this.settings.fileMaxBytes : this.settings.maxBytes;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const saved = await this.files.save(deviceId, message.waMessageId, await open(), limit);
+        return { size: saved.size, sha256: saved.sha256, url: mediaUrlOf(deviceId, message.waMessageId), status: 'ready' };
+      } catch (error) {
+        if (error instanceof MediaTooLargeError) {
+          this.log.warn({ deviceId, waMessageId: message.waMessageId, limit }, 'received media over the size limit not kept');
+          return { status: 'failed' };
+        }
+        this.log.warn({ deviceId, waMessageId: message.waMessageId, attempt, err: error }, 'downloading received media failed');
+        const delay = delaysMs[attempt];
+        if (delay === undefined || this.stopped) return { status: 'pending' };
+        await new Promise((resolve) => setTimeout(resolve, delay).unref());
+      }
+    }
+  }
+
+  private retryLater(deviceId: string, message: InboundMessage, open: () => Promise<import('node:stream').Readable>, step: number): void {
+    const delay = this.settings.backgroundRetryDelaysMs[step];
+    const last = step + 1 >= this.settings.backgroundRetryDelaysMs.length;
+    if (delay === undefined || this.stopped) return;
+    const timer = setTimeout(() => {
+      this.background.delete(timer);
+      void (async () => {
+        const outcome = await this.download(deviceId, message, open, []);
+        if (outcome.status === 'pending' && !last) return this.retryLater(deviceId, message, open, step + 1);
+        const media: InboundMedia = { ...message.media!, ...outcome, ...(outcome.status === 'pending' ? { status: 'failed' as const } : {}) };
+        const event: ChatEvent = { type: 'InboundMediaUpdated', data: { deviceId, waMessageId: message.waMessageId, media } };
+        await this.store.append(inboxStream(deviceId), [{ id: deterministicEventId(`${deviceId}/${message.waMessageId}/media`), ...event }]);
+      })().catch((error: unknown) => this.log.error({ deviceId, err: error }, 'recording a media download failed'));
+    }, delay);
+    timer.unref();
+    this.background.add(timer);
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * Received media: kept for INBOUND_MEDIA_RETENTION (then 410 media_expired, and the sweep removes the
+ * file), checked against the size limit, metadata only with INBOUND_MEDIA=off.
+ */
+import { existsSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { InboundMediaStore } from '../../src/media/inbound-media-store.js';
+import { inboxStream } from '../../src/messages/message-events.js';
+import { createDevice, goOnline } from '../outbox/support/sandbox-devices.js';
+import { eventually } from '../support/eventually.js';
+import { startTestGateway } from '../support/gateway.js';
+
+const FROM = '4915100004442';
+
+describe('received media', () => {
+  let gateway: Awaited<ReturnType<typeof startTestGateway>> | undefined;
+  afterEach(async () => {
+    await gateway?.close();
+    gateway = undefined;
+  });
+
+  async function receiveImage(env: Record<string, string>, bytes: Buffer) {
+    gateway = await startTestGateway({ DEFAULT_ENGINE: 'sandbox', ...env });
+    const device = await createDevice(gateway.api, 'shop', '4915100001110');
+    await goOnline(gateway.api, device);
+    const inbound = await gateway.api('POST', `/sandbox/devices/shop/inbound`, {
+      admin: true,
+      json: { from: FROM, type: 'image', media: { base64: bytes.toString('base64'), mimetype: 'image/jpeg' } },
+    });
+    expect(inbound.status).toBe(202);
+    const received = await eventually(async () => (await gateway!.store.readStream(inboxStream('shop'))).find((e) => e.type === 'MessageReceived')?.data as any, 'received');
+    return { device, waMessageId: inbound.body.waMessageId as string, received };
+  }
+
+  it('past the retention period: 410 media_expired, and the file is swept', async () => {
+    const { device, waMessageId, received } = await receiveImage({ INBOUND_MEDIA_RETENTION: '1s' }, Buffer.alloc(2048, 1));
+    expect(received.media).toMatchObject({ status: 'ready', size: 2048 });
+    const url = `/devices/shop/messages/${waMessageId}/media`;
+    expect((await gateway!.api('GET', url, { deviceKey: device.key })).status).toBe(200);
+    const path = new InboundMediaStore(gateway!.dataDir).pathOf('shop', waMessageId);
+    expect(existsSync(path)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const expired = await gateway!.api('GET', url, { deviceKey: device.key });
+    expect(expired.status).toBe(410);
+    expect(expired.body.code).toBe('media_expired');
+    await eventually(() => !existsSync(path), 'the sweep to remove the file', 5_000);
+  });
+
+  it('INBOUND_MEDIA=off keeps metadata only', async () => {
+    const { device, waMessageId, received } = await receiveImage({ INBOUND_MEDIA: 'off' }, Buffer.alloc(100, 2));
+    expect(received.media).toEqual({ mimetype: 'image/jpeg', size: 100 });
+    const answer = await gateway!.api('GET', `/devices/shop/messages/${waMessageId}/media`, { deviceKey: device.key });
+    expect(answer.status).toBe(404);
+    expect(answer.body.code).toBe('not_found');
+  });
+
+  it('media over the size limit are not kept (status failed), never a 5xx', async () => {
+    const { device, waMessageId, received } = await receiveImage({ MEDIA_MAX_BYTES: '4096', MEDIA_FILE_MAX_BYTES: '65536' }, Buffer.alloc(5000, 3));
+    expect(received.media).toMatchObject({ status: 'failed' });
+    expect(received.media.url).toBeUndefined();
+    expect((await gateway!.api('GET', `/devices/shop/messages/${waMessageId}/media`, { deviceKey: device.key })).status).toBe(404);
+    expect(existsSync(new InboundMediaStore(gateway!.dataDir).pathOf('shop', waMessageId))).toBe(false);
+  });
+});
