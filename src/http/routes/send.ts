@@ -156,6 +156,7 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
       description: description('Queues 1 to 10 contact cards, sent as vCards. Every field is escaped: a newline in a value cannot add a line to the card.'),
       access: 'device',
       params: DeviceParams,
+      headers: IdempotencyHeaders,
       body: ContactBody,
       responses: QUEUED,
       async handler({ params, body, ctx }) {
@@ -174,6 +175,7 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
       ),
       access: 'device',
       params: DeviceParams,
+      headers: IdempotencyHeaders,
       body: PollBody,
       responses: QUEUED,
       async handler({ params, body, ctx }) {
@@ -196,6 +198,7 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
       ),
       access: 'device',
       params: DeviceParams,
+      headers: IdempotencyHeaders,
       body: ForwardBody,
       responses: {
         ...QUEUED,

@@ -70,7 +70,7 @@ describe('Baileys engine (fake socket): receipts and contacts', () => {
 });
 
 describe('Baileys engine (fake socket): inbound messages', () => {
-  it('reports new direct messages, in order, and nothing else', async () => {
+  it('reports direct, own (from the phone) and group messages, in order, resolving LIDs; not status broadcasts or history', async () => {
     const { events, socket } = await h.online();
     socket.lidToPhone.set('555@lid', '4915155555555@s.whatsapp.net');
     socket.emit('messages.upsert', {
@@ -85,11 +85,34 @@ describe('Baileys engine (fake socket): inbound messages', () => {
       ],
     });
     socket.emit('messages.upsert', { type: 'append', messages: [{ key: { remoteJid: PEER_JID, fromMe: false, id: 'HISTORY' }, message: { conversation: 'old' } }] });
-    await eventually(() => expect(events.inbounds).toHaveLength(3));
+    await eventually(() => expect(events.inbounds).toHaveLength(5));
+    const direct = { isGroup: false, fromMe: false };
     expect(events.inbounds).toEqual([
-      { waMessageId: 'IN1', from: PEER, type: 'text', body: 'one', timestamp: 1, pushName: 'Bob' },
-      { waMessageId: 'IN2', from: '4915144444444', type: 'text', body: 'two', timestamp: 3 },
-      { waMessageId: 'IN3', from: '4915155555555', type: 'image', body: 'three', timestamp: 4, media: { mimetype: 'image/png' } },
+      { waMessageId: 'IN1', from: PEER, chatId: PEER, ...direct, type: 'text', body: 'one', timestamp: 1, pushName: 'Bob' },
+      { waMessageId: 'OURS', from: '4915100000001', chatId: PEER, isGroup: false, fromMe: true, type: 'text', body: 'mine', timestamp: 2 },
+      {
+        waMessageId: 'GROUP',
+        from: PEER,
+        chatId: '120363001234567890@g.us',
+        isGroup: true,
+        fromMe: false,
+        participant: PEER,
+        type: 'text',
+        body: 'g',
+        timestamp: expect.any(Number),
+      },
+      { waMessageId: 'IN2', from: '4915144444444', chatId: '4915144444444', ...direct, type: 'text', body: 'two', timestamp: 3 },
+      {
+        waMessageId: 'IN3',
+        from: '4915155555555',
+        chatId: '4915155555555',
+        ...direct,
+        type: 'image',
+        body: 'three',
+        timestamp: 4,
+        media: { mimetype: 'image/png' },
+        downloadMedia: expect.any(Function),
+      },
     ]);
   });
 });
