@@ -7,6 +7,7 @@
  * This module knows no event type: the domain modules declare their upcasters and the composition root
  * (src/event-schemas.ts) hands them to the store.
  */
+import { DelegatingEventStore } from './delegating-store.js';
 import type {
   AppendResult,
   EventStore,
@@ -14,7 +15,6 @@ import type {
   NewEvent,
   ReadAllOptions,
   ReadStreamOptions,
-  Snapshot,
   StoredEvent,
   SubscribeOptions,
   Subscription,
@@ -78,29 +78,27 @@ export class Upcasters {
 }
 
 /** The store with every event read brought to its current schema and every event written stamped with it. */
-export class UpcastingEventStore implements EventStore {
+export class UpcastingEventStore extends DelegatingEventStore {
   constructor(
-    private readonly inner: EventStore,
+    inner: EventStore,
     private readonly upcasters: Upcasters,
-  ) {}
-
-  get kind() {
-    return this.inner.kind;
+  ) {
+    super(inner);
   }
 
-  append(streamId: string, events: readonly NewEvent[], options?: { expectedRevision?: ExpectedRevision }): Promise<AppendResult> {
+  override append(streamId: string, events: readonly NewEvent[], options?: { expectedRevision?: ExpectedRevision }): Promise<AppendResult> {
     return this.inner.append(streamId, events.map((event) => this.upcasters.stamp(event)), options);
   }
 
-  async readStream(streamId: string, options?: ReadStreamOptions): Promise<StoredEvent[]> {
+  override async readStream(streamId: string, options?: ReadStreamOptions): Promise<StoredEvent[]> {
     return (await this.inner.readStream(streamId, options)).map((event) => this.upcasters.upcast(event));
   }
 
-  async readAll(options?: ReadAllOptions): Promise<StoredEvent[]> {
+  override async readAll(options?: ReadAllOptions): Promise<StoredEvent[]> {
     return (await this.inner.readAll(options)).map((event) => this.upcasters.upcast(event));
   }
 
-  subscribe(options?: SubscribeOptions): Subscription {
+  override subscribe(options?: SubscribeOptions): Subscription {
     const inner = this.inner.subscribe(options);
     const upcasters = this.upcasters;
     return {
@@ -109,25 +107,5 @@ export class UpcastingEventStore implements EventStore {
         for await (const batch of inner) yield batch.map((event) => upcasters.upcast(event));
       },
     };
-  }
-
-  saveSnapshot(streamId: string, snapshot: Snapshot) {
-    return this.inner.saveSnapshot(streamId, snapshot);
-  }
-
-  loadSnapshot<State = unknown>(streamId: string) {
-    return this.inner.loadSnapshot<State>(streamId);
-  }
-
-  deleteSnapshot(streamId: string) {
-    return this.inner.deleteSnapshot(streamId);
-  }
-
-  ping() {
-    return this.inner.ping();
-  }
-
-  close() {
-    return this.inner.close();
   }
 }
