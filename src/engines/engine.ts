@@ -5,8 +5,7 @@
  * never decides states itself (the reconnect policy is the actor's).
  */
 import type { Readable } from 'node:stream';
-import type { ChatActivity, ContactCard, InboundMedia, PollSpec, QuotedMessage } from '../messages/message-events.js';
-import type { InboundType } from '../messages/message-events.js';
+import type { ChatActivity, ContactCard, ReceivedMessage } from '../messages/message-events.js';
 
 export type { ChatActivity, ContactCard, InboundMedia, PollSpec, QuotedMessage } from '../messages/message-events.js';
 
@@ -26,32 +25,7 @@ export type DisconnectKind =
   | 'connection_replaced' // another session took over: give up (Baileys 440)
   | 'transient'; // anything else: reconnect with backoff
 
-export interface InboundMessage {
-  waMessageId: string;
-  from: string;
-  type: InboundType;
-  body: string;
-  /** Unix seconds. */
-  timestamp: number;
-  pushName?: string;
-  media?: InboundMedia;
-  /** Set for `location` messages: the coordinates would otherwise be lost (body holds only the caption or name). */
-  location?: { latitude: number; longitude: number; name?: string; address?: string };
-  /** The chat: the sender's number in a direct chat, a group id (`…@g.us`), or `<digits>@lid`. Defaults to `from`. */
-  chatId?: string;
-  isGroup?: boolean;
-  /** Sent by the account itself, from the phone or another linked device. */
-  fromMe?: boolean;
-  /** The sender inside a group (then also `from`). */
-  participant?: string;
-  quoted?: QuotedMessage;
-  /** Numbers (or `@lid` ids) mentioned in the text. */
-  mentions?: string[];
-  contacts?: ContactCard[];
-  poll?: PollSpec;
-  reaction?: { messageId: string; emoji: string };
-  /** A poll's message secret (base64): what decrypting its votes needs. Never leaves in a webhook. */
-  secret?: string;
+export interface InboundMessage extends ReceivedMessage {
   /**
    * Opens the media's bytes as a stream (downloaded from the network, decrypted). Not recorded: the
    * gateway streams them to disk when the message arrives, before it is recorded (src/media/inbound-media.ts).

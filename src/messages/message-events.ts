@@ -53,8 +53,8 @@ export interface InboundMedia {
   status?: (typeof INBOUND_MEDIA_STATUSES)[number];
 }
 
-export interface MessageReceivedData {
-  deviceId: string;
+/** A received message as the network reports it: what an engine hands over and what its event records. */
+export interface ReceivedMessage {
   /** The sender: digits, or `<digits>@lid` when WhatsApp hides the number and it could not be resolved. */
   from: string;
   type: InboundType;
@@ -65,19 +65,27 @@ export interface MessageReceivedData {
   waMessageId: string;
   pushName?: string;
   media?: InboundMedia;
+  /** Set for `location` messages: the coordinates would otherwise be lost (body holds only the caption or name). */
   location?: { latitude: number; longitude: number; name?: string; address?: string };
   /** The chat: the sender's number, a group id or an `@lid` id. Left out by events stored before chats existed: `from`. */
   chatId?: string;
   isGroup?: boolean;
+  /** Sent by the account itself, from the phone or another linked device. */
   fromMe?: boolean;
+  /** The sender inside a group (then also `from`). */
   participant?: string;
   quoted?: QuotedMessage;
+  /** Numbers (or `@lid` ids) mentioned in the text. */
   mentions?: string[];
   contacts?: ContactCard[];
   poll?: PollSpec;
   reaction?: { messageId: string; emoji: string };
   /** A poll's message secret (base64): kept to decrypt its votes; redacted in history, left out of webhooks. */
   secret?: string;
+}
+
+export interface MessageReceivedData extends ReceivedMessage {
+  deviceId: string;
 }
 
 export interface MessageEditedData {
