@@ -72,7 +72,7 @@ export async function spawnServer(options: SpawnServerOptions): Promise<ChildSer
   hookProcessExit();
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, ['--import', 'tsx', options.script], {
+  const child = spawn(process.execPath, [...profileArgs(), '--import', 'tsx', options.script], {
     cwd: ROOT_DIR,
     env: { ...process.env, ...options.env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -120,6 +120,15 @@ export async function spawnServer(options: SpawnServerOptions): Promise<ChildSer
     throw new Error(`${options.name} did not start: ${(error as Error).message}\n--- ${options.name} output ---\n${output.slice(-4_000)}`);
   }
   return server;
+}
+
+/**
+ * BENCH_CPU_PROF=<dir> writes a V8 CPU profile of every server child into <dir> when it stops (open it in
+ * Chrome's DevTools). Node refuses --cpu-prof in NODE_OPTIONS, so it has to be an argument of the child.
+ */
+function profileArgs(): string[] {
+  const dir = process.env.BENCH_CPU_PROF;
+  return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
 }
 
 /** Polls until the URL answers 200; fails early when isDead() reports the process has ended. */

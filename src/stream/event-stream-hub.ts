@@ -205,6 +205,12 @@ export class EventStreamHub {
 
   /** Hands a batch to the live clients: each event is encoded once, each client gets one write per batch. */
   private dispatch(batch: readonly StoredEvent[]): void {
+    if (batch.length === 0) return;
+    if (this.admins.size === 0 && this.byDevice.size === 0) {
+      // Nobody listens: nothing is encoded (the hub rides every append of a busy gateway).
+      this.position = batch[batch.length - 1]!.position;
+      return;
+    }
     if (batch.length === 1) {
       // The usual live case: one event, written as it is to each client that wants it.
       const stored = batch[0]!;

@@ -84,8 +84,11 @@ export class SqliteEventStore implements EventStore {
       ),
       // Rows as arrays (raw): catch-up and rebuilds read the log in pages of thousands, and arrays are
       // markedly cheaper to materialise than objects.
-      // Ids are unique per stream (schema.ts): a repeat is looked up in the stream appended to.
-      eventById: this.db.prepare<[string, string], RawEventRow>(`SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND event_id = ?`).raw(true),
+      // Ids are unique per stream (schema.ts): a repeat is looked up in the stream appended to, by the id's
+      // index (a stream of 100,000 events is not scanned).
+      eventById: this.db
+        .prepare<[string, string], RawEventRow>(`SELECT ${COLUMNS} FROM events INDEXED BY events_by_event_id WHERE event_id = ? AND stream_id = ?`)
+        .raw(true),
       readForwards: this.db
         .prepare<[string, number, number], RawEventRow>(`SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision ASC LIMIT ?`)
         .raw(true),
@@ -170,10 +173,11 @@ export class SqliteEventStore implements EventStore {
   private appendInTransaction({ streamId, events, json, expectedRevision }: PendingAppend): { result: AppendResult; events: StoredEvent[] } {
     const committed: StoredEvent[] = [];
     const current = this.sql.streamRevision.get(streamId)?.revision ?? -1;
-    const row = events[0]?.id ? this.sql.eventById.get(streamId, events[0].id) : undefined;
+    const row = events[0]?.id ? this.sql.eventById.get(events[0].id, streamId) : undefined;
     const repeat = row && fromRawRow(row);
     if (repeat) return { result: this.idempotentResult(streamId, events, repeat), events: committed };
     if (!revisionMatches(expectedRevision, current)) throw new WrongExpectedRevisionError(streamId, expectedRevision, current);
+    this.assertIdsUnused(streamId, events);
     const createdAt = Date.now();
     let revision = current;
     let position = 0;
@@ -196,6 +200,22 @@ export class SqliteEventStore implements EventStore {
     }
     this.sql.upsertStream.run(streamId, revision);
     return { result: { nextExpectedRevision: revision, position }, events: committed };
+  }
+
+  /**
+   * Ids given by the caller must be new to the stream and to this append (the first was checked as a repeat
+   * already); ids the store makes are fresh by construction and not looked up.
+   */
+  private assertIdsUnused(streamId: string, events: readonly NewEvent[]): void {
+    if (events.length === 1) return;
+    const given = new Set<string>();
+    for (const [i, event] of events.entries()) {
+      if (event.id === undefined) continue;
+      if (given.has(event.id) || (i > 0 && this.sql.eventById.get(event.id, streamId) !== undefined)) {
+        throw new IdempotencyViolationError(`an event id given to stream ${streamId} is already used`);
+      }
+      given.add(event.id);
+    }
   }
 
   /** The same ids appended again (a retried request): answer what the first append answered. */

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import { IdempotencyViolationError } from '../../../src/eventstore/event-store.js';
 import { SqliteEventStore } from '../../../src/eventstore/sqlite/sqlite-event-store.js';
 import { eventStoreConformance } from '../support/conformance.js';
 import { tempDir } from '../../support/temp-dir.js';
@@ -48,5 +49,47 @@ describe('sqlite event store schema', () => {
     const again = new SqliteEventStore(file);
     expect((await again.readAll()).map((e) => e.position)).toEqual([1, 2, 3, 4]);
     await again.close();
+  });
+
+  it('migrates a file whose event ids were unique per stream by a constraint to the plain id index', async () => {
+    const file = freshFile();
+    const old = new Database(file);
+    old.exec(`CREATE TABLE events (
+        position INTEGER PRIMARY KEY AUTOINCREMENT, stream_id TEXT NOT NULL, revision INTEGER NOT NULL,
+        event_id TEXT NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL, metadata TEXT, created_at INTEGER NOT NULL,
+        UNIQUE (stream_id, revision), UNIQUE (stream_id, event_id));
+      CREATE TABLE streams (stream_id TEXT PRIMARY KEY, revision INTEGER NOT NULL) WITHOUT ROWID;
+      CREATE TABLE snapshots (stream_id TEXT PRIMARY KEY, revision INTEGER NOT NULL, state TEXT NOT NULL, saved_at INTEGER NOT NULL) WITHOUT ROWID;
+      INSERT INTO events VALUES (1, 'a', 0, '00000000-0000-4000-8000-000000000001', 'A', '{}', NULL, 1000);
+      INSERT INTO events VALUES (7, 'b', 0, '00000000-0000-4000-8000-000000000001', 'B', '{}', NULL, 2000);
+      INSERT INTO streams VALUES ('a', 0), ('b', 0);
+      PRAGMA user_version = 1;`);
+    old.close();
+
+    const store = new SqliteEventStore(file);
+    expect((await store.readAll()).map((e) => [e.position, e.streamId])).toEqual([[1, 'a'], [7, 'b']]);
+    expect(await store.append('a', [{ id: '00000000-0000-4000-8000-000000000001', type: 'A', data: {} }])).toEqual({ nextExpectedRevision: 0, position: 1 });
+    expect(await store.append('a', [{ type: 'A', data: {} }])).toEqual({ nextExpectedRevision: 1, position: 8 });
+    await store.close();
+
+    const db = new Database(file, { readonly: true });
+    const uniqueIndexes = db.prepare(`SELECT name FROM pragma_index_list('events') WHERE "unique" = 1`).all() as Array<{ name: string }>;
+    const idColumns = uniqueIndexes.flatMap(({ name }) => (db.prepare('SELECT name FROM pragma_index_info(?)').all(name) as Array<{ name: string }>).map((c) => c.name));
+    expect(idColumns).not.toContain('event_id');
+    expect(db.pragma('user_version', { simple: true })).toBe(2);
+    db.close();
+  });
+
+  it('refuses an append that gives an id its stream already holds, or the same id twice, and keeps nothing of it', async () => {
+    const store = new SqliteEventStore(freshFile());
+    const used = '00000000-0000-4000-8000-00000000000a';
+    await store.append('s', [{ id: used, type: 'A', data: {} }]);
+    await expect(store.append('s', [{ type: 'B', data: {} }, { id: used, type: 'A', data: {} }])).rejects.toBeInstanceOf(IdempotencyViolationError);
+    const twice = '00000000-0000-4000-8000-00000000000b';
+    await expect(store.append('s', [{ id: twice, type: 'B', data: {} }, { id: twice, type: 'B', data: {} }])).rejects.toBeInstanceOf(IdempotencyViolationError);
+    // The same id in another stream is another event.
+    expect((await store.append('t', [{ type: 'B', data: {} }, { id: used, type: 'A', data: {} }])).nextExpectedRevision).toBe(1);
+    expect((await store.readStream('s')).map((e) => e.type)).toEqual(['A']);
+    await store.close();
   });
 });
