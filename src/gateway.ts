@@ -131,10 +131,13 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const contactsRecorder = new ContactsRecorder(store, (err, streamId) => log.warn({ err, streamId }, 'could not save a contacts snapshot'));
   // Received media are downloaded before the message is recorded, so that its webhook carries a working URL.
   const receivedMedia = new InboundMediaStore(config.dataDir);
+  // The inbox stream's one writer: inbound messages and chat activity, also the read receipts and late
+  // media downloads the gateway records itself.
+  const inbox = new StoreMessageSink(store, contactsRecorder.listener);
   const sink = new InboundMediaSink(
-    sendingCore.messageSink(new StoreMessageSink(store, contactsRecorder.listener)),
+    sendingCore.messageSink(inbox),
     receivedMedia,
-    store,
+    inbox,
     {
       enabled: config.inboundMedia.enabled,
       maxBytes: config.media.maxBytes,
@@ -191,7 +194,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     }),
   );
   routes.push(
-    ...chatRoutes({ chats: new ChatCommands({ store, index: messages, connection: (deviceId) => sessions.connection(deviceId), projections }) }),
+    ...chatRoutes({ chats: new ChatCommands({ inbox, index: messages, connection: (deviceId) => sessions.connection(deviceId), projections }) }),
     ...messageRoutes({ index: messages, files: receivedMedia, retentionMs: config.inboundMedia.retentionMs }),
   );
   routes.push(

@@ -8,8 +8,9 @@ import type { ChatActivity, Contact, InboundMessage, Receipt } from '../engines/
 import { deterministicEventId, orderedUuid } from '../eventstore/event-id.js';
 import type { EventStore } from '../eventstore/event-store.js';
 import { CommandHandler } from '../commands/command-handler.js';
-import { type InboxCommand, type InboxEvent, type InboxState, inboxDecider, inboxSnapshot } from '../messages/inbox-decider.js';
+import { type InboxCommand, type InboxEvent, type InboxState, type InboxWriter, inboxDecider, inboxSnapshot } from '../messages/inbox-decider.js';
 import {
+  type ChatEvent,
   type MessageEvent,
   type MessageReceivedData,
   type MessageStatusChangedData,
@@ -67,7 +68,7 @@ const INBOX_STATES_KEPT = 1_000;
 /** A snapshot per this many messages bounds the read of an inbox that is not in memory. */
 const INBOX_SNAPSHOT_EVERY = 200;
 
-export class StoreMessageSink implements MessageSink {
+export class StoreMessageSink implements MessageSink, InboxWriter {
   /** The inbox stream's one writer in this process. */
   private readonly inbox: CommandHandler<InboxState, InboxCommand, InboxEvent>;
   /** The deterministic id of each activity event being recorded (decide hands the command's event back). */
@@ -110,8 +111,11 @@ export class StoreMessageSink implements MessageSink {
   }
 
   async activity(deviceId: string, activity: ChatActivity): Promise<void> {
-    const event = chatEventOf(deviceId, activity);
-    this.activityIds.set(event, activityEventId(deviceId, activity));
-    await this.inbox.handle(inboxStream(deviceId), { type: 'RecordActivity', event });
+    await this.record(deviceId, chatEventOf(deviceId, activity), activityEventId(deviceId, activity));
+  }
+
+  async record(deviceId: string, event: ChatEvent, eventId: string): Promise<number> {
+    this.activityIds.set(event, eventId);
+    return (await this.inbox.handle(inboxStream(deviceId), { type: 'RecordActivity', event })).position;
   }
 }

@@ -7,13 +7,14 @@ import { createHash } from 'node:crypto';
 import type { ChatPresence, EngineConnection, OwnPresence } from '../engines/engine.js';
 import { DomainError } from '../errors/domain-error.js';
 import { deterministicEventId } from '../eventstore/event-id.js';
-import type { EventStore } from '../eventstore/event-store.js';
-import { type ChatEvent, inboxStream } from '../messages/message-events.js';
+import type { InboxWriter } from '../messages/inbox-decider.js';
+import type { ChatEvent } from '../messages/message-events.js';
 import type { ReadModelProgress } from '../projections/projection-runner.js';
 import type { MessageIndex } from './message-index.js';
 
 export interface ChatCommandsDeps {
-  store: EventStore;
+  /** ChatRead goes through the inbox stream's one writer. */
+  inbox: InboxWriter;
   index: Pick<MessageIndex, 'unread' | 'participantOf'>;
   /** The live connection while the device's session is online. */
   connection: (deviceId: string) => EngineConnection | undefined;
@@ -33,10 +34,10 @@ export class ChatCommands {
     const timestamp = Math.floor((this.deps.now?.() ?? Date.now()) / 1000);
     const event: ChatEvent = { type: 'ChatRead', data: { deviceId, chatId, waMessageIds, timestamp } };
     const digest = createHash('sha256').update(waMessageIds.join(',')).digest('hex');
-    const appended = await this.deps.store.append(inboxStream(deviceId), [{ id: deterministicEventId(`${deviceId}/read/${chatId}/${digest}`), ...event }]);
+    const position = await this.deps.inbox.record(deviceId, event, deterministicEventId(`${deviceId}/read/${chatId}/${digest}`));
     if (!connection.markRead) throw new DomainError('engine_error', 'this engine cannot send read receipts');
     await connection.markRead(chatId, messages);
-    await this.deps.projections.settle(appended.position);
+    await this.deps.projections.settle(position);
     return messages.length;
   }
 

@@ -9,8 +9,8 @@ import type { Logger } from 'pino';
 import type { MessageSink } from '../actors/message-sink.js';
 import type { ChatActivity, Contact, InboundMessage, Receipt } from '../engines/engine.js';
 import { deterministicEventId } from '../eventstore/event-id.js';
-import type { EventStore } from '../eventstore/event-store.js';
-import { type ChatEvent, type InboundMedia, inboxStream } from '../messages/message-events.js';
+import type { InboxWriter } from '../messages/inbox-decider.js';
+import type { ChatEvent, InboundMedia } from '../messages/message-events.js';
 import { type InboundMediaStore, MediaTooLargeError } from './inbound-media-store.js';
 
 export interface InboundMediaSettings {
@@ -38,7 +38,8 @@ export class InboundMediaSink implements MessageSink {
   constructor(
     private readonly inner: MessageSink,
     private readonly files: InboundMediaStore,
-    private readonly store: EventStore,
+    /** InboundMediaUpdated goes through the inbox stream's one writer. */
+    private readonly inbox: InboxWriter,
     private readonly settings: InboundMediaSettings,
     private readonly log: Logger,
   ) {}
@@ -105,7 +106,7 @@ export class InboundMediaSink implements MessageSink {
         if (outcome.status === 'pending' && !last) return this.retryLater(deviceId, message, open, step + 1);
         const media: InboundMedia = { ...message.media!, ...outcome, ...(outcome.status === 'pending' ? { status: 'failed' as const } : {}) };
         const event: ChatEvent = { type: 'InboundMediaUpdated', data: { deviceId, waMessageId: message.waMessageId, media } };
-        await this.store.append(inboxStream(deviceId), [{ id: deterministicEventId(`${deviceId}/${message.waMessageId}/media`), ...event }]);
+        await this.inbox.record(deviceId, event, deterministicEventId(`${deviceId}/${message.waMessageId}/media`));
       })().catch((error: unknown) => this.log.error({ deviceId, err: error }, 'recording a media download failed'));
     }, delay);
     timer.unref();

@@ -49,6 +49,16 @@ export const inboxDecider: Decider<InboxState, InboxCommand, InboxEvent> = {
   },
 };
 
+/**
+ * The inbox's one writer as the rest of the gateway sees it: chat events the gateway decides itself (a read
+ * receipt it sends, a media download that finished late) go through the same handler as what the engine
+ * reports. `eventId` is deterministic, so a retried command is dropped; answers the append's position
+ * (0 when nothing was appended).
+ */
+export interface InboxWriter {
+  record(deviceId: string, event: ChatEvent, eventId: string): Promise<number>;
+}
+
 /** Snapshots hold the state as it is (a list of ids). */
 export const inboxSnapshot = {
   toJson: (state: InboxState): unknown => state.recent,
