@@ -177,15 +177,37 @@ export function uploadedMedia(ctx: Context): Extract<MediaInput, { from: 'upload
   };
 }
 
-/** Text parts → the body object: one value per name, booleans and numbers as the schema declares them. */
+/**
+ * Text parts → the body object: one value per name, booleans and numbers as the schema declares them. A field
+ * the schema declares as a list (`mentions`) may be given as repeated parts, as one part of comma-separated
+ * items, or as one part holding a JSON array; the schema then checks the items.
+ */
 function multipartFields(fields: unknown, types: Map<string, string>): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   for (const [name, value] of Object.entries((fields ?? {}) as Record<string, unknown>)) {
     if (FORBIDDEN_KEYS.has(name)) throw invalidRequest(`body/${name} is a forbidden key`, [{ path: `/${name}`, message: 'is a forbidden key' }]);
+    if (types.get(name) === 'array') {
+      body[name] = (Array.isArray(value) ? value : [value]).flatMap((part) => listItems(String(part)));
+      continue;
+    }
     if (Array.isArray(value)) throw invalidRequest(`body/${name} is given more than once`, [{ path: `/${name}`, message: 'is given more than once' }]);
     body[name] = coerce(String(value), types.get(name));
   }
   return body;
+}
+
+/** The items of one list part: a JSON array as it is, else the comma-separated words. */
+function listItems(text: string): unknown[] {
+  const trimmed = text.trim();
+  if (trimmed.startsWith('[')) {
+    try {
+      const parsed: unknown = JSON.parse(trimmed);
+      if (Array.isArray(parsed)) return parsed;
+    } catch {
+      // not JSON: taken as words, which the schema will refuse with a clear message
+    }
+  }
+  return trimmed.split(',').map((item) => item.trim()).filter((item) => item.length > 0);
 }
 
 function coerce(text: string, type: string | undefined): unknown {

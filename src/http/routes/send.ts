@@ -66,7 +66,7 @@ const QUEUED: Record<number, ResponseSpec> = {
 };
 
 const CONTEXT_NOTE =
-  'Every send also takes `replyTo` (the waMessageId of a message of the same chat that the gateway has seen: the new one quotes it) and `mentions` (up to 256 numbers, written `@<number>` in the text). ' +
+  'Every send also takes `replyTo` (the waMessageId of a message of the same chat that the gateway has seen: the new one quotes it) and `mentions` (up to 256 numbers, written `@<number>` in the text; in a multipart body as repeated parts, one comma-separated part or a JSON array). ' +
   '`to` is a number, a group id (`…@g.us`) or an `@lid` id.';
 
 /** The quote and mentions of a send body. */

@@ -25,9 +25,9 @@ describe('sending over HTTP', () => {
   let key: string;
   let dataDir: string;
   const send = (kind: string, json: unknown, headers: Record<string, string> = {}) => api('POST', `/devices/shop/send/${kind}`, { deviceKey: key, json, headers });
-  const multipart = async (kind: string, fields: Record<string, string>, file?: { bytes: Buffer; name: string; type?: string }) => {
+  const multipart = async (kind: string, fields: Record<string, string | string[]>, file?: { bytes: Buffer; name: string; type?: string }) => {
     const form = new FormData();
-    for (const [name, value] of Object.entries(fields)) form.set(name, value);
+    for (const [name, value] of Object.entries(fields)) for (const part of [value].flat()) form.append(name, part);
     if (file) form.set('file', new Blob([file.bytes], file.type ? { type: file.type } : {}), file.name);
     const response = await fetch(`${gateway.url}/devices/shop/send/${kind}`, { method: 'POST', headers: { 'x-device-key': key }, body: form });
     return { status: response.status, body: (await response.json()) as any };
@@ -101,6 +101,22 @@ describe('sending over HTTP', () => {
     // The bytes wait on disk (not in memory), under the data directory.
     const path = join(dataDir, 'media', 'shop', file.body.outboxId);
     expect(readFileSync(path).toString('latin1')).toContain('%PDF-1.4');
+  });
+
+  it('takes mentions in a multipart body as repeated parts, a comma-separated part or a JSON array, and refuses bad items', async () => {
+    const mentionsOf = async (mentions: string | string[]) => {
+      const answer = await multipart('image', { to: TO, caption: '@4915100000001 @4915100000002', mentions }, { bytes: PNG, name: 'pixel.png' });
+      expect(answer.status, JSON.stringify(answer.body)).toBe(202);
+      return (await queuedEvent(answer.body.outboxId)).mentions;
+    };
+    const both = ['4915100000001', '4915100000002'];
+    expect(await mentionsOf(both)).toEqual(both);
+    expect(await mentionsOf('4915100000001, 4915100000002')).toEqual(both);
+    expect(await mentionsOf(JSON.stringify(both))).toEqual(both);
+    expect(await mentionsOf('4915100000001')).toEqual(['4915100000001']);
+    const bad = await multipart('image', { to: TO, mentions: '4915100000001,not-a-number' }, { bytes: PNG, name: 'pixel.png' });
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body)).toContain('/mentions/1');
   });
 
   it('answers 400 for each kind of invalid request, naming the field', async () => {
