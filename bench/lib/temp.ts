@@ -11,6 +11,8 @@ let hooked = false;
 export interface TempDir {
   path: string;
   remove(): void;
+  /** Leaves the directory on disk when the process exits (a post-mortem). */
+  keep(): void;
 }
 
 /** A fresh directory; removed by remove(), or at the latest when the bench process exits. */
@@ -35,6 +37,9 @@ export function makeTempDir(prefix: string): TempDir {
     remove() {
       live.delete(path);
       rmSync(path, { recursive: true, force: true });
+    },
+    keep() {
+      live.delete(path);
     },
   };
 }
