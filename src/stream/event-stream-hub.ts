@@ -13,7 +13,10 @@ import { envelopeOf } from '../webhooks/envelope.js';
 
 /** Where a client's bytes go: an http.ServerResponse in the gateway, any writable in tests. */
 export interface StreamSink {
-  write(chunk: string): boolean;
+  write(chunk: string | Uint8Array): boolean;
+  /** Writes between cork and uncork leave in one system call. */
+  cork?(): void;
+  uncork?(): void;
   readonly writableLength: number;
   readonly destroyed: boolean;
   destroy(): void;
@@ -216,31 +219,37 @@ export class EventStreamHub {
       const stored = batch[0]!;
       const framed = frameOf(stored);
       if (framed) {
+        // Encoded once, not once per client.
+        const bytes = Buffer.from(framed.frame);
         for (const clients of [this.admins, this.byDevice.get(framed.deviceId)]) {
           if (!clients) continue;
-          for (const client of clients) if (stored.position > client.last && client.wants(framed.deviceId, framed.kind)) this.send(client, framed.frame);
+          for (const client of clients) if (stored.position > client.last && client.wants(framed.deviceId, framed.kind)) this.send(client, [bytes]);
         }
       }
       this.position = stored.position;
       return;
     }
-    const pending = new Map<Client, string>();
+    const pending = new Map<Client, Buffer[]>();
     for (const stored of batch) {
       const framed = frameOf(stored);
       if (!framed) continue;
+      const bytes = Buffer.from(framed.frame);
       for (const clients of [this.admins, this.byDevice.get(framed.deviceId)]) {
         if (!clients) continue;
         for (const client of clients) {
           if (stored.position <= client.last || !client.wants(framed.deviceId, framed.kind)) continue;
-          pending.set(client, (pending.get(client) ?? '') + framed.frame);
+          const frames = pending.get(client);
+          if (frames) frames.push(bytes);
+          else pending.set(client, [bytes]);
         }
       }
     }
-    for (const [client, chunk] of pending) this.send(client, chunk);
+    for (const [client, frames] of pending) this.send(client, frames);
     this.position = batch[batch.length - 1]!.position;
   }
 
-  private send(client: Client, chunk: string): void {
+  /** The frames are shared by every client that gets them; several leave corked, in one system call. */
+  private send(client: Client, frames: readonly (string | Buffer)[]): void {
     if (client.closed) return;
     // Bytes still unsent from earlier writes: this client reads slower than events come.
     if (client.sink.writableLength > this.options.maxBufferBytes) {
@@ -248,12 +257,18 @@ export class EventStreamHub {
       this.kick(client);
       return;
     }
-    client.sink.write(chunk);
+    if (frames.length === 1) {
+      client.sink.write(frames[0]!);
+      return;
+    }
+    client.sink.cork?.();
+    for (const frame of frames) client.sink.write(frame);
+    client.sink.uncork?.();
   }
 
   private beat(): void {
-    for (const client of this.admins) this.send(client, HEARTBEAT);
-    for (const clients of this.byDevice.values()) for (const client of clients) this.send(client, HEARTBEAT);
+    for (const client of this.admins) this.send(client, [HEARTBEAT]);
+    for (const clients of this.byDevice.values()) for (const client of clients) this.send(client, [HEARTBEAT]);
   }
 
   private kick(client: Client): void {
