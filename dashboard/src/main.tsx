@@ -389,6 +389,35 @@ function Session({ adminKey, device, notify }: DetailProps) {
       notify(describe(err), 'error');
     }
   };
+
+  // Linking by a code typed on the phone instead of a QR: the code is asked for again once it expires
+  // (the answer is the code on show), as long as the session is pairing.
+  const [pairPhone, setPairPhone] = useState('');
+  const [pairing, setPairing] = useState<{ code: string; expiresAt: string } | null>(null);
+  const askCode = async (phone: string): Promise<boolean> => {
+    try {
+      const answer = await call<{ pairingCode: string; expiresAt: string }>(adminKey, 'POST', `${base}/pair`, { phone });
+      setPairing({ code: answer.pairingCode, expiresAt: answer.expiresAt });
+      return true;
+    } catch (err) {
+      notify(describe(err), 'error');
+      return false;
+    }
+  };
+  useEffect(() => {
+    if (state !== 'pairing') {
+      if (state === 'online' || state === 'closed' || state === 'logged_out') setPairing(null);
+      return;
+    }
+    if (!pairing || pairPhone === '') return;
+    const timer = setTimeout(() => void askCode(pairPhone), Math.max(1_000, Date.parse(pairing.expiresAt) - Date.now()));
+    return () => clearTimeout(timer);
+  }, [state, pairing, pairPhone]);
+  const pair = async (event: Event) => {
+    event.preventDefault();
+    if (await askCode(pairPhone)) notify('Session: pairing');
+  };
+
   return (
     <div class="card">
       <h3>Session</h3>
@@ -415,6 +444,29 @@ function Session({ adminKey, device, notify }: DetailProps) {
           {qrUrl ? <img src={qrUrl} alt="QR code: scan it with the phone (WhatsApp → Linked devices)" width={264} height={264} /> : <p>Loading the QR code…</p>}
           <figcaption>Scan with the phone: WhatsApp → Settings → Linked devices. The code renews by itself.</figcaption>
         </figure>
+      )}
+      {state !== 'online' && (
+        <form class="pair" onSubmit={pair} aria-labelledby="pair-title">
+          <h4 id="pair-title">Or link with a phone number</h4>
+          <label for="pair-phone">The account's phone number (international, digits)</label>
+          <input
+            id="pair-phone"
+            inputMode="tel"
+            required
+            value={pairPhone}
+            onInput={(e) => setPairPhone(e.currentTarget.value.replace(/\D/g, ''))}
+            placeholder="4915112345678"
+          />
+          <button type="submit" class="secondary">
+            Get a pairing code
+          </button>
+        </form>
+      )}
+      {state === 'pairing' && pairing && (
+        <p class="pairing-code">
+          Type this code on the phone (WhatsApp → Linked devices → Link with phone number):{' '}
+          <strong data-testid="pairing-code">{pairing.code}</strong>
+        </p>
       )}
     </div>
   );
