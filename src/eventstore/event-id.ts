@@ -1,17 +1,46 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomFillSync } from 'node:crypto';
 import { v7 } from 'uuid';
 
 /**
- * A time-ordered UUID (RFC 9562 version 7, from the `uuid` package): 48 bits of Unix milliseconds, then a
- * counter seeded at random each millisecond, so ids made later sort later, also within one millisecond and
- * when the clock steps back. EventStoreDB requires UUIDs, so both stores use them; time-ordered ones make the
- * indexes they go into (the store's event-id index, read-model keys) grow at their end instead of dirtying
- * random pages.
+ * A time-ordered UUID (RFC 9562 version 7, laid out by the `uuid` package): 48 bits of Unix milliseconds,
+ * then a counter seeded at random each millisecond, so ids made later sort later, also within one
+ * millisecond and when the clock steps back. EventStoreDB requires UUIDs, so both stores use them;
+ * time-ordered ones make the indexes they go into (the store's event-id index, read-model keys) grow at
+ * their end instead of dirtying random pages.
+ *
+ * The random bytes come from a pool filled 4 KiB at a time: `uuid`'s own v7 asks the OS for 16 bytes per id,
+ * which made it 5-20x slower than randomUUID (12 µs an id on a busy machine, every append paid it). With
+ * its bytes given, `uuid` keeps no counter, so the counter is kept here as it keeps it.
  */
-export const orderedUuid = (): string => v7();
+export function orderedUuid(): string {
+  const random = randomBytes16();
+  const now = Date.now();
+  if (now > clock.msecs) {
+    clock.msecs = now;
+    // 31 random bits: room to count up within the millisecond.
+    clock.seq = ((random[6]! & 0x7f) << 24) | (random[7]! << 16) | (random[8]! << 8) | random[9]!;
+  } else {
+    clock.seq = (clock.seq + 1) | 0;
+    if (clock.seq === 0) clock.msecs += 1;
+  }
+  return v7({ random, msecs: clock.msecs, seq: clock.seq });
+}
+
+const clock = { msecs: -Infinity, seq: 0 };
+const pool = Buffer.alloc(4096);
+let poolAt = pool.length;
+
+function randomBytes16(): Uint8Array {
+  if (poolAt + 16 > pool.length) {
+    randomFillSync(pool);
+    poolAt = 0;
+  }
+  poolAt += 16;
+  return pool.subarray(poolAt - 16, poolAt);
+}
 
 /** The id of a new event when the caller gives none. */
-export const newEventId = (): string => v7();
+export const newEventId = (): string => orderedUuid();
 
 /**
  * A deterministic UUID (v5 layout, SHA-1 of a name) for events that a retry could append twice:
