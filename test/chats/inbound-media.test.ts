@@ -61,4 +61,14 @@ describe('received media', () => {
     expect((await gateway!.api('GET', `/devices/shop/messages/${waMessageId}/media`, { deviceKey: device.key })).status).toBe(404);
     expect(existsSync(new InboundMediaStore(gateway!.dataDir).pathOf('shop', waMessageId))).toBe(false);
   });
+
+  it('takes media of megabytes in the JSON body (streamed to disk, not limited like the other fields) and serves them whole', async () => {
+    const bytes = Buffer.alloc(1024 * 1024 + 17);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 31) & 0xff;
+    const { device, waMessageId, received } = await receiveImage({}, bytes);
+    expect(received.media).toMatchObject({ status: 'ready', size: bytes.length });
+    const served = await fetch(`${gateway!.url}/devices/shop/messages/${waMessageId}/media`, { headers: { 'x-device-key': device.key } });
+    expect(served.status).toBe(200);
+    expect(Buffer.from(await served.arrayBuffer()).equals(bytes)).toBe(true);
+  });
 });

@@ -1,6 +1,7 @@
 /**
  * Reads the JSON body of a media send without ever holding the media in memory: the value of the
- * top-level `base64` property is decoded while it streams in and written to a file; everything else
+ * `base64` property (top-level by default, or at another path of object keys, `media.base64` for the
+ * sandbox's inbound messages) is decoded while it streams in and written to a file; everything else
  * (to, caption, mimetype…) is kept, bounded, and parsed with JSON.parse as usual, the base64 string
  * replaced by a placeholder.
  *
@@ -39,6 +40,10 @@ export interface JsonMediaBody {
   spooled?: SpooledBase64;
 }
 
+/** The keys from the top object to the base64 string. */
+export type Base64Path = readonly [string, ...string[]];
+const TOP_LEVEL: Base64Path = ['base64'];
+
 /** What the base64 text is replaced with in the fields, so that JSON.parse sees a string there. */
 const PLACEHOLDER = '"\\u0000spooled-base64"';
 const PLACEHOLDER_VALUE = '\u0000spooled-base64';
@@ -50,7 +55,10 @@ const WRITE_CHUNK_CHARS = 64 * 1024;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
-const notBase64 = () => invalidRequest('body/base64 is not base64', [{ path: '/base64', message: 'is not base64' }]);
+const pointerOf = (path: Base64Path) => `/${path.join('/')}`;
+const notBase64 = (path: Base64Path) => invalidRequest(`body${pointerOf(path)} is not base64`, [{ path: pointerOf(path), message: 'is not base64' }]);
+const givenTwice = (path: Base64Path) =>
+  invalidRequest(`body${pointerOf(path)} is given more than once`, [{ path: pointerOf(path), message: 'is given more than once' }]);
 
 /**
  * Reads `source` (the decoded body) to its end; the media, if any, goes to `spoolPath` (created 0600).
@@ -61,8 +69,9 @@ export async function readJsonMediaBody(
   limits: JsonMediaBodyLimits,
   spoolPath: string,
   tooLarge: () => Error,
+  path: Base64Path = TOP_LEVEL,
 ): Promise<JsonMediaBody> {
-  const scanner = new Scanner(limits, tooLarge);
+  const scanner = new Scanner(limits, tooLarge, path);
   let file: FileHandle | undefined;
   let total = 0;
   try {
@@ -91,28 +100,40 @@ export async function readJsonMediaBody(
   }
   const media = scanner.media();
   if (!media) return { body };
-  if ((body as Record<string, unknown>).base64 !== PLACEHOLDER_VALUE) {
-    throw invalidRequest('body/base64 is given more than once', [{ path: '/base64', message: 'is given more than once' }]);
-  }
-  delete (body as Record<string, unknown>).base64;
-  if (media.size === 0) throw invalidRequest('body/base64 is empty', [{ path: '/base64', message: 'is empty' }]);
+  // The object holding the string (JSON.parse keeps the last of repeated keys: a repeat replaced the placeholder).
+  const holder = path.slice(0, -1).reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], body) as Record<string, unknown>;
+  const key = path[path.length - 1]!;
+  if (holder?.[key] !== PLACEHOLDER_VALUE) throw givenTwice(path);
+  delete holder[key];
+  if (media.size === 0) throw invalidRequest(`body${pointerOf(path)} is empty`, [{ path: pointerOf(path), message: 'is empty' }]);
   return { body, spooled: { path: spoolPath, ...media } };
 }
 
-/** Byte by byte: copies the fields, and hands the characters of the top-level `base64` string to a Base64Sink. */
+/**
+ * An open object or array. `onPath`: reached from the top object by the keys of the path so far, so its
+ * keys are compared with the path's next one.
+ */
+interface Container {
+  object: boolean;
+  onPath: boolean;
+  /** In an object, the next string is a key. */
+  expectKey: boolean;
+}
+
+/** Byte by byte: copies the fields, and hands the characters of the base64 string at the path to a Base64Sink. */
 class Scanner {
   private readonly fields: Buffer[] = [];
   private fieldBytes = 0;
-  private depth = 0;
-  private topIsObject = false;
+  private readonly open: Container[] = [];
   private inString = false;
   private escaped = false;
-  /** At depth 1 of the top object, the next string is a key. */
-  private expectKey = false;
+  /** The longest key worth capturing: one longer than any key of the path (so a longer key never matches). */
+  private readonly keyMax: number;
   private capturingKey = false;
   private key = '';
   private keyJustEnded = false;
-  private valueOfBase64 = false;
+  /** The key whose value comes next, when its container is on the path; else undefined. */
+  private valueKey: string | undefined;
   private sink: Base64Sink | undefined;
   private seenBase64 = false;
   /** \uXXXX inside the base64 string: the hex digits read so far. */
@@ -122,7 +143,15 @@ class Scanner {
   constructor(
     private readonly limits: JsonMediaBodyLimits,
     private readonly tooLarge: () => Error,
-  ) {}
+    private readonly path: Base64Path,
+  ) {
+    this.keyMax = Math.max(...path.map((key) => key.length)) + 1;
+  }
+
+  /** The innermost open container. */
+  private get current(): Container | undefined {
+    return this.open[this.open.length - 1];
+  }
 
   feed(chunk: Buffer): Buffer[] {
     this.output = [];
@@ -158,41 +187,47 @@ class Scanner {
           }
           continue;
         }
-        // An escaped key never equals "base64" here: it is then an ordinary (bounded) field.
-        if (this.capturingKey && this.key.length <= 8) this.key += String.fromCharCode(byte);
+        // An escaped key never equals a key of the path here: it is then an ordinary (bounded) field.
+        if (this.capturingKey && this.key.length < this.keyMax) this.key += String.fromCharCode(byte);
         continue;
       }
       if (byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09) continue;
-      const afterColon = this.valueOfBase64;
-      this.valueOfBase64 = false;
+      const valueKey = this.valueKey;
+      this.valueKey = undefined;
+      const current = this.current;
+      // Depth of the value about to start, counted from the top object (1) as the path's index + 1.
+      const depth = this.open.length;
       if (byte === QUOTE) {
         this.inString = true;
-        if (this.depth === 1 && this.topIsObject && this.expectKey) {
-          this.expectKey = false;
-          this.capturingKey = true;
-          this.key = '';
-        } else if (afterColon) {
-          // The value of "base64": from here on its characters go to the sink, not into the fields.
-          if (this.seenBase64) throw invalidRequest('body/base64 is given more than once', [{ path: '/base64', message: 'is given more than once' }]);
+        if (current?.object && current.expectKey) {
+          current.expectKey = false;
+          if (current.onPath) {
+            this.capturingKey = true;
+            this.key = '';
+          }
+        } else if (valueKey !== undefined && depth === this.path.length && valueKey === this.path[depth - 1]) {
+          // The value at the path: from here on its characters go to the sink, not into the fields.
+          if (this.seenBase64) throw givenTwice(this.path);
           this.seenBase64 = true;
           this.keep(chunk.subarray(copyFrom, i));
           this.inString = false;
-          this.sink = new Base64Sink(this.limits.media, this.tooLarge);
+          this.sink = new Base64Sink(this.limits.media, this.tooLarge, this.path);
           copyFrom = chunk.length; // nothing more of this chunk is copied until the string ends
         }
         this.keyJustEnded = false;
         continue;
       }
-      if (byte === 0x3a /* : */ && this.depth === 1 && this.keyJustEnded) {
-        this.valueOfBase64 = this.key === 'base64';
+      if (byte === 0x3a /* : */ && this.keyJustEnded && current?.onPath) {
+        this.valueKey = this.key;
       } else if (byte === 0x7b /* { */ || byte === 0x5b /* [ */) {
-        if (this.depth === 0) this.topIsObject = byte === 0x7b;
-        this.depth++;
-        if (this.depth === 1 && this.topIsObject) this.expectKey = true;
+        const object = byte === 0x7b;
+        // The top object is on the path; below it, an object that is the value of the path's next key.
+        const onPath = object && (depth === 0 || (valueKey !== undefined && depth < this.path.length && valueKey === this.path[depth - 1]));
+        this.open.push({ object, onPath, expectKey: object });
       } else if (byte === 0x7d /* } */ || byte === 0x5d /* ] */) {
-        this.depth = Math.max(0, this.depth - 1);
-      } else if (byte === 0x2c /* , */ && this.depth === 1 && this.topIsObject) {
-        this.expectKey = true;
+        this.open.pop();
+      } else if (byte === 0x2c /* , */ && current?.object) {
+        current.expectKey = true;
       }
       this.keyJustEnded = false;
     }
@@ -251,7 +286,7 @@ class Scanner {
         case BACKSLASH:
         case 0x62: // b
         case 0x66: // f
-          throw notBase64();
+          throw notBase64(this.path);
         default:
           throw malformedJson();
       }
@@ -305,6 +340,7 @@ class Base64Sink {
   constructor(
     private readonly limit: number,
     private readonly tooLarge: () => Error,
+    private readonly path: Base64Path,
   ) {}
 
   /** One character that came from an escape (\/, \n, \uXXXX…). */
@@ -312,7 +348,7 @@ class Base64Sink {
     const code = c.charCodeAt(0);
     // Anything beyond Latin-1 is not base64, nor part of a data URL prefix worth keeping.
     if (code > 0x7f) {
-      if (this.prefix === undefined) throw notBase64();
+      if (this.prefix === undefined) throw notBase64(this.path);
       this.hash.update(c, 'utf8');
       this.prefix += c;
       return;
@@ -338,10 +374,10 @@ class Base64Sink {
         }
         if (this.prefix.endsWith(',')) {
           const match = DATA_URL.exec(this.prefix);
-          if (!match) throw notBase64();
+          if (!match) throw notBase64(this.path);
           this.declaredType = match[1]?.toLowerCase();
           this.prefix = undefined;
-        } else if (this.prefix.length > MAX_PREFIX) throw notBase64();
+        } else if (this.prefix.length > MAX_PREFIX) throw notBase64(this.path);
       }
       rest = rest.subarray(i);
     }
@@ -354,9 +390,9 @@ class Base64Sink {
     for (let i = 0; i < span.length; i++) {
       const kind = CLASS[span[i]!];
       if (kind === 1) {
-        if (this.padding > 0) throw notBase64();
+        if (this.padding > 0) throw notBase64(this.path);
       } else if (kind === 3) {
-        if (++this.padding > 2) throw notBase64();
+        if (++this.padding > 2) throw notBase64(this.path);
       } else if (kind === 2) {
         // Whitespace: from here on the clean characters are copied out.
         if (clean === span) {
@@ -365,7 +401,7 @@ class Base64Sink {
           n = i;
         }
         continue;
-      } else throw notBase64();
+      } else throw notBase64(this.path);
       if (clean !== span) clean[n] = span[i]!;
       n++;
     }
@@ -392,12 +428,12 @@ class Base64Sink {
   end(output: Buffer[]): Omit<SpooledBase64, 'path'> {
     // A prefix that never became a data URL ("dat" alone) is payload; a data URL cut short is not base64.
     if (this.prefix !== undefined) {
-      if (this.prefix.toLowerCase().startsWith('data:')) throw notBase64();
+      if (this.prefix.toLowerCase().startsWith('data:')) throw notBase64(this.path);
       const held = Buffer.from(this.prefix, 'latin1');
       this.prefix = undefined;
       if (held.length > 0) this.payload(held, output);
     }
-    if (this.payloadLength % 4 === 1) throw notBase64();
+    if (this.payloadLength % 4 === 1) throw notBase64(this.path);
     this.flush(output, true);
     return { size: this.size, textDigest: this.hash.digest('base64url'), ...(this.declaredType ? { declaredType: this.declaredType } : {}) };
   }

@@ -20,7 +20,7 @@ import { isDecodingError, undecodableBody } from '../middleware/problem-response
 import { Problem, invalidRequest, unsupportedMediaType } from '../problem.js';
 import type { MediaKind } from '../../media/media-kinds.js';
 import { type BodyGate, SMALL_BODY_BYTES } from './body-gate.js';
-import { type SpooledBase64, readJsonMediaBody } from './json-media-body.js';
+import { type Base64Path, type SpooledBase64, readJsonMediaBody } from './json-media-body.js';
 import type { MediaInput } from '../../media/media-intake.js';
 import { mediaTooLarge } from '../../media/media-intake.js';
 import { base64LengthOf } from '../../media/media-limits.js';
@@ -39,6 +39,8 @@ export interface MediaBodyParserOptions {
   schema: TSchema;
   /** Shared by every media route: how many large bodies are read at once. */
   gate: BodyGate;
+  /** Where a JSON body holds its base64 media (default: the top-level `base64`). */
+  base64Path?: Base64Path;
 }
 
 const spooledBase64 = new WeakMap<Context, SpooledBase64>();
@@ -99,7 +101,7 @@ export function mediaBodyParser(options: MediaBodyParserOptions): Middleware {
           if (ctx.request.length > jsonLimits.total) throw tooLarge();
           const spoolPath = join(options.uploadDir, `base64-${randomUUID()}`);
           uploads.push(spoolPath);
-          const { body, spooled } = await readDecoded(ctx.req, encoding, (source) => readJsonMediaBody(source, jsonLimits, spoolPath, tooLarge));
+          const { body, spooled } = await readDecoded(ctx.req, encoding, (source) => readJsonMediaBody(source, jsonLimits, spoolPath, tooLarge, options.base64Path));
           (ctx.request as { body?: unknown }).body = body;
           if (spooled) spooledBase64.set(ctx, spooled);
         }

@@ -18,7 +18,8 @@ import type { InboundMessage, QuotedMessage } from '../../engines/engine.js';
 import { newSandboxMessageId } from '../../engines/sandbox/sandbox-network.js';
 import type { SeenMessages } from '../../outbox/seen-messages.js';
 import type { BodyGate } from '../body/body-gate.js';
-import { mediaBodyParser } from '../body/media-body-parser.js';
+import { mediaBodyParser, uploadedMedia } from '../body/media-body-parser.js';
+import { readFile } from 'node:fs/promises';
 
 const tag = 'Sandbox';
 
@@ -38,7 +39,7 @@ const NOT_FOUND = { description: 'No such device.' };
 type InboundSpec = Static<typeof InboundBody>;
 
 /** The message an inbound request describes (types `edit`, `revoke` and `poll_vote` are activities, handled apart). */
-function inboundOf(body: InboundSpec, quoted: QuotedMessage | undefined): Omit<InboundMessage, 'waMessageId' | 'timestamp'> {
+function inboundOf(body: InboundSpec, quoted: QuotedMessage | undefined, mediaBytes: Buffer | undefined): Omit<InboundMessage, 'waMessageId' | 'timestamp'> {
   const type = (body.type ?? (body.poll ? 'poll' : body.location ? 'location' : body.contacts ? 'contact' : 'text')) as InboundMessage['type'];
   const message: Omit<InboundMessage, 'waMessageId' | 'timestamp'> = { from: body.from, type, body: body.body ?? body.poll?.question ?? '' };
   if (body.chatId) message.chatId = body.chatId;
@@ -51,13 +52,24 @@ function inboundOf(body: InboundSpec, quoted: QuotedMessage | undefined): Omit<I
     message.poll = { question: body.poll.question, options: body.poll.options, multipleAnswers: body.poll.multipleAnswers === true };
     message.secret = randomBytes(32).toString('base64');
   }
-  if (body.media) {
-    const bytes = Buffer.from(body.media.base64.replace(/^data:[^,]*,/, ''), 'base64');
-    if (bytes.length === 0) throw invalidRequest('body/media/base64 is not base64', [{ path: '/media/base64', message: 'is empty or not base64' }]);
-    message.media = { mimetype: body.media.mimetype, size: bytes.length, ...(body.media.filename ? { filename: body.media.filename } : {}) };
-    message.downloadMedia = async () => Readable.from([bytes]);
+  if (body.media && mediaBytes) {
+    message.media = { mimetype: body.media.mimetype, size: mediaBytes.length, ...(body.media.filename ? { filename: body.media.filename } : {}) };
+    message.downloadMedia = async () => Readable.from([mediaBytes]);
   }
   return message;
+}
+
+/**
+ * The bytes of `media.base64`: streamed to a file by the body parser (so the JSON around it stays small),
+ * or decoded here where the route has no media parser. Kept in memory for the device's downloads (the
+ * first before the message is recorded, later ones when that one failed): the spool file goes with the request.
+ */
+async function mediaBytesOf(media: InboundSpec['media'], spooled: ReturnType<typeof uploadedMedia>): Promise<Buffer | undefined> {
+  if (!media) return undefined;
+  const bytes = spooled ? await readFile(spooled.path) : media.base64 ? Buffer.from(media.base64.replace(/^data:[^,]*,/, ''), 'base64') : undefined;
+  if (bytes === undefined) throw invalidRequest('body/media/base64 is required', [{ path: '/media/base64', message: 'is required' }]);
+  if (bytes.length === 0) throw invalidRequest('body/media/base64 is not base64', [{ path: '/media/base64', message: 'is empty or not base64' }]);
+  return bytes;
 }
 
 const required = (field: string, type: string) => invalidRequest(`body/${field} is required for type ${type}`, [{ path: `/${field}`, message: `is required for type ${type}` }]);
@@ -118,7 +130,7 @@ export function sandboxRoutes({ devices, sessions, sandbox, projections, seen, i
       access: 'admin',
       params: DeviceParams,
       body: InboundBody,
-      ...(inboundMedia ? { bodyParser: { parse: mediaBodyParser({ kind: 'file', limit: inboundMedia.limit, uploadDir: inboundMedia.uploadDir, schema: InboundBody, gate: inboundMedia.gate }) } } : {}),
+      ...(inboundMedia ? { bodyParser: { parse: mediaBodyParser({ kind: 'file', limit: inboundMedia.limit, uploadDir: inboundMedia.uploadDir, schema: InboundBody, gate: inboundMedia.gate, base64Path: ['media', 'base64'] }) } } : {}),
       responses: {
         202: { description: 'Recorded by the device.', schema: InboundAcceptedSchema },
         404: NOT_FOUND,
@@ -126,7 +138,7 @@ export function sandboxRoutes({ devices, sessions, sandbox, projections, seen, i
         503: { description: 'The store cannot take the message now (`store_unavailable`); it is not recorded.' },
         507: { description: 'The store has no room for the message (`insufficient_storage`); it is not recorded.' },
       },
-      async handler({ params, body, device }) {
+      async handler({ params, body, device, ctx }) {
         requireSandboxDevice(device);
         if (body.from.endsWith('0000')) {
           throw invalidRequest('body/from does not exist in the sandbox', [{ path: '/from', message: 'numbers ending in 0000 do not exist in the sandbox' }]);
@@ -169,7 +181,7 @@ export function sandboxRoutes({ devices, sessions, sandbox, projections, seen, i
             ? { waMessageId: body.quotedMessageId, from: quotedSeen.from, type: quotedSeen.type, body: quotedSeen.body }
             : { waMessageId: body.quotedMessageId, from: '', type: 'unknown', body: '' }
           : undefined;
-        const accepted = await sandbox.inbound(params.deviceId, inboundOf(body, quoted));
+        const accepted = await sandbox.inbound(params.deviceId, inboundOf(body, quoted, await mediaBytesOf(body.media, uploadedMedia(ctx))));
         if (!accepted) throw notOnline(device);
         return { status: 202, body: accepted };
       },

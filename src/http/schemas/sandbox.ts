@@ -24,7 +24,9 @@ export const InboundBody = Type.Object(
     media: Type.Optional(
       Type.Object(
         {
-          base64: Type.String({ minLength: 1 }),
+          // Optional in the schema only because the body parser takes it out of the JSON (it streams to disk);
+          // the route answers 400 when it is missing.
+          base64: Type.Optional(Type.String({ minLength: 1, description: 'Required: the media, base64 or a `data:` URL.' })),
           mimetype: Type.String({ minLength: 3, maxLength: 255 }),
           filename: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
         },

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Problem } from '../../../src/http/problem.js';
-import { readJsonMediaBody } from '../../../src/http/body/json-media-body.js';
+import { type Base64Path, readJsonMediaBody } from '../../../src/http/body/json-media-body.js';
 import { tempDir } from '../../support/gateway.js';
 
 const dir = tempDir('dmg-scan-');
@@ -14,7 +14,7 @@ const tooLarge = () => new Problem(413, 'payload_too_large', 'too large');
 let n = 0;
 
 /** Feeds `text` in chunks of the given sizes (cycled). */
-async function read(text: string | Buffer, sizes: number[] = [7]) {
+async function read(text: string | Buffer, sizes: number[] = [7], at?: Base64Path) {
   const bytes = Buffer.isBuffer(text) ? text : Buffer.from(text);
   const chunks: Buffer[] = [];
   for (let at = 0, k = 0; at < bytes.length; k++) {
@@ -23,13 +23,13 @@ async function read(text: string | Buffer, sizes: number[] = [7]) {
     at += size;
   }
   const path = join(dir, `spool-${n++}`);
-  const result = await readJsonMediaBody((async function* () { yield* chunks; })(), limits, path, tooLarge);
+  const result = await readJsonMediaBody((async function* () { yield* chunks; })(), limits, path, tooLarge, at);
   return { ...result, bytes: result.spooled ? readFileSync(path) : undefined };
 }
 
-async function refusal(text: string, sizes?: number[]): Promise<{ status: number; code: string; path?: string }> {
+async function refusal(text: string, sizes?: number[], at?: Base64Path): Promise<{ status: number; code: string; path?: string }> {
   try {
-    await read(text, sizes);
+    await read(text, sizes, at);
   } catch (error) {
     if (error instanceof Problem) return { status: error.status, code: error.code, path: error.extra.errors?.[0]?.path };
     throw error;
@@ -86,6 +86,34 @@ describe('the streaming reader of JSON media bodies', () => {
     expect(answer.status).toBe(status);
     expect(answer.code).toBe(code);
     if (path) expect(answer.path).toBe(path);
+  });
+
+  it('decodes the base64 at a nested path (media.base64), and leaves a base64 anywhere else as a field', async () => {
+    const at: Base64Path = ['media', 'base64'];
+    await fc.assert(
+      fc.asyncProperty(fc.uint8Array({ minLength: 1, maxLength: 3000 }), fc.array(fc.integer({ min: 1, max: 50 }), { minLength: 1, maxLength: 5 }), async (media, sizes) => {
+        const json = JSON.stringify({
+          base64: 'top',
+          list: [{ media: { base64: 'in a list' } }],
+          other: { base64: 'elsewhere', media: { base64: 'deeper' } },
+          from: '4915100000003',
+          media: { mimetype: 'image/jpeg', base64: Buffer.from(media).toString('base64'), filename: 'a.jpg' },
+        });
+        const result = await read(json, sizes, at);
+        expect(result.body).toEqual({
+          base64: 'top',
+          list: [{ media: { base64: 'in a list' } }],
+          other: { base64: 'elsewhere', media: { base64: 'deeper' } },
+          from: '4915100000003',
+          media: { mimetype: 'image/jpeg', filename: 'a.jpg' },
+        });
+        expect(result.bytes!.equals(Buffer.from(media))).toBe(true);
+      }),
+      { numRuns: 100 },
+    );
+    expect(await refusal('{"media":{"base64":"AAAAA"}}', [3], at)).toMatchObject({ status: 400, path: '/media/base64' });
+    expect(await refusal('{"media":{"base64":"AAAA","base64":"AAAA"}}', [3], at)).toMatchObject({ status: 400, path: '/media/base64' });
+    expect(await refusal(`{"media":{"base64":"${'QUFB'.repeat(3000)}"}}`, [64], at)).toMatchObject({ status: 413 });
   });
 
   it('never writes more than the limit to disk', async () => {
