@@ -213,8 +213,9 @@ describe('webhook delivery', () => {
     await slow.waitUntil(() => slow.requests.length >= 1, 15_000, 'the first slow');
     await appendReceived(gateway.store, 'fast', 20);
     await fast.waitUntil(() => fast.requests.length === 20, 15_000, 'the fast device');
-    // All of fast's events went through while slow's first is still unanswered.
-    expect(slow.requests).toHaveLength(1);
+    // All of fast's events went through while slow's first is still unanswered (on a busy machine its attempt
+    // may time out and go again: still the first event, never the next one of its device).
+    expect(new Set(slow.requests.map((r) => r.envelope.id)).size).toBe(1);
     release();
     await slow.waitUntil(() => new Set(slow.requests.map((r) => r.envelope.id)).size === 3, 15_000, 'the slow device');
     await slow.close();
