@@ -28,3 +28,18 @@ export const Limit = (max: number, fallback: number) =>
   Type.Integer({ minimum: 1, maximum: max, default: fallback, description: `Page size, 1..${max} (default ${fallback}).` });
 
 export const SessionState = Type.Enum(SESSION_STATES, { description: 'Session state.' });
+
+/** Why a session is not online and when it tries again: on the session and device answers. */
+export const SessionDiagnostics = {
+  lastError: Type.Optional(
+    Type.Object(
+      {
+        code: Type.String({ description: 'Stable: e.g. `dns_failure`, `connect_refused`, `timeout`, `tls`, `proxy`, `client_outdated`, `too_many_attempts`, `connection_replaced`.' }),
+        message: Type.String({ description: 'In words, with the engine\'s own message.' }),
+      },
+      { description: 'Why the session failed, or, while `reconnecting`, why the last try failed. Cleared when it is online, closed or opened again.' },
+    ),
+  ),
+  attempt: Type.Optional(Type.Integer({ minimum: 1, description: 'While `reconnecting`: how many tries have failed so far.' })),
+  nextRetryAt: Type.Optional(Type.String({ format: 'date-time', description: 'While `reconnecting`: when the next try starts.' })),
+};
