@@ -3,6 +3,7 @@
  */
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
+import { NUMBER_KEYWORD, type NumberField, parseNumber } from '../messages/phone-number.js';
 import { type FieldError, invalidRequest } from './problem.js';
 
 export type Location = 'body' | 'query' | 'params';
@@ -26,13 +27,49 @@ export function compileValidator<T>(schema: TSchema, location: Location): Valida
   const coerce = location !== 'body'; // query strings and path segments arrive as text
   return {
     parse(input) {
-      const value = coerce ? coerceText(schema, input) : input;
+      const value = readNumbers(schema, coerce ? coerceText(schema, input) : input, location, '');
       if (compiled.Check(value)) return value as T;
       const errors = describe([...compiled.Errors(value)] as TypeBoxError[]);
       const first = errors[0]!;
       throw invalidRequest(`${location}${first.path === '/' ? '' : first.path} ${first.message}`, errors);
     },
   };
+}
+
+/**
+ * Fields marked as numbers (NUMBER_KEYWORD) are read with parseNumber (src/messages/phone-number.ts), in
+ * objects and arrays at any depth the schema declares; a national number is refused here with its own words.
+ * Returns a copy where something changed; the input is never modified.
+ */
+function readNumbers(schema: TSchema, value: unknown, location: Location, path: string): unknown {
+  const node = schema as { [NUMBER_KEYWORD]?: NumberField; properties?: Record<string, TSchema>; items?: TSchema };
+  const field = node[NUMBER_KEYWORD];
+  if (field !== undefined && typeof value === 'string') {
+    const parsed = parseNumber(value, field);
+    if (parsed.ok) return parsed.value;
+    throw invalidRequest(`${location}${path} ${parsed.message}`, [{ path: path || '/', message: parsed.message }]);
+  }
+  if (node.properties && value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    let copy: Record<string, unknown> | undefined;
+    for (const [name, property] of Object.entries(node.properties)) {
+      if (!Object.hasOwn(value, name)) continue;
+      const before = (value as Record<string, unknown>)[name];
+      const after = readNumbers(property, before, location, `${path}/${escapePointer(name)}`);
+      if (after !== before) (copy ??= { ...(value as Record<string, unknown>) })[name] = after;
+    }
+    return copy ?? value;
+  }
+  if (node.items && Array.isArray(value)) {
+    const items = node.items;
+    let changed = false;
+    const mapped = value.map((item, index) => {
+      const after = readNumbers(items, item, location, `${path}/${index}`);
+      changed ||= after !== item;
+      return after;
+    });
+    return changed ? mapped : value;
+  }
+  return value;
 }
 
 /**

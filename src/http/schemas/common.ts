@@ -1,4 +1,5 @@
 import Type from 'typebox';
+import { NUMBER_KEYWORD, type NumberField } from '../../messages/phone-number.js';
 import { SESSION_STATES } from '../../sessions/session-events.js';
 
 export const ProblemSchema = Type.Object(
@@ -43,3 +44,12 @@ export const SessionDiagnostics = {
   attempt: Type.Optional(Type.Integer({ minimum: 1, description: 'While `reconnecting`: how many tries have failed so far.' })),
   nextRetryAt: Type.Optional(Type.String({ format: 'date-time', description: 'While `reconnecting`: when the next try starts.' })),
 };
+
+/** How the API reads numbers, for descriptions (src/messages/phone-number.ts). */
+export const NUMBER_FORMS =
+  'Digits with the country code (e.g. 4915112345678); also accepted and read as such: `+49 151 1234-5678`, `+49 (151) 12345678`, ' +
+  '`0049 151…`, and JIDs `4915112345678@s.whatsapp.net` / `@c.us`. A national number (leading 0) is refused: add the country code.';
+
+/** A field that takes a number, read forgivingly before it is validated (src/http/validation.ts). */
+export const numberField = (field: NumberField, pattern: string, description: string, extra: Record<string, unknown> = {}) =>
+  Type.String({ pattern, description: `${description} ${NUMBER_FORMS}`, [NUMBER_KEYWORD]: field, ...extra });
