@@ -91,6 +91,8 @@ export interface OutboxSettings {
   retryBaseDelayMs: number;
   /** No retry delay is longer. */
   retryMaxDelayMs: number;
+  /** A queued message not sent within this long is `expired` (undefined: never); a send's `expiresAt` wins. */
+  messageTtlMs?: number;
 }
 
 export interface MediaSettings {
@@ -200,6 +202,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxAttempts: read.integer('OUTBOX_MAX_ATTEMPTS', 5, { min: 1, max: 100 }),
       retryBaseDelayMs: read.duration('OUTBOX_RETRY_DELAY', '2s', { min: 0, max: 3_600_000 }),
       retryMaxDelayMs: read.duration('OUTBOX_RETRY_MAX_DELAY', '5m', { min: 0, max: DAY_MS }),
+      ...read.optionalDuration('messageTtlMs', 'OUTBOX_MESSAGE_TTL', { min: 1_000, max: 365 * DAY_MS }),
     },
     media: {
       maxBytes: read.integer('MEDIA_MAX_BYTES', 16 * 1024 * 1024, { min: 1024, max: 2 * 1024 * 1024 * 1024 }),
@@ -286,6 +289,13 @@ class EnvReader {
     if (ms === undefined) throw new ConfigError(name, `must be a duration such as 500ms, 5s, 2m, 1h or 7d, got "${value}"`);
     if (ms < range.min || ms > range.max) throw new ConfigError(name, `must be between ${range.min} ms and ${range.max} ms, got "${value}"`);
     return ms;
+  }
+
+  /** A duration, or nothing when unset or `none`: the property to spread. */
+  optionalDuration<K extends string>(key: K, name: string, range: { min: number; max: number }): { [P in K]?: number } {
+    const value = this.raw(name);
+    if (value === undefined || value.toLowerCase() === 'none') return {};
+    return { [key]: this.duration(name, value, range) } as { [P in K]?: number };
   }
 
   /** A comma-separated list of durations ("5s,30s,2m"), in milliseconds; "none" is the empty list. */

@@ -193,7 +193,7 @@ class DeviceLane {
     if (!connection || this.stopped) return;
     const start = (await outbox.execute(startSending(this.deviceId, outboxId, this.drainer.now()))).result;
     if (start.action === 'skip') return;
-    if (start.action === 'confirm') {
+    if (start.action === 'confirm' || start.action === 'expired') {
       await this.removeMedia(start.message);
       return;
     }

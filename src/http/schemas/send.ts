@@ -2,7 +2,7 @@ import Type from 'typebox';
 import { MIMETYPE_PATTERN } from '../../media/media-type.js';
 import { SEND_KINDS } from '../../outbox/outbox-events.js';
 import { CHAT_ID_PATTERN, LID_PATTERN, PHONE_PATTERN } from '../../messages/chat-id.js';
-import { DeviceId, Timestamp, numberField } from './common.js';
+import { DeviceId, SessionState, Timestamp, numberField } from './common.js';
 
 export const TEXT_MAX_LENGTH = 65_536;
 
@@ -36,6 +36,9 @@ const Context = {
       uniqueItems: true,
       description: 'Numbers mentioned in the text or caption (which writes them `@<number>`).',
     }),
+  ),
+  expiresAt: Type.Optional(
+    Type.String({ format: 'date-time', description: 'Not sent by then (still queued), the message is `expired` instead of going out late. Default: now + OUTBOX_MESSAGE_TTL, if that is set.' }),
   ),
 };
 
@@ -181,6 +184,8 @@ export const QueuedSchema = Type.Object({
   kind: Type.Enum(SEND_KINDS),
   to: Type.String(),
   createdAt: Timestamp,
+  expiresAt: Type.Optional(Type.String({ format: 'date-time', description: 'Not sent by then, the message is `expired` (the send\'s `expiresAt`, or OUTBOX_MESSAGE_TTL).' })),
+  sessionState: Type.Optional(SessionState),
 });
 
 export const MessageParams = Type.Object({ deviceId: DeviceId, waMessageId: WaMessageId });

@@ -68,6 +68,8 @@ describe('sending over HTTP', () => {
         kind,
         to: TO,
         createdAt: expect.any(String),
+        // The session was never opened: the caller sees at once that the message waits.
+        sessionState: 'closed',
       });
       expect(Date.parse(answer.body.createdAt)).not.toBeNaN();
       // Read your writes: the outbox shows it in the very next request.
