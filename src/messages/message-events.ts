@@ -167,7 +167,8 @@ export interface MessageStatusChangedData {
   outboxId?: string;
   /** Unix seconds. */
   timestamp: number;
-  error?: { code: string; message: string };
+  /** `reason` for `media_unavailable`: http_status, dns_failure, connect_failed, timeout, too_large, wrong_type, refused, empty, too_many_redirects, missing_file, fetch_failed. */
+  error?: { code: string; message: string; reason?: string };
 }
 
 export type MessageEvent =

@@ -61,6 +61,8 @@ export interface QueuedAnswer {
 export interface OutboxError {
   code: string;
   message: string;
+  /** For `media_unavailable`: why, in a word (http_status, dns_failure, timeout, too_large, wrong_type, …). */
+  reason?: string;
 }
 
 export interface OutboxMessageQueuedData {
