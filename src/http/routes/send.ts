@@ -71,6 +71,15 @@ const CONTEXT_NOTE =
   'The `202` carries `sessionState`: a message queued while the session is not `online` waits until it is. ' +
   '`to` is a number, a group id (`…@g.us`) or an `@lid` id.';
 
+/** A sensible request per media kind (the schema cannot require one of `url` and `base64`). */
+const MEDIA_EXAMPLES: Record<MediaKind, Record<string, unknown>> = {
+  image: { to: '4915112345678', url: 'https://example.com/media/parcel.jpg', caption: 'Your parcel' },
+  video: { to: '4915112345678', url: 'https://example.com/media/unboxing.mp4', caption: 'How to unpack it' },
+  audio: { to: '4915112345678', url: 'https://example.com/media/greeting.ogg', ptt: true },
+  file: { to: '4915112345678', url: 'https://example.com/media/invoice-4711.pdf', filename: 'invoice-4711.pdf', caption: 'Your invoice' },
+  sticker: { to: '4915112345678', url: 'https://example.com/media/thanks.webp' },
+};
+
 /** The quote, mentions and expiry of a send body. */
 const contextOf = (body: { replyTo?: string; mentions?: string[]; expiresAt?: string }) => ({
   ...(body.replyTo === undefined ? {} : { replyTo: body.replyTo }),
@@ -103,6 +112,7 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
       headers: IdempotencyHeaders,
       body: schema,
       bodyParser: { parse: mediaBodyParser({ kind, limit, uploadDir: deps.media.incomingDir, schema, gate: deps.bodyGate }), multipart: true },
+      examples: { request: MEDIA_EXAMPLES[kind] },
       responses: {
         ...QUEUED,
         413: { description: `The media is larger than ${limit} bytes (\`payload_too_large\`).` },
