@@ -29,6 +29,8 @@ export interface Config {
   bodyLimitBytes: number;
   /** ENCRYPTION_KEY: 32 bytes; Baileys credentials are encrypted at rest (AES-256-GCM) when set. */
   encryptionKey: Buffer | undefined;
+  /** WA_WEB_VERSION: the WhatsApp Web version the Baileys engine announces; unset: the one Baileys pins. */
+  waWebVersion?: WaWebVersion;
   /** How a session reconnects after an unexpected loss (README, Settings). */
   reconnect: ReconnectSettings;
   /** The simulated network of `sandbox` devices. */
@@ -80,6 +82,9 @@ export interface ContactsSettings {
   avatarCacheTtlMs: number;
 }
 
+/** A WhatsApp Web version (major, minor, revision), or `latest`: asked of web.whatsapp.com when connecting. */
+export type WaWebVersion = [number, number, number] | 'latest';
+
 export interface OutboxSettings {
   /** Sends (and revokes) started per device in any 60 s window. */
   ratePerMinute: number;
@@ -91,6 +96,8 @@ export interface OutboxSettings {
   retryBaseDelayMs: number;
   /** No retry delay is longer. */
   retryMaxDelayMs: number;
+  /** A queued message not sent within this long is `expired` (undefined: never); a send's `expiresAt` wins. */
+  messageTtlMs?: number;
 }
 
 export interface MediaSettings {
@@ -184,6 +191,7 @@ export function loadConfig(env: Env = process.env): Config {
     metricsPublic: read.boolean('METRICS_PUBLIC', false),
     bodyLimitBytes: read.integer('BODY_LIMIT_BYTES', 1024 * 1024, { min: 1024, max: 64 * 1024 * 1024 }),
     encryptionKey: read.optionalKey('ENCRYPTION_KEY', 32),
+    ...read.waWebVersion('WA_WEB_VERSION'),
     reconnect: {
       baseDelayMs: read.integer('SESSION_RECONNECT_BASE_DELAY_MS', 1_000, { min: 0, max: 3_600_000 }),
       maxDelayMs: read.integer('SESSION_RECONNECT_MAX_DELAY_MS', 60_000, { min: 0, max: DAY_MS }),
@@ -200,6 +208,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxAttempts: read.integer('OUTBOX_MAX_ATTEMPTS', 5, { min: 1, max: 100 }),
       retryBaseDelayMs: read.duration('OUTBOX_RETRY_DELAY', '2s', { min: 0, max: 3_600_000 }),
       retryMaxDelayMs: read.duration('OUTBOX_RETRY_MAX_DELAY', '5m', { min: 0, max: DAY_MS }),
+      ...read.optionalDuration('messageTtlMs', 'OUTBOX_MESSAGE_TTL', { min: 1_000, max: 365 * DAY_MS }),
     },
     media: {
       maxBytes: read.integer('MEDIA_MAX_BYTES', 16 * 1024 * 1024, { min: 1024, max: 2 * 1024 * 1024 * 1024 }),
@@ -286,6 +295,23 @@ class EnvReader {
     if (ms === undefined) throw new ConfigError(name, `must be a duration such as 500ms, 5s, 2m, 1h or 7d, got "${value}"`);
     if (ms < range.min || ms > range.max) throw new ConfigError(name, `must be between ${range.min} ms and ${range.max} ms, got "${value}"`);
     return ms;
+  }
+
+  /** `2.3000.1023223821` (three numbers) or `latest`; nothing when unset. */
+  waWebVersion(name: string): { waWebVersion?: WaWebVersion } {
+    const value = this.raw(name);
+    if (value === undefined) return {};
+    if (value.toLowerCase() === 'latest') return { waWebVersion: 'latest' };
+    const match = /^(\d{1,6})[.,](\d{1,6})[.,](\d{1,12})$/.exec(value);
+    if (!match) throw new ConfigError(name, `must be a WhatsApp Web version such as 2.3000.1023223821, or latest, got "${value}"`);
+    return { waWebVersion: [Number(match[1]), Number(match[2]), Number(match[3])] };
+  }
+
+  /** A duration, or nothing when unset or `none`: the property to spread. */
+  optionalDuration<K extends string>(key: K, name: string, range: { min: number; max: number }): { [P in K]?: number } {
+    const value = this.raw(name);
+    if (value === undefined || value.toLowerCase() === 'none') return {};
+    return { [key]: this.duration(name, value, range) } as { [P in K]?: number };
   }
 
   /** A comma-separated list of durations ("5s,30s,2m"), in milliseconds; "none" is the empty list. */

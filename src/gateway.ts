@@ -1,4 +1,7 @@
 import type { AddressInfo } from 'node:net';
+import { SESSION_STATES } from './sessions/session-events.js';
+import { MESSAGE_STATUSES } from './messages/message-events.js';
+import { holdGatewayLock } from './storage/data-dir-lock.js';
 import { type Server, createServer } from 'node:http';
 import type { Logger } from 'pino';
 import { Supervisor } from './actors/supervisor.js';
@@ -93,6 +96,8 @@ const API_GUIDE = [
 export async function startGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
   const startedAt = Date.now();
   const log = options.logger ?? createLogger(config.logLevel);
+  // Refused while `npm run rebuild` rewrites the read models; the rebuild is refused while this is held.
+  const dataDirLock = holdGatewayLock(config.dataDir);
   const metrics = new Metrics();
   // `projections` is assigned below, before any request can ask for health.
   const storage = new StorageHealth(config.dataDir, config.diskFreeMinBytes, () => projections.failing);
@@ -103,12 +108,21 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const { devices, history, contacts, sending: sendingCore, messages } = readModels;
   const projections = new ProjectionRunner(store, readModelDb, readModels.projections, log);
   await projections.start();
-  metrics.gauge('dmg_devices', 'Devices by session state.', ['state'], () =>
-    devices.countByState().map(({ state, count }) => ({ labels: { state }, value: count })),
+  metrics.gauge(
+    'dmg_devices',
+    'Devices by session state.',
+    ['state'],
+    () => devices.countByState().map(({ state, count }) => ({ labels: { state }, value: count })),
+    SESSION_STATES.map((state) => ({ state })),
   );
-  metrics.gauge('dmg_outbox_depth', 'Messages in the outboxes of all devices, queued or being sent.', ['status'], () =>
-    sendingCore.outboxView.depth().map(({ status, count }) => ({ labels: { status }, value: count })),
+  metrics.gauge(
+    'dmg_outbox_depth',
+    'Messages in the outboxes of all devices, queued or being sent.',
+    ['status'],
+    () => sendingCore.outboxView.depth().map(({ status, count }) => ({ labels: { status }, value: count })),
+    [{ status: 'queued' }, { status: 'sending' }],
   );
+  metrics.zeroCounters([{ counter: metrics.messageStatuses, label: 'status', values: MESSAGE_STATUSES.filter((status) => status !== 'queued') }]);
   const eventMetrics = new EventMetrics(metrics);
   eventMetrics.start(store, projections.position, log);
 
@@ -262,6 +276,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       await projections.stop();
       await store.close();
       readModelDb.close();
+      dataDirLock.release();
     },
   };
 }

@@ -90,6 +90,14 @@ describe('configuration', () => {
     const retention = (value: string) => loadConfig({ WEBHOOK_RETENTION: value }).webhooks.retentionMs;
     expect([retention('2m'), retention(' 1h '), retention('7d'), retention('1.5h'), retention('2 days')]).toEqual([120_000, 3_600_000, 604_800_000, 5_400_000, 172_800_000]);
     expect(loadConfig({ OUTBOX_SPACING: '250ms' }).outbox.spacingMaxMs).toBe(250);
+    expect(loadConfig({}).outbox.messageTtlMs).toBeUndefined();
+    expect(loadConfig({}).waWebVersion).toBeUndefined();
+    expect(loadConfig({ WA_WEB_VERSION: '2.3000.1023223821' }).waWebVersion).toEqual([2, 3000, 1023223821]);
+    expect(loadConfig({ WA_WEB_VERSION: 'LATEST' }).waWebVersion).toBe('latest');
+    expect(() => loadConfig({ WA_WEB_VERSION: '2.3000' })).toThrow(/^WA_WEB_VERSION: must be a WhatsApp Web version/);
+    expect(loadConfig({ OUTBOX_MESSAGE_TTL: 'none' }).outbox.messageTtlMs).toBeUndefined();
+    expect(loadConfig({ OUTBOX_MESSAGE_TTL: '2h' }).outbox.messageTtlMs).toBe(7_200_000);
+    expect(() => loadConfig({ OUTBOX_MESSAGE_TTL: 'soon' })).toThrow(/^OUTBOX_MESSAGE_TTL: must be a duration/);
     for (const value of ['86400000', '-5m', '1e3s', '5 parsecs']) expect(() => retention(value), value).toThrow(/^WEBHOOK_RETENTION: must be a duration/);
   });
 

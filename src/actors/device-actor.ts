@@ -239,7 +239,7 @@ export class DeviceActor {
     const recordAction = actions.find((action) => action.type === 'record');
     let recorded: SessionTransition | undefined;
     if (recordAction) {
-      const change = this.describeChange(before, after, (recordAction.params as { reason: string }).reason);
+      const change = this.describeChange(before, after, (recordAction.params as { reason: string }).reason, retryDelayOf(actions));
       try {
         recorded = await this.append(change);
       } catch (error) {
@@ -265,16 +265,20 @@ export class DeviceActor {
     return { state: stateOf(after), changed: recorded !== undefined, ...(recorded ? { position: recorded.position } : {}) };
   }
 
-  private describeChange(before: MachineSnapshot, after: MachineSnapshot, reason: string): SessionStateChangedData {
+  private describeChange(before: MachineSnapshot, after: MachineSnapshot, reason: string, retryDelayMs?: number): SessionStateChangedData {
     const state = stateOf(after);
-    const { phone, lastError } = after.context;
+    const { phone, lastError, attempts } = after.context;
+    const reconnecting = state === 'reconnecting';
     return {
       deviceId: this.deviceId,
       state,
       previousState: stateOf(before),
       ...(phone === undefined ? {} : { phone }),
       reason,
-      ...(state === 'failed' && lastError ? { error: lastError } : {}),
+      ...((state === 'failed' || reconnecting) && lastError ? { error: lastError } : {}),
+      ...(reconnecting && attempts > 0 ? { attempt: attempts } : {}),
+      // The actor is not pure: "now" plus the delay the machine decided.
+      ...(reconnecting && retryDelayMs !== undefined ? { nextRetryAt: new Date(Date.now() + retryDelayMs).toISOString() } : {}),
     };
   }
 
@@ -483,4 +487,10 @@ export class DeviceActor {
       clearTimeout(timer);
     }
   }
+}
+
+/** The delay of the retry a decision schedules, if it schedules one. */
+function retryDelayOf(actions: ReadonlyArray<{ type: string; params?: unknown }>): number | undefined {
+  const retry = actions.find((action) => action.type === 'scheduleRetry');
+  return retry ? Number((retry.params as { delayMs?: number } | undefined)?.delayMs ?? 0) : undefined;
 }

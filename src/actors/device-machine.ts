@@ -5,7 +5,8 @@
  * Its named actions are instructions for the DeviceActor, which appends the `record` one as a
  * SessionStateChanged event first and only then carries out the others (docs/architecture.md, invariant 2):
  *
- *  - record {reason}     this transition is a SessionStateChanged event (every change of state is one)
+ *  - record {reason}     this transition is a SessionStateChanged event (every change of state is one, and so is
+ *                        every failed try while reconnecting, so that the history shows the retries)
  *  - connect             end any current connection, then start a new one (stored credentials or QR)
  *  - disconnect          end the connection, keep the credentials
  *  - logout              unlink the device from the account, then wipe the credentials
@@ -19,10 +20,11 @@ import { and, setup } from 'xstate';
 import type { DisconnectKind, LinkedAccount } from '../engines/engine.js';
 import type { SessionError, SessionStateName } from '../sessions/session-events.js';
 import { lastErrorAfter, phoneAfter } from '../sessions/session-record.js';
-import { type ReconnectDecision, type ReconnectSettings, backoffDelayMs, decideAfterDisconnect } from './reconnect-policy.js';
+import { type ReconnectDecision, type ReconnectSettings, backoffDelayMs, classifyConnectionError, decideAfterDisconnect } from './reconnect-policy.js';
 
 export interface DeviceContext {
   phone?: string;
+  /** Why the session failed, or (while reconnecting) why the last try failed. */
   lastError?: SessionError;
   /** Reconnection tries since the session was last online. Not persisted: a restart starts afresh. */
   attempts: number;
@@ -84,7 +86,7 @@ export function createDeviceMachine(settings: ReconnectSettings, random: () => n
   const { assign } = base;
 
   // Context updates (pure, applied by `transition`).
-  const resetAttempts = assign({ attempts: 0 });
+  const resetAttempts = assign({ attempts: 0, lastError: undefined });
   // phone and lastError follow the session rule of src/sessions/session-record.ts.
   const unlink = assign({ phone: ({ context }) => phoneAfter('logged_out', undefined, context.phone), account: undefined, qr: undefined });
   const keepQr = assign({ qr: ({ event, context }) => (event.type === 'ENGINE.QR' ? { code: event.code, expiresAt: event.expiresAt } : context.qr) });
@@ -93,11 +95,12 @@ export function createDeviceMachine(settings: ReconnectSettings, random: () => n
       ? { account: event.account, phone: phoneAfter('online', event.account.phone, context.phone), attempts: 0, lastError: lastErrorAfter('online', undefined, context.lastError) }
       : context,
   );
-  const countAttempt = assign({
-    attempts: (args) => {
-      const decision = decide(args);
-      return decision?.action === 'retry' || decision?.action === 'reconnect_now' ? decision.attempt : args.context.attempts;
-    },
+  // A counted try also says why it failed (classified, e.g. dns_failure), for GET /session/state.
+  const countAttempt = assign((args) => {
+    const decision = decide(args);
+    if (decision?.action !== 'retry' && decision?.action !== 'reconnect_now') return args.context;
+    const detail = args.event.type === 'ENGINE.DISCONNECTED' ? args.event.detail : '';
+    return { ...args.context, attempts: decision.attempt, lastError: classifyConnectionError(detail) };
   });
   const keepError = assign({
     lastError: (args) => {
@@ -169,7 +172,8 @@ export function createDeviceMachine(settings: ReconnectSettings, random: () => n
             lost.failed,
             // Still connecting: a restart is one more try, not a new state.
             { guard: decided('reconnect_now'), actions: [countAttempt, 'connect'] },
-            { target: 'reconnecting', actions: [countAttempt, record('connection_lost'), scheduleRetry] },
+            // It never connected: not a lost connection.
+            { target: 'reconnecting', actions: [countAttempt, record('connect_failed'), scheduleRetry] },
           ],
         },
       },
@@ -210,12 +214,12 @@ export function createDeviceMachine(settings: ReconnectSettings, random: () => n
           // Already reconnecting: no new state, but no try either until the store takes writes again.
           'STORE.UNAVAILABLE': { actions: ['cancelRetry', 'disconnect'] },
           'STORE.AVAILABLE': { actions: 'connect' },
-          // Still reconnecting: the next try is counted, without a new state.
+          // Still reconnecting: the failed try is recorded (same state) with its error and the next one.
           'ENGINE.DISCONNECTED': [
             lost.loggedOut,
             lost.failed,
             { guard: decided('reconnect_now'), actions: [countAttempt, 'connect'] },
-            { actions: [countAttempt, scheduleRetry] },
+            { actions: [countAttempt, record('attempt_failed'), scheduleRetry] },
           ],
         },
       },

@@ -35,7 +35,7 @@ export function decideAfterDisconnect(kind: DisconnectKind, attemptsSoFar: numbe
       if (attempt > settings.maxAttempts) {
         return {
           action: 'failed',
-          error: { code: 'too_many_attempts', message: `gave up after ${attemptsSoFar} reconnection attempts; last: ${detail || kind}` },
+          error: { code: 'too_many_attempts', message: `gave up after ${attemptsSoFar} reconnection attempts; last: ${detail ? `${classifyConnectionError(detail).code}: ${detail}` : kind}` },
         };
       }
       // A restart is the network's normal handshake step (e.g. right after pairing): no reason to wait.
@@ -56,3 +56,37 @@ export function backoffDelayMs(attempt: number, settings: ReconnectSettings, ran
   const jittered = nominal - spread + 2 * spread * random();
   return Math.max(0, Math.round(Math.min(settings.maxDelayMs, jittered)));
 }
+
+/**
+ * Why a connection attempt failed, in a stable code a user can act on, from the engine's words (its error
+ * message or Baileys' `name (status): message`). Pure; the machine keeps it as the session's `lastError`
+ * while it is reconnecting.
+ */
+export function classifyConnectionError(detail: string): SessionError {
+  const message = detail || 'the connection ended';
+  const code = CONNECTION_ERROR_CODES.find(([pattern]) => pattern.test(message))?.[1] ?? 'connection_lost';
+  const words = CONNECTION_ERROR_WORDS[code];
+  return { code, message: words ? `${words} (${message})` : message };
+}
+
+const CONNECTION_ERROR_CODES: ReadonlyArray<readonly [RegExp, string]> = [
+  [/\(405\)|client.?outdated/i, 'client_outdated'],
+  [/ENOTFOUND|EAI_AGAIN|getaddrinfo/i, 'dns_failure'],
+  [/proxy/i, 'proxy'],
+  [/ECONNREFUSED/i, 'connect_refused'],
+  [/ECONNRESET|EPIPE|socket hang up/i, 'connection_reset'],
+  [/ETIMEDOUT|timed? ?out|\(408\)/i, 'timeout'],
+  [/certificate|\bTLS\b|\bSSL\b|EPROTO/i, 'tls'],
+  [/ENETUNREACH|EHOSTUNREACH/i, 'network_unreachable'],
+];
+
+const CONNECTION_ERROR_WORDS: Readonly<Record<string, string>> = {
+  client_outdated: 'WhatsApp refused this WhatsApp Web version as outdated: set WA_WEB_VERSION (a version or `latest`) or update the gateway',
+  dns_failure: 'the WhatsApp server name could not be resolved: check the network and DNS',
+  proxy: 'the proxy refused or failed the connection',
+  connect_refused: 'the server refused the connection',
+  connection_reset: 'the connection was reset',
+  timeout: 'the connection timed out',
+  tls: 'the TLS handshake failed',
+  network_unreachable: 'the network is unreachable',
+};

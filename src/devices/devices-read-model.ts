@@ -3,7 +3,7 @@ import type { DeviceKeyDirectory } from '../auth/authenticator.js';
 import type { Engine } from '../config.js';
 import { DEVICE_EVENT_TYPES, type DeviceEvent } from './device-events.js';
 import { SESSION_EVENT_TYPES, type SessionError, type SessionEvent } from '../sessions/session-events.js';
-import { lastErrorAfter, phoneAfter } from '../sessions/session-record.js';
+import { lastErrorAfter, phoneAfter, retryAfter } from '../sessions/session-record.js';
 import type { StoredEvent } from '../eventstore/event-store.js';
 import { eventGuard } from '../eventstore/typed-events.js';
 import type { Projection } from '../projections/projection.js';
@@ -15,7 +15,14 @@ export interface DeviceView {
   metadata: Record<string, unknown>;
   createdAt: string;
   updatedAt: string;
-  session: { state: string; phone?: string };
+  session: { state: string; phone?: string } & SessionDiagnostics;
+}
+
+/** Why a session is not online and when it tries again (README, "Sessions and the sandbox engine"). */
+export interface SessionDiagnostics {
+  lastError?: SessionError;
+  attempt?: number;
+  nextRetryAt?: string;
 }
 
 interface DeviceRow {
@@ -30,13 +37,14 @@ interface DeviceRow {
   session_phone: string | null;
   session_since: string;
   session_error: string | null;
+  session_attempt: number | null;
+  session_retry_at: string | null;
 }
 
-export interface SessionView {
+export interface SessionView extends SessionDiagnostics {
   state: string;
   phone?: string;
   since: string;
-  lastError?: SessionError;
 }
 
 const CACHE_SIZE = 10_000;
@@ -55,7 +63,8 @@ export interface DevicePage {
  */
 export class DevicesReadModel implements Projection, DeviceKeyDirectory {
   readonly name = 'devices';
-  readonly version = 1;
+  // 2: reconnection attempt and next retry columns.
+  readonly version = 2;
   readonly handles: ReadonlySet<string> = HANDLED;
   private statements: ReturnType<DevicesReadModel['prepare']> | undefined;
   /**
@@ -79,11 +88,17 @@ export class DevicesReadModel implements Projection, DeviceKeyDirectory {
         session_state TEXT NOT NULL DEFAULT 'closed',
         session_phone TEXT,
         session_since TEXT NOT NULL,
-        session_error TEXT
+        session_error TEXT,
+        session_attempt INTEGER,
+        session_retry_at TEXT
       ) WITHOUT ROWID;
       CREATE INDEX IF NOT EXISTS devices_by_key ON devices (key_hash);
       CREATE INDEX IF NOT EXISTS devices_by_state ON devices (session_state, id);
     `);
+    // A table made by version 1 lacks the reconnection columns (version 2 rebuilds its rows, not its table).
+    const columns = new Set((db.prepare('PRAGMA table_info(devices)').all() as Array<{ name: string }>).map((column) => column.name));
+    if (!columns.has('session_attempt')) db.exec('ALTER TABLE devices ADD COLUMN session_attempt INTEGER');
+    if (!columns.has('session_retry_at')) db.exec('ALTER TABLE devices ADD COLUMN session_retry_at TEXT');
   }
 
   reset(db: Database.Database): void {
@@ -120,7 +135,10 @@ export class DevicesReadModel implements Projection, DeviceKeyDirectory {
         const before = row.session_error ? (JSON.parse(row.session_error) as SessionError) : undefined;
         const lastError = lastErrorAfter(state, error, before);
         const newPhone = phoneAfter(state, phone, row.session_phone ?? undefined);
-        sql.session.run(state, newPhone ?? null, event.createdAt.toISOString(), lastError ? JSON.stringify(lastError) : null, deviceId);
+        const retry = retryAfter(event.data);
+        // A failed try while reconnecting is no new state: `since` stays when reconnecting began.
+        const since = state === event.data.previousState ? row.session_since : event.createdAt.toISOString();
+        sql.session.run(state, newPhone ?? null, since, lastError ? JSON.stringify(lastError) : null, retry.attempt ?? null, retry.nextRetryAt ?? null, deviceId);
         return;
       }
     }
@@ -143,8 +161,8 @@ export class DevicesReadModel implements Projection, DeviceKeyDirectory {
   session(deviceId: string): SessionView | undefined {
     const row = this.row(deviceId);
     if (!row) return undefined;
-    const lastError = row.session_error ? (JSON.parse(row.session_error) as SessionError) : undefined;
-    return { ...toView(row).session, since: row.session_since, ...(lastError ? { lastError } : {}) };
+    const { state, phone, ...diagnostics } = toView(row).session;
+    return { state, ...(phone === undefined ? {} : { phone }), since: row.session_since, ...diagnostics };
   }
 
   /** Devices per session state, for the metrics gauge. */
@@ -185,7 +203,9 @@ export class DevicesReadModel implements Projection, DeviceKeyDirectory {
       update: db.prepare('UPDATE devices SET name = coalesce(?, name), metadata = coalesce(?, metadata), updated_at = ? WHERE id = ?'),
       rotate: db.prepare('UPDATE devices SET key_hash = ?, updated_at = ? WHERE id = ?'),
       remove: db.prepare('DELETE FROM devices WHERE id = ?'),
-      session: db.prepare('UPDATE devices SET session_state = ?, session_phone = ?, session_since = ?, session_error = ? WHERE id = ?'),
+      session: db.prepare(
+        'UPDATE devices SET session_state = ?, session_phone = ?, session_since = ?, session_error = ?, session_attempt = ?, session_retry_at = ? WHERE id = ?',
+      ),
       byId: db.prepare<[string], DeviceRow>('SELECT * FROM devices WHERE id = ?'),
       countByState: db.prepare<[], { state: string; count: number }>(
         'SELECT session_state AS state, count(*) AS count FROM devices GROUP BY session_state',
@@ -207,6 +227,12 @@ function toView(row: DeviceRow): DeviceView {
     metadata: JSON.parse(row.metadata) as Record<string, unknown>,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
-    session: row.session_phone ? { state: row.session_state, phone: row.session_phone } : { state: row.session_state },
+    session: {
+      state: row.session_state,
+      ...(row.session_phone ? { phone: row.session_phone } : {}),
+      ...(row.session_error ? { lastError: JSON.parse(row.session_error) as SessionError } : {}),
+      ...(row.session_attempt === null ? {} : { attempt: row.session_attempt }),
+      ...(row.session_retry_at === null ? {} : { nextRetryAt: row.session_retry_at }),
+    },
   };
 }

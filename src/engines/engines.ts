@@ -58,7 +58,14 @@ export function createEngines({ store, config, log, linkPreview, unconfirmedSend
   });
   const engines: Engine[] = [sandbox];
   engines.push(
-    createLazyBaileysEngine({ store, encryptionKey: config.encryptionKey, logger: log, ...(linkPreview ? { linkPreview } : {}), ...(polls ? { polls } : {}) }),
+    createLazyBaileysEngine({
+      store,
+      encryptionKey: config.encryptionKey,
+      logger: log,
+      ...(linkPreview ? { linkPreview } : {}),
+      ...(polls ? { polls } : {}),
+      ...(config.waWebVersion ? { version: config.waWebVersion } : {}),
+    }),
   );
   return new Engines(engines, sandbox);
 }

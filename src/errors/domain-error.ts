@@ -28,6 +28,7 @@ export const DOMAIN_ERROR_CODES = [
   'not_editable',
   'not_forwardable',
   'media_expired',
+  'media_unavailable',
 ] as const;
 
 export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];
@@ -43,6 +44,8 @@ export interface DomainErrorOptions {
   fields?: FieldError[];
   /** When trying again makes sense (`rate_limited`, `busy`). */
   retryAfterSeconds?: number;
+  /** Why, in one stable word, where a code has several causes (`media_unavailable`: not_downloaded, failed, …). */
+  reason?: string;
   cause?: unknown;
 }
 
@@ -50,6 +53,7 @@ export class DomainError extends Error {
   override readonly name = 'DomainError';
   readonly fields: FieldError[] | undefined;
   readonly retryAfterSeconds: number | undefined;
+  readonly reason: string | undefined;
 
   constructor(
     readonly code: DomainErrorCode,
@@ -58,6 +62,7 @@ export class DomainError extends Error {
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.fields = options.fields;
+    this.reason = options.reason;
     this.retryAfterSeconds = options.retryAfterSeconds;
   }
 }

@@ -26,6 +26,7 @@ export const STATUS_OF_CODE: Readonly<Record<DomainErrorCode, number>> = {
   not_editable: 409,
   not_forwardable: 409,
   media_expired: 410,
+  media_unavailable: 404,
   payload_too_large: 413,
   unsupported_media_type: 415,
   idempotency_key_reused: 422,
@@ -45,7 +46,11 @@ export function problemOf(error: unknown): Problem | undefined {
   if (error instanceof DomainError) {
     const headers = error.retryAfterSeconds === undefined ? undefined : { 'Retry-After': String(error.retryAfterSeconds) };
     const errors = error.fields ?? (error.code === 'invalid_request' ? [] : undefined);
-    return new Problem(STATUS_OF_CODE[error.code], error.code, error.message, { ...(errors ? { errors } : {}), ...(headers ? { headers } : {}) });
+    return new Problem(STATUS_OF_CODE[error.code], error.code, error.message, {
+      ...(errors ? { errors } : {}),
+      ...(headers ? { headers } : {}),
+      ...(error.reason === undefined ? {} : { reason: error.reason }),
+    });
   }
   // Before store_unavailable: a full disk is a condition of its own, which the operator must fix.
   if (isDiskFull(error)) return insufficientStorage();

@@ -3,6 +3,8 @@
  * requests are the ones published. OpenAPI 3.1 takes JSON Schema as it is.
  */
 import type { TSchema } from 'typebox';
+import { WEBHOOK_PAYLOADS, envelopeSchema } from '../webhooks/webhook-schemas.js';
+import { exampleOf } from './examples.js';
 import type { RouteSpec } from './route.js';
 import { ProblemSchema } from './schemas/common.js';
 
@@ -52,6 +54,7 @@ export function buildOpenApiDocument(routes: readonly RouteSpec[], info: OpenApi
     servers: [{ url: '/' }],
     tags: tags(routes),
     paths,
+    webhooks: webhooks(),
     components: {
       schemas: { Problem: ProblemSchema },
       securitySchemes: {
@@ -63,11 +66,41 @@ export function buildOpenApiDocument(routes: readonly RouteSpec[], info: OpenApi
   };
 }
 
+const WEBHOOK_HEADERS = {
+  'webhook-id': { description: 'The event\'s id (= `id`), the same on every attempt: deduplicate on it.', schema: { type: 'string' } },
+  'webhook-timestamp': { description: 'Unix seconds of this attempt.', schema: { type: 'string' } },
+  'webhook-signature': { description: 'Standard Webhooks signature (`v1,<base64 HMAC-SHA256>`) with the hook\'s `whsec_` secret.', schema: { type: 'string' } },
+};
+
+/** OpenAPI 3.1 `webhooks`: one POST per event kind, the envelope with that kind's payload. */
+function webhooks(): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(WEBHOOK_PAYLOADS).map(([kind, { schema, summary }]) => {
+      const envelope = envelopeSchema(kind, schema);
+      return [
+        kind,
+        {
+          post: {
+            operationId: `webhook_${kind.replace('.', '_')}`,
+            summary,
+            description: `POSTed to the device's hook URL when its \`events\` list \`${kind}\` (or \`*\`). Any 2xx within WEBHOOK_TIMEOUT_MS is success; otherwise it is retried on WEBHOOK_RETRY_SCHEDULE, in order per device.`,
+            tags: ['Webhooks'],
+            parameters: Object.entries(WEBHOOK_HEADERS).map(([name, header]) => ({ name, in: 'header', required: true, ...header })),
+            requestBody: { required: true, content: { 'application/json': { schema: envelope, example: exampleOf(envelope) } } },
+            responses: { '2XX': { description: 'Received.' }, default: { description: 'Anything else is a failed attempt, retried (410 Gone ends the delivery).' } },
+          },
+        },
+      ];
+    }),
+  );
+}
+
 function operation(route: RouteSpec): Record<string, unknown> {
   const responses: Record<string, unknown> = {};
   for (const [status, spec] of Object.entries(route.responses)) {
     const contentType = spec.contentType ?? 'application/json';
-    if (spec.schema) responses[status] = { description: spec.description, content: { [contentType]: { schema: spec.schema } } };
+    const example = spec.schema && contentType.includes('json') ? (route.examples?.responses?.[Number(status)] ?? exampleOf(spec.schema)) : undefined;
+    if (spec.schema) responses[status] = { description: spec.description, content: { [contentType]: { schema: spec.schema, ...(example === undefined ? {} : { example }) } } };
     else responses[status] = Number(status) >= 400 ? problemResponse(spec.description) : { description: spec.description };
   }
   if (route.params || route.query || route.body) responses['400'] ??= problemResponse('Invalid request (`invalid_request`, `malformed_json`).');
@@ -94,7 +127,8 @@ function operation(route: RouteSpec): Record<string, unknown> {
 
 /** JSON, and for routes that take uploads the same fields as multipart/form-data with a binary `file` part. */
 function requestContent(route: RouteSpec, body: TSchema): Record<string, unknown> {
-  const content: Record<string, unknown> = { 'application/json': { schema: body } };
+  const example = route.examples?.request ?? exampleOf(body, { optional: false });
+  const content: Record<string, unknown> = { 'application/json': { schema: body, ...(example === undefined ? {} : { example }) } };
   if (route.bodyParser?.multipart) {
     const { properties = {} } = body as { properties?: Record<string, unknown> };
     const file = { type: 'string', format: 'binary', description: 'The media itself (instead of `url` or `base64`).' };

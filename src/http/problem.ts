@@ -17,6 +17,8 @@ export interface ProblemBody {
   code: string;
   detail?: string;
   errors?: FieldError[];
+  /** Why, in one stable word, where a code has several causes (e.g. `media_unavailable`). */
+  reason?: string;
   requestId?: string;
 }
 
@@ -25,7 +27,7 @@ export class Problem extends Error {
     readonly status: number,
     readonly code: string,
     readonly detail?: string,
-    readonly extra: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+    readonly extra: { errors?: FieldError[]; headers?: Record<string, string>; reason?: string } = {},
   ) {
     super(detail ?? code);
   }
@@ -38,6 +40,7 @@ export class Problem extends Error {
       code: this.code,
       ...(this.detail === undefined ? {} : { detail: this.detail }),
       ...(this.extra.errors ? { errors: this.extra.errors } : {}),
+      ...(this.extra.reason === undefined ? {} : { reason: this.extra.reason }),
       ...(requestId ? { requestId } : {}),
     };
   }

@@ -68,6 +68,11 @@ export interface RouteSpec<P extends TSchema | undefined = TSchema | undefined, 
    * validation and the handler (so it can clean up after them); it leaves the fields in ctx.request.body.
    */
   bodyParser?: { parse: Middleware; multipart?: boolean };
+  /**
+   * Examples for /openapi.json where the one made from the schema (src/http/examples.ts) would not be a
+   * sensible request or answer (e.g. a media send needs `url` or `base64`, which the schema cannot require).
+   */
+  examples?: { request?: unknown; responses?: Record<number, unknown> };
   /** The answers it may give, by status: each one's schema is checked in tests and documented in /openapi.json. */
   responses: Record<number, ResponseSpec>;
   /**

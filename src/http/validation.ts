@@ -3,18 +3,13 @@
  */
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
+import { NUMBER_KEYWORD, type NumberField, parseNumber } from '../messages/phone-number.js';
 import { type FieldError, invalidRequest } from './problem.js';
+import { type TypeBoxError, plainMessage } from './validation-messages.js';
 
 export type Location = 'body' | 'query' | 'params';
 
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
-
-interface TypeBoxError {
-  keyword: string;
-  instancePath: string;
-  message: string;
-  params: Record<string, unknown>;
-}
 
 export interface Validator<T> {
   /** Returns the value (coerced from strings for query and path parameters) or throws 400 invalid_request. */
@@ -26,13 +21,48 @@ export function compileValidator<T>(schema: TSchema, location: Location): Valida
   const coerce = location !== 'body'; // query strings and path segments arrive as text
   return {
     parse(input) {
-      const value = coerce ? coerceText(schema, input) : input;
+      const value = readNumbers(schema, coerce ? coerceText(schema, input) : input, location, '');
       if (compiled.Check(value)) return value as T;
-      const errors = describe([...compiled.Errors(value)] as TypeBoxError[]);
-      const first = errors[0]!;
-      throw invalidRequest(`${location}${first.path === '/' ? '' : first.path} ${first.message}`, errors);
+      const errors = describe([...compiled.Errors(value)] as TypeBoxError[], schema, value);
+      throw invalidRequest(detailOf(location, errors), errors);
     },
   };
+}
+
+/**
+ * Fields marked as numbers (NUMBER_KEYWORD) are read with parseNumber (src/messages/phone-number.ts), in
+ * objects and arrays at any depth the schema declares; a national number is refused here with its own words.
+ * Returns a copy where something changed; the input is never modified.
+ */
+function readNumbers(schema: TSchema, value: unknown, location: Location, path: string): unknown {
+  const node = schema as { [NUMBER_KEYWORD]?: NumberField; properties?: Record<string, TSchema>; items?: TSchema };
+  const field = node[NUMBER_KEYWORD];
+  if (field !== undefined && typeof value === 'string') {
+    const parsed = parseNumber(value, field);
+    if (parsed.ok) return parsed.value;
+    throw invalidRequest(`${location}${path} ${parsed.message}`, [{ path: path || '/', message: parsed.message }]);
+  }
+  if (node.properties && value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    let copy: Record<string, unknown> | undefined;
+    for (const [name, property] of Object.entries(node.properties)) {
+      if (!Object.hasOwn(value, name)) continue;
+      const before = (value as Record<string, unknown>)[name];
+      const after = readNumbers(property, before, location, `${path}/${escapePointer(name)}`);
+      if (after !== before) (copy ??= { ...(value as Record<string, unknown>) })[name] = after;
+    }
+    return copy ?? value;
+  }
+  if (node.items && Array.isArray(value)) {
+    const items = node.items;
+    let changed = false;
+    const mapped = value.map((item, index) => {
+      const after = readNumbers(items, item, location, `${path}/${index}`);
+      changed ||= after !== item;
+      return after;
+    });
+    return changed ? mapped : value;
+  }
+  return value;
 }
 
 /**
@@ -53,8 +83,15 @@ function coerceText(schema: TSchema, input: unknown): unknown {
   return output;
 }
 
-/** One readable error per problem: unknown properties are named one by one, TypeBox's echo of them dropped. */
-function describe(raw: TypeBoxError[]): FieldError[] {
+/** The first few errors as one sentence, each naming its field (`body/to must be …`). */
+function detailOf(location: Location, errors: FieldError[]): string {
+  const shown = errors.slice(0, 3).map((error) => `${location}${error.path === '/' ? '' : error.path} ${error.message}`);
+  const more = errors.length - shown.length;
+  return `${shown.join('; ')}${more > 0 ? `; and ${more} more (see errors)` : ''}`;
+}
+
+/** One readable error per problem, in plain words: unknown properties are named one by one, TypeBox's echo of them dropped. */
+function describe(raw: TypeBoxError[], schema: TSchema, value: unknown): FieldError[] {
   const errors: FieldError[] = [];
   for (const error of raw) {
     if (error.keyword === 'boolean') continue; // the `false` sub-schema behind additionalProperties, reported below
@@ -63,7 +100,7 @@ function describe(raw: TypeBoxError[]): FieldError[] {
       for (const name of names) errors.push({ path: `${error.instancePath}/${escapePointer(name)}`, message: 'is not a known property' });
       continue;
     }
-    errors.push({ path: error.instancePath || '/', message: error.message });
+    errors.push({ path: error.instancePath || '/', message: plainMessage(error, schema, value) });
   }
   if (errors.length === 0) errors.push({ path: '/', message: 'is not valid' });
   return errors;

@@ -14,7 +14,7 @@ export const outboxStream = (deviceId: string) => `outbox-${deviceId}`;
 export const INBOUND_TYPES = ['text', 'image', 'audio', 'video', 'file', 'location', 'link', 'reaction', 'sticker', 'contact', 'poll', 'unknown'] as const;
 export type InboundType = (typeof INBOUND_TYPES)[number];
 
-export const MESSAGE_STATUSES = ['queued', 'sent', 'delivered', 'read', 'played', 'failed', 'cancelled', 'deleted'] as const;
+export const MESSAGE_STATUSES = ['queued', 'sent', 'delivered', 'read', 'played', 'failed', 'cancelled', 'deleted', 'expired'] as const;
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 
 /** What a reply quotes. */
@@ -167,7 +167,8 @@ export interface MessageStatusChangedData {
   outboxId?: string;
   /** Unix seconds. */
   timestamp: number;
-  error?: { code: string; message: string };
+  /** `reason` for `media_unavailable`: http_status, dns_failure, connect_failed, timeout, too_large, wrong_type, refused, empty, too_many_redirects, missing_file, fetch_failed. */
+  error?: { code: string; message: string; reason?: string };
 }
 
 export type MessageEvent =

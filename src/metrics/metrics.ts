@@ -62,8 +62,12 @@ export class Metrics {
     collectDefaultMetrics({ register: this.registry, prefix: 'dmg_' });
   }
 
-  /** A gauge whose values are read from `source` at every scrape. */
-  gauge(name: string, help: string, labelNames: readonly string[], source: GaugeSource): void {
+  /**
+   * A gauge whose values are read from `source` at every scrape. Every label set in `known` is shown, as 0
+   * when the source has nothing for it: an empty outbox reads 0, not "no data" (a scraper cannot tell that
+   * from a gateway that never reports it).
+   */
+  gauge(name: string, help: string, labelNames: readonly string[], source: GaugeSource, known: ReadonlyArray<Record<string, string>> = []): void {
     new Gauge({
       name,
       help,
@@ -71,9 +75,15 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         this.reset();
+        for (const labels of known) this.set(labels, 0);
         for (const { labels, value } of source()) this.set(labels, value);
       },
     });
+  }
+
+  /** Counters shown at 0 for every label value they can take, from the first scrape on. */
+  zeroCounters(counters: ReadonlyArray<{ counter: Counter<string>; label: string; values: readonly string[] }>): void {
+    for (const { counter, label, values } of counters) for (const value of values) counter.inc({ [label]: value }, 0);
   }
 
   async render(): Promise<{ contentType: string; body: string }> {

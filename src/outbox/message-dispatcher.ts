@@ -63,7 +63,7 @@ export class MessageDispatcher {
     if (source.source === 'stored') {
       const path = this.media.pathOf(deviceId, outboxId);
       await access(path).catch(() => {
-        throw new MediaUnavailableError('the stored media file is missing');
+        throw new MediaUnavailableError('the stored media file is missing', 'missing_file');
       });
       return { path, mimetype: source.mimetype, size: source.size, ...(source.filename ? { filename: source.filename } : {}) };
     }
@@ -83,7 +83,7 @@ export class MessageDispatcher {
     } catch (error) {
       if (!(error instanceof MediaTypeError)) throw error;
       if (!given && served && served !== 'application/octet-stream' && !mimetypeMismatch(kind, served)) return served;
-      throw new MediaUnavailableError(error.message);
+      throw new MediaUnavailableError(error.message, 'wrong_type');
     }
   }
 }

@@ -20,7 +20,14 @@ export interface NewMessage {
   content: QueuedContent;
   createdAt: string;
   idempotency?: { key: string; fingerprint: string };
+  expiresAt?: string;
 }
+
+/** A queued message past its expiresAt (one being sent is let finish: the network may have it). */
+export const isExpired = (message: PendingMessage, now: number): boolean =>
+  message.status === 'queued' && message.expiresAt !== undefined && Date.parse(message.expiresAt) <= now;
+
+const expiredError = (message: PendingMessage) => ({ code: 'expired', message: `not sent before its expiresAt (${message.expiresAt})` });
 
 export function queueMessage(deviceId: string, message: NewMessage): Decide<OutboxMessageQueuedData> {
   return (state) => {
@@ -81,7 +88,20 @@ export function dropOutbox(deviceId: string, now: number): Decide<PendingMessage
   };
 }
 
-export type SendStart = { action: 'send'; message: PendingMessage } | { action: 'confirm'; message: PendingMessage } | { action: 'skip' };
+/** Every queued message past its expiresAt is `expired`, a final status (the OutboxExpiry sweep). */
+export function expireMessages(deviceId: string, now: number): Decide<PendingMessage[]> {
+  return (state) => {
+    const expired = [...state.messages.values()].filter((message) => isExpired(message, now));
+    return { events: expired.map((m) => statusEvent(deviceId, m, 'expired', now, expiredError(m))), result: expired };
+  };
+}
+
+export type SendStart =
+  | { action: 'send'; message: PendingMessage }
+  | { action: 'confirm'; message: PendingMessage }
+  /** Its time ran out before it could go: recorded `expired` instead of sent late. */
+  | { action: 'expired'; message: PendingMessage }
+  | { action: 'skip' };
 
 /**
  * Before the engine is asked: record the try (docs/architecture.md, invariant 2). A message a receipt already confirmed (its
@@ -92,6 +112,7 @@ export function startSending(deviceId: string, outboxId: string, now: number): D
     const message = state.messages.get(outboxId);
     if (!message) return { events: [], result: { action: 'skip' } };
     if (message.confirmed) return { events: [statusEvent(deviceId, message, 'sent', now)], result: { action: 'confirm', message } };
+    if (isExpired(message, now)) return { events: [statusEvent(deviceId, message, 'expired', now, expiredError(message))], result: { action: 'expired', message } };
     const event: OutboxEvent = {
       type: 'OutboxMessageSending',
       data: { deviceId, outboxId, waMessageId: message.waMessageId, attempt: message.attempts + 1 },

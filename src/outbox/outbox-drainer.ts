@@ -193,7 +193,7 @@ class DeviceLane {
     if (!connection || this.stopped) return;
     const start = (await outbox.execute(startSending(this.deviceId, outboxId, this.drainer.now()))).result;
     if (start.action === 'skip') return;
-    if (start.action === 'confirm') {
+    if (start.action === 'confirm' || start.action === 'expired') {
       await this.removeMedia(start.message);
       return;
     }
@@ -244,10 +244,11 @@ class DeviceLane {
 
   /** permanent: fail now; transient: retry with backoff (uses an attempt); offline: retry once online again. */
   private classify(connection: EngineConnection, error: unknown): { kind: 'permanent' | 'transient' | 'offline'; error: OutboxError } {
-    if (error instanceof MediaUnavailableError) return { kind: 'permanent', error: { code: error.code, message: error.message } };
+    if (error instanceof MediaUnavailableError) return { kind: 'permanent', error: { code: error.code, message: error.message, reason: error.reason } };
     const message = error instanceof Error ? error.message : String(error);
     if (error instanceof EngineError) {
-      if (error.permanent) return { kind: 'permanent', error: { code: error.code, message } };
+      // The engine's media_unavailable is a stored file it cannot read.
+      if (error.permanent) return { kind: 'permanent', error: { code: error.code, message, ...(error.code === 'media_unavailable' ? { reason: 'missing_file' } : {}) } };
       if (error.code === 'not_connected') return { kind: 'offline', error: { code: error.code, message } };
     }
     // The session dropped while the engine was busy: not the message's fault.

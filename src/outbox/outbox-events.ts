@@ -3,7 +3,7 @@
  * events of its messages (src/messages/message-events.ts). A message's life:
  *
  *   OutboxMessageQueued → (OutboxMessageSending → OutboxAttemptFailed)* → OutboxMessageSending →
- *   MessageStatusChanged sent | failed,   or MessageStatusChanged cancelled while still queued.
+ *   MessageStatusChanged sent | failed,   or MessageStatusChanged cancelled (or expired, past its expiresAt) while still queued.
  *
  * Every status after `queued` is a MessageStatusChanged (it leaves as the `message.status` webhook);
  * the events here are the outbox's bookkeeping. OutboxMessageSending is appended before the engine is
@@ -54,11 +54,15 @@ export interface QueuedAnswer {
   kind: SendKind;
   to: string;
   createdAt: string;
+  /** When it expires unless sent by then. */
+  expiresAt?: string;
 }
 
 export interface OutboxError {
   code: string;
   message: string;
+  /** For `media_unavailable`: why, in a word (http_status, dns_failure, timeout, too_large, wrong_type, …). */
+  reason?: string;
 }
 
 export interface OutboxMessageQueuedData {
@@ -77,6 +81,8 @@ export interface OutboxMessageQueuedData {
   replyTo?: ReplyTarget;
   /** Numbers mentioned in the text or caption. */
   mentions?: string[];
+  /** ISO 8601: not sent by then, it is `expired` instead (the send's `expiresAt`, or OUTBOX_MESSAGE_TTL). */
+  expiresAt?: string;
 }
 
 /** PATCH /send/:waMessageId of a message still queued: its text (or caption) is replaced before it goes. */
@@ -148,5 +154,13 @@ export const OUTBOX_EVENT_TYPES: ReadonlySet<string> = new Set<OutboxEventType>(
 
 /** The answer a queued message was (or would have been) given. */
 export function answerOf(data: OutboxMessageQueuedData): QueuedAnswer {
-  return { outboxId: data.outboxId, waMessageId: data.waMessageId, status: 'queued', kind: data.content.kind, to: data.to, createdAt: data.createdAt };
+  return {
+    outboxId: data.outboxId,
+    waMessageId: data.waMessageId,
+    status: 'queued',
+    kind: data.content.kind,
+    to: data.to,
+    createdAt: data.createdAt,
+    ...(data.expiresAt === undefined ? {} : { expiresAt: data.expiresAt }),
+  };
 }

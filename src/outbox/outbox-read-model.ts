@@ -24,6 +24,7 @@ export interface OutboxItemView {
   attempts: number;
   createdAt: string;
   lastError?: OutboxError;
+  expiresAt?: string;
 }
 
 export interface MessageRecord {
@@ -44,11 +45,13 @@ interface Row {
   attempts: number;
   last_error: string | null;
   created_at: string;
+  expires_at: string | null;
 }
 
 export class OutboxReadModel implements Projection {
   readonly name = 'outbox';
-  readonly version = 1;
+  // 2: expires_at.
+  readonly version = 2;
   readonly handles: ReadonlySet<string> = HANDLED;
   private statements: ReturnType<OutboxReadModel['prepare']> | undefined;
 
@@ -67,12 +70,17 @@ export class OutboxReadModel implements Projection {
         attempts      INTEGER NOT NULL DEFAULT 0,
         last_error    TEXT,
         created_at    TEXT NOT NULL,
+        expires_at    TEXT,
         PRIMARY KEY (device_id, outbox_id)
       ) WITHOUT ROWID;
       CREATE INDEX IF NOT EXISTS outbox_messages_by_wa_id ON outbox_messages (device_id, wa_message_id);
       CREATE INDEX IF NOT EXISTS outbox_messages_pending ON outbox_messages (device_id, seq) WHERE status IN ('queued', 'sending');
       CREATE INDEX IF NOT EXISTS outbox_messages_unconfirmed ON outbox_messages (device_id, seq) WHERE status IN ('sent', 'delivered');
     `);
+    // A table made by version 1 lacks expires_at (version 2 rebuilds its rows, not its table).
+    const columns = new Set((db.prepare('PRAGMA table_info(outbox_messages)').all() as Array<{ name: string }>).map((column) => column.name));
+    if (!columns.has('expires_at')) db.exec('ALTER TABLE outbox_messages ADD COLUMN expires_at TEXT');
+    db.exec(`CREATE INDEX IF NOT EXISTS outbox_messages_expiring ON outbox_messages (expires_at) WHERE status = 'queued' AND expires_at IS NOT NULL`);
   }
 
   reset(db: Database.Database): void {
@@ -85,8 +93,8 @@ export class OutboxReadModel implements Projection {
     const sql = this.sql();
     switch (event.type) {
       case 'OutboxMessageQueued': {
-        const { deviceId, outboxId, waMessageId, seq, content, to, createdAt } = event.data;
-        sql.insert.run(deviceId, outboxId, waMessageId, seq, content.kind, to, createdAt);
+        const { deviceId, outboxId, waMessageId, seq, content, to, createdAt, expiresAt } = event.data;
+        sql.insert.run(deviceId, outboxId, waMessageId, seq, content.kind, to, createdAt, expiresAt ?? null);
         return;
       }
       case 'OutboxMessageSending':
@@ -151,6 +159,11 @@ export class OutboxReadModel implements Projection {
     return this.sql().pendingDevices.all().map((r) => r.device_id);
   }
 
+  /** Devices with a queued message whose expiresAt is at or before `now` (the expiry sweep). */
+  devicesWithExpired(now: number): string[] {
+    return this.sql().expiredDevices.all(new Date(now).toISOString()).map((r) => r.device_id);
+  }
+
   private sql() {
     return (this.statements ??= this.prepare());
   }
@@ -159,8 +172,8 @@ export class OutboxReadModel implements Projection {
     const db = this.db;
     return {
       insert: db.prepare(
-        `INSERT OR IGNORE INTO outbox_messages (device_id, outbox_id, wa_message_id, seq, kind, recipient, status, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, 'queued', ?)`,
+        `INSERT OR IGNORE INTO outbox_messages (device_id, outbox_id, wa_message_id, seq, kind, recipient, status, created_at, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?)`,
       ),
       sending: db.prepare(`UPDATE outbox_messages SET status = 'sending', attempts = ? WHERE device_id = ? AND outbox_id = ? AND status IN ('queued', 'sending')`),
       attemptFailed: db.prepare(`UPDATE outbox_messages SET status = 'queued', last_error = ? WHERE device_id = ? AND outbox_id = ? AND status IN ('queued', 'sending')`),
@@ -186,6 +199,9 @@ export class OutboxReadModel implements Projection {
       pendingDevices: db.prepare<[], { device_id: string }>(
         `SELECT DISTINCT device_id FROM outbox_messages WHERE status IN ('queued', 'sending')`,
       ),
+      expiredDevices: db.prepare<[string], { device_id: string }>(
+        `SELECT DISTINCT device_id FROM outbox_messages WHERE status = 'queued' AND expires_at IS NOT NULL AND expires_at <= ?`,
+      ),
     };
   }
 }
@@ -200,5 +216,6 @@ function toItemView(row: Row): OutboxItemView {
     attempts: row.attempts,
     createdAt: row.created_at,
     ...(row.last_error ? { lastError: JSON.parse(row.last_error) as OutboxError } : {}),
+    ...(row.expires_at ? { expiresAt: row.expires_at } : {}),
   };
 }

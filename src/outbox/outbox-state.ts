@@ -27,6 +27,8 @@ export interface PendingMessage {
   confirmed: boolean;
   replyTo?: ReplyTarget;
   mentions?: string[];
+  /** ISO 8601: still queued then, it expires. */
+  expiresAt?: string;
 }
 
 export interface PendingRevoke {
@@ -104,7 +106,7 @@ export class OutboxState {
   apply(event: OutboxEvent): void {
     switch (event.type) {
       case 'OutboxMessageQueued': {
-        const { outboxId, waMessageId, to, seq, content, createdAt, replyTo, mentions } = event.data;
+        const { outboxId, waMessageId, to, seq, content, createdAt, replyTo, mentions, expiresAt } = event.data;
         this.add({
           outboxId,
           waMessageId,
@@ -119,6 +121,7 @@ export class OutboxState {
           confirmed: false,
           ...(replyTo ? { replyTo } : {}),
           ...(mentions ? { mentions } : {}),
+          ...(expiresAt ? { expiresAt } : {}),
         });
         this.lastSeq = Math.max(this.lastSeq, seq);
         return;
@@ -178,7 +181,7 @@ export class OutboxState {
           this.revokes.delete(waMessageId);
           return;
         }
-        // sent, failed, cancelled: the message leaves the outbox.
+        // sent, failed, cancelled, expired: the message leaves the outbox.
         const leaving = outboxId ?? this.outboxIdByWaId.get(waMessageId);
         if (leaving !== undefined && this.messages.has(leaving)) this.rememberLeft(waMessageId, leaving, status);
         this.remove(leaving);

@@ -11,7 +11,7 @@ import type { SeenMessage, SeenMessages } from './seen-messages.js';
 import { isEditable } from './outbox-state.js';
 import type { MediaSource } from '../media/media-kinds.js';
 import { textWithUrl } from '../messages/link-text.js';
-import { DomainError } from '../errors/domain-error.js';
+import { DomainError, invalidField } from '../errors/domain-error.js';
 import { type IdempotencyKeys, fingerprintOf } from './idempotency-keys.js';
 import type { MediaInput, MediaIntake } from '../media/media-intake.js';
 import type { MediaStore } from '../media/media-store.js';
@@ -28,6 +28,8 @@ import type { Outboxes } from './outboxes.js';
 export interface SendContext {
   replyTo?: string;
   mentions?: string[];
+  /** ISO 8601: not sent by then, the message is `expired`. */
+  expiresAt?: string;
 }
 
 export type SendInput = SendContext &
@@ -63,6 +65,8 @@ export interface SendCommandsDeps {
   seen?: SeenMessages;
   /** Where a received message's media is kept (forwards of received media copy it). */
   receivedMediaPath?: (deviceId: string, waMessageId: string) => string;
+  /** OUTBOX_MESSAGE_TTL: a message without its own expiresAt expires this long after it was queued. */
+  messageTtlMs?: number;
 }
 
 const messageNotFound = (waMessageId: string) => new DomainError('message_not_found', `no message ${waMessageId} was seen by this device`);
@@ -104,6 +108,8 @@ export class SendCommands {
           return { events: [], result: { outcome: { status: 'deleted' } } };
         case 'failed':
           throw new DomainError('message_failed', 'the message failed and was never sent: there is nothing to delete');
+        case 'expired':
+          throw new DomainError('message_failed', 'the message expired and was never sent: there is nothing to delete');
         case 'queued':
         case 'sending':
           // It left the outbox a moment ago and its outcome is not readable yet.
@@ -168,13 +174,16 @@ export class SendCommands {
     const { outboxes, media } = this.deps;
     const outboxId = orderedUuid();
     const replyTo = input.replyTo === undefined ? undefined : this.replyTargetOf(deviceId, input.to, input.replyTo);
+    const now = this.now();
+    const expiresAt = this.expiryOf(input, now);
     const content = await this.contentOf(deviceId, outboxId, input);
     const message = {
       outboxId,
       waMessageId: this.deps.newWaMessageId(),
       to: input.to,
       content,
-      createdAt: new Date(this.now()).toISOString(),
+      createdAt: new Date(now).toISOString(),
+      ...(expiresAt === undefined ? {} : { expiresAt }),
       ...(idempotency ? { idempotency } : {}),
       ...(replyTo ? { replyTo } : {}),
       ...(input.mentions?.length ? { mentions: input.mentions } : {}),
@@ -188,6 +197,16 @@ export class SendCommands {
     }
     await this.deps.projections.settle(executed.position);
     return answerOf(executed.result);
+  }
+
+  /** The send's own expiresAt (which must lie ahead), else the TTL's, else none. */
+  private expiryOf(input: SendContext, now: number): string | undefined {
+    if (input.expiresAt !== undefined) {
+      const at = Date.parse(input.expiresAt);
+      if (!(at > now)) throw invalidField('/expiresAt', `must lie in the future (it is ${input.expiresAt})`);
+      return new Date(at).toISOString();
+    }
+    return this.deps.messageTtlMs === undefined ? undefined : new Date(now + this.deps.messageTtlMs).toISOString();
   }
 
   private async contentOf(deviceId: string, outboxId: string, input: SendInput): Promise<QueuedContent> {

@@ -21,6 +21,7 @@ import { DeletedDeviceOutboxes } from './deleted-device-outboxes.js';
 import type { DeviceConnections } from './device-connections.js';
 import { MessageDispatcher } from './message-dispatcher.js';
 import { OutboxDrainer } from './outbox-drainer.js';
+import { OutboxExpiry } from './outbox-expiry.js';
 import { OutboxReadModel } from './outbox-read-model.js';
 import { OutboxReceipts } from './outbox-receipts.js';
 import { Outboxes } from './outboxes.js';
@@ -97,6 +98,7 @@ export async function startSending(deps: SendingDeps): Promise<Sending> {
     intake: new MediaIntake(media, config.media, deps.guard),
     media,
     newWaMessageId: () => newWaMessageId(),
+    ...(config.outbox.messageTtlMs === undefined ? {} : { messageTtlMs: config.outbox.messageTtlMs }),
     ...(deps.seen ? { seen: deps.seen } : {}),
     ...(deps.receivedMediaPath ? { receivedMediaPath: deps.receivedMediaPath } : {}),
   });
@@ -112,6 +114,8 @@ export async function startSending(deps: SendingDeps): Promise<Sending> {
   const deletions = new DeletedDeviceOutboxes({ store, outboxes, media, log });
   deletions.start(projections.position, waiting, deps.deviceExists);
   drainer.start(waiting.filter(deps.deviceExists));
+  const expiry = new OutboxExpiry({ outboxes, outboxView, media, log });
+  expiry.start();
 
   return {
     sends,
@@ -120,6 +124,7 @@ export async function startSending(deps: SendingDeps): Promise<Sending> {
     drainer,
     async stop() {
       await drainer.stop();
+      await expiry.stop();
       await deletions.stop();
     },
   };

@@ -22,8 +22,12 @@ export interface SessionStateChangedData {
   phone?: string;
   /** Why it changed, in a word or two: e.g. opened, scanned, connection_lost, logged_out, closed_by_user. */
   reason?: string;
-  /** Set when the new state is `failed` (and kept as `lastError`). */
+  /** Set when the new state is `failed`, or `reconnecting` after a failed try (and kept as `lastError`). */
   error?: SessionError;
+  /** While `reconnecting`: the number of the try that failed (1 = the first). */
+  attempt?: number;
+  /** While `reconnecting`: when the next try starts (absent while the store cannot take writes). */
+  nextRetryAt?: string;
 }
 
 export type SessionEvent = { type: 'SessionStateChanged'; data: SessionStateChangedData };

@@ -11,8 +11,11 @@ export interface SessionRecord {
   state: SessionStateName;
   /** The linked account's number; kept while credentials are (also when closed), gone once logged out. */
   phone?: string;
-  /** Why the session last failed; cleared once it is online again. */
+  /** Why the session last failed (or why the last try failed, while reconnecting); cleared by online, close and open. */
   lastError?: SessionError;
+  /** While reconnecting: tries that failed so far, and when the next one starts. */
+  attempt?: number;
+  nextRetryAt?: string;
 }
 
 const isSessionEvent = eventGuard<SessionEvent>(SESSION_EVENT_TYPES);
@@ -26,14 +29,21 @@ export const isRunning = (state: SessionStateName): boolean => RUNNING_STATES.ha
 
 /**
  * The session rule, written once: the linked account's number stays while credentials are kept and goes
- * when logged out; the last error stays until the session is online again. The device machine and the
- * devices read model apply it through these functions.
+ * when logged out; the last error stays until the session is online, closed or started afresh (connecting),
+ * so that a stale error never describes a new attempt. The device machine and the devices read model apply it
+ * through these functions.
  */
 export const phoneAfter = (state: SessionStateName, reported: string | undefined, before: string | undefined): string | undefined =>
   state === 'logged_out' ? undefined : (reported ?? before);
 
 export const lastErrorAfter = (state: SessionStateName, reported: SessionError | undefined, before: SessionError | undefined): SessionError | undefined =>
-  state === 'online' ? undefined : (reported ?? before);
+  state === 'online' || state === 'closed' || state === 'connecting' ? undefined : (reported ?? before);
+
+/** The reconnection progress a change reports; only a `reconnecting` session has one. */
+export const retryAfter = (change: Pick<SessionStateChangedData, 'state' | 'attempt' | 'nextRetryAt'>): { attempt?: number; nextRetryAt?: string } =>
+  change.state !== 'reconnecting'
+    ? {}
+    : { ...(change.attempt === undefined ? {} : { attempt: change.attempt }), ...(change.nextRetryAt === undefined ? {} : { nextRetryAt: change.nextRetryAt }) };
 
 /** One transition applied: the session stream's evolve. */
 export function applySessionChange(record: SessionRecord, change: SessionStateChangedData): SessionRecord {
@@ -43,6 +53,7 @@ export function applySessionChange(record: SessionRecord, change: SessionStateCh
     state: change.state,
     ...(phone === undefined ? {} : { phone }),
     ...(lastError === undefined ? {} : { lastError }),
+    ...retryAfter(change),
   };
 }
 

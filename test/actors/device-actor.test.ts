@@ -109,11 +109,55 @@ describe('the device actor with a scripted engine', () => {
     engine.last.events.disconnected('transient', 'keepalive lost');
     await reach('failed');
     expect(engine.connections).toHaveLength(1 + SETTINGS.maxAttempts);
-    expect(await sessionStates(store, 'dev')).toEqual(['connecting', 'online', 'reconnecting', 'failed']);
+    // Every failed try while reconnecting is recorded (same state), so the history shows the retries.
+    expect(await sessionStates(store, 'dev')).toEqual(['connecting', 'online', 'reconnecting', 'reconnecting', 'reconnecting', 'failed']);
     const failed = (await sessionChanges(store, 'dev')).at(-1)!;
     expect(failed.error?.code).toBe('too_many_attempts');
     expect(failed.reason).toBe('too_many_attempts');
     expect(failed.error?.message).toContain('connection timed out');
+  });
+
+  it('while reconnecting, the record says why the last try failed, which try it was and when the next one starts', async () => {
+    const slow = new DeviceActor({
+      deviceId: 'slow',
+      resolveEngine: async () => engine,
+      store,
+      machine: createDeviceMachine({ baseDelayMs: 60_000, maxDelayMs: 600_000, jitter: 0, maxAttempts: 5 }),
+      sink: new StoreMessageSink(store),
+      log: pino({ level: 'silent' }),
+      onTransition: (t) => transitions.push(t),
+    });
+    try {
+      engine.connectError = new Error('getaddrinfo ENOTFOUND web.whatsapp.com');
+      const before = Date.now();
+      await slow.open();
+      const first = await eventually(() => (slow.sessionRecord().state === 'reconnecting' ? slow.sessionRecord() : undefined), 'reconnecting');
+      expect(first.lastError?.code).toBe('dns_failure');
+      expect(first.lastError?.message).toContain('ENOTFOUND');
+      expect(first.attempt).toBe(1);
+      expect(Date.parse(first.nextRetryAt!)).toBeGreaterThanOrEqual(before + 60_000);
+      const changes = await sessionChanges(store, 'slow');
+      expect(changes.at(-1)).toMatchObject({ state: 'reconnecting', previousState: 'connecting', reason: 'connect_failed', attempt: 1, error: { code: 'dns_failure' } });
+      // Closing clears the stale error and the retry.
+      await slow.close();
+      expect(slow.sessionRecord()).toEqual({ state: 'closed' });
+    } finally {
+      await slow.stop();
+    }
+  });
+
+  it('each failed try while reconnecting is an event with its attempt and error', async () => {
+    await online();
+    engine.onConnect = (connection) => connection.events.disconnected('transient', 'connect ECONNREFUSED 157.240.0.1:443');
+    engine.last.events.disconnected('transient', 'keepalive lost');
+    await reach('failed');
+    const retries = (await sessionChanges(store, 'dev')).filter((change) => change.reason === 'attempt_failed');
+    expect(retries.map((change) => change.attempt)).toEqual([2, 3]);
+    for (const retry of retries) {
+      expect(retry).toMatchObject({ state: 'reconnecting', previousState: 'reconnecting', error: { code: 'connect_refused' } });
+      expect(retry.nextRetryAt).toBeDefined();
+    }
+    expect(actor.sessionRecord().attempt).toBeUndefined();
   });
 
   it('a reconnect that succeeds resets the count', async () => {

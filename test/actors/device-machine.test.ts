@@ -39,7 +39,9 @@ describe('the device machine', () => {
           const records = result.actions.filter((a) => a.type === 'record');
           const label = `${state} + ${event.type}${'kind' in event ? `(${event.kind})` : ''} (attempts ${context.attempts})`;
           if (result.state !== state) expect(records, label).toHaveLength(1);
-          else if (records.length > 0) expect(['REBOOT', 'RESUME'], label).toContain(event.type);
+          // Besides re-entries, a failed try while reconnecting is recorded in the same state.
+          else if (records.length > 0 && event.type !== 'ENGINE.DISCONNECTED') expect(['REBOOT', 'RESUME'], label).toContain(event.type);
+          else if (records.length > 0) expect([state, records[0]?.params?.reason], label).toEqual(['reconnecting', 'attempt_failed']);
           expect(records.length, label).toBeLessThanOrEqual(1);
           expect(typeof records[0]?.params?.reason === 'string' || records.length === 0, label).toBe(true);
         }
@@ -81,6 +83,16 @@ describe('the device machine', () => {
     expect(exhausted.state).toBe('failed');
     expect(exhausted.context.lastError?.code).toBe('too_many_attempts');
     expect(exhausted.actions.map((a) => a.type)).toEqual(['cancelRetry', 'record', 'disconnect']);
+  });
+
+  it('a failed try keeps its classified error; a fresh start forgets it', () => {
+    const failedConnect = step('connecting', { attempts: 0 }, { type: 'ENGINE.DISCONNECTED', kind: 'transient', detail: 'getaddrinfo ENOTFOUND web.whatsapp.com' });
+    expect(failedConnect).toMatchObject({ state: 'reconnecting', context: { attempts: 1, lastError: { code: 'dns_failure' } } });
+    expect(failedConnect.actions[0]).toEqual({ type: 'record', params: { reason: 'connect_failed' } });
+    const again = step('reconnecting', failedConnect.context, { type: 'ENGINE.DISCONNECTED', kind: 'transient', detail: 'status_405 (405): Connection Failure' });
+    expect(again.context).toMatchObject({ attempts: 2, lastError: { code: 'client_outdated' } });
+    expect(again.actions.map((a) => a.type)).toEqual(['record', 'scheduleRetry']);
+    expect(step('reconnecting', again.context, { type: 'REBOOT' }).context.lastError).toBeUndefined();
   });
 
   it('logging out wipes the credentials and forgets the phone', () => {

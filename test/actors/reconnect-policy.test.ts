@@ -1,9 +1,29 @@
 import { describe, expect, it } from 'vitest';
-import { type ReconnectSettings, backoffDelayMs, decideAfterDisconnect } from '../../src/actors/reconnect-policy.js';
+import { type ReconnectSettings, backoffDelayMs, classifyConnectionError, decideAfterDisconnect } from '../../src/actors/reconnect-policy.js';
 
 const settings: ReconnectSettings = { baseDelayMs: 1_000, maxDelayMs: 30_000, jitter: 0.2, maxAttempts: 5 };
 
 describe('the reconnect policy', () => {
+  it('classifies why a try failed, in words that say what to do', () => {
+    const cases: Array<[string, string]> = [
+      ['getaddrinfo ENOTFOUND web.whatsapp.com', 'dns_failure'],
+      ['getaddrinfo EAI_AGAIN web.whatsapp.com', 'dns_failure'],
+      ['connect ECONNREFUSED 127.0.0.1:443', 'connect_refused'],
+      ['connect ETIMEDOUT 157.240.0.1:443', 'timeout'],
+      ['connection_lost (408): Connection was lost: keepalive', 'timeout'],
+      ['unable to verify the first certificate', 'tls'],
+      ['proxy responded with 407', 'proxy'],
+      ['status_405 (405): Connection Failure', 'client_outdated'],
+      ['read ECONNRESET', 'connection_reset'],
+      ['connect ENETUNREACH', 'network_unreachable'],
+      ['connection_closed (428): Connection Closed', 'connection_lost'],
+      ['', 'connection_lost'],
+    ];
+    for (const [detail, code] of cases) expect(classifyConnectionError(detail).code, detail).toBe(code);
+    expect(classifyConnectionError('status_405 (405): Connection Failure').message).toContain('WA_WEB_VERSION');
+    expect(classifyConnectionError('getaddrinfo ENOTFOUND web.whatsapp.com').message).toContain('ENOTFOUND');
+  });
+
   it('restart_required reconnects at once and counts the try', () => {
     expect(decideAfterDisconnect('restart_required', 0, 'restart', settings)).toEqual({ action: 'reconnect_now', attempt: 1 });
     expect(decideAfterDisconnect('restart_required', 3, 'restart', settings)).toEqual({ action: 'reconnect_now', attempt: 4 });

@@ -42,9 +42,9 @@ describe('the auth matrix', () => {
   const adminRoutes: Array<[string, string, unknown?]> = [
     ['POST', '/devices', { name: 'x' }],
     ['GET', '/devices'],
-    ['GET', '/devices/dev-a'],
     ['PATCH', '/devices/dev-a', {}],
-    ['GET', '/devices/no-such-device'],
+    ['DELETE', '/devices/dev-a'],
+    ['PATCH', '/devices/no-such-device', {}],
   ];
 
   it.each<[Who, number]>([
@@ -85,6 +85,28 @@ describe('the auth matrix', () => {
   ])('device route with %s on %s → %i', async (who, deviceId, status) => {
     const answer = await api('GET', `/devices/${deviceId}/session/state`, { headers: headersOf(who) });
     expect(answer.status).toBe(status);
+  });
+
+  it.each<[Who, string, number]>([
+    ['keyA', 'dev-a', 200],
+    ['keyABearer', 'dev-a', 200],
+    ['keyB', 'dev-a', 401],
+    ['keyA', 'dev-b', 401],
+    ['keyA', 'dev-deleted', 401],
+    ['deleted', 'dev-deleted', 401],
+    ['none', 'dev-a', 401],
+    ['admin', 'dev-b', 200],
+    ['admin', 'dev-deleted', 200],
+  ])('a device key reads its own device and history, nothing of another: %s on %s → %i', async (who, deviceId, status) => {
+    const history = await api('GET', `/devices/${deviceId}/events`, { headers: headersOf(who) });
+    expect(history.status, 'events').toBe(status);
+    if (deviceId === 'dev-deleted') return; // a deleted device keeps its history, not its record
+    const device = await api('GET', `/devices/${deviceId}`, { headers: headersOf(who) });
+    expect(device.status, 'device').toBe(status);
+    if (status === 200) {
+      expect(device.body.id).toBe(deviceId);
+      expect(history.body.items.every((event: { data: { deviceId?: string } }) => event.data.deviceId === undefined || event.data.deviceId === deviceId)).toBe(true);
+    }
   });
 
   it("a device key cannot tell whether another device exists", async () => {

@@ -43,6 +43,7 @@ describe('received media', () => {
     const expired = await gateway!.api('GET', url, { deviceKey: device.key });
     expect(expired.status).toBe(410);
     expect(expired.body.code).toBe('media_expired');
+    expect(expired.body.reason).toBe('expired');
     await eventually(() => !existsSync(path), 'the sweep to remove the file', 5_000);
   });
 
@@ -51,14 +52,16 @@ describe('received media', () => {
     expect(received.media).toEqual({ mimetype: 'image/jpeg', size: 100 });
     const answer = await gateway!.api('GET', `/devices/shop/messages/${waMessageId}/media`, { deviceKey: device.key });
     expect(answer.status).toBe(404);
-    expect(answer.body.code).toBe('not_found');
+    expect(answer.body).toMatchObject({ code: 'media_unavailable', reason: 'metadata_only', detail: expect.stringContaining('INBOUND_MEDIA') });
   });
 
   it('media over the size limit are not kept (status failed), never a 5xx', async () => {
     const { device, waMessageId, received } = await receiveImage({ MEDIA_MAX_BYTES: '4096', MEDIA_FILE_MAX_BYTES: '65536' }, Buffer.alloc(5000, 3));
     expect(received.media).toMatchObject({ status: 'failed' });
     expect(received.media.url).toBeUndefined();
-    expect((await gateway!.api('GET', `/devices/shop/messages/${waMessageId}/media`, { deviceKey: device.key })).status).toBe(404);
+    const answer = await gateway!.api('GET', `/devices/shop/messages/${waMessageId}/media`, { deviceKey: device.key });
+    expect(answer.status).toBe(404);
+    expect(answer.body).toMatchObject({ code: 'media_unavailable', reason: 'failed' });
     expect(existsSync(new InboundMediaStore(gateway!.dataDir).pathOf('shop', waMessageId))).toBe(false);
   });
 

@@ -101,8 +101,10 @@ describe('device history', () => {
     expect(text).toContain('[redacted]');
   });
 
-  it('is admin only, 404 for an id never used, and kept after delete', async () => {
-    expect((await api('GET', '/devices/audited/events', { deviceKey: secrets[3]! })).status).toBe(403);
+  it('is read with the admin key or the device\'s own key, 404 for an id never used, and kept after delete', async () => {
+    expect((await api('GET', '/devices/audited/events', { deviceKey: secrets[3]! })).status).toBe(200);
+    // The key it had before the rotation no longer reads anything.
+    expect((await api('GET', '/devices/audited/events', { deviceKey: secrets[0]! })).status).toBe(401);
     expect((await api('GET', '/devices/never-was/events', { admin: true })).status).toBe(404);
     expect((await api('GET', '/devices/audited/events?limit=1001', { admin: true })).status).toBe(400);
     expect((await api('DELETE', '/devices/bystander', { admin: true })).status).toBe(204);

@@ -35,6 +35,13 @@ describe('metrics', () => {
     return parse(answer.body as string);
   };
 
+  it('shows empty gauges and untouched counters as 0 from the start', async () => {
+    const fresh = await scrape();
+    for (const sample of ['dmg_outbox_depth{status="queued"}', 'dmg_outbox_depth{status="sending"}', 'dmg_devices{state="online"}', 'dmg_devices{state="closed"}', 'dmg_message_status_total{status="sent"}', 'dmg_message_status_total{status="expired"}']) {
+      expect(fresh.get(sample), sample).toBe(0);
+    }
+  });
+
   it('needs the admin key unless METRICS_PUBLIC is set', async () => {
     expect((await api('GET', '/metrics')).status).toBe(401);
     const open = await startTestGateway({ METRICS_PUBLIC: 'true' });

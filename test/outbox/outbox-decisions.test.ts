@@ -7,6 +7,7 @@ import type { Decide } from '../../src/outbox/device-outbox.js';
 import {
   cancelMessage,
   clearOutbox,
+  expireMessages,
   queueMessage,
   recordAttemptFailed,
   recordReceipt,
@@ -37,7 +38,36 @@ function given(events: OutboxEvent[]): OutboxState {
 }
 const when = <R>(events: OutboxEvent[], decide: Decide<R>) => decide(given(events));
 
+const expiring = (n: number, expiresAt: string): OutboxEvent => {
+  const event = queued(n);
+  return { ...event, data: { ...(event.data as object), expiresAt } } as OutboxEvent;
+};
+
 describe('outbox decisions', () => {
+  it('expires queued messages past their expiresAt, not one being sent nor one still in time', () => {
+    const past = new Date(NOW - 1).toISOString();
+    const future = new Date(NOW + 60_000).toISOString();
+    const { events, result } = when([expiring(1, past), expiring(2, future), queued(3), expiring(4, past), sending(4)], expireMessages('d', NOW));
+    expect(result.map((m) => m.outboxId)).toEqual(['o1']);
+    expect(events).toEqual([
+      {
+        type: 'MessageStatusChanged',
+        data: { deviceId: 'd', waMessageId: 'W1', status: 'expired', recipient: '4915100000000', outboxId: 'o1', timestamp: Math.floor(NOW / 1000), error: { code: 'expired', message: expect.stringContaining(past) } },
+      },
+    ]);
+    // Expired is final: the message leaves the outbox, and a late receipt or cancel does not revive it.
+    const after = given([expiring(1, past), ...events]);
+    expect(after.messages.size).toBe(0);
+  });
+
+  it('a try that finds its message expired records expired instead of sending it late', () => {
+    const past = new Date(NOW - 1).toISOString();
+    const start = when([expiring(1, past)], startSending('d', 'o1', NOW));
+    expect(start.result.action).toBe('expired');
+    expect(start.events.map((e) => (e.data as { status?: string }).status)).toEqual(['expired']);
+    expect(when([expiring(1, new Date(NOW + 1).toISOString())], startSending('d', 'o1', NOW)).result.action).toBe('send');
+  });
+
   it('queues with the next sequence number', () => {
     const { events, result } = when([queued(1), queued(2)], queueMessage('d', { outboxId: 'o3', waMessageId: 'W3', to: '4915100000000', content: { kind: 'text', text: 'x' }, createdAt: 'c' }));
     expect(result.seq).toBe(3);

@@ -198,8 +198,9 @@ describe('the outbox drainer', () => {
       await eventually(async () => (await h!.statuses(DEVICE)).length === 3, 'three outcomes');
       const statuses = await h.statuses(DEVICE);
       expect(statuses.find((s) => s.waMessageId === ok.waMessageId)).toMatchObject({ status: 'sent' });
-      expect(statuses.find((s) => s.waMessageId === missing.waMessageId)).toMatchObject({ status: 'failed', error: { code: 'media_unavailable' } });
-      expect(statuses.find((s) => s.waMessageId === big.waMessageId)).toMatchObject({ status: 'failed', error: { code: 'media_unavailable' } });
+      // Each failure says why, in a word.
+      expect(statuses.find((s) => s.waMessageId === missing.waMessageId)).toMatchObject({ status: 'failed', error: { code: 'media_unavailable', reason: 'http_status', message: expect.stringContaining('404') } });
+      expect(statuses.find((s) => s.waMessageId === big.waMessageId)).toMatchObject({ status: 'failed', error: { code: 'media_unavailable', reason: 'too_large' } });
       expect(seenFile?.equals(png)).toBe(true);
       expect(connection.sent).toHaveLength(1);
       expect(connection.sent[0]!.content).toMatchObject({ kind: 'image', caption: 'a cat', media: { mimetype: 'image/png', size: png.length } });
@@ -225,7 +226,7 @@ describe('the outbox drainer', () => {
       for (const { waMessageId } of [viaName, viaLiteral]) {
         expect(statuses.find((s) => s.waMessageId === waMessageId)).toMatchObject({
           status: 'failed',
-          error: { code: 'media_unavailable', message: expect.stringContaining('destination refused') },
+          error: { code: 'media_unavailable', reason: 'refused', message: expect.stringContaining('destination refused') },
         });
       }
       expect(server.hits()).toBe(0);

@@ -4,9 +4,17 @@
  * an ENCRYPTION_KEY is configured.
  *
  * Nothing is fetched online besides WhatsApp itself: the WhatsApp Web version is the one this Baileys
- * release pins, history sync is off, and link previews come only from the preview hook.
+ * release pins (unless WA_WEB_VERSION names one, or `latest`, which asks web.whatsapp.com at connect
+ * time), history sync is off, and link previews come only from the preview hook.
  */
-import makeWASocket, { DEFAULT_CONNECTION_CONFIG, type UserFacingSocketConfig, type WABrowserDescription, type WAVersion, makeCacheableSignalKeyStore } from 'baileys';
+import makeWASocket, {
+  DEFAULT_CONNECTION_CONFIG,
+  type UserFacingSocketConfig,
+  type WABrowserDescription,
+  type WAVersion,
+  fetchLatestWaWebVersion,
+  makeCacheableSignalKeyStore,
+} from 'baileys';
 import { type LevelWithSilent, type Logger, pino } from 'pino';
 import type { EventStore } from '../../eventstore/event-store.js';
 import { type Engine, type EngineConnection, EngineError, type EngineEvents } from '../engine.js';
@@ -27,8 +35,13 @@ export interface BaileysEngineOptions {
   baileysLogLevel?: LevelWithSilent;
   /** WhatsApp's WebSocket endpoint; tests and benchmarks point it at a local server. Default: WhatsApp. */
   socketUrl?: string | URL;
-  /** The WhatsApp Web version announced; default: the one this Baileys release pins (never fetched online). */
-  version?: WAVersion;
+  /**
+   * The WhatsApp Web version announced (WA_WEB_VERSION); default: the one this Baileys release pins, never
+   * fetched online. `latest`: asked of web.whatsapp.com when connecting (kept an hour), the pinned one if that fails.
+   */
+  version?: WAVersion | 'latest';
+  /** How `latest` is looked up (tests); default: Baileys' fetchLatestWaWebVersion with a 10 s timeout. */
+  latestVersion?: () => Promise<WAVersion>;
   browser?: WABrowserDescription;
   /** Ping interval; a connection silent for longer than this plus keepAliveGraceMs is reported lost. Default 25 s. */
   keepAliveIntervalMs?: number;
@@ -63,6 +76,15 @@ const DEFAULTS = {
   closeTimeoutMs: 5_000,
 } as const;
 
+const LATEST_VERSION_TTL_MS = 60 * 60_000;
+
+/** Baileys' lookup of the current WhatsApp Web version; its failure is a thrown error, not a silent fallback. */
+async function lookUpLatestVersion(): Promise<WAVersion> {
+  const found = await fetchLatestWaWebVersion({ signal: AbortSignal.timeout(10_000) });
+  if (found.error !== undefined || !found.isLatest) throw new Error(`lookup failed: ${String((found.error as Error | undefined)?.message ?? found.error)}`);
+  return found.version;
+}
+
 /** The real socket satisfies the engine's narrow view of it (checked here, at compile time). */
 const makeBaileysSocket: SocketFactory = (config) => makeWASocket(config) satisfies BaileysSocket;
 
@@ -83,6 +105,8 @@ export class BaileysEngine implements Engine {
   private readonly settings: ConnectionSettings;
   /** The current connection of each device: a device never has two sockets at once (they would replace each other). */
   private readonly live = new Map<string, BaileysConnection>();
+  /** WA_WEB_VERSION=latest: the version looked up, and when. */
+  private latest: { version: WAVersion; at: number } | undefined;
 
   constructor(private readonly options: BaileysEngineOptions) {
     this.cipher = options.encryptionKey ? new ValueCipher(options.encryptionKey) : undefined;
@@ -118,7 +142,8 @@ export class BaileysEngine implements Engine {
     }
     const logger = this.logger.child({ deviceId });
     const baileysLogger = logger.child({ lib: 'baileys' }, { level: quieterLevel(logger, this.options.baileysLogLevel ?? DEFAULTS.baileysLogLevel) });
-    const socket = (this.options.makeSocket ?? makeBaileysSocket)(this.socketConfig(auth.state, baileysLogger));
+    const version = await this.versionToAnnounce(logger);
+    const socket = (this.options.makeSocket ?? makeBaileysSocket)(this.socketConfig(auth.state, baileysLogger, version));
     const connection: BaileysConnection = new BaileysConnection({
       deviceId,
       socket,
@@ -160,11 +185,27 @@ export class BaileysEngine implements Engine {
     return new AuthRecords(this.options.store, deviceId, this.cipher);
   }
 
-  private socketConfig(state: UserFacingSocketConfig['auth'], logger: Logger): UserFacingSocketConfig {
+  /** WA_WEB_VERSION as set; `latest` looked up (an hour's cache), falling back to the pinned version. */
+  private async versionToAnnounce(logger: Logger): Promise<WAVersion> {
+    const wanted = this.options.version;
+    if (wanted === undefined) return DEFAULT_CONNECTION_CONFIG.version;
+    if (wanted !== 'latest') return wanted;
+    if (this.latest && Date.now() - this.latest.at < LATEST_VERSION_TTL_MS) return this.latest.version;
+    try {
+      const version = await (this.options.latestVersion ?? lookUpLatestVersion)();
+      this.latest = { version, at: Date.now() };
+      return version;
+    } catch (error) {
+      logger.warn({ err: error }, 'WA_WEB_VERSION=latest: the current WhatsApp Web version could not be looked up; announcing the pinned one');
+      return DEFAULT_CONNECTION_CONFIG.version;
+    }
+  }
+
+  private socketConfig(state: UserFacingSocketConfig['auth'], logger: Logger, version: WAVersion): UserFacingSocketConfig {
     const o = this.options;
     return {
       auth: { creds: state.creds, keys: makeCacheableSignalKeyStore(state.keys, logger) },
-      version: o.version ?? DEFAULT_CONNECTION_CONFIG.version,
+      version,
       ...(o.socketUrl ? { waWebSocketUrl: o.socketUrl } : {}),
       ...(o.browser ? { browser: o.browser } : {}),
       logger,

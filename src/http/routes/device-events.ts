@@ -34,8 +34,10 @@ export function deviceEventRoutes(store: EventStore, index: DeviceHistoryIndex):
       operationId: 'getDeviceEvents',
       tag: 'Devices',
       summary: "Page through a device's event history",
-      description: 'Every event of the device across its streams, in the order they happened, as stored, for audit and replay. Deleted devices keep their history.',
-      access: 'admin',
+      description:
+        'Every event of the device across its streams, in the order they happened, as stored, for audit and replay. Deleted devices keep their history (readable with the admin key). ' +
+        'A device key reads its own device\'s history, never another\'s.',
+      access: 'device',
       // Deleted devices keep their history: the route looks for the stream, not for a live device.
       device: 'none',
       params: DeviceParams,

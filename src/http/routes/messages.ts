@@ -29,23 +29,24 @@ export function messageRoutes({ index, files, retentionMs, now = Date.now }: Mes
       summary: 'Download a received message\'s media',
       description:
         'The bytes of a received image, video, audio, file or sticker, with their `Content-Type`, `Content-Length` and a `Content-Disposition` file name. ' +
-        'Unknown message `404 message_not_found`; a message without (downloaded) media `404 not_found`; past INBOUND_MEDIA_RETENTION `410 media_expired`.',
+        'Unknown message `404 message_not_found`; a message without media `404 not_found`; media that cannot be served `404 media_unavailable` with a `reason`: ' +
+        '`not_downloaded` (still being downloaded: ask again shortly), `failed` (the download failed for good), `metadata_only` (INBOUND_MEDIA is off); ' +
+        'past INBOUND_MEDIA_RETENTION `410 media_expired` (reason `expired`).',
       access: 'device',
       params: MessageParams,
       responses: {
         200: { description: 'The media.', contentType: 'application/octet-stream', schema: Type.String({ format: 'binary' }) },
-        404: { description: 'No such device or message (`message_not_found`), or the message has no media kept (`not_found`).' },
-        410: { description: 'The media was kept for INBOUND_MEDIA_RETENTION and is gone (`media_expired`).' },
+        404: { description: 'No such device or message (`message_not_found`), the message has no media (`not_found`), or its media cannot be served (`media_unavailable`, with `reason`).' },
+        410: { description: 'The media was kept for INBOUND_MEDIA_RETENTION and is gone (`media_expired`, reason `expired`).' },
       },
       async handler({ params, ctx }) {
         const { deviceId, waMessageId } = params;
         const seen = index.find(deviceId, waMessageId);
         if (!seen || seen.fromMe) throw new DomainError('message_not_found', `no message ${waMessageId} was received by this device`);
         const media = seen.media;
-        if (!media || media.status !== 'ready' || seen.mediaStoredAt === undefined) {
-          throw new DomainError('not_found', media ? `the media of ${waMessageId} was not downloaded (${media.status ?? 'metadata only'})` : `message ${waMessageId} has no media`);
-        }
-        const expired = () => new DomainError('media_expired', `the media of ${waMessageId} was kept for the retention period and is gone`);
+        if (!media) throw new DomainError('not_found', `message ${waMessageId} has no media`);
+        if (media.status !== 'ready' || seen.mediaStoredAt === undefined) throw mediaUnavailable(waMessageId, media.status);
+        const expired = () => new DomainError('media_expired', `the media of ${waMessageId} was kept for the retention period and is gone`, { reason: 'expired' });
         if (now() - seen.mediaStoredAt > retentionMs) throw expired();
         const path = files.pathOf(deviceId, waMessageId);
         const size = await stat(path).then((s) => s.size, () => undefined);
@@ -65,6 +66,18 @@ export function messageRoutes({ index, files, retentionMs, now = Date.now }: Mes
       },
     }),
   ];
+}
+
+/** Why a received media cannot be served, by its download status (`undefined`: only its metadata was recorded). */
+function mediaUnavailable(waMessageId: string, status: string | undefined): DomainError {
+  switch (status) {
+    case 'pending':
+      return new DomainError('media_unavailable', `the media of ${waMessageId} is still being downloaded; ask again shortly`, { reason: 'not_downloaded' });
+    case 'failed':
+      return new DomainError('media_unavailable', `the media of ${waMessageId} could not be downloaded from WhatsApp`, { reason: 'failed' });
+    default:
+      return new DomainError('media_unavailable', `only the metadata of ${waMessageId}'s media was recorded (INBOUND_MEDIA was off)`, { reason: 'metadata_only' });
+  }
 }
 
 const EXTENSIONS: Readonly<Record<string, string>> = {

@@ -13,10 +13,10 @@ import type { MediaInput } from '../../media/media-intake.js';
 import { mediaLimitOf } from '../../media/media-limits.js';
 import type { MediaStore } from '../../media/media-store.js';
 import { isSingleEmoji } from '../../outbox/emoji.js';
-import type { MediaKind } from '../../outbox/outbox-events.js';
+import type { MediaKind, QueuedAnswer } from '../../outbox/outbox-events.js';
 import type { SendCommands } from '../../outbox/send-commands.js';
 import { invalidRequest } from '../problem.js';
-import { type ResponseSpec, type RouteSpec, defineRoute } from '../route.js';
+import { type RequestDevice, type ResponseSpec, type RouteSpec, defineRoute } from '../route.js';
 import { DeviceParams } from '../schemas/common.js';
 import {
   AudioBody,
@@ -66,14 +66,29 @@ const QUEUED: Record<number, ResponseSpec> = {
 };
 
 const CONTEXT_NOTE =
-  'Every send also takes `replyTo` (the waMessageId of a message of the same chat that the gateway has seen: the new one quotes it) and `mentions` (up to 256 numbers, written `@<number>` in the text; in a multipart body as repeated parts, one comma-separated part or a JSON array). ' +
+  'Every send also takes `replyTo` (the waMessageId of a message of the same chat that the gateway has seen: the new one quotes it), `mentions` (up to 256 numbers, written `@<number>` in the text; in a multipart body as repeated parts, one comma-separated part or a JSON array) ' +
+  'and `expiresAt` (not sent by then, the message is `expired` instead of going out late; default: OUTBOX_MESSAGE_TTL, if set). ' +
+  'The `202` carries `sessionState`: a message queued while the session is not `online` waits until it is. ' +
   '`to` is a number, a group id (`…@g.us`) or an `@lid` id.';
 
-/** The quote and mentions of a send body. */
-const contextOf = (body: { replyTo?: string; mentions?: string[] }) => ({
+/** A sensible request per media kind (the schema cannot require one of `url` and `base64`). */
+const MEDIA_EXAMPLES: Record<MediaKind, Record<string, unknown>> = {
+  image: { to: '4915112345678', url: 'https://example.com/media/parcel.jpg', caption: 'Your parcel' },
+  video: { to: '4915112345678', url: 'https://example.com/media/unboxing.mp4', caption: 'How to unpack it' },
+  audio: { to: '4915112345678', url: 'https://example.com/media/greeting.ogg', ptt: true },
+  file: { to: '4915112345678', url: 'https://example.com/media/invoice-4711.pdf', filename: 'invoice-4711.pdf', caption: 'Your invoice' },
+  sticker: { to: '4915112345678', url: 'https://example.com/media/thanks.webp' },
+};
+
+/** The quote, mentions and expiry of a send body. */
+const contextOf = (body: { replyTo?: string; mentions?: string[]; expiresAt?: string }) => ({
   ...(body.replyTo === undefined ? {} : { replyTo: body.replyTo }),
   ...(body.mentions === undefined ? {} : { mentions: body.mentions }),
+  ...(body.expiresAt === undefined ? {} : { expiresAt: body.expiresAt }),
 });
+
+/** The 202 of a send: the queued message and the session state now, so that a caller sees at once when it cannot go out. */
+const queued = (device: RequestDevice, answer: QueuedAnswer) => ({ status: 202, body: { ...answer, sessionState: device.sessionState() } });
 
 export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
   const { sends } = deps;
@@ -97,12 +112,13 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
       headers: IdempotencyHeaders,
       body: schema,
       bodyParser: { parse: mediaBodyParser({ kind, limit, uploadDir: deps.media.incomingDir, schema, gate: deps.bodyGate }), multipart: true },
+      examples: { request: MEDIA_EXAMPLES[kind] },
       responses: {
         ...QUEUED,
         413: { description: `The media is larger than ${limit} bytes (\`payload_too_large\`).` },
         415: { description: 'The media\'s type does not fit the message kind or cannot be recognised (`unsupported_media_type`), or the body is neither JSON nor multipart.' },
       },
-      async handler({ params, body, ctx }) {
+      async handler({ params, body, ctx, device }) {
         const fields = body as {
           to: string;
           url?: string;
@@ -113,14 +129,15 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
           ptt?: boolean;
           replyTo?: string;
           mentions?: string[];
+          expiresAt?: string;
         };
         const input = mediaInputOf(fields, uploadedMedia(ctx));
         if (kind === 'file' && fields.filename === undefined && !(input.from === 'upload' && input.filename)) {
-          throw invalidRequest('body must have required properties filename', [{ path: '/filename', message: 'must have required properties filename' }]);
+          throw invalidRequest('body/filename is required (or a multipart file part with a name)', [{ path: '/filename', message: 'is required (or a multipart file part with a name)' }]);
         }
         const { to, mimetype, caption, filename, ptt } = fields;
         const answer = await sends.send(params.deviceId, { kind, to, media: input, mimetype, caption, filename, ptt, ...contextOf(fields) }, keyOf(ctx));
-        return { status: 202, body: answer };
+        return queued(device, answer);
       },
     });
   };
@@ -138,8 +155,8 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
       headers: IdempotencyHeaders,
       body: TextBody,
       responses: QUEUED,
-      async handler({ params, body, ctx }) {
-        return { status: 202, body: await sends.send(params.deviceId, { kind: 'text', to: body.to, text: body.text, ...contextOf(body) }, keyOf(ctx)) };
+      async handler({ params, body, ctx, device }) {
+        return queued(device, await sends.send(params.deviceId, { kind: 'text', to: body.to, text: body.text, ...contextOf(body) }, keyOf(ctx)));
       },
     }),
     media('image', ImageOrVideoBody, 'Send an image', 'Queues an image with an optional caption.'),
@@ -159,8 +176,8 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
       headers: IdempotencyHeaders,
       body: ContactBody,
       responses: QUEUED,
-      async handler({ params, body, ctx }) {
-        return { status: 202, body: await sends.send(params.deviceId, { kind: 'contact', ...body }, keyOf(ctx)) };
+      async handler({ params, body, ctx, device }) {
+        return queued(device, await sends.send(params.deviceId, { kind: 'contact', ...body }, keyOf(ctx)));
       },
     }),
     defineRoute({
@@ -178,12 +195,12 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
       headers: IdempotencyHeaders,
       body: PollBody,
       responses: QUEUED,
-      async handler({ params, body, ctx }) {
+      async handler({ params, body, ctx, device }) {
         const trimmed = body.options.map((o) => o.trim());
         if (new Set(trimmed).size !== trimmed.length) {
           throw invalidRequest('body/options must be distinct', [{ path: '/options', message: 'must not contain the same option twice' }]);
         }
-        return { status: 202, body: await sends.send(params.deviceId, { kind: 'poll', ...body }, keyOf(ctx)) };
+        return queued(device, await sends.send(params.deviceId, { kind: 'poll', ...body }, keyOf(ctx)));
       },
     }),
     defineRoute({
@@ -206,8 +223,8 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
         409: { description: 'The message cannot be forwarded (`not_forwardable`).' },
         410: { description: 'Its media is no longer kept (`media_expired`).' },
       },
-      async handler({ params, body, ctx }) {
-        return { status: 202, body: await sends.send(params.deviceId, { kind: 'forward', ...body }, keyOf(ctx)) };
+      async handler({ params, body, ctx, device }) {
+        return queued(device, await sends.send(params.deviceId, { kind: 'forward', ...body }, keyOf(ctx)));
       },
     }),
     defineRoute({
@@ -246,8 +263,8 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
       headers: IdempotencyHeaders,
       body: LocationBody,
       responses: QUEUED,
-      async handler({ params, body, ctx }) {
-        return { status: 202, body: await sends.send(params.deviceId, { kind: 'location', ...body }, keyOf(ctx)) };
+      async handler({ params, body, ctx, device }) {
+        return queued(device, await sends.send(params.deviceId, { kind: 'location', ...body }, keyOf(ctx)));
       },
     }),
     defineRoute({
@@ -265,10 +282,10 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
       headers: IdempotencyHeaders,
       body: LinkBody,
       responses: QUEUED,
-      async handler({ params, body, ctx }) {
+      async handler({ params, body, ctx, device }) {
         // The schema's uri format is a pattern: a port over 65535 or a broken host passes it, not the URL parser.
         if (!URL.canParse(body.url)) throw invalidRequest('body/url is not a valid URL', [{ path: '/url', message: 'is not a valid URL' }]);
-        return { status: 202, body: await sends.send(params.deviceId, { kind: 'link', ...body }, keyOf(ctx)) };
+        return queued(device, await sends.send(params.deviceId, { kind: 'link', ...body }, keyOf(ctx)));
       },
     }),
     defineRoute({
@@ -283,11 +300,11 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
       headers: IdempotencyHeaders,
       body: ReactionBody,
       responses: QUEUED,
-      async handler({ params, body, ctx }) {
+      async handler({ params, body, ctx, device }) {
         if (body.emoji !== '' && !isSingleEmoji(body.emoji)) {
           throw invalidRequest('body/emoji must be one emoji, or "" to remove the reaction', [{ path: '/emoji', message: 'must be one emoji or ""' }]);
         }
-        return { status: 202, body: await sends.send(params.deviceId, { kind: 'reaction', ...body }, keyOf(ctx)) };
+        return queued(device, await sends.send(params.deviceId, { kind: 'reaction', ...body }, keyOf(ctx)));
       },
     }),
     defineRoute({

@@ -94,7 +94,11 @@ export function sessionRoutes({ devices, sessions, projections }: SessionRouteDe
       operationId: 'getSessionState',
       tag,
       summary: 'Read the session state',
-      description: '`since` is when the state was entered; `lastError` says why the session last failed and stays until it is online again.',
+      description:
+        '`since` is when the state was entered. `lastError` says why the session failed or, while `reconnecting`, why the last try failed ' +
+        '(`dns_failure`, `connect_refused`, `timeout`, `tls`, `proxy`, `client_outdated`, …); `attempt` counts the failed tries and `nextRetryAt` ' +
+        'says when the next starts. Every failed try is also a `SessionStateChanged` event in `GET /devices/:id/events` (reason `attempt_failed`). ' +
+        '`lastError` is cleared once the session is online, closed or opened again.',
       access: 'device',
       params: DeviceParams,
       responses: { 200: { description: 'The session state.', schema: SessionStateSchema }, 404: NOT_FOUND },

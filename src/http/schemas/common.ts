@@ -1,4 +1,5 @@
 import Type from 'typebox';
+import { NUMBER_KEYWORD, type NumberField } from '../../messages/phone-number.js';
 import { SESSION_STATES } from '../../sessions/session-events.js';
 
 export const ProblemSchema = Type.Object(
@@ -28,3 +29,27 @@ export const Limit = (max: number, fallback: number) =>
   Type.Integer({ minimum: 1, maximum: max, default: fallback, description: `Page size, 1..${max} (default ${fallback}).` });
 
 export const SessionState = Type.Enum(SESSION_STATES, { description: 'Session state.' });
+
+/** Why a session is not online and when it tries again: on the session and device answers. */
+export const SessionDiagnostics = {
+  lastError: Type.Optional(
+    Type.Object(
+      {
+        code: Type.String({ description: 'Stable: e.g. `dns_failure`, `connect_refused`, `timeout`, `tls`, `proxy`, `client_outdated`, `too_many_attempts`, `connection_replaced`.' }),
+        message: Type.String({ description: 'In words, with the engine\'s own message.' }),
+      },
+      { description: 'Why the session failed, or, while `reconnecting`, why the last try failed. Cleared when it is online, closed or opened again.' },
+    ),
+  ),
+  attempt: Type.Optional(Type.Integer({ minimum: 1, description: 'While `reconnecting`: how many tries have failed so far.' })),
+  nextRetryAt: Type.Optional(Type.String({ format: 'date-time', description: 'While `reconnecting`: when the next try starts.' })),
+};
+
+/** How the API reads numbers, for descriptions (src/messages/phone-number.ts). */
+export const NUMBER_FORMS =
+  'Digits with the country code (e.g. 4915112345678); also accepted and read as such: `+49 151 1234-5678`, `+49 (151) 12345678`, ' +
+  '`0049 151…`, and JIDs `4915112345678@s.whatsapp.net` / `@c.us`. A national number (leading 0) is refused: add the country code.';
+
+/** A field that takes a number, read forgivingly before it is validated (src/http/validation.ts). */
+export const numberField = (field: NumberField, pattern: string, description: string, extra: Record<string, unknown> = {}) =>
+  Type.String({ pattern, description: `${description} ${NUMBER_FORMS}`, [NUMBER_KEYWORD]: field, ...extra });

@@ -1,7 +1,7 @@
 import Type from 'typebox';
-import { Cursor, DeviceId, Limit } from './common.js';
+import { Cursor, DeviceId, Limit, numberField } from './common.js';
 
-const ContactNumber = Type.String({ pattern: '^[0-9]{7,15}$', description: 'Digits only, with the country code (e.g. 4915112345678).' });
+const ContactNumber = numberField('phone', '^[0-9]{7,15}$', 'A phone number.');
 const StoredNumber = Type.String({ pattern: '^[0-9]+$', description: 'Digits only, with the country code.' });
 const Jid = Type.String({ minLength: 1, description: 'The WhatsApp address of the number (`<number>@s.whatsapp.net`).' });
 

@@ -1,6 +1,6 @@
 import Type from 'typebox';
 import { ENGINES } from '../../config.js';
-import { Cursor, DeviceId, Limit, SessionState, Timestamp } from './common.js';
+import { Cursor, DeviceId, Limit, SessionDiagnostics, SessionState, Timestamp } from './common.js';
 
 export const METADATA_MAX_BYTES = 4096;
 
@@ -17,7 +17,7 @@ export const DeviceSchema = Type.Object({
   metadata: Metadata,
   createdAt: Timestamp,
   updatedAt: Timestamp,
-  session: Type.Object({ state: SessionState, phone: Type.Optional(Type.String({ pattern: '^[0-9]{5,20}$' })) }),
+  session: Type.Object({ state: SessionState, phone: Type.Optional(Type.String({ pattern: '^[0-9]{5,20}$' })), ...SessionDiagnostics }),
 });
 
 export const DeviceWithKeySchema = Type.Object({

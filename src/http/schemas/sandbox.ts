@@ -1,9 +1,9 @@
 import Type from 'typebox';
 import { INBOUND_TYPES, PRESENCE_STATES } from '../../messages/message-events.js';
+import { numberField } from './common.js';
 import { ChatId, ContactCardSchema, WaMessageId } from './send.js';
 
-const PhoneNumber = (description: string) =>
-  Type.String({ pattern: '^[0-9]{7,15}$', description: `${description} Digits only, with country code; numbers ending in 0000 do not exist in the sandbox.` });
+const PhoneNumber = (description: string) => numberField('phone', '^[0-9]{7,15}$', `${description} Numbers ending in 0000 do not exist in the sandbox.`);
 
 export const ScanBody = Type.Object({ phone: PhoneNumber('The phone that scans the code: it becomes the account\'s number.') }, { additionalProperties: false });
 
@@ -20,7 +20,7 @@ export const InboundBody = Type.Object(
     ),
     body: Type.Optional(Type.String({ maxLength: 65_536, description: 'The text or caption (default "").' })),
     quotedMessageId: Type.Optional(WaMessageId),
-    mentions: Type.Optional(Type.Array(Type.String({ pattern: '^[0-9]{7,15}$' }), { maxItems: 256, uniqueItems: true })),
+    mentions: Type.Optional(Type.Array(PhoneNumber('A mentioned number.'), { maxItems: 256, uniqueItems: true })),
     media: Type.Optional(
       Type.Object(
         {
@@ -79,7 +79,7 @@ export const InboundAcceptedSchema = Type.Object({
 export const SandboxGroupBody = Type.Object(
   {
     subject: Type.String({ minLength: 1, maxLength: 100 }),
-    members: Type.Array(Type.String({ pattern: '^[0-9]{7,15}$' }), { minItems: 1, maxItems: 256, uniqueItems: true }),
+    members: Type.Array(PhoneNumber('A member.'), { minItems: 1, maxItems: 256, uniqueItems: true }),
   },
   { additionalProperties: false },
 );

@@ -2,21 +2,13 @@ import Type from 'typebox';
 import { MIMETYPE_PATTERN } from '../../media/media-type.js';
 import { SEND_KINDS } from '../../outbox/outbox-events.js';
 import { CHAT_ID_PATTERN, LID_PATTERN, PHONE_PATTERN } from '../../messages/chat-id.js';
-import { DeviceId, Timestamp } from './common.js';
+import { DeviceId, SessionState, Timestamp, numberField } from './common.js';
 
 export const TEXT_MAX_LENGTH = 65_536;
 
-export const PhoneNumber = Type.String({ pattern: '^[0-9]{7,15}$', description: 'Digits only, with the country code.' });
-export const ChatId = Type.String({
-  pattern: CHAT_ID_PATTERN,
-  maxLength: 64,
-  description: 'A chat: a number (digits only, with the country code, e.g. 4915112345678), a group id (`120363…@g.us`) or `<digits>@lid`.',
-});
-const To = Type.String({
-  pattern: CHAT_ID_PATTERN,
-  maxLength: 64,
-  description: 'The recipient: a number (digits only, with the country code, e.g. 4915112345678), a group id (`120363…@g.us`) or `<digits>@lid`.',
-});
+export const PhoneNumber = numberField('phone', '^[0-9]{7,15}$', 'A phone number.');
+export const ChatId = numberField('chat', CHAT_ID_PATTERN, 'A chat: a number, a group id (`120363…@g.us`) or `<digits>@lid`.', { maxLength: 64 });
+const To = numberField('chat', CHAT_ID_PATTERN, 'The recipient: a number, a group id (`120363…@g.us`) or `<digits>@lid`.', { maxLength: 64 });
 const HttpUrl = Type.String({ format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', maxLength: 4096 });
 const MediaUrl = Type.String({
   format: 'uri',
@@ -39,11 +31,14 @@ const Context = {
     Type.String({ pattern: '^[A-Za-z0-9._:-]{1,128}$', description: 'The waMessageId of a message of the same chat the gateway has seen (sent or received): the new message quotes it. Unknown: `404 message_not_found`.' }),
   ),
   mentions: Type.Optional(
-    Type.Array(Type.String({ pattern: `(${PHONE_PATTERN})|(${LID_PATTERN})` }), {
+    Type.Array(numberField('phone_or_lid', `(${PHONE_PATTERN})|(${LID_PATTERN})`, 'A number or `<digits>@lid`.'), {
       maxItems: MENTIONS_MAX,
       uniqueItems: true,
       description: 'Numbers mentioned in the text or caption (which writes them `@<number>`).',
     }),
+  ),
+  expiresAt: Type.Optional(
+    Type.String({ format: 'date-time', description: 'Not sent by then (still queued), the message is `expired` instead of going out late. Default: now + OUTBOX_MESSAGE_TTL, if that is set.' }),
   ),
 };
 
@@ -189,6 +184,8 @@ export const QueuedSchema = Type.Object({
   kind: Type.Enum(SEND_KINDS),
   to: Type.String(),
   createdAt: Timestamp,
+  expiresAt: Type.Optional(Type.String({ format: 'date-time', description: 'Not sent by then, the message is `expired` (the send\'s `expiresAt`, or OUTBOX_MESSAGE_TTL).' })),
+  sessionState: Type.Optional(SessionState),
 });
 
 export const MessageParams = Type.Object({ deviceId: DeviceId, waMessageId: WaMessageId });

@@ -28,6 +28,23 @@ describe('Baileys engine (fake socket): connecting', () => {
     expect(config.logger?.level).toBe('silent');
   });
 
+  it('announces the WhatsApp Web version WA_WEB_VERSION names; latest is looked up, the pinned one when that fails', async () => {
+    const pinned = (await h.online()).socket.config.version;
+    const engineWith = (options: Parameters<typeof h.makeEngine>[0]) => h.makeEngine(options);
+    await engineWith({ version: [2, 3000, 42] }).connect('dev-2', recordingEvents());
+    expect(h.sockets.latest().config.version).toEqual([2, 3000, 42]);
+
+    let lookups = 0;
+    const latest = engineWith({ version: 'latest', latestVersion: async () => (lookups++, [2, 3000, 77]) });
+    await latest.connect('dev-3', recordingEvents());
+    expect(h.sockets.latest().config.version).toEqual([2, 3000, 77]);
+    await latest.connect('dev-4', recordingEvents());
+    expect(lookups).toBe(1); // kept for an hour
+
+    await engineWith({ version: 'latest', latestVersion: async () => { throw new Error('offline'); } }).connect('dev-5', recordingEvents());
+    expect(h.sockets.latest().config.version).toEqual(pinned);
+  });
+
   it('reports online with the linked account', async () => {
     const { events } = await h.online();
     expect(events.onlines[0]).toEqual({ phone: '4915100000001', jid: '4915100000001@s.whatsapp.net', name: 'Shop' });

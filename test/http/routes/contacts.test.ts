@@ -34,8 +34,18 @@ describe('contacts of sandbox devices', () => {
       expect(answer.body).toEqual({ number: '4915112340000', exists: false });
     });
 
+    it('reads a number as people write it: +, spaces, dashes, a JID', async () => {
+      for (const written of ['%2B49%20151%201234-5678', '4915112345678%40s.whatsapp.net', '(49)%20151-12345678']) {
+        const answer = await get(shop, `/contacts/${written}/check`);
+        expect(answer.status, written).toBe(200);
+        expect(answer.body.number).toBe('4915112345678');
+      }
+      const national = await get(shop, '/contacts/015112345678/check');
+      expect(national.body.detail).toContain('country code');
+    });
+
     it('refuses what is not a number', async () => {
-      for (const bad of ['123456', '1234567890123456', '49151abc45678', '%2B4915112345678']) {
+      for (const bad of ['123456', '1234567890123456', '49151abc45678', '015112345678']) {
         const answer = await get(shop, `/contacts/${bad}/check`);
         expect(answer.status, bad).toBe(400);
         expect(answer.body.code).toBe('invalid_request');

@@ -68,6 +68,8 @@ describe('sending over HTTP', () => {
         kind,
         to: TO,
         createdAt: expect.any(String),
+        // The session was never opened: the caller sees at once that the message waits.
+        sessionState: 'closed',
       });
       expect(Date.parse(answer.body.createdAt)).not.toBeNaN();
       // Read your writes: the outbox shows it in the very next request.
@@ -123,7 +125,9 @@ describe('sending over HTTP', () => {
     // [kind, body, the error's path (a missing property is reported on its parent, naming it)]
     const cases: Array<[string, unknown, string]> = [
       ['text', { to: '123', text: 'x' }, '/to'],
-      ['text', { to: '+4915112345678', text: 'x' }, '/to'],
+      ['text', { to: '015112345678', text: 'x' }, '/to'],
+      ['text', { to: '+49 151 call me', text: 'x' }, '/to'],
+      ['text', { to: '4915112345678@g.uss', text: 'x' }, '/to'],
       ['text', { to: TO }, '/:text'],
       ['text', { to: TO, text: '' }, '/text'],
       ['text', { to: TO, text: 'x'.repeat(65_537) }, '/text'],
@@ -170,6 +174,31 @@ describe('sending over HTTP', () => {
     expect(unknownField.body.errors[0].path).toBe('/colour');
     // Nothing was queued by any of them.
     expect((await outboxIds()).length).toBe(before);
+  });
+
+  it('reads numbers as people write them, and refuses a national number in words', async () => {
+    const forms = ['+49 151 1234-5678', '+49 (151) 1234.5678', '0049 15112345678', '4915112345678@s.whatsapp.net', '4915112345678@c.us', '4915112345678:12@s.whatsapp.net'];
+    for (const to of forms) {
+      const answer = await send('text', { to: to.replace('12345678', '12345678'), text: 'hi', mentions: ['+49 151 1234 5678'] });
+      expect(answer.status, to).toBe(202);
+      const queued = await queuedEvent(answer.body.outboxId);
+      expect(queued.to, to).toBe('4915112345678');
+      expect(queued.mentions, to).toEqual(['4915112345678']);
+    }
+    const group = await send('text', { to: '120363000000000001@G.US', text: 'hi all' });
+    expect(group.status).toBe(202);
+    expect((await queuedEvent(group.body.outboxId)).to).toBe('120363000000000001@g.us');
+    const form = await multipart('image', { to: '+49 151 12345678' }, { bytes: PNG, name: 'a.png' });
+    expect(form.status).toBe(202);
+    expect((await queuedEvent(form.body.outboxId)).to).toBe('4915112345678');
+
+    const national = await send('text', { to: '0151 12345678', text: 'x' });
+    expect(national.status).toBe(400);
+    expect(national.body.detail).toContain('international format');
+    expect(national.body.errors).toEqual([{ path: '/to', message: expect.stringContaining('country code') }]);
+    const groupAsMention = await send('text', { to: TO, text: 'x', mentions: ['120363000000000001@g.us'] });
+    expect(groupAsMention.status).toBe(400);
+    expect(groupAsMention.body.errors[0].path).toBe('/mentions/0');
   });
 
   it('refuses media whose type does not fit the kind, or cannot be recognised (415)', async () => {

@@ -258,3 +258,35 @@ describe('session lifecycle over HTTP (sandbox engine)', () => {
     expect(doc.paths['/devices/{deviceId}/session/qr.png'].get.responses['200'].content['image/png']).toBeDefined();
   });
 });
+
+describe('session diagnostics while reconnecting', () => {
+  let gateway: Awaited<ReturnType<typeof startTestGateway>>;
+
+  beforeAll(async () => {
+    // A long reconnect delay: the session stays `reconnecting` while the test reads it.
+    gateway = await startTestGateway({ DEFAULT_ENGINE: 'sandbox', SESSION_RECONNECT_BASE_DELAY_MS: '600000', SESSION_RECONNECT_MAX_DELAY_MS: '600000' });
+  });
+  afterAll(() => gateway.close());
+
+  it('GET /session/state and GET /devices/:id say why, which try and when the next; close clears them', async () => {
+    const api = gateway.api;
+    const device = await createSandboxDevice(api, 'diag-1');
+    await bringOnline(api, device, '4915112345001');
+    const before = Date.now();
+    const dropped = await api('POST', `/sandbox/devices/${device.id}/disconnect`, { admin: true });
+    expect(dropped.body).toEqual({ state: 'reconnecting' });
+    const state = await waitForState(api, device, 'reconnecting');
+    expect(state).toMatchObject({ attempt: 1, lastError: { code: 'connection_lost', message: expect.stringContaining('sandbox') } });
+    const next = Date.parse((state as { nextRetryAt?: string }).nextRetryAt ?? '');
+    expect(next).toBeGreaterThan(before + 400_000);
+    const shown = await api('GET', `/devices/${device.id}`, { admin: true });
+    expect(shown.body.session).toMatchObject({ state: 'reconnecting', attempt: 1, lastError: { code: 'connection_lost' } });
+
+    await api('POST', `/devices/${device.id}/session/close`, { deviceKey: device.key, json: {} });
+    const closed = await api('GET', `/devices/${device.id}/session/state`, { deviceKey: device.key });
+    expect(closed.body.state).toBe('closed');
+    expect(closed.body).not.toHaveProperty('lastError');
+    expect(closed.body).not.toHaveProperty('attempt');
+    expect(closed.body).not.toHaveProperty('nextRetryAt');
+  });
+});
