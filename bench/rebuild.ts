@@ -18,6 +18,7 @@ import { allProjections } from '../src/read-models.js';
 import { sessionStream } from '../src/sessions/session-events.js';
 import type { Metric } from './lib/benchmark.js';
 import { spawnServer } from './lib/child.js';
+import { type LogEvent, writeLogDirect } from './lib/event-log.js';
 import { round } from './lib/stats.js';
 import { makeTempDir } from './lib/temp.js';
 
@@ -50,36 +51,41 @@ export async function run(): Promise<Metric[]> {
   }
 }
 
-/** Writes the log straight into the store, many appends per group commit, as a busy gateway would have. */
+/**
+ * Writes the log straight into the store's tables in large transactions (bench/lib/event-log.ts): the same
+ * events a busy gateway would have appended, in the order it would have appended them.
+ */
 export async function writeHistory(dataDir: string): Promise<number> {
-  const store = new SqliteEventStore(join(dataDir, SQLITE_STORE_FILE));
+  return writeLogDirect(dataDir, historyEvents());
+}
+
+function* historyEvents(): Generator<LogEvent> {
   const ids = Array.from({ length: DEVICES }, (_, i) => `bench-${String(i).padStart(4, '0')}`);
-  let written = 0;
-  await Promise.all(
-    ids.map((deviceId) =>
-      Promise.all([
-        store.append(deviceStream(deviceId), [
-          { type: 'DeviceCreated', data: { deviceId, name: deviceId, engine: 'sandbox', metadata: {}, keyHash: randomBytes(32).toString('hex') } },
-        ]),
-        store.append(sessionStream(deviceId), [
-          { type: 'SessionStateChanged', data: { deviceId, state: 'qr', previousState: 'closed', reason: 'opened' } },
-          { type: 'SessionStateChanged', data: { deviceId, state: 'connecting', previousState: 'qr', reason: 'scanned' } },
-          { type: 'SessionStateChanged', data: { deviceId, state: 'online', previousState: 'connecting', phone: phoneOf(deviceId), reason: 'connected' } },
-        ]),
-      ]),
-    ),
-  );
-  written += DEVICES * 4;
+  for (const deviceId of ids) {
+    yield {
+      streamId: deviceStream(deviceId),
+      type: 'DeviceCreated',
+      data: { deviceId, name: deviceId, engine: 'sandbox', metadata: {}, keyHash: randomBytes(32).toString('hex') },
+    };
+    const session = sessionStream(deviceId);
+    yield { streamId: session, type: 'SessionStateChanged', data: { deviceId, state: 'qr', previousState: 'closed', reason: 'opened' } };
+    yield { streamId: session, type: 'SessionStateChanged', data: { deviceId, state: 'connecting', previousState: 'qr', reason: 'scanned' } };
+    yield {
+      streamId: session,
+      type: 'SessionStateChanged',
+      data: { deviceId, state: 'online', previousState: 'connecting', phone: phoneOf(deviceId), reason: 'connected' },
+    };
+  }
+  let written = DEVICES * 4;
   for (let round = 0; written < TARGET_EVENTS; round++) {
-    await Promise.all(
-      ids.map((deviceId, d) =>
-        Promise.all([store.append(outboxStream(deviceId), outboxRound(deviceId, d, round)), store.append(inboxStream(deviceId), [inbound(deviceId, d, round)])]),
-      ),
-    );
+    for (let d = 0; d < DEVICES; d++) {
+      const deviceId = ids[d]!;
+      for (const event of outboxRound(deviceId, d, round)) yield { streamId: outboxStream(deviceId), type: event.type, data: event.data };
+      const received = inbound(deviceId, d, round);
+      yield { streamId: inboxStream(deviceId), type: received.type, data: received.data };
+    }
     written += DEVICES * EVENTS_PER_ROUND;
   }
-  await store.close();
-  return written;
 }
 
 const phoneOf = (deviceId: string) => `4915${deviceId.slice(-4).padStart(8, '0')}`;

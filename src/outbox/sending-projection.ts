@@ -36,4 +36,12 @@ export class CombinedProjection implements Projection {
   apply(event: StoredEvent, db: Database.Database): void {
     for (const part of this.parts) if (part.handles !== 'all' && part.handles.has(event.type)) part.apply(event, db);
   }
+
+  flush(db: Database.Database): void {
+    for (const part of this.parts) part.flush?.(db);
+  }
+
+  discard(): void {
+    for (const part of this.parts) part.discard?.();
+  }
 }

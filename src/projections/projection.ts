@@ -16,4 +16,11 @@ export interface Projection {
   /** Empties its tables before a rebuild. */
   reset(db: Database.Database): void;
   apply(event: StoredEvent, db: Database.Database): void;
+  /**
+   * Writes what apply() held in memory (src/projections/row-buffer.ts); called at the end of every batch,
+   * in its transaction, before the checkpoint.
+   */
+  flush?(db: Database.Database): void;
+  /** The batch rolled back: drops what apply() held in memory. */
+  discard?(): void;
 }
