@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/profile-rebuild.ts [dataDir]`: a CPU profile of a full rebuild. Writes bench/rebuild.ts's
+ * `npx tsx bench/profile-rebuild.ts [dataDir [read models]]`: a CPU profile of a full rebuild (of the named read models). Writes bench/rebuild.ts's
  * 1,000,000-event log (into a temporary directory, or uses the log already in dataDir), then runs the
  * rebuild in a child node started with --cpu-prof (NODE_OPTIONS cannot carry that flag) and prints the
  * functions with the most self time. The .cpuprofile is kept in bench/results/ for Chrome DevTools.
@@ -18,7 +18,7 @@ interface ProfileNode {
 }
 
 async function main(): Promise<void> {
-  const given = process.argv[2];
+  const [given, only] = process.argv.slice(2);
   const temp = given ? undefined : makeTempDir('profile-rebuild');
   const dataDir = given ?? temp!.path;
   try {
@@ -30,7 +30,7 @@ async function main(): Promise<void> {
     const profiles = join(RESULTS_DIR, 'profiles');
     mkdirSync(profiles, { recursive: true });
     const before = new Set(readdirSync(profiles));
-    const child = spawnSync(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${profiles}`, '--import', 'tsx', 'bench/lib/rebuild-once.ts', dataDir], {
+    const child = spawnSync(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${profiles}`, '--import', 'tsx', 'bench/lib/rebuild-once.ts', dataDir, ...(only ? [only] : [])], {
       cwd: ROOT_DIR,
       stdio: ['ignore', 'inherit', 'inherit'],
     });

@@ -108,10 +108,10 @@ const MESSAGE_COLUMNS = [
   'history',
 ] as const satisfies ReadonlyArray<keyof MessageRow>;
 const CHAT_COLUMNS = ['device_id', 'chat_id', 'name', 'last_wa_message_id', 'last_at', 'last_pos', 'unread'] as const satisfies ReadonlyArray<keyof ChatRow>;
-/** An UPDATE's parameters: every other column, then the two key columns. */
-const updateOrder = <C extends string>(columns: readonly C[]): C[] => [...columns.slice(2), ...columns.slice(0, 2)];
-const MESSAGE_UPDATE = updateOrder(MESSAGE_COLUMNS);
-const CHAT_UPDATE = updateOrder(CHAT_COLUMNS);
+/** An UPDATE's parameters: every other column, then the key columns. */
+const updateOrder = <C extends string>(columns: readonly C[], keys: readonly C[]): C[] => [...columns.filter((c) => !keys.includes(c)), ...keys];
+const MESSAGE_UPDATE = updateOrder(MESSAGE_COLUMNS, ['pos']);
+const CHAT_UPDATE = updateOrder(CHAT_COLUMNS, ['device_id', 'chat_id']);
 
 /** A reaction on a message: the latest emoji of each sender ("" for this account itself). */
 export interface Reaction {
@@ -220,12 +220,16 @@ export class MessageIndex implements Projection, SeenMessages {
   /** 2: chats, positions, reactions, edits, quotes and status histories. */
   readonly version = 2;
   readonly handles: ReadonlySet<string> = HANDLED;
+  /** apply() reads rows by their keys only. */
+  readonly deferredIndexes = ['chat_messages_unread', 'chat_messages_media', 'chat_messages_by_chat', 'chats_by_activity'];
   private statements: ReturnType<MessageIndex['prepare']> | undefined;
   private buffers: { messages: RowBuffer<MessageRow>; chats: RowBuffer<ChatRow> } | undefined;
 
   constructor(private readonly db: Database.Database) {}
 
   setup(db: Database.Database): void {
+    // Rows are keyed by the log position of the event that recorded them (`pos`): a rebuild appends them in
+    // key order, and rows of a few hundred bytes sit better in a rowid table than in a key-ordered one.
     // A table of version 1 lacks the new columns; the runner rebuilds this read model then (version changed).
     const columns = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('chat_messages') as string[];
     if (columns.length > 0 && !columns.includes('pos')) db.exec('DROP TABLE chat_messages');
@@ -240,7 +244,7 @@ export class MessageIndex implements Projection, SeenMessages {
         type            TEXT NOT NULL,
         body            TEXT NOT NULL,
         at              INTEGER NOT NULL,
-        pos             INTEGER NOT NULL,
+        pos             INTEGER PRIMARY KEY,
         outbox_id       TEXT,
         content         TEXT,
         status          TEXT,
@@ -254,9 +258,9 @@ export class MessageIndex implements Projection, SeenMessages {
         poll            TEXT,
         quoted          TEXT,
         reactions       TEXT,
-        history         TEXT,
-        PRIMARY KEY (device_id, wa_message_id)
-      ) WITHOUT ROWID;
+        history         TEXT
+      );
+      CREATE UNIQUE INDEX IF NOT EXISTS chat_messages_by_id ON chat_messages (device_id, wa_message_id);
       CREATE INDEX IF NOT EXISTS chat_messages_unread ON chat_messages (device_id, chat_id) WHERE from_me = 0 AND read = 0;
       CREATE INDEX IF NOT EXISTS chat_messages_media ON chat_messages (media_stored_at) WHERE media_stored_at IS NOT NULL;
       -- A chat's messages newest first, paged by key (reactions are shown on their message, not listed).
@@ -600,23 +604,18 @@ export class MessageIndex implements Projection, SeenMessages {
     const insertOf = (table: string, columns: readonly string[]) =>
       db.prepare(`INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);
     // Bound with the other columns first, then the key columns (updateOrder).
-    const updateOf = (table: string, columns: readonly string[], keys: number) =>
-      db.prepare(
-        `UPDATE ${table} SET ${columns
-          .slice(keys)
-          .map((c) => `${c} = ?`)
-          .join(', ')} WHERE ${columns
-          .slice(0, keys)
-          .map((c) => `${c} = ?`)
-          .join(' AND ')}`,
-      );
+    const updateOf = (table: string, columns: readonly string[]) => {
+      const keys = columns.slice(-(table === 'chats' ? 2 : 1));
+      const others = columns.slice(0, columns.length - keys.length);
+      return db.prepare(`UPDATE ${table} SET ${others.map((c) => `${c} = ?`).join(', ')} WHERE ${keys.map((c) => `${c} = ?`).join(' AND ')}`);
+    };
     const VIEW = 'wa_message_id, chat_id, from_me, sender, participant, type, body, at, pos, outbox_id, content, status, sent_at, revoked, edited, media, media_stored_at, received, quoted, reactions, history';
     return {
       insertMessage: insertOf('chat_messages', MESSAGE_COLUMNS),
-      updateMessage: updateOf('chat_messages', MESSAGE_COLUMNS, 2),
+      updateMessage: updateOf('chat_messages', MESSAGE_UPDATE),
       messageRow: db.prepare<[string, string], MessageRow>(`SELECT ${MESSAGE_COLUMNS.join(', ')} FROM chat_messages WHERE device_id = ? AND wa_message_id = ?`),
       insertChat: insertOf('chats', CHAT_COLUMNS),
-      updateChat: updateOf('chats', CHAT_COLUMNS, 2),
+      updateChat: updateOf('chats', CHAT_UPDATE),
       chatRow: db.prepare<[string, string], ChatRow>(`SELECT ${CHAT_COLUMNS.join(', ')} FROM chats WHERE device_id = ? AND chat_id = ?`),
       byId: db.prepare<[string, string], Row>(`SELECT ${VIEW} FROM chat_messages WHERE device_id = ? AND wa_message_id = ?`),
       chatPage: db.prepare<[string, string, number], Row>(

@@ -23,7 +23,10 @@ export class CombinedProjection implements Projection {
       for (const type of part.handles) types.add(type);
     }
     this.handles = types;
+    this.deferredIndexes = parts.flatMap((part) => part.deferredIndexes ?? []);
   }
+
+  readonly deferredIndexes: readonly string[];
 
   setup(db: Database.Database): void {
     for (const part of this.parts) part.setup(db);

@@ -4,6 +4,8 @@ import type { EventStore, StoredEvent, Subscription } from '../eventstore/event-
 import type { Projection } from './projection.js';
 
 const CATCH_UP_PAGE = 50_000;
+/** Page cache while rebuilding (negative: KiB): 256 MiB, given back when the rebuild is done. */
+const REBUILD_CACHE_SIZE = -262_144;
 
 export class ProjectionLagError extends Error {
   override readonly name = 'ProjectionLagError';
@@ -163,15 +165,37 @@ export class ProjectionRunner implements ReadModelProgress {
     // instead of at every 1,000 pages (nothing is served from these tables until the rebuild is done).
     const autocheckpoint = this.db.pragma('wal_autocheckpoint', { simple: true }) as number;
     this.db.pragma('wal_autocheckpoint = 0');
+    // Rows land all over the tables' b-trees: a page cache that holds them saves reading pages back.
+    const cacheSize = this.db.pragma('cache_size', { simple: true }) as number;
+    this.db.pragma(`cache_size = ${REBUILD_CACHE_SIZE}`);
+    const deferred = this.dropDeferredIndexes();
     try {
       await this.catchUp();
     } finally {
+      // Built once from the finished tables (and again by setup() should this process die first).
+      this.db.transaction(() => {
+        for (const sql of deferred) this.db.exec(sql);
+      })();
+      this.db.pragma(`cache_size = ${cacheSize}`);
       this.db.pragma(`wal_autocheckpoint = ${autocheckpoint}`);
       this.db.pragma('wal_checkpoint(TRUNCATE)');
     }
     const result = { events: this.applied, seconds: (performance.now() - started) / 1000 };
     this.follow();
     return result;
+  }
+
+  /** Drops the indexes the read models let a rebuild defer; answers the statements that make them again. */
+  private dropDeferredIndexes(): string[] {
+    const sqlOf = this.db.prepare<[string], { sql: string }>("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?");
+    const statements: string[] = [];
+    for (const name of this.projections.flatMap((p) => p.deferredIndexes ?? [])) {
+      const row = sqlOf.get(name);
+      if (!row) continue;
+      statements.push(row.sql);
+      this.db.exec(`DROP INDEX ${name}`);
+    }
+    return statements;
   }
 
   async stop(): Promise<void> {
