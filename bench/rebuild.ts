@@ -1,6 +1,6 @@
 /**
  * rebuild: a log of 1,000,000 events (1,000 devices sending and receiving), every read model rebuilt from
- * position 0; then the gateway started on that data with its checkpoints in place, timed to a healthy
+ * position 0, against reading the same log with no read model in the same run (the machine is shared); then the gateway started on that data with its checkpoints in place, timed to a healthy
  * /health, against the same start on an empty log (startup must not grow with history).
  */
 import { randomBytes } from 'node:crypto';
@@ -36,13 +36,17 @@ export async function run(): Promise<Metric[]> {
   const empty = makeTempDir('rebuild-empty');
   try {
     const written = await writeHistory(full.path);
+    // The baseline of this run: the same pass over the log with no read model fed (read and decode only).
+    const readOnly = await rebuildAll(full.path, []);
     const rebuild = await rebuildAll(full.path);
     const withHistory = await timeToHealthy(full.path);
     const withoutHistory = await timeToHealthy(empty.path);
     return [
       { metric: 'events in the log', value: written, unit: 'events' },
-      { metric: 'full rebuild, every read model', value: Math.round(written / rebuild.seconds), unit: 'events/s', target: { op: '>=', value: 100_000 } },
+      { metric: 'full rebuild, every read model', value: Math.round(written / rebuild.seconds), unit: 'events/s', target: { op: '>=', value: 150_000 } },
       { metric: 'full rebuild time', value: round(rebuild.seconds, 2), unit: 's' },
+      { metric: 'log read and decoded, no read model (same run)', value: Math.round(written / readOnly.seconds), unit: 'events/s' },
+      { metric: 'full rebuild / log read alone', value: round(readOnly.seconds / rebuild.seconds, 3), unit: '×' },
       { metric: 'start → healthy, 1M events, checkpoints in place', value: round(withHistory, 2), unit: 's', target: { op: '<=', value: 3 } },
       { metric: 'start → healthy, empty log (same run)', value: round(withoutHistory, 2), unit: 's' },
     ];
