@@ -208,7 +208,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     }),
   );
   routes.push(
-    ...chatRoutes({ chats: new ChatCommands({ inbox, index: messages, connection: (deviceId) => sessions.connection(deviceId), projections }) }),
+    ...chatRoutes({ chats: new ChatCommands({ inbox, index: messages, connection: (deviceId) => sessions.connection(deviceId), projections }), index: messages }),
     ...messageRoutes({ index: messages, files: receivedMedia, retentionMs: config.inboundMedia.retentionMs }),
   );
   routes.push(

@@ -6,6 +6,8 @@ export interface HttpLoadOptions {
   method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   headers?: Record<string, string>;
   body?: string;
+  /** Each request's path, asked before it is sent (varied reads); `url`'s path when left out. */
+  nextPath?: () => string;
   connections?: number;
   /** Load before measuring (JIT, caches, keep-alive sockets); its figures are thrown away. */
   warmupSeconds?: number;
@@ -41,6 +43,7 @@ export async function loadHttp(options: HttpLoadOptions): Promise<HttpLoadResult
     body: options.body,
     connections: options.connections ?? 50,
     pipelining: 1,
+    ...(options.nextPath ? { requests: [{ setupRequest: (request: autocannon.Request) => ({ ...request, path: options.nextPath!() }) }] } : {}),
   } satisfies autocannon.Options;
   if ((options.warmupSeconds ?? 0) > 0) await autocannon({ ...base, duration: options.warmupSeconds });
 

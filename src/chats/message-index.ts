@@ -3,17 +3,27 @@
  * commands about messages need: its chat, sender, type and text (replies, forwards), its send status and
  * time (edits within 15 minutes), whether a received one was read (read receipts), its received media
  * (served and kept for the retention period) and a poll's secret (decrypting votes). Fed from the log.
+ *
+ * It is also the conversations read model (GET /chats, /chats/:chatId/messages, /messages/:waMessageId):
+ * each message's reactions, edits, quote, media and, for outgoing ones, the history of its statuses; and
+ * one row per chat with its last message and unread count (received messages not yet covered by a ChatRead).
+ * Only what the gateway saw: messages from before the device was linked, or while no gateway ran, are not here.
  */
 import type Database from 'better-sqlite3';
 import type { StoredEvent } from '../eventstore/event-store.js';
 import { eventGuard } from '../eventstore/typed-events.js';
-import type { ChatEvent, InboundMedia, InboundType, MessageEvent } from '../messages/message-events.js';
+import { isGroupId } from '../messages/chat-id.js';
+import type { ChatEvent, InboundMedia, InboundType, MessageEvent, MessageStatus } from '../messages/message-events.js';
 import type { Projection } from '../projections/projection.js';
-import type { OutboxEvent, QueuedContent } from '../outbox/outbox-events.js';
+import { RowBuffer } from '../projections/row-buffer.js';
+import { type OutboxEvent, type QueuedContent, mediaOf } from '../outbox/outbox-events.js';
 import { nextStatus } from '../outbox/message-status.js';
 import type { SeenMessage, SeenMessages } from '../outbox/seen-messages.js';
 
-type Handled = MessageEvent | ChatEvent | Extract<OutboxEvent, { type: 'OutboxMessageQueued' | 'OutboxMessageEdited' }>;
+type Handled =
+  | MessageEvent
+  | ChatEvent
+  | Extract<OutboxEvent, { type: 'OutboxMessageQueued' | 'OutboxMessageEdited' }>;
 const HANDLED: ReadonlySet<string> = new Set<Handled['type']>([
   'MessageReceived',
   'MessageStatusChanged',
@@ -26,22 +36,148 @@ const HANDLED: ReadonlySet<string> = new Set<Handled['type']>([
 ]);
 const isHandled = eventGuard<Handled>(HANDLED);
 
-interface Row {
+/** A row of chat_messages as held in memory during a batch (JSON columns as text). */
+interface MessageRow {
+  device_id: string;
   wa_message_id: string;
   chat_id: string;
   from_me: number;
   sender: string;
+  participant: string | null;
   type: InboundType;
   body: string;
+  at: number;
+  /** Log position of the event that recorded the message: the tie-breaker of a chat's order. */
+  pos: number;
   outbox_id: string | null;
   content: string | null;
   status: string | null;
   sent_at: number | null;
+  read: number;
   revoked: number;
+  edited: number;
   media: string | null;
   media_stored_at: number | null;
   received: string | null;
+  poll: string | null;
+  quoted: string | null;
+  /** JSON array of Reaction, one per reacting sender. */
+  reactions: string | null;
+  /** JSON array of StatusEntry (outgoing messages). */
+  history: string | null;
 }
+
+/** The columns the queries read. */
+type Row = Omit<MessageRow, 'device_id' | 'read' | 'poll'>;
+
+/** A row of chats. */
+interface ChatRow {
+  device_id: string;
+  chat_id: string;
+  name: string | null;
+  last_wa_message_id: string;
+  last_at: number;
+  last_pos: number;
+  unread: number;
+}
+
+const MESSAGE_COLUMNS = [
+  'device_id',
+  'wa_message_id',
+  'chat_id',
+  'from_me',
+  'sender',
+  'participant',
+  'type',
+  'body',
+  'at',
+  'pos',
+  'outbox_id',
+  'content',
+  'status',
+  'sent_at',
+  'read',
+  'revoked',
+  'edited',
+  'media',
+  'media_stored_at',
+  'received',
+  'poll',
+  'quoted',
+  'reactions',
+  'history',
+] as const satisfies ReadonlyArray<keyof MessageRow>;
+const CHAT_COLUMNS = ['device_id', 'chat_id', 'name', 'last_wa_message_id', 'last_at', 'last_pos', 'unread'] as const satisfies ReadonlyArray<keyof ChatRow>;
+/** An UPDATE's parameters: every other column, then the key columns. */
+const updateOrder = <C extends string>(columns: readonly C[], keys: readonly C[]): C[] => [...columns.filter((c) => !keys.includes(c)), ...keys];
+const MESSAGE_UPDATE = updateOrder(MESSAGE_COLUMNS, ['pos']);
+const CHAT_UPDATE = updateOrder(CHAT_COLUMNS, ['device_id', 'chat_id']);
+
+/** A reaction on a message: the latest emoji of each sender ("" for this account itself). */
+export interface Reaction {
+  from: string;
+  fromMe: boolean;
+  emoji: string;
+}
+
+/** One step of an outgoing message's life. */
+export interface StatusEntry {
+  status: MessageStatus | 'edited';
+  /** ISO 8601. */
+  at: string;
+  error?: { code: string; message: string };
+}
+
+/** A message as the conversation routes show it (GET /chats/:chatId/messages, GET /messages/:waMessageId). */
+export interface MessageView {
+  waMessageId: string;
+  chatId: string;
+  /** The sender; "" for this account's own messages (the route fills in the account's number when known). */
+  from: string;
+  fromMe: boolean;
+  participant?: string;
+  type: InboundType;
+  body: string;
+  timestamp: number;
+  status?: string;
+  quoted?: { waMessageId: string; from: string; fromMe?: boolean; type: string; body: string };
+  media?: { mimetype?: string; size?: number; filename?: string; url?: string; sha256?: string; status?: string };
+  reactions: Reaction[];
+  edited: boolean;
+  revoked: boolean;
+}
+
+export interface MessageDetail extends MessageView {
+  outboxId?: string;
+  statusHistory?: StatusEntry[];
+}
+
+export interface ChatView {
+  chatId: string;
+  isGroup: boolean;
+  name?: string;
+  unreadCount: number;
+  lastMessage: { waMessageId: string; fromMe: boolean; type: InboundType; body: string; timestamp: number };
+  /** ISO 8601: the time of the last message. */
+  updatedAt: string;
+}
+
+/** Where a page starts: after this (timestamp, position) in the order newest first. */
+export interface PageKey {
+  at: number;
+  pos: number;
+}
+
+export interface Page<T> {
+  items: T[];
+  next: PageKey | null;
+}
+
+const key = (deviceId: string, id: string) => `${deviceId}\u0000${id}`;
+const isoOf = (seconds: number) => new Date(seconds * 1000).toISOString();
+const historyEntry = (status: StatusEntry['status'], at: string, error?: StatusEntry['error']) =>
+  JSON.stringify(error ? { status, at, error } : { status, at });
+const appendJson = (list: string | null, entry: string) => (list ? `${list.slice(0, -1)},${entry}]` : `[${entry}]`);
 
 /** The message type a queued content shows as. */
 function typeOfContent(content: QueuedContent): InboundType {
@@ -81,13 +217,22 @@ function bodyOfContent(content: QueuedContent): string {
 
 export class MessageIndex implements Projection, SeenMessages {
   readonly name = 'message-index';
-  readonly version = 1;
+  /** 2: chats, positions, reactions, edits, quotes and status histories. */
+  readonly version = 2;
   readonly handles: ReadonlySet<string> = HANDLED;
+  /** apply() reads rows by their keys only. */
+  readonly deferredIndexes = ['chat_messages_unread', 'chat_messages_media', 'chat_messages_by_chat', 'chats_by_activity'];
   private statements: ReturnType<MessageIndex['prepare']> | undefined;
+  private buffers: { messages: RowBuffer<MessageRow>; chats: RowBuffer<ChatRow> } | undefined;
 
   constructor(private readonly db: Database.Database) {}
 
   setup(db: Database.Database): void {
+    // Rows are keyed by the log position of the event that recorded them (`pos`): a rebuild appends them in
+    // key order, and rows of a few hundred bytes sit better in a rowid table than in a key-ordered one.
+    // A table of version 1 lacks the new columns; the runner rebuilds this read model then (version changed).
+    const columns = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('chat_messages') as string[];
+    if (columns.length > 0 && !columns.includes('pos')) db.exec('DROP TABLE chat_messages');
     db.exec(`
       CREATE TABLE IF NOT EXISTS chat_messages (
         device_id       TEXT NOT NULL,
@@ -99,106 +244,312 @@ export class MessageIndex implements Projection, SeenMessages {
         type            TEXT NOT NULL,
         body            TEXT NOT NULL,
         at              INTEGER NOT NULL,
+        pos             INTEGER PRIMARY KEY,
         outbox_id       TEXT,
         content         TEXT,
         status          TEXT,
         sent_at         INTEGER,
         read            INTEGER NOT NULL DEFAULT 0,
         revoked         INTEGER NOT NULL DEFAULT 0,
+        edited          INTEGER NOT NULL DEFAULT 0,
         media           TEXT,
         media_stored_at INTEGER,
         received        TEXT,
         poll            TEXT,
-        PRIMARY KEY (device_id, wa_message_id)
-      ) WITHOUT ROWID;
+        quoted          TEXT,
+        reactions       TEXT,
+        history         TEXT
+      );
+      CREATE UNIQUE INDEX IF NOT EXISTS chat_messages_by_id ON chat_messages (device_id, wa_message_id);
       CREATE INDEX IF NOT EXISTS chat_messages_unread ON chat_messages (device_id, chat_id) WHERE from_me = 0 AND read = 0;
       CREATE INDEX IF NOT EXISTS chat_messages_media ON chat_messages (media_stored_at) WHERE media_stored_at IS NOT NULL;
+      -- A chat's messages newest first, paged by key (reactions are shown on their message, not listed).
+      CREATE INDEX IF NOT EXISTS chat_messages_by_chat ON chat_messages (device_id, chat_id, at, pos) WHERE type <> 'reaction';
+      CREATE TABLE IF NOT EXISTS chats (
+        device_id          TEXT NOT NULL,
+        chat_id            TEXT NOT NULL,
+        name               TEXT,
+        last_wa_message_id TEXT NOT NULL,
+        last_at            INTEGER NOT NULL,
+        last_pos           INTEGER NOT NULL,
+        unread             INTEGER NOT NULL,
+        PRIMARY KEY (device_id, chat_id)
+      ) WITHOUT ROWID;
+      CREATE INDEX IF NOT EXISTS chats_by_activity ON chats (device_id, last_at, last_pos);
     `);
   }
 
   reset(db: Database.Database): void {
-    db.exec('DELETE FROM chat_messages');
+    this.buffers = undefined;
+    db.exec('DELETE FROM chat_messages; DELETE FROM chats');
   }
 
   apply(stored: StoredEvent): void {
     if (!isHandled(stored)) return;
     const event = stored;
-    const sql = this.sql();
+    const { messages, chats } = this.rows();
     switch (event.type) {
       case 'MessageReceived': {
         const d = event.data;
-        const media = d.media ? JSON.stringify(d.media) : null;
-        const storedAt = d.media?.status === 'ready' ? stored.createdAt.getTime() : null;
-        const received = d.location || d.contacts ? JSON.stringify({ location: d.location, contacts: d.contacts }) : null;
-        const poll = d.poll && d.secret ? JSON.stringify({ options: d.poll.options, secret: d.secret }) : null;
-        sql.insertReceived.run(
-          d.deviceId,
-          d.waMessageId,
-          d.chatId ?? d.from,
-          d.fromMe ? 1 : 0,
-          d.fromMe ? '' : d.from,
-          d.participant ?? null,
-          d.type,
-          d.body,
-          d.timestamp,
-          media,
-          storedAt,
-          received,
-          poll,
-        );
+        const id = key(d.deviceId, d.waMessageId);
+        if (messages.get(id)) return;
+        const row: MessageRow = {
+          device_id: d.deviceId,
+          wa_message_id: d.waMessageId,
+          chat_id: d.chatId ?? d.from,
+          from_me: d.fromMe ? 1 : 0,
+          sender: d.fromMe ? '' : d.from,
+          participant: d.participant ?? null,
+          type: d.type,
+          body: d.body,
+          at: d.timestamp,
+          pos: stored.position,
+          outbox_id: null,
+          content: null,
+          status: null,
+          sent_at: null,
+          read: 0,
+          revoked: 0,
+          edited: 0,
+          media: d.media ? JSON.stringify(d.media) : null,
+          media_stored_at: d.media?.status === 'ready' ? stored.createdAt.getTime() : null,
+          received: d.location || d.contacts ? JSON.stringify({ location: d.location, contacts: d.contacts }) : null,
+          poll: d.poll && d.secret ? JSON.stringify({ options: d.poll.options, secret: d.secret }) : null,
+          quoted: d.quoted ? JSON.stringify(d.quoted) : null,
+          reactions: null,
+          history: null,
+        };
+        messages.put(id, row);
+        if (d.type === 'reaction') {
+          if (d.reaction) this.react(d.deviceId, d.reaction.messageId, { from: d.fromMe ? '' : d.from, fromMe: d.fromMe === true, emoji: d.reaction.emoji });
+          return;
+        }
+        this.touchChat(row, d.fromMe || d.isGroup || !d.pushName ? undefined : d.pushName);
         return;
       }
       case 'OutboxMessageQueued': {
         const d = event.data;
-        if (d.content.kind === 'edit') {
-          sql.setBody.run(d.content.text, d.deviceId, d.content.messageId);
+        const content = d.content;
+        if (content.kind === 'edit') {
+          this.edit(d.deviceId, content.messageId, content.text, d.createdAt, true);
           return;
         }
-        const poll = d.content.kind === 'poll' ? JSON.stringify({ options: d.content.options, secret: d.content.secret }) : null;
-        sql.insertQueued.run(
-          d.deviceId,
-          d.waMessageId,
-          d.to,
-          typeOfContent(d.content),
-          bodyOfContent(d.content),
-          Math.floor(Date.parse(d.createdAt) / 1000) || 0,
-          d.outboxId,
-          JSON.stringify(d.content),
-          poll,
-        );
+        const id = key(d.deviceId, d.waMessageId);
+        if (messages.get(id)) return;
+        const row: MessageRow = {
+          device_id: d.deviceId,
+          wa_message_id: d.waMessageId,
+          chat_id: d.to,
+          from_me: 1,
+          sender: '',
+          participant: null,
+          type: typeOfContent(content),
+          body: bodyOfContent(content),
+          at: Math.floor(Date.parse(d.createdAt) / 1000) || 0,
+          pos: stored.position,
+          outbox_id: d.outboxId,
+          content: JSON.stringify(content),
+          status: 'queued',
+          sent_at: null,
+          read: 0,
+          revoked: 0,
+          edited: 0,
+          media: null,
+          media_stored_at: null,
+          received: null,
+          poll: content.kind === 'poll' ? JSON.stringify({ options: content.options, secret: content.secret }) : null,
+          quoted: d.replyTo ? JSON.stringify(d.replyTo) : null,
+          reactions: null,
+          history: `[${historyEntry('queued', d.createdAt)}]`,
+        };
+        messages.put(id, row);
+        if (content.kind === 'reaction') {
+          this.react(d.deviceId, content.messageId, { from: '', fromMe: true, emoji: content.emoji });
+          return;
+        }
+        this.touchChat(row, undefined);
         return;
       }
       case 'OutboxMessageEdited':
-        sql.setBody.run(event.data.text, event.data.deviceId, event.data.waMessageId);
+        // Edited while still queued: the recipient never sees the first text, so it is not `edited`.
+        this.edit(event.data.deviceId, event.data.waMessageId, event.data.text, stored.createdAt.toISOString(), false);
         return;
       case 'MessageStatusChanged': {
-        const { deviceId, waMessageId, status, timestamp } = event.data;
-        const row = sql.statusOf.get(deviceId, waMessageId);
-        if (!row) return;
+        const { deviceId, waMessageId, status, timestamp, error } = event.data;
+        const id = key(deviceId, waMessageId);
+        const row = messages.get(id);
+        if (!row || row.outbox_id === null) return;
+        row.history = appendJson(row.history, historyEntry(status, isoOf(timestamp), error));
         const next = nextStatus(row.status ?? 'queued', status);
-        if (next !== row.status) sql.setStatus.run(next, status === 'sent' ? timestamp : null, status === 'deleted' ? 1 : 0, deviceId, waMessageId);
+        if (next !== row.status) {
+          row.status = next;
+          if (status === 'sent' && row.sent_at === null) row.sent_at = timestamp;
+          if (status === 'deleted') row.revoked = 1;
+        }
+        messages.put(id, row);
         return;
       }
       case 'MessageEdited':
-        sql.setBody.run(event.data.body, event.data.deviceId, event.data.waMessageId);
+        this.edit(event.data.deviceId, event.data.waMessageId, event.data.body, isoOf(event.data.timestamp), true);
         return;
-      case 'MessageRevoked':
-        sql.setRevoked.run(event.data.deviceId, event.data.waMessageId);
+      case 'MessageRevoked': {
+        const id = key(event.data.deviceId, event.data.waMessageId);
+        const row = messages.get(id);
+        if (!row) return;
+        row.revoked = 1;
+        messages.put(id, row);
         return;
-      case 'ChatRead':
-        for (const id of event.data.waMessageIds) sql.setRead.run(event.data.deviceId, id);
+      }
+      case 'ChatRead': {
+        const { deviceId, chatId } = event.data;
+        let cleared = 0;
+        for (const waMessageId of event.data.waMessageIds) {
+          const id = key(deviceId, waMessageId);
+          const row = messages.get(id);
+          if (!row || row.from_me === 1 || row.read === 1) continue;
+          row.read = 1;
+          messages.put(id, row);
+          if (row.type !== 'reaction' && row.chat_id === chatId) cleared++;
+        }
+        if (cleared > 0) {
+          const chatKey = key(deviceId, chatId);
+          const chat = chats.get(chatKey);
+          if (chat) {
+            chat.unread = Math.max(0, chat.unread - cleared);
+            chats.put(chatKey, chat);
+          }
+        }
         return;
+      }
       case 'InboundMediaUpdated': {
         const { deviceId, waMessageId, media } = event.data;
-        sql.setMedia.run(JSON.stringify(media), media.status === 'ready' ? stored.createdAt.getTime() : null, deviceId, waMessageId);
+        const id = key(deviceId, waMessageId);
+        const row = messages.get(id);
+        if (!row) return;
+        row.media = JSON.stringify(media);
+        row.media_stored_at = media.status === 'ready' ? stored.createdAt.getTime() : null;
+        messages.put(id, row);
         return;
       }
     }
   }
 
+  flush(): void {
+    // Chats after messages: a chat's last message is always a row.
+    this.buffers?.messages.flush();
+    this.buffers?.chats.flush();
+  }
+
+  discard(): void {
+    this.buffers?.messages.discard();
+    this.buffers?.chats.discard();
+  }
+
+  /** A new message of a chat (not a reaction): the chat's last message, its unread count, its name. */
+  private touchChat(message: MessageRow, name: string | undefined): void {
+    const chats = this.rows().chats;
+    const chatKey = key(message.device_id, message.chat_id);
+    const unread = message.from_me === 0 ? 1 : 0;
+    const chat = chats.get(chatKey);
+    if (!chat) {
+      chats.put(chatKey, {
+        device_id: message.device_id,
+        chat_id: message.chat_id,
+        name: name ?? null,
+        last_wa_message_id: message.wa_message_id,
+        last_at: message.at,
+        last_pos: message.pos,
+        unread,
+      });
+      return;
+    }
+    if (message.at > chat.last_at || (message.at === chat.last_at && message.pos > chat.last_pos)) {
+      chat.last_wa_message_id = message.wa_message_id;
+      chat.last_at = message.at;
+      chat.last_pos = message.pos;
+    }
+    chat.unread += unread;
+    if (name !== undefined) chat.name = name;
+    chats.put(chatKey, chat);
+  }
+
+  private react(deviceId: string, waMessageId: string, reaction: Reaction): void {
+    const id = key(deviceId, waMessageId);
+    const messages = this.rows().messages;
+    const row = messages.get(id);
+    if (!row) return; // a reaction to a message the gateway never saw
+    const others = (row.reactions ? (JSON.parse(row.reactions) as Reaction[]) : []).filter(
+      (r) => r.fromMe !== reaction.fromMe || r.from !== reaction.from,
+    );
+    // An empty emoji takes the sender's reaction back.
+    const next = reaction.emoji === '' ? others : [...others, reaction];
+    row.reactions = next.length > 0 ? JSON.stringify(next) : null;
+    messages.put(id, row);
+  }
+
+  private edit(deviceId: string, waMessageId: string, body: string, at: string, shown: boolean): void {
+    const id = key(deviceId, waMessageId);
+    const messages = this.rows().messages;
+    const row = messages.get(id);
+    if (!row) return;
+    row.body = body;
+    if (shown) row.edited = 1;
+    if (row.outbox_id !== null) row.history = appendJson(row.history, historyEntry('edited', at));
+    messages.put(id, row);
+  }
+
   find(deviceId: string, waMessageId: string): SeenMessage | undefined {
     const row = this.sql().byId.get(deviceId, waMessageId);
     return row && seenOf(row);
+  }
+
+  /** One message with its whole life (GET /messages/:waMessageId); reactions included. */
+  message(deviceId: string, waMessageId: string): MessageDetail | undefined {
+    const row = this.sql().byId.get(deviceId, waMessageId);
+    if (!row) return undefined;
+    const view: MessageDetail = viewOf(row);
+    if (row.outbox_id !== null) {
+      view.outboxId = row.outbox_id;
+      view.statusHistory = row.history ? (JSON.parse(row.history) as StatusEntry[]) : [];
+    }
+    return view;
+  }
+
+  /** A chat's messages, newest first, a page after `after` (keyset: timestamp, then log position). */
+  messages(deviceId: string, chatId: string, options: { limit: number; after?: PageKey }): Page<MessageView> {
+    const sql = this.sql();
+    const rows = options.after
+      ? sql.chatPageAfter.all(deviceId, chatId, options.after.at, options.after.pos, options.limit + 1)
+      : sql.chatPage.all(deviceId, chatId, options.limit + 1);
+    const page = rows.slice(0, options.limit).map(pageRowOf);
+    const last = page[page.length - 1];
+    return { items: page.map(viewOf), next: rows.length > options.limit && last ? { at: last.at, pos: last.pos } : null };
+  }
+
+  /** A device's chats, most recent activity first. */
+  chats(deviceId: string, options: { limit: number; after?: PageKey }): Page<ChatView> {
+    const sql = this.sql();
+    const rows = options.after
+      ? sql.chatsAfter.all(deviceId, options.after.at, options.after.pos, options.limit + 1)
+      : sql.chats.all(deviceId, options.limit + 1);
+    const page = rows.slice(0, options.limit);
+    const last = page[page.length - 1];
+    return {
+      items: page.map((row) => ({
+        chatId: row.chat_id,
+        isGroup: isGroupId(row.chat_id),
+        ...(row.name ? { name: row.name } : {}),
+        unreadCount: row.unread,
+        lastMessage: { waMessageId: row.last_wa_message_id, fromMe: row.from_me === 1, type: row.type, body: row.revoked ? '' : row.body, timestamp: row.last_at },
+        updatedAt: isoOf(row.last_at),
+      })),
+      next: rows.length > options.limit && last ? { at: last.last_at, pos: last.last_pos } : null,
+    };
+  }
+
+  /** Whether the device has a chat with this id (GET /chats/:chatId/messages of an unknown chat is an empty page). */
+  hasChat(deviceId: string, chatId: string): boolean {
+    return this.sql().chatExists.get(deviceId, chatId) !== undefined;
   }
 
   /** Received messages of a chat not yet read by this device, oldest first. */
@@ -227,33 +578,60 @@ export class MessageIndex implements Projection, SeenMessages {
       .map((r) => ({ deviceId: r.device_id, waMessageId: r.wa_message_id, storedAt: r.media_stored_at }));
   }
 
+  private rows() {
+    if (this.buffers) return this.buffers;
+    const sql = this.sql();
+    const split = (k: string) => k.split('\u0000') as [string, string];
+    this.buffers = {
+      messages: new RowBuffer<MessageRow>(
+        (k) => sql.messageRow.get(...split(k)),
+        (row, stored) => (stored ? sql.updateMessage.run(MESSAGE_UPDATE.map((c) => row[c])) : sql.insertMessage.run(MESSAGE_COLUMNS.map((c) => row[c]))),
+      ),
+      chats: new RowBuffer<ChatRow>(
+        (k) => sql.chatRow.get(...split(k)),
+        (row, stored) => (stored ? sql.updateChat.run(CHAT_UPDATE.map((c) => row[c])) : sql.insertChat.run(CHAT_COLUMNS.map((c) => row[c]))),
+      ),
+    };
+    return this.buffers;
+  }
+
   private sql() {
     return (this.statements ??= this.prepare());
   }
 
   private prepare() {
     const db = this.db;
+    const insertOf = (table: string, columns: readonly string[]) =>
+      db.prepare(`INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);
+    // Bound with the other columns first, then the key columns (updateOrder).
+    const updateOf = (table: string, columns: readonly string[]) => {
+      const keys = columns.slice(-(table === 'chats' ? 2 : 1));
+      const others = columns.slice(0, columns.length - keys.length);
+      return db.prepare(`UPDATE ${table} SET ${others.map((c) => `${c} = ?`).join(', ')} WHERE ${keys.map((c) => `${c} = ?`).join(' AND ')}`);
+    };
+    const VIEW = 'wa_message_id, chat_id, from_me, sender, participant, type, body, at, pos, outbox_id, content, status, sent_at, revoked, edited, media, media_stored_at, received, quoted, reactions, history';
     return {
-      insertReceived: db.prepare(
-        `INSERT OR IGNORE INTO chat_messages (device_id, wa_message_id, chat_id, from_me, sender, participant, type, body, at, media, media_stored_at, received, poll)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      insertMessage: insertOf('chat_messages', MESSAGE_COLUMNS),
+      updateMessage: updateOf('chat_messages', MESSAGE_UPDATE),
+      messageRow: db.prepare<[string, string], MessageRow>(`SELECT ${MESSAGE_COLUMNS.join(', ')} FROM chat_messages WHERE device_id = ? AND wa_message_id = ?`),
+      insertChat: insertOf('chats', CHAT_COLUMNS),
+      updateChat: updateOf('chats', CHAT_UPDATE),
+      chatRow: db.prepare<[string, string], ChatRow>(`SELECT ${CHAT_COLUMNS.join(', ')} FROM chats WHERE device_id = ? AND chat_id = ?`),
+      byId: db.prepare<[string, string], Row>(`SELECT ${VIEW} FROM chat_messages WHERE device_id = ? AND wa_message_id = ?`),
+      // Rows as arrays of the columns a view needs: a page is 50 rows, and objects of 20 columns cost more than the query.
+      chatPage: db
+        .prepare<[string, string, number], PageRaw>(`SELECT ${PAGE} FROM chat_messages WHERE device_id = ? AND chat_id = ? AND type <> 'reaction' ORDER BY at DESC, pos DESC LIMIT ?`)
+        .raw(true),
+      chatPageAfter: db
+        .prepare<[string, string, number, number, number], PageRaw>(
+          `SELECT ${PAGE} FROM chat_messages WHERE device_id = ? AND chat_id = ? AND type <> 'reaction' AND (at, pos) < (?, ?) ORDER BY at DESC, pos DESC LIMIT ?`,
+        )
+        .raw(true),
+      chats: db.prepare<[string, number], ChatListRow>(`${CHAT_LIST} WHERE c.device_id = ? ORDER BY c.last_at DESC, c.last_pos DESC LIMIT ?`),
+      chatsAfter: db.prepare<[string, number, number, number], ChatListRow>(
+        `${CHAT_LIST} WHERE c.device_id = ? AND (c.last_at, c.last_pos) < (?, ?) ORDER BY c.last_at DESC, c.last_pos DESC LIMIT ?`,
       ),
-      insertQueued: db.prepare(
-        `INSERT OR IGNORE INTO chat_messages (device_id, wa_message_id, chat_id, from_me, sender, type, body, at, outbox_id, content, status, poll)
-         VALUES (?, ?, ?, 1, '', ?, ?, ?, ?, ?, 'queued', ?)`,
-      ),
-      setBody: db.prepare('UPDATE chat_messages SET body = ? WHERE device_id = ? AND wa_message_id = ?'),
-      statusOf: db.prepare<[string, string], { status: string | null }>('SELECT status FROM chat_messages WHERE device_id = ? AND wa_message_id = ? AND outbox_id IS NOT NULL'),
-      setStatus: db.prepare(
-        'UPDATE chat_messages SET status = ?, sent_at = coalesce(sent_at, ?), revoked = max(revoked, ?) WHERE device_id = ? AND wa_message_id = ?',
-      ),
-      setRevoked: db.prepare('UPDATE chat_messages SET revoked = 1 WHERE device_id = ? AND wa_message_id = ?'),
-      setRead: db.prepare('UPDATE chat_messages SET read = 1 WHERE device_id = ? AND wa_message_id = ? AND from_me = 0'),
-      setMedia: db.prepare('UPDATE chat_messages SET media = ?, media_stored_at = ? WHERE device_id = ? AND wa_message_id = ?'),
-      byId: db.prepare<[string, string], Row>(
-        `SELECT wa_message_id, chat_id, from_me, sender, type, body, outbox_id, content, status, sent_at, revoked, media, media_stored_at, received
-         FROM chat_messages WHERE device_id = ? AND wa_message_id = ?`,
-      ),
+      chatExists: db.prepare<[string, string], { one: number }>('SELECT 1 AS one FROM chats WHERE device_id = ? AND chat_id = ?'),
       unread: db.prepare<[string, string, number], { wa_message_id: string; participant: string | null }>(
         'SELECT wa_message_id, participant FROM chat_messages WHERE device_id = ? AND chat_id = ? AND from_me = 0 AND read = 0 ORDER BY at LIMIT ?',
       ),
@@ -266,6 +644,83 @@ export class MessageIndex implements Projection, SeenMessages {
       ),
     };
   }
+}
+
+/** A chat with its last message's current state (edits and revokes show). */
+const CHAT_LIST = `SELECT c.chat_id, c.name, c.unread, c.last_wa_message_id, c.last_at, c.last_pos, m.from_me, m.type, m.body, m.revoked
+  FROM chats c JOIN chat_messages m ON m.device_id = c.device_id AND m.wa_message_id = c.last_wa_message_id`;
+
+interface ChatListRow {
+  chat_id: string;
+  name: string | null;
+  unread: number;
+  last_wa_message_id: string;
+  last_at: number;
+  last_pos: number;
+  from_me: number;
+  type: InboundType;
+  body: string;
+  revoked: number;
+}
+
+/** What a message's view is made of: a page's columns (content only where it names sent media). */
+type PageRow = Pick<Row, 'wa_message_id' | 'chat_id' | 'from_me' | 'sender' | 'participant' | 'type' | 'body' | 'at' | 'pos' | 'status' | 'revoked' | 'edited' | 'media' | 'quoted' | 'reactions' | 'content'>;
+type PageRaw = [string, string, number, string, string | null, InboundType, string, number, number, string | null, number, number, string | null, string | null, string | null, string | null];
+const PAGE = `wa_message_id, chat_id, from_me, sender, participant, type, body, at, pos, status, revoked, edited, media, quoted, reactions,
+  CASE WHEN media IS NULL AND type IN ('image', 'video', 'audio', 'file', 'sticker') THEN content END AS content`;
+
+function pageRowOf(r: PageRaw): PageRow {
+  return {
+    wa_message_id: r[0],
+    chat_id: r[1],
+    from_me: r[2],
+    sender: r[3],
+    participant: r[4],
+    type: r[5],
+    body: r[6],
+    at: r[7],
+    pos: r[8],
+    status: r[9],
+    revoked: r[10],
+    edited: r[11],
+    media: r[12],
+    quoted: r[13],
+    reactions: r[14],
+    content: r[15],
+  };
+}
+
+function viewOf(row: PageRow): MessageView {
+  const content = row.content ? (JSON.parse(row.content) as QueuedContent) : undefined;
+  const media = row.media ? (JSON.parse(row.media) as InboundMedia) : content ? outgoingMedia(content) : undefined;
+  return {
+    waMessageId: row.wa_message_id,
+    chatId: row.chat_id,
+    from: row.sender,
+    fromMe: row.from_me === 1,
+    ...(row.participant ? { participant: row.participant } : {}),
+    type: row.type,
+    // A revoked message's text is gone for everyone, here too.
+    body: row.revoked ? '' : row.body,
+    timestamp: row.at,
+    ...(row.status ? { status: row.status } : {}),
+    ...(row.quoted ? { quoted: JSON.parse(row.quoted) as MessageView['quoted'] } : {}),
+    ...(media && !row.revoked ? { media } : {}),
+    reactions: row.reactions ? (JSON.parse(row.reactions) as Reaction[]) : [],
+    edited: row.edited === 1,
+    revoked: row.revoked === 1,
+  };
+}
+
+/** What a sent message's media was: its type, size and name (the bytes are not kept once sent). */
+function outgoingMedia(content: QueuedContent): MessageView['media'] | undefined {
+  const media = mediaOf(content);
+  if (!media) return undefined;
+  return {
+    ...(media.mimetype ? { mimetype: media.mimetype } : {}),
+    ...(media.source === 'stored' ? { size: media.size } : {}),
+    ...(media.filename ? { filename: media.filename } : {}),
+  };
 }
 
 function seenOf(row: Row): SeenMessage {

@@ -8,6 +8,7 @@ import type { StoredEvent } from '../eventstore/event-store.js';
 import { eventGuard } from '../eventstore/typed-events.js';
 import type { MessageStatus } from '../messages/message-events.js';
 import type { Projection } from '../projections/projection.js';
+import { RowBuffer } from '../projections/row-buffer.js';
 import { nextStatus } from './message-status.js';
 import { type OutboxError, type OutboxEvent, type SendKind } from './outbox-events.js';
 
@@ -36,6 +37,7 @@ export interface MessageRecord {
 }
 
 interface Row {
+  device_id: string;
   outbox_id: string;
   wa_message_id: string;
   seq: number;
@@ -48,12 +50,20 @@ interface Row {
   expires_at: string | null;
 }
 
+const keyOf = (deviceId: string, id: string) => `${deviceId}\u0000${id}`;
+
 export class OutboxReadModel implements Projection {
   readonly name = 'outbox';
   // 2: expires_at.
   readonly version = 2;
   readonly handles: ReadonlySet<string> = HANDLED;
+  /** apply() finds rows by their key (or by waMessageId, whose index stays). */
+  readonly deferredIndexes = ['outbox_messages_pending', 'outbox_messages_unconfirmed', 'outbox_messages_expiring'];
   private statements: ReturnType<OutboxReadModel['prepare']> | undefined;
+  /** Rows changed by the batch being applied (src/projections/row-buffer.ts). */
+  private buffer: RowBuffer<Row> | undefined;
+  /** waMessageId → outboxId of the rows the batch queued (a status without outboxId finds them here). */
+  private readonly byWaId = new Map<string, string>();
 
   constructor(private readonly db: Database.Database) {}
 
@@ -70,7 +80,6 @@ export class OutboxReadModel implements Projection {
         attempts      INTEGER NOT NULL DEFAULT 0,
         last_error    TEXT,
         created_at    TEXT NOT NULL,
-        expires_at    TEXT,
         PRIMARY KEY (device_id, outbox_id)
       ) WITHOUT ROWID;
       CREATE INDEX IF NOT EXISTS outbox_messages_by_wa_id ON outbox_messages (device_id, wa_message_id);
@@ -84,34 +93,91 @@ export class OutboxReadModel implements Projection {
   }
 
   reset(db: Database.Database): void {
+    this.discard();
     db.exec('DELETE FROM outbox_messages');
   }
 
   apply(stored: StoredEvent): void {
     if (!isHandled(stored)) return;
     const event = stored;
-    const sql = this.sql();
+    const rows = this.rows();
     switch (event.type) {
       case 'OutboxMessageQueued': {
         const { deviceId, outboxId, waMessageId, seq, content, to, createdAt, expiresAt } = event.data;
-        sql.insert.run(deviceId, outboxId, waMessageId, seq, content.kind, to, createdAt, expiresAt ?? null);
+        const key = keyOf(deviceId, outboxId);
+        if (rows.get(key)) return;
+        rows.put(key, {
+          device_id: deviceId,
+          outbox_id: outboxId,
+          wa_message_id: waMessageId,
+          seq,
+          kind: content.kind,
+          recipient: to,
+          status: 'queued',
+          attempts: 0,
+          last_error: null,
+          created_at: createdAt,
+          expires_at: expiresAt ?? null,
+        });
+        this.byWaId.set(keyOf(deviceId, waMessageId), outboxId);
         return;
       }
-      case 'OutboxMessageSending':
-        sql.sending.run(event.data.attempt, event.data.deviceId, event.data.outboxId);
+      case 'OutboxMessageSending': {
+        const key = keyOf(event.data.deviceId, event.data.outboxId);
+        const row = rows.get(key);
+        if (!row || (row.status !== 'queued' && row.status !== 'sending')) return;
+        row.status = 'sending';
+        row.attempts = event.data.attempt;
+        rows.put(key, row);
         return;
-      case 'OutboxAttemptFailed':
-        sql.attemptFailed.run(JSON.stringify(event.data.error), event.data.deviceId, event.data.outboxId);
+      }
+      case 'OutboxAttemptFailed': {
+        const key = keyOf(event.data.deviceId, event.data.outboxId);
+        const row = rows.get(key);
+        if (!row || (row.status !== 'queued' && row.status !== 'sending')) return;
+        row.status = 'queued';
+        row.last_error = JSON.stringify(event.data.error);
+        rows.put(key, row);
         return;
+      }
       case 'MessageStatusChanged': {
-        const { deviceId, outboxId, waMessageId, status, error } = event.data;
-        const row = outboxId === undefined ? sql.statusByWaId.get(deviceId, waMessageId) : sql.statusById.get(deviceId, outboxId);
-        if (!row) return; // a message this outbox did not send (e.g. from the phone)
+        const { deviceId, waMessageId, status, error } = event.data;
+        const outboxId = event.data.outboxId ?? this.byWaId.get(keyOf(deviceId, waMessageId)) ?? this.sql().statusByWaId.get(deviceId, waMessageId)?.outbox_id;
+        if (outboxId === undefined) return; // a message this outbox did not send (e.g. from the phone)
+        const key = keyOf(deviceId, outboxId);
+        const row = rows.get(key);
+        if (!row) return;
         const next = nextStatus(row.status, status);
-        if (next !== row.status || error) sql.setStatus.run(next, error ? JSON.stringify(error) : null, deviceId, row.outbox_id);
+        if (next === row.status && !error) return;
+        row.status = next as Row['status'];
+        if (error) row.last_error = JSON.stringify(error);
+        rows.put(key, row);
         return;
       }
     }
+  }
+
+  flush(): void {
+    this.buffer?.flush();
+    this.byWaId.clear();
+  }
+
+  discard(): void {
+    this.buffer?.discard();
+    this.byWaId.clear();
+  }
+
+  private rows(): RowBuffer<Row> {
+    if (this.buffer) return this.buffer;
+    const sql = this.sql();
+    this.buffer = new RowBuffer<Row>(
+      (key) => sql.byId.get(...(key.split('\u0000') as [string, string])),
+      (row, stored) =>
+        stored
+          ? sql.update.run(row.status, row.attempts, row.last_error, row.device_id, row.outbox_id)
+          : sql.insert.run(row.device_id, row.outbox_id, row.wa_message_id, row.seq, row.kind, row.recipient, row.status, row.attempts, row.last_error, row.created_at, row.expires_at),
+    );
+    return this.buffer;
   }
 
   /** Pending messages (queued or being sent), oldest first, after the given FIFO position. */
@@ -172,12 +238,10 @@ export class OutboxReadModel implements Projection {
     const db = this.db;
     return {
       insert: db.prepare(
-        `INSERT OR IGNORE INTO outbox_messages (device_id, outbox_id, wa_message_id, seq, kind, recipient, status, created_at, expires_at)
-         VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?)`,
+        `INSERT OR IGNORE INTO outbox_messages (device_id, outbox_id, wa_message_id, seq, kind, recipient, status, attempts, last_error, created_at, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
-      sending: db.prepare(`UPDATE outbox_messages SET status = 'sending', attempts = ? WHERE device_id = ? AND outbox_id = ? AND status IN ('queued', 'sending')`),
-      attemptFailed: db.prepare(`UPDATE outbox_messages SET status = 'queued', last_error = ? WHERE device_id = ? AND outbox_id = ? AND status IN ('queued', 'sending')`),
-      setStatus: db.prepare('UPDATE outbox_messages SET status = ?, last_error = coalesce(?, last_error) WHERE device_id = ? AND outbox_id = ?'),
+      update: db.prepare('UPDATE outbox_messages SET status = ?, attempts = ?, last_error = ? WHERE device_id = ? AND outbox_id = ?'),
       byId: db.prepare<[string, string], Row>('SELECT * FROM outbox_messages WHERE device_id = ? AND outbox_id = ?'),
       statusById: db.prepare<[string, string], Pick<Row, 'outbox_id' | 'status'>>('SELECT outbox_id, status FROM outbox_messages WHERE device_id = ? AND outbox_id = ?'),
       statusByWaId: db.prepare<[string, string], Pick<Row, 'outbox_id' | 'status'>>(

@@ -23,7 +23,10 @@ export class CombinedProjection implements Projection {
       for (const type of part.handles) types.add(type);
     }
     this.handles = types;
+    this.deferredIndexes = parts.flatMap((part) => part.deferredIndexes ?? []);
   }
+
+  readonly deferredIndexes: readonly string[];
 
   setup(db: Database.Database): void {
     for (const part of this.parts) part.setup(db);
@@ -35,5 +38,13 @@ export class CombinedProjection implements Projection {
 
   apply(event: StoredEvent, db: Database.Database): void {
     for (const part of this.parts) if (part.handles !== 'all' && part.handles.has(event.type)) part.apply(event, db);
+  }
+
+  flush(db: Database.Database): void {
+    for (const part of this.parts) part.flush?.(db);
+  }
+
+  discard(): void {
+    for (const part of this.parts) part.discard?.();
   }
 }

@@ -11,9 +11,21 @@ export interface Projection {
   readonly version: number;
   /** Event types it handles ('all' for every event); the runner skips the others without calling it. */
   readonly handles: ReadonlySet<string> | 'all';
+  /**
+   * Secondary indexes that apply() never reads (they serve queries only): a full rebuild drops them and
+   * builds each once at its end, a sort instead of a million scattered inserts.
+   */
+  readonly deferredIndexes?: readonly string[];
   /** Creates its tables; must be idempotent. */
   setup(db: Database.Database): void;
   /** Empties its tables before a rebuild. */
   reset(db: Database.Database): void;
   apply(event: StoredEvent, db: Database.Database): void;
+  /**
+   * Writes what apply() held in memory (src/projections/row-buffer.ts); called at the end of every batch,
+   * in its transaction, before the checkpoint.
+   */
+  flush?(db: Database.Database): void;
+  /** The batch rolled back: drops what apply() held in memory. */
+  discard?(): void;
 }

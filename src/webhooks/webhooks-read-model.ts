@@ -186,6 +186,9 @@ export class WebhooksReadModel implements Projection {
 
   /** A domain event: a delivery when the device's hook asks for its kind. */
   private deliverable(stored: StoredEvent, at: number): void {
+    // Most devices have no hook: asked first, the envelope is built only for events that may go out.
+    const deviceId = (stored.data as { deviceId?: unknown } | null)?.deviceId;
+    if (typeof deviceId === 'string' && !this.storedHook(deviceId)) return;
     const envelope = envelopeOf(stored);
     if (!envelope) return;
     const hook = this.storedHook(envelope.deviceId);

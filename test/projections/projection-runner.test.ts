@@ -6,6 +6,7 @@ import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store
 import { DevicesReadModel } from '../../src/devices/devices-read-model.js';
 import type { Projection } from '../../src/projections/projection.js';
 import { ProjectionRunner } from '../../src/projections/projection-runner.js';
+import { RowBuffer } from '../../src/projections/row-buffer.js';
 import { openReadModelDb } from '../../src/projections/read-model-db.js';
 import { DeviceRegistry, createDeviceCommandHandler } from '../../src/devices/device-registry.js';
 import { tempDir } from '../support/temp-dir.js';
@@ -32,6 +33,43 @@ class CountingProjection implements Projection {
     this.applied++;
     db.prepare('INSERT INTO counts (stream, n) VALUES (?, 1) ON CONFLICT(stream) DO UPDATE SET n = n + 1').run(event.streamId);
     if (event.type === 'Boom') throw new Error('a handler bug');
+  }
+}
+
+/** CountingProjection with its rows held per batch (RowBuffer), as the message index and the outbox hold theirs. */
+class BufferedCountingProjection implements Projection {
+  readonly name = 'buffered-counts';
+  readonly version = 1;
+  readonly handles = new Set(['Tick', 'Boom']);
+  readonly deferredIndexes = ['buffered_counts_by_n'];
+  private buffer: RowBuffer<{ stream: string; n: number }> | undefined;
+  constructor(private readonly db: Database.Database) {}
+  setup(db: Database.Database) {
+    db.exec(`CREATE TABLE IF NOT EXISTS buffered_counts (stream TEXT PRIMARY KEY, n INTEGER NOT NULL);
+      CREATE INDEX IF NOT EXISTS buffered_counts_by_n ON buffered_counts (n)`);
+  }
+  reset(db: Database.Database) {
+    this.buffer = undefined;
+    db.exec('DELETE FROM buffered_counts');
+  }
+  apply(event: StoredEvent) {
+    const rows = (this.buffer ??= new RowBuffer(
+      (stream) => this.db.prepare<[string], { stream: string; n: number }>('SELECT stream, n FROM buffered_counts WHERE stream = ?').get(stream),
+      (row, stored) =>
+        stored
+          ? this.db.prepare('UPDATE buffered_counts SET n = ? WHERE stream = ?').run(row.n, row.stream)
+          : this.db.prepare('INSERT INTO buffered_counts (stream, n) VALUES (?, ?)').run(row.stream, row.n),
+    ));
+    const row = rows.get(event.streamId) ?? { stream: event.streamId, n: 0 };
+    row.n++;
+    rows.put(event.streamId, row);
+    if (event.type === 'Boom') throw new Error('a handler bug');
+  }
+  flush() {
+    this.buffer?.flush();
+  }
+  discard() {
+    this.buffer?.discard();
   }
 }
 
@@ -91,6 +129,36 @@ describe('projection runner', () => {
     expect(v2.applied).toBe(31 + 33);
     expect(dump(db, 'counts')).toEqual([...live.slice(0, 1).map(() => ({ stream: 's-0', n: 11 })), ...live.slice(1)]);
     await runner.stop();
+    db.close();
+    await store.close();
+  });
+
+  it('rows held for a batch are written once at its end; a batch that fails drops them and is applied event by event', async () => {
+    const dir = tempDir();
+    const store = new SqliteEventStore(join(dir, 'events.sqlite'));
+    const db = openReadModelDb(dir);
+    const plain = new CountingProjection();
+    const runner = new ProjectionRunner(store, db, [plain, new BufferedCountingProjection(db)], log);
+    await runner.start();
+    await runner.stop();
+    // One batch: three ticks, a handler bug, one more tick, on one stream; another stream of ticks.
+    await store.append('s-a', [{ type: 'Tick', data: {} }, { type: 'Tick', data: {} }, { type: 'Tick', data: {} }, { type: 'Boom', data: {} }, { type: 'Tick', data: {} }]);
+    const last = await store.append('s-b', [{ type: 'Tick', data: {} }, { type: 'Tick', data: {} }]);
+    await runner.start();
+    await runner.waitFor(last.position);
+    // The failing event is skipped in both; nothing the first, rolled-back try held is written twice.
+    const expected = [{ stream: 's-a', n: 4 }, { stream: 's-b', n: 2 }];
+    expect(dump(db, 'counts')).toEqual(expected);
+    expect(dump(db, 'buffered_counts')).toEqual(expected);
+    // Later batches update the stored rows.
+    const more = await store.append('s-a', [{ type: 'Tick', data: {} }]);
+    await runner.waitFor(more.position);
+    expect(dump(db, 'buffered_counts')).toEqual([{ stream: 's-a', n: 5 }, { stream: 's-b', n: 2 }]);
+    // A rebuild drops the deferred index, gives the same rows, and builds the index again.
+    await runner.rebuild();
+    await runner.stop();
+    expect(dump(db, 'buffered_counts')).toEqual([{ stream: 's-a', n: 5 }, { stream: 's-b', n: 2 }]);
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'buffered_counts_by_n'").get()).toBeDefined();
     db.close();
     await store.close();
   });

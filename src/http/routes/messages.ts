@@ -1,4 +1,5 @@
 /**
+ * GET /devices/:deviceId/messages/:waMessageId: one message and the whole life of a send (the message index).
  * GET /devices/:deviceId/messages/:waMessageId/media: the bytes of a received message's media, streamed
  * from disk with their type, length and file name, while the retention period lasts.
  */
@@ -9,10 +10,12 @@ import type { MessageIndex } from '../../chats/message-index.js';
 import { DomainError } from '../../errors/domain-error.js';
 import type { InboundMediaStore } from '../../media/inbound-media-store.js';
 import { type RouteSpec, defineRoute } from '../route.js';
+import { MessageDetailSchema } from '../schemas/chats.js';
 import { MessageParams } from '../schemas/send.js';
+import { ONLY_WHAT_THE_GATEWAY_SAW, withOwnNumber } from './chats.js';
 
 export interface MessageRouteDeps {
-  index: Pick<MessageIndex, 'find'>;
+  index: Pick<MessageIndex, 'find' | 'message'>;
   files: InboundMediaStore;
   /** How long received media are kept (ms). */
   retentionMs: number;
@@ -21,6 +24,29 @@ export interface MessageRouteDeps {
 
 export function messageRoutes({ index, files, retentionMs, now = Date.now }: MessageRouteDeps): RouteSpec[] {
   return [
+    defineRoute({
+      method: 'get',
+      path: '/devices/:deviceId/messages/:waMessageId',
+      operationId: 'getMessage',
+      tag: 'Messages',
+      summary: 'Get a message and what happened to it',
+      description:
+        'One message the device sent or received, as in a chat\'s message list, plus, for messages sent through this gateway, its `outboxId` and ' +
+        '`statusHistory`: every status from `queued` on (`sent`, `delivered`, `read`, `played`, `failed` with the error, `cancelled`, `deleted`) and each edit, ' +
+        'in the order recorded. Unknown message `404 message_not_found`. ' +
+        ONLY_WHAT_THE_GATEWAY_SAW,
+      access: 'device',
+      params: MessageParams,
+      responses: {
+        200: { description: 'The message.', schema: MessageDetailSchema },
+        404: { description: 'No such device or message (`message_not_found`).' },
+      },
+      handler({ params, device }) {
+        const message = index.message(params.deviceId, params.waMessageId);
+        if (!message) throw new DomainError('message_not_found', `no message ${params.waMessageId} was sent or received by this device through the gateway`);
+        return { status: 200, body: withOwnNumber(device, message) };
+      },
+    }),
     defineRoute({
       method: 'get',
       path: '/devices/:deviceId/messages/:waMessageId/media',
