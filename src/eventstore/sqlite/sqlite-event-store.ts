@@ -2,7 +2,10 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import {
+  type AppendOptions,
   type AppendResult,
+  type Fence,
+  FenceRejectedError,
   type EventStore,
   type ExpectedRevision,
   IdempotencyViolationError,
@@ -10,6 +13,7 @@ import {
   type ReadAllOptions,
   type ReadStreamOptions,
   type Snapshot,
+  type SnapshotWriteOptions,
   StoreUnavailableError,
   type StoredEvent,
   type SubscribeOptions,
@@ -30,6 +34,7 @@ interface PendingAppend {
   /** data and metadata of each event as JSON, made before the group commit (see append). */
   json: ReadonlyArray<{ data: string; metadata: string | null }>;
   expectedRevision: ExpectedRevision;
+  fence: Fence | undefined;
 }
 
 /** Snapshots ride the same group commits as appends: engines save credentials often. */
@@ -38,12 +43,14 @@ interface PendingSnapshot {
   streamId: string;
   snapshot: Snapshot;
   json: string;
+  fence: Fence | undefined;
 }
 
 /** A snapshot removed (credentials wiped), in order with the saves around it. */
 interface PendingSnapshotDelete {
   kind: 'deleteSnapshot';
   streamId: string;
+  fence: Fence | undefined;
 }
 
 type PendingWrite = PendingAppend | PendingSnapshot | PendingSnapshotDelete;
@@ -109,7 +116,7 @@ export class SqliteEventStore implements EventStore {
     this.committer = new GroupCommitter((batch) => this.commit(batch));
   }
 
-  append(streamId: string, events: readonly NewEvent[], options: { expectedRevision?: ExpectedRevision } = {}): Promise<AppendResult> {
+  append(streamId: string, events: readonly NewEvent[], options: AppendOptions = {}): Promise<AppendResult> {
     if (this.closed) return Promise.reject(new StoreUnavailableError('event store is closed'));
     if (events.length === 0) return Promise.reject(new TypeError('append needs at least one event'));
     let expectedRevision: ExpectedRevision;
@@ -126,7 +133,7 @@ export class SqliteEventStore implements EventStore {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.committer.submit({ kind: 'append', streamId, events, json, expectedRevision }) as Promise<AppendResult>;
+    return this.committer.submit({ kind: 'append', streamId, events, json, expectedRevision, fence: options.fence }) as Promise<AppendResult>;
   }
 
   /** Runs one group of appends in a single transaction; each append succeeds or fails on its own. */
@@ -136,6 +143,9 @@ export class SqliteEventStore implements EventStore {
     try {
       this.db.transaction(() => {
         outcomes = batch.map((append) => {
+          // The fence is read in the same transaction as the write: no other process can move it in between.
+          const fenced = append.fence && this.checkFence(append.fence);
+          if (fenced) return fenced;
           if (append.kind === 'snapshot') {
             const { streamId, snapshot, json } = append;
             this.sql.saveSnapshot.run(streamId, snapshot.revision, json, Date.now());
@@ -165,6 +175,11 @@ export class SqliteEventStore implements EventStore {
     }
     if (committed.length > 0) this.feed.publish(committed);
     return outcomes;
+  }
+
+  private checkFence(fence: Fence): FenceRejectedError | undefined {
+    const actual = this.sql.streamRevision.get(fence.streamId)?.revision ?? -1;
+    return actual === fence.revision ? undefined : new FenceRejectedError(fence, actual);
   }
 
   private appendInTransaction({ streamId, events, json, expectedRevision }: PendingAppend): { result: AppendResult; events: StoredEvent[] } {
@@ -233,14 +248,14 @@ export class SqliteEventStore implements EventStore {
     return this.feed.subscribe(options.after ?? 0, (after) => this.readAllNow(after, READ_ALL_PAGE));
   }
 
-  async saveSnapshot(streamId: string, snapshot: Snapshot): Promise<void> {
+  async saveSnapshot(streamId: string, snapshot: Snapshot, options: SnapshotWriteOptions = {}): Promise<void> {
     this.assertOpen();
-    await this.committer.submit({ kind: 'snapshot', streamId, snapshot, json: JSON.stringify(snapshot.state) });
+    await this.committer.submit({ kind: 'snapshot', streamId, snapshot, json: JSON.stringify(snapshot.state), fence: options.fence });
   }
 
-  async deleteSnapshot(streamId: string): Promise<void> {
+  async deleteSnapshot(streamId: string, options: SnapshotWriteOptions = {}): Promise<void> {
     this.assertOpen();
-    await this.committer.submit({ kind: 'deleteSnapshot', streamId });
+    await this.committer.submit({ kind: 'deleteSnapshot', streamId, fence: options.fence });
   }
 
   async loadSnapshot<State>(streamId: string): Promise<Snapshot<State> | null> {
