@@ -1,5 +1,5 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { type FSWatcher, mkdirSync, watch } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import {
   type AppendOptions,
@@ -56,6 +56,16 @@ interface PendingSnapshotDelete {
 type PendingWrite = PendingAppend | PendingSnapshot | PendingSnapshotDelete;
 
 const READ_ALL_PAGE = 1_000;
+/** Several writer processes: while subscribed, the file is also checked this often, in case a change signal was missed. */
+const TAIL_CHECK_MS = 200;
+
+export interface SqliteStoreOptions {
+  /**
+   * Other processes write to the same file (GATEWAY_PROCESSES): live subscribers are fed from the file in
+   * position order (tailed whenever the WAL changes), not only with this process's own commits.
+   */
+  sharedFile?: boolean;
+}
 
 /**
  * The embedded event store: one SQLite file in WAL mode with synchronous=FULL, so an acknowledged
@@ -72,7 +82,13 @@ export class SqliteEventStore implements EventStore {
   private readonly sql;
   private readonly appendOne: (append: PendingAppend) => { result: AppendResult; events: StoredEvent[] };
 
-  constructor(readonly file: string) {
+  /** Several writers: the last position handed to the live feed, and how the file's changes are noticed. */
+  private tail: { last: number; version: number; watcher: FSWatcher | undefined; timer: NodeJS.Timeout | undefined } | undefined;
+
+  constructor(
+    readonly file: string,
+    options: SqliteStoreOptions = {},
+  ) {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
     this.db = new Database(file);
     this.db.pragma('journal_mode = WAL');
@@ -111,9 +127,62 @@ export class SqliteEventStore implements EventStore {
         'SELECT revision, state FROM snapshots WHERE stream_id = ?',
       ),
       ping: this.db.prepare('SELECT 1'),
+      head: this.db.prepare<[], { head: number | null }>('SELECT max(position) AS head FROM events'),
     };
     this.appendOne = this.db.transaction((append: PendingAppend) => this.appendInTransaction(append));
     this.committer = new GroupCommitter((batch) => this.commit(batch));
+    // BEGIN IMMEDIATE: with other writers a deferred transaction that turns into a write can fail at once
+    // (SQLITE_BUSY) instead of waiting out the busy timeout.
+    this.commitTransaction = (run) => this.db.transaction(run).immediate();
+    if (options.sharedFile && file !== ':memory:') this.startTail();
+  }
+
+  private readonly commitTransaction: (run: () => void) => void;
+
+  /**
+   * Other processes' commits reach this process's subscribers: the file is read after the last position fed
+   * whenever SQLite's data_version says another connection committed. That is checked when the WAL file
+   * changes (fs.watch on the folder: one inotify watch, no polling) and, as a safety net, every TAIL_CHECK_MS
+   * while someone is subscribed (a PRAGMA that reads no table).
+   */
+  private startTail(): void {
+    this.tail = { last: this.sql.head.get()?.head ?? 0, version: this.dataVersion(), watcher: undefined, timer: undefined };
+    const wal = `${basename(this.file)}-wal`;
+    try {
+      this.tail.watcher = watch(dirname(this.file), { persistent: false }, (_event, name) => {
+        if (name === null || name === wal) this.pollTail(false);
+      });
+      this.tail.watcher.on('error', () => undefined);
+    } catch {
+      // No watch available: the timer alone notices changes.
+    }
+    this.tail.timer = setInterval(() => {
+      if (this.feed.size > 0) this.pollTail(false);
+    }, TAIL_CHECK_MS);
+    this.tail.timer.unref();
+  }
+
+  private dataVersion(): number {
+    return this.db.pragma('data_version', { simple: true }) as number;
+  }
+
+  /** Feeds the live subscribers everything after the last position fed (force: own commit left a gap). */
+  private pollTail(force: boolean): void {
+    const tail = this.tail;
+    if (!tail || this.closed) return;
+    try {
+      const version = this.dataVersion();
+      if (!force && version === tail.version) return;
+      tail.version = version;
+      for (;;) {
+        const page = this.readAllNow(tail.last, READ_ALL_PAGE);
+        if (page.length === 0) return;
+        tail.last = page[page.length - 1]!.position;
+        this.feed.publish(page);
+      }
+    } catch {
+      // Busy or closing: the next signal or tick reads again from the same position.
+    }
   }
 
   append(streamId: string, events: readonly NewEvent[], options: AppendOptions = {}): Promise<AppendResult> {
@@ -141,7 +210,7 @@ export class SqliteEventStore implements EventStore {
     const committed: StoredEvent[] = [];
     let outcomes: Array<AppendResult | undefined | Error> = [];
     try {
-      this.db.transaction(() => {
+      this.commitTransaction(() => {
         outcomes = batch.map((append) => {
           // The fence is read in the same transaction as the write: no other process can move it in between.
           const fenced = append.fence && this.checkFence(append.fence);
@@ -168,13 +237,26 @@ export class SqliteEventStore implements EventStore {
             throw error;
           }
         });
-      })();
+      });
     } catch (error) {
       const failure = new StoreUnavailableError(`append failed: ${(error as Error).message}`, { cause: error });
       return batch.map(() => failure);
     }
-    if (committed.length > 0) this.feed.publish(committed);
+    if (committed.length > 0) this.publishOwn(committed);
     return outcomes;
+  }
+
+  private publishOwn(committed: StoredEvent[]): void {
+    const tail = this.tail;
+    if (!tail) {
+      this.feed.publish(committed);
+      return;
+    }
+    // Right after what was fed: hand it over as it is. Another process committed in between: read the file in order.
+    if (committed[0]!.position === tail.last + 1) {
+      tail.last = committed[committed.length - 1]!.position;
+      this.feed.publish(committed);
+    } else this.pollTail(true);
   }
 
   private checkFence(fence: Fence): FenceRejectedError | undefined {
@@ -285,6 +367,10 @@ export class SqliteEventStore implements EventStore {
     if (this.closed) return;
     await this.committer.drain();
     this.closed = true;
+    if (this.tail) {
+      this.tail.watcher?.close();
+      clearInterval(this.tail.timer);
+    }
     this.feed.close();
     this.db.close();
   }
