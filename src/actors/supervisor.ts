@@ -49,7 +49,12 @@ export interface SupervisorOptions {
    * Several processes: the store a device's actor writes through (its lease as a fence), and whether this
    * process runs the device. Sessions are then resumed by `adopt`, not by `restore`.
    */
-  cluster?: { storeFor: (deviceId: string) => EventStore; owns: (deviceId: string) => boolean };
+  cluster?: {
+    storeFor: (deviceId: string) => EventStore;
+    owns: (deviceId: string) => boolean;
+    /** A session command for a device another process runs: asked of its owner through the store. */
+    forward: (deviceId: string, command: { type: 'open' } | { type: 'close'; logout: boolean } | { type: 'reboot' }) => Promise<CommandResult>;
+  };
 }
 
 /** Told of every recorded transition: the device, its new state, and the whole change (reason, phone, …). */
@@ -79,15 +84,23 @@ export class Supervisor {
   }
 
   open(deviceId: string): Promise<CommandResult> {
+    if (this.elsewhere(deviceId)) return this.options.cluster!.forward(deviceId, { type: 'open' });
     return this.actor(deviceId).open();
   }
 
   close(deviceId: string, options: { logout?: boolean } = {}): Promise<CommandResult> {
+    if (this.elsewhere(deviceId)) return this.options.cluster!.forward(deviceId, { type: 'close', logout: options.logout === true });
     return this.actor(deviceId).close(options);
   }
 
   reboot(deviceId: string): Promise<CommandResult> {
+    if (this.elsewhere(deviceId)) return this.options.cluster!.forward(deviceId, { type: 'reboot' });
     return this.actor(deviceId).reboot();
+  }
+
+  /** Several processes, and this one does not run the device. */
+  private elsewhere(deviceId: string): boolean {
+    return this.options.cluster !== undefined && !this.options.cluster.owns(deviceId);
   }
 
   /** The running actor of a device, if this process has one (no load). */

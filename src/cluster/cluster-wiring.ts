@@ -12,6 +12,8 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { Sending } from '../outbox/sending.js';
 import type { Webhooks } from '../webhooks/webhooks.js';
 import { DeviceLeases } from './device-leases.js';
+import { type SessionCommand, SessionRequests } from './session-requests.js';
+import type { CommandResult } from '../actors/device-actor.js';
 import { DeviceFencedStore, StreamFencedStore, credentialDeviceOf, deviceOfStream } from './fenced-store.js';
 
 export interface ClusterDeps {
@@ -27,7 +29,11 @@ export interface ClusterNode {
   credentialStore: EventStore;
   /** Webhook lanes: the owner's records carry its lease. */
   laneStore: EventStore;
-  supervisor: { storeFor: (deviceId: string) => EventStore; owns: (deviceId: string) => boolean };
+  supervisor: {
+    storeFor: (deviceId: string) => EventStore;
+    owns: (deviceId: string) => boolean;
+    forward: (deviceId: string, command: SessionCommand) => Promise<CommandResult>;
+  };
   owns: (deviceId: string) => boolean;
   fence: (deviceId: string) => Fence | undefined;
   report: () => { memberId: string; pid: number; devicesOwned: number; members: Array<{ memberId: string; devices: number; self: boolean }> };
@@ -69,6 +75,7 @@ export function startLeases(config: Config, deps: ClusterDeps): ClusterNode | un
     async onAcquired(deviceId) {
       if (!parts) return;
       await parts.sessions.adopt(deviceId);
+      await requests.adopt(deviceId);
       parts.webhooks.wake(deviceId);
       parts.sending.drainer.kick(deviceId);
     },
@@ -77,6 +84,7 @@ export function startLeases(config: Config, deps: ClusterDeps): ClusterNode | un
     },
     observe(events: readonly StoredEvent[]) {
       if (!parts) return;
+      requests.observe(events);
       for (const event of events) {
         const deviceId = outboxOf(event.streamId);
         // Another process queued (or cancelled…) a message of a device this one runs: read its outbox again.
@@ -89,6 +97,19 @@ export function startLeases(config: Config, deps: ClusterDeps): ClusterNode | un
     },
   });
   const owns = (deviceId: string) => leases.owns(deviceId);
+  const requests = new SessionRequests(
+    store,
+    memberId,
+    owns,
+    async (deviceId, command) => {
+      if (!parts) throw new Error('not started');
+      const { sessions } = parts;
+      if (command.type === 'open') return sessions.open(deviceId);
+      if (command.type === 'close') return sessions.close(deviceId, { logout: command.logout });
+      return sessions.reboot(deviceId);
+    },
+    log,
+  );
   deps.metrics.gauge('dmg_cluster_devices_owned', 'Devices each live process runs (holds the lease of), as this process sees them.', ['member', 'self'], () =>
     leases.distribution().map(({ memberId: member, devices, self }) => ({ labels: { member, self: String(self) }, value: devices })),
   );
@@ -96,7 +117,14 @@ export function startLeases(config: Config, deps: ClusterDeps): ClusterNode | un
   return {
     credentialStore: new StreamFencedStore(store, leases, credentialDeviceOf, true),
     laneStore: new StreamFencedStore(store, leases, deviceOfStream('webhooks-'), false),
-    supervisor: { storeFor: (deviceId) => new DeviceFencedStore(store, deviceId, leases), owns },
+    supervisor: {
+      storeFor: (deviceId) => new DeviceFencedStore(store, deviceId, leases),
+      owns,
+      forward: async (deviceId, command) => {
+        const outcome = await requests.ask(deviceId, command);
+        return outcome as CommandResult;
+      },
+    },
     owns,
     fence: (deviceId) => leases.fence(deviceId),
     report: () => ({ memberId, pid: process.pid, devicesOwned: leases.owned().length, members: leases.distribution() }),

@@ -159,13 +159,12 @@ export class DeviceLeases implements FenceSource {
   }
 
   private async tick(): Promise<void> {
+    // Silent for nearly a timeout (paused, or the store refused the heartbeats): the others may have taken
+    // our devices already, or will soon. Stop them before anything else, then start over from the log.
+    const silent = () => this.now() - this.lastHeartbeat > this.options.timeoutMs - this.marginMs;
+    if (silent()) for (const deviceId of [...this.held.keys()]) this.drop(deviceId, 'heartbeat_lost');
     await this.heartbeat();
-    if (this.stopped) return;
-    // Could not heartbeat for nearly a timeout: the others may take our devices soon. Stop them first.
-    if (this.now() - this.lastHeartbeat > this.options.timeoutMs - this.marginMs) {
-      for (const deviceId of [...this.held.keys()]) this.drop(deviceId, 'heartbeat_lost');
-      return;
-    }
+    if (this.stopped || silent()) return;
     const live = this.liveMembers();
     const devices = this.options.devices();
     const share = Math.ceil(devices.length / Math.max(1, live.size));

@@ -91,9 +91,10 @@ export class SqliteEventStore implements EventStore {
   ) {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
     this.db = new Database(file);
+    // First: other processes may hold the file's locks while this one sets it up.
+    this.db.pragma('busy_timeout = 5000');
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = FULL');
-    this.db.pragma('busy_timeout = 5000');
     // Deleted and overwritten records (wiped credentials) are overwritten on their pages too, not left in free space.
     this.db.pragma('secure_delete = FAST');
     setUpSchema(this.db);

@@ -75,7 +75,7 @@ describe('sqlite store shared by several writers', () => {
         child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`child exited ${code}`))));
       });
       await Promise.all(own);
-      await eventually(() => expect(seen.length).toBe(100), { timeoutMs: 5_000 });
+      await eventually(() => seen.length >= 100, "the child process's events");
       expect(seen.map((e) => e.position)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
       expect(seen.filter((e) => e.streamId === 'child').map((e) => e.revision)).toEqual(Array.from({ length: 50 }, (_, i) => i));
       await subscription.close();
