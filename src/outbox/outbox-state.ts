@@ -5,7 +5,7 @@
  */
 import { nextStatus } from './message-status.js';
 import type { ReplyTarget } from '../engines/engine.js';
-import type { OutboxError, OutboxEvent, QueuedContent } from './outbox-events.js';
+import { type OutboxError, type OutboxEvent, type QueuedAnswer, type QueuedContent, answerOf } from './outbox-events.js';
 
 export interface PendingMessage {
   outboxId: string;
@@ -42,7 +42,20 @@ export interface OutboxSnapshotState {
   messages: PendingMessage[];
   revokes: PendingRevoke[];
   lastSeq: number;
+  /** The latest Idempotency-Keys (absent in snapshots of older versions). */
+  keys?: Array<[string, IdempotencyRecord]>;
 }
+
+/** A send's Idempotency-Key as the outbox recorded it: decided in the stream, so every process agrees. */
+export interface IdempotencyRecord {
+  fingerprint: string;
+  answer: QueuedAnswer;
+  /** Epoch ms the first request was queued. */
+  at: number;
+}
+
+/** Keys kept per device (the oldest go first); older keys are still found in the idempotency read model. */
+const RECENT_KEYS = 5_000;
 
 const RECEIPTS: ReadonlySet<string> = new Set(['delivered', 'read', 'played']);
 /** Receipts come within minutes of a send: this many of the latest per device cover that at any sane rate. */
@@ -60,9 +73,12 @@ export class OutboxState {
   /** The latest messages that left the outbox, with their status: receipts for them need no lookup. */
   private readonly recentlyLeft = new Map<string, { outboxId: string; status: string }>();
   lastSeq = 0;
+  /** By Idempotency-Key, oldest first. */
+  readonly keys = new Map<string, IdempotencyRecord>();
 
   static fromSnapshot(snapshot: OutboxSnapshotState): OutboxState {
     const state = new OutboxState();
+    for (const [key, record] of snapshot.keys ?? []) state.keys.set(key, record);
     for (const message of snapshot.messages) state.add(message);
     for (const revoke of snapshot.revokes) state.revokes.set(revoke.waMessageId, revoke);
     state.lastSeq = snapshot.lastSeq;
@@ -75,6 +91,7 @@ export class OutboxState {
       messages: [...this.messages.values()].map((m) => ({ ...m })),
       revokes: [...this.revokes.values()].map((r) => ({ ...r })),
       lastSeq: this.lastSeq,
+      keys: [...this.keys],
     };
   }
 
@@ -121,6 +138,12 @@ export class OutboxState {
           ...(mentions ? { mentions } : {}),
         });
         this.lastSeq = Math.max(this.lastSeq, seq);
+        if (event.data.idempotency) {
+          const { key, fingerprint } = event.data.idempotency;
+          this.keys.delete(key);
+          this.keys.set(key, { fingerprint, answer: answerOf(event.data), at: Date.parse(createdAt) });
+          if (this.keys.size > RECENT_KEYS) this.keys.delete(this.keys.keys().next().value!);
+        }
         return;
       }
       case 'OutboxMessageSending': {

@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Decide } from '../../src/outbox/device-outbox.js';
 import {
+  RepeatedSend,
   cancelMessage,
   clearOutbox,
   queueMessage,
@@ -42,6 +43,28 @@ describe('outbox decisions', () => {
     const { events, result } = when([queued(1), queued(2)], queueMessage('d', { outboxId: 'o3', waMessageId: 'W3', to: '4915100000000', content: { kind: 'text', text: 'x' }, createdAt: 'c' }));
     expect(result.seq).toBe(3);
     expect(events).toEqual([{ type: 'OutboxMessageQueued', data: result }]);
+  });
+
+  it('decides an Idempotency-Key on the stream: a repeat queues nothing and answers the first, another request is refused (issue 14)', () => {
+    const first = { outboxId: 'o1', waMessageId: 'W1', to: '4915100000000', content: { kind: 'text' as const, text: 'x' }, createdAt: '2026-01-01T00:00:00.000Z', idempotency: { key: 'k', fingerprint: 'f' } };
+    const { events } = when([], queueMessage('d', first, 60_000));
+    const state = given(events as OutboxEvent[]);
+    const again = { ...first, outboxId: 'o2', waMessageId: 'W2', createdAt: '2026-01-01T00:00:30.000Z' };
+    const repeat = (() => {
+      try {
+        queueMessage('d', again, 60_000)(state);
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(repeat).toBeInstanceOf(RepeatedSend);
+    expect((repeat as RepeatedSend).answer).toMatchObject({ outboxId: 'o1', waMessageId: 'W1', status: 'queued' });
+    expect(() => queueMessage('d', { ...again, idempotency: { key: 'k', fingerprint: 'other' } }, 60_000)(state)).toThrowError(
+      expect.objectContaining({ code: 'idempotency_key_reused' }) as unknown as Error,
+    );
+    // Past its time to live the key is a new request; the state survives a snapshot.
+    expect(queueMessage('d', { ...again, createdAt: '2026-01-01T00:02:00.000Z' }, 60_000)(state).events).toHaveLength(1);
+    expect(() => queueMessage('d', again, 60_000)(OutboxState.fromSnapshot(state.toSnapshot()))).toThrow(RepeatedSend);
   });
 
   it('cancels a queued message, refuses one being sent or unknown', () => {
