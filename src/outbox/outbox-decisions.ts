@@ -113,7 +113,7 @@ export function startSending(deviceId: string, outboxId: string, now: number): D
     if (message.confirmed) return { events: [statusEvent(deviceId, message, 'sent', now)], result: { action: 'confirm', message } };
     const event: OutboxEvent = {
       type: 'OutboxMessageSending',
-      data: { deviceId, outboxId, waMessageId: message.waMessageId, attempt: message.attempts + 1 },
+      data: { deviceId, outboxId, waMessageId: message.waMessageId, attempt: message.attempts + 1, startedAt: now },
     };
     return { events: [event], result: { action: 'send', message } };
   };

@@ -178,6 +178,12 @@ class DeviceLane {
       }
       if (settings.spacingMaxMs > 0) await this.sleep(this.drainer.random() * settings.spacingMaxMs, false);
       if (this.stopped) return;
+      // The rate as the stream counts it: tries made by the process that ran the device before this one count too.
+      const rateWait = job.type === 'send' ? outbox.current.rateWait(this.drainer.now(), settings.ratePerMinute) : 0;
+      if (rateWait > 0) {
+        await this.sleep(rateWait, false);
+        continue;
+      }
       const attempt = () => {
         const tried = job.type === 'send' ? this.send(outbox, job.outboxId) : this.revoke(outbox, job.waMessageId);
         this.inFlight = tried.catch(() => undefined);

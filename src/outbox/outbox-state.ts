@@ -42,6 +42,8 @@ export interface OutboxSnapshotState {
   messages: PendingMessage[];
   revokes: PendingRevoke[];
   lastSeq: number;
+  /** Start times of the latest tries (absent in snapshots of older versions). */
+  starts?: number[];
   /** The latest Idempotency-Keys (absent in snapshots of older versions). */
   keys?: Array<[string, IdempotencyRecord]>;
 }
@@ -56,6 +58,9 @@ export interface IdempotencyRecord {
 
 /** Keys kept per device (the oldest go first); older keys are still found in the idempotency read model. */
 const RECENT_KEYS = 5_000;
+/** Start times kept: enough for any rate a device is allowed across processes (the drainer's own limiter caps the rest). */
+const RECENT_STARTS = 2_000;
+const RATE_WINDOW_MS = 60_000;
 
 const RECEIPTS: ReadonlySet<string> = new Set(['delivered', 'read', 'played']);
 /** Receipts come within minutes of a send: this many of the latest per device cover that at any sane rate. */
@@ -75,10 +80,13 @@ export class OutboxState {
   lastSeq = 0;
   /** By Idempotency-Key, oldest first. */
   readonly keys = new Map<string, IdempotencyRecord>();
+  /** Epoch ms of the latest tries' starts, oldest first. */
+  private starts: number[] = [];
 
   static fromSnapshot(snapshot: OutboxSnapshotState): OutboxState {
     const state = new OutboxState();
     for (const [key, record] of snapshot.keys ?? []) state.keys.set(key, record);
+    state.starts = [...(snapshot.starts ?? [])];
     for (const message of snapshot.messages) state.add(message);
     for (const revoke of snapshot.revokes) state.revokes.set(revoke.waMessageId, revoke);
     state.lastSeq = snapshot.lastSeq;
@@ -92,6 +100,7 @@ export class OutboxState {
       revokes: [...this.revokes.values()].map((r) => ({ ...r })),
       lastSeq: this.lastSeq,
       keys: [...this.keys],
+      starts: [...this.starts],
     };
   }
 
@@ -102,6 +111,16 @@ export class OutboxState {
   /** The oldest pending message. */
   head(): PendingMessage | undefined {
     return this.messages.values().next().value;
+  }
+
+  /**
+   * How long to wait before another try may start without more than `ratePerMinute` in any 60 s window
+   * (0: now), counted from the tries the stream recorded, whichever process made them.
+   */
+  rateWait(now: number, ratePerMinute: number): number {
+    if (ratePerMinute > this.starts.length) return 0;
+    const oldestInLimit = this.starts[this.starts.length - ratePerMinute]!;
+    return Math.max(0, oldestInLimit + RATE_WINDOW_MS - now);
   }
 
   /** A message that left the outbox lately (sent, failed or cancelled), with its latest status. */
@@ -151,6 +170,10 @@ export class OutboxState {
         if (message) {
           message.status = 'sending';
           message.attempts = event.data.attempt;
+        }
+        if (event.data.startedAt !== undefined) {
+          this.starts.push(event.data.startedAt);
+          if (this.starts.length > 2 * RECENT_STARTS) this.starts = this.starts.slice(-RECENT_STARTS);
         }
         return;
       }

@@ -84,7 +84,16 @@ describe('outbox decisions', () => {
   it('records the try before sending, with the attempt number', () => {
     const { events, result } = when([queued(1), sending(1), { type: 'OutboxAttemptFailed', data: { deviceId: 'd', outboxId: 'o1', waMessageId: 'W1', attempt: 1, error: { code: 'x', message: 'x' }, counted: true, retryAt: 0 } }], startSending('d', 'o1', NOW));
     expect(result).toMatchObject({ action: 'send', message: { outboxId: 'o1', attempts: 1, failures: 1 } });
-    expect(events).toEqual([sending(1, 2)]);
+    expect(events).toEqual([{ ...sending(1, 2), data: { ...sending(1, 2).data, startedAt: NOW } }]);
+  });
+
+  it('counts the rate on the stream: the tries recorded in the last minute, whoever made them (issue 14)', () => {
+    const started = (n: number, at: number): OutboxEvent => ({ type: 'OutboxMessageSending', data: { deviceId: 'd', outboxId: `o${n}`, waMessageId: `W${n}`, attempt: 1, startedAt: at } });
+    const state = given([queued(1), started(1, NOW - 50_000), queued(2), started(2, NOW - 20_000), queued(3), started(3, NOW - 1_000)]);
+    expect(state.rateWait(NOW, 4)).toBe(0);
+    expect(state.rateWait(NOW, 3)).toBe(10_000);
+    expect(state.rateWait(NOW, 2)).toBe(40_000);
+    expect(OutboxState.fromSnapshot(state.toSnapshot()).rateWait(NOW, 3)).toBe(10_000);
   });
 
   it('a message a receipt already confirmed is recorded sent instead of sent again', () => {
