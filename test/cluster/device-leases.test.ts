@@ -9,7 +9,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DeviceLeases } from '../../src/cluster/device-leases.js';
 import { DeviceFencedStore } from '../../src/cluster/fenced-store.js';
 import { FenceRejectedError } from '../../src/eventstore/event-store.js';
+import type { EventStore } from '../../src/eventstore/event-store.js';
+import { openEventStoreDbStore } from '../../src/eventstore/eventstoredb/eventstoredb-event-store.js';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
+import { startEsdbTestServer } from '../support/esdb-test-server.js';
 import { eventually } from '../support/eventually.js';
 import { tempDir } from '../support/temp-dir.js';
 
@@ -19,7 +22,7 @@ const TIMEOUT_MS = 600;
 
 interface Member {
   leases: DeviceLeases;
-  store: SqliteEventStore;
+  store: EventStore;
   running: Set<string>;
   lost: string[];
 }
@@ -29,8 +32,9 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
 });
 
-function member(file: string, name: string): Member {
-  const store = new SqliteEventStore(file, { sharedFile: true });
+async function member(file: string, name: string): Promise<Member> {
+  // A file: two SQLite connections, as two processes on one machine; a URL: two clients of one EventStoreDB.
+  const store: EventStore = file.startsWith('esdb://') ? await openEventStoreDbStore(file) : new SqliteEventStore(file, { sharedFile: true });
   const running = new Set<string>();
   const lost: string[] = [];
   const leases = new DeviceLeases({
@@ -56,13 +60,25 @@ function member(file: string, name: string): Member {
 
 const overlap = (a: Member, b: Member) => [...a.running].filter((d) => b.running.has(d));
 
-describe('device leases', () => {
+const STORES: Array<[string, () => Promise<string>]> = [
+  ['sqlite', async () => join(tempDir('dmg-leases-'), 'events.sqlite')],
+  [
+    'eventstoredb (test server)',
+    async () => {
+      const server = await startEsdbTestServer();
+      cleanups.unshift(() => server.stop());
+      return server.url;
+    },
+  ],
+];
+
+describe.each(STORES)('device leases on %s', (_name, location) => {
   it('spreads devices over the members, never runs one twice, and hands them over on a graceful stop', async () => {
-    const file = join(tempDir('dmg-leases-'), 'events.sqlite');
-    const a = member(file, 'a');
+    const file = await location();
+    const a = await member(file, 'a');
     await a.leases.start();
     await eventually(() => a.running.size === devices.length, 'a runs every device');
-    const b = member(file, 'b');
+    const b = await member(file, 'b');
     await b.leases.start();
     await eventually(() => a.running.size === 6 && b.running.size === 6, 'a fair share each');
     expect(overlap(a, b)).toEqual([]);
@@ -76,8 +92,8 @@ describe('device leases', () => {
   });
 
   it('takes the devices of a member that stopped heartbeating, and refuses the paused member\'s writes', async () => {
-    const file = join(tempDir('dmg-leases-'), 'events.sqlite');
-    const a = member(file, 'a');
+    const file = await location();
+    const a = await member(file, 'a');
     await a.leases.start();
     await eventually(() => a.running.size === devices.length, 'a runs every device');
     const fenced = new DeviceFencedStore(a.store, 'dev-0', a.leases);
@@ -87,7 +103,7 @@ describe('device leases', () => {
     paused.schedule = () => undefined;
     await eventually(() => paused.timer === undefined || (clearTimeout(paused.timer), true), 'a paused');
     await paused.follower.stop();
-    const b = member(file, 'b');
+    const b = await member(file, 'b');
     await b.leases.start();
     expect(b.running.size).toBe(0);
     await eventually(() => b.running.size === devices.length, 'b takes over after the lease timeout', 5_000);
