@@ -53,7 +53,10 @@ export interface SupervisorOptions {
     storeFor: (deviceId: string) => EventStore;
     owns: (deviceId: string) => boolean;
     /** A session command for a device another process runs: asked of its owner through the store. */
-    forward: (deviceId: string, command: { type: 'open' } | { type: 'close'; logout: boolean } | { type: 'reboot' }) => Promise<CommandResult>;
+    forward: (
+      deviceId: string,
+      command: { type: 'open' } | { type: 'close'; logout: boolean } | { type: 'reboot' } | { type: 'qr' },
+    ) => Promise<CommandResult & { qr?: { code: string; expiresAt: string } }>;
   };
 }
 
@@ -96,6 +99,12 @@ export class Supervisor {
   reboot(deviceId: string): Promise<CommandResult> {
     if (this.elsewhere(deviceId)) return this.options.cluster!.forward(deviceId, { type: 'reboot' });
     return this.actor(deviceId).reboot();
+  }
+
+  /** The QR code on show, asked of the process that runs the device (several processes) or of its actor here. */
+  async qr(deviceId: string): Promise<{ code: string; expiresAt: string } | undefined> {
+    if (this.elsewhere(deviceId)) return (await this.options.cluster!.forward(deviceId, { type: 'qr' })).qr;
+    return this.actors.get(deviceId)?.qr();
   }
 
   /** Several processes, and this one does not run the device. */

@@ -32,7 +32,7 @@ export interface ClusterNode {
   supervisor: {
     storeFor: (deviceId: string) => EventStore;
     owns: (deviceId: string) => boolean;
-    forward: (deviceId: string, command: SessionCommand) => Promise<CommandResult>;
+    forward: (deviceId: string, command: SessionCommand) => Promise<CommandResult & { qr?: { code: string; expiresAt: string } }>;
   };
   owns: (deviceId: string) => boolean;
   fence: (deviceId: string) => Fence | undefined;
@@ -106,6 +106,10 @@ export function startLeases(config: Config, deps: ClusterDeps): ClusterNode | un
       const { sessions } = parts;
       if (command.type === 'open') return sessions.open(deviceId);
       if (command.type === 'close') return sessions.close(deviceId, { logout: command.logout });
+      if (command.type === 'qr') {
+        const qr = await sessions.qr(deviceId);
+        return { state: sessions.state(deviceId) ?? 'closed', changed: false, ...(qr ? { qr } : {}) };
+      }
       return sessions.reboot(deviceId);
     },
     log,
@@ -122,7 +126,7 @@ export function startLeases(config: Config, deps: ClusterDeps): ClusterNode | un
       owns,
       forward: async (deviceId, command) => {
         const outcome = await requests.ask(deviceId, command);
-        return outcome as CommandResult;
+        return outcome as CommandResult & { qr?: { code: string; expiresAt: string } };
       },
     },
     owns,

@@ -15,12 +15,14 @@ import { eventGuard } from '../eventstore/typed-events.js';
 
 export const sessionRequestStream = (deviceId: string) => `session-requests-${deviceId}`;
 
-export type SessionCommand = { type: 'open' } | { type: 'close'; logout: boolean } | { type: 'reboot' };
+/** `qr` changes nothing: it asks the owner for the code on show, which only its engine connection has. */
+export type SessionCommand = { type: 'open' } | { type: 'close'; logout: boolean } | { type: 'reboot' } | { type: 'qr' };
 
 export interface SessionCommandOutcome {
   state: string;
   changed: boolean;
   position?: number;
+  qr?: { code: string; expiresAt: string };
 }
 
 export type SessionRequestEvent =

@@ -105,6 +105,11 @@ describe.skipIf(onEsdbTestServer)('several gateway processes on one SQLite file'
     const nodeOf = (deviceId: string) => nodes.find((node) => node.pid === owners(dataDir).get(deviceId))!;
     for (const [i, device] of devices.entries()) {
       await waitForState(first!.api, device, 'qr');
+      // The code on show is the owner's; another process asks it for the code through the store.
+      const elsewhere = nodes.find((node) => node !== nodeOf(device.id))!;
+      const qr = await elsewhere.api('GET', `/devices/${device.id}/session/qr`, { deviceKey: device.key });
+      expect(qr.status).toBe(200);
+      expect(qr.body.qr).toMatch(/^sandbox:/);
       // The sandbox network is in the owner's process: the phone scans there.
       const scanned = await nodeOf(device.id).api('POST', `/sandbox/devices/${device.id}/scan`, { admin: true, json: { phone: `49151000001${i}` } });
       expect(scanned.status).toBe(202);
