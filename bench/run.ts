@@ -29,6 +29,7 @@ const BENCHMARKS: ReadonlyArray<() => Promise<Benchmark>> = [
   () => import('./media-download.js'),
   () => import('./send-reply.js'),
   () => import('./conversations.js'),
+  () => import('./cluster.js'),
 ];
 
 async function main(): Promise<number> {

@@ -2,6 +2,7 @@
  * The gateway's settings, read once from the environment. Every variable has a sane default, and a bad
  * value stops the start with a ConfigError that names the variable (README lists them all).
  */
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import ms from 'ms';
 
@@ -51,6 +52,22 @@ export interface Config {
   diskFreeMinBytes: number;
   /** The live event stream (GET /stream, GET /devices/:id/stream). */
   stream: StreamSettings;
+  /** Several processes on one store (README, "Several processes"). */
+  cluster: ClusterSettings;
+}
+
+export interface ClusterSettings {
+  /** GATEWAY_PROCESSES: processes started on this machine (node:cluster, one port); `auto`: one per core. */
+  processes: number;
+  /**
+   * Devices are run under leases (membership, fencing): on with several processes here, or GATEWAY_CLUSTER=true
+   * for several machines on one EventStoreDB. Off (one process per store), a device runs where the gateway runs.
+   */
+  leases: boolean;
+  /** LEASE_TIMEOUT: a process not seen heartbeating for this long loses its devices to the others. */
+  leaseTimeoutMs: number;
+  /** The worker's number (1..processes) under GATEWAY_PROCESSES; 0 for a lone process. */
+  worker: number;
 }
 
 export interface StreamSettings {
@@ -232,6 +249,20 @@ export function loadConfig(env: Env = process.env): Config {
       heartbeatMs: read.duration('STREAM_HEARTBEAT', '15s', { min: 10, max: 3_600_000 }),
       maxBufferBytes: read.integer('STREAM_MAX_BUFFER_BYTES', 1024 * 1024, { min: 1024, max: 1024 * 1024 * 1024 }),
     },
+    cluster: readClusterSettings(read, env),
+  };
+}
+
+function readClusterSettings(read: EnvReader, env: Env): ClusterSettings {
+  const raw = env.GATEWAY_PROCESSES?.trim();
+  const processes = raw === 'auto' ? Math.max(1, availableParallelism()) : read.integer('GATEWAY_PROCESSES', 1, { min: 1, max: 256 });
+  // Set by the primary process for its workers (src/main.ts).
+  const worker = read.integer('GATEWAY_WORKER', 0, { min: 0, max: 256 });
+  return {
+    processes,
+    leases: processes > 1 || worker > 0 || read.boolean('GATEWAY_CLUSTER', false),
+    leaseTimeoutMs: read.duration('LEASE_TIMEOUT', '10s', { min: 500, max: 600_000 }),
+    worker,
   };
 }
 

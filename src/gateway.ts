@@ -55,6 +55,8 @@ import { chatRoutes } from './http/routes/chats.js';
 import { messageRoutes } from './http/routes/messages.js';
 import { DEFAULT_BACKGROUND_RETRY_DELAYS_MS, DEFAULT_QUICK_RETRY_DELAYS_MS, InboundMediaSink } from './media/inbound-media.js';
 import { InboundMediaStore } from './media/inbound-media-store.js';
+import { startLeases } from './cluster/cluster-wiring.js';
+import { readModelFileOf } from './projections/read-model-db.js';
 
 export interface GatewayOptions {
   logger?: Logger;
@@ -103,7 +105,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const storage = new StorageHealth(config.dataDir, config.diskFreeMinBytes, () => projections.failing);
   const opened = await openEventStore(config, { log, startupTimeoutMs: Number.POSITIVE_INFINITY });
   const store = withCurrentSchemas(new InstrumentedStore(options.wrapStore ? options.wrapStore(opened) : opened, metrics, (error) => storage.noteWrite(error)));
-  const readModelDb = openReadModelDb(config.dataDir);
+  const readModelDb = openReadModelDb(config.dataDir, readModelFileOf(config.cluster.worker));
   const readModels = createReadModels(readModelDb, store, log);
   const { devices, history, contacts, sending: sendingCore, messages } = readModels;
   const projections = new ProjectionRunner(store, readModelDb, readModels.projections, log);
@@ -127,12 +129,14 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   eventMetrics.start(store, projections.position, log);
 
   const adminKey = loadOrCreateAdminKey(config.adminApiKey, config.dataDir, log);
+  // Several processes: devices are run under leases (src/cluster); undefined for a lone process.
+  const cluster = startLeases(config, { store, log, devices, after: () => projections.position, metrics });
   const deviceCommands = createDeviceCommandHandler(store);
   const registry = new DeviceRegistry(deviceCommands, projections, (deviceId) => devices.get(deviceId)?.session, config.defaultEngine);
   // One guard for every URL a user chooses (webhook receivers, media, link previews): it checks the address actually dialled.
   const outboundGuard = new OutboundGuard({ allowPrivateNetworks: config.webhookAllowPrivateNetworks });
   const engines = (options.engines ?? createEngines)({
-    store,
+    store: cluster ? cluster.credentialStore : store,
     config,
     log,
     linkPreview: createLinkPreviewProvider(outboundGuard),
@@ -163,8 +167,17 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   );
   const retention = new MediaRetention(messages, receivedMedia, config.inboundMedia.retentionMs, log);
   retention.start();
-  const sessions = new Supervisor({ store, engines, devices, reconnect: config.reconnect, log, sink });
-  const webhooks = await Webhooks.start({ settings: config.webhooks, store, readModelDb, deviceCommands, encryptionKey: config.encryptionKey, guard: outboundGuard, log });
+  const sessions = new Supervisor({ store, engines, devices, reconnect: config.reconnect, log, sink, ...(cluster ? { cluster: cluster.supervisor } : {}) });
+  const webhooks = await Webhooks.start({
+    settings: config.webhooks,
+    store: cluster ? cluster.laneStore : store,
+    readModelDb,
+    deviceCommands,
+    encryptionKey: config.encryptionKey,
+    guard: outboundGuard,
+    log,
+    ...(cluster ? { owns: cluster.owns } : {}),
+  });
   const sending = await startSending({
     config,
     store,
@@ -178,6 +191,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     log,
     seen: messages,
     receivedMediaPath: (deviceId, waMessageId) => receivedMedia.pathOf(deviceId, waMessageId),
+    ...(cluster ? { fence: cluster.fence } : {}),
   });
 
   // The live stream starts where the read models are; clients that name an older position read it from the log.
@@ -192,7 +206,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       description: API_GUIDE,
     }),
   );
-  routes.push(...healthRoutes(store, VERSION, startedAt, storage), ...deviceRoutes({ registry, devices, sessions }), ...deviceEventRoutes(store, history), ...sessionRoutes({ devices, sessions, projections }), ...metricsRoutes(metrics, config.metricsPublic), ...docsRoutes(openApi));
+  routes.push(...healthRoutes(store, VERSION, startedAt, storage, cluster?.report), ...deviceRoutes({ registry, devices, sessions }), ...deviceEventRoutes(store, history), ...sessionRoutes({ devices, sessions, projections }), ...metricsRoutes(metrics, config.metricsPublic), ...docsRoutes(openApi));
   routes.push(...hookRoutes({ webhooks, devices, guard: outboundGuard }));
   routes.push(...streamRoutes(stream), ...dashboardRoutes(options.dashboardDir));
   // Large media bodies (sends, sandbox inbound media) are read a few at a time.
@@ -247,8 +261,10 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
   log.info({ url, store: store.kind, dataDir: config.dataDir }, 'gateway listening');
-  // Sessions that were running when the last process stopped are resumed in the background.
+  // Sessions that were running when the last process stopped are resumed in the background (with several
+  // processes: those whose leases this one takes).
   void sessions.restore();
+  cluster?.start({ sessions, webhooks, sending });
 
   return {
     url,
@@ -259,6 +275,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     sessions,
     stream,
     async close() {
+      // First: devices are handed to the other processes at once, not after LEASE_TIMEOUT.
+      await cluster?.stop();
       await stream.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

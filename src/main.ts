@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig } from './config.js';
 import { startGateway } from './gateway.js';
+import { isPrimaryOf, runPrimary } from './cluster/primary.js';
 import { createLogger } from './logger.js';
 import { tightenDataDir, usePrivateFileModes } from './storage/private-files.js';
 
@@ -17,6 +18,10 @@ async function main(): Promise<void> {
   }
   const log = createLogger(config.logLevel);
   tightenDataDir(config.dataDir);
+  if (isPrimaryOf(config)) {
+    runPrimary(config, log);
+    return;
+  }
   const gateway = await startGateway(config, { logger: log });
   let stopping = false;
   const stop = (signal: string) => {

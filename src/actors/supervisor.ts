@@ -3,7 +3,9 @@
  * process start the sessions that were running are loaded again (which resumes them).
  *
  * Nothing here is the only copy of anything: an actor's state is its session stream, so another process
- * could take a device over by loading its actor (which process owns which device is not decided yet: one process per store).
+ * could take a device over by loading its actor. With several processes, which one runs a device is decided by its lease
+ * (src/cluster/device-leases.ts): `adopt` and `release` are called as leases come and go, and the actor
+ * writes through `storeFor(deviceId)`, which carries the lease as a fence.
  */
 import type { Logger } from 'pino';
 import { DEVICE_EVENT_TYPES, type DeviceEvent, deviceStream } from '../devices/device-events.js';
@@ -43,6 +45,19 @@ export interface SupervisorOptions {
   snapshotEvery?: number;
   /** Passed to each actor: its retry spool of engine reports (see DeviceActorOptions). */
   spool?: Partial<SpoolSettings>;
+  /**
+   * Several processes: the store a device's actor writes through (its lease as a fence), and whether this
+   * process runs the device. Sessions are then resumed by `adopt`, not by `restore`.
+   */
+  cluster?: {
+    storeFor: (deviceId: string) => EventStore;
+    owns: (deviceId: string) => boolean;
+    /** A session command for a device another process runs: asked of its owner through the store. */
+    forward: (
+      deviceId: string,
+      command: { type: 'open' } | { type: 'close'; logout: boolean } | { type: 'reboot' } | { type: 'qr' },
+    ) => Promise<CommandResult & { qr?: { code: string; expiresAt: string } }>;
+  };
 }
 
 /** Told of every recorded transition: the device, its new state, and the whole change (reason, phone, …). */
@@ -72,15 +87,29 @@ export class Supervisor {
   }
 
   open(deviceId: string): Promise<CommandResult> {
+    if (this.elsewhere(deviceId)) return this.options.cluster!.forward(deviceId, { type: 'open' });
     return this.actor(deviceId).open();
   }
 
   close(deviceId: string, options: { logout?: boolean } = {}): Promise<CommandResult> {
+    if (this.elsewhere(deviceId)) return this.options.cluster!.forward(deviceId, { type: 'close', logout: options.logout === true });
     return this.actor(deviceId).close(options);
   }
 
   reboot(deviceId: string): Promise<CommandResult> {
+    if (this.elsewhere(deviceId)) return this.options.cluster!.forward(deviceId, { type: 'reboot' });
     return this.actor(deviceId).reboot();
+  }
+
+  /** The QR code on show, asked of the process that runs the device (several processes) or of its actor here. */
+  async qr(deviceId: string): Promise<{ code: string; expiresAt: string } | undefined> {
+    if (this.elsewhere(deviceId)) return (await this.options.cluster!.forward(deviceId, { type: 'qr' })).qr;
+    return this.actors.get(deviceId)?.qr();
+  }
+
+  /** Several processes, and this one does not run the device. */
+  private elsewhere(deviceId: string): boolean {
+    return this.options.cluster !== undefined && !this.options.cluster.owns(deviceId);
   }
 
   /** The running actor of a device, if this process has one (no load). */
@@ -115,6 +144,8 @@ export class Supervisor {
 
   /** The device was deleted: close and unlink its session, wipe its credentials, drop its actor. */
   async remove(deviceId: string): Promise<void> {
+    // Several processes: the device's owner closes its session when it sees the deletion in the log.
+    if (this.options.cluster && !this.options.cluster.owns(deviceId)) return;
     // A session that never ran left no connection and no credentials anywhere: nothing to undo.
     if (!this.actors.has(deviceId) && (await loadSession(this.options.store, deviceId)).revision < 0) return;
     const actor = this.actor(deviceId);
@@ -135,8 +166,23 @@ export class Supervisor {
    * process stopped; loading resumes it. Runs in the background; stopAll() waits for it.
    */
   restore(): Promise<void> {
+    if (this.options.cluster) return Promise.resolve();
     this.restoring = this.restoreRunning().catch((error: unknown) => this.options.log.error({ err: error }, 'restoring sessions failed'));
     return this.restoring;
+  }
+
+  /** This process now holds the device's lease: load its actor, which resumes a running session. */
+  async adopt(deviceId: string): Promise<void> {
+    if (this.stopping) return;
+    await this.actor(deviceId).load();
+  }
+
+  /** The device's lease is gone or being handed over: end its connection here, keep what is recorded. */
+  async release(deviceId: string): Promise<void> {
+    const actor = this.actors.get(deviceId);
+    if (!actor) return;
+    this.actors.delete(deviceId);
+    await actor.stop();
   }
 
   /** Process shutdown: every connection ends, credentials and recorded states stay as they are. */
@@ -155,7 +201,7 @@ export class Supervisor {
       actor = new DeviceActor({
         deviceId,
         resolveEngine: () => this.engineOf(deviceId),
-        store: this.options.store,
+        store: this.options.cluster ? this.options.cluster.storeFor(deviceId) : this.options.store,
         machine: this.machine,
         sink: this.sink,
         log: this.options.log,

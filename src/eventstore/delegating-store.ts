@@ -1,11 +1,12 @@
 import type {
+  AppendOptions,
   AppendResult,
   EventStore,
-  ExpectedRevision,
   NewEvent,
   ReadAllOptions,
   ReadStreamOptions,
   Snapshot,
+  SnapshotWriteOptions,
   StoredEvent,
   SubscribeOptions,
   Subscription,
@@ -22,7 +23,7 @@ export abstract class DelegatingEventStore implements EventStore {
     return this.inner.kind;
   }
 
-  append(streamId: string, events: readonly NewEvent[], options?: { expectedRevision?: ExpectedRevision }): Promise<AppendResult> {
+  append(streamId: string, events: readonly NewEvent[], options?: AppendOptions): Promise<AppendResult> {
     return this.inner.append(streamId, events, options);
   }
 
@@ -38,16 +39,16 @@ export abstract class DelegatingEventStore implements EventStore {
     return this.inner.subscribe(options);
   }
 
-  saveSnapshot(streamId: string, snapshot: Snapshot): Promise<void> {
-    return this.inner.saveSnapshot(streamId, snapshot);
+  saveSnapshot(streamId: string, snapshot: Snapshot, options?: SnapshotWriteOptions): Promise<void> {
+    return this.inner.saveSnapshot(streamId, snapshot, options);
   }
 
   loadSnapshot<State = unknown>(streamId: string): Promise<Snapshot<State> | null> {
     return this.inner.loadSnapshot<State>(streamId);
   }
 
-  deleteSnapshot(streamId: string): Promise<void> {
-    return this.inner.deleteSnapshot(streamId);
+  deleteSnapshot(streamId: string, options?: SnapshotWriteOptions): Promise<void> {
+    return this.inner.deleteSnapshot(streamId, options);
   }
 
   ping(): Promise<boolean> {

@@ -75,21 +75,40 @@ export interface Snapshot<State = unknown> {
   state: State;
 }
 
+/**
+ * A fencing token: the write is made only while `streamId`'s last revision is still `revision` (a device's
+ * lease stream, whose revision changes whenever the device changes hands). A former owner that was paused
+ * or cut off past its lease gets FenceRejectedError instead of a write (docs/architecture.md, "Several processes").
+ */
+export interface Fence {
+  streamId: string;
+  revision: number;
+}
+
+export interface AppendOptions {
+  expectedRevision?: ExpectedRevision;
+  fence?: Fence;
+}
+
+export interface SnapshotWriteOptions {
+  fence?: Fence;
+}
+
 export interface EventStore {
   readonly kind: 'sqlite' | 'eventstoredb';
-  append(streamId: string, events: readonly NewEvent[], options?: { expectedRevision?: ExpectedRevision }): Promise<AppendResult>;
+  append(streamId: string, events: readonly NewEvent[], options?: AppendOptions): Promise<AppendResult>;
   /** A stream that does not exist reads as empty. */
   readStream(streamId: string, options?: ReadStreamOptions): Promise<StoredEvent[]>;
   readAll(options?: ReadAllOptions): Promise<StoredEvent[]>;
   subscribe(options?: SubscribeOptions): Subscription;
-  saveSnapshot(streamId: string, snapshot: Snapshot): Promise<void>;
+  saveSnapshot(streamId: string, snapshot: Snapshot, options?: SnapshotWriteOptions): Promise<void>;
   loadSnapshot<State = unknown>(streamId: string): Promise<Snapshot<State> | null>;
   /**
    * Removes the stream's snapshot (credentials being wiped): loadSnapshot answers null until the next save.
    * SQLite deletes the row; EventStoreDB deletes the snapshot stream, whose events stay on disk until the
    * database is scavenged (README, "Running on EventStoreDB / KurrentDB").
    */
-  deleteSnapshot(streamId: string): Promise<void>;
+  deleteSnapshot(streamId: string, options?: SnapshotWriteOptions): Promise<void>;
   /** True when the store answers; never throws. */
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -104,6 +123,21 @@ export class WrongExpectedRevisionError extends Error {
     readonly actual: number,
   ) {
     super(`stream ${streamId}: expected revision ${String(expected)}, actual ${actual === -1 ? 'no stream' : actual}`);
+  }
+}
+
+/**
+ * The fence moved: the writer no longer holds the lease it wrote under (another process owns the device).
+ * Not a conflict to decide again: the writer must stop acting for the device.
+ */
+export class FenceRejectedError extends Error {
+  override readonly name = 'FenceRejectedError';
+  constructor(
+    readonly fence: Fence,
+    /** -1 when the fence stream does not exist. */
+    readonly actual: number,
+  ) {
+    super(`fence ${fence.streamId}: held at revision ${fence.revision}, now ${actual === -1 ? 'no stream' : actual}`);
   }
 }
 

@@ -12,7 +12,7 @@ export const SQLITE_STORE_FILE = 'events.sqlite';
  * logging each try), then StoreUnavailableError.
  */
 export async function openEventStore(
-  config: Pick<Config, 'eventStoreUrl' | 'dataDir'>,
+  config: Pick<Config, 'eventStoreUrl' | 'dataDir'> & { cluster?: Pick<Config['cluster'], 'leases'> },
   options: { log?: Pick<Logger, 'warn'>; startupTimeoutMs?: number } = {},
 ): Promise<EventStore> {
   if (config.eventStoreUrl) {
@@ -24,5 +24,6 @@ export async function openEventStore(
         options.log?.warn({ attempt, reason: (error as Error).message }, 'event store unavailable at start; waiting for it'),
     });
   }
-  return new SqliteEventStore(join(config.dataDir, SQLITE_STORE_FILE));
+  // Several processes on the file: each one's live feed must also see the others' commits.
+  return new SqliteEventStore(join(config.dataDir, SQLITE_STORE_FILE), { sharedFile: config.cluster?.leases === true });
 }

@@ -9,9 +9,9 @@
  */
 import { DelegatingEventStore } from './delegating-store.js';
 import type {
+  AppendOptions,
   AppendResult,
   EventStore,
-  ExpectedRevision,
   NewEvent,
   ReadAllOptions,
   ReadStreamOptions,
@@ -86,7 +86,7 @@ export class UpcastingEventStore extends DelegatingEventStore {
     super(inner);
   }
 
-  override append(streamId: string, events: readonly NewEvent[], options?: { expectedRevision?: ExpectedRevision }): Promise<AppendResult> {
+  override append(streamId: string, events: readonly NewEvent[], options?: AppendOptions): Promise<AppendResult> {
     return this.inner.append(streamId, events.map((event) => this.upcasters.stamp(event)), options);
   }
 

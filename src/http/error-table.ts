@@ -4,7 +4,7 @@
  * error: a logged 500 with the request id (problem-responses.ts).
  */
 import { type DomainErrorCode, DomainError } from '../errors/domain-error.js';
-import { StoreRefusedError, StoreUnavailableError, WrongExpectedRevisionError } from '../eventstore/event-store.js';
+import { FenceRejectedError, StoreRefusedError, StoreUnavailableError, WrongExpectedRevisionError } from '../eventstore/event-store.js';
 import { ProjectionLagError } from '../projections/projection-runner.js';
 import { isDiskFull } from '../storage/storage-health.js';
 import { Problem } from './problem.js';
@@ -61,6 +61,10 @@ export function problemOf(error: unknown): Problem | undefined {
   if (error instanceof StoreUnavailableError) return new Problem(503, 'store_unavailable', 'the event store cannot be reached; try again', { headers: { 'Retry-After': '1' } });
   // Decided again as often as the command handler allows, and still refused: others keep writing the same thing.
   if (error instanceof WrongExpectedRevisionError) return new Problem(409, 'concurrent_change', 'the resource was changed by another request at the same time; try again');
+  // Several processes: the device moved to another process while this one acted for it.
+  if (error instanceof FenceRejectedError) {
+    return new Problem(409, 'concurrent_change', 'the device is being taken over by another gateway process; try again', { headers: { 'Retry-After': '1' } });
+  }
   if (error instanceof ProjectionLagError) {
     return new Problem(503, 'read_models_lagging', 'the change was recorded but cannot be read back yet; retry with the same Idempotency-Key to get its answer', {
       headers: { 'Retry-After': '5' },

@@ -1,8 +1,8 @@
 import { DelegatingEventStore } from '../eventstore/delegating-store.js';
 import {
+  type AppendOptions,
   type AppendResult,
   type EventStore,
-  type ExpectedRevision,
   type NewEvent,
   WrongExpectedRevisionError,
 } from '../eventstore/event-store.js';
@@ -19,7 +19,7 @@ export class InstrumentedStore extends DelegatingEventStore {
     super(inner);
   }
 
-  override async append(streamId: string, events: readonly NewEvent[], options?: { expectedRevision?: ExpectedRevision }): Promise<AppendResult> {
+  override async append(streamId: string, events: readonly NewEvent[], options?: AppendOptions): Promise<AppendResult> {
     const stop = this.metrics.appendDuration.startTimer();
     try {
       const result = await this.inner.append(streamId, events, options);

@@ -10,7 +10,7 @@
  * again and those commands are decided again, in their order.
  */
 import type { DecideWith, Decision as CommandDecision } from '../commands/decider.js';
-import { type EventStore, type NewEvent, type StoredEvent, WrongExpectedRevisionError } from '../eventstore/event-store.js';
+import { type EventStore, type Fence, type NewEvent, type StoredEvent, WrongExpectedRevisionError } from '../eventstore/event-store.js';
 import { outboxStream } from '../messages/message-events.js';
 import type { OutboxEvent } from './outbox-events.js';
 import { OUTBOX_EVENT_TYPES } from './outbox-events.js';
@@ -42,6 +42,8 @@ interface Command {
   reject: (error: unknown) => void;
   /** Times its append was refused for a conflict. */
   conflicts: number;
+  /** The lease the owner acts under (its drainer's tries): the append is refused once the lease moved. */
+  fence: Fence | undefined;
 }
 
 export interface DeviceOutboxOptions {
@@ -96,9 +98,9 @@ export class DeviceOutbox {
   }
 
   /** Decides now and appends; resolves once the events are durable. */
-  execute<R>(decide: Decide<R>): Promise<Executed<R>> {
+  execute<R>(decide: Decide<R>, fence?: Fence): Promise<Executed<R>> {
     return new Promise<Executed<R>>((resolve, reject) => {
-      const command: Command = { decide, resolve: resolve as Command['resolve'], reject, conflicts: 0 };
+      const command: Command = { decide, resolve: resolve as Command['resolve'], reject, conflicts: 0, fence };
       if (this.stale || this.recovering) {
         this.waiting.push(command);
         this.recoverWhenIdle();
@@ -128,7 +130,8 @@ export class DeviceOutbox {
     this.inFlight += 1;
     // Time-ordered ids keep the store's event-id index growing at its end (see orderedUuid).
     const stored: NewEvent[] = events.map((event) => (event.id === undefined ? { ...event, id: orderedUuid() } : event));
-    const appended = this.store.append(this.stream, stored, { expectedRevision: expected < 0 ? 'no_stream' : expected });
+    const expectedRevision = expected < 0 ? 'no_stream' : expected;
+    const appended = this.store.append(this.stream, stored, command.fence ? { expectedRevision, fence: command.fence } : { expectedRevision });
     this.lastAppend = appended;
     appended.then(
       (outcome) => {
@@ -171,6 +174,17 @@ export class DeviceOutbox {
         for (const command of [...this.refused.splice(0), ...this.waiting.splice(0)]) command.reject(error);
       },
     );
+  }
+
+  /**
+   * The log shows an event of this stream at `revision` (several processes: another one appended to it).
+   * Beyond what this outbox has decided, it is read again before the next decision.
+   */
+  noteStored(revision: number): boolean {
+    if (revision <= this.headRevision) return false;
+    this.stale = true;
+    this.recoverWhenIdle();
+    return true;
   }
 
   private async reload(): Promise<void> {

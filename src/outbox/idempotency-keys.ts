@@ -41,7 +41,7 @@ export class IdempotencyKeys {
 
   constructor(
     private readonly records: IdempotencyReadModel,
-    private readonly ttlMs: number,
+    readonly ttlMs: number,
     private readonly now: () => number = Date.now,
   ) {}
 

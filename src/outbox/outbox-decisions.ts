@@ -8,7 +8,7 @@ import { statusEventId } from '../actors/message-sink.js';
 import type { Receipt } from '../engines/engine.js';
 import type { Decide, OutboxNewEvent } from './device-outbox.js';
 import { nextStatus } from './message-status.js';
-import type { OutboxError, OutboxEvent, OutboxMessageQueuedData, QueuedContent } from './outbox-events.js';
+import type { OutboxError, OutboxEvent, OutboxMessageQueuedData, QueuedAnswer, QueuedContent } from './outbox-events.js';
 import type { OutboxState, PendingMessage, PendingRevoke } from './outbox-state.js';
 
 const unixSeconds = (epochMs: number) => Math.floor(epochMs / 1000);
@@ -29,8 +29,27 @@ export const isExpired = (message: PendingMessage, now: number): boolean =>
 
 const expiredError = (message: PendingMessage) => ({ code: 'expired', message: `not sent before its expiresAt (${message.expiresAt})` });
 
-export function queueMessage(deviceId: string, message: NewMessage): Decide<OutboxMessageQueuedData> {
+/**
+ * The send repeats an Idempotency-Key the outbox recorded (within its time to live): nothing is queued, and
+ * the caller answers what the first request was answered. Decided on the stream's state, so a repeat that
+ * reached another process at the same time is recognised when its append is refused and decided again.
+ */
+export class RepeatedSend extends Error {
+  override readonly name = 'RepeatedSend';
+  constructor(readonly answer: QueuedAnswer) {
+    super('the Idempotency-Key was already used for this request');
+  }
+}
+
+export function queueMessage(deviceId: string, message: NewMessage, idempotencyTtlMs = Number.POSITIVE_INFINITY): Decide<OutboxMessageQueuedData> {
   return (state) => {
+    const known = message.idempotency && state.keys.get(message.idempotency.key);
+    if (known && known.at >= Date.parse(message.createdAt) - idempotencyTtlMs) {
+      if (known.fingerprint !== message.idempotency!.fingerprint) {
+        throw new DomainError('idempotency_key_reused', 'this Idempotency-Key was already used with a different request; use a new key for a new request');
+      }
+      throw new RepeatedSend(known.answer);
+    }
     const data: OutboxMessageQueuedData = { deviceId, ...message, seq: state.lastSeq + 1 };
     return { events: [{ type: 'OutboxMessageQueued', data }], result: data };
   };
@@ -115,7 +134,7 @@ export function startSending(deviceId: string, outboxId: string, now: number): D
     if (isExpired(message, now)) return { events: [statusEvent(deviceId, message, 'expired', now, expiredError(message))], result: { action: 'expired', message } };
     const event: OutboxEvent = {
       type: 'OutboxMessageSending',
-      data: { deviceId, outboxId, waMessageId: message.waMessageId, attempt: message.attempts + 1 },
+      data: { deviceId, outboxId, waMessageId: message.waMessageId, attempt: message.attempts + 1, startedAt: now },
     };
     return { events: [event], result: { action: 'send', message } };
   };

@@ -14,8 +14,9 @@ import type { OutboxSettings } from '../config.js';
 import { EngineError, type EngineConnection } from '../engines/engine.js';
 import { MediaUnavailableError } from '../media/media-fetcher.js';
 import type { MediaStore } from '../media/media-store.js';
+import type { Fence } from '../eventstore/event-store.js';
 import type { DeviceConnections } from './device-connections.js';
-import type { DeviceOutbox } from './device-outbox.js';
+import type { Decide, DeviceOutbox, Executed } from './device-outbox.js';
 import type { MessageDispatcher } from './message-dispatcher.js';
 import { recordAttemptFailed, recordFailed, recordRevokeFailed, recordRevoked, recordSent, startSending } from './outbox-decisions.js';
 import { type OutboxError, mediaOf } from './outbox-events.js';
@@ -38,6 +39,11 @@ export interface OutboxDrainerDeps {
   log: Logger;
   random?: () => number;
   now?: () => number;
+  /**
+   * Several processes: the lease a device is run under (undefined: this process does not run it). Every
+   * record of a try carries it, so a former owner's try is refused before anything is sent.
+   */
+  fence?: (deviceId: string) => Fence | undefined;
 }
 
 type Job = { type: 'send'; outboxId: string } | { type: 'revoke'; waMessageId: string } | { type: 'wait'; until: number };
@@ -172,6 +178,12 @@ class DeviceLane {
       }
       if (settings.spacingMaxMs > 0) await this.sleep(this.drainer.random() * settings.spacingMaxMs, false);
       if (this.stopped) return;
+      // The rate as the stream counts it: tries made by the process that ran the device before this one count too.
+      const rateWait = job.type === 'send' ? outbox.current.rateWait(this.drainer.now(), settings.ratePerMinute) : 0;
+      if (rateWait > 0) {
+        await this.sleep(rateWait, false);
+        continue;
+      }
       const attempt = () => {
         const tried = job.type === 'send' ? this.send(outbox, job.outboxId) : this.revoke(outbox, job.waMessageId);
         this.inFlight = tried.catch(() => undefined);
@@ -187,11 +199,22 @@ class DeviceLane {
     }
   }
 
+  /** Records a decision of this lane, under the device's lease when there are several processes. */
+  private record<R>(outbox: DeviceOutbox, decide: Decide<R>): Promise<Executed<R>> {
+    const { fence } = this.drainer.deps;
+    if (!fence) return outbox.execute(decide);
+    const current = fence(this.deviceId);
+    if (!current) {
+      return Promise.reject(new Error(`device ${this.deviceId} is no longer run by this process`));
+    }
+    return outbox.execute(decide, current);
+  }
+
   private async send(outbox: DeviceOutbox, outboxId: string): Promise<void> {
     const { connections, dispatcher } = this.drainer.deps;
     const connection = connections.connection(this.deviceId);
     if (!connection || this.stopped) return;
-    const start = (await outbox.execute(startSending(this.deviceId, outboxId, this.drainer.now()))).result;
+    const start = (await this.record(outbox, startSending(this.deviceId, outboxId, this.drainer.now()))).result;
     if (start.action === 'skip') return;
     if (start.action === 'confirm' || start.action === 'expired') {
       await this.removeMedia(start.message);
@@ -204,7 +227,7 @@ class DeviceLane {
       await this.sendFailed(outbox, connection, message, error);
       return;
     }
-    await outbox.execute(recordSent(this.deviceId, outboxId, this.drainer.now()));
+    await this.record(outbox, recordSent(this.deviceId, outboxId, this.drainer.now()));
     await this.removeMedia(message);
   }
 
@@ -214,13 +237,13 @@ class DeviceLane {
     const failure = this.classify(connection, error);
     log.debug({ deviceId: this.deviceId, outboxId: message.outboxId, error: failure.error, kind: failure.kind }, 'send failed');
     if (failure.kind === 'permanent' || (failure.kind === 'transient' && message.failures + 1 >= settings.maxAttempts)) {
-      await outbox.execute(recordFailed(this.deviceId, message.outboxId, failure.error, now));
+      await this.record(outbox, recordFailed(this.deviceId, message.outboxId, failure.error, now));
       await this.removeMedia(message);
       return;
     }
     const counted = failure.kind === 'transient';
     const retryAt = counted ? now + retryDelayMs(message.failures + 1, settings, this.drainer.random) : now;
-    await outbox.execute(recordAttemptFailed(this.deviceId, message.outboxId, { error: failure.error, counted, retryAt }));
+    await this.record(outbox, recordAttemptFailed(this.deviceId, message.outboxId, { error: failure.error, counted, retryAt }));
   }
 
   private async revoke(outbox: DeviceOutbox, waMessageId: string): Promise<void> {
@@ -236,10 +259,10 @@ class DeviceLane {
       const counted = failure.kind !== 'offline';
       const final = failure.kind === 'permanent' || (counted && revoke.attempts + 1 >= settings.maxAttempts);
       const retryAt = counted ? now + retryDelayMs(revoke.attempts + 1, settings, this.drainer.random) : now;
-      await outbox.execute(recordRevokeFailed(this.deviceId, waMessageId, { error: failure.error, final, retryAt, counted }));
+      await this.record(outbox, recordRevokeFailed(this.deviceId, waMessageId, { error: failure.error, final, retryAt, counted }));
       return;
     }
-    await outbox.execute(recordRevoked(this.deviceId, waMessageId, this.drainer.now()));
+    await this.record(outbox, recordRevoked(this.deviceId, waMessageId, this.drainer.now()));
   }
 
   /** permanent: fail now; transient: retry with backoff (uses an attempt); offline: retry once online again. */

@@ -99,6 +99,11 @@ export interface OutboxMessageSendingData {
   waMessageId: string;
   /** 1 for the first try. */
   attempt: number;
+  /**
+   * Epoch ms the try started: the per-device rate (OUTBOX_RATE_PER_MINUTE) is counted on the stream, so it
+   * holds whichever process runs the device (absent in events of older versions).
+   */
+  startedAt?: number;
 }
 
 export interface OutboxAttemptFailedData {

@@ -5,7 +5,7 @@
  */
 import { nextStatus } from './message-status.js';
 import type { ReplyTarget } from '../engines/engine.js';
-import type { OutboxError, OutboxEvent, QueuedContent } from './outbox-events.js';
+import { type OutboxError, type OutboxEvent, type QueuedAnswer, type QueuedContent, answerOf } from './outbox-events.js';
 
 export interface PendingMessage {
   outboxId: string;
@@ -44,7 +44,25 @@ export interface OutboxSnapshotState {
   messages: PendingMessage[];
   revokes: PendingRevoke[];
   lastSeq: number;
+  /** Start times of the latest tries (absent in snapshots of older versions). */
+  starts?: number[];
+  /** The latest Idempotency-Keys (absent in snapshots of older versions). */
+  keys?: Array<[string, IdempotencyRecord]>;
 }
+
+/** A send's Idempotency-Key as the outbox recorded it: decided in the stream, so every process agrees. */
+export interface IdempotencyRecord {
+  fingerprint: string;
+  answer: QueuedAnswer;
+  /** Epoch ms the first request was queued. */
+  at: number;
+}
+
+/** Keys kept per device (the oldest go first); older keys are still found in the idempotency read model. */
+const RECENT_KEYS = 5_000;
+/** Start times kept: enough for any rate a device is allowed across processes (the drainer's own limiter caps the rest). */
+const RECENT_STARTS = 2_000;
+const RATE_WINDOW_MS = 60_000;
 
 const RECEIPTS: ReadonlySet<string> = new Set(['delivered', 'read', 'played']);
 /** Receipts come within minutes of a send: this many of the latest per device cover that at any sane rate. */
@@ -62,9 +80,15 @@ export class OutboxState {
   /** The latest messages that left the outbox, with their status: receipts for them need no lookup. */
   private readonly recentlyLeft = new Map<string, { outboxId: string; status: string }>();
   lastSeq = 0;
+  /** By Idempotency-Key, oldest first. */
+  readonly keys = new Map<string, IdempotencyRecord>();
+  /** Epoch ms of the latest tries' starts, oldest first. */
+  private starts: number[] = [];
 
   static fromSnapshot(snapshot: OutboxSnapshotState): OutboxState {
     const state = new OutboxState();
+    for (const [key, record] of snapshot.keys ?? []) state.keys.set(key, record);
+    state.starts = [...(snapshot.starts ?? [])];
     for (const message of snapshot.messages) state.add(message);
     for (const revoke of snapshot.revokes) state.revokes.set(revoke.waMessageId, revoke);
     state.lastSeq = snapshot.lastSeq;
@@ -77,6 +101,8 @@ export class OutboxState {
       messages: [...this.messages.values()].map((m) => ({ ...m })),
       revokes: [...this.revokes.values()].map((r) => ({ ...r })),
       lastSeq: this.lastSeq,
+      keys: [...this.keys],
+      starts: [...this.starts],
     };
   }
 
@@ -87,6 +113,16 @@ export class OutboxState {
   /** The oldest pending message. */
   head(): PendingMessage | undefined {
     return this.messages.values().next().value;
+  }
+
+  /**
+   * How long to wait before another try may start without more than `ratePerMinute` in any 60 s window
+   * (0: now), counted from the tries the stream recorded, whichever process made them.
+   */
+  rateWait(now: number, ratePerMinute: number): number {
+    if (ratePerMinute > this.starts.length) return 0;
+    const oldestInLimit = this.starts[this.starts.length - ratePerMinute]!;
+    return Math.max(0, oldestInLimit + RATE_WINDOW_MS - now);
   }
 
   /** A message that left the outbox lately (sent, failed or cancelled), with its latest status. */
@@ -124,6 +160,12 @@ export class OutboxState {
           ...(expiresAt ? { expiresAt } : {}),
         });
         this.lastSeq = Math.max(this.lastSeq, seq);
+        if (event.data.idempotency) {
+          const { key, fingerprint } = event.data.idempotency;
+          this.keys.delete(key);
+          this.keys.set(key, { fingerprint, answer: answerOf(event.data), at: Date.parse(createdAt) });
+          if (this.keys.size > RECENT_KEYS) this.keys.delete(this.keys.keys().next().value!);
+        }
         return;
       }
       case 'OutboxMessageSending': {
@@ -131,6 +173,10 @@ export class OutboxState {
         if (message) {
           message.status = 'sending';
           message.attempts = event.data.attempt;
+        }
+        if (event.data.startedAt !== undefined) {
+          this.starts.push(event.data.startedAt);
+          if (this.starts.length > 2 * RECENT_STARTS) this.starts = this.starts.slice(-RECENT_STARTS);
         }
         return;
       }

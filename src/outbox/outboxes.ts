@@ -36,6 +36,22 @@ export class Outboxes {
     return (await this.get(deviceId)).execute(decide);
   }
 
+  /**
+   * Another process appended to a device's outbox (seen in the log): a loaded outbox reads its stream
+   * again, and the drainer is told.
+   */
+  noteStored(deviceId: string, revision: number): void {
+    const loaded = this.loaded.get(deviceId);
+    if (!loaded) return;
+    void loaded.then(
+      (outbox) => {
+        // Told once the state is read again (a command waits for that), so the drainer sees what was added.
+        if (outbox.noteStored(revision)) void outbox.execute(() => ({ events: [], result: undefined })).then(() => this.changed(deviceId), () => undefined);
+      },
+      () => undefined,
+    );
+  }
+
   /** Called after every append to a device's outbox (the drainer listens). */
   onChange(listener: OutboxChangeListener): () => void {
     this.listeners.add(listener);

@@ -17,7 +17,7 @@ import type { MediaInput, MediaIntake } from '../media/media-intake.js';
 import type { MediaStore } from '../media/media-store.js';
 import type { ReadModelProgress } from '../projections/projection-runner.js';
 import type { Decide } from './device-outbox.js';
-import { cancelMessage, clearOutbox, queueMessage, requestRevoke } from './outbox-decisions.js';
+import { RepeatedSend, cancelMessage, clearOutbox, queueMessage, requestRevoke } from './outbox-decisions.js';
 import { type ForwardedContent, type MediaKind, type QueuedAnswer, type QueuedContent, answerOf, mediaOf } from './outbox-events.js';
 import type { OutboxReadModel } from './outbox-read-model.js';
 import type { PendingMessage } from './outbox-state.js';
@@ -190,9 +190,11 @@ export class SendCommands {
     };
     let executed;
     try {
-      executed = await outboxes.execute(deviceId, queueMessage(deviceId, message));
+      executed = await outboxes.execute(deviceId, queueMessage(deviceId, message, this.deps.idempotency.ttlMs));
     } catch (error) {
       if (mediaOf(content)?.source === 'stored') await media.remove(deviceId, outboxId);
+      // Another process queued this key first (several processes): its answer is the answer.
+      if (error instanceof RepeatedSend) return error.answer;
       throw error;
     }
     await this.deps.projections.settle(executed.position);

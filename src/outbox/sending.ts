@@ -20,7 +20,7 @@ import type { ProjectionRunner } from '../projections/projection-runner.js';
 import { DeletedDeviceOutboxes } from './deleted-device-outboxes.js';
 import type { DeviceConnections } from './device-connections.js';
 import { MessageDispatcher } from './message-dispatcher.js';
-import { OutboxDrainer } from './outbox-drainer.js';
+import { OutboxDrainer, type OutboxDrainerDeps } from './outbox-drainer.js';
 import { OutboxExpiry } from './outbox-expiry.js';
 import { OutboxReadModel } from './outbox-read-model.js';
 import { OutboxReceipts } from './outbox-receipts.js';
@@ -69,6 +69,8 @@ export interface SendingDeps {
   seen?: SeenMessages;
   /** Where a received message's media is kept (forwards copy it). */
   receivedMediaPath?: (deviceId: string, waMessageId: string) => string;
+  /** Several processes: the lease each device's tries are recorded under (see OutboxDrainerDeps). */
+  fence?: OutboxDrainerDeps['fence'];
 }
 
 export interface Sending {
@@ -109,6 +111,7 @@ export async function startSending(deps: SendingDeps): Promise<Sending> {
     media,
     settings: config.outbox,
     log,
+    ...(deps.fence ? { fence: deps.fence } : {}),
   });
   const waiting = outboxView.devicesWithPending();
   const deletions = new DeletedDeviceOutboxes({ store, outboxes, media, log });

@@ -4,13 +4,16 @@ import Database from 'better-sqlite3';
 
 export const READ_MODEL_FILE = 'read-models.sqlite';
 
+/** Each process of GATEWAY_PROCESSES keeps read models of its own (they are projections of the one log). */
+export const readModelFileOf = (worker: number) => (worker > 0 ? `read-models.w${worker}.sqlite` : READ_MODEL_FILE);
+
 /**
  * Read models live in their own SQLite file beside the store (whichever store that is): they can be
  * deleted and rebuilt from the log at any time, so NORMAL sync is enough; the checkpoint commits with them.
  */
-export function openReadModelDb(dataDir: string): Database.Database {
+export function openReadModelDb(dataDir: string, file = READ_MODEL_FILE): Database.Database {
   mkdirSync(dataDir, { recursive: true });
-  const db = new Database(join(dataDir, READ_MODEL_FILE));
+  const db = new Database(join(dataDir, file));
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   // Read models are hot and indexed several ways: a larger page cache keeps rebuilds and lookups off the disk.

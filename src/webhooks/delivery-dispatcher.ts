@@ -41,6 +41,8 @@ export interface DispatcherDeps {
   sender: WebhookSender;
   policy: RetryPolicy;
   log: Logger;
+  /** Several processes: whether this process runs the device (only its owner works its lane off). */
+  owns?: (deviceId: string) => boolean;
 }
 
 export class DeliveryDispatcher {
@@ -62,6 +64,7 @@ export class DeliveryDispatcher {
   /** Something may be due for this device: start its lane unless it is already working. */
   wake(deviceId: string): void {
     if (!this.started || this.stopped) return;
+    if (this.deps.owns && !this.deps.owns(deviceId)) return;
     let lane = this.lanes.get(deviceId);
     if (!lane) {
       lane = { running: false, timer: undefined, settling: new Map() };
@@ -88,7 +91,7 @@ export class DeliveryDispatcher {
   private async drain(deviceId: string, lane: Lane): Promise<void> {
     try {
       for (;;) {
-        if (this.stopped) return;
+        if (this.stopped || (this.deps.owns && !this.deps.owns(deviceId))) return;
         const head = this.head(deviceId, lane);
         if (!head) return;
         const wait = head.nextAttemptAt - Date.now();

@@ -38,6 +38,8 @@ export interface WebhooksOptions {
   encryptionKey: Uint8Array | undefined;
   guard: OutboundGuard;
   log: Logger;
+  /** Several processes: only the lanes of the devices this process runs are worked off here. */
+  owns?: (deviceId: string) => boolean;
 }
 
 export interface TestEventResult {
@@ -95,7 +97,7 @@ export class Webhooks {
     const sender = new WebhookSender(createOutboundHttp(guard, { timeoutMs: settings.timeoutMs }), settings.timeoutMs);
     const policy = new RetryPolicy(settings.retrySchedule, settings.retryJitter);
     const lanes = createLaneWriter(store);
-    const dispatcher = new DeliveryDispatcher({ lanes, runner, model, queue, sender, policy, log });
+    const dispatcher = new DeliveryDispatcher({ lanes, runner, model, queue, sender, policy, log, ...(options.owns ? { owns: options.owns } : {}) });
     model.onWork = (deviceId) => dispatcher.wake(deviceId);
     await runner.start();
     const prune = () => {
@@ -120,6 +122,11 @@ export class Webhooks {
       durationMs: result.durationMs,
       ...(result.error === undefined ? {} : { error: result.error }),
     };
+  }
+
+  /** This process now runs the device (several processes): work off what is pending for it. */
+  wake(deviceId: string): void {
+    this.dispatcher.wake(deviceId);
   }
 
   /** Resolves once the webhooks read model includes the event at `position`. */

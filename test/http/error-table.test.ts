@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DOMAIN_ERROR_CODES, DomainError } from '../../src/errors/domain-error.js';
-import { StoreRefusedError, StoreUnavailableError, WrongExpectedRevisionError } from '../../src/eventstore/event-store.js';
+import { FenceRejectedError, StoreRefusedError, StoreUnavailableError, WrongExpectedRevisionError } from '../../src/eventstore/event-store.js';
 import { STATUS_OF_CODE, problemOf } from '../../src/http/error-table.js';
 import { ProjectionLagError } from '../../src/projections/projection-runner.js';
 
@@ -32,6 +32,7 @@ describe('the HTTP error table', () => {
     expect(problemOf(new StoreRefusedError('access_denied', 'no'))).toMatchObject({ status: 503, code: 'store_refused' });
     expect(problemOf(new ProjectionLagError('late'))).toMatchObject({ status: 503, code: 'read_models_lagging' });
     expect(problemOf(new WrongExpectedRevisionError('s', 1, 2))).toMatchObject({ status: 409, code: 'concurrent_change' });
+    expect(problemOf(new FenceRejectedError({ streamId: 'lease-d', revision: 1 }, 2))).toMatchObject({ status: 409, code: 'concurrent_change' });
     expect(problemOf(new Error('anything else'))).toBeUndefined();
   });
 });

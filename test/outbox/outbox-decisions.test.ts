@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Decide } from '../../src/outbox/device-outbox.js';
 import {
+  RepeatedSend,
   cancelMessage,
   clearOutbox,
   expireMessages,
@@ -74,6 +75,28 @@ describe('outbox decisions', () => {
     expect(events).toEqual([{ type: 'OutboxMessageQueued', data: result }]);
   });
 
+  it('decides an Idempotency-Key on the stream: a repeat queues nothing and answers the first, another request is refused (issue 14)', () => {
+    const first = { outboxId: 'o1', waMessageId: 'W1', to: '4915100000000', content: { kind: 'text' as const, text: 'x' }, createdAt: '2026-01-01T00:00:00.000Z', idempotency: { key: 'k', fingerprint: 'f' } };
+    const { events } = when([], queueMessage('d', first, 60_000));
+    const state = given(events as OutboxEvent[]);
+    const again = { ...first, outboxId: 'o2', waMessageId: 'W2', createdAt: '2026-01-01T00:00:30.000Z' };
+    const repeat = (() => {
+      try {
+        queueMessage('d', again, 60_000)(state);
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(repeat).toBeInstanceOf(RepeatedSend);
+    expect((repeat as RepeatedSend).answer).toMatchObject({ outboxId: 'o1', waMessageId: 'W1', status: 'queued' });
+    expect(() => queueMessage('d', { ...again, idempotency: { key: 'k', fingerprint: 'other' } }, 60_000)(state)).toThrowError(
+      expect.objectContaining({ code: 'idempotency_key_reused' }) as unknown as Error,
+    );
+    // Past its time to live the key is a new request; the state survives a snapshot.
+    expect(queueMessage('d', { ...again, createdAt: '2026-01-01T00:02:00.000Z' }, 60_000)(state).events).toHaveLength(1);
+    expect(() => queueMessage('d', again, 60_000)(OutboxState.fromSnapshot(state.toSnapshot()))).toThrow(RepeatedSend);
+  });
+
   it('cancels a queued message, refuses one being sent or unknown', () => {
     expect(when([queued(1)], cancelMessage('d', (s) => s.messages.get('o1'), NOW)).events).toEqual([{ ...status(1, 'cancelled') }]);
     expect(() => when([queued(1), sending(1)], cancelMessage('d', (s) => s.messages.get('o1'), NOW))).toThrowError(
@@ -91,7 +114,16 @@ describe('outbox decisions', () => {
   it('records the try before sending, with the attempt number', () => {
     const { events, result } = when([queued(1), sending(1), { type: 'OutboxAttemptFailed', data: { deviceId: 'd', outboxId: 'o1', waMessageId: 'W1', attempt: 1, error: { code: 'x', message: 'x' }, counted: true, retryAt: 0 } }], startSending('d', 'o1', NOW));
     expect(result).toMatchObject({ action: 'send', message: { outboxId: 'o1', attempts: 1, failures: 1 } });
-    expect(events).toEqual([sending(1, 2)]);
+    expect(events).toEqual([{ ...sending(1, 2), data: { ...sending(1, 2).data, startedAt: NOW } }]);
+  });
+
+  it('counts the rate on the stream: the tries recorded in the last minute, whoever made them (issue 14)', () => {
+    const started = (n: number, at: number): OutboxEvent => ({ type: 'OutboxMessageSending', data: { deviceId: 'd', outboxId: `o${n}`, waMessageId: `W${n}`, attempt: 1, startedAt: at } });
+    const state = given([queued(1), started(1, NOW - 50_000), queued(2), started(2, NOW - 20_000), queued(3), started(3, NOW - 1_000)]);
+    expect(state.rateWait(NOW, 4)).toBe(0);
+    expect(state.rateWait(NOW, 3)).toBe(10_000);
+    expect(state.rateWait(NOW, 2)).toBe(40_000);
+    expect(OutboxState.fromSnapshot(state.toSnapshot()).rateWait(NOW, 3)).toBe(10_000);
   });
 
   it('a message a receipt already confirmed is recorded sent instead of sent again', () => {

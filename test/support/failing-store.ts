@@ -3,7 +3,7 @@
  * (SqliteEventStore turns a failed commit into a StoreUnavailableError); reads keep working.
  */
 import { DelegatingEventStore } from '../../src/eventstore/delegating-store.js';
-import { type AppendResult, type ExpectedRevision, type NewEvent, type Snapshot, StoreUnavailableError } from '../../src/eventstore/event-store.js';
+import { type AppendOptions, type AppendResult, type NewEvent, type Snapshot, type SnapshotWriteOptions, StoreUnavailableError } from '../../src/eventstore/event-store.js';
 
 export class FailingWritesStore extends DelegatingEventStore {
   failing = false;
@@ -16,18 +16,18 @@ export class FailingWritesStore extends DelegatingEventStore {
     throw new StoreUnavailableError(`append failed: ${cause.message}`, { cause });
   }
 
-  override async append(streamId: string, events: readonly NewEvent[], options?: { expectedRevision?: ExpectedRevision }): Promise<AppendResult> {
+  override async append(streamId: string, events: readonly NewEvent[], options?: AppendOptions): Promise<AppendResult> {
     if (this.failing) this.refuse();
     return this.inner.append(streamId, events, options);
   }
 
-  override async saveSnapshot(streamId: string, snapshot: Snapshot): Promise<void> {
+  override async saveSnapshot(streamId: string, snapshot: Snapshot, options?: SnapshotWriteOptions): Promise<void> {
     if (this.failing) this.refuse();
-    return this.inner.saveSnapshot(streamId, snapshot);
+    return this.inner.saveSnapshot(streamId, snapshot, options);
   }
 
-  override async deleteSnapshot(streamId: string): Promise<void> {
+  override async deleteSnapshot(streamId: string, options?: SnapshotWriteOptions): Promise<void> {
     if (this.failing) this.refuse();
-    return this.inner.deleteSnapshot(streamId);
+    return this.inner.deleteSnapshot(streamId, options);
   }
 }

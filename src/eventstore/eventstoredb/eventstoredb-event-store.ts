@@ -46,13 +46,17 @@ import {
   type RecordedEvent,
 } from '@eventstore/db-client';
 import {
+  type AppendOptions,
   type AppendResult,
   type EventStore,
   type ExpectedRevision,
+  type Fence,
+  FenceRejectedError,
   type NewEvent,
   type ReadAllOptions,
   type ReadStreamOptions,
   type Snapshot,
+  type SnapshotWriteOptions,
   StoreRefusedError,
   StoreUnavailableError,
   type StoredEvent,
@@ -204,9 +208,10 @@ class EventStoreDbStore implements EventStore {
   async append(
     streamId: string,
     events: readonly NewEvent[],
-    options: { expectedRevision?: ExpectedRevision } = {},
+    options: AppendOptions = {},
   ): Promise<AppendResult> {
     if (events.length === 0) throw new TypeError('append needs at least one event');
+    if (options.fence) await this.checkFence(options.fence);
     const expected = checkExpectedRevision(options.expectedRevision ?? 'any');
     const expectedRevision = toAppendExpectedRevision(expected);
     // The client serialises inside a promise executor, where a value JSON refuses would never settle the append.
@@ -341,7 +346,21 @@ class EventStoreDbStore implements EventStore {
     return subscription;
   }
 
-  async saveSnapshot(streamId: string, snapshot: Snapshot): Promise<void> {
+  /**
+   * EventStoreDB (before KurrentDB's multi-stream appends) cannot make one write conditional on another
+   * stream, so the fence is read just before the write: a lease taken over earlier is refused here, and the
+   * owner stops acting well before its lease can be taken (it drops its devices once it could not renew
+   * for LEASE_TIMEOUT minus a margin), which leaves that margin for the read and the write together
+   * (docs/architecture.md, "Several processes").
+   */
+  private async checkFence(fence: Fence): Promise<void> {
+    const [last] = await this.readStream(fence.streamId, { direction: 'backwards', maxCount: 1 });
+    const actual = last?.revision ?? -1;
+    if (actual !== fence.revision) throw new FenceRejectedError(fence, actual);
+  }
+
+  async saveSnapshot(streamId: string, snapshot: Snapshot, options: SnapshotWriteOptions = {}): Promise<void> {
+    if (options.fence) await this.checkFence(options.fence);
     const stream = snapshotStreamOf(streamId);
     await this.ensureSnapshotStream(stream);
     try {
@@ -383,7 +402,8 @@ class EventStoreDbStore implements EventStore {
    * A soft delete of the snapshot stream: it reads as not found at once, a later save starts it again (its
    * maxCount metadata is kept), and its events leave the disk at the next scavenge.
    */
-  async deleteSnapshot(streamId: string): Promise<void> {
+  async deleteSnapshot(streamId: string, options: SnapshotWriteOptions = {}): Promise<void> {
+    if (options.fence) await this.checkFence(options.fence);
     const stream = snapshotStreamOf(streamId);
     try {
       await this.run(`delete snapshot of ${streamId}`, (client) => client.deleteStream(stream));

@@ -14,6 +14,10 @@ type ReadPage = (after: number) => StoredEvent[];
 export class LiveFeed {
   private readonly subscriptions = new Set<FeedSubscription>();
 
+  get size(): number {
+    return this.subscriptions.size;
+  }
+
   publish(events: readonly StoredEvent[]): void {
     for (const subscription of this.subscriptions) subscription.offer(events);
   }
@@ -42,8 +46,12 @@ class FeedSubscription implements Subscription {
     private readonly detach: () => void,
   ) {}
 
-  offer(events: readonly StoredEvent[]): void {
+  offer(offered: readonly StoredEvent[]): void {
     if (!this.live) return; // still catching up: the file has these events
+    // Several writers: the file may have shown some of these before they were fed (see SqliteEventStore's tail).
+    const seen = this.lastOffered();
+    const events = offered[0]!.position > seen ? offered : offered.filter((event) => event.position > seen);
+    if (events.length === 0) return;
     this.buffered.push(events);
     this.bufferedCount += events.length;
     if (this.bufferedCount > MAX_BUFFERED_EVENTS) {
@@ -53,6 +61,11 @@ class FeedSubscription implements Subscription {
       this.bufferedCount = 0;
     }
     this.wake?.();
+  }
+
+  private lastOffered(): number {
+    const batch = this.buffered[this.buffered.length - 1];
+    return batch ? batch[batch.length - 1]!.position : this.last;
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<readonly StoredEvent[]> {

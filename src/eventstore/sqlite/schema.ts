@@ -59,7 +59,8 @@ export function setUpSchema(db: Database.Database): void {
       db.exec(SCHEMA);
     }
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
-  })();
+    // IMMEDIATE: several processes opening one file at once wait for each other instead of failing.
+  }).immediate();
 }
 
 /** Whether a unique index (of an older version) covers event_id. */

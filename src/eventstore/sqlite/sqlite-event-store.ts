@@ -1,8 +1,11 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { type FSWatcher, mkdirSync, watch } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import {
+  type AppendOptions,
   type AppendResult,
+  type Fence,
+  FenceRejectedError,
   type EventStore,
   type ExpectedRevision,
   IdempotencyViolationError,
@@ -10,6 +13,7 @@ import {
   type ReadAllOptions,
   type ReadStreamOptions,
   type Snapshot,
+  type SnapshotWriteOptions,
   StoreUnavailableError,
   type StoredEvent,
   type SubscribeOptions,
@@ -30,6 +34,7 @@ interface PendingAppend {
   /** data and metadata of each event as JSON, made before the group commit (see append). */
   json: ReadonlyArray<{ data: string; metadata: string | null }>;
   expectedRevision: ExpectedRevision;
+  fence: Fence | undefined;
 }
 
 /** Snapshots ride the same group commits as appends: engines save credentials often. */
@@ -38,17 +43,29 @@ interface PendingSnapshot {
   streamId: string;
   snapshot: Snapshot;
   json: string;
+  fence: Fence | undefined;
 }
 
 /** A snapshot removed (credentials wiped), in order with the saves around it. */
 interface PendingSnapshotDelete {
   kind: 'deleteSnapshot';
   streamId: string;
+  fence: Fence | undefined;
 }
 
 type PendingWrite = PendingAppend | PendingSnapshot | PendingSnapshotDelete;
 
 const READ_ALL_PAGE = 1_000;
+/** Several writer processes: while subscribed, the file is also checked this often, in case a change signal was missed. */
+const TAIL_CHECK_MS = 200;
+
+export interface SqliteStoreOptions {
+  /**
+   * Other processes write to the same file (GATEWAY_PROCESSES): live subscribers are fed from the file in
+   * position order (tailed whenever the WAL changes), not only with this process's own commits.
+   */
+  sharedFile?: boolean;
+}
 
 /**
  * The embedded event store: one SQLite file in WAL mode with synchronous=FULL, so an acknowledged
@@ -65,12 +82,19 @@ export class SqliteEventStore implements EventStore {
   private readonly sql;
   private readonly appendOne: (append: PendingAppend) => { result: AppendResult; events: StoredEvent[] };
 
-  constructor(readonly file: string) {
+  /** Several writers: the last position handed to the live feed, and how the file's changes are noticed. */
+  private tail: { last: number; version: number; watcher: FSWatcher | undefined; timer: NodeJS.Timeout | undefined } | undefined;
+
+  constructor(
+    readonly file: string,
+    options: SqliteStoreOptions = {},
+  ) {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
     this.db = new Database(file);
+    // First: other processes may hold the file's locks while this one sets it up.
+    this.db.pragma('busy_timeout = 5000');
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = FULL');
-    this.db.pragma('busy_timeout = 5000');
     // Deleted and overwritten records (wiped credentials) are overwritten on their pages too, not left in free space.
     this.db.pragma('secure_delete = FAST');
     setUpSchema(this.db);
@@ -107,12 +131,65 @@ export class SqliteEventStore implements EventStore {
         'SELECT revision, state FROM snapshots WHERE stream_id = ?',
       ),
       ping: this.db.prepare('SELECT 1'),
+      head: this.db.prepare<[], { head: number | null }>('SELECT max(position) AS head FROM events'),
     };
     this.appendOne = this.db.transaction((append: PendingAppend) => this.appendInTransaction(append));
     this.committer = new GroupCommitter((batch) => this.commit(batch));
+    // BEGIN IMMEDIATE: with other writers a deferred transaction that turns into a write can fail at once
+    // (SQLITE_BUSY) instead of waiting out the busy timeout.
+    this.commitTransaction = (run) => this.db.transaction(run).immediate();
+    if (options.sharedFile && file !== ':memory:') this.startTail();
   }
 
-  append(streamId: string, events: readonly NewEvent[], options: { expectedRevision?: ExpectedRevision } = {}): Promise<AppendResult> {
+  private readonly commitTransaction: (run: () => void) => void;
+
+  /**
+   * Other processes' commits reach this process's subscribers: the file is read after the last position fed
+   * whenever SQLite's data_version says another connection committed. That is checked when the WAL file
+   * changes (fs.watch on the folder: one inotify watch, no polling) and, as a safety net, every TAIL_CHECK_MS
+   * while someone is subscribed (a PRAGMA that reads no table).
+   */
+  private startTail(): void {
+    this.tail = { last: this.sql.head.get()?.head ?? 0, version: this.dataVersion(), watcher: undefined, timer: undefined };
+    const wal = `${basename(this.file)}-wal`;
+    try {
+      this.tail.watcher = watch(dirname(this.file), { persistent: false }, (_event, name) => {
+        if (name === null || name === wal) this.pollTail(false);
+      });
+      this.tail.watcher.on('error', () => undefined);
+    } catch {
+      // No watch available: the timer alone notices changes.
+    }
+    this.tail.timer = setInterval(() => {
+      if (this.feed.size > 0) this.pollTail(false);
+    }, TAIL_CHECK_MS);
+    this.tail.timer.unref();
+  }
+
+  private dataVersion(): number {
+    return this.db.pragma('data_version', { simple: true }) as number;
+  }
+
+  /** Feeds the live subscribers everything after the last position fed (force: own commit left a gap). */
+  private pollTail(force: boolean): void {
+    const tail = this.tail;
+    if (!tail || this.closed) return;
+    try {
+      const version = this.dataVersion();
+      if (!force && version === tail.version) return;
+      tail.version = version;
+      for (;;) {
+        const page = this.readAllNow(tail.last, READ_ALL_PAGE);
+        if (page.length === 0) return;
+        tail.last = page[page.length - 1]!.position;
+        this.feed.publish(page);
+      }
+    } catch {
+      // Busy or closing: the next signal or tick reads again from the same position.
+    }
+  }
+
+  append(streamId: string, events: readonly NewEvent[], options: AppendOptions = {}): Promise<AppendResult> {
     if (this.closed) return Promise.reject(new StoreUnavailableError('event store is closed'));
     if (events.length === 0) return Promise.reject(new TypeError('append needs at least one event'));
     let expectedRevision: ExpectedRevision;
@@ -129,7 +206,7 @@ export class SqliteEventStore implements EventStore {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.committer.submit({ kind: 'append', streamId, events, json, expectedRevision }) as Promise<AppendResult>;
+    return this.committer.submit({ kind: 'append', streamId, events, json, expectedRevision, fence: options.fence }) as Promise<AppendResult>;
   }
 
   /** Runs one group of appends in a single transaction; each append succeeds or fails on its own. */
@@ -137,8 +214,11 @@ export class SqliteEventStore implements EventStore {
     const committed: StoredEvent[] = [];
     let outcomes: Array<AppendResult | undefined | Error> = [];
     try {
-      this.db.transaction(() => {
+      this.commitTransaction(() => {
         outcomes = batch.map((append) => {
+          // The fence is read in the same transaction as the write: no other process can move it in between.
+          const fenced = append.fence && this.checkFence(append.fence);
+          if (fenced) return fenced;
           if (append.kind === 'snapshot') {
             const { streamId, snapshot, json } = append;
             this.sql.saveSnapshot.run(streamId, snapshot.revision, json, Date.now());
@@ -161,13 +241,31 @@ export class SqliteEventStore implements EventStore {
             throw error;
           }
         });
-      })();
+      });
     } catch (error) {
       const failure = new StoreUnavailableError(`append failed: ${(error as Error).message}`, { cause: error });
       return batch.map(() => failure);
     }
-    if (committed.length > 0) this.feed.publish(committed);
+    if (committed.length > 0) this.publishOwn(committed);
     return outcomes;
+  }
+
+  private publishOwn(committed: StoredEvent[]): void {
+    const tail = this.tail;
+    if (!tail) {
+      this.feed.publish(committed);
+      return;
+    }
+    // Right after what was fed: hand it over as it is. Another process committed in between: read the file in order.
+    if (committed[0]!.position === tail.last + 1) {
+      tail.last = committed[committed.length - 1]!.position;
+      this.feed.publish(committed);
+    } else this.pollTail(true);
+  }
+
+  private checkFence(fence: Fence): FenceRejectedError | undefined {
+    const actual = this.sql.streamRevision.get(fence.streamId)?.revision ?? -1;
+    return actual === fence.revision ? undefined : new FenceRejectedError(fence, actual);
   }
 
   private appendInTransaction({ streamId, events, json, expectedRevision }: PendingAppend): { result: AppendResult; events: StoredEvent[] } {
@@ -253,14 +351,14 @@ export class SqliteEventStore implements EventStore {
     return this.feed.subscribe(options.after ?? 0, (after) => this.readAllNow(after, READ_ALL_PAGE));
   }
 
-  async saveSnapshot(streamId: string, snapshot: Snapshot): Promise<void> {
+  async saveSnapshot(streamId: string, snapshot: Snapshot, options: SnapshotWriteOptions = {}): Promise<void> {
     this.assertOpen();
-    await this.committer.submit({ kind: 'snapshot', streamId, snapshot, json: JSON.stringify(snapshot.state) });
+    await this.committer.submit({ kind: 'snapshot', streamId, snapshot, json: JSON.stringify(snapshot.state), fence: options.fence });
   }
 
-  async deleteSnapshot(streamId: string): Promise<void> {
+  async deleteSnapshot(streamId: string, options: SnapshotWriteOptions = {}): Promise<void> {
     this.assertOpen();
-    await this.committer.submit({ kind: 'deleteSnapshot', streamId });
+    await this.committer.submit({ kind: 'deleteSnapshot', streamId, fence: options.fence });
   }
 
   async loadSnapshot<State>(streamId: string): Promise<Snapshot<State> | null> {
@@ -290,6 +388,10 @@ export class SqliteEventStore implements EventStore {
     if (this.closed) return;
     await this.committer.drain();
     this.closed = true;
+    if (this.tail) {
+      this.tail.watcher?.close();
+      clearInterval(this.tail.timer);
+    }
     this.feed.close();
     this.db.close();
   }

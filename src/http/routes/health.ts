@@ -16,9 +16,36 @@ const HealthSchema = Type.Object({
     },
     { description: 'The disk of DATA_DIR.' },
   ),
+  cluster: Type.Optional(
+    Type.Object(
+      {
+        memberId: Type.String({ description: 'This process among the members.' }),
+        pid: Type.Integer(),
+        devicesOwned: Type.Integer({ minimum: 0, description: 'Devices this process runs (holds the lease of).' }),
+        members: Type.Array(
+          Type.Object({ memberId: Type.String(), devices: Type.Integer({ minimum: 0 }), self: Type.Boolean() }),
+          { description: 'Live members (heartbeating within LEASE_TIMEOUT) and how many devices each runs, as this process sees them.' },
+        ),
+      },
+      { description: 'Several processes (GATEWAY_PROCESSES > 1 or GATEWAY_CLUSTER=true): which process answered and what it runs.' },
+    ),
+  ),
 });
 
-export function healthRoutes(store: EventStore, version: string, startedAt: number, disk: { report(): Promise<DiskReport> }): RouteSpec[] {
+export interface ClusterReport {
+  memberId: string;
+  pid: number;
+  devicesOwned: number;
+  members: Array<{ memberId: string; devices: number; self: boolean }>;
+}
+
+export function healthRoutes(
+  store: EventStore,
+  version: string,
+  startedAt: number,
+  disk: { report(): Promise<DiskReport> },
+  cluster?: () => ClusterReport,
+): RouteSpec[] {
   return [
     defineRoute({
       method: 'get',
@@ -46,6 +73,7 @@ export function healthRoutes(store: EventStore, version: string, startedAt: numb
             uptimeSeconds: Math.round((Date.now() - startedAt) / 1000),
             store: { kind: store.kind, ok },
             disk: diskReport,
+            ...(cluster ? { cluster: cluster() } : {}),
           },
         };
       },

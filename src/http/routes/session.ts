@@ -124,8 +124,8 @@ export function sessionRoutes({ devices, sessions, projections }: SessionRouteDe
         404: NOT_FOUND,
         409: { description: 'No code on show (`qr_unavailable`); `detail` names the state.' },
       },
-      handler({ device }) {
-        return { status: 200, body: currentQr(device), headers: { 'Cache-Control': 'no-store' } };
+      async handler({ device }) {
+        return { status: 200, body: await currentQr(device), headers: { 'Cache-Control': 'no-store' } };
       },
     }),
     defineRoute({
@@ -143,7 +143,7 @@ export function sessionRoutes({ devices, sessions, projections }: SessionRouteDe
         409: { description: 'No code on show (`qr_unavailable`); `detail` names the state.' },
       },
       async handler({ device }) {
-        const { qr } = currentQr(device);
+        const { qr } = await currentQr(device);
         const png = await QRCode.toBuffer(qr, { type: 'png', errorCorrectionLevel: 'M', margin: 2, width: 320 });
         return { status: 200, body: png, headers: { 'Cache-Control': 'no-store' } };
       },
@@ -170,8 +170,9 @@ export function sessionRoutes({ devices, sessions, projections }: SessionRouteDe
     }),
   ];
 
-  function currentQr(device: RequestDevice): { qr: string; expiresAt: string } {
-    const qr = sessions.peek(device.id)?.qr();
+  /** Several processes: the process that runs the device has the code (Supervisor.qr asks it). */
+  async function currentQr(device: RequestDevice): Promise<{ qr: string; expiresAt: string }> {
+    const qr = await sessions.qr(device.id);
     if (!qr) throw new DomainError('qr_unavailable', `the session is ${device.sessionState()}; a QR code is shown only in state qr`);
     return { qr: qr.code, expiresAt: qr.expiresAt };
   }

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type EventStore,
+  FenceRejectedError,
   type StoredEvent,
   WrongExpectedRevisionError,
 } from '../../../src/eventstore/event-store.js';
@@ -290,6 +291,28 @@ export function eventStoreConformance(name: string, target: ConformanceTarget) {
       expect(await store.loadSnapshot(s)).toEqual({ revision: 1, state: { secret: 'c' } });
       await store.deleteSnapshot(s);
       expect(await store.loadSnapshot(s)).toBeNull();
+    });
+
+    it('writes under a fence only while the fence stream is at the fence revision (issue 14)', async () => {
+      const [lease, owned, snap] = [stream(), stream(), stream()];
+      await store.append(lease, [ev('LeaseAcquired', { owner: 'a' })], { expectedRevision: 'no_stream' });
+      const fence = { streamId: lease, revision: 0 };
+      await store.append(owned, [ev('A')], { expectedRevision: 'no_stream', fence });
+      await store.saveSnapshot(snap, { revision: 0, state: { creds: 'a' } }, { fence });
+      // Another process takes the lease: the former owner's writes are refused, not conflicts to retry.
+      await store.append(lease, [ev('LeaseAcquired', { owner: 'b' })], { expectedRevision: 0 });
+      const refused = await store.append(owned, [ev('B')], { expectedRevision: 0, fence }).catch((e) => e);
+      expect(refused).toBeInstanceOf(FenceRejectedError);
+      expect(refused).not.toBeInstanceOf(WrongExpectedRevisionError);
+      expect(refused.actual).toBe(1);
+      await expect(store.append(owned, [ev('B')], { expectedRevision: 'any', fence })).rejects.toBeInstanceOf(FenceRejectedError);
+      await expect(store.saveSnapshot(snap, { revision: 0, state: { creds: 'stale' } }, { fence })).rejects.toBeInstanceOf(FenceRejectedError);
+      await expect(store.deleteSnapshot(snap, { fence })).rejects.toBeInstanceOf(FenceRejectedError);
+      expect((await store.readStream(owned)).map((e) => e.type)).toEqual(['A']);
+      expect(await store.loadSnapshot(snap)).toEqual({ revision: 0, state: { creds: 'a' } });
+      // The new owner writes under its own fence.
+      await store.append(owned, [ev('B')], { expectedRevision: 0, fence: { streamId: lease, revision: 1 } });
+      await expect(store.append(owned, [ev('C')], { fence: { streamId: stream(), revision: 0 } })).rejects.toBeInstanceOf(FenceRejectedError);
     });
   });
 }

@@ -1,0 +1,234 @@
+/**
+ * `npm run chaos:cluster [-- --seconds 120]`: three gateway processes on one SQLite file (GATEWAY_CLUSTER=true,
+ * one port each), 30 sandbox devices online with webhooks, sends at ~300/s through every process and sandbox
+ * inbound at ~100/s (to the process running the device); every 10 s one process is killed with SIGKILL and
+ * started again. Then it checks, from the log and the receiver:
+ * - every 202 is sent exactly once (one `sent` per waMessageId, each under the id it was acknowledged with);
+ * - every `sent` status and every inbound message reached the webhook receiver (duplicates counted);
+ * - no device was run by two processes at once (the lease streams: each acquisition follows a release or
+ *   the holder's silence; the processes' /health counts add up to the devices at the end);
+ * - OUTBOX_RATE_PER_MINUTE was never exceeded in any 60 s window (the tries' start times on each stream).
+ * Exit code 1 when a check failed.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import Database from 'better-sqlite3';
+import { type ChildServer, spawnServer } from './lib/child.js';
+import { makeTempDir } from './lib/temp.js';
+
+const DEVICES = 30;
+const SEND_PER_SECOND = 300;
+const INBOUND_PER_SECOND = 100;
+const KILL_EVERY_MS = 10_000;
+const RATE_PER_MINUTE = 1_200;
+const ADMIN_KEY = 'ak_chaos_cluster_0123456789abcdef';
+
+const seconds = (() => {
+  const index = process.argv.indexOf('--seconds');
+  return index < 0 ? 120 : Math.max(10, Number(process.argv[index + 1]));
+})();
+const log = (line: string) => process.stderr.write(`  ${line}\n`);
+
+async function main(): Promise<number> {
+  const data = makeTempDir('cluster-chaos');
+  const received = new Map<string, number>();
+  const receiver = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk) => (body += chunk));
+    req.on('end', () => {
+      try {
+        const envelope = JSON.parse(body) as { event: string; data: { waMessageId?: string; status?: string } };
+        const key = `${envelope.event}:${envelope.data.waMessageId}:${envelope.data.status ?? ''}`;
+        received.set(key, (received.get(key) ?? 0) + 1);
+      } catch {
+        // not a webhook
+      }
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+  const env = (worker: number) => ({
+    LOG_LEVEL: 'warn',
+    DATA_DIR: data.path,
+    ADMIN_API_KEY: ADMIN_KEY,
+    DEFAULT_ENGINE: 'sandbox',
+    GATEWAY_CLUSTER: 'true',
+    GATEWAY_WORKER: String(worker),
+    OUTBOX_SPACING: '0ms',
+    OUTBOX_RATE_PER_MINUTE: String(RATE_PER_MINUTE),
+    SANDBOX_DELIVERED_DELAY_MS: '200',
+    SANDBOX_READ_DELAY_MS: '200',
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+    WEBHOOK_HOST_RATE_PER_SECOND: '100000',
+    WEBHOOK_RETRY_SCHEDULE: '250ms,500ms,1s,1s,2s,2s,5s,5s,10s',
+  });
+  const start = (worker: number) => spawnServer({ name: `gateway-${worker}`, script: 'src/main.ts', healthPath: '/health', env: env(worker), startTimeoutMs: 120_000 });
+  const nodes: Array<ChildServer | undefined> = await Promise.all([1, 2, 3].map(start));
+  const live = () => nodes.filter((node): node is ChildServer => node !== undefined);
+  const api = async (node: ChildServer, method: string, path: string, json?: unknown, key?: string) => {
+    const response = await fetch(`${node.url}${path}`, {
+      method,
+      headers: { ...(key ? { 'x-device-key': key } : { 'x-admin-key': ADMIN_KEY }), ...(json === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: json === undefined ? undefined : JSON.stringify(json),
+      signal: AbortSignal.timeout(30_000),
+    });
+    return { status: response.status, body: (await response.json().catch(() => undefined)) as any };
+  };
+  const failures: string[] = [];
+  try {
+    const keys = new Map<string, string>();
+    const ids = Array.from({ length: DEVICES }, (_, i) => `cc-${i}`);
+    for (const id of ids) {
+      keys.set(id, (await api(live()[0]!, 'POST', '/devices', { id, name: id, engine: 'sandbox' })).body.deviceKey);
+      await api(live()[0]!, 'PUT', `/devices/${id}/hooks`, { url: hookUrl, events: ['message.status', 'message.received'] });
+      await api(live()[0]!, 'POST', `/devices/${id}/session/open`);
+    }
+    await waitFor(() => owners(data.path).size === DEVICES, 60_000, 'owners');
+    for (const [i, id] of ids.entries()) {
+      await waitFor(async () => (await api(live()[0]!, 'GET', `/devices/${id}/session/state`)).body?.state === 'qr', 60_000, `${id} qr`);
+      const owner = live().find((node) => node.pid === owners(data.path).get(id))!;
+      await api(owner, 'POST', `/sandbox/devices/${id}/scan`, { phone: `4915100${String(i).padStart(5, "0")}1` });
+    }
+    for (const id of ids) await waitFor(async () => (await api(live()[0]!, 'GET', `/devices/${id}/session/state`)).body?.state === 'online', 60_000, `${id} online`);
+    log(`${DEVICES} devices online over 3 processes`);
+
+    const acknowledged = new Set<string>();
+    const inbound = new Set<string>();
+    let stop = false;
+    let n = 0;
+    const sender = async () => {
+      while (!stop) {
+        const id = ids[n++ % DEVICES]!;
+        const nodesNow = live();
+        const node = nodesNow[n % nodesNow.length];
+        if (node) {
+          const answer = await api(node, 'POST', `/devices/${id}/send/text`, { to: '4915199999999', text: `m${n}` }, keys.get(id)).catch(() => undefined);
+          if (answer?.status === 202) acknowledged.add(answer.body.waMessageId);
+        }
+        await sleep(1000 / (SEND_PER_SECOND / 10));
+      }
+    };
+    let m = 0;
+    const injector = async () => {
+      while (!stop) {
+        const id = ids[m++ % DEVICES]!;
+        const node = live().find((candidate) => candidate.pid === owners(data.path).get(id));
+        if (node) {
+          const answer = await api(node, 'POST', `/sandbox/devices/${id}/inbound`, { from: '4915188888888', body: `in${m}` }).catch(() => undefined);
+          if (answer?.status === 202 && answer.body?.waMessageId) inbound.add(answer.body.waMessageId);
+        }
+        await sleep(1000 / (INBOUND_PER_SECOND / 5));
+      }
+    };
+    const load = [...Array.from({ length: 10 }, sender), ...Array.from({ length: 5 }, injector)];
+    const startedAt = Date.now();
+    let cycle = 0;
+    while (Date.now() - startedAt < seconds * 1000) {
+      await sleep(KILL_EVERY_MS);
+      const index = cycle++ % 3;
+      const victim = nodes[index];
+      if (!victim) continue;
+      process.kill(victim.pid, 'SIGKILL');
+      nodes[index] = undefined;
+      log(`cycle ${cycle}: killed gateway-${index + 1} (${acknowledged.size} sends acknowledged, ${inbound.size} inbound)`);
+      void start(index + 1).then((node) => (nodes[index] = node));
+    }
+    stop = true;
+    await Promise.all(load);
+    await waitFor(() => live().length === 3, 120_000, 'every process back');
+    log('load stopped; waiting for the outboxes and webhooks to drain');
+    await waitFor(() => sentIds(data.path).size >= acknowledged.size, 180_000, 'every send').catch((error: Error) => failures.push(error.message));
+    const sent = sentEvents(data.path);
+    const twice = sent.length - new Set(sent).size;
+    if (twice > 0) failures.push(`${twice} messages recorded sent twice`);
+    const missing = [...acknowledged].filter((id) => !new Set(sent).has(id));
+    if (missing.length > 0) failures.push(`${missing.length} acknowledged messages never sent`);
+    await waitFor(() => [...acknowledged].every((id) => received.has(`message.status:${id}:sent`)) && [...inbound].every((id) => received.has(`message.received:${id}:`)), 180_000, 'every webhook').catch((error: Error) =>
+      failures.push(error.message),
+    );
+    const duplicates = [...received.values()].filter((count) => count > 1).length;
+    const over = rateExceeded(data.path, RATE_PER_MINUTE);
+    if (over > 0) failures.push(`${over} windows over the rate`);
+    const health = await Promise.all(live().map(async (node) => (await api(node, 'GET', '/health')).body.cluster.devicesOwned as number));
+    await waitFor(async () => (await Promise.all(live().map(async (node) => (await api(node, 'GET', '/health')).body.cluster.devicesOwned as number))).reduce((a, b) => a + b, 0) === DEVICES, 60_000, 'one owner per device').catch((error: Error) => failures.push(error.message));
+    process.stdout.write(
+      `${cycle} kills in ${seconds} s; ${acknowledged.size} sends acknowledged, ${sent.length} sent (${twice} twice); ${inbound.size} inbound; ` +
+        `${received.size} distinct webhooks, ${duplicates} with duplicates; devices per process at the end ${health.join('/')}\n`,
+    );
+    for (const failure of failures) process.stdout.write(`FAILED: ${failure}\n`);
+    return failures.length > 0 ? 1 : 0;
+  } finally {
+    for (const node of live()) await node.stop().catch(() => undefined);
+    receiver.close();
+    data.remove();
+  }
+}
+
+function query<T>(dataDir: string, sql: string): T[] {
+  const db = new Database(join(dataDir, 'events.sqlite'), { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare<[], T>(sql).all();
+  } finally {
+    db.close();
+  }
+}
+
+function owners(dataDir: string): Map<string, number> {
+  const rows = query<{ type: string; data: string }>(
+    dataDir,
+    `SELECT e.type, e.data FROM events e JOIN streams s ON s.stream_id = e.stream_id AND s.revision = e.revision WHERE e.stream_id LIKE 'lease-%'`,
+  );
+  const result = new Map<string, number>();
+  for (const row of rows) {
+    if (row.type !== 'LeaseAcquired') continue;
+    const { deviceId, owner } = JSON.parse(row.data) as { deviceId: string; owner: string };
+    result.set(deviceId, Number(owner.split('-').at(-2)));
+  }
+  return result;
+}
+
+function sentEvents(dataDir: string): string[] {
+  return query<{ data: string }>(dataDir, `SELECT data FROM events WHERE stream_id LIKE 'outbox-%' AND type = 'MessageStatusChanged'`)
+    .map((row) => JSON.parse(row.data) as { waMessageId: string; status: string })
+    .filter((data) => data.status === 'sent')
+    .map((data) => data.waMessageId);
+}
+
+const sentIds = (dataDir: string) => new Set(sentEvents(dataDir));
+
+/** Windows of 60 s (starting at each try) holding more tries of one device than the rate allows. */
+function rateExceeded(dataDir: string, rate: number): number {
+  const starts = new Map<string, number[]>();
+  for (const row of query<{ stream_id: string; data: string }>(dataDir, `SELECT stream_id, data FROM events WHERE type = 'OutboxMessageSending' ORDER BY position`)) {
+    const at = (JSON.parse(row.data) as { startedAt?: number }).startedAt;
+    if (at !== undefined) starts.set(row.stream_id, [...(starts.get(row.stream_id) ?? []), at]);
+  }
+  let over = 0;
+  for (const times of starts.values()) {
+    times.sort((a, b) => a - b);
+    for (let i = 0, j = 0; i < times.length; i++) {
+      while (times[i]! - times[j]! >= 60_000) j++;
+      if (i - j + 1 > rate) over++;
+    }
+  }
+  return over;
+}
+
+async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await Promise.resolve().then(check).catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(200);
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`${(error as Error)?.stack ?? String(error)}\n`);
+    process.exit(1);
+  },
+);

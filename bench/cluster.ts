@@ -1,0 +1,170 @@
+/**
+ * cluster: several gateway processes on one SQLite file (docs/architecture.md, "Several processes").
+ *
+ * - GET /devices/:id with GATEWAY_PROCESSES=2 (one port, node:cluster) against a bare Koa hello-world in one
+ *   process, 50 connections (the single-process ratio is bench `http`).
+ * - POST /send/text (202) over 8 devices, one process vs GATEWAY_PROCESSES=2, 64 connections in all.
+ * - failover: two processes (GATEWAY_CLUSTER=true, one port each, the default LEASE_TIMEOUT of 10 s), 10
+ *   sandbox devices online; the process running most of them is killed with SIGKILL: the time until every one
+ *   of its devices is online on the other.
+ */
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import Database from 'better-sqlite3';
+import type { Metric } from './lib/benchmark.js';
+import { type ChildServer, spawnGateway, spawnServer } from './lib/child.js';
+import { type HttpLoadResult, loadHttp } from './lib/http-load.js';
+import { ratio, round } from './lib/stats.js';
+import { makeTempDir } from './lib/temp.js';
+
+export const name = 'cluster';
+export const description = 'GATEWAY_PROCESSES=2: GET /devices/:id vs bare Koa, /send/text 2 processes vs 1, failover time after kill -9 (LEASE_TIMEOUT 10 s)';
+
+const READ = { connections: 50, warmupSeconds: 2, durationSeconds: 10 };
+const SEND = { warmupSeconds: 2, durationSeconds: 10 };
+const SEND_DEVICES = 8;
+const FAILOVER_DEVICES = 10;
+
+export async function run(): Promise<Metric[]> {
+  if (process.env.BENCH_CLUSTER_ONLY === 'failover') return [await failover()];
+  const metrics: Metric[] = [];
+  const bare = await spawnServer({ name: 'bare-koa', script: 'bench/bare-koa.ts', healthPath: '/' });
+  let koa: HttpLoadResult;
+  try {
+    koa = await loadHttp({ ...READ, url: `${bare.url}/` });
+  } finally {
+    await bare.stop();
+  }
+  const sends: number[] = [];
+  for (const processes of [1, 2]) {
+    const gateway = await spawnGateway({ env: { DEFAULT_ENGINE: 'sandbox', GATEWAY_PROCESSES: String(processes), OUTBOX_SPACING: '0ms' } });
+    try {
+      // The workers start after the primary answers nothing: wait until both answer health.
+      await sleep(processes > 1 ? 3_000 : 0);
+      const keys: string[] = [];
+      for (let d = 0; d < SEND_DEVICES; d++) keys.push((await gateway.adminRequest<{ deviceKey: string }>('POST', '/devices', { id: `bench-${d}`, name: 'Bench' }, 201)).deviceKey);
+      await sleep(1_000);
+      if (processes === 2) {
+        const read = await loadHttp({ ...READ, url: `${gateway.url}/devices/bench-0`, headers: { 'x-admin-key': gateway.adminKey } });
+        metrics.push(
+          { metric: 'GATEWAY_PROCESSES=2 GET /devices/:id', value: round(read.requestsPerSecond, 0), unit: 'req/s' },
+          { metric: 'bare Koa hello-world (one process)', value: round(koa.requestsPerSecond, 0), unit: 'req/s' },
+          { metric: '2 processes / bare Koa', value: round(ratio(read.requestsPerSecond, koa.requestsPerSecond), 3), unit: 'ratio', target: { op: '>=', value: 0.6 } },
+          { metric: 'GET non-2xx + errors (2 processes)', value: read.non2xx + read.errors, unit: 'responses', target: { op: '<=', value: 0 } },
+        );
+      }
+      const body = JSON.stringify({ to: '4915112345678', text: 'Your order 4711 has shipped and will arrive tomorrow between 9:00 and 12:00.' });
+      const results = await Promise.all(
+        keys.map((key, d) =>
+          loadHttp({
+            ...SEND,
+            connections: 64 / SEND_DEVICES,
+            url: `${gateway.url}/devices/bench-${d}/send/text`,
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'x-device-key': key },
+            body,
+          }),
+        ),
+      );
+      const perSecond = results.reduce((sum, r) => sum + r.requestsPerSecond, 0);
+      sends.push(perSecond);
+      metrics.push(
+        { metric: `POST /send/text (202), ${processes} process${processes > 1 ? 'es' : ''}`, value: round(perSecond, 0), unit: 'req/s' },
+        { metric: `send non-2xx + errors (${processes})`, value: results.reduce((sum, r) => sum + r.non2xx + r.errors, 0), unit: 'responses', target: { op: '<=', value: 0 } },
+      );
+    } finally {
+      await gateway.stop();
+    }
+  }
+  metrics.push({ metric: '/send/text 2 processes / 1', value: round(ratio(sends[1]!, sends[0]!), 3), unit: 'ratio', target: { op: '>=', value: 1.3 } });
+  metrics.push(await failover().catch((error: unknown) => {
+    process.stderr.write(`failover run failed: ${(error as Error)?.stack ?? String(error)}\n`);
+    return { metric: 'failover: kill -9 → devices online elsewhere', value: Number.NaN, unit: 's', target: { op: '<=' as const, value: 15 } };
+  }));
+  return metrics;
+}
+
+async function failover(): Promise<Metric> {
+  const data = makeTempDir('cluster');
+  const adminKey = 'ak_bench_cluster_0123456789abcdef';
+  const nodes: ChildServer[] = [];
+  try {
+    for (const worker of [1, 2]) {
+      nodes.push(
+        await spawnServer({
+          name: `gateway-${worker}`,
+          script: 'src/main.ts',
+          healthPath: '/health',
+          env: { LOG_LEVEL: 'warn', DATA_DIR: data.path, ADMIN_API_KEY: adminKey, DEFAULT_ENGINE: 'sandbox', GATEWAY_CLUSTER: 'true', GATEWAY_WORKER: String(worker) },
+        }),
+      );
+    }
+    const api = async (node: ChildServer, method: string, path: string, json?: unknown) => {
+      const response = await fetch(`${node.url}${path}`, {
+        method,
+        headers: { 'x-admin-key': adminKey, ...(json === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: json === undefined ? undefined : JSON.stringify(json),
+      });
+      return { status: response.status, body: (await response.json().catch(() => undefined)) as any };
+    };
+    const ids = Array.from({ length: FAILOVER_DEVICES }, (_, i) => `fo-${i}`);
+    for (const id of ids) await api(nodes[0]!, 'POST', '/devices', { id, name: id, engine: 'sandbox' });
+    for (const id of ids) await api(nodes[0]!, 'POST', `/devices/${id}/session/open`);
+    const owners = () => ownersOf(data.path);
+    await waitFor(() => owners().size === ids.length, 30_000, 'every device owned');
+    for (const [i, id] of ids.entries()) {
+      await waitFor(async () => (await api(nodes[0]!, 'GET', `/devices/${id}/session/state`)).body?.state === 'qr', 30_000, `${id} qr`);
+      const owner = nodes.find((node) => node.pid === owners().get(id))!;
+      const scanned = await api(owner, 'POST', `/sandbox/devices/${id}/scan`, { phone: `491510007${String(i).padStart(3, "0")}1` });
+      if (scanned.status !== 202) throw new Error(`scan of ${id} on ${owner.name}: ${scanned.status} ${JSON.stringify(scanned.body)}`);
+    }
+    for (const id of ids) await waitFor(async () => (await api(nodes[0]!, 'GET', `/devices/${id}/session/state`)).body?.state === 'online', 30_000, `${id} online`);
+    const victim = nodes.reduce((a, b) => ([...owners().values()].filter((p) => p === a.pid).length >= [...owners().values()].filter((p) => p === b.pid).length ? a : b));
+    const survivor = nodes.find((node) => node !== victim)!;
+    const moved = ids.filter((id) => owners().get(id) === victim.pid);
+    const killedAt = performance.now();
+    process.kill(victim.pid, 'SIGKILL');
+    await waitFor(
+      async () => {
+        const current = owners();
+        if (!moved.every((id) => current.get(id) === survivor.pid)) return false;
+        const states = await Promise.all(moved.map(async (id) => (await api(survivor, 'GET', `/devices/${id}/session/state`)).body?.state));
+        return states.every((state) => state === 'online');
+      },
+      60_000,
+      'the devices online on the survivor',
+    );
+    return { metric: `failover: kill -9 → ${moved.length} devices online elsewhere`, value: round((performance.now() - killedAt) / 1000, 2), unit: 's', target: { op: '<=', value: 15 } };
+  } finally {
+    for (const node of nodes) await node.stop().catch(() => undefined);
+    data.remove();
+  }
+}
+
+function ownersOf(dataDir: string): Map<string, number> {
+  const db = new Database(join(dataDir, 'events.sqlite'), { readonly: true, fileMustExist: true });
+  try {
+    const rows = db
+      .prepare<[], { type: string; data: string }>(
+        `SELECT e.type, e.data FROM events e JOIN streams s ON s.stream_id = e.stream_id AND s.revision = e.revision WHERE e.stream_id LIKE 'lease-%'`,
+      )
+      .all();
+    const owners = new Map<string, number>();
+    for (const row of rows) {
+      if (row.type !== 'LeaseAcquired') continue;
+      const { deviceId, owner } = JSON.parse(row.data) as { deviceId: string; owner: string };
+      owners.set(deviceId, Number(owner.split('-').at(-2)));
+    }
+    return owners;
+  } finally {
+    db.close();
+  }
+}
+
+async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await Promise.resolve().then(check).catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}

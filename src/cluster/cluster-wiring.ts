@@ -1,0 +1,144 @@
+/**
+ * Several processes on one store (docs/architecture.md, "Several processes"): the leases of this process
+ * and the views of the store its owner-side components write through. Nothing here runs for a lone process.
+ */
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import type { Supervisor } from '../actors/supervisor.js';
+import type { Config } from '../config.js';
+import type { EventStore, Fence, StoredEvent } from '../eventstore/event-store.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { Sending } from '../outbox/sending.js';
+import type { Webhooks } from '../webhooks/webhooks.js';
+import { DeviceLeases } from './device-leases.js';
+import { type SessionCommand, SessionRequests } from './session-requests.js';
+import type { CommandResult } from '../actors/device-actor.js';
+import { DeviceFencedStore, StreamFencedStore, credentialDeviceOf, deviceOfStream } from './fenced-store.js';
+
+export interface ClusterDeps {
+  store: EventStore;
+  log: Logger;
+  devices: { list(options: { limit: number; after?: string }): { items: Array<{ id: string }>; nextAfter: string | null } };
+  after: () => number;
+  metrics: Metrics;
+}
+
+export interface ClusterNode {
+  /** Credentials are written by the device's owner only, under its lease. */
+  credentialStore: EventStore;
+  /** Webhook lanes: the owner's records carry its lease. */
+  laneStore: EventStore;
+  supervisor: {
+    storeFor: (deviceId: string) => EventStore;
+    owns: (deviceId: string) => boolean;
+    forward: (deviceId: string, command: SessionCommand) => Promise<CommandResult & { qr?: { code: string; expiresAt: string } }>;
+  };
+  owns: (deviceId: string) => boolean;
+  fence: (deviceId: string) => Fence | undefined;
+  report: () => { memberId: string; pid: number; devicesOwned: number; members: Array<{ memberId: string; devices: number; self: boolean }> };
+  start(parts: { sessions: Supervisor; webhooks: Webhooks; sending: Sending }): void;
+  stop(): Promise<void>;
+}
+
+const DEVICE_IDS_REFRESH_MS = 2_000;
+const PAGE = 1_000;
+
+export function startLeases(config: Config, deps: ClusterDeps): ClusterNode | undefined {
+  if (!config.cluster.leases) return undefined;
+  const { store, log } = deps;
+  let parts: { sessions: Supervisor; webhooks: Webhooks; sending: Sending } | undefined;
+  let ids: string[] = [];
+  let idsAt = 0;
+  const deviceIds = () => {
+    if (Date.now() - idsAt < DEVICE_IDS_REFRESH_MS) return ids;
+    const all: string[] = [];
+    let after: string | undefined;
+    do {
+      const page = deps.devices.list({ limit: PAGE, ...(after === undefined ? {} : { after }) });
+      all.push(...page.items.map((item) => item.id));
+      after = page.nextAfter ?? undefined;
+    } while (after !== undefined);
+    ids = all;
+    idsAt = Date.now();
+    return ids;
+  };
+  const memberId = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  const outboxOf = deviceOfStream('outbox-');
+  const leases = new DeviceLeases({
+    store,
+    memberId,
+    timeoutMs: config.cluster.leaseTimeoutMs,
+    log: log.child({ component: 'leases', memberId }),
+    devices: deviceIds,
+    after: deps.after,
+    async onAcquired(deviceId) {
+      if (!parts) return;
+      await parts.sessions.adopt(deviceId);
+      await requests.adopt(deviceId);
+      parts.webhooks.wake(deviceId);
+      parts.sending.drainer.kick(deviceId);
+    },
+    async onLost(deviceId) {
+      await parts?.sessions.release(deviceId);
+    },
+    observe(events: readonly StoredEvent[]) {
+      if (!parts) return;
+      requests.observe(events);
+      for (const event of events) {
+        const deviceId = outboxOf(event.streamId);
+        // Another process queued (or cancelled…) a message of a device this one runs: read its outbox again.
+        if (deviceId !== undefined && leases.owns(deviceId)) parts.sending.outboxes.noteStored(deviceId, event.revision);
+        else if (event.type === 'DeviceDeleted') {
+          const deleted = (event.data as { deviceId?: string }).deviceId;
+          if (deleted !== undefined && leases.owns(deleted)) void parts.sessions.remove(deleted).catch(() => undefined);
+        }
+      }
+    },
+  });
+  const owns = (deviceId: string) => leases.owns(deviceId);
+  const requests = new SessionRequests(
+    store,
+    memberId,
+    owns,
+    async (deviceId, command) => {
+      if (!parts) throw new Error('not started');
+      const { sessions } = parts;
+      if (command.type === 'open') return sessions.open(deviceId);
+      if (command.type === 'close') return sessions.close(deviceId, { logout: command.logout });
+      if (command.type === 'qr') {
+        const qr = await sessions.qr(deviceId);
+        return { state: sessions.state(deviceId) ?? 'closed', changed: false, ...(qr ? { qr } : {}) };
+      }
+      return sessions.reboot(deviceId);
+    },
+    log,
+  );
+  deps.metrics.gauge('dmg_cluster_devices_owned', 'Devices each live process runs (holds the lease of), as this process sees them.', ['member', 'self'], () =>
+    leases.distribution().map(({ memberId: member, devices, self }) => ({ labels: { member, self: String(self) }, value: devices })),
+  );
+  let started: Promise<void> | undefined;
+  return {
+    credentialStore: new StreamFencedStore(store, leases, credentialDeviceOf, true),
+    laneStore: new StreamFencedStore(store, leases, deviceOfStream('webhooks-'), false),
+    supervisor: {
+      storeFor: (deviceId) => new DeviceFencedStore(store, deviceId, leases),
+      owns,
+      forward: async (deviceId, command) => {
+        const outcome = await requests.ask(deviceId, command);
+        return outcome as CommandResult & { qr?: { code: string; expiresAt: string } };
+      },
+    },
+    owns,
+    fence: (deviceId) => leases.fence(deviceId),
+    report: () => ({ memberId, pid: process.pid, devicesOwned: leases.owned().length, members: leases.distribution() }),
+    start(running) {
+      parts = running;
+      started = leases.start().catch((error: unknown) => log.error({ err: error }, 'device leases could not start'));
+    },
+    async stop() {
+      await started;
+      await leases.stop();
+    },
+  };
+}

@@ -1,0 +1,315 @@
+/**
+ * This process's membership and its device leases (docs/architecture.md, "Several processes").
+ *
+ * Every `tickMs` it heartbeats on its member stream (every `heartbeatMs`), then looks at the devices: a
+ * device nobody holds, or held by a member not seen heartbeating for `timeoutMs` (by this process's clock),
+ * is acquired while this process holds fewer than its share (devices / live members, rounded up); beyond
+ * its share it hands devices back (stops them first, then releases), so that a member that joins gets its
+ * share without waiting for any timeout. Everything it knows of the others comes from the log it follows.
+ *
+ * A member that cannot heartbeat for `timeoutMs - marginMs` gives its devices up by itself before anyone
+ * may take them (a paused or cut-off process); any write it still attempts carries a fence that is refused.
+ */
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import { CommandHandler } from '../commands/command-handler.js';
+import { type EventStore, type Fence, FenceRejectedError, type StoredEvent } from '../eventstore/event-store.js';
+import { followAll } from '../eventstore/follow-all.js';
+import { eventGuard } from '../eventstore/typed-events.js';
+import { leaseDecider, memberDecider } from './lease-decider.js';
+import {
+  LEASE_EVENT_TYPES,
+  LEASE_STREAM_PREFIX,
+  type LeaseEvent,
+  MEMBER_EVENT_TYPES,
+  type MemberEvent,
+  leaseStream,
+  memberStream,
+} from './lease-events.js';
+import type { FenceSource } from './fenced-store.js';
+
+export interface DeviceLeasesOptions {
+  store: EventStore;
+  memberId: string;
+  timeoutMs: number;
+  log: Logger;
+  /** Devices that exist (the devices read model); the ones to spread over the members. */
+  devices: () => readonly string[];
+  /** The device is ours: start its actor (which resumes a running session). */
+  onAcquired: (deviceId: string) => Promise<void>;
+  /** The device is no longer ours (or is about to be released): stop its actor, its socket, its lanes. */
+  onLost: (deviceId: string, reason: string) => Promise<void>;
+  /** Also told of every event of the log this process follows (other processes' commands reach the owner this way). */
+  observe?: (events: readonly StoredEvent[]) => void;
+  /** Log position to follow from (the read models' position; lease streams are read at start). */
+  after: () => number;
+  heartbeatMs?: number;
+  tickMs?: number;
+  marginMs?: number;
+  /** Devices acquired or released in one tick at most (spreads a takeover over a few ticks). */
+  perTick?: number;
+  now?: () => number;
+}
+
+interface KnownLease {
+  owner: string | undefined;
+  revision: number;
+}
+
+const isLeaseEvent = eventGuard<LeaseEvent>(LEASE_EVENT_TYPES);
+const isMemberEvent = eventGuard<MemberEvent>(MEMBER_EVENT_TYPES);
+
+export class DeviceLeases implements FenceSource {
+  readonly memberId: string;
+  private readonly leases = new Map<string, KnownLease>();
+  /** Devices this process runs, with the lease revision it holds them at. */
+  private readonly held = new Map<string, number>();
+  /** Members by the local time their last heartbeat was seen. */
+  private readonly seen = new Map<string, number>();
+  private readonly left = new Set<string>();
+  private readonly leaseCommands: CommandHandler<{ owner: string | undefined }, Parameters<typeof leaseDecider.decide>[0], LeaseEvent>;
+  private readonly memberCommands: CommandHandler<{ joined: boolean; left: boolean }, Parameters<typeof memberDecider.decide>[0], MemberEvent>;
+  private readonly now: () => number;
+  private readonly heartbeatMs: number;
+  private readonly marginMs: number;
+  private lastHeartbeat = 0;
+  private lastHeartbeatTry = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private ticking: Promise<void> = Promise.resolve();
+  private follower: { stop(): Promise<void> } | undefined;
+  private stopped = false;
+  /** Devices being handed over (stopping before their release): not acquired again meanwhile. */
+  private readonly busy = new Set<string>();
+
+  constructor(private readonly options: DeviceLeasesOptions) {
+    this.memberId = options.memberId;
+    this.now = options.now ?? Date.now;
+    this.heartbeatMs = options.heartbeatMs ?? Math.max(100, Math.floor(options.timeoutMs / 4));
+    this.marginMs = options.marginMs ?? Math.floor(options.timeoutMs / 5);
+    this.leaseCommands = new CommandHandler({ store: options.store, decider: leaseDecider, cacheSize: 0 });
+    this.memberCommands = new CommandHandler({ store: options.store, decider: memberDecider, cacheSize: 4 });
+  }
+
+  async start(): Promise<void> {
+    const at = new Date(this.now()).toISOString();
+    await this.memberCommands.handle(memberStream(this.memberId), { type: 'Join', memberId: this.memberId, host: hostname(), pid: process.pid, at });
+    this.lastHeartbeat = this.now();
+    const from = this.options.after();
+    // Where every device's lease is now; later changes come through the log from `from` on (applied by revision).
+    for (const deviceId of this.options.devices()) await this.refresh(deviceId);
+    this.follower = followAll(this.options.store, { after: from, onBatch: (events) => this.observe(events), log: this.options.log, name: 'device leases' });
+    await this.tick();
+    this.schedule();
+  }
+
+  /** The fence of a device this process runs (undefined: it does not). */
+  fence(deviceId: string): Fence | undefined {
+    const revision = this.held.get(deviceId);
+    return revision === undefined ? undefined : { streamId: leaseStream(deviceId), revision };
+  }
+
+  owns(deviceId: string): boolean {
+    return this.held.has(deviceId);
+  }
+
+  /** Devices this process runs. */
+  owned(): string[] {
+    return [...this.held.keys()];
+  }
+
+  /** Devices per live member (this one included), as this process knows them. */
+  distribution(): Array<{ memberId: string; devices: number; self: boolean }> {
+    const counts = new Map<string, number>();
+    for (const member of this.liveMembers()) counts.set(member, 0);
+    for (const lease of this.leases.values()) if (lease.owner !== undefined && counts.has(lease.owner)) counts.set(lease.owner, counts.get(lease.owner)! + 1);
+    return [...counts].map(([memberId, devices]) => ({ memberId, devices, self: memberId === this.memberId }));
+  }
+
+  fenceRejected(deviceId: string, error: FenceRejectedError): void {
+    if (!this.held.has(deviceId)) return;
+    this.options.log.warn({ deviceId, err: error }, 'a write for the device was refused: another process holds its lease; stopping it here');
+    this.drop(deviceId, 'fence_rejected');
+  }
+
+  /** Graceful stop: every device is stopped and released (the others take them at once), then the member leaves. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.ticking;
+    const at = new Date(this.now()).toISOString();
+    await Promise.all(
+      [...this.held.keys()].map(async (deviceId) => {
+        await this.options.onLost(deviceId, 'stopping').catch(() => undefined);
+        this.held.delete(deviceId);
+        await this.leaseCommands.handle(leaseStream(deviceId), { type: 'ReleaseLease', deviceId, member: this.memberId, reason: 'stopping', at }).catch(() => undefined);
+      }),
+    );
+    await this.memberCommands.handle(memberStream(this.memberId), { type: 'Leave', memberId: this.memberId, at }).catch(() => undefined);
+    await this.follower?.stop();
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.ticking = this.tick()
+        .catch((error: unknown) => this.options.log.warn({ err: error }, 'lease tick failed'))
+        .finally(() => this.schedule());
+    }, this.options.tickMs ?? Math.min(1_000, this.heartbeatMs));
+    this.timer.unref();
+  }
+
+  private async tick(): Promise<void> {
+    // Silent for nearly a timeout (paused, or the store refused the heartbeats): the others may have taken
+    // our devices already, or will soon. Stop them before anything else, then start over from the log.
+    const silent = () => this.now() - this.lastHeartbeat > this.options.timeoutMs - this.marginMs;
+    if (silent()) for (const deviceId of [...this.held.keys()]) this.drop(deviceId, 'heartbeat_lost');
+    await this.heartbeat();
+    if (this.stopped || silent()) return;
+    const live = this.liveMembers();
+    const devices = this.options.devices();
+    const share = Math.ceil(devices.length / Math.max(1, live.size));
+    const perTick = this.options.perTick ?? 64;
+    let changes = 0;
+    // Take free devices and those of members that stopped heartbeating, up to our share.
+    for (const deviceId of shuffled(devices)) {
+      if (this.held.size >= share || changes >= perTick || this.stopped) break;
+      if (this.held.has(deviceId) || this.busy.has(deviceId)) continue;
+      const lease = this.leases.get(deviceId);
+      if (lease?.owner !== undefined && live.has(lease.owner)) continue;
+      changes += 1;
+      await this.acquire(deviceId, live);
+    }
+    // Deleted devices are handed back (their actor has closed their session).
+    const existing = new Set(devices);
+    for (const deviceId of [...this.held.keys()]) if (!existing.has(deviceId)) await this.release(deviceId, 'deleted');
+    // Hand back what is beyond our share while another live member is below it.
+    const below = [...this.countsOf(live)].some(([member, count]) => member !== this.memberId && count < share - 1);
+    if (this.held.size > share && below) {
+      for (const deviceId of [...this.held.keys()].slice(0, Math.min(perTick, this.held.size - share))) await this.release(deviceId, 'rebalance');
+    }
+  }
+
+  private countsOf(live: ReadonlySet<string>): Map<string, number> {
+    const counts = new Map<string, number>([...live].map((member) => [member, 0]));
+    for (const lease of this.leases.values()) if (lease.owner !== undefined && counts.has(lease.owner)) counts.set(lease.owner, counts.get(lease.owner)! + 1);
+    return counts;
+  }
+
+  private async heartbeat(): Promise<void> {
+    if (this.now() - this.lastHeartbeatTry < this.heartbeatMs) return;
+    this.lastHeartbeatTry = this.now();
+    try {
+      const { events } = await this.memberCommands.handle(memberStream(this.memberId), {
+        type: 'Heartbeat',
+        memberId: this.memberId,
+        at: new Date(this.lastHeartbeatTry).toISOString(),
+      });
+      if (events.length > 0) this.lastHeartbeat = this.lastHeartbeatTry;
+    } catch (error) {
+      this.options.log.warn({ err: error }, 'heartbeat could not be recorded');
+    }
+  }
+
+  private liveMembers(): Set<string> {
+    const now = this.now();
+    const live = new Set<string>([this.memberId]);
+    for (const [member, at] of this.seen) if (!this.left.has(member) && now - at < this.options.timeoutMs) live.add(member);
+    return live;
+  }
+
+  private async acquire(deviceId: string, live: ReadonlySet<string>): Promise<void> {
+    try {
+      const handled = await this.leaseCommands.handle(leaseStream(deviceId), {
+        type: 'AcquireLease',
+        deviceId,
+        member: this.memberId,
+        liveMembers: live,
+        at: new Date(this.now()).toISOString(),
+      });
+      this.learn(deviceId, handled.state.owner, handled.revision);
+      if (handled.state.owner !== this.memberId || this.stopped) return;
+      this.held.set(deviceId, handled.revision);
+      this.options.log.info({ deviceId, memberId: this.memberId }, 'device acquired');
+      await this.options.onAcquired(deviceId).catch((error: unknown) => this.options.log.error({ deviceId, err: error }, 'could not start an acquired device'));
+    } catch (error) {
+      this.options.log.warn({ deviceId, err: error }, 'could not acquire a device lease');
+    }
+  }
+
+  private async release(deviceId: string, reason: string): Promise<void> {
+    this.busy.add(deviceId);
+    try {
+      await this.options.onLost(deviceId, reason).catch(() => undefined);
+      this.held.delete(deviceId);
+      const handled = await this.leaseCommands.handle(leaseStream(deviceId), {
+        type: 'ReleaseLease',
+        deviceId,
+        member: this.memberId,
+        reason,
+        at: new Date(this.now()).toISOString(),
+      });
+      this.learn(deviceId, handled.state.owner, handled.revision);
+    } catch (error) {
+      this.options.log.warn({ deviceId, err: error }, 'could not release a device lease');
+    } finally {
+      this.busy.delete(deviceId);
+    }
+  }
+
+  /** Stops running a device without writing anything (the lease is gone or about to be). */
+  private drop(deviceId: string, reason: string): void {
+    if (!this.held.delete(deviceId)) return;
+    this.busy.add(deviceId);
+    this.options
+      .onLost(deviceId, reason)
+      .catch((error: unknown) => this.options.log.error({ deviceId, err: error }, 'could not stop a lost device'))
+      .finally(() => this.busy.delete(deviceId));
+  }
+
+  private async refresh(deviceId: string): Promise<void> {
+    const [last] = await this.options.store.readStream(leaseStream(deviceId), { direction: 'backwards', maxCount: 1 });
+    if (!last || !isLeaseEvent(last)) return;
+    this.learn(deviceId, last.type === 'LeaseAcquired' ? last.data.owner : undefined, last.revision);
+  }
+
+  private learn(deviceId: string, owner: string | undefined, revision: number): void {
+    const known = this.leases.get(deviceId);
+    if (known && known.revision >= revision) return;
+    this.leases.set(deviceId, { owner, revision });
+    // An owner we have not seen yet gets a full timeout to show a heartbeat.
+    if (owner !== undefined && owner !== this.memberId && !this.seen.has(owner)) this.seen.set(owner, this.now());
+    if (owner !== this.memberId && this.held.has(deviceId)) {
+      this.options.log.warn({ deviceId, owner }, 'another process took the device over; stopping it here');
+      this.drop(deviceId, 'taken_over');
+    }
+  }
+
+  private observe(events: readonly StoredEvent[]): void {
+    try {
+      this.options.observe?.(events);
+    } catch (error) {
+      this.options.log.error({ err: error }, 'an observer of the log failed');
+    }
+    for (const event of events) {
+      if (isMemberEvent(event)) {
+        const member = event.data.memberId;
+        if (member === this.memberId) continue;
+        if (event.type === 'MemberLeft') {
+          this.left.add(member);
+          this.seen.delete(member);
+        } else if (!this.left.has(member)) this.seen.set(member, this.now());
+      } else if (isLeaseEvent(event) && event.streamId.startsWith(LEASE_STREAM_PREFIX)) {
+        this.learn(event.data.deviceId, event.type === 'LeaseAcquired' ? event.data.owner : undefined, event.revision);
+      }
+    }
+  }
+}
+
+function shuffled<T>(items: readonly T[]): T[] {
+  const copy = [...items];
+  for (let i = copy.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [copy[i], copy[j]] = [copy[j]!, copy[i]!];
+  }
+  return copy;
+}

@@ -1,0 +1,44 @@
+/**
+ * GATEWAY_PROCESSES=N: the primary process starts N gateway processes (node:cluster) that share the port
+ * (the primary hands connections round to them) and the store. It serves nothing itself: it makes the admin
+ * key before any worker could race for it, starts a worker again when one dies, and on SIGTERM stops them
+ * all (each hands its devices over as it stops).
+ */
+import cluster, { type Worker } from 'node:cluster';
+import type { Logger } from 'pino';
+import { loadOrCreateAdminKey } from '../auth/admin-key.js';
+import type { Config } from '../config.js';
+
+const RESTART_DELAY_MS = 1_000;
+
+export function runPrimary(config: Config, log: Logger): void {
+  loadOrCreateAdminKey(config.adminApiKey, config.dataDir, log);
+  const workers = new Map<number, Worker>();
+  let stopping = false;
+  const fork = (index: number) => {
+    const worker = cluster.fork({ GATEWAY_WORKER: String(index) });
+    workers.set(index, worker);
+    worker.on('exit', (code, signal) => {
+      if (workers.get(index) === worker) workers.delete(index);
+      if (stopping) {
+        if (workers.size === 0) process.exit(0);
+        return;
+      }
+      log.error({ worker: index, code, signal }, 'gateway process ended; starting it again');
+      setTimeout(() => !stopping && fork(index), RESTART_DELAY_MS).unref();
+    });
+  };
+  for (let index = 1; index <= config.cluster.processes; index++) fork(index);
+  log.info({ processes: config.cluster.processes, port: config.port }, 'gateway processes starting');
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'stopping the gateway processes');
+    if (workers.size === 0) process.exit(0);
+    for (const worker of workers.values()) worker.process.kill('SIGTERM');
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+export const isPrimaryOf = (config: Config) => config.cluster.processes > 1 && cluster.isPrimary;

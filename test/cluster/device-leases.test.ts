@@ -1,0 +1,122 @@
+/**
+ * Device leases between members on one store (two DeviceLeases on one SQLite file, as two processes would
+ * have): a fair share each, takeover once a member stops heartbeating, handover on a graceful stop, and a
+ * member that was paused past its lease cannot write for the device any more (its fence is refused).
+ */
+import { join } from 'node:path';
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DeviceLeases } from '../../src/cluster/device-leases.js';
+import { DeviceFencedStore } from '../../src/cluster/fenced-store.js';
+import { FenceRejectedError } from '../../src/eventstore/event-store.js';
+import type { EventStore } from '../../src/eventstore/event-store.js';
+import { openEventStoreDbStore } from '../../src/eventstore/eventstoredb/eventstoredb-event-store.js';
+import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
+import { startEsdbTestServer } from '../support/esdb-test-server.js';
+import { eventually } from '../support/eventually.js';
+import { tempDir } from '../support/temp-dir.js';
+
+const log = pino({ level: 'silent' });
+const devices = Array.from({ length: 12 }, (_, i) => `dev-${i}`);
+const TIMEOUT_MS = 600;
+
+interface Member {
+  leases: DeviceLeases;
+  store: EventStore;
+  running: Set<string>;
+  lost: string[];
+}
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+});
+
+async function member(file: string, name: string): Promise<Member> {
+  // A file: two SQLite connections, as two processes on one machine; a URL: two clients of one EventStoreDB.
+  const store: EventStore = file.startsWith('esdb://') ? await openEventStoreDbStore(file) : new SqliteEventStore(file, { sharedFile: true });
+  const running = new Set<string>();
+  const lost: string[] = [];
+  const leases = new DeviceLeases({
+    store,
+    memberId: name,
+    timeoutMs: TIMEOUT_MS,
+    tickMs: 50,
+    log,
+    devices: () => devices,
+    after: () => 0,
+    onAcquired: async (deviceId) => void running.add(deviceId),
+    onLost: async (deviceId) => {
+      running.delete(deviceId);
+      lost.push(deviceId);
+    },
+  });
+  cleanups.push(async () => {
+    await leases.stop();
+    await store.close();
+  });
+  return { leases, store, running, lost };
+}
+
+const overlap = (a: Member, b: Member) => [...a.running].filter((d) => b.running.has(d));
+
+const STORES: Array<[string, () => Promise<string>]> = [
+  ['sqlite', async () => join(tempDir('dmg-leases-'), 'events.sqlite')],
+  [
+    'eventstoredb (test server)',
+    async () => {
+      const server = await startEsdbTestServer();
+      cleanups.unshift(() => server.stop());
+      return server.url;
+    },
+  ],
+];
+
+describe.each(STORES)('device leases on %s', (_name, location) => {
+  it('spreads devices over the members, never runs one twice, and hands them over on a graceful stop', async () => {
+    const file = await location();
+    const a = await member(file, 'a');
+    await a.leases.start();
+    await eventually(() => a.running.size === devices.length, 'a runs every device');
+    const b = await member(file, 'b');
+    await b.leases.start();
+    await eventually(() => a.running.size === 6 && b.running.size === 6, 'a fair share each');
+    expect(overlap(a, b)).toEqual([]);
+    // a's view of the others follows the log: it comes to the same counts.
+    await eventually(() => a.leases.distribution().map((m) => m.devices).join() === '6,6', "a's view of the distribution");
+    const stoppedAt = Date.now();
+    await a.leases.stop();
+    // Handed over at once, not after the lease timeout.
+    await eventually(() => b.running.size === devices.length, 'b takes every device', TIMEOUT_MS);
+    expect(Date.now() - stoppedAt).toBeLessThan(TIMEOUT_MS);
+  });
+
+  it('takes the devices of a member that stopped heartbeating, and refuses the paused member\'s writes', async () => {
+    const file = await location();
+    const a = await member(file, 'a');
+    await a.leases.start();
+    await eventually(() => a.running.size === devices.length, 'a runs every device');
+    const fenced = new DeviceFencedStore(a.store, 'dev-0', a.leases);
+    await fenced.append('session-dev-0', [{ type: 'Probe', data: {} }]);
+    // Pause a (as SIGSTOP would): no more ticks, no more reading of the log; its state stays as it was.
+    const paused = a.leases as unknown as { timer: NodeJS.Timeout | undefined; schedule: () => void; follower: { stop(): Promise<void> }; tick(): Promise<void> };
+    paused.schedule = () => undefined;
+    await eventually(() => paused.timer === undefined || (clearTimeout(paused.timer), true), 'a paused');
+    await paused.follower.stop();
+    const b = await member(file, 'b');
+    await b.leases.start();
+    expect(b.running.size).toBe(0);
+    await eventually(() => b.running.size === devices.length, 'b takes over after the lease timeout', 5_000);
+    // a still believes it holds dev-0: its write carries the old fence and is refused.
+    expect(a.leases.owns('dev-0')).toBe(true);
+    await expect(fenced.append('session-dev-0', [{ type: 'Probe', data: {} }])).rejects.toBeInstanceOf(FenceRejectedError);
+    expect(a.leases.owns('dev-0')).toBe(false);
+    expect(a.lost).toContain('dev-0');
+    expect((await a.store.readStream('session-dev-0')).length).toBe(1);
+    // Resumed, a's first tick sees how long it was silent and stops every device before it writes anything.
+    await paused.tick();
+    expect(a.leases.owned()).toEqual([]);
+    await eventually(() => a.running.size === 0, 'a stopped every device');
+    expect(b.running.size).toBe(devices.length);
+  });
+});

@@ -1,0 +1,187 @@
+/**
+ * Three gateway processes on one store (GATEWAY_CLUSTER=true, one port each so that the test can reach a
+ * given one), sandbox devices online, sends and webhooks under way; one process is killed with SIGKILL, another
+ * paused with SIGSTOP past the lease timeout. Every acknowledged send is sent once, every status webhook
+ * arrives, the devices of the dead and the paused process come online elsewhere, and the paused one writes
+ * nothing for them once it is resumed. The long version is `npm run chaos:cluster` (bench/cluster-chaos.ts).
+ */
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CHILD_GATEWAY_TESTS, type ChildGateway, spawnGateway } from '../support/child-gateway.js';
+import { type Api, apiClient } from '../support/gateway.js';
+import { eventually } from '../support/eventually.js';
+import { type TestDevice, createSandboxDevice, waitForState } from '../support/sessions.js';
+import { tempDir } from '../support/temp-dir.js';
+import { onEsdbTestServer } from '../support/test-store.js';
+import { TestReceiver } from '../webhooks/support/receiver.js';
+
+const ENV = {
+  DEFAULT_ENGINE: 'sandbox',
+  GATEWAY_CLUSTER: 'true',
+  LEASE_TIMEOUT: '4s',
+  OUTBOX_SPACING: '0ms',
+  OUTBOX_RATE_PER_MINUTE: '1000000',
+  SANDBOX_DELIVERED_DELAY_MS: '50',
+  SANDBOX_READ_DELAY_MS: '50',
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+  WEBHOOK_RETRY_SCHEDULE: '250ms,250ms,500ms,1s,1s,1s,1s',
+};
+const DEVICES = 6;
+
+interface Node {
+  gateway: ChildGateway;
+  api: Api;
+  pid: number;
+}
+
+/** The member (process) that holds each device's lease, as the log says now. */
+function owners(dataDir: string): Map<string, number> {
+  const db = new Database(join(dataDir, 'events.sqlite'), { readonly: true });
+  try {
+    const rows = db
+      .prepare<[], { stream_id: string; type: string; data: string }>(
+        `SELECT e.stream_id, e.type, e.data FROM events e JOIN streams s ON s.stream_id = e.stream_id AND s.revision = e.revision WHERE e.stream_id LIKE 'lease-%'`,
+      )
+      .all();
+    const result = new Map<string, number>();
+    for (const row of rows) {
+      if (row.type !== 'LeaseAcquired') continue;
+      const { deviceId, owner } = JSON.parse(row.data) as { deviceId: string; owner: string };
+      result.set(deviceId, Number(owner.split('-').at(-2)));
+    }
+    return result;
+  } finally {
+    db.close();
+  }
+}
+
+function statusEvents(dataDir: string): Array<{ waMessageId: string; status: string; type: string }> {
+  const db = new Database(join(dataDir, 'events.sqlite'), { readonly: true });
+  try {
+    return db
+      .prepare<[], { type: string; data: string }>(`SELECT type, data FROM events WHERE stream_id LIKE 'outbox-%' ORDER BY position`)
+      .all()
+      .map((row) => ({ type: row.type, ...(JSON.parse(row.data) as { waMessageId: string; status: string }) }));
+  } finally {
+    db.close();
+  }
+}
+
+describe.skipIf(onEsdbTestServer)('several gateway processes on one SQLite file', CHILD_GATEWAY_TESTS, () => {
+  const nodes: Node[] = [];
+  let receiver: TestReceiver | undefined;
+  afterEach(async () => {
+    for (const node of nodes.splice(0)) {
+      try {
+        node.gateway.process.kill('SIGCONT');
+      } catch {
+        // gone already
+      }
+      await node.gateway.kill().catch(() => undefined);
+    }
+    await receiver?.close();
+  });
+
+  it('fails over a killed and a paused process: every send once, every webhook, one owner per device', async () => {
+    const dataDir = tempDir('dmg-cluster-');
+    receiver = await TestReceiver.start();
+    const start = async (worker: number) => {
+      const gateway = await spawnGateway(dataDir, { ...ENV, GATEWAY_WORKER: String(worker) });
+      return { gateway, api: apiClient(gateway.url), pid: gateway.process.pid! };
+    };
+    nodes.push(...(await Promise.all([1, 2, 3].map(start))));
+    const [first] = nodes;
+    const devices: TestDevice[] = [];
+    for (let i = 0; i < DEVICES; i++) {
+      const device = await createSandboxDevice(first!.api, `c${i}`);
+      const hooked = await first!.api('PUT', `/devices/${device.id}/hooks`, { admin: true, json: { url: receiver.url, events: ['message.status'] } });
+      expect(hooked.status).toBe(200);
+      devices.push(device);
+    }
+    // Opened through any process: the owner runs it (a request to another one is passed on through the store).
+    await Promise.all(devices.map((device, i) => nodes[i % 3]!.api('POST', `/devices/${device.id}/session/open`, { deviceKey: device.key }).then((r) => expect([200, 202]).toContain(r.status))));
+    await eventually(() => owners(dataDir).size === DEVICES, 'every device has an owner');
+    const nodeOf = (deviceId: string) => nodes.find((node) => node.pid === owners(dataDir).get(deviceId))!;
+    for (const [i, device] of devices.entries()) {
+      await waitForState(first!.api, device, 'qr');
+      // The code on show is the owner's; another process asks it for the code through the store.
+      const elsewhere = nodes.find((node) => node !== nodeOf(device.id))!;
+      const qr = await elsewhere.api('GET', `/devices/${device.id}/session/qr`, { deviceKey: device.key });
+      expect(qr.status).toBe(200);
+      expect(qr.body.qr).toMatch(/^sandbox:/);
+      // The sandbox network is in the owner's process: the phone scans there.
+      const scanned = await nodeOf(device.id).api('POST', `/sandbox/devices/${device.id}/scan`, { admin: true, json: { phone: `49151000001${i}` } });
+      expect(scanned.status).toBe(202);
+    }
+    for (const device of devices) await waitForState(first!.api, device, 'online');
+    // Balanced: two devices each.
+    expect([...new Set(owners(dataDir).values())].length).toBe(3);
+
+    const acknowledged = new Set<string>();
+    const send = async (round: number, through: Node[]) => {
+      await Promise.all(
+        devices.flatMap((device, d) =>
+          Array.from({ length: 5 }, async (_, k) => {
+            // A keep-alive socket the server closes as a request leaves is reset: sent again under the same key.
+            const key = `r${round}-${device.id}-${k}`;
+            for (let attempt = 0; ; attempt++) {
+              const node = through[(d + k + attempt) % through.length]!;
+              const answer = await node.api('POST', `/devices/${device.id}/send/text`, {
+                deviceKey: device.key,
+                json: { to: '4915199999999', text: key },
+                headers: { 'idempotency-key': key },
+              }).catch((error: unknown) => {
+                if (attempt >= 3) throw error;
+                return undefined;
+              });
+              if (!answer) continue;
+              expect(answer.status).toBe(202);
+              acknowledged.add(answer.body.waMessageId);
+              return;
+            }
+          }),
+        ),
+      );
+    };
+    await send(0, nodes);
+
+    // kill -9 the first process; the others take its devices after the lease timeout.
+    const killed = nodes.shift()!;
+    const killedDevices = [...owners(dataDir)].filter(([, pid]) => pid === killed.pid).map(([id]) => id);
+    expect(killedDevices.length).toBeGreaterThan(0);
+    await killed.gateway.kill();
+    await send(1, nodes);
+    await eventually(() => killedDevices.every((id) => nodes.some((node) => node.pid === owners(dataDir).get(id))), 'the dead process\'s devices taken over', 20_000);
+
+    // SIGSTOP the second one past the lease timeout, send meanwhile, then SIGCONT.
+    const paused = nodes.shift()!;
+    const pausedDevices = [...owners(dataDir)].filter(([, pid]) => pid === paused.pid).map(([id]) => id);
+    paused.gateway.process.kill('SIGSTOP');
+    await send(2, nodes);
+    await eventually(() => pausedDevices.every((id) => owners(dataDir).get(id) === nodes[0]!.pid), 'the paused process\'s devices taken over', 20_000);
+    paused.gateway.process.kill('SIGCONT');
+    nodes.push(paused);
+
+    for (const device of devices) await waitForState(nodes[0]!.api, device, 'online', 20_000);
+    await eventually(() => {
+      const sent = statusEvents(dataDir).filter((e) => e.type === 'MessageStatusChanged' && e.status === 'sent');
+      return sent.length >= acknowledged.size;
+    }, 'every acknowledged message sent', 30_000);
+    const events = statusEvents(dataDir);
+    const sentIds = events.filter((e) => e.type === 'MessageStatusChanged' && e.status === 'sent').map((e) => e.waMessageId);
+    // Sent once each, under the id it was acknowledged with.
+    expect(new Set(sentIds).size).toBe(sentIds.length);
+    expect(new Set(sentIds)).toEqual(acknowledged);
+    // Every `sent` status reaches the receiver (at least once).
+    await receiver.waitUntil(() => {
+      const delivered = new Set(receiver!.requests.filter((r) => r.envelope.data?.status === 'sent').map((r) => r.envelope.data.waMessageId));
+      return [...acknowledged].every((id) => delivered.has(id));
+    }, 30_000, 'a sent webhook for every message');
+    // The resumed process gave up what it held; each device has one owner among the live processes.
+    await eventually(async () => {
+      const reports = await Promise.all(nodes.map(async (node) => (await node.api('GET', '/health')).body.cluster.devicesOwned as number));
+      return reports.reduce((a, b) => a + b, 0) === DEVICES;
+    }, 'one owner per device', 20_000);
+  });
+});

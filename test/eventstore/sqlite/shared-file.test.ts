@@ -1,0 +1,87 @@
+/**
+ * Several writer processes on one SQLite file (GATEWAY_PROCESSES): each store's live subscribers see every
+ * commit, its own and the others', in position order with no gap and no duplicate. Two stores on one file in
+ * this process are two connections, as two processes would be; a child process writes too.
+ */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { StoredEvent } from '../../../src/eventstore/event-store.js';
+import { SqliteEventStore } from '../../../src/eventstore/sqlite/sqlite-event-store.js';
+import { tempDir } from '../../support/temp-dir.js';
+import { eventually } from '../../support/eventually.js';
+
+const ev = (type: string, data: unknown = {}) => ({ type, data });
+
+async function collect(store: SqliteEventStore, count: number): Promise<StoredEvent[]> {
+  const seen: StoredEvent[] = [];
+  const subscription = store.subscribe();
+  for await (const batch of subscription) {
+    seen.push(...batch);
+    if (seen.length >= count) break;
+  }
+  await subscription.close();
+  return seen;
+}
+
+describe('sqlite store shared by several writers', () => {
+  it("feeds each store's subscribers the other's commits too, in order, once", async () => {
+    const file = join(tempDir('dmg-shared-'), 'events.sqlite');
+    const a = new SqliteEventStore(file, { sharedFile: true });
+    const b = new SqliteEventStore(file, { sharedFile: true });
+    try {
+      const total = 400;
+      const seenByA = collect(a, total);
+      const seenByB = collect(b, total);
+      const writes: Promise<unknown>[] = [];
+      for (let i = 0; i < total / 2; i++) {
+        writes.push(a.append(`a-${i % 7}`, [ev('A', { i })]));
+        writes.push(b.append(`b-${i % 5}`, [ev('B', { i })]));
+        if (i % 20 === 0) await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+      await Promise.all(writes);
+      for (const seen of [await seenByA, await seenByB]) {
+        expect(seen.map((e) => e.position)).toEqual(Array.from({ length: total }, (_, i) => i + 1));
+      }
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('sees the commits of another process and waits for its write lock instead of failing', async () => {
+    const file = join(tempDir('dmg-shared-'), 'events.sqlite');
+    const store = new SqliteEventStore(file, { sharedFile: true });
+    try {
+      const subscription = store.subscribe();
+      const seen: StoredEvent[] = [];
+      const reading = (async () => {
+        for await (const batch of subscription) seen.push(...batch);
+      })();
+      const script = `
+        const Database = require('better-sqlite3');
+        const db = new Database(${JSON.stringify(file)});
+        db.pragma('busy_timeout = 5000');
+        for (let i = 0; i < 50; i++) {
+          db.transaction(() => {
+            db.prepare("INSERT INTO events (stream_id, revision, event_id, type, data, metadata, created_at) VALUES ('child', ?, ?, 'C', '{}', NULL, 0)").run(i, 'id-' + i);
+            db.prepare("INSERT INTO streams (stream_id, revision) VALUES ('child', ?) ON CONFLICT(stream_id) DO UPDATE SET revision = excluded.revision").run(i);
+          }).immediate();
+        }
+        db.close();`;
+      const own = Array.from({ length: 50 }, (_, i) => store.append('own', [ev('O', { i })]));
+      await new Promise<void>((resolve, reject) => {
+        const child = spawn(process.execPath, ['-e', script], { stdio: 'inherit' });
+        child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`child exited ${code}`))));
+      });
+      await Promise.all(own);
+      await eventually(() => seen.length >= 100, "the child process's events");
+      expect(seen.map((e) => e.position)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
+      expect(seen.filter((e) => e.streamId === 'child').map((e) => e.revision)).toEqual(Array.from({ length: 50 }, (_, i) => i));
+      await subscription.close();
+      await reading;
+    } finally {
+      await store.close();
+    }
+  });
+});
