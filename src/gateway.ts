@@ -52,6 +52,8 @@ import { chatRoutes } from './http/routes/chats.js';
 import { messageRoutes } from './http/routes/messages.js';
 import { DEFAULT_BACKGROUND_RETRY_DELAYS_MS, DEFAULT_QUICK_RETRY_DELAYS_MS, InboundMediaSink } from './media/inbound-media.js';
 import { InboundMediaStore } from './media/inbound-media-store.js';
+import { GroupCommands } from './groups/group-commands.js';
+import { groupRoutes } from './http/routes/groups.js';
 
 export interface GatewayOptions {
   logger?: Logger;
@@ -146,7 +148,20 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   );
   const retention = new MediaRetention(messages, receivedMedia, config.inboundMedia.retentionMs, log);
   retention.start();
-  const sessions = new Supervisor({ store, engines, devices, reconnect: config.reconnect, log, sink });
+  // Groups: one writer of each device's groups stream, for its own changes and the network's reports.
+  const groupCommands: GroupCommands = new GroupCommands({
+    store,
+    groups: readModels.groups,
+    projections,
+    operations: (deviceId) => sessions.connection(deviceId)?.groups,
+    me: (deviceId) => sessions.account(deviceId)?.phone,
+    log,
+  });
+  const sessions: Supervisor = new Supervisor({ store, engines, devices, reconnect: config.reconnect, log, sink, groupReports: (deviceId, report) => groupCommands.report(deviceId, report) });
+  // Each time a session comes online, its groups are refreshed from the network (what changed while it was away).
+  sessions.onStateChange((deviceId, state) => {
+    if (state === 'online') void groupCommands.refresh(deviceId).catch((error: unknown) => log.warn({ deviceId, err: error }, 'could not refresh the groups from the network'));
+  });
   const webhooks = await Webhooks.start({ settings: config.webhooks, store, readModelDb, deviceCommands, encryptionKey: config.encryptionKey, guard: outboundGuard, log });
   const sending = await startSending({
     config,
@@ -203,6 +218,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     }),
     ...outboxRoutes({ sends: sending.sends, outboxView: sendingCore.outboxView }),
   );
+  routes.push(...groupRoutes(groupCommands));
   routes.push(
     ...contactRoutes({
       contacts,

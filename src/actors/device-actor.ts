@@ -16,7 +16,7 @@
  */
 import type { Logger } from 'pino';
 import { type SnapshotFrom, transition } from 'xstate';
-import type { Engine, EngineConnection, EngineEvents, LinkedAccount } from '../engines/engine.js';
+import type { Engine, EngineConnection, EngineEvents, GroupReport, LinkedAccount } from '../engines/engine.js';
 import { EngineError } from '../engines/engine.js';
 import { DomainError } from '../errors/domain-error.js';
 import { type EventStore, StoreUnavailableError, WrongExpectedRevisionError } from '../eventstore/event-store.js';
@@ -58,7 +58,12 @@ export interface DeviceActorOptions {
   effectTimeoutMs?: number;
   /** The retry spool of the engine's reports (tests shorten its delays). */
   spool?: Partial<SpoolSettings>;
+  /** Where the engine's group reports go (the groups stream's writer); without it they are dropped. */
+  groupReports?: GroupReportListener;
 }
+
+/** Records a group change the network reported; resolves once it is durable. */
+export type GroupReportListener = (deviceId: string, report: GroupReport) => Promise<void>;
 
 export class ActorStoppedError extends DomainError {
   constructor(deviceId: string) {
@@ -90,7 +95,7 @@ export class DeviceActor {
   private mailbox: Promise<unknown> = Promise.resolve();
   private stopped = false;
   /** The engine's reports, written in order and retried until the store takes them. */
-  private readonly spools: { inbound: EventSpool; receipts: EventSpool; contacts: EventSpool };
+  private readonly spools: { inbound: EventSpool; receipts: EventSpool; contacts: EventSpool; groups: EventSpool };
   /** True while a spool is blocked: no connection is started (the network keeps what it has for us). */
   private intakeHeld = false;
   /** A transition taken while the store could not record it (the intake hold); recorded before anything else. */
@@ -116,7 +121,7 @@ export class DeviceActor {
       },
       { ...DEFAULT_SPOOL_SETTINGS, ...options.spool },
     );
-    this.spools = { inbound: spool(), receipts: spool(), contacts: spool() };
+    this.spools = { inbound: spool(), receipts: spool(), contacts: spool(), groups: spool() };
   }
 
   /** Loads the actor; a session whose record says it runs is resumed (this process owns it now). */
@@ -391,6 +396,7 @@ export class DeviceActor {
       contacts: (contacts) => this.spools.contacts.write(`contacts (${contacts.length})`, () => sink.contacts(this.deviceId, contacts)),
       // Chat activity shares the inbound spool: it goes to the same stream, in the same order.
       activity: (activity) => this.spools.inbound.write(`activity ${activity.kind}`, async () => sink.activity?.(this.deviceId, activity)),
+      groups: (report) => this.spools.groups.write(`group ${report.kind}`, async () => this.options.groupReports?.(this.deviceId, report)),
     };
   }
 

@@ -13,7 +13,7 @@ import type { Engine, EngineConnection, LinkedAccount } from '../engines/engine.
 import type { Engines } from '../engines/engines.js';
 import type { EventStore } from '../eventstore/event-store.js';
 import type { SessionStateName } from '../sessions/session-events.js';
-import { type CommandResult, DeviceActor, type SessionTransition } from './device-actor.js';
+import { type CommandResult, DeviceActor, type GroupReportListener, type SessionTransition } from './device-actor.js';
 import { type DeviceMachine, createDeviceMachine } from './device-machine.js';
 import { type ContactsListener, type MessageSink, StoreMessageSink } from './message-sink.js';
 import type { ReconnectSettings } from './reconnect-policy.js';
@@ -43,6 +43,8 @@ export interface SupervisorOptions {
   snapshotEvery?: number;
   /** Passed to each actor: its retry spool of engine reports (see DeviceActorOptions). */
   spool?: Partial<SpoolSettings>;
+  /** Passed to each actor: where group reports go (see DeviceActorOptions). */
+  groupReports?: GroupReportListener;
 }
 
 /** Told of every recorded transition: the device, its new state, and the whole change (reason, phone, …). */
@@ -162,6 +164,7 @@ export class Supervisor {
         onTransition: (transition) => this.notify(transition),
         snapshotEvery: this.options.snapshotEvery,
         ...(this.options.spool ? { spool: this.options.spool } : {}),
+        ...(this.options.groupReports ? { groupReports: this.options.groupReports } : {}),
       });
       this.actors.set(deviceId, actor);
     }

@@ -7,7 +7,12 @@
 import type { Readable } from 'node:stream';
 import type { ChatActivity, ContactCard, ReceivedMessage } from '../messages/message-events.js';
 
+import type { GroupReport } from '../groups/group-events.js';
+import type { GroupOperations } from '../groups/group-operations.js';
+
 export type { ChatActivity, ContactCard, InboundMedia, PollSpec, QuotedMessage } from '../messages/message-events.js';
+export type { GroupMetadata, GroupReport, GroupSettingsChange, ParticipantAction } from '../groups/group-events.js';
+export type { CreatedGroup, GroupOperations, ParticipantResult } from '../groups/group-operations.js';
 
 export type EngineName = 'baileys' | 'sandbox';
 
@@ -73,6 +78,8 @@ export interface EngineEvents {
   contacts(contacts: Contact[]): Promise<void>;
   /** Edits, revokes, poll votes, presence and calls: facts about chats that are not messages. Resolves when durable. */
   activity?(activity: ChatActivity): Promise<void>;
+  /** Changes of groups made elsewhere (settings, participants, groups the account was added to). Resolves when durable. */
+  groups?(report: GroupReport): Promise<void>;
 }
 
 /** Media waiting in the outbox is a file on disk, never a buffer held in memory. */
@@ -156,6 +163,8 @@ export interface EngineConnection {
   markRead?(chatId: string, messages: Array<{ waMessageId: string; participant?: string }>): Promise<void>;
   /** Typing or recording in a chat (`chatId`), or the account's own availability (no chat). */
   sendPresence?(state: ChatPresence | OwnPresence, chatId?: string): Promise<void>;
+  /** Groups: list, create, change, invite, join, leave (absent: the engine has none). */
+  readonly groups?: GroupOperations;
   /** Ends the connection and keeps the credentials: the next connect needs no QR. */
   close(): Promise<void>;
   /** Unlinks the device from the account and wipes the credentials. */

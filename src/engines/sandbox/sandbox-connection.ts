@@ -10,6 +10,8 @@ import {
   EngineError,
   type EngineConnection,
   type EngineEvents,
+  type GroupOperations,
+  type GroupReport,
   type InboundMessage,
   type LinkedAccount,
   type OutgoingMessage,
@@ -21,6 +23,7 @@ import { isGroupId, isLidId } from '../../messages/chat-id.js';
 import type { SandboxCredentialStore } from './sandbox-credentials.js';
 import type { SandboxNetwork } from './sandbox-network.js';
 import { avatarUrlOf, jidOf, numberExists } from './sandbox-numbers.js';
+import { sandboxGroupOperations } from './sandbox-group-operations.js';
 
 type Phase = 'starting' | 'qr' | 'pairing' | 'online' | 'ended';
 
@@ -28,13 +31,19 @@ export class SandboxConnection implements EngineConnection {
   private phase: Phase = 'starting';
   private qrTimer: NodeJS.Timeout | undefined;
   private linked: LinkedAccount | undefined;
+  readonly groups: GroupOperations;
 
   constructor(
     readonly deviceId: string,
     private readonly events: EngineEvents,
     private readonly network: SandboxNetwork,
     private readonly credentials: SandboxCredentialStore,
-  ) {}
+  ) {
+    this.groups = sandboxGroupOperations(this, network, () => {
+      this.requireOnline();
+      return this.linked!.phone;
+    });
+  }
 
   get online(): boolean {
     return this.phase === 'online';
@@ -98,6 +107,11 @@ export class SandboxConnection implements EngineConnection {
   /** An edit, revoke, vote, presence or call reaches the device. */
   activity(activity: ChatActivity): Promise<void> {
     return this.events.activity?.(activity) ?? Promise.resolve();
+  }
+
+  /** A group change made by another device reaches this one. */
+  groupReport(report: GroupReport): Promise<void> {
+    return this.events.groups?.(report) ?? Promise.resolve();
   }
 
   /** Receipts reach the device that sent, also if this connection has ended since (they are facts). */
