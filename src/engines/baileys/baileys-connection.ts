@@ -22,6 +22,8 @@ import {
   type EngineConnection,
   EngineError,
   type EngineEvents,
+  type GroupOperations,
+  type GroupReport,
   type InboundMessage,
   type LinkedAccount,
   type OutgoingMessage,
@@ -36,6 +38,7 @@ import { digitsOfLid, isGroupJid, isLidUser, isSupportedChat, jidOfChat, jidOfPh
 import { type LinkPreviewProvider, outgoingMessageOf } from './outgoing-content.js';
 import { type ReceiptOfJid, receiptsOfMessageUpdates, receiptsOfUserReceipts } from './receipts.js';
 import type { StoreAuthState } from './auth/store-auth-state.js';
+import { type BaileysGroupSocket, baileysGroupOperations, groupMetadataOf, reportOfParticipantsUpdate, reportsOfGroupUpdates } from './groups.js';
 
 export interface ConnectionSettings {
   keepAliveIntervalMs: number;
@@ -120,9 +123,11 @@ export class BaileysConnection implements EngineConnection {
    */
   private reportChain: Promise<void> = Promise.resolve();
   private finishing: Promise<void> | undefined;
+  readonly groups: GroupOperations | undefined;
 
   constructor(private readonly deps: ConnectionDependencies) {
     this.socketClosed = new Promise((resolve) => (this.markSocketClosed = resolve));
+    this.groups = hasGroups(deps.socket) ? baileysGroupOperations(deps.socket, () => this.requireOnline()) : undefined;
     this.listen();
     this.startWatchdog();
   }
@@ -150,6 +155,21 @@ export class BaileysConnection implements EngineConnection {
     socket.ev.on('contacts.update', (contacts) => this.reportContacts(contacts));
     socket.ev.on('presence.update', (update) => this.onPresence(update));
     socket.ev.on('call', (calls) => this.onCalls(calls));
+    socket.ev.on('groups.upsert', (groups) => {
+      for (const group of groups) this.reportGroup({ kind: 'metadata', group: groupMetadataOf(group) });
+    });
+    socket.ev.on('groups.update', (updates) => {
+      for (const report of reportsOfGroupUpdates(updates)) this.reportGroup(report);
+    });
+    socket.ev.on('group-participants.update', (update) => {
+      const report = reportOfParticipantsUpdate(update);
+      if (report) this.reportGroup(report);
+    });
+  }
+
+  private reportGroup(report: GroupReport): void {
+    const durable = this.deps.events.groups?.(report);
+    if (durable) this.report('group change', durable);
   }
 
   private onConnectionUpdate(update: Partial<ConnectionState>): void {
@@ -589,6 +609,10 @@ export class BaileysConnection implements EngineConnection {
       this.deps.onFinished?.();
     }
   }
+}
+
+function hasGroups(socket: BaileysSocket): socket is BaileysSocket & BaileysGroupSocket {
+  return typeof socket.groupCreate === 'function' && typeof socket.groupFetchAllParticipating === 'function';
 }
 
 function nowSeconds(): number {

@@ -3,7 +3,7 @@
  * drive the engine with a fake that follows Baileys' event contract, and the real socket must stay
  * assignable to it (checked where the factory is defined).
  */
-import type { AnyMessageContent, BaileysEventEmitter, MiscMessageGenerationOptions, UserFacingSocketConfig, WAMessage, WAMessageKey, WAPresence } from 'baileys';
+import type { AnyMessageContent, BaileysEventEmitter, GroupMetadata, MiscMessageGenerationOptions, ParticipantAction, UserFacingSocketConfig, WAMessage, WAMessageKey, WAPresence } from 'baileys';
 
 export interface BaileysSocket {
   ev: Pick<BaileysEventEmitter, 'on'>;
@@ -23,6 +23,18 @@ export interface BaileysSocket {
   sendPresenceUpdate?(type: WAPresence, toJid?: string): Promise<void>;
   /** Asks the sender's phone to upload media again when its link has expired. */
   updateMediaMessage?(message: WAMessage): Promise<WAMessage>;
+  // Groups (src/engines/baileys/groups.ts).
+  groupCreate?(subject: string, participants: string[]): Promise<GroupMetadata>;
+  groupMetadata?(jid: string): Promise<GroupMetadata>;
+  groupParticipantsUpdate?(jid: string, participants: string[], action: ParticipantAction): Promise<Array<{ status: string; jid: string | undefined }>>;
+  groupUpdateSubject?(jid: string, subject: string): Promise<void>;
+  groupUpdateDescription?(jid: string, description?: string): Promise<void>;
+  groupSettingUpdate?(jid: string, setting: 'announcement' | 'not_announcement' | 'locked' | 'unlocked'): Promise<void>;
+  groupInviteCode?(jid: string): Promise<string | undefined>;
+  groupRevokeInvite?(jid: string): Promise<string | undefined>;
+  groupAcceptInvite?(code: string): Promise<string | undefined>;
+  groupLeave?(jid: string): Promise<void>;
+  groupFetchAllParticipating?(): Promise<{ [groupId: string]: GroupMetadata }>;
 }
 
 export type SocketFactory = (config: UserFacingSocketConfig) => BaileysSocket;
