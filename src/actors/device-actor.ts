@@ -72,6 +72,8 @@ export class ActorStoppedError extends DomainError {
 }
 
 const DEFAULT_SNAPSHOT_EVERY = 25;
+/** How long POST /session/pair waits for a connection that shows codes. */
+const PAIRING_READY_TIMEOUT_MS = 20_000;
 const DEFAULT_EFFECT_TIMEOUT_MS = 10_000;
 /** An engine callback whose decision could not be recorded (store unavailable) is tried again this often. */
 const SIGNAL_RETRIES = 5;
@@ -165,6 +167,37 @@ export class DeviceActor {
   /** The code on show, while the state is `qr`. */
   qr(): { code: string; expiresAt: string } | undefined {
     return this.state() === 'qr' ? this.snapshot!.context.qr : undefined;
+  }
+
+  /** The code to type on the phone, while the state is `pairing`. */
+  pairingCode(): { code: string; expiresAt: string } | undefined {
+    return this.state() === 'pairing' ? this.snapshot!.context.pairing : undefined;
+  }
+
+  /**
+   * Links the account `phone` by a pairing code: opens the session if it is not running, waits until the
+   * connection shows codes (`qr`), and asks the engine for a code, which moves the session to `pairing`.
+   * Not in the mailbox itself: it waits for engine callbacks that go through it.
+   */
+  async pair(phone: string, readyTimeoutMs = PAIRING_READY_TIMEOUT_MS): Promise<CommandResult & { pairing: { code: string; expiresAt: string } }> {
+    const opened = await this.open();
+    const deadline = Date.now() + readyTimeoutMs;
+    for (;;) {
+      const { state } = await this.settled();
+      if (state === 'qr' || state === 'pairing') break;
+      if (state === 'online' || (state !== 'connecting' && state !== 'reconnecting')) {
+        throw new DomainError('pairing_unavailable', `the session is ${state}: pairing by code needs a session without a linked account (close it with logout first)`);
+      }
+      if (Date.now() > deadline) throw new DomainError('pairing_unavailable', `the session is still ${state}: the connection did not get ready for pairing; try again`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    const connection = this.connection;
+    if (!connection?.requestPairingCode) throw new DomainError('pairing_unavailable', 'this engine cannot link by pairing code; scan the QR code');
+    await connection.requestPairingCode(phone);
+    const { state, position } = await this.settled();
+    const pairing = this.pairingCode();
+    if (!pairing) throw new DomainError('pairing_unavailable', `the session is ${state}: no pairing code was issued; try again`);
+    return { state: 'pairing', changed: true, position: position || opened.position || 0, pairing };
   }
 
   /** The linked account, while online. */
@@ -389,6 +422,7 @@ export class DeviceActor {
     const { sink } = this.options;
     return {
       qr: (code, expiresAt) => this.signal(epoch, { type: 'ENGINE.QR', code, expiresAt: expiresAt.toISOString() }),
+      pairingCode: (code, expiresAt) => this.signal(epoch, { type: 'ENGINE.PAIRING_CODE', code, expiresAt: expiresAt.toISOString() }),
       online: (account) => this.signal(epoch, { type: 'ENGINE.ONLINE', account }),
       disconnected: (kind, detail) => this.signal(epoch, { type: 'ENGINE.DISCONNECTED', kind, detail }),
       inbound: (message, options) => this.spools.inbound.write(`inbound ${message.waMessageId}`, () => sink.received(this.deviceId, message), options),

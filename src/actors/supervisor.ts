@@ -85,6 +85,11 @@ export class Supervisor {
     return this.actor(deviceId).reboot();
   }
 
+  /** Links an account by pairing code (see DeviceActor.pair). */
+  pair(deviceId: string, phone: string): ReturnType<DeviceActor['pair']> {
+    return this.actor(deviceId).pair(phone);
+  }
+
   /** The running actor of a device, if this process has one (no load). */
   peek(deviceId: string): DeviceActor | undefined {
     return this.actors.get(deviceId);

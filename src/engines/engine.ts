@@ -71,6 +71,8 @@ export interface ReportOptions {
  */
 export interface EngineEvents {
   qr(code: string, expiresAt: Date): void;
+  /** A code to type on the phone (after requestPairingCode), issued or renewed. */
+  pairingCode?(code: string, expiresAt: Date): void;
   online(account: LinkedAccount): void;
   disconnected(kind: DisconnectKind, detail: string): void;
   inbound(message: InboundMessage, options?: ReportOptions): Promise<void>;
@@ -163,6 +165,11 @@ export interface EngineConnection {
   markRead?(chatId: string, messages: Array<{ waMessageId: string; participant?: string }>): Promise<void>;
   /** Typing or recording in a chat (`chatId`), or the account's own availability (no chat). */
   sendPresence?(state: ChatPresence | OwnPresence, chatId?: string): Promise<void>;
+  /**
+   * Links the account `phone` by a code typed on the phone instead of a QR (only while codes are on show).
+   * The code arrives through EngineEvents.pairingCode before this resolves, and is renewed like a QR.
+   */
+  requestPairingCode?(phone: string): Promise<void>;
   /** Groups: list, create, change, invite, join, leave (absent: the engine has none). */
   readonly groups?: GroupOperations;
   /** Ends the connection and keeps the credentials: the next connect needs no QR. */

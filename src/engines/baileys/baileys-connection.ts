@@ -45,6 +45,8 @@ export interface ConnectionSettings {
   /** How long past a missed keepalive answer the connection still counts as alive. */
   keepAliveGraceMs: number;
   qrTimeoutMs: number;
+  /** How long a pairing code is shown before a new one is asked for (default three QR lifetimes). */
+  pairingCodeTtlMs?: number;
   /** Ask WhatsApp whether a number exists before the first send to it (permanent error when it does not). */
   verifyRecipients: boolean;
   linkPreview?: LinkPreviewProvider;
@@ -124,6 +126,7 @@ export class BaileysConnection implements EngineConnection {
   private reportChain: Promise<void> = Promise.resolve();
   private finishing: Promise<void> | undefined;
   readonly groups: GroupOperations | undefined;
+  private pairingTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly deps: ConnectionDependencies) {
     this.socketClosed = new Promise((resolve) => (this.markSocketClosed = resolve));
@@ -239,6 +242,8 @@ export class BaileysConnection implements EngineConnection {
   private stopWatchdog(): void {
     clearInterval(this.watchdog);
     this.watchdog = undefined;
+    clearInterval(this.pairingTimer);
+    this.pairingTimer = undefined;
   }
 
   private onMessagesUpsert({ messages, type }: BaileysEventMap['messages.upsert']): void {
@@ -425,6 +430,32 @@ export class BaileysConnection implements EngineConnection {
   }
 
   // ---- commands ----
+
+  /** Asks WhatsApp for a pairing code for `phone` (only while QR codes are shown), and again before it expires. */
+  async requestPairingCode(phone: string): Promise<void> {
+    if (this.phase !== 'qr' || this.retired) throw new EngineError('pairing_unavailable', `device ${this.deps.deviceId} shows no codes (it has credentials, or is not connected)`);
+    const request = this.deps.socket.requestPairingCode;
+    if (!request) throw new EngineError('pairing_unavailable', 'this socket cannot link by pairing code');
+    const ttlMs = this.deps.settings.pairingCodeTtlMs ?? this.deps.settings.qrTimeoutMs * 3;
+    const issue = async () => {
+      let code: string;
+      try {
+        code = await request.call(this.deps.socket, phone);
+      } catch (error) {
+        throw engineErrorOf(error, 'requesting a pairing code');
+      }
+      if (!this.isLive) return;
+      const shown = /^[A-Za-z0-9]{8}$/.test(code) ? `${code.slice(0, 4)}-${code.slice(4)}`.toUpperCase() : code.toUpperCase();
+      this.safely('pairingCode', () => this.deps.events.pairingCode?.(shown, new Date(Date.now() + ttlMs)));
+    };
+    await issue();
+    clearInterval(this.pairingTimer);
+    this.pairingTimer = setInterval(() => {
+      if (!this.isLive || this.phase !== 'qr') return clearInterval(this.pairingTimer);
+      issue().catch((error: unknown) => this.deps.logger.warn({ err: error }, 'renewing the pairing code failed'));
+    }, ttlMs);
+    this.pairingTimer.unref();
+  }
 
   async send(message: OutgoingMessage): Promise<void> {
     this.requireOnline();

@@ -23,6 +23,8 @@ export interface BaileysSocket {
   sendPresenceUpdate?(type: WAPresence, toJid?: string): Promise<void>;
   /** Asks the sender's phone to upload media again when its link has expired. */
   updateMediaMessage?(message: WAMessage): Promise<WAMessage>;
+  /** Links by a code typed on the phone (the socket must be connected and unregistered): answers the 8-character code. */
+  requestPairingCode?(phoneNumber: string, customPairingCode?: string): Promise<string>;
   // Groups (src/engines/baileys/groups.ts).
   groupCreate?(subject: string, participants: string[]): Promise<GroupMetadata>;
   groupMetadata?(jid: string): Promise<GroupMetadata>;

@@ -3,7 +3,7 @@
  * connection walks (show codes until scanned, then restart; or log in with stored credentials), and
  * reports through the same EngineEvents as the real engine.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import {
   type ChatActivity,
   type ChatPresence,
@@ -25,13 +25,25 @@ import type { SandboxNetwork } from './sandbox-network.js';
 import { avatarUrlOf, jidOf, numberExists } from './sandbox-numbers.js';
 import { sandboxGroupOperations } from './sandbox-group-operations.js';
 
-type Phase = 'starting' | 'qr' | 'pairing' | 'online' | 'ended';
+type Phase = 'starting' | 'qr' | 'code' | 'pairing' | 'online' | 'ended';
+
+const PAIRING_ALPHABET = 'ABCDEFGHJKLMNPQRSTVWXYZ23456789';
+
+/** Eight characters as WhatsApp shows them: `ABCD-EFGH`. */
+function newPairingCode(): string {
+  let code = '';
+  for (let i = 0; i < 8; i++) code += PAIRING_ALPHABET[randomInt(PAIRING_ALPHABET.length)];
+  return `${code.slice(0, 4)}-${code.slice(4)}`;
+}
 
 export class SandboxConnection implements EngineConnection {
   private phase: Phase = 'starting';
   private qrTimer: NodeJS.Timeout | undefined;
+  private qrTtlMs = 20_000;
   private linked: LinkedAccount | undefined;
   readonly groups: GroupOperations;
+  /** While linking by code: the code on show and the number it links. */
+  private pairingRequest: { code: string; phone: string } | undefined;
 
   constructor(
     readonly deviceId: string,
@@ -61,6 +73,7 @@ export class SandboxConnection implements EngineConnection {
   /** No credentials: show a fresh code now and renew it every `ttlMs` until it is scanned. */
   showQr(ttlMs: number): void {
     if (this.phase !== 'starting') return;
+    this.qrTtlMs = ttlMs;
     this.phase = 'qr';
     const issue = () => this.events.qr(`sandbox:${randomBytes(18).toString('base64url')}`, new Date(Date.now() + ttlMs));
     issue();
@@ -68,9 +81,35 @@ export class SandboxConnection implements EngineConnection {
     this.qrTimer.unref();
   }
 
-  /** The phone scanned the code: no more codes. False when no code is on show. */
+  /**
+   * Linking by code instead of a QR: codes `ABCD-EFGH` for `phone`, renewed every `ttlMs` like QR codes.
+   * Only while QR codes are on show (a connection without credentials).
+   */
+  async requestPairingCode(phone: string, ttlMs = this.qrTtlMs): Promise<void> {
+    if (this.phase !== 'qr' && this.phase !== 'code') throw new EngineError('pairing_unavailable', 'the sandbox connection shows no codes (it has credentials, or is not connected)');
+    if (!numberExists(phone)) throw new EngineError('unknown_number', `${phone} does not exist in the sandbox (numbers ending in 0000 do not exist)`, true);
+    this.stopQr();
+    this.phase = 'code';
+    const issue = () => {
+      const code = newPairingCode();
+      this.pairingRequest = { code, phone };
+      this.events.pairingCode?.(code, new Date(Date.now() + ttlMs));
+    };
+    issue();
+    this.qrTimer = setInterval(issue, ttlMs);
+    this.qrTimer.unref();
+  }
+
+  /** The code typed on the phone: the number it links, or why not ('no_code' when none is on show, 'wrong' when it differs). */
+  pairingCodeEntered(code: string): { phone: string } | 'no_code' | 'wrong' {
+    if (this.phase !== 'code' || !this.pairingRequest) return 'no_code';
+    const normalize = (text: string) => text.replace(/[\s-]/g, '').toUpperCase();
+    return normalize(code) === normalize(this.pairingRequest.code) ? { phone: this.pairingRequest.phone } : 'wrong';
+  }
+
+  /** The phone scanned the code (or entered the pairing code): no more codes. False when no code is on show. */
   beginPairing(): boolean {
-    if (this.phase !== 'qr') return false;
+    if (this.phase !== 'qr' && this.phase !== 'code') return false;
     this.phase = 'pairing';
     this.stopQr();
     return true;

@@ -39,6 +39,7 @@ const UNCONFIRMED_PAGE = 500;
 export const SANDBOX_QR_TTL_MS = 20_000;
 
 export type ScanOutcome = 'paired' | 'no_qr' | 'unknown_number';
+export type PairingOutcome = 'paired' | 'no_code' | 'wrong_code';
 export type UnlinkOutcome = 'unlinked' | 'not_linked';
 
 export class SandboxEngine implements Engine {
@@ -116,6 +117,23 @@ export class SandboxEngine implements Engine {
     }
     // What WhatsApp does right after pairing: close the connection and ask for a restart (Baileys' 515).
     connection.drop('restart_required', 'paired with the phone; restart required');
+    return 'paired';
+  }
+
+  /** The phone enters the pairing code the device shows; the device then restarts and logs in with the number it asked for. */
+  async enterPairingCode(deviceId: string, code: string): Promise<PairingOutcome> {
+    const connection = this.network.connectionOf(deviceId);
+    const entered = connection?.pairingCodeEntered(code) ?? 'no_code';
+    if (entered === 'no_code') return 'no_code';
+    if (entered === 'wrong') return 'wrong_code';
+    if (!connection!.beginPairing()) return 'no_code';
+    try {
+      await this.credentials.save(deviceId, { phone: entered.phone, linkedAt: new Date().toISOString() });
+    } catch (error) {
+      connection!.abortPairing(this.qrTtlMs);
+      throw error;
+    }
+    connection!.drop('restart_required', 'paired with the phone by code; restart required');
     return 'paired';
   }
 

@@ -92,6 +92,13 @@ export class FakeSocket implements BaileysSocket {
     return picture;
   }
 
+  readonly pairingRequests: string[] = [];
+
+  async requestPairingCode(phoneNumber: string): Promise<string> {
+    this.pairingRequests.push(phoneNumber);
+    return `PAIR${String(this.pairingRequests.length).padStart(4, '0')}`;
+  }
+
   // ---- groups: what the "server" holds, and every call made ----
 
   readonly groups = new Map<string, GroupMetadata>();

@@ -12,6 +12,7 @@ export interface RecordingEvents extends EngineEvents {
   contactBatches: Contact[][];
   activities: ChatActivity[];
   groupReports: GroupReport[];
+  pairingCodes: Array<{ code: string; expiresAt: Date }>;
 }
 
 export function recordingEvents(): RecordingEvents {
@@ -25,6 +26,11 @@ export function recordingEvents(): RecordingEvents {
     contactBatches: [],
     activities: [],
     groupReports: [],
+    pairingCodes: [],
+    pairingCode(code, expiresAt) {
+      events.log.push('pairingCode');
+      events.pairingCodes.push({ code, expiresAt });
+    },
     async groups(report) {
       events.log.push(`group:${report.kind}`);
       events.groupReports.push(report);
