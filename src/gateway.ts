@@ -54,6 +54,8 @@ import { DEFAULT_BACKGROUND_RETRY_DELAYS_MS, DEFAULT_QUICK_RETRY_DELAYS_MS, Inbo
 import { InboundMediaStore } from './media/inbound-media-store.js';
 import { GroupCommands } from './groups/group-commands.js';
 import { groupRoutes } from './http/routes/groups.js';
+import { AccountCommands } from './account/account-commands.js';
+import { accountRoutes } from './http/routes/account.js';
 
 export interface GatewayOptions {
   logger?: Logger;
@@ -158,9 +160,18 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     log,
   });
   const sessions: Supervisor = new Supervisor({ store, engines, devices, reconnect: config.reconnect, log, sink, groupReports: (deviceId, report) => groupCommands.report(deviceId, report) });
-  // Each time a session comes online, its groups are refreshed from the network (what changed while it was away).
+  const accountCommands = new AccountCommands({
+    store,
+    blocklist: readModels.blocklist,
+    projections,
+    operations: (deviceId) => sessions.connection(deviceId)?.profileOps,
+    me: (deviceId) => sessions.account(deviceId)?.phone,
+  });
+  // Each time a session comes online, its groups and blocklist are refreshed from the network (what changed while it was away).
   sessions.onStateChange((deviceId, state) => {
-    if (state === 'online') void groupCommands.refresh(deviceId).catch((error: unknown) => log.warn({ deviceId, err: error }, 'could not refresh the groups from the network'));
+    if (state !== 'online') return;
+    void groupCommands.refresh(deviceId).catch((error: unknown) => log.warn({ deviceId, err: error }, 'could not refresh the groups from the network'));
+    void accountCommands.refresh(deviceId).catch((error: unknown) => log.warn({ deviceId, err: error }, 'could not refresh the blocklist from the network'));
   });
   const webhooks = await Webhooks.start({ settings: config.webhooks, store, readModelDb, deviceCommands, encryptionKey: config.encryptionKey, guard: outboundGuard, log });
   const sending = await startSending({
@@ -219,10 +230,12 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     ...outboxRoutes({ sends: sending.sends, outboxView: sendingCore.outboxView }),
   );
   routes.push(...groupRoutes(groupCommands));
+  const lookups = createContactLookups(readModelDb, sessions, config.contacts);
+  routes.push(...accountRoutes({ account: accountCommands, lookups }));
   routes.push(
     ...contactRoutes({
       contacts,
-      lookups: createContactLookups(readModelDb, sessions, config.contacts),
+      lookups,
       limits: config.contacts,
     }),
   );

@@ -9,6 +9,7 @@ import type { Projection } from './projections/projection.js';
 import { WebhooksReadModel } from './webhooks/webhooks-read-model.js';
 import { MessageIndex } from './chats/message-index.js';
 import { GroupsReadModel } from './groups/groups-read-model.js';
+import { BlocklistReadModel } from './account/blocklist-read-model.js';
 
 /**
  * Every read model of the gateway over one read-model database: the gateway serves from them and
@@ -24,6 +25,8 @@ export interface ReadModels {
   messages: MessageIndex;
   /** The groups each account is in, with participants. */
   groups: GroupsReadModel;
+  /** The numbers each account blocks. */
+  blocklist: BlocklistReadModel;
   /** Fed by the main runner. */
   projections: Projection[];
 }
@@ -35,7 +38,8 @@ export function createReadModels(db: Database.Database, store: EventStore, log: 
   const contacts = new ContactsReadModel(db);
   const messages = new MessageIndex(db);
   const groups = new GroupsReadModel(db);
-  return { devices, history, sending, contacts, messages, groups, projections: [devices, history, ...sending.projections, contacts, messages, groups] };
+  const blocklist = new BlocklistReadModel(db);
+  return { devices, history, sending, contacts, messages, groups, blocklist, projections: [devices, history, ...sending.projections, contacts, messages, groups, blocklist] };
 }
 
 /** The webhook runner's read models (see Webhooks.start). */

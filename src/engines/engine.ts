@@ -9,10 +9,12 @@ import type { ChatActivity, ContactCard, ReceivedMessage } from '../messages/mes
 
 import type { GroupReport } from '../groups/group-events.js';
 import type { GroupOperations } from '../groups/group-operations.js';
+import type { AccountOperations } from '../account/account-operations.js';
 
 export type { ChatActivity, ContactCard, InboundMedia, PollSpec, QuotedMessage } from '../messages/message-events.js';
 export type { GroupMetadata, GroupReport, GroupSettingsChange, ParticipantAction } from '../groups/group-events.js';
 export type { CreatedGroup, GroupOperations, ParticipantResult } from '../groups/group-operations.js';
+export type { AccountOperations, OwnProfile } from '../account/account-operations.js';
 
 export type EngineName = 'baileys' | 'sandbox';
 
@@ -170,6 +172,8 @@ export interface EngineConnection {
    * The code arrives through EngineEvents.pairingCode before this resolves, and is renewed like a QR.
    */
   requestPairingCode?(phone: string): Promise<void>;
+  /** The account's profile, others' about texts, blocking (absent: the engine has none). */
+  readonly profileOps?: AccountOperations;
   /** Groups: list, create, change, invite, join, leave (absent: the engine has none). */
   readonly groups?: GroupOperations;
   /** Ends the connection and keeps the credentials: the next connect needs no QR. */

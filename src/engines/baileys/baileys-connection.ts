@@ -21,6 +21,7 @@ import {
   type ChatPresence,
   type EngineConnection,
   EngineError,
+  type AccountOperations,
   type EngineEvents,
   type GroupOperations,
   type GroupReport,
@@ -38,6 +39,7 @@ import { digitsOfLid, isGroupJid, isLidUser, isSupportedChat, jidOfChat, jidOfPh
 import { type LinkPreviewProvider, outgoingMessageOf } from './outgoing-content.js';
 import { type ReceiptOfJid, receiptsOfMessageUpdates, receiptsOfUserReceipts } from './receipts.js';
 import type { StoreAuthState } from './auth/store-auth-state.js';
+import { type BaileysAccountSocket, baileysAccountOperations } from './account.js';
 import { type BaileysGroupSocket, baileysGroupOperations, groupMetadataOf, reportOfParticipantsUpdate, reportsOfGroupUpdates } from './groups.js';
 
 export interface ConnectionSettings {
@@ -126,11 +128,15 @@ export class BaileysConnection implements EngineConnection {
   private reportChain: Promise<void> = Promise.resolve();
   private finishing: Promise<void> | undefined;
   readonly groups: GroupOperations | undefined;
+  readonly profileOps: AccountOperations | undefined;
   private pairingTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly deps: ConnectionDependencies) {
     this.socketClosed = new Promise((resolve) => (this.markSocketClosed = resolve));
     this.groups = hasGroups(deps.socket) ? baileysGroupOperations(deps.socket, () => this.requireOnline()) : undefined;
+    this.profileOps = hasAccount(deps.socket)
+      ? baileysAccountOperations(deps.socket, () => this.linkedAccount() ?? { jid: '' }, () => this.requireOnline())
+      : undefined;
     this.listen();
     this.startWatchdog();
   }
@@ -640,6 +646,10 @@ export class BaileysConnection implements EngineConnection {
       this.deps.onFinished?.();
     }
   }
+}
+
+function hasAccount(socket: BaileysSocket): socket is BaileysSocket & BaileysAccountSocket {
+  return typeof socket.updateProfileName === 'function' && typeof socket.fetchBlocklist === 'function';
 }
 
 function hasGroups(socket: BaileysSocket): socket is BaileysSocket & BaileysGroupSocket {

@@ -25,6 +25,13 @@ export interface BaileysSocket {
   updateMediaMessage?(message: WAMessage): Promise<WAMessage>;
   /** Links by a code typed on the phone (the socket must be connected and unregistered): answers the 8-character code. */
   requestPairingCode?(phoneNumber: string, customPairingCode?: string): Promise<string>;
+  // The account (src/engines/baileys/account.ts).
+  updateProfileName?(name: string): Promise<void>;
+  updateProfileStatus?(status: string): Promise<void>;
+  fetchStatus?(...jids: string[]): Promise<Array<{ id: string; [protocol: string]: unknown }> | undefined>;
+  updateBlockStatus?(jid: string, action: 'block' | 'unblock'): Promise<void>;
+  fetchBlocklist?(): Promise<Array<string | undefined>>;
+  rejectCall?(callId: string, callFrom: string): Promise<void>;
   // Groups (src/engines/baileys/groups.ts).
   groupCreate?(subject: string, participants: string[]): Promise<GroupMetadata>;
   groupMetadata?(jid: string): Promise<GroupMetadata>;

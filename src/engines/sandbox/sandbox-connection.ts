@@ -9,6 +9,7 @@ import {
   type ChatPresence,
   EngineError,
   type EngineConnection,
+  type AccountOperations,
   type EngineEvents,
   type GroupOperations,
   type GroupReport,
@@ -42,6 +43,7 @@ export class SandboxConnection implements EngineConnection {
   private qrTtlMs = 20_000;
   private linked: LinkedAccount | undefined;
   readonly groups: GroupOperations;
+  readonly profileOps: AccountOperations;
   /** While linking by code: the code on show and the number it links. */
   private pairingRequest: { code: string; phone: string } | undefined;
 
@@ -51,10 +53,12 @@ export class SandboxConnection implements EngineConnection {
     private readonly network: SandboxNetwork,
     private readonly credentials: SandboxCredentialStore,
   ) {
-    this.groups = sandboxGroupOperations(this, network, () => {
+    const me = () => {
       this.requireOnline();
       return this.linked!.phone;
-    });
+    };
+    this.groups = sandboxGroupOperations(this, network, me);
+    this.profileOps = network.profiles.operations(me);
   }
 
   get online(): boolean {

@@ -9,6 +9,7 @@ import { isGroupId } from '../../messages/chat-id.js';
 import type { ChatActivity, GroupReport, InboundMessage, OutgoingContent, OutgoingMessage } from '../engine.js';
 import type { SandboxConnection } from './sandbox-connection.js';
 import { SandboxGroups } from './sandbox-groups.js';
+import { SandboxProfiles } from './sandbox-account-operations.js';
 
 /** A sent message's media not fetched by its recipient within this long is let go. */
 const UNCLAIMED_MEDIA_MS = 5 * 60_000;
@@ -33,6 +34,7 @@ export class SandboxNetwork {
   private readonly onlineByPhone = new Map<string, Set<SandboxConnection>>();
   private readonly timers = new Set<NodeJS.Timeout>();
   readonly groups = new SandboxGroups();
+  readonly profiles = new SandboxProfiles();
   /** waMessageId → its sender's connection and number: read receipts go back to it. */
   private readonly sentBy = new Map<string, { connection: SandboxConnection; phone: string; to: string }>();
 

@@ -92,6 +92,44 @@ export class FakeSocket implements BaileysSocket {
     return picture;
   }
 
+  // ---- the account ----
+  readonly accountCalls: Array<{ method: string; args: unknown[] }> = [];
+  /** fetchStatus answers by jid: a text, null (none), or an error to throw. */
+  readonly statuses = new Map<string, string | null | Error>();
+  readonly blocklist = new Set<string>();
+  readonly rejectedCalls: Array<{ callId: string; from: string }> = [];
+
+  async updateProfileName(name: string): Promise<void> {
+    this.accountCalls.push({ method: 'updateProfileName', args: [name] });
+  }
+
+  async updateProfileStatus(status: string): Promise<void> {
+    this.accountCalls.push({ method: 'updateProfileStatus', args: [status] });
+  }
+
+  async fetchStatus(...jids: string[]): Promise<Array<{ id: string; [protocol: string]: unknown }> | undefined> {
+    this.accountCalls.push({ method: 'fetchStatus', args: jids });
+    return jids.map((id) => {
+      const status = this.statuses.get(id);
+      if (status instanceof Error) throw status;
+      return { id, status: { status: status ?? null, setAt: new Date(0) } };
+    });
+  }
+
+  async updateBlockStatus(jid: string, action: 'block' | 'unblock'): Promise<void> {
+    this.accountCalls.push({ method: 'updateBlockStatus', args: [jid, action] });
+    if (action === 'block') this.blocklist.add(jid);
+    else this.blocklist.delete(jid);
+  }
+
+  async fetchBlocklist(): Promise<Array<string | undefined>> {
+    return [...this.blocklist];
+  }
+
+  async rejectCall(callId: string, callFrom: string): Promise<void> {
+    this.rejectedCalls.push({ callId, from: callFrom });
+  }
+
   readonly pairingRequests: string[] = [];
 
   async requestPairingCode(phoneNumber: string): Promise<string> {
