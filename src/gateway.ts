@@ -56,6 +56,8 @@ import { GroupCommands } from './groups/group-commands.js';
 import { groupRoutes } from './http/routes/groups.js';
 import { AccountCommands } from './account/account-commands.js';
 import { accountRoutes } from './http/routes/account.js';
+import { SettingsCommands } from './settings/settings-commands.js';
+import { settingsRoutes } from './http/routes/settings.js';
 
 export interface GatewayOptions {
   logger?: Logger;
@@ -129,6 +131,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     // A sandbox device that comes online gets the receipts still owed to what it sent (also after a restart).
     unconfirmedSends: (deviceId, page) => sendingCore.outboxView.unconfirmed(deviceId, page),
     polls: async (deviceId, pollMessageId) => messages.poll(deviceId, pollMessageId),
+    deviceSettings: (deviceId) => readModels.settings.get(deviceId),
   });
   // Receipts are recorded by the outbox (the one writer of its stream), with the message's outboxId.
   // The engine's contact reports become ContactsUpdated events (the contacts read model is fed from the log).
@@ -230,6 +233,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     ...outboxRoutes({ sends: sending.sends, outboxView: sendingCore.outboxView }),
   );
   routes.push(...groupRoutes(groupCommands));
+  // A proxy host is judged by the same guard as webhook and media URLs.
+  routes.push(...settingsRoutes(new SettingsCommands({ store, settings: readModels.settings, projections, addressRefusal: (url) => outboundGuard.refusalOf(url) })));
   const lookups = createContactLookups(readModelDb, sessions, config.contacts);
   routes.push(...accountRoutes({ account: accountCommands, lookups }));
   routes.push(

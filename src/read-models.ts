@@ -10,6 +10,7 @@ import { WebhooksReadModel } from './webhooks/webhooks-read-model.js';
 import { MessageIndex } from './chats/message-index.js';
 import { GroupsReadModel } from './groups/groups-read-model.js';
 import { BlocklistReadModel } from './account/blocklist-read-model.js';
+import { SettingsReadModel } from './settings/settings-read-model.js';
 
 /**
  * Every read model of the gateway over one read-model database: the gateway serves from them and
@@ -27,6 +28,8 @@ export interface ReadModels {
   groups: GroupsReadModel;
   /** The numbers each account blocks. */
   blocklist: BlocklistReadModel;
+  /** Each device's settings (call rejection, proxy). */
+  settings: SettingsReadModel;
   /** Fed by the main runner. */
   projections: Projection[];
 }
@@ -39,7 +42,18 @@ export function createReadModels(db: Database.Database, store: EventStore, log: 
   const messages = new MessageIndex(db);
   const groups = new GroupsReadModel(db);
   const blocklist = new BlocklistReadModel(db);
-  return { devices, history, sending, contacts, messages, groups, blocklist, projections: [devices, history, ...sending.projections, contacts, messages, groups, blocklist] };
+  const settings = new SettingsReadModel(db);
+  return {
+    devices,
+    history,
+    sending,
+    contacts,
+    messages,
+    groups,
+    blocklist,
+    settings,
+    projections: [devices, history, ...sending.projections, contacts, messages, groups, blocklist, settings],
+  };
 }
 
 /** The webhook runner's read models (see Webhooks.start). */

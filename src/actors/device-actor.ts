@@ -312,7 +312,7 @@ export class DeviceActor {
       previousState: stateOf(before),
       ...(phone === undefined ? {} : { phone }),
       reason,
-      ...(state === 'failed' && lastError ? { error: lastError } : {}),
+      ...((state === 'failed' || state === 'reconnecting') && lastError ? { error: lastError } : {}),
     };
   }
 

@@ -114,6 +114,11 @@ export function createDeviceMachine(settings: ReconnectSettings, random: () => n
     },
   });
 
+  // Why the connection was lost, shown as lastError while reconnecting (e.g. a proxy that refuses).
+  const keepLostError = assign({
+    lastError: ({ event, context }) => (event.type === 'ENGINE.DISCONNECTED' ? { code: 'connection_lost', message: event.detail } : context.lastError),
+  });
+
   // Instructions.
   const record = (reason: string) => ({ type: 'record' as const, params: { reason } });
   const recordClose = {
@@ -177,7 +182,7 @@ export function createDeviceMachine(settings: ReconnectSettings, random: () => n
             lost.failed,
             // Still connecting: a restart is one more try, not a new state.
             { guard: decided('reconnect_now'), actions: [countAttempt, 'connect'] },
-            { target: 'reconnecting', actions: [countAttempt, record('connection_lost'), scheduleRetry] },
+            { target: 'reconnecting', actions: [countAttempt, keepLostError, record('connection_lost'), scheduleRetry] },
           ],
         },
       },
@@ -192,7 +197,7 @@ export function createDeviceMachine(settings: ReconnectSettings, random: () => n
             lost.failed,
             // Baileys and the sandbox restart the connection right after the code was scanned.
             { guard: decided('reconnect_now'), target: 'connecting', actions: [countAttempt, record('restart_required'), 'connect'] },
-            { target: 'reconnecting', actions: [countAttempt, record('connection_lost'), scheduleRetry] },
+            { target: 'reconnecting', actions: [countAttempt, keepLostError, record('connection_lost'), scheduleRetry] },
           ],
         },
       },
@@ -208,7 +213,7 @@ export function createDeviceMachine(settings: ReconnectSettings, random: () => n
             lost.loggedOut,
             lost.failed,
             { guard: decided('reconnect_now'), target: 'connecting', actions: [countAttempt, record('restart_required'), 'connect'] },
-            { target: 'reconnecting', actions: [countAttempt, record('connection_lost'), scheduleRetry] },
+            { target: 'reconnecting', actions: [countAttempt, keepLostError, record('connection_lost'), scheduleRetry] },
           ],
         },
       },
@@ -223,7 +228,7 @@ export function createDeviceMachine(settings: ReconnectSettings, random: () => n
             lost.loggedOut,
             lost.failed,
             { guard: decided('reconnect_now'), target: 'connecting', actions: [countAttempt, record('restart_required'), 'connect'] },
-            { target: 'reconnecting', actions: [countAttempt, record('connection_lost'), scheduleRetry] },
+            { target: 'reconnecting', actions: [countAttempt, keepLostError, record('connection_lost'), scheduleRetry] },
           ],
         },
       },

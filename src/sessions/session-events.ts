@@ -22,7 +22,7 @@ export interface SessionStateChangedData {
   phone?: string;
   /** Why it changed, in a word or two: e.g. opened, scanned, connection_lost, logged_out, closed_by_user. */
   reason?: string;
-  /** Set when the new state is `failed` (and kept as `lastError`). */
+  /** Set when the new state is `failed` or `reconnecting` (and kept as `lastError` until online). */
   error?: SessionError;
 }
 

@@ -39,6 +39,8 @@ import { digitsOfLid, isGroupJid, isLidUser, isSupportedChat, jidOfChat, jidOfPh
 import { type LinkPreviewProvider, outgoingMessageOf } from './outgoing-content.js';
 import { type ReceiptOfJid, receiptsOfMessageUpdates, receiptsOfUserReceipts } from './receipts.js';
 import type { StoreAuthState } from './auth/store-auth-state.js';
+import type { DeviceSettings } from '../../settings/settings-events.js';
+import { redactProxyCredentials } from '../../settings/proxy-url.js';
 import { type BaileysAccountSocket, baileysAccountOperations } from './account.js';
 import { type BaileysGroupSocket, baileysGroupOperations, groupMetadataOf, reportOfParticipantsUpdate, reportsOfGroupUpdates } from './groups.js';
 
@@ -99,6 +101,10 @@ export interface ConnectionDependencies {
   wipeCredentials(): Promise<void>;
   /** Called once the connection has ended and its credential writes have landed (or failed). */
   onFinished?(): void;
+  /** The proxy the socket goes through (credentials shown as `***`), named when the connection fails. */
+  proxyUrl?: string;
+  /** The device's settings now (whether calls are rejected, and with which message). */
+  settingsOf?(): Pick<DeviceSettings, 'rejectCalls' | 'rejectCallsMessage'> | undefined;
 }
 
 type Phase = 'connecting' | 'qr' | 'online' | 'ended';
@@ -153,6 +159,11 @@ export class BaileysConnection implements EngineConnection {
     socket.ws.on('frame', () => {
       this.lastFrameAt = Date.now();
     });
+    // Baileys listens for it, so ws raises no error of its own: without this the connection would hang.
+    socket.ws.on('unexpected-response', (_request, response) => {
+      const answer = `HTTP ${response.statusCode ?? '?'}${response.statusMessage ? ` ${response.statusMessage}` : ''}`;
+      this.lost(redactProxyCredentials(this.deps.proxyUrl ? `through the proxy ${this.deps.proxyUrl}: it answered ${answer}` : `the server answered ${answer}`));
+    });
     socket.ev.on('connection.update', (update) => this.onConnectionUpdate(update));
     socket.ev.on('creds.update', () => {
       this.deps.auth.saveCreds().catch((error: unknown) => this.deps.logger.error({ err: error }, 'saving Baileys credentials failed'));
@@ -204,8 +215,14 @@ export class BaileysConnection implements EngineConnection {
     this.stopWatchdog();
     this.markSocketClosed();
     if (!this.isLive) return; // already reported (watchdog), or closed by the actor
+    const neverOpened = this.phase !== 'online';
     this.phase = 'ended';
-    const cause = describeDisconnect(error);
+    const described = describeDisconnect(error);
+    // Through a proxy, a connection that never opened most likely failed at the proxy: say which one.
+    const cause = {
+      ...described,
+      detail: redactProxyCredentials(this.deps.proxyUrl && neverOpened ? `through the proxy ${this.deps.proxyUrl}: ${described.detail}` : described.detail),
+    };
     this.deps.logger.info({ kind: cause.kind, statusCode: cause.statusCode }, `Baileys connection closed: ${cause.detail}`);
     if (cause.kind === 'logged_out') {
       // The phone unlinked this device: the credentials are dead, wipe them before the actor hears of it.
@@ -361,9 +378,29 @@ export class BaileysConnection implements EngineConnection {
         const from = await this.chatIdOf(call.from);
         if (!from) return;
         const timestamp = Math.floor((call.date instanceof Date ? call.date.getTime() : Date.now()) / 1000);
-        this.reportActivity({ kind: 'call', callId: call.id, from, isVideo: call.isVideo === true, isGroup: call.isGroup === true, rejected: false, timestamp });
+        const rejected = await this.rejectIfWanted(call.id, call.from);
+        this.reportActivity({ kind: 'call', callId: call.id, from, isVideo: call.isVideo === true, isGroup: call.isGroup === true, rejected, timestamp });
       }, 'call');
     }
+  }
+
+  /** Rejects the call when the device's settings say so, and tells the caller the configured message. */
+  private async rejectIfWanted(callId: string, callerJid: string): Promise<boolean> {
+    const settings = this.deps.settingsOf?.();
+    const { rejectCall } = this.deps.socket;
+    if (!settings?.rejectCalls || !rejectCall) return false;
+    try {
+      await rejectCall.call(this.deps.socket, callId, callerJid);
+    } catch (error) {
+      this.deps.logger.warn({ err: error, callId }, 'rejecting a call failed');
+      return false;
+    }
+    if (settings.rejectCallsMessage) {
+      await this.deps.socket.sendMessage(jidNormalizedUser(callerJid), { text: settings.rejectCallsMessage }).catch((error: unknown) =>
+        this.deps.logger.warn({ err: error, callId }, 'the message to a rejected caller was not sent'),
+      );
+    }
+    return true;
   }
 
   private reportReceipts(receipts: ReceiptOfJid[]): void {

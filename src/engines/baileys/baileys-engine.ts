@@ -16,6 +16,8 @@ import { ValueCipher } from '../../secrets/value-cipher.js';
 import { BaileysConnection, type ConnectionSettings, type MediaDownloader, type PollLookup } from './baileys-connection.js';
 import type { BaileysSocket, SocketFactory } from './baileys-socket.js';
 import type { LinkPreviewProvider } from './outgoing-content.js';
+import type { DeviceSettings } from '../../settings/settings-events.js';
+import { proxyAgentOf } from './proxy-agent.js';
 
 export interface BaileysEngineOptions {
   store: EventStore;
@@ -51,6 +53,8 @@ export interface BaileysEngineOptions {
   polls?: PollLookup;
   /** Replaces Baileys' media download (tests). */
   downloadMedia?: MediaDownloader;
+  /** Each device's settings (its proxy, whether calls are rejected), read when it connects and when a call rings. */
+  deviceSettings?: (deviceId: string) => DeviceSettings;
 }
 
 const DEFAULTS = {
@@ -118,9 +122,14 @@ export class BaileysEngine implements Engine {
     }
     const logger = this.logger.child({ deviceId });
     const baileysLogger = logger.child({ lib: 'baileys' }, { level: quieterLevel(logger, this.options.baileysLogLevel ?? DEFAULTS.baileysLogLevel) });
-    const socket = (this.options.makeSocket ?? makeBaileysSocket)(this.socketConfig(auth.state, baileysLogger));
+    // A changed proxy takes effect here, at the next (re)connect.
+    const proxy = this.options.deviceSettings?.(deviceId).proxy ?? null;
+    const agent = proxy ? proxyAgentOf(proxy) : undefined;
+    const socket = (this.options.makeSocket ?? makeBaileysSocket)({ ...this.socketConfig(auth.state, baileysLogger), ...(agent ? { agent, fetchAgent: agent } : {}) });
     const connection: BaileysConnection = new BaileysConnection({
       deviceId,
+      ...(proxy ? { proxyUrl: proxy.url } : {}),
+      settingsOf: () => this.options.deviceSettings?.(deviceId),
       socket,
       auth,
       events,

@@ -8,7 +8,12 @@ import type { AnyMessageContent, BaileysEventEmitter, GroupMetadata, MiscMessage
 export interface BaileysSocket {
   ev: Pick<BaileysEventEmitter, 'on'>;
   /** The WebSocket client: `frame` is emitted for every frame received, pings answered included. */
-  ws: { readonly isOpen: boolean; on(event: 'frame', listener: () => void): unknown };
+  ws: {
+    readonly isOpen: boolean;
+    on(event: 'frame', listener: () => void): unknown;
+    /** The HTTP answer when the WebSocket upgrade was refused (e.g. a proxy's 407). */
+    on(event: 'unexpected-response', listener: (request: unknown, response: { statusCode?: number; statusMessage?: string }) => void): unknown;
+  };
   sendMessage(jid: string, content: AnyMessageContent, options?: MiscMessageGenerationOptions): Promise<WAMessage | undefined>;
   onWhatsApp(...numbers: string[]): Promise<Array<{ jid: string; exists: boolean }> | undefined>;
   profilePictureUrl(jid: string, type?: 'preview' | 'image', timeoutMs?: number): Promise<string | undefined>;

@@ -13,6 +13,7 @@ import { SandboxConnection } from './sandbox-connection.js';
 import { SandboxCredentialStore } from './sandbox-credentials.js';
 import { SandboxNetwork, type SandboxTiming, newSandboxMessageId } from './sandbox-network.js';
 import { numberExists } from './sandbox-numbers.js';
+import type { DeviceSettings } from '../../settings/settings-events.js';
 
 /** A message a device sent that the network has not confirmed as read yet. */
 export interface UnconfirmedSend {
@@ -32,6 +33,8 @@ export interface SandboxSettings extends SandboxTiming {
   qrTtlMs?: number;
   /** Without it, receipts pending when the process stopped never come. */
   unconfirmedSends?: UnconfirmedSends;
+  /** Each device's settings: whether calls are rejected, and the message the caller gets. */
+  deviceSettings?: (deviceId: string) => Pick<DeviceSettings, 'rejectCalls' | 'rejectCallsMessage'>;
 }
 
 const UNCONFIRMED_PAGE = 500;
@@ -48,12 +51,32 @@ export class SandboxEngine implements Engine {
   private readonly credentials: SandboxCredentialStore;
   private readonly qrTtlMs: number;
   private readonly unconfirmedSends: UnconfirmedSends | undefined;
+  private readonly deviceSettings: SandboxSettings['deviceSettings'];
 
   constructor(store: EventStore, settings: SandboxSettings) {
     this.network = new SandboxNetwork(settings);
     this.credentials = new SandboxCredentialStore(store);
     this.qrTtlMs = settings.qrTtlMs ?? SANDBOX_QR_TTL_MS;
     this.unconfirmedSends = settings.unconfirmedSends;
+    this.deviceSettings = settings.deviceSettings;
+  }
+
+  /**
+   * `from` calls the device: rejected when its settings say so (the caller then gets the configured
+   * message, as a text from the device); recorded as `call.received` either way. False when it is not online.
+   */
+  call(deviceId: string, call: { callId: string; from: string; isVideo: boolean }): boolean {
+    const connection = this.network.connectionOf(deviceId);
+    if (!connection?.online) return false;
+    const settings = this.deviceSettings?.(deviceId);
+    const rejected = settings?.rejectCalls === true;
+    this.activity(deviceId, { kind: 'call', ...call, isGroup: false, rejected, timestamp: Math.floor(Date.now() / 1000) });
+    if (rejected && settings?.rejectCallsMessage) {
+      void connection
+        .send({ waMessageId: newSandboxMessageId(), to: call.from, content: { kind: 'text', text: settings.rejectCallsMessage } })
+        .catch(() => undefined);
+    }
+    return true;
   }
 
   async connect(deviceId: string, events: EngineEvents): Promise<EngineConnection> {

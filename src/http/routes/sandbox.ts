@@ -243,7 +243,7 @@ export function sandboxRoutes({ devices, sessions, sandbox, projections, seen, i
       operationId: 'sandboxCall',
       tag,
       summary: 'An incoming call',
-      description: '`from` calls the device (video with `isVideo`): it records `call.received`.',
+      description: '`from` calls the device (video with `isVideo`): it records `call.received`, `rejected` when its settings reject calls (the caller then gets `rejectCallsMessage`).',
       access: 'admin',
       params: DeviceParams,
       body: SandboxCallBody,
@@ -255,8 +255,7 @@ export function sandboxRoutes({ devices, sessions, sandbox, projections, seen, i
       handler({ params, body, device }) {
         requireSandboxDevice(device);
         const callId = randomBytes(16).toString('hex').toUpperCase();
-        const call = { kind: 'call' as const, callId, from: body.from, isVideo: body.isVideo === true, isGroup: false, rejected: false, timestamp: Math.floor(Date.now() / 1000) };
-        if (!sandbox.activity(params.deviceId, call)) throw notOnline(device);
+        if (!sandbox.call(params.deviceId, { callId, from: body.from, isVideo: body.isVideo === true })) throw notOnline(device);
         return { status: 202, body: { callId } };
       },
     }),

@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { boom } from './support/fake-socket.js';
 import { PEER, PEER_JID, useFakeSocketEngine } from './support/fake-socket-engine.js';
+import { eventually } from './support/recording-events.js';
 
 const h = useFakeSocketEngine();
 const ME_JID = '4915100000001@s.whatsapp.net';
@@ -52,5 +53,27 @@ describe('Baileys engine (fake socket): the account', () => {
     const { connection } = await h.online();
     await connection.close();
     await expect(connection.profileOps!.profile()).rejects.toMatchObject({ code: 'not_connected' });
+  });
+});
+
+describe('Baileys engine (fake socket): calls', () => {
+  const call = (id: string) => ({ chatId: PEER_JID, from: PEER_JID, id, date: new Date(), offline: false, status: 'offer' as const, isVideo: false, isGroup: false });
+
+  it('reports calls unrejected by default', async () => {
+    const { events, socket } = await h.online();
+    socket.emit('call', [call('C1')]);
+    await eventually(() => expect(events.activities).toHaveLength(1));
+    expect(events.activities).toEqual([expect.objectContaining({ kind: 'call', callId: 'C1', from: PEER, rejected: false })]);
+    expect(socket.rejectedCalls).toEqual([]);
+  });
+
+  it('rejects calls when the settings say so, and tells the caller', async () => {
+    h.engine = h.makeEngine({ deviceSettings: () => ({ rejectCalls: true, rejectCallsMessage: 'Please write instead.', proxy: null }) });
+    const { events, socket } = await h.online();
+    socket.emit('call', [call('C2')]);
+    await eventually(() => expect(events.activities).toHaveLength(1));
+    expect(socket.rejectedCalls).toEqual([{ callId: 'C2', from: PEER_JID }]);
+    expect(socket.sent).toEqual([{ jid: PEER_JID, content: { text: 'Please write instead.' }, options: undefined }]);
+    expect(events.activities).toEqual([expect.objectContaining({ kind: 'call', callId: 'C2', rejected: true })]);
   });
 });
