@@ -28,6 +28,7 @@ const BENCHMARKS: ReadonlyArray<() => Promise<Benchmark>> = [
   () => import('./inbound-media.js'),
   () => import('./media-download.js'),
   () => import('./send-reply.js'),
+  () => import('./groups.js'),
 ];
 
 async function main(): Promise<number> {

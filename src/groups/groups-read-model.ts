@@ -39,6 +39,9 @@ interface GroupRow {
   my_role: string | null;
 }
 
+/** Devices whose list is kept in memory. */
+const LISTS_KEPT = 1_000;
+
 const ROLE_ORDER: Record<GroupRole, number> = { superadmin: 0, admin: 1, member: 2 };
 
 export class GroupsReadModel implements Projection {
@@ -46,6 +49,12 @@ export class GroupsReadModel implements Projection {
   readonly version = 1;
   readonly handles: ReadonlySet<string> = HANDLED;
   private statements: ReturnType<GroupsReadModel['prepare']> | undefined;
+  /**
+   * Each device's list as last read, until an event of that device changes its groups: a device in
+   * hundreds of groups is listed without reading them again (reads and the projection share this one
+   * synchronous connection, so a list is never read from an uncommitted batch).
+   */
+  private readonly lists = new Map<string, { me: string | undefined; items: GroupSummary[] }>();
 
   constructor(private readonly db: Database.Database) {}
 
@@ -73,10 +82,12 @@ export class GroupsReadModel implements Projection {
 
   reset(db: Database.Database): void {
     db.exec('DELETE FROM groups; DELETE FROM group_participants;');
+    this.lists.clear();
   }
 
   apply(event: StoredEvent): void {
     if (!isHandled(event)) return;
+    this.lists.delete(event.data.deviceId);
     const sql = this.sql();
     switch (event.type) {
       case 'GroupMetadataRecorded':
@@ -118,7 +129,12 @@ export class GroupsReadModel implements Projection {
 
   /** Every group of the device, by id; `me` (the account's number) decides `isAdmin`. */
   list(deviceId: string, me: string | undefined): GroupSummary[] {
-    return this.sql().list.all(me ?? '', deviceId).map(summaryOf);
+    const cached = this.lists.get(deviceId);
+    if (cached && cached.me === me) return cached.items;
+    const items = this.sql().list.all(me ?? '', deviceId).map(summaryOf);
+    if (this.lists.size >= LISTS_KEPT) this.lists.delete(this.lists.keys().next().value!);
+    this.lists.set(deviceId, { me, items });
+    return items;
   }
 
   get(deviceId: string, groupId: string, me: string | undefined): GroupDetail | undefined {

@@ -24,8 +24,9 @@ export function proxySettingOf(text: string, addressRefusal: (httpUrl: string) =
   if ((url.pathname !== '' && url.pathname !== '/') || url.search || url.hash) return 'has a path, query or fragment; a proxy URL is scheme://[user:password@]host:port';
   const refusal = addressRefusal(`http://${url.host}/`);
   if (refusal) return refusal;
-  const username = decodeURIComponent(url.username);
-  const password = decodeURIComponent(url.password);
+  const username = safelyDecoded(url.username);
+  const password = safelyDecoded(url.password);
+  if (username === undefined || password === undefined) return 'has credentials that are not valid percent-encoding';
   url.username = '';
   url.password = '';
   const bare = url.toString().replace(/\/$/, '');
@@ -45,4 +46,12 @@ export function dialUrlOf(proxy: ProxySetting): string {
 /** Any proxy credentials in `text` (an error message, a log line) replaced by `***`. */
 export function redactProxyCredentials(text: string): string {
   return text.replace(/\b(https?|socks5h?):\/\/[^\s/@]*@/gi, `$1://${MASK}:${MASK}@`);
+}
+
+function safelyDecoded(text: string): string | undefined {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return undefined;
+  }
 }

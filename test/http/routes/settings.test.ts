@@ -49,7 +49,7 @@ describe('device settings', () => {
 
     it('refuses other schemes, private addresses and malformed URLs with 400, changing nothing', async () => {
       const before = (await gateway.store.readStream(settingsStream(device.id))).length;
-      for (const proxy of ['ftp://proxy.example.com:21', 'socks4://proxy.example.com:1080', 'http://127.0.0.1:3128', 'http://10.0.0.5:3128', 'http://localhost:8080', 'http://[::1]:3128', 'http://proxy.example.com:3128/path', 'http://', 'nonsense']) {
+      for (const proxy of ['ftp://proxy.example.com:21', 'socks4://proxy.example.com:1080', 'http://127.0.0.1:3128', 'http://10.0.0.5:3128', 'http://localhost:8080', 'http://[::1]:3128', 'http://proxy.example.com:3128/path', 'http://', 'nonsense', 'http://%zz:x@proxy.example.com:3128']) {
         const answer = await patch({ proxy });
         expect(answer.status, proxy).toBe(400);
         expect(answer.body.code, proxy).toBe('invalid_request');
