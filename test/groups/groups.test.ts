@@ -192,4 +192,19 @@ describe('groups of sandbox devices', () => {
     expect((await call(bob, 'POST', '/session/open')).status).toBe(202);
     await eventually(async () => (await call(bob, 'GET', `/groups/${groupId}`)).body.subject === 'Changed while bob was away', 'bob\'s groups refreshed');
   });
+
+  it('gives the same groups from a rebuild of the read models as live', async () => {
+    const views = async () =>
+      Promise.all(
+        [alice, bob, carol].map(async (device) => {
+          const list = (await call(device, 'GET', '/groups')).body.items as Array<{ groupId: string }>;
+          return { list, details: await Promise.all(list.map(async (g) => (await call(device, 'GET', `/groups/${g.groupId}`)).body)) };
+        }),
+      );
+    const live = await views();
+    expect(live[0]!.list.length).toBeGreaterThan(3);
+    const { events } = await gateway.projections.rebuild();
+    expect(events).toBeGreaterThan(0);
+    expect(await views()).toEqual(live);
+  });
 });

@@ -65,6 +65,12 @@ describe('the account (sandbox)', () => {
     expect((await call(offline, 'GET', '/contacts/blocked')).body).toEqual({ items: [] });
   });
 
+  it('gives the same blocklist from a rebuild of the read models', async () => {
+    const live = (await call(shop, 'GET', '/contacts/blocked')).body;
+    await gateway.projections.rebuild();
+    expect((await call(shop, 'GET', '/contacts/blocked')).body).toEqual(live);
+  });
+
   it('needs an online session', async () => {
     for (const [method, path] of [['GET', '/profile'], ['GET', '/contacts/4915100000002/about'], ['PUT', '/contacts/4915100000002/block']] as const) {
       const answer = await call(offline, method, path);
