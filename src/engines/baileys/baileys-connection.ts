@@ -63,7 +63,8 @@ export interface ConnectionSettings {
 }
 
 export type PollLookup = (deviceId: string, pollMessageId: string) => Promise<{ options: string[]; secret: string } | undefined>;
-export type MediaDownloader = (message: WAMessage, socket: BaileysSocket, logger: Logger) => Promise<Readable>;
+/** `dispatcher`: the device's proxy for fetch (undici), when it has one. */
+export type MediaDownloader = (message: WAMessage, socket: BaileysSocket, logger: Logger, dispatcher?: unknown) => Promise<Readable>;
 
 /** Baileys' presence names → the gateway's. */
 const PRESENCE_OF: Readonly<Record<string, PresenceState>> = {
@@ -82,9 +83,11 @@ const WA_PRESENCE_OF: Readonly<Record<ChatPresence | OwnPresence, WAPresence>> =
   unavailable: 'unavailable',
 };
 
-const defaultDownloader: MediaDownloader = async (message, socket, logger) => {
+const defaultDownloader: MediaDownloader = async (message, socket, logger, dispatcher) => {
   const { downloadMediaMessage } = await import('baileys');
-  return downloadMediaMessage(message, 'stream', {}, {
+  // Baileys fetches with these options: a dispatcher sends the download through the device's proxy.
+  const options = dispatcher ? { options: { dispatcher } as RequestInit } : {};
+  return downloadMediaMessage(message, 'stream', options, {
     logger,
     reuploadRequest: socket.updateMediaMessage ?? (async (m: WAMessage) => m),
   });
@@ -103,6 +106,8 @@ export interface ConnectionDependencies {
   onFinished?(): void;
   /** The proxy the socket goes through (credentials shown as `***`), named when the connection fails. */
   proxyUrl?: string;
+  /** The same proxy for media downloads (an undici dispatcher). */
+  mediaDispatcher?: unknown;
   /** The device's settings now (whether calls are rejected, and with which message). */
   settingsOf?(): Pick<DeviceSettings, 'rejectCalls' | 'rejectCallsMessage'> | undefined;
 }
@@ -318,7 +323,7 @@ export class BaileysConnection implements EngineConnection {
     };
     if (inbound.media) {
       const download = this.deps.settings.downloadMedia ?? defaultDownloader;
-      reported.downloadMedia = () => download(message, this.deps.socket, this.deps.logger);
+      reported.downloadMedia = () => download(message, this.deps.socket, this.deps.logger, this.deps.mediaDispatcher);
     }
     this.report('inbound', this.deps.events.inbound(reported));
   }

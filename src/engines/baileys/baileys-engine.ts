@@ -17,7 +17,7 @@ import { BaileysConnection, type ConnectionSettings, type MediaDownloader, type 
 import type { BaileysSocket, SocketFactory } from './baileys-socket.js';
 import type { LinkPreviewProvider } from './outgoing-content.js';
 import type { DeviceSettings } from '../../settings/settings-events.js';
-import { proxyAgentOf } from './proxy-agent.js';
+import { proxyAgentOf, proxyDispatcherOf } from './proxy-agent.js';
 
 export interface BaileysEngineOptions {
   store: EventStore;
@@ -125,10 +125,11 @@ export class BaileysEngine implements Engine {
     // A changed proxy takes effect here, at the next (re)connect.
     const proxy = this.options.deviceSettings?.(deviceId).proxy ?? null;
     const agent = proxy ? proxyAgentOf(proxy) : undefined;
+    const mediaDispatcher = proxy ? proxyDispatcherOf(proxy) : undefined;
     const socket = (this.options.makeSocket ?? makeBaileysSocket)({ ...this.socketConfig(auth.state, baileysLogger), ...(agent ? { agent, fetchAgent: agent } : {}) });
     const connection: BaileysConnection = new BaileysConnection({
       deviceId,
-      ...(proxy ? { proxyUrl: proxy.url } : {}),
+      ...(proxy ? { proxyUrl: proxy.url, mediaDispatcher } : {}),
       settingsOf: () => this.options.deviceSettings?.(deviceId),
       socket,
       auth,
@@ -139,6 +140,7 @@ export class BaileysEngine implements Engine {
       // Until then a reconnect of the device waits for this connection (see retire).
       onFinished: () => {
         if (this.live.get(deviceId) === connection) this.live.delete(deviceId);
+        void mediaDispatcher?.close().catch(() => undefined);
       },
     });
     this.live.set(deviceId, connection);

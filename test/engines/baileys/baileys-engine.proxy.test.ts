@@ -17,6 +17,11 @@ import { DEFAULT_SETTINGS, type DeviceSettings } from '../../../src/settings/set
 import { tempDir } from '../../support/temp-dir.js';
 import { type Crabline, seedLinkedCreds, startCrabline } from './support/crabline.js';
 import { eventually, recordingEvents } from './support/recording-events.js';
+import { Readable } from 'node:stream';
+import { initAuthCreds } from 'baileys';
+import { AuthRecords } from '../../../src/engines/baileys/auth/auth-records.js';
+import { proxyDispatcherOf } from '../../../src/engines/baileys/proxy-agent.js';
+import { fakeSocketFactory } from './support/fake-socket.js';
 
 const CREDENTIALS = `Basic ${Buffer.from('alice:s3cret').toString('base64')}`;
 
@@ -87,5 +92,52 @@ describe('Baileys engine through a proxy', () => {
     await eventually(() => expect(events.disconnects).toHaveLength(1));
     expect(events.disconnects[0]).toEqual({ kind: 'transient', detail: expect.stringContaining(`through the proxy socks5://***:***@127.0.0.1:${port}`) });
     expect(events.disconnects[0]!.detail).not.toContain('s3cret');
+  });
+
+  it('media downloads go through the proxy too: the downloader gets its dispatcher, and fetch with it tunnels through', async () => {
+    const media = createServer((_req, res) => res.end('media bytes'));
+    await new Promise<void>((resolve) => media.listen(0, '127.0.0.1', resolve));
+    const mediaHost = `127.0.0.1:${(media.address() as { port: number }).port}`;
+    try {
+      const setting = proxySettingOf(`http://alice:s3cret@127.0.0.1:${proxyPort}`, () => undefined);
+      if (typeof setting === 'string') throw new Error(setting);
+      const dispatcher = proxyDispatcherOf(setting);
+      const response = await fetch(`http://${mediaHost}/file`, { dispatcher } as unknown as RequestInit);
+      expect(await response.text()).toBe('media bytes');
+      expect(tunnels).toContain(mediaHost);
+      await dispatcher.close();
+
+      // The engine hands a device's downloader the dispatcher of its proxy.
+      const sockets = fakeSocketFactory();
+      const seen: unknown[] = [];
+      const engine = createBaileysEngine({
+        store,
+        logger: pino({ level: 'silent' }),
+        makeSocket: sockets.factory,
+        keepAliveIntervalMs: 60_000,
+        deviceSettings: () => ({ ...DEFAULT_SETTINGS, proxy: setting }),
+        downloadMedia: async (_message, _socket, _logger, through) => {
+          seen.push(through);
+          return Readable.from([Buffer.from('x')]);
+        },
+      });
+      engines.push(engine);
+      await new AuthRecords(store, 'media-dev', undefined).write('creds', { ...initAuthCreds(), me: { id: '4915100000001:7@s.whatsapp.net', name: 'Shop' } });
+      const events = recordingEvents();
+      await engine.connect('media-dev', events);
+      sockets.latest().open();
+      await eventually(() => expect(events.onlines).toHaveLength(1));
+      sockets.latest().emit('messages.upsert', {
+        type: 'notify',
+        messages: [{ key: { remoteJid: '4915112345678@s.whatsapp.net', fromMe: false, id: 'IMG1' }, message: { imageMessage: { mimetype: 'image/jpeg', fileLength: 1 } } }],
+      });
+      await eventually(() => expect(events.inbounds).toHaveLength(1));
+      await events.inbounds[0]!.downloadMedia!();
+      expect(seen).toHaveLength(1);
+      expect(typeof (seen[0] as { dispatch?: unknown }).dispatch).toBe('function');
+    } finally {
+      media.closeAllConnections();
+      await new Promise((resolve) => media.close(resolve));
+    }
   });
 });
