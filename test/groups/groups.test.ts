@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway } from '../support/gateway.js';
-import { type TestDevice, bringOnline, createSandboxDevice } from '../support/sessions.js';
+import { type TestDevice, bringOnline, createSandboxDevice, waitForState } from '../support/sessions.js';
 import { eventually } from '../support/eventually.js';
 import { TestReceiver } from '../webhooks/support/receiver.js';
 import { groupsStream } from '../../src/groups/group-events.js';
@@ -206,5 +206,39 @@ describe('groups of sandbox devices', () => {
     const { events } = await gateway.projections.rebuild();
     expect(events).toBeGreaterThan(0);
     expect(await views()).toEqual(live);
+  });
+});
+
+describe('sandbox groups across a restart', () => {
+  it('keeps the network\'s groups, so the refresh after the restart leaves every device its groups', async () => {
+    let gateway = await startTestGateway();
+    const { dataDir } = gateway;
+    const alice = await createSandboxDevice(gateway.api, 'alice');
+    const bob = await createSandboxDevice(gateway.api, 'bob');
+    await bringOnline(gateway.api, alice, ALICE);
+    await bringOnline(gateway.api, bob, BOB);
+    const created = await gateway.api('POST', `/devices/${alice.id}/groups`, { deviceKey: alice.key, json: { subject: 'Lasting', participants: [BOB] } });
+    const groupId = created.body.groupId as string;
+    await gateway.api('PATCH', `/devices/${alice.id}/groups/${groupId}`, { deviceKey: alice.key, json: { subject: 'Still here' } });
+    await gateway.close();
+
+    gateway = await startTestGateway({ DATA_DIR: dataDir });
+    try {
+      for (const device of [alice, bob]) {
+        await waitForState(gateway.api, device, 'online');
+        // A message to the group still reaches bob: the network knows its members.
+        const list = await eventually(async () => {
+          const answer = await gateway.api('GET', `/devices/${device.id}/groups`, { deviceKey: device.key });
+          return answer.status === 200 ? answer.body.items : undefined;
+        }, 'the groups after the restart');
+        expect(list).toEqual([expect.objectContaining({ groupId, subject: 'Still here', size: 2 })]);
+      }
+      const types = (await gateway.store.readStream(groupsStream(alice.id))).map((e) => e.type);
+      expect(types).not.toContain('GroupLeft');
+      const invite = await gateway.api('GET', `/devices/${alice.id}/groups/${groupId}/invite`, { deviceKey: alice.key });
+      expect(invite.status).toBe(200);
+    } finally {
+      await gateway.close();
+    }
   });
 });

@@ -13,6 +13,7 @@ import { SandboxConnection } from './sandbox-connection.js';
 import { SandboxCredentialStore } from './sandbox-credentials.js';
 import { SandboxNetwork, type SandboxTiming, newSandboxMessageId } from './sandbox-network.js';
 import { numberExists } from './sandbox-numbers.js';
+import type { StoredSandboxGroup } from './sandbox-groups.js';
 import type { DeviceSettings } from '../../settings/settings-events.js';
 
 /** A message a device sent that the network has not confirmed as read yet. */
@@ -38,6 +39,7 @@ export interface SandboxSettings extends SandboxTiming {
 }
 
 const UNCONFIRMED_PAGE = 500;
+const SANDBOX_GROUPS_KEY = 'sandbox-network-groups';
 
 export const SANDBOX_QR_TTL_MS = 20_000;
 
@@ -52,6 +54,10 @@ export class SandboxEngine implements Engine {
   private readonly qrTtlMs: number;
   private readonly unconfirmedSends: UnconfirmedSends | undefined;
   private readonly deviceSettings: SandboxSettings['deviceSettings'];
+  /** The network's groups as the store kept them, loaded before the first connection. */
+  private readonly groupsRestored: Promise<void>;
+  private groupsSaving: Promise<void> = Promise.resolve();
+  private groupsDirty = false;
 
   constructor(store: EventStore, settings: SandboxSettings) {
     this.network = new SandboxNetwork(settings);
@@ -59,6 +65,26 @@ export class SandboxEngine implements Engine {
     this.qrTtlMs = settings.qrTtlMs ?? SANDBOX_QR_TTL_MS;
     this.unconfirmedSends = settings.unconfirmedSends;
     this.deviceSettings = settings.deviceSettings;
+    // Groups outlive the process like the sandbox credentials do (a snapshot slot, not a stream: the
+    // devices' own group streams are the history), so a restart does not empty every device's groups.
+    this.groupsRestored = store.loadSnapshot<StoredSandboxGroup[]>(SANDBOX_GROUPS_KEY).then(
+      (snapshot) => this.network.groups.restore(snapshot?.state ?? []),
+      () => undefined,
+    );
+    this.network.groups.onChange = () => this.saveGroups(store);
+  }
+
+  /** Saves the groups after the current change, coalescing the changes that come meanwhile. */
+  private saveGroups(store: EventStore): void {
+    if (this.groupsDirty) return;
+    this.groupsDirty = true;
+    this.groupsSaving = this.groupsSaving
+      .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
+      .then(() => {
+        this.groupsDirty = false;
+        return store.saveSnapshot(SANDBOX_GROUPS_KEY, { revision: 0, state: this.network.groups.toJSON() });
+      })
+      .catch(() => undefined);
   }
 
   /**
@@ -80,6 +106,7 @@ export class SandboxEngine implements Engine {
   }
 
   async connect(deviceId: string, events: EngineEvents): Promise<EngineConnection> {
+    await this.groupsRestored;
     const connection = new SandboxConnection(deviceId, events, this.network, this.credentials);
     // As on WhatsApp, a second connection with the same credentials pushes the first one out.
     this.network.track(connection)?.drop('connection_replaced', 'another connection of this device took over');
@@ -125,6 +152,7 @@ export class SandboxEngine implements Engine {
 
   async close(): Promise<void> {
     await this.network.close();
+    await this.groupsSaving;
   }
 
   /** The phone `phone` scans the code the device shows; the device then restarts and logs in. */

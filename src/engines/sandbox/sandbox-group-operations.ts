@@ -62,7 +62,7 @@ export function sandboxGroupOperations(connection: SandboxConnection, network: S
       const number = me();
       if (!group.members.has(number)) {
         const before = [...group.members.keys()];
-        group.members.set(number, 'member');
+        groups.join(group, number);
         network.groupReport(connection, before, { kind: 'participants', groupId: group.groupId, action: 'add', participants: [number], by: number });
       }
       return group.groupId;

@@ -31,9 +31,33 @@ export function newSandboxGroupId(): string {
 
 const newInviteCode = () => randomBytes(16).toString('base64url').slice(0, 22);
 
+/** The groups as kept in the store (see SandboxEngine): members as [number, role] pairs. */
+export type StoredSandboxGroup = Omit<SandboxGroup, 'members'> & { members: Array<[string, GroupRole]> };
+
 export class SandboxGroups {
   private readonly groups = new Map<string, SandboxGroup>();
   private readonly byInvite = new Map<string, string>();
+  /** Told after every change (the engine keeps the groups in the store, so that they outlive the process). */
+  onChange: (() => void) | undefined;
+
+  toJSON(): StoredSandboxGroup[] {
+    return [...this.groups.values()].map((group) => ({ ...group, members: [...group.members] }));
+  }
+
+  /** Groups kept from an earlier process; ones made since are kept too. */
+  restore(stored: readonly StoredSandboxGroup[]): void {
+    for (const group of stored) {
+      if (this.groups.has(group.groupId)) continue;
+      this.groups.set(group.groupId, { ...group, members: new Map(group.members) });
+      this.byInvite.set(group.inviteCode, group.groupId);
+    }
+  }
+
+  /** `number` joins by invite. */
+  join(group: SandboxGroup, number: string): void {
+    group.members.set(number, 'member');
+    this.onChange?.();
+  }
 
   /** `members`: the creator first (superadmin), then the others (numbers that do not exist are left out by the caller). */
   create(subject: string, members: readonly string[]): SandboxGroup {
@@ -50,6 +74,7 @@ export class SandboxGroups {
     };
     this.groups.set(groupId, group);
     this.byInvite.set(group.inviteCode, groupId);
+    this.onChange?.();
     return group;
   }
 
@@ -81,10 +106,17 @@ export class SandboxGroups {
     if (change.description !== undefined) group.description = change.description;
     if (change.announce !== undefined) group.announce = change.announce;
     if (change.locked !== undefined) group.locked = change.locked;
+    this.onChange?.();
   }
 
   /** Applies the action number by number, as WhatsApp answers it: one status each. */
   participants(group: SandboxGroup, action: ParticipantAction, numbers: readonly string[]): ParticipantResult[] {
+    const results = this.applyParticipants(group, action, numbers);
+    this.onChange?.();
+    return results;
+  }
+
+  private applyParticipants(group: SandboxGroup, action: ParticipantAction, numbers: readonly string[]): ParticipantResult[] {
     return [...new Set(numbers)].map((number) => {
       const role = group.members.get(number);
       if (action === 'add') {
@@ -105,6 +137,7 @@ export class SandboxGroups {
     this.byInvite.delete(group.inviteCode);
     group.inviteCode = newInviteCode();
     this.byInvite.set(group.inviteCode, group.groupId);
+    this.onChange?.();
     return group.inviteCode;
   }
 
@@ -115,6 +148,7 @@ export class SandboxGroups {
 
   leave(group: SandboxGroup, number: string): void {
     group.members.delete(number);
+    this.onChange?.();
   }
 }
 
