@@ -40,6 +40,7 @@ export interface SandboxSettings extends SandboxTiming {
 
 const UNCONFIRMED_PAGE = 500;
 const SANDBOX_GROUPS_KEY = 'sandbox-network-groups';
+const GROUPS_SAVE_DELAY_MS = 200;
 
 export const SANDBOX_QR_TTL_MS = 20_000;
 
@@ -74,12 +75,12 @@ export class SandboxEngine implements Engine {
     this.network.groups.onChange = () => this.saveGroups(store);
   }
 
-  /** Saves the groups after the current change, coalescing the changes that come meanwhile. */
+  /** Saves the groups shortly after a change, coalescing a burst of changes into one write. */
   private saveGroups(store: EventStore): void {
     if (this.groupsDirty) return;
     this.groupsDirty = true;
     this.groupsSaving = this.groupsSaving
-      .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
+      .then(() => new Promise<void>((resolve) => setTimeout(resolve, GROUPS_SAVE_DELAY_MS)))
       .then(() => {
         this.groupsDirty = false;
         return store.saveSnapshot(SANDBOX_GROUPS_KEY, { revision: 0, state: this.network.groups.toJSON() });
