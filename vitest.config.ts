@@ -18,6 +18,7 @@ const ON_EVENTSTOREDB = [
   'test/webhooks/restart.test.ts',
   'test/webhooks/sandbox-e2e.test.ts',
   'test/devices/crash.test.ts',
+  'test/groups/groups.test.ts',
 ];
 
 export default defineConfig({

@@ -30,6 +30,7 @@ const BENCHMARKS: ReadonlyArray<() => Promise<Benchmark>> = [
   () => import('./send-reply.js'),
   () => import('./conversations.js'),
   () => import('./cluster.js'),
+  () => import('./groups.js'),
 ];
 
 async function main(): Promise<number> {

@@ -57,6 +57,12 @@ import { DEFAULT_BACKGROUND_RETRY_DELAYS_MS, DEFAULT_QUICK_RETRY_DELAYS_MS, Inbo
 import { InboundMediaStore } from './media/inbound-media-store.js';
 import { startLeases } from './cluster/cluster-wiring.js';
 import { readModelFileOf } from './projections/read-model-db.js';
+import { GroupCommands } from './groups/group-commands.js';
+import { groupRoutes } from './http/routes/groups.js';
+import { AccountCommands } from './account/account-commands.js';
+import { accountRoutes } from './http/routes/account.js';
+import { SettingsCommands } from './settings/settings-commands.js';
+import { settingsRoutes } from './http/routes/settings.js';
 
 export interface GatewayOptions {
   logger?: Logger;
@@ -143,6 +149,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     // A sandbox device that comes online gets the receipts still owed to what it sent (also after a restart).
     unconfirmedSends: (deviceId, page) => sendingCore.outboxView.unconfirmed(deviceId, page),
     polls: async (deviceId, pollMessageId) => messages.poll(deviceId, pollMessageId),
+    deviceSettings: (deviceId) => readModels.settings.get(deviceId),
   });
   // Receipts are recorded by the outbox (the one writer of its stream), with the message's outboxId.
   // The engine's contact reports become ContactsUpdated events (the contacts read model is fed from the log).
@@ -167,7 +174,38 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   );
   const retention = new MediaRetention(messages, receivedMedia, config.inboundMedia.retentionMs, log);
   retention.start();
-  const sessions = new Supervisor({ store, engines, devices, reconnect: config.reconnect, log, sink, ...(cluster ? { cluster: cluster.supervisor } : {}) });
+  // Groups: one writer of each device's groups stream, for its own changes and the network's reports.
+  const groupCommands: GroupCommands = new GroupCommands({
+    store,
+    groups: readModels.groups,
+    projections,
+    operations: (deviceId) => sessions.connection(deviceId)?.groups,
+    me: (deviceId) => sessions.account(deviceId)?.phone,
+    log,
+  });
+  const sessions: Supervisor = new Supervisor({
+    store,
+    engines,
+    devices,
+    reconnect: config.reconnect,
+    log,
+    sink,
+    groupReports: (deviceId, report) => groupCommands.report(deviceId, report),
+    ...(cluster ? { cluster: cluster.supervisor } : {}),
+  });
+  const accountCommands = new AccountCommands({
+    store,
+    blocklist: readModels.blocklist,
+    projections,
+    operations: (deviceId) => sessions.connection(deviceId)?.profileOps,
+    me: (deviceId) => sessions.account(deviceId)?.phone,
+  });
+  // Each time a session comes online, its groups and blocklist are refreshed from the network (what changed while it was away).
+  sessions.onStateChange((deviceId, state) => {
+    if (state !== 'online') return;
+    void groupCommands.refresh(deviceId).catch((error: unknown) => log.warn({ deviceId, err: error }, 'could not refresh the groups from the network'));
+    void accountCommands.refresh(deviceId).catch((error: unknown) => log.warn({ deviceId, err: error }, 'could not refresh the blocklist from the network'));
+  });
   const webhooks = await Webhooks.start({
     settings: config.webhooks,
     store: cluster ? cluster.laneStore : store,
@@ -234,10 +272,15 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     }),
     ...outboxRoutes({ sends: sending.sends, outboxView: sendingCore.outboxView }),
   );
+  routes.push(...groupRoutes(groupCommands));
+  // A proxy host is judged by the same guard as webhook and media URLs.
+  routes.push(...settingsRoutes(new SettingsCommands({ store, settings: readModels.settings, projections, addressRefusal: (url) => outboundGuard.refusalOf(url) })));
+  const lookups = createContactLookups(readModelDb, sessions, config.contacts);
+  routes.push(...accountRoutes({ account: accountCommands, lookups }));
   routes.push(
     ...contactRoutes({
       contacts,
-      lookups: createContactLookups(readModelDb, sessions, config.contacts),
+      lookups,
       limits: config.contacts,
     }),
   );

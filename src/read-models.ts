@@ -8,6 +8,9 @@ import { DevicesReadModel } from './devices/devices-read-model.js';
 import type { Projection } from './projections/projection.js';
 import { WebhooksReadModel } from './webhooks/webhooks-read-model.js';
 import { MessageIndex } from './chats/message-index.js';
+import { GroupsReadModel } from './groups/groups-read-model.js';
+import { BlocklistReadModel } from './account/blocklist-read-model.js';
+import { SettingsReadModel } from './settings/settings-read-model.js';
 
 /**
  * Every read model of the gateway over one read-model database: the gateway serves from them and
@@ -21,6 +24,12 @@ export interface ReadModels {
   contacts: ContactsReadModel;
   /** Every message a device sent or received (replies, forwards, edits, read receipts, received media, polls). */
   messages: MessageIndex;
+  /** The groups each account is in, with participants. */
+  groups: GroupsReadModel;
+  /** The numbers each account blocks. */
+  blocklist: BlocklistReadModel;
+  /** Each device's settings (call rejection, proxy). */
+  settings: SettingsReadModel;
   /** Fed by the main runner. */
   projections: Projection[];
 }
@@ -31,7 +40,20 @@ export function createReadModels(db: Database.Database, store: EventStore, log: 
   const sending = new SendingCore(db, store, log);
   const contacts = new ContactsReadModel(db);
   const messages = new MessageIndex(db);
-  return { devices, history, sending, contacts, messages, projections: [devices, history, ...sending.projections, contacts, messages] };
+  const groups = new GroupsReadModel(db);
+  const blocklist = new BlocklistReadModel(db);
+  const settings = new SettingsReadModel(db);
+  return {
+    devices,
+    history,
+    sending,
+    contacts,
+    messages,
+    groups,
+    blocklist,
+    settings,
+    projections: [devices, history, ...sending.projections, contacts, messages, groups, blocklist, settings],
+  };
 }
 
 /** The webhook runner's read models (see Webhooks.start). */

@@ -16,7 +16,7 @@
  */
 import type { Logger } from 'pino';
 import { type SnapshotFrom, transition } from 'xstate';
-import type { Engine, EngineConnection, EngineEvents, LinkedAccount } from '../engines/engine.js';
+import type { Engine, EngineConnection, EngineEvents, GroupReport, LinkedAccount } from '../engines/engine.js';
 import { EngineError } from '../engines/engine.js';
 import { DomainError } from '../errors/domain-error.js';
 import { type EventStore, StoreUnavailableError, WrongExpectedRevisionError } from '../eventstore/event-store.js';
@@ -58,7 +58,12 @@ export interface DeviceActorOptions {
   effectTimeoutMs?: number;
   /** The retry spool of the engine's reports (tests shorten its delays). */
   spool?: Partial<SpoolSettings>;
+  /** Where the engine's group reports go (the groups stream's writer); without it they are dropped. */
+  groupReports?: GroupReportListener;
 }
+
+/** Records a group change the network reported; resolves once it is durable. */
+export type GroupReportListener = (deviceId: string, report: GroupReport) => Promise<void>;
 
 export class ActorStoppedError extends DomainError {
   constructor(deviceId: string) {
@@ -67,6 +72,8 @@ export class ActorStoppedError extends DomainError {
 }
 
 const DEFAULT_SNAPSHOT_EVERY = 25;
+/** How long POST /session/pair waits for a connection that shows codes. */
+const PAIRING_READY_TIMEOUT_MS = 20_000;
 const DEFAULT_EFFECT_TIMEOUT_MS = 10_000;
 /** An engine callback whose decision could not be recorded (store unavailable) is tried again this often. */
 const SIGNAL_RETRIES = 5;
@@ -90,7 +97,7 @@ export class DeviceActor {
   private mailbox: Promise<unknown> = Promise.resolve();
   private stopped = false;
   /** The engine's reports, written in order and retried until the store takes them. */
-  private readonly spools: { inbound: EventSpool; receipts: EventSpool; contacts: EventSpool };
+  private readonly spools: { inbound: EventSpool; receipts: EventSpool; contacts: EventSpool; groups: EventSpool };
   /** True while a spool is blocked: no connection is started (the network keeps what it has for us). */
   private intakeHeld = false;
   /** A transition taken while the store could not record it (the intake hold); recorded before anything else. */
@@ -116,7 +123,7 @@ export class DeviceActor {
       },
       { ...DEFAULT_SPOOL_SETTINGS, ...options.spool },
     );
-    this.spools = { inbound: spool(), receipts: spool(), contacts: spool() };
+    this.spools = { inbound: spool(), receipts: spool(), contacts: spool(), groups: spool() };
   }
 
   /** Loads the actor; a session whose record says it runs is resumed (this process owns it now). */
@@ -160,6 +167,37 @@ export class DeviceActor {
   /** The code on show, while the state is `qr`. */
   qr(): { code: string; expiresAt: string } | undefined {
     return this.state() === 'qr' ? this.snapshot!.context.qr : undefined;
+  }
+
+  /** The code to type on the phone, while the state is `pairing`. */
+  pairingCode(): { code: string; expiresAt: string } | undefined {
+    return this.state() === 'pairing' ? this.snapshot!.context.pairing : undefined;
+  }
+
+  /**
+   * Links the account `phone` by a pairing code: opens the session if it is not running, waits until the
+   * connection shows codes (`qr`), and asks the engine for a code, which moves the session to `pairing`.
+   * Not in the mailbox itself: it waits for engine callbacks that go through it.
+   */
+  async pair(phone: string, readyTimeoutMs = PAIRING_READY_TIMEOUT_MS): Promise<CommandResult & { pairing: { code: string; expiresAt: string } }> {
+    const opened = await this.open();
+    const deadline = Date.now() + readyTimeoutMs;
+    for (;;) {
+      const { state } = await this.settled();
+      if (state === 'qr' || state === 'pairing') break;
+      if (state === 'online' || (state !== 'connecting' && state !== 'reconnecting')) {
+        throw new DomainError('pairing_unavailable', `the session is ${state}: pairing by code needs a session without a linked account (close it with logout first)`);
+      }
+      if (Date.now() > deadline) throw new DomainError('pairing_unavailable', `the session is still ${state}: the connection did not get ready for pairing; try again`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    const connection = this.connection;
+    if (!connection?.requestPairingCode) throw new DomainError('pairing_unavailable', 'this engine cannot link by pairing code; scan the QR code');
+    await connection.requestPairingCode(phone);
+    const { state, position } = await this.settled();
+    const pairing = this.pairingCode();
+    if (!pairing) throw new DomainError('pairing_unavailable', `the session is ${state}: no pairing code was issued; try again`);
+    return { state: 'pairing', changed: true, position: position || opened.position || 0, pairing };
   }
 
   /** The linked account, while online. */
@@ -388,6 +426,7 @@ export class DeviceActor {
     const { sink } = this.options;
     return {
       qr: (code, expiresAt) => this.signal(epoch, { type: 'ENGINE.QR', code, expiresAt: expiresAt.toISOString() }),
+      pairingCode: (code, expiresAt) => this.signal(epoch, { type: 'ENGINE.PAIRING_CODE', code, expiresAt: expiresAt.toISOString() }),
       online: (account) => this.signal(epoch, { type: 'ENGINE.ONLINE', account }),
       disconnected: (kind, detail) => this.signal(epoch, { type: 'ENGINE.DISCONNECTED', kind, detail }),
       inbound: (message, options) => this.spools.inbound.write(`inbound ${message.waMessageId}`, () => sink.received(this.deviceId, message), options),
@@ -395,6 +434,7 @@ export class DeviceActor {
       contacts: (contacts) => this.spools.contacts.write(`contacts (${contacts.length})`, () => sink.contacts(this.deviceId, contacts)),
       // Chat activity shares the inbound spool: it goes to the same stream, in the same order.
       activity: (activity) => this.spools.inbound.write(`activity ${activity.kind}`, async () => sink.activity?.(this.deviceId, activity)),
+      groups: (report) => this.spools.groups.write(`group ${report.kind}`, async () => this.options.groupReports?.(this.deviceId, report)),
     };
   }
 

@@ -32,6 +32,8 @@ export interface DeviceContext {
   account?: LinkedAccount;
   /** Live only: the code on show while in `qr`. */
   qr?: { code: string; expiresAt: string };
+  /** Live only: the code to type on the phone while in `pairing`. */
+  pairing?: { code: string; expiresAt: string };
 }
 
 export type DeviceMachineEvent =
@@ -45,6 +47,8 @@ export type DeviceMachineEvent =
   | { type: 'RETRY' }
   /** Engine callbacks of the current connection. */
   | { type: 'ENGINE.QR'; code: string; expiresAt: string }
+  /** A pairing code to type on the phone (asked for with POST /session/pair), issued or renewed. */
+  | { type: 'ENGINE.PAIRING_CODE'; code: string; expiresAt: string }
   | { type: 'ENGINE.ONLINE'; account: LinkedAccount }
   | { type: 'ENGINE.DISCONNECTED'; kind: DisconnectKind; detail: string }
   /** The engine could not even start a connection, for a reason retrying will not fix. */
@@ -89,6 +93,9 @@ export function createDeviceMachine(settings: ReconnectSettings, random: () => n
   const resetAttempts = assign({ attempts: 0, lastError: undefined });
   // phone and lastError follow the session rule of src/sessions/session-record.ts.
   const unlink = assign({ phone: ({ context }) => phoneAfter('logged_out', undefined, context.phone), account: undefined, qr: undefined });
+  const keepPairing = assign({
+    pairing: ({ event, context }) => (event.type === 'ENGINE.PAIRING_CODE' ? { code: event.code, expiresAt: event.expiresAt } : context.pairing),
+  });
   const keepQr = assign({ qr: ({ event, context }) => (event.type === 'ENGINE.QR' ? { code: event.code, expiresAt: event.expiresAt } : context.qr) });
   const linkAccount = assign(({ event, context }) =>
     event.type === 'ENGINE.ONLINE'
@@ -132,6 +139,7 @@ export function createDeviceMachine(settings: ReconnectSettings, random: () => n
     REBOOT: { target: '#device.connecting', reenter: true, actions: [resetAttempts, record('rebooted'), 'connect' as const] },
     RESUME: { target: '#device.connecting', reenter: true, actions: [resetAttempts, record('restored'), 'connect' as const] },
     'ENGINE.QR': { target: '#device.qr', actions: [keepQr, record('qr_issued')] },
+    'ENGINE.PAIRING_CODE': { target: '#device.pairing', actions: [keepPairing, record('pairing_code_issued')] },
     'ENGINE.ONLINE': { target: '#device.online', actions: [linkAccount, record('connected')] },
     'ENGINE.FAILED': { target: '#device.failed', actions: [keepError, recordFailure, 'disconnect' as const] },
     'STORE.UNAVAILABLE': { target: '#device.reconnecting', actions: [record('store_unavailable'), 'disconnect' as const] },
@@ -192,11 +200,28 @@ export function createDeviceMachine(settings: ReconnectSettings, random: () => n
           ],
         },
       },
+      pairing: {
+        exit: assign({ pairing: undefined }),
+        on: {
+          ...whileRunning,
+          // Linking by code: QR codes the connection still issues are not shown.
+          'ENGINE.QR': {},
+          // A renewed code: no change of state.
+          'ENGINE.PAIRING_CODE': { actions: keepPairing },
+          'ENGINE.DISCONNECTED': [
+            lost.loggedOut,
+            lost.failed,
+            { guard: decided('reconnect_now'), target: 'connecting', actions: [countAttempt, record('restart_required'), 'connect'] },
+            { target: 'reconnecting', actions: [countAttempt, record('connection_lost'), scheduleRetry] },
+          ],
+        },
+      },
       online: {
         exit: assign({ account: undefined }),
         on: {
           ...whileRunning,
           'ENGINE.QR': {},
+          'ENGINE.PAIRING_CODE': {},
           'ENGINE.ONLINE': { actions: linkAccount },
           'ENGINE.DISCONNECTED': [
             lost.loggedOut,

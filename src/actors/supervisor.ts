@@ -15,7 +15,7 @@ import type { Engine, EngineConnection, LinkedAccount } from '../engines/engine.
 import type { Engines } from '../engines/engines.js';
 import type { EventStore } from '../eventstore/event-store.js';
 import type { SessionStateName } from '../sessions/session-events.js';
-import { type CommandResult, DeviceActor, type SessionTransition } from './device-actor.js';
+import { type CommandResult, DeviceActor, type GroupReportListener, type SessionTransition } from './device-actor.js';
 import { type DeviceMachine, createDeviceMachine } from './device-machine.js';
 import { type ContactsListener, type MessageSink, StoreMessageSink } from './message-sink.js';
 import type { ReconnectSettings } from './reconnect-policy.js';
@@ -58,6 +58,8 @@ export interface SupervisorOptions {
       command: { type: 'open' } | { type: 'close'; logout: boolean } | { type: 'reboot' } | { type: 'qr' },
     ) => Promise<CommandResult & { qr?: { code: string; expiresAt: string } }>;
   };
+  /** Passed to each actor: where group reports go (see DeviceActorOptions). */
+  groupReports?: GroupReportListener;
 }
 
 /** Told of every recorded transition: the device, its new state, and the whole change (reason, phone, …). */
@@ -110,6 +112,17 @@ export class Supervisor {
   /** Several processes, and this one does not run the device. */
   private elsewhere(deviceId: string): boolean {
     return this.options.cluster !== undefined && !this.options.cluster.owns(deviceId);
+  }
+
+  /**
+   * Links an account by pairing code (see DeviceActor.pair). Several processes: only on the process that runs
+   * the device (not yet forwarded through the store like open/close/qr).
+   */
+  pair(deviceId: string, phone: string): ReturnType<DeviceActor['pair']> {
+    if (this.elsewhere(deviceId)) {
+      throw new DomainError('pairing_unavailable', 'another gateway process runs this device: pairing by code is not forwarded yet; ask again (or use the QR code)');
+    }
+    return this.actor(deviceId).pair(phone);
   }
 
   /** The running actor of a device, if this process has one (no load). */
@@ -208,6 +221,7 @@ export class Supervisor {
         onTransition: (transition) => this.notify(transition),
         snapshotEvery: this.options.snapshotEvery,
         ...(this.options.spool ? { spool: this.options.spool } : {}),
+        ...(this.options.groupReports ? { groupReports: this.options.groupReports } : {}),
       });
       this.actors.set(deviceId, actor);
     }

@@ -27,6 +27,11 @@ export interface LiveConnections {
   connection(deviceId: string): EngineConnection | undefined;
 }
 
+export interface AboutAnswer {
+  number: string;
+  about: string | null;
+}
+
 export interface LookupSettings {
   checkTtlMs: number;
   avatarTtlMs: number;
@@ -63,6 +68,15 @@ export class ContactLookups {
     return this.lookUp(deviceId, 'avatar', number, this.deps.settings.avatarTtlMs, async (connection) => {
       await this.deps.checkLimit.take(deviceId);
       return { number, url: await connection.avatarUrl(number) };
+    });
+  }
+
+  /** The number's about text: cached like avatars (CONTACT_AVATAR_CACHE_TTL), drawing on the same allowance. */
+  about(deviceId: string, number: string): Promise<AboutAnswer> {
+    return this.lookUp(deviceId, 'about', number, this.deps.settings.avatarTtlMs, async (connection) => {
+      if (!connection.profileOps) throw new DomainError('engine_error', 'this engine cannot read about texts');
+      await this.deps.checkLimit.take(deviceId);
+      return { number, about: await connection.profileOps.about(number) };
     });
   }
 

@@ -11,7 +11,7 @@
  */
 import type Database from 'better-sqlite3';
 
-export type LookupKind = 'check' | 'avatar';
+export type LookupKind = 'check' | 'avatar' | 'about';
 
 /** Expired rows are swept at most this often (they are never answered in between). */
 const SWEEP_INTERVAL_MS = 10 * 60_000;

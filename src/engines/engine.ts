@@ -7,7 +7,14 @@
 import type { Readable } from 'node:stream';
 import type { ChatActivity, ContactCard, ReceivedMessage } from '../messages/message-events.js';
 
+import type { GroupReport } from '../groups/group-events.js';
+import type { GroupOperations } from '../groups/group-operations.js';
+import type { AccountOperations } from '../account/account-operations.js';
+
 export type { ChatActivity, ContactCard, InboundMedia, PollSpec, QuotedMessage } from '../messages/message-events.js';
+export type { GroupMetadata, GroupReport, GroupSettingsChange, ParticipantAction } from '../groups/group-events.js';
+export type { CreatedGroup, GroupOperations, ParticipantResult } from '../groups/group-operations.js';
+export type { AccountOperations, OwnProfile } from '../account/account-operations.js';
 
 export type EngineName = 'baileys' | 'sandbox';
 
@@ -66,6 +73,8 @@ export interface ReportOptions {
  */
 export interface EngineEvents {
   qr(code: string, expiresAt: Date): void;
+  /** A code to type on the phone (after requestPairingCode), issued or renewed. */
+  pairingCode?(code: string, expiresAt: Date): void;
   online(account: LinkedAccount): void;
   disconnected(kind: DisconnectKind, detail: string): void;
   inbound(message: InboundMessage, options?: ReportOptions): Promise<void>;
@@ -73,6 +82,8 @@ export interface EngineEvents {
   contacts(contacts: Contact[]): Promise<void>;
   /** Edits, revokes, poll votes, presence and calls: facts about chats that are not messages. Resolves when durable. */
   activity?(activity: ChatActivity): Promise<void>;
+  /** Changes of groups made elsewhere (settings, participants, groups the account was added to). Resolves when durable. */
+  groups?(report: GroupReport): Promise<void>;
 }
 
 /** Media waiting in the outbox is a file on disk, never a buffer held in memory. */
@@ -156,6 +167,15 @@ export interface EngineConnection {
   markRead?(chatId: string, messages: Array<{ waMessageId: string; participant?: string }>): Promise<void>;
   /** Typing or recording in a chat (`chatId`), or the account's own availability (no chat). */
   sendPresence?(state: ChatPresence | OwnPresence, chatId?: string): Promise<void>;
+  /**
+   * Links the account `phone` by a code typed on the phone instead of a QR (only while codes are on show).
+   * The code arrives through EngineEvents.pairingCode before this resolves, and is renewed like a QR.
+   */
+  requestPairingCode?(phone: string): Promise<void>;
+  /** The account's profile, others' about texts, blocking (absent: the engine has none). */
+  readonly profileOps?: AccountOperations;
+  /** Groups: list, create, change, invite, join, leave (absent: the engine has none). */
+  readonly groups?: GroupOperations;
   /** Ends the connection and keeps the credentials: the next connect needs no QR. */
   close(): Promise<void>;
   /** Unlinks the device from the account and wipes the credentials. */

@@ -9,6 +9,7 @@ import type { EventStore } from '../eventstore/event-store.js';
 import type { Engine, EngineName } from './engine.js';
 import { SandboxEngine, type UnconfirmedSends } from './sandbox/sandbox-engine.js';
 import { type LinkPreviewProvider, type PollLookup, createLazyBaileysEngine } from './baileys/index.js';
+import type { DeviceSettings } from '../settings/settings-events.js';
 
 export class EngineUnavailableError extends DomainError {
   constructor(readonly engine: string) {
@@ -48,13 +49,16 @@ export interface EngineDependencies {
   unconfirmedSends?: UnconfirmedSends;
   /** Polls a device sent or received, to decrypt their votes. */
   polls?: PollLookup;
+  /** Each device's settings (proxy, call rejection): the settings read model's. */
+  deviceSettings?: (deviceId: string) => DeviceSettings;
 }
 
-export function createEngines({ store, config, log, linkPreview, unconfirmedSends, polls }: EngineDependencies): Engines {
+export function createEngines({ store, config, log, linkPreview, unconfirmedSends, polls, deviceSettings }: EngineDependencies): Engines {
   const sandbox = new SandboxEngine(store, {
     deliveredDelayMs: config.sandbox.deliveredDelayMs,
     readDelayMs: config.sandbox.readDelayMs,
     ...(unconfirmedSends ? { unconfirmedSends } : {}),
+    ...(deviceSettings ? { deviceSettings } : {}),
   });
   const engines: Engine[] = [sandbox];
   engines.push(
@@ -65,6 +69,7 @@ export function createEngines({ store, config, log, linkPreview, unconfirmedSend
       ...(linkPreview ? { linkPreview } : {}),
       ...(polls ? { polls } : {}),
       ...(config.waWebVersion ? { version: config.waWebVersion } : {}),
+      ...(deviceSettings ? { deviceSettings } : {}),
     }),
   );
   return new Engines(engines, sandbox);

@@ -29,6 +29,9 @@ export const DOMAIN_ERROR_CODES = [
   'not_forwardable',
   'media_expired',
   'media_unavailable',
+  'not_group_admin',
+  'invalid_pairing_code',
+  'pairing_unavailable',
 ] as const;
 
 export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];

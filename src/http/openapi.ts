@@ -26,6 +26,8 @@ const TAGS: ReadonlyArray<{ name: string; description: string }> = [
   { name: 'Outbox', description: 'What waits to be sent, and cancelling it.' },
   { name: 'Webhooks', description: 'Where events are pushed, the signing secret, the deliveries log and redelivery.' },
   { name: 'Contacts', description: 'Contacts and numbers the device knows, number checks and avatars.' },
+  { name: 'Groups', description: 'The groups the account is in: create, change, participants, invites, join and leave (need an online session).' },
+  { name: 'Settings', description: 'Per device: reject calls, and the proxy its WhatsApp connection goes through.' },
   { name: 'Chats', description: 'Read receipts and typing or recording indicators, sent at once (need an online session).' },
   { name: 'Messages', description: 'Messages the gateway saw, and the media of received ones.' },
   { name: 'Live event stream', description: 'Server-sent events with the webhook envelopes, resumable from any position of the log.' },

@@ -5,7 +5,7 @@
  */
 export const sessionStream = (deviceId: string) => `session-${deviceId}`;
 
-export const SESSION_STATES = ['closed', 'connecting', 'qr', 'online', 'reconnecting', 'logged_out', 'failed'] as const;
+export const SESSION_STATES = ['closed', 'connecting', 'qr', 'pairing', 'online', 'reconnecting', 'logged_out', 'failed'] as const;
 export type SessionStateName = (typeof SESSION_STATES)[number];
 
 export interface SessionError {
@@ -22,7 +22,7 @@ export interface SessionStateChangedData {
   phone?: string;
   /** Why it changed, in a word or two: e.g. opened, scanned, connection_lost, logged_out, closed_by_user. */
   reason?: string;
-  /** Set when the new state is `failed`, or `reconnecting` after a failed try (and kept as `lastError`). */
+  /** Set when the new state is `failed` or `reconnecting` (a failed try, a dropped connection; kept as `lastError` until online). */
   error?: SessionError;
   /** While `reconnecting`: the number of the try that failed (1 = the first). */
   attempt?: number;

@@ -23,7 +23,7 @@ const isSessionEvent = eventGuard<SessionEvent>(SESSION_EVENT_TYPES);
 export const INITIAL_SESSION_RECORD: SessionRecord = { state: 'closed' };
 
 /** States in which the device is meant to be connected: the process that runs it must keep it so. */
-export const RUNNING_STATES: ReadonlySet<SessionStateName> = new Set(['connecting', 'qr', 'online', 'reconnecting']);
+export const RUNNING_STATES: ReadonlySet<SessionStateName> = new Set(['connecting', 'qr', 'pairing', 'online', 'reconnecting']);
 
 export const isRunning = (state: SessionStateName): boolean => RUNNING_STATES.has(state);
 

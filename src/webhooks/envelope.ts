@@ -15,6 +15,8 @@ export const WEBHOOK_EVENT_KINDS = [
   'poll.vote',
   'presence.update',
   'call.received',
+  'group.participants',
+  'group.updated',
 ] as const;
 export type WebhookEventKind = (typeof WEBHOOK_EVENT_KINDS)[number];
 
@@ -42,6 +44,8 @@ const KIND_OF: Readonly<Record<string, WebhookEventKind>> = {
   PollVoteReceived: 'poll.vote',
   PresenceUpdated: 'presence.update',
   CallReceived: 'call.received',
+  GroupParticipantsChanged: 'group.participants',
+  GroupUpdated: 'group.updated',
 };
 
 export const WEBHOOK_SOURCE_EVENT_TYPES: ReadonlySet<string> = new Set(Object.keys(KIND_OF));

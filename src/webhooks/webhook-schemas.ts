@@ -19,6 +19,8 @@ import {
   type PresenceUpdatedData,
 } from '../messages/message-events.js';
 import { SESSION_STATES, type SessionStateChangedData } from '../sessions/session-events.js';
+import { GROUP_ID_PATTERN } from '../messages/chat-id.js';
+import { PARTICIPANT_ACTIONS, type GroupParticipantsChangedData, type GroupUpdatedData } from '../groups/group-events.js';
 import { TEST_EVENT_KIND, type WebhookEventKind } from './envelope.js';
 
 const UnixSeconds = Type.Integer({ description: 'Unix seconds.' });
@@ -123,6 +125,24 @@ export const CallReceivedPayload = Type.Object({
   rejected: Type.Boolean(),
   timestamp: UnixSeconds,
 }, closed);
+const GroupId = Type.String({ pattern: GROUP_ID_PATTERN, description: 'The group (`120363…@g.us`).' });
+const Member = Type.String({ description: 'A number (digits), or `<digits>@lid` when the network hides it.' });
+export const GroupUpdatedPayload = Type.Object(
+  {
+    deviceId: DeviceId,
+    groupId: GroupId,
+    subject: Type.Optional(Type.String()),
+    description: Type.Optional(Type.String()),
+    announce: Type.Optional(Type.Boolean({ description: 'Only admins may send messages.' })),
+    locked: Type.Optional(Type.Boolean({ description: 'Only admins may change its settings.' })),
+    by: Type.Optional(Member),
+  },
+  { ...closed, description: 'What changed (only the fields that did), and who changed it when known.' },
+);
+export const GroupParticipantsPayload = Type.Object(
+  { deviceId: DeviceId, groupId: GroupId, action: Type.Enum(PARTICIPANT_ACTIONS), participants: Type.Array(Member), by: Type.Optional(Member) },
+  closed,
+);
 export const WebhookTestPayload = Type.Object({ message: Type.String() }, closed);
 
 /** Every kind with its payload and a line for the reader. */
@@ -135,6 +155,8 @@ export const WEBHOOK_PAYLOADS: Readonly<Record<WebhookEventKind | typeof TEST_EV
   'poll.vote': { schema: PollVotePayload, summary: 'Someone voted in a poll' },
   'presence.update': { schema: PresenceUpdatePayload, summary: 'A contact is typing, recording, online or offline' },
   'call.received': { schema: CallReceivedPayload, summary: 'A call came in' },
+  'group.updated': { schema: GroupUpdatedPayload, summary: 'A group\'s subject, description or settings changed' },
+  'group.participants': { schema: GroupParticipantsPayload, summary: 'Participants were added, removed, promoted or demoted' },
   [TEST_EVENT_KIND]: { schema: WebhookTestPayload, summary: 'A test event (POST /devices/:id/hooks/test)' },
 };
 
@@ -160,3 +182,5 @@ agree<Same<Static<typeof MessageRevokedPayload>, MessageRevokedData>>();
 agree<Same<Static<typeof PollVotePayload>, PollVoteReceivedData>>();
 agree<Same<Static<typeof PresenceUpdatePayload>, PresenceUpdatedData>>();
 agree<Same<Static<typeof CallReceivedPayload>, CallReceivedData>>();
+agree<Same<Static<typeof GroupUpdatedPayload>, GroupUpdatedData>>();
+agree<Same<Static<typeof GroupParticipantsPayload>, GroupParticipantsChangedData>>();

@@ -16,6 +16,7 @@ const EVENTS: DeviceMachineEvent[] = [
   { type: 'RESUME' },
   { type: 'RETRY' },
   { type: 'ENGINE.QR', code: 'c', expiresAt: new Date(0).toISOString() },
+  { type: 'ENGINE.PAIRING_CODE', code: 'ABCD-EFGH', expiresAt: new Date(0).toISOString() },
   { type: 'ENGINE.ONLINE', account },
   { type: 'ENGINE.DISCONNECTED', kind: 'restart_required', detail: 'd' },
   { type: 'ENGINE.DISCONNECTED', kind: 'logged_out', detail: 'd' },
@@ -47,6 +48,17 @@ describe('the device machine', () => {
         }
       }
     }
+  });
+
+  it('a pairing code moves a session showing QR codes to pairing; renewals and QR codes keep it there; the restart after entry connects', () => {
+    const code = (c: string) => ({ type: 'ENGINE.PAIRING_CODE' as const, code: c, expiresAt: new Date(0).toISOString() });
+    const paired = step('qr', { attempts: 0 }, code('ABCD-EFGH'));
+    expect(paired).toMatchObject({ state: 'pairing', context: { pairing: { code: 'ABCD-EFGH' } }, actions: [{ type: 'record', params: { reason: 'pairing_code_issued' } }] });
+    expect(step('pairing', paired.context, code('WXYZ-2345'))).toMatchObject({ state: 'pairing', context: { pairing: { code: 'WXYZ-2345' } }, actions: [] });
+    expect(step('pairing', paired.context, { type: 'ENGINE.QR', code: 'q', expiresAt: new Date(0).toISOString() })).toMatchObject({ state: 'pairing', actions: [] });
+    expect(step('pairing', paired.context, { type: 'ENGINE.DISCONNECTED', kind: 'restart_required', detail: 'paired' }).state).toBe('connecting');
+    expect(step('online', { attempts: 0, phone: account.phone }, code('ABCD-EFGH'))).toMatchObject({ state: 'online', actions: [] });
+    expect(RUNNING_STATES.has('pairing')).toBe(true);
   });
 
   it('stopped states ignore the engine, the timer and RESUME', () => {

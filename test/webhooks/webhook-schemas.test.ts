@@ -55,6 +55,13 @@ describe('webhook payload schemas', () => {
     await inbound({ type: 'poll_vote', pollMessageId: poll.body.waMessageId, selectedOptions: ['Mon'] });
     await api('POST', '/sandbox/devices/schema-shop/presence', { admin: true, json: { from: '4915112345678', state: 'typing' } });
     await api('POST', '/sandbox/devices/schema-shop/call', { admin: true, json: { from: '4915112345678', isVideo: true } });
+    // A group: its members hear of changes (group.updated, group.participants).
+    const group = await api('POST', '/devices/schema-shop/groups', { deviceKey: shop.key, json: { subject: 'Schema', participants: ['4915112340002'] } });
+    expect(group.status).toBe(201);
+    const groupId = group.body.groupId as string;
+    await eventually(async () => ((await api('GET', `/devices/schema-other/groups/${groupId}`, { deviceKey: other.key })).status === 200 ? true : undefined), 'the member to see the group');
+    expect((await api('PATCH', `/devices/schema-shop/groups/${groupId}`, { deviceKey: shop.key, json: { subject: 'Renamed', announce: true } })).status).toBe(200);
+    expect((await api('POST', `/devices/schema-shop/groups/${groupId}/participants`, { deviceKey: shop.key, json: { action: 'promote', participants: ['4915112340002'] } })).status).toBe(200);
     await api('POST', '/sandbox/devices/schema-shop/disconnect', { admin: true });
 
     const envelopes = async () => (await gateway.store.readAll()).map(envelopeOf).filter((e) => e !== undefined);

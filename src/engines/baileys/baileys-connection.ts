@@ -21,7 +21,10 @@ import {
   type ChatPresence,
   type EngineConnection,
   EngineError,
+  type AccountOperations,
   type EngineEvents,
+  type GroupOperations,
+  type GroupReport,
   type InboundMessage,
   type LinkedAccount,
   type OutgoingMessage,
@@ -36,12 +39,18 @@ import { digitsOfLid, isGroupJid, isLidUser, isSupportedChat, jidOfChat, jidOfPh
 import { type LinkPreviewProvider, outgoingMessageOf } from './outgoing-content.js';
 import { type ReceiptOfJid, receiptsOfMessageUpdates, receiptsOfUserReceipts } from './receipts.js';
 import type { StoreAuthState } from './auth/store-auth-state.js';
+import type { DeviceSettings } from '../../settings/settings-events.js';
+import { redactProxyCredentials } from '../../settings/proxy-url.js';
+import { type BaileysAccountSocket, baileysAccountOperations } from './account.js';
+import { type BaileysGroupSocket, baileysGroupOperations, groupMetadataOf, reportOfParticipantsUpdate, reportsOfGroupUpdates } from './groups.js';
 
 export interface ConnectionSettings {
   keepAliveIntervalMs: number;
   /** How long past a missed keepalive answer the connection still counts as alive. */
   keepAliveGraceMs: number;
   qrTimeoutMs: number;
+  /** How long a pairing code is shown before a new one is asked for (default three QR lifetimes). */
+  pairingCodeTtlMs?: number;
   /** Ask WhatsApp whether a number exists before the first send to it (permanent error when it does not). */
   verifyRecipients: boolean;
   linkPreview?: LinkPreviewProvider;
@@ -54,7 +63,8 @@ export interface ConnectionSettings {
 }
 
 export type PollLookup = (deviceId: string, pollMessageId: string) => Promise<{ options: string[]; secret: string } | undefined>;
-export type MediaDownloader = (message: WAMessage, socket: BaileysSocket, logger: Logger) => Promise<Readable>;
+/** `dispatcher`: the device's proxy for fetch (undici), when it has one. */
+export type MediaDownloader = (message: WAMessage, socket: BaileysSocket, logger: Logger, dispatcher?: unknown) => Promise<Readable>;
 
 /** Baileys' presence names → the gateway's. */
 const PRESENCE_OF: Readonly<Record<string, PresenceState>> = {
@@ -73,9 +83,11 @@ const WA_PRESENCE_OF: Readonly<Record<ChatPresence | OwnPresence, WAPresence>> =
   unavailable: 'unavailable',
 };
 
-const defaultDownloader: MediaDownloader = async (message, socket, logger) => {
+const defaultDownloader: MediaDownloader = async (message, socket, logger, dispatcher) => {
   const { downloadMediaMessage } = await import('baileys');
-  return downloadMediaMessage(message, 'stream', {}, {
+  // Baileys fetches with these options: a dispatcher sends the download through the device's proxy.
+  const options = dispatcher ? { options: { dispatcher } as RequestInit } : {};
+  return downloadMediaMessage(message, 'stream', options, {
     logger,
     reuploadRequest: socket.updateMediaMessage ?? (async (m: WAMessage) => m),
   });
@@ -92,6 +104,12 @@ export interface ConnectionDependencies {
   wipeCredentials(): Promise<void>;
   /** Called once the connection has ended and its credential writes have landed (or failed). */
   onFinished?(): void;
+  /** The proxy the socket goes through (credentials shown as `***`), named when the connection fails. */
+  proxyUrl?: string;
+  /** The same proxy for media downloads (an undici dispatcher). */
+  mediaDispatcher?: unknown;
+  /** The device's settings now (whether calls are rejected, and with which message). */
+  settingsOf?(): Pick<DeviceSettings, 'rejectCalls' | 'rejectCallsMessage'> | undefined;
 }
 
 type Phase = 'connecting' | 'qr' | 'online' | 'ended';
@@ -120,9 +138,16 @@ export class BaileysConnection implements EngineConnection {
    */
   private reportChain: Promise<void> = Promise.resolve();
   private finishing: Promise<void> | undefined;
+  readonly groups: GroupOperations | undefined;
+  readonly profileOps: AccountOperations | undefined;
+  private pairingTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly deps: ConnectionDependencies) {
     this.socketClosed = new Promise((resolve) => (this.markSocketClosed = resolve));
+    this.groups = hasGroups(deps.socket) ? baileysGroupOperations(deps.socket, () => this.requireOnline()) : undefined;
+    this.profileOps = hasAccount(deps.socket)
+      ? baileysAccountOperations(deps.socket, () => this.linkedAccount() ?? { jid: '' }, () => this.requireOnline())
+      : undefined;
     this.listen();
     this.startWatchdog();
   }
@@ -139,6 +164,11 @@ export class BaileysConnection implements EngineConnection {
     socket.ws.on('frame', () => {
       this.lastFrameAt = Date.now();
     });
+    // Baileys listens for it, so ws raises no error of its own: without this the connection would hang.
+    socket.ws.on('unexpected-response', (_request, response) => {
+      const answer = `HTTP ${response.statusCode ?? '?'}${response.statusMessage ? ` ${response.statusMessage}` : ''}`;
+      this.lost(redactProxyCredentials(this.deps.proxyUrl ? `through the proxy ${this.deps.proxyUrl}: it answered ${answer}` : `the server answered ${answer}`));
+    });
     socket.ev.on('connection.update', (update) => this.onConnectionUpdate(update));
     socket.ev.on('creds.update', () => {
       this.deps.auth.saveCreds().catch((error: unknown) => this.deps.logger.error({ err: error }, 'saving Baileys credentials failed'));
@@ -150,6 +180,21 @@ export class BaileysConnection implements EngineConnection {
     socket.ev.on('contacts.update', (contacts) => this.reportContacts(contacts));
     socket.ev.on('presence.update', (update) => this.onPresence(update));
     socket.ev.on('call', (calls) => this.onCalls(calls));
+    socket.ev.on('groups.upsert', (groups) => {
+      for (const group of groups) this.reportGroup({ kind: 'metadata', group: groupMetadataOf(group) });
+    });
+    socket.ev.on('groups.update', (updates) => {
+      for (const report of reportsOfGroupUpdates(updates)) this.reportGroup(report);
+    });
+    socket.ev.on('group-participants.update', (update) => {
+      const report = reportOfParticipantsUpdate(update);
+      if (report) this.reportGroup(report);
+    });
+  }
+
+  private reportGroup(report: GroupReport): void {
+    const durable = this.deps.events.groups?.(report);
+    if (durable) this.report('group change', durable);
   }
 
   private onConnectionUpdate(update: Partial<ConnectionState>): void {
@@ -175,8 +220,14 @@ export class BaileysConnection implements EngineConnection {
     this.stopWatchdog();
     this.markSocketClosed();
     if (!this.isLive) return; // already reported (watchdog), or closed by the actor
+    const neverOpened = this.phase !== 'online';
     this.phase = 'ended';
-    const cause = describeDisconnect(error);
+    const described = describeDisconnect(error);
+    // Through a proxy, a connection that never opened most likely failed at the proxy: say which one.
+    const cause = {
+      ...described,
+      detail: redactProxyCredentials(this.deps.proxyUrl && neverOpened ? `through the proxy ${this.deps.proxyUrl}: ${described.detail}` : described.detail),
+    };
     this.deps.logger.info({ kind: cause.kind, statusCode: cause.statusCode }, `Baileys connection closed: ${cause.detail}`);
     if (cause.kind === 'logged_out') {
       // The phone unlinked this device: the credentials are dead, wipe them before the actor hears of it.
@@ -219,6 +270,8 @@ export class BaileysConnection implements EngineConnection {
   private stopWatchdog(): void {
     clearInterval(this.watchdog);
     this.watchdog = undefined;
+    clearInterval(this.pairingTimer);
+    this.pairingTimer = undefined;
   }
 
   private onMessagesUpsert({ messages, type }: BaileysEventMap['messages.upsert']): void {
@@ -270,7 +323,7 @@ export class BaileysConnection implements EngineConnection {
     };
     if (inbound.media) {
       const download = this.deps.settings.downloadMedia ?? defaultDownloader;
-      reported.downloadMedia = () => download(message, this.deps.socket, this.deps.logger);
+      reported.downloadMedia = () => download(message, this.deps.socket, this.deps.logger, this.deps.mediaDispatcher);
     }
     this.report('inbound', this.deps.events.inbound(reported));
   }
@@ -330,9 +383,29 @@ export class BaileysConnection implements EngineConnection {
         const from = await this.chatIdOf(call.from);
         if (!from) return;
         const timestamp = Math.floor((call.date instanceof Date ? call.date.getTime() : Date.now()) / 1000);
-        this.reportActivity({ kind: 'call', callId: call.id, from, isVideo: call.isVideo === true, isGroup: call.isGroup === true, rejected: false, timestamp });
+        const rejected = await this.rejectIfWanted(call.id, call.from);
+        this.reportActivity({ kind: 'call', callId: call.id, from, isVideo: call.isVideo === true, isGroup: call.isGroup === true, rejected, timestamp });
       }, 'call');
     }
+  }
+
+  /** Rejects the call when the device's settings say so, and tells the caller the configured message. */
+  private async rejectIfWanted(callId: string, callerJid: string): Promise<boolean> {
+    const settings = this.deps.settingsOf?.();
+    const { rejectCall } = this.deps.socket;
+    if (!settings?.rejectCalls || !rejectCall) return false;
+    try {
+      await rejectCall.call(this.deps.socket, callId, callerJid);
+    } catch (error) {
+      this.deps.logger.warn({ err: error, callId }, 'rejecting a call failed');
+      return false;
+    }
+    if (settings.rejectCallsMessage) {
+      await this.deps.socket.sendMessage(jidNormalizedUser(callerJid), { text: settings.rejectCallsMessage }).catch((error: unknown) =>
+        this.deps.logger.warn({ err: error, callId }, 'the message to a rejected caller was not sent'),
+      );
+    }
+    return true;
   }
 
   private reportReceipts(receipts: ReceiptOfJid[]): void {
@@ -405,6 +478,32 @@ export class BaileysConnection implements EngineConnection {
   }
 
   // ---- commands ----
+
+  /** Asks WhatsApp for a pairing code for `phone` (only while QR codes are shown), and again before it expires. */
+  async requestPairingCode(phone: string): Promise<void> {
+    if (this.phase !== 'qr' || this.retired) throw new EngineError('pairing_unavailable', `device ${this.deps.deviceId} shows no codes (it has credentials, or is not connected)`);
+    const request = this.deps.socket.requestPairingCode;
+    if (!request) throw new EngineError('pairing_unavailable', 'this socket cannot link by pairing code');
+    const ttlMs = this.deps.settings.pairingCodeTtlMs ?? this.deps.settings.qrTimeoutMs * 3;
+    const issue = async () => {
+      let code: string;
+      try {
+        code = await request.call(this.deps.socket, phone);
+      } catch (error) {
+        throw engineErrorOf(error, 'requesting a pairing code');
+      }
+      if (!this.isLive) return;
+      const shown = /^[A-Za-z0-9]{8}$/.test(code) ? `${code.slice(0, 4)}-${code.slice(4)}`.toUpperCase() : code.toUpperCase();
+      this.safely('pairingCode', () => this.deps.events.pairingCode?.(shown, new Date(Date.now() + ttlMs)));
+    };
+    await issue();
+    clearInterval(this.pairingTimer);
+    this.pairingTimer = setInterval(() => {
+      if (!this.isLive || this.phase !== 'qr') return clearInterval(this.pairingTimer);
+      issue().catch((error: unknown) => this.deps.logger.warn({ err: error }, 'renewing the pairing code failed'));
+    }, ttlMs);
+    this.pairingTimer.unref();
+  }
 
   async send(message: OutgoingMessage): Promise<void> {
     this.requireOnline();
@@ -589,6 +688,14 @@ export class BaileysConnection implements EngineConnection {
       this.deps.onFinished?.();
     }
   }
+}
+
+function hasAccount(socket: BaileysSocket): socket is BaileysSocket & BaileysAccountSocket {
+  return typeof socket.updateProfileName === 'function' && typeof socket.fetchBlocklist === 'function';
+}
+
+function hasGroups(socket: BaileysSocket): socket is BaileysSocket & BaileysGroupSocket {
+  return typeof socket.groupCreate === 'function' && typeof socket.groupFetchAllParticipating === 'function';
 }
 
 function nowSeconds(): number {

@@ -24,6 +24,8 @@ import { ValueCipher } from '../../secrets/value-cipher.js';
 import { BaileysConnection, type ConnectionSettings, type MediaDownloader, type PollLookup } from './baileys-connection.js';
 import type { BaileysSocket, SocketFactory } from './baileys-socket.js';
 import type { LinkPreviewProvider } from './outgoing-content.js';
+import type { DeviceSettings } from '../../settings/settings-events.js';
+import { proxyAgentOf, proxyDispatcherOf } from './proxy-agent.js';
 
 export interface BaileysEngineOptions {
   store: EventStore;
@@ -64,6 +66,8 @@ export interface BaileysEngineOptions {
   polls?: PollLookup;
   /** Replaces Baileys' media download (tests). */
   downloadMedia?: MediaDownloader;
+  /** Each device's settings (its proxy, whether calls are rejected), read when it connects and when a call rings. */
+  deviceSettings?: (deviceId: string) => DeviceSettings;
 }
 
 const DEFAULTS = {
@@ -143,9 +147,15 @@ export class BaileysEngine implements Engine {
     const logger = this.logger.child({ deviceId });
     const baileysLogger = logger.child({ lib: 'baileys' }, { level: quieterLevel(logger, this.options.baileysLogLevel ?? DEFAULTS.baileysLogLevel) });
     const version = await this.versionToAnnounce(logger);
-    const socket = (this.options.makeSocket ?? makeBaileysSocket)(this.socketConfig(auth.state, baileysLogger, version));
+    // A changed proxy takes effect here, at the next (re)connect.
+    const proxy = this.options.deviceSettings?.(deviceId).proxy ?? null;
+    const agent = proxy ? proxyAgentOf(proxy) : undefined;
+    const mediaDispatcher = proxy ? proxyDispatcherOf(proxy) : undefined;
+    const socket = (this.options.makeSocket ?? makeBaileysSocket)({ ...this.socketConfig(auth.state, baileysLogger, version), ...(agent ? { agent, fetchAgent: agent } : {}) });
     const connection: BaileysConnection = new BaileysConnection({
       deviceId,
+      ...(proxy ? { proxyUrl: proxy.url, mediaDispatcher } : {}),
+      settingsOf: () => this.options.deviceSettings?.(deviceId),
       socket,
       auth,
       events,
@@ -155,6 +165,7 @@ export class BaileysEngine implements Engine {
       // Until then a reconnect of the device waits for this connection (see retire).
       onFinished: () => {
         if (this.live.get(deviceId) === connection) this.live.delete(deviceId);
+        void mediaDispatcher?.close().catch(() => undefined);
       },
     });
     this.live.set(deviceId, connection);

@@ -3,12 +3,17 @@
  * drive the engine with a fake that follows Baileys' event contract, and the real socket must stay
  * assignable to it (checked where the factory is defined).
  */
-import type { AnyMessageContent, BaileysEventEmitter, MiscMessageGenerationOptions, UserFacingSocketConfig, WAMessage, WAMessageKey, WAPresence } from 'baileys';
+import type { AnyMessageContent, BaileysEventEmitter, GroupMetadata, MiscMessageGenerationOptions, ParticipantAction, UserFacingSocketConfig, WAMessage, WAMessageKey, WAPresence } from 'baileys';
 
 export interface BaileysSocket {
   ev: Pick<BaileysEventEmitter, 'on'>;
   /** The WebSocket client: `frame` is emitted for every frame received, pings answered included. */
-  ws: { readonly isOpen: boolean; on(event: 'frame', listener: () => void): unknown };
+  ws: {
+    readonly isOpen: boolean;
+    on(event: 'frame', listener: () => void): unknown;
+    /** The HTTP answer when the WebSocket upgrade was refused (e.g. a proxy's 407). */
+    on(event: 'unexpected-response', listener: (request: unknown, response: { statusCode?: number; statusMessage?: string }) => void): unknown;
+  };
   sendMessage(jid: string, content: AnyMessageContent, options?: MiscMessageGenerationOptions): Promise<WAMessage | undefined>;
   onWhatsApp(...numbers: string[]): Promise<Array<{ jid: string; exists: boolean }> | undefined>;
   profilePictureUrl(jid: string, type?: 'preview' | 'image', timeoutMs?: number): Promise<string | undefined>;
@@ -23,6 +28,27 @@ export interface BaileysSocket {
   sendPresenceUpdate?(type: WAPresence, toJid?: string): Promise<void>;
   /** Asks the sender's phone to upload media again when its link has expired. */
   updateMediaMessage?(message: WAMessage): Promise<WAMessage>;
+  /** Links by a code typed on the phone (the socket must be connected and unregistered): answers the 8-character code. */
+  requestPairingCode?(phoneNumber: string, customPairingCode?: string): Promise<string>;
+  // The account (src/engines/baileys/account.ts).
+  updateProfileName?(name: string): Promise<void>;
+  updateProfileStatus?(status: string): Promise<void>;
+  fetchStatus?(...jids: string[]): Promise<Array<{ id: string; [protocol: string]: unknown }> | undefined>;
+  updateBlockStatus?(jid: string, action: 'block' | 'unblock'): Promise<void>;
+  fetchBlocklist?(): Promise<Array<string | undefined>>;
+  rejectCall?(callId: string, callFrom: string): Promise<void>;
+  // Groups (src/engines/baileys/groups.ts).
+  groupCreate?(subject: string, participants: string[]): Promise<GroupMetadata>;
+  groupMetadata?(jid: string): Promise<GroupMetadata>;
+  groupParticipantsUpdate?(jid: string, participants: string[], action: ParticipantAction): Promise<Array<{ status: string; jid: string | undefined }>>;
+  groupUpdateSubject?(jid: string, subject: string): Promise<void>;
+  groupUpdateDescription?(jid: string, description?: string): Promise<void>;
+  groupSettingUpdate?(jid: string, setting: 'announcement' | 'not_announcement' | 'locked' | 'unlocked'): Promise<void>;
+  groupInviteCode?(jid: string): Promise<string | undefined>;
+  groupRevokeInvite?(jid: string): Promise<string | undefined>;
+  groupAcceptInvite?(code: string): Promise<string | undefined>;
+  groupLeave?(jid: string): Promise<void>;
+  groupFetchAllParticipating?(): Promise<{ [groupId: string]: GroupMetadata }>;
 }
 
 export type SocketFactory = (config: UserFacingSocketConfig) => BaileysSocket;

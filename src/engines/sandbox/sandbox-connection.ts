@@ -3,13 +3,16 @@
  * connection walks (show codes until scanned, then restart; or log in with stored credentials), and
  * reports through the same EngineEvents as the real engine.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import {
   type ChatActivity,
   type ChatPresence,
   EngineError,
   type EngineConnection,
+  type AccountOperations,
   type EngineEvents,
+  type GroupOperations,
+  type GroupReport,
   type InboundMessage,
   type LinkedAccount,
   type OutgoingMessage,
@@ -21,20 +24,42 @@ import { isGroupId, isLidId } from '../../messages/chat-id.js';
 import type { SandboxCredentialStore } from './sandbox-credentials.js';
 import type { SandboxNetwork } from './sandbox-network.js';
 import { avatarUrlOf, jidOf, numberExists } from './sandbox-numbers.js';
+import { sandboxGroupOperations } from './sandbox-group-operations.js';
 
-type Phase = 'starting' | 'qr' | 'pairing' | 'online' | 'ended';
+type Phase = 'starting' | 'qr' | 'code' | 'pairing' | 'online' | 'ended';
+
+const PAIRING_ALPHABET = 'ABCDEFGHJKLMNPQRSTVWXYZ23456789';
+
+/** Eight characters as WhatsApp shows them: `ABCD-EFGH`. */
+function newPairingCode(): string {
+  let code = '';
+  for (let i = 0; i < 8; i++) code += PAIRING_ALPHABET[randomInt(PAIRING_ALPHABET.length)];
+  return `${code.slice(0, 4)}-${code.slice(4)}`;
+}
 
 export class SandboxConnection implements EngineConnection {
   private phase: Phase = 'starting';
   private qrTimer: NodeJS.Timeout | undefined;
+  private qrTtlMs = 20_000;
   private linked: LinkedAccount | undefined;
+  readonly groups: GroupOperations;
+  readonly profileOps: AccountOperations;
+  /** While linking by code: the code on show and the number it links. */
+  private pairingRequest: { code: string; phone: string } | undefined;
 
   constructor(
     readonly deviceId: string,
     private readonly events: EngineEvents,
     private readonly network: SandboxNetwork,
     private readonly credentials: SandboxCredentialStore,
-  ) {}
+  ) {
+    const me = () => {
+      this.requireOnline();
+      return this.linked!.phone;
+    };
+    this.groups = sandboxGroupOperations(this, network, me);
+    this.profileOps = network.profiles.operations(me);
+  }
 
   get online(): boolean {
     return this.phase === 'online';
@@ -52,6 +77,7 @@ export class SandboxConnection implements EngineConnection {
   /** No credentials: show a fresh code now and renew it every `ttlMs` until it is scanned. */
   showQr(ttlMs: number): void {
     if (this.phase !== 'starting') return;
+    this.qrTtlMs = ttlMs;
     this.phase = 'qr';
     const issue = () => this.events.qr(`sandbox:${randomBytes(18).toString('base64url')}`, new Date(Date.now() + ttlMs));
     issue();
@@ -59,9 +85,35 @@ export class SandboxConnection implements EngineConnection {
     this.qrTimer.unref();
   }
 
-  /** The phone scanned the code: no more codes. False when no code is on show. */
+  /**
+   * Linking by code instead of a QR: codes `ABCD-EFGH` for `phone`, renewed every `ttlMs` like QR codes.
+   * Only while QR codes are on show (a connection without credentials).
+   */
+  async requestPairingCode(phone: string, ttlMs = this.qrTtlMs): Promise<void> {
+    if (this.phase !== 'qr' && this.phase !== 'code') throw new EngineError('pairing_unavailable', 'the sandbox connection shows no codes (it has credentials, or is not connected)');
+    if (!numberExists(phone)) throw new EngineError('unknown_number', `${phone} does not exist in the sandbox (numbers ending in 0000 do not exist)`, true);
+    this.stopQr();
+    this.phase = 'code';
+    const issue = () => {
+      const code = newPairingCode();
+      this.pairingRequest = { code, phone };
+      this.events.pairingCode?.(code, new Date(Date.now() + ttlMs));
+    };
+    issue();
+    this.qrTimer = setInterval(issue, ttlMs);
+    this.qrTimer.unref();
+  }
+
+  /** The code typed on the phone: the number it links, or why not ('no_code' when none is on show, 'wrong' when it differs). */
+  pairingCodeEntered(code: string): { phone: string } | 'no_code' | 'wrong' {
+    if (this.phase !== 'code' || !this.pairingRequest) return 'no_code';
+    const normalize = (text: string) => text.replace(/[\s-]/g, '').toUpperCase();
+    return normalize(code) === normalize(this.pairingRequest.code) ? { phone: this.pairingRequest.phone } : 'wrong';
+  }
+
+  /** The phone scanned the code (or entered the pairing code): no more codes. False when no code is on show. */
   beginPairing(): boolean {
-    if (this.phase !== 'qr') return false;
+    if (this.phase !== 'qr' && this.phase !== 'code') return false;
     this.phase = 'pairing';
     this.stopQr();
     return true;
@@ -98,6 +150,11 @@ export class SandboxConnection implements EngineConnection {
   /** An edit, revoke, vote, presence or call reaches the device. */
   activity(activity: ChatActivity): Promise<void> {
     return this.events.activity?.(activity) ?? Promise.resolve();
+  }
+
+  /** A group change made by another device reaches this one. */
+  groupReport(report: GroupReport): Promise<void> {
+    return this.events.groups?.(report) ?? Promise.resolve();
   }
 
   /** Receipts reach the device that sent, also if this connection has ended since (they are facts). */

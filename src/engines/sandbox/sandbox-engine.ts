@@ -13,6 +13,8 @@ import { SandboxConnection } from './sandbox-connection.js';
 import { SandboxCredentialStore } from './sandbox-credentials.js';
 import { SandboxNetwork, type SandboxTiming, newSandboxMessageId } from './sandbox-network.js';
 import { numberExists } from './sandbox-numbers.js';
+import type { StoredSandboxGroup } from './sandbox-groups.js';
+import type { DeviceSettings } from '../../settings/settings-events.js';
 
 /** A message a device sent that the network has not confirmed as read yet. */
 export interface UnconfirmedSend {
@@ -32,13 +34,18 @@ export interface SandboxSettings extends SandboxTiming {
   qrTtlMs?: number;
   /** Without it, receipts pending when the process stopped never come. */
   unconfirmedSends?: UnconfirmedSends;
+  /** Each device's settings: whether calls are rejected, and the message the caller gets. */
+  deviceSettings?: (deviceId: string) => Pick<DeviceSettings, 'rejectCalls' | 'rejectCallsMessage'>;
 }
 
 const UNCONFIRMED_PAGE = 500;
+const SANDBOX_GROUPS_KEY = 'sandbox-network-groups';
+const GROUPS_SAVE_DELAY_MS = 200;
 
 export const SANDBOX_QR_TTL_MS = 20_000;
 
 export type ScanOutcome = 'paired' | 'no_qr' | 'unknown_number';
+export type PairingOutcome = 'paired' | 'no_code' | 'wrong_code';
 export type UnlinkOutcome = 'unlinked' | 'not_linked';
 
 export class SandboxEngine implements Engine {
@@ -47,15 +54,60 @@ export class SandboxEngine implements Engine {
   private readonly credentials: SandboxCredentialStore;
   private readonly qrTtlMs: number;
   private readonly unconfirmedSends: UnconfirmedSends | undefined;
+  private readonly deviceSettings: SandboxSettings['deviceSettings'];
+  /** The network's groups as the store kept them, loaded before the first connection. */
+  private readonly groupsRestored: Promise<void>;
+  private groupsSaving: Promise<void> = Promise.resolve();
+  private groupsDirty = false;
 
   constructor(store: EventStore, settings: SandboxSettings) {
     this.network = new SandboxNetwork(settings);
     this.credentials = new SandboxCredentialStore(store);
     this.qrTtlMs = settings.qrTtlMs ?? SANDBOX_QR_TTL_MS;
     this.unconfirmedSends = settings.unconfirmedSends;
+    this.deviceSettings = settings.deviceSettings;
+    // Groups outlive the process like the sandbox credentials do (a snapshot slot, not a stream: the
+    // devices' own group streams are the history), so a restart does not empty every device's groups.
+    this.groupsRestored = store.loadSnapshot<StoredSandboxGroup[]>(SANDBOX_GROUPS_KEY).then(
+      (snapshot) => this.network.groups.restore(snapshot?.state ?? []),
+      () => undefined,
+    );
+    this.network.groups.onChange = () => this.saveGroups(store);
+  }
+
+  /** Saves the groups shortly after a change, coalescing a burst of changes into one write. */
+  private saveGroups(store: EventStore): void {
+    if (this.groupsDirty) return;
+    this.groupsDirty = true;
+    this.groupsSaving = this.groupsSaving
+      .then(() => new Promise<void>((resolve) => setTimeout(resolve, GROUPS_SAVE_DELAY_MS)))
+      .then(() => {
+        this.groupsDirty = false;
+        return store.saveSnapshot(SANDBOX_GROUPS_KEY, { revision: 0, state: this.network.groups.toJSON() });
+      })
+      .catch(() => undefined);
+  }
+
+  /**
+   * `from` calls the device: rejected when its settings say so (the caller then gets the configured
+   * message, as a text from the device); recorded as `call.received` either way. False when it is not online.
+   */
+  call(deviceId: string, call: { callId: string; from: string; isVideo: boolean }): boolean {
+    const connection = this.network.connectionOf(deviceId);
+    if (!connection?.online) return false;
+    const settings = this.deviceSettings?.(deviceId);
+    const rejected = settings?.rejectCalls === true;
+    this.activity(deviceId, { kind: 'call', ...call, isGroup: false, rejected, timestamp: Math.floor(Date.now() / 1000) });
+    if (rejected && settings?.rejectCallsMessage) {
+      void connection
+        .send({ waMessageId: newSandboxMessageId(), to: call.from, content: { kind: 'text', text: settings.rejectCallsMessage } })
+        .catch(() => undefined);
+    }
+    return true;
   }
 
   async connect(deviceId: string, events: EngineEvents): Promise<EngineConnection> {
+    await this.groupsRestored;
     const connection = new SandboxConnection(deviceId, events, this.network, this.credentials);
     // As on WhatsApp, a second connection with the same credentials pushes the first one out.
     this.network.track(connection)?.drop('connection_replaced', 'another connection of this device took over');
@@ -101,6 +153,7 @@ export class SandboxEngine implements Engine {
 
   async close(): Promise<void> {
     await this.network.close();
+    await this.groupsSaving;
   }
 
   /** The phone `phone` scans the code the device shows; the device then restarts and logs in. */
@@ -116,6 +169,23 @@ export class SandboxEngine implements Engine {
     }
     // What WhatsApp does right after pairing: close the connection and ask for a restart (Baileys' 515).
     connection.drop('restart_required', 'paired with the phone; restart required');
+    return 'paired';
+  }
+
+  /** The phone enters the pairing code the device shows; the device then restarts and logs in with the number it asked for. */
+  async enterPairingCode(deviceId: string, code: string): Promise<PairingOutcome> {
+    const connection = this.network.connectionOf(deviceId);
+    const entered = connection?.pairingCodeEntered(code) ?? 'no_code';
+    if (entered === 'no_code') return 'no_code';
+    if (entered === 'wrong') return 'wrong_code';
+    if (!connection!.beginPairing()) return 'no_code';
+    try {
+      await this.credentials.save(deviceId, { phone: entered.phone, linkedAt: new Date().toISOString() });
+    } catch (error) {
+      connection!.abortPairing(this.qrTtlMs);
+      throw error;
+    }
+    connection!.drop('restart_required', 'paired with the phone by code; restart required');
     return 'paired';
   }
 

@@ -6,9 +6,10 @@ import { randomBytes } from 'node:crypto';
 import { type FileHandle, open } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { isGroupId } from '../../messages/chat-id.js';
-import type { ChatActivity, InboundMessage, OutgoingContent, OutgoingMessage } from '../engine.js';
+import type { ChatActivity, GroupReport, InboundMessage, OutgoingContent, OutgoingMessage } from '../engine.js';
 import type { SandboxConnection } from './sandbox-connection.js';
 import { SandboxGroups } from './sandbox-groups.js';
+import { SandboxProfiles } from './sandbox-account-operations.js';
 
 /** A sent message's media not fetched by its recipient within this long is let go. */
 const UNCLAIMED_MEDIA_MS = 5 * 60_000;
@@ -33,6 +34,7 @@ export class SandboxNetwork {
   private readonly onlineByPhone = new Map<string, Set<SandboxConnection>>();
   private readonly timers = new Set<NodeJS.Timeout>();
   readonly groups = new SandboxGroups();
+  readonly profiles = new SandboxProfiles();
   /** waMessageId → its sender's connection and number: read receipts go back to it. */
   private readonly sentBy = new Map<string, { connection: SandboxConnection; phone: string; to: string }>();
 
@@ -40,7 +42,7 @@ export class SandboxNetwork {
 
   /** The online connections a message to `to` reaches: a number's devices, or every member's of a group (the sender's own left out). */
   recipientsOf(to: string, sender: SandboxConnection | undefined): SandboxConnection[] {
-    const phones = isGroupId(to) ? [...(this.groups.get(to)?.members ?? [])] : [to];
+    const phones = isGroupId(to) ? [...(this.groups.get(to)?.members.keys() ?? [])] : [to];
     const found: SandboxConnection[] = [];
     for (const phone of phones) for (const connection of this.onlineByPhone.get(phone) ?? []) if (connection !== sender) found.push(connection);
     return found;
@@ -81,6 +83,15 @@ export class SandboxNetwork {
     const shownAs = isGroupId(chatId) ? chatId : from;
     this.later(0, () => {
       for (const recipient of this.recipientsOf(chatId, sender)) recipient.activity({ kind: 'presence', chatId: shownAs, from, state });
+    });
+  }
+
+  /** A change of a group reaches the online devices of `numbers` (the sender's own connection left out). */
+  groupReport(sender: SandboxConnection, numbers: Iterable<string>, report: GroupReport): void {
+    const reached: SandboxConnection[] = [];
+    for (const phone of numbers) for (const connection of this.onlineByPhone.get(phone) ?? []) if (connection !== sender) reached.push(connection);
+    this.later(0, () => {
+      for (const recipient of reached) void recipient.groupReport(report).catch(() => undefined);
     });
   }
 

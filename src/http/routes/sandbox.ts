@@ -6,11 +6,11 @@ import type { Supervisor } from '../../actors/supervisor.js';
 import type { SandboxEngine } from '../../engines/sandbox/sandbox-engine.js';
 import type { DevicesReadModel } from '../../devices/devices-read-model.js';
 import type { ReadModelProgress } from '../../projections/projection-runner.js';
-import { conflict, invalidRequest } from '../problem.js';
+import { Problem, conflict, invalidRequest } from '../problem.js';
 import { type RequestDevice, type RouteSpec, defineRoute } from '../route.js';
 import { DeviceParams } from '../schemas/common.js';
 import { SessionStateOnlySchema } from '../schemas/session.js';
-import { SandboxGroupBody, SandboxGroupSchema, AcceptedSchema, InboundAcceptedSchema, InboundBody, SandboxCallBody, SandboxCallSchema, SandboxPresenceBody, ScanBody } from '../schemas/sandbox.js';
+import { SandboxPairBody, SandboxGroupBody, SandboxGroupSchema, AcceptedSchema, InboundAcceptedSchema, InboundBody, SandboxCallBody, SandboxCallSchema, SandboxPresenceBody, ScanBody } from '../schemas/sandbox.js';
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Static } from 'typebox';
@@ -112,6 +112,32 @@ export function sandboxRoutes({ devices, sessions, sandbox, projections, seen, i
           throw invalidRequest('body/phone does not exist in the sandbox', [{ path: '/phone', message: 'numbers ending in 0000 do not exist in the sandbox' }]);
         }
         if (outcome === 'no_qr') throw conflict('qr_unavailable', `the session is ${device.sessionState()}; a code can be scanned only in state qr`);
+        return reaction(device);
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/sandbox/devices/:deviceId/pair',
+      operationId: 'sandboxPair',
+      tag,
+      summary: 'Enter the pairing code on the phone',
+      description:
+        'The phone enters the code the device shows (state `pairing`, after `POST /devices/{id}/session/pair`): the session goes `connecting` (the answer) → `online`, ' +
+        'linked to the number the pairing asked for. A wrong code: `422 invalid_pairing_code`; no code on show: `409 pairing_unavailable`.',
+      access: 'admin',
+      params: DeviceParams,
+      body: SandboxPairBody,
+      responses: {
+        202: { description: 'Linked: the device\'s state once it reacted (`connecting`).', schema: SessionStateOnlySchema },
+        404: NOT_FOUND,
+        409: { description: 'Not a sandbox device (`not_sandbox_device`), or no pairing code on show (`pairing_unavailable`).' },
+        422: { description: 'Not the code on show (`invalid_pairing_code`).' },
+      },
+      async handler({ params, body, device }) {
+        requireSandboxDevice(device);
+        const outcome = await sandbox.enterPairingCode(params.deviceId, body.code);
+        if (outcome === 'no_code') throw conflict('pairing_unavailable', `the session is ${device.sessionState()}; a pairing code is entered only in state pairing`);
+        if (outcome === 'wrong_code') throw new Problem(422, 'invalid_pairing_code', 'this is not the pairing code the device shows');
         return reaction(device);
       },
     }),
@@ -229,7 +255,7 @@ export function sandboxRoutes({ devices, sessions, sandbox, projections, seen, i
       operationId: 'sandboxCall',
       tag,
       summary: 'An incoming call',
-      description: '`from` calls the device (video with `isVideo`): it records `call.received`.',
+      description: '`from` calls the device (video with `isVideo`): it records `call.received`, `rejected` when its settings reject calls (the caller then gets `rejectCallsMessage`).',
       access: 'admin',
       params: DeviceParams,
       body: SandboxCallBody,
@@ -241,8 +267,7 @@ export function sandboxRoutes({ devices, sessions, sandbox, projections, seen, i
       handler({ params, body, device }) {
         requireSandboxDevice(device);
         const callId = randomBytes(16).toString('hex').toUpperCase();
-        const call = { kind: 'call' as const, callId, from: body.from, isVideo: body.isVideo === true, isGroup: false, rejected: false, timestamp: Math.floor(Date.now() / 1000) };
-        if (!sandbox.activity(params.deviceId, call)) throw notOnline(device);
+        if (!sandbox.call(params.deviceId, { callId, from: body.from, isVideo: body.isVideo === true })) throw notOnline(device);
         return { status: 202, body: { callId } };
       },
     }),

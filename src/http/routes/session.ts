@@ -7,7 +7,9 @@ import { DomainError, deviceNotFound } from '../../errors/domain-error.js';
 import type { ReadModelProgress } from '../../projections/projection-runner.js';
 import { type RequestDevice, type RouteSpec, defineRoute } from '../route.js';
 import { DeviceParams } from '../schemas/common.js';
-import { ClosedSessionSchema, CloseSessionBody, MeSchema, QrSchema, SessionStateOnlySchema, SessionStateSchema } from '../schemas/session.js';
+import { ClosedSessionSchema, CloseSessionBody, MeSchema, PairBody, PairingSchema, QrSchema, SessionStateOnlySchema, SessionStateSchema } from '../schemas/session.js';
+import { EngineError } from '../../engines/engine.js';
+import { invalidRequest } from '../problem.js';
 
 const tag = 'Session';
 
@@ -86,6 +88,38 @@ export function sessionRoutes({ devices, sessions, projections }: SessionRouteDe
       async handler({ params }) {
         const result = await command(() => sessions.reboot(params.deviceId));
         return { status: 202, body: { state: result.state } };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/devices/:deviceId/session/pair',
+      operationId: 'pairSession',
+      tag,
+      summary: 'Link by a code typed on the phone',
+      description:
+        'Instead of scanning a QR code: opens the session if needed, waits until it is ready to link, and answers a code to type on the phone of `phone` ' +
+        '(WhatsApp → Linked devices → Link with phone number). The state becomes `pairing`; like a QR code, the code is renewed (ask again after `expiresAt`: ' +
+        'the answer is the code on show), and the session goes `online` once the code is entered. A session with a linked account: `409 pairing_unavailable`.',
+      access: 'device',
+      params: DeviceParams,
+      body: PairBody,
+      responses: {
+        202: { description: 'A code to type on the phone.', schema: PairingSchema },
+        404: NOT_FOUND,
+        409: { description: 'The session has a linked account or is not ready to link, or the engine cannot link by code (`pairing_unavailable`).' },
+        502: { description: 'The network did not give a code (`engine_error`); try again.' },
+      },
+      async handler({ params, body }) {
+        try {
+          const result = await sessions.pair(params.deviceId, body.phone);
+          if (result.position) await projections.settle(result.position);
+          return { status: 202, body: { state: 'pairing', pairingCode: result.pairing.code, expiresAt: result.pairing.expiresAt } };
+        } catch (error) {
+          if (!(error instanceof EngineError)) throw error;
+          if (error.code === 'unknown_number') throw invalidRequest(`body/phone ${error.message}`, [{ path: '/phone', message: error.message }]);
+          if (error.code === 'pairing_unavailable') throw new DomainError('pairing_unavailable', error.message);
+          throw new DomainError('engine_error', `the network gave no pairing code: ${error.message}`);
+        }
       },
     }),
     defineRoute({

@@ -44,3 +44,26 @@ export const AvatarSchema = Type.Object({
   number: ContactNumber,
   url: Type.Union([Type.String({ minLength: 1 }), Type.Null()], { description: 'The profile picture, or null when there is none (or it is not visible to this account).' }),
 });
+
+export const AboutSchema = Type.Object({
+  number: ContactNumber,
+  about: Type.Union([Type.String(), Type.Null()], { description: 'The about text, or null when there is none (or it is not visible to this account).' }),
+});
+
+export const BlockedSchema = Type.Object({ blocked: Type.Boolean() });
+export const BlockedListSchema = Type.Object({ items: Type.Array(ContactNumber, { description: 'The numbers the account blocks.' }) });
+
+export const ProfileSchema = Type.Object({
+  phone: Type.String({ pattern: '^[0-9]{5,20}$', description: 'The account\'s number.' }),
+  name: Type.Optional(Type.String({ description: 'The name the account shows (its push name).' })),
+  about: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'The account\'s about text; null when it has none.' })),
+  avatarUrl: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'The account\'s profile picture, or null.' })),
+});
+
+export const PatchProfileBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 25, description: 'The name the account shows (WhatsApp allows 25 characters).' })),
+    about: Type.Optional(Type.String({ maxLength: 139, description: 'The about text (WhatsApp allows 139 characters; `""` clears it).' })),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);

@@ -85,3 +85,8 @@ export const SandboxGroupBody = Type.Object(
 );
 
 export const SandboxGroupSchema = Type.Object({ groupId: Type.String({ pattern: '^120363[0-9]{12}@g\\.us$' }) });
+
+export const SandboxPairBody = Type.Object(
+  { code: Type.String({ minLength: 8, maxLength: 16, description: 'The pairing code the device shows (`ABCD-EFGH`; case and the dash do not matter).' }) },
+  { additionalProperties: false },
+);

@@ -33,3 +33,14 @@ export const MeSchema = Type.Object({
   jid: Type.String({ minLength: 1, description: 'The account\'s WhatsApp address.' }),
   name: Type.Optional(Type.String({ description: 'The account\'s display name, when the network tells it.' })),
 });
+
+export const PairBody = Type.Object(
+  { phone: Type.String({ pattern: '^[0-9]{7,15}$', description: 'The number of the account to link, digits only with the country code: its phone types the code.' }) },
+  { additionalProperties: false },
+);
+
+export const PairingSchema = Type.Object({
+  state: Type.Literal('pairing'),
+  pairingCode: Type.String({ pattern: '^[A-Z0-9]{4}-[A-Z0-9]{4}$', description: 'Type it on the phone: Linked devices → Link with phone number.' }),
+  expiresAt: Timestamp,
+});

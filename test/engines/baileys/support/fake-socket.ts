@@ -5,7 +5,7 @@
  * disconnect code.
  */
 import { EventEmitter } from 'node:events';
-import type { AnyMessageContent, AuthenticationCreds, BaileysEventMap, MiscMessageGenerationOptions, UserFacingSocketConfig, WAMessage, WAMessageKey, WAPresence } from 'baileys';
+import type { AnyMessageContent, AuthenticationCreds, BaileysEventMap, GroupMetadata, MiscMessageGenerationOptions, ParticipantAction, UserFacingSocketConfig, WAMessage, WAMessageKey, WAPresence } from 'baileys';
 import type { BaileysSocket, SocketFactory } from '../../../../src/engines/baileys/baileys-socket.js';
 
 export interface SentMessage {
@@ -90,6 +90,142 @@ export class FakeSocket implements BaileysSocket {
     const picture = this.pictures.get(jid);
     if (picture instanceof Error) throw picture;
     return picture;
+  }
+
+  // ---- the account ----
+  readonly accountCalls: Array<{ method: string; args: unknown[] }> = [];
+  /** fetchStatus answers by jid: a text, null (none), or an error to throw. */
+  readonly statuses = new Map<string, string | null | Error>();
+  readonly blocklist = new Set<string>();
+  readonly rejectedCalls: Array<{ callId: string; from: string }> = [];
+
+  async updateProfileName(name: string): Promise<void> {
+    this.accountCalls.push({ method: 'updateProfileName', args: [name] });
+  }
+
+  async updateProfileStatus(status: string): Promise<void> {
+    this.accountCalls.push({ method: 'updateProfileStatus', args: [status] });
+  }
+
+  async fetchStatus(...jids: string[]): Promise<Array<{ id: string; [protocol: string]: unknown }> | undefined> {
+    this.accountCalls.push({ method: 'fetchStatus', args: jids });
+    return jids.map((id) => {
+      const status = this.statuses.get(id);
+      if (status instanceof Error) throw status;
+      return { id, status: { status: status ?? null, setAt: new Date(0) } };
+    });
+  }
+
+  async updateBlockStatus(jid: string, action: 'block' | 'unblock'): Promise<void> {
+    this.accountCalls.push({ method: 'updateBlockStatus', args: [jid, action] });
+    if (action === 'block') this.blocklist.add(jid);
+    else this.blocklist.delete(jid);
+  }
+
+  async fetchBlocklist(): Promise<Array<string | undefined>> {
+    return [...this.blocklist];
+  }
+
+  async rejectCall(callId: string, callFrom: string): Promise<void> {
+    this.rejectedCalls.push({ callId, from: callFrom });
+  }
+
+  readonly pairingRequests: string[] = [];
+
+  async requestPairingCode(phoneNumber: string): Promise<string> {
+    this.pairingRequests.push(phoneNumber);
+    return `PAIR${String(this.pairingRequests.length).padStart(4, '0')}`;
+  }
+
+  // ---- groups: what the "server" holds, and every call made ----
+
+  readonly groups = new Map<string, GroupMetadata>();
+  readonly groupCalls: Array<{ method: string; args: unknown[] }> = [];
+  /** Thrown by the next group call, then cleared (a refusal of the server). */
+  groupFailure: Error | undefined;
+  /** Answered by groupParticipantsUpdate per jid (default 200). */
+  readonly participantStatus = new Map<string, string>();
+  inviteCodes = new Map<string, string>();
+
+  private groupCall(method: string, ...args: unknown[]): void {
+    this.groupCalls.push({ method, args });
+    const failure = this.groupFailure;
+    this.groupFailure = undefined;
+    if (failure) throw failure;
+  }
+
+  private group(jid: string): GroupMetadata {
+    const group = this.groups.get(jid);
+    if (!group) throw boom(404, 'item-not-found', 404);
+    return group;
+  }
+
+  async groupCreate(subject: string, participants: string[]): Promise<GroupMetadata> {
+    this.groupCall('groupCreate', subject, participants);
+    const id = `120363${String(this.groups.size + 1).padStart(12, '0')}@g.us`;
+    const me = this.creds.me!.id.replace(/:\d+@/, '@');
+    const group: GroupMetadata = {
+      id,
+      subject,
+      owner: me,
+      participants: [{ id: me, admin: 'superadmin' }, ...participants.filter((p) => this.participantStatus.get(p) !== '403').map((p) => ({ id: p, admin: null }))],
+    };
+    this.groups.set(id, group);
+    return group;
+  }
+
+  async groupMetadata(jid: string): Promise<GroupMetadata> {
+    this.groupCall('groupMetadata', jid);
+    return this.group(jid);
+  }
+
+  async groupParticipantsUpdate(jid: string, participants: string[], action: ParticipantAction): Promise<Array<{ status: string; jid: string | undefined }>> {
+    this.groupCall('groupParticipantsUpdate', jid, participants, action);
+    this.group(jid);
+    return participants.map((p) => ({ status: this.participantStatus.get(p) ?? '200', jid: p }));
+  }
+
+  async groupUpdateSubject(jid: string, subject: string): Promise<void> {
+    this.groupCall('groupUpdateSubject', jid, subject);
+    this.group(jid).subject = subject;
+  }
+
+  async groupUpdateDescription(jid: string, description?: string): Promise<void> {
+    this.groupCall('groupUpdateDescription', jid, description);
+  }
+
+  async groupSettingUpdate(jid: string, setting: 'announcement' | 'not_announcement' | 'locked' | 'unlocked'): Promise<void> {
+    this.groupCall('groupSettingUpdate', jid, setting);
+  }
+
+  async groupInviteCode(jid: string): Promise<string | undefined> {
+    this.groupCall('groupInviteCode', jid);
+    this.group(jid);
+    return this.inviteCodes.get(jid) ?? 'AbCdEfGhIjKlMnOpQrStUv';
+  }
+
+  async groupRevokeInvite(jid: string): Promise<string | undefined> {
+    this.groupCall('groupRevokeInvite', jid);
+    this.group(jid);
+    this.inviteCodes.set(jid, 'NewCodeNewCodeNewCode1');
+    return this.inviteCodes.get(jid);
+  }
+
+  async groupAcceptInvite(code: string): Promise<string | undefined> {
+    this.groupCall('groupAcceptInvite', code);
+    for (const [jid, known] of this.inviteCodes) if (known === code) return jid;
+    throw boom(400, 'not-found', 404);
+  }
+
+  async groupLeave(jid: string): Promise<void> {
+    this.groupCall('groupLeave', jid);
+    this.group(jid);
+    this.groups.delete(jid);
+  }
+
+  async groupFetchAllParticipating(): Promise<{ [id: string]: GroupMetadata }> {
+    this.groupCall('groupFetchAllParticipating');
+    return Object.fromEntries(this.groups);
   }
 
   async logout(): Promise<void> {

@@ -1,5 +1,5 @@
 import { vi } from 'vitest';
-import type { ChatActivity, Contact, DisconnectKind, EngineEvents, InboundMessage, LinkedAccount, Receipt } from '../../../../src/engines/engine.js';
+import type { ChatActivity, Contact, DisconnectKind, EngineEvents, GroupReport, InboundMessage, LinkedAccount, Receipt } from '../../../../src/engines/engine.js';
 
 /** EngineEvents that remember every call, in order, for assertions. */
 export interface RecordingEvents extends EngineEvents {
@@ -11,6 +11,8 @@ export interface RecordingEvents extends EngineEvents {
   receipts: Receipt[];
   contactBatches: Contact[][];
   activities: ChatActivity[];
+  groupReports: GroupReport[];
+  pairingCodes: Array<{ code: string; expiresAt: Date }>;
 }
 
 export function recordingEvents(): RecordingEvents {
@@ -23,6 +25,16 @@ export function recordingEvents(): RecordingEvents {
     receipts: [],
     contactBatches: [],
     activities: [],
+    groupReports: [],
+    pairingCodes: [],
+    pairingCode(code, expiresAt) {
+      events.log.push('pairingCode');
+      events.pairingCodes.push({ code, expiresAt });
+    },
+    async groups(report) {
+      events.log.push(`group:${report.kind}`);
+      events.groupReports.push(report);
+    },
     async activity(activity) {
       events.log.push(`activity:${activity.kind}`);
       events.activities.push(activity);

@@ -1,0 +1,95 @@
+/**
+ * Events of a device's groups stream (`groups-<deviceId>`): the groups the account is in, as this device
+ * changed them or as the network reported them (docs/architecture.md, "Streams"). GroupUpdated and
+ * GroupParticipantsChanged leave as the `group.updated` and `group.participants` webhooks; their data is
+ * the payload as it is.
+ */
+export const groupsStream = (deviceId: string) => `groups-${deviceId}`;
+
+export const GROUP_ROLES = ['member', 'admin', 'superadmin'] as const;
+export type GroupRole = (typeof GROUP_ROLES)[number];
+
+export const PARTICIPANT_ACTIONS = ['add', 'remove', 'promote', 'demote'] as const;
+export type ParticipantAction = (typeof PARTICIPANT_ACTIONS)[number];
+
+export interface GroupParticipant {
+  /** Digits, or `<digits>@lid` when the network hides the number. */
+  number: string;
+  role: GroupRole;
+}
+
+/** What the network says about a group. */
+export interface GroupMetadata {
+  groupId: string;
+  subject: string;
+  description?: string;
+  /** Only admins may send messages. */
+  announce: boolean;
+  /** Only admins may change the group's settings. */
+  locked: boolean;
+  participants: GroupParticipant[];
+}
+
+export interface GroupSettingsChange {
+  subject?: string;
+  description?: string;
+  announce?: boolean;
+  locked?: boolean;
+}
+
+/** A group entered the account's list, or its metadata was refreshed from the network. */
+export interface GroupMetadataRecordedData {
+  deviceId: string;
+  group: GroupMetadata;
+  /** `created`, `joined` (by code), `refreshed` (the list fetched from the network), `reported` (the network told). */
+  reason: 'created' | 'joined' | 'refreshed' | 'reported';
+}
+
+export interface GroupUpdatedData extends GroupSettingsChange {
+  deviceId: string;
+  groupId: string;
+  /** Who changed it (a number), when known. */
+  by?: string;
+}
+
+export interface GroupParticipantsChangedData {
+  deviceId: string;
+  groupId: string;
+  action: ParticipantAction;
+  participants: string[];
+  by?: string;
+}
+
+export interface GroupLeftData {
+  deviceId: string;
+  groupId: string;
+  /** `left` (this device left), `removed` (an admin removed the account), `gone` (no longer in the network's list). */
+  reason: 'left' | 'removed' | 'gone';
+}
+
+export interface GroupInviteRevokedData {
+  deviceId: string;
+  groupId: string;
+}
+
+export type GroupEvent =
+  | { type: 'GroupMetadataRecorded'; data: GroupMetadataRecordedData }
+  | { type: 'GroupUpdated'; data: GroupUpdatedData }
+  | { type: 'GroupParticipantsChanged'; data: GroupParticipantsChangedData }
+  | { type: 'GroupLeft'; data: GroupLeftData }
+  | { type: 'GroupInviteRevoked'; data: GroupInviteRevokedData };
+
+export const GROUP_EVENT_TYPES: ReadonlySet<string> = new Set<GroupEvent['type']>([
+  'GroupMetadataRecorded',
+  'GroupUpdated',
+  'GroupParticipantsChanged',
+  'GroupLeft',
+  'GroupInviteRevoked',
+]);
+
+/** What an engine reports about groups (EngineEvents.groups), without the device id. */
+export type GroupReport =
+  | { kind: 'updated'; groupId: string; change: GroupSettingsChange; by?: string }
+  | { kind: 'participants'; groupId: string; action: ParticipantAction; participants: string[]; by?: string }
+  /** A group's full metadata (the account was added to it, or it changed in a way only a refresh says). */
+  | { kind: 'metadata'; group: GroupMetadata };

@@ -1,0 +1,208 @@
+/**
+ * The decider of a device's groups stream (`groups-<deviceId>`). The state is every group the account is
+ * in, with its settings and participants; a report or a change that says nothing new is decided into
+ * nothing, so the network echoing this device's own change (or a refresh that finds nothing changed)
+ * records nothing. The checks that refuse a command (not in the group, not an admin) read the same state.
+ */
+import type { Decider } from '../commands/decider.js';
+import { DomainError } from '../errors/domain-error.js';
+import {
+  GROUP_EVENT_TYPES,
+  type GroupEvent,
+  type GroupMetadata,
+  type GroupMetadataRecordedData,
+  type GroupRole,
+  type GroupSettingsChange,
+  type ParticipantAction,
+} from './group-events.js';
+
+export interface GroupState {
+  subject: string;
+  description?: string;
+  announce: boolean;
+  locked: boolean;
+  /** number → role */
+  participants: Readonly<Record<string, GroupRole>>;
+  /** The stream's `seq` when this group last changed. */
+  seq: number;
+}
+
+export interface GroupsState {
+  groups: Readonly<Record<string, GroupState>>;
+  /** Events folded so far: a list fetched from the network at `seq` n says nothing about later changes. */
+  seq: number;
+}
+
+export type GroupsCommand =
+  /** `listedAt`: the state's `seq` when the network was asked; groups changed since are left as they are. */
+  | { type: 'RecordGroups'; deviceId: string; groups: GroupMetadata[]; reason: GroupMetadataRecordedData['reason']; listedAt?: number }
+  /** The network's whole list, asked at `listedAt`: what changed is recorded, groups missing from it are left (`gone`). */
+  | { type: 'SyncGroups'; deviceId: string; groups: GroupMetadata[]; listedAt: number }
+  | { type: 'RecordUpdate'; deviceId: string; groupId: string; change: GroupSettingsChange; by?: string }
+  /** `me`: the account's number; its removal means the account left the group. */
+  | { type: 'RecordParticipants'; deviceId: string; groupId: string; action: ParticipantAction; participants: string[]; by?: string; me?: string }
+  | { type: 'RecordLeft'; deviceId: string; groupId: string; reason: 'left' | 'removed' | 'gone' }
+  | { type: 'RecordInviteRevoked'; deviceId: string; groupId: string };
+
+export const stateOfGroup = (group: GroupMetadata, seq = 0): GroupState => ({
+  seq,
+  subject: group.subject,
+  ...(group.description === undefined ? {} : { description: group.description }),
+  announce: group.announce,
+  locked: group.locked,
+  participants: Object.fromEntries(group.participants.map((p) => [p.number, p.role])),
+});
+
+function sameGroup(a: GroupState, b: GroupState): boolean {
+  if (a.subject !== b.subject || a.description !== b.description || a.announce !== b.announce || a.locked !== b.locked) return false;
+  const left = Object.entries(a.participants);
+  if (left.length !== Object.keys(b.participants).length) return false;
+  return left.every(([number, role]) => b.participants[number] === role);
+}
+
+/** The group changed after the network's list was asked for: the list is older news. */
+function changedSince(state: GroupsState, groupId: string, listedAt: number | undefined): boolean {
+  const seq = state.groups[groupId]?.seq;
+  return listedAt !== undefined && seq !== undefined && seq > listedAt;
+}
+
+function isKnownAs(state: GroupsState, group: GroupMetadata): boolean {
+  const known = state.groups[group.groupId];
+  return known !== undefined && sameGroup(known, stateOfGroup(group));
+}
+
+/** The fields of `change` that differ from the group as known (all of them for an unknown group). */
+function effectiveChange(group: GroupState | undefined, change: GroupSettingsChange): GroupSettingsChange {
+  const effective: GroupSettingsChange = {};
+  if (change.subject !== undefined && change.subject !== group?.subject) effective.subject = change.subject;
+  if (change.description !== undefined && change.description !== (group?.description ?? '')) effective.description = change.description;
+  if (change.announce !== undefined && change.announce !== group?.announce) effective.announce = change.announce;
+  if (change.locked !== undefined && change.locked !== group?.locked) effective.locked = change.locked;
+  return effective;
+}
+
+/** The participants an action actually changes (all of them for an unknown group). */
+function effectiveParticipants(group: GroupState | undefined, action: ParticipantAction, numbers: readonly string[]): string[] {
+  const unique = [...new Set(numbers)];
+  if (!group) return unique;
+  const role = (n: string) => group.participants[n];
+  switch (action) {
+    case 'add':
+      return unique.filter((n) => role(n) === undefined);
+    case 'remove':
+      return unique.filter((n) => role(n) !== undefined);
+    case 'promote':
+      return unique.filter((n) => role(n) === 'member');
+    case 'demote':
+      return unique.filter((n) => role(n) === 'admin');
+  }
+}
+
+function withParticipants(group: GroupState, action: ParticipantAction, numbers: readonly string[]): GroupState {
+  const participants = { ...group.participants };
+  for (const number of numbers) {
+    if (action === 'add') participants[number] = 'member';
+    else if (action === 'remove') delete participants[number];
+    else if (participants[number] !== undefined && participants[number] !== 'superadmin') participants[number] = action === 'promote' ? 'admin' : 'member';
+  }
+  return { ...group, participants };
+}
+
+function without(groups: Readonly<Record<string, GroupState>>, groupId: string): Record<string, GroupState> {
+  const copy = { ...groups };
+  delete copy[groupId];
+  return copy;
+}
+
+export const groupsDecider: Decider<GroupsState, GroupsCommand, GroupEvent> = {
+  eventTypes: GROUP_EVENT_TYPES,
+
+  initialState: () => ({ groups: {}, seq: 0 }),
+
+  evolve(before, event) {
+    const seq = before.seq + 1;
+    const state = { ...before, seq };
+    const { groups } = state;
+    switch (event.type) {
+      case 'GroupMetadataRecorded':
+        return { seq, groups: { ...groups, [event.data.group.groupId]: stateOfGroup(event.data.group, seq) } };
+      case 'GroupUpdated': {
+        const group = groups[event.data.groupId];
+        if (!group) return state;
+        const { subject, description, announce, locked } = event.data;
+        const next: GroupState = {
+          ...group,
+          seq,
+          ...(subject === undefined ? {} : { subject }),
+          ...(description === undefined ? {} : { description }),
+          ...(announce === undefined ? {} : { announce }),
+          ...(locked === undefined ? {} : { locked }),
+        };
+        return { seq, groups: { ...groups, [event.data.groupId]: next } };
+      }
+      case 'GroupParticipantsChanged': {
+        const group = groups[event.data.groupId];
+        if (!group) return state;
+        return { seq, groups: { ...groups, [event.data.groupId]: { ...withParticipants(group, event.data.action, event.data.participants), seq } } };
+      }
+      case 'GroupLeft':
+        return groups[event.data.groupId] ? { seq, groups: without(groups, event.data.groupId) } : state;
+      case 'GroupInviteRevoked':
+        return state;
+    }
+  },
+
+  decide(command, state) {
+    const { deviceId } = command;
+    switch (command.type) {
+      case 'RecordGroups':
+        return command.groups
+          .filter((group) => !isKnownAs(state, group) && !changedSince(state, group.groupId, command.listedAt))
+          .map((group) => ({ type: 'GroupMetadataRecorded' as const, data: { deviceId, group, reason: command.reason } }));
+      case 'SyncGroups': {
+        const events: GroupEvent[] = [];
+        const listed = new Set<string>();
+        for (const group of command.groups) {
+          listed.add(group.groupId);
+          if (!isKnownAs(state, group) && !changedSince(state, group.groupId, command.listedAt)) events.push({ type: 'GroupMetadataRecorded', data: { deviceId, group, reason: 'refreshed' } });
+        }
+        for (const groupId of Object.keys(state.groups)) if (!listed.has(groupId) && !changedSince(state, groupId, command.listedAt)) events.push({ type: 'GroupLeft', data: { deviceId, groupId, reason: 'gone' } });
+        return events;
+      }
+      case 'RecordUpdate': {
+        const change = effectiveChange(state.groups[command.groupId], command.change);
+        if (Object.keys(change).length === 0) return [];
+        return [{ type: 'GroupUpdated', data: { deviceId, groupId: command.groupId, ...change, ...(command.by ? { by: command.by } : {}) } }];
+      }
+      case 'RecordParticipants': {
+        const participants = effectiveParticipants(state.groups[command.groupId], command.action, command.participants);
+        if (participants.length === 0) return [];
+        const { groupId, action, by, me } = command;
+        const events: GroupEvent[] = [{ type: 'GroupParticipantsChanged', data: { deviceId, groupId, action, participants, ...(by ? { by } : {}) } }];
+        if (action === 'remove' && me !== undefined && participants.includes(me) && state.groups[groupId]) {
+          events.push({ type: 'GroupLeft', data: { deviceId, groupId, reason: 'removed' } });
+        }
+        return events;
+      }
+      case 'RecordLeft':
+        return state.groups[command.groupId] ? [{ type: 'GroupLeft', data: { deviceId, groupId: command.groupId, reason: command.reason } }] : [];
+      case 'RecordInviteRevoked':
+        return [{ type: 'GroupInviteRevoked', data: { deviceId, groupId: command.groupId } }];
+    }
+  },
+};
+
+/** The group as the stream knows it; `404 not_found` when the account is not in it. */
+export function requireGroup(state: GroupsState, groupId: string): GroupState {
+  const group = state.groups[groupId];
+  if (!group) throw new DomainError('not_found', `the account is not in the group ${groupId}`);
+  return group;
+}
+
+/** `403 not_group_admin` unless `me` is an admin (or the creator) of the group. */
+export function requireAdmin(state: GroupsState, groupId: string, me: string): GroupState {
+  const group = requireGroup(state, groupId);
+  const role = group.participants[me];
+  if (role !== 'admin' && role !== 'superadmin') throw new DomainError('not_group_admin', `the account is not an admin of the group ${groupId}`);
+  return group;
+}

@@ -1,0 +1,117 @@
+/**
+ * The account's profile (GET/PATCH /profile), other numbers' about texts, and blocking
+ * (PUT/DELETE /contacts/:number/block, GET /contacts/blocked).
+ */
+import type { AccountCommands } from '../../account/account-commands.js';
+import type { ContactLookups } from '../../contacts/contact-lookups.js';
+import { SessionNotOnlineError } from '../../contacts/contact-lookups.js';
+import { EngineError } from '../../engines/engine.js';
+import { DomainError } from '../../errors/domain-error.js';
+import { type RequestDevice, type RouteSpec, defineRoute } from '../route.js';
+import { DeviceParams } from '../schemas/common.js';
+import { AboutSchema, BlockedListSchema, BlockedSchema, ContactParams, PatchProfileBody, ProfileSchema } from '../schemas/contacts.js';
+
+const NO_DEVICE = { description: 'No such device.' };
+const NOT_ONLINE = { description: 'The session is not online (`session_not_online`).' };
+const ENGINE_FAILED = { description: 'The network did not answer (`engine_error`); nothing was recorded, try again.' };
+
+export function accountRoutes({ account, lookups }: { account: AccountCommands; lookups: ContactLookups }): RouteSpec[] {
+  const run = async <T>(device: RequestDevice, work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (error) {
+      if (error instanceof SessionNotOnlineError || (error instanceof DomainError && error.code === 'session_not_online') || (error instanceof EngineError && error.code === 'not_connected')) {
+        throw new DomainError('session_not_online', `the session is ${device.sessionState()}, not online`);
+      }
+      if (error instanceof EngineError) throw new DomainError('engine_error', `the network refused: ${error.message}`);
+      throw error;
+    }
+  };
+
+  const block = (blocked: boolean) =>
+    defineRoute({
+      method: blocked ? 'put' : 'delete',
+      path: '/devices/:deviceId/contacts/:number/block',
+      operationId: blocked ? 'blockContact' : 'unblockContact',
+      tag: 'Contacts',
+      summary: blocked ? 'Block a number' : 'Unblock a number',
+      description: `${blocked ? 'The number can no longer write to or call the account' : 'The number can write to and call the account again'}. Needs an online session; recorded before the answer; idempotent.`,
+      access: 'device',
+      params: ContactParams,
+      responses: { 200: { description: 'Done.', schema: BlockedSchema }, 404: NO_DEVICE, 409: NOT_ONLINE, 502: ENGINE_FAILED },
+      async handler({ params, device }) {
+        await run(device, () => account.block(params.deviceId, params.number, blocked));
+        return { status: 200, body: { blocked } };
+      },
+    });
+
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/devices/:deviceId/profile',
+      operationId: 'getProfile',
+      tag: 'Contacts',
+      summary: "The account's profile",
+      description: 'Its number, name, about text and picture, as the network has them. Needs an online session.',
+      access: 'device',
+      params: DeviceParams,
+      responses: { 200: { description: 'The profile.', schema: ProfileSchema }, 404: NO_DEVICE, 409: NOT_ONLINE, 502: ENGINE_FAILED },
+      async handler({ params, device }) {
+        return { status: 200, body: await run(device, () => account.profile(params.deviceId)) };
+      },
+    }),
+    defineRoute({
+      method: 'patch',
+      path: '/devices/:deviceId/profile',
+      operationId: 'updateProfile',
+      tag: 'Contacts',
+      summary: "Change the account's name or about text",
+      description: 'Made on the network, recorded in the device\'s history (ProfileChanged) before the answer. Needs an online session.',
+      access: 'device',
+      params: DeviceParams,
+      body: PatchProfileBody,
+      responses: { 200: { description: 'The profile after the change.', schema: ProfileSchema }, 404: NO_DEVICE, 409: NOT_ONLINE, 502: ENGINE_FAILED },
+      async handler({ params, body, device }) {
+        return { status: 200, body: await run(device, () => account.changeProfile(params.deviceId, body)) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/devices/:deviceId/contacts/:number/about',
+      operationId: 'getContactAbout',
+      tag: 'Contacts',
+      summary: 'The about text of a number',
+      description:
+        'Needs an online session. Cached and rate-limited like number checks (answers kept for CONTACT_AVATAR_CACHE_TTL; fresh lookups draw on the allowance of ' +
+        'CONTACT_CHECK_RATE_PER_MINUTE, then `429 rate_limited` with `Retry-After`).',
+      access: 'device',
+      params: ContactParams,
+      responses: {
+        200: { description: 'The answer.', schema: AboutSchema },
+        404: NO_DEVICE,
+        409: NOT_ONLINE,
+        429: { description: 'Too many fresh lookups (`rate_limited`); `Retry-After` says how many seconds to wait.' },
+        502: ENGINE_FAILED,
+      },
+      async handler({ params, device }) {
+        return { status: 200, body: await run(device, () => lookups.about(params.deviceId, params.number)) };
+      },
+    }),
+    block(true),
+    block(false),
+    defineRoute({
+      method: 'get',
+      path: '/devices/:deviceId/contacts/blocked',
+      operationId: 'listBlockedContacts',
+      tag: 'Contacts',
+      summary: 'The numbers the account blocks',
+      description: 'From the read model: what this device blocked, and the network\'s list as of the session\'s last `online`. Works in every session state.',
+      access: 'device',
+      params: DeviceParams,
+      responses: { 200: { description: 'The numbers, sorted.', schema: BlockedListSchema }, 404: NO_DEVICE },
+      handler({ params }) {
+        return { status: 200, body: { items: account.blocked(params.deviceId) } };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,193 @@
+/**
+ * The /groups routes: the account's groups, read from the groups read model, changed through the
+ * groups stream's writer (src/groups/group-commands.ts). All need an online session.
+ */
+import { EngineError } from '../../engines/engine.js';
+import { DomainError } from '../../errors/domain-error.js';
+import type { GroupCommands } from '../../groups/group-commands.js';
+import { type RequestDevice, type RouteSpec, defineRoute } from '../route.js';
+import { DeviceParams } from '../schemas/common.js';
+import {
+  CreateGroupBody,
+  CreatedGroupSchema,
+  GroupIdSchema,
+  GroupListSchema,
+  GroupParams,
+  GroupSchema,
+  InviteSchema,
+  JoinGroupBody,
+  ParticipantResultsSchema,
+  ParticipantsBody,
+  PatchGroupBody,
+} from '../schemas/groups.js';
+
+const tag = 'Groups';
+const NOT_ONLINE = { description: 'The session is not online (`session_not_online`).' };
+const NOT_IN_GROUP = { description: 'No such device, or the account is not in the group (`not_found`).' };
+const NOT_ADMIN = { description: 'The account is not an admin of the group (`not_group_admin`).' };
+const ENGINE_FAILED = { description: 'The network did not carry out the change (`engine_error`); nothing was recorded, try again.' };
+
+export const inviteLink = (code: string) => `https://chat.whatsapp.com/${code}`;
+
+export function groupRoutes(groups: GroupCommands): RouteSpec[] {
+  /** The network's refusals, in the words of this API. */
+  const failure = (device: RequestDevice, error: unknown): unknown => {
+    if (error instanceof DomainError && error.code === 'session_not_online') return new DomainError('session_not_online', `the session is ${device.sessionState()}, not online`);
+    if (!(error instanceof EngineError)) return error;
+    switch (error.code) {
+      case 'not_connected':
+        return new DomainError('session_not_online', `the session is ${device.sessionState()}, not online`);
+      case 'group_not_found':
+        return new DomainError('not_found', error.message);
+      case 'invalid_invite_code':
+        return new DomainError('not_found', error.message);
+      case 'not_group_admin':
+        return new DomainError('not_group_admin', error.message);
+      default:
+        return new DomainError('engine_error', `the network refused: ${error.message}`);
+    }
+  };
+  const run = async <T>(device: RequestDevice, work: () => T | Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (error) {
+      throw failure(device, error);
+    }
+  };
+
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/devices/:deviceId/groups',
+      operationId: 'listGroups',
+      tag,
+      summary: 'List the groups the account is in',
+      description: 'From the gateway\'s read model of the groups (refreshed from the network each time the session comes online, and kept current by every change): one fast call however many groups.',
+      access: 'device',
+      params: DeviceParams,
+      responses: { 200: { description: 'The groups, by id.', schema: GroupListSchema }, 404: { description: 'No such device.' }, 409: NOT_ONLINE },
+      handler({ params, device }) {
+        return run(device, () => ({ status: 200, body: { items: groups.list(params.deviceId) } }));
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/devices/:deviceId/groups',
+      operationId: 'createGroup',
+      tag,
+      summary: 'Create a group',
+      description: 'The account creates the group (and is its `superadmin`) with the given participants; numbers the network could not add are listed in `failed`. Recorded before the answer.',
+      access: 'device',
+      params: DeviceParams,
+      body: CreateGroupBody,
+      responses: { 201: { description: 'Created.', schema: CreatedGroupSchema }, 404: { description: 'No such device.' }, 409: NOT_ONLINE, 502: ENGINE_FAILED },
+      async handler({ params, body, device }) {
+        return run(device, async () => ({ status: 201, body: await groups.create(params.deviceId, body.subject, body.participants) }));
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/devices/:deviceId/groups/:groupId',
+      operationId: 'getGroup',
+      tag,
+      summary: 'Read a group with its participants',
+      access: 'device',
+      params: GroupParams,
+      responses: { 200: { description: 'The group.', schema: GroupSchema }, 404: NOT_IN_GROUP, 409: NOT_ONLINE },
+      handler({ params, device }) {
+        return run(device, () => ({ status: 200, body: groups.get(params.deviceId, params.groupId) }));
+      },
+    }),
+    defineRoute({
+      method: 'patch',
+      path: '/devices/:deviceId/groups/:groupId',
+      operationId: 'updateGroup',
+      tag,
+      summary: 'Change the subject, description or settings',
+      description: 'Needs the account to be an admin (`403 not_group_admin`). Every member gets a `group.updated` event.',
+      access: 'device',
+      params: GroupParams,
+      body: PatchGroupBody,
+      responses: { 200: { description: 'The group after the change.', schema: GroupSchema }, 403: NOT_ADMIN, 404: NOT_IN_GROUP, 409: NOT_ONLINE, 502: ENGINE_FAILED },
+      async handler({ params, body, device }) {
+        return run(device, async () => ({ status: 200, body: await groups.update(params.deviceId, params.groupId, body) }));
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/devices/:deviceId/groups/:groupId/participants',
+      operationId: 'changeGroupParticipants',
+      tag,
+      summary: 'Add, remove, promote or demote participants',
+      description:
+        'Needs the account to be an admin (`403 not_group_admin`). One result per number: `ok`, `not_found` (no account), `not_in_group`, `already_in_group`, `not_allowed` ' +
+        '(e.g. the creator, or privacy settings). What changed is recorded and reaches the members as `group.participants`.',
+      access: 'device',
+      params: GroupParams,
+      body: ParticipantsBody,
+      responses: { 200: { description: 'One result per number.', schema: ParticipantResultsSchema }, 403: NOT_ADMIN, 404: NOT_IN_GROUP, 409: NOT_ONLINE, 502: ENGINE_FAILED },
+      async handler({ params, body, device }) {
+        return run(device, async () => ({ status: 200, body: { results: await groups.participants(params.deviceId, params.groupId, body.action, body.participants) } }));
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/devices/:deviceId/groups/:groupId/invite',
+      operationId: 'getGroupInvite',
+      tag,
+      summary: 'The group\'s invite code and link',
+      description: 'Needs the account to be an admin (`403 not_group_admin`).',
+      access: 'device',
+      params: GroupParams,
+      responses: { 200: { description: 'The code.', schema: InviteSchema }, 403: NOT_ADMIN, 404: NOT_IN_GROUP, 409: NOT_ONLINE, 502: ENGINE_FAILED },
+      async handler({ params, device }) {
+        const code = await run(device, () => groups.inviteCode(params.deviceId, params.groupId));
+        return { status: 200, body: { code, url: inviteLink(code) } };
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/devices/:deviceId/groups/:groupId/invite',
+      operationId: 'revokeGroupInvite',
+      tag,
+      summary: 'Revoke the invite code',
+      description: 'The old code and link stop working; answers the new ones. Needs the account to be an admin (`403 not_group_admin`).',
+      access: 'device',
+      params: GroupParams,
+      responses: { 200: { description: 'The new code.', schema: InviteSchema }, 403: NOT_ADMIN, 404: NOT_IN_GROUP, 409: NOT_ONLINE, 502: ENGINE_FAILED },
+      async handler({ params, device }) {
+        const code = await run(device, () => groups.revokeInvite(params.deviceId, params.groupId));
+        return { status: 200, body: { code, url: inviteLink(code) } };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/devices/:deviceId/groups/join',
+      operationId: 'joinGroup',
+      tag,
+      summary: 'Join a group by invite code or link',
+      description: 'An unknown or revoked code: `404 not_found`.',
+      access: 'device',
+      params: DeviceParams,
+      body: JoinGroupBody,
+      responses: { 200: { description: 'Joined.', schema: GroupIdSchema }, 404: { description: 'No such device, or no group has this code (`not_found`).' }, 409: NOT_ONLINE, 502: ENGINE_FAILED },
+      async handler({ params, body, device }) {
+        return run(device, async () => ({ status: 200, body: { groupId: await groups.join(params.deviceId, body.code) } }));
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/devices/:deviceId/groups/:groupId/leave',
+      operationId: 'leaveGroup',
+      tag,
+      summary: 'Leave a group',
+      access: 'device',
+      params: GroupParams,
+      responses: { 200: { description: 'Left.', schema: GroupIdSchema }, 404: NOT_IN_GROUP, 409: NOT_ONLINE, 502: ENGINE_FAILED },
+      async handler({ params, device }) {
+        await run(device, () => groups.leave(params.deviceId, params.groupId));
+        return { status: 200, body: { groupId: params.groupId } };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,57 @@
+/**
+ * Proxy URLs: which are accepted, how their credentials are kept apart and shown (`***`), and the URL an
+ * agent dials (credentials put back).
+ */
+import { PROXY_PROTOCOLS, type ProxySetting } from './settings-events.js';
+
+const MASK = '***';
+
+export type ProxyRefusal = string;
+
+/**
+ * The setting for a proxy URL, or why it is refused: another scheme, a path or query, no host or port.
+ * `addressRefusal` judges the host (the outbound network guard: private addresses unless allowed).
+ */
+export function proxySettingOf(text: string, addressRefusal: (httpUrl: string) => string | undefined): ProxySetting | ProxyRefusal {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return 'is not an absolute URL';
+  }
+  if (!(PROXY_PROTOCOLS as readonly string[]).includes(url.protocol)) return `uses ${url.protocol.replace(/:$/, '')}; only http, https and socks5 proxies are allowed`;
+  if (!url.hostname) return 'names no host';
+  if ((url.pathname !== '' && url.pathname !== '/') || url.search || url.hash) return 'has a path, query or fragment; a proxy URL is scheme://[user:password@]host:port';
+  const refusal = addressRefusal(`http://${url.host}/`);
+  if (refusal) return refusal;
+  const username = safelyDecoded(url.username);
+  const password = safelyDecoded(url.password);
+  if (username === undefined || password === undefined) return 'has credentials that are not valid percent-encoding';
+  url.username = '';
+  url.password = '';
+  const bare = url.toString().replace(/\/$/, '');
+  if (!username && !password) return { url: bare };
+  return { url: bare.replace('://', `://${MASK}:${MASK}@`), credentials: { username, password } };
+}
+
+/** The URL an agent dials: credentials put back in place of `***`. */
+export function dialUrlOf(proxy: ProxySetting): string {
+  if (!proxy.credentials) return proxy.url;
+  const url = new URL(proxy.url.replace(`${MASK}:${MASK}@`, ''));
+  url.username = encodeURIComponent(proxy.credentials.username);
+  url.password = encodeURIComponent(proxy.credentials.password);
+  return url.toString().replace(/\/$/, '');
+}
+
+/** Any proxy credentials in `text` (an error message, a log line) replaced by `***`. */
+export function redactProxyCredentials(text: string): string {
+  return text.replace(/\b(https?|socks5h?):\/\/[^\s/@]*@/gi, `$1://${MASK}:${MASK}@`);
+}
+
+function safelyDecoded(text: string): string | undefined {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * GET / PATCH /settings: the one writer of `settings-<deviceId>` (settings-decider.ts). A proxy URL is
+ * checked (scheme, and the outbound guard's address rule) and split into its shown URL and credentials
+ * before it is recorded; answers never carry the credentials.
+ */
+import { CommandHandler } from '../commands/command-handler.js';
+import { invalidField } from '../errors/domain-error.js';
+import type { EventStore } from '../eventstore/event-store.js';
+import type { ReadModelProgress } from '../projections/projection-runner.js';
+import { proxySettingOf } from './proxy-url.js';
+import { type SettingsCommand, settingsDecider } from './settings-decider.js';
+import { type DeviceSettings, type SettingsEvent, settingsStream } from './settings-events.js';
+import type { SettingsReadModel } from './settings-read-model.js';
+
+export interface SettingsView {
+  rejectCalls: boolean;
+  rejectCallsMessage: string | null;
+  /** The proxy's URL, credentials shown as `***`. */
+  proxy: string | null;
+}
+
+export interface SettingsPatch {
+  rejectCalls?: boolean;
+  rejectCallsMessage?: string | null;
+  proxy?: string | null;
+}
+
+export class SettingsCommands {
+  private readonly handler: CommandHandler<DeviceSettings, SettingsCommand, SettingsEvent>;
+
+  constructor(
+    private readonly deps: {
+      store: EventStore;
+      settings: SettingsReadModel;
+      projections: ReadModelProgress;
+      /** Why a proxy host must not be dialled (the outbound network guard), undefined when it may. */
+      addressRefusal: (httpUrl: string) => string | undefined;
+    },
+  ) {
+    this.handler = new CommandHandler({ store: deps.store, decider: settingsDecider, snapshots: { every: 50 } });
+  }
+
+  view(deviceId: string): SettingsView {
+    return viewOf(this.deps.settings.get(deviceId));
+  }
+
+  async change(deviceId: string, patch: SettingsPatch): Promise<SettingsView> {
+    const change: Partial<DeviceSettings> = {};
+    if (patch.rejectCalls !== undefined) change.rejectCalls = patch.rejectCalls;
+    if (patch.rejectCallsMessage !== undefined) change.rejectCallsMessage = patch.rejectCallsMessage;
+    if (patch.proxy !== undefined) {
+      if (patch.proxy === null) change.proxy = null;
+      else {
+        const proxy = proxySettingOf(patch.proxy, this.deps.addressRefusal);
+        if (typeof proxy === 'string') throw invalidField('/proxy', proxy.replace(/^destination refused: the URL /, ''));
+        change.proxy = proxy;
+      }
+    }
+    const handled = await this.handler.handle(settingsStream(deviceId), { type: 'ChangeSettings', deviceId, change });
+    if (handled.position > 0) await this.deps.projections.settle(handled.position);
+    return viewOf(handled.state);
+  }
+}
+
+export const viewOf = (settings: DeviceSettings): SettingsView => ({
+  rejectCalls: settings.rejectCalls,
+  rejectCallsMessage: settings.rejectCallsMessage,
+  proxy: settings.proxy?.url ?? null,
+});

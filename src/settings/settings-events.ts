@@ -1,0 +1,32 @@
+/**
+ * Events of a device's settings stream (`settings-<deviceId>`): whether calls are rejected (and what the
+ * caller is told), and the proxy the device's connection goes through. The proxy's credentials are kept
+ * apart from its URL, under `credentials`, which history views redact (src/history/redact.ts); the URL
+ * recorded shows them as `***`.
+ */
+export const settingsStream = (deviceId: string) => `settings-${deviceId}`;
+
+export const PROXY_PROTOCOLS = ['http:', 'https:', 'socks5:'] as const;
+
+export interface ProxySetting {
+  /** The proxy's URL, credentials shown as `***` (e.g. `socks5://***:***@proxy.example:1080`). */
+  url: string;
+  credentials?: { username: string; password: string };
+}
+
+export interface DeviceSettings {
+  rejectCalls: boolean;
+  /** Sent to a caller whose call was rejected; null: none. */
+  rejectCallsMessage: string | null;
+  proxy: ProxySetting | null;
+}
+
+export const DEFAULT_SETTINGS: DeviceSettings = { rejectCalls: false, rejectCallsMessage: null, proxy: null };
+
+export interface DeviceSettingsChangedData extends Partial<DeviceSettings> {
+  deviceId: string;
+}
+
+export type SettingsEvent = { type: 'DeviceSettingsChanged'; data: DeviceSettingsChangedData };
+
+export const SETTINGS_EVENT_TYPES: ReadonlySet<string> = new Set(['DeviceSettingsChanged']);
