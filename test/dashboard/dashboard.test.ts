@@ -153,6 +153,32 @@ describe('dashboard in a real browser', () => {
     expect((await api('GET', '/devices/browser-1', { admin: true })).status).toBe(404);
     expect(problems).toEqual([]);
   });
+
+  it('links a device with a pairing code typed on the phone, and turns online live', async () => {
+    const api = apiClient(gateway.url);
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.getByLabel('Id (optional)').fill('browser-2');
+    await page.getByLabel('Name', { exact: true }).first().fill('Paired by code');
+    await page.getByLabel('Engine').selectOption('sandbox');
+    await page.getByRole('button', { name: 'Create device' }).click();
+    await text('new-key', /dk_/);
+
+    await page.getByLabel("The account's phone number (international, digits)").fill('+49 151 0000 3333');
+    await page.getByRole('button', { name: 'Get a pairing code' }).click();
+    await text('session-state', /^pairing$/);
+    const code = (await page.getByTestId('pairing-code').textContent())!;
+    expect(code).toMatch(/^[A-Z0-9]{4}-[A-Z0-9]{4}$/);
+    await shot('8-pairing-code');
+
+    // The phone enters the code: the page turns online from the stream, without a reload.
+    const entered = await api('POST', '/sandbox/devices/browser-2/pair', { admin: true, json: { code } });
+    expect(entered.status).toBe(202);
+    await text('session-state', /^online$/);
+    await text('state-browser-2', /^online$/);
+    expect((await api('GET', '/devices/browser-2', { admin: true })).body.session.phone).toBe('4915100003333');
+    await shot('9-paired-online');
+    expect(problems).toEqual([]);
+  });
 });
 
 describe('dashboard not built', () => {
