@@ -65,5 +65,5 @@ export const PatchProfileBody = Type.Object(
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 25, description: 'The name the account shows (WhatsApp allows 25 characters).' })),
     about: Type.Optional(Type.String({ maxLength: 139, description: 'The about text (WhatsApp allows 139 characters; `""` clears it).' })),
   },
-  { additionalProperties: false, minProperties: 1 },
+  { additionalProperties: false, minProperties: 1, examples: [{ name: 'Shop Support', about: 'Mon–Fri 9–17' }] },
 );

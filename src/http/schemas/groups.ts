@@ -43,7 +43,7 @@ export const PatchGroupBody = Type.Object(
     announce: Type.Optional(Type.Boolean({ description: 'Only admins may send messages.' })),
     locked: Type.Optional(Type.Boolean({ description: 'Only admins may change the settings.' })),
   },
-  { additionalProperties: false, minProperties: 1 },
+  { additionalProperties: false, minProperties: 1, examples: [{ subject: 'Team Berlin', announce: true }] },
 );
 
 export const ParticipantsBody = Type.Object(

@@ -41,6 +41,6 @@ export const PairBody = Type.Object(
 
 export const PairingSchema = Type.Object({
   state: Type.Literal('pairing'),
-  pairingCode: Type.String({ pattern: '^[A-Z0-9]{4}-[A-Z0-9]{4}$', description: 'Type it on the phone: Linked devices → Link with phone number.' }),
+  pairingCode: Type.String({ pattern: '^[A-Z0-9]{4}-[A-Z0-9]{4}$', examples: ['K7QX-2M9P'], description: 'Type it on the phone: Linked devices → Link with phone number.' }),
   expiresAt: Timestamp,
 });

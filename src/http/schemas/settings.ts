@@ -27,5 +27,5 @@ export const PatchSettingsBody = Type.Object(
       ]),
     ),
   },
-  { additionalProperties: false, minProperties: 1 },
+  { additionalProperties: false, minProperties: 1, examples: [{ rejectCalls: true, rejectCallsMessage: 'Calls are not answered here; please write.' }] },
 );
