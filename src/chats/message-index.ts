@@ -215,6 +215,9 @@ function bodyOfContent(content: QueuedContent): string {
   }
 }
 
+/** Rows kept in memory between batches (src/projections/row-buffer.ts): a message's next status finds its row there. */
+const ROWS_KEPT = 5_000;
+
 export class MessageIndex implements Projection, SeenMessages {
   readonly name = 'message-index';
   /** 2: chats, positions, reactions, edits, quotes and status histories. */
@@ -586,10 +589,12 @@ export class MessageIndex implements Projection, SeenMessages {
       messages: new RowBuffer<MessageRow>(
         (k) => sql.messageRow.get(...split(k)),
         (row, stored) => (stored ? sql.updateMessage.run(MESSAGE_UPDATE.map((c) => row[c])) : sql.insertMessage.run(MESSAGE_COLUMNS.map((c) => row[c]))),
+        ROWS_KEPT,
       ),
       chats: new RowBuffer<ChatRow>(
         (k) => sql.chatRow.get(...split(k)),
         (row, stored) => (stored ? sql.updateChat.run(CHAT_UPDATE.map((c) => row[c])) : sql.insertChat.run(CHAT_COLUMNS.map((c) => row[c]))),
+        ROWS_KEPT,
       ),
     };
     return this.buffers;

@@ -176,6 +176,8 @@ export class OutboxReadModel implements Projection {
         stored
           ? sql.update.run(row.status, row.attempts, row.last_error, row.device_id, row.outbox_id)
           : sql.insert.run(row.device_id, row.outbox_id, row.wa_message_id, row.seq, row.kind, row.recipient, row.status, row.attempts, row.last_error, row.created_at, row.expires_at),
+      // A message's next status finds its row in memory (src/projections/row-buffer.ts).
+      5_000,
     );
     return this.buffer;
   }

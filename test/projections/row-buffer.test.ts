@@ -1,0 +1,81 @@
+/** The rows a projection changes per batch, and those it keeps between batches. */
+import { describe, expect, it } from 'vitest';
+import { RowBuffer } from '../../src/projections/row-buffer.js';
+
+interface Row {
+  id: string;
+  n: number;
+}
+
+function table() {
+  const rows = new Map<string, Row>([['a', { id: 'a', n: 1 }]]);
+  const loads: string[] = [];
+  const writes: string[] = [];
+  const load = (key: string) => {
+    loads.push(key);
+    const row = rows.get(key);
+    return row && { ...row };
+  };
+  const write = (row: Row, stored: boolean) => {
+    writes.push(`${stored ? 'update' : 'insert'} ${row.id}=${row.n}`);
+    rows.set(row.id, { ...row });
+  };
+  return { rows, loads, writes, load, write };
+}
+
+describe('row buffer', () => {
+  it('writes each changed row once per batch, and without keep reads it again in the next batch', () => {
+    const t = table();
+    const buffer = new RowBuffer<Row>(t.load, t.write);
+    for (let i = 0; i < 3; i++) {
+      const row = buffer.get('a')!;
+      row.n += 1;
+      buffer.put('a', row);
+    }
+    buffer.put('b', { id: 'b', n: 7 });
+    buffer.flush();
+    expect(t.writes).toEqual(['update a=4', 'insert b=7']);
+    buffer.get('a');
+    expect(t.loads).toEqual(['a', 'a']);
+  });
+
+  it('with keep, finds the rows of earlier batches in memory (updated as written), up to the limit', () => {
+    const t = table();
+    const buffer = new RowBuffer<Row>(t.load, t.write, 2);
+    buffer.put('b', { id: 'b', n: 1 });
+    buffer.flush();
+    const b = buffer.get('b')!;
+    b.n = 2;
+    buffer.put('b', b);
+    buffer.flush();
+    // b was inserted once, then updated (not inserted again), and never read back from the table.
+    expect(t.writes).toEqual(['insert b=1', 'update b=2']);
+    expect(t.loads).toEqual([]);
+    // An unchanged batch writes nothing.
+    buffer.get('b');
+    buffer.flush();
+    expect(t.writes).toHaveLength(2);
+    // Beyond the limit the least recently used go: b (used last) stays, a new c pushes out nothing else.
+    buffer.get('a');
+    buffer.put('c', { id: 'c', n: 3 });
+    buffer.get('b');
+    buffer.flush();
+    buffer.get('b');
+    buffer.get('c');
+    buffer.get('a');
+    expect(t.loads).toEqual(['a', 'a']);
+  });
+
+  it('forgets everything a rolled-back batch touched, also what it kept', () => {
+    const t = table();
+    const buffer = new RowBuffer<Row>(t.load, t.write, 10);
+    buffer.get('a');
+    buffer.flush();
+    const a = buffer.get('a')!;
+    a.n = 99;
+    buffer.put('a', a);
+    buffer.discard();
+    expect(buffer.get('a')).toEqual({ id: 'a', n: 1 });
+    expect(t.writes).toEqual([]);
+  });
+});
