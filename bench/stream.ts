@@ -164,7 +164,8 @@ function openClient(url: string, headers: Record<string, string>, onMessage: (n:
     let started = false;
     let carry = '';
     socket.setEncoding('latin1');
-    socket.once('error', reject);
+    // Before the answer: the open fails. After it: the client is reported as missing events, not a crash.
+    socket.on('error', (error) => (started ? process.stderr.write(`stream client: ${error.message}\n`) : reject(error)));
     socket.write(`GET ${pathname}${search} HTTP/1.1\r\nHost: 127.0.0.1\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`);
     socket.on('data', (chunk: string) => {
       if (!started) {
@@ -231,7 +232,8 @@ function readUntil(url: string, headers: Record<string, string>, lastPosition: n
 function post(url: string, adminKey: string, body: unknown): Promise<void> {
   const payload = JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', headers: { 'x-admin-key': adminKey, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } }, (response) => {
+    // A connection each (agent: false): a kept-alive one the server has just closed would answer ECONNRESET.
+    const req = request(url, { method: 'POST', agent: false, headers: { 'x-admin-key': adminKey, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } }, (response) => {
       response.resume();
       response.on('end', () => (response.statusCode === 202 ? resolve() : reject(new Error(`inbound answered ${response.statusCode}`))));
     });
