@@ -13,7 +13,6 @@ import { type Api, apiClient } from '../support/gateway.js';
 import { eventually } from '../support/eventually.js';
 import { type TestDevice, createSandboxDevice, waitForState } from '../support/sessions.js';
 import { tempDir } from '../support/temp-dir.js';
-import { onEsdbTestServer } from '../support/test-store.js';
 import { TestReceiver } from '../webhooks/support/receiver.js';
 
 const ENV = {
@@ -68,7 +67,7 @@ function statusEvents(dataDir: string): Array<{ waMessageId: string; status: str
   }
 }
 
-describe.skipIf(onEsdbTestServer)('several gateway processes on one SQLite file', CHILD_GATEWAY_TESTS, () => {
+describe('several gateway processes on one SQLite file', CHILD_GATEWAY_TESTS, () => {
   const nodes: Node[] = [];
   let receiver: TestReceiver | undefined;
   afterEach(async () => {
