@@ -12,11 +12,13 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import Database from 'better-sqlite3';
 import { type ChildServer, spawnServer } from './lib/child.js';
 import { makeTempDir } from './lib/temp.js';
+import { leaseOwners, queryStore, waitFor as waitUntil } from './lib/cluster-store.js';
+
+/** The chaos run polls less often than the bench: its checks read the whole file. */
+const waitFor = (check: () => boolean | Promise<boolean>, timeoutMs: number, what: string) => waitUntil(check, timeoutMs, what, 200);
 
 const DEVICES = 30;
 const SEND_PER_SECOND = 300;
@@ -86,10 +88,10 @@ async function main(): Promise<number> {
       await api(live()[0]!, 'PUT', `/devices/${id}/hooks`, { url: hookUrl, events: ['message.status', 'message.received'] });
       await api(live()[0]!, 'POST', `/devices/${id}/session/open`);
     }
-    await waitFor(() => owners(data.path).size === DEVICES, 60_000, 'owners');
+    await waitFor(() => leaseOwners(data.path).size === DEVICES, 60_000, 'owners');
     for (const [i, id] of ids.entries()) {
       await waitFor(async () => (await api(live()[0]!, 'GET', `/devices/${id}/session/state`)).body?.state === 'qr', 60_000, `${id} qr`);
-      const owner = live().find((node) => node.pid === owners(data.path).get(id))!;
+      const owner = live().find((node) => node.pid === leaseOwners(data.path).get(id))!;
       await api(owner, 'POST', `/sandbox/devices/${id}/scan`, { phone: `4915100${String(i).padStart(5, "0")}1` });
     }
     for (const id of ids) await waitFor(async () => (await api(live()[0]!, 'GET', `/devices/${id}/session/state`)).body?.state === 'online', 60_000, `${id} online`);
@@ -115,7 +117,7 @@ async function main(): Promise<number> {
     const injector = async () => {
       while (!stop) {
         const id = ids[m++ % DEVICES]!;
-        const node = live().find((candidate) => candidate.pid === owners(data.path).get(id));
+        const node = live().find((candidate) => candidate.pid === leaseOwners(data.path).get(id));
         if (node) {
           const answer = await api(node, 'POST', `/sandbox/devices/${id}/inbound`, { from: '4915188888888', body: `in${m}` }).catch(() => undefined);
           if (answer?.status === 202 && answer.body?.waMessageId) inbound.add(answer.body.waMessageId);
@@ -167,31 +169,8 @@ async function main(): Promise<number> {
   }
 }
 
-function query<T>(dataDir: string, sql: string): T[] {
-  const db = new Database(join(dataDir, 'events.sqlite'), { readonly: true, fileMustExist: true });
-  try {
-    return db.prepare<[], T>(sql).all();
-  } finally {
-    db.close();
-  }
-}
-
-function owners(dataDir: string): Map<string, number> {
-  const rows = query<{ type: string; data: string }>(
-    dataDir,
-    `SELECT e.type, e.data FROM events e JOIN streams s ON s.stream_id = e.stream_id AND s.revision = e.revision WHERE e.stream_id LIKE 'lease-%'`,
-  );
-  const result = new Map<string, number>();
-  for (const row of rows) {
-    if (row.type !== 'LeaseAcquired') continue;
-    const { deviceId, owner } = JSON.parse(row.data) as { deviceId: string; owner: string };
-    result.set(deviceId, Number(owner.split('-').at(-2)));
-  }
-  return result;
-}
-
 function sentEvents(dataDir: string): string[] {
-  return query<{ data: string }>(dataDir, `SELECT data FROM events WHERE stream_id LIKE 'outbox-%' AND type = 'MessageStatusChanged'`)
+  return queryStore<{ data: string }>(dataDir, `SELECT data FROM events WHERE stream_id LIKE 'outbox-%' AND type = 'MessageStatusChanged'`)
     .map((row) => JSON.parse(row.data) as { waMessageId: string; status: string })
     .filter((data) => data.status === 'sent')
     .map((data) => data.waMessageId);
@@ -202,7 +181,7 @@ const sentIds = (dataDir: string) => new Set(sentEvents(dataDir));
 /** Windows of 60 s (starting at each try) holding more tries of one device than the rate allows. */
 function rateExceeded(dataDir: string, rate: number): number {
   const starts = new Map<string, number[]>();
-  for (const row of query<{ stream_id: string; data: string }>(dataDir, `SELECT stream_id, data FROM events WHERE type = 'OutboxMessageSending' ORDER BY position`)) {
+  for (const row of queryStore<{ stream_id: string; data: string }>(dataDir, `SELECT stream_id, data FROM events WHERE type = 'OutboxMessageSending' ORDER BY position`)) {
     const at = (JSON.parse(row.data) as { startedAt?: number }).startedAt;
     if (at !== undefined) starts.set(row.stream_id, [...(starts.get(row.stream_id) ?? []), at]);
   }
@@ -215,14 +194,6 @@ function rateExceeded(dataDir: string, rate: number): number {
     }
   }
   return over;
-}
-
-async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await Promise.resolve().then(check).catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(200);
-  }
 }
 
 main().then(

@@ -8,14 +8,13 @@
  *   sandbox devices online; the process running most of them is killed with SIGKILL: the time until every one
  *   of its devices is online on the other.
  */
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import Database from 'better-sqlite3';
 import type { Metric } from './lib/benchmark.js';
 import { type ChildServer, spawnGateway, spawnServer } from './lib/child.js';
 import { type HttpLoadResult, loadHttp } from './lib/http-load.js';
 import { ratio, round } from './lib/stats.js';
 import { makeTempDir } from './lib/temp.js';
+import { leaseOwners, waitFor } from './lib/cluster-store.js';
 
 export const name = 'cluster';
 export const description = 'GATEWAY_PROCESSES=2: GET /devices/:id vs bare Koa, /send/text 2 processes vs 1, failover time after kill -9 (LEASE_TIMEOUT 10 s)';
@@ -110,7 +109,7 @@ async function failover(): Promise<Metric> {
     const ids = Array.from({ length: FAILOVER_DEVICES }, (_, i) => `fo-${i}`);
     for (const id of ids) await api(nodes[0]!, 'POST', '/devices', { id, name: id, engine: 'sandbox' });
     for (const id of ids) await api(nodes[0]!, 'POST', `/devices/${id}/session/open`);
-    const owners = () => ownersOf(data.path);
+    const owners = () => leaseOwners(data.path);
     await waitFor(() => owners().size === ids.length, 30_000, 'every device owned');
     for (const [i, id] of ids.entries()) {
       await waitFor(async () => (await api(nodes[0]!, 'GET', `/devices/${id}/session/state`)).body?.state === 'qr', 30_000, `${id} qr`);
@@ -138,33 +137,5 @@ async function failover(): Promise<Metric> {
   } finally {
     for (const node of nodes) await node.stop().catch(() => undefined);
     data.remove();
-  }
-}
-
-function ownersOf(dataDir: string): Map<string, number> {
-  const db = new Database(join(dataDir, 'events.sqlite'), { readonly: true, fileMustExist: true });
-  try {
-    const rows = db
-      .prepare<[], { type: string; data: string }>(
-        `SELECT e.type, e.data FROM events e JOIN streams s ON s.stream_id = e.stream_id AND s.revision = e.revision WHERE e.stream_id LIKE 'lease-%'`,
-      )
-      .all();
-    const owners = new Map<string, number>();
-    for (const row of rows) {
-      if (row.type !== 'LeaseAcquired') continue;
-      const { deviceId, owner } = JSON.parse(row.data) as { deviceId: string; owner: string };
-      owners.set(deviceId, Number(owner.split('-').at(-2)));
-    }
-    return owners;
-  } finally {
-    db.close();
-  }
-}
-
-async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await Promise.resolve().then(check).catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
   }
 }

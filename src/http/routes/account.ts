@@ -10,9 +10,9 @@ import { DomainError } from '../../errors/domain-error.js';
 import { type RequestDevice, type RouteSpec, defineRoute } from '../route.js';
 import { DeviceParams } from '../schemas/common.js';
 import { AboutSchema, BlockedListSchema, BlockedSchema, ContactParams, PatchProfileBody, ProfileSchema } from '../schemas/contacts.js';
+import { LOOKUPS_RATE_LIMITED, NOT_ONLINE } from './responses.js';
 
 const NO_DEVICE = { description: 'No such device.' };
-const NOT_ONLINE = { description: 'The session is not online (`session_not_online`).' };
 const ENGINE_FAILED = { description: 'The network did not answer (`engine_error`); nothing was recorded, try again.' };
 
 export function accountRoutes({ account, lookups }: { account: AccountCommands; lookups: ContactLookups }): RouteSpec[] {
@@ -90,7 +90,7 @@ export function accountRoutes({ account, lookups }: { account: AccountCommands; 
         200: { description: 'The answer.', schema: AboutSchema },
         404: NO_DEVICE,
         409: NOT_ONLINE,
-        429: { description: 'Too many fresh lookups (`rate_limited`); `Retry-After` says how many seconds to wait.' },
+        429: LOOKUPS_RATE_LIMITED,
         502: ENGINE_FAILED,
       },
       async handler({ params, device }) {

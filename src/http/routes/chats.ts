@@ -11,9 +11,9 @@ import { type RequestDevice, type RouteSpec, defineRoute } from '../route.js';
 import { ChatListSchema, ChatMessagesParams, MessagePageSchema, PageQuery } from '../schemas/chats.js';
 import { DeviceParams } from '../schemas/common.js';
 import { ChatParams, ChatPresenceBody, PresenceBody, PresenceSchema, ReadBody, ReadSchema } from '../schemas/send.js';
+import { NOT_ONLINE } from './responses.js';
 
 const tag = 'Chats';
-const NOT_ONLINE = { description: 'The session is not online (`session_not_online`).' };
 
 /** Said on every conversation route: these are read models of the log, not the phone's history. */
 export const ONLY_WHAT_THE_GATEWAY_SAW =

@@ -9,6 +9,7 @@ import { decodeCursor, encodeCursor } from '../cursor.js';
 import { type RequestDevice, type RouteSpec, defineRoute } from '../route.js';
 import { DeviceParams } from '../schemas/common.js';
 import { AvatarSchema, ContactListSchema, ContactParams, ListContactsQuery, NumberCheckSchema } from '../schemas/contacts.js';
+import { LOOKUPS_RATE_LIMITED } from './responses.js';
 
 export interface ContactRouteDeps {
   contacts: ContactsReadModel;
@@ -68,7 +69,7 @@ export function contactRoutes({ contacts, lookups, limits }: ContactRouteDeps): 
         200: { description: 'The answer.', schema: NumberCheckSchema },
         404: NO_DEVICE,
         409: NOT_ONLINE,
-        429: { description: 'Too many fresh lookups (`rate_limited`); `Retry-After` says how many seconds to wait.' },
+        429: LOOKUPS_RATE_LIMITED,
         502: ENGINE_FAILED,
       },
       async handler({ params, device }) {

@@ -20,9 +20,9 @@ import {
   ParticipantsBody,
   PatchGroupBody,
 } from '../schemas/groups.js';
+import { NOT_ONLINE } from './responses.js';
 
 const tag = 'Groups';
-const NOT_ONLINE = { description: 'The session is not online (`session_not_online`).' };
 const NOT_IN_GROUP = { description: 'No such device, or the account is not in the group (`not_found`).' };
 const NOT_ADMIN = { description: 'The account is not an admin of the group (`not_group_admin`).' };
 const ENGINE_FAILED = { description: 'The network did not carry out the change (`engine_error`); nothing was recorded, try again.' };

@@ -35,6 +35,7 @@ export interface SandboxRouteDeps {
 }
 
 const NOT_FOUND = { description: 'No such device.' };
+const SANDBOX_NOT_ONLINE = { description: 'Not a sandbox device (`not_sandbox_device`), or the session is not online (`session_not_online`).' };
 
 type InboundSpec = Static<typeof InboundBody>;
 
@@ -160,7 +161,7 @@ export function sandboxRoutes({ devices, sessions, sandbox, projections, seen, i
       responses: {
         202: { description: 'Recorded by the device.', schema: InboundAcceptedSchema },
         404: NOT_FOUND,
-        409: { description: 'Not a sandbox device (`not_sandbox_device`), or the session is not online (`session_not_online`).' },
+        409: SANDBOX_NOT_ONLINE,
         503: { description: 'The store cannot take the message now (`store_unavailable`); it is not recorded.' },
         507: { description: 'The store has no room for the message (`insufficient_storage`); it is not recorded.' },
       },
@@ -241,7 +242,7 @@ export function sandboxRoutes({ devices, sessions, sandbox, projections, seen, i
       responses: {
         202: { description: 'On its way to the device.', schema: AcceptedSchema },
         404: NOT_FOUND,
-        409: { description: 'Not a sandbox device (`not_sandbox_device`), or the session is not online (`session_not_online`).' },
+        409: SANDBOX_NOT_ONLINE,
       },
       handler({ params, body, device }) {
         requireSandboxDevice(device);
@@ -262,7 +263,7 @@ export function sandboxRoutes({ devices, sessions, sandbox, projections, seen, i
       responses: {
         202: { description: 'Ringing.', schema: SandboxCallSchema },
         404: NOT_FOUND,
-        409: { description: 'Not a sandbox device (`not_sandbox_device`), or the session is not online (`session_not_online`).' },
+        409: SANDBOX_NOT_ONLINE,
       },
       handler({ params, body, device }) {
         requireSandboxDevice(device);
@@ -285,7 +286,7 @@ export function sandboxRoutes({ devices, sessions, sandbox, projections, seen, i
       responses: {
         202: { description: 'Dropped: the device\'s state once it reacted (`reconnecting`).', schema: SessionStateOnlySchema },
         404: NOT_FOUND,
-        409: { description: 'Not a sandbox device (`not_sandbox_device`), or the session is not online (`session_not_online`).' },
+        409: SANDBOX_NOT_ONLINE,
       },
       handler({ params, device }) {
         requireSandboxDevice(device);

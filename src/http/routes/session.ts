@@ -10,6 +10,7 @@ import { DeviceParams } from '../schemas/common.js';
 import { ClosedSessionSchema, CloseSessionBody, MeSchema, PairBody, PairingSchema, QrSchema, SessionStateOnlySchema, SessionStateSchema } from '../schemas/session.js';
 import { EngineError } from '../../engines/engine.js';
 import { invalidRequest } from '../problem.js';
+import { NOT_ONLINE } from './responses.js';
 
 const tag = 'Session';
 
@@ -194,7 +195,7 @@ export function sessionRoutes({ devices, sessions, projections }: SessionRouteDe
       responses: {
         200: { description: 'The account.', schema: MeSchema },
         404: NOT_FOUND,
-        409: { description: 'The session is not online (`session_not_online`).' },
+        409: NOT_ONLINE,
       },
       handler({ device }) {
         const account = sessions.account(device.id);
