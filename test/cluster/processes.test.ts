@@ -135,6 +135,9 @@ describe('several gateway processes on one SQLite file', CHILD_GATEWAY_TESTS, ()
                 return undefined;
               });
               if (!answer) continue;
+              // Several writer processes on one file: a store busy past its timeout answers 503 (nothing recorded),
+              // which a client sends again under the same key, as after a reset socket.
+              if (answer.status === 503 && attempt < 3) continue;
               expect(answer.status).toBe(202);
               acknowledged.add(answer.body.waMessageId);
               return;
