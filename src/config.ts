@@ -75,6 +75,8 @@ export interface StreamSettings {
   heartbeatMs: number;
   /** A client with more unsent bytes than this is disconnected (it resumes by id). */
   maxBufferBytes: number;
+  /** Writes to live clients leave at most this often (ms). */
+  flushMs: number;
 }
 
 export interface ServerLimits {
@@ -248,6 +250,7 @@ export function loadConfig(env: Env = process.env): Config {
     stream: {
       heartbeatMs: read.duration('STREAM_HEARTBEAT', '15s', { min: 10, max: 3_600_000 }),
       maxBufferBytes: read.integer('STREAM_MAX_BUFFER_BYTES', 1024 * 1024, { min: 1024, max: 1024 * 1024 * 1024 }),
+      flushMs: read.duration('STREAM_FLUSH_INTERVAL', '25ms', { min: 0, max: 1_000 }),
     },
     cluster: readClusterSettings(read, env),
   };

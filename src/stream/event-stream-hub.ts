@@ -36,6 +36,8 @@ export interface StreamHubOptions {
   heartbeatMs: number;
   /** A live client with more unsent bytes than this is disconnected (it resumes by id). */
   maxBufferBytes: number;
+  /** Writes to clients leave at most this often (ms); 0: as soon as each batch is committed. */
+  flushMs?: number;
   /** Events read from the log per page while a client catches up. */
   pageSize?: number;
   log: Logger;
@@ -53,6 +55,8 @@ export interface StreamHubStats {
 }
 
 const HEARTBEAT = ': keep-alive\n\n';
+/** Flushes are apart by at least this many times the last one's duration: the fan-out takes at most ~40% of the process. */
+const FLUSH_DUTY_FACTOR = 2.5;
 
 class Client {
   /** Events up to this position are not for this client: it has them, or they were filtered out (live clients skip only those). */
@@ -90,6 +94,13 @@ export class EventStreamHub {
   private stopped = false;
   private slowDisconnects = 0;
   private readonly pageSize: number;
+  private readonly flushMs: number;
+  /** Frames queued for each live client since the last flush, in log order. */
+  private pending = new Map<Client, Buffer[]>();
+  private flushTimer: NodeJS.Immediate | NodeJS.Timeout | undefined;
+  private lastFlush = -Infinity;
+  /** How long the last flush took (ms). */
+  private lastFlushCost = 0;
   /** The position of the last event handed to live clients: a client that has seen it is caught up. */
   position = 0;
 
@@ -98,6 +109,7 @@ export class EventStreamHub {
     private readonly options: StreamHubOptions,
   ) {
     this.pageSize = options.pageSize ?? 1_000;
+    this.flushMs = options.flushMs ?? 0;
   }
 
   /** Subscribes right after `after` (the log's head as far as the caller knows: nobody is connected yet). */
@@ -206,7 +218,10 @@ export class EventStreamHub {
     if (clients?.size === 0) this.byDevice.delete(deviceId);
   }
 
-  /** Hands a batch to the live clients: each event is encoded once, each client gets one write per batch. */
+  /**
+   * Queues a batch for the live clients: each event is encoded once and shared by every client that wants
+   * it; the queued frames leave at the next flush (see `flushSoon`).
+   */
   private dispatch(batch: readonly StoredEvent[]): void {
     if (batch.length === 0) return;
     if (this.admins.size === 0 && this.byDevice.size === 0) {
@@ -214,22 +229,6 @@ export class EventStreamHub {
       this.position = batch[batch.length - 1]!.position;
       return;
     }
-    if (batch.length === 1) {
-      // The usual live case: one event, written as it is to each client that wants it.
-      const stored = batch[0]!;
-      const framed = frameOf(stored);
-      if (framed) {
-        // Encoded once, not once per client.
-        const bytes = Buffer.from(framed.frame);
-        for (const clients of [this.admins, this.byDevice.get(framed.deviceId)]) {
-          if (!clients) continue;
-          for (const client of clients) if (stored.position > client.last && client.wants(framed.deviceId, framed.kind)) this.send(client, [bytes]);
-        }
-      }
-      this.position = stored.position;
-      return;
-    }
-    const pending = new Map<Client, Buffer[]>();
     for (const stored of batch) {
       const framed = frameOf(stored);
       if (!framed) continue;
@@ -238,14 +237,44 @@ export class EventStreamHub {
         if (!clients) continue;
         for (const client of clients) {
           if (stored.position <= client.last || !client.wants(framed.deviceId, framed.kind)) continue;
-          const frames = pending.get(client);
+          const frames = this.pending.get(client);
           if (frames) frames.push(bytes);
-          else pending.set(client, [bytes]);
+          else this.pending.set(client, [bytes]);
         }
       }
     }
-    for (const [client, frames] of pending) this.send(client, frames);
     this.position = batch[batch.length - 1]!.position;
+    if (this.pending.size > 0) this.flushSoon();
+  }
+
+  /**
+   * Each write to a socket is a system call, the fan-out's whole cost (a thousand clients at a hundred
+   * events a second would be 100,000 of them a second, more than a core). So writes to live clients leave
+   * in flushes, and the time between two flushes is at least `flushMs` and at least FLUSH_DUTY_FACTOR
+   * times what the last flush took: an event after a quiet spell leaves at once (after the current tick),
+   * events that come faster share one write per client, and the fan-out keeps to a share of the process
+   * that leaves room for everything else, however many clients listen.
+   */
+  private flushSoon(): void {
+    if (this.flushTimer !== undefined) return;
+    const gap = Math.max(this.flushMs, this.lastFlushCost * FLUSH_DUTY_FACTOR);
+    const wait = Math.max(0, this.lastFlush + gap - performance.now());
+    const flush = () => {
+      this.flushTimer = undefined;
+      this.flush();
+    };
+    this.flushTimer = wait === 0 ? setImmediate(flush) : setTimeout(flush, wait);
+  }
+
+  private flush(): void {
+    // Wall time, not CPU time: on a machine short of cores a flush takes longer and the next one waits
+    // longer, so the fan-out asks less of the machine exactly when it has less to give.
+    const started = performance.now();
+    const pending = this.pending;
+    this.pending = new Map();
+    for (const [client, frames] of pending) this.send(client, frames);
+    this.lastFlush = started;
+    this.lastFlushCost = performance.now() - started;
   }
 
   /** The frames are shared by every client that gets them; several leave corked, in one system call. */
@@ -276,7 +305,14 @@ export class EventStreamHub {
     if (!client.sink.destroyed) client.sink.destroy();
   }
 
+  /** What was queued still leaves (less for the clients to resume), then every client is closed. */
   private closeAll(): void {
+    if (this.flushTimer !== undefined) {
+      clearTimeout(this.flushTimer as NodeJS.Timeout);
+      clearImmediate(this.flushTimer as NodeJS.Immediate);
+      this.flushTimer = undefined;
+    }
+    this.flush();
     for (const client of [...this.admins, ...[...this.byDevice.values()].flatMap((c) => [...c]), ...this.catchingUp]) this.kick(client);
   }
 }

@@ -72,5 +72,9 @@ function open(hub: EventStreamHub, ctx: Context, filter: Parameters<EventStreamH
   });
   // How long EventSource waits before it reconnects (with Last-Event-ID).
   ctx.res.write('retry: 1000\n\n');
-  hub.open(ctx.res, filter, after);
+  // From here the body is bytes on the connection until it closes, so the hub writes to the socket itself:
+  // the response's own write would add a cork, a deferred uncork and its checks to each of a thousand writes.
+  const socket = ctx.res.socket;
+  if (!socket || socket.destroyed) return;
+  hub.open(socket, filter, after);
 }

@@ -1,0 +1,106 @@
+/**
+ * The hub's flushes (src/stream/event-stream-hub.ts): an event after a quiet spell leaves at once, events
+ * that come faster wait for the next flush and leave together, in order, in one corked write per client.
+ * Driven on a real SQLite store; the flush interval is long enough that nothing here depends on timing.
+ */
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
+import { EventStreamHub } from '../../src/stream/event-stream-hub.js';
+import { inboxStream } from '../../src/messages/message-events.js';
+import { eventually } from '../support/eventually.js';
+import { tempDir } from '../support/temp-dir.js';
+
+/** A sink that records each system-call-sized write: a lone write, or what left between cork and uncork. */
+class RecordingSink extends PassThrough {
+  readonly writes: string[] = [];
+  private corkedChunks: string[] | undefined;
+
+  override cork(): void {
+    this.corkedChunks = [];
+  }
+
+  override uncork(): void {
+    if (this.corkedChunks) this.writes.push(this.corkedChunks.join(''));
+    this.corkedChunks = undefined;
+  }
+
+  override write(chunk: string | Uint8Array): boolean {
+    const text = Buffer.from(chunk).toString();
+    if (this.corkedChunks) this.corkedChunks.push(text);
+    else this.writes.push(text);
+    return true;
+  }
+
+  /** The message bodies in each write, in order. */
+  bodies(): string[][] {
+    return this.writes.map((write) => [...write.matchAll(/"body":"([^"]*)"/g)].map((m) => m[1]!));
+  }
+}
+
+describe('event stream hub flushes', () => {
+  let store: SqliteEventStore | undefined;
+  let hub: EventStreamHub | undefined;
+
+  afterEach(async () => {
+    await hub?.stop();
+    await store?.close();
+  });
+
+  const receive = (deviceId: string, body: string) =>
+    store!.append(inboxStream(deviceId), [
+      {
+        id: randomUUID(),
+        type: 'MessageReceived',
+        data: { deviceId, from: '4915122223333', type: 'text', body, timestamp: 1_700_000_000, waMessageId: `3EB0${randomUUID().replaceAll('-', '').slice(0, 18).toUpperCase()}` },
+      },
+    ]);
+
+  it('sends an event after a quiet spell at once and events that come faster together, in order, one write per client', async () => {
+    store = new SqliteEventStore(join(tempDir('dmg-hub-'), 'events.sqlite'));
+    hub = new EventStreamHub(store, { heartbeatMs: 3_600_000, maxBufferBytes: 1024 * 1024, flushMs: 3_600_000, log: pino({ level: 'silent' }) });
+    hub.start(0);
+    const admin = new RecordingSink();
+    const device = new RecordingSink();
+    const other = new RecordingSink();
+    hub.open(admin, {});
+    hub.open(device, { deviceId: 'hub-a' });
+    hub.open(other, { deviceId: 'hub-b' });
+
+    await receive('hub-a', 'first');
+    await eventually(() => expect(admin.bodies()).toEqual([['first']]));
+    expect(device.bodies()).toEqual([['first']]);
+
+    // The next flush is an hour away: these wait, each dispatched on its own.
+    for (const body of ['second', 'third', 'fourth']) {
+      const appended = await receive('hub-a', body);
+      await eventually(() => expect(hub!.stats().position).toBe(appended.position));
+    }
+    expect(admin.writes).toHaveLength(1);
+    expect(device.writes).toHaveLength(1);
+
+    // Stopping flushes what waits before it closes the clients.
+    await hub.stop();
+    hub = undefined;
+    expect(admin.bodies()).toEqual([['first'], ['second', 'third', 'fourth']]);
+    expect(device.bodies()).toEqual([['first'], ['second', 'third', 'fourth']]);
+    expect(other.writes).toEqual([]);
+    expect(admin.destroyed && device.destroyed && other.destroyed).toBe(true);
+  });
+
+  it('sends each event at once when the flush interval is 0 and the machine keeps up', async () => {
+    store = new SqliteEventStore(join(tempDir('dmg-hub-'), 'events.sqlite'));
+    hub = new EventStreamHub(store, { heartbeatMs: 3_600_000, maxBufferBytes: 1024 * 1024, flushMs: 0, log: pino({ level: 'silent' }) });
+    hub.start(0);
+    const admin = new RecordingSink();
+    hub.open(admin, {});
+    for (const body of ['one', 'two', 'three']) {
+      await receive('hub-a', body);
+      await eventually(() => expect(admin.bodies().flat().at(-1)).toBe(body));
+    }
+    expect(admin.bodies().flat()).toEqual(['one', 'two', 'three']);
+  });
+});
