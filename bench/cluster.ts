@@ -4,20 +4,22 @@
  * - GET /devices/:id with GATEWAY_PROCESSES=2 (one port, node:cluster) against a bare Koa hello-world in one
  *   process, 50 connections (the single-process ratio is bench `http`).
  * - POST /send/text (202) over 8 devices, one process vs GATEWAY_PROCESSES=2, 64 connections in all.
+ * - webhook deliveries/s with 2 processes (bench `webhooks`' backlog drain, each device's injections sent to
+ *   the process that runs it).
  * - failover: two processes (GATEWAY_CLUSTER=true, one port each, the default LEASE_TIMEOUT of 10 s), 10
  *   sandbox devices online; the process running most of them is killed with SIGKILL: the time until every one
  *   of its devices is online on the other.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Metric } from './lib/benchmark.js';
-import { type ChildServer, spawnGateway, spawnServer } from './lib/child.js';
+import { type ChildServer, spawnGateway, spawnGateways, spawnServer } from './lib/child.js';
 import { type HttpLoadResult, loadHttp } from './lib/http-load.js';
 import { ratio, round } from './lib/stats.js';
-import { makeTempDir } from './lib/temp.js';
 import { leaseOwners, waitFor } from './lib/cluster-store.js';
+import { measure as measureWebhooks } from './webhooks.js';
 
 export const name = 'cluster';
-export const description = 'GATEWAY_PROCESSES=2: GET /devices/:id vs bare Koa, /send/text 2 processes vs 1, failover time after kill -9 (LEASE_TIMEOUT 10 s)';
+export const description = 'GATEWAY_PROCESSES=2: GET /devices/:id vs bare Koa, /send/text 2 processes vs 1, webhook deliveries/s on 2 processes, failover time after kill -9 (LEASE_TIMEOUT 10 s)';
 
 const READ = { connections: 50, warmupSeconds: 2, durationSeconds: 10 };
 const SEND = { warmupSeconds: 2, durationSeconds: 10 };
@@ -26,6 +28,7 @@ const FAILOVER_DEVICES = 10;
 
 export async function run(): Promise<Metric[]> {
   if (process.env.BENCH_CLUSTER_ONLY === 'failover') return [await failover()];
+  if (process.env.BENCH_CLUSTER_ONLY === 'webhooks') return measureWebhooks(2, { latency: false });
   const metrics: Metric[] = [];
   const bare = await spawnServer({ name: 'bare-koa', script: 'bench/bare-koa.ts', healthPath: '/' });
   let koa: HttpLoadResult;
@@ -76,6 +79,7 @@ export async function run(): Promise<Metric[]> {
     }
   }
   metrics.push({ metric: '/send/text 2 processes / 1', value: round(ratio(sends[1]!, sends[0]!), 3), unit: 'ratio', target: { op: '>=', value: 1.3 } });
+  metrics.push(...(await measureWebhooks(2, { latency: false })));
   metrics.push(await failover().catch((error: unknown) => {
     process.stderr.write(`failover run failed: ${(error as Error)?.stack ?? String(error)}\n`);
     return { metric: 'failover: kill -9 → devices online elsewhere', value: Number.NaN, unit: 's', target: { op: '<=' as const, value: 15 } };
@@ -84,20 +88,10 @@ export async function run(): Promise<Metric[]> {
 }
 
 async function failover(): Promise<Metric> {
-  const data = makeTempDir('cluster');
-  const adminKey = 'ak_bench_cluster_0123456789abcdef';
-  const nodes: ChildServer[] = [];
+  const nodes = await spawnGateways(2, { env: { DEFAULT_ENGINE: 'sandbox' } });
+  const adminKey = nodes[0]!.adminKey;
+  const dataDir = nodes[0]!.dataDir;
   try {
-    for (const worker of [1, 2]) {
-      nodes.push(
-        await spawnServer({
-          name: `gateway-${worker}`,
-          script: 'src/main.ts',
-          healthPath: '/health',
-          env: { LOG_LEVEL: 'warn', DATA_DIR: data.path, ADMIN_API_KEY: adminKey, DEFAULT_ENGINE: 'sandbox', GATEWAY_CLUSTER: 'true', GATEWAY_WORKER: String(worker) },
-        }),
-      );
-    }
     const api = async (node: ChildServer, method: string, path: string, json?: unknown) => {
       const response = await fetch(`${node.url}${path}`, {
         method,
@@ -109,7 +103,7 @@ async function failover(): Promise<Metric> {
     const ids = Array.from({ length: FAILOVER_DEVICES }, (_, i) => `fo-${i}`);
     for (const id of ids) await api(nodes[0]!, 'POST', '/devices', { id, name: id, engine: 'sandbox' });
     for (const id of ids) await api(nodes[0]!, 'POST', `/devices/${id}/session/open`);
-    const owners = () => leaseOwners(data.path);
+    const owners = () => leaseOwners(dataDir);
     await waitFor(() => owners().size === ids.length, 30_000, 'every device owned');
     for (const [i, id] of ids.entries()) {
       await waitFor(async () => (await api(nodes[0]!, 'GET', `/devices/${id}/session/state`)).body?.state === 'qr', 30_000, `${id} qr`);
@@ -136,6 +130,5 @@ async function failover(): Promise<Metric> {
     return { metric: `failover: kill -9 → ${moved.length} devices online elsewhere`, value: round((performance.now() - killedAt) / 1000, 2), unit: 's', target: { op: '<=', value: 15 } };
   } finally {
     for (const node of nodes) await node.stop().catch(() => undefined);
-    data.remove();
   }
 }

@@ -19,7 +19,8 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Webhook } from 'standardwebhooks';
 import type { Metric } from './lib/benchmark.js';
-import { type GatewayChild, spawnGateway } from './lib/child.js';
+import { type GatewayChild, spawnGateways } from './lib/child.js';
+import { leaseOwners, waitFor } from './lib/cluster-store.js';
 import { Samples, round, summarize } from './lib/stats.js';
 
 export const name = 'webhooks';
@@ -40,9 +41,18 @@ interface Device {
   secret: string;
 }
 
-export async function run(): Promise<Metric[]> {
+export function run(): Promise<Metric[]> {
+  return measure(1, { latency: true });
+}
+
+/**
+ * The bench on `processes` gateway processes sharing one store (bench `cluster` runs it on 2): each device's
+ * injections go to the process that runs it (the sandbox network lives there), and every process delivers
+ * the webhooks of the devices it runs.
+ */
+export async function measure(processes: number, { latency: withLatency }: { latency: boolean }): Promise<Metric[]> {
   const receiver = await startReceiver();
-  const gateway = await spawnGateway({
+  const nodes = await spawnGateways(processes, {
     env: {
       DEFAULT_ENGINE: 'sandbox',
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
@@ -50,27 +60,43 @@ export async function run(): Promise<Metric[]> {
       WEBHOOK_TIMEOUT_MS: '60000',
     },
   });
+  const owners = new Owners(nodes);
+  // Injections share a bounded pool of keep-alive connections, as a real client would.
+  const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+  const label = processes === 1 ? '' : `, ${processes} processes`;
   try {
     const setupStarted = performance.now();
-    const devices = await prepareDevices(gateway, receiver.url);
-    progress(`${DEVICES} devices online with hooks in ${seconds(setupStarted)} s`);
+    const devices = await prepareDevices(owners, receiver.url);
+    progress(`${DEVICES} devices online with hooks in ${seconds(setupStarted)} s${label}`);
     receiver.secrets = new Map(devices.map((d) => [d.id, d.secret]));
     let seq = 0;
-    const inject = (n: number) => injectOne(gateway, devices[n % DEVICES]!.id, n, receiver);
+    const inject = (n: number) => {
+      const id = devices[n % DEVICES]!.id;
+      return injectOne(agent, owners.of(id), id, n, receiver);
+    };
+    const metrics: Metric[] = [];
 
-    // Latency at a steady rate (the warm-up's figures are dropped).
-    await steady(inject, () => seq++, WARMUP_SECONDS);
-    await receiver.waitForCount(seq, 30_000, () => `warm-up; ${receiver.injectErrors} injections refused`);
-    const firstMeasured = seq;
-    const steadyResult = await steady(inject, () => seq++, LATENCY_SECONDS);
-    await receiver.waitForCount(seq, 30_000, () => `latency run; ${receiver.injectErrors} injections refused`);
-    progress(`latency run done: ${seq - firstMeasured} messages`);
-    const latencies = new Samples(RATE * LATENCY_SECONDS);
-    for (let n = firstMeasured; n < seq; n++) {
-      const received = receiver.receivedAt[n];
-      if (received !== undefined) latencies.push(received - receiver.sentAt[n]!);
+    if (withLatency) {
+      // Latency at a steady rate (the warm-up's figures are dropped).
+      await steady(inject, () => seq++, WARMUP_SECONDS);
+      await receiver.waitForCount(seq, 30_000, () => `warm-up; ${receiver.injectErrors} injections refused`);
+      const firstMeasured = seq;
+      const steadyResult = await steady(inject, () => seq++, LATENCY_SECONDS);
+      await receiver.waitForCount(seq, 30_000, () => `latency run; ${receiver.injectErrors} injections refused`);
+      progress(`latency run done: ${seq - firstMeasured} messages`);
+      const latencies = new Samples(RATE * LATENCY_SECONDS);
+      for (let n = firstMeasured; n < seq; n++) {
+        const received = receiver.receivedAt[n];
+        if (received !== undefined) latencies.push(received - receiver.sentAt[n]!);
+      }
+      const latency = summarize(latencies.values());
+      metrics.push(
+        { metric: 'injection → receipt p50 at 1,000/s', value: round(latency.p50, 2), unit: 'ms' },
+        { metric: 'injection → receipt p99 at 1,000/s', value: round(latency.p99, 2), unit: 'ms', target: { op: '<=', value: 50 } },
+        { metric: 'injection → receipt max at 1,000/s', value: round(latency.max, 2), unit: 'ms' },
+        { metric: 'injection rate achieved (latency run)', value: round(steadyResult.perSecond, 0), unit: 'events/s' },
+      );
     }
-    const latency = summarize(latencies.values());
 
     // Backlog: hold the answers, fill, release, time the drain.
     receiver.hold();
@@ -88,55 +114,76 @@ export async function run(): Promise<Metric[]> {
     const fillSeconds = (performance.now() - fillStarted) / 1000;
     progress(`backlog of ${BACKLOG} injected in ${round(fillSeconds, 1)} s`);
     await sleep(1_000); // the last appends of the fill land before the clock starts
-    const cpuBefore = gateway.cpuSeconds();
+    const cpuSeconds = () => nodes.reduce((sum, node) => sum + (node.cpuSeconds() ?? Number.NaN), 0);
+    const cpuBefore = cpuSeconds();
     const drainStarted = performance.now();
     const receivedBefore = receiver.count;
     receiver.release();
     await receiver.waitForCount(seq, 120_000, () => `backlog drain; ${receiver.injectErrors} injections refused`);
     const drainSeconds = (receiver.lastReceivedAt - drainStarted) / 1000;
-    const cpuAfter = gateway.cpuSeconds();
+    const cpu = cpuSeconds() - cpuBefore;
     const drained = receiver.count - receivedBefore;
 
-    const metrics: Metric[] = [
-      { metric: 'deliveries/s (backlog of 30,000 over 100 devices)', value: round(drained / drainSeconds, 0), unit: 'deliveries/s', target: { op: '>=', value: 5_000 } },
-      { metric: 'injection → receipt p50 at 1,000/s', value: round(latency.p50, 2), unit: 'ms' },
-      { metric: 'injection → receipt p99 at 1,000/s', value: round(latency.p99, 2), unit: 'ms', target: { op: '<=', value: 50 } },
-      { metric: 'injection → receipt max at 1,000/s', value: round(latency.max, 2), unit: 'ms' },
-      { metric: 'injection rate achieved (latency run)', value: round(steadyResult.perSecond, 0), unit: 'events/s' },
-      { metric: 'injection rate, API flat out (backlog fill)', value: round((seq - fillStart) / fillSeconds, 0), unit: 'events/s' },
+    metrics.unshift({ metric: `deliveries/s (backlog of 30,000 over 100 devices${label})`, value: round(drained / drainSeconds, 0), unit: 'deliveries/s', target: { op: '>=', value: 5_000 } });
+    metrics.push(
+      { metric: `injection rate, API flat out (backlog fill${label})`, value: round((seq - fillStart) / fillSeconds, 0), unit: 'events/s' },
       // Validity: every injected message arrived once at least, signed with its device's secret.
-      { metric: 'messages lost', value: seq - receiver.count, unit: 'messages', target: { op: '<=', value: 0 } },
-      { metric: 'injections refused', value: receiver.injectErrors, unit: 'requests', target: { op: '<=', value: 0 } },
-      { metric: 'signatures not verified (sampled)', value: receiver.badSignatures, unit: 'webhooks', target: { op: '<=', value: 0 } },
-      { metric: 'duplicate deliveries', value: receiver.duplicates, unit: 'webhooks' },
-    ];
-    if (cpuBefore !== undefined && cpuAfter !== undefined) {
-      metrics.push({ metric: 'gateway CPU while draining', value: round(((cpuAfter - cpuBefore) / drainSeconds) * 100, 0), unit: '% core' });
-    }
+      { metric: `messages lost${label}`, value: seq - receiver.count, unit: 'messages', target: { op: '<=', value: 0 } },
+      { metric: `injections refused${label}`, value: receiver.injectErrors, unit: 'requests', target: { op: '<=', value: 0 } },
+      { metric: `signatures not verified (sampled${label})`, value: receiver.badSignatures, unit: 'webhooks', target: { op: '<=', value: 0 } },
+      { metric: `duplicate deliveries${label}`, value: receiver.duplicates, unit: 'webhooks' },
+    );
+    if (!Number.isNaN(cpu)) metrics.push({ metric: `gateway CPU while draining${label}`, value: round((cpu / drainSeconds) * 100, 0), unit: '% core' });
     return metrics;
   } finally {
-    injectAgent.destroy();
-    await gateway.stop();
+    agent.destroy();
+    for (const node of nodes) await node.stop();
     await receiver.close();
   }
 }
 
+/** Which process runs a device: the only one, or the holder of its lease in the shared store. */
+class Owners {
+  private readonly known = new Map<string, GatewayChild>();
+
+  constructor(readonly nodes: readonly GatewayChild[]) {}
+
+  /** Waits until the device has an owner and remembers it (devices stay put while nobody joins or leaves). */
+  async find(deviceId: string): Promise<GatewayChild> {
+    if (this.nodes.length === 1) return this.nodes[0]!;
+    let owner: GatewayChild | undefined;
+    await waitFor(() => {
+      const pid = leaseOwners(this.nodes[0]!.dataDir).get(deviceId);
+      owner = this.nodes.find((node) => node.pid === pid);
+      return owner !== undefined;
+    }, 30_000, `an owner for ${deviceId}`);
+    this.known.set(deviceId, owner!);
+    return owner!;
+  }
+
+  of(deviceId: string): GatewayChild {
+    return this.nodes.length === 1 ? this.nodes[0]! : this.known.get(deviceId)!;
+  }
+}
+
 /** Creates the devices, brings each session online through the sandbox, and points its hook at the receiver. */
-async function prepareDevices(gateway: GatewayChild, receiverUrl: string): Promise<Device[]> {
+async function prepareDevices(owners: Owners, receiverUrl: string): Promise<Device[]> {
   const ids = Array.from({ length: DEVICES }, (_, i) => `bench-${String(i).padStart(3, '0')}`);
   const devices: Device[] = [];
   for (let i = 0; i < ids.length; i += 10) {
-    devices.push(...(await Promise.all(ids.slice(i, i + 10).map((id, j) => prepareDevice(gateway, id, `49151${String(i + j + 1).padStart(6, '0')}1`, receiverUrl)))));
+    devices.push(...(await Promise.all(ids.slice(i, i + 10).map((id, j) => prepareDevice(owners, id, `49151${String(i + j + 1).padStart(6, '0')}1`, receiverUrl)))));
   }
   return devices;
 }
 
-async function prepareDevice(gateway: GatewayChild, id: string, phone: string, receiverUrl: string): Promise<Device> {
+async function prepareDevice(owners: Owners, id: string, phone: string, receiverUrl: string): Promise<Device> {
+  const gateway = owners.nodes[0]!;
   const { deviceKey } = await gateway.adminRequest<{ deviceKey: string }>('POST', '/devices', { id, name: id, engine: 'sandbox' }, 201);
   await gateway.adminRequest('POST', `/devices/${id}/session/open`);
   await waitForState(gateway, id, 'qr');
+  const owner = await owners.find(id);
   // Answered 202 with no JSON body: fetched directly.
-  const scanned = await fetch(`${gateway.url}/sandbox/devices/${id}/scan`, {
+  const scanned = await fetch(`${owner.url}/sandbox/devices/${id}/scan`, {
     method: 'POST',
     headers: { 'x-admin-key': gateway.adminKey, 'content-type': 'application/json' },
     body: JSON.stringify({ phone }),
@@ -158,10 +205,7 @@ async function waitForState(gateway: GatewayChild, id: string, state: string): P
   throw new Error(`${id} did not reach ${state}`);
 }
 
-/** Injections share a bounded pool of keep-alive connections, as a real client would. */
-const injectAgent = new Agent({ keepAlive: true, maxSockets: 64 });
-
-function injectOne(gateway: GatewayChild, deviceId: string, n: number, receiver: Receiver): Promise<void> {
+function injectOne(agent: Agent, gateway: GatewayChild, deviceId: string, n: number, receiver: Receiver): Promise<void> {
   const body = JSON.stringify({ from: '4915199990001', body: String(n) });
   return new Promise((resolve) => {
     const refused = (why: string) => {
@@ -171,7 +215,7 @@ function injectOne(gateway: GatewayChild, deviceId: string, n: number, receiver:
     receiver.sentAt[n] = performance.now();
     const req = request(`${gateway.url}/sandbox/devices/${deviceId}/inbound`, {
       method: 'POST',
-      agent: injectAgent,
+      agent,
       headers: { 'x-admin-key': gateway.adminKey, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
     });
     req.on('response', (res) => {

@@ -166,44 +166,66 @@ export interface SpawnGatewayOptions {
 
 /** Starts the real gateway as `node --import tsx src/main.ts`; stop() also deletes its DATA_DIR. */
 export async function spawnGateway(options: SpawnGatewayOptions = {}): Promise<GatewayChild> {
+  const [gateway] = await spawnGateways(1, options);
+  return gateway!;
+}
+
+/**
+ * Starts `count` gateway processes on one temporary DATA_DIR with one admin key. More than one: each on a
+ * port of its own as a member of one cluster (GATEWAY_CLUSTER=true, GATEWAY_WORKER=1…count; docs/
+ * architecture.md, "Several processes"), so that a bench can reach the process that runs a device. The
+ * last one stopped deletes the DATA_DIR.
+ */
+export async function spawnGateways(count: number, options: SpawnGatewayOptions = {}): Promise<GatewayChild[]> {
   const data = makeTempDir('gateway');
   const adminKey = `ak_bench_${randomBytes(16).toString('hex')}`;
-  let server: ChildServer;
+  const servers: ChildServer[] = [];
   try {
-    server = await spawnServer({
-      name: 'gateway',
-      script: 'src/main.ts',
-      env: { LOG_LEVEL: 'warn', ...options.env, DATA_DIR: data.path, ADMIN_API_KEY: adminKey },
-      healthPath: '/health',
-    });
+    for (let worker = 1; worker <= count; worker++) {
+      const cluster: Record<string, string> = count > 1 ? { GATEWAY_CLUSTER: 'true', GATEWAY_WORKER: String(worker) } : {};
+      servers.push(
+        await spawnServer({
+          name: count > 1 ? `gateway-${worker}` : 'gateway',
+          script: 'src/main.ts',
+          env: { LOG_LEVEL: 'warn', ...options.env, ...cluster, DATA_DIR: data.path, ADMIN_API_KEY: adminKey },
+          healthPath: '/health',
+        }),
+      );
+    }
   } catch (error) {
+    for (const server of servers) await server.stop();
     data.remove();
     throw error;
   }
-  return {
-    ...server,
-    adminKey,
-    dataDir: data.path,
-    async adminRequest<T>(method: string, path: string, body?: unknown, expectStatus?: number): Promise<T> {
-      const response = await fetch(`${server.url}${path}`, {
-        method,
-        headers: { 'x-admin-key': adminKey, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(10_000),
-      });
-      const text = await response.text();
-      const ok = expectStatus === undefined ? response.ok : response.status === expectStatus;
-      if (!ok) throw new Error(`${method} ${path} answered ${response.status}: ${text.slice(0, 500)}`);
-      return (text ? JSON.parse(text) : undefined) as T;
-    },
-    async stop() {
-      try {
-        await server.stop();
-      } finally {
-        data.remove();
-      }
-    },
-  };
+  let running = servers.length;
+  return servers.map((server) => {
+    let stopped = false;
+    return {
+      ...server,
+      adminKey,
+      dataDir: data.path,
+      async adminRequest<T>(method: string, path: string, body?: unknown, expectStatus?: number): Promise<T> {
+        const response = await fetch(`${server.url}${path}`, {
+          method,
+          headers: { 'x-admin-key': adminKey, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+          body: body === undefined ? undefined : JSON.stringify(body),
+          signal: AbortSignal.timeout(10_000),
+        });
+        const text = await response.text();
+        const ok = expectStatus === undefined ? response.ok : response.status === expectStatus;
+        if (!ok) throw new Error(`${method} ${path} answered ${response.status}: ${text.slice(0, 500)}`);
+        return (text ? JSON.parse(text) : undefined) as T;
+      },
+      async stop() {
+        try {
+          await server.stop();
+        } finally {
+          if (!stopped && --running === 0) data.remove();
+          stopped = true;
+        }
+      },
+    };
+  });
 }
 
 /** utime + stime of a process from /proc/<pid>/stat, in seconds. */
