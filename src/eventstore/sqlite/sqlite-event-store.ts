@@ -23,7 +23,7 @@ import {
   revisionMatches,
 } from '../event-store.js';
 import { newEventId } from '../event-id.js';
-import { GroupCommitter } from './group-committer.js';
+import { GroupCommitter, RETRY_LATER } from './group-committer.js';
 import { LiveFeed } from './live-feed.js';
 import { setUpSchema } from './schema.js';
 
@@ -58,6 +58,10 @@ type PendingWrite = PendingAppend | PendingSnapshot | PendingSnapshotDelete;
 const READ_ALL_PAGE = 1_000;
 /** Several writer processes: while subscribed, the file is also checked this often, in case a change signal was missed. */
 const TAIL_CHECK_MS = 200;
+/** Reads (and opening the file) wait this long for another process's lock, in SQLite's own busy handler. */
+const BUSY_TIMEOUT_MS = 5_000;
+/** SQLITE_BUSY and its extended codes: another connection holds the lock. */
+const isBusy = (error: unknown) => String((error as { code?: unknown })?.code ?? '').startsWith('SQLITE_BUSY');
 
 export interface SqliteStoreOptions {
   /**
@@ -65,6 +69,8 @@ export interface SqliteStoreOptions {
    * position order (tailed whenever the WAL changes), not only with this process's own commits.
    */
   sharedFile?: boolean;
+  /** A commit that keeps finding the file locked by another process fails (503) after this long (ms; default 10 s). */
+  lockWaitMs?: number;
 }
 
 /**
@@ -92,7 +98,7 @@ export class SqliteEventStore implements EventStore {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
     this.db = new Database(file);
     // First: other processes may hold the file's locks while this one sets it up.
-    this.db.pragma('busy_timeout = 5000');
+    this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = FULL');
     // Deleted and overwritten records (wiped credentials) are overwritten on their pages too, not left in free space.
@@ -137,11 +143,16 @@ export class SqliteEventStore implements EventStore {
     this.committer = new GroupCommitter((batch) => this.commit(batch));
     // BEGIN IMMEDIATE: with other writers a deferred transaction that turns into a write can fail at once
     // (SQLITE_BUSY) instead of waiting out the busy timeout.
-    this.commitTransaction = (run) => this.db.transaction(run).immediate();
+    this.commitTransaction = options.sharedFile ? (run) => this.beginWithoutWaiting(run) : (run) => this.db.transaction(run).immediate();
+    this.lockWaitMs = options.lockWaitMs ?? 10_000;
     if (options.sharedFile && file !== ':memory:') this.startTail();
   }
 
+  private readonly lockWaitMs: number;
+
   private readonly commitTransaction: (run: () => void) => void;
+  /** Since when commits have found the file locked by another process (undefined: the last one began). */
+  private lockedSince: number | undefined;
 
   /**
    * Other processes' commits reach this process's subscribers: the file is read after the last position fed
@@ -210,7 +221,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   /** Runs one group of appends in a single transaction; each append succeeds or fails on its own. */
-  private commit(batch: readonly PendingWrite[]): Array<AppendResult | undefined | Error> {
+  private commit(batch: readonly PendingWrite[]): Array<AppendResult | undefined | Error> | typeof RETRY_LATER {
     const committed: StoredEvent[] = [];
     let outcomes: Array<AppendResult | undefined | Error> = [];
     try {
@@ -243,11 +254,35 @@ export class SqliteEventStore implements EventStore {
         });
       });
     } catch (error) {
+      if (isBusy(error) && this.tail) {
+        // Another process is writing: try again shortly, without blocking this one's event loop meanwhile.
+        this.lockedSince ??= Date.now();
+        if (Date.now() - this.lockedSince < this.lockWaitMs) return RETRY_LATER;
+      }
+      this.lockedSince = undefined;
       const failure = new StoreUnavailableError(`append failed: ${(error as Error).message}`, { cause: error });
       return batch.map(() => failure);
     }
+    this.lockedSince = undefined;
     if (committed.length > 0) this.publishOwn(committed);
     return outcomes;
+  }
+
+  /**
+   * Several writer processes: BEGIN IMMEDIATE that gives up at once when another process holds the write
+   * lock (busy_timeout 0 for this transaction only; switching costs ~20 µs, so a file of one process keeps
+   * SQLite's own wait). SQLite's own waiting would block the event loop in sleeps of up to 100 ms, probing
+   * so rarely that a process committing back to back could starve the other past any timeout. The group
+   * committer tries again every millisecond instead (RETRY_LATER), while this process goes on serving.
+   */
+  private beginWithoutWaiting(run: () => void): void {
+    // Not prepared statements: SQLite applies this pragma when the statement is compiled, not when it runs.
+    this.db.pragma('busy_timeout = 0');
+    try {
+      this.db.transaction(run).immediate();
+    } finally {
+      this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    }
   }
 
   private publishOwn(committed: StoredEvent[]): void {

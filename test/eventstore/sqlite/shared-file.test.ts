@@ -7,6 +7,8 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../../src/eventstore/event-store.js';
+import Database from 'better-sqlite3';
+import { StoreUnavailableError } from '../../../src/eventstore/event-store.js';
 import { SqliteEventStore } from '../../../src/eventstore/sqlite/sqlite-event-store.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { eventually } from '../../support/eventually.js';
@@ -81,6 +83,42 @@ describe('sqlite store shared by several writers', () => {
       await subscription.close();
       await reading;
     } finally {
+      await store.close();
+    }
+  });
+
+  it("keeps its event loop turning while another connection holds the write lock, then commits", async () => {
+    const file = join(tempDir('dmg-shared-'), 'events.sqlite');
+    const store = new SqliteEventStore(file, { sharedFile: true });
+    const locker = new Database(file);
+    try {
+      await store.append('warm', [ev('W')]);
+      locker.prepare('BEGIN IMMEDIATE').run();
+      let settled = false;
+      const appended = store.append('waiting', [ev('X')]).finally(() => (settled = true));
+      // SQLite's own busy wait would block this process here (the timer could not fire, the lock never
+      // be released, and the append fail after the busy timeout).
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(settled).toBe(false);
+      locker.prepare('COMMIT').run();
+      expect((await appended).position).toBe(2);
+    } finally {
+      locker.close();
+      await store.close();
+    }
+  });
+
+  it('answers store unavailable when the write lock stays taken past lockWaitMs, and commits again once it is free', async () => {
+    const file = join(tempDir('dmg-shared-'), 'events.sqlite');
+    const store = new SqliteEventStore(file, { sharedFile: true, lockWaitMs: 300 });
+    const locker = new Database(file);
+    try {
+      locker.prepare('BEGIN IMMEDIATE').run();
+      await expect(store.append('waiting', [ev('X')])).rejects.toBeInstanceOf(StoreUnavailableError);
+      locker.prepare('COMMIT').run();
+      expect((await store.append('waiting', [ev('Y')])).position).toBe(1);
+    } finally {
+      locker.close();
       await store.close();
     }
   });
