@@ -42,6 +42,8 @@ interface Command {
   reject: (error: unknown) => void;
   /** Times its append was refused for a conflict. */
   conflicts: number;
+  /** When its append was first refused for a conflict (ms). */
+  firstConflictAt: number | undefined;
   /** The lease the owner acts under (its drainer's tries): the append is refused once the lease moved. */
   fence: Fence | undefined;
 }
@@ -52,10 +54,18 @@ export interface DeviceOutboxOptions {
   /** Called after every append that changed the outbox. */
   onChange?: (deviceId: string) => void;
   onSnapshotError?: (error: unknown) => void;
+  /** Source of the back-off's jitter (tests fix it). */
+  random?: () => number;
+  now?: () => number;
 }
 
 const isOutboxEvent = eventGuard<OutboxEvent>(OUTBOX_EVENT_TYPES);
-const MAX_CONFLICTS = 10;
+/** A command refused for conflicts is decided again until both are exhausted (then it answers the conflict). */
+const MIN_CONFLICT_TRIES = 10;
+const CONFLICT_DEADLINE_MS = 10_000;
+/** Back-off before reading the stream again after a conflict: up to BASE · 2^(conflicts in a row − 1), at most MAX. */
+const CONFLICT_BACKOFF_BASE_MS = 4;
+const CONFLICT_BACKOFF_MAX_MS = 250;
 const DEFAULT_SNAPSHOT_EVERY = 1_000;
 const SNAPSHOT_BACKLOG_FACTOR = 8;
 
@@ -75,7 +85,11 @@ export class DeviceOutbox {
   /** Commands to decide again after the reload (their appends were refused), then those that arrived meanwhile. */
   private refused: Command[] = [];
   private waiting: Command[] = [];
+  /** Recoveries in a row that followed a conflict (reset by an accepted append): sets the back-off. */
+  private conflictStreak = 0;
   private readonly stream: string;
+  private readonly random: () => number;
+  private readonly now: () => number;
 
   private constructor(
     private readonly store: EventStore,
@@ -83,6 +97,8 @@ export class DeviceOutbox {
     private readonly options: DeviceOutboxOptions,
   ) {
     this.stream = outboxStream(deviceId);
+    this.random = options.random ?? Math.random;
+    this.now = options.now ?? Date.now;
   }
 
   /** Rebuilds the outbox from its latest snapshot and the events after it (docs/architecture.md, invariant 6). */
@@ -100,7 +116,7 @@ export class DeviceOutbox {
   /** Decides now and appends; resolves once the events are durable. */
   execute<R>(decide: Decide<R>, fence?: Fence): Promise<Executed<R>> {
     return new Promise<Executed<R>>((resolve, reject) => {
-      const command: Command = { decide, resolve: resolve as Command['resolve'], reject, conflicts: 0, fence };
+      const command: Command = { decide, resolve: resolve as Command['resolve'], reject, conflicts: 0, firstConflictAt: undefined, fence };
       if (this.stale || this.recovering) {
         this.waiting.push(command);
         this.recoverWhenIdle();
@@ -139,6 +155,7 @@ export class DeviceOutbox {
         // An event id the store had already: it answered the first append's revision, not ours.
         if (outcome.nextExpectedRevision !== expected + events.length) this.stale = true;
         else this.revision = Math.max(this.revision, outcome.nextExpectedRevision);
+        this.conflictStreak = 0;
         command.resolve({ result, position: outcome.position });
         this.options.onChange?.(this.deviceId);
         this.maybeSnapshot();
@@ -147,18 +164,35 @@ export class DeviceOutbox {
       (error: unknown) => {
         this.inFlight -= 1;
         this.stale = true;
-        if (error instanceof WrongExpectedRevisionError && command.conflicts++ < MAX_CONFLICTS) this.refused.push(command);
+        if (error instanceof WrongExpectedRevisionError && this.decideAgain(command)) this.refused.push(command);
         else command.reject(error);
         this.recoverWhenIdle();
       },
     );
   }
 
-  /** Once no append is in flight: read the state again, then decide the refused and waiting commands in order. */
+  /** A command whose append lost to another writer: decided again unless it has lost long and often enough. */
+  private decideAgain(command: Command): boolean {
+    const now = this.now();
+    command.firstConflictAt ??= now;
+    command.conflicts += 1;
+    return command.conflicts < MIN_CONFLICT_TRIES || now - command.firstConflictAt < CONFLICT_DEADLINE_MS;
+  }
+
+  /**
+   * Once no append is in flight: read the state again (after a jittered back-off if appends were refused),
+   * then decide the refused and waiting commands in order.
+   */
   private recoverWhenIdle(): void {
     if (!this.stale || this.recovering || this.inFlight > 0) return;
     this.recovering = true;
-    this.reload().then(
+    let pause = 0;
+    if (this.refused.length > 0) {
+      this.conflictStreak += 1;
+      pause = this.random() * Math.min(CONFLICT_BACKOFF_MAX_MS, CONFLICT_BACKOFF_BASE_MS * 2 ** (this.conflictStreak - 1));
+    }
+    const reloaded = pause > 0 ? new Promise<void>((resolve) => setTimeout(resolve, pause)).then(() => this.reload()) : this.reload();
+    reloaded.then(
       () => {
         this.recovering = false;
         const again = [...this.refused.splice(0), ...this.waiting.splice(0)];
