@@ -23,7 +23,7 @@ import {
   revisionMatches,
 } from '../event-store.js';
 import { newEventId } from '../event-id.js';
-import { GroupCommitter } from './group-committer.js';
+import { BUSY, GroupCommitter } from './group-committer.js';
 import { LiveFeed } from './live-feed.js';
 import { setUpSchema } from './schema.js';
 
@@ -65,7 +65,16 @@ export interface SqliteStoreOptions {
    * position order (tailed whenever the WAL changes), not only with this process's own commits.
    */
   sharedFile?: boolean;
+  /**
+   * Several writers: how long a commit waits for another process's write lock before it fails (default 5 s).
+   * The wait is spent between turns of the event loop, not blocking it (see GroupCommitter's BUSY).
+   */
+  busyTimeoutMs?: number;
 }
+
+/** Several writers: a commit waits this long for the write lock inside SQLite, then steps out and tries again later. */
+const COMMIT_BUSY_WAIT_MS = 10;
+const BUSY_TIMEOUT_MS = 5_000;
 
 /**
  * The embedded event store: one SQLite file in WAL mode with synchronous=FULL, so an acknowledged
@@ -92,7 +101,7 @@ export class SqliteEventStore implements EventStore {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
     this.db = new Database(file);
     // First: other processes may hold the file's locks while this one sets it up.
-    this.db.pragma('busy_timeout = 5000');
+    this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = FULL');
     // Deleted and overwritten records (wiped credentials) are overwritten on their pages too, not left in free space.
@@ -134,14 +143,20 @@ export class SqliteEventStore implements EventStore {
       head: this.db.prepare<[], { head: number | null }>('SELECT max(position) AS head FROM events'),
     };
     this.appendOne = this.db.transaction((append: PendingAppend) => this.appendInTransaction(append));
-    this.committer = new GroupCommitter((batch) => this.commit(batch));
+    this.shared = options.sharedFile === true && file !== ':memory:';
+    const busyTimeoutMs = options.busyTimeoutMs ?? BUSY_TIMEOUT_MS;
+    this.committer = new GroupCommitter((batch) => this.commit(batch), undefined, {
+      deadlineMs: busyTimeoutMs,
+      error: () => new StoreUnavailableError(`append failed: another process has held the write lock of ${this.file} for ${busyTimeoutMs} ms`),
+    });
     // BEGIN IMMEDIATE: with other writers a deferred transaction that turns into a write can fail at once
     // (SQLITE_BUSY) instead of waiting out the busy timeout.
     this.commitTransaction = (run) => this.db.transaction(run).immediate();
-    if (options.sharedFile && file !== ':memory:') this.startTail();
+    if (this.shared) this.startTail();
   }
 
   private readonly commitTransaction: (run: () => void) => void;
+  private readonly shared: boolean;
 
   /**
    * Other processes' commits reach this process's subscribers: the file is read after the last position fed
@@ -209,12 +224,18 @@ export class SqliteEventStore implements EventStore {
     return this.committer.submit({ kind: 'append', streamId, events, json, expectedRevision, fence: options.fence }) as Promise<AppendResult>;
   }
 
-  /** Runs one group of appends in a single transaction; each append succeeds or fails on its own. */
-  private commit(batch: readonly PendingWrite[]): Array<AppendResult | undefined | Error> {
-    const committed: StoredEvent[] = [];
+  /**
+   * Runs one group of appends in a single transaction; each append succeeds or fails on its own. Several
+   * writers: BUSY when another process kept the write lock past a short wait (nothing was written; the
+   * group is tried again later). A process paused inside its write keeps that lock until it resumes.
+   */
+  private commit(batch: readonly PendingWrite[]): Array<AppendResult | undefined | Error> | typeof BUSY {
+    let committed: StoredEvent[] = [];
     let outcomes: Array<AppendResult | undefined | Error> = [];
+    if (this.shared) this.db.pragma(`busy_timeout = ${COMMIT_BUSY_WAIT_MS}`);
     try {
       this.commitTransaction(() => {
+        committed = [];
         outcomes = batch.map((append) => {
           // The fence is read in the same transaction as the write: no other process can move it in between.
           const fenced = append.fence && this.checkFence(append.fence);
@@ -243,8 +264,11 @@ export class SqliteEventStore implements EventStore {
         });
       });
     } catch (error) {
+      if (this.shared && String((error as { code?: unknown }).code).startsWith('SQLITE_BUSY')) return BUSY;
       const failure = new StoreUnavailableError(`append failed: ${(error as Error).message}`, { cause: error });
       return batch.map(() => failure);
+    } finally {
+      if (this.shared) this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     }
     if (committed.length > 0) this.publishOwn(committed);
     return outcomes;

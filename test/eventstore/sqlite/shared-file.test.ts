@@ -6,7 +6,8 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { StoredEvent } from '../../../src/eventstore/event-store.js';
+import Database from 'better-sqlite3';
+import { StoreUnavailableError, type StoredEvent } from '../../../src/eventstore/event-store.js';
 import { SqliteEventStore } from '../../../src/eventstore/sqlite/sqlite-event-store.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { eventually } from '../../support/eventually.js';
@@ -81,6 +82,50 @@ describe('sqlite store shared by several writers', () => {
       await subscription.close();
       await reading;
     } finally {
+      await store.close();
+    }
+  });
+
+  it('waits for a write lock another process holds without blocking its event loop, and writes once it is free', async () => {
+    const file = join(tempDir('dmg-shared-'), 'events.sqlite');
+    const store = new SqliteEventStore(file, { sharedFile: true });
+    // Another process in the middle of a write (or paused inside one): it holds the file's write lock.
+    const other = new Database(file);
+    try {
+      other.exec('BEGIN IMMEDIATE');
+      const settled: string[] = [];
+      const appended = store.append('s', [ev('A')]).then(
+        () => settled.push('appended'),
+        (error: unknown) => settled.push(`failed: ${(error as Error).message}`),
+      );
+      // Timers still run meanwhile: the process keeps answering what needs no write (a blocking wait would hold them).
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(settled).toEqual([]);
+      expect(await store.readAll()).toEqual([]);
+      other.exec('COMMIT');
+      await appended;
+      expect(settled).toEqual(['appended']);
+      expect((await store.readAll()).map((e) => e.type)).toEqual(['A']);
+    } finally {
+      other.close();
+      await store.close();
+    }
+  });
+
+  it('gives up on a write lock held past its busy timeout: the append fails as unavailable and writes nothing', async () => {
+    const file = join(tempDir('dmg-shared-'), 'events.sqlite');
+    const store = new SqliteEventStore(file, { sharedFile: true, busyTimeoutMs: 300 });
+    const other = new Database(file);
+    try {
+      other.exec('BEGIN IMMEDIATE');
+      await expect(store.append('s', [ev('A')])).rejects.toBeInstanceOf(StoreUnavailableError);
+      other.exec('ROLLBACK');
+      expect(await store.readAll()).toEqual([]);
+      // The lock is free again: the next append goes through.
+      await store.append('s', [ev('B')]);
+      expect((await store.readAll()).map((e) => e.type)).toEqual(['B']);
+    } finally {
+      other.close();
       await store.close();
     }
   });
