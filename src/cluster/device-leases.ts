@@ -78,6 +78,8 @@ export class DeviceLeases implements FenceSource {
   private ticking: Promise<void> = Promise.resolve();
   private follower: { stop(): Promise<void> } | undefined;
   private stopped = false;
+  /** Devices stopped because this member could not heartbeat: resumed once it can, if the log still gives them to it. */
+  private readonly silenced = new Set<string>();
   /** Devices being handed over (stopping before their release): not acquired again meanwhile. */
   private readonly busy = new Set<string>();
 
@@ -162,9 +164,22 @@ export class DeviceLeases implements FenceSource {
     // Silent for nearly a timeout (paused, or the store refused the heartbeats): the others may have taken
     // our devices already, or will soon. Stop them before anything else, then start over from the log.
     const silent = () => this.now() - this.lastHeartbeat > this.options.timeoutMs - this.marginMs;
-    if (silent()) for (const deviceId of [...this.held.keys()]) this.drop(deviceId, 'heartbeat_lost');
+    const silencedBefore = [...this.silenced];
+    if (silent()) {
+      for (const deviceId of [...this.held.keys()]) {
+        this.drop(deviceId, 'heartbeat_lost');
+        this.silenced.add(deviceId);
+      }
+    }
     await this.heartbeat();
     if (this.stopped || silent()) return;
+    // Devices stopped in an earlier tick for want of heartbeats may still name this member in the log, and nobody
+    // takes a live member's lease: run them again if the log (read now, its follower caught up since) still says so.
+    for (const deviceId of silencedBefore) {
+      if (this.stopped) break;
+      this.silenced.delete(deviceId);
+      if (!this.held.has(deviceId) && !this.busy.has(deviceId)) await this.resume(deviceId);
+    }
     const live = this.liveMembers();
     const devices = this.options.devices();
     const share = Math.ceil(devices.length / Math.max(1, live.size));
@@ -233,6 +248,22 @@ export class DeviceLeases implements FenceSource {
       await this.options.onAcquired(deviceId).catch((error: unknown) => this.options.log.error({ deviceId, err: error }, 'could not start an acquired device'));
     } catch (error) {
       this.options.log.warn({ deviceId, err: error }, 'could not acquire a device lease');
+    }
+  }
+
+  /** Holds again, under the same revision, a lease the log still gives this member (read now, not as last seen). */
+  private async resume(deviceId: string): Promise<void> {
+    try {
+      const last = (await this.options.store.readStream(leaseStream(deviceId))).at(-1);
+      if (!last || !isLeaseEvent(last)) return;
+      const owner = last.type === 'LeaseAcquired' ? last.data.owner : undefined;
+      this.learn(deviceId, owner, last.revision);
+      if (owner !== this.memberId || this.held.has(deviceId) || this.busy.has(deviceId) || this.stopped) return;
+      this.held.set(deviceId, last.revision);
+      this.options.log.info({ deviceId, memberId: this.memberId }, 'device resumed after heartbeats could be written again');
+      await this.options.onAcquired(deviceId).catch((error: unknown) => this.options.log.error({ deviceId, err: error }, 'could not start a resumed device'));
+    } catch (error) {
+      this.options.log.warn({ deviceId, err: error }, 'could not read a device lease');
     }
   }
 
