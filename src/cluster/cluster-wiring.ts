@@ -79,6 +79,8 @@ export function startLeases(config: Config, deps: ClusterDeps): ClusterNode | un
       await parts.sessions.adopt(deviceId);
       await requests.adopt(deviceId);
       parts.webhooks.wake(deviceId);
+      // An outbox this process loaded before (an earlier lease, a send through it) missed what others appended since.
+      parts.sending.outboxes.refresh(deviceId);
       parts.sending.drainer.kick(deviceId);
     },
     async onLost(deviceId) {

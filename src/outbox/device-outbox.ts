@@ -216,9 +216,14 @@ export class DeviceOutbox {
    */
   noteStored(revision: number): boolean {
     if (revision <= this.headRevision) return false;
+    this.invalidate();
+    return true;
+  }
+
+  /** Reads the stream again before the next decision (it may have moved without this process noticing). */
+  invalidate(): void {
     this.stale = true;
     this.recoverWhenIdle();
-    return true;
   }
 
   private async reload(): Promise<void> {

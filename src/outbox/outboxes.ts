@@ -41,12 +41,27 @@ export class Outboxes {
    * again, and the drainer is told.
    */
   noteStored(deviceId: string, revision: number): void {
+    this.readAgain(deviceId, (outbox) => outbox.noteStored(revision));
+  }
+
+  /**
+   * This process runs the device (again): an outbox it loaded earlier missed what other processes appended
+   * while it did not follow the device, so it reads its stream again, and the drainer is told.
+   */
+  refresh(deviceId: string): void {
+    this.readAgain(deviceId, (outbox) => {
+      outbox.invalidate();
+      return true;
+    });
+  }
+
+  private readAgain(deviceId: string, stale: (outbox: DeviceOutbox) => boolean): void {
     const loaded = this.loaded.get(deviceId);
     if (!loaded) return;
     void loaded.then(
       (outbox) => {
         // Told once the state is read again (a command waits for that), so the drainer sees what was added.
-        if (outbox.noteStored(revision)) void outbox.execute(() => ({ events: [], result: undefined })).then(() => this.changed(deviceId), () => undefined);
+        if (stale(outbox)) void outbox.execute(() => ({ events: [], result: undefined })).then(() => this.changed(deviceId), () => undefined);
       },
       () => undefined,
     );
