@@ -57,6 +57,7 @@ interface KnownLease {
 }
 
 const isLeaseEvent = eventGuard<LeaseEvent>(LEASE_EVENT_TYPES);
+const PRUNE_AFTER_TIMEOUTS = 10;
 const isMemberEvent = eventGuard<MemberEvent>(MEMBER_EVENT_TYPES);
 
 export class DeviceLeases implements FenceSource {
@@ -66,7 +67,8 @@ export class DeviceLeases implements FenceSource {
   private readonly held = new Map<string, number>();
   /** Members by the local time their last heartbeat was seen. */
   private readonly seen = new Map<string, number>();
-  private readonly left = new Set<string>();
+  /** Members that left, by the local time they were seen leaving. */
+  private readonly left = new Map<string, number>();
   private readonly leaseCommands: CommandHandler<{ owner: string | undefined }, Parameters<typeof leaseDecider.decide>[0], LeaseEvent>;
   private readonly memberCommands: CommandHandler<{ joined: boolean; left: boolean }, Parameters<typeof memberDecider.decide>[0], MemberEvent>;
   private readonly now: () => number;
@@ -180,6 +182,7 @@ export class DeviceLeases implements FenceSource {
       this.silenced.delete(deviceId);
       if (!this.held.has(deviceId) && !this.busy.has(deviceId)) await this.resume(deviceId);
     }
+    this.prune();
     const live = this.liveMembers();
     const devices = this.options.devices();
     const share = Math.ceil(devices.length / Math.max(1, live.size));
@@ -223,6 +226,16 @@ export class DeviceLeases implements FenceSource {
     } catch (error) {
       this.options.log.warn({ err: error }, 'heartbeat could not be recorded');
     }
+  }
+
+  /**
+   * Members silent (or gone) for PRUNE_AFTER_TIMEOUTS lease timeouts are forgotten: every process that ever ran
+   * (each start is a new member) would otherwise stay in these maps for good.
+   */
+  private prune(): void {
+    const horizon = this.now() - PRUNE_AFTER_TIMEOUTS * this.options.timeoutMs;
+    for (const [member, at] of this.seen) if (at < horizon) this.seen.delete(member);
+    for (const [member, at] of this.left) if (at < horizon) this.left.delete(member);
   }
 
   private liveMembers(): Set<string> {
@@ -326,7 +339,7 @@ export class DeviceLeases implements FenceSource {
         const member = event.data.memberId;
         if (member === this.memberId) continue;
         if (event.type === 'MemberLeft') {
-          this.left.add(member);
+          this.left.set(member, this.now());
           this.seen.delete(member);
         } else if (!this.left.has(member)) this.seen.set(member, this.now());
       } else if (isLeaseEvent(event) && event.streamId.startsWith(LEASE_STREAM_PREFIX)) {

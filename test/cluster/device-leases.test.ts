@@ -135,4 +135,25 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
     await eventually(() => a.running.size === devices.length, 'a runs every device again', 5_000);
     expect((await a.store.readStream('lease-dev-0')).map((e) => e.type)).toEqual(['LeaseAcquired']);
   });
+
+  it('forgets members that stopped heartbeating or left long ago', async () => {
+    const file = await location();
+    let skew = 0;
+    const a = await member(file, 'a', () => Date.now() + skew);
+    await a.leases.start();
+    const b = await member(file, 'b');
+    await b.leases.start();
+    const c = await member(file, 'c');
+    await c.leases.start();
+    const members = () => a.leases.distribution().map((m) => m.memberId).sort().join();
+    await eventually(() => members() === 'a,b,c', 'a sees b and c');
+    await b.leases.stop();
+    (c.leases as unknown as { stopped: boolean }).stopped = true; // c goes silent without leaving (kill -9)
+    await eventually(() => members() === 'a,c', 'b left');
+    const known = a.leases as unknown as { seen: Map<string, number>; left: Map<string, number> };
+    expect([...known.left.keys()]).toEqual(['b']);
+    skew += 20 * TIMEOUT_MS;
+    await eventually(() => known.seen.size === 0 && known.left.size === 0, 'a forgot b and c');
+    expect(members()).toBe('a');
+  });
 });
