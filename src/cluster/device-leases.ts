@@ -57,8 +57,9 @@ interface KnownLease {
 }
 
 const isLeaseEvent = eventGuard<LeaseEvent>(LEASE_EVENT_TYPES);
-const PRUNE_AFTER_TIMEOUTS = 10;
 const isMemberEvent = eventGuard<MemberEvent>(MEMBER_EVENT_TYPES);
+/** Members not heard of for this many lease timeouts are forgotten. */
+const PRUNE_AFTER_TIMEOUTS = 10;
 
 export class DeviceLeases implements FenceSource {
   readonly memberId: string;
@@ -179,8 +180,9 @@ export class DeviceLeases implements FenceSource {
     // takes a live member's lease: run them again if the log (read now, its follower caught up since) still says so.
     for (const deviceId of silencedBefore) {
       if (this.stopped) break;
+      if (this.busy.has(deviceId)) continue; // still stopping: the next tick
       this.silenced.delete(deviceId);
-      if (!this.held.has(deviceId) && !this.busy.has(deviceId)) await this.resume(deviceId);
+      if (!this.held.has(deviceId)) await this.resume(deviceId);
     }
     this.prune();
     const live = this.liveMembers();
