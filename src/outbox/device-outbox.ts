@@ -54,6 +54,13 @@ export interface DeviceOutboxOptions {
   /** Called after every append that changed the outbox. */
   onChange?: (deviceId: string) => void;
   onSnapshotError?: (error: unknown) => void;
+  /**
+   * Other writers append to the stream too (several processes): an append is submitted only once the one
+   * before it is in. Pipelined appends are not safe then: when one is refused, an append chained after it can
+   * still match the stream's revision (another writer's append filled the gap) and go in, decided on a state
+   * that held the refused events.
+   */
+  pipeline?: boolean;
   /** Source of the back-off's jitter (tests fix it). */
   random?: () => number;
   now?: () => number;
@@ -90,6 +97,7 @@ export class DeviceOutbox {
   private readonly stream: string;
   private readonly random: () => number;
   private readonly now: () => number;
+  private readonly pipeline: boolean;
 
   private constructor(
     private readonly store: EventStore,
@@ -99,6 +107,7 @@ export class DeviceOutbox {
     this.stream = outboxStream(deviceId);
     this.random = options.random ?? Math.random;
     this.now = options.now ?? Date.now;
+    this.pipeline = options.pipeline ?? true;
   }
 
   /** Rebuilds the outbox from its latest snapshot and the events after it (docs/architecture.md, invariant 6). */
@@ -117,7 +126,7 @@ export class DeviceOutbox {
   execute<R>(decide: Decide<R>, fence?: Fence): Promise<Executed<R>> {
     return new Promise<Executed<R>>((resolve, reject) => {
       const command: Command = { decide, resolve: resolve as Command['resolve'], reject, conflicts: 0, firstConflictAt: undefined, fence };
-      if (this.stale || this.recovering) {
+      if (this.stale || this.recovering || (!this.pipeline && this.inFlight > 0)) {
         this.waiting.push(command);
         this.recoverWhenIdle();
       } else this.run(command);
@@ -159,6 +168,7 @@ export class DeviceOutbox {
         command.resolve({ result, position: outcome.position });
         this.options.onChange?.(this.deviceId);
         this.maybeSnapshot();
+        this.runWaiting();
         this.recoverWhenIdle();
       },
       (error: unknown) => {
@@ -169,6 +179,11 @@ export class DeviceOutbox {
         this.recoverWhenIdle();
       },
     );
+  }
+
+  /** Decides what waits, in order: all of it when pipelining, else until one appends. */
+  private runWaiting(): void {
+    while (this.waiting.length > 0 && !this.stale && !this.recovering && (this.pipeline || this.inFlight === 0)) this.run(this.waiting.shift()!);
   }
 
   /** A command whose append lost to another writer: decided again unless it has lost long and often enough. */
@@ -195,11 +210,8 @@ export class DeviceOutbox {
     reloaded.then(
       () => {
         this.recovering = false;
-        const again = [...this.refused.splice(0), ...this.waiting.splice(0)];
-        for (const command of again) {
-          if (this.stale) this.waiting.push(command);
-          else this.run(command);
-        }
+        this.waiting = [...this.refused.splice(0), ...this.waiting];
+        this.runWaiting();
         this.recoverWhenIdle();
       },
       (error: unknown) => {

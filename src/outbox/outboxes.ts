@@ -15,6 +15,8 @@ export class Outboxes {
     private readonly store: EventStore,
     private readonly log: Logger,
     private readonly snapshotEvery?: number,
+    /** Several processes append to the outbox streams: no pipelined appends (see DeviceOutboxOptions.pipeline). */
+    private readonly otherWriters = false,
   ) {}
 
   get(deviceId: string): Promise<DeviceOutbox> {
@@ -22,6 +24,7 @@ export class Outboxes {
     if (!outbox) {
       outbox = DeviceOutbox.load(this.store, deviceId, {
         snapshotEvery: this.snapshotEvery,
+        pipeline: !this.otherWriters,
         onChange: (id) => this.changed(id),
         onSnapshotError: (error) => this.log.warn({ err: error, deviceId }, 'outbox snapshot not saved'),
       });

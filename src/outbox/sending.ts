@@ -38,10 +38,11 @@ export class SendingCore {
   readonly idempotencyView: IdempotencyReadModel;
   readonly outboxes: Outboxes;
 
-  constructor(db: Database.Database, store: EventStore, log: Logger) {
+  /** `otherWriters`: several processes append to the outbox streams (leases on). */
+  constructor(db: Database.Database, store: EventStore, log: Logger, otherWriters = false) {
     this.outboxView = new OutboxReadModel(db);
     this.idempotencyView = new IdempotencyReadModel(db);
-    this.outboxes = new Outboxes(store, log);
+    this.outboxes = new Outboxes(store, log, undefined, otherWriters);
   }
 
   get projections(): Projection[] {
