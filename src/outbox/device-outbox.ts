@@ -8,6 +8,12 @@
  * the store's group commit instead of waiting for each other's. If an append is refused (another writer
  * got in between), it and every append submitted after it fail; once none is in flight the state is read
  * again and those commands are decided again, in their order.
+ *
+ * Several processes append to one outbox (sends through any process, the owner's drainer and receipts). Their
+ * appends are not pipelined then (see DeviceOutboxOptions.pipeline), and a writer whose append lost backs off,
+ * a random pause that doubles with each conflict in a row, before it reads again, so that writers that collided
+ * do not collide again at once; a command is decided again until it has lost MIN_CONFLICT_TRIES times and
+ * CONFLICT_DEADLINE_MS have passed since its first loss.
  */
 import type { DecideWith, Decision as CommandDecision } from '../commands/decider.js';
 import { type EventStore, type Fence, type NewEvent, type StoredEvent, WrongExpectedRevisionError } from '../eventstore/event-store.js';
