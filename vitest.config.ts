@@ -1,12 +1,10 @@
-import { configDefaults, defineConfig } from 'vitest/config';
+import { defineConfig } from 'vitest/config';
 
 /**
  * The gateway's own suites that run a second time on EventStoreDB: every gateway they start gets an
  * EventStoreDB protocol test server of its own (test/support/test-store.ts). `npm run test:esdb` runs
  * only these; `npm test` runs both projects.
  */
-const CLUSTER_PROCESSES = ['test/cluster/processes.test.ts'];
-
 const ON_EVENTSTOREDB = [
   'test/http/routes/session.test.ts',
   'test/actors/restart.test.ts',
@@ -33,10 +31,7 @@ export default defineConfig({
     globalSetup: ['test/support/global-setup.ts'],
     setupFiles: ['test/support/setup.ts'],
     projects: [
-      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...CLUSTER_PROCESSES] } },
-      // Three real gateway processes with kill -9 and SIGSTOP (`npm run test:cluster`): not yet reliable, see
-      // docs/architecture.md, "Several processes", so kept out of `npm test` until it is.
-      { extends: true, test: { name: 'cluster', include: CLUSTER_PROCESSES, testTimeout: 180_000 } },
+      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'] } },
       {
         extends: true,
         test: {

@@ -112,7 +112,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const opened = await openEventStore(config, { log, startupTimeoutMs: Number.POSITIVE_INFINITY });
   const store = withCurrentSchemas(new InstrumentedStore(options.wrapStore ? options.wrapStore(opened) : opened, metrics, (error) => storage.noteWrite(error)));
   const readModelDb = openReadModelDb(config.dataDir, readModelFileOf(config.cluster.worker));
-  const readModels = createReadModels(readModelDb, store, log);
+  const readModels = createReadModels(readModelDb, store, log, { otherWriters: config.cluster.leases });
   const { devices, history, contacts, sending: sendingCore, messages } = readModels;
   const projections = new ProjectionRunner(store, readModelDb, readModels.projections, log);
   await projections.start();

@@ -34,10 +34,11 @@ export interface ReadModels {
   projections: Projection[];
 }
 
-export function createReadModels(db: Database.Database, store: EventStore, log: Logger): ReadModels {
+/** `otherWriters`: several processes append to the store's streams (leases on). */
+export function createReadModels(db: Database.Database, store: EventStore, log: Logger, options: { otherWriters?: boolean } = {}): ReadModels {
   const devices = new DevicesReadModel(db);
   const history = new DeviceHistoryIndex(db);
-  const sending = new SendingCore(db, store, log);
+  const sending = new SendingCore(db, store, log, options.otherWriters === true);
   const contacts = new ContactsReadModel(db);
   const messages = new MessageIndex(db);
   const groups = new GroupsReadModel(db);

@@ -55,8 +55,8 @@ export interface SupervisorOptions {
     /** A session command for a device another process runs: asked of its owner through the store. */
     forward: (
       deviceId: string,
-      command: { type: 'open' } | { type: 'close'; logout: boolean } | { type: 'reboot' } | { type: 'qr' },
-    ) => Promise<CommandResult & { qr?: { code: string; expiresAt: string } }>;
+      command: { type: 'open' } | { type: 'close'; logout: boolean } | { type: 'reboot' } | { type: 'qr' } | { type: 'pair'; phone: string },
+    ) => Promise<CommandResult & { qr?: { code: string; expiresAt: string }; pairing?: { code: string; expiresAt: string } }>;
   };
   /** Passed to each actor: where group reports go (see DeviceActorOptions). */
   groupReports?: GroupReportListener;
@@ -114,15 +114,12 @@ export class Supervisor {
     return this.options.cluster !== undefined && !this.options.cluster.owns(deviceId);
   }
 
-  /**
-   * Links an account by pairing code (see DeviceActor.pair). Several processes: only on the process that runs
-   * the device (not yet forwarded through the store like open/close/qr).
-   */
-  pair(deviceId: string, phone: string): ReturnType<DeviceActor['pair']> {
-    if (this.elsewhere(deviceId)) {
-      throw new DomainError('pairing_unavailable', 'another gateway process runs this device: pairing by code is not forwarded yet; ask again (or use the QR code)');
-    }
-    return this.actor(deviceId).pair(phone);
+  /** Links an account by pairing code (see DeviceActor.pair); several processes: asked of the process that runs the device. */
+  async pair(deviceId: string, phone: string): ReturnType<DeviceActor['pair']> {
+    if (!this.elsewhere(deviceId)) return this.actor(deviceId).pair(phone);
+    const { pairing, ...result } = await this.options.cluster!.forward(deviceId, { type: 'pair', phone });
+    if (!pairing) throw new DomainError('pairing_unavailable', `the session is ${result.state}: no pairing code was issued; try again`);
+    return { ...result, pairing };
   }
 
   /** The running actor of a device, if this process has one (no load). */

@@ -32,7 +32,7 @@ export interface ClusterNode {
   supervisor: {
     storeFor: (deviceId: string) => EventStore;
     owns: (deviceId: string) => boolean;
-    forward: (deviceId: string, command: SessionCommand) => Promise<CommandResult & { qr?: { code: string; expiresAt: string } }>;
+    forward: (deviceId: string, command: SessionCommand) => Promise<ForwardedResult>;
   };
   owns: (deviceId: string) => boolean;
   fence: (deviceId: string) => Fence | undefined;
@@ -40,6 +40,8 @@ export interface ClusterNode {
   start(parts: { sessions: Supervisor; webhooks: Webhooks; sending: Sending }): void;
   stop(): Promise<void>;
 }
+
+type ForwardedResult = CommandResult & { qr?: { code: string; expiresAt: string }; pairing?: { code: string; expiresAt: string } };
 
 const DEVICE_IDS_REFRESH_MS = 2_000;
 const PAGE = 1_000;
@@ -77,6 +79,8 @@ export function startLeases(config: Config, deps: ClusterDeps): ClusterNode | un
       await parts.sessions.adopt(deviceId);
       await requests.adopt(deviceId);
       parts.webhooks.wake(deviceId);
+      // An outbox this process loaded before (an earlier lease, a send through it) missed what others appended since.
+      parts.sending.outboxes.refresh(deviceId);
       parts.sending.drainer.kick(deviceId);
     },
     async onLost(deviceId) {
@@ -110,6 +114,7 @@ export function startLeases(config: Config, deps: ClusterDeps): ClusterNode | un
         const qr = await sessions.qr(deviceId);
         return { state: sessions.state(deviceId) ?? 'closed', changed: false, ...(qr ? { qr } : {}) };
       }
+      if (command.type === 'pair') return sessions.pair(deviceId, command.phone);
       return sessions.reboot(deviceId);
     },
     log,
@@ -126,7 +131,7 @@ export function startLeases(config: Config, deps: ClusterDeps): ClusterNode | un
       owns,
       forward: async (deviceId, command) => {
         const outcome = await requests.ask(deviceId, command);
-        return outcome as CommandResult & { qr?: { code: string; expiresAt: string } };
+        return outcome as ForwardedResult;
       },
     },
     owns,

@@ -58,6 +58,8 @@ interface KnownLease {
 
 const isLeaseEvent = eventGuard<LeaseEvent>(LEASE_EVENT_TYPES);
 const isMemberEvent = eventGuard<MemberEvent>(MEMBER_EVENT_TYPES);
+/** Members not heard of for this many lease timeouts are forgotten. */
+const PRUNE_AFTER_TIMEOUTS = 10;
 
 export class DeviceLeases implements FenceSource {
   readonly memberId: string;
@@ -66,7 +68,8 @@ export class DeviceLeases implements FenceSource {
   private readonly held = new Map<string, number>();
   /** Members by the local time their last heartbeat was seen. */
   private readonly seen = new Map<string, number>();
-  private readonly left = new Set<string>();
+  /** Members that left, by the local time they were seen leaving. */
+  private readonly left = new Map<string, number>();
   private readonly leaseCommands: CommandHandler<{ owner: string | undefined }, Parameters<typeof leaseDecider.decide>[0], LeaseEvent>;
   private readonly memberCommands: CommandHandler<{ joined: boolean; left: boolean }, Parameters<typeof memberDecider.decide>[0], MemberEvent>;
   private readonly now: () => number;
@@ -78,6 +81,8 @@ export class DeviceLeases implements FenceSource {
   private ticking: Promise<void> = Promise.resolve();
   private follower: { stop(): Promise<void> } | undefined;
   private stopped = false;
+  /** Devices stopped because this member could not heartbeat: resumed once it can, if the log still gives them to it. */
+  private readonly silenced = new Set<string>();
   /** Devices being handed over (stopping before their release): not acquired again meanwhile. */
   private readonly busy = new Set<string>();
 
@@ -162,9 +167,24 @@ export class DeviceLeases implements FenceSource {
     // Silent for nearly a timeout (paused, or the store refused the heartbeats): the others may have taken
     // our devices already, or will soon. Stop them before anything else, then start over from the log.
     const silent = () => this.now() - this.lastHeartbeat > this.options.timeoutMs - this.marginMs;
-    if (silent()) for (const deviceId of [...this.held.keys()]) this.drop(deviceId, 'heartbeat_lost');
+    const silencedBefore = [...this.silenced];
+    if (silent()) {
+      for (const deviceId of [...this.held.keys()]) {
+        this.drop(deviceId, 'heartbeat_lost');
+        this.silenced.add(deviceId);
+      }
+    }
     await this.heartbeat();
     if (this.stopped || silent()) return;
+    // Devices stopped in an earlier tick for want of heartbeats may still name this member in the log, and nobody
+    // takes a live member's lease: run them again if the log (read now, its follower caught up since) still says so.
+    for (const deviceId of silencedBefore) {
+      if (this.stopped) break;
+      if (this.busy.has(deviceId)) continue; // still stopping: the next tick
+      this.silenced.delete(deviceId);
+      if (!this.held.has(deviceId)) await this.resume(deviceId);
+    }
+    this.prune();
     const live = this.liveMembers();
     const devices = this.options.devices();
     const share = Math.ceil(devices.length / Math.max(1, live.size));
@@ -210,6 +230,16 @@ export class DeviceLeases implements FenceSource {
     }
   }
 
+  /**
+   * Members silent (or gone) for PRUNE_AFTER_TIMEOUTS lease timeouts are forgotten: every process that ever ran
+   * (each start is a new member) would otherwise stay in these maps for good.
+   */
+  private prune(): void {
+    const horizon = this.now() - PRUNE_AFTER_TIMEOUTS * this.options.timeoutMs;
+    for (const [member, at] of this.seen) if (at < horizon) this.seen.delete(member);
+    for (const [member, at] of this.left) if (at < horizon) this.left.delete(member);
+  }
+
   private liveMembers(): Set<string> {
     const now = this.now();
     const live = new Set<string>([this.memberId]);
@@ -233,6 +263,22 @@ export class DeviceLeases implements FenceSource {
       await this.options.onAcquired(deviceId).catch((error: unknown) => this.options.log.error({ deviceId, err: error }, 'could not start an acquired device'));
     } catch (error) {
       this.options.log.warn({ deviceId, err: error }, 'could not acquire a device lease');
+    }
+  }
+
+  /** Holds again, under the same revision, a lease the log still gives this member (read now, not as last seen). */
+  private async resume(deviceId: string): Promise<void> {
+    try {
+      const last = (await this.options.store.readStream(leaseStream(deviceId))).at(-1);
+      if (!last || !isLeaseEvent(last)) return;
+      const owner = last.type === 'LeaseAcquired' ? last.data.owner : undefined;
+      this.learn(deviceId, owner, last.revision);
+      if (owner !== this.memberId || this.held.has(deviceId) || this.busy.has(deviceId) || this.stopped) return;
+      this.held.set(deviceId, last.revision);
+      this.options.log.info({ deviceId, memberId: this.memberId }, 'device resumed after heartbeats could be written again');
+      await this.options.onAcquired(deviceId).catch((error: unknown) => this.options.log.error({ deviceId, err: error }, 'could not start a resumed device'));
+    } catch (error) {
+      this.options.log.warn({ deviceId, err: error }, 'could not read a device lease');
     }
   }
 
@@ -295,7 +341,7 @@ export class DeviceLeases implements FenceSource {
         const member = event.data.memberId;
         if (member === this.memberId) continue;
         if (event.type === 'MemberLeft') {
-          this.left.add(member);
+          this.left.set(member, this.now());
           this.seen.delete(member);
         } else if (!this.left.has(member)) this.seen.set(member, this.now());
       } else if (isLeaseEvent(event) && event.streamId.startsWith(LEASE_STREAM_PREFIX)) {

@@ -1,5 +1,5 @@
 /**
- * Session commands (open, close, reboot) asked of a process that does not run the device: the store is the
+ * Session commands (open, close, reboot, the QR code on show, a pairing code) asked of a process that does not run the device: the store is the
  * bus (docs/architecture.md, "Several processes"). The answering process appends SessionCommandRequested to
  * `session-requests-<deviceId>`; the device's owner sees it in the log, runs it on the device's actor and
  * appends SessionCommandAnswered with the result, which the asking process is waiting for in the log. A
@@ -10,26 +10,38 @@ import type { Logger } from 'pino';
 import { CommandHandler } from '../commands/command-handler.js';
 import type { Decider } from '../commands/decider.js';
 import { DomainError, type DomainErrorCode } from '../errors/domain-error.js';
+import { EngineError } from '../engines/engine.js';
 import type { EventStore, StoredEvent } from '../eventstore/event-store.js';
 import { eventGuard } from '../eventstore/typed-events.js';
 
 export const sessionRequestStream = (deviceId: string) => `session-requests-${deviceId}`;
 
-/** `qr` changes nothing: it asks the owner for the code on show, which only its engine connection has. */
-export type SessionCommand = { type: 'open' } | { type: 'close'; logout: boolean } | { type: 'reboot' } | { type: 'qr' };
+/**
+ * `qr` changes nothing: it asks the owner for the code on show, which only its engine connection has. `pair`
+ * asks the owner's connection for a pairing code for `phone`.
+ */
+export type SessionCommand = { type: 'open' } | { type: 'close'; logout: boolean } | { type: 'reboot' } | { type: 'qr' } | { type: 'pair'; phone: string };
 
 export interface SessionCommandOutcome {
   state: string;
   changed: boolean;
   position?: number;
   qr?: { code: string; expiresAt: string };
+  pairing?: { code: string; expiresAt: string };
+}
+
+/** Why the owner could not run a command; `engine`: the engine refused it (an EngineError, e.g. `unknown_number`). */
+export interface SessionCommandFailure {
+  code: string;
+  message: string;
+  engine?: boolean;
 }
 
 export type SessionRequestEvent =
   | { type: 'SessionCommandRequested'; data: { deviceId: string; requestId: string; command: SessionCommand; by: string; at: string } }
   | {
       type: 'SessionCommandAnswered';
-      data: { deviceId: string; requestId: string; by: string; result?: SessionCommandOutcome; error?: { code: string; message: string } };
+      data: { deviceId: string; requestId: string; by: string; result?: SessionCommandOutcome; error?: SessionCommandFailure };
     };
 
 export const SESSION_REQUEST_EVENT_TYPES: ReadonlySet<string> = new Set<SessionRequestEvent['type']>(['SessionCommandRequested', 'SessionCommandAnswered']);
@@ -41,7 +53,7 @@ export interface SessionRequestsState {
 
 export type SessionRequestCommand =
   | { type: 'Request'; deviceId: string; requestId: string; command: SessionCommand; by: string; at: string }
-  | { type: 'Answer'; deviceId: string; requestId: string; by: string; result?: SessionCommandOutcome; error?: { code: string; message: string } };
+  | { type: 'Answer'; deviceId: string; requestId: string; by: string; result?: SessionCommandOutcome; error?: SessionCommandFailure };
 
 export const sessionRequestsDecider: Decider<SessionRequestsState, SessionRequestCommand, SessionRequestEvent> = {
   eventTypes: SESSION_REQUEST_EVENT_TYPES,
@@ -111,6 +123,7 @@ export class SessionRequests {
         this.waiting.delete(event.data.requestId);
         const { result, error } = event.data;
         if (result) waiter.resolve(result);
+        else if (error?.engine) waiter.reject(new EngineError(error.code, error.message));
         else waiter.reject(new DomainError((error?.code ?? 'busy') as DomainErrorCode, error?.message ?? 'the session command failed'));
       } else if (this.owns(event.data.deviceId)) {
         void this.answer(event.data.deviceId, event.data.requestId, event.data.command);
@@ -125,12 +138,13 @@ export class SessionRequests {
   }
 
   private async answer(deviceId: string, requestId: string, command: SessionCommand): Promise<void> {
-    let outcome: { result?: SessionCommandOutcome; error?: { code: string; message: string } };
+    let outcome: { result?: SessionCommandOutcome; error?: SessionCommandFailure };
     try {
       outcome = { result: await this.run(deviceId, command) };
     } catch (error) {
-      const code = error instanceof DomainError ? error.code : 'busy';
-      outcome = { error: { code, message: (error as Error)?.message ?? String(error) } };
+      const message = (error as Error)?.message ?? String(error);
+      if (error instanceof EngineError) outcome = { error: { code: error.code, message, engine: true } };
+      else outcome = { error: { code: error instanceof DomainError ? error.code : 'busy', message } };
     }
     try {
       await this.commands.handle(sessionRequestStream(deviceId), { type: 'Answer', deviceId, requestId, by: this.memberId, ...outcome });

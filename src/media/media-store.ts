@@ -17,9 +17,17 @@ export class MediaStore {
   /** Where multipart uploads land before they are adopted (or thrown away). */
   readonly incomingDir: string;
 
-  constructor(dataDir: string) {
+  /**
+   * `worker`: several processes share DATA_DIR (leases on): each has an incoming folder of its own, and a
+   * sweep touches nothing but it (another process's uploads are in flight; media of messages it just queued
+   * are not in this process's read models yet).
+   */
+  constructor(
+    dataDir: string,
+    private readonly options: { worker?: number } = {},
+  ) {
     this.root = join(dataDir, 'media');
-    this.incomingDir = join(this.root, INCOMING);
+    this.incomingDir = join(this.root, options.worker === undefined ? INCOMING : `${INCOMING}-w${options.worker}`);
   }
 
   async init(): Promise<void> {
@@ -83,8 +91,9 @@ export class MediaStore {
     let removed = 0;
     await rm(this.incomingDir, { recursive: true, force: true });
     await mkdir(this.incomingDir, { recursive: true, mode: 0o700 });
+    if (this.options.worker !== undefined) return 0;
     for (const device of await readdir(this.root, { withFileTypes: true })) {
-      if (!device.isDirectory() || device.name === INCOMING) continue;
+      if (!device.isDirectory() || device.name.startsWith(INCOMING)) continue;
       for (const name of await readdir(join(this.root, device.name))) {
         if (name.endsWith(DOWNLOAD_SUFFIX) || !isWaiting(device.name, name)) {
           await rm(join(this.root, device.name, name), { force: true });

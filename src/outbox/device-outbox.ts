@@ -8,6 +8,12 @@
  * the store's group commit instead of waiting for each other's. If an append is refused (another writer
  * got in between), it and every append submitted after it fail; once none is in flight the state is read
  * again and those commands are decided again, in their order.
+ *
+ * Several processes append to one outbox (sends through any process, the owner's drainer and receipts). Their
+ * appends are not pipelined then (see DeviceOutboxOptions.pipeline), and a writer whose append lost backs off,
+ * a random pause that doubles with each conflict in a row, before it reads again, so that writers that collided
+ * do not collide again at once; a command is decided again until it has lost MIN_CONFLICT_TRIES times and
+ * CONFLICT_DEADLINE_MS have passed since its first loss.
  */
 import type { DecideWith, Decision as CommandDecision } from '../commands/decider.js';
 import { type EventStore, type Fence, type NewEvent, type StoredEvent, WrongExpectedRevisionError } from '../eventstore/event-store.js';
@@ -42,6 +48,8 @@ interface Command {
   reject: (error: unknown) => void;
   /** Times its append was refused for a conflict. */
   conflicts: number;
+  /** When its append was first refused for a conflict (ms). */
+  firstConflictAt: number | undefined;
   /** The lease the owner acts under (its drainer's tries): the append is refused once the lease moved. */
   fence: Fence | undefined;
 }
@@ -52,10 +60,25 @@ export interface DeviceOutboxOptions {
   /** Called after every append that changed the outbox. */
   onChange?: (deviceId: string) => void;
   onSnapshotError?: (error: unknown) => void;
+  /**
+   * Other writers append to the stream too (several processes): an append is submitted only once the one
+   * before it is in. Pipelined appends are not safe then: when one is refused, an append chained after it can
+   * still match the stream's revision (another writer's append filled the gap) and go in, decided on a state
+   * that held the refused events.
+   */
+  pipeline?: boolean;
+  /** Source of the back-off's jitter (tests fix it). */
+  random?: () => number;
+  now?: () => number;
 }
 
 const isOutboxEvent = eventGuard<OutboxEvent>(OUTBOX_EVENT_TYPES);
-const MAX_CONFLICTS = 10;
+/** A command refused for conflicts is decided again until both are exhausted (then it answers the conflict). */
+const MIN_CONFLICT_TRIES = 10;
+const CONFLICT_DEADLINE_MS = 10_000;
+/** Back-off before reading the stream again after a conflict: up to BASE · 2^(conflicts in a row − 1), at most MAX. */
+const CONFLICT_BACKOFF_BASE_MS = 4;
+const CONFLICT_BACKOFF_MAX_MS = 250;
 const DEFAULT_SNAPSHOT_EVERY = 1_000;
 const SNAPSHOT_BACKLOG_FACTOR = 8;
 
@@ -75,7 +98,12 @@ export class DeviceOutbox {
   /** Commands to decide again after the reload (their appends were refused), then those that arrived meanwhile. */
   private refused: Command[] = [];
   private waiting: Command[] = [];
+  /** Recoveries in a row that followed a conflict (reset by an accepted append): sets the back-off. */
+  private conflictStreak = 0;
   private readonly stream: string;
+  private readonly random: () => number;
+  private readonly now: () => number;
+  private readonly pipeline: boolean;
 
   private constructor(
     private readonly store: EventStore,
@@ -83,6 +111,9 @@ export class DeviceOutbox {
     private readonly options: DeviceOutboxOptions,
   ) {
     this.stream = outboxStream(deviceId);
+    this.random = options.random ?? Math.random;
+    this.now = options.now ?? Date.now;
+    this.pipeline = options.pipeline ?? true;
   }
 
   /** Rebuilds the outbox from its latest snapshot and the events after it (docs/architecture.md, invariant 6). */
@@ -100,8 +131,8 @@ export class DeviceOutbox {
   /** Decides now and appends; resolves once the events are durable. */
   execute<R>(decide: Decide<R>, fence?: Fence): Promise<Executed<R>> {
     return new Promise<Executed<R>>((resolve, reject) => {
-      const command: Command = { decide, resolve: resolve as Command['resolve'], reject, conflicts: 0, fence };
-      if (this.stale || this.recovering) {
+      const command: Command = { decide, resolve: resolve as Command['resolve'], reject, conflicts: 0, firstConflictAt: undefined, fence };
+      if (this.stale || this.recovering || (!this.pipeline && this.inFlight > 0)) {
         this.waiting.push(command);
         this.recoverWhenIdle();
       } else this.run(command);
@@ -139,33 +170,54 @@ export class DeviceOutbox {
         // An event id the store had already: it answered the first append's revision, not ours.
         if (outcome.nextExpectedRevision !== expected + events.length) this.stale = true;
         else this.revision = Math.max(this.revision, outcome.nextExpectedRevision);
+        this.conflictStreak = 0;
         command.resolve({ result, position: outcome.position });
         this.options.onChange?.(this.deviceId);
         this.maybeSnapshot();
+        this.runWaiting();
         this.recoverWhenIdle();
       },
       (error: unknown) => {
         this.inFlight -= 1;
         this.stale = true;
-        if (error instanceof WrongExpectedRevisionError && command.conflicts++ < MAX_CONFLICTS) this.refused.push(command);
+        if (error instanceof WrongExpectedRevisionError && this.decideAgain(command)) this.refused.push(command);
         else command.reject(error);
         this.recoverWhenIdle();
       },
     );
   }
 
-  /** Once no append is in flight: read the state again, then decide the refused and waiting commands in order. */
+  /** Decides what waits, in order: all of it when pipelining, else until one appends. */
+  private runWaiting(): void {
+    while (this.waiting.length > 0 && !this.stale && !this.recovering && (this.pipeline || this.inFlight === 0)) this.run(this.waiting.shift()!);
+  }
+
+  /** A command whose append lost to another writer: decided again unless it has lost long and often enough. */
+  private decideAgain(command: Command): boolean {
+    const now = this.now();
+    command.firstConflictAt ??= now;
+    command.conflicts += 1;
+    return command.conflicts < MIN_CONFLICT_TRIES || now - command.firstConflictAt < CONFLICT_DEADLINE_MS;
+  }
+
+  /**
+   * Once no append is in flight: read the state again (after a jittered back-off if appends were refused),
+   * then decide the refused and waiting commands in order.
+   */
   private recoverWhenIdle(): void {
     if (!this.stale || this.recovering || this.inFlight > 0) return;
     this.recovering = true;
-    this.reload().then(
+    let pause = 0;
+    if (this.refused.length > 0) {
+      this.conflictStreak += 1;
+      pause = this.random() * Math.min(CONFLICT_BACKOFF_MAX_MS, CONFLICT_BACKOFF_BASE_MS * 2 ** (this.conflictStreak - 1));
+    }
+    const reloaded = pause > 0 ? new Promise<void>((resolve) => setTimeout(resolve, pause)).then(() => this.reload()) : this.reload();
+    reloaded.then(
       () => {
         this.recovering = false;
-        const again = [...this.refused.splice(0), ...this.waiting.splice(0)];
-        for (const command of again) {
-          if (this.stale) this.waiting.push(command);
-          else this.run(command);
-        }
+        this.waiting = [...this.refused.splice(0), ...this.waiting];
+        this.runWaiting();
         this.recoverWhenIdle();
       },
       (error: unknown) => {
@@ -182,9 +234,14 @@ export class DeviceOutbox {
    */
   noteStored(revision: number): boolean {
     if (revision <= this.headRevision) return false;
+    this.invalidate();
+    return true;
+  }
+
+  /** Reads the stream again before the next decision (it may have moved without this process noticing). */
+  invalidate(): void {
     this.stale = true;
     this.recoverWhenIdle();
-    return true;
   }
 
   private async reload(): Promise<void> {

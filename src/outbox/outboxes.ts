@@ -15,6 +15,8 @@ export class Outboxes {
     private readonly store: EventStore,
     private readonly log: Logger,
     private readonly snapshotEvery?: number,
+    /** Several processes append to the outbox streams: no pipelined appends (see DeviceOutboxOptions.pipeline). */
+    private readonly otherWriters = false,
   ) {}
 
   get(deviceId: string): Promise<DeviceOutbox> {
@@ -22,6 +24,7 @@ export class Outboxes {
     if (!outbox) {
       outbox = DeviceOutbox.load(this.store, deviceId, {
         snapshotEvery: this.snapshotEvery,
+        pipeline: !this.otherWriters,
         onChange: (id) => this.changed(id),
         onSnapshotError: (error) => this.log.warn({ err: error, deviceId }, 'outbox snapshot not saved'),
       });
@@ -41,12 +44,27 @@ export class Outboxes {
    * again, and the drainer is told.
    */
   noteStored(deviceId: string, revision: number): void {
+    this.readAgain(deviceId, (outbox) => outbox.noteStored(revision));
+  }
+
+  /**
+   * This process runs the device (again): an outbox it loaded earlier missed what other processes appended
+   * while it did not follow the device, so it reads its stream again, and the drainer is told.
+   */
+  refresh(deviceId: string): void {
+    this.readAgain(deviceId, (outbox) => {
+      outbox.invalidate();
+      return true;
+    });
+  }
+
+  private readAgain(deviceId: string, stale: (outbox: DeviceOutbox) => boolean): void {
     const loaded = this.loaded.get(deviceId);
     if (!loaded) return;
     void loaded.then(
       (outbox) => {
         // Told once the state is read again (a command waits for that), so the drainer sees what was added.
-        if (outbox.noteStored(revision)) void outbox.execute(() => ({ events: [], result: undefined })).then(() => this.changed(deviceId), () => undefined);
+        if (stale(outbox)) void outbox.execute(() => ({ events: [], result: undefined })).then(() => this.changed(deviceId), () => undefined);
       },
       () => undefined,
     );

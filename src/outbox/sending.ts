@@ -38,10 +38,11 @@ export class SendingCore {
   readonly idempotencyView: IdempotencyReadModel;
   readonly outboxes: Outboxes;
 
-  constructor(db: Database.Database, store: EventStore, log: Logger) {
+  /** `otherWriters`: several processes append to the outbox streams (leases on). */
+  constructor(db: Database.Database, store: EventStore, log: Logger, otherWriters = false) {
     this.outboxView = new OutboxReadModel(db);
     this.idempotencyView = new IdempotencyReadModel(db);
-    this.outboxes = new Outboxes(store, log);
+    this.outboxes = new Outboxes(store, log, undefined, otherWriters);
   }
 
   get projections(): Projection[] {
@@ -55,7 +56,7 @@ export class SendingCore {
 }
 
 export interface SendingDeps {
-  config: Pick<Config, 'dataDir' | 'outbox' | 'media' | 'idempotencyTtlMs' | 'server'>;
+  config: Pick<Config, 'dataDir' | 'outbox' | 'media' | 'idempotencyTtlMs' | 'server'> & { cluster?: Config['cluster'] };
   store: EventStore;
   /** Already started: the read models are caught up. */
   projections: ProjectionRunner;
@@ -86,7 +87,7 @@ export interface Sending {
 export async function startSending(deps: SendingDeps): Promise<Sending> {
   const { config, store, projections, core, log } = deps;
   const { outboxes, outboxView } = core;
-  const media = new MediaStore(config.dataDir);
+  const media = new MediaStore(config.dataDir, config.cluster?.leases ? { worker: config.cluster.worker } : {});
   await media.init();
   // Before anything is queued: media of messages no longer waiting (or never queued) leaves the disk.
   const swept = await media.sweep((deviceId, outboxId) => outboxView.isPending(deviceId, outboxId));

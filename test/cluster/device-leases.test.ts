@@ -32,7 +32,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
 });
 
-async function member(file: string, name: string): Promise<Member> {
+async function member(file: string, name: string, now?: () => number): Promise<Member> {
   // A file: two SQLite connections, as two processes on one machine; a URL: two clients of one EventStoreDB.
   const store: EventStore = file.startsWith('esdb://') ? await openEventStoreDbStore(file) : new SqliteEventStore(file, { sharedFile: true });
   const running = new Set<string>();
@@ -45,6 +45,7 @@ async function member(file: string, name: string): Promise<Member> {
     log,
     devices: () => devices,
     after: () => 0,
+    ...(now ? { now } : {}),
     onAcquired: async (deviceId) => void running.add(deviceId),
     onLost: async (deviceId) => {
       running.delete(deviceId);
@@ -118,5 +119,41 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
     expect(a.leases.owned()).toEqual([]);
     await eventually(() => a.running.size === 0, 'a stopped every device');
     expect(b.running.size).toBe(devices.length);
+  });
+
+  it('runs again the devices it stopped when its heartbeats could not be written, once they can', async () => {
+    const file = await location();
+    let skew = 0;
+    const a = await member(file, 'a', () => Date.now() + skew);
+    await a.leases.start();
+    await eventually(() => a.running.size === devices.length, 'a runs every device');
+    // As if no heartbeat could be written for a lease timeout (the file locked by a paused process): a stops every
+    // device by itself, while the log still names it as their holder.
+    skew += TIMEOUT_MS;
+    await eventually(() => a.lost.length >= devices.length, 'a stopped every device');
+    // Its heartbeats go through again: nobody else takes a live member's devices, so a runs them again itself.
+    await eventually(() => a.running.size === devices.length, 'a runs every device again', 5_000);
+    expect((await a.store.readStream('lease-dev-0')).map((e) => e.type)).toEqual(['LeaseAcquired']);
+  });
+
+  it('forgets members that stopped heartbeating or left long ago', async () => {
+    const file = await location();
+    let skew = 0;
+    const a = await member(file, 'a', () => Date.now() + skew);
+    await a.leases.start();
+    const b = await member(file, 'b');
+    await b.leases.start();
+    const c = await member(file, 'c');
+    await c.leases.start();
+    const members = () => a.leases.distribution().map((m) => m.memberId).sort().join();
+    await eventually(() => members() === 'a,b,c', 'a sees b and c');
+    await b.leases.stop();
+    (c.leases as unknown as { stopped: boolean }).stopped = true; // c goes silent without leaving (kill -9)
+    await eventually(() => members() === 'a,c', 'b left');
+    const known = a.leases as unknown as { seen: Map<string, number>; left: Map<string, number> };
+    expect([...known.left.keys()]).toEqual(['b']);
+    skew += 20 * TIMEOUT_MS;
+    await eventually(() => known.seen.size === 0 && known.left.size === 0, 'a forgot b and c');
+    expect(members()).toBe('a');
   });
 });

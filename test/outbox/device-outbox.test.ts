@@ -129,3 +129,56 @@ describe('a device outbox (the one writer of its stream)', () => {
     expect(again.current.lastSeq).toBe(28);
   });
 });
+
+describe('several writers of one outbox stream (several processes on one file)', () => {
+  const stores: SqliteEventStore[] = [];
+  afterEach(async () => {
+    await Promise.all(stores.splice(0).map((s) => s.close()));
+  });
+
+  it('queues every one of many concurrent sends through three writers on one file: conflicts are decided again, none refused', async () => {
+    const file = join(tempDir('dmg-outbox-writers-'), 'events.sqlite');
+    // Three connections to one file, each with its own outbox of the device: three processes, as far as the store sees.
+    stores.push(...[0, 1, 2].map(() => new SqliteEventStore(file, { sharedFile: true })));
+    const writers = await Promise.all(stores.map((s) => DeviceOutbox.load(s, DEVICE, { pipeline: false })));
+    const PER_WRITER = 150;
+    const IN_FLIGHT = 15;
+    const refused: unknown[] = [];
+    // Each writer keeps IN_FLIGHT sends under way until it queued its share: the stream keeps moving under every one.
+    await Promise.all(
+      writers.map(async (outbox, w) => {
+        let next = 0;
+        const lane = async () => {
+          while (next < PER_WRITER) {
+            const n = w * PER_WRITER + next++;
+            await outbox.execute(queueMessage(DEVICE, message(n))).catch((error: unknown) => refused.push(error));
+          }
+        };
+        await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
+      }),
+    );
+    expect(refused).toEqual([]);
+    const queued = (await stores[0]!.readStream(outboxStream(DEVICE))).filter((e) => e.type === 'OutboxMessageQueued');
+    expect(queued).toHaveLength(3 * PER_WRITER);
+    expect(new Set(queued.map((e) => (e.data as { outboxId: string }).outboxId)).size).toBe(3 * PER_WRITER);
+    expect(queued.map((e) => (e.data as { seq: number }).seq)).toEqual(Array.from({ length: 3 * PER_WRITER }, (_, i) => i + 1));
+  }, 60_000);
+
+  it('never appends a decision that rested on a refused append, when another writer filled its revision', async () => {
+    const file = join(tempDir('dmg-outbox-writers-'), 'events.sqlite');
+    stores.push(new SqliteEventStore(file, { sharedFile: true }), new SqliteEventStore(file, { sharedFile: true }));
+    const [a, b] = await Promise.all(stores.map((s) => DeviceOutbox.load(s, DEVICE, { pipeline: false })));
+    // b's append is committed first and takes revision 0, which a's first append expects; a's second one, decided
+    // on the state with a's first (message 2 queued), expects revision 1: pipelined, it would go in before it.
+    const fromB = b!.execute(queueMessage(DEVICE, message(1)));
+    const queued = a!.execute(queueMessage(DEVICE, message(2)));
+    const cancelled = a!.execute(cancelMessage(DEVICE, (state) => state.messages.get(message(2).outboxId), Date.now()));
+    await Promise.all([fromB, queued, cancelled]);
+    const events = (await stores[0]!.readStream(outboxStream(DEVICE))).map((e) => `${e.type} ${(e.data as { outboxId: string }).outboxId}`);
+    expect(events).toEqual([
+      `OutboxMessageQueued ${message(1).outboxId}`,
+      `OutboxMessageQueued ${message(2).outboxId}`,
+      `MessageStatusChanged ${message(2).outboxId}`,
+    ]);
+  });
+});

@@ -1,23 +1,40 @@
 /**
  * Group commit: requests submitted during one turn of the event loop are handed to `commit` together,
  * so one fsync covers all of them. Durable throughput then grows with concurrency instead of being
- * capped by the disk's flush rate. `commit` answers one result or Error per request, in order, or
- * RETRY_LATER when it could not start (another process holds the file's write lock): the batch is tried
- * again a moment later, with whatever was submitted meanwhile, and the event loop runs in between.
+ * capped by the disk's flush rate. `commit` answers one result or Error per request, in order.
+ *
+ * `commit` may instead answer BUSY (another process holds the file's write lock; nothing was done): the
+ * batch is tried again after a short jittered pause, without blocking the event loop meanwhile, until the
+ * oldest request has waited `busy.deadlineMs`; then the batch fails with `busy.error()`.
  */
-export const RETRY_LATER = Symbol('retry later');
+export const BUSY = Symbol('busy');
 
-/** How long a refused commit waits before it tries again (ms; timers go no lower than 1). */
-const RETRY_DELAY_MS = 1;
+export interface BusyRetry {
+  deadlineMs: number;
+  error: () => Error;
+}
+
+interface Queued<Request, Result> {
+  request: Request;
+  resolve: (r: Result) => void;
+  reject: (e: Error) => void;
+  /** When its first commit found the file busy. */
+  busySince?: number;
+}
+
+const BUSY_PAUSE_MIN_MS = 2;
+const BUSY_PAUSE_MAX_MS = 50;
 
 export class GroupCommitter<Request, Result> {
-  private queue: Array<{ request: Request; resolve: (r: Result) => void; reject: (e: Error) => void }> = [];
+  private queue: Array<Queued<Request, Result>> = [];
   private scheduled = false;
   private idle: Array<() => void> = [];
+  private busyStreak = 0;
 
   constructor(
-    private readonly commit: (batch: readonly Request[]) => Array<Result | Error> | typeof RETRY_LATER,
+    private readonly commit: (batch: readonly Request[]) => Array<Result | Error> | typeof BUSY,
     private readonly maxBatch = 2_000,
+    private readonly busy: BusyRetry = { deadlineMs: 5_000, error: () => new Error('the store is busy') },
   ) {}
 
   submit(request: Request): Promise<Result> {
@@ -40,11 +57,11 @@ export class GroupCommitter<Request, Result> {
   private flush(): void {
     const batch = this.queue.splice(0, this.maxBatch);
     const outcomes = this.commit(batch.map((b) => b.request));
-    if (outcomes === RETRY_LATER) {
-      this.queue.unshift(...batch);
-      setTimeout(() => this.flush(), RETRY_DELAY_MS);
+    if (outcomes === BUSY) {
+      this.retryBusy(batch);
       return;
     }
+    this.busyStreak = 0;
     batch.forEach((waiter, i) => {
       const outcome = outcomes[i]!;
       if (outcome instanceof Error) waiter.reject(outcome);
@@ -56,5 +73,26 @@ export class GroupCommitter<Request, Result> {
     }
     this.scheduled = false;
     for (const resolve of this.idle.splice(0)) resolve();
+  }
+
+  /** The batch goes back to the front of the queue (what arrives meanwhile joins it) and is tried again later. */
+  private retryBusy(batch: Array<Queued<Request, Result>>): void {
+    const now = Date.now();
+    const again: Array<Queued<Request, Result>> = [];
+    let error: Error | undefined;
+    for (const waiter of batch) {
+      waiter.busySince ??= now;
+      if (now - waiter.busySince < this.busy.deadlineMs) again.push(waiter);
+      else waiter.reject((error ??= this.busy.error()));
+    }
+    this.queue.unshift(...again);
+    if (this.queue.length === 0) {
+      this.scheduled = false;
+      for (const resolve of this.idle.splice(0)) resolve();
+      return;
+    }
+    this.busyStreak += 1;
+    const pause = Math.min(BUSY_PAUSE_MAX_MS, BUSY_PAUSE_MIN_MS * 2 ** Math.min(this.busyStreak, 10)) * (0.5 + Math.random() / 2);
+    setTimeout(() => this.flush(), pause);
   }
 }

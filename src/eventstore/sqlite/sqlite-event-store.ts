@@ -23,7 +23,7 @@ import {
   revisionMatches,
 } from '../event-store.js';
 import { newEventId } from '../event-id.js';
-import { GroupCommitter, RETRY_LATER } from './group-committer.js';
+import { BUSY, GroupCommitter } from './group-committer.js';
 import { LiveFeed } from './live-feed.js';
 import { setUpSchema } from './schema.js';
 
@@ -58,10 +58,6 @@ type PendingWrite = PendingAppend | PendingSnapshot | PendingSnapshotDelete;
 const READ_ALL_PAGE = 1_000;
 /** Several writer processes: while subscribed, the file is also checked this often, in case a change signal was missed. */
 const TAIL_CHECK_MS = 200;
-/** Reads (and opening the file) wait this long for another process's lock, in SQLite's own busy handler. */
-const BUSY_TIMEOUT_MS = 5_000;
-/** SQLITE_BUSY and its extended codes: another connection holds the lock. */
-const isBusy = (error: unknown) => String((error as { code?: unknown })?.code ?? '').startsWith('SQLITE_BUSY');
 
 export interface SqliteStoreOptions {
   /**
@@ -69,9 +65,16 @@ export interface SqliteStoreOptions {
    * position order (tailed whenever the WAL changes), not only with this process's own commits.
    */
   sharedFile?: boolean;
-  /** A commit that keeps finding the file locked by another process fails (503) after this long (ms; default 10 s). */
-  lockWaitMs?: number;
+  /**
+   * Several writers: how long a commit waits for another process's write lock before it fails (default 5 s).
+   * The wait is spent between turns of the event loop, not blocking it (see GroupCommitter's BUSY).
+   */
+  busyTimeoutMs?: number;
 }
+
+/** Several writers: a commit waits this long for the write lock inside SQLite, then steps out and tries again later. */
+const COMMIT_BUSY_WAIT_MS = 10;
+const BUSY_TIMEOUT_MS = 5_000;
 
 /**
  * The embedded event store: one SQLite file in WAL mode with synchronous=FULL, so an acknowledged
@@ -140,19 +143,20 @@ export class SqliteEventStore implements EventStore {
       head: this.db.prepare<[], { head: number | null }>('SELECT max(position) AS head FROM events'),
     };
     this.appendOne = this.db.transaction((append: PendingAppend) => this.appendInTransaction(append));
-    this.committer = new GroupCommitter((batch) => this.commit(batch));
+    this.shared = options.sharedFile === true && file !== ':memory:';
+    const busyTimeoutMs = options.busyTimeoutMs ?? BUSY_TIMEOUT_MS;
+    this.committer = new GroupCommitter((batch) => this.commit(batch), undefined, {
+      deadlineMs: busyTimeoutMs,
+      error: () => new StoreUnavailableError(`append failed: another process has held the write lock of ${this.file} for ${busyTimeoutMs} ms`),
+    });
     // BEGIN IMMEDIATE: with other writers a deferred transaction that turns into a write can fail at once
     // (SQLITE_BUSY) instead of waiting out the busy timeout.
-    this.commitTransaction = options.sharedFile ? (run) => this.beginWithoutWaiting(run) : (run) => this.db.transaction(run).immediate();
-    this.lockWaitMs = options.lockWaitMs ?? 10_000;
-    if (options.sharedFile && file !== ':memory:') this.startTail();
+    this.commitTransaction = (run) => this.db.transaction(run).immediate();
+    if (this.shared) this.startTail();
   }
 
-  private readonly lockWaitMs: number;
-
   private readonly commitTransaction: (run: () => void) => void;
-  /** Since when commits have found the file locked by another process (undefined: the last one began). */
-  private lockedSince: number | undefined;
+  private readonly shared: boolean;
 
   /**
    * Other processes' commits reach this process's subscribers: the file is read after the last position fed
@@ -220,12 +224,18 @@ export class SqliteEventStore implements EventStore {
     return this.committer.submit({ kind: 'append', streamId, events, json, expectedRevision, fence: options.fence }) as Promise<AppendResult>;
   }
 
-  /** Runs one group of appends in a single transaction; each append succeeds or fails on its own. */
-  private commit(batch: readonly PendingWrite[]): Array<AppendResult | undefined | Error> | typeof RETRY_LATER {
-    const committed: StoredEvent[] = [];
+  /**
+   * Runs one group of appends in a single transaction; each append succeeds or fails on its own. Several
+   * writers: BUSY when another process kept the write lock past a short wait (nothing was written; the
+   * group is tried again later). A process paused inside its write keeps that lock until it resumes.
+   */
+  private commit(batch: readonly PendingWrite[]): Array<AppendResult | undefined | Error> | typeof BUSY {
+    let committed: StoredEvent[] = [];
     let outcomes: Array<AppendResult | undefined | Error> = [];
+    if (this.shared) this.db.pragma(`busy_timeout = ${COMMIT_BUSY_WAIT_MS}`);
     try {
       this.commitTransaction(() => {
+        committed = [];
         outcomes = batch.map((append) => {
           // The fence is read in the same transaction as the write: no other process can move it in between.
           const fenced = append.fence && this.checkFence(append.fence);
@@ -254,35 +264,14 @@ export class SqliteEventStore implements EventStore {
         });
       });
     } catch (error) {
-      if (isBusy(error) && this.tail) {
-        // Another process is writing: try again shortly, without blocking this one's event loop meanwhile.
-        this.lockedSince ??= Date.now();
-        if (Date.now() - this.lockedSince < this.lockWaitMs) return RETRY_LATER;
-      }
-      this.lockedSince = undefined;
+      if (this.shared && String((error as { code?: unknown }).code).startsWith('SQLITE_BUSY')) return BUSY;
       const failure = new StoreUnavailableError(`append failed: ${(error as Error).message}`, { cause: error });
       return batch.map(() => failure);
+    } finally {
+      if (this.shared) this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     }
-    this.lockedSince = undefined;
     if (committed.length > 0) this.publishOwn(committed);
     return outcomes;
-  }
-
-  /**
-   * Several writer processes: BEGIN IMMEDIATE that gives up at once when another process holds the write
-   * lock (busy_timeout 0 for this transaction only; switching costs ~20 µs, so a file of one process keeps
-   * SQLite's own wait). SQLite's own waiting would block the event loop in sleeps of up to 100 ms, probing
-   * so rarely that a process committing back to back could starve the other past any timeout. The group
-   * committer tries again every millisecond instead (RETRY_LATER), while this process goes on serving.
-   */
-  private beginWithoutWaiting(run: () => void): void {
-    // Not prepared statements: SQLite applies this pragma when the statement is compiled, not when it runs.
-    this.db.pragma('busy_timeout = 0');
-    try {
-      this.db.transaction(run).immediate();
-    } finally {
-      this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
-    }
   }
 
   private publishOwn(committed: StoredEvent[]): void {

@@ -6,9 +6,8 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { StoredEvent } from '../../../src/eventstore/event-store.js';
 import Database from 'better-sqlite3';
-import { StoreUnavailableError } from '../../../src/eventstore/event-store.js';
+import { StoreUnavailableError, type StoredEvent } from '../../../src/eventstore/event-store.js';
 import { SqliteEventStore } from '../../../src/eventstore/sqlite/sqlite-event-store.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { eventually } from '../../support/eventually.js';
@@ -87,38 +86,46 @@ describe('sqlite store shared by several writers', () => {
     }
   });
 
-  it("keeps its event loop turning while another connection holds the write lock, then commits", async () => {
+  it('waits for a write lock another process holds without blocking its event loop, and writes once it is free', async () => {
     const file = join(tempDir('dmg-shared-'), 'events.sqlite');
     const store = new SqliteEventStore(file, { sharedFile: true });
-    const locker = new Database(file);
+    // Another process in the middle of a write (or paused inside one): it holds the file's write lock.
+    const other = new Database(file);
     try {
-      await store.append('warm', [ev('W')]);
-      locker.prepare('BEGIN IMMEDIATE').run();
-      let settled = false;
-      const appended = store.append('waiting', [ev('X')]).finally(() => (settled = true));
-      // SQLite's own busy wait would block this process here (the timer could not fire, the lock never
-      // be released, and the append fail after the busy timeout).
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      expect(settled).toBe(false);
-      locker.prepare('COMMIT').run();
-      expect((await appended).position).toBe(2);
+      other.exec('BEGIN IMMEDIATE');
+      const settled: string[] = [];
+      const appended = store.append('s', [ev('A')]).then(
+        () => settled.push('appended'),
+        (error: unknown) => settled.push(`failed: ${(error as Error).message}`),
+      );
+      // Timers still run meanwhile: the process keeps answering what needs no write (a blocking wait would hold them).
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(settled).toEqual([]);
+      expect(await store.readAll()).toEqual([]);
+      other.exec('COMMIT');
+      await appended;
+      expect(settled).toEqual(['appended']);
+      expect((await store.readAll()).map((e) => e.type)).toEqual(['A']);
     } finally {
-      locker.close();
+      other.close();
       await store.close();
     }
   });
 
-  it('answers store unavailable when the write lock stays taken past lockWaitMs, and commits again once it is free', async () => {
+  it('gives up on a write lock held past its busy timeout: the append fails as unavailable and writes nothing', async () => {
     const file = join(tempDir('dmg-shared-'), 'events.sqlite');
-    const store = new SqliteEventStore(file, { sharedFile: true, lockWaitMs: 300 });
-    const locker = new Database(file);
+    const store = new SqliteEventStore(file, { sharedFile: true, busyTimeoutMs: 300 });
+    const other = new Database(file);
     try {
-      locker.prepare('BEGIN IMMEDIATE').run();
-      await expect(store.append('waiting', [ev('X')])).rejects.toBeInstanceOf(StoreUnavailableError);
-      locker.prepare('COMMIT').run();
-      expect((await store.append('waiting', [ev('Y')])).position).toBe(1);
+      other.exec('BEGIN IMMEDIATE');
+      await expect(store.append('s', [ev('A')])).rejects.toBeInstanceOf(StoreUnavailableError);
+      other.exec('ROLLBACK');
+      expect(await store.readAll()).toEqual([]);
+      // The lock is free again: the next append goes through.
+      await store.append('s', [ev('B')]);
+      expect((await store.readAll()).map((e) => e.type)).toEqual(['B']);
     } finally {
-      locker.close();
+      other.close();
       await store.close();
     }
   });
