@@ -180,6 +180,23 @@ describe('the streaming reader of JSON media bodies', () => {
     );
   });
 
+  it("relies on Node's base64 decoder skipping every byte outside the alphabet but - and _ (plain runs are checked by their decoded length)", () => {
+    const alphabet = new Set([...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'].map((c) => c.charCodeAt(0)));
+    const decodedAsData: string[] = [];
+    for (let byte = 0; byte < 256; byte++) {
+      if (alphabet.has(byte)) continue;
+      for (let at = 0; at < 4; at++) {
+        for (const around of ['', 'QUJD'.repeat(20)]) {
+          const quantum = ['Q', 'U', 'J', 'D'];
+          quantum[at] = String.fromCharCode(byte);
+          const text = `${around}${quantum.join('')}${around}`;
+          if (Buffer.from(text, 'latin1').length / 4 * 3 === Buffer.from(text, 'base64').length) decodedAsData.push(String.fromCharCode(byte));
+        }
+      }
+    }
+    expect([...new Set(decodedAsData)].sort()).toEqual(['-', '_']);
+  });
+
   it('never writes more than the limit to disk', async () => {
     const path = join(dir, 'limit');
     const big = `{"base64":"${'QUFB'.repeat(3000)}"}`;
