@@ -243,7 +243,7 @@ export function loadConfig(env: Env = process.env): Config {
     server: {
       maxConnections: read.integer('MAX_CONNECTIONS', 1_024, { min: 1, max: 1_000_000 }),
       unauthenticatedPerMinute: read.integer('UNAUTHENTICATED_RATE_PER_MINUTE', 120, { min: 1, max: 1_000_000 }),
-      largeBodyConcurrency: read.integer('LARGE_BODY_CONCURRENCY', 4, { min: 1, max: 1_000 }),
+      largeBodyConcurrency: read.integer('LARGE_BODY_CONCURRENCY', 16, { min: 1, max: 1_000 }),
       largeBodyQueue: read.integer('LARGE_BODY_QUEUE', 32, { min: 0, max: 100_000 }),
     },
     diskFreeMinBytes: read.integer('DISK_FREE_MIN_BYTES', 64 * 1024 * 1024, { min: 0, max: Number.MAX_SAFE_INTEGER }),

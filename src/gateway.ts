@@ -256,7 +256,12 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       sandbox: engines.sandbox,
       projections,
       seen: messages,
-      inboundMedia: { limit: config.media.fileMaxBytes, uploadDir: sending.media.incomingDir, gate: bodyGate },
+      inboundMedia: {
+        limit: config.media.fileMaxBytes,
+        uploadDir: sending.media.incomingDir,
+        gate: bodyGate,
+        downloadPending: async (deviceId, waMessageId) => config.inboundMedia.enabled && (await receivedMedia.size(deviceId, waMessageId)) === undefined,
+      },
     }),
   );
   routes.push(

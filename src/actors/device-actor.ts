@@ -429,7 +429,10 @@ export class DeviceActor {
       pairingCode: (code, expiresAt) => this.signal(epoch, { type: 'ENGINE.PAIRING_CODE', code, expiresAt: expiresAt.toISOString() }),
       online: (account) => this.signal(epoch, { type: 'ENGINE.ONLINE', account }),
       disconnected: (kind, detail) => this.signal(epoch, { type: 'ENGINE.DISCONNECTED', kind, detail }),
-      inbound: (message, options) => this.spools.inbound.write(`inbound ${message.waMessageId}`, () => sink.received(this.deviceId, message), options),
+      inbound: (message, options) => {
+        sink.arriving?.(this.deviceId, message);
+        return this.spools.inbound.write(`inbound ${message.waMessageId}`, () => sink.received(this.deviceId, message), options);
+      },
       receipt: (receipt) => this.spools.receipts.write(`receipt ${receipt.waMessageId} ${receipt.status}`, () => sink.receipt(this.deviceId, receipt)),
       contacts: (contacts) => this.spools.contacts.write(`contacts (${contacts.length})`, () => sink.contacts(this.deviceId, contacts)),
       // Chat activity shares the inbound spool: it goes to the same stream, in the same order.

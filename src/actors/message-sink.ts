@@ -20,6 +20,12 @@ import {
 } from '../messages/message-events.js';
 
 export interface MessageSink {
+  /**
+   * A message has arrived and waits its turn in the device's spool (which calls `received` one message at a
+   * time, in arrival order): slow work for it (downloading its media) may start now, so that the messages
+   * behind it do not wait for it in turn.
+   */
+  arriving?(deviceId: string, message: InboundMessage): void;
   received(deviceId: string, message: InboundMessage): Promise<void>;
   receipt(deviceId: string, receipt: Receipt): Promise<void>;
   contacts(deviceId: string, contacts: Contact[]): Promise<void>;

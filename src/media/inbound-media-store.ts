@@ -4,18 +4,21 @@
  * cut off past the size limit, made durable, then renamed into place.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Transform, type Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
 
 export class MediaTooLargeError extends Error {
   override readonly name = 'MediaTooLargeError';
 }
 
+/** Received media are written in pieces of about this size (a few system calls per MiB). */
+const WRITE_BATCH_BYTES = 1024 * 1024;
+
 export class InboundMediaStore {
   readonly root: string;
+  /** Directories known to exist (made once, not before every file). */
+  private readonly dirs = new Set<string>();
 
   constructor(dataDir: string) {
     this.root = join(dataDir, 'inbound-media');
@@ -28,30 +31,50 @@ export class InboundMediaStore {
   /** Streams `source` into the message's file; throws MediaTooLargeError past `limit` bytes (nothing is kept then). */
   async save(deviceId: string, waMessageId: string, source: Readable, limit: number): Promise<{ size: number; sha256: string }> {
     const dir = join(this.root, deviceId);
-    await mkdir(dir, { recursive: true });
+    if (!this.dirs.has(dir)) {
+      await mkdir(dir, { recursive: true });
+      this.dirs.add(dir);
+    }
     const final = this.pathOf(deviceId, waMessageId);
     const temporary = `${final}.${randomUUID().slice(0, 8)}.part`;
     const hash = createHash('sha256');
     let size = 0;
-    const meter = new Transform({
-      transform(chunk: Buffer, _encoding, callback) {
-        size += chunk.length;
-        if (size > limit) return callback(new MediaTooLargeError(`the media is larger than the limit of ${limit} bytes`));
-        hash.update(chunk);
-        callback(null, chunk);
-      },
-    });
+    let file: FileHandle | undefined;
     try {
-      await pipeline(source, meter, createWriteStream(temporary, { mode: 0o600, highWaterMark: 1024 * 1024 }));
-      const file = await open(temporary, 'r');
       try {
-        await file.sync();
-      } finally {
-        await file.close();
+        file = await open(temporary, 'w', 0o600);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+        // The directory went away since it was made (its device's media were removed): made again.
+        await mkdir(dir, { recursive: true });
+        file = await open(temporary, 'w', 0o600);
       }
+      // One handle for writing and syncing; chunks are gathered into writes of WRITE_BATCH_BYTES.
+      let batch: Buffer[] = [];
+      let batched = 0;
+      const flush = async () => {
+        const bytes = batch.length === 1 ? batch[0]! : Buffer.concat(batch, batched);
+        batch = [];
+        batched = 0;
+        for (let at = 0; at < bytes.length; ) at += (await file!.write(bytes, at)).bytesWritten;
+      };
+      for await (const chunk of source as AsyncIterable<Buffer | string>) {
+        const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+        size += bytes.length;
+        if (size > limit) throw new MediaTooLargeError(`the media is larger than the limit of ${limit} bytes`);
+        hash.update(bytes);
+        batch.push(bytes);
+        batched += bytes.length;
+        if (batched >= WRITE_BATCH_BYTES) await flush();
+      }
+      if (batched > 0) await flush();
+      await file.sync();
+      await file.close();
+      file = undefined;
       await rename(temporary, final);
     } catch (error) {
       source.destroy();
+      await file?.close().catch(() => undefined);
       await rm(temporary, { force: true });
       throw error;
     }

@@ -5,6 +5,7 @@
  * it still fails the message is recorded with `media.status: "pending"` and the download goes on in the
  * background, its outcome recorded as InboundMediaUpdated. With INBOUND_MEDIA=off only metadata is kept.
  */
+import PQueue from 'p-queue';
 import type { Logger } from 'pino';
 import type { MessageSink } from '../actors/message-sink.js';
 import type { ChatActivity, Contact, InboundMessage, Receipt } from '../engines/engine.js';
@@ -31,9 +32,19 @@ export const DEFAULT_BACKGROUND_RETRY_DELAYS_MS = [5_000, 30_000, 120_000, 600_0
 export const mediaUrlOf = (deviceId: string, waMessageId: string) =>
   `/devices/${encodeURIComponent(deviceId)}/messages/${encodeURIComponent(waMessageId)}/media`;
 
+/** Media downloads under way at once (gateway-wide); more wait their turn, first come first served. */
+export const DOWNLOADS_AT_ONCE = 8;
+
 export class InboundMediaSink implements MessageSink {
   private readonly background = new Set<NodeJS.Timeout>();
   private stopped = false;
+  /**
+   * The download of each message that has arrived, started before its turn to be recorded: a device's
+   * messages are recorded one at a time, and downloading each only in its turn made them wait for each
+   * other's downloads (the spool's throughput was one download at a time).
+   */
+  private readonly early = new WeakMap<InboundMessage, Promise<Partial<InboundMedia>>>();
+  private readonly downloads = new PQueue({ concurrency: DOWNLOADS_AT_ONCE });
 
   constructor(
     private readonly inner: MessageSink,
@@ -44,12 +55,30 @@ export class InboundMediaSink implements MessageSink {
     private readonly log: Logger,
   ) {}
 
+  arriving(deviceId: string, message: InboundMessage): void {
+    this.inner.arriving?.(deviceId, message);
+    if (this.wantsDownload(message) && !this.early.has(message)) this.early.set(message, this.queueDownload(deviceId, message));
+  }
+
   async received(deviceId: string, message: InboundMessage): Promise<void> {
     const { downloadMedia, ...fields } = message;
     if (!fields.media || !downloadMedia || !this.settings.enabled) return this.inner.received(deviceId, fields);
-    const outcome = await this.download(deviceId, message, downloadMedia, this.settings.quickRetryDelaysMs);
+    // The same message object when the spool tries again after a store failure: it is not downloaded twice.
+    let download = this.early.get(message);
+    if (!download) this.early.set(message, (download = this.queueDownload(deviceId, message)));
+    const outcome = await download;
     await this.inner.received(deviceId, { ...fields, media: { ...fields.media, ...outcome } });
     if (outcome.status === 'pending') this.retryLater(deviceId, message, downloadMedia, 0);
+  }
+
+  private wantsDownload(message: InboundMessage): boolean {
+    return message.media !== undefined && message.downloadMedia !== undefined && this.settings.enabled;
+  }
+
+  private queueDownload(deviceId: string, message: InboundMessage): Promise<Partial<InboundMedia>> {
+    const outcome = this.downloads.add(() => this.download(deviceId, message, message.downloadMedia!, this.settings.quickRetryDelaysMs));
+    outcome.catch(() => undefined); // awaited in the message's turn; never an unhandled rejection meanwhile
+    return outcome;
   }
 
   receipt(deviceId: string, receipt: Receipt): Promise<void> {

@@ -50,7 +50,10 @@ const PLACEHOLDER_VALUE = '\u0000spooled-base64';
 const DATA_URL = /^data:([^;,]+)?(?:;[^;,=]+=[^;,]*)*;base64,$/i;
 /** A data URL's prefix must end (with its comma) within this many characters. */
 const MAX_PREFIX = 512;
-const WRITE_CHUNK_CHARS = 64 * 1024;
+/** Base64 decoded at most this many characters at a time (the size limit is checked in between). */
+const DECODE_SLICE_CHARS = 256 * 1024;
+/** Decoded media is written to the file in batches of about this many bytes (a few system calls per MiB). */
+const WRITE_BATCH_BYTES = 256 * 1024;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -73,22 +76,29 @@ export async function readJsonMediaBody(
 ): Promise<JsonMediaBody> {
   const scanner = new Scanner(limits, tooLarge, path);
   let file: FileHandle | undefined;
+  let batch: Buffer[] = [];
+  let batchBytes = 0;
+  const write = async () => {
+    file ??= await open(spoolPath, 'w', 0o600);
+    const rest = Buffer.concat(batch, batchBytes);
+    batch = [];
+    batchBytes = 0;
+    // A short write (a disk filling up) is continued; the next write then fails with the disk's error.
+    for (let at = 0; at < rest.length; ) at += (await file.write(rest, at)).bytesWritten;
+  };
   let total = 0;
   try {
     for await (const chunk of source) {
       total += chunk.length;
       if (total > limits.total) throw tooLarge();
-      const decoded = scanner.feed(chunk);
-      if (decoded.length > 0) {
-        file ??= await open(spoolPath, 'w', 0o600);
-        for (const bytes of decoded) await file.write(bytes);
+      for (const bytes of scanner.feed(chunk)) {
+        batch.push(bytes);
+        batchBytes += bytes.length;
       }
+      if (batchBytes >= WRITE_BATCH_BYTES) await write();
     }
-    const rest = scanner.end();
-    if (rest.length > 0) {
-      file ??= await open(spoolPath, 'w', 0o600);
-      for (const bytes of rest) await file.write(bytes);
-    }
+    batch.push(...scanner.end());
+    if (batch.length > 0) await write();
   } finally {
     await file?.close();
   }
@@ -156,13 +166,19 @@ class Scanner {
   feed(chunk: Buffer): Buffer[] {
     this.output = [];
     let copyFrom = 0;
+    // Where the next quote and backslash of the chunk are (found natively, once each: a run of escapes
+    // must not rescan the chunk); -1 when there is none after the last search.
+    let quoteAt = -2;
+    let backslashAt = -2;
     for (let i = 0; i < chunk.length; i++) {
       const byte = chunk[i]!;
       if (this.sink) {
-        // A run of plain characters goes to the sink at once; quotes, escapes and control bytes one by one.
+        // The run of characters up to the next quote or backslash goes to the sink at once (a control
+        // byte in it is the sink's to refuse); quotes and escapes are taken one by one.
         if (!this.escaped && this.unicode === undefined) {
-          let end = i;
-          while (end < chunk.length && chunk[end]! >= 0x20 && chunk[end] !== QUOTE && chunk[end] !== BACKSLASH) end++;
+          if (quoteAt !== -1 && quoteAt < i) quoteAt = chunk.indexOf(QUOTE, i);
+          if (backslashAt !== -1 && backslashAt < i) backslashAt = chunk.indexOf(BACKSLASH, i);
+          const end = Math.min(quoteAt === -1 ? chunk.length : quoteAt, backslashAt === -1 ? chunk.length : backslashAt);
           if (end > i) {
             this.sink.bytes(chunk.subarray(i, end), this.output);
             i = end - 1;
@@ -325,14 +341,17 @@ CLASS[0x3d] = 3;
  * The characters of a base64 text (optionally a data URL), decoded as they come. Accepts what the
  * in-memory decoder accepted: whitespace anywhere, at most two `=` at the end, and not one character
  * too many for whole bytes (a length of 1 mod 4).
+ *
+ * Plain base64 (the usual case) never goes through a loop in JS: a run is decoded natively in whole
+ * quanta of 4 characters, and it was plain exactly when every quantum gave 3 bytes (see plain()).
+ * Otherwise (whitespace, padding, a bad character) the run is taken again character by character.
  */
 class Base64Sink {
   private readonly hash = createHash('sha256');
   private prefix: string | undefined = '';
   private declaredType: string | undefined;
-  /** Clean base64 characters not decoded yet (never more than WRITE_CHUNK_CHARS + one run). */
-  private pending: Buffer[] = [];
-  private pendingLength = 0;
+  /** The last 0-3 clean characters, not decoded yet (a quantum is decoded once it is whole). */
+  private carry = '';
   private payloadLength = 0;
   private padding = 0;
   private size = 0;
@@ -353,16 +372,22 @@ class Base64Sink {
       this.prefix += c;
       return;
     }
-    this.bytes(Buffer.from([code]), output);
+    this.take(Buffer.from([code]), false, output);
   }
 
+  /** A run of characters as they came in the body (a control byte there is malformed JSON). */
   bytes(span: Buffer, output: Buffer[]): void {
+    this.take(span, true, output);
+  }
+
+  private take(span: Buffer, raw: boolean, output: Buffer[]): void {
     this.hash.update(span);
     let rest = span;
     if (this.prefix !== undefined) {
       // The first characters are held back until it is clear whether they start a data URL.
       let i = 0;
       while (i < rest.length && this.prefix !== undefined) {
+        if (raw && rest[i]! < 0x20) throw malformedJson();
         this.prefix += String.fromCharCode(rest[i]!);
         i++;
         if (!'data:'.startsWith(this.prefix.slice(0, 5).toLowerCase())) {
@@ -381,45 +406,57 @@ class Base64Sink {
       }
       rest = rest.subarray(i);
     }
-    if (rest.length > 0) this.payload(rest, output);
+    // In slices, so that what is decoded before the size limit is checked stays bounded whatever the chunk size.
+    for (let at = 0; at < rest.length; at += DECODE_SLICE_CHARS) {
+      const slice = rest.subarray(at, at + DECODE_SLICE_CHARS);
+      if (!this.plain(slice, output)) this.payload(slice, raw, output);
+    }
   }
 
-  private payload(span: Buffer, output: Buffer[]): void {
-    let clean: Buffer = span;
+  /** Decodes the slice at once when it is plain base64 (alphabet only); false, with nothing done, otherwise. */
+  private plain(slice: Buffer, output: Buffer[]): boolean {
+    if (this.padding > 0) return false;
+    const text = this.carry + slice.toString('latin1');
+    const whole = text.length - (text.length % 4);
+    for (let i = whole; i < text.length; i++) if (CLASS[text.charCodeAt(i)] !== 1) return false;
+    if (whole > 0) {
+      // Node's decoder skips every byte outside its alphabet (the base64 and base64url ones; a padding `=`
+      // ends the text): all whole quanta came out exactly when the text had none, or `-` or `_` in it.
+      const bytes = Buffer.from(text.slice(0, whole), 'base64');
+      if (bytes.length !== (whole / 4) * 3 || slice.includes(0x2d) || slice.includes(0x5f)) return false;
+      this.emit(bytes, output);
+    }
+    this.carry = text.slice(whole);
+    this.payloadLength += slice.length;
+    return true;
+  }
+
+  /** Character by character: refuses what is not base64, drops whitespace, counts the padding. */
+  private payload(span: Buffer, raw: boolean, output: Buffer[]): void {
+    const clean = Buffer.allocUnsafe(span.length);
     let n = 0;
     for (let i = 0; i < span.length; i++) {
-      const kind = CLASS[span[i]!];
+      const byte = span[i]!;
+      if (raw && byte < 0x20) throw malformedJson();
+      const kind = CLASS[byte];
       if (kind === 1) {
         if (this.padding > 0) throw notBase64(this.path);
       } else if (kind === 3) {
         if (++this.padding > 2) throw notBase64(this.path);
-      } else if (kind === 2) {
-        // Whitespace: from here on the clean characters are copied out.
-        if (clean === span) {
-          clean = Buffer.allocUnsafe(span.length);
-          span.copy(clean, 0, 0, i);
-          n = i;
-        }
-        continue;
-      } else throw notBase64(this.path);
-      if (clean !== span) clean[n] = span[i]!;
-      n++;
+      } else if (kind === 2) continue;
+      else throw notBase64(this.path);
+      clean[n++] = byte;
     }
-    const taken = clean === span ? Buffer.from(span) : clean.subarray(0, n);
-    if (taken.length === 0) return;
-    this.payloadLength += taken.length;
-    this.pending.push(taken);
-    this.pendingLength += taken.length;
-    if (this.pendingLength >= WRITE_CHUNK_CHARS) this.flush(output, false);
+    if (n === 0) return;
+    this.payloadLength += n;
+    const text = this.carry + clean.toString('latin1', 0, n);
+    const whole = text.length - (text.length % 4);
+    if (whole > 0) this.emit(Buffer.from(text.slice(0, whole), 'base64'), output);
+    this.carry = text.slice(whole);
   }
 
-  private flush(output: Buffer[], last: boolean): void {
-    const all = Buffer.concat(this.pending, this.pendingLength);
-    const whole = last ? all.length : all.length - (all.length % 4);
-    this.pending = whole < all.length ? [all.subarray(whole)] : [];
-    this.pendingLength = all.length - whole;
-    if (whole === 0) return;
-    const bytes = Buffer.from(all.subarray(0, whole).toString('latin1'), 'base64');
+  private emit(bytes: Buffer, output: Buffer[]): void {
+    if (bytes.length === 0) return;
     this.size += bytes.length;
     if (this.size > this.limit) throw this.tooLarge();
     output.push(bytes);
@@ -431,10 +468,11 @@ class Base64Sink {
       if (this.prefix.toLowerCase().startsWith('data:')) throw notBase64(this.path);
       const held = Buffer.from(this.prefix, 'latin1');
       this.prefix = undefined;
-      if (held.length > 0) this.payload(held, output);
+      if (held.length > 0) this.payload(held, false, output);
     }
     if (this.payloadLength % 4 === 1) throw notBase64(this.path);
-    this.flush(output, true);
+    if (this.carry.length > 0) this.emit(Buffer.from(this.carry, 'base64'), output);
+    this.carry = '';
     return { size: this.size, textDigest: this.hash.digest('base64url'), ...(this.declaredType ? { declaredType: this.declaredType } : {}) };
   }
 }

@@ -12,14 +12,13 @@ import { DeviceParams } from '../schemas/common.js';
 import { SessionStateOnlySchema } from '../schemas/session.js';
 import { SandboxPairBody, SandboxGroupBody, SandboxGroupSchema, AcceptedSchema, InboundAcceptedSchema, InboundBody, SandboxCallBody, SandboxCallSchema, SandboxPresenceBody, ScanBody } from '../schemas/sandbox.js';
 import { randomBytes } from 'node:crypto';
-import { Readable } from 'node:stream';
 import type { Static } from 'typebox';
 import type { InboundMessage, QuotedMessage } from '../../engines/engine.js';
 import { newSandboxMessageId } from '../../engines/sandbox/sandbox-network.js';
 import type { SeenMessages } from '../../outbox/seen-messages.js';
 import type { BodyGate } from '../body/body-gate.js';
 import { mediaBodyParser, uploadedMedia } from '../body/media-body-parser.js';
-import { readFile } from 'node:fs/promises';
+import { SandboxMedia } from '../../engines/sandbox/sandbox-media.js';
 
 const tag = 'Sandbox';
 
@@ -31,7 +30,13 @@ export interface SandboxRouteDeps {
   /** What a quoted message said (`quotedMessageId`). */
   seen?: SeenMessages;
   /** The inbound route takes media as base64 up to this many bytes; its body is parsed after authentication. */
-  inboundMedia?: { limit: number; uploadDir: string; gate: BodyGate };
+  inboundMedia?: {
+    limit: number;
+    uploadDir: string;
+    gate: BodyGate;
+    /** Whether the device will try again later to download a recorded message's media (it has not stored it). */
+    downloadPending?: (deviceId: string, waMessageId: string) => Promise<boolean>;
+  };
 }
 
 const NOT_FOUND = { description: 'No such device.' };
@@ -40,7 +45,7 @@ const SANDBOX_NOT_ONLINE = { description: 'Not a sandbox device (`not_sandbox_de
 type InboundSpec = Static<typeof InboundBody>;
 
 /** The message an inbound request describes (types `edit`, `revoke` and `poll_vote` are activities, handled apart). */
-function inboundOf(body: InboundSpec, quoted: QuotedMessage | undefined, mediaBytes: Buffer | undefined): Omit<InboundMessage, 'waMessageId' | 'timestamp'> {
+function inboundOf(body: InboundSpec, quoted: QuotedMessage | undefined, mediaBytes: SandboxMedia | undefined): Omit<InboundMessage, 'waMessageId' | 'timestamp'> {
   const type = (body.type ?? (body.poll ? 'poll' : body.location ? 'location' : body.contacts ? 'contact' : 'text')) as InboundMessage['type'];
   const message: Omit<InboundMessage, 'waMessageId' | 'timestamp'> = { from: body.from, type, body: body.body ?? body.poll?.question ?? '' };
   if (body.chatId) message.chatId = body.chatId;
@@ -54,23 +59,27 @@ function inboundOf(body: InboundSpec, quoted: QuotedMessage | undefined, mediaBy
     message.secret = randomBytes(32).toString('base64');
   }
   if (body.media && mediaBytes) {
-    message.media = { mimetype: body.media.mimetype, size: mediaBytes.length, ...(body.media.filename ? { filename: body.media.filename } : {}) };
-    message.downloadMedia = async () => Readable.from([mediaBytes]);
+    message.media = { mimetype: body.media.mimetype, size: mediaBytes.size, ...(body.media.filename ? { filename: body.media.filename } : {}) };
+    message.downloadMedia = () => mediaBytes.open();
   }
   return message;
 }
 
 /**
  * The bytes of `media.base64`: streamed to a file by the body parser (so the JSON around it stays small),
- * or decoded here where the route has no media parser. Kept in memory for the device's downloads (the
- * first before the message is recorded, later ones when that one failed): the spool file goes with the request.
+ * or decoded here where the route has no media parser. The device downloads them from that file (see
+ * SandboxMedia), never holding them whole in memory while the message waits its turn to be recorded.
  */
-async function mediaBytesOf(media: InboundSpec['media'], spooled: ReturnType<typeof uploadedMedia>): Promise<Buffer | undefined> {
+async function mediaOf(media: InboundSpec['media'], spooled: ReturnType<typeof uploadedMedia>): Promise<SandboxMedia | undefined> {
   if (!media) return undefined;
-  const bytes = spooled ? await readFile(spooled.path) : media.base64 ? Buffer.from(media.base64.replace(/^data:[^,]*,/, ''), 'base64') : undefined;
+  if (spooled) {
+    if (spooled.size === 0) throw invalidRequest('body/media/base64 is not base64', [{ path: '/media/base64', message: 'is empty or not base64' }]);
+    return SandboxMedia.fromFile(spooled.path, `${spooled.path}.sandbox`, spooled.size);
+  }
+  const bytes = media.base64 ? Buffer.from(media.base64.replace(/^data:[^,]*,/, ''), 'base64') : undefined;
   if (bytes === undefined) throw invalidRequest('body/media/base64 is required', [{ path: '/media/base64', message: 'is required' }]);
   if (bytes.length === 0) throw invalidRequest('body/media/base64 is not base64', [{ path: '/media/base64', message: 'is empty or not base64' }]);
-  return bytes;
+  return SandboxMedia.inMemory(bytes);
 }
 
 const required = (field: string, type: string) => invalidRequest(`body/${field} is required for type ${type}`, [{ path: `/${field}`, message: `is required for type ${type}` }]);
@@ -208,7 +217,16 @@ export function sandboxRoutes({ devices, sessions, sandbox, projections, seen, i
             ? { waMessageId: body.quotedMessageId, from: quotedSeen.from, type: quotedSeen.type, body: quotedSeen.body }
             : { waMessageId: body.quotedMessageId, from: '', type: 'unknown', body: '' }
           : undefined;
-        const accepted = await sandbox.inbound(params.deviceId, inboundOf(body, quoted, await mediaBytesOf(body.media, uploadedMedia(ctx))));
+        const media = await mediaOf(body.media, uploadedMedia(ctx));
+        const waMessageId = newSandboxMessageId();
+        let accepted: Awaited<ReturnType<SandboxEngine['inbound']>> | undefined;
+        try {
+          accepted = await sandbox.inbound(params.deviceId, { ...inboundOf(body, quoted, media), waMessageId });
+        } finally {
+          // Recorded (or refused): the bytes are kept only for the device's later download attempts, if any.
+          const laterTries = media !== undefined && accepted !== undefined && ((await inboundMedia?.downloadPending?.(params.deviceId, waMessageId)) ?? false);
+          await media?.release(laterTries);
+        }
         if (!accepted) throw notOnline(device);
         return { status: 202, body: accepted };
       },

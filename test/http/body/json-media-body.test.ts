@@ -116,6 +116,87 @@ describe('the streaming reader of JSON media bodies', () => {
     expect(await refusal(`{"media":{"base64":"${'QUFB'.repeat(3000)}"}}`, [64], at)).toMatchObject({ status: 413 });
   });
 
+  it('decodes the same whatever the chunk boundaries: split at every position, and in runs of 1 to 9 bytes', async () => {
+    // Plain runs longer than a quantum, escapes (\/, \n, \u), whitespace and padding, each cut at every byte.
+    const media = Buffer.from(Array.from({ length: 200 }, (_, i) => (i * 37 + 11) % 256));
+    const plain = media.toString('base64');
+    const text = `${plain.slice(0, 50)}\\/ \\n${plain.slice(51, 97)}\\u0041\\u0041${plain.slice(99, 150).replaceAll('/', '\\/')}\\r\\t ${plain.slice(150)}`;
+    const json = `{"to":"1","media":{"mimetype":"image/png","base64":"${text}","filename":"a.png"},"caption":"x"}`;
+    const at: Base64Path = ['media', 'base64'];
+    const value = (JSON.parse(json) as { media: { base64: string } }).media.base64;
+    const expected = Buffer.from(value.replace(/\s/g, ''), 'base64');
+    expect(expected.length).toBeGreaterThan(190);
+    const check = async (result: Awaited<ReturnType<typeof read>>) => {
+      expect(result.body).toEqual({ to: '1', media: { mimetype: 'image/png', filename: 'a.png' }, caption: 'x' });
+      expect(result.bytes!.equals(expected)).toBe(true);
+      expect(result.spooled!.textDigest).toBe(createHash('sha256').update(value).digest('base64url'));
+    };
+    for (let cut = 1; cut < json.length; cut++) await check(await read(json, [cut, json.length], at));
+    for (let size = 1; size <= 9; size++) await check(await read(json, [size], at));
+  });
+
+  it('gives the answer an in-memory decoder gives, for any mix of base64, whitespace, escapes, padding and bad characters', async () => {
+    // Each token: its JSON text, and the character it stands for (undefined: a raw control byte, malformed JSON).
+    const tokens: Array<[string, string | undefined]> = [
+      ['QUJD', 'QUJD'], ['A', 'A'], ['z', 'z'], ['+', '+'], ['/', '/'], ['=', '='], [' ', ' '],
+      ['\\n', '\n'], ['\\/', '/'], ['\\u0041', 'A'], ['\\t', '\t'], ['!', '!'], ['-', '-'], ['\u00e9', '\u00e9'], ['\n', undefined], ['\t', undefined],
+    ];
+    /** What the whole text decodes to, or the first refusal met reading it from the start. */
+    const reference = (picked: Array<[string, string | undefined]>) => {
+      let padding = 0;
+      let clean = '';
+      for (const [, value] of picked) {
+        if (value === undefined) return 'malformed_json';
+        for (const c of value) {
+          if (/\s/.test(c)) continue;
+          if (c === '=') {
+            if (++padding > 2) return 'invalid_request';
+          } else if (/[A-Za-z0-9+/]/.test(c)) {
+            if (padding > 0) return 'invalid_request';
+          } else return 'invalid_request';
+          clean += c;
+        }
+      }
+      const bytes = Buffer.from(clean, 'base64');
+      return bytes.length === 0 || clean.length % 4 === 1 ? 'invalid_request' : bytes;
+    };
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.constantFrom(...tokens), { minLength: 1, maxLength: 60 }),
+        fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 4 }),
+        async (picked, sizes) => {
+          const json = `{"to":"1","base64":"${picked.map(([t]) => t).join('')}"}`;
+          const expected = reference(picked);
+          if (Buffer.isBuffer(expected)) {
+            const result = await read(json, sizes);
+            expect(result.bytes!.equals(expected)).toBe(true);
+            expect(result.body).toEqual({ to: '1' });
+          } else {
+            expect((await refusal(json, sizes)).code).toBe(expected);
+          }
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it("relies on Node's base64 decoder skipping every byte outside the alphabet but - and _ (plain runs are checked by their decoded length)", () => {
+    const alphabet = new Set([...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'].map((c) => c.charCodeAt(0)));
+    const decodedAsData: string[] = [];
+    for (let byte = 0; byte < 256; byte++) {
+      if (alphabet.has(byte)) continue;
+      for (let at = 0; at < 4; at++) {
+        for (const around of ['', 'QUJD'.repeat(20)]) {
+          const quantum = ['Q', 'U', 'J', 'D'];
+          quantum[at] = String.fromCharCode(byte);
+          const text = `${around}${quantum.join('')}${around}`;
+          if (Buffer.from(text, 'latin1').length / 4 * 3 === Buffer.from(text, 'base64').length) decodedAsData.push(String.fromCharCode(byte));
+        }
+      }
+    }
+    expect([...new Set(decodedAsData)].sort()).toEqual(['-', '_']);
+  });
+
   it('never writes more than the limit to disk', async () => {
     const path = join(dir, 'limit');
     const big = `{"base64":"${'QUFB'.repeat(3000)}"}`;

@@ -1,0 +1,55 @@
+/**
+ * The media of a sandbox inbound message as the simulated network keeps it for the device to download:
+ * the file the request's body was decoded into (hard-linked, since the request removes its own files), read
+ * as a stream at each download, so that messages waiting their turn to be recorded hold no media in
+ * memory. Once the message is recorded the file goes; only when the device has not stored the media by
+ * then (its download failed and is tried again later) are the bytes kept, in memory, for those later tries.
+ */
+import { createReadStream } from 'node:fs';
+import { link, readFile, rm } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+
+export class SandboxMedia {
+  private bytes: Buffer | undefined;
+  private released = false;
+
+  private constructor(
+    private readonly path: string | undefined,
+    bytes: Buffer | undefined,
+    readonly size: number,
+  ) {
+    this.bytes = bytes;
+  }
+
+  /** Bytes already in memory (a body without a media parser). */
+  static inMemory(bytes: Buffer): SandboxMedia {
+    return new SandboxMedia(undefined, bytes, bytes.length);
+  }
+
+  /** The file at `spooled`, linked to `held` (same directory) so that it outlives the request's own clean-up. */
+  static async fromFile(spooled: string, held: string, size: number): Promise<SandboxMedia> {
+    await link(spooled, held);
+    return new SandboxMedia(held, undefined, size);
+  }
+
+  /** A fresh stream of the whole media (one per download attempt). */
+  open(): Promise<Readable> {
+    if (this.bytes) return Promise.resolve(Readable.from([this.bytes]));
+    if (this.released || !this.path) return Promise.reject(new Error('the sandbox no longer has this media'));
+    return Promise.resolve(createReadStream(this.path, { highWaterMark: 1024 * 1024 }));
+  }
+
+  /**
+   * The message is recorded (or refused): the file is removed. With `laterTries` (the device has not
+   * stored the media yet and will try again), its later download attempts read the bytes kept in memory.
+   */
+  async release(laterTries: boolean): Promise<void> {
+    if (!this.path || this.released) return;
+    try {
+      if (laterTries) this.bytes = await readFile(this.path);
+    } finally {
+      this.released = true;
+      await rm(this.path, { force: true });
+    }
+  }
+}
