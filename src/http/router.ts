@@ -7,6 +7,7 @@ import type { RequestState } from './middleware/request-id.js';
 import { unsupportedMediaType } from './problem.js';
 import type { DeviceLookup, RequestDevice, RouteSpec } from './route.js';
 import { deviceNotFound } from '../errors/domain-error.js';
+import { RouteIndex } from './route-index.js';
 import { checkJsonShape, compileValidator } from './validation.js';
 
 export interface RouterOptions {
@@ -16,10 +17,22 @@ export interface RouterOptions {
   validateResponses?: boolean;
 }
 
-export function buildRouter(routes: readonly RouteSpec[], options: RouterOptions): Router<RequestState> {
+export interface BuiltRoutes {
+  /** Every route, for what the index leaves to it (HEAD, OPTIONS, 404, 405, unusual spellings of a path). */
+  router: Router<RequestState>;
+  /** The same routes and middleware, found without @koa/router's scan (src/http/route-index.ts). */
+  index: RouteIndex<{ spec: RouteSpec; middleware: Middleware<RequestState> }>;
+}
+
+export function buildRouter(routes: readonly RouteSpec[], options: RouterOptions): BuiltRoutes {
   const router = new Router<RequestState>();
-  for (const route of routes) router[route.method](route.path, routeMiddleware(route, options));
-  return router;
+  const index = new RouteIndex<{ spec: RouteSpec; middleware: Middleware<RequestState> }>();
+  for (const route of routes) {
+    const middleware = routeMiddleware(route, options);
+    router[route.method](route.path, middleware);
+    index.add(route.method, route.path, { spec: route, middleware });
+  }
+  return { router, index };
 }
 
 function routeMiddleware(route: RouteSpec, options: RouterOptions): Middleware<RequestState> {
