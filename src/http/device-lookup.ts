@@ -3,7 +3,7 @@ import type { DeviceLookup, RequestDevice } from './route.js';
 
 export interface DeviceLookupSources {
   /** The devices read model. */
-  devices: { get(deviceId: string): DeviceView | undefined; session(deviceId: string): { state: string } | undefined };
+  devices: { get(deviceId: string): DeviceView | undefined; sessionState(deviceId: string): string | undefined };
   /** The session actors this process runs. */
   sessions: { state(deviceId: string): string | undefined };
 }
@@ -26,6 +26,6 @@ class LoadedDevice implements RequestDevice {
 
   /** The actor's state when this process runs one, else the read model's. */
   sessionState(): string {
-    return this.sources.sessions.state(this.id) ?? this.sources.devices.session(this.id)?.state ?? this.view.session.state;
+    return this.sources.sessions.state(this.id) ?? this.sources.devices.sessionState(this.id) ?? this.view.session.state;
   }
 }
