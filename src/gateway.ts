@@ -13,6 +13,7 @@ import { withCurrentSchemas } from './event-schemas.js';
 import type { EventStore } from './eventstore/event-store.js';
 import { openEventStore } from './eventstore/open-event-store.js';
 import { createHttpApp } from './http/app.js';
+import { deviceLookup } from './http/device-lookup.js';
 import { answerClientError, answerFailedExpectation } from './http/client-errors.js';
 import { buildOpenApiDocument } from './http/openapi.js';
 import type { RouteSpec } from './http/route.js';
@@ -293,11 +294,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const app = createHttpApp({
     routes,
     authenticator: new Authenticator(adminKey, devices),
-    devices: (deviceId) => {
-      const view = devices.get(deviceId);
-      // What this process knows best: the actor's state when it runs one, else the read model's.
-      return view && { id: deviceId, view, sessionState: () => sessions.state(deviceId) ?? devices.session(deviceId)?.state ?? view.session.state };
-    },
+    devices: deviceLookup({ devices, sessions }),
     logger: log,
     bodyLimitBytes: config.bodyLimitBytes,
     metrics,

@@ -18,7 +18,7 @@ import type { Projection } from '../projections/projection.js';
 import { RowBuffer } from '../projections/row-buffer.js';
 import { type OutboxEvent, type QueuedContent, mediaOf } from '../outbox/outbox-events.js';
 import { nextStatus } from '../outbox/message-status.js';
-import type { SeenMessage, SeenMessages } from '../outbox/seen-messages.js';
+import type { QuotedMessage, SeenMessage, SeenMessages } from '../outbox/seen-messages.js';
 
 type Handled =
   | MessageEvent
@@ -506,6 +506,12 @@ export class MessageIndex implements Projection, SeenMessages {
     return row && seenOf(row);
   }
 
+  /** The columns a reply needs (five, not a whole row: read on every send with `replyTo`). */
+  quoted(deviceId: string, waMessageId: string): QuotedMessage | undefined {
+    const row = this.sql().quoted.get(deviceId, waMessageId);
+    return row && { chatId: row.chat_id, fromMe: row.from_me === 1, from: row.sender, type: row.type, body: row.body };
+  }
+
   /** One message with its whole life (GET /messages/:waMessageId); reactions included. */
   message(deviceId: string, waMessageId: string): MessageDetail | undefined {
     const row = this.sql().byId.get(deviceId, waMessageId);
@@ -623,6 +629,9 @@ export class MessageIndex implements Projection, SeenMessages {
       updateChat: updateOf('chats', CHAT_UPDATE),
       chatRow: db.prepare<[string, string], ChatRow>(`SELECT ${CHAT_COLUMNS.join(', ')} FROM chats WHERE device_id = ? AND chat_id = ?`),
       byId: db.prepare<[string, string], Row>(`SELECT ${VIEW} FROM chat_messages WHERE device_id = ? AND wa_message_id = ?`),
+      quoted: db.prepare<[string, string], Pick<Row, 'chat_id' | 'from_me' | 'sender' | 'type' | 'body'>>(
+        'SELECT chat_id, from_me, sender, type, body FROM chat_messages WHERE device_id = ? AND wa_message_id = ?',
+      ),
       // Rows as arrays of the columns a view needs: a page is 50 rows, and objects of 20 columns cost more than the query.
       chatPage: db
         .prepare<[string, string, number], PageRaw>(`SELECT ${PAGE} FROM chat_messages WHERE device_id = ? AND chat_id = ? AND type <> 'reaction' ORDER BY at DESC, pos DESC LIMIT ?`)

@@ -72,6 +72,8 @@ export class DevicesReadModel implements Projection, DeviceKeyDirectory {
    * JSON.parse off the hot path. apply() drops a device's entry before changing its row.
    */
   private readonly cache = new Map<string, DeviceRow>();
+  /** Views of rows, by row: a changed device is a new row (apply() drops the old one), so a view never outlives its row. */
+  private readonly views = new WeakMap<DeviceRow, DeviceView>();
 
   constructor(private readonly db: Database.Database) {}
 
@@ -144,9 +146,13 @@ export class DevicesReadModel implements Projection, DeviceKeyDirectory {
     }
   }
 
+  /** Read on every device request: the view of a cached row is made once (frozen: every caller shares it). */
   get(deviceId: string): DeviceView | undefined {
     const row = this.row(deviceId);
-    return row && toView(row);
+    if (!row) return undefined;
+    let view = this.views.get(row);
+    if (!view) this.views.set(row, (view = frozen(toView(row))));
+    return view;
   }
 
   /** Devices ordered by id, after the given id, optionally in one session state. */
@@ -168,6 +174,11 @@ export class DevicesReadModel implements Projection, DeviceKeyDirectory {
   /** Devices per session state, for the metrics gauge. */
   countByState(): Array<{ state: string; count: number }> {
     return this.sql().countByState.all();
+  }
+
+  /** The session state alone (what a send's answer carries), without making the session's view. */
+  sessionState(deviceId: string): string | undefined {
+    return this.row(deviceId)?.session_state;
   }
 
   keyHashOf(deviceId: string): string | undefined {
@@ -217,6 +228,11 @@ export class DevicesReadModel implements Projection, DeviceKeyDirectory {
       ),
     };
   }
+}
+
+function frozen(view: DeviceView): DeviceView {
+  Object.freeze(view.session);
+  return Object.freeze(view);
 }
 
 function toView(row: DeviceRow): DeviceView {

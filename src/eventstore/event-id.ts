@@ -30,7 +30,8 @@ const clock = { msecs: -Infinity, seq: 0 };
 const pool = Buffer.alloc(4096);
 let poolAt = pool.length;
 
-function randomBytes16(): Uint8Array {
+/** 16 random bytes from the pool: valid until the next call (copy them to keep them). */
+export function randomBytes16(): Uint8Array {
   if (poolAt + 16 > pool.length) {
     randomFillSync(pool);
     poolAt = 0;

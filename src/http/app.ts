@@ -33,7 +33,7 @@ export function createHttpApp(options: HttpAppOptions): Koa<RequestState> {
   const app = new Koa<RequestState>({ proxy: false });
   // Koa would print errors itself; problemResponses already logged what matters.
   app.silent = true;
-  const router = buildRouter(options.routes, options);
+  const { router, index } = buildRouter(options.routes, options);
   app.use(requestId(options.logger));
   if (options.metrics) app.use(httpMetrics(options.metrics));
   app.use(problemResponses(options.onDiskFull));
@@ -52,15 +52,28 @@ export function createHttpApp(options: HttpAppOptions): Koa<RequestState> {
   const ownParsers = new Router();
   for (const route of options.routes) if (route.bodyParser) ownParsers.register(route.path, [route.method], () => undefined);
   const parsesOwnBody = (ctx: Koa.Context) => ownParsers.match(ctx.path, ctx.method).route;
-  // koa-body inspects content types before it looks at the method: keep it off the read path entirely.
-  app.use((ctx, next) => (BODY_METHODS.has(ctx.method) && !parsesOwnBody(ctx) ? parseBody(ctx, next) : next()));
-  app.use(router.routes());
-  app.use(
-    router.allowedMethods({
-      throw: true,
-      methodNotAllowed: () => new Problem(405, 'method_not_allowed', 'this route does not take that method'),
-      notImplemented: () => new Problem(405, 'method_not_allowed', 'this method is not supported'),
-    }),
-  );
+  // What the index does not answer goes through @koa/router as before: koa-body kept off the read path
+  // entirely (it inspects content types before it looks at the method), the routes, then 404/405.
+  const routes = router.routes();
+  const allowedMethods = router.allowedMethods({
+    throw: true,
+    methodNotAllowed: () => new Problem(405, 'method_not_allowed', 'this route does not take that method'),
+    notImplemented: () => new Problem(405, 'method_not_allowed', 'this method is not supported'),
+  });
+  const fallback: Koa.Middleware<RequestState> = (ctx, next) => {
+    // @koa/router types its own context (params, router), which it sets itself.
+    const route = () => routes(ctx as never, () => allowedMethods(ctx as never, next));
+    return BODY_METHODS.has(ctx.method) && !parsesOwnBody(ctx) ? parseBody(ctx, route) : route();
+  };
+  app.use((ctx, next) => {
+    const found = index.find(ctx.method, ctx.path);
+    if (!found) return fallback(ctx, next);
+    // What @koa/router would have set for this route: its parameters, and the template the metrics label.
+    ctx.params = found.params;
+    (ctx as { _matchedRoute?: string })._matchedRoute = found.route.path;
+    const { spec, middleware } = found.route.value;
+    if (BODY_METHODS.has(ctx.method) && !spec.bodyParser) return parseBody(ctx, () => middleware(ctx, next));
+    return middleware(ctx, next);
+  });
   return app;
 }

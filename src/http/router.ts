@@ -7,6 +7,7 @@ import type { RequestState } from './middleware/request-id.js';
 import { unsupportedMediaType } from './problem.js';
 import type { DeviceLookup, RequestDevice, RouteSpec } from './route.js';
 import { deviceNotFound } from '../errors/domain-error.js';
+import { RouteIndex } from './route-index.js';
 import { checkJsonShape, compileValidator } from './validation.js';
 
 export interface RouterOptions {
@@ -16,10 +17,22 @@ export interface RouterOptions {
   validateResponses?: boolean;
 }
 
-export function buildRouter(routes: readonly RouteSpec[], options: RouterOptions): Router<RequestState> {
+export interface BuiltRoutes {
+  /** Every route, for what the index leaves to it (HEAD, OPTIONS, 404, 405, unusual spellings of a path). */
+  router: Router<RequestState>;
+  /** The same routes and middleware, found without @koa/router's scan (src/http/route-index.ts). */
+  index: RouteIndex<{ spec: RouteSpec; middleware: Middleware<RequestState> }>;
+}
+
+export function buildRouter(routes: readonly RouteSpec[], options: RouterOptions): BuiltRoutes {
   const router = new Router<RequestState>();
-  for (const route of routes) router[route.method](route.path, routeMiddleware(route, options));
-  return router;
+  const index = new RouteIndex<{ spec: RouteSpec; middleware: Middleware<RequestState> }>();
+  for (const route of routes) {
+    const middleware = routeMiddleware(route, options);
+    router[route.method](route.path, middleware);
+    index.add(route.method, route.path, { spec: route, middleware });
+  }
+  return { router, index };
 }
 
 function routeMiddleware(route: RouteSpec, options: RouterOptions): Middleware<RequestState> {
@@ -39,25 +52,40 @@ function routeMiddleware(route: RouteSpec, options: RouterOptions): Middleware<R
   };
 
   async function handle(ctx: Context & { state: RequestState }, device: RequestDevice | undefined): Promise<void> {
-    const input = {
-      params: params ? params.parse(ctx.params) : undefined,
-      query: query ? query.parse({ ...ctx.query }) : undefined,
-      body: body ? body.parse(jsonBody(ctx, route.bodyParser?.multipart === true)) : undefined,
-      get device(): RequestDevice {
-        if (!device) throw new Error(`${route.operationId} has no device of its own`);
-        return device;
-      },
+    const input = new Input(
+      params ? params.parse(ctx.params) : undefined,
+      query ? query.parse({ ...ctx.query }) : undefined,
+      body ? body.parse(jsonBody(ctx, route.bodyParser?.multipart === true)) : undefined,
+      device,
+      route.operationId,
       ctx,
-    };
+    );
     const result = await route.handler(input as never);
     responseCheckers?.(result.status, result.body);
     ctx.status = result.status;
-    for (const [name, value] of Object.entries(result.headers ?? {})) ctx.set(name, value);
+    if (result.headers) for (const name of Object.keys(result.headers)) ctx.set(name, result.headers[name]!);
     if (result.body !== undefined) {
       const contentType = route.responses[result.status]?.contentType;
       if (contentType && !ctx.response.get('Content-Type')) ctx.type = contentType;
       ctx.body = result.body;
     }
+  }
+}
+
+/** A handler's input (a class: one is made per request, and an object literal with a getter costs more). */
+class Input {
+  constructor(
+    readonly params: unknown,
+    readonly query: unknown,
+    readonly body: unknown,
+    private readonly loaded: RequestDevice | undefined,
+    private readonly operationId: string,
+    readonly ctx: Context & { state: RequestState },
+  ) {}
+
+  get device(): RequestDevice {
+    if (!this.loaded) throw new Error(`${this.operationId} has no device of its own`);
+    return this.loaded;
   }
 }
 

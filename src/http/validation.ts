@@ -44,15 +44,15 @@ function readNumbers(schema: TSchema, value: unknown, location: Location, path: 
   }
   if (node.properties && value !== null && typeof value === 'object' && !Array.isArray(value)) {
     let copy: Record<string, unknown> | undefined;
-    for (const [name, property] of Object.entries(node.properties)) {
+    for (const { name, schema: property, pointer } of numberPropertiesOf(schema)) {
       if (!Object.hasOwn(value, name)) continue;
       const before = (value as Record<string, unknown>)[name];
-      const after = readNumbers(property, before, location, `${path}/${escapePointer(name)}`);
+      const after = readNumbers(property, before, location, `${path}/${pointer}`);
       if (after !== before) (copy ??= { ...(value as Record<string, unknown>) })[name] = after;
     }
     return copy ?? value;
   }
-  if (node.items && Array.isArray(value)) {
+  if (node.items && Array.isArray(value) && holdsNumbers(node.items)) {
     const items = node.items;
     let changed = false;
     const mapped = value.map((item, index) => {
@@ -66,21 +66,73 @@ function readNumbers(schema: TSchema, value: unknown, location: Location, path: 
 }
 
 /**
+ * Which properties of an object schema hold number fields at some depth, worked out once per schema:
+ * a request's body is then walked only where a number can be (most of it never is).
+ */
+const numberProperties = new WeakMap<TSchema, ReadonlyArray<{ name: string; schema: TSchema; pointer: string }>>();
+
+function numberPropertiesOf(schema: TSchema): ReadonlyArray<{ name: string; schema: TSchema; pointer: string }> {
+  let known = numberProperties.get(schema);
+  if (!known) {
+    const properties = (schema as { properties?: Record<string, TSchema> }).properties ?? {};
+    known = Object.entries(properties)
+      .filter(([, property]) => holdsNumbers(property))
+      .map(([name, property]) => ({ name, schema: property, pointer: escapePointer(name) }));
+    numberProperties.set(schema, known);
+  }
+  return known;
+}
+
+const numberHolders = new WeakMap<TSchema, boolean>();
+
+/** Whether a schema marks a number field (NUMBER_KEYWORD) in itself, its properties or its items, at any depth. */
+function holdsNumbers(schema: TSchema, visiting = new Set<TSchema>()): boolean {
+  const known = numberHolders.get(schema);
+  if (known !== undefined) return known;
+  // A schema met again on its own path (a recursive one) may hold numbers: walk it as before.
+  if (visiting.has(schema)) return true;
+  visiting.add(schema);
+  const node = schema as { [NUMBER_KEYWORD]?: NumberField; properties?: Record<string, TSchema>; items?: TSchema };
+  const holds =
+    node[NUMBER_KEYWORD] !== undefined ||
+    Object.values(node.properties ?? {}).some((property) => holdsNumbers(property, visiting)) ||
+    (node.items !== undefined && holdsNumbers(node.items, visiting));
+  visiting.delete(schema);
+  numberHolders.set(schema, holds);
+  return holds;
+}
+
+/**
  * Query and path values arrive as text: turn the ones whose property is a number, integer or boolean into
  * that type when the text is exactly such a value ("1.5" stays text for an integer and fails validation).
  */
 function coerceText(schema: TSchema, input: unknown): unknown {
-  const properties = (schema as { properties?: Record<string, { type?: string }> }).properties;
-  if (!properties || input === null || typeof input !== 'object') return input;
+  const coercible = coerciblePropertiesOf(schema);
+  if (coercible.length === 0 || input === null || typeof input !== 'object') return input;
   const output: Record<string, unknown> = { ...(input as Record<string, unknown>) };
-  for (const [name, property] of Object.entries(properties)) {
+  for (const [name, type] of coercible) {
     const text = output[name];
     if (typeof text !== 'string') continue;
-    if (property.type === 'integer' && /^-?\d{1,15}$/.test(text)) output[name] = Number(text);
-    else if (property.type === 'number' && /^-?\d{1,15}(\.\d{1,15})?$/.test(text)) output[name] = Number(text);
-    else if (property.type === 'boolean' && (text === 'true' || text === 'false')) output[name] = text === 'true';
+    if (type === 'integer' && /^-?\d{1,15}$/.test(text)) output[name] = Number(text);
+    else if (type === 'number' && /^-?\d{1,15}(\.\d{1,15})?$/.test(text)) output[name] = Number(text);
+    else if (type === 'boolean' && (text === 'true' || text === 'false')) output[name] = text === 'true';
   }
   return output;
+}
+
+const coercibleProperties = new WeakMap<TSchema, ReadonlyArray<[string, string]>>();
+
+/** The properties whose text may become a number, an integer or a boolean (worked out once per schema). */
+function coerciblePropertiesOf(schema: TSchema): ReadonlyArray<[string, string]> {
+  let known = coercibleProperties.get(schema);
+  if (!known) {
+    const properties = (schema as { properties?: Record<string, { type?: string }> }).properties ?? {};
+    known = Object.entries(properties).flatMap(([name, property]): Array<[string, string]> =>
+      property.type === 'integer' || property.type === 'number' || property.type === 'boolean' ? [[name, property.type]] : [],
+    );
+    coercibleProperties.set(schema, known);
+  }
+  return known;
 }
 
 /** The first few errors as one sentence, each naming its field (`body/to must be …`). */

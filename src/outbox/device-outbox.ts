@@ -21,7 +21,6 @@ import { outboxStream } from '../messages/message-events.js';
 import type { OutboxEvent } from './outbox-events.js';
 import { OUTBOX_EVENT_TYPES } from './outbox-events.js';
 import { eventGuard } from '../eventstore/typed-events.js';
-import { orderedUuid } from '../eventstore/event-id.js';
 import { OutboxState, type OutboxSnapshotState } from './outbox-state.js';
 
 /** An event to append; `id` where a retry could append it twice (e.g. receipts). */
@@ -159,8 +158,9 @@ export class DeviceOutbox {
     const expected = this.headRevision;
     this.headRevision += events.length;
     this.inFlight += 1;
-    // Time-ordered ids keep the store's event-id index growing at its end (see orderedUuid).
-    const stored: NewEvent[] = events.map((event) => (event.id === undefined ? { ...event, id: orderedUuid() } : event));
+    // Events without an id get the store's own (time-ordered, see newEventId): an id given here would be
+    // looked up as a possible repeat on every append, and only ids a retry could append twice need that.
+    const stored: readonly NewEvent[] = events;
     const expectedRevision = expected < 0 ? 'no_stream' : expected;
     const appended = this.store.append(this.stream, stored, command.fence ? { expectedRevision, fence: command.fence } : { expectedRevision });
     this.lastAppend = appended;

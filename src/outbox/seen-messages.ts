@@ -29,6 +29,11 @@ export interface SeenMessage {
   received?: { location?: { latitude: number; longitude: number; name?: string; address?: string }; contacts?: Array<{ name: string; phone: string; organization?: string; email?: string }> };
 }
 
+/** What a reply needs of the message it quotes. */
+export type QuotedMessage = Pick<SeenMessage, 'chatId' | 'fromMe' | 'from' | 'type' | 'body'>;
+
 export interface SeenMessages {
   find(deviceId: string, waMessageId: string): SeenMessage | undefined;
+  /** The quoted message of a reply alone: read on every send with `replyTo`, so cheaper than find(). */
+  quoted?(deviceId: string, waMessageId: string): QuotedMessage | undefined;
 }

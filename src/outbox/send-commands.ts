@@ -243,7 +243,7 @@ export class SendCommands {
 
   /** The quoted message: one the device has seen in the same chat. */
   private replyTargetOf(deviceId: string, chatId: string, waMessageId: string): ReplyTarget {
-    const seen = this.deps.seen?.find(deviceId, waMessageId);
+    const seen = this.deps.seen?.quoted ? this.deps.seen.quoted(deviceId, waMessageId) : this.deps.seen?.find(deviceId, waMessageId);
     if (!seen || seen.chatId !== chatId) throw new DomainError('message_not_found', `no message ${waMessageId} was seen in the chat with ${chatId}`);
     return { waMessageId, fromMe: seen.fromMe, from: seen.from, type: seen.type, body: seen.body };
   }
