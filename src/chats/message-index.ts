@@ -63,6 +63,8 @@ interface MessageRow {
   quoted: string | null;
   /** JSON array of Reaction, one per reacting sender. */
   reactions: string | null;
+  /** Outgoing messages: the log position of the newest entry of its status history (chat_message_statuses). */
+  last_status: number | null;
 }
 
 /** The columns the queries read. */
@@ -103,6 +105,7 @@ const MESSAGE_COLUMNS = [
   'poll',
   'quoted',
   'reactions',
+  'last_status',
 ] as const satisfies ReadonlyArray<keyof MessageRow>;
 const CHAT_COLUMNS = ['device_id', 'chat_id', 'name', 'last_wa_message_id', 'last_at', 'last_pos', 'unread'] as const satisfies ReadonlyArray<keyof ChatRow>;
 const MESSAGE_KEYS = ['pos'] as const;
@@ -171,8 +174,8 @@ export interface Page<T> {
 const key = (deviceId: string, id: string) => `${deviceId}\u0000${id}`;
 const isoOf = (seconds: number) => new Date(seconds * 1000).toISOString();
 
-/** A row of chat_message_statuses: message_pos, pos (of the event that recorded it), status, at, error (JSON). */
-type StatusRow = [number, number, StatusEntry['status'], string, string | null];
+/** A row of chat_message_statuses: pos (of the event that recorded it), prev (the entry before), status, at, error (JSON). */
+type StatusRow = [number, number | null, StatusEntry['status'], string, string | null];
 /** Status rows bound per INSERT statement (one statement run for many rows costs less than one per row). */
 const STATUS_ROWS_PER_INSERT = 32;
 
@@ -237,7 +240,7 @@ export class MessageIndex implements Projection, SeenMessages {
     // A table of version 1 lacks the new columns, one of version 2 holds each status history as JSON (every
     // status change rewrote the growing list): dropped, and the runner rebuilds this read model (version changed).
     const columns = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('chat_messages') as string[];
-    if (columns.length > 0 && (!columns.includes('pos') || columns.includes('history'))) db.exec('DROP TABLE chat_messages');
+    if (columns.length > 0 && !columns.includes('last_status')) db.exec('DROP TABLE chat_messages');
     db.exec(`
       CREATE TABLE IF NOT EXISTS chat_messages (
         device_id       TEXT NOT NULL,
@@ -262,7 +265,8 @@ export class MessageIndex implements Projection, SeenMessages {
         received        TEXT,
         poll            TEXT,
         quoted          TEXT,
-        reactions       TEXT
+        reactions       TEXT,
+        last_status     INTEGER
       );
       CREATE UNIQUE INDEX IF NOT EXISTS chat_messages_by_id ON chat_messages (device_id, wa_message_id);
       CREATE INDEX IF NOT EXISTS chat_messages_unread ON chat_messages (device_id, chat_id) WHERE from_me = 0 AND read = 0;
@@ -280,16 +284,17 @@ export class MessageIndex implements Projection, SeenMessages {
         PRIMARY KEY (device_id, chat_id)
       ) WITHOUT ROWID;
       CREATE INDEX IF NOT EXISTS chats_by_activity ON chats (device_id, last_at, last_pos);
-      -- An outgoing message's statuses (and edits) in log order, appended as they happen: \`message_pos\` is its
-      -- message's row, \`pos\` the log position of the event that recorded the entry.
+      -- Outgoing messages' statuses (and edits), keyed by the log position of the event that recorded each, so
+      -- they are only ever appended at the end of the table (live messages in flight are spread over the whole
+      -- message table: entries keyed by message would land on a different page each). Each entry names the one
+      -- before it of its message (\`prev\`); a message row names its newest (\`last_status\`).
       CREATE TABLE IF NOT EXISTS chat_message_statuses (
-        message_pos INTEGER NOT NULL,
-        pos         INTEGER NOT NULL,
-        status      TEXT NOT NULL,
-        at          TEXT NOT NULL,
-        error       TEXT,
-        PRIMARY KEY (message_pos, pos)
-      ) WITHOUT ROWID;
+        pos    INTEGER PRIMARY KEY,
+        prev   INTEGER,
+        status TEXT NOT NULL,
+        at     TEXT NOT NULL,
+        error  TEXT
+      );
     `);
   }
 
@@ -332,6 +337,7 @@ export class MessageIndex implements Projection, SeenMessages {
           poll: d.poll && d.secret ? JSON.stringify({ options: d.poll.options, secret: d.secret }) : null,
           quoted: d.quoted ? JSON.stringify(d.quoted) : null,
           reactions: null,
+          last_status: null,
         };
         messages.put(id, row);
         if (d.type === 'reaction') {
@@ -374,9 +380,10 @@ export class MessageIndex implements Projection, SeenMessages {
           poll: content.kind === 'poll' ? JSON.stringify({ options: content.options, secret: content.secret }) : null,
           quoted: d.replyTo ? JSON.stringify(d.replyTo) : null,
           reactions: null,
+          last_status: stored.position,
         };
         messages.put(id, row);
-        this.statuses.push([row.pos, row.pos, 'queued', d.createdAt, null]);
+        this.statuses.push([stored.position, null, 'queued', d.createdAt, null]);
         if (content.kind === 'reaction') {
           this.react(d.deviceId, content.messageId, { from: '', fromMe: true, emoji: content.emoji });
           return;
@@ -393,12 +400,14 @@ export class MessageIndex implements Projection, SeenMessages {
         const id = key(deviceId, waMessageId);
         const row = messages.get(id);
         if (!row || row.outbox_id === null) return;
-        this.statuses.push([row.pos, stored.position, status, isoOf(timestamp), error ? JSON.stringify(error) : null]);
+        this.statuses.push([stored.position, row.last_status, status, isoOf(timestamp), error ? JSON.stringify(error) : null]);
+        row.last_status = stored.position;
         const next = nextStatus(row.status ?? 'queued', status);
-        if (next === row.status) return;
-        row.status = next;
-        if (status === 'sent' && row.sent_at === null) row.sent_at = timestamp;
-        if (status === 'deleted') row.revoked = 1;
+        if (next !== row.status) {
+          row.status = next;
+          if (status === 'sent' && row.sent_at === null) row.sent_at = timestamp;
+          if (status === 'deleted') row.revoked = 1;
+        }
         messages.put(id, row);
         return;
       }
@@ -518,7 +527,10 @@ export class MessageIndex implements Projection, SeenMessages {
     if (!row) return;
     row.body = body;
     if (shown) row.edited = 1;
-    if (row.outbox_id !== null) this.statuses.push([row.pos, position, 'edited', at, null]);
+    if (row.outbox_id !== null) {
+      this.statuses.push([position, row.last_status, 'edited', at, null]);
+      row.last_status = position;
+    }
     messages.put(id, row);
   }
 
@@ -535,7 +547,7 @@ export class MessageIndex implements Projection, SeenMessages {
     if (row.outbox_id !== null) {
       view.outboxId = row.outbox_id;
       view.statusHistory = this.sql()
-        .statuses.all(row.pos)
+        .statuses.all(row.last_status)
         .map((s) => (s.error ? { status: s.status, at: s.at, error: JSON.parse(s.error) as StatusEntry['error'] } : { status: s.status, at: s.at }));
     }
     return view;
@@ -650,14 +662,18 @@ export class MessageIndex implements Projection, SeenMessages {
     const db = this.db;
     const insertOf = (table: string, columns: readonly string[]) =>
       db.prepare(`INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);
-    const VIEW = 'wa_message_id, chat_id, from_me, sender, participant, type, body, at, pos, outbox_id, content, status, sent_at, revoked, edited, media, media_stored_at, received, quoted, reactions';
+    const VIEW = 'wa_message_id, chat_id, from_me, sender, participant, type, body, at, pos, outbox_id, content, status, sent_at, revoked, edited, media, media_stored_at, received, quoted, reactions, last_status';
     const STATUS = '(?, ?, ?, ?, ?)';
     return {
       insertMessage: insertOf('chat_messages', MESSAGE_COLUMNS),
-      insertStatus: db.prepare(`INSERT INTO chat_message_statuses (message_pos, pos, status, at, error) VALUES ${STATUS}`),
-      insertStatuses: db.prepare(`INSERT INTO chat_message_statuses (message_pos, pos, status, at, error) VALUES ${Array(STATUS_ROWS_PER_INSERT).fill(STATUS).join(', ')}`),
-      statuses: db.prepare<[number], { status: StatusEntry['status']; at: string; error: string | null }>(
-        'SELECT status, at, error FROM chat_message_statuses WHERE message_pos = ? ORDER BY pos',
+      insertStatus: db.prepare(`INSERT INTO chat_message_statuses (pos, prev, status, at, error) VALUES ${STATUS}`),
+      insertStatuses: db.prepare(`INSERT INTO chat_message_statuses (pos, prev, status, at, error) VALUES ${Array(STATUS_ROWS_PER_INSERT).fill(STATUS).join(', ')}`),
+      // A message's history: from its newest entry back along `prev`, then oldest first.
+      statuses: db.prepare<[number | null], { status: StatusEntry['status']; at: string; error: string | null }>(
+        `WITH RECURSIVE history (pos, prev, status, at, error) AS (
+           SELECT pos, prev, status, at, error FROM chat_message_statuses WHERE pos = ?
+           UNION ALL SELECT s.pos, s.prev, s.status, s.at, s.error FROM chat_message_statuses s JOIN history h ON s.pos = h.prev
+         ) SELECT status, at, error FROM history ORDER BY pos`,
       ),
       messageRow: db.prepare<[string, string], MessageRow>(`SELECT ${MESSAGE_COLUMNS.join(', ')} FROM chat_messages WHERE device_id = ? AND wa_message_id = ?`),
       insertChat: insertOf('chats', CHAT_COLUMNS),
