@@ -14,8 +14,17 @@
  * last written), so that an UPDATE can set only the columns that changed: SQLite rewrites every index on a
  * column named in SET, whether its value changed or not.
  */
+interface Held<Row> {
+  row: Row | undefined;
+  stored: boolean;
+  dirty: boolean;
+  saved?: Row;
+}
+
 export class RowBuffer<Row extends object> {
-  private readonly rows = new Map<string, { row: Row | undefined; stored: boolean; dirty: boolean; saved?: Row }>();
+  private readonly rows = new Map<string, Held<Row>>();
+  /** The rows put since the last flush, in the order first put (a flush visits these, not every row kept). */
+  private dirty: Array<Held<Row>> = [];
 
   constructor(
     private readonly load: (key: string) => Row | undefined,
@@ -47,13 +56,21 @@ export class RowBuffer<Row extends object> {
     const held = this.rows.get(key);
     if (held) {
       held.row = row;
-      held.dirty = true;
-    } else this.rows.set(key, { row, stored: false, dirty: true });
+      if (!held.dirty) {
+        held.dirty = true;
+        this.dirty.push(held);
+      }
+    } else {
+      const added = { row, stored: false, dirty: true };
+      this.rows.set(key, added);
+      this.dirty.push(added);
+    }
   }
 
   flush(): void {
-    for (const held of this.rows.values()) {
-      if (!held.dirty) continue;
+    const dirty = this.dirty;
+    this.dirty = [];
+    for (const held of dirty) {
       if (held.row !== undefined) {
         this.write(held.row, held.stored, held.saved);
         held.stored = true;
@@ -74,5 +91,6 @@ export class RowBuffer<Row extends object> {
   /** The batch rolled back: forget what it changed. */
   discard(): void {
     this.rows.clear();
+    this.dirty = [];
   }
 }
