@@ -63,8 +63,8 @@ interface MessageRow {
   quoted: string | null;
   /** JSON array of Reaction, one per reacting sender. */
   reactions: string | null;
-  /** JSON array of StatusEntry (outgoing messages). */
-  history: string | null;
+  /** Outgoing messages: the log position of the newest entry of its status history (chat_message_statuses). */
+  last_status: number | null;
 }
 
 /** The columns the queries read. */
@@ -105,13 +105,11 @@ const MESSAGE_COLUMNS = [
   'poll',
   'quoted',
   'reactions',
-  'history',
+  'last_status',
 ] as const satisfies ReadonlyArray<keyof MessageRow>;
 const CHAT_COLUMNS = ['device_id', 'chat_id', 'name', 'last_wa_message_id', 'last_at', 'last_pos', 'unread'] as const satisfies ReadonlyArray<keyof ChatRow>;
-/** An UPDATE's parameters: every other column, then the key columns. */
-const updateOrder = <C extends string>(columns: readonly C[], keys: readonly C[]): C[] => [...columns.filter((c) => !keys.includes(c)), ...keys];
-const MESSAGE_UPDATE = updateOrder(MESSAGE_COLUMNS, ['pos']);
-const CHAT_UPDATE = updateOrder(CHAT_COLUMNS, ['device_id', 'chat_id']);
+const MESSAGE_KEYS = ['pos'] as const;
+const CHAT_KEYS = ['device_id', 'chat_id'] as const;
 
 /** A reaction on a message: the latest emoji of each sender ("" for this account itself). */
 export interface Reaction {
@@ -175,9 +173,11 @@ export interface Page<T> {
 
 const key = (deviceId: string, id: string) => `${deviceId}\u0000${id}`;
 const isoOf = (seconds: number) => new Date(seconds * 1000).toISOString();
-const historyEntry = (status: StatusEntry['status'], at: string, error?: StatusEntry['error']) =>
-  JSON.stringify(error ? { status, at, error } : { status, at });
-const appendJson = (list: string | null, entry: string) => (list ? `${list.slice(0, -1)},${entry}]` : `[${entry}]`);
+
+/** A row of chat_message_statuses: pos (of the event that recorded it), prev (the entry before), status, at, error (JSON). */
+type StatusRow = [number, number | null, StatusEntry['status'], string, string | null];
+/** Status rows bound per INSERT statement (one statement run for many rows costs less than one per row). */
+const STATUS_ROWS_PER_INSERT = 32;
 
 /** The message type a queued content shows as. */
 function typeOfContent(content: QueuedContent): InboundType {
@@ -220,22 +220,27 @@ const ROWS_KEPT = 5_000;
 
 export class MessageIndex implements Projection, SeenMessages {
   readonly name = 'message-index';
-  /** 2: chats, positions, reactions, edits, quotes and status histories. */
-  readonly version = 2;
+  /** 2: chats, positions, reactions, edits, quotes and status histories. 3: status histories in a table of their own. */
+  readonly version = 3;
   readonly handles: ReadonlySet<string> = HANDLED;
   /** apply() reads rows by their keys only. */
   readonly deferredIndexes = ['chat_messages_unread', 'chat_messages_media', 'chat_messages_by_chat', 'chats_by_activity'];
   private statements: ReturnType<MessageIndex['prepare']> | undefined;
   private buffers: { messages: RowBuffer<MessageRow>; chats: RowBuffer<ChatRow> } | undefined;
+  /** Status history entries of the batch, inserted at its end. */
+  private statuses: StatusRow[] = [];
+  /** UPDATE statements by the columns they set. */
+  private readonly updates = new Map<string, Database.Statement>();
 
   constructor(private readonly db: Database.Database) {}
 
   setup(db: Database.Database): void {
     // Rows are keyed by the log position of the event that recorded them (`pos`): a rebuild appends them in
     // key order, and rows of a few hundred bytes sit better in a rowid table than in a key-ordered one.
-    // A table of version 1 lacks the new columns; the runner rebuilds this read model then (version changed).
+    // A table of version 1 lacks the new columns, one of version 2 holds each status history as JSON (every
+    // status change rewrote the growing list): dropped, and the runner rebuilds this read model (version changed).
     const columns = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('chat_messages') as string[];
-    if (columns.length > 0 && !columns.includes('pos')) db.exec('DROP TABLE chat_messages');
+    if (columns.length > 0 && !columns.includes('last_status')) db.exec('DROP TABLE chat_messages');
     db.exec(`
       CREATE TABLE IF NOT EXISTS chat_messages (
         device_id       TEXT NOT NULL,
@@ -261,7 +266,7 @@ export class MessageIndex implements Projection, SeenMessages {
         poll            TEXT,
         quoted          TEXT,
         reactions       TEXT,
-        history         TEXT
+        last_status     INTEGER
       );
       CREATE UNIQUE INDEX IF NOT EXISTS chat_messages_by_id ON chat_messages (device_id, wa_message_id);
       CREATE INDEX IF NOT EXISTS chat_messages_unread ON chat_messages (device_id, chat_id) WHERE from_me = 0 AND read = 0;
@@ -279,12 +284,24 @@ export class MessageIndex implements Projection, SeenMessages {
         PRIMARY KEY (device_id, chat_id)
       ) WITHOUT ROWID;
       CREATE INDEX IF NOT EXISTS chats_by_activity ON chats (device_id, last_at, last_pos);
+      -- Outgoing messages' statuses (and edits), keyed by the log position of the event that recorded each, so
+      -- they are only ever appended at the end of the table (live messages in flight are spread over the whole
+      -- message table: entries keyed by message would land on a different page each). Each entry names the one
+      -- before it of its message (\`prev\`); a message row names its newest (\`last_status\`).
+      CREATE TABLE IF NOT EXISTS chat_message_statuses (
+        pos    INTEGER PRIMARY KEY,
+        prev   INTEGER,
+        status TEXT NOT NULL,
+        at     TEXT NOT NULL,
+        error  TEXT
+      );
     `);
   }
 
   reset(db: Database.Database): void {
     this.buffers = undefined;
-    db.exec('DELETE FROM chat_messages; DELETE FROM chats');
+    this.statuses = [];
+    db.exec('DELETE FROM chat_messages; DELETE FROM chats; DELETE FROM chat_message_statuses');
   }
 
   apply(stored: StoredEvent): void {
@@ -320,7 +337,7 @@ export class MessageIndex implements Projection, SeenMessages {
           poll: d.poll && d.secret ? JSON.stringify({ options: d.poll.options, secret: d.secret }) : null,
           quoted: d.quoted ? JSON.stringify(d.quoted) : null,
           reactions: null,
-          history: null,
+          last_status: null,
         };
         messages.put(id, row);
         if (d.type === 'reaction') {
@@ -334,7 +351,7 @@ export class MessageIndex implements Projection, SeenMessages {
         const d = event.data;
         const content = d.content;
         if (content.kind === 'edit') {
-          this.edit(d.deviceId, content.messageId, content.text, d.createdAt, true);
+          this.edit(d.deviceId, content.messageId, content.text, d.createdAt, true, stored.position);
           return;
         }
         const id = key(d.deviceId, d.waMessageId);
@@ -363,9 +380,10 @@ export class MessageIndex implements Projection, SeenMessages {
           poll: content.kind === 'poll' ? JSON.stringify({ options: content.options, secret: content.secret }) : null,
           quoted: d.replyTo ? JSON.stringify(d.replyTo) : null,
           reactions: null,
-          history: `[${historyEntry('queued', d.createdAt)}]`,
+          last_status: stored.position,
         };
         messages.put(id, row);
+        this.statuses.push([stored.position, null, 'queued', d.createdAt, null]);
         if (content.kind === 'reaction') {
           this.react(d.deviceId, content.messageId, { from: '', fromMe: true, emoji: content.emoji });
           return;
@@ -375,14 +393,15 @@ export class MessageIndex implements Projection, SeenMessages {
       }
       case 'OutboxMessageEdited':
         // Edited while still queued: the recipient never sees the first text, so it is not `edited`.
-        this.edit(event.data.deviceId, event.data.waMessageId, event.data.text, stored.createdAt.toISOString(), false);
+        this.edit(event.data.deviceId, event.data.waMessageId, event.data.text, stored.createdAt.toISOString(), false, stored.position);
         return;
       case 'MessageStatusChanged': {
         const { deviceId, waMessageId, status, timestamp, error } = event.data;
         const id = key(deviceId, waMessageId);
         const row = messages.get(id);
         if (!row || row.outbox_id === null) return;
-        row.history = appendJson(row.history, historyEntry(status, isoOf(timestamp), error));
+        this.statuses.push([stored.position, row.last_status, status, isoOf(timestamp), error ? JSON.stringify(error) : null]);
+        row.last_status = stored.position;
         const next = nextStatus(row.status ?? 'queued', status);
         if (next !== row.status) {
           row.status = next;
@@ -393,7 +412,7 @@ export class MessageIndex implements Projection, SeenMessages {
         return;
       }
       case 'MessageEdited':
-        this.edit(event.data.deviceId, event.data.waMessageId, event.data.body, isoOf(event.data.timestamp), true);
+        this.edit(event.data.deviceId, event.data.waMessageId, event.data.body, isoOf(event.data.timestamp), true, stored.position);
         return;
       case 'MessageRevoked': {
         const id = key(event.data.deviceId, event.data.waMessageId);
@@ -441,11 +460,22 @@ export class MessageIndex implements Projection, SeenMessages {
     // Chats after messages: a chat's last message is always a row.
     this.buffers?.messages.flush();
     this.buffers?.chats.flush();
+    if (this.statuses.length > 0) this.insertStatuses();
   }
 
   discard(): void {
     this.buffers?.messages.discard();
     this.buffers?.chats.discard();
+    this.statuses = [];
+  }
+
+  private insertStatuses(): void {
+    const sql = this.sql();
+    const rows = this.statuses;
+    this.statuses = [];
+    let i = 0;
+    for (; i + STATUS_ROWS_PER_INSERT <= rows.length; i += STATUS_ROWS_PER_INSERT) sql.insertStatuses.run(rows.slice(i, i + STATUS_ROWS_PER_INSERT).flat());
+    for (; i < rows.length; i++) sql.insertStatus.run(rows[i]);
   }
 
   /** A new message of a chat (not a reaction): the chat's last message, its unread count, its name. */
@@ -490,14 +520,17 @@ export class MessageIndex implements Projection, SeenMessages {
     messages.put(id, row);
   }
 
-  private edit(deviceId: string, waMessageId: string, body: string, at: string, shown: boolean): void {
+  private edit(deviceId: string, waMessageId: string, body: string, at: string, shown: boolean, position: number): void {
     const id = key(deviceId, waMessageId);
     const messages = this.rows().messages;
     const row = messages.get(id);
     if (!row) return;
     row.body = body;
     if (shown) row.edited = 1;
-    if (row.outbox_id !== null) row.history = appendJson(row.history, historyEntry('edited', at));
+    if (row.outbox_id !== null) {
+      this.statuses.push([position, row.last_status, 'edited', at, null]);
+      row.last_status = position;
+    }
     messages.put(id, row);
   }
 
@@ -519,7 +552,9 @@ export class MessageIndex implements Projection, SeenMessages {
     const view: MessageDetail = viewOf(row);
     if (row.outbox_id !== null) {
       view.outboxId = row.outbox_id;
-      view.statusHistory = row.history ? (JSON.parse(row.history) as StatusEntry[]) : [];
+      view.statusHistory = this.sql()
+        .statuses.all(row.last_status)
+        .map((s) => (s.error ? { status: s.status, at: s.at, error: JSON.parse(s.error) as StatusEntry['error'] } : { status: s.status, at: s.at }));
     }
     return view;
   }
@@ -594,16 +629,35 @@ export class MessageIndex implements Projection, SeenMessages {
     this.buffers = {
       messages: new RowBuffer<MessageRow>(
         (k) => sql.messageRow.get(...split(k)),
-        (row, stored) => (stored ? sql.updateMessage.run(MESSAGE_UPDATE.map((c) => row[c])) : sql.insertMessage.run(MESSAGE_COLUMNS.map((c) => row[c]))),
+        (row, stored, saved) => (stored ? this.update('chat_messages', MESSAGE_COLUMNS, MESSAGE_KEYS, row, saved!) : sql.insertMessage.run(MESSAGE_COLUMNS.map((c) => row[c]))),
         ROWS_KEPT,
+        true,
       ),
       chats: new RowBuffer<ChatRow>(
         (k) => sql.chatRow.get(...split(k)),
-        (row, stored) => (stored ? sql.updateChat.run(CHAT_UPDATE.map((c) => row[c])) : sql.insertChat.run(CHAT_COLUMNS.map((c) => row[c]))),
+        (row, stored, saved) => (stored ? this.update('chats', CHAT_COLUMNS, CHAT_KEYS, row, saved!) : sql.insertChat.run(CHAT_COLUMNS.map((c) => row[c]))),
         ROWS_KEPT,
+        true,
       ),
     };
     return this.buffers;
+  }
+
+  /**
+   * Writes the columns that changed since the row was stored, and only those: a status change sets
+   * `status`, not the indexed chat and unread columns (SQLite rewrites the index entries of every column in SET).
+   */
+  private update<R extends object, C extends keyof R & string>(table: string, columns: readonly C[], keys: readonly C[], row: R, saved: R): void {
+    let changed: C[] | undefined;
+    for (const column of columns) if (row[column] !== saved[column]) (changed ??= []).push(column);
+    if (!changed) return;
+    const name = `${table}:${changed.join(',')}`;
+    let statement = this.updates.get(name);
+    if (!statement) {
+      statement = this.db.prepare(`UPDATE ${table} SET ${changed.map((c) => `${c} = ?`).join(', ')} WHERE ${keys.map((c) => `${c} = ?`).join(' AND ')}`);
+      this.updates.set(name, statement);
+    }
+    statement.run([...changed.map((c) => row[c]), ...keys.map((c) => row[c])]);
   }
 
   private sql() {
@@ -614,19 +668,21 @@ export class MessageIndex implements Projection, SeenMessages {
     const db = this.db;
     const insertOf = (table: string, columns: readonly string[]) =>
       db.prepare(`INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);
-    // Bound with the other columns first, then the key columns (updateOrder).
-    const updateOf = (table: string, columns: readonly string[]) => {
-      const keys = columns.slice(-(table === 'chats' ? 2 : 1));
-      const others = columns.slice(0, columns.length - keys.length);
-      return db.prepare(`UPDATE ${table} SET ${others.map((c) => `${c} = ?`).join(', ')} WHERE ${keys.map((c) => `${c} = ?`).join(' AND ')}`);
-    };
-    const VIEW = 'wa_message_id, chat_id, from_me, sender, participant, type, body, at, pos, outbox_id, content, status, sent_at, revoked, edited, media, media_stored_at, received, quoted, reactions, history';
+    const VIEW = 'wa_message_id, chat_id, from_me, sender, participant, type, body, at, pos, outbox_id, content, status, sent_at, revoked, edited, media, media_stored_at, received, quoted, reactions, last_status';
+    const STATUS = '(?, ?, ?, ?, ?)';
     return {
       insertMessage: insertOf('chat_messages', MESSAGE_COLUMNS),
-      updateMessage: updateOf('chat_messages', MESSAGE_UPDATE),
+      insertStatus: db.prepare(`INSERT INTO chat_message_statuses (pos, prev, status, at, error) VALUES ${STATUS}`),
+      insertStatuses: db.prepare(`INSERT INTO chat_message_statuses (pos, prev, status, at, error) VALUES ${Array(STATUS_ROWS_PER_INSERT).fill(STATUS).join(', ')}`),
+      // A message's history: from its newest entry back along `prev`, then oldest first.
+      statuses: db.prepare<[number | null], { status: StatusEntry['status']; at: string; error: string | null }>(
+        `WITH RECURSIVE history (pos, prev, status, at, error) AS (
+           SELECT pos, prev, status, at, error FROM chat_message_statuses WHERE pos = ?
+           UNION ALL SELECT s.pos, s.prev, s.status, s.at, s.error FROM chat_message_statuses s JOIN history h ON s.pos = h.prev
+         ) SELECT status, at, error FROM history ORDER BY pos`,
+      ),
       messageRow: db.prepare<[string, string], MessageRow>(`SELECT ${MESSAGE_COLUMNS.join(', ')} FROM chat_messages WHERE device_id = ? AND wa_message_id = ?`),
       insertChat: insertOf('chats', CHAT_COLUMNS),
-      updateChat: updateOf('chats', CHAT_UPDATE),
       chatRow: db.prepare<[string, string], ChatRow>(`SELECT ${CHAT_COLUMNS.join(', ')} FROM chats WHERE device_id = ? AND chat_id = ?`),
       byId: db.prepare<[string, string], Row>(`SELECT ${VIEW} FROM chat_messages WHERE device_id = ? AND wa_message_id = ?`),
       quoted: db.prepare<[string, string], Pick<Row, 'chat_id' | 'from_me' | 'sender' | 'type' | 'body'>>(

@@ -9,15 +9,30 @@
  * moment later (queued, then sending, sent, delivered, read, each in its own small batch), and would
  * otherwise read back the row it just wrote every time. Only valid because the projection is the one
  * writer of its tables: every write goes through here, and a rolled-back batch forgets everything.
+ *
+ * With `snapshots`, write() is also given the row as the table holds it (a copy taken when it was loaded or
+ * last written), so that an UPDATE can set only the columns that changed: SQLite rewrites every index on a
+ * column named in SET, whether its value changed or not.
  */
-export class RowBuffer<Row> {
-  private readonly rows = new Map<string, { row: Row | undefined; stored: boolean; dirty: boolean }>();
+interface Held<Row> {
+  row: Row | undefined;
+  stored: boolean;
+  dirty: boolean;
+  saved?: Row;
+}
+
+export class RowBuffer<Row extends object> {
+  private readonly rows = new Map<string, Held<Row>>();
+  /** The rows put since the last flush, in the order first put (a flush visits these, not every row kept). */
+  private dirty: Array<Held<Row>> = [];
 
   constructor(
     private readonly load: (key: string) => Row | undefined,
-    private readonly write: (row: Row, stored: boolean) => void,
+    /** `saved`: the row as stored (only with `snapshots`; undefined for a new row). */
+    private readonly write: (row: Row, stored: boolean, saved: Row | undefined) => void,
     /** How many rows stay known after a flush (the most recently used ones); 0: none. */
     private readonly keep = 0,
+    private readonly snapshots = false,
   ) {}
 
   /** The row as the batch left it so far (loaded once from the table). */
@@ -32,7 +47,7 @@ export class RowBuffer<Row> {
       return held.row;
     }
     const row = this.load(key);
-    this.rows.set(key, { row, stored: row !== undefined, dirty: false });
+    this.rows.set(key, { row, stored: row !== undefined, dirty: false, ...(this.snapshots && row ? { saved: { ...row } } : {}) });
     return row;
   }
 
@@ -41,16 +56,25 @@ export class RowBuffer<Row> {
     const held = this.rows.get(key);
     if (held) {
       held.row = row;
-      held.dirty = true;
-    } else this.rows.set(key, { row, stored: false, dirty: true });
+      if (!held.dirty) {
+        held.dirty = true;
+        this.dirty.push(held);
+      }
+    } else {
+      const added = { row, stored: false, dirty: true };
+      this.rows.set(key, added);
+      this.dirty.push(added);
+    }
   }
 
   flush(): void {
-    for (const held of this.rows.values()) {
-      if (!held.dirty) continue;
+    const dirty = this.dirty;
+    this.dirty = [];
+    for (const held of dirty) {
       if (held.row !== undefined) {
-        this.write(held.row, held.stored);
+        this.write(held.row, held.stored, held.saved);
         held.stored = true;
+        if (this.snapshots) held.saved = { ...held.row };
       }
       held.dirty = false;
     }
@@ -67,5 +91,6 @@ export class RowBuffer<Row> {
   /** The batch rolled back: forget what it changed. */
   discard(): void {
     this.rows.clear();
+    this.dirty = [];
   }
 }

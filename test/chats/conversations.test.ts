@@ -226,7 +226,7 @@ describe('conversations from the log', () => {
     await new Promise((resolve) => setTimeout(resolve, 200)); // late receipts
     const db = openReadModelDb(gateway.dataDir);
     const dump = () =>
-      Object.fromEntries(['chat_messages', 'chats'].map((t) => [t, db.prepare(`SELECT * FROM ${t}`).all().map((row) => JSON.stringify(row)).sort()]));
+      Object.fromEntries(['chat_messages', 'chats', 'chat_message_statuses'].map((t) => [t, db.prepare(`SELECT * FROM ${t}`).all().map((row) => JSON.stringify(row)).sort()]));
     await gateway.webhooks.stop();
     const before = dump();
     expect(before.chats!.length).toBeGreaterThan(4);

@@ -78,4 +78,23 @@ describe('row buffer', () => {
     expect(buffer.get('a')).toEqual({ id: 'a', n: 1 });
     expect(t.writes).toEqual([]);
   });
+
+  it('with snapshots, write() gets the row as stored (loaded or last written), so an update can set only what changed', () => {
+    const t = table();
+    const saved: Array<Row | undefined> = [];
+    const buffer = new RowBuffer<Row>(t.load, (row, stored, before) => {
+      saved.push(before && { ...before });
+      t.write(row, stored);
+    }, 10, true);
+    const a = buffer.get('a')!;
+    a.n = 2;
+    buffer.put('a', a);
+    buffer.put('b', { id: 'b', n: 5 });
+    buffer.flush();
+    a.n = 3;
+    buffer.put('a', a);
+    buffer.flush();
+    expect(t.writes).toEqual(['update a=2', 'insert b=5', 'update a=3']);
+    expect(saved).toEqual([{ id: 'a', n: 1 }, undefined, { id: 'a', n: 2 }]);
+  });
 });
