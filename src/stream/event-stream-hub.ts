@@ -55,8 +55,8 @@ export interface StreamHubStats {
 }
 
 const HEARTBEAT = ': keep-alive\n\n';
-/** Flushes are apart by at least this many times the last one's duration: the fan-out takes at most ~40% of the process. */
-const FLUSH_DUTY_FACTOR = 2.5;
+/** Flushes are apart by at least this many times the last one's duration: the fan-out takes at most half of the process. */
+const FLUSH_DUTY_FACTOR = 2;
 
 class Client {
   /** Events up to this position are not for this client: it has them, or they were filtered out (live clients skip only those). */
