@@ -15,7 +15,7 @@ import { type IncomingMessage, type ServerResponse, createServer } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Metric } from './lib/benchmark.js';
-import { type GatewayChild, spawnGateway } from './lib/child.js';
+import { type GatewayChild, spawnGateway, waitForSessionState } from './lib/child.js';
 import { loadHttp } from './lib/http-load.js';
 import { round } from './lib/stats.js';
 
@@ -124,21 +124,11 @@ async function fanOut(): Promise<Metric[]> {
 async function onlineDevice(gateway: GatewayChild, id: string, phone: string, hookUrl?: string): Promise<{ id: string; key: string }> {
   const { deviceKey } = await gateway.adminRequest<{ deviceKey: string }>('POST', '/devices', { id, name: id, engine: 'sandbox' }, 201);
   await gateway.adminRequest('POST', `/devices/${id}/session/open`);
-  await waitForState(gateway, id, 'qr');
+  await waitForSessionState(gateway, id, 'qr');
   await request(gateway, 'POST', `/sandbox/devices/${id}/scan`, { phone }, 202);
-  await waitForState(gateway, id, 'online');
+  await waitForSessionState(gateway, id, 'online');
   if (hookUrl) await gateway.adminRequest('PUT', `/devices/${id}/hooks`, { url: hookUrl, events: ['message.received'] }, 200);
   return { id, key: deviceKey };
-}
-
-async function waitForState(gateway: GatewayChild, id: string, state: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    const session = await gateway.adminRequest<{ state: string }>('GET', `/devices/${id}/session/state`);
-    if (session.state === state) return;
-    await sleep(20);
-  }
-  throw new Error(`${id} did not reach ${state}`);
 }
 
 async function request<T = unknown>(gateway: GatewayChild, method: string, path: string, body: unknown, expectStatus: number, deviceKey?: string): Promise<T> {

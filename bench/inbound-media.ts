@@ -15,7 +15,7 @@ import { readFileSync } from 'node:fs';
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Metric } from './lib/benchmark.js';
-import { type GatewayChild, spawnGateway } from './lib/child.js';
+import { type GatewayChild, spawnGateway, waitForSessionState } from './lib/child.js';
 import { percentile, round } from './lib/stats.js';
 
 export const name = 'inbound-media';
@@ -159,25 +159,16 @@ async function checkMedia(gateway: GatewayChild, key: string, url: string | unde
 async function prepareDevice(gateway: GatewayChild, receiverUrl: string): Promise<string> {
   const { deviceKey } = await gateway.adminRequest<{ deviceKey: string }>('POST', '/devices', { id: DEVICE, name: DEVICE, engine: 'sandbox' }, 201);
   await gateway.adminRequest('POST', `/devices/${DEVICE}/session/open`);
-  await waitForState(gateway, 'qr');
+  await waitForSessionState(gateway, DEVICE, 'qr');
   const scanned = await fetch(`${gateway.url}/sandbox/devices/${DEVICE}/scan`, {
     method: 'POST',
     headers: { 'x-admin-key': gateway.adminKey, 'content-type': 'application/json' },
     body: JSON.stringify({ phone: '4915100000001' }),
   });
   await scanned.arrayBuffer();
-  await waitForState(gateway, 'online');
+  await waitForSessionState(gateway, DEVICE, 'online');
   await gateway.adminRequest('PUT', `/devices/${DEVICE}/hooks`, { url: receiverUrl, events: ['message.received'] }, 200);
   return deviceKey;
-}
-
-async function waitForState(gateway: GatewayChild, state: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    if ((await gateway.adminRequest<{ state: string }>('GET', `/devices/${DEVICE}/session/state`)).state === state) return;
-    await sleep(20);
-  }
-  throw new Error(`${DEVICE} did not reach ${state}`);
 }
 
 export function rssMb(pid: number): number {

@@ -19,7 +19,7 @@ import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Metric } from './lib/benchmark.js';
-import { spawnGateway, spawnServer } from './lib/child.js';
+import { spawnGateway, spawnServer, waitForSessionState } from './lib/child.js';
 import { Samples, round, summarize } from './lib/stats.js';
 import { makeTempDir } from './lib/temp.js';
 import { rebuildAll, writeHistory } from './rebuild.js';
@@ -50,9 +50,9 @@ async function fanOut(): Promise<Metric[]> {
   try {
     const created = await gateway.adminRequest<{ deviceKey: string }>('POST', '/devices', { id: 'bench-stream', name: 'stream bench', engine: 'sandbox' }, 201);
     await gateway.adminRequest('POST', '/devices/bench-stream/session/open', undefined);
-    await waitForState(gateway.url, gateway.adminKey, 'qr');
+    await waitForSessionState(gateway, 'bench-stream', 'qr');
     await gateway.adminRequest('POST', '/sandbox/devices/bench-stream/scan', { phone: '4915100007777' }, 202);
-    await waitForState(gateway.url, gateway.adminKey, 'online');
+    await waitForSessionState(gateway, 'bench-stream', 'online');
     await sleep(500);
     const rssBefore = rssBytes(gateway.pid);
 
@@ -242,16 +242,6 @@ function post(url: string, adminKey: string, body: unknown): Promise<void> {
     req.once('error', reject);
     req.end(payload);
   });
-}
-
-async function waitForState(url: string, adminKey: string, state: string): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  while (Date.now() < deadline) {
-    const answer = await fetch(`${url}/devices/bench-stream/session/state`, { headers: { 'x-admin-key': adminKey } });
-    if (answer.ok && ((await answer.json()) as { state: string }).state === state) return;
-    await sleep(50);
-  }
-  throw new Error(`bench-stream did not become ${state}`);
 }
 
 function rssBytes(pid: number): number {

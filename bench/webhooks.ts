@@ -19,7 +19,7 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Webhook } from 'standardwebhooks';
 import type { Metric } from './lib/benchmark.js';
-import { type GatewayChild, spawnGateways } from './lib/child.js';
+import { type GatewayChild, spawnGateways, waitForSessionState } from './lib/child.js';
 import { leaseOwners, waitFor } from './lib/cluster-store.js';
 import { Samples, round, summarize } from './lib/stats.js';
 
@@ -180,7 +180,7 @@ async function prepareDevice(owners: Owners, id: string, phone: string, receiver
   const gateway = owners.nodes[0]!;
   const { deviceKey } = await gateway.adminRequest<{ deviceKey: string }>('POST', '/devices', { id, name: id, engine: 'sandbox' }, 201);
   await gateway.adminRequest('POST', `/devices/${id}/session/open`);
-  await waitForState(gateway, id, 'qr');
+  await waitForSessionState(gateway, id, 'qr');
   const owner = await owners.find(id);
   // Answered 202 with no JSON body: fetched directly.
   const scanned = await fetch(`${owner.url}/sandbox/devices/${id}/scan`, {
@@ -190,19 +190,9 @@ async function prepareDevice(owners: Owners, id: string, phone: string, receiver
   });
   await scanned.arrayBuffer();
   if (scanned.status !== 202) throw new Error(`scan ${id} answered ${scanned.status}`);
-  await waitForState(gateway, id, 'online');
+  await waitForSessionState(gateway, id, 'online');
   const hooks = await gateway.adminRequest<{ secret: string }>('PUT', `/devices/${id}/hooks`, { url: receiverUrl, events: ['message.received'] }, 200);
   return { id, key: deviceKey, secret: hooks.secret };
-}
-
-async function waitForState(gateway: GatewayChild, id: string, state: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    const session = await gateway.adminRequest<{ state: string }>('GET', `/devices/${id}/session/state`);
-    if (session.state === state) return;
-    await sleep(20);
-  }
-  throw new Error(`${id} did not reach ${state}`);
 }
 
 function injectOne(agent: Agent, gateway: GatewayChild, deviceId: string, n: number, receiver: Receiver): Promise<void> {

@@ -228,6 +228,17 @@ export async function spawnGateways(count: number, options: SpawnGatewayOptions 
   });
 }
 
+/** Polls a device's session until it is in `state` (qr, online, …), or fails after `timeoutMs`. */
+export async function waitForSessionState(gateway: GatewayChild, deviceId: string, state: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const session = await gateway.adminRequest<{ state: string }>('GET', `/devices/${deviceId}/session/state`);
+    if (session.state === state) return;
+    await sleep(20);
+  }
+  throw new Error(`${deviceId} did not reach ${state}`);
+}
+
 /** utime + stime of a process from /proc/<pid>/stat, in seconds. */
 export function processCpuSeconds(pid: number): number | undefined {
   try {
