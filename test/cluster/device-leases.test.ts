@@ -27,9 +27,14 @@ interface Member {
   lost: string[];
 }
 
-const cleanups: Array<() => Promise<void>> = [];
+const cleanups: Array<{ stop: () => Promise<void>; close: () => Promise<void> }> = [];
 afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+  // Every member stops before any store closes: @eventstore/db-client keeps the answers awaited by every
+  // client's BatchAppend in one table per process, and a client that closes clears it, so another client's
+  // heartbeat answered afterwards throws inside the library (an unhandled rejection).
+  const members = cleanups.splice(0).reverse();
+  for (const member of members) await member.stop().catch(() => undefined);
+  for (const member of members) await member.close().catch(() => undefined);
 });
 
 async function member(file: string, name: string, now?: () => number): Promise<Member> {
@@ -52,10 +57,7 @@ async function member(file: string, name: string, now?: () => number): Promise<M
       lost.push(deviceId);
     },
   });
-  cleanups.push(async () => {
-    await leases.stop();
-    await store.close();
-  });
+  cleanups.push({ stop: () => leases.stop(), close: () => store.close() });
   return { leases, store, running, lost };
 }
 
@@ -67,7 +69,7 @@ const STORES: Array<[string, () => Promise<string>]> = [
     'eventstoredb (test server)',
     async () => {
       const server = await startEsdbTestServer();
-      cleanups.unshift(() => server.stop());
+      cleanups.unshift({ stop: async () => undefined, close: () => server.stop() });
       return server.url;
     },
   ],
