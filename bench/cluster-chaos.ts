@@ -1,8 +1,9 @@
 /**
  * `npm run chaos:cluster [-- --seconds 120]`: three gateway processes on one SQLite file (GATEWAY_CLUSTER=true,
- * one port each), 30 sandbox devices online with webhooks, sends at ~300/s through every process and sandbox
- * inbound at ~100/s (to the process running the device); every 10 s one process is killed with SIGKILL and
- * started again. Then it checks, from the log and the receiver:
+ * one port each), 30 sandbox devices online with webhooks, sends offered at 300/s through every process and
+ * sandbox inbound at 100/s (to the process running the device), open loop (a slow answer does not lower the
+ * offered rate; at most MAX_IN_FLIGHT of a kind unanswered); every 10 s one process is killed with SIGKILL
+ * and started again. It prints the offered and acknowledged rates. Then it checks, from the log and the receiver:
  * - every 202 is sent exactly once (one `sent` per waMessageId, each under the id it was acknowledged with);
  * - every `sent` status and every inbound message reached the webhook receiver (duplicates counted);
  * - no device was run by two processes at once (the lease streams: each acquisition follows a release or
@@ -14,6 +15,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type ChildServer, spawnServer } from './lib/child.js';
+import { round } from './lib/stats.js';
 import { makeTempDir } from './lib/temp.js';
 import { leaseOwners, queryStore, waitFor as waitUntil } from './lib/cluster-store.js';
 
@@ -25,6 +27,8 @@ const SEND_PER_SECOND = 300;
 const INBOUND_PER_SECOND = 100;
 const KILL_EVERY_MS = 10_000;
 const RATE_PER_MINUTE = 1_200;
+/** Requests of one kind (sends, inbound) the load may have unanswered at once; beyond it a scheduled one is skipped (and counted). */
+const MAX_IN_FLIGHT = 256;
 const ADMIN_KEY = 'ak_chaos_cluster_0123456789abcdef';
 
 const seconds = (() => {
@@ -100,32 +104,59 @@ async function main(): Promise<number> {
     const acknowledged = new Set<string>();
     const inbound = new Set<string>();
     let stop = false;
+    // Who runs each device, read from the lease streams twice a second (not once per injection).
+    let owners = leaseOwners(data.path);
+    const ownersTimer = setInterval(() => {
+      try {
+        owners = leaseOwners(data.path);
+      } catch {
+        // the file is busy: keep the last answer
+      }
+    }, 500);
+    // Open loop: requests leave on their schedule whether or not earlier ones were answered (up to a cap in
+    // flight), so a slow answer during a failover does not lower the offered rate.
+    const offered = { sends: 0, inbound: 0, skipped: 0 };
+    const inFlight = new Map<() => Promise<void>, number>();
+    const fire = (request: () => Promise<void>) => {
+      const now = inFlight.get(request) ?? 0;
+      if (now >= MAX_IN_FLIGHT) {
+        offered.skipped += 1;
+        return;
+      }
+      inFlight.set(request, now + 1);
+      void request()
+        .catch(() => undefined)
+        .finally(() => inFlight.set(request, inFlight.get(request)! - 1));
+    };
     let n = 0;
-    const sender = async () => {
-      while (!stop) {
-        const id = ids[n++ % DEVICES]!;
-        const nodesNow = live();
-        const node = nodesNow[n % nodesNow.length];
-        if (node) {
-          const answer = await api(node, 'POST', `/devices/${id}/send/text`, { to: '4915199999999', text: `m${n}` }, keys.get(id)).catch(() => undefined);
-          if (answer?.status === 202) acknowledged.add(answer.body.waMessageId);
-        }
-        await sleep(1000 / (SEND_PER_SECOND / 10));
-      }
-    };
     let m = 0;
-    const injector = async () => {
-      while (!stop) {
-        const id = ids[m++ % DEVICES]!;
-        const node = live().find((candidate) => candidate.pid === leaseOwners(data.path).get(id));
-        if (node) {
-          const answer = await api(node, 'POST', `/sandbox/devices/${id}/inbound`, { from: '4915188888888', body: `in${m}` }).catch(() => undefined);
-          if (answer?.status === 202 && answer.body?.waMessageId) inbound.add(answer.body.waMessageId);
-        }
-        await sleep(1000 / (INBOUND_PER_SECOND / 5));
+    const sendOne = async () => {
+      const id = ids[n++ % DEVICES]!;
+      const nodesNow = live();
+      const node = nodesNow[n % nodesNow.length];
+      if (!node) return;
+      offered.sends += 1;
+      const answer = await api(node, 'POST', `/devices/${id}/send/text`, { to: '4915199999999', text: `m${n}` }, keys.get(id));
+      if (answer.status === 202) acknowledged.add(answer.body.waMessageId);
+    };
+    const injectOne = async () => {
+      const id = ids[m++ % DEVICES]!;
+      const node = live().find((candidate) => candidate.pid === owners.get(id));
+      if (!node) return;
+      offered.inbound += 1;
+      const answer = await api(node, 'POST', `/sandbox/devices/${id}/inbound`, { from: '4915188888888', body: `in${m}` });
+      if (answer.status === 202 && answer.body?.waMessageId) inbound.add(answer.body.waMessageId);
+    };
+    const schedule = async (perSecond: number, request: () => Promise<void>) => {
+      const begun = performance.now();
+      for (let k = 0; !stop; k++) {
+        const due = begun + (k * 1000) / perSecond;
+        const wait = due - performance.now();
+        if (wait > 0) await sleep(wait);
+        fire(request);
       }
     };
-    const load = [...Array.from({ length: 10 }, sender), ...Array.from({ length: 5 }, injector)];
+    const load = [schedule(SEND_PER_SECOND, sendOne), schedule(INBOUND_PER_SECOND, injectOne)];
     const startedAt = Date.now();
     let cycle = 0;
     while (Date.now() - startedAt < seconds * 1000) {
@@ -140,6 +171,8 @@ async function main(): Promise<number> {
     }
     stop = true;
     await Promise.all(load);
+    clearInterval(ownersTimer);
+    await waitFor(() => [...inFlight.values()].every((count) => count === 0), 60_000, 'the last requests answered');
     await waitFor(() => live().length === 3, 120_000, 'every process back');
     log('load stopped; waiting for the outboxes and webhooks to drain');
     await waitFor(() => sentIds(data.path).size >= acknowledged.size, 180_000, 'every send').catch((error: Error) => failures.push(error.message));
@@ -157,7 +190,9 @@ async function main(): Promise<number> {
     const health = await Promise.all(live().map(async (node) => (await api(node, 'GET', '/health')).body.cluster.devicesOwned as number));
     await waitFor(async () => (await Promise.all(live().map(async (node) => (await api(node, 'GET', '/health')).body.cluster.devicesOwned as number))).reduce((a, b) => a + b, 0) === DEVICES, 60_000, 'one owner per device').catch((error: Error) => failures.push(error.message));
     process.stdout.write(
-      `${cycle} kills in ${seconds} s; ${acknowledged.size} sends acknowledged, ${sent.length} sent (${twice} twice); ${inbound.size} inbound; ` +
+      `${cycle} kills in ${seconds} s; offered ${offered.sends} sends (${round(offered.sends / seconds)}/s) and ${offered.inbound} inbound ` +
+        `(${round(offered.inbound / seconds)}/s), ${offered.skipped} skipped at ${MAX_IN_FLIGHT} of a kind in flight\n` +
+        `${acknowledged.size} sends acknowledged (${round(acknowledged.size / seconds)}/s), ${sent.length} sent (${twice} twice); ${inbound.size} inbound; ` +
         `${received.size} distinct webhooks, ${duplicates} with duplicates; devices per process at the end ${health.join('/')}\n`,
     );
     for (const failure of failures) process.stdout.write(`FAILED: ${failure}\n`);

@@ -172,6 +172,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       backgroundRetryDelaysMs: DEFAULT_BACKGROUND_RETRY_DELAYS_MS,
     },
     log,
+    (deviceId, waMessageId) => messages.find(deviceId, waMessageId) !== undefined,
   );
   const retention = new MediaRetention(messages, receivedMedia, config.inboundMedia.retentionMs, log);
   retention.start();

@@ -431,7 +431,10 @@ export class DeviceActor {
       disconnected: (kind, detail) => this.signal(epoch, { type: 'ENGINE.DISCONNECTED', kind, detail }),
       inbound: (message, options) => {
         sink.arriving?.(this.deviceId, message);
-        return this.spools.inbound.write(`inbound ${message.waMessageId}`, () => sink.received(this.deviceId, message), options);
+        const written = this.spools.inbound.write(`inbound ${message.waMessageId}`, () => sink.received(this.deviceId, message), options);
+        // Refused or given up: never recorded (the caller is answered by `written` itself).
+        written.catch(() => sink.abandoned?.(this.deviceId, message));
+        return written;
       },
       receipt: (receipt) => this.spools.receipts.write(`receipt ${receipt.waMessageId} ${receipt.status}`, () => sink.receipt(this.deviceId, receipt)),
       contacts: (contacts) => this.spools.contacts.write(`contacts (${contacts.length})`, () => sink.contacts(this.deviceId, contacts)),

@@ -26,6 +26,12 @@ export interface MessageSink {
    * behind it do not wait for it in turn.
    */
   arriving?(deviceId: string, message: InboundMessage): void;
+  /**
+   * The spool gave up a message `arriving` announced, which is then never recorded: refused to the sender
+   * waiting for it (the sandbox), given up after failures retrying cannot fix, or held when the spool closed.
+   * What arriving() began for it is undone (its downloaded media removed).
+   */
+  abandoned?(deviceId: string, message: InboundMessage): void;
   received(deviceId: string, message: InboundMessage): Promise<void>;
   receipt(deviceId: string, receipt: Receipt): Promise<void>;
   contacts(deviceId: string, contacts: Contact[]): Promise<void>;

@@ -102,6 +102,9 @@ export class SessionRequests {
         reject(new DomainError('busy', `the process running device ${deviceId} did not answer in time; try again`, { retryAfterSeconds: 5 }));
       }, ANSWER_TIMEOUT_MS);
     });
+    // The answer can come before the request's own append resolves (the live feed hands events over first):
+    // a refusal then waits here, awaited below, instead of counting as unhandled.
+    answered.catch(() => undefined);
     try {
       await this.commands.handle(sessionRequestStream(deviceId), { type: 'Request', deviceId, requestId, command, by: this.memberId, at: new Date().toISOString() });
       return await answered;

@@ -12,8 +12,8 @@ export class MediaTooLargeError extends Error {
   override readonly name = 'MediaTooLargeError';
 }
 
-/** Received media are written in pieces of about this size (a few system calls per MiB). */
-const WRITE_BATCH_BYTES = 1024 * 1024;
+/** Received media are written in batches of about this size (a few system calls per MiB, a bounded buffer per download). */
+const WRITE_BATCH_BYTES = 256 * 1024;
 
 export class InboundMediaStore {
   readonly root: string;
@@ -53,10 +53,15 @@ export class InboundMediaStore {
       let batch: Buffer[] = [];
       let batched = 0;
       const flush = async () => {
-        const bytes = batch.length === 1 ? batch[0]! : Buffer.concat(batch, batched);
+        const pieces = batch;
+        const length = batched;
         batch = [];
         batched = 0;
-        for (let at = 0; at < bytes.length; ) at += (await file!.write(bytes, at)).bytesWritten;
+        // The pieces as they came (not copied into one buffer); a short write (a disk filling up) is continued.
+        const { bytesWritten } = await file!.writev(pieces);
+        if (bytesWritten === length) return;
+        const rest = Buffer.concat(pieces, length);
+        for (let at = bytesWritten; at < rest.length; ) at += (await file!.write(rest, at)).bytesWritten;
       };
       for await (const chunk of source as AsyncIterable<Buffer | string>) {
         const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;

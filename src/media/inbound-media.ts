@@ -44,6 +44,12 @@ export class InboundMediaSink implements MessageSink {
    * other's downloads (the spool's throughput was one download at a time).
    */
   private readonly early = new WeakMap<InboundMessage, Promise<Partial<InboundMedia>>>();
+  /**
+   * Arrivals of each message whose download was started and that are not recorded or abandoned yet, and
+   * whether one of them was recorded: the file of an abandoned arrival is removed only when no other arrival
+   * of the same message (WhatsApp sends it again after a reconnect) is on its way or was recorded.
+   */
+  private readonly arrivals = new Map<string, { pending: number; recorded: boolean }>();
   private readonly downloads = new PQueue({ concurrency: DOWNLOADS_AT_ONCE });
 
   constructor(
@@ -53,6 +59,8 @@ export class InboundMediaSink implements MessageSink {
     private readonly inbox: InboxWriter,
     private readonly settings: InboundMediaSettings,
     private readonly log: Logger,
+    /** Whether the message is recorded already (an arrival again of a message recorded earlier keeps its file). */
+    private readonly isRecorded: (deviceId: string, waMessageId: string) => boolean = () => false,
   ) {}
 
   arriving(deviceId: string, message: InboundMessage): void {
@@ -68,6 +76,7 @@ export class InboundMediaSink implements MessageSink {
     if (!download) this.early.set(message, (download = this.queueDownload(deviceId, message)));
     const outcome = await download;
     await this.inner.received(deviceId, { ...fields, media: { ...fields.media, ...outcome } });
+    this.settle(deviceId, message, true);
     if (outcome.status === 'pending') this.retryLater(deviceId, message, downloadMedia, 0);
   }
 
@@ -75,7 +84,41 @@ export class InboundMediaSink implements MessageSink {
     return message.media !== undefined && message.downloadMedia !== undefined && this.settings.enabled;
   }
 
+  /**
+   * Never recorded: a file its download kept is removed (no message points to it, and the retention sweep
+   * goes by the recorded messages), once the download has ended.
+   */
+  abandoned(deviceId: string, message: InboundMessage): void {
+    this.inner.abandoned?.(deviceId, message);
+    const download = this.early.get(message);
+    if (!download) return;
+    this.early.delete(message);
+    void download
+      .then(async (outcome) => {
+        const alone = this.settle(deviceId, message, false);
+        if (!alone || outcome.status !== 'ready' || this.isRecorded(deviceId, message.waMessageId)) return;
+        await this.files.remove(deviceId, message.waMessageId);
+      })
+      .catch((error: unknown) => this.log.warn({ deviceId, waMessageId: message.waMessageId, err: error }, 'removing the media of a message not recorded failed'));
+  }
+
+  /** An arrival is recorded or abandoned; true when no other arrival of the message is on its way or was recorded. */
+  private settle(deviceId: string, message: InboundMessage, recorded: boolean): boolean {
+    const key = `${deviceId}/${message.waMessageId}`;
+    const entry = this.arrivals.get(key);
+    if (!entry) return !recorded;
+    entry.recorded ||= recorded;
+    entry.pending -= 1;
+    if (entry.pending > 0) return false;
+    this.arrivals.delete(key);
+    return !entry.recorded;
+  }
+
   private queueDownload(deviceId: string, message: InboundMessage): Promise<Partial<InboundMedia>> {
+    const key = `${deviceId}/${message.waMessageId}`;
+    const entry = this.arrivals.get(key) ?? { pending: 0, recorded: false };
+    entry.pending += 1;
+    this.arrivals.set(key, entry);
     const outcome = this.downloads.add(() => this.download(deviceId, message, message.downloadMedia!, this.settings.quickRetryDelaysMs));
     outcome.catch(() => undefined); // awaited in the message's turn; never an unhandled rejection meanwhile
     return outcome;

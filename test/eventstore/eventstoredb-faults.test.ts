@@ -39,15 +39,42 @@ afterAll(async () => {
 });
 
 describe('EventStoreDB adapter under faults', () => {
-  it('recovers from a failed server-features probe and reports the broken write path in health (defect 3)', async () => {
+  it('appends without the server-features probe, and reports a broken write path in health (defect 3)', async () => {
     const store = await open();
+    // A failed probe once decided the client's append method for good, and every later append failed.
     server.fail('features', 'deadline');
+    await expect(store.append(stream(), [ev('A')])).resolves.toMatchObject({ nextExpectedRevision: 0 });
+    expect(server.calls.features).toBe(0);
+    // Appends that do not get through: reads still work, but health must not be green.
+    server.fail('append', 'deadline', 2);
     await expect(store.append(stream(), [ev('A')])).rejects.toBeInstanceOf(StoreUnavailableError);
-    // Reads still work, but health must not be green while appends fail.
     expect(await store.ping()).toBe(false);
     const s = stream();
     await eventually(async () => (await store.append(s, [{ id: randomUUID(), ...ev('B') }], { expectedRevision: 'no_stream' })).nextExpectedRevision === 0);
     expect(await store.ping()).toBe(true);
+  });
+
+  it('survives another client closing while its appends are in flight (the library\'s BatchAppend shares one table of answers per process)', async () => {
+    const thrown: unknown[] = [];
+    const record = (error: unknown) => thrown.push(error);
+    process.on('uncaughtException', record);
+    process.on('unhandledRejection', record);
+    try {
+      const busy = await open();
+      const other = await open();
+      await other.append(stream(), [ev('Warm')]); // the other client has a live append stream
+      server.appendDelayMs = 150;
+      const appends = Array.from({ length: 5 }, () => busy.append(stream(), [ev('A')], { expectedRevision: 'no_stream' }));
+      await new Promise((resolve) => setTimeout(resolve, 30)); // on the wire, not answered yet
+      await other.close();
+      const outcomes = await Promise.allSettled(appends);
+      await new Promise((resolve) => setTimeout(resolve, 300)); // the server's late answers arrive
+      expect(thrown).toEqual([]);
+      expect(outcomes.map((outcome) => outcome.status)).toEqual(Array(5).fill('fulfilled'));
+    } finally {
+      process.off('uncaughtException', record);
+      process.off('unhandledRejection', record);
+    }
   });
 
   it('reports a conflict even when the URL asks the client not to throw (defect 4)', async () => {

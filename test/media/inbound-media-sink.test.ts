@@ -81,4 +81,55 @@ describe('received media downloads', () => {
     expect(opened).toBe(1);
     expect(inner.received_.map((m) => m.media?.status)).toEqual(['ready']);
   });
+
+  it('a message abandoned before it is recorded leaves no file once its download has ended', async () => {
+    let saved = 0;
+    const files = new (class extends InboundMediaStore {
+      override async save(...args: Parameters<InboundMediaStore['save']>) {
+        const kept = await super.save(...args);
+        saved += 1;
+        return kept;
+      }
+    })(tempDir('dmg-media-sink-'));
+    const sink = new InboundMediaSink(new RecordingSink(), files, noInbox, settings, pino({ level: 'silent' }));
+    const slow = new PassThrough();
+    const message = image('D', async () => slow);
+    sink.arriving('dev', message);
+    // Abandoned while its download is still under way: the file it then writes goes.
+    sink.abandoned('dev', message);
+    slow.end(Buffer.from('dddd'));
+    await until(() => saved === 1);
+    await until(() => !existsSync(files.pathOf('dev', 'D')));
+
+    const done = image('E', async () => Readable.from([Buffer.from('eeee')]));
+    sink.arriving('dev', done);
+    await until(() => existsSync(files.pathOf('dev', 'E')));
+    sink.abandoned('dev', done);
+    await until(() => !existsSync(files.pathOf('dev', 'E')));
+  });
+
+  it('keeps the file of a message also arriving again, or recorded already', async () => {
+    const files = new InboundMediaStore(tempDir('dmg-media-sink-'));
+    const inner = new RecordingSink();
+    const recorded = new Set<string>(['G']);
+    const sink = new InboundMediaSink(inner, files, noInbox, settings, pino({ level: 'silent' }), (_deviceId, id) => recorded.has(id));
+    const bytes = async () => Readable.from([Buffer.from('ffff')]);
+    // The first arrival is abandoned (its connection closed) while WhatsApp's second one waits its turn.
+    const first = image('F', bytes);
+    const again = image('F', bytes);
+    sink.arriving('dev', first);
+    sink.arriving('dev', again);
+    await until(() => existsSync(files.pathOf('dev', 'F')));
+    sink.abandoned('dev', first);
+    await sink.received('dev', again);
+    // An arrival again of a message recorded earlier, then abandoned.
+    const old = image('G', bytes);
+    sink.arriving('dev', old);
+    await until(() => existsSync(files.pathOf('dev', 'G')));
+    sink.abandoned('dev', old);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(existsSync(files.pathOf('dev', 'F'))).toBe(true);
+    expect(existsSync(files.pathOf('dev', 'G'))).toBe(true);
+    expect(inner.received_.map((m) => m.media?.status)).toEqual(['ready']);
+  });
 });

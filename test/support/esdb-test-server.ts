@@ -27,8 +27,9 @@
  *   stream from stream reads; a soft delete writes `$tb` (truncate before) = last revision + 1 into the
  *   `$$stream` metadata stream, the stream then reads as not found and a later append continues its
  *   revisions. $all keeps every record of a truncated or deleted stream until a scavenge.
- * - [FT] ServerFeatures.cs: the supported methods, BatchAppend among them (the client then appends through
- *   BatchAppend, see the client's streams/appendToStream/index.ts).
+ * - [FT] ServerFeatures.cs: the supported methods, BatchAppend among them (a stock client then appends
+ *   through BatchAppend, see the client's streams/appendToStream/index.ts; the gateway's does not, see
+ *   newClient in src/eventstore/eventstoredb/eventstoredb-event-store.ts).
  * - Positions are byte offsets of records in the transaction log, commit == prepare for gRPC appends.
  *
  * Fault injection: `fail(method, fault, times)` answers the next calls of a method with UNAVAILABLE,

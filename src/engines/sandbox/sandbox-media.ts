@@ -1,12 +1,12 @@
 /**
  * The media of a sandbox inbound message as the simulated network keeps it for the device to download:
- * the file the request's body was decoded into (hard-linked, since the request removes its own files), read
+ * the file the request's body was decoded into (moved aside, since the request removes its own files), read
  * as a stream at each download, so that messages waiting their turn to be recorded hold no media in
  * memory. Once the message is recorded the file goes; only when the device has not stored the media by
  * then (its download failed and is tried again later) are the bytes kept, in memory, for those later tries.
  */
 import { createReadStream } from 'node:fs';
-import { link, readFile, rm } from 'node:fs/promises';
+import { readFile, rename, unlink } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 
 export class SandboxMedia {
@@ -26,9 +26,9 @@ export class SandboxMedia {
     return new SandboxMedia(undefined, bytes, bytes.length);
   }
 
-  /** The file at `spooled`, linked to `held` (same directory) so that it outlives the request's own clean-up. */
+  /** The file at `spooled`, moved to `held` (same directory) so that the request's own clean-up leaves it. */
   static async fromFile(spooled: string, held: string, size: number): Promise<SandboxMedia> {
-    await link(spooled, held);
+    await rename(spooled, held);
     return new SandboxMedia(held, undefined, size);
   }
 
@@ -36,7 +36,9 @@ export class SandboxMedia {
   open(): Promise<Readable> {
     if (this.bytes) return Promise.resolve(Readable.from([this.bytes]));
     if (this.released || !this.path) return Promise.reject(new Error('the sandbox no longer has this media'));
-    return Promise.resolve(createReadStream(this.path, { highWaterMark: 1024 * 1024 }));
+    // Read to its known end: no last read to find the end of the file (every file operation costs the main thread here).
+    if (this.size === 0) return Promise.resolve(Readable.from([]));
+    return Promise.resolve(createReadStream(this.path, { highWaterMark: 1024 * 1024, start: 0, end: this.size - 1 }));
   }
 
   /**
@@ -49,7 +51,9 @@ export class SandboxMedia {
       if (laterTries) this.bytes = await readFile(this.path);
     } finally {
       this.released = true;
-      await rm(this.path, { force: true });
+      await unlink(this.path).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'ENOENT') throw error;
+      });
     }
   }
 }

@@ -158,7 +158,7 @@ class EventStoreDbStore implements EventStore {
     private readonly connectionString: string,
     private readonly deadlineMs: number,
   ) {
-    this.client = EventStoreDBClient.connectionString(connectionString);
+    this.client = newClient(connectionString);
   }
 
   /** Runs one operation: counted for close(), bounded by the deadline, failures mapped and counted. */
@@ -192,13 +192,14 @@ class EventStoreDbStore implements EventStore {
   }
 
   /**
-   * The client caches some failures for good (a GetSupportedMethods probe that timed out makes every later
-   * append fail; it only reconnects on UNAVAILABLE): after repeated failures, start over with a new client.
+   * The client caches some failures for good (it reconnects only on UNAVAILABLE, and a timed-out
+   * GetSupportedMethods probe is kept for every call that asks it): after repeated failures, start over with
+   * a new client.
    */
   private failed(client: EventStoreDBClient): void {
     if (client !== this.client || ++this.consecutiveFailures < FAILURES_BEFORE_NEW_CLIENT || this.closed) return;
     this.consecutiveFailures = 0;
-    this.client = EventStoreDBClient.connectionString(this.connectionString);
+    this.client = newClient(this.connectionString);
     this.retired.add(client);
     setTimeout(() => {
       if (this.retired.delete(client)) void disposeClient(client);
@@ -506,6 +507,23 @@ function cancelRead(read: { cancel(): Promise<void>; destroy(): void; on(event: 
 }
 
 /** dispose() only cancels the client's calls; its gRPC channel (the TCP connection) must be closed too. */
+/**
+ * A client that appends through the per-call `Append`, never `BatchAppend`. The client's BatchAppend keeps one
+ * table of pending answers for the whole process (its streams/appendToStream/batchAppend.js): an error on any
+ * client's batch stream (a channel closed to reconnect, a retired client disposed, another store closed)
+ * rejects and forgets every client's pending appends, and the server's later answer to one of them then throws
+ * inside the library's stream handler, outside any promise, which ends the process
+ * (test/eventstore/eventstoredb-faults.test.ts). An `Append` call holds its own answer. The client picks
+ * BatchAppend when the server lists it, so the probe is answered "no" for that one method.
+ */
+function newClient(connectionString: string): EventStoreDBClient {
+  const client = EventStoreDBClient.connectionString(connectionString);
+  const probe = client as unknown as { supports: (method: unknown, feature?: unknown) => Promise<boolean> };
+  const supports = probe.supports;
+  probe.supports = (method, feature) => (method === streamsGrpc.StreamsService.batchAppend ? Promise.resolve(false) : supports(method, feature));
+  return client;
+}
+
 async function disposeClient(client: EventStoreDBClient): Promise<void> {
   await client.dispose().catch(() => undefined);
   const internals = client as unknown as { getChannel?: () => Promise<{ close(): void }> };

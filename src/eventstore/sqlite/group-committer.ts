@@ -6,6 +6,9 @@
  * `commit` may instead answer BUSY (another process holds the file's write lock; nothing was done): the
  * batch is tried again after a short jittered pause, without blocking the event loop meanwhile, until the
  * oldest request has waited `busy.deadlineMs`; then the batch fails with `busy.error()`.
+ *
+ * With `durable`, a committed batch is answered only once `durable()` resolves (the commit is on disk; see
+ * WalSync), and the next batch commits meanwhile instead of waiting for the disk.
  */
 export const BUSY = Symbol('busy');
 
@@ -30,11 +33,14 @@ export class GroupCommitter<Request, Result> {
   private scheduled = false;
   private idle: Array<() => void> = [];
   private busyStreak = 0;
+  /** Committed batches whose durability is awaited. */
+  private syncing = 0;
 
   constructor(
     private readonly commit: (batch: readonly Request[]) => Array<Result | Error> | typeof BUSY,
     private readonly maxBatch = 2_000,
     private readonly busy: BusyRetry = { deadlineMs: 5_000, error: () => new Error('the store is busy') },
+    private readonly durable?: () => Promise<void>,
   ) {}
 
   submit(request: Request): Promise<Result> {
@@ -48,10 +54,18 @@ export class GroupCommitter<Request, Result> {
     });
   }
 
-  /** Resolves once everything submitted so far is committed. */
+  /** Resolves once everything submitted so far is committed (and durable). */
   drain(): Promise<void> {
-    if (!this.scheduled && this.queue.length === 0) return Promise.resolve();
+    if (this.isIdle()) return Promise.resolve();
     return new Promise((resolve) => this.idle.push(resolve));
+  }
+
+  private isIdle(): boolean {
+    return !this.scheduled && this.queue.length === 0 && this.syncing === 0;
+  }
+
+  private settleIdle(): void {
+    if (this.isIdle()) for (const resolve of this.idle.splice(0)) resolve();
   }
 
   private flush(): void {
@@ -62,17 +76,28 @@ export class GroupCommitter<Request, Result> {
       return;
     }
     this.busyStreak = 0;
-    batch.forEach((waiter, i) => {
-      const outcome = outcomes[i]!;
-      if (outcome instanceof Error) waiter.reject(outcome);
-      else waiter.resolve(outcome);
-    });
+    const answer = (failure?: Error) =>
+      batch.forEach((waiter, i) => {
+        const outcome = failure ?? outcomes[i]!;
+        if (outcome instanceof Error) waiter.reject(outcome);
+        else waiter.resolve(outcome);
+      });
+    if (this.durable) {
+      this.syncing += 1;
+      this.durable().then(
+        () => answer(),
+        (error: unknown) => answer(error instanceof Error ? error : new Error(String(error))),
+      ).finally(() => {
+        this.syncing -= 1;
+        this.settleIdle();
+      });
+    } else answer();
     if (this.queue.length > 0) {
       setImmediate(() => this.flush());
       return;
     }
     this.scheduled = false;
-    for (const resolve of this.idle.splice(0)) resolve();
+    this.settleIdle();
   }
 
   /** The batch goes back to the front of the queue (what arrives meanwhile joins it) and is tried again later. */
@@ -88,7 +113,7 @@ export class GroupCommitter<Request, Result> {
     this.queue.unshift(...again);
     if (this.queue.length === 0) {
       this.scheduled = false;
-      for (const resolve of this.idle.splice(0)) resolve();
+      this.settleIdle();
       return;
     }
     this.busyStreak += 1;

@@ -26,6 +26,7 @@ import { newEventId } from '../event-id.js';
 import { BUSY, GroupCommitter } from './group-committer.js';
 import { LiveFeed } from './live-feed.js';
 import { setUpSchema } from './schema.js';
+import { WalSync } from './wal-sync.js';
 
 interface PendingAppend {
   kind: 'append';
@@ -77,10 +78,11 @@ const COMMIT_BUSY_WAIT_MS = 10;
 const BUSY_TIMEOUT_MS = 5_000;
 
 /**
- * The embedded event store: one SQLite file in WAL mode with synchronous=FULL, so an acknowledged
- * append survives a power cut. Appends that arrive in the same turn of the event loop are committed
- * in one transaction (see GroupCommitter), and live subscribers are handed the committed events
- * in-process instead of polling.
+ * The embedded event store: one SQLite file in WAL mode, and an append is answered only once the WAL is
+ * flushed to disk (WalSync, off the JavaScript thread), so an acknowledged append survives a power cut.
+ * Appends that arrive in the same turn of the event loop are committed in one transaction (see
+ * GroupCommitter), and live subscribers are handed the committed events in-process, once they are on disk,
+ * instead of polling.
  */
 export class SqliteEventStore implements EventStore {
   readonly kind = 'sqlite' as const;
@@ -102,8 +104,10 @@ export class SqliteEventStore implements EventStore {
     this.db = new Database(file);
     // First: other processes may hold the file's locks while this one sets it up.
     this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = FULL');
+    const wal = this.db.pragma('journal_mode = WAL', { simple: true }) === 'wal' && file !== ':memory:';
+    // With WAL, commits are flushed by WalSync; without it (a file system without shared memory), by SQLite.
+    this.db.pragma(wal ? 'synchronous = NORMAL' : 'synchronous = FULL');
+    this.wal = wal ? new WalSync(`${file}-wal`) : undefined;
     // Deleted and overwritten records (wiped credentials) are overwritten on their pages too, not left in free space.
     this.db.pragma('secure_delete = FAST');
     setUpSchema(this.db);
@@ -145,10 +149,15 @@ export class SqliteEventStore implements EventStore {
     this.appendOne = this.db.transaction((append: PendingAppend) => this.appendInTransaction(append));
     this.shared = options.sharedFile === true && file !== ':memory:';
     const busyTimeoutMs = options.busyTimeoutMs ?? BUSY_TIMEOUT_MS;
-    this.committer = new GroupCommitter((batch) => this.commit(batch), undefined, {
-      deadlineMs: busyTimeoutMs,
-      error: () => new StoreUnavailableError(`append failed: another process has held the write lock of ${this.file} for ${busyTimeoutMs} ms`),
-    });
+    this.committer = new GroupCommitter(
+      (batch) => this.commit(batch),
+      undefined,
+      {
+        deadlineMs: busyTimeoutMs,
+        error: () => new StoreUnavailableError(`append failed: another process has held the write lock of ${this.file} for ${busyTimeoutMs} ms`),
+      },
+      this.wal && (() => this.flushCommitted()),
+    );
     // BEGIN IMMEDIATE: with other writers a deferred transaction that turns into a write can fail at once
     // (SQLITE_BUSY) instead of waiting out the busy timeout.
     this.commitTransaction = (run) => this.db.transaction(run).immediate();
@@ -157,6 +166,22 @@ export class SqliteEventStore implements EventStore {
 
   private readonly commitTransaction: (run: () => void) => void;
   private readonly shared: boolean;
+  private readonly wal: WalSync | undefined;
+  /** Committed, and handed to live subscribers once flushed to disk. */
+  private unflushed: StoredEvent[] = [];
+
+  /** Flushes what was committed; its events reach the live subscribers then (also if the flush failed: they are in the file). */
+  private flushCommitted(): Promise<void> {
+    const committed = this.unflushed;
+    this.unflushed = [];
+    return this.wal!.sync()
+      .catch((error: unknown) => {
+        throw new StoreUnavailableError(`append failed: the log could not be flushed to disk: ${(error as Error).message}`, { cause: error });
+      })
+      .finally(() => {
+        if (committed.length > 0) this.publishOwn(committed);
+      });
+  }
 
   /**
    * Other processes' commits reach this process's subscribers: the file is read after the last position fed
@@ -270,7 +295,10 @@ export class SqliteEventStore implements EventStore {
     } finally {
       if (this.shared) this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     }
-    if (committed.length > 0) this.publishOwn(committed);
+    if (committed.length > 0) {
+      if (this.wal) for (const event of committed) this.unflushed.push(event);
+      else this.publishOwn(committed);
+    }
     return outcomes;
   }
 
@@ -418,6 +446,7 @@ export class SqliteEventStore implements EventStore {
     }
     this.feed.close();
     this.db.close();
+    this.wal?.close();
   }
 }
 

@@ -82,7 +82,8 @@ export function messageRoutes({ index, files, retentionMs, now = Date.now }: Mes
         ctx.attachment(filename, { type: 'attachment' });
         return {
           status: 200,
-          body: createReadStream(path, { highWaterMark: 256 * 1024 }),
+          // Pieces of 1 MiB: a quarter of the reads and socket writes of 256 KiB ones (loopback throughput is CPU-bound).
+          body: createReadStream(path, { highWaterMark: 1024 * 1024 }),
           headers: {
             'Content-Type': media.mimetype,
             'Content-Length': String(size),

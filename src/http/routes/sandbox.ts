@@ -166,7 +166,7 @@ export function sandboxRoutes({ devices, sessions, sandbox, projections, seen, i
       access: 'admin',
       params: DeviceParams,
       body: InboundBody,
-      ...(inboundMedia ? { bodyParser: { parse: mediaBodyParser({ kind: 'file', limit: inboundMedia.limit, uploadDir: inboundMedia.uploadDir, schema: InboundBody, gate: inboundMedia.gate, base64Path: ['media', 'base64'] }) } } : {}),
+      ...(inboundMedia ? { bodyParser: { parse: mediaBodyParser({ kind: 'file', limit: inboundMedia.limit, uploadDir: inboundMedia.uploadDir, schema: InboundBody, gate: inboundMedia.gate, base64Path: ['media', 'base64'], textDigest: false }) } } : {}),
       responses: {
         202: { description: 'Recorded by the device.', schema: InboundAcceptedSchema },
         404: NOT_FOUND,

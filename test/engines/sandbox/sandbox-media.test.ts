@@ -14,12 +14,13 @@ async function all(stream: Readable): Promise<string> {
 }
 
 describe('sandbox inbound media', () => {
-  it('outlives the request\'s file, serves every download from disk, and is removed once the message is recorded', async () => {
+  it('outlives the request\'s clean-up, serves every download from disk, and is removed once the message is recorded', async () => {
     const dir = tempDir('dmg-sandbox-media-');
     const spooled = join(dir, 'base64-1');
     writeFileSync(spooled, 'hello');
     const media = await SandboxMedia.fromFile(spooled, `${spooled}.sandbox`, 5);
-    await rm(spooled); // the request's clean-up
+    expect(existsSync(spooled)).toBe(false); // moved aside
+    await rm(spooled, { force: true }); // the request's clean-up
     expect(media.size).toBe(5);
     expect(await all(await media.open())).toBe('hello');
     expect(await all(await media.open())).toBe('hello');
