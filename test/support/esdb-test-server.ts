@@ -372,6 +372,19 @@ export class EsdbTestServer {
     call.on('error', () => undefined);
     call.on('end', async () => {
       if (this.appendDelayMs > 0) await new Promise((r) => setTimeout(r, this.appendDelayMs));
+      // A client that died mid-call ends the request stream too (grpc-js emits 'end' before 'cancelled'):
+      // KurrentDB's Append reads the request stream under the call's cancellation and writes nothing then.
+      await new Promise((resolve) => setImmediate(resolve));
+      if (call.cancelled) return;
+      if (proposed.length === 0) {
+        // An append of no events writes nothing and answers the stream's current revision, no position.
+        const success = new AppendResp.Success().setNoPosition(new sharedPb.Empty());
+        const current = this.currentRevision(streamId);
+        if (current >= 0) success.setCurrentRevision(String(current));
+        else success.setNoStream(new sharedPb.Empty());
+        callback(null, new AppendResp().setSuccess(success));
+        return;
+      }
       const outcome = this.append(streamId, expected, proposed);
       if (outcome.ok) {
         const success = new AppendResp.Success();
