@@ -18,7 +18,9 @@ import { tempDir } from '../support/temp-dir.js';
 
 const log = pino({ level: 'silent' });
 const devices = Array.from({ length: 12 }, (_, i) => `dev-${i}`);
-const TIMEOUT_MS = 600;
+// Long enough that a tick delayed by a busy CI machine (every test file running at once) does not read as a
+// silent member: at 600 ms, members dropped their devices for want of heartbeats and never settled on 6 each.
+const TIMEOUT_MS = 2_000;
 
 interface Member {
   leases: DeviceLeases;
@@ -109,7 +111,7 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
     const b = await member(file, 'b');
     await b.leases.start();
     expect(b.running.size).toBe(0);
-    await eventually(() => b.running.size === devices.length, 'b takes over after the lease timeout', 5_000);
+    await eventually(() => b.running.size === devices.length, 'b takes over after the lease timeout', 3 * TIMEOUT_MS);
     // a still believes it holds dev-0: its write carries the old fence and is refused.
     expect(a.leases.owns('dev-0')).toBe(true);
     await expect(fenced.append('session-dev-0', [{ type: 'Probe', data: {} }])).rejects.toBeInstanceOf(FenceRejectedError);
@@ -134,7 +136,7 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
     skew += TIMEOUT_MS;
     await eventually(() => a.lost.length >= devices.length, 'a stopped every device');
     // Its heartbeats go through again: nobody else takes a live member's devices, so a runs them again itself.
-    await eventually(() => a.running.size === devices.length, 'a runs every device again', 5_000);
+    await eventually(() => a.running.size === devices.length, 'a runs every device again', 3 * TIMEOUT_MS);
     expect((await a.store.readStream('lease-dev-0')).map((e) => e.type)).toEqual(['LeaseAcquired']);
   });
 
