@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { FALLBACK_AUTOCHECKPOINT_PAGES, backgroundCheckpoints } from '../eventstore/sqlite/background-checkpoints.js';
 
 export const READ_MODEL_FILE = 'read-models.sqlite';
 const READ_MODEL_MMAP_BYTES = 1024 ** 3;
@@ -14,7 +15,8 @@ export const readModelFileOf = (worker: number) => (worker > 0 ? `read-models.w$
  */
 export function openReadModelDb(dataDir: string, file = READ_MODEL_FILE): Database.Database {
   mkdirSync(dataDir, { recursive: true });
-  const db = new Database(join(dataDir, file));
+  const path = join(dataDir, file);
+  const db = new Database(path);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   // Read models are hot and indexed several ways: a larger page cache keeps rebuilds and lookups off the disk.
@@ -24,8 +26,14 @@ export function openReadModelDb(dataDir: string, file = READ_MODEL_FILE): Databa
   // the page cache each row cost a pread (a quarter of a chat page's CPU on 1,000,000 messages, bench
   // conversations). Address space only: the kernel's page cache holds the pages, shared, evictable.
   db.pragma(`mmap_size = ${READ_MODEL_MMAP_BYTES}`);
-  // Live batches touch rows all over the tables (messages in flight, each status its own row): a checkpoint
-  // every 4,000 pages (16 MiB of WAL) instead of SQLite's 1,000 copies each page once for more of its changes.
-  db.pragma('wal_autocheckpoint = 4000');
+  // Checkpoints run on a thread of their own (src/eventstore/sqlite/background-checkpoints.ts); this
+  // connection checkpoints only if the WAL outgrows the fallback. Its close releases that thread's connection.
+  db.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
+  const checkpoints = backgroundCheckpoints.add(path);
+  const close = db.close.bind(db);
+  db.close = () => {
+    void checkpoints.release();
+    return close();
+  };
   return db;
 }

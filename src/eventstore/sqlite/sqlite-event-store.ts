@@ -26,6 +26,7 @@ import { newEventId } from '../event-id.js';
 import { BUSY, GroupCommitter } from './group-committer.js';
 import { LiveFeed } from './live-feed.js';
 import { setUpSchema } from './schema.js';
+import { FALLBACK_AUTOCHECKPOINT_PAGES, backgroundCheckpoints } from './background-checkpoints.js';
 import { WalSync } from './wal-sync.js';
 
 interface PendingAppend {
@@ -108,6 +109,11 @@ export class SqliteEventStore implements EventStore {
     // With WAL, commits are flushed by WalSync; without it (a file system without shared memory), by SQLite.
     this.db.pragma(wal ? 'synchronous = NORMAL' : 'synchronous = FULL');
     this.wal = wal ? new WalSync(`${file}-wal`) : undefined;
+    if (wal) {
+      // Checkpoints run on a thread of their own (background-checkpoints.ts); this one only as a fallback.
+      this.db.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
+      this.checkpoints = backgroundCheckpoints.add(file);
+    }
     // Deleted and overwritten records (wiped credentials) are overwritten on their pages too, not left in free space.
     this.db.pragma('secure_delete = FAST');
     setUpSchema(this.db);
@@ -167,6 +173,7 @@ export class SqliteEventStore implements EventStore {
   private readonly commitTransaction: (run: () => void) => void;
   private readonly shared: boolean;
   private readonly wal: WalSync | undefined;
+  private readonly checkpoints: { release(): Promise<void> } | undefined;
   /** Committed, and handed to live subscribers once flushed to disk. */
   private unflushed: StoredEvent[] = [];
 
@@ -445,6 +452,8 @@ export class SqliteEventStore implements EventStore {
       clearInterval(this.tail.timer);
     }
     this.feed.close();
+    // The checkpointer's connection first, so that this one is the last: its close checkpoints and removes the WAL.
+    await this.checkpoints?.release();
     this.db.close();
     this.wal?.close();
   }

@@ -1,0 +1,109 @@
+/**
+ * WAL checkpoints off the JavaScript thread. SQLite's automatic checkpoint runs inside the COMMIT that
+ * crosses its threshold: it copies the WAL's pages into the database file and fsyncs both, blocking every
+ * request for that long (at sustained sends, the store's and the read models' checkpoints took a large share
+ * of the event loop and most of the p99). Here one worker thread, with a connection of its own to each
+ * registered file, runs PASSIVE checkpoints every CHECKPOINT_EVERY_MS: they never block writers or readers,
+ * and a busy file (another process checkpointing it) is simply tried again on the next round.
+ *
+ * The connections that write keep an automatic checkpoint, only at FALLBACK_AUTOCHECKPOINT_PAGES: if the
+ * worker never finds the WAL quiet enough to finish (a checkpoint copies up to the frame it started at), the
+ * writer checkpoints once the WAL reaches that size, which costs little then, since the worker has already
+ * copied nearly every page.
+ *
+ * The worker is evaluated from a string (CommonJS), so that it runs the same under node, tsx and vitest.
+ */
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+
+const CHECKPOINT_EVERY_MS = 200;
+/** 64 MiB of 4 KiB pages. */
+export const FALLBACK_AUTOCHECKPOINT_PAGES = 16_384;
+
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.sqlite);
+const open = new Map();
+parentPort.on('message', (message) => {
+  if (message.add !== undefined) {
+    try {
+      const db = new Database(message.add, { fileMustExist: true });
+      db.pragma('busy_timeout = 0');
+      open.set(message.add, db);
+    } catch {
+      // The file is gone already: its writer checkpoints it as SQLite always did.
+    }
+  } else if (message.remove !== undefined) {
+    const db = open.get(message.remove);
+    open.delete(message.remove);
+    try { db?.close(); } catch {}
+    parentPort.postMessage({ removed: message.remove, id: message.id });
+  }
+});
+setInterval(() => {
+  for (const db of open.values()) {
+    try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {}
+  }
+}, workerData.everyMs);
+`;
+
+interface Registration {
+  /** Stops checkpointing the file; resolves once the worker's connection to it is closed. */
+  release(): Promise<void>;
+}
+
+class BackgroundCheckpoints {
+  private worker: Worker | undefined;
+  private files = 0;
+  private nextId = 0;
+  private readonly waiting = new Map<number, () => void>();
+
+  add(file: string): Registration {
+    const worker = (this.worker ??= this.start());
+    this.files += 1;
+    worker.postMessage({ add: file });
+    let released: Promise<void> | undefined;
+    return {
+      release: () =>
+        (released ??= new Promise<void>((resolve) => {
+          if (this.worker !== worker) return resolve(); // the thread failed: nothing of it is left to close
+          const id = this.nextId++;
+          // Held while an answer is awaited: a process whose last work is closing a store waits for it.
+          worker.ref();
+          this.waiting.set(id, () => {
+            if (this.waiting.size === 0) worker.unref();
+            resolve();
+            this.files -= 1;
+            // The last file gone: the thread goes too (tests open and close hundreds of stores).
+            if (this.files === 0 && this.worker === worker) {
+              this.worker = undefined;
+              void worker.terminate();
+            }
+          });
+          worker.postMessage({ remove: file, id });
+        })),
+    };
+  }
+
+  private start(): Worker {
+    const sqlite = createRequire(import.meta.url).resolve('better-sqlite3');
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { sqlite, everyMs: CHECKPOINT_EVERY_MS } });
+    // Never what keeps a process alive; its messages answer releases only.
+    worker.unref();
+    worker.on('message', (message: { id: number }) => {
+      const answer = this.waiting.get(message.id);
+      this.waiting.delete(message.id);
+      answer?.();
+    });
+    worker.on('error', () => {
+      // Without the worker, the writers' fallback checkpoint still keeps the WAL bounded.
+      if (this.worker === worker) this.worker = undefined;
+      for (const answer of this.waiting.values()) answer();
+      this.waiting.clear();
+    });
+    return worker;
+  }
+}
+
+/** The process's one checkpointing thread, shared by every SQLite file it writes. */
+export const backgroundCheckpoints = new BackgroundCheckpoints();
