@@ -97,7 +97,7 @@ export class Webhooks {
     const policy = new RetryPolicy(settings.retrySchedule, settings.retryJitter);
     const lanes = createLaneWriter(store);
     const dispatcher = new DeliveryDispatcher({ lanes, runner, model, queue, sender, policy, log, ...(options.owns ? { owns: options.owns } : {}) });
-    model.onWork = (deviceId) => dispatcher.wake(deviceId);
+    model.onWork = (deviceId, rewound) => dispatcher.wake(deviceId, rewound);
     await runner.start();
     const prune = () => {
       const removed = model.prune(Date.now() - settings.retentionMs);
