@@ -22,6 +22,8 @@ import type { PendingDelivery, WebhooksReadModel } from './webhooks-read-model.j
 const LANE_ERROR_BACKOFF_MS = 1_000;
 /** Pending deliveries a lane reads from the read model at a time (one query for this many deliveries). */
 const READ_AHEAD = 32;
+/** Hook URLs whose host is kept parsed; a handful is the usual working set. */
+const MAX_CACHED_HOSTS = 1_000;
 
 interface Lane {
   running: boolean;
@@ -54,8 +56,7 @@ export interface DispatcherDeps {
 export class DeliveryDispatcher {
   private readonly lanes = new Map<string, Lane>();
   private readonly running = new Set<Promise<void>>();
-  /** One per attempt in flight (a shared signal would make each new listener cost O(attempts in flight)). */
-  private readonly inFlight = new Set<AbortController>();
+  private readonly hosts = new Map<string, string>();
   private started = false;
   private stopped = false;
 
@@ -92,7 +93,7 @@ export class DeliveryDispatcher {
   /** Stops taking work, cuts attempts in flight short (unrecorded: they go again after a restart) and waits for the lanes. */
   async stop(): Promise<void> {
     this.stopped = true;
-    for (const controller of this.inFlight) controller.abort();
+    this.deps.sender.abortAll();
     for (const lane of this.lanes.values()) clearTimeout(lane.timer);
     await Promise.allSettled([...this.running]);
     this.lanes.clear();
@@ -149,16 +150,7 @@ export class DeliveryDispatcher {
 
   private async attempt(head: PendingDelivery, hook: WebhookTarget, lane: Lane): Promise<void> {
     const { queue, sender, policy, lanes, runner } = this.deps;
-    const result = await queue.run(new URL(hook.url).host, async () => {
-      if (this.stopped) return undefined;
-      const controller = new AbortController();
-      this.inFlight.add(controller);
-      try {
-        return await sender.send(hook, head, controller.signal);
-      } finally {
-        this.inFlight.delete(controller);
-      }
-    });
+    const result = await queue.run(this.hostOf(hook.url), () => (this.stopped ? Promise.resolve(undefined) : sender.send(hook, head)));
     if (!result || this.stopped) {
       rewind(lane);
       return;
@@ -191,6 +183,17 @@ export class DeliveryDispatcher {
       lane.settling.set(head.id, position);
       if (lane.ahead[0] === head) lane.ahead.shift();
     }
+  }
+
+  /** The delivery queue's key of a hook URL (host:port), parsed once per URL. */
+  private hostOf(url: string): string {
+    let host = this.hosts.get(url);
+    if (host === undefined) {
+      if (this.hosts.size >= MAX_CACHED_HOSTS) this.hosts.clear();
+      host = new URL(url).host;
+      this.hosts.set(url, host);
+    }
+    return host;
   }
 
   private timer(deviceId: string, ms: number): NodeJS.Timeout {

@@ -32,7 +32,7 @@ export interface WebhookMessage {
 /** An answer's body beyond this is not read: the status line has already said what matters. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
 const MAX_ERROR_LENGTH = 500;
-/** Signing keys are kept decoded; a handful of secrets is the usual working set. */
+/** Signing keys are kept decoded and URLs parsed; a handful of each is the usual working set. */
 const MAX_CACHED_KEYS = 1_000;
 /** The Standard Webhooks secret prefix; the rest is the key, base64. */
 const SECRET_PREFIX = 'whsec_';
@@ -41,8 +41,17 @@ class RequestTimeoutError extends Error {
   readonly code = 'ETIMEDOUT';
 }
 
+/** What a target URL is dialled as, judged and parsed once per URL (hooks change rarely). */
+interface Destination {
+  url: URL;
+  https: boolean;
+}
+
 export class WebhookSender {
   private readonly keys = new Map<string, KeyObject>();
+  private readonly destinations = new Map<string, Destination>();
+  /** Requests in flight: abortAll() cuts them short (at shutdown). */
+  private readonly inFlight = new Set<ClientRequest>();
 
   constructor(
     private readonly guard: OutboundGuard,
@@ -51,7 +60,7 @@ export class WebhookSender {
     private readonly lookup?: LookupFunction,
   ) {}
 
-  send(target: WebhookTarget, message: WebhookMessage, signal?: AbortSignal): Promise<AttemptResult> {
+  send(target: WebhookTarget, message: WebhookMessage): Promise<AttemptResult> {
     const started = performance.now();
     return new Promise((resolve) => {
       let settled = false;
@@ -62,15 +71,13 @@ export class WebhookSender {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
+        if (req) this.inFlight.delete(req);
         const durationMs = Math.round((performance.now() - started) * 10) / 10;
         resolve(answer ? resultOfAnswer(answer.status, answer.headers, durationMs) : { delivered: false, error: this.describe(error), durationMs });
       };
       try {
-        const url = new URL(target.url);
-        // The agent judges the addresses dialled; the protocol and IP literals are judged before anything is sent.
-        this.guard.assertAllowed(url);
+        const { url, https } = this.destination(target.url);
         const timestamp = String(Math.floor(Date.now() / 1000));
-        const https = url.protocol === 'https:';
         req = (https ? httpsRequest : httpRequest)(url, {
           method: 'POST',
           agent: https ? this.guard.agents.https : this.guard.agents.http,
@@ -82,7 +89,6 @@ export class WebhookSender {
             'webhook-timestamp': timestamp,
             'webhook-signature': this.sign(target.secret, message.id, timestamp, message.payload),
           },
-          ...(signal ? { signal } : {}),
           ...(this.lookup ? { lookup: this.lookup } : {}),
         });
       } catch (error) {
@@ -90,6 +96,7 @@ export class WebhookSender {
         return;
       }
       const sent = req;
+      this.inFlight.add(sent);
       timer = setTimeout(() => sent.destroy(new RequestTimeoutError(`timed out after ${this.timeoutMs} ms`)), this.timeoutMs);
       sent.on('response', (response: IncomingMessage) => {
         answer = { status: response.statusCode ?? 0, headers: response.headers };
@@ -109,6 +116,24 @@ export class WebhookSender {
       sent.on('close', () => finish(new Error('the connection closed before an answer')));
       sent.end(message.payload);
     });
+  }
+
+  /** Cuts every request in flight short; each answers as failed (its attempt is not to be recorded). */
+  abortAll(): void {
+    for (const req of this.inFlight) req.destroy(new Error('the gateway is stopping'));
+  }
+
+  /** The guard judges the protocol and IP literals before anything is sent; the agent judges the addresses dialled. */
+  private destination(target: string): Destination {
+    let destination = this.destinations.get(target);
+    if (!destination) {
+      const url = new URL(target);
+      this.guard.assertAllowed(url);
+      if (this.destinations.size >= MAX_CACHED_KEYS) this.destinations.clear();
+      destination = { url, https: url.protocol === 'https:' };
+      this.destinations.set(target, destination);
+    }
+    return destination;
   }
 
   /** `v1,` + base64 HMAC-SHA256 of `id.timestamp.payload`, as the Standard Webhooks libraries sign and verify. */

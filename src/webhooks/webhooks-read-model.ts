@@ -168,17 +168,10 @@ export class WebhooksReadModel implements Projection {
         const data = event.data;
         const nextAttemptAt = data.nextAttemptAt === undefined ? null : Date.parse(data.nextAttemptAt);
         // An attempt of an earlier round (a retry was requested meanwhile) counts, but decides nothing.
-        sql.recordAttempt.run({
-          id: data.deliveryId,
-          round: data.round,
-          status: data.outcome === 'retrying' ? 'pending' : data.outcome,
-          lastStatus: data.status ?? null,
-          lastError: data.error ?? null,
-          attemptedAt: data.attemptedAt,
-          durationMs: Math.round(data.durationMs),
-          nextAttemptAt: data.outcome === 'retrying' ? nextAttemptAt : null,
-          at,
-        });
+        // Positional parameters: one of these per attempt, and better-sqlite3 binds them faster than named ones.
+        const status = data.outcome === 'retrying' ? 'pending' : data.outcome;
+        const due = data.outcome === 'retrying' ? nextAttemptAt : null;
+        sql.recordAttempt.run(data.status ?? null, data.error ?? null, data.attemptedAt, Math.round(data.durationMs), data.round, status, data.round, due, data.round, at, data.deliveryId);
         return;
       }
       case 'WebhookDeliveryRetryRequested': {
@@ -303,15 +296,15 @@ export class WebhooksReadModel implements Projection {
         `INSERT OR IGNORE INTO webhook_deliveries (seq, id, device_id, event, payload, status, next_attempt_at, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
       ),
-      recordAttempt: db.prepare(
+      recordAttempt: db.prepare<[number | null, string | null, string, number, number, string, number, number | null, number, number, string]>(
         `UPDATE webhook_deliveries SET
            attempts = attempts + 1,
-           last_status = @lastStatus, last_error = @lastError, last_attempt_at = @attemptedAt, last_duration_ms = @durationMs,
-           status          = CASE WHEN round = @round THEN @status ELSE status END,
-           next_attempt_at = CASE WHEN round = @round THEN @nextAttemptAt ELSE next_attempt_at END,
-           round_attempts  = CASE WHEN round = @round THEN round_attempts + 1 ELSE round_attempts END,
-           updated_at = @at
-         WHERE id = @id`,
+           last_status = ?, last_error = ?, last_attempt_at = ?, last_duration_ms = ?,
+           status          = CASE WHEN round = ? THEN ? ELSE status END,
+           next_attempt_at = CASE WHEN round = ? THEN ? ELSE next_attempt_at END,
+           round_attempts  = CASE WHEN round = ? THEN round_attempts + 1 ELSE round_attempts END,
+           updated_at = ?
+         WHERE id = ?`,
       ),
       // Pending: it goes now, on its remaining schedule. Finished: it goes once more, now.
       requestRetry: db.prepare(
