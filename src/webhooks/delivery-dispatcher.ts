@@ -107,7 +107,6 @@ export class DeliveryDispatcher {
         if (!head) return;
         const wait = head.nextAttemptAt - Date.now();
         if (wait > 0) {
-          rewind(lane); // the head is read again when it is due
           lane.timer = this.timer(deviceId, wait);
           return;
         }
@@ -117,9 +116,11 @@ export class DeliveryDispatcher {
       }
     } catch (error) {
       this.deps.log.error({ err: error, deviceId }, 'webhook delivery lane failed; retrying shortly');
-      rewind(lane);
       lane.timer = this.timer(deviceId, LANE_ERROR_BACKOFF_MS);
     } finally {
+      // What was read ahead may be stale by the time the lane runs again (delivered by another process that
+      // ran the device meanwhile, ended by a hook removal, or retried): it starts again from the oldest pending.
+      rewind(lane);
       lane.running = false;
       if (!lane.timer && this.settle(lane) === 0) this.lanes.delete(deviceId);
     }
