@@ -1,8 +1,8 @@
 /**
  * The read-decide-append loop, written once (docs/architecture.md, "Commands"). A command on a stream:
- * read the state (latest snapshot, or the state this handler last left, plus the events after it),
- * decide, append with the revision the state was read at, and on a conflict (another writer got in
- * between) read again and decide again. Commands on one stream are handled one at a time in this
+ * decide on the state this handler last left (kept for `cacheSize` streams), or else on the state read
+ * (latest snapshot plus the events after it), append with the revision that state is at, and on a
+ * conflict (another writer got in between) read the tail and decide again. Commands on one stream are handled one at a time in this
  * process, so they do not conflict with each other.
  */
 import { type EventStore, type NewEvent, WrongExpectedRevisionError } from '../eventstore/event-store.js';
@@ -44,7 +44,10 @@ export interface CommandHandlerOptions<State, Command, Event extends TypedEvent>
    */
   eventIds?: (events: readonly Event[], at: { streamId: string; revision: number }) => Array<string | undefined>;
   snapshots?: SnapshotOptions<State>;
-  /** Streams whose state is kept in memory between commands (0: none). Their next command reads only the tail. */
+  /**
+   * Streams whose state is kept in memory between commands (0: none). Their next command is decided on it
+   * without a read; the tail is read only when the append is refused, or the decision is empty or a refusal.
+   */
   cacheSize?: number;
   /** Reads and decisions per command before a conflict is given up (default 5). */
   maxAttempts?: number;
@@ -88,9 +91,17 @@ export class CommandHandler<State, Command, Event extends TypedEvent> {
   private async decideAndAppend(streamId: string, command: Command): Promise<Handled<State, Event>> {
     const { store, decider } = this.options;
     const maxAttempts = this.options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+    let refused = false;
     for (let attempt = 1; ; attempt++) {
-      const loaded = await this.load(streamId);
-      const events = decider.decide(command, loaded.state);
+      // The state this handler last left is decided on without reading the stream: the expected revision
+      // makes the store refuse the append when another writer got in since, and then the tail is read.
+      const cached = refused ? undefined : this.cache.get(streamId);
+      let loaded = cached;
+      let events = cached && this.decideOnCached(command, cached.state);
+      if (!loaded || !events) {
+        loaded = await this.load(streamId);
+        events = decider.decide(command, loaded.state);
+      }
       if (events.length === 0) {
         this.remember(streamId, loaded);
         return { state: loaded.state, events, revision: loaded.revision, position: 0 };
@@ -104,8 +115,12 @@ export class CommandHandler<State, Command, Event extends TypedEvent> {
       try {
         appended = await store.append(streamId, toAppend, { expectedRevision: loaded.revision < 0 ? 'no_stream' : loaded.revision });
       } catch (error) {
+        if (error instanceof WrongExpectedRevisionError && attempt < maxAttempts) {
+          // What is cached is still a prefix of the stream: the next attempt reads only the tail after it.
+          refused = true;
+          continue;
+        }
         this.cache.delete(streamId);
-        if (error instanceof WrongExpectedRevisionError && attempt < maxAttempts) continue;
         throw error;
       }
       const state = fold(decider, loaded.state, events);
@@ -117,6 +132,20 @@ export class CommandHandler<State, Command, Event extends TypedEvent> {
         await this.maybeSnapshot(streamId, after);
       }
       return { state, events, revision: appended.nextExpectedRevision, position: appended.position };
+    }
+  }
+
+  /**
+   * The decision on a cached state, or undefined when it must be taken on the stream's tail: an empty
+   * decision or a refusal may only say that the cache has not seen another writer's events (an append
+   * would have been refused and told so; these would not).
+   */
+  private decideOnCached(command: Command, state: State): Event[] | undefined {
+    try {
+      const events = this.options.decider.decide(command, state);
+      return events.length === 0 ? undefined : events;
+    } catch {
+      return undefined;
     }
   }
 

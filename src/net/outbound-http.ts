@@ -1,8 +1,9 @@
 /**
- * The one HTTP client for requests the gateway makes to URLs chosen by its users (webhook receivers,
- * media URLs): got, dialling only through the guard's agents, with no redirects (a 3xx is an answer,
- * never followed to an address nobody checked), a whole-request timeout, and got's own retries off
- * (callers retry on their own schedule and record each attempt).
+ * The HTTP client for requests the gateway makes to URLs chosen by its users (media URLs, link previews):
+ * got, dialling only through the guard's agents, with no redirects (a 3xx is an answer, never followed to
+ * an address nobody checked), a whole-request timeout, and got's own retries off (callers retry on their
+ * own schedule and record each attempt). Webhook attempts, one per delivery, go through the same agents
+ * and rules on plain node:http (src/webhooks/webhook-sender.ts).
  */
 import got, { type Got } from 'got';
 import { VERSION } from '../version.js';

@@ -20,6 +20,10 @@ import type { PendingDelivery, WebhooksReadModel } from './webhooks-read-model.j
 
 /** After an unexpected error (the store unavailable…), a lane tries again this much later. */
 const LANE_ERROR_BACKOFF_MS = 1_000;
+/** Pending deliveries a lane reads from the read model at a time (one query for this many deliveries). */
+const READ_AHEAD = 32;
+/** Hook URLs whose host is kept parsed; a handful is the usual working set. */
+const MAX_CACHED_HOSTS = 1_000;
 
 interface Lane {
   running: boolean;
@@ -29,6 +33,10 @@ interface Lane {
    * (id → position of that record): the lane goes on to the next one without waiting for the fold.
    */
   settling: Map<string, number>;
+  /** Pending deliveries read ahead, in the device's order; the first is the head. Fresh objects: the lane's own. */
+  ahead: PendingDelivery[];
+  /** seq of the last delivery read ahead: the next read starts after it. Undefined: from the oldest pending. */
+  cursor: number | undefined;
 }
 
 export interface DispatcherDeps {
@@ -48,8 +56,7 @@ export interface DispatcherDeps {
 export class DeliveryDispatcher {
   private readonly lanes = new Map<string, Lane>();
   private readonly running = new Set<Promise<void>>();
-  /** One per attempt in flight (a shared signal would make each new listener cost O(attempts in flight)). */
-  private readonly inFlight = new Set<AbortController>();
+  private readonly hosts = new Map<string, string>();
   private started = false;
   private stopped = false;
 
@@ -61,16 +68,20 @@ export class DeliveryDispatcher {
     for (const deviceId of this.deps.model.devicesWithPending()) this.wake(deviceId);
   }
 
-  /** Something may be due for this device: start its lane unless it is already working. */
-  wake(deviceId: string): void {
+  /**
+   * Something may be due for this device: start its lane unless it is already working. `rewound`: a delivery
+   * older than the lane's cursor is pending again (a retry was requested), so the lane reads from the oldest.
+   */
+  wake(deviceId: string, rewound = false): void {
     if (!this.started || this.stopped) return;
     if (this.deps.owns && !this.deps.owns(deviceId)) return;
     let lane = this.lanes.get(deviceId);
     if (!lane) {
-      lane = { running: false, timer: undefined, settling: new Map() };
+      lane = { running: false, timer: undefined, settling: new Map(), ahead: [], cursor: undefined };
       this.lanes.set(deviceId, lane);
     }
-    if (lane.running) return; // it reads its head again after every attempt
+    if (rewound) rewind(lane);
+    if (lane.running) return; // it reads on after every attempt: what is new comes after its cursor
     clearTimeout(lane.timer);
     lane.timer = undefined;
     lane.running = true;
@@ -82,7 +93,7 @@ export class DeliveryDispatcher {
   /** Stops taking work, cuts attempts in flight short (unrecorded: they go again after a restart) and waits for the lanes. */
   async stop(): Promise<void> {
     this.stopped = true;
-    for (const controller of this.inFlight) controller.abort();
+    this.deps.sender.abortAll();
     for (const lane of this.lanes.values()) clearTimeout(lane.timer);
     await Promise.allSettled([...this.running]);
     this.lanes.clear();
@@ -107,16 +118,29 @@ export class DeliveryDispatcher {
       this.deps.log.error({ err: error, deviceId }, 'webhook delivery lane failed; retrying shortly');
       lane.timer = this.timer(deviceId, LANE_ERROR_BACKOFF_MS);
     } finally {
+      // What was read ahead may be stale by the time the lane runs again (delivered by another process that
+      // ran the device meanwhile, ended by a hook removal, or retried): it starts again from the oldest pending.
+      rewind(lane);
       lane.running = false;
       if (!lane.timer && this.settle(lane) === 0) this.lanes.delete(deviceId);
     }
   }
 
-  /** The device's oldest pending delivery, passing over those whose outcome the read model has yet to fold. */
+  /**
+   * The device's oldest pending delivery, passing over those whose outcome the read model has yet to fold.
+   * Read READ_AHEAD at a time: after the cursor (new deliveries always come after it: seq is the log
+   * position), or from the oldest pending when the lane was rewound.
+   */
   private head(deviceId: string, lane: Lane): PendingDelivery | undefined {
+    if (lane.ahead.length > 0) return lane.ahead[0];
+    const { model } = this.deps;
     const unsettled = this.settle(lane);
-    if (unsettled === 0) return this.deps.model.nextPending(deviceId);
-    return this.deps.model.pendingHeads(deviceId, unsettled + 1).find((delivery) => !lane.settling.has(delivery.id));
+    lane.ahead =
+      lane.cursor !== undefined
+        ? model.pendingAfter(deviceId, lane.cursor, READ_AHEAD)
+        : model.pendingHeads(deviceId, unsettled + READ_AHEAD).filter((delivery) => !lane.settling.has(delivery.id));
+    if (lane.ahead.length > 0) lane.cursor = lane.ahead[lane.ahead.length - 1]!.seq;
+    return lane.ahead[0];
   }
 
   /** Forgets what the read model now includes; answers how many are still settling. */
@@ -127,17 +151,11 @@ export class DeliveryDispatcher {
 
   private async attempt(head: PendingDelivery, hook: WebhookTarget, lane: Lane): Promise<void> {
     const { queue, sender, policy, lanes, runner } = this.deps;
-    const result = await queue.run(new URL(hook.url).host, async () => {
-      if (this.stopped) return undefined;
-      const controller = new AbortController();
-      this.inFlight.add(controller);
-      try {
-        return await sender.send(hook, head, controller.signal);
-      } finally {
-        this.inFlight.delete(controller);
-      }
-    });
-    if (!result || this.stopped) return;
+    const result = await queue.run(this.hostOf(hook.url), () => (this.stopped ? Promise.resolve(undefined) : sender.send(hook, head)));
+    if (!result || this.stopped) {
+      rewind(lane);
+      return;
+    }
     const now = Date.now();
     const decision = policy.decide(result, head, now);
     const attempt = head.attempts + 1;
@@ -157,9 +175,26 @@ export class DeliveryDispatcher {
     const { position: appended } = await lanes.handle(deliveryStream(head.deviceId), { type: 'RecordAttempt', attempt: recorded });
     // Nothing appended: the attempt was already recorded (a retried append); the read model has it or will.
     const position = appended === 0 ? runner.position : appended;
-    // A retry is timed from the read model's next_attempt_at, so that one waits for the fold.
-    if (decision.outcome === 'retrying') await runner.waitFor(position);
-    else lane.settling.set(head.id, position);
+    // A retry is timed from the read model's next_attempt_at, so that one waits for the fold, and the lane
+    // reads its head again; otherwise the lane goes on with the next one read ahead.
+    if (decision.outcome === 'retrying') {
+      rewind(lane);
+      await runner.waitFor(position);
+    } else {
+      lane.settling.set(head.id, position);
+      if (lane.ahead[0] === head) lane.ahead.shift();
+    }
+  }
+
+  /** The delivery queue's key of a hook URL (host:port), parsed once per URL. */
+  private hostOf(url: string): string {
+    let host = this.hosts.get(url);
+    if (host === undefined) {
+      if (this.hosts.size >= MAX_CACHED_HOSTS) this.hosts.clear();
+      host = new URL(url).host;
+      this.hosts.set(url, host);
+    }
+    return host;
   }
 
   private timer(deviceId: string, ms: number): NodeJS.Timeout {
@@ -170,4 +205,10 @@ export class DeliveryDispatcher {
       this.wake(deviceId);
     }, Math.min(ms, 2_000_000_000)).unref();
   }
+}
+
+/** The lane forgets what it read ahead and reads from the oldest pending delivery next. */
+function rewind(lane: Lane): void {
+  lane.ahead = [];
+  lane.cursor = undefined;
 }

@@ -1,49 +1,122 @@
 /**
- * Where attempts wait for their turn: one rate-limited p-queue per destination host (host:port), in front
- * of one p-queue that caps the attempts in flight over all devices. A device has at most one attempt
+ * Where attempts wait for their turn: a start rate per destination host (host:port), in front of a cap on
+ * the attempts in flight over all devices; both first come, first served. A device has at most one attempt
  * waiting or in flight (its deliveries go in order), so a slow receiver holds one slot, not the others'.
+ *
+ * A small scheduler of its own: every attempt used to pass two p-queues (promise chains, events and
+ * interval bookkeeping per attempt); here an attempt that finds room starts at once, in the same turn.
  */
-import PQueue from 'p-queue';
 
 export interface DeliveryQueueOptions {
   concurrency: number;
   hostRatePerSecond: number;
 }
 
-/** Host queues idle this long are dropped (their rate window has long passed). */
+/** Host windows idle this long are dropped (their rate window has long passed). */
 const IDLE_HOST_SWEEP_MS = 60_000;
 
 export class DeliveryQueue {
-  private readonly inFlight: PQueue;
-  private readonly hosts = new Map<string, PQueue>();
+  private readonly hosts = new Map<string, HostWindow>();
   private readonly sweeper: NodeJS.Timeout;
+  private active = 0;
+  /** Attempts admitted by their host, waiting for a slot (FIFO). */
+  private readonly waiting: Array<() => void> = [];
 
   constructor(private readonly options: DeliveryQueueOptions) {
-    this.inFlight = new PQueue({ concurrency: options.concurrency });
     this.sweeper = setInterval(() => this.sweepIdleHosts(), IDLE_HOST_SWEEP_MS).unref();
   }
 
   /** Runs `task` once the host's rate and the global concurrency allow it. */
   run<T>(host: string, task: () => Promise<T>): Promise<T> {
-    let queue = this.hosts.get(host);
-    if (!queue) {
-      queue = this.hostQueue();
-      this.hosts.set(host, queue);
+    let window = this.hosts.get(host);
+    if (!window) {
+      window = HostWindow.forRate(this.options.hostRatePerSecond);
+      this.hosts.set(host, window);
     }
-    return queue.add(() => this.inFlight.add(task));
+    if (window.admitNow()) return this.start(task);
+    return new Promise<void>((resolve) => window.wait(resolve)).then(() => this.start(task));
   }
 
   close(): void {
     clearInterval(this.sweeper);
+    for (const window of this.hosts.values()) window.close();
   }
 
-  /** Spread over tenths of a second, so that a second's allowance does not leave in one burst. */
-  private hostQueue(): PQueue {
-    const rate = this.options.hostRatePerSecond;
-    return rate >= 10 ? new PQueue({ interval: 100, intervalCap: Math.ceil(rate / 10) }) : new PQueue({ interval: 1_000, intervalCap: rate });
+  private start<T>(task: () => Promise<T>): Promise<T> {
+    if (this.active < this.options.concurrency) {
+      this.active++;
+      return this.execute(task);
+    }
+    // release() hands its slot over: `active` stays as it is.
+    return new Promise<void>((resolve) => this.waiting.push(resolve)).then(() => this.execute(task));
+  }
+
+  private async execute<T>(task: () => Promise<T>): Promise<T> {
+    try {
+      return await task();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.active--;
+    }
   }
 
   private sweepIdleHosts(): void {
-    for (const [host, queue] of this.hosts) if (queue.size === 0 && queue.pending === 0) this.hosts.delete(host);
+    for (const [host, window] of this.hosts) if (window.idle()) this.hosts.delete(host);
+  }
+}
+
+/** At most `cap` starts per `intervalMs` window for one host; the rest wait, in order, for the next windows. */
+class HostWindow {
+  private windowStart = 0;
+  private started = 0;
+  private readonly waiting: Array<() => void> = [];
+  private timer: NodeJS.Timeout | undefined;
+
+  private constructor(
+    private readonly intervalMs: number,
+    private readonly cap: number,
+  ) {}
+
+  /** Spread over tenths of a second, so that a second's allowance does not leave in one burst. */
+  static forRate(perSecond: number): HostWindow {
+    return perSecond >= 10 ? new HostWindow(100, Math.ceil(perSecond / 10)) : new HostWindow(1_000, perSecond);
+  }
+
+  /** Takes a start in the current window when nobody waits before it and the window has room. */
+  admitNow(): boolean {
+    return this.waiting.length === 0 && this.admit();
+  }
+
+  wait(admitted: () => void): void {
+    this.waiting.push(admitted);
+    if (!this.timer) this.release();
+  }
+
+  idle(): boolean {
+    return this.waiting.length === 0 && !this.timer && Date.now() - this.windowStart >= this.intervalMs;
+  }
+
+  close(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private admit(): boolean {
+    const now = Date.now();
+    if (now - this.windowStart >= this.intervalMs) {
+      this.windowStart = now;
+      this.started = 0;
+    }
+    if (this.started >= this.cap) return false;
+    this.started++;
+    return true;
+  }
+
+  /** Lets waiters start while the window has room, then waits for the next window. */
+  private release(): void {
+    this.timer = undefined;
+    while (this.waiting.length > 0 && this.admit()) this.waiting.shift()!();
+    if (this.waiting.length > 0) this.timer = setTimeout(() => this.release(), Math.max(1, this.windowStart + this.intervalMs - Date.now()));
   }
 }

@@ -56,6 +56,7 @@ export class HookSettings {
   }
 
   view(deviceId: string): HookView | undefined {
-    return this.model.hook(deviceId);
+    const hook = this.model.hook(deviceId);
+    return hook && { ...hook }; // the read model's view is shared (webhooks-read-model.ts)
   }
 }

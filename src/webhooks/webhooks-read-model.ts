@@ -32,6 +32,8 @@ export interface DeliveryView {
 
 /** What the dispatcher needs to make the next attempt of a pending delivery. */
 export interface PendingDelivery {
+  /** Log position of the event it delivers: the device's order. */
+  seq: number;
   id: string;
   deviceId: string;
   /** The envelope exactly as sent, every attempt. */
@@ -84,13 +86,16 @@ export class WebhooksReadModel implements Projection {
   readonly version = 1;
   readonly handles: ReadonlySet<string> = HANDLED;
   private statements: ReturnType<WebhooksReadModel['prepare']> | undefined;
-  onWork: (deviceId: string) => void = () => undefined;
-  private readonly woken = new Set<string>();
+  /** `rewound`: a delivery older than those already pending became pending again (a retry was requested). */
+  onWork: (deviceId: string, rewound: boolean) => void = () => undefined;
+  private readonly woken = new Map<string, boolean>();
   /**
    * Hook configurations by device (null: none), read on every event and every attempt. apply() drops a
    * device's entry before it changes the row, so a cached value is never older than the table.
    */
   private readonly hooks = new Map<string, HookView | null>();
+  /** The same with their secrets opened (hook(), on every attempt); dropped with `hooks`' entries. Shared: never changed. */
+  private readonly openedHooks = new Map<string, HookView>();
 
   /** `secrets` opens the stored secrets (sealed when ENCRYPTION_KEY is set); applying events never needs it. */
   constructor(
@@ -133,7 +138,7 @@ export class WebhooksReadModel implements Projection {
   }
 
   reset(db: Database.Database): void {
-    this.hooks.clear();
+    this.forgetHooks();
     db.exec('DELETE FROM webhook_hooks; DELETE FROM webhook_deliveries;');
   }
 
@@ -148,14 +153,14 @@ export class WebhooksReadModel implements Projection {
     switch (event.type) {
       case 'HooksConfigured': {
         const { deviceId, url, events, secret } = event.data;
-        this.hooks.delete(deviceId);
+        this.forgetHook(deviceId);
         sql.upsertHook.run(deviceId, url, JSON.stringify(events), secret, event.data.at);
         return;
       }
       case 'HooksRemoved':
       case 'DeviceDeleted':
         // Nothing more goes out for this device: what was still waiting ends as failed, with the reason.
-        this.hooks.delete(event.data.deviceId);
+        this.forgetHook(event.data.deviceId);
         sql.removeHook.run(event.data.deviceId);
         sql.cancelPending.run(event.type === 'HooksRemoved' ? 'the hook configuration was removed' : 'the device was deleted', at, event.data.deviceId);
         return;
@@ -163,22 +168,15 @@ export class WebhooksReadModel implements Projection {
         const data = event.data;
         const nextAttemptAt = data.nextAttemptAt === undefined ? null : Date.parse(data.nextAttemptAt);
         // An attempt of an earlier round (a retry was requested meanwhile) counts, but decides nothing.
-        sql.recordAttempt.run({
-          id: data.deliveryId,
-          round: data.round,
-          status: data.outcome === 'retrying' ? 'pending' : data.outcome,
-          lastStatus: data.status ?? null,
-          lastError: data.error ?? null,
-          attemptedAt: data.attemptedAt,
-          durationMs: Math.round(data.durationMs),
-          nextAttemptAt: data.outcome === 'retrying' ? nextAttemptAt : null,
-          at,
-        });
+        // Positional parameters: one of these per attempt, and better-sqlite3 binds them faster than named ones.
+        const status = data.outcome === 'retrying' ? 'pending' : data.outcome;
+        const due = data.outcome === 'retrying' ? nextAttemptAt : null;
+        sql.recordAttempt.run(data.status ?? null, data.error ?? null, data.attemptedAt, Math.round(data.durationMs), data.round, status, data.round, due, data.round, at, data.deliveryId);
         return;
       }
       case 'WebhookDeliveryRetryRequested': {
         const changed = sql.requestRetry.run({ id: event.data.deliveryId, at });
-        if (changed.changes > 0) this.notify(event.data.deviceId);
+        if (changed.changes > 0) this.notify(event.data.deviceId, true);
         return;
       }
     }
@@ -194,13 +192,29 @@ export class WebhooksReadModel implements Projection {
     const hook = this.storedHook(envelope.deviceId);
     if (!hook || !hookWants(hook.events, envelope.event)) return;
     this.sql().insertDelivery.run(stored.position, envelope.id, envelope.deviceId, envelope.event, JSON.stringify(envelope), at, envelope.timestamp, at);
-    this.notify(envelope.deviceId);
+    this.notify(envelope.deviceId, false);
   }
 
-  /** The configuration with its secret opened, as it is used and answered. */
+  /** The configuration with its secret opened, as it is used and answered. Shared between callers: never change it. */
   hook(deviceId: string): HookView | undefined {
-    const stored = this.storedHook(deviceId);
-    return stored && { ...stored, secret: this.secrets.open(deviceId, stored.secret) };
+    let opened = this.openedHooks.get(deviceId);
+    if (!opened) {
+      const stored = this.storedHook(deviceId);
+      if (!stored) return undefined;
+      opened = { ...stored, secret: this.secrets.open(deviceId, stored.secret) };
+      this.openedHooks.set(deviceId, opened);
+    }
+    return opened;
+  }
+
+  private forgetHook(deviceId: string): void {
+    this.hooks.delete(deviceId);
+    this.openedHooks.delete(deviceId);
+  }
+
+  private forgetHooks(): void {
+    this.hooks.clear();
+    this.openedHooks.clear();
   }
 
   /** The configuration as stored (the secret sealed when ENCRYPTION_KEY is set). */
@@ -214,15 +228,14 @@ export class WebhooksReadModel implements Projection {
     return view ?? undefined;
   }
 
-  /** The oldest pending delivery of the device: its FIFO head. */
-  nextPending(deviceId: string): PendingDelivery | undefined {
-    const row = this.sql().head.get(deviceId);
-    return row && toPending(row);
-  }
-
   /** The device's `count` oldest pending deliveries, oldest first. */
   pendingHeads(deviceId: string, count: number): PendingDelivery[] {
     return this.sql().heads.all(deviceId, count).map(toPending);
+  }
+
+  /** The device's `count` oldest pending deliveries after `seq`, oldest first (the dispatcher's read-ahead). */
+  pendingAfter(deviceId: string, seq: number, count: number): PendingDelivery[] {
+    return this.sql().headsAfter.all(deviceId, seq, count).map(toPending);
   }
 
   devicesWithPending(): string[] {
@@ -251,15 +264,15 @@ export class WebhooksReadModel implements Projection {
   }
 
   /** apply() runs inside the runner's transaction: the dispatcher is told once it has committed. */
-  private notify(deviceId: string): void {
+  private notify(deviceId: string, rewound: boolean): void {
     if (this.woken.size === 0) {
       setImmediate(() => {
         const devices = [...this.woken];
         this.woken.clear();
-        for (const id of devices) this.onWork(id);
+        for (const [id, olderPending] of devices) this.onWork(id, olderPending);
       });
     }
-    this.woken.add(deviceId);
+    this.woken.set(deviceId, rewound || this.woken.get(deviceId) === true);
   }
 
   private sql() {
@@ -283,15 +296,15 @@ export class WebhooksReadModel implements Projection {
         `INSERT OR IGNORE INTO webhook_deliveries (seq, id, device_id, event, payload, status, next_attempt_at, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
       ),
-      recordAttempt: db.prepare(
+      recordAttempt: db.prepare<[number | null, string | null, string, number, number, string, number, number | null, number, number, string]>(
         `UPDATE webhook_deliveries SET
            attempts = attempts + 1,
-           last_status = @lastStatus, last_error = @lastError, last_attempt_at = @attemptedAt, last_duration_ms = @durationMs,
-           status          = CASE WHEN round = @round THEN @status ELSE status END,
-           next_attempt_at = CASE WHEN round = @round THEN @nextAttemptAt ELSE next_attempt_at END,
-           round_attempts  = CASE WHEN round = @round THEN round_attempts + 1 ELSE round_attempts END,
-           updated_at = @at
-         WHERE id = @id`,
+           last_status = ?, last_error = ?, last_attempt_at = ?, last_duration_ms = ?,
+           status          = CASE WHEN round = ? THEN ? ELSE status END,
+           next_attempt_at = CASE WHEN round = ? THEN ? ELSE next_attempt_at END,
+           round_attempts  = CASE WHEN round = ? THEN round_attempts + 1 ELSE round_attempts END,
+           updated_at = ?
+         WHERE id = ?`,
       ),
       // Pending: it goes now, on its remaining schedule. Finished: it goes once more, now.
       requestRetry: db.prepare(
@@ -302,11 +315,11 @@ export class WebhooksReadModel implements Projection {
            status = 'pending', next_attempt_at = @at, updated_at = @at
          WHERE id = @id`,
       ),
-      head: db.prepare<[string], DeliveryRow>(
-        "SELECT * FROM webhook_deliveries WHERE device_id = ? AND status = 'pending' ORDER BY seq LIMIT 1",
-      ),
       heads: db.prepare<[string, number], DeliveryRow>(
         "SELECT * FROM webhook_deliveries WHERE device_id = ? AND status = 'pending' ORDER BY seq LIMIT ?",
+      ),
+      headsAfter: db.prepare<[string, number, number], DeliveryRow>(
+        "SELECT * FROM webhook_deliveries WHERE device_id = ? AND status = 'pending' AND seq > ? ORDER BY seq LIMIT ?",
       ),
       pendingDevices: db.prepare<[], { device_id: string }>("SELECT DISTINCT device_id FROM webhook_deliveries WHERE status = 'pending'"),
       byId: db.prepare<[string, string], DeliveryRow>('SELECT * FROM webhook_deliveries WHERE id = ? AND device_id = ?'),
@@ -323,6 +336,7 @@ export class WebhooksReadModel implements Projection {
 
 function toPending(row: DeliveryRow): PendingDelivery {
   return {
+    seq: row.seq,
     id: row.id,
     deviceId: row.device_id,
     payload: row.payload,

@@ -11,7 +11,6 @@ import type { DeviceCommandHandler } from '../devices/device-registry.js';
 import { deterministicEventId } from '../eventstore/event-id.js';
 import type { EventStore } from '../eventstore/event-store.js';
 import type { OutboundGuard } from '../net/outbound-guard.js';
-import { createOutboundHttp } from '../net/outbound-http.js';
 import { ProjectionRunner } from '../projections/projection-runner.js';
 import { DeliveryDispatcher } from './delivery-dispatcher.js';
 import { DeliveryLog } from './delivery-log.js';
@@ -94,11 +93,11 @@ export class Webhooks {
     const model = new WebhooksReadModel(readModelDb, secrets);
     const runner = new ProjectionRunner(store, readModelDb, [model], log.child({ component: 'webhooks' }));
     const queue = new DeliveryQueue({ concurrency: settings.concurrency, hostRatePerSecond: settings.hostRatePerSecond });
-    const sender = new WebhookSender(createOutboundHttp(guard, { timeoutMs: settings.timeoutMs }), settings.timeoutMs);
+    const sender = new WebhookSender(guard, settings.timeoutMs);
     const policy = new RetryPolicy(settings.retrySchedule, settings.retryJitter);
     const lanes = createLaneWriter(store);
     const dispatcher = new DeliveryDispatcher({ lanes, runner, model, queue, sender, policy, log, ...(options.owns ? { owns: options.owns } : {}) });
-    model.onWork = (deviceId) => dispatcher.wake(deviceId);
+    model.onWork = (deviceId, rewound) => dispatcher.wake(deviceId, rewound);
     await runner.start();
     const prune = () => {
       const removed = model.prune(Date.now() - settings.retentionMs);

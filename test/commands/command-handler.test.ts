@@ -75,6 +75,35 @@ describe('CommandHandler', () => {
     expect((await cached.handle('c-5', { type: 'Add', amount: 1, max: 100 })).state).toEqual({ total: 12 });
   });
 
+  it('decides on a cached state without reading the stream, and reads its tail when the append is refused', async () => {
+    let reads = 0;
+    const counted = new Proxy(store, {
+      get: (target, key) => (key === 'readStream' ? (...args: Parameters<SqliteEventStore['readStream']>) => (reads++, target.readStream(...args)) : Reflect.get(target, key, target)),
+    });
+    const cached = new CommandHandler({ store: counted, decider: counter, cacheSize: 10 });
+    await cached.handle('c-8', { type: 'Add', amount: 1, max: 100 });
+    const readsAfterFirst = reads;
+    await cached.handle('c-8', { type: 'Add', amount: 1, max: 100 });
+    expect(reads).toBe(readsAfterFirst);
+    // Another writer: the append on the cached revision is refused, the tail read, and the command decided again.
+    await store.append('c-8', [{ type: 'Added', data: { amount: 10 } }], { expectedRevision: 1 });
+    expect(await cached.handle('c-8', { type: 'Add', amount: 1, max: 100 })).toMatchObject({ state: { total: 13 }, revision: 3 });
+    expect(reads).toBe(readsAfterFirst + 1);
+    expect((await store.readStream('c-8')).map((e) => e.data)).toEqual([{ amount: 1 }, { amount: 1 }, { amount: 10 }, { amount: 1 }]);
+  });
+
+  it('reads the tail before an empty decision or a refusal taken on a cached state stands', async () => {
+    const cached = new CommandHandler({ store, decider: counter, cacheSize: 10 });
+    await cached.handle('c-9', { type: 'Add', amount: 6, max: 10 });
+    // Another writer took 5 away: on the cached total (6) adding 5 would pass 10, on the stream's (1) it does not.
+    await store.append('c-9', [{ type: 'Added', data: { amount: -5 } }], { expectedRevision: 0 });
+    expect(await cached.handle('c-9', { type: 'Add', amount: 5, max: 10 })).toMatchObject({ state: { total: 6 }, revision: 2 });
+    // A decision that is empty on the cached state is taken again on the stream's: here it stays empty, at the stream's revision.
+    await store.append('c-9', [{ type: 'Added', data: { amount: 1 } }], { expectedRevision: 2 });
+    expect(await cached.handle('c-9', { type: 'Add', amount: 0, max: 10 })).toEqual({ state: { total: 7 }, events: [], revision: 3, position: 0 });
+    await expect(cached.handle('c-9', { type: 'Add', amount: 4, max: 10 })).rejects.toMatchObject({ code: 'invalid_request', message: 'would pass 10' });
+  });
+
   it('saves a snapshot every N events and starts from it', async () => {
     const handler = new CommandHandler({ store, decider: counter, snapshots: { every: 3 } });
     for (let i = 0; i < 4; i++) await handler.handle('c-6', { type: 'Add', amount: 1, max: 100 });

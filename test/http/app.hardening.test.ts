@@ -10,7 +10,6 @@ import { type AddressInfo, type LookupFunction, connect } from 'node:net';
 import { deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OutboundGuard } from '../../src/net/outbound-guard.js';
-import { createOutboundHttp } from '../../src/net/outbound-http.js';
 import { WebhookSender } from '../../src/webhooks/webhook-sender.js';
 import { ADMIN_KEY, startTestGateway } from '../support/gateway.js';
 import { parseRaw, rawExchange, rawRequest } from '../support/raw-http.js';
@@ -106,8 +105,7 @@ describe('refusals never name the internal address', () => {
     const guard = new OutboundGuard({ allowPrivateNetworks: false });
     const rebinding: LookupFunction = ((_host: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) =>
       options.all ? callback(null, [{ address: '127.0.0.1', family: 4 }]) : callback(null, '127.0.0.1', 4)) as LookupFunction;
-    const http = createOutboundHttp(guard, { timeoutMs: 2_000 }).extend({ dnsLookup: rebinding });
-    const sender = new WebhookSender(http, 2_000);
+    const sender = new WebhookSender(guard, 2_000, rebinding);
     const port = (receiver.address() as AddressInfo).port;
     const result = await sender.send({ url: `http://hooks.example:${port}/h`, secret: `whsec_${Buffer.alloc(24, 1).toString('base64')}` }, { id: 'msg_1', payload: '{}' });
     guard.destroy();
