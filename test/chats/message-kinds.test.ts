@@ -55,8 +55,12 @@ describe('every message kind, both ways (sandbox)', () => {
   const send = (device: SandboxDevice, kind: string, json: unknown) => api('POST', `/devices/${device.id}/send/${kind}`, { deviceKey: device.key, json });
   const events = async (stream: string, type: string): Promise<any[]> =>
     (await gateway.store.readStream(stream)).filter((e: StoredEvent) => e.type === type).map((e) => e.data);
-  const receivedBy = async (device: SandboxDevice, waMessageId: string) =>
-    eventually(async () => (await events(inboxStream(device.id), 'MessageReceived')).find((m) => m.waMessageId === waMessageId), `${device.id} to receive ${waMessageId}`);
+  const receivedBy = async (device: SandboxDevice, waMessageId: string) => {
+    const received = await eventually(async () => (await events(inboxStream(device.id), 'MessageReceived')).find((m) => m.waMessageId === waMessageId), `${device.id} to receive ${waMessageId}`);
+    // The file shows a commit before its flush; the gateway's read models take it after (docs/architecture.md).
+    await eventually(async () => (await api('GET', `/devices/${device.id}/messages/${waMessageId}`, { deviceKey: device.key })).status === 200, `${waMessageId} in ${device.id}'s messages`);
+    return received;
+  };
   const statusOf = async (device: SandboxDevice, waMessageId: string) =>
     (await events(outboxStream(device.id), 'MessageStatusChanged')).filter((s) => s.waMessageId === waMessageId).map((s) => s.status);
   const webhook = (event: string, match: (data: any) => boolean) =>
