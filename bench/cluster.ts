@@ -12,8 +12,9 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Metric } from './lib/benchmark.js';
+import { readFileSync, readdirSync } from 'node:fs';
 import { get as httpGet } from 'node:http';
-import { type ChildServer, type GatewayChild, spawnGateway, spawnGateways, spawnServer } from './lib/child.js';
+import { type ChildServer, type GatewayChild, spawnGateway, processCpuSeconds, spawnGateways, spawnServer } from './lib/child.js';
 import { type HttpLoadResult, loadHttp } from './lib/http-load.js';
 import { ratio, round } from './lib/stats.js';
 import { leaseOwners, waitFor } from './lib/cluster-store.js';
@@ -79,6 +80,8 @@ async function measureSends(beforeTwo?: (gateway: GatewayChild) => Promise<Metri
         keys.map((key, d) =>
           loadHttp({
             ...SEND,
+            // The windows run side by side: one of them measures the CPU of every gateway process.
+            ...(d === 0 ? { serverCpuSeconds: () => treeCpuSeconds(gateway.pid) } : {}),
             connections: 64 / SEND_DEVICES,
             url: `${gateway.url}/devices/bench-${d}/send/text`,
             method: 'POST',
@@ -96,6 +99,9 @@ async function measureSends(beforeTwo?: (gateway: GatewayChild) => Promise<Metri
       metrics.push(
         { metric: `POST /send/text (202), ${label}`, value: round(perSecond, 0), unit: 'req/s' },
         { metric: `send p99 (${label})`, value: round(Math.max(...results.map((r) => r.latency.p99)), 1), unit: 'ms' },
+        { metric: `gateway CPU, all processes (${label})`, value: round(results[0]!.serverCpuPercent ?? Number.NaN, 0), unit: '% of a core' },
+        { metric: `gateway CPU per 202 (${label})`, value: round((10 * (results[0]!.serverCpuPercent ?? Number.NaN)) / perSecond, 3), unit: 'ms' },
+        { metric: `load generator CPU (${label})`, value: round(results[0]!.loadGeneratorCpuPercent, 0), unit: '% of a core' },
         { metric: `appends refused for a conflict (${label})`, value: round((100 * conflicts) / Math.max(1, appends + conflicts), 1), unit: '%' },
         { metric: `send non-2xx + errors (${processes})`, value: results.reduce((sum, r) => sum + r.non2xx + r.errors, 0), unit: 'responses', target: { op: '<=', value: 0 } },
       );
@@ -136,6 +142,22 @@ async function appendCounts(gateway: GatewayChild, processes: number): Promise<{
     conflicts += counts.conflicts;
   }
   return { appends, conflicts };
+}
+
+/** CPU seconds of a process and its children (the gateway's primary and its workers). */
+function treeCpuSeconds(pid: number): number | undefined {
+  let total = processCpuSeconds(pid);
+  if (total === undefined) return undefined;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) total += processCpuSeconds(Number(entry)) ?? 0;
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return total;
 }
 
 async function failover(): Promise<Metric> {

@@ -157,6 +157,9 @@ export class SqliteEventStore implements EventStore {
         'SELECT revision, state FROM snapshots WHERE stream_id = ?',
       ),
       ping: this.db.prepare('SELECT 1'),
+      // Prepared once: a commit switches between them twice (db.pragma would compile them every time).
+      commitBusyTimeout: this.db.prepare(`PRAGMA busy_timeout = ${COMMIT_BUSY_WAIT_MS}`),
+      busyTimeout: this.db.prepare(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`),
       head: this.db.prepare<[], { head: number | null }>('SELECT max(position) AS head FROM events'),
     };
     this.appendOne = this.db.transaction((append: PendingAppend) => this.appendInTransaction(append));
@@ -274,7 +277,7 @@ export class SqliteEventStore implements EventStore {
   private commit(batch: readonly PendingWrite[]): Array<AppendResult | undefined | Error> | typeof BUSY {
     let committed: StoredEvent[] = [];
     let outcomes: Array<AppendResult | undefined | Error> = [];
-    if (this.shared) this.db.pragma(`busy_timeout = ${COMMIT_BUSY_WAIT_MS}`);
+    if (this.shared) this.sql.commitBusyTimeout.get();
     try {
       this.commitTransaction(() => {
         committed = [];
@@ -311,7 +314,7 @@ export class SqliteEventStore implements EventStore {
       const failure = new StoreUnavailableError(`append failed: ${(error as Error).message}`, { cause: error });
       return batch.map(() => failure);
     } finally {
-      if (this.shared) this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+      if (this.shared) this.sql.busyTimeout.get();
     }
     if (committed.length > 0) {
       if (this.wal) for (const event of committed) this.unflushed.push(event);
