@@ -97,6 +97,12 @@ export interface AppendOptions {
    * stream meanwhile); EventStoreDB does not support it and reports the conflict. A throw fails the append.
    */
   onConflict?: ConflictResolver;
+  /**
+   * Called once the append is committed, before it is durable (SQLite: right after its write transaction, while
+   * the flush to disk is still to come): a writer may decide its next append on it and have it committed meanwhile,
+   * never answering anyone before the append itself answers. EventStoreDB does not call it.
+   */
+  onCommitted?: (result: AppendResult) => void;
 }
 
 /** See AppendOptions.onConflict. */

@@ -22,7 +22,7 @@
  * and CONFLICT_DEADLINE_MS have passed since its first loss.
  */
 import type { DecideWith, Decision as CommandDecision } from '../commands/decider.js';
-import { type EventStore, type Fence, type NewEvent, type StoredEvent, WrongExpectedRevisionError } from '../eventstore/event-store.js';
+import { type AppendResult, type EventStore, type Fence, type NewEvent, type StoredEvent, WrongExpectedRevisionError } from '../eventstore/event-store.js';
 import { outboxStream } from '../messages/message-events.js';
 import type { OutboxEvent } from './outbox-events.js';
 import { OUTBOX_EVENT_TYPES } from './outbox-events.js';
@@ -75,6 +75,8 @@ interface Batch {
   expected: number;
   /** Takes back its decisions in the state, newest last; undefined when one cannot be taken back. */
   undo: Undo[] | undefined;
+  /** The store committed it (it may not be durable yet): the next append may be decided. */
+  committed: boolean;
 }
 
 export interface DeviceOutboxOptions {
@@ -251,10 +253,15 @@ export class DeviceOutbox {
     }
     const events = decided.flatMap((d) => d.events);
     if (events.length === 0) {
-      for (const { command, result } of decided) command.resolve({ result, position: 0 });
+      // Nothing to append, but the answers may rest on an append committed and not yet durable.
+      const answer = () => {
+        for (const { command, result } of decided) command.resolve({ result, position: 0 });
+      };
+      if (!this.lastAppend) answer();
+      else this.lastAppend.then(answer, answer);
       return;
     }
-    const batch: Batch = { decided, expected: this.headRevision, undo };
+    const batch: Batch = { decided, expected: this.headRevision, undo, committed: false };
     this.headRevision += events.length;
     this.inFlight += 1;
     const fence = decided[0]!.command.fence;
@@ -262,25 +269,26 @@ export class DeviceOutbox {
       expectedRevision: batch.expected < 0 ? 'no_stream' : batch.expected,
       ...(fence ? { fence } : {}),
       onConflict: (newer) => this.decideAgainAfter(batch, newer),
+      // The next append is decided and committed while this one is flushed: both ride one flush.
+      onCommitted: (outcome) => this.committed(batch, outcome),
     });
+    this.lastAppend = appended;
     appended.then(
       (outcome) => {
-        this.inFlight -= 1;
-        const count = batch.decided.reduce((sum, d) => sum + d.events.length, 0);
-        // An event id the store had already: it answered the first append's revision, not ours.
-        if (outcome.nextExpectedRevision !== batch.expected + count) this.stale = true;
-        else this.revision = outcome.nextExpectedRevision;
-        this.conflictStreak = 0;
+        this.committed(batch, outcome);
         for (const { command, result, error } of batch.decided) {
           if (error === undefined) command.resolve({ result, position: outcome.position });
           else command.reject(error);
         }
         this.options.onChange?.(this.deviceId);
         this.maybeSnapshot();
-        this.runWaiting();
-        this.recoverWhenIdle();
       },
       (error: unknown) => {
+        if (batch.committed) {
+          // In the file, but its flush failed: the state holds it, as the store does; its commands fail.
+          for (const { command } of batch.decided) command.reject(error);
+          return;
+        }
         this.inFlight -= 1;
         if (batch.undo) {
           // Taken back, the state is again what the store held at `revision`: only the tail is read.
@@ -295,6 +303,20 @@ export class DeviceOutbox {
         this.recoverWhenIdle();
       },
     );
+  }
+
+  /** A batch's append is in the store (committed, perhaps not durable yet): what waits may be decided. */
+  private committed(batch: Batch, outcome: AppendResult): void {
+    if (batch.committed) return;
+    batch.committed = true;
+    this.inFlight -= 1;
+    const count = batch.decided.reduce((sum, d) => sum + d.events.length, 0);
+    // An event id the store had already: it answered the first append's revision, not ours.
+    if (outcome.nextExpectedRevision !== batch.expected + count) this.stale = true;
+    else this.revision = outcome.nextExpectedRevision;
+    this.conflictStreak = 0;
+    this.runWaiting();
+    this.recoverWhenIdle();
   }
 
   /**

@@ -38,6 +38,7 @@ interface PendingAppend {
   expectedRevision: ExpectedRevision;
   fence: Fence | undefined;
   onConflict: ConflictResolver | undefined;
+  onCommitted: ((result: AppendResult) => void) | undefined;
 }
 
 /** An append's onConflict threw: that append fails with what it threw, the others of its group go on. */
@@ -157,6 +158,8 @@ export class SqliteEventStore implements EventStore {
         'SELECT revision, state FROM snapshots WHERE stream_id = ?',
       ),
       ping: this.db.prepare('SELECT 1'),
+      // Read at every change of the WAL file (several writers): prepared once.
+      dataVersion: this.db.prepare<[], { data_version: number }>('PRAGMA data_version'),
       // Prepared once: a commit switches between them twice (db.pragma would compile them every time).
       commitBusyTimeout: this.db.prepare(`PRAGMA busy_timeout = ${COMMIT_BUSY_WAIT_MS}`),
       busyTimeout: this.db.prepare(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`),
@@ -223,7 +226,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   private dataVersion(): number {
-    return this.db.pragma('data_version', { simple: true }) as number;
+    return this.sql.dataVersion.get()!.data_version;
   }
 
   /** Feeds the live subscribers everything after the last position fed (force: own commit left a gap). */
@@ -266,6 +269,7 @@ export class SqliteEventStore implements EventStore {
       expectedRevision,
       fence: options.fence,
       onConflict: options.onConflict,
+      onCommitted: options.onCommitted,
     }) as Promise<AppendResult>;
   }
 
@@ -320,6 +324,18 @@ export class SqliteEventStore implements EventStore {
       if (this.wal) for (const event of committed) this.unflushed.push(event);
       else this.publishOwn(committed);
     }
+    batch.forEach((write, i) => {
+      const outcome = outcomes[i];
+      if (write.kind !== 'append' || !write.onCommitted || !outcome || outcome instanceof Error) return;
+      try {
+        write.onCommitted(outcome);
+      } catch (error) {
+        // The caller's own failure: it must not undo the group's answers, and is not swallowed either.
+        queueMicrotask(() => {
+          throw error;
+        });
+      }
+    });
     return outcomes;
   }
 
