@@ -12,7 +12,9 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Metric } from './lib/benchmark.js';
-import { type ChildServer, spawnGateway, spawnGateways, spawnServer } from './lib/child.js';
+import { readFileSync, readdirSync } from 'node:fs';
+import { get as httpGet } from 'node:http';
+import { type ChildServer, type GatewayChild, spawnGateway, processCpuSeconds, spawnGateways, spawnServer } from './lib/child.js';
 import { type HttpLoadResult, loadHttp } from './lib/http-load.js';
 import { ratio, round } from './lib/stats.js';
 import { leaseOwners, waitFor } from './lib/cluster-store.js';
@@ -29,6 +31,7 @@ const FAILOVER_DEVICES = 10;
 export async function run(): Promise<Metric[]> {
   if (process.env.BENCH_CLUSTER_ONLY === 'failover') return [await failover()];
   if (process.env.BENCH_CLUSTER_ONLY === 'webhooks') return measureWebhooks(2, { latency: false });
+  if (process.env.BENCH_CLUSTER_ONLY === 'sends') return measureSends();
   const metrics: Metric[] = [];
   const bare = await spawnServer({ name: 'bare-koa', script: 'bench/bare-koa.ts', healthPath: '/' });
   let koa: HttpLoadResult;
@@ -37,6 +40,30 @@ export async function run(): Promise<Metric[]> {
   } finally {
     await bare.stop();
   }
+  metrics.push(...(await measureSends(async (gateway) => {
+    const read = await loadHttp({ ...READ, url: `${gateway.url}/devices/bench-0`, headers: { 'x-admin-key': gateway.adminKey } });
+    return [
+      { metric: 'GATEWAY_PROCESSES=2 GET /devices/:id', value: round(read.requestsPerSecond, 0), unit: 'req/s' },
+      { metric: 'bare Koa hello-world (one process)', value: round(koa.requestsPerSecond, 0), unit: 'req/s' },
+      { metric: '2 processes / bare Koa', value: round(ratio(read.requestsPerSecond, koa.requestsPerSecond), 3), unit: 'ratio', target: { op: '>=', value: 0.6 } },
+      { metric: 'GET non-2xx + errors (2 processes)', value: read.non2xx + read.errors, unit: 'responses', target: { op: '<=', value: 0 } },
+    ];
+  })));
+  metrics.push(...(await measureWebhooks(2, { latency: false })));
+  metrics.push(await failover().catch((error: unknown) => {
+    process.stderr.write(`failover run failed: ${(error as Error)?.stack ?? String(error)}\n`);
+    return { metric: 'failover: kill -9 → devices online elsewhere', value: Number.NaN, unit: 's', target: { op: '<=' as const, value: 15 } };
+  }));
+  return metrics;
+}
+
+/**
+ * POST /send/text (202) over SEND_DEVICES devices, one process then GATEWAY_PROCESSES=2, and their ratio
+ * (`BENCH_CLUSTER_ONLY=sends` runs only this). `beforeTwo` measures something else on the 2-process gateway
+ * first (the GET ratio). Appends and the appends refused for a conflict are summed over the processes' /metrics.
+ */
+async function measureSends(beforeTwo?: (gateway: GatewayChild) => Promise<Metric[]>): Promise<Metric[]> {
+  const metrics: Metric[] = [];
   const sends: number[] = [];
   for (const processes of [1, 2]) {
     const gateway = await spawnGateway({ env: { DEFAULT_ENGINE: 'sandbox', GATEWAY_PROCESSES: String(processes), OUTBOX_SPACING: '0ms' } });
@@ -46,20 +73,15 @@ export async function run(): Promise<Metric[]> {
       const keys: string[] = [];
       for (let d = 0; d < SEND_DEVICES; d++) keys.push((await gateway.adminRequest<{ deviceKey: string }>('POST', '/devices', { id: `bench-${d}`, name: 'Bench' }, 201)).deviceKey);
       await sleep(1_000);
-      if (processes === 2) {
-        const read = await loadHttp({ ...READ, url: `${gateway.url}/devices/bench-0`, headers: { 'x-admin-key': gateway.adminKey } });
-        metrics.push(
-          { metric: 'GATEWAY_PROCESSES=2 GET /devices/:id', value: round(read.requestsPerSecond, 0), unit: 'req/s' },
-          { metric: 'bare Koa hello-world (one process)', value: round(koa.requestsPerSecond, 0), unit: 'req/s' },
-          { metric: '2 processes / bare Koa', value: round(ratio(read.requestsPerSecond, koa.requestsPerSecond), 3), unit: 'ratio', target: { op: '>=', value: 0.6 } },
-          { metric: 'GET non-2xx + errors (2 processes)', value: read.non2xx + read.errors, unit: 'responses', target: { op: '<=', value: 0 } },
-        );
-      }
+      if (processes === 2 && beforeTwo) metrics.push(...(await beforeTwo(gateway)));
+      const before = await appendCounts(gateway, processes);
       const body = JSON.stringify({ to: '4915112345678', text: 'Your order 4711 has shipped and will arrive tomorrow between 9:00 and 12:00.' });
       const results = await Promise.all(
         keys.map((key, d) =>
           loadHttp({
             ...SEND,
+            // The windows run side by side: one of them measures the CPU of every gateway process.
+            ...(d === 0 ? { serverCpuSeconds: () => treeCpuSeconds(gateway.pid) } : {}),
             connections: 64 / SEND_DEVICES,
             url: `${gateway.url}/devices/bench-${d}/send/text`,
             method: 'POST',
@@ -68,10 +90,19 @@ export async function run(): Promise<Metric[]> {
           }),
         ),
       );
+      const after = await appendCounts(gateway, processes);
       const perSecond = results.reduce((sum, r) => sum + r.requestsPerSecond, 0);
+      const appends = after.appends - before.appends;
+      const conflicts = after.conflicts - before.conflicts;
       sends.push(perSecond);
+      const label = `${processes} process${processes > 1 ? 'es' : ''}`;
       metrics.push(
-        { metric: `POST /send/text (202), ${processes} process${processes > 1 ? 'es' : ''}`, value: round(perSecond, 0), unit: 'req/s' },
+        { metric: `POST /send/text (202), ${label}`, value: round(perSecond, 0), unit: 'req/s' },
+        { metric: `send p99 (${label})`, value: round(Math.max(...results.map((r) => r.latency.p99)), 1), unit: 'ms' },
+        { metric: `gateway CPU, all processes (${label})`, value: round(results[0]!.serverCpuPercent ?? Number.NaN, 0), unit: '% of a core' },
+        { metric: `gateway CPU per 202 (${label})`, value: round((10 * (results[0]!.serverCpuPercent ?? Number.NaN)) / perSecond, 3), unit: 'ms' },
+        { metric: `load generator CPU (${label})`, value: round(results[0]!.loadGeneratorCpuPercent, 0), unit: '% of a core' },
+        { metric: `appends refused for a conflict (${label})`, value: round((100 * conflicts) / Math.max(1, appends + conflicts), 1), unit: '%' },
         { metric: `send non-2xx + errors (${processes})`, value: results.reduce((sum, r) => sum + r.non2xx + r.errors, 0), unit: 'responses', target: { op: '<=', value: 0 } },
       );
     } finally {
@@ -79,12 +110,54 @@ export async function run(): Promise<Metric[]> {
     }
   }
   metrics.push({ metric: '/send/text 2 processes / 1', value: round(ratio(sends[1]!, sends[0]!), 3), unit: 'ratio', target: { op: '>=', value: 1.3 } });
-  metrics.push(...(await measureWebhooks(2, { latency: false })));
-  metrics.push(await failover().catch((error: unknown) => {
-    process.stderr.write(`failover run failed: ${(error as Error)?.stack ?? String(error)}\n`);
-    return { metric: 'failover: kill -9 → devices online elsewhere', value: Number.NaN, unit: 's', target: { op: '<=' as const, value: 15 } };
-  }));
   return metrics;
+}
+
+/**
+ * Appends made and appends refused for a conflict, summed over the gateway's processes: /metrics answers for
+ * the process that got the connection (node:cluster hands connections round), so it is asked on new
+ * connections until every process (told apart by its start time) answered.
+ */
+async function appendCounts(gateway: GatewayChild, processes: number): Promise<{ appends: number; conflicts: number }> {
+  const seen = new Map<string, { appends: number; conflicts: number }>();
+  for (let tries = 0; seen.size < processes && tries < 20 * processes; tries++) {
+    const text = await new Promise<string>((resolve, reject) => {
+      const request = httpGet(`${gateway.url}/metrics`, { agent: false, headers: { 'x-admin-key': gateway.adminKey } }, (response) => {
+        let body = '';
+        response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk)).on('end', () => resolve(body));
+      });
+      request.on('error', reject);
+    });
+    const value = (pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? 0);
+    const started = /^dmg_process_start_time_seconds (\S+)/m.exec(text)?.[1] ?? String(tries);
+    seen.set(started, {
+      appends: value(/^dmg_eventstore_append_duration_seconds_count (\S+)/m),
+      conflicts: value(/^dmg_eventstore_append_failures_total\{reason="conflict"\} (\S+)/m),
+    });
+  }
+  let appends = 0;
+  let conflicts = 0;
+  for (const counts of seen.values()) {
+    appends += counts.appends;
+    conflicts += counts.conflicts;
+  }
+  return { appends, conflicts };
+}
+
+/** CPU seconds of a process and its children (the gateway's primary and its workers). */
+function treeCpuSeconds(pid: number): number | undefined {
+  let total = processCpuSeconds(pid);
+  if (total === undefined) return undefined;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) total += processCpuSeconds(Number(entry)) ?? 0;
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return total;
 }
 
 async function failover(): Promise<Metric> {

@@ -88,7 +88,25 @@ export interface Fence {
 export interface AppendOptions {
   expectedRevision?: ExpectedRevision;
   fence?: Fence;
+  /**
+   * Decides again when the stream moved past `expectedRevision` (a revision or no_stream): called with the
+   * stream's events after it, it answers the events to append after them instead (`[]`: append nothing,
+   * and the append answers the stream's last event), or undefined to fail with WrongExpectedRevisionError.
+   * A writer that lost to another one then decides again without a round trip. Called synchronously: it
+   * must not wait for anything. SQLite calls it inside the append's write transaction (nothing can move the
+   * stream meanwhile); EventStoreDB does not support it and reports the conflict. A throw fails the append.
+   */
+  onConflict?: ConflictResolver;
+  /**
+   * Called once the append is committed, before it is durable (SQLite: right after its write transaction, while
+   * the flush to disk is still to come): a writer may decide its next append on it and have it committed meanwhile,
+   * never answering anyone before the append itself answers. EventStoreDB does not call it.
+   */
+  onCommitted?: (result: AppendResult) => void;
 }
+
+/** See AppendOptions.onConflict. */
+export type ConflictResolver = (newer: readonly StoredEvent[]) => readonly NewEvent[] | undefined;
 
 export interface SnapshotWriteOptions {
   fence?: Fence;

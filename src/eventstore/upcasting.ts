@@ -87,7 +87,14 @@ export class UpcastingEventStore extends DelegatingEventStore {
   }
 
   override append(streamId: string, events: readonly NewEvent[], options?: AppendOptions): Promise<AppendResult> {
-    return this.inner.append(streamId, events.map((event) => this.upcasters.stamp(event)), options);
+    const stamped = events.map((event) => this.upcasters.stamp(event));
+    const onConflict = options?.onConflict;
+    if (!onConflict) return this.inner.append(streamId, stamped, options);
+    // What is decided again is decided on current schemas, and written stamped like any append.
+    return this.inner.append(streamId, stamped, {
+      ...options,
+      onConflict: (newer) => onConflict(newer.map((event) => this.upcasters.upcast(event)))?.map((event) => this.upcasters.stamp(event)),
+    });
   }
 
   override async readStream(streamId: string, options?: ReadStreamOptions): Promise<StoredEvent[]> {

@@ -10,18 +10,24 @@
  * again and those commands are decided again, in their order.
  *
  * Several processes append to one outbox (sends through any process, the owner's drainer and receipts). Their
- * appends are not pipelined then (see DeviceOutboxOptions.pipeline), and a writer whose append lost backs off,
- * a random pause that doubles with each conflict in a row, before it reads again, so that writers that collided
- * do not collide again at once; a command is decided again until it has lost MIN_CONFLICT_TRIES times and
- * CONFLICT_DEADLINE_MS have passed since its first loss.
+ * appends are not pipelined then (see DeviceOutboxOptions.pipeline): one append is in flight, and the commands
+ * that arrive meanwhile are decided in sequence on one state and go in the next append together (a fenced
+ * command, and a decision whose events carry their own ids, go alone). Each append carries `onConflict`: when
+ * another writer got in first, the store hands over its events, the decisions are taken back (undo, see
+ * OutboxState.applyUndoable), those events folded and the commands decided again, inside the append (SQLite:
+ * in its write transaction), with no round trip. Where that cannot be done (a decision that cannot be taken
+ * back exactly; EventStoreDB), the append is refused as before: the state is read again at once after a first
+ * conflict, and after a random pause that doubles with each further conflict in a row, so that writers that
+ * collided do not collide again at once; a command is decided again until it has lost MIN_CONFLICT_TRIES times
+ * and CONFLICT_DEADLINE_MS have passed since its first loss.
  */
 import type { DecideWith, Decision as CommandDecision } from '../commands/decider.js';
-import { type EventStore, type Fence, type NewEvent, type StoredEvent, WrongExpectedRevisionError } from '../eventstore/event-store.js';
+import { type AppendResult, type EventStore, type Fence, type NewEvent, type StoredEvent, WrongExpectedRevisionError } from '../eventstore/event-store.js';
 import { outboxStream } from '../messages/message-events.js';
 import type { OutboxEvent } from './outbox-events.js';
 import { OUTBOX_EVENT_TYPES } from './outbox-events.js';
 import { eventGuard } from '../eventstore/typed-events.js';
-import { OutboxState, type OutboxSnapshotState } from './outbox-state.js';
+import { OutboxState, type OutboxSnapshotState, type Undo } from './outbox-state.js';
 
 /** An event to append; `id` where a retry could append it twice (e.g. receipts). */
 export type OutboxNewEvent = OutboxEvent & { id?: string };
@@ -53,6 +59,26 @@ interface Command {
   fence: Fence | undefined;
 }
 
+/** A command of an append that is not pipelined, with its latest decision. */
+interface Decided {
+  command: Command;
+  result: unknown;
+  events: OutboxNewEvent[];
+  /** Decided again (onConflict), the command was refused. */
+  error?: unknown;
+}
+
+/** The one append in flight when appends are not pipelined. */
+interface Batch {
+  decided: Decided[];
+  /** The revision it expects (after onConflict: the stream's, when it was decided again). */
+  expected: number;
+  /** Takes back its decisions in the state, newest last; undefined when one cannot be taken back. */
+  undo: Undo[] | undefined;
+  /** The store committed it (it may not be durable yet): the next append may be decided. */
+  committed: boolean;
+}
+
 export interface DeviceOutboxOptions {
   /** A snapshot is saved once at least this many events (and several times the backlog) followed the last one. */
   snapshotEvery?: number;
@@ -75,7 +101,7 @@ const isOutboxEvent = eventGuard<OutboxEvent>(OUTBOX_EVENT_TYPES);
 /** A command refused for conflicts is decided again until both are exhausted (then it answers the conflict). */
 const MIN_CONFLICT_TRIES = 10;
 const CONFLICT_DEADLINE_MS = 10_000;
-/** Back-off before reading the stream again after a conflict: up to BASE · 2^(conflicts in a row − 1), at most MAX. */
+/** Back-off before reading the stream again after a conflict: none after the first, then up to BASE · 2^(conflicts in a row − 2), at most MAX. */
 const CONFLICT_BACKOFF_BASE_MS = 4;
 const CONFLICT_BACKOFF_MAX_MS = 250;
 const DEFAULT_SNAPSHOT_EVERY = 1_000;
@@ -93,6 +119,8 @@ export class DeviceOutbox {
   private lastAppend: Promise<unknown> | undefined;
   /** The state may hold events the store refused: decide nothing until it is read again. */
   private stale = false;
+  /** The state is what the store held at `revision`, and the stream may have moved on: read its tail before deciding. */
+  private behind = false;
   private recovering = false;
   /** Commands to decide again after the reload (their appends were refused), then those that arrived meanwhile. */
   private refused: Command[] = [];
@@ -131,10 +159,12 @@ export class DeviceOutbox {
   execute<R>(decide: Decide<R>, fence?: Fence): Promise<Executed<R>> {
     return new Promise<Executed<R>>((resolve, reject) => {
       const command: Command = { decide, resolve: resolve as Command['resolve'], reject, conflicts: 0, firstConflictAt: undefined, fence };
-      if (this.stale || this.recovering || (!this.pipeline && this.inFlight > 0)) {
+      if (this.pipeline && !this.stale && !this.behind && !this.recovering) this.run(command);
+      else {
         this.waiting.push(command);
+        this.runWaiting();
         this.recoverWhenIdle();
-      } else this.run(command);
+      }
     });
   }
 
@@ -187,9 +217,150 @@ export class DeviceOutbox {
     );
   }
 
-  /** Decides what waits, in order: all of it when pipelining, else until one appends. */
+  /** Decides what waits, in order: all of it when pipelining, else the next append's worth. */
   private runWaiting(): void {
-    while (this.waiting.length > 0 && !this.stale && !this.recovering && (this.pipeline || this.inFlight === 0)) this.run(this.waiting.shift()!);
+    while (this.waiting.length > 0 && !this.stale && !this.behind && !this.recovering && (this.pipeline || this.inFlight === 0)) {
+      if (this.pipeline) this.run(this.waiting.shift()!);
+      else this.runBatch();
+    }
+  }
+
+  /**
+   * Not pipelined: decides the waiting commands in order on one state, up to a fenced one or one whose events
+   * carry their own ids (those go alone), and appends their events together.
+   */
+  private runBatch(): void {
+    const decided: Decided[] = [];
+    let undo: Undo[] | undefined = [];
+    while (this.waiting.length > 0) {
+      const command = this.waiting[0]!;
+      if (decided.length > 0 && command.fence) break;
+      let decision: Decision<unknown>;
+      try {
+        decision = command.decide(this.state);
+      } catch (error) {
+        this.waiting.shift();
+        command.reject(error);
+        continue;
+      }
+      const ownIds = carriesIds(decision.events);
+      // Decided again in the next append (deciding is pure).
+      if (decided.length > 0 && ownIds) break;
+      this.waiting.shift();
+      undo = this.applyAll(decision.events, undo);
+      decided.push({ command, result: decision.result, events: decision.events });
+      if (command.fence || ownIds) break;
+    }
+    const events = decided.flatMap((d) => d.events);
+    if (events.length === 0) {
+      // Nothing to append, but the answers may rest on an append committed and not yet durable.
+      const answer = () => {
+        for (const { command, result } of decided) command.resolve({ result, position: 0 });
+      };
+      if (!this.lastAppend) answer();
+      else this.lastAppend.then(answer, answer);
+      return;
+    }
+    const batch: Batch = { decided, expected: this.headRevision, undo, committed: false };
+    this.headRevision += events.length;
+    this.inFlight += 1;
+    const fence = decided[0]!.command.fence;
+    const appended = this.store.append(this.stream, events, {
+      expectedRevision: batch.expected < 0 ? 'no_stream' : batch.expected,
+      ...(fence ? { fence } : {}),
+      onConflict: (newer) => this.decideAgainAfter(batch, newer),
+      // The next append is decided and committed while this one is flushed: both ride one flush.
+      onCommitted: (outcome) => this.committed(batch, outcome),
+    });
+    this.lastAppend = appended;
+    appended.then(
+      (outcome) => {
+        this.committed(batch, outcome);
+        for (const { command, result, error } of batch.decided) {
+          if (error === undefined) command.resolve({ result, position: outcome.position });
+          else command.reject(error);
+        }
+        this.options.onChange?.(this.deviceId);
+        this.maybeSnapshot();
+      },
+      (error: unknown) => {
+        if (batch.committed) {
+          // In the file, but its flush failed: the state holds it, as the store does; its commands fail.
+          for (const { command } of batch.decided) command.reject(error);
+          return;
+        }
+        this.inFlight -= 1;
+        if (batch.undo) {
+          // Taken back, the state is again what the store held at `revision`: only the tail is read.
+          for (const undoOne of batch.undo.reverse()) undoOne();
+          this.headRevision = this.revision;
+          this.behind = true;
+        } else this.stale = true;
+        for (const { command } of batch.decided) {
+          if (error instanceof WrongExpectedRevisionError && this.decideAgain(command)) this.refused.push(command);
+          else command.reject(error);
+        }
+        this.recoverWhenIdle();
+      },
+    );
+  }
+
+  /** A batch's append is in the store (committed, perhaps not durable yet): what waits may be decided. */
+  private committed(batch: Batch, outcome: AppendResult): void {
+    if (batch.committed) return;
+    batch.committed = true;
+    this.inFlight -= 1;
+    const count = batch.decided.reduce((sum, d) => sum + d.events.length, 0);
+    // An event id the store had already: it answered the first append's revision, not ours.
+    if (outcome.nextExpectedRevision !== batch.expected + count) this.stale = true;
+    else this.revision = outcome.nextExpectedRevision;
+    this.conflictStreak = 0;
+    this.runWaiting();
+    this.recoverWhenIdle();
+  }
+
+  /**
+   * onConflict of a batch's append: another writer appended `newer` first. The batch's decisions are taken back,
+   * `newer` folded, and its commands decided again in order; undefined (the append is refused) when the
+   * decisions cannot be taken back or `newer` is not what follows the state.
+   */
+  private decideAgainAfter(batch: Batch, newer: readonly StoredEvent[]): OutboxNewEvent[] | undefined {
+    if (!batch.undo || this.revision !== batch.expected || newer[0]?.revision !== batch.expected + 1) return undefined;
+    for (const undoOne of batch.undo.reverse()) undoOne();
+    batch.undo = [];
+    this.fold(newer);
+    batch.expected = this.revision;
+    this.headRevision = this.revision;
+    for (const entry of batch.decided) {
+      entry.error = undefined;
+      try {
+        const decision = entry.command.decide(this.state);
+        entry.result = decision.result;
+        entry.events = decision.events;
+      } catch (error) {
+        entry.error = error;
+        entry.events = [];
+      }
+      // Events with their own ids must go alone: refused, the commands are decided again after a read.
+      if (batch.decided.length > 1 && carriesIds(entry.events)) {
+        batch.undo = undefined;
+        return undefined;
+      }
+      batch.undo = this.applyAll(entry.events, batch.undo);
+    }
+    const events = batch.decided.flatMap((d) => d.events);
+    this.headRevision += events.length;
+    return events;
+  }
+
+  /** Applies the events; the undo log grows, or is undefined once one event cannot be taken back. */
+  private applyAll(events: readonly OutboxNewEvent[], undo: Undo[] | undefined): Undo[] | undefined {
+    for (const event of events) {
+      const undoOne = this.state.applyUndoable(event);
+      if (undoOne && undo) undo.push(undoOne);
+      else undo = undefined;
+    }
+    return undo;
   }
 
   /** A command whose append lost to another writer: decided again unless it has lost long and often enough. */
@@ -205,14 +376,20 @@ export class DeviceOutbox {
    * then decide the refused and waiting commands in order.
    */
   private recoverWhenIdle(): void {
-    if (!this.stale || this.recovering || this.inFlight > 0) return;
+    if ((!this.stale && !this.behind) || this.recovering || this.inFlight > 0) return;
     this.recovering = true;
     let pause = 0;
     if (this.refused.length > 0) {
       this.conflictStreak += 1;
-      pause = this.random() * Math.min(CONFLICT_BACKOFF_MAX_MS, CONFLICT_BACKOFF_BASE_MS * 2 ** (this.conflictStreak - 1));
+      // The first conflict is read again at once: the other writer's append is in, and reading it is all it takes.
+      if (this.conflictStreak > 1) pause = this.random() * Math.min(CONFLICT_BACKOFF_MAX_MS, CONFLICT_BACKOFF_BASE_MS * 2 ** (this.conflictStreak - 2));
     }
-    const reloaded = pause > 0 ? new Promise<void>((resolve) => setTimeout(resolve, pause)).then(() => this.reload()) : this.reload();
+    // Flags cleared now: an invalidation during the read sets them again, and is read after it.
+    const full = this.stale;
+    this.stale = false;
+    this.behind = false;
+    const read = () => (full ? this.reload() : this.catchUp());
+    const reloaded = pause > 0 ? new Promise<void>((resolve) => setTimeout(resolve, pause)).then(read) : read();
     reloaded.then(
       () => {
         this.recovering = false;
@@ -223,6 +400,8 @@ export class DeviceOutbox {
       (error: unknown) => {
         // The store cannot be read: fail what waits; the next command tries again.
         this.recovering = false;
+        if (full) this.stale = true;
+        else this.behind = true;
         for (const command of [...this.refused.splice(0), ...this.waiting.splice(0)]) command.reject(error);
       },
     );
@@ -234,7 +413,8 @@ export class DeviceOutbox {
    */
   noteStored(revision: number): boolean {
     if (revision <= this.headRevision) return false;
-    this.invalidate();
+    this.behind = true;
+    this.recoverWhenIdle();
     return true;
   }
 
@@ -242,6 +422,13 @@ export class DeviceOutbox {
   invalidate(): void {
     this.stale = true;
     this.recoverWhenIdle();
+  }
+
+  /** Reads what other writers appended after `revision`, onto a state that is what the store held there. */
+  private async catchUp(): Promise<void> {
+    const tail = await this.store.readStream(this.stream, { fromRevision: this.revision + 1 });
+    this.fold(tail);
+    this.headRevision = this.revision;
   }
 
   private async reload(): Promise<void> {
@@ -253,7 +440,6 @@ export class DeviceOutbox {
     this.snapshotRevision = this.revision;
     this.fold(tail);
     this.headRevision = this.revision;
-    this.stale = false;
   }
 
   private fold(events: readonly StoredEvent[]): void {
@@ -277,3 +463,5 @@ export class DeviceOutbox {
     this.store.saveSnapshot(this.stream, snapshot).catch((error: unknown) => this.options.onSnapshotError?.(error));
   }
 }
+
+const carriesIds = (events: readonly OutboxNewEvent[]) => events.some((event) => event.id !== undefined);

@@ -139,6 +139,105 @@ export class OutboxState {
     return outboxId === undefined ? undefined : this.messages.get(outboxId);
   }
 
+  /**
+   * Applies the event and answers how to take it back exactly, or undefined when it cannot be (it is applied
+   * all the same): a change that moves an entry within a Map's order (a message leaving, a key evicted or
+   * refreshed) is not undone. Several processes: DeviceOutbox takes back a decision whose append lost to
+   * another writer, instead of reading the whole stream again.
+   */
+  applyUndoable(event: OutboxEvent): Undo | undefined {
+    const undo = this.undoOf(event);
+    this.apply(event);
+    return undo;
+  }
+
+  /** What takes back `event`, read before it is applied (see applyUndoable). */
+  private undoOf(event: OutboxEvent): Undo | undefined {
+    switch (event.type) {
+      case 'OutboxMessageQueued': {
+        const { outboxId, waMessageId, idempotency } = event.data;
+        // A key already there moves to the end, and a key beyond RECENT_KEYS evicts the oldest: not undone.
+        if (idempotency && (this.keys.has(idempotency.key) || this.keys.size >= RECENT_KEYS)) return undefined;
+        const replaced = this.messages.get(outboxId);
+        const formerId = this.outboxIdByWaId.get(waMessageId);
+        const lastSeq = this.lastSeq;
+        return () => {
+          // A Map keeps a replaced entry's place: setting it back restores the order too.
+          if (replaced) this.messages.set(outboxId, replaced);
+          else this.messages.delete(outboxId);
+          if (formerId === undefined) this.outboxIdByWaId.delete(waMessageId);
+          else this.outboxIdByWaId.set(waMessageId, formerId);
+          this.lastSeq = lastSeq;
+          if (idempotency) this.keys.delete(idempotency.key);
+        };
+      }
+      case 'OutboxMessageSending': {
+        const message = this.messages.get(event.data.outboxId);
+        const fields = message && { status: message.status, attempts: message.attempts };
+        const starts = this.starts;
+        const length = starts.length;
+        return () => {
+          if (message) Object.assign(message, fields);
+          // apply pushes onto this array (and may replace it with its tail): its first `length` are as they were.
+          starts.length = length;
+          this.starts = starts;
+        };
+      }
+      case 'OutboxAttemptFailed': {
+        const message = this.messages.get(event.data.outboxId);
+        if (!message) return () => undefined;
+        const { status, failures, lastError, retryAt } = message;
+        return () => Object.assign(message, { status, failures, lastError, retryAt });
+      }
+      case 'OutboxMessageEdited': {
+        const message = this.messages.get(event.data.outboxId);
+        if (!message) return () => undefined;
+        const { content } = message;
+        return () => {
+          message.content = content;
+        };
+      }
+      case 'OutboxRevokeRequested': {
+        const { waMessageId } = event.data;
+        const replaced = this.revokes.get(waMessageId);
+        return () => {
+          if (replaced) this.revokes.set(waMessageId, replaced);
+          else this.revokes.delete(waMessageId);
+        };
+      }
+      case 'OutboxRevokeFailed': {
+        const revoke = this.revokes.get(event.data.waMessageId);
+        if (!revoke) return () => undefined;
+        if (event.data.final) return undefined;
+        const { attempts, retryAt, lastError } = revoke;
+        return () => Object.assign(revoke, { attempts, retryAt, lastError });
+      }
+      case 'MessageStatusChanged': {
+        const { status, waMessageId, outboxId } = event.data;
+        const left = this.recentlyLeft.get(waMessageId);
+        const leftStatus = left?.status;
+        const restoreLeft = () => {
+          if (left) left.status = leftStatus!;
+        };
+        if (RECEIPTS.has(status)) {
+          const key = `${waMessageId}/${status}`;
+          const known = this.recentReceipts.has(key);
+          if (!known && this.recentReceipts.size >= RECENT_RECEIPTS) return undefined;
+          const message = this.byWaMessageId(waMessageId);
+          const confirmed = message?.confirmed;
+          return () => {
+            restoreLeft();
+            if (message) message.confirmed = confirmed!;
+            if (!known) this.recentReceipts.delete(key);
+          };
+        }
+        if (status === 'deleted') return this.revokes.has(waMessageId) ? undefined : restoreLeft;
+        const leaving = outboxId ?? this.outboxIdByWaId.get(waMessageId);
+        return leaving !== undefined && this.messages.has(leaving) ? undefined : restoreLeft;
+      }
+    }
+  }
+
   apply(event: OutboxEvent): void {
     switch (event.type) {
       case 'OutboxMessageQueued': {
@@ -259,6 +358,9 @@ export class OutboxState {
     this.outboxIdByWaId.delete(message.waMessageId);
   }
 }
+
+/** Takes back one applied event (OutboxState.applyUndoable). */
+export type Undo = () => void;
 
 /** Whether a queued content has a text or caption that an edit may replace. */
 export function isEditable(content: QueuedContent): boolean {

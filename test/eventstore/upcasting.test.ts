@@ -45,6 +45,22 @@ describe('upcasting', () => {
     expect((await store.readStream('device-new'))[0]!.data).toEqual(current.data);
   });
 
+  it('hands onConflict the events another writer appended in their current schema, and stamps what it decides (issue 14)', async () => {
+    await raw.append('device-old', [v1Created]);
+    const [stored] = await raw.readStream('device-old');
+    const seen: unknown[] = [];
+    const renamed = { type: 'DeviceUpdated', data: { deviceId: 'old', name: 'Renamed' } };
+    await store.append('device-old', [renamed], {
+      expectedRevision: 'no_stream',
+      onConflict: (newer) => {
+        seen.push(...newer.map((event) => event.data));
+        return [{ ...v1Created, data: { ...v1Created.data, at: '2026-01-02T03:04:05.000Z' } }];
+      },
+    });
+    expect(seen).toEqual([{ ...v1Created.data, at: stored!.createdAt.toISOString() }]);
+    expect((await raw.readStream('device-old'))[1]!.metadata).toEqual({ [SCHEMA_VERSION_KEY]: 2 });
+  });
+
   it('leaves types without versions alone', async () => {
     await store.append('inbox-x', [{ type: 'MessageReceived', data: { deviceId: 'x' } }]);
     expect((await raw.readStream('inbox-x'))[0]!.metadata).toEqual({});

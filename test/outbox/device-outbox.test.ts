@@ -1,10 +1,11 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { WrongExpectedRevisionError } from '../../src/eventstore/event-store.js';
+import { type AppendOptions, type NewEvent, WrongExpectedRevisionError } from '../../src/eventstore/event-store.js';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
 import { outboxStream } from '../../src/messages/message-events.js';
 import { DeviceOutbox } from '../../src/outbox/device-outbox.js';
-import { cancelMessage, clearOutbox, queueMessage, recordReceipt } from '../../src/outbox/outbox-decisions.js';
+import { RepeatedSend, cancelMessage, clearOutbox, queueMessage, recordReceipt } from '../../src/outbox/outbox-decisions.js';
+import { DelegatingEventStore } from '../../src/eventstore/delegating-store.js';
 import type { OutboxSnapshotState } from '../../src/outbox/outbox-state.js';
 import { eventually } from '../support/eventually.js';
 import { tempDir } from '../support/temp-dir.js';
@@ -180,5 +181,34 @@ describe('several writers of one outbox stream (several processes on one file)',
       `OutboxMessageQueued ${message(2).outboxId}`,
       `MessageStatusChanged ${message(2).outboxId}`,
     ]);
+  });
+
+  it('decides again inside the append when another writer got in first: nothing is refused, and the answers are those of the state decided on (issue 14)', async () => {
+    const file = join(tempDir('dmg-outbox-writers-'), 'events.sqlite');
+    stores.push(new SqliteEventStore(file, { sharedFile: true }), new SqliteEventStore(file, { sharedFile: true }));
+    const conflicts: unknown[] = [];
+    const counting = new (class extends DelegatingEventStore {
+      override append(streamId: string, events: readonly NewEvent[], options?: AppendOptions) {
+        return super.append(streamId, events, options).catch((error: unknown) => {
+          conflicts.push(error);
+          throw error;
+        });
+      }
+    })(stores[0]!);
+    const [a, b] = [await DeviceOutbox.load(counting, DEVICE, { pipeline: false }), await DeviceOutbox.load(stores[1]!, DEVICE, { pipeline: false })];
+    await b.execute(queueMessage(DEVICE, message(1)));
+    // a has not read b's message: its three sends are decided again after it, in one append.
+    const answers = await Promise.all([2, 3, 4].map((n) => a.execute(queueMessage(DEVICE, message(n)))));
+    expect(conflicts).toEqual([]);
+    expect(answers.map((answer) => answer.result.seq)).toEqual([2, 3, 4]);
+    const stored = await stores[0]!.readStream(outboxStream(DEVICE));
+    expect(stored.map((e) => (e.data as { seq: number }).seq)).toEqual([1, 2, 3, 4]);
+    expect(a.current.messages.size).toBe(4);
+    // A repeated Idempotency-Key another writer queued meanwhile is recognised inside the append too.
+    const keyed = (n: number) => ({ ...message(n), idempotency: { key: 'k', fingerprint: 'f' } });
+    await b.execute(queueMessage(DEVICE, keyed(5)));
+    await expect(a.execute(queueMessage(DEVICE, keyed(6)))).rejects.toBeInstanceOf(RepeatedSend);
+    expect(conflicts).toEqual([]);
+    expect((await stores[0]!.readStream(outboxStream(DEVICE))).length).toBe(5);
   });
 });

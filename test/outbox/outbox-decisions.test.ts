@@ -188,3 +188,36 @@ describe('OutboxState', () => {
     expect(state.revokes.size).toBe(0);
   });
 });
+
+describe('taking decisions back (OutboxState.applyUndoable, issue 14)', () => {
+  const keyed = (n: number, key: string): OutboxEvent => {
+    const event = queued(n);
+    return { ...event, data: { ...(event.data as object), idempotency: { key, fingerprint: `f${n}` } } } as OutboxEvent;
+  };
+  const failedTry = (n: number): OutboxEvent => ({
+    type: 'OutboxAttemptFailed',
+    data: { deviceId: 'd', outboxId: `o${n}`, waMessageId: `W${n}`, attempt: 1, error: { code: 'x', message: 'x' }, counted: true, retryAt: NOW + 1 },
+  });
+  const revoke = (n: number): OutboxEvent => ({ type: 'OutboxRevokeRequested', data: { deviceId: 'd', waMessageId: `V${n}`, to: '4915100000000' } });
+
+  it('leaves the state exactly as it was, order included, after queues, tries, failures, receipts and revokes taken back', () => {
+    const history = [queued(1), keyed(2, 'k2'), sending(1), revoke(1)];
+    const state = given(history);
+    const before = JSON.stringify(state.toSnapshot());
+    const undo = [keyed(3, 'k3'), queued(4), sending(2), failedTry(1), status(2, 'delivered'), revoke(2)].map((event) => state.applyUndoable(event));
+    expect(undo.every((u) => u !== undefined)).toBe(true);
+    expect(state.messages.size).toBe(4);
+    for (const u of undo.reverse()) u!();
+    expect(JSON.stringify(state.toSnapshot())).toBe(before);
+    expect(state.byWaMessageId('W3')).toBeUndefined();
+    expect(state.hasRecentReceipt('W2', 'delivered')).toBe(false);
+    // And it decides as the state it was: the next message gets the same sequence number.
+    expect(queueMessage('d', { outboxId: 'o5', waMessageId: 'W5', to: '4915100000000', content: { kind: 'text', text: 'x' }, createdAt: '2026-11-22T12:00:00.000Z' })(state).result.seq).toBe(3);
+  });
+
+  it('cannot take back a message leaving the outbox or a key used again: those moves change an order', () => {
+    expect(given([queued(1), queued(2)]).applyUndoable(status(1, 'sent'))).toBeUndefined();
+    expect(given([queued(1), queued(2)]).applyUndoable(status(1, 'cancelled'))).toBeUndefined();
+    expect(given([keyed(1, 'k')]).applyUndoable(keyed(2, 'k'))).toBeUndefined();
+  });
+});

@@ -25,8 +25,13 @@ interface Queued<Request, Result> {
   busySince?: number;
 }
 
-const BUSY_PAUSE_MIN_MS = 2;
-const BUSY_PAUSE_MAX_MS = 50;
+/**
+ * Pauses after BUSY: another process holds the write lock only for its commit (a fraction of a millisecond,
+ * the flush to disk happens after it lets go), so the first tries come soon; the pause doubles with each
+ * BUSY in a row up to the maximum.
+ */
+const BUSY_PAUSE_MIN_MS = 1;
+const BUSY_PAUSE_MAX_MS = 20;
 
 export class GroupCommitter<Request, Result> {
   private queue: Array<Queued<Request, Result>> = [];
@@ -117,7 +122,7 @@ export class GroupCommitter<Request, Result> {
       return;
     }
     this.busyStreak += 1;
-    const pause = Math.min(BUSY_PAUSE_MAX_MS, BUSY_PAUSE_MIN_MS * 2 ** Math.min(this.busyStreak, 10)) * (0.5 + Math.random() / 2);
+    const pause = Math.min(BUSY_PAUSE_MAX_MS, BUSY_PAUSE_MIN_MS * 2 ** Math.min(this.busyStreak - 1, 10)) * (0.5 + Math.random() / 2);
     setTimeout(() => this.flush(), pause);
   }
 }

@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import {
   type AppendOptions,
   type AppendResult,
+  type ConflictResolver,
   type Fence,
   FenceRejectedError,
   type EventStore,
@@ -37,6 +38,15 @@ interface PendingAppend {
   json: ReadonlyArray<{ data: string; metadata: string | null }>;
   expectedRevision: ExpectedRevision;
   fence: Fence | undefined;
+  onConflict: ConflictResolver | undefined;
+  onCommitted: ((result: AppendResult) => void) | undefined;
+}
+
+/** An append's onConflict threw: that append fails with what it threw, the others of its group go on. */
+class ResolverFailure extends Error {
+  constructor(readonly failure: unknown) {
+    super('onConflict failed');
+  }
 }
 
 /** Snapshots ride the same group commits as appends: engines save credentials often. */
@@ -74,8 +84,12 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
 }
 
-/** Several writers: a commit waits this long for the write lock inside SQLite, then steps out and tries again later. */
-const COMMIT_BUSY_WAIT_MS = 10;
+/**
+ * Several writers: a commit does not wait for the write lock inside SQLite (its busy handler sleeps on the
+ * JavaScript thread, and every request of the process waits with it); when another process holds the lock
+ * the commit steps out at once and GroupCommitter tries again on a timer, while this process goes on serving.
+ */
+const COMMIT_BUSY_WAIT_MS = 0;
 const BUSY_TIMEOUT_MS = 5_000;
 
 /**
@@ -150,6 +164,11 @@ export class SqliteEventStore implements EventStore {
         'SELECT revision, state FROM snapshots WHERE stream_id = ?',
       ),
       ping: this.db.prepare('SELECT 1'),
+      // Read at every change of the WAL file (several writers): prepared once.
+      dataVersion: this.db.prepare<[], { data_version: number }>('PRAGMA data_version'),
+      // Prepared once: a commit switches between them twice (db.pragma would compile them every time).
+      commitBusyTimeout: this.db.prepare(`PRAGMA busy_timeout = ${COMMIT_BUSY_WAIT_MS}`),
+      busyTimeout: this.db.prepare(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`),
       head: this.db.prepare<[], { head: number | null }>('SELECT max(position) AS head FROM events'),
     };
     this.appendOne = this.db.transaction((append: PendingAppend) => this.appendInTransaction(append));
@@ -214,7 +233,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   private dataVersion(): number {
-    return this.db.pragma('data_version', { simple: true }) as number;
+    return this.sql.dataVersion.get()!.data_version;
   }
 
   /** Feeds the live subscribers everything after the last position fed (force: own commit left a gap). */
@@ -245,15 +264,20 @@ export class SqliteEventStore implements EventStore {
       expectedRevision = checkExpectedRevision(options.expectedRevision ?? 'any');
       // Serialised here, not in the transaction: a value JSON refuses (a BigInt, a cycle) fails this append
       // alone instead of the whole group it would have been committed with.
-      json = events.map((event) => {
-        const metadata = event.metadata ?? {};
-        // Most events carry no metadata: NULL then saves a JSON.parse per event on every read.
-        return { data: JSON.stringify(event.data ?? null), metadata: Object.keys(metadata).length > 0 ? JSON.stringify(metadata) : null };
-      });
+      json = toJson(events);
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.committer.submit({ kind: 'append', streamId, events, json, expectedRevision, fence: options.fence }) as Promise<AppendResult>;
+    return this.committer.submit({
+      kind: 'append',
+      streamId,
+      events,
+      json,
+      expectedRevision,
+      fence: options.fence,
+      onConflict: options.onConflict,
+      onCommitted: options.onCommitted,
+    }) as Promise<AppendResult>;
   }
 
   /**
@@ -264,7 +288,7 @@ export class SqliteEventStore implements EventStore {
   private commit(batch: readonly PendingWrite[]): Array<AppendResult | undefined | Error> | typeof BUSY {
     let committed: StoredEvent[] = [];
     let outcomes: Array<AppendResult | undefined | Error> = [];
-    if (this.shared) this.db.pragma(`busy_timeout = ${COMMIT_BUSY_WAIT_MS}`);
+    if (this.shared) this.sql.commitBusyTimeout.get();
     try {
       this.commitTransaction(() => {
         committed = [];
@@ -288,6 +312,7 @@ export class SqliteEventStore implements EventStore {
             return result;
           } catch (error) {
             if (error instanceof WrongExpectedRevisionError || error instanceof IdempotencyViolationError) return error;
+            if (error instanceof ResolverFailure) return error.failure instanceof Error ? error.failure : new Error(String(error.failure));
             if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') {
               return new IdempotencyViolationError(`an event id given to stream ${append.streamId} is already used`);
             }
@@ -300,12 +325,24 @@ export class SqliteEventStore implements EventStore {
       const failure = new StoreUnavailableError(`append failed: ${(error as Error).message}`, { cause: error });
       return batch.map(() => failure);
     } finally {
-      if (this.shared) this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+      if (this.shared) this.sql.busyTimeout.get();
     }
     if (committed.length > 0) {
       if (this.wal) for (const event of committed) this.unflushed.push(event);
       else this.publishOwn(committed);
     }
+    batch.forEach((write, i) => {
+      const outcome = outcomes[i];
+      if (write.kind !== 'append' || !write.onCommitted || !outcome || outcome instanceof Error) return;
+      try {
+        write.onCommitted(outcome);
+      } catch (error) {
+        // The caller's own failure: it must not undo the group's answers, and is not swallowed either.
+        queueMicrotask(() => {
+          throw error;
+        });
+      }
+    });
     return outcomes;
   }
 
@@ -327,13 +364,19 @@ export class SqliteEventStore implements EventStore {
     return actual === fence.revision ? undefined : new FenceRejectedError(fence, actual);
   }
 
-  private appendInTransaction({ streamId, events, json, expectedRevision }: PendingAppend): { result: AppendResult; events: StoredEvent[] } {
+  private appendInTransaction(append: PendingAppend): { result: AppendResult; events: StoredEvent[] } {
+    const { streamId, events, json, expectedRevision } = append;
     const committed: StoredEvent[] = [];
     const current = this.sql.streamRevision.get(streamId)?.revision ?? -1;
     const row = events[0]?.id ? this.sql.eventById.get(events[0].id, streamId) : undefined;
     const repeat = row && fromRawRow(row);
     if (repeat) return { result: this.idempotentResult(streamId, events, repeat), events: committed };
-    if (!revisionMatches(expectedRevision, current)) throw new WrongExpectedRevisionError(streamId, expectedRevision, current);
+    if (!revisionMatches(expectedRevision, current)) {
+      const again = this.decideAgain(append, current);
+      if (!again) throw new WrongExpectedRevisionError(streamId, expectedRevision, current);
+      if ('unchanged' in again) return { result: { nextExpectedRevision: current, position: again.unchanged }, events: committed };
+      return this.appendInTransaction(again);
+    }
     this.assertIdsUnused(streamId, events);
     const createdAt = Date.now();
     let revision = current;
@@ -357,6 +400,30 @@ export class SqliteEventStore implements EventStore {
     }
     this.sql.upsertStream.run(streamId, revision);
     return { result: { nextExpectedRevision: revision, position }, events: committed };
+  }
+
+  /**
+   * The stream moved past the append's expected revision: its onConflict sees the events after it (read in
+   * this write transaction, so they are all there is) and answers what to append instead, at the stream's
+   * current revision; `unchanged` (the last event's position) when it answers nothing to append.
+   */
+  private decideAgain(append: PendingAppend, current: number): PendingAppend | { unchanged: number } | undefined {
+    const { onConflict, expectedRevision, streamId } = append;
+    if (!onConflict || (typeof expectedRevision !== 'number' && expectedRevision !== 'no_stream')) return undefined;
+    const after = expectedRevision === 'no_stream' ? -1 : expectedRevision;
+    if (current <= after) return undefined;
+    const newer = this.sql.readForwards.all(streamId, after + 1, Number.MAX_SAFE_INTEGER).map(fromRawRow);
+    let events: readonly NewEvent[] | undefined;
+    let json: PendingAppend['json'];
+    try {
+      events = onConflict(newer);
+      if (!events) return undefined;
+      json = toJson(events);
+    } catch (error) {
+      throw new ResolverFailure(error);
+    }
+    if (events.length === 0) return { unchanged: newer[newer.length - 1]!.position };
+    return { ...append, events, json, expectedRevision: current, onConflict: undefined };
   }
 
   /**
@@ -457,6 +524,15 @@ export class SqliteEventStore implements EventStore {
     this.db.close();
     this.wal?.close();
   }
+}
+
+/** data and metadata of each event as JSON. */
+function toJson(events: readonly NewEvent[]): PendingAppend['json'] {
+  return events.map((event) => {
+    const metadata = event.metadata ?? {};
+    // Most events carry no metadata: NULL then saves a JSON.parse per event on every read.
+    return { data: JSON.stringify(event.data ?? null), metadata: Object.keys(metadata).length > 0 ? JSON.stringify(metadata) : null };
+  });
 }
 
 /** The columns of an event, in the order fromRawRow reads them. */

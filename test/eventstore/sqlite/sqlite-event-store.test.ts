@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { IdempotencyViolationError } from '../../../src/eventstore/event-store.js';
+import { IdempotencyViolationError, WrongExpectedRevisionError } from '../../../src/eventstore/event-store.js';
 import { SqliteEventStore } from '../../../src/eventstore/sqlite/sqlite-event-store.js';
 import { eventStoreConformance } from '../support/conformance.js';
 import { tempDir } from '../../support/temp-dir.js';
@@ -90,6 +90,68 @@ describe('sqlite event store schema', () => {
     // The same id in another stream is another event.
     expect((await store.append('t', [{ type: 'B', data: {} }, { id: used, type: 'A', data: {} }])).nextExpectedRevision).toBe(1);
     expect((await store.readStream('s')).map((e) => e.type)).toEqual(['A']);
+    await store.close();
+  });
+});
+
+describe('sqlite event store: deciding again inside the append (issue 14)', () => {
+  const ev = (type: string, data: unknown = {}) => ({ type, data });
+
+  it('hands onConflict the events after the expected revision and appends what it answers after them', async () => {
+    const store = new SqliteEventStore(freshFile());
+    await store.append('s', [ev('A'), ev('B')]);
+    const seen: string[] = [];
+    const result = await store.append('s', [ev('mine-on-A')], {
+      expectedRevision: 0,
+      onConflict: (newer) => {
+        seen.push(...newer.map((e) => `${e.revision}:${e.type}`));
+        return [ev('mine-on-B'), ev('second')];
+      },
+    });
+    expect(seen).toEqual(['1:B']);
+    expect(result.nextExpectedRevision).toBe(3);
+    expect((await store.readStream('s')).map((e) => e.type)).toEqual(['A', 'B', 'mine-on-B', 'second']);
+    await store.close();
+  });
+
+  it('appends nothing when onConflict answers [], and answers the last event; refuses as before when it answers undefined', async () => {
+    const store = new SqliteEventStore(freshFile());
+    const first = await store.append('s', [ev('A')]);
+    const unchanged = await store.append('s', [ev('X')], { expectedRevision: 'no_stream', onConflict: () => [] });
+    expect(unchanged).toEqual(first);
+    await expect(store.append('s', [ev('X')], { expectedRevision: 'no_stream', onConflict: () => undefined })).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+    expect((await store.readStream('s')).map((e) => e.type)).toEqual(['A']);
+    await store.close();
+  });
+
+  it('fails only the append whose onConflict throws, not the appends committed beside it', async () => {
+    const store = new SqliteEventStore(freshFile());
+    await store.append('s', [ev('A')]);
+    const refused = new Error('refused on the new state');
+    const [failed, other] = await Promise.allSettled([
+      store.append('s', [ev('X')], {
+        expectedRevision: 'no_stream',
+        onConflict: () => {
+          throw refused;
+        },
+      }),
+      store.append('t', [ev('T')]),
+    ]);
+    expect(failed).toEqual({ status: 'rejected', reason: refused });
+    expect(other.status).toBe('fulfilled');
+    expect((await store.readStream('s')).map((e) => e.type)).toEqual(['A']);
+    await store.close();
+  });
+
+  it('calls onCommitted with the result before the append answers (before the WAL is flushed)', async () => {
+    const store = new SqliteEventStore(freshFile());
+    const order: string[] = [];
+    const appended = store.append('s', [ev('A')], { onCommitted: (result) => order.push(`committed ${result.nextExpectedRevision}`) });
+    void appended.then(() => order.push('answered'));
+    await appended;
+    expect(order).toEqual(['committed 0', 'answered']);
+    await store.append('s', [ev('B')], { expectedRevision: 5, onCommitted: () => order.push('not committed') }).catch(() => undefined);
+    expect(order).toEqual(['committed 0', 'answered']);
     await store.close();
   });
 });
