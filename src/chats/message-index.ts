@@ -234,7 +234,7 @@ export class MessageIndex implements Projection, SeenMessages {
   constructor(private readonly db: Database.Database) {
     this.inserts = {
       messages: new BulkInsert(db, 'INSERT INTO chat_messages', MESSAGE_COLUMNS),
-      chats: new BulkInsert(db, 'INSERT INTO chats', CHAT_COLUMNS),
+      chats: new BulkInsert(db, 'INSERT INTO chats', CHAT_COLUMNS, { keyColumns: 2 }),
       statuses: new BulkInsert(db, 'INSERT INTO chat_message_statuses', STATUS_COLUMNS),
     };
   }

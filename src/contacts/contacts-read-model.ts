@@ -82,15 +82,16 @@ export class ContactsReadModel implements Projection {
 
   constructor(private readonly db: Database.Database) {
     this.upserts = {
-      withJid: new BulkInsert(db, 'INSERT INTO contacts', CONTACT_COLUMNS, `ON CONFLICT (device_id, number) DO UPDATE SET jid = excluded.jid, ${KEEP_NAMES}`),
+      withJid: new BulkInsert(db, 'INSERT INTO contacts', CONTACT_COLUMNS, {
+        suffix: `ON CONFLICT (device_id, number) DO UPDATE SET jid = excluded.jid, ${KEEP_NAMES}`,
+        keyColumns: 2,
+      }),
       // A number seen again with nothing new leaves its row unwritten.
-      keepingJid: new BulkInsert(
-        db,
-        'INSERT INTO contacts',
-        CONTACT_COLUMNS,
-        `ON CONFLICT (device_id, number) DO UPDATE SET ${KEEP_NAMES}
-         WHERE coalesce(excluded.name, name) IS NOT name OR coalesce(excluded.push_name, push_name) IS NOT push_name`,
-      ),
+      keepingJid: new BulkInsert(db, 'INSERT INTO contacts', CONTACT_COLUMNS, {
+        suffix: `ON CONFLICT (device_id, number) DO UPDATE SET ${KEEP_NAMES}
+          WHERE coalesce(excluded.name, name) IS NOT name OR coalesce(excluded.push_name, push_name) IS NOT push_name`,
+        keyColumns: 2,
+      }),
     };
   }
 

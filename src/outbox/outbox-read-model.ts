@@ -70,7 +70,7 @@ export class OutboxReadModel implements Projection {
   private readonly inserts: BulkInsert;
 
   constructor(private readonly db: Database.Database) {
-    this.inserts = new BulkInsert(db, 'INSERT OR IGNORE INTO outbox_messages', INSERT_COLUMNS);
+    this.inserts = new BulkInsert(db, 'INSERT OR IGNORE INTO outbox_messages', INSERT_COLUMNS, { keyColumns: 2 });
   }
 
   setup(db: Database.Database): void {
