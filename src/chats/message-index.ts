@@ -15,6 +15,7 @@ import { eventGuard } from '../eventstore/typed-events.js';
 import { isGroupId } from '../messages/chat-id.js';
 import type { ChatEvent, InboundMedia, InboundType, MessageEvent, MessageStatus } from '../messages/message-events.js';
 import type { Projection } from '../projections/projection.js';
+import { BulkInsert } from '../projections/bulk-insert.js';
 import { RowBuffer } from '../projections/row-buffer.js';
 import { type OutboxEvent, type QueuedContent, mediaOf } from '../outbox/outbox-events.js';
 import { nextStatus } from '../outbox/message-status.js';
@@ -174,10 +175,8 @@ export interface Page<T> {
 const key = (deviceId: string, id: string) => `${deviceId}\u0000${id}`;
 const isoOf = (seconds: number) => new Date(seconds * 1000).toISOString();
 
-/** A row of chat_message_statuses: pos (of the event that recorded it), prev (the entry before), status, at, error (JSON). */
-type StatusRow = [number, number | null, StatusEntry['status'], string, string | null];
-/** Status rows bound per INSERT statement (one statement run for many rows costs less than one per row). */
-const STATUS_ROWS_PER_INSERT = 32;
+/** The columns of chat_message_statuses: pos (of the event that recorded it), prev (the entry before), status, at, error (JSON). */
+const STATUS_COLUMNS = ['pos', 'prev', 'status', 'at', 'error'] as const;
 
 /** The message type a queued content shows as. */
 function typeOfContent(content: QueuedContent): InboundType {
@@ -227,12 +226,18 @@ export class MessageIndex implements Projection, SeenMessages {
   readonly deferredIndexes = ['chat_messages_unread', 'chat_messages_media', 'chat_messages_by_chat', 'chats_by_activity'];
   private statements: ReturnType<MessageIndex['prepare']> | undefined;
   private buffers: { messages: RowBuffer<MessageRow>; chats: RowBuffer<ChatRow> } | undefined;
-  /** Status history entries of the batch, inserted at its end. */
-  private statuses: StatusRow[] = [];
+  /** Rows new in the batch, and its status history entries, inserted at its end. */
+  private readonly inserts: { messages: BulkInsert; chats: BulkInsert; statuses: BulkInsert };
   /** UPDATE statements by the columns they set. */
   private readonly updates = new Map<string, Database.Statement>();
 
-  constructor(private readonly db: Database.Database) {}
+  constructor(private readonly db: Database.Database) {
+    this.inserts = {
+      messages: new BulkInsert(db, 'INSERT INTO chat_messages', MESSAGE_COLUMNS),
+      chats: new BulkInsert(db, 'INSERT INTO chats', CHAT_COLUMNS, { keyColumns: 2 }),
+      statuses: new BulkInsert(db, 'INSERT INTO chat_message_statuses', STATUS_COLUMNS),
+    };
+  }
 
   setup(db: Database.Database): void {
     // Rows are keyed by the log position of the event that recorded them (`pos`): a rebuild appends them in
@@ -299,9 +304,16 @@ export class MessageIndex implements Projection, SeenMessages {
   }
 
   reset(db: Database.Database): void {
-    this.buffers = undefined;
-    this.statuses = [];
+    this.discard();
     db.exec('DELETE FROM chat_messages; DELETE FROM chats; DELETE FROM chat_message_statuses');
+    const { messages, chats } = this.rows();
+    messages.emptied();
+    chats.emptied();
+  }
+
+  caughtUp(): void {
+    this.buffers?.messages.caughtUp();
+    this.buffers?.chats.caughtUp();
   }
 
   apply(stored: StoredEvent): void {
@@ -383,7 +395,7 @@ export class MessageIndex implements Projection, SeenMessages {
           last_status: stored.position,
         };
         messages.put(id, row);
-        this.statuses.push([stored.position, null, 'queued', d.createdAt, null]);
+        this.inserts.statuses.add(stored.position, null, 'queued', d.createdAt, null);
         if (content.kind === 'reaction') {
           this.react(d.deviceId, content.messageId, { from: '', fromMe: true, emoji: content.emoji });
           return;
@@ -400,7 +412,7 @@ export class MessageIndex implements Projection, SeenMessages {
         const id = key(deviceId, waMessageId);
         const row = messages.get(id);
         if (!row || row.outbox_id === null) return;
-        this.statuses.push([stored.position, row.last_status, status, isoOf(timestamp), error ? JSON.stringify(error) : null]);
+        this.inserts.statuses.add(stored.position, row.last_status, status, isoOf(timestamp), error ? JSON.stringify(error) : null);
         row.last_status = stored.position;
         const next = nextStatus(row.status ?? 'queued', status);
         if (next !== row.status) {
@@ -459,23 +471,16 @@ export class MessageIndex implements Projection, SeenMessages {
   flush(): void {
     // Chats after messages: a chat's last message is always a row.
     this.buffers?.messages.flush();
+    this.inserts.messages.flush();
     this.buffers?.chats.flush();
-    if (this.statuses.length > 0) this.insertStatuses();
+    this.inserts.chats.flush();
+    this.inserts.statuses.flush();
   }
 
   discard(): void {
     this.buffers?.messages.discard();
     this.buffers?.chats.discard();
-    this.statuses = [];
-  }
-
-  private insertStatuses(): void {
-    const sql = this.sql();
-    const rows = this.statuses;
-    this.statuses = [];
-    let i = 0;
-    for (; i + STATUS_ROWS_PER_INSERT <= rows.length; i += STATUS_ROWS_PER_INSERT) sql.insertStatuses.run(rows.slice(i, i + STATUS_ROWS_PER_INSERT).flat());
-    for (; i < rows.length; i++) sql.insertStatus.run(rows[i]);
+    for (const insert of Object.values(this.inserts)) insert.discard();
   }
 
   /** A new message of a chat (not a reaction): the chat's last message, its unread count, its name. */
@@ -528,7 +533,7 @@ export class MessageIndex implements Projection, SeenMessages {
     row.body = body;
     if (shown) row.edited = 1;
     if (row.outbox_id !== null) {
-      this.statuses.push([position, row.last_status, 'edited', at, null]);
+      this.inserts.statuses.add(position, row.last_status, 'edited', at, null);
       row.last_status = position;
     }
     messages.put(id, row);
@@ -629,13 +634,13 @@ export class MessageIndex implements Projection, SeenMessages {
     this.buffers = {
       messages: new RowBuffer<MessageRow>(
         (k) => sql.messageRow.get(...split(k)),
-        (row, stored, saved) => (stored ? this.update('chat_messages', MESSAGE_COLUMNS, MESSAGE_KEYS, row, saved!) : sql.insertMessage.run(MESSAGE_COLUMNS.map((c) => row[c]))),
+        (row, stored, saved) => (stored ? this.update('chat_messages', MESSAGE_COLUMNS, MESSAGE_KEYS, row, saved!) : this.inserts.messages.addObject(row)),
         ROWS_KEPT,
         true,
       ),
       chats: new RowBuffer<ChatRow>(
         (k) => sql.chatRow.get(...split(k)),
-        (row, stored, saved) => (stored ? this.update('chats', CHAT_COLUMNS, CHAT_KEYS, row, saved!) : sql.insertChat.run(CHAT_COLUMNS.map((c) => row[c]))),
+        (row, stored, saved) => (stored ? this.update('chats', CHAT_COLUMNS, CHAT_KEYS, row, saved!) : this.inserts.chats.addObject(row)),
         ROWS_KEPT,
         true,
       ),
@@ -666,14 +671,8 @@ export class MessageIndex implements Projection, SeenMessages {
 
   private prepare() {
     const db = this.db;
-    const insertOf = (table: string, columns: readonly string[]) =>
-      db.prepare(`INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);
     const VIEW = 'wa_message_id, chat_id, from_me, sender, participant, type, body, at, pos, outbox_id, content, status, sent_at, revoked, edited, media, media_stored_at, received, quoted, reactions, last_status';
-    const STATUS = '(?, ?, ?, ?, ?)';
     return {
-      insertMessage: insertOf('chat_messages', MESSAGE_COLUMNS),
-      insertStatus: db.prepare(`INSERT INTO chat_message_statuses (pos, prev, status, at, error) VALUES ${STATUS}`),
-      insertStatuses: db.prepare(`INSERT INTO chat_message_statuses (pos, prev, status, at, error) VALUES ${Array(STATUS_ROWS_PER_INSERT).fill(STATUS).join(', ')}`),
       // A message's history: from its newest entry back along `prev`, then oldest first.
       statuses: db.prepare<[number | null], { status: StatusEntry['status']; at: string; error: string | null }>(
         `WITH RECURSIVE history (pos, prev, status, at, error) AS (
@@ -682,7 +681,6 @@ export class MessageIndex implements Projection, SeenMessages {
          ) SELECT status, at, error FROM history ORDER BY pos`,
       ),
       messageRow: db.prepare<[string, string], MessageRow>(`SELECT ${MESSAGE_COLUMNS.join(', ')} FROM chat_messages WHERE device_id = ? AND wa_message_id = ?`),
-      insertChat: insertOf('chats', CHAT_COLUMNS),
       chatRow: db.prepare<[string, string], ChatRow>(`SELECT ${CHAT_COLUMNS.join(', ')} FROM chats WHERE device_id = ? AND chat_id = ?`),
       byId: db.prepare<[string, string], Row>(`SELECT ${VIEW} FROM chat_messages WHERE device_id = ? AND wa_message_id = ?`),
       quoted: db.prepare<[string, string], Pick<Row, 'chat_id' | 'from_me' | 'sender' | 'type' | 'body'>>(

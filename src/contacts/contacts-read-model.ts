@@ -11,6 +11,7 @@ import type { StoredEvent } from '../eventstore/event-store.js';
 import { eventGuard } from '../eventstore/typed-events.js';
 import type { MessageReceivedData } from '../messages/message-events.js';
 import type { OutboxMessageQueuedData } from '../outbox/outbox-events.js';
+import { BulkInsert } from '../projections/bulk-insert.js';
 import type { Projection } from '../projections/projection.js';
 import type { ContactEvent } from './contact-events.js';
 import { fold, isNumber, jidOfNumber, searchTerms } from './contact-text.js';
@@ -40,6 +41,28 @@ interface ContactRow {
 const HANDLED: ReadonlySet<string> = new Set(['ContactsUpdated', 'MessageReceived', 'OutboxMessageQueued', 'DeviceDeleted']);
 const isHandled = eventGuard<HandledEvent>(HANDLED);
 
+/**
+ * What a batch says about one contact, merged in memory and written once at its end: the last jid a
+ * contact update gave (or the jid to insert with), and the last name and push name given (a name that is
+ * not given leaves the known one).
+ */
+interface ContactChange {
+  deviceId: string;
+  number: string;
+  jid: string;
+  /** A contact update named the jid: it replaces the stored one. */
+  setsJid: boolean;
+  name: string | null;
+  nameFolded: string | null;
+  pushName: string | null;
+  pushNameFolded: string | null;
+}
+
+const CONTACT_COLUMNS = ['device_id', 'number', 'jid', 'name', 'name_folded', 'push_name', 'push_name_folded'];
+/** A name that is not given leaves the known one: WhatsApp's contact updates are partial. */
+const KEEP_NAMES = `name = coalesce(excluded.name, name), name_folded = coalesce(excluded.name_folded, name_folded),
+  push_name = coalesce(excluded.push_name, push_name), push_name_folded = coalesce(excluded.push_name_folded, push_name_folded)`;
+
 type HandledEvent =
   | ContactEvent
   | { type: 'MessageReceived'; data: MessageReceivedData }
@@ -53,8 +76,24 @@ export class ContactsReadModel implements Projection {
   private statements: ReturnType<ContactsReadModel['prepare']> | undefined;
   /** The deleted devices' table, kept in memory too: every message event asks it, and a rebuild meets millions. */
   private readonly deleted = new Set<string>();
+  /** The batch's changes by device and number, written by flush(). */
+  private changes = new Map<string, ContactChange>();
+  private readonly upserts: { withJid: BulkInsert; keepingJid: BulkInsert };
 
-  constructor(private readonly db: Database.Database) {}
+  constructor(private readonly db: Database.Database) {
+    this.upserts = {
+      withJid: new BulkInsert(db, 'INSERT INTO contacts', CONTACT_COLUMNS, {
+        suffix: `ON CONFLICT (device_id, number) DO UPDATE SET jid = excluded.jid, ${KEEP_NAMES}`,
+        keyColumns: 2,
+      }),
+      // A number seen again with nothing new leaves its row unwritten.
+      keepingJid: new BulkInsert(db, 'INSERT INTO contacts', CONTACT_COLUMNS, {
+        suffix: `ON CONFLICT (device_id, number) DO UPDATE SET ${KEEP_NAMES}
+          WHERE coalesce(excluded.name, name) IS NOT name OR coalesce(excluded.push_name, push_name) IS NOT push_name`,
+        keyColumns: 2,
+      }),
+    };
+  }
 
   setup(db: Database.Database): void {
     db.exec(`
@@ -75,6 +114,7 @@ export class ContactsReadModel implements Projection {
   }
 
   reset(db: Database.Database): void {
+    this.discard();
     db.exec('DELETE FROM contacts; DELETE FROM contacts_deleted_devices;');
     this.deleted.clear();
   }
@@ -83,31 +123,75 @@ export class ContactsReadModel implements Projection {
     if (!isHandled(event)) return;
     const deviceId = event.data.deviceId;
     if (this.deleted.has(deviceId)) return;
-    const sql = this.sql();
     switch (event.type) {
       case 'ContactsUpdated':
         for (const contact of event.data.contacts) {
           if (!isNumber(contact.number)) continue;
           const { name, pushName } = contact;
-          sql.upsertContact.run(deviceId, contact.number, contact.jid, name || null, foldOrNull(name), pushName || null, foldOrNull(pushName));
+          const change = this.change(deviceId, contact.number, contact.jid);
+          change.jid = contact.jid;
+          change.setsJid = true;
+          if (name) {
+            change.name = name;
+            change.nameFolded = fold(name);
+          }
+          if (pushName) {
+            change.pushName = pushName;
+            change.pushNameFolded = fold(pushName);
+          }
         }
         return;
       case 'MessageReceived': {
         const { from, pushName } = event.data;
         if (!isNumber(from)) return;
-        if (pushName) sql.upsertPushName.run(deviceId, from, jidOfNumber(from), pushName, fold(pushName));
-        else sql.insertNumber.run(deviceId, from, jidOfNumber(from));
+        const change = this.change(deviceId, from, undefined);
+        if (pushName && pushName !== change.pushName) {
+          change.pushName = pushName;
+          change.pushNameFolded = fold(pushName);
+        }
         return;
       }
       case 'OutboxMessageQueued':
-        if (isNumber(event.data.to)) sql.insertNumber.run(deviceId, event.data.to, jidOfNumber(event.data.to));
+        if (isNumber(event.data.to)) this.change(deviceId, event.data.to, undefined);
         return;
-      case 'DeviceDeleted':
+      case 'DeviceDeleted': {
+        // What the batch held for the device goes with it.
+        for (const [key, change] of this.changes) if (change.deviceId === deviceId) this.changes.delete(key);
+        const sql = this.sql();
         sql.removeDevice.run(deviceId);
         sql.markDeleted.run(deviceId);
         this.deleted.add(deviceId);
         return;
+      }
     }
+  }
+
+  flush(): void {
+    if (this.changes.size === 0) return;
+    const { withJid, keepingJid } = this.upserts;
+    for (const c of this.changes.values()) {
+      (c.setsJid ? withJid : keepingJid).add(c.deviceId, c.number, c.jid, c.name, c.nameFolded, c.pushName, c.pushNameFolded);
+    }
+    this.changes = new Map();
+    withJid.flush();
+    keepingJid.flush();
+  }
+
+  discard(): void {
+    this.changes = new Map();
+    this.upserts.withJid.discard();
+    this.upserts.keepingJid.discard();
+  }
+
+  /** The batch's change of a number; `jid`: the one a new row is inserted with (by default the number's). */
+  private change(deviceId: string, number: string, jid: string | undefined): ContactChange {
+    const key = `${deviceId}\u0000${number}`;
+    let change = this.changes.get(key);
+    if (!change) {
+      change = { deviceId, number, jid: jid ?? jidOfNumber(number), setsJid: false, name: null, nameFolded: null, pushName: null, pushNameFolded: null };
+      this.changes.set(key, change);
+    }
+    return change;
   }
 
   get(deviceId: string, number: string): ContactView | undefined {
@@ -137,20 +221,6 @@ export class ContactsReadModel implements Projection {
     const db = this.db;
     const columns = 'number, jid, name, push_name';
     return {
-      // A name that is not given leaves the known one: WhatsApp's contact updates are partial.
-      upsertContact: db.prepare(
-        `INSERT INTO contacts (device_id, number, jid, name, name_folded, push_name, push_name_folded) VALUES (?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (device_id, number) DO UPDATE SET
-           jid = excluded.jid,
-           name = coalesce(excluded.name, name), name_folded = coalesce(excluded.name_folded, name_folded),
-           push_name = coalesce(excluded.push_name, push_name), push_name_folded = coalesce(excluded.push_name_folded, push_name_folded)`,
-      ),
-      upsertPushName: db.prepare(
-        `INSERT INTO contacts (device_id, number, jid, push_name, push_name_folded) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT (device_id, number) DO UPDATE SET push_name = excluded.push_name, push_name_folded = excluded.push_name_folded
-         WHERE push_name IS NOT excluded.push_name`,
-      ),
-      insertNumber: db.prepare('INSERT INTO contacts (device_id, number, jid) VALUES (?, ?, ?) ON CONFLICT (device_id, number) DO NOTHING'),
       removeDevice: db.prepare('DELETE FROM contacts WHERE device_id = ?'),
       markDeleted: db.prepare('INSERT OR IGNORE INTO contacts_deleted_devices (device_id) VALUES (?)'),
       byNumber: db.prepare<[string, string], ContactRow>(`SELECT ${columns} FROM contacts WHERE device_id = ? AND number = ?`),
@@ -164,8 +234,6 @@ export class ContactsReadModel implements Projection {
     };
   }
 }
-
-const foldOrNull = (text: string | undefined): string | null => (text ? fold(text) : null);
 
 function toView(row: ContactRow): ContactView {
   return {

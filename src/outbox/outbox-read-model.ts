@@ -8,6 +8,7 @@ import type { StoredEvent } from '../eventstore/event-store.js';
 import { eventGuard } from '../eventstore/typed-events.js';
 import type { MessageStatus } from '../messages/message-events.js';
 import type { Projection } from '../projections/projection.js';
+import { BulkInsert } from '../projections/bulk-insert.js';
 import { RowBuffer } from '../projections/row-buffer.js';
 import { nextStatus } from './message-status.js';
 import { type OutboxError, type OutboxEvent, type SendKind } from './outbox-events.js';
@@ -51,6 +52,7 @@ interface Row {
 }
 
 const keyOf = (deviceId: string, id: string) => `${deviceId}\u0000${id}`;
+const INSERT_COLUMNS = ['device_id', 'outbox_id', 'wa_message_id', 'seq', 'kind', 'recipient', 'status', 'attempts', 'last_error', 'created_at', 'expires_at'] as const satisfies ReadonlyArray<keyof Row>;
 
 export class OutboxReadModel implements Projection {
   readonly name = 'outbox';
@@ -64,8 +66,12 @@ export class OutboxReadModel implements Projection {
   private buffer: RowBuffer<Row> | undefined;
   /** waMessageId → outboxId of the rows the batch queued (a status without outboxId finds them here). */
   private readonly byWaId = new Map<string, string>();
+  /** Rows new in the batch, inserted at its end. */
+  private readonly inserts: BulkInsert;
 
-  constructor(private readonly db: Database.Database) {}
+  constructor(private readonly db: Database.Database) {
+    this.inserts = new BulkInsert(db, 'INSERT OR IGNORE INTO outbox_messages', INSERT_COLUMNS, { keyColumns: 2 });
+  }
 
   setup(db: Database.Database): void {
     db.exec(`
@@ -95,6 +101,11 @@ export class OutboxReadModel implements Projection {
   reset(db: Database.Database): void {
     this.discard();
     db.exec('DELETE FROM outbox_messages');
+    this.rows().emptied();
+  }
+
+  caughtUp(): void {
+    this.buffer?.caughtUp();
   }
 
   apply(stored: StoredEvent): void {
@@ -159,11 +170,13 @@ export class OutboxReadModel implements Projection {
 
   flush(): void {
     this.buffer?.flush();
+    this.inserts.flush();
     this.byWaId.clear();
   }
 
   discard(): void {
     this.buffer?.discard();
+    this.inserts.discard();
     this.byWaId.clear();
   }
 
@@ -175,7 +188,7 @@ export class OutboxReadModel implements Projection {
       (row, stored) =>
         stored
           ? sql.update.run(row.status, row.attempts, row.last_error, row.device_id, row.outbox_id)
-          : sql.insert.run(row.device_id, row.outbox_id, row.wa_message_id, row.seq, row.kind, row.recipient, row.status, row.attempts, row.last_error, row.created_at, row.expires_at),
+          : this.inserts.addObject(row),
       // A message's next status finds its row in memory (src/projections/row-buffer.ts).
       5_000,
     );
@@ -239,10 +252,6 @@ export class OutboxReadModel implements Projection {
   private prepare() {
     const db = this.db;
     return {
-      insert: db.prepare(
-        `INSERT OR IGNORE INTO outbox_messages (device_id, outbox_id, wa_message_id, seq, kind, recipient, status, attempts, last_error, created_at, expires_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ),
       update: db.prepare('UPDATE outbox_messages SET status = ?, attempts = ?, last_error = ? WHERE device_id = ? AND outbox_id = ?'),
       byId: db.prepare<[string, string], Row>('SELECT * FROM outbox_messages WHERE device_id = ? AND outbox_id = ?'),
       statusById: db.prepare<[string, string], Pick<Row, 'outbox_id' | 'status'>>('SELECT outbox_id, status FROM outbox_messages WHERE device_id = ? AND outbox_id = ?'),

@@ -47,4 +47,8 @@ export class CombinedProjection implements Projection {
   discard(): void {
     for (const part of this.parts) part.discard?.();
   }
+
+  caughtUp(): void {
+    for (const part of this.parts) part.caughtUp?.();
+  }
 }

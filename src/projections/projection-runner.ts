@@ -3,7 +3,17 @@ import type { Logger } from 'pino';
 import type { EventStore, StoredEvent, Subscription } from '../eventstore/event-store.js';
 import type { Projection } from './projection.js';
 
-const CATCH_UP_PAGE = 50_000;
+/**
+ * Events read per page while catching up. Small pages die young (a scavenge frees them); pages of 50,000
+ * outlived the young generation and were copied and marked again by the full collector.
+ */
+const CATCH_UP_PAGE = 2_000;
+/**
+ * A rebuild commits about this many events at a time: a read-model page rewritten by many batches is
+ * written once per commit, and so are rows buffered by the read models (src/projections/row-buffer.ts).
+ * On the 1M-event log of bench/rebuild.ts 100,000 and 200,000 took the same time, 20,000 and 50,000 longer.
+ */
+const REBUILD_COMMIT_EVENTS = 100_000;
 /** Page cache while rebuilding (negative: KiB): 256 MiB, given back when the rebuild is done. */
 const REBUILD_CACHE_SIZE = -262_144;
 
@@ -170,7 +180,7 @@ export class ProjectionRunner implements ReadModelProgress {
     this.db.pragma(`cache_size = ${REBUILD_CACHE_SIZE}`);
     const deferred = this.dropDeferredIndexes();
     try {
-      await this.catchUp();
+      await this.catchUp(REBUILD_COMMIT_EVENTS);
     } finally {
       // Built once from the finished tables (and again by setup() should this process die first).
       this.db.transaction(() => {
@@ -206,13 +216,47 @@ export class ProjectionRunner implements ReadModelProgress {
     this.loop = undefined;
   }
 
-  /** Reads pages directly until the end of the log, so start() and rebuild() return caught up. */
-  private async catchUp(): Promise<void> {
+  /**
+   * Reads pages directly until the end of the log, so start() and rebuild() return caught up; the pages
+   * read until `commitEvery` events are applied in one transaction.
+   */
+  private async catchUp(commitEvery = CATCH_UP_PAGE): Promise<void> {
     for (;;) {
-      const page = await this.store.readAll({ after: this.position, maxCount: CATCH_UP_PAGE });
-      if (page.length === 0) return;
-      this.applyBatch(page);
+      const pages: StoredEvent[][] = [];
+      let count = 0;
+      let after = this.position;
+      while (count < commitEvery) {
+        const page = await this.store.readAll({ after, maxCount: CATCH_UP_PAGE });
+        if (page.length === 0) break;
+        pages.push(page);
+        count += page.length;
+        after = page[page.length - 1]!.position;
+      }
+      if (pages.length === 0) {
+        for (const projection of this.projections) projection.caughtUp?.();
+        return;
+      }
+      if (pages.length === 1) this.applyBatch(pages[0]!);
+      else this.applyPages(pages);
     }
+  }
+
+  /**
+   * Several pages in one transaction (a rebuild). Should any of them fail, the whole transaction rolls back
+   * and they are applied again one page at a time, where a failing event is found and skipped.
+   */
+  private applyPages(pages: readonly StoredEvent[][]): void {
+    const events = pages.flat();
+    try {
+      this.db.transaction(() => {
+        this.applyEvents(events, events[events.length - 1]!.position, (projection, event) => projection.apply(event, this.db), true);
+      })();
+    } catch {
+      for (const projection of this.projections) projection.discard?.();
+      for (const page of pages) this.applyBatch(page);
+      return;
+    }
+    this.committed(events);
   }
 
   private follow(): void {
@@ -243,7 +287,12 @@ export class ProjectionRunner implements ReadModelProgress {
       for (const projection of this.projections) projection.discard?.();
       this.db.transaction(() => this.applyEvents(events, last, (projection, event) => this.applyIsolated(projection, event), false))();
     }
-    // Only now, after the commit: a rolled-back first attempt must not move the in-memory checkpoints.
+    this.committed(events);
+  }
+
+  /** Only now, after the commit: a rolled-back first attempt must not move the in-memory checkpoints. */
+  private committed(events: readonly StoredEvent[]): void {
+    const last = events[events.length - 1]!.position;
     for (const projection of this.projections) {
       const checkpoint = this.checkpoints.get(projection.name) ?? 0;
       if (checkpoint >= last) continue;

@@ -28,4 +28,9 @@ export interface Projection {
   flush?(db: Database.Database): void;
   /** The batch rolled back: drops what apply() held in memory. */
   discard?(): void;
+  /**
+   * The runner has read to the end of the log after start or rebuild: what a read model kept only to
+   * rebuild faster (the keys written since reset(), src/projections/row-buffer.ts) can go.
+   */
+  caughtUp?(): void;
 }

@@ -13,8 +13,12 @@
  * With `snapshots`, write() is also given the row as the table holds it (a copy taken when it was loaded or
  * last written), so that an UPDATE can set only the columns that changed: SQLite rewrites every index on a
  * column named in SET, whether its value changed or not.
+ *
+ * After `emptied()` (the table was emptied for a rebuild) the buffer knows which keys it has written since,
+ * and a key it has not written is not looked up: nothing else writes the table. `caughtUp()` ends that.
  */
 interface Held<Row> {
+  key: string;
   row: Row | undefined;
   stored: boolean;
   dirty: boolean;
@@ -25,6 +29,8 @@ export class RowBuffer<Row extends object> {
   private readonly rows = new Map<string, Held<Row>>();
   /** The rows put since the last flush, in the order first put (a flush visits these, not every row kept). */
   private dirty: Array<Held<Row>> = [];
+  /** Since emptied(): every key written to the table (any other key has no row there). */
+  private written: Set<string> | undefined;
 
   constructor(
     private readonly load: (key: string) => Row | undefined,
@@ -46,8 +52,8 @@ export class RowBuffer<Row extends object> {
       }
       return held.row;
     }
-    const row = this.load(key);
-    this.rows.set(key, { row, stored: row !== undefined, dirty: false, ...(this.snapshots && row ? { saved: { ...row } } : {}) });
+    const row = this.written && !this.written.has(key) ? undefined : this.load(key);
+    this.rows.set(key, { key, row, stored: row !== undefined, dirty: false, ...(this.snapshots && row ? { saved: { ...row } } : {}) });
     return row;
   }
 
@@ -61,7 +67,7 @@ export class RowBuffer<Row extends object> {
         this.dirty.push(held);
       }
     } else {
-      const added = { row, stored: false, dirty: true };
+      const added = { key, row, stored: false, dirty: true };
       this.rows.set(key, added);
       this.dirty.push(added);
     }
@@ -73,6 +79,7 @@ export class RowBuffer<Row extends object> {
     for (const held of dirty) {
       if (held.row !== undefined) {
         this.write(held.row, held.stored, held.saved);
+        if (!held.stored) this.written?.add(held.key);
         held.stored = true;
         if (this.snapshots) held.saved = { ...held.row };
       }
@@ -92,5 +99,16 @@ export class RowBuffer<Row extends object> {
   discard(): void {
     this.rows.clear();
     this.dirty = [];
+  }
+
+  /** The table was just emptied (a rebuild): a key not written from now on need not be looked up. */
+  emptied(): void {
+    this.discard();
+    this.written = new Set();
+  }
+
+  /** The rebuild is over: look keys up again (and forget the written ones, a set as large as the table). */
+  caughtUp(): void {
+    this.written = undefined;
   }
 }

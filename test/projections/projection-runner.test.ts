@@ -163,6 +163,31 @@ describe('projection runner', () => {
     await store.close();
   });
 
+  it('a rebuild commits many pages at once; one that fails is applied again page by page, skipping only the failing event', async () => {
+    const dir = tempDir();
+    const store = new SqliteEventStore(join(dir, 'events.sqlite'));
+    // More than one page of the runner's catch-up (2,000 events), a handler bug in the second.
+    await store.append('s-a', Array.from({ length: 2_500 }, () => ({ type: 'Tick', data: {} })));
+    await store.append('s-b', [{ type: 'Boom', data: {} }]);
+    await store.append('s-a', Array.from({ length: 1_500 }, () => ({ type: 'Tick', data: {} })));
+    const db = openReadModelDb(dir);
+    const plain = new CountingProjection();
+    const runner = new ProjectionRunner(store, db, [plain, new BufferedCountingProjection(db)], log);
+    const rebuilt = await runner.rebuild();
+    await runner.stop();
+    expect(rebuilt.events).toBe(4_001);
+    // The failing event (the only one of s-b) left nothing behind.
+    const expected = [{ stream: 's-a', n: 4_000 }];
+    expect(dump(db, 'counts')).toEqual(expected);
+    expect(dump(db, 'buffered_counts')).toEqual(expected);
+    expect(db.prepare('SELECT name, position FROM projection_checkpoints ORDER BY name').all()).toEqual([
+      { name: 'buffered-counts', position: 4_001 },
+      { name: 'counts', position: 4_001 },
+    ]);
+    db.close();
+    await store.close();
+  });
+
   it('times out a wait the read models cannot reach', async () => {
     const dir = tempDir();
     const store = new SqliteEventStore(join(dir, 'events.sqlite'));

@@ -97,4 +97,26 @@ describe('row buffer', () => {
     expect(t.writes).toEqual(['update a=2', 'insert b=5', 'update a=3']);
     expect(saved).toEqual([{ id: 'a', n: 1 }, undefined, { id: 'a', n: 2 }]);
   });
+
+  it('after emptied(), looks up only the keys it wrote since (and every key again after caughtUp())', () => {
+    const t = table();
+    t.rows.clear(); // the table was emptied for a rebuild
+    const buffer = new RowBuffer<Row>(t.load, t.write, 1);
+    buffer.emptied();
+    expect(buffer.get('a')).toBeUndefined();
+    buffer.put('a', { id: 'a', n: 1 });
+    buffer.put('b', { id: 'b', n: 1 });
+    buffer.flush();
+    // b stays in memory (keep 1); a was pushed out and is read back from the table, once.
+    const a = buffer.get('a')!;
+    a.n = 2;
+    buffer.put('a', a);
+    buffer.flush();
+    expect(buffer.get('c')).toBeUndefined();
+    expect(t.loads).toEqual(['a']);
+    expect(t.writes).toEqual(['insert a=1', 'insert b=1', 'update a=2']);
+    buffer.caughtUp();
+    buffer.get('d');
+    expect(t.loads).toEqual(['a', 'd']);
+  });
 });
