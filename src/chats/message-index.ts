@@ -222,8 +222,13 @@ export class MessageIndex implements Projection, SeenMessages {
   /** 2: chats, positions, reactions, edits, quotes and status histories. 3: status histories in a table of their own. */
   readonly version = 3;
   readonly handles: ReadonlySet<string> = HANDLED;
-  /** apply() reads rows by their keys only. */
-  readonly deferredIndexes = ['chat_messages_unread', 'chat_messages_media', 'chat_messages_by_chat', 'chats_by_activity'];
+  /**
+   * apply() reads rows by their keys only; while a rebuild fills the emptied table, a message's key leads to
+   * its row through `rebuilt`, so even the unique index by id is built once at the end instead of row by row.
+   */
+  readonly deferredIndexes = ['chat_messages_by_id', 'chat_messages_unread', 'chat_messages_media', 'chat_messages_by_chat', 'chats_by_activity'];
+  /** Since reset() and until caughtUp(): the position (rowid) of every message row written, by its key. */
+  private rebuilt: Map<string, number> | undefined;
   private statements: ReturnType<MessageIndex['prepare']> | undefined;
   private buffers: { messages: RowBuffer<MessageRow>; chats: RowBuffer<ChatRow> } | undefined;
   /** Rows new in the batch, and its status history entries, inserted at its end. */
@@ -309,9 +314,11 @@ export class MessageIndex implements Projection, SeenMessages {
     const { messages, chats } = this.rows();
     messages.emptied();
     chats.emptied();
+    this.rebuilt = new Map();
   }
 
   caughtUp(): void {
+    this.rebuilt = undefined;
     this.buffers?.messages.caughtUp();
     this.buffers?.chats.caughtUp();
   }
@@ -633,8 +640,17 @@ export class MessageIndex implements Projection, SeenMessages {
     const split = (k: string) => k.split('\u0000') as [string, string];
     this.buffers = {
       messages: new RowBuffer<MessageRow>(
-        (k) => sql.messageRow.get(...split(k)),
-        (row, stored, saved) => (stored ? this.update('chat_messages', MESSAGE_COLUMNS, MESSAGE_KEYS, row, saved!) : this.inserts.messages.addObject(row)),
+        (k) => {
+          if (!this.rebuilt) return sql.messageRow.get(...split(k));
+          const pos = this.rebuilt.get(k);
+          return pos === undefined ? undefined : sql.messageRowAt.get(pos);
+        },
+        (row, stored, saved) => {
+          if (stored) return this.update('chat_messages', MESSAGE_COLUMNS, MESSAGE_KEYS, row, saved!);
+          this.inserts.messages.addObject(row);
+          // A rolled-back batch leaves a position with no row behind: the lookup then finds none, as it should.
+          this.rebuilt?.set(key(row.device_id, row.wa_message_id), row.pos);
+        },
         ROWS_KEPT,
         true,
       ),
@@ -681,6 +697,7 @@ export class MessageIndex implements Projection, SeenMessages {
          ) SELECT status, at, error FROM history ORDER BY pos`,
       ),
       messageRow: db.prepare<[string, string], MessageRow>(`SELECT ${MESSAGE_COLUMNS.join(', ')} FROM chat_messages WHERE device_id = ? AND wa_message_id = ?`),
+      messageRowAt: db.prepare<[number], MessageRow>(`SELECT ${MESSAGE_COLUMNS.join(', ')} FROM chat_messages WHERE pos = ?`),
       chatRow: db.prepare<[string, string], ChatRow>(`SELECT ${CHAT_COLUMNS.join(', ')} FROM chats WHERE device_id = ? AND chat_id = ?`),
       byId: db.prepare<[string, string], Row>(`SELECT ${VIEW} FROM chat_messages WHERE device_id = ? AND wa_message_id = ?`),
       quoted: db.prepare<[string, string], Pick<Row, 'chat_id' | 'from_me' | 'sender' | 'type' | 'body'>>(
