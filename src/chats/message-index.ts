@@ -223,12 +223,10 @@ export class MessageIndex implements Projection, SeenMessages {
   readonly version = 3;
   readonly handles: ReadonlySet<string> = HANDLED;
   /**
-   * apply() reads rows by their keys only; while a rebuild fills the emptied table, a message's key leads to
-   * its row through `rebuilt`, so even the unique index by id is built once at the end instead of row by row.
+   * apply() reads rows by their keys only; while a rebuild fills the emptied table, the message buffer finds a
+   * written row by its position (RowBuffer's `locate`), so even the unique index by id is built once at the end.
    */
   readonly deferredIndexes = ['chat_messages_by_id', 'chat_messages_unread', 'chat_messages_media', 'chat_messages_by_chat', 'chats_by_activity'];
-  /** Since reset() and until caughtUp(): the position (rowid) of every message row written, by its key. */
-  private rebuilt: Map<string, number> | undefined;
   private statements: ReturnType<MessageIndex['prepare']> | undefined;
   private buffers: { messages: RowBuffer<MessageRow>; chats: RowBuffer<ChatRow> } | undefined;
   /** Rows new in the batch, and its status history entries, inserted at its end. */
@@ -314,11 +312,9 @@ export class MessageIndex implements Projection, SeenMessages {
     const { messages, chats } = this.rows();
     messages.emptied();
     chats.emptied();
-    this.rebuilt = new Map();
   }
 
   caughtUp(): void {
-    this.rebuilt = undefined;
     this.buffers?.messages.caughtUp();
     this.buffers?.chats.caughtUp();
   }
@@ -640,19 +636,11 @@ export class MessageIndex implements Projection, SeenMessages {
     const split = (k: string) => k.split('\u0000') as [string, string];
     this.buffers = {
       messages: new RowBuffer<MessageRow>(
-        (k) => {
-          if (!this.rebuilt) return sql.messageRow.get(...split(k));
-          const pos = this.rebuilt.get(k);
-          return pos === undefined ? undefined : sql.messageRowAt.get(pos);
-        },
-        (row, stored, saved) => {
-          if (stored) return this.update('chat_messages', MESSAGE_COLUMNS, MESSAGE_KEYS, row, saved!);
-          this.inserts.messages.addObject(row);
-          // A rolled-back batch leaves a position with no row behind: the lookup then finds none, as it should.
-          this.rebuilt?.set(key(row.device_id, row.wa_message_id), row.pos);
-        },
+        (k, pos) => (pos === undefined ? sql.messageRow.get(...split(k)) : sql.messageRowAt.get(pos as number)),
+        (row, stored, saved) => (stored ? this.update('chat_messages', MESSAGE_COLUMNS, MESSAGE_KEYS, row, saved!) : this.inserts.messages.addObject(row)),
         ROWS_KEPT,
         true,
+        (row) => row.pos,
       ),
       chats: new RowBuffer<ChatRow>(
         (k) => sql.chatRow.get(...split(k)),

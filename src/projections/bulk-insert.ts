@@ -24,10 +24,6 @@ export class BulkInsert {
     private readonly options: { suffix?: string; keyColumns?: number } = {},
   ) {}
 
-  get size(): number {
-    return this.rows.length;
-  }
-
   /** One row's values, in the order of the columns. */
   add(...row: unknown[]): void {
     this.rows.push(row);

@@ -15,7 +15,9 @@
  * column named in SET, whether its value changed or not.
  *
  * After `emptied()` (the table was emptied for a rebuild) the buffer knows which keys it has written since,
- * and a key it has not written is not looked up: nothing else writes the table. `caughtUp()` ends that.
+ * and a key it has not written is not looked up: nothing else writes the table. With `locate`, it also keeps
+ * where each written row is (e.g. its rowid) and hands that to `load`, so that a rebuild can defer even the
+ * index the keys are looked up by. `caughtUp()` ends that.
  */
 interface Held<Row> {
   key: string;
@@ -29,16 +31,19 @@ export class RowBuffer<Row extends object> {
   private readonly rows = new Map<string, Held<Row>>();
   /** The rows put since the last flush, in the order first put (a flush visits these, not every row kept). */
   private dirty: Array<Held<Row>> = [];
-  /** Since emptied(): every key written to the table (any other key has no row there). */
-  private written: Set<string> | undefined;
+  /** Since emptied(): every key written to the table, with where its row is (any other key has no row there). */
+  private written: Map<string, unknown> | undefined;
 
   constructor(
-    private readonly load: (key: string) => Row | undefined,
+    /** `located`: where the row was written (`locate`), for a key written since emptied(); else undefined. */
+    private readonly load: (key: string, located: unknown) => Row | undefined,
     /** `saved`: the row as stored (only with `snapshots`; undefined for a new row). */
     private readonly write: (row: Row, stored: boolean, saved: Row | undefined) => void,
     /** How many rows stay known after a flush (the most recently used ones); 0: none. */
     private readonly keep = 0,
     private readonly snapshots = false,
+    /** Where a row written since emptied() is, handed back to `load` (a rolled-back batch leaves a place with no row: load finds none). */
+    private readonly locate?: (row: Row) => unknown,
   ) {}
 
   /** The row as the batch left it so far (loaded once from the table). */
@@ -52,7 +57,8 @@ export class RowBuffer<Row extends object> {
       }
       return held.row;
     }
-    const row = this.written && !this.written.has(key) ? undefined : this.load(key);
+    const written = this.written;
+    const row = !written ? this.load(key, undefined) : written.has(key) ? this.load(key, written.get(key)) : undefined;
     this.rows.set(key, { key, row, stored: row !== undefined, dirty: false, ...(this.snapshots && row ? { saved: { ...row } } : {}) });
     return row;
   }
@@ -79,7 +85,7 @@ export class RowBuffer<Row extends object> {
     for (const held of dirty) {
       if (held.row !== undefined) {
         this.write(held.row, held.stored, held.saved);
-        if (!held.stored) this.written?.add(held.key);
+        if (!held.stored) this.written?.set(held.key, this.locate?.(held.row));
         held.stored = true;
         if (this.snapshots) held.saved = { ...held.row };
       }
@@ -104,7 +110,7 @@ export class RowBuffer<Row extends object> {
   /** The table was just emptied (a rebuild): a key not written from now on need not be looked up. */
   emptied(): void {
     this.discard();
-    this.written = new Set();
+    this.written = new Map();
   }
 
   /** The rebuild is over: look keys up again (and forget the written ones, a set as large as the table). */
