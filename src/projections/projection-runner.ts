@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { Logger } from 'pino';
 import type { EventStore, StoredEvent, Subscription } from '../eventstore/event-store.js';
+import { isStorageFailure } from '../storage/storage-health.js';
 import type { Projection } from './projection.js';
 
 /**
@@ -251,8 +252,9 @@ export class ProjectionRunner implements ReadModelProgress {
       this.db.transaction(() => {
         this.applyEvents(events, events[events.length - 1]!.position, (projection, event) => projection.apply(event, this.db), true);
       })();
-    } catch {
-      for (const projection of this.projections) projection.discard?.();
+    } catch (error) {
+      this.discardHeld();
+      if (isStorageFailure(error)) throw error;
       for (const page of pages) this.applyBatch(page);
       return;
     }
@@ -266,6 +268,7 @@ export class ProjectionRunner implements ReadModelProgress {
       try {
         for await (const batch of subscription) this.applyBatch(batch);
       } catch (error) {
+        this.discardHeld();
         this.lastFailure = error;
         this.log.error({ err: error }, 'projection subscription failed; restarting it');
         if (this.subscription === subscription) setTimeout(() => this.subscription === subscription && this.follow(), 1_000).unref();
@@ -281,13 +284,27 @@ export class ProjectionRunner implements ReadModelProgress {
       this.db.transaction(() => {
         this.applyEvents(events, last, (projection, event) => projection.apply(event, this.db), true);
       })();
-    } catch {
-      // A handler threw: the batch rolled back. Apply it again with each event in a savepoint of its own,
-      // so only the failing event is skipped (and logged), and the read model goes on.
-      for (const projection of this.projections) projection.discard?.();
-      this.db.transaction(() => this.applyEvents(events, last, (projection, event) => this.applyIsolated(projection, event), false))();
+    } catch (error) {
+      // The batch rolled back: rows the read models held for it were never written.
+      this.discardHeld();
+      // The disk, not a handler: no event is to blame, and skipping any would leave the read model behind
+      // the log for good. The caller retries the whole batch later (follow() restarts its subscription).
+      if (isStorageFailure(error)) throw error;
+      // A handler threw. Apply the batch again with each event in a savepoint of its own, so only the
+      // failing event is skipped (and logged), and the read model goes on.
+      try {
+        this.db.transaction(() => this.applyEvents(events, last, (projection, event) => this.applyIsolated(projection, event), false))();
+      } catch (retryError) {
+        this.discardHeld();
+        throw retryError;
+      }
     }
     this.committed(events);
+  }
+
+  /** Drops the rows the read models hold for a batch that did not commit (RowBuffer.discard). */
+  private discardHeld(): void {
+    for (const projection of this.projections) projection.discard?.();
   }
 
   /** Only now, after the commit: a rolled-back first attempt must not move the in-memory checkpoints. */
@@ -350,6 +367,9 @@ export class ProjectionRunner implements ReadModelProgress {
       })();
     } catch (error) {
       projection.discard?.();
+      // Only a handler's own failure is skipped. A storage failure fails the batch; so does one after which
+      // SQLite rolled back the whole transaction itself (later writes would each commit on their own).
+      if (isStorageFailure(error) || !this.db.inTransaction) throw error;
       this.log.error({ err: error, projection: projection.name, position: event.position, type: event.type }, 'projection handler failed; event skipped');
     }
   }

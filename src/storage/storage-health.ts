@@ -12,10 +12,27 @@ import { StoreUnavailableError } from '../eventstore/event-store.js';
 const DISK_FULL_CODES: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT', 'EFBIG', 'SQLITE_FULL']);
 
 export function isDiskFull(error: unknown): boolean {
+  return anyCause(
+    error,
+    (cause, code) => (code !== undefined && DISK_FULL_CODES.has(code)) || /database or disk is full|no space left on device/i.test(cause.message),
+  );
+}
+
+/**
+ * SQLite failing to store rather than a statement being wrong: the disk full, an I/O error, a lock held
+ * too long, no memory, a read-only or damaged file. Retrying later can succeed; skipping the work cannot.
+ */
+const STORAGE_FAILURE_CODES = /^SQLITE_(FULL|IOERR|BUSY|LOCKED|NOMEM|READONLY|CORRUPT|CANTOPEN|NOTADB|PROTOCOL)(_|$)/;
+
+export function isStorageFailure(error: unknown): boolean {
+  return isDiskFull(error) || anyCause(error, (_cause, code) => code !== undefined && STORAGE_FAILURE_CODES.test(code));
+}
+
+/** Whether the error or one of its causes (`cause`, a few deep) passes the test; `code` is its string code, if any. */
+function anyCause(error: unknown, test: (cause: Error, code: string | undefined) => boolean): boolean {
   for (let current = error, depth = 0; current instanceof Error && depth < 8; current = current.cause, depth++) {
     const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string' && DISK_FULL_CODES.has(code)) return true;
-    if (/database or disk is full|no space left on device/i.test(current.message)) return true;
+    if (test(current, typeof code === 'string' ? code : undefined)) return true;
   }
   return false;
 }

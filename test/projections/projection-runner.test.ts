@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { StoredEvent } from '../../src/eventstore/event-store.js';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
 import { DevicesReadModel } from '../../src/devices/devices-read-model.js';
@@ -43,22 +43,31 @@ class BufferedCountingProjection implements Projection {
   readonly handles = new Set(['Tick', 'Boom']);
   readonly deferredIndexes = ['buffered_counts_by_n'];
   private buffer: RowBuffer<{ stream: string; n: number }> | undefined;
-  constructor(private readonly db: Database.Database) {}
+  /** `padding`: bytes written beside each row it writes (a table of their own), to fill the file. */
+  constructor(
+    private readonly db: Database.Database,
+    private readonly padding = 0,
+  ) {}
   setup(db: Database.Database) {
     db.exec(`CREATE TABLE IF NOT EXISTS buffered_counts (stream TEXT PRIMARY KEY, n INTEGER NOT NULL);
-      CREATE INDEX IF NOT EXISTS buffered_counts_by_n ON buffered_counts (n)`);
+      CREATE INDEX IF NOT EXISTS buffered_counts_by_n ON buffered_counts (n);
+      CREATE TABLE IF NOT EXISTS buffered_padding (bytes BLOB NOT NULL)`);
   }
   reset(db: Database.Database) {
     this.buffer = undefined;
-    db.exec('DELETE FROM buffered_counts');
+    db.exec('DELETE FROM buffered_counts; DELETE FROM buffered_padding');
   }
   apply(event: StoredEvent) {
     const rows = (this.buffer ??= new RowBuffer(
       (stream) => this.db.prepare<[string], { stream: string; n: number }>('SELECT stream, n FROM buffered_counts WHERE stream = ?').get(stream),
-      (row, stored) =>
-        stored
+      (row, stored) => {
+        if (this.padding > 0) this.db.prepare('INSERT INTO buffered_padding (bytes) VALUES (zeroblob(?))').run(this.padding);
+        return stored
           ? this.db.prepare('UPDATE buffered_counts SET n = ? WHERE stream = ?').run(row.n, row.stream)
-          : this.db.prepare('INSERT INTO buffered_counts (stream, n) VALUES (?, ?)').run(row.stream, row.n),
+          : this.db.prepare('INSERT INTO buffered_counts (stream, n) VALUES (?, ?)').run(row.stream, row.n);
+      },
+      // Rows stay known after a batch, as the message index keeps its own.
+      100,
     ));
     const row = rows.get(event.streamId) ?? { stream: event.streamId, n: 0 };
     row.n++;
@@ -184,6 +193,55 @@ describe('projection runner', () => {
       { name: 'buffered-counts', position: 4_001 },
       { name: 'counts', position: 4_001 },
     ]);
+    db.close();
+    await store.close();
+  });
+
+  it('a batch the disk cannot take is applied again later, whole: no event skipped, nothing kept from the failed try', async () => {
+    const dir = tempDir();
+    const store = new SqliteEventStore(join(dir, 'events.sqlite'));
+    const db = openReadModelDb(dir);
+    const runner = new ProjectionRunner(store, db, [new BufferedCountingProjection(db, 64 * 1024)], log, 300);
+    await runner.start();
+    const tick = { type: 'Tick', data: {} };
+    await runner.waitFor((await store.append('s-a', [tick])).position);
+    // The read-model file may not grow any more: the next batch fails with SQLITE_FULL.
+    db.pragma(`max_page_count = ${db.pragma('page_count', { simple: true }) as number}`);
+    await store.append('s-a', [tick, tick]);
+    const last = await store.append('s-b', [tick]);
+    await expect(runner.waitFor(last.position)).rejects.toThrow(/did not reach/);
+    expect(dump(db, 'buffered_counts')).toEqual([{ stream: 's-a', n: 1 }]);
+    expect(db.prepare('SELECT position FROM projection_checkpoints').pluck().get()).toBeLessThan(last.position);
+    // Space again: the runner's next try applies the batch as it was, once.
+    db.pragma('max_page_count = 1073741823');
+    await vi.waitFor(() => expect(runner.position).toBe(last.position), { timeout: 5_000, interval: 50 });
+    expect(dump(db, 'buffered_counts')).toEqual([{ stream: 's-a', n: 3 }, { stream: 's-b', n: 1 }]);
+    await runner.stop();
+    db.close();
+    await store.close();
+  });
+
+  it('a batch whose checkpoint cannot be written is applied again later from the log, not from rows held in memory', async () => {
+    const dir = tempDir();
+    const store = new SqliteEventStore(join(dir, 'events.sqlite'));
+    const db = openReadModelDb(dir);
+    const runner = new ProjectionRunner(store, db, [new BufferedCountingProjection(db)], log, 300);
+    await runner.start();
+    const tick = { type: 'Tick', data: {} };
+    await runner.waitFor((await store.append('s-a', [tick])).position);
+    // Every write of a checkpoint fails (as a COMMIT would on a failing disk): the batch's rows are written,
+    // then rolled back with it, on the first try and on the event-by-event one.
+    db.exec(`CREATE TABLE failing (on_ INTEGER); INSERT INTO failing VALUES (1);
+      CREATE TRIGGER failing_checkpoints BEFORE UPDATE ON projection_checkpoints WHEN (SELECT on_ FROM failing)
+      BEGIN SELECT RAISE(ABORT, 'checkpoint write failed'); END`);
+    await store.append('s-a', [tick]);
+    const last = await store.append('s-b', [tick]);
+    await expect(runner.waitFor(last.position)).rejects.toThrow(/did not reach/);
+    expect(dump(db, 'buffered_counts')).toEqual([{ stream: 's-a', n: 1 }]);
+    db.exec('UPDATE failing SET on_ = 0');
+    await vi.waitFor(() => expect(runner.position).toBe(last.position), { timeout: 5_000, interval: 50 });
+    expect(dump(db, 'buffered_counts')).toEqual([{ stream: 's-a', n: 2 }, { stream: 's-b', n: 1 }]);
+    await runner.stop();
     db.close();
     await store.close();
   });

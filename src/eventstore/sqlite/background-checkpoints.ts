@@ -31,8 +31,12 @@ const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.sqlite);
 const open = new Map();
+// A file added twice (two stores on one file in one process) keeps one connection until both are removed.
+const added = new Map();
 parentPort.on('message', (message) => {
   if (message.add !== undefined) {
+    added.set(message.add, (added.get(message.add) ?? 0) + 1);
+    if (open.has(message.add)) return;
     try {
       const db = new Database(message.add, { fileMustExist: true });
       db.pragma('busy_timeout = 0');
@@ -41,9 +45,14 @@ parentPort.on('message', (message) => {
       // The file is gone already: its writer checkpoints it as SQLite always did.
     }
   } else if (message.remove !== undefined) {
-    const db = open.get(message.remove);
-    open.delete(message.remove);
-    try { db?.close(); } catch {}
+    const left = (added.get(message.remove) ?? 1) - 1;
+    if (left > 0) added.set(message.remove, left);
+    else {
+      added.delete(message.remove);
+      const db = open.get(message.remove);
+      open.delete(message.remove);
+      try { db?.close(); } catch {}
+    }
     parentPort.postMessage({ removed: message.remove, id: message.id });
   }
 });

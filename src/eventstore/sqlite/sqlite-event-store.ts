@@ -105,6 +105,8 @@ export class SqliteEventStore implements EventStore {
   private readonly committer: GroupCommitter<PendingWrite, AppendResult | undefined>;
   private readonly feed = new LiveFeed();
   private closed = false;
+  /** close() began: writes are refused from then on, while those already submitted are drained. */
+  private closing: Promise<void> | undefined;
   private readonly sql;
   private readonly appendOne: (append: PendingAppend) => { result: AppendResult; events: StoredEvent[] };
 
@@ -243,20 +245,21 @@ export class SqliteEventStore implements EventStore {
     try {
       const version = this.dataVersion();
       if (!force && version === tail.version) return;
-      tail.version = version;
       for (;;) {
         const page = this.readAllNow(tail.last, READ_ALL_PAGE);
-        if (page.length === 0) return;
+        if (page.length === 0) break;
         tail.last = page[page.length - 1]!.position;
         this.feed.publish(page);
       }
+      // Only once read to the end: a read that failed leaves the version unseen, so the next tick reads again.
+      tail.version = version;
     } catch {
-      // Busy or closing: the next signal or tick reads again from the same position.
+      // Busy or closing: the next signal or tick reads again from the last position fed.
     }
   }
 
   append(streamId: string, events: readonly NewEvent[], options: AppendOptions = {}): Promise<AppendResult> {
-    if (this.closed) return Promise.reject(new StoreUnavailableError('event store is closed'));
+    if (this.closing) return Promise.reject(new StoreUnavailableError('event store is closed'));
     if (events.length === 0) return Promise.reject(new TypeError('append needs at least one event'));
     let expectedRevision: ExpectedRevision;
     let json: PendingAppend['json'];
@@ -288,8 +291,8 @@ export class SqliteEventStore implements EventStore {
   private commit(batch: readonly PendingWrite[]): Array<AppendResult | undefined | Error> | typeof BUSY {
     let committed: StoredEvent[] = [];
     let outcomes: Array<AppendResult | undefined | Error> = [];
-    if (this.shared) this.sql.commitBusyTimeout.get();
     try {
+      if (this.shared) this.sql.commitBusyTimeout.get();
       this.commitTransaction(() => {
         committed = [];
         outcomes = batch.map((append) => {
@@ -478,12 +481,12 @@ export class SqliteEventStore implements EventStore {
   }
 
   async saveSnapshot(streamId: string, snapshot: Snapshot, options: SnapshotWriteOptions = {}): Promise<void> {
-    this.assertOpen();
+    this.assertWritable();
     await this.committer.submit({ kind: 'snapshot', streamId, snapshot, json: JSON.stringify(snapshot.state), fence: options.fence });
   }
 
   async deleteSnapshot(streamId: string, options: SnapshotWriteOptions = {}): Promise<void> {
-    this.assertOpen();
+    this.assertWritable();
     await this.committer.submit({ kind: 'deleteSnapshot', streamId, fence: options.fence });
   }
 
@@ -505,13 +508,21 @@ export class SqliteEventStore implements EventStore {
     if (this.closed) throw new StoreUnavailableError('event store is closed');
   }
 
+  private assertWritable(): void {
+    if (this.closing) throw new StoreUnavailableError('event store is closed');
+  }
+
   /** Reports SQLite's own check of the file: 'ok' when the database is sound. */
   integrityCheck(): string {
     return String(this.db.pragma('integrity_check', { simple: true }));
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
+  close(): Promise<void> {
+    // No write is taken once this begins (one submitted while it drained could commit under the close).
+    return (this.closing ??= this.closeNow());
+  }
+
+  private async closeNow(): Promise<void> {
     await this.committer.drain();
     this.closed = true;
     if (this.tail) {

@@ -15,11 +15,18 @@ export class WalSync {
   private waiting: Array<(error: Error | null) => void> = [];
   /** Flushes started (tests read it). */
   flushes = 0;
+  /**
+   * The first flush that failed. Linux may mark the pages of a failed fdatasync clean, so a later flush can
+   * succeed without them; and WAL recovery stops at the first missing frame, taking every later commit with
+   * it. Once one flush failed, none is trusted again: every later sync fails until the store is reopened.
+   */
+  private failed: Error | undefined;
 
   constructor(private readonly walFile: string) {}
 
   /** Resolves once everything committed before this call is on disk. */
   sync(): Promise<void> {
+    if (this.failed) return Promise.reject(this.failed);
     return new Promise((resolve, reject) => {
       this.waiting.push((error) => (error ? reject(error) : resolve()));
       if (!this.running) this.flush();
@@ -45,8 +52,9 @@ export class WalSync {
     }
     this.running = true;
     this.flushes += 1;
-    fdatasync(fd, (error) => {
+    fdatasync(fd, (flushError) => {
       this.running = false;
+      const error = (this.failed ??= flushError ?? undefined) ?? null;
       for (const answer of answered) answer(error);
       if (this.waiting.length > 0) this.flush();
     });

@@ -1,4 +1,4 @@
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readlinkSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openReadModelDb } from '../../../src/projections/read-model-db.js';
@@ -8,6 +8,16 @@ import { eventually } from '../../support/eventually.js';
 import { tempDir } from '../../support/temp-dir.js';
 
 const PAGE = 4096;
+
+/** This process's open descriptors of the file (Linux: /proc/self/fd). */
+const openDescriptorsOf = (file: string) =>
+  readdirSync('/proc/self/fd').filter((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`) === file;
+    } catch {
+      return false; // closed meanwhile (the listing's own descriptor)
+    }
+  });
 
 describe('checkpoints on a thread of their own', () => {
   it('copy what the store committed into its file, well before the writer would, and leave no WAL after close', async () => {
@@ -25,6 +35,22 @@ describe('checkpoints on a thread of their own', () => {
     const reopened = new SqliteEventStore(file);
     expect(await reopened.readStream('probe-1')).toHaveLength(2_000);
     await reopened.close();
+  });
+
+  it('keep one connection to a file two stores of the process opened, closed with the last of them', async () => {
+    const file = join(tempDir('dmg-checkpoints-'), 'events.sqlite');
+    const first = new SqliteEventStore(file);
+    const second = new SqliteEventStore(file);
+    // Kept alive past both closes: the worker thread stays, and with it any connection it failed to close.
+    const third = new SqliteEventStore(join(tempDir('dmg-checkpoints-'), 'events.sqlite'));
+    await first.append('probe-1', [{ type: 'Probe', data: {} }]);
+    await first.close();
+    await second.append('probe-1', [{ type: 'Probe', data: {} }]);
+    await second.close();
+    // No descriptor of the process names the file any more: the worker closed its one connection to it.
+    expect(openDescriptorsOf(file)).toEqual([]);
+    expect(existsSync(`${file}-wal`)).toBe(false);
+    await third.close();
   });
 
   it('copy what the read models committed into their file', async () => {

@@ -90,4 +90,16 @@ describe('group commit', () => {
     await expect(new WalSync(join(dir, 'missing-wal')).sync()).rejects.toMatchObject({ code: 'ENOENT' });
     await store.close();
   });
+
+  it('trusts no flush after one failed: every later sync fails at once, without flushing', async () => {
+    // A file that cannot be flushed: procfs has no fsync (EINVAL), as a disk's EIO would fail it.
+    const sync = new WalSync('/proc/self/status');
+    const first = sync.sync();
+    await expect(first).rejects.toMatchObject({ code: 'EINVAL' });
+    expect(sync.flushes).toBe(1);
+    // The pages of the failed flush may be gone for good: a later commit must not be answered as durable.
+    await expect(sync.sync()).rejects.toBe(await first.catch((error: unknown) => error));
+    expect(sync.flushes).toBe(1);
+    sync.close();
+  });
 });

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { IdempotencyViolationError, WrongExpectedRevisionError } from '../../../src/eventstore/event-store.js';
+import { IdempotencyViolationError, StoreUnavailableError, WrongExpectedRevisionError } from '../../../src/eventstore/event-store.js';
 import { SqliteEventStore } from '../../../src/eventstore/sqlite/sqlite-event-store.js';
 import { eventStoreConformance } from '../support/conformance.js';
 import { tempDir } from '../../support/temp-dir.js';
@@ -153,5 +153,21 @@ describe('sqlite event store: deciding again inside the append (issue 14)', () =
     await store.append('s', [ev('B')], { expectedRevision: 5, onCommitted: () => order.push('not committed') }).catch(() => undefined);
     expect(order).toEqual(['committed 0', 'answered']);
     await store.close();
+  });
+
+  it('refuses writes from the moment close() begins, and commits those submitted before it', async () => {
+    const file = freshFile();
+    const store = new SqliteEventStore(file);
+    const before = store.append('s', [ev('A')]);
+    const closing = store.close();
+    // Submitted while the close drains: refused, not committed under the closing connection.
+    await expect(store.append('s', [ev('B')])).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(store.saveSnapshot('s', { revision: 0, state: {} })).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect(store.close()).toBe(closing);
+    await expect(before).resolves.toMatchObject({ nextExpectedRevision: 0 });
+    await closing;
+    const reopened = new SqliteEventStore(file);
+    expect((await reopened.readStream('s')).map((e) => e.type)).toEqual(['A']);
+    await reopened.close();
   });
 });
