@@ -66,6 +66,12 @@ export class DeviceLeases implements FenceSource {
   private readonly leases = new Map<string, KnownLease>();
   /** Devices this process runs, with the lease revision it holds them at. */
   private readonly held = new Map<string, number>();
+  /**
+   * Devices being handed back, with that revision: no longer run here (owns() is false, so requests go to
+   * whoever takes them through the log, and no new actor starts here), while the last writes of their stopping
+   * actor still carry the fence.
+   */
+  private readonly releasing = new Map<string, number>();
   /** Members by the local time their last heartbeat was seen. */
   private readonly seen = new Map<string, number>();
   /** Members that left, by the local time they were seen leaving. */
@@ -109,7 +115,7 @@ export class DeviceLeases implements FenceSource {
 
   /** The fence of a device this process runs (undefined: it does not). */
   fence(deviceId: string): Fence | undefined {
-    const revision = this.held.get(deviceId);
+    const revision = this.held.get(deviceId) ?? this.releasing.get(deviceId);
     return revision === undefined ? undefined : { streamId: leaseStream(deviceId), revision };
   }
 
@@ -144,8 +150,7 @@ export class DeviceLeases implements FenceSource {
     const at = new Date(this.now()).toISOString();
     await Promise.all(
       [...this.held.keys()].map(async (deviceId) => {
-        await this.options.onLost(deviceId, 'stopping').catch(() => undefined);
-        this.held.delete(deviceId);
+        await this.handBack(deviceId, 'stopping');
         await this.leaseCommands.handle(leaseStream(deviceId), { type: 'ReleaseLease', deviceId, member: this.memberId, reason: 'stopping', at }).catch(() => undefined);
       }),
     );
@@ -202,10 +207,19 @@ export class DeviceLeases implements FenceSource {
     // Deleted devices are handed back (their actor has closed their session).
     const existing = new Set(devices);
     for (const deviceId of [...this.held.keys()]) if (!existing.has(deviceId)) await this.release(deviceId, 'deleted');
-    // Hand back what is beyond our share while another live member is below it.
-    const below = [...this.countsOf(live)].some(([member, count]) => member !== this.memberId && count < share - 1);
-    if (this.held.size > share && below) {
-      for (const deviceId of [...this.held.keys()].slice(0, Math.min(perTick, this.held.size - share))) await this.release(deviceId, 'rebalance');
+    // The log names this member but it does not run the device: an acquire whose answer was lost, or a release
+    // that failed. Nobody takes a live member's lease, so run it (within the share) or hand it back.
+    for (const [deviceId, lease] of [...this.leases]) {
+      if (lease.owner !== this.memberId || this.held.has(deviceId) || this.busy.has(deviceId) || this.silenced.has(deviceId) || this.stopped) continue;
+      if (this.held.size < share && existing.has(deviceId)) await this.resume(deviceId);
+      else await this.release(deviceId, existing.has(deviceId) ? 'rebalance' : 'deleted');
+    }
+    // Hand back what is beyond the fair count (devices / live members, rounded down) while another live member
+    // is below it (4 devices over 3 members settle at 2/1/1, not 2/2/0).
+    const fair = Math.floor(devices.length / Math.max(1, live.size));
+    const below = [...this.countsOf(live)].some(([member, count]) => member !== this.memberId && count < fair);
+    if (this.held.size >= share && this.held.size > fair && below) {
+      for (const deviceId of [...this.held.keys()].slice(0, Math.min(perTick, this.held.size - fair))) await this.release(deviceId, 'rebalance');
     }
   }
 
@@ -260,9 +274,21 @@ export class DeviceLeases implements FenceSource {
       if (handled.state.owner !== this.memberId || this.stopped) return;
       this.held.set(deviceId, handled.revision);
       this.options.log.info({ deviceId, memberId: this.memberId }, 'device acquired');
-      await this.options.onAcquired(deviceId).catch((error: unknown) => this.options.log.error({ deviceId, err: error }, 'could not start an acquired device'));
     } catch (error) {
       this.options.log.warn({ deviceId, err: error }, 'could not acquire a device lease');
+      return;
+    }
+    await this.startDevice(deviceId, 'could not start an acquired device');
+  }
+
+  /** Starts a device just held; one that cannot start is handed back, to be taken again (here or elsewhere) later. */
+  private async startDevice(deviceId: string, failure: string): Promise<void> {
+    try {
+      await this.options.onAcquired(deviceId);
+    } catch (error) {
+      this.options.log.error({ deviceId, err: error }, failure);
+      // Held but not running, it would stay so: nobody takes a live member's lease.
+      if (this.held.has(deviceId)) await this.release(deviceId, 'start_failed');
     }
   }
 
@@ -275,18 +301,18 @@ export class DeviceLeases implements FenceSource {
       this.learn(deviceId, owner, last.revision);
       if (owner !== this.memberId || this.held.has(deviceId) || this.busy.has(deviceId) || this.stopped) return;
       this.held.set(deviceId, last.revision);
-      this.options.log.info({ deviceId, memberId: this.memberId }, 'device resumed after heartbeats could be written again');
-      await this.options.onAcquired(deviceId).catch((error: unknown) => this.options.log.error({ deviceId, err: error }, 'could not start a resumed device'));
+      this.options.log.info({ deviceId, memberId: this.memberId }, 'device resumed: the log names this process as its holder');
     } catch (error) {
       this.options.log.warn({ deviceId, err: error }, 'could not read a device lease');
+      return;
     }
+    await this.startDevice(deviceId, 'could not start a resumed device');
   }
 
   private async release(deviceId: string, reason: string): Promise<void> {
     this.busy.add(deviceId);
     try {
-      await this.options.onLost(deviceId, reason).catch(() => undefined);
-      this.held.delete(deviceId);
+      await this.handBack(deviceId, reason);
       const handled = await this.leaseCommands.handle(leaseStream(deviceId), {
         type: 'ReleaseLease',
         deviceId,
@@ -299,6 +325,20 @@ export class DeviceLeases implements FenceSource {
       this.options.log.warn({ deviceId, err: error }, 'could not release a device lease');
     } finally {
       this.busy.delete(deviceId);
+    }
+  }
+
+  /** Stops running a device whose lease is still this member's (its release comes next), its fence kept meanwhile. */
+  private async handBack(deviceId: string, reason: string): Promise<void> {
+    const revision = this.held.get(deviceId);
+    this.held.delete(deviceId);
+    if (revision !== undefined) this.releasing.set(deviceId, revision);
+    try {
+      await this.options.onLost(deviceId, reason);
+    } catch (error) {
+      this.options.log.error({ deviceId, err: error }, 'could not stop a device being handed back');
+    } finally {
+      this.releasing.delete(deviceId);
     }
   }
 

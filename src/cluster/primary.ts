@@ -25,7 +25,8 @@ export function runPrimary(config: Config, log: Logger): void {
         return;
       }
       log.error({ worker: index, code, signal }, 'gateway process ended; starting it again');
-      setTimeout(() => !stopping && fork(index), RESTART_DELAY_MS).unref();
+      // Referenced: with every worker gone, this timer is what keeps the primary alive to start them again.
+      setTimeout(() => !stopping && fork(index), RESTART_DELAY_MS);
     });
   };
   for (let index = 1; index <= config.cluster.processes; index++) fork(index);

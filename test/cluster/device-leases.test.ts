@@ -39,27 +39,42 @@ afterEach(async () => {
   for (const member of members) await member.close().catch(() => undefined);
 });
 
-async function member(file: string, name: string, now?: () => number): Promise<Member> {
+interface MemberOptions {
+  /** The store as the member sees it (a store that fails some writes). */
+  wrap?: (store: EventStore) => EventStore;
+  /** Before a device starts: throwing fails its start. */
+  starting?: (deviceId: string) => void;
+  /** While a device stops. */
+  stopping?: (deviceId: string, leases: DeviceLeases) => void;
+  devices?: readonly string[];
+}
+
+async function member(file: string, name: string, now?: () => number, options: MemberOptions = {}): Promise<Member> {
   // A file: two SQLite connections, as two processes on one machine; a URL: two clients of one EventStoreDB.
-  const store: EventStore = file.startsWith('esdb://') ? await openEventStoreDbStore(file) : new SqliteEventStore(file, { sharedFile: true });
+  const opened: EventStore = file.startsWith('esdb://') ? await openEventStoreDbStore(file) : new SqliteEventStore(file, { sharedFile: true });
+  const store = options.wrap ? options.wrap(opened) : opened;
   const running = new Set<string>();
   const lost: string[] = [];
-  const leases = new DeviceLeases({
+  const leases: DeviceLeases = new DeviceLeases({
     store,
     memberId: name,
     timeoutMs: TIMEOUT_MS,
     tickMs: 50,
     log,
-    devices: () => devices,
+    devices: () => options.devices ?? devices,
     after: () => 0,
     ...(now ? { now } : {}),
-    onAcquired: async (deviceId) => void running.add(deviceId),
+    onAcquired: async (deviceId) => {
+      options.starting?.(deviceId);
+      running.add(deviceId);
+    },
     onLost: async (deviceId) => {
+      options.stopping?.(deviceId, leases);
       running.delete(deviceId);
       lost.push(deviceId);
     },
   });
-  cleanups.push({ stop: () => leases.stop(), close: () => store.close() });
+  cleanups.push({ stop: () => leases.stop(), close: () => opened.close() });
   return { leases, store, running, lost };
 }
 
@@ -138,6 +153,76 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
     // Its heartbeats go through again: nobody else takes a live member's devices, so a runs them again itself.
     await eventually(() => a.running.size === devices.length, 'a runs every device again', 3 * TIMEOUT_MS);
     expect((await a.store.readStream('lease-dev-0')).map((e) => e.type)).toEqual(['LeaseAcquired']);
+  });
+
+  it('hands back a device whose start failed, and starts it again later', async () => {
+    const file = await location();
+    let failures = 0;
+    const a = await member(file, 'a', undefined, {
+      starting: (deviceId) => {
+        if (deviceId === 'dev-3' && failures++ === 0) throw new Error('the session could not be loaded');
+      },
+    });
+    await a.leases.start();
+    await eventually(() => a.running.size === devices.length, 'a runs every device, dev-3 too');
+    expect((await a.store.readStream('lease-dev-3')).map((e) => e.type)).toEqual(['LeaseAcquired', 'LeaseReleased', 'LeaseAcquired']);
+  });
+
+  it('runs a device the log gives it even when the answer of its acquire was lost', async () => {
+    const file = await location();
+    let lost = false;
+    const a = await member(file, 'a', undefined, {
+      wrap: (store) =>
+        new Proxy(store, {
+          get(target, key, receiver) {
+            if (key !== 'append') return Reflect.get(target, key, receiver) as unknown;
+            return async (...args: Parameters<EventStore['append']>) => {
+              const result = await target.append(...args);
+              // Written, but the answer never comes back (a deadline, a connection that broke after the write).
+              if (args[0] === 'lease-dev-5' && !lost) {
+                lost = true;
+                throw new Error('the answer was lost');
+              }
+              return result;
+            };
+          },
+        }),
+    });
+    await a.leases.start();
+    await eventually(() => a.running.size === devices.length, 'a runs every device, dev-5 too');
+    expect(lost).toBe(true);
+    expect(a.leases.owns('dev-5')).toBe(true);
+    expect((await a.store.readStream('lease-dev-5')).map((e) => e.type)).toEqual(['LeaseAcquired']);
+  });
+
+  it('runs no device it is handing back, while its last writes still carry the fence', async () => {
+    const file = await location();
+    const seen: Array<{ owns: boolean; fenced: boolean }> = [];
+    const a = await member(file, 'a', undefined, {
+      stopping: (deviceId, leases) => seen.push({ owns: leases.owns(deviceId), fenced: leases.fence(deviceId) !== undefined }),
+    });
+    await a.leases.start();
+    await eventually(() => a.running.size === devices.length, 'a runs every device');
+    await a.leases.stop();
+    expect(seen).toHaveLength(devices.length);
+    expect(seen.every((s) => !s.owns && s.fenced)).toBe(true);
+    expect(a.leases.fence('dev-0')).toBeUndefined();
+  });
+
+  it('spreads 4 devices over 3 members 2/1/1', async () => {
+    const file = await location();
+    const four = devices.slice(0, 4);
+    const a = await member(file, 'a', undefined, { devices: four });
+    await a.leases.start();
+    await eventually(() => a.running.size === 4, 'a runs every device');
+    const b = await member(file, 'b', undefined, { devices: four });
+    await b.leases.start();
+    await eventually(() => a.running.size === 2 && b.running.size === 2, 'a fair share each');
+    const c = await member(file, 'c', undefined, { devices: four });
+    await c.leases.start();
+    const counts = () => [a, b, c].map((m) => m.running.size).sort().join();
+    await eventually(() => counts() === '1,1,2', 'every member runs one device at least');
+    expect(overlap(a, b).concat(overlap(a, c), overlap(b, c))).toEqual([]);
   });
 
   it('forgets members that stopped heartbeating or left long ago', async () => {
