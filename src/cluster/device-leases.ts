@@ -84,6 +84,7 @@ export class DeviceLeases implements FenceSource {
   private lastHeartbeat = 0;
   private lastHeartbeatTry = 0;
   private timer: NodeJS.Timeout | undefined;
+  private watchdog: NodeJS.Timeout | undefined;
   private ticking: Promise<void> = Promise.resolve();
   private follower: { stop(): Promise<void> } | undefined;
   private stopped = false;
@@ -146,6 +147,7 @@ export class DeviceLeases implements FenceSource {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    clearInterval(this.watchdog);
     await this.ticking;
     const at = new Date(this.now()).toISOString();
     await Promise.all(
@@ -160,6 +162,10 @@ export class DeviceLeases implements FenceSource {
 
   private schedule(): void {
     if (this.stopped) return;
+    // Checked on a timer of its own as well: a tick can wait on a stalled heartbeat, or on devices starting
+    // and stopping, for longer than the margin before others may take our devices.
+    this.watchdog ??= setInterval(() => this.stopIfSilent(), this.options.tickMs ?? Math.min(1_000, this.heartbeatMs));
+    this.watchdog.unref();
     this.timer = setTimeout(() => {
       this.ticking = this.tick()
         .catch((error: unknown) => this.options.log.warn({ err: error }, 'lease tick failed'))
@@ -168,19 +174,28 @@ export class DeviceLeases implements FenceSource {
     this.timer.unref();
   }
 
-  private async tick(): Promise<void> {
-    // Silent for nearly a timeout (paused, or the store refused the heartbeats): the others may have taken
-    // our devices already, or will soon. Stop them before anything else, then start over from the log.
-    const silent = () => this.now() - this.lastHeartbeat > this.options.timeoutMs - this.marginMs;
-    const silencedBefore = [...this.silenced];
-    if (silent()) {
-      for (const deviceId of [...this.held.keys()]) {
-        this.drop(deviceId, 'heartbeat_lost');
-        this.silenced.add(deviceId);
-      }
+  /** Silent for nearly a timeout: the others may take our devices any moment. */
+  private silent(): boolean {
+    return this.now() - this.lastHeartbeat > this.options.timeoutMs - this.marginMs;
+  }
+
+  /**
+   * Silent (paused, or the store refused or stalled the heartbeats): the others may have taken our devices
+   * already, or will soon. They stop here before anything else; the log says later whether they are still ours.
+   */
+  private stopIfSilent(): void {
+    if (!this.silent()) return;
+    for (const deviceId of [...this.held.keys()]) {
+      this.drop(deviceId, 'heartbeat_lost');
+      this.silenced.add(deviceId);
     }
+  }
+
+  private async tick(): Promise<void> {
+    const silencedBefore = [...this.silenced];
+    this.stopIfSilent();
     await this.heartbeat();
-    if (this.stopped || silent()) return;
+    if (this.stopped || this.silent()) return;
     // Devices stopped in an earlier tick for want of heartbeats may still name this member in the log, and nobody
     // takes a live member's lease: run them again if the log (read now, its follower caught up since) still says so.
     for (const deviceId of silencedBefore) {

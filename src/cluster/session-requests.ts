@@ -48,7 +48,7 @@ export const SESSION_REQUEST_EVENT_TYPES: ReadonlySet<string> = new Set<SessionR
 
 /** Requests not answered yet, in order (answered ones are forgotten: the stream keeps them). */
 export interface SessionRequestsState {
-  pending: ReadonlyArray<{ requestId: string; command: SessionCommand }>;
+  pending: ReadonlyArray<{ requestId: string; command: SessionCommand; at: string }>;
 }
 
 export type SessionRequestCommand =
@@ -59,7 +59,10 @@ export const sessionRequestsDecider: Decider<SessionRequestsState, SessionReques
   eventTypes: SESSION_REQUEST_EVENT_TYPES,
   initialState: () => ({ pending: [] }),
   evolve(state, event) {
-    if (event.type === 'SessionCommandRequested') return { pending: [...state.pending, { requestId: event.data.requestId, command: event.data.command }] };
+    if (event.type === 'SessionCommandRequested') {
+      const { requestId, command, at } = event.data;
+      return { pending: [...state.pending, { requestId, command, at }] };
+    }
     return { pending: state.pending.filter((request) => request.requestId !== event.data.requestId) };
   },
   decide(command, state) {
@@ -76,10 +79,16 @@ export const sessionRequestsDecider: Decider<SessionRequestsState, SessionReques
 const isRequestEvent = eventGuard<SessionRequestEvent>(SESSION_REQUEST_EVENT_TYPES);
 /** How long the asking process waits for the owner's answer before answering `busy` (try again). */
 const ANSWER_TIMEOUT_MS = 30_000;
+const TAKEN_KEPT = 1_000;
 
 export class SessionRequests {
   private readonly commands: CommandHandler<SessionRequestsState, SessionRequestCommand, SessionRequestEvent>;
   private readonly waiting = new Map<string, { resolve: (outcome: SessionCommandOutcome) => void; reject: (error: Error) => void }>();
+  /**
+   * Requests run here (the most recent TAKEN_KEPT): one seen live while the device's adoption answers its
+   * pending ones, or read as pending just before its answer was recorded, runs once.
+   */
+  private readonly taken = new Set<string>();
 
   constructor(
     store: EventStore,
@@ -129,7 +138,7 @@ export class SessionRequests {
         else if (error?.engine) waiter.reject(new EngineError(error.code, error.message));
         else waiter.reject(new DomainError((error?.code ?? 'busy') as DomainErrorCode, error?.message ?? 'the session command failed'));
       } else if (this.owns(event.data.deviceId)) {
-        void this.answer(event.data.deviceId, event.data.requestId, event.data.command);
+        void this.answer(event.data.deviceId, event.data);
       }
     }
   }
@@ -137,18 +146,29 @@ export class SessionRequests {
   /** A device this process just took: answer what is still waiting for it. */
   async adopt(deviceId: string): Promise<void> {
     const { state } = await this.commands.load(sessionRequestStream(deviceId));
-    for (const request of state.pending) await this.answer(deviceId, request.requestId, request.command);
+    for (const request of state.pending) await this.answer(deviceId, request);
   }
 
-  private async answer(deviceId: string, requestId: string, command: SessionCommand): Promise<void> {
-    let outcome: { result?: SessionCommandOutcome; error?: SessionCommandFailure };
+  private async answer(deviceId: string, { requestId, command, at }: { requestId: string; command: SessionCommand; at: string }): Promise<void> {
+    if (this.taken.has(requestId)) return;
+    this.taken.add(requestId);
+    if (this.taken.size > TAKEN_KEPT) this.taken.delete(this.taken.values().next().value!);
+    await this.record(deviceId, requestId, await this.outcomeOf(deviceId, command, at));
+  }
+
+  private async outcomeOf(deviceId: string, command: SessionCommand, at: string): Promise<{ result?: SessionCommandOutcome; error?: SessionCommandFailure }> {
+    // Its asker answered `busy` long ago: run now, a close or a reboot would come as a surprise, and nobody waits for it.
+    if (Date.now() - Date.parse(at) > ANSWER_TIMEOUT_MS) return { error: { code: 'busy', message: 'the request expired before the device\'s process could run it' } };
     try {
-      outcome = { result: await this.run(deviceId, command) };
+      return { result: await this.run(deviceId, command) };
     } catch (error) {
       const message = (error as Error)?.message ?? String(error);
-      if (error instanceof EngineError) outcome = { error: { code: error.code, message, engine: true } };
-      else outcome = { error: { code: error instanceof DomainError ? error.code : 'busy', message } };
+      if (error instanceof EngineError) return { error: { code: error.code, message, engine: true } };
+      return { error: { code: error instanceof DomainError ? error.code : 'busy', message } };
     }
+  }
+
+  private async record(deviceId: string, requestId: string, outcome: { result?: SessionCommandOutcome; error?: SessionCommandFailure }): Promise<void> {
     try {
       await this.commands.handle(sessionRequestStream(deviceId), { type: 'Answer', deviceId, requestId, by: this.memberId, ...outcome });
     } catch (error) {

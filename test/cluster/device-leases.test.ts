@@ -119,8 +119,15 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
     const fenced = new DeviceFencedStore(a.store, 'dev-0', a.leases);
     await fenced.append('session-dev-0', [{ type: 'Probe', data: {} }]);
     // Pause a (as SIGSTOP would): no more ticks, no more reading of the log; its state stays as it was.
-    const paused = a.leases as unknown as { timer: NodeJS.Timeout | undefined; schedule: () => void; follower: { stop(): Promise<void> }; tick(): Promise<void> };
+    const paused = a.leases as unknown as {
+      timer: NodeJS.Timeout | undefined;
+      watchdog: NodeJS.Timeout | undefined;
+      schedule: () => void;
+      follower: { stop(): Promise<void> };
+      tick(): Promise<void>;
+    };
     paused.schedule = () => undefined;
+    clearInterval(paused.watchdog);
     await eventually(() => paused.timer === undefined || (clearTimeout(paused.timer), true), 'a paused');
     await paused.follower.stop();
     const b = await member(file, 'b');
@@ -153,6 +160,32 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
     // Its heartbeats go through again: nobody else takes a live member's devices, so a runs them again itself.
     await eventually(() => a.running.size === devices.length, 'a runs every device again', 3 * TIMEOUT_MS);
     expect((await a.store.readStream('lease-dev-0')).map((e) => e.type)).toEqual(['LeaseAcquired']);
+  });
+
+  it('stops its devices when heartbeats stall, even while a tick waits on one', async () => {
+    const file = await location();
+    let stalled = false;
+    const waiting: Array<() => void> = [];
+    const a = await member(file, 'a', undefined, {
+      wrap: (store) =>
+        new Proxy(store, {
+          get(target, key, receiver) {
+            if (key !== 'append') return Reflect.get(target, key, receiver) as unknown;
+            // A store that stops answering (an EventStoreDB write waiting for its deadline): the tick waits here.
+            return (...args: Parameters<EventStore['append']>) =>
+              stalled ? new Promise((resolve) => waiting.push(() => resolve(target.append(...args)))) : target.append(...args);
+          },
+        }),
+    });
+    await a.leases.start();
+    await eventually(() => a.running.size === devices.length, 'a runs every device');
+    stalled = true;
+    const stalledAt = Date.now();
+    await eventually(() => a.running.size === 0, 'a stopped every device', TIMEOUT_MS * 2);
+    // Before the lease timeout, when others may take them.
+    expect(Date.now() - stalledAt).toBeLessThan(TIMEOUT_MS);
+    stalled = false;
+    for (const answer of waiting.splice(0)) answer();
   });
 
   it('hands back a device whose start failed, and starts it again later', async () => {

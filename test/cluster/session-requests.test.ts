@@ -8,6 +8,10 @@ import { startTestGateway, tempDir } from '../support/gateway.js';
 import { eventually } from '../support/eventually.js';
 import { bringOnline, createSandboxDevice, waitForState } from '../support/sessions.js';
 import { outboxStream } from '../../src/messages/message-events.js';
+import { join } from 'node:path';
+import pino from 'pino';
+import { type SessionCommand, SessionRequests, sessionRequestStream } from '../../src/cluster/session-requests.js';
+import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
 
 type TestGateway = Awaited<ReturnType<typeof startTestGateway>>;
 
@@ -95,3 +99,43 @@ async function ownedBy(gateway: TestGateway, deviceId: string): Promise<boolean>
   const data = lease?.data as { owner?: string } | undefined;
   return lease?.type === 'LeaseAcquired' && data?.owner === (await gateway.api('GET', '/health')).body.cluster.memberId;
 }
+
+describe('session requests at the owner', () => {
+  const request = (requestId: string, command: SessionCommand, at: Date) => ({
+    type: 'SessionCommandRequested',
+    data: { deviceId: 'd1', requestId, command, by: 'another-process', at: at.toISOString() },
+  });
+
+  it('runs a request once when it is seen live while the device is adopted, and none its asker gave up on', async () => {
+    const store = new SqliteEventStore(join(tempDir('dmg-requests-'), 'events.sqlite'));
+    const ran: string[] = [];
+    const requests = new SessionRequests(
+      store,
+      'owner',
+      () => true,
+      async (_deviceId, command) => {
+        ran.push(command.type);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        return { state: 'online', changed: true };
+      },
+      pino({ level: 'silent' }),
+    );
+    // Asked a minute ago (its asker answered `busy` after 30 s), and now.
+    await store.append(sessionRequestStream('d1'), [request('old', { type: 'close', logout: true }, new Date(Date.now() - 60_000))]);
+    const fresh = await store.append(sessionRequestStream('d1'), [request('new', { type: 'reboot' }, new Date())]);
+    const seen = (await store.readStream(sessionRequestStream('d1'))).filter((e) => e.position === fresh.position);
+    // The live feed hands the new request over while the adoption reads what is pending.
+    requests.observe(seen);
+    await requests.adopt('d1');
+    await eventually(async () => (await store.readStream(sessionRequestStream('d1'))).length === 4, 'both requests answered');
+    expect(ran).toEqual(['reboot']);
+    const answers = (await store.readStream(sessionRequestStream('d1'))).filter((e) => e.type === 'SessionCommandAnswered').map((e) => e.data);
+    expect(answers).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ requestId: 'old', error: expect.objectContaining({ code: 'busy' }) }),
+        expect.objectContaining({ requestId: 'new', result: { state: 'online', changed: true } }),
+      ]),
+    );
+    await store.close();
+  });
+});
