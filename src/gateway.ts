@@ -231,7 +231,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     log,
     seen: messages,
     receivedMediaPath: (deviceId, waMessageId) => receivedMedia.pathOf(deviceId, waMessageId),
-    ...(cluster ? { fence: cluster.fence } : {}),
+    ...(cluster ? { fences: cluster.fences } : {}),
   });
 
   // The live stream starts where the read models are; clients that name an older position read it from the log.

@@ -7,14 +7,14 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Supervisor } from '../actors/supervisor.js';
 import type { Config } from '../config.js';
-import type { EventStore, Fence, StoredEvent } from '../eventstore/event-store.js';
+import type { EventStore, StoredEvent } from '../eventstore/event-store.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Sending } from '../outbox/sending.js';
 import type { Webhooks } from '../webhooks/webhooks.js';
 import { DeviceLeases } from './device-leases.js';
 import { type SessionCommand, SessionRequests } from './session-requests.js';
 import type { CommandResult } from '../actors/device-actor.js';
-import { DeviceFencedStore, StreamFencedStore, credentialDeviceOf, deviceOfStream } from './fenced-store.js';
+import { DeviceFencedStore, type FenceSource, StreamFencedStore, credentialDeviceOf, deviceOfStream } from './fenced-store.js';
 
 export interface ClusterDeps {
   store: EventStore;
@@ -35,7 +35,8 @@ export interface ClusterNode {
     forward: (deviceId: string, command: SessionCommand) => Promise<ForwardedResult>;
   };
   owns: (deviceId: string) => boolean;
-  fence: (deviceId: string) => Fence | undefined;
+  /** The leases this process holds: the fence of each device's writes, told of each write refused. */
+  fences: FenceSource;
   report: () => { memberId: string; pid: number; devicesOwned: number; members: Array<{ memberId: string; devices: number; self: boolean }> };
   start(parts: { sessions: Supervisor; webhooks: Webhooks; sending: Sending }): void;
   stop(): Promise<void>;
@@ -135,7 +136,7 @@ export function startLeases(config: Config, deps: ClusterDeps): ClusterNode | un
       },
     },
     owns,
-    fence: (deviceId) => leases.fence(deviceId),
+    fences: leases,
     report: () => ({ memberId, pid: process.pid, devicesOwned: leases.owned().length, members: leases.distribution() }),
     start(running) {
       parts = running;

@@ -14,7 +14,7 @@ import type { OutboxSettings } from '../config.js';
 import { EngineError, type EngineConnection } from '../engines/engine.js';
 import { MediaUnavailableError } from '../media/media-fetcher.js';
 import type { MediaStore } from '../media/media-store.js';
-import type { Fence } from '../eventstore/event-store.js';
+import { type Fence, FenceRejectedError } from '../eventstore/event-store.js';
 import type { DeviceConnections } from './device-connections.js';
 import type { Decide, DeviceOutbox, Executed } from './device-outbox.js';
 import type { MessageDispatcher } from './message-dispatcher.js';
@@ -41,9 +41,16 @@ export interface OutboxDrainerDeps {
   now?: () => number;
   /**
    * Several processes: the lease a device is run under (undefined: this process does not run it). Every
-   * record of a try carries it, so a former owner's try is refused before anything is sent.
+   * record of a try carries it, so a former owner's try is refused before anything is sent; a refusal is
+   * reported back, and the process stops the device at once.
    */
-  fence?: (deviceId: string) => Fence | undefined;
+  fences?: DeviceFences;
+}
+
+/** The leases of this process, as the outbox sees them (src/cluster's DeviceLeases). */
+export interface DeviceFences {
+  fence(deviceId: string): Fence | undefined;
+  fenceRejected(deviceId: string, error: FenceRejectedError): void;
 }
 
 type Job = { type: 'send'; outboxId: string } | { type: 'revoke'; waMessageId: string } | { type: 'wait'; until: number };
@@ -201,13 +208,16 @@ class DeviceLane {
 
   /** Records a decision of this lane, under the device's lease when there are several processes. */
   private record<R>(outbox: DeviceOutbox, decide: Decide<R>): Promise<Executed<R>> {
-    const { fence } = this.drainer.deps;
-    if (!fence) return outbox.execute(decide);
-    const current = fence(this.deviceId);
+    const { fences } = this.drainer.deps;
+    if (!fences) return outbox.execute(decide);
+    const current = fences.fence(this.deviceId);
     if (!current) {
       return Promise.reject(new Error(`device ${this.deviceId} is no longer run by this process`));
     }
-    return outbox.execute(decide, current);
+    return outbox.execute(decide, current).catch((error: unknown) => {
+      if (error instanceof FenceRejectedError) fences.fenceRejected(this.deviceId, error);
+      throw error;
+    });
   }
 
   private async send(outbox: DeviceOutbox, outboxId: string): Promise<void> {

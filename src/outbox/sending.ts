@@ -71,7 +71,7 @@ export interface SendingDeps {
   /** Where a received message's media is kept (forwards copy it). */
   receivedMediaPath?: (deviceId: string, waMessageId: string) => string;
   /** Several processes: the lease each device's tries are recorded under (see OutboxDrainerDeps). */
-  fence?: OutboxDrainerDeps['fence'];
+  fences?: OutboxDrainerDeps['fences'];
 }
 
 export interface Sending {
@@ -112,7 +112,7 @@ export async function startSending(deps: SendingDeps): Promise<Sending> {
     media,
     settings: config.outbox,
     log,
-    ...(deps.fence ? { fence: deps.fence } : {}),
+    ...(deps.fences ? { fences: deps.fences } : {}),
   });
   const waiting = outboxView.devicesWithPending();
   const deletions = new DeletedDeviceOutboxes({ store, outboxes, media, log });

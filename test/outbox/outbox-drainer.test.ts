@@ -43,6 +43,22 @@ describe('the outbox drainer', () => {
     await eventually(() => connection.sent.some((m) => m.waMessageId === later.waMessageId), 'the late message');
   });
 
+  it('several processes: a try refused for its fence (another process took the device) sends nothing and is reported', async () => {
+    const rejected: string[] = [];
+    // This process holds the device at lease revision 0; another took it since (revision 1).
+    const fences = { fence: () => ({ streamId: `lease-${DEVICE}`, revision: 0 }), fenceRejected: (deviceId: string) => void rejected.push(deviceId) };
+    h = await outboxHarness({ fences });
+    await h.store.append(`lease-${DEVICE}`, [{ type: 'LeaseAcquired', data: {} }, { type: 'LeaseAcquired', data: {} }]);
+    await h.queue(DEVICE, text('x'));
+    const connection = new FakeConnection();
+    h.connections.online(DEVICE, connection);
+    h.drainer.start([DEVICE]);
+    await eventually(() => rejected.length > 0, 'the refusal reported');
+    expect(rejected[0]).toBe(DEVICE);
+    expect(connection.sent).toEqual([]);
+    expect((await h.events(DEVICE)).map((e) => e.type)).toEqual(['OutboxMessageQueued']);
+  });
+
   it('retries a transient error with backoff and the same waMessageId, then fails after the last attempt', async () => {
     h = await outboxHarness({ settings: { maxAttempts: 3 } });
     const connection = new FakeConnection();

@@ -17,7 +17,7 @@ import { OutboundGuard } from '../../../src/net/outbound-guard.js';
 import type { DeviceConnections, SessionStateListener } from '../../../src/outbox/device-connections.js';
 import { MessageDispatcher } from '../../../src/outbox/message-dispatcher.js';
 import { queueMessage } from '../../../src/outbox/outbox-decisions.js';
-import { OutboxDrainer } from '../../../src/outbox/outbox-drainer.js';
+import { type DeviceFences, OutboxDrainer } from '../../../src/outbox/outbox-drainer.js';
 import type { OutboxEvent, QueuedContent } from '../../../src/outbox/outbox-events.js';
 import { Outboxes } from '../../../src/outbox/outboxes.js';
 import { newWaMessageId } from '../../../src/messages/message-id.js';
@@ -100,7 +100,7 @@ export interface Harness {
 }
 
 export async function outboxHarness(
-  options: { settings?: Partial<OutboxSettings>; allowPrivateNetworks?: boolean; dir?: string; dnsLookup?: LookupFunction } = {},
+  options: { settings?: Partial<OutboxSettings>; allowPrivateNetworks?: boolean; dir?: string; dnsLookup?: LookupFunction; fences?: DeviceFences } = {},
 ): Promise<Harness> {
   const dir = options.dir ?? tempDir('dmg-outbox-');
   const store = new SqliteEventStore(join(dir, 'events.sqlite'));
@@ -110,7 +110,15 @@ export async function outboxHarness(
   await media.init();
   const guard = new OutboundGuard({ allowPrivateNetworks: options.allowPrivateNetworks ?? false });
   const dispatcher = new MessageDispatcher(media, new MediaFetcher(guard, MEDIA_TEST_SETTINGS.fetchTimeoutMs, options.dnsLookup), MEDIA_TEST_SETTINGS);
-  const drainer = new OutboxDrainer({ outboxes, connections, dispatcher, media, settings: { ...OUTBOX_TEST_SETTINGS, ...options.settings }, log: silent });
+  const drainer = new OutboxDrainer({
+    outboxes,
+    connections,
+    dispatcher,
+    media,
+    settings: { ...OUTBOX_TEST_SETTINGS, ...options.settings },
+    log: silent,
+    ...(options.fences ? { fences: options.fences } : {}),
+  });
   const events = async (deviceId: string) => (await store.readStream(outboxStream(deviceId))) as unknown as OutboxEvent[];
   return {
     dir,
