@@ -87,6 +87,9 @@ export function startLeases(config: Config, deps: ClusterDeps): ClusterNode | un
     async onLost(deviceId) {
       await parts?.sessions.release(deviceId);
     },
+    async onDeleted(deviceId) {
+      await parts?.sessions.remove(deviceId);
+    },
     observe(events: readonly StoredEvent[]) {
       if (!parts) return;
       requests.observe(events);

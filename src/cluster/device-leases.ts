@@ -39,6 +39,8 @@ export interface DeviceLeasesOptions {
   onAcquired: (deviceId: string) => Promise<void>;
   /** The device is no longer ours (or is about to be released): stop its actor, its socket, its lanes. */
   onLost: (deviceId: string, reason: string) => Promise<void>;
+  /** A device this process runs was deleted: close and unlink its session, wipe its credentials (before its release). */
+  onDeleted?: (deviceId: string) => Promise<void>;
   /** Also told of every event of the log this process follows (other processes' commands reach the owner this way). */
   observe?: (events: readonly StoredEvent[]) => void;
   /** Log position to follow from (the read models' position; lease streams are read at start). */
@@ -221,7 +223,13 @@ export class DeviceLeases implements FenceSource {
     }
     // Deleted devices are handed back (their actor has closed their session).
     const existing = new Set(devices);
-    for (const deviceId of [...this.held.keys()]) if (!existing.has(deviceId)) await this.release(deviceId, 'deleted');
+    for (const deviceId of [...this.held.keys()]) {
+      if (existing.has(deviceId)) continue;
+      // Here, not only when the log follower sees DeviceDeleted: the device list may show the deletion first,
+      // and once released nobody would unlink the account.
+      await this.options.onDeleted?.(deviceId).catch((error: unknown) => this.options.log.warn({ deviceId, err: error }, 'could not close a deleted device'));
+      await this.release(deviceId, 'deleted');
+    }
     // The log names this member but it does not run the device: an acquire whose answer was lost, or a release
     // that failed. Nobody takes a live member's lease, so run it (within the share) or hand it back.
     for (const [deviceId, lease] of [...this.leases]) {
@@ -229,12 +237,13 @@ export class DeviceLeases implements FenceSource {
       if (this.held.size < share && existing.has(deviceId)) await this.resume(deviceId);
       else await this.release(deviceId, existing.has(deviceId) ? 'rebalance' : 'deleted');
     }
-    // Hand back what is beyond the fair count (devices / live members, rounded down) while another live member
-    // is below it (4 devices over 3 members settle at 2/1/1, not 2/2/0).
+    // While another live member is below the fair count (devices / live members, rounded down): hand back
+    // what is beyond our share, or one device at our share (4 devices over 3 members settle at 2/1/1, not 2/2/0).
     const fair = Math.floor(devices.length / Math.max(1, live.size));
     const below = [...this.countsOf(live)].some(([member, count]) => member !== this.memberId && count < fair);
-    if (this.held.size >= share && this.held.size > fair && below) {
-      for (const deviceId of [...this.held.keys()].slice(0, Math.min(perTick, this.held.size - fair))) await this.release(deviceId, 'rebalance');
+    const excess = this.held.size > share ? this.held.size - share : this.held.size > fair ? 1 : 0;
+    if (below && excess > 0) {
+      for (const deviceId of [...this.held.keys()].slice(0, Math.min(perTick, excess))) await this.release(deviceId, 'rebalance');
     }
   }
 

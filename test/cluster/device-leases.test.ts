@@ -18,15 +18,19 @@ import { tempDir } from '../support/temp-dir.js';
 
 const log = pino({ level: 'silent' });
 const devices = Array.from({ length: 12 }, (_, i) => `dev-${i}`);
-// Long enough that a tick delayed by a busy CI machine (every test file running at once) does not read as a
-// silent member: at 600 ms, members dropped their devices for want of heartbeats and never settled on 6 each.
-const TIMEOUT_MS = 2_000;
+// Long enough that a heartbeat delayed by a busy CI machine (every test file running at once) does not read as
+// a silent member: at 600 ms, members dropped their devices for want of heartbeats and never settled on 6 each;
+// at 2 s, a member whose heartbeat took over a second to append (the EventStoreDB test server under load)
+// stopped its devices, as it must: 1.6 s without a heartbeat is when others may soon take them.
+const TIMEOUT_MS = 3_000;
 
 interface Member {
   leases: DeviceLeases;
   store: EventStore;
   running: Set<string>;
   lost: string[];
+  /** Deleted devices it closed and unlinked. */
+  deleted: string[];
 }
 
 const cleanups: Array<{ stop: () => Promise<void>; close: () => Promise<void> }> = [];
@@ -55,6 +59,7 @@ async function member(file: string, name: string, now?: () => number, options: M
   const store = options.wrap ? options.wrap(opened) : opened;
   const running = new Set<string>();
   const lost: string[] = [];
+  const deleted: string[] = [];
   const leases: DeviceLeases = new DeviceLeases({
     store,
     memberId: name,
@@ -73,9 +78,10 @@ async function member(file: string, name: string, now?: () => number, options: M
       running.delete(deviceId);
       lost.push(deviceId);
     },
+    onDeleted: async (deviceId) => void deleted.push(deviceId),
   });
   cleanups.push({ stop: () => leases.stop(), close: () => opened.close() });
-  return { leases, store, running, lost };
+  return { leases, store, running, lost, deleted };
 }
 
 const overlap = (a: Member, b: Member) => [...a.running].filter((d) => b.running.has(d));
@@ -240,6 +246,19 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
     expect(seen).toHaveLength(devices.length);
     expect(seen.every((s) => !s.owns && s.fenced)).toBe(true);
     expect(a.leases.fence('dev-0')).toBeUndefined();
+  });
+
+  it('closes a deleted device it runs before it releases it', async () => {
+    const file = await location();
+    const list = devices.slice(0, 4);
+    const a = await member(file, 'a', undefined, { devices: list });
+    await a.leases.start();
+    await eventually(() => a.running.size === 4, 'a runs every device');
+    // Deleted: gone from the device list (which may show it before the log follower sees DeviceDeleted).
+    list.splice(list.indexOf('dev-1'), 1);
+    await eventually(() => !a.running.has('dev-1'), 'dev-1 stopped');
+    expect(a.deleted).toEqual(['dev-1']);
+    expect((await a.store.readStream('lease-dev-1')).map((e) => e.type)).toEqual(['LeaseAcquired', 'LeaseReleased']);
   });
 
   it('spreads 4 devices over 3 members 2/1/1', async () => {
