@@ -6,7 +6,8 @@
  * takes on this kind of disk blocking every other request for its length. Flushes never overlap: commits
  * made while one runs wait for the next, which covers all of them (group commit at the disk).
  */
-import { closeSync, fdatasync, openSync } from 'node:fs';
+import { closeSync, fdatasync, fsyncSync, openSync } from 'node:fs';
+import { dirname } from 'node:path';
 
 export class WalSync {
   private fd: number | undefined;
@@ -38,16 +39,32 @@ export class WalSync {
     this.fd = undefined;
   }
 
+  /**
+   * Opened on first use: SQLite creates the WAL file with its first write. fsync flushes the file's pages
+   * whichever descriptor wrote them, so a read-only one is enough. The WAL's name in its folder must be on
+   * disk too, or a power cut could lose the whole file: SQLite syncs the folder only in a sync of its own,
+   * which synchronous=NORMAL never makes of the WAL.
+   */
+  private open(): number {
+    const fd = openSync(this.walFile, 'r');
+    try {
+      syncFolderOf(this.walFile);
+    } catch (error) {
+      closeSync(fd);
+      throw error;
+    }
+    return (this.fd = fd);
+  }
+
   private flush(): void {
     const answered = this.waiting;
     this.waiting = [];
     let fd: number;
     try {
-      // Opened on first use: SQLite creates the WAL file with its first write. fsync flushes the file's
-      // pages whichever descriptor wrote them, so a read-only one is enough.
-      fd = this.fd ??= openSync(this.walFile, 'r');
+      fd = this.fd ?? this.open();
     } catch (error) {
-      for (const answer of answered) answer(error as Error);
+      this.failed = error as Error;
+      for (const answer of answered) answer(this.failed);
       return;
     }
     this.running = true;
@@ -58,5 +75,15 @@ export class WalSync {
       for (const answer of answered) answer(error);
       if (this.waiting.length > 0) this.flush();
     });
+  }
+}
+
+/** Once per store opened: a few milliseconds on the first commit. */
+function syncFolderOf(file: string): void {
+  const folder = openSync(dirname(file), 'r');
+  try {
+    fsyncSync(folder);
+  } finally {
+    closeSync(folder);
   }
 }
