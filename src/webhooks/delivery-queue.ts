@@ -78,9 +78,14 @@ class HostWindow {
     private readonly cap: number,
   ) {}
 
-  /** Spread over tenths of a second, so that a second's allowance does not leave in one burst. */
+  /**
+   * Spread over the second in windows of about a tenth, so that a second's allowance does not leave in one
+   * burst; each window is as long as its starts are worth (15/s: 2 every 133 ms), so rates that are not
+   * multiples of ten are kept too.
+   */
   static forRate(perSecond: number): HostWindow {
-    return perSecond >= 10 ? new HostWindow(100, Math.ceil(perSecond / 10)) : new HostWindow(1_000, perSecond);
+    const cap = perSecond >= 10 ? Math.ceil(perSecond / 10) : perSecond;
+    return new HostWindow((1_000 * cap) / perSecond, cap);
   }
 
   /** Takes a start in the current window when nobody waits before it and the window has room. */

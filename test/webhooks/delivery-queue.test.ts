@@ -49,6 +49,16 @@ describe('DeliveryQueue', () => {
     expect([...starts].sort((a, b) => a - b)).toEqual(starts);
   });
 
+  it('keeps to a rate that is not a multiple of ten', async () => {
+    queue = new DeliveryQueue({ concurrency: 1_000, hostRatePerSecond: 15 });
+    const began = Date.now();
+    const starts: number[] = [];
+    await Promise.all(Array.from({ length: 24 }, () => queue!.run('h:80', async () => starts.push(Date.now() - began))));
+    // 2 every 133 ms (15 a second), not 2 every 100 ms (20 a second): the last two start after 11 windows.
+    expect(Math.max(...starts)).toBeGreaterThanOrEqual(1_400);
+    expect(Math.max(...starts)).toBeLessThan(2_000);
+  });
+
   it('keeps to a high host rate per tenth of a second', async () => {
     queue = new DeliveryQueue({ concurrency: 1_000, hostRatePerSecond: 100 });
     const began = Date.now();
