@@ -288,8 +288,10 @@ export class WebhooksReadModel implements Projection {
       ),
       removeHook: db.prepare('DELETE FROM webhook_hooks WHERE device_id = ?'),
       hook: db.prepare<[string], HookRow>('SELECT url, events, secret, updated_at FROM webhook_hooks WHERE device_id = ?'),
+      // A new round: an attempt still in flight, recorded later, counts but decides nothing (it would make the
+      // delivery pending again, for whatever hook comes next).
       cancelPending: db.prepare(
-        `UPDATE webhook_deliveries SET status = 'failed', last_error = ?, next_attempt_at = NULL, updated_at = ?
+        `UPDATE webhook_deliveries SET status = 'failed', last_error = ?, next_attempt_at = NULL, updated_at = ?, round = round + 1
          WHERE device_id = ? AND status = 'pending'`,
       ),
       insertDelivery: db.prepare(
