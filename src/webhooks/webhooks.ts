@@ -53,12 +53,18 @@ export type DeliveryLaneWriter = CommandHandler<DeliveryLaneState, DeliveryLaneC
 
 /** Lanes whose state stays in memory between attempts (each is a few dozen keys). */
 const LANE_STATES_KEPT = 10_000;
+/**
+ * A lane's stream gains an event per attempt and is never trimmed: without snapshots, its first command after
+ * a start (or after its state left the cache) read every attempt the device ever had (100,000: ~1 s, +127 MB).
+ */
+export const LANE_SNAPSHOT_EVERY = 500;
 
 export function createLaneWriter(store: EventStore): DeliveryLaneWriter {
   return new CommandHandler({
     store,
     decider: deliveryLaneDecider,
     cacheSize: LANE_STATES_KEPT,
+    snapshots: { every: LANE_SNAPSHOT_EVERY },
     // Deterministic attempt ids: the store drops an attempt appended twice, as the decider does.
     eventIds: (events) =>
       events.map((event) =>

@@ -1,7 +1,11 @@
-import { describe, it } from 'vitest';
-import type { WebhookDeliveryAttemptedData } from '../../src/webhooks/delivery-events.js';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
+import { type WebhookDeliveryAttemptedData, deliveryStream } from '../../src/webhooks/delivery-events.js';
 import { deliveryLaneDecider } from '../../src/webhooks/delivery-lane-decider.js';
+import { LANE_SNAPSHOT_EVERY, createLaneWriter } from '../../src/webhooks/webhooks.js';
 import { deciderSpecification } from '../support/decider-specification.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const spec = deciderSpecification(deliveryLaneDecider);
 const attempt = (deliveryId: string, n: number): WebhookDeliveryAttemptedData => ({
@@ -31,4 +35,22 @@ describe('the delivery lane decider', () => {
       .given([{ type: 'WebhookDeliveryRetryRequested', data: { deviceId: 'd', deliveryId: 'a' } }])
       .when({ type: 'RequestRetry', deviceId: 'd', deliveryId: 'a' })
       .then([{ type: 'WebhookDeliveryRetryRequested', data: { deviceId: 'd', deliveryId: 'a' } }]));
+});
+
+describe('the delivery lane writer', () => {
+  it('keeps snapshots of a lane, so that a start does not read every attempt the device ever had', async () => {
+    const store = new SqliteEventStore(join(tempDir('dmg-lanes-'), 'events.sqlite'));
+    const stream = deliveryStream('d');
+    const attempts = LANE_SNAPSHOT_EVERY + 10;
+    const lanes = createLaneWriter(store);
+    for (let n = 1; n <= attempts; n++) await lanes.handle(stream, { type: 'RecordAttempt', attempt: attempt('x', n) });
+    const snapshot = await store.loadSnapshot(stream);
+    expect(snapshot?.revision).toBeGreaterThanOrEqual(LANE_SNAPSHOT_EVERY - 1);
+    // A new process: its writer starts from the snapshot and the events after it, and still knows the last attempts.
+    const restarted = createLaneWriter(store);
+    await restarted.handle(stream, { type: 'RecordAttempt', attempt: attempt('x', attempts) });
+    await restarted.handle(stream, { type: 'RecordAttempt', attempt: attempt('x', attempts - 20) });
+    expect((await store.readStream(stream)).length).toBe(attempts);
+    await store.close();
+  });
 });
