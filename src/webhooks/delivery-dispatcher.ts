@@ -30,9 +30,10 @@ interface Lane {
   timer: NodeJS.Timeout | undefined;
   /**
    * Deliveries whose final attempt is durable in the store but maybe not yet folded into the read model
-   * (id → position of that record): the lane goes on to the next one without waiting for the fold.
+   * (id → position of that record, and the round it decided): the lane goes on to the next one without
+   * waiting for the fold. A delivery retried meanwhile is in a later round, which that attempt does not end.
    */
-  settling: Map<string, number>;
+  settling: Map<string, { position: number; round: number }>;
   /** Pending deliveries read ahead, in the device's order; the first is the head. Fresh objects: the lane's own. */
   ahead: PendingDelivery[];
   /** seq of the last delivery read ahead: the next read starts after it. Undefined: from the oldest pending. */
@@ -138,14 +139,14 @@ export class DeliveryDispatcher {
     lane.ahead =
       lane.cursor !== undefined
         ? model.pendingAfter(deviceId, lane.cursor, READ_AHEAD)
-        : model.pendingHeads(deviceId, unsettled + READ_AHEAD).filter((delivery) => !lane.settling.has(delivery.id));
+        : model.pendingHeads(deviceId, unsettled + READ_AHEAD).filter((delivery) => lane.settling.get(delivery.id)?.round !== delivery.round);
     if (lane.ahead.length > 0) lane.cursor = lane.ahead[lane.ahead.length - 1]!.seq;
     return lane.ahead[0];
   }
 
   /** Forgets what the read model now includes; answers how many are still settling. */
   private settle(lane: Lane): number {
-    for (const [id, position] of lane.settling) if (position <= this.deps.runner.position) lane.settling.delete(id);
+    for (const [id, { position }] of lane.settling) if (position <= this.deps.runner.position) lane.settling.delete(id);
     return lane.settling.size;
   }
 
@@ -181,7 +182,7 @@ export class DeliveryDispatcher {
       rewind(lane);
       await runner.waitFor(position);
     } else {
-      lane.settling.set(head.id, position);
+      lane.settling.set(head.id, { position, round: head.round });
       if (lane.ahead[0] === head) lane.ahead.shift();
     }
   }

@@ -283,6 +283,26 @@ describe('webhook delivery', () => {
     await down.close();
   });
 
+  it('a retry requested while an attempt is under way goes once that attempt has ended', async () => {
+    const receiver = await TestReceiver.start();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    receiver.respond = (request) => ({ status: 200, ...(request.attemptOfId === 1 ? { after: held } : {}) });
+    await device('retry-in-flight', receiver.url);
+    const {
+      ids: [id],
+    } = await appendReceived(gateway.store, 'retry-in-flight', 1);
+    await receiver.waitUntil(() => receiver.requests.length === 1, 15_000, 'the first attempt');
+    expect((await api('POST', `/devices/retry-in-flight/hooks/deliveries/${id}/retry`, { deviceKey: keys.get('retry-in-flight') })).status).toBe(202);
+    release();
+    // The first attempt ends delivered, but in the round before the retry: the retry still goes.
+    await receiver.waitUntil(() => receiver.requests.length === 2, 15_000, 'the requested retry');
+    await eventually(async () => (await delivery('retry-in-flight', id!))?.status === 'delivered');
+    expect((await delivery('retry-in-flight', id!))?.attempts).toBe(2);
+    expect(new Set(receiver.requests.map((r) => r.envelope.id)).size).toBe(1);
+    await receiver.close();
+  });
+
   it('removing the hook ends what was pending', async () => {
     const port = await freePort();
     await device('removed', `http://127.0.0.1:${port}/hooks`);
