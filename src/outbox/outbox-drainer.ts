@@ -133,6 +133,11 @@ class DeviceLane {
   private readonly abort = new AbortController();
   private dirty = false;
   private stopped = false;
+  /**
+   * Messages the engine took whose `sent` could not be recorded yet (the store failed a moment): the lane
+   * records that when it comes back to them, instead of sending them again.
+   */
+  private readonly sentUnrecorded = new Set<string>();
   private interrupt: (() => void) | undefined;
 
   constructor(
@@ -222,6 +227,12 @@ class DeviceLane {
 
   private async send(outbox: DeviceOutbox, outboxId: string): Promise<void> {
     const { connections, dispatcher } = this.drainer.deps;
+    if (this.sentUnrecorded.has(outboxId)) {
+      const message = outbox.current.messages.get(outboxId);
+      await this.recordSent(outbox, outboxId);
+      if (message) await this.removeMedia(message);
+      return;
+    }
     const connection = connections.connection(this.deviceId);
     if (!connection || this.stopped) return;
     const start = (await this.record(outbox, startSending(this.deviceId, outboxId, this.drainer.now()))).result;
@@ -237,8 +248,14 @@ class DeviceLane {
       await this.sendFailed(outbox, connection, message, error);
       return;
     }
-    await this.record(outbox, recordSent(this.deviceId, outboxId, this.drainer.now()));
+    this.sentUnrecorded.add(outboxId);
+    await this.recordSent(outbox, outboxId);
     await this.removeMedia(message);
+  }
+
+  private async recordSent(outbox: DeviceOutbox, outboxId: string): Promise<void> {
+    await this.record(outbox, recordSent(this.deviceId, outboxId, this.drainer.now()));
+    this.sentUnrecorded.delete(outboxId);
   }
 
   private async sendFailed(outbox: DeviceOutbox, connection: EngineConnection, message: PendingMessage, error: unknown): Promise<void> {

@@ -7,6 +7,7 @@ import { outboxStream } from '../../src/messages/message-events.js';
 import { cancelMessage } from '../../src/outbox/outbox-decisions.js';
 import { FakeConnection, type Harness, fixedLookup, notConnected, outboxHarness, text, transient, watchRateLimiter } from './support/harness.js';
 import { eventually } from '../support/eventually.js';
+import { FailingWritesStore } from '../support/failing-store.js';
 
 const DEVICE = 'shop-1';
 
@@ -57,6 +58,27 @@ describe('the outbox drainer', () => {
     expect(rejected[0]).toBe(DEVICE);
     expect(connection.sent).toEqual([]);
     expect((await h.events(DEVICE)).map((e) => e.type)).toEqual(['OutboxMessageQueued']);
+  });
+
+  it('records a send the engine took once the store takes writes again, without sending it a second time', async () => {
+    let failing: FailingWritesStore | undefined;
+    h = await outboxHarness({ writesThrough: (store) => (failing = new FailingWritesStore(store)) });
+    const { waMessageId } = await h.queue(DEVICE, text('x'));
+    let engineDone!: () => void;
+    const connection = new FakeConnection();
+    connection.script.push(new Promise<void>((resolve) => (engineDone = resolve)));
+    h.connections.online(DEVICE, connection);
+    h.drainer.start([DEVICE]);
+    await eventually(() => connection.sent.length === 1, 'the engine sending');
+    // The store fails for a moment, just as the engine answers: `sent` cannot be recorded.
+    failing!.failing = true;
+    engineDone();
+    await eventually(() => failing!.refused > 0, 'the record refused');
+    failing!.failing = false;
+    await eventually(async () => (await h!.statuses(DEVICE)).length === 1, 'sent recorded');
+    expect((await h.statuses(DEVICE))[0]).toMatchObject({ waMessageId, status: 'sent' });
+    expect(connection.sent).toHaveLength(1);
+    expect((await h.events(DEVICE)).filter((e) => e.type === 'OutboxMessageSending')).toHaveLength(1);
   });
 
   it('retries a transient error with backoff and the same waMessageId, then fails after the last attempt', async () => {

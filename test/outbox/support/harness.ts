@@ -10,6 +10,7 @@ import { vi } from 'vitest';
 import type { MediaSettings, OutboxSettings } from '../../../src/config.js';
 import { EngineError, type EngineConnection, type OutgoingMessage } from '../../../src/engines/engine.js';
 import { SqliteEventStore } from '../../../src/eventstore/sqlite/sqlite-event-store.js';
+import type { EventStore } from '../../../src/eventstore/event-store.js';
 import { MediaFetcher } from '../../../src/media/media-fetcher.js';
 import { MediaStore } from '../../../src/media/media-store.js';
 import { outboxStream } from '../../../src/messages/message-events.js';
@@ -100,11 +101,19 @@ export interface Harness {
 }
 
 export async function outboxHarness(
-  options: { settings?: Partial<OutboxSettings>; allowPrivateNetworks?: boolean; dir?: string; dnsLookup?: LookupFunction; fences?: DeviceFences } = {},
+  options: {
+    settings?: Partial<OutboxSettings>;
+    allowPrivateNetworks?: boolean;
+    dir?: string;
+    dnsLookup?: LookupFunction;
+    fences?: DeviceFences;
+    /** The outbox writes through this (a store that fails writes on demand). */
+    writesThrough?: (store: SqliteEventStore) => EventStore;
+  } = {},
 ): Promise<Harness> {
   const dir = options.dir ?? tempDir('dmg-outbox-');
   const store = new SqliteEventStore(join(dir, 'events.sqlite'));
-  const outboxes = new Outboxes(store, silent);
+  const outboxes = new Outboxes(options.writesThrough ? options.writesThrough(store) : store, silent);
   const connections = new FakeConnections();
   const media = new MediaStore(dir);
   await media.init();
