@@ -7,6 +7,7 @@ import { type DomainErrorCode, DomainError } from '../errors/domain-error.js';
 import { FenceRejectedError, StoreRefusedError, StoreUnavailableError, WrongExpectedRevisionError } from '../eventstore/event-store.js';
 import { ProjectionLagError } from '../projections/projection-runner.js';
 import { isDiskFull } from '../storage/storage-health.js';
+import { HookSecretUnreadableError } from '../webhooks/hook-secrets.js';
 import { Problem } from './problem.js';
 
 /** HTTP status of every domain error code (a test checks that none is missing). */
@@ -67,6 +68,10 @@ export function problemOf(error: unknown): Problem | undefined {
   // Several processes: the device moved to another process while this one acted for it.
   if (error instanceof FenceRejectedError) {
     return new Problem(409, 'concurrent_change', 'the device is being taken over by another gateway process; try again', { headers: { 'Retry-After': '1' } });
+  }
+  // The operator's to fix (the key the secrets were sealed with), not the caller's.
+  if (error instanceof HookSecretUnreadableError) {
+    return new Problem(503, 'hook_secret_unreadable', `${error.message}: start the gateway with that key, or remove the hook and configure it again`);
   }
   if (error instanceof ProjectionLagError) {
     return new Problem(503, 'read_models_lagging', 'the change was recorded but cannot be read back yet; retry with the same Idempotency-Key to get its answer', {

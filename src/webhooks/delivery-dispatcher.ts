@@ -13,6 +13,7 @@ import type { Logger } from 'pino';
 import type { ProjectionRunner } from '../projections/projection-runner.js';
 import { type WebhookDeliveryAttemptedData, deliveryStream } from './delivery-events.js';
 import type { DeliveryQueue } from './delivery-queue.js';
+import { HookSecretUnreadableError } from './hook-secrets.js';
 import type { RetryPolicy } from './retry-policy.js';
 import type { WebhookSender, WebhookTarget } from './webhook-sender.js';
 import type { DeliveryLaneWriter } from './webhooks.js';
@@ -20,6 +21,8 @@ import type { PendingDelivery, WebhooksReadModel } from './webhooks-read-model.j
 
 /** After an unexpected error (the store unavailable…), a lane tries again this much later. */
 const LANE_ERROR_BACKOFF_MS = 1_000;
+/** How often a lane whose hook secret cannot be opened looks again. */
+const UNREADABLE_SECRET_BACKOFF_MS = 60_000;
 /** Pending deliveries a lane reads from the read model at a time (one query for this many deliveries). */
 const READ_AHEAD = 32;
 /** Hook URLs whose host is kept parsed; a handful is the usual working set. */
@@ -116,8 +119,11 @@ export class DeliveryDispatcher {
         await this.attempt(head, hook, lane);
       }
     } catch (error) {
-      this.deps.log.error({ err: error, deviceId }, 'webhook delivery lane failed; retrying shortly');
-      lane.timer = this.timer(deviceId, LANE_ERROR_BACKOFF_MS);
+      // A secret no key here opens waits for the operator (the gateway restarted with the right ENCRYPTION_KEY):
+      // its deliveries stay pending, and the lane looks again now and then rather than every second.
+      const unreadable = error instanceof HookSecretUnreadableError;
+      this.deps.log.error({ err: error, deviceId }, unreadable ? 'webhook secret unreadable; deliveries wait' : 'webhook delivery lane failed; retrying shortly');
+      lane.timer = this.timer(deviceId, unreadable ? UNREADABLE_SECRET_BACKOFF_MS : LANE_ERROR_BACKOFF_MS);
     } finally {
       // What was read ahead may be stale by the time the lane runs again (delivered by another process that
       // ran the device meanwhile, ended by a hook removal, or retried): it starts again from the oldest pending.

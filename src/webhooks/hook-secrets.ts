@@ -30,8 +30,14 @@ export class HookSecrets {
   open(deviceId: string, stored: string): string {
     if (!stored.startsWith(SEALED)) return stored;
     if (!this.cipher) throw new HookSecretUnreadableError(`the webhook secret of device ${deviceId} is encrypted and ENCRYPTION_KEY is not set`);
-    const sealed = JSON.parse(Buffer.from(stored.slice(SEALED.length), 'base64url').toString('utf8')) as SealedValue;
-    return this.cipher.open(sealed, associatedData(deviceId));
+    try {
+      const sealed = JSON.parse(Buffer.from(stored.slice(SEALED.length), 'base64url').toString('utf8')) as SealedValue;
+      return this.cipher.open(sealed, associatedData(deviceId));
+    } catch (error) {
+      throw new HookSecretUnreadableError(`the webhook secret of device ${deviceId} cannot be opened with this ENCRYPTION_KEY (it was sealed with another one)`, {
+        cause: error,
+      });
+    }
   }
 }
 

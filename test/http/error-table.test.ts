@@ -3,6 +3,7 @@ import { DOMAIN_ERROR_CODES, DomainError } from '../../src/errors/domain-error.j
 import { FenceRejectedError, StoreRefusedError, StoreUnavailableError, WrongExpectedRevisionError } from '../../src/eventstore/event-store.js';
 import { STATUS_OF_CODE, problemOf } from '../../src/http/error-table.js';
 import { ProjectionLagError } from '../../src/projections/projection-runner.js';
+import { HookSecretUnreadableError } from '../../src/webhooks/hook-secrets.js';
 
 describe('the HTTP error table', () => {
   it('gives every domain error code a 4xx or 5xx status, and only those codes', () => {
@@ -33,6 +34,7 @@ describe('the HTTP error table', () => {
     expect(problemOf(new ProjectionLagError('late'))).toMatchObject({ status: 503, code: 'read_models_lagging' });
     expect(problemOf(new WrongExpectedRevisionError('s', 1, 2))).toMatchObject({ status: 409, code: 'concurrent_change' });
     expect(problemOf(new FenceRejectedError({ streamId: 'lease-d', revision: 1 }, 2))).toMatchObject({ status: 409, code: 'concurrent_change' });
+    expect(problemOf(new HookSecretUnreadableError('sealed'))).toMatchObject({ status: 503, code: 'hook_secret_unreadable' });
     expect(problemOf(new Error('anything else'))).toBeUndefined();
   });
 });

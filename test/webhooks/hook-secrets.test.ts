@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HookSecrets } from '../../src/webhooks/hook-secrets.js';
+import { HookSecretUnreadableError, HookSecrets } from '../../src/webhooks/hook-secrets.js';
 import { type Api, startTestGateway } from '../support/gateway.js';
 import { appendReceived } from './support/events.js';
 import { TestReceiver } from './support/receiver.js';
@@ -61,7 +61,22 @@ describe('webhook secrets at rest', () => {
     expect(new HookSecrets(key).open('d1', 'whsec_plain')).toBe('whsec_plain');
     expect(new HookSecrets(undefined).seal('d1', 'whsec_plain')).toBe('whsec_plain');
     expect(() => new HookSecrets(undefined).open('d1', sealed)).toThrow('ENCRYPTION_KEY is not set');
-    expect(() => new HookSecrets(randomBytes(32)).open('d1', sealed)).toThrow('authentication failed');
-    expect(() => new HookSecrets(key).open('d2', sealed)).toThrow('authentication failed');
+    expect(() => new HookSecrets(randomBytes(32)).open('d1', sealed)).toThrow(HookSecretUnreadableError);
+    expect(() => new HookSecrets(key).open('d2', sealed)).toThrow('sealed with another one');
+  });
+
+  it('answers 503 hook_secret_unreadable, not 500, when the gateway runs with another key than the secret was sealed with', async () => {
+    const other = await startTestGateway({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', ENCRYPTION_KEY: randomBytes(32).toString('base64') });
+    const created = await other.api('POST', '/devices', { admin: true, json: { id: 'rekeyed', name: 'rekeyed' } });
+    expect((await other.api('PUT', '/devices/rekeyed/hooks', { deviceKey: created.body.deviceKey, json: { url: receiver.url, events: ['message.received'] } })).status).toBe(200);
+    await other.close();
+    const restarted = await startTestGateway({ DATA_DIR: other.dataDir, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', ENCRYPTION_KEY: randomBytes(32).toString('base64') });
+    try {
+      const read = await restarted.api('GET', '/devices/rekeyed/hooks', { deviceKey: created.body.deviceKey });
+      expect(read.status).toBe(503);
+      expect(read.body).toMatchObject({ code: 'hook_secret_unreadable', detail: expect.stringContaining('ENCRYPTION_KEY') });
+    } finally {
+      await restarted.close();
+    }
   });
 });
