@@ -71,7 +71,7 @@ export function problemOf(error: unknown): Problem | undefined {
   }
   // The operator's to fix (the key the secrets were sealed with), not the caller's.
   if (error instanceof HookSecretUnreadableError) {
-    return new Problem(503, 'hook_secret_unreadable', `${error.message}: start the gateway with that key, or remove the hook and configure it again`);
+    return new Problem(503, 'hook_secret_unreadable', `${error.message}: start the gateway with that key, or configure the hook again with "rotateSecret": true`);
   }
   if (error instanceof ProjectionLagError) {
     return new Problem(503, 'read_models_lagging', 'the change was recorded but cannot be read back yet; retry with the same Idempotency-Key to get its answer', {

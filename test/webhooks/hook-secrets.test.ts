@@ -75,6 +75,13 @@ describe('webhook secrets at rest', () => {
       const read = await restarted.api('GET', '/devices/rekeyed/hooks', { deviceKey: created.body.deviceKey });
       expect(read.status).toBe(503);
       expect(read.body).toMatchObject({ code: 'hook_secret_unreadable', detail: expect.stringContaining('ENCRYPTION_KEY') });
+      // A new secret, sealed with this key, ends it.
+      const rotated = await restarted.api('PUT', '/devices/rekeyed/hooks', {
+        deviceKey: created.body.deviceKey,
+        json: { url: receiver.url, events: ['message.received'], rotateSecret: true },
+      });
+      expect(rotated.status).toBe(200);
+      expect((await restarted.api('GET', '/devices/rekeyed/hooks', { deviceKey: created.body.deviceKey })).body.secret).toBe(rotated.body.secret);
     } finally {
       await restarted.close();
     }
