@@ -136,6 +136,18 @@ describe('live event stream', () => {
     expect(idle.events).toEqual([]);
   });
 
+  it('answers HEAD with the stream\'s headers and ends, on both routes', async () => {
+    for (const [path, headers] of [
+      ['/stream', admin],
+      [`/devices/${a.id}/stream`, { 'x-device-key': a.key }],
+    ] as const) {
+      const response = await fetch(`${gateway.url}${path}`, { method: 'HEAD', headers, signal: AbortSignal.timeout(5_000) });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+      expect(await response.text()).toBe('');
+    }
+  });
+
   it('documents both routes as text/event-stream', async () => {
     const { body } = await gateway.api('GET', '/openapi.json');
     for (const path of ['/stream', '/devices/{deviceId}/stream']) {

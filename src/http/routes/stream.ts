@@ -57,6 +57,13 @@ function resumePoint(ctx: Context, after: number | undefined): number | undefine
 }
 
 function open(hub: EventStreamHub, ctx: Context, filter: Parameters<EventStreamHub['open']>[1], after: number | undefined): void {
+  // HEAD: the headers a GET would get, and no stream (the hub would write to the socket past the response).
+  if (ctx.method === 'HEAD') {
+    ctx.status = 200;
+    ctx.type = 'text/event-stream; charset=utf-8';
+    ctx.set('Cache-Control', 'no-cache, no-transform');
+    return;
+  }
   // Koa leaves the response alone from here: the hub writes to it until either side closes it.
   ctx.respond = false;
   ctx.req.socket.setTimeout(0);
