@@ -10,6 +10,18 @@ export const GENERIC_MIMETYPE = 'application/octet-stream';
 /** type/subtype per RFC 6838 (parameters such as `; codecs=opus` allowed). */
 export const MIMETYPE_PATTERN = '^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}(\\s*;\\s*[A-Za-z0-9!#$&^_.+-]+=[^;]{1,128}){0,4}$';
 
+const MIMETYPE = new RegExp(MIMETYPE_PATTERN);
+/** Visible ASCII and spaces: what an HTTP header value may carry here (Node refuses control characters and beyond Latin-1). */
+const HEADER_SAFE = /^[\t\x20-\x7e]*$/;
+
+/**
+ * The type to answer a stored media with: received media carry whatever their sender's app claimed, so a
+ * type that is not one (or would not pass as a header) is served as bytes.
+ */
+export function servableMimetype(mimetype: string | undefined): string {
+  return mimetype !== undefined && MIMETYPE.test(mimetype) && HEADER_SAFE.test(mimetype) ? mimetype : GENERIC_MIMETYPE;
+}
+
 export async function detectMimetype(bytes: Uint8Array | string): Promise<string | undefined> {
   const found = typeof bytes === 'string' ? await fileTypeFromFile(bytes) : await fileTypeFromBuffer(bytes);
   return found?.mime;

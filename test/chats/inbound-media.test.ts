@@ -47,6 +47,35 @@ describe('received media', () => {
     await eventually(() => !existsSync(path), 'the sweep to remove the file', 5_000);
   });
 
+  it('serves media whose sender claimed a type or a name no header can carry as bytes, never a 5xx', async () => {
+    gateway = await startTestGateway({ DEFAULT_ENGINE: 'sandbox' });
+    const device = await createDevice(gateway.api, 'shop', '4915100001110');
+    await goOnline(gateway.api, device);
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+    // What another app may put in a WhatsApp message: control characters, text beyond Latin-1, a lone surrogate.
+    const claims = [
+      { type: 'image', mimetype: 'image/png\r\nX-Injected: 1', served: 'application/octet-stream' },
+      { type: 'image', mimetype: 'text/plain; name="\u20ac"', served: 'application/octet-stream' },
+      { type: 'file', mimetype: 'image/png', filename: '\ud800.png', served: 'image/png' },
+    ];
+    for (const claim of claims) {
+      const inbound = await gateway.api('POST', '/sandbox/devices/shop/inbound', {
+        admin: true,
+        json: { from: FROM, type: claim.type, media: { base64: png, mimetype: claim.mimetype, ...(claim.filename ? { filename: claim.filename } : {}) } },
+      });
+      expect(inbound.status).toBe(202);
+      const url = `/devices/shop/messages/${inbound.body.waMessageId}/media`;
+      const served = await eventually(async () => {
+        const answer = await fetch(`${gateway!.url}${url}`, { headers: { 'x-device-key': device.key } });
+        return answer.status === 404 ? undefined : answer;
+      }, 'the media stored');
+      expect(served.status).toBe(200);
+      expect(served.headers.get('content-type')).toBe(claim.served);
+      expect(served.headers.get('x-injected')).toBeNull();
+      expect(Buffer.from(await served.arrayBuffer()).toString('base64')).toBe(png);
+    }
+  });
+
   it('INBOUND_MEDIA=off keeps metadata only', async () => {
     const { device, waMessageId, received } = await receiveImage({ INBOUND_MEDIA: 'off' }, Buffer.alloc(100, 2));
     expect(received.media).toEqual({ mimetype: 'image/jpeg', size: 100 });

@@ -9,6 +9,7 @@ import Type from 'typebox';
 import type { MessageIndex } from '../../chats/message-index.js';
 import { DomainError } from '../../errors/domain-error.js';
 import type { InboundMediaStore } from '../../media/inbound-media-store.js';
+import { servableMimetype } from '../../media/media-type.js';
 import { type RouteSpec, defineRoute } from '../route.js';
 import { MessageDetailSchema } from '../schemas/chats.js';
 import { MessageParams } from '../schemas/send.js';
@@ -77,7 +78,10 @@ export function messageRoutes({ index, files, retentionMs, now = Date.now }: Mes
         const path = files.pathOf(deviceId, waMessageId);
         const size = await stat(path).then((s) => s.size, () => undefined);
         if (size === undefined) throw expired();
-        const filename = media.filename ?? `${waMessageId}${extensionOf(media.mimetype)}`;
+        const mimetype = servableMimetype(media.mimetype);
+        // The sender's name for the file; a lone surrogate in it would make the header's percent-encoding throw
+        // (a round trip through UTF-8 turns it into U+FFFD).
+        const filename = Buffer.from(media.filename ?? `${waMessageId}${extensionOf(mimetype)}`).toString();
         // Koa's attachment() writes Content-Disposition with the content-disposition package (RFC 6266 quoting, filename*).
         ctx.attachment(filename, { type: 'attachment' });
         return {
@@ -85,7 +89,7 @@ export function messageRoutes({ index, files, retentionMs, now = Date.now }: Mes
           // Pieces of 1 MiB: a quarter of the reads and socket writes of 256 KiB ones (loopback throughput is CPU-bound).
           body: createReadStream(path, { highWaterMark: 1024 * 1024 }),
           headers: {
-            'Content-Type': media.mimetype,
+            'Content-Type': mimetype,
             'Content-Length': String(size),
             'Cache-Control': 'private, max-age=3600',
           },
