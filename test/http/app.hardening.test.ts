@@ -49,6 +49,12 @@ describe('HTTP edge hardening', () => {
     it('an unknown encoding is 415, a gzipped media body within the limits is accepted', async () => {
       const unknown = await rawRequest(gateway.url, 'POST', '/devices/shop/send/image', { 'x-device-key': deviceKey, 'content-type': 'application/json', 'content-encoding': 'zstd-bomb' }, Buffer.from('{}'));
       expect(unknown.status).toBe(415);
+      // On the plain JSON routes too, with a code that says what is wrong.
+      for (const encoding of ['zstd', 'GZIP', 'gzip, gzip']) {
+        const plain = await rawRequest(gateway.url, 'POST', '/devices', { 'x-admin-key': ADMIN_KEY, 'content-type': 'application/json', 'content-encoding': encoding }, Buffer.from('{}'));
+        expect(plain.status, encoding).toBe(415);
+        expect(JSON.parse(plain.text)).toMatchObject({ code: 'unsupported_media_type', detail: expect.stringContaining('Content-Encoding') });
+      }
       const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
       const body = gzipSync(JSON.stringify({ to: '4915112345678', base64: `data:image/png;base64,${png}` }));
       const ok = await rawRequest(gateway.url, 'POST', '/devices/shop/send/image', { 'x-device-key': deviceKey, 'content-type': 'application/json', 'content-encoding': 'gzip' }, body);
