@@ -61,7 +61,7 @@ export function mediaBodyParser(options: MediaBodyParserOptions): Middleware {
   const jsonLimits = { media: options.limit, fields: FIELDS_ALLOWANCE, total: base64LengthOf(options.limit) + FIELDS_ALLOWANCE };
   const types = propertyTypes(options.schema);
   const tooLarge = () => mediaTooLarge(options.kind, options.limit);
-  const parseMultipart = (uploads: string[]) =>
+  const parseMultipart = (uploads: string[], parts: { files: number }) =>
     koaBody({
       json: false,
       urlencoded: false,
@@ -79,6 +79,9 @@ export function mediaBodyParser(options: MediaBodyParserOptions): Middleware {
         minFileSize: 0,
         hashAlgorithm: 'sha256',
         onFileBegin: (_name: string, file: { filepath: string }) => void uploads.push(file.filepath),
+        // A file part past the first is skipped before formidable creates its file (its maxFiles refusal came
+        // after that file was opened, and left it on disk); the request is refused once the body is read.
+        filter: () => ++parts.files === 1,
       },
     });
   return async (ctx: Context, next: Next) => {
@@ -91,11 +94,13 @@ export function mediaBodyParser(options: MediaBodyParserOptions): Middleware {
           // formidable reads the raw bytes: an encoded multipart body cannot be parsed, so it is refused.
           if (encoding !== 'identity') throw unsupportedMediaType('a multipart body cannot have a Content-Encoding');
           if (ctx.request.length > multipartMax) throw tooLarge();
+          const parts = { files: 0 };
           try {
-            await parseMultipart(uploads)(ctx, async () => undefined);
+            await parseMultipart(uploads, parts)(ctx, async () => undefined);
           } catch (error) {
             throw asProblem(error as FormidableFailure, options);
           }
+          if (parts.files > 1) throw onlyOneFile();
           (ctx.request as { body?: unknown }).body = multipartFields(ctx.request.body, types);
         } else if (ctx.request.is('json')) {
           const charset = ctx.request.charset;
@@ -226,6 +231,8 @@ function propertyTypes(schema: TSchema): Map<string, string> {
   return new Map(Object.entries(properties).flatMap(([name, p]) => (typeof p.type === 'string' ? [[name, p.type] as [string, string]] : [])));
 }
 
+const onlyOneFile = () => invalidRequest('only one file part is allowed', [{ path: '/file', message: 'must be one part' }]);
+
 function asProblem(error: FormidableFailure, options: MediaBodyParserOptions): unknown {
   if (error instanceof Problem || typeof error.code !== 'number') return error; // JSON parser errors: the app's problem middleware knows them
   switch (error.code) {
@@ -235,7 +242,7 @@ function asProblem(error: FormidableFailure, options: MediaBodyParserOptions): u
     case 1006: // maxFieldsSizeExceeded
       return new Problem(413, 'payload_too_large', `the text fields of the request exceed ${FIELDS_ALLOWANCE} bytes`);
     case 1015: // maxFilesExceeded
-      return invalidRequest('only one file part is allowed', [{ path: '/file', message: 'must be one part' }]);
+      return onlyOneFile();
     case 1007: // maxFieldsExceeded
       return invalidRequest(`a multipart request takes at most ${MAX_FIELDS} fields`, [{ path: '/', message: `has more than ${MAX_FIELDS} fields` }]);
     default:

@@ -2,7 +2,7 @@
  * The send routes over HTTP against a real gateway whose device session stays closed: everything is
  * queued, answered 202 at once, and visible in the outbox right after the answer.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { outboxStream } from '../../../src/messages/message-events.js';
@@ -103,6 +103,21 @@ describe('sending over HTTP', () => {
     // The bytes wait on disk (not in memory), under the data directory.
     const path = join(dataDir, 'media', 'shop', file.body.outboxId);
     expect(readFileSync(path).toString('latin1')).toContain('%PDF-1.4');
+  });
+
+  it('refuses a multipart body with two file parts and keeps neither on disk', async () => {
+    const incoming = join(dataDir, 'media', '.incoming');
+    const before = readdirSync(incoming).length;
+    for (let i = 0; i < 3; i++) {
+      const form = new FormData();
+      form.append('to', TO);
+      form.append('file', new Blob([Buffer.from('%PDF-1.4\n')]), 'a.pdf');
+      form.append('file', new Blob([Buffer.alloc(100 * 1024, 2)]), 'b.bin');
+      const response = await fetch(`${gateway.url}/devices/shop/send/file`, { method: 'POST', headers: { 'x-device-key': key }, body: form });
+      expect(response.status).toBe(400);
+      expect(await response.json()).toMatchObject({ detail: 'only one file part is allowed' });
+    }
+    expect(readdirSync(incoming)).toHaveLength(before);
   });
 
   it('takes mentions in a multipart body as repeated parts, a comma-separated part or a JSON array, and refuses bad items', async () => {
