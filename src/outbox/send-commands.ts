@@ -205,6 +205,8 @@ export class SendCommands {
   private expiryOf(input: SendContext, now: number): string | undefined {
     if (input.expiresAt !== undefined) {
       const at = Date.parse(input.expiresAt);
+      // The schema's date-time takes a leap second or a zone suffix that Date cannot read.
+      if (Number.isNaN(at)) throw invalidField('/expiresAt', `is not a time this gateway can read (${input.expiresAt}); use e.g. 2026-12-01T12:00:00Z`);
       if (!(at > now)) throw invalidField('/expiresAt', `must lie in the future (it is ${input.expiresAt})`);
       return new Date(at).toISOString();
     }

@@ -52,6 +52,10 @@ describe('queued messages expire', () => {
     const past = await api('POST', '/devices/late/send/text', { deviceKey: key, json: { to: '4915112345678', text: 'x', expiresAt: '2020-01-01T00:00:00Z' } });
     expect(past.status).toBe(400);
     expect(past.body.errors).toEqual([{ path: '/expiresAt', message: expect.stringContaining('future') }]);
+    // A date-time the schema takes but Date cannot read: said so, not "in the past".
+    const leap = await api('POST', '/devices/late/send/text', { deviceKey: key, json: { to: '4915112345678', text: 'x', expiresAt: '2030-12-31T23:59:60Z' } });
+    expect(leap.status).toBe(400);
+    expect(leap.body.errors).toEqual([{ path: '/expiresAt', message: expect.stringContaining('not a time this gateway can read') }]);
     await eventually(async () => ((await api('GET', '/devices/late/outbox', { deviceKey: key })).body.items.length === 1 ? true : undefined), 'only the one in time waits');
   });
 });
