@@ -86,6 +86,12 @@ async function member(file: string, name: string, now?: () => number, options: M
 
 const overlap = (a: Member, b: Member) => [...a.running].filter((d) => b.running.has(d));
 
+/** Starts a member alone on its store and waits until it runs every device (`count` of them). */
+async function startedWithAll(member: Member, count = devices.length): Promise<void> {
+  await member.leases.start();
+  await eventually(() => member.running.size === count, 'the member runs every device');
+}
+
 const STORES: Array<[string, () => Promise<string>]> = [
   ['sqlite', async () => join(tempDir('dmg-leases-'), 'events.sqlite')],
   [
@@ -102,8 +108,7 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
   it('spreads devices over the members, never runs one twice, and hands them over on a graceful stop', async () => {
     const file = await location();
     const a = await member(file, 'a');
-    await a.leases.start();
-    await eventually(() => a.running.size === devices.length, 'a runs every device');
+    await startedWithAll(a);
     const b = await member(file, 'b');
     await b.leases.start();
     await eventually(() => a.running.size === 6 && b.running.size === 6, 'a fair share each');
@@ -120,8 +125,7 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
   it('takes the devices of a member that stopped heartbeating, and refuses the paused member\'s writes', async () => {
     const file = await location();
     const a = await member(file, 'a');
-    await a.leases.start();
-    await eventually(() => a.running.size === devices.length, 'a runs every device');
+    await startedWithAll(a);
     const fenced = new DeviceFencedStore(a.store, 'dev-0', a.leases);
     await fenced.append('session-dev-0', [{ type: 'Probe', data: {} }]);
     // Pause a (as SIGSTOP would): no more ticks, no more reading of the log; its state stays as it was.
@@ -157,8 +161,7 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
     const file = await location();
     let skew = 0;
     const a = await member(file, 'a', () => Date.now() + skew);
-    await a.leases.start();
-    await eventually(() => a.running.size === devices.length, 'a runs every device');
+    await startedWithAll(a);
     // As if no heartbeat could be written for a lease timeout (the file locked by a paused process): a stops every
     // device by itself, while the log still names it as their holder.
     skew += TIMEOUT_MS;
@@ -183,8 +186,7 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
           },
         }),
     });
-    await a.leases.start();
-    await eventually(() => a.running.size === devices.length, 'a runs every device');
+    await startedWithAll(a);
     stalled = true;
     const stalledAt = Date.now();
     await eventually(() => a.running.size === 0, 'a stopped every device', TIMEOUT_MS * 2);
@@ -202,8 +204,7 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
         if (deviceId === 'dev-3' && failures++ === 0) throw new Error('the session could not be loaded');
       },
     });
-    await a.leases.start();
-    await eventually(() => a.running.size === devices.length, 'a runs every device, dev-3 too');
+    await startedWithAll(a);
     expect((await a.store.readStream('lease-dev-3')).map((e) => e.type)).toEqual(['LeaseAcquired', 'LeaseReleased', 'LeaseAcquired']);
   });
 
@@ -227,8 +228,7 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
           },
         }),
     });
-    await a.leases.start();
-    await eventually(() => a.running.size === devices.length, 'a runs every device, dev-5 too');
+    await startedWithAll(a);
     expect(lost).toBe(true);
     expect(a.leases.owns('dev-5')).toBe(true);
     expect((await a.store.readStream('lease-dev-5')).map((e) => e.type)).toEqual(['LeaseAcquired']);
@@ -240,8 +240,7 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
     const a = await member(file, 'a', undefined, {
       stopping: (deviceId, leases) => seen.push({ owns: leases.owns(deviceId), fenced: leases.fence(deviceId) !== undefined }),
     });
-    await a.leases.start();
-    await eventually(() => a.running.size === devices.length, 'a runs every device');
+    await startedWithAll(a);
     await a.leases.stop();
     expect(seen).toHaveLength(devices.length);
     expect(seen.every((s) => !s.owns && s.fenced)).toBe(true);
@@ -252,8 +251,7 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
     const file = await location();
     const list = devices.slice(0, 4);
     const a = await member(file, 'a', undefined, { devices: list });
-    await a.leases.start();
-    await eventually(() => a.running.size === 4, 'a runs every device');
+    await startedWithAll(a, 4);
     // Deleted: gone from the device list (which may show it before the log follower sees DeviceDeleted).
     list.splice(list.indexOf('dev-1'), 1);
     const leaseOf = async () => (await a.store.readStream('lease-dev-1')).map((e) => e.type).join();
@@ -267,8 +265,7 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
     const file = await location();
     const four = devices.slice(0, 4);
     const a = await member(file, 'a', undefined, { devices: four });
-    await a.leases.start();
-    await eventually(() => a.running.size === 4, 'a runs every device');
+    await startedWithAll(a, 4);
     const b = await member(file, 'b', undefined, { devices: four });
     await b.leases.start();
     await eventually(() => a.running.size === 2 && b.running.size === 2, 'a fair share each');

@@ -84,6 +84,34 @@ class BufferedCountingProjection implements Projection {
 
 const dump = (db: Database.Database, table: string) => db.prepare(`SELECT * FROM ${table} ORDER BY 1`).all();
 
+/**
+ * A buffered read model with one event applied; then `fail` makes its writes fail and a batch of two events
+ * comes: nothing of it is applied, its checkpoint does not move. After `recover`, the runner's next try applies
+ * it by itself; answers the rows then.
+ */
+async function failThenRecover(options: { padding?: number; fail: (db: Database.Database) => void; recover: (db: Database.Database) => void }) {
+  const dir = tempDir();
+  const store = new SqliteEventStore(join(dir, 'events.sqlite'));
+  const db = openReadModelDb(dir);
+  const runner = new ProjectionRunner(store, db, [new BufferedCountingProjection(db, options.padding)], log, 300);
+  await runner.start();
+  const tick = { type: 'Tick', data: {} };
+  await runner.waitFor((await store.append('s-a', [tick])).position);
+  options.fail(db);
+  await store.append('s-a', [tick]);
+  const last = await store.append('s-b', [tick]);
+  await expect(runner.waitFor(last.position)).rejects.toThrow(/did not reach/);
+  expect(dump(db, 'buffered_counts')).toEqual([{ stream: 's-a', n: 1 }]);
+  expect(db.prepare('SELECT position FROM projection_checkpoints').pluck().get()).toBeLessThan(last.position);
+  options.recover(db);
+  await vi.waitFor(() => expect(runner.position).toBe(last.position), { timeout: 5_000, interval: 50 });
+  const rows = dump(db, 'buffered_counts');
+  await runner.stop();
+  db.close();
+  await store.close();
+  return rows;
+}
+
 describe('projection runner', () => {
   it('waits for its own append, resumes after a restart without re-applying, and rebuilds to the same result', async () => {
     const dir = tempDir();
@@ -198,52 +226,26 @@ describe('projection runner', () => {
   });
 
   it('a batch the disk cannot take is applied again later, whole: no event skipped, nothing kept from the failed try', async () => {
-    const dir = tempDir();
-    const store = new SqliteEventStore(join(dir, 'events.sqlite'));
-    const db = openReadModelDb(dir);
-    const runner = new ProjectionRunner(store, db, [new BufferedCountingProjection(db, 64 * 1024)], log, 300);
-    await runner.start();
-    const tick = { type: 'Tick', data: {} };
-    await runner.waitFor((await store.append('s-a', [tick])).position);
-    // The read-model file may not grow any more: the next batch fails with SQLITE_FULL.
-    db.pragma(`max_page_count = ${db.pragma('page_count', { simple: true }) as number}`);
-    await store.append('s-a', [tick, tick]);
-    const last = await store.append('s-b', [tick]);
-    await expect(runner.waitFor(last.position)).rejects.toThrow(/did not reach/);
-    expect(dump(db, 'buffered_counts')).toEqual([{ stream: 's-a', n: 1 }]);
-    expect(db.prepare('SELECT position FROM projection_checkpoints').pluck().get()).toBeLessThan(last.position);
-    // Space again: the runner's next try applies the batch as it was, once.
-    db.pragma('max_page_count = 1073741823');
-    await vi.waitFor(() => expect(runner.position).toBe(last.position), { timeout: 5_000, interval: 50 });
-    expect(dump(db, 'buffered_counts')).toEqual([{ stream: 's-a', n: 3 }, { stream: 's-b', n: 1 }]);
-    await runner.stop();
-    db.close();
-    await store.close();
+    const rows = await failThenRecover({
+      padding: 64 * 1024,
+      // The read-model file may not grow any more: the next batch fails with SQLITE_FULL.
+      fail: (db) => void db.pragma(`max_page_count = ${db.pragma('page_count', { simple: true }) as number}`),
+      recover: (db) => void db.pragma('max_page_count = 1073741823'),
+    });
+    expect(rows).toEqual([{ stream: 's-a', n: 2 }, { stream: 's-b', n: 1 }]);
   });
 
   it('a batch whose checkpoint cannot be written is applied again later from the log, not from rows held in memory', async () => {
-    const dir = tempDir();
-    const store = new SqliteEventStore(join(dir, 'events.sqlite'));
-    const db = openReadModelDb(dir);
-    const runner = new ProjectionRunner(store, db, [new BufferedCountingProjection(db)], log, 300);
-    await runner.start();
-    const tick = { type: 'Tick', data: {} };
-    await runner.waitFor((await store.append('s-a', [tick])).position);
-    // Every write of a checkpoint fails (as a COMMIT would on a failing disk): the batch's rows are written,
-    // then rolled back with it, on the first try and on the event-by-event one.
-    db.exec(`CREATE TABLE failing (on_ INTEGER); INSERT INTO failing VALUES (1);
-      CREATE TRIGGER failing_checkpoints BEFORE UPDATE ON projection_checkpoints WHEN (SELECT on_ FROM failing)
-      BEGIN SELECT RAISE(ABORT, 'checkpoint write failed'); END`);
-    await store.append('s-a', [tick]);
-    const last = await store.append('s-b', [tick]);
-    await expect(runner.waitFor(last.position)).rejects.toThrow(/did not reach/);
-    expect(dump(db, 'buffered_counts')).toEqual([{ stream: 's-a', n: 1 }]);
-    db.exec('UPDATE failing SET on_ = 0');
-    await vi.waitFor(() => expect(runner.position).toBe(last.position), { timeout: 5_000, interval: 50 });
-    expect(dump(db, 'buffered_counts')).toEqual([{ stream: 's-a', n: 2 }, { stream: 's-b', n: 1 }]);
-    await runner.stop();
-    db.close();
-    await store.close();
+    const rows = await failThenRecover({
+      // Every write of a checkpoint fails (as a COMMIT would on a failing disk): the batch's rows are written,
+      // then rolled back with it, on the first try and on the event-by-event one.
+      fail: (db) =>
+        db.exec(`CREATE TABLE failing (on_ INTEGER); INSERT INTO failing VALUES (1);
+          CREATE TRIGGER failing_checkpoints BEFORE UPDATE ON projection_checkpoints WHEN (SELECT on_ FROM failing)
+          BEGIN SELECT RAISE(ABORT, 'checkpoint write failed'); END`),
+      recover: (db) => db.exec('UPDATE failing SET on_ = 0'),
+    });
+    expect(rows).toEqual([{ stream: 's-a', n: 2 }, { stream: 's-b', n: 1 }]);
   });
 
   it('times out a wait the read models cannot reach', async () => {
