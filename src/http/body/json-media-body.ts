@@ -418,9 +418,9 @@ class Base64Sink {
 
   /** A run of characters as they came in the body (a control byte there is malformed JSON). */
   bytes(span: Buffer, output: Buffer[]): void {
-    // A short run of the alphabet (and spaces) between escapes, every `/` escaped by PHP's json_encode say,
-    // joins the gathered characters; anything else is taken in order as it comes.
-    if (span.length < GATHERED_CHARS && gatherable(span)) {
+    // A short run of the alphabet (and spaces) after an escape, every `/` escaped by PHP's json_encode say,
+    // joins the gathered characters; anything else (plain text in small chunks too) is taken as it comes.
+    if (this.gatheredLength > 0 && span.length < GATHERED_CHARS && gatherable(span)) {
       for (let i = 0; i < span.length; i++) this.gather(span[i]!, output);
       return;
     }
