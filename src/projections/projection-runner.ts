@@ -268,7 +268,6 @@ export class ProjectionRunner implements ReadModelProgress {
       try {
         for await (const batch of subscription) this.applyBatch(batch);
       } catch (error) {
-        this.discardHeld();
         this.lastFailure = error;
         this.log.error({ err: error }, 'projection subscription failed; restarting it');
         if (this.subscription === subscription) setTimeout(() => this.subscription === subscription && this.follow(), 1_000).unref();

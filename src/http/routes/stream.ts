@@ -56,12 +56,17 @@ function resumePoint(ctx: Context, after: number | undefined): number | undefine
   return Number(header);
 }
 
+const STREAM_HEADERS = {
+  'Content-Type': 'text/event-stream; charset=utf-8',
+  'Cache-Control': 'no-cache, no-transform',
+  'X-Accel-Buffering': 'no',
+};
+
 function open(hub: EventStreamHub, ctx: Context, filter: Parameters<EventStreamHub['open']>[1], after: number | undefined): void {
   // HEAD: the headers a GET would get, and no stream (the hub would write to the socket past the response).
   if (ctx.method === 'HEAD') {
     ctx.status = 200;
-    ctx.type = 'text/event-stream; charset=utf-8';
-    ctx.set('Cache-Control', 'no-cache, no-transform');
+    ctx.set(STREAM_HEADERS);
     return;
   }
   // Koa leaves the response alone from here: the hub writes to it until either side closes it.
@@ -72,11 +77,7 @@ function open(hub: EventStreamHub, ctx: Context, filter: Parameters<EventStreamH
   // The body ends when the connection does: no chunk framing around every event (a third of the cost of a
   // write to a thousand clients), and Node answers `Connection: close`.
   ctx.res.useChunkedEncodingByDefault = false;
-  ctx.res.writeHead(200, {
-    'Content-Type': 'text/event-stream; charset=utf-8',
-    'Cache-Control': 'no-cache, no-transform',
-    'X-Accel-Buffering': 'no',
-  });
+  ctx.res.writeHead(200, STREAM_HEADERS);
   // How long EventSource waits before it reconnects (with Last-Event-ID).
   ctx.res.write('retry: 1000\n\n');
   // From here the body is bytes on the connection until it closes, so the hub writes to the socket itself:
