@@ -10,6 +10,7 @@
  * and goes again, with the same webhook-id (at-least-once), and never after a newer one of its device.
  */
 import type { Logger } from 'pino';
+import type { EventStore } from '../eventstore/event-store.js';
 import type { ProjectionRunner } from '../projections/projection-runner.js';
 import { type WebhookDeliveryAttemptedData, deliveryStream } from './delivery-events.js';
 import type { DeliveryQueue } from './delivery-queue.js';
@@ -41,11 +42,19 @@ interface Lane {
   ahead: PendingDelivery[];
   /** seq of the last delivery read ahead: the next read starts after it. Undefined: from the oldest pending. */
   cursor: number | undefined;
+  /**
+   * The hook configuration `ahead` was read under. The read model opens a configuration once and keeps that
+   * object until it changes (webhooks-read-model.ts, forgetHook), so another object means the hook was removed
+   * (which ended what was pending) or configured again since.
+   */
+  readUnder: WebhookTarget | undefined;
 }
 
 export interface DispatcherDeps {
   /** The delivery streams' one writer (webhooks.ts). */
   lanes: DeliveryLaneWriter;
+  /** Where the lane writer appends: read when an attempt turns out to be recorded already. */
+  store: Pick<EventStore, 'readStream'>;
   /** The runner that feeds `model`: its position tells when a recorded attempt is visible. */
   runner: ProjectionRunner;
   model: WebhooksReadModel;
@@ -81,7 +90,7 @@ export class DeliveryDispatcher {
     if (this.deps.owns && !this.deps.owns(deviceId)) return;
     let lane = this.lanes.get(deviceId);
     if (!lane) {
-      lane = { running: false, timer: undefined, settling: new Map(), ahead: [], cursor: undefined };
+      lane = { running: false, timer: undefined, settling: new Map(), ahead: [], cursor: undefined, readUnder: undefined };
       this.lanes.set(deviceId, lane);
     }
     if (rewound) rewind(lane);
@@ -109,13 +118,18 @@ export class DeliveryDispatcher {
         if (this.stopped || (this.deps.owns && !this.deps.owns(deviceId))) return;
         const head = this.head(deviceId, lane);
         if (!head) return;
+        const hook = this.deps.model.hook(deviceId);
+        if (!hook) return; // removed meanwhile: the read model has already failed what was pending
+        if (hook !== lane.readUnder) {
+          // Read ahead before the hook was removed (those deliveries ended then) and configured again: read again.
+          rewind(lane);
+          continue;
+        }
         const wait = head.nextAttemptAt - Date.now();
         if (wait > 0) {
           lane.timer = this.timer(deviceId, wait);
           return;
         }
-        const hook = this.deps.model.hook(deviceId);
-        if (!hook) return; // removed meanwhile: the read model has already failed what was pending
         await this.attempt(head, hook, lane);
       }
     } catch (error) {
@@ -147,6 +161,7 @@ export class DeliveryDispatcher {
         ? model.pendingAfter(deviceId, lane.cursor, READ_AHEAD)
         : model.pendingHeads(deviceId, unsettled + READ_AHEAD).filter((delivery) => lane.settling.get(delivery.id)?.round !== delivery.round);
     if (lane.ahead.length > 0) lane.cursor = lane.ahead[lane.ahead.length - 1]!.seq;
+    lane.readUnder = model.hook(deviceId);
     return lane.ahead[0];
   }
 
@@ -179,9 +194,18 @@ export class DeliveryDispatcher {
       ...(decision.nextAttemptAt === undefined ? {} : { nextAttemptAt: new Date(decision.nextAttemptAt).toISOString() }),
     };
     // Durable before the next delivery of the device goes out: a crash cannot reorder what was sent.
-    const { position: appended } = await lanes.handle(deliveryStream(head.deviceId), { type: 'RecordAttempt', attempt: recorded });
-    // Nothing appended: the attempt was already recorded (a retried append); the read model has it or will.
-    const position = appended === 0 ? runner.position : appended;
+    const stream = deliveryStream(head.deviceId);
+    const handled = await lanes.handle(stream, { type: 'RecordAttempt', attempt: recorded });
+    if (handled.position === 0) {
+      // Nothing appended: this attempt number is in the stream already (recorded by the device's previous owner
+      // before this process's read model folded it, or by an append that landed although it failed). That record
+      // decides, not this one: the lane reads its head again once the read model includes the whole stream, so
+      // that record's backoff holds and its outcome is not taken for this one.
+      rewind(lane);
+      await runner.waitFor(await this.positionOf(stream, handled.revision));
+      return;
+    }
+    const position = handled.position;
     // A retry is timed from the read model's next_attempt_at, so that one waits for the fold, and the lane
     // reads its head again; otherwise the lane goes on with the next one read ahead.
     if (decision.outcome === 'retrying') {
@@ -191,6 +215,12 @@ export class DeliveryDispatcher {
       lane.settling.set(head.id, { position, round: head.round });
       if (lane.ahead[0] === head) lane.ahead.shift();
     }
+  }
+
+  /** The log position of a stream's event at `revision`. */
+  private async positionOf(streamId: string, revision: number): Promise<number> {
+    const [event] = await this.deps.store.readStream(streamId, { fromRevision: revision, maxCount: 1 });
+    return event?.position ?? this.deps.runner.position;
   }
 
   /** The delivery queue's key of a hook URL (host:port), parsed once per URL. */

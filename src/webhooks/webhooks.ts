@@ -102,7 +102,7 @@ export class Webhooks {
     const sender = new WebhookSender(guard, settings.timeoutMs);
     const policy = new RetryPolicy(settings.retrySchedule, settings.retryJitter);
     const lanes = createLaneWriter(store);
-    const dispatcher = new DeliveryDispatcher({ lanes, runner, model, queue, sender, policy, log, ...(options.owns ? { owns: options.owns } : {}) });
+    const dispatcher = new DeliveryDispatcher({ lanes, store, runner, model, queue, sender, policy, log, ...(options.owns ? { owns: options.owns } : {}) });
     model.onWork = (deviceId, rewound) => dispatcher.wake(deviceId, rewound);
     await runner.start();
     const prune = () => {

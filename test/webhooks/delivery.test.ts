@@ -6,7 +6,10 @@ import { freePort } from '../support/child-gateway.js';
 import { type Api, startTestGateway } from '../support/gateway.js';
 import { ProjectionRunner } from '../../src/projections/projection-runner.js';
 import { WebhooksReadModel } from '../../src/webhooks/webhooks-read-model.js';
-import { appendReceived, appendSessionState, appendStatus } from './support/events.js';
+import { deliveryStream } from '../../src/webhooks/delivery-events.js';
+import { createLaneWriter } from '../../src/webhooks/webhooks.js';
+import { inboxStream } from '../../src/messages/message-events.js';
+import { appendReceived, appendSessionState, appendStatus, messageReceived } from './support/events.js';
 import { eventually } from '../support/eventually.js';
 import { type ReceivedRequest, TestReceiver } from './support/receiver.js';
 
@@ -300,6 +303,64 @@ describe('webhook delivery', () => {
     await eventually(async () => (await delivery('retry-in-flight', id!))?.status === 'delivered');
     expect((await delivery('retry-in-flight', id!))?.attempts).toBe(2);
     expect(new Set(receiver.requests.map((r) => r.envelope.id)).size).toBe(1);
+    await receiver.close();
+  });
+
+  it('an attempt another process recorded first keeps its backoff: the lane waits for that record, it does not post again at once', async () => {
+    const receiver = await TestReceiver.start();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    receiver.respond = (request) => ({ status: 500, ...(request.attemptOfId === 1 ? { after: held } : {}) });
+    await device('recorded-elsewhere', receiver.url);
+    const {
+      ids: [id],
+    } = await appendReceived(gateway.store, 'recorded-elsewhere', 1);
+    await receiver.waitUntil(() => receiver.requests.length === 1, 15_000, 'the first attempt');
+    // The device's previous owner recorded this attempt (retry in a minute) and this process has not folded it yet.
+    const runner = gateway.webhooks['runner'];
+    await runner.stop();
+    const now = Date.now();
+    await createLaneWriter(gateway.store).handle(deliveryStream('recorded-elsewhere'), {
+      type: 'RecordAttempt',
+      attempt: {
+        deviceId: 'recorded-elsewhere', deliveryId: id!, round: 0, attempt: 1, outcome: 'retrying', status: 503, durationMs: 5,
+        attemptedAt: new Date(now).toISOString(), nextAttemptAt: new Date(now + 60_000).toISOString(),
+      },
+    });
+    release();
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(receiver.requests).toHaveLength(1);
+    await runner.start();
+    const record = await eventually(async () => {
+      const d = await delivery('recorded-elsewhere', id!);
+      return d?.attempts === 1 && d;
+    });
+    expect(record).toMatchObject({ status: 'pending', attempts: 1, lastStatus: 503 });
+    expect(Date.parse(record.nextAttemptAt)).toBe(now + 60_000);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(receiver.requests).toHaveLength(1);
+    expect((await api('DELETE', '/devices/recorded-elsewhere/hooks', { deviceKey: keys.get('recorded-elsewhere') })).status).toBe(204);
+    await receiver.close();
+  });
+
+  it('deliveries read ahead are not sent once the hook was removed and configured again', async () => {
+    const receiver = await TestReceiver.start();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    receiver.respond = (request) => ({ status: 200, ...(request.attemptOfId === 1 && request.envelope.data.body === 'message 1' ? { after: held } : {}) });
+    await device('reconfigured', receiver.url);
+    // One append: the lane reads all three ahead while the first is under way.
+    const events = [1, 2, 3].map((n) => messageReceived('reconfigured', n));
+    await gateway.store.append(inboxStream('reconfigured'), events);
+    await receiver.waitUntil(() => receiver.requests.length === 1, 15_000, 'the first attempt');
+    expect((await api('DELETE', '/devices/reconfigured/hooks', { deviceKey: keys.get('reconfigured') })).status).toBe(204);
+    await configure('reconfigured', receiver.url, ['message.received']);
+    release();
+    const { ids: [later] } = await appendReceived(gateway.store, 'reconfigured', 1, 4);
+    await eventually(async () => (await delivery('reconfigured', later!))?.status === 'delivered');
+    expect(receiver.requests.map((r) => r.envelope.data.body)).toEqual(['message 1', 'message 4']);
+    const ended = await Promise.all(events.slice(1).map((e) => delivery('reconfigured', e.id!)));
+    expect(ended.map((d) => [d.status, d.attempts])).toEqual([['failed', 0], ['failed', 0]]);
     await receiver.close();
   });
 
