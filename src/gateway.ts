@@ -14,7 +14,7 @@ import type { EventStore } from './eventstore/event-store.js';
 import { openEventStore } from './eventstore/open-event-store.js';
 import { createHttpApp } from './http/app.js';
 import { deviceLookup } from './http/device-lookup.js';
-import { answerClientError, answerFailedExpectation } from './http/client-errors.js';
+import { answerClientError, answerConnect, answerFailedExpectation } from './http/client-errors.js';
 import { buildOpenApiDocument } from './http/openapi.js';
 import type { RouteSpec } from './http/route.js';
 import { deviceEventRoutes } from './http/routes/device-events.js';
@@ -357,6 +357,7 @@ async function listen(handler: Parameters<typeof createServer>[1], port: number,
   // Errors of the HTTP parser and a bad Expect answer problem+json too.
   server.on('clientError', answerClientError);
   server.on('checkExpectation', answerFailedExpectation);
+  server.on('connect', answerConnect);
   // Slow or idle clients must not hold sockets forever.
   server.headersTimeout = 20_000;
   server.requestTimeout = 60_000;

@@ -32,12 +32,25 @@ export function answerClientError(error: ParserError, socket: Duplex): void {
     socket.destroy();
     return;
   }
-  const problem = problemOfParserError(error);
+  endWithProblem(socket, problemOfParserError(error));
+}
+
+/**
+ * The server's 'connect' listener. Node hands a CONNECT request over as a bare socket (a tunnel is for a
+ * proxy to open) and, with no listener, closes it without a word: this is not a proxy, so it is 405.
+ */
+export function answerConnect(_request: IncomingMessage, socket: Duplex): void {
+  endWithProblem(socket, new Problem(405, 'method_not_allowed', 'CONNECT is not supported: this server is not a proxy'), 'Allow: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS\r\n');
+}
+
+/** Answers on the raw socket (no response object exists) and closes it. */
+function endWithProblem(socket: Duplex, problem: Problem, extraHeaders = ''): void {
   const body = JSON.stringify(problem.toBody());
   socket.end(
     `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status] ?? 'Error'}\r\n` +
       'Content-Type: application/problem+json\r\n' +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      extraHeaders +
       'Connection: close\r\n\r\n' +
       body,
   );

@@ -113,7 +113,8 @@ function coerceText(schema: TSchema, input: unknown): unknown {
   for (const [name, type] of coercible) {
     const text = output[name];
     if (typeof text !== 'string') continue;
-    if (type === 'integer' && /^-?\d{1,15}$/.test(text)) output[name] = Number(text);
+    // Up to Number.MAX_SAFE_INTEGER (16 digits); a larger one stays text and is refused as not an integer.
+    if (type === 'integer' && /^-?\d{1,16}$/.test(text) && Number.isSafeInteger(Number(text))) output[name] = Number(text);
     else if (type === 'number' && /^-?\d{1,15}(\.\d{1,15})?$/.test(text)) output[name] = Number(text);
     else if (type === 'boolean' && (text === 'true' || text === 'false')) output[name] = text === 'true';
   }

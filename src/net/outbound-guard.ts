@@ -60,6 +60,8 @@ export class OutboundGuard {
       return 'is not an absolute URL';
     }
     if (!ALLOWED_PROTOCOLS.has(parsed.protocol)) return `uses ${parsed.protocol.replace(/:$/, '')}; only http and https are allowed`;
+    // Port 0 cannot be dialled: every attempt would fail, as the hook's test already would.
+    if (parsed.port === '0') return 'names port 0, which nothing listens on';
     if (this.allowPrivateNetworks) return undefined;
     const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
     // A fully qualified name ("localhost.", "intranet.corp.") escapes suffix rules and search domains alike.

@@ -71,6 +71,7 @@ describe('HTTP edge hardening', () => {
       ['a NUL byte in a header', `GET /health HTTP/1.1\r\n${host}X-A: a\u0000b\r\n\r\n`, 400],
       ['garbage instead of a request line', '\u0016\u0003\u0001 not http at all\r\n\r\n', 400],
       ['an Expect other than 100-continue', `POST /devices HTTP/1.1\r\n${host}Expect: 200-ok\r\nContent-Length: 0\r\n\r\n`, 417],
+      ['CONNECT (this is not a proxy)', `CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n`, 405],
     ])('%s → %s', async (_, request, status) => {
       const answer = parseRaw(await rawExchange(gateway.url, request));
       expect(answer.status).toBe(status);
@@ -86,7 +87,7 @@ describe('HTTP edge hardening', () => {
   });
 
   it('refuses ::/96 and trailing-dot names when a hook is set', async () => {
-    for (const url of ['http://localhost./hook', 'http://[::7f00:1]/hook', 'http://[::a00:1]/hook', 'http://[::]/hook', 'http://example.com./hook']) {
+    for (const url of ['https://example.com:0/hook', 'http://localhost./hook', 'http://[::7f00:1]/hook', 'http://[::a00:1]/hook', 'http://[::]/hook', 'http://example.com./hook']) {
       const answer = await gateway.api('PUT', '/devices/shop/hooks', { deviceKey, json: { url, events: ['message.received'] } });
       expect(answer.status, url).toBe(400);
       expect(answer.body.errors[0].path).toBe('/url');

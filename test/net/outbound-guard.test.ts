@@ -75,6 +75,9 @@ describe('outbound network guard', () => {
         expect(g.refusalOf('ftp://example.com/')).toMatch(/only http and https/);
         expect(g.refusalOf('file:///etc/passwd')).toMatch(/only http and https/);
         expect(g.refusalOf('not a url')).toBe('is not an absolute URL');
+        expect(g.refusalOf('https://hooks.example.com:0/x')).toBe('names port 0, which nothing listens on');
+        expect(g.refusalOf('https://hooks.example.com:00/x')).toBe('names port 0, which nothing listens on');
+        expect(g.refusalOf('https://hooks.example.com:8443/x')).toBeUndefined();
       }
     });
   });

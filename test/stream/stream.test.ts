@@ -120,7 +120,9 @@ describe('live event stream', () => {
       ['/stream?events=', admin],
       ['/stream?after=-1', admin],
       ['/stream?after=abc', admin],
+      ['/stream?after=9007199254740992', admin],
       ['/stream', { ...admin, 'last-event-id': 'abc' }],
+      ['/stream', { ...admin, 'last-event-id': '9007199254740992' }],
     ] as const) {
       const answer = await fetch(`${gateway.url}${path}`, { headers });
       expect(answer.status, path).toBe(400);
@@ -140,6 +142,9 @@ describe('live event stream', () => {
     for (const [path, headers] of [
       ['/stream', admin],
       [`/devices/${a.id}/stream`, { 'x-device-key': a.key }],
+      // The largest position a client can name, as a query or as the header.
+      ['/stream?after=9007199254740991', admin],
+      ['/stream', { ...admin, 'last-event-id': '9007199254740991' }],
     ] as const) {
       const response = await fetch(`${gateway.url}${path}`, { method: 'HEAD', headers, signal: AbortSignal.timeout(5_000) });
       expect(response.status).toBe(200);

@@ -49,7 +49,7 @@ const kindsOf = (events: string | undefined) => (events ? new Set(events.split('
 function resumePoint(ctx: Context, after: number | undefined): number | undefined {
   const header = ctx.get('last-event-id').trim();
   if (header === '') return after;
-  if (!/^\d{1,15}$/.test(header)) {
+  if (!/^\d{1,16}$/.test(header) || !Number.isSafeInteger(Number(header))) {
     const message = 'must be a log position (the id: of an event received)';
     throw invalidRequest(`headers/last-event-id ${message}`, [{ path: '/headers/last-event-id', message }]);
   }
