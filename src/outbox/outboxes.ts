@@ -3,6 +3,7 @@
  */
 import type { Logger } from 'pino';
 import type { EventStore } from '../eventstore/event-store.js';
+import { outboxStream } from '../messages/message-events.js';
 import { type Decide, DeviceOutbox, type Executed } from './device-outbox.js';
 
 export type OutboxChangeListener = (deviceId: string) => void;
@@ -37,6 +38,12 @@ export class Outboxes {
 
   async execute<R>(deviceId: string, decide: Decide<R>): Promise<Executed<R>> {
     return (await this.get(deviceId)).execute(decide);
+  }
+
+  /** The log position of the device's latest outbox event (0: none), whoever appended it. */
+  async lastPosition(deviceId: string): Promise<number> {
+    const [last] = await this.store.readStream(outboxStream(deviceId), { direction: 'backwards', maxCount: 1 });
+    return last?.position ?? 0;
   }
 
   /**

@@ -193,9 +193,11 @@ export class SendCommands {
       executed = await outboxes.execute(deviceId, queueMessage(deviceId, message, this.deps.idempotency.ttlMs));
     } catch (error) {
       if (mediaOf(content)?.source === 'stored') await media.remove(deviceId, outboxId);
-      // Another process queued this key first (several processes): its answer is the answer.
-      if (error instanceof RepeatedSend) return error.answer;
-      throw error;
+      if (!(error instanceof RepeatedSend)) throw error;
+      // Another process queued this key first (several processes): its answer is the answer, given once the read
+      // models here include that append, as the first request's was (a GET right after it finds the message).
+      await this.deps.projections.settle(await outboxes.lastPosition(deviceId));
+      return error.answer;
     }
     await this.deps.projections.settle(executed.position);
     return answerOf(executed.result);

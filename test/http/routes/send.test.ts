@@ -2,6 +2,7 @@
  * The send routes over HTTP against a real gateway whose device session stays closed: everything is
  * queued, answered 202 at once, and visible in the outbox right after the answer.
  */
+import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -296,6 +297,30 @@ describe('sending over HTTP', () => {
     expect(m2.body).toEqual(m1.body);
     expect((await send('text', { to: TO, text: 'x' }, { 'idempotency-key': 'k'.repeat(256) })).status).toBe(400);
     expect((await send('text', { to: TO, text: 'x' }, { 'idempotency-key': 'k'.repeat(255) })).status).toBe(202);
+  });
+
+  it('a repeated Idempotency-Key that another process queued is answered once the read models here show that message', async () => {
+    const created = await api('POST', '/devices', { admin: true, json: { id: 'elsewhere', name: 'Elsewhere' } });
+    const headers = (k: string) => ({ 'idempotency-key': k });
+    const sendThere = (k: string) => api('POST', '/devices/elsewhere/send/text', { deviceKey: created.body.deviceKey, json: { to: TO, text: 'once' }, headers: headers(k) });
+    const first = await sendThere('there-1');
+    const queued = (await gateway.store.readStream(outboxStream('elsewhere'))).find((e) => e.type === 'OutboxMessageQueued')!;
+    const data = queued.data as OutboxMessageQueuedData;
+    expect(data.outboxId).toBe(first.body.outboxId);
+    // Another process queues the same request under a second key; this one has not folded it yet.
+    await gateway.projections.stop();
+    const theirs = { ...data, outboxId: randomUUID(), waMessageId: '3EB0ELSEWHERE000000002', seq: data.seq + 1, idempotency: { key: 'there-2', fingerprint: data.idempotency!.fingerprint } };
+    await gateway.store.append(outboxStream('elsewhere'), [{ type: 'OutboxMessageQueued', data: theirs }], { expectedRevision: queued.revision });
+    const repeated = sendThere('there-2');
+    const early = await Promise.race([repeated.then(() => 'answered'), new Promise((resolve) => setTimeout(() => resolve('waiting'), 500))]);
+    expect(early).toBe('waiting');
+    await gateway.projections.start();
+    const answer = await repeated;
+    expect(answer.status).toBe(202);
+    expect(answer.body.outboxId).toBe(theirs.outboxId);
+    expect((await api('GET', `/devices/elsewhere/messages/${theirs.waMessageId}`, { deviceKey: created.body.deviceKey })).status).toBe(200);
+    const listed = (await api('GET', '/devices/elsewhere/outbox', { deviceKey: created.body.deviceKey })).body.items.map((i: { outboxId: string }) => i.outboxId);
+    expect(listed).toContain(theirs.outboxId);
   });
 
   it('keeps media on disk while queued and removes it when cancelled', async () => {
