@@ -15,16 +15,37 @@ import type { PendingMessage } from './outbox-state.js';
 
 /** A send that has not finished by then is treated as a transient failure (and tried again, same id). */
 const SEND_TIMEOUT_MS = 5 * 60_000;
+/** Engine calls that outlived their timeout, kept at most (each names one message; a hung connection makes a few). */
+const MAX_OVERDUE = 1_000;
+
+/**
+ * An engine call that outlived its timeout. It may still complete: the next try of the same message on the
+ * same connection waits for it (again within the timeout) instead of making a second call, and takes its outcome.
+ */
+interface OverdueCall {
+  connection: EngineConnection;
+  call: Promise<void>;
+  /** Set once the call has ended, with its error if it failed. */
+  ended?: { failed: boolean; error?: unknown };
+}
 
 export class MessageDispatcher {
+  private readonly overdue = new Map<string, OverdueCall>();
+
   constructor(
     private readonly media: MediaStore,
     private readonly fetcher: MediaFetcher,
     private readonly settings: MediaSettings,
+    private readonly timeoutMs = SEND_TIMEOUT_MS,
   ) {}
 
   async send(connection: EngineConnection, deviceId: string, message: PendingMessage): Promise<void> {
+    const key = `send:${message.waMessageId}`;
+    const earlier = this.earlierCall(key, connection);
+    if (earlier) return this.awaitCall(key, earlier);
     const scratch: string[] = [];
+    const removeScratch = () => Promise.all(scratch.map((path) => this.media.removePath(path))).then(() => undefined);
+    let call: Promise<void>;
     try {
       const content = await this.contentOf(deviceId, message.outboxId, message.content, scratch);
       const outgoing: OutgoingMessage = {
@@ -34,14 +55,57 @@ export class MessageDispatcher {
         ...(message.replyTo ? { replyTo: message.replyTo } : {}),
         ...(message.mentions ? { mentions: message.mentions } : {}),
       };
-      await withTimeout(connection.send(outgoing), SEND_TIMEOUT_MS);
-    } finally {
-      await Promise.all(scratch.map((path) => this.media.removePath(path)));
+      call = connection.send(outgoing);
+    } catch (error) {
+      await removeScratch();
+      throw error;
     }
+    // A downloaded file goes once the engine is done with it, which may be after the timeout.
+    const settled = call.then(removeScratch, async (error: unknown) => {
+      await removeScratch();
+      throw error;
+    });
+    return this.awaitCall(key, { connection, call: settled });
   }
 
   async revoke(connection: EngineConnection, waMessageId: string, to: string): Promise<void> {
-    await withTimeout(connection.revoke(waMessageId, to), SEND_TIMEOUT_MS);
+    const key = `revoke:${waMessageId}`;
+    return this.awaitCall(key, this.earlierCall(key, connection) ?? { connection, call: connection.revoke(waMessageId, to) });
+  }
+
+  /**
+   * An overdue call of this message on this connection, which the try takes over. One on another connection
+   * is dropped: that connection was replaced, and its call is as good as lost.
+   */
+  private earlierCall(key: string, connection: EngineConnection): OverdueCall | undefined {
+    const earlier = this.overdue.get(key);
+    if (!earlier) return undefined;
+    this.overdue.delete(key);
+    return earlier.connection === connection ? earlier : undefined;
+  }
+
+  /** The call's outcome within the timeout; a call that outlives it is kept for the next try. */
+  private async awaitCall(key: string, entry: OverdueCall): Promise<void> {
+    if (entry.ended) {
+      if (entry.ended.failed) throw entry.ended.error;
+      return;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), this.timeoutMs);
+    });
+    try {
+      if ((await Promise.race([entry.call, timeout])) !== 'timeout') return;
+    } finally {
+      clearTimeout(timer);
+    }
+    if (this.overdue.size >= MAX_OVERDUE) this.overdue.delete(this.overdue.keys().next().value!);
+    this.overdue.set(key, entry);
+    entry.call.then(
+      () => (entry.ended = { failed: false }),
+      (error: unknown) => (entry.ended = { failed: true, error }),
+    );
+    throw new EngineError('timeout', `the engine did not answer within ${Math.round(this.timeoutMs / 1000)} s; the next try waits for this call rather than making another`);
   }
 
   private async contentOf(deviceId: string, outboxId: string, content: QueuedContent, scratch: string[]): Promise<OutgoingContent> {
@@ -94,17 +158,5 @@ function filenameOf(url: string): string | undefined {
     return last ? decodeURIComponent(last).slice(0, 255) || undefined : undefined;
   } catch {
     return undefined;
-  }
-}
-
-async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new EngineError('timeout', `the engine did not answer within ${ms / 1000} s`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
   }
 }

@@ -103,6 +103,40 @@ describe('the outbox drainer', () => {
     ]);
   });
 
+  it('a send that outlives the engine timeout is not made twice: the next try waits for that call and takes its outcome', async () => {
+    h = await outboxHarness({ settings: { maxAttempts: 5 }, engineTimeoutMs: 100 });
+    const connection = new FakeConnection();
+    let finish!: () => void;
+    connection.script.push(new Promise<void>((resolve) => (finish = resolve)));
+    const { waMessageId } = await h.queue(DEVICE, text('slow'));
+    h.connections.online(DEVICE, connection);
+    h.drainer.start([DEVICE]);
+    // Two tries time out while the one call is still under way.
+    await eventually(async () => (await h!.events(DEVICE)).filter((e) => e.type === 'OutboxAttemptFailed').length >= 2, 'two timed-out tries');
+    expect(connection.sent).toHaveLength(1);
+    finish();
+    await eventually(async () => (await h!.statuses(DEVICE)).length === 1, 'the outcome');
+    expect(await h.statuses(DEVICE)).toMatchObject([{ waMessageId, status: 'sent' }]);
+    expect(connection.sent.map((m) => m.waMessageId)).toEqual([waMessageId]);
+    const failures = (await h.events(DEVICE)).filter((e) => e.type === 'OutboxAttemptFailed');
+    expect(failures[0]!.data).toMatchObject({ error: { code: 'timeout' } });
+  });
+
+  it('a call that outlived the timeout and then failed is made again on the next try', async () => {
+    h = await outboxHarness({ settings: { maxAttempts: 5 }, engineTimeoutMs: 100 });
+    const connection = new FakeConnection();
+    let fail!: (error: Error) => void;
+    connection.script.push(new Promise<void>((_, reject) => (fail = reject)));
+    const { waMessageId } = await h.queue(DEVICE, text('slow, then lost'));
+    h.connections.online(DEVICE, connection);
+    h.drainer.start([DEVICE]);
+    await eventually(async () => (await h!.events(DEVICE)).some((e) => e.type === 'OutboxAttemptFailed'), 'a timed-out try');
+    fail(transient('the socket closed'));
+    await eventually(async () => (await h!.statuses(DEVICE)).length === 1, 'the outcome');
+    expect(await h.statuses(DEVICE)).toMatchObject([{ waMessageId, status: 'sent' }]);
+    expect(connection.sent.map((m) => m.waMessageId)).toEqual([waMessageId, waMessageId]);
+  });
+
   it('fails a message to a recipient that does not exist at once', async () => {
     h = await outboxHarness();
     const connection = new FakeConnection();

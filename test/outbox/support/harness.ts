@@ -109,6 +109,8 @@ export async function outboxHarness(
     fences?: DeviceFences;
     /** The outbox writes through this (a store that fails writes on demand). */
     writesThrough?: (store: SqliteEventStore) => EventStore;
+    /** How long an engine call may take before the try counts as failed (default: the dispatcher's 5 minutes). */
+    engineTimeoutMs?: number;
   } = {},
 ): Promise<Harness> {
   const dir = options.dir ?? tempDir('dmg-outbox-');
@@ -118,7 +120,7 @@ export async function outboxHarness(
   const media = new MediaStore(dir);
   await media.init();
   const guard = new OutboundGuard({ allowPrivateNetworks: options.allowPrivateNetworks ?? false });
-  const dispatcher = new MessageDispatcher(media, new MediaFetcher(guard, MEDIA_TEST_SETTINGS.fetchTimeoutMs, options.dnsLookup), MEDIA_TEST_SETTINGS);
+  const dispatcher = new MessageDispatcher(media, new MediaFetcher(guard, MEDIA_TEST_SETTINGS.fetchTimeoutMs, options.dnsLookup), MEDIA_TEST_SETTINGS, options.engineTimeoutMs);
   const drainer = new OutboxDrainer({
     outboxes,
     connections,
