@@ -7,6 +7,7 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Supervisor } from '../actors/supervisor.js';
 import type { Config } from '../config.js';
+import { deviceStream } from '../devices/device-events.js';
 import type { EventStore, StoredEvent } from '../eventstore/event-store.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Sending } from '../outbox/sending.js';
@@ -89,6 +90,10 @@ export function startLeases(config: Config, deps: ClusterDeps): ClusterNode | un
     },
     async onDeleted(deviceId) {
       await parts?.sessions.remove(deviceId);
+    },
+    async isDeleted(deviceId) {
+      const [last] = await store.readStream(deviceStream(deviceId), { direction: 'backwards', maxCount: 1 });
+      return last?.type === 'DeviceDeleted';
     },
     observe(events: readonly StoredEvent[]) {
       if (!parts) return;

@@ -41,6 +41,11 @@ export interface DeviceLeasesOptions {
   onLost: (deviceId: string, reason: string) => Promise<void>;
   /** A device this process runs was deleted: close and unlink its session, wipe its credentials (before its release). */
   onDeleted?: (deviceId: string) => Promise<void>;
+  /**
+   * Whether the log records the device's deletion. Asked of a device missing from `devices` whose lease no live
+   * member holds (the list may not show a new device yet): a deleted one is taken and closed here.
+   */
+  isDeleted?: (deviceId: string) => Promise<boolean>;
   /** Also told of every event of the log this process follows (other processes' commands reach the owner this way). */
   observe?: (events: readonly StoredEvent[]) => void;
   /** Log position to follow from (the read models' position; lease streams are read at start). */
@@ -56,6 +61,8 @@ export interface DeviceLeasesOptions {
 interface KnownLease {
   owner: string | undefined;
   revision: number;
+  /** Released because the device was deleted: its session was closed then, nothing is left to do. */
+  closedAsDeleted: boolean;
 }
 
 const isLeaseEvent = eventGuard<LeaseEvent>(LEASE_EVENT_TYPES);
@@ -221,21 +228,27 @@ export class DeviceLeases implements FenceSource {
       changes += 1;
       await this.acquire(deviceId, live);
     }
-    // Deleted devices are handed back (their actor has closed their session).
+    // Deleted devices are closed and handed back. Here, not only when the log follower sees DeviceDeleted: the
+    // device list may show the deletion first, and once released nobody would unlink the account.
     const existing = new Set(devices);
-    for (const deviceId of [...this.held.keys()]) {
-      if (existing.has(deviceId)) continue;
-      // Here, not only when the log follower sees DeviceDeleted: the device list may show the deletion first,
-      // and once released nobody would unlink the account.
-      await this.options.onDeleted?.(deviceId).catch((error: unknown) => this.options.log.warn({ deviceId, err: error }, 'could not close a deleted device'));
-      await this.release(deviceId, 'deleted');
-    }
+    for (const [deviceId, revision] of [...this.held]) if (!existing.has(deviceId)) await this.closeDeleted(deviceId, revision);
     // The log names this member but it does not run the device: an acquire whose answer was lost, or a release
     // that failed. Nobody takes a live member's lease, so run it (within the share) or hand it back.
     for (const [deviceId, lease] of [...this.leases]) {
       if (lease.owner !== this.memberId || this.held.has(deviceId) || this.busy.has(deviceId) || this.silenced.has(deviceId) || this.stopped) continue;
-      if (this.held.size < share && existing.has(deviceId)) await this.resume(deviceId);
-      else await this.release(deviceId, existing.has(deviceId) ? 'rebalance' : 'deleted');
+      if (!existing.has(deviceId)) await this.closeDeleted(deviceId, lease.revision);
+      else if (this.held.size < share) await this.resume(deviceId);
+      else await this.release(deviceId, 'rebalance');
+    }
+    // Deleted devices nobody closed: their owner died before it saw the deletion, or nobody held them then (a
+    // rebalance, a stop). The account would stay linked: a live member takes the lease, closes, then releases.
+    for (const [deviceId, lease] of [...this.leases]) {
+      if (changes >= perTick || this.stopped) break;
+      if (existing.has(deviceId) || lease.closedAsDeleted || this.held.has(deviceId) || this.busy.has(deviceId)) continue;
+      if (lease.owner === this.memberId || (lease.owner !== undefined && live.has(lease.owner))) continue;
+      if (!(await this.isDeleted(deviceId))) continue;
+      changes += 1;
+      await this.takeDeleted(deviceId, live);
     }
     // While another live member is below the fair count (devices / live members, rounded down): hand back
     // what is beyond our share, or one device at our share (4 devices over 3 members settle at 2/1/1, not 2/2/0).
@@ -245,6 +258,45 @@ export class DeviceLeases implements FenceSource {
     if (below && excess > 0) {
       for (const deviceId of [...this.held.keys()].slice(0, Math.min(perTick, excess))) await this.release(deviceId, 'rebalance');
     }
+  }
+
+  private async isDeleted(deviceId: string): Promise<boolean> {
+    try {
+      return (await this.options.isDeleted?.(deviceId)) === true;
+    } catch (error) {
+      this.options.log.warn({ deviceId, err: error }, 'could not tell whether a device was deleted');
+      return false;
+    }
+  }
+
+  /** Takes the lease of a deleted device nobody holds (or whose holder is dead) to close its session. */
+  private async takeDeleted(deviceId: string, live: ReadonlySet<string>): Promise<void> {
+    let revision: number;
+    try {
+      const handled = await this.leaseCommands.handle(leaseStream(deviceId), {
+        type: 'AcquireLease',
+        deviceId,
+        member: this.memberId,
+        liveMembers: live,
+        at: new Date(this.now()).toISOString(),
+      });
+      this.learn(deviceId, handled.state.owner, handled.revision);
+      if (handled.state.owner !== this.memberId || this.stopped) return;
+      revision = handled.revision;
+    } catch (error) {
+      this.options.log.warn({ deviceId, err: error }, 'could not take the lease of a deleted device');
+      return;
+    }
+    this.options.log.info({ deviceId, memberId: this.memberId }, 'closing a deleted device nobody closed');
+    await this.closeDeleted(deviceId, revision);
+  }
+
+  /** Closes and unlinks a deleted device's session under its lease (held at `revision`), then releases it. */
+  private async closeDeleted(deviceId: string, revision: number): Promise<void> {
+    // Held while it closes: its writes carry the fence, and the session's owner is this process.
+    this.held.set(deviceId, revision);
+    await this.options.onDeleted?.(deviceId).catch((error: unknown) => this.options.log.warn({ deviceId, err: error }, 'could not close a deleted device'));
+    await this.release(deviceId, 'deleted');
   }
 
   private countsOf(live: ReadonlySet<string>): Map<string, number> {
@@ -322,7 +374,7 @@ export class DeviceLeases implements FenceSource {
       const last = (await this.options.store.readStream(leaseStream(deviceId))).at(-1);
       if (!last || !isLeaseEvent(last)) return;
       const owner = last.type === 'LeaseAcquired' ? last.data.owner : undefined;
-      this.learn(deviceId, owner, last.revision);
+      this.learn(deviceId, owner, last.revision, closedAsDeleted(last));
       if (owner !== this.memberId || this.held.has(deviceId) || this.busy.has(deviceId) || this.stopped) return;
       this.held.set(deviceId, last.revision);
       this.options.log.info({ deviceId, memberId: this.memberId }, 'device resumed: the log names this process as its holder');
@@ -344,7 +396,7 @@ export class DeviceLeases implements FenceSource {
         reason,
         at: new Date(this.now()).toISOString(),
       });
-      this.learn(deviceId, handled.state.owner, handled.revision);
+      this.learn(deviceId, handled.state.owner, handled.revision, reason === 'deleted' && handled.events.length > 0);
     } catch (error) {
       this.options.log.warn({ deviceId, err: error }, 'could not release a device lease');
     } finally {
@@ -379,13 +431,13 @@ export class DeviceLeases implements FenceSource {
   private async refresh(deviceId: string): Promise<void> {
     const [last] = await this.options.store.readStream(leaseStream(deviceId), { direction: 'backwards', maxCount: 1 });
     if (!last || !isLeaseEvent(last)) return;
-    this.learn(deviceId, last.type === 'LeaseAcquired' ? last.data.owner : undefined, last.revision);
+    this.learn(deviceId, last.type === 'LeaseAcquired' ? last.data.owner : undefined, last.revision, closedAsDeleted(last));
   }
 
-  private learn(deviceId: string, owner: string | undefined, revision: number): void {
+  private learn(deviceId: string, owner: string | undefined, revision: number, closedAsDeleted = false): void {
     const known = this.leases.get(deviceId);
     if (known && known.revision >= revision) return;
-    this.leases.set(deviceId, { owner, revision });
+    this.leases.set(deviceId, { owner, revision, closedAsDeleted });
     // An owner we have not seen yet gets a full timeout to show a heartbeat.
     if (owner !== undefined && owner !== this.memberId && !this.seen.has(owner)) this.seen.set(owner, this.now());
     if (owner !== this.memberId && this.held.has(deviceId)) {
@@ -409,11 +461,13 @@ export class DeviceLeases implements FenceSource {
           this.seen.delete(member);
         } else if (!this.left.has(member)) this.seen.set(member, this.now());
       } else if (isLeaseEvent(event) && event.streamId.startsWith(LEASE_STREAM_PREFIX)) {
-        this.learn(event.data.deviceId, event.type === 'LeaseAcquired' ? event.data.owner : undefined, event.revision);
+        this.learn(event.data.deviceId, event.type === 'LeaseAcquired' ? event.data.owner : undefined, event.revision, closedAsDeleted(event));
       }
     }
   }
 }
+
+const closedAsDeleted = (event: LeaseEvent) => event.type === 'LeaseReleased' && event.data.reason === 'deleted';
 
 function shuffled<T>(items: readonly T[]): T[] {
   const copy = [...items];

@@ -51,6 +51,8 @@ interface MemberOptions {
   /** While a device stops. */
   stopping?: (deviceId: string, leases: DeviceLeases) => void;
   devices?: readonly string[];
+  /** Devices whose deletion the log records. */
+  deleted?: ReadonlySet<string>;
 }
 
 async function member(file: string, name: string, now?: () => number, options: MemberOptions = {}): Promise<Member> {
@@ -79,9 +81,26 @@ async function member(file: string, name: string, now?: () => number, options: M
       lost.push(deviceId);
     },
     onDeleted: async (deviceId) => void deleted.push(deviceId),
+    isDeleted: async (deviceId) => options.deleted?.has(deviceId) ?? false,
   });
   cleanups.push({ stop: () => leases.stop(), close: () => opened.close() });
   return { leases, store, running, lost, deleted };
+}
+
+/** Pauses a member as SIGSTOP would: no more ticks, no more reading of the log; its state stays as it was. */
+async function pause(member: Member): Promise<{ tick(): Promise<void> }> {
+  const paused = member.leases as unknown as {
+    timer: NodeJS.Timeout | undefined;
+    watchdog: NodeJS.Timeout | undefined;
+    schedule: () => void;
+    follower: { stop(): Promise<void> };
+    tick(): Promise<void>;
+  };
+  paused.schedule = () => undefined;
+  clearInterval(paused.watchdog);
+  await eventually(() => paused.timer === undefined || (clearTimeout(paused.timer), true), 'paused');
+  await paused.follower.stop();
+  return paused;
 }
 
 const overlap = (a: Member, b: Member) => [...a.running].filter((d) => b.running.has(d));
@@ -128,18 +147,7 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
     await startedWithAll(a);
     const fenced = new DeviceFencedStore(a.store, 'dev-0', a.leases);
     await fenced.append('session-dev-0', [{ type: 'Probe', data: {} }]);
-    // Pause a (as SIGSTOP would): no more ticks, no more reading of the log; its state stays as it was.
-    const paused = a.leases as unknown as {
-      timer: NodeJS.Timeout | undefined;
-      watchdog: NodeJS.Timeout | undefined;
-      schedule: () => void;
-      follower: { stop(): Promise<void> };
-      tick(): Promise<void>;
-    };
-    paused.schedule = () => undefined;
-    clearInterval(paused.watchdog);
-    await eventually(() => paused.timer === undefined || (clearTimeout(paused.timer), true), 'a paused');
-    await paused.follower.stop();
+    const paused = await pause(a);
     const b = await member(file, 'b');
     await b.leases.start();
     expect(b.running.size).toBe(0);
@@ -259,6 +267,32 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
     await eventually(async () => (await leaseOf()) === 'LeaseAcquired,LeaseReleased', 'dev-1 released');
     expect(a.running.has('dev-1')).toBe(false);
     expect(a.deleted).toEqual(['dev-1']);
+  });
+
+  it('closes a device deleted while its owner was dead: a live member takes its lease, closes it and releases it', async () => {
+    const file = await location();
+    const list = devices.slice(0, 4);
+    const deleted = new Set<string>();
+    const a = await member(file, 'a', undefined, { devices: list, deleted });
+    await startedWithAll(a, 4);
+    const b = await member(file, 'b', undefined, { devices: list, deleted });
+    await b.leases.start();
+    await eventually(() => a.running.size === 2 && b.running.size === 2, 'two each');
+    const victim = [...a.running][0]!;
+    await pause(a);
+    // Deleted through b while a is dead: b does not own it, so nobody closes it yet.
+    deleted.add(victim);
+    list.splice(list.indexOf(victim), 1);
+    const lastOfLease = async () => (await b.store.readStream(`lease-${victim}`)).at(-1)!;
+    await eventually(async () => (await lastOfLease()).type === 'LeaseReleased', 'the deleted device closed and released', 3 * TIMEOUT_MS);
+    expect((await lastOfLease()).data).toMatchObject({ owner: 'b', reason: 'deleted' });
+    expect(b.deleted).toEqual([victim]);
+    expect(b.running.has(victim)).toBe(false);
+    // b takes a's other device as usual, and nobody takes the deleted one again.
+    await eventually(() => b.running.size === 3, 'b runs the three devices left');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(b.deleted).toEqual([victim]);
+    expect((await lastOfLease()).type).toBe('LeaseReleased');
   });
 
   it('spreads 4 devices over 3 members 2/1/1', async () => {
