@@ -191,7 +191,9 @@ class DeviceLane {
       if (settings.spacingMaxMs > 0) await this.sleep(this.drainer.random() * settings.spacingMaxMs, false);
       if (this.stopped) return;
       // The rate as the stream counts it: tries made by the process that ran the device before this one count too.
-      const rateWait = job.type === 'send' ? outbox.current.rateWait(this.drainer.now(), settings.ratePerMinute) : 0;
+      // A revoke waits for it as well (its tries are not recorded before they are made, so only this process's
+      // limiter counts them).
+      const rateWait = outbox.current.rateWait(this.drainer.now(), settings.ratePerMinute);
       if (rateWait > 0) {
         await this.sleep(rateWait, false);
         continue;

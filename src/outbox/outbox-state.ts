@@ -60,7 +60,10 @@ export interface IdempotencyRecord {
 
 /** Keys kept per device (the oldest go first); older keys are still found in the idempotency read model. */
 const RECENT_KEYS = 5_000;
-/** Start times kept: enough for any rate a device is allowed across processes (the drainer's own limiter caps the rest). */
+/**
+ * Start times are kept while they may count: those of the last minute, whatever the rate. Older ones are dropped
+ * once they are half of those kept (and there are this many), so that a start costs O(1) on average.
+ */
 const RECENT_STARTS = 2_000;
 const RATE_WINDOW_MS = 60_000;
 
@@ -273,10 +276,7 @@ export class OutboxState {
           message.status = 'sending';
           message.attempts = event.data.attempt;
         }
-        if (event.data.startedAt !== undefined) {
-          this.starts.push(event.data.startedAt);
-          if (this.starts.length > 2 * RECENT_STARTS) this.starts = this.starts.slice(-RECENT_STARTS);
-        }
+        if (event.data.startedAt !== undefined) this.addStart(event.data.startedAt);
         return;
       }
       case 'OutboxAttemptFailed': {
@@ -335,6 +335,13 @@ export class OutboxState {
     }
   }
 
+  private addStart(at: number): void {
+    this.starts.push(at);
+    if (this.starts.length <= RECENT_STARTS) return;
+    const expired = firstAtOrAfter(this.starts, at - RATE_WINDOW_MS);
+    if (expired >= this.starts.length / 2) this.starts = this.starts.slice(expired);
+  }
+
   private rememberLeft(waMessageId: string, outboxId: string, status: string): void {
     this.recentlyLeft.set(waMessageId, { outboxId, status });
     if (this.recentlyLeft.size > RECENT_MESSAGES) this.recentlyLeft.delete(this.recentlyLeft.keys().next().value!);
@@ -380,4 +387,16 @@ export function withText(content: QueuedContent, text: string): QueuedContent {
     default:
       return content;
   }
+}
+
+/** The index of the first value ≥ `value` in an ascending list (its length when there is none). */
+function firstAtOrAfter(sorted: readonly number[], value: number): number {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (sorted[middle]! < value) low = middle + 1;
+    else high = middle;
+  }
+  return low;
 }

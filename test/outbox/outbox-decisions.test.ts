@@ -126,6 +126,21 @@ describe('outbox decisions', () => {
     expect(OutboxState.fromSnapshot(state.toSnapshot()).rateWait(NOW, 3)).toBe(10_000);
   });
 
+  it('counts a rate above 2,000 a minute too, and forgets tries older than a minute', () => {
+    const started = (n: number, at: number): OutboxEvent => ({ type: 'OutboxMessageSending', data: { deviceId: 'd', outboxId: `o${n}`, waMessageId: `W${n}`, attempt: 1, startedAt: at } });
+    // 5,000 tries in the last 50 s (one every 10 ms), after 3,000 more than a minute ago.
+    const old = Array.from({ length: 3_000 }, (_, i) => started(i, NOW - 120_000 + i));
+    const recent = Array.from({ length: 5_000 }, (_, i) => started(3_000 + i, NOW - 50_000 + i * 10));
+    const state = given([...old, ...recent]);
+    expect(state.rateWait(NOW, 5_001)).toBe(0);
+    // At 5,000 a minute the oldest of the last 5,000 (50 s ago) must be a minute old first.
+    expect(state.rateWait(NOW, 5_000)).toBe(10_000);
+    expect(state.rateWait(NOW, 2_500)).toBe(60_000 - 25_000);
+    const kept = (state.toSnapshot().starts ?? []).length;
+    expect(kept).toBeGreaterThanOrEqual(5_000);
+    expect(kept).toBeLessThan(8_000);
+  });
+
   it('a message a receipt already confirmed is recorded sent instead of sent again', () => {
     const receipt = status(1, 'delivered');
     const { events, result } = when([queued(1), sending(1), receipt], startSending('d', 'o1', NOW));

@@ -254,6 +254,24 @@ describe('the outbox drainer', () => {
     }
   });
 
+  it('a revoke waits for the rate the stream counts too (tries another process made)', async () => {
+    h = await outboxHarness({ settings: { ratePerMinute: 2 } });
+    // Two tries another process started just now, recorded on the device's stream.
+    const startedElsewhere = (n: number) => ({
+      type: 'OutboxMessageSending',
+      data: { deviceId: DEVICE, outboxId: `elsewhere-${n}`, waMessageId: `3EB0ELSEWHERE${n}`, attempt: 1, startedAt: Date.now() },
+    });
+    await h.store.append(outboxStream(DEVICE), [startedElsewhere(1), startedElsewhere(2)]);
+    const { requestRevoke } = await import('../../src/outbox/outbox-decisions.js');
+    await h.outboxes.execute(DEVICE, requestRevoke(DEVICE, { waMessageId: '3EB0TOREVOKE', to: '4915112345678' }));
+    const connection = new FakeConnection();
+    h.connections.online(DEVICE, connection);
+    h.drainer.start([DEVICE]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(connection.revoked).toEqual([]);
+    expect((await h.outboxes.get(DEVICE)).current.revokes.has('3EB0TOREVOKE')).toBe(true);
+  });
+
   it('fetches url media at send time through the guard, detects its type and removes the download', async () => {
     const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
     const server = await serve((path) => (path === '/cat.png' ? { status: 200, body: png } : path === '/big' ? { status: 200, body: Buffer.alloc(70 * 1024) } : { status: 404, body: Buffer.from('no') }));
