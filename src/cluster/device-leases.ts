@@ -55,6 +55,7 @@ export interface DeviceLeasesOptions {
   marginMs?: number;
   /** Devices acquired or released in one tick at most (spreads a takeover over a few ticks). */
   perTick?: number;
+  /** Milliseconds on a clock that only moves forward (default: the monotonic clock, as epoch ms at start-up). */
   now?: () => number;
 }
 
@@ -104,7 +105,7 @@ export class DeviceLeases implements FenceSource {
 
   constructor(private readonly options: DeviceLeasesOptions) {
     this.memberId = options.memberId;
-    this.now = options.now ?? Date.now;
+    this.now = options.now ?? monotonicNow;
     this.heartbeatMs = options.heartbeatMs ?? Math.max(100, Math.floor(options.timeoutMs / 4));
     this.marginMs = options.marginMs ?? Math.floor(options.timeoutMs / 5);
     this.leaseCommands = new CommandHandler({ store: options.store, decider: leaseDecider, cacheSize: 0 });
@@ -466,6 +467,13 @@ export class DeviceLeases implements FenceSource {
     }
   }
 }
+
+/**
+ * Liveness is measured in durations on this process's clock: a monotonic one, so that a step of the wall clock
+ * (NTP, an operator) neither holds heartbeats back (a step back) nor makes every other member look dead and this
+ * one silent (a step forward). Epoch-based at start-up, so the `at` of lease and member events reads as a time.
+ */
+const monotonicNow = () => performance.timeOrigin + performance.now();
 
 const closedAsDeleted = (event: LeaseEvent) => event.type === 'LeaseReleased' && event.data.reason === 'deleted';
 

@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import pino from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DeviceLeases } from '../../src/cluster/device-leases.js';
 import { DeviceFencedStore } from '../../src/cluster/fenced-store.js';
 import { FenceRejectedError } from '../../src/eventstore/event-store.js';
@@ -293,6 +293,29 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(b.deleted).toEqual([victim]);
     expect((await lastOfLease()).type).toBe('LeaseReleased');
+  });
+
+  it('keeps heartbeating and keeps its devices when the wall clock steps back or forward', async () => {
+    const real = Date.now.bind(Date);
+    let step = 0;
+    // The wall clock as the process sees it, from before the member exists.
+    const clock = vi.spyOn(Date, 'now').mockImplementation(() => real() + step);
+    try {
+      const file = await location();
+      const list = devices.slice(0, 2);
+      const a = await member(file, 'a', undefined, { devices: list });
+      await startedWithAll(a, 2);
+      const heartbeats = async () => (await a.store.readStream('member-a')).filter((e) => e.type === 'MemberHeartbeat').length;
+      for (const change of [-3_600_000, 3_600_000]) {
+        const before = await heartbeats();
+        step = change;
+        await eventually(async () => (await heartbeats()) >= before + 2, `heartbeats after a step of ${change / 1000} s`, 3 * TIMEOUT_MS);
+        expect(a.leases.owned().sort()).toEqual([...list].sort());
+        expect(a.lost).toEqual([]);
+      }
+    } finally {
+      clock.mockRestore();
+    }
   });
 
   it('spreads 4 devices over 3 members 2/1/1', async () => {
