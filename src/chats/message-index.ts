@@ -219,8 +219,8 @@ const ROWS_KEPT = 5_000;
 
 export class MessageIndex implements Projection, SeenMessages {
   readonly name = 'message-index';
-  /** 2: chats, positions, reactions, edits, quotes and status histories. 3: status histories in a table of their own. */
-  readonly version = 3;
+  /** 2: chats, positions, reactions, edits, quotes and status histories. 3: status histories in a table of their own. 4: edits, revokes and reactions only from the right party and chat. */
+  readonly version = 4;
   readonly handles: ReadonlySet<string> = HANDLED;
   /**
    * apply() reads rows by their keys only; while a rebuild fills the emptied table, the message buffer finds a
@@ -356,7 +356,7 @@ export class MessageIndex implements Projection, SeenMessages {
         };
         messages.put(id, row);
         if (d.type === 'reaction') {
-          if (d.reaction) this.react(d.deviceId, d.reaction.messageId, { from: d.fromMe ? '' : d.from, fromMe: d.fromMe === true, emoji: d.reaction.emoji });
+          if (d.reaction) this.react(d.deviceId, d.reaction.messageId, row.chat_id, { from: d.fromMe ? '' : d.from, fromMe: d.fromMe === true, emoji: d.reaction.emoji });
           return;
         }
         this.touchChat(row, d.fromMe || d.isGroup || !d.pushName ? undefined : d.pushName);
@@ -366,7 +366,8 @@ export class MessageIndex implements Projection, SeenMessages {
         const d = event.data;
         const content = d.content;
         if (content.kind === 'edit') {
-          this.edit(d.deviceId, content.messageId, content.text, d.createdAt, true, stored.position);
+          // The send command edits only this device's own messages; the index holds to that too.
+          if (this.rows().messages.get(key(d.deviceId, content.messageId))?.from_me === 1) this.edit(d.deviceId, content.messageId, content.text, d.createdAt, true, stored.position);
           return;
         }
         const id = key(d.deviceId, d.waMessageId);
@@ -400,7 +401,7 @@ export class MessageIndex implements Projection, SeenMessages {
         messages.put(id, row);
         this.inserts.statuses.add(stored.position, null, 'queued', d.createdAt, null);
         if (content.kind === 'reaction') {
-          this.react(d.deviceId, content.messageId, { from: '', fromMe: true, emoji: content.emoji });
+          this.react(d.deviceId, content.messageId, d.to, { from: '', fromMe: true, emoji: content.emoji });
           return;
         }
         this.touchChat(row, undefined);
@@ -427,12 +428,12 @@ export class MessageIndex implements Projection, SeenMessages {
         return;
       }
       case 'MessageEdited':
-        this.edit(event.data.deviceId, event.data.waMessageId, event.data.body, isoOf(event.data.timestamp), true, stored.position);
+        if (this.changedByRightParty(event.data, false)) this.edit(event.data.deviceId, event.data.waMessageId, event.data.body, isoOf(event.data.timestamp), true, stored.position);
         return;
       case 'MessageRevoked': {
         const id = key(event.data.deviceId, event.data.waMessageId);
         const row = messages.get(id);
-        if (!row) return;
+        if (!row || !this.changedByRightParty(event.data, true)) return;
         row.revoked = 1;
         messages.put(id, row);
         return;
@@ -514,11 +515,26 @@ export class MessageIndex implements Projection, SeenMessages {
     chats.put(chatKey, chat);
   }
 
-  private react(deviceId: string, waMessageId: string, reaction: Reaction): void {
+  /**
+   * Whether an edit or a revoke reported by the network may change the message: it names the message's chat,
+   * and comes from its sender (this account for its own messages, `fromMe`). A WhatsApp client does the same
+   * checks; without them anyone could rewrite or delete any message the device has, its own sends included, by
+   * naming its id. In a group an admin may delete others' messages: the index does not know who the admins
+   * are, so a revoke there is taken from any member of the group.
+   */
+  private changedByRightParty(change: { deviceId: string; waMessageId: string; chatId: string; from: string; fromMe?: boolean }, adminsMay: boolean): boolean {
+    const row = this.rows().messages.get(key(change.deviceId, change.waMessageId));
+    if (!row || row.chat_id !== change.chatId) return false;
+    const bySender = row.from_me === 1 ? change.fromMe === true : change.fromMe !== true && change.from === row.sender;
+    return bySender || (adminsMay && isGroupId(row.chat_id));
+  }
+
+  private react(deviceId: string, waMessageId: string, chatId: string, reaction: Reaction): void {
     const id = key(deviceId, waMessageId);
     const messages = this.rows().messages;
     const row = messages.get(id);
-    if (!row) return; // a reaction to a message the gateway never saw
+    // A reaction to a message the gateway never saw, or one that names a message of another chat.
+    if (!row || row.chat_id !== chatId) return;
     const others = (row.reactions ? (JSON.parse(row.reactions) as Reaction[]) : []).filter(
       (r) => r.fromMe !== reaction.fromMe || r.from !== reaction.from,
     );

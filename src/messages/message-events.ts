@@ -92,6 +92,8 @@ export interface MessageEditedData {
   deviceId: string;
   chatId: string;
   from: string;
+  /** Made by this account (on the phone or another linked device): only such a change touches its own messages. */
+  fromMe?: boolean;
   waMessageId: string;
   body: string;
   timestamp: number;
@@ -101,6 +103,8 @@ export interface MessageRevokedData {
   deviceId: string;
   chatId: string;
   from: string;
+  /** Made by this account (on the phone or another linked device): only such a change touches its own messages. */
+  fromMe?: boolean;
   waMessageId: string;
   timestamp: number;
 }

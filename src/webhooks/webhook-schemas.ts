@@ -105,8 +105,9 @@ export const SessionStatePayload = Type.Object(
   { ...closed, description: 'A change of the session (or a failed try while `reconnecting`).' },
 );
 
-export const MessageEditedPayload = Type.Object({ deviceId: DeviceId, chatId: ChatId, from: Sender, waMessageId: Type.String(), body: Type.String(), timestamp: UnixSeconds }, closed);
-export const MessageRevokedPayload = Type.Object({ deviceId: DeviceId, chatId: ChatId, from: Sender, waMessageId: Type.String(), timestamp: UnixSeconds }, closed);
+const ChangedByThisAccount = Type.Optional(Type.Boolean({ description: 'True when this account made the change (on the phone or another linked device).' }));
+export const MessageEditedPayload = Type.Object({ deviceId: DeviceId, chatId: ChatId, from: Sender, fromMe: ChangedByThisAccount, waMessageId: Type.String(), body: Type.String(), timestamp: UnixSeconds }, closed);
+export const MessageRevokedPayload = Type.Object({ deviceId: DeviceId, chatId: ChatId, from: Sender, fromMe: ChangedByThisAccount, waMessageId: Type.String(), timestamp: UnixSeconds }, closed);
 export const PollVotePayload = Type.Object({
   deviceId: DeviceId,
   chatId: ChatId,

@@ -194,6 +194,31 @@ describe('every message kind, both ways (sandbox)', () => {
     expect(hooked.data).toMatchObject({ chatId: ALICE, from: ALICE, timestamp: expect.any(Number) });
   });
 
+  it('an edit, revoke or reaction from someone else, or naming a message of another chat, changes nothing shown', async () => {
+    const STRANGER = '4915177777777';
+    const mine = await send(bob, 'text', { to: ALICE, text: 'your refund is 10 EUR' });
+    await eventually(async () => (await statusOf(bob, mine.body.waMessageId)).includes('sent'), 'sent');
+    const fromAlice = await api('POST', `/sandbox/devices/${bob.id}/inbound`, { admin: true, json: { from: ALICE, body: 'see you' } });
+    await receivedBy(bob, fromAlice.body.waMessageId);
+    const inject = (json: Record<string, unknown>) => api('POST', `/sandbox/devices/${bob.id}/inbound`, { admin: true, json });
+    // A stranger (another chat) and alice herself (bob's own message) name messages that are not theirs to change.
+    for (const [from, target] of [[STRANGER, mine.body.waMessageId], [ALICE, mine.body.waMessageId], [STRANGER, fromAlice.body.waMessageId]] as const) {
+      expect((await inject({ from, type: 'edit', messageId: target, body: 'your refund is 10000 EUR' })).status).toBe(202);
+      expect((await inject({ from, type: 'revoke', messageId: target })).status).toBe(202);
+    }
+    expect((await inject({ from: STRANGER, type: 'reaction', messageId: mine.body.waMessageId, body: '💸' })).status).toBe(202);
+    // Alice may change her own message, and react in her chat; these come after the forged ones in bob's log.
+    expect((await inject({ from: ALICE, type: 'edit', messageId: fromAlice.body.waMessageId, body: 'see you soon' })).status).toBe(202);
+    expect((await inject({ from: ALICE, type: 'reaction', messageId: mine.body.waMessageId, body: '👍' })).status).toBe(202);
+    const view = (id: string) => api('GET', `/devices/${bob.id}/messages/${id}`, { deviceKey: bob.key });
+    await eventually(async () => (await view(fromAlice.body.waMessageId)).body.body === 'see you soon', 'alice\'s own edit');
+    await eventually(async () => (await view(mine.body.waMessageId)).body.reactions.length === 1, 'alice\'s reaction');
+    const own = (await view(mine.body.waMessageId)).body;
+    expect(own).toMatchObject({ body: 'your refund is 10 EUR', edited: false, revoked: false, reactions: [{ from: ALICE, emoji: '👍' }] });
+    expect(own.statusHistory.map((s: { status: string }) => s.status)).not.toContain('edited');
+    expect((await view(fromAlice.body.waMessageId)).body).toMatchObject({ body: 'see you soon', edited: true, revoked: false });
+  });
+
   it('stickers must be WebP (415 otherwise); contact cards arrive as sent, with injected newlines escaped in the vCard', async () => {
     const png = await send(alice, 'sticker', { to: BOB, base64: PNG.toString('base64') });
     expect(png.status).toBe(415);

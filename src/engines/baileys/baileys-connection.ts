@@ -299,7 +299,7 @@ export class BaileysConnection implements EngineConnection {
     }
     const change = protocolChangeOf(message);
     if (change) {
-      const base = { id: change.id, chatId, from, waMessageId: change.targetId, timestamp: change.timestamp };
+      const base = { id: change.id, chatId, from, ...(fromMe ? { fromMe } : {}), waMessageId: change.targetId, timestamp: change.timestamp };
       this.reportActivity(change.kind === 'edited' ? { kind: 'edited', ...base, body: change.body } : { kind: 'revoked', ...base });
       return;
     }
