@@ -76,6 +76,17 @@ describe('received media', () => {
     }
   });
 
+  it('a message its sender deleted for everyone no longer serves its media (404 media_unavailable, reason revoked)', async () => {
+    const { device, waMessageId } = await receiveImage({}, Buffer.alloc(512, 4));
+    const url = `/devices/shop/messages/${waMessageId}/media`;
+    await eventually(async () => (await gateway!.api('GET', url, { deviceKey: device.key })).status === 200, 'the media served');
+    expect((await gateway!.api('POST', '/sandbox/devices/shop/inbound', { admin: true, json: { from: FROM, type: 'revoke', messageId: waMessageId } })).status).toBe(202);
+    await eventually(async () => (await gateway!.api('GET', `/devices/shop/messages/${waMessageId}`, { deviceKey: device.key })).body.revoked === true, 'the revoke');
+    const answer = await gateway!.api('GET', url, { deviceKey: device.key });
+    expect(answer.status).toBe(404);
+    expect(answer.body).toMatchObject({ code: 'media_unavailable', reason: 'revoked' });
+  });
+
   it('INBOUND_MEDIA=off keeps metadata only', async () => {
     const { device, waMessageId, received } = await receiveImage({ INBOUND_MEDIA: 'off' }, Buffer.alloc(100, 2));
     expect(received.media).toEqual({ mimetype: 'image/jpeg', size: 100 });

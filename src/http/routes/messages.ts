@@ -57,7 +57,8 @@ export function messageRoutes({ index, files, retentionMs, now = Date.now }: Mes
       description:
         'The bytes of a received image, video, audio, file or sticker, with their `Content-Type`, `Content-Length` and a `Content-Disposition` file name. ' +
         'Unknown message `404 message_not_found`; a message without media `404 not_found`; media that cannot be served `404 media_unavailable` with a `reason`: ' +
-        '`not_downloaded` (still being downloaded: ask again shortly), `failed` (the download failed for good), `metadata_only` (INBOUND_MEDIA is off); ' +
+        '`not_downloaded` (still being downloaded: ask again shortly), `failed` (the download failed for good), `metadata_only` (INBOUND_MEDIA is off), ' +
+        '`revoked` (the sender deleted the message for everyone; its file goes with the retention sweep); ' +
         'past INBOUND_MEDIA_RETENTION `410 media_expired` (reason `expired`).',
       access: 'device',
       params: MessageParams,
@@ -72,6 +73,8 @@ export function messageRoutes({ index, files, retentionMs, now = Date.now }: Mes
         if (!seen || seen.fromMe) throw new DomainError('message_not_found', `no message ${waMessageId} was received by this device`);
         const media = seen.media;
         if (!media) throw new DomainError('not_found', `message ${waMessageId} has no media`);
+        // Deleted for everyone: hidden as the message's view hides it.
+        if (seen.revoked) throw new DomainError('media_unavailable', `message ${waMessageId} was deleted by its sender`, { reason: 'revoked' });
         if (media.status !== 'ready' || seen.mediaStoredAt === undefined) throw mediaUnavailable(waMessageId, media.status);
         const expired = () => new DomainError('media_expired', `the media of ${waMessageId} was kept for the retention period and is gone`, { reason: 'expired' });
         if (now() - seen.mediaStoredAt > retentionMs) throw expired();
