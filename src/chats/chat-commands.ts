@@ -53,14 +53,15 @@ export class ChatCommands {
     return connection;
   }
 
-  /** Messages named by the caller must be received messages of this chat. */
+  /** Messages named by the caller must be received messages of this chat; those read already are left out. */
   private received(deviceId: string, chatId: string, ids: string[]): Array<{ waMessageId: string; participant?: string }> {
-    return [...new Set(ids)].map((waMessageId) => {
+    const named = [...new Set(ids)].map((waMessageId) => {
       const found = this.deps.index.participantOf(deviceId, waMessageId);
       if (!found || found.fromMe || found.chatId !== chatId) {
         throw new DomainError('message_not_found', `no message ${waMessageId} was received in the chat ${chatId}`);
       }
-      return { waMessageId, ...(found.participant ? { participant: found.participant } : {}) };
+      return { waMessageId, read: found.read, ...(found.participant ? { participant: found.participant } : {}) };
     });
+    return named.filter((m) => !m.read).map(({ read: _, ...message }) => message);
   }
 }

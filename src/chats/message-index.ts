@@ -628,9 +628,9 @@ export class MessageIndex implements Projection, SeenMessages {
   }
 
   /** Whether a received message was marked read; undefined when unknown. */
-  participantOf(deviceId: string, waMessageId: string): { participant?: string; chatId: string; fromMe: boolean } | undefined {
+  participantOf(deviceId: string, waMessageId: string): { participant?: string; chatId: string; fromMe: boolean; read: boolean } | undefined {
     const row = this.sql().participant.get(deviceId, waMessageId);
-    return row && { chatId: row.chat_id, fromMe: row.from_me === 1, ...(row.participant ? { participant: row.participant } : {}) };
+    return row && { chatId: row.chat_id, fromMe: row.from_me === 1, read: row.read === 1, ...(row.participant ? { participant: row.participant } : {}) };
   }
 
   /** A poll's options and secret, for decrypting its votes. */
@@ -722,10 +722,11 @@ export class MessageIndex implements Projection, SeenMessages {
       ),
       chatExists: db.prepare<[string, string], { one: number }>('SELECT 1 AS one FROM chats WHERE device_id = ? AND chat_id = ?'),
       unread: db.prepare<[string, string, number], { wa_message_id: string; participant: string | null }>(
-        'SELECT wa_message_id, participant FROM chat_messages WHERE device_id = ? AND chat_id = ? AND from_me = 0 AND read = 0 ORDER BY at LIMIT ?',
+        // Reactions are shown on their message, not counted unread, and get no receipts.
+        "SELECT wa_message_id, participant FROM chat_messages WHERE device_id = ? AND chat_id = ? AND from_me = 0 AND read = 0 AND type <> 'reaction' ORDER BY at LIMIT ?",
       ),
-      participant: db.prepare<[string, string], { chat_id: string; from_me: number; participant: string | null }>(
-        'SELECT chat_id, from_me, participant FROM chat_messages WHERE device_id = ? AND wa_message_id = ?',
+      participant: db.prepare<[string, string], { chat_id: string; from_me: number; participant: string | null; read: number }>(
+        'SELECT chat_id, from_me, participant, read FROM chat_messages WHERE device_id = ? AND wa_message_id = ?',
       ),
       poll: db.prepare<[string, string], { poll: string | null }>('SELECT poll FROM chat_messages WHERE device_id = ? AND wa_message_id = ?'),
       mediaBefore: db.prepare<[number, number, number], { device_id: string; wa_message_id: string; media_stored_at: number }>(

@@ -151,6 +151,18 @@ describe('every message kind, both ways (sandbox)', () => {
     const wrong = await api('POST', `/devices/${bob.id}/chats/${ALICE}/read`, { deviceKey: bob.key, json: { messageIds: [sent.body.waMessageId] } });
     expect(wrong.status).toBe(404);
     expect(wrong.body.code).toBe('message_not_found');
+    // Naming a message read already marks nothing.
+    expect((await api('POST', `/devices/${bob.id}/chats/${CAROL}/read`, { deviceKey: bob.key, json: { messageIds: [sent.body.waMessageId] } })).body.read).toBe(0);
+    // A reaction is shown on its message: it is not an unread message of its own, and gets no receipt.
+    const again = await send(carol, 'text', { to: BOB, text: 'and this?' });
+    await receivedBy(bob, again.body.waMessageId);
+    const reaction = await api('POST', `/sandbox/devices/${bob.id}/inbound`, { admin: true, json: { from: CAROL, type: 'reaction', messageId: again.body.waMessageId, body: '❤️' } });
+    await receivedBy(bob, reaction.body.waMessageId);
+    const chats = (await api('GET', `/devices/${bob.id}/chats`, { deviceKey: bob.key })).body.items;
+    expect(chats.find((c: { chatId: string }) => c.chatId === CAROL).unreadCount).toBe(1);
+    const readBoth = await api('POST', `/devices/${bob.id}/chats/${CAROL}/read`, { deviceKey: bob.key, json: {} });
+    expect(readBoth.body.read).toBe(1);
+    expect((await events(inboxStream(bob.id), 'ChatRead')).at(-1).waMessageIds).toEqual([again.body.waMessageId]);
   });
 
   it('edits: a sent text within 15 minutes (202), a queued one in the outbox (200); others 409 not_editable, unknown 404', async () => {

@@ -88,7 +88,8 @@ export function chatRoutes({ chats, index }: { chats: ChatCommands; index: Pick<
       tag,
       summary: 'Send read receipts',
       description:
-        'Read receipts for received messages of the chat: those in `messageIds`, or every unread one when it is left out. Recorded (ChatRead) before they are sent. ' +
+        'Read receipts for received messages of the chat not read yet: those in `messageIds`, or every unread one when it is left out (reactions are shown on ' +
+        'their message and get none). Recorded (ChatRead) before they are sent; `read` says how many were marked. ' +
         'A `messageIds` entry that is not a received message of this chat: `404 message_not_found`.',
       access: 'device',
       params: ChatParams,
