@@ -70,6 +70,7 @@ export function createEngines({ store, config, log, linkPreview, unconfirmedSend
       ...(polls ? { polls } : {}),
       ...(config.waWebVersion ? { version: config.waWebVersion } : {}),
       ...(deviceSettings ? { deviceSettings } : {}),
+      allowPrivateNetworks: config.webhookAllowPrivateNetworks,
     }),
   );
   return new Engines(engines, sandbox);

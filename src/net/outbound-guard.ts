@@ -11,7 +11,8 @@
  * - ipaddr.js (which that agent uses too) names the range of a literal address, so that a URL that can
  *   only ever point inside can be refused early with a clear reason (e.g. when a webhook is configured).
  */
-import { isIP } from 'node:net';
+import { lookup as dnsLookup } from 'node:dns';
+import { type LookupFunction, isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent';
 
@@ -94,6 +95,46 @@ export function addressRange(address: string): string {
   // ::/96 (IPv4-compatible, deprecated): ipaddr.js calls it unicast, yet ::7f00:1 is 127.0.0.1 to some stacks.
   if (range === 'unicast' && parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).parts.slice(0, 6).every((part) => part === 0)) return 'IPv4-compatible';
   return range;
+}
+
+/**
+ * The agents' address rule, for a host the guard's agents do not dial (a device's proxy, dialled by the
+ * proxy agents): a non-public address is refused unless private networks are allowed, an unspecified one
+ * (0.0.0.0, ::) always, as request-filtering-agent does. `host` is what the URL named (an IP or a name).
+ */
+export function addressRefusalOf(host: string, address: string, options: OutboundGuardOptions): DestinationRefusedError | undefined {
+  let range: string;
+  try {
+    range = addressRange(address);
+  } catch {
+    range = 'unparsable';
+  }
+  if (range === 'unicast' || (options.allowPrivateNetworks && range !== 'unspecified' && range !== 'unparsable')) return undefined;
+  // Never which address a name resolved to: that would tell the inside.
+  return new DestinationRefusedError(`destination refused: ${host} ${host === address ? 'is' : 'resolves to'} a non-public address`);
+}
+
+/**
+ * A `lookup` for net/tls.connect that judges every address a name resolves to (addressRefusalOf) before one
+ * is dialled, as request-filtering-agent's agents do for theirs: the address checked is the address dialled.
+ * IP literals are never looked up by net.connect: judge them with addressRefusalOf before connecting.
+ * `resolve` is the lookup wrapped (default: dns.lookup).
+ */
+export function guardedLookup(options: OutboundGuardOptions, resolve: LookupFunction = dnsLookup): LookupFunction {
+  return (hostname, lookupOptions, callback) => {
+    resolve(hostname, { ...lookupOptions, all: true }, (error, resolved) => {
+      if (error) return callback(error, '', 0);
+      const addresses = typeof resolved === 'string' ? [{ address: resolved, family: isIP(resolved) }] : resolved;
+      // One public answer among them does not make a private one acceptable.
+      for (const { address } of addresses) {
+        const refusal = addressRefusalOf(hostname, address, options);
+        if (refusal) return callback(refusal, '', 0);
+      }
+      if (lookupOptions.all) return callback(null, addresses);
+      const [first] = addresses;
+      return first ? callback(null, first.address, first.family) : callback(Object.assign(new Error(`${hostname} resolved to no address`), { code: 'ENOTFOUND' }), '', 0);
+    });
+  };
 }
 
 /** What the guard says when it refused a destination: never which address, so that nothing about the inside leaks. */

@@ -2,6 +2,7 @@
  * Proxy URLs: which are accepted, how their credentials are kept apart and shown (`***`), and the URL an
  * agent dials (credentials put back).
  */
+import { domainToASCII } from 'node:url';
 import { PROXY_PROTOCOLS, type ProxySetting } from './settings-events.js';
 
 const MASK = '***';
@@ -22,6 +23,13 @@ export function proxySettingOf(text: string, addressRefusal: (httpUrl: string) =
   if (!(PROXY_PROTOCOLS as readonly string[]).includes(url.protocol)) return `uses ${url.protocol.replace(/:$/, '')}; only http, https and socks5 proxies are allowed`;
   if (!url.hostname) return 'names no host';
   if ((url.pathname !== '' && url.pathname !== '/') || url.search || url.hash) return 'has a path, query or fragment; a proxy URL is scheme://[user:password@]host:port';
+  // socks5 is not a special scheme: its host is kept as typed (percent-encoded, in its case). Store it as an
+  // http(s) host is, which is also how the guard reads it: punycode, lower case, IPv4 in dotted form.
+  if (!url.hostname.startsWith('[')) {
+    const asciiHost = domainToASCII(url.hostname);
+    if (!asciiHost) return 'names a host that is not a valid host name';
+    url.hostname = asciiHost;
+  }
   const refusal = addressRefusal(`http://${url.host}/`);
   if (refusal) return refusal;
   const username = safelyDecoded(url.username);

@@ -179,6 +179,21 @@ describe('dashboard in a real browser', () => {
     await shot('9-paired-online');
     expect(problems).toEqual([]);
   });
+
+  it('shows the newest events of a long history (more than the 5,000 the page once read forwards)', async () => {
+    const api = apiClient(gateway.url);
+    // A long history, quickly: 5,100 events on a stream of the device's own (its first event names the device).
+    const notes = Array.from({ length: 5_100 }, (_, n) => ({ type: 'TestNote', data: { deviceId: 'browser-2', n } }));
+    for (let start = 0; start < notes.length; start += 1_000) await gateway.store.append('notes-browser-2', notes.slice(start, start + 1_000));
+    await eventually(async () => (await api('GET', '/devices/browser-2/events?direction=backwards&limit=1', { admin: true })).body.items[0]?.data.n === 5_099, 'the notes in the history');
+    // The latest event of all: the page reloads its history when it arrives.
+    expect((await api('POST', '/sandbox/devices/browser-2/inbound', { admin: true, json: { from: '4915100004444', body: 'The newest of them all' } })).status).toBe(202);
+    await page.getByTestId('history').getByText('The newest of them all').waitFor({ timeout: 15_000 });
+    const shown = page.getByTestId('history').locator('li');
+    expect(await shown.count()).toBe(200);
+    expect(await shown.first().textContent()).toContain('The newest of them all');
+    expect(problems).toEqual([]);
+  });
 });
 
 describe('dashboard not built', () => {

@@ -92,6 +92,31 @@ describe('device history', () => {
     expect(page.body.items.map((i: { position: number }) => i.position)).toEqual(items.slice(Math.floor(items.length / 2), Math.floor(items.length / 2) + 2).map((i) => i.position));
   });
 
+  it('reads backwards, newest first: the latest events without paging through the rest', async () => {
+    const { items } = await allPages(1000);
+    const newestFirst = [...items].reverse();
+    const latest = await api('GET', '/devices/audited/events?direction=backwards&limit=3', { admin: true });
+    expect(latest.status).toBe(200);
+    expect(latest.body.items).toEqual(newestFirst.slice(0, 3));
+    expect(latest.body.next).toBe(newestFirst[3]!.position);
+    // Paging on with `next` gives the whole history, newest first, and ends with null.
+    const pages: Array<typeof items> = [];
+    let from: number | null = null;
+    do {
+      const page: { status: number; body: { items: typeof items; next: number | null } } = await api('GET', `/devices/audited/events?direction=backwards&limit=4${from === null ? '' : `&from=${from}`}`, { admin: true });
+      expect(page.status).toBe(200);
+      pages.push(page.body.items);
+      from = page.body.next;
+    } while (from !== null);
+    expect(pages.flat()).toEqual(newestFirst);
+    // From any position, one of this device's or not: its events at or before it.
+    const middle = Math.floor(items.length / 2);
+    const between = items[middle]!.position + 1;
+    const older = await api('GET', `/devices/audited/events?direction=backwards&from=${between}&limit=2`, { admin: true });
+    expect(older.body.items.map((i: { position: number }) => i.position)).toEqual(newestFirst.filter((i) => i.position <= between).slice(0, 2).map((i) => i.position));
+    expect((await api('GET', '/devices/audited/events?direction=sideways', { admin: true })).status).toBe(400);
+  });
+
   it('redacts every secret: device keys, key hashes, webhook secrets, QR codes', async () => {
     const { items } = await allPages(1000);
     const text = JSON.stringify(items);

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { type Server, createServer, get } from 'node:http';
 import type { AddressInfo, LookupFunction } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OutboundGuard, isDestinationRefused } from '../../src/net/outbound-guard.js';
+import { OutboundGuard, guardedLookup, isDestinationRefused } from '../../src/net/outbound-guard.js';
 import { createOutboundHttp } from '../../src/net/outbound-http.js';
 
 /** A resolver under the test's control: every name answers `addresses` (what a rebinding DNS server would hand out). */
@@ -134,6 +134,32 @@ describe('outbound network guard', () => {
       expect(response.statusCode).toBe(302);
       redirecting.close();
       open.destroy();
+    });
+  });
+
+  describe('the guarded lookup (for sockets the agents do not make: a device proxy)', () => {
+    const resolved = (lookup: LookupFunction, all: boolean) =>
+      new Promise<{ error: Error | null; address: unknown }>((resolve) => lookup('proxy.example', { all }, (error, address) => resolve({ error, address })));
+
+    it('refuses a name when any address it resolves to is not public, without saying which', async () => {
+      for (const addresses of [['127.0.0.1'], ['10.1.2.3'], ['169.254.169.254'], ['93.184.216.34', '::1'], ['::ffff:127.0.0.1'], ['0.0.0.0']]) {
+        for (const all of [true, false]) {
+          const { error } = await resolved(guardedLookup({ allowPrivateNetworks: false }, fixedLookup(addresses)), all);
+          expect(isDestinationRefused(error), addresses.join()).toBe(true);
+          expect(error!.message).toBe('destination refused: proxy.example resolves to a non-public address');
+        }
+      }
+    });
+
+    it('hands public addresses on in the form asked for; private ones only when allowed, never 0.0.0.0', async () => {
+      const publicOnes = fixedLookup(['93.184.216.34', '2606:4700:4700::1111']);
+      expect(await resolved(guardedLookup({ allowPrivateNetworks: false }, publicOnes), false)).toEqual({ error: null, address: '93.184.216.34' });
+      expect((await resolved(guardedLookup({ allowPrivateNetworks: false }, publicOnes), true)).address).toEqual([
+        { address: '93.184.216.34', family: 4 },
+        { address: '2606:4700:4700::1111', family: 6 },
+      ]);
+      expect(await resolved(guardedLookup({ allowPrivateNetworks: true }, fixedLookup(['10.1.2.3'])), false)).toEqual({ error: null, address: '10.1.2.3' });
+      expect(isDestinationRefused((await resolved(guardedLookup({ allowPrivateNetworks: true }, fixedLookup(['0.0.0.0'])), true)).error)).toBe(true);
     });
   });
 

@@ -32,6 +32,20 @@ describe('proxy URLs', () => {
     expect(proxySettingOf('http://10.0.0.1:3128', () => 'points to 10.0.0.1, in the private range')).toMatch(/private/);
   });
 
+  it('stores every host in ASCII as an http URL would have it (socks5 is no special scheme: its host is kept as typed)', () => {
+    expect(proxySettingOf('socks5://bücher.example:1080', open)).toEqual({ url: 'socks5://xn--bcher-kva.example:1080' });
+    expect(proxySettingOf('https://bücher.example', open)).toEqual({ url: 'https://xn--bcher-kva.example' });
+    expect(proxySettingOf('socks5://u:p@BÜCHER.Example:1080', open)).toEqual({ url: 'socks5://***:***@xn--bcher-kva.example:1080', credentials: { username: 'u', password: 'p' } });
+    expect(proxySettingOf('socks5://Proxy.EXAMPLE:1080', open)).toEqual({ url: 'socks5://proxy.example:1080' });
+    expect(proxySettingOf('socks5://[::1]:1080', open)).toEqual({ url: 'socks5://[::1]:1080' });
+    // The host judged is the host stored, and so the host dialled.
+    const judged: string[] = [];
+    proxySettingOf('socks5://%6c%6fcalhost:1080', (url) => void judged.push(url));
+    expect(judged).toEqual(['http://localhost:1080/']);
+    expect(proxySettingOf('socks5://2130706433:1080', open)).toEqual({ url: 'socks5://127.0.0.1:1080' });
+    expect(proxySettingOf('socks5://ex%2Fample:1080', open)).toBe('names a host that is not a valid host name');
+  });
+
   it('redacts credentials in text', () => {
     expect(redactProxyCredentials('connect to http://bob:hunter2@10.0.0.1:3128 failed')).toBe('connect to http://***:***@10.0.0.1:3128 failed');
   });

@@ -68,6 +68,8 @@ export interface BaileysEngineOptions {
   downloadMedia?: MediaDownloader;
   /** Each device's settings (its proxy, whether calls are rejected), read when it connects and when a call rings. */
   deviceSettings?: (deviceId: string) => DeviceSettings;
+  /** WEBHOOK_ALLOW_PRIVATE_NETWORKS: a device's proxy may be at a private address (the outbound guard's rule). Default false. */
+  allowPrivateNetworks?: boolean;
 }
 
 const DEFAULTS = {
@@ -149,8 +151,9 @@ export class BaileysEngine implements Engine {
     const version = await this.versionToAnnounce(logger);
     // A changed proxy takes effect here, at the next (re)connect.
     const proxy = this.options.deviceSettings?.(deviceId).proxy ?? null;
-    const agent = proxy ? proxyAgentOf(proxy) : undefined;
-    const mediaDispatcher = proxy ? proxyDispatcherOf(proxy) : undefined;
+    const guard = { allowPrivateNetworks: this.options.allowPrivateNetworks ?? false };
+    const agent = proxy ? proxyAgentOf(proxy, guard) : undefined;
+    const mediaDispatcher = proxy ? proxyDispatcherOf(proxy, guard) : undefined;
     const socket = (this.options.makeSocket ?? makeBaileysSocket)({ ...this.socketConfig(auth.state, baileysLogger, version), ...(agent ? { agent, fetchAgent: agent } : {}) });
     const connection: BaileysConnection = new BaileysConnection({
       deviceId,

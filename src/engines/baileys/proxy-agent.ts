@@ -5,24 +5,67 @@
  *   proxy-agents, the agents most Node HTTP and WebSocket clients use;
  * - its media downloads (Baileys downloads with fetch, which takes an undici dispatcher): undici's
  *   ProxyAgent, or its Socks5ProxyAgent.
+ *
+ * The proxy's host passes the outbound network guard where it is dialled: every address its name resolves
+ * to is judged on each connection (guardedLookup), an IP literal before the agent is made. Checking the URL
+ * when the setting is saved cannot see what a name resolves to.
  */
 import type { Agent } from 'node:https';
+import { isIP } from 'node:net';
 import { HttpsProxyAgent } from 'https-proxy-agent';
 import { SocksProxyAgent } from 'socks-proxy-agent';
-import { type Dispatcher, ProxyAgent, Socks5ProxyAgent } from 'undici';
+import { type Dispatcher, ProxyAgent, Socks5ProxyAgent, buildConnector } from 'undici';
+import { DestinationRefusedError, type OutboundGuardOptions, addressRefusalOf, guardedLookup } from '../../net/outbound-guard.js';
 import { dialUrlOf } from '../../settings/proxy-url.js';
 import type { ProxySetting } from '../../settings/settings-events.js';
 
-export function proxyAgentOf(proxy: ProxySetting): Agent {
+export function proxyAgentOf(proxy: ProxySetting, guard: OutboundGuardOptions): Agent {
   const url = dialUrlOf(proxy);
+  assertLiteralHostAllowed(proxy, guard);
+  const lookup = guardedLookup(guard);
   // socks5h: the proxy resolves WhatsApp's host names, as a browser behind a SOCKS proxy does.
   // Both are agent-base agents: usable for http and https (and so ws and wss) destinations alike.
-  if (url.startsWith('socks5:')) return new SocksProxyAgent(url.replace(/^socks5:/, 'socks5h:')) as unknown as Agent;
-  return new HttpsProxyAgent(url) as unknown as Agent;
+  if (url.startsWith('socks5:')) return new SocksProxyAgent(url.replace(/^socks5:/, 'socks5h:'), { socketOptions: { lookup } }) as unknown as Agent;
+  return new TunnelAgent(url, { lookup }) as unknown as Agent;
 }
 
 /** The dispatcher media downloads (fetch) go through. */
-export function proxyDispatcherOf(proxy: ProxySetting): Dispatcher {
+export function proxyDispatcherOf(proxy: ProxySetting, guard: OutboundGuardOptions): Dispatcher {
   const url = dialUrlOf(proxy);
-  return url.startsWith('socks5:') ? new Socks5ProxyAgent(url) : new ProxyAgent(url);
+  assertLiteralHostAllowed(proxy, guard);
+  const lookup = guardedLookup(guard);
+  return url.startsWith('socks5:') ? new Socks5ProxyAgent(url, { connect: buildConnector({ lookup }) }) : new ProxyAgent({ uri: url, proxyTls: { lookup } });
+}
+
+/** net.connect does not look an IP literal up, so guardedLookup never sees it: judge it here. */
+function assertLiteralHostAllowed(proxy: ProxySetting, guard: OutboundGuardOptions): void {
+  const host = new URL(proxy.url).hostname.replace(/^\[(.*)\]$/, '$1');
+  const refusal = isIP(host) ? addressRefusalOf(host, host, guard) : undefined;
+  if (refusal) throw new DestinationRefusedError(`${refusal.message} (the proxy ${proxy.url})`);
+}
+
+/**
+ * A CONNECT tunnel whose refusal is an error naming the status code only. https-proxy-agent would replay
+ * the proxy's answer as the WebSocket's HTTP response, and its status text would reach the session's
+ * lastError: the words of the proxy (or of whatever listens where it points) are not for the caller to read.
+ */
+class TunnelAgent extends HttpsProxyAgent<string> {
+  override async connect(...[req, opts]: Parameters<HttpsProxyAgent<string>['connect']>): ReturnType<HttpsProxyAgent<string>['connect']> {
+    let statusCode: number | undefined;
+    const onAnswer = (answer: { statusCode: number }) => {
+      statusCode = answer.statusCode;
+    };
+    req.once('proxyConnect', onAnswer);
+    try {
+      const socket = await super.connect(req, opts).catch((error: unknown) => {
+        // Its parser quotes a malformed header line of the answer.
+        throw /^Invalid header from proxy/.test((error as Error).message) ? new Error('the proxy answered CONNECT with a malformed header') : error;
+      });
+      if (statusCode === 200) return socket;
+      socket.destroy();
+      throw new Error(`the proxy refused the tunnel (HTTP ${statusCode ?? '?'})`);
+    } finally {
+      req.off('proxyConnect', onAnswer);
+    }
+  }
 }

@@ -1,14 +1,22 @@
 import Type from 'typebox';
 import { deviceStream } from '../../devices/device-events.js';
 import type { EventStore } from '../../eventstore/event-store.js';
-import { readDeviceHistory } from '../../history/device-history.js';
+import { readDeviceHistory, readDeviceHistoryBackwards } from '../../history/device-history.js';
 import type { DeviceHistoryIndex } from '../../projections/device-history-index.js';
 import { deviceNotFound } from '../../errors/domain-error.js';
 import { type RouteSpec, defineRoute } from '../route.js';
 import { DeviceParams, Limit, Timestamp } from '../schemas/common.js';
 
 const HistoryQuery = Type.Object({
-  from: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Log position to start at (inclusive): 0, or the `next` of the previous page.' })),
+  direction: Type.Optional(
+    Type.Enum(['forwards', 'backwards'], { default: 'forwards', description: '`forwards`: oldest first; `backwards`: newest first (the latest events without paging through the rest).' }),
+  ),
+  from: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      description: 'Log position to start at (inclusive): the `next` of the previous page. Default: the first event forwards, the newest backwards.',
+    }),
+  ),
   limit: Type.Optional(Limit(1000, 100)),
 });
 
@@ -23,7 +31,7 @@ const HistoryPageSchema = Type.Object({
       createdAt: Timestamp,
     }),
   ),
-  next: Type.Union([Type.Integer(), Type.Null()], { description: 'Pass as `from` for the next page; null at the end.' }),
+  next: Type.Union([Type.Integer(), Type.Null()], { description: 'Pass as `from` (in the same direction) for the next page; null at the end.' }),
 });
 
 export function deviceEventRoutes(store: EventStore, index: DeviceHistoryIndex): RouteSpec[] {
@@ -35,7 +43,8 @@ export function deviceEventRoutes(store: EventStore, index: DeviceHistoryIndex):
       tag: 'Devices',
       summary: "Page through a device's event history",
       description:
-        'Every event of the device across its streams, in the order they happened, as stored, for audit and replay. Deleted devices keep their history (readable with the admin key). ' +
+        'Every event of the device across its streams, in the order they happened (or newest first, `direction=backwards`), as stored, for audit and replay. ' +
+        'Deleted devices keep their history (readable with the admin key). ' +
         'A device key reads its own device\'s history, never another\'s.',
       access: 'device',
       // Deleted devices keep their history: the route looks for the stream, not for a live device.
@@ -46,7 +55,12 @@ export function deviceEventRoutes(store: EventStore, index: DeviceHistoryIndex):
       async handler({ params, query }) {
         const [created] = await store.readStream(deviceStream(params.deviceId), { maxCount: 1 });
         if (!created) throw deviceNotFound(params.deviceId);
-        return { status: 200, body: await readDeviceHistory(store, index, params.deviceId, query.from ?? 0, query.limit ?? 100) };
+        const limit = query.limit ?? 100;
+        const page =
+          query.direction === 'backwards'
+            ? await readDeviceHistoryBackwards(store, index, params.deviceId, query.from, limit)
+            : await readDeviceHistory(store, index, params.deviceId, query.from ?? 0, limit);
+        return { status: 200, body: page };
       },
     }),
   ];

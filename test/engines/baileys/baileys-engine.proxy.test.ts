@@ -1,7 +1,9 @@
 /**
  * Real Baileys through a real loopback CONNECT proxy (the `proxy` package) to a local WhatsApp server
  * (crabline): the device's connection goes through the proxy named in its settings, with credentials;
- * a proxy that refuses the credentials or is down is a disconnect that names it, never a crash.
+ * a proxy that refuses the credentials or is down is a disconnect that names it, never a crash. The
+ * proxy's address passes the outbound guard when it is dialled (a name resolving to loopback included), and
+ * its own words never reach the disconnect's detail.
  */
 import { rmSync } from 'node:fs';
 import { type IncomingMessage, createServer } from 'node:http';
@@ -22,6 +24,7 @@ import { initAuthCreds } from 'baileys';
 import { AuthRecords } from '../../../src/engines/baileys/auth/auth-records.js';
 import { proxyDispatcherOf } from '../../../src/engines/baileys/proxy-agent.js';
 import { fakeSocketFactory } from './support/fake-socket.js';
+import { isDestinationRefused } from '../../../src/net/outbound-guard.js';
 
 const CREDENTIALS = `Basic ${Buffer.from('alice:s3cret').toString('base64')}`;
 
@@ -52,11 +55,20 @@ describe('Baileys engine through a proxy', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const engineWith = (proxyUrl: string) => {
+  // The proxies here listen on loopback: allowed as with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true unless a test says otherwise.
+  const engineWith = (proxyUrl: string, { allowPrivateNetworks = true } = {}) => {
     const setting = proxySettingOf(proxyUrl, () => undefined);
     if (typeof setting === 'string') throw new Error(setting);
     const settings: DeviceSettings = { ...DEFAULT_SETTINGS, proxy: setting };
-    const engine = createBaileysEngine({ store, socketUrl: crabline.socketUrl, logger: pino({ level: 'silent' }), verifyRecipients: false, deviceSettings: () => settings, connectTimeoutMs: 5_000 });
+    const engine = createBaileysEngine({
+      store,
+      socketUrl: crabline.socketUrl,
+      logger: pino({ level: 'silent' }),
+      verifyRecipients: false,
+      deviceSettings: () => settings,
+      connectTimeoutMs: 5_000,
+      allowPrivateNetworks,
+    });
     engines.push(engine);
     return engine;
   };
@@ -78,6 +90,7 @@ describe('Baileys engine through a proxy', () => {
     expect(events.disconnects[0]!.kind).toBe('transient');
     expect(events.disconnects[0]!.detail).toContain(`through the proxy http://***:***@127.0.0.1:${proxyPort}`);
     expect(events.disconnects[0]!.detail).not.toContain('wrong');
+    expect(events.disconnects[0]!.detail).toContain('the proxy refused the tunnel (HTTP 407)');
     expect(events.onlines).toEqual([]);
   });
 
@@ -94,6 +107,111 @@ describe('Baileys engine through a proxy', () => {
     expect(events.disconnects[0]!.detail).not.toContain('s3cret');
   });
 
+  it('a proxy name that resolves to a private address is refused where it is dialled: nothing reaches it, the device or its media', async () => {
+    const reached: string[] = [];
+    const listener = createNetServer((socket) => {
+      reached.push('connection');
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    const port = (listener.address() as { port: number }).port;
+    const guarded = { allowPrivateNetworks: false };
+    try {
+      for (const scheme of ['http', 'https', 'socks5']) {
+        // `localhost` stands for any such name (an /etc/hosts entry, *.nip.io): the URL alone cannot tell where it points.
+        const proxyUrl = `${scheme}://alice:s3cret@localhost:${port}`;
+        const deviceId = `name-to-loopback-${scheme}`;
+        await seedLinkedCreds(store, deviceId, crabline.selfJid);
+        const events = recordingEvents();
+        await engineWith(proxyUrl, guarded).connect(deviceId, events);
+        await eventually(() => expect(events.disconnects).toHaveLength(1));
+        expect(events.disconnects[0]).toEqual({ kind: 'transient', detail: expect.stringContaining(`through the proxy ${scheme}://***:***@localhost:${port}`) });
+        expect(events.disconnects[0]!.detail).toContain('destination refused: localhost resolves to a non-public address');
+        expect(events.onlines).toEqual([]);
+
+        const setting = proxySettingOf(proxyUrl, () => undefined);
+        if (typeof setting === 'string') throw new Error(setting);
+        const dispatcher = proxyDispatcherOf(setting, guarded);
+        const failure = await fetch('http://media.example/file', { dispatcher } as unknown as RequestInit).then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+        expect(isDestinationRefused(failure), scheme).toBe(true);
+        await dispatcher.close();
+      }
+      // An IP literal is never looked up: it is judged before anything is dialled.
+      await seedLinkedCreds(store, 'literal-loopback', crabline.selfJid);
+      const refused = await engineWith(`http://127.0.0.1:${port}`, guarded).connect('literal-loopback', recordingEvents()).catch((error: unknown) => error);
+      expect(isDestinationRefused(refused)).toBe(true);
+      expect((refused as Error).message).toBe(`destination refused: 127.0.0.1 is a non-public address (the proxy http://127.0.0.1:${port})`);
+      expect(reached).toEqual([]);
+    } finally {
+      await new Promise((resolve) => listener.close(resolve));
+    }
+  });
+
+  it('private networks allowed (WEBHOOK_ALLOW_PRIVATE_NETWORKS=true): a proxy name resolving to loopback is dialled', async () => {
+    await seedLinkedCreds(store, 'via-localhost', crabline.selfJid);
+    const events = recordingEvents();
+    const connection = await engineWith(`http://alice:s3cret@localhost:${proxyPort}`, { allowPrivateNetworks: true }).connect('via-localhost', events);
+    await eventually(() => expect(events.onlines).toHaveLength(1));
+    await connection.close();
+
+    // The SOCKS agent and both media dispatchers dial it too: a proxy that turns every tunnel down (reaching it is the point).
+    let reached = 0;
+    const listener = createNetServer((socket) =>
+      socket.once('data', (hello) => {
+        reached++;
+        socket.end(hello[0] === 5 ? Buffer.from([5, 0xff]) : 'HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\n\r\n');
+      }),
+    );
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    const port = (listener.address() as { port: number }).port;
+    try {
+      await seedLinkedCreds(store, 'socks-via-localhost', crabline.selfJid);
+      const socksEvents = recordingEvents();
+      await engineWith(`socks5://localhost:${port}`, { allowPrivateNetworks: true }).connect('socks-via-localhost', socksEvents);
+      await eventually(() => expect(socksEvents.disconnects).toHaveLength(1));
+      expect(socksEvents.disconnects[0]!.detail).not.toContain('destination refused');
+      for (const scheme of ['http', 'socks5']) {
+        const setting = proxySettingOf(`${scheme}://localhost:${port}`, () => undefined);
+        if (typeof setting === 'string') throw new Error(setting);
+        const dispatcher = proxyDispatcherOf(setting, { allowPrivateNetworks: true });
+        const failure = await fetch('http://media.example/file', { dispatcher } as unknown as RequestInit).catch((error: unknown) => error);
+        expect(isDestinationRefused(failure), scheme).toBe(false);
+        await dispatcher.close();
+      }
+      expect(reached).toBeGreaterThanOrEqual(3);
+    } finally {
+      await new Promise((resolve) => listener.close(resolve));
+    }
+  });
+
+  it("a proxy that refuses the tunnel: the detail gives its status code, never the proxy's own words", async () => {
+    const answers = [
+      'HTTP/1.1 403 Forbidden by billing-db.internal:5432\r\nX-Upstream: billing-db.internal\r\n\r\n',
+      'HTTP/1.1 200 OK\r\nSSH-2.0-OpenSSH_9.6 billing-db.internal\r\n\r\n',
+    ];
+    for (const [index, answer] of answers.entries()) {
+      const talkative = createNetServer((socket) => socket.once('data', () => socket.end(answer)));
+      await new Promise<void>((resolve) => talkative.listen(0, '127.0.0.1', resolve));
+      const port = (talkative.address() as { port: number }).port;
+      try {
+        const deviceId = `talkative-proxy-${index}`;
+        await seedLinkedCreds(store, deviceId, crabline.selfJid);
+        const events = recordingEvents();
+        await engineWith(`http://127.0.0.1:${port}`).connect(deviceId, events);
+        await eventually(() => expect(events.disconnects).toHaveLength(1));
+        const { detail } = events.disconnects[0]!;
+        expect(detail).toContain(`through the proxy http://127.0.0.1:${port}`);
+        expect(detail).toContain(index === 0 ? 'the proxy refused the tunnel (HTTP 403)' : 'the proxy answered CONNECT with a malformed header');
+        expect(detail).not.toMatch(/billing|Forbidden|OpenSSH/);
+      } finally {
+        await new Promise((resolve) => talkative.close(resolve));
+      }
+    }
+  });
+
   it('media downloads go through the proxy too: the downloader gets its dispatcher, and fetch with it tunnels through', async () => {
     const media = createServer((_req, res) => res.end('media bytes'));
     await new Promise<void>((resolve) => media.listen(0, '127.0.0.1', resolve));
@@ -101,7 +219,7 @@ describe('Baileys engine through a proxy', () => {
     try {
       const setting = proxySettingOf(`http://alice:s3cret@127.0.0.1:${proxyPort}`, () => undefined);
       if (typeof setting === 'string') throw new Error(setting);
-      const dispatcher = proxyDispatcherOf(setting);
+      const dispatcher = proxyDispatcherOf(setting, { allowPrivateNetworks: true });
       const response = await fetch(`http://${mediaHost}/file`, { dispatcher } as unknown as RequestInit);
       expect(await response.text()).toBe('media bytes');
       expect(tunnels).toContain(mediaHost);
@@ -115,6 +233,7 @@ describe('Baileys engine through a proxy', () => {
         logger: pino({ level: 'silent' }),
         makeSocket: sockets.factory,
         keepAliveIntervalMs: 60_000,
+        allowPrivateNetworks: true,
         deviceSettings: () => ({ ...DEFAULT_SETTINGS, proxy: setting }),
         downloadMedia: async (_message, _socket, _logger, through) => {
           seen.push(through);
