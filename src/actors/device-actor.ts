@@ -19,10 +19,10 @@ import { type SnapshotFrom, transition } from 'xstate';
 import type { Engine, EngineConnection, EngineEvents, GroupReport, LinkedAccount } from '../engines/engine.js';
 import { EngineError } from '../engines/engine.js';
 import { DomainError } from '../errors/domain-error.js';
-import { type EventStore, StoreUnavailableError, WrongExpectedRevisionError } from '../eventstore/event-store.js';
+import { type EventStore, WrongExpectedRevisionError } from '../eventstore/event-store.js';
 import { type SessionEvent, type SessionStateChangedData, type SessionStateName, sessionStream } from '../sessions/session-events.js';
 import { type DeviceMachine, type DeviceMachineEvent, stateOf } from './device-machine.js';
-import { EventSpool, type SpoolSettings, DEFAULT_SPOOL_SETTINGS } from './event-spool.js';
+import { EventSpool, type SpoolSettings, DEFAULT_SPOOL_SETTINGS, isTransientStoreFailure } from './event-spool.js';
 import type { MessageSink } from './message-sink.js';
 import { INITIAL_SESSION_RECORD, type SessionRecord, applySessionChange, isRunning, loadSession } from '../sessions/session-record.js';
 
@@ -56,7 +56,10 @@ export interface DeviceActorOptions {
   snapshotEvery?: number;
   /** Longest wait for an engine's close/logout/connect promise before the actor moves on. */
   effectTimeoutMs?: number;
-  /** The retry spool of the engine's reports (tests shorten its delays). */
+  /**
+   * The retry spool of the engine's reports (tests shorten its delays); its delays are also those of a
+   * lifecycle report or a resume the store could not record yet.
+   */
   spool?: Partial<SpoolSettings>;
   /** Where the engine's group reports go (the groups stream's writer); without it they are dropped. */
   groupReports?: GroupReportListener;
@@ -75,9 +78,33 @@ const DEFAULT_SNAPSHOT_EVERY = 25;
 /** How long POST /session/pair waits for a connection that shows codes. */
 const PAIRING_READY_TIMEOUT_MS = 20_000;
 const DEFAULT_EFFECT_TIMEOUT_MS = 10_000;
-/** An engine callback whose decision could not be recorded (store unavailable) is tried again this often. */
-const SIGNAL_RETRIES = 5;
-const SIGNAL_RETRY_DELAY_MS = 1_000;
+/** Resuming the intake after a hold, when its change cannot be recorded, is tried again this many times, this far apart. */
+const INTAKE_RELEASE_TRIES = 60;
+const INTAKE_RELEASE_RETRY_DELAY_MS = 1_000;
+
+/** Delays that double from `baseDelayMs` up to `maxDelayMs`, back to the base once a try succeeds. */
+class Backoff {
+  private nextDelayMs: number;
+
+  constructor(private readonly settings: Pick<SpoolSettings, 'baseDelayMs' | 'maxDelayMs'>) {
+    this.nextDelayMs = settings.baseDelayMs;
+  }
+
+  /** True before the first failure since the last success. */
+  get fresh(): boolean {
+    return this.nextDelayMs === this.settings.baseDelayMs;
+  }
+
+  next(): number {
+    const delayMs = this.nextDelayMs;
+    this.nextDelayMs = Math.min(delayMs * 2, this.settings.maxDelayMs);
+    return delayMs;
+  }
+
+  reset(): void {
+    this.nextDelayMs = this.settings.baseDelayMs;
+  }
+}
 
 export class DeviceActor {
   readonly deviceId: string;
@@ -102,11 +129,28 @@ export class DeviceActor {
   private intakeHeld = false;
   /** A transition taken while the store could not record it (the intake hold); recorded before anything else. */
   private unrecorded: SessionStateChangedData | undefined;
+  /**
+   * Engine callbacks (and retry timer ticks) not decided yet, oldest first. Empty but for a moment, unless the
+   * store could not record the first one's decision: it then waits with those after it, in order.
+   */
+  private readonly signals: Array<{ epoch: number; event: DeviceMachineEvent }> = [];
+  private signalRetryTimer: NodeJS.Timeout | undefined;
+  private readonly signalBackoff: Backoff;
+  /** A running session whose resume the store did not take: loaded (and resumed) again when it fires. */
+  private resumeTimer: NodeJS.Timeout | undefined;
+  private readonly resumeBackoff: Backoff;
+  /** The number a pairing code was asked for, on connection `epoch` (asking again for it answers the code on show). */
+  private pairingFor: { epoch: number; phone: string } | undefined;
+  /** pair() calls, one at a time: a second one finds the code the first one got. */
+  private pairings: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly options: DeviceActorOptions) {
     this.deviceId = options.deviceId;
     this.stream = sessionStream(options.deviceId);
     const log = options.log;
+    const spoolSettings = { ...DEFAULT_SPOOL_SETTINGS, ...options.spool };
+    this.signalBackoff = new Backoff(spoolSettings);
+    this.resumeBackoff = new Backoff(spoolSettings);
     const spool = () => new EventSpool(
       options.deviceId,
       {
@@ -121,7 +165,7 @@ export class DeviceActor {
         },
         givenUp: (what, error) => log.error({ deviceId: this.deviceId, what, err: error }, 'an engine report could not be recorded and was given up'),
       },
-      { ...DEFAULT_SPOOL_SETTINGS, ...options.spool },
+      spoolSettings,
     );
     this.spools = { inbound: spool(), receipts: spool(), contacts: spool(), groups: spool() };
   }
@@ -177,27 +221,71 @@ export class DeviceActor {
   /**
    * Links the account `phone` by a pairing code: opens the session if it is not running, waits until the
    * connection shows codes (`qr`), and asks the engine for a code, which moves the session to `pairing`.
+   * While pairing, asking again for the same number answers the code on show. A request that is refused
+   * changes nothing: what can be checked is checked before opening, and a session it opened is closed again.
    * Not in the mailbox itself: it waits for engine callbacks that go through it.
    */
-  async pair(phone: string, readyTimeoutMs = PAIRING_READY_TIMEOUT_MS): Promise<CommandResult & { pairing: { code: string; expiresAt: string } }> {
+  pair(phone: string, readyTimeoutMs = PAIRING_READY_TIMEOUT_MS): Promise<CommandResult & { pairing: { code: string; expiresAt: string } }> {
+    const result = this.pairings.then(() => this.pairOnce(phone, readyTimeoutMs));
+    this.pairings = result.catch(() => undefined);
+    return result;
+  }
+
+  private async pairOnce(phone: string, readyTimeoutMs: number): Promise<CommandResult & { pairing: { code: string; expiresAt: string } }> {
+    const before = await this.enqueue(async () => {
+      if (this.stopped) throw new ActorStoppedError(this.deviceId);
+      await this.ensureLoaded();
+      const requested = this.pairingFor?.epoch === this.epoch ? this.pairingFor.phone : undefined;
+      return { state: this.state()!, linkedPhone: this.record.phone, pairing: this.pairingCode(), requested };
+    });
+    if (before.pairing && before.requested !== undefined) {
+      if (before.requested === phone) return { state: 'pairing', changed: false, pairing: before.pairing };
+      throw new DomainError(
+        'pairing_unavailable',
+        `the session is pairing with another number (${before.requested}): close it first to link ${phone}`,
+        { reason: 'pairing_another_number' },
+      );
+    }
+    // Opening a stopped session with a linked account would connect that account.
+    if (before.state === 'online' || (!isRunning(before.state) && before.linkedPhone !== undefined)) throw linkedAccountError(before.state);
     const opened = await this.open();
+    try {
+      return await this.requestPairing(phone, readyTimeoutMs, opened);
+    } catch (error) {
+      // Opened for this request only: leave the session stopped as it was (logged_out stays logged_out).
+      if (opened.changed) await this.undoOpen(before.state);
+      throw error;
+    }
+  }
+
+  private async requestPairing(phone: string, readyTimeoutMs: number, opened: CommandResult): Promise<CommandResult & { pairing: { code: string; expiresAt: string } }> {
     const deadline = Date.now() + readyTimeoutMs;
     for (;;) {
       const { state } = await this.settled();
       if (state === 'qr' || state === 'pairing') break;
-      if (state === 'online' || (state !== 'connecting' && state !== 'reconnecting')) {
-        throw new DomainError('pairing_unavailable', `the session is ${state}: pairing by code needs a session without a linked account (close it with logout first)`);
-      }
+      if (state === 'online' || (state !== 'connecting' && state !== 'reconnecting')) throw linkedAccountError(state);
       if (Date.now() > deadline) throw new DomainError('pairing_unavailable', `the session is still ${state}: the connection did not get ready for pairing; try again`);
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
     const connection = this.connection;
     if (!connection?.requestPairingCode) throw new DomainError('pairing_unavailable', 'this engine cannot link by pairing code; scan the QR code');
+    this.pairingFor = { epoch: this.epoch, phone };
     await connection.requestPairingCode(phone);
     const { state, position } = await this.settled();
     const pairing = this.pairingCode();
     if (!pairing) throw new DomainError('pairing_unavailable', `the session is ${state}: no pairing code was issued; try again`);
     return { state: 'pairing', changed: true, position: position || opened.position || 0, pairing };
+  }
+
+  /** Closes again a session pair() opened, unless it has stopped by itself meanwhile (its record then says why). */
+  private async undoOpen(stateBefore: SessionStateName): Promise<void> {
+    const { state } = await this.settled();
+    if (state === undefined || !isRunning(state)) return;
+    try {
+      await this.close({ logout: stateBefore === 'logged_out', reason: 'pairing_failed' });
+    } catch (error) {
+      this.options.log.warn({ deviceId: this.deviceId, err: error }, 'could not close the session a refused pairing request opened');
+    }
   }
 
   /** The linked account, while online. */
@@ -218,6 +306,8 @@ export class DeviceActor {
     return this.enqueue(async () => {
       this.stopped = true;
       this.clearRetryTimer();
+      clearTimeout(this.signalRetryTimer);
+      clearTimeout(this.resumeTimer);
       await this.endConnection('close');
       const lost = Object.values(this.spools).flatMap((spool) => spool.close());
       // In memory only: a process that stops while the store refuses writes cannot keep these.
@@ -250,10 +340,30 @@ export class DeviceActor {
 
   private async ensureLoaded(): Promise<void> {
     if (this.snapshot) return;
-    this.engine ??= await this.options.resolveEngine();
-    await this.rehydrate();
-    // The record says running but no connection exists in this process: the process that ran it is gone.
-    if (isRunning(stateOf(this.snapshot!))) await this.dispatch({ type: 'RESUME' });
+    try {
+      this.engine ??= await this.options.resolveEngine();
+      await this.rehydrate();
+      // The record says running but no connection exists in this process: the process that ran it is gone.
+      if (isRunning(stateOf(this.snapshot!))) await this.dispatch({ type: 'RESUME' });
+      this.resumeBackoff.reset();
+    } catch (error) {
+      // Not loaded until resumed: the next command loads it again, and so does a retry while the store
+      // refuses writes (a session recorded running must not stay without a connection).
+      this.snapshot = undefined;
+      if (isTransientStoreFailure(error)) this.loadLater();
+      throw error;
+    }
+  }
+
+  private loadLater(): void {
+    if (this.stopped || this.resumeTimer) return;
+    this.resumeTimer = setTimeout(() => {
+      this.resumeTimer = undefined;
+      this.enqueue(async () => {
+        if (!this.stopped) await this.ensureLoaded();
+      }).catch((error: unknown) => this.options.log.warn({ deviceId: this.deviceId, err: error }, 'could not load the session yet; trying again'));
+    }, this.resumeBackoff.next());
+    this.resumeTimer.unref();
   }
 
   /** State from the snapshot plus later events; live-only context (attempts, QR, account) starts empty. */
@@ -472,7 +582,7 @@ export class DeviceActor {
       await this.dispatch({ type: 'STORE.AVAILABLE' });
     }).catch((error: unknown) => {
       this.options.log.error({ deviceId: this.deviceId, err: error }, 'could not resume the intake');
-      if (tries < SIGNAL_RETRIES * 12) setTimeout(() => this.releaseIntake(tries + 1), SIGNAL_RETRY_DELAY_MS).unref();
+      if (tries < INTAKE_RELEASE_TRIES) setTimeout(() => this.releaseIntake(tries + 1), INTAKE_RELEASE_RETRY_DELAY_MS).unref();
     });
   }
 
@@ -492,16 +602,45 @@ export class DeviceActor {
   }
 
   /** An engine callback (or the retry timer) of connection `epoch`, decided in turn unless it is stale. */
-  private signal(epoch: number, event: DeviceMachineEvent, tries = 1): void {
+  private signal(epoch: number, event: DeviceMachineEvent): void {
     this.enqueue(async () => {
-      if (epoch !== this.epoch || this.stopped || !this.snapshot) return;
-      await this.dispatch(event);
-    }).catch((error: unknown) => {
-      this.options.log.error({ deviceId: this.deviceId, event: event.type, err: error }, 'could not record a session change');
-      if (error instanceof StoreUnavailableError && tries < SIGNAL_RETRIES) {
-        setTimeout(() => this.signal(epoch, event, tries + 1), SIGNAL_RETRY_DELAY_MS).unref();
+      this.signals.push({ epoch, event });
+      await this.decideSignals();
+    }).catch((error: unknown) => this.options.log.error({ deviceId: this.deviceId, event: event.type, err: error }, 'could not decide a session change'));
+  }
+
+  /**
+   * Decides the waiting callbacks in the order they came. One whose decision the store cannot record stays
+   * first and is tried again with backoff for as long as that takes (a new callback tries it at once too):
+   * dropping it would leave the session `online`, or `reconnecting` with no retry, on a dead connection.
+   */
+  private async decideSignals(): Promise<void> {
+    while (this.signals.length > 0) {
+      const { epoch, event } = this.signals[0]!;
+      if (epoch === this.epoch && !this.stopped && this.snapshot) {
+        try {
+          await this.dispatch(event);
+        } catch (error) {
+          if (isTransientStoreFailure(error)) {
+            if (this.signalBackoff.fresh) this.options.log.error({ deviceId: this.deviceId, event: event.type, err: error }, 'the store cannot record a session change: trying again until it can');
+            this.decideSignalsLater();
+            return;
+          }
+          this.options.log.error({ deviceId: this.deviceId, event: event.type, err: error }, 'could not record a session change');
+        }
       }
-    });
+      this.signals.shift();
+    }
+    this.signalBackoff.reset();
+  }
+
+  private decideSignalsLater(): void {
+    if (this.signalRetryTimer) return;
+    this.signalRetryTimer = setTimeout(() => {
+      this.signalRetryTimer = undefined;
+      this.enqueue(() => this.decideSignals()).catch((error: unknown) => this.options.log.error({ deviceId: this.deviceId, err: error }, 'could not decide a session change'));
+    }, this.signalBackoff.next());
+    this.signalRetryTimer.unref();
   }
 
   private scheduleRetry(delayMs: number): void {
@@ -534,6 +673,9 @@ export class DeviceActor {
     }
   }
 }
+
+const linkedAccountError = (state: SessionStateName | undefined) =>
+  new DomainError('pairing_unavailable', `the session is ${state}: pairing by code needs a session without a linked account (close it with logout first)`);
 
 /** The delay of the retry a decision schedules, if it schedules one. */
 function retryDelayOf(actions: ReadonlyArray<{ type: string; params?: unknown }>): number | undefined {

@@ -92,7 +92,12 @@ export function createDeviceMachine(settings: ReconnectSettings, random: () => n
   // Context updates (pure, applied by `transition`).
   const resetAttempts = assign({ attempts: 0, lastError: undefined });
   // phone and lastError follow the session rule of src/sessions/session-record.ts.
-  const unlink = assign({ phone: ({ context }) => phoneAfter('logged_out', undefined, context.phone), account: undefined, qr: undefined });
+  const unlink = assign({
+    phone: ({ context }) => phoneAfter('logged_out', undefined, context.phone),
+    lastError: ({ context }) => lastErrorAfter('logged_out', undefined, context.lastError),
+    account: undefined,
+    qr: undefined,
+  });
   const keepPairing = assign({
     pairing: ({ event, context }) => (event.type === 'ENGINE.PAIRING_CODE' ? { code: event.code, expiresAt: event.expiresAt } : context.pairing),
   });

@@ -19,7 +19,7 @@ import { type CommandResult, DeviceActor, type GroupReportListener, type Session
 import { type DeviceMachine, createDeviceMachine } from './device-machine.js';
 import { type ContactsListener, type MessageSink, StoreMessageSink } from './message-sink.js';
 import type { ReconnectSettings } from './reconnect-policy.js';
-import type { SpoolSettings } from './event-spool.js';
+import { type SpoolSettings, isTransientStoreFailure } from './event-spool.js';
 import { RUNNING_STATES, loadSession } from '../sessions/session-record.js';
 
 /** The devices read model as far as the supervisor needs it (DevicesReadModel fits). */
@@ -73,6 +73,9 @@ export class UnknownDeviceError extends DomainError {
 }
 
 const RESTORE_PAGE = 500;
+/** A deleted device's credentials: wiped in this many tries at most while the store fails transiently (0.2 s, 0.4 s, … apart). */
+const FORGET_TRIES = 5;
+const FORGET_RETRY_DELAY_MS = 200;
 const isDeviceEvent = eventGuard<DeviceEvent>(DEVICE_EVENT_TYPES);
 
 export class Supervisor {
@@ -168,6 +171,24 @@ export class Supervisor {
     } finally {
       this.actors.delete(deviceId);
       await actor.stop();
+    }
+    // Whatever the close did (refused by the store before its logout ran, or its wipe failed): once the
+    // connection has ended, nothing can write the credentials back, and a deleted device keeps none.
+    await this.forgetCredentials(deviceId);
+  }
+
+  private async forgetCredentials(deviceId: string): Promise<void> {
+    for (let tries = 1; ; tries++) {
+      try {
+        await (await this.engineOf(deviceId)).forget(deviceId);
+        return;
+      } catch (error) {
+        if (!isTransientStoreFailure(error) || tries >= FORGET_TRIES) {
+          this.options.log.error({ deviceId, err: error }, 'could not wipe the credentials of a deleted device');
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, FORGET_RETRY_DELAY_MS * 2 ** (tries - 1)));
+      }
     }
   }
 

@@ -11,7 +11,7 @@ export interface SessionRecord {
   state: SessionStateName;
   /** The linked account's number; kept while credentials are (also when closed), gone once logged out. */
   phone?: string;
-  /** Why the session last failed (or why the last try failed, while reconnecting); cleared by online, close and open. */
+  /** Why the session last failed (or why the last try failed, while reconnecting); cleared by online, close, logout and open. */
   lastError?: SessionError;
   /** While reconnecting: tries that failed so far, and when the next one starts. */
   attempt?: number;
@@ -29,15 +29,15 @@ export const isRunning = (state: SessionStateName): boolean => RUNNING_STATES.ha
 
 /**
  * The session rule, written once: the linked account's number stays while credentials are kept and goes
- * when logged out; the last error stays until the session is online, closed or started afresh (connecting),
- * so that a stale error never describes a new attempt. The device machine and the devices read model apply it
- * through these functions.
+ * when logged out; the last error stays until the session is online, closed, logged out or started afresh
+ * (connecting), so that a stale error never describes a new attempt, and `logged_out` (which is no failure)
+ * carries none. The device machine and the devices read model apply it through these functions.
  */
 export const phoneAfter = (state: SessionStateName, reported: string | undefined, before: string | undefined): string | undefined =>
   state === 'logged_out' ? undefined : (reported ?? before);
 
 export const lastErrorAfter = (state: SessionStateName, reported: SessionError | undefined, before: SessionError | undefined): SessionError | undefined =>
-  state === 'online' || state === 'closed' || state === 'connecting' ? undefined : (reported ?? before);
+  state === 'online' || state === 'closed' || state === 'logged_out' || state === 'connecting' ? undefined : (reported ?? before);
 
 /** The reconnection progress a change reports; only a `reconnecting` session has one. */
 export const retryAfter = (change: Pick<SessionStateChangedData, 'state' | 'attempt' | 'nextRetryAt'>): { attempt?: number; nextRetryAt?: string } =>

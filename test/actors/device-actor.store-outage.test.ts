@@ -31,13 +31,10 @@ describe('engine reports while the store cannot write', () => {
   let store: FailingWritesStore;
   let engine: FakeEngine;
   let actor: DeviceActor;
+  const others: DeviceActor[] = [];
 
-  beforeEach(() => {
-    sqlite = new SqliteEventStore(join(tempDir('dmg-outage-'), 'events.sqlite'));
-    store = new FailingWritesStore(sqlite);
-    engine = new FakeEngine();
-    engine.onConnect = (connection) => connection.events.online(ACCOUNT);
-    actor = new DeviceActor({
+  const makeActor = () =>
+    new DeviceActor({
       deviceId: 'dev',
       resolveEngine: async () => engine,
       store,
@@ -47,9 +44,17 @@ describe('engine reports while the store cannot write', () => {
       onTransition: () => undefined,
       spool: { baseDelayMs: 5, maxDelayMs: 50 },
     });
+
+  beforeEach(() => {
+    sqlite = new SqliteEventStore(join(tempDir('dmg-outage-'), 'events.sqlite'));
+    store = new FailingWritesStore(sqlite);
+    engine = new FakeEngine();
+    engine.onConnect = (connection) => connection.events.online(ACCOUNT);
+    actor = makeActor();
   });
   afterEach(async () => {
     await actor.stop();
+    for (const other of others.splice(0)) await other.stop();
     await sqlite.close();
   });
 
@@ -117,5 +122,84 @@ describe('engine reports while the store cannot write', () => {
     expect(actor.state()).toBe('online');
     await engine.last.events.inbound(message(8), { retry: false });
     expect(await inbox()).toEqual(['IN-8']);
+  });
+
+  it('a lost connection the store cannot record is tried again until it can, however long that takes; then the device reconnects', async () => {
+    await actor.open();
+    await eventually(() => actor.state() === 'online', 'online');
+    store.failing = true;
+    const refusedBefore = store.refused;
+    engine.last.events.disconnected('transient', 'ECONNRESET');
+    // Far more tries than any fixed number: the report is never given up.
+    await eventually(() => store.refused >= refusedBefore + 20, 'the lost connection to be tried again and again');
+    expect(engine.connections).toHaveLength(1);
+
+    store.failing = false;
+    await eventually(() => actor.state() === 'online' && engine.connections.length === 2 && actor.liveConnection() === engine.last, 'online again on a new connection');
+    const changes = await sessionChanges(sqlite, 'dev');
+    expect(changes.map((c) => `${c.state}:${c.reason}`)).toEqual(['connecting:opened', 'online:connected', 'reconnecting:connection_lost', 'online:connected']);
+  });
+
+  it('a failed reconnection try the store cannot record is not lost either: the retries go on once it can', async () => {
+    engine.onConnect = (connection, index) => {
+      if (index !== 1) return connection.events.online(ACCOUNT);
+      // The network and the store fail together.
+      store.failing = true;
+      connection.events.disconnected('transient', 'getaddrinfo ENOTFOUND web.whatsapp.com');
+    };
+    await actor.open();
+    await eventually(() => actor.state() === 'online', 'online');
+    const refusedBefore = store.refused;
+    engine.last.events.disconnected('transient', 'ECONNRESET');
+    await eventually(() => store.refused >= refusedBefore + 20, 'the failed try to be tried again and again');
+    expect(engine.connections).toHaveLength(2);
+
+    store.failing = false;
+    await eventually(() => actor.state() === 'online' && engine.connections.length === 3, 'online again after the next try');
+    const changes = await sessionChanges(sqlite, 'dev');
+    expect(changes.map((c) => `${c.state}:${c.reason}`)).toEqual([
+      'connecting:opened',
+      'online:connected',
+      'reconnecting:connection_lost',
+      'reconnecting:attempt_failed',
+      'online:connected',
+    ]);
+  });
+
+  it('a running session whose resume the store refuses at start is resumed once the store takes writes', async () => {
+    await actor.open();
+    await eventually(() => actor.state() === 'online', 'online');
+    await actor.stop(); // the process stops; its record says online
+
+    const restarted = makeActor();
+    others.push(restarted);
+    store.failing = true;
+    await expect(restarted.load()).rejects.toThrow(/disk is full/);
+    // Not loaded: it claims no state it does not hold.
+    expect(restarted.state()).toBeUndefined();
+
+    store.failing = false;
+    await eventually(() => restarted.state() === 'online' && restarted.liveConnection() === engine.last, 'resumed on a new connection');
+    // A command meanwhile neither misses the resume nor makes another connection.
+    expect(await restarted.open()).toEqual({ state: 'online', changed: false });
+    expect(engine.connections).toHaveLength(2);
+    const changes = await sessionChanges(sqlite, 'dev');
+    expect(changes.map((c) => `${c.state}:${c.reason}`).slice(-2)).toEqual(['connecting:restored', 'online:connected']);
+  });
+
+  it('a command after a refused resume loads the session again and resumes it', async () => {
+    await actor.open();
+    await eventually(() => actor.state() === 'online', 'online');
+    await actor.stop();
+
+    const restarted = makeActor();
+    others.push(restarted);
+    store.failing = true;
+    await expect(restarted.load()).rejects.toThrow(/disk is full/);
+    await expect(restarted.open()).rejects.toThrow(/disk is full/);
+    store.failing = false;
+    await restarted.open();
+    await eventually(() => restarted.state() === 'online' && restarted.liveConnection() === engine.last, 'resumed on a new connection');
+    expect(engine.connections).toHaveLength(2);
   });
 });

@@ -69,6 +69,11 @@ export class SandboxConnection implements EngineConnection {
     return this.phase === 'qr';
   }
 
+  /** A code was scanned or entered and the link is being stored; false once the connection ended. */
+  get pairing(): boolean {
+    return this.phase === 'pairing';
+  }
+
   /** The account, once online. */
   get account(): LinkedAccount | undefined {
     return this.linked;

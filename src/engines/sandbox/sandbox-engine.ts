@@ -161,15 +161,27 @@ export class SandboxEngine implements Engine {
     if (!numberExists(phone)) return 'unknown_number';
     const connection = this.network.connectionOf(deviceId);
     if (!connection?.beginPairing()) return 'no_qr';
+    if (!(await this.saveLink(connection, phone))) return 'no_qr';
+    // What WhatsApp does right after pairing: close the connection and ask for a restart (Baileys' 515).
+    connection.drop('restart_required', 'paired with the phone; restart required');
+    return 'paired';
+  }
+
+  /**
+   * Stores the link a pairing made; false when the connection ended while it was written (closed, logged
+   * out, the device deleted): the wipe that came with that ran before this write landed, so it is wiped
+   * again and the pairing fails, as it would have a moment later.
+   */
+  private async saveLink(connection: SandboxConnection, phone: string): Promise<boolean> {
     try {
-      await this.credentials.save(deviceId, { phone, linkedAt: new Date().toISOString() });
+      await this.credentials.save(connection.deviceId, { phone, linkedAt: new Date().toISOString() });
     } catch (error) {
       connection.abortPairing(this.qrTtlMs);
       throw error;
     }
-    // What WhatsApp does right after pairing: close the connection and ask for a restart (Baileys' 515).
-    connection.drop('restart_required', 'paired with the phone; restart required');
-    return 'paired';
+    if (connection.pairing) return true;
+    await this.credentials.wipe(connection.deviceId);
+    return false;
   }
 
   /** The phone enters the pairing code the device shows; the device then restarts and logs in with the number it asked for. */
@@ -179,12 +191,7 @@ export class SandboxEngine implements Engine {
     if (entered === 'no_code') return 'no_code';
     if (entered === 'wrong') return 'wrong_code';
     if (!connection!.beginPairing()) return 'no_code';
-    try {
-      await this.credentials.save(deviceId, { phone: entered.phone, linkedAt: new Date().toISOString() });
-    } catch (error) {
-      connection!.abortPairing(this.qrTtlMs);
-      throw error;
-    }
+    if (!(await this.saveLink(connection!, entered.phone))) return 'no_code';
     connection!.drop('restart_required', 'paired with the phone by code; restart required');
     return 'paired';
   }

@@ -133,7 +133,7 @@ export function sessionRoutes({ devices, sessions, projections }: SessionRouteDe
         '`since` is when the state was entered. `lastError` says why the session failed or, while `reconnecting`, why the last try failed ' +
         '(`dns_failure`, `connect_refused`, `timeout`, `tls`, `proxy`, `client_outdated`, …); `attempt` counts the failed tries and `nextRetryAt` ' +
         'says when the next starts. Every failed try is also a `SessionStateChanged` event in `GET /devices/:id/events` (reason `attempt_failed`). ' +
-        '`lastError` is cleared once the session is online, closed or opened again.',
+        '`lastError` is cleared once the session is online, closed, logged out or opened again.',
       access: 'device',
       params: DeviceParams,
       responses: { 200: { description: 'The session state.', schema: SessionStateSchema }, 404: NOT_FOUND },

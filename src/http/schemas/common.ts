@@ -38,7 +38,7 @@ export const SessionDiagnostics = {
         code: Type.String({ description: 'Stable: e.g. `dns_failure`, `connect_refused`, `timeout`, `tls`, `proxy`, `client_outdated`, `too_many_attempts`, `connection_replaced`.' }),
         message: Type.String({ description: 'In words, with the engine\'s own message.' }),
       },
-      { description: 'Why the session failed, or, while `reconnecting`, why the last try failed. Cleared when it is online, closed or opened again.' },
+      { description: 'Why the session failed, or, while `reconnecting`, why the last try failed. Cleared when it is online, closed, logged out or opened again.' },
     ),
   ),
   attempt: Type.Optional(Type.Integer({ minimum: 1, description: 'While `reconnecting`: how many tries have failed so far.' })),

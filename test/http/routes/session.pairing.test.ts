@@ -58,8 +58,8 @@ describe('pairing by code (sandbox)', () => {
     expect((await api('POST', `/devices/${device.id}/session/pair`, { deviceKey: device.key, json: { phone: '12' } })).status).toBe(400);
     const unknown = await api('POST', `/devices/${device.id}/session/pair`, { deviceKey: device.key, json: { phone: '4915100000000' } });
     expect(unknown.status).toBe(400);
-    // The session opened meanwhile shows QR codes; scanning still works.
-    await waitForState(api, device, 'qr');
+    // A refused request leaves the session as it was: the one it opened to ask is closed again.
+    await waitForState(api, device, 'closed');
     const other = await createSandboxDevice(api, 'pair-3');
     await bringOnline(api, other, '4915100008888');
     expect((await api('POST', `/devices/${other.id}/session/pair`, { deviceKey: other.key, json: { phone: '4915100008888' } })).status).toBe(409);
