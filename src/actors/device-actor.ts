@@ -78,9 +78,6 @@ const DEFAULT_SNAPSHOT_EVERY = 25;
 /** How long POST /session/pair waits for a connection that shows codes. */
 const PAIRING_READY_TIMEOUT_MS = 20_000;
 const DEFAULT_EFFECT_TIMEOUT_MS = 10_000;
-/** Resuming the intake after a hold, when its change cannot be recorded, is tried again this many times, this far apart. */
-const INTAKE_RELEASE_TRIES = 60;
-const INTAKE_RELEASE_RETRY_DELAY_MS = 1_000;
 
 /** Delays that double from `baseDelayMs` up to `maxDelayMs`, back to the base once a try succeeds. */
 class Backoff {
@@ -139,6 +136,8 @@ export class DeviceActor {
   /** A running session whose resume the store did not take: loaded (and resumed) again when it fires. */
   private resumeTimer: NodeJS.Timeout | undefined;
   private readonly resumeBackoff: Backoff;
+  /** Resuming the intake after a hold, while the store still refuses the change that records it. */
+  private readonly releaseBackoff: Backoff;
   /** The number a pairing code was asked for, on connection `epoch` (asking again for it answers the code on show). */
   private pairingFor: { epoch: number; phone: string } | undefined;
   /** pair() calls, one at a time: a second one finds the code the first one got. */
@@ -151,6 +150,7 @@ export class DeviceActor {
     const spoolSettings = { ...DEFAULT_SPOOL_SETTINGS, ...options.spool };
     this.signalBackoff = new Backoff(spoolSettings);
     this.resumeBackoff = new Backoff(spoolSettings);
+    this.releaseBackoff = new Backoff(spoolSettings);
     const spool = () => new EventSpool(
       options.deviceId,
       {
@@ -574,16 +574,22 @@ export class DeviceActor {
     }).catch((error: unknown) => this.options.log.error({ deviceId: this.deviceId, err: error }, 'could not hold the intake'));
   }
 
-  /** The spool has drained: record what the hold left unrecorded, then connect again. */
-  private releaseIntake(tries = 1): void {
+  /**
+   * The spool has drained: record what the hold left unrecorded, then connect again. Tried again with backoff
+   * for as long as the store refuses that record: given up, the session would stay held, never connecting again.
+   */
+  private releaseIntake(): void {
     this.enqueue(async () => {
       if (this.stopped || !this.snapshot || this.spoolsBlocked()) return;
       this.intakeHeld = false;
       await this.dispatch({ type: 'STORE.AVAILABLE' });
-    }).catch((error: unknown) => {
-      this.options.log.error({ deviceId: this.deviceId, err: error }, 'could not resume the intake');
-      if (tries < INTAKE_RELEASE_TRIES) setTimeout(() => this.releaseIntake(tries + 1), INTAKE_RELEASE_RETRY_DELAY_MS).unref();
-    });
+    }).then(
+      () => this.releaseBackoff.reset(),
+      (error: unknown) => {
+        if (this.releaseBackoff.fresh) this.options.log.error({ deviceId: this.deviceId, err: error }, 'could not resume the intake; trying again until the store takes it');
+        if (!this.stopped) setTimeout(() => this.releaseIntake(), this.releaseBackoff.next()).unref();
+      },
+    );
   }
 
   /** Appends the transition the intake hold could not record; a no-op when there is none. */

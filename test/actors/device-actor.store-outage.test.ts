@@ -111,6 +111,21 @@ describe('engine reports while the store cannot write', () => {
     expect(await inbox()).toEqual(['IN-0', 'IN-1', 'IN-2', 'IN-3']);
   });
 
+  it('a held intake is resumed however long the store refuses the change that records its resumption', async () => {
+    await actor.open();
+    await eventually(() => actor.state() === 'online', 'online');
+    const first = engine.last;
+    store.failing = true;
+    void first.events.inbound(message(1)).catch(() => undefined);
+    await eventually(() => actor.state() === 'reconnecting' && first.closed, 'the intake to be held');
+    // The spool's messages go in again; the session's own record is refused many times more (a minute's worth of tries before).
+    let refusals = 0;
+    store.refusing = (streamId) => streamId.startsWith('session-') && refusals++ < 65;
+    store.failing = false;
+    await eventually(() => refusals >= 65 && actor.state() === 'online' && engine.connections.length === 2, 'online again on a new connection', 30_000);
+    expect(await inbox()).toEqual(['IN-1']);
+  });
+
   it('a report whose sender waits for the answer is refused at once and never recorded later', async () => {
     await actor.open();
     await eventually(() => actor.state() === 'online', 'online');

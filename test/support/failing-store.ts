@@ -7,6 +7,8 @@ import { type AppendOptions, type AppendResult, type NewEvent, type Snapshot, ty
 
 export class FailingWritesStore extends DelegatingEventStore {
   failing = false;
+  /** Also refuses the appends to the streams this says (asked once per append). */
+  refusing: ((streamId: string) => boolean) | undefined;
   /** Writes refused so far. */
   refused = 0;
 
@@ -17,7 +19,7 @@ export class FailingWritesStore extends DelegatingEventStore {
   }
 
   override async append(streamId: string, events: readonly NewEvent[], options?: AppendOptions): Promise<AppendResult> {
-    if (this.failing) this.refuse();
+    if (this.failing || this.refusing?.(streamId)) this.refuse();
     return this.inner.append(streamId, events, options);
   }
 
