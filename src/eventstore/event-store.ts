@@ -17,7 +17,9 @@ export interface NewEvent<Type extends string = string, Data = unknown> {
   /**
    * A UUID. Re-appending events with the same ids to the same stream is idempotent; give deterministic ids
    * where a retry could append twice. Ids are keys within a stream: the same id in another stream is
-   * another event (as on EventStoreDB).
+   * another event (as on EventStoreDB). They are not a uniqueness constraint: EventStoreDB writes an append
+   * made exactly at the stream's head whatever its ids (SQLite refuses an id the stream has), so a retry is
+   * recognised by the expected revision it carries, and deciders recognise repeats by their state.
    */
   id?: string;
   type: Type;

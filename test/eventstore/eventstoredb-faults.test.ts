@@ -98,6 +98,51 @@ describe('EventStoreDB adapter under faults', () => {
     expect(await store.readStream(stream())).toEqual([]); // and the next read works
   });
 
+  it('a read still under way on a client it retired fails at its deadline; it is never answered as an empty stream', async () => {
+    // Two stalled reads retire the client; two more started just before are still under way on it. Disposed
+    // too early, the client ended them as if the stream were empty ([] for events, null for a snapshot).
+    const store = await open(server.url, { operationDeadlineMs: 6_000 });
+    const full = stream();
+    await store.append(full, [ev('X'), ev('Y')]);
+    await store.saveSnapshot(full, { revision: 1, state: { secret: 'k' } });
+    server.fail('read', 'stall', 4);
+    const first = [within(store.readStream(stream()), 20_000), within(store.readStream(stream()), 20_000)];
+    await new Promise((resolve) => setTimeout(resolve, 5_500));
+    const late = [within(store.readStream(full), 20_000), within(store.loadSnapshot(full), 20_000)];
+    for (const outcome of await Promise.all([...first, ...late])) expect((outcome as { error: unknown }).error).toBeInstanceOf(StoreUnavailableError);
+    expect(await store.readStream(full)).toHaveLength(2);
+  }, 30_000);
+
+  it('asks for the leader on every call: a follower would serve reads from its lagging copy', async () => {
+    const store = await open();
+    const before = server.callsNotRequiringLeader;
+    const s = stream();
+    await store.append('lease-x', [ev('LeaseAcquired')]).catch(() => undefined);
+    const [lease] = await store.readStream('lease-x', { direction: 'backwards', maxCount: 1 });
+    await store.append(s, [ev('A')], { expectedRevision: 'no_stream', fence: { streamId: 'lease-x', revision: lease!.revision } });
+    await store.readStream(s);
+    await store.readAll({ maxCount: 5 });
+    await store.saveSnapshot(s, { revision: 0, state: {} });
+    await store.loadSnapshot(s);
+    expect(server.callsNotRequiringLeader).toBe(before);
+  });
+
+  it('a deleted snapshot reads as gone, its stream keeps $maxCount 1 (older snapshots stay scavengeable), and a later save is read again', async () => {
+    const store = await open();
+    const s = stream();
+    await store.saveSnapshot(s, { revision: 1, state: { secret: 'k' } });
+    await store.deleteSnapshot(s);
+    expect(await store.loadSnapshot(s)).toBeNull();
+    await store.deleteSnapshot(s); // deleted already: nothing more is written
+    await store.saveSnapshot(s, { revision: 2, state: { secret: 'l' } });
+    expect(await store.loadSnapshot(s)).toEqual({ revision: 2, state: { secret: 'l' } });
+    await store.deleteSnapshot(s);
+    expect(await store.loadSnapshot(s)).toBeNull();
+    // The stream was never soft-deleted (which keeps only $tb in its metadata): $maxCount 1 holds throughout.
+    expect(server.metadataOf(`snapshot-${s}`)).toMatchObject({ $maxCount: 1 });
+    expect(server.metadataOf(`snapshot-${s}`)).not.toHaveProperty('$tb');
+  });
+
   it('lets in-flight appends finish on close (defect 9)', async () => {
     const store = await open();
     server.appendDelayMs = 300;

@@ -120,6 +120,8 @@ export class EsdbTestServer {
   readonly calls: Record<Method, number> = { read: 0, subscribe: 0, append: 0, features: 0, delete: 0 };
   /** Events sent by reads and subscriptions of $all, for tests that assert what crossed the wire. */
   allEventsSent = 0;
+  /** Calls without `requires-leader: true`: a follower of a real cluster would serve those reads from its own copy. */
+  callsNotRequiringLeader = 0;
 
   /** The connection string of the running server. */
   get url(): string {
@@ -205,7 +207,7 @@ export class EsdbTestServer {
   }
 
   /** [MD] the latest `$metadata` of a stream, or {}. */
-  private metadataOf(streamId: string): Record<string, unknown> {
+  metadataOf(streamId: string): Record<string, unknown> {
     const meta = this.streams.get(`$$${streamId}`)?.events.at(-1);
     if (!meta) return {};
     try {
@@ -349,6 +351,7 @@ export class EsdbTestServer {
 
   private onAppend(call: grpc.ServerReadableStream<S.AppendReq, S.AppendResp>, callback: grpc.sendUnaryData<S.AppendResp>): void {
     this.calls.append++;
+    this.noteLeaderRequirement(call);
     if (this.faulted('append', (e) => callback(e as grpc.ServiceError), { end: () => callback({ code: grpc.status.UNAVAILABLE }) })) return;
     let streamId = '';
     let expected: Expected = 'any';
@@ -503,9 +506,13 @@ export class EsdbTestServer {
     });
   }
 
-  /** [MD] soft delete: `$tb` = last revision + 1 in the metadata stream, other metadata kept. */
+  /**
+   * [MD] soft delete: the metadata stream gets `{"$tb": last revision + 1}` and nothing else (KurrentDB's
+   * StorageWriterService writes only the truncate-before; the stream's other metadata is gone with it).
+   */
   private onDelete(call: grpc.ServerUnaryCall<S.DeleteReq, S.DeleteResp>, callback: grpc.sendUnaryData<S.DeleteResp>): void {
     this.calls.delete++;
+    this.noteLeaderRequirement(call);
     if (this.faulted('delete', (e) => callback(e as grpc.ServiceError), { end: () => callback({ code: grpc.status.UNAVAILABLE }) })) return;
     const options = call.request.getOptions()!;
     const streamId = streamName(options.getStreamIdentifier());
@@ -523,7 +530,7 @@ export class EsdbTestServer {
       });
       return;
     }
-    const meta = { ...this.metadataOf(streamId), $tb: current + 1 };
+    const meta = { $tb: current + 1 };
     const [record] = this.write(`$$${streamId}`, [systemEvent('$metadata', meta)]);
     const position = new DeleteResp.Position();
     position.setCommitPosition(String(record!.position));
@@ -531,11 +538,16 @@ export class EsdbTestServer {
     callback(null, new DeleteResp().setPosition(position));
   }
 
+  private noteLeaderRequirement(call: { metadata: grpc.Metadata }): void {
+    if (call.metadata.get('requires-leader')[0] !== 'true') this.callsNotRequiringLeader++;
+  }
+
   private onRead(call: grpc.ServerWritableStream<S.ReadReq, S.ReadResp>): void {
     const options = call.request.getOptions()!;
     const subscribing = options.hasSubscription();
     const method: Method = subscribing ? 'subscribe' : 'read';
     this.calls[method]++;
+    this.noteLeaderRequirement(call);
     call.on('error', () => undefined);
     const hang = { end: () => call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'server shut down' }) };
     if (this.faulted(method, (e) => call.emit('error', e), hang)) return;

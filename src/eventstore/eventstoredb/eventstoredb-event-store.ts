@@ -74,6 +74,8 @@ import { convertGrpcEvent } from '@eventstore/db-client/dist/utils/convertGrpcEv
 
 const SNAPSHOT_STREAM_PREFIX = 'snapshot-';
 const SNAPSHOT_EVENT_TYPE = 'Snapshot';
+/** The last event of a snapshot stream whose snapshot was deleted (deleteSnapshot). */
+const SNAPSHOT_DELETED_EVENT_TYPE = 'SnapshotDeleted';
 /** Server-side subscription filter (a .NET regex on the stream name): no system and no snapshot streams. */
 const VISIBLE_STREAM_REGEX = '^(?!\\$|snapshot-)';
 /** Events per $all read call (the server filters, so each one is an event the caller wants). */
@@ -89,8 +91,13 @@ const NO_POSITION = 0xffff_ffff_ffff_ffffn;
 const HEALTH_STREAM = '$gateway-health';
 /** Consecutive failures of the connection before the client is thrown away and made again. */
 const FAILURES_BEFORE_NEW_CLIENT = 2;
-/** A retired client keeps serving what it started for this long before it is disposed. */
-const RETIRED_CLIENT_GRACE_MS = 5_000;
+/**
+ * A retired client keeps serving what it started for this long past the operation deadline before it is
+ * disposed: disposing cancels its calls, and the client ends a cancelled read as if the stream had ended (a
+ * stream read as empty, a snapshot as missing, a page of $all taken for its end). Every call it started has
+ * met its deadline by then.
+ */
+const RETIRED_CLIENT_GRACE_MS = 1_000;
 /** Snapshot streams whose metadata is known to be set; beyond this many the memory is forgotten. */
 const SNAPSHOT_STREAMS_REMEMBERED = 10_000;
 
@@ -203,7 +210,7 @@ class EventStoreDbStore implements EventStore {
     this.retired.add(client);
     setTimeout(() => {
       if (this.retired.delete(client)) void disposeClient(client);
-    }, RETIRED_CLIENT_GRACE_MS).unref();
+    }, this.deadlineMs + RETIRED_CLIENT_GRACE_MS).unref();
   }
 
   async append(
@@ -400,25 +407,24 @@ class EventStoreDbStore implements EventStore {
   }
 
   /**
-   * A soft delete of the snapshot stream: it reads as not found at once, a later save starts it again (its
-   * maxCount metadata is kept), and its events leave the disk at the next scavenge.
+   * Appends an empty marker to the snapshot stream rather than deleting it: with `$maxCount` 1 the snapshot
+   * before it reads as gone at once and leaves the disk at the next scavenge, while the marker, which holds
+   * nothing, is the event a scavenge keeps (it never removes a stream's last event unless the stream is
+   * hard-deleted; a soft delete would also drop the stream's `$maxCount`).
    */
   async deleteSnapshot(streamId: string, options: SnapshotWriteOptions = {}): Promise<void> {
     if (options.fence) await this.checkFence(options.fence);
     const stream = snapshotStreamOf(streamId);
-    try {
-      await this.run(`delete snapshot of ${streamId}`, (client) => client.deleteStream(stream));
-    } catch (error) {
-      // Nothing to delete (never saved, or deleted already).
-      if (error instanceof StreamNotFoundError || error instanceof WrongExpectedVersionError) return;
-      if (error instanceof StoreRefusedError && error.code === 'stream_deleted') return;
-      throw error;
-    }
+    const [last] = await this.read(stream, { direction: 'backwards', maxCount: 1 });
+    // Nothing to delete: never saved, or deleted already.
+    if (!last || last.type === SNAPSHOT_DELETED_EVENT_TYPE) return;
+    await this.ensureSnapshotStream(stream);
+    await this.run(`delete snapshot of ${streamId}`, (client) => client.appendToStream(stream, jsonEvent({ type: SNAPSHOT_DELETED_EVENT_TYPE, data: {} })));
   }
 
   async loadSnapshot<State = unknown>(streamId: string): Promise<Snapshot<State> | null> {
     const [event] = await this.read(snapshotStreamOf(streamId), { direction: 'backwards', maxCount: 1 });
-    if (!event) return null;
+    if (!event || event.type === SNAPSHOT_DELETED_EVENT_TYPE) return null;
     const data = event.data as { revision?: unknown; state?: unknown } | null;
     if (!data || typeof data.revision !== 'number') return null;
     return { revision: data.revision, state: data.state as State };
@@ -521,6 +527,13 @@ function newClient(connectionString: string): EventStoreDBClient {
   const probe = client as unknown as { supports: (method: unknown, feature?: unknown) => Promise<boolean> };
   const supports = probe.supports;
   probe.supports = (method, feature) => (method === streamsGrpc.StreamsService.batchAppend ? Promise.resolve(false) : supports(method, feature));
+  // Every call asks for the leader (`requires-leader`). A follower serves reads that do not, from its copy,
+  // which lags after an election: the fence check, the tail read after a conflict and snapshot loads would
+  // read stale state, and since nothing fails the client would stay on the demoted node. A follower answers
+  // a call that requires the leader with NotLeader, and the client reconnects to the leader.
+  const calls = client as unknown as ClientCalls;
+  const callArguments = calls.callArguments;
+  calls.callArguments = (options, callOptions) => callArguments({ ...options, requiresLeader: (options as { requiresLeader?: boolean }).requiresLeader ?? true }, callOptions);
   return client;
 }
 
