@@ -105,8 +105,9 @@ const API_GUIDE = [
 export async function startGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
   const startedAt = Date.now();
   const log = options.logger ?? createLogger(config.logLevel);
-  // Refused while `npm run rebuild` rewrites the read models; the rebuild is refused while this is held.
-  const dataDirLock = holdGatewayLock(config.dataDir);
+  // Refused while `npm run rebuild` rewrites the read models (the rebuild is refused while this is held), and
+  // while another gateway runs on this data directory, unless both share its devices through leases.
+  const dataDirLock = holdGatewayLock(config.dataDir, { leases: config.cluster.leases, readModels: readModelFileOf(config.cluster.worker) });
   const metrics = new Metrics();
   // `projections` is assigned below, before any request can ask for health.
   const storage = new StorageHealth(config.dataDir, config.diskFreeMinBytes, () => projections.failing);
