@@ -325,10 +325,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       // First: devices are handed to the other processes at once, not after LEASE_TIMEOUT.
       await cluster?.stop();
       await stream.stop();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      await closeServer(server);
       // Connections end but recorded states stay, so the next start resumes them.
       // Draining stops first, so that tries under way still have their connection to finish on.
       await sending.stop();
@@ -344,6 +341,28 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       dataDirLock.release();
     },
   };
+}
+
+/** Requests under way when the gateway stops get this long to be answered before their connections are cut. */
+const SHUTDOWN_GRACE_MS = 10_000;
+const IDLE_SWEEP_MS = 50;
+
+/**
+ * Stops taking connections and lets the requests under way be answered: a send cut off after its append would
+ * be recorded but never acknowledged, and a client without an Idempotency-Key would send it again. Keep-alive
+ * connections are closed as soon as they are idle; what is still busy after the grace period is cut.
+ */
+function closeServer(server: Server): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
+    const cut = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+    server.close(() => {
+      clearInterval(sweep);
+      clearTimeout(cut);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
 }
 
 function buildLazy<T>(build: () => T): () => T {

@@ -1,0 +1,57 @@
+/**
+ * Stopping the gateway (SIGTERM → close()) while requests are under way: each is answered before the
+ * connections go. A send cut off after its append would be recorded but never acknowledged, and a client
+ * without an Idempotency-Key would send it again.
+ */
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { DelegatingEventStore } from '../src/eventstore/delegating-store.js';
+import type { AppendOptions, AppendResult, NewEvent } from '../src/eventstore/event-store.js';
+import { SqliteEventStore } from '../src/eventstore/sqlite/sqlite-event-store.js';
+import { startGateway } from '../src/gateway.js';
+import { outboxStream } from '../src/messages/message-events.js';
+import { apiClient, testConfig } from './support/gateway.js';
+
+/** Appends to outbox streams take this long (a slow disk): sends are under way when the gateway stops. */
+class SlowOutboxAppends extends DelegatingEventStore {
+  delayMs = 0;
+
+  override async append(streamId: string, events: readonly NewEvent[], options?: AppendOptions): Promise<AppendResult> {
+    if (this.delayMs > 0 && streamId.startsWith('outbox-')) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
+    return this.inner.append(streamId, events, options);
+  }
+}
+
+describe('stopping the gateway', () => {
+  it('answers the requests under way before its connections go, and every 202 is in the log', async () => {
+    let slow: SlowOutboxAppends | undefined;
+    const config = testConfig();
+    const gateway = await startGateway(config, {
+      logger: pino({ level: 'silent' }),
+      validateResponses: true,
+      wrapStore: (store) => (slow = new SlowOutboxAppends(store)),
+    });
+    const api = apiClient(gateway.url);
+    const created = await api('POST', '/devices', { admin: true, json: { id: 'shop', name: 'Shop' } });
+    slow!.delayMs = 300;
+    const sends = Array.from({ length: 20 }, (_, i) =>
+      api('POST', '/devices/shop/send/text', { deviceKey: created.body.deviceKey, json: { to: '4915112345678', text: `m${i}` } }).then(
+        (answer) => ({ status: answer.status, waMessageId: answer.body.waMessageId as string }),
+        (error: unknown) => ({ status: `no answer: ${(error as Error).message}`, waMessageId: '' }),
+      ),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const closed = gateway.close();
+    const answers = await Promise.all(sends);
+    expect(answers.map((a) => a.status)).toEqual(Array(20).fill(202));
+    await closed;
+    const log = new SqliteEventStore(join(config.dataDir, 'events.sqlite'));
+    try {
+      const queued = (await log.readStream(outboxStream('shop'))).map((e) => (e.data as { waMessageId: string }).waMessageId);
+      expect(new Set(queued)).toEqual(new Set(answers.map((a) => a.waMessageId)));
+    } finally {
+      await log.close();
+    }
+  });
+});
