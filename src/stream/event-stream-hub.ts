@@ -151,6 +151,17 @@ export class EventStreamHub {
     }
   }
 
+  /**
+   * Whether `after` lies past the end of the log: no event this hub has passed, nor any in the log, has that
+   * position. A client can only have got it from another log (a data directory restored from a backup, or
+   * replaced, or another store); followed from there it would be sent nothing until this log grew that far.
+   */
+  async isPastTheLog(after: number): Promise<boolean> {
+    if (after <= this.position) return false;
+    const [atOrAfter] = await this.store.readAll({ after: after - 1, maxCount: 1 });
+    return atOrAfter === undefined;
+  }
+
   stats(): StreamHubStats {
     let live = this.admins.size;
     for (const clients of this.byDevice.values()) live += clients.size;

@@ -19,9 +19,9 @@ export function streamRoutes(hub: EventStreamHub): RouteSpec[] {
       access: 'device',
       params: DeviceParams,
       query: StreamQuery,
-      responses: { 200: StreamResponse, 404: { description: 'No such device (admin key only).' } },
-      handler({ params, query, ctx }) {
-        open(hub, ctx, { deviceId: params.deviceId, kinds: kindsOf(query.events) }, resumePoint(ctx, query.after));
+      responses: { 200: StreamResponse, 400: PAST_THE_LOG, 404: { description: 'No such device (admin key only).' } },
+      async handler({ params, query, ctx }) {
+        open(hub, ctx, { deviceId: params.deviceId, kinds: kindsOf(query.events) }, await resumePoint(hub, ctx, query.after));
         return { status: 200 };
       },
     }),
@@ -34,9 +34,9 @@ export function streamRoutes(hub: EventStreamHub): RouteSpec[] {
       description: STREAM_DESCRIPTION,
       access: 'admin',
       query: StreamQuery,
-      responses: { 200: StreamResponse },
-      handler({ query, ctx }) {
-        open(hub, ctx, { kinds: kindsOf(query.events) }, resumePoint(ctx, query.after));
+      responses: { 200: StreamResponse, 400: PAST_THE_LOG },
+      async handler({ query, ctx }) {
+        open(hub, ctx, { kinds: kindsOf(query.events) }, await resumePoint(hub, ctx, query.after));
         return { status: 200 };
       },
     }),
@@ -45,15 +45,27 @@ export function streamRoutes(hub: EventStreamHub): RouteSpec[] {
 
 const kindsOf = (events: string | undefined) => (events ? new Set(events.split(',')) : undefined);
 
-/** `Last-Event-ID` (what EventSource sends when it reconnects) wins over `?after=`, which names where the first connection began. */
-function resumePoint(ctx: Context, after: number | undefined): number | undefined {
+const PAST_THE_LOG = {
+  description: 'A malformed `after` or `Last-Event-ID`, or one past the end of this log (`invalid_request`): the client followed another log ' +
+    '(a restored or replaced data directory, another store); connect again without it.',
+};
+
+/**
+ * `Last-Event-ID` (what EventSource sends when it reconnects) wins over `?after=`, which names where the first
+ * connection began. A position past the end of the log is refused: followed, it would get nothing, silently.
+ */
+async function resumePoint(hub: EventStreamHub, ctx: Context, after: number | undefined): Promise<number | undefined> {
   const header = ctx.get('last-event-id').trim();
-  if (header === '') return after;
-  if (!/^\d{1,16}$/.test(header) || !Number.isSafeInteger(Number(header))) {
+  const [position, path] = header === '' ? [after, '/after'] : [Number(header), '/headers/last-event-id'];
+  if (header !== '' && (!/^\d{1,16}$/.test(header) || !Number.isSafeInteger(position))) {
     const message = 'must be a log position (the id: of an event received)';
-    throw invalidRequest(`headers/last-event-id ${message}`, [{ path: '/headers/last-event-id', message }]);
+    throw invalidRequest(`headers/last-event-id ${message}`, [{ path, message }]);
   }
-  return Number(header);
+  if (position !== undefined && (await hub.isPastTheLog(position))) {
+    const message = 'is past the end of this log: the client followed another one (a restored or replaced data directory, another store); connect again without it';
+    throw invalidRequest(`${path.slice(1)} ${message}`, [{ path, message }]);
+  }
+  return position;
 }
 
 const STREAM_HEADERS = {

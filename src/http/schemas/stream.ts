@@ -22,7 +22,8 @@ export const STREAM_DESCRIPTION =
   'Server-sent events (`text/event-stream`). Each event has `id:` its position in the log, `event:` its kind, and `data:` the same JSON ' +
   'envelope a webhook gets (`{ id, event, deviceId, timestamp, data }`). Without `Last-Event-ID` or `after` the stream starts with the next ' +
   'new event; with one it first sends, from the log, every event after that position (exactly what the client missed, in order, however ' +
-  'long ago, also across restarts of the gateway), then goes on live. A comment line (`: keep-alive`) is sent every 15 s ' +
+  'long ago, also across restarts of the gateway), then goes on live; a position past the end of the log (one from another log: a restored ' +
+  'data directory, another store) is `400`. A comment line (`: keep-alive`) is sent every 15 s ' +
   '(`STREAM_HEARTBEAT`). A client that reads too slowly (more than `STREAM_MAX_BUFFER_BYTES` unsent) is disconnected and resumes by id; ' +
   "`EventSource` does so by itself. Browsers cannot set headers on `EventSource`: use `fetch` with the key header and read the body's stream.";
 
