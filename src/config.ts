@@ -167,10 +167,11 @@ const DAY_MS = 86_400_000;
 /**
  * "250ms", "5s", "2m", "1h", "7d" (and the longer forms `ms` reads, such as "1.5h" or "2 days") →
  * milliseconds; undefined when it is not a duration. A unit is required: a bare number is refused rather
- * than read as milliseconds ("24" is more likely meant as hours).
+ * than read as milliseconds ("24" is more likely meant as hours). Only a bare 0 is taken: it is 0 in any unit.
  */
 function parseDuration(text: string): number | undefined {
   const trimmed = text.trim();
+  if (trimmed === '0') return 0;
   if (!/[a-z]$/i.test(trimmed)) return undefined;
   const value = ms(trimmed as ms.StringValue) as number | undefined;
   return value !== undefined && Number.isFinite(value) && value >= 0 ? Math.round(value) : undefined;
@@ -277,6 +278,18 @@ function readContactsSettings(read: EnvReader): ContactsSettings {
     checkCacheTtlMs: read.duration('CONTACT_CHECK_CACHE_TTL', '24h', { min: 1_000, max: 30 * DAY_MS }),
     avatarCacheTtlMs: read.duration('CONTACT_AVATAR_CACHE_TTL', '1h', { min: 1_000, max: 30 * DAY_MS }),
   };
+}
+
+/**
+ * A URL as errors may show it: everything between `://` (or the start) and the last `@` is hidden, since a
+ * password may itself hold `/`, `?`, `:` or `@` (typed unencoded); a URL without `@` has nothing to hide.
+ */
+function withoutCredentials(value: string): string {
+  const at = value.lastIndexOf('@');
+  if (at < 0) return value;
+  const scheme = value.indexOf('://');
+  const start = scheme >= 0 && scheme < at ? scheme + 3 : 0;
+  return `${value.slice(0, start)}***${value.slice(at)}`;
 }
 
 /** Reads and checks single variables; an empty value counts as unset. */
@@ -393,15 +406,17 @@ class EnvReader {
   optionalUrl(name: string, protocols: readonly string[]): string | undefined {
     const value = this.raw(name);
     if (value === undefined) return undefined;
-    const shown = value.replace(/(:\/\/)[^@/?]*@/, '$1***@');
+    const shown = withoutCredentials(value);
+    // An unencoded / ? or @ in a password is the likely cause of a refused URL with credentials.
+    const encodingHint = value.includes('@') ? ' (a / ? or @ in the user name or password is written percent-encoded: %2F %3F %40)' : '';
     const match = /^([a-z][a-z0-9+.-]*:)\/\/(?:[^@/?]*@)?([^/?]*)\/?(?:\?.*)?$/i.exec(value.trim());
-    if (!match) throw new ConfigError(name, `must be a URL, got "${shown}"`);
+    if (!match) throw new ConfigError(name, `must be a URL, got "${shown}"${encodingHint}`);
     if (!protocols.includes(match[1]!.toLowerCase())) {
       throw new ConfigError(name, `must start with one of ${protocols.map((p) => `${p}//`).join(', ')}`);
     }
     const host = /^(?:\[[0-9a-f:.]+\]|[a-z0-9._-]+)(?::\d{1,5})?$/i;
     if (!match[2]!.split(',').every((endpoint) => host.test(endpoint))) {
-      throw new ConfigError(name, `must name one host or a comma-separated list of host:port, got "${shown}"`);
+      throw new ConfigError(name, `must name one host or a comma-separated list of host:port, got "${shown}"${encodingHint}`);
     }
     return value;
   }

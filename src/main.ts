@@ -1,10 +1,14 @@
-import { ConfigError, loadConfig } from './config.js';
+import { type Config, ConfigError, loadConfig } from './config.js';
 import { startGateway } from './gateway.js';
 import { isPrimaryOf, runPrimary } from './cluster/primary.js';
 import { createLogger } from './logger.js';
+import { EX_CONFIG, explainStartFailure } from './start-failures.js';
 import { tightenDataDir, usePrivateFileModes } from './storage/private-files.js';
 
-/** Starts the gateway; a bad setting stops it with a message naming the variable. */
+/**
+ * Starts the gateway; a bad setting stops it with a message naming the variable, and so does a start that
+ * fails for a reason a setting explains (port in use, HOST, DATA_DIR; src/start-failures.ts).
+ */
 async function main(): Promise<void> {
   // Before anything is created: folders 0700, files 0600.
   usePrivateFileModes();
@@ -14,8 +18,19 @@ async function main(): Promise<void> {
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`configuration error: ${error.message}\n`);
-    process.exit(78); // EX_CONFIG
+    process.exit(EX_CONFIG);
   }
+  try {
+    await start(config);
+  } catch (error) {
+    const failure = explainStartFailure(error, config);
+    if (!failure) throw error;
+    process.stderr.write(`failed to start: ${failure.message}\n`);
+    process.exit(failure.exitCode);
+  }
+}
+
+async function start(config: Config): Promise<void> {
   const log = createLogger(config.logLevel);
   tightenDataDir(config.dataDir);
   if (isPrimaryOf(config)) {

@@ -86,6 +86,48 @@ describe('configuration', () => {
     }
   });
 
+  it('never prints an EventStoreDB password that holds / ? : or @, wherever the URL is refused', () => {
+    for (const bad of [
+      'esdb://admin:pa/ss?word@db.example:2113?tls=true',
+      'esdb://admin:pa/ss@db.example:2113',
+      'esdb://admin:p@ss:word@bad host:2113',
+      'esdb://admin:pa?ss@a:2113,,b:2113',
+      'admin:pa/ss?word@db.example:2113',
+    ]) {
+      const error = (() => {
+        try {
+          loadConfig({ EVENTSTORE_URL: bad });
+        } catch (e) {
+          return e as Error;
+        }
+      })();
+      expect(error, bad).toBeInstanceOf(ConfigError);
+      expect(error!.message).toMatch(/^EVENTSTORE_URL: /);
+      for (const part of ['pa/ss', 'word@', 'p@ss', 'pa?ss', 'ss:word']) expect(error!.message, bad).not.toContain(part);
+    }
+    // And at start, as printed by src/main.ts.
+    const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: { ...process.env, DATA_DIR: tempDir(), EVENTSTORE_URL: 'esdb://admin:pa/ss?word@db.example:2113?tls=true' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(result.status).toBe(78);
+    expect(result.stderr).toContain('configuration error: EVENTSTORE_URL: must be a URL, got "esdb://***@db.example:2113?tls=true"');
+    expect(result.stderr).not.toContain('pa/ss');
+  });
+
+  it('takes a bare 0 as a duration, and no other number without a unit', () => {
+    expect(loadConfig({ STREAM_FLUSH_INTERVAL: '0' }).stream.flushMs).toBe(0);
+    expect(loadConfig({ OUTBOX_SPACING: ' 0 ' }).outbox.spacingMaxMs).toBe(0);
+    expect(loadConfig({ OUTBOX_SPACING: '0ms' }).outbox.spacingMaxMs).toBe(0);
+    expect(loadConfig({ WEBHOOK_RETRY_SCHEDULE: '0,5s' }).webhooks.retrySchedule).toEqual([0, 5_000]);
+    for (const value of ['1', '00', '0.0', '-0', '25']) {
+      expect(() => loadConfig({ STREAM_FLUSH_INTERVAL: value }), value).toThrow(/^STREAM_FLUSH_INTERVAL: must be a duration/);
+    }
+    // Where 0 is below the allowed range it is refused as out of range, not as a bad duration.
+    expect(() => loadConfig({ STREAM_HEARTBEAT: '0' })).toThrow(/^STREAM_HEARTBEAT: must be between 10 ms/);
+  });
+
   it('reads durations with a unit (250ms, 5s, 2m, 1h, 7d, also 1.5h or 2 days), never a bare number', () => {
     const retention = (value: string) => loadConfig({ WEBHOOK_RETENTION: value }).webhooks.retentionMs;
     expect([retention('2m'), retention(' 1h '), retention('7d'), retention('1.5h'), retention('2 days')]).toEqual([120_000, 3_600_000, 604_800_000, 5_400_000, 172_800_000]);

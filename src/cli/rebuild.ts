@@ -1,16 +1,27 @@
 /**
  * `npm run rebuild`: throws every read model away and feeds it again from position 0 of the event log,
- * then reports events/s. Refused while a gateway uses the same DATA_DIR (src/storage/data-dir-lock.ts).
+ * then reports events/s. Every read-model file of DATA_DIR is rebuilt: `read-models.sqlite`, and with
+ * GATEWAY_PROCESSES each worker's `read-models.w<N>.sqlite`, a stale one left behind would otherwise be
+ * served as it was. Refused while a gateway uses the same DATA_DIR (src/storage/data-dir-lock.ts).
  */
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { loadConfig } from '../config.js';
 import { withCurrentSchemas } from '../event-schemas.js';
+import type { EventStore } from '../eventstore/event-store.js';
 import { DataDirInUseError, holdRebuildLock } from '../storage/data-dir-lock.js';
 import { usePrivateFileModes } from '../storage/private-files.js';
 import { openEventStore } from '../eventstore/open-event-store.js';
 import { createLogger } from '../logger.js';
 import { ProjectionRunner } from '../projections/projection-runner.js';
-import { openReadModelDb } from '../projections/read-model-db.js';
+import { READ_MODEL_FILE, openReadModelDb, readModelFileOf } from '../projections/read-model-db.js';
 import { allProjections } from '../read-models.js';
+
+type Config = ReturnType<typeof loadConfig>;
+type Logger = ReturnType<typeof createLogger>;
+
+/** `read-models.sqlite` and the workers' `read-models.w<N>.sqlite` (readModelFileOf), not their -wal / -shm. */
+const READ_MODEL_FILE_NAME = /^read-models(\.w\d+)?\.sqlite$/;
 
 async function main(): Promise<void> {
   usePrivateFileModes();
@@ -18,23 +29,49 @@ async function main(): Promise<void> {
   const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
   const lock = holdRebuildLock(config.dataDir);
   try {
-    await rebuild(config, log);
+    await rebuildAll(config, log);
   } finally {
     lock.release();
   }
 }
 
-async function rebuild(config: ReturnType<typeof loadConfig>, log: ReturnType<typeof createLogger>): Promise<void> {
+/**
+ * The read-model files present in DATA_DIR, and those the configured processes use (so that a first
+ * rebuild makes them): one lone `read-models.sqlite`, or one per worker under GATEWAY_PROCESSES.
+ */
+function readModelFiles(config: Config): string[] {
+  const present = existsSync(config.dataDir) ? readdirSync(config.dataDir).filter((name) => READ_MODEL_FILE_NAME.test(name)) : [];
+  const { processes, worker } = config.cluster;
+  const used =
+    worker > 0 ? [readModelFileOf(worker)] : processes > 1 ? Array.from({ length: processes }, (_, i) => readModelFileOf(i + 1)) : [READ_MODEL_FILE];
+  return [...new Set([...used, ...present])].sort();
+}
+
+async function rebuildAll(config: Config, log: Logger): Promise<void> {
+  const files = readModelFiles(config);
   const store = withCurrentSchemas(await openEventStore(config));
-  const db = openReadModelDb(config.dataDir);
-  const runner = new ProjectionRunner(store, db, allProjections(db, store, log), log);
   try {
-    const { events, seconds } = await runner.rebuild();
-    await runner.stop();
-    const rate = seconds > 0 ? Math.round(events / seconds) : events;
-    process.stdout.write(`rebuilt every read model from ${events} events in ${seconds.toFixed(2)} s (${rate.toLocaleString('en-US')} events/s)\n`);
+    // One after the other: each file is one pass over the log, and the passes would only compete for the disk.
+    for (const file of files) {
+      const { events, seconds } = await rebuild(store, config.dataDir, file, log);
+      const rate = seconds > 0 ? Math.round(events / seconds) : events;
+      process.stdout.write(
+        `rebuilt every read model of ${join(config.dataDir, file)} from ${events} events in ${seconds.toFixed(2)} s (${rate.toLocaleString('en-US')} events/s)\n`,
+      );
+    }
   } finally {
     await store.close();
+  }
+}
+
+async function rebuild(store: EventStore, dataDir: string, file: string, log: Logger): Promise<{ events: number; seconds: number }> {
+  const db = openReadModelDb(dataDir, file);
+  const runner = new ProjectionRunner(store, db, allProjections(db, store, log), log);
+  try {
+    const result = await runner.rebuild();
+    await runner.stop();
+    return result;
+  } finally {
     db.close();
   }
 }

@@ -1,0 +1,75 @@
+/**
+ * `npm run rebuild` (the real command in a child process) rebuilds every read-model file of DATA_DIR: the
+ * lone gateway's `read-models.sqlite` and, under GATEWAY_PROCESSES, each worker's `read-models.w<N>.sqlite`.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { startTestGateway } from '../support/gateway.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+function runRebuild(dataDir: string, env: Record<string, string> = {}) {
+  return spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/rebuild.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, DATA_DIR: dataDir, EVENTSTORE_URL: '', GATEWAY_PROCESSES: '', GATEWAY_WORKER: '', LOG_LEVEL: 'silent', ...env },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+}
+
+function deviceIds(file: string): string[] {
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare<[], { id: string }>('SELECT id FROM devices ORDER BY id').all().map((row) => row.id);
+  } finally {
+    db.close();
+  }
+}
+
+/** A data directory whose log holds one device, `kept`, and whose read models are those of the gateway that made it. */
+async function dataDirWithOneDevice(): Promise<string> {
+  const gateway = await startTestGateway({ EVENTSTORE_URL: '' });
+  try {
+    expect((await gateway.api('POST', '/devices', { admin: true, json: { id: 'kept', name: 'kept', engine: 'sandbox' } })).status).toBe(201);
+  } finally {
+    await gateway.close();
+  }
+  return gateway.dataDir;
+}
+
+describe('npm run rebuild', { timeout: 120_000 }, () => {
+  it("rebuilds the workers' read-model files as well as read-models.sqlite, and names each", async () => {
+    const dataDir = await dataDirWithOneDevice();
+    // The workers' files as GATEWAY_PROCESSES=2 left them, stale: they lost the device, and their
+    // checkpoints say they are up to date, so only a rebuild brings it back.
+    const lone = new Database(join(dataDir, 'read-models.sqlite'));
+    for (const worker of [1, 2]) {
+      const file = join(dataDir, `read-models.w${worker}.sqlite`);
+      lone.prepare('VACUUM INTO ?').run(file);
+      const stale = new Database(file);
+      stale.exec('DELETE FROM devices');
+      stale.close();
+      expect(deviceIds(file)).toEqual([]);
+    }
+    lone.close();
+
+    const done = runRebuild(dataDir);
+    expect(done.status, done.stderr).toBe(0);
+    for (const file of ['read-models.sqlite', 'read-models.w1.sqlite', 'read-models.w2.sqlite']) {
+      expect(deviceIds(join(dataDir, file)), file).toEqual(['kept']);
+      expect(done.stdout).toContain(`rebuilt every read model of ${join(dataDir, file)} from `);
+    }
+  });
+
+  it("with GATEWAY_PROCESSES and no read models yet, makes each worker's", async () => {
+    const dataDir = await dataDirWithOneDevice();
+    const done = runRebuild(dataDir, { GATEWAY_PROCESSES: '3' });
+    expect(done.status, done.stderr).toBe(0);
+    for (const worker of [1, 2, 3]) expect(deviceIds(join(dataDir, `read-models.w${worker}.sqlite`))).toEqual(['kept']);
+    expect(existsSync(join(dataDir, 'read-models.w4.sqlite'))).toBe(false);
+  });
+});

@@ -1,0 +1,108 @@
+/**
+ * src/main.ts as started: a start that fails for a reason a setting explains (port in use, HOST, DATA_DIR, a
+ * rebuild holding the data directory) prints one line naming the setting and exits with a code a supervisor
+ * can act on (78: fix the settings, 75: try again later); anything else keeps its stack.
+ */
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { holdRebuildLock } from '../src/storage/data-dir-lock.js';
+import { explainStartFailure } from '../src/start-failures.js';
+import { ADMIN_KEY } from './support/gateway.js';
+import { CHILD_GATEWAY_TESTS, freePort } from './support/child-gateway.js';
+import { tempDir } from './support/temp-dir.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** nobody: root may read and write anything, so a directory it may not use needs another user. */
+const NOBODY = 65_534;
+
+function startMain(env: Record<string, string>, options: { uid?: number } = {}) {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, DATA_DIR: tempDir(), HOST: '127.0.0.1', ADMIN_API_KEY: ADMIN_KEY, LOG_LEVEL: 'warn', EVENTSTORE_URL: '', GATEWAY_PROCESSES: '', ...env },
+    encoding: 'utf8',
+    timeout: 60_000,
+    ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.uid }),
+  });
+  // One line, no stack: what an operator reads in `journalctl` or `docker logs`.
+  const lines = result.stderr.trim().split('\n');
+  return { status: result.status, stderr: result.stderr, lines };
+}
+
+function expectOneLine(started: ReturnType<typeof startMain>, status: number, pattern: RegExp): void {
+  expect(started.status, started.stderr).toBe(status);
+  expect(started.lines, started.stderr).toHaveLength(1);
+  expect(started.lines[0]).toMatch(/^failed to start: /);
+  expect(started.lines[0]).toMatch(pattern);
+  expect(started.stderr).not.toMatch(/\n\s+at /);
+}
+
+describe('a start that fails for a reason a setting explains', CHILD_GATEWAY_TESTS, () => {
+  it('PORT in use', async () => {
+    const port = await freePort();
+    const taken = createServer().listen(port, '127.0.0.1');
+    await once(taken, 'listening');
+    try {
+      expectOneLine(startMain({ PORT: String(port) }), 78, new RegExp(`PORT: 127\\.0\\.0\\.1:${port} is already in use: .*set PORT to a free port`));
+    } finally {
+      taken.close();
+    }
+  });
+
+  it('HOST that does not resolve', async () => {
+    // .invalid never resolves (RFC 2606); a resolver that does not answer at all is "try again later".
+    const started = startMain({ PORT: String(await freePort()), HOST: 'no-such-host.invalid' });
+    expectOneLine(started, started.stderr.includes('EAI_AGAIN') ? 75 : 78, /HOST: "no-such-host\.invalid" (does not resolve|could not be resolved now)/);
+  });
+
+  it('DATA_DIR that is a file, or under one', async () => {
+    const file = join(tempDir('dmg-main-'), 'not-a-dir');
+    writeFileSync(file, 'x');
+    expectOneLine(startMain({ PORT: String(await freePort()), DATA_DIR: file }), 78, /DATA_DIR: .*not-a-dir is not a directory/);
+    expectOneLine(startMain({ PORT: String(await freePort()), DATA_DIR: join(file, 'data') }), 78, /DATA_DIR: .*not-a-dir\/data is not a directory/);
+  });
+
+  it('DATA_DIR this user may not use', async () => {
+    const parent = tempDir('dmg-main-');
+    const dataDir = join(parent, 'data');
+    const asRoot = process.getuid?.() === 0;
+    if (asRoot) {
+      mkdirSync(dataDir, { mode: 0o700 }); // root's, 0700: closed to nobody
+    } else {
+      chmodSync(parent, 0o000);
+    }
+    try {
+      const started = startMain({ PORT: String(await freePort()), DATA_DIR: dataDir }, asRoot ? { uid: NOBODY } : {});
+      expectOneLine(started, 78, /DATA_DIR: this user \(uid \d+\) may not read and write .*\/data \(EACCES\): give it access to .*\/data/);
+    } finally {
+      chmodSync(parent, 0o700);
+    }
+  });
+
+  it('a rebuild holding the data directory: try again later', async () => {
+    const dataDir = tempDir('dmg-main-');
+    const rebuild = holdRebuildLock(dataDir);
+    try {
+      expectOneLine(startMain({ PORT: String(await freePort()), DATA_DIR: dataDir }), 75, /DATA_DIR: npm run rebuild \(pid \d+, since .+\) is rebuilding the read models .*start the gateway once it has finished/);
+    } finally {
+      rebuild.release();
+    }
+  });
+
+  it('anything else is not explained, and keeps its stack', () => {
+    const config = { port: 3000, host: '127.0.0.1', dataDir: '/srv/gateway/data' };
+    expect(explainStartFailure(new TypeError('x is undefined'), config)).toBeUndefined();
+    expect(explainStartFailure('a string', config)).toBeUndefined();
+    const elsewhere = Object.assign(new Error("EACCES: permission denied, open '/etc/ssl/key.pem'"), { code: 'EACCES', syscall: 'open', path: '/etc/ssl/key.pem' });
+    expect(explainStartFailure(elsewhere, config)).toBeUndefined();
+    const inside = Object.assign(new Error('EACCES'), { code: 'EACCES', syscall: 'open', path: '/srv/gateway/data/admin.key' });
+    expect(explainStartFailure(inside, config)?.exitCode).toBe(78);
+    // A folder whose name merely starts like the data directory's is not in it.
+    const sibling = Object.assign(new Error('EACCES'), { code: 'EACCES', syscall: 'open', path: '/srv/gateway/data-old/x' });
+    expect(explainStartFailure(sibling, config)).toBeUndefined();
+  });
+});
