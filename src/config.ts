@@ -196,7 +196,9 @@ export function loadConfig(env: Env = process.env): Config {
     host: read.string('HOST', '127.0.0.1'),
     adminApiKey: read.optionalString('ADMIN_API_KEY', { minLength: 16 }),
     dataDir: resolve(read.string('DATA_DIR', './data')),
-    eventStoreUrl: read.optionalUrl('EVENTSTORE_URL', ['esdb:', 'esdb+discover:', 'kurrentdb:', 'kurrentdb+discover:', 'kurrent:', 'kurrent+discover:']),
+    eventStoreUrl: withKnownEventStoreSettings(
+      read.optionalUrl('EVENTSTORE_URL', ['esdb:', 'esdb+discover:', 'kurrentdb:', 'kurrentdb+discover:', 'kurrent:', 'kurrent+discover:']),
+    ),
     defaultEngine: read.oneOf('DEFAULT_ENGINE', ENGINES, 'baileys'),
     webhookAllowPrivateNetworks: read.boolean('WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
     webhooks: {
@@ -278,6 +280,33 @@ function readContactsSettings(read: EnvReader): ContactsSettings {
     checkCacheTtlMs: read.duration('CONTACT_CHECK_CACHE_TTL', '24h', { min: 1_000, max: 30 * DAY_MS }),
     avatarCacheTtlMs: read.duration('CONTACT_AVATAR_CACHE_TTL', '1h', { min: 1_000, max: 30 * DAY_MS }),
   };
+}
+
+/** The settings of an EventStoreDB connection string the client reads (it ignores case, `-` and `_`). */
+const EVENT_STORE_SETTINGS = new Set(
+  ['userCertFile', 'userKeyFile', 'maxDiscoverAttempts', 'connectionName', 'defaultDeadline', 'discoveryInterval', 'gossipTimeout', 'nodePreference', 'tls', 'tlsVerifyCert', 'tlsCAFile', 'throwOnAppendFailure', 'keepAliveInterval', 'keepAliveTimeout'].map(flatCase),
+);
+
+function flatCase(key: string): string {
+  return key.toLowerCase().replace(/[-_]/g, '');
+}
+
+/**
+ * Refuses the settings the EventStoreDB client would only warn about: it prints the whole connection string
+ * with the warning, password included, every time a client is made.
+ */
+function withKnownEventStoreSettings(url: string | undefined): string | undefined {
+  const query = url?.split('?')[1];
+  if (query === undefined) return url;
+  for (const pair of query.split('&').filter((p) => p !== '')) {
+    const [key = '', value = ''] = pair.split('=');
+    const flat = flatCase(decodeURIComponent(key));
+    if (!EVENT_STORE_SETTINGS.has(flat)) throw new ConfigError('EVENTSTORE_URL', `has a setting the EventStoreDB client does not know: "${key}"`);
+    if (flat === 'tlsverifycert' && value.trim() === 'false') {
+      throw new ConfigError('EVENTSTORE_URL', 'tlsVerifyCert=false is not supported by the EventStoreDB client: give the CA with tlsCAFile=<path> (or NODE_EXTRA_CA_CERTS)');
+    }
+  }
+  return url;
 }
 
 /**

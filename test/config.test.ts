@@ -86,6 +86,25 @@ describe('configuration', () => {
     }
   });
 
+  it('refuses EventStoreDB settings its client would only warn about (it prints the connection string, password and all, with the warning)', () => {
+    expect(loadConfig({ EVENTSTORE_URL: 'esdb://admin:changeit@db:2113?TLS=true&node-preference=leader&keepAliveInterval=10000' }).eventStoreUrl).toBeDefined();
+    for (const [bad, words] of [
+      ['esdb://admin:s3cr3t-pw@db:2113?tls=true&tlsverifycert=false', /tlsVerifyCert=false is not supported.*tlsCAFile/],
+      ['esdb://admin:s3cr3t-pw@db:2113?tls=true&nodePrefrence=leader', /does not know: "nodePrefrence"/],
+    ] as const) {
+      const error = (() => {
+        try {
+          loadConfig({ EVENTSTORE_URL: bad });
+        } catch (e) {
+          return e as Error;
+        }
+      })();
+      expect(error).toBeInstanceOf(ConfigError);
+      expect(error!.message).toMatch(words);
+      expect(error!.message).not.toContain('s3cr3t-pw');
+    }
+  });
+
   it('never prints an EventStoreDB password that holds / ? : or @, wherever the URL is refused', () => {
     for (const bad of [
       'esdb://admin:pa/ss?word@db.example:2113?tls=true',
