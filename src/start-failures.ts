@@ -33,7 +33,8 @@ export function explainStartFailure(error: unknown, config: Pick<Config, 'port' 
   const { code, syscall, path, hostname } = error as SystemError;
   if (typeof code !== 'string') return undefined;
   const { port, host, dataDir } = config;
-  if (syscall === 'listen') {
+  // A worker of GATEWAY_PROCESSES gets the primary's `bind` error for the shared port.
+  if (syscall === 'listen' || syscall === 'bind') {
     if (code === 'EADDRINUSE') return configFailure(`PORT: ${host}:${port} is already in use: stop what listens there, or set PORT to a free port`);
     if (code === 'EACCES') return configFailure(`PORT: this user may not listen on port ${port} (below 1024 needs privileges): set PORT to 1024 or above`);
     if (code === 'EADDRNOTAVAIL') return configFailure(`HOST: ${host} is not an address of this machine: set HOST to one of its addresses (0.0.0.0: all of them)`);

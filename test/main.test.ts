@@ -53,6 +53,20 @@ describe('a start that fails for a reason a setting explains', CHILD_GATEWAY_TES
     }
   });
 
+  it('GATEWAY_PROCESSES: a worker that cannot start for a wrong setting is not started again; all stop with its code', async () => {
+    const port = await freePort();
+    const taken = createServer().listen(port, '127.0.0.1');
+    await once(taken, 'listening');
+    try {
+      // Before, the primary started the failing workers again every second, for good (the 60 s timeout here).
+      const started = startMain({ PORT: String(port), GATEWAY_PROCESSES: '2' });
+      expect(started.status, started.stderr).toBe(78);
+      expect(started.stderr).toMatch(new RegExp(`PORT: 127\\.0\\.0\\.1:${port} is already in use`));
+    } finally {
+      taken.close();
+    }
+  });
+
   it('HOST that does not resolve', async () => {
     // .invalid never resolves (RFC 2606); a resolver that does not answer at all is "try again later".
     const started = startMain({ PORT: String(await freePort()), HOST: 'no-such-host.invalid' });

@@ -2,12 +2,15 @@
  * GATEWAY_PROCESSES=N: the primary process starts N gateway processes (node:cluster) that share the port
  * (the primary hands connections round to them) and the store. It serves nothing itself: it makes the admin
  * key before any worker could race for it, starts a worker again when one dies, and on SIGTERM stops them
- * all (each hands its devices over as it stops).
+ * all (each hands its devices over as it stops). A worker that could not start for a wrong setting (exit 78,
+ * src/start-failures.ts) is not started again: every other would fail alike, so they all stop, and so does
+ * the primary, with that code.
  */
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import { loadOrCreateAdminKey } from '../auth/admin-key.js';
 import type { Config } from '../config.js';
+import { EX_CONFIG } from '../start-failures.js';
 
 const RESTART_DELAY_MS = 1_000;
 
@@ -15,13 +18,20 @@ export function runPrimary(config: Config, log: Logger): void {
   loadOrCreateAdminKey(config.adminApiKey, config.dataDir, log);
   const workers = new Map<number, Worker>();
   let stopping = false;
+  let exitCode = 0;
   const fork = (index: number) => {
     const worker = cluster.fork({ GATEWAY_WORKER: String(index) });
     workers.set(index, worker);
     worker.on('exit', (code, signal) => {
       if (workers.get(index) === worker) workers.delete(index);
       if (stopping) {
-        if (workers.size === 0) process.exit(0);
+        if (workers.size === 0) process.exit(exitCode);
+        return;
+      }
+      if (code === EX_CONFIG) {
+        log.error({ worker: index, code }, 'a gateway process could not start for a wrong setting (its message says which); stopping them all');
+        exitCode = EX_CONFIG;
+        stop('a wrong setting');
         return;
       }
       log.error({ worker: index, code, signal }, 'gateway process ended; starting it again');
@@ -35,7 +45,7 @@ export function runPrimary(config: Config, log: Logger): void {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'stopping the gateway processes');
-    if (workers.size === 0) process.exit(0);
+    if (workers.size === 0) process.exit(exitCode);
     for (const worker of workers.values()) worker.process.kill('SIGTERM');
   };
   process.on('SIGINT', () => stop('SIGINT'));
