@@ -11,14 +11,20 @@ import type { AppendOptions, AppendResult, NewEvent } from '../src/eventstore/ev
 import { SqliteEventStore } from '../src/eventstore/sqlite/sqlite-event-store.js';
 import { startGateway } from '../src/gateway.js';
 import { outboxStream } from '../src/messages/message-events.js';
+import { eventually } from './support/eventually.js';
 import { apiClient, testConfig } from './support/gateway.js';
 
 /** Appends to outbox streams take this long (a slow disk): sends are under way when the gateway stops. */
 class SlowOutboxAppends extends DelegatingEventStore {
   delayMs = 0;
+  /** Outbox events whose append has begun: each is a request the server has read whole and is answering. */
+  begun = 0;
 
   override async append(streamId: string, events: readonly NewEvent[], options?: AppendOptions): Promise<AppendResult> {
-    if (this.delayMs > 0 && streamId.startsWith('outbox-')) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
+    if (this.delayMs > 0 && streamId.startsWith('outbox-')) {
+      this.begun += events.length;
+      await new Promise((resolve) => setTimeout(resolve, this.delayMs));
+    }
     return this.inner.append(streamId, events, options);
   }
 }
@@ -41,7 +47,8 @@ describe('stopping the gateway', () => {
         (error: unknown) => ({ status: `no answer: ${(error as Error).message}`, waMessageId: '' }),
       ),
     );
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Every request under way on the server (one not yet sent when it stops taking connections is refused, rightly).
+    await eventually(() => slow!.begun >= 20, 'the 20 sends under way');
     const closed = gateway.close();
     const answers = await Promise.all(sends);
     expect(answers.map((a) => a.status)).toEqual(Array(20).fill(202));
