@@ -272,22 +272,8 @@ export class DeviceLeases implements FenceSource {
 
   /** Takes the lease of a deleted device nobody holds (or whose holder is dead) to close its session. */
   private async takeDeleted(deviceId: string, live: ReadonlySet<string>): Promise<void> {
-    let revision: number;
-    try {
-      const handled = await this.leaseCommands.handle(leaseStream(deviceId), {
-        type: 'AcquireLease',
-        deviceId,
-        member: this.memberId,
-        liveMembers: live,
-        at: new Date(this.now()).toISOString(),
-      });
-      this.learn(deviceId, handled.state.owner, handled.revision);
-      if (handled.state.owner !== this.memberId || this.stopped) return;
-      revision = handled.revision;
-    } catch (error) {
-      this.options.log.warn({ deviceId, err: error }, 'could not take the lease of a deleted device');
-      return;
-    }
+    const revision = await this.acquireLease(deviceId, live, 'could not take the lease of a deleted device');
+    if (revision === undefined) return;
     this.options.log.info({ deviceId, memberId: this.memberId }, 'closing a deleted device nobody closed');
     await this.closeDeleted(deviceId, revision);
   }
@@ -339,6 +325,15 @@ export class DeviceLeases implements FenceSource {
   }
 
   private async acquire(deviceId: string, live: ReadonlySet<string>): Promise<void> {
+    const revision = await this.acquireLease(deviceId, live, 'could not acquire a device lease');
+    if (revision === undefined) return;
+    this.held.set(deviceId, revision);
+    this.options.log.info({ deviceId, memberId: this.memberId }, 'device acquired');
+    await this.startDevice(deviceId, 'could not start an acquired device');
+  }
+
+  /** The revision this member now holds the device's lease at; undefined when another live member holds it, or the store failed. */
+  private async acquireLease(deviceId: string, live: ReadonlySet<string>, failure: string): Promise<number | undefined> {
     try {
       const handled = await this.leaseCommands.handle(leaseStream(deviceId), {
         type: 'AcquireLease',
@@ -348,14 +343,11 @@ export class DeviceLeases implements FenceSource {
         at: new Date(this.now()).toISOString(),
       });
       this.learn(deviceId, handled.state.owner, handled.revision);
-      if (handled.state.owner !== this.memberId || this.stopped) return;
-      this.held.set(deviceId, handled.revision);
-      this.options.log.info({ deviceId, memberId: this.memberId }, 'device acquired');
+      return handled.state.owner === this.memberId && !this.stopped ? handled.revision : undefined;
     } catch (error) {
-      this.options.log.warn({ deviceId, err: error }, 'could not acquire a device lease');
-      return;
+      this.options.log.warn({ deviceId, err: error }, failure);
+      return undefined;
     }
-    await this.startDevice(deviceId, 'could not start an acquired device');
   }
 
   /** Starts a device just held; one that cannot start is handed back, to be taken again (here or elsewhere) later. */
