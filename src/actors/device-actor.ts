@@ -24,6 +24,7 @@ import { type SessionEvent, type SessionStateChangedData, type SessionStateName,
 import { type DeviceMachine, type DeviceMachineEvent, stateOf } from './device-machine.js';
 import { EventSpool, type SpoolSettings, DEFAULT_SPOOL_SETTINGS, isTransientStoreFailure } from './event-spool.js';
 import type { MessageSink } from './message-sink.js';
+import { Backoff } from './backoff.js';
 import { INITIAL_SESSION_RECORD, type SessionRecord, applySessionChange, isRunning, loadSession } from '../sessions/session-record.js';
 
 type MachineSnapshot = SnapshotFrom<DeviceMachine>;
@@ -78,30 +79,6 @@ const DEFAULT_SNAPSHOT_EVERY = 25;
 /** How long POST /session/pair waits for a connection that shows codes. */
 const PAIRING_READY_TIMEOUT_MS = 20_000;
 const DEFAULT_EFFECT_TIMEOUT_MS = 10_000;
-
-/** Delays that double from `baseDelayMs` up to `maxDelayMs`, back to the base once a try succeeds. */
-class Backoff {
-  private nextDelayMs: number;
-
-  constructor(private readonly settings: Pick<SpoolSettings, 'baseDelayMs' | 'maxDelayMs'>) {
-    this.nextDelayMs = settings.baseDelayMs;
-  }
-
-  /** True before the first failure since the last success. */
-  get fresh(): boolean {
-    return this.nextDelayMs === this.settings.baseDelayMs;
-  }
-
-  next(): number {
-    const delayMs = this.nextDelayMs;
-    this.nextDelayMs = Math.min(delayMs * 2, this.settings.maxDelayMs);
-    return delayMs;
-  }
-
-  reset(): void {
-    this.nextDelayMs = this.settings.baseDelayMs;
-  }
-}
 
 export class DeviceActor {
   readonly deviceId: string;
