@@ -162,7 +162,10 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
     await paused.tick();
     expect(a.leases.owned()).toEqual([]);
     await eventually(() => a.running.size === 0, 'a stopped every device');
-    expect(b.running.size).toBe(devices.length);
+    // That tick's heartbeat makes a live again, so b may already be handing devices back to it (a rebalance):
+    // what holds is that no device runs on both.
+    expect(b.running.size).toBeGreaterThan(0);
+    expect(overlap(a, b)).toEqual([]);
   });
 
   it('runs again the devices it stopped when its heartbeats could not be written, once they can', async () => {
