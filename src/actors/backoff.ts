@@ -1,6 +1,7 @@
 /**
- * Retry delays of the device actor (a lifecycle report, a resume or the intake's release the store refused):
- * doubling from the spool's base delay up to its maximum, back to the base once a try succeeds.
+ * Retry delays of the device actor (a lifecycle report, a resume or the intake's release the store refused)
+ * and of the supervisor's credential wipe: doubling from a base delay up to a maximum, back to the base once
+ * a try succeeds.
  */
 import type { SpoolSettings } from './event-spool.js';
 

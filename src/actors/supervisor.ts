@@ -19,6 +19,7 @@ import { type CommandResult, DeviceActor, type GroupReportListener, type Session
 import { type DeviceMachine, createDeviceMachine } from './device-machine.js';
 import { type ContactsListener, type MessageSink, StoreMessageSink } from './message-sink.js';
 import type { ReconnectSettings } from './reconnect-policy.js';
+import { Backoff } from './backoff.js';
 import { type SpoolSettings, isTransientStoreFailure } from './event-spool.js';
 import { RUNNING_STATES, loadSession } from '../sessions/session-record.js';
 
@@ -178,6 +179,7 @@ export class Supervisor {
   }
 
   private async forgetCredentials(deviceId: string): Promise<void> {
+    const backoff = new Backoff({ baseDelayMs: FORGET_RETRY_DELAY_MS, maxDelayMs: FORGET_RETRY_DELAY_MS * 2 ** FORGET_TRIES });
     for (let tries = 1; ; tries++) {
       try {
         await (await this.engineOf(deviceId)).forget(deviceId);
@@ -187,7 +189,7 @@ export class Supervisor {
           this.options.log.error({ deviceId, err: error }, 'could not wipe the credentials of a deleted device');
           return;
         }
-        await new Promise((resolve) => setTimeout(resolve, FORGET_RETRY_DELAY_MS * 2 ** (tries - 1)));
+        await new Promise((resolve) => setTimeout(resolve, backoff.next()));
       }
     }
   }

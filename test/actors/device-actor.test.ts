@@ -1,15 +1,13 @@
 import { join } from 'node:path';
-import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DeviceActor, type SessionTransition } from '../../src/actors/device-actor.js';
-import { createDeviceMachine } from '../../src/actors/device-machine.js';
-import { StoreMessageSink } from '../../src/actors/message-sink.js';
+import type { DeviceActor, SessionTransition } from '../../src/actors/device-actor.js';
 import type { ReconnectSettings } from '../../src/actors/reconnect-policy.js';
 import { EngineError } from '../../src/engines/engine.js';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
 import { type SessionStateChangedData, sessionStream } from '../../src/sessions/session-events.js';
 import { tempDir } from '../support/temp-dir.js';
 import { FakeEngine } from './support/fake-engine.js';
+import { testActor } from './support/test-actor.js';
 import { sessionChanges, sessionStates } from '../support/sessions.js';
 import { eventually } from '../support/eventually.js';
 
@@ -22,16 +20,7 @@ describe('the device actor with a scripted engine', () => {
   let transitions: SessionTransition[];
   let actor: DeviceActor;
 
-  const makeActor = (deviceId = 'dev') =>
-    new DeviceActor({
-      deviceId,
-      resolveEngine: async () => engine,
-      store,
-      machine: createDeviceMachine(SETTINGS),
-      sink: new StoreMessageSink(store),
-      log: pino({ level: 'silent' }),
-      onTransition: (t) => transitions.push(t),
-    });
+  const makeActor = (deviceId = 'dev') => testActor(engine, store, SETTINGS, { deviceId, onTransition: (t) => transitions.push(t) });
   const reach = (state: string) => eventually(() => (actor.state() === state ? true : undefined), `state ${state}`);
   const lastRecorded = async () => (await sessionChanges(store, 'dev')).at(-1)?.state;
 
@@ -118,15 +107,7 @@ describe('the device actor with a scripted engine', () => {
   });
 
   it('while reconnecting, the record says why the last try failed, which try it was and when the next one starts', async () => {
-    const slow = new DeviceActor({
-      deviceId: 'slow',
-      resolveEngine: async () => engine,
-      store,
-      machine: createDeviceMachine({ baseDelayMs: 60_000, maxDelayMs: 600_000, jitter: 0, maxAttempts: 5 }),
-      sink: new StoreMessageSink(store),
-      log: pino({ level: 'silent' }),
-      onTransition: (t) => transitions.push(t),
-    });
+    const slow = testActor(engine, store, { baseDelayMs: 60_000, maxDelayMs: 600_000, jitter: 0, maxAttempts: 5 }, { deviceId: 'slow', onTransition: (t) => transitions.push(t) });
     try {
       engine.connectError = new Error('getaddrinfo ENOTFOUND web.whatsapp.com');
       const before = Date.now();

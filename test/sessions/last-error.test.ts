@@ -4,14 +4,12 @@
  * the devices read model (they share the session rule of src/sessions/session-record.ts).
  */
 import { join } from 'node:path';
-import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DeviceActor } from '../../src/actors/device-actor.js';
-import { createDeviceMachine } from '../../src/actors/device-machine.js';
-import { StoreMessageSink } from '../../src/actors/message-sink.js';
+import type { DeviceActor } from '../../src/actors/device-actor.js';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
 import { loadSession } from '../../src/sessions/session-record.js';
 import { FakeEngine } from '../actors/support/fake-engine.js';
+import { testActor } from '../actors/support/test-actor.js';
 import { eventually } from '../support/eventually.js';
 import { startTestGateway } from '../support/gateway.js';
 import { bringOnline, createSandboxDevice, waitForState } from '../support/sessions.js';
@@ -28,16 +26,8 @@ describe('lastError once logged out', () => {
     store = new SqliteEventStore(join(tempDir('dmg-last-error-'), 'events.sqlite'));
     engine = new FakeEngine();
     engine.onConnect = (connection, index) => (index === 0 ? connection.events.online(ACCOUNT) : undefined);
-    actor = new DeviceActor({
-      deviceId: 'dev',
-      resolveEngine: async () => engine,
-      store,
-      // Slow retries: the session stays reconnecting until the test moves it on.
-      machine: createDeviceMachine({ baseDelayMs: 60_000, maxDelayMs: 60_000, jitter: 0, maxAttempts: 3 }),
-      sink: new StoreMessageSink(store),
-      log: pino({ level: 'silent' }),
-      onTransition: () => undefined,
-    });
+    // Slow retries: the session stays reconnecting until the test moves it on.
+    actor = testActor(engine, store, { baseDelayMs: 60_000, maxDelayMs: 60_000, jitter: 0, maxAttempts: 3 });
   });
   afterEach(async () => {
     await actor.stop();

@@ -286,16 +286,22 @@ describe('webhook delivery', () => {
     await down.close();
   });
 
-  it('a retry requested while an attempt is under way goes once that attempt has ended', async () => {
+  /** A device hooked to a receiver that answers `status`, its first answer held until released; one message, its first attempt under way. */
+  async function firstAttemptHeld(deviceId: string, status: number) {
     const receiver = await TestReceiver.start();
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
-    receiver.respond = (request) => ({ status: 200, ...(request.attemptOfId === 1 ? { after: held } : {}) });
-    await device('retry-in-flight', receiver.url);
+    receiver.respond = (request) => ({ status, ...(request.attemptOfId === 1 ? { after: held } : {}) });
+    await device(deviceId, receiver.url);
     const {
       ids: [id],
-    } = await appendReceived(gateway.store, 'retry-in-flight', 1);
+    } = await appendReceived(gateway.store, deviceId, 1);
     await receiver.waitUntil(() => receiver.requests.length === 1, 15_000, 'the first attempt');
+    return { receiver, release, id };
+  }
+
+  it('a retry requested while an attempt is under way goes once that attempt has ended', async () => {
+    const { receiver, release, id } = await firstAttemptHeld('retry-in-flight', 200);
     expect((await api('POST', `/devices/retry-in-flight/hooks/deliveries/${id}/retry`, { deviceKey: keys.get('retry-in-flight') })).status).toBe(202);
     release();
     // The first attempt ends delivered, but in the round before the retry: the retry still goes.
@@ -307,15 +313,7 @@ describe('webhook delivery', () => {
   });
 
   it('an attempt another process recorded first keeps its backoff: the lane waits for that record, it does not post again at once', async () => {
-    const receiver = await TestReceiver.start();
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    receiver.respond = (request) => ({ status: 500, ...(request.attemptOfId === 1 ? { after: held } : {}) });
-    await device('recorded-elsewhere', receiver.url);
-    const {
-      ids: [id],
-    } = await appendReceived(gateway.store, 'recorded-elsewhere', 1);
-    await receiver.waitUntil(() => receiver.requests.length === 1, 15_000, 'the first attempt');
+    const { receiver, release, id } = await firstAttemptHeld('recorded-elsewhere', 500);
     // The device's previous owner recorded this attempt (retry in a minute) and this process has not folded it yet.
     const runner = gateway.webhooks['runner'];
     await runner.stop();

@@ -4,15 +4,13 @@
  * shows a code again instead of logging in with credentials the user asked to forget.
  */
 import { join } from 'node:path';
-import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DeviceActor } from '../../../src/actors/device-actor.js';
-import { createDeviceMachine } from '../../../src/actors/device-machine.js';
-import { StoreMessageSink } from '../../../src/actors/message-sink.js';
+import type { DeviceActor } from '../../../src/actors/device-actor.js';
 import { DelegatingEventStore } from '../../../src/eventstore/delegating-store.js';
 import type { Snapshot, SnapshotWriteOptions } from '../../../src/eventstore/event-store.js';
 import { SqliteEventStore } from '../../../src/eventstore/sqlite/sqlite-event-store.js';
 import { SandboxEngine } from '../../../src/engines/sandbox/sandbox-engine.js';
+import { testActor } from '../../actors/support/test-actor.js';
 import { eventually } from '../../support/eventually.js';
 import { tempDir } from '../../support/temp-dir.js';
 
@@ -36,15 +34,7 @@ describe('a sandbox link whose credential write is overtaken by a logout', () =>
     sqlite = new SqliteEventStore(join(tempDir('dmg-sandbox-race-'), 'events.sqlite'));
     store = new SlowCredentialWrites(sqlite);
     sandbox = new SandboxEngine(store, { deliveredDelayMs: 1, readDelayMs: 1 });
-    actor = new DeviceActor({
-      deviceId: 'dev',
-      resolveEngine: async () => sandbox,
-      store,
-      machine: createDeviceMachine({ baseDelayMs: 1, maxDelayMs: 5, jitter: 0, maxAttempts: 3 }),
-      sink: new StoreMessageSink(store),
-      log: pino({ level: 'silent' }),
-      onTransition: () => undefined,
-    });
+    actor = testActor(sandbox, store, { baseDelayMs: 1, maxDelayMs: 5, jitter: 0, maxAttempts: 3 });
   });
   afterEach(async () => {
     await actor.stop();
