@@ -212,6 +212,23 @@ describe('EventStoreDB adapter under faults', () => {
     expect(error).toMatchObject({ code: 'append_too_large' });
   });
 
+  it("maps one event over the server's MaxAppendEventSize (KurrentDB 24.10+) to StoreRefusedError too, and keeps no such snapshot", async () => {
+    const store = await open();
+    server.maxAppendEventSize = 50_000;
+    try {
+      const s = stream();
+      const error = await store.append(s, [ev('Small'), ev('Big', { big: 'x'.repeat(60_000) })]).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StoreRefusedError);
+      expect(error).toMatchObject({ code: 'append_too_large', message: expect.stringContaining('50000 bytes') });
+      expect(await store.readStream(s)).toEqual([]);
+      await store.saveSnapshot(s, { revision: 1, state: { small: true } });
+      await store.saveSnapshot(s, { revision: 2, state: { big: 'x'.repeat(60_000) } });
+      expect(await store.loadSnapshot(s)).toEqual({ revision: 1, state: { small: true } });
+    } finally {
+      server.maxAppendEventSize = 16 * 1024 * 1024;
+    }
+  });
+
   it('does not keep a snapshot over the append limit, and loading falls back to the previous one (defect 10)', async () => {
     const store = await open();
     const s = stream();

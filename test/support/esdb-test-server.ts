@@ -22,7 +22,12 @@
  * - [AP] Streams.Append.cs / Streams.BatchAppend.cs: results and errors (WrongExpectedVersion details,
  *   `maximum-append-size-exceeded`, `access-denied`, `stream-deleted` trailers from Grpc/RpcExceptions.cs;
  *   BatchAppend answers a google.rpc.Status per correlation id). MaxAppendSize defaults to 1 MiB
- *   (ClusterVNodeOptions `MaxAppendSize`).
+ *   (ClusterVNodeOptions `MaxAppendSize` of 24.x). Since 24.10 `Append` also refuses any one event larger
+ *   than `MaxAppendEventSize` (default 16 MiB, TFConsts.MaxLogRecordSize), checked event by event before
+ *   the total, with the `maximum-append-event-size-exceeded` trailer; an event's size is its data, its
+ *   metadata and twice its type's length (Data/Event.cs `SizeOnDisk`). Only `Append` checks it here: the
+ *   client's generated protos lack BatchAppend's MaximumAppendEventSizeExceeded detail, and the gateway
+ *   never uses BatchAppend.
  * - [MD] docs "Stream metadata" / "Deleting streams": `$maxCount` hides all but the last n events of a
  *   stream from stream reads; a soft delete writes `$tb` (truncate before) = last revision + 1 into the
  *   `$$stream` metadata stream, the stream then reads as not found and a later append continues its
@@ -84,9 +89,12 @@ interface Proposed {
 type AppendOutcome =
   | { ok: true; revision: number; position: bigint }
   | { ok: false; error: 'wrong_expected_version'; current: number; expected: Expected }
-  | { ok: false; error: 'stream_deleted' | 'max_append_size' | 'access_denied' };
+  | { ok: false; error: 'stream_deleted' | 'max_append_size' | 'access_denied' }
+  | { ok: false; error: 'max_append_event_size'; eventId: string; size: number; max: number };
 
 const MAX_APPEND_SIZE = 1024 * 1024; // [AP]
+/** [AP] Data/Event.cs SizeOnDisk. */
+const sizeOnDisk = (event: Proposed) => event.data.length + event.metadata.length + event.type.length * 2;
 const COMMITTED_EVENTS_CACHE = 100_000; // [CC] bounded
 const CHECKPOINT_WINDOW = 32; // [RD] filtered subscriptions: a checkpoint per window × multiplier events
 
@@ -116,6 +124,8 @@ export class EsdbTestServer {
   private readonly stalled = new Set<{ end(): void }>();
   /** Appends are answered this much later (a slow disk or a busy leader). */
   appendDelayMs = 0;
+  /** [AP] `MaxAppendEventSize`: the largest one event `Append` takes; a test lowers it as an operator may. */
+  maxAppendEventSize = 16 * 1024 * 1024;
   /** Counts of calls per method, for tests that assert what the client did. */
   readonly calls: Record<Method, number> = { read: 0, subscribe: 0, append: 0, features: 0, delete: 0 };
   /** Events sent by reads and subscriptions of $all, for tests that assert what crossed the wire. */
@@ -233,8 +243,15 @@ export class EsdbTestServer {
   }
 
   /** [CC] CheckCommit, then the write. */
-  append(streamId: string, expected: Expected, proposed: readonly Proposed[]): AppendOutcome {
-    const size = proposed.reduce((sum, e) => sum + e.data.length + e.metadata.length + e.type.length, 0);
+  append(streamId: string, expected: Expected, proposed: readonly Proposed[], checkEventSize = false): AppendOutcome {
+    let size = 0;
+    for (const event of proposed) {
+      const eventSize = sizeOnDisk(event);
+      if (checkEventSize && eventSize > this.maxAppendEventSize) {
+        return { ok: false, error: 'max_append_event_size', eventId: event.id, size: eventSize, max: this.maxAppendEventSize };
+      }
+      size += eventSize;
+    }
     if (size > MAX_APPEND_SIZE) return { ok: false, error: 'max_append_size' };
     const current = this.currentRevision(streamId);
     const wrong = (): AppendOutcome => ({ ok: false, error: 'wrong_expected_version', current, expected });
@@ -388,7 +405,7 @@ export class EsdbTestServer {
         callback(null, new AppendResp().setSuccess(success));
         return;
       }
-      const outcome = this.append(streamId, expected, proposed);
+      const outcome = this.append(streamId, expected, proposed, true);
       if (outcome.ok) {
         const success = new AppendResp.Success();
         success.setCurrentRevision(String(outcome.revision));
@@ -411,7 +428,7 @@ export class EsdbTestServer {
         callback(null, new AppendResp().setWrongExpectedVersion(wev));
         return;
       }
-      callback(appendError(outcome.error, streamId));
+      callback(outcome.error === 'max_append_event_size' ? eventSizeError(outcome) : appendError(outcome.error, streamId));
     });
   }
 
@@ -758,6 +775,18 @@ function appendError(error: 'stream_deleted' | 'max_append_size' | 'access_denie
     default:
       return { code: grpc.status.PERMISSION_DENIED, details: 'Access Denied', metadata: exceptionMetadata('access-denied') };
   }
+}
+
+function eventSizeError(outcome: { eventId: string; size: number; max: number }): Partial<grpc.StatusObject> {
+  return {
+    code: grpc.status.INVALID_ARGUMENT,
+    details: `Event with Id: ${outcome.eventId}, Size: ${outcome.size}, exceeds Maximum Append Event Size of ${outcome.max}.`,
+    metadata: exceptionMetadata('maximum-append-event-size-exceeded', {
+      'maximum-append-event-size': String(outcome.max),
+      'event-id': outcome.eventId,
+      'proposed-append-event-size': String(outcome.size),
+    }),
+  };
 }
 
 /** [AP] BatchAppend errors: a google.rpc.Status whose details name the error type. */

@@ -684,6 +684,22 @@ function toMetadata(metadata: unknown): Record<string, unknown> {
 }
 
 /**
+ * The server's `MaxAppendEventSize` (KurrentDB 24.10 and later: any one event over it refuses the append with
+ * the `maximum-append-event-size-exceeded` trailer) as the number it names, 0 when it names none; undefined for
+ * any other error. The client knows only the older whole-append limit and hands this one over as an UnknownError
+ * holding the gRPC status (`_raw`).
+ */
+function maxAppendEventSizeOf(error: unknown): number | undefined {
+  const status = (error as { _raw?: unknown } | null)?._raw ?? error;
+  // grpc-js Metadata, read by its shape: the client may load a grpc-js of its own.
+  const metadata = (status as { metadata?: { get?: unknown } } | null)?.metadata;
+  if (typeof metadata?.get !== 'function') return undefined;
+  const value = (key: string) => String((metadata.get as (key: string) => unknown[]).call(metadata, key)[0] ?? '');
+  if (value('exception') !== 'maximum-append-event-size-exceeded') return undefined;
+  return Number(value('maximum-append-event-size')) || 0;
+}
+
+/**
  * Connection-level failures become StoreUnavailableError and refusals StoreRefusedError (both the HTTP
  * layer's 503); conflicts and the rest pass through.
  */
@@ -694,6 +710,10 @@ function toStoreError(error: unknown, what: string): unknown {
   if (converted instanceof StreamDeletedError) return new StoreRefusedError('stream_deleted', `${what}: the stream is deleted`, { cause: error });
   if (converted instanceof MaxAppendSizeExceededError) {
     return new StoreRefusedError('append_too_large', `${what}: larger than the event store's append limit (${converted.maxAppendSize} bytes)`, { cause: error });
+  }
+  const eventLimit = maxAppendEventSizeOf(converted);
+  if (eventLimit !== undefined) {
+    return new StoreRefusedError('append_too_large', `${what}: an event larger than the event store's limit for one event (${eventLimit || 'MaxAppendEventSize'} bytes)`, { cause: error });
   }
   const unavailable =
     converted instanceof UnavailableError ||
