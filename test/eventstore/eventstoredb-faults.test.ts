@@ -54,6 +54,18 @@ describe('EventStoreDB adapter under faults', () => {
     expect(await store.ping()).toBe(true);
   });
 
+  it('pings without downloading the newest event of $all (it may be the largest the server takes)', async () => {
+    const store = await open();
+    await store.append(stream(), [ev('Big', { big: 'x'.repeat(500_000) })]);
+    const sent = server.allEventsSent;
+    const read = server.calls.read;
+    expect(await store.ping()).toBe(true);
+    expect(server.calls.read).toBe(read + 1);
+    expect(server.allEventsSent).toBe(sent);
+    server.fail('read', 'unavailable');
+    expect(await store.ping()).toBe(false);
+  });
+
   it('survives another client closing while its appends are in flight (the library\'s BatchAppend shares one table of answers per process)', async () => {
     const thrown: unknown[] = [];
     const record = (error: unknown) => thrown.push(error);

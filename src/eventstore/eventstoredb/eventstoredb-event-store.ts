@@ -431,8 +431,9 @@ class EventStoreDbStore implements EventStore {
   }
 
   /**
-   * Reads the head of $all (costs the server nothing); while appends are failing, also appends to a hidden
-   * stream, so that health reports a store that reads but cannot write.
+   * Reads the newest event of a hidden stream of empty events (never the head of $all: that is whatever was
+   * written last, up to the server's largest event, downloaded at every health check); while appends are
+   * failing, also appends to that stream, so that health reports a store that reads but cannot write.
    */
   async ping(): Promise<boolean> {
     if (this.closed) return false;
@@ -441,9 +442,14 @@ class EventStoreDbStore implements EventStore {
       await this.run(
         'ping',
         async (client) => {
-          const read = client.readAll({ direction: BACKWARDS, fromPosition: END, maxCount: 1 });
+          const read = client.readStream(snapshotStreamOf(HEALTH_STREAM), { direction: BACKWARDS, fromRevision: END, maxCount: 1 });
           cancel = () => cancelRead(read);
-          for await (const _ of read);
+          try {
+            for await (const _ of read);
+          } catch (error) {
+            // Not written yet: the server answered, which is all a ping asks.
+            if (!(convertToCommandError(error as Error) instanceof StreamNotFoundError)) throw error;
+          }
         },
         { deadlineMs: PING_TIMEOUT_MS, cancel: () => cancel?.() },
       );
