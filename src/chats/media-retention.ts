@@ -1,22 +1,28 @@
 /**
  * Received media are kept for INBOUND_MEDIA_RETENTION: a sweep (at start, then every so often) removes
  * the files of media stored before then. The media route answers 410 for them by their age alone, so a
- * sweep that runs late never serves an expired file.
+ * sweep that runs late never serves an expired file. Media of a message its sender deleted for everyone
+ * go within seconds (the route stops serving them at once, by the message's `revoked`).
  */
 import type { Logger } from 'pino';
 import type { InboundMediaStore } from '../media/inbound-media-store.js';
 import type { MessageIndex } from './message-index.js';
 
 const SWEEP_EVERY_MS = 60 * 60_000;
+/** An indexed look at the deletions since the last one: costs next to nothing when there are none. */
+const REVOKED_SWEEP_EVERY_MS = 5_000;
 const PAGE = 500;
 
 export class MediaRetention {
   private timer: NodeJS.Timeout | undefined;
+  private revokedTimer: NodeJS.Timeout | undefined;
   /** Files up to this storage time are gone already: the next sweep starts past them. */
   private sweptUntil = 0;
+  /** Files of messages deleted up to this log position are gone already. */
+  private revokedSweptUntil = 0;
 
   constructor(
-    private readonly index: Pick<MessageIndex, 'mediaStoredBefore'>,
+    private readonly index: Pick<MessageIndex, 'mediaStoredBefore' | 'revokedMediaAfter'>,
     private readonly files: InboundMediaStore,
     private readonly retentionMs: number,
     private readonly log: Logger,
@@ -26,11 +32,35 @@ export class MediaRetention {
     void this.sweep();
     this.timer = setInterval(() => void this.sweep(), Math.min(SWEEP_EVERY_MS, this.retentionMs));
     this.timer.unref();
+    void this.sweepRevoked();
+    this.revokedTimer = setInterval(() => void this.sweepRevoked(), REVOKED_SWEEP_EVERY_MS);
+    this.revokedTimer.unref();
   }
 
   stop(): void {
     clearInterval(this.timer);
+    clearInterval(this.revokedTimer);
     this.timer = undefined;
+    this.revokedTimer = undefined;
+  }
+
+  /** Removes the files of media whose messages were deleted for everyone since the last sweep; answers how many. */
+  async sweepRevoked(): Promise<number> {
+    let removed = 0;
+    try {
+      for (;;) {
+        const page = this.index.revokedMediaAfter(this.revokedSweptUntil, PAGE);
+        for (const media of page) {
+          await this.files.remove(media.deviceId, media.waMessageId);
+          this.revokedSweptUntil = media.revokedAt;
+        }
+        removed += page.length;
+        if (page.length < PAGE) break;
+      }
+    } catch (error) {
+      this.log.warn({ err: error }, 'removing the media of deleted messages failed');
+    }
+    return removed;
   }
 
   /** Removes the files stored before the retention period; answers how many. */

@@ -66,10 +66,12 @@ interface MessageRow {
   reactions: string | null;
   /** Outgoing messages: the log position of the newest entry of its status history (chat_message_statuses). */
   last_status: number | null;
+  /** Received messages its sender deleted for everyone: the log position of that (the sweep of their media files goes by it). */
+  revoked_pos: number | null;
 }
 
 /** The columns the queries read. */
-type Row = Omit<MessageRow, 'device_id' | 'read' | 'poll'>;
+type Row = Omit<MessageRow, 'device_id' | 'read' | 'poll' | 'revoked_pos'>;
 
 /** A row of chats. */
 interface ChatRow {
@@ -107,6 +109,7 @@ const MESSAGE_COLUMNS = [
   'quoted',
   'reactions',
   'last_status',
+  'revoked_pos',
 ] as const satisfies ReadonlyArray<keyof MessageRow>;
 const CHAT_COLUMNS = ['device_id', 'chat_id', 'name', 'last_wa_message_id', 'last_at', 'last_pos', 'unread'] as const satisfies ReadonlyArray<keyof ChatRow>;
 const MESSAGE_KEYS = ['pos'] as const;
@@ -219,14 +222,17 @@ const ROWS_KEPT = 5_000;
 
 export class MessageIndex implements Projection, SeenMessages {
   readonly name = 'message-index';
-  /** 2: chats, positions, reactions, edits, quotes and status histories. 3: status histories in a table of their own. 4: edits, revokes and reactions only from the right party and chat. */
-  readonly version = 4;
+  /**
+   * 2: chats, positions, reactions, edits, quotes and status histories. 3: status histories in a table of their own.
+   * 4: edits, revokes and reactions only from the right party and chat. 5: where each revoke is (`revoked_pos`).
+   */
+  readonly version = 5;
   readonly handles: ReadonlySet<string> = HANDLED;
   /**
    * apply() reads rows by their keys only; while a rebuild fills the emptied table, the message buffer finds a
    * written row by its position (RowBuffer's `locate`), so even the unique index by id is built once at the end.
    */
-  readonly deferredIndexes = ['chat_messages_by_id', 'chat_messages_unread', 'chat_messages_media', 'chat_messages_by_chat', 'chats_by_activity'];
+  readonly deferredIndexes = ['chat_messages_by_id', 'chat_messages_unread', 'chat_messages_media', 'chat_messages_revoked_media', 'chat_messages_by_chat', 'chats_by_activity'];
   private statements: ReturnType<MessageIndex['prepare']> | undefined;
   private buffers: { messages: RowBuffer<MessageRow>; chats: RowBuffer<ChatRow> } | undefined;
   /** Rows new in the batch, and its status history entries, inserted at its end. */
@@ -246,9 +252,10 @@ export class MessageIndex implements Projection, SeenMessages {
     // Rows are keyed by the log position of the event that recorded them (`pos`): a rebuild appends them in
     // key order, and rows of a few hundred bytes sit better in a rowid table than in a key-ordered one.
     // A table of version 1 lacks the new columns, one of version 2 holds each status history as JSON (every
-    // status change rewrote the growing list): dropped, and the runner rebuilds this read model (version changed).
+    // status change rewrote the growing list), one of version 4 lacks revoked_pos: dropped, and the runner
+    // rebuilds this read model (version changed).
     const columns = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('chat_messages') as string[];
-    if (columns.length > 0 && !columns.includes('last_status')) db.exec('DROP TABLE chat_messages');
+    if (columns.length > 0 && !columns.includes('revoked_pos')) db.exec('DROP TABLE chat_messages');
     db.exec(`
       CREATE TABLE IF NOT EXISTS chat_messages (
         device_id       TEXT NOT NULL,
@@ -274,11 +281,14 @@ export class MessageIndex implements Projection, SeenMessages {
         poll            TEXT,
         quoted          TEXT,
         reactions       TEXT,
-        last_status     INTEGER
+        last_status     INTEGER,
+        revoked_pos     INTEGER
       );
       CREATE UNIQUE INDEX IF NOT EXISTS chat_messages_by_id ON chat_messages (device_id, wa_message_id);
       CREATE INDEX IF NOT EXISTS chat_messages_unread ON chat_messages (device_id, chat_id) WHERE from_me = 0 AND read = 0;
       CREATE INDEX IF NOT EXISTS chat_messages_media ON chat_messages (media_stored_at) WHERE media_stored_at IS NOT NULL;
+      -- Stored media of messages deleted for everyone, in the order of the deletions: swept soon after each.
+      CREATE INDEX IF NOT EXISTS chat_messages_revoked_media ON chat_messages (revoked_pos) WHERE revoked_pos IS NOT NULL AND media_stored_at IS NOT NULL;
       -- A chat's messages newest first, paged by key (reactions are shown on their message, not listed).
       CREATE INDEX IF NOT EXISTS chat_messages_by_chat ON chat_messages (device_id, chat_id, at, pos) WHERE type <> 'reaction';
       CREATE TABLE IF NOT EXISTS chats (
@@ -353,6 +363,7 @@ export class MessageIndex implements Projection, SeenMessages {
           quoted: d.quoted ? JSON.stringify(d.quoted) : null,
           reactions: null,
           last_status: null,
+          revoked_pos: null,
         };
         messages.put(id, row);
         if (d.type === 'reaction') {
@@ -397,6 +408,7 @@ export class MessageIndex implements Projection, SeenMessages {
           quoted: d.replyTo ? JSON.stringify(d.replyTo) : null,
           reactions: null,
           last_status: stored.position,
+          revoked_pos: null,
         };
         messages.put(id, row);
         this.inserts.statuses.add(stored.position, null, 'queued', d.createdAt, null);
@@ -435,6 +447,7 @@ export class MessageIndex implements Projection, SeenMessages {
         const row = messages.get(id);
         if (!row || !this.changedByRightParty(event.data, true)) return;
         row.revoked = 1;
+        row.revoked_pos ??= stored.position;
         messages.put(id, row);
         return;
       }
@@ -466,6 +479,8 @@ export class MessageIndex implements Projection, SeenMessages {
         if (!row) return;
         row.media = JSON.stringify(media);
         row.media_stored_at = media.status === 'ready' ? stored.createdAt.getTime() : null;
+        // Stored after its sender deleted it: swept as if deleted now (the sweep is past the deletion).
+        if (row.revoked_pos !== null) row.revoked_pos = stored.position;
         messages.put(id, row);
         return;
       }
@@ -639,6 +654,13 @@ export class MessageIndex implements Projection, SeenMessages {
     return row?.poll ? (JSON.parse(row.poll) as { options: string[]; secret: string }) : undefined;
   }
 
+  /** Stored media of messages deleted for everyone after log position `after`, in the order of the deletions. */
+  revokedMediaAfter(after: number, limit: number): Array<{ deviceId: string; waMessageId: string; revokedAt: number }> {
+    return this.sql()
+      .revokedMedia.all(after, limit)
+      .map((r) => ({ deviceId: r.device_id, waMessageId: r.wa_message_id, revokedAt: r.revoked_pos }));
+  }
+
   /** Received media stored before `before` (epoch ms), oldest first: the retention sweep removes their files. */
   mediaStoredBefore(before: number, limit: number, after = 0): Array<{ deviceId: string; waMessageId: string; storedAt: number }> {
     return this.sql()
@@ -729,6 +751,9 @@ export class MessageIndex implements Projection, SeenMessages {
         'SELECT chat_id, from_me, participant, read FROM chat_messages WHERE device_id = ? AND wa_message_id = ?',
       ),
       poll: db.prepare<[string, string], { poll: string | null }>('SELECT poll FROM chat_messages WHERE device_id = ? AND wa_message_id = ?'),
+      revokedMedia: db.prepare<[number, number], { device_id: string; wa_message_id: string; revoked_pos: number }>(
+        'SELECT device_id, wa_message_id, revoked_pos FROM chat_messages WHERE revoked_pos > ? AND media_stored_at IS NOT NULL ORDER BY revoked_pos LIMIT ?',
+      ),
       mediaBefore: db.prepare<[number, number, number], { device_id: string; wa_message_id: string; media_stored_at: number }>(
         'SELECT device_id, wa_message_id, media_stored_at FROM chat_messages WHERE media_stored_at > ? AND media_stored_at < ? ORDER BY media_stored_at LIMIT ?',
       ),

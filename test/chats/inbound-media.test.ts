@@ -76,8 +76,9 @@ describe('received media', () => {
     }
   });
 
-  it('a message its sender deleted for everyone no longer serves its media (404 media_unavailable, reason revoked)', async () => {
+  it('a message its sender deleted for everyone no longer serves its media (404 media_unavailable, reason revoked), and its file is removed', async () => {
     const { device, waMessageId } = await receiveImage({}, Buffer.alloc(512, 4));
+    const path = new InboundMediaStore(gateway!.dataDir).pathOf('shop', waMessageId);
     const url = `/devices/shop/messages/${waMessageId}/media`;
     await eventually(async () => (await gateway!.api('GET', url, { deviceKey: device.key })).status === 200, 'the media served');
     expect((await gateway!.api('POST', '/sandbox/devices/shop/inbound', { admin: true, json: { from: FROM, type: 'revoke', messageId: waMessageId } })).status).toBe(202);
@@ -85,6 +86,8 @@ describe('received media', () => {
     const answer = await gateway!.api('GET', url, { deviceKey: device.key });
     expect(answer.status).toBe(404);
     expect(answer.body).toMatchObject({ code: 'media_unavailable', reason: 'revoked' });
+    // Within seconds, not at the end of the 30-day retention.
+    await eventually(() => !existsSync(path), 'the file of the deleted message removed', 10_000);
   });
 
   it('INBOUND_MEDIA=off keeps metadata only', async () => {
