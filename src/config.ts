@@ -190,6 +190,18 @@ export class ConfigError extends Error {
 type Env = Record<string, string | undefined>;
 
 export function loadConfig(env: Env = process.env): Config {
+  const config = readConfig(env);
+  // A base delay over its maximum would be cut to the maximum without a word: refused, naming both.
+  notAbove('SESSION_RECONNECT_BASE_DELAY_MS', config.reconnect.baseDelayMs, 'SESSION_RECONNECT_MAX_DELAY_MS', config.reconnect.maxDelayMs);
+  notAbove('OUTBOX_RETRY_DELAY', config.outbox.retryBaseDelayMs, 'OUTBOX_RETRY_MAX_DELAY', config.outbox.retryMaxDelayMs);
+  return config;
+}
+
+function notAbove(variable: string, value: number, limitVariable: string, limit: number): void {
+  if (value > limit) throw new ConfigError(variable, `must not exceed ${limitVariable} (${value} > ${limit}); raise ${limitVariable} or lower ${variable}`);
+}
+
+function readConfig(env: Env): Config {
   const read = new EnvReader(env);
   return {
     port: read.integer('PORT', 3000, { min: 0, max: 65_535 }),

@@ -154,6 +154,16 @@ describe('configuration', () => {
     for (const value of ['86400000', '-5m', '1e3s', '5 parsecs']) expect(() => retention(value), value).toThrow(/^WEBHOOK_RETENTION: must be a duration/);
   });
 
+  it('refuses a base delay above its maximum, naming both (it was cut to the maximum without a word)', () => {
+    const outbox = refusalOf({ OUTBOX_RETRY_DELAY: '10m' });
+    expect(outbox).toBeInstanceOf(ConfigError);
+    expect(outbox?.message).toMatch(/^OUTBOX_RETRY_DELAY: must not exceed OUTBOX_RETRY_MAX_DELAY \(600000 > 300000\)/);
+    expect(refusalOf({ OUTBOX_RETRY_DELAY: '10m', OUTBOX_RETRY_MAX_DELAY: '10m' })).toBeUndefined();
+    const session = refusalOf({ SESSION_RECONNECT_BASE_DELAY_MS: '5000', SESSION_RECONNECT_MAX_DELAY_MS: '1000' });
+    expect(session).toMatchObject({ variable: 'SESSION_RECONNECT_BASE_DELAY_MS' });
+    expect(refusalOf({ SESSION_RECONNECT_BASE_DELAY_MS: '0', SESSION_RECONNECT_MAX_DELAY_MS: '0' })).toBeUndefined();
+  });
+
   it('stops the process at start with a message naming the variable', () => {
     const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       env: { ...process.env, DATA_DIR: tempDir(), PORT: 'not-a-port' },
