@@ -55,6 +55,11 @@ export interface ReadStreamOptions {
 export interface ReadAllOptions {
   /** Exclusive: events strictly after this position. Omitted: from the very first event. */
   after?: number;
+  /**
+   * Inclusive, instead of `after`: the event at this position first. Only a position an event was read at: on
+   * EventStoreDB any other may fall inside a record, which the server refuses.
+   */
+  from?: number;
   maxCount?: number;
 }
 

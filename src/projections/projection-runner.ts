@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { Logger } from 'pino';
-import type { EventStore, StoredEvent, Subscription } from '../eventstore/event-store.js';
+import { type EventStore, type StoredEvent, StoreUnavailableError, type Subscription } from '../eventstore/event-store.js';
 import { isStorageFailure } from '../storage/storage-health.js';
 import type { Projection } from './projection.js';
 
@@ -79,13 +79,15 @@ export class ProjectionRunner implements ReadModelProgress {
     private readonly waitTimeoutMs = 10_000,
   ) {
     db.exec(`CREATE TABLE IF NOT EXISTS projection_checkpoints (
-      name TEXT PRIMARY KEY, version INTEGER NOT NULL, position INTEGER NOT NULL, store TEXT) WITHOUT ROWID`);
-    // Read-model files from before checkpoints named their store: the column is added, NULL (unknown store).
+      name TEXT PRIMARY KEY, version INTEGER NOT NULL, position INTEGER NOT NULL, store TEXT, event_id TEXT) WITHOUT ROWID`);
+    // Read-model files from before checkpoints named their store, or the event they end at: the columns are
+    // added, NULL (unknown).
     const columns = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('projection_checkpoints') as string[];
     if (!columns.includes('store')) db.exec('ALTER TABLE projection_checkpoints ADD COLUMN store TEXT');
+    if (!columns.includes('event_id')) db.exec('ALTER TABLE projection_checkpoints ADD COLUMN event_id TEXT');
     this.upsertCheckpoint = db.prepare(
-      `INSERT INTO projection_checkpoints (name, version, position, store) VALUES (?, ?, ?, ?)
-       ON CONFLICT(name) DO UPDATE SET version = excluded.version, position = excluded.position, store = excluded.store`,
+      `INSERT INTO projection_checkpoints (name, version, position, store, event_id) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT(name) DO UPDATE SET version = excluded.version, position = excluded.position, store = excluded.store, event_id = excluded.event_id`,
     );
   }
 
@@ -105,26 +107,34 @@ export class ProjectionRunner implements ReadModelProgress {
     const current = storeIdentity(this.store.kind, first?.id);
     const saved = new Map(
       (
-        this.db.prepare('SELECT name, version, position, store FROM projection_checkpoints').all() as Array<{
+        this.db.prepare('SELECT name, version, position, store, event_id FROM projection_checkpoints').all() as Array<{
           name: string;
           version: number;
           position: number;
           store: string | null;
+          event_id: string | null;
         }>
       ).map((row) => [row.name, row]),
     );
+    const missing = await this.checkpointsNotInLog([...saved.values()].filter((row) => this.sameStore(row, current)));
     this.db.transaction(() => {
       for (const projection of this.projections) {
         projection.setup(this.db);
         const row = saved.get(projection.name);
         const sameStore = row !== undefined && this.sameStore(row, current);
-        if (row && row.version === projection.version && sameStore) {
+        const inLog = row !== undefined && !missing.has(row.position);
+        if (row && row.version === projection.version && sameStore && inLog) {
           this.checkpoints.set(projection.name, row.position);
           this.stores.set(projection.name, row.store!);
           continue;
         }
         if (row && !sameStore) {
           this.log.warn({ projection: projection.name, built: row.store ?? 'unknown', store: current }, 'read model was built from another event store: rebuilding');
+        } else if (row && !inLog) {
+          this.log.warn(
+            { projection: projection.name, position: row.position },
+            'read model is ahead of the event store, or was built from other events at its position (a restored backup?): rebuilding',
+          );
         } else if (row) this.log.info({ projection: projection.name, from: row.version, to: projection.version }, 'read model changed: rebuilding');
         projection.reset(this.db);
         this.saveCheckpoint(projection, 0);
@@ -133,6 +143,29 @@ export class ProjectionRunner implements ReadModelProgress {
     this.position = Math.min(...this.projections.map((p) => this.checkpoints.get(p.name) ?? 0));
     await this.catchUp();
     this.follow();
+  }
+
+  /**
+   * The checkpoint positions whose event the log does not have: past its end, or another event there. A log
+   * restored from a backup (or copied before its read models) reuses positions the read models have applied:
+   * kept, they would serve what the log no longer holds and skip the new events at those positions.
+   */
+  private async checkpointsNotInLog(rows: ReadonlyArray<{ position: number; event_id: string | null }>): Promise<Set<number>> {
+    const missing = new Set<number>();
+    const expected = new Map<number, string | null>();
+    for (const row of rows) if (row.position > 0) expected.set(row.position, expected.get(row.position) ?? row.event_id);
+    for (const [position, eventId] of expected) {
+      let event: StoredEvent | undefined;
+      try {
+        [event] = await this.store.readAll({ from: position, maxCount: 1 });
+      } catch (error) {
+        // EventStoreDB refuses a position where no record starts: no event of ours is there either.
+        if (error instanceof StoreUnavailableError) throw error;
+      }
+      // A checkpoint from before event ids were kept is only checked for an event at its position.
+      if (event?.position !== position || (eventId !== null && event.id !== eventId)) missing.add(position);
+    }
+    return missing;
   }
 
   /** Resolves once every read model includes the event at `position`. */
@@ -346,7 +379,7 @@ export class ProjectionRunner implements ReadModelProgress {
       if (checkpoint >= last) continue;
       // Fed from the very start, this batch opens with the first event of the log: the store is named by it.
       const store = checkpoint === 0 ? storeIdentity(this.store.kind, events[0]!.id) : this.storeOf(projection);
-      this.upsertCheckpoint.run(projection.name, projection.version, last, store);
+      this.upsertCheckpoint.run(projection.name, projection.version, last, store, events[events.length - 1]!.id);
     }
   }
 
@@ -376,7 +409,7 @@ export class ProjectionRunner implements ReadModelProgress {
   /** Only used for position 0 (a read model set up or reset): its store is named by the first event it applies. */
   private saveCheckpoint(projection: Projection, position: 0): void {
     const store = storeIdentity(this.store.kind, undefined);
-    this.upsertCheckpoint.run(projection.name, projection.version, position, store);
+    this.upsertCheckpoint.run(projection.name, projection.version, position, store, null);
     this.checkpoints.set(projection.name, position);
     this.stores.set(projection.name, store);
   }

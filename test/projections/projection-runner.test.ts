@@ -1,3 +1,4 @@
+import { copyFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { describe, expect, it, vi } from 'vitest';
@@ -339,6 +340,41 @@ describe('projection runner', () => {
       await runner.stop();
       db.close();
       expect(await feed(dir, store)).toEqual({ rows: [{ stream: 's', n: 2 }], applied: 0 });
+      await store.close();
+    });
+
+    it('rebuilds read models ahead of an event store restored from a backup, or holding other events at their checkpoint', async () => {
+      const dir = tempDir();
+      const storeDir = tempDir();
+      const file = join(storeDir, 'events.sqlite');
+      let store = new SqliteEventStore(file);
+      await tick(store, 'before', 1);
+      await store.close();
+      copyFileSync(file, join(storeDir, 'backup.sqlite'));
+      store = new SqliteEventStore(file);
+      await tick(store, 'lost', 3);
+      expect((await feed(dir, store)).rows).toEqual([{ stream: 'before', n: 1 }, { stream: 'lost', n: 3 }]);
+      await store.close();
+      const restore = () => {
+        for (const suffix of ['', '-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true });
+        copyFileSync(join(storeDir, 'backup.sqlite'), file);
+        return new SqliteEventStore(file);
+      };
+
+      // The log ends before the checkpoint: kept, the read model served what the log no longer has, and
+      // skipped the new events at the positions it had passed.
+      store = restore();
+      expect((await feed(dir, store)).rows).toEqual([{ stream: 'before', n: 1 }]);
+      await tick(store, 'after', 1);
+      expect((await feed(dir, store)).rows).toEqual([{ stream: 'after', n: 1 }, { stream: 'before', n: 1 }]);
+      await store.close();
+
+      // The restored log grew past the checkpoint before the read models met it: other events at its position.
+      copyFileSync(join(storeDir, 'backup.sqlite'), join(storeDir, 'older.sqlite'));
+      store = restore();
+      await tick(store, 'other', 3);
+      expect((await feed(dir, store)).rows).toEqual([{ stream: 'before', n: 1 }, { stream: 'other', n: 3 }]);
+      expect((await feed(dir, store)).applied).toBe(0);
       await store.close();
     });
 

@@ -32,6 +32,9 @@
  *   stream from stream reads; a soft delete writes `$tb` (truncate before) = last revision + 1 into the
  *   `$$stream` metadata stream, the stream then reads as not found and a later append continues its
  *   revisions. $all keeps every record of a truncated or deleted stream until a scavenge.
+ * - [IP] Services/Storage/StorageReaderWorker.All.cs: a read of $all from a position inside the log where no
+ *   record starts fails (InvalidReadException → ReadAllResult.InvalidPosition, "Trying to read from an invalid
+ *   position." in Grpc/RpcExceptions.cs); past the end of the log it is simply empty.
  * - [FT] ServerFeatures.cs: the supported methods, BatchAppend among them (a stock client then appends
  *   through BatchAppend, see the client's streams/appendToStream/index.ts; the gateway's does not, see
  *   newClient in src/eventstore/eventstoredb/eventstoredb-event-store.ts).
@@ -616,6 +619,11 @@ export class EsdbTestServer {
       const confirmation = new ReadResp.SubscriptionConfirmation().setSubscriptionId(randomUUID());
       call.write(new ReadResp().setConfirmation(confirmation));
       this.pump(subscription);
+      return;
+    }
+    // [IP] a position inside the log where no record starts cannot be read from.
+    if (position !== undefined && position > 0n && !all.hasStart() && !all.hasEnd() && position < this.nextPosition && this.log[this.indexAtOrAfter(position)]?.position !== position) {
+      call.emit('error', { code: grpc.status.INVALID_ARGUMENT, details: 'Trying to read from an invalid position.' });
       return;
     }
     // [RD] reading $all from a position includes the event at that position; backwards reads stop before it.

@@ -299,9 +299,10 @@ class EventStoreDbStore implements EventStore {
   async readAll(options: ReadAllOptions = {}): Promise<StoredEvent[]> {
     const limit = options.maxCount ?? Number.MAX_SAFE_INTEGER;
     if (limit <= 0) return [];
-    // readAll from a position includes the event at that position; the port's `after` is exclusive.
-    let after = options.after !== undefined && options.after >= 0 ? BigInt(options.after) : -1n;
-    let from: ReadPosition = after >= 0n ? { commit: after, prepare: after } : START;
+    // readAll from a position includes the event at that position; the port's `after` is exclusive, its `from` not.
+    const first = options.from !== undefined && options.from > 0 ? BigInt(options.from) : undefined;
+    let after = first !== undefined ? first - 1n : options.after !== undefined && options.after >= 0 ? BigInt(options.after) : -1n;
+    let from: ReadPosition = first !== undefined ? { commit: first, prepare: first } : after >= 0n ? { commit: after, prepare: after } : START;
     const visible: StoredEvent[] = [];
     for (;;) {
       // One more than wanted when reading from a position: the server's read includes the event there.

@@ -26,7 +26,7 @@ import {
 import { newEventId } from '../event-id.js';
 import { BUSY, GroupCommitter } from './group-committer.js';
 import { LiveFeed } from './live-feed.js';
-import { setUpSchema } from './schema.js';
+import { assertCurrentSchema, setUpSchema } from './schema.js';
 import { FALLBACK_AUTOCHECKPOINT_PAGES, backgroundCheckpoints } from './background-checkpoints.js';
 import { WalSync } from './wal-sync.js';
 
@@ -82,6 +82,11 @@ export interface SqliteStoreOptions {
    * The wait is spent between turns of the event loop, not blocking it (see GroupCommitter's BUSY).
    */
   busyTimeoutMs?: number;
+  /**
+   * Only reads (`npm run history` beside a running gateway): the file must exist with the current schema; it is
+   * neither set up nor migrated, checkpointed or written, and appends are refused.
+   */
+  readOnly?: boolean;
 }
 
 /**
@@ -117,11 +122,12 @@ export class SqliteEventStore implements EventStore {
     readonly file: string,
     options: SqliteStoreOptions = {},
   ) {
-    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-    this.db = new Database(file);
+    if (file !== ':memory:' && !options.readOnly) mkdirSync(dirname(file), { recursive: true });
+    this.db = new Database(file, options.readOnly ? { readonly: true, fileMustExist: true } : {});
     // First: other processes may hold the file's locks while this one sets it up.
     this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
-    const wal = this.db.pragma('journal_mode = WAL', { simple: true }) === 'wal' && file !== ':memory:';
+    if (options.readOnly) assertCurrentSchema(this.db, file);
+    const wal = !options.readOnly && this.db.pragma('journal_mode = WAL', { simple: true }) === 'wal' && file !== ':memory:';
     // With WAL, commits are flushed by WalSync; without it (a file system without shared memory), by SQLite.
     this.db.pragma(wal ? 'synchronous = NORMAL' : 'synchronous = FULL');
     this.wal = wal ? new WalSync(`${file}-wal`) : undefined;
@@ -131,8 +137,10 @@ export class SqliteEventStore implements EventStore {
       this.checkpoints = backgroundCheckpoints.add(file);
     }
     // Deleted and overwritten records (wiped credentials) are overwritten on their pages too, not left in free space.
-    this.db.pragma('secure_delete = FAST');
-    setUpSchema(this.db);
+    if (!options.readOnly) {
+      this.db.pragma('secure_delete = FAST');
+      setUpSchema(this.db);
+    }
     this.sql = {
       streamRevision: this.db.prepare<[string], { revision: number }>('SELECT revision FROM streams WHERE stream_id = ?'),
       upsertStream: this.db.prepare(
@@ -468,7 +476,8 @@ export class SqliteEventStore implements EventStore {
   }
 
   async readAll(options: ReadAllOptions = {}): Promise<StoredEvent[]> {
-    return this.readAllNow(options.after ?? 0, options.maxCount ?? Number.MAX_SAFE_INTEGER);
+    const after = options.from !== undefined ? options.from - 1 : (options.after ?? 0);
+    return this.readAllNow(after, options.maxCount ?? Number.MAX_SAFE_INTEGER);
   }
 
   private readAllNow(after: number, maxCount: number): StoredEvent[] {

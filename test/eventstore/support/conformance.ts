@@ -136,6 +136,9 @@ export function eventStoreConformance(name: string, target: ConformanceTarget) {
       const page = await store.readAll({ after, maxCount: 1 });
       expect(page).toHaveLength(1);
       expect(page[0]!.position).toBeGreaterThan(after);
+      // `from` is inclusive: the event read at a position first.
+      const at = await store.readAll({ from: mine[2]!.position, maxCount: 2 });
+      expect(at.map((e) => [e.id, e.position])).toEqual(mine.slice(2, 4).map((e) => [e.id, e.position]));
     });
 
     it('re-appending the same event ids is idempotent', async () => {
