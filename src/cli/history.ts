@@ -20,7 +20,7 @@ class NoEventStoreError extends Error {}
 async function openStore(config: ReturnType<typeof loadConfig>) {
   const file = join(config.dataDir, SQLITE_STORE_FILE);
   if (!config.eventStoreUrl && !existsSync(file)) throw new NoEventStoreError(`no event store at ${file}: is DATA_DIR the gateway's data directory?`);
-  return withCurrentSchemas(await openEventStore(config));
+  return withCurrentSchemas(await openEventStore(config, { readOnly: true }));
 }
 
 async function main(): Promise<void> {

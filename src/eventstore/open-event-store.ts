@@ -13,7 +13,8 @@ export const SQLITE_STORE_FILE = 'events.sqlite';
  */
 export async function openEventStore(
   config: Pick<Config, 'eventStoreUrl' | 'dataDir'> & { cluster?: Pick<Config['cluster'], 'leases'> },
-  options: { log?: Pick<Logger, 'warn'>; startupTimeoutMs?: number } = {},
+  /** `readOnly`: the embedded store is only read, never set up or migrated (SqliteStoreOptions). */
+  options: { log?: Pick<Logger, 'warn'>; startupTimeoutMs?: number; readOnly?: boolean } = {},
 ): Promise<EventStore> {
   if (config.eventStoreUrl) {
     // Loaded only when used: the gRPC client is heavy and most installations run the embedded store.
@@ -25,5 +26,5 @@ export async function openEventStore(
     });
   }
   // Several processes on the file: each one's live feed must also see the others' commits.
-  return new SqliteEventStore(join(config.dataDir, SQLITE_STORE_FILE), { sharedFile: config.cluster?.leases === true });
+  return new SqliteEventStore(join(config.dataDir, SQLITE_STORE_FILE), { sharedFile: config.cluster?.leases === true, readOnly: options.readOnly === true });
 }

@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { startTestGateway, tempDir } from '../support/gateway.js';
 
@@ -49,5 +50,20 @@ describe('npm run history', { timeout: 120_000 }, () => {
     expect(result.status, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/#1 {2}device-seen@0 {2}DeviceCreated/);
     expect(result.stderr).toContain('1 events of device seen');
+  });
+
+  it('never migrates a store of another version (it opens it read-only): it says so and leaves it as it was', async () => {
+    const gateway = await startTestGateway({ EVENTSTORE_URL: '' });
+    await gateway.close();
+    const file = join(gateway.dataDir, 'events.sqlite');
+    const older = new Database(file);
+    older.pragma('user_version = 1');
+    older.close();
+    const result = runHistory(gateway.dataDir, 'seen');
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toContain('has store schema 1, this gateway reads 2: start this version of the gateway on it once');
+    const after = new Database(file, { readonly: true });
+    expect(after.pragma('user_version', { simple: true })).toBe(1);
+    after.close();
   });
 });

@@ -63,6 +63,14 @@ export function setUpSchema(db: Database.Database): void {
   }).immediate();
 }
 
+/** For a reader that must not change the file: one written by another version of the gateway is refused. */
+export function assertCurrentSchema(db: Database.Database, file: string): void {
+  const version = db.pragma('user_version', { simple: true }) as number;
+  if (version !== SCHEMA_VERSION) {
+    throw new Error(`${file} has store schema ${version}, this gateway reads ${SCHEMA_VERSION}: start this version of the gateway on it once to bring it up to date`);
+  }
+}
+
 /** Whether a unique index (of an older version) covers event_id. */
 function eventIdsConstrained(db: Database.Database): boolean {
   const indexes = db.prepare<[], { name: string; unique: number }>("SELECT name, \"unique\" FROM pragma_index_list('events')").all();
