@@ -63,8 +63,8 @@ export interface DevicePage {
  */
 export class DevicesReadModel implements Projection, DeviceKeyDirectory {
   readonly name = 'devices';
-  // 2: reconnection attempt and next retry columns.
-  readonly version = 2;
+  // 2: reconnection attempt and next retry columns. 3: logged_out clears lastError.
+  readonly version = 3;
   readonly handles: ReadonlySet<string> = HANDLED;
   private statements: ReturnType<DevicesReadModel['prepare']> | undefined;
   /**

@@ -83,7 +83,8 @@ const HANDLED = new Set([...WEBHOOK_SOURCE_EVENT_TYPES, ...HOOK_EVENT_TYPES, ...
  */
 export class WebhooksReadModel implements Projection {
   readonly name = 'webhooks';
-  readonly version = 1;
+  /** 2: removing the hooks cancels their pending deliveries for good (a delivery in flight recorded later went pending again, for the next hook). */
+  readonly version = 2;
   readonly handles: ReadonlySet<string> = HANDLED;
   private statements: ReturnType<WebhooksReadModel['prepare']> | undefined;
   /** `rewound`: a delivery older than those already pending became pending again (a retry was requested). */
