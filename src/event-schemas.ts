@@ -5,7 +5,8 @@
 import { DEVICE_UPCASTERS } from './devices/device-upcasters.js';
 import type { EventStore } from './eventstore/event-store.js';
 import { UpcastingEventStore, Upcasters } from './eventstore/upcasting.js';
+import { MESSAGE_UPCASTERS } from './messages/message-upcasters.js';
 
-export const UPCASTERS = new Upcasters([...DEVICE_UPCASTERS]);
+export const UPCASTERS = new Upcasters([...DEVICE_UPCASTERS, ...MESSAGE_UPCASTERS]);
 
 export const withCurrentSchemas = (store: EventStore): EventStore => new UpcastingEventStore(store, UPCASTERS);

@@ -540,7 +540,10 @@ export class MessageIndex implements Projection, SeenMessages {
   private changedByRightParty(change: { deviceId: string; waMessageId: string; chatId: string; from: string; fromMe?: boolean }, adminsMay: boolean): boolean {
     const row = this.rows().messages.get(key(change.deviceId, change.waMessageId));
     if (!row || row.chat_id !== change.chatId) return false;
-    const bySender = row.from_me === 1 ? change.fromMe === true : change.fromMe !== true && change.from === row.sender;
+    // An event that does not say who made it (written before `fromMe` was, src/messages/message-upcasters.ts)
+    // touches an own message unless it comes from the other party of a one-to-one chat, as the index took it then.
+    const ownChange = change.fromMe ?? (isGroupId(row.chat_id) || change.from !== row.chat_id);
+    const bySender = row.from_me === 1 ? ownChange : change.fromMe !== true && change.from === row.sender;
     return bySender || (adminsMay && isGroupId(row.chat_id));
   }
 

@@ -92,7 +92,10 @@ export interface MessageEditedData {
   deviceId: string;
   chatId: string;
   from: string;
-  /** Made by this account (on the phone or another linked device): only such a change touches its own messages. */
+  /**
+   * Made by this account (on the phone or another linked device): only such a change touches its own messages.
+   * Always written since schema version 2 (src/messages/message-upcasters.ts); absent, the author is unknown.
+   */
   fromMe?: boolean;
   waMessageId: string;
   body: string;
@@ -103,7 +106,7 @@ export interface MessageRevokedData {
   deviceId: string;
   chatId: string;
   from: string;
-  /** Made by this account (on the phone or another linked device): only such a change touches its own messages. */
+  /** As MessageEditedData's. */
   fromMe?: boolean;
   waMessageId: string;
   timestamp: number;
@@ -204,11 +207,11 @@ export function chatEventOf(deviceId: string, activity: ChatActivity): ChatEvent
   switch (activity.kind) {
     case 'edited': {
       const { kind: _k, id: _i, ...rest } = activity;
-      return { type: 'MessageEdited', data: { deviceId, ...rest } };
+      return { type: 'MessageEdited', data: { deviceId, ...rest, fromMe: rest.fromMe === true } };
     }
     case 'revoked': {
       const { kind: _k, id: _i, ...rest } = activity;
-      return { type: 'MessageRevoked', data: { deviceId, ...rest } };
+      return { type: 'MessageRevoked', data: { deviceId, ...rest, fromMe: rest.fromMe === true } };
     }
     case 'poll_vote': {
       const { kind: _k, id: _i, ...rest } = activity;
