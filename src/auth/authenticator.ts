@@ -11,7 +11,8 @@ export interface DeviceKeyDirectory {
 const unauthorized = () => new DomainError('unauthorized', 'a valid API key is required');
 const forbidden = () => new DomainError('forbidden', 'this key may not use this route');
 
-export type Caller = { kind: 'admin' } | { kind: 'device'; deviceId: string };
+/** `keyHash`: the device key the request authenticated with (a live stream ends when that key is rotated out). */
+export type Caller = { kind: 'admin' } | { kind: 'device'; deviceId: string; keyHash: string };
 
 /**
  * The rules of docs/architecture.md, "Authentication": admin routes take the admin key (a valid device key there is 403);
@@ -39,15 +40,26 @@ export class Authenticator {
   knowsAnyKey(ctx: Context): boolean {
     return presentedKeys(ctx)
       .map(hashKey)
-      .some((hash) => sameHash(hash, this.adminKeyHash) || this.devices.isDeviceKeyHash(hash));
+      .some((hash) => this.knows(hash));
+  }
+
+  /** Whether the request carries a key this gateway does not know: a guess, whatever valid key sits beside it. */
+  presentsUnknownKey(ctx: Context): boolean {
+    return presentedKeys(ctx)
+      .map(hashKey)
+      .some((hash) => !this.knows(hash));
   }
 
   device(ctx: Context, deviceId: string): Caller {
     const presented = presentedKeys(ctx).map(hashKey);
     if (presented.some((hash) => sameHash(hash, this.adminKeyHash))) return { kind: 'admin' };
     const expected = this.devices.keyHashOf(deviceId);
-    if (expected !== undefined && presented.some((hash) => sameHash(hash, expected))) return { kind: 'device', deviceId };
+    if (expected !== undefined && presented.some((hash) => sameHash(hash, expected))) return { kind: 'device', deviceId, keyHash: expected };
     throw unauthorized();
+  }
+
+  private knows(keyHash: string): boolean {
+    return sameHash(keyHash, this.adminKeyHash) || this.devices.isDeviceKeyHash(keyHash);
   }
 }
 

@@ -12,6 +12,11 @@ import { checkJsonShape, compileValidator } from './validation.js';
 
 export interface RouterOptions {
   authenticator: Authenticator;
+  /**
+   * The size-capped JSON parser of routes that take a body and have no parser of their own. It runs after
+   * authentication, so a caller without the right key gets 401 (and is counted), whatever its body holds.
+   */
+  parseJsonBody: Middleware;
   devices: DeviceLookup;
   /** Check every answer against its declared schema (tests turn this on; a mismatch is a bug → 500). */
   validateResponses?: boolean;
@@ -41,13 +46,14 @@ function routeMiddleware(route: RouteSpec, options: RouterOptions): Middleware<R
   const body = route.body ? compileValidator(route.body, 'body') : undefined;
   const responseCheckers = options.validateResponses ? compileResponseCheckers(route) : undefined;
   const loadsDevice = route.path.includes(':deviceId') && route.device !== 'none';
+  const parseBody = route.bodyParser?.parse ?? (route.method === 'get' ? undefined : options.parseJsonBody);
 
   return async (ctx) => {
     // Authentication comes first, so that a caller without the right key learns nothing from validation.
     ctx.state.caller = authenticate(route, ctx, options.authenticator);
     // The admin key reaches every device path: a device that does not exist is a 404 before anything else.
     const device = loadsDevice ? loadDevice(String(ctx.params.deviceId ?? ''), options.devices) : undefined;
-    if (route.bodyParser) await route.bodyParser.parse(ctx, () => handle(ctx, device));
+    if (parseBody) await parseBody(ctx, () => handle(ctx, device));
     else await handle(ctx, device);
   };
 

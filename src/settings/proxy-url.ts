@@ -35,6 +35,10 @@ export function proxySettingOf(text: string, addressRefusal: (httpUrl: string) =
   const username = safelyDecoded(url.username);
   const password = safelyDecoded(url.password);
   if (username === undefined || password === undefined) return 'has credentials that are not valid percent-encoding';
+  // `***` is how answers show stored credentials, never real ones: recording it would replace them with the mask.
+  if (username === MASK || password === MASK) {
+    return 'has `***` credentials, the mask answers show in place of the stored ones: send the real credentials, or the proxy exactly as GET /settings shows it to keep the stored one';
+  }
   url.username = '';
   url.password = '';
   const bare = url.toString().replace(/\/$/, '');

@@ -1,7 +1,8 @@
 /**
  * GET / PATCH /settings: the one writer of `settings-<deviceId>` (settings-decider.ts). A proxy URL is
  * checked (scheme, and the outbound guard's address rule) and split into its shown URL and credentials
- * before it is recorded; answers never carry the credentials.
+ * before it is recorded; answers never carry the credentials. The proxy sent back as answers show it keeps
+ * the stored one (a client that PATCHes the whole object it read); `***` credentials otherwise are refused.
  */
 import { CommandHandler } from '../commands/command-handler.js';
 import { invalidField } from '../errors/domain-error.js';
@@ -50,7 +51,9 @@ export class SettingsCommands {
     if (patch.rejectCallsMessage !== undefined) change.rejectCallsMessage = patch.rejectCallsMessage;
     if (patch.proxy !== undefined) {
       if (patch.proxy === null) change.proxy = null;
-      else {
+      else if (patch.proxy === this.deps.settings.get(deviceId).proxy?.url) {
+        // The URL as answers show it (credentials `***`), sent back with the rest of the object: the stored proxy stays as it is.
+      } else {
         const proxy = proxySettingOf(patch.proxy, this.deps.addressRefusal);
         if (typeof proxy === 'string') throw invalidField('/proxy', proxy.replace(/^destination refused: the URL /, ''));
         change.proxy = proxy;

@@ -6,8 +6,12 @@
  * Slow clients cannot slow anyone: the fan-out never waits for a socket. A live client whose unsent
  * bytes pile up past `maxBufferBytes` is disconnected and resumes by id; a client catching up reads the
  * log only as fast as its socket drains.
+ *
+ * A client that authenticated with a device key is ended when the log rotates that key out or deletes the
+ * device: the hub sees those events in log order, so no later event of the device reaches it, in any process.
  */
 import type { Logger } from 'pino';
+import type { DeviceEventType, DeviceKeyRotatedData } from '../devices/device-events.js';
 import type { EventStore, StoredEvent, Subscription } from '../eventstore/event-store.js';
 import { envelopeOf } from '../webhooks/envelope.js';
 
@@ -20,6 +24,8 @@ export interface StreamSink {
   readonly writableLength: number;
   readonly destroyed: boolean;
   destroy(): void;
+  /** Closes once what was written has left (net.Socket); without it the sink is destroyed. */
+  destroySoon?(): void;
   once(event: 'drain' | 'close', listener: () => void): unknown;
   off(event: 'drain' | 'close', listener: () => void): unknown;
 }
@@ -29,6 +35,11 @@ export interface StreamFilter {
   deviceId?: string;
   /** Only these kinds (`message.received`, …); undefined: every kind. */
   kinds?: ReadonlySet<string>;
+  /**
+   * The hash of the device key the client authenticated with (a device-key client of `deviceId`): the stream
+   * ends when that key is rotated out or the device deleted. Undefined: the admin key, which stays.
+   */
+  deviceKeyHash?: string;
 }
 
 export interface StreamHubOptions {
@@ -68,6 +79,11 @@ class Client {
     readonly sink: StreamSink,
     readonly filter: StreamFilter,
     after: number,
+    /**
+     * The hub's position when the client opened: its key held then (the hub checked the rotations it had
+     * passed), so only key changes after it retire the key; older ones, met while catching up, came before it.
+     */
+    private readonly keyHeldAt: number,
   ) {
     this.last = after;
   }
@@ -75,6 +91,30 @@ class Client {
   wants(deviceId: string, kind: string): boolean {
     return (this.filter.deviceId === undefined || this.filter.deviceId === deviceId) && (this.filter.kinds === undefined || this.filter.kinds.has(kind));
   }
+
+  /** Whether the key change at `position` ends this client: its device key rotated to another, or its device deleted. */
+  retiredBy(change: KeyChange, position: number): boolean {
+    const { deviceKeyHash, deviceId } = this.filter;
+    return deviceKeyHash !== undefined && change.deviceId === deviceId && position > this.keyHeldAt && change.keyHash !== deviceKeyHash;
+  }
+}
+
+/** A device's key changed: `keyHash` is the one it takes now, null when the device was deleted. */
+interface KeyChange {
+  deviceId: string;
+  keyHash: string | null;
+}
+
+const KEY_ROTATED = 'DeviceKeyRotated' satisfies DeviceEventType;
+const DEVICE_DELETED = 'DeviceDeleted' satisfies DeviceEventType;
+
+function keyChangeOf(stored: StoredEvent): KeyChange | undefined {
+  if (stored.type === KEY_ROTATED) {
+    const data = stored.data as DeviceKeyRotatedData;
+    return { deviceId: data.deviceId, keyHash: data.keyHash };
+  }
+  if (stored.type === DEVICE_DELETED) return { deviceId: (stored.data as { deviceId: string }).deviceId, keyHash: null };
+  return undefined;
 }
 
 /** One SSE frame: `id:` the log position, `event:` the kind, `data:` the webhook envelope (one line of JSON). */
@@ -103,6 +143,11 @@ export class EventStreamHub {
   private lastFlushCost = 0;
   /** The position of the last event handed to live clients: a client that has seen it is caught up. */
   position = 0;
+  /**
+   * The key each device changed to (null: deleted) in the events this hub has passed: a device-key client
+   * opening after the change, authenticated by a read model that had not seen it yet, is ended at once.
+   */
+  private readonly keyChanges = new Map<string, string | null>();
 
   constructor(
     private readonly store: EventStore,
@@ -139,7 +184,14 @@ export class EventStreamHub {
       sink.destroy();
       return;
     }
-    const client = new Client(sink, filter, after ?? this.position);
+    if (filter.deviceKeyHash !== undefined && filter.deviceId !== undefined) {
+      const current = this.keyChanges.get(filter.deviceId);
+      if (current !== undefined && current !== filter.deviceKeyHash) {
+        sink.destroy();
+        return;
+      }
+    }
+    const client = new Client(sink, filter, after ?? this.position, this.position);
     sink.once('close', () => this.detach(client));
     if (client.last >= this.position) this.attach(client);
     else {
@@ -194,6 +246,13 @@ export class EventStreamHub {
       }
       let chunk = '';
       for (const stored of page) {
+        const change = keyChangeOf(stored);
+        if (change && client.retiredBy(change, stored.position)) {
+          // What came before the change still leaves; nothing after it.
+          if (chunk !== '') client.sink.write(chunk);
+          this.retire(client);
+          return;
+        }
         const framed = frameOf(stored);
         if (framed && client.wants(framed.deviceId, framed.kind)) chunk += framed.frame;
       }
@@ -236,11 +295,18 @@ export class EventStreamHub {
   private dispatch(batch: readonly StoredEvent[]): void {
     if (batch.length === 0) return;
     if (this.admins.size === 0 && this.byDevice.size === 0) {
-      // Nobody listens: nothing is encoded (the hub rides every append of a busy gateway).
+      // Nobody listens: nothing is encoded (the hub rides every append of a busy gateway); key changes are still noted.
+      for (const stored of batch) {
+        const change = keyChangeOf(stored);
+        if (change) this.keyChanges.set(change.deviceId, change.keyHash);
+      }
       this.position = batch[batch.length - 1]!.position;
       return;
     }
     for (const stored of batch) {
+      const change = keyChangeOf(stored);
+      // Before the next event is queued: a retired client gets nothing that comes after the change.
+      if (change) this.changeKey(change, stored.position);
       const framed = frameOf(stored);
       if (!framed) continue;
       const bytes = Buffer.from(framed.frame);
@@ -304,6 +370,25 @@ export class EventStreamHub {
     client.sink.cork?.();
     for (const frame of frames) client.sink.write(frame);
     client.sink.uncork?.();
+  }
+
+  private changeKey(change: KeyChange, position: number): void {
+    this.keyChanges.set(change.deviceId, change.keyHash);
+    const clients = this.byDevice.get(change.deviceId);
+    if (!clients) return;
+    for (const client of [...clients]) if (client.retiredBy(change, position)) this.retire(client);
+  }
+
+  /** Ends a client whose key no longer holds: the frames queued before the change leave first, then the connection closes. */
+  private retire(client: Client): void {
+    const frames = this.pending.get(client);
+    this.pending.delete(client);
+    if (frames) this.send(client, frames);
+    if (client.closed) return;
+    this.detach(client);
+    if (client.sink.destroyed) return;
+    if (client.sink.destroySoon) client.sink.destroySoon();
+    else client.sink.destroy();
   }
 
   private beat(): void {

@@ -45,6 +45,10 @@ describe('the auth matrix', () => {
     ['PATCH', '/devices/dev-a', {}],
     ['DELETE', '/devices/dev-a'],
     ['PATCH', '/devices/no-such-device', {}],
+    // API.md: reading a device and its history are admin routes too.
+    ['GET', '/devices/dev-a'],
+    ['GET', '/devices/dev-a/events'],
+    ['GET', '/devices/dev-b/events'],
   ];
 
   it.each<[Who, number]>([
@@ -88,16 +92,17 @@ describe('the auth matrix', () => {
   });
 
   it.each<[Who, string, number]>([
-    ['keyA', 'dev-a', 200],
-    ['keyABearer', 'dev-a', 200],
-    ['keyB', 'dev-a', 401],
-    ['keyA', 'dev-b', 401],
-    ['keyA', 'dev-deleted', 401],
+    ['keyA', 'dev-a', 403],
+    ['keyABearer', 'dev-a', 403],
+    ['keyB', 'dev-a', 403],
+    ['keyA', 'dev-b', 403],
+    ['keyA', 'dev-deleted', 403],
     ['deleted', 'dev-deleted', 401],
     ['none', 'dev-a', 401],
     ['admin', 'dev-b', 200],
+    ['adminBearer', 'dev-a', 200],
     ['admin', 'dev-deleted', 200],
-  ])('a device key reads its own device and history, nothing of another: %s on %s → %i', async (who, deviceId, status) => {
+  ])('a device and its history are read with the admin key only (a device key is 403 whichever device): %s on %s → %i', async (who, deviceId, status) => {
     const history = await api('GET', `/devices/${deviceId}/events`, { headers: headersOf(who) });
     expect(history.status, 'events').toBe(status);
     if (deviceId === 'dev-deleted') return; // a deleted device keeps its history, not its record

@@ -126,8 +126,8 @@ describe('device history', () => {
     expect(text).toContain('[redacted]');
   });
 
-  it('is read with the admin key or the device\'s own key, 404 for an id never used, and kept after delete', async () => {
-    expect((await api('GET', '/devices/audited/events', { deviceKey: secrets[3]! })).status).toBe(200);
+  it('is read with the admin key only (the device\'s own key: 403), 404 for an id never used, and kept after delete', async () => {
+    expect((await api('GET', '/devices/audited/events', { deviceKey: secrets[3]! })).status).toBe(403);
     // The key it had before the rotation no longer reads anything.
     expect((await api('GET', '/devices/audited/events', { deviceKey: secrets[0]! })).status).toBe(401);
     expect((await api('GET', '/devices/never-was/events', { admin: true })).status).toBe(404);

@@ -39,9 +39,8 @@ describe('HTTP edge hardening', () => {
         ['/devices/shop/send/text', { 'x-device-key': deviceKey }],
       ] as const) {
         const answer = await rawRequest(gateway.url, 'POST', path, { ...headers, 'content-type': 'application/json', 'content-encoding': encoding }, body);
-        // Without a key: 400 too (that body is read before the route authenticates), or 401.
-        if ('x-admin-key' in headers || 'x-device-key' in headers) expect(answer.status, `${encoding} ${path}`).toBe(400);
-        else expect([400, 401]).toContain(answer.status);
+        // Without a key: 401, the body unread (every route authenticates before it parses).
+        expect(answer.status, `${encoding} ${path}`).toBe('x-admin-key' in headers || 'x-device-key' in headers ? 400 : 401);
         expect(answer.headers['content-type']).toContain('application/problem+json');
       }
     });
@@ -149,6 +148,59 @@ describe('connection and authentication limits', () => {
     expect((await gateway.api('GET', '/health')).status).toBe(429);
     expect((await gateway.api('GET', '/devices', { admin: true })).status).toBe(200);
     await gateway.close();
+  });
+
+  it('counts unauthenticated requests with a malformed body: 401 before the body is parsed, then 429', async () => {
+    const gateway = await startTestGateway({ UNAUTHENTICATED_RATE_PER_MINUTE: '3' });
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) statuses.push((await rawRequest(gateway.url, 'POST', '/devices', { 'content-type': 'application/json' }, Buffer.from('{"name": '))).status);
+      expect(statuses).toEqual([401, 401, 401, 429, 429]);
+      // With the key the same body is still malformed JSON.
+      const malformed = await rawRequest(gateway.url, 'POST', '/devices', { 'content-type': 'application/json', 'x-admin-key': ADMIN_KEY }, Buffer.from('{"name": '));
+      expect(malformed.status).toBe(400);
+      expect(JSON.parse(malformed.text).code).toBe('malformed_json');
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it("limits a device-key holder guessing another device's key, and never the device's own routes", async () => {
+    const gateway = await startTestGateway({ DEFAULT_ENGINE: 'sandbox', UNAUTHENTICATED_RATE_PER_MINUTE: '3' });
+    try {
+      const mine = (await gateway.api('POST', '/devices', { admin: true, json: { id: 'mine', name: 'M' } })).body.deviceKey;
+      await gateway.api('POST', '/devices', { admin: true, json: { id: 'victim', name: 'V' } });
+      const statuses: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        // Its own valid key in X-Device-Key, a guess at the victim's as Bearer.
+        const guess = { deviceKey: mine, headers: { authorization: `Bearer dk_guess_${i}_AAAAAAAAAAAAAAAAAAAAAAAA` } };
+        statuses.push((await gateway.api('GET', '/devices/victim/session/state', guess)).status);
+      }
+      expect(statuses).toEqual([401, 401, 401, 429, 429, 429]);
+      // The same address, blocked: its own routes still answer, with or without a body.
+      expect((await gateway.api('GET', '/devices/mine/session/state', { deviceKey: mine })).status).toBe(200);
+      expect((await gateway.api('PATCH', '/devices/mine/settings', { deviceKey: mine, json: { rejectCalls: true } })).status).toBe(200);
+      expect((await gateway.api('GET', '/devices', { admin: true })).status).toBe(200);
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('limits a device-key holder guessing the admin key (403s count), not one that only uses its own key on an admin route', async () => {
+    const gateway = await startTestGateway({ DEFAULT_ENGINE: 'sandbox', UNAUTHENTICATED_RATE_PER_MINUTE: '3' });
+    try {
+      const mine = (await gateway.api('POST', '/devices', { admin: true, json: { id: 'mine', name: 'M' } })).body.deviceKey;
+      // A valid device key alone on an admin route guesses nothing: 403 every time, never counted.
+      const honest: number[] = [];
+      for (let i = 0; i < 5; i++) honest.push((await gateway.api('GET', '/devices', { deviceKey: mine })).status);
+      expect(honest).toEqual([403, 403, 403, 403, 403]);
+      const guessing: number[] = [];
+      for (let i = 0; i < 5; i++) guessing.push((await gateway.api('GET', '/devices', { deviceKey: mine, headers: { 'x-admin-key': `guess-${i}-0123456789abcdef` } })).status);
+      expect(guessing).toEqual([403, 403, 403, 429, 429]);
+      expect((await gateway.api('GET', '/devices/mine/session/state', { deviceKey: mine })).status).toBe(200);
+    } finally {
+      await gateway.close();
+    }
   });
 });
 

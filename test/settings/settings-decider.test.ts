@@ -26,6 +26,13 @@ describe('proxy URLs', () => {
     expect(proxySettingOf('https://p.example:8443/', open)).toEqual({ url: 'https://p.example:8443' });
   });
 
+  it('refuses *** credentials: the mask answers show is never a real credential', () => {
+    for (const url of ['http://***:***@p.example:3128', 'http://u:***@p.example:3128', 'socks5://%2A%2A%2A:p@p.example:1080']) {
+      expect(proxySettingOf(url, open), url).toMatch(/`\*\*\*` credentials/);
+    }
+    expect(proxySettingOf('http://u***:p@p.example:3128', open)).toMatchObject({ credentials: { username: 'u***', password: 'p' } });
+  });
+
   it('refuses other schemes, paths, and what the address rule refuses', () => {
     expect(proxySettingOf('ftp://p.example:21', open)).toMatch(/only http, https and socks5/);
     expect(proxySettingOf('http://p.example:1/x', open)).toMatch(/path/);

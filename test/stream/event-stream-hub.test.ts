@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
 import { EventStreamHub } from '../../src/stream/event-stream-hub.js';
 import { inboxStream } from '../../src/messages/message-events.js';
+import { deviceStream } from '../../src/devices/device-events.js';
 import { eventually } from '../support/eventually.js';
 import { tempDir } from '../support/temp-dir.js';
 
@@ -102,5 +103,93 @@ describe('event stream hub flushes', () => {
       await eventually(() => expect(admin.bodies().flat().at(-1)).toBe(body));
     }
     expect(admin.bodies().flat()).toEqual(['one', 'two', 'three']);
+  });
+});
+
+describe('event stream hub and device keys', () => {
+  let store: SqliteEventStore | undefined;
+  let hub: EventStreamHub | undefined;
+
+  afterEach(async () => {
+    await hub?.stop();
+    await store?.close();
+  });
+
+  const start = (flushMs: number) => {
+    store = new SqliteEventStore(join(tempDir('dmg-hub-keys-'), 'events.sqlite'));
+    hub = new EventStreamHub(store, { heartbeatMs: 3_600_000, maxBufferBytes: 1024 * 1024, flushMs, log: pino({ level: 'silent' }) });
+    hub.start(0);
+  };
+  const receive = (deviceId: string, body: string) =>
+    store!.append(inboxStream(deviceId), [
+      {
+        id: randomUUID(),
+        type: 'MessageReceived',
+        data: { deviceId, from: '4915122223333', type: 'text', body, timestamp: 1_700_000_000, waMessageId: `3EB0${randomUUID().replaceAll('-', '').slice(0, 18).toUpperCase()}` },
+      },
+    ]);
+  const rotate = (deviceId: string, keyHash: string) =>
+    store!.append(deviceStream(deviceId), [{ id: randomUUID(), type: 'DeviceKeyRotated', data: { deviceId, keyHash, at: new Date().toISOString() } }]);
+  const passed = async (appended: { position: number }) => eventually(() => expect(hub!.stats().position).toBe(appended.position));
+
+  it('ends a device-key client at the rotation of its key: what came before leaves, nothing after; admin clients stay', async () => {
+    // The next flush is an hour away after the first: the rotation and the event after it wait in the same queue.
+    start(3_600_000);
+    const admin = new RecordingSink();
+    const withKey = new RecordingSink();
+    const adminOnDevice = new RecordingSink();
+    hub!.open(admin, {});
+    hub!.open(withKey, { deviceId: 'hub-k', deviceKeyHash: 'hash-1' });
+    hub!.open(adminOnDevice, { deviceId: 'hub-k' });
+    await receive('hub-k', 'first');
+    await eventually(() => expect(withKey.bodies()).toEqual([['first']]));
+    await passed(await receive('hub-k', 'second'));
+    await rotate('hub-k', 'hash-2');
+    await passed(await receive('hub-k', 'after the rotation'));
+
+    expect(withKey.bodies()).toEqual([['first'], ['second']]);
+    expect(withKey.destroyed).toBe(true);
+    expect(adminOnDevice.destroyed || admin.destroyed).toBe(false);
+    await hub!.stop();
+    hub = undefined;
+    expect(withKey.bodies().flat()).not.toContain('after the rotation');
+    expect(adminOnDevice.bodies().flat()).toEqual(['first', 'second', 'after the rotation']);
+  });
+
+  it('ends a device-key client at the deletion of its device', async () => {
+    start(0);
+    const withKey = new RecordingSink();
+    hub!.open(withKey, { deviceId: 'hub-d', deviceKeyHash: 'hash-1' });
+    await store!.append(deviceStream('hub-d'), [{ id: randomUUID(), type: 'DeviceDeleted', data: { deviceId: 'hub-d' } }]);
+    await eventually(() => expect(withKey.destroyed).toBe(true));
+  });
+
+  it('lets a client catch up past the rotations that led to its key, and ends one opened with a key the hub saw rotated out', async () => {
+    start(0);
+    await rotate('hub-c', 'hash-0');
+    await receive('hub-c', 'a');
+    await rotate('hub-c', 'hash-1');
+    await passed(await receive('hub-c', 'b'));
+
+    const current = new RecordingSink();
+    hub!.open(current, { deviceId: 'hub-c', deviceKeyHash: 'hash-1' }, 0);
+    await eventually(() => expect(current.bodies().flat()).toEqual(['a', 'b']));
+    expect(current.destroyed).toBe(false);
+
+    // Authenticated by a read model behind the hub: the key was rotated out already.
+    const stale = new RecordingSink();
+    hub!.open(stale, { deviceId: 'hub-c', deviceKeyHash: 'hash-0' }, 0);
+    expect(stale.destroyed).toBe(true);
+    expect(stale.writes).toEqual([]);
+
+    // Rotated again: the live client with hash-1 ends, one with the newest key reads all of it.
+    await rotate('hub-c', 'hash-2');
+    await passed(await receive('hub-c', 'c'));
+    await eventually(() => expect(current.destroyed).toBe(true));
+    expect(current.bodies().flat()).toEqual(['a', 'b']);
+    const newest = new RecordingSink();
+    hub!.open(newest, { deviceId: 'hub-c', deviceKeyHash: 'hash-2' }, 0);
+    await eventually(() => expect(newest.bodies().flat()).toEqual(['a', 'b', 'c']));
+    expect(newest.destroyed).toBe(false);
   });
 });

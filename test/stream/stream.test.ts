@@ -170,6 +170,61 @@ describe('live event stream', () => {
   });
 });
 
+describe('a live stream opened with a device key', () => {
+  let gateway: TestGateway;
+  beforeAll(async () => {
+    gateway = await startTestGateway({ DEFAULT_ENGINE: 'sandbox', STREAM_HEARTBEAT: '100ms' });
+  });
+  afterAll(async () => gateway.close());
+
+  const say = (deviceId: string, body: string) =>
+    gateway.store.append(inboxStream(deviceId), [
+      { id: randomUUID(), type: 'MessageReceived', data: { deviceId, from: '4915122223333', type: 'text', body, timestamp: 1_700_000_000, waMessageId: `3EB0${randomUUID().replaceAll('-', '').slice(0, 18).toUpperCase()}` } },
+    ]);
+  const bodies = (client: SseClient) => client.events.map((e) => e.envelope.data.body);
+
+  it('ends when the key is rotated ("the old key stops working at once"); the admin stream and the new key go on', async () => {
+    const device = await createSandboxDevice(gateway.api, 'rotated');
+    const withOldKey = await SseClient.open(`${gateway.url}/devices/${device.id}/stream`, { 'x-device-key': device.key });
+    const asAdmin = await SseClient.open(`${gateway.url}/devices/${device.id}/stream`, admin);
+    try {
+      expect([withOldKey.status, asAdmin.status]).toEqual([200, 200]);
+      await say(device.id, 'before the rotation');
+      await withOldKey.waitForCount(1);
+
+      const rotated = await gateway.api('PATCH', `/devices/${device.id}`, { admin: true, json: { rotateKey: true } });
+      expect(rotated.status).toBe(200);
+      await eventually(() => withOldKey.ended, 'the stream of the rotated-out key to end');
+      await say(device.id, 'after the rotation');
+      await asAdmin.waitFor((events) => events.length === 2, 'the admin stream to go on');
+      expect(bodies(withOldKey)).toEqual(['before the rotation']);
+
+      // Resuming with the old key is refused; with the new one it reads what came after.
+      const resumeOld = await SseClient.open(`${gateway.url}/devices/${device.id}/stream`, { 'x-device-key': device.key, 'last-event-id': String(withOldKey.lastId) });
+      expect(resumeOld.status).toBe(401);
+      const resumeNew = await SseClient.open(`${gateway.url}/devices/${device.id}/stream`, { 'x-device-key': rotated.body.deviceKey, 'last-event-id': String(withOldKey.lastId) });
+      await resumeNew.waitForCount(1);
+      expect(bodies(resumeNew)).toEqual(['after the rotation']);
+      expect(resumeNew.ended).toBe(false);
+      await resumeNew.close();
+    } finally {
+      await Promise.all([withOldKey.close(), asAdmin.close()]);
+    }
+  });
+
+  it('ends when the device is deleted', async () => {
+    const device = await createSandboxDevice(gateway.api, 'deleted');
+    const stream = await SseClient.open(`${gateway.url}/devices/${device.id}/stream`, { 'x-device-key': device.key });
+    try {
+      expect(stream.status).toBe(200);
+      expect((await gateway.api('DELETE', `/devices/${device.id}`, { admin: true })).status).toBe(204);
+      await eventually(() => stream.ended, 'the stream of the deleted device to end');
+    } finally {
+      await stream.close();
+    }
+  });
+});
+
 describe('live event stream across a restart', () => {
   it('resumes from the last id seen before the gateway stopped, with nothing lost or repeated', async () => {
     const dataDir = tempDir();

@@ -1,11 +1,18 @@
 /**
- * A per-address allowance of requests that fail authentication (401): beyond it, every request from that
- * address without a known key gets `429 rate_limited` with Retry-After at once, before its body is read,
- * so flooding or guessing keys from one address stays cheap for the gateway. Requests with a valid key
- * neither count nor are refused. Counted in memory with rate-limiter-flexible (one process serves the API).
+ * A per-address allowance of failed authentications: beyond it, every request from that address that does
+ * not authenticate for the route it asks for gets `429 rate_limited` with Retry-After, before its body is
+ * read (bodies are parsed after authentication), so flooding or guessing keys from one address stays cheap
+ * for the gateway. A request without any known key is refused at once; one with a known key goes on to its
+ * route and is refused only if its authentication there fails, so a device-key client using its own routes
+ * is never limited, while one guessing another device's key or the admin key is.
+ *
+ * Counted: every 401, and every 403 of a request that presented a key the gateway does not know (a wrong
+ * admin key next to a valid device key). A valid device key alone on an admin route (403) guesses nothing.
+ * Counted in memory with rate-limiter-flexible (one process serves the API).
  */
-import type { Context, Middleware } from 'koa';
+import type { Middleware } from 'koa';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
+import type { Authenticator } from '../../auth/authenticator.js';
 import { problemOf } from '../error-table.js';
 import { Problem } from '../problem.js';
 import type { RequestState } from './request-id.js';
@@ -13,7 +20,9 @@ import type { RequestState } from './request-id.js';
 /** Addresses remembered as blocked before the expired ones are swept out. */
 const SWEEP_AT = 10_000;
 
-export function unauthenticatedLimit(perMinute: number, knowsAnyKey: (ctx: Context) => boolean): Middleware<RequestState> {
+export type PresentedKeys = Pick<Authenticator, 'knowsAnyKey' | 'presentsUnknownKey'>;
+
+export function unauthenticatedLimit(perMinute: number, keys: PresentedKeys): Middleware<RequestState> {
   const limiter = new RateLimiterMemory({ keyPrefix: 'unauthenticated', points: perMinute, duration: 60 });
   /**
    * Addresses over their allowance, until their window ends (what the limiter answered at the failure that
@@ -23,28 +32,38 @@ export function unauthenticatedLimit(perMinute: number, knowsAnyKey: (ctx: Conte
   const blocked = new Map<string, number>();
   return async (ctx, next) => {
     if (blocked.size > 0) {
-      const address = ctx.ip || 'unknown';
-      const until = blocked.get(address);
-      const now = Date.now();
-      if (until !== undefined && until <= now) blocked.delete(address);
-      else if (until !== undefined && !knowsAnyKey(ctx)) {
-        const seconds = Math.max(1, Math.ceil((until - now) / 1000));
-        throw new Problem(429, 'rate_limited', `too many unauthenticated requests from this address; try again in ${seconds} s`, {
-          headers: { 'Retry-After': String(seconds) },
-        });
-      }
+      const seconds = secondsBlocked(ctx.ip || 'unknown');
+      if (seconds !== undefined && !keys.knowsAnyKey(ctx)) throw rateLimited(seconds);
     }
     try {
       await next();
     } catch (error) {
-      if (problemOf(error)?.status === 401) {
+      const problem = problemOf(error);
+      if (problem?.code === 'unauthorized' || problem?.code === 'forbidden') {
         const address = ctx.ip || 'unknown';
-        const used = await limiter.penalty(address, 1);
-        if (used.consumedPoints >= perMinute) block(address, Date.now() + used.msBeforeNext);
+        // A known key got this request past the check above; failing its route's authentication, it is refused too.
+        const seconds = secondsBlocked(address);
+        if (seconds !== undefined) throw rateLimited(seconds);
+        if (problem.status === 401 || keys.presentsUnknownKey(ctx)) {
+          const used = await limiter.penalty(address, 1);
+          if (used.consumedPoints >= perMinute) block(address, Date.now() + used.msBeforeNext);
+        }
       }
       throw error;
     }
   };
+
+  /** The seconds left of the address's block, undefined when it is not blocked. */
+  function secondsBlocked(address: string): number | undefined {
+    const until = blocked.get(address);
+    if (until === undefined) return undefined;
+    const now = Date.now();
+    if (until <= now) {
+      blocked.delete(address);
+      return undefined;
+    }
+    return Math.max(1, Math.ceil((until - now) / 1000));
+  }
 
   function block(address: string, until: number): void {
     if (blocked.size >= SWEEP_AT) {
@@ -54,3 +73,8 @@ export function unauthenticatedLimit(perMinute: number, knowsAnyKey: (ctx: Conte
     blocked.set(address, until);
   }
 }
+
+const rateLimited = (seconds: number) =>
+  new Problem(429, 'rate_limited', `too many unauthenticated requests from this address; try again in ${seconds} s`, {
+    headers: { 'Retry-After': String(seconds) },
+  });

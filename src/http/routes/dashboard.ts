@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Type from 'typebox';
+import { pageSecurityHeaders } from '../page-headers.js';
 import { notFound } from '../problem.js';
 import { type RouteSpec, defineRoute } from '../route.js';
 
@@ -34,13 +35,7 @@ export const DASHBOARD_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-const SECURITY_HEADERS = {
-  'Content-Security-Policy': DASHBOARD_CSP,
-  'X-Content-Type-Options': 'nosniff',
-  'Referrer-Policy': 'no-referrer',
-  'Cross-Origin-Opener-Policy': 'same-origin',
-  'X-Frame-Options': 'DENY',
-};
+const SECURITY_HEADERS = pageSecurityHeaders(DASHBOARD_CSP);
 
 const notBuilt = () => notFound('the dashboard is not built: run `npm run build` (or `npm run build:dashboard`)');
 

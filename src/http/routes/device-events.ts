@@ -44,9 +44,8 @@ export function deviceEventRoutes(store: EventStore, index: DeviceHistoryIndex):
       summary: "Page through a device's event history",
       description:
         'Every event of the device across its streams, in the order they happened (or newest first, `direction=backwards`), as stored, for audit and replay. ' +
-        'Deleted devices keep their history (readable with the admin key). ' +
-        'A device key reads its own device\'s history, never another\'s.',
-      access: 'device',
+        'Deleted devices keep their history. Admin key only: a valid device key answers `403`.',
+      access: 'admin',
       // Deleted devices keep their history: the route looks for the stream, not for a live device.
       device: 'none',
       params: DeviceParams,

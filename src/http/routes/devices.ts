@@ -65,8 +65,8 @@ export function deviceRoutes({ registry, devices, sessions }: DeviceRouteDeps): 
       operationId: 'getDevice',
       tag,
       summary: 'Read a device',
-      description: 'The admin key reads any device; a device key reads its own (and no other: another device\'s id answers `401`, as a device that does not exist).',
-      access: 'device',
+      description: 'Admin key only: a valid device key answers `403`.',
+      access: 'admin',
       params: DeviceParams,
       responses: { 200: { description: 'The device.', schema: DeviceSchema }, 404: { description: 'No such device.' } },
       handler({ device }) {

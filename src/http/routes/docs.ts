@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import Type from 'typebox';
+import { pageSecurityHeaders } from '../page-headers.js';
 import { type RouteSpec, defineRoute } from '../route.js';
 
 /** Swagger UI from the swagger-ui-dist package, served by the gateway itself: /docs works offline. */
@@ -13,6 +14,23 @@ const ASSETS = {
 } as const;
 
 type AssetName = keyof typeof ASSETS;
+
+/**
+ * Swagger UI's own files only: its scripts and styles from the gateway (it sets inline styles, and shows
+ * data: images), requests only to the gateway (the OpenAPI document, "Try it out").
+ */
+export const DOCS_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const SECURITY_HEADERS = pageSecurityHeaders(DOCS_CSP);
 
 const INIT_SCRIPT = `window.onload = () => {
   window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui', deepLinking: true,
@@ -64,7 +82,7 @@ export function docsRoutes(openApiDocument: () => Record<string, unknown>): Rout
       summary: 'Browsable API reference (works without internet access)',
       access: 'public',
       responses: { 200: { description: 'HTML page.', schema: Type.String(), contentType: 'text/html; charset=utf-8' } },
-      handler: () => ({ status: 200, body: PAGE }),
+      handler: () => ({ status: 200, body: PAGE, headers: SECURITY_HEADERS }),
     }),
     defineRoute({
       method: 'get',
@@ -77,6 +95,7 @@ export function docsRoutes(openApiDocument: () => Record<string, unknown>): Rout
       params: Type.Object({ asset: Type.Enum([...(Object.keys(ASSETS) as AssetName[]), 'docs-init.js']) }),
       responses: { 200: { description: 'The file.', schema: Type.String(), contentType: 'application/octet-stream' } },
       handler: ({ params, ctx }) => {
+        ctx.set(SECURITY_HEADERS);
         ctx.set('Cache-Control', 'public, max-age=86400');
         if (params.asset === 'docs-init.js') {
           ctx.type = 'text/javascript; charset=utf-8';

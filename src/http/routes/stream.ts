@@ -15,13 +15,16 @@ export function streamRoutes(hub: EventStreamHub): RouteSpec[] {
       operationId: 'streamDeviceEvents',
       tag,
       summary: "Listen to a device's events (server-sent events, resumable)",
-      description: STREAM_DESCRIPTION,
+      description: `${STREAM_DESCRIPTION} A stream opened with a device key ends when that key is rotated or the device deleted (the old key stops working at once).`,
       access: 'device',
       params: DeviceParams,
       query: StreamQuery,
       responses: { 200: StreamResponse, 400: PAST_THE_LOG, 404: { description: 'No such device (admin key only).' } },
       async handler({ params, query, ctx }) {
-        open(hub, ctx, { deviceId: params.deviceId, kinds: kindsOf(query.events) }, await resumePoint(hub, ctx, query.after));
+        const caller = ctx.state.caller;
+        // A device key's stream ends when that key is rotated out or the device deleted ("the old key stops working at once").
+        const deviceKeyHash = caller?.kind === 'device' ? caller.keyHash : undefined;
+        open(hub, ctx, { deviceId: params.deviceId, kinds: kindsOf(query.events), deviceKeyHash }, await resumePoint(hub, ctx, query.after));
         return { status: 200 };
       },
     }),

@@ -21,7 +21,8 @@ export const PatchSettingsBody = Type.Object(
           pattern: '^([Hh][Tt][Tt][Pp][Ss]?|[Ss][Oo][Cc][Kk][Ss]5)://',
           description:
             '`http://`, `https://` or `socks5://` `[user:password@]host:port`. A host in a loopback, private or link-local range is refused unless WEBHOOK_ALLOW_PRIVATE_NETWORKS=true. ' +
-            'Takes effect at the next (re)connect; null removes it.',
+            'Takes effect at the next (re)connect; null removes it. The proxy exactly as GET shows it (credentials `***`) keeps the stored one, credentials and all; ' +
+            '`***` credentials in any other URL are refused (`400`).',
         }),
         Type.Null(),
       ]),

@@ -188,7 +188,20 @@ describe('devices over HTTP', () => {
       expect(source.startsWith('/docs/')).toBe(true);
       const asset = await api('GET', source);
       expect(asset.status).toBe(200);
+      expect(asset.headers.get('x-content-type-options'), source).toBe('nosniff');
     }
     expect((await api('GET', '/docs/assets/..%2Fpackage.json')).status).toBe(400);
+  });
+
+  it('serves /docs with the security headers of the dashboard and a policy Swagger UI works with', async () => {
+    const page = await api('GET', '/docs');
+    const csp = page.headers.get('content-security-policy') ?? '';
+    for (const directive of ["default-src 'none'", "script-src 'self'", "style-src 'self' 'unsafe-inline'", "img-src 'self' data:", "connect-src 'self'", "frame-ancestors 'none'"]) {
+      expect(csp).toContain(directive);
+    }
+    expect(csp).not.toMatch(/script-src[^;]*unsafe/);
+    expect(page.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(page.headers.get('x-frame-options')).toBe('DENY');
+    expect(page.headers.get('referrer-policy')).toBe('no-referrer');
   });
 });

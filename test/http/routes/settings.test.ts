@@ -47,6 +47,30 @@ describe('device settings', () => {
       expect((await patch({ proxy: null })).body.proxy).toBeNull();
     });
 
+    it('keeps the stored credentials when the proxy comes back as GET shows it, and refuses *** credentials for any other', async () => {
+      expect((await patch({ proxy: 'http://alice:s3cret@proxy.example.com:3128' })).status).toBe(200);
+      const shown = (await gateway.api('GET', `/devices/${device.id}/settings`, { deviceKey: device.key })).body;
+      expect(shown.proxy).toBe('http://***:***@proxy.example.com:3128');
+      // A client that changes one field and sends the whole object back.
+      const back = await patch({ ...shown, rejectCalls: true });
+      expect(back.status).toBe(200);
+      expect(back.body).toEqual({ ...shown, rejectCalls: true });
+      const recorded = (await gateway.store.readStream(settingsStream(device.id))).map((event) => event.data as { proxy?: { credentials?: unknown } });
+      expect(recorded.at(-1)).not.toHaveProperty('proxy');
+      expect(recorded.filter((data) => data.proxy !== undefined).at(-1)!.proxy!.credentials).toEqual({ username: 'alice', password: 's3cret' });
+
+      const before = recorded.length;
+      for (const proxy of ['http://***:***@other.example.com:3128', 'http://***:s3cret@proxy.example.com:3128', 'http://alice:%2A%2A%2A@proxy.example.com:3128', 'socks5://***:***@proxy.example.com:3128']) {
+        const refused = await patch({ proxy });
+        expect(refused.status, proxy).toBe(400);
+        expect(refused.headers.get('content-type')).toContain('application/problem+json');
+        expect(refused.body).toMatchObject({ code: 'invalid_request', errors: [{ path: '/proxy' }] });
+        expect(refused.body.detail).toContain('***');
+      }
+      expect((await gateway.store.readStream(settingsStream(device.id))).length).toBe(before);
+      expect((await patch({ proxy: null, rejectCalls: false })).status).toBe(200);
+    });
+
     it('refuses other schemes, private addresses and malformed URLs with 400, changing nothing', async () => {
       const before = (await gateway.store.readStream(settingsStream(device.id))).length;
       for (const proxy of ['ftp://proxy.example.com:21', 'socks4://proxy.example.com:1080', 'http://127.0.0.1:3128', 'http://10.0.0.5:3128', 'http://localhost:8080', 'http://[::1]:3128', 'http://proxy.example.com:3128/path', 'http://', 'nonsense', 'http://%zz:x@proxy.example.com:3128']) {
