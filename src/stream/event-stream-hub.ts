@@ -12,7 +12,7 @@
  */
 import type { Logger } from 'pino';
 import type { DeviceEventType, DeviceKeyRotatedData } from '../devices/device-events.js';
-import type { EventStore, StoredEvent, Subscription } from '../eventstore/event-store.js';
+import { type EventStore, type StoredEvent, StoreUnavailableError, type Subscription } from '../eventstore/event-store.js';
 import { envelopeOf } from '../webhooks/envelope.js';
 
 /** Where a client's bytes go: an http.ServerResponse in the gateway, any writable in tests. */
@@ -204,14 +204,20 @@ export class EventStreamHub {
   }
 
   /**
-   * Whether `after` lies past the end of the log: no event this hub has passed, nor any in the log, has that
-   * position. A client can only have got it from another log (a data directory restored from a backup, or
-   * replaced, or another store); followed from there it would be sent nothing until this log grew that far.
+   * Whether `after` can be resumed from: 0 (the start), or the position of an event of this log. A client can
+   * only have got any other from another log (a data directory restored from a backup, or replaced, or another
+   * store): past the end, it would be sent nothing until this log grew that far; inside an EventStoreDB record,
+   * the server refuses to read from there at all.
    */
-  async isPastTheLog(after: number): Promise<boolean> {
-    if (after <= this.position) return false;
-    const [atOrAfter] = await this.store.readAll({ after: after - 1, maxCount: 1 });
-    return atOrAfter === undefined;
+  async isEventPosition(after: number): Promise<boolean> {
+    if (after === 0) return true;
+    try {
+      const [at] = await this.store.readAll({ from: after, maxCount: 1 });
+      return at?.position === after;
+    } catch (error) {
+      if (error instanceof StoreUnavailableError) throw error;
+      return false;
+    }
   }
 
   stats(): StreamHubStats {

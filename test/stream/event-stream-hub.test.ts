@@ -9,6 +9,8 @@ import { PassThrough } from 'node:stream';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
+import { openEventStoreDbStore } from '../../src/eventstore/eventstoredb/eventstoredb-event-store.js';
+import { startEsdbTestServer } from '../support/esdb-test-server.js';
 import { EventStreamHub } from '../../src/stream/event-stream-hub.js';
 import { inboxStream } from '../../src/messages/message-events.js';
 import { deviceStream } from '../../src/devices/device-events.js';
@@ -191,5 +193,29 @@ describe('event stream hub and device keys', () => {
     hub!.open(newest, { deviceId: 'hub-c', deviceKeyHash: 'hash-2' }, 0);
     await eventually(() => expect(newest.bodies().flat()).toEqual(['a', 'b', 'c']));
     expect(newest.destroyed).toBe(false);
+  });
+});
+
+describe('event stream hub resume points', () => {
+  it('resumes only from 0 or the position of an event of the log: not past its end, nor inside an EventStoreDB record', async () => {
+    const server = await startEsdbTestServer();
+    const sqlite = new SqliteEventStore(join(tempDir('dmg-hub-'), 'events.sqlite'));
+    const esdb = await openEventStoreDbStore(server.url);
+    try {
+      for (const store of [sqlite, esdb]) {
+        const hub = new EventStreamHub(store, { heartbeatMs: 3_600_000, maxBufferBytes: 1024 * 1024, log: pino({ level: 'silent' }) });
+        const { position } = await store.append(deviceStream('d1'), [{ type: 'DeviceUpdated', data: { deviceId: 'd1', name: 'a' } }]);
+        await store.append(deviceStream('d1'), [{ type: 'DeviceUpdated', data: { deviceId: 'd1', name: 'b' } }]);
+        expect(await hub.isEventPosition(0), store.kind).toBe(true);
+        expect(await hub.isEventPosition(position), store.kind).toBe(true);
+        expect(await hub.isEventPosition(position + 1_000_000), store.kind).toBe(false);
+        // Byte offsets on EventStoreDB: one past an event's start lies inside its record, which the server refuses to read from.
+        if (store.kind === 'eventstoredb') expect(await hub.isEventPosition(position + 1)).toBe(false);
+      }
+    } finally {
+      await esdb.close();
+      await sqlite.close();
+      await server.stop();
+    }
   });
 });

@@ -139,7 +139,7 @@ describe('live event stream', () => {
     ] as const) {
       const answer = await fetch(`${gateway.url}${path}`, { headers });
       expect(answer.status, path).toBe(400);
-      expect(((await answer.json()) as { detail: string }).detail).toContain('past the end of this log');
+      expect(((await answer.json()) as { detail: string }).detail).toContain('is not the position of an event of this log (past its end');
     }
   });
 

@@ -49,8 +49,8 @@ export function streamRoutes(hub: EventStreamHub): RouteSpec[] {
 const kindsOf = (events: string | undefined) => (events ? new Set(events.split(',')) : undefined);
 
 const PAST_THE_LOG = {
-  description: 'A malformed `after` or `Last-Event-ID`, or one past the end of this log (`invalid_request`): the client followed another log ' +
-    '(a restored or replaced data directory, another store); connect again without it.',
+  description: 'A malformed `after` or `Last-Event-ID`, or one that is no event\'s position in this log, e.g. past its end (`invalid_request`): ' +
+    'the client followed another log (a restored or replaced data directory, another store); connect again without it.',
 };
 
 /**
@@ -64,8 +64,9 @@ async function resumePoint(hub: EventStreamHub, ctx: Context, after: number | un
     const message = 'must be a log position (the id: of an event received)';
     throw invalidRequest(`headers/last-event-id ${message}`, [{ path, message }]);
   }
-  if (position !== undefined && (await hub.isPastTheLog(position))) {
-    const message = 'is past the end of this log: the client followed another one (a restored or replaced data directory, another store); connect again without it';
+  if (position !== undefined && !(await hub.isEventPosition(position))) {
+    const message =
+      'is not the position of an event of this log (past its end, or inside a record): the client followed another one (a restored or replaced data directory, another store); connect again without it';
     throw invalidRequest(`${path.slice(1)} ${message}`, [{ path, message }]);
   }
   return position;
