@@ -113,6 +113,7 @@ export class StoreMessageSink implements MessageSink, InboxWriter {
       status: receipt.status,
       recipient: receipt.recipient,
       timestamp: receipt.timestamp,
+      ...(receipt.error ? { error: receipt.error } : {}),
     };
     const event: MessageEvent = { type: 'MessageStatusChanged', data };
     await this.store.append(outboxStream(deviceId), [{ id: statusEventId(deviceId, receipt.waMessageId, receipt.status), ...event }]);

@@ -42,10 +42,13 @@ export interface InboundMessage extends ReceivedMessage {
 
 export interface Receipt {
   waMessageId: string;
-  status: 'delivered' | 'read' | 'played';
+  /** `failed`: the network refused the message after accepting it for sending (an error acknowledgement). */
+  status: 'delivered' | 'read' | 'played' | 'failed';
   recipient: string;
   /** Unix seconds. */
   timestamp: number;
+  /** Why it failed (with `failed` only). */
+  error?: { code: string; message: string };
 }
 
 export interface Contact {
@@ -105,8 +108,10 @@ export type OutgoingContent =
    * `fromMe`: whether the target message was sent by this device (the outbox knows: it is one of its
    * waMessageIds). WhatsApp addresses a reaction by (chat, fromMe, id); when omitted, the Baileys engine
    * uses true for ids it sent on the current connection and false (a received message) otherwise.
+   * `sender`: in a group, who wrote the target (a number or `@lid` id; absent for our own): WhatsApp shows
+   * the reaction to that member only when the reaction's key names them.
    */
-  | { kind: 'reaction'; messageId: string; emoji: string; fromMe?: boolean }
+  | { kind: 'reaction'; messageId: string; emoji: string; fromMe?: boolean; sender?: string }
   /** WebP, static or animated. */
   | { kind: 'sticker'; media: MediaFile }
   | { kind: 'contact'; contacts: ContactCard[] }

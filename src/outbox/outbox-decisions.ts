@@ -198,6 +198,7 @@ export function recordReceipt(
         recipient: receipt.recipient,
         ...(outboxId === undefined ? {} : { outboxId }),
         timestamp: receipt.timestamp,
+        ...(receipt.error ? { error: receipt.error } : {}),
       },
     };
     return { events: [event], result: true };

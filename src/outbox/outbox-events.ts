@@ -29,7 +29,8 @@ export type QueuedContent =
   | { kind: 'file'; media: MediaSource; caption?: string }
   | { kind: 'location'; latitude: number; longitude: number; name?: string; address?: string }
   | { kind: 'link'; url: string; text: string; preview: boolean }
-  | { kind: 'reaction'; messageId: string; emoji: string; fromMe: boolean }
+  /** `sender`: in a group, the target's author (WhatsApp shows the reaction to them only when it names them). */
+  | { kind: 'reaction'; messageId: string; emoji: string; fromMe: boolean; sender?: string }
   | { kind: 'sticker'; media: MediaSource }
   | { kind: 'contact'; contacts: ContactCard[] }
   /** `secret`: the poll's message secret (base64 of 32 random bytes), kept to decrypt its votes. */

@@ -225,7 +225,7 @@ export class SendCommands {
         // A preview only when asked for (`preview: true`): recorded explicitly, since an engine may default otherwise.
         return { kind: 'link', url: input.url, text: textWithUrl(input.text ?? '', input.url), preview: input.preview === true };
       case 'reaction':
-        return { kind: 'reaction', messageId: input.messageId, emoji: input.emoji, fromMe: await this.sentByThisDevice(deviceId, input.messageId) };
+        return this.reactionOf(deviceId, input);
       case 'contact':
         return { kind: 'contact', contacts: input.contacts };
       case 'poll':
@@ -329,6 +329,22 @@ export class SendCommands {
     } catch {
       return false;
     }
+  }
+
+  /**
+   * In a group WhatsApp shows a reaction to the target's author only when it names them: the author is looked
+   * up now and recorded as `sender` (none for our own messages: the engine names the account).
+   */
+  private async reactionOf(deviceId: string, input: Extract<SendInput, { kind: 'reaction' }>): Promise<Extract<QueuedContent, { kind: 'reaction' }>> {
+    const sentHere = await this.sentByThisDevice(deviceId, input.messageId);
+    const reaction = { kind: 'reaction' as const, messageId: input.messageId, emoji: input.emoji, fromMe: sentHere };
+    if (sentHere || !input.to.endsWith('@g.us')) return reaction;
+    const seen = this.deps.seen;
+    const target = seen?.quoted ? seen.quoted(deviceId, input.messageId) : seen?.find(deviceId, input.messageId);
+    if (!target || target.chatId !== input.to) return reaction;
+    // Sent from the phone: ours all the same.
+    if (target.fromMe) return { ...reaction, fromMe: true };
+    return target.from ? { ...reaction, sender: target.from } : reaction;
   }
 
   /** WhatsApp addresses a reaction's target by who sent it: ours if the outbox ever had that id. */

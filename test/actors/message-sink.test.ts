@@ -48,4 +48,16 @@ describe('the message sink as the inbox writer', () => {
       await inner.close();
     }
   });
+
+  it('records a failed receipt (the network refused the message after the send) with its error', async () => {
+    const store = new SqliteEventStore(join(tempDir('dmg-sink-'), 'events.sqlite'));
+    try {
+      const error = { code: 'refused_by_network', message: 'WhatsApp refused the message after it was sent (error 463)' };
+      await new StoreMessageSink(store).receipt('dev', { waMessageId: 'W1', status: 'failed', recipient: '4915111111111', timestamp: 5, error });
+      const [event] = await store.readStream('outbox-dev');
+      expect(event).toMatchObject({ type: 'MessageStatusChanged', data: { deviceId: 'dev', waMessageId: 'W1', status: 'failed', recipient: '4915111111111', timestamp: 5, error } });
+    } finally {
+      await store.close();
+    }
+  });
 });

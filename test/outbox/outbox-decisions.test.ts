@@ -17,6 +17,7 @@ import {
   startSending,
 } from '../../src/outbox/outbox-decisions.js';
 import { nextJob } from '../../src/outbox/outbox-drainer.js';
+import { nextStatus } from '../../src/outbox/message-status.js';
 import type { OutboxEvent } from '../../src/outbox/outbox-events.js';
 import { OutboxState } from '../../src/outbox/outbox-state.js';
 import { DomainError } from '../../src/errors/domain-error.js';
@@ -166,6 +167,21 @@ describe('outbox decisions', () => {
     expect(when([], recordReceipt('d', { ...receipt, status: 'delivered' }, () => ({ outboxId: 'o1', status: 'read' })))).toEqual({ events: [], result: false });
   });
 
+  it('records a refusal after the send (a failed receipt) with its error, after sent or delivered, not once read', () => {
+    const error = { code: 'refused_by_network', message: 'WhatsApp refused the message after it was sent (error 463)' };
+    const refused = { waMessageId: 'W1', status: 'failed' as const, recipient: '4915100000000', timestamp: 2, error };
+    const afterSent = when([queued(1), sending(1), status(1, 'sent')], recordReceipt('d', refused, () => undefined));
+    expect(afterSent.events).toEqual([
+      { id: expect.any(String), type: 'MessageStatusChanged', data: { deviceId: 'd', waMessageId: 'W1', status: 'failed', recipient: '4915100000000', outboxId: 'o1', timestamp: 2, error } },
+    ]);
+    expect(when([], recordReceipt('d', refused, () => ({ outboxId: 'o1', status: 'delivered' }))).result).toBe(true);
+    expect(when([], recordReceipt('d', refused, () => ({ outboxId: 'o1', status: 'read' })))).toEqual({ events: [], result: false });
+    // Once failed, later receipts change nothing, nor does the refusal repeated.
+    const failed = [queued(1), sending(1), status(1, 'sent'), afterSent.events[0] as OutboxEvent];
+    expect(when(failed, recordReceipt('d', refused, () => undefined))).toEqual({ events: [], result: false });
+    expect(when(failed, recordReceipt('d', { ...refused, status: 'delivered' }, () => undefined)).result).toBe(false);
+  });
+
   it('asks for a revoke once', () => {
     const target = { waMessageId: 'W9', to: '4915100000000' };
     expect(when([], requestRevoke('d', target))).toEqual({ events: [{ type: 'OutboxRevokeRequested', data: { deviceId: 'd', ...target } }], result: 'requested' });
@@ -234,5 +250,15 @@ describe('taking decisions back (OutboxState.applyUndoable, issue 14)', () => {
     expect(given([queued(1), queued(2)]).applyUndoable(status(1, 'sent'))).toBeUndefined();
     expect(given([queued(1), queued(2)]).applyUndoable(status(1, 'cancelled'))).toBeUndefined();
     expect(given([keyed(1, 'k')]).applyUndoable(keyed(2, 'k'))).toBeUndefined();
+  });
+});
+
+describe('message status rules (nextStatus)', () => {
+  it('a failure ends a pending message, and one the network refused after sent or delivered; not one read, played or gone', () => {
+    expect(['queued', 'sending', 'sent', 'delivered'].map((current) => nextStatus(current, 'failed'))).toEqual(['failed', 'failed', 'failed', 'failed']);
+    expect(['read', 'played', 'cancelled', 'deleted', 'expired'].map((current) => nextStatus(current, 'failed'))).toEqual(['read', 'played', 'cancelled', 'deleted', 'expired']);
+    expect(['delivered', 'read', 'sent'].map((next) => nextStatus('failed', next as 'sent'))).toEqual(['failed', 'failed', 'failed']);
+    // Cancelling and expiring still apply only to what waits.
+    expect([nextStatus('sent', 'cancelled'), nextStatus('delivered', 'expired')]).toEqual(['sent', 'delivered']);
   });
 });

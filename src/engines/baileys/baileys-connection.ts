@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import { access, constants } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import { type BaileysEventMap, type ConnectionState, type WAMessage, type WAPresence, decryptPollVote, jidNormalizedUser, normalizeMessageContent } from 'baileys';
+import { type BaileysEventMap, type ConnectionState, type WAMessage, type WAPresence, decryptPollVote, generateMessageIDV2, jidNormalizedUser, normalizeMessageContent } from 'baileys';
 import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
 import {
@@ -116,7 +116,7 @@ type Phase = 'connecting' | 'qr' | 'online' | 'ended';
 
 /** Recently sent ids and their recipients: receipts name the chat, reactions need to know who wrote the target. */
 const SENT_MEMORY = 5_000;
-/** Numbers confirmed to exist, so only the first send to a number costs a lookup. */
+/** Numbers confirmed to exist and the JID WhatsApp answered for each, so only the first send to a number costs a lookup. */
 const KNOWN_RECIPIENTS_MEMORY = 10_000;
 /** WhatsApp answers "no picture" as item-not-found and "hidden by privacy settings" as not-authorized. */
 const NO_AVATAR_CODES = new Set([401, 404]);
@@ -129,8 +129,13 @@ export class BaileysConnection implements EngineConnection {
   private watchdog: NodeJS.Timeout | undefined;
   private readonly socketClosed: Promise<void>;
   private markSocketClosed!: () => void;
+  /**
+   * Ids this connection sent (filled before the send: Baileys upserts its echo right after relaying it) →
+   * the recipient receipts name, or "" for one the receipt itself names (a revoke, a rejected caller's reply).
+   */
   private readonly sent = new LRUCache<string, string>({ max: SENT_MEMORY });
-  private readonly knownRecipients = new LRUCache<string, true>({ max: KNOWN_RECIPIENTS_MEMORY });
+  /** Number → the JID WhatsApp resolved it to, which may differ from the number as typed (Brazil's ninth digit). */
+  private readonly knownRecipients = new LRUCache<string, string>({ max: KNOWN_RECIPIENTS_MEMORY });
   /**
    * Inbound messages and receipts are reported in the order Baileys emitted them (a LID sender needs an
    * async lookup first). They are data, not state: one that arrived just before a close may be reported
@@ -275,8 +280,10 @@ export class BaileysConnection implements EngineConnection {
   }
 
   private onMessagesUpsert({ messages, type }: BaileysEventMap['messages.upsert']): void {
-    // 'append' is history and our own sends; 'notify' is what arrived while connected.
-    if (type !== 'notify') return;
+    // 'notify' arrived while connected; 'append' is what WhatsApp kept for us while offline (acknowledged, so
+    // never sent again), the echoes of our own sends (skipped below), and notifications without content
+    // (group changes, reported as such). History comes as messaging-history.set, which is not listened to.
+    if (type !== 'notify' && type !== 'append') return;
     for (const message of messages) {
       if (!isSupportedChat(message.key.remoteJid)) continue; // status broadcasts, lists and channels
       // Our own sends come back as echoes; messages from the phone or other linked devices are reported.
@@ -379,39 +386,51 @@ export class BaileysConnection implements EngineConnection {
   private onCalls(calls: BaileysEventMap['call']): void {
     for (const call of calls) {
       if (call.status !== 'offer') continue; // one event per call: when it rings
-      this.enqueueReport(async () => {
+      const timestamp = Math.floor((call.date instanceof Date ? call.date.getTime() : Date.now()) / 1000);
+      const report = (rejected: boolean) => async () => {
         const from = await this.chatIdOf(call.from);
         if (!from) return;
-        const timestamp = Math.floor((call.date instanceof Date ? call.date.getTime() : Date.now()) / 1000);
-        const rejected = await this.rejectIfWanted(call.id, call.from);
         this.reportActivity({ kind: 'call', callId: call.id, from, isVideo: call.isVideo === true, isGroup: call.isGroup === true, rejected, timestamp });
-      }, 'call');
+      };
+      const settings = this.deps.settingsOf?.();
+      if (!settings?.rejectCalls || !this.deps.socket.rejectCall) {
+        this.enqueueReport(report(false), 'call');
+        continue;
+      }
+      // Rejecting is a round trip to WhatsApp: made beside the report queue, which would otherwise hold back
+      // every message and receipt behind it; the call is reported once the outcome is known.
+      void this.reject(call.id, call.from, settings.rejectCallsMessage).then((rejected) => this.enqueueReport(report(rejected), 'call'));
     }
   }
 
-  /** Rejects the call when the device's settings say so, and tells the caller the configured message. */
-  private async rejectIfWanted(callId: string, callerJid: string): Promise<boolean> {
-    const settings = this.deps.settingsOf?.();
-    const { rejectCall } = this.deps.socket;
-    if (!settings?.rejectCalls || !rejectCall) return false;
+  /** Rejects the call (never throws: answers whether it worked), then tells the caller the configured message. */
+  private async reject(callId: string, callerJid: string, message: string | null | undefined): Promise<boolean> {
     try {
-      await rejectCall.call(this.deps.socket, callId, callerJid);
+      await this.deps.socket.rejectCall!.call(this.deps.socket, callId, callerJid);
     } catch (error) {
       this.deps.logger.warn({ err: error, callId }, 'rejecting a call failed');
       return false;
     }
-    if (settings.rejectCallsMessage) {
-      await this.deps.socket.sendMessage(jidNormalizedUser(callerJid), { text: settings.rejectCallsMessage }).catch((error: unknown) =>
+    if (message) {
+      const messageId = this.ownMessageId('');
+      this.deps.socket.sendMessage(jidNormalizedUser(callerJid), { text: message }, { messageId }).catch((error: unknown) =>
         this.deps.logger.warn({ err: error, callId }, 'the message to a rejected caller was not sent'),
       );
     }
     return true;
   }
 
+  /** An id for a message the gateway sends on its own, known as ours so that its echo is not reported. */
+  private ownMessageId(recipient: string): string {
+    const id = generateMessageIDV2(this.deps.auth.state.creds.me?.id);
+    this.sent.set(id, recipient);
+    return id;
+  }
+
   private reportReceipts(receipts: ReceiptOfJid[]): void {
     for (const { recipientJid, ...receipt } of receipts) {
       this.enqueueReport(async () => {
-        const recipient = this.sent.get(receipt.waMessageId) ?? (await this.phoneOf(recipientJid));
+        const recipient = this.sent.get(receipt.waMessageId) || (await this.phoneOf(recipientJid));
         if (recipient) this.report('receipt', this.deps.events.receipt({ ...receipt, recipient }));
       }, 'receipt');
     }
@@ -507,9 +526,7 @@ export class BaileysConnection implements EngineConnection {
 
   async send(message: OutgoingMessage): Promise<void> {
     this.requireOnline();
-    const jid = jidOfChat(message.to);
-    // Groups and LIDs are not numbers: only numbers can be looked up.
-    if (/^\d+$/.test(message.to)) await this.verifyRecipient(message.to);
+    const jid = await this.recipientJidOf(message.to);
     const { content } = message;
     const inner = content.kind === 'forward' ? content.content : content;
     if ('media' in inner) await assertReadable(inner.media.path);
@@ -521,12 +538,13 @@ export class BaileysConnection implements EngineConnection {
       linkPreview,
       ...(accountJid ? { accountJid } : {}),
     });
+    // Known before Baileys echoes it; kept if the send fails, since the id stays ours (a retry reuses it).
+    this.sent.set(message.waMessageId, message.to);
     try {
       await this.deps.socket.sendMessage(jid, payload.content, payload.options);
     } catch (error) {
       throw engineErrorOf(error, `sending ${message.waMessageId}`);
     }
-    this.sent.set(message.waMessageId, message.to);
   }
 
   async markRead(chatId: string, messages: Array<{ waMessageId: string; participant?: string }>): Promise<void> {
@@ -553,9 +571,9 @@ export class BaileysConnection implements EngineConnection {
 
   async revoke(waMessageId: string, to: string): Promise<void> {
     this.requireOnline();
-    const jid = jidOfChat(to);
+    const jid = await this.recipientJidOf(to);
     try {
-      await this.deps.socket.sendMessage(jid, { delete: { remoteJid: jid, fromMe: true, id: waMessageId } });
+      await this.deps.socket.sendMessage(jid, { delete: { remoteJid: jid, fromMe: true, id: waMessageId } }, { messageId: this.ownMessageId('') });
     } catch (error) {
       throw engineErrorOf(error, `revoking ${waMessageId}`);
     }
@@ -565,8 +583,9 @@ export class BaileysConnection implements EngineConnection {
     this.requireOnline();
     const found = await this.lookUp(number);
     if (!found?.exists) return { exists: false };
-    this.knownRecipients.set(number, true);
-    return { exists: true, jid: normalizedPhoneJid(found.jid) ?? jidOfPhone(number) };
+    const jid = normalizedPhoneJid(found.jid) ?? jidOfPhone(number);
+    this.knownRecipients.set(number, jid);
+    return { exists: true, jid };
   }
 
   async avatarUrl(number: string): Promise<string | null> {
@@ -629,12 +648,22 @@ export class BaileysConnection implements EngineConnection {
     }
   }
 
-  private async verifyRecipient(number: string): Promise<void> {
-    if (!this.deps.settings.verifyRecipients || this.knownRecipients.has(number)) return;
-    const found = await this.lookUp(number);
+  /**
+   * The JID to send to: for a number, the one WhatsApp answered when it was looked up (before the first send
+   * to it, when recipients are verified), else the number as typed. Groups and LIDs are JIDs already.
+   */
+  private async recipientJidOf(to: string): Promise<string> {
+    if (!/^\d+$/.test(to)) return jidOfChat(to);
+    const known = this.knownRecipients.get(to);
+    if (known) return known;
+    if (!this.deps.settings.verifyRecipients) return jidOfPhone(to);
+    const found = await this.lookUp(to);
     // An empty answer says nothing either way: only an explicit "does not exist" fails the message.
-    if (found && !found.exists) throw new EngineError('recipient_not_found', `${number} is not on WhatsApp`, true);
-    if (found?.exists) this.knownRecipients.set(number, true);
+    if (found && !found.exists) throw new EngineError('recipient_not_found', `${to} is not on WhatsApp`, true);
+    if (!found?.exists) return jidOfPhone(to);
+    const jid = normalizedPhoneJid(found.jid) ?? jidOfPhone(to);
+    this.knownRecipients.set(to, jid);
+    return jid;
   }
 
   private async lookUp(number: string): Promise<{ jid: string; exists: boolean } | undefined> {

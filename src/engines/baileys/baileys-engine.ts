@@ -23,7 +23,7 @@ import { loadStoreAuthState, wipeStoreAuthState } from './auth/store-auth-state.
 import { ValueCipher } from '../../secrets/value-cipher.js';
 import { BaileysConnection, type ConnectionSettings, type MediaDownloader, type PollLookup } from './baileys-connection.js';
 import type { BaileysSocket, SocketFactory } from './baileys-socket.js';
-import type { LinkPreviewProvider } from './outgoing-content.js';
+import { type LinkPreviewProvider, withPollContextInfo } from './outgoing-content.js';
 import type { DeviceSettings } from '../../settings/settings-events.js';
 import { proxyAgentOf, proxyDispatcherOf } from './proxy-agent.js';
 
@@ -232,6 +232,7 @@ export class BaileysEngine implements Engine {
       syncFullHistory: false,
       markOnlineOnConnect: false,
       generateHighQualityLinkPreview: false,
+      patchMessageBeforeSending: (message) => withPollContextInfo(message),
     };
   }
 }

@@ -14,8 +14,11 @@ export interface InboundReferences {
   mentionedJids: string[];
 }
 
-/** Content that is protocol traffic (edits, deletes, votes, pins), not a message a user wrote. */
-const NOT_A_MESSAGE: ReadonlySet<string> = new Set(['protocolMessage', 'pollUpdateMessage', 'keepInChatMessage', 'pinInChatMessage']);
+/**
+ * Content that is protocol traffic (edits, deletes, votes, pins), not a message a user wrote, and an
+ * album's header (its photos and videos follow as messages of their own).
+ */
+const NOT_A_MESSAGE: ReadonlySet<string> = new Set(['protocolMessage', 'pollUpdateMessage', 'keepInChatMessage', 'pinInChatMessage', 'albumMessage']);
 
 /** A URL as WhatsApp clients linkify it: with a scheme or starting with www. */
 const URL_IN_TEXT = /(?:https?:\/\/|\bwww\.)[^\s<>"]+/i;

@@ -32,22 +32,50 @@ export interface OutgoingContext {
   targetSentByUs: (messageId: string) => boolean;
   /** For links: the preview fetched for `content.url`, or null for none. */
   linkPreview?: LinkPreview | null;
+  /** The linked account's JID: the author of our own messages (group reactions and replies name it). */
+  accountJid?: string;
 }
 
 /** The whole message: content with mentions (and the forwarded mark), and the options that quote `replyTo`. */
 export function outgoingMessageOf(
   message: OutgoingMessage,
-  context: OutgoingContext & { accountJid?: string },
+  context: OutgoingContext,
 ): { content: AnyMessageContent; options: MiscMessageGenerationOptions } {
   let content = outgoingContentOf(message.content, context) as AnyMessageContent & { mentions?: string[]; contextInfo?: proto.IContextInfo };
-  if (message.mentions?.length && MENTIONABLE.has(message.content.kind)) content = { ...content, mentions: message.mentions.map(jidOfChat) };
+  if (message.mentions?.length && message.content.kind === 'poll') {
+    // Baileys puts a poll's mentions beside it (messageContextInfo); withPollContextInfo moves them onto the poll.
+    content = { ...content, contextInfo: { ...content.contextInfo, mentionedJid: message.mentions.map(jidOfChat) } };
+  } else if (message.mentions?.length && MENTIONABLE.has(message.content.kind)) {
+    content = { ...content, mentions: message.mentions.map(jidOfChat) };
+  }
   const options: MiscMessageGenerationOptions = { messageId: message.waMessageId };
   if (message.replyTo) options.quoted = quotedOf(message.replyTo, context.chatJid, context.accountJid);
   return { content, options };
 }
 
 /** Kinds whose text or caption may mention someone (Baileys' Mentionable contents). */
-const MENTIONABLE: ReadonlySet<string> = new Set(['text', 'link', 'image', 'video', 'poll', 'forward']);
+const MENTIONABLE: ReadonlySet<string> = new Set(['text', 'link', 'image', 'video', 'file', 'forward']);
+
+/** The poll creation messages Baileys builds (single choice, multiple choice, announcement groups). */
+const POLL_KEYS = ['pollCreationMessage', 'pollCreationMessageV2', 'pollCreationMessageV3'] as const;
+
+/**
+ * Baileys' `patchMessageBeforeSending`: it merges a poll's contextInfo into the first key of the built
+ * message, which for a poll is messageContextInfo (where the field does not exist, so the mentions would
+ * be dropped when encoded). Moves it onto the poll creation message, where WhatsApp reads mentions.
+ */
+export function withPollContextInfo<M extends proto.IMessage>(message: M): M {
+  const sentToOwnDevice = message.deviceSentMessage?.message;
+  if (sentToOwnDevice) {
+    const inner = withPollContextInfo(sentToOwnDevice);
+    return inner === sentToOwnDevice ? message : { ...message, deviceSentMessage: { ...message.deviceSentMessage, message: inner } };
+  }
+  const { contextInfo: stray, ...messageContextInfo } = (message.messageContextInfo ?? {}) as proto.IMessageContextInfo & { contextInfo?: proto.IContextInfo };
+  const pollKey = POLL_KEYS.find((key) => message[key]);
+  if (!stray || !pollKey) return message;
+  const poll = message[pollKey]!;
+  return { ...message, messageContextInfo, [pollKey]: { ...poll, contextInfo: { ...stray, ...poll.contextInfo } } };
+}
 
 /** Baileys builds the reply's contextInfo (stanzaId, participant, quotedMessage) from a WAMessage. */
 function quotedOf(target: NonNullable<OutgoingMessage['replyTo']>, chatJid: string, accountJid: string | undefined): WAMessage {
@@ -91,13 +119,17 @@ export function outgoingContentOf(content: OutgoingContent, context: OutgoingCon
       const text = textWithUrl(content.text, content.url);
       return { text, linkPreview: context.linkPreview ? urlInfoOf(content.url, context.linkPreview) : null };
     }
-    case 'reaction':
+    case 'reaction': {
+      const fromMe = content.fromMe ?? context.targetSentByUs(content.messageId);
+      // In a group WhatsApp attributes the target by its author; without one, the author never sees the reaction.
+      const author = !context.chatJid.endsWith('@g.us') ? undefined : fromMe ? context.accountJid : content.sender ? jidOfChat(content.sender) : undefined;
       return {
         react: {
-          key: { remoteJid: context.chatJid, fromMe: content.fromMe ?? context.targetSentByUs(content.messageId), id: content.messageId },
+          key: { remoteJid: context.chatJid, fromMe, id: content.messageId, ...(author ? { participant: author } : {}) },
           text: content.emoji,
         },
       };
+    }
     case 'sticker':
       return { sticker: { url: content.media.path }, mimetype: content.media.mimetype };
     case 'contact': {

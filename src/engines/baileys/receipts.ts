@@ -1,7 +1,8 @@
 /**
- * Delivery, read and played receipts for messages this device sent, from Baileys' two receipt events:
- * `messages.update` (one-to-one chats: `update.status`) and `message-receipt.update` (per participant:
- * receipt timestamps). Pure: the recipient JID is resolved to phone digits by the caller.
+ * Delivery, read and played receipts for messages this device sent, and the server's refusals of them,
+ * from Baileys' two receipt events: `messages.update` (one-to-one chats: `update.status`) and
+ * `message-receipt.update` (per participant: receipt timestamps). Pure: the recipient JID is resolved to
+ * phone digits by the caller.
  */
 import { type MessageUserReceiptUpdate, type WAMessageUpdate, proto, toNumber } from 'baileys';
 import type { Receipt } from '../engine.js';
@@ -12,6 +13,8 @@ export interface ReceiptOfJid extends Omit<Receipt, 'recipient'> {
 }
 
 const STATUS_OF: ReadonlyMap<number, Receipt['status']> = new Map([
+  // An error acknowledgement: the server refused the message after the send (e.g. 463, account restricted).
+  [proto.WebMessageInfo.Status.ERROR, 'failed'],
   [proto.WebMessageInfo.Status.DELIVERY_ACK, 'delivered'],
   [proto.WebMessageInfo.Status.READ, 'read'],
   [proto.WebMessageInfo.Status.PLAYED, 'played'],
@@ -29,9 +32,20 @@ export function receiptsOfMessageUpdates(updates: readonly WAMessageUpdate[], no
       status,
       recipientJid: key.remoteJid,
       timestamp: toNumber(update.messageTimestamp ?? 0) || nowSeconds,
+      ...(status === 'failed' ? { error: refusalOf(update.messageStubParameters) } : {}),
     });
   }
   return receipts;
+}
+
+/** Baileys names the server's error code first, then (for a restricted account) WhatsApp's explanation. */
+function refusalOf(parameters: readonly (string | null | undefined)[] | null | undefined): NonNullable<Receipt['error']> {
+  const [code, detail] = parameters ?? [];
+  const why = code === '463' ? 'the account may not start this chat (restricted, or no privacy token for the contact)' : detail;
+  return {
+    code: 'refused_by_network',
+    message: `WhatsApp refused the message after it was sent${code ? ` (error ${code})` : ''}${why ? `: ${why}` : ''}`,
+  };
 }
 
 /** `message-receipt.update`: one participant's receipt, possibly with several timestamps at once. */

@@ -73,7 +73,40 @@ describe('Baileys engine (fake socket): calls', () => {
     socket.emit('call', [call('C2')]);
     await eventually(() => expect(events.activities).toHaveLength(1));
     expect(socket.rejectedCalls).toEqual([{ callId: 'C2', from: PEER_JID }]);
-    expect(socket.sent).toEqual([{ jid: PEER_JID, content: { text: 'Please write instead.' }, options: undefined }]);
+    expect(socket.sent).toEqual([{ jid: PEER_JID, content: { text: 'Please write instead.' }, options: { messageId: expect.any(String) } }]);
     expect(events.activities).toEqual([expect.objectContaining({ kind: 'call', callId: 'C2', rejected: true })]);
+    // Baileys' echo of the reply is ours, not a message to report.
+    socket.emit('messages.upsert', { type: 'append', messages: [{ key: { remoteJid: PEER_JID, fromMe: true, id: socket.sent[0]!.options!.messageId! }, message: { conversation: 'Please write instead.' } }] });
+    socket.emit('messages.upsert', { type: 'notify', messages: [{ key: { remoteJid: PEER_JID, fromMe: false, id: 'NEXT' }, message: { conversation: 'ok' } }] });
+    await eventually(() => expect(events.inbounds.map((m) => m.waMessageId)).toEqual(['NEXT']));
+  });
+
+  it('a slow rejection holds back neither the messages behind the call nor the call\'s report of it', async () => {
+    h.engine = h.makeEngine({ deviceSettings: () => ({ rejectCalls: true, rejectCallsMessage: 'Please write instead.', proxy: null }) });
+    const { events, socket } = await h.online();
+    let answer!: () => void;
+    socket.rejectCall = (callId: string, from: string) => {
+      socket.rejectedCalls.push({ callId, from });
+      return new Promise<void>((resolve) => (answer = resolve));
+    };
+    socket.emit('call', [call('C3')]);
+    socket.emit('messages.upsert', { type: 'notify', messages: [{ key: { remoteJid: PEER_JID, fromMe: false, id: 'AFTER_CALL' }, message: { conversation: 'did you get my call?' } }] });
+    await eventually(() => expect(events.inbounds.map((m) => m.waMessageId)).toEqual(['AFTER_CALL']));
+    expect(socket.rejectedCalls).toEqual([{ callId: 'C3', from: PEER_JID }]);
+    expect(events.activities).toEqual([]);
+    answer();
+    await eventually(() => expect(events.activities).toEqual([expect.objectContaining({ kind: 'call', callId: 'C3', from: PEER, rejected: true })]));
+    expect(socket.sent.map((s) => s.content)).toEqual([{ text: 'Please write instead.' }]);
+  });
+
+  it('a rejection that fails reports the call as not rejected', async () => {
+    h.engine = h.makeEngine({ deviceSettings: () => ({ rejectCalls: true, rejectCallsMessage: 'Please write instead.', proxy: null }) });
+    const { events, socket } = await h.online();
+    socket.rejectCall = async () => {
+      throw new Error('no answer');
+    };
+    socket.emit('call', [call('C4')]);
+    await eventually(() => expect(events.activities).toEqual([expect.objectContaining({ kind: 'call', callId: 'C4', rejected: false })]));
+    expect(socket.sent).toEqual([]);
   });
 });

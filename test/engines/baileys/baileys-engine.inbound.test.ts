@@ -2,6 +2,7 @@
  * The Baileys engine through a fake socket (support/fake-socket-engine.ts). What the network reports:
  * receipts, contacts and inbound messages.
  */
+import { proto } from 'baileys';
 import { describe, expect, it } from 'vitest';
 import { PEER, PEER_JID, useFakeSocketEngine } from './support/fake-socket-engine.js';
 import { eventually } from './support/recording-events.js';
@@ -26,6 +27,20 @@ describe('Baileys engine (fake socket): receipts and contacts', () => {
       { waMessageId: '3EB0AAA', status: 'delivered', recipient: PEER, timestamp: 1_700_000_002 },
       { waMessageId: '3EB0AAA', status: 'read', recipient: PEER, timestamp: 1_700_000_003 },
       { waMessageId: '3EB0AAA', status: 'played', recipient: PEER, timestamp: 1_700_000_004 },
+    ]);
+  });
+
+  it('a message the server refuses after the send (an error ack, Baileys\' status ERROR) is reported failed, with the error code', async () => {
+    const { connection, events, socket } = await h.online();
+    await connection.send({ waMessageId: 'ERR1', to: PEER, content: { kind: 'text', text: 'hi' } });
+    socket.emit('messages.update', [
+      { key: { remoteJid: PEER_JID, fromMe: true, id: 'ERR1' }, update: { status: proto.WebMessageInfo.Status.ERROR, messageStubParameters: ['463'] } },
+      { key: { remoteJid: PEER_JID, fromMe: true, id: 'ERR2' }, update: { status: proto.WebMessageInfo.Status.ERROR, messageStubParameters: ['479'], messageTimestamp: 9 } },
+    ]);
+    await eventually(() => expect(events.receipts).toHaveLength(2));
+    expect(events.receipts).toEqual([
+      { waMessageId: 'ERR1', status: 'failed', recipient: PEER, timestamp: expect.any(Number), error: { code: 'refused_by_network', message: expect.stringContaining('error 463') } },
+      { waMessageId: 'ERR2', status: 'failed', recipient: PEER, timestamp: 9, error: { code: 'refused_by_network', message: 'WhatsApp refused the message after it was sent (error 479)' } },
     ]);
   });
 
@@ -70,7 +85,7 @@ describe('Baileys engine (fake socket): receipts and contacts', () => {
 });
 
 describe('Baileys engine (fake socket): inbound messages', () => {
-  it('reports direct, own (from the phone) and group messages, in order, resolving LIDs; not status broadcasts or history', async () => {
+  it('reports direct, own (from the phone) and group messages, in order, resolving LIDs; not status broadcasts', async () => {
     const { events, socket } = await h.online();
     socket.lidToPhone.set('555@lid', '4915155555555@s.whatsapp.net');
     socket.emit('messages.upsert', {
@@ -84,7 +99,6 @@ describe('Baileys engine (fake socket): inbound messages', () => {
         { key: { remoteJid: '555@lid', fromMe: false, id: 'IN3' }, message: { imageMessage: { mimetype: 'image/png', caption: 'three' } }, messageTimestamp: 4 },
       ],
     });
-    socket.emit('messages.upsert', { type: 'append', messages: [{ key: { remoteJid: PEER_JID, fromMe: false, id: 'HISTORY' }, message: { conversation: 'old' } }] });
     await eventually(() => expect(events.inbounds).toHaveLength(5));
     const direct = { isGroup: false, fromMe: false };
     expect(events.inbounds).toEqual([
@@ -114,5 +128,40 @@ describe('Baileys engine (fake socket): inbound messages', () => {
         downloadMedia: expect.any(Function),
       },
     ]);
+  });
+
+  it('reports what WhatsApp kept while the gateway was offline (upsert "append"); not the echoes of our sends, nor notifications without content', async () => {
+    const { connection, events, socket } = await h.online();
+    await connection.send({ waMessageId: 'OURS', to: PEER, content: { kind: 'text', text: 'sent here' } });
+    socket.emit('messages.upsert', {
+      type: 'append',
+      messages: [
+        { key: { remoteJid: PEER_JID, fromMe: false, id: 'OFFLINE1' }, message: { conversation: 'sent while the gateway was down' }, messageTimestamp: 1 },
+        { key: { remoteJid: PEER_JID, fromMe: true, id: 'OURS' }, message: { conversation: 'sent here' }, messageTimestamp: 2 },
+        { key: { remoteJid: PEER_JID, fromMe: true, id: 'PHONE1' }, message: { conversation: 'from the phone meanwhile' }, messageTimestamp: 3 },
+        // A group notification (someone was added): a stub without content.
+        { key: { remoteJid: '120363001234567890@g.us', participant: PEER_JID, fromMe: false, id: 'STUB' }, messageStubType: 27, messageStubParameters: [PEER_JID] },
+      ],
+    });
+    await eventually(() => expect(events.inbounds).toHaveLength(2));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(events.inbounds.map((m) => [m.waMessageId, m.fromMe, m.body])).toEqual([
+      ['OFFLINE1', false, 'sent while the gateway was down'],
+      ['PHONE1', true, 'from the phone meanwhile'],
+    ]);
+  });
+
+  it('does not report the echo Baileys upserts while the send is still under way', async () => {
+    const { connection, events, socket } = await h.online();
+    const send = socket.sendMessage.bind(socket);
+    // Baileys upserts its own send (emitOwnEvents) right after relaying it, before sendMessage resolves.
+    socket.sendMessage = async (jid, content, options) => {
+      socket.emit('messages.upsert', { type: 'append', messages: [{ key: { remoteJid: jid, fromMe: true, id: options?.messageId ?? 'generated' }, message: { conversation: 'echo' } }] });
+      return send(jid, content, options);
+    };
+    await connection.send({ waMessageId: 'ECHOED', to: PEER, content: { kind: 'text', text: 'echo' } });
+    await connection.revoke('ECHOED', PEER);
+    socket.emit('messages.upsert', { type: 'notify', messages: [{ key: { remoteJid: PEER_JID, fromMe: false, id: 'AFTER' }, message: { conversation: 'next' } }] });
+    await eventually(() => expect(events.inbounds.map((m) => m.waMessageId)).toEqual(['AFTER']));
   });
 });

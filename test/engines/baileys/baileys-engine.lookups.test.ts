@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { EngineError } from '../../../src/engines/engine.js';
 import { boom } from './support/fake-socket.js';
 import { PEER, PEER_JID, useFakeSocketEngine } from './support/fake-socket-engine.js';
+import { eventually } from './support/recording-events.js';
 
 const h = useFakeSocketEngine();
 
@@ -35,6 +36,35 @@ describe('Baileys engine (fake socket): lookups', () => {
     await connection.send({ waMessageId: 'B', to: PEER, content: { kind: 'text', text: '2' } });
     expect(socket.lookups).toEqual([[PEER]]);
     expect(socket.sent.map((s) => s.options?.messageId)).toEqual(['A', 'B']);
+  });
+
+  it('sends to the JID WhatsApp resolved a number to (Brazil\'s ninth digit), looked up once; receipts and revokes find the message', async () => {
+    const { connection, events, socket } = await h.online();
+    const typed = '5511987654321';
+    const resolved = '551187654321@s.whatsapp.net';
+    socket.onWhatsApp = async (...numbers: string[]) => {
+      socket.lookups.push(numbers);
+      return [{ jid: resolved, exists: true }];
+    };
+    await connection.send({ waMessageId: 'BR1', to: typed, content: { kind: 'text', text: 'oi' } });
+    await connection.send({ waMessageId: 'BR2', to: typed, content: { kind: 'reaction', messageId: 'BR1', emoji: '👍' } });
+    await connection.revoke('BR1', typed);
+    expect(socket.lookups).toEqual([[typed]]);
+    expect(socket.sent.map((s) => s.jid)).toEqual([resolved, resolved, resolved]);
+    expect((socket.sent[1]!.content as { react: { key: unknown } }).react.key).toEqual({ remoteJid: resolved, fromMe: true, id: 'BR1' });
+    expect((socket.sent[2]!.content as { delete: unknown }).delete).toEqual({ remoteJid: resolved, fromMe: true, id: 'BR1' });
+    socket.emit('messages.update', [{ key: { remoteJid: resolved, fromMe: true, id: 'BR1' }, update: { status: 3, messageTimestamp: 7 } }]);
+    await eventually(() => expect(events.receipts).toEqual([{ waMessageId: 'BR1', status: 'delivered', recipient: typed, timestamp: 7 }]));
+  });
+
+  it('checkNumber remembers the resolved JID for later sends', async () => {
+    const engine = h.makeEngine({ verifyRecipients: false });
+    h.engine = engine;
+    const { connection, socket } = await h.online();
+    socket.onWhatsApp = async () => [{ jid: '551187654321@s.whatsapp.net', exists: true }];
+    expect(await connection.checkNumber('5511987654321')).toEqual({ exists: true, jid: '551187654321@s.whatsapp.net' });
+    await connection.send({ waMessageId: 'BR1', to: '5511987654321', content: { kind: 'text', text: 'oi' } });
+    expect(socket.sent[0]!.jid).toBe('551187654321@s.whatsapp.net');
   });
 
   it('avatarUrl answers the URL, or null when there is no picture or it is hidden', async () => {

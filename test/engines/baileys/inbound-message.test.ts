@@ -90,6 +90,10 @@ describe('inbound WhatsApp message → InboundMessage', () => {
     expect(inboundMessageOf(received({}, { message: null }), '15551234567')).toBeUndefined();
   });
 
+  it('skips an album header: its photos and videos arrive as messages of their own', () => {
+    expect(map({ albumMessage: { expectedImageCount: 3, expectedVideoCount: 1 } })).toBeUndefined();
+  });
+
   it('uses the current time when WhatsApp sent no timestamp, and leaves out a missing push name', () => {
     const message = map({ conversation: 'x' }, { messageTimestamp: null, pushName: null });
     expect(message?.timestamp).toBe(1_800_000_000);

@@ -140,6 +140,47 @@ describe('Baileys engine: every message kind (fake socket, real protobufs)', () 
       expect(socket.sent[1]!.options?.quoted?.key).toEqual({ remoteJid: PEER_JID, fromMe: true, id: 'Q2' });
     });
 
+    it('mentions on a poll reach the poll WhatsApp gets (moved there by the socket\'s patch), and mentions in a file caption are sent', async () => {
+      const { connection, socket } = await online();
+      const file = join(dir, 'x.pdf');
+      (await import('node:fs')).writeFileSync(file, '%PDF');
+      await connection.send({ waMessageId: 'P1', to: GROUP, mentions: [PEER], content: { kind: 'poll', question: `Lunch, @${PEER}?`, options: ['Pizza', 'Pasta'], multipleAnswers: false, secret: SECRET } });
+      await connection.send({ waMessageId: 'P2', to: GROUP, mentions: [PEER], content: { kind: 'poll', question: 'Which days?', options: ['Mo', 'Tu'], multipleAnswers: true, secret: SECRET } });
+      await connection.send({ waMessageId: 'F1', to: GROUP, mentions: [PEER], content: { kind: 'file', media: { path: file, mimetype: 'application/pdf', size: 4, filename: 'x.pdf' }, caption: `for @${PEER}` } });
+      const [single, multiple, document] = socket.sent.map((s) => s.content as any);
+      expect(document).toMatchObject({ caption: `for @${PEER}`, mentions: [PEER_JID] });
+
+      const patch = socket.config.patchMessageBeforeSending!;
+      const onTheWire = async (content: any) => {
+        const built = await generateWAMessageContent(content, { upload: async () => ({}) as never, jid: GROUP } as never);
+        return proto.Message.decode(proto.Message.encode((await patch(built, [])) as proto.IMessage).finish());
+      };
+      const singleChoice = await onTheWire(single);
+      expect(singleChoice.pollCreationMessageV3?.contextInfo?.mentionedJid).toEqual([PEER_JID]);
+      expect(Buffer.from(singleChoice.messageContextInfo!.messageSecret!).toString('base64')).toBe(SECRET);
+      expect((await onTheWire(multiple)).pollCreationMessage?.contextInfo?.mentionedJid).toEqual([PEER_JID]);
+      // To our own other devices the message goes wrapped; the patch reaches inside.
+      const wrapped = { deviceSentMessage: { destinationJid: GROUP, message: await generateWAMessageContent(single, { upload: async () => ({}) as never, jid: GROUP } as never) } };
+      expect(((await patch(wrapped, [])) as proto.IMessage).deviceSentMessage?.message?.pollCreationMessageV3?.contextInfo?.mentionedJid).toEqual([PEER_JID]);
+    });
+
+    it('a reaction in a group names the author of its target: the member who wrote it, or this account', async () => {
+      const { connection, socket } = await online();
+      await connection.send({ waMessageId: 'R1', to: GROUP, content: { kind: 'reaction', messageId: 'G1', emoji: '👍', fromMe: false, sender: PEER } });
+      await connection.send({ waMessageId: 'R2', to: GROUP, content: { kind: 'reaction', messageId: 'G2', emoji: '👍', fromMe: false, sender: '555@lid' } });
+      await connection.send({ waMessageId: 'R3', to: GROUP, content: { kind: 'reaction', messageId: 'G3', emoji: '❤️', fromMe: true } });
+      await connection.send({ waMessageId: 'R4', to: PEER, content: { kind: 'reaction', messageId: 'D1', emoji: '❤️', fromMe: false, sender: PEER } });
+      const keys = socket.sent.map((s) => (s.content as { react: { key: proto.IMessageKey } }).react.key);
+      expect(keys).toEqual([
+        { remoteJid: GROUP, fromMe: false, id: 'G1', participant: PEER_JID },
+        { remoteJid: GROUP, fromMe: false, id: 'G2', participant: '555@lid' },
+        { remoteJid: GROUP, fromMe: true, id: 'G3', participant: ME_JID },
+        { remoteJid: PEER_JID, fromMe: false, id: 'D1' },
+      ]);
+      const built = await generateWAMessageContent(socket.sent[0]!.content, { upload: async () => ({}) as never, jid: GROUP } as never);
+      expect(proto.Message.decode(proto.Message.encode(built).finish()).reactionMessage?.key).toMatchObject({ participant: PEER_JID, id: 'G1' });
+    });
+
     it('read receipts and presence go out at once', async () => {
       const { connection, socket } = await online();
       await connection.markRead!(GROUP, [{ waMessageId: 'A', participant: PEER }, { waMessageId: 'B', participant: '555@lid' }]);
