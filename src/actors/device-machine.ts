@@ -84,6 +84,8 @@ export function createDeviceMachine(settings: ReconnectSettings, random: () => n
       /** The disconnect policy's decision for this ENGINE.DISCONNECTED is `action`. */
       decided: (args, params: { action: ReconnectDecision['action'] }) => decide(args)?.action === params.action,
       logout: ({ event }) => event.type === 'CLOSE' && event.logout,
+      /** The connection asks to be made again: what follows a scanned QR or an entered pairing code. */
+      restartRequired: ({ event }) => event.type === 'ENGINE.DISCONNECTED' && event.kind === 'restart_required',
       linked: ({ context }) => context.phone !== undefined,
     },
   });
@@ -154,6 +156,12 @@ export function createDeviceMachine(settings: ReconnectSettings, random: () => n
     loggedOut: { guard: decided('logged_out'), target: '#device.logged_out', actions: [unlink, record('logged_out'), 'forget' as const] },
     failed: { guard: decided('failed'), target: '#device.failed', actions: [keepError, recordFailure, 'disconnect' as const] },
   };
+  /**
+   * Baileys and the sandbox restart the connection right after a QR was scanned or a pairing code entered: the
+   * account is linked, which is progress, not one more failed try (tries that failed before the scan made it
+   * `failed` for too many attempts).
+   */
+  const linked = { guard: 'restartRequired' as const, target: '#device.connecting', actions: [resetAttempts, record('restart_required'), 'connect' as const] };
 
   /** From a stopped state (closed, logged_out, failed), open and reboot make a fresh attempt. */
   const start = (reason: string) => ({ target: '#device.connecting', actions: [resetAttempts, record(reason), 'connect' as const] });
@@ -197,10 +205,9 @@ export function createDeviceMachine(settings: ReconnectSettings, random: () => n
           // A renewed code: no change of state.
           'ENGINE.QR': { actions: keepQr },
           'ENGINE.DISCONNECTED': [
+            linked,
             lost.loggedOut,
             lost.failed,
-            // Baileys and the sandbox restart the connection right after the code was scanned.
-            { guard: decided('reconnect_now'), target: 'connecting', actions: [countAttempt, record('restart_required'), 'connect'] },
             { target: 'reconnecting', actions: [countAttempt, record('connection_lost'), scheduleRetry] },
           ],
         },
@@ -214,9 +221,9 @@ export function createDeviceMachine(settings: ReconnectSettings, random: () => n
           // A renewed code: no change of state.
           'ENGINE.PAIRING_CODE': { actions: keepPairing },
           'ENGINE.DISCONNECTED': [
+            linked,
             lost.loggedOut,
             lost.failed,
-            { guard: decided('reconnect_now'), target: 'connecting', actions: [countAttempt, record('restart_required'), 'connect'] },
             { target: 'reconnecting', actions: [countAttempt, record('connection_lost'), scheduleRetry] },
           ],
         },

@@ -29,6 +29,15 @@ export function decideAfterDisconnect(kind: DisconnectKind, attemptsSoFar: numbe
       return { action: 'logged_out' };
     case 'connection_replaced':
       return { action: 'failed', error: { code: 'connection_replaced', message: detail || 'another session took over this account' } };
+    case 'account_restricted':
+      // Redialling with an account WhatsApp refuses looks like what got it refused: stop, and say so.
+      return {
+        action: 'failed',
+        error: {
+          code: 'account_restricted',
+          message: `WhatsApp refused this account (${detail || 'restricted'}): it may be banned or locked; check WhatsApp on the phone, then open the session again`,
+        },
+      };
     case 'restart_required':
     case 'transient': {
       const attempt = attemptsSoFar + 1;

@@ -30,6 +30,7 @@ export type DisconnectKind =
   | 'restart_required' // reconnect at once (Baileys 515)
   | 'logged_out' // the phone unlinked this device: wipe credentials (Baileys 401)
   | 'connection_replaced' // another session took over: give up (Baileys 440)
+  | 'account_restricted' // WhatsApp refused the account itself (banned, locked): give up, redialling would not help (Baileys 402, 403, 406)
   | 'transient'; // anything else: reconnect with backoff
 
 export interface InboundMessage extends ReceivedMessage {

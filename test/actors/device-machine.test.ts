@@ -21,6 +21,7 @@ const EVENTS: DeviceMachineEvent[] = [
   { type: 'ENGINE.DISCONNECTED', kind: 'restart_required', detail: 'd' },
   { type: 'ENGINE.DISCONNECTED', kind: 'logged_out', detail: 'd' },
   { type: 'ENGINE.DISCONNECTED', kind: 'connection_replaced', detail: 'd' },
+  { type: 'ENGINE.DISCONNECTED', kind: 'account_restricted', detail: 'd' },
   { type: 'ENGINE.DISCONNECTED', kind: 'transient', detail: 'd' },
   { type: 'ENGINE.FAILED', error: { code: 'engine_error', message: 'm' } },
 ];
@@ -59,6 +60,27 @@ describe('the device machine', () => {
     expect(step('pairing', paired.context, { type: 'ENGINE.DISCONNECTED', kind: 'restart_required', detail: 'paired' }).state).toBe('connecting');
     expect(step('online', { attempts: 0, phone: account.phone }, code('ABCD-EFGH'))).toMatchObject({ state: 'online', actions: [] });
     expect(RUNNING_STATES.has('pairing')).toBe(true);
+  });
+
+  it('the restart after a scan or an entered code links the session, however many tries failed before it', () => {
+    const restart = { type: 'ENGINE.DISCONNECTED' as const, kind: 'restart_required' as const, detail: 'restart required (515)' };
+    for (const state of ['qr', 'pairing']) {
+      const exhausted = { attempts: settings.maxAttempts, lastError: { code: 'dns_failure', message: 'm' } };
+      expect(step(state, exhausted, restart), state).toMatchObject({
+        state: 'connecting',
+        context: { attempts: 0, lastError: undefined },
+        actions: [{ type: 'record', params: { reason: 'restart_required' } }, { type: 'connect' }],
+      });
+    }
+    // While connecting, a restart is still one more try, and too many fail.
+    expect(step('connecting', { attempts: settings.maxAttempts }, restart).state).toBe('failed');
+  });
+
+  it('an account WhatsApp refuses fails at once, saying so, whatever the tries so far', () => {
+    for (const state of ['connecting', 'qr', 'online', 'reconnecting']) {
+      const result = step(state, { attempts: 0, phone: account.phone }, { type: 'ENGINE.DISCONNECTED', kind: 'account_restricted', detail: 'forbidden (403): Connection Failure' });
+      expect(result, state).toMatchObject({ state: 'failed', context: { lastError: { code: 'account_restricted' } } });
+    }
   });
 
   it('stopped states ignore the engine, the timer and RESUME', () => {

@@ -21,8 +21,15 @@ export function statusCodeOf(error: unknown): number | undefined {
   return typeof code === 'number' && Number.isInteger(code) ? code : undefined;
 }
 
-/** 515 → restart_required, 401 → logged_out, 440 → connection_replaced, everything else → transient. */
+/**
+ * A connection failure WhatsApp sends about the account itself: 403 forbidden (locked or banned), and 402 and
+ * 406, which it sends to temporarily and permanently banned accounts (not in Baileys' DisconnectReason).
+ */
+const ACCOUNT_REFUSED: ReadonlySet<number> = new Set([402, DisconnectReason.forbidden, 406]);
+
+/** 515 → restart_required, 401 → logged_out, 440 → connection_replaced, 402/403/406 → account_restricted, everything else → transient. */
 export function disconnectKindOf(statusCode: number | undefined): DisconnectKind {
+  if (statusCode !== undefined && ACCOUNT_REFUSED.has(statusCode)) return 'account_restricted';
   switch (statusCode) {
     case DisconnectReason.restartRequired:
       return 'restart_required';
@@ -46,6 +53,8 @@ const CODE_NAMES: ReadonlyMap<number, string> = new Map([
   [DisconnectReason.restartRequired, 'restart_required'],
   [DisconnectReason.multideviceMismatch, 'multidevice_mismatch'],
   [DisconnectReason.forbidden, 'forbidden'],
+  [402, 'temporarily_banned'],
+  [406, 'banned'],
   [DisconnectReason.unavailableService, 'unavailable_service'],
 ]);
 

@@ -56,6 +56,8 @@ export class SandboxEngine implements Engine {
   private readonly unconfirmedSends: UnconfirmedSends | undefined;
   private readonly deviceSettings: SandboxSettings['deviceSettings'];
   /** The network's groups as the store kept them, loaded before the first connection. */
+  /** Connections still starting when the phone unlinked their device: they end logged out instead of online. */
+  private readonly unlinkedWhileStarting = new WeakSet<SandboxConnection>();
   private readonly groupsRestored: Promise<void>;
   private groupsSaving: Promise<void> = Promise.resolve();
   private groupsDirty = false;
@@ -115,7 +117,8 @@ export class SandboxEngine implements Engine {
     // Progress is reported after connect() has answered, as a network would.
     this.network.later(0, () => {
       if (!credentials) connection.showQr(this.qrTtlMs);
-      else if (credentials.revoked) {
+      // The phone may have unlinked the device since its credentials were read (logout() below).
+      else if (credentials.revoked || this.unlinkedWhileStarting.has(connection)) {
         this.credentials.wipe(deviceId).then(
           () => connection.drop('logged_out', 'the phone unlinked this device'),
           () => connection.drop('transient', 'the credentials could not be read'),
@@ -252,6 +255,8 @@ export class SandboxEngine implements Engine {
    */
   async logout(deviceId: string): Promise<UnlinkOutcome> {
     const connection = this.network.connectionOf(deviceId);
+    // Still starting with credentials read before this: it must not come online on them (see connect()).
+    if (connection && !connection.online) this.unlinkedWhileStarting.add(connection);
     if (connection?.online) {
       await this.credentials.wipe(deviceId);
       connection.drop('logged_out', 'the phone unlinked this device');

@@ -35,7 +35,7 @@ export const SessionDiagnostics = {
   lastError: Type.Optional(
     Type.Object(
       {
-        code: Type.String({ description: 'Stable: e.g. `dns_failure`, `connect_refused`, `timeout`, `tls`, `proxy`, `client_outdated`, `too_many_attempts`, `connection_replaced`.' }),
+        code: Type.String({ description: 'Stable: e.g. `dns_failure`, `connect_refused`, `timeout`, `tls`, `proxy`, `client_outdated`, `too_many_attempts`, `connection_replaced`, `account_restricted`.' }),
         message: Type.String({ description: 'In words, with the engine\'s own message.' }),
       },
       { description: 'Why the session failed, or, while `reconnecting`, why the last try failed. Cleared when it is online, closed, logged out or opened again.' },

@@ -12,7 +12,9 @@ describe('Baileys status code → DisconnectKind', () => {
     [DisconnectReason.connectionClosed, 'transient'],
     [DisconnectReason.badSession, 'transient'],
     [DisconnectReason.multideviceMismatch, 'transient'],
-    [DisconnectReason.forbidden, 'transient'],
+    [DisconnectReason.forbidden, 'account_restricted'], // locked or banned
+    [402, 'account_restricted'], // temporarily banned
+    [406, 'account_restricted'], // banned
     [DisconnectReason.unavailableService, 'transient'],
     [999, 'transient'],
     [undefined, 'transient'],
