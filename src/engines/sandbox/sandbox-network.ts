@@ -74,7 +74,7 @@ export class SandboxNetwork {
     const sent = this.sentBy.get(waMessageId);
     if (!sent) return false;
     const timestamp = Math.floor(Date.now() / 1000);
-    this.later(0, () => sent.connection.receipt({ waMessageId, status: 'read', recipient: isGroupId(sent.to) ? sent.to : reader, timestamp }));
+    this.later(0, () => void sent.connection.receipt({ waMessageId, status: 'read', recipient: isGroupId(sent.to) ? sent.to : reader, timestamp }).catch(() => undefined));
     return true;
   }
 
@@ -82,7 +82,7 @@ export class SandboxNetwork {
   presence(sender: SandboxConnection, from: string, chatId: string, state: Extract<ChatActivity, { kind: 'presence' }>['state']): void {
     const shownAs = isGroupId(chatId) ? chatId : from;
     this.later(0, () => {
-      for (const recipient of this.recipientsOf(chatId, sender)) recipient.activity({ kind: 'presence', chatId: shownAs, from, state });
+      for (const recipient of this.recipientsOf(chatId, sender)) void recipient.activity({ kind: 'presence', chatId: shownAs, from, state }).catch(() => undefined);
     });
   }
 
@@ -98,7 +98,8 @@ export class SandboxNetwork {
   /** Edits and revokes of a sent message reach its recipients. */
   relay(sender: SandboxConnection, to: string, activity: ChatActivity): void {
     this.later(0, () => {
-      for (const recipient of this.recipientsOf(to, sender)) recipient.activity(activity);
+      // What a device does with a report is its own business (it logs what it cannot record, e.g. while stopping).
+      for (const recipient of this.recipientsOf(to, sender)) void recipient.activity(activity).catch(() => undefined);
     });
   }
 

@@ -1,0 +1,31 @@
+/**
+ * The simulated network hands reports to devices and does not wait on what they make of them: a device that
+ * cannot record a report (its actor stopping, the device deleted) rejects it, and that must never become an
+ * unhandled rejection, which ends a Node process (it did for edits, revokes, presence and read receipts).
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { SandboxConnection } from '../../../src/engines/sandbox/sandbox-connection.js';
+import { SandboxNetwork } from '../../../src/engines/sandbox/sandbox-network.js';
+
+const STOPPING = () => Promise.reject(new Error('the reports of device d can no longer be recorded'));
+
+describe('sandbox network reports', () => {
+  const unhandled: unknown[] = [];
+  const record = (reason: unknown) => unhandled.push(reason);
+  afterEach(() => {
+    process.off('unhandledRejection', record);
+  });
+
+  it('a device that refuses a report costs no unhandled rejection', async () => {
+    process.on('unhandledRejection', record);
+    const network = new SandboxNetwork({ deliveredDelayMs: 0, readDelayMs: 0 });
+    const refusing = { deviceId: 'd', online: true, activity: STOPPING, receipt: STOPPING, groupReport: STOPPING } as unknown as SandboxConnection;
+    const sender = { deviceId: 's', online: true } as unknown as SandboxConnection;
+    network.attach(refusing, '4915100000001');
+    network.relay(sender, '4915100000001', { kind: 'revoked', chatId: '4915100000002', from: '4915100000002', waMessageId: 'X', timestamp: 1 });
+    network.presence(sender, '4915100000002', '4915100000001', 'composing');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await network.close();
+    expect(unhandled).toEqual([]);
+  });
+});
