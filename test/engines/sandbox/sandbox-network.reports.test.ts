@@ -23,7 +23,7 @@ describe('sandbox network reports', () => {
     const sender = { deviceId: 's', online: true } as unknown as SandboxConnection;
     network.attach(refusing, '4915100000001');
     network.relay(sender, '4915100000001', { kind: 'revoked', chatId: '4915100000002', from: '4915100000002', waMessageId: 'X', timestamp: 1 });
-    network.presence(sender, '4915100000002', '4915100000001', 'composing');
+    network.presence(sender, '4915100000002', '4915100000001', 'typing');
     await new Promise((resolve) => setTimeout(resolve, 50));
     await network.close();
     expect(unhandled).toEqual([]);
