@@ -9,7 +9,7 @@ import type { OutboundGuard } from '../net/outbound-guard.js';
 import type { MediaKind, MediaSource } from './media-kinds.js';
 import { mediaLimitOf } from './media-limits.js';
 import type { MediaStore } from './media-store.js';
-import { MediaTypeError, resolveMimetype } from './media-type.js';
+import { MediaTypeError, isMimetype, resolveMimetype } from './media-type.js';
 
 export type MediaInput =
   /** `sha256`: hex digest of the bytes (the request's fingerprint uses it). */
@@ -25,6 +25,23 @@ export interface MediaFields {
 }
 
 const DATA_URL = /^data:([^;,]+)?(?:;[^;,=]+=[^;,]*)*;base64,/i;
+
+/** The longest file name a send takes (as the `filename` field's schema says). */
+const FILENAME_MAX_LENGTH = 255;
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
+
+/**
+ * A multipart file part's file name as a plain name, held to the `filename` field's rule (1..255 characters)
+ * and without control characters. It is only ever a display name, but it is never kept as a path: only its
+ * last segment counts (a browser sends no more; formidable already drops what precedes a backslash).
+ */
+export function uploadFilename(given: string): string {
+  const name = given.slice(Math.max(given.lastIndexOf('/'), given.lastIndexOf('\\')) + 1);
+  if (name === '' || name === '.' || name === '..') throw invalidField('/file', 'has a file name that is a path, not a name');
+  if (name.length > FILENAME_MAX_LENGTH) throw invalidField('/file', `has a file name longer than ${FILENAME_MAX_LENGTH} characters`);
+  if (CONTROL_CHARACTERS.test(name)) throw invalidField('/file', 'has a file name with control characters');
+  return name;
+}
 
 export const mediaTooLarge = (kind: MediaKind, limit: number) =>
   new DomainError('payload_too_large', `the ${kind === 'file' ? 'file' : kind} is larger than the limit of ${limit} bytes`);
@@ -88,6 +105,8 @@ export class MediaIntake {
     const bytes = Buffer.from(payload, 'base64');
     if (bytes.length === 0) throw invalidField('/base64', 'is empty');
     const declaredType = dataUrl?.[1]?.toLowerCase();
+    // It stands in for `mimetype`, so it is held to the same rule.
+    if (declaredType && !isMimetype(declaredType)) throw invalidField('/base64', 'has a data URL type that is not a media type', 'body/base64 is a data URL whose type is not a media type');
     return declaredType ? { bytes, declaredType } : { bytes };
   }
 

@@ -5,7 +5,7 @@
  * media send survives a crash with its bytes.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, open, readdir, rename, rm } from 'node:fs/promises';
+import { copyFile, mkdir, open, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** Device ids start with a letter or digit, so these names never collide with a device's folder. */
@@ -72,6 +72,34 @@ export class MediaStore {
     }
     await rename(uploadedPath, this.pathOf(deviceId, outboxId));
     await syncDir(join(this.root, deviceId));
+  }
+
+  /**
+   * Copies a file (another message's media, a received one) to be the media of a message, durably; false,
+   * with nothing left behind, when the source is gone.
+   */
+  async copyIn(from: string, deviceId: string, outboxId: string): Promise<boolean> {
+    await this.ensureDeviceDir(deviceId);
+    const path = this.pathOf(deviceId, outboxId);
+    try {
+      await copyFile(from, path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw error;
+    }
+    try {
+      const file = await open(path, 'r+');
+      try {
+        await file.sync();
+      } finally {
+        await file.close();
+      }
+      await syncDir(join(this.root, deviceId));
+    } catch (error) {
+      await rm(path, { force: true });
+      throw error;
+    }
+    return true;
   }
 
   async remove(deviceId: string, outboxId: string): Promise<void> {

@@ -10,7 +10,16 @@ export const GENERIC_MIMETYPE = 'application/octet-stream';
 /** type/subtype per RFC 6838 (parameters such as `; codecs=opus` allowed). */
 export const MIMETYPE_PATTERN = '^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}(\\s*;\\s*[A-Za-z0-9!#$&^_.+-]+=[^;]{1,128}){0,4}$';
 
+/** The longest `mimetype` a send takes (as its schema says). */
+const MIMETYPE_MAX_LENGTH = 255;
+
 const MIMETYPE = new RegExp(MIMETYPE_PATTERN);
+
+/** Whether `value` passes as a send's `mimetype` field (a data URL's type is held to the same rule). */
+export function isMimetype(value: string): boolean {
+  return value.length <= MIMETYPE_MAX_LENGTH && MIMETYPE.test(value);
+}
+
 /** Visible ASCII and spaces: what an HTTP header value may carry here (Node refuses control characters and beyond Latin-1). */
 const HEADER_SAFE = /^[\t\x20-\x7e]*$/;
 
@@ -38,10 +47,11 @@ export function mimetypeMismatch(kind: MediaKind, mimetype: string): string | un
 }
 
 /**
- * The type to send with: the client's when given, else the detected one; a file may stay generic, other
- * kinds must be recognisable. Throws a MediaTypeError saying why not.
+ * The type to send with: the client's when given, else the detected one; when the bytes are not recognised,
+ * `undetected` if it fits the kind, else a file stays generic and other kinds are refused. Throws a
+ * MediaTypeError saying why not.
  */
-export async function resolveMimetype(kind: MediaKind, given: string | undefined, bytes: Uint8Array | string): Promise<string> {
+export async function resolveMimetype(kind: MediaKind, given: string | undefined, bytes: Uint8Array | string, undetected?: string): Promise<string> {
   if (given) {
     const mismatch = mimetypeMismatch(kind, given);
     if (mismatch) throw new MediaTypeError(`mimetype ${mismatch}`);
@@ -49,6 +59,7 @@ export async function resolveMimetype(kind: MediaKind, given: string | undefined
   }
   const detected = await detectMimetype(bytes);
   if (!detected) {
+    if (undetected && !mimetypeMismatch(kind, undetected)) return undetected;
     if (kind === 'file') return GENERIC_MIMETYPE;
     throw new MediaTypeError(`the ${kind}'s type could not be recognised from its bytes; give mimetype`);
   }

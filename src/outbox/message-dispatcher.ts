@@ -9,10 +9,12 @@ import { EngineError, type EngineConnection, type ForwardableContent, type Media
 import { MediaUnavailableError, type MediaFetcher } from '../media/media-fetcher.js';
 import { mediaLimitOf } from '../media/media-limits.js';
 import type { MediaStore } from '../media/media-store.js';
-import { MediaTypeError, mimetypeMismatch, resolveMimetype } from '../media/media-type.js';
+import { GENERIC_MIMETYPE, MediaTypeError, isMimetype, resolveMimetype } from '../media/media-type.js';
 import type { MediaKind, MediaSource, QueuedContent } from './outbox-events.js';
 import type { PendingMessage } from './outbox-state.js';
 
+/** Kinds whose bytes file-type does not always recognise (text files, some audio): a `url`'s Content-Type stands in. */
+const SERVED_TYPE_TRUSTED: ReadonlySet<MediaKind> = new Set(['file', 'audio']);
 /** A send that has not finished by then is treated as a transient failure (and tried again, same id). */
 const SEND_TIMEOUT_MS = 5 * 60_000;
 /** Engine calls that outlived their timeout, kept at most (each names one message; a hung connection makes a few). */
@@ -140,13 +142,17 @@ export class MessageDispatcher {
     return { path, mimetype, size: fetched.size, ...(filename ? { filename } : {}) };
   }
 
-  /** Given, else from the bytes, else the server's Content-Type when it fits the kind. */
+  /**
+   * Given, else from the bytes. The server's Content-Type counts only when the bytes are not recognised and
+   * the kind is one file-type cannot always tell (files; some audio): an image, video or sticker whose bytes
+   * are not one (an HTML login page served as image/jpeg) fails `wrong_type`, as base64 or an upload is 415.
+   */
   private async mimetypeOf(kind: MediaKind, given: string | undefined, path: string, served: string | undefined): Promise<string> {
+    const trusted = SERVED_TYPE_TRUSTED.has(kind) && served !== undefined && served !== GENERIC_MIMETYPE && isMimetype(served) ? served : undefined;
     try {
-      return await resolveMimetype(kind, given, path);
+      return await resolveMimetype(kind, given, path, trusted);
     } catch (error) {
       if (!(error instanceof MediaTypeError)) throw error;
-      if (!given && served && served !== 'application/octet-stream' && !mimetypeMismatch(kind, served)) return served;
       throw new MediaUnavailableError(error.message, 'wrong_type');
     }
   }

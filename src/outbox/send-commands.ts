@@ -4,7 +4,6 @@
  * answers once the read models include the append (read-your-writes: docs/architecture.md, invariant 4).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { copyFile } from 'node:fs/promises';
 import type { ReplyTarget } from '../engines/engine.js';
 import type { ContactCard } from '../messages/message-events.js';
 import type { SeenMessage, SeenMessages } from './seen-messages.js';
@@ -276,7 +275,7 @@ export class SendCommands {
       case 'sticker': {
         if (inner.media.source === 'url') return inner; // fetched again when sent
         // The original's bytes are kept only while it waits in the outbox.
-        const copied = await this.copyMedia(this.deps.media.pathOf(deviceId, seen.outboxId!), deviceId, outboxId);
+        const copied = await this.deps.media.copyIn(this.deps.media.pathOf(deviceId, seen.outboxId!), deviceId, outboxId);
         if (!copied) throw new DomainError('media_expired', 'the media of this message is no longer kept (it left the outbox)');
         return inner;
       }
@@ -308,7 +307,7 @@ export class SendCommands {
       case 'sticker': {
         const media = seen.media;
         const path = this.deps.receivedMediaPath?.(deviceId, seen.waMessageId);
-        if (!media || media.status !== 'ready' || !path || !(await this.copyMedia(path, deviceId, outboxId))) {
+        if (!media || media.status !== 'ready' || !path || !(await this.deps.media.copyIn(path, deviceId, outboxId))) {
           throw new DomainError('media_expired', 'the media of this message was not kept or is no longer kept');
         }
         const source: MediaSource = { source: 'stored', mimetype: media.mimetype, size: media.size ?? 0, ...(media.filename ? { filename: media.filename } : {}) };
@@ -318,17 +317,6 @@ export class SendCommands {
       }
     }
     throw new DomainError('not_forwardable', `a ${seen.type} message cannot be forwarded`);
-  }
-
-  /** Copies media bytes to be the media of `outboxId`; false when the source is gone. */
-  private async copyMedia(from: string, deviceId: string, outboxId: string): Promise<boolean> {
-    await this.deps.media.ensureDeviceDir(deviceId);
-    try {
-      await copyFile(from, this.deps.media.pathOf(deviceId, outboxId));
-      return true;
-    } catch {
-      return false;
-    }
   }
 
   /**

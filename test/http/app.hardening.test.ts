@@ -230,4 +230,31 @@ describe('large media bodies are read a few at a time', () => {
     expect(after.status).toBe(202);
     await gateway.close();
   });
+
+  it("gives one device at most half the slots: its next large body is 503, another device's is read", async () => {
+    const gateway = await startTestGateway({ LARGE_BODY_CONCURRENCY: '2', LARGE_BODY_QUEUE: '0' });
+    const keys: Record<string, string> = {};
+    for (const id of ['greedy', 'other']) keys[id] = (await gateway.api('POST', '/devices', { admin: true, json: { id, name: id, engine: 'sandbox' } })).body.deviceKey;
+    const { port } = new URL(gateway.url);
+    // The greedy device starts two 5 MB bodies and then sends nothing: the first to arrive holds a slot, the other is refused.
+    const stalled = await Promise.all(
+      [1, 2].map(async () => {
+        const socket = connect(Number(port), '127.0.0.1');
+        await once(socket, 'connect');
+        socket.write(
+          `POST /devices/greedy/send/file HTTP/1.1\r\nHost: x\r\nX-Device-Key: ${keys.greedy}\r\nContent-Type: application/json\r\nContent-Length: ${5 * 1024 * 1024}\r\n\r\n{"to":"4915112345678","filename":"a.bin","base64":"AAAA`,
+        );
+        return socket;
+      }),
+    );
+    const refused = await Promise.race(stalled.map(async (socket) => ((await once(socket, 'data')) as [Buffer])[0].toString('latin1')));
+    expect(refused).toMatch(/^HTTP\/1\.1 503 /);
+    expect(refused).toContain('"code":"server_busy"');
+    expect(refused).toMatch(/retry-after: 1/i);
+    // One slot is left, and it is not the greedy device's to take.
+    const body = Buffer.from(JSON.stringify({ to: '4915112345678', filename: 'b.bin', base64: Buffer.alloc(1_200_000, 3).toString('base64') }));
+    expect((await rawRequest(gateway.url, 'POST', '/devices/other/send/file', { 'x-device-key': keys.other!, 'content-type': 'application/json' }, body)).status).toBe(202);
+    for (const socket of stalled) socket.destroy();
+    await gateway.close();
+  });
 });

@@ -14,6 +14,7 @@
  */
 import { type Hash, createHash } from 'node:crypto';
 import { type FileHandle, open } from 'node:fs/promises';
+import { isMimetype } from '../../media/media-type.js';
 import { Problem, invalidRequest, malformedJson } from '../problem.js';
 
 export interface SpooledBase64 {
@@ -65,6 +66,8 @@ const BACKSLASH = 0x5c;
 
 const pointerOf = (path: Base64Path) => `/${path.join('/')}`;
 const notBase64 = (path: Base64Path) => invalidRequest(`body${pointerOf(path)} is not base64`, [{ path: pointerOf(path), message: 'is not base64' }]);
+const notAMediaType = (path: Base64Path) =>
+  invalidRequest(`body${pointerOf(path)} is a data URL whose type is not a media type`, [{ path: pointerOf(path), message: 'has a data URL type that is not a media type' }]);
 const givenTwice = (path: Base64Path) =>
   invalidRequest(`body${pointerOf(path)} is given more than once`, [{ path: pointerOf(path), message: 'is given more than once' }]);
 
@@ -469,6 +472,8 @@ class Base64Sink {
           const match = DATA_URL.exec(this.prefix);
           if (!match) throw notBase64(this.path);
           this.declaredType = match[1]?.toLowerCase();
+          // It stands in for `mimetype`, so it is held to the same rule (no line breaks into a header, say).
+          if (this.declaredType !== undefined && !isMimetype(this.declaredType)) throw notAMediaType(this.path);
           this.prefix = undefined;
         } else if (this.prefix.length > MAX_PREFIX) throw notBase64(this.path);
       }

@@ -19,10 +19,10 @@ import type { TSchema } from 'typebox';
 import { isDecodingError, undecodableBody } from '../middleware/problem-responses.js';
 import { Problem, invalidRequest, unsupportedMediaType } from '../problem.js';
 import type { MediaKind } from '../../media/media-kinds.js';
-import { type BodyGate, SMALL_BODY_BYTES } from './body-gate.js';
+import { type BodyGate, SMALL_BODY_BYTES, watchBody } from './body-gate.js';
 import { type Base64Path, type SpooledBase64, readJsonMediaBody } from './json-media-body.js';
 import type { MediaInput } from '../../media/media-intake.js';
-import { mediaTooLarge } from '../../media/media-intake.js';
+import { mediaTooLarge, uploadFilename } from '../../media/media-intake.js';
 import { base64LengthOf } from '../../media/media-limits.js';
 
 /** Room for the fields around the media (to, caption, filename…) in a JSON or multipart body. */
@@ -86,6 +86,8 @@ export function mediaBodyParser(options: MediaBodyParserOptions): Middleware {
     });
   return async (ctx: Context, next: Next) => {
     const uploads: string[] = [];
+    // A gated read cut short (client gone, stalled) may still be writing its file: the files go once it has stopped.
+    let cutShort: Promise<unknown> | undefined;
     try {
       const encoding = (ctx.get('content-encoding') || 'identity').trim().toLowerCase();
       const small = encoding === 'identity' && ctx.get('transfer-encoding') === '' && ctx.request.length <= SMALL_BODY_BYTES;
@@ -114,11 +116,32 @@ export function mediaBodyParser(options: MediaBodyParserOptions): Middleware {
         }
         // Any other type is left unread: validation answers 415.
       };
-      await (small ? read() : options.gate.run(read));
+      if (small) await read();
+      else {
+        const watch = watchBody(ctx.req, ctx.res, options.gate.idleTimeoutMs);
+        let reading: Promise<void> | undefined;
+        try {
+          await options.gate.run(String(ctx.params?.deviceId ?? ''), () => {
+            // Its turn came after the client had gone: nothing to read.
+            watch.signal.throwIfAborted();
+            watch.reading();
+            reading = read();
+            return reading;
+          }, watch.signal);
+        } catch (error) {
+          if (watch.signal.aborted && reading) cutShort = reading;
+          throw error;
+        } finally {
+          watch.dispose();
+        }
+      }
       await next();
     } finally {
       // unlink, not rm: one system call (rm looks first); a file the handler moved away is simply not there.
-      await Promise.all(uploads.map((path) => unlink(path).catch((error: NodeJS.ErrnoException) => { if (error.code !== 'ENOENT') throw error; })));
+      const removeUploads = () => Promise.all(uploads.map((path) => unlink(path).catch((error: NodeJS.ErrnoException) => { if (error.code !== 'ENOENT') throw error; })));
+      // The connection closes after the answer, which ends that read; the answer does not wait for it.
+      if (cutShort) void cutShort.then(removeUploads, removeUploads).catch(() => undefined);
+      else await removeUploads();
     }
   };
 }
@@ -183,7 +206,7 @@ export function uploadedMedia(ctx: Context): Extract<MediaInput, { from: 'upload
     path: file.filepath,
     size: file.size,
     sha256: file.hash ?? '',
-    ...(file.originalFilename ? { filename: file.originalFilename } : {}),
+    ...(file.originalFilename ? { filename: uploadFilename(file.originalFilename) } : {}),
   };
 }
 

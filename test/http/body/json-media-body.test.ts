@@ -104,6 +104,21 @@ describe('the streaming reader of JSON media bodies', () => {
     if (path) expect(answer.path).toBe(path);
   });
 
+  it.each([
+    ['a line break', 'image/png\\r\\nX-Injected: 1'],
+    ['an escaped control character', 'image/png\\u0000'],
+    ['no subtype', 'png'],
+    ['more than 255 characters', `image/${'x'.repeat(300)}`],
+  ])('refuses a data: URL whose type has %s, as the mimetype field would be', async (_what, type) => {
+    const base64 = `data:${type};base64,AAAA`;
+    expect(await refusal(`{"base64":"${base64}"}`, [5, 64])).toEqual({ status: 400, code: 'invalid_request', path: '/base64' });
+    expect(await refusal(`{"media":{"base64":"${base64}"}}`, [5, 64], ['media', 'base64'])).toEqual({ status: 400, code: 'invalid_request', path: '/media/base64' });
+  });
+
+  it('keeps the type of a data: URL that is a media type', async () => {
+    expect((await read('{"base64":"data:Image/PNG;name=a.png;base64,AAAA"}')).spooled!.declaredType).toBe('image/png');
+  });
+
   it('decodes the base64 at a nested path (media.base64), and leaves a base64 anywhere else as a field', async () => {
     const at: Base64Path = ['media', 'base64'];
     await fc.assert(

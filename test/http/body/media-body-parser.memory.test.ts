@@ -1,5 +1,5 @@
 /**
- * A device key must not be able to exhaust the gateway's memory with media bodies: 24 hostile bodies
+ * Device keys must not be able to exhaust the gateway's memory with media bodies: 24 hostile bodies
  * at once (gzip bombs that inflate far past every limit, and big base64 bodies) against a real gateway
  * process, whose resident memory is read from /proc. Before the fix one 132 KB bomb cost ~350 MB and
  * 24 in parallel ended the process.
@@ -19,16 +19,19 @@ const PEAK_RSS_BOUND_MiB = 400;
 describe('hostile media bodies (memory)', () => {
   const dataDir = tempDir('dmg-memory-');
   let gateway: ChildGateway;
-  let key: string;
+  /** One device per kind of body: a device may have only half the gate's slots (8 of 16), and all 24 are to be read at once. */
+  const keys: Record<string, string> = {};
 
   beforeAll(async () => {
     gateway = await spawnGateway(dataDir, { MEDIA_MAX_BYTES: String(16 * MiB), MEDIA_FILE_MAX_BYTES: String(16 * MiB) });
-    const created = await fetch(`${gateway.url}/devices`, {
-      method: 'POST',
-      headers: { 'x-admin-key': ADMIN_KEY, 'content-type': 'application/json' },
-      body: JSON.stringify({ id: 'victim', name: 'v', engine: 'sandbox' }),
-    });
-    key = ((await created.json()) as { deviceKey: string }).deviceKey;
+    for (const id of ['bombs', 'fields', 'big']) {
+      const created = await fetch(`${gateway.url}/devices`, {
+        method: 'POST',
+        headers: { 'x-admin-key': ADMIN_KEY, 'content-type': 'application/json' },
+        body: JSON.stringify({ id, name: id, engine: 'sandbox' }),
+      });
+      keys[id] = ((await created.json()) as { deviceKey: string }).deviceKey;
+    }
   }, 60_000);
 
   afterAll(async () => {
@@ -49,12 +52,12 @@ describe('hostile media bodies (memory)', () => {
     const pid = gateway.process.pid!;
     const idle = memoryOf(pid);
     resetPeak(pid);
-    const headers = { 'x-device-key': key, 'content-type': 'application/json' };
-    const gz = { ...headers, 'content-encoding': 'gzip' };
+    const headers = (device: string) => ({ 'x-device-key': keys[device]!, 'content-type': 'application/json' });
+    const gz = (device: string) => ({ ...headers(device), 'content-encoding': 'gzip' });
     const requests = [
-      ...Array.from({ length: 8 }, () => rawRequest(gateway.url, 'POST', '/devices/victim/send/file', gz, base64Bomb)),
-      ...Array.from({ length: 8 }, () => rawRequest(gateway.url, 'POST', '/devices/victim/send/file', gz, fieldBomb)),
-      ...Array.from({ length: 8 }, () => rawRequest(gateway.url, 'POST', '/devices/victim/send/file', headers, bigBase64)),
+      ...Array.from({ length: 8 }, () => rawRequest(gateway.url, 'POST', '/devices/bombs/send/file', gz('bombs'), base64Bomb)),
+      ...Array.from({ length: 8 }, () => rawRequest(gateway.url, 'POST', '/devices/fields/send/file', gz('fields'), fieldBomb)),
+      ...Array.from({ length: 8 }, () => rawRequest(gateway.url, 'POST', '/devices/big/send/file', headers('big'), bigBase64)),
     ];
     let peak = idle.rssMiB;
     const sampler = setInterval(() => {

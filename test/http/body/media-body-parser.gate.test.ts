@@ -1,0 +1,196 @@
+/**
+ * The BodyGate as the media body parser uses it, on a small Koa app (the gateway builds its gate from the
+ * config; here the idle timeout and the per-device share are set directly, so the tests stay short):
+ * a request whose client leaves while it waits is dropped, a body that stalls is answered 408 and frees its
+ * slot, and one device cannot take every slot.
+ */
+import { once } from 'node:events';
+import { readdirSync, watch } from 'node:fs';
+import type { Server } from 'node:http';
+import { type AddressInfo, type Socket, connect } from 'node:net';
+import Koa from 'koa';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
+import { BodyGate, type BodyGateSettings } from '../../../src/http/body/body-gate.js';
+import { mediaBodyParser } from '../../../src/http/body/media-body-parser.js';
+import { problemResponses } from '../../../src/http/middleware/problem-responses.js';
+import { FileBody } from '../../../src/http/schemas/send.js';
+import { eventually } from '../../support/eventually.js';
+import { tempDir } from '../../support/temp-dir.js';
+
+const TO = '4915112345678';
+/** Far longer than any test: only the fix under test can end a read. */
+const NEVER = 60_000;
+
+interface GateApp {
+  gate: BodyGate;
+  uploadDir: string;
+  port: number;
+}
+
+let server: Server | undefined;
+const sockets: Socket[] = [];
+afterEach(async () => {
+  for (const socket of sockets.splice(0)) socket.destroy();
+  server?.closeAllConnections();
+  server?.close();
+  server = undefined;
+});
+
+/** The parser on `/<deviceId>` (the device id as the router's params would give it); a body read is 202. */
+async function gateApp(settings: BodyGateSettings): Promise<GateApp> {
+  const gate = new BodyGate(settings);
+  const uploadDir = tempDir('dmg-gate-');
+  const parse = mediaBodyParser({ kind: 'file', limit: 4 * 1024 * 1024, uploadDir, schema: FileBody, gate });
+  const app = new Koa();
+  app.silent = true;
+  app.use(problemResponses());
+  app.use(async (ctx) => {
+    (ctx as { params?: Record<string, string> }).params = { deviceId: ctx.path.slice(1) };
+    await parse(ctx, async () => {
+      ctx.status = 202;
+      ctx.body = { read: true };
+    });
+  });
+  server = app.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { gate, uploadDir, port: (server.address() as AddressInfo).port };
+}
+
+type Start = 'json' | 'big-json' | 'multipart';
+
+/**
+ * A client that starts a large (chunked, so gated) body and then sends nothing more; `answer` is all it got
+ * once closed. `big-json` sends enough for the JSON reader to write its spool file (and for the server to stop
+ * reading the socket while the request waits).
+ */
+async function stalledClient(port: number, device: string, start: Start = 'json'): Promise<{ socket: Socket; head: Promise<string>; answer: Promise<string> }> {
+  const socket = connect(port, '127.0.0.1');
+  sockets.push(socket);
+  socket.on('error', () => undefined);
+  await once(socket, 'connect');
+  const chunks: Buffer[] = [];
+  const head = new Promise<string>((resolve) => socket.once('data', (chunk: Buffer) => resolve(chunk.toString('latin1'))));
+  const answer = new Promise<string>((resolve) => socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1'))));
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  const body = {
+    json: `{"to":"${TO}","filename":"a.bin","base64":"AAAA`,
+    // Over the JSON reader's write batch (512 KiB decoded).
+    'big-json': `{"to":"${TO}","filename":"a.bin","base64":"${'A'.repeat(800_000)}`,
+    multipart: `--B\r\nContent-Disposition: form-data; name="file"; filename="a.bin"\r\nContent-Type: application/octet-stream\r\n\r\nhello`,
+  }[start];
+  const type = start === 'multipart' ? 'multipart/form-data; boundary=B' : 'application/json';
+  socket.write(`POST /${device} HTTP/1.1\r\nHost: x\r\nContent-Type: ${type}\r\nTransfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n`);
+  return { socket, head, answer };
+}
+
+/** A whole large body, sent chunked (a stream body): the gated path. */
+function send(port: number, device: string): Promise<number | string> {
+  return fetch(`http://127.0.0.1:${port}/${device}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: new Blob([JSON.stringify({ to: TO, filename: 'b.bin', base64: 'aGVsbG8=' })]).stream(),
+    duplex: 'half',
+    signal: AbortSignal.timeout(5_000),
+  } as RequestInit).then(
+    (response) => response.status,
+    (error: Error) => error.name,
+  );
+}
+
+/** What `promise` gives, or `(nothing within N ms)`: the deadline only stops a test that would hang. */
+const within = (promise: Promise<string>, ms = 5_000) => Promise.race([promise, new Promise<string>((resolve) => setTimeout(() => resolve(`(nothing within ${ms} ms)`), ms))]);
+const loadIs = (gate: BodyGate, reading: number, waiting: number) => () => gate.load.reading === reading && gate.load.waiting === waiting;
+const statusOf = (answer: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1]);
+
+describe('the body gate and requests whose client is gone', () => {
+  it('drops a queued read whose client left, so that it never takes a slot', async () => {
+    const { gate, port } = await gateApp({ concurrency: 1, queue: 1, idleTimeoutMs: NEVER });
+    const reader = await stalledClient(port, 'a');
+    await eventually(loadIs(gate, 1, 0), 'the first body being read', 5_000);
+    const queued = await stalledClient(port, 'b');
+    await eventually(loadIs(gate, 1, 1), 'the second body waiting', 5_000);
+    queued.socket.destroy();
+    await eventually(loadIs(gate, 1, 0), 'the abandoned body leaving the queue', 5_000);
+    reader.socket.destroy();
+    await eventually(loadIs(gate, 0, 0), 'the gate empty once its reader left', 5_000);
+    expect(await send(port, 'c')).toBe(202);
+  });
+
+  it('ends, once its turn comes, a queued read whose client left unseen (its socket was not being read)', async () => {
+    const { gate, port } = await gateApp({ concurrency: 1, queue: 1, idleTimeoutMs: NEVER });
+    const reader = await stalledClient(port, 'a');
+    await eventually(loadIs(gate, 1, 0), 'the first body being read', 5_000);
+    // Enough bytes that the server stops reading the waiting request's socket: its leaving is seen only once read.
+    const queued = await stalledClient(port, 'b', 'big-json');
+    await eventually(loadIs(gate, 1, 1), 'the second body waiting', 5_000);
+    queued.socket.destroy();
+    reader.socket.destroy();
+    await eventually(loadIs(gate, 0, 0), 'the gate empty', 5_000);
+    expect(await send(port, 'c')).toBe(202);
+  });
+
+  it('ends a read whose client leaves while it is read (its slot is free at once)', async () => {
+    const { gate, port } = await gateApp({ concurrency: 1, queue: 0, idleTimeoutMs: NEVER });
+    const reader = await stalledClient(port, 'a', 'multipart');
+    await eventually(loadIs(gate, 1, 0), 'the body being read', 5_000);
+    reader.socket.destroy();
+    await eventually(loadIs(gate, 0, 0), 'the slot free', 5_000);
+    expect(await send(port, 'b')).toBe(202);
+  });
+});
+
+describe('the body gate and stalled bodies', () => {
+  it.each([
+    ['a JSON body', 'big-json'],
+    ['a multipart body', 'multipart'],
+  ] as const)('answers %s that sends nothing for the idle timeout 408, frees its slot and removes its file', async (_name, start) => {
+    const { gate, port, uploadDir } = await gateApp({ concurrency: 1, queue: 0, idleTimeoutMs: 300 });
+    const created = new Set<string>();
+    const watcher = watch(uploadDir, (_event, name) => name && created.add(name));
+    onTestFinished(() => watcher.close());
+    const slow = await stalledClient(port, 'slow', start);
+    // The server closes the connection after its answer.
+    const answer = await within(slow.answer);
+    expect(statusOf(answer), answer).toBe(408);
+    expect(answer).toMatch(/content-type: application\/problem\+json/i);
+    expect(answer).toMatch(/connection: close/i);
+    expect(answer).toContain('"code":"request_timeout"');
+    expect(gate.load).toEqual({ reading: 0, waiting: 0 });
+    await eventually(() => created.size > 0, 'the file the body was read into', 5_000);
+    await eventually(() => readdirSync(uploadDir).length === 0, 'that file removed', 5_000);
+    expect(await send(port, 'other')).toBe(202);
+  });
+
+  it('does not time out a body that keeps coming, however slowly', async () => {
+    const { port } = await gateApp({ concurrency: 1, queue: 0, idleTimeoutMs: 1_000 });
+    const client = await stalledClient(port, 'a');
+    // Some bytes every 100 ms for longer than the idle timeout, then the end of the body.
+    for (let i = 0; i < 15; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      client.socket.write('4\r\nAAAA\r\n');
+    }
+    client.socket.write(`2\r\n"}\r\n0\r\n\r\n`);
+    expect(statusOf(await client.head)).toBe(202);
+  });
+});
+
+describe('the body gate shared between devices', () => {
+  it('gives one device at most its share of the slots: more are 503 for it, not for the others', async () => {
+    const { gate, port } = await gateApp({ concurrency: 2, queue: 0, idleTimeoutMs: NEVER });
+    expect(gate.perDevice).toBe(1);
+    await stalledClient(port, 'greedy');
+    await eventually(loadIs(gate, 1, 0), 'the first body being read', 5_000);
+    const second = await stalledClient(port, 'greedy');
+    const refused = await within(second.head);
+    expect(statusOf(refused), refused).toBe(503);
+    expect(refused).toContain('"code":"server_busy"');
+    expect(refused).toMatch(/retry-after: 1/i);
+    expect(await send(port, 'other')).toBe(202);
+  });
+
+  it('defaults the share to half the slots, at least one', () => {
+    expect(new BodyGate({ concurrency: 16, queue: 32 }).perDevice).toBe(8);
+    expect(new BodyGate({ concurrency: 3, queue: 0 }).perDevice).toBe(1);
+    expect(new BodyGate({ concurrency: 1, queue: 0 }).perDevice).toBe(1);
+  });
+});
