@@ -91,6 +91,9 @@ export interface Gateway {
 }
 
 /** The first page of /docs: how to authenticate and get a first session online. */
+/** The snapshot /health writes while the last write failed, to see whether writing works again (src/storage/storage-health.ts). */
+const HEALTH_PROBE_STREAM = 'gateway-health-probe';
+
 const API_GUIDE = [
   'Self-hosted HTTP API for WhatsApp-style messaging devices.',
   '',
@@ -113,6 +116,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const storage = new StorageHealth(config.dataDir, config.diskFreeMinBytes, () => projections.failing);
   const opened = await openEventStore(config, { log, startupTimeoutMs: Number.POSITIVE_INFINITY });
   const store = withCurrentSchemas(new InstrumentedStore(options.wrapStore ? options.wrapStore(opened) : opened, metrics, (error) => storage.noteWrite(error)));
+  storage.probeWrite = () => store.saveSnapshot(HEALTH_PROBE_STREAM, { revision: 0, state: { checkedAt: new Date().toISOString() } });
   const readModelDb = openReadModelDb(config.dataDir, readModelFileOf(config.cluster.worker));
   const readModels = createReadModels(readModelDb, store, log, { otherWriters: config.cluster.leases });
   const { devices, history, contacts, sending: sendingCore, messages } = readModels;

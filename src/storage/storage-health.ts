@@ -3,13 +3,17 @@
  * SQLite, wherever they sit in an error's cause chain. The HTTP layer answers them 507
  * insufficient_storage; /health reports the free space of DATA_DIR (below a threshold: degraded) and
  * whether the last write failed (for want of space, or the store failing to write). Nothing here retries: each request or engine callback
- * simply fails until space returns, and the first write that succeeds again clears the flag.
+ * simply fails until space returns, and the first write that succeeds again clears the flag. A report made while
+ * the flag is set tries a small write of its own (at most every few seconds), so that an idle gateway whose store
+ * has recovered reports healthy again without waiting for traffic (which a readiness probe would keep away).
  */
 import { statfs } from 'node:fs/promises';
 import { StoreUnavailableError } from '../eventstore/event-store.js';
 
 /** EFBIG: a file-size limit (RLIMIT_FSIZE) is a storage limit too. */
 const DISK_FULL_CODES: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT', 'EFBIG', 'SQLITE_FULL']);
+/** How often a report may try its own write while the last write failed. */
+const PROBE_EVERY_MS = 2_000;
 
 export function isDiskFull(error: unknown): boolean {
   return anyCause(
@@ -48,6 +52,9 @@ export interface DiskReport {
 
 export class StorageHealth {
   private failedAt: number | undefined;
+  private probedAt = 0;
+  /** A small write through the store (a snapshot): its success clears the flag like any write's. */
+  probeWrite: (() => Promise<void>) | undefined;
 
   constructor(
     private readonly dataDir: string,
@@ -63,6 +70,13 @@ export class StorageHealth {
   }
 
   async report(): Promise<DiskReport> {
+    if (this.failedAt !== undefined && this.probeWrite && Date.now() - this.probedAt >= PROBE_EVERY_MS) {
+      this.probedAt = Date.now();
+      await this.probeWrite().then(
+        () => this.noteWrite(),
+        () => undefined,
+      );
+    }
     let freeBytes: number | undefined;
     try {
       const stats = await statfs(this.dataDir);
