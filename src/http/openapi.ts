@@ -20,7 +20,7 @@ const problemResponse = (description: string) => ({ description, content: PROBLE
 
 /** Tags in the order a reader meets them, each with what it groups; the sandbox comes last. */
 const TAGS: ReadonlyArray<{ name: string; description: string }> = [
-  { name: 'Devices', description: 'Create, list, rename and delete devices (admin key); a device key reads its own device and history.' },
+  { name: 'Devices', description: "Create, list, read, rename and delete devices, and read a device's history (admin key)." },
   { name: 'Session', description: 'Link an account by QR code, open, close and restart the connection, read its state.' },
   { name: 'Sending', description: 'Queue messages in the durable outbox (answered 202 at once) and delete sent ones.' },
   { name: 'Outbox', description: 'What waits to be sent, and cancelling it.' },

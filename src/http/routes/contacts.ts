@@ -48,7 +48,7 @@ export function contactRoutes({ contacts, lookups, limits }: ContactRouteDeps): 
       query: ListContactsQuery,
       responses: { 200: { description: 'A page of contacts.', schema: ContactListSchema }, 404: NO_DEVICE },
       handler({ params, query }) {
-        const page = contacts.list(params.deviceId, { limit: query.limit ?? 50, after: decodeCursor(query.cursor), q: query.q });
+        const page = contacts.list(params.deviceId, { limit: query.limit ?? 50, after: decodeCursor(query.cursor), q: query.q || undefined });
         return { status: 200, body: { items: page.items, nextCursor: page.nextAfter === null ? null : encodeCursor(page.nextAfter) } };
       },
     }),

@@ -189,7 +189,9 @@ export function sessionRoutes({ devices, sessions, projections }: SessionRouteDe
       operationId: 'getSessionAccount',
       tag,
       summary: 'The linked account',
-      description: 'The account the device is linked to, while the session is `online`; otherwise `409 session_not_online` with the current state in `detail`.',
+      description:
+        'The account the device is linked to, once one is (also while the session is closed or reconnecting: then without `name`, which only the ' +
+        'live connection knows); with no account linked `409 session_not_online`, with the current state in `detail`.',
       access: 'device',
       params: DeviceParams,
       responses: {
@@ -199,8 +201,11 @@ export function sessionRoutes({ devices, sessions, projections }: SessionRouteDe
       },
       handler({ device }) {
         const account = sessions.account(device.id);
-        if (!account) throw new DomainError('session_not_online', `the session is ${device.sessionState()}, not online`);
-        return { status: 200, body: { phone: account.phone, jid: account.jid, ...(account.name ? { name: account.name } : {}) } };
+        if (account) return { status: 200, body: { phone: account.phone, jid: account.jid, ...(account.name ? { name: account.name } : {}) } };
+        // Linked, not connected now: the number the session record keeps (cleared when the account unlinks).
+        const phone = device.view.session.phone;
+        if (phone) return { status: 200, body: { phone, jid: `${phone}@s.whatsapp.net` } };
+        throw new DomainError('session_not_online', `the session is ${device.sessionState()}, and no account is linked`);
       },
     }),
   ];

@@ -13,9 +13,8 @@ export const ListContactsQuery = Type.Object(
     cursor: Type.Optional(Cursor),
     q: Type.Optional(
       Type.String({
-        minLength: 1,
         maxLength: 100,
-        description: 'Search: part of a number (spaces, `+`, `-` and brackets are ignored) or of a name or push name (case and accents are ignored).',
+        description: 'Empty: every contact. Search: part of a number (spaces, `+`, `-` and brackets are ignored) or of a name or push name (case and accents are ignored).',
       }),
     ),
   },

@@ -18,7 +18,7 @@ const MediaUrl = Type.String({
 });
 const Base64 = Type.String({ minLength: 1, description: 'The media as base64 (a `data:<type>;base64,` prefix is accepted).' });
 const Mimetype = Type.String({ pattern: MIMETYPE_PATTERN, maxLength: 255, description: 'The media type; detected from the bytes when left out.' });
-const Caption = Type.String({ minLength: 1, maxLength: TEXT_MAX_LENGTH, description: 'Text shown with the media.' });
+const Caption = Type.String({ maxLength: TEXT_MAX_LENGTH, description: 'Text shown with the media (`""`: none).' });
 export const WaMessageId = Type.String({ pattern: '^[A-Za-z0-9._:-]{1,128}$', description: 'A WhatsApp message id.' });
 
 const MEDIA_NOTE = 'Exactly one of `url`, `base64` or (multipart/form-data) a `file` part.';
@@ -81,8 +81,8 @@ export const LocationBody = Type.Object(
     to: To,
     latitude: Type.Number({ minimum: -90, maximum: 90 }),
     longitude: Type.Number({ minimum: -180, maximum: 180 }),
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
-    address: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+    name: Type.Optional(Type.String({ maxLength: 1024, description: '`""`: none.' })),
+    address: Type.Optional(Type.String({ maxLength: 1024, description: '`""`: none.' })),
     ...Context,
   },
   { additionalProperties: false },

@@ -192,6 +192,16 @@ describe('sending over HTTP', () => {
     expect((await outboxIds()).length).toBe(before);
   });
 
+  it('takes an empty optional text (caption, a place\'s name or address) as none, as API.md lists them without a minimum', async () => {
+    for (const [kind, body] of [
+      ['image', { to: TO, base64: PNG.toString('base64'), caption: '' }],
+      ['file', { to: TO, base64: 'aGVsbG8=', filename: 'a.txt', caption: '' }],
+      ['location', { to: TO, latitude: 1, longitude: 2, name: '', address: '' }],
+    ] as const) {
+      expect((await send(kind, body)).status, kind).toBe(202);
+    }
+  });
+
   it('reads numbers as people write them, and refuses a national number in words', async () => {
     const forms = ['+49 151 1234-5678', '+49 (151) 1234.5678', '0049 15112345678', '4915112345678@s.whatsapp.net', '4915112345678@c.us', '4915112345678:12@s.whatsapp.net'];
     for (const to of forms) {

@@ -94,6 +94,8 @@ describe('session lifecycle over HTTP (sandbox engine)', () => {
     expect(closed.body).toEqual({ state: 'closed' });
     expect((await get(device, 'state')).body).toMatchObject({ state: 'closed', phone: '4915100000001' });
     expect(gateway.sessions.connection(device.id)).toBeUndefined();
+    // Still linked: `me` names the account (API.md: "once an account is linked").
+    expect((await get(device, 'me')).body).toEqual({ phone: '4915100000001', jid: '4915100000001@s.whatsapp.net' });
 
     expect((await post(device, 'open')).status).toBe(202);
     await waitForState(api, device, 'online');
@@ -117,6 +119,7 @@ describe('session lifecycle over HTTP (sandbox engine)', () => {
     const closed = await post(device, 'close', { logout: true });
     expect(closed.body).toEqual({ state: 'logged_out' });
     expect((await get(device, 'state')).body.phone).toBeUndefined();
+    expect((await get(device, 'me')).body).toMatchObject({ status: 409, code: 'session_not_online' });
     await post(device, 'open');
     await waitForState(api, device, 'qr');
   });
