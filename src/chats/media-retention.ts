@@ -1,8 +1,9 @@
 /**
- * Received media are kept for INBOUND_MEDIA_RETENTION: a sweep (at start, then every so often) removes
- * the files of media stored before then. The media route answers 410 for them by their age alone, so a
- * sweep that runs late never serves an expired file. Media of a message its sender deleted for everyone
- * go within seconds (the route stops serving them at once, by the message's `revoked`).
+ * Received media, and the media of messages this device sent (kept from their `sent` on, for forwards), are
+ * kept for INBOUND_MEDIA_RETENTION: a sweep (at start, then every so often) removes the files of media stored
+ * before then. The media route answers 410 for them by their age alone, so a sweep that runs late never
+ * serves an expired file. Media of a message deleted for everyone (by its sender, or by this device) go
+ * within seconds (the route stops serving them at once, by the message's `revoked`).
  */
 import type { Logger } from 'pino';
 import type { InboundMediaStore } from '../media/inbound-media-store.js';
@@ -78,7 +79,7 @@ export class MediaRetention {
         if (page.length < PAGE) break;
       }
     } catch (error) {
-      this.log.warn({ err: error }, 'sweeping expired received media failed');
+      this.log.warn({ err: error }, 'sweeping expired media failed');
     }
     return removed;
   }

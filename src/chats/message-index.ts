@@ -2,7 +2,8 @@
  * The message index: one row per message a device sent (through its outbox) or received, with what the
  * commands about messages need: its chat, sender, type and text (replies, forwards), its send status and
  * time (edits within 15 minutes), whether a received one was read (read receipts), its received media
- * (served and kept for the retention period) and a poll's secret (decrypting votes). Fed from the log.
+ * (served and kept for the retention period; a sent message's stored media are kept as long, for forwards)
+ * and a poll's secret (decrypting votes). Fed from the log.
  *
  * It is also the conversations read model (GET /chats, /chats/:chatId/messages, /messages/:waMessageId):
  * each message's reactions, edits, quote, media and, for outgoing ones, the history of its statuses; and
@@ -58,6 +59,10 @@ interface MessageRow {
   revoked: number;
   edited: number;
   media: string | null;
+  /**
+   * When the media file was stored (epoch ms): a received one's download, or a sent one's `sent` (the outbox then
+   * moves its file to the received media). The retention sweep goes by it.
+   */
   media_stored_at: number | null;
   received: string | null;
   poll: string | null;
@@ -66,7 +71,10 @@ interface MessageRow {
   reactions: string | null;
   /** Outgoing messages: the log position of the newest entry of its status history (chat_message_statuses). */
   last_status: number | null;
-  /** Received messages its sender deleted for everyone: the log position of that (the sweep of their media files goes by it). */
+  /**
+   * Messages deleted for everyone, by their sender or (status `deleted`) by this device: the log position of that
+   * (the sweep of their media files goes by it).
+   */
   revoked_pos: number | null;
 }
 
@@ -224,7 +232,8 @@ export class MessageIndex implements Projection, SeenMessages {
   readonly name = 'message-index';
   /**
    * 2: chats, positions, reactions, edits, quotes and status histories. 3: status histories in a table of their own.
-   * 4: edits, revokes and reactions only from the right party and chat. 5: where each revoke is (`revoked_pos`).
+   * 4: edits, revokes and reactions only from the right party and chat. 5: where each revoke is (`revoked_pos`),
+   * and the kept media of sent messages (`media_stored_at` set by `sent`, `revoked_pos` by `deleted`).
    */
   readonly version = 5;
   readonly handles: ReadonlySet<string> = HANDLED;
@@ -436,6 +445,11 @@ export class MessageIndex implements Projection, SeenMessages {
           if (status === 'sent' && row.sent_at === null) row.sent_at = timestamp;
           if (status === 'deleted') row.revoked = 1;
         }
+        // The outbox keeps a sent message's stored media from its `sent` on (also a `sent` recorded after a receipt,
+        // which leaves the status as it is), as received media are kept from the event that stored them.
+        if (status === 'sent' && row.media_stored_at === null && hasStoredMedia(row.type, row.content)) row.media_stored_at = stored.createdAt.getTime();
+        // Deleted for everyone by this device: its kept media are swept soon, like those of a received message its sender revoked.
+        if (status === 'deleted' && row.revoked === 1 && row.media_stored_at !== null) row.revoked_pos ??= stored.position;
         messages.put(id, row);
         return;
       }
@@ -830,7 +844,15 @@ function viewOf(row: PageRow): MessageView {
   };
 }
 
-/** What a sent message's media was: its type, size and name (the bytes are not kept once sent). */
+const MEDIA_TYPES: ReadonlySet<string> = new Set<InboundType>(['image', 'video', 'audio', 'file', 'sticker']);
+
+/** Whether a sent message's content carries media stored by the gateway (not a url fetched at send time). */
+function hasStoredMedia(type: InboundType, content: string | null): boolean {
+  // The type first: the content is parsed only for media messages.
+  return MEDIA_TYPES.has(type) && content !== null && mediaOf(JSON.parse(content) as QueuedContent)?.source === 'stored';
+}
+
+/** What a sent message's media was: its type, size and name (its bytes are not served here). */
 function outgoingMedia(content: QueuedContent): MessageView['media'] | undefined {
   const media = mediaOf(content);
   if (!media) return undefined;

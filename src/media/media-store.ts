@@ -2,11 +2,13 @@
  * Media waiting in an outbox, kept on disk in DATA_DIR/media/<deviceId>/<outboxId> (never held in
  * memory) from the moment the send is accepted until the message leaves the outbox. A file is made
  * durable (file and directory fsynced) before the message that needs it is queued, so an acknowledged
- * media send survives a crash with its bytes.
+ * media send survives a crash with its bytes. Once the message is sent, its file moves to the received
+ * media (keepSent), kept for the same retention so that it can be forwarded.
  */
 import { randomUUID } from 'node:crypto';
 import { copyFile, mkdir, open, readdir, rename, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { InboundMediaStore } from './inbound-media-store.js';
 
 /** Device ids start with a letter or digit, so these names never collide with a device's folder. */
 const INCOMING = '.incoming';
@@ -16,6 +18,8 @@ export class MediaStore {
   readonly root: string;
   /** Where multipart uploads land before they are adopted (or thrown away). */
   readonly incomingDir: string;
+  /** Where the media of sent messages are kept, with the received ones (swept by the same retention). */
+  private readonly kept: InboundMediaStore;
 
   /**
    * `worker`: several processes share DATA_DIR (leases on): each has an incoming folder of its own, and a
@@ -27,6 +31,7 @@ export class MediaStore {
     private readonly options: { worker?: number } = {},
   ) {
     this.root = join(dataDir, 'media');
+    this.kept = new InboundMediaStore(dataDir);
     this.incomingDir = join(this.root, options.worker === undefined ? INCOMING : `${INCOMING}-w${options.worker}`);
   }
 
@@ -106,6 +111,43 @@ export class MediaStore {
     await rm(this.pathOf(deviceId, outboxId), { force: true });
   }
 
+  /**
+   * A sent message's media: moved from the outbox to where received media are kept, under its waMessageId.
+   * `moved` (a rename), `copied` (DATA_DIR/media is on another file system: copied, fsynced, then renamed into
+   * place, so that a forward never finds half a file) or `missing` (no file to keep). On any failure the outbox
+   * file is removed, as it was before media were kept, and the error thrown.
+   *
+   * The rename is not fsynced: a crash may undo it, and so may one between the send and this move; the outbox
+   * file left then is removed by the start-up sweep, and a forward of the message answers 410 media_expired,
+   * as it did before sent media were kept. Acceptable: the message itself was sent and recorded.
+   */
+  async keepSent(deviceId: string, outboxId: string, waMessageId: string): Promise<'moved' | 'copied' | 'missing'> {
+    const from = this.pathOf(deviceId, outboxId);
+    const to = this.kept.pathOf(deviceId, waMessageId);
+    try {
+      await mkdir(dirname(to), { recursive: true });
+      try {
+        await rename(from, to);
+        return 'moved';
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT') return 'missing';
+        if (code !== 'EXDEV') throw error;
+      }
+      await copyDurably(from, to);
+      await rm(from, { force: true });
+      return 'copied';
+    } catch (error) {
+      await rm(from, { force: true });
+      throw error;
+    }
+  }
+
+  /** Where a sent message's media is kept once sent (see keepSent). */
+  keptPathOf(deviceId: string, waMessageId: string): string {
+    return this.kept.pathOf(deviceId, waMessageId);
+  }
+
   async removePath(path: string): Promise<void> {
     await rm(path, { force: true });
   }
@@ -130,6 +172,24 @@ export class MediaStore {
       }
     }
     return removed;
+  }
+}
+
+/** Copies `from` to `to` through a temporary file that is fsynced and then renamed into place. */
+async function copyDurably(from: string, to: string): Promise<void> {
+  const temporary = `${to}.${randomUUID().slice(0, 8)}.part`;
+  try {
+    await copyFile(from, temporary);
+    const file = await open(temporary, 'r+');
+    try {
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    await rename(temporary, to);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
   }
 }
 

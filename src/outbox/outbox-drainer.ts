@@ -6,7 +6,9 @@
  * Every try is recorded before the engine is asked (OutboxMessageSending) and its outcome after
  * (MessageStatusChanged sent | failed, or OutboxAttemptFailed with the time of the next try). A try
  * that a crash cut short is simply the head of the outbox again, and is sent with the same waMessageId.
- * Revokes of sent messages (DELETE /send) go through the same lane and the same rate.
+ * Revokes of sent messages (DELETE /send) go through the same lane and the same rate. A sent message's media
+ * file is kept (with the received media, for the same retention) so that it can be forwarded; the file of a
+ * message that failed or expired is removed.
  */
 import PQueue from 'p-queue';
 import type { Logger } from 'pino';
@@ -34,7 +36,7 @@ export interface OutboxDrainerDeps {
   outboxes: Outboxes;
   connections: DeviceConnections;
   dispatcher: Pick<MessageDispatcher, 'send' | 'revoke'>;
-  media: Pick<MediaStore, 'remove'>;
+  media: Pick<MediaStore, 'remove' | 'keepSent'>;
   settings: OutboxSettings;
   log: Logger;
   random?: () => number;
@@ -232,14 +234,19 @@ class DeviceLane {
     if (this.sentUnrecorded.has(outboxId)) {
       const message = outbox.current.messages.get(outboxId);
       await this.recordSent(outbox, outboxId);
-      if (message) await this.removeMedia(message);
+      if (message) await this.keepMedia(message);
       return;
     }
     const connection = connections.connection(this.deviceId);
     if (!connection || this.stopped) return;
     const start = (await this.record(outbox, startSending(this.deviceId, outboxId, this.drainer.now()))).result;
     if (start.action === 'skip') return;
-    if (start.action === 'confirm' || start.action === 'expired') {
+    if (start.action === 'confirm') {
+      // A receipt showed it was sent: recorded `sent` now, its media kept like any sent message's.
+      await this.keepMedia(start.message);
+      return;
+    }
+    if (start.action === 'expired') {
       await this.removeMedia(start.message);
       return;
     }
@@ -252,7 +259,7 @@ class DeviceLane {
     }
     this.sentUnrecorded.add(outboxId);
     await this.recordSent(outbox, outboxId);
-    await this.removeMedia(message);
+    await this.keepMedia(message);
   }
 
   private async recordSent(outbox: DeviceOutbox, outboxId: string): Promise<void> {
@@ -313,6 +320,23 @@ class DeviceLane {
     if (mediaOf(message.content)?.source !== 'stored') return;
     // A file left behind is removed by the sweep at the next start.
     await media.remove(this.deviceId, message.outboxId).catch((error: unknown) => log.warn({ err: error, deviceId: this.deviceId }, 'media file not removed'));
+  }
+
+  /**
+   * After `sent` is recorded (never before: a message whose outcome is not recorded is still in the outbox and
+   * needs its file there). Moves the file to the received media, where the message index's `media_stored_at`
+   * (set by that `sent`) has the retention sweep remove it; a failure is logged, never thrown (the message was sent).
+   */
+  private async keepMedia(message: PendingMessage): Promise<void> {
+    const { media, log } = this.drainer.deps;
+    if (mediaOf(message.content)?.source !== 'stored') return;
+    try {
+      const kept = await media.keepSent(this.deviceId, message.outboxId, message.waMessageId);
+      if (kept === 'missing') log.warn({ deviceId: this.deviceId, outboxId: message.outboxId }, 'sent media not kept: its file is gone');
+      else if (kept === 'copied') log.debug({ deviceId: this.deviceId, outboxId: message.outboxId }, 'sent media copied to the received media (another file system)');
+    } catch (error) {
+      log.warn({ err: error, deviceId: this.deviceId, outboxId: message.outboxId }, 'sent media not kept: a forward of it will answer 410');
+    }
   }
 
   private sleep(ms: number, interruptible: boolean): Promise<void> {

@@ -274,9 +274,13 @@ export class SendCommands {
       case 'file':
       case 'sticker': {
         if (inner.media.source === 'url') return inner; // fetched again when sent
-        // The original's bytes are kept only while it waits in the outbox.
-        const copied = await this.deps.media.copyIn(this.deps.media.pathOf(deviceId, seen.outboxId!), deviceId, outboxId);
-        if (!copied) throw new DomainError('media_expired', 'the media of this message is no longer kept (it left the outbox)');
+        // The original's bytes: in the outbox while it waits, then kept with the received media once sent (the
+        // move is a rename, or a copy renamed into place before the outbox file goes: one of the two is there).
+        const { media } = this.deps;
+        const copied =
+          (await media.copyIn(media.pathOf(deviceId, seen.outboxId!), deviceId, outboxId)) ||
+          (await media.copyIn(media.keptPathOf(deviceId, seen.waMessageId), deviceId, outboxId));
+        if (!copied) throw new DomainError('media_expired', 'the media of this message is not kept (it was not sent, or its retention period is over)');
         return inner;
       }
       default:

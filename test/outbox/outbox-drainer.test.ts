@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { EngineError } from '../../src/engines/engine.js';
 import { outboxStream } from '../../src/messages/message-events.js';
 import { cancelMessage } from '../../src/outbox/outbox-decisions.js';
@@ -330,7 +330,7 @@ describe('the outbox drainer', () => {
     }
   });
 
-  it('sends stored media from its file and removes the file once sent', async () => {
+  it('sends stored media from its file and, once sent, keeps the file with the received media (by its waMessageId)', async () => {
     h = await outboxHarness();
     const outboxId = 'f0000000-0000-4000-8000-000000000001';
     await h.media.ensureDeviceDir(DEVICE);
@@ -354,8 +354,40 @@ describe('the outbox drainer', () => {
       kind: 'file',
       media: { path: h.media.pathOf(DEVICE, outboxId), mimetype: 'text/plain', size: 5, filename: 'a.txt' },
     });
-    const { existsSync } = await import('node:fs');
-    await eventually(() => !existsSync(h!.media.pathOf(DEVICE, outboxId)), 'the media file removed');
+    const { existsSync, readFileSync } = await import('node:fs');
+    await eventually(() => !existsSync(h!.media.pathOf(DEVICE, outboxId)), 'the media file moved out of the outbox');
+    expect(readFileSync(h.media.keptPathOf(DEVICE, '3EB0000000000000000001'), 'utf8')).toBe('hello');
+  });
+
+  it('a sent message whose media cannot be kept is still sent, and the lane goes on', async () => {
+    h = await outboxHarness();
+    const keep = vi.spyOn(h.media, 'keepSent').mockRejectedValueOnce(new Error('disk gone'));
+    const media = await queueStoredFile(h, 'f0000000-0000-4000-8000-000000000002', '3EB0000000000000000002');
+    const after = await h.queue(DEVICE, text('next'));
+    const connection = new FakeConnection();
+    h.connections.online(DEVICE, connection);
+    h.drainer.start([DEVICE]);
+    await eventually(async () => (await h!.statuses(DEVICE)).filter((s) => s.status === 'sent').length === 2, 'both sent');
+    expect(keep).toHaveBeenCalledWith(DEVICE, media.outboxId, media.waMessageId);
+    expect((await h.statuses(DEVICE)).map((s) => s.waMessageId)).toEqual([media.waMessageId, after.waMessageId]);
+  });
+
+  it('keeps the media of a message a receipt confirmed as sent, too', async () => {
+    h = await outboxHarness();
+    const { outboxId, waMessageId } = await queueStoredFile(h, 'f0000000-0000-4000-8000-000000000003', '3EB0000000000000000003');
+    await h.store.append(outboxStream(DEVICE), [{ type: 'OutboxMessageSending', data: { deviceId: DEVICE, outboxId, waMessageId, attempt: 1 } }]);
+    await h.store.append(outboxStream(DEVICE), [
+      { type: 'MessageStatusChanged', data: { deviceId: DEVICE, waMessageId, status: 'delivered', recipient: '4915112345678', timestamp: 1 } },
+    ]);
+    await h.close();
+    h = await outboxHarness({ dir: h.dir });
+    const connection = new FakeConnection();
+    h.connections.online(DEVICE, connection);
+    h.drainer.start([DEVICE]);
+    const { existsSync, readFileSync } = await import('node:fs');
+    await eventually(() => existsSync(h!.media.keptPathOf(DEVICE, waMessageId)), 'the media kept');
+    expect(readFileSync(h.media.keptPathOf(DEVICE, waMessageId), 'utf8')).toBe('hello');
+    expect(connection.sent).toEqual([]);
   });
 
   it('revokes a sent message when asked, then records it deleted', async () => {
@@ -371,6 +403,24 @@ describe('the outbox drainer', () => {
     expect(connection.revoked).toEqual([waMessageId]);
   });
 });
+
+/** Queues a file message whose bytes ("hello") are in the outbox's media store. */
+async function queueStoredFile(h: Harness, outboxId: string, waMessageId: string) {
+  await h.media.ensureDeviceDir(DEVICE);
+  await writeFile(h.media.pathOf(DEVICE, outboxId), 'hello');
+  const { queueMessage } = await import('../../src/outbox/outbox-decisions.js');
+  await h.outboxes.execute(
+    DEVICE,
+    queueMessage(DEVICE, {
+      outboxId,
+      waMessageId,
+      to: '4915112345678',
+      content: { kind: 'file', media: { source: 'stored', mimetype: 'text/plain', size: 5, filename: 'a.txt' } },
+      createdAt: new Date().toISOString(),
+    }),
+  );
+  return { outboxId, waMessageId };
+}
 
 interface TestServer {
   url: string;
