@@ -7,21 +7,9 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 
-/** Every path whose handle was fsynced. */
-const synced: string[] = [];
-vi.mock('node:fs/promises', async (importOriginal) => {
-  const original = await importOriginal<typeof import('node:fs/promises')>();
-  const open = async (...args: Parameters<typeof original.open>) => {
-    const handle = await original.open(...args);
-    const sync = handle.sync.bind(handle);
-    handle.sync = async () => {
-      synced.push(String(args[0]));
-      return sync();
-    };
-    return handle;
-  };
-  return { ...original, open, default: { ...original, open } };
-});
+vi.mock('node:fs/promises', async (importOriginal) => (await import('../support/fsync-recorder.js')).recordingSyncs(await importOriginal()));
+
+const { synced } = await import('../support/fsync-recorder.js');
 
 const { MediaStore } = await import('../../src/media/media-store.js');
 const { tempDir } = await import('../support/temp-dir.js');

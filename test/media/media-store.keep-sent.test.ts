@@ -7,9 +7,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 
-const faults = { renameExdev: false, copyFails: false };
-/** Every path whose handle was fsynced. */
-const synced: string[] = [];
+const faults = vi.hoisted(() => ({ renameExdev: false, copyFails: false }));
 vi.mock('node:fs/promises', async (importOriginal) => {
   const original = await importOriginal<typeof import('node:fs/promises')>();
   const fail = (code: string) => Object.assign(new Error(code), { code });
@@ -22,18 +20,10 @@ vi.mock('node:fs/promises', async (importOriginal) => {
     if (faults.copyFails) throw fail('ENOSPC');
     return original.copyFile(...args);
   };
-  const open = async (...args: Parameters<typeof original.open>) => {
-    const handle = await original.open(...args);
-    const sync = handle.sync.bind(handle);
-    handle.sync = async () => {
-      synced.push(String(args[0]));
-      return sync();
-    };
-    return handle;
-  };
-  const mocked = { rename, copyFile, open };
-  return { ...original, ...mocked, default: { ...original, ...mocked } };
+  return (await import('../support/fsync-recorder.js')).recordingSyncs(original, { rename, copyFile } as never);
 });
+
+const { synced } = await import('../support/fsync-recorder.js');
 
 const { MediaStore } = await import('../../src/media/media-store.js');
 const { InboundMediaStore } = await import('../../src/media/inbound-media-store.js');

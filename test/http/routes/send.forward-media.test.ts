@@ -5,21 +5,9 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
-/** Every path whose handle was fsynced. */
-const synced = new Set<string>();
-vi.mock('node:fs/promises', async (importOriginal) => {
-  const original = await importOriginal<typeof import('node:fs/promises')>();
-  const open = async (...args: Parameters<typeof original.open>) => {
-    const handle = await original.open(...args);
-    const sync = handle.sync.bind(handle);
-    handle.sync = async () => {
-      synced.add(String(args[0]));
-      return sync();
-    };
-    return handle;
-  };
-  return { ...original, open, default: { ...original, open } };
-});
+vi.mock('node:fs/promises', async (importOriginal) => (await import('../../support/fsync-recorder.js')).recordingSyncs(await importOriginal()));
+
+const { synced } = await import('../../support/fsync-recorder.js');
 
 const { startTestGateway } = await import('../../support/gateway.js');
 const { tempDir } = await import('../../support/temp-dir.js');
@@ -39,9 +27,9 @@ describe('forwarded media on disk', () => {
   it('is fsynced, file and folder, before the 202', async () => {
     const original = await gw.api('POST', '/devices/shop/send/image', { deviceKey: key, json: { to: TO, base64: PNG.toString('base64') } });
     expect(original.status).toBe(202);
-    synced.clear();
+    synced.splice(0);
     const forward = await gw.api('POST', '/devices/shop/send/forward', { deviceKey: key, json: { to: TO, messageId: original.body.waMessageId } });
     expect(forward.status, JSON.stringify(forward.body)).toBe(202);
-    expect([...synced]).toEqual(expect.arrayContaining([join(gw.dataDir, 'media', 'shop', forward.body.outboxId), join(gw.dataDir, 'media', 'shop')]));
+    expect(synced).toEqual(expect.arrayContaining([join(gw.dataDir, 'media', 'shop', forward.body.outboxId), join(gw.dataDir, 'media', 'shop')]));
   });
 });
