@@ -193,16 +193,8 @@ describe('the outbox drainer', () => {
   it('records a message a receipt already confirmed as sent instead of sending it again', async () => {
     h = await outboxHarness();
     const { outboxId, waMessageId } = await h.queue(DEVICE, text('x'));
-    await h.store.append(outboxStream(DEVICE), [{ type: 'OutboxMessageSending', data: { deviceId: DEVICE, outboxId, waMessageId, attempt: 1 } }]);
-    // The receipt the engine reported (appended by the message sink) before the crash.
-    await h.store.append(outboxStream(DEVICE), [
-      { type: 'MessageStatusChanged', data: { deviceId: DEVICE, waMessageId, status: 'delivered', recipient: '4915112345678', timestamp: 1 } },
-    ]);
-    await h.close();
-    h = await outboxHarness({ dir: h.dir });
-    const connection = new FakeConnection();
-    h.connections.online(DEVICE, connection);
-    h.drainer.start([DEVICE]);
+    const { restarted, connection } = await restartAfterReceipt(h, outboxId, waMessageId);
+    h = restarted;
     await eventually(async () => (await h!.statuses(DEVICE)).some((s) => s.status === 'sent'), 'sent');
     expect(connection.sent).toEqual([]);
   });
@@ -375,15 +367,8 @@ describe('the outbox drainer', () => {
   it('keeps the media of a message a receipt confirmed as sent, too', async () => {
     h = await outboxHarness();
     const { outboxId, waMessageId } = await queueStoredFile(h, 'f0000000-0000-4000-8000-000000000003', '3EB0000000000000000003');
-    await h.store.append(outboxStream(DEVICE), [{ type: 'OutboxMessageSending', data: { deviceId: DEVICE, outboxId, waMessageId, attempt: 1 } }]);
-    await h.store.append(outboxStream(DEVICE), [
-      { type: 'MessageStatusChanged', data: { deviceId: DEVICE, waMessageId, status: 'delivered', recipient: '4915112345678', timestamp: 1 } },
-    ]);
-    await h.close();
-    h = await outboxHarness({ dir: h.dir });
-    const connection = new FakeConnection();
-    h.connections.online(DEVICE, connection);
-    h.drainer.start([DEVICE]);
+    const { restarted, connection } = await restartAfterReceipt(h, outboxId, waMessageId);
+    h = restarted;
     const { existsSync, readFileSync } = await import('node:fs');
     await eventually(() => existsSync(h!.media.keptPathOf(DEVICE, waMessageId)), 'the media kept');
     expect(readFileSync(h.media.keptPathOf(DEVICE, waMessageId), 'utf8')).toBe('hello');
@@ -405,6 +390,23 @@ describe('the outbox drainer', () => {
 });
 
 /** Queues a file message whose bytes ("hello") are in the outbox's media store. */
+/**
+ * A try recorded, then the receipt the engine reported (appended by the message sink), then a crash: the
+ * gateway starts again on the same data with the device online.
+ */
+async function restartAfterReceipt(before: Harness, outboxId: string, waMessageId: string) {
+  await before.store.append(outboxStream(DEVICE), [{ type: 'OutboxMessageSending', data: { deviceId: DEVICE, outboxId, waMessageId, attempt: 1 } }]);
+  await before.store.append(outboxStream(DEVICE), [
+    { type: 'MessageStatusChanged', data: { deviceId: DEVICE, waMessageId, status: 'delivered', recipient: '4915112345678', timestamp: 1 } },
+  ]);
+  await before.close();
+  const restarted = await outboxHarness({ dir: before.dir });
+  const connection = new FakeConnection();
+  restarted.connections.online(DEVICE, connection);
+  restarted.drainer.start([DEVICE]);
+  return { restarted, connection };
+}
+
 async function queueStoredFile(h: Harness, outboxId: string, waMessageId: string) {
   await h.media.ensureDeviceDir(DEVICE);
   await writeFile(h.media.pathOf(DEVICE, outboxId), 'hello');
