@@ -21,6 +21,11 @@ export class SandboxProfiles {
   private readonly abouts = new Map<string, string>();
   private readonly blocklists = new Map<string, Set<string>>();
 
+  /** The profile name a number set (sent with its messages as `pushName`). */
+  nameOf(phone: string): string | undefined {
+    return this.names.get(phone);
+  }
+
   operations(me: () => string): AccountOperations {
     return {
       profile: async () => {

@@ -178,7 +178,7 @@ export class SandboxConnection implements EngineConnection {
       this.network.relay(this, message.to, { kind: 'edited', id: message.waMessageId, chatId, from, waMessageId: content.messageId, body: content.text, timestamp });
       return;
     }
-    const recipients = this.network.recipientsOf(message.to, this);
+    const recipients = this.network.audienceOf(message.to, this, from);
     const inner = content.kind === 'forward' ? content.content : content;
     // A file that cannot be opened leaves the recipients with the media's description only.
     const media = 'media' in inner ? await this.network.openMediaFor(inner.media.path, recipients.length).catch(() => undefined) : undefined;

@@ -49,6 +49,17 @@ export class SandboxNetwork {
   }
 
   /**
+   * Where a sent message goes: its recipients, and the sender's account's other linked devices, which get it
+   * as sent by the account (`fromMe`), as WhatsApp's multi-device does (in a group they are members already).
+   */
+  audienceOf(to: string, sender: SandboxConnection, from: string): SandboxConnection[] {
+    const found = this.recipientsOf(to, sender);
+    if (isGroupId(to) || to === from) return found;
+    for (const connection of this.onlineByPhone.get(from) ?? []) if (connection !== sender) found.push(connection);
+    return found;
+  }
+
+  /**
    * The recipients of a message with media get each their own open handle on its file, taken now: the
    * outbox removes the file once the message is sent, and an open file outlives its name.
    */
@@ -134,8 +145,10 @@ export class SandboxNetwork {
     if (this.sentBy.size > SENT_MEMORY) this.sentBy.delete(this.sentBy.keys().next().value!);
     const reached = recipients ?? this.recipientsOf(message.to, sender);
     this.later(0, () => {
+      const pushName = this.profiles.nameOf(from);
       reached.forEach((recipient, i) => {
-        const inbound = toInbound(from, message, unixNow());
+        const own = recipient.account?.phone === from;
+        const inbound = toInbound(from, message, unixNow(), own ? { fromMe: true } : { pushName });
         const opener = media?.[i];
         // Rejected only when the recipient's actor stops first (it logs what it loses).
         recipient.receive(opener ? { ...inbound, downloadMedia: opener } : inbound).catch(() => undefined);
@@ -177,17 +190,22 @@ export class SandboxNetwork {
   }
 }
 
-/** What the recipient's device sees of a sent message. */
-export function toInbound(from: string, message: OutgoingMessage, timestamp: number): InboundMessage {
+/**
+ * What a device sees of a sent message: a recipient's, from `from` (with the sender's profile name as `pushName`);
+ * one of the sender's own other devices (`fromMe`), in its chat with the recipient.
+ */
+export function toInbound(from: string, message: OutgoingMessage, timestamp: number, seenBy: { fromMe?: boolean; pushName?: string } = {}): InboundMessage {
   const group = isGroupId(message.to);
+  const fromMe = seenBy.fromMe === true;
   const base: Omit<InboundMessage, 'type' | 'body'> = {
     waMessageId: message.waMessageId,
     from,
     timestamp,
-    chatId: group ? message.to : from,
+    chatId: group || fromMe ? message.to : from,
     isGroup: group,
-    fromMe: false,
-    ...(group ? { participant: from } : {}),
+    fromMe,
+    ...(group && !fromMe ? { participant: from } : {}),
+    ...(seenBy.pushName && !fromMe ? { pushName: seenBy.pushName } : {}),
     ...(message.replyTo
       ? {
           quoted: {
