@@ -324,20 +324,7 @@ describe('the outbox drainer', () => {
 
   it('sends stored media from its file and, once sent, keeps the file with the received media (by its waMessageId)', async () => {
     h = await outboxHarness();
-    const outboxId = 'f0000000-0000-4000-8000-000000000001';
-    await h.media.ensureDeviceDir(DEVICE);
-    await writeFile(h.media.pathOf(DEVICE, outboxId), 'hello');
-    const { queueMessage } = await import('../../src/outbox/outbox-decisions.js');
-    await h.outboxes.execute(
-      DEVICE,
-      queueMessage(DEVICE, {
-        outboxId,
-        waMessageId: '3EB0000000000000000001',
-        to: '4915112345678',
-        content: { kind: 'file', media: { source: 'stored', mimetype: 'text/plain', size: 5, filename: 'a.txt' } },
-        createdAt: new Date().toISOString(),
-      }),
-    );
+    const { outboxId } = await queueStoredFile(h, 'f0000000-0000-4000-8000-000000000001', '3EB0000000000000000001');
     const connection = new FakeConnection();
     h.connections.online(DEVICE, connection);
     h.drainer.start([DEVICE]);
