@@ -45,7 +45,7 @@ describe('the auth matrix', () => {
     ['PATCH', '/devices/dev-a', {}],
     ['DELETE', '/devices/dev-a'],
     ['PATCH', '/devices/no-such-device', {}],
-    // API.md: reading a device and its history are admin routes too.
+    // Reading a device and its history are admin routes too (README, "Which key for what").
     ['GET', '/devices/dev-a'],
     ['GET', '/devices/dev-a/events'],
     ['GET', '/devices/dev-b/events'],

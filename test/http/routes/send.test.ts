@@ -192,7 +192,7 @@ describe('sending over HTTP', () => {
     expect((await outboxIds()).length).toBe(before);
   });
 
-  it('takes an empty optional text (caption, a place\'s name or address) as none, as API.md lists them without a minimum', async () => {
+  it('takes an empty optional text (caption, a place\'s name or address) as none (they have no minimum length)', async () => {
     for (const [kind, body] of [
       ['image', { to: TO, base64: PNG.toString('base64'), caption: '' }],
       ['file', { to: TO, base64: 'aGVsbG8=', filename: 'a.txt', caption: '' }],

@@ -94,7 +94,7 @@ describe('session lifecycle over HTTP (sandbox engine)', () => {
     expect(closed.body).toEqual({ state: 'closed' });
     expect((await get(device, 'state')).body).toMatchObject({ state: 'closed', phone: '4915100000001' });
     expect(gateway.sessions.connection(device.id)).toBeUndefined();
-    // Still linked: `me` names the account (API.md: "once an account is linked").
+    // Still linked: `me` names the account (GET /session/me in /openapi.json: "once one is").
     expect((await get(device, 'me')).body).toEqual({ phone: '4915100000001', jid: '4915100000001@s.whatsapp.net' });
 
     expect((await post(device, 'open')).status).toBe(202);
