@@ -3,9 +3,11 @@
  * SQLite, wherever they sit in an error's cause chain. The HTTP layer answers them 507
  * insufficient_storage; /health reports the free space of DATA_DIR (below a threshold: degraded) and
  * whether the last write failed (for want of space, or the store failing to write). Nothing here retries: each request or engine callback
- * simply fails until space returns, and the first write that succeeds again clears the flag. A report made while
- * the flag is set tries a small write of its own (at most every few seconds), so that an idle gateway whose store
- * has recovered reports healthy again without waiting for traffic (which a readiness probe would keep away).
+ * simply fails until space returns, and the first write that succeeds again clears the flag. After a failure that
+ * was not for want of space, a report made while the flag is set tries a small write of its own (at most every few
+ * seconds), so that an idle gateway whose store has recovered reports healthy again without waiting for traffic
+ * (which a readiness probe would keep away). Not after a full disk: a small write may still fit where the writes
+ * that failed do not.
  */
 import { statfs } from 'node:fs/promises';
 import { StoreUnavailableError } from '../eventstore/event-store.js';
@@ -52,6 +54,8 @@ export interface DiskReport {
 
 export class StorageHealth {
   private failedAt: number | undefined;
+  /** The last failure was for want of space. */
+  private failedForSpace = false;
   private probedAt = 0;
   /** A small write through the store (a snapshot): its success clears the flag like any write's. */
   probeWrite: (() => Promise<void>) | undefined;
@@ -66,11 +70,14 @@ export class StorageHealth {
   /** Any write's outcome: a failure of the write path sets the flag (not a conflict), a success clears it. */
   noteWrite(error?: unknown): void {
     if (error === undefined) this.failedAt = undefined;
-    else if (isDiskFull(error) || error instanceof StoreUnavailableError) this.failedAt = Date.now();
+    else if (isDiskFull(error) || error instanceof StoreUnavailableError) {
+      this.failedAt = Date.now();
+      this.failedForSpace = isDiskFull(error);
+    }
   }
 
   async report(): Promise<DiskReport> {
-    if (this.failedAt !== undefined && this.probeWrite && Date.now() - this.probedAt >= PROBE_EVERY_MS) {
+    if (this.failedAt !== undefined && !this.failedForSpace && this.probeWrite && Date.now() - this.probedAt >= PROBE_EVERY_MS) {
       this.probedAt = Date.now();
       await this.probeWrite().then(
         () => this.noteWrite(),
