@@ -152,19 +152,22 @@ export class SandboxConnection implements EngineConnection {
     return this.events.inbound(message, options);
   }
 
+  // The network hands these over and goes on, as a real one does: what the device makes of them is its own
+  // business (its actor logs what it cannot record, e.g. while stopping), never an unhandled rejection.
+
   /** An edit, revoke, vote, presence or call reaches the device. */
-  activity(activity: ChatActivity): Promise<void> {
-    return this.events.activity?.(activity) ?? Promise.resolve();
+  activity(activity: ChatActivity): void {
+    void this.events.activity?.(activity).catch(() => undefined);
   }
 
   /** A group change made by another device reaches this one. */
-  groupReport(report: GroupReport): Promise<void> {
-    return this.events.groups?.(report) ?? Promise.resolve();
+  groupReport(report: GroupReport): void {
+    void this.events.groups?.(report).catch(() => undefined);
   }
 
   /** Receipts reach the device that sent, also if this connection has ended since (they are facts). */
-  receipt(receipt: Receipt): Promise<void> {
-    return this.events.receipt(receipt);
+  receipt(receipt: Receipt): void {
+    void this.events.receipt(receipt).catch(() => undefined);
   }
 
   async send(message: OutgoingMessage): Promise<void> {

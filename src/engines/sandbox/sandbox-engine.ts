@@ -232,7 +232,7 @@ export class SandboxEngine implements Engine {
     const connection = this.network.connectionOf(deviceId);
     if (!connection?.online) return false;
     // Recorded through the device's spool, which retries until the store takes it.
-    void connection.activity(activity).catch(() => undefined);
+    connection.activity(activity);
     return true;
   }
 

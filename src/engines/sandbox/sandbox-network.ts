@@ -85,7 +85,7 @@ export class SandboxNetwork {
     const sent = this.sentBy.get(waMessageId);
     if (!sent) return false;
     const timestamp = Math.floor(Date.now() / 1000);
-    this.later(0, () => void sent.connection.receipt({ waMessageId, status: 'read', recipient: isGroupId(sent.to) ? sent.to : reader, timestamp }).catch(() => undefined));
+    this.later(0, () => sent.connection.receipt({ waMessageId, status: 'read', recipient: isGroupId(sent.to) ? sent.to : reader, timestamp }));
     return true;
   }
 
@@ -93,7 +93,7 @@ export class SandboxNetwork {
   presence(sender: SandboxConnection, from: string, chatId: string, state: Extract<ChatActivity, { kind: 'presence' }>['state']): void {
     const shownAs = isGroupId(chatId) ? chatId : from;
     this.later(0, () => {
-      for (const recipient of this.recipientsOf(chatId, sender)) void recipient.activity({ kind: 'presence', chatId: shownAs, from, state }).catch(() => undefined);
+      for (const recipient of this.recipientsOf(chatId, sender)) recipient.activity({ kind: 'presence', chatId: shownAs, from, state });
     });
   }
 
@@ -102,15 +102,14 @@ export class SandboxNetwork {
     const reached: SandboxConnection[] = [];
     for (const phone of numbers) for (const connection of this.onlineByPhone.get(phone) ?? []) if (connection !== sender) reached.push(connection);
     this.later(0, () => {
-      for (const recipient of reached) void recipient.groupReport(report).catch(() => undefined);
+      for (const recipient of reached) recipient.groupReport(report);
     });
   }
 
   /** Edits and revokes of a sent message reach its recipients. */
   relay(sender: SandboxConnection, to: string, activity: ChatActivity): void {
     this.later(0, () => {
-      // What a device does with a report is its own business (it logs what it cannot record, e.g. while stopping).
-      for (const recipient of this.recipientsOf(to, sender)) void recipient.activity(activity).catch(() => undefined);
+      for (const recipient of this.recipientsOf(to, sender)) recipient.activity(activity);
     });
   }
 
@@ -164,7 +163,7 @@ export class SandboxNetwork {
    */
   receiptsAfter(sender: SandboxConnection, message: { waMessageId: string; to: string }, reached: 'sent' | 'delivered'): void {
     const receipt = (status: 'delivered' | 'read') => () =>
-      void sender.receipt({ waMessageId: message.waMessageId, status, recipient: message.to, timestamp: unixNow() }).catch(() => undefined);
+      sender.receipt({ waMessageId: message.waMessageId, status, recipient: message.to, timestamp: unixNow() });
     const { deliveredDelayMs, readDelayMs } = this.timing;
     if (reached === 'sent') {
       this.later(deliveredDelayMs, receipt('delivered'));

@@ -4,7 +4,9 @@
  * unhandled rejection, which ends a Node process (it did for edits, revokes, presence and read receipts).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { SandboxConnection } from '../../../src/engines/sandbox/sandbox-connection.js';
+import type { EngineEvents } from '../../../src/engines/engine.js';
+import { SandboxConnection } from '../../../src/engines/sandbox/sandbox-connection.js';
+import type { SandboxCredentialStore } from '../../../src/engines/sandbox/sandbox-credentials.js';
 import { SandboxNetwork } from '../../../src/engines/sandbox/sandbox-network.js';
 
 const STOPPING = () => Promise.reject(new Error('the reports of device d can no longer be recorded'));
@@ -19,11 +21,15 @@ describe('sandbox network reports', () => {
   it('a device that refuses a report costs no unhandled rejection', async () => {
     process.on('unhandledRejection', record);
     const network = new SandboxNetwork({ deliveredDelayMs: 0, readDelayMs: 0 });
-    const refusing = { deviceId: 'd', online: true, activity: STOPPING, receipt: STOPPING, groupReport: STOPPING } as unknown as SandboxConnection;
-    const sender = { deviceId: 's', online: true } as unknown as SandboxConnection;
+    // A device whose actor is stopping: every report it is handed is refused.
+    const events = { activity: STOPPING, receipt: STOPPING, groups: STOPPING } as unknown as EngineEvents;
+    const refusing = new SandboxConnection('d', events, network, {} as SandboxCredentialStore);
+    const sender = new SandboxConnection('s', events, network, {} as SandboxCredentialStore);
     network.attach(refusing, '4915100000001');
     network.relay(sender, '4915100000001', { kind: 'revoked', chatId: '4915100000002', from: '4915100000002', waMessageId: 'X', timestamp: 1 });
     network.presence(sender, '4915100000002', '4915100000001', 'typing');
+    refusing.receipt({ waMessageId: 'X', status: 'read', recipient: '4915100000002', timestamp: 1 });
+    refusing.groupReport({ kind: 'participants', groupId: '120363000000000001@g.us', action: 'add', participants: [], by: '4915100000002' });
     await new Promise((resolve) => setTimeout(resolve, 50));
     await network.close();
     expect(unhandled).toEqual([]);
