@@ -178,7 +178,7 @@ export class SandboxConnection implements EngineConnection {
     if (content.kind === 'edit') {
       const timestamp = Math.floor(Date.now() / 1000);
       const chatId = isGroupId(message.to) ? message.to : from;
-      this.network.relay(this, message.to, { kind: 'edited', id: message.waMessageId, chatId, from, waMessageId: content.messageId, body: content.text, timestamp });
+      this.network.relay(this, message.to, from, { kind: 'edited', id: message.waMessageId, chatId, from, waMessageId: content.messageId, body: content.text, timestamp });
       return;
     }
     const recipients = this.network.audienceOf(message.to, this, from);
@@ -193,7 +193,7 @@ export class SandboxConnection implements EngineConnection {
     this.requireReachable(to);
     const from = this.linked!.phone;
     const chatId = isGroupId(to) ? to : from;
-    this.network.relay(this, to, { kind: 'revoked', chatId, from, waMessageId, timestamp: Math.floor(Date.now() / 1000) });
+    this.network.relay(this, to, from, { kind: 'revoked', chatId, from, waMessageId, timestamp: Math.floor(Date.now() / 1000) });
   }
 
   async markRead(_chatId: string, messages: Array<{ waMessageId: string }>): Promise<void> {

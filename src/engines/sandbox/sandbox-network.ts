@@ -106,10 +106,14 @@ export class SandboxNetwork {
     });
   }
 
-  /** Edits and revokes of a sent message reach its recipients. */
-  relay(sender: SandboxConnection, to: string, activity: ChatActivity): void {
+  /**
+   * Edits and revokes of a sent message reach its recipients, and the sender's account's other linked devices
+   * as made by the account (`fromMe`, in the chat with the recipient), as its messages do (audienceOf).
+   */
+  relay(sender: SandboxConnection, to: string, from: string, activity: Extract<ChatActivity, { kind: 'edited' | 'revoked' }>): void {
+    const reached = this.audienceOf(to, sender, from);
     this.later(0, () => {
-      for (const recipient of this.recipientsOf(to, sender)) recipient.activity(activity);
+      for (const recipient of reached) recipient.activity(recipient.account?.phone === from ? { ...activity, chatId: to, fromMe: true } : activity);
     });
   }
 
