@@ -213,7 +213,12 @@ function injectOne(agent: Agent, gateway: GatewayChild, deviceId: string, n: num
       res.on('data', (chunk: Buffer) => (text += chunk));
       res.on('end', () => (res.statusCode === 202 ? resolve() : refused(`${res.statusCode} ${text.slice(0, 300)}`)));
     });
-    req.on('error', (error) => refused(error.message));
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      // The gateway closed this idle keep-alive socket (after its keepAliveTimeout) just as the request went out,
+      // unread: a client sends it again (the pattern of node's http docs, `request.reusedSocket`).
+      if (req.reusedSocket && error.code === 'ECONNRESET') void injectOne(agent, gateway, deviceId, n, receiver).then(resolve);
+      else refused(error.message);
+    });
     req.end(body);
   });
 }
