@@ -3,7 +3,8 @@
  * kept for INBOUND_MEDIA_RETENTION: a sweep (at start, then every so often) removes the files of media stored
  * before then. The media route answers 410 for them by their age alone, so a sweep that runs late never
  * serves an expired file. Media of a message deleted for everyone (by its sender, or by this device) go
- * within seconds (the route stops serving them at once, by the message's `revoked`).
+ * within seconds (the route stops serving them at once, by the message's `revoked`). The same sweep removes the
+ * partial files of writes a crash interrupted.
  */
 import type { Logger } from 'pino';
 import type { InboundMediaStore } from '../media/inbound-media-store.js';
@@ -31,7 +32,11 @@ export class MediaRetention {
 
   start(): void {
     void this.sweep();
-    this.timer = setInterval(() => void this.sweep(), Math.min(SWEEP_EVERY_MS, this.retentionMs));
+    void this.sweepAbandoned();
+    this.timer = setInterval(() => {
+      void this.sweep();
+      void this.sweepAbandoned();
+    }, Math.min(SWEEP_EVERY_MS, this.retentionMs));
     this.timer.unref();
     void this.sweepRevoked();
     this.revokedTimer = setInterval(() => void this.sweepRevoked(), REVOKED_SWEEP_EVERY_MS);
@@ -62,6 +67,16 @@ export class MediaRetention {
       this.log.warn({ err: error }, 'removing the media of deleted messages failed');
     }
     return removed;
+  }
+
+  /** Removes the partial files of writes a crash interrupted (see InboundMediaStore.removeAbandonedParts); answers how many. */
+  async sweepAbandoned(now = Date.now()): Promise<number> {
+    try {
+      return await this.files.removeAbandonedParts(now);
+    } catch (error) {
+      this.log.warn({ err: error }, 'removing abandoned partial media files failed');
+      return 0;
+    }
   }
 
   /** Removes the files stored before the retention period; answers how many. */

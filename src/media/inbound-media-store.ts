@@ -4,7 +4,7 @@
  * cut off past the size limit, made durable, then renamed into place.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { type FileHandle, mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 
@@ -14,6 +14,17 @@ export class MediaTooLargeError extends Error {
 
 /** Received media are written in batches of about this size (a few system calls per MiB, a bounded buffer per download). */
 const WRITE_BATCH_BYTES = 256 * 1024;
+
+/** The temporary files of writes here (save) and of copies into this folder: `<final>.<8 hex>.part`. */
+const PART_FILE = /\.[0-9a-f]{8}\.part$/;
+
+/**
+ * A `.part` file not written to for this long has no writer left (a crash, of this process or of another one
+ * sharing DATA_DIR). Its mtime moves with every batch a download writes and as a copy goes, so this bounds the
+ * silence of a live write, not its length: an engine download dies after minutes without bytes (the HTTP
+ * client's idle timeout), a copy or an fsync of the largest media allowed (2 GiB) takes minutes at worst.
+ */
+export const ABANDONED_PART_AFTER_MS = 60 * 60_000;
 
 export class InboundMediaStore {
   readonly root: string;
@@ -96,5 +107,45 @@ export class InboundMediaStore {
 
   async remove(deviceId: string, waMessageId: string): Promise<void> {
     await rm(this.pathOf(deviceId, waMessageId), { force: true });
+  }
+
+  /**
+   * Removes the `.part` files a crash left in the device folders, those not written to for
+   * ABANDONED_PART_AFTER_MS (younger ones may be another process's write in progress); answers how many.
+   * Nothing else is touched; a folder or a file that goes meanwhile is skipped.
+   */
+  async removeAbandonedParts(now = Date.now()): Promise<number> {
+    let removed = 0;
+    for (const device of await entriesOf(this.root)) {
+      if (device.isDirectory()) removed += await this.removeAbandonedPartsIn(join(this.root, device.name), now);
+    }
+    return removed;
+  }
+
+  /** One device folder of removeAbandonedParts. */
+  protected async removeAbandonedPartsIn(dir: string, now: number): Promise<number> {
+    let removed = 0;
+    for (const entry of await entriesOf(dir)) {
+      if (!entry.isFile() || !PART_FILE.test(entry.name)) continue;
+      const path = join(dir, entry.name);
+      try {
+        if (now - (await stat(path)).mtimeMs < ABANDONED_PART_AFTER_MS) continue;
+        await unlink(path);
+        removed++;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      }
+    }
+    return removed;
+  }
+}
+
+/** The entries of a folder; none when it does not exist (any more). */
+async function entriesOf(dir: string) {
+  try {
+    return await readdir(dir, { withFileTypes: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
   }
 }
