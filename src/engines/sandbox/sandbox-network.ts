@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { type FileHandle, open } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { isGroupId } from '../../messages/chat-id.js';
+import { waMessageIdOf } from '../../messages/message-id.js';
 import type { ChatActivity, GroupReport, InboundMessage, OutgoingContent, OutgoingMessage } from '../engine.js';
 import type { SandboxConnection } from './sandbox-connection.js';
 import { SandboxGroups } from './sandbox-groups.js';
@@ -26,7 +27,7 @@ export interface SandboxTiming {
 const unixNow = () => Math.floor(Date.now() / 1000);
 
 /** A message id shaped like the ones WhatsApp Web clients make. */
-export const newSandboxMessageId = (): string => `3EB0${randomBytes(9).toString('hex').toUpperCase()}`;
+export const newSandboxMessageId = (): string => waMessageIdOf(randomBytes(9));
 
 export class SandboxNetwork {
   /** Each device's newest connection. */

@@ -73,7 +73,8 @@ const givenTwice = (path: Base64Path) =>
 
 /**
  * Reads `source` (the decoded body) to its end; the media, if any, goes to `spoolPath` (created 0600).
- * Throws a Problem on anything refused; the caller removes `spoolPath` whatever happens.
+ * Throws a Problem on anything refused. `onSpoolBegin` is called before `spoolPath` is created: from then on
+ * the caller removes it whatever happens (a body without media creates no file, and costs no removal).
  */
 export async function readJsonMediaBody(
   source: AsyncIterable<Buffer>,
@@ -81,14 +82,17 @@ export async function readJsonMediaBody(
   spoolPath: string,
   tooLarge: () => Error,
   path: Base64Path = TOP_LEVEL,
-  options: { textDigest?: boolean } = {},
+  options: { textDigest?: boolean; onSpoolBegin?: () => void } = {},
 ): Promise<JsonMediaBody> {
   const scanner = new Scanner(limits, tooLarge, path, options.textDigest !== false);
   let file: FileHandle | undefined;
   let batch: Buffer[] = [];
   let batchBytes = 0;
   const write = async () => {
-    file ??= await open(spoolPath, 'w', 0o600);
+    if (!file) {
+      options.onSpoolBegin?.();
+      file = await open(spoolPath, 'w', 0o600);
+    }
     const pieces = batch;
     const length = batchBytes;
     batch = [];

@@ -109,8 +109,11 @@ export function mediaBodyParser(options: MediaBodyParserOptions): Middleware {
           if (charset && charset !== 'utf-8' && charset !== 'utf8') throw unsupportedMediaType(`charset ${charset} is not supported; send utf-8`);
           if (ctx.request.length > jsonLimits.total) throw tooLarge();
           const spoolPath = join(options.uploadDir, `base64-${randomUUID()}`);
-          uploads.push(spoolPath);
-          const { body, spooled } = await readDecoded(ctx.req, encoding, (source) => readJsonMediaBody(source, jsonLimits, spoolPath, tooLarge, options.base64Path, { textDigest: options.textDigest !== false }));
+          // Removed afterwards only once created: a JSON body without media (most of them) costs no failed unlink.
+          const onSpoolBegin = () => void uploads.push(spoolPath);
+          const { body, spooled } = await readDecoded(ctx.req, encoding, (source) =>
+            readJsonMediaBody(source, jsonLimits, spoolPath, tooLarge, options.base64Path, { textDigest: options.textDigest !== false, onSpoolBegin }),
+          );
           (ctx.request as { body?: unknown }).body = body;
           if (spooled) spooledBase64.set(ctx, spooled);
         }

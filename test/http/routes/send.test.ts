@@ -165,6 +165,9 @@ describe('sending over HTTP', () => {
       ['reaction', { to: TO, messageId: 'has spaces', emoji: '👍' }, '/messageId'],
     ];
     const before = (await outboxIds()).length;
+    // Bodies refused after their base64 was spooled to a file (a bad mimetype, ptt or filename) leave no file behind.
+    const incoming = join(dataDir, 'media', '.incoming');
+    const spooled = readdirSync(incoming).length;
     for (const [kind, body, path] of cases) {
       const answer = await send(kind, body);
       expect(answer.status, `${kind} ${JSON.stringify(body).slice(0, 80)}`).toBe(400);
@@ -175,6 +178,7 @@ describe('sending over HTTP', () => {
       expect(errors.map((e) => e.path), `${kind} ${JSON.stringify(body).slice(0, 80)}`).toContain(where);
       if (missing) expect(errors.find((e) => e.path === where)!.message).toContain(missing);
     }
+    expect(readdirSync(incoming)).toHaveLength(spooled);
     const proto = await api('POST', '/devices/shop/send/text', { deviceKey: key, raw: `{"to":"${TO}","text":"x","__proto__":{"a":1}}`, headers: { 'content-type': 'application/json' } });
     expect(proto.status).toBe(400);
     const malformed = await api('POST', '/devices/shop/send/image', { deviceKey: key, raw: '{"to":', headers: { 'content-type': 'application/json' } });
