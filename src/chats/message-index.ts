@@ -15,6 +15,7 @@ import type { StoredEvent } from '../eventstore/event-store.js';
 import { eventGuard } from '../eventstore/typed-events.js';
 import { isGroupId } from '../messages/chat-id.js';
 import type { ChatEvent, InboundMedia, InboundType, MessageEvent, MessageStatus } from '../messages/message-events.js';
+import { mediaUrlOf } from '../media/media-url.js';
 import type { Projection } from '../projections/projection.js';
 import { BulkInsert } from '../projections/bulk-insert.js';
 import { RowBuffer } from '../projections/row-buffer.js';
@@ -605,7 +606,7 @@ export class MessageIndex implements Projection, SeenMessages {
   message(deviceId: string, waMessageId: string): MessageDetail | undefined {
     const row = this.sql().byId.get(deviceId, waMessageId);
     if (!row) return undefined;
-    const view: MessageDetail = viewOf(row);
+    const view: MessageDetail = viewOf(deviceId, row);
     if (row.outbox_id !== null) {
       view.outboxId = row.outbox_id;
       view.statusHistory = this.sql()
@@ -623,7 +624,7 @@ export class MessageIndex implements Projection, SeenMessages {
       : sql.chatPage.all(deviceId, chatId, options.limit + 1);
     const page = rows.slice(0, options.limit).map(pageRowOf);
     const last = page[page.length - 1];
-    return { items: page.map(viewOf), next: rows.length > options.limit && last ? { at: last.at, pos: last.pos } : null };
+    return { items: page.map((row) => viewOf(deviceId, row)), next: rows.length > options.limit && last ? { at: last.at, pos: last.pos } : null };
   }
 
   /** A device's chats, most recent activity first. */
@@ -795,11 +796,17 @@ interface ChatListRow {
   revoked: number;
 }
 
-/** What a message's view is made of: a page's columns (content only where it names sent media). */
-type PageRow = Pick<Row, 'wa_message_id' | 'chat_id' | 'from_me' | 'sender' | 'participant' | 'type' | 'body' | 'at' | 'pos' | 'status' | 'revoked' | 'edited' | 'media' | 'quoted' | 'reactions' | 'content'>;
-type PageRaw = [string, string, number, string, string | null, InboundType, string, number, number, string | null, number, number, string | null, string | null, string | null, string | null];
+/**
+ * What a message's view is made of: a page's columns (content only where it names sent media; media_stored_at
+ * says whether a sent one is kept, and served).
+ */
+type PageRow = Pick<
+  Row,
+  'wa_message_id' | 'chat_id' | 'from_me' | 'sender' | 'participant' | 'type' | 'body' | 'at' | 'pos' | 'status' | 'revoked' | 'edited' | 'media' | 'quoted' | 'reactions' | 'content' | 'media_stored_at'
+>;
+type PageRaw = [string, string, number, string, string | null, InboundType, string, number, number, string | null, number, number, string | null, string | null, string | null, string | null, number | null];
 const PAGE = `wa_message_id, chat_id, from_me, sender, participant, type, body, at, pos, status, revoked, edited, media, quoted, reactions,
-  CASE WHEN media IS NULL AND type IN ('image', 'video', 'audio', 'file', 'sticker') THEN content END AS content`;
+  CASE WHEN media IS NULL AND type IN ('image', 'video', 'audio', 'file', 'sticker') THEN content END AS content, media_stored_at`;
 
 function pageRowOf(r: PageRaw): PageRow {
   return {
@@ -819,12 +826,18 @@ function pageRowOf(r: PageRaw): PageRow {
     quoted: r[13],
     reactions: r[14],
     content: r[15],
+    media_stored_at: r[16],
   };
 }
 
-function viewOf(row: PageRow): MessageView {
+function viewOf(deviceId: string, row: PageRow): MessageView {
   const content = row.content ? (JSON.parse(row.content) as QueuedContent) : undefined;
-  const media = row.media ? (JSON.parse(row.media) as InboundMedia) : content ? outgoingMedia(content) : undefined;
+  // A sent message's media is kept, and served where a received one is, from its `sent` on (media_stored_at).
+  const media = row.media
+    ? (JSON.parse(row.media) as InboundMedia)
+    : content
+      ? outgoingMedia(content, row.media_stored_at !== null ? mediaUrlOf(deviceId, row.wa_message_id) : undefined)
+      : undefined;
   return {
     waMessageId: row.wa_message_id,
     chatId: row.chat_id,
@@ -852,14 +865,18 @@ function hasStoredMedia(type: InboundType, content: string | null): boolean {
   return MEDIA_TYPES.has(type) && content !== null && mediaOf(JSON.parse(content) as QueuedContent)?.source === 'stored';
 }
 
-/** What a sent message's media was: its type, size and name (its bytes are not served here). */
-function outgoingMedia(content: QueuedContent): MessageView['media'] | undefined {
+/**
+ * What a sent message's media was: its type, size and name, and `url` where its kept bytes are served (GET
+ * /messages/:waMessageId/media) once sent. No `sha256`: its bytes were never hashed, and are not read for a view.
+ */
+function outgoingMedia(content: QueuedContent, url: string | undefined): MessageView['media'] | undefined {
   const media = mediaOf(content);
   if (!media) return undefined;
   return {
     ...(media.mimetype ? { mimetype: media.mimetype } : {}),
     ...(media.source === 'stored' ? { size: media.size } : {}),
     ...(media.filename ? { filename: media.filename } : {}),
+    ...(url !== undefined ? { url } : {}),
   };
 }
 

@@ -13,6 +13,7 @@ import { deterministicEventId } from '../eventstore/event-id.js';
 import type { InboxWriter } from '../messages/inbox-decider.js';
 import type { ChatEvent, InboundMedia } from '../messages/message-events.js';
 import { type InboundMediaStore, MediaTooLargeError } from './inbound-media-store.js';
+import { mediaUrlOf } from './media-url.js';
 
 export interface InboundMediaSettings {
   enabled: boolean;
@@ -27,10 +28,6 @@ export interface InboundMediaSettings {
 
 export const DEFAULT_QUICK_RETRY_DELAYS_MS = [100, 500];
 export const DEFAULT_BACKGROUND_RETRY_DELAYS_MS = [5_000, 30_000, 120_000, 600_000];
-
-/** Where a message's media is served. */
-export const mediaUrlOf = (deviceId: string, waMessageId: string) =>
-  `/devices/${encodeURIComponent(deviceId)}/messages/${encodeURIComponent(waMessageId)}/media`;
 
 /** Media downloads under way at once (gateway-wide); more wait their turn, first come first served. */
 export const DOWNLOADS_AT_ONCE = 8;
