@@ -1,4 +1,4 @@
-import { createHash, randomFillSync } from 'node:crypto';
+import { hash, randomFillSync } from 'node:crypto';
 import { v7 } from 'uuid';
 
 /**
@@ -50,9 +50,10 @@ export const newEventId = (): string => orderedUuid();
  * the name; ids already in stores must stay the same, or a retry after an upgrade would append twice.
  */
 export function deterministicEventId(name: string): string {
-  const bytes = createHash('sha1').update('dmg-event:').update(name).digest().subarray(0, 16);
+  // One-shot hash: half the cost of a Hash object, for an id made per inbound message and per delivery attempt.
+  const bytes = hash('sha1', `dmg-event:${name}`, 'buffer');
   bytes[6] = (bytes[6]! & 0x0f) | 0x50;
   bytes[8] = (bytes[8]! & 0x3f) | 0x80;
-  const hex = bytes.toString('hex');
+  const hex = bytes.toString('hex', 0, 16);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
