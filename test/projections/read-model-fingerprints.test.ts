@@ -5,8 +5,8 @@
  * longer give the same result.
  *
  * Every projection of `allProjections` (the parts of a combined one each on its own) has its version and
- * the fingerprint of its code (test/support/module-fingerprint.ts: its class's file and every file under
- * src/ it imports at run time) recorded in read-model-fingerprints.json beside this file. A fingerprint
+ * the fingerprint of its code (test/support/module-fingerprint.ts: its class's file, the upcasters in
+ * src/event-schemas.ts, and every file under src/ they import at run time) recorded in read-model-fingerprints.json beside this file. A fingerprint
  * that changed under the recorded version fails, as does a read model recorded under another version, one
  * not recorded, or a recorded one that is gone. UPDATE_READ_MODEL_FINGERPRINTS=1 records what the code is.
  */
@@ -24,6 +24,8 @@ import { tempDir } from '../support/temp-dir.js';
 
 const RECORDED_FILE = 'test/projections/read-model-fingerprints.json';
 const UPDATE_VARIABLE = 'UPDATE_READ_MODEL_FINGERPRINTS';
+/** The upcasters every event passes before a read model sees it (src/event-schemas.ts and what it imports). */
+const UPCASTERS_FILE = join(REPOSITORY_ROOT, 'src', 'event-schemas.ts');
 const UPDATE_COMMAND = `${UPDATE_VARIABLE}=1 npx vitest run --project sqlite test/projections/read-model-fingerprints.test.ts`;
 
 interface Recorded {
@@ -81,7 +83,8 @@ async function currentReadModels(): Promise<ReadModelCode[]> {
       version: projection.version,
       source: repositoryPath(entries[0]!),
       ...(partOf === undefined ? {} : { partOf }),
-      ...fingerprintModules(entries),
+      // Every read model is fed through the upcasters: an upcaster that changes changes what they write.
+      ...fingerprintModules([...entries, UPCASTERS_FILE]),
     };
   });
   const names = models.map((model) => model.name);
@@ -117,7 +120,7 @@ function changedUnderSameVersion(model: ReadModelCode): string {
     model.partOf === undefined ? 'rebuilds it from position 0 on upgrade' : `rebuilds \`${model.partOf}\`, the combined projection it is a part of, from position 0 on upgrade`;
   return [
     `Read model \`${model.name}\` changed but its version did not: its code is not what ${RECORDED_FILE} recorded for version ${model.version}.`,
-    `  Its fingerprint covers these files (its class and every file under src/ it imports at run time; comments and types do not count):`,
+    `  Its fingerprint covers these files (its class, the upcasters of src/event-schemas.ts, and every file under src/ they import at run time; comments, types and layout do not count):`,
     fileList(model),
     `  Two ways out:`,
     `  - the rows it writes changed (its tables, setup/apply/flush, or a helper they call): bump \`version\` in ${model.source}`,

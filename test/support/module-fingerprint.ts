@@ -1,8 +1,8 @@
 /**
  * Fingerprints of source modules with what they import: a module and every file under src/ it imports at run
- * time (relative imports, followed transitively), each transpiled without comments and with its whitespace
- * collapsed, hashed together. Comment-only and type-only edits leave a fingerprint as it was; an edit to
- * code that runs changes it. test/projections/read-model-fingerprints.test.ts keeps one per read model.
+ * time (relative imports, followed transitively), each transpiled without comments and printed again from its
+ * syntax tree, hashed together. Comment-only, type-only and layout-only edits leave a fingerprint as it was; an
+ * edit to code that runs changes it. test/projections/read-model-fingerprints.test.ts keeps one per read model.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
@@ -47,8 +47,17 @@ function runtimeCode(path: string): string {
   return code;
 }
 
-/** What a file's fingerprint hashes: its run-time code with every run of whitespace made one space. */
-export const normalizedCode = (path: string): string => runtimeCode(path).replace(/\s+/g, ' ').trim();
+const printer = ts.createPrinter({ removeComments: true, newLine: ts.NewLineKind.LineFeed });
+
+/**
+ * What a file's fingerprint hashes: its run-time code printed again from its syntax tree, so that layout
+ * (indentation, line breaks, blank lines) does not count and the text of string literals (SQL, JSON keys) does.
+ */
+export function normalizedCode(path: string): string {
+  const code = runtimeCode(path);
+  if (!path.endsWith('.ts')) return code;
+  return printer.printFile(ts.createSourceFile(path, code, ts.ScriptTarget.ES2022, false, ts.ScriptKind.JS));
+}
 
 /** The module specifiers a piece of JavaScript imports: static imports, re-exports and `import('…')` calls. */
 function importedSpecifiers(code: string, fileName: string): string[] {
