@@ -273,7 +273,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   );
   routes.push(
     ...chatRoutes({ chats: new ChatCommands({ inbox, index: messages, connection: (deviceId) => sessions.connection(deviceId), projections }), index: messages }),
-    ...messageRoutes({ index: messages, files: receivedMedia, retentionMs: config.inboundMedia.retentionMs }),
+    ...messageRoutes({ index: messages, files: receivedMedia, outboxFiles: sending.media, retentionMs: config.inboundMedia.retentionMs }),
   );
   routes.push(
     ...sendRoutes({

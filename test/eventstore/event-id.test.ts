@@ -38,5 +38,8 @@ describe('deterministic ids', () => {
     expect(deterministicEventId('webhook-attempt:d-1:2')).toBe('427fccd0-1b36-5cf7-9335-280ed47101a9');
     expect(deterministicEventId('x')).toBe('bfaf1929-0fdc-522e-a05c-74f7f3c63692');
     expect(deterministicEventId('ünï/😀')).toBe('c2ac1035-5475-5830-80fb-ff6b903f93a8');
+    // Lone surrogates (a name built from untrusted text) hash as U+FFFD, as they always did.
+    expect(deterministicEventId('dev-1/\uD800')).toBe('6353474a-bfd7-525b-a2f1-bd0f190afbac');
+    expect(deterministicEventId('a\uDC00b')).toBe('478c8555-7c91-574f-8543-0637b88d0a9c');
   });
 });

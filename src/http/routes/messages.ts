@@ -4,13 +4,13 @@
  * their type, length and file name, while the retention period lasts: received ones (also those the account sent
  * from another device, recorded as received), and those this device sent, kept from their `sent` on.
  */
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { type FileHandle, open } from 'node:fs/promises';
 import Type from 'typebox';
 import type { MessageIndex } from '../../chats/message-index.js';
 import type { MessageStatus } from '../../messages/message-events.js';
 import { DomainError } from '../../errors/domain-error.js';
 import type { InboundMediaStore } from '../../media/inbound-media-store.js';
+import type { MediaStore } from '../../media/media-store.js';
 import { servableMimetype } from '../../media/media-type.js';
 import { mediaOf } from '../../outbox/outbox-events.js';
 import type { SeenMessage } from '../../outbox/seen-messages.js';
@@ -22,12 +22,14 @@ import { ONLY_WHAT_THE_GATEWAY_SAW, withOwnNumber } from './chats.js';
 export interface MessageRouteDeps {
   index: Pick<MessageIndex, 'find' | 'message'>;
   files: InboundMediaStore;
+  /** The outbox's media: a sent message's file is moved from there to `files` just after its `sent` is recorded. */
+  outboxFiles: Pick<MediaStore, 'pathOf'>;
   /** How long received media (and the kept media of sent messages) are kept (ms). */
   retentionMs: number;
   now?: () => number;
 }
 
-export function messageRoutes({ index, files, retentionMs, now = Date.now }: MessageRouteDeps): RouteSpec[] {
+export function messageRoutes({ index, files, outboxFiles, retentionMs, now = Date.now }: MessageRouteDeps): RouteSpec[] {
   return [
     defineRoute({
       method: 'get',
@@ -61,7 +63,7 @@ export function messageRoutes({ index, files, retentionMs, now = Date.now }: Mes
       description:
         'The bytes of an image, video, audio, file or sticker, with their `Content-Type` (the media\'s `mimetype`), `Content-Length` and a `Content-Disposition` ' +
         'file name (the media\'s `filename`, else the waMessageId with an extension of its type). Served: received media once downloaded (also those the account ' +
-        'sent from its phone or another linked device, which arrive as received `fromMe` messages); and media this device sent as `base64` or an upload, kept ' +
+        'sent from its phone or another linked device, which arrive as received `fromMe` messages); and media this device sent as `base64`, an upload or a forward of kept media, kept ' +
         'from the message\'s `sent` on (a message\'s view then shows `media.url`). ' +
         'Unknown message `404 message_not_found`; a message without media `404 not_found`; media that cannot be served `404 media_unavailable` with a `reason`: ' +
         '`not_downloaded` (received, still being downloaded: ask again shortly), `failed` (received, the download failed for good), `metadata_only` (received while INBOUND_MEDIA was off), ' +
@@ -85,10 +87,16 @@ export function messageRoutes({ index, files, retentionMs, now = Date.now }: Mes
         const media = keptMedia(seen);
         const expired = () => new DomainError('media_expired', `the media of ${waMessageId} was kept for the retention period and is gone`, { reason: 'expired' });
         if (now() - media.storedAt > retentionMs) throw expired();
-        // Received media and the kept media of sent messages are in the same place, by waMessageId.
-        const path = files.pathOf(deviceId, waMessageId);
-        const size = await stat(path).then((s) => s.size, () => undefined);
-        if (size === undefined) throw expired();
+        // Received media and the kept media of sent messages are in the same place, by waMessageId. A sent one is
+        // moved there from the outbox just after its `sent` is recorded (which shows its url): until then it is
+        // read where it waited. The kept place is asked again last, in case the move came in between.
+        const kept = files.pathOf(deviceId, waMessageId);
+        const file = await openFirst(seen.outboxId === undefined ? [kept] : [kept, outboxFiles.pathOf(deviceId, seen.outboxId), kept]);
+        if (!file) throw expired();
+        const { size } = await file.stat().catch(async (error: unknown) => {
+          await file.close();
+          throw error;
+        });
         const mimetype = servableMimetype(media.mimetype);
         // The sender's name for the file; a lone surrogate in it would make the header's percent-encoding throw
         // (a round trip through UTF-8 turns it into U+FFFD).
@@ -98,7 +106,8 @@ export function messageRoutes({ index, files, retentionMs, now = Date.now }: Mes
         return {
           status: 200,
           // Pieces of 1 MiB: a quarter of the reads and socket writes of 256 KiB ones (loopback throughput is CPU-bound).
-          body: createReadStream(path, { highWaterMark: 1024 * 1024 }),
+          // From the handle opened above: a file moved or swept meanwhile is still read whole.
+          body: file.createReadStream({ highWaterMark: 1024 * 1024, autoClose: true }),
           headers: {
             'Content-Type': mimetype,
             'Content-Length': String(size),
@@ -108,6 +117,18 @@ export function messageRoutes({ index, files, retentionMs, now = Date.now }: Mes
       },
     }),
   ];
+}
+
+/** The first of `paths` that can be opened; undefined when none is there. */
+async function openFirst(paths: readonly string[]): Promise<FileHandle | undefined> {
+  for (const path of paths) {
+    try {
+      return await open(path, 'r');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+  }
+  return undefined;
 }
 
 /**
