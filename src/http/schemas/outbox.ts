@@ -12,6 +12,7 @@ export const OutboxItemSchema = Type.Object({
   status: Type.Enum(['queued', 'sending']),
   attempts: Type.Integer({ minimum: 0, description: 'Tries started so far.' }),
   createdAt: Timestamp,
+  expiresAt: Type.Optional(Type.String({ format: 'date-time', description: 'Not sent by then, the message is `expired` (the send\'s `expiresAt`, or OUTBOX_MESSAGE_TTL).' })),
   lastError: Type.Optional(Type.Object({ code: Type.String(), message: Type.String() })),
 });
 

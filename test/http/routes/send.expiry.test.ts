@@ -32,7 +32,12 @@ describe('queued messages expire', () => {
     expect(sent.status).toBe(202);
     expect(sent.body.sessionState).toBe('closed');
     expect(Date.parse(sent.body.expiresAt) - Date.parse(sent.body.createdAt)).toBe(1_000);
-    expect((await api('GET', '/devices/late/outbox', { deviceKey: key })).body.items[0]).toMatchObject({ outboxId: sent.body.outboxId, expiresAt: sent.body.expiresAt });
+    const [item] = (await api('GET', '/devices/late/outbox', { deviceKey: key })).body.items;
+    expect(item).toMatchObject({ outboxId: sent.body.outboxId, expiresAt: sent.body.expiresAt });
+    // Every field an item carries is in /openapi.json (clients generated from it would not see an undocumented one).
+    const spec = (await api('GET', '/openapi.json')).body;
+    const documented = spec.paths['/devices/{deviceId}/outbox'].get.responses['200'].content['application/json'].schema.properties.items.items.properties;
+    expect(Object.keys(documented)).toEqual(expect.arrayContaining(Object.keys(item)));
 
     await receiver.waitUntil(() => receiver.of('late').some((r) => r.envelope?.data.status === 'expired'));
     const webhook = receiver.of('late').find((r) => r.envelope?.data.status === 'expired')!.envelope!;
