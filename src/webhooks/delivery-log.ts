@@ -7,6 +7,7 @@
 import { DomainError } from '../errors/domain-error.js';
 import type { ReadModelProgress } from '../projections/projection-runner.js';
 import { deliveryStream } from './delivery-events.js';
+import { hookWants } from './envelope.js';
 import { hooksNotConfigured } from './hook-settings.js';
 import type { DeliveryLaneWriter } from './webhooks.js';
 import type { DeliveryStatus, DeliveryView, WebhooksReadModel } from './webhooks-read-model.js';
@@ -25,8 +26,14 @@ export class DeliveryLog {
   }
 
   async retry(deviceId: string, deliveryId: string): Promise<DeliveryView> {
-    if (!this.model.delivery(deviceId, deliveryId)) throw noSuchDelivery(deliveryId);
-    if (!this.model.hook(deviceId)) throw hooksNotConfigured(deviceId);
+    const delivery = this.model.delivery(deviceId, deliveryId);
+    if (!delivery) throw noSuchDelivery(deliveryId);
+    const hook = this.model.hook(deviceId);
+    if (!hook) throw hooksNotConfigured(deviceId);
+    // Only the kinds the hook lists go out (the read model also ignores such a retry, should the hook change meanwhile).
+    if (!hookWants(hook.events, delivery.event)) {
+      throw new DomainError('hooks_not_configured', `the hook of device "${deviceId}" does not list ${delivery.event} in its events`, { reason: 'kind_not_listed' });
+    }
     const { position } = await this.lanes.handle(deliveryStream(deviceId), { type: 'RequestRetry', deviceId, deliveryId });
     await this.progress.settle(position);
     const view = this.model.delivery(deviceId, deliveryId);

@@ -5,7 +5,7 @@ import { eventGuard } from '../eventstore/typed-events.js';
 import { HookSecrets } from './hook-secrets.js';
 import type { Projection } from '../projections/projection.js';
 import { DELIVERY_EVENT_TYPES, type DeliveryEvent } from './delivery-events.js';
-import { type HookEventName, WEBHOOK_SOURCE_EVENT_TYPES, type WebhookEventKind, envelopeOf, hookWants } from './envelope.js';
+import { ALL_EVENTS, type HookEventName, WEBHOOK_SOURCE_EVENT_TYPES, type WebhookEventKind, envelopeOf, hookWants } from './envelope.js';
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -83,8 +83,12 @@ const HANDLED = new Set([...WEBHOOK_SOURCE_EVENT_TYPES, ...HOOK_EVENT_TYPES, ...
  */
 export class WebhooksReadModel implements Projection {
   readonly name = 'webhooks';
-  /** 2: removing the hooks cancels their pending deliveries for good (a delivery in flight recorded later went pending again, for the next hook). */
-  readonly version = 2;
+  /**
+   * 2: removing the hooks cancels their pending deliveries for good (a delivery in flight recorded later went pending again, for the next hook).
+   * 3: a kind dropped from `events` cancels its pending deliveries; a retry requested after the hook was removed (or its
+   * kind dropped) changes nothing (it went pending again, and out to whatever hook came next).
+   */
+  readonly version = 3;
   readonly handles: ReadonlySet<string> = HANDLED;
   private statements: ReturnType<WebhooksReadModel['prepare']> | undefined;
   /** `rewound`: a delivery older than those already pending became pending again (a retry was requested). */
@@ -156,6 +160,8 @@ export class WebhooksReadModel implements Projection {
         const { deviceId, url, events, secret } = event.data;
         this.forgetHook(deviceId);
         sql.upsertHook.run(deviceId, url, JSON.stringify(events), secret, event.data.at);
+        // Only the kinds the hook lists go out: those it no longer lists end as failed, as on a removal.
+        if (!events.includes(ALL_EVENTS)) sql.cancelPendingNotIn.run('its kind was dropped from the hook\'s events', at, deviceId, JSON.stringify(events));
         return;
       }
       case 'HooksRemoved':
@@ -176,7 +182,11 @@ export class WebhooksReadModel implements Projection {
         return;
       }
       case 'WebhookDeliveryRetryRequested': {
-        const changed = sql.requestRetry.run({ id: event.data.deliveryId, at });
+        // Requested against a read model that had not yet seen the hook removed (or the kind dropped): in the
+        // log's order there is nothing to deliver it to.
+        const hook = this.storedHook(event.data.deviceId);
+        if (!hook) return;
+        const changed = sql.requestRetry.run({ id: event.data.deliveryId, at, all: hook.events.includes(ALL_EVENTS) ? 1 : 0, events: JSON.stringify(hook.events) });
         if (changed.changes > 0) this.notify(event.data.deviceId, true);
         return;
       }
@@ -295,6 +305,10 @@ export class WebhooksReadModel implements Projection {
         `UPDATE webhook_deliveries SET status = 'failed', last_error = ?, next_attempt_at = NULL, updated_at = ?, round = round + 1
          WHERE device_id = ? AND status = 'pending'`,
       ),
+      cancelPendingNotIn: db.prepare<[string, number, string, string]>(
+        `UPDATE webhook_deliveries SET status = 'failed', last_error = ?, next_attempt_at = NULL, updated_at = ?, round = round + 1
+         WHERE device_id = ? AND status = 'pending' AND event NOT IN (SELECT value FROM json_each(?))`,
+      ),
       insertDelivery: db.prepare(
         `INSERT OR IGNORE INTO webhook_deliveries (seq, id, device_id, event, payload, status, next_attempt_at, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
@@ -316,7 +330,7 @@ export class WebhooksReadModel implements Projection {
            round_attempts = CASE WHEN status = 'pending' THEN round_attempts ELSE 0 END,
            final_round    = CASE WHEN status = 'pending' THEN final_round ELSE 1 END,
            status = 'pending', next_attempt_at = @at, updated_at = @at
-         WHERE id = @id`,
+         WHERE id = @id AND (@all = 1 OR event IN (SELECT value FROM json_each(@events)))`,
       ),
       heads: db.prepare<[string, number], DeliveryRow>(
         "SELECT * FROM webhook_deliveries WHERE device_id = ? AND status = 'pending' ORDER BY seq LIMIT ?",

@@ -27,7 +27,8 @@ export function hookRoutes({ webhooks, devices, guard }: HookRouteDeps): RouteSp
       tag,
       summary: 'Set the hook configuration',
       description:
-        'Sets the receiver URL and the event kinds sent to it. The signing `secret` is made on the first PUT and kept afterwards; `rotateSecret: true` makes a new one. Only events that happen after this answer are sent, and only kinds listed in `events`.',
+        'Sets the receiver URL and the event kinds sent to it. The signing `secret` is made on the first PUT and kept afterwards; `rotateSecret: true` makes a new one. Only events that happen after this answer are sent, and only kinds listed in `events`: ' +
+        'deliveries still pending go to the new URL, signed with the current secret, and those of a kind no longer listed end as `failed`.',
       access: 'device',
       params: DeviceParams,
       body: PutHooksBody,
@@ -115,7 +116,8 @@ export function hookRoutes({ webhooks, devices, guard }: HookRouteDeps): RouteSp
       tag,
       summary: 'Deliver a record again',
       description:
-        'A pending delivery is tried now, keeping the rest of its schedule; a delivered or failed one is sent once more (one attempt), with the same `webhook-id`. It goes in the device\'s order: after any older pending delivery.',
+        'A pending delivery is tried now, keeping the rest of its schedule; a delivered or failed one is sent once more (one attempt), with the same `webhook-id`. It goes in the device\'s order: after any older pending delivery. ' +
+        'Only to a hook that lists its kind: otherwise `404 hooks_not_configured` (reason `kind_not_listed`).',
       access: 'device',
       params: DeliveryParams,
       responses: {
