@@ -5,6 +5,7 @@
  * answered (read-your-writes), and which survives restarts.
  */
 import { createHash } from 'node:crypto';
+import { stringify as stableStringify } from 'safe-stable-stringify';
 import { DomainError, invalidField } from '../errors/domain-error.js';
 import type { QueuedAnswer } from './outbox-events.js';
 import type { IdempotencyReadModel } from './idempotency-read-model.js';
@@ -12,10 +13,25 @@ import type { IdempotencyReadModel } from './idempotency-read-model.js';
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
 
-/** What a request asks, reduced to a digest: the same key with another request is refused. */
-export function fingerprintOf(request: unknown): string {
-  return createHash('sha256').update(JSON.stringify(request)).digest('base64url');
+/**
+ * What a request asks, reduced to digests: the same key with another request is refused. `fingerprint` is of its
+ * fields in a stable order (keys sorted at every depth), so that the same request with its JSON fields in another
+ * order is the same request; `legacy` is how fingerprints were made before (the fields in the order the client
+ * sent them), still recognised for keys recorded then, within IDEMPOTENCY_TTL of an upgrade.
+ */
+export interface RequestFingerprints {
+  fingerprint: string;
+  legacy: string;
 }
+
+const digestOf = (json: string | undefined) => createHash('sha256').update(json ?? '').digest('base64url');
+
+export function fingerprintsOf(request: unknown): RequestFingerprints {
+  return { fingerprint: digestOf(stableStringify(request)), legacy: digestOf(JSON.stringify(request)) };
+}
+
+/** Whether a recorded fingerprint is of this request. */
+export const isSameRequest = (recorded: string, request: RequestFingerprints): boolean => recorded === request.fingerprint || recorded === request.legacy;
 
 /** The header's value, checked: 1..255 visible ASCII characters (spaces allowed inside). */
 export function parseIdempotencyKey(value: string | undefined): string | undefined {
@@ -50,21 +66,21 @@ export class IdempotencyKeys {
    * `queue` must record the key with the message (OutboxMessageQueued.idempotency) and wait for the
    * read models to include it before resolving.
    */
-  async once(deviceId: string, key: string, fingerprint: string, queue: () => Promise<QueuedAnswer>): Promise<QueuedAnswer> {
+  async once(deviceId: string, key: string, request: RequestFingerprints, queue: () => Promise<QueuedAnswer>): Promise<QueuedAnswer> {
     this.pruneNowAndThen();
     const slot = `${deviceId}\n${key}`;
     const racing = this.inFlight.get(slot);
     if (racing) {
-      if (racing.fingerprint !== fingerprint) throw keyReused();
+      if (racing.fingerprint !== request.fingerprint) throw keyReused();
       return racing.answer;
     }
     const recorded = this.records.find(deviceId, key, this.now() - this.ttlMs);
     if (recorded) {
-      if (recorded.fingerprint !== fingerprint) throw keyReused();
+      if (!isSameRequest(recorded.fingerprint, request)) throw keyReused();
       return recorded.answer;
     }
     const answer = queue();
-    this.inFlight.set(slot, { fingerprint, answer });
+    this.inFlight.set(slot, { fingerprint: request.fingerprint, answer });
     try {
       return await answer;
     } finally {

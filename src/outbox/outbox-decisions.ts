@@ -41,11 +41,12 @@ export class RepeatedSend extends Error {
   }
 }
 
-export function queueMessage(deviceId: string, message: NewMessage, idempotencyTtlMs = Number.POSITIVE_INFINITY): Decide<OutboxMessageQueuedData> {
+/** `legacyFingerprint`: the request's fingerprint as keys recorded before fingerprints were canonical have it (src/outbox/idempotency-keys.ts). */
+export function queueMessage(deviceId: string, message: NewMessage, idempotencyTtlMs = Number.POSITIVE_INFINITY, legacyFingerprint?: string): Decide<OutboxMessageQueuedData> {
   return (state) => {
     const known = message.idempotency && state.keys.get(message.idempotency.key);
     if (known && known.at >= Date.parse(message.createdAt) - idempotencyTtlMs) {
-      if (known.fingerprint !== message.idempotency!.fingerprint) {
+      if (known.fingerprint !== message.idempotency!.fingerprint && known.fingerprint !== legacyFingerprint) {
         throw new DomainError('idempotency_key_reused', 'this Idempotency-Key was already used with a different request; use a new key for a new request');
       }
       throw new RepeatedSend(known.answer);

@@ -11,7 +11,7 @@ import { isEditable } from './outbox-state.js';
 import type { MediaSource } from '../media/media-kinds.js';
 import { textWithUrl } from '../messages/link-text.js';
 import { DomainError, invalidField } from '../errors/domain-error.js';
-import { type IdempotencyKeys, fingerprintOf } from './idempotency-keys.js';
+import { type IdempotencyKeys, type RequestFingerprints, fingerprintsOf } from './idempotency-keys.js';
 import type { MediaInput, MediaIntake } from '../media/media-intake.js';
 import type { MediaStore } from '../media/media-store.js';
 import type { ReadModelProgress } from '../projections/projection-runner.js';
@@ -84,8 +84,8 @@ export class SendCommands {
   /** Queues a message; with an Idempotency-Key, a repeated request gets the first answer instead. */
   send(deviceId: string, input: SendInput, idempotencyKey?: string): Promise<QueuedAnswer> {
     if (idempotencyKey === undefined) return this.queue(deviceId, input);
-    const fingerprint = fingerprintOf(requestDigest(input));
-    return this.deps.idempotency.once(deviceId, idempotencyKey, fingerprint, () => this.queue(deviceId, input, { key: idempotencyKey, fingerprint }));
+    const request = fingerprintsOf(requestDigest(input));
+    return this.deps.idempotency.once(deviceId, idempotencyKey, request, () => this.queue(deviceId, input, { key: idempotencyKey, ...request }));
   }
 
   /** DELETE /send/:waMessageId: a message still waiting is cancelled, a sent one revoked for everyone. */
@@ -169,7 +169,7 @@ export class SendCommands {
     return result;
   }
 
-  private async queue(deviceId: string, input: SendInput, idempotency?: { key: string; fingerprint: string }): Promise<QueuedAnswer> {
+  private async queue(deviceId: string, input: SendInput, idempotency?: { key: string } & RequestFingerprints): Promise<QueuedAnswer> {
     const { outboxes, media } = this.deps;
     const outboxId = orderedUuid();
     const replyTo = input.replyTo === undefined ? undefined : this.replyTargetOf(deviceId, input.to, input.replyTo);
@@ -183,13 +183,14 @@ export class SendCommands {
       content,
       createdAt: new Date(now).toISOString(),
       ...(expiresAt === undefined ? {} : { expiresAt }),
-      ...(idempotency ? { idempotency } : {}),
+      // Recorded with the message: the key and the request's fingerprint (the legacy one only serves to recognise older records).
+      ...(idempotency ? { idempotency: { key: idempotency.key, fingerprint: idempotency.fingerprint } } : {}),
       ...(replyTo ? { replyTo } : {}),
       ...(input.mentions?.length ? { mentions: input.mentions } : {}),
     };
     let executed;
     try {
-      executed = await outboxes.execute(deviceId, queueMessage(deviceId, message, this.deps.idempotency.ttlMs));
+      executed = await outboxes.execute(deviceId, queueMessage(deviceId, message, this.deps.idempotency.ttlMs, idempotency?.legacy));
     } catch (error) {
       if (mediaOf(content)?.source === 'stored') await media.remove(deviceId, outboxId);
       if (!(error instanceof RepeatedSend)) throw error;

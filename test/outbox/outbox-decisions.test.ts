@@ -93,6 +93,12 @@ describe('outbox decisions', () => {
     expect(() => queueMessage('d', { ...again, idempotency: { key: 'k', fingerprint: 'other' } }, 60_000)(state)).toThrowError(
       expect.objectContaining({ code: 'idempotency_key_reused' }) as unknown as Error,
     );
+    // A key recorded with a fingerprint made the way it was before (the fields in the client's order) is recognised
+    // by that legacy fingerprint, and only by it.
+    expect(() => queueMessage('d', { ...again, idempotency: { key: 'k', fingerprint: 'canonical' } }, 60_000, 'f')(state)).toThrow(RepeatedSend);
+    expect(() => queueMessage('d', { ...again, idempotency: { key: 'k', fingerprint: 'canonical' } }, 60_000, 'other')(state)).toThrowError(
+      expect.objectContaining({ code: 'idempotency_key_reused' }) as unknown as Error,
+    );
     // Past its time to live the key is a new request; the state survives a snapshot.
     expect(queueMessage('d', { ...again, createdAt: '2026-01-01T00:02:00.000Z' }, 60_000)(state).events).toHaveLength(1);
     expect(() => queueMessage('d', again, 60_000)(OutboxState.fromSnapshot(state.toSnapshot()))).toThrow(RepeatedSend);

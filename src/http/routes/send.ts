@@ -50,7 +50,7 @@ const tag = 'Sending';
 
 const IDEMPOTENCY_NOTE =
   `An \`Idempotency-Key\` header (1..${IDEMPOTENCY_KEY_MAX_LENGTH} visible ASCII characters) makes a retried request return the first answer ` +
-  'instead of queuing again, for 24 h and across restarts; the same key with a different request is `422 idempotency_key_reused`.';
+  'instead of queuing again, for 24 h and across restarts; the same key with a different request is `422 idempotency_key_reused` (the same fields in another JSON order are the same request).';
 
 /** Declared for /openapi.json; the handlers read and check it with parseIdempotencyKey. */
 const IdempotencyHeaders = Type.Object({

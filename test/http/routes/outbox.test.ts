@@ -177,6 +177,22 @@ describe('the outbox over HTTP', () => {
     expect(await outboxList(api, shop)).toHaveLength(1);
   });
 
+  it('takes the same request with its JSON fields in another order as the same request for its Idempotency-Key', async () => {
+    const api = await start();
+    const shop = await createDevice(api, 'shop', '4915100000011');
+    const sendLocation = (raw: string) =>
+      api('POST', '/devices/shop/send/location', { deviceKey: shop.key, raw, headers: { 'content-type': 'application/json', 'idempotency-key': 'here-1' } });
+    const first = await sendLocation('{"latitude":52.52,"longitude":13.405,"to":"4915112345678","name":"Office"}');
+    expect(first.status).toBe(202);
+    const again = await sendLocation('{"to":"4915112345678","name":"Office","longitude":13.405,"latitude":52.52}');
+    expect(again.status, JSON.stringify(again.body)).toBe(202);
+    expect(again.body.outboxId).toBe(first.body.outboxId);
+    const other = await sendLocation('{"to":"4915112345678","name":"Home","longitude":13.405,"latitude":52.52}');
+    expect(other.status).toBe(422);
+    expect(other.body.code).toBe('idempotency_key_reused');
+    expect(await outboxList(api, shop)).toHaveLength(1);
+  });
+
   it('drops the outbox of a deleted device: what waited is cancelled and its media removed', async () => {
     const api = await start();
     const shop: SandboxDevice = await createDevice(api, 'shop', '4915100000011');
