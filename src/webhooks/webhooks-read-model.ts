@@ -161,7 +161,7 @@ export class WebhooksReadModel implements Projection {
         this.forgetHook(deviceId);
         sql.upsertHook.run(deviceId, url, JSON.stringify(events), secret, event.data.at);
         // Only the kinds the hook lists go out: those it no longer lists end as failed, as on a removal.
-        if (!events.includes(ALL_EVENTS)) sql.cancelPendingNotIn.run('its kind was dropped from the hook\'s events', at, deviceId, JSON.stringify(events));
+        if (!events.includes(ALL_EVENTS)) sql.cancelPending.run({ reason: 'its kind was dropped from the hook\'s events', at, deviceId, listed: JSON.stringify(events) });
         return;
       }
       case 'HooksRemoved':
@@ -169,7 +169,8 @@ export class WebhooksReadModel implements Projection {
         // Nothing more goes out for this device: what was still waiting ends as failed, with the reason.
         this.forgetHook(event.data.deviceId);
         sql.removeHook.run(event.data.deviceId);
-        sql.cancelPending.run(event.type === 'HooksRemoved' ? 'the hook configuration was removed' : 'the device was deleted', at, event.data.deviceId);
+        const reason = event.type === 'HooksRemoved' ? 'the hook configuration was removed' : 'the device was deleted';
+        sql.cancelPending.run({ reason, at, deviceId: event.data.deviceId, listed: null });
         return;
       case 'WebhookDeliveryAttempted': {
         const data = event.data;
@@ -299,15 +300,12 @@ export class WebhooksReadModel implements Projection {
       ),
       removeHook: db.prepare('DELETE FROM webhook_hooks WHERE device_id = ?'),
       hook: db.prepare<[string], HookRow>('SELECT url, events, secret, updated_at FROM webhook_hooks WHERE device_id = ?'),
-      // A new round: an attempt still in flight, recorded later, counts but decides nothing (it would make the
-      // delivery pending again, for whatever hook comes next).
-      cancelPending: db.prepare(
-        `UPDATE webhook_deliveries SET status = 'failed', last_error = ?, next_attempt_at = NULL, updated_at = ?, round = round + 1
-         WHERE device_id = ? AND status = 'pending'`,
-      ),
-      cancelPendingNotIn: db.prepare<[string, number, string, string]>(
-        `UPDATE webhook_deliveries SET status = 'failed', last_error = ?, next_attempt_at = NULL, updated_at = ?, round = round + 1
-         WHERE device_id = ? AND status = 'pending' AND event NOT IN (SELECT value FROM json_each(?))`,
+      // A device's pending deliveries end as failed: all of them, or (`listed`, the JSON array of the kinds the hook
+      // lists) those of the other kinds. A new round: an attempt still in flight, recorded later, counts but decides
+      // nothing (it would make the delivery pending again, for whatever hook comes next).
+      cancelPending: db.prepare<[{ reason: string; at: number; deviceId: string; listed: string | null }]>(
+        `UPDATE webhook_deliveries SET status = 'failed', last_error = @reason, next_attempt_at = NULL, updated_at = @at, round = round + 1
+         WHERE device_id = @deviceId AND status = 'pending' AND (@listed IS NULL OR event NOT IN (SELECT value FROM json_each(@listed)))`,
       ),
       insertDelivery: db.prepare(
         `INSERT OR IGNORE INTO webhook_deliveries (seq, id, device_id, event, payload, status, next_attempt_at, created_at, updated_at)
