@@ -13,7 +13,8 @@ module.exports = {
     },
     {
       name: 'http-only-from-the-edge',
-      comment: 'Only src/http itself and the composition root (src/gateway.ts) know about HTTP; domain code throws DomainErrors.',
+      comment:
+        'Only src/http itself and the composition root (src/gateway.ts) know about HTTP; domain code throws DomainErrors.',
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/(http|gateway\\.ts)' },
       to: { path: '^src/http' },

@@ -16,7 +16,8 @@ import { round } from './lib/stats.js';
 import { makeTempDir } from './lib/temp.js';
 
 export const name = 'baileys';
-export const description = 'Baileys engine: N sessions connected to a local WhatsApp server (crabline); RSS per connected session';
+export const description =
+  'Baileys engine: N sessions connected to a local WhatsApp server (crabline); RSS per connected session';
 
 const SESSIONS = Number(process.env.BENCH_BAILEYS_SESSIONS ?? 20);
 const CHILD_TIMEOUT_MS = 120_000;
@@ -52,12 +53,22 @@ export async function run(): Promise<Metric[]> {
       BENCH_BAILEYS_SESSIONS: String(SESSIONS),
     });
     const n = report.sessions;
-    const perSession = (after: MemoryFigures, key: keyof MemoryFigures) => round((after[key] - report.baseline[key]) / n / MB, 2);
+    const perSession = (after: MemoryFigures, key: keyof MemoryFigures) =>
+      round((after[key] - report.baseline[key]) / n / MB, 2);
     return [
-      { metric: `RSS per connected session (${n} sessions, after 1 text out + 1 in each)`, value: perSession(report.afterTraffic, 'rss'), unit: 'MB', target: { op: '<=', value: 25 } },
+      {
+        metric: `RSS per connected session (${n} sessions, after 1 text out + 1 in each)`,
+        value: perSession(report.afterTraffic, 'rss'),
+        unit: 'MB',
+        target: { op: '<=', value: 25 },
+      },
       { metric: 'RSS per connected session, idle', value: perSession(report.online, 'rss'), unit: 'MB' },
       { metric: 'JS heap per connected session', value: perSession(report.afterTraffic, 'heapUsed'), unit: 'MB' },
-      { metric: 'RSS of the process, Baileys loaded, no session', value: round(report.baseline.rss / MB, 1), unit: 'MB' },
+      {
+        metric: 'RSS of the process, Baileys loaded, no session',
+        value: round(report.baseline.rss / MB, 1),
+        unit: 'MB',
+      },
       { metric: `RSS of the process with ${n} sessions`, value: round(report.afterTraffic.rss / MB, 1), unit: 'MB' },
       { metric: `time until all ${n} sessions are online`, value: round(report.secondsToAllOnline, 2), unit: 's' },
       { metric: 'inbound texts reported (1 per session expected)', value: report.inboundReceived, unit: 'messages' },
@@ -85,7 +96,11 @@ function runChild(env: Record<string, string>): Promise<ChildReport> {
       clearTimeout(timer);
       const last = stdout.trim().split('\n').at(-1) ?? '';
       if (code === 0 && last.startsWith('{')) return resolve(JSON.parse(last) as ChildReport);
-      reject(new Error(`the Baileys sessions child ended with ${signal ?? `code ${code}`}\n${stderr}\n${stdout.slice(-2_000)}`));
+      reject(
+        new Error(
+          `the Baileys sessions child ended with ${signal ?? `code ${code}`}\n${stderr}\n${stdout.slice(-2_000)}`,
+        ),
+      );
     });
   });
 }
@@ -100,7 +115,14 @@ async function child(): Promise<void> {
   };
   const sessions = Number(env('BENCH_BAILEYS_SESSIONS'));
   const selfJid = env('BENCH_BAILEYS_SELF_JID');
-  const [{ initAuthCreds }, { SqliteEventStore }, { AuthRecords }, { createBaileysEngine }, { newWaMessageId }, { pino }] = await Promise.all([
+  const [
+    { initAuthCreds },
+    { SqliteEventStore },
+    { AuthRecords },
+    { createBaileysEngine },
+    { newWaMessageId },
+    { pino },
+  ] = await Promise.all([
     import('baileys'),
     import('../src/eventstore/sqlite/sqlite-event-store.js'),
     import('../src/engines/baileys/auth/auth-records.js'),
@@ -112,7 +134,10 @@ async function child(): Promise<void> {
   const deviceIds = Array.from({ length: sessions }, (_, i) => `bench-${i}`);
   // What each device holds after its QR scan (crabline does not pair): credentials linked to its account.
   for (const deviceId of deviceIds) {
-    await new AuthRecords(store, deviceId, undefined).write('creds', { ...initAuthCreds(), me: { id: selfJid, name: 'Bench' } });
+    await new AuthRecords(store, deviceId, undefined).write('creds', {
+      ...initAuthCreds(),
+      me: { id: selfJid, name: 'Bench' },
+    });
   }
   const engine = createBaileysEngine({
     store,
@@ -146,11 +171,23 @@ async function child(): Promise<void> {
   const idle = measure();
 
   // A little traffic, as a working session has: one text out from each, one text in to each.
-  await Promise.all(connections.map((c, i) => c.send({ waMessageId: newWaMessageId(selfJid), to: `1555100${String(i).padStart(4, '0')}`, content: { kind: 'text', text: `bench ${i}` } })));
+  await Promise.all(
+    connections.map((c, i) =>
+      c.send({
+        waMessageId: newWaMessageId(selfJid),
+        to: `1555100${String(i).padStart(4, '0')}`,
+        content: { kind: 'text', text: `bench ${i}` },
+      }),
+    ),
+  );
   const response = await fetch(env('BENCH_BAILEYS_INBOUND_URL'), {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-crabline-admin-token': env('BENCH_BAILEYS_ADMIN_TOKEN') },
-    body: JSON.stringify({ chatJid: '15557654321@s.whatsapp.net', senderJid: '15557654321@s.whatsapp.net', text: 'hello, bench' }),
+    body: JSON.stringify({
+      chatJid: '15557654321@s.whatsapp.net',
+      senderJid: '15557654321@s.whatsapp.net',
+      text: 'hello, bench',
+    }),
   });
   if (!response.ok) throw new Error(`crabline refused the inbound text: ${response.status} ${await response.text()}`);
   await withTimeout(
@@ -165,7 +202,14 @@ async function child(): Promise<void> {
   await Promise.all(connections.map((c) => c.close()));
   await engine.close();
   await store.close();
-  const report: ChildReport = { sessions, baseline, online: idle, afterTraffic, secondsToAllOnline, inboundReceived: inbound };
+  const report: ChildReport = {
+    sessions,
+    baseline,
+    online: idle,
+    afterTraffic,
+    secondsToAllOnline,
+    inboundReceived: inbound,
+  };
   process.stdout.write(`${JSON.stringify(report)}\n`);
 }
 
@@ -180,7 +224,10 @@ function measure(): MemoryFigures {
 async function withTimeout<T>(promise: Promise<T>, ms: number, message: () => string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message())), ms)))]);
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message())), ms))),
+    ]);
   } finally {
     clearTimeout(timer);
   }

@@ -39,7 +39,7 @@ async function main(): Promise<number> {
     [
       `cycles ${report.cycles} in ${report.durationSeconds} s; integrity_check ${report.integrityCheck}`,
       `sends:    ${sends.attempted} attempted, ${sends.acknowledged} acknowledged (202), ${sends.retriedAfterCut} retried after a cut, lost ${sends.lost}, keys under two ids ${sends.keysUnderTwoIds}, not read ${sends.notRead}; answers ${JSON.stringify(sends.statuses)}`,
-      `inbound:  ${inbound.attempted} attempted, ${inbound.acknowledged} acknowledged (202), lost ${inbound.lost} ${inbound.lostSamples.join(", ")}; answers ${JSON.stringify(inbound.statuses)}`,
+      `inbound:  ${inbound.attempted} attempted, ${inbound.acknowledged} acknowledged (202), lost ${inbound.lost} ${inbound.lostSamples.join(', ')}; answers ${JSON.stringify(inbound.statuses)}`,
       `webhooks: ${webhooks.expected} events expected, ${webhooks.requests} requests (${webhooks.redeliveries} redeliveries of a webhook-id), undelivered ${webhooks.undelivered}, events under two ids ${webhooks.eventsWithTwoIds}; receiver outages ${webhooks.receiverOutages}`,
       report.failures.length === 0 ? 'every check held' : `FAILED: ${report.failures.join('; ')}`,
       `results: ${file}`,

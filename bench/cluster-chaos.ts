@@ -20,7 +20,8 @@ import { makeTempDir } from './lib/temp.js';
 import { leaseOwners, queryStore, waitFor as waitUntil } from './lib/cluster-store.js';
 
 /** The chaos run polls less often than the bench: its checks read the whole file. */
-const waitFor = (check: () => boolean | Promise<boolean>, timeoutMs: number, what: string) => waitUntil(check, timeoutMs, what, 200);
+const waitFor = (check: () => boolean | Promise<boolean>, timeoutMs: number, what: string) =>
+  waitUntil(check, timeoutMs, what, 200);
 
 const DEVICES = 30;
 const SEND_PER_SECOND = 300;
@@ -71,13 +72,23 @@ async function main(): Promise<number> {
     WEBHOOK_HOST_RATE_PER_SECOND: '100000',
     WEBHOOK_RETRY_SCHEDULE: '250ms,500ms,1s,1s,2s,2s,5s,5s,10s',
   });
-  const start = (worker: number) => spawnServer({ name: `gateway-${worker}`, script: 'src/main.ts', healthPath: '/health', env: env(worker), startTimeoutMs: 120_000 });
+  const start = (worker: number) =>
+    spawnServer({
+      name: `gateway-${worker}`,
+      script: 'src/main.ts',
+      healthPath: '/health',
+      env: env(worker),
+      startTimeoutMs: 120_000,
+    });
   const nodes: Array<ChildServer | undefined> = await Promise.all([1, 2, 3].map(start));
   const live = () => nodes.filter((node): node is ChildServer => node !== undefined);
   const api = async (node: ChildServer, method: string, path: string, json?: unknown, key?: string) => {
     const response = await fetch(`${node.url}${path}`, {
       method,
-      headers: { ...(key ? { 'x-device-key': key } : { 'x-admin-key': ADMIN_KEY }), ...(json === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        ...(key ? { 'x-device-key': key } : { 'x-admin-key': ADMIN_KEY }),
+        ...(json === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       body: json === undefined ? undefined : JSON.stringify(json),
       signal: AbortSignal.timeout(30_000),
     });
@@ -89,16 +100,28 @@ async function main(): Promise<number> {
     const ids = Array.from({ length: DEVICES }, (_, i) => `cc-${i}`);
     for (const id of ids) {
       keys.set(id, (await api(live()[0]!, 'POST', '/devices', { id, name: id, engine: 'sandbox' })).body.deviceKey);
-      await api(live()[0]!, 'PUT', `/devices/${id}/hooks`, { url: hookUrl, events: ['message.status', 'message.received'] });
+      await api(live()[0]!, 'PUT', `/devices/${id}/hooks`, {
+        url: hookUrl,
+        events: ['message.status', 'message.received'],
+      });
       await api(live()[0]!, 'POST', `/devices/${id}/session/open`);
     }
     await waitFor(() => leaseOwners(data.path).size === DEVICES, 60_000, 'owners');
     for (const [i, id] of ids.entries()) {
-      await waitFor(async () => (await api(live()[0]!, 'GET', `/devices/${id}/session/state`)).body?.state === 'qr', 60_000, `${id} qr`);
+      await waitFor(
+        async () => (await api(live()[0]!, 'GET', `/devices/${id}/session/state`)).body?.state === 'qr',
+        60_000,
+        `${id} qr`,
+      );
       const owner = live().find((node) => node.pid === leaseOwners(data.path).get(id))!;
-      await api(owner, 'POST', `/sandbox/devices/${id}/scan`, { phone: `4915100${String(i).padStart(5, "0")}1` });
+      await api(owner, 'POST', `/sandbox/devices/${id}/scan`, { phone: `4915100${String(i).padStart(5, '0')}1` });
     }
-    for (const id of ids) await waitFor(async () => (await api(live()[0]!, 'GET', `/devices/${id}/session/state`)).body?.state === 'online', 60_000, `${id} online`);
+    for (const id of ids)
+      await waitFor(
+        async () => (await api(live()[0]!, 'GET', `/devices/${id}/session/state`)).body?.state === 'online',
+        60_000,
+        `${id} online`,
+      );
     log(`${DEVICES} devices online over 3 processes`);
 
     const acknowledged = new Set<string>();
@@ -136,7 +159,13 @@ async function main(): Promise<number> {
       const node = nodesNow[n % nodesNow.length];
       if (!node) return;
       offered.sends += 1;
-      const answer = await api(node, 'POST', `/devices/${id}/send/text`, { to: '4915199999999', text: `m${n}` }, keys.get(id));
+      const answer = await api(
+        node,
+        'POST',
+        `/devices/${id}/send/text`,
+        { to: '4915199999999', text: `m${n}` },
+        keys.get(id),
+      );
       if (answer.status === 202) acknowledged.add(answer.body.waMessageId);
     };
     const injectOne = async () => {
@@ -144,7 +173,10 @@ async function main(): Promise<number> {
       const node = live().find((candidate) => candidate.pid === owners.get(id));
       if (!node) return;
       offered.inbound += 1;
-      const answer = await api(node, 'POST', `/sandbox/devices/${id}/inbound`, { from: '4915188888888', body: `in${m}` });
+      const answer = await api(node, 'POST', `/sandbox/devices/${id}/inbound`, {
+        from: '4915188888888',
+        body: `in${m}`,
+      });
       if (answer.status === 202 && answer.body?.waMessageId) inbound.add(answer.body.waMessageId);
     };
     const schedule = async (perSecond: number, request: () => Promise<void>) => {
@@ -166,7 +198,9 @@ async function main(): Promise<number> {
       if (!victim) continue;
       process.kill(victim.pid, 'SIGKILL');
       nodes[index] = undefined;
-      log(`cycle ${cycle}: killed gateway-${index + 1} (${acknowledged.size} sends acknowledged, ${inbound.size} inbound)`);
+      log(
+        `cycle ${cycle}: killed gateway-${index + 1} (${acknowledged.size} sends acknowledged, ${inbound.size} inbound)`,
+      );
       void start(index + 1).then((node) => (nodes[index] = node));
     }
     stop = true;
@@ -176,23 +210,42 @@ async function main(): Promise<number> {
     await waitFor(() => live().length === 3, 120_000, 'every process back');
     log('load stopped; waiting for the outboxes and webhooks to drain');
     // Every acknowledged id, not a count: sends cut by a kill after their append are sent too, unacknowledged.
-    await waitFor(() => {
-      const ids = sentIds(data.path);
-      return [...acknowledged].every((id) => ids.has(id));
-    }, 180_000, 'every send').catch((error: Error) => failures.push(error.message));
+    await waitFor(
+      () => {
+        const ids = sentIds(data.path);
+        return [...acknowledged].every((id) => ids.has(id));
+      },
+      180_000,
+      'every send',
+    ).catch((error: Error) => failures.push(error.message));
     const sent = sentEvents(data.path);
     const twice = sent.length - new Set(sent).size;
     if (twice > 0) failures.push(`${twice} messages recorded sent twice`);
     const missing = [...acknowledged].filter((id) => !new Set(sent).has(id));
     if (missing.length > 0) failures.push(`${missing.length} acknowledged messages never sent`);
-    await waitFor(() => [...acknowledged].every((id) => received.has(`message.status:${id}:sent`)) && [...inbound].every((id) => received.has(`message.received:${id}:`)), 180_000, 'every webhook').catch((error: Error) =>
-      failures.push(error.message),
-    );
+    await waitFor(
+      () =>
+        [...acknowledged].every((id) => received.has(`message.status:${id}:sent`)) &&
+        [...inbound].every((id) => received.has(`message.received:${id}:`)),
+      180_000,
+      'every webhook',
+    ).catch((error: Error) => failures.push(error.message));
     const duplicates = [...received.values()].filter((count) => count > 1).length;
     const over = rateExceeded(data.path, RATE_PER_MINUTE);
     if (over > 0) failures.push(`${over} windows over the rate`);
-    const health = await Promise.all(live().map(async (node) => (await api(node, 'GET', '/health')).body.cluster.devicesOwned as number));
-    await waitFor(async () => (await Promise.all(live().map(async (node) => (await api(node, 'GET', '/health')).body.cluster.devicesOwned as number))).reduce((a, b) => a + b, 0) === DEVICES, 60_000, 'one owner per device').catch((error: Error) => failures.push(error.message));
+    const health = await Promise.all(
+      live().map(async (node) => (await api(node, 'GET', '/health')).body.cluster.devicesOwned as number),
+    );
+    await waitFor(
+      async () =>
+        (
+          await Promise.all(
+            live().map(async (node) => (await api(node, 'GET', '/health')).body.cluster.devicesOwned as number),
+          )
+        ).reduce((a, b) => a + b, 0) === DEVICES,
+      60_000,
+      'one owner per device',
+    ).catch((error: Error) => failures.push(error.message));
     process.stdout.write(
       `${cycle} kills in ${seconds} s; offered ${offered.sends} sends (${round(offered.sends / seconds)}/s) and ${offered.inbound} inbound ` +
         `(${round(offered.inbound / seconds)}/s), ${offered.skipped} skipped at ${MAX_IN_FLIGHT} of a kind in flight\n` +
@@ -209,7 +262,10 @@ async function main(): Promise<number> {
 }
 
 function sentEvents(dataDir: string): string[] {
-  return queryStore<{ data: string }>(dataDir, `SELECT data FROM events WHERE stream_id LIKE 'outbox-%' AND type = 'MessageStatusChanged'`)
+  return queryStore<{ data: string }>(
+    dataDir,
+    `SELECT data FROM events WHERE stream_id LIKE 'outbox-%' AND type = 'MessageStatusChanged'`,
+  )
     .map((row) => JSON.parse(row.data) as { waMessageId: string; status: string })
     .filter((data) => data.status === 'sent')
     .map((data) => data.waMessageId);
@@ -220,7 +276,10 @@ const sentIds = (dataDir: string) => new Set(sentEvents(dataDir));
 /** Windows of 60 s (starting at each try) holding more tries of one device than the rate allows. */
 function rateExceeded(dataDir: string, rate: number): number {
   const starts = new Map<string, number[]>();
-  for (const row of queryStore<{ stream_id: string; data: string }>(dataDir, `SELECT stream_id, data FROM events WHERE type = 'OutboxMessageSending' ORDER BY position`)) {
+  for (const row of queryStore<{ stream_id: string; data: string }>(
+    dataDir,
+    `SELECT stream_id, data FROM events WHERE type = 'OutboxMessageSending' ORDER BY position`,
+  )) {
     const at = (JSON.parse(row.data) as { startedAt?: number }).startedAt;
     if (at !== undefined) starts.set(row.stream_id, [...(starts.get(row.stream_id) ?? []), at]);
   }

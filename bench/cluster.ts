@@ -14,14 +14,22 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Metric } from './lib/benchmark.js';
 import { readFileSync, readdirSync } from 'node:fs';
 import { get as httpGet } from 'node:http';
-import { type ChildServer, type GatewayChild, spawnGateway, processCpuSeconds, spawnGateways, spawnServer } from './lib/child.js';
+import {
+  type ChildServer,
+  type GatewayChild,
+  spawnGateway,
+  processCpuSeconds,
+  spawnGateways,
+  spawnServer,
+} from './lib/child.js';
 import { type HttpLoadResult, loadHttp } from './lib/http-load.js';
 import { ratio, round } from './lib/stats.js';
 import { leaseOwners, waitFor } from './lib/cluster-store.js';
 import { measure as measureWebhooks } from './webhooks.js';
 
 export const name = 'cluster';
-export const description = 'GATEWAY_PROCESSES=2: GET /devices/:id vs bare Koa, /send/text 2 processes vs 1, webhook deliveries/s on 2 processes, failover time after kill -9 (LEASE_TIMEOUT 10 s)';
+export const description =
+  'GATEWAY_PROCESSES=2: GET /devices/:id vs bare Koa, /send/text 2 processes vs 1, webhook deliveries/s on 2 processes, failover time after kill -9 (LEASE_TIMEOUT 10 s)';
 
 const READ = { connections: 50, warmupSeconds: 2, durationSeconds: 10 };
 const SEND = { warmupSeconds: 2, durationSeconds: 10 };
@@ -40,20 +48,43 @@ export async function run(): Promise<Metric[]> {
   } finally {
     await bare.stop();
   }
-  metrics.push(...(await measureSends(async (gateway) => {
-    const read = await loadHttp({ ...READ, url: `${gateway.url}/devices/bench-0`, headers: { 'x-admin-key': gateway.adminKey } });
-    return [
-      { metric: 'GATEWAY_PROCESSES=2 GET /devices/:id', value: round(read.requestsPerSecond, 0), unit: 'req/s' },
-      { metric: 'bare Koa hello-world (one process)', value: round(koa.requestsPerSecond, 0), unit: 'req/s' },
-      { metric: '2 processes / bare Koa', value: round(ratio(read.requestsPerSecond, koa.requestsPerSecond), 3), unit: 'ratio', target: { op: '>=', value: 0.6 } },
-      { metric: 'GET non-2xx + errors (2 processes)', value: read.non2xx + read.errors, unit: 'responses', target: { op: '<=', value: 0 } },
-    ];
-  })));
+  metrics.push(
+    ...(await measureSends(async (gateway) => {
+      const read = await loadHttp({
+        ...READ,
+        url: `${gateway.url}/devices/bench-0`,
+        headers: { 'x-admin-key': gateway.adminKey },
+      });
+      return [
+        { metric: 'GATEWAY_PROCESSES=2 GET /devices/:id', value: round(read.requestsPerSecond, 0), unit: 'req/s' },
+        { metric: 'bare Koa hello-world (one process)', value: round(koa.requestsPerSecond, 0), unit: 'req/s' },
+        {
+          metric: '2 processes / bare Koa',
+          value: round(ratio(read.requestsPerSecond, koa.requestsPerSecond), 3),
+          unit: 'ratio',
+          target: { op: '>=', value: 0.6 },
+        },
+        {
+          metric: 'GET non-2xx + errors (2 processes)',
+          value: read.non2xx + read.errors,
+          unit: 'responses',
+          target: { op: '<=', value: 0 },
+        },
+      ];
+    })),
+  );
   metrics.push(...(await measureWebhooks(2, { latency: false })));
-  metrics.push(await failover().catch((error: unknown) => {
-    process.stderr.write(`failover run failed: ${(error as Error)?.stack ?? String(error)}\n`);
-    return { metric: 'failover: kill -9 → devices online elsewhere', value: Number.NaN, unit: 's', target: { op: '<=' as const, value: 15 } };
-  }));
+  metrics.push(
+    await failover().catch((error: unknown) => {
+      process.stderr.write(`failover run failed: ${(error as Error)?.stack ?? String(error)}\n`);
+      return {
+        metric: 'failover: kill -9 → devices online elsewhere',
+        value: Number.NaN,
+        unit: 's',
+        target: { op: '<=' as const, value: 15 },
+      };
+    }),
+  );
   return metrics;
 }
 
@@ -66,16 +97,31 @@ async function measureSends(beforeTwo?: (gateway: GatewayChild) => Promise<Metri
   const metrics: Metric[] = [];
   const sends: number[] = [];
   for (const processes of [1, 2]) {
-    const gateway = await spawnGateway({ env: { DEFAULT_ENGINE: 'sandbox', GATEWAY_PROCESSES: String(processes), OUTBOX_SPACING: '0ms' } });
+    const gateway = await spawnGateway({
+      env: { DEFAULT_ENGINE: 'sandbox', GATEWAY_PROCESSES: String(processes), OUTBOX_SPACING: '0ms' },
+    });
     try {
       // The workers start after the primary answers nothing: wait until both answer health.
       await sleep(processes > 1 ? 3_000 : 0);
       const keys: string[] = [];
-      for (let d = 0; d < SEND_DEVICES; d++) keys.push((await gateway.adminRequest<{ deviceKey: string }>('POST', '/devices', { id: `bench-${d}`, name: 'Bench' }, 201)).deviceKey);
+      for (let d = 0; d < SEND_DEVICES; d++)
+        keys.push(
+          (
+            await gateway.adminRequest<{ deviceKey: string }>(
+              'POST',
+              '/devices',
+              { id: `bench-${d}`, name: 'Bench' },
+              201,
+            )
+          ).deviceKey,
+        );
       await sleep(1_000);
       if (processes === 2 && beforeTwo) metrics.push(...(await beforeTwo(gateway)));
       const before = await appendCounts(gateway, processes);
-      const body = JSON.stringify({ to: '4915112345678', text: 'Your order 4711 has shipped and will arrive tomorrow between 9:00 and 12:00.' });
+      const body = JSON.stringify({
+        to: '4915112345678',
+        text: 'Your order 4711 has shipped and will arrive tomorrow between 9:00 and 12:00.',
+      });
       const results = await Promise.all(
         keys.map((key, d) =>
           loadHttp({
@@ -99,17 +145,43 @@ async function measureSends(beforeTwo?: (gateway: GatewayChild) => Promise<Metri
       metrics.push(
         { metric: `POST /send/text (202), ${label}`, value: round(perSecond, 0), unit: 'req/s' },
         { metric: `send p99 (${label})`, value: round(Math.max(...results.map((r) => r.latency.p99)), 1), unit: 'ms' },
-        { metric: `gateway CPU, all processes (${label})`, value: round(results[0]!.serverCpuPercent ?? Number.NaN, 0), unit: '% of a core' },
-        { metric: `gateway CPU per 202 (${label})`, value: round((10 * (results[0]!.serverCpuPercent ?? Number.NaN)) / perSecond, 3), unit: 'ms' },
-        { metric: `load generator CPU (${label})`, value: round(results[0]!.loadGeneratorCpuPercent, 0), unit: '% of a core' },
-        { metric: `appends refused for a conflict (${label})`, value: round((100 * conflicts) / Math.max(1, appends + conflicts), 1), unit: '%' },
-        { metric: `send non-2xx + errors (${processes})`, value: results.reduce((sum, r) => sum + r.non2xx + r.errors, 0), unit: 'responses', target: { op: '<=', value: 0 } },
+        {
+          metric: `gateway CPU, all processes (${label})`,
+          value: round(results[0]!.serverCpuPercent ?? Number.NaN, 0),
+          unit: '% of a core',
+        },
+        {
+          metric: `gateway CPU per 202 (${label})`,
+          value: round((10 * (results[0]!.serverCpuPercent ?? Number.NaN)) / perSecond, 3),
+          unit: 'ms',
+        },
+        {
+          metric: `load generator CPU (${label})`,
+          value: round(results[0]!.loadGeneratorCpuPercent, 0),
+          unit: '% of a core',
+        },
+        {
+          metric: `appends refused for a conflict (${label})`,
+          value: round((100 * conflicts) / Math.max(1, appends + conflicts), 1),
+          unit: '%',
+        },
+        {
+          metric: `send non-2xx + errors (${processes})`,
+          value: results.reduce((sum, r) => sum + r.non2xx + r.errors, 0),
+          unit: 'responses',
+          target: { op: '<=', value: 0 },
+        },
       );
     } finally {
       await gateway.stop();
     }
   }
-  metrics.push({ metric: '/send/text 2 processes / 1', value: round(ratio(sends[1]!, sends[0]!), 3), unit: 'ratio', target: { op: '>=', value: 1.3 } });
+  metrics.push({
+    metric: '/send/text 2 processes / 1',
+    value: round(ratio(sends[1]!, sends[0]!), 3),
+    unit: 'ratio',
+    target: { op: '>=', value: 1.3 },
+  });
   return metrics;
 }
 
@@ -122,10 +194,17 @@ async function appendCounts(gateway: GatewayChild, processes: number): Promise<{
   const seen = new Map<string, { appends: number; conflicts: number }>();
   for (let tries = 0; seen.size < processes && tries < 20 * processes; tries++) {
     const text = await new Promise<string>((resolve, reject) => {
-      const request = httpGet(`${gateway.url}/metrics`, { agent: false, headers: { 'x-admin-key': gateway.adminKey } }, (response) => {
-        let body = '';
-        response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk)).on('end', () => resolve(body));
-      });
+      const request = httpGet(
+        `${gateway.url}/metrics`,
+        { agent: false, headers: { 'x-admin-key': gateway.adminKey } },
+        (response) => {
+          let body = '';
+          response
+            .setEncoding('utf8')
+            .on('data', (chunk: string) => (body += chunk))
+            .on('end', () => resolve(body));
+        },
+      );
       request.on('error', reject);
     });
     const value = (pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? 0);
@@ -152,7 +231,8 @@ function treeCpuSeconds(pid: number): number | undefined {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) total += processCpuSeconds(Number(entry)) ?? 0;
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid)
+        total += processCpuSeconds(Number(entry)) ?? 0;
     } catch {
       // ended meanwhile
     }
@@ -179,13 +259,30 @@ async function failover(): Promise<Metric> {
     const owners = () => leaseOwners(dataDir);
     await waitFor(() => owners().size === ids.length, 30_000, 'every device owned');
     for (const [i, id] of ids.entries()) {
-      await waitFor(async () => (await api(nodes[0]!, 'GET', `/devices/${id}/session/state`)).body?.state === 'qr', 30_000, `${id} qr`);
+      await waitFor(
+        async () => (await api(nodes[0]!, 'GET', `/devices/${id}/session/state`)).body?.state === 'qr',
+        30_000,
+        `${id} qr`,
+      );
       const owner = nodes.find((node) => node.pid === owners().get(id))!;
-      const scanned = await api(owner, 'POST', `/sandbox/devices/${id}/scan`, { phone: `491510007${String(i).padStart(3, "0")}1` });
-      if (scanned.status !== 202) throw new Error(`scan of ${id} on ${owner.name}: ${scanned.status} ${JSON.stringify(scanned.body)}`);
+      const scanned = await api(owner, 'POST', `/sandbox/devices/${id}/scan`, {
+        phone: `491510007${String(i).padStart(3, '0')}1`,
+      });
+      if (scanned.status !== 202)
+        throw new Error(`scan of ${id} on ${owner.name}: ${scanned.status} ${JSON.stringify(scanned.body)}`);
     }
-    for (const id of ids) await waitFor(async () => (await api(nodes[0]!, 'GET', `/devices/${id}/session/state`)).body?.state === 'online', 30_000, `${id} online`);
-    const victim = nodes.reduce((a, b) => ([...owners().values()].filter((p) => p === a.pid).length >= [...owners().values()].filter((p) => p === b.pid).length ? a : b));
+    for (const id of ids)
+      await waitFor(
+        async () => (await api(nodes[0]!, 'GET', `/devices/${id}/session/state`)).body?.state === 'online',
+        30_000,
+        `${id} online`,
+      );
+    const victim = nodes.reduce((a, b) =>
+      [...owners().values()].filter((p) => p === a.pid).length >=
+      [...owners().values()].filter((p) => p === b.pid).length
+        ? a
+        : b,
+    );
     const survivor = nodes.find((node) => node !== victim)!;
     const moved = ids.filter((id) => owners().get(id) === victim.pid);
     const killedAt = performance.now();
@@ -194,13 +291,20 @@ async function failover(): Promise<Metric> {
       async () => {
         const current = owners();
         if (!moved.every((id) => current.get(id) === survivor.pid)) return false;
-        const states = await Promise.all(moved.map(async (id) => (await api(survivor, 'GET', `/devices/${id}/session/state`)).body?.state));
+        const states = await Promise.all(
+          moved.map(async (id) => (await api(survivor, 'GET', `/devices/${id}/session/state`)).body?.state),
+        );
         return states.every((state) => state === 'online');
       },
       60_000,
       'the devices online on the survivor',
     );
-    return { metric: `failover: kill -9 → ${moved.length} devices online elsewhere`, value: round((performance.now() - killedAt) / 1000, 2), unit: 's', target: { op: '<=', value: 15 } };
+    return {
+      metric: `failover: kill -9 → ${moved.length} devices online elsewhere`,
+      value: round((performance.now() - killedAt) / 1000, 2),
+      unit: 's',
+      target: { op: '<=', value: 15 },
+    };
   } finally {
     for (const node of nodes) await node.stop().catch(() => undefined);
   }

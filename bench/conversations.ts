@@ -19,7 +19,8 @@ import { makeTempDir } from './lib/temp.js';
 import { rebuildAll } from './rebuild.js';
 
 export const name = 'conversations';
-export const description = 'GET /chats/:chatId/messages and GET /messages/:waMessageId on 1,000,000 messages over 1,000 chats, 50 connections';
+export const description =
+  'GET /chats/:chatId/messages and GET /messages/:waMessageId on 1,000,000 messages over 1,000 chats, 50 connections';
 
 const DEVICES = 10;
 const CHATS_PER_DEVICE = 100;
@@ -66,7 +67,9 @@ export async function run(): Promise<Metric[]> {
       const headersOf = (deviceId: string) => ({ 'X-Device-Key': history.keys.get(deviceId)! });
       // autocannon sends one set of headers per run: every request of a run goes to one device's chats.
       const device = history.chats[2]!.deviceId;
-      const chats = history.chats.filter((c) => c.deviceId === device && c.count > SMALL_CHAT_MESSAGES && c.count < BIG_CHAT_MESSAGES);
+      const chats = history.chats.filter(
+        (c) => c.deviceId === device && c.count > SMALL_CHAT_MESSAGES && c.count < BIG_CHAT_MESSAGES,
+      );
       const pick = <T>(list: readonly T[]): T => list[Math.floor(Math.random() * list.length)]!;
       const pagePath = (chat: Chat, deep: boolean, limit = 50) => {
         const path = `/devices/${chat.deviceId}/chats/${chat.chatId}/messages?limit=${limit}`;
@@ -75,9 +78,19 @@ export async function run(): Promise<Metric[]> {
         return `${path}&cursor=${encodeCursor(`${key.at}:${key.pos}`)}`;
       };
       const load = (deviceId: string, nextPath: () => string, headers: Record<string, string> = headersOf(deviceId)) =>
-        loadHttp({ url: `${server.url}${nextPath()}`, headers, nextPath, connections: 50, warmupSeconds: 2, durationSeconds: 8, serverCpuSeconds: () => server.cpuSeconds() });
+        loadHttp({
+          url: `${server.url}${nextPath()}`,
+          headers,
+          nextPath,
+          connections: 50,
+          warmupSeconds: 2,
+          durationSeconds: 8,
+          serverCpuSeconds: () => server.cpuSeconds(),
+        });
       // The baseline of this run: the http bench's route (one device read from its read model), same gateway, same load.
-      const baseline = await load(history.chats[0]!.deviceId, () => `/devices/${history.chats[0]!.deviceId}`, { 'X-Admin-Key': ADMIN_KEY });
+      const baseline = await load(history.chats[0]!.deviceId, () => `/devices/${history.chats[0]!.deviceId}`, {
+        'X-Admin-Key': ADMIN_KEY,
+      });
 
       let flip = false;
       const pages = await load(device, () => pagePath(pick(chats), (flip = !flip)));
@@ -88,23 +101,76 @@ export async function run(): Promise<Metric[]> {
       // Pages of ten on both: the whole small chat against ten messages from anywhere in the big one.
       const bigPages = await load(big.deviceId, () => pagePath(big, true, SMALL_CHAT_MESSAGES));
       const smallPages = await load(small.deviceId, () => pagePath(small, false, SMALL_CHAT_MESSAGES));
-      const failures = baseline.non2xx + baseline.errors + pages.non2xx + pages.errors + lookups.non2xx + lookups.errors + bigPages.non2xx + bigPages.errors + smallPages.non2xx + smallPages.errors;
+      const failures =
+        baseline.non2xx +
+        baseline.errors +
+        pages.non2xx +
+        pages.errors +
+        lookups.non2xx +
+        lookups.errors +
+        bigPages.non2xx +
+        bigPages.errors +
+        smallPages.non2xx +
+        smallPages.errors;
       return [
         { metric: 'messages in the log', value: MESSAGES, unit: 'messages' },
         { metric: 'events in the log', value: history.events, unit: 'events' },
         { metric: 'log written straight into the store', value: round(writeSeconds, 1), unit: 's' },
-        { metric: 'rebuild of every read model', value: Math.round(rebuild.events / rebuild.seconds), unit: 'events/s' },
-        { metric: 'baseline GET /devices/:id (same run), req/s', value: Math.round(baseline.requestsPerSecond), unit: 'req/s' },
+        {
+          metric: 'rebuild of every read model',
+          value: Math.round(rebuild.events / rebuild.seconds),
+          unit: 'events/s',
+        },
+        {
+          metric: 'baseline GET /devices/:id (same run), req/s',
+          value: Math.round(baseline.requestsPerSecond),
+          unit: 'req/s',
+        },
         { metric: 'baseline GET /devices/:id (same run), p99', value: round(baseline.latency.p99, 2), unit: 'ms' },
-        { metric: 'GET /chats/:chatId/messages?limit=50 (first and deep pages), req/s', value: Math.round(pages.requestsPerSecond), unit: 'req/s' },
-        { metric: 'GET /chats/:chatId/messages?limit=50, p99', value: round(pages.latency.p99, 2), unit: 'ms', target: { op: '<=', value: 10 } },
-        { metric: 'GET /chats/:chatId/messages p99 / baseline p99', value: round(ratio(pages.latency.p99, baseline.latency.p99), 2), unit: '×' },
+        {
+          metric: 'GET /chats/:chatId/messages?limit=50 (first and deep pages), req/s',
+          value: Math.round(pages.requestsPerSecond),
+          unit: 'req/s',
+        },
+        {
+          metric: 'GET /chats/:chatId/messages?limit=50, p99',
+          value: round(pages.latency.p99, 2),
+          unit: 'ms',
+          target: { op: '<=', value: 10 },
+        },
+        {
+          metric: 'GET /chats/:chatId/messages p99 / baseline p99',
+          value: round(ratio(pages.latency.p99, baseline.latency.p99), 2),
+          unit: '×',
+        },
         { metric: 'GET /messages/:waMessageId, req/s', value: Math.round(lookups.requestsPerSecond), unit: 'req/s' },
-        { metric: 'GET /messages/:waMessageId, p99', value: round(lookups.latency.p99, 2), unit: 'ms', target: { op: '<=', value: 5 } },
-        { metric: 'GET /messages/:waMessageId p99 / baseline p99', value: round(ratio(lookups.latency.p99, baseline.latency.p99), 2), unit: '×' },
-        { metric: 'pages of 10 anywhere in a 100,000-message chat, p99', value: round(bigPages.latency.p99, 2), unit: 'ms' },
-        { metric: 'the one page of 10 of a 10-message chat, p99 (same run)', value: round(smallPages.latency.p99, 2), unit: 'ms' },
-        { metric: 'p99 ratio 100,000-message chat / 10-message chat', value: round(ratio(bigPages.latency.p99, smallPages.latency.p99), 2), unit: '×', target: { op: '<=', value: 1.5 } },
+        {
+          metric: 'GET /messages/:waMessageId, p99',
+          value: round(lookups.latency.p99, 2),
+          unit: 'ms',
+          target: { op: '<=', value: 5 },
+        },
+        {
+          metric: 'GET /messages/:waMessageId p99 / baseline p99',
+          value: round(ratio(lookups.latency.p99, baseline.latency.p99), 2),
+          unit: '×',
+        },
+        {
+          metric: 'pages of 10 anywhere in a 100,000-message chat, p99',
+          value: round(bigPages.latency.p99, 2),
+          unit: 'ms',
+        },
+        {
+          metric: 'the one page of 10 of a 10-message chat, p99 (same run)',
+          value: round(smallPages.latency.p99, 2),
+          unit: 'ms',
+        },
+        {
+          metric: 'p99 ratio 100,000-message chat / 10-message chat',
+          value: round(ratio(bigPages.latency.p99, smallPages.latency.p99), 2),
+          unit: '×',
+          target: { op: '<=', value: 1.5 },
+        },
         { metric: 'non-2xx answers and errors', value: failures, unit: 'requests', target: { op: '<=', value: 0 } },
       ];
     } finally {
@@ -130,15 +196,29 @@ function* conversationEvents(history: History): Generator<LogEvent> {
     const deviceId = `conv-${d}`;
     const key = generateDeviceKey();
     history.keys.set(deviceId, key);
-    yield next({ streamId: deviceStream(deviceId), type: 'DeviceCreated', data: { deviceId, name: deviceId, engine: 'sandbox', metadata: {}, keyHash: hashKey(key) } });
+    yield next({
+      streamId: deviceStream(deviceId),
+      type: 'DeviceCreated',
+      data: { deviceId, name: deviceId, engine: 'sandbox', metadata: {}, keyHash: hashKey(key) },
+    });
     for (let c = 0; c < CHATS_PER_DEVICE; c++) {
-      history.chats.push({ deviceId, chatId: `49301${String(d * CHATS_PER_DEVICE + c).padStart(7, '0')}`, keys: [], count: 0 });
+      history.chats.push({
+        deviceId,
+        chatId: `49301${String(d * CHATS_PER_DEVICE + c).padStart(7, '0')}`,
+        keys: [],
+        count: 0,
+      });
     }
   }
   const [big, small, ...others] = history.chats;
   let turn = 0;
   for (let k = 0; k < MESSAGES; k++) {
-    const chat = k % 10 === 0 ? big! : k % 10 === 5 && small!.count < SMALL_CHAT_MESSAGES ? small! : others[turn++ % others.length]!;
+    const chat =
+      k % 10 === 0
+        ? big!
+        : k % 10 === 5 && small!.count < SMALL_CHAT_MESSAGES
+          ? small!
+          : others[turn++ % others.length]!;
     const { deviceId, chatId } = chat;
     const at = T0 + Math.floor(k / 20);
     chat.count++;
@@ -149,7 +229,17 @@ function* conversationEvents(history: History): Generator<LogEvent> {
       yield next({
         streamId: inboxStream(deviceId),
         type: 'MessageReceived',
-        data: { deviceId, from: chatId, chatId, isGroup: false, type: 'text', body: `message ${k} in ${chatId}`, timestamp: at, waMessageId, pushName: `Contact ${chatId.slice(-3)}` },
+        data: {
+          deviceId,
+          from: chatId,
+          chatId,
+          isGroup: false,
+          type: 'text',
+          body: `message ${k} in ${chatId}`,
+          timestamp: at,
+          waMessageId,
+          pushName: `Contact ${chatId.slice(-3)}`,
+        },
       });
     } else {
       const waMessageId = `3EB0${k.toString(16).toUpperCase().padStart(18, '0')}`;
@@ -158,7 +248,15 @@ function* conversationEvents(history: History): Generator<LogEvent> {
       yield next({
         streamId: outboxStream(deviceId),
         type: 'OutboxMessageQueued',
-        data: { deviceId, outboxId, waMessageId, to: chatId, seq: k + 1, content: { kind: 'text', text: `reply ${k} to ${chatId}` }, createdAt: new Date(at * 1000).toISOString() },
+        data: {
+          deviceId,
+          outboxId,
+          waMessageId,
+          to: chatId,
+          seq: k + 1,
+          content: { kind: 'text', text: `reply ${k} to ${chatId}` },
+          createdAt: new Date(at * 1000).toISOString(),
+        },
       });
       yield next({
         streamId: outboxStream(deviceId),

@@ -9,7 +9,8 @@ import { type GatewayChild, spawnGateway } from './lib/child.js';
 import { round, summarize } from './lib/stats.js';
 
 export const name = 'devices';
-export const description = '1,000 sandbox devices created, opened and scanned over HTTP: time until all are online, RSS per online device';
+export const description =
+  '1,000 sandbox devices created, opened and scanned over HTTP: time until all are online, RSS per online device';
 
 const DEVICES = 1_000;
 const WARMUP_DEVICES = 20;
@@ -40,7 +41,13 @@ export async function run(): Promise<Metric[]> {
 
     // Per device: from its open request to the moment its session entered `online` (the gateway's clock).
     const latencies = await mapConcurrently(devices, async (device) => {
-      const state = await request<{ state: string; since: string }>(gateway, 'GET', `/devices/${device.id}/session/state`, undefined, device.key);
+      const state = await request<{ state: string; since: string }>(
+        gateway,
+        'GET',
+        `/devices/${device.id}/session/state`,
+        undefined,
+        device.key,
+      );
       if (state.state !== 'online') throw new Error(`${device.id} is ${state.state}`);
       return Date.parse(state.since) - device.openedAt;
     });
@@ -52,12 +59,22 @@ export async function run(): Promise<Metric[]> {
     return [
       { metric: 'devices brought online', value: DEVICES, unit: 'devices' },
       { metric: 'create 1,000 devices', value: round(createSeconds, 2), unit: 's' },
-      { metric: 'open + QR + scan → all online', value: round(onlineSeconds, 2), unit: 's', target: { op: '<=', value: 10 } },
+      {
+        metric: 'open + QR + scan → all online',
+        value: round(onlineSeconds, 2),
+        unit: 's',
+        target: { op: '<=', value: 10 },
+      },
       { metric: 'open → online per device, median', value: round(perDevice.p50, 1), unit: 'ms' },
       { metric: 'open → online per device, p90', value: round(perDevice.p90, 1), unit: 'ms' },
       { metric: 'gateway RSS before (after warm-up)', value: round(mb(rssBefore), 1), unit: 'MB' },
       { metric: 'gateway RSS with 1,000 online', value: round(mb(rssAfter), 1), unit: 'MB' },
-      { metric: 'RSS per online device', value: round(mb((rssAfter - rssBefore) / DEVICES), 3), unit: 'MB', target: { op: '<=', value: 0.5 } },
+      {
+        metric: 'RSS per online device',
+        value: round(mb((rssAfter - rssBefore) / DEVICES), 3),
+        unit: 'MB',
+        target: { op: '<=', value: 0.5 },
+      },
     ];
   } finally {
     await gateway.stop();
@@ -67,7 +84,11 @@ export async function run(): Promise<Metric[]> {
 async function createDevices(gateway: GatewayChild, prefix: string, count: number): Promise<Device[]> {
   const ids = Array.from({ length: count }, (_, i) => `${prefix}-${String(i).padStart(4, '0')}`);
   return mapConcurrently(ids, async (id) => {
-    const created = await request<{ deviceKey: string }>(gateway, 'POST', '/devices', { id, name: id, engine: 'sandbox' });
+    const created = await request<{ deviceKey: string }>(gateway, 'POST', '/devices', {
+      id,
+      name: id,
+      engine: 'sandbox',
+    });
     return { id, key: created.deviceKey, openedAt: 0 };
   });
 }
@@ -78,14 +99,18 @@ async function bringAllOnline(gateway: GatewayChild, devices: Device[], expected
     device.openedAt = Date.now();
     await request(gateway, 'POST', `/devices/${device.id}/session/open`, undefined, device.key);
     for (;;) {
-      const qr = await fetch(`${gateway.url}/devices/${device.id}/session/qr`, { headers: { 'x-device-key': device.key } });
+      const qr = await fetch(`${gateway.url}/devices/${device.id}/session/qr`, {
+        headers: { 'x-device-key': device.key },
+      });
       await qr.arrayBuffer();
       if (qr.status === 200) break;
       if (qr.status !== 409) throw new Error(`GET qr of ${device.id} answered ${qr.status}`);
       await sleep(5);
     }
     // Distinct phones, none ending in 0000.
-    await request(gateway, 'POST', `/sandbox/devices/${device.id}/scan`, { phone: `49151${String(1_000_000 + index * 10 + 1)}` });
+    await request(gateway, 'POST', `/sandbox/devices/${device.id}/scan`, {
+      phone: `49151${String(1_000_000 + index * 10 + 1)}`,
+    });
   });
   const deadline = Date.now() + ONLINE_TIMEOUT_MS;
   while ((await countOnline(gateway)) < expectedOnline) {
@@ -99,14 +124,24 @@ async function countOnline(gateway: GatewayChild): Promise<number> {
   let cursor: string | null = null;
   do {
     const query: string = cursor ? `&cursor=${encodeURIComponent(cursor)}` : '';
-    const page: { items: unknown[]; nextCursor: string | null } = await request(gateway, 'GET', `/devices?state=online&limit=500${query}`);
+    const page: { items: unknown[]; nextCursor: string | null } = await request(
+      gateway,
+      'GET',
+      `/devices?state=online&limit=500${query}`,
+    );
     count += page.items.length;
     cursor = page.nextCursor;
   } while (cursor);
   return count;
 }
 
-async function request<T = unknown>(gateway: GatewayChild, method: string, path: string, body?: unknown, deviceKey?: string): Promise<T> {
+async function request<T = unknown>(
+  gateway: GatewayChild,
+  method: string,
+  path: string,
+  body?: unknown,
+  deviceKey?: string,
+): Promise<T> {
   const response = await fetch(`${gateway.url}${path}`, {
     method,
     headers: {

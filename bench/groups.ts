@@ -20,7 +20,8 @@ import { loadHttp } from './lib/http-load.js';
 import { round } from './lib/stats.js';
 
 export const name = 'groups';
-export const description = 'GET /groups for a device in 500 groups (p99, one connection); one text to a sandbox group of 256 devices → the last member\'s webhook';
+export const description =
+  "GET /groups for a device in 500 groups (p99, one connection); one text to a sandbox group of 256 devices → the last member's webhook";
 
 const GROUPS = 500;
 const MEMBERS = 256;
@@ -37,12 +38,26 @@ async function listLatency(): Promise<Metric[]> {
     for (let i = 0; i < GROUPS; i += 10) {
       await Promise.all(
         Array.from({ length: Math.min(10, GROUPS - i) }, (_, j) =>
-          request(gateway, 'POST', `/devices/owner/groups`, { subject: `Group ${i + j}`, participants: ['4915100000004'] }, 201, owner.key),
+          request(
+            gateway,
+            'POST',
+            `/devices/owner/groups`,
+            { subject: `Group ${i + j}`, participants: ['4915100000004'] },
+            201,
+            owner.key,
+          ),
         ),
       );
     }
     progress(`${GROUPS} groups created in ${round((performance.now() - started) / 1000, 1)} s`);
-    const list = await request<{ items: unknown[] }>(gateway, 'GET', '/devices/owner/groups', undefined, 200, owner.key);
+    const list = await request<{ items: unknown[] }>(
+      gateway,
+      'GET',
+      '/devices/owner/groups',
+      undefined,
+      200,
+      owner.key,
+    );
     if (list.items.length !== GROUPS) throw new Error(`GET /groups listed ${list.items.length} groups, not ${GROUPS}`);
     const load = await loadHttp({
       url: `${gateway.url}/devices/owner/groups`,
@@ -53,10 +68,20 @@ async function listLatency(): Promise<Metric[]> {
       serverCpuSeconds: gateway.cpuSeconds,
     });
     return [
-      { metric: `GET /groups (${GROUPS} groups) p99`, value: round(load.latency.p99, 2), unit: 'ms', target: { op: '<=', value: 10 } },
+      {
+        metric: `GET /groups (${GROUPS} groups) p99`,
+        value: round(load.latency.p99, 2),
+        unit: 'ms',
+        target: { op: '<=', value: 10 },
+      },
       { metric: `GET /groups (${GROUPS} groups) p50`, value: round(load.latency.p50, 2), unit: 'ms' },
       { metric: 'GET /groups, one connection', value: round(load.requestsPerSecond, 0), unit: 'req/s' },
-      { metric: 'GET /groups non-2xx + errors', value: load.non2xx + load.errors, unit: 'responses', target: { op: '<=', value: 0 } },
+      {
+        metric: 'GET /groups non-2xx + errors',
+        value: load.non2xx + load.errors,
+        unit: 'responses',
+        target: { op: '<=', value: 0 },
+      },
     ];
   } finally {
     await gateway.stop();
@@ -70,8 +95,16 @@ async function fanOut(): Promise<Metric[]> {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const envelope = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { deviceId: string; event: string; data: { body?: string } };
-      if (envelope.event === 'message.received' && envelope.data.body === 'hello group' && !arrivals.has(envelope.deviceId)) {
+      const envelope = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+        deviceId: string;
+        event: string;
+        data: { body?: string };
+      };
+      if (
+        envelope.event === 'message.received' &&
+        envelope.data.body === 'hello group' &&
+        !arrivals.has(envelope.deviceId)
+      ) {
         arrivals.set(envelope.deviceId, performance.now());
         if (arrivals.size === MEMBERS - 1) waiter?.();
       }
@@ -83,36 +116,86 @@ async function fanOut(): Promise<Metric[]> {
   await once(server, 'listening');
   const receiverUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
   const gateway = await spawnGateway({
-    env: { DEFAULT_ENGINE: 'sandbox', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_HOST_RATE_PER_SECOND: '1000000', WEBHOOK_CONCURRENCY: '256', OUTBOX_SPACING: '0ms' },
+    env: {
+      DEFAULT_ENGINE: 'sandbox',
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      WEBHOOK_HOST_RATE_PER_SECOND: '1000000',
+      WEBHOOK_CONCURRENCY: '256',
+      OUTBOX_SPACING: '0ms',
+    },
   });
   try {
     const started = performance.now();
     const phones = Array.from({ length: MEMBERS }, (_, i) => `4915${String(i + 1).padStart(7, '0')}2`);
     const devices: Array<{ id: string; key: string }> = [];
     for (let i = 0; i < MEMBERS; i += 16) {
-      devices.push(...(await Promise.all(phones.slice(i, i + 16).map((phone, j) => onlineDevice(gateway, `member-${i + j}`, phone, receiverUrl)))));
+      devices.push(
+        ...(await Promise.all(
+          phones.slice(i, i + 16).map((phone, j) => onlineDevice(gateway, `member-${i + j}`, phone, receiverUrl)),
+        )),
+      );
     }
     progress(`${MEMBERS} devices online with hooks in ${round((performance.now() - started) / 1000, 1)} s`);
     const creator = devices[0]!;
-    const group = await request<{ groupId: string; size: number }>(gateway, 'POST', `/devices/${creator.id}/groups`, { subject: 'Everyone', participants: phones.slice(1) }, 201, creator.key);
+    const group = await request<{ groupId: string; size: number }>(
+      gateway,
+      'POST',
+      `/devices/${creator.id}/groups`,
+      { subject: 'Everyone', participants: phones.slice(1) },
+      201,
+      creator.key,
+    );
     if (group.size !== MEMBERS) throw new Error(`the group has ${group.size} members, not ${MEMBERS}`);
     // Every member's device has recorded the group (the network told each one) before the message goes.
     for (const member of devices.slice(1)) {
       const deadline = Date.now() + 30_000;
-      while ((await request<{ items: unknown[] }>(gateway, 'GET', `/devices/${member.id}/groups`, undefined, 200, member.key)).items.length === 0) {
+      while (
+        (
+          await request<{ items: unknown[] }>(
+            gateway,
+            'GET',
+            `/devices/${member.id}/groups`,
+            undefined,
+            200,
+            member.key,
+          )
+        ).items.length === 0
+      ) {
         if (Date.now() > deadline) throw new Error(`${member.id} never learnt of the group`);
         await sleep(20);
       }
     }
     const done = new Promise<void>((resolve) => (waiter = resolve));
     const sentAt = performance.now();
-    await request(gateway, 'POST', `/devices/${creator.id}/send/text`, { to: group.groupId, text: 'hello group' }, 202, creator.key);
-    await Promise.race([done, sleep(30_000).then(() => Promise.reject(new Error(`only ${arrivals.size} of ${MEMBERS - 1} members got the message in 30 s`)))]);
+    await request(
+      gateway,
+      'POST',
+      `/devices/${creator.id}/send/text`,
+      { to: group.groupId, text: 'hello group' },
+      202,
+      creator.key,
+    );
+    await Promise.race([
+      done,
+      sleep(30_000).then(() =>
+        Promise.reject(new Error(`only ${arrivals.size} of ${MEMBERS - 1} members got the message in 30 s`)),
+      ),
+    ]);
     const times = [...arrivals.values()].map((at) => at - sentAt).sort((a, b) => a - b);
     return [
-      { metric: `group of ${MEMBERS}: send → last member's webhook`, value: round(times.at(-1)! / 1000, 3), unit: 's', target: { op: '<=', value: 2 } },
+      {
+        metric: `group of ${MEMBERS}: send → last member's webhook`,
+        value: round(times.at(-1)! / 1000, 3),
+        unit: 's',
+        target: { op: '<=', value: 2 },
+      },
       { metric: `group of ${MEMBERS}: send → first member's webhook`, value: round(times[0]! / 1000, 3), unit: 's' },
-      { metric: `group of ${MEMBERS}: members reached`, value: times.length, unit: 'devices', target: { op: '>=', value: MEMBERS - 1 } },
+      {
+        metric: `group of ${MEMBERS}: members reached`,
+        value: times.length,
+        unit: 'devices',
+        target: { op: '>=', value: MEMBERS - 1 },
+      },
     ];
   } finally {
     await gateway.stop();
@@ -121,25 +204,47 @@ async function fanOut(): Promise<Metric[]> {
   }
 }
 
-async function onlineDevice(gateway: GatewayChild, id: string, phone: string, hookUrl?: string): Promise<{ id: string; key: string }> {
-  const { deviceKey } = await gateway.adminRequest<{ deviceKey: string }>('POST', '/devices', { id, name: id, engine: 'sandbox' }, 201);
+async function onlineDevice(
+  gateway: GatewayChild,
+  id: string,
+  phone: string,
+  hookUrl?: string,
+): Promise<{ id: string; key: string }> {
+  const { deviceKey } = await gateway.adminRequest<{ deviceKey: string }>(
+    'POST',
+    '/devices',
+    { id, name: id, engine: 'sandbox' },
+    201,
+  );
   await gateway.adminRequest('POST', `/devices/${id}/session/open`);
   await waitForSessionState(gateway, id, 'qr');
   await request(gateway, 'POST', `/sandbox/devices/${id}/scan`, { phone }, 202);
   await waitForSessionState(gateway, id, 'online');
-  if (hookUrl) await gateway.adminRequest('PUT', `/devices/${id}/hooks`, { url: hookUrl, events: ['message.received'] }, 200);
+  if (hookUrl)
+    await gateway.adminRequest('PUT', `/devices/${id}/hooks`, { url: hookUrl, events: ['message.received'] }, 200);
   return { id, key: deviceKey };
 }
 
-async function request<T = unknown>(gateway: GatewayChild, method: string, path: string, body: unknown, expectStatus: number, deviceKey?: string): Promise<T> {
+async function request<T = unknown>(
+  gateway: GatewayChild,
+  method: string,
+  path: string,
+  body: unknown,
+  expectStatus: number,
+  deviceKey?: string,
+): Promise<T> {
   const response = await fetch(`${gateway.url}${path}`, {
     method,
-    headers: { ...(deviceKey ? { 'x-device-key': deviceKey } : { 'x-admin-key': gateway.adminKey }), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      ...(deviceKey ? { 'x-device-key': deviceKey } : { 'x-admin-key': gateway.adminKey }),
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
     signal: AbortSignal.timeout(30_000),
   });
   const text = await response.text();
-  if (response.status !== expectStatus) throw new Error(`${method} ${path} answered ${response.status}: ${text.slice(0, 300)}`);
+  if (response.status !== expectStatus)
+    throw new Error(`${method} ${path} answered ${response.status}: ${text.slice(0, 300)}`);
   return (text ? JSON.parse(text) : undefined) as T;
 }
 

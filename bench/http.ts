@@ -8,7 +8,8 @@ import { type HttpLoadOptions, type HttpLoadResult, loadHttp } from './lib/http-
 import { ratio, round } from './lib/stats.js';
 
 export const name = 'http';
-export const description = 'GET /devices/:id on the gateway (child process) vs a bare Koa hello-world, 50 connections, autocannon';
+export const description =
+  'GET /devices/:id on the gateway (child process) vs a bare Koa hello-world, 50 connections, autocannon';
 
 const LOAD = { connections: 50, warmupSeconds: 2, durationSeconds: 10 } satisfies Partial<HttpLoadOptions>;
 
@@ -17,7 +18,12 @@ export async function run(): Promise<Metric[]> {
   let gw: HttpLoadResult;
   let gatewayLogBytes: number;
   try {
-    const device = await gateway.adminRequest<{ id: string }>('POST', '/devices', { id: 'bench-device', name: 'Bench device' }, 201);
+    const device = await gateway.adminRequest<{ id: string }>(
+      'POST',
+      '/devices',
+      { id: 'bench-device', name: 'Bench device' },
+      201,
+    );
     const path = `/devices/${device.id}`;
     await gateway.adminRequest('GET', path, undefined, 200);
     const logBefore = gateway.outputBytes();
@@ -40,10 +46,25 @@ export async function run(): Promise<Metric[]> {
     { metric: 'gateway latency p99', value: round(gw.latency.p99, 2), unit: 'ms' },
     { metric: 'bare Koa hello-world', value: round(koa.requestsPerSecond, 0), unit: 'req/s' },
     { metric: 'bare Koa latency p99', value: round(koa.latency.p99, 2), unit: 'ms' },
-    { metric: 'gateway / bare Koa', value: round(ratio(gw.requestsPerSecond, koa.requestsPerSecond), 3), unit: 'ratio', target: { op: '>=', value: 0.5 } },
+    {
+      metric: 'gateway / bare Koa',
+      value: round(ratio(gw.requestsPerSecond, koa.requestsPerSecond), 3),
+      unit: 'ratio',
+      target: { op: '>=', value: 0.5 },
+    },
     // Validity checks: every request must have succeeded, and a warn-level gateway must not log per request.
-    { metric: 'gateway non-2xx + errors', value: gw.non2xx + gw.errors, unit: 'responses', target: { op: '<=', value: 0 } },
-    { metric: 'bare Koa non-2xx + errors', value: koa.non2xx + koa.errors, unit: 'responses', target: { op: '<=', value: 0 } },
+    {
+      metric: 'gateway non-2xx + errors',
+      value: gw.non2xx + gw.errors,
+      unit: 'responses',
+      target: { op: '<=', value: 0 },
+    },
+    {
+      metric: 'bare Koa non-2xx + errors',
+      value: koa.non2xx + koa.errors,
+      unit: 'responses',
+      target: { op: '<=', value: 0 },
+    },
     { metric: 'gateway log output under load', value: gatewayLogBytes, unit: 'bytes' },
   ];
   // Where the CPU went (server and load generator share the machine), in % of one core; Linux only.

@@ -20,7 +20,8 @@ import { type GatewayChild, spawnGateway, waitForSessionState } from './lib/chil
 import { percentile, round } from './lib/stats.js';
 
 export const name = 'inbound-media';
-export const description = 'sandbox inbound 1 MiB images at 50/s for 20 s → downloaded to disk before the webhook; arrival→webhook p99, gateway RSS growth, media URLs checked';
+export const description =
+  'sandbox inbound 1 MiB images at 50/s for 20 s → downloaded to disk before the webhook; arrival→webhook p99, gateway RSS growth, media URLs checked';
 
 const RATE_PER_SECOND = Number(process.env.BENCH_MEDIA_RATE ?? 50);
 const DURATION_SECONDS = Number(process.env.BENCH_MEDIA_SECONDS ?? 20);
@@ -51,17 +52,23 @@ export async function run(): Promise<Metric[]> {
     req.on('end', () => {
       const received = performance.now();
       res.writeHead(200).end();
-      const envelope = JSON.parse(Buffer.concat(chunks).toString()) as { data: { body: string; media?: { url?: string; sha256?: string } } };
+      const envelope = JSON.parse(Buffer.concat(chunks).toString()) as {
+        data: { body: string; media?: { url?: string; sha256?: string } };
+      };
       const tag = envelope.data.body;
       const started = arrived.get(tag);
       if (started !== undefined) latencies.push(received - started);
-      checks.push(checkMedia(gateway!, deviceKey, envelope.data.media?.url, envelope.data.media?.sha256 === expectedSha));
+      checks.push(
+        checkMedia(gateway!, deviceKey, envelope.data.media?.url, envelope.data.media?.sha256 === expectedSha),
+      );
     });
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 
-  gateway = await spawnGateway({ env: { DEFAULT_ENGINE: 'sandbox', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_HOST_RATE_PER_SECOND: '10000' } });
+  gateway = await spawnGateway({
+    env: { DEFAULT_ENGINE: 'sandbox', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_HOST_RATE_PER_SECOND: '10000' },
+  });
   try {
     deviceKey = await prepareDevice(gateway, receiverUrl);
     // Warm up (JIT, first file in the directory), then settle.
@@ -114,7 +121,12 @@ export async function run(): Promise<Metric[]> {
     return [
       { metric: 'webhooks received', value: latencies.length, unit: `of ${total}`, target: { op: '>=', value: total } },
       { metric: 'arrival → webhook p50', value: round(percentile(latencies, 50), 1), unit: 'ms' },
-      { metric: 'arrival → webhook p99', value: round(percentile(latencies, 99), 1), unit: 'ms', target: { op: '<=', value: 150 } },
+      {
+        metric: 'arrival → webhook p99',
+        value: round(percentile(latencies, 99), 1),
+        unit: 'ms',
+        target: { op: '<=', value: 150 },
+      },
       { metric: 'arrival → webhook max', value: round(latencies.at(-1) ?? 0, 1), unit: 'ms' },
       { metric: 'arrival → 202 (recorded) p50', value: round(percentile(answered, 50), 1), unit: 'ms' },
       { metric: 'arrival → 202 (recorded) p99', value: round(percentile(answered, 99), 1), unit: 'ms' },
@@ -122,12 +134,26 @@ export async function run(): Promise<Metric[]> {
       { metric: 'of which the main thread', value: round(mainMs, 1), unit: 'ms' },
       { metric: 'bench client CPU time per message (same cores)', value: round(benchCpuMs, 1), unit: 'ms' },
       { metric: 'media downloaded in total', value: round((total * SIZE) / 2 ** 20, 0), unit: 'MiB' },
-      { metric: `gateway RSS growth over the first ${FIRST_MESSAGES} MiB (peak − before)`, value: round(peakFirst - rssBefore, 1), unit: 'MB', target: { op: '<=', value: 50 } },
-      { metric: 'gateway RSS growth over the whole run (peak − before)', value: round(peakRss - rssBefore, 1), unit: 'MB' },
+      {
+        metric: `gateway RSS growth over the first ${FIRST_MESSAGES} MiB (peak − before)`,
+        value: round(peakFirst - rssBefore, 1),
+        unit: 'MB',
+        target: { op: '<=', value: 50 },
+      },
+      {
+        metric: 'gateway RSS growth over the whole run (peak − before)',
+        value: round(peakRss - rssBefore, 1),
+        unit: 'MB',
+      },
       { metric: 'gateway RSS growth (after − before)', value: round(rssAfter - rssBefore, 1), unit: 'MB' },
       { metric: 'inbound answered 503 and sent again (Retry-After)', value: deferred, unit: 'requests' },
       { metric: 'inbound whose connection was cut, sent again', value: cut, unit: 'requests' },
-      { metric: 'media URLs answering the right bytes', value: working, unit: `of ${checks.length}`, target: { op: '>=', value: total } },
+      {
+        metric: 'media URLs answering the right bytes',
+        value: working,
+        unit: `of ${checks.length}`,
+        target: { op: '>=', value: total },
+      },
     ];
   } finally {
     await gateway.stop();
@@ -152,7 +178,10 @@ async function inbound(gateway: GatewayChild, parts: Buffer[]): Promise<void> {
     try {
       answer = await post(`${gateway.url}/sandbox/devices/${DEVICE}/inbound`, gateway.adminKey, parts);
     } catch (error) {
-      if (attempt >= 20) throw new Error(`inbound failed: ${(error as Error).message}; gateway output: ${gateway.output().slice(-3000)}`);
+      if (attempt >= 20)
+        throw new Error(
+          `inbound failed: ${(error as Error).message}; gateway output: ${gateway.output().slice(-3000)}`,
+        );
       cut += 1;
       await sleep(200);
       continue;
@@ -164,15 +193,33 @@ async function inbound(gateway: GatewayChild, parts: Buffer[]): Promise<void> {
   }
 }
 
-function post(url: string, adminKey: string, parts: Buffer[]): Promise<{ status: number; text: string; retryAfter: string | undefined }> {
+function post(
+  url: string,
+  adminKey: string,
+  parts: Buffer[],
+): Promise<{ status: number; text: string; retryAfter: string | undefined }> {
   const length = parts.reduce((sum, part) => sum + part.length, 0);
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', agent, headers: { 'x-admin-key': adminKey, 'content-type': 'application/json', 'content-length': length } }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.once('end', () => resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString(), retryAfter: response.headers['retry-after'] }));
-      response.once('error', reject);
-    });
+    const req = request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: { 'x-admin-key': adminKey, 'content-type': 'application/json', 'content-length': length },
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.once('end', () =>
+          resolve({
+            status: response.statusCode ?? 0,
+            text: Buffer.concat(chunks).toString(),
+            retryAfter: response.headers['retry-after'],
+          }),
+        );
+        response.once('error', reject);
+      },
+    );
     req.once('error', reject);
     for (const part of parts) req.write(part);
     req.end();
@@ -180,7 +227,12 @@ function post(url: string, adminKey: string, parts: Buffer[]): Promise<{ status:
 }
 
 /** The URL answers the whole image (its length counted; the hash is the event's, checked against the image's). */
-async function checkMedia(gateway: GatewayChild, key: string, url: string | undefined, shaMatches: boolean): Promise<boolean> {
+async function checkMedia(
+  gateway: GatewayChild,
+  key: string,
+  url: string | undefined,
+  shaMatches: boolean,
+): Promise<boolean> {
   if (!url || !shaMatches) return false;
   try {
     const { status, received } = await new Promise<{ status: number; received: number }>((resolve, reject) => {
@@ -200,7 +252,12 @@ async function checkMedia(gateway: GatewayChild, key: string, url: string | unde
 }
 
 async function prepareDevice(gateway: GatewayChild, receiverUrl: string): Promise<string> {
-  const { deviceKey } = await gateway.adminRequest<{ deviceKey: string }>('POST', '/devices', { id: DEVICE, name: DEVICE, engine: 'sandbox' }, 201);
+  const { deviceKey } = await gateway.adminRequest<{ deviceKey: string }>(
+    'POST',
+    '/devices',
+    { id: DEVICE, name: DEVICE, engine: 'sandbox' },
+    201,
+  );
   await gateway.adminRequest('POST', `/devices/${DEVICE}/session/open`);
   await waitForSessionState(gateway, DEVICE, 'qr');
   const scanned = await fetch(`${gateway.url}/sandbox/devices/${DEVICE}/scan`, {
@@ -210,7 +267,12 @@ async function prepareDevice(gateway: GatewayChild, receiverUrl: string): Promis
   });
   await scanned.arrayBuffer();
   await waitForSessionState(gateway, DEVICE, 'online');
-  await gateway.adminRequest('PUT', `/devices/${DEVICE}/hooks`, { url: receiverUrl, events: ['message.received'] }, 200);
+  await gateway.adminRequest(
+    'PUT',
+    `/devices/${DEVICE}/hooks`,
+    { url: receiverUrl, events: ['message.received'] },
+    200,
+  );
   return deviceKey;
 }
 

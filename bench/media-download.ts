@@ -11,7 +11,8 @@ import { round } from './lib/stats.js';
 import { rssMb } from './inbound-media.js';
 
 export const name = 'media-download';
-export const description = 'GET …/messages/:id/media of a received 100 MiB file (gateway in a child process): MB/s on loopback, gateway RSS growth';
+export const description =
+  'GET …/messages/:id/media of a received 100 MiB file (gateway in a child process): MB/s on loopback, gateway RSS growth';
 
 const SIZE = 100 * 1024 * 1024;
 const DEVICE = 'bench-download';
@@ -32,7 +33,11 @@ export async function run(): Promise<Metric[]> {
     if (answer.status !== 202) throw new Error(`inbound answered ${answer.status}`);
     const url = `${gateway.url}/devices/${DEVICE}/messages/${waMessageId}/media`;
     const deadline = Date.now() + 60_000;
-    while ((await fetch(url, { method: 'GET', headers: { 'x-device-key': key, range: 'bytes=0-0' } }).then(async (r) => (await r.body?.cancel(), r.status))) !== 200) {
+    while (
+      (await fetch(url, { method: 'GET', headers: { 'x-device-key': key, range: 'bytes=0-0' } }).then(
+        async (r) => (await r.body?.cancel(), r.status),
+      )) !== 200
+    ) {
       if (Date.now() > deadline) throw new Error('the media was not stored in time');
       await sleep(100);
     }
@@ -56,7 +61,12 @@ export async function run(): Promise<Metric[]> {
     }
     return [
       { metric: 'GET media 100 MiB, best of 3', value: round(best, 0), unit: 'MB/s', target: { op: '>=', value: 200 } },
-      { metric: 'gateway RSS growth while serving', value: round(peak - rssBefore, 1), unit: 'MB', target: { op: '<=', value: 20 } },
+      {
+        metric: 'gateway RSS growth while serving',
+        value: round(peak - rssBefore, 1),
+        unit: 'MB',
+        target: { op: '<=', value: 20 },
+      },
       { metric: 'answers with every byte intact', value: intact ? 1 : 0, unit: 'bool', target: { op: '>=', value: 1 } },
     ];
   } finally {
@@ -85,7 +95,12 @@ function download(url: string, key: string): Promise<{ status: number; received:
 }
 
 async function onlineDevice(gateway: GatewayChild): Promise<string> {
-  const { deviceKey } = await gateway.adminRequest<{ deviceKey: string }>('POST', '/devices', { id: DEVICE, name: DEVICE, engine: 'sandbox' }, 201);
+  const { deviceKey } = await gateway.adminRequest<{ deviceKey: string }>(
+    'POST',
+    '/devices',
+    { id: DEVICE, name: DEVICE, engine: 'sandbox' },
+    201,
+  );
   await gateway.adminRequest('POST', `/devices/${DEVICE}/session/open`);
   await waitFor(gateway, 'qr');
   const scanned = await fetch(`${gateway.url}/sandbox/devices/${DEVICE}/scan`, {
@@ -101,7 +116,8 @@ async function onlineDevice(gateway: GatewayChild): Promise<string> {
 async function waitFor(gateway: GatewayChild, state: string): Promise<void> {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
-    if ((await gateway.adminRequest<{ state: string }>('GET', `/devices/${DEVICE}/session/state`)).state === state) return;
+    if ((await gateway.adminRequest<{ state: string }>('GET', `/devices/${DEVICE}/session/state`)).state === state)
+      return;
     await sleep(20);
   }
   throw new Error(`${DEVICE} did not reach ${state}`);

@@ -30,10 +30,22 @@ async function main(): Promise<void> {
     const profiles = join(RESULTS_DIR, 'profiles');
     mkdirSync(profiles, { recursive: true });
     const before = new Set(readdirSync(profiles));
-    const child = spawnSync(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${profiles}`, '--import', 'tsx', 'bench/lib/rebuild-once.ts', dataDir, ...(only ? [only] : [])], {
-      cwd: ROOT_DIR,
-      stdio: ['ignore', 'inherit', 'inherit'],
-    });
+    const child = spawnSync(
+      process.execPath,
+      [
+        '--cpu-prof',
+        `--cpu-prof-dir=${profiles}`,
+        '--import',
+        'tsx',
+        'bench/lib/rebuild-once.ts',
+        dataDir,
+        ...(only ? [only] : []),
+      ],
+      {
+        cwd: ROOT_DIR,
+        stdio: ['ignore', 'inherit', 'inherit'],
+      },
+    );
     if (child.status !== 0) throw new Error(`the rebuild child exited with ${child.status}`);
     const file = readdirSync(profiles).find((f) => !before.has(f) && f.endsWith('.cpuprofile'));
     if (!file) throw new Error('no profile written');
@@ -44,7 +56,11 @@ async function main(): Promise<void> {
 }
 
 function summarize(file: string): void {
-  const profile = JSON.parse(readFileSync(file, 'utf8')) as { nodes: ProfileNode[]; startTime: number; endTime: number };
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as {
+    nodes: ProfileNode[];
+    startTime: number;
+    endTime: number;
+  };
   const total = profile.nodes.reduce((sum, n) => sum + (n.hitCount ?? 0), 0);
   const byFunction = new Map<string, number>();
   for (const node of profile.nodes) {

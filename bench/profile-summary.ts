@@ -34,13 +34,16 @@ for (const node of profile.nodes) for (const child of node.children ?? []) paren
 const selfMicros = new Map<number, number>();
 profile.samples.forEach((id, i) => selfMicros.set(id, (selfMicros.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
 
-const shortUrl = (url: string) => url.replace(/^.*node_modules\//, 'nm/').replace(/^file:\/\/.*?\/(src|bench|test)\//, '$1/');
-const nameOf = (node: ProfileNode) => `${node.callFrame.functionName || '(anonymous)'} ${shortUrl(node.callFrame.url)}:${node.callFrame.lineNumber + 1}`;
+const shortUrl = (url: string) =>
+  url.replace(/^.*node_modules\//, 'nm/').replace(/^file:\/\/.*?\/(src|bench|test)\//, '$1/');
+const nameOf = (node: ProfileNode) =>
+  `${node.callFrame.functionName || '(anonymous)'} ${shortUrl(node.callFrame.url)}:${node.callFrame.lineNumber + 1}`;
 const ancestry = function* (id: number): Generator<ProfileNode> {
   for (let at: number | undefined = id; at !== undefined; at = parentOf.get(at)) yield byId.get(at)!;
 };
 /** Module loading and compiling at start-up: not what a request costs. */
-const isStartup = (id: number) => [...ancestry(id)].some((node) => /modules\/(esm|cjs)|tsx\/dist/.test(node.callFrame.url));
+const isStartup = (id: number) =>
+  [...ancestry(id)].some((node) => /modules\/(esm|cjs)|tsx\/dist/.test(node.callFrame.url));
 const fileOf = (id: number) => {
   for (const node of ancestry(id)) {
     if (node.callFrame.url) return shortUrl(node.callFrame.url).replace(/^(nm\/(@[^/]+\/)?[^/]+).*/, '$1');
@@ -71,7 +74,9 @@ for (const [id, micros] of selfMicros) {
 const print = (title: string, entries: Map<string, number>) => {
   process.stdout.write(`\n${title}\n`);
   for (const [name, micros] of [...entries].sort((a, b) => b[1] - a[1]).slice(0, top)) {
-    process.stdout.write(`${((100 * micros) / busy).toFixed(1).padStart(6)}%  ${(micros / 1000).toFixed(0).padStart(7)} ms  ${name}\n`);
+    process.stdout.write(
+      `${((100 * micros) / busy).toFixed(1).padStart(6)}%  ${(micros / 1000).toFixed(0).padStart(7)} ms  ${name}\n`,
+    );
   }
 };
 process.stdout.write(`busy ${(busy / 1e6).toFixed(2)} s (idle and start-up left out)\n`);

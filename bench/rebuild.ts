@@ -24,7 +24,8 @@ import { round } from './lib/stats.js';
 import { makeTempDir } from './lib/temp.js';
 
 export const name = 'rebuild';
-export const description = 'Full rebuild of every read model from a 1,000,000-event log, and gateway start-up time with checkpoints in place';
+export const description =
+  'Full rebuild of every read model from a 1,000,000-event log, and gateway start-up time with checkpoints in place';
 
 const DEVICES = 1_000;
 const TARGET_EVENTS = 1_000_000;
@@ -43,11 +44,25 @@ export async function run(): Promise<Metric[]> {
     const withoutHistory = await timeToHealthy(empty.path);
     return [
       { metric: 'events in the log', value: written, unit: 'events' },
-      { metric: 'full rebuild, every read model', value: Math.round(written / rebuild.seconds), unit: 'events/s', target: { op: '>=', value: 150_000 } },
+      {
+        metric: 'full rebuild, every read model',
+        value: Math.round(written / rebuild.seconds),
+        unit: 'events/s',
+        target: { op: '>=', value: 150_000 },
+      },
       { metric: 'full rebuild time', value: round(rebuild.seconds, 2), unit: 's' },
-      { metric: 'log read and decoded, no read model (same run)', value: Math.round(written / readOnly.seconds), unit: 'events/s' },
+      {
+        metric: 'log read and decoded, no read model (same run)',
+        value: Math.round(written / readOnly.seconds),
+        unit: 'events/s',
+      },
       { metric: 'full rebuild / log read alone', value: round(readOnly.seconds / rebuild.seconds, 3), unit: '×' },
-      { metric: 'start → healthy, 1M events, checkpoints in place', value: round(withHistory, 2), unit: 's', target: { op: '<=', value: 3 } },
+      {
+        metric: 'start → healthy, 1M events, checkpoints in place',
+        value: round(withHistory, 2),
+        unit: 's',
+        target: { op: '<=', value: 3 },
+      },
       { metric: 'start → healthy, empty log (same run)', value: round(withoutHistory, 2), unit: 's' },
     ];
   } finally {
@@ -73,8 +88,16 @@ function* historyEvents(): Generator<LogEvent> {
       data: { deviceId, name: deviceId, engine: 'sandbox', metadata: {}, keyHash: randomBytes(32).toString('hex') },
     };
     const session = sessionStream(deviceId);
-    yield { streamId: session, type: 'SessionStateChanged', data: { deviceId, state: 'qr', previousState: 'closed', reason: 'opened' } };
-    yield { streamId: session, type: 'SessionStateChanged', data: { deviceId, state: 'connecting', previousState: 'qr', reason: 'scanned' } };
+    yield {
+      streamId: session,
+      type: 'SessionStateChanged',
+      data: { deviceId, state: 'qr', previousState: 'closed', reason: 'opened' },
+    };
+    yield {
+      streamId: session,
+      type: 'SessionStateChanged',
+      data: { deviceId, state: 'connecting', previousState: 'qr', reason: 'scanned' },
+    };
     yield {
       streamId: session,
       type: 'SessionStateChanged',
@@ -85,7 +108,8 @@ function* historyEvents(): Generator<LogEvent> {
   for (let round = 0; written < TARGET_EVENTS; round++) {
     for (let d = 0; d < DEVICES; d++) {
       const deviceId = ids[d]!;
-      for (const event of outboxRound(deviceId, d, round)) yield { streamId: outboxStream(deviceId), type: event.type, data: event.data };
+      for (const event of outboxRound(deviceId, d, round))
+        yield { streamId: outboxStream(deviceId), type: event.type, data: event.data };
       const received = inbound(deviceId, d, round);
       yield { streamId: inboxStream(deviceId), type: received.type, data: received.data };
     }
@@ -108,7 +132,15 @@ function outboxRound(deviceId: string, d: number, round: number): NewEvent[] {
   return [
     {
       type: 'OutboxMessageQueued',
-      data: { deviceId, outboxId, waMessageId, to, seq: round + 1, content: { kind: 'text', text: `message ${round} from ${deviceId}` }, createdAt: new Date(timestamp * 1000).toISOString() },
+      data: {
+        deviceId,
+        outboxId,
+        waMessageId,
+        to,
+        seq: round + 1,
+        content: { kind: 'text', text: `message ${round} from ${deviceId}` },
+        createdAt: new Date(timestamp * 1000).toISOString(),
+      },
     },
     { type: 'OutboxMessageSending', data: { deviceId, outboxId, waMessageId, attempt: 1 } },
     status('sent'),
@@ -120,7 +152,15 @@ function outboxRound(deviceId: string, d: number, round: number): NewEvent[] {
 function inbound(deviceId: string, d: number, round: number): NewEvent {
   return {
     type: 'MessageReceived',
-    data: { deviceId, from: recipientOf(d, round), type: 'text', body: `reply ${round}`, timestamp: 1_790_000_000 + round, waMessageId: `IN${d}_${round}`, pushName: `Contact ${round % 50}` },
+    data: {
+      deviceId,
+      from: recipientOf(d, round),
+      type: 'text',
+      body: `reply ${round}`,
+      timestamp: 1_790_000_000 + round,
+      waMessageId: `IN${d}_${round}`,
+      pushName: `Contact ${round % 50}`,
+    },
   };
 }
 
@@ -146,7 +186,14 @@ export async function rebuildAll(dataDir: string, only?: readonly string[]) {
 }
 
 /** A read model of nothing: the runner reads and decodes every event and applies none. */
-const readOnly: Projection = { name: 'bench-read-only', version: 1, handles: new Set(), setup() {}, reset() {}, apply() {} };
+const readOnly: Projection = {
+  name: 'bench-read-only',
+  version: 1,
+  handles: new Set(),
+  setup() {},
+  reset() {},
+  apply() {},
+};
 
 /** Seconds from spawning the gateway to its first healthy /health. */
 async function timeToHealthy(dataDir: string): Promise<number> {
@@ -154,7 +201,12 @@ async function timeToHealthy(dataDir: string): Promise<number> {
   const server = await spawnServer({
     name: 'gateway',
     script: 'src/main.ts',
-    env: { DATA_DIR: dataDir, ADMIN_API_KEY: `ak_bench_${randomBytes(16).toString('hex')}`, LOG_LEVEL: 'warn', DEFAULT_ENGINE: 'sandbox' },
+    env: {
+      DATA_DIR: dataDir,
+      ADMIN_API_KEY: `ak_bench_${randomBytes(16).toString('hex')}`,
+      LOG_LEVEL: 'warn',
+      DEFAULT_ENGINE: 'sandbox',
+    },
     healthPath: '/health',
     startTimeoutMs: 60_000,
   });

@@ -10,7 +10,14 @@
 import type { Benchmark } from './lib/benchmark.js';
 import { killAllChildren } from './lib/child.js';
 import { RESULTS_DIR } from './lib/paths.js';
-import { type BenchmarkResult, currentCommit, describeMachine, formatTable, withVerdict, writeReport } from './lib/report.js';
+import {
+  type BenchmarkResult,
+  currentCommit,
+  describeMachine,
+  formatTable,
+  withVerdict,
+  writeReport,
+} from './lib/report.js';
 import { BENCH_TMP_ROOT } from './lib/temp.js';
 
 /** Every benchmark, loaded lazily (a module's imports cost nothing unless it is selected). */
@@ -40,7 +47,9 @@ async function main(): Promise<number> {
   const available = await Promise.all(BENCHMARKS.map((load) => load()));
   const unknown = wanted.filter((name) => !available.some((b) => b.name === name));
   if (unknown.length > 0) {
-    process.stderr.write(`unknown benchmark(s): ${unknown.join(', ')}\navailable: ${available.map((b) => b.name).join(', ')}\n`);
+    process.stderr.write(
+      `unknown benchmark(s): ${unknown.join(', ')}\navailable: ${available.map((b) => b.name).join(', ')}\n`,
+    );
     return 2;
   }
   const selected = wanted.length === 0 ? available : available.filter((b) => wanted.includes(b.name));
@@ -66,7 +75,13 @@ async function main(): Promise<number> {
       process.stderr.write(`  done in ${seconds(started)} s\n`);
     } catch (error) {
       const message = (error as Error)?.stack ?? String(error);
-      results.push({ name: benchmark.name, description: benchmark.description, durationSeconds: seconds(started), metrics: [], error: message });
+      results.push({
+        name: benchmark.name,
+        description: benchmark.description,
+        durationSeconds: seconds(started),
+        metrics: [],
+        error: message,
+      });
       process.stderr.write(`  FAILED after ${seconds(started)} s: ${message}\n`);
     }
   }
@@ -76,7 +91,8 @@ async function main(): Promise<number> {
 
   const errors = results.filter((r) => r.error).length;
   const misses = results.flatMap((r) => r.metrics).filter((m) => m.pass === false).length;
-  if (errors || misses) process.stdout.write(`${errors} benchmark(s) failed to run, ${misses} figure(s) missed their target\n`);
+  if (errors || misses)
+    process.stdout.write(`${errors} benchmark(s) failed to run, ${misses} figure(s) missed their target\n`);
   return errors > 0 || (strict && misses > 0) ? 1 : 0;
 }
 

@@ -13,7 +13,8 @@ import { ratio, round, summarize } from './lib/stats.js';
 import { makeTempDir } from './lib/temp.js';
 
 export const name = 'store';
-export const description = 'SQLite event store: durable single-event appends from 50 concurrent callers vs one-at-a-time FULL commits';
+export const description =
+  'SQLite event store: durable single-event appends from 50 concurrent callers vs one-at-a-time FULL commits';
 
 const CALLERS = 50;
 /** The measured run stops at this many events or after MAX_SECONDS, whichever comes first. */
@@ -24,7 +25,12 @@ const BASELINE_SECONDS = 2;
 const BASELINE_MAX_COMMITS = 100_000;
 
 /** A payload the size of a typical domain event. */
-const DATA = { deviceId: 'bench-device', messageId: '3EB0C431C26A1916E6B2', to: '4915112345678', text: 'x'.repeat(120) };
+const DATA = {
+  deviceId: 'bench-device',
+  messageId: '3EB0C431C26A1916E6B2',
+  to: '4915112345678',
+  text: 'x'.repeat(120),
+};
 
 export async function run(): Promise<Metric[]> {
   const dir = makeTempDir('store');
@@ -40,12 +46,25 @@ export async function run(): Promise<Metric[]> {
     const baseline = baselineCommits(join(dir.path, 'baseline.sqlite'), BASELINE_SECONDS);
     const latency = summarize(measured.latenciesMs);
     return [
-      { metric: `appends, ${CALLERS} concurrent callers`, value: round(measured.perSecond, 0), unit: 'events/s', target: { op: '>=', value: 20_000 } },
+      {
+        metric: `appends, ${CALLERS} concurrent callers`,
+        value: round(measured.perSecond, 0),
+        unit: 'events/s',
+        target: { op: '>=', value: 20_000 },
+      },
       { metric: 'append latency p50', value: round(latency.p50), unit: 'ms' },
       { metric: 'append latency p99', value: round(latency.p99), unit: 'ms' },
       { metric: 'events appended', value: measured.operations, unit: 'events' },
-      { metric: 'baseline: 1-row FULL commits, one at a time', value: round(baseline.commitsPerSecond, 0), unit: 'events/s' },
-      { metric: 'group commit speed-up vs baseline', value: round(ratio(measured.perSecond, baseline.commitsPerSecond), 1), unit: 'x' },
+      {
+        metric: 'baseline: 1-row FULL commits, one at a time',
+        value: round(baseline.commitsPerSecond, 0),
+        unit: 'events/s',
+      },
+      {
+        metric: 'group commit speed-up vs baseline',
+        value: round(ratio(measured.perSecond, baseline.commitsPerSecond), 1),
+        unit: 'x',
+      },
     ];
   } finally {
     dir.remove();

@@ -25,7 +25,8 @@ import { makeTempDir } from './lib/temp.js';
 import { rebuildAll, writeHistory } from './rebuild.js';
 
 export const name = 'stream';
-export const description = 'live event stream: 1,000 clients, inbound → every client p99 at 100 events/s, RSS per idle client, resume from 1,000,000 events back';
+export const description =
+  'live event stream: 1,000 clients, inbound → every client p99 at 100 events/s, RSS per idle client, resume from 1,000,000 events back';
 
 const CLIENTS = 1_000;
 const RATE = 100;
@@ -48,7 +49,12 @@ async function fanOut(): Promise<Metric[]> {
   const gateway = await spawnGateway({ env: { DEFAULT_ENGINE: 'sandbox', SANDBOX_DELIVERED_DELAY_MS: '0' } });
   const clients: Client[] = [];
   try {
-    const created = await gateway.adminRequest<{ deviceKey: string }>('POST', '/devices', { id: 'bench-stream', name: 'stream bench', engine: 'sandbox' }, 201);
+    const created = await gateway.adminRequest<{ deviceKey: string }>(
+      'POST',
+      '/devices',
+      { id: 'bench-stream', name: 'stream bench', engine: 'sandbox' },
+      201,
+    );
     await gateway.adminRequest('POST', '/devices/bench-stream/session/open', undefined);
     await waitForSessionState(gateway, 'bench-stream', 'qr');
     await gateway.adminRequest('POST', '/sandbox/devices/bench-stream/scan', { phone: '4915100007777' }, 202);
@@ -62,12 +68,16 @@ async function fanOut(): Promise<Metric[]> {
     for (let i = 0; i < CLIENTS; i++) {
       const admin = i % 2 === 0;
       const path = admin ? '/stream?events=message.received' : '/devices/bench-stream/stream?events=message.received';
-      const headers: Record<string, string> = admin ? { 'x-admin-key': gateway.adminKey } : { 'x-device-key': created.deviceKey };
-      clients.push(await openClient(gateway.url + path, headers, (n, client) => {
-        const sent = sentAt.get(n);
-        client.received += 1;
-        if (measuring && sent !== undefined && n >= 0) latencies.push(performance.now() - sent);
-      }));
+      const headers: Record<string, string> = admin
+        ? { 'x-admin-key': gateway.adminKey }
+        : { 'x-device-key': created.deviceKey };
+      clients.push(
+        await openClient(gateway.url + path, headers, (n, client) => {
+          const sent = sentAt.get(n);
+          client.received += 1;
+          if (measuring && sent !== undefined && n >= 0) latencies.push(performance.now() - sent);
+        }),
+      );
     }
     await sleep(2_000);
     const rssIdle = rssBytes(gateway.pid);
@@ -84,7 +94,12 @@ async function fanOut(): Promise<Metric[]> {
         if (wait > 0) await sleep(wait);
         const n = sequence++;
         sentAt.set(n, performance.now());
-        inflight.push(post(`${gateway.url}/sandbox/devices/bench-stream/inbound`, gateway.adminKey, { from: '4915122221111', body: `bench-${n}` }));
+        inflight.push(
+          post(`${gateway.url}/sandbox/devices/bench-stream/inbound`, gateway.adminKey, {
+            from: '4915122221111',
+            body: `bench-${n}`,
+          }),
+        );
       }
       await Promise.all(inflight);
     };
@@ -102,15 +117,37 @@ async function fanOut(): Promise<Metric[]> {
     const missing = clients.reduce((sum, c) => sum + Math.max(0, sequence - c.received), 0);
     const summary = summarize(latencies.values());
     return [
-      { metric: `clients connected (${CLIENTS / 2} admin /stream, ${CLIENTS / 2} device stream)`, value: CLIENTS, unit: 'clients' },
-      { metric: `inbound → event on every client, p50 (${RATE}/s, ${MEASURE_SECONDS} s)`, value: round(summary.p50, 1), unit: 'ms' },
-      { metric: `inbound → event on every client, p99 (${RATE}/s)`, value: round(summary.p99, 1), unit: 'ms', target: { op: '<=', value: 100 } },
+      {
+        metric: `clients connected (${CLIENTS / 2} admin /stream, ${CLIENTS / 2} device stream)`,
+        value: CLIENTS,
+        unit: 'clients',
+      },
+      {
+        metric: `inbound → event on every client, p50 (${RATE}/s, ${MEASURE_SECONDS} s)`,
+        value: round(summary.p50, 1),
+        unit: 'ms',
+      },
+      {
+        metric: `inbound → event on every client, p99 (${RATE}/s)`,
+        value: round(summary.p99, 1),
+        unit: 'ms',
+        target: { op: '<=', value: 100 },
+      },
       { metric: 'inbound → event on every client, max', value: round(summary.max, 1), unit: 'ms' },
       { metric: 'gateway CPU while measuring (1.0 = one core)', value: round(cpuShare, 2), unit: 'cores' },
-      { metric: 'this process (the 1,000 clients + injection) CPU while measuring', value: round(clientsShare, 2), unit: 'cores' },
+      {
+        metric: 'this process (the 1,000 clients + injection) CPU while measuring',
+        value: round(clientsShare, 2),
+        unit: 'cores',
+      },
       { metric: 'machine load average (1 min) at the end', value: round(loadavg()[0]!, 1), unit: '' },
       { metric: 'events missing on some client', value: missing, unit: 'events', target: { op: '<=', value: 0 } },
-      { metric: 'RSS per idle stream client', value: round((rssIdle - rssBefore) / CLIENTS / KB, 1), unit: 'KB', target: { op: '<=', value: 50 } },
+      {
+        metric: 'RSS per idle stream client',
+        value: round((rssIdle - rssBefore) / CLIENTS / KB, 1),
+        unit: 'KB',
+        target: { op: '<=', value: 50 },
+      },
       { metric: 'gateway RSS with the clients idle', value: round(rssIdle / KB / KB, 1), unit: 'MB' },
     ];
   } finally {
@@ -141,7 +178,12 @@ async function resume(): Promise<Metric[]> {
       return [
         { metric: 'resume from 1,000,000 events back: log events', value: written, unit: 'events' },
         { metric: 'resume: stream events sent (message.*, session.state)', value: events, unit: 'events' },
-        { metric: 'resume: streamed events/s', value: Math.round(events / seconds), unit: 'events/s', target: { op: '>=', value: 50_000 } },
+        {
+          metric: 'resume: streamed events/s',
+          value: Math.round(events / seconds),
+          unit: 'events/s',
+          target: { op: '>=', value: 50_000 },
+        },
         { metric: 'resume: log events covered/s', value: Math.round(written / seconds), unit: 'events/s' },
         { metric: 'resume: time to the last event', value: round(seconds, 2), unit: 's' },
       ];
@@ -157,7 +199,11 @@ async function resume(): Promise<Metric[]> {
  * One SSE client on a raw socket (the HTTP client's parser would cost this process more than the gateway
  * spends): it only looks for `"body":"bench-<n>"` in what arrives and calls `onMessage(n)`.
  */
-function openClient(url: string, headers: Record<string, string>, onMessage: (n: number, client: Client) => void): Promise<Client> {
+function openClient(
+  url: string,
+  headers: Record<string, string>,
+  onMessage: (n: number, client: Client) => void,
+): Promise<Client> {
   const { port, pathname, search } = new URL(url);
   const marker = '"body":"bench-';
   return new Promise((resolve, reject) => {
@@ -167,8 +213,14 @@ function openClient(url: string, headers: Record<string, string>, onMessage: (n:
     let carry = '';
     socket.setEncoding('latin1');
     // Before the answer: the open fails. After it: the client is reported as missing events, not a crash.
-    socket.on('error', (error) => (started ? process.stderr.write(`stream client: ${error.message}\n`) : reject(error)));
-    socket.write(`GET ${pathname}${search} HTTP/1.1\r\nHost: 127.0.0.1\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`);
+    socket.on('error', (error) =>
+      started ? process.stderr.write(`stream client: ${error.message}\n`) : reject(error),
+    );
+    socket.write(
+      `GET ${pathname}${search} HTTP/1.1\r\nHost: 127.0.0.1\r\n${Object.entries(headers)
+        .map(([k, v]) => `${k}: ${v}\r\n`)
+        .join('')}\r\n`,
+    );
     socket.on('data', (chunk: string) => {
       if (!started) {
         if (!chunk.startsWith('HTTP/1.1 200')) return reject(new Error(`${url} answered ${chunk.slice(0, 40)}`));
@@ -197,7 +249,11 @@ function openClient(url: string, headers: Record<string, string>, onMessage: (n:
 }
 
 /** Reads a stream until the event with id `lastPosition`, counting events without parsing their JSON. */
-function readUntil(url: string, headers: Record<string, string>, lastPosition: number): Promise<{ events: number; lastId: number }> {
+function readUntil(
+  url: string,
+  headers: Record<string, string>,
+  lastPosition: number,
+): Promise<{ events: number; lastId: number }> {
   return new Promise((resolve, reject) => {
     const req = get(url, { headers, agent: false }, (response) => {
       if (response.statusCode !== 200) return reject(new Error(`${url} answered ${response.statusCode}`));
@@ -235,10 +291,24 @@ function post(url: string, adminKey: string, body: unknown): Promise<void> {
   const payload = JSON.stringify(body);
   return new Promise((resolve, reject) => {
     // A connection each (agent: false): a kept-alive one the server has just closed would answer ECONNRESET.
-    const req = request(url, { method: 'POST', agent: false, headers: { 'x-admin-key': adminKey, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } }, (response) => {
-      response.resume();
-      response.on('end', () => (response.statusCode === 202 ? resolve() : reject(new Error(`inbound answered ${response.statusCode}`))));
-    });
+    const req = request(
+      url,
+      {
+        method: 'POST',
+        agent: false,
+        headers: {
+          'x-admin-key': adminKey,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(payload),
+        },
+      },
+      (response) => {
+        response.resume();
+        response.on('end', () =>
+          response.statusCode === 202 ? resolve() : reject(new Error(`inbound answered ${response.statusCode}`)),
+        );
+      },
+    );
     req.once('error', reject);
     req.end(payload);
   });

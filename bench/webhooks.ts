@@ -24,7 +24,8 @@ import { leaseOwners, waitFor } from './lib/cluster-store.js';
 import { Samples, round, summarize } from './lib/stats.js';
 
 export const name = 'webhooks';
-export const description = 'sandbox inbound messages over 100 devices → signed webhooks to a local receiver: backlog deliveries/s, injection→receipt latency at 1,000/s';
+export const description =
+  'sandbox inbound messages over 100 devices → signed webhooks to a local receiver: backlog deliveries/s, injection→receipt latency at 1,000/s';
 
 const DEVICES = 100;
 const RATE = 1_000;
@@ -79,10 +80,18 @@ export async function measure(processes: number, { latency: withLatency }: { lat
     if (withLatency) {
       // Latency at a steady rate (the warm-up's figures are dropped).
       await steady(inject, () => seq++, WARMUP_SECONDS);
-      await receiver.waitForCount(seq - receiver.injectErrors, 30_000, () => `warm-up; ${receiver.injectErrors} injections refused`);
+      await receiver.waitForCount(
+        seq - receiver.injectErrors,
+        30_000,
+        () => `warm-up; ${receiver.injectErrors} injections refused`,
+      );
       const firstMeasured = seq;
       const steadyResult = await steady(inject, () => seq++, LATENCY_SECONDS);
-      await receiver.waitForCount(seq - receiver.injectErrors, 30_000, () => `latency run; ${receiver.injectErrors} injections refused`);
+      await receiver.waitForCount(
+        seq - receiver.injectErrors,
+        30_000,
+        () => `latency run; ${receiver.injectErrors} injections refused`,
+      );
       progress(`latency run done: ${seq - firstMeasured} messages`);
       const latencies = new Samples(RATE * LATENCY_SECONDS);
       for (let n = firstMeasured; n < seq; n++) {
@@ -92,7 +101,12 @@ export async function measure(processes: number, { latency: withLatency }: { lat
       const latency = summarize(latencies.values());
       metrics.push(
         { metric: 'injection → receipt p50 at 1,000/s', value: round(latency.p50, 2), unit: 'ms' },
-        { metric: 'injection → receipt p99 at 1,000/s', value: round(latency.p99, 2), unit: 'ms', target: { op: '<=', value: 50 } },
+        {
+          metric: 'injection → receipt p99 at 1,000/s',
+          value: round(latency.p99, 2),
+          unit: 'ms',
+          target: { op: '<=', value: 50 },
+        },
         { metric: 'injection → receipt max at 1,000/s', value: round(latency.max, 2), unit: 'ms' },
         { metric: 'injection rate achieved (latency run)', value: round(steadyResult.perSecond, 0), unit: 'events/s' },
       );
@@ -119,21 +133,54 @@ export async function measure(processes: number, { latency: withLatency }: { lat
     const drainStarted = performance.now();
     const receivedBefore = receiver.count;
     receiver.release();
-    await receiver.waitForCount(seq - receiver.injectErrors, 120_000, () => `backlog drain; ${receiver.injectErrors} injections refused`);
+    await receiver.waitForCount(
+      seq - receiver.injectErrors,
+      120_000,
+      () => `backlog drain; ${receiver.injectErrors} injections refused`,
+    );
     const drainSeconds = (receiver.lastReceivedAt - drainStarted) / 1000;
     const cpu = cpuSeconds() - cpuBefore;
     const drained = receiver.count - receivedBefore;
 
-    metrics.unshift({ metric: `deliveries/s (backlog of 30,000 over 100 devices${label})`, value: round(drained / drainSeconds, 0), unit: 'deliveries/s', target: { op: '>=', value: 5_000 } });
+    metrics.unshift({
+      metric: `deliveries/s (backlog of 30,000 over 100 devices${label})`,
+      value: round(drained / drainSeconds, 0),
+      unit: 'deliveries/s',
+      target: { op: '>=', value: 5_000 },
+    });
     metrics.push(
-      { metric: `injection rate, API flat out (backlog fill${label})`, value: round((seq - fillStart) / fillSeconds, 0), unit: 'events/s' },
+      {
+        metric: `injection rate, API flat out (backlog fill${label})`,
+        value: round((seq - fillStart) / fillSeconds, 0),
+        unit: 'events/s',
+      },
       // Validity: every accepted injection arrived once at least, signed with its device's secret.
-      { metric: `messages lost${label}`, value: seq - receiver.injectErrors - receiver.count, unit: 'messages', target: { op: '<=', value: 0 } },
-      { metric: `injections refused${label}`, value: receiver.injectErrors, unit: 'requests', target: { op: '<=', value: 0 } },
-      { metric: `signatures not verified (sampled${label})`, value: receiver.badSignatures, unit: 'webhooks', target: { op: '<=', value: 0 } },
+      {
+        metric: `messages lost${label}`,
+        value: seq - receiver.injectErrors - receiver.count,
+        unit: 'messages',
+        target: { op: '<=', value: 0 },
+      },
+      {
+        metric: `injections refused${label}`,
+        value: receiver.injectErrors,
+        unit: 'requests',
+        target: { op: '<=', value: 0 },
+      },
+      {
+        metric: `signatures not verified (sampled${label})`,
+        value: receiver.badSignatures,
+        unit: 'webhooks',
+        target: { op: '<=', value: 0 },
+      },
       { metric: `duplicate deliveries${label}`, value: receiver.duplicates, unit: 'webhooks' },
     );
-    if (!Number.isNaN(cpu)) metrics.push({ metric: `gateway CPU while draining${label}`, value: round((cpu / drainSeconds) * 100, 0), unit: '% core' });
+    if (!Number.isNaN(cpu))
+      metrics.push({
+        metric: `gateway CPU while draining${label}`,
+        value: round((cpu / drainSeconds) * 100, 0),
+        unit: '% core',
+      });
     return metrics;
   } finally {
     agent.destroy();
@@ -152,11 +199,15 @@ class Owners {
   async find(deviceId: string): Promise<GatewayChild> {
     if (this.nodes.length === 1) return this.nodes[0]!;
     let owner: GatewayChild | undefined;
-    await waitFor(() => {
-      const pid = leaseOwners(this.nodes[0]!.dataDir).get(deviceId);
-      owner = this.nodes.find((node) => node.pid === pid);
-      return owner !== undefined;
-    }, 30_000, `an owner for ${deviceId}`);
+    await waitFor(
+      () => {
+        const pid = leaseOwners(this.nodes[0]!.dataDir).get(deviceId);
+        owner = this.nodes.find((node) => node.pid === pid);
+        return owner !== undefined;
+      },
+      30_000,
+      `an owner for ${deviceId}`,
+    );
     this.known.set(deviceId, owner!);
     return owner!;
   }
@@ -171,14 +222,25 @@ async function prepareDevices(owners: Owners, receiverUrl: string): Promise<Devi
   const ids = Array.from({ length: DEVICES }, (_, i) => `bench-${String(i).padStart(3, '0')}`);
   const devices: Device[] = [];
   for (let i = 0; i < ids.length; i += 10) {
-    devices.push(...(await Promise.all(ids.slice(i, i + 10).map((id, j) => prepareDevice(owners, id, `49151${String(i + j + 1).padStart(6, '0')}1`, receiverUrl)))));
+    devices.push(
+      ...(await Promise.all(
+        ids
+          .slice(i, i + 10)
+          .map((id, j) => prepareDevice(owners, id, `49151${String(i + j + 1).padStart(6, '0')}1`, receiverUrl)),
+      )),
+    );
   }
   return devices;
 }
 
 async function prepareDevice(owners: Owners, id: string, phone: string, receiverUrl: string): Promise<Device> {
   const gateway = owners.nodes[0]!;
-  const { deviceKey } = await gateway.adminRequest<{ deviceKey: string }>('POST', '/devices', { id, name: id, engine: 'sandbox' }, 201);
+  const { deviceKey } = await gateway.adminRequest<{ deviceKey: string }>(
+    'POST',
+    '/devices',
+    { id, name: id, engine: 'sandbox' },
+    201,
+  );
   await gateway.adminRequest('POST', `/devices/${id}/session/open`);
   await waitForSessionState(gateway, id, 'qr');
   const owner = await owners.find(id);
@@ -191,11 +253,22 @@ async function prepareDevice(owners: Owners, id: string, phone: string, receiver
   await scanned.arrayBuffer();
   if (scanned.status !== 202) throw new Error(`scan ${id} answered ${scanned.status}`);
   await waitForSessionState(gateway, id, 'online');
-  const hooks = await gateway.adminRequest<{ secret: string }>('PUT', `/devices/${id}/hooks`, { url: receiverUrl, events: ['message.received'] }, 200);
+  const hooks = await gateway.adminRequest<{ secret: string }>(
+    'PUT',
+    `/devices/${id}/hooks`,
+    { url: receiverUrl, events: ['message.received'] },
+    200,
+  );
   return { id, key: deviceKey, secret: hooks.secret };
 }
 
-function injectOne(agent: Agent, gateway: GatewayChild, deviceId: string, n: number, receiver: Receiver): Promise<void> {
+function injectOne(
+  agent: Agent,
+  gateway: GatewayChild,
+  deviceId: string,
+  n: number,
+  receiver: Receiver,
+): Promise<void> {
   const body = JSON.stringify({ from: '4915199990001', body: String(n) });
   return new Promise((resolve) => {
     const refused = (why: string) => {
@@ -206,7 +279,11 @@ function injectOne(agent: Agent, gateway: GatewayChild, deviceId: string, n: num
     const req = request(`${gateway.url}/sandbox/devices/${deviceId}/inbound`, {
       method: 'POST',
       agent,
-      headers: { 'x-admin-key': gateway.adminKey, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      headers: {
+        'x-admin-key': gateway.adminKey,
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+      },
     });
     req.on('response', (res) => {
       let text = '';
@@ -216,7 +293,8 @@ function injectOne(agent: Agent, gateway: GatewayChild, deviceId: string, n: num
     req.on('error', (error: NodeJS.ErrnoException) => {
       // The gateway closed this idle keep-alive socket (after its keepAliveTimeout) just as the request went out,
       // unread: a client sends it again (the pattern of node's http docs, `request.reusedSocket`).
-      if (req.reusedSocket && error.code === 'ECONNRESET') void injectOne(agent, gateway, deviceId, n, receiver).then(resolve);
+      if (req.reusedSocket && error.code === 'ECONNRESET')
+        void injectOne(agent, gateway, deviceId, n, receiver).then(resolve);
       else refused(error.message);
     });
     req.end(body);
@@ -224,7 +302,11 @@ function injectOne(agent: Agent, gateway: GatewayChild, deviceId: string, n: num
 }
 
 /** Injects at RATE per second for `seconds`, on schedule (open loop). */
-async function steady(inject: (n: number) => Promise<void>, take: () => number, seconds: number): Promise<{ perSecond: number }> {
+async function steady(
+  inject: (n: number) => Promise<void>,
+  take: () => number,
+  seconds: number,
+): Promise<{ perSecond: number }> {
   const total = RATE * seconds;
   const started = performance.now();
   const inFlight: Array<Promise<void>> = [];
@@ -316,7 +398,10 @@ async function startReceiver(): Promise<Receiver> {
     waitForCount(count, timeoutMs, what) {
       if (receiver.count >= count) return Promise.resolve();
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`received ${receiver.count} of ${count} webhooks within ${timeoutMs} ms (${what()})`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`received ${receiver.count} of ${count} webhooks within ${timeoutMs} ms (${what()})`)),
+          timeoutMs,
+        );
         waiter = {
           count,
           resolve: () => {

@@ -16,13 +16,17 @@ function newestSource(dir) {
 }
 
 if (!existsSync(entry)) {
-  console.error(`${entry} is missing: the gateway is not built. Run \`npm run build\` (\`npm ci\` does it too), then start again.`);
+  console.error(
+    `${entry} is missing: the gateway is not built. Run \`npm run build\` (\`npm ci\` does it too), then start again.`,
+  );
   process.exit(1);
 }
 const built = statSync(entry).mtimeMs;
-const newest = [newestSource('src'), { path: 'tsconfig.build.json', mtimeMs: statSync('tsconfig.build.json').mtimeMs }, { path: 'tsconfig.json', mtimeMs: statSync('tsconfig.json').mtimeMs }].reduce((a, b) =>
-  b.mtimeMs > a.mtimeMs ? b : a,
-);
+const newest = [
+  newestSource('src'),
+  { path: 'tsconfig.build.json', mtimeMs: statSync('tsconfig.build.json').mtimeMs },
+  { path: 'tsconfig.json', mtimeMs: statSync('tsconfig.json').mtimeMs },
+].reduce((a, b) => (b.mtimeMs > a.mtimeMs ? b : a));
 if (newest.mtimeMs > built) {
   console.error(`dist/ is older than ${newest.path}: run \`npm run build\` to rebuild, then start again.`);
   process.exit(1);

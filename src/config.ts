@@ -192,13 +192,27 @@ type Env = Record<string, string | undefined>;
 export function loadConfig(env: Env = process.env): Config {
   const config = readConfig(env);
   // A base delay over its maximum would be cut to the maximum without a word: refused, naming both.
-  notAbove('SESSION_RECONNECT_BASE_DELAY_MS', config.reconnect.baseDelayMs, 'SESSION_RECONNECT_MAX_DELAY_MS', config.reconnect.maxDelayMs);
-  notAbove('OUTBOX_RETRY_DELAY', config.outbox.retryBaseDelayMs, 'OUTBOX_RETRY_MAX_DELAY', config.outbox.retryMaxDelayMs);
+  notAbove(
+    'SESSION_RECONNECT_BASE_DELAY_MS',
+    config.reconnect.baseDelayMs,
+    'SESSION_RECONNECT_MAX_DELAY_MS',
+    config.reconnect.maxDelayMs,
+  );
+  notAbove(
+    'OUTBOX_RETRY_DELAY',
+    config.outbox.retryBaseDelayMs,
+    'OUTBOX_RETRY_MAX_DELAY',
+    config.outbox.retryMaxDelayMs,
+  );
   return config;
 }
 
 function notAbove(variable: string, value: number, limitVariable: string, limit: number): void {
-  if (value > limit) throw new ConfigError(variable, `must not exceed ${limitVariable} (${value} > ${limit}); raise ${limitVariable} or lower ${variable}`);
+  if (value > limit)
+    throw new ConfigError(
+      variable,
+      `must not exceed ${limitVariable} (${value} > ${limit}); raise ${limitVariable} or lower ${variable}`,
+    );
 }
 
 function readConfig(env: Env): Config {
@@ -209,12 +223,22 @@ function readConfig(env: Env): Config {
     adminApiKey: read.optionalString('ADMIN_API_KEY', { minLength: 16 }),
     dataDir: resolve(read.string('DATA_DIR', './data')),
     eventStoreUrl: withKnownEventStoreSettings(
-      read.optionalUrl('EVENTSTORE_URL', ['esdb:', 'esdb+discover:', 'kurrentdb:', 'kurrentdb+discover:', 'kurrent:', 'kurrent+discover:']),
+      read.optionalUrl('EVENTSTORE_URL', [
+        'esdb:',
+        'esdb+discover:',
+        'kurrentdb:',
+        'kurrentdb+discover:',
+        'kurrent:',
+        'kurrent+discover:',
+      ]),
     ),
     defaultEngine: read.oneOf('DEFAULT_ENGINE', ENGINES, 'baileys'),
     webhookAllowPrivateNetworks: read.boolean('WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
     webhooks: {
-      retrySchedule: read.durations('WEBHOOK_RETRY_SCHEDULE', '5s,30s,2m,10m,30m,1h,3h,6h,12h', { min: 0, max: DAY_MS }),
+      retrySchedule: read.durations('WEBHOOK_RETRY_SCHEDULE', '5s,30s,2m,10m,30m,1h,3h,6h,12h', {
+        min: 0,
+        max: DAY_MS,
+      }),
       retryJitter: read.fraction('WEBHOOK_RETRY_JITTER', 0.2),
       timeoutMs: read.integer('WEBHOOK_TIMEOUT_MS', 10_000, { min: 100, max: 120_000 }),
       concurrency: read.integer('WEBHOOK_CONCURRENCY', 64, { min: 1, max: 10_000 }),
@@ -273,7 +297,8 @@ function readConfig(env: Env): Config {
 
 function readClusterSettings(read: EnvReader, env: Env): ClusterSettings {
   const raw = env.GATEWAY_PROCESSES?.trim();
-  const processes = raw === 'auto' ? Math.max(1, availableParallelism()) : read.integer('GATEWAY_PROCESSES', 1, { min: 1, max: 256 });
+  const processes =
+    raw === 'auto' ? Math.max(1, availableParallelism()) : read.integer('GATEWAY_PROCESSES', 1, { min: 1, max: 256 });
   // Set by the primary process for its workers (src/main.ts).
   const worker = read.integer('GATEWAY_WORKER', 0, { min: 0, max: 256 });
   return {
@@ -288,7 +313,10 @@ function readContactsSettings(read: EnvReader): ContactsSettings {
   const checkRatePerMinute = read.integer('CONTACT_CHECK_RATE_PER_MINUTE', 30, { min: 1, max: 100_000 });
   return {
     checkRatePerMinute,
-    checkBurst: read.integer('CONTACT_CHECK_BURST', Math.min(10, checkRatePerMinute), { min: 1, max: checkRatePerMinute }),
+    checkBurst: read.integer('CONTACT_CHECK_BURST', Math.min(10, checkRatePerMinute), {
+      min: 1,
+      max: checkRatePerMinute,
+    }),
     checkCacheTtlMs: read.duration('CONTACT_CHECK_CACHE_TTL', '24h', { min: 1_000, max: 30 * DAY_MS }),
     avatarCacheTtlMs: read.duration('CONTACT_AVATAR_CACHE_TTL', '1h', { min: 1_000, max: 30 * DAY_MS }),
   };
@@ -296,7 +324,22 @@ function readContactsSettings(read: EnvReader): ContactsSettings {
 
 /** The settings of an EventStoreDB connection string the client reads (it ignores case, `-` and `_`). */
 const EVENT_STORE_SETTINGS = new Set(
-  ['userCertFile', 'userKeyFile', 'maxDiscoverAttempts', 'connectionName', 'defaultDeadline', 'discoveryInterval', 'gossipTimeout', 'nodePreference', 'tls', 'tlsVerifyCert', 'tlsCAFile', 'throwOnAppendFailure', 'keepAliveInterval', 'keepAliveTimeout'].map(flatCase),
+  [
+    'userCertFile',
+    'userKeyFile',
+    'maxDiscoverAttempts',
+    'connectionName',
+    'defaultDeadline',
+    'discoveryInterval',
+    'gossipTimeout',
+    'nodePreference',
+    'tls',
+    'tlsVerifyCert',
+    'tlsCAFile',
+    'throwOnAppendFailure',
+    'keepAliveInterval',
+    'keepAliveTimeout',
+  ].map(flatCase),
 );
 
 function flatCase(key: string): string {
@@ -313,9 +356,13 @@ function withKnownEventStoreSettings(url: string | undefined): string | undefine
   for (const pair of query.split('&').filter((p) => p !== '')) {
     const [key = '', value = ''] = pair.split('=');
     const flat = flatCase(decodeURIComponent(key));
-    if (!EVENT_STORE_SETTINGS.has(flat)) throw new ConfigError('EVENTSTORE_URL', `has a setting the EventStoreDB client does not know: "${key}"`);
+    if (!EVENT_STORE_SETTINGS.has(flat))
+      throw new ConfigError('EVENTSTORE_URL', `has a setting the EventStoreDB client does not know: "${key}"`);
     if (flat === 'tlsverifycert' && value.trim() === 'false') {
-      throw new ConfigError('EVENTSTORE_URL', 'tlsVerifyCert=false is not supported by the EventStoreDB client: give the CA with tlsCAFile=<path> (or NODE_EXTRA_CA_CERTS)');
+      throw new ConfigError(
+        'EVENTSTORE_URL',
+        'tlsVerifyCert=false is not supported by the EventStoreDB client: give the CA with tlsCAFile=<path> (or NODE_EXTRA_CA_CERTS)',
+      );
     }
   }
   return url;
@@ -364,7 +411,10 @@ class EnvReader {
       const key = Buffer.from(value, 'base64');
       if (key.length === bytes) return key;
     }
-    throw new ConfigError(name, `must be ${bytes} bytes written as ${bytes * 2} hex characters or as base64 (e.g. openssl rand -base64 ${bytes})`);
+    throw new ConfigError(
+      name,
+      `must be ${bytes} bytes written as ${bytes * 2} hex characters or as base64 (e.g. openssl rand -base64 ${bytes})`,
+    );
   }
 
   integer(name: string, fallback: number, range: { min: number; max: number }): number {
@@ -372,7 +422,8 @@ class EnvReader {
     if (value === undefined) return fallback;
     if (!/^-?\d+$/.test(value)) throw new ConfigError(name, `must be an integer, got "${value}"`);
     const n = Number(value);
-    if (n < range.min || n > range.max) throw new ConfigError(name, `must be between ${range.min} and ${range.max}, got ${n}`);
+    if (n < range.min || n > range.max)
+      throw new ConfigError(name, `must be between ${range.min} and ${range.max}, got ${n}`);
     return n;
   }
 
@@ -380,8 +431,10 @@ class EnvReader {
   duration(name: string, fallback: string, range: { min: number; max: number }): number {
     const value = this.raw(name) ?? fallback;
     const ms = parseDuration(value);
-    if (ms === undefined) throw new ConfigError(name, `must be a duration such as 500ms, 5s, 2m, 1h or 7d, got "${value}"`);
-    if (ms < range.min || ms > range.max) throw new ConfigError(name, `must be between ${range.min} ms and ${range.max} ms, got "${value}"`);
+    if (ms === undefined)
+      throw new ConfigError(name, `must be a duration such as 500ms, 5s, 2m, 1h or 7d, got "${value}"`);
+    if (ms < range.min || ms > range.max)
+      throw new ConfigError(name, `must be between ${range.min} ms and ${range.max} ms, got "${value}"`);
     return ms;
   }
 
@@ -391,7 +444,11 @@ class EnvReader {
     if (value === undefined) return {};
     if (value.toLowerCase() === 'latest') return { waWebVersion: 'latest' };
     const match = /^(\d{1,6})[.,](\d{1,6})[.,](\d{1,12})$/.exec(value);
-    if (!match) throw new ConfigError(name, `must be a WhatsApp Web version such as 2.3000.1023223821, or latest, got "${value}"`);
+    if (!match)
+      throw new ConfigError(
+        name,
+        `must be a WhatsApp Web version such as 2.3000.1023223821, or latest, got "${value}"`,
+      );
     return { waWebVersion: [Number(match[1]), Number(match[2]), Number(match[3])] };
   }
 
@@ -408,8 +465,16 @@ class EnvReader {
     if (value.toLowerCase() === 'none') return [];
     return value.split(',').map((part) => {
       const ms = parseDuration(part);
-      if (ms === undefined) throw new ConfigError(name, `must be durations such as 5s,30s,2m,1h separated by commas (or none), got "${value}"`);
-      if (ms < range.min || ms > range.max) throw new ConfigError(name, `each duration must be between ${range.min} ms and ${range.max} ms, got "${part.trim()}"`);
+      if (ms === undefined)
+        throw new ConfigError(
+          name,
+          `must be durations such as 5s,30s,2m,1h separated by commas (or none), got "${value}"`,
+        );
+      if (ms < range.min || ms > range.max)
+        throw new ConfigError(
+          name,
+          `each duration must be between ${range.min} ms and ${range.max} ms, got "${part.trim()}"`,
+        );
       return ms;
     });
   }
@@ -449,7 +514,9 @@ class EnvReader {
     if (value === undefined) return undefined;
     const shown = withoutCredentials(value);
     // An unencoded / ? or @ in a password is the likely cause of a refused URL with credentials.
-    const encodingHint = value.includes('@') ? ' (a / ? or @ in the user name or password is written percent-encoded: %2F %3F %40)' : '';
+    const encodingHint = value.includes('@')
+      ? ' (a / ? or @ in the user name or password is written percent-encoded: %2F %3F %40)'
+      : '';
     const match = /^([a-z][a-z0-9+.-]*:)\/\/(?:[^@/?]*@)?([^/?]*)\/?(?:\?.*)?$/i.exec(value.trim());
     if (!match) throw new ConfigError(name, `must be a URL, got "${shown}"${encodingHint}`);
     if (!protocols.includes(match[1]!.toLowerCase())) {
@@ -457,9 +524,11 @@ class EnvReader {
     }
     const host = /^(?:\[[0-9a-f:.]+\]|[a-z0-9._-]+)(?::\d{1,5})?$/i;
     if (!match[2]!.split(',').every((endpoint) => host.test(endpoint))) {
-      throw new ConfigError(name, `must name one host or a comma-separated list of host:port, got "${shown}"${encodingHint}`);
+      throw new ConfigError(
+        name,
+        `must name one host or a comma-separated list of host:port, got "${shown}"${encodingHint}`,
+      );
     }
     return value;
   }
-
 }

@@ -54,7 +54,11 @@ import { ChatCommands } from './chats/chat-commands.js';
 import { MediaRetention } from './chats/media-retention.js';
 import { chatRoutes } from './http/routes/chats.js';
 import { messageRoutes } from './http/routes/messages.js';
-import { DEFAULT_BACKGROUND_RETRY_DELAYS_MS, DEFAULT_QUICK_RETRY_DELAYS_MS, InboundMediaSink } from './media/inbound-media.js';
+import {
+  DEFAULT_BACKGROUND_RETRY_DELAYS_MS,
+  DEFAULT_QUICK_RETRY_DELAYS_MS,
+  InboundMediaSink,
+} from './media/inbound-media.js';
 import { InboundMediaStore } from './media/inbound-media-store.js';
 import { startLeases } from './cluster/cluster-wiring.js';
 import { readModelFileOf } from './projections/read-model-db.js';
@@ -97,7 +101,7 @@ const HEALTH_PROBE_STREAM = 'gateway-health-probe';
 const API_GUIDE = [
   'Self-hosted HTTP API for WhatsApp-style messaging devices.',
   '',
-  '**Authentication.** The admin key (`X-Admin-Key`, or `Authorization: Bearer`) manages devices and reaches every route. Creating a device answers its device key (`dk_…`, shown once): `X-Device-Key` (or Bearer) on that device\'s own routes. Another device\'s key is `401`; a device key on an admin-only route is `403`.',
+  "**Authentication.** The admin key (`X-Admin-Key`, or `Authorization: Bearer`) manages devices and reaches every route. Creating a device answers its device key (`dk_…`, shown once): `X-Device-Key` (or Bearer) on that device's own routes. Another device's key is `401`; a device key on an admin-only route is `403`.",
   '',
   '**A first session.** `POST /devices` `{"name": "Shop", "engine": "sandbox"}` → `POST /devices/{id}/session/open` → `GET /devices/{id}/session/qr.png` (scan it; in the sandbox: `POST /sandbox/devices/{id}/scan`) → `GET /devices/{id}/session/state` says `online` → `POST /devices/{id}/send/text`. `PUT /devices/{id}/hooks` pushes events to a URL of yours.',
   '',
@@ -110,13 +114,21 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const log = options.logger ?? createLogger(config.logLevel);
   // Refused while `npm run rebuild` rewrites the read models (the rebuild is refused while this is held), and
   // while another gateway runs on this data directory, unless both share its devices through leases.
-  const dataDirLock = holdGatewayLock(config.dataDir, { leases: config.cluster.leases, readModels: readModelFileOf(config.cluster.worker) });
+  const dataDirLock = holdGatewayLock(config.dataDir, {
+    leases: config.cluster.leases,
+    readModels: readModelFileOf(config.cluster.worker),
+  });
   const metrics = new Metrics();
   // `projections` is assigned below, before any request can ask for health.
   const storage = new StorageHealth(config.dataDir, config.diskFreeMinBytes, () => projections.failing);
   const opened = await openEventStore(config, { log, startupTimeoutMs: Number.POSITIVE_INFINITY });
-  const store = withCurrentSchemas(new InstrumentedStore(options.wrapStore ? options.wrapStore(opened) : opened, metrics, (error) => storage.noteWrite(error)));
-  storage.probeWrite = () => store.saveSnapshot(HEALTH_PROBE_STREAM, { revision: 0, state: { checkedAt: new Date().toISOString() } });
+  const store = withCurrentSchemas(
+    new InstrumentedStore(options.wrapStore ? options.wrapStore(opened) : opened, metrics, (error) =>
+      storage.noteWrite(error),
+    ),
+  );
+  storage.probeWrite = () =>
+    store.saveSnapshot(HEALTH_PROBE_STREAM, { revision: 0, state: { checkedAt: new Date().toISOString() } });
   const readModelDb = openReadModelDb(config.dataDir, readModelFileOf(config.cluster.worker));
   const readModels = createReadModels(readModelDb, store, log, { otherWriters: config.cluster.leases });
   const { devices, history, contacts, sending: sendingCore, messages } = readModels;
@@ -136,7 +148,13 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     () => sendingCore.outboxView.depth().map(({ status, count }) => ({ labels: { status }, value: count })),
     [{ status: 'queued' }, { status: 'sending' }],
   );
-  metrics.zeroCounters([{ counter: metrics.messageStatuses, label: 'status', values: MESSAGE_STATUSES.filter((status) => status !== 'queued') }]);
+  metrics.zeroCounters([
+    {
+      counter: metrics.messageStatuses,
+      label: 'status',
+      values: MESSAGE_STATUSES.filter((status) => status !== 'queued'),
+    },
+  ]);
   const eventMetrics = new EventMetrics(metrics);
   eventMetrics.start(store, projections.position, log);
 
@@ -144,7 +162,12 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   // Several processes: devices are run under leases (src/cluster); undefined for a lone process.
   const cluster = startLeases(config, { store, log, devices, after: () => projections.position, metrics });
   const deviceCommands = createDeviceCommandHandler(store);
-  const registry = new DeviceRegistry(deviceCommands, projections, (deviceId) => devices.get(deviceId)?.session, config.defaultEngine);
+  const registry = new DeviceRegistry(
+    deviceCommands,
+    projections,
+    (deviceId) => devices.get(deviceId)?.session,
+    config.defaultEngine,
+  );
   // One guard for every URL a user chooses (webhook receivers, media, link previews): it checks the address actually dialled.
   const outboundGuard = new OutboundGuard({ allowPrivateNetworks: config.webhookAllowPrivateNetworks });
   const engines = (options.engines ?? createEngines)({
@@ -159,7 +182,9 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   });
   // Receipts are recorded by the outbox (the one writer of its stream), with the message's outboxId.
   // The engine's contact reports become ContactsUpdated events (the contacts read model is fed from the log).
-  const contactsRecorder = new ContactsRecorder(store, (err, streamId) => log.warn({ err, streamId }, 'could not save a contacts snapshot'));
+  const contactsRecorder = new ContactsRecorder(store, (err, streamId) =>
+    log.warn({ err, streamId }, 'could not save a contacts snapshot'),
+  );
   // Received media are downloaded before the message is recorded, so that its webhook carries a working URL.
   const receivedMedia = new InboundMediaStore(config.dataDir);
   // The inbox stream's one writer: inbound messages and chat activity, also the read receipts and late
@@ -210,8 +235,14 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   // Each time a session comes online, its groups and blocklist are refreshed from the network (what changed while it was away).
   sessions.onStateChange((deviceId, state) => {
     if (state !== 'online') return;
-    void groupCommands.refresh(deviceId).catch((error: unknown) => log.warn({ deviceId, err: error }, 'could not refresh the groups from the network'));
-    void accountCommands.refresh(deviceId).catch((error: unknown) => log.warn({ deviceId, err: error }, 'could not refresh the blocklist from the network'));
+    void groupCommands
+      .refresh(deviceId)
+      .catch((error: unknown) => log.warn({ deviceId, err: error }, 'could not refresh the groups from the network'));
+    void accountCommands
+      .refresh(deviceId)
+      .catch((error: unknown) =>
+        log.warn({ deviceId, err: error }, 'could not refresh the blocklist from the network'),
+      );
   });
   const webhooks = await Webhooks.start({
     settings: config.webhooks,
@@ -251,11 +282,21 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       description: API_GUIDE,
     }),
   );
-  routes.push(...healthRoutes(store, VERSION, startedAt, storage, cluster?.report), ...deviceRoutes({ registry, devices, sessions }), ...deviceEventRoutes(store, history), ...sessionRoutes({ devices, sessions, projections }), ...metricsRoutes(metrics, config.metricsPublic), ...docsRoutes(openApi));
+  routes.push(
+    ...healthRoutes(store, VERSION, startedAt, storage, cluster?.report),
+    ...deviceRoutes({ registry, devices, sessions }),
+    ...deviceEventRoutes(store, history),
+    ...sessionRoutes({ devices, sessions, projections }),
+    ...metricsRoutes(metrics, config.metricsPublic),
+    ...docsRoutes(openApi),
+  );
   routes.push(...hookRoutes({ webhooks, devices, guard: outboundGuard }));
   routes.push(...streamRoutes(stream), ...dashboardRoutes(options.dashboardDir));
   // Large media bodies (sends, sandbox inbound media) are read a few at a time.
-  const bodyGate = new BodyGate({ concurrency: config.server.largeBodyConcurrency, queue: config.server.largeBodyQueue });
+  const bodyGate = new BodyGate({
+    concurrency: config.server.largeBodyConcurrency,
+    queue: config.server.largeBodyQueue,
+  });
   routes.push(
     ...sandboxRoutes({
       devices,
@@ -267,13 +308,27 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
         limit: config.media.fileMaxBytes,
         uploadDir: sending.media.incomingDir,
         gate: bodyGate,
-        downloadPending: async (deviceId, waMessageId) => config.inboundMedia.enabled && (await receivedMedia.size(deviceId, waMessageId)) === undefined,
+        downloadPending: async (deviceId, waMessageId) =>
+          config.inboundMedia.enabled && (await receivedMedia.size(deviceId, waMessageId)) === undefined,
       },
     }),
   );
   routes.push(
-    ...chatRoutes({ chats: new ChatCommands({ inbox, index: messages, connection: (deviceId) => sessions.connection(deviceId), projections }), index: messages }),
-    ...messageRoutes({ index: messages, files: receivedMedia, outboxFiles: sending.media, retentionMs: config.inboundMedia.retentionMs }),
+    ...chatRoutes({
+      chats: new ChatCommands({
+        inbox,
+        index: messages,
+        connection: (deviceId) => sessions.connection(deviceId),
+        projections,
+      }),
+      index: messages,
+    }),
+    ...messageRoutes({
+      index: messages,
+      files: receivedMedia,
+      outboxFiles: sending.media,
+      retentionMs: config.inboundMedia.retentionMs,
+    }),
   );
   routes.push(
     ...sendRoutes({
@@ -286,7 +341,16 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   );
   routes.push(...groupRoutes(groupCommands));
   // A proxy host is judged by the same guard as webhook and media URLs.
-  routes.push(...settingsRoutes(new SettingsCommands({ store, settings: readModels.settings, projections, addressRefusal: (url) => outboundGuard.refusalOf(url) })));
+  routes.push(
+    ...settingsRoutes(
+      new SettingsCommands({
+        store,
+        settings: readModels.settings,
+        projections,
+        addressRefusal: (url) => outboundGuard.refusalOf(url),
+      }),
+    ),
+  );
   const lookups = createContactLookups(readModelDb, sessions, config.contacts);
   routes.push(...accountRoutes({ account: accountCommands, lookups }));
   routes.push(
@@ -374,7 +438,12 @@ function buildLazy<T>(build: () => T): () => T {
   return () => (value ??= build());
 }
 
-async function listen(handler: Parameters<typeof createServer>[1], port: number, host: string, maxConnections: number): Promise<Server> {
+async function listen(
+  handler: Parameters<typeof createServer>[1],
+  port: number,
+  host: string,
+  maxConnections: number,
+): Promise<Server> {
   const server = createServer(handler);
   // Beyond this many open sockets, new ones are closed at once (a slowloris cannot take every descriptor).
   server.maxConnections = maxConnections;

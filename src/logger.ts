@@ -6,6 +6,16 @@ export function createLogger(level: LogLevel): Logger {
   return pino({
     level,
     base: { service: 'device-messaging-gateway' },
-    redact: { paths: ['*.deviceKey', '*.keyHash', '*.secret', 'headers["x-admin-key"]', 'headers["x-device-key"]', 'headers.authorization'], censor: '[redacted]' },
+    redact: {
+      paths: [
+        '*.deviceKey',
+        '*.keyHash',
+        '*.secret',
+        'headers["x-admin-key"]',
+        'headers["x-device-key"]',
+        'headers.authorization',
+      ],
+      censor: '[redacted]',
+    },
   });
 }

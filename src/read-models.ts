@@ -35,7 +35,12 @@ export interface ReadModels {
 }
 
 /** `otherWriters`: several processes append to the store's streams (leases on). */
-export function createReadModels(db: Database.Database, store: EventStore, log: Logger, options: { otherWriters?: boolean } = {}): ReadModels {
+export function createReadModels(
+  db: Database.Database,
+  store: EventStore,
+  log: Logger,
+  options: { otherWriters?: boolean } = {},
+): ReadModels {
   const devices = new DevicesReadModel(db);
   const history = new DeviceHistoryIndex(db);
   const sending = new SendingCore(db, store, log, options.otherWriters === true);

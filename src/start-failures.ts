@@ -27,7 +27,10 @@ const DATA_DIR_CODES = new Set(['EACCES', 'EPERM', 'ENOTDIR', 'EEXIST', 'EROFS',
 const SQLITE_ACCESS_CODE = /^SQLITE_(CANTOPEN|READONLY|PERM)/;
 
 /** What to tell for `error`, or undefined when it is not one of the failures a setting explains. */
-export function explainStartFailure(error: unknown, config: Pick<Config, 'port' | 'host' | 'dataDir'>): StartFailure | undefined {
+export function explainStartFailure(
+  error: unknown,
+  config: Pick<Config, 'port' | 'host' | 'dataDir'>,
+): StartFailure | undefined {
   if (error instanceof DataDirInUseError) return { message: `DATA_DIR: ${error.message}`, exitCode: EX_TEMPFAIL };
   if (!(error instanceof Error)) return undefined;
   const { code, syscall, path, hostname } = error as SystemError;
@@ -35,21 +38,39 @@ export function explainStartFailure(error: unknown, config: Pick<Config, 'port' 
   const { port, host, dataDir } = config;
   // A worker of GATEWAY_PROCESSES gets the primary's `bind` error for the shared port.
   if (syscall === 'listen' || syscall === 'bind') {
-    if (code === 'EADDRINUSE') return configFailure(`PORT: ${host}:${port} is already in use: stop what listens there, or set PORT to a free port`);
-    if (code === 'EACCES') return configFailure(`PORT: this user may not listen on port ${port} (below 1024 needs privileges): set PORT to 1024 or above`);
-    if (code === 'EADDRNOTAVAIL') return configFailure(`HOST: ${host} is not an address of this machine: set HOST to one of its addresses (0.0.0.0: all of them)`);
+    if (code === 'EADDRINUSE')
+      return configFailure(
+        `PORT: ${host}:${port} is already in use: stop what listens there, or set PORT to a free port`,
+      );
+    if (code === 'EACCES')
+      return configFailure(
+        `PORT: this user may not listen on port ${port} (below 1024 needs privileges): set PORT to 1024 or above`,
+      );
+    if (code === 'EADDRNOTAVAIL')
+      return configFailure(
+        `HOST: ${host} is not an address of this machine: set HOST to one of its addresses (0.0.0.0: all of them)`,
+      );
     return undefined;
   }
   if (syscall === 'getaddrinfo' && hostname === host) {
     // A resolver that did not answer may answer later; a name that does not exist will not.
-    if (code === 'EAI_AGAIN') return { message: `HOST: "${host}" could not be resolved now (no answer from DNS): start again later, or set HOST to an address`, exitCode: EX_TEMPFAIL };
-    return configFailure(`HOST: "${host}" does not resolve (${code}): set HOST to an address of this machine (127.0.0.1, or 0.0.0.0 for all) or a name that resolves to one`);
+    if (code === 'EAI_AGAIN')
+      return {
+        message: `HOST: "${host}" could not be resolved now (no answer from DNS): start again later, or set HOST to an address`,
+        exitCode: EX_TEMPFAIL,
+      };
+    return configFailure(
+      `HOST: "${host}" does not resolve (${code}): set HOST to an address of this machine (127.0.0.1, or 0.0.0.0 for all) or a name that resolves to one`,
+    );
   }
   if (typeof path === 'string' && DATA_DIR_CODES.has(code) && onPathOf(path, dataDir)) {
     if (code === 'ENOTDIR' || code === 'EEXIST') {
-      return configFailure(`DATA_DIR: ${dataDir} is not a directory (it, or a folder on its way, is a file): set DATA_DIR to a directory`);
+      return configFailure(
+        `DATA_DIR: ${dataDir} is not a directory (it, or a folder on its way, is a file): set DATA_DIR to a directory`,
+      );
     }
-    if (code === 'EROFS') return configFailure(`DATA_DIR: ${path} is on a read-only file system: set DATA_DIR to a writable directory`);
+    if (code === 'EROFS')
+      return configFailure(`DATA_DIR: ${path} is on a read-only file system: set DATA_DIR to a writable directory`);
     return configFailure(
       `DATA_DIR: this user (uid ${process.getuid?.() ?? '?'}) may not read and write ${path} (${code}): give it access to ${dataDir}, or set DATA_DIR to a directory it owns`,
     );

@@ -27,8 +27,14 @@ async function violations(root: string): Promise<string[]> {
   const cwd = process.cwd();
   process.chdir(root); // dependency-cruiser resolves paths from the working directory
   try {
-    const result = await cruise(['src'], { ...options, ruleSet: { forbidden: config.forbidden }, validate: true } as never);
-    const output = result.output as { summary: { violations: Array<{ rule: { name: string }; from: string; to: string }> } };
+    const result = await cruise(['src'], {
+      ...options,
+      ruleSet: { forbidden: config.forbidden },
+      validate: true,
+    } as never);
+    const output = result.output as {
+      summary: { violations: Array<{ rule: { name: string }; from: string; to: string }> };
+    };
     return output.summary.violations.map((v) => `${v.rule.name}: ${v.from} → ${v.to}`).sort();
   } finally {
     process.chdir(cwd);

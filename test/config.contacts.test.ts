@@ -4,12 +4,27 @@ import { ConfigError, loadConfig } from '../src/config.js';
 
 describe('contacts settings', () => {
   it('defaults to 30 fresh checks a minute, bursts of 10, checks cached 24 h and avatars 1 h', () => {
-    expect(loadConfig({}).contacts).toEqual({ checkRatePerMinute: 30, checkBurst: 10, checkCacheTtlMs: 86_400_000, avatarCacheTtlMs: 3_600_000 });
+    expect(loadConfig({}).contacts).toEqual({
+      checkRatePerMinute: 30,
+      checkBurst: 10,
+      checkCacheTtlMs: 86_400_000,
+      avatarCacheTtlMs: 3_600_000,
+    });
   });
 
   it('reads every variable', () => {
-    const config = loadConfig({ CONTACT_CHECK_RATE_PER_MINUTE: '120', CONTACT_CHECK_BURST: '20', CONTACT_CHECK_CACHE_TTL: '7d', CONTACT_AVATAR_CACHE_TTL: '15m' });
-    expect(config.contacts).toEqual({ checkRatePerMinute: 120, checkBurst: 20, checkCacheTtlMs: 7 * 86_400_000, avatarCacheTtlMs: 15 * 60_000 });
+    const config = loadConfig({
+      CONTACT_CHECK_RATE_PER_MINUTE: '120',
+      CONTACT_CHECK_BURST: '20',
+      CONTACT_CHECK_CACHE_TTL: '7d',
+      CONTACT_AVATAR_CACHE_TTL: '15m',
+    });
+    expect(config.contacts).toEqual({
+      checkRatePerMinute: 120,
+      checkBurst: 20,
+      checkCacheTtlMs: 7 * 86_400_000,
+      avatarCacheTtlMs: 15 * 60_000,
+    });
   });
 
   it('keeps the default burst within a lower rate', () => {

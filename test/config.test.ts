@@ -82,7 +82,11 @@ describe('configuration', () => {
     ]) {
       expect(loadConfig({ EVENTSTORE_URL: url }).eventStoreUrl).toBe(url);
     }
-    for (const bad of ['esdb://admin:s3cr3t-pw@a:2113,,b:2113', 'esdb://admin:s3cr3t-pw@bad host:2113', 'http://admin:s3cr3t-pw@a:2113']) {
+    for (const bad of [
+      'esdb://admin:s3cr3t-pw@a:2113,,b:2113',
+      'esdb://admin:s3cr3t-pw@bad host:2113',
+      'http://admin:s3cr3t-pw@a:2113',
+    ]) {
       const error = refusalOf({ EVENTSTORE_URL: bad });
       expect(error).toBeInstanceOf(ConfigError);
       expect(error!.message).toMatch(/^EVENTSTORE_URL: /);
@@ -91,9 +95,16 @@ describe('configuration', () => {
   });
 
   it('refuses EventStoreDB settings its client would only warn about (it prints the connection string, password and all, with the warning)', () => {
-    expect(loadConfig({ EVENTSTORE_URL: 'esdb://admin:changeit@db:2113?TLS=true&node-preference=leader&keepAliveInterval=10000' }).eventStoreUrl).toBeDefined();
+    expect(
+      loadConfig({
+        EVENTSTORE_URL: 'esdb://admin:changeit@db:2113?TLS=true&node-preference=leader&keepAliveInterval=10000',
+      }).eventStoreUrl,
+    ).toBeDefined();
     for (const [bad, words] of [
-      ['esdb://admin:s3cr3t-pw@db:2113?tls=true&tlsverifycert=false', /tlsVerifyCert=false is not supported.*tlsCAFile/],
+      [
+        'esdb://admin:s3cr3t-pw@db:2113?tls=true&tlsverifycert=false',
+        /tlsVerifyCert=false is not supported.*tlsCAFile/,
+      ],
       ['esdb://admin:s3cr3t-pw@db:2113?tls=true&nodePrefrence=leader', /does not know: "nodePrefrence"/],
     ] as const) {
       const error = refusalOf({ EVENTSTORE_URL: bad });
@@ -114,7 +125,8 @@ describe('configuration', () => {
       const error = refusalOf({ EVENTSTORE_URL: bad });
       expect(error, bad).toBeInstanceOf(ConfigError);
       expect(error!.message).toMatch(/^EVENTSTORE_URL: /);
-      for (const part of ['pa/ss', 'word@', 'p@ss', 'pa?ss', 'ss:word']) expect(error!.message, bad).not.toContain(part);
+      for (const part of ['pa/ss', 'word@', 'p@ss', 'pa?ss', 'ss:word'])
+        expect(error!.message, bad).not.toContain(part);
     }
     // And at start, as printed by src/main.ts.
     const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
@@ -123,7 +135,9 @@ describe('configuration', () => {
       timeout: 30_000,
     });
     expect(result.status).toBe(78);
-    expect(result.stderr).toContain('configuration error: EVENTSTORE_URL: must be a URL, got "esdb://***@db.example:2113?tls=true"');
+    expect(result.stderr).toContain(
+      'configuration error: EVENTSTORE_URL: must be a URL, got "esdb://***@db.example:2113?tls=true"',
+    );
     expect(result.stderr).not.toContain('pa/ss');
   });
 
@@ -133,7 +147,9 @@ describe('configuration', () => {
     expect(loadConfig({ OUTBOX_SPACING: '0ms' }).outbox.spacingMaxMs).toBe(0);
     expect(loadConfig({ WEBHOOK_RETRY_SCHEDULE: '0,5s' }).webhooks.retrySchedule).toEqual([0, 5_000]);
     for (const value of ['1', '00', '0.0', '-0', '25']) {
-      expect(() => loadConfig({ STREAM_FLUSH_INTERVAL: value }), value).toThrow(/^STREAM_FLUSH_INTERVAL: must be a duration/);
+      expect(() => loadConfig({ STREAM_FLUSH_INTERVAL: value }), value).toThrow(
+        /^STREAM_FLUSH_INTERVAL: must be a duration/,
+      );
     }
     // Where 0 is below the allowed range it is refused as out of range, not as a bad duration.
     expect(() => loadConfig({ STREAM_HEARTBEAT: '0' })).toThrow(/^STREAM_HEARTBEAT: must be between 10 ms/);
@@ -141,7 +157,9 @@ describe('configuration', () => {
 
   it('reads durations with a unit (250ms, 5s, 2m, 1h, 7d, also 1.5h or 2 days), never a bare number', () => {
     const retention = (value: string) => loadConfig({ WEBHOOK_RETENTION: value }).webhooks.retentionMs;
-    expect([retention('2m'), retention(' 1h '), retention('7d'), retention('1.5h'), retention('2 days')]).toEqual([120_000, 3_600_000, 604_800_000, 5_400_000, 172_800_000]);
+    expect([retention('2m'), retention(' 1h '), retention('7d'), retention('1.5h'), retention('2 days')]).toEqual([
+      120_000, 3_600_000, 604_800_000, 5_400_000, 172_800_000,
+    ]);
     expect(loadConfig({ OUTBOX_SPACING: '250ms' }).outbox.spacingMaxMs).toBe(250);
     expect(loadConfig({}).outbox.messageTtlMs).toBeUndefined();
     expect(loadConfig({}).waWebVersion).toBeUndefined();
@@ -151,7 +169,8 @@ describe('configuration', () => {
     expect(loadConfig({ OUTBOX_MESSAGE_TTL: 'none' }).outbox.messageTtlMs).toBeUndefined();
     expect(loadConfig({ OUTBOX_MESSAGE_TTL: '2h' }).outbox.messageTtlMs).toBe(7_200_000);
     expect(() => loadConfig({ OUTBOX_MESSAGE_TTL: 'soon' })).toThrow(/^OUTBOX_MESSAGE_TTL: must be a duration/);
-    for (const value of ['86400000', '-5m', '1e3s', '5 parsecs']) expect(() => retention(value), value).toThrow(/^WEBHOOK_RETENTION: must be a duration/);
+    for (const value of ['86400000', '-5m', '1e3s', '5 parsecs'])
+      expect(() => retention(value), value).toThrow(/^WEBHOOK_RETENTION: must be a duration/);
   });
 
   it('refuses a base delay above its maximum, naming both (it was cut to the maximum without a word)', () => {

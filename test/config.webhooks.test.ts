@@ -11,7 +11,14 @@ describe('webhook settings', () => {
       WEBHOOK_HOST_RATE_PER_SECOND: '50',
       WEBHOOK_RETENTION: '36h',
     });
-    expect(webhooks).toEqual({ retrySchedule: [250, 5_000, 120_000, 3_600_000, 86_400_000], retryJitter: 0, timeoutMs: 2_500, concurrency: 8, hostRatePerSecond: 50, retentionMs: 129_600_000 });
+    expect(webhooks).toEqual({
+      retrySchedule: [250, 5_000, 120_000, 3_600_000, 86_400_000],
+      retryJitter: 0,
+      timeoutMs: 2_500,
+      concurrency: 8,
+      hostRatePerSecond: 50,
+      retentionMs: 129_600_000,
+    });
     expect(loadConfig({ WEBHOOK_RETRY_SCHEDULE: 'none' }).webhooks.retrySchedule).toEqual([]);
     expect(loadConfig({}).webhooks).toMatchObject({ timeoutMs: 10_000, retentionMs: 7 * 86_400_000 });
     for (const [name, value] of [
@@ -24,7 +31,9 @@ describe('webhook settings', () => {
       ['WEBHOOK_HOST_RATE_PER_SECOND', 'fast'],
       ['WEBHOOK_RETENTION', '5s'],
     ] as const) {
-      expect(() => loadConfig({ [name]: value }), `${name}=${value}`).toThrow(expect.objectContaining({ variable: name }));
+      expect(() => loadConfig({ [name]: value }), `${name}=${value}`).toThrow(
+        expect.objectContaining({ variable: name }),
+      );
     }
   });
 });

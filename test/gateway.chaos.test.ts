@@ -8,7 +8,14 @@ import { runChaos } from '../bench/lib/chaos.js';
 
 describe('chaos: kill -9 under load, with a flapping webhook receiver', () => {
   it('loses nothing acknowledged, sends nothing under two ids, delivers every webhook under one id', async () => {
-    const report = await runChaos({ cycles: 3, devices: 2, runMs: [1_000, 1_500], sendClients: 4, inboundClients: 2, settleTimeoutMs: 60_000 });
+    const report = await runChaos({
+      cycles: 3,
+      devices: 2,
+      runMs: [1_000, 1_500],
+      sendClients: 4,
+      inboundClients: 2,
+      settleTimeoutMs: 60_000,
+    });
     expect(report.failures).toEqual([]);
     expect(report.sends.acknowledged).toBeGreaterThan(0);
     expect(report.inbound.acknowledged).toBeGreaterThan(0);

@@ -42,7 +42,10 @@ describe('stopping the gateway', () => {
     const created = await api('POST', '/devices', { admin: true, json: { id: 'shop', name: 'Shop' } });
     slow!.delayMs = 300;
     const sends = Array.from({ length: 20 }, (_, i) =>
-      api('POST', '/devices/shop/send/text', { deviceKey: created.body.deviceKey, json: { to: '4915112345678', text: `m${i}` } }).then(
+      api('POST', '/devices/shop/send/text', {
+        deviceKey: created.body.deviceKey,
+        json: { to: '4915112345678', text: `m${i}` },
+      }).then(
         (answer) => ({ status: answer.status, waMessageId: answer.body.waMessageId as string }),
         (error: unknown) => ({ status: `no answer: ${(error as Error).message}`, waMessageId: '' }),
       ),
@@ -55,7 +58,9 @@ describe('stopping the gateway', () => {
     await closed;
     const log = new SqliteEventStore(join(config.dataDir, 'events.sqlite'));
     try {
-      const queued = (await log.readStream(outboxStream('shop'))).map((e) => (e.data as { waMessageId: string }).waMessageId);
+      const queued = (await log.readStream(outboxStream('shop'))).map(
+        (e) => (e.data as { waMessageId: string }).waMessageId,
+      );
       expect(new Set(queued)).toEqual(new Set(answers.map((a) => a.waMessageId)));
     } finally {
       await log.close();

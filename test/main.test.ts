@@ -23,7 +23,16 @@ const NOBODY = 65_534;
 function startMain(env: Record<string, string>, options: { uid?: number } = {}) {
   const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
-    env: { ...process.env, DATA_DIR: tempDir(), HOST: '127.0.0.1', ADMIN_API_KEY: ADMIN_KEY, LOG_LEVEL: 'warn', EVENTSTORE_URL: '', GATEWAY_PROCESSES: '', ...env },
+    env: {
+      ...process.env,
+      DATA_DIR: tempDir(),
+      HOST: '127.0.0.1',
+      ADMIN_API_KEY: ADMIN_KEY,
+      LOG_LEVEL: 'warn',
+      EVENTSTORE_URL: '',
+      GATEWAY_PROCESSES: '',
+      ...env,
+    },
     encoding: 'utf8',
     timeout: 60_000,
     ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.uid }),
@@ -47,7 +56,11 @@ describe('a start that fails for a reason a setting explains', CHILD_GATEWAY_TES
     const taken = createServer().listen(port, '127.0.0.1');
     await once(taken, 'listening');
     try {
-      expectOneLine(startMain({ PORT: String(port) }), 78, new RegExp(`PORT: 127\\.0\\.0\\.1:${port} is already in use: .*set PORT to a free port`));
+      expectOneLine(
+        startMain({ PORT: String(port) }),
+        78,
+        new RegExp(`PORT: 127\\.0\\.0\\.1:${port} is already in use: .*set PORT to a free port`),
+      );
     } finally {
       taken.close();
     }
@@ -70,14 +83,26 @@ describe('a start that fails for a reason a setting explains', CHILD_GATEWAY_TES
   it('HOST that does not resolve', async () => {
     // .invalid never resolves (RFC 2606); a resolver that does not answer at all is "try again later".
     const started = startMain({ PORT: String(await freePort()), HOST: 'no-such-host.invalid' });
-    expectOneLine(started, started.stderr.includes('EAI_AGAIN') ? 75 : 78, /HOST: "no-such-host\.invalid" (does not resolve|could not be resolved now)/);
+    expectOneLine(
+      started,
+      started.stderr.includes('EAI_AGAIN') ? 75 : 78,
+      /HOST: "no-such-host\.invalid" (does not resolve|could not be resolved now)/,
+    );
   });
 
   it('DATA_DIR that is a file, or under one', async () => {
     const file = join(tempDir('dmg-main-'), 'not-a-dir');
     writeFileSync(file, 'x');
-    expectOneLine(startMain({ PORT: String(await freePort()), DATA_DIR: file }), 78, /DATA_DIR: .*not-a-dir is not a directory/);
-    expectOneLine(startMain({ PORT: String(await freePort()), DATA_DIR: join(file, 'data') }), 78, /DATA_DIR: .*not-a-dir\/data is not a directory/);
+    expectOneLine(
+      startMain({ PORT: String(await freePort()), DATA_DIR: file }),
+      78,
+      /DATA_DIR: .*not-a-dir is not a directory/,
+    );
+    expectOneLine(
+      startMain({ PORT: String(await freePort()), DATA_DIR: join(file, 'data') }),
+      78,
+      /DATA_DIR: .*not-a-dir\/data is not a directory/,
+    );
   });
 
   it('DATA_DIR this user may not use', async () => {
@@ -91,7 +116,11 @@ describe('a start that fails for a reason a setting explains', CHILD_GATEWAY_TES
     }
     try {
       const started = startMain({ PORT: String(await freePort()), DATA_DIR: dataDir }, asRoot ? { uid: NOBODY } : {});
-      expectOneLine(started, 78, /DATA_DIR: this user \(uid \d+\) may not read and write .*\/data \(EACCES\): give it access to .*\/data/);
+      expectOneLine(
+        started,
+        78,
+        /DATA_DIR: this user \(uid \d+\) may not read and write .*\/data \(EACCES\): give it access to .*\/data/,
+      );
     } finally {
       chmodSync(parent, 0o700);
     }
@@ -101,7 +130,11 @@ describe('a start that fails for a reason a setting explains', CHILD_GATEWAY_TES
     const dataDir = tempDir('dmg-main-');
     const rebuild = holdRebuildLock(dataDir);
     try {
-      expectOneLine(startMain({ PORT: String(await freePort()), DATA_DIR: dataDir }), 75, /DATA_DIR: npm run rebuild \(pid \d+, since .+\) is rebuilding the read models .*start the gateway once it has finished/);
+      expectOneLine(
+        startMain({ PORT: String(await freePort()), DATA_DIR: dataDir }),
+        75,
+        /DATA_DIR: npm run rebuild \(pid \d+, since .+\) is rebuilding the read models .*start the gateway once it has finished/,
+      );
     } finally {
       rebuild.release();
     }
@@ -111,12 +144,24 @@ describe('a start that fails for a reason a setting explains', CHILD_GATEWAY_TES
     const config = { port: 3000, host: '127.0.0.1', dataDir: '/srv/gateway/data' };
     expect(explainStartFailure(new TypeError('x is undefined'), config)).toBeUndefined();
     expect(explainStartFailure('a string', config)).toBeUndefined();
-    const elsewhere = Object.assign(new Error("EACCES: permission denied, open '/etc/ssl/key.pem'"), { code: 'EACCES', syscall: 'open', path: '/etc/ssl/key.pem' });
+    const elsewhere = Object.assign(new Error("EACCES: permission denied, open '/etc/ssl/key.pem'"), {
+      code: 'EACCES',
+      syscall: 'open',
+      path: '/etc/ssl/key.pem',
+    });
     expect(explainStartFailure(elsewhere, config)).toBeUndefined();
-    const inside = Object.assign(new Error('EACCES'), { code: 'EACCES', syscall: 'open', path: '/srv/gateway/data/admin.key' });
+    const inside = Object.assign(new Error('EACCES'), {
+      code: 'EACCES',
+      syscall: 'open',
+      path: '/srv/gateway/data/admin.key',
+    });
     expect(explainStartFailure(inside, config)?.exitCode).toBe(78);
     // A folder whose name merely starts like the data directory's is not in it.
-    const sibling = Object.assign(new Error('EACCES'), { code: 'EACCES', syscall: 'open', path: '/srv/gateway/data-old/x' });
+    const sibling = Object.assign(new Error('EACCES'), {
+      code: 'EACCES',
+      syscall: 'open',
+      path: '/srv/gateway/data-old/x',
+    });
     expect(explainStartFailure(sibling, config)).toBeUndefined();
   });
 });

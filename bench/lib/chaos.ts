@@ -54,9 +54,30 @@ export const DEFAULT_CHAOS_OPTIONS: ChaosOptions = {
 export interface ChaosReport {
   cycles: number;
   durationSeconds: number;
-  sends: { attempted: number; acknowledged: number; retriedAfterCut: number; statuses: Record<string, number>; lost: number; keysUnderTwoIds: number; notRead: number };
-  inbound: { attempted: number; acknowledged: number; statuses: Record<string, number>; lost: number; lostSamples: string[] };
-  webhooks: { expected: number; requests: number; redeliveries: number; undelivered: number; eventsWithTwoIds: number; receiverOutages: number };
+  sends: {
+    attempted: number;
+    acknowledged: number;
+    retriedAfterCut: number;
+    statuses: Record<string, number>;
+    lost: number;
+    keysUnderTwoIds: number;
+    notRead: number;
+  };
+  inbound: {
+    attempted: number;
+    acknowledged: number;
+    statuses: Record<string, number>;
+    lost: number;
+    lostSamples: string[];
+  };
+  webhooks: {
+    expected: number;
+    requests: number;
+    redeliveries: number;
+    undelivered: number;
+    eventsWithTwoIds: number;
+    receiverOutages: number;
+  };
   integrityCheck: string;
   /** Why the run failed; empty when every check held. */
   failures: string[];
@@ -210,7 +231,13 @@ interface Device {
   phone: string;
 }
 
-async function request(gateway: GatewayProcess, method: string, path: string, headers: Record<string, string>, body?: unknown) {
+async function request(
+  gateway: GatewayProcess,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: unknown,
+) {
   const response = await fetch(`${gateway.url}${path}`, {
     method,
     headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
@@ -226,7 +253,12 @@ const admin = { 'x-admin-key': ADMIN_KEY };
 async function eventually(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (await Promise.resolve().then(check).catch(() => false)) return;
+    if (
+      await Promise.resolve()
+        .then(check)
+        .catch(() => false)
+    )
+      return;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(100);
   }
@@ -241,13 +273,22 @@ async function setUp(gateway: GatewayProcess, receiver: Receiver, count: number)
     if (created.status !== 201) throw new Error(`create ${id}: ${created.status}`);
     const device = { id, key: created.body.deviceKey as string, phone };
     const key = { 'x-device-key': device.key };
-    const hooks = await request(gateway, 'PUT', `/devices/${id}/hooks`, key, { url: receiver.url, events: ['message.received', 'message.status', 'session.state'] });
+    const hooks = await request(gateway, 'PUT', `/devices/${id}/hooks`, key, {
+      url: receiver.url,
+      events: ['message.received', 'message.status', 'session.state'],
+    });
     if (hooks.status !== 200) throw new Error(`hooks ${id}: ${hooks.status} ${JSON.stringify(hooks.body)}`);
     await request(gateway, 'POST', `/devices/${id}/session/open`, key);
-    await eventually(async () => (await request(gateway, 'GET', `/devices/${id}/session/state`, key)).body?.state === 'qr', `${id} qr`);
+    await eventually(
+      async () => (await request(gateway, 'GET', `/devices/${id}/session/state`, key)).body?.state === 'qr',
+      `${id} qr`,
+    );
     const scanned = await request(gateway, 'POST', `/sandbox/devices/${id}/scan`, admin, { phone });
     if (scanned.status !== 202) throw new Error(`scan ${id}: ${scanned.status}`);
-    await eventually(async () => (await request(gateway, 'GET', `/devices/${id}/session/state`, key)).body?.state === 'online', `${id} online`);
+    await eventually(
+      async () => (await request(gateway, 'GET', `/devices/${id}/session/state`, key)).body?.state === 'online',
+      `${id} online`,
+    );
     devices.push(device);
   }
   return devices;
@@ -268,9 +309,15 @@ interface Ledger {
   cycle: number;
 }
 
-const bump = (counts: Record<string, number>, key: string | number) => (counts[String(key)] = (counts[String(key)] ?? 0) + 1);
+const bump = (counts: Record<string, number>, key: string | number) =>
+  (counts[String(key)] = (counts[String(key)] ?? 0) + 1);
 
-function startLoad(gateway: GatewayProcess, devices: Device[], options: ChaosOptions, ledger: Ledger): { stop(): Promise<void> } {
+function startLoad(
+  gateway: GatewayProcess,
+  devices: Device[],
+  options: ChaosOptions,
+  ledger: Ledger,
+): { stop(): Promise<void> } {
   let stopping = false;
   let sequence = 0;
   const sender = async (client: number) => {
@@ -278,7 +325,13 @@ function startLoad(gateway: GatewayProcess, devices: Device[], options: ChaosOpt
     while ((!stopping || retry) && !gateway.released) {
       const n = sequence++;
       // A number that exists in the sandbox (none ends in 0000).
-      const job = retry ?? { key: `chaos-${client}-${n}`, device: devices[n % devices.length]!, to: `4915200${String(n % 1000).padStart(3, '0')}1`, text: `text ${n}`, tries: 0 };
+      const job = retry ?? {
+        key: `chaos-${client}-${n}`,
+        device: devices[n % devices.length]!,
+        to: `4915200${String(n % 1000).padStart(3, '0')}1`,
+        text: `text ${n}`,
+        tries: 0,
+      };
       retry = undefined;
       await gateway.up();
       ledger.sendAttempts += 1;
@@ -317,12 +370,18 @@ function startLoad(gateway: GatewayProcess, devices: Device[], options: ChaosOpt
       ledger.inboundAttempts += 1;
       const sentAt = performance.now();
       try {
-        const answer = await request(gateway, 'POST', `/sandbox/devices/${device.id}/inbound`, admin, { from: '4915300000001', body });
+        const answer = await request(gateway, 'POST', `/sandbox/devices/${device.id}/inbound`, admin, {
+          from: '4915300000001',
+          body,
+        });
         bump(ledger.inboundStatuses, answer.status);
         if (answer.status === 202) {
           const accepted = ledger.inboundAccepted.get(device.id) ?? [];
           accepted.push(answer.body.waMessageId as string);
-          ledger.inboundNotes.set(answer.body.waMessageId as string, `cycle ${ledger.cycle}, ${Math.round(performance.now() - sentAt)} ms, at ${Math.round(performance.now())}`);
+          ledger.inboundNotes.set(
+            answer.body.waMessageId as string,
+            `cycle ${ledger.cycle}, ${Math.round(performance.now() - sentAt)} ms, at ${Math.round(performance.now())}`,
+          );
           ledger.inboundAccepted.set(device.id, accepted);
         }
       } catch {
@@ -390,7 +449,8 @@ function readStore(dataDir: string) {
 /** The fact a webhook-worthy event records: two events (or ids) for one fact would be one event sent twice under two ids. */
 function factOf(type: string, data: Record<string, any>, eventId: string): string {
   if (type === 'MessageReceived' || type === 'message.received') return `${data.deviceId}/in/${data.waMessageId}`;
-  if (type === 'MessageStatusChanged' || type === 'message.status') return `${data.deviceId}/status/${data.waMessageId}/${data.status}`;
+  if (type === 'MessageStatusChanged' || type === 'message.status')
+    return `${data.deviceId}/status/${data.waMessageId}/${data.status}`;
   return `${data.deviceId}/session/${eventId}`;
 }
 
@@ -400,7 +460,8 @@ function check(dataDir: string, ledger: Ledger, receiver: Receiver) {
   const events = readStore(dataDir);
   const hookedFrom = new Map<string, number>();
   for (const event of events) {
-    if (event.type === 'HooksConfigured' && !hookedFrom.has(event.payload.deviceId)) hookedFrom.set(event.payload.deviceId, event.position);
+    if (event.type === 'HooksConfigured' && !hookedFrom.has(event.payload.deviceId))
+      hookedFrom.set(event.payload.deviceId, event.position);
   }
   const queued = events.filter((e) => e.type === 'OutboxMessageQueued');
   const queuedByKey = new Map<string, string[]>();
@@ -409,7 +470,11 @@ function check(dataDir: string, ledger: Ledger, receiver: Receiver) {
     if (key) queuedByKey.set(key, [...(queuedByKey.get(key) ?? []), q.payload.outboxId]);
   }
   const queuedIds = new Set(queued.map((q) => q.payload.outboxId as string));
-  const readIds = new Set(events.filter((e) => e.type === 'MessageStatusChanged' && e.payload.status === 'read').map((e) => e.payload.outboxId as string));
+  const readIds = new Set(
+    events
+      .filter((e) => e.type === 'MessageStatusChanged' && e.payload.status === 'read')
+      .map((e) => e.payload.outboxId as string),
+  );
   let lostSends = 0;
   let keysUnderTwoIds = 0;
   let notRead = 0;
@@ -425,7 +490,9 @@ function check(dataDir: string, ledger: Ledger, receiver: Receiver) {
   }
   for (const [key, ids] of queuedByKey) if (ids.length > 1 && !ledger.sendAnswers.has(key)) keysUnderTwoIds += 1;
 
-  const inboxIds = new Set(events.filter((e) => e.type === 'MessageReceived').map((e) => `${e.payload.deviceId}/${e.payload.waMessageId}`));
+  const inboxIds = new Set(
+    events.filter((e) => e.type === 'MessageReceived').map((e) => `${e.payload.deviceId}/${e.payload.waMessageId}`),
+  );
   let lostInbound = 0;
   let acceptedInbound = 0;
   const lostSamples: string[] = [];
@@ -466,7 +533,13 @@ function check(dataDir: string, ledger: Ledger, receiver: Receiver) {
   return {
     sends: { acknowledged, lost: lostSends, keysUnderTwoIds, notRead },
     inbound: { acknowledged: acceptedInbound, lost: lostInbound, lostSamples },
-    webhooks: { expected: storedIdsByFact.size, requests: receiver.requests.length, redeliveries, undelivered, eventsWithTwoIds },
+    webhooks: {
+      expected: storedIdsByFact.size,
+      requests: receiver.requests.length,
+      redeliveries,
+      undelivered,
+      eventsWithTwoIds,
+    },
   };
 }
 
@@ -509,7 +582,9 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
       ledger.cycle = cycle + 1;
       const acknowledged = [...ledger.sendAnswers.keys()].length;
       const accepted = [...ledger.inboundAccepted.values()].reduce((n, ids) => n + ids.length, 0);
-      log(`cycle ${cycle}/${options.cycles}: started in ${startMs} ms, killed; ${acknowledged} sends and ${accepted} inbound acknowledged so far, receiver outages ${receiver.outages}`);
+      log(
+        `cycle ${cycle}/${options.cycles}: started in ${startMs} ms, killed; ${acknowledged} sends and ${accepted} inbound acknowledged so far, receiver outages ${receiver.outages}`,
+      );
     }
     // The last start: clients finish what was cut (same keys), then everything settles with the receiver up.
     await gateway.start();
@@ -526,7 +601,11 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
     const settleStarted = Date.now();
     let lastProgress = Date.now();
     let remaining = result.sends.notRead + result.webhooks.undelivered;
-    while (remaining > 0 && Date.now() - lastProgress < options.settleTimeoutMs && Date.now() - settleStarted < SETTLE_CAP_MS) {
+    while (
+      remaining > 0 &&
+      Date.now() - lastProgress < options.settleTimeoutMs &&
+      Date.now() - settleStarted < SETTLE_CAP_MS
+    ) {
       await sleep(500);
       result = check(data.path, ledger, receiver);
       const now = result.sends.notRead + result.webhooks.undelivered;
@@ -542,15 +621,21 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
 
     const failures: string[] = [];
     if (result.sends.lost > 0) failures.push(`${result.sends.lost} acknowledged send(s) lost`);
-    if (result.sends.keysUnderTwoIds > 0) failures.push(`${result.sends.keysUnderTwoIds} Idempotency-Key(s) sent under two ids`);
+    if (result.sends.keysUnderTwoIds > 0)
+      failures.push(`${result.sends.keysUnderTwoIds} Idempotency-Key(s) sent under two ids`);
     if (result.sends.notRead > 0) failures.push(`${result.sends.notRead} acknowledged send(s) never reached read`);
     if (result.inbound.lost > 0) failures.push(`${result.inbound.lost} acknowledged inbound message(s) lost`);
-    if (result.webhooks.undelivered > 0) failures.push(`${result.webhooks.undelivered} webhook event(s) never delivered`);
-    if (result.webhooks.eventsWithTwoIds > 0) failures.push(`${result.webhooks.eventsWithTwoIds} event(s) under two webhook-ids`);
-    const fiveHundreds = Object.entries({ ...ledger.sendStatuses, ...ledger.inboundStatuses }).filter(([status]) => /^5\d\d$/.test(status) && status !== '503');
+    if (result.webhooks.undelivered > 0)
+      failures.push(`${result.webhooks.undelivered} webhook event(s) never delivered`);
+    if (result.webhooks.eventsWithTwoIds > 0)
+      failures.push(`${result.webhooks.eventsWithTwoIds} event(s) under two webhook-ids`);
+    const fiveHundreds = Object.entries({ ...ledger.sendStatuses, ...ledger.inboundStatuses }).filter(
+      ([status]) => /^5\d\d$/.test(status) && status !== '503',
+    );
     if (fiveHundreds.length > 0) failures.push(`answers ${fiveHundreds.map(([s, n]) => `${s}×${n}`).join(', ')}`);
     if (integrityCheck !== 'ok') failures.push(`integrity_check: ${integrityCheck}`);
-    if (result.sends.acknowledged === 0 || result.inbound.acknowledged === 0) failures.push('no load was acknowledged: the run proves nothing');
+    if (result.sends.acknowledged === 0 || result.inbound.acknowledged === 0)
+      failures.push('no load was acknowledged: the run proves nothing');
 
     return {
       cycles: options.cycles,
@@ -586,8 +671,6 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
     if (process.env.CHAOS_KEEP_DATA === '1') {
       data.keep();
       log(`data kept in ${data.path}`);
-    }
-    else data.remove();
+    } else data.remove();
   }
 }
-

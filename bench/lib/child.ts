@@ -117,7 +117,9 @@ export async function spawnServer(options: SpawnServerOptions): Promise<ChildSer
     await waitForHealth(`${url}${options.healthPath}`, options.startTimeoutMs ?? 30_000, () => exitInfo);
   } catch (error) {
     await server.stop();
-    throw new Error(`${options.name} did not start: ${(error as Error).message}\n--- ${options.name} output ---\n${output.slice(-4_000)}`);
+    throw new Error(
+      `${options.name} did not start: ${(error as Error).message}\n--- ${options.name} output ---\n${output.slice(-4_000)}`,
+    );
   }
   return server;
 }
@@ -132,7 +134,11 @@ function profileArgs(): string[] {
 }
 
 /** Polls until the URL answers 200; fails early when isDead() reports the process has ended. */
-export async function waitForHealth(url: string, timeoutMs: number, isDead: () => string | undefined = () => undefined): Promise<void> {
+export async function waitForHealth(
+  url: string,
+  timeoutMs: number,
+  isDead: () => string | undefined = () => undefined,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = 'no answer yet';
   while (Date.now() < deadline) {
@@ -182,7 +188,8 @@ export async function spawnGateways(count: number, options: SpawnGatewayOptions 
   const servers: ChildServer[] = [];
   try {
     for (let worker = 1; worker <= count; worker++) {
-      const cluster: Record<string, string> = count > 1 ? { GATEWAY_CLUSTER: 'true', GATEWAY_WORKER: String(worker) } : {};
+      const cluster: Record<string, string> =
+        count > 1 ? { GATEWAY_CLUSTER: 'true', GATEWAY_WORKER: String(worker) } : {};
       servers.push(
         await spawnServer({
           name: count > 1 ? `gateway-${worker}` : 'gateway',
@@ -229,7 +236,12 @@ export async function spawnGateways(count: number, options: SpawnGatewayOptions 
 }
 
 /** Polls a device's session until it is in `state` (qr, online, …), or fails after `timeoutMs`. */
-export async function waitForSessionState(gateway: GatewayChild, deviceId: string, state: string, timeoutMs = 30_000): Promise<void> {
+export async function waitForSessionState(
+  gateway: GatewayChild,
+  deviceId: string,
+  state: string,
+  timeoutMs = 30_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const session = await gateway.adminRequest<{ state: string }>('GET', `/devices/${deviceId}/session/state`);

@@ -22,7 +22,10 @@ export interface ClosedLoopResult {
  * one at a time, timing every call. `makeCaller(index)` builds a caller's operation, so a caller can
  * keep its own state (its stream, its expected revision, …). A failed operation fails the run.
  */
-export async function closedLoop(options: ClosedLoopOptions, makeCaller: (index: number) => () => Promise<unknown>): Promise<ClosedLoopResult> {
+export async function closedLoop(
+  options: ClosedLoopOptions,
+  makeCaller: (index: number) => () => Promise<unknown>,
+): Promise<ClosedLoopResult> {
   const latencies = new Samples(Math.min(options.operations, 1_000_000));
   let issued = 0;
   const started = performance.now();
@@ -37,5 +40,10 @@ export async function closedLoop(options: ClosedLoopOptions, makeCaller: (index:
   };
   await Promise.all(Array.from({ length: options.callers }, (_, i) => loop(makeCaller(i))));
   const seconds = (performance.now() - started) / 1000;
-  return { operations: latencies.length, seconds, perSecond: latencies.length / seconds, latenciesMs: latencies.values() };
+  return {
+    operations: latencies.length,
+    seconds,
+    perSecond: latencies.length / seconds,
+    latenciesMs: latencies.values(),
+  };
 }

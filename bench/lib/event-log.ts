@@ -30,8 +30,12 @@ export async function writeLogDirect(dataDir: string, events: Iterable<LogEvent>
   db.pragma('synchronous = OFF');
   const revisions = new Map<string, number>();
   const revisionOf = db.prepare<[string], { revision: number }>('SELECT revision FROM streams WHERE stream_id = ?');
-  const insert = db.prepare('INSERT INTO events (stream_id, revision, event_id, type, data, metadata, created_at) VALUES (?, ?, ?, ?, ?, NULL, ?)');
-  const upsertStream = db.prepare('INSERT INTO streams (stream_id, revision) VALUES (?, ?) ON CONFLICT(stream_id) DO UPDATE SET revision = excluded.revision');
+  const insert = db.prepare(
+    'INSERT INTO events (stream_id, revision, event_id, type, data, metadata, created_at) VALUES (?, ?, ?, ?, ?, NULL, ?)',
+  );
+  const upsertStream = db.prepare(
+    'INSERT INTO streams (stream_id, revision) VALUES (?, ?) ON CONFLICT(stream_id) DO UPDATE SET revision = excluded.revision',
+  );
   const writeBatch = db.transaction((batch: LogEvent[]) => {
     const now = Date.now();
     for (const event of batch) {
@@ -39,7 +43,14 @@ export async function writeLogDirect(dataDir: string, events: Iterable<LogEvent>
       if (revision === undefined) revision = revisionOf.get(event.streamId)?.revision ?? -1;
       revision += 1;
       revisions.set(event.streamId, revision);
-      insert.run(event.streamId, revision, randomUUID(), event.type, JSON.stringify(event.data), event.createdAt ?? now);
+      insert.run(
+        event.streamId,
+        revision,
+        randomUUID(),
+        event.type,
+        JSON.stringify(event.data),
+        event.createdAt ?? now,
+      );
     }
   });
   let written = 0;

@@ -43,7 +43,9 @@ export async function loadHttp(options: HttpLoadOptions): Promise<HttpLoadResult
     body: options.body,
     connections: options.connections ?? 50,
     pipelining: 1,
-    ...(options.nextPath ? { requests: [{ setupRequest: (request: autocannon.Request) => ({ ...request, path: options.nextPath!() }) }] } : {}),
+    ...(options.nextPath
+      ? { requests: [{ setupRequest: (request: autocannon.Request) => ({ ...request, path: options.nextPath!() }) }] }
+      : {}),
   } satisfies autocannon.Options;
   if ((options.warmupSeconds ?? 0) > 0) await autocannon({ ...base, duration: options.warmupSeconds });
 
@@ -52,7 +54,9 @@ export async function loadHttp(options: HttpLoadOptions): Promise<HttpLoadResult
   const serverBefore = options.serverCpuSeconds?.();
   const wallBefore = performance.now();
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
-    const instance = autocannon({ ...base, duration: options.durationSeconds ?? 10 }, (error, done) => (error ? reject(error) : resolve(done)));
+    const instance = autocannon({ ...base, duration: options.durationSeconds ?? 10 }, (error, done) =>
+      error ? reject(error) : resolve(done),
+    );
     instance.on('response', (_client, _status, _bytes, responseTimeMs) => latencies.push(responseTimeMs));
   });
   const wallSeconds = (performance.now() - wallBefore) / 1000;
@@ -70,7 +74,9 @@ export async function loadHttp(options: HttpLoadOptions): Promise<HttpLoadResult
     durationSeconds: result.duration,
     loadGeneratorCpuPercent: ((cpu.user + cpu.system) / 1e6 / wallSeconds) * 100,
     serverCpuPercent:
-      serverBefore === undefined || serverAfter === undefined ? undefined : ((serverAfter - serverBefore) / wallSeconds) * 100,
+      serverBefore === undefined || serverAfter === undefined
+        ? undefined
+        : ((serverAfter - serverBefore) / wallSeconds) * 100,
   };
 }
 

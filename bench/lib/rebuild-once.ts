@@ -5,9 +5,13 @@
 import { rebuildAll } from '../rebuild.js';
 
 const [dataDir, only] = process.argv.slice(2);
-if (!dataDir) throw new Error('usage: rebuild-once.ts <dataDir> [read models, comma-separated; "none": only read the log]');
+if (!dataDir)
+  throw new Error('usage: rebuild-once.ts <dataDir> [read models, comma-separated; "none": only read the log]');
 const cpu = process.cpuUsage();
-const { events, seconds } = await rebuildAll(dataDir, only === undefined ? undefined : only === 'none' ? [] : only.split(','));
+const { events, seconds } = await rebuildAll(
+  dataDir,
+  only === undefined ? undefined : only === 'none' ? [] : only.split(','),
+);
 const used = process.cpuUsage(cpu);
 const cpuSeconds = (used.user + used.system) / 1e6;
 process.stdout.write(

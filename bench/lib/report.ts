@@ -51,7 +51,11 @@ export function describeMachine(tmpDir: string): Machine {
 
 export function currentCommit(): string | undefined {
   try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT_DIR, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+      cwd: ROOT_DIR,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
   } catch {
     return undefined;
   }
@@ -93,12 +97,22 @@ export function formatTable(results: readonly BenchmarkResult[]): string {
       continue;
     }
     for (const m of result.metrics) {
-      rows.push([result.name, m.metric, formatValue(m.value), m.unit, formatTarget(m.target), m.pass === undefined ? '' : m.pass ? 'pass' : 'FAIL']);
+      rows.push([
+        result.name,
+        m.metric,
+        formatValue(m.value),
+        m.unit,
+        formatTarget(m.target),
+        m.pass === undefined ? '' : m.pass ? 'pass' : 'FAIL',
+      ]);
     }
   }
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const rightAligned = new Set([2]);
   const line = (cells: string[]) =>
-    cells.map((cell, i) => (rightAligned.has(i) ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join('  ').trimEnd();
+    cells
+      .map((cell, i) => (rightAligned.has(i) ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }

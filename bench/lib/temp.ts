@@ -28,7 +28,10 @@ export function makeTempDir(prefix: string): TempDir {
     process.once('exit', removeAll);
     // 'exit' does not run when a signal kills the process: exit on the signal instead, so an interrupted bench
     // removes its directories too (and lib/child.ts's exit hook stops its servers).
-    for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+    for (const [signal, code] of [
+      ['SIGINT', 130],
+      ['SIGTERM', 143],
+    ] as const) {
       process.once(signal, () => process.exit(code));
     }
   }

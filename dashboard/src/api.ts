@@ -25,7 +25,10 @@ export interface StreamEvent {
 }
 
 /** The admin key travels only in a header, never in a URL. */
-const headersFor = (key: string, json: boolean): Record<string, string> => ({ 'X-Admin-Key': key, ...(json ? { 'Content-Type': 'application/json' } : {}) });
+const headersFor = (key: string, json: boolean): Record<string, string> => ({
+  'X-Admin-Key': key,
+  ...(json ? { 'Content-Type': 'application/json' } : {}),
+});
 
 async function problemOf(response: Response): Promise<ApiError> {
   let code = 'error';
@@ -43,7 +46,11 @@ async function problemOf(response: Response): Promise<ApiError> {
 export async function call<T = any>(key: string, method: string, path: string, body?: unknown): Promise<T> {
   let response: Response;
   try {
-    response = await fetch(path, { method, headers: headersFor(key, body !== undefined), body: body === undefined ? undefined : JSON.stringify(body) });
+    response = await fetch(path, {
+      method,
+      headers: headersFor(key, body !== undefined),
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
   } catch (error) {
     throw new ApiError(0, 'network', `the gateway cannot be reached (${(error as Error).message})`);
   }
@@ -64,7 +71,11 @@ export type StreamStatus = 'connecting' | 'live' | 'reconnecting' | 'unauthorize
  * Listens to GET /stream with the key in a header (EventSource cannot send headers): fetch, read the body as
  * server-sent events, and on any drop reconnect with Last-Event-ID, so that nothing is missed.
  */
-export function listen(key: string, onEvent: (event: StreamEvent) => void, onStatus: (status: StreamStatus) => void): () => void {
+export function listen(
+  key: string,
+  onEvent: (event: StreamEvent) => void,
+  onStatus: (status: StreamStatus) => void,
+): () => void {
   let stopped = false;
   let lastId: string | undefined;
   let controller: AbortController | undefined;

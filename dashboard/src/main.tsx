@@ -50,7 +50,14 @@ function SignIn({ onKey }: { onKey: (key: string) => void }) {
       <h1>Device Messaging Gateway</h1>
       <form onSubmit={submit}>
         <label for="admin-key">Admin key</label>
-        <input id="admin-key" type="password" autocomplete="current-password" required value={value} onInput={(e) => setValue(e.currentTarget.value)} />
+        <input
+          id="admin-key"
+          type="password"
+          autocomplete="current-password"
+          required
+          value={value}
+          onInput={(e) => setValue(e.currentTarget.value)}
+        />
         <p class="hint">Kept in this tab only (session storage), sent in a header, never in a URL.</p>
         <button type="submit" disabled={busy}>
           Sign in
@@ -80,7 +87,11 @@ function Dashboard({ adminKey, onSignOut }: { adminKey: string; onSignOut: () =>
       const all: Device[] = [];
       let cursor: string | null = null;
       do {
-        const page: { items: Device[]; nextCursor: string | null } = await call(adminKey, 'GET', `/devices?limit=500${cursor ? `&cursor=${enc(cursor)}` : ''}`);
+        const page: { items: Device[]; nextCursor: string | null } = await call(
+          adminKey,
+          'GET',
+          `/devices?limit=500${cursor ? `&cursor=${enc(cursor)}` : ''}`,
+        );
         all.push(...page.items);
         cursor = page.nextCursor;
       } while (cursor);
@@ -100,7 +111,17 @@ function Dashboard({ adminKey, onSignOut }: { adminKey: string; onSignOut: () =>
         setVersions((v) => ({ ...v, [envelope.deviceId]: (v[envelope.deviceId] ?? 0) + 1 }));
         if (envelope.event === 'session.state') {
           setDevices((list) =>
-            list.map((d) => (d.id === envelope.deviceId ? { ...d, session: { state: envelope.data.state, ...(envelope.data.phone ? { phone: envelope.data.phone } : {}) } } : d)),
+            list.map((d) =>
+              d.id === envelope.deviceId
+                ? {
+                    ...d,
+                    session: {
+                      state: envelope.data.state,
+                      ...(envelope.data.phone ? { phone: envelope.data.phone } : {}),
+                    },
+                  }
+                : d,
+            ),
           );
         }
       },
@@ -139,7 +160,11 @@ function Dashboard({ adminKey, onSignOut }: { adminKey: string; onSignOut: () =>
         <section aria-labelledby="devices-title" class="devices">
           <h2 id="devices-title">Devices</h2>
           <DeviceList devices={devices} selected={selected} onSelect={setSelected} />
-          <CreateDevice adminKey={adminKey} notify={notify} onCreated={(d) => (setDevices((list) => [...list.filter((x) => x.id !== d.id), d]), setSelected(d.id))} />
+          <CreateDevice
+            adminKey={adminKey}
+            notify={notify}
+            onCreated={(d) => (setDevices((list) => [...list.filter((x) => x.id !== d.id), d]), setSelected(d.id))}
+          />
           <LiveEvents recent={recent} />
         </section>
         {device && (
@@ -159,7 +184,12 @@ function Dashboard({ adminKey, onSignOut }: { adminKey: string; onSignOut: () =>
 }
 
 function Health({ adminKey }: { adminKey: string }) {
-  const [health, setHealth] = useState<{ status: string; version: string; uptimeSeconds: number; store: { kind: string; ok: boolean } } | null>(null);
+  const [health, setHealth] = useState<{
+    status: string;
+    version: string;
+    uptimeSeconds: number;
+    store: { kind: string; ok: boolean };
+  } | null>(null);
   const [error, setError] = useState(false);
   useEffect(() => {
     const load = () =>
@@ -175,20 +205,35 @@ function Health({ adminKey }: { adminKey: string }) {
   if (!health) return <p class="health">Health: …</p>;
   return (
     <p class={`health ${health.status === 'ok' ? 'good' : 'bad'}`} data-testid="health">
-      Health: <strong>{health.status}</strong> · v{health.version} · {health.store.kind} store {health.store.ok ? 'ok' : 'down'} · up {formatUptime(health.uptimeSeconds)}
+      Health: <strong>{health.status}</strong> · v{health.version} · {health.store.kind} store{' '}
+      {health.store.ok ? 'ok' : 'down'} · up {formatUptime(health.uptimeSeconds)}
     </p>
   );
 }
 
-const formatUptime = (s: number) => (s < 120 ? `${Math.round(s)} s` : s < 7200 ? `${Math.round(s / 60)} min` : `${Math.round(s / 3600)} h`);
+const formatUptime = (s: number) =>
+  s < 120 ? `${Math.round(s)} s` : s < 7200 ? `${Math.round(s / 60)} min` : `${Math.round(s / 3600)} h`;
 
-function DeviceList({ devices, selected, onSelect }: { devices: Device[]; selected: string | null; onSelect: (id: string) => void }) {
+function DeviceList({
+  devices,
+  selected,
+  onSelect,
+}: {
+  devices: Device[];
+  selected: string | null;
+  onSelect: (id: string) => void;
+}) {
   if (devices.length === 0) return <p>No devices yet.</p>;
   return (
     <ul class="device-list">
       {devices.map((d) => (
         <li key={d.id}>
-          <button type="button" aria-pressed={d.id === selected} onClick={() => onSelect(d.id)} data-testid={`device-${d.id}`}>
+          <button
+            type="button"
+            aria-pressed={d.id === selected}
+            onClick={() => onSelect(d.id)}
+            data-testid={`device-${d.id}`}
+          >
             <span class="name">{d.name}</span> <span class="id">{d.id}</span> <span class="engine">{d.engine}</span>
             <span class={`state state-${d.session.state}`} data-testid={`state-${d.id}`}>
               {d.session.state}
@@ -201,7 +246,15 @@ function DeviceList({ devices, selected, onSelect }: { devices: Device[]; select
   );
 }
 
-function CreateDevice({ adminKey, notify, onCreated }: { adminKey: string; notify: Notify; onCreated: (device: Device) => void }) {
+function CreateDevice({
+  adminKey,
+  notify,
+  onCreated,
+}: {
+  adminKey: string;
+  notify: Notify;
+  onCreated: (device: Device) => void;
+}) {
   const [id, setId] = useState('');
   const [name, setName] = useState('');
   const [engine, setEngine] = useState('sandbox');
@@ -209,7 +262,11 @@ function CreateDevice({ adminKey, notify, onCreated }: { adminKey: string; notif
   const submit = async (event: Event) => {
     event.preventDefault();
     try {
-      const device = await call<Device & { deviceKey: string }>(adminKey, 'POST', '/devices', { ...(id.trim() ? { id: id.trim() } : {}), name: name.trim(), engine });
+      const device = await call<Device & { deviceKey: string }>(adminKey, 'POST', '/devices', {
+        ...(id.trim() ? { id: id.trim() } : {}),
+        name: name.trim(),
+        engine,
+      });
       const { deviceKey, ...rest } = device;
       setCreated({ id: device.id, key: deviceKey });
       setId('');
@@ -224,7 +281,12 @@ function CreateDevice({ adminKey, notify, onCreated }: { adminKey: string; notif
       <form class="create" onSubmit={submit} aria-labelledby="create-title">
         <h3 id="create-title">New device</h3>
         <label for="new-id">Id (optional)</label>
-        <input id="new-id" value={id} pattern="[A-Za-z0-9][A-Za-z0-9_\-]{0,63}" onInput={(e) => setId(e.currentTarget.value)} />
+        <input
+          id="new-id"
+          value={id}
+          pattern="[A-Za-z0-9][A-Za-z0-9_\-]{0,63}"
+          onInput={(e) => setId(e.currentTarget.value)}
+        />
         <label for="new-name">Name</label>
         <input id="new-name" required maxLength={200} value={name} onInput={(e) => setName(e.currentTarget.value)} />
         <label for="new-engine">Engine</label>
@@ -396,7 +458,9 @@ function Session({ adminKey, device, notify }: DetailProps) {
   const [pairing, setPairing] = useState<{ code: string; expiresAt: string } | null>(null);
   const askCode = async (phone: string): Promise<boolean> => {
     try {
-      const answer = await call<{ pairingCode: string; expiresAt: string }>(adminKey, 'POST', `${base}/pair`, { phone });
+      const answer = await call<{ pairingCode: string; expiresAt: string }>(adminKey, 'POST', `${base}/pair`, {
+        phone,
+      });
       setPairing({ code: answer.pairingCode, expiresAt: answer.expiresAt });
       return true;
     } catch (err) {
@@ -410,7 +474,10 @@ function Session({ adminKey, device, notify }: DetailProps) {
       return;
     }
     if (!pairing || pairPhone === '') return;
-    const timer = setTimeout(() => void askCode(pairPhone), Math.max(1_000, Date.parse(pairing.expiresAt) - Date.now()));
+    const timer = setTimeout(
+      () => void askCode(pairPhone),
+      Math.max(1_000, Date.parse(pairing.expiresAt) - Date.now()),
+    );
     return () => clearTimeout(timer);
   }, [state, pairing, pairPhone]);
   const pair = async (event: Event) => {
@@ -435,13 +502,26 @@ function Session({ adminKey, device, notify }: DetailProps) {
         <button type="button" class="secondary" onClick={() => run('close', {})}>
           Close
         </button>
-        <button type="button" class="secondary" onClick={() => confirm('Unlink the account and wipe its credentials?') && run('close', { logout: true })}>
+        <button
+          type="button"
+          class="secondary"
+          onClick={() => confirm('Unlink the account and wipe its credentials?') && run('close', { logout: true })}
+        >
           Log out
         </button>
       </div>
       {state === 'qr' && (
         <figure class="qr">
-          {qrUrl ? <img src={qrUrl} alt="QR code: scan it with the phone (WhatsApp → Linked devices)" width={264} height={264} /> : <p>Loading the QR code…</p>}
+          {qrUrl ? (
+            <img
+              src={qrUrl}
+              alt="QR code: scan it with the phone (WhatsApp → Linked devices)"
+              width={264}
+              height={264}
+            />
+          ) : (
+            <p>Loading the QR code…</p>
+          )}
           <figcaption>Scan with the phone: WhatsApp → Settings → Linked devices. The code renews by itself.</figcaption>
         </figure>
       )}
@@ -478,7 +558,12 @@ function SendText({ adminKey, device, notify, bump }: DetailProps) {
   const submit = async (event: Event) => {
     event.preventDefault();
     try {
-      const answer = await call<{ waMessageId: string; status: string }>(adminKey, 'POST', `/devices/${enc(device.id)}/send/text`, { to: to.replace(/\D/g, ''), text });
+      const answer = await call<{ waMessageId: string; status: string }>(
+        adminKey,
+        'POST',
+        `/devices/${enc(device.id)}/send/text`,
+        { to: to.replace(/\D/g, ''), text },
+      );
       notify(`Queued ${answer.waMessageId} (${answer.status}).`);
       bump();
     } catch (err) {
@@ -489,7 +574,14 @@ function SendText({ adminKey, device, notify, bump }: DetailProps) {
     <form class="card" onSubmit={submit} aria-labelledby="send-title">
       <h3 id="send-title">Send a test message</h3>
       <label for="send-to">To (phone number, digits)</label>
-      <input id="send-to" inputMode="tel" required value={to} onInput={(e) => setTo(e.currentTarget.value)} placeholder="4915112345678" />
+      <input
+        id="send-to"
+        inputMode="tel"
+        required
+        value={to}
+        onInput={(e) => setTo(e.currentTarget.value)}
+        placeholder="4915112345678"
+      />
       <label for="send-text">Text</label>
       <textarea id="send-text" required rows={2} value={text} onInput={(e) => setText(e.currentTarget.value)} />
       <button type="submit">Send text</button>
@@ -506,7 +598,8 @@ function useDeviceData<T>(adminKey: string, path: string, version: number): [T |
     let stopped = false;
     call<T>(adminKey, 'GET', path).then(
       (d) => !stopped && (setData(d), setError('')),
-      (err) => !stopped && setError(err instanceof ApiError && err.code === 'hooks_not_configured' ? '' : describe(err)),
+      (err) =>
+        !stopped && setError(err instanceof ApiError && err.code === 'hooks_not_configured' ? '' : describe(err)),
     );
     return () => {
       stopped = true;
@@ -570,7 +663,13 @@ function Outbox({ adminKey, device, version, notify, bump }: DetailProps) {
                   {item.lastError && <span class="error"> {item.lastError.code}</span>}
                 </td>
                 <td>
-                  <button type="button" class="secondary" disabled={item.status === 'sending'} onClick={() => cancel(item)} aria-label={`Cancel ${item.waMessageId}`}>
+                  <button
+                    type="button"
+                    class="secondary"
+                    disabled={item.status === 'sending'}
+                    onClick={() => cancel(item)}
+                    aria-label={`Cancel ${item.waMessageId}`}
+                  >
                     Cancel
                   </button>
                 </td>
@@ -605,7 +704,11 @@ const HOOK_KINDS = ['message.received', 'message.status', 'session.state'];
 function Hooks({ adminKey, device, version, notify }: DetailProps) {
   const base = `/devices/${enc(device.id)}/hooks`;
   const [hooks, reloadHooks] = useDeviceData<HookSettings>(adminKey, base, 0);
-  const [deliveries, reloadDeliveries, deliveriesError] = useDeviceData<{ items: Delivery[] }>(adminKey, `${base}/deliveries?limit=20`, version);
+  const [deliveries, reloadDeliveries, deliveriesError] = useDeviceData<{ items: Delivery[] }>(
+    adminKey,
+    `${base}/deliveries?limit=20`,
+    version,
+  );
   const [url, setUrl] = useState('');
   const [kinds, setKinds] = useState<string[]>(HOOK_KINDS);
   useEffect(() => {
@@ -642,8 +745,17 @@ function Hooks({ adminKey, device, version, notify }: DetailProps) {
   };
   const test = async () => {
     try {
-      const r = await call<{ delivered: boolean; status?: number; durationMs: number; error?: string }>(adminKey, 'POST', `${base}/test`);
-      notify(r.delivered ? `Test delivered (${r.status}, ${r.durationMs} ms).` : `Test not delivered: ${r.error ?? r.status}`, r.delivered ? 'ok' : 'error');
+      const r = await call<{ delivered: boolean; status?: number; durationMs: number; error?: string }>(
+        adminKey,
+        'POST',
+        `${base}/test`,
+      );
+      notify(
+        r.delivered
+          ? `Test delivered (${r.status}, ${r.durationMs} ms).`
+          : `Test not delivered: ${r.error ?? r.status}`,
+        r.delivered ? 'ok' : 'error',
+      );
     } catch (err) {
       notify(describe(err), 'error');
     }
@@ -657,19 +769,32 @@ function Hooks({ adminKey, device, version, notify }: DetailProps) {
     }
     reloadDeliveries();
   };
-  const toggle = (kind: string, on: boolean) => setKinds((list) => (on ? [...new Set([...list, kind])] : list.filter((k) => k !== kind)));
+  const toggle = (kind: string, on: boolean) =>
+    setKinds((list) => (on ? [...new Set([...list, kind])] : list.filter((k) => k !== kind)));
 
   return (
     <div class="card">
       <h3>Webhook</h3>
       <form onSubmit={save}>
         <label for="hook-url">Receiver URL</label>
-        <input id="hook-url" type="url" required value={url} onInput={(e) => setUrl(e.currentTarget.value)} placeholder="https://example.com/hooks" />
+        <input
+          id="hook-url"
+          type="url"
+          required
+          value={url}
+          onInput={(e) => setUrl(e.currentTarget.value)}
+          placeholder="https://example.com/hooks"
+        />
         <fieldset>
           <legend>Events</legend>
           {HOOK_KINDS.map((kind) => (
             <label key={kind} class="check">
-              <input type="checkbox" checked={kinds.includes(kind)} onChange={(e) => toggle(kind, e.currentTarget.checked)} /> {kind}
+              <input
+                type="checkbox"
+                checked={kinds.includes(kind)}
+                onChange={(e) => toggle(kind, e.currentTarget.checked)}
+              />{' '}
+              {kind}
             </label>
           ))}
         </fieldset>
@@ -700,7 +825,8 @@ function Hooks({ adminKey, device, version, notify }: DetailProps) {
         <ul class="deliveries" data-testid="deliveries">
           {deliveries.items.map((d) => (
             <li key={d.id}>
-              <span class={`badge ${d.status}`}>{d.status}</span> {d.event} · {d.attempts} attempt{d.attempts === 1 ? '' : 's'}
+              <span class={`badge ${d.status}`}>{d.status}</span> {d.event} · {d.attempts} attempt
+              {d.attempts === 1 ? '' : 's'}
               {d.lastStatus !== undefined && ` · HTTP ${d.lastStatus}`}
               {d.lastError && <span class="error"> · {d.lastError}</span>}
               {d.status !== 'pending' && (
@@ -731,7 +857,11 @@ function History({ adminKey, device, version }: DetailProps) {
     let stopped = false;
     (async () => {
       // The newest 200, read backwards from the end of the log: however long the history, they are its latest.
-      const page: { items: HistoryItem[] } = await call(adminKey, 'GET', `/devices/${enc(device.id)}/events?direction=backwards&limit=200`);
+      const page: { items: HistoryItem[] } = await call(
+        adminKey,
+        'GET',
+        `/devices/${enc(device.id)}/events?direction=backwards&limit=200`,
+      );
       if (!stopped) (setItems(page.items), setError(''));
     })().catch((err) => !stopped && setError(describe(err)));
     return () => {
@@ -745,8 +875,8 @@ function History({ adminKey, device, version }: DetailProps) {
       <ol class="timeline" data-testid="history">
         {items.map((item) => (
           <li key={item.position}>
-            <time dateTime={item.createdAt}>{new Date(item.createdAt).toLocaleTimeString()}</time> <strong>{item.type}</strong> <span class="hint">{item.stream}</span>{' '}
-            {historyDetail(item)}
+            <time dateTime={item.createdAt}>{new Date(item.createdAt).toLocaleTimeString()}</time>{' '}
+            <strong>{item.type}</strong> <span class="hint">{item.stream}</span> {historyDetail(item)}
           </li>
         ))}
       </ol>

@@ -30,7 +30,12 @@ export class AccountCommands {
   private readonly handler: CommandHandler<AccountState, AccountCommand, AccountEvent>;
 
   constructor(private readonly deps: AccountCommandsDeps) {
-    this.handler = new CommandHandler({ store: deps.store, decider: accountDecider, cacheSize: 1_000, snapshots: { every: 100 } });
+    this.handler = new CommandHandler({
+      store: deps.store,
+      decider: accountDecider,
+      cacheSize: 1_000,
+      snapshots: { every: 100 },
+    });
   }
 
   async profile(deviceId: string): Promise<Profile> {
@@ -73,7 +78,8 @@ export class AccountCommands {
   private online(deviceId: string): { operations: AccountOperations; me: string } {
     const operations = this.deps.operations(deviceId);
     const me = this.deps.me(deviceId);
-    if (!operations || me === undefined) throw new DomainError('session_not_online', 'the profile and blocking need an online session');
+    if (!operations || me === undefined)
+      throw new DomainError('session_not_online', 'the profile and blocking need an online session');
     return { operations, me };
   }
 }

@@ -50,12 +50,21 @@ export const accountDecider: Decider<AccountState, AccountCommand, AccountEvent>
         const name = command.name !== undefined && command.name !== state.name ? command.name : undefined;
         const about = command.about !== undefined && command.about !== state.about ? command.about : undefined;
         if (name === undefined && about === undefined) return [];
-        return [{ type: 'ProfileChanged', data: { deviceId, ...(name === undefined ? {} : { name }), ...(about === undefined ? {} : { about }) } }];
+        return [
+          {
+            type: 'ProfileChanged',
+            data: { deviceId, ...(name === undefined ? {} : { name }), ...(about === undefined ? {} : { about }) },
+          },
+        ];
       }
       case 'Block':
-        return state.blocked.includes(command.number) ? [] : [{ type: 'ContactBlocked', data: { deviceId, number: command.number } }];
+        return state.blocked.includes(command.number)
+          ? []
+          : [{ type: 'ContactBlocked', data: { deviceId, number: command.number } }];
       case 'Unblock':
-        return state.blocked.includes(command.number) ? [{ type: 'ContactUnblocked', data: { deviceId, number: command.number } }] : [];
+        return state.blocked.includes(command.number)
+          ? [{ type: 'ContactUnblocked', data: { deviceId, number: command.number } }]
+          : [];
       case 'RefreshBlocklist': {
         const numbers = sorted(command.numbers);
         const same = numbers.length === state.blocked.length && numbers.every((n, i) => n === state.blocked[i]);

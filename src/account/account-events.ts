@@ -27,4 +27,9 @@ export type AccountEvent =
   | { type: 'ContactUnblocked'; data: ContactBlockedData }
   | { type: 'BlocklistRefreshed'; data: BlocklistRefreshedData };
 
-export const ACCOUNT_EVENT_TYPES: ReadonlySet<string> = new Set<AccountEvent['type']>(['ProfileChanged', 'ContactBlocked', 'ContactUnblocked', 'BlocklistRefreshed']);
+export const ACCOUNT_EVENT_TYPES: ReadonlySet<string> = new Set<AccountEvent['type']>([
+  'ProfileChanged',
+  'ContactBlocked',
+  'ContactUnblocked',
+  'BlocklistRefreshed',
+]);

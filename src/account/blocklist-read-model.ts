@@ -9,7 +9,12 @@ import type { Projection } from '../projections/projection.js';
 import type { AccountEvent } from './account-events.js';
 
 type HandledEvent = AccountEvent | Extract<DeviceEvent, { type: 'DeviceDeleted' }>;
-const HANDLED: ReadonlySet<string> = new Set(['ContactBlocked', 'ContactUnblocked', 'BlocklistRefreshed', 'DeviceDeleted']);
+const HANDLED: ReadonlySet<string> = new Set([
+  'ContactBlocked',
+  'ContactUnblocked',
+  'BlocklistRefreshed',
+  'DeviceDeleted',
+]);
 const isHandled = eventGuard<HandledEvent>(HANDLED);
 
 export class BlocklistReadModel implements Projection {
@@ -21,7 +26,9 @@ export class BlocklistReadModel implements Projection {
   constructor(private readonly db: Database.Database) {}
 
   setup(db: Database.Database): void {
-    db.exec('CREATE TABLE IF NOT EXISTS blocked_contacts (device_id TEXT NOT NULL, number TEXT NOT NULL, PRIMARY KEY (device_id, number)) WITHOUT ROWID');
+    db.exec(
+      'CREATE TABLE IF NOT EXISTS blocked_contacts (device_id TEXT NOT NULL, number TEXT NOT NULL, PRIMARY KEY (device_id, number)) WITHOUT ROWID',
+    );
   }
 
   reset(db: Database.Database): void {
@@ -49,7 +56,9 @@ export class BlocklistReadModel implements Projection {
   }
 
   list(deviceId: string): string[] {
-    return this.sql().list.all(deviceId).map((row) => row.number);
+    return this.sql()
+      .list.all(deviceId)
+      .map((row) => row.number);
   }
 
   private sql() {
@@ -58,10 +67,14 @@ export class BlocklistReadModel implements Projection {
 
   private prepare() {
     return {
-      insert: this.db.prepare<[string, string]>('INSERT OR IGNORE INTO blocked_contacts (device_id, number) VALUES (?, ?)'),
+      insert: this.db.prepare<[string, string]>(
+        'INSERT OR IGNORE INTO blocked_contacts (device_id, number) VALUES (?, ?)',
+      ),
       remove: this.db.prepare<[string, string]>('DELETE FROM blocked_contacts WHERE device_id = ? AND number = ?'),
       clear: this.db.prepare<[string]>('DELETE FROM blocked_contacts WHERE device_id = ?'),
-      list: this.db.prepare<[string], { number: string }>('SELECT number FROM blocked_contacts WHERE device_id = ? ORDER BY number'),
+      list: this.db.prepare<[string], { number: string }>(
+        'SELECT number FROM blocked_contacts WHERE device_id = ? ORDER BY number',
+      ),
     };
   }
 }

@@ -20,12 +20,23 @@ import type { Engine, EngineConnection, EngineEvents, GroupReport, LinkedAccount
 import { EngineError } from '../engines/engine.js';
 import { DomainError } from '../errors/domain-error.js';
 import { type EventStore, WrongExpectedRevisionError } from '../eventstore/event-store.js';
-import { type SessionEvent, type SessionStateChangedData, type SessionStateName, sessionStream } from '../sessions/session-events.js';
+import {
+  type SessionEvent,
+  type SessionStateChangedData,
+  type SessionStateName,
+  sessionStream,
+} from '../sessions/session-events.js';
 import { type DeviceMachine, type DeviceMachineEvent, stateOf } from './device-machine.js';
 import { EventSpool, type SpoolSettings, DEFAULT_SPOOL_SETTINGS, isTransientStoreFailure } from './event-spool.js';
 import type { MessageSink } from './message-sink.js';
 import { Backoff } from './backoff.js';
-import { INITIAL_SESSION_RECORD, type SessionRecord, applySessionChange, isRunning, loadSession } from '../sessions/session-record.js';
+import {
+  INITIAL_SESSION_RECORD,
+  type SessionRecord,
+  applySessionChange,
+  isRunning,
+  loadSession,
+} from '../sessions/session-record.js';
 
 type MachineSnapshot = SnapshotFrom<DeviceMachine>;
 
@@ -71,7 +82,10 @@ export type GroupReportListener = (deviceId: string, report: GroupReport) => Pro
 
 export class ActorStoppedError extends DomainError {
   constructor(deviceId: string) {
-    super('shutting_down', `the actor of device ${deviceId} is stopped: the gateway is stopping or the device was just deleted; try again`);
+    super(
+      'shutting_down',
+      `the actor of device ${deviceId} is stopped: the gateway is stopping or the device was just deleted; try again`,
+    );
   }
 }
 
@@ -128,22 +142,30 @@ export class DeviceActor {
     this.signalBackoff = new Backoff(spoolSettings);
     this.resumeBackoff = new Backoff(spoolSettings);
     this.releaseBackoff = new Backoff(spoolSettings);
-    const spool = () => new EventSpool(
-      options.deviceId,
-      {
-        blocked: (error) => {
-          log.warn({ deviceId: this.deviceId, err: error }, 'the store cannot take the device\'s reports: holding its intake until it can');
-          this.holdIntake();
+    const spool = () =>
+      new EventSpool(
+        options.deviceId,
+        {
+          blocked: (error) => {
+            log.warn(
+              { deviceId: this.deviceId, err: error },
+              "the store cannot take the device's reports: holding its intake until it can",
+            );
+            this.holdIntake();
+          },
+          drained: () => {
+            if (this.spoolsBlocked()) return;
+            log.info({ deviceId: this.deviceId }, "the device's held reports are recorded: resuming its intake");
+            this.releaseIntake();
+          },
+          givenUp: (what, error) =>
+            log.error(
+              { deviceId: this.deviceId, what, err: error },
+              'an engine report could not be recorded and was given up',
+            ),
         },
-        drained: () => {
-          if (this.spoolsBlocked()) return;
-          log.info({ deviceId: this.deviceId }, 'the device\'s held reports are recorded: resuming its intake');
-          this.releaseIntake();
-        },
-        givenUp: (what, error) => log.error({ deviceId: this.deviceId, what, err: error }, 'an engine report could not be recorded and was given up'),
-      },
-      spoolSettings,
-    );
+        spoolSettings,
+      );
     this.spools = { inbound: spool(), receipts: spool(), contacts: spool(), groups: spool() };
   }
 
@@ -160,7 +182,11 @@ export class DeviceActor {
   }
 
   close(options: { logout?: boolean; reason?: string } = {}): Promise<CommandResult> {
-    return this.command({ type: 'CLOSE', logout: options.logout === true, ...(options.reason ? { reason: options.reason } : {}) });
+    return this.command({
+      type: 'CLOSE',
+      logout: options.logout === true,
+      ...(options.reason ? { reason: options.reason } : {}),
+    });
   }
 
   reboot(): Promise<CommandResult> {
@@ -202,13 +228,19 @@ export class DeviceActor {
    * changes nothing: what can be checked is checked before opening, and a session it opened is closed again.
    * Not in the mailbox itself: it waits for engine callbacks that go through it.
    */
-  pair(phone: string, readyTimeoutMs = PAIRING_READY_TIMEOUT_MS): Promise<CommandResult & { pairing: { code: string; expiresAt: string } }> {
+  pair(
+    phone: string,
+    readyTimeoutMs = PAIRING_READY_TIMEOUT_MS,
+  ): Promise<CommandResult & { pairing: { code: string; expiresAt: string } }> {
     const result = this.pairings.then(() => this.pairOnce(phone, readyTimeoutMs));
     this.pairings = result.catch(() => undefined);
     return result;
   }
 
-  private async pairOnce(phone: string, readyTimeoutMs: number): Promise<CommandResult & { pairing: { code: string; expiresAt: string } }> {
+  private async pairOnce(
+    phone: string,
+    readyTimeoutMs: number,
+  ): Promise<CommandResult & { pairing: { code: string; expiresAt: string } }> {
     const before = await this.enqueue(async () => {
       if (this.stopped) throw new ActorStoppedError(this.deviceId);
       await this.ensureLoaded();
@@ -224,7 +256,8 @@ export class DeviceActor {
       );
     }
     // Opening a stopped session with a linked account would connect that account.
-    if (before.state === 'online' || (!isRunning(before.state) && before.linkedPhone !== undefined)) throw linkedAccountError(before.state);
+    if (before.state === 'online' || (!isRunning(before.state) && before.linkedPhone !== undefined))
+      throw linkedAccountError(before.state);
     const opened = await this.open();
     try {
       return await this.requestPairing(phone, readyTimeoutMs, opened);
@@ -235,22 +268,32 @@ export class DeviceActor {
     }
   }
 
-  private async requestPairing(phone: string, readyTimeoutMs: number, opened: CommandResult): Promise<CommandResult & { pairing: { code: string; expiresAt: string } }> {
+  private async requestPairing(
+    phone: string,
+    readyTimeoutMs: number,
+    opened: CommandResult,
+  ): Promise<CommandResult & { pairing: { code: string; expiresAt: string } }> {
     const deadline = Date.now() + readyTimeoutMs;
     for (;;) {
       const { state } = await this.settled();
       if (state === 'qr' || state === 'pairing') break;
       if (state === 'online' || (state !== 'connecting' && state !== 'reconnecting')) throw linkedAccountError(state);
-      if (Date.now() > deadline) throw new DomainError('pairing_unavailable', `the session is still ${state}: the connection did not get ready for pairing; try again`);
+      if (Date.now() > deadline)
+        throw new DomainError(
+          'pairing_unavailable',
+          `the session is still ${state}: the connection did not get ready for pairing; try again`,
+        );
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
     const connection = this.connection;
-    if (!connection?.requestPairingCode) throw new DomainError('pairing_unavailable', 'this engine cannot link by pairing code; scan the QR code');
+    if (!connection?.requestPairingCode)
+      throw new DomainError('pairing_unavailable', 'this engine cannot link by pairing code; scan the QR code');
     this.pairingFor = { epoch: this.epoch, phone };
     await connection.requestPairingCode(phone);
     const { state, position } = await this.settled();
     const pairing = this.pairingCode();
-    if (!pairing) throw new DomainError('pairing_unavailable', `the session is ${state}: no pairing code was issued; try again`);
+    if (!pairing)
+      throw new DomainError('pairing_unavailable', `the session is ${state}: no pairing code was issued; try again`);
     return { state: 'pairing', changed: true, position: position || opened.position || 0, pairing };
   }
 
@@ -261,7 +304,10 @@ export class DeviceActor {
     try {
       await this.close({ logout: stateBefore === 'logged_out', reason: 'pairing_failed' });
     } catch (error) {
-      this.options.log.warn({ deviceId: this.deviceId, err: error }, 'could not close the session a refused pairing request opened');
+      this.options.log.warn(
+        { deviceId: this.deviceId, err: error },
+        'could not close the session a refused pairing request opened',
+      );
     }
   }
 
@@ -288,7 +334,11 @@ export class DeviceActor {
       await this.endConnection('close');
       const lost = Object.values(this.spools).flatMap((spool) => spool.close());
       // In memory only: a process that stops while the store refuses writes cannot keep these.
-      if (lost.length > 0) this.options.log.error({ deviceId: this.deviceId, lost }, 'engine reports the store never took are lost with this process');
+      if (lost.length > 0)
+        this.options.log.error(
+          { deviceId: this.deviceId, lost },
+          'engine reports the store never took are lost with this process',
+        );
     });
   }
 
@@ -338,7 +388,9 @@ export class DeviceActor {
       this.resumeTimer = undefined;
       this.enqueue(async () => {
         if (!this.stopped) await this.ensureLoaded();
-      }).catch((error: unknown) => this.options.log.warn({ deviceId: this.deviceId, err: error }, 'could not load the session yet; trying again'));
+      }).catch((error: unknown) =>
+        this.options.log.warn({ deviceId: this.deviceId, err: error }, 'could not load the session yet; trying again'),
+      );
     }, this.resumeBackoff.next());
     this.resumeTimer.unref();
   }
@@ -352,7 +404,11 @@ export class DeviceActor {
     const { phone, lastError } = loaded.record;
     this.snapshot = this.options.machine.resolveState({
       value: loaded.record.state,
-      context: { attempts: 0, ...(phone === undefined ? {} : { phone }), ...(lastError === undefined ? {} : { lastError }) },
+      context: {
+        attempts: 0,
+        ...(phone === undefined ? {} : { phone }),
+        ...(lastError === undefined ? {} : { lastError }),
+      },
     });
   }
 
@@ -364,14 +420,22 @@ export class DeviceActor {
     const recordAction = actions.find((action) => action.type === 'record');
     let recorded: SessionTransition | undefined;
     if (recordAction) {
-      const change = this.describeChange(before, after, (recordAction.params as { reason: string }).reason, retryDelayOf(actions));
+      const change = this.describeChange(
+        before,
+        after,
+        (recordAction.params as { reason: string }).reason,
+        retryDelayOf(actions),
+      );
       try {
         recorded = await this.append(change);
       } catch (error) {
         if (!(error instanceof WrongExpectedRevisionError) || !conflictRetry) throw error;
         // Someone else wrote this session: decide again on what the stream says now, and hold no
         // connection the stream does not call for.
-        this.options.log.warn({ deviceId: this.deviceId, err: error }, 'session stream changed under the actor; reloading');
+        this.options.log.warn(
+          { deviceId: this.deviceId, err: error },
+          'session stream changed under the actor; reloading',
+        );
         await this.rehydrate();
         if (!isRunning(stateOf(this.snapshot!))) {
           this.clearRetryTimer();
@@ -387,10 +451,19 @@ export class DeviceActor {
       if (recorded.state === 'online' && !this.connection) await this.settle(this.pendingConnection);
       this.notify(recorded);
     }
-    return { state: stateOf(after), changed: recorded !== undefined, ...(recorded ? { position: recorded.position } : {}) };
+    return {
+      state: stateOf(after),
+      changed: recorded !== undefined,
+      ...(recorded ? { position: recorded.position } : {}),
+    };
   }
 
-  private describeChange(before: MachineSnapshot, after: MachineSnapshot, reason: string, retryDelayMs?: number): SessionStateChangedData {
+  private describeChange(
+    before: MachineSnapshot,
+    after: MachineSnapshot,
+    reason: string,
+    retryDelayMs?: number,
+  ): SessionStateChangedData {
     const state = stateOf(after);
     const { phone, lastError, attempts } = after.context;
     const reconnecting = state === 'reconnecting';
@@ -403,7 +476,9 @@ export class DeviceActor {
       ...((state === 'failed' || reconnecting) && lastError ? { error: lastError } : {}),
       ...(reconnecting && attempts > 0 ? { attempt: attempts } : {}),
       // The actor is not pure: "now" plus the delay the machine decided.
-      ...(reconnecting && retryDelayMs !== undefined ? { nextRetryAt: new Date(Date.now() + retryDelayMs).toISOString() } : {}),
+      ...(reconnecting && retryDelayMs !== undefined
+        ? { nextRetryAt: new Date(Date.now() + retryDelayMs).toISOString() }
+        : {}),
     };
   }
 
@@ -413,7 +488,8 @@ export class DeviceActor {
     this.revision = result.nextExpectedRevision;
     this.lastPosition = result.position;
     this.record = applySessionChange(this.record, change);
-    if (this.revision - this.snapshotRevision >= (this.options.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY)) await this.saveSnapshot();
+    if (this.revision - this.snapshotRevision >= (this.options.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY))
+      await this.saveSnapshot();
     return { ...change, position: result.position, revision: result.nextExpectedRevision };
   }
 
@@ -513,21 +589,34 @@ export class DeviceActor {
     const { sink } = this.options;
     return {
       qr: (code, expiresAt) => this.signal(epoch, { type: 'ENGINE.QR', code, expiresAt: expiresAt.toISOString() }),
-      pairingCode: (code, expiresAt) => this.signal(epoch, { type: 'ENGINE.PAIRING_CODE', code, expiresAt: expiresAt.toISOString() }),
+      pairingCode: (code, expiresAt) =>
+        this.signal(epoch, { type: 'ENGINE.PAIRING_CODE', code, expiresAt: expiresAt.toISOString() }),
       online: (account) => this.signal(epoch, { type: 'ENGINE.ONLINE', account }),
       disconnected: (kind, detail) => this.signal(epoch, { type: 'ENGINE.DISCONNECTED', kind, detail }),
       inbound: (message, options) => {
         sink.arriving?.(this.deviceId, message);
-        const written = this.spools.inbound.write(`inbound ${message.waMessageId}`, () => sink.received(this.deviceId, message), options);
+        const written = this.spools.inbound.write(
+          `inbound ${message.waMessageId}`,
+          () => sink.received(this.deviceId, message),
+          options,
+        );
         // Refused or given up: never recorded (the caller is answered by `written` itself).
         written.catch(() => sink.abandoned?.(this.deviceId, message));
         return written;
       },
-      receipt: (receipt) => this.spools.receipts.write(`receipt ${receipt.waMessageId} ${receipt.status}`, () => sink.receipt(this.deviceId, receipt)),
-      contacts: (contacts) => this.spools.contacts.write(`contacts (${contacts.length})`, () => sink.contacts(this.deviceId, contacts)),
+      receipt: (receipt) =>
+        this.spools.receipts.write(`receipt ${receipt.waMessageId} ${receipt.status}`, () =>
+          sink.receipt(this.deviceId, receipt),
+        ),
+      contacts: (contacts) =>
+        this.spools.contacts.write(`contacts (${contacts.length})`, () => sink.contacts(this.deviceId, contacts)),
       // Chat activity shares the inbound spool: it goes to the same stream, in the same order.
-      activity: (activity) => this.spools.inbound.write(`activity ${activity.kind}`, async () => sink.activity?.(this.deviceId, activity)),
-      groups: (report) => this.spools.groups.write(`group ${report.kind}`, async () => this.options.groupReports?.(this.deviceId, report)),
+      activity: (activity) =>
+        this.spools.inbound.write(`activity ${activity.kind}`, async () => sink.activity?.(this.deviceId, activity)),
+      groups: (report) =>
+        this.spools.groups.write(`group ${report.kind}`, async () =>
+          this.options.groupReports?.(this.deviceId, report),
+        ),
     };
   }
 
@@ -545,10 +634,14 @@ export class DeviceActor {
       const [after, actions] = transition(this.options.machine, before, { type: 'STORE.UNAVAILABLE' });
       const recordAction = actions.find((action) => action.type === 'record');
       this.snapshot = after;
-      if (recordAction) this.unrecorded = this.describeChange(before, after, (recordAction.params as { reason: string }).reason);
-      for (const action of actions) await this.perform(action.type, action.params as Record<string, unknown> | undefined);
+      if (recordAction)
+        this.unrecorded = this.describeChange(before, after, (recordAction.params as { reason: string }).reason);
+      for (const action of actions)
+        await this.perform(action.type, action.params as Record<string, unknown> | undefined);
       await this.recordHeldChange().catch(() => undefined);
-    }).catch((error: unknown) => this.options.log.error({ deviceId: this.deviceId, err: error }, 'could not hold the intake'));
+    }).catch((error: unknown) =>
+      this.options.log.error({ deviceId: this.deviceId, err: error }, 'could not hold the intake'),
+    );
   }
 
   /**
@@ -563,7 +656,11 @@ export class DeviceActor {
     }).then(
       () => this.releaseBackoff.reset(),
       (error: unknown) => {
-        if (this.releaseBackoff.fresh) this.options.log.error({ deviceId: this.deviceId, err: error }, 'could not resume the intake; trying again until the store takes it');
+        if (this.releaseBackoff.fresh)
+          this.options.log.error(
+            { deviceId: this.deviceId, err: error },
+            'could not resume the intake; trying again until the store takes it',
+          );
         if (!this.stopped) setTimeout(() => this.releaseIntake(), this.releaseBackoff.next()).unref();
       },
     );
@@ -589,7 +686,12 @@ export class DeviceActor {
     this.enqueue(async () => {
       this.signals.push({ epoch, event });
       await this.decideSignals();
-    }).catch((error: unknown) => this.options.log.error({ deviceId: this.deviceId, event: event.type, err: error }, 'could not decide a session change'));
+    }).catch((error: unknown) =>
+      this.options.log.error(
+        { deviceId: this.deviceId, event: event.type, err: error },
+        'could not decide a session change',
+      ),
+    );
   }
 
   /**
@@ -605,11 +707,18 @@ export class DeviceActor {
           await this.dispatch(event);
         } catch (error) {
           if (isTransientStoreFailure(error)) {
-            if (this.signalBackoff.fresh) this.options.log.error({ deviceId: this.deviceId, event: event.type, err: error }, 'the store cannot record a session change: trying again until it can');
+            if (this.signalBackoff.fresh)
+              this.options.log.error(
+                { deviceId: this.deviceId, event: event.type, err: error },
+                'the store cannot record a session change: trying again until it can',
+              );
             this.decideSignalsLater();
             return;
           }
-          this.options.log.error({ deviceId: this.deviceId, event: event.type, err: error }, 'could not record a session change');
+          this.options.log.error(
+            { deviceId: this.deviceId, event: event.type, err: error },
+            'could not record a session change',
+          );
         }
       }
       this.signals.shift();
@@ -621,7 +730,9 @@ export class DeviceActor {
     if (this.signalRetryTimer) return;
     this.signalRetryTimer = setTimeout(() => {
       this.signalRetryTimer = undefined;
-      this.enqueue(() => this.decideSignals()).catch((error: unknown) => this.options.log.error({ deviceId: this.deviceId, err: error }, 'could not decide a session change'));
+      this.enqueue(() => this.decideSignals()).catch((error: unknown) =>
+        this.options.log.error({ deviceId: this.deviceId, err: error }, 'could not decide a session change'),
+      );
     }, this.signalBackoff.next());
     this.signalRetryTimer.unref();
   }
@@ -658,7 +769,10 @@ export class DeviceActor {
 }
 
 const linkedAccountError = (state: SessionStateName | undefined) =>
-  new DomainError('pairing_unavailable', `the session is ${state}: pairing by code needs a session without a linked account (close it with logout first)`);
+  new DomainError(
+    'pairing_unavailable',
+    `the session is ${state}: pairing by code needs a session without a linked account (close it with logout first)`,
+  );
 
 /** The delay of the retry a decision schedules, if it schedules one. */
 function retryDelayOf(actions: ReadonlyArray<{ type: string; params?: unknown }>): number | undefined {

@@ -20,7 +20,13 @@ import { and, setup } from 'xstate';
 import type { DisconnectKind, LinkedAccount } from '../engines/engine.js';
 import type { SessionError, SessionStateName } from '../sessions/session-events.js';
 import { lastErrorAfter, phoneAfter } from '../sessions/session-record.js';
-import { type ReconnectDecision, type ReconnectSettings, backoffDelayMs, classifyConnectionError, decideAfterDisconnect } from './reconnect-policy.js';
+import {
+  type ReconnectDecision,
+  type ReconnectSettings,
+  backoffDelayMs,
+  classifyConnectionError,
+  decideAfterDisconnect,
+} from './reconnect-policy.js';
 
 export interface DeviceContext {
   phone?: string;
@@ -66,7 +72,9 @@ type Args = { context: DeviceContext; event: DeviceMachineEvent };
 /** The machine is pure, but the reconnect delay has jitter: the randomness is injected (tests fix it). */
 export function createDeviceMachine(settings: ReconnectSettings, random: () => number = Math.random) {
   const decide = ({ context, event }: Args): ReconnectDecision | undefined =>
-    event.type === 'ENGINE.DISCONNECTED' ? decideAfterDisconnect(event.kind, context.attempts, event.detail, settings) : undefined;
+    event.type === 'ENGINE.DISCONNECTED'
+      ? decideAfterDisconnect(event.kind, context.attempts, event.detail, settings)
+      : undefined;
 
   const base = setup({
     types: {} as { context: DeviceContext; events: DeviceMachineEvent },
@@ -101,12 +109,21 @@ export function createDeviceMachine(settings: ReconnectSettings, random: () => n
     qr: undefined,
   });
   const keepPairing = assign({
-    pairing: ({ event, context }) => (event.type === 'ENGINE.PAIRING_CODE' ? { code: event.code, expiresAt: event.expiresAt } : context.pairing),
+    pairing: ({ event, context }) =>
+      event.type === 'ENGINE.PAIRING_CODE' ? { code: event.code, expiresAt: event.expiresAt } : context.pairing,
   });
-  const keepQr = assign({ qr: ({ event, context }) => (event.type === 'ENGINE.QR' ? { code: event.code, expiresAt: event.expiresAt } : context.qr) });
+  const keepQr = assign({
+    qr: ({ event, context }) =>
+      event.type === 'ENGINE.QR' ? { code: event.code, expiresAt: event.expiresAt } : context.qr,
+  });
   const linkAccount = assign(({ event, context }) =>
     event.type === 'ENGINE.ONLINE'
-      ? { account: event.account, phone: phoneAfter('online', event.account.phone, context.phone), attempts: 0, lastError: lastErrorAfter('online', undefined, context.lastError) }
+      ? {
+          account: event.account,
+          phone: phoneAfter('online', event.account.phone, context.phone),
+          attempts: 0,
+          lastError: lastErrorAfter('online', undefined, context.lastError),
+        }
       : context,
   );
   // A counted try also says why it failed (classified, e.g. dns_failure), for GET /session/state.
@@ -129,11 +146,18 @@ export function createDeviceMachine(settings: ReconnectSettings, random: () => n
   const recordClose = {
     type: 'record' as const,
     params: ({ event }: Args) => ({
-      reason: event.type === 'CLOSE' ? (event.reason ?? (event.logout ? 'logged_out_by_user' : 'closed_by_user')) : 'closed',
+      reason:
+        event.type === 'CLOSE' ? (event.reason ?? (event.logout ? 'logged_out_by_user' : 'closed_by_user')) : 'closed',
     }),
   };
-  const recordFailure = { type: 'record' as const, params: ({ context }: Args) => ({ reason: context.lastError?.code ?? 'failed' }) };
-  const scheduleRetry = { type: 'scheduleRetry' as const, params: ({ context }: Args) => ({ delayMs: backoffDelayMs(context.attempts, settings, random) }) };
+  const recordFailure = {
+    type: 'record' as const,
+    params: ({ context }: Args) => ({ reason: context.lastError?.code ?? 'failed' }),
+  };
+  const scheduleRetry = {
+    type: 'scheduleRetry' as const,
+    params: ({ context }: Args) => ({ delayMs: backoffDelayMs(context.attempts, settings, random) }),
+  };
   const decided = (action: ReconnectDecision['action']) => ({ type: 'decided' as const, params: { action } });
 
   /** What every running state (connecting, qr, online, reconnecting) does, unless it says otherwise. */
@@ -143,28 +167,54 @@ export function createDeviceMachine(settings: ReconnectSettings, random: () => n
       { guard: 'logout' as const, target: '#device.logged_out', actions: [unlink, recordClose, 'logout' as const] },
       { target: '#device.closed', actions: [recordClose, 'disconnect' as const] },
     ],
-    REBOOT: { target: '#device.connecting', reenter: true, actions: [resetAttempts, record('rebooted'), 'connect' as const] },
-    RESUME: { target: '#device.connecting', reenter: true, actions: [resetAttempts, record('restored'), 'connect' as const] },
+    REBOOT: {
+      target: '#device.connecting',
+      reenter: true,
+      actions: [resetAttempts, record('rebooted'), 'connect' as const],
+    },
+    RESUME: {
+      target: '#device.connecting',
+      reenter: true,
+      actions: [resetAttempts, record('restored'), 'connect' as const],
+    },
     'ENGINE.QR': { target: '#device.qr', actions: [keepQr, record('qr_issued')] },
     'ENGINE.PAIRING_CODE': { target: '#device.pairing', actions: [keepPairing, record('pairing_code_issued')] },
     'ENGINE.ONLINE': { target: '#device.online', actions: [linkAccount, record('connected')] },
     'ENGINE.FAILED': { target: '#device.failed', actions: [keepError, recordFailure, 'disconnect' as const] },
-    'STORE.UNAVAILABLE': { target: '#device.reconnecting', actions: [record('store_unavailable'), 'disconnect' as const] },
+    'STORE.UNAVAILABLE': {
+      target: '#device.reconnecting',
+      actions: [record('store_unavailable'), 'disconnect' as const],
+    },
     'STORE.AVAILABLE': {},
   };
   const lost = {
-    loggedOut: { guard: decided('logged_out'), target: '#device.logged_out', actions: [unlink, record('logged_out'), 'forget' as const] },
-    failed: { guard: decided('failed'), target: '#device.failed', actions: [keepError, recordFailure, 'disconnect' as const] },
+    loggedOut: {
+      guard: decided('logged_out'),
+      target: '#device.logged_out',
+      actions: [unlink, record('logged_out'), 'forget' as const],
+    },
+    failed: {
+      guard: decided('failed'),
+      target: '#device.failed',
+      actions: [keepError, recordFailure, 'disconnect' as const],
+    },
   };
   /**
    * Baileys and the sandbox restart the connection right after a QR was scanned or a pairing code entered: the
    * account is linked, which is progress, not one more failed try (tries that failed before the scan made it
    * `failed` for too many attempts).
    */
-  const linked = { guard: 'restartRequired' as const, target: '#device.connecting', actions: [resetAttempts, record('restart_required'), 'connect' as const] };
+  const linked = {
+    guard: 'restartRequired' as const,
+    target: '#device.connecting',
+    actions: [resetAttempts, record('restart_required'), 'connect' as const],
+  };
 
   /** From a stopped state (closed, logged_out, failed), open and reboot make a fresh attempt. */
-  const start = (reason: string) => ({ target: '#device.connecting', actions: [resetAttempts, record(reason), 'connect' as const] });
+  const start = (reason: string) => ({
+    target: '#device.connecting',
+    actions: [resetAttempts, record(reason), 'connect' as const],
+  });
 
   return base.createMachine({
     id: 'device',
@@ -238,7 +288,11 @@ export function createDeviceMachine(settings: ReconnectSettings, random: () => n
           'ENGINE.DISCONNECTED': [
             lost.loggedOut,
             lost.failed,
-            { guard: decided('reconnect_now'), target: 'connecting', actions: [countAttempt, record('restart_required'), 'connect'] },
+            {
+              guard: decided('reconnect_now'),
+              target: 'connecting',
+              actions: [countAttempt, record('restart_required'), 'connect'],
+            },
             { target: 'reconnecting', actions: [countAttempt, record('connection_lost'), scheduleRetry] },
           ],
         },

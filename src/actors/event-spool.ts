@@ -24,7 +24,12 @@ export interface SpoolSettings {
   maxOtherFailures: number;
 }
 
-export const DEFAULT_SPOOL_SETTINGS: SpoolSettings = { capacity: 10_000, baseDelayMs: 100, maxDelayMs: 5_000, maxOtherFailures: 5 };
+export const DEFAULT_SPOOL_SETTINGS: SpoolSettings = {
+  capacity: 10_000,
+  baseDelayMs: 100,
+  maxDelayMs: 5_000,
+  maxOtherFailures: 5,
+};
 
 export interface SpoolEvents {
   /** The head could not be written: stop taking more from the network. */
@@ -37,7 +42,10 @@ export interface SpoolEvents {
 
 export class SpoolClosedError extends DomainError {
   constructor(deviceId: string) {
-    super('shutting_down', `the reports of device ${deviceId} can no longer be recorded: the gateway is stopping or the device was deleted`);
+    super(
+      'shutting_down',
+      `the reports of device ${deviceId} can no longer be recorded: the gateway is stopping or the device was deleted`,
+    );
   }
 }
 

@@ -8,7 +8,14 @@ import type { ChatActivity, Contact, InboundMessage, Receipt } from '../engines/
 import { deterministicEventId, orderedUuid } from '../eventstore/event-id.js';
 import type { EventStore } from '../eventstore/event-store.js';
 import { CommandHandler } from '../commands/command-handler.js';
-import { type InboxCommand, type InboxEvent, type InboxState, type InboxWriter, inboxDecider, inboxSnapshot } from '../messages/inbox-decider.js';
+import {
+  type InboxCommand,
+  type InboxEvent,
+  type InboxState,
+  type InboxWriter,
+  inboxDecider,
+  inboxSnapshot,
+} from '../messages/inbox-decider.js';
 import {
   type ChatEvent,
   type MessageEvent,
@@ -43,7 +50,8 @@ export interface MessageSink {
 export function receivedDataOf(deviceId: string, message: InboundMessage): MessageReceivedData {
   const { downloadMedia: _download, ...fields } = message;
   const data: MessageReceivedData = { deviceId, ...fields };
-  for (const key of Object.keys(data) as Array<keyof MessageReceivedData>) if (data[key] === undefined) delete data[key];
+  for (const key of Object.keys(data) as Array<keyof MessageReceivedData>)
+    if (data[key] === undefined) delete data[key];
   return data;
 }
 
@@ -54,11 +62,15 @@ export function receivedDataOf(deviceId: string, message: InboundMessage): Messa
 export function activityEventId(deviceId: string, activity: ChatActivity): string {
   switch (activity.kind) {
     case 'edited':
-      return deterministicEventId(`${deviceId}/edit/${activity.id ?? `${activity.waMessageId}/${activity.timestamp}/${activity.body}`}`);
+      return deterministicEventId(
+        `${deviceId}/edit/${activity.id ?? `${activity.waMessageId}/${activity.timestamp}/${activity.body}`}`,
+      );
     case 'revoked':
       return deterministicEventId(`${deviceId}/revoke/${activity.id ?? activity.waMessageId}`);
     case 'poll_vote':
-      return deterministicEventId(`${deviceId}/vote/${activity.id ?? `${activity.pollMessageId}/${activity.from}/${activity.timestamp}`}`);
+      return deterministicEventId(
+        `${deviceId}/vote/${activity.id ?? `${activity.pollMessageId}/${activity.from}/${activity.timestamp}`}`,
+      );
     case 'call':
       return deterministicEventId(`${deviceId}/call/${activity.callId}`);
     case 'presence':
@@ -67,7 +79,8 @@ export function activityEventId(deviceId: string, activity: ChatActivity): strin
 }
 
 /** Device ids cannot contain '/', so the joined name is unambiguous. */
-export const inboundEventId = (deviceId: string, waMessageId: string): string => deterministicEventId(`${deviceId}/${waMessageId}`);
+export const inboundEventId = (deviceId: string, waMessageId: string): string =>
+  deterministicEventId(`${deviceId}/${waMessageId}`);
 
 export const statusEventId = (deviceId: string, waMessageId: string, status: string): string =>
   deterministicEventId(`${deviceId}/${waMessageId}/${status}`);
@@ -97,12 +110,19 @@ export class StoreMessageSink implements MessageSink, InboxWriter {
       snapshots: { every: INBOX_SNAPSHOT_EVERY, ...inboxSnapshot },
       // The same deterministic ids as ever: stores that still know them drop a repeat as well.
       eventIds: (events) =>
-        events.map((event) => (event.type === 'MessageReceived' ? inboundEventId(event.data.deviceId, event.data.waMessageId) : this.activityIds.get(event))),
+        events.map((event) =>
+          event.type === 'MessageReceived'
+            ? inboundEventId(event.data.deviceId, event.data.waMessageId)
+            : this.activityIds.get(event),
+        ),
     });
   }
 
   async received(deviceId: string, message: InboundMessage): Promise<void> {
-    await this.inbox.handle(inboxStream(deviceId), { type: 'RecordInbound', message: receivedDataOf(deviceId, message) });
+    await this.inbox.handle(inboxStream(deviceId), {
+      type: 'RecordInbound',
+      message: receivedDataOf(deviceId, message),
+    });
   }
 
   /** `outboxId` is left out: the outbox knows which of its items a waMessageId belongs to and adds it. */
@@ -116,7 +136,9 @@ export class StoreMessageSink implements MessageSink, InboxWriter {
       ...(receipt.error ? { error: receipt.error } : {}),
     };
     const event: MessageEvent = { type: 'MessageStatusChanged', data };
-    await this.store.append(outboxStream(deviceId), [{ id: statusEventId(deviceId, receipt.waMessageId, receipt.status), ...event }]);
+    await this.store.append(outboxStream(deviceId), [
+      { id: statusEventId(deviceId, receipt.waMessageId, receipt.status), ...event },
+    ]);
   }
 
   async contacts(deviceId: string, contacts: Contact[]): Promise<void> {

@@ -23,12 +23,20 @@ export type ReconnectDecision =
  * @param attemptsSoFar reconnection tries since the session was last online.
  * @param detail the engine's words for why, kept in the error message.
  */
-export function decideAfterDisconnect(kind: DisconnectKind, attemptsSoFar: number, detail: string, settings: ReconnectSettings): ReconnectDecision {
+export function decideAfterDisconnect(
+  kind: DisconnectKind,
+  attemptsSoFar: number,
+  detail: string,
+  settings: ReconnectSettings,
+): ReconnectDecision {
   switch (kind) {
     case 'logged_out':
       return { action: 'logged_out' };
     case 'connection_replaced':
-      return { action: 'failed', error: { code: 'connection_replaced', message: detail || 'another session took over this account' } };
+      return {
+        action: 'failed',
+        error: { code: 'connection_replaced', message: detail || 'another session took over this account' },
+      };
     case 'account_restricted':
       // Redialling with an account WhatsApp refuses looks like what got it refused: stop, and say so.
       return {
@@ -44,7 +52,10 @@ export function decideAfterDisconnect(kind: DisconnectKind, attemptsSoFar: numbe
       if (attempt > settings.maxAttempts) {
         return {
           action: 'failed',
-          error: { code: 'too_many_attempts', message: `gave up after ${attemptsSoFar} reconnection attempts; last: ${detail ? `${classifyConnectionError(detail).code}: ${detail}` : kind}` },
+          error: {
+            code: 'too_many_attempts',
+            message: `gave up after ${attemptsSoFar} reconnection attempts; last: ${detail ? `${classifyConnectionError(detail).code}: ${detail}` : kind}`,
+          },
         };
       }
       // A restart is the network's normal handshake step (e.g. right after pairing): no reason to wait.
@@ -57,7 +68,11 @@ export function decideAfterDisconnect(kind: DisconnectKind, attemptsSoFar: numbe
  * Exponential backoff with jitter: base · 2^(attempt-1), capped at maxDelayMs, then spread by ±jitter
  * (and capped again). `random` returns [0, 1) like Math.random.
  */
-export function backoffDelayMs(attempt: number, settings: ReconnectSettings, random: () => number = Math.random): number {
+export function backoffDelayMs(
+  attempt: number,
+  settings: ReconnectSettings,
+  random: () => number = Math.random,
+): number {
   const exponent = Math.max(0, attempt - 1);
   // 2^exponent overflows to Infinity for absurd attempt numbers; min() keeps that harmless.
   const nominal = Math.min(settings.maxDelayMs, settings.baseDelayMs * 2 ** exponent);
@@ -90,7 +105,8 @@ const CONNECTION_ERROR_CODES: ReadonlyArray<readonly [RegExp, string]> = [
 ];
 
 const CONNECTION_ERROR_WORDS: Readonly<Record<string, string>> = {
-  client_outdated: 'WhatsApp refused this WhatsApp Web version as outdated: set WA_WEB_VERSION (a version or `latest`) or update the gateway',
+  client_outdated:
+    'WhatsApp refused this WhatsApp Web version as outdated: set WA_WEB_VERSION (a version or `latest`) or update the gateway',
   dns_failure: 'the WhatsApp server name could not be resolved: check the network and DNS',
   proxy: 'the proxy refused or failed the connection',
   connect_refused: 'the server refused the connection',

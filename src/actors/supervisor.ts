@@ -25,7 +25,10 @@ import { RUNNING_STATES, loadSession } from '../sessions/session-record.js';
 
 /** The devices read model as far as the supervisor needs it (DevicesReadModel fits). */
 export interface DeviceDirectory {
-  list(options: { limit: number; after?: string; state?: string }): { items: Array<{ id: string }>; nextAfter: string | null };
+  list(options: { limit: number; after?: string; state?: string }): {
+    items: Array<{ id: string }>;
+    nextAfter: string | null;
+  };
 }
 
 export interface SupervisorOptions {
@@ -56,8 +59,15 @@ export interface SupervisorOptions {
     /** A session command for a device another process runs: asked of its owner through the store. */
     forward: (
       deviceId: string,
-      command: { type: 'open' } | { type: 'close'; logout: boolean } | { type: 'reboot' } | { type: 'qr' } | { type: 'pair'; phone: string },
-    ) => Promise<CommandResult & { qr?: { code: string; expiresAt: string }; pairing?: { code: string; expiresAt: string } }>;
+      command:
+        | { type: 'open' }
+        | { type: 'close'; logout: boolean }
+        | { type: 'reboot' }
+        | { type: 'qr' }
+        | { type: 'pair'; phone: string },
+    ) => Promise<
+      CommandResult & { qr?: { code: string; expiresAt: string }; pairing?: { code: string; expiresAt: string } }
+    >;
   };
   /** Passed to each actor: where group reports go (see DeviceActorOptions). */
   groupReports?: GroupReportListener;
@@ -98,7 +108,8 @@ export class Supervisor {
   }
 
   close(deviceId: string, options: { logout?: boolean } = {}): Promise<CommandResult> {
-    if (this.elsewhere(deviceId)) return this.options.cluster!.forward(deviceId, { type: 'close', logout: options.logout === true });
+    if (this.elsewhere(deviceId))
+      return this.options.cluster!.forward(deviceId, { type: 'close', logout: options.logout === true });
     return this.actor(deviceId).close(options);
   }
 
@@ -122,7 +133,11 @@ export class Supervisor {
   async pair(deviceId: string, phone: string): ReturnType<DeviceActor['pair']> {
     if (!this.elsewhere(deviceId)) return this.actor(deviceId).pair(phone);
     const { pairing, ...result } = await this.options.cluster!.forward(deviceId, { type: 'pair', phone });
-    if (!pairing) throw new DomainError('pairing_unavailable', `the session is ${result.state}: no pairing code was issued; try again`);
+    if (!pairing)
+      throw new DomainError(
+        'pairing_unavailable',
+        `the session is ${result.state}: no pairing code was issued; try again`,
+      );
     return { ...result, pairing };
   }
 
@@ -179,7 +194,10 @@ export class Supervisor {
   }
 
   private async forgetCredentials(deviceId: string): Promise<void> {
-    const backoff = new Backoff({ baseDelayMs: FORGET_RETRY_DELAY_MS, maxDelayMs: FORGET_RETRY_DELAY_MS * 2 ** FORGET_TRIES });
+    const backoff = new Backoff({
+      baseDelayMs: FORGET_RETRY_DELAY_MS,
+      maxDelayMs: FORGET_RETRY_DELAY_MS * 2 ** FORGET_TRIES,
+    });
     for (let tries = 1; ; tries++) {
       try {
         await (await this.engineOf(deviceId)).forget(deviceId);
@@ -200,7 +218,9 @@ export class Supervisor {
    */
   restore(): Promise<void> {
     if (this.options.cluster) return Promise.resolve();
-    this.restoring = this.restoreRunning().catch((error: unknown) => this.options.log.error({ err: error }, 'restoring sessions failed'));
+    this.restoring = this.restoreRunning().catch((error: unknown) =>
+      this.options.log.error({ err: error }, 'restoring sessions failed'),
+    );
     return this.restoring;
   }
 
@@ -274,7 +294,11 @@ export class Supervisor {
     for (const state of RUNNING_STATES) {
       let after: string | undefined;
       do {
-        const page = this.options.devices.list({ limit: RESTORE_PAGE, state, ...(after === undefined ? {} : { after }) });
+        const page = this.options.devices.list({
+          limit: RESTORE_PAGE,
+          state,
+          ...(after === undefined ? {} : { after }),
+        });
         ids.push(...page.items.map((item) => item.id));
         after = page.nextAfter ?? undefined;
       } while (after !== undefined);

@@ -54,7 +54,8 @@ export class Authenticator {
     const presented = presentedKeys(ctx).map(hashKey);
     if (presented.some((hash) => sameHash(hash, this.adminKeyHash))) return { kind: 'admin' };
     const expected = this.devices.keyHashOf(deviceId);
-    if (expected !== undefined && presented.some((hash) => sameHash(hash, expected))) return { kind: 'device', deviceId, keyHash: expected };
+    if (expected !== undefined && presented.some((hash) => sameHash(hash, expected)))
+      return { kind: 'device', deviceId, keyHash: expected };
     throw unauthorized();
   }
 

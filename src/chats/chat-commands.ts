@@ -28,13 +28,19 @@ export class ChatCommands {
   /** Read receipts for the given received messages of the chat, or every unread one; answers how many. */
   async read(deviceId: string, chatId: string, messageIds?: string[]): Promise<number> {
     const connection = this.online(deviceId);
-    const messages = messageIds ? this.received(deviceId, chatId, messageIds) : this.deps.index.unread(deviceId, chatId);
+    const messages = messageIds
+      ? this.received(deviceId, chatId, messageIds)
+      : this.deps.index.unread(deviceId, chatId);
     if (messages.length === 0) return 0;
     const waMessageIds = messages.map((m) => m.waMessageId);
     const timestamp = Math.floor((this.deps.now?.() ?? Date.now()) / 1000);
     const event: ChatEvent = { type: 'ChatRead', data: { deviceId, chatId, waMessageIds, timestamp } };
     const digest = createHash('sha256').update(waMessageIds.join(',')).digest('hex');
-    const position = await this.deps.inbox.record(deviceId, event, deterministicEventId(`${deviceId}/read/${chatId}/${digest}`));
+    const position = await this.deps.inbox.record(
+      deviceId,
+      event,
+      deterministicEventId(`${deviceId}/read/${chatId}/${digest}`),
+    );
     if (!connection.markRead) throw new DomainError('engine_error', 'this engine cannot send read receipts');
     await connection.markRead(chatId, messages);
     await this.deps.projections.settle(position);
@@ -54,7 +60,11 @@ export class ChatCommands {
   }
 
   /** Messages named by the caller must be received messages of this chat; those read already are left out. */
-  private received(deviceId: string, chatId: string, ids: string[]): Array<{ waMessageId: string; participant?: string }> {
+  private received(
+    deviceId: string,
+    chatId: string,
+    ids: string[],
+  ): Array<{ waMessageId: string; participant?: string }> {
     const named = [...new Set(ids)].map((waMessageId) => {
       const found = this.deps.index.participantOf(deviceId, waMessageId);
       if (!found || found.fromMe || found.chatId !== chatId) {

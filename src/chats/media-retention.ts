@@ -33,10 +33,13 @@ export class MediaRetention {
   start(): void {
     void this.sweep();
     void this.sweepAbandoned();
-    this.timer = setInterval(() => {
-      void this.sweep();
-      void this.sweepAbandoned();
-    }, Math.min(SWEEP_EVERY_MS, this.retentionMs));
+    this.timer = setInterval(
+      () => {
+        void this.sweep();
+        void this.sweepAbandoned();
+      },
+      Math.min(SWEEP_EVERY_MS, this.retentionMs),
+    );
     this.timer.unref();
     void this.sweepRevoked();
     this.revokedTimer = setInterval(() => void this.sweepRevoked(), REVOKED_SWEEP_EVERY_MS);

@@ -23,10 +23,7 @@ import { type OutboxEvent, type QueuedContent, mediaOf } from '../outbox/outbox-
 import { nextStatus } from '../outbox/message-status.js';
 import type { QuotedMessage, SeenMessage, SeenMessages } from '../outbox/seen-messages.js';
 
-type Handled =
-  | MessageEvent
-  | ChatEvent
-  | Extract<OutboxEvent, { type: 'OutboxMessageQueued' | 'OutboxMessageEdited' }>;
+type Handled = MessageEvent | ChatEvent | Extract<OutboxEvent, { type: 'OutboxMessageQueued' | 'OutboxMessageEdited' }>;
 const HANDLED: ReadonlySet<string> = new Set<Handled['type']>([
   'MessageReceived',
   'MessageStatusChanged',
@@ -120,7 +117,15 @@ const MESSAGE_COLUMNS = [
   'last_status',
   'revoked_pos',
 ] as const satisfies ReadonlyArray<keyof MessageRow>;
-const CHAT_COLUMNS = ['device_id', 'chat_id', 'name', 'last_wa_message_id', 'last_at', 'last_pos', 'unread'] as const satisfies ReadonlyArray<keyof ChatRow>;
+const CHAT_COLUMNS = [
+  'device_id',
+  'chat_id',
+  'name',
+  'last_wa_message_id',
+  'last_at',
+  'last_pos',
+  'unread',
+] as const satisfies ReadonlyArray<keyof ChatRow>;
 const MESSAGE_KEYS = ['pos'] as const;
 const CHAT_KEYS = ['device_id', 'chat_id'] as const;
 
@@ -242,7 +247,14 @@ export class MessageIndex implements Projection, SeenMessages {
    * apply() reads rows by their keys only; while a rebuild fills the emptied table, the message buffer finds a
    * written row by its position (RowBuffer's `locate`), so even the unique index by id is built once at the end.
    */
-  readonly deferredIndexes = ['chat_messages_by_id', 'chat_messages_unread', 'chat_messages_media', 'chat_messages_revoked_media', 'chat_messages_by_chat', 'chats_by_activity'];
+  readonly deferredIndexes = [
+    'chat_messages_by_id',
+    'chat_messages_unread',
+    'chat_messages_media',
+    'chat_messages_revoked_media',
+    'chat_messages_by_chat',
+    'chats_by_activity',
+  ];
   private statements: ReturnType<MessageIndex['prepare']> | undefined;
   private buffers: { messages: RowBuffer<MessageRow>; chats: RowBuffer<ChatRow> } | undefined;
   /** Rows new in the batch, and its status history entries, inserted at its end. */
@@ -377,7 +389,12 @@ export class MessageIndex implements Projection, SeenMessages {
         };
         messages.put(id, row);
         if (d.type === 'reaction') {
-          if (d.reaction) this.react(d.deviceId, d.reaction.messageId, row.chat_id, { from: d.fromMe ? '' : d.from, fromMe: d.fromMe === true, emoji: d.reaction.emoji });
+          if (d.reaction)
+            this.react(d.deviceId, d.reaction.messageId, row.chat_id, {
+              from: d.fromMe ? '' : d.from,
+              fromMe: d.fromMe === true,
+              emoji: d.reaction.emoji,
+            });
           return;
         }
         this.touchChat(row, d.fromMe || d.isGroup || !d.pushName ? undefined : d.pushName);
@@ -388,7 +405,8 @@ export class MessageIndex implements Projection, SeenMessages {
         const content = d.content;
         if (content.kind === 'edit') {
           // The send command edits only this device's own messages; the index holds to that too.
-          if (this.rows().messages.get(key(d.deviceId, content.messageId))?.from_me === 1) this.edit(d.deviceId, content.messageId, content.text, d.createdAt, true, stored.position);
+          if (this.rows().messages.get(key(d.deviceId, content.messageId))?.from_me === 1)
+            this.edit(d.deviceId, content.messageId, content.text, d.createdAt, true, stored.position);
           return;
         }
         const id = key(d.deviceId, d.waMessageId);
@@ -431,14 +449,27 @@ export class MessageIndex implements Projection, SeenMessages {
       }
       case 'OutboxMessageEdited':
         // Edited while still queued: the recipient never sees the first text, so it is not `edited`.
-        this.edit(event.data.deviceId, event.data.waMessageId, event.data.text, stored.createdAt.toISOString(), false, stored.position);
+        this.edit(
+          event.data.deviceId,
+          event.data.waMessageId,
+          event.data.text,
+          stored.createdAt.toISOString(),
+          false,
+          stored.position,
+        );
         return;
       case 'MessageStatusChanged': {
         const { deviceId, waMessageId, status, timestamp, error } = event.data;
         const id = key(deviceId, waMessageId);
         const row = messages.get(id);
         if (!row || row.outbox_id === null) return;
-        this.inserts.statuses.add(stored.position, row.last_status, status, isoOf(timestamp), error ? JSON.stringify(error) : null);
+        this.inserts.statuses.add(
+          stored.position,
+          row.last_status,
+          status,
+          isoOf(timestamp),
+          error ? JSON.stringify(error) : null,
+        );
         row.last_status = stored.position;
         const next = nextStatus(row.status ?? 'queued', status);
         if (next !== row.status) {
@@ -448,14 +479,24 @@ export class MessageIndex implements Projection, SeenMessages {
         }
         // The outbox keeps a sent message's stored media from its `sent` on (also a `sent` recorded after a receipt,
         // which leaves the status as it is), as received media are kept from the event that stored them.
-        if (status === 'sent' && row.media_stored_at === null && hasStoredMedia(row.type, row.content)) row.media_stored_at = stored.createdAt.getTime();
+        if (status === 'sent' && row.media_stored_at === null && hasStoredMedia(row.type, row.content))
+          row.media_stored_at = stored.createdAt.getTime();
         // Deleted for everyone by this device: its kept media are swept soon, like those of a received message its sender revoked.
-        if (status === 'deleted' && row.revoked === 1 && row.media_stored_at !== null) row.revoked_pos ??= stored.position;
+        if (status === 'deleted' && row.revoked === 1 && row.media_stored_at !== null)
+          row.revoked_pos ??= stored.position;
         messages.put(id, row);
         return;
       }
       case 'MessageEdited':
-        if (this.changedByRightParty(event.data, false)) this.edit(event.data.deviceId, event.data.waMessageId, event.data.body, isoOf(event.data.timestamp), true, stored.position);
+        if (this.changedByRightParty(event.data, false))
+          this.edit(
+            event.data.deviceId,
+            event.data.waMessageId,
+            event.data.body,
+            isoOf(event.data.timestamp),
+            true,
+            stored.position,
+          );
         return;
       case 'MessageRevoked': {
         const id = key(event.data.deviceId, event.data.waMessageId);
@@ -552,7 +593,10 @@ export class MessageIndex implements Projection, SeenMessages {
    * naming its id. In a group an admin may delete others' messages: the index does not know who the admins
    * are, so a revoke there is taken from any member of the group.
    */
-  private changedByRightParty(change: { deviceId: string; waMessageId: string; chatId: string; from: string; fromMe?: boolean }, adminsMay: boolean): boolean {
+  private changedByRightParty(
+    change: { deviceId: string; waMessageId: string; chatId: string; from: string; fromMe?: boolean },
+    adminsMay: boolean,
+  ): boolean {
     const row = this.rows().messages.get(key(change.deviceId, change.waMessageId));
     if (!row || row.chat_id !== change.chatId) return false;
     // An event that does not say who made it (written before `fromMe` was, src/messages/message-upcasters.ts)
@@ -577,7 +621,14 @@ export class MessageIndex implements Projection, SeenMessages {
     messages.put(id, row);
   }
 
-  private edit(deviceId: string, waMessageId: string, body: string, at: string, shown: boolean, position: number): void {
+  private edit(
+    deviceId: string,
+    waMessageId: string,
+    body: string,
+    at: string,
+    shown: boolean,
+    position: number,
+  ): void {
     const id = key(deviceId, waMessageId);
     const messages = this.rows().messages;
     const row = messages.get(id);
@@ -611,7 +662,11 @@ export class MessageIndex implements Projection, SeenMessages {
       view.outboxId = row.outbox_id;
       view.statusHistory = this.sql()
         .statuses.all(row.last_status)
-        .map((s) => (s.error ? { status: s.status, at: s.at, error: JSON.parse(s.error) as StatusEntry['error'] } : { status: s.status, at: s.at }));
+        .map((s) =>
+          s.error
+            ? { status: s.status, at: s.at, error: JSON.parse(s.error) as StatusEntry['error'] }
+            : { status: s.status, at: s.at },
+        );
     }
     return view;
   }
@@ -624,7 +679,10 @@ export class MessageIndex implements Projection, SeenMessages {
       : sql.chatPage.all(deviceId, chatId, options.limit + 1);
     const page = rows.slice(0, options.limit).map(pageRowOf);
     const last = page[page.length - 1];
-    return { items: page.map((row) => viewOf(deviceId, row)), next: rows.length > options.limit && last ? { at: last.at, pos: last.pos } : null };
+    return {
+      items: page.map((row) => viewOf(deviceId, row)),
+      next: rows.length > options.limit && last ? { at: last.at, pos: last.pos } : null,
+    };
   }
 
   /** A device's chats, most recent activity first. */
@@ -641,7 +699,13 @@ export class MessageIndex implements Projection, SeenMessages {
         isGroup: isGroupId(row.chat_id),
         ...(row.name ? { name: row.name } : {}),
         unreadCount: row.unread,
-        lastMessage: { waMessageId: row.last_wa_message_id, fromMe: row.from_me === 1, type: row.type, body: row.revoked ? '' : row.body, timestamp: row.last_at },
+        lastMessage: {
+          waMessageId: row.last_wa_message_id,
+          fromMe: row.from_me === 1,
+          type: row.type,
+          body: row.revoked ? '' : row.body,
+          timestamp: row.last_at,
+        },
         updatedAt: isoOf(row.last_at),
       })),
       next: rows.length > options.limit && last ? { at: last.last_at, pos: last.last_pos } : null,
@@ -661,9 +725,19 @@ export class MessageIndex implements Projection, SeenMessages {
   }
 
   /** Whether a received message was marked read; undefined when unknown. */
-  participantOf(deviceId: string, waMessageId: string): { participant?: string; chatId: string; fromMe: boolean; read: boolean } | undefined {
+  participantOf(
+    deviceId: string,
+    waMessageId: string,
+  ): { participant?: string; chatId: string; fromMe: boolean; read: boolean } | undefined {
     const row = this.sql().participant.get(deviceId, waMessageId);
-    return row && { chatId: row.chat_id, fromMe: row.from_me === 1, read: row.read === 1, ...(row.participant ? { participant: row.participant } : {}) };
+    return (
+      row && {
+        chatId: row.chat_id,
+        fromMe: row.from_me === 1,
+        read: row.read === 1,
+        ...(row.participant ? { participant: row.participant } : {}),
+      }
+    );
   }
 
   /** A poll's options and secret, for decrypting its votes. */
@@ -680,7 +754,11 @@ export class MessageIndex implements Projection, SeenMessages {
   }
 
   /** Received media stored before `before` (epoch ms), oldest first: the retention sweep removes their files. */
-  mediaStoredBefore(before: number, limit: number, after = 0): Array<{ deviceId: string; waMessageId: string; storedAt: number }> {
+  mediaStoredBefore(
+    before: number,
+    limit: number,
+    after = 0,
+  ): Array<{ deviceId: string; waMessageId: string; storedAt: number }> {
     return this.sql()
       .mediaBefore.all(after, before, limit)
       .map((r) => ({ deviceId: r.device_id, waMessageId: r.wa_message_id, storedAt: r.media_stored_at }));
@@ -693,14 +771,18 @@ export class MessageIndex implements Projection, SeenMessages {
     this.buffers = {
       messages: new RowBuffer<MessageRow>(
         (k, pos) => (pos === undefined ? sql.messageRow.get(...split(k)) : sql.messageRowAt.get(pos as number)),
-        (row, stored, saved) => (stored ? this.update('chat_messages', MESSAGE_COLUMNS, MESSAGE_KEYS, row, saved!) : this.inserts.messages.addObject(row)),
+        (row, stored, saved) =>
+          stored
+            ? this.update('chat_messages', MESSAGE_COLUMNS, MESSAGE_KEYS, row, saved!)
+            : this.inserts.messages.addObject(row),
         ROWS_KEPT,
         true,
         (row) => row.pos,
       ),
       chats: new RowBuffer<ChatRow>(
         (k) => sql.chatRow.get(...split(k)),
-        (row, stored, saved) => (stored ? this.update('chats', CHAT_COLUMNS, CHAT_KEYS, row, saved!) : this.inserts.chats.addObject(row)),
+        (row, stored, saved) =>
+          stored ? this.update('chats', CHAT_COLUMNS, CHAT_KEYS, row, saved!) : this.inserts.chats.addObject(row),
         ROWS_KEPT,
         true,
       ),
@@ -712,14 +794,22 @@ export class MessageIndex implements Projection, SeenMessages {
    * Writes the columns that changed since the row was stored, and only those: a status change sets
    * `status`, not the indexed chat and unread columns (SQLite rewrites the index entries of every column in SET).
    */
-  private update<R extends object, C extends keyof R & string>(table: string, columns: readonly C[], keys: readonly C[], row: R, saved: R): void {
+  private update<R extends object, C extends keyof R & string>(
+    table: string,
+    columns: readonly C[],
+    keys: readonly C[],
+    row: R,
+    saved: R,
+  ): void {
     let changed: C[] | undefined;
     for (const column of columns) if (row[column] !== saved[column]) (changed ??= []).push(column);
     if (!changed) return;
     const name = `${table}:${changed.join(',')}`;
     let statement = this.updates.get(name);
     if (!statement) {
-      statement = this.db.prepare(`UPDATE ${table} SET ${changed.map((c) => `${c} = ?`).join(', ')} WHERE ${keys.map((c) => `${c} = ?`).join(' AND ')}`);
+      statement = this.db.prepare(
+        `UPDATE ${table} SET ${changed.map((c) => `${c} = ?`).join(', ')} WHERE ${keys.map((c) => `${c} = ?`).join(' AND ')}`,
+      );
       this.updates.set(name, statement);
     }
     statement.run([...changed.map((c) => row[c]), ...keys.map((c) => row[c])]);
@@ -731,7 +821,8 @@ export class MessageIndex implements Projection, SeenMessages {
 
   private prepare() {
     const db = this.db;
-    const VIEW = 'wa_message_id, chat_id, from_me, sender, participant, type, body, at, pos, outbox_id, content, status, sent_at, revoked, edited, media, media_stored_at, received, quoted, reactions, last_status';
+    const VIEW =
+      'wa_message_id, chat_id, from_me, sender, participant, type, body, at, pos, outbox_id, content, status, sent_at, revoked, edited, media, media_stored_at, received, quoted, reactions, last_status';
     return {
       // A message's history: from its newest entry back along `prev`, then oldest first.
       statuses: db.prepare<[number | null], { status: StatusEntry['status']; at: string; error: string | null }>(
@@ -740,39 +831,59 @@ export class MessageIndex implements Projection, SeenMessages {
            UNION ALL SELECT s.pos, s.prev, s.status, s.at, s.error FROM chat_message_statuses s JOIN history h ON s.pos = h.prev
          ) SELECT status, at, error FROM history ORDER BY pos`,
       ),
-      messageRow: db.prepare<[string, string], MessageRow>(`SELECT ${MESSAGE_COLUMNS.join(', ')} FROM chat_messages WHERE device_id = ? AND wa_message_id = ?`),
-      messageRowAt: db.prepare<[number], MessageRow>(`SELECT ${MESSAGE_COLUMNS.join(', ')} FROM chat_messages WHERE pos = ?`),
-      chatRow: db.prepare<[string, string], ChatRow>(`SELECT ${CHAT_COLUMNS.join(', ')} FROM chats WHERE device_id = ? AND chat_id = ?`),
-      byId: db.prepare<[string, string], Row>(`SELECT ${VIEW} FROM chat_messages WHERE device_id = ? AND wa_message_id = ?`),
+      messageRow: db.prepare<[string, string], MessageRow>(
+        `SELECT ${MESSAGE_COLUMNS.join(', ')} FROM chat_messages WHERE device_id = ? AND wa_message_id = ?`,
+      ),
+      messageRowAt: db.prepare<[number], MessageRow>(
+        `SELECT ${MESSAGE_COLUMNS.join(', ')} FROM chat_messages WHERE pos = ?`,
+      ),
+      chatRow: db.prepare<[string, string], ChatRow>(
+        `SELECT ${CHAT_COLUMNS.join(', ')} FROM chats WHERE device_id = ? AND chat_id = ?`,
+      ),
+      byId: db.prepare<[string, string], Row>(
+        `SELECT ${VIEW} FROM chat_messages WHERE device_id = ? AND wa_message_id = ?`,
+      ),
       quoted: db.prepare<[string, string], Pick<Row, 'chat_id' | 'from_me' | 'sender' | 'type' | 'body'>>(
         'SELECT chat_id, from_me, sender, type, body FROM chat_messages WHERE device_id = ? AND wa_message_id = ?',
       ),
       // Rows as arrays of the columns a view needs: a page is 50 rows, and objects of 20 columns cost more than the query.
       chatPage: db
-        .prepare<[string, string, number], PageRaw>(`SELECT ${PAGE} FROM chat_messages WHERE device_id = ? AND chat_id = ? AND type <> 'reaction' ORDER BY at DESC, pos DESC LIMIT ?`)
+        .prepare<[string, string, number], PageRaw>(
+          `SELECT ${PAGE} FROM chat_messages WHERE device_id = ? AND chat_id = ? AND type <> 'reaction' ORDER BY at DESC, pos DESC LIMIT ?`,
+        )
         .raw(true),
       chatPageAfter: db
         .prepare<[string, string, number, number, number], PageRaw>(
           `SELECT ${PAGE} FROM chat_messages WHERE device_id = ? AND chat_id = ? AND type <> 'reaction' AND (at, pos) < (?, ?) ORDER BY at DESC, pos DESC LIMIT ?`,
         )
         .raw(true),
-      chats: db.prepare<[string, number], ChatListRow>(`${CHAT_LIST} WHERE c.device_id = ? ORDER BY c.last_at DESC, c.last_pos DESC LIMIT ?`),
+      chats: db.prepare<[string, number], ChatListRow>(
+        `${CHAT_LIST} WHERE c.device_id = ? ORDER BY c.last_at DESC, c.last_pos DESC LIMIT ?`,
+      ),
       chatsAfter: db.prepare<[string, number, number, number], ChatListRow>(
         `${CHAT_LIST} WHERE c.device_id = ? AND (c.last_at, c.last_pos) < (?, ?) ORDER BY c.last_at DESC, c.last_pos DESC LIMIT ?`,
       ),
-      chatExists: db.prepare<[string, string], { one: number }>('SELECT 1 AS one FROM chats WHERE device_id = ? AND chat_id = ?'),
+      chatExists: db.prepare<[string, string], { one: number }>(
+        'SELECT 1 AS one FROM chats WHERE device_id = ? AND chat_id = ?',
+      ),
       unread: db.prepare<[string, string, number], { wa_message_id: string; participant: string | null }>(
         // Reactions are shown on their message, not counted unread, and get no receipts.
         "SELECT wa_message_id, participant FROM chat_messages WHERE device_id = ? AND chat_id = ? AND from_me = 0 AND read = 0 AND type <> 'reaction' ORDER BY at LIMIT ?",
       ),
-      participant: db.prepare<[string, string], { chat_id: string; from_me: number; participant: string | null; read: number }>(
-        'SELECT chat_id, from_me, participant, read FROM chat_messages WHERE device_id = ? AND wa_message_id = ?',
+      participant: db.prepare<
+        [string, string],
+        { chat_id: string; from_me: number; participant: string | null; read: number }
+      >('SELECT chat_id, from_me, participant, read FROM chat_messages WHERE device_id = ? AND wa_message_id = ?'),
+      poll: db.prepare<[string, string], { poll: string | null }>(
+        'SELECT poll FROM chat_messages WHERE device_id = ? AND wa_message_id = ?',
       ),
-      poll: db.prepare<[string, string], { poll: string | null }>('SELECT poll FROM chat_messages WHERE device_id = ? AND wa_message_id = ?'),
       revokedMedia: db.prepare<[number, number], { device_id: string; wa_message_id: string; revoked_pos: number }>(
         'SELECT device_id, wa_message_id, revoked_pos FROM chat_messages WHERE revoked_pos > ? AND media_stored_at IS NOT NULL ORDER BY revoked_pos LIMIT ?',
       ),
-      mediaBefore: db.prepare<[number, number, number], { device_id: string; wa_message_id: string; media_stored_at: number }>(
+      mediaBefore: db.prepare<
+        [number, number, number],
+        { device_id: string; wa_message_id: string; media_stored_at: number }
+      >(
         'SELECT device_id, wa_message_id, media_stored_at FROM chat_messages WHERE media_stored_at > ? AND media_stored_at < ? ORDER BY media_stored_at LIMIT ?',
       ),
     };
@@ -802,9 +913,43 @@ interface ChatListRow {
  */
 type PageRow = Pick<
   Row,
-  'wa_message_id' | 'chat_id' | 'from_me' | 'sender' | 'participant' | 'type' | 'body' | 'at' | 'pos' | 'status' | 'revoked' | 'edited' | 'media' | 'quoted' | 'reactions' | 'content' | 'media_stored_at'
+  | 'wa_message_id'
+  | 'chat_id'
+  | 'from_me'
+  | 'sender'
+  | 'participant'
+  | 'type'
+  | 'body'
+  | 'at'
+  | 'pos'
+  | 'status'
+  | 'revoked'
+  | 'edited'
+  | 'media'
+  | 'quoted'
+  | 'reactions'
+  | 'content'
+  | 'media_stored_at'
 >;
-type PageRaw = [string, string, number, string, string | null, InboundType, string, number, number, string | null, number, number, string | null, string | null, string | null, string | null, number | null];
+type PageRaw = [
+  string,
+  string,
+  number,
+  string,
+  string | null,
+  InboundType,
+  string,
+  number,
+  number,
+  string | null,
+  number,
+  number,
+  string | null,
+  string | null,
+  string | null,
+  string | null,
+  number | null,
+];
 const PAGE = `wa_message_id, chat_id, from_me, sender, participant, type, body, at, pos, status, revoked, edited, media, quoted, reactions,
   CASE WHEN media IS NULL AND type IN ('image', 'video', 'audio', 'file', 'sticker') THEN content END AS content, media_stored_at`;
 
@@ -862,7 +1007,9 @@ const MEDIA_TYPES: ReadonlySet<string> = new Set<InboundType>(['image', 'video',
 /** Whether a sent message's content carries media stored by the gateway (not a url fetched at send time). */
 function hasStoredMedia(type: InboundType, content: string | null): boolean {
   // The type first: the content is parsed only for media messages.
-  return MEDIA_TYPES.has(type) && content !== null && mediaOf(JSON.parse(content) as QueuedContent)?.source === 'stored';
+  return (
+    MEDIA_TYPES.has(type) && content !== null && mediaOf(JSON.parse(content) as QueuedContent)?.source === 'stored'
+  );
 }
 
 /**

@@ -19,7 +19,8 @@ class NoEventStoreError extends Error {}
 /** The store of the settings; an embedded one must exist already (opening it would make an empty one). */
 async function openStore(config: ReturnType<typeof loadConfig>) {
   const file = join(config.dataDir, SQLITE_STORE_FILE);
-  if (!config.eventStoreUrl && !existsSync(file)) throw new NoEventStoreError(`no event store at ${file}: is DATA_DIR the gateway's data directory?`);
+  if (!config.eventStoreUrl && !existsSync(file))
+    throw new NoEventStoreError(`no event store at ${file}: is DATA_DIR the gateway's data directory?`);
   return withCurrentSchemas(await openEventStore(config, { readOnly: true }));
 }
 
@@ -45,7 +46,14 @@ async function main(): Promise<void> {
         const data = redactSecrets(event.data) as Record<string, unknown>;
         const { deviceId: _, ...rest } = data;
         const line = asJson
-          ? JSON.stringify({ position: event.position, stream: event.streamId, revision: event.revision, type: event.type, createdAt: event.createdAt, data })
+          ? JSON.stringify({
+              position: event.position,
+              stream: event.streamId,
+              revision: event.revision,
+              type: event.type,
+              createdAt: event.createdAt,
+              data,
+            })
           : `${event.createdAt.toISOString()}  #${event.position}  ${event.streamId}@${event.revision}  ${event.type}  ${JSON.stringify(rest)}`;
         process.stdout.write(`${line}\n`);
       }

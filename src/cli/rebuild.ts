@@ -40,10 +40,16 @@ async function main(): Promise<void> {
  * rebuild makes them): one lone `read-models.sqlite`, or one per worker under GATEWAY_PROCESSES.
  */
 function readModelFiles(config: Config): string[] {
-  const present = existsSync(config.dataDir) ? readdirSync(config.dataDir).filter((name) => READ_MODEL_FILE_NAME.test(name)) : [];
+  const present = existsSync(config.dataDir)
+    ? readdirSync(config.dataDir).filter((name) => READ_MODEL_FILE_NAME.test(name))
+    : [];
   const { processes, worker } = config.cluster;
   const used =
-    worker > 0 ? [readModelFileOf(worker)] : processes > 1 ? Array.from({ length: processes }, (_, i) => readModelFileOf(i + 1)) : [READ_MODEL_FILE];
+    worker > 0
+      ? [readModelFileOf(worker)]
+      : processes > 1
+        ? Array.from({ length: processes }, (_, i) => readModelFileOf(i + 1))
+        : [READ_MODEL_FILE];
   return [...new Set([...used, ...present])].sort();
 }
 
@@ -64,7 +70,12 @@ async function rebuildAll(config: Config, log: Logger): Promise<void> {
   }
 }
 
-async function rebuild(store: EventStore, dataDir: string, file: string, log: Logger): Promise<{ events: number; seconds: number }> {
+async function rebuild(
+  store: EventStore,
+  dataDir: string,
+  file: string,
+  log: Logger,
+): Promise<{ events: number; seconds: number }> {
   const db = openReadModelDb(dataDir, file);
   const runner = new ProjectionRunner(store, db, allProjections(db, store, log), log);
   try {

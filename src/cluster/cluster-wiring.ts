@@ -15,12 +15,20 @@ import type { Webhooks } from '../webhooks/webhooks.js';
 import { DeviceLeases } from './device-leases.js';
 import { type SessionCommand, SessionRequests } from './session-requests.js';
 import type { CommandResult } from '../actors/device-actor.js';
-import { DeviceFencedStore, type FenceSource, StreamFencedStore, credentialDeviceOf, deviceOfStream } from './fenced-store.js';
+import {
+  DeviceFencedStore,
+  type FenceSource,
+  StreamFencedStore,
+  credentialDeviceOf,
+  deviceOfStream,
+} from './fenced-store.js';
 
 export interface ClusterDeps {
   store: EventStore;
   log: Logger;
-  devices: { list(options: { limit: number; after?: string }): { items: Array<{ id: string }>; nextAfter: string | null } };
+  devices: {
+    list(options: { limit: number; after?: string }): { items: Array<{ id: string }>; nextAfter: string | null };
+  };
   after: () => number;
   metrics: Metrics;
 }
@@ -38,12 +46,20 @@ export interface ClusterNode {
   owns: (deviceId: string) => boolean;
   /** The leases this process holds: the fence of each device's writes, told of each write refused. */
   fences: FenceSource;
-  report: () => { memberId: string; pid: number; devicesOwned: number; members: Array<{ memberId: string; devices: number; self: boolean }> };
+  report: () => {
+    memberId: string;
+    pid: number;
+    devicesOwned: number;
+    members: Array<{ memberId: string; devices: number; self: boolean }>;
+  };
   start(parts: { sessions: Supervisor; webhooks: Webhooks; sending: Sending }): void;
   stop(): Promise<void>;
 }
 
-type ForwardedResult = CommandResult & { qr?: { code: string; expiresAt: string }; pairing?: { code: string; expiresAt: string } };
+type ForwardedResult = CommandResult & {
+  qr?: { code: string; expiresAt: string };
+  pairing?: { code: string; expiresAt: string };
+};
 
 const DEVICE_IDS_REFRESH_MS = 2_000;
 const PAGE = 1_000;
@@ -101,7 +117,8 @@ export function startLeases(config: Config, deps: ClusterDeps): ClusterNode | un
       for (const event of events) {
         const deviceId = outboxOf(event.streamId);
         // Another process queued (or cancelled…) a message of a device this one runs: read its outbox again.
-        if (deviceId !== undefined && leases.owns(deviceId)) parts.sending.outboxes.noteStored(deviceId, event.revision);
+        if (deviceId !== undefined && leases.owns(deviceId))
+          parts.sending.outboxes.noteStored(deviceId, event.revision);
         else if (event.type === 'DeviceDeleted') {
           const deleted = (event.data as { deviceId?: string }).deviceId;
           if (deleted !== undefined && leases.owns(deleted)) void parts.sessions.remove(deleted).catch(() => undefined);
@@ -128,8 +145,14 @@ export function startLeases(config: Config, deps: ClusterDeps): ClusterNode | un
     },
     log,
   );
-  deps.metrics.gauge('dmg_cluster_devices_owned', 'Devices each live process runs (holds the lease of), as this process sees them.', ['member', 'self'], () =>
-    leases.distribution().map(({ memberId: member, devices, self }) => ({ labels: { member, self: String(self) }, value: devices })),
+  deps.metrics.gauge(
+    'dmg_cluster_devices_owned',
+    'Devices each live process runs (holds the lease of), as this process sees them.',
+    ['member', 'self'],
+    () =>
+      leases
+        .distribution()
+        .map(({ memberId: member, devices, self }) => ({ labels: { member, self: String(self) }, value: devices })),
   );
   let started: Promise<void> | undefined;
   return {

@@ -86,8 +86,16 @@ export class DeviceLeases implements FenceSource {
   private readonly seen = new Map<string, number>();
   /** Members that left, by the local time they were seen leaving. */
   private readonly left = new Map<string, number>();
-  private readonly leaseCommands: CommandHandler<{ owner: string | undefined }, Parameters<typeof leaseDecider.decide>[0], LeaseEvent>;
-  private readonly memberCommands: CommandHandler<{ joined: boolean; left: boolean }, Parameters<typeof memberDecider.decide>[0], MemberEvent>;
+  private readonly leaseCommands: CommandHandler<
+    { owner: string | undefined },
+    Parameters<typeof leaseDecider.decide>[0],
+    LeaseEvent
+  >;
+  private readonly memberCommands: CommandHandler<
+    { joined: boolean; left: boolean },
+    Parameters<typeof memberDecider.decide>[0],
+    MemberEvent
+  >;
   private readonly now: () => number;
   private readonly heartbeatMs: number;
   private readonly marginMs: number;
@@ -114,12 +122,23 @@ export class DeviceLeases implements FenceSource {
 
   async start(): Promise<void> {
     const at = new Date(this.now()).toISOString();
-    await this.memberCommands.handle(memberStream(this.memberId), { type: 'Join', memberId: this.memberId, host: hostname(), pid: process.pid, at });
+    await this.memberCommands.handle(memberStream(this.memberId), {
+      type: 'Join',
+      memberId: this.memberId,
+      host: hostname(),
+      pid: process.pid,
+      at,
+    });
     this.lastHeartbeat = this.now();
     const from = this.options.after();
     // Where every device's lease is now; later changes come through the log from `from` on (applied by revision).
     for (const deviceId of this.options.devices()) await this.refresh(deviceId);
-    this.follower = followAll(this.options.store, { after: from, onBatch: (events) => this.observe(events), log: this.options.log, name: 'device leases' });
+    this.follower = followAll(this.options.store, {
+      after: from,
+      onBatch: (events) => this.observe(events),
+      log: this.options.log,
+      name: 'device leases',
+    });
     await this.tick();
     this.schedule();
   }
@@ -143,13 +162,17 @@ export class DeviceLeases implements FenceSource {
   distribution(): Array<{ memberId: string; devices: number; self: boolean }> {
     const counts = new Map<string, number>();
     for (const member of this.liveMembers()) counts.set(member, 0);
-    for (const lease of this.leases.values()) if (lease.owner !== undefined && counts.has(lease.owner)) counts.set(lease.owner, counts.get(lease.owner)! + 1);
+    for (const lease of this.leases.values())
+      if (lease.owner !== undefined && counts.has(lease.owner)) counts.set(lease.owner, counts.get(lease.owner)! + 1);
     return [...counts].map(([memberId, devices]) => ({ memberId, devices, self: memberId === this.memberId }));
   }
 
   fenceRejected(deviceId: string, error: FenceRejectedError): void {
     if (!this.held.has(deviceId)) return;
-    this.options.log.warn({ deviceId, err: error }, 'a write for the device was refused: another process holds its lease; stopping it here');
+    this.options.log.warn(
+      { deviceId, err: error },
+      'a write for the device was refused: another process holds its lease; stopping it here',
+    );
     this.drop(deviceId, 'fence_rejected');
   }
 
@@ -163,10 +186,20 @@ export class DeviceLeases implements FenceSource {
     await Promise.all(
       [...this.held.keys()].map(async (deviceId) => {
         await this.handBack(deviceId, 'stopping');
-        await this.leaseCommands.handle(leaseStream(deviceId), { type: 'ReleaseLease', deviceId, member: this.memberId, reason: 'stopping', at }).catch(() => undefined);
+        await this.leaseCommands
+          .handle(leaseStream(deviceId), {
+            type: 'ReleaseLease',
+            deviceId,
+            member: this.memberId,
+            reason: 'stopping',
+            at,
+          })
+          .catch(() => undefined);
       }),
     );
-    await this.memberCommands.handle(memberStream(this.memberId), { type: 'Leave', memberId: this.memberId, at }).catch(() => undefined);
+    await this.memberCommands
+      .handle(memberStream(this.memberId), { type: 'Leave', memberId: this.memberId, at })
+      .catch(() => undefined);
     await this.follower?.stop();
   }
 
@@ -176,11 +209,14 @@ export class DeviceLeases implements FenceSource {
     // and stopping, for longer than the margin before others may take our devices.
     this.watchdog ??= setInterval(() => this.stopIfSilent(), this.options.tickMs ?? Math.min(1_000, this.heartbeatMs));
     this.watchdog.unref();
-    this.timer = setTimeout(() => {
-      this.ticking = this.tick()
-        .catch((error: unknown) => this.options.log.warn({ err: error }, 'lease tick failed'))
-        .finally(() => this.schedule());
-    }, this.options.tickMs ?? Math.min(1_000, this.heartbeatMs));
+    this.timer = setTimeout(
+      () => {
+        this.ticking = this.tick()
+          .catch((error: unknown) => this.options.log.warn({ err: error }, 'lease tick failed'))
+          .finally(() => this.schedule());
+      },
+      this.options.tickMs ?? Math.min(1_000, this.heartbeatMs),
+    );
     this.timer.unref();
   }
 
@@ -232,11 +268,19 @@ export class DeviceLeases implements FenceSource {
     // Deleted devices are closed and handed back. Here, not only when the log follower sees DeviceDeleted: the
     // device list may show the deletion first, and once released nobody would unlink the account.
     const existing = new Set(devices);
-    for (const [deviceId, revision] of [...this.held]) if (!existing.has(deviceId)) await this.closeDeleted(deviceId, revision);
+    for (const [deviceId, revision] of [...this.held])
+      if (!existing.has(deviceId)) await this.closeDeleted(deviceId, revision);
     // The log names this member but it does not run the device: an acquire whose answer was lost, or a release
     // that failed. Nobody takes a live member's lease, so run it (within the share) or hand it back.
     for (const [deviceId, lease] of [...this.leases]) {
-      if (lease.owner !== this.memberId || this.held.has(deviceId) || this.busy.has(deviceId) || this.silenced.has(deviceId) || this.stopped) continue;
+      if (
+        lease.owner !== this.memberId ||
+        this.held.has(deviceId) ||
+        this.busy.has(deviceId) ||
+        this.silenced.has(deviceId) ||
+        this.stopped
+      )
+        continue;
       if (!existing.has(deviceId)) await this.closeDeleted(deviceId, lease.revision);
       else if (this.held.size < share) await this.resume(deviceId);
       else await this.release(deviceId, 'rebalance');
@@ -245,7 +289,8 @@ export class DeviceLeases implements FenceSource {
     // rebalance, a stop). The account would stay linked: a live member takes the lease, closes, then releases.
     for (const [deviceId, lease] of [...this.leases]) {
       if (changes >= perTick || this.stopped) break;
-      if (existing.has(deviceId) || lease.closedAsDeleted || this.held.has(deviceId) || this.busy.has(deviceId)) continue;
+      if (existing.has(deviceId) || lease.closedAsDeleted || this.held.has(deviceId) || this.busy.has(deviceId))
+        continue;
       if (lease.owner === this.memberId || (lease.owner !== undefined && live.has(lease.owner))) continue;
       if (!(await this.isDeleted(deviceId))) continue;
       changes += 1;
@@ -257,7 +302,8 @@ export class DeviceLeases implements FenceSource {
     const below = [...this.countsOf(live)].some(([member, count]) => member !== this.memberId && count < fair);
     const excess = this.held.size > share ? this.held.size - share : this.held.size > fair ? 1 : 0;
     if (below && excess > 0) {
-      for (const deviceId of [...this.held.keys()].slice(0, Math.min(perTick, excess))) await this.release(deviceId, 'rebalance');
+      for (const deviceId of [...this.held.keys()].slice(0, Math.min(perTick, excess)))
+        await this.release(deviceId, 'rebalance');
     }
   }
 
@@ -282,13 +328,16 @@ export class DeviceLeases implements FenceSource {
   private async closeDeleted(deviceId: string, revision: number): Promise<void> {
     // Held while it closes: its writes carry the fence, and the session's owner is this process.
     this.held.set(deviceId, revision);
-    await this.options.onDeleted?.(deviceId).catch((error: unknown) => this.options.log.warn({ deviceId, err: error }, 'could not close a deleted device'));
+    await this.options
+      .onDeleted?.(deviceId)
+      .catch((error: unknown) => this.options.log.warn({ deviceId, err: error }, 'could not close a deleted device'));
     await this.release(deviceId, 'deleted');
   }
 
   private countsOf(live: ReadonlySet<string>): Map<string, number> {
     const counts = new Map<string, number>([...live].map((member) => [member, 0]));
-    for (const lease of this.leases.values()) if (lease.owner !== undefined && counts.has(lease.owner)) counts.set(lease.owner, counts.get(lease.owner)! + 1);
+    for (const lease of this.leases.values())
+      if (lease.owner !== undefined && counts.has(lease.owner)) counts.set(lease.owner, counts.get(lease.owner)! + 1);
     return counts;
   }
 
@@ -320,7 +369,8 @@ export class DeviceLeases implements FenceSource {
   private liveMembers(): Set<string> {
     const now = this.now();
     const live = new Set<string>([this.memberId]);
-    for (const [member, at] of this.seen) if (!this.left.has(member) && now - at < this.options.timeoutMs) live.add(member);
+    for (const [member, at] of this.seen)
+      if (!this.left.has(member) && now - at < this.options.timeoutMs) live.add(member);
     return live;
   }
 
@@ -333,7 +383,11 @@ export class DeviceLeases implements FenceSource {
   }
 
   /** The revision this member now holds the device's lease at; undefined when another live member holds it, or the store failed. */
-  private async acquireLease(deviceId: string, live: ReadonlySet<string>, failure: string): Promise<number | undefined> {
+  private async acquireLease(
+    deviceId: string,
+    live: ReadonlySet<string>,
+    failure: string,
+  ): Promise<number | undefined> {
     try {
       const handled = await this.leaseCommands.handle(leaseStream(deviceId), {
         type: 'AcquireLease',
@@ -370,7 +424,10 @@ export class DeviceLeases implements FenceSource {
       this.learn(deviceId, owner, last.revision, closedAsDeleted(last));
       if (owner !== this.memberId || this.held.has(deviceId) || this.busy.has(deviceId) || this.stopped) return;
       this.held.set(deviceId, last.revision);
-      this.options.log.info({ deviceId, memberId: this.memberId }, 'device resumed: the log names this process as its holder');
+      this.options.log.info(
+        { deviceId, memberId: this.memberId },
+        'device resumed: the log names this process as its holder',
+      );
     } catch (error) {
       this.options.log.warn({ deviceId, err: error }, 'could not read a device lease');
       return;
@@ -424,7 +481,12 @@ export class DeviceLeases implements FenceSource {
   private async refresh(deviceId: string): Promise<void> {
     const [last] = await this.options.store.readStream(leaseStream(deviceId), { direction: 'backwards', maxCount: 1 });
     if (!last || !isLeaseEvent(last)) return;
-    this.learn(deviceId, last.type === 'LeaseAcquired' ? last.data.owner : undefined, last.revision, closedAsDeleted(last));
+    this.learn(
+      deviceId,
+      last.type === 'LeaseAcquired' ? last.data.owner : undefined,
+      last.revision,
+      closedAsDeleted(last),
+    );
   }
 
   private learn(deviceId: string, owner: string | undefined, revision: number, closedAsDeleted = false): void {
@@ -454,7 +516,12 @@ export class DeviceLeases implements FenceSource {
           this.seen.delete(member);
         } else if (!this.left.has(member)) this.seen.set(member, this.now());
       } else if (isLeaseEvent(event) && event.streamId.startsWith(LEASE_STREAM_PREFIX)) {
-        this.learn(event.data.deviceId, event.type === 'LeaseAcquired' ? event.data.owner : undefined, event.revision, closedAsDeleted(event));
+        this.learn(
+          event.data.deviceId,
+          event.type === 'LeaseAcquired' ? event.data.owner : undefined,
+          event.revision,
+          closedAsDeleted(event),
+        );
       }
     }
   }

@@ -24,10 +24,20 @@ export const leaseDecider: Decider<LeaseState, LeaseCommand, LeaseEvent> = {
       if (state.owner === command.member) return [];
       if (state.owner !== undefined && command.liveMembers.has(state.owner)) return [];
       const previous = state.owner === undefined ? {} : { previousOwner: state.owner };
-      return [{ type: 'LeaseAcquired', data: { deviceId: command.deviceId, owner: command.member, ...previous, at: command.at } }];
+      return [
+        {
+          type: 'LeaseAcquired',
+          data: { deviceId: command.deviceId, owner: command.member, ...previous, at: command.at },
+        },
+      ];
     }
     if (state.owner !== command.member) return [];
-    return [{ type: 'LeaseReleased', data: { deviceId: command.deviceId, owner: command.member, reason: command.reason, at: command.at } }];
+    return [
+      {
+        type: 'LeaseReleased',
+        data: { deviceId: command.deviceId, owner: command.member, reason: command.reason, at: command.at },
+      },
+    ];
   },
 };
 
@@ -50,7 +60,14 @@ export const memberDecider: Decider<MemberState, MemberCommand, MemberEvent> = {
     if (state.left) return [];
     switch (command.type) {
       case 'Join':
-        return state.joined ? [] : [{ type: 'MemberJoined', data: { memberId: command.memberId, host: command.host, pid: command.pid, at: command.at } }];
+        return state.joined
+          ? []
+          : [
+              {
+                type: 'MemberJoined',
+                data: { memberId: command.memberId, host: command.host, pid: command.pid, at: command.at },
+              },
+            ];
       case 'Heartbeat':
         return [{ type: 'MemberHeartbeat', data: { memberId: command.memberId, at: command.at } }];
       case 'Leave':

@@ -25,7 +25,8 @@ export interface LeaseReleasedData {
   at: string;
 }
 
-export type LeaseEvent = { type: 'LeaseAcquired'; data: LeaseAcquiredData } | { type: 'LeaseReleased'; data: LeaseReleasedData };
+export type LeaseEvent =
+  { type: 'LeaseAcquired'; data: LeaseAcquiredData } | { type: 'LeaseReleased'; data: LeaseReleasedData };
 
 export const LEASE_EVENT_TYPES: ReadonlySet<string> = new Set<LeaseEvent['type']>(['LeaseAcquired', 'LeaseReleased']);
 
@@ -41,4 +42,8 @@ export type MemberEvent =
   | { type: 'MemberHeartbeat'; data: { memberId: string; at: string } }
   | { type: 'MemberLeft'; data: { memberId: string; at: string } };
 
-export const MEMBER_EVENT_TYPES: ReadonlySet<string> = new Set<MemberEvent['type']>(['MemberJoined', 'MemberHeartbeat', 'MemberLeft']);
+export const MEMBER_EVENT_TYPES: ReadonlySet<string> = new Set<MemberEvent['type']>([
+  'MemberJoined',
+  'MemberHeartbeat',
+  'MemberLeft',
+]);

@@ -29,7 +29,10 @@ export function runPrimary(config: Config, log: Logger): void {
         return;
       }
       if (code === EX_CONFIG) {
-        log.error({ worker: index, code }, 'a gateway process could not start for a wrong setting (its message says which); stopping them all');
+        log.error(
+          { worker: index, code },
+          'a gateway process could not start for a wrong setting (its message says which); stopping them all',
+        );
         exitCode = EX_CONFIG;
         stop('a wrong setting');
         return;

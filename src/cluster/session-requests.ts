@@ -20,7 +20,12 @@ export const sessionRequestStream = (deviceId: string) => `session-requests-${de
  * `qr` changes nothing: it asks the owner for the code on show, which only its engine connection has. `pair`
  * asks the owner's connection for a pairing code for `phone`.
  */
-export type SessionCommand = { type: 'open' } | { type: 'close'; logout: boolean } | { type: 'reboot' } | { type: 'qr' } | { type: 'pair'; phone: string };
+export type SessionCommand =
+  | { type: 'open' }
+  | { type: 'close'; logout: boolean }
+  | { type: 'reboot' }
+  | { type: 'qr' }
+  | { type: 'pair'; phone: string };
 
 export interface SessionCommandOutcome {
   state: string;
@@ -38,13 +43,25 @@ export interface SessionCommandFailure {
 }
 
 export type SessionRequestEvent =
-  | { type: 'SessionCommandRequested'; data: { deviceId: string; requestId: string; command: SessionCommand; by: string; at: string } }
+  | {
+      type: 'SessionCommandRequested';
+      data: { deviceId: string; requestId: string; command: SessionCommand; by: string; at: string };
+    }
   | {
       type: 'SessionCommandAnswered';
-      data: { deviceId: string; requestId: string; by: string; result?: SessionCommandOutcome; error?: SessionCommandFailure };
+      data: {
+        deviceId: string;
+        requestId: string;
+        by: string;
+        result?: SessionCommandOutcome;
+        error?: SessionCommandFailure;
+      };
     };
 
-export const SESSION_REQUEST_EVENT_TYPES: ReadonlySet<string> = new Set<SessionRequestEvent['type']>(['SessionCommandRequested', 'SessionCommandAnswered']);
+export const SESSION_REQUEST_EVENT_TYPES: ReadonlySet<string> = new Set<SessionRequestEvent['type']>([
+  'SessionCommandRequested',
+  'SessionCommandAnswered',
+]);
 
 /** Requests not answered yet, in order (answered ones are forgotten: the stream keeps them). */
 export interface SessionRequestsState {
@@ -53,7 +70,14 @@ export interface SessionRequestsState {
 
 export type SessionRequestCommand =
   | { type: 'Request'; deviceId: string; requestId: string; command: SessionCommand; by: string; at: string }
-  | { type: 'Answer'; deviceId: string; requestId: string; by: string; result?: SessionCommandOutcome; error?: SessionCommandFailure };
+  | {
+      type: 'Answer';
+      deviceId: string;
+      requestId: string;
+      by: string;
+      result?: SessionCommandOutcome;
+      error?: SessionCommandFailure;
+    };
 
 export const sessionRequestsDecider: Decider<SessionRequestsState, SessionRequestCommand, SessionRequestEvent> = {
   eventTypes: SESSION_REQUEST_EVENT_TYPES,
@@ -67,12 +91,28 @@ export const sessionRequestsDecider: Decider<SessionRequestsState, SessionReques
   },
   decide(command, state) {
     if (command.type === 'Request') {
-      return [{ type: 'SessionCommandRequested', data: { deviceId: command.deviceId, requestId: command.requestId, command: command.command, by: command.by, at: command.at } }];
+      return [
+        {
+          type: 'SessionCommandRequested',
+          data: {
+            deviceId: command.deviceId,
+            requestId: command.requestId,
+            command: command.command,
+            by: command.by,
+            at: command.at,
+          },
+        },
+      ];
     }
     // Answered once: a second owner that ran it too (a handover in between) records nothing more.
     if (!state.pending.some((request) => request.requestId === command.requestId)) return [];
     const { deviceId, requestId, by, result, error } = command;
-    return [{ type: 'SessionCommandAnswered', data: { deviceId, requestId, by, ...(result ? { result } : {}), ...(error ? { error } : {}) } }];
+    return [
+      {
+        type: 'SessionCommandAnswered',
+        data: { deviceId, requestId, by, ...(result ? { result } : {}), ...(error ? { error } : {}) },
+      },
+    ];
   },
 };
 
@@ -83,7 +123,10 @@ const TAKEN_KEPT = 1_000;
 
 export class SessionRequests {
   private readonly commands: CommandHandler<SessionRequestsState, SessionRequestCommand, SessionRequestEvent>;
-  private readonly waiting = new Map<string, { resolve: (outcome: SessionCommandOutcome) => void; reject: (error: Error) => void }>();
+  private readonly waiting = new Map<
+    string,
+    { resolve: (outcome: SessionCommandOutcome) => void; reject: (error: Error) => void }
+  >();
   /**
    * Requests run here (the most recent TAKEN_KEPT): one seen live while the device's adoption answers its
    * pending ones, or read as pending just before its answer was recorded, runs once.
@@ -108,14 +151,25 @@ export class SessionRequests {
       this.waiting.set(requestId, { resolve, reject });
       timer = setTimeout(() => {
         this.waiting.delete(requestId);
-        reject(new DomainError('busy', `the process running device ${deviceId} did not answer in time; try again`, { retryAfterSeconds: 5 }));
+        reject(
+          new DomainError('busy', `the process running device ${deviceId} did not answer in time; try again`, {
+            retryAfterSeconds: 5,
+          }),
+        );
       }, ANSWER_TIMEOUT_MS);
     });
     // The answer can come before the request's own append resolves (the live feed hands events over first):
     // a refusal then waits here, awaited below, instead of counting as unhandled.
     answered.catch(() => undefined);
     try {
-      await this.commands.handle(sessionRequestStream(deviceId), { type: 'Request', deviceId, requestId, command, by: this.memberId, at: new Date().toISOString() });
+      await this.commands.handle(sessionRequestStream(deviceId), {
+        type: 'Request',
+        deviceId,
+        requestId,
+        command,
+        by: this.memberId,
+        at: new Date().toISOString(),
+      });
       return await answered;
     } catch (error) {
       this.waiting.delete(requestId);
@@ -136,7 +190,10 @@ export class SessionRequests {
         const { result, error } = event.data;
         if (result) waiter.resolve(result);
         else if (error?.engine) waiter.reject(new EngineError(error.code, error.message));
-        else waiter.reject(new DomainError((error?.code ?? 'busy') as DomainErrorCode, error?.message ?? 'the session command failed'));
+        else
+          waiter.reject(
+            new DomainError((error?.code ?? 'busy') as DomainErrorCode, error?.message ?? 'the session command failed'),
+          );
       } else if (this.owns(event.data.deviceId)) {
         void this.answer(event.data.deviceId, event.data);
       }
@@ -149,16 +206,24 @@ export class SessionRequests {
     for (const request of state.pending) await this.answer(deviceId, request);
   }
 
-  private async answer(deviceId: string, { requestId, command, at }: { requestId: string; command: SessionCommand; at: string }): Promise<void> {
+  private async answer(
+    deviceId: string,
+    { requestId, command, at }: { requestId: string; command: SessionCommand; at: string },
+  ): Promise<void> {
     if (this.taken.has(requestId)) return;
     this.taken.add(requestId);
     if (this.taken.size > TAKEN_KEPT) this.taken.delete(this.taken.values().next().value!);
     await this.record(deviceId, requestId, await this.outcomeOf(deviceId, command, at));
   }
 
-  private async outcomeOf(deviceId: string, command: SessionCommand, at: string): Promise<{ result?: SessionCommandOutcome; error?: SessionCommandFailure }> {
+  private async outcomeOf(
+    deviceId: string,
+    command: SessionCommand,
+    at: string,
+  ): Promise<{ result?: SessionCommandOutcome; error?: SessionCommandFailure }> {
     // Its asker answered `busy` long ago: run now, a close or a reboot would come as a surprise, and nobody waits for it.
-    if (Date.now() - Date.parse(at) > ANSWER_TIMEOUT_MS) return { error: { code: 'busy', message: 'the request expired before the device\'s process could run it' } };
+    if (Date.now() - Date.parse(at) > ANSWER_TIMEOUT_MS)
+      return { error: { code: 'busy', message: "the request expired before the device's process could run it" } };
     try {
       return { result: await this.run(deviceId, command) };
     } catch (error) {
@@ -168,9 +233,19 @@ export class SessionRequests {
     }
   }
 
-  private async record(deviceId: string, requestId: string, outcome: { result?: SessionCommandOutcome; error?: SessionCommandFailure }): Promise<void> {
+  private async record(
+    deviceId: string,
+    requestId: string,
+    outcome: { result?: SessionCommandOutcome; error?: SessionCommandFailure },
+  ): Promise<void> {
     try {
-      await this.commands.handle(sessionRequestStream(deviceId), { type: 'Answer', deviceId, requestId, by: this.memberId, ...outcome });
+      await this.commands.handle(sessionRequestStream(deviceId), {
+        type: 'Answer',
+        deviceId,
+        requestId,
+        by: this.memberId,
+        ...outcome,
+      });
     } catch (error) {
       this.log.warn({ deviceId, requestId, err: error }, 'could not record the answer to a session command');
     }

@@ -113,7 +113,9 @@ export class CommandHandler<State, Command, Event extends TypedEvent> {
       });
       let appended;
       try {
-        appended = await store.append(streamId, toAppend, { expectedRevision: loaded.revision < 0 ? 'no_stream' : loaded.revision });
+        appended = await store.append(streamId, toAppend, {
+          expectedRevision: loaded.revision < 0 ? 'no_stream' : loaded.revision,
+        });
       } catch (error) {
         if (error instanceof WrongExpectedRevisionError && attempt < maxAttempts) {
           // What is cached is still a prefix of the stream: the next attempt reads only the tail after it.
@@ -124,7 +126,11 @@ export class CommandHandler<State, Command, Event extends TypedEvent> {
         throw error;
       }
       const state = fold(decider, loaded.state, events);
-      const after: LoadedState<State> = { state, revision: appended.nextExpectedRevision, snapshotRevision: loaded.snapshotRevision };
+      const after: LoadedState<State> = {
+        state,
+        revision: appended.nextExpectedRevision,
+        snapshotRevision: loaded.snapshotRevision,
+      };
       // The store answered an earlier append of the same ids: what it holds is not what was just decided on.
       if (appended.nextExpectedRevision !== loaded.revision + events.length) this.cache.delete(streamId);
       else {

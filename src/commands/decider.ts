@@ -16,7 +16,11 @@ export interface Decider<State, Command, Event extends TypedEvent> {
 }
 
 /** Folds events into a state with the decider's evolve. */
-export function fold<State, Event extends TypedEvent>(decider: Pick<Decider<State, never, Event>, 'evolve'>, state: State, events: readonly Event[]): State {
+export function fold<State, Event extends TypedEvent>(
+  decider: Pick<Decider<State, never, Event>, 'evolve'>,
+  state: State,
+  events: readonly Event[],
+): State {
   let folded = state;
   for (const event of events) folded = decider.evolve(folded, event);
   return folded;

@@ -80,7 +80,13 @@ export class ContactLookups {
     });
   }
 
-  private async lookUp<T>(deviceId: string, kind: LookupKind, number: string, ttlMs: number, ask: (connection: EngineConnection) => Promise<T>): Promise<T> {
+  private async lookUp<T>(
+    deviceId: string,
+    kind: LookupKind,
+    number: string,
+    ttlMs: number,
+    ask: (connection: EngineConnection) => Promise<T>,
+  ): Promise<T> {
     // Online first, as the contract says, also for answers that are cached.
     const connection = this.deps.connections.connection(deviceId);
     if (!connection) throw new SessionNotOnlineError(`device ${deviceId} is not online`);
@@ -103,7 +109,11 @@ export class ContactLookups {
 }
 
 /** Lookups with their cache in the read-model database and the configured allowance of fresh checks. */
-export function createContactLookups(readModelDb: Database.Database, connections: LiveConnections, settings: ContactsSettings): ContactLookups {
+export function createContactLookups(
+  readModelDb: Database.Database,
+  connections: LiveConnections,
+  settings: ContactsSettings,
+): ContactLookups {
   return new ContactLookups({
     connections,
     cache: new LookupCache(readModelDb),

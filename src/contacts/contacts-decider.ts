@@ -39,7 +39,10 @@ export const contactsDecider: Decider<ContactsState, ContactsCommand, ContactEve
     const changes = contactChanges(command.contacts, (number) => state.byNumber.get(number));
     const events: ContactEvent[] = [];
     for (let start = 0; start < changes.length; start += CONTACTS_PER_EVENT) {
-      events.push({ type: 'ContactsUpdated', data: { deviceId: command.deviceId, contacts: changes.slice(start, start + CONTACTS_PER_EVENT) } });
+      events.push({
+        type: 'ContactsUpdated',
+        data: { deviceId: command.deviceId, contacts: changes.slice(start, start + CONTACTS_PER_EVENT) },
+      });
     }
     return events;
   },
@@ -49,14 +52,22 @@ export const contactsDecider: Decider<ContactsState, ContactsCommand, ContactEve
  * The entries of a report that would change what is known, one per number (a later entry's fields win;
  * an absent or empty name keeps the one before).
  */
-export function contactChanges(contacts: readonly Contact[], known: (number: string) => RecordedContact | undefined): Contact[] {
+export function contactChanges(
+  contacts: readonly Contact[],
+  known: (number: string) => RecordedContact | undefined,
+): Contact[] {
   const merged = new Map<string, Contact>();
   for (const contact of contacts) {
     if (!isNumber(contact.number)) continue;
     const before = merged.get(contact.number);
     const name = contact.name || before?.name;
     const pushName = contact.pushName || before?.pushName;
-    merged.set(contact.number, { number: contact.number, jid: contact.jid, ...(name ? { name } : {}), ...(pushName ? { pushName } : {}) });
+    merged.set(contact.number, {
+      number: contact.number,
+      jid: contact.jid,
+      ...(name ? { name } : {}),
+      ...(pushName ? { pushName } : {}),
+    });
   }
   return [...merged.values()].filter((contact) => {
     const current = known(contact.number);

@@ -38,7 +38,12 @@ interface ContactRow {
   push_name: string | null;
 }
 
-const HANDLED: ReadonlySet<string> = new Set(['ContactsUpdated', 'MessageReceived', 'OutboxMessageQueued', 'DeviceDeleted']);
+const HANDLED: ReadonlySet<string> = new Set([
+  'ContactsUpdated',
+  'MessageReceived',
+  'OutboxMessageQueued',
+  'DeviceDeleted',
+]);
 const isHandled = eventGuard<HandledEvent>(HANDLED);
 
 /**
@@ -110,7 +115,10 @@ export class ContactsReadModel implements Projection {
       CREATE TABLE IF NOT EXISTS contacts_deleted_devices (device_id TEXT PRIMARY KEY) WITHOUT ROWID;
     `);
     this.deleted.clear();
-    for (const { device_id } of db.prepare<[], { device_id: string }>('SELECT device_id FROM contacts_deleted_devices').all()) this.deleted.add(device_id);
+    for (const { device_id } of db
+      .prepare<[], { device_id: string }>('SELECT device_id FROM contacts_deleted_devices')
+      .all())
+      this.deleted.add(device_id);
   }
 
   reset(db: Database.Database): void {
@@ -170,7 +178,15 @@ export class ContactsReadModel implements Projection {
     if (this.changes.size === 0) return;
     const { withJid, keepingJid } = this.upserts;
     for (const c of this.changes.values()) {
-      (c.setsJid ? withJid : keepingJid).add(c.deviceId, c.number, c.jid, c.name, c.nameFolded, c.pushName, c.pushNameFolded);
+      (c.setsJid ? withJid : keepingJid).add(
+        c.deviceId,
+        c.number,
+        c.jid,
+        c.name,
+        c.nameFolded,
+        c.pushName,
+        c.pushNameFolded,
+      );
     }
     this.changes = new Map();
     withJid.flush();
@@ -188,7 +204,16 @@ export class ContactsReadModel implements Projection {
     const key = `${deviceId}\u0000${number}`;
     let change = this.changes.get(key);
     if (!change) {
-      change = { deviceId, number, jid: jid ?? jidOfNumber(number), setsJid: false, name: null, nameFolded: null, pushName: null, pushNameFolded: null };
+      change = {
+        deviceId,
+        number,
+        jid: jid ?? jidOfNumber(number),
+        setsJid: false,
+        name: null,
+        nameFolded: null,
+        pushName: null,
+        pushNameFolded: null,
+      };
       this.changes.set(key, change);
     }
     return change;
@@ -223,8 +248,12 @@ export class ContactsReadModel implements Projection {
     return {
       removeDevice: db.prepare('DELETE FROM contacts WHERE device_id = ?'),
       markDeleted: db.prepare('INSERT OR IGNORE INTO contacts_deleted_devices (device_id) VALUES (?)'),
-      byNumber: db.prepare<[string, string], ContactRow>(`SELECT ${columns} FROM contacts WHERE device_id = ? AND number = ?`),
-      page: db.prepare<[string, string, number], ContactRow>(`SELECT ${columns} FROM contacts WHERE device_id = ? AND number > ? ORDER BY number LIMIT ?`),
+      byNumber: db.prepare<[string, string], ContactRow>(
+        `SELECT ${columns} FROM contacts WHERE device_id = ? AND number = ?`,
+      ),
+      page: db.prepare<[string, string, number], ContactRow>(
+        `SELECT ${columns} FROM contacts WHERE device_id = ? AND number > ? ORDER BY number LIMIT ?`,
+      ),
       search: db.prepare<[string, string, string, string, string, number], ContactRow>(
         `SELECT ${columns} FROM contacts
          WHERE device_id = ? AND number > ?
@@ -243,4 +272,3 @@ function toView(row: ContactRow): ContactView {
     ...(row.push_name === null ? {} : { pushName: row.push_name }),
   };
 }
-

@@ -28,7 +28,9 @@ export class ContactsRecorder {
       eventIds: (events, { streamId, revision }) =>
         events.map((event, index) => {
           const digest = createHash('sha256').update(JSON.stringify(event.data.contacts)).digest('base64url');
-          return deterministicEventId(`${streamId.slice('contacts-'.length)}/contacts/${revision}/${index * CONTACTS_PER_EVENT}/${digest}`);
+          return deterministicEventId(
+            `${streamId.slice('contacts-'.length)}/contacts/${revision}/${index * CONTACTS_PER_EVENT}/${digest}`,
+          );
         }),
       ...(onSnapshotError ? { onSnapshotError } : {}),
     });

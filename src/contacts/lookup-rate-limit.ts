@@ -20,7 +20,9 @@ export interface LookupRateSettings {
 
 export class LookupRateLimitedError extends DomainError {
   constructor(retryAfterSeconds: number) {
-    super('rate_limited', `too many fresh lookups (number checks and avatars); try again in ${retryAfterSeconds} s`, { retryAfterSeconds });
+    super('rate_limited', `too many fresh lookups (number checks and avatars); try again in ${retryAfterSeconds} s`, {
+      retryAfterSeconds,
+    });
   }
 }
 
@@ -29,8 +31,16 @@ export class LookupRateLimit {
   private readonly minute: RateLimiterMemory;
 
   constructor(settings: LookupRateSettings) {
-    this.minute = new RateLimiterMemory({ keyPrefix: 'contact-check-minute', points: settings.perMinute, duration: 60 });
-    this.burst = new RateLimiterMemory({ keyPrefix: 'contact-check-burst', points: settings.burst, duration: (60 * settings.burst) / settings.perMinute });
+    this.minute = new RateLimiterMemory({
+      keyPrefix: 'contact-check-minute',
+      points: settings.perMinute,
+      duration: 60,
+    });
+    this.burst = new RateLimiterMemory({
+      keyPrefix: 'contact-check-burst',
+      points: settings.burst,
+      duration: (60 * settings.burst) / settings.perMinute,
+    });
   }
 
   /** Takes one fresh lookup from the device's allowance, or throws LookupRateLimitedError when none is left. */

@@ -27,11 +27,34 @@ export type DeviceState =
   | { status: 'deleted' };
 
 export type DeviceCommand =
-  | { type: 'CreateDevice'; deviceId: string; name: string; engine: Engine; metadata: Record<string, unknown>; keyHash: string; at: string }
-  | { type: 'UpdateDevice'; deviceId: string; name?: string; metadata?: Record<string, unknown>; keyHash?: string; at: string }
+  | {
+      type: 'CreateDevice';
+      deviceId: string;
+      name: string;
+      engine: Engine;
+      metadata: Record<string, unknown>;
+      keyHash: string;
+      at: string;
+    }
+  | {
+      type: 'UpdateDevice';
+      deviceId: string;
+      name?: string;
+      metadata?: Record<string, unknown>;
+      keyHash?: string;
+      at: string;
+    }
   | { type: 'DeleteDevice'; deviceId: string }
   /** `secret` is used when there is none yet or `rotateSecret` is set; otherwise the current one stays. */
-  | { type: 'ConfigureHooks'; deviceId: string; url: string; events: string[]; secret: string; rotateSecret: boolean; at: string }
+  | {
+      type: 'ConfigureHooks';
+      deviceId: string;
+      url: string;
+      events: string[];
+      secret: string;
+      rotateSecret: boolean;
+      at: string;
+    }
   | { type: 'RemoveHooks'; deviceId: string };
 
 function live(state: DeviceState, deviceId: string): Extract<DeviceState, { status: 'live' }> {
@@ -48,12 +71,23 @@ export const deviceDecider: Decider<DeviceState, DeviceCommand, DeviceStreamEven
     switch (event.type) {
       case 'DeviceCreated': {
         const { deviceId, name, engine, metadata, keyHash, at } = event.data;
-        return { status: 'live', device: { id: deviceId, name, engine, metadata, keyHash, createdAt: at, updatedAt: at } };
+        return {
+          status: 'live',
+          device: { id: deviceId, name, engine, metadata, keyHash, createdAt: at, updatedAt: at },
+        };
       }
       case 'DeviceUpdated': {
         if (state.status !== 'live') return state;
         const { name, metadata, at } = event.data;
-        return { ...state, device: { ...state.device, ...(name === undefined ? {} : { name }), ...(metadata === undefined ? {} : { metadata }), updatedAt: at } };
+        return {
+          ...state,
+          device: {
+            ...state.device,
+            ...(name === undefined ? {} : { name }),
+            ...(metadata === undefined ? {} : { metadata }),
+            updatedAt: at,
+          },
+        };
       }
       case 'DeviceKeyRotated':
         if (state.status !== 'live') return state;
@@ -77,7 +111,8 @@ export const deviceDecider: Decider<DeviceState, DeviceCommand, DeviceStreamEven
     const { deviceId } = command;
     switch (command.type) {
       case 'CreateDevice': {
-        if (state.status !== 'none') throw new DomainError('device_exists', `device id "${deviceId}" is in use or was used before`);
+        if (state.status !== 'none')
+          throw new DomainError('device_exists', `device id "${deviceId}" is in use or was used before`);
         const { name, engine, metadata, keyHash, at } = command;
         return [{ type: 'DeviceCreated', data: { deviceId, name, engine, metadata, keyHash, at } }];
       }
@@ -86,7 +121,15 @@ export const deviceDecider: Decider<DeviceState, DeviceCommand, DeviceStreamEven
         const { name, metadata, keyHash, at } = command;
         const events: DeviceStreamEvent[] = [];
         if (name !== undefined || metadata !== undefined) {
-          events.push({ type: 'DeviceUpdated', data: { deviceId, ...(name === undefined ? {} : { name }), ...(metadata === undefined ? {} : { metadata }), at } });
+          events.push({
+            type: 'DeviceUpdated',
+            data: {
+              deviceId,
+              ...(name === undefined ? {} : { name }),
+              ...(metadata === undefined ? {} : { metadata }),
+              at,
+            },
+          });
         }
         if (keyHash !== undefined) events.push({ type: 'DeviceKeyRotated', data: { deviceId, keyHash, at } });
         return events;
@@ -97,7 +140,12 @@ export const deviceDecider: Decider<DeviceState, DeviceCommand, DeviceStreamEven
       case 'ConfigureHooks': {
         const { hook } = live(state, deviceId);
         const secret = hook && !command.rotateSecret ? hook.secret : command.secret;
-        return [{ type: 'HooksConfigured', data: { deviceId, url: command.url, events: command.events, secret, at: command.at } }];
+        return [
+          {
+            type: 'HooksConfigured',
+            data: { deviceId, url: command.url, events: command.events, secret, at: command.at },
+          },
+        ];
       }
       case 'RemoveHooks':
         return live(state, deviceId).hook ? [{ type: 'HooksRemoved', data: { deviceId } }] : [];

@@ -23,7 +23,14 @@ export interface HookConfiguration<Kind extends string = string> {
   secret: string;
 }
 
-export type DeviceCreatedData = { deviceId: string; name: string; engine: Engine; metadata: Record<string, unknown>; keyHash: string; at: string };
+export type DeviceCreatedData = {
+  deviceId: string;
+  name: string;
+  engine: Engine;
+  metadata: Record<string, unknown>;
+  keyHash: string;
+  at: string;
+};
 export type DeviceUpdatedData = { deviceId: string; name?: string; metadata?: Record<string, unknown>; at: string };
 export type DeviceKeyRotatedData = { deviceId: string; keyHash: string; at: string };
 
@@ -42,6 +49,11 @@ export type DeviceStreamEvent = DeviceEvent | HookEvent;
 
 export type DeviceEventType = DeviceEvent['type'];
 
-export const DEVICE_EVENT_TYPES: ReadonlySet<string> = new Set<DeviceEventType>(['DeviceCreated', 'DeviceUpdated', 'DeviceKeyRotated', 'DeviceDeleted']);
+export const DEVICE_EVENT_TYPES: ReadonlySet<string> = new Set<DeviceEventType>([
+  'DeviceCreated',
+  'DeviceUpdated',
+  'DeviceKeyRotated',
+  'DeviceDeleted',
+]);
 export const HOOK_EVENT_TYPES: ReadonlySet<string> = new Set<HookEvent['type']>(['HooksConfigured', 'HooksRemoved']);
 export const DEVICE_STREAM_EVENT_TYPES: ReadonlySet<string> = new Set([...DEVICE_EVENT_TYPES, ...HOOK_EVENT_TYPES]);

@@ -33,7 +33,8 @@ export type DeviceWithKey = DeviceView & { deviceKey?: string };
 export type DeviceCommandHandler = CommandHandler<DeviceState, DeviceCommand, DeviceStreamEvent>;
 
 /** The one writer of `device-<id>` streams; the registry and the hook settings both send their commands through it. */
-export const createDeviceCommandHandler = (store: EventStore): DeviceCommandHandler => new CommandHandler({ store, decider: deviceDecider });
+export const createDeviceCommandHandler = (store: EventStore): DeviceCommandHandler =>
+  new CommandHandler({ store, decider: deviceDecider });
 
 export class DeviceRegistry {
   constructor(
@@ -62,7 +63,8 @@ export class DeviceRegistry {
       return { ...viewOf(state, { state: 'closed' }), deviceKey };
     } catch (error) {
       // A generated id that collided: draw another.
-      if (error instanceof DomainError && error.code === 'device_exists' && input.id === undefined) return this.create(input);
+      if (error instanceof DomainError && error.code === 'device_exists' && input.id === undefined)
+        return this.create(input);
       throw error;
     }
   }

@@ -12,4 +12,9 @@ const addDecidedAt = (type: string): Upcaster => ({
   upcast: (data: unknown, stored: StoredEvent) => ({ ...(data as object), at: stored.createdAt.toISOString() }),
 });
 
-export const DEVICE_UPCASTERS: readonly Upcaster[] = ['DeviceCreated', 'DeviceUpdated', 'DeviceKeyRotated', 'HooksConfigured'].map(addDecidedAt);
+export const DEVICE_UPCASTERS: readonly Upcaster[] = [
+  'DeviceCreated',
+  'DeviceUpdated',
+  'DeviceKeyRotated',
+  'HooksConfigured',
+].map(addDecidedAt);

@@ -98,7 +98,9 @@ export class DevicesReadModel implements Projection, DeviceKeyDirectory {
       CREATE INDEX IF NOT EXISTS devices_by_state ON devices (session_state, id);
     `);
     // A table made by version 1 lacks the reconnection columns (version 2 rebuilds its rows, not its table).
-    const columns = new Set((db.prepare('PRAGMA table_info(devices)').all() as Array<{ name: string }>).map((column) => column.name));
+    const columns = new Set(
+      (db.prepare('PRAGMA table_info(devices)').all() as Array<{ name: string }>).map((column) => column.name),
+    );
     if (!columns.has('session_attempt')) db.exec('ALTER TABLE devices ADD COLUMN session_attempt INTEGER');
     if (!columns.has('session_retry_at')) db.exec('ALTER TABLE devices ADD COLUMN session_retry_at TEXT');
   }
@@ -140,7 +142,15 @@ export class DevicesReadModel implements Projection, DeviceKeyDirectory {
         const retry = retryAfter(event.data);
         // A failed try while reconnecting is no new state: `since` stays when reconnecting began.
         const since = state === event.data.previousState ? row.session_since : event.createdAt.toISOString();
-        sql.session.run(state, newPhone ?? null, since, lastError ? JSON.stringify(lastError) : null, retry.attempt ?? null, retry.nextRetryAt ?? null, deviceId);
+        sql.session.run(
+          state,
+          newPhone ?? null,
+          since,
+          lastError ? JSON.stringify(lastError) : null,
+          retry.attempt ?? null,
+          retry.nextRetryAt ?? null,
+          deviceId,
+        );
         return;
       }
     }
@@ -159,7 +169,9 @@ export class DevicesReadModel implements Projection, DeviceKeyDirectory {
   list(options: { limit: number; after?: string; state?: string }): DevicePage {
     const sql = this.sql();
     const after = options.after ?? '';
-    const rows = options.state ? sql.pageInState.all(options.state, after, options.limit + 1) : sql.page.all(after, options.limit + 1);
+    const rows = options.state
+      ? sql.pageInState.all(options.state, after, options.limit + 1)
+      : sql.page.all(after, options.limit + 1);
     const items = rows.slice(0, options.limit).map(toView);
     return { items, nextAfter: rows.length > options.limit ? items[items.length - 1]!.id : null };
   }
@@ -211,7 +223,9 @@ export class DevicesReadModel implements Projection, DeviceKeyDirectory {
       insert: db.prepare(
         'INSERT OR REPLACE INTO devices (id, name, engine, metadata, key_hash, created_at, updated_at, session_since) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       ),
-      update: db.prepare('UPDATE devices SET name = coalesce(?, name), metadata = coalesce(?, metadata), updated_at = ? WHERE id = ?'),
+      update: db.prepare(
+        'UPDATE devices SET name = coalesce(?, name), metadata = coalesce(?, metadata), updated_at = ? WHERE id = ?',
+      ),
       rotate: db.prepare('UPDATE devices SET key_hash = ?, updated_at = ? WHERE id = ?'),
       remove: db.prepare('DELETE FROM devices WHERE id = ?'),
       session: db.prepare(

@@ -123,7 +123,10 @@ export type OutgoingContent =
   /** Replaces the text (or caption) of a message this account sent. */
   | { kind: 'edit'; messageId: string; text: string };
 
-export type ForwardableContent = Extract<OutgoingContent, { kind: 'text' | 'image' | 'video' | 'audio' | 'file' | 'sticker' | 'location' | 'link' | 'contact' }>;
+export type ForwardableContent = Extract<
+  OutgoingContent,
+  { kind: 'text' | 'image' | 'video' | 'audio' | 'file' | 'sticker' | 'location' | 'link' | 'contact' }
+>;
 
 /** The message a send quotes (`replyTo`). */
 export interface ReplyTarget {

@@ -53,7 +53,15 @@ export interface EngineDependencies {
   deviceSettings?: (deviceId: string) => DeviceSettings;
 }
 
-export function createEngines({ store, config, log, linkPreview, unconfirmedSends, polls, deviceSettings }: EngineDependencies): Engines {
+export function createEngines({
+  store,
+  config,
+  log,
+  linkPreview,
+  unconfirmedSends,
+  polls,
+  deviceSettings,
+}: EngineDependencies): Engines {
   const sandbox = new SandboxEngine(store, {
     deliveredDelayMs: config.sandbox.deliveredDelayMs,
     readDelayMs: config.sandbox.readDelayMs,

@@ -40,7 +40,10 @@ export function followAll(store: EventStore, options: FollowAllOptions): { stop(
       } catch (error) {
         if (stopped) return;
         failures += 1;
-        options.log.warn({ err: error, consumer: options.name, attempt: failures }, 'subscription to the log dropped; subscribing again');
+        options.log.warn(
+          { err: error, consumer: options.name, attempt: failures },
+          'subscription to the log dropped; subscribing again',
+        );
       }
       const delay = Math.min(minDelay * 2 ** Math.max(0, failures - 1), maxDelay);
       await new Promise<void>((resolve) => {

@@ -22,9 +22,15 @@ export async function openEventStore(
     return openEventStoreDbStore(config.eventStoreUrl, {
       startupTimeoutMs: options.startupTimeoutMs ?? 0,
       onWaiting: (error, attempt) =>
-        options.log?.warn({ attempt, reason: (error as Error).message }, 'event store unavailable at start; waiting for it'),
+        options.log?.warn(
+          { attempt, reason: (error as Error).message },
+          'event store unavailable at start; waiting for it',
+        ),
     });
   }
   // Several processes on the file: each one's live feed must also see the others' commits.
-  return new SqliteEventStore(join(config.dataDir, SQLITE_STORE_FILE), { sharedFile: config.cluster?.leases === true, readOnly: options.readOnly === true });
+  return new SqliteEventStore(join(config.dataDir, SQLITE_STORE_FILE), {
+    sharedFile: config.cluster?.leases === true,
+    readOnly: options.readOnly === true,
+  });
 }

@@ -41,7 +41,8 @@ export class Upcasters {
   constructor(upcasters: readonly Upcaster[]) {
     for (const upcaster of upcasters) {
       const schema = this.byType.get(upcaster.type) ?? { steps: new Map(), current: 1 };
-      if (schema.steps.has(upcaster.fromVersion)) throw new Error(`two upcasters of ${upcaster.type} from version ${upcaster.fromVersion}`);
+      if (schema.steps.has(upcaster.fromVersion))
+        throw new Error(`two upcasters of ${upcaster.type} from version ${upcaster.fromVersion}`);
       schema.steps.set(upcaster.fromVersion, upcaster);
       schema.current = Math.max(schema.current, upcaster.fromVersion + 1);
       this.byType.set(upcaster.type, schema);
@@ -65,7 +66,8 @@ export class Upcasters {
     const written = Number(stored.metadata?.[SCHEMA_VERSION_KEY] ?? 1);
     if (written >= schema.current) return stored;
     let data = stored.data;
-    for (let version = written; version < schema.current; version++) data = schema.steps.get(version)!.upcast(data, stored);
+    for (let version = written; version < schema.current; version++)
+      data = schema.steps.get(version)!.upcast(data, stored);
     return { ...stored, data, metadata: { ...stored.metadata, [SCHEMA_VERSION_KEY]: schema.current } };
   }
 
@@ -93,7 +95,8 @@ export class UpcastingEventStore extends DelegatingEventStore {
     // What is decided again is decided on current schemas, and written stamped like any append.
     return this.inner.append(streamId, stamped, {
       ...options,
-      onConflict: (newer) => onConflict(newer.map((event) => this.upcasters.upcast(event)))?.map((event) => this.upcasters.stamp(event)),
+      onConflict: (newer) =>
+        onConflict(newer.map((event) => this.upcasters.upcast(event)))?.map((event) => this.upcasters.stamp(event)),
     });
   }
 

@@ -15,7 +15,14 @@ import { CommandHandler } from '../commands/command-handler.js';
 import { DomainError } from '../errors/domain-error.js';
 import type { EventStore } from '../eventstore/event-store.js';
 import type { ReadModelProgress } from '../projections/projection-runner.js';
-import { type GroupEvent, type GroupMetadata, type GroupReport, type GroupSettingsChange, type ParticipantAction, groupsStream } from './group-events.js';
+import {
+  type GroupEvent,
+  type GroupMetadata,
+  type GroupReport,
+  type GroupSettingsChange,
+  type ParticipantAction,
+  groupsStream,
+} from './group-events.js';
 import type { GroupOperations, ParticipantResult } from './group-operations.js';
 import { type GroupsCommand, type GroupsState, groupsDecider, requireAdmin, requireGroup } from './groups-decider.js';
 import type { GroupDetail, GroupSummary, GroupsReadModel } from './groups-read-model.js';
@@ -39,7 +46,12 @@ export class GroupCommands {
   private readonly handler: CommandHandler<GroupsState, GroupsCommand, GroupEvent>;
 
   constructor(private readonly deps: GroupCommandsDeps) {
-    this.handler = new CommandHandler({ store: deps.store, decider: groupsDecider, cacheSize: 1_000, snapshots: { every: SNAPSHOT_EVERY } });
+    this.handler = new CommandHandler({
+      store: deps.store,
+      decider: groupsDecider,
+      cacheSize: 1_000,
+      snapshots: { every: SNAPSHOT_EVERY },
+    });
   }
 
   list(deviceId: string): GroupSummary[] {
@@ -54,7 +66,11 @@ export class GroupCommands {
     return group;
   }
 
-  async create(deviceId: string, subject: string, participants: readonly string[]): Promise<GroupDetail & { failed: Array<{ number: string; reason: string }> }> {
+  async create(
+    deviceId: string,
+    subject: string,
+    participants: readonly string[],
+  ): Promise<GroupDetail & { failed: Array<{ number: string; reason: string }> }> {
     const { operations, me } = this.online(deviceId);
     const created = await operations.create(subject, participants);
     await this.record(deviceId, { type: 'RecordGroups', deviceId, groups: [created.group], reason: 'created' });
@@ -70,12 +86,26 @@ export class GroupCommands {
     return this.get(deviceId, groupId);
   }
 
-  async participants(deviceId: string, groupId: string, action: ParticipantAction, numbers: readonly string[]): Promise<ParticipantResult[]> {
+  async participants(
+    deviceId: string,
+    groupId: string,
+    action: ParticipantAction,
+    numbers: readonly string[],
+  ): Promise<ParticipantResult[]> {
     const { operations, me } = this.online(deviceId);
     requireAdmin(await this.state(deviceId), groupId, me);
     const results = await operations.participants(groupId, action, numbers);
     const changed = results.filter((r) => r.status === 'ok').map((r) => r.number);
-    if (changed.length > 0) await this.record(deviceId, { type: 'RecordParticipants', deviceId, groupId, action, participants: changed, by: me, me });
+    if (changed.length > 0)
+      await this.record(deviceId, {
+        type: 'RecordParticipants',
+        deviceId,
+        groupId,
+        action,
+        participants: changed,
+        by: me,
+        me,
+      });
     return results;
   }
 
@@ -112,16 +142,35 @@ export class GroupCommands {
   async report(deviceId: string, report: GroupReport): Promise<void> {
     switch (report.kind) {
       case 'updated':
-        await this.handler.handle(groupsStream(deviceId), { type: 'RecordUpdate', deviceId, groupId: report.groupId, change: report.change, ...(report.by ? { by: report.by } : {}) });
+        await this.handler.handle(groupsStream(deviceId), {
+          type: 'RecordUpdate',
+          deviceId,
+          groupId: report.groupId,
+          change: report.change,
+          ...(report.by ? { by: report.by } : {}),
+        });
         return;
       case 'participants': {
         const me = this.deps.me(deviceId);
         const { groupId, action, participants, by } = report;
-        await this.handler.handle(groupsStream(deviceId), { type: 'RecordParticipants', deviceId, groupId, action, participants, ...(by ? { by } : {}), ...(me ? { me } : {}) });
+        await this.handler.handle(groupsStream(deviceId), {
+          type: 'RecordParticipants',
+          deviceId,
+          groupId,
+          action,
+          participants,
+          ...(by ? { by } : {}),
+          ...(me ? { me } : {}),
+        });
         return;
       }
       case 'metadata':
-        await this.handler.handle(groupsStream(deviceId), { type: 'RecordGroups', deviceId, groups: [report.group], reason: 'reported' });
+        await this.handler.handle(groupsStream(deviceId), {
+          type: 'RecordGroups',
+          deviceId,
+          groups: [report.group],
+          reason: 'reported',
+        });
         return;
     }
   }
@@ -135,7 +184,13 @@ export class GroupCommands {
     const listedAt = (await this.handler.load(stream)).state.seq;
     const groups = await operations.list();
     for (let i = 0; i < groups.length; i += REFRESH_CHUNK) {
-      await this.handler.handle(stream, { type: 'RecordGroups', deviceId, groups: groups.slice(i, i + REFRESH_CHUNK), reason: 'refreshed', listedAt });
+      await this.handler.handle(stream, {
+        type: 'RecordGroups',
+        deviceId,
+        groups: groups.slice(i, i + REFRESH_CHUNK),
+        reason: 'refreshed',
+        listedAt,
+      });
     }
     const last = await this.handler.handle(stream, { type: 'SyncGroups', deviceId, groups, listedAt });
     if (last.position > 0) await this.deps.projections.settle(last.position);

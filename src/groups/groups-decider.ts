@@ -35,12 +35,26 @@ export interface GroupsState {
 
 export type GroupsCommand =
   /** `listedAt`: the state's `seq` when the network was asked; groups changed since are left as they are. */
-  | { type: 'RecordGroups'; deviceId: string; groups: GroupMetadata[]; reason: GroupMetadataRecordedData['reason']; listedAt?: number }
+  | {
+      type: 'RecordGroups';
+      deviceId: string;
+      groups: GroupMetadata[];
+      reason: GroupMetadataRecordedData['reason'];
+      listedAt?: number;
+    }
   /** The network's whole list, asked at `listedAt`: what changed is recorded, groups missing from it are left (`gone`). */
   | { type: 'SyncGroups'; deviceId: string; groups: GroupMetadata[]; listedAt: number }
   | { type: 'RecordUpdate'; deviceId: string; groupId: string; change: GroupSettingsChange; by?: string }
   /** `me`: the account's number; its removal means the account left the group. */
-  | { type: 'RecordParticipants'; deviceId: string; groupId: string; action: ParticipantAction; participants: string[]; by?: string; me?: string }
+  | {
+      type: 'RecordParticipants';
+      deviceId: string;
+      groupId: string;
+      action: ParticipantAction;
+      participants: string[];
+      by?: string;
+      me?: string;
+    }
   | { type: 'RecordLeft'; deviceId: string; groupId: string; reason: 'left' | 'removed' | 'gone' }
   | { type: 'RecordInviteRevoked'; deviceId: string; groupId: string };
 
@@ -54,7 +68,8 @@ export const stateOfGroup = (group: GroupMetadata, seq = 0): GroupState => ({
 });
 
 function sameGroup(a: GroupState, b: GroupState): boolean {
-  if (a.subject !== b.subject || a.description !== b.description || a.announce !== b.announce || a.locked !== b.locked) return false;
+  if (a.subject !== b.subject || a.description !== b.description || a.announce !== b.announce || a.locked !== b.locked)
+    return false;
   const left = Object.entries(a.participants);
   if (left.length !== Object.keys(b.participants).length) return false;
   return left.every(([number, role]) => b.participants[number] === role);
@@ -75,14 +90,19 @@ function isKnownAs(state: GroupsState, group: GroupMetadata): boolean {
 function effectiveChange(group: GroupState | undefined, change: GroupSettingsChange): GroupSettingsChange {
   const effective: GroupSettingsChange = {};
   if (change.subject !== undefined && change.subject !== group?.subject) effective.subject = change.subject;
-  if (change.description !== undefined && change.description !== (group?.description ?? '')) effective.description = change.description;
+  if (change.description !== undefined && change.description !== (group?.description ?? ''))
+    effective.description = change.description;
   if (change.announce !== undefined && change.announce !== group?.announce) effective.announce = change.announce;
   if (change.locked !== undefined && change.locked !== group?.locked) effective.locked = change.locked;
   return effective;
 }
 
 /** The participants an action actually changes (all of them for an unknown group). */
-function effectiveParticipants(group: GroupState | undefined, action: ParticipantAction, numbers: readonly string[]): string[] {
+function effectiveParticipants(
+  group: GroupState | undefined,
+  action: ParticipantAction,
+  numbers: readonly string[],
+): string[] {
   const unique = [...new Set(numbers)];
   if (!group) return unique;
   const role = (n: string) => group.participants[n];
@@ -103,7 +123,8 @@ function withParticipants(group: GroupState, action: ParticipantAction, numbers:
   for (const number of numbers) {
     if (action === 'add') participants[number] = 'member';
     else if (action === 'remove') delete participants[number];
-    else if (participants[number] !== undefined && participants[number] !== 'superadmin') participants[number] = action === 'promote' ? 'admin' : 'member';
+    else if (participants[number] !== undefined && participants[number] !== 'superadmin')
+      participants[number] = action === 'promote' ? 'admin' : 'member';
   }
   return { ...group, participants };
 }
@@ -143,7 +164,13 @@ export const groupsDecider: Decider<GroupsState, GroupsCommand, GroupEvent> = {
       case 'GroupParticipantsChanged': {
         const group = groups[event.data.groupId];
         if (!group) return state;
-        return { seq, groups: { ...groups, [event.data.groupId]: { ...withParticipants(group, event.data.action, event.data.participants), seq } } };
+        return {
+          seq,
+          groups: {
+            ...groups,
+            [event.data.groupId]: { ...withParticipants(group, event.data.action, event.data.participants), seq },
+          },
+        };
       }
       case 'GroupLeft':
         return groups[event.data.groupId] ? { seq, groups: without(groups, event.data.groupId) } : state;
@@ -158,34 +185,52 @@ export const groupsDecider: Decider<GroupsState, GroupsCommand, GroupEvent> = {
       case 'RecordGroups':
         return command.groups
           .filter((group) => !isKnownAs(state, group) && !changedSince(state, group.groupId, command.listedAt))
-          .map((group) => ({ type: 'GroupMetadataRecorded' as const, data: { deviceId, group, reason: command.reason } }));
+          .map((group) => ({
+            type: 'GroupMetadataRecorded' as const,
+            data: { deviceId, group, reason: command.reason },
+          }));
       case 'SyncGroups': {
         const events: GroupEvent[] = [];
         const listed = new Set<string>();
         for (const group of command.groups) {
           listed.add(group.groupId);
-          if (!isKnownAs(state, group) && !changedSince(state, group.groupId, command.listedAt)) events.push({ type: 'GroupMetadataRecorded', data: { deviceId, group, reason: 'refreshed' } });
+          if (!isKnownAs(state, group) && !changedSince(state, group.groupId, command.listedAt))
+            events.push({ type: 'GroupMetadataRecorded', data: { deviceId, group, reason: 'refreshed' } });
         }
-        for (const groupId of Object.keys(state.groups)) if (!listed.has(groupId) && !changedSince(state, groupId, command.listedAt)) events.push({ type: 'GroupLeft', data: { deviceId, groupId, reason: 'gone' } });
+        for (const groupId of Object.keys(state.groups))
+          if (!listed.has(groupId) && !changedSince(state, groupId, command.listedAt))
+            events.push({ type: 'GroupLeft', data: { deviceId, groupId, reason: 'gone' } });
         return events;
       }
       case 'RecordUpdate': {
         const change = effectiveChange(state.groups[command.groupId], command.change);
         if (Object.keys(change).length === 0) return [];
-        return [{ type: 'GroupUpdated', data: { deviceId, groupId: command.groupId, ...change, ...(command.by ? { by: command.by } : {}) } }];
+        return [
+          {
+            type: 'GroupUpdated',
+            data: { deviceId, groupId: command.groupId, ...change, ...(command.by ? { by: command.by } : {}) },
+          },
+        ];
       }
       case 'RecordParticipants': {
         const participants = effectiveParticipants(state.groups[command.groupId], command.action, command.participants);
         if (participants.length === 0) return [];
         const { groupId, action, by, me } = command;
-        const events: GroupEvent[] = [{ type: 'GroupParticipantsChanged', data: { deviceId, groupId, action, participants, ...(by ? { by } : {}) } }];
+        const events: GroupEvent[] = [
+          {
+            type: 'GroupParticipantsChanged',
+            data: { deviceId, groupId, action, participants, ...(by ? { by } : {}) },
+          },
+        ];
         if (action === 'remove' && me !== undefined && participants.includes(me) && state.groups[groupId]) {
           events.push({ type: 'GroupLeft', data: { deviceId, groupId, reason: 'removed' } });
         }
         return events;
       }
       case 'RecordLeft':
-        return state.groups[command.groupId] ? [{ type: 'GroupLeft', data: { deviceId, groupId: command.groupId, reason: command.reason } }] : [];
+        return state.groups[command.groupId]
+          ? [{ type: 'GroupLeft', data: { deviceId, groupId: command.groupId, reason: command.reason } }]
+          : [];
       case 'RecordInviteRevoked':
         return [{ type: 'GroupInviteRevoked', data: { deviceId, groupId: command.groupId } }];
     }
@@ -203,6 +248,7 @@ export function requireGroup(state: GroupsState, groupId: string): GroupState {
 export function requireAdmin(state: GroupsState, groupId: string, me: string): GroupState {
   const group = requireGroup(state, groupId);
   const role = group.participants[me];
-  if (role !== 'admin' && role !== 'superadmin') throw new DomainError('not_group_admin', `the account is not an admin of the group ${groupId}`);
+  if (role !== 'admin' && role !== 'superadmin')
+    throw new DomainError('not_group_admin', `the account is not an admin of the group ${groupId}`);
   return group;
 }

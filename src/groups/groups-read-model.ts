@@ -26,7 +26,13 @@ export interface GroupDetail extends GroupSummary {
 }
 
 type HandledEvent = GroupEvent | Extract<DeviceEvent, { type: 'DeviceDeleted' }>;
-const HANDLED: ReadonlySet<string> = new Set(['GroupMetadataRecorded', 'GroupUpdated', 'GroupParticipantsChanged', 'GroupLeft', 'DeviceDeleted']);
+const HANDLED: ReadonlySet<string> = new Set([
+  'GroupMetadataRecorded',
+  'GroupUpdated',
+  'GroupParticipantsChanged',
+  'GroupLeft',
+  'DeviceDeleted',
+]);
 const isHandled = eventGuard<HandledEvent>(HANDLED);
 
 interface GroupRow {
@@ -131,7 +137,9 @@ export class GroupsReadModel implements Projection {
   list(deviceId: string, me: string | undefined): GroupSummary[] {
     const cached = this.lists.get(deviceId);
     if (cached && cached.me === me) return cached.items;
-    const items = this.sql().list.all(me ?? '', deviceId).map(summaryOf);
+    const items = this.sql()
+      .list.all(me ?? '', deviceId)
+      .map(summaryOf);
     if (this.lists.size >= LISTS_KEPT) this.lists.delete(this.lists.keys().next().value!);
     this.lists.set(deviceId, { me, items });
     return items;
@@ -173,8 +181,12 @@ export class GroupsReadModel implements Projection {
     return {
       list: db.prepare<[string, string], GroupRow>(`${select} WHERE g.device_id = ? ORDER BY g.group_id`),
       one: db.prepare<[string, string, string], GroupRow>(`${select} WHERE g.device_id = ? AND g.group_id = ?`),
-      participants: db.prepare<[string, string], { number: string; role: string }>('SELECT number, role FROM group_participants WHERE device_id = ? AND group_id = ?'),
-      exists: db.prepare<[string, string], { one: number }>('SELECT 1 AS one FROM groups WHERE device_id = ? AND group_id = ?'),
+      participants: db.prepare<[string, string], { number: string; role: string }>(
+        'SELECT number, role FROM group_participants WHERE device_id = ? AND group_id = ?',
+      ),
+      exists: db.prepare<[string, string], { one: number }>(
+        'SELECT 1 AS one FROM groups WHERE device_id = ? AND group_id = ?',
+      ),
       upsert: db.prepare(
         `INSERT INTO groups (device_id, group_id, subject, description, announce, locked, size)
          VALUES (@device_id, @group_id, @subject, @description, @announce, @locked, @size)
@@ -189,11 +201,19 @@ export class GroupsReadModel implements Projection {
       resize: db.prepare<[string, string]>(
         'UPDATE groups SET size = (SELECT count(*) FROM group_participants p WHERE p.device_id = groups.device_id AND p.group_id = groups.group_id) WHERE device_id = ? AND group_id = ?',
       ),
-      addParticipant: db.prepare<[string, string, string, string]>('INSERT OR IGNORE INTO group_participants (device_id, group_id, number, role) VALUES (?, ?, ?, ?)'),
-      removeParticipant: db.prepare<[string, string, string]>('DELETE FROM group_participants WHERE device_id = ? AND group_id = ? AND number = ?'),
-      setRole: db.prepare<[string, string, string, string]>("UPDATE group_participants SET role = ? WHERE device_id = ? AND group_id = ? AND number = ? AND role <> 'superadmin'"),
+      addParticipant: db.prepare<[string, string, string, string]>(
+        'INSERT OR IGNORE INTO group_participants (device_id, group_id, number, role) VALUES (?, ?, ?, ?)',
+      ),
+      removeParticipant: db.prepare<[string, string, string]>(
+        'DELETE FROM group_participants WHERE device_id = ? AND group_id = ? AND number = ?',
+      ),
+      setRole: db.prepare<[string, string, string, string]>(
+        "UPDATE group_participants SET role = ? WHERE device_id = ? AND group_id = ? AND number = ? AND role <> 'superadmin'",
+      ),
       deleteGroup: db.prepare<[string, string]>('DELETE FROM groups WHERE device_id = ? AND group_id = ?'),
-      deleteParticipants: db.prepare<[string, string]>('DELETE FROM group_participants WHERE device_id = ? AND group_id = ?'),
+      deleteParticipants: db.prepare<[string, string]>(
+        'DELETE FROM group_participants WHERE device_id = ? AND group_id = ?',
+      ),
       deleteDeviceGroups: db.prepare<[string]>('DELETE FROM groups WHERE device_id = ?'),
       deleteDeviceParticipants: db.prepare<[string]>('DELETE FROM group_participants WHERE device_id = ?'),
     };

@@ -2,7 +2,8 @@
  * Keys whose values never leave the gateway through history views: key hashes, webhook secrets, engine
  * credentials and QR codes (a QR code is a credential while it is valid).
  */
-const SECRET_KEYS = /^(keyHash|deviceKey|secret|secretKey|creds|credentials|keys|authState|token|password|qr|noiseKey|signedIdentityKey|signedPreKey|advSecretKey)$/i;
+const SECRET_KEYS =
+  /^(keyHash|deviceKey|secret|secretKey|creds|credentials|keys|authState|token|password|qr|noiseKey|signedIdentityKey|signedPreKey|advSecretKey)$/i;
 
 export const REDACTED = '[redacted]';
 

@@ -46,7 +46,8 @@ export function createHttpApp(options: HttpAppOptions): Koa<RequestState> {
   app.use(requestId(options.logger));
   if (options.metrics) app.use(httpMetrics(options.metrics));
   app.use(problemResponses(options.onDiskFull));
-  if (options.unauthenticatedPerMinute !== undefined) app.use(unauthenticatedLimit(options.unauthenticatedPerMinute, options.authenticator));
+  if (options.unauthenticatedPerMinute !== undefined)
+    app.use(unauthenticatedLimit(options.unauthenticatedPerMinute, options.authenticator));
   // What the index does not answer goes through @koa/router: the routes (each parses its body after it
   // authenticates), then 404/405 with no body read.
   const routes = router.routes();

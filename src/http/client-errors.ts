@@ -20,7 +20,9 @@ export function problemOfParserError(error: ParserError): Problem {
     case 'HPE_HEADERS_TIMEOUT':
       return new Problem(408, 'request_timeout', 'the request was not received in time');
     default:
-      return new Problem(400, 'invalid_request', 'the request is not valid HTTP/1.1', { errors: [{ path: '/', message: 'is not valid HTTP' }] });
+      return new Problem(400, 'invalid_request', 'the request is not valid HTTP/1.1', {
+        errors: [{ path: '/', message: 'is not valid HTTP' }],
+      });
   }
 }
 
@@ -40,7 +42,11 @@ export function answerClientError(error: ParserError, socket: Duplex): void {
  * proxy to open) and, with no listener, closes it without a word: this is not a proxy, so it is 405.
  */
 export function answerConnect(_request: IncomingMessage, socket: Duplex): void {
-  endWithProblem(socket, new Problem(405, 'method_not_allowed', 'CONNECT is not supported: this server is not a proxy'), 'Allow: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS\r\n');
+  endWithProblem(
+    socket,
+    new Problem(405, 'method_not_allowed', 'CONNECT is not supported: this server is not a proxy'),
+    'Allow: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS\r\n',
+  );
 }
 
 /** Answers on the raw socket (no response object exists) and closes it. */
@@ -58,7 +64,13 @@ function endWithProblem(socket: Duplex, problem: Problem, extraHeaders = ''): vo
 
 /** The server's 'checkExpectation' listener: an Expect other than 100-continue is 417, with a body. */
 export function answerFailedExpectation(_request: IncomingMessage, response: ServerResponse): void {
-  const body = JSON.stringify(new Problem(417, 'expectation_failed', 'only "Expect: 100-continue" is supported').toBody());
-  response.writeHead(417, { 'Content-Type': 'application/problem+json', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
+  const body = JSON.stringify(
+    new Problem(417, 'expectation_failed', 'only "Expect: 100-continue" is supported').toBody(),
+  );
+  response.writeHead(417, {
+    'Content-Type': 'application/problem+json',
+    'Content-Length': Buffer.byteLength(body),
+    Connection: 'close',
+  });
   response.end(body);
 }

@@ -1,7 +1,8 @@
 import { invalidRequest } from './problem.js';
 
 /** Cursors are opaque to clients: base64url of the key the next page starts after. */
-export const encodeCursor = (after: string): string => Buffer.from(JSON.stringify({ a: after }), 'utf8').toString('base64url');
+export const encodeCursor = (after: string): string =>
+  Buffer.from(JSON.stringify({ a: after }), 'utf8').toString('base64url');
 
 export function decodeCursor(cursor: string | undefined): string | undefined {
   if (cursor === undefined) return undefined;
@@ -11,5 +12,7 @@ export function decodeCursor(cursor: string | undefined): string | undefined {
   } catch {
     // falls through to the 400 below
   }
-  throw invalidRequest('query/cursor is not a cursor this API gave out', [{ path: '/cursor', message: 'is not a valid cursor' }]);
+  throw invalidRequest('query/cursor is not a cursor this API gave out', [
+    { path: '/cursor', message: 'is not a valid cursor' },
+  ]);
 }

@@ -26,6 +26,8 @@ class LoadedDevice implements RequestDevice {
 
   /** The actor's state when this process runs one, else the read model's. */
   sessionState(): string {
-    return this.sources.sessions.state(this.id) ?? this.sources.devices.sessionState(this.id) ?? this.view.session.state;
+    return (
+      this.sources.sessions.state(this.id) ?? this.sources.devices.sessionState(this.id) ?? this.view.session.state
+    );
   }
 }

@@ -96,7 +96,12 @@ function fits(value: string, schema: Schema): boolean {
 
 function stringExample(schema: Schema, name: string | undefined): string {
   if (schema[NUMBER_KEYWORD] !== undefined) return NUMBER_EXAMPLE;
-  if (typeof schema.format === 'string' && FORMATS[schema.format] && fits(FORMATS[schema.format]!, { ...schema, format: undefined })) return FORMATS[schema.format]!;
+  if (
+    typeof schema.format === 'string' &&
+    FORMATS[schema.format] &&
+    fits(FORMATS[schema.format]!, { ...schema, format: undefined })
+  )
+    return FORMATS[schema.format]!;
   const named = name === undefined ? undefined : BY_NAME[name];
   if (typeof named === 'string' && fits(named, schema)) return named;
   const candidate = CANDIDATES.find((value) => fits(value, schema));
@@ -106,9 +111,25 @@ function stringExample(schema: Schema, name: string | undefined): string {
 
 function numberExample(schema: Schema, name: string | undefined, integer: boolean): number {
   const named = name === undefined ? undefined : BY_NAME[name];
-  const min = typeof schema.minimum === 'number' ? schema.minimum : typeof schema.exclusiveMinimum === 'number' ? schema.exclusiveMinimum + 1 : undefined;
-  const max = typeof schema.maximum === 'number' ? schema.maximum : typeof schema.exclusiveMaximum === 'number' ? schema.exclusiveMaximum - 1 : undefined;
-  if (typeof named === 'number' && (!integer || Number.isInteger(named)) && (min === undefined || named >= min) && (max === undefined || named <= max)) return named;
+  const min =
+    typeof schema.minimum === 'number'
+      ? schema.minimum
+      : typeof schema.exclusiveMinimum === 'number'
+        ? schema.exclusiveMinimum + 1
+        : undefined;
+  const max =
+    typeof schema.maximum === 'number'
+      ? schema.maximum
+      : typeof schema.exclusiveMaximum === 'number'
+        ? schema.exclusiveMaximum - 1
+        : undefined;
+  if (
+    typeof named === 'number' &&
+    (!integer || Number.isInteger(named)) &&
+    (min === undefined || named >= min) &&
+    (max === undefined || named <= max)
+  )
+    return named;
   const value = min ?? (max !== undefined && max < 1 ? max : 1);
   return integer ? Math.ceil(value) : value;
 }
@@ -127,7 +148,8 @@ function make(schema: Schema, optional: boolean, name: string | undefined, depth
   if (schema.const !== undefined) return schema.const;
   if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
   const alternatives = schema.anyOf ?? schema.oneOf;
-  if (alternatives?.length) return make(alternatives.find((s) => s.type !== 'null') ?? alternatives[0]!, optional, name, depth + 1);
+  if (alternatives?.length)
+    return make(alternatives.find((s) => s.type !== 'null') ?? alternatives[0]!, optional, name, depth + 1);
   const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== 'null') : schema.type;
   switch (type) {
     case 'string':

@@ -20,20 +20,39 @@ const problemResponse = (description: string) => ({ description, content: PROBLE
 
 /** Tags in the order a reader meets them, each with what it groups; the sandbox comes last. */
 const TAGS: ReadonlyArray<{ name: string; description: string }> = [
-  { name: 'Devices', description: "Create, list, read, rename and delete devices, and read a device's history (admin key)." },
-  { name: 'Session', description: 'Link an account by QR code, open, close and restart the connection, read its state.' },
+  {
+    name: 'Devices',
+    description: "Create, list, read, rename and delete devices, and read a device's history (admin key).",
+  },
+  {
+    name: 'Session',
+    description: 'Link an account by QR code, open, close and restart the connection, read its state.',
+  },
   { name: 'Sending', description: 'Queue messages in the durable outbox (answered 202 at once) and delete sent ones.' },
   { name: 'Outbox', description: 'What waits to be sent, and cancelling it.' },
   { name: 'Webhooks', description: 'Where events are pushed, the signing secret, the deliveries log and redelivery.' },
   { name: 'Contacts', description: 'Contacts and numbers the device knows, number checks and avatars.' },
-  { name: 'Groups', description: 'The groups the account is in: create, change, participants, invites, join and leave (need an online session).' },
+  {
+    name: 'Groups',
+    description:
+      'The groups the account is in: create, change, participants, invites, join and leave (need an online session).',
+  },
   { name: 'Settings', description: 'Per device: reject calls, and the proxy its WhatsApp connection goes through.' },
-  { name: 'Chats', description: 'Read receipts and typing or recording indicators, sent at once (need an online session).' },
+  {
+    name: 'Chats',
+    description: 'Read receipts and typing or recording indicators, sent at once (need an online session).',
+  },
   { name: 'Messages', description: 'Messages the gateway saw, and the media of received ones.' },
-  { name: 'Live event stream', description: 'Server-sent events with the webhook envelopes, resumable from any position of the log.' },
+  {
+    name: 'Live event stream',
+    description: 'Server-sent events with the webhook envelopes, resumable from any position of the log.',
+  },
   { name: 'System', description: 'Health, metrics, this document and its docs page.' },
 ];
-const LAST_TAG = { name: 'Sandbox', description: 'A simulated network for tests and integrations without a phone (admin key).' };
+const LAST_TAG = {
+  name: 'Sandbox',
+  description: 'A simulated network for tests and integrations without a phone (admin key).',
+};
 
 function tags(routes: readonly RouteSpec[]): Array<{ name: string; description?: string }> {
   const used = new Set(routes.filter((r) => !r.hidden).map((r) => r.tag));
@@ -60,8 +79,18 @@ export function buildOpenApiDocument(routes: readonly RouteSpec[], info: OpenApi
     components: {
       schemas: { Problem: ProblemSchema },
       securitySchemes: {
-        AdminKey: { type: 'apiKey', in: 'header', name: 'X-Admin-Key', description: 'The admin key (ADMIN_API_KEY or DATA_DIR/admin.key).' },
-        DeviceKey: { type: 'apiKey', in: 'header', name: 'X-Device-Key', description: 'The key of the device in the path (dk_…).' },
+        AdminKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-Admin-Key',
+          description: 'The admin key (ADMIN_API_KEY or DATA_DIR/admin.key).',
+        },
+        DeviceKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-Device-Key',
+          description: 'The key of the device in the path (dk_…).',
+        },
         BearerKey: { type: 'http', scheme: 'bearer', description: 'Either key as a Bearer token.' },
       },
     },
@@ -69,9 +98,15 @@ export function buildOpenApiDocument(routes: readonly RouteSpec[], info: OpenApi
 }
 
 const WEBHOOK_HEADERS = {
-  'webhook-id': { description: 'The event\'s id (= `id`), the same on every attempt: deduplicate on it.', schema: { type: 'string' } },
+  'webhook-id': {
+    description: "The event's id (= `id`), the same on every attempt: deduplicate on it.",
+    schema: { type: 'string' },
+  },
   'webhook-timestamp': { description: 'Unix seconds of this attempt.', schema: { type: 'string' } },
-  'webhook-signature': { description: 'Standard Webhooks signature (`v1,<base64 HMAC-SHA256>`) with the hook\'s `whsec_` secret.', schema: { type: 'string' } },
+  'webhook-signature': {
+    description: "Standard Webhooks signature (`v1,<base64 HMAC-SHA256>`) with the hook's `whsec_` secret.",
+    schema: { type: 'string' },
+  },
 };
 
 /** OpenAPI 3.1 `webhooks`: one POST per event kind, the envelope with that kind's payload. */
@@ -87,9 +122,20 @@ function webhooks(): Record<string, unknown> {
             summary,
             description: `POSTed to the device's hook URL when its \`events\` list \`${kind}\` (or \`*\`). Any 2xx within WEBHOOK_TIMEOUT_MS is success; otherwise it is retried on WEBHOOK_RETRY_SCHEDULE, in order per device.`,
             tags: ['Webhooks'],
-            parameters: Object.entries(WEBHOOK_HEADERS).map(([name, header]) => ({ name, in: 'header', required: true, ...header })),
-            requestBody: { required: true, content: { 'application/json': { schema: envelope, example: exampleOf(envelope) } } },
-            responses: { '2XX': { description: 'Received.' }, default: { description: 'Anything else is a failed attempt, retried (410 Gone ends the delivery).' } },
+            parameters: Object.entries(WEBHOOK_HEADERS).map(([name, header]) => ({
+              name,
+              in: 'header',
+              required: true,
+              ...header,
+            })),
+            requestBody: {
+              required: true,
+              content: { 'application/json': { schema: envelope, example: exampleOf(envelope) } },
+            },
+            responses: {
+              '2XX': { description: 'Received.' },
+              default: { description: 'Anything else is a failed attempt, retried (410 Gone ends the delivery).' },
+            },
           },
         },
       ];
@@ -101,14 +147,27 @@ function operation(route: RouteSpec): Record<string, unknown> {
   const responses: Record<string, unknown> = {};
   for (const [status, spec] of Object.entries(route.responses)) {
     const contentType = spec.contentType ?? 'application/json';
-    const example = spec.schema && contentType.includes('json') ? (route.examples?.responses?.[Number(status)] ?? exampleOf(spec.schema)) : undefined;
-    if (spec.schema) responses[status] = { description: spec.description, content: { [contentType]: { schema: spec.schema, ...(example === undefined ? {} : { example }) } } };
-    else responses[status] = Number(status) >= 400 ? problemResponse(spec.description) : { description: spec.description };
+    const example =
+      spec.schema && contentType.includes('json')
+        ? (route.examples?.responses?.[Number(status)] ?? exampleOf(spec.schema))
+        : undefined;
+    if (spec.schema)
+      responses[status] = {
+        description: spec.description,
+        content: { [contentType]: { schema: spec.schema, ...(example === undefined ? {} : { example }) } },
+      };
+    else
+      responses[status] = Number(status) >= 400 ? problemResponse(spec.description) : { description: spec.description };
   }
-  if (route.params || route.query || route.body) responses['400'] ??= problemResponse('Invalid request (`invalid_request`, `malformed_json`).');
+  if (route.params || route.query || route.body)
+    responses['400'] ??= problemResponse('Invalid request (`invalid_request`, `malformed_json`).');
   if (route.body) {
     responses['413'] ??= problemResponse('Body too large (`payload_too_large`).');
-    responses['415'] ??= problemResponse(route.bodyParser?.multipart ? 'Body is neither JSON nor multipart, or the media type is not accepted (`unsupported_media_type`).' : 'Body is not JSON (`unsupported_media_type`).');
+    responses['415'] ??= problemResponse(
+      route.bodyParser?.multipart
+        ? 'Body is neither JSON nor multipart, or the media type is not accepted (`unsupported_media_type`).'
+        : 'Body is not JSON (`unsupported_media_type`).',
+    );
   }
   if (route.access !== 'public') {
     responses['401'] ??= problemResponse('Missing or wrong key (`unauthorized`).');
@@ -121,7 +180,11 @@ function operation(route: RouteSpec): Record<string, unknown> {
     summary: route.summary,
     ...(route.description ? { description: route.description } : {}),
     security: security(route),
-    parameters: [...parameters(route.params, 'path'), ...parameters(route.query, 'query'), ...parameters(route.headers, 'header')],
+    parameters: [
+      ...parameters(route.params, 'path'),
+      ...parameters(route.query, 'query'),
+      ...parameters(route.headers, 'header'),
+    ],
     ...(route.body ? { requestBody: { required: true, content: requestContent(route, route.body) } } : {}),
     responses,
   };
@@ -130,7 +193,9 @@ function operation(route: RouteSpec): Record<string, unknown> {
 /** JSON, and for routes that take uploads the same fields as multipart/form-data with a binary `file` part. */
 function requestContent(route: RouteSpec, body: TSchema): Record<string, unknown> {
   const example = route.examples?.request ?? exampleOf(body, { optional: false });
-  const content: Record<string, unknown> = { 'application/json': { schema: body, ...(example === undefined ? {} : { example }) } };
+  const content: Record<string, unknown> = {
+    'application/json': { schema: body, ...(example === undefined ? {} : { example }) },
+  };
   if (route.bodyParser?.multipart) {
     const { properties = {} } = body as { properties?: Record<string, unknown> };
     const file = { type: 'string', format: 'binary', description: 'The media itself (instead of `url` or `base64`).' };
@@ -153,6 +218,8 @@ function parameters(schema: TSchema | undefined, where: 'path' | 'query' | 'head
     in: where,
     required: where === 'path' || required.includes(name),
     schema: property,
-    ...((property as { description?: string }).description ? { description: (property as { description?: string }).description } : {}),
+    ...((property as { description?: string }).description
+      ? { description: (property as { description?: string }).description }
+      : {}),
   }));
 }

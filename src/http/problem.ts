@@ -46,11 +46,14 @@ export class Problem extends Error {
   }
 }
 
-export const invalidRequest = (detail: string, errors: FieldError[]) => new Problem(400, 'invalid_request', detail, { errors });
-export const malformedJson = (detail = 'the request body is not valid JSON') => new Problem(400, 'malformed_json', detail);
+export const invalidRequest = (detail: string, errors: FieldError[]) =>
+  new Problem(400, 'invalid_request', detail, { errors });
+export const malformedJson = (detail = 'the request body is not valid JSON') =>
+  new Problem(400, 'malformed_json', detail);
 export const unauthorized = () => new Problem(401, 'unauthorized', 'a valid API key is required');
 export const forbidden = () => new Problem(403, 'forbidden', 'this key may not use this route');
 export const notFound = (detail = 'no such resource') => new Problem(404, 'not_found', detail);
 export const conflict = (code: string, detail: string) => new Problem(409, code, detail);
-export const payloadTooLarge = (limit: number) => new Problem(413, 'payload_too_large', `the request body exceeds ${limit} bytes`);
+export const payloadTooLarge = (limit: number) =>
+  new Problem(413, 'payload_too_large', `the request body exceeds ${limit} bytes`);
 export const unsupportedMediaType = (detail: string) => new Problem(415, 'unsupported_media_type', detail);

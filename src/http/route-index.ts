@@ -83,7 +83,10 @@ function parse(path: string): Segment[] | undefined {
  * a way only the fallback decides (a literal equal but for case, an empty parameter, a parameter that does
  * not decode).
  */
-function matchSegments(segments: readonly Segment[], parts: readonly string[]): Record<string, string> | null | undefined {
+function matchSegments(
+  segments: readonly Segment[],
+  parts: readonly string[],
+): Record<string, string> | null | undefined {
   let params: Record<string, string> = {};
   for (let i = 0; i < segments.length; i++) {
     const segment = segments[i]!;

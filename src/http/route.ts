@@ -48,7 +48,11 @@ export interface HandlerResult {
   headers?: Record<string, string>;
 }
 
-export interface RouteSpec<P extends TSchema | undefined = TSchema | undefined, Q extends TSchema | undefined = TSchema | undefined, B extends TSchema | undefined = TSchema | undefined> {
+export interface RouteSpec<
+  P extends TSchema | undefined = TSchema | undefined,
+  Q extends TSchema | undefined = TSchema | undefined,
+  B extends TSchema | undefined = TSchema | undefined,
+> {
   method: HttpMethod;
   /** Koa style, e.g. /devices/:deviceId */
   path: string;
@@ -86,8 +90,10 @@ export interface RouteSpec<P extends TSchema | undefined = TSchema | undefined, 
 }
 
 /** Keeps the handler's input types tied to the schemas it declares. */
-export function defineRoute<P extends TSchema | undefined = undefined, Q extends TSchema | undefined = undefined, B extends TSchema | undefined = undefined>(
-  spec: RouteSpec<P, Q, B>,
-): RouteSpec {
+export function defineRoute<
+  P extends TSchema | undefined = undefined,
+  Q extends TSchema | undefined = undefined,
+  B extends TSchema | undefined = undefined,
+>(spec: RouteSpec<P, Q, B>): RouteSpec {
   return spec as unknown as RouteSpec;
 }

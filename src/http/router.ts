@@ -120,7 +120,10 @@ function jsonBody(ctx: Context, multipart = false): unknown {
     checkJsonShape((ctx.request as { body?: unknown }).body, 'body');
     return (ctx.request as { body?: unknown }).body ?? {};
   }
-  if (!ctx.request.is('json')) throw unsupportedMediaType(`the request body must be application/json${multipart ? ' or multipart/form-data' : ''}`);
+  if (!ctx.request.is('json'))
+    throw unsupportedMediaType(
+      `the request body must be application/json${multipart ? ' or multipart/form-data' : ''}`,
+    );
   const parsed = (ctx.request as { body?: unknown }).body;
   checkJsonShape(parsed, 'body');
   return parsed ?? {};
@@ -136,8 +139,9 @@ function compileResponseCheckers(route: RouteSpec) {
     const checker = checkers.get(status);
     if (checker && !checker.Check(body)) {
       const first = [...checker.Errors(body)][0];
-      throw new Error(`${route.operationId} ${status} answer does not match its schema: ${first?.instancePath} ${first?.message}`);
+      throw new Error(
+        `${route.operationId} ${status} answer does not match its schema: ${first?.instancePath} ${first?.message}`,
+      );
     }
   };
 }
-

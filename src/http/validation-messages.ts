@@ -24,9 +24,15 @@ const NUMBER_WORDS: Record<NumberField, string> = {
 
 /** Patterns the API uses, in words. */
 const PATTERN_WORDS: ReadonlyMap<string, string> = new Map([
-  ['^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$', 'letters, digits, `-` and `_`, starting with a letter or digit, at most 64 characters (e.g. shop-1)'],
+  [
+    '^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$',
+    'letters, digits, `-` and `_`, starting with a letter or digit, at most 64 characters (e.g. shop-1)',
+  ],
   ['^[Hh][Tt][Tt][Pp][Ss]?://', 'an http:// or https:// URL'],
-  ['^[A-Za-z0-9._:-]{1,128}$', 'a WhatsApp message id (letters, digits, `.`, `_`, `:`, `-`; e.g. 3EB0A1B2C3D4E5F6A7B8C9)'],
+  [
+    '^[A-Za-z0-9._:-]{1,128}$',
+    'a WhatsApp message id (letters, digits, `.`, `_`, `:`, `-`; e.g. 3EB0A1B2C3D4E5F6A7B8C9)',
+  ],
   ['\\S', 'text that is not only spaces'],
 ]);
 
@@ -58,7 +64,8 @@ export function schemaAt(root: TSchema, schemaPath: string | undefined): Record<
   return node !== null && typeof node === 'object' ? (node as Record<string, unknown>) : undefined;
 }
 
-const list = (values: readonly unknown[]) => values.map((value) => (typeof value === 'string' ? value : JSON.stringify(value))).join(', ');
+const list = (values: readonly unknown[]) =>
+  values.map((value) => (typeof value === 'string' ? value : JSON.stringify(value))).join(', ');
 
 /** What the value is, briefly, for "must be X, not Y". */
 function kindOf(value: unknown): string {
@@ -87,7 +94,9 @@ export function plainMessage(error: TypeBoxError, root: TSchema, input: unknown)
   switch (error.keyword) {
     case 'required': {
       const names = (params.requiredProperties as string[] | undefined) ?? [];
-      return names.length === 1 ? `needs \`${names[0]}\`, which is missing` : `needs ${list(names.map((name) => `\`${name}\``))}, which are missing`;
+      return names.length === 1
+        ? `needs \`${names[0]}\`, which is missing`
+        : `needs ${list(names.map((name) => `\`${name}\``))}, which are missing`;
     }
     case 'pattern': {
       const number = schema[NUMBER_KEYWORD] as NumberField | undefined;
@@ -106,7 +115,9 @@ export function plainMessage(error: TypeBoxError, root: TSchema, input: unknown)
       return `must be ${TYPE_WORDS[expected] ?? expected}, not ${kindOf(valueAt(input, error.instancePath))}`;
     }
     case 'minLength':
-      return Number(params.limit) === 1 ? 'must not be empty' : `must be at least ${String(params.limit)} characters long`;
+      return Number(params.limit) === 1
+        ? 'must not be empty'
+        : `must be at least ${String(params.limit)} characters long`;
     case 'maxLength':
       return `must be at most ${String(params.limit)} characters long`;
     case 'minimum':

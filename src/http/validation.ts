@@ -114,7 +114,8 @@ function coerceText(schema: TSchema, input: unknown): unknown {
     const text = output[name];
     if (typeof text !== 'string') continue;
     // Up to Number.MAX_SAFE_INTEGER (16 digits); a larger one stays text and is refused as not an integer.
-    if (type === 'integer' && /^-?\d{1,16}$/.test(text) && Number.isSafeInteger(Number(text))) output[name] = Number(text);
+    if (type === 'integer' && /^-?\d{1,16}$/.test(text) && Number.isSafeInteger(Number(text)))
+      output[name] = Number(text);
     else if (type === 'number' && /^-?\d{1,15}(\.\d{1,15})?$/.test(text)) output[name] = Number(text);
     else if (type === 'boolean' && (text === 'true' || text === 'false')) output[name] = text === 'true';
   }
@@ -129,7 +130,9 @@ function coerciblePropertiesOf(schema: TSchema): ReadonlyArray<[string, string]>
   if (!known) {
     const properties = (schema as { properties?: Record<string, { type?: string }> }).properties ?? {};
     known = Object.entries(properties).flatMap(([name, property]): Array<[string, string]> =>
-      property.type === 'integer' || property.type === 'number' || property.type === 'boolean' ? [[name, property.type]] : [],
+      property.type === 'integer' || property.type === 'number' || property.type === 'boolean'
+        ? [[name, property.type]]
+        : [],
     );
     coercibleProperties.set(schema, known);
   }
@@ -138,7 +141,9 @@ function coerciblePropertiesOf(schema: TSchema): ReadonlyArray<[string, string]>
 
 /** The first few errors as one sentence, each naming its field (`body/to must be …`). */
 function detailOf(location: Location, errors: FieldError[]): string {
-  const shown = errors.slice(0, 3).map((error) => `${location}${error.path === '/' ? '' : error.path} ${error.message}`);
+  const shown = errors
+    .slice(0, 3)
+    .map((error) => `${location}${error.path === '/' ? '' : error.path} ${error.message}`);
   const more = errors.length - shown.length;
   return `${shown.join('; ')}${more > 0 ? `; and ${more} more (see errors)` : ''}`;
 }
@@ -150,7 +155,8 @@ function describe(raw: TypeBoxError[], schema: TSchema, value: unknown): FieldEr
     if (error.keyword === 'boolean') continue; // the `false` sub-schema behind additionalProperties, reported below
     if (error.keyword === 'additionalProperties') {
       const names = (error.params.additionalProperties as string[] | undefined) ?? [];
-      for (const name of names) errors.push({ path: `${error.instancePath}/${escapePointer(name)}`, message: 'is not a known property' });
+      for (const name of names)
+        errors.push({ path: `${error.instancePath}/${escapePointer(name)}`, message: 'is not a known property' });
       continue;
     }
     errors.push({ path: error.instancePath || '/', message: plainMessage(error, schema, value) });
@@ -180,7 +186,9 @@ export function checkJsonShape(value: unknown, location: Location): void {
     for (const key of Object.keys(node)) {
       const keyPath = `${path}/${escapePointer(key)}`;
       if (FORBIDDEN_KEYS.has(key)) {
-        throw invalidRequest(`${location}${keyPath} is a forbidden key`, [{ path: keyPath, message: 'is a forbidden key' }]);
+        throw invalidRequest(`${location}${keyPath} is a forbidden key`, [
+          { path: keyPath, message: 'is a forbidden key' },
+        ]);
       }
       pending.push({ value: (node as Record<string, unknown>)[key], path: keyPath, depth: depth + 1 });
     }

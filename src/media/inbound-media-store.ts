@@ -40,7 +40,12 @@ export class InboundMediaStore {
   }
 
   /** Streams `source` into the message's file; throws MediaTooLargeError past `limit` bytes (nothing is kept then). */
-  async save(deviceId: string, waMessageId: string, source: Readable, limit: number): Promise<{ size: number; sha256: string }> {
+  async save(
+    deviceId: string,
+    waMessageId: string,
+    source: Readable,
+    limit: number,
+  ): Promise<{ size: number; sha256: string }> {
     const dir = join(this.root, deviceId);
     if (!this.dirs.has(dir)) {
       await mkdir(dir, { recursive: true });
@@ -72,7 +77,7 @@ export class InboundMediaStore {
         const { bytesWritten } = await file!.writev(pieces);
         if (bytesWritten === length) return;
         const rest = Buffer.concat(pieces, length);
-        for (let at = bytesWritten; at < rest.length; ) at += (await file!.write(rest, at)).bytesWritten;
+        for (let at = bytesWritten; at < rest.length;) at += (await file!.write(rest, at)).bytesWritten;
       };
       for await (const chunk of source as AsyncIterable<Buffer | string>) {
         const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;

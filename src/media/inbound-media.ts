@@ -62,7 +62,8 @@ export class InboundMediaSink implements MessageSink {
 
   arriving(deviceId: string, message: InboundMessage): void {
     this.inner.arriving?.(deviceId, message);
-    if (this.wantsDownload(message) && !this.early.has(message)) this.early.set(message, this.queueDownload(deviceId, message));
+    if (this.wantsDownload(message) && !this.early.has(message))
+      this.early.set(message, this.queueDownload(deviceId, message));
   }
 
   async received(deviceId: string, message: InboundMessage): Promise<void> {
@@ -96,7 +97,12 @@ export class InboundMediaSink implements MessageSink {
         if (!alone || outcome.status !== 'ready' || this.isRecorded(deviceId, message.waMessageId)) return;
         await this.files.remove(deviceId, message.waMessageId);
       })
-      .catch((error: unknown) => this.log.warn({ deviceId, waMessageId: message.waMessageId, err: error }, 'removing the media of a message not recorded failed'));
+      .catch((error: unknown) =>
+        this.log.warn(
+          { deviceId, waMessageId: message.waMessageId, err: error },
+          'removing the media of a message not recorded failed',
+        ),
+      );
   }
 
   /** An arrival is recorded or abandoned; true when no other arrival of the message is on its way or was recorded. */
@@ -116,7 +122,9 @@ export class InboundMediaSink implements MessageSink {
     const entry = this.arrivals.get(key) ?? { pending: 0, recorded: false };
     entry.pending += 1;
     this.arrivals.set(key, entry);
-    const outcome = this.downloads.add(() => this.download(deviceId, message, message.downloadMedia!, this.settings.quickRetryDelaysMs));
+    const outcome = this.downloads.add(() =>
+      this.download(deviceId, message, message.downloadMedia!, this.settings.quickRetryDelaysMs),
+    );
     outcome.catch(() => undefined); // awaited in the message's turn; never an unhandled rejection meanwhile
     return outcome;
   }
@@ -150,13 +158,24 @@ export class InboundMediaSink implements MessageSink {
     for (let attempt = 0; ; attempt++) {
       try {
         const saved = await this.files.save(deviceId, message.waMessageId, await open(), limit);
-        return { size: saved.size, sha256: saved.sha256, url: mediaUrlOf(deviceId, message.waMessageId), status: 'ready' };
+        return {
+          size: saved.size,
+          sha256: saved.sha256,
+          url: mediaUrlOf(deviceId, message.waMessageId),
+          status: 'ready',
+        };
       } catch (error) {
         if (error instanceof MediaTooLargeError) {
-          this.log.warn({ deviceId, waMessageId: message.waMessageId, limit }, 'received media over the size limit not kept');
+          this.log.warn(
+            { deviceId, waMessageId: message.waMessageId, limit },
+            'received media over the size limit not kept',
+          );
           return { status: 'failed' };
         }
-        this.log.warn({ deviceId, waMessageId: message.waMessageId, attempt, err: error }, 'downloading received media failed');
+        this.log.warn(
+          { deviceId, waMessageId: message.waMessageId, attempt, err: error },
+          'downloading received media failed',
+        );
         const delay = delaysMs[attempt];
         if (delay === undefined || this.stopped) return { status: 'pending' };
         await new Promise((resolve) => setTimeout(resolve, delay).unref());
@@ -164,7 +183,12 @@ export class InboundMediaSink implements MessageSink {
     }
   }
 
-  private retryLater(deviceId: string, message: InboundMessage, open: () => Promise<import('node:stream').Readable>, step: number): void {
+  private retryLater(
+    deviceId: string,
+    message: InboundMessage,
+    open: () => Promise<import('node:stream').Readable>,
+    step: number,
+  ): void {
     const delay = this.settings.backgroundRetryDelaysMs[step];
     const last = step + 1 >= this.settings.backgroundRetryDelaysMs.length;
     if (delay === undefined || this.stopped) return;
@@ -173,8 +197,15 @@ export class InboundMediaSink implements MessageSink {
       void (async () => {
         const outcome = await this.download(deviceId, message, open, []);
         if (outcome.status === 'pending' && !last) return this.retryLater(deviceId, message, open, step + 1);
-        const media: InboundMedia = { ...message.media!, ...outcome, ...(outcome.status === 'pending' ? { status: 'failed' as const } : {}) };
-        const event: ChatEvent = { type: 'InboundMediaUpdated', data: { deviceId, waMessageId: message.waMessageId, media } };
+        const media: InboundMedia = {
+          ...message.media!,
+          ...outcome,
+          ...(outcome.status === 'pending' ? { status: 'failed' as const } : {}),
+        };
+        const event: ChatEvent = {
+          type: 'InboundMediaUpdated',
+          data: { deviceId, waMessageId: message.waMessageId, media },
+        };
         await this.inbox.record(deviceId, event, deterministicEventId(`${deviceId}/${message.waMessageId}/media`));
       })().catch((error: unknown) => this.log.error({ deviceId, err: error }, 'recording a media download failed'));
     }, delay);

@@ -91,7 +91,8 @@ const NAMED_ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quo
 function decodeEntities(text: string): string {
   return text.replace(/&(#x[0-9a-f]{1,6}|#\d{1,7}|[a-z]{2,6});/gi, (whole, entity: string) => {
     if (entity[0] === '#') {
-      const code = entity[1] === 'x' || entity[1] === 'X' ? Number.parseInt(entity.slice(2), 16) : Number(entity.slice(1));
+      const code =
+        entity[1] === 'x' || entity[1] === 'X' ? Number.parseInt(entity.slice(2), 16) : Number(entity.slice(1));
       return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
     }
     return NAMED_ENTITIES[entity.toLowerCase()] ?? whole;
@@ -129,15 +130,18 @@ async function readCapped(
   let finalUrl = url;
   let contentType: string | undefined;
   const ok = await new Promise<boolean>((resolve, reject) => {
-    stream.once('response', (response: { statusCode: number; url: string; headers: Record<string, string | string[] | undefined> }) => {
-      finalUrl = response.url || url;
-      const type = response.headers['content-type'];
-      if (typeof type === 'string') contentType = type;
-      if (response.statusCode < 200 || response.statusCode >= 300) {
-        stream.destroy();
-        resolve(false);
-      }
-    });
+    stream.once(
+      'response',
+      (response: { statusCode: number; url: string; headers: Record<string, string | string[] | undefined> }) => {
+        finalUrl = response.url || url;
+        const type = response.headers['content-type'];
+        if (typeof type === 'string') contentType = type;
+        if (response.statusCode < 200 || response.statusCode >= 300) {
+          stream.destroy();
+          resolve(false);
+        }
+      },
+    );
     stream.on('data', (chunk: Buffer) => {
       chunks.push(chunk);
       size += chunk.length;

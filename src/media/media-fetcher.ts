@@ -75,23 +75,31 @@ export class MediaFetcher {
     let contentType: string | undefined;
     let size = 0;
     const request = this.http.stream(url);
-    request.once('response', (response: { statusCode: number; headers: Record<string, string | string[] | undefined> }) => {
-      if (response.statusCode < 200 || response.statusCode >= 300) {
-        request.destroy(new MediaUnavailableError(`the media URL answered HTTP ${response.statusCode}`, 'http_status'));
-        return;
-      }
-      const length = Number(response.headers['content-length']);
-      if (Number.isFinite(length) && length > maxBytes) {
-        request.destroy(new MediaUnavailableError(`the media is ${length} bytes, more than the limit of ${maxBytes}`, 'too_large'));
-        return;
-      }
-      const type = response.headers['content-type'];
-      if (typeof type === 'string') contentType = type.split(';')[0]!.trim().toLowerCase() || undefined;
-    });
+    request.once(
+      'response',
+      (response: { statusCode: number; headers: Record<string, string | string[] | undefined> }) => {
+        if (response.statusCode < 200 || response.statusCode >= 300) {
+          request.destroy(
+            new MediaUnavailableError(`the media URL answered HTTP ${response.statusCode}`, 'http_status'),
+          );
+          return;
+        }
+        const length = Number(response.headers['content-length']);
+        if (Number.isFinite(length) && length > maxBytes) {
+          request.destroy(
+            new MediaUnavailableError(`the media is ${length} bytes, more than the limit of ${maxBytes}`, 'too_large'),
+          );
+          return;
+        }
+        const type = response.headers['content-type'];
+        if (typeof type === 'string') contentType = type.split(';')[0]!.trim().toLowerCase() || undefined;
+      },
+    );
     const cap = new Transform({
       transform(chunk: Buffer, _encoding, callback: TransformCallback) {
         size += chunk.length;
-        if (size > maxBytes) callback(new MediaUnavailableError(`the media is more than the limit of ${maxBytes} bytes`, 'too_large'));
+        if (size > maxBytes)
+          callback(new MediaUnavailableError(`the media is more than the limit of ${maxBytes} bytes`, 'too_large'));
         else callback(null, chunk);
       },
     });
@@ -114,16 +122,31 @@ function asMediaUnavailable(error: unknown): MediaUnavailableError {
   // got wraps what destroyed its stream (our own refusals included) in a RequestError, keeping it as the cause.
   const cause = (error as { cause?: unknown } | undefined)?.cause;
   if (cause instanceof MediaUnavailableError) return cause;
-  if (cause !== undefined && cause !== error && (error as { name?: string }).name === 'RequestError' && (cause as { code?: string }).code) {
+  if (
+    cause !== undefined &&
+    cause !== error &&
+    (error as { name?: string }).name === 'RequestError' &&
+    (cause as { code?: string }).code
+  ) {
     error = cause;
   }
-  if (isDestinationRefused(error)) return new MediaUnavailableError('destination refused: the media URL leads to an address that is not allowed', 'refused');
+  if (isDestinationRefused(error))
+    return new MediaUnavailableError(
+      'destination refused: the media URL leads to an address that is not allowed',
+      'refused',
+    );
   const { code, name, message } = (error ?? {}) as { code?: string; name?: string; message?: string };
-  if (name === 'TimeoutError' || code === 'ETIMEDOUT') return new MediaUnavailableError('fetching the media URL timed out', 'timeout');
-  if (name === 'MaxRedirectsError') return new MediaUnavailableError(`the media URL redirected more than ${MAX_REDIRECTS} times`, 'too_many_redirects');
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return new MediaUnavailableError(`the media URL's host name could not be resolved (${code})`, 'dns_failure');
+  if (name === 'TimeoutError' || code === 'ETIMEDOUT')
+    return new MediaUnavailableError('fetching the media URL timed out', 'timeout');
+  if (name === 'MaxRedirectsError')
+    return new MediaUnavailableError(`the media URL redirected more than ${MAX_REDIRECTS} times`, 'too_many_redirects');
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+    return new MediaUnavailableError(`the media URL's host name could not be resolved (${code})`, 'dns_failure');
   if (code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH') {
     return new MediaUnavailableError(`the media URL's server could not be reached (${code})`, 'connect_failed');
   }
-  return new MediaUnavailableError(`the media URL could not be fetched: ${code ?? message ?? String(error)}`, 'fetch_failed');
+  return new MediaUnavailableError(
+    `the media URL could not be fetched: ${code ?? message ?? String(error)}`,
+    'fetch_failed',
+  );
 }

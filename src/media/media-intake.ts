@@ -37,14 +37,19 @@ const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
  */
 export function uploadFilename(given: string): string {
   const name = given.slice(Math.max(given.lastIndexOf('/'), given.lastIndexOf('\\')) + 1);
-  if (name === '' || name === '.' || name === '..') throw invalidField('/file', 'has a file name that is a path, not a name');
-  if (name.length > FILENAME_MAX_LENGTH) throw invalidField('/file', `has a file name longer than ${FILENAME_MAX_LENGTH} characters`);
+  if (name === '' || name === '.' || name === '..')
+    throw invalidField('/file', 'has a file name that is a path, not a name');
+  if (name.length > FILENAME_MAX_LENGTH)
+    throw invalidField('/file', `has a file name longer than ${FILENAME_MAX_LENGTH} characters`);
   if (CONTROL_CHARACTERS.test(name)) throw invalidField('/file', 'has a file name with control characters');
   return name;
 }
 
 export const mediaTooLarge = (kind: MediaKind, limit: number) =>
-  new DomainError('payload_too_large', `the ${kind === 'file' ? 'file' : kind} is larger than the limit of ${limit} bytes`);
+  new DomainError(
+    'payload_too_large',
+    `the ${kind === 'file' ? 'file' : kind} is larger than the limit of ${limit} bytes`,
+  );
 
 export class MediaIntake {
   constructor(
@@ -61,7 +66,13 @@ export class MediaIntake {
    * Checks the media and, for bytes, stores them as the media of `outboxId` (durably). On any refusal
    * nothing is left on disk; an upload's temporary file is the caller's to remove.
    */
-  async accept(deviceId: string, outboxId: string, kind: MediaKind, input: MediaInput, fields: MediaFields): Promise<MediaSource> {
+  async accept(
+    deviceId: string,
+    outboxId: string,
+    kind: MediaKind,
+    input: MediaInput,
+    fields: MediaFields,
+  ): Promise<MediaSource> {
     const filename = fields.filename;
     switch (input.from) {
       case 'url': {
@@ -106,7 +117,12 @@ export class MediaIntake {
     if (bytes.length === 0) throw invalidField('/base64', 'is empty');
     const declaredType = dataUrl?.[1]?.toLowerCase();
     // It stands in for `mimetype`, so it is held to the same rule.
-    if (declaredType && !isMimetype(declaredType)) throw invalidField('/base64', 'has a data URL type that is not a media type', 'body/base64 is a data URL whose type is not a media type');
+    if (declaredType && !isMimetype(declaredType))
+      throw invalidField(
+        '/base64',
+        'has a data URL type that is not a media type',
+        'body/base64 is a data URL whose type is not a media type',
+      );
     return declaredType ? { bytes, declaredType } : { bytes };
   }
 

@@ -8,7 +8,8 @@ import type { MediaKind } from './media-kinds.js';
 export const GENERIC_MIMETYPE = 'application/octet-stream';
 
 /** type/subtype per RFC 6838 (parameters such as `; codecs=opus` allowed). */
-export const MIMETYPE_PATTERN = '^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}(\\s*;\\s*[A-Za-z0-9!#$&^_.+-]+=[^;]{1,128}){0,4}$';
+export const MIMETYPE_PATTERN =
+  '^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}(\\s*;\\s*[A-Za-z0-9!#$&^_.+-]+=[^;]{1,128}){0,4}$';
 
 /** The longest `mimetype` a send takes (as its schema says). */
 const MIMETYPE_MAX_LENGTH = 255;
@@ -39,7 +40,10 @@ export async function detectMimetype(bytes: Uint8Array | string): Promise<string
 /** Why `mimetype` cannot travel as this kind of message, or undefined when it can. Files take anything. */
 export function mimetypeMismatch(kind: MediaKind, mimetype: string): string | undefined {
   if (kind === 'file') return undefined;
-  if (kind === 'sticker') return mimetype.split(';')[0]!.trim().toLowerCase() === 'image/webp' ? undefined : `is ${mimetype}, not a WebP sticker`;
+  if (kind === 'sticker')
+    return mimetype.split(';')[0]!.trim().toLowerCase() === 'image/webp'
+      ? undefined
+      : `is ${mimetype}, not a WebP sticker`;
   const family = mimetype.split('/')[0]!.toLowerCase();
   // An audio track in an MP4 or Ogg container is often detected as video/mp4 or video/ogg.
   const accepted = kind === 'audio' ? ['audio', 'video'] : [kind];
@@ -51,7 +55,12 @@ export function mimetypeMismatch(kind: MediaKind, mimetype: string): string | un
  * `undetected` if it fits the kind, else a file stays generic and other kinds are refused. Throws a
  * MediaTypeError saying why not.
  */
-export async function resolveMimetype(kind: MediaKind, given: string | undefined, bytes: Uint8Array | string, undetected?: string): Promise<string> {
+export async function resolveMimetype(
+  kind: MediaKind,
+  given: string | undefined,
+  bytes: Uint8Array | string,
+  undetected?: string,
+): Promise<string> {
   if (given) {
     const mismatch = mimetypeMismatch(kind, given);
     if (mismatch) throw new MediaTypeError(`mimetype ${mismatch}`);

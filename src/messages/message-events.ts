@@ -11,10 +11,33 @@
 export const inboxStream = (deviceId: string) => `inbox-${deviceId}`;
 export const outboxStream = (deviceId: string) => `outbox-${deviceId}`;
 
-export const INBOUND_TYPES = ['text', 'image', 'audio', 'video', 'file', 'location', 'link', 'reaction', 'sticker', 'contact', 'poll', 'unknown'] as const;
+export const INBOUND_TYPES = [
+  'text',
+  'image',
+  'audio',
+  'video',
+  'file',
+  'location',
+  'link',
+  'reaction',
+  'sticker',
+  'contact',
+  'poll',
+  'unknown',
+] as const;
 export type InboundType = (typeof INBOUND_TYPES)[number];
 
-export const MESSAGE_STATUSES = ['queued', 'sent', 'delivered', 'read', 'played', 'failed', 'cancelled', 'deleted', 'expired'] as const;
+export const MESSAGE_STATUSES = [
+  'queued',
+  'sent',
+  'delivered',
+  'read',
+  'played',
+  'failed',
+  'cancelled',
+  'deleted',
+  'expired',
+] as const;
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 
 /** What a reply quotes. */

@@ -32,5 +32,7 @@ const PREFIX = Buffer.from([0x3e, 0xb0]);
  * (an inbox checks each new message against its last 500: 35 µs a message with ropes, 1.5 µs without).
  */
 export function waMessageIdOf(bytes: Uint8Array): string {
-  return Buffer.concat([PREFIX, bytes.subarray(0, 9)]).toString('hex').toUpperCase();
+  return Buffer.concat([PREFIX, bytes.subarray(0, 9)])
+    .toString('hex')
+    .toUpperCase();
 }

@@ -26,10 +26,14 @@ const SEPARATORS = /[\s\-.()\u00a0\u2010-\u2015]/g;
 export function parseNumber(input: string, field: NumberField): ParsedNumber {
   const text = input.trim();
   if (GROUP.test(text)) {
-    return field === 'chat' ? { ok: true, value: text.toLowerCase() } : { ok: false, message: 'is a group id; a phone number is expected here' };
+    return field === 'chat'
+      ? { ok: true, value: text.toLowerCase() }
+      : { ok: false, message: 'is a group id; a phone number is expected here' };
   }
   if (LID.test(text)) {
-    return field === 'phone' ? { ok: false, message: 'is a LID (`…@lid`); a phone number is expected here' } : { ok: true, value: text.toLowerCase() };
+    return field === 'phone'
+      ? { ok: false, message: 'is a LID (`…@lid`); a phone number is expected here' }
+      : { ok: true, value: text.toLowerCase() };
   }
   const jid = JID.exec(text);
   const compact = jid ? jid[1]! : text.replace(SEPARATORS, '');

@@ -7,7 +7,11 @@ import type { ContactCard } from './message-events.js';
 
 /** RFC 2426 §4 text escaping; CR, LF and CRLF all become `\n`. */
 export function escapeVCardText(text: string): string {
-  return text.replace(/\\/g, '\\\\').replace(/\r\n|\r|\n|\u2028|\u2029|\u0085/g, '\\n').replace(/,/g, '\\,').replace(/;/g, '\\;');
+  return text
+    .replace(/\\/g, '\\\\')
+    .replace(/\r\n|\r|\n|\u2028|\u2029|\u0085/g, '\\n')
+    .replace(/,/g, '\\,')
+    .replace(/;/g, '\\;');
 }
 
 function unescapeVCardText(text: string): string {
@@ -19,7 +23,12 @@ const digitsOf = (phone: string) => phone.replace(/\D/g, '');
 /** One card; the phone carries WhatsApp's `waid` so that the recipient's app offers to message it. */
 export function vCardOf(card: ContactCard): string {
   const digits = digitsOf(card.phone);
-  const lines = ['BEGIN:VCARD', 'VERSION:3.0', `FN:${escapeVCardText(card.name)}`, `N:;${escapeVCardText(card.name)};;;`];
+  const lines = [
+    'BEGIN:VCARD',
+    'VERSION:3.0',
+    `FN:${escapeVCardText(card.name)}`,
+    `N:;${escapeVCardText(card.name)};;;`,
+  ];
   if (card.organization !== undefined) lines.push(`ORG:${escapeVCardText(card.organization)}`);
   lines.push(`TEL;type=CELL;type=VOICE;waid=${digits}:+${digits}`);
   if (card.email !== undefined) lines.push(`EMAIL;type=INTERNET:${escapeVCardText(card.email)}`);
@@ -40,7 +49,8 @@ export function contactCardOf(vcard: string | null | undefined, fallbackName = '
     const value = line.slice(colon + 1);
     const name = head.split(';')[0]!.replace(/^ITEM\d+\./, '');
     if (name === 'FN' && card.name === undefined) card.name = unescapeVCardText(value);
-    else if (name === 'ORG' && card.organization === undefined) card.organization = unescapeVCardText(value.replace(/;+$/, ''));
+    else if (name === 'ORG' && card.organization === undefined)
+      card.organization = unescapeVCardText(value.replace(/;+$/, ''));
     else if (name === 'EMAIL' && card.email === undefined) card.email = unescapeVCardText(value);
     else if (name === 'TEL' && card.phone === undefined) {
       const waid = /WAID=(\d+)/.exec(head)?.[1];

@@ -9,7 +9,8 @@ import type { Metrics } from './metrics.js';
 export type EventCounter = (event: StoredEvent, metrics: Metrics) => void;
 
 const COUNTERS: Record<string, EventCounter> = {
-  MessageStatusChanged: (event, metrics) => metrics.messageStatuses.inc({ status: (event.data as MessageStatusChangedData).status }),
+  MessageStatusChanged: (event, metrics) =>
+    metrics.messageStatuses.inc({ status: (event.data as MessageStatusChangedData).status }),
   MessageReceived: (_, metrics) => metrics.messagesReceived.inc(),
   WebhookDeliveryAttempted: (event, metrics) => {
     const { outcome, durationMs } = event.data as WebhookDeliveryAttemptedData;

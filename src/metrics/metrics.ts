@@ -67,7 +67,13 @@ export class Metrics {
    * when the source has nothing for it: an empty outbox reads 0, not "no data" (a scraper cannot tell that
    * from a gateway that never reports it).
    */
-  gauge(name: string, help: string, labelNames: readonly string[], source: GaugeSource, known: ReadonlyArray<Record<string, string>> = []): void {
+  gauge(
+    name: string,
+    help: string,
+    labelNames: readonly string[],
+    source: GaugeSource,
+    known: ReadonlyArray<Record<string, string>> = [],
+  ): void {
     new Gauge({
       name,
       help,

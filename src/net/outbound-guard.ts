@@ -44,8 +44,15 @@ export class OutboundGuard {
 
   constructor(options: OutboundGuardOptions) {
     this.allowPrivateNetworks = options.allowPrivateNetworks;
-    const agentOptions = { keepAlive: true, scheduling: 'lifo' as const, allowPrivateIPAddress: options.allowPrivateNetworks };
-    this.agents = { http: new RequestFilteringHttpAgent(agentOptions), https: new RequestFilteringHttpsAgent(agentOptions) };
+    const agentOptions = {
+      keepAlive: true,
+      scheduling: 'lifo' as const,
+      allowPrivateIPAddress: options.allowPrivateNetworks,
+    };
+    this.agents = {
+      http: new RequestFilteringHttpAgent(agentOptions),
+      https: new RequestFilteringHttpsAgent(agentOptions),
+    };
   }
 
   /**
@@ -60,7 +67,8 @@ export class OutboundGuard {
     } catch {
       return 'is not an absolute URL';
     }
-    if (!ALLOWED_PROTOCOLS.has(parsed.protocol)) return `uses ${parsed.protocol.replace(/:$/, '')}; only http and https are allowed`;
+    if (!ALLOWED_PROTOCOLS.has(parsed.protocol))
+      return `uses ${parsed.protocol.replace(/:$/, '')}; only http and https are allowed`;
     // Port 0 cannot be dialled: every attempt would fail, as the hook's test already would.
     if (parsed.port === '0') return 'names port 0, which nothing listens on';
     if (this.allowPrivateNetworks) return undefined;
@@ -93,7 +101,12 @@ export function addressRange(address: string): string {
   }
   const range = parsed.range();
   // ::/96 (IPv4-compatible, deprecated): ipaddr.js calls it unicast, yet ::7f00:1 is 127.0.0.1 to some stacks.
-  if (range === 'unicast' && parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).parts.slice(0, 6).every((part) => part === 0)) return 'IPv4-compatible';
+  if (
+    range === 'unicast' &&
+    parsed.kind() === 'ipv6' &&
+    (parsed as ipaddr.IPv6).parts.slice(0, 6).every((part) => part === 0)
+  )
+    return 'IPv4-compatible';
   return range;
 }
 
@@ -102,16 +115,23 @@ export function addressRange(address: string): string {
  * proxy agents): a non-public address is refused unless private networks are allowed, an unspecified one
  * (0.0.0.0, ::) always, as request-filtering-agent does. `host` is what the URL named (an IP or a name).
  */
-export function addressRefusalOf(host: string, address: string, options: OutboundGuardOptions): DestinationRefusedError | undefined {
+export function addressRefusalOf(
+  host: string,
+  address: string,
+  options: OutboundGuardOptions,
+): DestinationRefusedError | undefined {
   let range: string;
   try {
     range = addressRange(address);
   } catch {
     range = 'unparsable';
   }
-  if (range === 'unicast' || (options.allowPrivateNetworks && range !== 'unspecified' && range !== 'unparsable')) return undefined;
+  if (range === 'unicast' || (options.allowPrivateNetworks && range !== 'unspecified' && range !== 'unparsable'))
+    return undefined;
   // Never which address a name resolved to: that would tell the inside.
-  return new DestinationRefusedError(`destination refused: ${host} ${host === address ? 'is' : 'resolves to'} a non-public address`);
+  return new DestinationRefusedError(
+    `destination refused: ${host} ${host === address ? 'is' : 'resolves to'} a non-public address`,
+  );
 }
 
 /**
@@ -132,7 +152,9 @@ export function guardedLookup(options: OutboundGuardOptions, resolve: LookupFunc
       }
       if (lookupOptions.all) return callback(null, addresses);
       const [first] = addresses;
-      return first ? callback(null, first.address, first.family) : callback(Object.assign(new Error(`${hostname} resolved to no address`), { code: 'ENOTFOUND' }), '', 0);
+      return first
+        ? callback(null, first.address, first.family)
+        : callback(Object.assign(new Error(`${hostname} resolved to no address`), { code: 'ENOTFOUND' }), '', 0);
     });
   };
 }

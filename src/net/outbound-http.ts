@@ -31,4 +31,3 @@ export function createOutboundHttp(guard: OutboundGuard, options: OutboundHttpOp
     },
   });
 }
-

@@ -34,7 +34,8 @@ export class DeletedDeviceOutboxes {
       name: 'outbox: device deletions',
       log: this.deps.log,
       onBatch: async (batch) => {
-        for (const event of batch) if (event.type === 'DeviceDeleted') await this.drop((event.data as { deviceId: string }).deviceId);
+        for (const event of batch)
+          if (event.type === 'DeviceDeleted') await this.drop((event.data as { deviceId: string }).deviceId);
       },
     });
   }
@@ -48,8 +49,11 @@ export class DeletedDeviceOutboxes {
   private async drop(deviceId: string): Promise<void> {
     try {
       const { result } = await this.deps.outboxes.execute(deviceId, dropOutbox(deviceId, Date.now()));
-      await Promise.all(result.filter((m) => mediaOf(m.content) !== undefined).map((m) => this.deps.media.remove(deviceId, m.outboxId)));
-      if (result.length > 0) this.deps.log.info({ deviceId, cancelled: result.length }, 'outbox of a deleted device dropped');
+      await Promise.all(
+        result.filter((m) => mediaOf(m.content) !== undefined).map((m) => this.deps.media.remove(deviceId, m.outboxId)),
+      );
+      if (result.length > 0)
+        this.deps.log.info({ deviceId, cancelled: result.length }, 'outbox of a deleted device dropped');
     } catch (error) {
       this.deps.log.error({ err: error, deviceId }, 'could not drop the outbox of a deleted device');
     }

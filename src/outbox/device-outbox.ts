@@ -22,7 +22,14 @@
  * and CONFLICT_DEADLINE_MS have passed since its first loss.
  */
 import type { DecideWith, Decision as CommandDecision } from '../commands/decider.js';
-import { type AppendResult, type EventStore, type Fence, type NewEvent, type StoredEvent, WrongExpectedRevisionError } from '../eventstore/event-store.js';
+import {
+  type AppendResult,
+  type EventStore,
+  type Fence,
+  type NewEvent,
+  type StoredEvent,
+  WrongExpectedRevisionError,
+} from '../eventstore/event-store.js';
 import { outboxStream } from '../messages/message-events.js';
 import type { OutboxEvent } from './outbox-events.js';
 import { OUTBOX_EVENT_TYPES } from './outbox-events.js';
@@ -158,7 +165,14 @@ export class DeviceOutbox {
   /** Decides now and appends; resolves once the events are durable. */
   execute<R>(decide: Decide<R>, fence?: Fence): Promise<Executed<R>> {
     return new Promise<Executed<R>>((resolve, reject) => {
-      const command: Command = { decide, resolve: resolve as Command['resolve'], reject, conflicts: 0, firstConflictAt: undefined, fence };
+      const command: Command = {
+        decide,
+        resolve: resolve as Command['resolve'],
+        reject,
+        conflicts: 0,
+        firstConflictAt: undefined,
+        fence,
+      };
       if (this.pipeline && !this.stale && !this.behind && !this.recovering) this.run(command);
       else {
         this.waiting.push(command);
@@ -192,7 +206,11 @@ export class DeviceOutbox {
     // looked up as a possible repeat on every append, and only ids a retry could append twice need that.
     const stored: readonly NewEvent[] = events;
     const expectedRevision = expected < 0 ? 'no_stream' : expected;
-    const appended = this.store.append(this.stream, stored, command.fence ? { expectedRevision, fence: command.fence } : { expectedRevision });
+    const appended = this.store.append(
+      this.stream,
+      stored,
+      command.fence ? { expectedRevision, fence: command.fence } : { expectedRevision },
+    );
     this.lastAppend = appended;
     appended.then(
       (outcome) => {
@@ -219,7 +237,13 @@ export class DeviceOutbox {
 
   /** Decides what waits, in order: all of it when pipelining, else the next append's worth. */
   private runWaiting(): void {
-    while (this.waiting.length > 0 && !this.stale && !this.behind && !this.recovering && (this.pipeline || this.inFlight === 0)) {
+    while (
+      this.waiting.length > 0 &&
+      !this.stale &&
+      !this.behind &&
+      !this.recovering &&
+      (this.pipeline || this.inFlight === 0)
+    ) {
       if (this.pipeline) this.run(this.waiting.shift()!);
       else this.runBatch();
     }
@@ -382,7 +406,9 @@ export class DeviceOutbox {
     if (this.refused.length > 0) {
       this.conflictStreak += 1;
       // The first conflict is read again at once: the other writer's append is in, and reading it is all it takes.
-      if (this.conflictStreak > 1) pause = this.random() * Math.min(CONFLICT_BACKOFF_MAX_MS, CONFLICT_BACKOFF_BASE_MS * 2 ** (this.conflictStreak - 2));
+      if (this.conflictStreak > 1)
+        pause =
+          this.random() * Math.min(CONFLICT_BACKOFF_MAX_MS, CONFLICT_BACKOFF_BASE_MS * 2 ** (this.conflictStreak - 2));
     }
     // Flags cleared now: an invalidation during the read sets them again, and is read after it.
     const full = this.stale;
@@ -456,7 +482,10 @@ export class DeviceOutbox {
    */
   private maybeSnapshot(): void {
     if (this.inFlight > 0 || this.stale || this.revision !== this.headRevision) return;
-    const every = Math.max(this.options.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY, SNAPSHOT_BACKLOG_FACTOR * this.state.size);
+    const every = Math.max(
+      this.options.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY,
+      SNAPSHOT_BACKLOG_FACTOR * this.state.size,
+    );
     if (this.revision - this.snapshotRevision < every) return;
     this.snapshotRevision = this.revision;
     const snapshot = { revision: this.revision, state: this.state.toSnapshot() };

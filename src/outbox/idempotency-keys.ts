@@ -24,14 +24,18 @@ export interface RequestFingerprints {
   legacy: string;
 }
 
-const digestOf = (json: string | undefined) => createHash('sha256').update(json ?? '').digest('base64url');
+const digestOf = (json: string | undefined) =>
+  createHash('sha256')
+    .update(json ?? '')
+    .digest('base64url');
 
 export function fingerprintsOf(request: unknown): RequestFingerprints {
   return { fingerprint: digestOf(stableStringify(request)), legacy: digestOf(JSON.stringify(request)) };
 }
 
 /** Whether a recorded fingerprint is of this request. */
-export const isSameRequest = (recorded: string, request: RequestFingerprints): boolean => recorded === request.fingerprint || recorded === request.legacy;
+export const isSameRequest = (recorded: string, request: RequestFingerprints): boolean =>
+  recorded === request.fingerprint || recorded === request.legacy;
 
 /** The header's value, checked: 1..255 visible ASCII characters (spaces allowed inside). */
 export function parseIdempotencyKey(value: string | undefined): string | undefined {
@@ -44,7 +48,10 @@ export function parseIdempotencyKey(value: string | undefined): string | undefin
 }
 
 const keyReused = () =>
-  new DomainError('idempotency_key_reused', 'this Idempotency-Key was already used with a different request; use a new key for a new request');
+  new DomainError(
+    'idempotency_key_reused',
+    'this Idempotency-Key was already used with a different request; use a new key for a new request',
+  );
 
 interface InFlight {
   fingerprint: string;
@@ -66,7 +73,12 @@ export class IdempotencyKeys {
    * `queue` must record the key with the message (OutboxMessageQueued.idempotency) and wait for the
    * read models to include it before resolving.
    */
-  async once(deviceId: string, key: string, request: RequestFingerprints, queue: () => Promise<QueuedAnswer>): Promise<QueuedAnswer> {
+  async once(
+    deviceId: string,
+    key: string,
+    request: RequestFingerprints,
+    queue: () => Promise<QueuedAnswer>,
+  ): Promise<QueuedAnswer> {
     this.pruneNowAndThen();
     const slot = `${deviceId}\n${key}`;
     const racing = this.inFlight.get(slot);

@@ -45,13 +45,21 @@ export class IdempotencyReadModel implements Projection {
     const data = stored.data as OutboxMessageQueuedData;
     if (!data.idempotency) return;
     // A key used again after it expired belongs to the newer request.
-    this.sql().upsert.run(data.deviceId, data.idempotency.key, data.idempotency.fingerprint, JSON.stringify(answerOf(data)), stored.createdAt.getTime());
+    this.sql().upsert.run(
+      data.deviceId,
+      data.idempotency.key,
+      data.idempotency.fingerprint,
+      JSON.stringify(answerOf(data)),
+      stored.createdAt.getTime(),
+    );
   }
 
   /** The record of a key, if it was used since `notBefore` (epoch ms). */
   find(deviceId: string, key: string, notBefore: number): IdempotencyRecord | undefined {
     const row = this.sql().find.get(deviceId, key, notBefore);
-    return row && { fingerprint: row.fingerprint, answer: JSON.parse(row.answer) as QueuedAnswer, createdAt: row.created_at };
+    return (
+      row && { fingerprint: row.fingerprint, answer: JSON.parse(row.answer) as QueuedAnswer, createdAt: row.created_at }
+    );
   }
 
   /** Forgets keys older than `before` (epoch ms); answers how many. */

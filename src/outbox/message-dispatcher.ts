@@ -5,7 +5,14 @@
  */
 import { access } from 'node:fs/promises';
 import type { MediaSettings } from '../config.js';
-import { EngineError, type EngineConnection, type ForwardableContent, type MediaFile, type OutgoingContent, type OutgoingMessage } from '../engines/engine.js';
+import {
+  EngineError,
+  type EngineConnection,
+  type ForwardableContent,
+  type MediaFile,
+  type OutgoingContent,
+  type OutgoingMessage,
+} from '../engines/engine.js';
 import { MediaUnavailableError, type MediaFetcher } from '../media/media-fetcher.js';
 import { mediaLimitOf } from '../media/media-limits.js';
 import type { MediaStore } from '../media/media-store.js';
@@ -72,7 +79,10 @@ export class MessageDispatcher {
 
   async revoke(connection: EngineConnection, waMessageId: string, to: string): Promise<void> {
     const key = `revoke:${waMessageId}`;
-    return this.awaitCall(key, this.earlierCall(key, connection) ?? { connection, call: connection.revoke(waMessageId, to) });
+    return this.awaitCall(
+      key,
+      this.earlierCall(key, connection) ?? { connection, call: connection.revoke(waMessageId, to) },
+    );
   }
 
   /**
@@ -107,31 +117,56 @@ export class MessageDispatcher {
       () => (entry.ended = { failed: false }),
       (error: unknown) => (entry.ended = { failed: true, error }),
     );
-    throw new EngineError('timeout', `the engine did not answer within ${Math.round(this.timeoutMs / 1000)} s; the next try waits for this call rather than making another`);
+    throw new EngineError(
+      'timeout',
+      `the engine did not answer within ${Math.round(this.timeoutMs / 1000)} s; the next try waits for this call rather than making another`,
+    );
   }
 
-  private async contentOf(deviceId: string, outboxId: string, content: QueuedContent, scratch: string[]): Promise<OutgoingContent> {
+  private async contentOf(
+    deviceId: string,
+    outboxId: string,
+    content: QueuedContent,
+    scratch: string[],
+  ): Promise<OutgoingContent> {
     switch (content.kind) {
       case 'image':
       case 'video':
       case 'audio':
       case 'file':
       case 'sticker':
-        return { ...content, media: await this.mediaFile(deviceId, outboxId, content.kind, content.media, scratch) } as OutgoingContent;
+        return {
+          ...content,
+          media: await this.mediaFile(deviceId, outboxId, content.kind, content.media, scratch),
+        } as OutgoingContent;
       case 'forward':
-        return { kind: 'forward', content: (await this.contentOf(deviceId, outboxId, content.content, scratch)) as ForwardableContent };
+        return {
+          kind: 'forward',
+          content: (await this.contentOf(deviceId, outboxId, content.content, scratch)) as ForwardableContent,
+        };
       default:
         return content;
     }
   }
 
-  private async mediaFile(deviceId: string, outboxId: string, kind: MediaKind, source: MediaSource, scratch: string[]): Promise<MediaFile> {
+  private async mediaFile(
+    deviceId: string,
+    outboxId: string,
+    kind: MediaKind,
+    source: MediaSource,
+    scratch: string[],
+  ): Promise<MediaFile> {
     if (source.source === 'stored') {
       const path = this.media.pathOf(deviceId, outboxId);
       await access(path).catch(() => {
         throw new MediaUnavailableError('the stored media file is missing', 'missing_file');
       });
-      return { path, mimetype: source.mimetype, size: source.size, ...(source.filename ? { filename: source.filename } : {}) };
+      return {
+        path,
+        mimetype: source.mimetype,
+        size: source.size,
+        ...(source.filename ? { filename: source.filename } : {}),
+      };
     }
     await this.media.ensureDeviceDir(deviceId);
     const path = this.media.downloadPathOf(deviceId, outboxId);
@@ -147,8 +182,16 @@ export class MessageDispatcher {
    * the kind is one file-type cannot always tell (files; some audio): an image, video or sticker whose bytes
    * are not one (an HTML login page served as image/jpeg) fails `wrong_type`, as base64 or an upload is 415.
    */
-  private async mimetypeOf(kind: MediaKind, given: string | undefined, path: string, served: string | undefined): Promise<string> {
-    const trusted = SERVED_TYPE_TRUSTED.has(kind) && served !== undefined && served !== GENERIC_MIMETYPE && isMimetype(served) ? served : undefined;
+  private async mimetypeOf(
+    kind: MediaKind,
+    given: string | undefined,
+    path: string,
+    served: string | undefined,
+  ): Promise<string> {
+    const trusted =
+      SERVED_TYPE_TRUSTED.has(kind) && served !== undefined && served !== GENERIC_MIMETYPE && isMimetype(served)
+        ? served
+        : undefined;
     try {
       return await resolveMimetype(kind, given, path, trusted);
     } catch (error) {

@@ -8,7 +8,13 @@ import { statusEventId } from '../actors/message-sink.js';
 import type { Receipt } from '../engines/engine.js';
 import type { Decide, OutboxNewEvent } from './device-outbox.js';
 import { nextStatus } from './message-status.js';
-import type { OutboxError, OutboxEvent, OutboxMessageQueuedData, QueuedAnswer, QueuedContent } from './outbox-events.js';
+import type {
+  OutboxError,
+  OutboxEvent,
+  OutboxMessageQueuedData,
+  QueuedAnswer,
+  QueuedContent,
+} from './outbox-events.js';
 import type { OutboxState, PendingMessage, PendingRevoke } from './outbox-state.js';
 
 const unixSeconds = (epochMs: number) => Math.floor(epochMs / 1000);
@@ -27,7 +33,10 @@ export interface NewMessage {
 export const isExpired = (message: PendingMessage, now: number): boolean =>
   message.status === 'queued' && message.expiresAt !== undefined && Date.parse(message.expiresAt) <= now;
 
-const expiredError = (message: PendingMessage) => ({ code: 'expired', message: `not sent before its expiresAt (${message.expiresAt})` });
+const expiredError = (message: PendingMessage) => ({
+  code: 'expired',
+  message: `not sent before its expiresAt (${message.expiresAt})`,
+});
 
 /**
  * The send repeats an Idempotency-Key the outbox recorded (within its time to live): nothing is queued, and
@@ -42,12 +51,20 @@ export class RepeatedSend extends Error {
 }
 
 /** `legacyFingerprint`: the request's fingerprint as keys recorded before fingerprints were canonical have it (src/outbox/idempotency-keys.ts). */
-export function queueMessage(deviceId: string, message: NewMessage, idempotencyTtlMs = Number.POSITIVE_INFINITY, legacyFingerprint?: string): Decide<OutboxMessageQueuedData> {
+export function queueMessage(
+  deviceId: string,
+  message: NewMessage,
+  idempotencyTtlMs = Number.POSITIVE_INFINITY,
+  legacyFingerprint?: string,
+): Decide<OutboxMessageQueuedData> {
   return (state) => {
     const known = message.idempotency && state.keys.get(message.idempotency.key);
     if (known && known.at >= Date.parse(message.createdAt) - idempotencyTtlMs) {
       if (known.fingerprint !== message.idempotency!.fingerprint && known.fingerprint !== legacyFingerprint) {
-        throw new DomainError('idempotency_key_reused', 'this Idempotency-Key was already used with a different request; use a new key for a new request');
+        throw new DomainError(
+          'idempotency_key_reused',
+          'this Idempotency-Key was already used with a different request; use a new key for a new request',
+        );
       }
       throw new RepeatedSend(known.answer);
     }
@@ -78,11 +95,16 @@ function statusEvent(
 }
 
 /** DELETE /outbox/:outboxId and DELETE /send of a queued message. */
-export function cancelMessage(deviceId: string, find: (state: OutboxState) => PendingMessage | undefined, now: number): Decide<PendingMessage> {
+export function cancelMessage(
+  deviceId: string,
+  find: (state: OutboxState) => PendingMessage | undefined,
+  now: number,
+): Decide<PendingMessage> {
   return (state) => {
     const message = find(state);
     if (!message) throw new DomainError('not_found', 'no such message in the outbox');
-    if (message.status === 'sending') throw new DomainError('message_sending', 'the message is being sent right now and can no longer be removed');
+    if (message.status === 'sending')
+      throw new DomainError('message_sending', 'the message is being sent right now and can no longer be removed');
     return { events: [statusEvent(deviceId, message, 'cancelled', now)], result: message };
   };
 }
@@ -102,7 +124,10 @@ export function dropOutbox(deviceId: string, now: number): Decide<PendingMessage
     const error = { code: 'device_deleted', message: 'the device was deleted' };
     const events = dropped.map((m) => statusEvent(deviceId, m, 'cancelled', now, error));
     for (const revoke of state.revokes.values()) {
-      events.push({ type: 'OutboxRevokeFailed', data: { deviceId, waMessageId: revoke.waMessageId, error, final: true, attempt: revoke.attempts, retryAt: 0 } });
+      events.push({
+        type: 'OutboxRevokeFailed',
+        data: { deviceId, waMessageId: revoke.waMessageId, error, final: true, attempt: revoke.attempts, retryAt: 0 },
+      });
     }
     return { events, result: dropped };
   };
@@ -131,8 +156,13 @@ export function startSending(deviceId: string, outboxId: string, now: number): D
   return (state) => {
     const message = state.messages.get(outboxId);
     if (!message) return { events: [], result: { action: 'skip' } };
-    if (message.confirmed) return { events: [statusEvent(deviceId, message, 'sent', now)], result: { action: 'confirm', message } };
-    if (isExpired(message, now)) return { events: [statusEvent(deviceId, message, 'expired', now, expiredError(message))], result: { action: 'expired', message } };
+    if (message.confirmed)
+      return { events: [statusEvent(deviceId, message, 'sent', now)], result: { action: 'confirm', message } };
+    if (isExpired(message, now))
+      return {
+        events: [statusEvent(deviceId, message, 'expired', now, expiredError(message))],
+        result: { action: 'expired', message },
+      };
     const event: OutboxEvent = {
       type: 'OutboxMessageSending',
       data: { deviceId, outboxId, waMessageId: message.waMessageId, attempt: message.attempts + 1, startedAt: now },
@@ -206,7 +236,10 @@ export function recordReceipt(
   };
 }
 
-export function requestRevoke(deviceId: string, target: { waMessageId: string; to: string; outboxId?: string }): Decide<'requested' | 'already'> {
+export function requestRevoke(
+  deviceId: string,
+  target: { waMessageId: string; to: string; outboxId?: string },
+): Decide<'requested' | 'already'> {
   return (state) => {
     if (state.revokes.has(target.waMessageId)) return { events: [], result: 'already' };
     return { events: [{ type: 'OutboxRevokeRequested', data: { deviceId, ...target } }], result: 'requested' };

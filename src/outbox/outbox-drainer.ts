@@ -20,7 +20,14 @@ import { type Fence, FenceRejectedError } from '../eventstore/event-store.js';
 import type { DeviceConnections } from './device-connections.js';
 import type { Decide, DeviceOutbox, Executed } from './device-outbox.js';
 import type { MessageDispatcher } from './message-dispatcher.js';
-import { recordAttemptFailed, recordFailed, recordRevokeFailed, recordRevoked, recordSent, startSending } from './outbox-decisions.js';
+import {
+  recordAttemptFailed,
+  recordFailed,
+  recordRevokeFailed,
+  recordRevoked,
+  recordSent,
+  startSending,
+} from './outbox-decisions.js';
 import { type OutboxError, mediaOf } from './outbox-events.js';
 import type { OutboxState, PendingMessage } from './outbox-state.js';
 import type { Outboxes } from './outboxes.js';
@@ -55,7 +62,8 @@ export interface DeviceFences {
   fenceRejected(deviceId: string, error: FenceRejectedError): void;
 }
 
-type Job = { type: 'send'; outboxId: string } | { type: 'revoke'; waMessageId: string } | { type: 'wait'; until: number };
+type Job =
+  { type: 'send'; outboxId: string } | { type: 'revoke'; waMessageId: string } | { type: 'wait'; until: number };
 
 /** What to do next: a due revoke first, else the head of the FIFO (or wait for its backoff to end). */
 export function nextJob(state: OutboxState, now: number): Job | undefined {
@@ -267,19 +275,33 @@ class DeviceLane {
     this.sentUnrecorded.delete(outboxId);
   }
 
-  private async sendFailed(outbox: DeviceOutbox, connection: EngineConnection, message: PendingMessage, error: unknown): Promise<void> {
+  private async sendFailed(
+    outbox: DeviceOutbox,
+    connection: EngineConnection,
+    message: PendingMessage,
+    error: unknown,
+  ): Promise<void> {
     const { settings, log } = this.drainer.deps;
     const now = this.drainer.now();
     const failure = this.classify(connection, error);
-    log.debug({ deviceId: this.deviceId, outboxId: message.outboxId, error: failure.error, kind: failure.kind }, 'send failed');
-    if (failure.kind === 'permanent' || (failure.kind === 'transient' && message.failures + 1 >= settings.maxAttempts)) {
+    log.debug(
+      { deviceId: this.deviceId, outboxId: message.outboxId, error: failure.error, kind: failure.kind },
+      'send failed',
+    );
+    if (
+      failure.kind === 'permanent' ||
+      (failure.kind === 'transient' && message.failures + 1 >= settings.maxAttempts)
+    ) {
       await this.record(outbox, recordFailed(this.deviceId, message.outboxId, failure.error, now));
       await this.removeMedia(message);
       return;
     }
     const counted = failure.kind === 'transient';
     const retryAt = counted ? now + retryDelayMs(message.failures + 1, settings, this.drainer.random) : now;
-    await this.record(outbox, recordAttemptFailed(this.deviceId, message.outboxId, { error: failure.error, counted, retryAt }));
+    await this.record(
+      outbox,
+      recordAttemptFailed(this.deviceId, message.outboxId, { error: failure.error, counted, retryAt }),
+    );
   }
 
   private async revoke(outbox: DeviceOutbox, waMessageId: string): Promise<void> {
@@ -295,23 +317,39 @@ class DeviceLane {
       const counted = failure.kind !== 'offline';
       const final = failure.kind === 'permanent' || (counted && revoke.attempts + 1 >= settings.maxAttempts);
       const retryAt = counted ? now + retryDelayMs(revoke.attempts + 1, settings, this.drainer.random) : now;
-      await this.record(outbox, recordRevokeFailed(this.deviceId, waMessageId, { error: failure.error, final, retryAt, counted }));
+      await this.record(
+        outbox,
+        recordRevokeFailed(this.deviceId, waMessageId, { error: failure.error, final, retryAt, counted }),
+      );
       return;
     }
     await this.record(outbox, recordRevoked(this.deviceId, waMessageId, this.drainer.now()));
   }
 
   /** permanent: fail now; transient: retry with backoff (uses an attempt); offline: retry once online again. */
-  private classify(connection: EngineConnection, error: unknown): { kind: 'permanent' | 'transient' | 'offline'; error: OutboxError } {
-    if (error instanceof MediaUnavailableError) return { kind: 'permanent', error: { code: error.code, message: error.message, reason: error.reason } };
+  private classify(
+    connection: EngineConnection,
+    error: unknown,
+  ): { kind: 'permanent' | 'transient' | 'offline'; error: OutboxError } {
+    if (error instanceof MediaUnavailableError)
+      return { kind: 'permanent', error: { code: error.code, message: error.message, reason: error.reason } };
     const message = error instanceof Error ? error.message : String(error);
     if (error instanceof EngineError) {
       // The engine's media_unavailable is a stored file it cannot read.
-      if (error.permanent) return { kind: 'permanent', error: { code: error.code, message, ...(error.code === 'media_unavailable' ? { reason: 'missing_file' } : {}) } };
+      if (error.permanent)
+        return {
+          kind: 'permanent',
+          error: {
+            code: error.code,
+            message,
+            ...(error.code === 'media_unavailable' ? { reason: 'missing_file' } : {}),
+          },
+        };
       if (error.code === 'not_connected') return { kind: 'offline', error: { code: error.code, message } };
     }
     // The session dropped while the engine was busy: not the message's fault.
-    if (this.drainer.deps.connections.connection(this.deviceId) !== connection) return { kind: 'offline', error: { code: 'not_connected', message } };
+    if (this.drainer.deps.connections.connection(this.deviceId) !== connection)
+      return { kind: 'offline', error: { code: 'not_connected', message } };
     return { kind: 'transient', error: { code: error instanceof EngineError ? error.code : 'engine_error', message } };
   }
 
@@ -319,7 +357,9 @@ class DeviceLane {
     const { media, log } = this.drainer.deps;
     if (mediaOf(message.content)?.source !== 'stored') return;
     // A file left behind is removed by the sweep at the next start.
-    await media.remove(this.deviceId, message.outboxId).catch((error: unknown) => log.warn({ err: error, deviceId: this.deviceId }, 'media file not removed'));
+    await media
+      .remove(this.deviceId, message.outboxId)
+      .catch((error: unknown) => log.warn({ err: error, deviceId: this.deviceId }, 'media file not removed'));
   }
 
   /**
@@ -332,10 +372,18 @@ class DeviceLane {
     if (mediaOf(message.content)?.source !== 'stored') return;
     try {
       const kept = await media.keepSent(this.deviceId, message.outboxId, message.waMessageId);
-      if (kept === 'missing') log.warn({ deviceId: this.deviceId, outboxId: message.outboxId }, 'sent media not kept: its file is gone');
-      else if (kept === 'copied') log.debug({ deviceId: this.deviceId, outboxId: message.outboxId }, 'sent media copied to the received media (another file system)');
+      if (kept === 'missing')
+        log.warn({ deviceId: this.deviceId, outboxId: message.outboxId }, 'sent media not kept: its file is gone');
+      else if (kept === 'copied')
+        log.debug(
+          { deviceId: this.deviceId, outboxId: message.outboxId },
+          'sent media copied to the received media (another file system)',
+        );
     } catch (error) {
-      log.warn({ err: error, deviceId: this.deviceId, outboxId: message.outboxId }, 'sent media not kept: a forward of it will answer 410');
+      log.warn(
+        { err: error, deviceId: this.deviceId, outboxId: message.outboxId },
+        'sent media not kept: a forward of it will answer 410',
+      );
     }
   }
 

@@ -14,7 +14,21 @@ import { MEDIA_KINDS, type MediaKind, type MediaSource } from '../media/media-ki
 import type { ContactCard, MessageStatusChangedData } from '../messages/message-events.js';
 import type { ReplyTarget } from '../engines/engine.js';
 
-export const SEND_KINDS = ['text', 'image', 'audio', 'video', 'file', 'location', 'link', 'reaction', 'sticker', 'contact', 'poll', 'forward', 'edit'] as const;
+export const SEND_KINDS = [
+  'text',
+  'image',
+  'audio',
+  'video',
+  'file',
+  'location',
+  'link',
+  'reaction',
+  'sticker',
+  'contact',
+  'poll',
+  'forward',
+  'edit',
+] as const;
 export type SendKind = (typeof SEND_KINDS)[number];
 
 export { MEDIA_KINDS, type MediaKind, type MediaSource } from '../media/media-kinds.js';
@@ -39,7 +53,10 @@ export type QueuedContent =
   | { kind: 'forward'; content: ForwardedContent }
   | { kind: 'edit'; messageId: string; text: string };
 
-export type ForwardedContent = Extract<QueuedContent, { kind: 'text' | 'image' | 'video' | 'audio' | 'file' | 'sticker' | 'location' | 'link' | 'contact' }>;
+export type ForwardedContent = Extract<
+  QueuedContent,
+  { kind: 'text' | 'image' | 'video' | 'audio' | 'file' | 'sticker' | 'location' | 'link' | 'contact' }
+>;
 
 /** The media of a queued content, wherever it sits (a forward carries it inside). */
 export function mediaOf(content: QueuedContent): MediaSource | undefined {

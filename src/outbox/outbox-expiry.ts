@@ -33,10 +33,12 @@ export class OutboxExpiry {
 
   start(): void {
     this.timer = setInterval(() => {
-      this.running ??= this.sweep().then(
-        () => undefined,
-        () => undefined,
-      ).finally(() => (this.running = undefined));
+      this.running ??= this.sweep()
+        .then(
+          () => undefined,
+          () => undefined,
+        )
+        .finally(() => (this.running = undefined));
     }, this.deps.periodMs ?? EXPIRY_SWEEP_MS);
     this.timer.unref();
   }
@@ -55,7 +57,7 @@ export class OutboxExpiry {
           await this.deps.media.remove(deviceId, message.outboxId).catch(() => undefined);
         }
       } catch (error) {
-        this.deps.log.warn({ err: error, deviceId }, 'could not expire the device\'s queued messages; trying again');
+        this.deps.log.warn({ err: error, deviceId }, "could not expire the device's queued messages; trying again");
       }
     }
     return expired;

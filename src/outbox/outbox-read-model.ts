@@ -14,7 +14,12 @@ import { nextStatus } from './message-status.js';
 import { type OutboxError, type OutboxEvent, type SendKind } from './outbox-events.js';
 
 /** A message's life in the outbox; revokes are the outbox's business only. */
-const HANDLED: ReadonlySet<string> = new Set<OutboxEvent['type']>(['OutboxMessageQueued', 'OutboxMessageSending', 'OutboxAttemptFailed', 'MessageStatusChanged']);
+const HANDLED: ReadonlySet<string> = new Set<OutboxEvent['type']>([
+  'OutboxMessageQueued',
+  'OutboxMessageSending',
+  'OutboxAttemptFailed',
+  'MessageStatusChanged',
+]);
 const isHandled = eventGuard<OutboxEvent>(HANDLED);
 
 export interface OutboxItemView {
@@ -52,7 +57,19 @@ interface Row {
 }
 
 const keyOf = (deviceId: string, id: string) => `${deviceId}\u0000${id}`;
-const INSERT_COLUMNS = ['device_id', 'outbox_id', 'wa_message_id', 'seq', 'kind', 'recipient', 'status', 'attempts', 'last_error', 'created_at', 'expires_at'] as const satisfies ReadonlyArray<keyof Row>;
+const INSERT_COLUMNS = [
+  'device_id',
+  'outbox_id',
+  'wa_message_id',
+  'seq',
+  'kind',
+  'recipient',
+  'status',
+  'attempts',
+  'last_error',
+  'created_at',
+  'expires_at',
+] as const satisfies ReadonlyArray<keyof Row>;
 
 export class OutboxReadModel implements Projection {
   readonly name = 'outbox';
@@ -93,9 +110,13 @@ export class OutboxReadModel implements Projection {
       CREATE INDEX IF NOT EXISTS outbox_messages_unconfirmed ON outbox_messages (device_id, seq) WHERE status IN ('sent', 'delivered');
     `);
     // A table made by version 1 lacks expires_at (version 2 rebuilds its rows, not its table).
-    const columns = new Set((db.prepare('PRAGMA table_info(outbox_messages)').all() as Array<{ name: string }>).map((column) => column.name));
+    const columns = new Set(
+      (db.prepare('PRAGMA table_info(outbox_messages)').all() as Array<{ name: string }>).map((column) => column.name),
+    );
     if (!columns.has('expires_at')) db.exec('ALTER TABLE outbox_messages ADD COLUMN expires_at TEXT');
-    db.exec(`CREATE INDEX IF NOT EXISTS outbox_messages_expiring ON outbox_messages (expires_at) WHERE status = 'queued' AND expires_at IS NOT NULL`);
+    db.exec(
+      `CREATE INDEX IF NOT EXISTS outbox_messages_expiring ON outbox_messages (expires_at) WHERE status = 'queued' AND expires_at IS NOT NULL`,
+    );
   }
 
   reset(db: Database.Database): void {
@@ -153,7 +174,10 @@ export class OutboxReadModel implements Projection {
       }
       case 'MessageStatusChanged': {
         const { deviceId, waMessageId, status, error } = event.data;
-        const outboxId = event.data.outboxId ?? this.byWaId.get(keyOf(deviceId, waMessageId)) ?? this.sql().statusByWaId.get(deviceId, waMessageId)?.outbox_id;
+        const outboxId =
+          event.data.outboxId ??
+          this.byWaId.get(keyOf(deviceId, waMessageId)) ??
+          this.sql().statusByWaId.get(deviceId, waMessageId)?.outbox_id;
         if (outboxId === undefined) return; // a message this outbox did not send (e.g. from the phone)
         const key = keyOf(deviceId, outboxId);
         const row = rows.get(key);
@@ -196,7 +220,10 @@ export class OutboxReadModel implements Projection {
   }
 
   /** Pending messages (queued or being sent), oldest first, after the given FIFO position. */
-  pending(deviceId: string, options: { limit: number; afterSeq?: number }): { items: OutboxItemView[]; nextAfterSeq: number | null } {
+  pending(
+    deviceId: string,
+    options: { limit: number; afterSeq?: number },
+  ): { items: OutboxItemView[]; nextAfterSeq: number | null } {
     const rows = this.sql().pendingPage.all(deviceId, options.afterSeq ?? 0, options.limit + 1);
     const page = rows.slice(0, options.limit);
     return {
@@ -223,7 +250,15 @@ export class OutboxReadModel implements Projection {
 
   byWaMessageId(deviceId: string, waMessageId: string): MessageRecord | undefined {
     const row = this.sql().recordByWaId.get(deviceId, waMessageId);
-    return row && { outboxId: row.outbox_id, waMessageId: row.wa_message_id, kind: row.kind, to: row.recipient, status: row.status };
+    return (
+      row && {
+        outboxId: row.outbox_id,
+        waMessageId: row.wa_message_id,
+        kind: row.kind,
+        to: row.recipient,
+        status: row.status,
+      }
+    );
   }
 
   isPending(deviceId: string, outboxId: string): boolean {
@@ -237,12 +272,16 @@ export class OutboxReadModel implements Projection {
   }
 
   devicesWithPending(): string[] {
-    return this.sql().pendingDevices.all().map((r) => r.device_id);
+    return this.sql()
+      .pendingDevices.all()
+      .map((r) => r.device_id);
   }
 
   /** Devices with a queued message whose expiresAt is at or before `now` (the expiry sweep). */
   devicesWithExpired(now: number): string[] {
-    return this.sql().expiredDevices.all(new Date(now).toISOString()).map((r) => r.device_id);
+    return this.sql()
+      .expiredDevices.all(new Date(now).toISOString())
+      .map((r) => r.device_id);
   }
 
   private sql() {
@@ -252,19 +291,29 @@ export class OutboxReadModel implements Projection {
   private prepare() {
     const db = this.db;
     return {
-      update: db.prepare('UPDATE outbox_messages SET status = ?, attempts = ?, last_error = ? WHERE device_id = ? AND outbox_id = ?'),
+      update: db.prepare(
+        'UPDATE outbox_messages SET status = ?, attempts = ?, last_error = ? WHERE device_id = ? AND outbox_id = ?',
+      ),
       byId: db.prepare<[string, string], Row>('SELECT * FROM outbox_messages WHERE device_id = ? AND outbox_id = ?'),
-      statusById: db.prepare<[string, string], Pick<Row, 'outbox_id' | 'status'>>('SELECT outbox_id, status FROM outbox_messages WHERE device_id = ? AND outbox_id = ?'),
+      statusById: db.prepare<[string, string], Pick<Row, 'outbox_id' | 'status'>>(
+        'SELECT outbox_id, status FROM outbox_messages WHERE device_id = ? AND outbox_id = ?',
+      ),
       statusByWaId: db.prepare<[string, string], Pick<Row, 'outbox_id' | 'status'>>(
         'SELECT outbox_id, status FROM outbox_messages WHERE device_id = ? AND wa_message_id = ? LIMIT 1',
       ),
-      recordByWaId: db.prepare<[string, string], Pick<Row, 'outbox_id' | 'wa_message_id' | 'kind' | 'recipient' | 'status'>>(
+      recordByWaId: db.prepare<
+        [string, string],
+        Pick<Row, 'outbox_id' | 'wa_message_id' | 'kind' | 'recipient' | 'status'>
+      >(
         'SELECT outbox_id, wa_message_id, kind, recipient, status FROM outbox_messages WHERE device_id = ? AND wa_message_id = ? LIMIT 1',
       ),
       pendingPage: db.prepare<[string, number, number], Row>(
         `SELECT * FROM outbox_messages WHERE device_id = ? AND status IN ('queued', 'sending') AND seq > ? ORDER BY seq LIMIT ?`,
       ),
-      unconfirmedPage: db.prepare<[string, number, number], { wa_message_id: string; recipient: string; status: 'sent' | 'delivered'; seq: number }>(
+      unconfirmedPage: db.prepare<
+        [string, number, number],
+        { wa_message_id: string; recipient: string; status: 'sent' | 'delivered'; seq: number }
+      >(
         `SELECT wa_message_id, recipient, status, seq FROM outbox_messages
          WHERE device_id = ? AND status IN ('sent', 'delivered') AND seq > ? ORDER BY seq LIMIT ?`,
       ),

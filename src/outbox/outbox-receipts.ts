@@ -31,6 +31,9 @@ export class OutboxReceipts implements MessageSink {
   }
 
   async receipt(deviceId: string, receipt: Receipt): Promise<void> {
-    await this.outboxes.execute(deviceId, recordReceipt(deviceId, receipt, (waMessageId) => this.outboxView.byWaMessageId(deviceId, waMessageId)));
+    await this.outboxes.execute(
+      deviceId,
+      recordReceipt(deviceId, receipt, (waMessageId) => this.outboxView.byWaMessageId(deviceId, waMessageId)),
+    );
   }
 }

@@ -5,7 +5,13 @@
  */
 import { nextStatus } from './message-status.js';
 import type { ReplyTarget } from '../engines/engine.js';
-import { type OutboxError, type OutboxEvent, type QueuedAnswer, type QueuedContent, answerOf } from './outbox-events.js';
+import {
+  type OutboxError,
+  type OutboxEvent,
+  type QueuedAnswer,
+  type QueuedContent,
+  answerOf,
+} from './outbox-events.js';
 
 export interface PendingMessage {
   outboxId: string;
@@ -297,7 +303,13 @@ export class OutboxState {
       }
       case 'OutboxRevokeRequested': {
         const { waMessageId, to, outboxId } = event.data;
-        this.revokes.set(waMessageId, { waMessageId, to, ...(outboxId === undefined ? {} : { outboxId }), attempts: 0, retryAt: 0 });
+        this.revokes.set(waMessageId, {
+          waMessageId,
+          to,
+          ...(outboxId === undefined ? {} : { outboxId }),
+          attempts: 0,
+          retryAt: 0,
+        });
         return;
       }
       case 'OutboxRevokeFailed': {
@@ -349,7 +361,8 @@ export class OutboxState {
 
   private rememberReceipt(key: string): void {
     this.recentReceipts.add(key);
-    if (this.recentReceipts.size > RECENT_RECEIPTS) this.recentReceipts.delete(this.recentReceipts.values().next().value!);
+    if (this.recentReceipts.size > RECENT_RECEIPTS)
+      this.recentReceipts.delete(this.recentReceipts.values().next().value!);
   }
 
   private add(message: PendingMessage): void {
@@ -371,7 +384,13 @@ export type Undo = () => void;
 
 /** Whether a queued content has a text or caption that an edit may replace. */
 export function isEditable(content: QueuedContent): boolean {
-  return content.kind === 'text' || content.kind === 'link' || content.kind === 'image' || content.kind === 'video' || content.kind === 'file';
+  return (
+    content.kind === 'text' ||
+    content.kind === 'link' ||
+    content.kind === 'image' ||
+    content.kind === 'video' ||
+    content.kind === 'file'
+  );
 }
 
 /** The content with its text (or caption) replaced; unchanged when it has none. */

@@ -71,7 +71,13 @@ export class Outboxes {
     void loaded.then(
       (outbox) => {
         // Told once the state is read again (a command waits for that), so the drainer sees what was added.
-        if (stale(outbox)) void outbox.execute(() => ({ events: [], result: undefined })).then(() => this.changed(deviceId), () => undefined);
+        if (stale(outbox))
+          void outbox
+            .execute(() => ({ events: [], result: undefined }))
+            .then(
+              () => this.changed(deviceId),
+              () => undefined,
+            );
       },
       () => undefined,
     );

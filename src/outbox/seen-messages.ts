@@ -26,7 +26,10 @@ export interface SeenMessage {
   /** When the received media was stored (epoch ms). */
   mediaStoredAt?: number;
   /** The received message's other content, as recorded (location, contacts). */
-  received?: { location?: { latitude: number; longitude: number; name?: string; address?: string }; contacts?: Array<{ name: string; phone: string; organization?: string; email?: string }> };
+  received?: {
+    location?: { latitude: number; longitude: number; name?: string; address?: string };
+    contacts?: Array<{ name: string; phone: string; organization?: string; email?: string }>;
+  };
 }
 
 /** What a reply needs of the message it quotes. */

@@ -17,7 +17,14 @@ import type { MediaStore } from '../media/media-store.js';
 import type { ReadModelProgress } from '../projections/projection-runner.js';
 import type { Decide } from './device-outbox.js';
 import { RepeatedSend, cancelMessage, clearOutbox, queueMessage, requestRevoke } from './outbox-decisions.js';
-import { type ForwardedContent, type MediaKind, type QueuedAnswer, type QueuedContent, answerOf, mediaOf } from './outbox-events.js';
+import {
+  type ForwardedContent,
+  type MediaKind,
+  type QueuedAnswer,
+  type QueuedContent,
+  answerOf,
+  mediaOf,
+} from './outbox-events.js';
 import type { OutboxReadModel } from './outbox-read-model.js';
 import type { PendingMessage } from './outbox-state.js';
 import { orderedUuid } from '../eventstore/event-id.js';
@@ -40,7 +47,15 @@ export type SendInput = SendContext &
     | { kind: 'contact'; to: string; contacts: ContactCard[] }
     | { kind: 'poll'; to: string; question: string; options: string[]; multipleAnswers?: boolean }
     | { kind: 'forward'; to: string; messageId: string }
-    | { kind: MediaKind; to: string; media: MediaInput; mimetype?: string; caption?: string; filename?: string; ptt?: boolean }
+    | {
+        kind: MediaKind;
+        to: string;
+        media: MediaInput;
+        mimetype?: string;
+        caption?: string;
+        filename?: string;
+        ptt?: boolean;
+      }
   );
 
 /** WhatsApp lets a sent message be edited this long. */
@@ -68,9 +83,11 @@ export interface SendCommandsDeps {
   messageTtlMs?: number;
 }
 
-const messageNotFound = (waMessageId: string) => new DomainError('message_not_found', `no message ${waMessageId} was seen by this device`);
+const messageNotFound = (waMessageId: string) =>
+  new DomainError('message_not_found', `no message ${waMessageId} was seen by this device`);
 
-const notSent = (waMessageId: string) => new DomainError('not_found', `no message ${waMessageId} was sent from this device`);
+const notSent = (waMessageId: string) =>
+  new DomainError('not_found', `no message ${waMessageId} was sent from this device`);
 
 const SENT_STATUSES: ReadonlySet<string> = new Set(['sent', 'delivered', 'read', 'played']);
 
@@ -85,7 +102,9 @@ export class SendCommands {
   send(deviceId: string, input: SendInput, idempotencyKey?: string): Promise<QueuedAnswer> {
     if (idempotencyKey === undefined) return this.queue(deviceId, input);
     const request = fingerprintsOf(requestDigest(input));
-    return this.deps.idempotency.once(deviceId, idempotencyKey, request, () => this.queue(deviceId, input, { key: idempotencyKey, ...request }));
+    return this.deps.idempotency.once(deviceId, idempotencyKey, request, () =>
+      this.queue(deviceId, input, { key: idempotencyKey, ...request }),
+    );
   }
 
   /** DELETE /send/:waMessageId: a message still waiting is cancelled, a sent one revoked for everyone. */
@@ -126,7 +145,10 @@ export class SendCommands {
 
   /** DELETE /outbox/:outboxId: 404 unless queued, 409 while being sent. */
   async remove(deviceId: string, outboxId: string): Promise<void> {
-    const { result, position } = await this.deps.outboxes.execute(deviceId, cancelMessage(deviceId, (s) => s.messages.get(outboxId), this.now()));
+    const { result, position } = await this.deps.outboxes.execute(
+      deviceId,
+      cancelMessage(deviceId, (s) => s.messages.get(outboxId), this.now()),
+    );
     await this.removeMedia(deviceId, [result]);
     await this.deps.projections.settle(position);
   }
@@ -145,23 +167,42 @@ export class SendCommands {
    */
   async edit(deviceId: string, waMessageId: string, text: string): Promise<EditOutcome> {
     const now = this.now();
-    const edit = { outboxId: orderedUuid(), waMessageId: this.deps.newWaMessageId(), createdAt: new Date(now).toISOString() };
+    const edit = {
+      outboxId: orderedUuid(),
+      waMessageId: this.deps.newWaMessageId(),
+      createdAt: new Date(now).toISOString(),
+    };
     const decide: Decide<EditOutcome> = (state) => {
       const pending = state.byWaMessageId(waMessageId);
       if (pending) {
-        if (pending.status === 'sending') throw new DomainError('not_editable', 'the message is being sent right now; edit it once it is sent');
-        if (!isEditable(pending.content)) throw new DomainError('not_editable', `a ${pending.content.kind} message has no text to edit`);
-        return { events: [{ type: 'OutboxMessageEdited', data: { deviceId, outboxId: pending.outboxId, waMessageId, text } }], result: { status: 'edited' } };
+        if (pending.status === 'sending')
+          throw new DomainError('not_editable', 'the message is being sent right now; edit it once it is sent');
+        if (!isEditable(pending.content))
+          throw new DomainError('not_editable', `a ${pending.content.kind} message has no text to edit`);
+        return {
+          events: [{ type: 'OutboxMessageEdited', data: { deviceId, outboxId: pending.outboxId, waMessageId, text } }],
+          result: { status: 'edited' },
+        };
       }
       const seen = this.deps.seen?.find(deviceId, waMessageId);
       if (!seen) throw messageNotFound(waMessageId);
-      if (!seen.fromMe || !seen.outboxId || !seen.content) throw new DomainError('not_editable', 'only messages this device sent can be edited');
-      if (!isEditable(seen.content)) throw new DomainError('not_editable', `a ${seen.content.kind} message has no text to edit`);
+      if (!seen.fromMe || !seen.outboxId || !seen.content)
+        throw new DomainError('not_editable', 'only messages this device sent can be edited');
+      if (!isEditable(seen.content))
+        throw new DomainError('not_editable', `a ${seen.content.kind} message has no text to edit`);
       if (seen.revoked || !seen.status || !SENT_STATUSES.has(seen.status) || seen.sentAt === undefined) {
-        throw new DomainError('not_editable', `the message is ${seen.status ?? 'unknown'}: only sent messages can be edited`);
+        throw new DomainError(
+          'not_editable',
+          `the message is ${seen.status ?? 'unknown'}: only sent messages can be edited`,
+        );
       }
-      if (now - seen.sentAt * 1000 > EDIT_WINDOW_MS) throw new DomainError('not_editable', 'WhatsApp allows edits only within 15 minutes of sending');
-      const queued = queueMessage(deviceId, { ...edit, to: seen.chatId, content: { kind: 'edit', messageId: waMessageId, text } })(state);
+      if (now - seen.sentAt * 1000 > EDIT_WINDOW_MS)
+        throw new DomainError('not_editable', 'WhatsApp allows edits only within 15 minutes of sending');
+      const queued = queueMessage(deviceId, {
+        ...edit,
+        to: seen.chatId,
+        content: { kind: 'edit', messageId: waMessageId, text },
+      })(state);
       return { events: queued.events, result: { status: 'editing' } };
     };
     const { result, position } = await this.deps.outboxes.execute(deviceId, decide);
@@ -169,7 +210,11 @@ export class SendCommands {
     return result;
   }
 
-  private async queue(deviceId: string, input: SendInput, idempotency?: { key: string } & RequestFingerprints): Promise<QueuedAnswer> {
+  private async queue(
+    deviceId: string,
+    input: SendInput,
+    idempotency?: { key: string } & RequestFingerprints,
+  ): Promise<QueuedAnswer> {
     const { outboxes, media } = this.deps;
     const outboxId = orderedUuid();
     const replyTo = input.replyTo === undefined ? undefined : this.replyTargetOf(deviceId, input.to, input.replyTo);
@@ -190,7 +235,10 @@ export class SendCommands {
     };
     let executed;
     try {
-      executed = await outboxes.execute(deviceId, queueMessage(deviceId, message, this.deps.idempotency.ttlMs, idempotency?.legacy));
+      executed = await outboxes.execute(
+        deviceId,
+        queueMessage(deviceId, message, this.deps.idempotency.ttlMs, idempotency?.legacy),
+      );
     } catch (error) {
       if (mediaOf(content)?.source === 'stored') await media.remove(deviceId, outboxId);
       if (!(error instanceof RepeatedSend)) throw error;
@@ -208,7 +256,11 @@ export class SendCommands {
     if (input.expiresAt !== undefined) {
       const at = Date.parse(input.expiresAt);
       // The schema's date-time takes a leap second or a zone suffix that Date cannot read.
-      if (Number.isNaN(at)) throw invalidField('/expiresAt', `is not a time this gateway can read (${input.expiresAt}); use e.g. 2026-12-01T12:00:00Z`);
+      if (Number.isNaN(at))
+        throw invalidField(
+          '/expiresAt',
+          `is not a time this gateway can read (${input.expiresAt}); use e.g. 2026-12-01T12:00:00Z`,
+        );
       if (!(at > now)) throw invalidField('/expiresAt', `must lie in the future (it is ${input.expiresAt})`);
       return new Date(at).toISOString();
     }
@@ -220,26 +272,55 @@ export class SendCommands {
       case 'text':
         return { kind: 'text', text: input.text };
       case 'location':
-        return { kind: 'location', latitude: input.latitude, longitude: input.longitude, ...defined({ name: input.name, address: input.address }) };
+        return {
+          kind: 'location',
+          latitude: input.latitude,
+          longitude: input.longitude,
+          ...defined({ name: input.name, address: input.address }),
+        };
       case 'link':
         // A preview only when asked for (`preview: true`): recorded explicitly, since an engine may default otherwise.
-        return { kind: 'link', url: input.url, text: textWithUrl(input.text ?? '', input.url), preview: input.preview === true };
+        return {
+          kind: 'link',
+          url: input.url,
+          text: textWithUrl(input.text ?? '', input.url),
+          preview: input.preview === true,
+        };
       case 'reaction':
         return this.reactionOf(deviceId, input);
       case 'contact':
         return { kind: 'contact', contacts: input.contacts };
       case 'poll':
         // The poll's message secret: its votes are encrypted with it (made here, so that deciding stays pure).
-        return { kind: 'poll', question: input.question, options: input.options, multipleAnswers: input.multipleAnswers === true, secret: randomBytes(32).toString('base64') };
+        return {
+          kind: 'poll',
+          question: input.question,
+          options: input.options,
+          multipleAnswers: input.multipleAnswers === true,
+          secret: randomBytes(32).toString('base64'),
+        };
       case 'forward':
         return { kind: 'forward', content: await this.forwardedContentOf(deviceId, outboxId, input.messageId) };
       case 'sticker': {
-        const source = await this.deps.intake.accept(deviceId, outboxId, 'sticker', input.media, defined({ mimetype: input.mimetype }));
+        const source = await this.deps.intake.accept(
+          deviceId,
+          outboxId,
+          'sticker',
+          input.media,
+          defined({ mimetype: input.mimetype }),
+        );
         return { kind: 'sticker', media: source };
       }
       default: {
-        const source = await this.deps.intake.accept(deviceId, outboxId, input.kind, input.media, defined({ mimetype: input.mimetype, filename: input.filename }));
-        if (input.kind === 'audio') return { kind: 'audio', media: source, ...(input.ptt === undefined ? {} : { ptt: input.ptt }) };
+        const source = await this.deps.intake.accept(
+          deviceId,
+          outboxId,
+          input.kind,
+          input.media,
+          defined({ mimetype: input.mimetype, filename: input.filename }),
+        );
+        if (input.kind === 'audio')
+          return { kind: 'audio', media: source, ...(input.ptt === undefined ? {} : { ptt: input.ptt }) };
         return { kind: input.kind, media: source, ...defined({ caption: input.caption }) };
       }
     }
@@ -247,8 +328,11 @@ export class SendCommands {
 
   /** The quoted message: one the device has seen in the same chat. */
   private replyTargetOf(deviceId: string, chatId: string, waMessageId: string): ReplyTarget {
-    const seen = this.deps.seen?.quoted ? this.deps.seen.quoted(deviceId, waMessageId) : this.deps.seen?.find(deviceId, waMessageId);
-    if (!seen || seen.chatId !== chatId) throw new DomainError('message_not_found', `no message ${waMessageId} was seen in the chat with ${chatId}`);
+    const seen = this.deps.seen?.quoted
+      ? this.deps.seen.quoted(deviceId, waMessageId)
+      : this.deps.seen?.find(deviceId, waMessageId);
+    if (!seen || seen.chatId !== chatId)
+      throw new DomainError('message_not_found', `no message ${waMessageId} was seen in the chat with ${chatId}`);
     return { waMessageId, fromMe: seen.fromMe, from: seen.from, type: seen.type, body: seen.body };
   }
 
@@ -261,7 +345,12 @@ export class SendCommands {
     return this.forwardReceived(deviceId, outboxId, seen);
   }
 
-  private async forwardSent(deviceId: string, outboxId: string, content: QueuedContent, seen: SeenMessage): Promise<ForwardedContent> {
+  private async forwardSent(
+    deviceId: string,
+    outboxId: string,
+    content: QueuedContent,
+    seen: SeenMessage,
+  ): Promise<ForwardedContent> {
     const inner = content.kind === 'forward' ? content.content : content;
     switch (inner.kind) {
       case 'text':
@@ -281,7 +370,11 @@ export class SendCommands {
         const copied =
           (await media.copyIn(media.pathOf(deviceId, seen.outboxId!), deviceId, outboxId)) ||
           (await media.copyIn(media.keptPathOf(deviceId, seen.waMessageId), deviceId, outboxId));
-        if (!copied) throw new DomainError('media_expired', 'the media of this message is not kept (it was not sent, or its retention period is over)');
+        if (!copied)
+          throw new DomainError(
+            'media_expired',
+            'the media of this message is not kept (it was not sent, or its retention period is over)',
+          );
         return inner;
       }
       default:
@@ -315,7 +408,12 @@ export class SendCommands {
         if (!media || media.status !== 'ready' || !path || !(await this.deps.media.copyIn(path, deviceId, outboxId))) {
           throw new DomainError('media_expired', 'the media of this message was not kept or is no longer kept');
         }
-        const source: MediaSource = { source: 'stored', mimetype: media.mimetype, size: media.size ?? 0, ...(media.filename ? { filename: media.filename } : {}) };
+        const source: MediaSource = {
+          source: 'stored',
+          mimetype: media.mimetype,
+          size: media.size ?? 0,
+          ...(media.filename ? { filename: media.filename } : {}),
+        };
         if (seen.type === 'sticker') return { kind: 'sticker', media: source };
         if (seen.type === 'audio') return { kind: 'audio', media: source };
         return { kind: seen.type, media: source, ...(seen.body ? { caption: seen.body } : {}) };
@@ -328,7 +426,10 @@ export class SendCommands {
    * In a group WhatsApp shows a reaction to the target's author only when it names them: the author is looked
    * up now and recorded as `sender` (none for our own messages: the engine names the account).
    */
-  private async reactionOf(deviceId: string, input: Extract<SendInput, { kind: 'reaction' }>): Promise<Extract<QueuedContent, { kind: 'reaction' }>> {
+  private async reactionOf(
+    deviceId: string,
+    input: Extract<SendInput, { kind: 'reaction' }>,
+  ): Promise<Extract<QueuedContent, { kind: 'reaction' }>> {
     const sentHere = await this.sentByThisDevice(deviceId, input.messageId);
     const reaction = { kind: 'reaction' as const, messageId: input.messageId, emoji: input.emoji, fromMe: sentHere };
     if (sentHere || !input.to.endsWith('@g.us')) return reaction;
@@ -343,12 +444,17 @@ export class SendCommands {
   /** WhatsApp addresses a reaction's target by who sent it: ours if the outbox ever had that id. */
   private async sentByThisDevice(deviceId: string, waMessageId: string): Promise<boolean> {
     const outbox = await this.deps.outboxes.get(deviceId);
-    return outbox.current.byWaMessageId(waMessageId) !== undefined || this.deps.outboxView.byWaMessageId(deviceId, waMessageId) !== undefined;
+    return (
+      outbox.current.byWaMessageId(waMessageId) !== undefined ||
+      this.deps.outboxView.byWaMessageId(deviceId, waMessageId) !== undefined
+    );
   }
 
   private async removeMedia(deviceId: string, messages: PendingMessage[]): Promise<void> {
     await Promise.all(
-      messages.filter((m) => mediaOf(m.content)?.source === 'stored').map((m) => this.deps.media.remove(deviceId, m.outboxId).catch(() => undefined)),
+      messages
+        .filter((m) => mediaOf(m.content)?.source === 'stored')
+        .map((m) => this.deps.media.remove(deviceId, m.outboxId).catch(() => undefined)),
     );
   }
 }

@@ -19,7 +19,8 @@ export class CombinedProjection implements Projection {
     this.version = parts.reduce((version, part) => version * 1_000 + part.version, 1);
     const types = new Set<string>();
     for (const part of parts) {
-      if (part.handles === 'all') throw new TypeError(`${part.name} handles every event: combine only projections with a list of types`);
+      if (part.handles === 'all')
+        throw new TypeError(`${part.name} handles every event: combine only projections with a list of types`);
       for (const type of part.handles) types.add(type);
     }
     this.handles = types;

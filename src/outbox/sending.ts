@@ -56,7 +56,9 @@ export class SendingCore {
 }
 
 export interface SendingDeps {
-  config: Pick<Config, 'dataDir' | 'outbox' | 'media' | 'idempotencyTtlMs' | 'server'> & { cluster?: Config['cluster'] };
+  config: Pick<Config, 'dataDir' | 'outbox' | 'media' | 'idempotencyTtlMs' | 'server'> & {
+    cluster?: Config['cluster'];
+  };
   store: EventStore;
   /** Already started: the read models are caught up. */
   projections: ProjectionRunner;

@@ -61,7 +61,8 @@ export class BulkInsert {
 
   private prepare() {
     const row = `(${this.columns.map(() => '?').join(', ')})`;
-    const sql = (rows: number) => `${this.prefix} (${this.columns.join(', ')}) VALUES ${Array<string>(rows).fill(row).join(', ')} ${this.options.suffix ?? ''}`;
+    const sql = (rows: number) =>
+      `${this.prefix} (${this.columns.join(', ')}) VALUES ${Array<string>(rows).fill(row).join(', ')} ${this.options.suffix ?? ''}`;
     return { one: this.db.prepare(sql(1)), many: this.db.prepare(sql(ROWS_PER_STATEMENT)) };
   }
 }

@@ -32,7 +32,9 @@ export class DeviceHistoryIndex implements Projection {
   }
 
   streamsOf(deviceId: string): string[] {
-    return this.sql().streams.all(deviceId).map((row) => row.stream_id);
+    return this.sql()
+      .streams.all(deviceId)
+      .map((row) => row.stream_id);
   }
 
   private sql() {
@@ -42,7 +44,9 @@ export class DeviceHistoryIndex implements Projection {
   private prepare() {
     return {
       insert: this.db.prepare('INSERT OR IGNORE INTO device_streams (device_id, stream_id) VALUES (?, ?)'),
-      streams: this.db.prepare<[string], { stream_id: string }>('SELECT stream_id FROM device_streams WHERE device_id = ? ORDER BY stream_id'),
+      streams: this.db.prepare<[string], { stream_id: string }>(
+        'SELECT stream_id FROM device_streams WHERE device_id = ? ORDER BY stream_id',
+      ),
     };
   }
 }

@@ -1,6 +1,11 @@
 import type Database from 'better-sqlite3';
 import type { Logger } from 'pino';
-import { type EventStore, type StoredEvent, StoreUnavailableError, type Subscription } from '../eventstore/event-store.js';
+import {
+  type EventStore,
+  type StoredEvent,
+  StoreUnavailableError,
+  type Subscription,
+} from '../eventstore/event-store.js';
 import { isStorageFailure } from '../storage/storage-health.js';
 import type { Projection } from './projection.js';
 
@@ -82,7 +87,10 @@ export class ProjectionRunner implements ReadModelProgress {
       name TEXT PRIMARY KEY, version INTEGER NOT NULL, position INTEGER NOT NULL, store TEXT, event_id TEXT) WITHOUT ROWID`);
     // Read-model files from before checkpoints named their store, or the event they end at: the columns are
     // added, NULL (unknown).
-    const columns = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('projection_checkpoints') as string[];
+    const columns = db
+      .prepare('SELECT name FROM pragma_table_info(?)')
+      .pluck()
+      .all('projection_checkpoints') as string[];
     if (!columns.includes('store')) db.exec('ALTER TABLE projection_checkpoints ADD COLUMN store TEXT');
     if (!columns.includes('event_id')) db.exec('ALTER TABLE projection_checkpoints ADD COLUMN event_id TEXT');
     this.upsertCheckpoint = db.prepare(
@@ -129,13 +137,20 @@ export class ProjectionRunner implements ReadModelProgress {
           continue;
         }
         if (row && !sameStore) {
-          this.log.warn({ projection: projection.name, built: row.store ?? 'unknown', store: current }, 'read model was built from another event store: rebuilding');
+          this.log.warn(
+            { projection: projection.name, built: row.store ?? 'unknown', store: current },
+            'read model was built from another event store: rebuilding',
+          );
         } else if (row && !inLog) {
           this.log.warn(
             { projection: projection.name, position: row.position },
             'read model is ahead of the event store, or was built from other events at its position (a restored backup?): rebuilding',
           );
-        } else if (row) this.log.info({ projection: projection.name, from: row.version, to: projection.version }, 'read model changed: rebuilding');
+        } else if (row)
+          this.log.info(
+            { projection: projection.name, from: row.version, to: projection.version },
+            'read model changed: rebuilding',
+          );
         projection.reset(this.db);
         this.saveCheckpoint(projection, 0);
       }
@@ -150,10 +165,13 @@ export class ProjectionRunner implements ReadModelProgress {
    * restored from a backup (or copied before its read models) reuses positions the read models have applied:
    * kept, they would serve what the log no longer holds and skip the new events at those positions.
    */
-  private async checkpointsNotInLog(rows: ReadonlyArray<{ position: number; event_id: string | null }>): Promise<Set<number>> {
+  private async checkpointsNotInLog(
+    rows: ReadonlyArray<{ position: number; event_id: string | null }>,
+  ): Promise<Set<number>> {
     const missing = new Set<number>();
     const expected = new Map<number, string | null>();
-    for (const row of rows) if (row.position > 0) expected.set(row.position, expected.get(row.position) ?? row.event_id);
+    for (const row of rows)
+      if (row.position > 0) expected.set(row.position, expected.get(row.position) ?? row.event_id);
     for (const [position, eventId] of expected) {
       let event: StoredEvent | undefined;
       try {
@@ -175,7 +193,11 @@ export class ProjectionRunner implements ReadModelProgress {
       const timer = setTimeout(() => {
         this.waiters = this.waiters.filter((w) => w.timer !== timer);
         // The cause says why (e.g. the read models' disk is full), so that the answer can say so too.
-        reject(new ProjectionLagError(`read models did not reach position ${position} within ${this.waitTimeoutMs} ms`, { cause: this.lastFailure }));
+        reject(
+          new ProjectionLagError(`read models did not reach position ${position} within ${this.waitTimeoutMs} ms`, {
+            cause: this.lastFailure,
+          }),
+        );
       }, this.waitTimeoutMs);
       this.waiters.push({ position, resolve, reject, timer });
     });
@@ -231,7 +253,9 @@ export class ProjectionRunner implements ReadModelProgress {
 
   /** Drops the indexes the read models let a rebuild defer; answers the statements that make them again. */
   private dropDeferredIndexes(): string[] {
-    const sqlOf = this.db.prepare<[string], { sql: string }>("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?");
+    const sqlOf = this.db.prepare<[string], { sql: string }>(
+      "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?",
+    );
     const statements: string[] = [];
     for (const name of this.projections.flatMap((p) => p.deferredIndexes ?? [])) {
       const row = sqlOf.get(name);
@@ -283,7 +307,12 @@ export class ProjectionRunner implements ReadModelProgress {
     const events = pages.flat();
     try {
       this.db.transaction(() => {
-        this.applyEvents(events, events[events.length - 1]!.position, (projection, event) => projection.apply(event, this.db), true);
+        this.applyEvents(
+          events,
+          events[events.length - 1]!.position,
+          (projection, event) => projection.apply(event, this.db),
+          true,
+        );
       })();
     } catch (error) {
       this.discardHeld();
@@ -303,7 +332,8 @@ export class ProjectionRunner implements ReadModelProgress {
       } catch (error) {
         this.lastFailure = error;
         this.log.error({ err: error }, 'projection subscription failed; restarting it');
-        if (this.subscription === subscription) setTimeout(() => this.subscription === subscription && this.follow(), 1_000).unref();
+        if (this.subscription === subscription)
+          setTimeout(() => this.subscription === subscription && this.follow(), 1_000).unref();
       }
     })();
   }
@@ -325,7 +355,9 @@ export class ProjectionRunner implements ReadModelProgress {
       // A handler threw. Apply the batch again with each event in a savepoint of its own, so only the
       // failing event is skipped (and logged), and the read model goes on.
       try {
-        this.db.transaction(() => this.applyEvents(events, last, (projection, event) => this.applyIsolated(projection, event), false))();
+        this.db.transaction(() =>
+          this.applyEvents(events, last, (projection, event) => this.applyIsolated(projection, event), false),
+        )();
       } catch (retryError) {
         this.discardHeld();
         throw retryError;
@@ -402,7 +434,10 @@ export class ProjectionRunner implements ReadModelProgress {
       // Only a handler's own failure is skipped. A storage failure fails the batch; so does one after which
       // SQLite rolled back the whole transaction itself (later writes would each commit on their own).
       if (isStorageFailure(error) || !this.db.inTransaction) throw error;
-      this.log.error({ err: error, projection: projection.name, position: event.position, type: event.type }, 'projection handler failed; event skipped');
+      this.log.error(
+        { err: error, projection: projection.name, position: event.position, type: event.type },
+        'projection handler failed; event skipped',
+      );
     }
   }
 

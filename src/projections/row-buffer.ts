@@ -59,7 +59,13 @@ export class RowBuffer<Row extends object> {
     }
     const written = this.written;
     const row = !written ? this.load(key, undefined) : written.has(key) ? this.load(key, written.get(key)) : undefined;
-    this.rows.set(key, { key, row, stored: row !== undefined, dirty: false, ...(this.snapshots && row ? { saved: { ...row } } : {}) });
+    this.rows.set(key, {
+      key,
+      row,
+      stored: row !== undefined,
+      dirty: false,
+      ...(this.snapshots && row ? { saved: { ...row } } : {}),
+    });
     return row;
   }
 

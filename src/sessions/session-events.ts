@@ -5,7 +5,16 @@
  */
 export const sessionStream = (deviceId: string) => `session-${deviceId}`;
 
-export const SESSION_STATES = ['closed', 'connecting', 'qr', 'pairing', 'online', 'reconnecting', 'logged_out', 'failed'] as const;
+export const SESSION_STATES = [
+  'closed',
+  'connecting',
+  'qr',
+  'pairing',
+  'online',
+  'reconnecting',
+  'logged_out',
+  'failed',
+] as const;
 export type SessionStateName = (typeof SESSION_STATES)[number];
 
 export interface SessionError {

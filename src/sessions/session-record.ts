@@ -5,7 +5,14 @@
  */
 import type { EventStore, StoredEvent } from '../eventstore/event-store.js';
 import { eventGuard } from '../eventstore/typed-events.js';
-import { SESSION_EVENT_TYPES, type SessionError, type SessionEvent, type SessionStateChangedData, type SessionStateName, sessionStream } from './session-events.js';
+import {
+  SESSION_EVENT_TYPES,
+  type SessionError,
+  type SessionEvent,
+  type SessionStateChangedData,
+  type SessionStateName,
+  sessionStream,
+} from './session-events.js';
 
 export interface SessionRecord {
   state: SessionStateName;
@@ -23,7 +30,13 @@ const isSessionEvent = eventGuard<SessionEvent>(SESSION_EVENT_TYPES);
 export const INITIAL_SESSION_RECORD: SessionRecord = { state: 'closed' };
 
 /** States in which the device is meant to be connected: the process that runs it must keep it so. */
-export const RUNNING_STATES: ReadonlySet<SessionStateName> = new Set(['connecting', 'qr', 'pairing', 'online', 'reconnecting']);
+export const RUNNING_STATES: ReadonlySet<SessionStateName> = new Set([
+  'connecting',
+  'qr',
+  'pairing',
+  'online',
+  'reconnecting',
+]);
 
 export const isRunning = (state: SessionStateName): boolean => RUNNING_STATES.has(state);
 
@@ -33,17 +46,31 @@ export const isRunning = (state: SessionStateName): boolean => RUNNING_STATES.ha
  * (connecting), so that a stale error never describes a new attempt, and `logged_out` (which is no failure)
  * carries none. The device machine and the devices read model apply it through these functions.
  */
-export const phoneAfter = (state: SessionStateName, reported: string | undefined, before: string | undefined): string | undefined =>
-  state === 'logged_out' ? undefined : (reported ?? before);
+export const phoneAfter = (
+  state: SessionStateName,
+  reported: string | undefined,
+  before: string | undefined,
+): string | undefined => (state === 'logged_out' ? undefined : (reported ?? before));
 
-export const lastErrorAfter = (state: SessionStateName, reported: SessionError | undefined, before: SessionError | undefined): SessionError | undefined =>
-  state === 'online' || state === 'closed' || state === 'logged_out' || state === 'connecting' ? undefined : (reported ?? before);
+export const lastErrorAfter = (
+  state: SessionStateName,
+  reported: SessionError | undefined,
+  before: SessionError | undefined,
+): SessionError | undefined =>
+  state === 'online' || state === 'closed' || state === 'logged_out' || state === 'connecting'
+    ? undefined
+    : (reported ?? before);
 
 /** The reconnection progress a change reports; only a `reconnecting` session has one. */
-export const retryAfter = (change: Pick<SessionStateChangedData, 'state' | 'attempt' | 'nextRetryAt'>): { attempt?: number; nextRetryAt?: string } =>
+export const retryAfter = (
+  change: Pick<SessionStateChangedData, 'state' | 'attempt' | 'nextRetryAt'>,
+): { attempt?: number; nextRetryAt?: string } =>
   change.state !== 'reconnecting'
     ? {}
-    : { ...(change.attempt === undefined ? {} : { attempt: change.attempt }), ...(change.nextRetryAt === undefined ? {} : { nextRetryAt: change.nextRetryAt }) };
+    : {
+        ...(change.attempt === undefined ? {} : { attempt: change.attempt }),
+        ...(change.nextRetryAt === undefined ? {} : { nextRetryAt: change.nextRetryAt }),
+      };
 
 /** One transition applied: the session stream's evolve. */
 export function applySessionChange(record: SessionRecord, change: SessionStateChangedData): SessionRecord {

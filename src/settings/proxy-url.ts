@@ -13,16 +13,21 @@ export type ProxyRefusal = string;
  * The setting for a proxy URL, or why it is refused: another scheme, a path or query, no host or port.
  * `addressRefusal` judges the host (the outbound network guard: private addresses unless allowed).
  */
-export function proxySettingOf(text: string, addressRefusal: (httpUrl: string) => string | undefined): ProxySetting | ProxyRefusal {
+export function proxySettingOf(
+  text: string,
+  addressRefusal: (httpUrl: string) => string | undefined,
+): ProxySetting | ProxyRefusal {
   let url: URL;
   try {
     url = new URL(text);
   } catch {
     return 'is not an absolute URL';
   }
-  if (!(PROXY_PROTOCOLS as readonly string[]).includes(url.protocol)) return `uses ${url.protocol.replace(/:$/, '')}; only http, https and socks5 proxies are allowed`;
+  if (!(PROXY_PROTOCOLS as readonly string[]).includes(url.protocol))
+    return `uses ${url.protocol.replace(/:$/, '')}; only http, https and socks5 proxies are allowed`;
   if (!url.hostname) return 'names no host';
-  if ((url.pathname !== '' && url.pathname !== '/') || url.search || url.hash) return 'has a path, query or fragment; a proxy URL is scheme://[user:password@]host:port';
+  if ((url.pathname !== '' && url.pathname !== '/') || url.search || url.hash)
+    return 'has a path, query or fragment; a proxy URL is scheme://[user:password@]host:port';
   // socks5 is not a special scheme: its host is kept as typed (percent-encoded, in its case). Store it as an
   // http(s) host is, which is also how the guard reads it: punycode, lower case, IPv4 in dotted form.
   if (!url.hostname.startsWith('[')) {

@@ -55,7 +55,8 @@ export class SettingsCommands {
         // The URL as answers show it (credentials `***`), sent back with the rest of the object: the stored proxy stays as it is.
       } else {
         const proxy = proxySettingOf(patch.proxy, this.deps.addressRefusal);
-        if (typeof proxy === 'string') throw invalidField('/proxy', proxy.replace(/^destination refused: the URL /, ''));
+        if (typeof proxy === 'string')
+          throw invalidField('/proxy', proxy.replace(/^destination refused: the URL /, ''));
         change.proxy = proxy;
       }
     }

@@ -23,7 +23,9 @@ export class SettingsReadModel implements Projection {
   constructor(private readonly db: Database.Database) {}
 
   setup(db: Database.Database): void {
-    db.exec('CREATE TABLE IF NOT EXISTS device_settings (device_id TEXT PRIMARY KEY, settings TEXT NOT NULL) WITHOUT ROWID');
+    db.exec(
+      'CREATE TABLE IF NOT EXISTS device_settings (device_id TEXT PRIMARY KEY, settings TEXT NOT NULL) WITHOUT ROWID',
+    );
   }
 
   reset(db: Database.Database): void {

@@ -12,7 +12,17 @@
  * the same host, and after STALE_MS anywhere else (another container sharing the volume).
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeSync,
+} from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 
@@ -72,7 +82,8 @@ function isLive(lock: LockInfo & { refreshedAt: number }, now = Date.now()): boo
   return lock.host !== hostname() || processExists(lock.pid);
 }
 
-const describeHolder = (lock: LockInfo) => `pid ${lock.pid}${lock.host === hostname() ? '' : ` on ${lock.host}`}, since ${lock.since}`;
+const describeHolder = (lock: LockInfo) =>
+  `pid ${lock.pid}${lock.host === hostname() ? '' : ` on ${lock.host}`}, since ${lock.since}`;
 
 /** Writes `path` (exclusively when `exclusive`) and keeps it fresh until released. */
 function hold(path: string, exclusive: boolean, use?: GatewayUse): HeldLock {
@@ -130,7 +141,10 @@ export function holdGatewayLock(dataDir: string, use: GatewayUse): HeldLock {
   // Written first, looked for after: of two starting at once, at least one sees the other.
   const other = gatewayLocks(dir).find(
     ({ path: otherPath, lock }) =>
-      otherPath !== path && lock !== undefined && isLive(lock) && (!use.leases || lock.leases !== true || lock.readModels === use.readModels),
+      otherPath !== path &&
+      lock !== undefined &&
+      isLive(lock) &&
+      (!use.leases || lock.leases !== true || lock.readModels === use.readModels),
   )?.lock;
   if (other) {
     held.release();
@@ -153,7 +167,8 @@ export function holdRebuildLock(dataDir: string): HeldLock {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     const other = readLock(path);
-    if (other && isLive(other)) throw new DataDirInUseError(`another rebuild (${describeHolder(other)}) is running on ${dataDir}`);
+    if (other && isLive(other))
+      throw new DataDirInUseError(`another rebuild (${describeHolder(other)}) is running on ${dataDir}`);
     rmSync(path, { force: true }); // left by a rebuild that died
     held = hold(path, true);
   }

@@ -20,7 +20,9 @@ const PROBE_EVERY_MS = 2_000;
 export function isDiskFull(error: unknown): boolean {
   return anyCause(
     error,
-    (cause, code) => (code !== undefined && DISK_FULL_CODES.has(code)) || /database or disk is full|no space left on device/i.test(cause.message),
+    (cause, code) =>
+      (code !== undefined && DISK_FULL_CODES.has(code)) ||
+      /database or disk is full|no space left on device/i.test(cause.message),
   );
 }
 
@@ -77,7 +79,12 @@ export class StorageHealth {
   }
 
   async report(): Promise<DiskReport> {
-    if (this.failedAt !== undefined && !this.failedForSpace && this.probeWrite && Date.now() - this.probedAt >= PROBE_EVERY_MS) {
+    if (
+      this.failedAt !== undefined &&
+      !this.failedForSpace &&
+      this.probeWrite &&
+      Date.now() - this.probedAt >= PROBE_EVERY_MS
+    ) {
       this.probedAt = Date.now();
       await this.probeWrite().then(
         () => this.noteWrite(),

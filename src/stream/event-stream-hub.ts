@@ -12,7 +12,12 @@
  */
 import type { Logger } from 'pino';
 import type { DeviceEventType, DeviceKeyRotatedData } from '../devices/device-events.js';
-import { type EventStore, type StoredEvent, StoreUnavailableError, type Subscription } from '../eventstore/event-store.js';
+import {
+  type EventStore,
+  type StoredEvent,
+  StoreUnavailableError,
+  type Subscription,
+} from '../eventstore/event-store.js';
 import { envelopeOf } from '../webhooks/envelope.js';
 
 /** Where a client's bytes go: an http.ServerResponse in the gateway, any writable in tests. */
@@ -89,13 +94,21 @@ class Client {
   }
 
   wants(deviceId: string, kind: string): boolean {
-    return (this.filter.deviceId === undefined || this.filter.deviceId === deviceId) && (this.filter.kinds === undefined || this.filter.kinds.has(kind));
+    return (
+      (this.filter.deviceId === undefined || this.filter.deviceId === deviceId) &&
+      (this.filter.kinds === undefined || this.filter.kinds.has(kind))
+    );
   }
 
   /** Whether the key change at `position` ends this client: its device key rotated to another, or its device deleted. */
   retiredBy(change: KeyChange, position: number): boolean {
     const { deviceKeyHash, deviceId } = this.filter;
-    return deviceKeyHash !== undefined && change.deviceId === deviceId && position > this.keyHeldAt && change.keyHash !== deviceKeyHash;
+    return (
+      deviceKeyHash !== undefined &&
+      change.deviceId === deviceId &&
+      position > this.keyHeldAt &&
+      change.keyHash !== deviceKeyHash
+    );
   }
 }
 
@@ -113,7 +126,8 @@ function keyChangeOf(stored: StoredEvent): KeyChange | undefined {
     const data = stored.data as DeviceKeyRotatedData;
     return { deviceId: data.deviceId, keyHash: data.keyHash };
   }
-  if (stored.type === DEVICE_DELETED) return { deviceId: (stored.data as { deviceId: string }).deviceId, keyHash: null };
+  if (stored.type === DEVICE_DELETED)
+    return { deviceId: (stored.data as { deviceId: string }).deviceId, keyHash: null };
   return undefined;
 }
 
@@ -121,7 +135,11 @@ function keyChangeOf(stored: StoredEvent): KeyChange | undefined {
 export function frameOf(stored: StoredEvent): { deviceId: string; kind: string; frame: string } | undefined {
   const envelope = envelopeOf(stored);
   if (!envelope) return undefined;
-  return { deviceId: envelope.deviceId, kind: envelope.event, frame: `id: ${stored.position}\nevent: ${envelope.event}\ndata: ${JSON.stringify(envelope)}\n\n` };
+  return {
+    deviceId: envelope.deviceId,
+    kind: envelope.event,
+    frame: `id: ${stored.position}\nevent: ${envelope.event}\ndata: ${JSON.stringify(envelope)}\n\n`,
+  };
 }
 
 export class EventStreamHub {
@@ -165,7 +183,8 @@ export class EventStreamHub {
       try {
         for await (const batch of subscription) this.dispatch(batch);
       } catch (error) {
-        if (!this.stopped) this.options.log.error({ err: error }, 'event stream subscription ended; closing stream clients');
+        if (!this.stopped)
+          this.options.log.error({ err: error }, 'event stream subscription ended; closing stream clients');
       } finally {
         this.closeAll();
       }
@@ -415,7 +434,8 @@ export class EventStreamHub {
       this.flushTimer = undefined;
     }
     this.flush();
-    for (const client of [...this.admins, ...[...this.byDevice.values()].flatMap((c) => [...c]), ...this.catchingUp]) this.kick(client);
+    for (const client of [...this.admins, ...[...this.byDevice.values()].flatMap((c) => [...c]), ...this.catchingUp])
+      this.kick(client);
   }
 }
 

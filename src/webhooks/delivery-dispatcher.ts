@@ -90,7 +90,14 @@ export class DeliveryDispatcher {
     if (this.deps.owns && !this.deps.owns(deviceId)) return;
     let lane = this.lanes.get(deviceId);
     if (!lane) {
-      lane = { running: false, timer: undefined, settling: new Map(), ahead: [], cursor: undefined, readUnder: undefined };
+      lane = {
+        running: false,
+        timer: undefined,
+        settling: new Map(),
+        ahead: [],
+        cursor: undefined,
+        readUnder: undefined,
+      };
       this.lanes.set(deviceId, lane);
     }
     if (rewound) rewind(lane);
@@ -136,7 +143,10 @@ export class DeliveryDispatcher {
       // A secret no key here opens waits for the operator (the gateway restarted with the right ENCRYPTION_KEY):
       // its deliveries stay pending, and the lane looks again now and then rather than every second.
       const unreadable = error instanceof HookSecretUnreadableError;
-      this.deps.log.error({ err: error, deviceId }, unreadable ? 'webhook secret unreadable; deliveries wait' : 'webhook delivery lane failed; retrying shortly');
+      this.deps.log.error(
+        { err: error, deviceId },
+        unreadable ? 'webhook secret unreadable; deliveries wait' : 'webhook delivery lane failed; retrying shortly',
+      );
       lane.timer = this.timer(deviceId, unreadable ? UNREADABLE_SECRET_BACKOFF_MS : LANE_ERROR_BACKOFF_MS);
     } finally {
       // What was read ahead may be stale by the time the lane runs again (delivered by another process that
@@ -159,7 +169,9 @@ export class DeliveryDispatcher {
     lane.ahead =
       lane.cursor !== undefined
         ? model.pendingAfter(deviceId, lane.cursor, READ_AHEAD)
-        : model.pendingHeads(deviceId, unsettled + READ_AHEAD).filter((delivery) => lane.settling.get(delivery.id)?.round !== delivery.round);
+        : model
+            .pendingHeads(deviceId, unsettled + READ_AHEAD)
+            .filter((delivery) => lane.settling.get(delivery.id)?.round !== delivery.round);
     if (lane.ahead.length > 0) lane.cursor = lane.ahead[lane.ahead.length - 1]!.seq;
     lane.readUnder = model.hook(deviceId);
     return lane.ahead[0];
@@ -173,7 +185,9 @@ export class DeliveryDispatcher {
 
   private async attempt(head: PendingDelivery, hook: WebhookTarget, lane: Lane): Promise<void> {
     const { queue, sender, policy, lanes, runner } = this.deps;
-    const result = await queue.run(this.hostOf(hook.url), () => (this.stopped ? Promise.resolve(undefined) : sender.send(hook, head)));
+    const result = await queue.run(this.hostOf(hook.url), () =>
+      this.stopped ? Promise.resolve(undefined) : sender.send(hook, head),
+    );
     if (!result || this.stopped) {
       rewind(lane);
       return;
@@ -191,7 +205,9 @@ export class DeliveryDispatcher {
       ...(result.error === undefined ? {} : { error: result.error }),
       durationMs: result.durationMs,
       attemptedAt: new Date(now).toISOString(),
-      ...(decision.nextAttemptAt === undefined ? {} : { nextAttemptAt: new Date(decision.nextAttemptAt).toISOString() }),
+      ...(decision.nextAttemptAt === undefined
+        ? {}
+        : { nextAttemptAt: new Date(decision.nextAttemptAt).toISOString() }),
     };
     // Durable before the next delivery of the device goes out: a crash cannot reorder what was sent.
     const stream = deliveryStream(head.deviceId);
@@ -236,11 +252,14 @@ export class DeliveryDispatcher {
 
   private timer(deviceId: string, ms: number): NodeJS.Timeout {
     // setTimeout holds at most ~24.8 days; a longer wait simply wakes early and waits again.
-    return setTimeout(() => {
-      const lane = this.lanes.get(deviceId);
-      if (lane) lane.timer = undefined;
-      this.wake(deviceId);
-    }, Math.min(ms, 2_000_000_000)).unref();
+    return setTimeout(
+      () => {
+        const lane = this.lanes.get(deviceId);
+        if (lane) lane.timer = undefined;
+        this.wake(deviceId);
+      },
+      Math.min(ms, 2_000_000_000),
+    ).unref();
   }
 }
 

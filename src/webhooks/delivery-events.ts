@@ -36,4 +36,7 @@ export type DeliveryEvent =
   | { type: 'WebhookDeliveryAttempted'; data: WebhookDeliveryAttemptedData }
   | { type: 'WebhookDeliveryRetryRequested'; data: WebhookDeliveryRetryRequestedData };
 
-export const DELIVERY_EVENT_TYPES: ReadonlySet<string> = new Set<DeliveryEvent['type']>(['WebhookDeliveryAttempted', 'WebhookDeliveryRetryRequested']);
+export const DELIVERY_EVENT_TYPES: ReadonlySet<string> = new Set<DeliveryEvent['type']>([
+  'WebhookDeliveryAttempted',
+  'WebhookDeliveryRetryRequested',
+]);

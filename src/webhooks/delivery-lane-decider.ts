@@ -42,7 +42,12 @@ export const deliveryLaneDecider: Decider<DeliveryLaneState, DeliveryLaneCommand
         return [{ type: 'WebhookDeliveryAttempted', data: attempt }];
       }
       case 'RequestRetry':
-        return [{ type: 'WebhookDeliveryRetryRequested', data: { deviceId: command.deviceId, deliveryId: command.deliveryId } }];
+        return [
+          {
+            type: 'WebhookDeliveryRetryRequested',
+            data: { deviceId: command.deviceId, deliveryId: command.deliveryId },
+          },
+        ];
     }
   },
 };

@@ -32,9 +32,17 @@ export class DeliveryLog {
     if (!hook) throw hooksNotConfigured(deviceId);
     // Only the kinds the hook lists go out (the read model also ignores such a retry, should the hook change meanwhile).
     if (!hookWants(hook.events, delivery.event)) {
-      throw new DomainError('hooks_not_configured', `the hook of device "${deviceId}" does not list ${delivery.event} in its events`, { reason: 'kind_not_listed' });
+      throw new DomainError(
+        'hooks_not_configured',
+        `the hook of device "${deviceId}" does not list ${delivery.event} in its events`,
+        { reason: 'kind_not_listed' },
+      );
     }
-    const { position } = await this.lanes.handle(deliveryStream(deviceId), { type: 'RequestRetry', deviceId, deliveryId });
+    const { position } = await this.lanes.handle(deliveryStream(deviceId), {
+      type: 'RequestRetry',
+      deviceId,
+      deliveryId,
+    });
     await this.progress.settle(position);
     const view = this.model.delivery(deviceId, deliveryId);
     if (!view) throw noSuchDelivery(deliveryId); // pruned in the meantime

@@ -122,6 +122,7 @@ class HostWindow {
   private release(): void {
     this.timer = undefined;
     while (this.waiting.length > 0 && this.admit()) this.waiting.shift()!();
-    if (this.waiting.length > 0) this.timer = setTimeout(() => this.release(), Math.max(1, this.windowStart + this.intervalMs - Date.now()));
+    if (this.waiting.length > 0)
+      this.timer = setTimeout(() => this.release(), Math.max(1, this.windowStart + this.intervalMs - Date.now()));
   }
 }

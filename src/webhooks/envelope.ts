@@ -26,7 +26,8 @@ export const ALL_EVENTS = '*';
 export type HookEventName = WebhookEventKind | typeof ALL_EVENTS;
 
 /** Whether a hook listing `events` wants `kind`. */
-export const hookWants = (events: readonly string[], kind: string): boolean => events.includes(kind) || events.includes(ALL_EVENTS);
+export const hookWants = (events: readonly string[], kind: string): boolean =>
+  events.includes(kind) || events.includes(ALL_EVENTS);
 
 /** Fields kept in the log that never leave in a webhook (a poll's message secret). */
 const PRIVATE_FIELDS = ['secret'];

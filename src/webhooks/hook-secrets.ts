@@ -23,20 +23,28 @@ export class HookSecrets {
   /** The secret as it is to be stored. */
   seal(deviceId: string, secret: string): string {
     if (!this.cipher) return secret;
-    return SEALED + Buffer.from(JSON.stringify(this.cipher.seal(secret, associatedData(deviceId)))).toString('base64url');
+    return (
+      SEALED + Buffer.from(JSON.stringify(this.cipher.seal(secret, associatedData(deviceId)))).toString('base64url')
+    );
   }
 
   /** The secret as it is used. */
   open(deviceId: string, stored: string): string {
     if (!stored.startsWith(SEALED)) return stored;
-    if (!this.cipher) throw new HookSecretUnreadableError(`the webhook secret of device ${deviceId} is encrypted and ENCRYPTION_KEY is not set`);
+    if (!this.cipher)
+      throw new HookSecretUnreadableError(
+        `the webhook secret of device ${deviceId} is encrypted and ENCRYPTION_KEY is not set`,
+      );
     try {
       const sealed = JSON.parse(Buffer.from(stored.slice(SEALED.length), 'base64url').toString('utf8')) as SealedValue;
       return this.cipher.open(sealed, associatedData(deviceId));
     } catch (error) {
-      throw new HookSecretUnreadableError(`the webhook secret of device ${deviceId} cannot be opened with this ENCRYPTION_KEY (it was sealed with another one)`, {
-        cause: error,
-      });
+      throw new HookSecretUnreadableError(
+        `the webhook secret of device ${deviceId} cannot be opened with this ENCRYPTION_KEY (it was sealed with another one)`,
+        {
+          cause: error,
+        },
+      );
     }
   }
 }

@@ -22,7 +22,8 @@ export interface ConfigureHooks {
 /** `whsec_` + base64 of 32 random bytes: the secret format the standardwebhooks library reads. */
 export const newHookSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`;
 
-export const hooksNotConfigured = (deviceId: string) => new DomainError('hooks_not_configured', `device "${deviceId}" has no hook configuration`);
+export const hooksNotConfigured = (deviceId: string) =>
+  new DomainError('hooks_not_configured', `device "${deviceId}" has no hook configuration`);
 
 export class HookSettings {
   constructor(
@@ -46,7 +47,12 @@ export class HookSettings {
     await this.progress.settle(position);
     const hook = state.status === 'live' ? state.hook : undefined;
     if (!hook) throw new Error('a hook configuration that was decided is missing from the state'); // the decider rules it out
-    return { url: hook.url, events: hook.events as HookEventName[], secret: this.secrets.open(deviceId, hook.secret), updatedAt: hook.updatedAt };
+    return {
+      url: hook.url,
+      events: hook.events as HookEventName[],
+      secret: this.secrets.open(deviceId, hook.secret),
+      updatedAt: hook.updatedAt,
+    };
   }
 
   /** Removes the configuration (and with it the secret); pending deliveries end. Nothing configured: nothing to do. */

@@ -44,7 +44,8 @@ export class RetryPolicy {
     if (result.delivered) return { outcome: 'delivered' };
     const delay = this.schedule[progress.roundAttempts];
     if (result.status === 410 || progress.finalRound || delay === undefined) return { outcome: 'failed' };
-    const wait = result.retryAfterMs !== undefined ? Math.min(result.retryAfterMs, MAX_RETRY_AFTER_MS) : this.jittered(delay);
+    const wait =
+      result.retryAfterMs !== undefined ? Math.min(result.retryAfterMs, MAX_RETRY_AFTER_MS) : this.jittered(delay);
     return { outcome: 'retrying', nextAttemptAt: now + wait };
   }
 

@@ -20,7 +20,11 @@ import {
 } from '../messages/message-events.js';
 import { SESSION_STATES, type SessionStateChangedData } from '../sessions/session-events.js';
 import { GROUP_ID_PATTERN } from '../messages/chat-id.js';
-import { PARTICIPANT_ACTIONS, type GroupParticipantsChangedData, type GroupUpdatedData } from '../groups/group-events.js';
+import {
+  PARTICIPANT_ACTIONS,
+  type GroupParticipantsChangedData,
+  type GroupUpdatedData,
+} from '../groups/group-events.js';
 import { TEST_EVENT_KIND, type WebhookEventKind } from './envelope.js';
 
 const UnixSeconds = Type.Integer({ description: 'Unix seconds.' });
@@ -28,7 +32,9 @@ const UnixSeconds = Type.Integer({ description: 'Unix seconds.' });
 const closed = { additionalProperties: false } as const;
 const DeviceId = Type.String({ description: 'The device the event belongs to.' });
 const ChatId = Type.String({ description: 'The chat: a number, a group id (`…@g.us`) or `<digits>@lid`.' });
-const Sender = Type.String({ description: 'The sender: digits with the country code, or `<digits>@lid` when WhatsApp hides the number.' });
+const Sender = Type.String({
+  description: 'The sender: digits with the country code, or `<digits>@lid` when WhatsApp hides the number.',
+});
 const ErrorSchema = Type.Object({ code: Type.String(), message: Type.String(), reason: Type.Optional(Type.String()) });
 
 const ContactCard = Type.Object({
@@ -52,23 +58,45 @@ export const MessageReceivedPayload = Type.Object(
         mimetype: Type.String(),
         size: Type.Optional(Type.Integer()),
         filename: Type.Optional(Type.String()),
-        url: Type.Optional(Type.String({ description: 'Where the bytes are served (GET /devices/:id/messages/:waMessageId/media), once downloaded.' })),
+        url: Type.Optional(
+          Type.String({
+            description: 'Where the bytes are served (GET /devices/:id/messages/:waMessageId/media), once downloaded.',
+          }),
+        ),
         sha256: Type.Optional(Type.String()),
         status: Type.Optional(Type.Enum(INBOUND_MEDIA_STATUSES)),
       }),
     ),
     location: Type.Optional(
-      Type.Object({ latitude: Type.Number(), longitude: Type.Number(), name: Type.Optional(Type.String()), address: Type.Optional(Type.String()) }),
+      Type.Object({
+        latitude: Type.Number(),
+        longitude: Type.Number(),
+        name: Type.Optional(Type.String()),
+        address: Type.Optional(Type.String()),
+      }),
     ),
     chatId: Type.Optional(ChatId),
     isGroup: Type.Optional(Type.Boolean()),
-    fromMe: Type.Optional(Type.Boolean({ description: 'Sent by the account itself, from the phone or another linked device.' })),
+    fromMe: Type.Optional(
+      Type.Boolean({ description: 'Sent by the account itself, from the phone or another linked device.' }),
+    ),
     participant: Type.Optional(Type.String({ description: 'The sender inside a group.' })),
-    quoted: Type.Optional(Type.Object({ waMessageId: Type.String(), from: Type.String(), type: Type.Enum(INBOUND_TYPES), body: Type.String() })),
+    quoted: Type.Optional(
+      Type.Object({
+        waMessageId: Type.String(),
+        from: Type.String(),
+        type: Type.Enum(INBOUND_TYPES),
+        body: Type.String(),
+      }),
+    ),
     mentions: Type.Optional(Type.Array(Type.String())),
     contacts: Type.Optional(Type.Array(ContactCard)),
-    poll: Type.Optional(Type.Object({ question: Type.String(), options: Type.Array(Type.String()), multipleAnswers: Type.Boolean() })),
-    reaction: Type.Optional(Type.Object({ messageId: Type.String(), emoji: Type.String({ description: '"" removes a reaction.' }) })),
+    poll: Type.Optional(
+      Type.Object({ question: Type.String(), options: Type.Array(Type.String()), multipleAnswers: Type.Boolean() }),
+    ),
+    reaction: Type.Optional(
+      Type.Object({ messageId: Type.String(), emoji: Type.String({ description: '"" removes a reaction.' }) }),
+    ),
   },
   { ...closed, description: 'A message the device received (or that the account sent from elsewhere: `fromMe`).' },
 );
@@ -77,18 +105,33 @@ export const MessageStatusPayload = Type.Object(
   {
     deviceId: DeviceId,
     waMessageId: Type.String(),
-    status: Type.Enum(MESSAGE_STATUSES.filter((status) => status !== 'queued') as Array<Exclude<(typeof MESSAGE_STATUSES)[number], 'queued'>>),
+    status: Type.Enum(
+      MESSAGE_STATUSES.filter((status) => status !== 'queued') as Array<
+        Exclude<(typeof MESSAGE_STATUSES)[number], 'queued'>
+      >,
+    ),
     recipient: Type.String({ description: 'The chat the message went to.' }),
     outboxId: Type.Optional(Type.String({ description: 'Set when the gateway sent it.' })),
     timestamp: UnixSeconds,
     error: Type.Optional(
       Type.Object(
-        { code: Type.String(), message: Type.String(), reason: Type.Optional(Type.String({ description: 'For `media_unavailable`: http_status, dns_failure, timeout, too_large, wrong_type, …' })) },
+        {
+          code: Type.String(),
+          message: Type.String(),
+          reason: Type.Optional(
+            Type.String({
+              description: 'For `media_unavailable`: http_status, dns_failure, timeout, too_large, wrong_type, …',
+            }),
+          ),
+        },
         { description: 'Why, for `failed`, `expired` and a cancel by deletion of the device.' },
       ),
     ),
   },
-  { ...closed, description: 'A sent message\'s new status: sent, delivered, read, played, failed, cancelled, deleted or expired.' },
+  {
+    ...closed,
+    description: "A sent message's new status: sent, delivered, read, played, failed, cancelled, deleted or expired.",
+  },
 );
 
 export const SessionStatePayload = Type.Object(
@@ -96,36 +139,77 @@ export const SessionStatePayload = Type.Object(
     deviceId: DeviceId,
     state: Type.Enum(SESSION_STATES),
     previousState: Type.Enum(SESSION_STATES),
-    phone: Type.Optional(Type.String({ description: 'The linked account\'s number.' })),
-    reason: Type.Optional(Type.String({ description: 'Why, in a word or two: opened, qr_issued, connected, connection_lost, connect_failed, attempt_failed, closed_by_user, …' })),
+    phone: Type.Optional(Type.String({ description: "The linked account's number." })),
+    reason: Type.Optional(
+      Type.String({
+        description:
+          'Why, in a word or two: opened, qr_issued, connected, connection_lost, connect_failed, attempt_failed, closed_by_user, …',
+      }),
+    ),
     error: Type.Optional(ErrorSchema),
     attempt: Type.Optional(Type.Integer({ description: 'While `reconnecting`: the number of the try that failed.' })),
-    nextRetryAt: Type.Optional(Type.String({ format: 'date-time', description: 'While `reconnecting`: when the next try starts.' })),
+    nextRetryAt: Type.Optional(
+      Type.String({ format: 'date-time', description: 'While `reconnecting`: when the next try starts.' }),
+    ),
   },
   { ...closed, description: 'A change of the session (or a failed try while `reconnecting`).' },
 );
 
-const ChangedByThisAccount = Type.Optional(Type.Boolean({ description: 'True when this account made the change (on the phone or another linked device).' }));
-export const MessageEditedPayload = Type.Object({ deviceId: DeviceId, chatId: ChatId, from: Sender, fromMe: ChangedByThisAccount, waMessageId: Type.String(), body: Type.String(), timestamp: UnixSeconds }, closed);
-export const MessageRevokedPayload = Type.Object({ deviceId: DeviceId, chatId: ChatId, from: Sender, fromMe: ChangedByThisAccount, waMessageId: Type.String(), timestamp: UnixSeconds }, closed);
-export const PollVotePayload = Type.Object({
-  deviceId: DeviceId,
-  chatId: ChatId,
-  from: Sender,
-  pollMessageId: Type.String(),
-  selectedOptions: Type.Array(Type.String(), { description: 'The options the voter has chosen now (empty: the vote was withdrawn).' }),
-  timestamp: UnixSeconds,
-}, closed);
-export const PresenceUpdatePayload = Type.Object({ deviceId: DeviceId, chatId: ChatId, from: Sender, state: Type.Enum(PRESENCE_STATES) }, closed);
-export const CallReceivedPayload = Type.Object({
-  deviceId: DeviceId,
-  callId: Type.String(),
-  from: Sender,
-  isVideo: Type.Boolean(),
-  isGroup: Type.Boolean(),
-  rejected: Type.Boolean(),
-  timestamp: UnixSeconds,
-}, closed);
+const ChangedByThisAccount = Type.Optional(
+  Type.Boolean({ description: 'True when this account made the change (on the phone or another linked device).' }),
+);
+export const MessageEditedPayload = Type.Object(
+  {
+    deviceId: DeviceId,
+    chatId: ChatId,
+    from: Sender,
+    fromMe: ChangedByThisAccount,
+    waMessageId: Type.String(),
+    body: Type.String(),
+    timestamp: UnixSeconds,
+  },
+  closed,
+);
+export const MessageRevokedPayload = Type.Object(
+  {
+    deviceId: DeviceId,
+    chatId: ChatId,
+    from: Sender,
+    fromMe: ChangedByThisAccount,
+    waMessageId: Type.String(),
+    timestamp: UnixSeconds,
+  },
+  closed,
+);
+export const PollVotePayload = Type.Object(
+  {
+    deviceId: DeviceId,
+    chatId: ChatId,
+    from: Sender,
+    pollMessageId: Type.String(),
+    selectedOptions: Type.Array(Type.String(), {
+      description: 'The options the voter has chosen now (empty: the vote was withdrawn).',
+    }),
+    timestamp: UnixSeconds,
+  },
+  closed,
+);
+export const PresenceUpdatePayload = Type.Object(
+  { deviceId: DeviceId, chatId: ChatId, from: Sender, state: Type.Enum(PRESENCE_STATES) },
+  closed,
+);
+export const CallReceivedPayload = Type.Object(
+  {
+    deviceId: DeviceId,
+    callId: Type.String(),
+    from: Sender,
+    isVideo: Type.Boolean(),
+    isGroup: Type.Boolean(),
+    rejected: Type.Boolean(),
+    timestamp: UnixSeconds,
+  },
+  closed,
+);
 const GroupId = Type.String({ pattern: GROUP_ID_PATTERN, description: 'The group (`120363…@g.us`).' });
 const Member = Type.String({ description: 'A number (digits), or `<digits>@lid` when the network hides it.' });
 export const GroupUpdatedPayload = Type.Object(
@@ -141,13 +225,21 @@ export const GroupUpdatedPayload = Type.Object(
   { ...closed, description: 'What changed (only the fields that did), and who changed it when known.' },
 );
 export const GroupParticipantsPayload = Type.Object(
-  { deviceId: DeviceId, groupId: GroupId, action: Type.Enum(PARTICIPANT_ACTIONS), participants: Type.Array(Member), by: Type.Optional(Member) },
+  {
+    deviceId: DeviceId,
+    groupId: GroupId,
+    action: Type.Enum(PARTICIPANT_ACTIONS),
+    participants: Type.Array(Member),
+    by: Type.Optional(Member),
+  },
   closed,
 );
 export const WebhookTestPayload = Type.Object({ message: Type.String() }, closed);
 
 /** Every kind with its payload and a line for the reader. */
-export const WEBHOOK_PAYLOADS: Readonly<Record<WebhookEventKind | typeof TEST_EVENT_KIND, { schema: TSchema; summary: string }>> = {
+export const WEBHOOK_PAYLOADS: Readonly<
+  Record<WebhookEventKind | typeof TEST_EVENT_KIND, { schema: TSchema; summary: string }>
+> = {
   'message.received': { schema: MessageReceivedPayload, summary: 'A message was received' },
   'message.status': { schema: MessageStatusPayload, summary: 'A sent message changed status' },
   'session.state': { schema: SessionStatePayload, summary: 'The session changed state' },
@@ -156,20 +248,28 @@ export const WEBHOOK_PAYLOADS: Readonly<Record<WebhookEventKind | typeof TEST_EV
   'poll.vote': { schema: PollVotePayload, summary: 'Someone voted in a poll' },
   'presence.update': { schema: PresenceUpdatePayload, summary: 'A contact is typing, recording, online or offline' },
   'call.received': { schema: CallReceivedPayload, summary: 'A call came in' },
-  'group.updated': { schema: GroupUpdatedPayload, summary: 'A group\'s subject, description or settings changed' },
-  'group.participants': { schema: GroupParticipantsPayload, summary: 'Participants were added, removed, promoted or demoted' },
+  'group.updated': { schema: GroupUpdatedPayload, summary: "A group's subject, description or settings changed" },
+  'group.participants': {
+    schema: GroupParticipantsPayload,
+    summary: 'Participants were added, removed, promoted or demoted',
+  },
   [TEST_EVENT_KIND]: { schema: WebhookTestPayload, summary: 'A test event (POST /devices/:id/hooks/test)' },
 };
 
 /** The envelope a receiver gets for `kind`: `{ id, event, deviceId, timestamp, data }`. */
 export function envelopeSchema(kind: string, data: TSchema): TSchema {
-  return Type.Object({
-    id: Type.String({ description: 'The event\'s id: the same on every attempt (the `webhook-id` header); deduplicate on it.' }),
-    event: Type.Literal(kind),
-    deviceId: Type.String(),
-    timestamp: Type.String({ format: 'date-time', description: 'When it happened.' }),
-    data,
-  }, closed);
+  return Type.Object(
+    {
+      id: Type.String({
+        description: "The event's id: the same on every attempt (the `webhook-id` header); deduplicate on it.",
+      }),
+      event: Type.Literal(kind),
+      deviceId: Type.String(),
+      timestamp: Type.String({ format: 'date-time', description: 'When it happened.' }),
+      data,
+    },
+    closed,
+  );
 }
 
 // The schemas and the domain's types say the same, in both directions (a compile-time check).

@@ -73,7 +73,11 @@ export class WebhookSender {
         clearTimeout(timer);
         if (req) this.inFlight.delete(req);
         const durationMs = Math.round((performance.now() - started) * 10) / 10;
-        resolve(answer ? resultOfAnswer(answer.status, answer.headers, durationMs) : { delivered: false, error: this.describe(error), durationMs });
+        resolve(
+          answer
+            ? resultOfAnswer(answer.status, answer.headers, durationMs)
+            : { delivered: false, error: this.describe(error), durationMs },
+        );
       };
       try {
         const { url, https } = this.destination(target.url);
@@ -97,7 +101,10 @@ export class WebhookSender {
       }
       const sent = req;
       this.inFlight.add(sent);
-      timer = setTimeout(() => sent.destroy(new RequestTimeoutError(`timed out after ${this.timeoutMs} ms`)), this.timeoutMs);
+      timer = setTimeout(
+        () => sent.destroy(new RequestTimeoutError(`timed out after ${this.timeoutMs} ms`)),
+        this.timeoutMs,
+      );
       sent.on('response', (response: IncomingMessage) => {
         answer = { status: response.statusCode ?? 0, headers: response.headers };
         let received = 0;

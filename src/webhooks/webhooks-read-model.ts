@@ -1,16 +1,31 @@
 import type Database from 'better-sqlite3';
-import { DEVICE_EVENT_TYPES, type DeviceEvent, HOOK_EVENT_TYPES, type HookConfiguration, type HookEvent } from '../devices/device-events.js';
+import {
+  DEVICE_EVENT_TYPES,
+  type DeviceEvent,
+  HOOK_EVENT_TYPES,
+  type HookConfiguration,
+  type HookEvent,
+} from '../devices/device-events.js';
 import type { StoredEvent } from '../eventstore/event-store.js';
 import { eventGuard } from '../eventstore/typed-events.js';
 import { HookSecrets } from './hook-secrets.js';
 import type { Projection } from '../projections/projection.js';
 import { DELIVERY_EVENT_TYPES, type DeliveryEvent } from './delivery-events.js';
-import { ALL_EVENTS, type HookEventName, WEBHOOK_SOURCE_EVENT_TYPES, type WebhookEventKind, envelopeOf, hookWants } from './envelope.js';
+import {
+  ALL_EVENTS,
+  type HookEventName,
+  WEBHOOK_SOURCE_EVENT_TYPES,
+  type WebhookEventKind,
+  envelopeOf,
+  hookWants,
+} from './envelope.js';
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
-const isOwnEvent = eventGuard<HookEvent | DeliveryEvent | DeviceEvent>(new Set([...HOOK_EVENT_TYPES, ...DELIVERY_EVENT_TYPES, ...DEVICE_EVENT_TYPES]));
+const isOwnEvent = eventGuard<HookEvent | DeliveryEvent | DeviceEvent>(
+  new Set([...HOOK_EVENT_TYPES, ...DELIVERY_EVENT_TYPES, ...DEVICE_EVENT_TYPES]),
+);
 
 export interface HookView extends HookConfiguration<HookEventName> {
   updatedAt: string;
@@ -161,7 +176,13 @@ export class WebhooksReadModel implements Projection {
         this.forgetHook(deviceId);
         sql.upsertHook.run(deviceId, url, JSON.stringify(events), secret, event.data.at);
         // Only the kinds the hook lists go out: those it no longer lists end as failed, as on a removal.
-        if (!events.includes(ALL_EVENTS)) sql.cancelPending.run({ reason: 'its kind was dropped from the hook\'s events', at, deviceId, listed: JSON.stringify(events) });
+        if (!events.includes(ALL_EVENTS))
+          sql.cancelPending.run({
+            reason: "its kind was dropped from the hook's events",
+            at,
+            deviceId,
+            listed: JSON.stringify(events),
+          });
         return;
       }
       case 'HooksRemoved':
@@ -179,7 +200,19 @@ export class WebhooksReadModel implements Projection {
         // Positional parameters: one of these per attempt, and better-sqlite3 binds them faster than named ones.
         const status = data.outcome === 'retrying' ? 'pending' : data.outcome;
         const due = data.outcome === 'retrying' ? nextAttemptAt : null;
-        sql.recordAttempt.run(data.status ?? null, data.error ?? null, data.attemptedAt, Math.round(data.durationMs), data.round, status, data.round, due, data.round, at, data.deliveryId);
+        sql.recordAttempt.run(
+          data.status ?? null,
+          data.error ?? null,
+          data.attemptedAt,
+          Math.round(data.durationMs),
+          data.round,
+          status,
+          data.round,
+          due,
+          data.round,
+          at,
+          data.deliveryId,
+        );
         return;
       }
       case 'WebhookDeliveryRetryRequested': {
@@ -187,7 +220,12 @@ export class WebhooksReadModel implements Projection {
         // log's order there is nothing to deliver it to.
         const hook = this.storedHook(event.data.deviceId);
         if (!hook) return;
-        const changed = sql.requestRetry.run({ id: event.data.deliveryId, at, all: hook.events.includes(ALL_EVENTS) ? 1 : 0, events: JSON.stringify(hook.events) });
+        const changed = sql.requestRetry.run({
+          id: event.data.deliveryId,
+          at,
+          all: hook.events.includes(ALL_EVENTS) ? 1 : 0,
+          events: JSON.stringify(hook.events),
+        });
         if (changed.changes > 0) this.notify(event.data.deviceId, true);
         return;
       }
@@ -203,7 +241,16 @@ export class WebhooksReadModel implements Projection {
     if (!envelope) return;
     const hook = this.storedHook(envelope.deviceId);
     if (!hook || !hookWants(hook.events, envelope.event)) return;
-    this.sql().insertDelivery.run(stored.position, envelope.id, envelope.deviceId, envelope.event, JSON.stringify(envelope), at, envelope.timestamp, at);
+    this.sql().insertDelivery.run(
+      stored.position,
+      envelope.id,
+      envelope.deviceId,
+      envelope.event,
+      JSON.stringify(envelope),
+      at,
+      envelope.timestamp,
+      at,
+    );
     this.notify(envelope.deviceId, false);
   }
 
@@ -234,7 +281,14 @@ export class WebhooksReadModel implements Projection {
     let view = this.hooks.get(deviceId);
     if (view === undefined) {
       const row = this.sql().hook.get(deviceId);
-      view = row ? { url: row.url, events: JSON.parse(row.events) as HookEventName[], secret: row.secret, updatedAt: row.updated_at } : null;
+      view = row
+        ? {
+            url: row.url,
+            events: JSON.parse(row.events) as HookEventName[],
+            secret: row.secret,
+            updatedAt: row.updated_at,
+          }
+        : null;
       this.hooks.set(deviceId, view);
     }
     return view ?? undefined;
@@ -251,7 +305,9 @@ export class WebhooksReadModel implements Projection {
   }
 
   devicesWithPending(): string[] {
-    return this.sql().pendingDevices.all().map((row) => row.device_id);
+    return this.sql()
+      .pendingDevices.all()
+      .map((row) => row.device_id);
   }
 
   delivery(deviceId: string, id: string): DeliveryView | undefined {
@@ -260,7 +316,10 @@ export class WebhooksReadModel implements Projection {
   }
 
   /** Newest first; `before` is the seq the previous page ended at. */
-  list(deviceId: string, options: { status?: DeliveryStatus; limit: number; before?: number }): { items: DeliveryView[]; nextBefore: number | null } {
+  list(
+    deviceId: string,
+    options: { status?: DeliveryStatus; limit: number; before?: number },
+  ): { items: DeliveryView[]; nextBefore: number | null } {
     const sql = this.sql();
     const before = options.before ?? Number.MAX_SAFE_INTEGER;
     const rows = options.status
@@ -299,7 +358,9 @@ export class WebhooksReadModel implements Projection {
          ON CONFLICT(device_id) DO UPDATE SET url = excluded.url, events = excluded.events, secret = excluded.secret, updated_at = excluded.updated_at`,
       ),
       removeHook: db.prepare('DELETE FROM webhook_hooks WHERE device_id = ?'),
-      hook: db.prepare<[string], HookRow>('SELECT url, events, secret, updated_at FROM webhook_hooks WHERE device_id = ?'),
+      hook: db.prepare<[string], HookRow>(
+        'SELECT url, events, secret, updated_at FROM webhook_hooks WHERE device_id = ?',
+      ),
       // A device's pending deliveries end as failed: all of them, or (`listed`, the JSON array of the kinds the hook
       // lists) those of the other kinds. A new round: an attempt still in flight, recorded later, counts but decides
       // nothing (it would make the delivery pending again, for whatever hook comes next).
@@ -311,7 +372,9 @@ export class WebhooksReadModel implements Projection {
         `INSERT OR IGNORE INTO webhook_deliveries (seq, id, device_id, event, payload, status, next_attempt_at, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
       ),
-      recordAttempt: db.prepare<[number | null, string | null, string, number, number, string, number, number | null, number, number, string]>(
+      recordAttempt: db.prepare<
+        [number | null, string | null, string, number, number, string, number, number | null, number, number, string]
+      >(
         `UPDATE webhook_deliveries SET
            attempts = attempts + 1,
            last_status = ?, last_error = ?, last_attempt_at = ?, last_duration_ms = ?,
@@ -336,8 +399,12 @@ export class WebhooksReadModel implements Projection {
       headsAfter: db.prepare<[string, number, number], DeliveryRow>(
         "SELECT * FROM webhook_deliveries WHERE device_id = ? AND status = 'pending' AND seq > ? ORDER BY seq LIMIT ?",
       ),
-      pendingDevices: db.prepare<[], { device_id: string }>("SELECT DISTINCT device_id FROM webhook_deliveries WHERE status = 'pending'"),
-      byId: db.prepare<[string, string], DeliveryRow>('SELECT * FROM webhook_deliveries WHERE id = ? AND device_id = ?'),
+      pendingDevices: db.prepare<[], { device_id: string }>(
+        "SELECT DISTINCT device_id FROM webhook_deliveries WHERE status = 'pending'",
+      ),
+      byId: db.prepare<[string, string], DeliveryRow>(
+        'SELECT * FROM webhook_deliveries WHERE id = ? AND device_id = ?',
+      ),
       page: db.prepare<[string, number, number], DeliveryRow>(
         'SELECT * FROM webhook_deliveries WHERE device_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?',
       ),
@@ -373,7 +440,9 @@ function toView(row: DeliveryRow): DeliveryView {
     ...(row.last_error === null ? {} : { lastError: row.last_error }),
     ...(row.last_attempt_at === null ? {} : { lastAttemptAt: row.last_attempt_at }),
     ...(row.last_duration_ms === null ? {} : { lastDurationMs: row.last_duration_ms }),
-    ...(row.status === 'pending' && row.next_attempt_at !== null ? { nextAttemptAt: new Date(row.next_attempt_at).toISOString() } : {}),
+    ...(row.status === 'pending' && row.next_attempt_at !== null
+      ? { nextAttemptAt: new Date(row.next_attempt_at).toISOString() }
+      : {}),
     createdAt: row.created_at,
   };
 }

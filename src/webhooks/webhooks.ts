@@ -68,7 +68,9 @@ export function createLaneWriter(store: EventStore): DeliveryLaneWriter {
     // Deterministic attempt ids: the store drops an attempt appended twice, as the decider does.
     eventIds: (events) =>
       events.map((event) =>
-        event.type === 'WebhookDeliveryAttempted' ? deterministicEventId(`webhook-attempt:${event.data.deliveryId}:${event.data.attempt}`) : undefined,
+        event.type === 'WebhookDeliveryAttempted'
+          ? deterministicEventId(`webhook-attempt:${event.data.deliveryId}:${event.data.attempt}`)
+          : undefined,
       ),
   });
 }
@@ -98,11 +100,24 @@ export class Webhooks {
     const secrets = new HookSecrets(options.encryptionKey);
     const model = new WebhooksReadModel(readModelDb, secrets);
     const runner = new ProjectionRunner(store, readModelDb, [model], log.child({ component: 'webhooks' }));
-    const queue = new DeliveryQueue({ concurrency: settings.concurrency, hostRatePerSecond: settings.hostRatePerSecond });
+    const queue = new DeliveryQueue({
+      concurrency: settings.concurrency,
+      hostRatePerSecond: settings.hostRatePerSecond,
+    });
     const sender = new WebhookSender(guard, settings.timeoutMs);
     const policy = new RetryPolicy(settings.retrySchedule, settings.retryJitter);
     const lanes = createLaneWriter(store);
-    const dispatcher = new DeliveryDispatcher({ lanes, store, runner, model, queue, sender, policy, log, ...(options.owns ? { owns: options.owns } : {}) });
+    const dispatcher = new DeliveryDispatcher({
+      lanes,
+      store,
+      runner,
+      model,
+      queue,
+      sender,
+      policy,
+      log,
+      ...(options.owns ? { owns: options.owns } : {}),
+    });
     model.onWork = (deviceId, rewound) => dispatcher.wake(deviceId, rewound);
     await runner.start();
     const prune = () => {

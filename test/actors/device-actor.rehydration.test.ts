@@ -17,7 +17,10 @@ const SETTINGS = { baseDelayMs: 1, maxDelayMs: 5, jitter: 0, maxAttempts: 3 };
 const ACCOUNT = { phone: '4915100000042', jid: '4915100000042@s.whatsapp.net' };
 
 /** The store, with every readStream call written down. */
-function spying(store: EventStore): { store: EventStore; reads: Array<{ streamId: string; options?: ReadStreamOptions }> } {
+function spying(store: EventStore): {
+  store: EventStore;
+  reads: Array<{ streamId: string; options?: ReadStreamOptions }>;
+} {
   const reads: Array<{ streamId: string; options?: ReadStreamOptions }> = [];
   const spy = new Proxy(store, {
     get(target, property, receiver) {
@@ -87,7 +90,9 @@ describe('rehydrating a device from its snapshot and the events after it', () =>
     expect(await actor.load()).toBe('closed');
     expect(engine.connections).toEqual([]);
     expect(engine.forgotten).toEqual([]);
-    expect(reads.filter((r) => r.streamId === 'session-dev')).toEqual([{ streamId: 'session-dev', options: { fromRevision: snapshot!.revision + 1 } }]);
+    expect(reads.filter((r) => r.streamId === 'session-dev')).toEqual([
+      { streamId: 'session-dev', options: { fromRevision: snapshot!.revision + 1 } },
+    ]);
     // The same as folding the whole history.
     const all = await store.readStream('session-dev');
     expect(actor.sessionRecord()).toEqual(foldSessionEvents(INITIAL_SESSION_RECORD, all));
@@ -109,15 +114,21 @@ describe('rehydrating a device from its snapshot and the events after it', () =>
     expect((await sessionStates(store, 'dev')).slice(before.length)).toEqual(['connecting', 'online']);
   });
 
-  it('takes the snapshot\'s word for everything up to its revision', async () => {
-    const change = (data: Omit<SessionStateChangedData, 'deviceId'>) => ({ type: 'SessionStateChanged', data: { deviceId: 'dev', ...data } });
+  it("takes the snapshot's word for everything up to its revision", async () => {
+    const change = (data: Omit<SessionStateChangedData, 'deviceId'>) => ({
+      type: 'SessionStateChanged',
+      data: { deviceId: 'dev', ...data },
+    });
     await store.append('session-dev', [
       change({ state: 'connecting', previousState: 'closed', reason: 'opened' }),
       change({ state: 'online', previousState: 'connecting', phone: '4915100000001', reason: 'connected' }),
       change({ state: 'closed', previousState: 'online', reason: 'closed_by_user' }),
     ]);
     // A snapshot at revision 1 that disagrees with events 0..1: only the snapshot can be the source.
-    await store.saveSnapshot('session-dev', { revision: 1, state: { state: 'failed', phone: '4915100000999', lastError: { code: 'x', message: 'from the snapshot' } } });
+    await store.saveSnapshot('session-dev', {
+      revision: 1,
+      state: { state: 'failed', phone: '4915100000999', lastError: { code: 'x', message: 'from the snapshot' } },
+    });
     const loaded = await loadSession(store, 'dev');
     expect(loaded).toEqual({
       // The phone comes from the snapshot; closing clears the snapshot's stale error (the session rule).
@@ -132,6 +143,10 @@ describe('rehydrating a device from its snapshot and the events after it', () =>
   });
 
   it('an empty stream is a closed session at revision -1', async () => {
-    expect(await loadSession(store, 'nobody')).toEqual({ record: { state: 'closed' }, revision: -1, snapshotRevision: -1 });
+    expect(await loadSession(store, 'nobody')).toEqual({
+      record: { state: 'closed' },
+      revision: -1,
+      snapshotRevision: -1,
+    });
   });
 });

@@ -23,8 +23,19 @@ import { sessionChanges } from '../support/sessions.js';
 const SETTINGS = { baseDelayMs: 1, maxDelayMs: 5, jitter: 0.2, maxAttempts: 3 };
 const ACCOUNT = { phone: '4915100000042', jid: '4915100000042@s.whatsapp.net' };
 
-const message = (n: number): InboundMessage => ({ waMessageId: `IN-${n}`, from: '4915100000099', type: 'text', body: `hello ${n}`, timestamp: 1_700_000_000 + n });
-const receipt = (n: number, status: Receipt['status']): Receipt => ({ waMessageId: `OUT-${n}`, status, recipient: '4915100000099', timestamp: 1_700_000_000 + n });
+const message = (n: number): InboundMessage => ({
+  waMessageId: `IN-${n}`,
+  from: '4915100000099',
+  type: 'text',
+  body: `hello ${n}`,
+  timestamp: 1_700_000_000 + n,
+});
+const receipt = (n: number, status: Receipt['status']): Receipt => ({
+  waMessageId: `OUT-${n}`,
+  status,
+  recipient: '4915100000099',
+  timestamp: 1_700_000_000 + n,
+});
 
 describe('engine reports while the store cannot write', () => {
   let sqlite: SqliteEventStore;
@@ -58,9 +69,12 @@ describe('engine reports while the store cannot write', () => {
     await sqlite.close();
   });
 
-  const inbox = async () => (await sqlite.readStream(inboxStream('dev'))).map((e) => (e.data as { waMessageId: string }).waMessageId);
+  const inbox = async () =>
+    (await sqlite.readStream(inboxStream('dev'))).map((e) => (e.data as { waMessageId: string }).waMessageId);
   const statuses = async () =>
-    (await sqlite.readStream(outboxStream('dev'))).map((e) => `${(e.data as Receipt).waMessageId}:${(e.data as Receipt).status}`);
+    (await sqlite.readStream(outboxStream('dev'))).map(
+      (e) => `${(e.data as Receipt).waMessageId}:${(e.data as Receipt).status}`,
+    );
 
   it('keeps every inbound message and receipt, holds the intake, and records them in order once the store is back', async () => {
     await actor.open();
@@ -77,13 +91,20 @@ describe('engine reports while the store cannot write', () => {
       first.events.contacts([{ number: '4915100000099', jid: '4915100000099@s.whatsapp.net', name: 'Ann' }]),
     ];
     let settled = 0;
-    for (const promise of durable) void promise.then(() => settled++, () => settled++);
+    for (const promise of durable)
+      void promise.then(
+        () => settled++,
+        () => settled++,
+      );
 
     // The intake stops: the connection is closed and no other is opened while the store refuses writes.
     await eventually(() => actor.state() === 'reconnecting' && first.closed, 'the intake to be held');
     // Reports of the closed connection still arrive (the network had acknowledged them): kept as well.
     const late = first.events.inbound(message(3));
-    void late.then(() => settled++, () => settled++);
+    void late.then(
+      () => settled++,
+      () => settled++,
+    );
     const refusedBefore = store.refused;
     await eventually(() => store.refused > refusedBefore + 3, 'the spool to keep trying');
     expect(engine.connections).toHaveLength(1);
@@ -92,7 +113,10 @@ describe('engine reports while the store cannot write', () => {
 
     store.failing = false;
     await Promise.all([...durable, late]);
-    await eventually(() => actor.state() === 'online' && engine.connections.length === 2, 'online again on a new connection');
+    await eventually(
+      () => actor.state() === 'online' && engine.connections.length === 2,
+      'online again on a new connection',
+    );
 
     expect(await inbox()).toEqual(['IN-0', 'IN-1', 'IN-2', 'IN-3']);
     expect(await statuses()).toEqual(['OUT-1:delivered', 'OUT-1:read']);
@@ -122,7 +146,11 @@ describe('engine reports while the store cannot write', () => {
     let refusals = 0;
     store.refusing = (streamId) => streamId.startsWith('session-') && refusals++ < 65;
     store.failing = false;
-    await eventually(() => refusals >= 65 && actor.state() === 'online' && engine.connections.length === 2, 'online again on a new connection', 30_000);
+    await eventually(
+      () => refusals >= 65 && actor.state() === 'online' && engine.connections.length === 2,
+      'online again on a new connection',
+      30_000,
+    );
     expect(await inbox()).toEqual(['IN-1']);
   });
 
@@ -150,9 +178,17 @@ describe('engine reports while the store cannot write', () => {
     expect(engine.connections).toHaveLength(1);
 
     store.failing = false;
-    await eventually(() => actor.state() === 'online' && engine.connections.length === 2 && actor.liveConnection() === engine.last, 'online again on a new connection');
+    await eventually(
+      () => actor.state() === 'online' && engine.connections.length === 2 && actor.liveConnection() === engine.last,
+      'online again on a new connection',
+    );
     const changes = await sessionChanges(sqlite, 'dev');
-    expect(changes.map((c) => `${c.state}:${c.reason}`)).toEqual(['connecting:opened', 'online:connected', 'reconnecting:connection_lost', 'online:connected']);
+    expect(changes.map((c) => `${c.state}:${c.reason}`)).toEqual([
+      'connecting:opened',
+      'online:connected',
+      'reconnecting:connection_lost',
+      'online:connected',
+    ]);
   });
 
   it('a failed reconnection try the store cannot record is not lost either: the retries go on once it can', async () => {
@@ -170,7 +206,10 @@ describe('engine reports while the store cannot write', () => {
     expect(engine.connections).toHaveLength(2);
 
     store.failing = false;
-    await eventually(() => actor.state() === 'online' && engine.connections.length === 3, 'online again after the next try');
+    await eventually(
+      () => actor.state() === 'online' && engine.connections.length === 3,
+      'online again after the next try',
+    );
     const changes = await sessionChanges(sqlite, 'dev');
     expect(changes.map((c) => `${c.state}:${c.reason}`)).toEqual([
       'connecting:opened',
@@ -194,7 +233,10 @@ describe('engine reports while the store cannot write', () => {
     expect(restarted.state()).toBeUndefined();
 
     store.failing = false;
-    await eventually(() => restarted.state() === 'online' && restarted.liveConnection() === engine.last, 'resumed on a new connection');
+    await eventually(
+      () => restarted.state() === 'online' && restarted.liveConnection() === engine.last,
+      'resumed on a new connection',
+    );
     // A command meanwhile neither misses the resume nor makes another connection.
     expect(await restarted.open()).toEqual({ state: 'online', changed: false });
     expect(engine.connections).toHaveLength(2);
@@ -214,7 +256,10 @@ describe('engine reports while the store cannot write', () => {
     await expect(restarted.open()).rejects.toThrow(/disk is full/);
     store.failing = false;
     await restarted.open();
-    await eventually(() => restarted.state() === 'online' && restarted.liveConnection() === engine.last, 'resumed on a new connection');
+    await eventually(
+      () => restarted.state() === 'online' && restarted.liveConnection() === engine.last,
+      'resumed on a new connection',
+    );
     expect(engine.connections).toHaveLength(2);
   });
 });

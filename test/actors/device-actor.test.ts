@@ -20,7 +20,8 @@ describe('the device actor with a scripted engine', () => {
   let transitions: SessionTransition[];
   let actor: DeviceActor;
 
-  const makeActor = (deviceId = 'dev') => testActor(engine, store, SETTINGS, { deviceId, onTransition: (t) => transitions.push(t) });
+  const makeActor = (deviceId = 'dev') =>
+    testActor(engine, store, SETTINGS, { deviceId, onTransition: (t) => transitions.push(t) });
   const reach = (state: string) => eventually(() => (actor.state() === state ? true : undefined), `state ${state}`);
   const lastRecorded = async () => (await sessionChanges(store, 'dev')).at(-1)?.state;
 
@@ -57,7 +58,14 @@ describe('the device actor with a scripted engine', () => {
       ['logout', 'logged_out'],
       ['forget', 'logged_out'],
     ]);
-    expect(transitions.map((t) => t.state)).toEqual(['connecting', 'online', 'closed', 'connecting', 'online', 'logged_out']);
+    expect(transitions.map((t) => t.state)).toEqual([
+      'connecting',
+      'online',
+      'closed',
+      'connecting',
+      'online',
+      'logged_out',
+    ]);
     expect(transitions.map((t) => t.revision)).toEqual([0, 1, 2, 3, 4, 5]);
   });
 
@@ -66,7 +74,12 @@ describe('the device actor with a scripted engine', () => {
     engine.last.events.disconnected('connection_replaced', 'another client connected');
     await reach('failed');
     const last = (await sessionChanges(store, 'dev')).at(-1)!;
-    expect(last).toMatchObject({ state: 'failed', previousState: 'online', reason: 'connection_replaced', error: { code: 'connection_replaced', message: 'another client connected' } });
+    expect(last).toMatchObject({
+      state: 'failed',
+      previousState: 'online',
+      reason: 'connection_replaced',
+      error: { code: 'connection_replaced', message: 'another client connected' },
+    });
     expect(last.phone).toBe(ACCOUNT.phone);
     expect(engine.last.closed).toBe(true);
     expect(actor.liveConnection()).toBeUndefined();
@@ -99,7 +112,14 @@ describe('the device actor with a scripted engine', () => {
     await reach('failed');
     expect(engine.connections).toHaveLength(1 + SETTINGS.maxAttempts);
     // Every failed try while reconnecting is recorded (same state), so the history shows the retries.
-    expect(await sessionStates(store, 'dev')).toEqual(['connecting', 'online', 'reconnecting', 'reconnecting', 'reconnecting', 'failed']);
+    expect(await sessionStates(store, 'dev')).toEqual([
+      'connecting',
+      'online',
+      'reconnecting',
+      'reconnecting',
+      'reconnecting',
+      'failed',
+    ]);
     const failed = (await sessionChanges(store, 'dev')).at(-1)!;
     expect(failed.error?.code).toBe('too_many_attempts');
     expect(failed.reason).toBe('too_many_attempts');
@@ -107,18 +127,32 @@ describe('the device actor with a scripted engine', () => {
   });
 
   it('while reconnecting, the record says why the last try failed, which try it was and when the next one starts', async () => {
-    const slow = testActor(engine, store, { baseDelayMs: 60_000, maxDelayMs: 600_000, jitter: 0, maxAttempts: 5 }, { deviceId: 'slow', onTransition: (t) => transitions.push(t) });
+    const slow = testActor(
+      engine,
+      store,
+      { baseDelayMs: 60_000, maxDelayMs: 600_000, jitter: 0, maxAttempts: 5 },
+      { deviceId: 'slow', onTransition: (t) => transitions.push(t) },
+    );
     try {
       engine.connectError = new Error('getaddrinfo ENOTFOUND web.whatsapp.com');
       const before = Date.now();
       await slow.open();
-      const first = await eventually(() => (slow.sessionRecord().state === 'reconnecting' ? slow.sessionRecord() : undefined), 'reconnecting');
+      const first = await eventually(
+        () => (slow.sessionRecord().state === 'reconnecting' ? slow.sessionRecord() : undefined),
+        'reconnecting',
+      );
       expect(first.lastError?.code).toBe('dns_failure');
       expect(first.lastError?.message).toContain('ENOTFOUND');
       expect(first.attempt).toBe(1);
       expect(Date.parse(first.nextRetryAt!)).toBeGreaterThanOrEqual(before + 60_000);
       const changes = await sessionChanges(store, 'slow');
-      expect(changes.at(-1)).toMatchObject({ state: 'reconnecting', previousState: 'connecting', reason: 'connect_failed', attempt: 1, error: { code: 'dns_failure' } });
+      expect(changes.at(-1)).toMatchObject({
+        state: 'reconnecting',
+        previousState: 'connecting',
+        reason: 'connect_failed',
+        attempt: 1,
+        error: { code: 'dns_failure' },
+      });
       // Closing clears the stale error and the retry.
       await slow.close();
       expect(slow.sessionRecord()).toEqual({ state: 'closed' });
@@ -129,13 +163,18 @@ describe('the device actor with a scripted engine', () => {
 
   it('each failed try while reconnecting is an event with its attempt and error', async () => {
     await online();
-    engine.onConnect = (connection) => connection.events.disconnected('transient', 'connect ECONNREFUSED 157.240.0.1:443');
+    engine.onConnect = (connection) =>
+      connection.events.disconnected('transient', 'connect ECONNREFUSED 157.240.0.1:443');
     engine.last.events.disconnected('transient', 'keepalive lost');
     await reach('failed');
     const retries = (await sessionChanges(store, 'dev')).filter((change) => change.reason === 'attempt_failed');
     expect(retries.map((change) => change.attempt)).toEqual([2, 3]);
     for (const retry of retries) {
-      expect(retry).toMatchObject({ state: 'reconnecting', previousState: 'reconnecting', error: { code: 'connect_refused' } });
+      expect(retry).toMatchObject({
+        state: 'reconnecting',
+        previousState: 'reconnecting',
+        error: { code: 'connect_refused' },
+      });
       expect(retry.nextRetryAt).toBeDefined();
     }
     expect(actor.sessionRecord().attempt).toBeUndefined();
@@ -148,13 +187,17 @@ describe('the device actor with a scripted engine', () => {
     for (let round = 0; round < SETTINGS.maxAttempts + 2; round++) {
       const before = engine.connections.length;
       engine.last.events.disconnected('transient', 'lost');
-      await eventually(() => (engine.connections.length >= before + 2 && actor.state() === 'online' ? true : undefined), `round ${round}`);
+      await eventually(
+        () => (engine.connections.length >= before + 2 && actor.state() === 'online' ? true : undefined),
+        `round ${round}`,
+      );
     }
     expect(actor.state()).toBe('online');
   });
 
   it('restart_required reconnects at once, without waiting', async () => {
-    engine.onConnect = (connection, index) => (index === 0 ? connection.events.qr('code-1', new Date(Date.now() + 20_000)) : connection.events.online(ACCOUNT));
+    engine.onConnect = (connection, index) =>
+      index === 0 ? connection.events.qr('code-1', new Date(Date.now() + 20_000)) : connection.events.online(ACCOUNT);
     await actor.open();
     await reach('qr');
     expect(actor.qr()).toMatchObject({ code: 'code-1' });
@@ -182,7 +225,10 @@ describe('the device actor with a scripted engine', () => {
     engine.connectError = new EngineError('credentials_unreadable', 'cannot decrypt the stored credentials', true);
     await actor.open();
     await reach('failed');
-    expect(actor.sessionRecord().lastError).toEqual({ code: 'credentials_unreadable', message: 'cannot decrypt the stored credentials' });
+    expect(actor.sessionRecord().lastError).toEqual({
+      code: 'credentials_unreadable',
+      message: 'cannot decrypt the stored credentials',
+    });
 
     engine.connectError = new Error('socket hang up');
     await actor.open();
@@ -203,7 +249,12 @@ describe('the device actor with a scripted engine', () => {
   it('a second writer of the session stream is rejected, and the actor decides again on what it says', async () => {
     await actor.open();
     // Another process appends to this device's session (it should not; optimistic concurrency catches it).
-    const intruder: SessionStateChangedData = { deviceId: 'dev', state: 'closed', previousState: 'connecting', reason: 'closed_by_user' };
+    const intruder: SessionStateChangedData = {
+      deviceId: 'dev',
+      state: 'closed',
+      previousState: 'connecting',
+      reason: 'closed_by_user',
+    };
     await store.append('session-dev', [{ type: 'SessionStateChanged', data: intruder }], { expectedRevision: 0 });
     // The actor's next decision meets the conflict, reloads (closed), and lets go of its connection.
     engine.last.events.online(ACCOUNT);

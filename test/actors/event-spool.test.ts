@@ -48,7 +48,9 @@ describe('the event spool', () => {
     await expect(spool.write('once', async () => undefined, { retry: false })).rejects.toThrow('store down');
     down = false;
     await held;
-    await expect(spool.write('bug', async () => Promise.reject(new TypeError('not a store failure')))).rejects.toThrow(TypeError);
+    await expect(spool.write('bug', async () => Promise.reject(new TypeError('not a store failure')))).rejects.toThrow(
+      TypeError,
+    );
     expect(calls).toContain('givenUp bug');
   });
 

@@ -3,7 +3,12 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { StoreMessageSink } from '../../src/actors/message-sink.js';
 import { DelegatingEventStore } from '../../src/eventstore/delegating-store.js';
-import { type AppendResult, type ExpectedRevision, type NewEvent, WrongExpectedRevisionError } from '../../src/eventstore/event-store.js';
+import {
+  type AppendResult,
+  type ExpectedRevision,
+  type NewEvent,
+  WrongExpectedRevisionError,
+} from '../../src/eventstore/event-store.js';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
 import type { ChatEvent } from '../../src/messages/message-events.js';
 import { tempDir } from '../support/temp-dir.js';
@@ -12,7 +17,11 @@ import { tempDir } from '../support/temp-dir.js';
 class ConflictCountingStore extends DelegatingEventStore {
   conflicts = 0;
 
-  override async append(streamId: string, events: readonly NewEvent[], options?: { expectedRevision?: ExpectedRevision }): Promise<AppendResult> {
+  override async append(
+    streamId: string,
+    events: readonly NewEvent[],
+    options?: { expectedRevision?: ExpectedRevision },
+  ): Promise<AppendResult> {
     try {
       return await super.append(streamId, events, options);
     } catch (error) {
@@ -22,7 +31,13 @@ class ConflictCountingStore extends DelegatingEventStore {
   }
 }
 
-const inbound = (waMessageId: string) => ({ waMessageId, from: '4915111111111', type: 'text' as const, body: 'hi', timestamp: 1_700_000_000 });
+const inbound = (waMessageId: string) => ({
+  waMessageId,
+  from: '4915111111111',
+  type: 'text' as const,
+  body: 'hi',
+  timestamp: 1_700_000_000,
+});
 
 describe('the message sink as the inbox writer', () => {
   it('records read receipts and late media between inbound messages without a conflict, and a repeat once', async () => {
@@ -31,10 +46,21 @@ describe('the message sink as the inbox writer', () => {
     const sink = new StoreMessageSink(store);
     try {
       await sink.received('dev', inbound('A1'));
-      const read: ChatEvent = { type: 'ChatRead', data: { deviceId: 'dev', chatId: '4915111111111@s.whatsapp.net', waMessageIds: ['A1'], timestamp: 1_700_000_001 } };
+      const read: ChatEvent = {
+        type: 'ChatRead',
+        data: {
+          deviceId: 'dev',
+          chatId: '4915111111111@s.whatsapp.net',
+          waMessageIds: ['A1'],
+          timestamp: 1_700_000_001,
+        },
+      };
       const position = await sink.record('dev', read, '00000000-0000-5000-8000-000000000001');
       expect(position).toBeGreaterThan(0);
-      const media: ChatEvent = { type: 'InboundMediaUpdated', data: { deviceId: 'dev', waMessageId: 'A1', media: { mimetype: 'image/jpeg', status: 'failed' } } };
+      const media: ChatEvent = {
+        type: 'InboundMediaUpdated',
+        data: { deviceId: 'dev', waMessageId: 'A1', media: { mimetype: 'image/jpeg', status: 'failed' } },
+      };
       await sink.record('dev', media, '00000000-0000-5000-8000-000000000002');
       await sink.received('dev', inbound('A2'));
       // The same read receipt decided again (a retried request) appends nothing.
@@ -52,10 +78,22 @@ describe('the message sink as the inbox writer', () => {
   it('records a failed receipt (the network refused the message after the send) with its error', async () => {
     const store = new SqliteEventStore(join(tempDir('dmg-sink-'), 'events.sqlite'));
     try {
-      const error = { code: 'refused_by_network', message: 'WhatsApp refused the message after it was sent (error 463)' };
-      await new StoreMessageSink(store).receipt('dev', { waMessageId: 'W1', status: 'failed', recipient: '4915111111111', timestamp: 5, error });
+      const error = {
+        code: 'refused_by_network',
+        message: 'WhatsApp refused the message after it was sent (error 463)',
+      };
+      await new StoreMessageSink(store).receipt('dev', {
+        waMessageId: 'W1',
+        status: 'failed',
+        recipient: '4915111111111',
+        timestamp: 5,
+        error,
+      });
       const [event] = await store.readStream('outbox-dev');
-      expect(event).toMatchObject({ type: 'MessageStatusChanged', data: { deviceId: 'dev', waMessageId: 'W1', status: 'failed', recipient: '4915111111111', timestamp: 5, error } });
+      expect(event).toMatchObject({
+        type: 'MessageStatusChanged',
+        data: { deviceId: 'dev', waMessageId: 'W1', status: 'failed', recipient: '4915111111111', timestamp: 5, error },
+      });
     } finally {
       await store.close();
     }

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { type ReconnectSettings, backoffDelayMs, classifyConnectionError, decideAfterDisconnect } from '../../src/actors/reconnect-policy.js';
+import {
+  type ReconnectSettings,
+  backoffDelayMs,
+  classifyConnectionError,
+  decideAfterDisconnect,
+} from '../../src/actors/reconnect-policy.js';
 
 const settings: ReconnectSettings = { baseDelayMs: 1_000, maxDelayMs: 30_000, jitter: 0.2, maxAttempts: 5 };
 
@@ -25,8 +30,14 @@ describe('the reconnect policy', () => {
   });
 
   it('restart_required reconnects at once and counts the try', () => {
-    expect(decideAfterDisconnect('restart_required', 0, 'restart', settings)).toEqual({ action: 'reconnect_now', attempt: 1 });
-    expect(decideAfterDisconnect('restart_required', 3, 'restart', settings)).toEqual({ action: 'reconnect_now', attempt: 4 });
+    expect(decideAfterDisconnect('restart_required', 0, 'restart', settings)).toEqual({
+      action: 'reconnect_now',
+      attempt: 1,
+    });
+    expect(decideAfterDisconnect('restart_required', 3, 'restart', settings)).toEqual({
+      action: 'reconnect_now',
+      attempt: 4,
+    });
   });
 
   it('logged_out unlinks, whatever the count', () => {
@@ -34,7 +45,7 @@ describe('the reconnect policy', () => {
     expect(decideAfterDisconnect('logged_out', 99, 'unlinked', settings)).toEqual({ action: 'logged_out' });
   });
 
-  it('connection_replaced fails with that reason and the engine\'s words', () => {
+  it("connection_replaced fails with that reason and the engine's words", () => {
     expect(decideAfterDisconnect('connection_replaced', 0, 'another device connected', settings)).toEqual({
       action: 'failed',
       error: { code: 'connection_replaced', message: 'another device connected' },
@@ -43,18 +54,26 @@ describe('the reconnect policy', () => {
 
   it('transient retries until maxAttempts tries were made, then fails with too_many_attempts', () => {
     for (let soFar = 0; soFar < settings.maxAttempts; soFar++) {
-      expect(decideAfterDisconnect('transient', soFar, 'timeout', settings)).toEqual({ action: 'retry', attempt: soFar + 1 });
+      expect(decideAfterDisconnect('transient', soFar, 'timeout', settings)).toEqual({
+        action: 'retry',
+        attempt: soFar + 1,
+      });
     }
     const gaveUp = decideAfterDisconnect('transient', settings.maxAttempts, 'timeout', settings);
     expect(gaveUp).toMatchObject({ action: 'failed', error: { code: 'too_many_attempts' } });
     expect(gaveUp.action === 'failed' && gaveUp.error.message).toContain('timeout');
     // Endless restarts are capped the same way.
-    expect(decideAfterDisconnect('restart_required', settings.maxAttempts, 'restart', settings)).toMatchObject({ action: 'failed', error: { code: 'too_many_attempts' } });
+    expect(decideAfterDisconnect('restart_required', settings.maxAttempts, 'restart', settings)).toMatchObject({
+      action: 'failed',
+      error: { code: 'too_many_attempts' },
+    });
   });
 
   it('backoff doubles from the base delay and stops at the cap (no jitter)', () => {
     const exact = { ...settings, jitter: 0 };
-    expect([1, 2, 3, 4, 5, 6, 7].map((n) => backoffDelayMs(n, exact))).toEqual([1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000]);
+    expect([1, 2, 3, 4, 5, 6, 7].map((n) => backoffDelayMs(n, exact))).toEqual([
+      1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000,
+    ]);
     expect(backoffDelayMs(10_000, exact)).toBe(30_000);
   });
 

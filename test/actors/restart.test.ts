@@ -31,15 +31,23 @@ describe('sessions across restarts', CHILD_GATEWAY_TESTS, () => {
       const state = await waitForState(second.api, online, 'online');
       expect(state.phone).toBe('4915111111112');
       // The read model says online from before the restart at once; the restore is recorded soon after.
-      const restored = async () => (await sessionChanges(second.store, online.id)).slice(-2).map((c) => [c.previousState, c.state, c.reason]);
-      await eventually(async () => (await restored())[1]?.[2] === 'connected' && (await restored())[0]?.[2] === 'restored', 'the restore recorded');
+      const restored = async () =>
+        (await sessionChanges(second.store, online.id)).slice(-2).map((c) => [c.previousState, c.state, c.reason]);
+      await eventually(
+        async () => (await restored())[1]?.[2] === 'connected' && (await restored())[0]?.[2] === 'restored',
+        'the restore recorded',
+      );
       expect(await restored()).toEqual([
         ['online', 'connecting', 'restored'],
         ['connecting', 'online', 'connected'],
       ]);
       await waitForState(second.api, showingQr, 'qr');
-      expect((await second.api('GET', `/devices/${showingQr.id}/session/qr`, { deviceKey: showingQr.key })).status).toBe(200);
-      expect((await second.api('GET', `/devices/${closed.id}/session/state`, { deviceKey: closed.key })).body.state).toBe('closed');
+      expect(
+        (await second.api('GET', `/devices/${showingQr.id}/session/qr`, { deviceKey: showingQr.key })).status,
+      ).toBe(200);
+      expect(
+        (await second.api('GET', `/devices/${closed.id}/session/state`, { deviceKey: closed.key })).body.state,
+      ).toBe('closed');
       expect(second.sessions.peek(closed.id)).toBeUndefined();
       // A closed session with stored credentials still needs no code after the restart.
       await second.api('POST', `/devices/${closed.id}/session/open`, { deviceKey: closed.key });

@@ -8,7 +8,12 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Supervisor } from '../../src/actors/supervisor.js';
 import { DelegatingEventStore } from '../../src/eventstore/delegating-store.js';
-import { type AppendOptions, type AppendResult, type NewEvent, StoreUnavailableError } from '../../src/eventstore/event-store.js';
+import {
+  type AppendOptions,
+  type AppendResult,
+  type NewEvent,
+  StoreUnavailableError,
+} from '../../src/eventstore/event-store.js';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
 import { Engines } from '../../src/engines/engines.js';
 import { SandboxEngine } from '../../src/engines/sandbox/sandbox-engine.js';
@@ -28,7 +33,7 @@ class HiccupStore extends DelegatingEventStore {
   }
 }
 
-describe('removing a deleted device\'s session', () => {
+describe("removing a deleted device's session", () => {
   let sqlite: SqliteEventStore;
   let store: HiccupStore;
   let sandbox: SandboxEngine;
@@ -42,15 +47,27 @@ describe('removing a deleted device\'s session', () => {
       reconnect: { baseDelayMs: 1, maxDelayMs: 5, jitter: 0, maxAttempts: 3 },
       log: pino({ level: 'silent' }),
       ...(cluster
-        ? { cluster: { storeFor: () => store, owns: cluster.owns, forward: async () => { throw new Error('not forwarded in this test'); } } }
+        ? {
+            cluster: {
+              storeFor: () => store,
+              owns: cluster.owns,
+              forward: async () => {
+                throw new Error('not forwarded in this test');
+              },
+            },
+          }
         : {}),
     });
-  const credentials = async (deviceId: string) => (await sqlite.loadSnapshot<unknown>(`sandbox-credentials-${deviceId}`))?.state;
+  const credentials = async (deviceId: string) =>
+    (await sqlite.loadSnapshot<unknown>(`sandbox-credentials-${deviceId}`))?.state;
 
   /** A sandbox device linked to `phone` and online. */
   async function linkedDevice(deviceId: string, phone: string): Promise<void> {
     await store.append(`device-${deviceId}`, [
-      { type: 'DeviceCreated', data: { deviceId, name: deviceId, engine: 'sandbox', keyHash: 'x', at: new Date().toISOString() } },
+      {
+        type: 'DeviceCreated',
+        data: { deviceId, name: deviceId, engine: 'sandbox', keyHash: 'x', at: new Date().toISOString() },
+      },
     ]);
     await supervisor.open(deviceId);
     await eventually(() => supervisor.state(deviceId) === 'qr', 'a code');
@@ -82,7 +99,10 @@ describe('removing a deleted device\'s session', () => {
   it('with several processes, one that does not own the device leaves it to the owner', async () => {
     await linkedDevice('dev', '4915112345678');
     // Another process: its own engine on the same store.
-    const elsewhere = makeSupervisor({ owns: () => false }, new SandboxEngine(store, { deliveredDelayMs: 1, readDelayMs: 1 }));
+    const elsewhere = makeSupervisor(
+      { owns: () => false },
+      new SandboxEngine(store, { deliveredDelayMs: 1, readDelayMs: 1 }),
+    );
     try {
       await elsewhere.remove('dev');
       expect(await credentials('dev')).toMatchObject({ phone: '4915112345678' });

@@ -23,7 +23,10 @@ describe('the auth matrix', () => {
       case 'none':
         return {};
       case 'wrong':
-        return { 'x-admin-key': 'ak_not_the_key_at_all_000000000000', 'x-device-key': 'dk_not_a_key_000000000000000000' };
+        return {
+          'x-admin-key': 'ak_not_the_key_at_all_000000000000',
+          'x-device-key': 'dk_not_a_key_000000000000000000',
+        };
       case 'admin':
         return { 'x-admin-key': ADMIN_KEY };
       case 'adminBearer':
@@ -102,19 +105,27 @@ describe('the auth matrix', () => {
     ['admin', 'dev-b', 200],
     ['adminBearer', 'dev-a', 200],
     ['admin', 'dev-deleted', 200],
-  ])('a device and its history are read with the admin key only (a device key is 403 whichever device): %s on %s → %i', async (who, deviceId, status) => {
-    const history = await api('GET', `/devices/${deviceId}/events`, { headers: headersOf(who) });
-    expect(history.status, 'events').toBe(status);
-    if (deviceId === 'dev-deleted') return; // a deleted device keeps its history, not its record
-    const device = await api('GET', `/devices/${deviceId}`, { headers: headersOf(who) });
-    expect(device.status, 'device').toBe(status);
-    if (status === 200) {
-      expect(device.body.id).toBe(deviceId);
-      expect(history.body.items.every((event: { data: { deviceId?: string } }) => event.data.deviceId === undefined || event.data.deviceId === deviceId)).toBe(true);
-    }
-  });
+  ])(
+    'a device and its history are read with the admin key only (a device key is 403 whichever device): %s on %s → %i',
+    async (who, deviceId, status) => {
+      const history = await api('GET', `/devices/${deviceId}/events`, { headers: headersOf(who) });
+      expect(history.status, 'events').toBe(status);
+      if (deviceId === 'dev-deleted') return; // a deleted device keeps its history, not its record
+      const device = await api('GET', `/devices/${deviceId}`, { headers: headersOf(who) });
+      expect(device.status, 'device').toBe(status);
+      if (status === 200) {
+        expect(device.body.id).toBe(deviceId);
+        expect(
+          history.body.items.every(
+            (event: { data: { deviceId?: string } }) =>
+              event.data.deviceId === undefined || event.data.deviceId === deviceId,
+          ),
+        ).toBe(true);
+      }
+    },
+  );
 
-  it("a device key cannot tell whether another device exists", async () => {
+  it('a device key cannot tell whether another device exists', async () => {
     const existing = await api('GET', '/devices/dev-b/session/state', { headers: headersOf('keyA') });
     const missing = await api('GET', '/devices/never-was/session/state', { headers: headersOf('keyA') });
     const invalidId = await api('GET', '/devices/!!bad!!/session/state', { headers: headersOf('keyA') });

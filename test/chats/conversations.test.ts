@@ -17,7 +17,10 @@ const BOB = '4915100018884';
 const DAVE = '4915100019996';
 const STRANGER = '4917700012345';
 const NOBODY = '4917700010000'; // sandbox: numbers ending in 0000 do not exist
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+  'base64',
+);
 
 describe('conversations from the log', () => {
   let gateway: Awaited<ReturnType<typeof startTestGateway>>;
@@ -45,10 +48,13 @@ describe('conversations from the log', () => {
     await gateway.close();
   });
 
-  const send = (device: SandboxDevice, kind: string, json: unknown) => api('POST', `/devices/${device.id}/send/${kind}`, { deviceKey: device.key, json });
-  const get = (device: SandboxDevice, path: string) => api('GET', `/devices/${device.id}${path}`, { deviceKey: device.key });
+  const send = (device: SandboxDevice, kind: string, json: unknown) =>
+    api('POST', `/devices/${device.id}/send/${kind}`, { deviceKey: device.key, json });
+  const get = (device: SandboxDevice, path: string) =>
+    api('GET', `/devices/${device.id}${path}`, { deviceKey: device.key });
   const message = (device: SandboxDevice, id: string) => get(device, `/messages/${id}`);
-  const inbound = (device: SandboxDevice, json: Record<string, unknown>) => api('POST', `/sandbox/devices/${device.id}/inbound`, { admin: true, json });
+  const inbound = (device: SandboxDevice, json: Record<string, unknown>) =>
+    api('POST', `/sandbox/devices/${device.id}/inbound`, { admin: true, json });
 
   it('a sent message: its whole life from queued, edits, reactions, a quoting reply and unread counts cleared by read receipts', async () => {
     const sent = await send(alice, 'text', { to: BOB, text: 'lunch?' });
@@ -59,8 +65,24 @@ describe('conversations from the log', () => {
       return answer.body.status === 'read' ? answer : undefined;
     }, 'alice sees her message read');
     expect(read.status).toBe(200);
-    expect(read.body).toMatchObject({ waMessageId: id, chatId: BOB, from: ALICE, fromMe: true, type: 'text', body: 'lunch?', outboxId: sent.body.outboxId, edited: false, revoked: false, reactions: [] });
-    expect(read.body.statusHistory.map((s: { status: string }) => s.status)).toEqual(['queued', 'sent', 'delivered', 'read']);
+    expect(read.body).toMatchObject({
+      waMessageId: id,
+      chatId: BOB,
+      from: ALICE,
+      fromMe: true,
+      type: 'text',
+      body: 'lunch?',
+      outboxId: sent.body.outboxId,
+      edited: false,
+      revoked: false,
+      reactions: [],
+    });
+    expect(read.body.statusHistory.map((s: { status: string }) => s.status)).toEqual([
+      'queued',
+      'sent',
+      'delivered',
+      'read',
+    ]);
     expect(read.body.statusHistory[0].at).toBe(sent.body.createdAt);
 
     // Bob saw it: a chat with one unread message.
@@ -68,7 +90,12 @@ describe('conversations from the log', () => {
       const answer = await get(bob, '/chats');
       return answer.body.items.find((c: { chatId: string }) => c.chatId === ALICE) ? answer : undefined;
     }, 'bob has a chat with alice');
-    expect(bobChats.body.items[0]).toMatchObject({ chatId: ALICE, isGroup: false, unreadCount: 1, lastMessage: { waMessageId: id, fromMe: false, type: 'text', body: 'lunch?' } });
+    expect(bobChats.body.items[0]).toMatchObject({
+      chatId: ALICE,
+      isGroup: false,
+      unreadCount: 1,
+      lastMessage: { waMessageId: id, fromMe: false, type: 'text', body: 'lunch?' },
+    });
     const received = await message(bob, id);
     expect(received.body).toMatchObject({ waMessageId: id, from: ALICE, fromMe: false, reactions: [] });
     expect(received.body.statusHistory).toBeUndefined();
@@ -78,20 +105,37 @@ describe('conversations from the log', () => {
     expect((await send(bob, 'reaction', { to: ALICE, messageId: id, emoji: '👍' })).status).toBe(202);
     const reply = await send(bob, 'text', { to: ALICE, text: 'yes!', replyTo: id });
     expect(reply.status).toBe(202);
-    const edit = await api('PATCH', `/devices/${alice.id}/send/${id}`, { deviceKey: alice.key, json: { text: 'lunch at noon?' } });
+    const edit = await api('PATCH', `/devices/${alice.id}/send/${id}`, {
+      deviceKey: alice.key,
+      json: { text: 'lunch at noon?' },
+    });
     expect(edit.status).toBe(202);
 
     const edited = await eventually(async () => {
       const answer = await message(alice, id);
       return answer.body.edited && answer.body.reactions.length > 0 ? answer : undefined;
     }, 'alice sees the edit and the reaction');
-    expect(edited.body).toMatchObject({ body: 'lunch at noon?', edited: true, status: 'read', reactions: [{ from: BOB, fromMe: false, emoji: '👍' }] });
-    expect(edited.body.statusHistory.map((s: { status: string }) => s.status)).toEqual(['queued', 'sent', 'delivered', 'read', 'edited']);
+    expect(edited.body).toMatchObject({
+      body: 'lunch at noon?',
+      edited: true,
+      status: 'read',
+      reactions: [{ from: BOB, fromMe: false, emoji: '👍' }],
+    });
+    expect(edited.body.statusHistory.map((s: { status: string }) => s.status)).toEqual([
+      'queued',
+      'sent',
+      'delivered',
+      'read',
+      'edited',
+    ]);
     const bobsView = await eventually(async () => {
       const answer = await message(bob, id);
       return answer.body.edited && answer.body.reactions.length > 0 ? answer : undefined;
     }, 'bob sees the edit and his own reaction');
-    expect(bobsView.body).toMatchObject({ body: 'lunch at noon?', reactions: [{ from: BOB, fromMe: true, emoji: '👍' }] });
+    expect(bobsView.body).toMatchObject({
+      body: 'lunch at noon?',
+      reactions: [{ from: BOB, fromMe: true, emoji: '👍' }],
+    });
 
     // Alice's chat with Bob, newest first: the reply quotes her message; the reaction is not listed.
     const page = await eventually(async () => {
@@ -99,14 +143,26 @@ describe('conversations from the log', () => {
       return answer.body.items.length === 2 ? answer : undefined;
     }, 'two messages in the chat');
     expect(page.body.items.map((m: { waMessageId: string }) => m.waMessageId)).toEqual([reply.body.waMessageId, id]);
-    expect(page.body.items[0]).toMatchObject({ from: BOB, fromMe: false, body: 'yes!', quoted: { waMessageId: id, from: ALICE, type: 'text' } });
+    expect(page.body.items[0]).toMatchObject({
+      from: BOB,
+      fromMe: false,
+      body: 'yes!',
+      quoted: { waMessageId: id, from: ALICE, type: 'text' },
+    });
     expect(page.body.nextCursor).toBeNull();
     const aliceChats = await get(alice, '/chats');
-    expect(aliceChats.body.items.find((c: { chatId: string }) => c.chatId === BOB)).toMatchObject({ unreadCount: 1, lastMessage: { waMessageId: reply.body.waMessageId, fromMe: false } });
+    expect(aliceChats.body.items.find((c: { chatId: string }) => c.chatId === BOB)).toMatchObject({
+      unreadCount: 1,
+      lastMessage: { waMessageId: reply.body.waMessageId, fromMe: false },
+    });
 
     // Bob's read receipts clear his unread count; sending does not.
-    const bobChat = async () => (await get(bob, '/chats')).body.items.find((c: { chatId: string }) => c.chatId === ALICE);
-    expect(await bobChat()).toMatchObject({ unreadCount: 1, lastMessage: { waMessageId: reply.body.waMessageId, fromMe: true } });
+    const bobChat = async () =>
+      (await get(bob, '/chats')).body.items.find((c: { chatId: string }) => c.chatId === ALICE);
+    expect(await bobChat()).toMatchObject({
+      unreadCount: 1,
+      lastMessage: { waMessageId: reply.body.waMessageId, fromMe: true },
+    });
     const marked = await api('POST', `/devices/${bob.id}/chats/${ALICE}/read`, { deviceKey: bob.key, json: {} });
     expect(marked.body).toEqual({ read: 1 });
     expect((await bobChat()).unreadCount).toBe(0);
@@ -124,8 +180,13 @@ describe('conversations from the log', () => {
     ]);
 
     const sent = await send(alice, 'text', { to: DAVE, text: 'oops' });
-    await eventually(async () => ((await message(alice, sent.body.waMessageId)).body.status === 'read' ? true : undefined), 'read');
-    expect((await api('DELETE', `/devices/${alice.id}/send/${sent.body.waMessageId}`, { deviceKey: alice.key })).status).toBe(202);
+    await eventually(
+      async () => ((await message(alice, sent.body.waMessageId)).body.status === 'read' ? true : undefined),
+      'read',
+    );
+    expect(
+      (await api('DELETE', `/devices/${alice.id}/send/${sent.body.waMessageId}`, { deviceKey: alice.key })).status,
+    ).toBe(202);
     const deleted = await eventually(async () => {
       const answer = await message(alice, sent.body.waMessageId);
       return answer.body.status === 'deleted' ? answer : undefined;
@@ -141,7 +202,9 @@ describe('conversations from the log', () => {
     await goOffline(api, alice);
     try {
       const queued = await send(alice, 'text', { to: DAVE, text: 'never mind' });
-      expect((await api('DELETE', `/devices/${alice.id}/send/${queued.body.waMessageId}`, { deviceKey: alice.key })).status).toBe(200);
+      expect(
+        (await api('DELETE', `/devices/${alice.id}/send/${queued.body.waMessageId}`, { deviceKey: alice.key })).status,
+      ).toBe(200);
       const cancelled = await message(alice, queued.body.waMessageId);
       expect(cancelled.body.status).toBe('cancelled');
       expect(cancelled.body.statusHistory.map((s: { status: string }) => s.status)).toEqual(['queued', 'cancelled']);
@@ -151,20 +214,36 @@ describe('conversations from the log', () => {
   });
 
   it('received media are referenced; unknown messages are 404, bad cursors and chat ids 400', async () => {
-    const got = await inbound(dave, { from: STRANGER, type: 'image', body: 'a dot', media: { base64: PNG.toString('base64'), mimetype: 'image/png' } });
+    const got = await inbound(dave, {
+      from: STRANGER,
+      type: 'image',
+      body: 'a dot',
+      media: { base64: PNG.toString('base64'), mimetype: 'image/png' },
+    });
     expect(got.status).toBe(202);
     const page = await eventually(async () => {
       const answer = await get(dave, `/chats/${STRANGER}/messages`);
       return answer.body.items.length === 1 ? answer : undefined;
     }, 'the image in the chat');
-    expect(page.body.items[0]).toMatchObject({ type: 'image', body: 'a dot', media: { mimetype: 'image/png', size: PNG.length, status: 'ready' } });
+    expect(page.body.items[0]).toMatchObject({
+      type: 'image',
+      body: 'a dot',
+      media: { mimetype: 'image/png', size: PNG.length, status: 'ready' },
+    });
     expect(page.body.items[0].media.url).toContain(`/devices/${dave.id}/messages/`);
 
     const unknown = await message(dave, '3EB0000000000000000000');
     expect(unknown.status).toBe(404);
     expect(unknown.body.code).toBe('message_not_found');
     expect((await get(dave, '/chats/4917700099999/messages')).body).toEqual({ items: [], nextCursor: null });
-    for (const path of [`/chats?cursor=nope`, `/chats/${STRANGER}/messages?cursor=${Buffer.from('{"a":"x"}').toString('base64url')}`, '/chats/not-a-chat/messages', '/chats?limit=0', '/chats?limit=201', '/chats?extra=1']) {
+    for (const path of [
+      `/chats?cursor=nope`,
+      `/chats/${STRANGER}/messages?cursor=${Buffer.from('{"a":"x"}').toString('base64url')}`,
+      '/chats/not-a-chat/messages',
+      '/chats?limit=0',
+      '/chats?limit=201',
+      '/chats?extra=1',
+    ]) {
       const answer = await get(dave, path);
       expect(answer.status, path).toBe(400);
       expect(answer.headers.get('content-type'), path).toContain('application/problem+json');
@@ -184,7 +263,8 @@ describe('conversations from the log', () => {
     let writing = true;
     const during: string[] = [];
     const writer = (async () => {
-      for (let i = 0; writing && i < 200; i++) during.push((await inbound(dave, { from: chat, body: `new ${i}` })).body.waMessageId);
+      for (let i = 0; writing && i < 200; i++)
+        during.push((await inbound(dave, { from: chat, body: `new ${i}` })).body.waMessageId);
     })();
     const seen: Array<{ waMessageId: string; timestamp: number }> = [];
     let cursor: string | null = null;
@@ -222,15 +302,31 @@ describe('conversations from the log', () => {
   });
 
   it('rebuilding every read model from position 0 gives the same conversations', async () => {
-    await eventually(async () => ((await get(alice, '/outbox')).body.items.length === 0 ? true : undefined), 'outboxes drained');
+    await eventually(
+      async () => ((await get(alice, '/outbox')).body.items.length === 0 ? true : undefined),
+      'outboxes drained',
+    );
     await new Promise((resolve) => setTimeout(resolve, 200)); // late receipts
     const db = openReadModelDb(gateway.dataDir);
     const dump = () =>
-      Object.fromEntries(['chat_messages', 'chats', 'chat_message_statuses'].map((t) => [t, db.prepare(`SELECT * FROM ${t}`).all().map((row) => JSON.stringify(row)).sort()]));
+      Object.fromEntries(
+        ['chat_messages', 'chats', 'chat_message_statuses'].map((t) => [
+          t,
+          db
+            .prepare(`SELECT * FROM ${t}`)
+            .all()
+            .map((row) => JSON.stringify(row))
+            .sort(),
+        ]),
+      );
     await gateway.webhooks.stop();
     const before = dump();
     expect(before.chats!.length).toBeGreaterThan(4);
-    const answers = await Promise.all([get(alice, '/chats'), get(bob, `/chats/${ALICE}/messages`), get(dave, '/chats')]);
+    const answers = await Promise.all([
+      get(alice, '/chats'),
+      get(bob, `/chats/${ALICE}/messages`),
+      get(dave, '/chats'),
+    ]);
     const log = pino({ level: 'silent' });
     const runner = new ProjectionRunner(gateway.store, db, allProjections(db, gateway.store, log), log);
     await runner.rebuild();

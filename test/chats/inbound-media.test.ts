@@ -28,12 +28,19 @@ describe('received media', () => {
       json: { from: FROM, type: 'image', media: { base64: bytes.toString('base64'), mimetype: 'image/jpeg' } },
     });
     expect(inbound.status).toBe(202);
-    const received = await eventually(async () => (await gateway!.store.readStream(inboxStream('shop'))).find((e) => e.type === 'MessageReceived')?.data as any, 'received');
+    const received = await eventually(
+      async () =>
+        (await gateway!.store.readStream(inboxStream('shop'))).find((e) => e.type === 'MessageReceived')?.data as any,
+      'received',
+    );
     return { device, waMessageId: inbound.body.waMessageId as string, received };
   }
 
   it('past the retention period: 410 media_expired, and the file is swept', async () => {
-    const { device, waMessageId, received } = await receiveImage({ INBOUND_MEDIA_RETENTION: '1s' }, Buffer.alloc(2048, 1));
+    const { device, waMessageId, received } = await receiveImage(
+      { INBOUND_MEDIA_RETENTION: '1s' },
+      Buffer.alloc(2048, 1),
+    );
     expect(received.media).toMatchObject({ status: 'ready', size: 2048 });
     const url = `/devices/shop/messages/${waMessageId}/media`;
     expect((await gateway!.api('GET', url, { deviceKey: device.key })).status).toBe(200);
@@ -61,7 +68,11 @@ describe('received media', () => {
     for (const claim of claims) {
       const inbound = await gateway.api('POST', '/sandbox/devices/shop/inbound', {
         admin: true,
-        json: { from: FROM, type: claim.type, media: { base64: png, mimetype: claim.mimetype, ...(claim.filename ? { filename: claim.filename } : {}) } },
+        json: {
+          from: FROM,
+          type: claim.type,
+          media: { base64: png, mimetype: claim.mimetype, ...(claim.filename ? { filename: claim.filename } : {}) },
+        },
       });
       expect(inbound.status).toBe(202);
       const url = `/devices/shop/messages/${inbound.body.waMessageId}/media`;
@@ -80,9 +91,24 @@ describe('received media', () => {
     const { device, waMessageId } = await receiveImage({}, Buffer.alloc(512, 4));
     const path = new InboundMediaStore(gateway!.dataDir).pathOf('shop', waMessageId);
     const url = `/devices/shop/messages/${waMessageId}/media`;
-    await eventually(async () => (await gateway!.api('GET', url, { deviceKey: device.key })).status === 200, 'the media served');
-    expect((await gateway!.api('POST', '/sandbox/devices/shop/inbound', { admin: true, json: { from: FROM, type: 'revoke', messageId: waMessageId } })).status).toBe(202);
-    await eventually(async () => (await gateway!.api('GET', `/devices/shop/messages/${waMessageId}`, { deviceKey: device.key })).body.revoked === true, 'the revoke');
+    await eventually(
+      async () => (await gateway!.api('GET', url, { deviceKey: device.key })).status === 200,
+      'the media served',
+    );
+    expect(
+      (
+        await gateway!.api('POST', '/sandbox/devices/shop/inbound', {
+          admin: true,
+          json: { from: FROM, type: 'revoke', messageId: waMessageId },
+        })
+      ).status,
+    ).toBe(202);
+    await eventually(
+      async () =>
+        (await gateway!.api('GET', `/devices/shop/messages/${waMessageId}`, { deviceKey: device.key })).body.revoked ===
+        true,
+      'the revoke',
+    );
     const answer = await gateway!.api('GET', url, { deviceKey: device.key });
     expect(answer.status).toBe(404);
     expect(answer.body).toMatchObject({ code: 'media_unavailable', reason: 'revoked' });
@@ -95,11 +121,18 @@ describe('received media', () => {
     expect(received.media).toEqual({ mimetype: 'image/jpeg', size: 100 });
     const answer = await gateway!.api('GET', `/devices/shop/messages/${waMessageId}/media`, { deviceKey: device.key });
     expect(answer.status).toBe(404);
-    expect(answer.body).toMatchObject({ code: 'media_unavailable', reason: 'metadata_only', detail: expect.stringContaining('INBOUND_MEDIA') });
+    expect(answer.body).toMatchObject({
+      code: 'media_unavailable',
+      reason: 'metadata_only',
+      detail: expect.stringContaining('INBOUND_MEDIA'),
+    });
   });
 
   it('media over the size limit are not kept (status failed), never a 5xx', async () => {
-    const { device, waMessageId, received } = await receiveImage({ MEDIA_MAX_BYTES: '4096', MEDIA_FILE_MAX_BYTES: '65536' }, Buffer.alloc(5000, 3));
+    const { device, waMessageId, received } = await receiveImage(
+      { MEDIA_MAX_BYTES: '4096', MEDIA_FILE_MAX_BYTES: '65536' },
+      Buffer.alloc(5000, 3),
+    );
     expect(received.media).toMatchObject({ status: 'failed' });
     expect(received.media.url).toBeUndefined();
     const answer = await gateway!.api('GET', `/devices/shop/messages/${waMessageId}/media`, { deviceKey: device.key });
@@ -113,7 +146,9 @@ describe('received media', () => {
     for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 31) & 0xff;
     const { device, waMessageId, received } = await receiveImage({}, bytes);
     expect(received.media).toMatchObject({ status: 'ready', size: bytes.length });
-    const served = await fetch(`${gateway!.url}/devices/shop/messages/${waMessageId}/media`, { headers: { 'x-device-key': device.key } });
+    const served = await fetch(`${gateway!.url}/devices/shop/messages/${waMessageId}/media`, {
+      headers: { 'x-device-key': device.key },
+    });
     expect(served.status).toBe(200);
     expect(Buffer.from(await served.arrayBuffer()).equals(bytes)).toBe(true);
   });

@@ -22,12 +22,29 @@ const at = 1_760_000_000;
 
 const sentFromPhone = (waMessageId: string, chatId: string) => ({
   type: 'MessageReceived',
-  data: { deviceId: 'd1', from: OWN, fromMe: true, chatId, isGroup: chatId === GROUP, type: 'text', body: 'hello', timestamp: at, waMessageId },
+  data: {
+    deviceId: 'd1',
+    from: OWN,
+    fromMe: true,
+    chatId,
+    isGroup: chatId === GROUP,
+    type: 'text',
+    body: 'hello',
+    timestamp: at,
+    waMessageId,
+  },
 });
 /** As a gateway before `fromMe` wrote them: no schema version, no `fromMe`. */
 const legacy = (type: 'MessageEdited' | 'MessageRevoked', waMessageId: string, chatId: string, from: string) => ({
   type,
-  data: { deviceId: 'd1', chatId, from, waMessageId, timestamp: at + 1, ...(type === 'MessageEdited' ? { body: 'edited' } : {}) },
+  data: {
+    deviceId: 'd1',
+    chatId,
+    from,
+    waMessageId,
+    timestamp: at + 1,
+    ...(type === 'MessageEdited' ? { body: 'edited' } : {}),
+  },
 });
 
 describe('edits and revokes recorded before they named their author', () => {
@@ -48,8 +65,12 @@ describe('edits and revokes recorded before they named their author', () => {
       legacy('MessageRevoked', 'IN_GROUP', GROUP, OWN),
     ]);
     // Written today: says fromMe false, so the peer cannot revoke the account's message.
-    await store.append(inbox, [chatEventOf('d1', { kind: 'revoked', chatId: PEER, from: PEER, waMessageId: 'FORGED_NOW', timestamp: at + 2 })]);
-    const [written] = (await raw.readStream(inbox, { direction: 'backwards', maxCount: 1 })) as Array<{ data: { fromMe?: boolean } }>;
+    await store.append(inbox, [
+      chatEventOf('d1', { kind: 'revoked', chatId: PEER, from: PEER, waMessageId: 'FORGED_NOW', timestamp: at + 2 }),
+    ]);
+    const [written] = (await raw.readStream(inbox, { direction: 'backwards', maxCount: 1 })) as Array<{
+      data: { fromMe?: boolean };
+    }>;
     expect(written!.data.fromMe).toBe(false);
 
     const db = openReadModelDb(dir);

@@ -72,19 +72,36 @@ describe('message index files of earlier versions', () => {
       const alice = await createDevice(api, 'alice', ALICE);
       const bob = await createDevice(api, 'bob', BOB);
       for (const device of [alice, bob]) await goOnline(api, device);
-      const send = (from: typeof alice, kind: string, json: unknown) => api('POST', `/devices/${from.id}/send/${kind}`, { deviceKey: from.key, json });
-      const message = async (from: typeof alice, id: string) => (await api('GET', `/devices/${from.id}/messages/${id}`, { deviceKey: from.key })).body;
+      const send = (from: typeof alice, kind: string, json: unknown) =>
+        api('POST', `/devices/${from.id}/send/${kind}`, { deviceKey: from.key, json });
+      const message = async (from: typeof alice, id: string) =>
+        (await api('GET', `/devices/${from.id}/messages/${id}`, { deviceKey: from.key })).body;
       const first = (await send(alice, 'text', { to: BOB, text: 'lunch?' })).body.waMessageId as string;
       const failed = (await send(alice, 'text', { to: NOBODY, text: 'anyone?' })).body.waMessageId as string;
       await eventually(async () => ((await message(alice, first)).status === 'read' ? true : undefined), 'read');
       expect((await send(bob, 'reaction', { to: ALICE, messageId: first, emoji: '👍' })).status).toBe(202);
       expect((await send(bob, 'text', { to: ALICE, text: 'yes!', replyTo: first })).status).toBe(202);
-      expect((await api('PATCH', `/devices/${alice.id}/send/${first}`, { deviceKey: alice.key, json: { text: 'lunch at noon?' } })).status).toBe(202);
+      expect(
+        (
+          await api('PATCH', `/devices/${alice.id}/send/${first}`, {
+            deviceKey: alice.key,
+            json: { text: 'lunch at noon?' },
+          })
+        ).status,
+      ).toBe(202);
       await eventually(async () => {
         const answer = await message(alice, first);
-        return answer.edited && answer.reactions.length > 0 && (await message(alice, failed)).status === 'failed' ? true : undefined;
+        return answer.edited && answer.reactions.length > 0 && (await message(alice, failed)).status === 'failed'
+          ? true
+          : undefined;
       }, 'the edit, the reaction and the failure');
-      await eventually(async () => ((await api('GET', `/devices/${bob.id}/outbox`, { deviceKey: bob.key })).body.items.length === 0 ? true : undefined), 'drained');
+      await eventually(
+        async () =>
+          (await api('GET', `/devices/${bob.id}/outbox`, { deviceKey: bob.key })).body.items.length === 0
+            ? true
+            : undefined,
+        'drained',
+      );
       await new Promise((resolve) => setTimeout(resolve, 300)); // late receipts
     } finally {
       await gateway.close();
@@ -97,11 +114,24 @@ describe('message index files of earlier versions', () => {
   });
 
   const dump = (db: Database.Database) =>
-    Object.fromEntries(TABLES.map((t) => [t, db.prepare(`SELECT * FROM ${t}`).all().map((row) => JSON.stringify(row)).sort()]));
+    Object.fromEntries(
+      TABLES.map((t) => [
+        t,
+        db
+          .prepare(`SELECT * FROM ${t}`)
+          .all()
+          .map((row) => JSON.stringify(row))
+          .sort(),
+      ]),
+    );
   /** Every message and chat as the routes show them. */
   const answers = (db: Database.Database) => {
     const index = new MessageIndex(db);
-    const ids = db.prepare('SELECT device_id, wa_message_id, chat_id FROM chat_messages ORDER BY pos').all() as Array<{ device_id: string; wa_message_id: string; chat_id: string }>;
+    const ids = db.prepare('SELECT device_id, wa_message_id, chat_id FROM chat_messages ORDER BY pos').all() as Array<{
+      device_id: string;
+      wa_message_id: string;
+      chat_id: string;
+    }>;
     return {
       messages: ids.map((m) => index.message(m.device_id, m.wa_message_id)),
       pages: ids.map((m) => index.messages(m.device_id, m.chat_id, { limit: 50 })),
@@ -130,7 +160,10 @@ describe('message index files of earlier versions', () => {
     }
   };
   const checkpoint = (db: Database.Database) =>
-    db.prepare("SELECT version, position FROM projection_checkpoints WHERE name = 'message-index'").get() as { version: number; position: number };
+    db.prepare("SELECT version, position FROM projection_checkpoints WHERE name = 'message-index'").get() as {
+      version: number;
+      position: number;
+    };
 
   it('version 2 (status histories as JSON): rebuilt to the same rows, every statusHistory as it was', async () => {
     const expected = current();
@@ -138,8 +171,14 @@ describe('message index files of earlier versions', () => {
     const histories = new Map<string, string>();
     const db = oldFile('v2', (db) => {
       const index = new MessageIndex(db);
-      const rows = db.prepare('SELECT device_id, wa_message_id FROM chat_messages WHERE outbox_id IS NOT NULL').all() as Array<{ device_id: string; wa_message_id: string }>;
-      for (const row of rows) histories.set(`${row.device_id}/${row.wa_message_id}`, JSON.stringify(index.message(row.device_id, row.wa_message_id)!.statusHistory));
+      const rows = db
+        .prepare('SELECT device_id, wa_message_id FROM chat_messages WHERE outbox_id IS NOT NULL')
+        .all() as Array<{ device_id: string; wa_message_id: string }>;
+      for (const row of rows)
+        histories.set(
+          `${row.device_id}/${row.wa_message_id}`,
+          JSON.stringify(index.message(row.device_id, row.wa_message_id)!.statusHistory),
+        );
       db.exec(`ALTER TABLE chat_messages RENAME TO current_messages; DROP INDEX chat_messages_by_id; DROP INDEX chat_messages_unread;
         DROP INDEX chat_messages_media; DROP INDEX chat_messages_by_chat; ${V2_MESSAGES}
         INSERT INTO chat_messages (${V2_COLUMNS}) SELECT ${V2_COLUMNS} FROM current_messages;
@@ -182,7 +221,9 @@ describe('message index files of earlier versions', () => {
       expect(checkpoint(db)).toEqual(expected.version);
       expect(dump(db)).toEqual(expected.tables);
       expect(answers(db)).toEqual(expected.answers);
-      expect(db.prepare(`SELECT ${V1_COLUMNS} FROM chat_messages ORDER BY device_id, wa_message_id`).all()).toEqual(before);
+      expect(db.prepare(`SELECT ${V1_COLUMNS} FROM chat_messages ORDER BY device_id, wa_message_id`).all()).toEqual(
+        before,
+      );
     } finally {
       db.close();
     }

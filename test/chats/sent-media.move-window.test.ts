@@ -10,7 +10,10 @@ import { createDevice, goOnline } from '../outbox/support/sandbox-devices.js';
 import { eventually } from '../support/eventually.js';
 import { startTestGateway } from '../support/gateway.js';
 
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+  'base64',
+);
 const IMAGE = Buffer.concat([PNG, Buffer.alloc(3_000, 9)]);
 const MOVE_DELAY_MS = 1_500;
 
@@ -33,10 +36,16 @@ describe('sent media before its file is moved to the kept media', () => {
     gateway = await startTestGateway({ DEFAULT_ENGINE: 'sandbox', OUTBOX_SPACING: '0ms' });
     const alice = await createDevice(gateway.api, 'alice', '4915100005561');
     await goOnline(gateway.api, alice);
-    const sent = await gateway.api('POST', `/devices/${alice.id}/send/image`, { deviceKey: alice.key, json: { to: '4915100005562', base64: IMAGE.toString('base64') } });
+    const sent = await gateway.api('POST', `/devices/${alice.id}/send/image`, {
+      deviceKey: alice.key,
+      json: { to: '4915100005562', base64: IMAGE.toString('base64') },
+    });
     expect(sent.status).toBe(202);
     const { waMessageId } = sent.body as { waMessageId: string };
-    const media = () => fetch(`${gateway.url}/devices/${alice.id}/messages/${waMessageId}/media`, { headers: { 'x-device-key': alice.key } });
+    const media = () =>
+      fetch(`${gateway.url}/devices/${alice.id}/messages/${waMessageId}/media`, {
+        headers: { 'x-device-key': alice.key },
+      });
 
     await eventually(async () => {
       const view = await gateway.api('GET', `/devices/${alice.id}/messages/${waMessageId}`, { deviceKey: alice.key });

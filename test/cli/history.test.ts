@@ -42,7 +42,10 @@ describe('npm run history', { timeout: 120_000 }, () => {
   it("reads a stopped gateway's store", async () => {
     const gateway = await startTestGateway({ EVENTSTORE_URL: '' });
     try {
-      expect((await gateway.api('POST', '/devices', { admin: true, json: { id: 'seen', name: 'seen', engine: 'sandbox' } })).status).toBe(201);
+      expect(
+        (await gateway.api('POST', '/devices', { admin: true, json: { id: 'seen', name: 'seen', engine: 'sandbox' } }))
+          .status,
+      ).toBe(201);
     } finally {
       await gateway.close();
     }
@@ -61,7 +64,9 @@ describe('npm run history', { timeout: 120_000 }, () => {
     older.close();
     const result = runHistory(gateway.dataDir, 'seen');
     expect(result.status).not.toBe(0);
-    expect(result.stderr).toContain('has store schema 1, this gateway reads 2: start this version of the gateway on it once');
+    expect(result.stderr).toContain(
+      'has store schema 1, this gateway reads 2: start this version of the gateway on it once',
+    );
     const after = new Database(file, { readonly: true });
     expect(after.pragma('user_version', { simple: true })).toBe(1);
     after.close();

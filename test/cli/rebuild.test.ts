@@ -15,7 +15,15 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 function runRebuild(dataDir: string, env: Record<string, string> = {}) {
   return spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/rebuild.ts'], {
     cwd: ROOT,
-    env: { ...process.env, DATA_DIR: dataDir, EVENTSTORE_URL: '', GATEWAY_PROCESSES: '', GATEWAY_WORKER: '', LOG_LEVEL: 'silent', ...env },
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      EVENTSTORE_URL: '',
+      GATEWAY_PROCESSES: '',
+      GATEWAY_WORKER: '',
+      LOG_LEVEL: 'silent',
+      ...env,
+    },
     encoding: 'utf8',
     timeout: 60_000,
   });
@@ -24,7 +32,10 @@ function runRebuild(dataDir: string, env: Record<string, string> = {}) {
 function deviceIds(file: string): string[] {
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {
-    return db.prepare<[], { id: string }>('SELECT id FROM devices ORDER BY id').all().map((row) => row.id);
+    return db
+      .prepare<[], { id: string }>('SELECT id FROM devices ORDER BY id')
+      .all()
+      .map((row) => row.id);
   } finally {
     db.close();
   }
@@ -34,7 +45,10 @@ function deviceIds(file: string): string[] {
 async function dataDirWithOneDevice(): Promise<string> {
   const gateway = await startTestGateway({ EVENTSTORE_URL: '' });
   try {
-    expect((await gateway.api('POST', '/devices', { admin: true, json: { id: 'kept', name: 'kept', engine: 'sandbox' } })).status).toBe(201);
+    expect(
+      (await gateway.api('POST', '/devices', { admin: true, json: { id: 'kept', name: 'kept', engine: 'sandbox' } }))
+        .status,
+    ).toBe(201);
   } finally {
     await gateway.close();
   }

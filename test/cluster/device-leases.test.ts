@@ -57,7 +57,9 @@ interface MemberOptions {
 
 async function member(file: string, name: string, now?: () => number, options: MemberOptions = {}): Promise<Member> {
   // A file: two SQLite connections, as two processes on one machine; a URL: two clients of one EventStoreDB.
-  const opened: EventStore = file.startsWith('esdb://') ? await openEventStoreDbStore(file) : new SqliteEventStore(file, { sharedFile: true });
+  const opened: EventStore = file.startsWith('esdb://')
+    ? await openEventStoreDbStore(file)
+    : new SqliteEventStore(file, { sharedFile: true });
   const store = options.wrap ? options.wrap(opened) : opened;
   const running = new Set<string>();
   const lost: string[] = [];
@@ -133,7 +135,14 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
     await eventually(() => a.running.size === 6 && b.running.size === 6, 'a fair share each');
     expect(overlap(a, b)).toEqual([]);
     // a's view of the others follows the log: it comes to the same counts.
-    await eventually(() => a.leases.distribution().map((m) => m.devices).join() === '6,6', "a's view of the distribution");
+    await eventually(
+      () =>
+        a.leases
+          .distribution()
+          .map((m) => m.devices)
+          .join() === '6,6',
+      "a's view of the distribution",
+    );
     const stoppedAt = Date.now();
     await a.leases.stop();
     // Handed over at once, not after the lease timeout.
@@ -141,7 +150,7 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
     expect(Date.now() - stoppedAt).toBeLessThan(TIMEOUT_MS);
   });
 
-  it('takes the devices of a member that stopped heartbeating, and refuses the paused member\'s writes', async () => {
+  it("takes the devices of a member that stopped heartbeating, and refuses the paused member's writes", async () => {
     const file = await location();
     const a = await member(file, 'a');
     await startedWithAll(a);
@@ -154,7 +163,9 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
     await eventually(() => b.running.size === devices.length, 'b takes over after the lease timeout', 3 * TIMEOUT_MS);
     // a still believes it holds dev-0: its write carries the old fence and is refused.
     expect(a.leases.owns('dev-0')).toBe(true);
-    await expect(fenced.append('session-dev-0', [{ type: 'Probe', data: {} }])).rejects.toBeInstanceOf(FenceRejectedError);
+    await expect(fenced.append('session-dev-0', [{ type: 'Probe', data: {} }])).rejects.toBeInstanceOf(
+      FenceRejectedError,
+    );
     expect(a.leases.owns('dev-0')).toBe(false);
     expect(a.lost).toContain('dev-0');
     expect((await a.store.readStream('session-dev-0')).length).toBe(1);
@@ -193,7 +204,9 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
             if (key !== 'append') return Reflect.get(target, key, receiver) as unknown;
             // A store that stops answering (an EventStoreDB write waiting for its deadline): the tick waits here.
             return (...args: Parameters<EventStore['append']>) =>
-              stalled ? new Promise((resolve) => waiting.push(() => resolve(target.append(...args)))) : target.append(...args);
+              stalled
+                ? new Promise((resolve) => waiting.push(() => resolve(target.append(...args))))
+                : target.append(...args);
           },
         }),
     });
@@ -216,7 +229,11 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
       },
     });
     await startedWithAll(a);
-    expect((await a.store.readStream('lease-dev-3')).map((e) => e.type)).toEqual(['LeaseAcquired', 'LeaseReleased', 'LeaseAcquired']);
+    expect((await a.store.readStream('lease-dev-3')).map((e) => e.type)).toEqual([
+      'LeaseAcquired',
+      'LeaseReleased',
+      'LeaseAcquired',
+    ]);
   });
 
   it('runs a device the log gives it even when the answer of its acquire was lost', async () => {
@@ -249,7 +266,8 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
     const file = await location();
     const seen: Array<{ owns: boolean; fenced: boolean }> = [];
     const a = await member(file, 'a', undefined, {
-      stopping: (deviceId, leases) => seen.push({ owns: leases.owns(deviceId), fenced: leases.fence(deviceId) !== undefined }),
+      stopping: (deviceId, leases) =>
+        seen.push({ owns: leases.owns(deviceId), fenced: leases.fence(deviceId) !== undefined }),
     });
     await startedWithAll(a);
     await a.leases.stop();
@@ -287,7 +305,11 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
     deleted.add(victim);
     list.splice(list.indexOf(victim), 1);
     const lastOfLease = async () => (await b.store.readStream(`lease-${victim}`)).at(-1)!;
-    await eventually(async () => (await lastOfLease()).type === 'LeaseReleased', 'the deleted device closed and released', 3 * TIMEOUT_MS);
+    await eventually(
+      async () => (await lastOfLease()).type === 'LeaseReleased',
+      'the deleted device closed and released',
+      3 * TIMEOUT_MS,
+    );
     expect((await lastOfLease()).data).toMatchObject({ owner: 'b', reason: 'deleted' });
     expect(b.deleted).toEqual([victim]);
     expect(b.running.has(victim)).toBe(false);
@@ -308,11 +330,16 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
       const list = devices.slice(0, 2);
       const a = await member(file, 'a', undefined, { devices: list });
       await startedWithAll(a, 2);
-      const heartbeats = async () => (await a.store.readStream('member-a')).filter((e) => e.type === 'MemberHeartbeat').length;
+      const heartbeats = async () =>
+        (await a.store.readStream('member-a')).filter((e) => e.type === 'MemberHeartbeat').length;
       for (const change of [-3_600_000, 3_600_000]) {
         const before = await heartbeats();
         step = change;
-        await eventually(async () => (await heartbeats()) >= before + 2, `heartbeats after a step of ${change / 1000} s`, 3 * TIMEOUT_MS);
+        await eventually(
+          async () => (await heartbeats()) >= before + 2,
+          `heartbeats after a step of ${change / 1000} s`,
+          3 * TIMEOUT_MS,
+        );
         expect(a.leases.owned().sort()).toEqual([...list].sort());
         expect(a.lost).toEqual([]);
       }
@@ -331,7 +358,11 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
     await eventually(() => a.running.size === 2 && b.running.size === 2, 'a fair share each');
     const c = await member(file, 'c', undefined, { devices: four });
     await c.leases.start();
-    const counts = () => [a, b, c].map((m) => m.running.size).sort().join();
+    const counts = () =>
+      [a, b, c]
+        .map((m) => m.running.size)
+        .sort()
+        .join();
     await eventually(() => counts() === '1,1,2', 'every member runs one device at least');
     expect(overlap(a, b).concat(overlap(a, c), overlap(b, c))).toEqual([]);
   });
@@ -345,7 +376,12 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
     await b.leases.start();
     const c = await member(file, 'c');
     await c.leases.start();
-    const members = () => a.leases.distribution().map((m) => m.memberId).sort().join();
+    const members = () =>
+      a.leases
+        .distribution()
+        .map((m) => m.memberId)
+        .sort()
+        .join();
     await eventually(() => members() === 'a,b,c', 'a sees b and c');
     await b.leases.stop();
     (c.leases as unknown as { stopped: boolean }).stopped = true; // c goes silent without leaving (kill -9)

@@ -65,7 +65,10 @@ function owners(dataDir: string): Map<string, number> {
 async function pauseOutsideAWrite(node: Node, dataDir: string): Promise<number> {
   for (let attempt = 0; attempt < 20; attempt++) {
     node.gateway.process.kill('SIGSTOP');
-    await eventually(() => readFileSync(`/proc/${node.pid}/stat`, 'utf8').split(') ')[1]?.startsWith('T'), 'the process stopped');
+    await eventually(
+      () => readFileSync(`/proc/${node.pid}/stat`, 'utf8').split(') ')[1]?.startsWith('T'),
+      'the process stopped',
+    );
     if (!writeLocked(dataDir)) return attempt;
     node.gateway.process.kill('SIGCONT');
     await new Promise((resolve) => setTimeout(resolve, 20 + Math.random() * 100));
@@ -100,14 +103,23 @@ function messageTrail(dataDir: string, acknowledged: ReadonlySet<string>): strin
     const sent = new Map<string, number>();
     for (const row of rows) {
       const data = JSON.parse(row.data) as { status?: string; waMessageId?: string };
-      if (row.type === 'MessageStatusChanged' && data.status === 'sent') sent.set(data.waMessageId!, (sent.get(data.waMessageId!) ?? 0) + 1);
+      if (row.type === 'MessageStatusChanged' && data.status === 'sent')
+        sent.set(data.waMessageId!, (sent.get(data.waMessageId!) ?? 0) + 1);
     }
-    const odd = [...acknowledged].filter((id) => sent.get(id) !== 1).concat([...sent.keys()].filter((id) => !acknowledged.has(id)));
-    const outboxIds = rows.filter((row) => odd.some((id) => row.data.includes(id))).map((row) => (JSON.parse(row.data) as { outboxId?: string }).outboxId).filter((id) => id !== undefined);
-    const related = (row: { data: string }) => odd.some((id) => row.data.includes(id)) || outboxIds.some((id) => row.data.includes(id));
+    const odd = [...acknowledged]
+      .filter((id) => sent.get(id) !== 1)
+      .concat([...sent.keys()].filter((id) => !acknowledged.has(id)));
+    const outboxIds = rows
+      .filter((row) => odd.some((id) => row.data.includes(id)))
+      .map((row) => (JSON.parse(row.data) as { outboxId?: string }).outboxId)
+      .filter((id) => id !== undefined);
+    const related = (row: { data: string }) =>
+      odd.some((id) => row.data.includes(id)) || outboxIds.some((id) => row.data.includes(id));
     return [
       `not sent exactly once: ${odd.join(' ') || 'none'}`,
-      ...rows.filter((row) => row.stream_id.startsWith('lease-') || related(row)).map((row) => `${row.position} ${row.stream_id} ${row.type} ${row.data.slice(0, 200)}`),
+      ...rows
+        .filter((row) => row.stream_id.startsWith('lease-') || related(row))
+        .map((row) => `${row.position} ${row.stream_id} ${row.type} ${row.data.slice(0, 200)}`),
     ];
   } finally {
     db.close();
@@ -118,7 +130,9 @@ function statusEvents(dataDir: string): Array<{ waMessageId: string; status: str
   const db = new Database(join(dataDir, 'events.sqlite'), { readonly: true });
   try {
     return db
-      .prepare<[], { type: string; data: string }>(`SELECT type, data FROM events WHERE stream_id LIKE 'outbox-%' ORDER BY position`)
+      .prepare<[], { type: string; data: string }>(
+        `SELECT type, data FROM events WHERE stream_id LIKE 'outbox-%' ORDER BY position`,
+      )
       .all()
       .map((row) => ({ type: row.type, ...(JSON.parse(row.data) as { waMessageId: string; status: string }) }));
   } finally {
@@ -158,7 +172,9 @@ describe('several gateway processes on one SQLite file', CHILD_GATEWAY_TESTS, ()
       } catch (error) {
         trail = [String(error)];
       }
-      console.error([...trace, ...trail, ...all.map((node) => `--- pid ${node.pid}\n${node.gateway.output()}`)].join('\n'));
+      console.error(
+        [...trace, ...trail, ...all.map((node) => `--- pid ${node.pid}\n${node.gateway.output()}`)].join('\n'),
+      );
     };
     onTestFinished((context) => {
       if (context.task.result?.state === 'fail') report();
@@ -179,11 +195,18 @@ describe('several gateway processes on one SQLite file', CHILD_GATEWAY_TESTS, ()
             try {
               return await Promise.race([
                 api(method, path, options),
-                new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer from pid ${node.pid} to ${method} ${path} in 30s`)), 30_000))),
+                new Promise<never>(
+                  (_, reject) =>
+                    (timer = setTimeout(
+                      () => reject(new Error(`no answer from pid ${node.pid} to ${method} ${path} in 30s`)),
+                      30_000,
+                    )),
+                ),
               ]);
             } finally {
               clearTimeout(timer);
-              if (Date.now() - started > 3_000) step(`slow: pid ${node.pid} ${method} ${path} ${Date.now() - started}ms`);
+              if (Date.now() - started > 3_000)
+                step(`slow: pid ${node.pid} ${method} ${path} ${Date.now() - started}ms`);
             }
           }) as Api,
         };
@@ -195,13 +218,22 @@ describe('several gateway processes on one SQLite file', CHILD_GATEWAY_TESTS, ()
       const devices: TestDevice[] = [];
       for (let i = 0; i < DEVICES; i++) {
         const device = await createSandboxDevice(first!.api, `c${i}`);
-        const hooked = await first!.api('PUT', `/devices/${device.id}/hooks`, { admin: true, json: { url: receiver.url, events: ['message.status'] } });
+        const hooked = await first!.api('PUT', `/devices/${device.id}/hooks`, {
+          admin: true,
+          json: { url: receiver.url, events: ['message.status'] },
+        });
         expect(hooked.status).toBe(200);
         devices.push(device);
       }
       // Opened through any process: the owner runs it (a request to another one is passed on through the store).
       step('devices created');
-      await Promise.all(devices.map((device, i) => nodes[i % 3]!.api('POST', `/devices/${device.id}/session/open`, { deviceKey: device.key }).then((r) => expect([200, 202]).toContain(r.status))));
+      await Promise.all(
+        devices.map((device, i) =>
+          nodes[i % 3]!.api('POST', `/devices/${device.id}/session/open`, { deviceKey: device.key }).then((r) =>
+            expect([200, 202]).toContain(r.status),
+          ),
+        ),
+      );
       await eventually(() => owners(dataDir).size === DEVICES, 'every device has an owner');
       const nodeOf = (deviceId: string) => nodes.find((node) => node.pid === owners(dataDir).get(deviceId))!;
       for (const [i, device] of devices.entries()) {
@@ -212,7 +244,10 @@ describe('several gateway processes on one SQLite file', CHILD_GATEWAY_TESTS, ()
         expect(qr.status).toBe(200);
         expect(qr.body.qr).toMatch(/^sandbox:/);
         // The sandbox network is in the owner's process: the phone scans there.
-        const scanned = await nodeOf(device.id).api('POST', `/sandbox/devices/${device.id}/scan`, { admin: true, json: { phone: `49151000001${i}` } });
+        const scanned = await nodeOf(device.id).api('POST', `/sandbox/devices/${device.id}/scan`, {
+          admin: true,
+          json: { phone: `49151000001${i}` },
+        });
         expect(scanned.status).toBe(202);
       }
       step('scanned');
@@ -228,16 +263,19 @@ describe('several gateway processes on one SQLite file', CHILD_GATEWAY_TESTS, ()
               const key = `r${round}-${device.id}-${k}`;
               for (let attempt = 0; ; attempt++) {
                 const node = through[(d + k + attempt) % through.length]!;
-                const answer = await node.api('POST', `/devices/${device.id}/send/text`, {
-                  deviceKey: device.key,
-                  json: { to: '4915199999999', text: key },
-                  headers: { 'idempotency-key': key },
-                }).catch((error: unknown) => {
-                  if (attempt >= 5) throw error;
-                  return undefined;
-                });
+                const answer = await node
+                  .api('POST', `/devices/${device.id}/send/text`, {
+                    deviceKey: device.key,
+                    json: { to: '4915199999999', text: key },
+                    headers: { 'idempotency-key': key },
+                  })
+                  .catch((error: unknown) => {
+                    if (attempt >= 5) throw error;
+                    return undefined;
+                  });
                 if (!answer) continue;
-                if (answer.status !== 202) step(`send ${key} via pid ${node.pid}: ${answer.status} ${JSON.stringify(answer.body)}`);
+                if (answer.status !== 202)
+                  step(`send ${key} via pid ${node.pid}: ${answer.status} ${JSON.stringify(answer.body)}`);
                 // An answer that says "try again" and changes nothing: the shared file's write lock held past the busy
                 // timeout (503). A client sends again under the same key. Never 409: concurrent sends through several
                 // processes are decided again until they go through.
@@ -261,7 +299,11 @@ describe('several gateway processes on one SQLite file', CHILD_GATEWAY_TESTS, ()
       await killed.gateway.kill();
       await send(1, nodes);
       step('send 1 done');
-      await eventually(() => killedDevices.every((id) => nodes.some((node) => node.pid === owners(dataDir).get(id))), 'the dead process\'s devices taken over', 20_000);
+      await eventually(
+        () => killedDevices.every((id) => nodes.some((node) => node.pid === owners(dataDir).get(id))),
+        "the dead process's devices taken over",
+        20_000,
+      );
 
       // SIGSTOP the second one past the lease timeout, send meanwhile, then SIGCONT.
       const paused = nodes.shift()!;
@@ -270,34 +312,58 @@ describe('several gateway processes on one SQLite file', CHILD_GATEWAY_TESTS, ()
       step(`paused after ${await pauseOutsideAWrite(paused, dataDir)} retries`);
       await send(2, nodes);
       step('send 2 done');
-      await eventually(() => pausedDevices.every((id) => owners(dataDir).get(id) === nodes[0]!.pid), 'the paused process\'s devices taken over', 20_000);
+      await eventually(
+        () => pausedDevices.every((id) => owners(dataDir).get(id) === nodes[0]!.pid),
+        "the paused process's devices taken over",
+        20_000,
+      );
       step('SIGCONT');
       paused.gateway.process.kill('SIGCONT');
       nodes.push(paused);
 
       for (const device of devices) await waitForState(nodes[0]!.api, device, 'online', 20_000);
       step('all online again');
-      await eventually(() => {
-        const sent = statusEvents(dataDir).filter((e) => e.type === 'MessageStatusChanged' && e.status === 'sent');
-        return sent.length >= acknowledged.size;
-      }, 'every acknowledged message sent', 30_000);
+      await eventually(
+        () => {
+          const sent = statusEvents(dataDir).filter((e) => e.type === 'MessageStatusChanged' && e.status === 'sent');
+          return sent.length >= acknowledged.size;
+        },
+        'every acknowledged message sent',
+        30_000,
+      );
       const events = statusEvents(dataDir);
-      const sentIds = events.filter((e) => e.type === 'MessageStatusChanged' && e.status === 'sent').map((e) => e.waMessageId);
+      const sentIds = events
+        .filter((e) => e.type === 'MessageStatusChanged' && e.status === 'sent')
+        .map((e) => e.waMessageId);
       // Sent once each, under the id it was acknowledged with.
       expect(new Set(sentIds).size).toBe(sentIds.length);
       expect(new Set(sentIds)).toEqual(acknowledged);
       // Every `sent` status reaches the receiver (at least once).
       step('sent checked');
-      await receiver.waitUntil(() => {
-        const delivered = new Set(receiver!.requests.filter((r) => r.envelope.data?.status === 'sent').map((r) => r.envelope.data.waMessageId));
-        return [...acknowledged].every((id) => delivered.has(id));
-      }, 30_000, 'a sent webhook for every message');
+      await receiver.waitUntil(
+        () => {
+          const delivered = new Set(
+            receiver!.requests
+              .filter((r) => r.envelope.data?.status === 'sent')
+              .map((r) => r.envelope.data.waMessageId),
+          );
+          return [...acknowledged].every((id) => delivered.has(id));
+        },
+        30_000,
+        'a sent webhook for every message',
+      );
       // The resumed process gave up what it held; each device has one owner among the live processes.
       step('webhooks checked');
-      await eventually(async () => {
-        const reports = await Promise.all(nodes.map(async (node) => (await node.api('GET', '/health')).body.cluster.devicesOwned as number));
-        return reports.reduce((a, b) => a + b, 0) === DEVICES;
-      }, 'one owner per device', 20_000);
+      await eventually(
+        async () => {
+          const reports = await Promise.all(
+            nodes.map(async (node) => (await node.api('GET', '/health')).body.cluster.devicesOwned as number),
+          );
+          return reports.reduce((a, b) => a + b, 0) === DEVICES;
+        },
+        'one owner per device',
+        20_000,
+      );
     } catch (error) {
       report();
       throw error;

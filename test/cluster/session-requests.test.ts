@@ -24,27 +24,54 @@ describe('session commands through another process', () => {
   it('pairs by code through a process that does not run the device: the owner asks its connection for the code', async () => {
     const dataDir = tempDir('dmg-pair-');
     for (const worker of ['1', '2']) {
-      gateways.push(await startTestGateway({ DATA_DIR: dataDir, GATEWAY_CLUSTER: 'true', GATEWAY_WORKER: worker, LEASE_TIMEOUT: '2s', DEFAULT_ENGINE: 'sandbox' }));
+      gateways.push(
+        await startTestGateway({
+          DATA_DIR: dataDir,
+          GATEWAY_CLUSTER: 'true',
+          GATEWAY_WORKER: worker,
+          LEASE_TIMEOUT: '2s',
+          DEFAULT_ENGINE: 'sandbox',
+        }),
+      );
     }
     const device = await createSandboxDevice(gateways[0]!.api, 'pair-elsewhere');
-    const owned = async (gateway: TestGateway) => (await gateway.api('GET', '/health')).body.cluster.devicesOwned as number;
+    const owned = async (gateway: TestGateway) =>
+      (await gateway.api('GET', '/health')).body.cluster.devicesOwned as number;
     const owner = await eventually(async () => {
       for (const gateway of gateways) if ((await owned(gateway)) === 1) return gateway;
       return undefined;
     }, 'an owner for the device');
     const other = gateways.find((gateway) => gateway !== owner)!;
 
-    const unknown = await other.api('POST', `/devices/${device.id}/session/pair`, { deviceKey: device.key, json: { phone: '4915100000000' } });
+    const unknown = await other.api('POST', `/devices/${device.id}/session/pair`, {
+      deviceKey: device.key,
+      json: { phone: '4915100000000' },
+    });
     expect(unknown.status).toBe(400);
-    const paired = await other.api('POST', `/devices/${device.id}/session/pair`, { deviceKey: device.key, json: { phone: '4915100007777' } });
+    const paired = await other.api('POST', `/devices/${device.id}/session/pair`, {
+      deviceKey: device.key,
+      json: { phone: '4915100007777' },
+    });
     expect(paired.status).toBe(202);
-    expect(paired.body).toEqual({ state: 'pairing', pairingCode: expect.stringMatching(/^[A-Z0-9]{4}-[A-Z0-9]{4}$/), expiresAt: expect.any(String) });
-    expect((await other.api('GET', `/devices/${device.id}/session/state`, { deviceKey: device.key })).body.state).toBe('pairing');
+    expect(paired.body).toEqual({
+      state: 'pairing',
+      pairingCode: expect.stringMatching(/^[A-Z0-9]{4}-[A-Z0-9]{4}$/),
+      expiresAt: expect.any(String),
+    });
+    expect((await other.api('GET', `/devices/${device.id}/session/state`, { deviceKey: device.key })).body.state).toBe(
+      'pairing',
+    );
     // The phone enters the code at the owner's (simulated) network.
-    const entered = await owner.api('POST', `/sandbox/devices/${device.id}/pair`, { admin: true, json: { code: paired.body.pairingCode } });
+    const entered = await owner.api('POST', `/sandbox/devices/${device.id}/pair`, {
+      admin: true,
+      json: { code: paired.body.pairingCode },
+    });
     expect(entered.status).toBe(202);
     expect((await waitForState(other.api, device, 'online')).phone).toBe('4915100007777');
-    const linked = await other.api('POST', `/devices/${device.id}/session/pair`, { deviceKey: device.key, json: { phone: '4915100007777' } });
+    const linked = await other.api('POST', `/devices/${device.id}/session/pair`, {
+      deviceKey: device.key,
+      json: { phone: '4915100007777' },
+    });
     expect(linked.status).toBe(409);
     expect(linked.body.code).toBe('pairing_unavailable');
     expect(await owned(owner)).toBe(1);
@@ -53,25 +80,48 @@ describe('session commands through another process', () => {
 
   it('a device handed back to a process that ran it before sends what another one queued meanwhile', async () => {
     const dataDir = tempDir('dmg-handover-');
-    const env = { DATA_DIR: dataDir, GATEWAY_CLUSTER: 'true', LEASE_TIMEOUT: '2s', DEFAULT_ENGINE: 'sandbox', OUTBOX_SPACING: '0ms', SANDBOX_DELIVERED_DELAY_MS: '20', SANDBOX_READ_DELAY_MS: '20' };
+    const env = {
+      DATA_DIR: dataDir,
+      GATEWAY_CLUSTER: 'true',
+      LEASE_TIMEOUT: '2s',
+      DEFAULT_ENGINE: 'sandbox',
+      OUTBOX_SPACING: '0ms',
+      SANDBOX_DELIVERED_DELAY_MS: '20',
+      SANDBOX_READ_DELAY_MS: '20',
+    };
     const first = await startTestGateway({ ...env, GATEWAY_WORKER: '1' });
     gateways.push(first);
     const devices = await Promise.all(['h1', 'h2', 'h3'].map((id) => createSandboxDevice(first.api, id)));
-    await eventually(async () => (await first.api('GET', '/health')).body.cluster.devicesOwned === 3, 'every device run by the first process');
+    await eventually(
+      async () => (await first.api('GET', '/health')).body.cluster.devicesOwned === 3,
+      'every device run by the first process',
+    );
     const statuses = async (deviceId: string) =>
-      (await first.store.readStream(outboxStream(deviceId))).filter((e) => e.type === 'MessageStatusChanged').map((e) => e.data as { waMessageId: string; status: string });
+      (await first.store.readStream(outboxStream(deviceId)))
+        .filter((e) => e.type === 'MessageStatusChanged')
+        .map((e) => e.data as { waMessageId: string; status: string });
     const send = (gateway: TestGateway, device: { id: string; key: string }, text: string) =>
-      gateway.api('POST', `/devices/${device.id}/send/text`, { deviceKey: device.key, json: { to: '4915199999999', text } });
+      gateway.api('POST', `/devices/${device.id}/send/text`, {
+        deviceKey: device.key,
+        json: { to: '4915199999999', text },
+      });
     // Each device online on the first process, with a message sent and read: its outbox there has nothing pending.
     for (const [i, device] of devices.entries()) {
       await bringOnline(first.api, device, `491510000111${i}`);
       const answer = await send(first, device, 'before');
-      await eventually(async () => (await statuses(device.id)).some((s) => s.waMessageId === answer.body.waMessageId && s.status === 'read'), 'read');
+      await eventually(
+        async () =>
+          (await statuses(device.id)).some((s) => s.waMessageId === answer.body.waMessageId && s.status === 'read'),
+        'read',
+      );
     }
     // A second process takes its share: one device moves to it.
     const second = await startTestGateway({ ...env, GATEWAY_WORKER: '2' });
     gateways.push(second);
-    await eventually(async () => (await second.api('GET', '/health')).body.cluster.devicesOwned === 1, 'a device handed to the second process');
+    await eventually(
+      async () => (await second.api('GET', '/health')).body.cluster.devicesOwned === 1,
+      'a device handed to the second process',
+    );
     const moved = await eventually(async () => {
       for (const device of devices) if (await ownedBy(second, device.id)) return device;
       return undefined;
@@ -83,7 +133,10 @@ describe('session commands through another process', () => {
     // The second process stops: the device goes back to the first, which must read the outbox again.
     gateways.splice(gateways.indexOf(second), 1);
     await second.close();
-    await eventually(async () => (await first.api('GET', '/health')).body.cluster.devicesOwned === 3, 'the device back on the first process');
+    await eventually(
+      async () => (await first.api('GET', '/health')).body.cluster.devicesOwned === 3,
+      'the device back on the first process',
+    );
     expect((await first.api('POST', `/devices/${moved.id}/session/open`, { deviceKey: moved.key })).status).toBe(202);
     await waitForState(first.api, moved, 'online');
     await eventually(async () => {
@@ -121,15 +174,22 @@ describe('session requests at the owner', () => {
       pino({ level: 'silent' }),
     );
     // Asked a minute ago (its asker answered `busy` after 30 s), and now.
-    await store.append(sessionRequestStream('d1'), [request('old', { type: 'close', logout: true }, new Date(Date.now() - 60_000))]);
+    await store.append(sessionRequestStream('d1'), [
+      request('old', { type: 'close', logout: true }, new Date(Date.now() - 60_000)),
+    ]);
     const fresh = await store.append(sessionRequestStream('d1'), [request('new', { type: 'reboot' }, new Date())]);
     const seen = (await store.readStream(sessionRequestStream('d1'))).filter((e) => e.position === fresh.position);
     // The live feed hands the new request over while the adoption reads what is pending.
     requests.observe(seen);
     await requests.adopt('d1');
-    await eventually(async () => (await store.readStream(sessionRequestStream('d1'))).length === 4, 'both requests answered');
+    await eventually(
+      async () => (await store.readStream(sessionRequestStream('d1'))).length === 4,
+      'both requests answered',
+    );
     expect(ran).toEqual(['reboot']);
-    const answers = (await store.readStream(sessionRequestStream('d1'))).filter((e) => e.type === 'SessionCommandAnswered').map((e) => e.data);
+    const answers = (await store.readStream(sessionRequestStream('d1')))
+      .filter((e) => e.type === 'SessionCommandAnswered')
+      .map((e) => e.data);
     expect(answers).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ requestId: 'old', error: expect.objectContaining({ code: 'busy' }) }),

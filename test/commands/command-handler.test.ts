@@ -19,7 +19,8 @@ const counter: Decider<{ total: number }, Command, Added> = {
   initialState: () => ({ total: 0 }),
   evolve: (state, event) => ({ total: state.total + event.data.amount }),
   decide(command, state) {
-    if (state.total + command.amount > command.max) throw new DomainError('invalid_request', `would pass ${command.max}`);
+    if (state.total + command.amount > command.max)
+      throw new DomainError('invalid_request', `would pass ${command.max}`);
     return command.amount === 0 ? [] : [{ type: 'Added', data: { amount: command.amount } }];
   },
 };
@@ -40,13 +41,20 @@ describe('CommandHandler', () => {
     expect(first.position).toBeGreaterThan(0);
     const second = await handler.handle('c-1', { type: 'Add', amount: 3, max: 10 });
     expect(second).toMatchObject({ state: { total: 5 }, revision: 1 });
-    await expect(handler.handle('c-1', { type: 'Add', amount: 6, max: 10 })).rejects.toMatchObject({ code: 'invalid_request' });
+    await expect(handler.handle('c-1', { type: 'Add', amount: 6, max: 10 })).rejects.toMatchObject({
+      code: 'invalid_request',
+    });
     expect((await store.readStream('c-1')).map((e) => e.data)).toEqual([{ amount: 2 }, { amount: 3 }]);
   });
 
   it('appends nothing and answers position 0 when the decision is empty', async () => {
     const handler = new CommandHandler({ store, decider: counter });
-    expect(await handler.handle('c-2', { type: 'Add', amount: 0, max: 10 })).toEqual({ state: { total: 0 }, events: [], revision: -1, position: 0 });
+    expect(await handler.handle('c-2', { type: 'Add', amount: 0, max: 10 })).toEqual({
+      state: { total: 0 },
+      events: [],
+      revision: -1,
+      position: 0,
+    });
     expect(await store.readStream('c-2')).toEqual([]);
   });
 
@@ -54,7 +62,10 @@ describe('CommandHandler', () => {
     // Two handlers are two writers: each decides on the same revision, one append is refused and decided again.
     const a = new CommandHandler({ store, decider: counter });
     const b = new CommandHandler({ store, decider: counter });
-    const results = await Promise.allSettled([a.handle('c-3', { type: 'Add', amount: 4, max: 7 }), b.handle('c-3', { type: 'Add', amount: 4, max: 7 })]);
+    const results = await Promise.allSettled([
+      a.handle('c-3', { type: 'Add', amount: 4, max: 7 }),
+      b.handle('c-3', { type: 'Add', amount: 4, max: 7 }),
+    ]);
     expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
     const refused = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
     expect(refused.reason).toMatchObject({ code: 'invalid_request', message: 'would pass 7' });
@@ -63,7 +74,9 @@ describe('CommandHandler', () => {
 
   it('handles the commands of one stream in turn, each on the state the one before left', async () => {
     const handler = new CommandHandler({ store, decider: counter });
-    const results = await Promise.allSettled(Array.from({ length: 8 }, () => handler.handle('c-4', { type: 'Add', amount: 1, max: 5 })));
+    const results = await Promise.allSettled(
+      Array.from({ length: 8 }, () => handler.handle('c-4', { type: 'Add', amount: 1, max: 5 })),
+    );
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(5);
     expect(await store.readStream('c-4')).toHaveLength(5);
   });
@@ -78,7 +91,10 @@ describe('CommandHandler', () => {
   it('decides on a cached state without reading the stream, and reads its tail when the append is refused', async () => {
     let reads = 0;
     const counted = new Proxy(store, {
-      get: (target, key) => (key === 'readStream' ? (...args: Parameters<SqliteEventStore['readStream']>) => (reads++, target.readStream(...args)) : Reflect.get(target, key, target)),
+      get: (target, key) =>
+        key === 'readStream'
+          ? (...args: Parameters<SqliteEventStore['readStream']>) => (reads++, target.readStream(...args))
+          : Reflect.get(target, key, target),
     });
     const cached = new CommandHandler({ store: counted, decider: counter, cacheSize: 10 });
     await cached.handle('c-8', { type: 'Add', amount: 1, max: 100 });
@@ -87,9 +103,17 @@ describe('CommandHandler', () => {
     expect(reads).toBe(readsAfterFirst);
     // Another writer: the append on the cached revision is refused, the tail read, and the command decided again.
     await store.append('c-8', [{ type: 'Added', data: { amount: 10 } }], { expectedRevision: 1 });
-    expect(await cached.handle('c-8', { type: 'Add', amount: 1, max: 100 })).toMatchObject({ state: { total: 13 }, revision: 3 });
+    expect(await cached.handle('c-8', { type: 'Add', amount: 1, max: 100 })).toMatchObject({
+      state: { total: 13 },
+      revision: 3,
+    });
     expect(reads).toBe(readsAfterFirst + 1);
-    expect((await store.readStream('c-8')).map((e) => e.data)).toEqual([{ amount: 1 }, { amount: 1 }, { amount: 10 }, { amount: 1 }]);
+    expect((await store.readStream('c-8')).map((e) => e.data)).toEqual([
+      { amount: 1 },
+      { amount: 1 },
+      { amount: 10 },
+      { amount: 1 },
+    ]);
   });
 
   it('reads the tail before an empty decision or a refusal taken on a cached state stands', async () => {
@@ -97,11 +121,22 @@ describe('CommandHandler', () => {
     await cached.handle('c-9', { type: 'Add', amount: 6, max: 10 });
     // Another writer took 5 away: on the cached total (6) adding 5 would pass 10, on the stream's (1) it does not.
     await store.append('c-9', [{ type: 'Added', data: { amount: -5 } }], { expectedRevision: 0 });
-    expect(await cached.handle('c-9', { type: 'Add', amount: 5, max: 10 })).toMatchObject({ state: { total: 6 }, revision: 2 });
+    expect(await cached.handle('c-9', { type: 'Add', amount: 5, max: 10 })).toMatchObject({
+      state: { total: 6 },
+      revision: 2,
+    });
     // A decision that is empty on the cached state is taken again on the stream's: here it stays empty, at the stream's revision.
     await store.append('c-9', [{ type: 'Added', data: { amount: 1 } }], { expectedRevision: 2 });
-    expect(await cached.handle('c-9', { type: 'Add', amount: 0, max: 10 })).toEqual({ state: { total: 7 }, events: [], revision: 3, position: 0 });
-    await expect(cached.handle('c-9', { type: 'Add', amount: 4, max: 10 })).rejects.toMatchObject({ code: 'invalid_request', message: 'would pass 10' });
+    expect(await cached.handle('c-9', { type: 'Add', amount: 0, max: 10 })).toEqual({
+      state: { total: 7 },
+      events: [],
+      revision: 3,
+      position: 0,
+    });
+    await expect(cached.handle('c-9', { type: 'Add', amount: 4, max: 10 })).rejects.toMatchObject({
+      code: 'invalid_request',
+      message: 'would pass 10',
+    });
   });
 
   it('saves a snapshot every N events and starts from it', async () => {
@@ -117,7 +152,12 @@ describe('CommandHandler', () => {
   });
 
   it('gives deterministic ids to the events, so a repeated append records once', async () => {
-    const handler = new CommandHandler({ store, decider: counter, eventIds: (events, { revision }) => events.map((_, i) => `00000000-0000-4000-8000-${String(revision + 1 + i).padStart(12, '0')}`) });
+    const handler = new CommandHandler({
+      store,
+      decider: counter,
+      eventIds: (events, { revision }) =>
+        events.map((_, i) => `00000000-0000-4000-8000-${String(revision + 1 + i).padStart(12, '0')}`),
+    });
     await handler.handle('c-7', { type: 'Add', amount: 1, max: 100 });
     expect((await store.readStream('c-7'))[0]!.id).toBe('00000000-0000-4000-8000-000000000000');
   });

@@ -39,33 +39,95 @@ describe('contacts read model and recorder', () => {
     db.close();
   });
 
-  const append = async (stream: string, ...events: NewEvent[]) => runner.waitFor((await store.append(stream, events)).position);
+  const append = async (stream: string, ...events: NewEvent[]) =>
+    runner.waitFor((await store.append(stream, events)).position);
   const recorder = () => new ContactsRecorder(store);
   const all = (deviceId: string) => view.list(deviceId, { limit: 500 }).items;
 
   it('merges what each event says about a number, field by field', async () => {
-    await append('outbox-d1', { type: 'OutboxMessageQueued', data: { deviceId: 'd1', outboxId: 'o1', waMessageId: 'W1', to: '4915111111111', seq: 1, content: { kind: 'text', text: 'x' }, createdAt: '2026-01-01T00:00:00.000Z' } });
-    await append('inbox-d1', { type: 'MessageReceived', data: { deviceId: 'd1', from: '4915111111111', type: 'text', body: 'hi', timestamp: 1, waMessageId: 'I1', pushName: 'Anna' } });
-    await append('contacts-d1', { type: 'ContactsUpdated', data: { deviceId: 'd1', contacts: [{ number: '4915111111111', jid: jid('4915111111111'), name: 'Anna K.' }] } });
+    await append('outbox-d1', {
+      type: 'OutboxMessageQueued',
+      data: {
+        deviceId: 'd1',
+        outboxId: 'o1',
+        waMessageId: 'W1',
+        to: '4915111111111',
+        seq: 1,
+        content: { kind: 'text', text: 'x' },
+        createdAt: '2026-01-01T00:00:00.000Z',
+      },
+    });
+    await append('inbox-d1', {
+      type: 'MessageReceived',
+      data: {
+        deviceId: 'd1',
+        from: '4915111111111',
+        type: 'text',
+        body: 'hi',
+        timestamp: 1,
+        waMessageId: 'I1',
+        pushName: 'Anna',
+      },
+    });
+    await append('contacts-d1', {
+      type: 'ContactsUpdated',
+      data: { deviceId: 'd1', contacts: [{ number: '4915111111111', jid: jid('4915111111111'), name: 'Anna K.' }] },
+    });
     // A message without a push name keeps the one known.
-    await append('inbox-d1', { type: 'MessageReceived', data: { deviceId: 'd1', from: '4915111111111', type: 'text', body: 'again', timestamp: 2, waMessageId: 'I2' } });
-    expect(all('d1')).toEqual([{ number: '4915111111111', jid: jid('4915111111111'), name: 'Anna K.', pushName: 'Anna' }]);
-    await append('inbox-d1', { type: 'MessageReceived', data: { deviceId: 'd1', from: '4915111111111', type: 'text', body: 'new name', timestamp: 3, waMessageId: 'I3', pushName: 'Anna ☀' } });
-    expect(all('d1')).toEqual([{ number: '4915111111111', jid: jid('4915111111111'), name: 'Anna K.', pushName: 'Anna ☀' }]);
+    await append('inbox-d1', {
+      type: 'MessageReceived',
+      data: { deviceId: 'd1', from: '4915111111111', type: 'text', body: 'again', timestamp: 2, waMessageId: 'I2' },
+    });
+    expect(all('d1')).toEqual([
+      { number: '4915111111111', jid: jid('4915111111111'), name: 'Anna K.', pushName: 'Anna' },
+    ]);
+    await append('inbox-d1', {
+      type: 'MessageReceived',
+      data: {
+        deviceId: 'd1',
+        from: '4915111111111',
+        type: 'text',
+        body: 'new name',
+        timestamp: 3,
+        waMessageId: 'I3',
+        pushName: 'Anna ☀',
+      },
+    });
+    expect(all('d1')).toEqual([
+      { number: '4915111111111', jid: jid('4915111111111'), name: 'Anna K.', pushName: 'Anna ☀' },
+    ]);
   });
 
   it("drops a deleted device's contacts and ignores its later events, also after a restart of the read model", async () => {
-    await append('inbox-d2', { type: 'MessageReceived', data: { deviceId: 'd2', from: '4915122222222', type: 'text', body: 'hi', timestamp: 1, waMessageId: 'I1' } });
-    await append('inbox-d3', { type: 'MessageReceived', data: { deviceId: 'd3', from: '4915133333333', type: 'text', body: 'hi', timestamp: 1, waMessageId: 'I1' } });
+    await append('inbox-d2', {
+      type: 'MessageReceived',
+      data: { deviceId: 'd2', from: '4915122222222', type: 'text', body: 'hi', timestamp: 1, waMessageId: 'I1' },
+    });
+    await append('inbox-d3', {
+      type: 'MessageReceived',
+      data: { deviceId: 'd3', from: '4915133333333', type: 'text', body: 'hi', timestamp: 1, waMessageId: 'I1' },
+    });
     await append('device-d2', { type: 'DeviceDeleted', data: { deviceId: 'd2' } });
     expect(all('d2')).toEqual([]);
-    await append('inbox-d2', { type: 'MessageReceived', data: { deviceId: 'd2', from: '4915122222223', type: 'text', body: 'late', timestamp: 2, waMessageId: 'I2' } });
+    await append('inbox-d2', {
+      type: 'MessageReceived',
+      data: { deviceId: 'd2', from: '4915122222223', type: 'text', body: 'late', timestamp: 2, waMessageId: 'I2' },
+    });
     expect(all('d2')).toEqual([]);
 
     await runner.stop();
     const again = new ContactsReadModel(db);
     again.setup(db);
-    again.apply({ id: 'x', streamId: 'inbox-d2', revision: 9, position: 999, type: 'MessageReceived', data: { deviceId: 'd2', from: '4915122222224' }, metadata: {}, createdAt: new Date() });
+    again.apply({
+      id: 'x',
+      streamId: 'inbox-d2',
+      revision: 9,
+      position: 999,
+      type: 'MessageReceived',
+      data: { deviceId: 'd2', from: '4915122222224' },
+      metadata: {},
+      createdAt: new Date(),
+    });
     expect(again.list('d2', { limit: 10 }).items).toEqual([]);
     expect(again.list('d3', { limit: 10 }).items.map((c) => c.number)).toEqual(['4915133333333']);
   });
@@ -87,9 +149,18 @@ describe('contacts read model and recorder', () => {
   it('records reports of one device in turn, each compared with what the ones before recorded', async () => {
     const contacts = recorder();
     const bob = { number: '4915155555555', jid: jid('4915155555555'), name: 'Bob' };
-    await Promise.all([contacts.record('d5', [bob]), contacts.record('d5', [bob]), contacts.record('d5', [{ ...bob, name: 'Robert' }]), contacts.record('d5', [bob])]);
+    await Promise.all([
+      contacts.record('d5', [bob]),
+      contacts.record('d5', [bob]),
+      contacts.record('d5', [{ ...bob, name: 'Robert' }]),
+      contacts.record('d5', [bob]),
+    ]);
     const events = await store.readStream(contactsStream('d5'));
-    expect(events.map((e) => (e.data as { contacts: Array<{ name: string }> }).contacts[0]!.name)).toEqual(['Bob', 'Robert', 'Bob']);
+    expect(events.map((e) => (e.data as { contacts: Array<{ name: string }> }).contacts[0]!.name)).toEqual([
+      'Bob',
+      'Robert',
+      'Bob',
+    ]);
     await runner.waitFor(events.at(-1)!.position);
     expect(all('d5')).toEqual([bob]);
   });
@@ -105,11 +176,17 @@ describe('contacts read model and recorder', () => {
     const second = [{ number: '4915188888888', jid: jid('4915188888888'), name: 'Emil' }];
     await Promise.all([recorder().record('d7', first), recorder().record('d7', second)]);
     const events = await store.readStream(contactsStream('d7'));
-    expect(events.flatMap((e) => (e.data as { contacts: Array<{ name: string }> }).contacts.map((c) => c.name)).sort()).toEqual(['Dora', 'Emil']);
+    expect(
+      events.flatMap((e) => (e.data as { contacts: Array<{ name: string }> }).contacts.map((c) => c.name)).sort(),
+    ).toEqual(['Dora', 'Emil']);
   });
 
   it('splits a large first sync into events of at most 500 contacts', async () => {
-    const many = Array.from({ length: 1_201 }, (_, i) => ({ number: `49160${String(i).padStart(8, '0')}`, jid: jid(`49160${String(i).padStart(8, '0')}`), name: `Person ${i}` }));
+    const many = Array.from({ length: 1_201 }, (_, i) => ({
+      number: `49160${String(i).padStart(8, '0')}`,
+      jid: jid(`49160${String(i).padStart(8, '0')}`),
+      name: `Person ${i}`,
+    }));
     await recorder().record('d8', many);
     const events = await store.readStream(contactsStream('d8'));
     expect(events.map((e) => (e.data as { contacts: unknown[] }).contacts.length)).toEqual([500, 500, 201]);
@@ -119,7 +196,9 @@ describe('contacts read model and recorder', () => {
 });
 
 describe('contactChanges', () => {
-  const known = new Map([['4915111111111', { number: '4915111111111', jid: jid('4915111111111'), name: 'Anna', pushName: 'A' }]]);
+  const known = new Map([
+    ['4915111111111', { number: '4915111111111', jid: jid('4915111111111'), name: 'Anna', pushName: 'A' }],
+  ]);
   const lookup = (number: string) => known.get(number);
 
   it('keeps entries that add or change something, one per number, later fields winning', () => {
@@ -141,6 +220,14 @@ describe('contactChanges', () => {
   });
 
   it('drops entries that say nothing new', () => {
-    expect(contactChanges([{ number: '4915111111111', jid: jid('4915111111111') }, { number: '4915111111111', jid: jid('4915111111111'), name: 'Anna' }], lookup)).toEqual([]);
+    expect(
+      contactChanges(
+        [
+          { number: '4915111111111', jid: jid('4915111111111') },
+          { number: '4915111111111', jid: jid('4915111111111'), name: 'Anna' },
+        ],
+        lookup,
+      ),
+    ).toEqual([]);
   });
 });

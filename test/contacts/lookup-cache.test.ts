@@ -28,7 +28,10 @@ describe('lookup cache', () => {
     new LookupCache(first).put('d1', 'check', '4915112345678', { number: '4915112345678', exists: false }, 60_000);
     first.close();
     const second = openReadModelDb(dir);
-    expect(new LookupCache(second).get('d1', 'check', '4915112345678')).toEqual({ number: '4915112345678', exists: false });
+    expect(new LookupCache(second).get('d1', 'check', '4915112345678')).toEqual({
+      number: '4915112345678',
+      exists: false,
+    });
     expect(second.prepare('SELECT count(*) AS n FROM contact_lookups').get()).toEqual({ n: 1 });
     second.close();
   });

@@ -18,7 +18,16 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = join(ROOT, 'test-results');
 // The flags this machine's closed network needs (no background connections, no QUIC, no sandbox as root).
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 describe('dashboard in a real browser', () => {
   let gateway: Gateway;
@@ -31,18 +40,46 @@ describe('dashboard in a real browser', () => {
 
   beforeAll(async () => {
     // .ci/run installs it on a fresh machine; a developer runs `apt-get install -y chromium` once.
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium) to run the dashboard test`);
+    if (!existsSync(CHROMIUM))
+      throw new Error(
+        `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium) to run the dashboard test`,
+      );
     outDir = tempDir('dmg-dashboard-');
-    await build({ configFile: join(ROOT, 'dashboard/vite.config.ts'), build: { outDir, emptyOutDir: true }, logLevel: 'silent' });
-    const config = testConfig({ DEFAULT_ENGINE: 'sandbox', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', OUTBOX_SPACING: '0ms', SANDBOX_DELIVERED_DELAY_MS: '50', SANDBOX_READ_DELAY_MS: '50' });
-    gateway = await startGateway(config, { logger: pino({ level: 'silent' }), validateResponses: true, dashboardDir: outDir });
+    await build({
+      configFile: join(ROOT, 'dashboard/vite.config.ts'),
+      build: { outDir, emptyOutDir: true },
+      logLevel: 'silent',
+    });
+    const config = testConfig({
+      DEFAULT_ENGINE: 'sandbox',
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      OUTBOX_SPACING: '0ms',
+      SANDBOX_DELIVERED_DELAY_MS: '50',
+      SANDBOX_READ_DELAY_MS: '50',
+    });
+    gateway = await startGateway(config, {
+      logger: pino({ level: 'silent' }),
+      validateResponses: true,
+      dashboardDir: outDir,
+    });
     receiver = await TestReceiver.start();
     browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
     // A phone-sized window: the page must be usable there.
     page = await browser.newPage({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 1 });
     // Failed requests are checked by URL below; anything else the console reports as an error (a CSP violation…) is a problem.
-    page.on('console', (message) => message.type() === 'error' && !message.text().startsWith('Failed to load resource') && problems.push(message.text()));
-    page.on('response', (response) => response.status() >= 400 && failed.push(`${response.request().method()} ${new URL(response.url()).pathname} ${response.status()}`));
+    page.on(
+      'console',
+      (message) =>
+        message.type() === 'error' &&
+        !message.text().startsWith('Failed to load resource') &&
+        problems.push(message.text()),
+    );
+    page.on(
+      'response',
+      (response) =>
+        response.status() >= 400 &&
+        failed.push(`${response.request().method()} ${new URL(response.url()).pathname} ${response.status()}`),
+    );
     page.on('pageerror', (error) => problems.push(error.message));
     page.on('dialog', (dialog) => void dialog.accept());
     mkdirSync(SHOTS, { recursive: true });
@@ -56,7 +93,8 @@ describe('dashboard in a real browser', () => {
   });
 
   const shot = (name: string) => page.screenshot({ path: join(SHOTS, `dashboard-${name}.png`), fullPage: true });
-  const text = (testId: string, value: string | RegExp) => page.getByTestId(testId).filter({ hasText: value }).waitFor({ timeout: 15_000 });
+  const text = (testId: string, value: string | RegExp) =>
+    page.getByTestId(testId).filter({ hasText: value }).waitFor({ timeout: 15_000 });
 
   it('serves the page and its files with their types and a strict Content-Security-Policy', async () => {
     const answer = await fetch(`${gateway.url}/dashboard`);
@@ -71,7 +109,11 @@ describe('dashboard in a real browser', () => {
     const style = /href="(\/dashboard\/assets\/[^"]+\.css)"/.exec(html)![1]!;
     expect((await fetch(`${gateway.url}${script}`)).headers.get('content-type')).toBe('text/javascript; charset=utf-8');
     expect((await fetch(`${gateway.url}${style}`)).headers.get('content-type')).toBe('text/css; charset=utf-8');
-    for (const path of ['/dashboard/assets/nothing.js', '/dashboard/assets/..%2Fsecret.js', '/dashboard/assets/index.html']) {
+    for (const path of [
+      '/dashboard/assets/nothing.js',
+      '/dashboard/assets/..%2Fsecret.js',
+      '/dashboard/assets/index.html',
+    ]) {
       const missing = await fetch(`${gateway.url}${path}`);
       expect(missing.status, path).toBeGreaterThanOrEqual(400);
       expect(missing.status, path).toBeLessThan(500);
@@ -102,7 +144,10 @@ describe('dashboard in a real browser', () => {
     await shot('3-qr');
 
     // The phone scans: the page turns online from the stream, without a reload.
-    const scanned = await api('POST', '/sandbox/devices/browser-1/scan', { admin: true, json: { phone: '4915100002222' } });
+    const scanned = await api('POST', '/sandbox/devices/browser-1/scan', {
+      admin: true,
+      json: { phone: '4915100002222' },
+    });
     expect(scanned.status).toBe(202);
     await text('session-state', /^online$/);
     await text('state-browser-1', /^online$/);
@@ -119,7 +164,11 @@ describe('dashboard in a real browser', () => {
     await page.getByRole('button', { name: 'Send text' }).click();
     await page.getByText(/Queued 3EB0/).waitFor();
     await page.getByTestId('history').getByText('Hello from the browser').waitFor({ timeout: 15_000 });
-    await page.getByTestId('history').getByText(/^sent|sent 3EB0/).first().waitFor({ timeout: 15_000 });
+    await page
+      .getByTestId('history')
+      .getByText(/^sent|sent 3EB0/)
+      .first()
+      .waitFor({ timeout: 15_000 });
     await receiver.waitUntil(() => receiver.of('browser-1').some((r) => r.envelope.event === 'message.status'));
     await page.getByTestId('deliveries').getByText('delivered').first().waitFor({ timeout: 15_000 });
     await shot('5-sent-and-delivered');
@@ -134,11 +183,21 @@ describe('dashboard in a real browser', () => {
     await shot('6-outbox');
     await cancel.click();
     await page.getByText('Nothing waiting.').waitFor({ timeout: 15_000 });
-    await page.getByTestId('history').getByText(/cancelled/).first().waitFor({ timeout: 15_000 });
+    await page
+      .getByTestId('history')
+      .getByText(/cancelled/)
+      .first()
+      .waitFor({ timeout: 15_000 });
 
     const { body: outbox } = await api('GET', '/devices/browser-1/outbox', { admin: true });
     expect(outbox.items).toEqual([]);
-    await eventually(() => receiver.of('browser-1').some((r) => r.envelope.event === 'session.state' && r.envelope.data.state === 'closed'), 'the closed state delivered');
+    await eventually(
+      () =>
+        receiver
+          .of('browser-1')
+          .some((r) => r.envelope.event === 'session.state' && r.envelope.data.state === 'closed'),
+      'the closed state delivered',
+    );
 
     await page.setViewportSize({ width: 1280, height: 900 });
     await shot('7-desktop');
@@ -184,10 +243,23 @@ describe('dashboard in a real browser', () => {
     const api = apiClient(gateway.url);
     // A long history, quickly: 5,100 events on a stream of the device's own (its first event names the device).
     const notes = Array.from({ length: 5_100 }, (_, n) => ({ type: 'TestNote', data: { deviceId: 'browser-2', n } }));
-    for (let start = 0; start < notes.length; start += 1_000) await gateway.store.append('notes-browser-2', notes.slice(start, start + 1_000));
-    await eventually(async () => (await api('GET', '/devices/browser-2/events?direction=backwards&limit=1', { admin: true })).body.items[0]?.data.n === 5_099, 'the notes in the history');
+    for (let start = 0; start < notes.length; start += 1_000)
+      await gateway.store.append('notes-browser-2', notes.slice(start, start + 1_000));
+    await eventually(
+      async () =>
+        (await api('GET', '/devices/browser-2/events?direction=backwards&limit=1', { admin: true })).body.items[0]?.data
+          .n === 5_099,
+      'the notes in the history',
+    );
     // The latest event of all: the page reloads its history when it arrives.
-    expect((await api('POST', '/sandbox/devices/browser-2/inbound', { admin: true, json: { from: '4915100004444', body: 'The newest of them all' } })).status).toBe(202);
+    expect(
+      (
+        await api('POST', '/sandbox/devices/browser-2/inbound', {
+          admin: true,
+          json: { from: '4915100004444', body: 'The newest of them all' },
+        })
+      ).status,
+    ).toBe(202);
     await page.getByTestId('history').getByText('The newest of them all').waitFor({ timeout: 15_000 });
     const shown = page.getByTestId('history').locator('li');
     expect(await shown.count()).toBe(200);
@@ -199,7 +271,11 @@ describe('dashboard in a real browser', () => {
 describe('dashboard not built', () => {
   it('answers 404 problem+json saying how to build it', async () => {
     const empty = tempDir('dmg-no-dashboard-');
-    const gateway = await startGateway(testConfig(), { logger: pino({ level: 'silent' }), validateResponses: true, dashboardDir: empty });
+    const gateway = await startGateway(testConfig(), {
+      logger: pino({ level: 'silent' }),
+      validateResponses: true,
+      dashboardDir: empty,
+    });
     try {
       const answer = await fetch(`${gateway.url}/dashboard`);
       expect(answer.status).toBe(404);

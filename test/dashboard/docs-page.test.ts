@@ -10,14 +10,26 @@ import { startTestGateway } from '../support/gateway.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 // The flags this machine's closed network needs (no background connections, no QUIC, no sandbox as root).
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 describe('/docs in a real browser', () => {
   let gateway: Awaited<ReturnType<typeof startTestGateway>>;
   let browser: Browser;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium) to run the docs page test`);
+    if (!existsSync(CHROMIUM))
+      throw new Error(
+        `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium) to run the docs page test`,
+      );
     gateway = await startTestGateway();
     browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
   });
@@ -35,12 +47,22 @@ describe('/docs in a real browser', () => {
     const answer = await page.goto(`${gateway.url}/docs`);
     expect(answer?.headers()['content-security-policy']).toContain("script-src 'self'");
 
-    await page.locator('.swagger-ui .info .title').filter({ hasText: 'Device Messaging Gateway' }).waitFor({ timeout: 20_000 });
-    const health = page.locator('.opblock-get').filter({ has: page.locator('[data-path="/health"]') }).first();
+    await page
+      .locator('.swagger-ui .info .title')
+      .filter({ hasText: 'Device Messaging Gateway' })
+      .waitFor({ timeout: 20_000 });
+    const health = page
+      .locator('.opblock-get')
+      .filter({ has: page.locator('[data-path="/health"]') })
+      .first();
     await health.locator('.opblock-summary').click();
     await health.getByRole('button', { name: 'Try it out' }).click();
     await health.getByRole('button', { name: 'Execute' }).click();
-    await health.locator('.responses-wrapper .live-responses-table .response-col_status').filter({ hasText: '200' }).first().waitFor({ timeout: 10_000 });
+    await health
+      .locator('.responses-wrapper .live-responses-table .response-col_status')
+      .filter({ hasText: '200' })
+      .first()
+      .waitFor({ timeout: 10_000 });
     expect(problems).toEqual([]);
     await page.close();
   }, 60_000);

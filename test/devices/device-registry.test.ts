@@ -31,20 +31,34 @@ describe('DeviceRegistry', () => {
     const lagging = new ProjectionRunner(store, db, [devices], pino({ level: 'silent' }), 20);
     const registry = new DeviceRegistry(createDeviceCommandHandler(store), lagging, () => undefined, 'sandbox');
     const created = await registry.create({ id: 'lag-1', name: 'Lagging', metadata: { a: 1 } });
-    expect(created).toMatchObject({ id: 'lag-1', name: 'Lagging', engine: 'sandbox', metadata: { a: 1 }, session: { state: 'closed' } });
+    expect(created).toMatchObject({
+      id: 'lag-1',
+      name: 'Lagging',
+      engine: 'sandbox',
+      metadata: { a: 1 },
+      session: { state: 'closed' },
+    });
     expect(created.deviceKey).toMatch(/^dk_/);
     expect(created.createdAt).toBe(created.updatedAt);
     const updated = await registry.update('lag-1', { name: 'Renamed' });
     expect(updated).toMatchObject({ id: 'lag-1', name: 'Renamed', metadata: { a: 1 }, createdAt: created.createdAt });
     expect(Date.parse(updated.updatedAt)).toBeGreaterThanOrEqual(Date.parse(created.updatedAt));
-    await expect(registry.update('nobody', { name: 'x' })).rejects.toMatchObject({ code: 'not_found', message: 'device "nobody" does not exist' });
+    await expect(registry.update('nobody', { name: 'x' })).rejects.toMatchObject({
+      code: 'not_found',
+      message: 'device "nobody" does not exist',
+    });
   });
 
   it('answers what a GET answers once the read models caught up', async () => {
     const devices = new DevicesReadModel(db);
     const runner = new ProjectionRunner(store, db, [devices], pino({ level: 'silent' }));
     await runner.start();
-    const registry = new DeviceRegistry(createDeviceCommandHandler(store), runner, (id) => devices.get(id)?.session, 'sandbox');
+    const registry = new DeviceRegistry(
+      createDeviceCommandHandler(store),
+      runner,
+      (id) => devices.get(id)?.session,
+      'sandbox',
+    );
     const { deviceKey: _key, ...created } = await registry.create({ name: 'Same' });
     expect(devices.get(created.id)).toEqual(created);
     const { deviceKey, ...rotated } = await registry.update(created.id, { metadata: { b: 2 }, rotateKey: true });

@@ -5,7 +5,12 @@
 import { randomUUID } from 'node:crypto';
 import { type Server, type Socket, createServer, connect } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type EventStore, StoreRefusedError, StoreUnavailableError, WrongExpectedRevisionError } from '../../src/eventstore/event-store.js';
+import {
+  type EventStore,
+  StoreRefusedError,
+  StoreUnavailableError,
+  WrongExpectedRevisionError,
+} from '../../src/eventstore/event-store.js';
 import { openEventStoreDbStore } from '../../src/eventstore/eventstoredb/eventstoredb-event-store.js';
 import { openEventStore } from '../../src/eventstore/open-event-store.js';
 import { EsdbTestServer, startEsdbTestServer } from '../support/esdb-test-server.js';
@@ -21,9 +26,12 @@ const open = async (url = server.url, options: Parameters<typeof openEventStoreD
 const stream = () => `fault-${randomUUID()}`;
 const ev = (type: string, data: unknown = {}) => ({ type, data });
 /** Settles with what the promise did, or 'pending' if it did neither within ms (instead of hanging the test). */
-const within = <T,>(promise: Promise<T>, ms: number) =>
+const within = <T>(promise: Promise<T>, ms: number) =>
   Promise.race([
-    promise.then((value) => ({ value }), (error: unknown) => ({ error })),
+    promise.then(
+      (value) => ({ value }),
+      (error: unknown) => ({ error }),
+    ),
     new Promise<'pending'>((resolve) => setTimeout(() => resolve('pending'), ms)),
   ]);
 
@@ -50,7 +58,11 @@ describe('EventStoreDB adapter under faults', () => {
     await expect(store.append(stream(), [ev('A')])).rejects.toBeInstanceOf(StoreUnavailableError);
     expect(await store.ping()).toBe(false);
     const s = stream();
-    await eventually(async () => (await store.append(s, [{ id: randomUUID(), ...ev('B') }], { expectedRevision: 'no_stream' })).nextExpectedRevision === 0);
+    await eventually(
+      async () =>
+        (await store.append(s, [{ id: randomUUID(), ...ev('B') }], { expectedRevision: 'no_stream' }))
+          .nextExpectedRevision === 0,
+    );
     expect(await store.ping()).toBe(true);
   });
 
@@ -66,7 +78,7 @@ describe('EventStoreDB adapter under faults', () => {
     expect(await store.ping()).toBe(false);
   });
 
-  it('survives another client closing while its appends are in flight (the library\'s BatchAppend shares one table of answers per process)', async () => {
+  it("survives another client closing while its appends are in flight (the library's BatchAppend shares one table of answers per process)", async () => {
     const thrown: unknown[] = [];
     const record = (error: unknown) => thrown.push(error);
     process.on('uncaughtException', record);
@@ -76,7 +88,9 @@ describe('EventStoreDB adapter under faults', () => {
       const other = await open();
       await other.append(stream(), [ev('Warm')]); // the other client has a live append stream
       server.appendDelayMs = 150;
-      const appends = Array.from({ length: 5 }, () => busy.append(stream(), [ev('A')], { expectedRevision: 'no_stream' }));
+      const appends = Array.from({ length: 5 }, () =>
+        busy.append(stream(), [ev('A')], { expectedRevision: 'no_stream' }),
+      );
       await new Promise((resolve) => setTimeout(resolve, 30)); // on the wire, not answered yet
       await other.close();
       const outcomes = await Promise.allSettled(appends);
@@ -93,7 +107,9 @@ describe('EventStoreDB adapter under faults', () => {
     const store = await open(`${server.url}&throwOnAppendFailure=false`);
     const s = stream();
     await store.append(s, [ev('A')], { expectedRevision: 'no_stream' });
-    await expect(store.append(s, [ev('B')], { expectedRevision: 'no_stream' })).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+    await expect(store.append(s, [ev('B')], { expectedRevision: 'no_stream' })).rejects.toBeInstanceOf(
+      WrongExpectedRevisionError,
+    );
     await expect(store.append(s, [ev('B')], { expectedRevision: 5 })).rejects.toMatchObject({ actual: 0 });
     expect(await store.readStream(s)).toHaveLength(1);
   });
@@ -121,7 +137,8 @@ describe('EventStoreDB adapter under faults', () => {
     const first = [within(store.readStream(stream()), 20_000), within(store.readStream(stream()), 20_000)];
     await new Promise((resolve) => setTimeout(resolve, 5_500));
     const late = [within(store.readStream(full), 20_000), within(store.loadSnapshot(full), 20_000)];
-    for (const outcome of await Promise.all([...first, ...late])) expect((outcome as { error: unknown }).error).toBeInstanceOf(StoreUnavailableError);
+    for (const outcome of await Promise.all([...first, ...late]))
+      expect((outcome as { error: unknown }).error).toBeInstanceOf(StoreUnavailableError);
     expect(await store.readStream(full)).toHaveLength(2);
   }, 30_000);
 
@@ -131,7 +148,10 @@ describe('EventStoreDB adapter under faults', () => {
     const s = stream();
     await store.append('lease-x', [ev('LeaseAcquired')]).catch(() => undefined);
     const [lease] = await store.readStream('lease-x', { direction: 'backwards', maxCount: 1 });
-    await store.append(s, [ev('A')], { expectedRevision: 'no_stream', fence: { streamId: 'lease-x', revision: lease!.revision } });
+    await store.append(s, [ev('A')], {
+      expectedRevision: 'no_stream',
+      fence: { streamId: 'lease-x', revision: lease!.revision },
+    });
     await store.readStream(s);
     await store.readAll({ maxCount: 5 });
     await store.saveSnapshot(s, { revision: 0, state: {} });
@@ -187,12 +207,13 @@ describe('EventStoreDB adapter under faults', () => {
     const port = late.port;
     await late.stop();
     // As the gateway does: read (the projections' catch-up) as soon as the store is open.
-    const opening = openEventStore({ eventStoreUrl: `esdb://127.0.0.1:${port}?tls=false`, dataDir: '/nonexistent' }, { startupTimeoutMs: 20_000 }).then(
-      async (store) => {
-        opened.push(store);
-        return { store, firstPage: await store.readAll({ maxCount: 1 }) };
-      },
-    );
+    const opening = openEventStore(
+      { eventStoreUrl: `esdb://127.0.0.1:${port}?tls=false`, dataDir: '/nonexistent' },
+      { startupTimeoutMs: 20_000 },
+    ).then(async (store) => {
+      opened.push(store);
+      return { store, firstPage: await store.readAll({ maxCount: 1 }) };
+    });
     await new Promise((r) => setTimeout(r, 600));
     await late.start(port);
     try {
@@ -209,13 +230,18 @@ describe('EventStoreDB adapter under faults', () => {
     await dead.start();
     const port = dead.port;
     await dead.stop();
-    await expect(openEventStoreDbStore(`esdb://127.0.0.1:${port}?tls=false`, { startupTimeoutMs: 300 })).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(
+      openEventStoreDbStore(`esdb://127.0.0.1:${port}?tls=false`, { startupTimeoutMs: 300 }),
+    ).rejects.toBeInstanceOf(StoreUnavailableError);
   });
 
   it('maps access denied, a deleted stream and an oversized append to StoreRefusedError (503, not 500) (defect 10)', async () => {
     const store = await open();
     server.fail('append', 'access_denied');
-    await expect(store.append(stream(), [ev('A')])).rejects.toMatchObject({ name: 'StoreUnavailableError', code: 'access_denied' });
+    await expect(store.append(stream(), [ev('A')])).rejects.toMatchObject({
+      name: 'StoreUnavailableError',
+      code: 'access_denied',
+    });
     server.fail('append', 'stream_deleted');
     await expect(store.append(stream(), [ev('A')])).rejects.toMatchObject({ code: 'stream_deleted' });
     const big = 'x'.repeat(1_100_000);
@@ -229,7 +255,9 @@ describe('EventStoreDB adapter under faults', () => {
     server.maxAppendEventSize = 50_000;
     try {
       const s = stream();
-      const error = await store.append(s, [ev('Small'), ev('Big', { big: 'x'.repeat(60_000) })]).catch((e: unknown) => e);
+      const error = await store
+        .append(s, [ev('Small'), ev('Big', { big: 'x'.repeat(60_000) })])
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(StoreRefusedError);
       expect(error).toMatchObject({ code: 'append_too_large', message: expect.stringContaining('50000 bytes') });
       expect(await store.readStream(s)).toEqual([]);
@@ -289,7 +317,9 @@ describe('EventStoreDB adapter under faults', () => {
     await store.append(s, pinned, { expectedRevision: 'no_stream' });
     await store.append(s, loose, { expectedRevision: 'any' });
     await server.restart();
-    await eventually(async () => (await store.append(s, pinned, { expectedRevision: 'no_stream' })).nextExpectedRevision === 0);
+    await eventually(
+      async () => (await store.append(s, pinned, { expectedRevision: 'no_stream' })).nextExpectedRevision === 0,
+    );
     // The idempotency cache of `any` appends died with the node: the same id is written a second time.
     expect((await store.append(s, loose, { expectedRevision: 'any' })).nextExpectedRevision).toBe(2);
     expect((await store.readStream(s)).map((e) => e.type)).toEqual(['Pinned', 'Loose', 'Loose']);

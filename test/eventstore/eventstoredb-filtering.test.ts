@@ -23,8 +23,12 @@ it('reads $all without downloading snapshots or system events', async () => {
   const stream = `visible-${randomUUID()}`;
   const { position: after } = await store.append(stream, [{ type: 'Marker', data: {} }]);
   // A device whose credentials were saved often: hundreds of snapshot events, each a few KiB.
-  for (let i = 0; i < 300; i++) await store.saveSnapshot(`baileys-auth-x/key-${i % 30}`, { revision: 0, state: { key: 'k'.repeat(2_000), i } });
-  await store.append(stream, [1, 2, 3].map((n) => ({ type: 'Tick', data: { n } })));
+  for (let i = 0; i < 300; i++)
+    await store.saveSnapshot(`baileys-auth-x/key-${i % 30}`, { revision: 0, state: { key: 'k'.repeat(2_000), i } });
+  await store.append(
+    stream,
+    [1, 2, 3].map((n) => ({ type: 'Tick', data: { n } })),
+  );
   expect(server.allRecords().length).toBeGreaterThan(300);
 
   const sentBefore = server.allEventsSent;

@@ -38,7 +38,13 @@ afterAll(async () => {
   await server.stop();
 });
 
-const inbound = (waMessageId: string): InboundMessage => ({ waMessageId, from: '4915112345678', type: 'text', body: 'hi', timestamp: 1_790_000_000 });
+const inbound = (waMessageId: string): InboundMessage => ({
+  waMessageId,
+  from: '4915112345678',
+  type: 'text',
+  body: 'hi',
+  timestamp: 1_790_000_000,
+});
 const waIdsIn = async (store: EventStore, deviceId: string) =>
   (await store.readStream(inboxStream(deviceId))).map((event) => (event.data as { waMessageId: string }).waMessageId);
 
@@ -91,10 +97,20 @@ describe('delivery attempts on EventStoreDB', () => {
     const lanes = createLaneWriter(store);
     await lanes.handle(deliveryStream(device), { type: 'RecordAttempt', attempt: attempt(device, 'x', 1) });
     await server.restart();
-    await eventually(async () => (await lanes.handle(deliveryStream(device), { type: 'RecordAttempt', attempt: attempt(device, 'x', 1) }), true));
-    await createLaneWriter(store).handle(deliveryStream(device), { type: 'RecordAttempt', attempt: attempt(device, 'x', 1) });
+    await eventually(
+      async () => (
+        await lanes.handle(deliveryStream(device), { type: 'RecordAttempt', attempt: attempt(device, 'x', 1) }),
+        true
+      ),
+    );
+    await createLaneWriter(store).handle(deliveryStream(device), {
+      type: 'RecordAttempt',
+      attempt: attempt(device, 'x', 1),
+    });
     await lanes.handle(deliveryStream(device), { type: 'RecordAttempt', attempt: attempt(device, 'x', 2) });
-    const attempts = (await store.readStream(deliveryStream(device))).map((event) => (event.data as WebhookDeliveryAttemptedData).attempt);
+    const attempts = (await store.readStream(deliveryStream(device))).map(
+      (event) => (event.data as WebhookDeliveryAttemptedData).attempt,
+    );
     expect(attempts).toEqual([1, 2]);
   });
 });
@@ -104,18 +120,37 @@ describe('receipts on EventStoreDB', () => {
     const store = await open();
     const device = `dev${randomUUID().slice(0, 8)}`;
     const log = pino({ level: 'silent' });
-    const sent = { outboxId: randomUUID(), waMessageId: '3EB0000000000000000042', to: '4915112345678', content: { kind: 'text' as const, text: 'hi' }, createdAt: new Date().toISOString() };
-    const receipt = { waMessageId: sent.waMessageId, status: 'delivered' as const, recipient: '4915112345678', timestamp: 5 };
+    const sent = {
+      outboxId: randomUUID(),
+      waMessageId: '3EB0000000000000000042',
+      to: '4915112345678',
+      content: { kind: 'text' as const, text: 'hi' },
+      createdAt: new Date().toISOString(),
+    };
+    const receipt = {
+      waMessageId: sent.waMessageId,
+      status: 'delivered' as const,
+      recipient: '4915112345678',
+      timestamp: 5,
+    };
     const none = () => undefined;
     const outboxes = new Outboxes(store, log);
     await outboxes.execute(device, queueMessage(device, sent));
     await outboxes.execute(device, recordReceipt(device, receipt, none));
     await server.restart();
-    await eventually(async () => (await outboxes.execute(device, recordReceipt(device, receipt, none)), true), 'the outbox after the restart');
+    await eventually(
+      async () => (await outboxes.execute(device, recordReceipt(device, receipt, none)), true),
+      'the outbox after the restart',
+    );
     // A new process: the outbox is loaded from the store.
     const fresh = new Outboxes(store, log);
-    await eventually(async () => (await fresh.execute(device, recordReceipt(device, receipt, none)), true), 'a new outbox after the restart');
-    const statuses = (await store.readStream(outboxStream(device))).filter((event) => event.type === 'MessageStatusChanged');
+    await eventually(
+      async () => (await fresh.execute(device, recordReceipt(device, receipt, none)), true),
+      'a new outbox after the restart',
+    );
+    const statuses = (await store.readStream(outboxStream(device))).filter(
+      (event) => event.type === 'MessageStatusChanged',
+    );
     expect(statuses.map((event) => (event.data as { status: string }).status)).toEqual(['delivered']);
   });
 });

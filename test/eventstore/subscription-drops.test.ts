@@ -66,7 +66,9 @@ describe('subscription consumers survive drops', () => {
   it('deleted devices still drop their outbox after a drop', async () => {
     const dropped: string[] = [];
     // Only the subscription is under test here; the outbox's own drop is covered in test/outbox.
-    const outboxes = { execute: async (deviceId: string) => (dropped.push(deviceId), { result: [] }) } as unknown as Outboxes;
+    const outboxes = {
+      execute: async (deviceId: string) => (dropped.push(deviceId), { result: [] }),
+    } as unknown as Outboxes;
     const deletions = new DeletedDeviceOutboxes({ store, outboxes, media: { remove: async () => undefined }, log });
     deletions.start(await head(), [], () => true);
     await store.append('device-d1', [{ type: 'DeviceDeleted', data: { deviceId: 'd1' } }]);

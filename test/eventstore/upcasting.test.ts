@@ -21,7 +21,10 @@ describe('upcasting', () => {
     await store.close();
   });
 
-  const v1Created = { type: 'DeviceCreated', data: { deviceId: 'old', name: 'Old', engine: 'sandbox', metadata: {}, keyHash: 'h' } };
+  const v1Created = {
+    type: 'DeviceCreated',
+    data: { deviceId: 'old', name: 'Old', engine: 'sandbox', metadata: {}, keyHash: 'h' },
+  };
 
   it('gives a version-1 DeviceCreated the time it was stored as `at`, on every read path', async () => {
     await raw.append('device-old', [v1Created]);
@@ -67,12 +70,23 @@ describe('upcasting', () => {
   });
 
   it('refuses a chain with a missing step', () => {
-    expect(() => new Upcasters([{ type: 'T', fromVersion: 2, upcast: (d) => d }])).toThrow('no upcaster of T from version 1');
+    expect(() => new Upcasters([{ type: 'T', fromVersion: 2, upcast: (d) => d }])).toThrow(
+      'no upcaster of T from version 1',
+    );
     const chain = new Upcasters([
       { type: 'T', fromVersion: 1, upcast: (d) => ({ ...(d as object), b: 1 }) },
       { type: 'T', fromVersion: 2, upcast: (d) => ({ ...(d as object), c: 2 }) },
     ]);
-    const event = { id: 'i', streamId: 's', revision: 0, position: 1, type: 'T', data: { a: 0 }, metadata: { [SCHEMA_VERSION_KEY]: 2 }, createdAt: new Date() };
+    const event = {
+      id: 'i',
+      streamId: 's',
+      revision: 0,
+      position: 1,
+      type: 'T',
+      data: { a: 0 },
+      metadata: { [SCHEMA_VERSION_KEY]: 2 },
+      createdAt: new Date(),
+    };
     expect(chain.upcast(event).data).toEqual({ a: 0, c: 2 });
     expect(chain.currentVersion('T')).toBe(3);
   });

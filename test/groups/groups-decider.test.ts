@@ -22,15 +22,24 @@ const group = (over: Partial<GroupMetadata> = {}): GroupMetadata => ({
   ],
   ...over,
 });
-const recorded = (g: GroupMetadata, reason: 'created' | 'refreshed' | 'joined' | 'reported' = 'created'): GroupEvent => ({
+const recorded = (
+  g: GroupMetadata,
+  reason: 'created' | 'refreshed' | 'joined' | 'reported' = 'created',
+): GroupEvent => ({
   type: 'GroupMetadataRecorded',
   data: { deviceId: 'd', group: g, reason },
 });
 
 describe('the groups decider', () => {
   it('records a new group, and nothing when the same metadata comes again', () => {
-    spec.given([]).when({ type: 'RecordGroups', deviceId: 'd', groups: [group()], reason: 'created' }).then([recorded(group())]);
-    spec.given([recorded(group())]).when({ type: 'RecordGroups', deviceId: 'd', groups: [group()], reason: 'reported' }).thenNothing();
+    spec
+      .given([])
+      .when({ type: 'RecordGroups', deviceId: 'd', groups: [group()], reason: 'created' })
+      .then([recorded(group())]);
+    spec
+      .given([recorded(group())])
+      .when({ type: 'RecordGroups', deviceId: 'd', groups: [group()], reason: 'reported' })
+      .thenNothing();
   });
 
   it('records only the settings that change, and nothing for an echo of its own change', () => {
@@ -48,15 +57,40 @@ describe('the groups decider', () => {
     spec
       .given([recorded(group())])
       .when({ type: 'RecordParticipants', deviceId: 'd', groupId: G, action: 'add', participants: [ANNA, BEN] })
-      .then([{ type: 'GroupParticipantsChanged', data: { deviceId: 'd', groupId: G, action: 'add', participants: [BEN] } }]);
-    spec
-      .given([recorded(group({ participants: [{ number: ANNA, role: 'superadmin' }, { number: ME, role: 'member' }] }))])
-      .when({ type: 'RecordParticipants', deviceId: 'd', groupId: G, action: 'remove', participants: [ME], by: ANNA, me: ME })
       .then([
-        { type: 'GroupParticipantsChanged', data: { deviceId: 'd', groupId: G, action: 'remove', participants: [ME], by: ANNA } },
+        { type: 'GroupParticipantsChanged', data: { deviceId: 'd', groupId: G, action: 'add', participants: [BEN] } },
+      ]);
+    spec
+      .given([
+        recorded(
+          group({
+            participants: [
+              { number: ANNA, role: 'superadmin' },
+              { number: ME, role: 'member' },
+            ],
+          }),
+        ),
+      ])
+      .when({
+        type: 'RecordParticipants',
+        deviceId: 'd',
+        groupId: G,
+        action: 'remove',
+        participants: [ME],
+        by: ANNA,
+        me: ME,
+      })
+      .then([
+        {
+          type: 'GroupParticipantsChanged',
+          data: { deviceId: 'd', groupId: G, action: 'remove', participants: [ME], by: ANNA },
+        },
         { type: 'GroupLeft', data: { deviceId: 'd', groupId: G, reason: 'removed' } },
       ]);
-    spec.given([recorded(group())]).when({ type: 'RecordParticipants', deviceId: 'd', groupId: G, action: 'demote', participants: [ANNA] }).thenNothing();
+    spec
+      .given([recorded(group())])
+      .when({ type: 'RecordParticipants', deviceId: 'd', groupId: G, action: 'demote', participants: [ANNA] })
+      .thenNothing();
   });
 
   it('a refresh records what changed and leaves the groups the network no longer lists', () => {
@@ -64,13 +98,28 @@ describe('the groups decider', () => {
     spec
       .given([recorded(group()), recorded(other)])
       .when({ type: 'SyncGroups', deviceId: 'd', groups: [group({ subject: 'Renamed' })], listedAt: 2 })
-      .then([recorded(group({ subject: 'Renamed' }), 'refreshed'), { type: 'GroupLeft', data: { deviceId: 'd', groupId: H, reason: 'gone' } }]);
+      .then([
+        recorded(group({ subject: 'Renamed' }), 'refreshed'),
+        { type: 'GroupLeft', data: { deviceId: 'd', groupId: H, reason: 'gone' } },
+      ]);
   });
 
   it('a refresh asked before a change does not undo it', () => {
     // The list was asked for at seq 0; the group was created after (seq 1): it stays.
-    spec.given([recorded(group())]).when({ type: 'SyncGroups', deviceId: 'd', groups: [], listedAt: 0 }).thenNothing();
-    spec.given([recorded(group())]).when({ type: 'RecordGroups', deviceId: 'd', groups: [group({ subject: 'Old' })], reason: 'refreshed', listedAt: 0 }).thenNothing();
+    spec
+      .given([recorded(group())])
+      .when({ type: 'SyncGroups', deviceId: 'd', groups: [], listedAt: 0 })
+      .thenNothing();
+    spec
+      .given([recorded(group())])
+      .when({
+        type: 'RecordGroups',
+        deviceId: 'd',
+        groups: [group({ subject: 'Old' })],
+        reason: 'refreshed',
+        listedAt: 0,
+      })
+      .thenNothing();
   });
 
   it('refuses a group the account is not in (not_found) and a change by a member (not_group_admin)', () => {

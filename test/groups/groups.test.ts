@@ -29,9 +29,16 @@ describe('groups of sandbox devices', () => {
     bob = await createSandboxDevice(gateway.api, 'bob');
     carol = await createSandboxDevice(gateway.api, 'carol');
     offline = await createSandboxDevice(gateway.api, 'offline');
-    for (const [device, phone] of [[alice, ALICE], [bob, BOB], [carol, CAROL]] as const) {
+    for (const [device, phone] of [
+      [alice, ALICE],
+      [bob, BOB],
+      [carol, CAROL],
+    ] as const) {
       await bringOnline(gateway.api, device, phone);
-      const hooked = await gateway.api('PUT', `/devices/${device.id}/hooks`, { deviceKey: device.key, json: { url: receiver.url, events: ['group.participants', 'group.updated', 'message.received'] } });
+      const hooked = await gateway.api('PUT', `/devices/${device.id}/hooks`, {
+        deviceKey: device.key,
+        json: { url: receiver.url, events: ['group.participants', 'group.updated', 'message.received'] },
+      });
       expect(hooked.status).toBe(200);
     }
   });
@@ -41,24 +48,43 @@ describe('groups of sandbox devices', () => {
   });
 
   const call = (device: TestDevice, method: string, path: string, json?: unknown) =>
-    gateway.api(method, `/devices/${device.id}${path}`, { deviceKey: device.key, ...(json === undefined ? {} : { json }) });
+    gateway.api(method, `/devices/${device.id}${path}`, {
+      deviceKey: device.key,
+      ...(json === undefined ? {} : { json }),
+    });
 
-  const hooksOf = (device: TestDevice, event: string) => receiver.of(device.id).filter((r) => r.envelope.event === event).map((r) => r.envelope.data);
+  const hooksOf = (device: TestDevice, event: string) =>
+    receiver
+      .of(device.id)
+      .filter((r) => r.envelope.event === event)
+      .map((r) => r.envelope.data);
 
   it('creates a group, lists it, reads it with roles, and records it before answering', async () => {
     const created = await call(alice, 'POST', '/groups', { subject: 'Team', participants: [BOB, NOBODY] });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ subject: 'Team', size: 2, isAdmin: true, announce: false, locked: false, failed: [{ number: NOBODY, reason: 'not_found' }] });
+    expect(created.body).toMatchObject({
+      subject: 'Team',
+      size: 2,
+      isAdmin: true,
+      announce: false,
+      locked: false,
+      failed: [{ number: NOBODY, reason: 'not_found' }],
+    });
     const groupId = created.body.groupId as string;
     expect(groupId).toMatch(/^120363\d{12}@g\.us$/);
-    expect(created.body.participants).toEqual([{ number: ALICE, role: 'superadmin' }, { number: BOB, role: 'member' }]);
+    expect(created.body.participants).toEqual([
+      { number: ALICE, role: 'superadmin' },
+      { number: BOB, role: 'member' },
+    ]);
 
     const events = await gateway.store.readStream(groupsStream(alice.id));
     expect(events.map((e) => e.type)).toEqual(['GroupMetadataRecorded']);
 
     const list = await call(alice, 'GET', '/groups');
     expect(list.status).toBe(200);
-    expect(list.body.items).toEqual([{ groupId, subject: 'Team', size: 2, isAdmin: true, announce: false, locked: false }]);
+    expect(list.body.items).toEqual([
+      { groupId, subject: 'Team', size: 2, isAdmin: true, announce: false, locked: false },
+    ]);
 
     // Bob was added: his device learns of the group from the network.
     await eventually(async () => (await call(bob, 'GET', '/groups')).body.items?.length === 1, 'bob to see the group');
@@ -71,7 +97,12 @@ describe('groups of sandbox devices', () => {
     const groupId = body.groupId as string;
     await eventually(async () => (await call(bob, 'GET', `/groups/${groupId}`)).status === 200, 'bob in the group');
 
-    const patched = await call(alice, 'PATCH', `/groups/${groupId}`, { subject: 'Renamed', description: 'About us', announce: true, locked: true });
+    const patched = await call(alice, 'PATCH', `/groups/${groupId}`, {
+      subject: 'Renamed',
+      description: 'About us',
+      announce: true,
+      locked: true,
+    });
     expect(patched.status).toBe(200);
     expect(patched.body).toMatchObject({ subject: 'Renamed', description: 'About us', announce: true, locked: true });
     expect((await call(alice, 'GET', `/groups/${groupId}`)).body).toMatchObject({ subject: 'Renamed', announce: true });
@@ -86,7 +117,10 @@ describe('groups of sandbox devices', () => {
       locked: true,
       by: ALICE,
     });
-    await eventually(async () => (await call(bob, 'GET', `/groups/${groupId}`)).body.subject === 'Renamed', 'bob\'s read model updated');
+    await eventually(
+      async () => (await call(bob, 'GET', `/groups/${groupId}`)).body.subject === 'Renamed',
+      "bob's read model updated",
+    );
 
     const refused = await call(bob, 'PATCH', `/groups/${groupId}`, { subject: 'Mine now' });
     expect(refused.status).toBe(403);
@@ -98,33 +132,63 @@ describe('groups of sandbox devices', () => {
     const { body } = await call(alice, 'POST', '/groups', { subject: 'People', participants: [BOB] });
     const groupId = body.groupId as string;
 
-    const added = await call(alice, 'POST', `/groups/${groupId}/participants`, { action: 'add', participants: [CAROL, BOB, NOBODY] });
+    const added = await call(alice, 'POST', `/groups/${groupId}/participants`, {
+      action: 'add',
+      participants: [CAROL, BOB, NOBODY],
+    });
     expect(added.status).toBe(200);
     expect(added.body.results).toEqual([
       { number: CAROL, status: 'ok' },
       { number: BOB, status: 'already_in_group' },
       { number: NOBODY, status: 'not_found' },
     ]);
-    await eventually(async () => (await call(carol, 'GET', `/groups/${groupId}`)).status === 200, 'carol to learn of the group');
-    await receiver.waitUntil(() => hooksOf(bob, 'group.participants').some((d) => d.groupId === groupId && d.action === 'add'));
-    expect(hooksOf(bob, 'group.participants').find((d) => d.groupId === groupId)).toEqual({ deviceId: bob.id, groupId, action: 'add', participants: [CAROL], by: ALICE });
+    await eventually(
+      async () => (await call(carol, 'GET', `/groups/${groupId}`)).status === 200,
+      'carol to learn of the group',
+    );
+    await receiver.waitUntil(() =>
+      hooksOf(bob, 'group.participants').some((d) => d.groupId === groupId && d.action === 'add'),
+    );
+    expect(hooksOf(bob, 'group.participants').find((d) => d.groupId === groupId)).toEqual({
+      deviceId: bob.id,
+      groupId,
+      action: 'add',
+      participants: [CAROL],
+      by: ALICE,
+    });
 
-    const promoted = await call(alice, 'POST', `/groups/${groupId}/participants`, { action: 'promote', participants: [BOB] });
+    const promoted = await call(alice, 'POST', `/groups/${groupId}/participants`, {
+      action: 'promote',
+      participants: [BOB],
+    });
     expect(promoted.body.results).toEqual([{ number: BOB, status: 'ok' }]);
     expect((await call(alice, 'GET', `/groups/${groupId}`)).body.participants).toEqual([
       { number: ALICE, role: 'superadmin' },
       { number: BOB, role: 'admin' },
       { number: CAROL, role: 'member' },
     ]);
-    await eventually(async () => (await call(bob, 'GET', '/groups')).body.items.find((g: any) => g.groupId === groupId)?.isAdmin === true, 'bob to be admin');
+    await eventually(
+      async () =>
+        (await call(bob, 'GET', '/groups')).body.items.find((g: any) => g.groupId === groupId)?.isAdmin === true,
+      'bob to be admin',
+    );
 
-    const demoteCreator = await call(bob, 'POST', `/groups/${groupId}/participants`, { action: 'demote', participants: [ALICE] });
+    const demoteCreator = await call(bob, 'POST', `/groups/${groupId}/participants`, {
+      action: 'demote',
+      participants: [ALICE],
+    });
     expect(demoteCreator.body.results).toEqual([{ number: ALICE, status: 'not_allowed' }]);
 
-    const removed = await call(alice, 'POST', `/groups/${groupId}/participants`, { action: 'remove', participants: [CAROL] });
+    const removed = await call(alice, 'POST', `/groups/${groupId}/participants`, {
+      action: 'remove',
+      participants: [CAROL],
+    });
     expect(removed.body.results).toEqual([{ number: CAROL, status: 'ok' }]);
     // Carol was removed: her device leaves the group.
-    await eventually(async () => (await call(carol, 'GET', `/groups/${groupId}`)).status === 404, 'carol out of the group');
+    await eventually(
+      async () => (await call(carol, 'GET', `/groups/${groupId}`)).status === 404,
+      'carol out of the group',
+    );
     expect((await call(alice, 'GET', `/groups/${groupId}`)).body.size).toBe(2);
   });
 
@@ -145,12 +209,18 @@ describe('groups of sandbox devices', () => {
     expect(joined.status).toBe(200);
     expect(joined.body).toEqual({ groupId });
     expect((await call(carol, 'GET', `/groups/${groupId}`)).body.size).toBe(3);
-    await eventually(async () => (await call(alice, 'GET', `/groups/${groupId}`)).body.size === 3, 'alice to see carol join');
+    await eventually(
+      async () => (await call(alice, 'GET', `/groups/${groupId}`)).body.size === 3,
+      'alice to see carol join',
+    );
 
     const left = await call(carol, 'POST', `/groups/${groupId}/leave`);
     expect(left.status).toBe(200);
     expect((await call(carol, 'GET', `/groups/${groupId}`)).status).toBe(404);
-    await eventually(async () => (await call(alice, 'GET', `/groups/${groupId}`)).body.size === 2, 'alice to see carol leave');
+    await eventually(
+      async () => (await call(alice, 'GET', `/groups/${groupId}`)).body.size === 2,
+      'alice to see carol leave',
+    );
     const types = (await gateway.store.readStream(groupsStream(carol.id))).map((e) => e.type);
     expect(types.slice(-2)).toEqual(['GroupMetadataRecorded', 'GroupLeft']);
   });
@@ -160,8 +230,15 @@ describe('groups of sandbox devices', () => {
     const groupId = body.groupId as string;
     const sent = await call(alice, 'POST', '/send/text', { to: groupId, text: 'hello group' });
     expect(sent.status).toBe(202);
-    await receiver.waitUntil(() => [bob, carol].every((d) => hooksOf(d, 'message.received').some((m) => m.chatId === groupId)));
-    expect(hooksOf(bob, 'message.received').find((m) => m.chatId === groupId)).toMatchObject({ from: ALICE, participant: ALICE, isGroup: true, body: 'hello group' });
+    await receiver.waitUntil(() =>
+      [bob, carol].every((d) => hooksOf(d, 'message.received').some((m) => m.chatId === groupId)),
+    );
+    expect(hooksOf(bob, 'message.received').find((m) => m.chatId === groupId)).toMatchObject({
+      from: ALICE,
+      participant: ALICE,
+      isGroup: true,
+      body: 'hello group',
+    });
   });
 
   it('refuses bad input with 4xx and changes nothing', async () => {
@@ -188,9 +265,14 @@ describe('groups of sandbox devices', () => {
     const groupId = body.groupId as string;
     await eventually(async () => (await call(bob, 'GET', `/groups/${groupId}`)).status === 200, 'bob in the group');
     expect((await call(bob, 'POST', '/session/close')).status).toBe(200);
-    expect((await call(alice, 'PATCH', `/groups/${groupId}`, { subject: 'Changed while bob was away' })).status).toBe(200);
+    expect((await call(alice, 'PATCH', `/groups/${groupId}`, { subject: 'Changed while bob was away' })).status).toBe(
+      200,
+    );
     expect((await call(bob, 'POST', '/session/open')).status).toBe(202);
-    await eventually(async () => (await call(bob, 'GET', `/groups/${groupId}`)).body.subject === 'Changed while bob was away', 'bob\'s groups refreshed');
+    await eventually(
+      async () => (await call(bob, 'GET', `/groups/${groupId}`)).body.subject === 'Changed while bob was away',
+      "bob's groups refreshed",
+    );
   });
 
   it('gives the same groups from a rebuild of the read models as live', async () => {
@@ -198,7 +280,10 @@ describe('groups of sandbox devices', () => {
       Promise.all(
         [alice, bob, carol].map(async (device) => {
           const list = (await call(device, 'GET', '/groups')).body.items as Array<{ groupId: string }>;
-          return { list, details: await Promise.all(list.map(async (g) => (await call(device, 'GET', `/groups/${g.groupId}`)).body)) };
+          return {
+            list,
+            details: await Promise.all(list.map(async (g) => (await call(device, 'GET', `/groups/${g.groupId}`)).body)),
+          };
         }),
       );
     const live = await views();
@@ -210,16 +295,22 @@ describe('groups of sandbox devices', () => {
 });
 
 describe('sandbox groups across a restart', () => {
-  it('keeps the network\'s groups, so the refresh after the restart leaves every device its groups', async () => {
+  it("keeps the network's groups, so the refresh after the restart leaves every device its groups", async () => {
     let gateway = await startTestGateway();
     const { dataDir } = gateway;
     const alice = await createSandboxDevice(gateway.api, 'alice');
     const bob = await createSandboxDevice(gateway.api, 'bob');
     await bringOnline(gateway.api, alice, ALICE);
     await bringOnline(gateway.api, bob, BOB);
-    const created = await gateway.api('POST', `/devices/${alice.id}/groups`, { deviceKey: alice.key, json: { subject: 'Lasting', participants: [BOB] } });
+    const created = await gateway.api('POST', `/devices/${alice.id}/groups`, {
+      deviceKey: alice.key,
+      json: { subject: 'Lasting', participants: [BOB] },
+    });
     const groupId = created.body.groupId as string;
-    await gateway.api('PATCH', `/devices/${alice.id}/groups/${groupId}`, { deviceKey: alice.key, json: { subject: 'Still here' } });
+    await gateway.api('PATCH', `/devices/${alice.id}/groups/${groupId}`, {
+      deviceKey: alice.key,
+      json: { subject: 'Still here' },
+    });
     await gateway.close();
 
     gateway = await startTestGateway({ DATA_DIR: dataDir });
@@ -235,7 +326,9 @@ describe('sandbox groups across a restart', () => {
       }
       const types = (await gateway.store.readStream(groupsStream(alice.id))).map((e) => e.type);
       expect(types).not.toContain('GroupLeft');
-      const invite = await gateway.api('GET', `/devices/${alice.id}/groups/${groupId}/invite`, { deviceKey: alice.key });
+      const invite = await gateway.api('GET', `/devices/${alice.id}/groups/${groupId}/invite`, {
+        deviceKey: alice.key,
+      });
       expect(invite.status).toBe(200);
     } finally {
       await gateway.close();

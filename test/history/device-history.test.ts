@@ -16,7 +16,12 @@ describe('device history', () => {
   const secrets: string[] = [];
 
   beforeAll(async () => {
-    const overrides = { DEFAULT_ENGINE: 'sandbox', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', SANDBOX_DELIVERED_DELAY_MS: '10', SANDBOX_READ_DELAY_MS: '20' };
+    const overrides = {
+      DEFAULT_ENGINE: 'sandbox',
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      SANDBOX_DELIVERED_DELAY_MS: '10',
+      SANDBOX_READ_DELAY_MS: '20',
+    };
     gateway = await startTestGateway(overrides);
     api = gateway.api;
     const device = await createSandboxDevice(api, 'audited');
@@ -32,28 +37,57 @@ describe('device history', () => {
     secrets.push(qr);
     await api('POST', '/sandbox/devices/audited/scan', { admin: true, json: { phone: '4915100000001' } });
     await waitForState(api, device, 'online');
-    const hooks = await api('PUT', '/devices/audited/hooks', { deviceKey: device.key, json: { url: 'http://127.0.0.1:9/hook', events: ['message.received'] } });
+    const hooks = await api('PUT', '/devices/audited/hooks', {
+      deviceKey: device.key,
+      json: { url: 'http://127.0.0.1:9/hook', events: ['message.received'] },
+    });
     secrets.push(hooks.body.secret);
     const rotated = await api('PATCH', '/devices/audited', { admin: true, json: { rotateKey: true } });
     secrets.push(rotated.body.deviceKey);
-    await api('POST', '/devices/audited/send/text', { deviceKey: rotated.body.deviceKey, json: { to: '4930123456789', text: 'hello' } });
-    await api('POST', '/sandbox/devices/audited/inbound', { admin: true, json: { from: '4930123456789', body: 'hi back' } });
-    await api('POST', '/sandbox/devices/bystander/inbound', { admin: true, json: { from: '4930123456789', body: 'not yours' } }).catch(() => undefined);
+    await api('POST', '/devices/audited/send/text', {
+      deviceKey: rotated.body.deviceKey,
+      json: { to: '4930123456789', text: 'hello' },
+    });
+    await api('POST', '/sandbox/devices/audited/inbound', {
+      admin: true,
+      json: { from: '4930123456789', body: 'hi back' },
+    });
+    await api('POST', '/sandbox/devices/bystander/inbound', {
+      admin: true,
+      json: { from: '4930123456789', body: 'not yours' },
+    }).catch(() => undefined);
     // The history is complete once the sent message was read and the inbound message's webhook was tried.
     await eventually(
-      async () => (await gateway.store.readStream(outboxStream('audited'))).some((e) => e.type === 'MessageStatusChanged' && (e.data as { status: string }).status === 'read'),
+      async () =>
+        (await gateway.store.readStream(outboxStream('audited'))).some(
+          (e) => e.type === 'MessageStatusChanged' && (e.data as { status: string }).status === 'read',
+        ),
       'the read receipt of the sent message',
     );
-    await eventually(async () => (await gateway.store.readStream(deliveryStream('audited'))).some((e) => e.type === 'WebhookDeliveryAttempted'), 'a webhook attempt');
+    await eventually(
+      async () =>
+        (await gateway.store.readStream(deliveryStream('audited'))).some((e) => e.type === 'WebhookDeliveryAttempted'),
+      'a webhook attempt',
+    );
   });
   afterAll(() => gateway.close());
 
   const allPages = async (limit: number) => {
-    const items: Array<{ position: number; stream: string; revision: number; type: string; data: Record<string, unknown> }> = [];
+    const items: Array<{
+      position: number;
+      stream: string;
+      revision: number;
+      type: string;
+      data: Record<string, unknown>;
+    }> = [];
     let from: number | null = 0;
     let pages = 0;
     while (from !== null) {
-      const page: { status: number; body: { items: typeof items; next: number | null } } = await api('GET', `/devices/audited/events?from=${from}&limit=${limit}`, { admin: true });
+      const page: { status: number; body: { items: typeof items; next: number | null } } = await api(
+        'GET',
+        `/devices/audited/events?from=${from}&limit=${limit}`,
+        { admin: true },
+      );
       expect(page.status).toBe(200);
       expect(page.body.items.length).toBeLessThanOrEqual(limit);
       items.push(...page.body.items);
@@ -70,11 +104,20 @@ describe('device history', () => {
     expect(positions).toEqual([...positions].sort((a, b) => a - b));
     expect(new Set(positions).size).toBe(positions.length);
     const streams = new Set(items.map((i) => i.stream));
-    for (const prefix of ['device-', 'session-', 'outbox-', 'inbox-']) expect([...streams].some((s) => s === `${prefix}audited`)).toBe(true);
+    for (const prefix of ['device-', 'session-', 'outbox-', 'inbox-'])
+      expect([...streams].some((s) => s === `${prefix}audited`)).toBe(true);
     expect(items.every((i) => (i.data as { deviceId?: string }).deviceId === 'audited')).toBe(true);
     const types = items.map((i) => i.type);
     expect(types[0]).toBe('DeviceCreated');
-    expect(types).toEqual(expect.arrayContaining(['SessionStateChanged', 'HooksConfigured', 'DeviceKeyRotated', 'OutboxMessageQueued', 'MessageReceived']));
+    expect(types).toEqual(
+      expect.arrayContaining([
+        'SessionStateChanged',
+        'HooksConfigured',
+        'DeviceKeyRotated',
+        'OutboxMessageQueued',
+        'MessageReceived',
+      ]),
+    );
     // The same history in one page.
     const whole = await allPages(1000);
     expect(whole.items).toEqual(items);
@@ -89,7 +132,9 @@ describe('device history', () => {
     const { items } = await allPages(1000);
     const middle = items[Math.floor(items.length / 2)]!;
     const page = await api('GET', `/devices/audited/events?from=${middle.position}&limit=2`, { admin: true });
-    expect(page.body.items.map((i: { position: number }) => i.position)).toEqual(items.slice(Math.floor(items.length / 2), Math.floor(items.length / 2) + 2).map((i) => i.position));
+    expect(page.body.items.map((i: { position: number }) => i.position)).toEqual(
+      items.slice(Math.floor(items.length / 2), Math.floor(items.length / 2) + 2).map((i) => i.position),
+    );
   });
 
   it('reads backwards, newest first: the latest events without paging through the rest', async () => {
@@ -103,7 +148,11 @@ describe('device history', () => {
     const pages: Array<typeof items> = [];
     let from: number | null = null;
     do {
-      const page: { status: number; body: { items: typeof items; next: number | null } } = await api('GET', `/devices/audited/events?direction=backwards&limit=4${from === null ? '' : `&from=${from}`}`, { admin: true });
+      const page: { status: number; body: { items: typeof items; next: number | null } } = await api(
+        'GET',
+        `/devices/audited/events?direction=backwards&limit=4${from === null ? '' : `&from=${from}`}`,
+        { admin: true },
+      );
       expect(page.status).toBe(200);
       pages.push(page.body.items);
       from = page.body.next;
@@ -112,8 +161,15 @@ describe('device history', () => {
     // From any position, one of this device's or not: its events at or before it.
     const middle = Math.floor(items.length / 2);
     const between = items[middle]!.position + 1;
-    const older = await api('GET', `/devices/audited/events?direction=backwards&from=${between}&limit=2`, { admin: true });
-    expect(older.body.items.map((i: { position: number }) => i.position)).toEqual(newestFirst.filter((i) => i.position <= between).slice(0, 2).map((i) => i.position));
+    const older = await api('GET', `/devices/audited/events?direction=backwards&from=${between}&limit=2`, {
+      admin: true,
+    });
+    expect(older.body.items.map((i: { position: number }) => i.position)).toEqual(
+      newestFirst
+        .filter((i) => i.position <= between)
+        .slice(0, 2)
+        .map((i) => i.position),
+    );
     expect((await api('GET', '/devices/audited/events?direction=sideways', { admin: true })).status).toBe(400);
   });
 
@@ -126,7 +182,7 @@ describe('device history', () => {
     expect(text).toContain('[redacted]');
   });
 
-  it('is read with the admin key only (the device\'s own key: 403), 404 for an id never used, and kept after delete', async () => {
+  it("is read with the admin key only (the device's own key: 403), 404 for an id never used, and kept after delete", async () => {
     expect((await api('GET', '/devices/audited/events', { deviceKey: secrets[3]! })).status).toBe(403);
     // The key it had before the rotation no longer reads anything.
     expect((await api('GET', '/devices/audited/events', { deviceKey: secrets[0]! })).status).toBe(401);
@@ -140,8 +196,24 @@ describe('device history', () => {
 
   it('rebuilding every read model from position 0 gives the same tables', async () => {
     const db = openReadModelDb(configDir(gateway));
-    const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name != 'projection_checkpoints' ORDER BY name").all() as Array<{ name: string }>).map((t) => t.name);
-    const dump = () => Object.fromEntries(tables.map((t) => [t, db.prepare(`SELECT * FROM ${t}`).all().map((row) => JSON.stringify(row)).sort()]));
+    const tables = (
+      db
+        .prepare(
+          "SELECT name FROM sqlite_master WHERE type = 'table' AND name != 'projection_checkpoints' ORDER BY name",
+        )
+        .all() as Array<{ name: string }>
+    ).map((t) => t.name);
+    const dump = () =>
+      Object.fromEntries(
+        tables.map((t) => [
+          t,
+          db
+            .prepare(`SELECT * FROM ${t}`)
+            .all()
+            .map((row) => JSON.stringify(row))
+            .sort(),
+        ]),
+      );
     await gateway.webhooks.stop(); // no delivery attempt may land between the two dumps
     const before = dump();
     const log = pino({ level: 'silent' });
@@ -161,7 +233,10 @@ describe('device history', () => {
       timeout: 30_000,
     });
     expect(result.status).toBe(0);
-    const lines = result.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string; position: number });
+    const lines = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string; position: number });
     expect(lines[0]!.type).toBe('DeviceCreated');
     expect(lines.map((l) => l.type)).toContain('MessageReceived');
     for (const secret of secrets) expect(result.stdout).not.toContain(secret);

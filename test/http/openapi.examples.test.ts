@@ -8,12 +8,20 @@ import { WEBHOOK_EVENT_KINDS } from '../../src/webhooks/envelope.js';
 import { startTestGateway } from '../support/gateway.js';
 
 type Media = Record<string, { schema?: unknown; example?: unknown }>;
-type Operation = { operationId: string; requestBody?: { content: Media }; responses: Record<string, { content?: Media }> };
+type Operation = {
+  operationId: string;
+  requestBody?: { content: Media };
+  responses: Record<string, { content?: Media }>;
+};
 
 /** Whether `example` fits `schema` (plain JSON Schema as published). */
 function check(schema: unknown, example: unknown): string[] {
   const compiled = Compile(schema as never);
-  return compiled.Check(example) ? [] : [...compiled.Errors(example)].map((e) => `${(e as { instancePath: string }).instancePath} ${(e as { message: string }).message}`);
+  return compiled.Check(example)
+    ? []
+    : [...compiled.Errors(example)].map(
+        (e) => `${(e as { instancePath: string }).instancePath} ${(e as { message: string }).message}`,
+      );
 }
 
 describe('examples in the OpenAPI document', () => {
@@ -34,14 +42,18 @@ describe('examples in the OpenAPI document', () => {
         const json = operation.requestBody?.content['application/json'];
         if (json) {
           if (json.example === undefined) wrong.push(`${label} request: no example`);
-          else for (const error of check(json.schema, json.example)) wrong.push(`${label} request: ${error} in ${JSON.stringify(json.example)}`);
+          else
+            for (const error of check(json.schema, json.example))
+              wrong.push(`${label} request: ${error} in ${JSON.stringify(json.example)}`);
           checked++;
         }
         for (const [status, response] of Object.entries(operation.responses)) {
           const answer = response.content?.['application/json'];
           if (!answer) continue;
           if (answer.example === undefined) wrong.push(`${label} ${status}: no example`);
-          else for (const error of check(answer.schema, answer.example)) wrong.push(`${label} ${status}: ${error} in ${JSON.stringify(answer.example)}`);
+          else
+            for (const error of check(answer.schema, answer.example))
+              wrong.push(`${label} ${status}: ${error} in ${JSON.stringify(answer.example)}`);
           checked++;
         }
       }

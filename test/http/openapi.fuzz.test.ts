@@ -43,7 +43,14 @@ interface Schema {
 /** Path values that reach a real resource are used sparingly: they are what turns a request valid. */
 const REAL_DEVICE = 'fuzz';
 /** Operations that start work in the background (a session, a simulated phone) never get the real device. */
-const BACKGROUND = new Set(['openSession', 'rebootSession', 'sandboxScan', 'sandboxDisconnect', 'sandboxLogout', 'deleteDevice']);
+const BACKGROUND = new Set([
+  'openSession',
+  'rebootSession',
+  'sandboxScan',
+  'sandboxDisconnect',
+  'sandboxLogout',
+  'deleteDevice',
+]);
 
 const weird = fc.constantFrom(
   '',
@@ -75,7 +82,12 @@ const weird = fc.constantFrom(
   'http://localhost./x',
   'https://example.com:99999/x',
 );
-const text = fc.oneof(weird, fc.string({ maxLength: 40 }), fc.string({ unit: 'grapheme', maxLength: 20 }), fc.integer().map(String));
+const text = fc.oneof(
+  weird,
+  fc.string({ maxLength: 40 }),
+  fc.string({ unit: 'grapheme', maxLength: 20 }),
+  fc.integer().map(String),
+);
 
 function valueFor(schema: Schema | undefined): fc.Arbitrary<unknown> {
   const anything = fc.oneof(
@@ -94,7 +106,8 @@ function valueFor(schema: Schema | undefined): fc.Arbitrary<unknown> {
   const typed: fc.Arbitrary<unknown>[] = [anything];
   if (schema.enum) typed.push(fc.constantFrom(...schema.enum));
   if (schema.type === 'string') typed.push(text);
-  if (schema.type === 'number' || schema.type === 'integer') typed.push(fc.oneof(fc.integer(), fc.double(), fc.constantFrom(91, -181, 1e308, -0)));
+  if (schema.type === 'number' || schema.type === 'integer')
+    typed.push(fc.oneof(fc.integer(), fc.double(), fc.constantFrom(91, -181, 1e308, -0)));
   if (schema.type === 'boolean') typed.push(fc.boolean());
   if (schema.type === 'object' && schema.properties) typed.push(objectFor(schema));
   return fc.oneof(...typed);
@@ -102,12 +115,18 @@ function valueFor(schema: Schema | undefined): fc.Arbitrary<unknown> {
 
 function objectFor(schema: Schema): fc.Arbitrary<Record<string, unknown>> {
   const names = Object.keys(schema.properties ?? {});
-  const keys = fc.oneof(names.length > 0 ? fc.constantFrom(...names) : fc.constant('x'), fc.constantFrom('extra', '__proto__', 'constructor', 'base64'), fc.string({ maxLength: 8 }));
+  const keys = fc.oneof(
+    names.length > 0 ? fc.constantFrom(...names) : fc.constant('x'),
+    fc.constantFrom('extra', '__proto__', 'constructor', 'base64'),
+    fc.string({ maxLength: 8 }),
+  );
   return fc.dictionary(keys, fc.constant(undefined), { maxKeys: names.length + 2 }).chain((dict) => {
     const chosen = Object.keys(dict);
     return fc.tuple(...chosen.map((name) => valueFor(schema.properties?.[name]))).map((values) => {
       const body: Record<string, unknown> = {};
-      chosen.forEach((name, i) => Object.defineProperty(body, name, { value: values[i], enumerable: true, writable: true, configurable: true }));
+      chosen.forEach((name, i) =>
+        Object.defineProperty(body, name, { value: values[i], enumerable: true, writable: true, configurable: true }),
+      );
       return body;
     });
   });
@@ -125,7 +144,9 @@ interface Fuzzed {
 function requestFor(op: Operation): fc.Arbitrary<Fuzzed> {
   const pathParams = op.parameters.filter((p) => p.in === 'path');
   const queryParams = op.parameters.filter((p) => p.in === 'query');
-  const deviceValues = BACKGROUND.has(op.operationId) ? fc.constantFrom('ghost', 'other') : fc.constantFrom(REAL_DEVICE, 'ghost', 'other');
+  const deviceValues = BACKGROUND.has(op.operationId)
+    ? fc.constantFrom('ghost', 'other')
+    : fc.constantFrom(REAL_DEVICE, 'ghost', 'other');
   const segment = (name: string) =>
     fc.oneof(
       { arbitrary: name === 'deviceId' ? deviceValues : text, weight: 3 },
@@ -137,32 +158,87 @@ function requestFor(op: Operation): fc.Arbitrary<Fuzzed> {
     pathParams.forEach((p, i) => {
       const value = String(values[i]);
       // Raw values with characters that may not appear in a request line are encoded.
-      out = out.replace(`{${p.name}}`, /^[\x21-\x7e]*$/.test(value) && value !== '' ? value : encodeURIComponent(value) || '%20');
+      out = out.replace(
+        `{${p.name}}`,
+        /^[\x21-\x7e]*$/.test(value) && value !== '' ? value : encodeURIComponent(value) || '%20',
+      );
     });
     return out;
   });
   const query = fc
-    .array(fc.tuple(fc.oneof(queryParams.length > 0 ? fc.constantFrom(...queryParams.map((p) => p.name)) : fc.constant('q'), fc.constantFrom('x', '__proto__', 'limit')), text), { maxLength: 4 })
-    .map((pairs) => (pairs.length === 0 ? '' : `?${pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&')}`));
+    .array(
+      fc.tuple(
+        fc.oneof(
+          queryParams.length > 0 ? fc.constantFrom(...queryParams.map((p) => p.name)) : fc.constant('q'),
+          fc.constantFrom('x', '__proto__', 'limit'),
+        ),
+        text,
+      ),
+      { maxLength: 4 },
+    )
+    .map((pairs) =>
+      pairs.length === 0
+        ? ''
+        : `?${pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&')}`,
+    );
   const auth = fc.oneof(
     { arbitrary: fc.constantFrom('admin', 'device'), weight: 6 },
     { arbitrary: fc.constantFrom('none', 'wrong', 'bearer', 'other-device', 'both'), weight: 2 },
   );
-  const jsonBody = op.bodySchema ? objectFor(op.bodySchema).map((b) => Buffer.from(JSON.stringify(b))) : fc.jsonValue({ maxDepth: 2 }).map((v) => Buffer.from(JSON.stringify(v) ?? 'null'));
+  const jsonBody = op.bodySchema
+    ? objectFor(op.bodySchema).map((b) => Buffer.from(JSON.stringify(b)))
+    : fc.jsonValue({ maxDepth: 2 }).map((v) => Buffer.from(JSON.stringify(v) ?? 'null'));
   const body = fc.oneof(
     { arbitrary: jsonBody, weight: 6 },
     { arbitrary: fc.constant(undefined), weight: 1 },
     { arbitrary: fc.string({ maxLength: 60 }).map((s) => Buffer.from(s)), weight: 1 },
     { arbitrary: fc.uint8Array({ maxLength: 200 }).map((a) => Buffer.from(a)), weight: 1 },
-    { arbitrary: fc.constantFrom('{"a":'.repeat(2000), `[${'['.repeat(5000)}`, '{"base64":"AAAA', '{"base64":"data:,"}', '{"to":"4915112345678","base64":"////"}').map((s) => Buffer.from(s)), weight: 1 },
+    {
+      arbitrary: fc
+        .constantFrom(
+          '{"a":'.repeat(2000),
+          `[${'['.repeat(5000)}`,
+          '{"base64":"AAAA',
+          '{"base64":"data:,"}',
+          '{"to":"4915112345678","base64":"////"}',
+        )
+        .map((s) => Buffer.from(s)),
+      weight: 1,
+    },
   );
   const contentType = fc.oneof(
     { arbitrary: fc.constant('application/json'), weight: 6 },
-    { arbitrary: fc.constantFrom(undefined, 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=xyz', 'multipart/form-data', 'application/json; charset=latin1', 'application/*', '*/*', ';;;'), weight: 2 },
+    {
+      arbitrary: fc.constantFrom(
+        undefined,
+        'text/plain',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data; boundary=xyz',
+        'multipart/form-data',
+        'application/json; charset=latin1',
+        'application/*',
+        '*/*',
+        ';;;',
+      ),
+      weight: 2,
+    },
   );
   const encoding = fc.oneof(
     { arbitrary: fc.constant(undefined), weight: 6 },
-    { arbitrary: fc.constantFrom('gzip', 'deflate', 'br', 'gzip-valid', 'deflate-valid', 'identity', 'gzip, gzip', 'zstd', 'x-gzip'), weight: 2 },
+    {
+      arbitrary: fc.constantFrom(
+        'gzip',
+        'deflate',
+        'br',
+        'gzip-valid',
+        'deflate-valid',
+        'identity',
+        'gzip, gzip',
+        'zstd',
+        'x-gzip',
+      ),
+      weight: 2,
+    },
   );
   return fc.record({ path, query, auth, contentType, encoding, body });
 }
@@ -211,33 +287,50 @@ describe('fuzzing every operation of /openapi.json', () => {
   let total = 0;
 
   beforeAll(async () => {
-    gateway = await startTestGateway({ UNAUTHENTICATED_RATE_PER_MINUTE: '1000000', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'false', MEDIA_MAX_BYTES: '65536', MEDIA_FILE_MAX_BYTES: '131072' });
-    keys.device = (await gateway.api('POST', '/devices', { admin: true, json: { id: REAL_DEVICE, name: 'F', engine: 'sandbox' } })).body.deviceKey;
-    keys.other = (await gateway.api('POST', '/devices', { admin: true, json: { id: 'other', name: 'O', engine: 'sandbox' } })).body.deviceKey;
+    gateway = await startTestGateway({
+      UNAUTHENTICATED_RATE_PER_MINUTE: '1000000',
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'false',
+      MEDIA_MAX_BYTES: '65536',
+      MEDIA_FILE_MAX_BYTES: '131072',
+    });
+    keys.device = (
+      await gateway.api('POST', '/devices', { admin: true, json: { id: REAL_DEVICE, name: 'F', engine: 'sandbox' } })
+    ).body.deviceKey;
+    keys.other = (
+      await gateway.api('POST', '/devices', { admin: true, json: { id: 'other', name: 'O', engine: 'sandbox' } })
+    ).body.deviceKey;
     log = new Database(join(gateway.dataDir, 'events.sqlite'), { readonly: true });
     const doc = (await gateway.api('GET', '/openapi.json')).body as { paths: Record<string, Record<string, any>> };
     // Event streams answer 200 and stay open: their bad input is tested in test/stream/, not here.
     const isStream = (op: any) => Boolean(op.responses?.['200']?.content?.['text/event-stream']);
     operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
-      Object.entries(ops).filter(([, op]) => !isStream(op)).map(([method, op]) => ({
-        method: method.toUpperCase(),
-        path,
-        operationId: op.operationId as string,
-        parameters: (op.parameters ?? []) as Operation['parameters'],
-        bodySchema: (op.requestBody?.content?.['application/json']?.schema ?? undefined) as Schema | undefined,
-        multipart: Boolean(op.requestBody?.content?.['multipart/form-data']),
-      })),
+      Object.entries(ops)
+        .filter(([, op]) => !isStream(op))
+        .map(([method, op]) => ({
+          method: method.toUpperCase(),
+          path,
+          operationId: op.operationId as string,
+          parameters: (op.parameters ?? []) as Operation['parameters'],
+          bodySchema: (op.requestBody?.content?.['application/json']?.schema ?? undefined) as Schema | undefined,
+          multipart: Boolean(op.requestBody?.content?.['multipart/form-data']),
+        })),
     );
   });
   afterAll(async () => {
     log?.close();
-    console.log(`fuzz: ${total} requests; statuses ${JSON.stringify(Object.fromEntries(Object.entries(histogram).sort()))}`);
+    console.log(
+      `fuzz: ${total} requests; statuses ${JSON.stringify(Object.fromEntries(Object.entries(histogram).sort()))}`,
+    );
     await gateway?.close();
   });
 
   /** What a refused request must leave alone: the log's head outside the sessions' own streams, and the files. */
   const state = () => {
-    const head = (log.prepare("SELECT COALESCE(MAX(position), 0) AS head FROM events WHERE stream_id NOT LIKE 'session-%'").get() as { head: number }).head;
+    const head = (
+      log
+        .prepare("SELECT COALESCE(MAX(position), 0) AS head FROM events WHERE stream_id NOT LIKE 'session-%'")
+        .get() as { head: number }
+    ).head;
     const media = join(gateway.dataDir, 'media');
     const files = readdirSync(media, { recursive: true }).length;
     return { head, files };
@@ -268,7 +361,13 @@ describe('fuzzing every operation of /openapi.json', () => {
           check(what, answer);
           if (answer.status >= 400) expect(state(), `${what} changed state`).toEqual(before);
         }),
-        { numRuns: RUNS_PER_OPERATION, seed: SEED + index, endOnFailure: true, interruptAfterTimeLimit: Math.max(BUDGET_MS / operations.length, MIN_OPERATION_MS), markInterruptAsFailure: false },
+        {
+          numRuns: RUNS_PER_OPERATION,
+          seed: SEED + index,
+          endOnFailure: true,
+          interruptAfterTimeLimit: Math.max(BUDGET_MS / operations.length, MIN_OPERATION_MS),
+          markInterruptAsFailure: false,
+        },
       );
     }
   }, 90_000);
@@ -277,14 +376,32 @@ describe('fuzzing every operation of /openapi.json', () => {
     const token = fc.stringMatching(/^[!-~]{0,12}$/);
     const headerLine = fc.oneof(
       fc.tuple(token, fc.string({ maxLength: 30 })).map(([k, v]) => `${k}: ${v}`),
-      fc.constantFrom('X-Big: ' + 'b'.repeat(20_000), 'Bad Header', ': empty', 'X-Nul: a\u0000b', 'Host: a\r\nHost: b', 'Expect: 123-nope', 'X-Folded: a\r\n folded'),
+      fc.constantFrom(
+        'X-Big: ' + 'b'.repeat(20_000),
+        'Bad Header',
+        ': empty',
+        'X-Nul: a\u0000b',
+        'Host: a\r\nHost: b',
+        'Expect: 123-nope',
+        'X-Folded: a\r\n folded',
+      ),
       fc.uint8Array({ maxLength: 30 }).map((a) => Buffer.from(a).toString('latin1').replace(/\r|\n/g, '')),
     );
     const garbage = fc.oneof(
-      fc.tuple(fc.constantFrom('GET', 'POST', 'PUT', 'BREW', 'G\u0000T', '', 'DELETE'), fc.constantFrom('/health', '/devices', '/devices/fuzz/send/text', '*', 'http://x/', '/%00', ''), fc.constantFrom('HTTP/1.1', 'HTTP/1.0', 'HTTP/9.9', 'HTTP/1.1 extra', ''), fc.array(headerLine, { maxLength: 4 })).map(
-        ([method, path, version, headers]) => `${method} ${path} ${version}\r\n${['Host: 127.0.0.1', 'Connection: close', ...headers].join('\r\n')}\r\n\r\n`,
-      ),
-      fc.uint8Array({ minLength: 1, maxLength: 300 }).map((a) => Buffer.concat([Buffer.from(a), Buffer.from('\r\n\r\n')]).toString('latin1')),
+      fc
+        .tuple(
+          fc.constantFrom('GET', 'POST', 'PUT', 'BREW', 'G\u0000T', '', 'DELETE'),
+          fc.constantFrom('/health', '/devices', '/devices/fuzz/send/text', '*', 'http://x/', '/%00', ''),
+          fc.constantFrom('HTTP/1.1', 'HTTP/1.0', 'HTTP/9.9', 'HTTP/1.1 extra', ''),
+          fc.array(headerLine, { maxLength: 4 }),
+        )
+        .map(
+          ([method, path, version, headers]) =>
+            `${method} ${path} ${version}\r\n${['Host: 127.0.0.1', 'Connection: close', ...headers].join('\r\n')}\r\n\r\n`,
+        ),
+      fc
+        .uint8Array({ minLength: 1, maxLength: 300 })
+        .map((a) => Buffer.concat([Buffer.from(a), Buffer.from('\r\n\r\n')]).toString('latin1')),
     );
     const before = state();
     let silent = 0;
@@ -300,7 +417,8 @@ describe('fuzzing every operation of /openapi.json', () => {
         histogram[`raw ${answer.status}`] = (histogram[`raw ${answer.status}`] ?? 0) + 1;
         expect(answer.status, JSON.stringify(bytes.slice(0, 120))).toBeGreaterThanOrEqual(200);
         expect(answer.status, JSON.stringify(bytes.slice(0, 120))).toBeLessThan(500);
-        if (answer.status >= 400) expect(answer.type, JSON.stringify(bytes.slice(0, 120))).toContain('application/problem+json');
+        if (answer.status >= 400)
+          expect(answer.type, JSON.stringify(bytes.slice(0, 120))).toContain('application/problem+json');
       }),
       { numRuns: RAW_GARBAGE_RUNS, seed: SEED, endOnFailure: true },
     );

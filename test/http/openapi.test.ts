@@ -7,11 +7,20 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway } from '../support/gateway.js';
 
-type Operation = { operationId: string; tags: string[]; parameters: Array<{ name: string; in: string }>; responses: Record<string, { content?: Record<string, unknown> }> };
+type Operation = {
+  operationId: string;
+  tags: string[];
+  parameters: Array<{ name: string; in: string }>;
+  responses: Record<string, { content?: Record<string, unknown> }>;
+};
 
 describe('the OpenAPI document', () => {
   let gateway: Awaited<ReturnType<typeof startTestGateway>>;
-  let doc: { tags: Array<{ name: string; description?: string }>; info: { description: string }; paths: Record<string, Record<string, Operation>> };
+  let doc: {
+    tags: Array<{ name: string; description?: string }>;
+    info: { description: string };
+    paths: Record<string, Record<string, Operation>>;
+  };
   beforeAll(async () => {
     gateway = await startTestGateway();
     doc = (await gateway.api('GET', '/openapi.json')).body;
@@ -24,7 +33,7 @@ describe('the OpenAPI document', () => {
 
   it('is valid OpenAPI 3.1', async () => {
     const validator = new Validator();
-    const result = await validator.validate(structuredClone(doc) as Parameters<Validator["validate"]>[0]);
+    const result = await validator.validate(structuredClone(doc) as Parameters<Validator['validate']>[0]);
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     expect(validator.version).toBe('3.1');
@@ -43,7 +52,9 @@ describe('the OpenAPI document', () => {
     for (const operation of operations().filter((o) => o.operationId !== 'health')) {
       for (const [status, response] of Object.entries(operation.responses)) {
         if (Number(status) < 400) continue;
-        expect(Object.keys(response.content ?? {}), `${operation.operationId} ${status}`).toEqual(['application/problem+json']);
+        expect(Object.keys(response.content ?? {}), `${operation.operationId} ${status}`).toEqual([
+          'application/problem+json',
+        ]);
       }
     }
   });
@@ -51,6 +62,10 @@ describe('the OpenAPI document', () => {
   it('declares the Idempotency-Key header on every send', () => {
     const sends = operations().filter((o) => o.tags.includes('Sending') && o.operationId.startsWith('send'));
     expect(sends.length).toBeGreaterThanOrEqual(8);
-    for (const send of sends) expect(send.parameters.filter((p) => p.in === 'header').map((p) => p.name), send.operationId).toEqual(['Idempotency-Key']);
+    for (const send of sends)
+      expect(
+        send.parameters.filter((p) => p.in === 'header').map((p) => p.name),
+        send.operationId,
+      ).toEqual(['Idempotency-Key']);
   });
 });

@@ -37,7 +37,9 @@ function koaChoice(router: Router, method: string, path: string) {
 function expectAgreement(table: Table, method: string, path: string): boolean {
   const found = table.index.find(method, path);
   if (!found) return false;
-  expect({ path: found.route.path, params: found.params }, `${method} ${path}`).toEqual(koaChoice(table.router, method, path));
+  expect({ path: found.route.path, params: found.params }, `${method} ${path}`).toEqual(
+    koaChoice(table.router, method, path),
+  );
   return true;
 }
 
@@ -62,7 +64,10 @@ describe('the route index', () => {
     gateway = await startTestGateway();
     const doc = (await gateway.api('GET', '/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
     routes = Object.entries(doc.paths).flatMap(([path, byMethod]) =>
-      Object.keys(byMethod).map((method) => ({ method: method.toUpperCase(), path: path.replace(/\{(\w+)\}/g, ':$1') })),
+      Object.keys(byMethod).map((method) => ({
+        method: method.toUpperCase(),
+        path: path.replace(/\{(\w+)\}/g, ':$1'),
+      })),
     );
   });
   afterAll(async () => {
@@ -91,7 +96,9 @@ describe('the route index', () => {
     const table = tableOf(routes);
     for (const { method, path } of routes) {
       const request = path.replace(/:\w+/g, 'x1');
-      expect(table.index.find(method, request)?.route.path, `${method} ${request}`).toBe(koaChoice(table.router, method, request)?.path);
+      expect(table.index.find(method, request)?.route.path, `${method} ${request}`).toBe(
+        koaChoice(table.router, method, request)?.path,
+      );
     }
   });
 
@@ -103,7 +110,8 @@ describe('the route index', () => {
     ]);
     expect(table.index.find('GET', '/things/special')?.route.path).toBe('/things/:id');
     expect(table.index.find('POST', '/things/special')?.route.path).toBe('/things/special');
-    for (const path of ['/things/special', '/things/other']) for (const method of METHODS) expectAgreement(table, method, path);
+    for (const path of ['/things/special', '/things/other'])
+      for (const method of METHODS) expectAgreement(table, method, path);
   });
 
   it('leaves HEAD, other cases, trailing slashes, empty or undecodable parameters and unknown paths to @koa/router', () => {

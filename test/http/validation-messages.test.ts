@@ -5,7 +5,10 @@ import { TextBody } from '../../src/http/schemas/send.js';
 import { compileValidator } from '../../src/http/validation.js';
 
 /** The problem a body gets, as the API answers it. */
-function refusal(schema: Parameters<typeof compileValidator>[0], body: unknown): { detail: string; errors: Array<{ path: string; message: string }> } {
+function refusal(
+  schema: Parameters<typeof compileValidator>[0],
+  body: unknown,
+): { detail: string; errors: Array<{ path: string; message: string }> } {
   try {
     compileValidator(schema, 'body').parse(body);
   } catch (error) {
@@ -34,9 +37,14 @@ describe('validation messages in plain words', () => {
     const id = refusal(CreateDeviceBody, { id: '-bad', name: 'x' });
     expect(id.errors[0]).toEqual({ path: '/id', message: expect.stringContaining('letters, digits') });
     expect(refusal(CreateDeviceBody, { name: '' }).errors[0]).toEqual({ path: '/name', message: 'must not be empty' });
-    expect(refusal(CreateDeviceBody, { name: 5 }).errors[0]).toEqual({ path: '/name', message: 'must be text (a JSON string), not a whole number' });
+    expect(refusal(CreateDeviceBody, { name: 5 }).errors[0]).toEqual({
+      path: '/name',
+      message: 'must be text (a JSON string), not a whole number',
+    });
     expect(refusal(CreateDeviceBody, {}).errors[0]).toEqual({ path: '/', message: 'needs `name`, which is missing' });
-    expect(refusal(CreateDeviceBody, { name: 'x'.repeat(201) }).errors[0]!.message).toBe('must be at most 200 characters long');
+    expect(refusal(CreateDeviceBody, { name: 'x'.repeat(201) }).errors[0]!.message).toBe(
+      'must be at most 200 characters long',
+    );
     const many = refusal(TextBody, { to: 'x', text: '', colour: 1, size: 2 });
     expect(many.errors.length).toBe(4);
     expect(many.detail).toMatch(/^body\/\S+ .+; body\/\S+ .+; body\/\S+ .+; and 1 more \(see errors\)$/);

@@ -81,10 +81,14 @@ describe('bad input gets a clear 4xx and changes nothing', () => {
     expect(answer.body.code).toBe('payload_too_large');
     const chunked = await new Promise<number>((resolve, reject) => {
       const url = new URL('/devices', gateway.url);
-      const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-admin-key': ADMIN_KEY } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = request(
+        url,
+        { method: 'POST', headers: { 'content-type': 'application/json', 'x-admin-key': ADMIN_KEY } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on('error', reject);
       for (let i = 0; i < 40; i++) req.write('x'.repeat(1_000));
       req.end();
@@ -93,12 +97,21 @@ describe('bad input gets a clear 4xx and changes nothing', () => {
   });
 
   it('refuses a body that is not JSON with 415', async () => {
-    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml']) {
+    for (const type of [
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      'application/xml',
+    ]) {
       const answer = await create('name=x', type);
       expect(answer.status, type).toBe(415);
       expect(answer.body.code).toBe('unsupported_media_type');
     }
-    const encoded = await api('POST', '/devices', { admin: true, raw: '{"name":"x"}', headers: { 'content-type': 'application/json', 'content-encoding': 'klingon' } });
+    const encoded = await api('POST', '/devices', {
+      admin: true,
+      raw: '{"name":"x"}',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'klingon' },
+    });
     expect(encoded.status).toBe(415);
   });
 
@@ -158,9 +171,16 @@ describe('bad input gets a clear 4xx and changes nothing', () => {
       '\uFEFF{"name":"bom"}',
       '{"name":"x"}{"name":"y"}',
     ];
-    const contentTypes = ['application/json', 'application/json; charset=utf-8', 'application/vnd.api+json', 'text/plain', ''];
+    const contentTypes = [
+      'application/json',
+      'application/json; charset=utf-8',
+      'application/vnd.api+json',
+      'text/plain',
+      '',
+    ];
     let seed = 42;
-    const pick = <T>(items: readonly T[]): T => items[(seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) % items.length]!;
+    const pick = <T>(items: readonly T[]): T =>
+      items[(seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) % items.length]!;
     const failures: string[] = [];
     for (let i = 0; i < 300; i++) {
       const method = pick(methods);
@@ -171,7 +191,8 @@ describe('bad input gets a clear 4xx and changes nothing', () => {
       if (contentType) headers['content-type'] = contentType;
       if (!headers['x-admin-key']) delete headers['x-admin-key'];
       const answer = await api(method, path, { raw: body, headers });
-      if (answer.status >= 500) failures.push(`${method} ${path} ${contentType} ${body} → ${answer.status} ${JSON.stringify(answer.body)}`);
+      if (answer.status >= 500)
+        failures.push(`${method} ${path} ${contentType} ${body} → ${answer.status} ${JSON.stringify(answer.body)}`);
     }
     expect(failures).toEqual([]);
   });

@@ -89,7 +89,12 @@ describe('abandoned partial media files', () => {
     const [one, other] = [new InboundMediaStore(dataDir), new InboundMediaStore(dataDir)];
     const paths: string[] = [];
     for (let i = 0; i < 40; i++) {
-      paths.push(await fileAged(join(one.root, `device-${i % 4}`, `${HASH}.${i.toString(16).padStart(8, '0')}.part`), ABANDONED_PART_AFTER_MS + 1_000));
+      paths.push(
+        await fileAged(
+          join(one.root, `device-${i % 4}`, `${HASH}.${i.toString(16).padStart(8, '0')}.part`),
+          ABANDONED_PART_AFTER_MS + 1_000,
+        ),
+      );
     }
     const [a, b] = await Promise.all([one.removeAbandonedParts(), other.removeAbandonedParts()]);
     expect(a + b).toBe(paths.length);
@@ -98,7 +103,10 @@ describe('abandoned partial media files', () => {
 
   it('the retention sweep removes them at start', async () => {
     const files = new InboundMediaStore(tempDir('dmg-abandoned-parts-'));
-    const abandoned = await fileAged(join(files.root, 'shop', `${HASH}.0a1b2c3d.part`), ABANDONED_PART_AFTER_MS + 60_000);
+    const abandoned = await fileAged(
+      join(files.root, 'shop', `${HASH}.0a1b2c3d.part`),
+      ABANDONED_PART_AFTER_MS + 60_000,
+    );
     const fresh = await fileAged(join(files.root, 'shop', `${HASH}.11111111.part`), 0);
     // The next sweep is a minute away: only the one at start can remove it.
     const retention = new MediaRetention(noMedia, files, 60_000, pino({ level: 'silent' }));

@@ -19,14 +19,22 @@ describe('received media of a message the store refuses', () => {
     gateway = undefined;
   });
 
-  it('are removed: the inbound answers the store\'s error and no file is left', async () => {
+  it("are removed: the inbound answers the store's error and no file is left", async () => {
     let failing: FailingWritesStore | undefined;
     const config = testConfig({ DEFAULT_ENGINE: 'sandbox' });
-    gateway = await startGateway(config, { logger: pino({ level: 'silent' }), wrapStore: (store) => (failing = new FailingWritesStore(store)) });
+    gateway = await startGateway(config, {
+      logger: pino({ level: 'silent' }),
+      wrapStore: (store) => (failing = new FailingWritesStore(store)),
+    });
     const api = apiClient(gateway.url);
     const device = await createDevice(api, 'shop', '4915100001120');
     await goOnline(api, device);
-    const image = (body: string) => ({ from: '4915100004443', type: 'image', body, media: { base64: Buffer.alloc(64 * 1024, body).toString('base64'), mimetype: 'image/jpeg' } });
+    const image = (body: string) => ({
+      from: '4915100004443',
+      type: 'image',
+      body,
+      media: { base64: Buffer.alloc(64 * 1024, body).toString('base64'), mimetype: 'image/jpeg' },
+    });
     const folder = join(config.dataDir, 'inbound-media', 'shop');
     const kept = () => readdirSync(folder);
 
@@ -37,7 +45,7 @@ describe('received media of a message the store refuses', () => {
     const refused = await api('POST', '/sandbox/devices/shop/inbound', { admin: true, json: image('refused') });
     expect(refused.status).toBe(507);
     // The download ended before the store was asked; its file goes once the message is given up.
-    await eventually(() => kept().length === 1, 'the refused message\'s media removed');
+    await eventually(() => kept().length === 1, "the refused message's media removed");
     expect((await received(gateway.store, 'shop')).map((m) => m.body)).toEqual(['kept']);
   });
 });

@@ -29,11 +29,25 @@ class RecordingSink implements MessageSink {
   async contacts(): Promise<void> {}
 }
 
-const settings = { enabled: true, maxBytes: 1 << 20, fileMaxBytes: 1 << 20, quickRetryDelaysMs: [], backgroundRetryDelaysMs: [] };
+const settings = {
+  enabled: true,
+  maxBytes: 1 << 20,
+  fileMaxBytes: 1 << 20,
+  quickRetryDelaysMs: [],
+  backgroundRetryDelaysMs: [],
+};
 const noInbox = { record: async () => 0 };
 
 function image(waMessageId: string, open: () => Promise<Readable>): InboundMessage {
-  return { waMessageId, from: '4915111111111', type: 'image', body: '', timestamp: 1_700_000_000, media: { mimetype: 'image/jpeg' }, downloadMedia: open };
+  return {
+    waMessageId,
+    from: '4915111111111',
+    type: 'image',
+    body: '',
+    timestamp: 1_700_000_000,
+    media: { mimetype: 'image/jpeg' },
+    downloadMedia: open,
+  };
 }
 
 async function until(check: () => boolean): Promise<void> {
@@ -112,7 +126,9 @@ describe('received media downloads', () => {
     const files = new InboundMediaStore(tempDir('dmg-media-sink-'));
     const inner = new RecordingSink();
     const recorded = new Set<string>(['G']);
-    const sink = new InboundMediaSink(inner, files, noInbox, settings, pino({ level: 'silent' }), (_deviceId, id) => recorded.has(id));
+    const sink = new InboundMediaSink(inner, files, noInbox, settings, pino({ level: 'silent' }), (_deviceId, id) =>
+      recorded.has(id),
+    );
     const bytes = async () => Readable.from([Buffer.from('ffff')]);
     // The first arrival is abandoned (its connection closed) while WhatsApp's second one waits its turn.
     const first = image('F', bytes);

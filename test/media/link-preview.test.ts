@@ -4,8 +4,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLinkPreviewProvider, openGraphOf } from '../../src/media/link-preview.js';
 import { OutboundGuard } from '../../src/net/outbound-guard.js';
 
-const JPEG = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10]), Buffer.from('JFIF\0', 'latin1'), Buffer.alloc(200)]);
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+const JPEG = Buffer.concat([
+  Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10]),
+  Buffer.from('JFIF\0', 'latin1'),
+  Buffer.alloc(200),
+]);
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+  'base64',
+);
 
 const page = (head: string) => `<!doctype html><html><head>${head}</head><body><p>${'x'.repeat(100)}</p></body></html>`;
 
@@ -27,8 +34,16 @@ describe('link previews from Open Graph data', () => {
             <meta property="og:url" content="/canonical">
             <meta property="og:image" content="/thumb.jpg">`),
         ],
-        '/plain-title': [200, 'text/html', page('<title>\n  Just a   title </title><meta name="description" content="Described">')],
-        '/png-image': [200, 'text/html', page('<meta property="og:title" content="With a PNG"><meta property="og:image" content="/thumb.png">')],
+        '/plain-title': [
+          200,
+          'text/html',
+          page('<title>\n  Just a   title </title><meta name="description" content="Described">'),
+        ],
+        '/png-image': [
+          200,
+          'text/html',
+          page('<meta property="og:title" content="With a PNG"><meta property="og:image" content="/thumb.png">'),
+        ],
         '/no-title': [200, 'text/html', page('<meta name="viewport" content="width=device-width">')],
         '/json': [200, 'application/json', '{"title":"not html"}'],
         '/thumb.jpg': [200, 'image/jpeg', JPEG],
@@ -61,7 +76,10 @@ describe('link previews from Open Graph data', () => {
   });
 
   it('falls back to <title> and the description meta tag; a thumbnail that is not JPEG is left out', async () => {
-    expect(await createLinkPreviewProvider(open)(`${base}/plain-title`)).toEqual({ title: 'Just a title', description: 'Described' });
+    expect(await createLinkPreviewProvider(open)(`${base}/plain-title`)).toEqual({
+      title: 'Just a title',
+      description: 'Described',
+    });
     expect(await createLinkPreviewProvider(open)(`${base}/png-image`)).toEqual({ title: 'With a PNG' });
   });
 
@@ -78,7 +96,11 @@ describe('link previews from Open Graph data', () => {
   });
 
   it('parses tags in any attribute order and quoting, and ignores the body', () => {
-    expect(openGraphOf(`<head><meta content="B" property="og:title"><meta property=og:image content=x.jpg></head><body><meta property="og:title" content="not me"></body>`)).toEqual({
+    expect(
+      openGraphOf(
+        `<head><meta content="B" property="og:title"><meta property=og:image content=x.jpg></head><body><meta property="og:title" content="not me"></body>`,
+      ),
+    ).toEqual({
       title: 'B',
       image: 'x.jpg',
     });

@@ -16,9 +16,15 @@ describe('media fetch failures say why', () => {
     const guard = new OutboundGuard({ allowPrivateNetworks: true });
     try {
       const fetcher = new MediaFetcher(guard, 5_000, notFound);
-      const failure = await fetcher.fetchTo('http://no-such-host.invalid/cat.png', join(tempDir('dmg-fetch-'), 'x'), 1024).catch((error: unknown) => error);
+      const failure = await fetcher
+        .fetchTo('http://no-such-host.invalid/cat.png', join(tempDir('dmg-fetch-'), 'x'), 1024)
+        .catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(MediaUnavailableError);
-      expect(failure).toMatchObject({ code: 'media_unavailable', reason: 'dns_failure', message: expect.stringContaining('ENOTFOUND') });
+      expect(failure).toMatchObject({
+        code: 'media_unavailable',
+        reason: 'dns_failure',
+        message: expect.stringContaining('ENOTFOUND'),
+      });
     } finally {
       guard.destroy();
     }

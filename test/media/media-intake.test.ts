@@ -30,7 +30,16 @@ describe('a multipart file name', () => {
     expect(uploadFilename('a'.repeat(255))).toHaveLength(255);
   });
 
-  it.each([['a'.repeat(256)], ['a\u0000.txt'], ['a\nb.txt'], ['a\u007f.txt'], ['a\u0085.txt'], ['dir/'], ['..'], ['.']])('is refused as %j, naming /file', (name) => {
+  it.each([
+    ['a'.repeat(256)],
+    ['a\u0000.txt'],
+    ['a\nb.txt'],
+    ['a\u007f.txt'],
+    ['a\u0085.txt'],
+    ['dir/'],
+    ['..'],
+    ['.'],
+  ])('is refused as %j, naming /file', (name) => {
     expect(refusalOf(() => uploadFilename(name))).toEqual({ code: 'invalid_request', fields: ['/file'] });
   });
 });
@@ -39,13 +48,23 @@ describe('a data: URL in base64 text', () => {
   const guard = new OutboundGuard({ allowPrivateNetworks: false });
   afterAll(() => guard.destroy());
 
-  it("has its type checked like the mimetype field, and nothing stored when it is not one", async () => {
+  it('has its type checked like the mimetype field, and nothing stored when it is not one', async () => {
     const store = new MediaStore(tempDir('dmg-intake-'));
     await store.init();
-    const intake = new MediaIntake(store, { maxBytes: 1024 * 1024, fileMaxBytes: 1024 * 1024, fetchTimeoutMs: 1_000 }, guard);
+    const intake = new MediaIntake(
+      store,
+      { maxBytes: 1024 * 1024, fileMaxBytes: 1024 * 1024, fetchTimeoutMs: 1_000 },
+      guard,
+    );
     const accept = (text: string) => intake.accept('shop', 'o-1', 'image', { from: 'base64', text }, {});
-    await expect(accept(`data:image/png\r\nX-Injected: 1;base64,${PNG}`)).rejects.toMatchObject({ code: 'invalid_request', fields: [{ path: '/base64' }] });
-    await expect(accept(`data:image/${'x'.repeat(300)};base64,${PNG}`)).rejects.toMatchObject({ code: 'invalid_request', fields: [{ path: '/base64' }] });
+    await expect(accept(`data:image/png\r\nX-Injected: 1;base64,${PNG}`)).rejects.toMatchObject({
+      code: 'invalid_request',
+      fields: [{ path: '/base64' }],
+    });
+    await expect(accept(`data:image/${'x'.repeat(300)};base64,${PNG}`)).rejects.toMatchObject({
+      code: 'invalid_request',
+      fields: [{ path: '/base64' }],
+    });
     expect(existsSync(store.pathOf('shop', 'o-1'))).toBe(false);
     expect(await accept(`data:image/png;base64,${PNG}`)).toMatchObject({ source: 'stored', mimetype: 'image/png' });
   });

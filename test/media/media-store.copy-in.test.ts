@@ -7,7 +7,9 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 
-vi.mock('node:fs/promises', async (importOriginal) => (await import('../support/fsync-recorder.js')).recordingSyncs(await importOriginal()));
+vi.mock('node:fs/promises', async (importOriginal) =>
+  (await import('../support/fsync-recorder.js')).recordingSyncs(await importOriginal()),
+);
 
 const { synced } = await import('../support/fsync-recorder.js');
 

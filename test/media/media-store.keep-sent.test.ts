@@ -37,7 +37,7 @@ async function storeWithSent(bytes = 'the bytes') {
   return { store, kept: new InboundMediaStore(dataDir).pathOf('shop', '3EB0AA') };
 }
 
-describe('keeping a sent message\'s media', () => {
+describe("keeping a sent message's media", () => {
   beforeEach(() => {
     faults.renameExdev = false;
     faults.copyFails = false;

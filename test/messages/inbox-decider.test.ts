@@ -17,17 +17,29 @@ const received = (waMessageId: string): InboxEvent => ({ type: 'MessageReceived'
 
 describe('the inbox decider', () => {
   it('records a new message', () =>
-    spec.given([]).when({ type: 'RecordInbound', message: message('A') }).then([received('A')]));
+    spec
+      .given([])
+      .when({ type: 'RecordInbound', message: message('A') })
+      .then([received('A')]));
   it('records a message the inbox already holds once (WhatsApp delivers it again)', () =>
-    spec.given([received('A'), received('B')]).when({ type: 'RecordInbound', message: message('A') }).thenNothing());
+    spec
+      .given([received('A'), received('B')])
+      .when({ type: 'RecordInbound', message: message('A') })
+      .thenNothing());
   it('records the next message', () =>
-    spec.given([received('A')]).when({ type: 'RecordInbound', message: message('B') }).then([received('B')]));
+    spec
+      .given([received('A')])
+      .when({ type: 'RecordInbound', message: message('B') })
+      .then([received('B')]));
   it('remembers only the latest messages, so its state stays small', () => {
     const many = Array.from({ length: REMEMBERED_INBOUND + 10 }, (_, i) => received(`M${i}`));
     const state = fold(inboxDecider, inboxDecider.initialState(), many);
     expect(state.recent).toHaveLength(REMEMBERED_INBOUND);
     expect(state.recent[0]).toBe('M10');
-    spec.given(many).when({ type: 'RecordInbound', message: message(`M${REMEMBERED_INBOUND + 9}`) }).thenNothing();
+    spec
+      .given(many)
+      .when({ type: 'RecordInbound', message: message(`M${REMEMBERED_INBOUND + 9}`) })
+      .thenNothing();
   });
   it('snapshots round-trip', () => {
     const state = fold(inboxDecider, inboxDecider.initialState(), [received('A'), received('B')]);

@@ -3,7 +3,18 @@ import { parseNumber } from '../../src/messages/phone-number.js';
 
 describe('parseNumber', () => {
   it('reads the unambiguous ways of writing a number as its digits', () => {
-    for (const written of ['4915112345678', '+4915112345678', '+49 151 12345678', '+49-151-1234-5678', '+49 (151) 1234.5678', ' 0049 151 12345678 ', '4915112345678@s.whatsapp.net', '4915112345678@C.US', '4915112345678:3@s.whatsapp.net', '+49\u00a0151\u00a012345678']) {
+    for (const written of [
+      '4915112345678',
+      '+4915112345678',
+      '+49 151 12345678',
+      '+49-151-1234-5678',
+      '+49 (151) 1234.5678',
+      ' 0049 151 12345678 ',
+      '4915112345678@s.whatsapp.net',
+      '4915112345678@C.US',
+      '4915112345678:3@s.whatsapp.net',
+      '+49\u00a0151\u00a012345678',
+    ]) {
       expect(parseNumber(written, 'phone'), written).toEqual({ ok: true, value: '4915112345678' });
     }
   });
@@ -23,6 +34,7 @@ describe('parseNumber', () => {
   });
 
   it('leaves what is not a number to the schema', () => {
-    for (const text of ['call me', '+49 151 abc', '', '++49151', '49+151']) expect(parseNumber(text, 'phone'), text).toEqual({ ok: true, value: text });
+    for (const text of ['call me', '+49 151 abc', '', '++49151', '49+151'])
+      expect(parseNumber(text, 'phone'), text).toEqual({ ok: true, value: text });
   });
 });

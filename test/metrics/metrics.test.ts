@@ -5,7 +5,8 @@ import { eventually } from '../support/eventually.js';
 import { type Api, startTestGateway } from '../support/gateway.js';
 
 /** Every line is a comment (# HELP / # TYPE) or `name{labels} value`, as the text exposition format says. */
-const SAMPLE = /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="(\\.|[^"\\])*",?)*\})? (-?[0-9.e+-]+|NaN|\+Inf|-Inf)( -?\d+)?$/;
+const SAMPLE =
+  /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="(\\.|[^"\\])*",?)*\})? (-?[0-9.e+-]+|NaN|\+Inf|-Inf)( -?\d+)?$/;
 const COMMENT = /^# (HELP|TYPE) [a-zA-Z_:][a-zA-Z0-9_:]* .+$/;
 
 function parse(text: string): Map<string, number> {
@@ -37,7 +38,14 @@ describe('metrics', () => {
 
   it('shows empty gauges and untouched counters as 0 from the start', async () => {
     const fresh = await scrape();
-    for (const sample of ['dmg_outbox_depth{status="queued"}', 'dmg_outbox_depth{status="sending"}', 'dmg_devices{state="online"}', 'dmg_devices{state="closed"}', 'dmg_message_status_total{status="sent"}', 'dmg_message_status_total{status="expired"}']) {
+    for (const sample of [
+      'dmg_outbox_depth{status="queued"}',
+      'dmg_outbox_depth{status="sending"}',
+      'dmg_devices{state="online"}',
+      'dmg_devices{state="closed"}',
+      'dmg_message_status_total{status="sent"}',
+      'dmg_message_status_total{status="expired"}',
+    ]) {
       expect(fresh.get(sample), sample).toBe(0);
     }
   });
@@ -63,21 +71,42 @@ describe('metrics', () => {
       },
     ]);
     await gateway.store.append('outbox-m-1', [
-      { type: 'MessageStatusChanged', data: { deviceId: 'm-1', waMessageId: 'w-1', status: 'delivered', recipient: '15550001111', timestamp: 1 } },
+      {
+        type: 'MessageStatusChanged',
+        data: { deviceId: 'm-1', waMessageId: 'w-1', status: 'delivered', recipient: '15550001111', timestamp: 1 },
+      },
     ]);
-    const sender = await api('POST', '/devices', { admin: true, json: { id: 'm-sender', name: 's', engine: 'sandbox' } });
-    const queued = await api('POST', '/devices/m-sender/send/text', { deviceKey: sender.body.deviceKey, json: { to: '4930123456789', text: 'waits: the session is closed' } });
+    const sender = await api('POST', '/devices', {
+      admin: true,
+      json: { id: 'm-sender', name: 's', engine: 'sandbox' },
+    });
+    const queued = await api('POST', '/devices/m-sender/send/text', {
+      deviceKey: sender.body.deviceKey,
+      json: { to: '4930123456789', text: 'waits: the session is closed' },
+    });
     expect(queued.status).toBe(202);
     await gateway.store.append('webhooks-m-1', [
       {
         type: 'WebhookDeliveryAttempted',
-        data: { deviceId: 'm-1', deliveryId: 'd-1', round: 0, attempt: 1, outcome: 'delivered', status: 200, durationMs: 12, attemptedAt: new Date().toISOString() },
+        data: {
+          deviceId: 'm-1',
+          deliveryId: 'd-1',
+          round: 0,
+          attempt: 1,
+          outcome: 'delivered',
+          status: 200,
+          durationMs: 12,
+          attemptedAt: new Date().toISOString(),
+        },
       },
     ]);
     // The event-fed metrics move once the projections have read these events.
     const after = await eventually(async () => {
       const now = await scrape();
-      return value('dmg_webhook_deliveries_total{outcome="delivered"}', now) === 1 && value('dmg_outbox_depth{status="queued"}', now) === 1 ? now : undefined;
+      return value('dmg_webhook_deliveries_total{outcome="delivered"}', now) === 1 &&
+        value('dmg_outbox_depth{status="queued"}', now) === 1
+        ? now
+        : undefined;
     }, 'the metrics fed by events');
     expect(value('dmg_outbox_depth{status="queued"}', after)).toBe(1);
     expect(value('dmg_webhook_deliveries_total{outcome="delivered"}', after)).toBe(1);

@@ -65,7 +65,11 @@ describe('outbound network guard', () => {
     });
 
     it('allows public addresses and leaves names to connect time', () => {
-      for (const url of ['https://93.184.216.34/hook', 'http://[2606:4700:4700::1111]/', 'https://hooks.example.com/x']) {
+      for (const url of [
+        'https://93.184.216.34/hook',
+        'http://[2606:4700:4700::1111]/',
+        'https://hooks.example.com/x',
+      ]) {
         expect(guard.refusalOf(url)).toBeUndefined();
       }
     });
@@ -98,7 +102,13 @@ describe('outbound network guard', () => {
 
     it('refuses 127.0.0.1, 10.0.0.1, 169.254.169.254, [::1] and localhost', async () => {
       const before = hits;
-      for (const url of [`http://127.0.0.1:${port(v4)}/`, 'http://10.0.0.1/', 'http://169.254.169.254/latest/meta-data', `http://[::1]:${port(v6)}/`, `http://localhost:${port(v4)}/`]) {
+      for (const url of [
+        `http://127.0.0.1:${port(v4)}/`,
+        'http://10.0.0.1/',
+        'http://169.254.169.254/latest/meta-data',
+        `http://[::1]:${port(v6)}/`,
+        `http://localhost:${port(v4)}/`,
+      ]) {
         expect(isDestinationRefused(await refusal(url)), url).toBe(true);
       }
       expect(hits).toBe(before);
@@ -112,14 +122,19 @@ describe('outbound network guard', () => {
       expect(isDestinationRefused(await refusal(url, { dnsLookup: fixedLookup(['127.0.0.1']) }))).toBe(true);
       expect(isDestinationRefused(await refusal(url, { dnsLookup: fixedLookup(['169.254.169.254']) }))).toBe(true);
       // One public answer among them does not make a private one acceptable.
-      expect(isDestinationRefused(await refusal(url, { dnsLookup: fixedLookup(['93.184.216.34', '127.0.0.1']) }))).toBe(true);
+      expect(isDestinationRefused(await refusal(url, { dnsLookup: fixedLookup(['93.184.216.34', '127.0.0.1']) }))).toBe(
+        true,
+      );
       expect(isDestinationRefused(await refusal(url, { dnsLookup: fixedLookup(['::ffff:127.0.0.1']) }))).toBe(true);
       expect(hits).toBe(before);
     });
 
     it('guards plain node:http through the same agents (for media fetches)', async () => {
       const error = await new Promise<Error>((resolve) => {
-        get(`http://127.0.0.1:${port(v4)}/`, { agent: guard.agents.http }, () => resolve(new Error('connected'))).on('error', resolve);
+        get(`http://127.0.0.1:${port(v4)}/`, { agent: guard.agents.http }, () => resolve(new Error('connected'))).on(
+          'error',
+          resolve,
+        );
       });
       expect(isDestinationRefused(error)).toBe(true);
     });
@@ -127,7 +142,9 @@ describe('outbound network guard', () => {
     it('does not follow redirects', async () => {
       const open = new OutboundGuard({ allowPrivateNetworks: true });
       const client = createOutboundHttp(open, { timeoutMs: 2_000 });
-      const redirecting = createServer((_req, res) => res.writeHead(302, { location: 'http://169.254.169.254/' }).end());
+      const redirecting = createServer((_req, res) =>
+        res.writeHead(302, { location: 'http://169.254.169.254/' }).end(),
+      );
       redirecting.listen(0, '127.0.0.1');
       await once(redirecting, 'listening');
       const response = await client.get(`http://127.0.0.1:${port(redirecting)}/`);
@@ -139,10 +156,19 @@ describe('outbound network guard', () => {
 
   describe('the guarded lookup (for sockets the agents do not make: a device proxy)', () => {
     const resolved = (lookup: LookupFunction, all: boolean) =>
-      new Promise<{ error: Error | null; address: unknown }>((resolve) => lookup('proxy.example', { all }, (error, address) => resolve({ error, address })));
+      new Promise<{ error: Error | null; address: unknown }>((resolve) =>
+        lookup('proxy.example', { all }, (error, address) => resolve({ error, address })),
+      );
 
     it('refuses a name when any address it resolves to is not public, without saying which', async () => {
-      for (const addresses of [['127.0.0.1'], ['10.1.2.3'], ['169.254.169.254'], ['93.184.216.34', '::1'], ['::ffff:127.0.0.1'], ['0.0.0.0']]) {
+      for (const addresses of [
+        ['127.0.0.1'],
+        ['10.1.2.3'],
+        ['169.254.169.254'],
+        ['93.184.216.34', '::1'],
+        ['::ffff:127.0.0.1'],
+        ['0.0.0.0'],
+      ]) {
         for (const all of [true, false]) {
           const { error } = await resolved(guardedLookup({ allowPrivateNetworks: false }, fixedLookup(addresses)), all);
           expect(isDestinationRefused(error), addresses.join()).toBe(true);
@@ -153,13 +179,23 @@ describe('outbound network guard', () => {
 
     it('hands public addresses on in the form asked for; private ones only when allowed, never 0.0.0.0', async () => {
       const publicOnes = fixedLookup(['93.184.216.34', '2606:4700:4700::1111']);
-      expect(await resolved(guardedLookup({ allowPrivateNetworks: false }, publicOnes), false)).toEqual({ error: null, address: '93.184.216.34' });
+      expect(await resolved(guardedLookup({ allowPrivateNetworks: false }, publicOnes), false)).toEqual({
+        error: null,
+        address: '93.184.216.34',
+      });
       expect((await resolved(guardedLookup({ allowPrivateNetworks: false }, publicOnes), true)).address).toEqual([
         { address: '93.184.216.34', family: 4 },
         { address: '2606:4700:4700::1111', family: 6 },
       ]);
-      expect(await resolved(guardedLookup({ allowPrivateNetworks: true }, fixedLookup(['10.1.2.3'])), false)).toEqual({ error: null, address: '10.1.2.3' });
-      expect(isDestinationRefused((await resolved(guardedLookup({ allowPrivateNetworks: true }, fixedLookup(['0.0.0.0'])), true)).error)).toBe(true);
+      expect(await resolved(guardedLookup({ allowPrivateNetworks: true }, fixedLookup(['10.1.2.3'])), false)).toEqual({
+        error: null,
+        address: '10.1.2.3',
+      });
+      expect(
+        isDestinationRefused(
+          (await resolved(guardedLookup({ allowPrivateNetworks: true }, fixedLookup(['0.0.0.0'])), true)).error,
+        ),
+      ).toBe(true);
     });
   });
 

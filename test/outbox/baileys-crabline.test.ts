@@ -22,7 +22,12 @@ describe('sending through Baileys (crabline as WhatsApp)', () => {
     crabline = await startCrabline(h.dir);
     await seedLinkedCreds(h.store, 'shop-1', crabline.selfJid);
     // crabline answers no onWhatsApp lookup: recipients are not verified here.
-    engine = createBaileysEngine({ store: h.store, socketUrl: crabline.socketUrl, logger: pino({ level: 'silent' }), verifyRecipients: false });
+    engine = createBaileysEngine({
+      store: h.store,
+      socketUrl: crabline.socketUrl,
+      logger: pino({ level: 'silent' }),
+      verifyRecipients: false,
+    });
     const events = recordingEvents();
     connection = await engine.connect('shop-1', events);
     await eventually(() => events.onlines.length === 1, 'online at crabline', 20_000);
@@ -40,9 +45,21 @@ describe('sending through Baileys (crabline as WhatsApp)', () => {
     const queued = await h.queue('shop-1', text('hello through the outbox'), '15551234567');
     h.connections.online('shop-1', connection);
     h.drainer.start(['shop-1']);
-    await eventually(() => crabline.acceptedSends().some((s) => s.id === queued.waMessageId), 'the send at crabline', 20_000);
-    expect(crabline.acceptedSends()).toContainEqual({ id: queued.waMessageId, to: '15551234567@s.whatsapp.net', text: 'hello through the outbox' });
+    await eventually(
+      () => crabline.acceptedSends().some((s) => s.id === queued.waMessageId),
+      'the send at crabline',
+      20_000,
+    );
+    expect(crabline.acceptedSends()).toContainEqual({
+      id: queued.waMessageId,
+      to: '15551234567@s.whatsapp.net',
+      text: 'hello through the outbox',
+    });
     await eventually(async () => (await h.statuses('shop-1')).some((s) => s.status === 'sent'), 'recorded sent');
-    expect((await h.statuses('shop-1'))[0]).toMatchObject({ waMessageId: queued.waMessageId, status: 'sent', recipient: '15551234567' });
+    expect((await h.statuses('shop-1'))[0]).toMatchObject({
+      waMessageId: queued.waMessageId,
+      status: 'sent',
+      recipient: '15551234567',
+    });
   });
 });

@@ -46,7 +46,10 @@ describe('kill -9 while the outbox drains', CHILD_GATEWAY_TESTS, () => {
       while (next < total && !killed) {
         const text = `msg-${next++}`;
         try {
-          const answer = await api('POST', '/devices/shop/send/text', { deviceKey: shop.key, json: { to: customer.phone, text } });
+          const answer = await api('POST', '/devices/shop/send/text', {
+            deviceKey: shop.key,
+            json: { to: customer.phone, text },
+          });
           if (answer.status === 202 && !killed) {
             acknowledged.set(text, { outboxId: answer.body.outboxId, waMessageId: answer.body.waMessageId });
             if (acknowledged.size >= killAt) {
@@ -66,14 +69,24 @@ describe('kill -9 while the outbox drains', CHILD_GATEWAY_TESTS, () => {
     gateway = await spawnGateway(dataDir, ENV);
     api = apiClient(gateway.url);
     // Both sessions resume on their own (they were online); the shop's outbox drains.
-    await eventually(async () => (await outboxList(api, shop)).length === 0, 'the outbox drained after the restart', 30_000);
+    await eventually(
+      async () => (await outboxList(api, shop)).length === 0,
+      'the outbox drained after the restart',
+      30_000,
+    );
     await gateway.stop();
     gateway = undefined;
 
     const rows = await readStreams(dataDir, ['outbox-shop', 'inbox-customer']);
-    const queued = rows.filter((r) => r.type === 'OutboxMessageQueued').map((r) => r.data as { outboxId: string; waMessageId: string; content: { text: string } });
-    const sent = rows.filter((r) => r.type === 'MessageStatusChanged').map((r) => r.data as { outboxId?: string; waMessageId: string; status: string });
-    const arrived = rows.filter((r) => r.type === 'MessageReceived').map((r) => r.data as { waMessageId: string; body: string });
+    const queued = rows
+      .filter((r) => r.type === 'OutboxMessageQueued')
+      .map((r) => r.data as { outboxId: string; waMessageId: string; content: { text: string } });
+    const sent = rows
+      .filter((r) => r.type === 'MessageStatusChanged')
+      .map((r) => r.data as { outboxId?: string; waMessageId: string; status: string });
+    const arrived = rows
+      .filter((r) => r.type === 'MessageReceived')
+      .map((r) => r.data as { waMessageId: string; body: string });
 
     // Nothing acknowledged is lost: each is queued once, with the id it was answered with, and sent.
     const sentOutboxIds = new Set(sent.filter((s) => s.status === 'sent').map((s) => s.outboxId));
@@ -89,7 +102,8 @@ describe('kill -9 while the outbox drains', CHILD_GATEWAY_TESTS, () => {
     // What the network delivered: every message under the one id it was queued with, never under another.
     const idOfText = new Map(queued.map((q) => [q.content.text, q.waMessageId]));
     const idsByText = new Map<string, Set<string>>();
-    for (const message of arrived) idsByText.set(message.body, (idsByText.get(message.body) ?? new Set()).add(message.waMessageId));
+    for (const message of arrived)
+      idsByText.set(message.body, (idsByText.get(message.body) ?? new Set()).add(message.waMessageId));
     for (const [text, ids] of idsByText) {
       expect([...ids], text).toEqual([idOfText.get(text)]);
     }
@@ -112,5 +126,6 @@ async function readStreams(dataDir: string, streams: string[]): Promise<StoredEv
 
 async function sentIds(dataDir: string): Promise<number> {
   const rows = await readStreams(dataDir, ['outbox-shop']);
-  return rows.filter((r) => r.type === 'MessageStatusChanged' && (r.data as { status: string }).status === 'sent').length;
+  return rows.filter((r) => r.type === 'MessageStatusChanged' && (r.data as { status: string }).status === 'sent')
+    .length;
 }

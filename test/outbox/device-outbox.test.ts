@@ -4,7 +4,13 @@ import { type AppendOptions, type NewEvent, WrongExpectedRevisionError } from '.
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
 import { outboxStream } from '../../src/messages/message-events.js';
 import { DeviceOutbox } from '../../src/outbox/device-outbox.js';
-import { RepeatedSend, cancelMessage, clearOutbox, queueMessage, recordReceipt } from '../../src/outbox/outbox-decisions.js';
+import {
+  RepeatedSend,
+  cancelMessage,
+  clearOutbox,
+  queueMessage,
+  recordReceipt,
+} from '../../src/outbox/outbox-decisions.js';
 import { DelegatingEventStore } from '../../src/eventstore/delegating-store.js';
 import type { OutboxSnapshotState } from '../../src/outbox/outbox-state.js';
 import { eventually } from '../support/eventually.js';
@@ -30,11 +36,15 @@ describe('a device outbox (the one writer of its stream)', () => {
   it('pipelines concurrent commands with chained expected revisions, decided and stored in FIFO order', async () => {
     const s = open();
     const outbox = await DeviceOutbox.load(s, DEVICE);
-    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => outbox.execute(queueMessage(DEVICE, message(i)))));
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => outbox.execute(queueMessage(DEVICE, message(i)))),
+    );
     expect(results.map((r) => r.result.seq)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
     const events = await s.readStream(outboxStream(DEVICE));
     expect(events).toHaveLength(50);
-    expect(events.map((e) => (e.data as { outboxId: string }).outboxId)).toEqual(Array.from({ length: 50 }, (_, i) => message(i).outboxId));
+    expect(events.map((e) => (e.data as { outboxId: string }).outboxId)).toEqual(
+      Array.from({ length: 50 }, (_, i) => message(i).outboxId),
+    );
     expect(events.map((e) => e.revision)).toEqual(Array.from({ length: 50 }, (_, i) => i));
     expect(results.map((r) => r.position)).toEqual(events.map((e) => e.position));
     expect([...outbox.current.messages.keys()]).toEqual(Array.from({ length: 50 }, (_, i) => message(i).outboxId));
@@ -46,7 +56,16 @@ describe('a device outbox (the one writer of its stream)', () => {
     await outbox.execute(queueMessage(DEVICE, message(1)));
     // The sink appends receipts without an expected revision.
     await s.append(outboxStream(DEVICE), [
-      { type: 'MessageStatusChanged', data: { deviceId: DEVICE, waMessageId: message(1).waMessageId, status: 'delivered', recipient: '4915112345678', timestamp: 1 } },
+      {
+        type: 'MessageStatusChanged',
+        data: {
+          deviceId: DEVICE,
+          waMessageId: message(1).waMessageId,
+          status: 'delivered',
+          recipient: '4915112345678',
+          timestamp: 1,
+        },
+      },
     ]);
     await outbox.execute(queueMessage(DEVICE, message(2)));
     const events = await s.readStream(outboxStream(DEVICE));
@@ -58,19 +77,45 @@ describe('a device outbox (the one writer of its stream)', () => {
     const s = open();
     const outbox = await DeviceOutbox.load(s, DEVICE);
     await outbox.execute(queueMessage(DEVICE, message(1)));
-    const receipt = (status: 'delivered' | 'read', n = 1) => ({ waMessageId: message(n).waMessageId, status, recipient: '4915112345678', timestamp: 5 });
+    const receipt = (status: 'delivered' | 'read', n = 1) => ({
+      waMessageId: message(n).waMessageId,
+      status,
+      recipient: '4915112345678',
+      timestamp: 5,
+    });
     const none = () => undefined;
     await outbox.execute(recordReceipt(DEVICE, receipt('delivered'), none));
     await outbox.execute(recordReceipt(DEVICE, receipt('delivered'), none));
     // A message that left the outbox long ago: what the read model knows decides.
-    const old = (waMessageId: string) => (waMessageId === message(9).waMessageId ? { outboxId: message(9).outboxId, status: 'read' } : undefined);
+    const old = (waMessageId: string) =>
+      waMessageId === message(9).waMessageId ? { outboxId: message(9).outboxId, status: 'read' } : undefined;
     await outbox.execute(recordReceipt(DEVICE, receipt('delivered', 9), old));
-    const fresh = await outbox.execute(recordReceipt(DEVICE, { ...receipt('read', 8) }, (id) => (id === message(8).waMessageId ? { outboxId: message(8).outboxId, status: 'sent' } : undefined)));
+    const fresh = await outbox.execute(
+      recordReceipt(DEVICE, { ...receipt('read', 8) }, (id) =>
+        id === message(8).waMessageId ? { outboxId: message(8).outboxId, status: 'sent' } : undefined,
+      ),
+    );
     expect(fresh.result).toBe(true);
-    const statuses = (await s.readStream(outboxStream(DEVICE))).filter((e) => e.type === 'MessageStatusChanged').map((e) => e.data);
+    const statuses = (await s.readStream(outboxStream(DEVICE)))
+      .filter((e) => e.type === 'MessageStatusChanged')
+      .map((e) => e.data);
     expect(statuses).toEqual([
-      { deviceId: DEVICE, waMessageId: message(1).waMessageId, status: 'delivered', recipient: '4915112345678', outboxId: message(1).outboxId, timestamp: 5 },
-      { deviceId: DEVICE, waMessageId: message(8).waMessageId, status: 'read', recipient: '4915112345678', outboxId: message(8).outboxId, timestamp: 5 },
+      {
+        deviceId: DEVICE,
+        waMessageId: message(1).waMessageId,
+        status: 'delivered',
+        recipient: '4915112345678',
+        outboxId: message(1).outboxId,
+        timestamp: 5,
+      },
+      {
+        deviceId: DEVICE,
+        waMessageId: message(8).waMessageId,
+        status: 'read',
+        recipient: '4915112345678',
+        outboxId: message(8).outboxId,
+        timestamp: 5,
+      },
     ]);
     // A reloaded outbox (new process) still drops a repeat: the store holds the event under the same id.
     const again = await DeviceOutbox.load(s, DEVICE);
@@ -92,7 +137,10 @@ describe('a device outbox (the one writer of its stream)', () => {
     // Decided on the reloaded state: only message 2 was still queued.
     expect(cleared.result.map((m) => m.outboxId)).toEqual([message(2).outboxId]);
     const cancellations = (await s.readStream(outboxStream(DEVICE))).filter((e) => e.type === 'MessageStatusChanged');
-    expect(cancellations.map((e) => (e.data as { outboxId: string }).outboxId)).toEqual([message(1).outboxId, message(2).outboxId]);
+    expect(cancellations.map((e) => (e.data as { outboxId: string }).outboxId)).toEqual([
+      message(1).outboxId,
+      message(2).outboxId,
+    ]);
   });
 
   it('refuses through the store what two writers decide at once: one wins, the other re-decides', async () => {
@@ -105,7 +153,9 @@ describe('a device outbox (the one writer of its stream)', () => {
     expect(appended.result.seq).toBe(2);
     const seqs = (await s.readStream(outboxStream(DEVICE))).map((e) => (e.data as { seq: number }).seq);
     expect(seqs).toEqual([1, 2]);
-    await expect(s.append(outboxStream(DEVICE), [{ type: 'X', data: {} }], { expectedRevision: 0 })).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+    await expect(
+      s.append(outboxStream(DEVICE), [{ type: 'X', data: {} }], { expectedRevision: 0 }),
+    ).rejects.toBeInstanceOf(WrongExpectedRevisionError);
   });
 
   it('rehydrates from its latest snapshot and the events after it', async () => {
@@ -116,7 +166,10 @@ describe('a device outbox (the one writer of its stream)', () => {
     for (let i = 25; i < 28; i++) await outbox.execute(queueMessage(DEVICE, message(i)));
     // 25 queued (revisions 0..24), the clear (25 events, up to 49), 3 queued (50..52). Snapshots
     // are saved in the background; the last one is taken after the clear (the three after it are too few).
-    await eventually(async () => (await s.loadSnapshot<OutboxSnapshotState>(outboxStream(DEVICE)))?.revision === 49, 'the snapshot after the clear');
+    await eventually(
+      async () => (await s.loadSnapshot<OutboxSnapshotState>(outboxStream(DEVICE)))?.revision === 49,
+      'the snapshot after the clear',
+    );
     let read = 0;
     const counting = Object.create(s) as SqliteEventStore;
     counting.readStream = async (stream, options) => {
@@ -126,7 +179,11 @@ describe('a device outbox (the one writer of its stream)', () => {
     };
     const again = await DeviceOutbox.load(counting, DEVICE);
     expect(read).toBe(3);
-    expect([...again.current.messages.keys()]).toEqual([message(25).outboxId, message(26).outboxId, message(27).outboxId]);
+    expect([...again.current.messages.keys()]).toEqual([
+      message(25).outboxId,
+      message(26).outboxId,
+      message(27).outboxId,
+    ]);
     expect(again.current.lastSeq).toBe(28);
   });
 });
@@ -162,7 +219,9 @@ describe('several writers of one outbox stream (several processes on one file)',
     const queued = (await stores[0]!.readStream(outboxStream(DEVICE))).filter((e) => e.type === 'OutboxMessageQueued');
     expect(queued).toHaveLength(3 * PER_WRITER);
     expect(new Set(queued.map((e) => (e.data as { outboxId: string }).outboxId)).size).toBe(3 * PER_WRITER);
-    expect(queued.map((e) => (e.data as { seq: number }).seq)).toEqual(Array.from({ length: 3 * PER_WRITER }, (_, i) => i + 1));
+    expect(queued.map((e) => (e.data as { seq: number }).seq)).toEqual(
+      Array.from({ length: 3 * PER_WRITER }, (_, i) => i + 1),
+    );
   }, 60_000);
 
   it('never appends a decision that rested on a refused append, when another writer filled its revision', async () => {
@@ -175,7 +234,9 @@ describe('several writers of one outbox stream (several processes on one file)',
     const queued = a!.execute(queueMessage(DEVICE, message(2)));
     const cancelled = a!.execute(cancelMessage(DEVICE, (state) => state.messages.get(message(2).outboxId), Date.now()));
     await Promise.all([fromB, queued, cancelled]);
-    const events = (await stores[0]!.readStream(outboxStream(DEVICE))).map((e) => `${e.type} ${(e.data as { outboxId: string }).outboxId}`);
+    const events = (await stores[0]!.readStream(outboxStream(DEVICE))).map(
+      (e) => `${e.type} ${(e.data as { outboxId: string }).outboxId}`,
+    );
     expect(events).toEqual([
       `OutboxMessageQueued ${message(1).outboxId}`,
       `OutboxMessageQueued ${message(2).outboxId}`,
@@ -195,7 +256,10 @@ describe('several writers of one outbox stream (several processes on one file)',
         });
       }
     })(stores[0]!);
-    const [a, b] = [await DeviceOutbox.load(counting, DEVICE, { pipeline: false }), await DeviceOutbox.load(stores[1]!, DEVICE, { pipeline: false })];
+    const [a, b] = [
+      await DeviceOutbox.load(counting, DEVICE, { pipeline: false }),
+      await DeviceOutbox.load(stores[1]!, DEVICE, { pipeline: false }),
+    ];
     await b.execute(queueMessage(DEVICE, message(1)));
     // a has not read b's message: its three sends are decided again after it, in one append.
     const answers = await Promise.all([2, 3, 4].map((n) => a.execute(queueMessage(DEVICE, message(n)))));

@@ -12,13 +12,17 @@ describe('request fingerprints', () => {
 
   it('are the same for the same fields in any order, at every depth, and differ for other fields', () => {
     expect(fingerprintsOf(reordered).fingerprint).toBe(fingerprintsOf(contact).fingerprint);
-    expect(fingerprintsOf({ ...contact, to: '4915112345679' }).fingerprint).not.toBe(fingerprintsOf(contact).fingerprint);
+    expect(fingerprintsOf({ ...contact, to: '4915112345679' }).fingerprint).not.toBe(
+      fingerprintsOf(contact).fingerprint,
+    );
     // Arrays keep their order: two contacts swapped are another card.
     const two = { ...contact, contacts: [...contact.contacts, { name: 'Bob', number: '4915100000002' }] };
-    expect(fingerprintsOf({ ...two, contacts: [...two.contacts].reverse() }).fingerprint).not.toBe(fingerprintsOf(two).fingerprint);
+    expect(fingerprintsOf({ ...two, contacts: [...two.contacts].reverse() }).fingerprint).not.toBe(
+      fingerprintsOf(two).fingerprint,
+    );
   });
 
-  it('recognise a record made the earlier way, by the client\'s order, and only for that request', () => {
+  it("recognise a record made the earlier way, by the client's order, and only for that request", () => {
     const recordedBefore = fingerprintsOf(reordered).legacy;
     expect(isSameRequest(recordedBefore, fingerprintsOf(reordered))).toBe(true);
     expect(isSameRequest(fingerprintsOf(contact).fingerprint, fingerprintsOf(reordered))).toBe(true);

@@ -17,7 +17,10 @@ import type { PendingMessage } from '../../src/outbox/outbox-state.js';
 import { tempDir } from '../support/temp-dir.js';
 
 const HTML = '<!doctype html><html><head><title>Sign in</title></head><body>Your session expired</body></html>';
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+  'base64',
+);
 
 describe('the type of url media', () => {
   let server: Server;
@@ -39,7 +42,11 @@ describe('the type of url media', () => {
   });
 
   /** Sends one `url` media message: the type it went with, or the failure's reason. */
-  async function sendUrl(kind: MediaKind, served: string, body: 'html' | 'png'): Promise<{ mimetype?: string; reason?: string }> {
+  async function sendUrl(
+    kind: MediaKind,
+    served: string,
+    body: 'html' | 'png',
+  ): Promise<{ mimetype?: string; reason?: string }> {
     const store = new MediaStore(tempDir('dmg-url-type-'));
     await store.init();
     const settings = { maxBytes: 1024 * 1024, fileMaxBytes: 1024 * 1024, fetchTimeoutMs: 5_000 };
@@ -47,8 +54,16 @@ describe('the type of url media', () => {
     const sent: OutgoingMessage[] = [];
     const connection = { send: async (m: OutgoingMessage) => void sent.push(m) } as unknown as EngineConnection;
     const message = {
-      outboxId: 'o1', waMessageId: '3EB0000000000000000001', to: '4915112345678', seq: 1, createdAt: new Date().toISOString(),
-      status: 'sending', attempts: 1, failures: 0, retryAt: 0, confirmed: false,
+      outboxId: 'o1',
+      waMessageId: '3EB0000000000000000001',
+      to: '4915112345678',
+      seq: 1,
+      createdAt: new Date().toISOString(),
+      status: 'sending',
+      attempts: 1,
+      failures: 0,
+      retryAt: 0,
+      confirmed: false,
       content: { kind, media: { source: 'url', url: `${base}/${encodeURIComponent(served)}/${body}` } },
     } as unknown as PendingMessage;
     try {
@@ -59,16 +74,19 @@ describe('the type of url media', () => {
     return { mimetype: (sent[0]!.content as { media: { mimetype: string } }).media.mimetype };
   }
 
-  it.each(['image', 'video', 'sticker'] as const)('fails a %s whose bytes are not recognised, whatever the server claims', async (kind) => {
-    const claim = { image: 'image/jpeg', video: 'video/mp4', sticker: 'image/webp' }[kind];
-    expect(await sendUrl(kind, claim, 'html')).toEqual({ reason: 'wrong_type' });
-  });
+  it.each(['image', 'video', 'sticker'] as const)(
+    'fails a %s whose bytes are not recognised, whatever the server claims',
+    async (kind) => {
+      const claim = { image: 'image/jpeg', video: 'video/mp4', sticker: 'image/webp' }[kind];
+      expect(await sendUrl(kind, claim, 'html')).toEqual({ reason: 'wrong_type' });
+    },
+  );
 
   it('takes the bytes over the server', async () => {
     expect(await sendUrl('image', 'text/html', 'png')).toEqual({ mimetype: 'image/png' });
   });
 
-  it('takes the server\'s type for a file or audio whose bytes are not recognised, when it fits the kind', async () => {
+  it("takes the server's type for a file or audio whose bytes are not recognised, when it fits the kind", async () => {
     expect(await sendUrl('file', 'text/csv', 'html')).toEqual({ mimetype: 'text/csv' });
     expect(await sendUrl('file', 'application/octet-stream', 'html')).toEqual({ mimetype: 'application/octet-stream' });
     expect(await sendUrl('audio', 'audio/mpeg', 'html')).toEqual({ mimetype: 'audio/mpeg' });

@@ -5,7 +5,16 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { EngineError } from '../../src/engines/engine.js';
 import { outboxStream } from '../../src/messages/message-events.js';
 import { cancelMessage } from '../../src/outbox/outbox-decisions.js';
-import { FakeConnection, type Harness, fixedLookup, notConnected, outboxHarness, text, transient, watchRateLimiter } from './support/harness.js';
+import {
+  FakeConnection,
+  type Harness,
+  fixedLookup,
+  notConnected,
+  outboxHarness,
+  text,
+  transient,
+  watchRateLimiter,
+} from './support/harness.js';
 import { eventually } from '../support/eventually.js';
 import { FailingWritesStore } from '../support/failing-store.js';
 
@@ -47,9 +56,15 @@ describe('the outbox drainer', () => {
   it('several processes: a try refused for its fence (another process took the device) sends nothing and is reported', async () => {
     const rejected: string[] = [];
     // This process holds the device at lease revision 0; another took it since (revision 1).
-    const fences = { fence: () => ({ streamId: `lease-${DEVICE}`, revision: 0 }), fenceRejected: (deviceId: string) => void rejected.push(deviceId) };
+    const fences = {
+      fence: () => ({ streamId: `lease-${DEVICE}`, revision: 0 }),
+      fenceRejected: (deviceId: string) => void rejected.push(deviceId),
+    };
     h = await outboxHarness({ fences });
-    await h.store.append(`lease-${DEVICE}`, [{ type: 'LeaseAcquired', data: {} }, { type: 'LeaseAcquired', data: {} }]);
+    await h.store.append(`lease-${DEVICE}`, [
+      { type: 'LeaseAcquired', data: {} },
+      { type: 'LeaseAcquired', data: {} },
+    ]);
     await h.queue(DEVICE, text('x'));
     const connection = new FakeConnection();
     h.connections.online(DEVICE, connection);
@@ -112,7 +127,10 @@ describe('the outbox drainer', () => {
     h.connections.online(DEVICE, connection);
     h.drainer.start([DEVICE]);
     // Two tries time out while the one call is still under way.
-    await eventually(async () => (await h!.events(DEVICE)).filter((e) => e.type === 'OutboxAttemptFailed').length >= 2, 'two timed-out tries');
+    await eventually(
+      async () => (await h!.events(DEVICE)).filter((e) => e.type === 'OutboxAttemptFailed').length >= 2,
+      'two timed-out tries',
+    );
     expect(connection.sent).toHaveLength(1);
     finish();
     await eventually(async () => (await h!.statuses(DEVICE)).length === 1, 'the outcome');
@@ -130,7 +148,10 @@ describe('the outbox drainer', () => {
     const { waMessageId } = await h.queue(DEVICE, text('slow, then lost'));
     h.connections.online(DEVICE, connection);
     h.drainer.start([DEVICE]);
-    await eventually(async () => (await h!.events(DEVICE)).some((e) => e.type === 'OutboxAttemptFailed'), 'a timed-out try');
+    await eventually(
+      async () => (await h!.events(DEVICE)).some((e) => e.type === 'OutboxAttemptFailed'),
+      'a timed-out try',
+    );
     fail(transient('the socket closed'));
     await eventually(async () => (await h!.statuses(DEVICE)).length === 1, 'the outcome');
     expect(await h.statuses(DEVICE)).toMatchObject([{ waMessageId, status: 'sent' }]);
@@ -146,7 +167,12 @@ describe('the outbox drainer', () => {
     h.drainer.start([DEVICE]);
     await eventually(async () => (await h!.statuses(DEVICE)).length === 1, 'the outcome');
     expect(connection.sent).toHaveLength(1);
-    expect((await h.statuses(DEVICE))[0]).toMatchObject({ waMessageId, status: 'failed', recipient: '4915100000000', error: { code: 'recipient_not_found' } });
+    expect((await h.statuses(DEVICE))[0]).toMatchObject({
+      waMessageId,
+      status: 'failed',
+      recipient: '4915100000000',
+      error: { code: 'recipient_not_found' },
+    });
   });
 
   it('does not use up attempts while the session is offline, and goes on once it is online again', async () => {
@@ -161,8 +187,14 @@ describe('the outbox drainer', () => {
     const { waMessageId } = await h.queue(DEVICE, text('x'));
     h.connections.online(DEVICE, first);
     h.drainer.start([DEVICE]);
-    await eventually(async () => (await h!.events(DEVICE)).some((e) => e.type === 'OutboxAttemptFailed'), 'the failed try recorded');
-    expect((await h.events(DEVICE)).find((e) => e.type === 'OutboxAttemptFailed')!.data).toMatchObject({ counted: false, error: { code: 'not_connected' } });
+    await eventually(
+      async () => (await h!.events(DEVICE)).some((e) => e.type === 'OutboxAttemptFailed'),
+      'the failed try recorded',
+    );
+    expect((await h.events(DEVICE)).find((e) => e.type === 'OutboxAttemptFailed')!.data).toMatchObject({
+      counted: false,
+      error: { code: 'not_connected' },
+    });
     const second = new FakeConnection();
     h.connections.online(DEVICE, second);
     await eventually(async () => (await h!.statuses(DEVICE)).length === 1, 'the outcome');
@@ -176,7 +208,9 @@ describe('the outbox drainer', () => {
     h = await outboxHarness();
     const { outboxId, waMessageId } = await h.queue(DEVICE, text('x'));
     // What a process that died inside the engine call left behind.
-    await h.store.append(outboxStream(DEVICE), [{ type: 'OutboxMessageSending', data: { deviceId: DEVICE, outboxId, waMessageId, attempt: 1 } }]);
+    await h.store.append(outboxStream(DEVICE), [
+      { type: 'OutboxMessageSending', data: { deviceId: DEVICE, outboxId, waMessageId, attempt: 1 } },
+    ]);
     await h.close();
     h = await outboxHarness({ dir: h.dir });
     expect((await h.outboxes.get(DEVICE)).current.head()).toMatchObject({ outboxId, status: 'sending', attempts: 1 });
@@ -209,10 +243,18 @@ describe('the outbox drainer', () => {
     h.connections.online(DEVICE, connection);
     h.drainer.start([DEVICE]);
     await eventually(() => connection.sent.length === 1, 'the first send under way');
-    await expect(h.outboxes.execute(DEVICE, cancelMessage(DEVICE, (s) => s.messages.get(first.outboxId), Date.now()))).rejects.toMatchObject({
+    await expect(
+      h.outboxes.execute(
+        DEVICE,
+        cancelMessage(DEVICE, (s) => s.messages.get(first.outboxId), Date.now()),
+      ),
+    ).rejects.toMatchObject({
       code: 'message_sending',
     });
-    await h.outboxes.execute(DEVICE, cancelMessage(DEVICE, (s) => s.messages.get(second.outboxId), Date.now()));
+    await h.outboxes.execute(
+      DEVICE,
+      cancelMessage(DEVICE, (s) => s.messages.get(second.outboxId), Date.now()),
+    );
     release();
     await eventually(async () => (await h!.statuses(DEVICE)).length === 2, 'two outcomes');
     expect((await h.statuses(DEVICE)).map((s) => [s.waMessageId, s.status]).sort()).toEqual(
@@ -251,7 +293,13 @@ describe('the outbox drainer', () => {
     // Two tries another process started just now, recorded on the device's stream.
     const startedElsewhere = (n: number) => ({
       type: 'OutboxMessageSending',
-      data: { deviceId: DEVICE, outboxId: `elsewhere-${n}`, waMessageId: `3EB0ELSEWHERE${n}`, attempt: 1, startedAt: Date.now() },
+      data: {
+        deviceId: DEVICE,
+        outboxId: `elsewhere-${n}`,
+        waMessageId: `3EB0ELSEWHERE${n}`,
+        attempt: 1,
+        startedAt: Date.now(),
+      },
     });
     await h.store.append(outboxStream(DEVICE), [startedElsewhere(1), startedElsewhere(2)]);
     const { requestRevoke } = await import('../../src/outbox/outbox-decisions.js');
@@ -265,18 +313,34 @@ describe('the outbox drainer', () => {
   });
 
   it('fetches url media at send time through the guard, detects its type and removes the download', async () => {
-    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
-    const server = await serve((path) => (path === '/cat.png' ? { status: 200, body: png } : path === '/big' ? { status: 200, body: Buffer.alloc(70 * 1024) } : { status: 404, body: Buffer.from('no') }));
+    const png = Buffer.from(
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+      'base64',
+    );
+    const server = await serve((path) =>
+      path === '/cat.png'
+        ? { status: 200, body: png }
+        : path === '/big'
+          ? { status: 200, body: Buffer.alloc(70 * 1024) }
+          : { status: 404, body: Buffer.from('no') },
+    );
     try {
       h = await outboxHarness({ allowPrivateNetworks: true });
       const connection = new FakeConnection();
       let seenFile: Buffer | undefined;
       const originalSend = connection.send.bind(connection);
       connection.send = async (message) => {
-        if (message.content.kind === 'image') seenFile = await import('node:fs/promises').then((fs) => fs.readFile((message.content as { media: { path: string } }).media.path));
+        if (message.content.kind === 'image')
+          seenFile = await import('node:fs/promises').then((fs) =>
+            fs.readFile((message.content as { media: { path: string } }).media.path),
+          );
         return originalSend(message);
       };
-      const ok = await h.queue(DEVICE, { kind: 'image', media: { source: 'url', url: `${server.url}/cat.png` }, caption: 'a cat' });
+      const ok = await h.queue(DEVICE, {
+        kind: 'image',
+        media: { source: 'url', url: `${server.url}/cat.png` },
+        caption: 'a cat',
+      });
       const missing = await h.queue(DEVICE, { kind: 'image', media: { source: 'url', url: `${server.url}/nope.png` } });
       const big = await h.queue(DEVICE, { kind: 'image', media: { source: 'url', url: `${server.url}/big` } });
       h.connections.online(DEVICE, connection);
@@ -285,11 +349,21 @@ describe('the outbox drainer', () => {
       const statuses = await h.statuses(DEVICE);
       expect(statuses.find((s) => s.waMessageId === ok.waMessageId)).toMatchObject({ status: 'sent' });
       // Each failure says why, in a word.
-      expect(statuses.find((s) => s.waMessageId === missing.waMessageId)).toMatchObject({ status: 'failed', error: { code: 'media_unavailable', reason: 'http_status', message: expect.stringContaining('404') } });
-      expect(statuses.find((s) => s.waMessageId === big.waMessageId)).toMatchObject({ status: 'failed', error: { code: 'media_unavailable', reason: 'too_large' } });
+      expect(statuses.find((s) => s.waMessageId === missing.waMessageId)).toMatchObject({
+        status: 'failed',
+        error: { code: 'media_unavailable', reason: 'http_status', message: expect.stringContaining('404') },
+      });
+      expect(statuses.find((s) => s.waMessageId === big.waMessageId)).toMatchObject({
+        status: 'failed',
+        error: { code: 'media_unavailable', reason: 'too_large' },
+      });
       expect(seenFile?.equals(png)).toBe(true);
       expect(connection.sent).toHaveLength(1);
-      expect(connection.sent[0]!.content).toMatchObject({ kind: 'image', caption: 'a cat', media: { mimetype: 'image/png', size: png.length } });
+      expect(connection.sent[0]!.content).toMatchObject({
+        kind: 'image',
+        caption: 'a cat',
+        media: { mimetype: 'image/png', size: png.length },
+      });
       const { readdir } = await import('node:fs/promises');
       await eventually(async () => (await readdir(`${h!.dir}/media/${DEVICE}`)).length === 0, 'no download left');
     } finally {
@@ -303,7 +377,10 @@ describe('the outbox drainer', () => {
       // Every name resolves to loopback: only the connect-time check stands between the URL and the server.
       h = await outboxHarness({ allowPrivateNetworks: false, dnsLookup: fixedLookup(['127.0.0.1']) });
       const connection = new FakeConnection();
-      const viaName = await h.queue(DEVICE, { kind: 'image', media: { source: 'url', url: `http://media.example:${server.port}/x.png` } });
+      const viaName = await h.queue(DEVICE, {
+        kind: 'image',
+        media: { source: 'url', url: `http://media.example:${server.port}/x.png` },
+      });
       const viaLiteral = await h.queue(DEVICE, { kind: 'image', media: { source: 'url', url: `${server.url}/x.png` } });
       h.connections.online(DEVICE, connection);
       h.drainer.start([DEVICE]);
@@ -312,7 +389,11 @@ describe('the outbox drainer', () => {
       for (const { waMessageId } of [viaName, viaLiteral]) {
         expect(statuses.find((s) => s.waMessageId === waMessageId)).toMatchObject({
           status: 'failed',
-          error: { code: 'media_unavailable', reason: 'refused', message: expect.stringContaining('destination refused') },
+          error: {
+            code: 'media_unavailable',
+            reason: 'refused',
+            message: expect.stringContaining('destination refused'),
+          },
         });
       }
       expect(server.hits()).toBe(0);
@@ -346,14 +427,21 @@ describe('the outbox drainer', () => {
     const connection = new FakeConnection();
     h.connections.online(DEVICE, connection);
     h.drainer.start([DEVICE]);
-    await eventually(async () => (await h!.statuses(DEVICE)).filter((s) => s.status === 'sent').length === 2, 'both sent');
+    await eventually(
+      async () => (await h!.statuses(DEVICE)).filter((s) => s.status === 'sent').length === 2,
+      'both sent',
+    );
     expect(keep).toHaveBeenCalledWith(DEVICE, media.outboxId, media.waMessageId);
     expect((await h.statuses(DEVICE)).map((s) => s.waMessageId)).toEqual([media.waMessageId, after.waMessageId]);
   });
 
   it('keeps the media of a message a receipt confirmed as sent, too', async () => {
     h = await outboxHarness();
-    const { outboxId, waMessageId } = await queueStoredFile(h, 'f0000000-0000-4000-8000-000000000003', '3EB0000000000000000003');
+    const { outboxId, waMessageId } = await queueStoredFile(
+      h,
+      'f0000000-0000-4000-8000-000000000003',
+      '3EB0000000000000000003',
+    );
     const { restarted, connection } = await restartAfterReceipt(h, outboxId, waMessageId);
     h = restarted;
     const { existsSync, readFileSync } = await import('node:fs');
@@ -382,9 +470,14 @@ describe('the outbox drainer', () => {
  * gateway starts again on the same data with the device online.
  */
 async function restartAfterReceipt(before: Harness, outboxId: string, waMessageId: string) {
-  await before.store.append(outboxStream(DEVICE), [{ type: 'OutboxMessageSending', data: { deviceId: DEVICE, outboxId, waMessageId, attempt: 1 } }]);
   await before.store.append(outboxStream(DEVICE), [
-    { type: 'MessageStatusChanged', data: { deviceId: DEVICE, waMessageId, status: 'delivered', recipient: '4915112345678', timestamp: 1 } },
+    { type: 'OutboxMessageSending', data: { deviceId: DEVICE, outboxId, waMessageId, attempt: 1 } },
+  ]);
+  await before.store.append(outboxStream(DEVICE), [
+    {
+      type: 'MessageStatusChanged',
+      data: { deviceId: DEVICE, waMessageId, status: 'delivered', recipient: '4915112345678', timestamp: 1 },
+    },
   ]);
   await before.close();
   const restarted = await outboxHarness({ dir: before.dir });

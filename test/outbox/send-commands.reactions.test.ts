@@ -41,7 +41,9 @@ describe('queuing a reaction', () => {
   }
 
   const queuedContents = async (harness: Harness) =>
-    (await harness.events(DEVICE)).flatMap((e: OutboxEvent) => (e.type === 'OutboxMessageQueued' ? [e.data.content] : []));
+    (await harness.events(DEVICE)).flatMap((e: OutboxEvent) =>
+      e.type === 'OutboxMessageQueued' ? [e.data.content] : [],
+    );
 
   it('in a group, records who wrote the target: a member, or the account itself (a message sent from the phone)', async () => {
     h = await outboxHarness();
@@ -49,7 +51,13 @@ describe('queuing a reaction', () => {
       G1: { chatId: GROUP, fromMe: false, from: MEMBER, type: 'text', body: 'hi all' },
       G2: { chatId: GROUP, fromMe: true, from: '', type: 'text', body: 'from my phone' },
       D1: { chatId: MEMBER, fromMe: false, from: MEMBER, type: 'text', body: 'direct' },
-      ELSEWHERE: { chatId: '120363009999999999@g.us', fromMe: false, from: MEMBER, type: 'text', body: 'another group' },
+      ELSEWHERE: {
+        chatId: '120363009999999999@g.us',
+        fromMe: false,
+        from: MEMBER,
+        type: 'text',
+        body: 'another group',
+      },
     });
     await sends.send(DEVICE, { kind: 'reaction', to: GROUP, messageId: 'G1', emoji: '👍' });
     await sends.send(DEVICE, { kind: 'reaction', to: GROUP, messageId: 'G2', emoji: '👍' });
@@ -67,11 +75,17 @@ describe('queuing a reaction', () => {
 
   it('the engine gets the author with the reaction', async () => {
     h = await outboxHarness();
-    await commands(h, { G1: { chatId: GROUP, fromMe: false, from: MEMBER, type: 'text', body: 'hi all' } }).send(DEVICE, { kind: 'reaction', to: GROUP, messageId: 'G1', emoji: '👍' });
+    await commands(h, { G1: { chatId: GROUP, fromMe: false, from: MEMBER, type: 'text', body: 'hi all' } }).send(
+      DEVICE,
+      { kind: 'reaction', to: GROUP, messageId: 'G1', emoji: '👍' },
+    );
     const connection = new FakeConnection();
     h.connections.online(DEVICE, connection);
     h.drainer.start([DEVICE]);
     await eventually(() => connection.sent.length === 1, 'the reaction sent');
-    expect(connection.sent[0]).toMatchObject({ to: GROUP, content: { kind: 'reaction', messageId: 'G1', fromMe: false, sender: MEMBER } });
+    expect(connection.sent[0]).toMatchObject({
+      to: GROUP,
+      content: { kind: 'reaction', messageId: 'G1', fromMe: false, sender: MEMBER },
+    });
   });
 });

@@ -32,7 +32,9 @@ class CountingProjection implements Projection {
   }
   apply(event: StoredEvent, db: Database.Database) {
     this.applied++;
-    db.prepare('INSERT INTO counts (stream, n) VALUES (?, 1) ON CONFLICT(stream) DO UPDATE SET n = n + 1').run(event.streamId);
+    db.prepare('INSERT INTO counts (stream, n) VALUES (?, 1) ON CONFLICT(stream) DO UPDATE SET n = n + 1').run(
+      event.streamId,
+    );
     if (event.type === 'Boom') throw new Error('a handler bug');
   }
 }
@@ -60,9 +62,13 @@ class BufferedCountingProjection implements Projection {
   }
   apply(event: StoredEvent) {
     const rows = (this.buffer ??= new RowBuffer(
-      (stream) => this.db.prepare<[string], { stream: string; n: number }>('SELECT stream, n FROM buffered_counts WHERE stream = ?').get(stream),
+      (stream) =>
+        this.db
+          .prepare<[string], { stream: string; n: number }>('SELECT stream, n FROM buffered_counts WHERE stream = ?')
+          .get(stream),
       (row, stored) => {
-        if (this.padding > 0) this.db.prepare('INSERT INTO buffered_padding (bytes) VALUES (zeroblob(?))').run(this.padding);
+        if (this.padding > 0)
+          this.db.prepare('INSERT INTO buffered_padding (bytes) VALUES (zeroblob(?))').run(this.padding);
         return stored
           ? this.db.prepare('UPDATE buffered_counts SET n = ? WHERE stream = ?').run(row.n, row.stream)
           : this.db.prepare('INSERT INTO buffered_counts (stream, n) VALUES (?, ?)').run(row.stream, row.n);
@@ -90,7 +96,11 @@ const dump = (db: Database.Database, table: string) => db.prepare(`SELECT * FROM
  * comes: nothing of it is applied, its checkpoint does not move. After `recover`, the runner's next try applies
  * it by itself; answers the rows then.
  */
-async function failThenRecover(options: { padding?: number; fail: (db: Database.Database) => void; recover: (db: Database.Database) => void }) {
+async function failThenRecover(options: {
+  padding?: number;
+  fail: (db: Database.Database) => void;
+  recover: (db: Database.Database) => void;
+}) {
   const dir = tempDir();
   const store = new SqliteEventStore(join(dir, 'events.sqlite'));
   const db = openReadModelDb(dir);
@@ -127,7 +137,10 @@ describe('projection runner', () => {
       expect(runner.position).toBeGreaterThanOrEqual(position);
     }
     // A failing handler leaves no partial write and does not stall the read model.
-    const boom = await store.append('s-boom', [{ type: 'Boom', data: {} }, { type: 'Tick', data: {} }]);
+    const boom = await store.append('s-boom', [
+      { type: 'Boom', data: {} },
+      { type: 'Tick', data: {} },
+    ]);
     await runner.waitFor(boom.position);
     expect(dump(db, 'counts')).toEqual([
       { stream: 's-0', n: 10 },
@@ -180,23 +193,43 @@ describe('projection runner', () => {
     await runner.start();
     await runner.stop();
     // One batch: three ticks, a handler bug, one more tick, on one stream; another stream of ticks.
-    await store.append('s-a', [{ type: 'Tick', data: {} }, { type: 'Tick', data: {} }, { type: 'Tick', data: {} }, { type: 'Boom', data: {} }, { type: 'Tick', data: {} }]);
-    const last = await store.append('s-b', [{ type: 'Tick', data: {} }, { type: 'Tick', data: {} }]);
+    await store.append('s-a', [
+      { type: 'Tick', data: {} },
+      { type: 'Tick', data: {} },
+      { type: 'Tick', data: {} },
+      { type: 'Boom', data: {} },
+      { type: 'Tick', data: {} },
+    ]);
+    const last = await store.append('s-b', [
+      { type: 'Tick', data: {} },
+      { type: 'Tick', data: {} },
+    ]);
     await runner.start();
     await runner.waitFor(last.position);
     // The failing event is skipped in both; nothing the first, rolled-back try held is written twice.
-    const expected = [{ stream: 's-a', n: 4 }, { stream: 's-b', n: 2 }];
+    const expected = [
+      { stream: 's-a', n: 4 },
+      { stream: 's-b', n: 2 },
+    ];
     expect(dump(db, 'counts')).toEqual(expected);
     expect(dump(db, 'buffered_counts')).toEqual(expected);
     // Later batches update the stored rows.
     const more = await store.append('s-a', [{ type: 'Tick', data: {} }]);
     await runner.waitFor(more.position);
-    expect(dump(db, 'buffered_counts')).toEqual([{ stream: 's-a', n: 5 }, { stream: 's-b', n: 2 }]);
+    expect(dump(db, 'buffered_counts')).toEqual([
+      { stream: 's-a', n: 5 },
+      { stream: 's-b', n: 2 },
+    ]);
     // A rebuild drops the deferred index, gives the same rows, and builds the index again.
     await runner.rebuild();
     await runner.stop();
-    expect(dump(db, 'buffered_counts')).toEqual([{ stream: 's-a', n: 5 }, { stream: 's-b', n: 2 }]);
-    expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'buffered_counts_by_n'").get()).toBeDefined();
+    expect(dump(db, 'buffered_counts')).toEqual([
+      { stream: 's-a', n: 5 },
+      { stream: 's-b', n: 2 },
+    ]);
+    expect(
+      db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'buffered_counts_by_n'").get(),
+    ).toBeDefined();
     db.close();
     await store.close();
   });
@@ -205,9 +238,15 @@ describe('projection runner', () => {
     const dir = tempDir();
     const store = new SqliteEventStore(join(dir, 'events.sqlite'));
     // More than one page of the runner's catch-up (2,000 events), a handler bug in the second.
-    await store.append('s-a', Array.from({ length: 2_500 }, () => ({ type: 'Tick', data: {} })));
+    await store.append(
+      's-a',
+      Array.from({ length: 2_500 }, () => ({ type: 'Tick', data: {} })),
+    );
     await store.append('s-b', [{ type: 'Boom', data: {} }]);
-    await store.append('s-a', Array.from({ length: 1_500 }, () => ({ type: 'Tick', data: {} })));
+    await store.append(
+      's-a',
+      Array.from({ length: 1_500 }, () => ({ type: 'Tick', data: {} })),
+    );
     const db = openReadModelDb(dir);
     const plain = new CountingProjection();
     const runner = new ProjectionRunner(store, db, [plain, new BufferedCountingProjection(db)], log);
@@ -233,7 +272,10 @@ describe('projection runner', () => {
       fail: (db) => void db.pragma(`max_page_count = ${db.pragma('page_count', { simple: true }) as number}`),
       recover: (db) => void db.pragma('max_page_count = 1073741823'),
     });
-    expect(rows).toEqual([{ stream: 's-a', n: 2 }, { stream: 's-b', n: 1 }]);
+    expect(rows).toEqual([
+      { stream: 's-a', n: 2 },
+      { stream: 's-b', n: 1 },
+    ]);
   });
 
   it('a batch whose checkpoint cannot be written is applied again later from the log, not from rows held in memory', async () => {
@@ -246,7 +288,10 @@ describe('projection runner', () => {
           BEGIN SELECT RAISE(ABORT, 'checkpoint write failed'); END`),
       recover: (db) => db.exec('UPDATE failing SET on_ = 0'),
     });
-    expect(rows).toEqual([{ stream: 's-a', n: 2 }, { stream: 's-b', n: 1 }]);
+    expect(rows).toEqual([
+      { stream: 's-a', n: 2 },
+      { stream: 's-b', n: 1 },
+    ]);
   });
 
   it('times out a wait the read models cannot reach', async () => {
@@ -267,7 +312,12 @@ describe('projection runner', () => {
     const devices = new DevicesReadModel(db);
     const runner = new ProjectionRunner(store, db, [devices], log);
     await runner.start();
-    const registry = new DeviceRegistry(createDeviceCommandHandler(store), runner, (id) => devices.get(id)?.session, 'sandbox');
+    const registry = new DeviceRegistry(
+      createDeviceCommandHandler(store),
+      runner,
+      (id) => devices.get(id)?.session,
+      'sandbox',
+    );
     for (let i = 0; i < 20; i++) await registry.create({ id: `d-${i}`, name: `n-${i}`, metadata: { i } });
     for (let i = 0; i < 20; i += 3) await registry.update(`d-${i}`, { name: `renamed-${i}`, rotateKey: i % 2 === 0 });
     for (let i = 0; i < 20; i += 5) await registry.delete(`d-${i}`);
@@ -281,7 +331,10 @@ describe('projection runner', () => {
 
   describe('checkpoints belong to the store they came from (issue 13, defect 5)', () => {
     const tick = (store: EventStore, stream: string, n: number) =>
-      store.append(stream, Array.from({ length: n }, () => ({ type: 'Tick', data: {} })));
+      store.append(
+        stream,
+        Array.from({ length: n }, () => ({ type: 'Tick', data: {} })),
+      );
     /** Runs a counting read model in `dir` on `store` until it has caught up; answers what it holds and applied. */
     async function feed(dir: string, store: EventStore) {
       const db = openReadModelDb(dir);
@@ -299,7 +352,10 @@ describe('projection runner', () => {
       const a = new SqliteEventStore(join(tempDir(), 'events.sqlite'));
       await tick(a, 'a-1', 3);
       await tick(a, 'a-2', 2);
-      expect((await feed(dir, a)).rows).toEqual([{ stream: 'a-1', n: 3 }, { stream: 'a-2', n: 2 }]);
+      expect((await feed(dir, a)).rows).toEqual([
+        { stream: 'a-1', n: 3 },
+        { stream: 'a-2', n: 2 },
+      ]);
       expect((await feed(dir, a)).applied).toBe(0);
       // Another store: its positions are lower than the checkpoint, and would all be skipped.
       const b = new SqliteEventStore(join(tempDir(), 'events.sqlite'));
@@ -353,7 +409,10 @@ describe('projection runner', () => {
       copyFileSync(file, join(storeDir, 'backup.sqlite'));
       store = new SqliteEventStore(file);
       await tick(store, 'lost', 3);
-      expect((await feed(dir, store)).rows).toEqual([{ stream: 'before', n: 1 }, { stream: 'lost', n: 3 }]);
+      expect((await feed(dir, store)).rows).toEqual([
+        { stream: 'before', n: 1 },
+        { stream: 'lost', n: 3 },
+      ]);
       await store.close();
       const restore = () => {
         for (const suffix of ['', '-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true });
@@ -366,14 +425,20 @@ describe('projection runner', () => {
       store = restore();
       expect((await feed(dir, store)).rows).toEqual([{ stream: 'before', n: 1 }]);
       await tick(store, 'after', 1);
-      expect((await feed(dir, store)).rows).toEqual([{ stream: 'after', n: 1 }, { stream: 'before', n: 1 }]);
+      expect((await feed(dir, store)).rows).toEqual([
+        { stream: 'after', n: 1 },
+        { stream: 'before', n: 1 },
+      ]);
       await store.close();
 
       // The restored log grew past the checkpoint before the read models met it: other events at its position.
       copyFileSync(join(storeDir, 'backup.sqlite'), join(storeDir, 'older.sqlite'));
       store = restore();
       await tick(store, 'other', 3);
-      expect((await feed(dir, store)).rows).toEqual([{ stream: 'before', n: 1 }, { stream: 'other', n: 3 }]);
+      expect((await feed(dir, store)).rows).toEqual([
+        { stream: 'before', n: 1 },
+        { stream: 'other', n: 3 },
+      ]);
       expect((await feed(dir, store)).applied).toBe(0);
       await store.close();
     });

@@ -55,7 +55,11 @@ async function projectionClasses(): Promise<Array<{ projection: Projection; clas
       // A combined projection's version is made of its parts' versions: each part's code is checked against
       // its own version, together with the combined class that feeds it.
       const { parts } = projection as unknown as { parts: readonly Projection[] };
-      return parts.map((part) => ({ projection: part, classes: [part.constructor.name, projection.constructor.name], partOf: projection.name }));
+      return parts.map((part) => ({
+        projection: part,
+        classes: [part.constructor.name, projection.constructor.name],
+        partOf: projection.name,
+      }));
     });
   } finally {
     db.close();
@@ -104,7 +108,9 @@ function readRecorded(): Record<string, Recorded> {
 
 function writeRecorded(models: readonly ReadModelCode[]): void {
   const sorted = [...models].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const recorded = Object.fromEntries(sorted.map((model) => [model.name, { version: model.version, fingerprint: model.fingerprint }]));
+  const recorded = Object.fromEntries(
+    sorted.map((model) => [model.name, { version: model.version, fingerprint: model.fingerprint }]),
+  );
   writeFileSync(join(REPOSITORY_ROOT, RECORDED_FILE), `${JSON.stringify(recorded, null, 2)}\n`);
 }
 
@@ -117,7 +123,9 @@ function fileList(model: ReadModelCode): string {
 
 function changedUnderSameVersion(model: ReadModelCode): string {
   const rebuilt =
-    model.partOf === undefined ? 'rebuilds it from position 0 on upgrade' : `rebuilds \`${model.partOf}\`, the combined projection it is a part of, from position 0 on upgrade`;
+    model.partOf === undefined
+      ? 'rebuilds it from position 0 on upgrade'
+      : `rebuilds \`${model.partOf}\`, the combined projection it is a part of, from position 0 on upgrade`;
   return [
     `Read model \`${model.name}\` changed but its version did not: its code is not what ${RECORDED_FILE} recorded for version ${model.version}.`,
     `  Its fingerprint covers these files (its class, the upcasters of src/event-schemas.ts, and every file under src/ they import at run time; comments, types and layout do not count):`,
@@ -137,7 +145,9 @@ function problemsOf(models: readonly ReadModelCode[], recorded: Record<string, R
   for (const model of models) {
     const entry = recorded[model.name];
     if (!entry) {
-      problems.push(`Read model \`${model.name}\` (${model.source}, version ${model.version}) has no fingerprint recorded: ${record}`);
+      problems.push(
+        `Read model \`${model.name}\` (${model.source}, version ${model.version}) has no fingerprint recorded: ${record}`,
+      );
     } else if (entry.version !== model.version) {
       problems.push(
         `Read model \`${model.name}\` is version ${model.version} in ${model.source}, ${RECORDED_FILE} records version ${entry.version}` +
@@ -150,7 +160,9 @@ function problemsOf(models: readonly ReadModelCode[], recorded: Record<string, R
   const current = new Set(models.map((model) => model.name));
   for (const name of Object.keys(recorded)) {
     if (!current.has(name)) {
-      problems.push(`${RECORDED_FILE} records \`${name}\`, which is no read model of allProjections (src/read-models.ts) any more: ${record}`);
+      problems.push(
+        `${RECORDED_FILE} records \`${name}\`, which is no read model of allProjections (src/read-models.ts) any more: ${record}`,
+      );
     }
   }
   return problems;

@@ -82,10 +82,15 @@ describe('row buffer', () => {
   it('with snapshots, write() gets the row as stored (loaded or last written), so an update can set only what changed', () => {
     const t = table();
     const saved: Array<Row | undefined> = [];
-    const buffer = new RowBuffer<Row>(t.load, (row, stored, before) => {
-      saved.push(before && { ...before });
-      t.write(row, stored);
-    }, 10, true);
+    const buffer = new RowBuffer<Row>(
+      t.load,
+      (row, stored, before) => {
+        saved.push(before && { ...before });
+        t.write(row, stored);
+      },
+      10,
+      true,
+    );
     const a = buffer.get('a')!;
     a.n = 2;
     buffer.put('a', a);

@@ -8,8 +8,14 @@ const proxy = { url: 'socks5://***:***@p.example:1080', credentials: { username:
 
 describe('the settings decider', () => {
   it('records the settings that change, nothing when none does', () => {
-    spec.given([]).when({ type: 'ChangeSettings', deviceId: 'd', change: { rejectCalls: true, proxy: null } }).then([{ type: 'DeviceSettingsChanged', data: { deviceId: 'd', rejectCalls: true } }]);
-    spec.given([{ type: 'DeviceSettingsChanged', data: { deviceId: 'd', proxy } }]).when({ type: 'ChangeSettings', deviceId: 'd', change: { proxy: { ...proxy } } }).thenNothing();
+    spec
+      .given([])
+      .when({ type: 'ChangeSettings', deviceId: 'd', change: { rejectCalls: true, proxy: null } })
+      .then([{ type: 'DeviceSettingsChanged', data: { deviceId: 'd', rejectCalls: true } }]);
+    spec
+      .given([{ type: 'DeviceSettingsChanged', data: { deviceId: 'd', proxy } }])
+      .when({ type: 'ChangeSettings', deviceId: 'd', change: { proxy: { ...proxy } } })
+      .thenNothing();
     spec
       .given([{ type: 'DeviceSettingsChanged', data: { deviceId: 'd', proxy } }])
       .when({ type: 'ChangeSettings', deviceId: 'd', change: { proxy: null, rejectCallsMessage: 'Write' } })
@@ -27,10 +33,16 @@ describe('proxy URLs', () => {
   });
 
   it('refuses *** credentials: the mask answers show is never a real credential', () => {
-    for (const url of ['http://***:***@p.example:3128', 'http://u:***@p.example:3128', 'socks5://%2A%2A%2A:p@p.example:1080']) {
+    for (const url of [
+      'http://***:***@p.example:3128',
+      'http://u:***@p.example:3128',
+      'socks5://%2A%2A%2A:p@p.example:1080',
+    ]) {
       expect(proxySettingOf(url, open), url).toMatch(/`\*\*\*` credentials/);
     }
-    expect(proxySettingOf('http://u***:p@p.example:3128', open)).toMatchObject({ credentials: { username: 'u***', password: 'p' } });
+    expect(proxySettingOf('http://u***:p@p.example:3128', open)).toMatchObject({
+      credentials: { username: 'u***', password: 'p' },
+    });
   });
 
   it('refuses other schemes, paths, and what the address rule refuses', () => {
@@ -40,9 +52,14 @@ describe('proxy URLs', () => {
   });
 
   it('stores every host in ASCII as an http URL would have it (socks5 is no special scheme: its host is kept as typed)', () => {
-    expect(proxySettingOf('socks5://bücher.example:1080', open)).toEqual({ url: 'socks5://xn--bcher-kva.example:1080' });
+    expect(proxySettingOf('socks5://bücher.example:1080', open)).toEqual({
+      url: 'socks5://xn--bcher-kva.example:1080',
+    });
     expect(proxySettingOf('https://bücher.example', open)).toEqual({ url: 'https://xn--bcher-kva.example' });
-    expect(proxySettingOf('socks5://u:p@BÜCHER.Example:1080', open)).toEqual({ url: 'socks5://***:***@xn--bcher-kva.example:1080', credentials: { username: 'u', password: 'p' } });
+    expect(proxySettingOf('socks5://u:p@BÜCHER.Example:1080', open)).toEqual({
+      url: 'socks5://***:***@xn--bcher-kva.example:1080',
+      credentials: { username: 'u', password: 'p' },
+    });
     expect(proxySettingOf('socks5://Proxy.EXAMPLE:1080', open)).toEqual({ url: 'socks5://proxy.example:1080' });
     expect(proxySettingOf('socks5://[::1]:1080', open)).toEqual({ url: 'socks5://[::1]:1080' });
     // The host judged is the host stored, and so the host dialled.
@@ -54,6 +71,8 @@ describe('proxy URLs', () => {
   });
 
   it('redacts credentials in text', () => {
-    expect(redactProxyCredentials('connect to http://bob:hunter2@10.0.0.1:3128 failed')).toBe('connect to http://***:***@10.0.0.1:3128 failed');
+    expect(redactProxyCredentials('connect to http://bob:hunter2@10.0.0.1:3128 failed')).toBe(
+      'connect to http://***:***@10.0.0.1:3128 failed',
+    );
   });
 });

@@ -29,23 +29,27 @@ function runRebuild(dataDir: string) {
 }
 
 describe('the data directory lock', () => {
-  it('npm run rebuild refuses while a gateway uses the data directory, and runs once it stopped', { timeout: 120_000 }, async () => {
-    const gateway = await startTestGateway({ EVENTSTORE_URL: '' });
-    let stopped = false;
-    try {
-      const refused = runRebuild(gateway.dataDir);
-      expect(refused.status, refused.stderr).toBe(75);
-      expect(refused.stderr).toContain('a gateway');
-      expect(refused.stderr).toContain('stop it first');
-      await gateway.close();
-      stopped = true;
-      const done = runRebuild(gateway.dataDir);
-      expect(done.status, done.stderr).toBe(0);
-      expect(done.stdout).toMatch(/rebuilt every read model/);
-    } finally {
-      if (!stopped) await gateway.close();
-    }
-  });
+  it(
+    'npm run rebuild refuses while a gateway uses the data directory, and runs once it stopped',
+    { timeout: 120_000 },
+    async () => {
+      const gateway = await startTestGateway({ EVENTSTORE_URL: '' });
+      let stopped = false;
+      try {
+        const refused = runRebuild(gateway.dataDir);
+        expect(refused.status, refused.stderr).toBe(75);
+        expect(refused.stderr).toContain('a gateway');
+        expect(refused.stderr).toContain('stop it first');
+        await gateway.close();
+        stopped = true;
+        const done = runRebuild(gateway.dataDir);
+        expect(done.status, done.stderr).toBe(0);
+        expect(done.stdout).toMatch(/rebuilt every read model/);
+      } finally {
+        if (!stopped) await gateway.close();
+      }
+    },
+  );
 
   it('a gateway is refused while a rebuild runs; either may go once the other released', () => {
     const dataDir = tempDir('dmg-lock-');
@@ -76,7 +80,9 @@ describe('the data directory lock', () => {
     const dataDir = tempDir('dmg-lock-');
     const lone = holdGatewayLock(dataDir, LONE);
     // Another lone gateway would run every device a second time; a leased one too, beside a lone one.
-    expect(() => holdGatewayLock(dataDir, LONE)).toThrow(/another gateway \(pid \d+, since .+\) is running on .+ GATEWAY_PROCESSES/);
+    expect(() => holdGatewayLock(dataDir, LONE)).toThrow(
+      /another gateway \(pid \d+, since .+\) is running on .+ GATEWAY_PROCESSES/,
+    );
     expect(() => holdGatewayLock(dataDir, worker(1))).toThrow(DataDirInUseError);
     lone.release();
     const one = holdGatewayLock(dataDir, worker(1));
@@ -87,20 +93,32 @@ describe('the data directory lock', () => {
     holdGatewayLock(dataDir, LONE).release();
   });
 
-  it('a second gateway process started on the same data directory exits with words saying why', { timeout: 120_000 }, async () => {
-    const gateway = await startTestGateway({ EVENTSTORE_URL: '' });
-    try {
-      const second = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-        cwd: ROOT,
-        env: { ...process.env, DATA_DIR: gateway.dataDir, EVENTSTORE_URL: '', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ADMIN_API_KEY: 'ak_test_admin_key_0123456789abcdef' },
-        encoding: 'utf8',
-        timeout: 60_000,
-      });
-      expect(second.status).not.toBe(0);
-      expect(second.status).not.toBeNull();
-      expect(second.stderr).toContain('another gateway');
-    } finally {
-      await gateway.close();
-    }
-  });
+  it(
+    'a second gateway process started on the same data directory exits with words saying why',
+    { timeout: 120_000 },
+    async () => {
+      const gateway = await startTestGateway({ EVENTSTORE_URL: '' });
+      try {
+        const second = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+          cwd: ROOT,
+          env: {
+            ...process.env,
+            DATA_DIR: gateway.dataDir,
+            EVENTSTORE_URL: '',
+            PORT: '0',
+            HOST: '127.0.0.1',
+            LOG_LEVEL: 'silent',
+            ADMIN_API_KEY: 'ak_test_admin_key_0123456789abcdef',
+          },
+          encoding: 'utf8',
+          timeout: 60_000,
+        });
+        expect(second.status).not.toBe(0);
+        expect(second.status).not.toBeNull();
+        expect(second.stderr).toContain('another gateway');
+      } finally {
+        await gateway.close();
+      }
+    },
+  );
 });

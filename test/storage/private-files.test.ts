@@ -9,7 +9,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { spawnGateway } from '../support/child-gateway.js';
 import { ADMIN_KEY, tempDir } from '../support/gateway.js';
 
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+  'base64',
+);
 const modeOf = (path: string) => (statSync(path).mode & 0o777).toString(8);
 
 /** Every folder and file under `dir`, with its mode. */
@@ -17,7 +20,8 @@ function modes(dir: string): Record<string, string> {
   const out: Record<string, string> = {};
   const walk = (path: string, name: string) => {
     out[name] = modeOf(path);
-    if (statSync(path).isDirectory()) for (const entry of readdirSync(path)) walk(join(path, entry), `${name}/${entry}`);
+    if (statSync(path).isDirectory())
+      for (const entry of readdirSync(path)) walk(join(path, entry), `${name}/${entry}`);
   };
   walk(dir, '.');
   return out;
@@ -35,16 +39,35 @@ describe('file modes of DATA_DIR', () => {
       const adminKey = gateway.output().match(/\n\s+(ak_\S+)\n/)?.[1] ?? '';
       expect(adminKey).not.toBe('');
       // Printed once on the terminal, never inside a structured (JSON) log line.
-      const logLines = gateway.output().split('\n').filter((line) => line.startsWith('{'));
+      const logLines = gateway
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('{'));
       expect(logLines.some((line) => line.includes('generated the admin API key'))).toBe(true);
       expect(logLines.some((line) => line.includes(adminKey))).toBe(false);
       const headers = { 'x-admin-key': adminKey, 'content-type': 'application/json' };
-      const created = await fetch(`${gateway.url}/devices`, { method: 'POST', headers, body: JSON.stringify({ id: 'shop', name: 'S', engine: 'sandbox' }) });
+      const created = await fetch(`${gateway.url}/devices`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ id: 'shop', name: 'S', engine: 'sandbox' }),
+      });
       expect(created.status).toBe(201);
-      const sent = await fetch(`${gateway.url}/devices/shop/send/image`, { method: 'POST', headers, body: JSON.stringify({ to: '4915112345678', base64: PNG.toString('base64') }) });
+      const sent = await fetch(`${gateway.url}/devices/shop/send/image`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ to: '4915112345678', base64: PNG.toString('base64') }),
+      });
       expect(sent.status).toBe(202);
       const found = modes(dataDir);
-      expect(Object.keys(found)).toEqual(expect.arrayContaining(['./events.sqlite', './events.sqlite-wal', './read-models.sqlite-wal', './admin.key', './media/shop']));
+      expect(Object.keys(found)).toEqual(
+        expect.arrayContaining([
+          './events.sqlite',
+          './events.sqlite-wal',
+          './read-models.sqlite-wal',
+          './admin.key',
+          './media/shop',
+        ]),
+      );
       for (const [path, mode] of Object.entries(found)) {
         expect(mode, path).toBe(statSync(join(dataDir, path)).isDirectory() ? '700' : '600');
       }

@@ -16,7 +16,10 @@ import { type ChildGateway, spawnGateway } from '../support/child-gateway.js';
 import { ADMIN_KEY, tempDir } from '../support/gateway.js';
 
 const TO = '4915112345678';
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+  'base64',
+);
 
 function mountTmpfs(dir: string, size: string): boolean {
   try {
@@ -97,12 +100,20 @@ describe(`a full disk (${mode})`, () => {
         signal: AbortSignal.timeout(20_000),
       });
       const text = await response.text();
-      return { status: response.status, type: response.headers.get('content-type') ?? '', retryAfter: response.headers.get('retry-after'), body: text ? JSON.parse(text) : undefined };
+      return {
+        status: response.status,
+        type: response.headers.get('content-type') ?? '',
+        retryAfter: response.headers.get('retry-after'),
+        body: text ? JSON.parse(text) : undefined,
+      };
     };
     expect((await call('POST', '/devices', { id: 'shop', name: 'Shop', engine: 'sandbox' })).status).toBe(201);
     const acknowledged: string[] = [];
     const sendText = async (i: number) => {
-      const answer = await call('POST', '/devices/shop/send/text', { to: TO, text: `message ${i} ${'x'.repeat(2000)}` });
+      const answer = await call('POST', '/devices/shop/send/text', {
+        to: TO,
+        text: `message ${i} ${'x'.repeat(2000)}`,
+      });
       if (answer.status === 202) acknowledged.push(answer.body.waMessageId);
       return answer;
     };
@@ -148,12 +159,16 @@ describe(`a full disk (${mode})`, () => {
     expect(health.body.status).toBe('degraded');
     if (mode === 'tmpfs') expect(health.body.disk.low).toBe(true);
     expect(health.body.disk.writeFailing).toBe(true);
-    console.log(`disk full (${mode}): sends while filling ${JSON.stringify(statuses)}, media ${media.status}, health ${health.status} ${JSON.stringify(health.body.disk)}`);
+    console.log(
+      `disk full (${mode}): sends while filling ${JSON.stringify(statuses)}, media ${media.status}, health ${health.status} ${JSON.stringify(health.body.disk)}`,
+    );
 
     // Space returns: the same process carries on by itself.
     restore();
     for (let i = 0; i < 5; i++) expect((await sendText(1000 + i)).status).toBe(202);
-    expect((await call('POST', '/devices/shop/send/image', { to: TO, base64: PNG.toString('base64') })).status).toBe(202);
+    expect((await call('POST', '/devices/shop/send/image', { to: TO, base64: PNG.toString('base64') })).status).toBe(
+      202,
+    );
     const recovered = await call('GET', '/health');
     expect(recovered.status).toBe(200);
     expect(recovered.body.disk).toMatchObject({ low: false, writeFailing: false });
@@ -164,7 +179,9 @@ describe(`a full disk (${mode})`, () => {
 
     // Every acknowledged send is in the log (and in the outbox read model), and both files are sound.
     const events = new Database(join(dataDir, 'events.sqlite'), { readonly: true });
-    const logged = events.prepare("SELECT data FROM events WHERE stream_id = 'outbox-shop'").all() as Array<{ data: string }>;
+    const logged = events.prepare("SELECT data FROM events WHERE stream_id = 'outbox-shop'").all() as Array<{
+      data: string;
+    }>;
     const text = logged.map((row) => row.data).join('\n');
     const lost = acknowledged.filter((id) => !text.includes(id));
     expect(events.pragma('integrity_check', { simple: true })).toBe('ok');
@@ -172,7 +189,9 @@ describe(`a full disk (${mode})`, () => {
     const readModels = new Database(join(dataDir, 'read-models.sqlite'), { readonly: true });
     expect(readModels.pragma('integrity_check', { simple: true })).toBe('ok');
     readModels.close();
-    console.log(`disk full (${mode}): ${acknowledged.length} sends acknowledged, ${lost.length} lost, integrity_check ok`);
+    console.log(
+      `disk full (${mode}): ${acknowledged.length} sends acknowledged, ${lost.length} lost, integrity_check ok`,
+    );
     expect(lost).toEqual([]);
     for (const id of acknowledged) expect(queued.has(id), id).toBe(true);
   }, 120_000);

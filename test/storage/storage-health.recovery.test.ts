@@ -6,7 +6,13 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DelegatingEventStore } from '../../src/eventstore/delegating-store.js';
-import { type AppendOptions, type AppendResult, type NewEvent, type Snapshot, StoreUnavailableError } from '../../src/eventstore/event-store.js';
+import {
+  type AppendOptions,
+  type AppendResult,
+  type NewEvent,
+  type Snapshot,
+  StoreUnavailableError,
+} from '../../src/eventstore/event-store.js';
 import { type Gateway, startGateway } from '../../src/gateway.js';
 import { eventually } from '../support/eventually.js';
 import { type Api, apiClient, testConfig } from '../support/gateway.js';
@@ -15,7 +21,10 @@ import { type Api, apiClient, testConfig } from '../support/gateway.js';
 class RefusingStore extends DelegatingEventStore {
   down = false;
   private refuse(): void {
-    if (this.down) throw new StoreUnavailableError('connection refused', { cause: Object.assign(new Error('ECONNREFUSED'), { code: 'ECONNREFUSED' }) });
+    if (this.down)
+      throw new StoreUnavailableError('connection refused', {
+        cause: Object.assign(new Error('ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+      });
   }
   override ping(): Promise<boolean> {
     return this.down ? Promise.resolve(false) : this.inner.ping();
@@ -50,12 +59,20 @@ describe('/health when the store comes back', () => {
     store!.down = true;
     const refused = await api('POST', '/devices', { admin: true, json: { id: 'refused', name: 'x' } });
     expect({ status: refused.status, code: refused.body?.code }).toEqual({ status: 503, code: 'store_unavailable' });
-    expect((await api('GET', '/health')).body).toMatchObject({ status: 'degraded', store: { ok: false }, disk: { writeFailing: true } });
+    expect((await api('GET', '/health')).body).toMatchObject({
+      status: 'degraded',
+      store: { ok: false },
+      disk: { writeFailing: true },
+    });
     store!.down = false;
-    const healthy = await eventually(async () => {
-      const health = await api('GET', '/health');
-      return health.status === 200 ? health.body : undefined;
-    }, 'healthy again', 10_000);
+    const healthy = await eventually(
+      async () => {
+        const health = await api('GET', '/health');
+        return health.status === 200 ? health.body : undefined;
+      },
+      'healthy again',
+      10_000,
+    );
     expect(healthy).toMatchObject({ status: 'ok', store: { ok: true }, disk: { writeFailing: false } });
   });
 });

@@ -58,13 +58,25 @@ describe('event stream hub flushes', () => {
       {
         id: randomUUID(),
         type: 'MessageReceived',
-        data: { deviceId, from: '4915122223333', type: 'text', body, timestamp: 1_700_000_000, waMessageId: `3EB0${randomUUID().replaceAll('-', '').slice(0, 18).toUpperCase()}` },
+        data: {
+          deviceId,
+          from: '4915122223333',
+          type: 'text',
+          body,
+          timestamp: 1_700_000_000,
+          waMessageId: `3EB0${randomUUID().replaceAll('-', '').slice(0, 18).toUpperCase()}`,
+        },
       },
     ]);
 
   it('sends an event after a quiet spell at once and events that come faster together, in order, one write per client', async () => {
     store = new SqliteEventStore(join(tempDir('dmg-hub-'), 'events.sqlite'));
-    hub = new EventStreamHub(store, { heartbeatMs: 3_600_000, maxBufferBytes: 1024 * 1024, flushMs: 3_600_000, log: pino({ level: 'silent' }) });
+    hub = new EventStreamHub(store, {
+      heartbeatMs: 3_600_000,
+      maxBufferBytes: 1024 * 1024,
+      flushMs: 3_600_000,
+      log: pino({ level: 'silent' }),
+    });
     hub.start(0);
     const admin = new RecordingSink();
     const device = new RecordingSink();
@@ -96,7 +108,12 @@ describe('event stream hub flushes', () => {
 
   it('sends each event at once when the flush interval is 0 and the machine keeps up', async () => {
     store = new SqliteEventStore(join(tempDir('dmg-hub-'), 'events.sqlite'));
-    hub = new EventStreamHub(store, { heartbeatMs: 3_600_000, maxBufferBytes: 1024 * 1024, flushMs: 0, log: pino({ level: 'silent' }) });
+    hub = new EventStreamHub(store, {
+      heartbeatMs: 3_600_000,
+      maxBufferBytes: 1024 * 1024,
+      flushMs: 0,
+      log: pino({ level: 'silent' }),
+    });
     hub.start(0);
     const admin = new RecordingSink();
     hub.open(admin, {});
@@ -119,7 +136,12 @@ describe('event stream hub and device keys', () => {
 
   const start = (flushMs: number) => {
     store = new SqliteEventStore(join(tempDir('dmg-hub-keys-'), 'events.sqlite'));
-    hub = new EventStreamHub(store, { heartbeatMs: 3_600_000, maxBufferBytes: 1024 * 1024, flushMs, log: pino({ level: 'silent' }) });
+    hub = new EventStreamHub(store, {
+      heartbeatMs: 3_600_000,
+      maxBufferBytes: 1024 * 1024,
+      flushMs,
+      log: pino({ level: 'silent' }),
+    });
     hub.start(0);
   };
   const receive = (deviceId: string, body: string) =>
@@ -127,12 +149,22 @@ describe('event stream hub and device keys', () => {
       {
         id: randomUUID(),
         type: 'MessageReceived',
-        data: { deviceId, from: '4915122223333', type: 'text', body, timestamp: 1_700_000_000, waMessageId: `3EB0${randomUUID().replaceAll('-', '').slice(0, 18).toUpperCase()}` },
+        data: {
+          deviceId,
+          from: '4915122223333',
+          type: 'text',
+          body,
+          timestamp: 1_700_000_000,
+          waMessageId: `3EB0${randomUUID().replaceAll('-', '').slice(0, 18).toUpperCase()}`,
+        },
       },
     ]);
   const rotate = (deviceId: string, keyHash: string) =>
-    store!.append(deviceStream(deviceId), [{ id: randomUUID(), type: 'DeviceKeyRotated', data: { deviceId, keyHash, at: new Date().toISOString() } }]);
-  const passed = async (appended: { position: number }) => eventually(() => expect(hub!.stats().position).toBe(appended.position));
+    store!.append(deviceStream(deviceId), [
+      { id: randomUUID(), type: 'DeviceKeyRotated', data: { deviceId, keyHash, at: new Date().toISOString() } },
+    ]);
+  const passed = async (appended: { position: number }) =>
+    eventually(() => expect(hub!.stats().position).toBe(appended.position));
 
   it('ends a device-key client at the rotation of its key: what came before leaves, nothing after; admin clients stay', async () => {
     // The next flush is an hour away after the first: the rotation and the event after it wait in the same queue.
@@ -162,7 +194,9 @@ describe('event stream hub and device keys', () => {
     start(0);
     const withKey = new RecordingSink();
     hub!.open(withKey, { deviceId: 'hub-d', deviceKeyHash: 'hash-1' });
-    await store!.append(deviceStream('hub-d'), [{ id: randomUUID(), type: 'DeviceDeleted', data: { deviceId: 'hub-d' } }]);
+    await store!.append(deviceStream('hub-d'), [
+      { id: randomUUID(), type: 'DeviceDeleted', data: { deviceId: 'hub-d' } },
+    ]);
     await eventually(() => expect(withKey.destroyed).toBe(true));
   });
 
@@ -203,8 +237,14 @@ describe('event stream hub resume points', () => {
     const esdb = await openEventStoreDbStore(server.url);
     try {
       for (const store of [sqlite, esdb]) {
-        const hub = new EventStreamHub(store, { heartbeatMs: 3_600_000, maxBufferBytes: 1024 * 1024, log: pino({ level: 'silent' }) });
-        const { position } = await store.append(deviceStream('d1'), [{ type: 'DeviceUpdated', data: { deviceId: 'd1', name: 'a' } }]);
+        const hub = new EventStreamHub(store, {
+          heartbeatMs: 3_600_000,
+          maxBufferBytes: 1024 * 1024,
+          log: pino({ level: 'silent' }),
+        });
+        const { position } = await store.append(deviceStream('d1'), [
+          { type: 'DeviceUpdated', data: { deviceId: 'd1', name: 'a' } },
+        ]);
         await store.append(deviceStream('d1'), [{ type: 'DeviceUpdated', data: { deviceId: 'd1', name: 'b' } }]);
         expect(await hub.isEventPosition(0), store.kind).toBe(true);
         expect(await hub.isEventPosition(position), store.kind).toBe(true);

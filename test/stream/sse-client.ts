@@ -26,13 +26,19 @@ export class SseClient {
       return client;
     }
     const parser = createParser({
-      onEvent: (message) => client.events.push({ id: Number(message.id), event: message.event ?? 'message', envelope: JSON.parse(message.data) }),
+      onEvent: (message) =>
+        client.events.push({
+          id: Number(message.id),
+          event: message.event ?? 'message',
+          envelope: JSON.parse(message.data),
+        }),
       onComment: () => (client.comments += 1),
     });
     const decoder = new TextDecoder();
     client.reading = (async () => {
       try {
-        for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(chunk, { stream: true }));
+        for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>)
+          parser.feed(decoder.decode(chunk, { stream: true }));
       } catch {
         // aborted or cut off by the server
       } finally {
@@ -55,7 +61,11 @@ export class SseClient {
   }
 
   waitForCount(count: number, timeoutMs?: number): Promise<true> {
-    return this.waitFor((events) => events.length >= count, `${count} stream events (have ${this.events.length})`, timeoutMs);
+    return this.waitFor(
+      (events) => events.length >= count,
+      `${count} stream events (have ${this.events.length})`,
+      timeoutMs,
+    );
   }
 
   async close(): Promise<void> {

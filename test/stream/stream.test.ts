@@ -15,13 +15,26 @@ type TestGateway = Awaited<ReturnType<typeof startTestGateway>>;
 const admin = { 'x-admin-key': ADMIN_KEY };
 
 /** Appends `count` inbound messages to the device's inbox, as the engine's message sink would. */
-async function receive(store: EventStore, deviceId: string, count: number, bodyBytes = 16, perAppend = 100): Promise<void> {
+async function receive(
+  store: EventStore,
+  deviceId: string,
+  count: number,
+  bodyBytes = 16,
+  perAppend = 100,
+): Promise<void> {
   const body = 'x'.repeat(bodyBytes);
   for (let start = 0; start < count; start += perAppend) {
     const events = Array.from({ length: Math.min(perAppend, count - start) }, (_, i) => ({
       id: randomUUID(),
       type: 'MessageReceived',
-      data: { deviceId, from: '4915122223333', type: 'text', body: `${start + i} ${body}`, timestamp: 1_700_000_000, waMessageId: `3EB0${randomUUID().replaceAll('-', '').slice(0, 18).toUpperCase()}` },
+      data: {
+        deviceId,
+        from: '4915122223333',
+        type: 'text',
+        body: `${start + i} ${body}`,
+        timestamp: 1_700_000_000,
+        waMessageId: `3EB0${randomUUID().replaceAll('-', '').slice(0, 18).toUpperCase()}`,
+      },
     }));
     await store.append(inboxStream(deviceId), events);
   }
@@ -64,8 +77,14 @@ describe('live event stream', () => {
     await receive(gateway.store, b.id, 2);
     // A real session change too: the engine's QR shows up as session.state.
     expect((await gateway.api('POST', `/devices/${a.id}/session/open`, { deviceKey: a.key })).status).toBe(202);
-    await all.waitFor((events) => events.filter((e) => e.event === 'session.state' && e.envelope.data.state === 'qr').length === 1, 'the qr state');
-    await ofA.waitFor((events) => events.some((e) => e.envelope.data.state === 'qr'), 'the qr state on the device stream');
+    await all.waitFor(
+      (events) => events.filter((e) => e.event === 'session.state' && e.envelope.data.state === 'qr').length === 1,
+      'the qr state',
+    );
+    await ofA.waitFor(
+      (events) => events.some((e) => e.envelope.data.state === 'qr'),
+      'the qr state on the device stream',
+    );
     await ofB.waitForCount(2);
 
     const ofDevice = (id: string) => all.events.filter((e) => e.envelope.deviceId === id).map((e) => e.id);
@@ -77,7 +96,11 @@ describe('live event stream', () => {
     // The envelope is the webhook's, and the SSE fields match it.
     const first = ofB.events[0]!;
     expect(first.event).toBe('message.received');
-    expect(first.envelope).toMatchObject({ event: 'message.received', deviceId: b.id, data: { deviceId: b.id, from: '4915122223333', type: 'text' } });
+    expect(first.envelope).toMatchObject({
+      event: 'message.received',
+      deviceId: b.id,
+      data: { deviceId: b.id, from: '4915122223333', type: 'text' },
+    });
     expect(Object.keys(first.envelope).sort()).toEqual(['data', 'deviceId', 'event', 'id', 'timestamp']);
     await gateway.api('POST', `/devices/${a.id}/session/close`, { deviceKey: a.key, json: {} });
   });
@@ -90,10 +113,16 @@ describe('live event stream', () => {
     await first.close();
     await receive(gateway.store, a.id, 7);
     await receive(gateway.store, b.id, 4);
-    const resumed = await open(`/devices/${a.id}/stream`, { 'x-device-key': a.key, 'last-event-id': String(first.lastId) });
+    const resumed = await open(`/devices/${a.id}/stream`, {
+      'x-device-key': a.key,
+      'last-event-id': String(first.lastId),
+    });
     // ?after= names the start; a Last-Event-ID (what EventSource sends on reconnect) wins over it.
     const byQuery = await open(`/devices/${a.id}/stream?after=${first.lastId}`, { 'x-device-key': a.key });
-    const headerWins = await open(`/devices/${a.id}/stream?after=0`, { 'x-device-key': a.key, 'last-event-id': String(first.lastId) });
+    const headerWins = await open(`/devices/${a.id}/stream?after=0`, {
+      'x-device-key': a.key,
+      'last-event-id': String(first.lastId),
+    });
     await receive(gateway.store, a.id, 3);
     await reference.waitForCount(19);
     const expected = reference.events.filter((e) => e.envelope.deviceId === a.id).map((e) => e.id);
@@ -135,11 +164,16 @@ describe('live event stream', () => {
     for (const [path, headers] of [
       ['/stream?after=9007199254740991', admin],
       ['/stream', { ...admin, 'last-event-id': '9007199254740991' }],
-      [`/devices/${a.id}/stream`, { 'x-device-key': a.key, 'last-event-id': String(gateway.stream.position + 1_000_000) }],
+      [
+        `/devices/${a.id}/stream`,
+        { 'x-device-key': a.key, 'last-event-id': String(gateway.stream.position + 1_000_000) },
+      ],
     ] as const) {
       const answer = await fetch(`${gateway.url}${path}`, { headers });
       expect(answer.status, path).toBe(400);
-      expect(((await answer.json()) as { detail: string }).detail).toContain('is not the position of an event of this log (past its end');
+      expect(((await answer.json()) as { detail: string }).detail).toContain(
+        'is not the position of an event of this log (past its end',
+      );
     }
   });
 
@@ -149,12 +183,16 @@ describe('live event stream', () => {
     expect(idle.events).toEqual([]);
   });
 
-  it('answers HEAD with the stream\'s headers and ends, on both routes', async () => {
+  it("answers HEAD with the stream's headers and ends, on both routes", async () => {
     for (const [path, headers] of [
       ['/stream', admin],
       [`/devices/${a.id}/stream`, { 'x-device-key': a.key }],
     ] as const) {
-      const response = await fetch(`${gateway.url}${path}`, { method: 'HEAD', headers, signal: AbortSignal.timeout(5_000) });
+      const response = await fetch(`${gateway.url}${path}`, {
+        method: 'HEAD',
+        headers,
+        signal: AbortSignal.timeout(5_000),
+      });
       expect(response.status).toBe(200);
       expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
       expect(await response.text()).toBe('');
@@ -179,13 +217,26 @@ describe('a live stream opened with a device key', () => {
 
   const say = (deviceId: string, body: string) =>
     gateway.store.append(inboxStream(deviceId), [
-      { id: randomUUID(), type: 'MessageReceived', data: { deviceId, from: '4915122223333', type: 'text', body, timestamp: 1_700_000_000, waMessageId: `3EB0${randomUUID().replaceAll('-', '').slice(0, 18).toUpperCase()}` } },
+      {
+        id: randomUUID(),
+        type: 'MessageReceived',
+        data: {
+          deviceId,
+          from: '4915122223333',
+          type: 'text',
+          body,
+          timestamp: 1_700_000_000,
+          waMessageId: `3EB0${randomUUID().replaceAll('-', '').slice(0, 18).toUpperCase()}`,
+        },
+      },
     ]);
   const bodies = (client: SseClient) => client.events.map((e) => e.envelope.data.body);
 
   it('ends when the key is rotated ("the old key stops working at once"); the admin stream and the new key go on', async () => {
     const device = await createSandboxDevice(gateway.api, 'rotated');
-    const withOldKey = await SseClient.open(`${gateway.url}/devices/${device.id}/stream`, { 'x-device-key': device.key });
+    const withOldKey = await SseClient.open(`${gateway.url}/devices/${device.id}/stream`, {
+      'x-device-key': device.key,
+    });
     const asAdmin = await SseClient.open(`${gateway.url}/devices/${device.id}/stream`, admin);
     try {
       expect([withOldKey.status, asAdmin.status]).toEqual([200, 200]);
@@ -200,9 +251,15 @@ describe('a live stream opened with a device key', () => {
       expect(bodies(withOldKey)).toEqual(['before the rotation']);
 
       // Resuming with the old key is refused; with the new one it reads what came after.
-      const resumeOld = await SseClient.open(`${gateway.url}/devices/${device.id}/stream`, { 'x-device-key': device.key, 'last-event-id': String(withOldKey.lastId) });
+      const resumeOld = await SseClient.open(`${gateway.url}/devices/${device.id}/stream`, {
+        'x-device-key': device.key,
+        'last-event-id': String(withOldKey.lastId),
+      });
       expect(resumeOld.status).toBe(401);
-      const resumeNew = await SseClient.open(`${gateway.url}/devices/${device.id}/stream`, { 'x-device-key': rotated.body.deviceKey, 'last-event-id': String(withOldKey.lastId) });
+      const resumeNew = await SseClient.open(`${gateway.url}/devices/${device.id}/stream`, {
+        'x-device-key': rotated.body.deviceKey,
+        'last-event-id': String(withOldKey.lastId),
+      });
       await resumeNew.waitForCount(1);
       expect(bodies(resumeNew)).toEqual(['after the rotation']);
       expect(resumeNew.ended).toBe(false);
@@ -240,7 +297,10 @@ describe('live event stream across a restart', () => {
     const second = await startTestGateway({ DATA_DIR: dataDir, DEFAULT_ENGINE: 'sandbox' });
     try {
       await receive(second.store, device.id, 2); // missed while away, after the restart
-      const resumed = await SseClient.open(`${second.url}/devices/${device.id}/stream`, { 'x-device-key': device.key, 'last-event-id': String(before.lastId) });
+      const resumed = await SseClient.open(`${second.url}/devices/${device.id}/stream`, {
+        'x-device-key': device.key,
+        'last-event-id': String(before.lastId),
+      });
       const everything = await SseClient.open(`${second.url}/stream?after=0`, admin);
       await receive(second.store, device.id, 1); // live after the resume
       await resumed.waitForCount(6);
@@ -256,12 +316,19 @@ describe('live event stream across a restart', () => {
 
 describe('a slow stream reader', () => {
   it('is disconnected without slowing other readers or webhooks, and resumes where it was cut', async () => {
-    const gateway = await startTestGateway({ DEFAULT_ENGINE: 'sandbox', STREAM_MAX_BUFFER_BYTES: '262144', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' });
+    const gateway = await startTestGateway({
+      DEFAULT_ENGINE: 'sandbox',
+      STREAM_MAX_BUFFER_BYTES: '262144',
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+    });
     const receiver = await TestReceiver.start();
     try {
       const noisy = await createSandboxDevice(gateway.api, 'noisy');
       const hooked = await createSandboxDevice(gateway.api, 'hooked');
-      const put = await gateway.api('PUT', `/devices/${hooked.id}/hooks`, { deviceKey: hooked.key, json: { url: receiver.url, events: ['message.received'] } });
+      const put = await gateway.api('PUT', `/devices/${hooked.id}/hooks`, {
+        deviceKey: hooked.key,
+        json: { url: receiver.url, events: ['message.received'] },
+      });
       expect(put.status).toBe(200);
 
       // A reader that never reads: its socket stops taking bytes once the kernel's buffers are full.

@@ -41,13 +41,26 @@ export interface SpawnOptions {
 }
 
 /** The real gateway (src/main.ts) in its own process, so that it can be killed with SIGKILL mid-work. */
-export async function spawnGateway(dataDir: string, env: Record<string, string> = {}, options: SpawnOptions = {}): Promise<ChildGateway> {
+export async function spawnGateway(
+  dataDir: string,
+  env: Record<string, string> = {},
+  options: SpawnOptions = {},
+): Promise<ChildGateway> {
   const port = await freePort();
   // The store outlives the gateway (it is killed with SIGKILL): on EventStoreDB, a server in a process of its own.
   const store = await storeSettings(dataDir, 'child-process');
   const child = spawn(process.execPath, ['--import', 'tsx', options.script ?? 'src/main.ts'], {
     cwd: ROOT,
-    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', ADMIN_API_KEY: ADMIN_KEY, LOG_LEVEL: 'warn', ...store, ...env },
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      ADMIN_API_KEY: ADMIN_KEY,
+      LOG_LEVEL: 'warn',
+      ...store,
+      ...env,
+    },
     stdio: options.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
   });
   trackChild(child);
@@ -64,7 +77,10 @@ export async function spawnGateway(dataDir: string, env: Record<string, string> 
       await exited;
       throw new Error(`gateway did not become healthy: ${output}`);
     }
-    const healthy = await fetch(`${url}/health`).then((r) => r.ok, () => false);
+    const healthy = await fetch(`${url}/health`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (healthy) break;
     await new Promise((r) => setTimeout(r, 100));
   }

@@ -7,7 +7,9 @@ import { type Decider, fold } from '../../src/commands/decider.js';
 import { DomainError, type DomainErrorCode } from '../../src/errors/domain-error.js';
 import type { TypedEvent } from '../../src/eventstore/typed-events.js';
 
-export function deciderSpecification<State, Command, Event extends TypedEvent>(decider: Decider<State, Command, Event>) {
+export function deciderSpecification<State, Command, Event extends TypedEvent>(
+  decider: Decider<State, Command, Event>,
+) {
   return {
     given(events: readonly Event[]) {
       const state = fold(decider, decider.initialState(), events);

@@ -151,8 +151,10 @@ export class EsdbTestServer {
     const server = new grpc.Server();
     server.addService(streamsGrpc.StreamsService, {
       read: (call: grpc.ServerWritableStream<S.ReadReq, S.ReadResp>) => this.onRead(call),
-      append: (call: grpc.ServerReadableStream<S.AppendReq, S.AppendResp>, callback: grpc.sendUnaryData<S.AppendResp>) =>
-        this.onAppend(call, callback),
+      append: (
+        call: grpc.ServerReadableStream<S.AppendReq, S.AppendResp>,
+        callback: grpc.sendUnaryData<S.AppendResp>,
+      ) => this.onAppend(call, callback),
       batchAppend: (call: grpc.ServerDuplexStream<S.BatchAppendReq, S.BatchAppendResp>) => this.onBatchAppend(call),
       delete: (call: grpc.ServerUnaryCall<S.DeleteReq, S.DeleteResp>, callback: grpc.sendUnaryData<S.DeleteResp>) =>
         this.onDelete(call, callback),
@@ -199,7 +201,8 @@ export class EsdbTestServer {
   dropSubscriptions(code: grpc.status = grpc.status.UNAVAILABLE): number {
     const dropped = [...this.subscriptions];
     this.subscriptions.clear();
-    for (const subscription of dropped) subscription.call.emit('error', { code, details: 'subscription dropped by the test server' });
+    for (const subscription of dropped)
+      subscription.call.emit('error', { code, details: 'subscription dropped by the test server' });
     return dropped.length;
   }
 
@@ -251,7 +254,13 @@ export class EsdbTestServer {
     for (const event of proposed) {
       const eventSize = sizeOnDisk(event);
       if (checkEventSize && eventSize > this.maxAppendEventSize) {
-        return { ok: false, error: 'max_append_event_size', eventId: event.id, size: eventSize, max: this.maxAppendEventSize };
+        return {
+          ok: false,
+          error: 'max_append_event_size',
+          eventId: event.id,
+          size: eventSize,
+          max: this.maxAppendEventSize,
+        };
       }
       size += eventSize;
     }
@@ -335,7 +344,11 @@ export class EsdbTestServer {
   // gRPC handlers
 
   /** Applies an injected fault; true when the call was answered (or swallowed) by it. */
-  private faulted(method: Method, answer: (error: grpc.ServiceError | Partial<grpc.StatusObject>) => void, hang: { end(): void }): boolean {
+  private faulted(
+    method: Method,
+    answer: (error: grpc.ServiceError | Partial<grpc.StatusObject>) => void,
+    hang: { end(): void },
+  ): boolean {
     const fault = this.faults.get(method)?.shift();
     if (!fault) return false;
     if (fault === 'stall') {
@@ -356,7 +369,12 @@ export class EsdbTestServer {
 
   private onFeatures(callback: grpc.sendUnaryData<serverFeaturesPb.SupportedMethods>): void {
     this.calls.features++;
-    if (this.faulted('features', (e) => callback(e as grpc.ServiceError), { end: () => callback({ code: grpc.status.UNAVAILABLE }) })) return;
+    if (
+      this.faulted('features', (e) => callback(e as grpc.ServiceError), {
+        end: () => callback({ code: grpc.status.UNAVAILABLE }),
+      })
+    )
+      return;
     const methods = ['read', 'append', 'delete', 'batchappend'].map((name) => {
       const method = new serverFeaturesPb.SupportedMethod();
       method.setMethodName(name);
@@ -369,10 +387,18 @@ export class EsdbTestServer {
     callback(null, answer);
   }
 
-  private onAppend(call: grpc.ServerReadableStream<S.AppendReq, S.AppendResp>, callback: grpc.sendUnaryData<S.AppendResp>): void {
+  private onAppend(
+    call: grpc.ServerReadableStream<S.AppendReq, S.AppendResp>,
+    callback: grpc.sendUnaryData<S.AppendResp>,
+  ): void {
     this.calls.append++;
     this.noteLeaderRequirement(call);
-    if (this.faulted('append', (e) => callback(e as grpc.ServiceError), { end: () => callback({ code: grpc.status.UNAVAILABLE }) })) return;
+    if (
+      this.faulted('append', (e) => callback(e as grpc.ServiceError), {
+        end: () => callback({ code: grpc.status.UNAVAILABLE }),
+      })
+    )
+      return;
     let streamId = '';
     let expected: Expected = 'any';
     const proposed: Proposed[] = [];
@@ -431,7 +457,9 @@ export class EsdbTestServer {
         callback(null, new AppendResp().setWrongExpectedVersion(wev));
         return;
       }
-      callback(outcome.error === 'max_append_event_size' ? eventSizeError(outcome) : appendError(outcome.error, streamId));
+      callback(
+        outcome.error === 'max_append_event_size' ? eventSizeError(outcome) : appendError(outcome.error, streamId),
+      );
     });
   }
 
@@ -444,7 +472,10 @@ export class EsdbTestServer {
       if (this.appendDelayMs > 0) await new Promise((r) => setTimeout(r, this.appendDelayMs));
       const correlation = request.getCorrelationId()!;
       const key = correlation.getString();
-      const identifier = (pending.get(key)?.streamId ?? request.getOptions()) === undefined ? undefined : request.getOptions()?.getStreamIdentifier();
+      const identifier =
+        (pending.get(key)?.streamId ?? request.getOptions()) === undefined
+          ? undefined
+          : request.getOptions()?.getStreamIdentifier();
       const respond = (build: (resp: S.BatchAppendResp) => void) => {
         const resp = new BatchAppendResp();
         resp.setCorrelationId(correlation);
@@ -463,10 +494,28 @@ export class EsdbTestServer {
           return;
         }
         respond((resp) => {
-          if (fault === 'deadline') resp.setError(rpcStatus(grpc.status.DEADLINE_EXCEEDED, 'Timeout', 'event_store.client.Timeout', new sharedPb.Timeout()));
-          else if (fault === 'access_denied') resp.setError(rpcStatus(grpc.status.PERMISSION_DENIED, 'Access Denied', 'event_store.client.AccessDenied', new sharedPb.AccessDenied()));
+          if (fault === 'deadline')
+            resp.setError(
+              rpcStatus(grpc.status.DEADLINE_EXCEEDED, 'Timeout', 'event_store.client.Timeout', new sharedPb.Timeout()),
+            );
+          else if (fault === 'access_denied')
+            resp.setError(
+              rpcStatus(
+                grpc.status.PERMISSION_DENIED,
+                'Access Denied',
+                'event_store.client.AccessDenied',
+                new sharedPb.AccessDenied(),
+              ),
+            );
           else {
-            resp.setError(rpcStatus(grpc.status.FAILED_PRECONDITION, 'Stream Deleted', 'event_store.client.StreamDeleted', new sharedPb.StreamDeleted()));
+            resp.setError(
+              rpcStatus(
+                grpc.status.FAILED_PRECONDITION,
+                'Stream Deleted',
+                'event_store.client.StreamDeleted',
+                new sharedPb.StreamDeleted(),
+              ),
+            );
           }
         });
         return;
@@ -506,7 +555,14 @@ export class EsdbTestServer {
           else if (outcome.expected === 'no_stream') details.setExpectedNoStream(new emptyPb.Empty());
           else if (outcome.expected === 'stream_exists') details.setExpectedStreamExists(new emptyPb.Empty());
           else details.setExpectedAny(new emptyPb.Empty());
-          resp.setError(rpcStatus(grpc.status.FAILED_PRECONDITION, 'WrongExpectedVersion', 'event_store.client.WrongExpectedVersion', details));
+          resp.setError(
+            rpcStatus(
+              grpc.status.FAILED_PRECONDITION,
+              'WrongExpectedVersion',
+              'event_store.client.WrongExpectedVersion',
+              details,
+            ),
+          );
         } else if (outcome.error === 'max_append_size') {
           resp.setError(
             rpcStatus(
@@ -517,10 +573,21 @@ export class EsdbTestServer {
             ),
           );
         } else if (outcome.error === 'stream_deleted') {
-          const deleted = new sharedPb.StreamDeleted().setStreamIdentifier(new sharedPb.StreamIdentifier().setStreamName(Buffer.from(entry.streamId)));
-          resp.setError(rpcStatus(grpc.status.FAILED_PRECONDITION, 'Stream Deleted', 'event_store.client.StreamDeleted', deleted));
+          const deleted = new sharedPb.StreamDeleted().setStreamIdentifier(
+            new sharedPb.StreamIdentifier().setStreamName(Buffer.from(entry.streamId)),
+          );
+          resp.setError(
+            rpcStatus(grpc.status.FAILED_PRECONDITION, 'Stream Deleted', 'event_store.client.StreamDeleted', deleted),
+          );
         } else {
-          resp.setError(rpcStatus(grpc.status.PERMISSION_DENIED, 'Access Denied', 'event_store.client.AccessDenied', new sharedPb.AccessDenied()));
+          resp.setError(
+            rpcStatus(
+              grpc.status.PERMISSION_DENIED,
+              'Access Denied',
+              'event_store.client.AccessDenied',
+              new sharedPb.AccessDenied(),
+            ),
+          );
         }
       });
     });
@@ -530,14 +597,26 @@ export class EsdbTestServer {
    * [MD] soft delete: the metadata stream gets `{"$tb": last revision + 1}` and nothing else (KurrentDB's
    * StorageWriterService writes only the truncate-before; the stream's other metadata is gone with it).
    */
-  private onDelete(call: grpc.ServerUnaryCall<S.DeleteReq, S.DeleteResp>, callback: grpc.sendUnaryData<S.DeleteResp>): void {
+  private onDelete(
+    call: grpc.ServerUnaryCall<S.DeleteReq, S.DeleteResp>,
+    callback: grpc.sendUnaryData<S.DeleteResp>,
+  ): void {
     this.calls.delete++;
     this.noteLeaderRequirement(call);
-    if (this.faulted('delete', (e) => callback(e as grpc.ServiceError), { end: () => callback({ code: grpc.status.UNAVAILABLE }) })) return;
+    if (
+      this.faulted('delete', (e) => callback(e as grpc.ServiceError), {
+        end: () => callback({ code: grpc.status.UNAVAILABLE }),
+      })
+    )
+      return;
     const options = call.request.getOptions()!;
     const streamId = streamName(options.getStreamIdentifier());
     const current = this.currentRevision(streamId);
-    const expected: Expected = options.hasRevision() ? Number(options.getRevision()) : options.hasNoStream() ? 'no_stream' : 'any';
+    const expected: Expected = options.hasRevision()
+      ? Number(options.getRevision())
+      : options.hasNoStream()
+        ? 'no_stream'
+        : 'any';
     if ((expected === 'no_stream' && current >= 0) || (typeof expected === 'number' && expected !== current)) {
       callback({
         code: grpc.status.FAILED_PRECONDITION,
@@ -573,7 +652,9 @@ export class EsdbTestServer {
     if (this.faulted(method, (e) => call.emit('error', e), hang)) return;
     const uuidAsString = options.getUuidOption()?.hasString() ?? false;
     const forwards = options.getReadDirection() === streamsPb.ReadReq.Options.ReadDirection.FORWARDS;
-    const count = options.hasCount() ? Math.min(Number(options.getCount()), Number.MAX_SAFE_INTEGER) : Number.MAX_SAFE_INTEGER;
+    const count = options.hasCount()
+      ? Math.min(Number(options.getCount()), Number.MAX_SAFE_INTEGER)
+      : Number.MAX_SAFE_INTEGER;
 
     if (options.hasStream()) {
       const streamOptions = options.getStream()!;
@@ -581,15 +662,24 @@ export class EsdbTestServer {
       const events = this.streams.get(streamId)?.events ?? [];
       const first = this.firstVisible(streamId);
       if (events.length === 0 || first > events.length - 1) {
-        const notFound = new ReadResp.StreamNotFound().setStreamIdentifier(new sharedPb.StreamIdentifier().setStreamName(Buffer.from(streamId)));
+        const notFound = new ReadResp.StreamNotFound().setStreamIdentifier(
+          new sharedPb.StreamIdentifier().setStreamName(Buffer.from(streamId)),
+        );
         call.write(new ReadResp().setStreamNotFound(notFound));
         call.end();
         return;
       }
       const last = events.length - 1;
-      const from = streamOptions.hasRevision() ? Number(streamOptions.getRevision()) : streamOptions.hasEnd() ? last : forwards ? 0 : last;
+      const from = streamOptions.hasRevision()
+        ? Number(streamOptions.getRevision())
+        : streamOptions.hasEnd()
+          ? last
+          : forwards
+            ? 0
+            : last;
       const selected: LogRecord[] = [];
-      if (forwards) for (let r = Math.max(from, first); r <= last && selected.length < count; r++) selected.push(events[r]!);
+      if (forwards)
+        for (let r = Math.max(from, first); r <= last && selected.length < count; r++) selected.push(events[r]!);
       else for (let r = Math.min(from, last); r >= first && selected.length < count; r--) selected.push(events[r]!);
       for (const record of selected) call.write(readEvent(record, uuidAsString, false));
       call.end();
@@ -622,7 +712,14 @@ export class EsdbTestServer {
       return;
     }
     // [IP] a position inside the log where no record starts cannot be read from.
-    if (position !== undefined && position > 0n && !all.hasStart() && !all.hasEnd() && position < this.nextPosition && this.log[this.indexAtOrAfter(position)]?.position !== position) {
+    if (
+      position !== undefined &&
+      position > 0n &&
+      !all.hasStart() &&
+      !all.hasEnd() &&
+      position < this.nextPosition &&
+      this.log[this.indexAtOrAfter(position)]?.position !== position
+    ) {
       call.emit('error', { code: grpc.status.INVALID_ARGUMENT, details: 'Trying to read from an invalid position.' });
       return;
     }
@@ -631,7 +728,11 @@ export class EsdbTestServer {
     const passes = toFilter(options);
     const selected: LogRecord[] = [];
     if (forwards) {
-      for (let i = position === undefined || all.hasStart() ? 0 : this.indexAtOrAfter(position); i < this.log.length && selected.length < count; i++) {
+      for (
+        let i = position === undefined || all.hasStart() ? 0 : this.indexAtOrAfter(position);
+        i < this.log.length && selected.length < count;
+        i++
+      ) {
         if (passes(this.log[i]!)) selected.push(this.log[i]!);
       }
     } else {
@@ -759,7 +860,12 @@ function toFilter(options: S.ReadReq.Options): (record: LogRecord) => boolean {
   const expression = onType ? filter.getEventType()! : filter.getStreamIdentifier()!;
   const regex = expression.getRegex();
   const prefixes = expression.getPrefixList();
-  const test = regex ? ((re) => (value: string) => re.test(value))(new RegExp(regex)) : (value: string) => prefixes.some((p) => value.startsWith(p));
+  const test = regex
+    ? (
+        (re) => (value: string) =>
+          re.test(value)
+      )(new RegExp(regex))
+    : (value: string) => prefixes.some((p) => value.startsWith(p));
   return (record) => test(onType ? record.type : record.streamId);
 }
 
@@ -770,10 +876,17 @@ function exceptionMetadata(exception: string, extra: Record<string, string> = {}
   return metadata;
 }
 
-function appendError(error: 'stream_deleted' | 'max_append_size' | 'access_denied', streamId: string): Partial<grpc.StatusObject> {
+function appendError(
+  error: 'stream_deleted' | 'max_append_size' | 'access_denied',
+  streamId: string,
+): Partial<grpc.StatusObject> {
   switch (error) {
     case 'stream_deleted':
-      return { code: grpc.status.FAILED_PRECONDITION, details: `Event stream '${streamId}' is deleted.`, metadata: exceptionMetadata('stream-deleted', { 'stream-name': streamId }) };
+      return {
+        code: grpc.status.FAILED_PRECONDITION,
+        details: `Event stream '${streamId}' is deleted.`,
+        metadata: exceptionMetadata('stream-deleted', { 'stream-name': streamId }),
+      };
     case 'max_append_size':
       return {
         code: grpc.status.INVALID_ARGUMENT,
@@ -781,7 +894,11 @@ function appendError(error: 'stream_deleted' | 'max_append_size' | 'access_denie
         metadata: exceptionMetadata('maximum-append-size-exceeded', { 'maximum-append-size': String(MAX_APPEND_SIZE) }),
       };
     default:
-      return { code: grpc.status.PERMISSION_DENIED, details: 'Access Denied', metadata: exceptionMetadata('access-denied') };
+      return {
+        code: grpc.status.PERMISSION_DENIED,
+        details: 'Access Denied',
+        metadata: exceptionMetadata('access-denied'),
+      };
   }
 }
 
@@ -798,7 +915,12 @@ function eventSizeError(outcome: { eventId: string; size: number; max: number })
 }
 
 /** [AP] BatchAppend errors: a google.rpc.Status whose details name the error type. */
-function rpcStatus(code: grpc.status, message: string, typeName: string, details: { serializeBinary(): Uint8Array }): statusPb.Status {
+function rpcStatus(
+  code: grpc.status,
+  message: string,
+  typeName: string,
+  details: { serializeBinary(): Uint8Array },
+): statusPb.Status {
   const status = new statusPb.Status();
   status.setCode(code as number);
   status.setMessage(message);

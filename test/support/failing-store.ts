@@ -3,7 +3,14 @@
  * (SqliteEventStore turns a failed commit into a StoreUnavailableError); reads keep working.
  */
 import { DelegatingEventStore } from '../../src/eventstore/delegating-store.js';
-import { type AppendOptions, type AppendResult, type NewEvent, type Snapshot, type SnapshotWriteOptions, StoreUnavailableError } from '../../src/eventstore/event-store.js';
+import {
+  type AppendOptions,
+  type AppendResult,
+  type NewEvent,
+  type Snapshot,
+  type SnapshotWriteOptions,
+  StoreUnavailableError,
+} from '../../src/eventstore/event-store.js';
 
 export class FailingWritesStore extends DelegatingEventStore {
   failing = false;

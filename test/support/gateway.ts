@@ -10,18 +10,28 @@ export const ADMIN_KEY = 'ak_test_admin_key_0123456789abcdef';
 export { tempDir };
 
 export function testConfig(overrides: Record<string, string> = {}): Config {
-  return loadConfig({ DATA_DIR: tempDir(), PORT: '0', HOST: '127.0.0.1', ADMIN_API_KEY: ADMIN_KEY, LOG_LEVEL: 'silent', ...overrides });
+  return loadConfig({
+    DATA_DIR: tempDir(),
+    PORT: '0',
+    HOST: '127.0.0.1',
+    ADMIN_API_KEY: ADMIN_KEY,
+    LOG_LEVEL: 'silent',
+    ...overrides,
+  });
 }
 
 /**
  * A real gateway on 127.0.0.1 with a real SQLite file in a fresh directory (or its own EventStoreDB test
  * server, test/support/test-store.ts); answers are checked against their schemas.
  */
-export async function startTestGateway(overrides: Record<string, string> = {}): Promise<Gateway & { api: Api; dataDir: string }> {
+export async function startTestGateway(
+  overrides: Record<string, string> = {},
+): Promise<Gateway & { api: Api; dataDir: string }> {
   const dataDir = overrides.DATA_DIR ?? tempDir();
   const config = testConfig({ ...(await storeSettings(dataDir, 'in-process')), ...overrides, DATA_DIR: dataDir });
   const gateway = await startGateway(config, { logger: pino({ level: 'silent' }), validateResponses: true });
-  if (onEsdbTestServer && gateway.store.kind !== 'eventstoredb') throw new Error('the esdb test project started a gateway on another store');
+  if (onEsdbTestServer && gateway.store.kind !== 'eventstoredb')
+    throw new Error('the esdb test project started a gateway on another store');
   return Object.assign(gateway, { api: apiClient(gateway.url), dataDir: config.dataDir });
 }
 
@@ -55,6 +65,10 @@ export function apiClient(baseUrl: string): Api {
     const response = await fetch(`${baseUrl}${path}`, { method, headers, body });
     const text = await response.text();
     const type = response.headers.get('content-type') ?? '';
-    return { status: response.status, headers: response.headers, body: type.includes('json') && text ? JSON.parse(text) : text };
+    return {
+      status: response.status,
+      headers: response.headers,
+      body: type.includes('json') && text ? JSON.parse(text) : text,
+    };
   };
 }

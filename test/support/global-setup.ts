@@ -16,7 +16,9 @@ export default function setup(project: TestProject): () => void {
     rmSync(root, { recursive: true, force: true, maxRetries: 3 });
     if (left.length > 0) {
       process.exitCode = 1;
-      throw new Error(`tests left ${left.length} temporary director${left.length === 1 ? 'y' : 'ies'} behind (use tempDir from test/support/temp-dir.ts): ${left.join(', ')}`);
+      throw new Error(
+        `tests left ${left.length} temporary director${left.length === 1 ? 'y' : 'ies'} behind (use tempDir from test/support/temp-dir.ts): ${left.join(', ')}`,
+      );
     }
   };
 }

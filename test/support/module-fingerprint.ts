@@ -41,7 +41,9 @@ function runtimeCode(path: string): string {
   let code = transpiled.get(path);
   if (code === undefined) {
     const source = readFileSync(path, 'utf8');
-    code = path.endsWith('.ts') ? ts.transpileModule(source, { compilerOptions: TRANSPILE_OPTIONS, fileName: path }).outputText : source;
+    code = path.endsWith('.ts')
+      ? ts.transpileModule(source, { compilerOptions: TRANSPILE_OPTIONS, fileName: path }).outputText
+      : source;
     transpiled.set(path, code);
   }
   return code;
@@ -64,7 +66,11 @@ function importedSpecifiers(code: string, fileName: string): string[] {
   const file = ts.createSourceFile(fileName, code, ts.ScriptTarget.ES2022, false, ts.ScriptKind.JS);
   const specifiers: string[] = [];
   const visit = (node: ts.Node): void => {
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+    if (
+      (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
+      node.moduleSpecifier &&
+      ts.isStringLiteral(node.moduleSpecifier)
+    ) {
       specifiers.push(node.moduleSpecifier.text);
     } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
       const [argument] = node.arguments;
@@ -81,7 +87,10 @@ function resolveRelative(from: string, specifier: string): string {
   const target = resolve(dirname(from), specifier);
   const candidates = specifier.endsWith('.js') ? [`${target.slice(0, -'.js'.length)}.ts`, target] : [target];
   const found = candidates.find((candidate) => existsSync(candidate));
-  if (!found) throw new Error(`${repositoryPath(from)} imports '${specifier}', which is no file (looked for ${candidates.map(repositoryPath).join(', ')})`);
+  if (!found)
+    throw new Error(
+      `${repositoryPath(from)} imports '${specifier}', which is no file (looked for ${candidates.map(repositoryPath).join(', ')})`,
+    );
   return found;
 }
 

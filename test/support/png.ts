@@ -20,7 +20,8 @@ export function parsePng(bytes: Buffer): { width: number; height: number } {
     chunks.push({ type, data });
     offset += 12 + length;
   }
-  if (chunks[0]?.type !== 'IHDR' || chunks[chunks.length - 1]?.type !== 'IEND') throw new Error('IHDR must come first and IEND last');
+  if (chunks[0]?.type !== 'IHDR' || chunks[chunks.length - 1]?.type !== 'IEND')
+    throw new Error('IHDR must come first and IEND last');
   const header = chunks[0].data;
   const width = header.readUInt32BE(0);
   const height = header.readUInt32BE(4);
@@ -29,6 +30,7 @@ export function parsePng(bytes: Buffer): { width: number; height: number } {
   if (!channels) throw new Error(`unknown colour type ${header[9]}`);
   const pixels = inflateSync(Buffer.concat(chunks.filter((c) => c.type === 'IDAT').map((c) => c.data)));
   const rowBytes = 1 + Math.ceil((width * channels * bitDepth) / 8);
-  if (pixels.length !== rowBytes * height) throw new Error(`image data holds ${pixels.length} bytes, the header announces ${rowBytes * height}`);
+  if (pixels.length !== rowBytes * height)
+    throw new Error(`image data holds ${pixels.length} bytes, the header announces ${rowBytes * height}`);
   return { width, height };
 }

@@ -12,16 +12,32 @@ export interface RawAnswer {
 const agent = new Agent({ keepAlive: false, maxSockets: 64 });
 
 /** One request with exactly these headers and body bytes (fetch would add or refuse some). */
-export function rawRequest(url: string, method: string, path: string, headers: Record<string, string>, body?: Buffer): Promise<RawAnswer> {
+export function rawRequest(
+  url: string,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: Buffer,
+): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
-    const req = request(`${url}${path}`, { method, agent, headers: { ...headers, ...(body ? { 'content-length': String(body.length) } : {}) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
+    const req = request(
+      `${url}${path}`,
+      { method, agent, headers: { ...headers, ...(body ? { 'content-length': String(body.length) } : {}) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }),
+        );
+        res.on('error', reject);
+      },
+    );
     // The server may answer (413) and close before the whole body is sent.
-    req.on('error', (error: NodeJS.ErrnoException) => (error.code === 'EPIPE' || error.code === 'ECONNRESET' ? resolve({ status: -1, headers: {}, text: error.code }) : reject(error)));
+    req.on('error', (error: NodeJS.ErrnoException) =>
+      error.code === 'EPIPE' || error.code === 'ECONNRESET'
+        ? resolve({ status: -1, headers: {}, text: error.code })
+        : reject(error),
+    );
     req.end(body);
   });
 }
@@ -69,4 +85,3 @@ export function parseRaw(text: string): { status: number; type: string; body: an
   }
   return { status, type, body };
 }
-

@@ -16,7 +16,12 @@ export async function createSandboxDevice(api: Api, id: string): Promise<TestDev
 }
 
 /** Waits until GET /session/state says `state`, and answers the body. */
-export function waitForState(api: Api, device: TestDevice, state: string, timeoutMs?: number): Promise<{ state: string; phone?: string; since: string; lastError?: { code: string; message: string } }> {
+export function waitForState(
+  api: Api,
+  device: TestDevice,
+  state: string,
+  timeoutMs?: number,
+): Promise<{ state: string; phone?: string; since: string; lastError?: { code: string; message: string } }> {
   return eventually(
     async () => {
       const answer = await api('GET', `/devices/${device.id}/session/state`, { deviceKey: device.key });

@@ -27,7 +27,10 @@ interface RunningServer {
 const servers = new Map<string, Promise<RunningServer>>();
 
 /** The settings that point a gateway on `dataDir` at its store: {} for SQLite, else its test server's URL. */
-export async function storeSettings(dataDir: string, where: 'in-process' | 'child-process'): Promise<Record<string, string>> {
+export async function storeSettings(
+  dataDir: string,
+  where: 'in-process' | 'child-process',
+): Promise<Record<string, string>> {
   if (!onEsdbTestServer) return {};
   let server = servers.get(dataDir);
   if (!server) {

@@ -22,9 +22,15 @@ const attempt = (deliveryId: string, n: number): WebhookDeliveryAttemptedData =>
 
 describe('the delivery lane decider', () => {
   it('records an attempt', () =>
-    spec.given([]).when({ type: 'RecordAttempt', attempt: attempt('a', 1) }).then([{ type: 'WebhookDeliveryAttempted', data: attempt('a', 1) }]));
+    spec
+      .given([])
+      .when({ type: 'RecordAttempt', attempt: attempt('a', 1) })
+      .then([{ type: 'WebhookDeliveryAttempted', data: attempt('a', 1) }]));
   it('records an attempt already in the stream once (an append tried again after an unclear failure)', () =>
-    spec.given([{ type: 'WebhookDeliveryAttempted', data: attempt('a', 1) }]).when({ type: 'RecordAttempt', attempt: attempt('a', 1) }).thenNothing());
+    spec
+      .given([{ type: 'WebhookDeliveryAttempted', data: attempt('a', 1) }])
+      .when({ type: 'RecordAttempt', attempt: attempt('a', 1) })
+      .thenNothing());
   it('records the next attempt of the same delivery', () =>
     spec
       .given([{ type: 'WebhookDeliveryAttempted', data: attempt('a', 1) }])

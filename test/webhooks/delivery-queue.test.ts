@@ -53,7 +53,9 @@ describe('DeliveryQueue', () => {
     queue = new DeliveryQueue({ concurrency: 1_000, hostRatePerSecond: 15 });
     const began = Date.now();
     const starts: number[] = [];
-    await Promise.all(Array.from({ length: 24 }, () => queue!.run('h:80', async () => starts.push(Date.now() - began))));
+    await Promise.all(
+      Array.from({ length: 24 }, () => queue!.run('h:80', async () => starts.push(Date.now() - began))),
+    );
     // 2 every 133 ms (15 a second), not 2 every 100 ms (20 a second): the last two start after 11 windows.
     expect(Math.max(...starts)).toBeGreaterThanOrEqual(1_400);
     expect(Math.max(...starts)).toBeLessThan(2_000);
@@ -63,7 +65,9 @@ describe('DeliveryQueue', () => {
     queue = new DeliveryQueue({ concurrency: 1_000, hostRatePerSecond: 100 });
     const began = Date.now();
     const starts: number[] = [];
-    await Promise.all(Array.from({ length: 25 }, () => queue!.run('h:80', async () => starts.push(Date.now() - began))));
+    await Promise.all(
+      Array.from({ length: 25 }, () => queue!.run('h:80', async () => starts.push(Date.now() - began))),
+    );
     expect(starts.filter((ms) => ms < 90)).toHaveLength(10);
     expect(starts.filter((ms) => ms >= 190)).toHaveLength(5);
   });

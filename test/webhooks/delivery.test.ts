@@ -50,17 +50,33 @@ describe('webhook delivery', () => {
     secrets.set(id, put.body.secret);
   }
 
-  const deliveries = async (id: string, query = '') => (await api('GET', `/devices/${id}/hooks/deliveries${query}`, { deviceKey: keys.get(id) })).body;
-  const delivery = async (id: string, deliveryId: string) => (await deliveries(id, '?limit=500')).items.find((d: { id: string }) => d.id === deliveryId);
+  const deliveries = async (id: string, query = '') =>
+    (await api('GET', `/devices/${id}/hooks/deliveries${query}`, { deviceKey: keys.get(id) })).body;
+  const delivery = async (id: string, deliveryId: string) =>
+    (await deliveries(id, '?limit=500')).items.find((d: { id: string }) => d.id === deliveryId);
   const answered = (requests: ReceivedRequest[]) => requests.filter((r) => r.envelope);
 
   it('sends every kind as a signed envelope, only kinds the hook lists and only events after it was set', async () => {
-    await api('POST', '/devices', { admin: true, json: { id: 'kinds', name: 'kinds' } }).then((r) => keys.set('kinds', r.body.deviceKey));
+    await api('POST', '/devices', { admin: true, json: { id: 'kinds', name: 'kinds' } }).then((r) =>
+      keys.set('kinds', r.body.deviceKey),
+    );
     const early = await appendReceived(gateway.store, 'kinds', 1);
     await configure('kinds', receiver.url, ['session.state', 'message.received']);
-    const session = { deviceId: 'kinds', state: 'online' as const, previousState: 'connecting' as const, phone: '4915100000001', reason: 'scanned' };
+    const session = {
+      deviceId: 'kinds',
+      state: 'online' as const,
+      previousState: 'connecting' as const,
+      phone: '4915100000001',
+      reason: 'scanned',
+    };
     await appendSessionState(gateway.store, session);
-    await appendStatus(gateway.store, { deviceId: 'kinds', waMessageId: 'OUT-1', status: 'delivered', recipient: '4915100000002', timestamp: 1_700_000_100 });
+    await appendStatus(gateway.store, {
+      deviceId: 'kinds',
+      waMessageId: 'OUT-1',
+      status: 'delivered',
+      recipient: '4915100000002',
+      timestamp: 1_700_000_100,
+    });
     const late = await appendReceived(gateway.store, 'kinds', 1, 2);
     await receiver.waitUntil(() => receiver.of('kinds').length >= 2);
 
@@ -68,7 +84,12 @@ describe('webhook delivery', () => {
     const [first, second] = receiver.of('kinds');
     expect(receiver.of('kinds')).toHaveLength(2);
     expect(first!.envelope).toMatchObject({ event: 'session.state', deviceId: 'kinds', data: session });
-    expect(second!.envelope).toMatchObject({ id: late.ids[0], event: 'message.received', deviceId: 'kinds', data: { from: '4915112345678', type: 'text', body: 'message 2', waMessageId: 'WA-kinds-2' } });
+    expect(second!.envelope).toMatchObject({
+      id: late.ids[0],
+      event: 'message.received',
+      deviceId: 'kinds',
+      data: { from: '4915112345678', type: 'text', body: 'message 2', waMessageId: 'WA-kinds-2' },
+    });
     expect(second!.envelope.id).not.toBe(early.ids[0]);
     for (const request of [first!, second!]) {
       expect(request.method).toBe('POST');
@@ -78,14 +99,30 @@ describe('webhook delivery', () => {
       expect(request.headers['webhook-id']).toBe(request.envelope.id);
       expect(Math.abs(Number(request.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
       expect(String(request.headers['webhook-signature'])).toMatch(/^v1,/);
-      expect(new Webhook(secrets.get('kinds')!).verify(request.body, request.headers as Record<string, string>)).toEqual(request.envelope);
-      expect(() => new Webhook(`whsec_${Buffer.alloc(32, 1).toString('base64')}`).verify(request.body, request.headers as Record<string, string>)).toThrow();
+      expect(
+        new Webhook(secrets.get('kinds')!).verify(request.body, request.headers as Record<string, string>),
+      ).toEqual(request.envelope);
+      expect(() =>
+        new Webhook(`whsec_${Buffer.alloc(32, 1).toString('base64')}`).verify(
+          request.body,
+          request.headers as Record<string, string>,
+        ),
+      ).toThrow();
     }
 
     await configure('kinds', receiver.url, ['message.status']);
-    await appendStatus(gateway.store, { deviceId: 'kinds', waMessageId: 'OUT-1', status: 'read', recipient: '4915100000002', timestamp: 1_700_000_200 });
+    await appendStatus(gateway.store, {
+      deviceId: 'kinds',
+      waMessageId: 'OUT-1',
+      status: 'read',
+      recipient: '4915100000002',
+      timestamp: 1_700_000_200,
+    });
     await receiver.waitUntil(() => receiver.of('kinds').length >= 3);
-    expect(receiver.of('kinds')[2]!.envelope).toMatchObject({ event: 'message.status', data: { waMessageId: 'OUT-1', status: 'read', recipient: '4915100000002' } });
+    expect(receiver.of('kinds')[2]!.envelope).toMatchObject({
+      event: 'message.status',
+      data: { waMessageId: 'OUT-1', status: 'read', recipient: '4915100000002' },
+    });
   });
 
   it('retries a 500 with the same webhook-id until it is delivered', async () => {
@@ -95,12 +132,22 @@ describe('webhook delivery', () => {
     const { ids } = await appendReceived(gateway.store, 'retry-500', 1);
     await failing.waitUntil(() => failing.requests.length === 3);
     expect(failing.requests.map((r) => r.headers['webhook-id'])).toEqual([ids[0], ids[0], ids[0]]);
-    expect(failing.requests.map((r) => r.body)).toEqual([failing.requests[0]!.body, failing.requests[0]!.body, failing.requests[0]!.body]);
+    expect(failing.requests.map((r) => r.body)).toEqual([
+      failing.requests[0]!.body,
+      failing.requests[0]!.body,
+      failing.requests[0]!.body,
+    ]);
     const record = await eventually(async () => {
       const d = await delivery('retry-500', ids[0]!);
       return d?.status === 'delivered' && d;
     });
-    expect(record).toMatchObject({ id: ids[0], event: 'message.received', status: 'delivered', attempts: 3, lastStatus: 200 });
+    expect(record).toMatchObject({
+      id: ids[0],
+      event: 'message.received',
+      status: 'delivered',
+      attempts: 3,
+      lastStatus: 200,
+    });
     expect(record).not.toHaveProperty('nextAttemptAt');
     await failing.close();
   });
@@ -108,7 +155,8 @@ describe('webhook delivery', () => {
   it('takes a redirect as a failed attempt and does not follow it', async () => {
     const moved = await TestReceiver.start();
     const elsewhere = await TestReceiver.start();
-    moved.respond = (r) => (r.attemptOfId === 1 ? { status: 307, headers: { location: elsewhere.url } } : { status: 200 });
+    moved.respond = (r) =>
+      r.attemptOfId === 1 ? { status: 307, headers: { location: elsewhere.url } } : { status: 200 };
     await device('redirect', moved.url);
     const { ids } = await appendReceived(gateway.store, 'redirect', 1);
     const record = await eventually(async () => {
@@ -124,7 +172,10 @@ describe('webhook delivery', () => {
 
   it('retries after a timeout', async () => {
     const slow = await TestReceiver.start();
-    slow.respond = (r) => ({ status: 200, after: r.attemptOfId === 1 ? new Promise((resolve) => setTimeout(resolve, 2_500)) : undefined });
+    slow.respond = (r) => ({
+      status: 200,
+      after: r.attemptOfId === 1 ? new Promise((resolve) => setTimeout(resolve, 2_500)) : undefined,
+    });
     await device('retry-timeout', slow.url);
     const { ids } = await appendReceived(gateway.store, 'retry-timeout', 1);
     const record = await eventually(async () => {
@@ -179,7 +230,11 @@ describe('webhook delivery', () => {
     expect(gone.requests.map((r) => r.headers['webhook-id'])).toEqual(ids);
     expect(await delivery('gone', ids[0]!)).toMatchObject({ status: 'failed', attempts: 1, lastStatus: 410 });
     // The receiver answered; the attempt's record follows.
-    expect(await eventually(async () => (await delivery('gone', ids[1]!))?.status === 'delivered' && delivery('gone', ids[1]!))).toMatchObject({
+    expect(
+      await eventually(
+        async () => (await delivery('gone', ids[1]!))?.status === 'delivered' && delivery('gone', ids[1]!),
+      ),
+    ).toMatchObject({
       status: 'delivered',
       attempts: 1,
     });
@@ -189,7 +244,9 @@ describe('webhook delivery', () => {
   it('keeps each device in order under concurrent events and retries', async () => {
     const flaky = await TestReceiver.start();
     // Every 7th event of each device fails its first attempt.
-    flaky.respond = (r) => ({ status: Number(r.envelope.data.waMessageId.split('-').at(-1)) % 7 === 0 && r.attemptOfId === 1 ? 500 : 200 });
+    flaky.respond = (r) => ({
+      status: Number(r.envelope.data.waMessageId.split('-').at(-1)) % 7 === 0 && r.attemptOfId === 1 ? 500 : 200,
+    });
     const devices = ['order-a', 'order-b', 'order-c'];
     for (const id of devices) await device(id, flaky.url);
     const appended = await Promise.all(devices.map((id) => appendReceived(gateway.store, id, 30)));
@@ -229,18 +286,27 @@ describe('webhook delivery', () => {
     const down = await TestReceiver.start();
     down.respond = () => ({ status: 500 });
     await device('log', down.url);
-    const { ids: [failedId] } = await appendReceived(gateway.store, 'log', 1);
+    const {
+      ids: [failedId],
+    } = await appendReceived(gateway.store, 'log', 1);
     const failed = await eventually(async () => {
       const d = await delivery('log', failedId!);
       return d?.status === 'failed' && d;
     });
-    expect(failed).toMatchObject({ event: 'message.received', attempts: 4, lastStatus: 500, lastError: 'answered 500' });
+    expect(failed).toMatchObject({
+      event: 'message.received',
+      attempts: 4,
+      lastStatus: 500,
+      lastError: 'answered 500',
+    });
     expect(failed).not.toHaveProperty('nextAttemptAt');
     expect(Date.parse(failed.createdAt)).not.toBeNaN();
     expect(down.requests).toHaveLength(4);
 
     down.respond = () => ({ status: 200 });
-    const { ids: [okId] } = await appendReceived(gateway.store, 'log', 1, 2);
+    const {
+      ids: [okId],
+    } = await appendReceived(gateway.store, 'log', 1, 2);
     await eventually(async () => (await delivery('log', okId!))?.status === 'delivered');
 
     expect((await deliveries('log', '?status=failed')).items.map((d: { id: string }) => d.id)).toEqual([failedId]);
@@ -252,7 +318,9 @@ describe('webhook delivery', () => {
     expect(page2.items.map((d: { id: string }) => d.id)).toEqual([failedId]);
     expect(page2.nextCursor).toBeNull();
 
-    const retried = await api('POST', `/devices/log/hooks/deliveries/${failedId}/retry`, { deviceKey: keys.get('log') });
+    const retried = await api('POST', `/devices/log/hooks/deliveries/${failedId}/retry`, {
+      deviceKey: keys.get('log'),
+    });
     expect(retried.status).toBe(202);
     expect(retried.body).toMatchObject({ id: failedId, status: 'pending', attempts: 4 });
     const redelivered = await eventually(async () => {
@@ -262,11 +330,21 @@ describe('webhook delivery', () => {
     expect(redelivered).toMatchObject({ attempts: 5, lastStatus: 200 });
     expect(down.requests.filter((r) => r.envelope.id === failedId)).toHaveLength(5);
 
-    expect((await api('POST', `/devices/log/hooks/deliveries/00000000-0000-4000-8000-000000000000/retry`, { deviceKey: keys.get('log') })).status).toBe(404);
+    expect(
+      (
+        await api('POST', `/devices/log/hooks/deliveries/00000000-0000-4000-8000-000000000000/retry`, {
+          deviceKey: keys.get('log'),
+        })
+      ).status,
+    ).toBe(404);
     const badId = await api('POST', '/devices/log/hooks/deliveries/nope/retry', { deviceKey: keys.get('log') });
     expect(badId.status).toBe(400);
-    expect((await api('GET', '/devices/log/hooks/deliveries?status=lost', { deviceKey: keys.get('log') })).status).toBe(400);
-    expect((await api('GET', '/devices/log/hooks/deliveries?cursor=abc', { deviceKey: keys.get('log') })).status).toBe(400);
+    expect((await api('GET', '/devices/log/hooks/deliveries?status=lost', { deviceKey: keys.get('log') })).status).toBe(
+      400,
+    );
+    expect((await api('GET', '/devices/log/hooks/deliveries?cursor=abc', { deviceKey: keys.get('log') })).status).toBe(
+      400,
+    );
     await down.close();
   });
 
@@ -274,7 +352,9 @@ describe('webhook delivery', () => {
     const down = await TestReceiver.start();
     down.respond = () => ({ status: 500 });
     await device('one-more', down.url);
-    const { ids: [id] } = await appendReceived(gateway.store, 'one-more', 1);
+    const {
+      ids: [id],
+    } = await appendReceived(gateway.store, 'one-more', 1);
     await eventually(async () => (await delivery('one-more', id!))?.status === 'failed');
     await api('POST', `/devices/one-more/hooks/deliveries/${id}/retry`, { deviceKey: keys.get('one-more') });
     const again = await eventually(async () => {
@@ -302,7 +382,13 @@ describe('webhook delivery', () => {
 
   it('a retry requested while an attempt is under way goes once that attempt has ended', async () => {
     const { receiver, release, id } = await firstAttemptHeld('retry-in-flight', 200);
-    expect((await api('POST', `/devices/retry-in-flight/hooks/deliveries/${id}/retry`, { deviceKey: keys.get('retry-in-flight') })).status).toBe(202);
+    expect(
+      (
+        await api('POST', `/devices/retry-in-flight/hooks/deliveries/${id}/retry`, {
+          deviceKey: keys.get('retry-in-flight'),
+        })
+      ).status,
+    ).toBe(202);
     release();
     // The first attempt ends delivered, but in the round before the retry: the retry still goes.
     await receiver.waitUntil(() => receiver.requests.length === 2, 15_000, 'the requested retry');
@@ -321,8 +407,15 @@ describe('webhook delivery', () => {
     await createLaneWriter(gateway.store).handle(deliveryStream('recorded-elsewhere'), {
       type: 'RecordAttempt',
       attempt: {
-        deviceId: 'recorded-elsewhere', deliveryId: id!, round: 0, attempt: 1, outcome: 'retrying', status: 503, durationMs: 5,
-        attemptedAt: new Date(now).toISOString(), nextAttemptAt: new Date(now + 60_000).toISOString(),
+        deviceId: 'recorded-elsewhere',
+        deliveryId: id!,
+        round: 0,
+        attempt: 1,
+        outcome: 'retrying',
+        status: 503,
+        durationMs: 5,
+        attemptedAt: new Date(now).toISOString(),
+        nextAttemptAt: new Date(now + 60_000).toISOString(),
       },
     });
     release();
@@ -337,7 +430,9 @@ describe('webhook delivery', () => {
     expect(Date.parse(record.nextAttemptAt)).toBe(now + 60_000);
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(receiver.requests).toHaveLength(1);
-    expect((await api('DELETE', '/devices/recorded-elsewhere/hooks', { deviceKey: keys.get('recorded-elsewhere') })).status).toBe(204);
+    expect(
+      (await api('DELETE', '/devices/recorded-elsewhere/hooks', { deviceKey: keys.get('recorded-elsewhere') })).status,
+    ).toBe(204);
     await receiver.close();
   });
 
@@ -345,20 +440,30 @@ describe('webhook delivery', () => {
     const receiver = await TestReceiver.start();
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
-    receiver.respond = (request) => ({ status: 200, ...(request.attemptOfId === 1 && request.envelope.data.body === 'message 1' ? { after: held } : {}) });
+    receiver.respond = (request) => ({
+      status: 200,
+      ...(request.attemptOfId === 1 && request.envelope.data.body === 'message 1' ? { after: held } : {}),
+    });
     await device('reconfigured', receiver.url);
     // One append: the lane reads all three ahead while the first is under way.
     const events = [1, 2, 3].map((n) => messageReceived('reconfigured', n));
     await gateway.store.append(inboxStream('reconfigured'), events);
     await receiver.waitUntil(() => receiver.requests.length === 1, 15_000, 'the first attempt');
-    expect((await api('DELETE', '/devices/reconfigured/hooks', { deviceKey: keys.get('reconfigured') })).status).toBe(204);
+    expect((await api('DELETE', '/devices/reconfigured/hooks', { deviceKey: keys.get('reconfigured') })).status).toBe(
+      204,
+    );
     await configure('reconfigured', receiver.url, ['message.received']);
     release();
-    const { ids: [later] } = await appendReceived(gateway.store, 'reconfigured', 1, 4);
+    const {
+      ids: [later],
+    } = await appendReceived(gateway.store, 'reconfigured', 1, 4);
     await eventually(async () => (await delivery('reconfigured', later!))?.status === 'delivered');
     expect(receiver.requests.map((r) => r.envelope.data.body)).toEqual(['message 1', 'message 4']);
     const ended = await Promise.all(events.slice(1).map((e) => delivery('reconfigured', e.id!)));
-    expect(ended.map((d) => [d.status, d.attempts])).toEqual([['failed', 0], ['failed', 0]]);
+    expect(ended.map((d) => [d.status, d.attempts])).toEqual([
+      ['failed', 0],
+      ['failed', 0],
+    ]);
     await receiver.close();
   });
 
@@ -384,7 +489,9 @@ describe('webhook delivery', () => {
       expect(rebuilt.items.length).toBeGreaterThan(0);
       expect({ items: rebuilt.items, nextCursor: null }).toEqual(await deliveries(id, '?limit=500'));
     }
-    expect(model.hook('kinds')).toEqual((await api('GET', '/devices/kinds/hooks', { deviceKey: keys.get('kinds') })).body);
+    expect(model.hook('kinds')).toEqual(
+      (await api('GET', '/devices/kinds/hooks', { deviceKey: keys.get('kinds') })).body,
+    );
     // Retention: finished records go, pending ones stay.
     const pendingBefore = model.devicesWithPending();
     expect(model.prune(Date.now() + 1)).toBeGreaterThan(0);

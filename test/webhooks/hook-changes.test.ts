@@ -15,13 +15,30 @@ describe('a hook changed while deliveries are pending', () => {
   let api: Api;
   let receiver: TestReceiver;
   let key: string;
-  const online: SessionStateChangedData = { deviceId: 'narrow', state: 'online', previousState: 'connecting', phone: '4915100000001', reason: 'scanned' };
-  const configure = (events: string[]) => api('PUT', '/devices/narrow/hooks', { deviceKey: key, json: { url: receiver.url, events } });
-  const deliveries = async () => (await api('GET', '/devices/narrow/hooks/deliveries?limit=500', { deviceKey: key })).body.items as Array<{ id: string; event: string; status: string; lastError?: string }>;
+  const online: SessionStateChangedData = {
+    deviceId: 'narrow',
+    state: 'online',
+    previousState: 'connecting',
+    phone: '4915100000001',
+    reason: 'scanned',
+  };
+  const configure = (events: string[]) =>
+    api('PUT', '/devices/narrow/hooks', { deviceKey: key, json: { url: receiver.url, events } });
+  const deliveries = async () =>
+    (await api('GET', '/devices/narrow/hooks/deliveries?limit=500', { deviceKey: key })).body.items as Array<{
+      id: string;
+      event: string;
+      status: string;
+      lastError?: string;
+    }>;
 
   beforeAll(async () => {
     receiver = await TestReceiver.start();
-    gateway = await startTestGateway({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_RETRY_SCHEDULE: '300ms,300ms,300ms', WEBHOOK_RETRY_JITTER: '0' });
+    gateway = await startTestGateway({
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      WEBHOOK_RETRY_SCHEDULE: '300ms,300ms,300ms',
+      WEBHOOK_RETRY_JITTER: '0',
+    });
     api = gateway.api;
     key = (await api('POST', '/devices', { admin: true, json: { id: 'narrow', name: 'narrow' } })).body.deviceKey;
   });
@@ -45,7 +62,10 @@ describe('a hook changed while deliveries are pending', () => {
     await appendSessionState(gateway.store, online);
     await receiver.waitUntil(() => receiver.requests.some((r) => r.envelope.event === 'session.state'));
     expect(receiver.requests.slice(seen).map((r) => r.envelope.event)).not.toContain('message.received');
-    expect((await deliveries()).find((d) => d.id === message)).toMatchObject({ status: 'failed', lastError: expect.stringContaining('dropped') });
+    expect((await deliveries()).find((d) => d.id === message)).toMatchObject({
+      status: 'failed',
+      lastError: expect.stringContaining('dropped'),
+    });
 
     const retry = await api('POST', `/devices/narrow/hooks/deliveries/${message}/retry`, { deviceKey: key });
     expect(retry.status).toBe(404);
@@ -53,7 +73,12 @@ describe('a hook changed while deliveries are pending', () => {
 
     // Listed again, the kind is retried on request.
     expect((await configure(['*'])).status).toBe(200);
-    expect((await api('POST', `/devices/narrow/hooks/deliveries/${message}/retry`, { deviceKey: key })).status).toBe(202);
-    await eventually(async () => (await deliveries()).find((d) => d.id === message)?.status === 'delivered', 'the retried delivery');
+    expect((await api('POST', `/devices/narrow/hooks/deliveries/${message}/retry`, { deviceKey: key })).status).toBe(
+      202,
+    );
+    await eventually(
+      async () => (await deliveries()).find((d) => d.id === message)?.status === 'delivered',
+      'the retried delivery',
+    );
   });
 });

@@ -18,7 +18,10 @@ describe('webhook secrets at rest', () => {
   let receiver: TestReceiver;
 
   beforeAll(async () => {
-    gateway = await startTestGateway({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', ENCRYPTION_KEY: randomBytes(32).toString('base64') });
+    gateway = await startTestGateway({
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    });
     api = gateway.api;
     receiver = await TestReceiver.start();
   });
@@ -29,7 +32,10 @@ describe('webhook secrets at rest', () => {
 
   it('seals the secret in the event and the read model, and signs with it', async () => {
     const created = await api('POST', '/devices', { admin: true, json: { id: 'sealed', name: 'sealed' } });
-    const put = await api('PUT', '/devices/sealed/hooks', { deviceKey: created.body.deviceKey, json: { url: receiver.url, events: ['message.received'] } });
+    const put = await api('PUT', '/devices/sealed/hooks', {
+      deviceKey: created.body.deviceKey,
+      json: { url: receiver.url, events: ['message.received'] },
+    });
     expect(put.status).toBe(200);
     const secret: string = put.body.secret;
     expect(secret).toMatch(/^whsec_/);
@@ -45,13 +51,18 @@ describe('webhook secrets at rest', () => {
 
     expect((await api('GET', '/devices/sealed/hooks', { deviceKey: created.body.deviceKey })).body.secret).toBe(secret);
     // Configured again without rotation: the same secret, still sealed.
-    const again = await api('PUT', '/devices/sealed/hooks', { deviceKey: created.body.deviceKey, json: { url: receiver.url, events: ['message.received'] } });
+    const again = await api('PUT', '/devices/sealed/hooks', {
+      deviceKey: created.body.deviceKey,
+      json: { url: receiver.url, events: ['message.received'] },
+    });
     expect(again.body.secret).toBe(secret);
 
     await appendReceived(gateway.store, 'sealed', 1);
     await receiver.waitUntil(() => receiver.of('sealed').length === 1);
     const [request] = receiver.of('sealed');
-    expect(new Webhook(secret).verify(request!.body, request!.headers as Record<string, string>)).toEqual(request!.envelope);
+    expect(new Webhook(secret).verify(request!.body, request!.headers as Record<string, string>)).toEqual(
+      request!.envelope,
+    );
   });
 
   it('reads a secret written before the key was set, and refuses to open a sealed one without the key or with another', () => {
@@ -66,22 +77,41 @@ describe('webhook secrets at rest', () => {
   });
 
   it('answers 503 hook_secret_unreadable, not 500, when the gateway runs with another key than the secret was sealed with', async () => {
-    const other = await startTestGateway({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', ENCRYPTION_KEY: randomBytes(32).toString('base64') });
+    const other = await startTestGateway({
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    });
     const created = await other.api('POST', '/devices', { admin: true, json: { id: 'rekeyed', name: 'rekeyed' } });
-    expect((await other.api('PUT', '/devices/rekeyed/hooks', { deviceKey: created.body.deviceKey, json: { url: receiver.url, events: ['message.received'] } })).status).toBe(200);
+    expect(
+      (
+        await other.api('PUT', '/devices/rekeyed/hooks', {
+          deviceKey: created.body.deviceKey,
+          json: { url: receiver.url, events: ['message.received'] },
+        })
+      ).status,
+    ).toBe(200);
     await other.close();
-    const restarted = await startTestGateway({ DATA_DIR: other.dataDir, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', ENCRYPTION_KEY: randomBytes(32).toString('base64') });
+    const restarted = await startTestGateway({
+      DATA_DIR: other.dataDir,
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    });
     try {
       const read = await restarted.api('GET', '/devices/rekeyed/hooks', { deviceKey: created.body.deviceKey });
       expect(read.status).toBe(503);
-      expect(read.body).toMatchObject({ code: 'hook_secret_unreadable', detail: expect.stringContaining('ENCRYPTION_KEY') });
+      expect(read.body).toMatchObject({
+        code: 'hook_secret_unreadable',
+        detail: expect.stringContaining('ENCRYPTION_KEY'),
+      });
       // A new secret, sealed with this key, ends it.
       const rotated = await restarted.api('PUT', '/devices/rekeyed/hooks', {
         deviceKey: created.body.deviceKey,
         json: { url: receiver.url, events: ['message.received'], rotateSecret: true },
       });
       expect(rotated.status).toBe(200);
-      expect((await restarted.api('GET', '/devices/rekeyed/hooks', { deviceKey: created.body.deviceKey })).body.secret).toBe(rotated.body.secret);
+      expect(
+        (await restarted.api('GET', '/devices/rekeyed/hooks', { deviceKey: created.body.deviceKey })).body.secret,
+      ).toBe(rotated.body.secret);
     } finally {
       await restarted.close();
     }

@@ -38,7 +38,14 @@ describe('webhooks across SIGKILL', CHILD_GATEWAY_TESTS, () => {
     for (const id of DEVICES) {
       const created = await api('POST', '/devices', { admin: true, json: { id, name: id } });
       keys.set(id, created.body.deviceKey);
-      expect((await api('PUT', `/devices/${id}/hooks`, { deviceKey: created.body.deviceKey, json: { url: receiverUrl, events: ['message.received'] } })).status).toBe(200);
+      expect(
+        (
+          await api('PUT', `/devices/${id}/hooks`, {
+            deviceKey: created.body.deviceKey,
+            json: { url: receiverUrl, events: ['message.received'] },
+          })
+        ).status,
+      ).toBe(200);
     }
     const injected = new Map<string, string[]>(DEVICES.map((id) => [id, []]));
     const inject = async (target: InjectableGateway, from: number, count: number) => {
@@ -74,7 +81,9 @@ describe('webhooks across SIGKILL', CHILD_GATEWAY_TESTS, () => {
     api = apiClient(gateway.url);
     await inject(gateway, 6, 3);
     await eventually(async () => {
-      const page = await api('GET', `/devices/${DEVICES[0]}/hooks/deliveries?status=pending&limit=500`, { deviceKey: keys.get(DEVICES[0]!) });
+      const page = await api('GET', `/devices/${DEVICES[0]}/hooks/deliveries?status=pending&limit=500`, {
+        deviceKey: keys.get(DEVICES[0]!),
+      });
       return page.body.items.some((d: { lastError?: string }) => d.lastError === 'connection refused');
     });
     await gateway.kill();
@@ -83,7 +92,10 @@ describe('webhooks across SIGKILL', CHILD_GATEWAY_TESTS, () => {
     receiver = await TestReceiver.start(port);
     gateway = await spawnInjectableGateway(dataDir, ENV);
     const total = DEVICES.length * 8;
-    await receiver.waitUntil(() => new Set(receiver!.requests.map((r) => r.headers['webhook-id'])).size === total, 30_000);
+    await receiver.waitUntil(
+      () => new Set(receiver!.requests.map((r) => r.headers['webhook-id'])).size === total,
+      30_000,
+    );
 
     for (const id of DEVICES) {
       const requests = receiver.of(id);
@@ -100,7 +112,9 @@ describe('webhooks across SIGKILL', CHILD_GATEWAY_TESTS, () => {
     const api3 = apiClient(gateway.url);
     await eventually(async () => {
       for (const id of DEVICES) {
-        const page = await api3('GET', `/devices/${id}/hooks/deliveries?status=delivered&limit=500`, { deviceKey: keys.get(id) });
+        const page = await api3('GET', `/devices/${id}/hooks/deliveries?status=delivered&limit=500`, {
+          deviceKey: keys.get(id),
+        });
         if (page.body.items.length !== 8) return false;
       }
       return true;

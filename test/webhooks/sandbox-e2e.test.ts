@@ -26,7 +26,10 @@ describe('webhooks end to end through the sandbox engine', () => {
     });
     expect(put.status).toBe(200);
     await bringOnline(api, device, '4915100001111');
-    const inbound = await api('POST', `/sandbox/devices/${device.id}/inbound`, { admin: true, json: { from: '4915122223333', body: 'hello hook' } });
+    const inbound = await api('POST', `/sandbox/devices/${device.id}/inbound`, {
+      admin: true,
+      json: { from: '4915122223333', body: 'hello hook' },
+    });
     expect(inbound.status).toBe(202);
 
     await receiver.waitUntil(() => receiver.of(device.id).some((r) => r.envelope.event === 'message.received'));
@@ -36,12 +39,21 @@ describe('webhooks end to end through the sandbox engine', () => {
     // Every state change so far went out, in order, before the message that came after them.
     expect(sessionHooks.map((r) => r.envelope.data.state)).toEqual(states.slice(0, sessionHooks.length));
     expect(sessionHooks.map((r) => r.envelope.data.state)).toContain('online');
-    expect(sessionHooks.find((r) => r.envelope.data.state === 'online')!.envelope.data).toMatchObject({ phone: '4915100001111', previousState: expect.any(String) });
+    expect(sessionHooks.find((r) => r.envelope.data.state === 'online')!.envelope.data).toMatchObject({
+      phone: '4915100001111',
+      previousState: expect.any(String),
+    });
     const message = requests.at(-1)!;
-    expect(message.envelope).toMatchObject({ event: 'message.received', deviceId: device.id, data: { from: '4915122223333', type: 'text', body: 'hello hook' } });
+    expect(message.envelope).toMatchObject({
+      event: 'message.received',
+      deviceId: device.id,
+      data: { from: '4915122223333', type: 'text', body: 'hello hook' },
+    });
     expect(message.envelope.data.waMessageId).toEqual(expect.any(String));
     for (const request of requests) {
-      expect(new Webhook(put.body.secret).verify(request.body, request.headers as Record<string, string>)).toEqual(request.envelope);
+      expect(new Webhook(put.body.secret).verify(request.body, request.headers as Record<string, string>)).toEqual(
+        request.envelope,
+      );
     }
   });
 });

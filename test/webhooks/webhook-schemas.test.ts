@@ -11,7 +11,9 @@ import { type Api, startTestGateway } from '../support/gateway.js';
 import { bringOnline, createSandboxDevice } from '../support/sessions.js';
 
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
-const validators = Object.fromEntries(Object.entries(WEBHOOK_PAYLOADS).map(([kind, { schema }]) => [kind, Compile(envelopeSchema(kind, schema))]));
+const validators = Object.fromEntries(
+  Object.entries(WEBHOOK_PAYLOADS).map(([kind, { schema }]) => [kind, Compile(envelopeSchema(kind, schema))]),
+);
 
 describe('webhook payload schemas', () => {
   let gateway: Awaited<ReturnType<typeof startTestGateway>>;
@@ -29,58 +31,108 @@ describe('webhook payload schemas', () => {
   });
   afterAll(() => gateway.close());
 
-  it('every event of a sandbox run that touches each kind validates against its declared schema', { timeout: 60_000 }, async () => {
-    const shop = await createSandboxDevice(api, 'schema-shop');
-    const other = await createSandboxDevice(api, 'schema-other');
-    // Queued while closed: it expires (message.status expired with its error).
-    await api('POST', '/devices/schema-shop/send/text', { deviceKey: shop.key, json: { to: '4915112345699', text: 'too late' } });
-    await new Promise((resolve) => setTimeout(resolve, 2_200));
-    await bringOnline(api, shop, '4915112340001');
-    await bringOnline(api, other, '4915112340002');
+  it(
+    'every event of a sandbox run that touches each kind validates against its declared schema',
+    { timeout: 60_000 },
+    async () => {
+      const shop = await createSandboxDevice(api, 'schema-shop');
+      const other = await createSandboxDevice(api, 'schema-other');
+      // Queued while closed: it expires (message.status expired with its error).
+      await api('POST', '/devices/schema-shop/send/text', {
+        deviceKey: shop.key,
+        json: { to: '4915112345699', text: 'too late' },
+      });
+      await new Promise((resolve) => setTimeout(resolve, 2_200));
+      await bringOnline(api, shop, '4915112340001');
+      await bringOnline(api, other, '4915112340002');
 
-    const send = (kind: string, json: unknown) => api('POST', `/devices/schema-shop/send/${kind}`, { deviceKey: shop.key, json });
-    expect((await send('text', { to: '4915112340002', text: 'hello', mentions: ['4915112340002'] })).status).toBe(202);
-    expect((await send('text', { to: '4915112340000', text: 'nobody' })).status).toBe(202); // recipient_not_found: failed
-    expect((await send('image', { to: '4915112340002', base64: PNG, caption: 'a pixel' })).status).toBe(202);
+      const send = (kind: string, json: unknown) =>
+        api('POST', `/devices/schema-shop/send/${kind}`, { deviceKey: shop.key, json });
+      expect((await send('text', { to: '4915112340002', text: 'hello', mentions: ['4915112340002'] })).status).toBe(
+        202,
+      );
+      expect((await send('text', { to: '4915112340000', text: 'nobody' })).status).toBe(202); // recipient_not_found: failed
+      expect((await send('image', { to: '4915112340002', base64: PNG, caption: 'a pixel' })).status).toBe(202);
 
-    const inbound = (json: Record<string, unknown>) => api('POST', '/sandbox/devices/schema-shop/inbound', { admin: true, json: { from: '4915112345678', ...json } });
-    const text = await inbound({ body: 'hi there' });
-    await inbound({ type: 'image', body: 'look', media: { base64: PNG, mimetype: 'image/png' } });
-    await inbound({ type: 'location', location: { latitude: 52.52, longitude: 13.405, name: 'Berlin' } });
-    await inbound({ type: 'contact', contacts: [{ name: 'Anna', phone: '+49 151 1234567' }] });
-    const poll = await inbound({ type: 'poll', poll: { question: 'When?', options: ['Mon', 'Tue'] } });
-    await inbound({ type: 'reaction', messageId: text.body.waMessageId, body: '👍' });
-    await inbound({ type: 'edit', messageId: text.body.waMessageId, body: 'hi again' });
-    await inbound({ type: 'revoke', messageId: text.body.waMessageId });
-    await inbound({ type: 'poll_vote', pollMessageId: poll.body.waMessageId, selectedOptions: ['Mon'] });
-    await api('POST', '/sandbox/devices/schema-shop/presence', { admin: true, json: { from: '4915112345678', state: 'typing' } });
-    await api('POST', '/sandbox/devices/schema-shop/call', { admin: true, json: { from: '4915112345678', isVideo: true } });
-    // A group: its members hear of changes (group.updated, group.participants).
-    const group = await api('POST', '/devices/schema-shop/groups', { deviceKey: shop.key, json: { subject: 'Schema', participants: ['4915112340002'] } });
-    expect(group.status).toBe(201);
-    const groupId = group.body.groupId as string;
-    await eventually(async () => ((await api('GET', `/devices/schema-other/groups/${groupId}`, { deviceKey: other.key })).status === 200 ? true : undefined), 'the member to see the group');
-    expect((await api('PATCH', `/devices/schema-shop/groups/${groupId}`, { deviceKey: shop.key, json: { subject: 'Renamed', announce: true } })).status).toBe(200);
-    expect((await api('POST', `/devices/schema-shop/groups/${groupId}/participants`, { deviceKey: shop.key, json: { action: 'promote', participants: ['4915112340002'] } })).status).toBe(200);
-    await api('POST', '/sandbox/devices/schema-shop/disconnect', { admin: true });
+      const inbound = (json: Record<string, unknown>) =>
+        api('POST', '/sandbox/devices/schema-shop/inbound', { admin: true, json: { from: '4915112345678', ...json } });
+      const text = await inbound({ body: 'hi there' });
+      await inbound({ type: 'image', body: 'look', media: { base64: PNG, mimetype: 'image/png' } });
+      await inbound({ type: 'location', location: { latitude: 52.52, longitude: 13.405, name: 'Berlin' } });
+      await inbound({ type: 'contact', contacts: [{ name: 'Anna', phone: '+49 151 1234567' }] });
+      const poll = await inbound({ type: 'poll', poll: { question: 'When?', options: ['Mon', 'Tue'] } });
+      await inbound({ type: 'reaction', messageId: text.body.waMessageId, body: '👍' });
+      await inbound({ type: 'edit', messageId: text.body.waMessageId, body: 'hi again' });
+      await inbound({ type: 'revoke', messageId: text.body.waMessageId });
+      await inbound({ type: 'poll_vote', pollMessageId: poll.body.waMessageId, selectedOptions: ['Mon'] });
+      await api('POST', '/sandbox/devices/schema-shop/presence', {
+        admin: true,
+        json: { from: '4915112345678', state: 'typing' },
+      });
+      await api('POST', '/sandbox/devices/schema-shop/call', {
+        admin: true,
+        json: { from: '4915112345678', isVideo: true },
+      });
+      // A group: its members hear of changes (group.updated, group.participants).
+      const group = await api('POST', '/devices/schema-shop/groups', {
+        deviceKey: shop.key,
+        json: { subject: 'Schema', participants: ['4915112340002'] },
+      });
+      expect(group.status).toBe(201);
+      const groupId = group.body.groupId as string;
+      await eventually(
+        async () =>
+          (await api('GET', `/devices/schema-other/groups/${groupId}`, { deviceKey: other.key })).status === 200
+            ? true
+            : undefined,
+        'the member to see the group',
+      );
+      expect(
+        (
+          await api('PATCH', `/devices/schema-shop/groups/${groupId}`, {
+            deviceKey: shop.key,
+            json: { subject: 'Renamed', announce: true },
+          })
+        ).status,
+      ).toBe(200);
+      expect(
+        (
+          await api('POST', `/devices/schema-shop/groups/${groupId}/participants`, {
+            deviceKey: shop.key,
+            json: { action: 'promote', participants: ['4915112340002'] },
+          })
+        ).status,
+      ).toBe(200);
+      await api('POST', '/sandbox/devices/schema-shop/disconnect', { admin: true });
 
-    const envelopes = async () => (await gateway.store.readAll()).map(envelopeOf).filter((e) => e !== undefined);
-    const wanted = new Set<string>(WEBHOOK_EVENT_KINDS);
-    await eventually(async () => {
-      const seen = new Set<string>((await envelopes()).map((e) => e.event));
-      const statuses = new Set((await envelopes()).filter((e) => e.event === 'message.status').map((e) => (e.data as { status: string }).status));
-      return [...wanted].every((kind) => seen.has(kind)) && ['sent', 'delivered', 'read', 'failed', 'expired'].every((s) => statuses.has(s)) ? true : undefined;
-    }, 'every kind and status');
+      const envelopes = async () => (await gateway.store.readAll()).map(envelopeOf).filter((e) => e !== undefined);
+      const wanted = new Set<string>(WEBHOOK_EVENT_KINDS);
+      await eventually(async () => {
+        const seen = new Set<string>((await envelopes()).map((e) => e.event));
+        const statuses = new Set(
+          (await envelopes())
+            .filter((e) => e.event === 'message.status')
+            .map((e) => (e.data as { status: string }).status),
+        );
+        return [...wanted].every((kind) => seen.has(kind)) &&
+          ['sent', 'delivered', 'read', 'failed', 'expired'].every((s) => statuses.has(s))
+          ? true
+          : undefined;
+      }, 'every kind and status');
 
-    const wrong: string[] = [];
-    const all = [...(await envelopes()), testEnvelope('schema-shop')];
-    for (const envelope of all) {
-      const validator = validators[envelope.event]!;
-      // Through JSON, as a receiver gets it.
-      const received = JSON.parse(JSON.stringify(envelope)) as unknown;
-      if (!validator.Check(received)) wrong.push(`${envelope.event}: ${JSON.stringify([...validator.Errors(received)].slice(0, 2))} in ${JSON.stringify(received)}`);
-    }
-    expect(wrong).toEqual([]);
-    expect(all.length).toBeGreaterThan(20);
-  });
+      const wrong: string[] = [];
+      const all = [...(await envelopes()), testEnvelope('schema-shop')];
+      for (const envelope of all) {
+        const validator = validators[envelope.event]!;
+        // Through JSON, as a receiver gets it.
+        const received = JSON.parse(JSON.stringify(envelope)) as unknown;
+        if (!validator.Check(received))
+          wrong.push(
+            `${envelope.event}: ${JSON.stringify([...validator.Errors(received)].slice(0, 2))} in ${JSON.stringify(received)}`,
+          );
+      }
+      expect(wrong).toEqual([]);
+      expect(all.length).toBeGreaterThan(20);
+    },
+  );
 });

@@ -14,7 +14,16 @@ function fedModel() {
   model.setup(db);
   let position = 0;
   const apply = (type: string, data: Record<string, unknown>) => {
-    const event: StoredEvent = { id: `e${++position}`, streamId: 'device-d1', revision: position - 1, position, type, data, metadata: {}, createdAt: new Date() };
+    const event: StoredEvent = {
+      id: `e${++position}`,
+      streamId: 'device-d1',
+      revision: position - 1,
+      position,
+      type,
+      data,
+      metadata: {},
+      createdAt: new Date(),
+    };
     model.apply(event);
     return event;
   };
@@ -22,14 +31,40 @@ function fedModel() {
 }
 
 const now = () => new Date().toISOString();
-const received = (waMessageId: string) => ({ deviceId: 'd1', from: '4915100000001', type: 'text', body: 'private', timestamp: 1, waMessageId });
-const sessionOnline = { deviceId: 'd1', state: 'online', previousState: 'connecting', phone: '4915100000002', reason: 'scanned' };
+const received = (waMessageId: string) => ({
+  deviceId: 'd1',
+  from: '4915100000001',
+  type: 'text',
+  body: 'private',
+  timestamp: 1,
+  waMessageId,
+});
+const sessionOnline = {
+  deviceId: 'd1',
+  state: 'online',
+  previousState: 'connecting',
+  phone: '4915100000002',
+  reason: 'scanned',
+};
 
 describe('webhook deliveries read model', () => {
   it('keeps a delivery cancelled by a removed hook failed when an attempt in flight is recorded later', () => {
     const { db, model, apply } = fedModel();
-    apply('HooksConfigured', { deviceId: 'd1', url: 'https://old.example/hook', events: ['*'], secret: 'whsec_AAAA', at: now() });
-    const message = apply('MessageReceived', { deviceId: 'd1', from: '4915100000001', type: 'text', body: 'private', timestamp: 1, waMessageId: 'W1' });
+    apply('HooksConfigured', {
+      deviceId: 'd1',
+      url: 'https://old.example/hook',
+      events: ['*'],
+      secret: 'whsec_AAAA',
+      at: now(),
+    });
+    const message = apply('MessageReceived', {
+      deviceId: 'd1',
+      from: '4915100000001',
+      type: 'text',
+      body: 'private',
+      timestamp: 1,
+      waMessageId: 'W1',
+    });
     expect(model.pendingHeads('d1', 10).map((d) => d.id)).toEqual([message.id]);
     // Removed while an attempt is under way; the attempt ends later and asks for a retry.
     apply('HooksRemoved', { deviceId: 'd1' });
@@ -47,23 +82,50 @@ describe('webhook deliveries read model', () => {
     expect(model.delivery('d1', message.id)).toMatchObject({ status: 'failed', attempts: 1 });
     expect(model.devicesWithPending()).toEqual([]);
     // A hook configured later gets nothing of the old one's deliveries.
-    apply('HooksConfigured', { deviceId: 'd1', url: 'https://new.example/hook', events: ['session.state'], secret: 'whsec_BBBB', at: now() });
+    apply('HooksConfigured', {
+      deviceId: 'd1',
+      url: 'https://new.example/hook',
+      events: ['session.state'],
+      secret: 'whsec_BBBB',
+      at: now(),
+    });
     expect(model.pendingHeads('d1', 10)).toEqual([]);
     db.close();
   });
 
-  it('ends the pending deliveries of a kind dropped from the hook\'s events, and only those', () => {
+  it("ends the pending deliveries of a kind dropped from the hook's events, and only those", () => {
     const { db, model, apply } = fedModel();
-    apply('HooksConfigured', { deviceId: 'd1', url: 'https://a.example/hook', events: ['message.received', 'session.state'], secret: 'whsec_AAAA', at: now() });
+    apply('HooksConfigured', {
+      deviceId: 'd1',
+      url: 'https://a.example/hook',
+      events: ['message.received', 'session.state'],
+      secret: 'whsec_AAAA',
+      at: now(),
+    });
     const message = apply('MessageReceived', received('W1'));
     const session = apply('SessionStateChanged', sessionOnline);
     expect(model.pendingHeads('d1', 10).map((d) => d.id)).toEqual([message.id, session.id]);
-    apply('HooksConfigured', { deviceId: 'd1', url: 'https://a.example/hook', events: ['session.state'], secret: 'whsec_AAAA', at: now() });
-    expect(model.delivery('d1', message.id)).toMatchObject({ status: 'failed', lastError: expect.stringContaining('dropped') });
+    apply('HooksConfigured', {
+      deviceId: 'd1',
+      url: 'https://a.example/hook',
+      events: ['session.state'],
+      secret: 'whsec_AAAA',
+      at: now(),
+    });
+    expect(model.delivery('d1', message.id)).toMatchObject({
+      status: 'failed',
+      lastError: expect.stringContaining('dropped'),
+    });
     expect(model.pendingHeads('d1', 10).map((d) => d.id)).toEqual([session.id]);
     // `*` keeps every kind.
     const later = apply('MessageReceived', received('W2'));
-    apply('HooksConfigured', { deviceId: 'd1', url: 'https://a.example/hook', events: ['*'], secret: 'whsec_AAAA', at: now() });
+    apply('HooksConfigured', {
+      deviceId: 'd1',
+      url: 'https://a.example/hook',
+      events: ['*'],
+      secret: 'whsec_AAAA',
+      at: now(),
+    });
     expect(model.pendingHeads('d1', 10).map((d) => d.id)).toEqual([session.id]);
     expect(model.delivery('d1', later.id)).toBeUndefined();
     db.close();
@@ -71,18 +133,36 @@ describe('webhook deliveries read model', () => {
 
   it('takes no retry requested after the hook was removed (or its kind dropped): nothing goes pending for a later hook', () => {
     const { db, model, apply } = fedModel();
-    apply('HooksConfigured', { deviceId: 'd1', url: 'https://a.example/hook', events: ['message.received'], secret: 'whsec_AAAA', at: now() });
+    apply('HooksConfigured', {
+      deviceId: 'd1',
+      url: 'https://a.example/hook',
+      events: ['message.received'],
+      secret: 'whsec_AAAA',
+      at: now(),
+    });
     const message = apply('MessageReceived', received('W1'));
     // Asked through a read model that had not yet applied the removal: in the log the retry comes after it.
     apply('HooksRemoved', { deviceId: 'd1' });
     apply('WebhookDeliveryRetryRequested', { deviceId: 'd1', deliveryId: message.id });
     expect(model.delivery('d1', message.id)).toMatchObject({ status: 'failed' });
-    apply('HooksConfigured', { deviceId: 'd1', url: 'https://b.example/hook', events: ['session.state'], secret: 'whsec_BBBB', at: now() });
+    apply('HooksConfigured', {
+      deviceId: 'd1',
+      url: 'https://b.example/hook',
+      events: ['session.state'],
+      secret: 'whsec_BBBB',
+      at: now(),
+    });
     apply('WebhookDeliveryRetryRequested', { deviceId: 'd1', deliveryId: message.id });
     expect(model.delivery('d1', message.id)).toMatchObject({ status: 'failed' });
     expect(model.devicesWithPending()).toEqual([]);
     // A hook that lists the kind again takes a retry.
-    apply('HooksConfigured', { deviceId: 'd1', url: 'https://b.example/hook', events: ['message.received'], secret: 'whsec_BBBB', at: now() });
+    apply('HooksConfigured', {
+      deviceId: 'd1',
+      url: 'https://b.example/hook',
+      events: ['message.received'],
+      secret: 'whsec_BBBB',
+      at: now(),
+    });
     apply('WebhookDeliveryRetryRequested', { deviceId: 'd1', deliveryId: message.id });
     expect(model.delivery('d1', message.id)).toMatchObject({ status: 'pending' });
     db.close();

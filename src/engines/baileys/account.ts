@@ -8,7 +8,12 @@ import type { BaileysSocket } from './baileys-socket.js';
 import { statusCodeOf } from './disconnect-kind.js';
 import { jidOfPhone, phoneOfJid } from './jid.js';
 
-export type BaileysAccountSocket = Required<Pick<BaileysSocket, 'updateProfileName' | 'updateProfileStatus' | 'fetchStatus' | 'updateBlockStatus' | 'fetchBlocklist'>> &
+export type BaileysAccountSocket = Required<
+  Pick<
+    BaileysSocket,
+    'updateProfileName' | 'updateProfileStatus' | 'fetchStatus' | 'updateBlockStatus' | 'fetchBlocklist'
+  >
+> &
   Pick<BaileysSocket, 'profilePictureUrl'>;
 
 /** WhatsApp answers "no picture" as item-not-found and "hidden" as not-authorized. */
@@ -22,17 +27,27 @@ function refusalOf(error: unknown): number | undefined {
 function accountError(error: unknown, doing: string): EngineError {
   if (error instanceof EngineError) return error;
   const code = statusCodeOf(error);
-  return new EngineError(code === 428 || code === 408 ? 'not_connected' : 'engine_error', `${doing}: ${(error as Error)?.message ?? String(error)}`);
+  return new EngineError(
+    code === 428 || code === 408 ? 'not_connected' : 'engine_error',
+    `${doing}: ${(error as Error)?.message ?? String(error)}`,
+  );
 }
 
 /** The about text in a fetchStatus answer: `[{ id, status: { status, setAt } }]`; null when there is none. */
-export function aboutOf(list: Array<{ id: string; [protocol: string]: unknown }> | undefined, jid: string): string | null {
+export function aboutOf(
+  list: Array<{ id: string; [protocol: string]: unknown }> | undefined,
+  jid: string,
+): string | null {
   const entry = list?.find((item) => item.id === jid) ?? list?.[0];
   const status = (entry?.status as { status?: unknown } | null | undefined)?.status;
   return typeof status === 'string' && status.length > 0 ? status : null;
 }
 
-export function baileysAccountOperations(socket: BaileysAccountSocket, account: () => { jid: string; name?: string }, requireOnline: () => void): AccountOperations {
+export function baileysAccountOperations(
+  socket: BaileysAccountSocket,
+  account: () => { jid: string; name?: string },
+  requireOnline: () => void,
+): AccountOperations {
   const run = async <T>(doing: string, call: () => Promise<T>): Promise<T> => {
     requireOnline();
     try {

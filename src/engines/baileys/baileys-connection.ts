@@ -13,7 +13,16 @@
 import { createHash } from 'node:crypto';
 import { access, constants } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import { type BaileysEventMap, type ConnectionState, type WAMessage, type WAPresence, decryptPollVote, generateMessageIDV2, jidNormalizedUser, normalizeMessageContent } from 'baileys';
+import {
+  type BaileysEventMap,
+  type ConnectionState,
+  type WAMessage,
+  type WAPresence,
+  decryptPollVote,
+  generateMessageIDV2,
+  jidNormalizedUser,
+  normalizeMessageContent,
+} from 'baileys';
 import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
 import {
@@ -35,14 +44,29 @@ import type { BaileysSocket } from './baileys-socket.js';
 import { contactsOf } from './contacts.js';
 import { describeDisconnect, statusCodeOf } from './disconnect-kind.js';
 import { inboundMessageOf, protocolChangeOf, referencesOf } from './inbound-message.js';
-import { digitsOfLid, isGroupJid, isLidUser, isSupportedChat, jidOfChat, jidOfPhone, normalizedPhoneJid, phoneOfJid } from './jid.js';
+import {
+  digitsOfLid,
+  isGroupJid,
+  isLidUser,
+  isSupportedChat,
+  jidOfChat,
+  jidOfPhone,
+  normalizedPhoneJid,
+  phoneOfJid,
+} from './jid.js';
 import { type LinkPreviewProvider, outgoingMessageOf } from './outgoing-content.js';
 import { type ReceiptOfJid, receiptsOfMessageUpdates, receiptsOfUserReceipts } from './receipts.js';
 import type { StoreAuthState } from './auth/store-auth-state.js';
 import type { DeviceSettings } from '../../settings/settings-events.js';
 import { redactProxyCredentials } from '../../settings/proxy-url.js';
 import { type BaileysAccountSocket, baileysAccountOperations } from './account.js';
-import { type BaileysGroupSocket, baileysGroupOperations, groupMetadataOf, reportOfParticipantsUpdate, reportsOfGroupUpdates } from './groups.js';
+import {
+  type BaileysGroupSocket,
+  baileysGroupOperations,
+  groupMetadataOf,
+  reportOfParticipantsUpdate,
+  reportsOfGroupUpdates,
+} from './groups.js';
 
 export interface ConnectionSettings {
   keepAliveIntervalMs: number;
@@ -62,9 +86,17 @@ export interface ConnectionSettings {
   downloadMedia?: MediaDownloader;
 }
 
-export type PollLookup = (deviceId: string, pollMessageId: string) => Promise<{ options: string[]; secret: string } | undefined>;
+export type PollLookup = (
+  deviceId: string,
+  pollMessageId: string,
+) => Promise<{ options: string[]; secret: string } | undefined>;
 /** `dispatcher`: the device's proxy for fetch (undici), when it has one. */
-export type MediaDownloader = (message: WAMessage, socket: BaileysSocket, logger: Logger, dispatcher?: unknown) => Promise<Readable>;
+export type MediaDownloader = (
+  message: WAMessage,
+  socket: BaileysSocket,
+  logger: Logger,
+  dispatcher?: unknown,
+) => Promise<Readable>;
 
 /** Baileys' presence names → the gateway's. */
 const PRESENCE_OF: Readonly<Record<string, PresenceState>> = {
@@ -151,7 +183,11 @@ export class BaileysConnection implements EngineConnection {
     this.socketClosed = new Promise((resolve) => (this.markSocketClosed = resolve));
     this.groups = hasGroups(deps.socket) ? baileysGroupOperations(deps.socket, () => this.requireOnline()) : undefined;
     this.profileOps = hasAccount(deps.socket)
-      ? baileysAccountOperations(deps.socket, () => this.linkedAccount() ?? { jid: '' }, () => this.requireOnline())
+      ? baileysAccountOperations(
+          deps.socket,
+          () => this.linkedAccount() ?? { jid: '' },
+          () => this.requireOnline(),
+        )
       : undefined;
     this.listen();
     this.startWatchdog();
@@ -172,15 +208,25 @@ export class BaileysConnection implements EngineConnection {
     // Baileys listens for it, so ws raises no error of its own: without this the connection would hang.
     socket.ws.on('unexpected-response', (_request, response) => {
       const answer = `HTTP ${response.statusCode ?? '?'}${response.statusMessage ? ` ${response.statusMessage}` : ''}`;
-      this.lost(redactProxyCredentials(this.deps.proxyUrl ? `through the proxy ${this.deps.proxyUrl}: it answered ${answer}` : `the server answered ${answer}`));
+      this.lost(
+        redactProxyCredentials(
+          this.deps.proxyUrl
+            ? `through the proxy ${this.deps.proxyUrl}: it answered ${answer}`
+            : `the server answered ${answer}`,
+        ),
+      );
     });
     socket.ev.on('connection.update', (update) => this.onConnectionUpdate(update));
     socket.ev.on('creds.update', () => {
-      this.deps.auth.saveCreds().catch((error: unknown) => this.deps.logger.error({ err: error }, 'saving Baileys credentials failed'));
+      this.deps.auth
+        .saveCreds()
+        .catch((error: unknown) => this.deps.logger.error({ err: error }, 'saving Baileys credentials failed'));
     });
     socket.ev.on('messages.upsert', (upsert) => this.onMessagesUpsert(upsert));
     socket.ev.on('messages.update', (updates) => this.reportReceipts(receiptsOfMessageUpdates(updates, nowSeconds())));
-    socket.ev.on('message-receipt.update', (updates) => this.reportReceipts(receiptsOfUserReceipts(updates, nowSeconds())));
+    socket.ev.on('message-receipt.update', (updates) =>
+      this.reportReceipts(receiptsOfUserReceipts(updates, nowSeconds())),
+    );
     socket.ev.on('contacts.upsert', (contacts) => this.reportContacts(contacts));
     socket.ev.on('contacts.update', (contacts) => this.reportContacts(contacts));
     socket.ev.on('presence.update', (update) => this.onPresence(update));
@@ -231,9 +277,16 @@ export class BaileysConnection implements EngineConnection {
     // Through a proxy, a connection that never opened most likely failed at the proxy: say which one.
     const cause = {
       ...described,
-      detail: redactProxyCredentials(this.deps.proxyUrl && neverOpened ? `through the proxy ${this.deps.proxyUrl}: ${described.detail}` : described.detail),
+      detail: redactProxyCredentials(
+        this.deps.proxyUrl && neverOpened
+          ? `through the proxy ${this.deps.proxyUrl}: ${described.detail}`
+          : described.detail,
+      ),
     };
-    this.deps.logger.info({ kind: cause.kind, statusCode: cause.statusCode }, `Baileys connection closed: ${cause.detail}`);
+    this.deps.logger.info(
+      { kind: cause.kind, statusCode: cause.statusCode },
+      `Baileys connection closed: ${cause.detail}`,
+    );
     if (cause.kind === 'logged_out') {
       // The phone unlinked this device: the credentials are dead, wipe them before the actor hears of it.
       this.finishing = this.settleCredentials(true)
@@ -298,7 +351,8 @@ export class BaileysConnection implements EngineConnection {
     const isGroup = isGroupJid(chatJid);
     const fromMe = key.fromMe === true;
     const chatId = isGroup ? chatJid : await this.chatIdOf(chatJid, key.remoteJidAlt);
-    const participant = isGroup && !fromMe && key.participant ? await this.chatIdOf(key.participant, key.participantAlt) : undefined;
+    const participant =
+      isGroup && !fromMe && key.participant ? await this.chatIdOf(key.participant, key.participantAlt) : undefined;
     const from = fromMe ? (this.linkedAccount()?.phone ?? '') : (participant ?? chatId);
     if (!chatId || !from) {
       this.deps.logger.warn({ waMessageId: key.id }, 'inbound message from an unknown sender dropped');
@@ -306,8 +360,17 @@ export class BaileysConnection implements EngineConnection {
     }
     const change = protocolChangeOf(message);
     if (change) {
-      const base = { id: change.id, chatId, from, ...(fromMe ? { fromMe } : {}), waMessageId: change.targetId, timestamp: change.timestamp };
-      this.reportActivity(change.kind === 'edited' ? { kind: 'edited', ...base, body: change.body } : { kind: 'revoked', ...base });
+      const base = {
+        id: change.id,
+        chatId,
+        from,
+        ...(fromMe ? { fromMe } : {}),
+        waMessageId: change.targetId,
+        timestamp: change.timestamp,
+      };
+      this.reportActivity(
+        change.kind === 'edited' ? { kind: 'edited', ...base, body: change.body } : { kind: 'revoked', ...base },
+      );
       return;
     }
     if (normalizeMessageContent(message.message)?.pollUpdateMessage) {
@@ -350,21 +413,45 @@ export class BaileysConnection implements EngineConnection {
     }
     const me = this.deps.auth.state.creds.me;
     const mine = [me?.id, me?.lid].filter((jid): jid is string => !!jid).map((jid) => jidNormalizedUser(jid));
-    const authors = (key: { fromMe?: boolean | null; participant?: string | null; remoteJid?: string | null; participantAlt?: string | null; remoteJidAlt?: string | null }) =>
-      key.fromMe ? mine : [key.participant, key.participantAlt, key.remoteJid, key.remoteJidAlt].filter((jid): jid is string => !!jid).map((jid) => jidNormalizedUser(jid));
+    const authors = (key: {
+      fromMe?: boolean | null;
+      participant?: string | null;
+      remoteJid?: string | null;
+      participantAlt?: string | null;
+      remoteJidAlt?: string | null;
+    }) =>
+      key.fromMe
+        ? mine
+        : [key.participant, key.participantAlt, key.remoteJid, key.remoteJidAlt]
+            .filter((jid): jid is string => !!jid)
+            .map((jid) => jidNormalizedUser(jid));
     const pollEncKey = Buffer.from(poll.secret, 'base64');
     for (const pollCreatorJid of authors(pollKey)) {
       for (const voterJid of authors(message.key)) {
         let selected: Uint8Array[];
         try {
-          selected = decryptPollVote(update.vote, { pollCreatorJid, pollMsgId: pollId, pollEncKey, voterJid }).selectedOptions ?? [];
+          selected =
+            decryptPollVote(update.vote, { pollCreatorJid, pollMsgId: pollId, pollEncKey, voterJid }).selectedOptions ??
+            [];
         } catch {
           continue; // not this pair of JIDs
         }
-        const byHash = new Map(poll.options.map((option) => [createHash('sha256').update(option).digest('hex'), option]));
-        const selectedOptions = selected.map((hash) => byHash.get(Buffer.from(hash).toString('hex'))).filter((o): o is string => o !== undefined);
+        const byHash = new Map(
+          poll.options.map((option) => [createHash('sha256').update(option).digest('hex'), option]),
+        );
+        const selectedOptions = selected
+          .map((hash) => byHash.get(Buffer.from(hash).toString('hex')))
+          .filter((o): o is string => o !== undefined);
         const timestamp = Math.floor(Number(update.senderTimestampMs ?? 0) / 1000) || nowSeconds();
-        this.reportActivity({ kind: 'poll_vote', id: message.key.id ?? undefined, chatId, from, pollMessageId: pollId, selectedOptions, timestamp });
+        this.reportActivity({
+          kind: 'poll_vote',
+          id: message.key.id ?? undefined,
+          chatId,
+          from,
+          pollMessageId: pollId,
+          selectedOptions,
+          timestamp,
+        });
         return;
       }
     }
@@ -390,7 +477,15 @@ export class BaileysConnection implements EngineConnection {
       const report = (rejected: boolean) => async () => {
         const from = await this.chatIdOf(call.from);
         if (!from) return;
-        this.reportActivity({ kind: 'call', callId: call.id, from, isVideo: call.isVideo === true, isGroup: call.isGroup === true, rejected, timestamp });
+        this.reportActivity({
+          kind: 'call',
+          callId: call.id,
+          from,
+          isVideo: call.isVideo === true,
+          isGroup: call.isGroup === true,
+          rejected,
+          timestamp,
+        });
       };
       const settings = this.deps.settingsOf?.();
       if (!settings?.rejectCalls || !this.deps.socket.rejectCall) {
@@ -399,7 +494,9 @@ export class BaileysConnection implements EngineConnection {
       }
       // Rejecting is a round trip to WhatsApp: made beside the report queue, which would otherwise hold back
       // every message and receipt behind it; the call is reported once the outcome is known.
-      void this.reject(call.id, call.from, settings.rejectCallsMessage).then((rejected) => this.enqueueReport(report(rejected), 'call'));
+      void this.reject(call.id, call.from, settings.rejectCallsMessage).then((rejected) =>
+        this.enqueueReport(report(rejected), 'call'),
+      );
     }
   }
 
@@ -413,9 +510,11 @@ export class BaileysConnection implements EngineConnection {
     }
     if (message) {
       const messageId = this.ownMessageId('');
-      this.deps.socket.sendMessage(jidNormalizedUser(callerJid), { text: message }, { messageId }).catch((error: unknown) =>
-        this.deps.logger.warn({ err: error, callId }, 'the message to a rejected caller was not sent'),
-      );
+      this.deps.socket
+        .sendMessage(jidNormalizedUser(callerJid), { text: message }, { messageId })
+        .catch((error: unknown) =>
+          this.deps.logger.warn({ err: error, callId }, 'the message to a rejected caller was not sent'),
+        );
     }
     return true;
   }
@@ -438,7 +537,8 @@ export class BaileysConnection implements EngineConnection {
 
   private reportContacts(entries: BaileysEventMap['contacts.update']): void {
     const contacts = contactsOf(entries);
-    if (contacts.length > 0) this.safely('contacts', () => this.report('contacts', this.deps.events.contacts(contacts)));
+    if (contacts.length > 0)
+      this.safely('contacts', () => this.report('contacts', this.deps.events.contacts(contacts)));
   }
 
   /**
@@ -447,7 +547,9 @@ export class BaileysConnection implements EngineConnection {
    * not stall Baileys' events. It rejects only when the actor stops first.
    */
   private report(what: string, durable: Promise<void>): void {
-    durable.catch((error: unknown) => this.deps.logger.warn({ err: error }, `the ${what} was not recorded before the session stopped`));
+    durable.catch((error: unknown) =>
+      this.deps.logger.warn({ err: error }, `the ${what} was not recorded before the session stopped`),
+    );
   }
 
   private reportActivity(activity: ChatActivity): void {
@@ -456,7 +558,9 @@ export class BaileysConnection implements EngineConnection {
   }
 
   private enqueueReport(task: () => Promise<void>, what: string): void {
-    this.reportChain = this.reportChain.then(task).catch((error: unknown) => this.deps.logger.error({ err: error }, `reporting ${what} failed`));
+    this.reportChain = this.reportChain
+      .then(task)
+      .catch((error: unknown) => this.deps.logger.error({ err: error }, `reporting ${what} failed`));
   }
 
   /** An actor callback that throws must not break Baileys' event loop (nor the other listeners). */
@@ -500,7 +604,11 @@ export class BaileysConnection implements EngineConnection {
 
   /** Asks WhatsApp for a pairing code for `phone` (only while QR codes are shown), and again before it expires. */
   async requestPairingCode(phone: string): Promise<void> {
-    if (this.phase !== 'qr' || this.retired) throw new EngineError('pairing_unavailable', `device ${this.deps.deviceId} shows no codes (it has credentials, or is not connected)`);
+    if (this.phase !== 'qr' || this.retired)
+      throw new EngineError(
+        'pairing_unavailable',
+        `device ${this.deps.deviceId} shows no codes (it has credentials, or is not connected)`,
+      );
     const request = this.deps.socket.requestPairingCode;
     if (!request) throw new EngineError('pairing_unavailable', 'this socket cannot link by pairing code');
     const ttlMs = this.deps.settings.pairingCodeTtlMs ?? this.deps.settings.qrTimeoutMs * 3;
@@ -512,7 +620,9 @@ export class BaileysConnection implements EngineConnection {
         throw engineErrorOf(error, 'requesting a pairing code');
       }
       if (!this.isLive) return;
-      const shown = /^[A-Za-z0-9]{8}$/.test(code) ? `${code.slice(0, 4)}-${code.slice(4)}`.toUpperCase() : code.toUpperCase();
+      const shown = /^[A-Za-z0-9]{8}$/.test(code)
+        ? `${code.slice(0, 4)}-${code.slice(4)}`.toUpperCase()
+        : code.toUpperCase();
       this.safely('pairingCode', () => this.deps.events.pairingCode?.(shown, new Date(Date.now() + ttlMs)));
     };
     await issue();
@@ -550,7 +660,12 @@ export class BaileysConnection implements EngineConnection {
   async markRead(chatId: string, messages: Array<{ waMessageId: string; participant?: string }>): Promise<void> {
     this.requireOnline();
     const remoteJid = jidOfChat(chatId);
-    const keys = messages.map((m) => ({ remoteJid, id: m.waMessageId, fromMe: false, ...(m.participant ? { participant: jidOfChat(m.participant) } : {}) }));
+    const keys = messages.map((m) => ({
+      remoteJid,
+      id: m.waMessageId,
+      fromMe: false,
+      ...(m.participant ? { participant: jidOfChat(m.participant) } : {}),
+    }));
     if (!this.deps.socket.readMessages) throw new EngineError('engine_error', 'this socket cannot send read receipts');
     try {
       await this.deps.socket.readMessages(keys);
@@ -563,7 +678,10 @@ export class BaileysConnection implements EngineConnection {
     this.requireOnline();
     if (!this.deps.socket.sendPresenceUpdate) throw new EngineError('engine_error', 'this socket cannot send presence');
     try {
-      await this.deps.socket.sendPresenceUpdate(WA_PRESENCE_OF[state], chatId === undefined ? undefined : jidOfChat(chatId));
+      await this.deps.socket.sendPresenceUpdate(
+        WA_PRESENCE_OF[state],
+        chatId === undefined ? undefined : jidOfChat(chatId),
+      );
     } catch (error) {
       throw engineErrorOf(error, `sending presence ${state}`);
     }
@@ -573,7 +691,11 @@ export class BaileysConnection implements EngineConnection {
     this.requireOnline();
     const jid = await this.recipientJidOf(to);
     try {
-      await this.deps.socket.sendMessage(jid, { delete: { remoteJid: jid, fromMe: true, id: waMessageId } }, { messageId: this.ownMessageId('') });
+      await this.deps.socket.sendMessage(
+        jid,
+        { delete: { remoteJid: jid, fromMe: true, id: waMessageId } },
+        { messageId: this.ownMessageId('') },
+      );
     } catch (error) {
       throw engineErrorOf(error, `revoking ${waMessageId}`);
     }
@@ -644,7 +766,10 @@ export class BaileysConnection implements EngineConnection {
 
   private requireOnline(): void {
     if (this.phase !== 'online' || this.retired) {
-      throw new EngineError('not_connected', `device ${this.deps.deviceId} is not online (${this.retired ? 'closed' : this.phase})`);
+      throw new EngineError(
+        'not_connected',
+        `device ${this.deps.deviceId} is not online (${this.retired ? 'closed' : this.phase})`,
+      );
     }
   }
 
@@ -712,7 +837,10 @@ export class BaileysConnection implements EngineConnection {
       if (wipe) await this.deps.wipeCredentials();
     } catch (error) {
       logger.error({ err: error }, 'wiping Baileys credentials failed');
-      throw new EngineError('engine_error', `could not wipe the credentials of ${this.deps.deviceId}: ${(error as Error).message}`);
+      throw new EngineError(
+        'engine_error',
+        `could not wipe the credentials of ${this.deps.deviceId}: ${(error as Error).message}`,
+      );
     } finally {
       this.deps.onFinished?.();
     }
@@ -757,4 +885,3 @@ async function assertReadable(path: string): Promise<void> {
     throw new EngineError('media_unavailable', `the media file ${path} cannot be read`, true);
   }
 }
-

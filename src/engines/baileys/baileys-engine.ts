@@ -21,7 +21,12 @@ import { type Engine, type EngineConnection, EngineError, type EngineEvents } fr
 import { AuthRecordError, AuthRecords } from './auth/auth-records.js';
 import { loadStoreAuthState, wipeStoreAuthState } from './auth/store-auth-state.js';
 import { ValueCipher } from '../../secrets/value-cipher.js';
-import { BaileysConnection, type ConnectionSettings, type MediaDownloader, type PollLookup } from './baileys-connection.js';
+import {
+  BaileysConnection,
+  type ConnectionSettings,
+  type MediaDownloader,
+  type PollLookup,
+} from './baileys-connection.js';
 import type { BaileysSocket, SocketFactory } from './baileys-socket.js';
 import { type LinkPreviewProvider, withPollContextInfo } from './outgoing-content.js';
 import type { DeviceSettings } from '../../settings/settings-events.js';
@@ -87,7 +92,8 @@ const LATEST_VERSION_TTL_MS = 60 * 60_000;
 /** Baileys' lookup of the current WhatsApp Web version; its failure is a thrown error, not a silent fallback. */
 async function lookUpLatestVersion(): Promise<WAVersion> {
   const found = await fetchLatestWaWebVersion({ signal: AbortSignal.timeout(10_000) });
-  if (found.error !== undefined || !found.isLatest) throw new Error(`lookup failed: ${String((found.error as Error | undefined)?.message ?? found.error)}`);
+  if (found.error !== undefined || !found.isLatest)
+    throw new Error(`lookup failed: ${String((found.error as Error | undefined)?.message ?? found.error)}`);
   return found.version;
 }
 
@@ -147,14 +153,20 @@ export class BaileysEngine implements Engine {
       throw new EngineError('engine_error', message);
     }
     const logger = this.logger.child({ deviceId });
-    const baileysLogger = logger.child({ lib: 'baileys' }, { level: quieterLevel(logger, this.options.baileysLogLevel ?? DEFAULTS.baileysLogLevel) });
+    const baileysLogger = logger.child(
+      { lib: 'baileys' },
+      { level: quieterLevel(logger, this.options.baileysLogLevel ?? DEFAULTS.baileysLogLevel) },
+    );
     const version = await this.versionToAnnounce(logger);
     // A changed proxy takes effect here, at the next (re)connect.
     const proxy = this.options.deviceSettings?.(deviceId).proxy ?? null;
     const guard = { allowPrivateNetworks: this.options.allowPrivateNetworks ?? false };
     const agent = proxy ? proxyAgentOf(proxy, guard) : undefined;
     const mediaDispatcher = proxy ? proxyDispatcherOf(proxy, guard) : undefined;
-    const socket = (this.options.makeSocket ?? makeBaileysSocket)({ ...this.socketConfig(auth.state, baileysLogger, version), ...(agent ? { agent, fetchAgent: agent } : {}) });
+    const socket = (this.options.makeSocket ?? makeBaileysSocket)({
+      ...this.socketConfig(auth.state, baileysLogger, version),
+      ...(agent ? { agent, fetchAgent: agent } : {}),
+    });
     const connection: BaileysConnection = new BaileysConnection({
       deviceId,
       ...(proxy ? { proxyUrl: proxy.url, mediaDispatcher } : {}),
@@ -191,7 +203,9 @@ export class BaileysEngine implements Engine {
   private async retire(deviceId: string): Promise<void> {
     const previous = this.live.get(deviceId);
     if (!previous) return;
-    await previous.close().catch((error: unknown) => this.logger.warn({ err: error, deviceId }, 'closing the previous connection failed'));
+    await previous
+      .close()
+      .catch((error: unknown) => this.logger.warn({ err: error, deviceId }, 'closing the previous connection failed'));
     if (this.live.get(deviceId) === previous) this.live.delete(deviceId);
   }
 
@@ -210,12 +224,19 @@ export class BaileysEngine implements Engine {
       this.latest = { version, at: Date.now() };
       return version;
     } catch (error) {
-      logger.warn({ err: error }, 'WA_WEB_VERSION=latest: the current WhatsApp Web version could not be looked up; announcing the pinned one');
+      logger.warn(
+        { err: error },
+        'WA_WEB_VERSION=latest: the current WhatsApp Web version could not be looked up; announcing the pinned one',
+      );
       return DEFAULT_CONNECTION_CONFIG.version;
     }
   }
 
-  private socketConfig(state: UserFacingSocketConfig['auth'], logger: Logger, version: WAVersion): UserFacingSocketConfig {
+  private socketConfig(
+    state: UserFacingSocketConfig['auth'],
+    logger: Logger,
+    version: WAVersion,
+  ): UserFacingSocketConfig {
     const o = this.options;
     return {
       auth: { creds: state.creds, keys: makeCacheableSignalKeyStore(state.keys, logger) },

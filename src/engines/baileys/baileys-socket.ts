@@ -3,7 +3,17 @@
  * drive the engine with a fake that follows Baileys' event contract, and the real socket must stay
  * assignable to it (checked where the factory is defined).
  */
-import type { AnyMessageContent, BaileysEventEmitter, GroupMetadata, MiscMessageGenerationOptions, ParticipantAction, UserFacingSocketConfig, WAMessage, WAMessageKey, WAPresence } from 'baileys';
+import type {
+  AnyMessageContent,
+  BaileysEventEmitter,
+  GroupMetadata,
+  MiscMessageGenerationOptions,
+  ParticipantAction,
+  UserFacingSocketConfig,
+  WAMessage,
+  WAMessageKey,
+  WAPresence,
+} from 'baileys';
 
 export interface BaileysSocket {
   ev: Pick<BaileysEventEmitter, 'on'>;
@@ -12,9 +22,16 @@ export interface BaileysSocket {
     readonly isOpen: boolean;
     on(event: 'frame', listener: () => void): unknown;
     /** The HTTP answer when the WebSocket upgrade was refused (e.g. a proxy's 407). */
-    on(event: 'unexpected-response', listener: (request: unknown, response: { statusCode?: number; statusMessage?: string }) => void): unknown;
+    on(
+      event: 'unexpected-response',
+      listener: (request: unknown, response: { statusCode?: number; statusMessage?: string }) => void,
+    ): unknown;
   };
-  sendMessage(jid: string, content: AnyMessageContent, options?: MiscMessageGenerationOptions): Promise<WAMessage | undefined>;
+  sendMessage(
+    jid: string,
+    content: AnyMessageContent,
+    options?: MiscMessageGenerationOptions,
+  ): Promise<WAMessage | undefined>;
   onWhatsApp(...numbers: string[]): Promise<Array<{ jid: string; exists: boolean }> | undefined>;
   profilePictureUrl(jid: string, type?: 'preview' | 'image', timeoutMs?: number): Promise<string | undefined>;
   /** Unlinks this companion device, then ends the socket with 401. */
@@ -40,7 +57,11 @@ export interface BaileysSocket {
   // Groups (src/engines/baileys/groups.ts).
   groupCreate?(subject: string, participants: string[]): Promise<GroupMetadata>;
   groupMetadata?(jid: string): Promise<GroupMetadata>;
-  groupParticipantsUpdate?(jid: string, participants: string[], action: ParticipantAction): Promise<Array<{ status: string; jid: string | undefined }>>;
+  groupParticipantsUpdate?(
+    jid: string,
+    participants: string[],
+    action: ParticipantAction,
+  ): Promise<Array<{ status: string; jid: string | undefined }>>;
   groupUpdateSubject?(jid: string, subject: string): Promise<void>;
   groupUpdateDescription?(jid: string, description?: string): Promise<void>;
   groupSettingUpdate?(jid: string, setting: 'announcement' | 'not_announcement' | 'locked' | 'unlocked'): Promise<void>;

@@ -7,14 +7,41 @@
  * Participants are named by phone digits where WhatsApp tells them (the JID, or `phoneNumber` in LID
  * addressed groups), else `<digits>@lid`, never a LID's digits as if they were a number.
  */
-import type { BaileysEventMap, GroupMetadata as WAGroupMetadata, GroupParticipant as WAGroupParticipant } from 'baileys';
-import { EngineError, type GroupMetadata, type GroupOperations, type GroupReport, type GroupSettingsChange, type ParticipantAction, type ParticipantResult } from '../engine.js';
+import type {
+  BaileysEventMap,
+  GroupMetadata as WAGroupMetadata,
+  GroupParticipant as WAGroupParticipant,
+} from 'baileys';
+import {
+  EngineError,
+  type GroupMetadata,
+  type GroupOperations,
+  type GroupReport,
+  type GroupSettingsChange,
+  type ParticipantAction,
+  type ParticipantResult,
+} from '../engine.js';
 import type { BaileysSocket } from './baileys-socket.js';
 import { statusCodeOf } from './disconnect-kind.js';
 import { digitsOfLid, jidOfPhone, phoneOfJid } from './jid.js';
 
 /** The group methods of a Baileys socket (makeWASocket has them all). */
-export type BaileysGroupSocket = Required<Pick<BaileysSocket, 'groupCreate' | 'groupMetadata' | 'groupParticipantsUpdate' | 'groupUpdateSubject' | 'groupUpdateDescription' | 'groupSettingUpdate' | 'groupInviteCode' | 'groupRevokeInvite' | 'groupAcceptInvite' | 'groupLeave' | 'groupFetchAllParticipating'>>;
+export type BaileysGroupSocket = Required<
+  Pick<
+    BaileysSocket,
+    | 'groupCreate'
+    | 'groupMetadata'
+    | 'groupParticipantsUpdate'
+    | 'groupUpdateSubject'
+    | 'groupUpdateDescription'
+    | 'groupSettingUpdate'
+    | 'groupInviteCode'
+    | 'groupRevokeInvite'
+    | 'groupAcceptInvite'
+    | 'groupLeave'
+    | 'groupFetchAllParticipating'
+  >
+>;
 
 /** A participant's (or author's) id in the gateway's words. */
 export function memberOf(jid: string | null | undefined, phoneNumber?: string | null): string | undefined {
@@ -30,7 +57,8 @@ export function groupMetadataOf(group: WAGroupMetadata): GroupMetadata {
   const participants = group.participants.flatMap((p) => {
     const number = participantOf(p);
     if (!number) return [];
-    const role = p.admin === 'superadmin' || p.isSuperAdmin ? 'superadmin' : p.admin === 'admin' || p.isAdmin ? 'admin' : 'member';
+    const role =
+      p.admin === 'superadmin' || p.isSuperAdmin ? 'superadmin' : p.admin === 'admin' || p.isAdmin ? 'admin' : 'member';
     return [{ number, role } as const];
   });
   return {
@@ -60,12 +88,22 @@ export function reportsOfGroupUpdates(updates: BaileysEventMap['groups.update'])
 
 const ACTIONS: ReadonlySet<string> = new Set(['add', 'remove', 'promote', 'demote']);
 
-export function reportOfParticipantsUpdate(update: BaileysEventMap['group-participants.update']): GroupReport | undefined {
+export function reportOfParticipantsUpdate(
+  update: BaileysEventMap['group-participants.update'],
+): GroupReport | undefined {
   if (!ACTIONS.has(update.action)) return undefined; // 'modify' (a number changed): nothing to report
-  const participants = update.participants.map((p) => (typeof p === 'string' ? memberOf(p) : participantOf(p))).filter((n): n is string => !!n);
+  const participants = update.participants
+    .map((p) => (typeof p === 'string' ? memberOf(p) : participantOf(p)))
+    .filter((n): n is string => !!n);
   if (participants.length === 0) return undefined;
   const by = memberOf(update.author, update.authorPn);
-  return { kind: 'participants', groupId: update.id, action: update.action as ParticipantAction, participants, ...(by ? { by } : {}) };
+  return {
+    kind: 'participants',
+    groupId: update.id,
+    action: update.action as ParticipantAction,
+    participants,
+    ...(by ? { by } : {}),
+  };
 }
 
 /** WhatsApp's answer per participant → the gateway's status. */
@@ -95,7 +133,11 @@ function groupError(error: unknown, doing: string, groupId?: string): EngineErro
   switch (refusalOf(error)) {
     case 401:
     case 403:
-      return new EngineError('not_group_admin', groupId ? `the account is not an admin of the group ${groupId}` : message, true);
+      return new EngineError(
+        'not_group_admin',
+        groupId ? `the account is not an admin of the group ${groupId}` : message,
+        true,
+      );
     case 404:
     case 406:
       return new EngineError('group_not_found', groupId ? `the account is not in the group ${groupId}` : message, true);
@@ -117,20 +159,30 @@ export function baileysGroupOperations(socket: BaileysGroupSocket, requireOnline
     }
   };
   return {
-    list: () => run('fetching the groups', undefined, async () => Object.values(await socket.groupFetchAllParticipating()).map(groupMetadataOf)),
-    metadata: (groupId) => run(`reading ${groupId}`, groupId, async () => groupMetadataOf(await socket.groupMetadata(groupId))),
+    list: () =>
+      run('fetching the groups', undefined, async () =>
+        Object.values(await socket.groupFetchAllParticipating()).map(groupMetadataOf),
+      ),
+    metadata: (groupId) =>
+      run(`reading ${groupId}`, groupId, async () => groupMetadataOf(await socket.groupMetadata(groupId))),
     create: (subject, numbers) =>
       run('creating a group', undefined, async () => {
         const group = groupMetadataOf(await socket.groupCreate(subject, numbers.map(jidOfPhone)));
         const added = new Set(group.participants.map((p) => p.number));
-        return { group, failed: numbers.filter((n) => !added.has(n)).map((number) => ({ number, reason: 'not_added' })) };
+        return {
+          group,
+          failed: numbers.filter((n) => !added.has(n)).map((number) => ({ number, reason: 'not_added' })),
+        };
       }),
     update: (groupId, change) =>
       run(`changing ${groupId}`, groupId, async () => {
         if (change.subject !== undefined) await socket.groupUpdateSubject(groupId, change.subject);
-        if (change.description !== undefined) await socket.groupUpdateDescription(groupId, change.description === '' ? undefined : change.description);
-        if (change.announce !== undefined) await socket.groupSettingUpdate(groupId, change.announce ? 'announcement' : 'not_announcement');
-        if (change.locked !== undefined) await socket.groupSettingUpdate(groupId, change.locked ? 'locked' : 'unlocked');
+        if (change.description !== undefined)
+          await socket.groupUpdateDescription(groupId, change.description === '' ? undefined : change.description);
+        if (change.announce !== undefined)
+          await socket.groupSettingUpdate(groupId, change.announce ? 'announcement' : 'not_announcement');
+        if (change.locked !== undefined)
+          await socket.groupSettingUpdate(groupId, change.locked ? 'locked' : 'unlocked');
       }),
     participants: (groupId, action, numbers) =>
       run(`${action} in ${groupId}`, groupId, async () => {
@@ -140,15 +192,27 @@ export function baileysGroupOperations(socket: BaileysGroupSocket, requireOnline
           return { number, status: answer ? statusOf(String(answer.status), action) : 'not_allowed' };
         });
       }),
-    inviteCode: (groupId) => run(`reading the invite of ${groupId}`, groupId, async () => required(await socket.groupInviteCode(groupId), 'no invite code came back')),
-    revokeInvite: (groupId) => run(`revoking the invite of ${groupId}`, groupId, async () => required(await socket.groupRevokeInvite(groupId), 'no new invite code came back')),
+    inviteCode: (groupId) =>
+      run(`reading the invite of ${groupId}`, groupId, async () =>
+        required(await socket.groupInviteCode(groupId), 'no invite code came back'),
+      ),
+    revokeInvite: (groupId) =>
+      run(`revoking the invite of ${groupId}`, groupId, async () =>
+        required(await socket.groupRevokeInvite(groupId), 'no new invite code came back'),
+      ),
     join: async (code) => {
       const bare = code.replace(/^(https?:\/\/)?chat\.whatsapp\.com\//i, '');
       try {
-        return await run('joining by invite', undefined, async () => required(await socket.groupAcceptInvite(bare), 'no group id came back'));
+        return await run('joining by invite', undefined, async () =>
+          required(await socket.groupAcceptInvite(bare), 'no group id came back'),
+        );
       } catch (error) {
         if (error instanceof EngineError && (error.code === 'group_not_found' || error.code === 'not_group_admin')) {
-          throw new EngineError('invalid_invite_code', 'no group has this invite code (it may have been revoked)', true);
+          throw new EngineError(
+            'invalid_invite_code',
+            'no group has this invite code (it may have been revoked)',
+            true,
+          );
         }
         throw error;
       }

@@ -18,7 +18,13 @@ export interface InboundReferences {
  * Content that is protocol traffic (edits, deletes, votes, pins), not a message a user wrote, and an
  * album's header (its photos and videos follow as messages of their own).
  */
-const NOT_A_MESSAGE: ReadonlySet<string> = new Set(['protocolMessage', 'pollUpdateMessage', 'keepInChatMessage', 'pinInChatMessage', 'albumMessage']);
+const NOT_A_MESSAGE: ReadonlySet<string> = new Set([
+  'protocolMessage',
+  'pollUpdateMessage',
+  'keepInChatMessage',
+  'pinInChatMessage',
+  'albumMessage',
+]);
 
 /** A URL as WhatsApp clients linkify it: with a scheme or starting with www. */
 const URL_IN_TEXT = /(?:https?:\/\/|\bwww\.)[^\s<>"]+/i;
@@ -30,7 +36,11 @@ const DEFAULT_MIMETYPE = 'application/octet-stream';
  * (a decryption placeholder without content, or protocol traffic). `nowSeconds` stands in for a
  * missing timestamp.
  */
-export function inboundMessageOf(message: WAMessage, from: string, nowSeconds = Math.floor(Date.now() / 1000)): InboundMessage | undefined {
+export function inboundMessageOf(
+  message: WAMessage,
+  from: string,
+  nowSeconds = Math.floor(Date.now() / 1000),
+): InboundMessage | undefined {
   const id = message.key.id;
   const content = normalizeMessageContent(message.message);
   if (!id || !content) return undefined;
@@ -77,7 +87,8 @@ function quotedOf(content: proto.IMessage, contentType: keyof proto.IMessage): Q
   if (!context?.stanzaId) return undefined;
   const quotedContent = normalizeMessageContent(context.quotedMessage);
   const quotedType = quotedContent && getContentType(quotedContent);
-  const described = quotedContent && quotedType ? describeContent(quotedContent, quotedType) : { type: 'unknown' as const, body: '' };
+  const described =
+    quotedContent && quotedType ? describeContent(quotedContent, quotedType) : { type: 'unknown' as const, body: '' };
   return { waMessageId: context.stanzaId, from: '', type: described.type, body: described.body };
 }
 
@@ -86,7 +97,10 @@ export type ProtocolChange =
   | { kind: 'edited'; targetId: string; body: string; timestamp: number; id: string }
   | { kind: 'revoked'; targetId: string; timestamp: number; id: string };
 
-export function protocolChangeOf(message: WAMessage, nowSeconds = Math.floor(Date.now() / 1000)): ProtocolChange | undefined {
+export function protocolChangeOf(
+  message: WAMessage,
+  nowSeconds = Math.floor(Date.now() / 1000),
+): ProtocolChange | undefined {
   const content = normalizeMessageContent(message.message);
   const protocol = content?.protocolMessage;
   const id = message.key.id;
@@ -142,7 +156,11 @@ function describeContent(content: proto.IMessage, contentType: keyof proto.IMess
       // An empty text removes an earlier reaction; reported as such, with body "".
       const reaction = content.reactionMessage!;
       const emoji = reaction.text ?? '';
-      return { type: 'reaction', body: emoji, ...(reaction.key?.id ? { reaction: { messageId: reaction.key.id, emoji } } : {}) };
+      return {
+        type: 'reaction',
+        body: emoji,
+        ...(reaction.key?.id ? { reaction: { messageId: reaction.key.id, emoji } } : {}),
+      };
     }
     case 'contactMessage': {
       const contact = content.contactMessage!;

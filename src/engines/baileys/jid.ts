@@ -2,7 +2,16 @@
  * The gateway speaks in phone digits ("4915112345678"); WhatsApp in JIDs ("4915112345678@s.whatsapp.net",
  * "4915112345678:3@s.whatsapp.net" for one of the account's devices, "12345…@lid" for a privacy id).
  */
-import { isHostedLidUser, isHostedPnUser, isJidBroadcast, isJidGroup, isJidNewsletter, isLidUser as isPlainLidUser, isPnUser as isPlainPnUser, jidDecode } from 'baileys';
+import {
+  isHostedLidUser,
+  isHostedPnUser,
+  isJidBroadcast,
+  isJidGroup,
+  isJidNewsletter,
+  isLidUser as isPlainLidUser,
+  isPnUser as isPlainPnUser,
+  jidDecode,
+} from 'baileys';
 
 const PHONE_SERVER = 's.whatsapp.net';
 
@@ -36,7 +45,9 @@ export function digitsOfLid(jid: string | null | undefined): string | undefined 
 
 /** One-to-one chats only: the gateway's API has no notion of groups, broadcasts or channels. */
 export function isDirectChat(jid: string | null | undefined): jid is string {
-  return !!jid && !isJidGroup(jid) && !isJidBroadcast(jid) && !isJidNewsletter(jid) && (isPnUser(jid) || isLidUser(jid));
+  return (
+    !!jid && !isJidGroup(jid) && !isJidBroadcast(jid) && !isJidNewsletter(jid) && (isPnUser(jid) || isLidUser(jid))
+  );
 }
 
 /** The JID of a chat id: a number is a phone-number user; group and `@lid` ids are JIDs already. */

@@ -7,10 +7,12 @@ import type { BaileysEngine, BaileysEngineOptions } from './baileys-engine.js';
 
 export function createLazyBaileysEngine(options: BaileysEngineOptions): Engine {
   let loaded: Promise<BaileysEngine> | undefined;
-  const engine = () => (loaded ??= import('./baileys-engine.js').then(({ createBaileysEngine }) => createBaileysEngine(options)));
+  const engine = () =>
+    (loaded ??= import('./baileys-engine.js').then(({ createBaileysEngine }) => createBaileysEngine(options)));
   return {
     name: 'baileys',
-    connect: async (deviceId: string, events: EngineEvents): Promise<EngineConnection> => (await engine()).connect(deviceId, events),
+    connect: async (deviceId: string, events: EngineEvents): Promise<EngineConnection> =>
+      (await engine()).connect(deviceId, events),
     forget: async (deviceId: string) => (await engine()).forget(deviceId),
     // Nothing to close when Baileys was never loaded.
     close: async () => (loaded ? (await loaded).close() : undefined),

@@ -41,7 +41,10 @@ export function outgoingMessageOf(
   message: OutgoingMessage,
   context: OutgoingContext,
 ): { content: AnyMessageContent; options: MiscMessageGenerationOptions } {
-  let content = outgoingContentOf(message.content, context) as AnyMessageContent & { mentions?: string[]; contextInfo?: proto.IContextInfo };
+  let content = outgoingContentOf(message.content, context) as AnyMessageContent & {
+    mentions?: string[];
+    contextInfo?: proto.IContextInfo;
+  };
   if (message.mentions?.length && message.content.kind === 'poll') {
     // Baileys puts a poll's mentions beside it (messageContextInfo); withPollContextInfo moves them onto the poll.
     content = { ...content, contextInfo: { ...content.contextInfo, mentionedJid: message.mentions.map(jidOfChat) } };
@@ -68,9 +71,12 @@ export function withPollContextInfo<M extends proto.IMessage>(message: M): M {
   const sentToOwnDevice = message.deviceSentMessage?.message;
   if (sentToOwnDevice) {
     const inner = withPollContextInfo(sentToOwnDevice);
-    return inner === sentToOwnDevice ? message : { ...message, deviceSentMessage: { ...message.deviceSentMessage, message: inner } };
+    return inner === sentToOwnDevice
+      ? message
+      : { ...message, deviceSentMessage: { ...message.deviceSentMessage, message: inner } };
   }
-  const { contextInfo: stray, ...messageContextInfo } = (message.messageContextInfo ?? {}) as proto.IMessageContextInfo & { contextInfo?: proto.IContextInfo };
+  const { contextInfo: stray, ...messageContextInfo } = (message.messageContextInfo ??
+    {}) as proto.IMessageContextInfo & { contextInfo?: proto.IContextInfo };
   const pollKey = POLL_KEYS.find((key) => message[key]);
   if (!stray || !pollKey) return message;
   const poll = message[pollKey]!;
@@ -78,11 +84,20 @@ export function withPollContextInfo<M extends proto.IMessage>(message: M): M {
 }
 
 /** Baileys builds the reply's contextInfo (stanzaId, participant, quotedMessage) from a WAMessage. */
-function quotedOf(target: NonNullable<OutgoingMessage['replyTo']>, chatJid: string, accountJid: string | undefined): WAMessage {
+function quotedOf(
+  target: NonNullable<OutgoingMessage['replyTo']>,
+  chatJid: string,
+  accountJid: string | undefined,
+): WAMessage {
   const group = chatJid.endsWith('@g.us');
   const participant = target.fromMe ? accountJid : target.from ? jidOfChat(target.from) : undefined;
   return {
-    key: { remoteJid: chatJid, fromMe: target.fromMe, id: target.waMessageId, ...(group && participant ? { participant } : {}) },
+    key: {
+      remoteJid: chatJid,
+      fromMe: target.fromMe,
+      id: target.waMessageId,
+      ...(group && participant ? { participant } : {}),
+    },
     message: { conversation: target.body },
   };
 }
@@ -122,10 +137,21 @@ export function outgoingContentOf(content: OutgoingContent, context: OutgoingCon
     case 'reaction': {
       const fromMe = content.fromMe ?? context.targetSentByUs(content.messageId);
       // In a group WhatsApp attributes the target by its author; without one, the author never sees the reaction.
-      const author = !context.chatJid.endsWith('@g.us') ? undefined : fromMe ? context.accountJid : content.sender ? jidOfChat(content.sender) : undefined;
+      const author = !context.chatJid.endsWith('@g.us')
+        ? undefined
+        : fromMe
+          ? context.accountJid
+          : content.sender
+            ? jidOfChat(content.sender)
+            : undefined;
       return {
         react: {
-          key: { remoteJid: context.chatJid, fromMe, id: content.messageId, ...(author ? { participant: author } : {}) },
+          key: {
+            remoteJid: context.chatJid,
+            fromMe,
+            id: content.messageId,
+            ...(author ? { participant: author } : {}),
+          },
           text: content.emoji,
         },
       };
@@ -134,7 +160,12 @@ export function outgoingContentOf(content: OutgoingContent, context: OutgoingCon
       return { sticker: { url: content.media.path }, mimetype: content.media.mimetype };
     case 'contact': {
       const contacts = content.contacts.map((card) => ({ displayName: card.name, vcard: vCardOf(card) }));
-      return { contacts: { displayName: contacts.length === 1 ? contacts[0]!.displayName : `${contacts.length} contacts`, contacts } };
+      return {
+        contacts: {
+          displayName: contacts.length === 1 ? contacts[0]!.displayName : `${contacts.length} contacts`,
+          contacts,
+        },
+      };
     }
     case 'poll':
       return {
@@ -147,7 +178,9 @@ export function outgoingContentOf(content: OutgoingContent, context: OutgoingCon
         },
       };
     case 'forward': {
-      const inner = outgoingContentOf(content.content, context) as AnyMessageContent & { contextInfo?: proto.IContextInfo };
+      const inner = outgoingContentOf(content.content, context) as AnyMessageContent & {
+        contextInfo?: proto.IContextInfo;
+      };
       return { ...inner, contextInfo: { ...inner.contextInfo, ...FORWARDED } } as AnyMessageContent;
     }
     case 'edit':

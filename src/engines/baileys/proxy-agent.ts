@@ -15,7 +15,12 @@ import { isIP } from 'node:net';
 import { HttpsProxyAgent } from 'https-proxy-agent';
 import { SocksProxyAgent } from 'socks-proxy-agent';
 import { type Dispatcher, ProxyAgent, Socks5ProxyAgent, buildConnector } from 'undici';
-import { DestinationRefusedError, type OutboundGuardOptions, addressRefusalOf, guardedLookup } from '../../net/outbound-guard.js';
+import {
+  DestinationRefusedError,
+  type OutboundGuardOptions,
+  addressRefusalOf,
+  guardedLookup,
+} from '../../net/outbound-guard.js';
 import { dialUrlOf } from '../../settings/proxy-url.js';
 import type { ProxySetting } from '../../settings/settings-events.js';
 
@@ -25,7 +30,8 @@ export function proxyAgentOf(proxy: ProxySetting, guard: OutboundGuardOptions): 
   const lookup = guardedLookup(guard);
   // socks5h: the proxy resolves WhatsApp's host names, as a browser behind a SOCKS proxy does.
   // Both are agent-base agents: usable for http and https (and so ws and wss) destinations alike.
-  if (url.startsWith('socks5:')) return new SocksProxyAgent(url.replace(/^socks5:/, 'socks5h:'), { socketOptions: { lookup } }) as unknown as Agent;
+  if (url.startsWith('socks5:'))
+    return new SocksProxyAgent(url.replace(/^socks5:/, 'socks5h:'), { socketOptions: { lookup } }) as unknown as Agent;
   return new TunnelAgent(url, { lookup }) as unknown as Agent;
 }
 
@@ -34,7 +40,9 @@ export function proxyDispatcherOf(proxy: ProxySetting, guard: OutboundGuardOptio
   const url = dialUrlOf(proxy);
   assertLiteralHostAllowed(proxy, guard);
   const lookup = guardedLookup(guard);
-  return url.startsWith('socks5:') ? new Socks5ProxyAgent(url, { connect: buildConnector({ lookup }) }) : new ProxyAgent({ uri: url, proxyTls: { lookup } });
+  return url.startsWith('socks5:')
+    ? new Socks5ProxyAgent(url, { connect: buildConnector({ lookup }) })
+    : new ProxyAgent({ uri: url, proxyTls: { lookup } });
 }
 
 /** net.connect does not look an IP literal up, so guardedLookup never sees it: judge it here. */
@@ -50,7 +58,9 @@ function assertLiteralHostAllowed(proxy: ProxySetting, guard: OutboundGuardOptio
  * lastError: the words of the proxy (or of whatever listens where it points) are not for the caller to read.
  */
 class TunnelAgent extends HttpsProxyAgent<string> {
-  override async connect(...[req, opts]: Parameters<HttpsProxyAgent<string>['connect']>): ReturnType<HttpsProxyAgent<string>['connect']> {
+  override async connect(
+    ...[req, opts]: Parameters<HttpsProxyAgent<string>['connect']>
+  ): ReturnType<HttpsProxyAgent<string>['connect']> {
     let statusCode: number | undefined;
     const onAnswer = (answer: { statusCode: number }) => {
       statusCode = answer.statusCode;
@@ -59,7 +69,9 @@ class TunnelAgent extends HttpsProxyAgent<string> {
     try {
       const socket = await super.connect(req, opts).catch((error: unknown) => {
         // Its parser quotes a malformed header line of the answer.
-        throw /^Invalid header from proxy/.test((error as Error).message) ? new Error('the proxy answered CONNECT with a malformed header') : error;
+        throw /^Invalid header from proxy/.test((error as Error).message)
+          ? new Error('the proxy answered CONNECT with a malformed header')
+          : error;
       });
       if (statusCode === 200) return socket;
       socket.destroy();

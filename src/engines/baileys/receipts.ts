@@ -39,9 +39,12 @@ export function receiptsOfMessageUpdates(updates: readonly WAMessageUpdate[], no
 }
 
 /** Baileys names the server's error code first, then (for a restricted account) WhatsApp's explanation. */
-function refusalOf(parameters: readonly (string | null | undefined)[] | null | undefined): NonNullable<Receipt['error']> {
+function refusalOf(
+  parameters: readonly (string | null | undefined)[] | null | undefined,
+): NonNullable<Receipt['error']> {
   const [code, detail] = parameters ?? [];
-  const why = code === '463' ? 'the account may not start this chat (restricted, or no privacy token for the contact)' : detail;
+  const why =
+    code === '463' ? 'the account may not start this chat (restricted, or no privacy token for the contact)' : detail;
   return {
     code: 'refused_by_network',
     message: `WhatsApp refused the message after it was sent${code ? ` (error ${code})` : ''}${why ? `: ${why}` : ''}`,
@@ -49,7 +52,10 @@ function refusalOf(parameters: readonly (string | null | undefined)[] | null | u
 }
 
 /** `message-receipt.update`: one participant's receipt, possibly with several timestamps at once. */
-export function receiptsOfUserReceipts(updates: readonly MessageUserReceiptUpdate[], nowSeconds: number): ReceiptOfJid[] {
+export function receiptsOfUserReceipts(
+  updates: readonly MessageUserReceiptUpdate[],
+  nowSeconds: number,
+): ReceiptOfJid[] {
   const receipts: ReceiptOfJid[] = [];
   for (const { key, receipt } of updates) {
     const recipientJid = receipt.userJid;

@@ -84,7 +84,8 @@ export class SandboxConnection implements EngineConnection {
     if (this.phase !== 'starting') return;
     this.qrTtlMs = ttlMs;
     this.phase = 'qr';
-    const issue = () => this.events.qr(`sandbox:${randomBytes(18).toString('base64url')}`, new Date(Date.now() + ttlMs));
+    const issue = () =>
+      this.events.qr(`sandbox:${randomBytes(18).toString('base64url')}`, new Date(Date.now() + ttlMs));
     issue();
     this.qrTimer = setInterval(issue, ttlMs);
     this.qrTimer.unref();
@@ -95,8 +96,17 @@ export class SandboxConnection implements EngineConnection {
    * Only while QR codes are on show (a connection without credentials).
    */
   async requestPairingCode(phone: string, ttlMs = this.qrTtlMs): Promise<void> {
-    if (this.phase !== 'qr' && this.phase !== 'code') throw new EngineError('pairing_unavailable', 'the sandbox connection shows no codes (it has credentials, or is not connected)');
-    if (!numberExists(phone)) throw new EngineError('unknown_number', `${phone} does not exist in the sandbox (numbers ending in 0000 do not exist)`, true);
+    if (this.phase !== 'qr' && this.phase !== 'code')
+      throw new EngineError(
+        'pairing_unavailable',
+        'the sandbox connection shows no codes (it has credentials, or is not connected)',
+      );
+    if (!numberExists(phone))
+      throw new EngineError(
+        'unknown_number',
+        `${phone} does not exist in the sandbox (numbers ending in 0000 do not exist)`,
+        true,
+      );
     this.stopQr();
     this.phase = 'code';
     const issue = () => {
@@ -178,13 +188,24 @@ export class SandboxConnection implements EngineConnection {
     if (content.kind === 'edit') {
       const timestamp = Math.floor(Date.now() / 1000);
       const chatId = isGroupId(message.to) ? message.to : from;
-      this.network.relay(this, message.to, from, { kind: 'edited', id: message.waMessageId, chatId, from, waMessageId: content.messageId, body: content.text, timestamp });
+      this.network.relay(this, message.to, from, {
+        kind: 'edited',
+        id: message.waMessageId,
+        chatId,
+        from,
+        waMessageId: content.messageId,
+        body: content.text,
+        timestamp,
+      });
       return;
     }
     const recipients = this.network.audienceOf(message.to, this, from);
     const inner = content.kind === 'forward' ? content.content : content;
     // A file that cannot be opened leaves the recipients with the media's description only.
-    const media = 'media' in inner ? await this.network.openMediaFor(inner.media.path, recipients.length).catch(() => undefined) : undefined;
+    const media =
+      'media' in inner
+        ? await this.network.openMediaFor(inner.media.path, recipients.length).catch(() => undefined)
+        : undefined;
     this.network.deliver(this, from, message, recipients, media);
   }
 
@@ -193,7 +214,13 @@ export class SandboxConnection implements EngineConnection {
     this.requireReachable(to);
     const from = this.linked!.phone;
     const chatId = isGroupId(to) ? to : from;
-    this.network.relay(this, to, from, { kind: 'revoked', chatId, from, waMessageId, timestamp: Math.floor(Date.now() / 1000) });
+    this.network.relay(this, to, from, {
+      kind: 'revoked',
+      chatId,
+      from,
+      waMessageId,
+      timestamp: Math.floor(Date.now() / 1000),
+    });
   }
 
   async markRead(_chatId: string, messages: Array<{ waMessageId: string }>): Promise<void> {
@@ -209,9 +236,14 @@ export class SandboxConnection implements EngineConnection {
 
   private requireReachable(to: string): void {
     if (isGroupId(to)) {
-      if (!this.network.groups.get(to)) throw new EngineError('recipient_not_found', `the group ${to} does not exist in the sandbox`, true);
+      if (!this.network.groups.get(to))
+        throw new EngineError('recipient_not_found', `the group ${to} does not exist in the sandbox`, true);
     } else if (!isLidId(to) && !numberExists(to)) {
-      throw new EngineError('recipient_not_found', `${to} is not on the network (sandbox numbers ending in 0000 do not exist)`, true);
+      throw new EngineError(
+        'recipient_not_found',
+        `${to} is not on the network (sandbox numbers ending in 0000 do not exist)`,
+        true,
+      );
     }
   }
 

@@ -27,7 +27,10 @@ export interface UnconfirmedSend {
  * A device's sent messages still short of `read`, a page at a time after `afterSeq` (the outbox read
  * model answers it; the composition root, src/gateway.ts, wires it in: engines do not know the outbox).
  */
-export type UnconfirmedSends = (deviceId: string, page: { limit: number; afterSeq?: number }) => { items: UnconfirmedSend[]; nextAfterSeq: number | null };
+export type UnconfirmedSends = (
+  deviceId: string,
+  page: { limit: number; afterSeq?: number },
+) => { items: UnconfirmedSend[]; nextAfterSeq: number | null };
 
 export interface SandboxSettings extends SandboxTiming {
   /** How long a code is valid before the next one replaces it. */
@@ -99,10 +102,20 @@ export class SandboxEngine implements Engine {
     if (!connection?.online) return false;
     const settings = this.deviceSettings?.(deviceId);
     const rejected = settings?.rejectCalls === true;
-    this.activity(deviceId, { kind: 'call', ...call, isGroup: false, rejected, timestamp: Math.floor(Date.now() / 1000) });
+    this.activity(deviceId, {
+      kind: 'call',
+      ...call,
+      isGroup: false,
+      rejected,
+      timestamp: Math.floor(Date.now() / 1000),
+    });
     if (rejected && settings?.rejectCallsMessage) {
       void connection
-        .send({ waMessageId: newSandboxMessageId(), to: call.from, content: { kind: 'text', text: settings.rejectCallsMessage } })
+        .send({
+          waMessageId: newSandboxMessageId(),
+          to: call.from,
+          content: { kind: 'text', text: settings.rejectCallsMessage },
+        })
         .catch(() => undefined);
     }
     return true;
@@ -141,7 +154,10 @@ export class SandboxEngine implements Engine {
     let afterSeq: number | undefined;
     try {
       do {
-        const page = this.unconfirmedSends(connection.deviceId, { limit: UNCONFIRMED_PAGE, ...(afterSeq === undefined ? {} : { afterSeq }) });
+        const page = this.unconfirmedSends(connection.deviceId, {
+          limit: UNCONFIRMED_PAGE,
+          ...(afterSeq === undefined ? {} : { afterSeq }),
+        });
         for (const message of page.items) this.network.receiptsAfter(connection, message, message.status);
         afterSeq = page.nextAfterSeq ?? undefined;
       } while (afterSeq !== undefined && connection.online);
@@ -206,7 +222,10 @@ export class SandboxEngine implements Engine {
    * with the store's error) and never recorded later: as a network whose message was not acknowledged,
    * the sender sends it again if it wants to.
    */
-  async inbound(deviceId: string, message: Omit<InboundMessage, 'waMessageId' | 'timestamp'> & { waMessageId?: string }): Promise<{ waMessageId: string } | undefined> {
+  async inbound(
+    deviceId: string,
+    message: Omit<InboundMessage, 'waMessageId' | 'timestamp'> & { waMessageId?: string },
+  ): Promise<{ waMessageId: string } | undefined> {
     const connection = this.network.connectionOf(deviceId);
     if (!connection?.online) return undefined;
     const waMessageId = message.waMessageId ?? newSandboxMessageId();

@@ -11,9 +11,14 @@ import type { SandboxNetwork } from './sandbox-network.js';
 import { numberExists } from './sandbox-numbers.js';
 
 /** `https://chat.whatsapp.com/<code>` or the code alone. */
-export const inviteCodeOf = (codeOrLink: string): string => codeOrLink.replace(/^https?:\/\/chat\.whatsapp\.com\//i, '').replace(/[/?#].*$/, '');
+export const inviteCodeOf = (codeOrLink: string): string =>
+  codeOrLink.replace(/^https?:\/\/chat\.whatsapp\.com\//i, '').replace(/[/?#].*$/, '');
 
-export function sandboxGroupOperations(connection: SandboxConnection, network: SandboxNetwork, me: () => string): GroupOperations {
+export function sandboxGroupOperations(
+  connection: SandboxConnection,
+  network: SandboxNetwork,
+  me: () => string,
+): GroupOperations {
   const groups = network.groups;
   return {
     async list() {
@@ -25,7 +30,9 @@ export function sandboxGroupOperations(connection: SandboxConnection, network: S
     async create(subject, participants) {
       const creator = me();
       const others = [...new Set(participants)].filter((number) => number !== creator);
-      const failed = others.filter((number) => !numberExists(number)).map((number) => ({ number, reason: 'not_found' }));
+      const failed = others
+        .filter((number) => !numberExists(number))
+        .map((number) => ({ number, reason: 'not_found' }));
       const group = groups.create(subject, [creator, ...others.filter(numberExists)]);
       const metadata = metadataOf(group);
       network.groupReport(connection, group.members.keys(), { kind: 'metadata', group: metadata });
@@ -58,12 +65,19 @@ export function sandboxGroupOperations(connection: SandboxConnection, network: S
     },
     async join(code) {
       const group = groups.byInviteCode(inviteCodeOf(code));
-      if (!group) throw new EngineError('invalid_invite_code', 'no group has this invite code (it may have been revoked)', true);
+      if (!group)
+        throw new EngineError('invalid_invite_code', 'no group has this invite code (it may have been revoked)', true);
       const number = me();
       if (!group.members.has(number)) {
         const before = [...group.members.keys()];
         groups.join(group, number);
-        network.groupReport(connection, before, { kind: 'participants', groupId: group.groupId, action: 'add', participants: [number], by: number });
+        network.groupReport(connection, before, {
+          kind: 'participants',
+          groupId: group.groupId,
+          action: 'add',
+          participants: [number],
+          by: number,
+        });
       }
       return group.groupId;
     },
@@ -71,7 +85,13 @@ export function sandboxGroupOperations(connection: SandboxConnection, network: S
       const number = me();
       const group = groups.memberOf(groupId, number);
       groups.leave(group, number);
-      network.groupReport(connection, group.members.keys(), { kind: 'participants', groupId, action: 'remove', participants: [number], by: number });
+      network.groupReport(connection, group.members.keys(), {
+        kind: 'participants',
+        groupId,
+        action: 'remove',
+        participants: [number],
+        by: number,
+      });
     },
   };
 }

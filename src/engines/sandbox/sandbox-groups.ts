@@ -90,14 +90,16 @@ export class SandboxGroups {
   /** The group, if `number` is a member; else the network's "not found". */
   memberOf(groupId: string, number: string): SandboxGroup {
     const group = this.groups.get(groupId);
-    if (!group?.members.has(number)) throw new EngineError('group_not_found', `the account is not in the group ${groupId}`, true);
+    if (!group?.members.has(number))
+      throw new EngineError('group_not_found', `the account is not in the group ${groupId}`, true);
     return group;
   }
 
   adminOf(groupId: string, number: string): SandboxGroup {
     const group = this.memberOf(groupId, number);
     const role = group.members.get(number);
-    if (role !== 'admin' && role !== 'superadmin') throw new EngineError('not_group_admin', `the account is not an admin of the group ${groupId}`, true);
+    if (role !== 'admin' && role !== 'superadmin')
+      throw new EngineError('not_group_admin', `the account is not an admin of the group ${groupId}`, true);
     return group;
   }
 
@@ -116,7 +118,11 @@ export class SandboxGroups {
     return results;
   }
 
-  private applyParticipants(group: SandboxGroup, action: ParticipantAction, numbers: readonly string[]): ParticipantResult[] {
+  private applyParticipants(
+    group: SandboxGroup,
+    action: ParticipantAction,
+    numbers: readonly string[],
+  ): ParticipantResult[] {
     return [...new Set(numbers)].map((number) => {
       const role = group.members.get(number);
       if (action === 'add') {

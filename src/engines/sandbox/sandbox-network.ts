@@ -45,7 +45,8 @@ export class SandboxNetwork {
   recipientsOf(to: string, sender: SandboxConnection | undefined): SandboxConnection[] {
     const phones = isGroupId(to) ? [...(this.groups.get(to)?.members.keys() ?? [])] : [to];
     const found: SandboxConnection[] = [];
-    for (const phone of phones) for (const connection of this.onlineByPhone.get(phone) ?? []) if (connection !== sender) found.push(connection);
+    for (const phone of phones)
+      for (const connection of this.onlineByPhone.get(phone) ?? []) if (connection !== sender) found.push(connection);
     return found;
   }
 
@@ -86,22 +87,36 @@ export class SandboxNetwork {
     const sent = this.sentBy.get(waMessageId);
     if (!sent) return false;
     const timestamp = Math.floor(Date.now() / 1000);
-    this.later(0, () => sent.connection.receipt({ waMessageId, status: 'read', recipient: isGroupId(sent.to) ? sent.to : reader, timestamp }));
+    this.later(0, () =>
+      sent.connection.receipt({
+        waMessageId,
+        status: 'read',
+        recipient: isGroupId(sent.to) ? sent.to : reader,
+        timestamp,
+      }),
+    );
     return true;
   }
 
   /** Typing and the like reach the chat's other party (or the group's members). */
-  presence(sender: SandboxConnection, from: string, chatId: string, state: Extract<ChatActivity, { kind: 'presence' }>['state']): void {
+  presence(
+    sender: SandboxConnection,
+    from: string,
+    chatId: string,
+    state: Extract<ChatActivity, { kind: 'presence' }>['state'],
+  ): void {
     const shownAs = isGroupId(chatId) ? chatId : from;
     this.later(0, () => {
-      for (const recipient of this.recipientsOf(chatId, sender)) recipient.activity({ kind: 'presence', chatId: shownAs, from, state });
+      for (const recipient of this.recipientsOf(chatId, sender))
+        recipient.activity({ kind: 'presence', chatId: shownAs, from, state });
     });
   }
 
   /** A change of a group reaches the online devices of `numbers` (the sender's own connection left out). */
   groupReport(sender: SandboxConnection, numbers: Iterable<string>, report: GroupReport): void {
     const reached: SandboxConnection[] = [];
-    for (const phone of numbers) for (const connection of this.onlineByPhone.get(phone) ?? []) if (connection !== sender) reached.push(connection);
+    for (const phone of numbers)
+      for (const connection of this.onlineByPhone.get(phone) ?? []) if (connection !== sender) reached.push(connection);
     this.later(0, () => {
       for (const recipient of reached) recipient.groupReport(report);
     });
@@ -111,10 +126,16 @@ export class SandboxNetwork {
    * Edits and revokes of a sent message reach its recipients, and the sender's account's other linked devices
    * as made by the account (`fromMe`, in the chat with the recipient), as its messages do (audienceOf).
    */
-  relay(sender: SandboxConnection, to: string, from: string, activity: Extract<ChatActivity, { kind: 'edited' | 'revoked' }>): void {
+  relay(
+    sender: SandboxConnection,
+    to: string,
+    from: string,
+    activity: Extract<ChatActivity, { kind: 'edited' | 'revoked' }>,
+  ): void {
     const reached = this.audienceOf(to, sender, from);
     this.later(0, () => {
-      for (const recipient of reached) recipient.activity(recipient.account?.phone === from ? { ...activity, chatId: to, fromMe: true } : activity);
+      for (const recipient of reached)
+        recipient.activity(recipient.account?.phone === from ? { ...activity, chatId: to, fromMe: true } : activity);
     });
   }
 
@@ -144,7 +165,13 @@ export class SandboxNetwork {
   }
 
   /** Hands the message to every other online device of the recipient, then receipts go back to the sender. */
-  deliver(sender: SandboxConnection, from: string, message: OutgoingMessage, recipients?: SandboxConnection[], media?: Array<() => Promise<Readable>>): void {
+  deliver(
+    sender: SandboxConnection,
+    from: string,
+    message: OutgoingMessage,
+    recipients?: SandboxConnection[],
+    media?: Array<() => Promise<Readable>>,
+  ): void {
     this.sentBy.set(message.waMessageId, { connection: sender, phone: from, to: message.to });
     if (this.sentBy.size > SENT_MEMORY) this.sentBy.delete(this.sentBy.keys().next().value!);
     const reached = recipients ?? this.recipientsOf(message.to, sender);
@@ -166,7 +193,11 @@ export class SandboxNetwork {
    * network does for a message it holds when the device comes back (the sandbox's timers do not survive a
    * restart, the messages' statuses do).
    */
-  receiptsAfter(sender: SandboxConnection, message: { waMessageId: string; to: string }, reached: 'sent' | 'delivered'): void {
+  receiptsAfter(
+    sender: SandboxConnection,
+    message: { waMessageId: string; to: string },
+    reached: 'sent' | 'delivered',
+  ): void {
     const receipt = (status: 'delivered' | 'read') => () =>
       sender.receipt({ waMessageId: message.waMessageId, status, recipient: message.to, timestamp: unixNow() });
     const { deliveredDelayMs, readDelayMs } = this.timing;
@@ -198,7 +229,12 @@ export class SandboxNetwork {
  * What a device sees of a sent message: a recipient's, from `from` (with the sender's profile name as `pushName`);
  * one of the sender's own other devices (`fromMe`), in its chat with the recipient.
  */
-export function toInbound(from: string, message: OutgoingMessage, timestamp: number, seenBy: { fromMe?: boolean; pushName?: string } = {}): InboundMessage {
+export function toInbound(
+  from: string,
+  message: OutgoingMessage,
+  timestamp: number,
+  seenBy: { fromMe?: boolean; pushName?: string } = {},
+): InboundMessage {
   const group = isGroupId(message.to);
   const fromMe = seenBy.fromMe === true;
   const base: Omit<InboundMessage, 'type' | 'body'> = {
@@ -242,13 +278,23 @@ function contentOf(content: OutgoingContent): Omit<InboundMessage, 'waMessageId'
         ...base,
         type: 'location',
         body: name ?? address ?? '',
-        location: { latitude, longitude, ...(name === undefined ? {} : { name }), ...(address === undefined ? {} : { address }) },
+        location: {
+          latitude,
+          longitude,
+          ...(name === undefined ? {} : { name }),
+          ...(address === undefined ? {} : { address }),
+        },
       };
     }
     case 'link':
       return { ...base, type: 'link', body: content.text };
     case 'reaction':
-      return { ...base, type: 'reaction', body: content.emoji, reaction: { messageId: content.messageId, emoji: content.emoji } };
+      return {
+        ...base,
+        type: 'reaction',
+        body: content.emoji,
+        reaction: { messageId: content.messageId, emoji: content.emoji },
+      };
     case 'sticker':
       return { type: 'sticker', body: '', media: mediaOf(content.media) };
     case 'contact':
@@ -266,5 +312,9 @@ function contentOf(content: OutgoingContent): Omit<InboundMessage, 'waMessageId'
 }
 
 function mediaOf(media: { mimetype: string; size: number; filename?: string }): NonNullable<InboundMessage['media']> {
-  return { mimetype: media.mimetype, size: media.size, ...(media.filename === undefined ? {} : { filename: media.filename }) };
+  return {
+    mimetype: media.mimetype,
+    size: media.size,
+    ...(media.filename === undefined ? {} : { filename: media.filename }),
+  };
 }

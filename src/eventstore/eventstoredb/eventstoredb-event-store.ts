@@ -115,7 +115,10 @@ export interface EventStoreDbOptions {
  * It waits, with backoff, until the store answers (a gateway cannot start its read models without it), and
  * fails with StoreUnavailableError after `startupTimeoutMs`.
  */
-export async function openEventStoreDbStore(connectionString: string, options: EventStoreDbOptions = {}): Promise<EventStore> {
+export async function openEventStoreDbStore(
+  connectionString: string,
+  options: EventStoreDbOptions = {},
+): Promise<EventStore> {
   const store = new EventStoreDbStore(toEsdbConnectionString(connectionString), options.operationDeadlineMs ?? 10_000);
   const deadline = Date.now() + (options.startupTimeoutMs ?? 0);
   for (let attempt = 1; ; attempt++) {
@@ -128,7 +131,9 @@ export async function openEventStoreDbStore(connectionString: string, options: E
         throw error;
       }
       options.onWaiting?.(error, attempt);
-      await new Promise((resolve) => setTimeout(resolve, Math.min(250 * 2 ** (attempt - 1), 5_000, Math.max(0, deadline - Date.now()))));
+      await new Promise((resolve) =>
+        setTimeout(resolve, Math.min(250 * 2 ** (attempt - 1), 5_000, Math.max(0, deadline - Date.now()))),
+      );
     }
   }
 }
@@ -140,10 +145,14 @@ export async function openEventStoreDbStore(connectionString: string, options: E
 export function toEsdbConnectionString(connectionString: string): string {
   const esdb = connectionString
     .trim()
-    .replace(/^(?:esdb|kurrentdb|kurrent)(\+discover)?:\/\//i, (_, discover?: string) => (discover ? 'esdb+discover://' : 'esdb://'));
+    .replace(/^(?:esdb|kurrentdb|kurrent)(\+discover)?:\/\//i, (_, discover?: string) =>
+      discover ? 'esdb+discover://' : 'esdb://',
+    );
   const [base, query] = esdb.split('?', 2) as [string, string | undefined];
   if (query === undefined) return esdb;
-  const kept = query.split('&').filter((pair) => pair.split('=')[0]!.toLowerCase().replace(/[_-]/g, '') !== 'throwonappendfailure');
+  const kept = query
+    .split('&')
+    .filter((pair) => pair.split('=')[0]!.toLowerCase().replace(/[_-]/g, '') !== 'throwonappendfailure');
   return kept.length > 0 ? `${base}?${kept.join('&')}` : base;
 }
 
@@ -169,7 +178,11 @@ class EventStoreDbStore implements EventStore {
   }
 
   /** Runs one operation: counted for close(), bounded by the deadline, failures mapped and counted. */
-  private run<T>(what: string, operation: (client: EventStoreDBClient) => Promise<T>, options: { deadlineMs?: number; cancel?: () => void } = {}): Promise<T> {
+  private run<T>(
+    what: string,
+    operation: (client: EventStoreDBClient) => Promise<T>,
+    options: { deadlineMs?: number; cancel?: () => void } = {},
+  ): Promise<T> {
     if (this.closed) return Promise.reject(new StoreUnavailableError('event store is closed'));
     const client = this.client;
     const deadlineMs = options.deadlineMs ?? this.deadlineMs;
@@ -213,11 +226,7 @@ class EventStoreDbStore implements EventStore {
     }, this.deadlineMs + RETIRED_CLIENT_GRACE_MS).unref();
   }
 
-  async append(
-    streamId: string,
-    events: readonly NewEvent[],
-    options: AppendOptions = {},
-  ): Promise<AppendResult> {
+  async append(streamId: string, events: readonly NewEvent[], options: AppendOptions = {}): Promise<AppendResult> {
     if (events.length === 0) throw new TypeError('append needs at least one event');
     if (options.fence) await this.checkFence(options.fence);
     const expected = checkExpectedRevision(options.expectedRevision ?? 'any');
@@ -234,15 +243,20 @@ class EventStoreDbStore implements EventStore {
       }),
     );
     try {
-      const result = await this.run(`append to ${streamId}`, (client) => client.appendToStream(streamId, proposed, { expectedRevision }));
+      const result = await this.run(`append to ${streamId}`, (client) =>
+        client.appendToStream(streamId, proposed, { expectedRevision }),
+      );
       // throwOnAppendFailure is stripped from the URL; a client that still reports a failure is a conflict.
-      if (!result.success) throw new WrongExpectedRevisionError(streamId, expected, Number(result.nextExpectedRevision));
+      if (!result.success)
+        throw new WrongExpectedRevisionError(streamId, expected, Number(result.nextExpectedRevision));
       this.writeFailing = false;
       const nextExpectedRevision = Number(result.nextExpectedRevision);
       // An idempotent re-append can come back without a position (older servers never sent one, current
       // ones omit it when the original cannot be looked up): read the event back, since read-your-writes
       // waits on this number. A fresh write always carries it.
-      const position = result.position ? toPosition(result.position) : await this.positionOf(streamId, nextExpectedRevision);
+      const position = result.position
+        ? toPosition(result.position)
+        : await this.positionOf(streamId, nextExpectedRevision);
       return { nextExpectedRevision, position };
     } catch (error) {
       if (error instanceof WrongExpectedVersionError) {
@@ -257,7 +271,9 @@ class EventStoreDbStore implements EventStore {
   private async positionOf(streamId: string, revision: number): Promise<number> {
     const [event] = await this.read(streamId, { fromRevision: revision, maxCount: 1 });
     if (!event || event.position < 0) {
-      throw new Error(`the server did not report the position of ${streamId}@${revision}; EventStoreDB ≥ 22.10 or KurrentDB is required`);
+      throw new Error(
+        `the server did not report the position of ${streamId}@${revision}; EventStoreDB ≥ 22.10 or KurrentDB is required`,
+      );
     }
     return event.position;
   }
@@ -301,8 +317,14 @@ class EventStoreDbStore implements EventStore {
     if (limit <= 0) return [];
     // readAll from a position includes the event at that position; the port's `after` is exclusive, its `from` not.
     const first = options.from !== undefined && options.from > 0 ? BigInt(options.from) : undefined;
-    let after = first !== undefined ? first - 1n : options.after !== undefined && options.after >= 0 ? BigInt(options.after) : -1n;
-    let from: ReadPosition = first !== undefined ? { commit: first, prepare: first } : after >= 0n ? { commit: after, prepare: after } : START;
+    let after =
+      first !== undefined
+        ? first - 1n
+        : options.after !== undefined && options.after >= 0
+          ? BigInt(options.after)
+          : -1n;
+    let from: ReadPosition =
+      first !== undefined ? { commit: first, prepare: first } : after >= 0n ? { commit: after, prepare: after } : START;
     const visible: StoredEvent[] = [];
     for (;;) {
       // One more than wanted when reading from a position: the server's read includes the event there.
@@ -323,7 +345,8 @@ class EventStoreDbStore implements EventStore {
             if (!event) continue;
             last = event.position;
             if (event.position.commit <= after) continue;
-            if (visible.length < limit && isVisible(event.streamId, event.type)) visible.push(toStoredEvent(event, true));
+            if (visible.length < limit && isVisible(event.streamId, event.type))
+              visible.push(toStoredEvent(event, true));
           }
         },
         { cancel: () => cancel?.() },
@@ -420,7 +443,9 @@ class EventStoreDbStore implements EventStore {
     // Nothing to delete: never saved, or deleted already.
     if (!last || last.type === SNAPSHOT_DELETED_EVENT_TYPE) return;
     await this.ensureSnapshotStream(stream);
-    await this.run(`delete snapshot of ${streamId}`, (client) => client.appendToStream(stream, jsonEvent({ type: SNAPSHOT_DELETED_EVENT_TYPE, data: {} })));
+    await this.run(`delete snapshot of ${streamId}`, (client) =>
+      client.appendToStream(stream, jsonEvent({ type: SNAPSHOT_DELETED_EVENT_TYPE, data: {} })),
+    );
   }
 
   async loadSnapshot<State = unknown>(streamId: string): Promise<Snapshot<State> | null> {
@@ -443,7 +468,11 @@ class EventStoreDbStore implements EventStore {
       await this.run(
         'ping',
         async (client) => {
-          const read = client.readStream(snapshotStreamOf(HEALTH_STREAM), { direction: BACKWARDS, fromRevision: END, maxCount: 1 });
+          const read = client.readStream(snapshotStreamOf(HEALTH_STREAM), {
+            direction: BACKWARDS,
+            fromRevision: END,
+            maxCount: 1,
+          });
           cancel = () => cancelRead(read);
           try {
             for await (const _ of read);
@@ -455,9 +484,14 @@ class EventStoreDbStore implements EventStore {
         { deadlineMs: PING_TIMEOUT_MS, cancel: () => cancel?.() },
       );
       if (this.writeFailing) {
-        await this.run('ping (write)', (client) => client.appendToStream(snapshotStreamOf(HEALTH_STREAM), jsonEvent({ type: 'HealthChecked', data: {} })), {
-          deadlineMs: PING_TIMEOUT_MS,
-        });
+        await this.run(
+          'ping (write)',
+          (client) =>
+            client.appendToStream(snapshotStreamOf(HEALTH_STREAM), jsonEvent({ type: 'HealthChecked', data: {} })),
+          {
+            deadlineMs: PING_TIMEOUT_MS,
+          },
+        );
         this.writeFailing = false;
       }
       return true;
@@ -470,7 +504,10 @@ class EventStoreDbStore implements EventStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await Promise.race([Promise.allSettled([...this.inflight]), new Promise((resolve) => setTimeout(resolve, this.deadlineMs).unref())]);
+    await Promise.race([
+      Promise.allSettled([...this.inflight]),
+      new Promise((resolve) => setTimeout(resolve, this.deadlineMs).unref()),
+    ]);
     await Promise.allSettled([...this.subscriptions].map((subscription) => subscription.close()));
     const clients = [this.client, ...this.retired];
     this.retired.clear();
@@ -480,7 +517,11 @@ class EventStoreDbStore implements EventStore {
 
 /** The client's protected members that make its calls (channel, credentials, leader): used, not changed. */
 interface ClientCalls {
-  GRPCStreamCreator<C, T>(Client: new (...args: never[]) => C, debugName: string, creator: (client: C) => T): () => Promise<T>;
+  GRPCStreamCreator<C, T>(
+    Client: new (...args: never[]) => C,
+    debugName: string,
+    creator: (client: C) => T,
+  ): () => Promise<T>;
   callArguments(options: object, callOptions?: object): [unknown, unknown];
 }
 
@@ -489,14 +530,24 @@ interface ClientCalls {
  * KurrentDB's ReadAllForwardsFiltered; the search window is the count). It is the v6 client's own readAll
  * with the filter its subscribeToAll already sends, through the client's own call machinery.
  */
-function readAllVisible(client: EventStoreDBClient, from: ReadPosition, maxCount: number): ReadStream<AllStreamResolvedEvent> {
+function readAllVisible(
+  client: EventStoreDBClient,
+  from: ReadPosition,
+  maxCount: number,
+): ReadStream<AllStreamResolvedEvent> {
   const { ReadReq } = streamsPb;
   const all = new ReadReq.Options.AllOptions();
   if (from === START) all.setStart(new sharedPb.Empty());
   else if (from === END) all.setEnd(new sharedPb.Empty());
-  else all.setPosition(new ReadReq.Options.Position().setCommitPosition(String(from.commit)).setPreparePosition(String(from.prepare)));
+  else
+    all.setPosition(
+      new ReadReq.Options.Position().setCommitPosition(String(from.commit)).setPreparePosition(String(from.prepare)),
+    );
   const expression = new ReadReq.Options.FilterOptions.Expression().setRegex(VISIBLE_STREAM_REGEX);
-  const filter = new ReadReq.Options.FilterOptions().setStreamIdentifier(expression).setCount(new sharedPb.Empty()).setCheckpointintervalmultiplier(1);
+  const filter = new ReadReq.Options.FilterOptions()
+    .setStreamIdentifier(expression)
+    .setCount(new sharedPb.Empty())
+    .setCheckpointintervalmultiplier(1);
   const options = new ReadReq.Options()
     .setAll(all)
     .setResolveLinks(false)
@@ -506,14 +557,21 @@ function readAllVisible(client: EventStoreDBClient, from: ReadPosition, maxCount
     .setReadDirection(ReadReq.Options.ReadDirection.FORWARDS);
   const request = new ReadReq().setOptions(options);
   const calls = client as unknown as ClientCalls;
-  const create = calls.GRPCStreamCreator(streamsGrpc.StreamsClient, 'readAll', (grpcClient: InstanceType<typeof streamsGrpc.StreamsClient>) =>
-    grpcClient.read(request, ...(calls.callArguments({}, { deadline: Infinity }) as [never, never])),
+  const create = calls.GRPCStreamCreator(
+    streamsGrpc.StreamsClient,
+    'readAll',
+    (grpcClient: InstanceType<typeof streamsGrpc.StreamsClient>) =>
+      grpcClient.read(request, ...(calls.callArguments({}, { deadline: Infinity }) as [never, never])),
   );
   return new ReadStream(create as never, convertGrpcEvent, {});
 }
 
 /** Cancels a read's gRPC call and ends the Readable, so a pending iteration settles. */
-function cancelRead(read: { cancel(): Promise<void>; destroy(): void; on(event: 'error', listener: () => void): unknown }): void {
+function cancelRead(read: {
+  cancel(): Promise<void>;
+  destroy(): void;
+  on(event: 'error', listener: () => void): unknown;
+}): void {
   read.on('error', () => undefined);
   void read.cancel().catch(() => undefined);
   read.destroy();
@@ -533,14 +591,19 @@ function newClient(connectionString: string): EventStoreDBClient {
   const client = EventStoreDBClient.connectionString(connectionString);
   const probe = client as unknown as { supports: (method: unknown, feature?: unknown) => Promise<boolean> };
   const supports = probe.supports;
-  probe.supports = (method, feature) => (method === streamsGrpc.StreamsService.batchAppend ? Promise.resolve(false) : supports(method, feature));
+  probe.supports = (method, feature) =>
+    method === streamsGrpc.StreamsService.batchAppend ? Promise.resolve(false) : supports(method, feature);
   // Every call asks for the leader (`requires-leader`). A follower serves reads that do not, from its copy,
   // which lags after an election: the fence check, the tail read after a conflict and snapshot loads would
   // read stale state, and since nothing fails the client would stay on the demoted node. A follower answers
   // a call that requires the leader with NotLeader, and the client reconnects to the leader.
   const calls = client as unknown as ClientCalls;
   const callArguments = calls.callArguments;
-  calls.callArguments = (options, callOptions) => callArguments({ ...options, requiresLeader: (options as { requiresLeader?: boolean }).requiresLeader ?? true }, callOptions);
+  calls.callArguments = (options, callOptions) =>
+    callArguments(
+      { ...options, requiresLeader: (options as { requiresLeader?: boolean }).requiresLeader ?? true },
+      callOptions,
+    );
   return client;
 }
 
@@ -664,7 +727,8 @@ function toAppendExpectedRevision(expected: ExpectedRevision): AppendExpectedRev
 
 /** `fromAll`: $all reads always carry the real position; stream reads on old servers may not. */
 function toStoredEvent(event: RecordedEvent, fromAll: boolean): StoredEvent {
-  const position = event.position && (fromAll || event.position.commit !== NO_POSITION) ? toPosition(event.position) : -1;
+  const position =
+    event.position && (fromAll || event.position.commit !== NO_POSITION) ? toPosition(event.position) : -1;
   return {
     id: event.id,
     streamId: event.streamId,
@@ -679,13 +743,18 @@ function toStoredEvent(event: RecordedEvent, fromAll: boolean): StoredEvent {
 
 function toPosition(position: Position): number {
   if (position.commit > BigInt(Number.MAX_SAFE_INTEGER)) {
-    throw new RangeError(`commit position ${position.commit} is beyond 2^53 and cannot be a number without losing precision`);
+    throw new RangeError(
+      `commit position ${position.commit} is beyond 2^53 and cannot be a number without losing precision`,
+    );
   }
   return Number(position.commit);
 }
 
 function toMetadata(metadata: unknown): Record<string, unknown> {
-  return metadata !== null && typeof metadata === 'object' && !Array.isArray(metadata) && !(metadata instanceof Uint8Array)
+  return metadata !== null &&
+    typeof metadata === 'object' &&
+    !Array.isArray(metadata) &&
+    !(metadata instanceof Uint8Array)
     ? (metadata as Record<string, unknown>)
     : {};
 }
@@ -713,14 +782,24 @@ function maxAppendEventSizeOf(error: unknown): number | undefined {
 function toStoreError(error: unknown, what: string): unknown {
   if (error instanceof StoreUnavailableError || error instanceof WrongExpectedRevisionError) return error;
   const converted = error instanceof Error ? convertToCommandError(error) : error;
-  if (converted instanceof AccessDeniedError) return new StoreRefusedError('access_denied', `${what}: the event store denied access`, { cause: error });
-  if (converted instanceof StreamDeletedError) return new StoreRefusedError('stream_deleted', `${what}: the stream is deleted`, { cause: error });
+  if (converted instanceof AccessDeniedError)
+    return new StoreRefusedError('access_denied', `${what}: the event store denied access`, { cause: error });
+  if (converted instanceof StreamDeletedError)
+    return new StoreRefusedError('stream_deleted', `${what}: the stream is deleted`, { cause: error });
   if (converted instanceof MaxAppendSizeExceededError) {
-    return new StoreRefusedError('append_too_large', `${what}: larger than the event store's append limit (${converted.maxAppendSize} bytes)`, { cause: error });
+    return new StoreRefusedError(
+      'append_too_large',
+      `${what}: larger than the event store's append limit (${converted.maxAppendSize} bytes)`,
+      { cause: error },
+    );
   }
   const eventLimit = maxAppendEventSizeOf(converted);
   if (eventLimit !== undefined) {
-    return new StoreRefusedError('append_too_large', `${what}: an event larger than the event store's limit for one event (${eventLimit || 'MaxAppendEventSize'} bytes)`, { cause: error });
+    return new StoreRefusedError(
+      'append_too_large',
+      `${what}: an event larger than the event store's limit for one event (${eventLimit || 'MaxAppendEventSize'} bytes)`,
+      { cause: error },
+    );
   }
   const unavailable =
     converted instanceof UnavailableError ||
@@ -729,9 +808,12 @@ function toStoreError(error: unknown, what: string): unknown {
     converted instanceof CancelledError ||
     converted instanceof NotLeaderError ||
     // Thrown by the client itself, before any gRPC status exists.
-    (converted instanceof Error && /failed to discover|no connection established|ECONNREFUSED|ENOTFOUND|EAI_AGAIN/i.test(converted.message));
+    (converted instanceof Error &&
+      /failed to discover|no connection established|ECONNREFUSED|ENOTFOUND|EAI_AGAIN/i.test(converted.message));
   if (unavailable) {
-    return new StoreUnavailableError(`${what}: event store unavailable (${(converted as Error).message})`, { cause: error });
+    return new StoreUnavailableError(`${what}: event store unavailable (${(converted as Error).message})`, {
+      cause: error,
+    });
   }
   return converted;
 }

@@ -116,7 +116,10 @@ class BackgroundCheckpoints {
 
   private start(): Worker {
     const sqlite = createRequire(import.meta.url).resolve('better-sqlite3');
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { sqlite, activeMs: ACTIVE_EVERY_MS, idleMs: IDLE_EVERY_MS } });
+    const worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: { sqlite, activeMs: ACTIVE_EVERY_MS, idleMs: IDLE_EVERY_MS },
+    });
     // Never what keeps a process alive; its messages answer releases only.
     worker.unref();
     worker.on('message', (message: { id: number }) => {

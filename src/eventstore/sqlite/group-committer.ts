@@ -89,13 +89,15 @@ export class GroupCommitter<Request, Result> {
       });
     if (this.durable) {
       this.syncing += 1;
-      this.durable().then(
-        () => answer(),
-        (error: unknown) => answer(error instanceof Error ? error : new Error(String(error))),
-      ).finally(() => {
-        this.syncing -= 1;
-        this.settleIdle();
-      });
+      this.durable()
+        .then(
+          () => answer(),
+          (error: unknown) => answer(error instanceof Error ? error : new Error(String(error))),
+        )
+        .finally(() => {
+          this.syncing -= 1;
+          this.settleIdle();
+        });
     } else answer();
     if (this.queue.length > 0) {
       setImmediate(() => this.flush());
@@ -122,7 +124,9 @@ export class GroupCommitter<Request, Result> {
       return;
     }
     this.busyStreak += 1;
-    const pause = Math.min(BUSY_PAUSE_MAX_MS, BUSY_PAUSE_MIN_MS * 2 ** Math.min(this.busyStreak - 1, 10)) * (0.5 + Math.random() / 2);
+    const pause =
+      Math.min(BUSY_PAUSE_MAX_MS, BUSY_PAUSE_MIN_MS * 2 ** Math.min(this.busyStreak - 1, 10)) *
+      (0.5 + Math.random() / 2);
     setTimeout(() => this.flush(), pause);
   }
 }

@@ -45,16 +45,20 @@ export const SCHEMA_VERSION = 2;
 export function setUpSchema(db: Database.Database): void {
   db.transaction(() => {
     const version = db.pragma('user_version', { simple: true }) as number;
-    const hasEvents = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'events'").get() !== undefined;
+    const hasEvents =
+      db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'events'").get() !== undefined;
     if (hasEvents && version < SCHEMA_VERSION && eventIdsConstrained(db)) {
-      const sequence = db.prepare<[], { seq: number }>("SELECT seq FROM sqlite_sequence WHERE name = 'events'").get()?.seq;
+      const sequence = db
+        .prepare<[], { seq: number }>("SELECT seq FROM sqlite_sequence WHERE name = 'events'")
+        .get()?.seq;
       db.exec('ALTER TABLE events RENAME TO events_old');
       db.exec(SCHEMA);
       db.exec(`INSERT INTO events (position, stream_id, revision, event_id, type, data, metadata, created_at)
                SELECT position, stream_id, revision, event_id, type, data, metadata, created_at FROM events_old ORDER BY position`);
       db.exec('DROP TABLE events_old');
       // AUTOINCREMENT never hands out a position again, even one whose row is gone.
-      if (sequence !== undefined) db.prepare("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'events'").run(sequence);
+      if (sequence !== undefined)
+        db.prepare("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'events'").run(sequence);
     } else {
       db.exec(SCHEMA);
     }
@@ -67,16 +71,23 @@ export function setUpSchema(db: Database.Database): void {
 export function assertCurrentSchema(db: Database.Database, file: string): void {
   const version = db.pragma('user_version', { simple: true }) as number;
   if (version !== SCHEMA_VERSION) {
-    throw new Error(`${file} has store schema ${version}, this gateway reads ${SCHEMA_VERSION}: start this version of the gateway on it once to bring it up to date`);
+    throw new Error(
+      `${file} has store schema ${version}, this gateway reads ${SCHEMA_VERSION}: start this version of the gateway on it once to bring it up to date`,
+    );
   }
 }
 
 /** Whether a unique index (of an older version) covers event_id. */
 function eventIdsConstrained(db: Database.Database): boolean {
-  const indexes = db.prepare<[], { name: string; unique: number }>("SELECT name, \"unique\" FROM pragma_index_list('events')").all();
+  const indexes = db
+    .prepare<[], { name: string; unique: number }>('SELECT name, "unique" FROM pragma_index_list(\'events\')')
+    .all();
   return indexes.some((index) => {
     if (!index.unique) return false;
-    const columns = db.prepare<[string], { name: string }>('SELECT name FROM pragma_index_info(?)').all(index.name).map((c) => c.name);
+    const columns = db
+      .prepare<[string], { name: string }>('SELECT name FROM pragma_index_info(?)')
+      .all(index.name)
+      .map((c) => c.name);
     return columns.includes('event_id');
   });
 }

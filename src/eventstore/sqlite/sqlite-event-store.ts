@@ -116,7 +116,8 @@ export class SqliteEventStore implements EventStore {
   private readonly appendOne: (append: PendingAppend) => { result: AppendResult; events: StoredEvent[] };
 
   /** Several writers: the last position handed to the live feed, and how the file's changes are noticed. */
-  private tail: { last: number; version: number; watcher: FSWatcher | undefined; timer: NodeJS.Timeout | undefined } | undefined;
+  private tail:
+    { last: number; version: number; watcher: FSWatcher | undefined; timer: NodeJS.Timeout | undefined } | undefined;
 
   constructor(
     readonly file: string,
@@ -127,7 +128,8 @@ export class SqliteEventStore implements EventStore {
     // First: other processes may hold the file's locks while this one sets it up.
     this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     if (options.readOnly) assertCurrentSchema(this.db, file);
-    const wal = !options.readOnly && this.db.pragma('journal_mode = WAL', { simple: true }) === 'wal' && file !== ':memory:';
+    const wal =
+      !options.readOnly && this.db.pragma('journal_mode = WAL', { simple: true }) === 'wal' && file !== ':memory:';
     // With WAL, commits are flushed by WalSync; without it (a file system without shared memory), by SQLite.
     this.db.pragma(wal ? 'synchronous = NORMAL' : 'synchronous = FULL');
     this.wal = wal ? new WalSync(`${file}-wal`) : undefined;
@@ -142,7 +144,9 @@ export class SqliteEventStore implements EventStore {
       setUpSchema(this.db);
     }
     this.sql = {
-      streamRevision: this.db.prepare<[string], { revision: number }>('SELECT revision FROM streams WHERE stream_id = ?'),
+      streamRevision: this.db.prepare<[string], { revision: number }>(
+        'SELECT revision FROM streams WHERE stream_id = ?',
+      ),
       upsertStream: this.db.prepare(
         'INSERT INTO streams (stream_id, revision) VALUES (?, ?) ON CONFLICT(stream_id) DO UPDATE SET revision = excluded.revision',
       ),
@@ -154,16 +158,24 @@ export class SqliteEventStore implements EventStore {
       // Ids are unique per stream (schema.ts): a repeat is looked up in the stream appended to, by the id's
       // index (a stream of 100,000 events is not scanned).
       eventById: this.db
-        .prepare<[string, string], RawEventRow>(`SELECT ${COLUMNS} FROM events INDEXED BY events_by_event_id WHERE event_id = ? AND stream_id = ?`)
+        .prepare<[string, string], RawEventRow>(
+          `SELECT ${COLUMNS} FROM events INDEXED BY events_by_event_id WHERE event_id = ? AND stream_id = ?`,
+        )
         .raw(true),
       readForwards: this.db
-        .prepare<[string, number, number], RawEventRow>(`SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision ASC LIMIT ?`)
+        .prepare<[string, number, number], RawEventRow>(
+          `SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision ASC LIMIT ?`,
+        )
         .raw(true),
       readBackwards: this.db
-        .prepare<[string, number, number], RawEventRow>(`SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND revision <= ? ORDER BY revision DESC LIMIT ?`)
+        .prepare<[string, number, number], RawEventRow>(
+          `SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND revision <= ? ORDER BY revision DESC LIMIT ?`,
+        )
         .raw(true),
       readAll: this.db
-        .prepare<[number, number], RawEventRow>(`SELECT ${COLUMNS} FROM events WHERE position > ? ORDER BY position ASC LIMIT ?`)
+        .prepare<[number, number], RawEventRow>(
+          `SELECT ${COLUMNS} FROM events WHERE position > ? ORDER BY position ASC LIMIT ?`,
+        )
         .raw(true),
       saveSnapshot: this.db.prepare(
         `INSERT INTO snapshots (stream_id, revision, state, saved_at) VALUES (?, ?, ?, ?)
@@ -189,7 +201,10 @@ export class SqliteEventStore implements EventStore {
       undefined,
       {
         deadlineMs: busyTimeoutMs,
-        error: () => new StoreUnavailableError(`append failed: another process has held the write lock of ${this.file} for ${busyTimeoutMs} ms`),
+        error: () =>
+          new StoreUnavailableError(
+            `append failed: another process has held the write lock of ${this.file} for ${busyTimeoutMs} ms`,
+          ),
       },
       this.wal && (() => this.flushCommitted()),
     );
@@ -212,7 +227,10 @@ export class SqliteEventStore implements EventStore {
     this.unflushed = [];
     return this.wal!.sync()
       .catch((error: unknown) => {
-        throw new StoreUnavailableError(`append failed: the log could not be flushed to disk: ${(error as Error).message}`, { cause: error });
+        throw new StoreUnavailableError(
+          `append failed: the log could not be flushed to disk: ${(error as Error).message}`,
+          { cause: error },
+        );
       })
       .finally(() => {
         if (committed.length > 0) this.publishOwn(committed);
@@ -226,7 +244,12 @@ export class SqliteEventStore implements EventStore {
    * while someone is subscribed (a PRAGMA that reads no table).
    */
   private startTail(): void {
-    this.tail = { last: this.sql.head.get()?.head ?? 0, version: this.dataVersion(), watcher: undefined, timer: undefined };
+    this.tail = {
+      last: this.sql.head.get()?.head ?? 0,
+      version: this.dataVersion(),
+      watcher: undefined,
+      timer: undefined,
+    };
     const wal = `${basename(this.file)}-wal`;
     try {
       this.tail.watcher = watch(dirname(this.file), { persistent: false }, (_event, name) => {
@@ -323,7 +346,8 @@ export class SqliteEventStore implements EventStore {
             return result;
           } catch (error) {
             if (error instanceof WrongExpectedRevisionError || error instanceof IdempotencyViolationError) return error;
-            if (error instanceof ResolverFailure) return error.failure instanceof Error ? error.failure : new Error(String(error.failure));
+            if (error instanceof ResolverFailure)
+              return error.failure instanceof Error ? error.failure : new Error(String(error.failure));
             if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') {
               return new IdempotencyViolationError(`an event id given to stream ${append.streamId} is already used`);
             }
@@ -385,7 +409,8 @@ export class SqliteEventStore implements EventStore {
     if (!revisionMatches(expectedRevision, current)) {
       const again = this.decideAgain(append, current);
       if (!again) throw new WrongExpectedRevisionError(streamId, expectedRevision, current);
-      if ('unchanged' in again) return { result: { nextExpectedRevision: current, position: again.unchanged }, events: committed };
+      if ('unchanged' in again)
+        return { result: { nextExpectedRevision: current, position: again.unchanged }, events: committed };
       return this.appendInTransaction(again);
     }
     this.assertIdsUnused(streamId, events);
@@ -396,7 +421,15 @@ export class SqliteEventStore implements EventStore {
       revision += 1;
       const id = event.id ?? newEventId();
       const metadata = event.metadata ?? {};
-      const info = this.sql.insertEvent.run(streamId, revision, id, event.type, json[i]!.data, json[i]!.metadata, createdAt);
+      const info = this.sql.insertEvent.run(
+        streamId,
+        revision,
+        id,
+        event.type,
+        json[i]!.data,
+        json[i]!.metadata,
+        createdAt,
+      );
       position = Number(info.lastInsertRowid);
       committed.push({
         id,
@@ -491,7 +524,13 @@ export class SqliteEventStore implements EventStore {
 
   async saveSnapshot(streamId: string, snapshot: Snapshot, options: SnapshotWriteOptions = {}): Promise<void> {
     this.assertWritable();
-    await this.committer.submit({ kind: 'snapshot', streamId, snapshot, json: JSON.stringify(snapshot.state), fence: options.fence });
+    await this.committer.submit({
+      kind: 'snapshot',
+      streamId,
+      snapshot,
+      json: JSON.stringify(snapshot.state),
+      fence: options.fence,
+    });
   }
 
   async deleteSnapshot(streamId: string, options: SnapshotWriteOptions = {}): Promise<void> {
@@ -551,7 +590,10 @@ function toJson(events: readonly NewEvent[]): PendingAppend['json'] {
   return events.map((event) => {
     const metadata = event.metadata ?? {};
     // Most events carry no metadata: NULL then saves a JSON.parse per event on every read.
-    return { data: JSON.stringify(event.data ?? null), metadata: Object.keys(metadata).length > 0 ? JSON.stringify(metadata) : null };
+    return {
+      data: JSON.stringify(event.data ?? null),
+      metadata: Object.keys(metadata).length > 0 ? JSON.stringify(metadata) : null,
+    };
   });
 }
 
@@ -572,4 +614,3 @@ function fromRawRow([position, streamId, revision, id, type, data, metadata, cre
     createdAt: new Date(createdAt),
   };
 }
-

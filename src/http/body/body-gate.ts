@@ -53,7 +53,9 @@ export class BodyGate {
     }
     const held = this.held.get(deviceId) ?? 0;
     if (held >= this.perDevice) {
-      throw busy(`this device already has ${held} large request bodies being read or waiting, its most at once; try again shortly`);
+      throw busy(
+        `this device already has ${held} large request bodies being read or waiting, its most at once; try again shortly`,
+      );
     }
     this.held.set(deviceId, held + 1);
     try {
@@ -88,7 +90,8 @@ export function watchBody(req: IncomingMessage, res: ServerResponse, idleMs: num
   const controller = new AbortController();
   // 'close' also follows a body read to its end: only one that never ended means the client is gone.
   const onClose = () => {
-    if (!req.readableEnded) controller.abort(new Problem(400, 'invalid_request', 'the request was aborted', { errors: [] }));
+    if (!req.readableEnded)
+      controller.abort(new Problem(400, 'invalid_request', 'the request was aborted', { errors: [] }));
   };
   // The idle socket's 'timeout' goes to the response too (and with a listener, Node leaves the socket open).
   // Once the whole body has arrived, the reader is merely finishing: that is not idle.

@@ -65,11 +65,16 @@ const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
 const pointerOf = (path: Base64Path) => `/${path.join('/')}`;
-const notBase64 = (path: Base64Path) => invalidRequest(`body${pointerOf(path)} is not base64`, [{ path: pointerOf(path), message: 'is not base64' }]);
+const notBase64 = (path: Base64Path) =>
+  invalidRequest(`body${pointerOf(path)} is not base64`, [{ path: pointerOf(path), message: 'is not base64' }]);
 const notAMediaType = (path: Base64Path) =>
-  invalidRequest(`body${pointerOf(path)} is a data URL whose type is not a media type`, [{ path: pointerOf(path), message: 'has a data URL type that is not a media type' }]);
+  invalidRequest(`body${pointerOf(path)} is a data URL whose type is not a media type`, [
+    { path: pointerOf(path), message: 'has a data URL type that is not a media type' },
+  ]);
 const givenTwice = (path: Base64Path) =>
-  invalidRequest(`body${pointerOf(path)} is given more than once`, [{ path: pointerOf(path), message: 'is given more than once' }]);
+  invalidRequest(`body${pointerOf(path)} is given more than once`, [
+    { path: pointerOf(path), message: 'is given more than once' },
+  ]);
 
 /**
  * Reads `source` (the decoded body) to its end; the media, if any, goes to `spoolPath` (created 0600).
@@ -102,7 +107,7 @@ export async function readJsonMediaBody(
     const { bytesWritten } = await file.writev(pieces);
     if (bytesWritten === length) return;
     const rest = Buffer.concat(pieces, length);
-    for (let at = bytesWritten; at < rest.length; ) at += (await file.write(rest, at)).bytesWritten;
+    for (let at = bytesWritten; at < rest.length;) at += (await file.write(rest, at)).bytesWritten;
   };
   let total = 0;
   try {
@@ -129,11 +134,17 @@ export async function readJsonMediaBody(
   const media = scanner.media();
   if (!media) return { body };
   // The object holding the string (JSON.parse keeps the last of repeated keys: a repeat replaced the placeholder).
-  const holder = path.slice(0, -1).reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], body) as Record<string, unknown>;
+  const holder = path
+    .slice(0, -1)
+    .reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], body) as Record<
+    string,
+    unknown
+  >;
   const key = path[path.length - 1]!;
   if (holder?.[key] !== PLACEHOLDER_VALUE) throw givenTwice(path);
   delete holder[key];
-  if (media.size === 0) throw invalidRequest(`body${pointerOf(path)} is empty`, [{ path: pointerOf(path), message: 'is empty' }]);
+  if (media.size === 0)
+    throw invalidRequest(`body${pointerOf(path)} is empty`, [{ path: pointerOf(path), message: 'is empty' }]);
   return { body, spooled: { path: spoolPath, ...media } };
 }
 
@@ -197,7 +208,10 @@ class Scanner {
         if (!this.escaped && this.unicode === undefined) {
           if (quoteAt !== -1 && quoteAt < i) quoteAt = chunk.indexOf(QUOTE, i);
           if (backslashAt !== -1 && backslashAt < i) backslashAt = chunk.indexOf(BACKSLASH, i);
-          const end = Math.min(quoteAt === -1 ? chunk.length : quoteAt, backslashAt === -1 ? chunk.length : backslashAt);
+          const end = Math.min(
+            quoteAt === -1 ? chunk.length : quoteAt,
+            backslashAt === -1 ? chunk.length : backslashAt,
+          );
           if (end > i) {
             this.sink.bytes(chunk.subarray(i, end), this.output);
             i = end - 1;
@@ -257,7 +271,9 @@ class Scanner {
       } else if (byte === 0x7b /* { */ || byte === 0x5b /* [ */) {
         const object = byte === 0x7b;
         // The top object is on the path; below it, an object that is the value of the path's next key.
-        const onPath = object && (depth === 0 || (valueKey !== undefined && depth < this.path.length && valueKey === this.path[depth - 1]));
+        const onPath =
+          object &&
+          (depth === 0 || (valueKey !== undefined && depth < this.path.length && valueKey === this.path[depth - 1]));
         this.open.push({ object, onPath, expectKey: object });
       } else if (byte === 0x7d /* } */ || byte === 0x5d /* ] */) {
         this.open.pop();
@@ -354,7 +370,11 @@ class Scanner {
     if (bytes.length === 0) return;
     this.fieldBytes += bytes.length;
     if (this.fieldBytes > this.limits.fields) {
-      throw new Problem(413, 'payload_too_large', `the fields of the request besides base64 exceed ${this.limits.fields} bytes`);
+      throw new Problem(
+        413,
+        'payload_too_large',
+        `the fields of the request besides base64 exceed ${this.limits.fields} bytes`,
+      );
     }
     this.fields.push(Buffer.from(bytes));
   }
@@ -562,6 +582,10 @@ class Base64Sink {
     if (this.payloadLength % 4 === 1) throw notBase64(this.path);
     if (this.carry.length > 0) this.emit(Buffer.from(this.carry, 'base64'), output);
     this.carry = '';
-    return { size: this.size, textDigest: this.hash?.digest('base64url') ?? '', ...(this.declaredType ? { declaredType: this.declaredType } : {}) };
+    return {
+      size: this.size,
+      textDigest: this.hash?.digest('base64url') ?? '',
+      ...(this.declaredType ? { declaredType: this.declaredType } : {}),
+    };
   }
 }

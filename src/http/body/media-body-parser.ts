@@ -58,7 +58,11 @@ type FormidableFailure = Error & { code?: number; httpCode?: number };
 
 export function mediaBodyParser(options: MediaBodyParserOptions): Middleware {
   const multipartMax = options.limit + FIELDS_ALLOWANCE;
-  const jsonLimits = { media: options.limit, fields: FIELDS_ALLOWANCE, total: base64LengthOf(options.limit) + FIELDS_ALLOWANCE };
+  const jsonLimits = {
+    media: options.limit,
+    fields: FIELDS_ALLOWANCE,
+    total: base64LengthOf(options.limit) + FIELDS_ALLOWANCE,
+  };
   const types = propertyTypes(options.schema);
   const tooLarge = () => mediaTooLarge(options.kind, options.limit);
   const parseMultipart = (uploads: string[], parts: { files: number }) =>
@@ -90,7 +94,8 @@ export function mediaBodyParser(options: MediaBodyParserOptions): Middleware {
     let cutShort: Promise<unknown> | undefined;
     try {
       const encoding = (ctx.get('content-encoding') || 'identity').trim().toLowerCase();
-      const small = encoding === 'identity' && ctx.get('transfer-encoding') === '' && ctx.request.length <= SMALL_BODY_BYTES;
+      const small =
+        encoding === 'identity' && ctx.get('transfer-encoding') === '' && ctx.request.length <= SMALL_BODY_BYTES;
       const read = async () => {
         if (ctx.request.is('multipart')) {
           // formidable reads the raw bytes: an encoded multipart body cannot be parsed, so it is refused.
@@ -106,13 +111,17 @@ export function mediaBodyParser(options: MediaBodyParserOptions): Middleware {
           (ctx.request as { body?: unknown }).body = multipartFields(ctx.request.body, types);
         } else if (ctx.request.is('json')) {
           const charset = ctx.request.charset;
-          if (charset && charset !== 'utf-8' && charset !== 'utf8') throw unsupportedMediaType(`charset ${charset} is not supported; send utf-8`);
+          if (charset && charset !== 'utf-8' && charset !== 'utf8')
+            throw unsupportedMediaType(`charset ${charset} is not supported; send utf-8`);
           if (ctx.request.length > jsonLimits.total) throw tooLarge();
           const spoolPath = join(options.uploadDir, `base64-${randomUUID()}`);
           // Removed afterwards only once created: a JSON body without media (most of them) costs no failed unlink.
           const onSpoolBegin = () => void uploads.push(spoolPath);
           const { body, spooled } = await readDecoded(ctx.req, encoding, (source) =>
-            readJsonMediaBody(source, jsonLimits, spoolPath, tooLarge, options.base64Path, { textDigest: options.textDigest !== false, onSpoolBegin }),
+            readJsonMediaBody(source, jsonLimits, spoolPath, tooLarge, options.base64Path, {
+              textDigest: options.textDigest !== false,
+              onSpoolBegin,
+            }),
           );
           (ctx.request as { body?: unknown }).body = body;
           if (spooled) spooledBase64.set(ctx, spooled);
@@ -124,13 +133,17 @@ export function mediaBodyParser(options: MediaBodyParserOptions): Middleware {
         const watch = watchBody(ctx.req, ctx.res, options.gate.idleTimeoutMs);
         let reading: Promise<void> | undefined;
         try {
-          await options.gate.run(String(ctx.params?.deviceId ?? ''), () => {
-            // Its turn came after the client had gone: nothing to read.
-            watch.signal.throwIfAborted();
-            watch.reading();
-            reading = read();
-            return reading;
-          }, watch.signal);
+          await options.gate.run(
+            String(ctx.params?.deviceId ?? ''),
+            () => {
+              // Its turn came after the client had gone: nothing to read.
+              watch.signal.throwIfAborted();
+              watch.reading();
+              reading = read();
+              return reading;
+            },
+            watch.signal,
+          );
         } catch (error) {
           if (watch.signal.aborted && reading) cutShort = reading;
           throw error;
@@ -141,7 +154,14 @@ export function mediaBodyParser(options: MediaBodyParserOptions): Middleware {
       await next();
     } finally {
       // unlink, not rm: one system call (rm looks first); a file the handler moved away is simply not there.
-      const removeUploads = () => Promise.all(uploads.map((path) => unlink(path).catch((error: NodeJS.ErrnoException) => { if (error.code !== 'ENOENT') throw error; })));
+      const removeUploads = () =>
+        Promise.all(
+          uploads.map((path) =>
+            unlink(path).catch((error: NodeJS.ErrnoException) => {
+              if (error.code !== 'ENOENT') throw error;
+            }),
+          ),
+        );
       // The connection closes after the answer, which ends that read; the answer does not wait for it.
       if (cutShort) void cutShort.then(removeUploads, removeUploads).catch(() => undefined);
       else await removeUploads();
@@ -154,9 +174,14 @@ export function mediaBodyParser(options: MediaBodyParserOptions): Middleware {
  * reader consumes at its own pace. If the reader stops early (a limit), the rest of the raw body is
  * discarded as it arrives (never kept), so that the answer reaches the client.
  */
-async function readDecoded<T>(request: IncomingMessage, encoding: string, reader: (source: AsyncIterable<Buffer>) => Promise<T>): Promise<T> {
+async function readDecoded<T>(
+  request: IncomingMessage,
+  encoding: string,
+  reader: (source: AsyncIterable<Buffer>) => Promise<T>,
+): Promise<T> {
   const decoder = decoderFor(encoding);
-  const aborted = () => decoder.destroy(Object.assign(new Error('the request was aborted'), { type: 'request.aborted' }));
+  const aborted = () =>
+    decoder.destroy(Object.assign(new Error('the request was aborted'), { type: 'request.aborted' }));
   request.once('aborted', aborted);
   request.once('error', aborted);
   request.pipe(decoder);
@@ -164,7 +189,8 @@ async function readDecoded<T>(request: IncomingMessage, encoding: string, reader
     return await reader(decoder);
   } catch (error) {
     if (isDecodingError(error as { code?: unknown })) throw undecodableBody();
-    if ((error as { type?: string }).type === 'request.aborted') throw new Problem(400, 'invalid_request', 'the request was aborted', { errors: [] });
+    if ((error as { type?: string }).type === 'request.aborted')
+      throw new Problem(400, 'invalid_request', 'the request was aborted', { errors: [] });
     throw error;
   } finally {
     request.off('aborted', aborted);
@@ -200,10 +226,14 @@ export function uploadedMedia(ctx: Context): Extract<MediaInput, { from: 'upload
   if (!files) return undefined;
   const names = Object.keys(files);
   const other = names.find((name) => name !== 'file');
-  if (other !== undefined) throw invalidRequest(`multipart part "${other}" is not known; the media goes in the part named "file"`, [{ path: `/${other}`, message: 'is not a known part' }]);
+  if (other !== undefined)
+    throw invalidRequest(`multipart part "${other}" is not known; the media goes in the part named "file"`, [
+      { path: `/${other}`, message: 'is not a known part' },
+    ]);
   const file = files.file;
   if (file === undefined) return undefined;
-  if (Array.isArray(file)) throw invalidRequest('only one file part is allowed', [{ path: '/file', message: 'must be one part' }]);
+  if (Array.isArray(file))
+    throw invalidRequest('only one file part is allowed', [{ path: '/file', message: 'must be one part' }]);
   return {
     from: 'upload',
     path: file.filepath,
@@ -221,12 +251,16 @@ export function uploadedMedia(ctx: Context): Extract<MediaInput, { from: 'upload
 function multipartFields(fields: unknown, types: Map<string, string>): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   for (const [name, value] of Object.entries((fields ?? {}) as Record<string, unknown>)) {
-    if (FORBIDDEN_KEYS.has(name)) throw invalidRequest(`body/${name} is a forbidden key`, [{ path: `/${name}`, message: 'is a forbidden key' }]);
+    if (FORBIDDEN_KEYS.has(name))
+      throw invalidRequest(`body/${name} is a forbidden key`, [{ path: `/${name}`, message: 'is a forbidden key' }]);
     if (types.get(name) === 'array') {
       body[name] = (Array.isArray(value) ? value : [value]).flatMap((part) => listItems(String(part)));
       continue;
     }
-    if (Array.isArray(value)) throw invalidRequest(`body/${name} is given more than once`, [{ path: `/${name}`, message: 'is given more than once' }]);
+    if (Array.isArray(value))
+      throw invalidRequest(`body/${name} is given more than once`, [
+        { path: `/${name}`, message: 'is given more than once' },
+      ]);
     body[name] = coerce(String(value), types.get(name));
   }
   return body;
@@ -243,7 +277,10 @@ function listItems(text: string): unknown[] {
       // not JSON: taken as words, which the schema will refuse with a clear message
     }
   }
-  return trimmed.split(',').map((item) => item.trim()).filter((item) => item.length > 0);
+  return trimmed
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item.length > 0);
 }
 
 function coerce(text: string, type: string | undefined): unknown {
@@ -254,10 +291,15 @@ function coerce(text: string, type: string | undefined): unknown {
 
 function propertyTypes(schema: TSchema): Map<string, string> {
   const properties = (schema as { properties?: Record<string, { type?: string }> }).properties ?? {};
-  return new Map(Object.entries(properties).flatMap(([name, p]) => (typeof p.type === 'string' ? [[name, p.type] as [string, string]] : [])));
+  return new Map(
+    Object.entries(properties).flatMap(([name, p]) =>
+      typeof p.type === 'string' ? [[name, p.type] as [string, string]] : [],
+    ),
+  );
 }
 
-const onlyOneFile = () => invalidRequest('only one file part is allowed', [{ path: '/file', message: 'must be one part' }]);
+const onlyOneFile = () =>
+  invalidRequest('only one file part is allowed', [{ path: '/file', message: 'must be one part' }]);
 
 function asProblem(error: FormidableFailure, options: MediaBodyParserOptions): unknown {
   if (error instanceof Problem || typeof error.code !== 'number') return error; // JSON parser errors: the app's problem middleware knows them
@@ -270,8 +312,12 @@ function asProblem(error: FormidableFailure, options: MediaBodyParserOptions): u
     case 1015: // maxFilesExceeded
       return onlyOneFile();
     case 1007: // maxFieldsExceeded
-      return invalidRequest(`a multipart request takes at most ${MAX_FIELDS} fields`, [{ path: '/', message: `has more than ${MAX_FIELDS} fields` }]);
+      return invalidRequest(`a multipart request takes at most ${MAX_FIELDS} fields`, [
+        { path: '/', message: `has more than ${MAX_FIELDS} fields` },
+      ]);
     default:
-      return invalidRequest(`the multipart body cannot be read: ${error.message}`, [{ path: '/', message: 'is not valid multipart/form-data' }]);
+      return invalidRequest(`the multipart body cannot be read: ${error.message}`, [
+        { path: '/', message: 'is not valid multipart/form-data' },
+      ]);
   }
 }

@@ -73,19 +73,30 @@ function toProblem(error: HttpishError): Problem {
   const status = error.status ?? error.statusCode;
   if (error instanceof SyntaxError) return parseFailure(error as SyntaxError & { body?: unknown });
   // inflation refuses an encoding it does not know with a bare 415 (no type, no message worth showing).
-  if (status === 415) return unsupportedMediaType('Content-Encoding must be gzip, deflate, br or none (one of them, lower case)');
+  if (status === 415)
+    return unsupportedMediaType('Content-Encoding must be gzip, deflate, br or none (one of them, lower case)');
   if (status !== undefined && status >= 400 && status < 500) {
-    return new Problem(status, status === 404 ? 'not_found' : 'invalid_request', error.expose ? error.message : undefined, {
-      errors: [],
-    });
+    return new Problem(
+      status,
+      status === 404 ? 'not_found' : 'invalid_request',
+      error.expose ? error.message : undefined,
+      {
+        errors: [],
+      },
+    );
   }
   return new Problem(500, 'internal_error', 'an unexpected error occurred; the request id is in the server log');
 }
 
 /** zlib's errors (Z_DATA_ERROR, Z_BUF_ERROR…) and brotli's (ERR__ERROR_FORMAT_…): the bytes do not match their Content-Encoding. */
 export function isDecodingError(error: { code?: unknown }): boolean {
-  return typeof error.code === 'string' && (error.code.startsWith('Z_') || error.code.startsWith('ERR__ERROR_') || error.code.startsWith('ERR_BROTLI'));
+  return (
+    typeof error.code === 'string' &&
+    (error.code.startsWith('Z_') || error.code.startsWith('ERR__ERROR_') || error.code.startsWith('ERR_BROTLI'))
+  );
 }
 
 export const undecodableBody = () =>
-  new Problem(400, 'invalid_request', 'the request body cannot be decoded: it does not match its Content-Encoding', { errors: [{ path: '/', message: 'is not decodable' }] });
+  new Problem(400, 'invalid_request', 'the request body cannot be decoded: it does not match its Content-Encoding', {
+    errors: [{ path: '/', message: 'is not decodable' }],
+  });

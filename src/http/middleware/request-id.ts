@@ -41,7 +41,12 @@ export function requestId(logger: Logger): Middleware<RequestState> {
     } finally {
       if (logger.isLevelEnabled('debug')) {
         ctx.state.log.debug(
-          { method: ctx.method, url: ctx.url, status: ctx.status, ms: Math.round((performance.now() - started) * 10) / 10 },
+          {
+            method: ctx.method,
+            url: ctx.url,
+            status: ctx.status,
+            ms: Math.round((performance.now() - started) * 10) / 10,
+          },
           'request',
         );
       }

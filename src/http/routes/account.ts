@@ -9,18 +9,35 @@ import { EngineError } from '../../engines/engine.js';
 import { DomainError } from '../../errors/domain-error.js';
 import { type RequestDevice, type RouteSpec, defineRoute } from '../route.js';
 import { DeviceParams } from '../schemas/common.js';
-import { AboutSchema, BlockedListSchema, BlockedSchema, ContactParams, PatchProfileBody, ProfileSchema } from '../schemas/contacts.js';
+import {
+  AboutSchema,
+  BlockedListSchema,
+  BlockedSchema,
+  ContactParams,
+  PatchProfileBody,
+  ProfileSchema,
+} from '../schemas/contacts.js';
 import { LOOKUPS_RATE_LIMITED, NOT_ONLINE } from './responses.js';
 
 const NO_DEVICE = { description: 'No such device.' };
 const ENGINE_FAILED = { description: 'The network did not answer (`engine_error`); nothing was recorded, try again.' };
 
-export function accountRoutes({ account, lookups }: { account: AccountCommands; lookups: ContactLookups }): RouteSpec[] {
+export function accountRoutes({
+  account,
+  lookups,
+}: {
+  account: AccountCommands;
+  lookups: ContactLookups;
+}): RouteSpec[] {
   const run = async <T>(device: RequestDevice, work: () => Promise<T>): Promise<T> => {
     try {
       return await work();
     } catch (error) {
-      if (error instanceof SessionNotOnlineError || (error instanceof DomainError && error.code === 'session_not_online') || (error instanceof EngineError && error.code === 'not_connected')) {
+      if (
+        error instanceof SessionNotOnlineError ||
+        (error instanceof DomainError && error.code === 'session_not_online') ||
+        (error instanceof EngineError && error.code === 'not_connected')
+      ) {
         throw new DomainError('session_not_online', `the session is ${device.sessionState()}, not online`);
       }
       if (error instanceof EngineError) throw new DomainError('engine_error', `the network refused: ${error.message}`);
@@ -38,7 +55,12 @@ export function accountRoutes({ account, lookups }: { account: AccountCommands; 
       description: `${blocked ? 'The number can no longer write to or call the account' : 'The number can write to and call the account again'}. Needs an online session; recorded before the answer; idempotent.`,
       access: 'device',
       params: ContactParams,
-      responses: { 200: { description: 'Done.', schema: BlockedSchema }, 404: NO_DEVICE, 409: NOT_ONLINE, 502: ENGINE_FAILED },
+      responses: {
+        200: { description: 'Done.', schema: BlockedSchema },
+        404: NO_DEVICE,
+        409: NOT_ONLINE,
+        502: ENGINE_FAILED,
+      },
       async handler({ params, device }) {
         await run(device, () => account.block(params.deviceId, params.number, blocked));
         return { status: 200, body: { blocked } };
@@ -55,7 +77,12 @@ export function accountRoutes({ account, lookups }: { account: AccountCommands; 
       description: 'Its number, name, about text and picture, as the network has them. Needs an online session.',
       access: 'device',
       params: DeviceParams,
-      responses: { 200: { description: 'The profile.', schema: ProfileSchema }, 404: NO_DEVICE, 409: NOT_ONLINE, 502: ENGINE_FAILED },
+      responses: {
+        200: { description: 'The profile.', schema: ProfileSchema },
+        404: NO_DEVICE,
+        409: NOT_ONLINE,
+        502: ENGINE_FAILED,
+      },
       async handler({ params, device }) {
         return { status: 200, body: await run(device, () => account.profile(params.deviceId)) };
       },
@@ -66,11 +93,17 @@ export function accountRoutes({ account, lookups }: { account: AccountCommands; 
       operationId: 'updateProfile',
       tag: 'Contacts',
       summary: "Change the account's name or about text",
-      description: 'Made on the network, recorded in the device\'s history (ProfileChanged) before the answer. Needs an online session.',
+      description:
+        "Made on the network, recorded in the device's history (ProfileChanged) before the answer. Needs an online session.",
       access: 'device',
       params: DeviceParams,
       body: PatchProfileBody,
-      responses: { 200: { description: 'The profile after the change.', schema: ProfileSchema }, 404: NO_DEVICE, 409: NOT_ONLINE, 502: ENGINE_FAILED },
+      responses: {
+        200: { description: 'The profile after the change.', schema: ProfileSchema },
+        404: NO_DEVICE,
+        409: NOT_ONLINE,
+        502: ENGINE_FAILED,
+      },
       async handler({ params, body, device }) {
         return { status: 200, body: await run(device, () => account.changeProfile(params.deviceId, body)) };
       },
@@ -105,7 +138,8 @@ export function accountRoutes({ account, lookups }: { account: AccountCommands; 
       operationId: 'listBlockedContacts',
       tag: 'Contacts',
       summary: 'The numbers the account blocks',
-      description: 'From the read model: what this device blocked, and the network\'s list as of the session\'s last `online`. Works in every session state.',
+      description:
+        "From the read model: what this device blocked, and the network's list as of the session's last `online`. Works in every session state.",
       access: 'device',
       params: DeviceParams,
       responses: { 200: { description: 'The numbers, sorted.', schema: BlockedListSchema }, 404: NO_DEVICE },

@@ -27,19 +27,33 @@ export function pageKeyOf(cursor: string | undefined): PageKey | undefined {
   const raw = decodeCursor(cursor);
   if (raw === undefined) return undefined;
   const match = /^(-?\d{1,15}):(\d{1,17})$/.exec(raw);
-  if (!match) throw invalidRequest('query/cursor is not a cursor this API gave out', [{ path: '/cursor', message: 'is not a valid cursor' }]);
+  if (!match)
+    throw invalidRequest('query/cursor is not a cursor this API gave out', [
+      { path: '/cursor', message: 'is not a valid cursor' },
+    ]);
   return { at: Number(match[1]), pos: Number(match[2]) };
 }
 
 /** This account's own messages name its number, when the session knows it. */
-export function withOwnNumber<T extends Pick<MessageView, 'from' | 'fromMe' | 'reactions'>>(device: RequestDevice, message: T): T {
+export function withOwnNumber<T extends Pick<MessageView, 'from' | 'fromMe' | 'reactions'>>(
+  device: RequestDevice,
+  message: T,
+): T {
   const phone = device.view.session.phone;
   if (!phone) return message;
-  const reactions = message.reactions.some((r) => r.fromMe) ? message.reactions.map((r) => (r.fromMe ? { ...r, from: phone } : r)) : message.reactions;
+  const reactions = message.reactions.some((r) => r.fromMe)
+    ? message.reactions.map((r) => (r.fromMe ? { ...r, from: phone } : r))
+    : message.reactions;
   return { ...message, ...(message.fromMe ? { from: phone } : {}), reactions };
 }
 
-export function chatRoutes({ chats, index }: { chats: ChatCommands; index: Pick<MessageIndex, 'chats' | 'messages'> }): RouteSpec[] {
+export function chatRoutes({
+  chats,
+  index,
+}: {
+  chats: ChatCommands;
+  index: Pick<MessageIndex, 'chats' | 'messages'>;
+}): RouteSpec[] {
   return [
     defineRoute({
       method: 'get',
@@ -55,7 +69,10 @@ export function chatRoutes({ chats, index }: { chats: ChatCommands; index: Pick<
       access: 'device',
       params: DeviceParams,
       query: PageQuery,
-      responses: { 200: { description: 'A page of chats.', schema: ChatListSchema }, 404: { description: 'No such device.' } },
+      responses: {
+        200: { description: 'A page of chats.', schema: ChatListSchema },
+        404: { description: 'No such device.' },
+      },
       handler({ params, query }) {
         const page = index.chats(params.deviceId, { limit: query.limit ?? 50, after: pageKeyOf(query.cursor) });
         return { status: 200, body: { items: page.items, nextCursor: pageCursor(page.next) } };
@@ -66,19 +83,28 @@ export function chatRoutes({ chats, index }: { chats: ChatCommands; index: Pick<
       path: '/devices/:deviceId/chats/:chatId/messages',
       operationId: 'listChatMessages',
       tag,
-      summary: 'List a chat\'s messages',
+      summary: "List a chat's messages",
       description:
-        'The chat\'s messages, newest first (by their timestamp), with reactions, edits, revokes, quotes and media references; reactions are shown on their ' +
+        "The chat's messages, newest first (by their timestamp), with reactions, edits, revokes, quotes and media references; reactions are shown on their " +
         'message, not listed. Paging is by key: messages that arrive while you page show on a fresh first page, never twice or in place of others, ' +
         'and a chat with 100,000 messages pages as fast as one with ten. A chat the device never saw is an empty page. ' +
         ONLY_WHAT_THE_GATEWAY_SAW,
       access: 'device',
       params: ChatMessagesParams,
       query: PageQuery,
-      responses: { 200: { description: 'A page of messages.', schema: MessagePageSchema }, 404: { description: 'No such device.' } },
+      responses: {
+        200: { description: 'A page of messages.', schema: MessagePageSchema },
+        404: { description: 'No such device.' },
+      },
       handler({ params, query, device }) {
-        const page = index.messages(params.deviceId, params.chatId, { limit: query.limit ?? 50, after: pageKeyOf(query.cursor) });
-        return { status: 200, body: { items: page.items.map((m) => withOwnNumber(device, m)), nextCursor: pageCursor(page.next) } };
+        const page = index.messages(params.deviceId, params.chatId, {
+          limit: query.limit ?? 50,
+          after: pageKeyOf(query.cursor),
+        });
+        return {
+          status: 200,
+          body: { items: page.items.map((m) => withOwnNumber(device, m)), nextCursor: pageCursor(page.next) },
+        };
       },
     }),
     defineRoute({
@@ -113,7 +139,11 @@ export function chatRoutes({ chats, index }: { chats: ChatCommands; index: Pick<
       access: 'device',
       params: ChatParams,
       body: ChatPresenceBody,
-      responses: { 200: { description: 'Sent.', schema: PresenceSchema }, 404: { description: 'No such device.' }, 409: NOT_ONLINE },
+      responses: {
+        200: { description: 'Sent.', schema: PresenceSchema },
+        404: { description: 'No such device.' },
+        409: NOT_ONLINE,
+      },
       async handler({ params, body }) {
         await chats.presence(params.deviceId, body.state, params.chatId);
         return { status: 200, body: { state: body.state } };
@@ -124,12 +154,16 @@ export function chatRoutes({ chats, index }: { chats: ChatCommands; index: Pick<
       path: '/devices/:deviceId/presence',
       operationId: 'presence',
       tag,
-      summary: 'Set the account\'s availability',
+      summary: "Set the account's availability",
       description: '`available` or `unavailable`, at once (not queued).',
       access: 'device',
       params: DeviceParams,
       body: PresenceBody,
-      responses: { 200: { description: 'Sent.', schema: PresenceSchema }, 404: { description: 'No such device.' }, 409: NOT_ONLINE },
+      responses: {
+        200: { description: 'Sent.', schema: PresenceSchema },
+        404: { description: 'No such device.' },
+        409: NOT_ONLINE,
+      },
       async handler({ params, body }) {
         await chats.presence(params.deviceId, body.state);
         return { status: 200, body: { state: body.state } };

@@ -8,7 +8,13 @@ import { DomainError } from '../../errors/domain-error.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { type RequestDevice, type RouteSpec, defineRoute } from '../route.js';
 import { DeviceParams } from '../schemas/common.js';
-import { AvatarSchema, ContactListSchema, ContactParams, ListContactsQuery, NumberCheckSchema } from '../schemas/contacts.js';
+import {
+  AvatarSchema,
+  ContactListSchema,
+  ContactParams,
+  ListContactsQuery,
+  NumberCheckSchema,
+} from '../schemas/contacts.js';
 import { LOOKUPS_RATE_LIMITED } from './responses.js';
 
 export interface ContactRouteDeps {
@@ -21,7 +27,9 @@ export interface ContactRouteDeps {
 const tag = 'Contacts';
 const NO_DEVICE = { description: 'No such device (admin key only).' };
 const NOT_ONLINE = { description: 'The session is not online (`session_not_online`); `detail` names the state.' };
-const ENGINE_FAILED = { description: 'The network did not answer the lookup (`engine_error`); nothing was cached, try again.' };
+const ENGINE_FAILED = {
+  description: 'The network did not answer the lookup (`engine_error`); nothing was cached, try again.',
+};
 
 export function contactRoutes({ contacts, lookups, limits }: ContactRouteDeps): RouteSpec[] {
   /** A lookup needs the live connection: its failures said in the words of this device's state. */
@@ -48,8 +56,15 @@ export function contactRoutes({ contacts, lookups, limits }: ContactRouteDeps): 
       query: ListContactsQuery,
       responses: { 200: { description: 'A page of contacts.', schema: ContactListSchema }, 404: NO_DEVICE },
       handler({ params, query }) {
-        const page = contacts.list(params.deviceId, { limit: query.limit ?? 50, after: decodeCursor(query.cursor), q: query.q || undefined });
-        return { status: 200, body: { items: page.items, nextCursor: page.nextAfter === null ? null : encodeCursor(page.nextAfter) } };
+        const page = contacts.list(params.deviceId, {
+          limit: query.limit ?? 50,
+          after: decodeCursor(query.cursor),
+          q: query.q || undefined,
+        });
+        return {
+          status: 200,
+          body: { items: page.items, nextCursor: page.nextAfter === null ? null : encodeCursor(page.nextAfter) },
+        };
       },
     }),
     defineRoute({
@@ -96,7 +111,10 @@ export function contactRoutes({ contacts, lookups, limits }: ContactRouteDeps): 
         200: { description: 'The answer.', schema: AvatarSchema },
         404: NO_DEVICE,
         409: NOT_ONLINE,
-        429: { description: 'Too many fresh lookups (`rate_limited`, the allowance number checks use too); `Retry-After` says how many seconds to wait.' },
+        429: {
+          description:
+            'Too many fresh lookups (`rate_limited`, the allowance number checks use too); `Retry-After` says how many seconds to wait.',
+        },
         502: ENGINE_FAILED,
       },
       async handler({ params, device }) {

@@ -62,7 +62,7 @@ export function dashboardRoutes(dir: string = DEFAULT_DASHBOARD_DIR): RouteSpec[
       summary: 'The operator dashboard (a web page; works without internet access)',
       description:
         'Devices with their live state, sessions and QR codes, test messages, outbox, webhooks and deliveries, history and health. ' +
-        'It asks for the admin key once and keeps it in the tab\'s session storage; it calls this API with it in a header, and listens to `GET /stream`.',
+        "It asks for the admin key once and keeps it in the tab's session storage; it calls this API with it in a header, and listens to `GET /stream`.",
       access: 'public',
       responses: {
         200: { description: 'HTML page.', schema: Type.String(), contentType: 'text/html; charset=utf-8' },
@@ -83,7 +83,9 @@ export function dashboardRoutes(dir: string = DEFAULT_DASHBOARD_DIR): RouteSpec[
       summary: 'Files of the dashboard',
       access: 'public',
       hidden: true,
-      params: Type.Object({ asset: Type.String({ pattern: '^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}\\.(js|css|svg|png|ico|woff2)$' }) }),
+      params: Type.Object({
+        asset: Type.String({ pattern: '^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}\\.(js|css|svg|png|ico|woff2)$' }),
+      }),
       responses: {
         200: { description: 'The file.', schema: Type.String(), contentType: 'application/octet-stream' },
         404: { description: 'No such file.' },
@@ -93,7 +95,11 @@ export function dashboardRoutes(dir: string = DEFAULT_DASHBOARD_DIR): RouteSpec[
         if (!content) throw notFound('no such dashboard file');
         ctx.type = TYPES[extname(params.asset)]!;
         // File names carry a hash of their content.
-        return { status: 200, body: content, headers: { ...SECURITY_HEADERS, 'Cache-Control': 'public, max-age=31536000, immutable' } };
+        return {
+          status: 200,
+          body: content,
+          headers: { ...SECURITY_HEADERS, 'Cache-Control': 'public, max-age=31536000, immutable' },
+        };
       },
     }),
   ];

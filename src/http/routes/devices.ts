@@ -32,7 +32,8 @@ export function deviceRoutes({ registry, devices, sessions }: DeviceRouteDeps): 
       operationId: 'createDevice',
       tag,
       summary: 'Create a device',
-      description: 'The id is the client\'s or generated. An id in use, or once used by a deleted device, is refused with 409 `device_exists`. The answer carries the device key, shown only this once.',
+      description:
+        "The id is the client's or generated. An id in use, or once used by a deleted device, is refused with 409 `device_exists`. The answer carries the device key, shown only this once.",
       access: 'admin',
       body: CreateDeviceBody,
       responses: {
@@ -56,7 +57,10 @@ export function deviceRoutes({ registry, devices, sessions }: DeviceRouteDeps): 
       responses: { 200: { description: 'A page of devices.', schema: DeviceListSchema } },
       handler({ query }) {
         const page = devices.list({ limit: query.limit ?? 50, after: decodeCursor(query.cursor), state: query.state });
-        return { status: 200, body: { items: page.items, nextCursor: page.nextAfter === null ? null : encodeCursor(page.nextAfter) } };
+        return {
+          status: 200,
+          body: { items: page.items, nextCursor: page.nextAfter === null ? null : encodeCursor(page.nextAfter) },
+        };
       },
     }),
     defineRoute({
@@ -79,11 +83,15 @@ export function deviceRoutes({ registry, devices, sessions }: DeviceRouteDeps): 
       operationId: 'updateDevice',
       tag,
       summary: 'Update a device',
-      description: 'Changes `name` and/or replaces `metadata`; `rotateKey: true` issues a new device key (in this answer only) and the old one stops working at once.',
+      description:
+        'Changes `name` and/or replaces `metadata`; `rotateKey: true` issues a new device key (in this answer only) and the old one stops working at once.',
       access: 'admin',
       params: DeviceParams,
       body: UpdateDeviceBody,
-      responses: { 200: { description: 'The device.', schema: DeviceMaybeWithKeySchema }, 404: { description: 'No such device.' } },
+      responses: {
+        200: { description: 'The device.', schema: DeviceMaybeWithKeySchema },
+        404: { description: 'No such device.' },
+      },
       async handler({ params, body }) {
         checkMetadataSize(body.metadata);
         return { status: 200, body: await registry.update(params.deviceId, body) };
@@ -95,7 +103,8 @@ export function deviceRoutes({ registry, devices, sessions }: DeviceRouteDeps): 
       operationId: 'deleteDevice',
       tag,
       summary: 'Delete a device',
-      description: 'Closes and unlinks the session, drops the outbox and the hook configuration. The history stays in the event store, and the id stays taken.',
+      description:
+        'Closes and unlinks the session, drops the outbox and the hook configuration. The history stays in the event store, and the id stays taken.',
       access: 'admin',
       params: DeviceParams,
       responses: { 204: { description: 'Deleted.' }, 404: { description: 'No such device.' } },

@@ -71,7 +71,9 @@ export function docsRoutes(openApiDocument: () => Record<string, unknown>): Rout
       summary: 'This API as OpenAPI 3.1',
       description: 'Generated from the same schemas that validate requests.',
       access: 'public',
-      responses: { 200: { description: 'The OpenAPI document.', schema: Type.Object({ openapi: Type.Literal('3.1.0') }) } },
+      responses: {
+        200: { description: 'The OpenAPI document.', schema: Type.Object({ openapi: Type.Literal('3.1.0') }) },
+      },
       handler: () => ({ status: 200, body: openApiDocument() }),
     }),
     defineRoute({

@@ -25,14 +25,17 @@ import { NOT_ONLINE } from './responses.js';
 const tag = 'Groups';
 const NOT_IN_GROUP = { description: 'No such device, or the account is not in the group (`not_found`).' };
 const NOT_ADMIN = { description: 'The account is not an admin of the group (`not_group_admin`).' };
-const ENGINE_FAILED = { description: 'The network did not carry out the change (`engine_error`); nothing was recorded, try again.' };
+const ENGINE_FAILED = {
+  description: 'The network did not carry out the change (`engine_error`); nothing was recorded, try again.',
+};
 
 export const inviteLink = (code: string) => `https://chat.whatsapp.com/${code}`;
 
 export function groupRoutes(groups: GroupCommands): RouteSpec[] {
   /** The network's refusals, in the words of this API. */
   const failure = (device: RequestDevice, error: unknown): unknown => {
-    if (error instanceof DomainError && error.code === 'session_not_online') return new DomainError('session_not_online', `the session is ${device.sessionState()}, not online`);
+    if (error instanceof DomainError && error.code === 'session_not_online')
+      return new DomainError('session_not_online', `the session is ${device.sessionState()}, not online`);
     if (!(error instanceof EngineError)) return error;
     switch (error.code) {
       case 'not_connected':
@@ -62,10 +65,15 @@ export function groupRoutes(groups: GroupCommands): RouteSpec[] {
       operationId: 'listGroups',
       tag,
       summary: 'List the groups the account is in',
-      description: 'From the gateway\'s read model of the groups (refreshed from the network each time the session comes online, and kept current by every change): one fast call however many groups.',
+      description:
+        "From the gateway's read model of the groups (refreshed from the network each time the session comes online, and kept current by every change): one fast call however many groups.",
       access: 'device',
       params: DeviceParams,
-      responses: { 200: { description: 'The groups, by id.', schema: GroupListSchema }, 404: { description: 'No such device.' }, 409: NOT_ONLINE },
+      responses: {
+        200: { description: 'The groups, by id.', schema: GroupListSchema },
+        404: { description: 'No such device.' },
+        409: NOT_ONLINE,
+      },
       handler({ params, device }) {
         return run(device, () => ({ status: 200, body: { items: groups.list(params.deviceId) } }));
       },
@@ -76,13 +84,22 @@ export function groupRoutes(groups: GroupCommands): RouteSpec[] {
       operationId: 'createGroup',
       tag,
       summary: 'Create a group',
-      description: 'The account creates the group (and is its `superadmin`) with the given participants; numbers the network could not add are listed in `failed`. Recorded before the answer.',
+      description:
+        'The account creates the group (and is its `superadmin`) with the given participants; numbers the network could not add are listed in `failed`. Recorded before the answer.',
       access: 'device',
       params: DeviceParams,
       body: CreateGroupBody,
-      responses: { 201: { description: 'Created.', schema: CreatedGroupSchema }, 404: { description: 'No such device.' }, 409: NOT_ONLINE, 502: ENGINE_FAILED },
+      responses: {
+        201: { description: 'Created.', schema: CreatedGroupSchema },
+        404: { description: 'No such device.' },
+        409: NOT_ONLINE,
+        502: ENGINE_FAILED,
+      },
       async handler({ params, body, device }) {
-        return run(device, async () => ({ status: 201, body: await groups.create(params.deviceId, body.subject, body.participants) }));
+        return run(device, async () => ({
+          status: 201,
+          body: await groups.create(params.deviceId, body.subject, body.participants),
+        }));
       },
     }),
     defineRoute({
@@ -104,13 +121,23 @@ export function groupRoutes(groups: GroupCommands): RouteSpec[] {
       operationId: 'updateGroup',
       tag,
       summary: 'Change the subject, description or settings',
-      description: 'Needs the account to be an admin (`403 not_group_admin`). Every member gets a `group.updated` event.',
+      description:
+        'Needs the account to be an admin (`403 not_group_admin`). Every member gets a `group.updated` event.',
       access: 'device',
       params: GroupParams,
       body: PatchGroupBody,
-      responses: { 200: { description: 'The group after the change.', schema: GroupSchema }, 403: NOT_ADMIN, 404: NOT_IN_GROUP, 409: NOT_ONLINE, 502: ENGINE_FAILED },
+      responses: {
+        200: { description: 'The group after the change.', schema: GroupSchema },
+        403: NOT_ADMIN,
+        404: NOT_IN_GROUP,
+        409: NOT_ONLINE,
+        502: ENGINE_FAILED,
+      },
       async handler({ params, body, device }) {
-        return run(device, async () => ({ status: 200, body: await groups.update(params.deviceId, params.groupId, body) }));
+        return run(device, async () => ({
+          status: 200,
+          body: await groups.update(params.deviceId, params.groupId, body),
+        }));
       },
     }),
     defineRoute({
@@ -125,9 +152,18 @@ export function groupRoutes(groups: GroupCommands): RouteSpec[] {
       access: 'device',
       params: GroupParams,
       body: ParticipantsBody,
-      responses: { 200: { description: 'One result per number.', schema: ParticipantResultsSchema }, 403: NOT_ADMIN, 404: NOT_IN_GROUP, 409: NOT_ONLINE, 502: ENGINE_FAILED },
+      responses: {
+        200: { description: 'One result per number.', schema: ParticipantResultsSchema },
+        403: NOT_ADMIN,
+        404: NOT_IN_GROUP,
+        409: NOT_ONLINE,
+        502: ENGINE_FAILED,
+      },
       async handler({ params, body, device }) {
-        return run(device, async () => ({ status: 200, body: { results: await groups.participants(params.deviceId, params.groupId, body.action, body.participants) } }));
+        return run(device, async () => ({
+          status: 200,
+          body: { results: await groups.participants(params.deviceId, params.groupId, body.action, body.participants) },
+        }));
       },
     }),
     defineRoute({
@@ -135,11 +171,17 @@ export function groupRoutes(groups: GroupCommands): RouteSpec[] {
       path: '/devices/:deviceId/groups/:groupId/invite',
       operationId: 'getGroupInvite',
       tag,
-      summary: 'The group\'s invite code and link',
+      summary: "The group's invite code and link",
       description: 'Needs the account to be an admin (`403 not_group_admin`).',
       access: 'device',
       params: GroupParams,
-      responses: { 200: { description: 'The code.', schema: InviteSchema }, 403: NOT_ADMIN, 404: NOT_IN_GROUP, 409: NOT_ONLINE, 502: ENGINE_FAILED },
+      responses: {
+        200: { description: 'The code.', schema: InviteSchema },
+        403: NOT_ADMIN,
+        404: NOT_IN_GROUP,
+        409: NOT_ONLINE,
+        502: ENGINE_FAILED,
+      },
       async handler({ params, device }) {
         const code = await run(device, () => groups.inviteCode(params.deviceId, params.groupId));
         return { status: 200, body: { code, url: inviteLink(code) } };
@@ -151,10 +193,17 @@ export function groupRoutes(groups: GroupCommands): RouteSpec[] {
       operationId: 'revokeGroupInvite',
       tag,
       summary: 'Revoke the invite code',
-      description: 'The old code and link stop working; answers the new ones. Needs the account to be an admin (`403 not_group_admin`).',
+      description:
+        'The old code and link stop working; answers the new ones. Needs the account to be an admin (`403 not_group_admin`).',
       access: 'device',
       params: GroupParams,
-      responses: { 200: { description: 'The new code.', schema: InviteSchema }, 403: NOT_ADMIN, 404: NOT_IN_GROUP, 409: NOT_ONLINE, 502: ENGINE_FAILED },
+      responses: {
+        200: { description: 'The new code.', schema: InviteSchema },
+        403: NOT_ADMIN,
+        404: NOT_IN_GROUP,
+        409: NOT_ONLINE,
+        502: ENGINE_FAILED,
+      },
       async handler({ params, device }) {
         const code = await run(device, () => groups.revokeInvite(params.deviceId, params.groupId));
         return { status: 200, body: { code, url: inviteLink(code) } };
@@ -170,9 +219,17 @@ export function groupRoutes(groups: GroupCommands): RouteSpec[] {
       access: 'device',
       params: DeviceParams,
       body: JoinGroupBody,
-      responses: { 200: { description: 'Joined.', schema: GroupIdSchema }, 404: { description: 'No such device, or no group has this code (`not_found`).' }, 409: NOT_ONLINE, 502: ENGINE_FAILED },
+      responses: {
+        200: { description: 'Joined.', schema: GroupIdSchema },
+        404: { description: 'No such device, or no group has this code (`not_found`).' },
+        409: NOT_ONLINE,
+        502: ENGINE_FAILED,
+      },
       async handler({ params, body, device }) {
-        return run(device, async () => ({ status: 200, body: { groupId: await groups.join(params.deviceId, body.code) } }));
+        return run(device, async () => ({
+          status: 200,
+          body: { groupId: await groups.join(params.deviceId, body.code) },
+        }));
       },
     }),
     defineRoute({
@@ -183,7 +240,12 @@ export function groupRoutes(groups: GroupCommands): RouteSpec[] {
       summary: 'Leave a group',
       access: 'device',
       params: GroupParams,
-      responses: { 200: { description: 'Left.', schema: GroupIdSchema }, 404: NOT_IN_GROUP, 409: NOT_ONLINE, 502: ENGINE_FAILED },
+      responses: {
+        200: { description: 'Left.', schema: GroupIdSchema },
+        404: NOT_IN_GROUP,
+        409: NOT_ONLINE,
+        502: ENGINE_FAILED,
+      },
       async handler({ params, device }) {
         await run(device, () => groups.leave(params.deviceId, params.groupId));
         return { status: 200, body: { groupId: params.groupId } };

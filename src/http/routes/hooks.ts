@@ -6,7 +6,15 @@ import { decodeCursor, encodeCursor } from '../cursor.js';
 import { invalidRequest } from '../problem.js';
 import { type RouteSpec, defineRoute } from '../route.js';
 import { DeviceParams } from '../schemas/common.js';
-import { DeliveryListSchema, DeliveryParams, DeliverySchema, HooksSchema, ListDeliveriesQuery, PutHooksBody, TestResultSchema } from '../schemas/hooks.js';
+import {
+  DeliveryListSchema,
+  DeliveryParams,
+  DeliverySchema,
+  HooksSchema,
+  ListDeliveriesQuery,
+  PutHooksBody,
+  TestResultSchema,
+} from '../schemas/hooks.js';
 
 export interface HookRouteDeps {
   webhooks: Webhooks;
@@ -18,7 +26,6 @@ const tag = 'Webhooks';
 const noDevice = { description: 'No such device (admin key only).' };
 
 export function hookRoutes({ webhooks, devices, guard }: HookRouteDeps): RouteSpec[] {
-
   return [
     defineRoute({
       method: 'put',
@@ -36,7 +43,9 @@ export function hookRoutes({ webhooks, devices, guard }: HookRouteDeps): RouteSp
       async handler({ params, body }) {
         const refusal = guard.refusalOf(body.url);
         if (refusal) {
-          const advice = guard.allowPrivateNetworks ? '' : ' (WEBHOOK_ALLOW_PRIVATE_NETWORKS=true allows private destinations)';
+          const advice = guard.allowPrivateNetworks
+            ? ''
+            : ' (WEBHOOK_ALLOW_PRIVATE_NETWORKS=true allows private destinations)';
           throw invalidRequest(`body/url ${refusal}${advice}`, [{ path: '/url', message: refusal }]);
         }
         return { status: 200, body: await webhooks.hooks.configure(params.deviceId, body) };
@@ -66,7 +75,8 @@ export function hookRoutes({ webhooks, devices, guard }: HookRouteDeps): RouteSp
       operationId: 'deleteHooks',
       tag,
       summary: 'Delete the hook configuration',
-      description: 'Nothing more is sent; deliveries still pending end as `failed`. The secret goes with the configuration: a later PUT makes a new one. Deleting when nothing is configured is a no-op.',
+      description:
+        'Nothing more is sent; deliveries still pending end as `failed`. The secret goes with the configuration: a later PUT makes a new one. Deleting when nothing is configured is a no-op.',
       access: 'device',
       params: DeviceParams,
       responses: { 204: { description: 'Deleted.' }, 404: noDevice },
@@ -99,14 +109,25 @@ export function hookRoutes({ webhooks, devices, guard }: HookRouteDeps): RouteSp
       operationId: 'listHookDeliveries',
       tag,
       summary: 'List recent deliveries',
-      description: 'Newest first; follow `nextCursor` until it is null. Finished records are kept for WEBHOOK_RETENTION (default 7 days).',
+      description:
+        'Newest first; follow `nextCursor` until it is null. Finished records are kept for WEBHOOK_RETENTION (default 7 days).',
       access: 'device',
       params: DeviceParams,
       query: ListDeliveriesQuery,
       responses: { 200: { description: 'A page of delivery records.', schema: DeliveryListSchema }, 404: noDevice },
       handler({ params, query }) {
-        const page = webhooks.deliveries.list(params.deviceId, { status: query.status, limit: query.limit ?? 50, before: decodeSeq(query.cursor) });
-        return { status: 200, body: { items: page.items, nextCursor: page.nextBefore === null ? null : encodeCursor(String(page.nextBefore)) } };
+        const page = webhooks.deliveries.list(params.deviceId, {
+          status: query.status,
+          limit: query.limit ?? 50,
+          before: decodeSeq(query.cursor),
+        });
+        return {
+          status: 200,
+          body: {
+            items: page.items,
+            nextCursor: page.nextBefore === null ? null : encodeCursor(String(page.nextBefore)),
+          },
+        };
       },
     }),
     defineRoute({
@@ -116,7 +137,7 @@ export function hookRoutes({ webhooks, devices, guard }: HookRouteDeps): RouteSp
       tag,
       summary: 'Deliver a record again',
       description:
-        'A pending delivery is tried now, keeping the rest of its schedule; a delivered or failed one is sent once more (one attempt), with the same `webhook-id`. It goes in the device\'s order: after any older pending delivery. ' +
+        "A pending delivery is tried now, keeping the rest of its schedule; a delivered or failed one is sent once more (one attempt), with the same `webhook-id`. It goes in the device's order: after any older pending delivery. " +
         'Only to a hook that lists its kind: otherwise `404 hooks_not_configured` (reason `kind_not_listed`).',
       access: 'device',
       params: DeliveryParams,
@@ -134,6 +155,9 @@ export function hookRoutes({ webhooks, devices, guard }: HookRouteDeps): RouteSp
 function decodeSeq(cursor: string | undefined): number | undefined {
   const text = decodeCursor(cursor);
   if (text === undefined) return undefined;
-  if (!/^\d{1,16}$/.test(text)) throw invalidRequest('query/cursor is not a cursor this API gave out', [{ path: '/cursor', message: 'is not a valid cursor' }]);
+  if (!/^\d{1,16}$/.test(text))
+    throw invalidRequest('query/cursor is not a cursor this API gave out', [
+      { path: '/cursor', message: 'is not a valid cursor' },
+    ]);
   return Number(text);
 }

@@ -12,7 +12,13 @@ export function metricsRoutes(metrics: Metrics, isPublic: boolean): RouteSpec[] 
       summary: 'Prometheus metrics',
       description: 'Prometheus text format. Needs the admin key unless METRICS_PUBLIC=true.',
       access: isPublic ? 'public' : 'admin',
-      responses: { 200: { description: 'Metrics.', schema: Type.String(), contentType: 'text/plain; version=0.0.4; charset=utf-8' } },
+      responses: {
+        200: {
+          description: 'Metrics.',
+          schema: Type.String(),
+          contentType: 'text/plain; version=0.0.4; charset=utf-8',
+        },
+      },
       async handler() {
         const { body } = await metrics.render();
         return { status: 200, body, headers: { 'Cache-Control': 'no-store' } };

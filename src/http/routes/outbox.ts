@@ -25,14 +25,24 @@ export function outboxRoutes({ sends, outboxView }: OutboxRouteDeps): RouteSpec[
       operationId: 'listOutbox',
       tag,
       summary: 'List the outbox',
-      description: 'Messages not yet accepted by the network, oldest first (the order they are sent in). Follow `nextCursor` until it is null.',
+      description:
+        'Messages not yet accepted by the network, oldest first (the order they are sent in). Follow `nextCursor` until it is null.',
       access: 'device',
       params: DeviceParams,
       query: ListOutboxQuery,
       responses: { 200: { description: 'A page of the outbox.', schema: OutboxListSchema }, 404: NO_DEVICE },
       handler({ params, query }) {
-        const page = outboxView.pending(params.deviceId, { limit: query.limit ?? 50, afterSeq: seqOf(decodeCursor(query.cursor)) });
-        return { status: 200, body: { items: page.items, nextCursor: page.nextAfterSeq === null ? null : encodeCursor(String(page.nextAfterSeq)) } };
+        const page = outboxView.pending(params.deviceId, {
+          limit: query.limit ?? 50,
+          afterSeq: seqOf(decodeCursor(query.cursor)),
+        });
+        return {
+          status: 200,
+          body: {
+            items: page.items,
+            nextCursor: page.nextAfterSeq === null ? null : encodeCursor(String(page.nextAfterSeq)),
+          },
+        };
       },
     }),
     defineRoute({
@@ -55,7 +65,8 @@ export function outboxRoutes({ sends, outboxView }: OutboxRouteDeps): RouteSpec[
       operationId: 'removeOutboxItem',
       tag,
       summary: 'Remove a message from the outbox',
-      description: 'The message becomes `cancelled` and is never sent. One that is not queued is `404`; one being sent right now is `409 message_sending`.',
+      description:
+        'The message becomes `cancelled` and is never sent. One that is not queued is `404`; one being sent right now is `409 message_sending`.',
       access: 'device',
       params: OutboxItemParams,
       responses: {
@@ -73,6 +84,9 @@ export function outboxRoutes({ sends, outboxView }: OutboxRouteDeps): RouteSpec[
 
 function seqOf(after: string | undefined): number | undefined {
   if (after === undefined) return undefined;
-  if (!/^\d{1,15}$/.test(after)) throw invalidRequest('query/cursor is not a cursor this API gave out', [{ path: '/cursor', message: 'is not a valid cursor' }]);
+  if (!/^\d{1,15}$/.test(after))
+    throw invalidRequest('query/cursor is not a cursor this API gave out', [
+      { path: '/cursor', message: 'is not a valid cursor' },
+    ]);
   return Number(after);
 }

@@ -10,7 +10,18 @@ import { Problem, conflict, invalidRequest } from '../problem.js';
 import { type RequestDevice, type RouteSpec, defineRoute } from '../route.js';
 import { DeviceParams } from '../schemas/common.js';
 import { SessionStateOnlySchema } from '../schemas/session.js';
-import { SandboxPairBody, SandboxGroupBody, SandboxGroupSchema, AcceptedSchema, InboundAcceptedSchema, InboundBody, SandboxCallBody, SandboxCallSchema, SandboxPresenceBody, ScanBody } from '../schemas/sandbox.js';
+import {
+  SandboxPairBody,
+  SandboxGroupBody,
+  SandboxGroupSchema,
+  AcceptedSchema,
+  InboundAcceptedSchema,
+  InboundBody,
+  SandboxCallBody,
+  SandboxCallSchema,
+  SandboxPresenceBody,
+  ScanBody,
+} from '../schemas/sandbox.js';
 import { randomBytes } from 'node:crypto';
 import type { Static } from 'typebox';
 import type { InboundMessage, QuotedMessage } from '../../engines/engine.js';
@@ -40,14 +51,25 @@ export interface SandboxRouteDeps {
 }
 
 const NOT_FOUND = { description: 'No such device.' };
-const SANDBOX_NOT_ONLINE = { description: 'Not a sandbox device (`not_sandbox_device`), or the session is not online (`session_not_online`).' };
+const SANDBOX_NOT_ONLINE = {
+  description: 'Not a sandbox device (`not_sandbox_device`), or the session is not online (`session_not_online`).',
+};
 
 type InboundSpec = Static<typeof InboundBody>;
 
 /** The message an inbound request describes (types `edit`, `revoke` and `poll_vote` are activities, handled apart). */
-function inboundOf(body: InboundSpec, quoted: QuotedMessage | undefined, mediaBytes: SandboxMedia | undefined): Omit<InboundMessage, 'waMessageId' | 'timestamp'> {
-  const type = (body.type ?? (body.poll ? 'poll' : body.location ? 'location' : body.contacts ? 'contact' : 'text')) as InboundMessage['type'];
-  const message: Omit<InboundMessage, 'waMessageId' | 'timestamp'> = { from: body.from, type, body: body.body ?? body.poll?.question ?? '' };
+function inboundOf(
+  body: InboundSpec,
+  quoted: QuotedMessage | undefined,
+  mediaBytes: SandboxMedia | undefined,
+): Omit<InboundMessage, 'waMessageId' | 'timestamp'> {
+  const type = (body.type ??
+    (body.poll ? 'poll' : body.location ? 'location' : body.contacts ? 'contact' : 'text')) as InboundMessage['type'];
+  const message: Omit<InboundMessage, 'waMessageId' | 'timestamp'> = {
+    from: body.from,
+    type,
+    body: body.body ?? body.poll?.question ?? '',
+  };
   if (body.chatId) message.chatId = body.chatId;
   if (quoted) message.quoted = quoted;
   if (body.mentions?.length) message.mentions = body.mentions;
@@ -55,11 +77,19 @@ function inboundOf(body: InboundSpec, quoted: QuotedMessage | undefined, mediaBy
   if (body.contacts) message.contacts = body.contacts;
   if (type === 'reaction' && body.messageId) message.reaction = { messageId: body.messageId, emoji: body.body ?? '' };
   if (body.poll) {
-    message.poll = { question: body.poll.question, options: body.poll.options, multipleAnswers: body.poll.multipleAnswers === true };
+    message.poll = {
+      question: body.poll.question,
+      options: body.poll.options,
+      multipleAnswers: body.poll.multipleAnswers === true,
+    };
     message.secret = randomBytes(32).toString('base64');
   }
   if (body.media && mediaBytes) {
-    message.media = { mimetype: body.media.mimetype, size: mediaBytes.size, ...(body.media.filename ? { filename: body.media.filename } : {}) };
+    message.media = {
+      mimetype: body.media.mimetype,
+      size: mediaBytes.size,
+      ...(body.media.filename ? { filename: body.media.filename } : {}),
+    };
     message.downloadMedia = () => mediaBytes.open();
   }
   return message;
@@ -70,26 +100,48 @@ function inboundOf(body: InboundSpec, quoted: QuotedMessage | undefined, mediaBy
  * or decoded here where the route has no media parser. The device downloads them from that file (see
  * SandboxMedia), never holding them whole in memory while the message waits its turn to be recorded.
  */
-async function mediaOf(media: InboundSpec['media'], spooled: ReturnType<typeof uploadedMedia>): Promise<SandboxMedia | undefined> {
+async function mediaOf(
+  media: InboundSpec['media'],
+  spooled: ReturnType<typeof uploadedMedia>,
+): Promise<SandboxMedia | undefined> {
   if (!media) return undefined;
   if (spooled) {
-    if (spooled.size === 0) throw invalidRequest('body/media/base64 is not base64', [{ path: '/media/base64', message: 'is empty or not base64' }]);
+    if (spooled.size === 0)
+      throw invalidRequest('body/media/base64 is not base64', [
+        { path: '/media/base64', message: 'is empty or not base64' },
+      ]);
     return SandboxMedia.fromFile(spooled.path, `${spooled.path}.sandbox`, spooled.size);
   }
   const bytes = media.base64 ? Buffer.from(media.base64.replace(/^data:[^,]*,/, ''), 'base64') : undefined;
-  if (bytes === undefined) throw invalidRequest('body/media/base64 is required', [{ path: '/media/base64', message: 'is required' }]);
-  if (bytes.length === 0) throw invalidRequest('body/media/base64 is not base64', [{ path: '/media/base64', message: 'is empty or not base64' }]);
+  if (bytes === undefined)
+    throw invalidRequest('body/media/base64 is required', [{ path: '/media/base64', message: 'is required' }]);
+  if (bytes.length === 0)
+    throw invalidRequest('body/media/base64 is not base64', [
+      { path: '/media/base64', message: 'is empty or not base64' },
+    ]);
   return SandboxMedia.inMemory(bytes);
 }
 
-const required = (field: string, type: string) => invalidRequest(`body/${field} is required for type ${type}`, [{ path: `/${field}`, message: `is required for type ${type}` }]);
+const required = (field: string, type: string) =>
+  invalidRequest(`body/${field} is required for type ${type}`, [
+    { path: `/${field}`, message: `is required for type ${type}` },
+  ]);
 
-export function sandboxRoutes({ devices, sessions, sandbox, projections, seen, inboundMedia }: SandboxRouteDeps): RouteSpec[] {
+export function sandboxRoutes({
+  devices,
+  sessions,
+  sandbox,
+  projections,
+  seen,
+  inboundMedia,
+}: SandboxRouteDeps): RouteSpec[] {
   /** 409 `not_sandbox_device` for devices of another engine (the router answered 404 for unknown ones). */
   const requireSandboxDevice = ({ id, view }: RequestDevice) => {
-    if (view.engine !== 'sandbox') throw conflict('not_sandbox_device', `device "${id}" uses the ${view.engine} engine, not the sandbox`);
+    if (view.engine !== 'sandbox')
+      throw conflict('not_sandbox_device', `device "${id}" uses the ${view.engine} engine, not the sandbox`);
   };
-  const notOnline = (device: RequestDevice) => conflict('session_not_online', `the session is ${device.sessionState()}, not online`);
+  const notOnline = (device: RequestDevice) =>
+    conflict('session_not_online', `the session is ${device.sessionState()}, not online`);
   /** The device has reacted to what the network just did; answer its state, readable everywhere (read your writes). */
   const reaction = async (device: RequestDevice) => {
     const settled = await sessions.settled(device.id);
@@ -111,7 +163,10 @@ export function sandboxRoutes({ devices, sessions, sandbox, projections, seen, i
       params: DeviceParams,
       body: ScanBody,
       responses: {
-        202: { description: 'Scanned: the device\'s state once it reacted (`connecting`).', schema: SessionStateOnlySchema },
+        202: {
+          description: "Scanned: the device's state once it reacted (`connecting`).",
+          schema: SessionStateOnlySchema,
+        },
         404: NOT_FOUND,
         409: { description: 'Not a sandbox device (`not_sandbox_device`), or no code on show (`qr_unavailable`).' },
       },
@@ -119,9 +174,15 @@ export function sandboxRoutes({ devices, sessions, sandbox, projections, seen, i
         requireSandboxDevice(device);
         const outcome = await sandbox.scan(params.deviceId, body.phone);
         if (outcome === 'unknown_number') {
-          throw invalidRequest('body/phone does not exist in the sandbox', [{ path: '/phone', message: 'numbers ending in 0000 do not exist in the sandbox' }]);
+          throw invalidRequest('body/phone does not exist in the sandbox', [
+            { path: '/phone', message: 'numbers ending in 0000 do not exist in the sandbox' },
+          ]);
         }
-        if (outcome === 'no_qr') throw conflict('qr_unavailable', `the session is ${device.sessionState()}; a code can be scanned only in state qr`);
+        if (outcome === 'no_qr')
+          throw conflict(
+            'qr_unavailable',
+            `the session is ${device.sessionState()}; a code can be scanned only in state qr`,
+          );
         return reaction(device);
       },
     }),
@@ -138,16 +199,27 @@ export function sandboxRoutes({ devices, sessions, sandbox, projections, seen, i
       params: DeviceParams,
       body: SandboxPairBody,
       responses: {
-        202: { description: 'Linked: the device\'s state once it reacted (`connecting`).', schema: SessionStateOnlySchema },
+        202: {
+          description: "Linked: the device's state once it reacted (`connecting`).",
+          schema: SessionStateOnlySchema,
+        },
         404: NOT_FOUND,
-        409: { description: 'Not a sandbox device (`not_sandbox_device`), or no pairing code on show (`pairing_unavailable`).' },
+        409: {
+          description:
+            'Not a sandbox device (`not_sandbox_device`), or no pairing code on show (`pairing_unavailable`).',
+        },
         422: { description: 'Not the code on show (`invalid_pairing_code`).' },
       },
       async handler({ params, body, device }) {
         requireSandboxDevice(device);
         const outcome = await sandbox.enterPairingCode(params.deviceId, body.code);
-        if (outcome === 'no_code') throw conflict('pairing_unavailable', `the session is ${device.sessionState()}; a pairing code is entered only in state pairing`);
-        if (outcome === 'wrong_code') throw new Problem(422, 'invalid_pairing_code', 'this is not the pairing code the device shows');
+        if (outcome === 'no_code')
+          throw conflict(
+            'pairing_unavailable',
+            `the session is ${device.sessionState()}; a pairing code is entered only in state pairing`,
+          );
+        if (outcome === 'wrong_code')
+          throw new Problem(422, 'invalid_pairing_code', 'this is not the pairing code the device shows');
         return reaction(device);
       },
     }),
@@ -159,14 +231,28 @@ export function sandboxRoutes({ devices, sessions, sandbox, projections, seen, i
       summary: 'Receive a message',
       description:
         'A message from `from` reaches the device, which records it as `message.received` before this answers: a 202 is durable. ' +
-        'When the store cannot take it, the answer is the store\'s error (`503 store_unavailable`, `507 insufficient_storage`) and the message is not recorded later: send it again. ' +
+        "When the store cannot take it, the answer is the store's error (`503 store_unavailable`, `507 insufficient_storage`) and the message is not recorded later: send it again. " +
         'With `chatId` a group id, it is a group message from the participant `from`. `media` (base64) is downloaded by the device as WhatsApp media would be. ' +
         'The types `edit`, `revoke` and `poll_vote` produce `message.edited`, `message.revoked` and `poll.vote`. ' +
         'Only while the session is `online`; otherwise `409 session_not_online`. A sender ending in 0000 does not exist: `400`.',
       access: 'admin',
       params: DeviceParams,
       body: InboundBody,
-      ...(inboundMedia ? { bodyParser: { parse: mediaBodyParser({ kind: 'file', limit: inboundMedia.limit, uploadDir: inboundMedia.uploadDir, schema: InboundBody, gate: inboundMedia.gate, base64Path: ['media', 'base64'], textDigest: false }) } } : {}),
+      ...(inboundMedia
+        ? {
+            bodyParser: {
+              parse: mediaBodyParser({
+                kind: 'file',
+                limit: inboundMedia.limit,
+                uploadDir: inboundMedia.uploadDir,
+                schema: InboundBody,
+                gate: inboundMedia.gate,
+                base64Path: ['media', 'base64'],
+                textDigest: false,
+              }),
+            },
+          }
+        : {}),
       responses: {
         202: { description: 'Recorded by the device.', schema: InboundAcceptedSchema },
         404: NOT_FOUND,
@@ -177,7 +263,9 @@ export function sandboxRoutes({ devices, sessions, sandbox, projections, seen, i
       async handler({ params, body, device, ctx }) {
         requireSandboxDevice(device);
         if (body.from.endsWith('0000')) {
-          throw invalidRequest('body/from does not exist in the sandbox', [{ path: '/from', message: 'numbers ending in 0000 do not exist in the sandbox' }]);
+          throw invalidRequest('body/from does not exist in the sandbox', [
+            { path: '/from', message: 'numbers ending in 0000 do not exist in the sandbox' },
+          ]);
         }
         const timestamp = Math.floor(Date.now() / 1000);
         const chatId = body.chatId ?? body.from;
@@ -185,17 +273,29 @@ export function sandboxRoutes({ devices, sessions, sandbox, projections, seen, i
         if (body.type === 'edit' || body.type === 'revoke') {
           if (!body.messageId) throw required('messageId', body.type);
           const base = { id: activityId, chatId, from: body.from, waMessageId: body.messageId, timestamp };
-          const done = sandbox.activity(params.deviceId, body.type === 'edit' ? { kind: 'edited', ...base, body: body.body ?? '' } : { kind: 'revoked', ...base });
+          const done = sandbox.activity(
+            params.deviceId,
+            body.type === 'edit' ? { kind: 'edited', ...base, body: body.body ?? '' } : { kind: 'revoked', ...base },
+          );
           if (!done) throw notOnline(device);
           return { status: 202, body: { waMessageId: activityId } };
         }
         if (body.type === 'poll_vote') {
           if (!body.pollMessageId) throw required('pollMessageId', body.type);
-          const vote = { kind: 'poll_vote' as const, id: activityId, chatId, from: body.from, pollMessageId: body.pollMessageId, selectedOptions: body.selectedOptions ?? [], timestamp };
+          const vote = {
+            kind: 'poll_vote' as const,
+            id: activityId,
+            chatId,
+            from: body.from,
+            pollMessageId: body.pollMessageId,
+            selectedOptions: body.selectedOptions ?? [],
+            timestamp,
+          };
           if (!sandbox.activity(params.deviceId, vote)) throw notOnline(device);
           return { status: 202, body: { waMessageId: activityId } };
         }
-        const type = body.type ?? (body.poll ? 'poll' : body.location ? 'location' : body.contacts ? 'contact' : 'text');
+        const type =
+          body.type ?? (body.poll ? 'poll' : body.location ? 'location' : body.contacts ? 'contact' : 'text');
         const needs: Partial<Record<string, keyof InboundSpec>> = {
           text: 'body',
           link: 'body',
@@ -224,7 +324,10 @@ export function sandboxRoutes({ devices, sessions, sandbox, projections, seen, i
           accepted = await sandbox.inbound(params.deviceId, { ...inboundOf(body, quoted, media), waMessageId });
         } finally {
           // Recorded (or refused): the bytes are kept only for the device's later download attempts, if any.
-          const laterTries = media !== undefined && accepted !== undefined && ((await inboundMedia?.downloadPending?.(params.deviceId, waMessageId)) ?? false);
+          const laterTries =
+            media !== undefined &&
+            accepted !== undefined &&
+            ((await inboundMedia?.downloadPending?.(params.deviceId, waMessageId)) ?? false);
           await media?.release(laterTries);
         }
         if (!accepted) throw notOnline(device);
@@ -238,7 +341,7 @@ export function sandboxRoutes({ devices, sessions, sandbox, projections, seen, i
       tag,
       summary: 'Make a group in the simulated network',
       description:
-        'A group whose `members` (numbers) receive its messages: every sandbox device online under a member\'s number gets a message sent to the group ' +
+        "A group whose `members` (numbers) receive its messages: every sandbox device online under a member's number gets a message sent to the group " +
         '(`chatId` = the group id, `120363` + 12 digits + `@g.us`).',
       access: 'admin',
       body: SandboxGroupBody,
@@ -252,8 +355,9 @@ export function sandboxRoutes({ devices, sessions, sandbox, projections, seen, i
       path: '/sandbox/devices/:deviceId/presence',
       operationId: 'sandboxPresence',
       tag,
-      summary: 'A contact\'s presence',
-      description: '`from` is typing, recording, paused, available or unavailable (in `chatId`, default the direct chat): the device records `presence.update`.',
+      summary: "A contact's presence",
+      description:
+        '`from` is typing, recording, paused, available or unavailable (in `chatId`, default the direct chat): the device records `presence.update`.',
       access: 'admin',
       params: DeviceParams,
       body: SandboxPresenceBody,
@@ -264,7 +368,15 @@ export function sandboxRoutes({ devices, sessions, sandbox, projections, seen, i
       },
       handler({ params, body, device }) {
         requireSandboxDevice(device);
-        if (!sandbox.activity(params.deviceId, { kind: 'presence', chatId: body.chatId ?? body.from, from: body.from, state: body.state })) throw notOnline(device);
+        if (
+          !sandbox.activity(params.deviceId, {
+            kind: 'presence',
+            chatId: body.chatId ?? body.from,
+            from: body.from,
+            state: body.state,
+          })
+        )
+          throw notOnline(device);
         return { status: 202, body: { accepted: true } };
       },
     }),
@@ -274,7 +386,8 @@ export function sandboxRoutes({ devices, sessions, sandbox, projections, seen, i
       operationId: 'sandboxCall',
       tag,
       summary: 'An incoming call',
-      description: '`from` calls the device (video with `isVideo`): it records `call.received`, `rejected` when its settings reject calls (the caller then gets `rejectCallsMessage`).',
+      description:
+        '`from` calls the device (video with `isVideo`): it records `call.received`, `rejected` when its settings reject calls (the caller then gets `rejectCallsMessage`).',
       access: 'admin',
       params: DeviceParams,
       body: SandboxCallBody,
@@ -286,7 +399,8 @@ export function sandboxRoutes({ devices, sessions, sandbox, projections, seen, i
       handler({ params, body, device }) {
         requireSandboxDevice(device);
         const callId = randomBytes(16).toString('hex').toUpperCase();
-        if (!sandbox.call(params.deviceId, { callId, from: body.from, isVideo: body.isVideo === true })) throw notOnline(device);
+        if (!sandbox.call(params.deviceId, { callId, from: body.from, isVideo: body.isVideo === true }))
+          throw notOnline(device);
         return { status: 202, body: { callId } };
       },
     }),
@@ -297,12 +411,15 @@ export function sandboxRoutes({ devices, sessions, sandbox, projections, seen, i
       tag,
       summary: 'Drop the connection',
       description:
-        'The network drops the device\'s connection unexpectedly: the session goes `reconnecting` (the answer), then `online` again after the reconnect delay ' +
+        "The network drops the device's connection unexpectedly: the session goes `reconnecting` (the answer), then `online` again after the reconnect delay " +
         '(SESSION_RECONNECT_BASE_DELAY_MS, with jitter). Only while the session is `online`; otherwise `409 session_not_online`.',
       access: 'admin',
       params: DeviceParams,
       responses: {
-        202: { description: 'Dropped: the device\'s state once it reacted (`reconnecting`).', schema: SessionStateOnlySchema },
+        202: {
+          description: "Dropped: the device's state once it reacted (`reconnecting`).",
+          schema: SessionStateOnlySchema,
+        },
         404: NOT_FOUND,
         409: SANDBOX_NOT_ONLINE,
       },
@@ -324,14 +441,22 @@ export function sandboxRoutes({ devices, sessions, sandbox, projections, seen, i
       access: 'admin',
       params: DeviceParams,
       responses: {
-        202: { description: 'Unlinked: the device\'s state once it reacted (`logged_out` if it was online, else unchanged).', schema: SessionStateOnlySchema },
+        202: {
+          description: "Unlinked: the device's state once it reacted (`logged_out` if it was online, else unchanged).",
+          schema: SessionStateOnlySchema,
+        },
         404: NOT_FOUND,
-        409: { description: 'Not a sandbox device (`not_sandbox_device`), or no account is linked (`session_not_linked`).' },
+        409: {
+          description: 'Not a sandbox device (`not_sandbox_device`), or no account is linked (`session_not_linked`).',
+        },
       },
       async handler({ params, device }) {
         requireSandboxDevice(device);
         if ((await sandbox.logout(params.deviceId)) === 'not_linked') {
-          throw conflict('session_not_linked', `no account is linked to device "${params.deviceId}" (the session is ${device.sessionState()})`);
+          throw conflict(
+            'session_not_linked',
+            `no account is linked to device "${params.deviceId}" (the session is ${device.sessionState()})`,
+          );
         }
         return reaction(device);
       },

@@ -55,13 +55,20 @@ const IDEMPOTENCY_NOTE =
 /** Declared for /openapi.json; the handlers read and check it with parseIdempotencyKey. */
 const IdempotencyHeaders = Type.Object({
   'Idempotency-Key': Type.Optional(
-    Type.String({ minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX_LENGTH, description: 'Makes a retried request answer with the first answer instead of queuing again (24 h).' }),
+    Type.String({
+      minLength: 1,
+      maxLength: IDEMPOTENCY_KEY_MAX_LENGTH,
+      description: 'Makes a retried request answer with the first answer instead of queuing again (24 h).',
+    }),
   ),
 });
 
 const QUEUED: Record<number, ResponseSpec> = {
   202: { description: 'Queued in the outbox; sent once the session is online.', schema: QueuedSchema },
-  404: { description: 'No such device (admin key only), or `replyTo` names a message not seen in this chat (`message_not_found`).' },
+  404: {
+    description:
+      'No such device (admin key only), or `replyTo` names a message not seen in this chat (`message_not_found`).',
+  },
   422: { description: 'The Idempotency-Key was used with another request (`idempotency_key_reused`).' },
 };
 
@@ -76,7 +83,12 @@ const MEDIA_EXAMPLES: Record<MediaKind, Record<string, unknown>> = {
   image: { to: '4915112345678', url: 'https://example.com/media/parcel.jpg', caption: 'Your parcel' },
   video: { to: '4915112345678', url: 'https://example.com/media/unboxing.mp4', caption: 'How to unpack it' },
   audio: { to: '4915112345678', url: 'https://example.com/media/greeting.ogg', ptt: true },
-  file: { to: '4915112345678', url: 'https://example.com/media/invoice-4711.pdf', filename: 'invoice-4711.pdf', caption: 'Your invoice' },
+  file: {
+    to: '4915112345678',
+    url: 'https://example.com/media/invoice-4711.pdf',
+    filename: 'invoice-4711.pdf',
+    caption: 'Your invoice',
+  },
   sticker: { to: '4915112345678', url: 'https://example.com/media/thanks.webp' },
 };
 
@@ -88,7 +100,10 @@ const contextOf = (body: { replyTo?: string; mentions?: string[]; expiresAt?: st
 });
 
 /** The 202 of a send: the queued message and the session state now, so that a caller sees at once when it cannot go out. */
-const queued = (device: RequestDevice, answer: QueuedAnswer) => ({ status: 202, body: { ...answer, sessionState: device.sessionState() } });
+const queued = (device: RequestDevice, answer: QueuedAnswer) => ({
+  status: 202,
+  body: { ...answer, sessionState: device.sessionState() },
+});
 
 export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
   const { sends } = deps;
@@ -111,12 +126,18 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
       params: DeviceParams,
       headers: IdempotencyHeaders,
       body: schema,
-      bodyParser: { parse: mediaBodyParser({ kind, limit, uploadDir: deps.media.incomingDir, schema, gate: deps.bodyGate }), multipart: true },
+      bodyParser: {
+        parse: mediaBodyParser({ kind, limit, uploadDir: deps.media.incomingDir, schema, gate: deps.bodyGate }),
+        multipart: true,
+      },
       examples: { request: MEDIA_EXAMPLES[kind] },
       responses: {
         ...QUEUED,
         413: { description: `The media is larger than ${limit} bytes (\`payload_too_large\`).` },
-        415: { description: 'The media\'s type does not fit the message kind or cannot be recognised (`unsupported_media_type`), or the body is neither JSON nor multipart.' },
+        415: {
+          description:
+            "The media's type does not fit the message kind or cannot be recognised (`unsupported_media_type`), or the body is neither JSON nor multipart.",
+        },
       },
       async handler({ params, body, ctx, device }) {
         const fields = body as {
@@ -133,10 +154,16 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
         };
         const input = mediaInputOf(fields, uploadedMedia(ctx));
         if (kind === 'file' && fields.filename === undefined && !(input.from === 'upload' && input.filename)) {
-          throw invalidRequest('body/filename is required (or a multipart file part with a name)', [{ path: '/filename', message: 'is required (or a multipart file part with a name)' }]);
+          throw invalidRequest('body/filename is required (or a multipart file part with a name)', [
+            { path: '/filename', message: 'is required (or a multipart file part with a name)' },
+          ]);
         }
         const { to, mimetype, caption, filename, ptt } = fields;
-        const answer = await sends.send(params.deviceId, { kind, to, media: input, mimetype, caption, filename, ptt, ...contextOf(fields) }, keyOf(ctx));
+        const answer = await sends.send(
+          params.deviceId,
+          { kind, to, media: input, mimetype, caption, filename, ptt, ...contextOf(fields) },
+          keyOf(ctx),
+        );
         return queued(device, answer);
       },
     });
@@ -156,21 +183,40 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
       body: TextBody,
       responses: QUEUED,
       async handler({ params, body, ctx, device }) {
-        return queued(device, await sends.send(params.deviceId, { kind: 'text', to: body.to, text: body.text, ...contextOf(body) }, keyOf(ctx)));
+        return queued(
+          device,
+          await sends.send(
+            params.deviceId,
+            { kind: 'text', to: body.to, text: body.text, ...contextOf(body) },
+            keyOf(ctx),
+          ),
+        );
       },
     }),
     media('image', ImageOrVideoBody, 'Send an image', 'Queues an image with an optional caption.'),
     media('video', ImageOrVideoBody, 'Send a video', 'Queues a video with an optional caption.'),
-    media('audio', AudioBody, 'Send audio or a voice note', 'Queues an audio message; `ptt: true` sends it as a voice note.'),
+    media(
+      'audio',
+      AudioBody,
+      'Send audio or a voice note',
+      'Queues an audio message; `ptt: true` sends it as a voice note.',
+    ),
     media('file', FileBody, 'Send a file', 'Queues a document with its file name and an optional caption.'),
-    media('sticker', StickerBody, 'Send a sticker', 'Queues a sticker: WebP (static or animated), at most 1 MiB; any other type is `415`.'),
+    media(
+      'sticker',
+      StickerBody,
+      'Send a sticker',
+      'Queues a sticker: WebP (static or animated), at most 1 MiB; any other type is `415`.',
+    ),
     defineRoute({
       method: 'post',
       path: '/devices/:deviceId/send/contact',
       operationId: 'sendContact',
       tag,
       summary: 'Send contact cards',
-      description: description('Queues 1 to 10 contact cards, sent as vCards. Every field is escaped: a newline in a value cannot add a line to the card.'),
+      description: description(
+        'Queues 1 to 10 contact cards, sent as vCards. Every field is escaped: a newline in a value cannot add a line to the card.',
+      ),
       access: 'device',
       params: DeviceParams,
       headers: IdempotencyHeaders,
@@ -198,7 +244,9 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
       async handler({ params, body, ctx, device }) {
         const trimmed = body.options.map((o) => o.trim());
         if (new Set(trimmed).size !== trimmed.length) {
-          throw invalidRequest('body/options must be distinct', [{ path: '/options', message: 'must not contain the same option twice' }]);
+          throw invalidRequest('body/options must be distinct', [
+            { path: '/options', message: 'must not contain the same option twice' },
+          ]);
         }
         return queued(device, await sends.send(params.deviceId, { kind: 'poll', ...body }, keyOf(ctx)));
       },
@@ -219,7 +267,9 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
       body: ForwardBody,
       responses: {
         ...QUEUED,
-        404: { description: 'No such device, or no message `messageId` (or `replyTo`) was seen (`message_not_found`).' },
+        404: {
+          description: 'No such device, or no message `messageId` (or `replyTo`) was seen (`message_not_found`).',
+        },
         409: { description: 'The message cannot be forwarded (`not_forwardable`).' },
         410: { description: 'Its media is no longer kept (`media_expired`).' },
       },
@@ -235,7 +285,7 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
       summary: 'Edit a message',
       description:
         'Replaces the text (or caption) of a message this device sent. Still in the outbox: it goes out with the new text (`200 edited`). ' +
-        'Sent less than 15 minutes ago (WhatsApp\'s limit): the edit is queued in the outbox (`202 editing`) and reaches the recipient as an edit. ' +
+        "Sent less than 15 minutes ago (WhatsApp's limit): the edit is queued in the outbox (`202 editing`) and reaches the recipient as an edit. " +
         'Otherwise `409 not_editable` (being sent right now, too old, not sent by this device, or without text); unknown `404 message_not_found`.',
       access: 'device',
       params: MessageParams,
@@ -274,7 +324,7 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
       tag,
       summary: 'Send a link',
       description: description(
-        'Queues a text with a link (the url is appended when the text lacks it). With `preview: true` the page\'s Open Graph data is fetched ' +
+        "Queues a text with a link (the url is appended when the text lacks it). With `preview: true` the page's Open Graph data is fetched " +
           'when the message is sent, through the outbound network guard, and shown as a preview; on any failure the link goes without one.',
       ),
       access: 'device',
@@ -284,7 +334,8 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
       responses: QUEUED,
       async handler({ params, body, ctx, device }) {
         // The schema's uri format is a pattern: a port over 65535 or a broken host passes it, not the URL parser.
-        if (!URL.canParse(body.url)) throw invalidRequest('body/url is not a valid URL', [{ path: '/url', message: 'is not a valid URL' }]);
+        if (!URL.canParse(body.url))
+          throw invalidRequest('body/url is not a valid URL', [{ path: '/url', message: 'is not a valid URL' }]);
         return queued(device, await sends.send(params.deviceId, { kind: 'link', ...body }, keyOf(ctx)));
       },
     }),
@@ -294,7 +345,9 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
       operationId: 'sendReaction',
       tag,
       summary: 'React to a message',
-      description: description('Reacts to the message `messageId` (a waMessageId, sent or received) in the chat with `to`; `emoji: ""` removes the reaction.'),
+      description: description(
+        'Reacts to the message `messageId` (a waMessageId, sent or received) in the chat with `to`; `emoji: ""` removes the reaction.',
+      ),
       access: 'device',
       params: DeviceParams,
       headers: IdempotencyHeaders,
@@ -302,7 +355,9 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
       responses: QUEUED,
       async handler({ params, body, ctx, device }) {
         if (body.emoji !== '' && !isSingleEmoji(body.emoji)) {
-          throw invalidRequest('body/emoji must be one emoji, or "" to remove the reaction', [{ path: '/emoji', message: 'must be one emoji or ""' }]);
+          throw invalidRequest('body/emoji must be one emoji, or "" to remove the reaction', [
+            { path: '/emoji', message: 'must be one emoji or ""' },
+          ]);
         }
         return queued(device, await sends.send(params.deviceId, { kind: 'reaction', ...body }, keyOf(ctx)));
       },
@@ -334,9 +389,16 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
 
 /** Exactly one source of media. */
 function mediaInputOf(fields: { url?: string; base64?: string }, upload: MediaInput | undefined): MediaInput {
-  const given = [upload && (upload.from === 'spooled' ? 'base64' : 'a file part'), fields.url !== undefined && 'url', fields.base64 !== undefined && 'base64'].filter(Boolean);
+  const given = [
+    upload && (upload.from === 'spooled' ? 'base64' : 'a file part'),
+    fields.url !== undefined && 'url',
+    fields.base64 !== undefined && 'base64',
+  ].filter(Boolean);
   if (given.length !== 1) {
-    const message = given.length === 0 ? 'must have one of url, base64 or a file part' : `must have only one of url, base64 or a file part, got ${given.join(' and ')}`;
+    const message =
+      given.length === 0
+        ? 'must have one of url, base64 or a file part'
+        : `must have only one of url, base64 or a file part, got ${given.join(' and ')}`;
     throw invalidRequest(`body ${message}`, [{ path: '/', message }]);
   }
   if (upload) return upload;

@@ -7,7 +7,16 @@ import { DomainError, deviceNotFound } from '../../errors/domain-error.js';
 import type { ReadModelProgress } from '../../projections/projection-runner.js';
 import { type RequestDevice, type RouteSpec, defineRoute } from '../route.js';
 import { DeviceParams } from '../schemas/common.js';
-import { ClosedSessionSchema, CloseSessionBody, MeSchema, PairBody, PairingSchema, QrSchema, SessionStateOnlySchema, SessionStateSchema } from '../schemas/session.js';
+import {
+  ClosedSessionSchema,
+  CloseSessionBody,
+  MeSchema,
+  PairBody,
+  PairingSchema,
+  QrSchema,
+  SessionStateOnlySchema,
+  SessionStateSchema,
+} from '../schemas/session.js';
 import { EngineError } from '../../engines/engine.js';
 import { invalidRequest } from '../problem.js';
 import { NOT_ONLINE } from './responses.js';
@@ -21,7 +30,9 @@ export interface SessionRouteDeps {
 }
 
 const NOT_FOUND = { description: 'No such device (admin key only).' };
-const ENGINE_UNAVAILABLE = { description: 'The device\'s engine is not available in this gateway (`engine_unavailable`).' };
+const ENGINE_UNAVAILABLE = {
+  description: "The device's engine is not available in this gateway (`engine_unavailable`).",
+};
 
 export function sessionRoutes({ devices, sessions, projections }: SessionRouteDeps): RouteSpec[] {
   /** Runs a command on the device's actor and answers once the read models include what it recorded. */
@@ -68,7 +79,11 @@ export function sessionRoutes({ devices, sessions, projections }: SessionRouteDe
       access: 'device',
       params: DeviceParams,
       body: CloseSessionBody,
-      responses: { 200: { description: 'The session is closed.', schema: ClosedSessionSchema }, 404: NOT_FOUND, 409: ENGINE_UNAVAILABLE },
+      responses: {
+        200: { description: 'The session is closed.', schema: ClosedSessionSchema },
+        404: NOT_FOUND,
+        409: ENGINE_UNAVAILABLE,
+      },
       async handler({ params, body }) {
         const result = await command(() => sessions.close(params.deviceId, { logout: body.logout === true }));
         return { status: 200, body: { state: result.state } };
@@ -85,7 +100,11 @@ export function sessionRoutes({ devices, sessions, projections }: SessionRouteDe
         'Answers `202` with the new state (`connecting`).',
       access: 'device',
       params: DeviceParams,
-      responses: { 202: { description: 'Restarting.', schema: SessionStateOnlySchema }, 404: NOT_FOUND, 409: ENGINE_UNAVAILABLE },
+      responses: {
+        202: { description: 'Restarting.', schema: SessionStateOnlySchema },
+        404: NOT_FOUND,
+        409: ENGINE_UNAVAILABLE,
+      },
       async handler({ params }) {
         const result = await command(() => sessions.reboot(params.deviceId));
         return { status: 202, body: { state: result.state } };
@@ -107,17 +126,24 @@ export function sessionRoutes({ devices, sessions, projections }: SessionRouteDe
       responses: {
         202: { description: 'A code to type on the phone.', schema: PairingSchema },
         404: NOT_FOUND,
-        409: { description: 'The session has a linked account or is not ready to link, or the engine cannot link by code (`pairing_unavailable`).' },
+        409: {
+          description:
+            'The session has a linked account or is not ready to link, or the engine cannot link by code (`pairing_unavailable`).',
+        },
         502: { description: 'The network did not give a code (`engine_error`); try again.' },
       },
       async handler({ params, body }) {
         try {
           const result = await sessions.pair(params.deviceId, body.phone);
           if (result.position) await projections.settle(result.position);
-          return { status: 202, body: { state: 'pairing', pairingCode: result.pairing.code, expiresAt: result.pairing.expiresAt } };
+          return {
+            status: 202,
+            body: { state: 'pairing', pairingCode: result.pairing.code, expiresAt: result.pairing.expiresAt },
+          };
         } catch (error) {
           if (!(error instanceof EngineError)) throw error;
-          if (error.code === 'unknown_number') throw invalidRequest(`body/phone ${error.message}`, [{ path: '/phone', message: error.message }]);
+          if (error.code === 'unknown_number')
+            throw invalidRequest(`body/phone ${error.message}`, [{ path: '/phone', message: error.message }]);
           if (error.code === 'pairing_unavailable') throw new DomainError('pairing_unavailable', error.message);
           throw new DomainError('engine_error', `the network gave no pairing code: ${error.message}`);
         }
@@ -169,11 +195,16 @@ export function sessionRoutes({ devices, sessions, projections }: SessionRouteDe
       operationId: 'getSessionQrPng',
       tag,
       summary: 'The QR code as an image',
-      description: 'The code of `GET /session/qr` as a PNG image (not cached). In any state but `qr`: `409 qr_unavailable` (problem+json).',
+      description:
+        'The code of `GET /session/qr` as a PNG image (not cached). In any state but `qr`: `409 qr_unavailable` (problem+json).',
       access: 'device',
       params: DeviceParams,
       responses: {
-        200: { description: 'A PNG image of the code.', schema: Type.String({ format: 'binary' }), contentType: 'image/png' },
+        200: {
+          description: 'A PNG image of the code.',
+          schema: Type.String({ format: 'binary' }),
+          contentType: 'image/png',
+        },
         404: NOT_FOUND,
         409: { description: 'No code on show (`qr_unavailable`); `detail` names the state.' },
       },
@@ -201,11 +232,18 @@ export function sessionRoutes({ devices, sessions, projections }: SessionRouteDe
       },
       handler({ device }) {
         const account = sessions.account(device.id);
-        if (account) return { status: 200, body: { phone: account.phone, jid: account.jid, ...(account.name ? { name: account.name } : {}) } };
+        if (account)
+          return {
+            status: 200,
+            body: { phone: account.phone, jid: account.jid, ...(account.name ? { name: account.name } : {}) },
+          };
         // Linked, not connected now: the number the session record keeps (cleared when the account unlinks).
         const phone = device.view.session.phone;
         if (phone) return { status: 200, body: { phone, jid: `${phone}@s.whatsapp.net` } };
-        throw new DomainError('session_not_online', `the session is ${device.sessionState()}, and no account is linked`);
+        throw new DomainError(
+          'session_not_online',
+          `the session is ${device.sessionState()}, and no account is linked`,
+        );
       },
     }),
   ];
@@ -213,7 +251,11 @@ export function sessionRoutes({ devices, sessions, projections }: SessionRouteDe
   /** Several processes: the process that runs the device has the code (Supervisor.qr asks it). */
   async function currentQr(device: RequestDevice): Promise<{ qr: string; expiresAt: string }> {
     const qr = await sessions.qr(device.id);
-    if (!qr) throw new DomainError('qr_unavailable', `the session is ${device.sessionState()}; a QR code is shown only in state qr`);
+    if (!qr)
+      throw new DomainError(
+        'qr_unavailable',
+        `the session is ${device.sessionState()}; a QR code is shown only in state qr`,
+      );
     return { qr: qr.code, expiresAt: qr.expiresAt };
   }
 }

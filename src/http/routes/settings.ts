@@ -15,10 +15,13 @@ export function settingsRoutes(settings: SettingsCommands): RouteSpec[] {
       path: '/devices/:deviceId/settings',
       operationId: 'getSettings',
       tag,
-      summary: 'Read the device\'s settings',
+      summary: "Read the device's settings",
       access: 'device',
       params: DeviceParams,
-      responses: { 200: { description: 'The settings (proxy credentials shown as `***`).', schema: SettingsSchema }, 404: { description: 'No such device.' } },
+      responses: {
+        200: { description: 'The settings (proxy credentials shown as `***`).', schema: SettingsSchema },
+        404: { description: 'No such device.' },
+      },
       handler({ params }) {
         return { status: 200, body: settings.view(params.deviceId) };
       },
@@ -28,15 +31,18 @@ export function settingsRoutes(settings: SettingsCommands): RouteSpec[] {
       path: '/devices/:deviceId/settings',
       operationId: 'updateSettings',
       tag,
-      summary: 'Change the device\'s settings',
+      summary: "Change the device's settings",
       description:
-        '`rejectCalls` rejects incoming calls (and sends `rejectCallsMessage` to the caller when set). `proxy` carries this device\'s WhatsApp connection (from its next ' +
+        "`rejectCalls` rejects incoming calls (and sends `rejectCallsMessage` to the caller when set). `proxy` carries this device's WhatsApp connection (from its next " +
         '(re)connect: `POST /session/reboot` applies it now); a proxy that refuses or is down leaves the session `reconnecting` with `lastError` naming it. ' +
-        'Recorded in the device\'s history with the proxy\'s credentials redacted.',
+        "Recorded in the device's history with the proxy's credentials redacted.",
       access: 'device',
       params: DeviceParams,
       body: PatchSettingsBody,
-      responses: { 200: { description: 'The settings after the change.', schema: SettingsSchema }, 404: { description: 'No such device.' } },
+      responses: {
+        200: { description: 'The settings after the change.', schema: SettingsSchema },
+        404: { description: 'No such device.' },
+      },
       async handler({ params, body }) {
         return { status: 200, body: await settings.change(params.deviceId, body) };
       },

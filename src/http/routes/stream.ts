@@ -24,7 +24,12 @@ export function streamRoutes(hub: EventStreamHub): RouteSpec[] {
         const caller = ctx.state.caller;
         // A device key's stream ends when that key is rotated out or the device deleted ("the old key stops working at once").
         const deviceKeyHash = caller?.kind === 'device' ? caller.keyHash : undefined;
-        open(hub, ctx, { deviceId: params.deviceId, kinds: kindsOf(query.events), deviceKeyHash }, await resumePoint(hub, ctx, query.after));
+        open(
+          hub,
+          ctx,
+          { deviceId: params.deviceId, kinds: kindsOf(query.events), deviceKeyHash },
+          await resumePoint(hub, ctx, query.after),
+        );
         return { status: 200 };
       },
     }),
@@ -49,7 +54,8 @@ export function streamRoutes(hub: EventStreamHub): RouteSpec[] {
 const kindsOf = (events: string | undefined) => (events ? new Set(events.split(',')) : undefined);
 
 const PAST_THE_LOG = {
-  description: 'A malformed `after` or `Last-Event-ID`, or one that is no event\'s position in this log, e.g. past its end (`invalid_request`): ' +
+  description:
+    "A malformed `after` or `Last-Event-ID`, or one that is no event's position in this log, e.g. past its end (`invalid_request`): " +
     'the client followed another log (a restored or replaced data directory, another store); connect again without it.',
 };
 
@@ -78,7 +84,12 @@ const STREAM_HEADERS = {
   'X-Accel-Buffering': 'no',
 };
 
-function open(hub: EventStreamHub, ctx: Context, filter: Parameters<EventStreamHub['open']>[1], after: number | undefined): void {
+function open(
+  hub: EventStreamHub,
+  ctx: Context,
+  filter: Parameters<EventStreamHub['open']>[1],
+  after: number | undefined,
+): void {
   // HEAD: the headers a GET would get, and no stream (the hub would write to the socket past the response).
   if (ctx.method === 'HEAD') {
     ctx.status = 200;

@@ -3,44 +3,77 @@ import { INBOUND_TYPES, MESSAGE_STATUSES } from '../../messages/message-events.j
 import { Cursor, DeviceId, Limit, Timestamp } from './common.js';
 import { ChatId, WaMessageId } from './send.js';
 
-export const PageQuery = Type.Object({ limit: Type.Optional(Limit(200, 50)), cursor: Type.Optional(Cursor) }, { additionalProperties: false });
+export const PageQuery = Type.Object(
+  { limit: Type.Optional(Limit(200, 50)), cursor: Type.Optional(Cursor) },
+  { additionalProperties: false },
+);
 
 export const ChatMessagesParams = Type.Object({ deviceId: DeviceId, chatId: ChatId });
 
-const MessageType = Type.Enum(INBOUND_TYPES, { description: 'The message kind (`link` and `forward` show as what they carry).' });
-const UnixSeconds = Type.Integer({ description: 'Unix seconds: when the message was sent (received ones) or queued (outgoing ones).' });
-const NextCursor = Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page; null on the last page.' });
+const MessageType = Type.Enum(INBOUND_TYPES, {
+  description: 'The message kind (`link` and `forward` show as what they carry).',
+});
+const UnixSeconds = Type.Integer({
+  description: 'Unix seconds: when the message was sent (received ones) or queued (outgoing ones).',
+});
+const NextCursor = Type.Union([Type.String(), Type.Null()], {
+  description: 'Pass as `cursor` for the next page; null on the last page.',
+});
 
 export const ChatSchema = Type.Object({
   chatId: ChatId,
   isGroup: Type.Boolean(),
-  name: Type.Optional(Type.String({ description: 'The push name the other person last gave with a message (not for groups).' })),
-  unreadCount: Type.Integer({ minimum: 0, description: 'Received messages not yet marked read by this device (POST /chats/:chatId/read).' }),
-  lastMessage: Type.Object({ waMessageId: WaMessageId, fromMe: Type.Boolean(), type: MessageType, body: Type.String(), timestamp: UnixSeconds }),
+  name: Type.Optional(
+    Type.String({ description: 'The push name the other person last gave with a message (not for groups).' }),
+  ),
+  unreadCount: Type.Integer({
+    minimum: 0,
+    description: 'Received messages not yet marked read by this device (POST /chats/:chatId/read).',
+  }),
+  lastMessage: Type.Object({
+    waMessageId: WaMessageId,
+    fromMe: Type.Boolean(),
+    type: MessageType,
+    body: Type.String(),
+    timestamp: UnixSeconds,
+  }),
   updatedAt: Type.String({ format: 'date-time', description: 'ISO 8601: the time of the last message.' }),
 });
 
 export const ChatListSchema = Type.Object({ items: Type.Array(ChatSchema), nextCursor: NextCursor });
 
 const Reaction = Type.Object({
-  from: Type.String({ description: 'Who reacted (number or `@lid` id); "" for this account when its number is unknown.' }),
-  fromMe: Type.Boolean({ description: 'The reaction is this account\'s own.' }),
+  from: Type.String({
+    description: 'Who reacted (number or `@lid` id); "" for this account when its number is unknown.',
+  }),
+  fromMe: Type.Boolean({ description: "The reaction is this account's own." }),
   emoji: Type.String(),
 });
 
 const messageViewProperties = {
   waMessageId: WaMessageId,
   chatId: ChatId,
-  from: Type.String({ description: 'The sender (number or `@lid` id; the participant in a group); this account\'s number for its own messages, "" when unknown.' }),
+  from: Type.String({
+    description:
+      'The sender (number or `@lid` id; the participant in a group); this account\'s number for its own messages, "" when unknown.',
+  }),
   fromMe: Type.Boolean(),
   participant: Type.Optional(Type.String({ description: 'The sender inside a group.' })),
   type: MessageType,
   body: Type.String({ description: 'Text or caption, as last edited; "" once revoked.' }),
   timestamp: UnixSeconds,
-  status: Type.Optional(Type.Enum(MESSAGE_STATUSES, { description: 'Outgoing messages sent through this gateway: the latest status.' })),
+  status: Type.Optional(
+    Type.Enum(MESSAGE_STATUSES, { description: 'Outgoing messages sent through this gateway: the latest status.' }),
+  ),
   quoted: Type.Optional(
     Type.Object(
-      { waMessageId: WaMessageId, from: Type.String(), fromMe: Type.Optional(Type.Boolean()), type: Type.String(), body: Type.String() },
+      {
+        waMessageId: WaMessageId,
+        from: Type.String(),
+        fromMe: Type.Optional(Type.Boolean()),
+        type: Type.String(),
+        body: Type.String(),
+      },
       { description: 'The message it replies to, as the gateway saw it then.' },
     ),
   ),
@@ -50,11 +83,19 @@ const messageViewProperties = {
         mimetype: Type.Optional(Type.String()),
         size: Type.Optional(Type.Integer({ minimum: 0 })),
         filename: Type.Optional(Type.String()),
-        url: Type.Optional(Type.String({ description: 'Where the bytes are served (GET /messages/:waMessageId/media) while kept: received media once downloaded, sent ones once `sent`.' })),
+        url: Type.Optional(
+          Type.String({
+            description:
+              'Where the bytes are served (GET /messages/:waMessageId/media) while kept: received media once downloaded, sent ones once `sent`.',
+          }),
+        ),
         sha256: Type.Optional(Type.String()),
         status: Type.Optional(Type.Enum(['pending', 'ready', 'failed'])),
       },
-      { description: 'A media reference: received media as recorded; for sent media their type, size and name, and `url` once sent (media given by `url` are not kept: no `url`).' },
+      {
+        description:
+          'A media reference: received media as recorded; for sent media their type, size and name, and `url` once sent (media given by `url` are not kept: no `url`).',
+      },
     ),
   ),
   reactions: Type.Array(Reaction, { description: 'The latest reaction of each sender.' }),
@@ -69,16 +110,18 @@ export const MessagePageSchema = Type.Object({ items: Type.Array(MessageViewSche
 export const StatusEntrySchema = Type.Object({
   status: Type.Enum([...MESSAGE_STATUSES, 'edited']),
   at: Timestamp,
-  error: Type.Optional(Type.Object({ code: Type.String(), message: Type.String() }, { description: 'Why it failed (`failed`).' })),
+  error: Type.Optional(
+    Type.Object({ code: Type.String(), message: Type.String() }, { description: 'Why it failed (`failed`).' }),
+  ),
 });
 
 export const MessageDetailSchema = Type.Object({
-    ...messageViewProperties,
-    outboxId: Type.Optional(Type.String({ description: 'Outgoing messages sent through this gateway.' })),
-    statusHistory: Type.Optional(
-      Type.Array(StatusEntrySchema, {
-        description:
-          'Outgoing messages sent through this gateway: every status in the order it was recorded, from `queued` (receipts may repeat or come late; `status` is the one that counts), and each edit.',
-      }),
-    ),
+  ...messageViewProperties,
+  outboxId: Type.Optional(Type.String({ description: 'Outgoing messages sent through this gateway.' })),
+  statusHistory: Type.Optional(
+    Type.Array(StatusEntrySchema, {
+      description:
+        'Outgoing messages sent through this gateway: every status in the order it was recorded, from `queued` (receipts may repeat or come late; `status` is the one that counts), and each edit.',
+    }),
+  ),
 });

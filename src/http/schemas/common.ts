@@ -23,10 +23,19 @@ export const DeviceParams = Type.Object({ deviceId: DeviceId });
 
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601, UTC.' });
 
-export const Cursor = Type.String({ minLength: 1, maxLength: 512, description: 'The `nextCursor` of the previous page.' });
+export const Cursor = Type.String({
+  minLength: 1,
+  maxLength: 512,
+  description: 'The `nextCursor` of the previous page.',
+});
 
 export const Limit = (max: number, fallback: number) =>
-  Type.Integer({ minimum: 1, maximum: max, default: fallback, description: `Page size, 1..${max} (default ${fallback}).` });
+  Type.Integer({
+    minimum: 1,
+    maximum: max,
+    default: fallback,
+    description: `Page size, 1..${max} (default ${fallback}).`,
+  });
 
 export const SessionState = Type.Enum(SESSION_STATES, { description: 'Session state.' });
 
@@ -35,14 +44,24 @@ export const SessionDiagnostics = {
   lastError: Type.Optional(
     Type.Object(
       {
-        code: Type.String({ description: 'Stable: e.g. `dns_failure`, `connect_refused`, `timeout`, `tls`, `proxy`, `client_outdated`, `too_many_attempts`, `connection_replaced`, `account_restricted`.' }),
-        message: Type.String({ description: 'In words, with the engine\'s own message.' }),
+        code: Type.String({
+          description:
+            'Stable: e.g. `dns_failure`, `connect_refused`, `timeout`, `tls`, `proxy`, `client_outdated`, `too_many_attempts`, `connection_replaced`, `account_restricted`.',
+        }),
+        message: Type.String({ description: "In words, with the engine's own message." }),
       },
-      { description: 'Why the session failed, or, while `reconnecting`, why the last try failed. Cleared when it is online, closed, logged out or opened again.' },
+      {
+        description:
+          'Why the session failed, or, while `reconnecting`, why the last try failed. Cleared when it is online, closed, logged out or opened again.',
+      },
     ),
   ),
-  attempt: Type.Optional(Type.Integer({ minimum: 1, description: 'While `reconnecting`: how many tries have failed so far.' })),
-  nextRetryAt: Type.Optional(Type.String({ format: 'date-time', description: 'While `reconnecting`: when the next try starts.' })),
+  attempt: Type.Optional(
+    Type.Integer({ minimum: 1, description: 'While `reconnecting`: how many tries have failed so far.' }),
+  ),
+  nextRetryAt: Type.Optional(
+    Type.String({ format: 'date-time', description: 'While `reconnecting`: when the next try starts.' }),
+  ),
 };
 
 /** How the API reads numbers, for descriptions (src/messages/phone-number.ts). */
@@ -51,5 +70,9 @@ export const NUMBER_FORMS =
   '`0049 151…`, and JIDs `4915112345678@s.whatsapp.net` / `@c.us`. A national number (leading 0) is refused: add the country code.';
 
 /** A field that takes a number, read forgivingly before it is validated (src/http/validation.ts). */
-export const numberField = (field: NumberField, pattern: string, description: string, extra: Record<string, unknown> = {}) =>
-  Type.String({ pattern, description: `${description} ${NUMBER_FORMS}`, [NUMBER_KEYWORD]: field, ...extra });
+export const numberField = (
+  field: NumberField,
+  pattern: string,
+  description: string,
+  extra: Record<string, unknown> = {},
+) => Type.String({ pattern, description: `${description} ${NUMBER_FORMS}`, [NUMBER_KEYWORD]: field, ...extra });

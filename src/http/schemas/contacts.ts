@@ -3,7 +3,10 @@ import { Cursor, DeviceId, Limit, numberField } from './common.js';
 
 const ContactNumber = numberField('phone', '^[0-9]{7,15}$', 'A phone number.');
 const StoredNumber = Type.String({ pattern: '^[0-9]+$', description: 'Digits only, with the country code.' });
-const Jid = Type.String({ minLength: 1, description: 'The WhatsApp address of the number (`<number>@s.whatsapp.net`).' });
+const Jid = Type.String({
+  minLength: 1,
+  description: 'The WhatsApp address of the number (`<number>@s.whatsapp.net`).',
+});
 
 export const ContactParams = Type.Object({ deviceId: DeviceId, number: ContactNumber });
 
@@ -14,7 +17,8 @@ export const ListContactsQuery = Type.Object(
     q: Type.Optional(
       Type.String({
         maxLength: 100,
-        description: 'Empty: every contact. Search: part of a number (spaces, `+`, `-` and brackets are ignored) or of a name or push name (case and accents are ignored).',
+        description:
+          'Empty: every contact. Search: part of a number (spaces, `+`, `-` and brackets are ignored) or of a name or push name (case and accents are ignored).',
       }),
     ),
   },
@@ -24,13 +28,17 @@ export const ListContactsQuery = Type.Object(
 export const ContactSchema = Type.Object({
   number: StoredNumber,
   jid: Jid,
-  name: Type.Optional(Type.String({ description: "The name in the account's address book (or a business's verified name)." })),
+  name: Type.Optional(
+    Type.String({ description: "The name in the account's address book (or a business's verified name)." }),
+  ),
   pushName: Type.Optional(Type.String({ description: 'The name the person gave themselves.' })),
 });
 
 export const ContactListSchema = Type.Object({
   items: Type.Array(ContactSchema),
-  nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page; null on the last page.' }),
+  nextCursor: Type.Union([Type.String(), Type.Null()], {
+    description: 'Pass as `cursor` for the next page; null on the last page.',
+  }),
 });
 
 export const NumberCheckSchema = Type.Object({
@@ -41,28 +49,46 @@ export const NumberCheckSchema = Type.Object({
 
 export const AvatarSchema = Type.Object({
   number: ContactNumber,
-  url: Type.Union([Type.String({ minLength: 1 }), Type.Null()], { description: 'The profile picture, or null when there is none (or it is not visible to this account).' }),
+  url: Type.Union([Type.String({ minLength: 1 }), Type.Null()], {
+    description: 'The profile picture, or null when there is none (or it is not visible to this account).',
+  }),
 });
 
 export const AboutSchema = Type.Object({
   number: ContactNumber,
-  about: Type.Union([Type.String(), Type.Null()], { description: 'The about text, or null when there is none (or it is not visible to this account).' }),
+  about: Type.Union([Type.String(), Type.Null()], {
+    description: 'The about text, or null when there is none (or it is not visible to this account).',
+  }),
 });
 
 export const BlockedSchema = Type.Object({ blocked: Type.Boolean() });
-export const BlockedListSchema = Type.Object({ items: Type.Array(ContactNumber, { description: 'The numbers the account blocks.' }) });
+export const BlockedListSchema = Type.Object({
+  items: Type.Array(ContactNumber, { description: 'The numbers the account blocks.' }),
+});
 
 export const ProfileSchema = Type.Object({
-  phone: Type.String({ pattern: '^[0-9]{5,20}$', description: 'The account\'s number.' }),
+  phone: Type.String({ pattern: '^[0-9]{5,20}$', description: "The account's number." }),
   name: Type.Optional(Type.String({ description: 'The name the account shows (its push name).' })),
-  about: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'The account\'s about text; null when it has none.' })),
-  avatarUrl: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'The account\'s profile picture, or null.' })),
+  about: Type.Optional(
+    Type.Union([Type.String(), Type.Null()], { description: "The account's about text; null when it has none." }),
+  ),
+  avatarUrl: Type.Optional(
+    Type.Union([Type.String(), Type.Null()], { description: "The account's profile picture, or null." }),
+  ),
 });
 
 export const PatchProfileBody = Type.Object(
   {
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 25, description: 'The name the account shows (WhatsApp allows 25 characters).' })),
-    about: Type.Optional(Type.String({ maxLength: 139, description: 'The about text (WhatsApp allows 139 characters; `""` clears it).' })),
+    name: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 25,
+        description: 'The name the account shows (WhatsApp allows 25 characters).',
+      }),
+    ),
+    about: Type.Optional(
+      Type.String({ maxLength: 139, description: 'The about text (WhatsApp allows 139 characters; `""` clears it).' }),
+    ),
   },
   { additionalProperties: false, minProperties: 1, examples: [{ name: 'Shop Support', about: 'Mon–Fri 9–17' }] },
 );

@@ -5,7 +5,9 @@ import { Cursor, DeviceId, Limit, SessionDiagnostics, SessionState, Timestamp } 
 export const METADATA_MAX_BYTES = 4096;
 
 const Name = Type.String({ minLength: 1, maxLength: 200, description: 'A label for people.' });
-const Engine = Type.Enum(ENGINES, { description: '`baileys` (WhatsApp Web multi-device) or `sandbox` (the built-in simulated network).' });
+const Engine = Type.Enum(ENGINES, {
+  description: '`baileys` (WhatsApp Web multi-device) or `sandbox` (the built-in simulated network).',
+});
 const Metadata = Type.Record(Type.String(), Type.Unknown(), {
   description: `Free-form JSON object kept with the device (at most ${METADATA_MAX_BYTES} bytes as JSON).`,
 });
@@ -17,7 +19,11 @@ export const DeviceSchema = Type.Object({
   metadata: Metadata,
   createdAt: Timestamp,
   updatedAt: Timestamp,
-  session: Type.Object({ state: SessionState, phone: Type.Optional(Type.String({ pattern: '^[0-9]{5,20}$' })), ...SessionDiagnostics }),
+  session: Type.Object({
+    state: SessionState,
+    phone: Type.Optional(Type.String({ pattern: '^[0-9]{5,20}$' })),
+    ...SessionDiagnostics,
+  }),
 });
 
 export const DeviceWithKeySchema = Type.Object({
@@ -27,7 +33,9 @@ export const DeviceWithKeySchema = Type.Object({
 
 export const DeviceMaybeWithKeySchema = Type.Object({
   ...DeviceSchema.properties,
-  deviceKey: Type.Optional(Type.String({ pattern: '^dk_', description: 'The new device key, when `rotateKey` was set. Shown only once.' })),
+  deviceKey: Type.Optional(
+    Type.String({ pattern: '^dk_', description: 'The new device key, when `rotateKey` was set. Shown only once.' }),
+  ),
 });
 
 export const CreateDeviceBody = Type.Object(
@@ -44,7 +52,9 @@ export const UpdateDeviceBody = Type.Object(
   {
     name: Type.Optional(Name),
     metadata: Type.Optional(Metadata),
-    rotateKey: Type.Optional(Type.Boolean({ description: 'Issue a new device key; the old one stops working at once.' })),
+    rotateKey: Type.Optional(
+      Type.Boolean({ description: 'Issue a new device key; the old one stops working at once.' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -57,5 +67,7 @@ export const ListDevicesQuery = Type.Object({
 
 export const DeviceListSchema = Type.Object({
   items: Type.Array(DeviceSchema),
-  nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page; null on the last page.' }),
+  nextCursor: Type.Union([Type.String(), Type.Null()], {
+    description: 'Pass as `cursor` for the next page; null on the last page.',
+  }),
 });

@@ -4,11 +4,19 @@ import { GROUP_ROLES, PARTICIPANT_ACTIONS } from '../../groups/group-events.js';
 import { PARTICIPANT_STATUSES } from '../../groups/group-operations.js';
 import { DeviceId } from './common.js';
 
-export const GroupId = Type.String({ pattern: GROUP_ID_PATTERN, maxLength: 64, description: 'A group id as WhatsApp writes it (`120363…@g.us`).' });
+export const GroupId = Type.String({
+  pattern: GROUP_ID_PATTERN,
+  maxLength: 64,
+  description: 'A group id as WhatsApp writes it (`120363…@g.us`).',
+});
 const Number = Type.String({ pattern: PHONE_PATTERN, description: 'Digits only, with the country code.' });
-const Member = Type.String({ minLength: 1, maxLength: 64, description: 'A number (digits), or `<digits>@lid` when the network hides it.' });
+const Member = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description: 'A number (digits), or `<digits>@lid` when the network hides it.',
+});
 const Numbers = Type.Array(Number, { minItems: 1, maxItems: 256, uniqueItems: true });
-const Subject = Type.String({ minLength: 1, maxLength: 100, description: 'The group\'s name.' });
+const Subject = Type.String({ minLength: 1, maxLength: 100, description: "The group's name." });
 const Description = Type.String({ maxLength: 2048, description: 'The group\'s description (`""` removes it).' });
 
 export const GroupParams = Type.Object({ deviceId: DeviceId, groupId: GroupId });
@@ -26,15 +34,26 @@ const groupFields = {
 export const GroupSummarySchema = Type.Object(groupFields);
 export const GroupListSchema = Type.Object({ items: Type.Array(GroupSummarySchema) });
 
-const ParticipantSchema = Type.Object({ number: Member, role: Type.Enum(GROUP_ROLES, { description: '`superadmin`: the creator.' }) });
+const ParticipantSchema = Type.Object({
+  number: Member,
+  role: Type.Enum(GROUP_ROLES, { description: '`superadmin`: the creator.' }),
+});
 export const GroupSchema = Type.Object({ ...groupFields, participants: Type.Array(ParticipantSchema) });
 export const CreatedGroupSchema = Type.Object({
   ...groupFields,
   participants: Type.Array(ParticipantSchema),
-  failed: Type.Array(Type.Object({ number: Number, reason: Type.String({ description: 'e.g. `not_found` (no account), `not_allowed` (privacy settings).' }) })),
+  failed: Type.Array(
+    Type.Object({
+      number: Number,
+      reason: Type.String({ description: 'e.g. `not_found` (no account), `not_allowed` (privacy settings).' }),
+    }),
+  ),
 });
 
-export const CreateGroupBody = Type.Object({ subject: Subject, participants: Numbers }, { additionalProperties: false });
+export const CreateGroupBody = Type.Object(
+  { subject: Subject, participants: Numbers },
+  { additionalProperties: false },
+);
 
 export const PatchGroupBody = Type.Object(
   {

@@ -10,20 +10,29 @@ const HookUrl = Type.String({
   format: 'uri',
   minLength: 1,
   maxLength: HOOK_URL_MAX_LENGTH,
-  description: 'Absolute http or https URL of the receiver. Addresses in loopback, private, link-local or metadata ranges are refused unless WEBHOOK_ALLOW_PRIVATE_NETWORKS=true.',
+  description:
+    'Absolute http or https URL of the receiver. Addresses in loopback, private, link-local or metadata ranges are refused unless WEBHOOK_ALLOW_PRIVATE_NETWORKS=true.',
 });
-const Events = Type.Array(Type.Union([EventKind, Type.Literal('*', { description: 'Every kind, present and future.' })]), {
-  minItems: 1,
-  uniqueItems: true,
-  description: 'Kinds to send: non-empty, no duplicates; `"*"` selects every kind, present and future.',
+const Events = Type.Array(
+  Type.Union([EventKind, Type.Literal('*', { description: 'Every kind, present and future.' })]),
+  {
+    minItems: 1,
+    uniqueItems: true,
+    description: 'Kinds to send: non-empty, no duplicates; `"*"` selects every kind, present and future.',
+  },
+);
+const DeliveryId = Type.String({
+  format: 'uuid',
+  description: 'Delivery id: the envelope `id` and `webhook-id` header.',
 });
-const DeliveryId = Type.String({ format: 'uuid', description: 'Delivery id: the envelope `id` and `webhook-id` header.' });
 
 export const PutHooksBody = Type.Object(
   {
     url: HookUrl,
     events: Events,
-    rotateSecret: Type.Optional(Type.Boolean({ description: 'Make a new signing secret; the old one stops being used at once.' })),
+    rotateSecret: Type.Optional(
+      Type.Boolean({ description: 'Make a new signing secret; the old one stops being used at once.' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -33,7 +42,8 @@ export const HooksSchema = Type.Object({
   events: Events,
   secret: Type.String({
     pattern: '^whsec_[A-Za-z0-9+/]{43}=$',
-    description: 'Standard Webhooks signing secret: `whsec_` + base64 of 32 random bytes. Made on the first PUT, kept until rotated or the configuration is deleted.',
+    description:
+      'Standard Webhooks signing secret: `whsec_` + base64 of 32 random bytes. Made on the first PUT, kept until rotated or the configuration is deleted.',
   }),
   updatedAt: Timestamp,
 });
@@ -45,7 +55,10 @@ export const TestResultSchema = Type.Object({
   error: Type.Optional(Type.String({ description: 'Why it was not delivered.' })),
 });
 
-export const DeliveryStatusSchema = Type.Enum(DELIVERY_STATUSES, { description: '`pending` (waiting for its first or next attempt), `delivered` or `failed` (no attempts left, 410 Gone, or the hook was removed).' });
+export const DeliveryStatusSchema = Type.Enum(DELIVERY_STATUSES, {
+  description:
+    '`pending` (waiting for its first or next attempt), `delivered` or `failed` (no attempts left, 410 Gone, or the hook was removed).',
+});
 
 export const DeliverySchema = Type.Object({
   id: DeliveryId,
@@ -68,7 +81,9 @@ export const ListDeliveriesQuery = Type.Object({
 
 export const DeliveryListSchema = Type.Object({
   items: Type.Array(DeliverySchema),
-  nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next (older) page; null on the last page.' }),
+  nextCursor: Type.Union([Type.String(), Type.Null()], {
+    description: 'Pass as `cursor` for the next (older) page; null on the last page.',
+  }),
 });
 
 export const DeliveryParams = Type.Object({ deviceId: DeviceId, deliveryId: DeliveryId });

@@ -2,7 +2,10 @@ import Type from 'typebox';
 import { SEND_KINDS } from '../../outbox/outbox-events.js';
 import { Cursor, DeviceId, Limit, Timestamp } from './common.js';
 
-export const ListOutboxQuery = Type.Object({ limit: Type.Optional(Limit(500, 50)), cursor: Type.Optional(Cursor) }, { additionalProperties: false });
+export const ListOutboxQuery = Type.Object(
+  { limit: Type.Optional(Limit(500, 50)), cursor: Type.Optional(Cursor) },
+  { additionalProperties: false },
+);
 
 export const OutboxItemSchema = Type.Object({
   outboxId: Type.String(),
@@ -12,7 +15,12 @@ export const OutboxItemSchema = Type.Object({
   status: Type.Enum(['queued', 'sending']),
   attempts: Type.Integer({ minimum: 0, description: 'Tries started so far.' }),
   createdAt: Timestamp,
-  expiresAt: Type.Optional(Type.String({ format: 'date-time', description: 'Not sent by then, the message is `expired` (the send\'s `expiresAt`, or OUTBOX_MESSAGE_TTL).' })),
+  expiresAt: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      description: "Not sent by then, the message is `expired` (the send's `expiresAt`, or OUTBOX_MESSAGE_TTL).",
+    }),
+  ),
   lastError: Type.Optional(Type.Object({ code: Type.String(), message: Type.String() })),
 });
 
@@ -23,4 +31,7 @@ export const OutboxListSchema = Type.Object({
 
 export const RemovedSchema = Type.Object({ removed: Type.Integer({ minimum: 0 }) });
 
-export const OutboxItemParams = Type.Object({ deviceId: DeviceId, outboxId: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9-]+$' }) });
+export const OutboxItemParams = Type.Object({
+  deviceId: DeviceId,
+  outboxId: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9-]+$' }),
+});

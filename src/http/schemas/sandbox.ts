@@ -3,9 +3,13 @@ import { INBOUND_TYPES, PRESENCE_STATES } from '../../messages/message-events.js
 import { numberField } from './common.js';
 import { ChatId, ContactCardSchema, WaMessageId } from './send.js';
 
-const PhoneNumber = (description: string) => numberField('phone', '^[0-9]{7,15}$', `${description} Numbers ending in 0000 do not exist in the sandbox.`);
+const PhoneNumber = (description: string) =>
+  numberField('phone', '^[0-9]{7,15}$', `${description} Numbers ending in 0000 do not exist in the sandbox.`);
 
-export const ScanBody = Type.Object({ phone: PhoneNumber('The phone that scans the code: it becomes the account\'s number.') }, { additionalProperties: false });
+export const ScanBody = Type.Object(
+  { phone: PhoneNumber("The phone that scans the code: it becomes the account's number.") },
+  { additionalProperties: false },
+);
 
 export const SANDBOX_INBOUND_TYPES = [...INBOUND_TYPES, 'edit', 'revoke', 'poll_vote'] as const;
 
@@ -15,7 +19,8 @@ export const InboundBody = Type.Object(
     chatId: Type.Optional(ChatId),
     type: Type.Optional(
       Type.Enum(SANDBOX_INBOUND_TYPES, {
-        description: 'Any `message.received` type (default `text`), or `edit` (`messageId`, `body`), `revoke` (`messageId`), `poll_vote` (`pollMessageId`, `selectedOptions`).',
+        description:
+          'Any `message.received` type (default `text`), or `edit` (`messageId`, `body`), `revoke` (`messageId`), `poll_vote` (`pollMessageId`, `selectedOptions`).',
       }),
     ),
     body: Type.Optional(Type.String({ maxLength: 65_536, description: 'The text or caption (default "").' })),
@@ -26,7 +31,9 @@ export const InboundBody = Type.Object(
         {
           // Optional in the schema only because the body parser takes it out of the JSON (it streams to disk);
           // the route answers 400 when it is missing.
-          base64: Type.Optional(Type.String({ minLength: 1, description: 'Required: the media, base64 or a `data:` URL.' })),
+          base64: Type.Optional(
+            Type.String({ minLength: 1, description: 'Required: the media, base64 or a `data:` URL.' }),
+          ),
           mimetype: Type.String({ minLength: 3, maxLength: 255 }),
           filename: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
         },
@@ -49,7 +56,11 @@ export const InboundBody = Type.Object(
       Type.Object(
         {
           question: Type.String({ minLength: 1, maxLength: 255 }),
-          options: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { minItems: 2, maxItems: 12, uniqueItems: true }),
+          options: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
+            minItems: 2,
+            maxItems: 12,
+            uniqueItems: true,
+          }),
           multipleAnswers: Type.Optional(Type.Boolean()),
         },
         { additionalProperties: false },
@@ -67,13 +78,18 @@ export const SandboxPresenceBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const SandboxCallBody = Type.Object({ from: PhoneNumber('The caller.'), isVideo: Type.Optional(Type.Boolean()) }, { additionalProperties: false });
+export const SandboxCallBody = Type.Object(
+  { from: PhoneNumber('The caller.'), isVideo: Type.Optional(Type.Boolean()) },
+  { additionalProperties: false },
+);
 
 export const SandboxCallSchema = Type.Object({ callId: Type.String() });
 export const AcceptedSchema = Type.Object({ accepted: Type.Boolean() });
 
 export const InboundAcceptedSchema = Type.Object({
-  waMessageId: Type.String({ description: 'The id the message arrives with (as `waMessageId` of `message.received`).' }),
+  waMessageId: Type.String({
+    description: 'The id the message arrives with (as `waMessageId` of `message.received`).',
+  }),
 });
 
 export const SandboxGroupBody = Type.Object(
@@ -87,6 +103,12 @@ export const SandboxGroupBody = Type.Object(
 export const SandboxGroupSchema = Type.Object({ groupId: Type.String({ pattern: '^120363[0-9]{12}@g\\.us$' }) });
 
 export const SandboxPairBody = Type.Object(
-  { code: Type.String({ minLength: 8, maxLength: 16, description: 'The pairing code the device shows (`ABCD-EFGH`; case and the dash do not matter).' }) },
+  {
+    code: Type.String({
+      minLength: 8,
+      maxLength: 16,
+      description: 'The pairing code the device shows (`ABCD-EFGH`; case and the dash do not matter).',
+    }),
+  },
   { additionalProperties: false },
 );

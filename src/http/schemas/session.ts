@@ -13,12 +13,18 @@ const Phone = Type.String({ pattern: '^[0-9]{5,20}$', description: 'Number of th
 export const SessionStateOnlySchema = Type.Object({ state: SessionState });
 
 export const ClosedSessionSchema = Type.Object({
-  state: Type.Enum(['closed', 'logged_out'] as const, { description: '`logged_out` when the account was unlinked (or had been before), else `closed`.' }),
+  state: Type.Enum(['closed', 'logged_out'] as const, {
+    description: '`logged_out` when the account was unlinked (or had been before), else `closed`.',
+  }),
 });
 
 export const CloseSessionBody = Type.Object(
   {
-    logout: Type.Optional(Type.Boolean({ description: 'Also unlink the device from the account and wipe its credentials: the next open shows a QR code.' })),
+    logout: Type.Optional(
+      Type.Boolean({
+        description: 'Also unlink the device from the account and wipe its credentials: the next open shows a QR code.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -30,17 +36,26 @@ export const QrSchema = Type.Object({
 
 export const MeSchema = Type.Object({
   phone: Phone,
-  jid: Type.String({ minLength: 1, description: 'The account\'s WhatsApp address.' }),
-  name: Type.Optional(Type.String({ description: 'The account\'s display name, when the network tells it.' })),
+  jid: Type.String({ minLength: 1, description: "The account's WhatsApp address." }),
+  name: Type.Optional(Type.String({ description: "The account's display name, when the network tells it." })),
 });
 
 export const PairBody = Type.Object(
-  { phone: Type.String({ pattern: '^[0-9]{7,15}$', description: 'The number of the account to link, digits only with the country code: its phone types the code.' }) },
+  {
+    phone: Type.String({
+      pattern: '^[0-9]{7,15}$',
+      description: 'The number of the account to link, digits only with the country code: its phone types the code.',
+    }),
+  },
   { additionalProperties: false },
 );
 
 export const PairingSchema = Type.Object({
   state: Type.Literal('pairing'),
-  pairingCode: Type.String({ pattern: '^[A-Z0-9]{4}-[A-Z0-9]{4}$', examples: ['K7QX-2M9P'], description: 'Type it on the phone: Linked devices → Link with phone number.' }),
+  pairingCode: Type.String({
+    pattern: '^[A-Z0-9]{4}-[A-Z0-9]{4}$',
+    examples: ['K7QX-2M9P'],
+    description: 'Type it on the phone: Linked devices → Link with phone number.',
+  }),
   expiresAt: Timestamp,
 });

@@ -1,12 +1,20 @@
 import Type from 'typebox';
 
-const Message = Type.String({ minLength: 1, maxLength: 4096, description: 'Sent to a caller whose call was rejected.' });
-const ProxyShown = Type.String({ description: 'The proxy\'s URL, its credentials shown as `***`.' });
+const Message = Type.String({
+  minLength: 1,
+  maxLength: 4096,
+  description: 'Sent to a caller whose call was rejected.',
+});
+const ProxyShown = Type.String({ description: "The proxy's URL, its credentials shown as `***`." });
 
 export const SettingsSchema = Type.Object({
-  rejectCalls: Type.Boolean({ description: 'Incoming calls are rejected (each is still a `call.received` event, `rejected: true`).' }),
+  rejectCalls: Type.Boolean({
+    description: 'Incoming calls are rejected (each is still a `call.received` event, `rejected: true`).',
+  }),
   rejectCallsMessage: Type.Union([Message, Type.Null()]),
-  proxy: Type.Union([ProxyShown, Type.Null()], { description: 'The proxy this device\'s WhatsApp connection goes through, or null.' }),
+  proxy: Type.Union([ProxyShown, Type.Null()], {
+    description: "The proxy this device's WhatsApp connection goes through, or null.",
+  }),
 });
 
 export const PatchSettingsBody = Type.Object(
@@ -28,5 +36,9 @@ export const PatchSettingsBody = Type.Object(
       ]),
     ),
   },
-  { additionalProperties: false, minProperties: 1, examples: [{ rejectCalls: true, rejectCallsMessage: 'Calls are not answered here; please write.' }] },
+  {
+    additionalProperties: false,
+    minProperties: 1,
+    examples: [{ rejectCalls: true, rejectCallsMessage: 'Calls are not answered here; please write.' }],
+  },
 );

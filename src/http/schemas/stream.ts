@@ -13,7 +13,8 @@ export const StreamQuery = Type.Object({
     Type.Integer({
       minimum: 0,
       maximum: Number.MAX_SAFE_INTEGER,
-      description: 'Resume right after this log position (the `id:` of the last event received). A `Last-Event-ID` header takes precedence.',
+      description:
+        'Resume right after this log position (the `id:` of the last event received). A `Last-Event-ID` header takes precedence.',
     }),
   ),
 });
@@ -29,6 +30,8 @@ export const STREAM_DESCRIPTION =
 
 export const StreamResponse = {
   description: 'An endless `text/event-stream`.',
-  schema: Type.String({ description: 'Server-sent events: `id: <position>`, `event: <kind>`, `data: <envelope JSON>`, blank line.' }),
+  schema: Type.String({
+    description: 'Server-sent events: `id: <position>`, `event: <kind>`, `data: <envelope JSON>`, blank line.',
+  }),
   contentType: 'text/event-stream',
 };

@@ -17,7 +17,11 @@ export async function startContactsGateway(
 ): Promise<ContactsGateway> {
   const dataDir = options.dataDir ?? tempDir('dmg-contacts-');
   const config = testConfig({ ...options.env, DATA_DIR: dataDir });
-  const gateway = await startGateway(config, { logger: pino({ level: 'silent' }), validateResponses: true, ...options.gateway });
+  const gateway = await startGateway(config, {
+    logger: pino({ level: 'silent' }),
+    validateResponses: true,
+    ...options.gateway,
+  });
   return Object.assign(gateway, { api: apiClient(gateway.url), dataDir });
 }
 
@@ -29,7 +33,12 @@ export interface ContactItem {
 }
 
 /** Every page of GET /contacts, following nextCursor; also answers how many pages it took. */
-export async function listAll(api: Api, deviceId: string, key: string, options: { q?: string; limit?: number } = {}): Promise<{ items: ContactItem[]; pages: number }> {
+export async function listAll(
+  api: Api,
+  deviceId: string,
+  key: string,
+  options: { q?: string; limit?: number } = {},
+): Promise<{ items: ContactItem[]; pages: number }> {
   const items: ContactItem[] = [];
   let cursor: string | null = null;
   let pages = 0;
@@ -38,7 +47,8 @@ export async function listAll(api: Api, deviceId: string, key: string, options: 
     if (options.q !== undefined) query.set('q', options.q);
     if (cursor !== null) query.set('cursor', cursor);
     const page = await api('GET', `/devices/${deviceId}/contacts?${query}`, { deviceKey: key });
-    if (page.status !== 200) throw new Error(`list contacts of ${deviceId}: ${page.status} ${JSON.stringify(page.body)}`);
+    if (page.status !== 200)
+      throw new Error(`list contacts of ${deviceId}: ${page.status} ${JSON.stringify(page.body)}`);
     items.push(...page.body.items);
     cursor = page.body.nextCursor;
     pages++;

@@ -41,7 +41,12 @@ describe('Baileys engine (fake socket): connecting', () => {
     await latest.connect('dev-4', recordingEvents());
     expect(lookups).toBe(1); // kept for an hour
 
-    await engineWith({ version: 'latest', latestVersion: async () => { throw new Error('offline'); } }).connect('dev-5', recordingEvents());
+    await engineWith({
+      version: 'latest',
+      latestVersion: async () => {
+        throw new Error('offline');
+      },
+    }).connect('dev-5', recordingEvents());
     expect(h.sockets.latest().config.version).toEqual(pinned);
   });
 
@@ -69,7 +74,9 @@ describe('Baileys engine (fake socket): connecting', () => {
     const first = h.sockets.latest();
     first.showQr('2@ref');
     first.pair(ME, 'Shop');
-    await eventually(() => expect(events.disconnects).toEqual([{ kind: 'restart_required', detail: expect.stringContaining('515') }]));
+    await eventually(() =>
+      expect(events.disconnects).toEqual([{ kind: 'restart_required', detail: expect.stringContaining('515') }]),
+    );
 
     // The pairing credentials land through the store's group commit; the next connect waits for them.
     await eventually(async () => expect((await h.records().read<AuthenticationCreds>('creds'))?.me?.id).toBe(ME));
@@ -125,13 +132,22 @@ describe('Baileys engine (fake socket): connecting', () => {
       },
     });
     const other = h.makeEngine({ store: broken });
-    await expect(other.connect('dev-1', recordingEvents())).rejects.toMatchObject({ name: 'EngineError', code: 'engine_error', permanent: false });
+    await expect(other.connect('dev-1', recordingEvents())).rejects.toMatchObject({
+      name: 'EngineError',
+      code: 'engine_error',
+      permanent: false,
+    });
     await other.close();
   });
 
-  it('the registry\'s lazy engine loads Baileys on first use and behaves the same', async () => {
+  it("the registry's lazy engine loads Baileys on first use and behaves the same", async () => {
     await h.linkedCreds('dev-lazy');
-    const lazy = createLazyBaileysEngine({ store: h.store, logger: pino({ level: 'silent' }), makeSocket: h.sockets.factory, keepAliveIntervalMs: 60_000 });
+    const lazy = createLazyBaileysEngine({
+      store: h.store,
+      logger: pino({ level: 'silent' }),
+      makeSocket: h.sockets.factory,
+      keepAliveIntervalMs: 60_000,
+    });
     expect(lazy.name).toBe('baileys');
     const events = recordingEvents();
     const connection = await lazy.connect('dev-lazy', events);

@@ -55,9 +55,17 @@ describe('Baileys engine against a local WhatsApp server', () => {
   it('sends a direct text with the waMessageId assigned when it was queued', async () => {
     const waMessageId = newWaMessageId(crabline.selfJid);
     expect(waMessageId).toMatch(WA_MESSAGE_ID_PATTERN);
-    await connection.send({ waMessageId, to: '15551234567', content: { kind: 'text', text: 'hello from the gateway' } });
+    await connection.send({
+      waMessageId,
+      to: '15551234567',
+      content: { kind: 'text', text: 'hello from the gateway' },
+    });
     await eventually(() =>
-      expect(crabline.acceptedSends()).toContainEqual({ id: waMessageId, to: '15551234567@s.whatsapp.net', text: 'hello from the gateway' }),
+      expect(crabline.acceptedSends()).toContainEqual({
+        id: waMessageId,
+        to: '15551234567@s.whatsapp.net',
+        text: 'hello from the gateway',
+      }),
     );
   });
 
@@ -82,7 +90,10 @@ describe('Baileys engine against a local WhatsApp server', () => {
   it('reports a text with a URL as a link', async () => {
     const { id } = await crabline.injectText('15557654321', 'look at https://example.com/page');
     await eventually(() => expect(events.inbounds.map((m) => m.waMessageId)).toContain(id));
-    expect(events.inbounds.find((m) => m.waMessageId === id)).toMatchObject({ type: 'link', body: 'look at https://example.com/page' });
+    expect(events.inbounds.find((m) => m.waMessageId === id)).toMatchObject({
+      type: 'link',
+      body: 'look at https://example.com/page',
+    });
   });
 
   it('keeps the session across close and connect: no QR, online again', async () => {
@@ -103,7 +114,9 @@ describe('Baileys engine against a local WhatsApp server', () => {
     await eventually(() => expect(lost.disconnects).toHaveLength(1));
     expect(lost.disconnects[0]!.kind).toBe('transient');
     expect(lost.log.at(-1)).toBe('disconnected:transient');
-    await expect(connection.send({ waMessageId: newWaMessageId(), to: '15551234567', content: { kind: 'text', text: 'x' } })).rejects.toMatchObject({
+    await expect(
+      connection.send({ waMessageId: newWaMessageId(), to: '15551234567', content: { kind: 'text', text: 'x' } }),
+    ).rejects.toMatchObject({
       code: 'not_connected',
       permanent: false,
     });

@@ -35,12 +35,15 @@ describe('Baileys engine (fake socket): disconnects', () => {
     let credsWhenReported: unknown = 'unchecked';
     events.disconnected = (kind, detail) => {
       events.disconnects.push({ kind, detail });
-      void h.records()
+      void h
+        .records()
         .read('creds')
         .then((creds) => (credsWhenReported = creds));
     };
     socket.closeWith(401, 'Connection Failure');
-    await eventually(() => expect(events.disconnects).toEqual([{ kind: 'logged_out', detail: expect.stringContaining('401') }]));
+    await eventually(() =>
+      expect(events.disconnects).toEqual([{ kind: 'logged_out', detail: expect.stringContaining('401') }]),
+    );
     await eventually(() => expect(credsWhenReported).toBeUndefined());
     expect(await h.records().read('key/session/4915112345678.0')).toBeUndefined();
 

@@ -19,7 +19,10 @@ describe('Baileys engine (fake socket): groups', () => {
     const created = await connection.groups!.create('Team', [PEER, OTHER]);
     expect(socket.groupCalls[0]).toEqual({ method: 'groupCreate', args: ['Team', [PEER_JID, OTHER_JID]] });
     expect(created.group).toMatchObject({ subject: 'Team', announce: false, locked: false });
-    expect(created.group.participants).toEqual([{ number: ME, role: 'superadmin' }, { number: PEER, role: 'member' }]);
+    expect(created.group.participants).toEqual([
+      { number: ME, role: 'superadmin' },
+      { number: PEER, role: 'member' },
+    ]);
     expect(created.failed).toEqual([{ number: OTHER, reason: 'not_added' }]);
   });
 
@@ -44,7 +47,10 @@ describe('Baileys engine (fake socket): groups', () => {
         description: 'about',
         announce: true,
         locked: true,
-        participants: [{ number: ME, role: 'admin' }, { number: '222@lid', role: 'member' }],
+        participants: [
+          { number: ME, role: 'admin' },
+          { number: '222@lid', role: 'member' },
+        ],
       },
     ]);
     expect((await connection.groups!.metadata('120363000000000009@g.us')).subject).toBe('LIDs');
@@ -69,13 +75,17 @@ describe('Baileys engine (fake socket): groups', () => {
     socket.participantStatus.set(OTHER_JID, '409');
     socket.participantStatus.set('4915133333333@s.whatsapp.net', '404');
     socket.participantStatus.set('4915144444444@s.whatsapp.net', '403');
-    expect(await connection.groups!.participants(group.groupId, 'add', [PEER, OTHER, '4915133333333', '4915144444444'])).toEqual([
+    expect(
+      await connection.groups!.participants(group.groupId, 'add', [PEER, OTHER, '4915133333333', '4915144444444']),
+    ).toEqual([
       { number: PEER, status: 'ok' },
       { number: OTHER, status: 'already_in_group' },
       { number: '4915133333333', status: 'not_found' },
       { number: '4915144444444', status: 'not_allowed' },
     ]);
-    expect(await connection.groups!.participants(group.groupId, 'remove', ['4915133333333'])).toEqual([{ number: '4915133333333', status: 'not_in_group' }]);
+    expect(await connection.groups!.participants(group.groupId, 'remove', ['4915133333333'])).toEqual([
+      { number: '4915133333333', status: 'not_in_group' },
+    ]);
   });
 
   it('invite codes, joining by link, leaving', async () => {
@@ -85,19 +95,30 @@ describe('Baileys engine (fake socket): groups', () => {
     expect(await connection.groups!.revokeInvite(group.groupId)).toBe('NewCodeNewCodeNewCode1');
     expect(await connection.groups!.join('https://chat.whatsapp.com/NewCodeNewCodeNewCode1')).toBe(group.groupId);
     expect(socket.groupCalls.find((c) => c.method === 'groupAcceptInvite')?.args).toEqual(['NewCodeNewCodeNewCode1']);
-    await expect(connection.groups!.join('Unknown000000000000000')).rejects.toMatchObject({ code: 'invalid_invite_code', permanent: true });
+    await expect(connection.groups!.join('Unknown000000000000000')).rejects.toMatchObject({
+      code: 'invalid_invite_code',
+      permanent: true,
+    });
     await connection.groups!.leave(group.groupId);
     expect(socket.groups.has(group.groupId)).toBe(false);
   });
 
-  it('turns the server\'s refusals into the port\'s errors', async () => {
+  it("turns the server's refusals into the port's errors", async () => {
     const { connection, socket } = await h.online();
-    await expect(connection.groups!.metadata('120363999999999999@g.us')).rejects.toMatchObject({ code: 'group_not_found' });
+    await expect(connection.groups!.metadata('120363999999999999@g.us')).rejects.toMatchObject({
+      code: 'group_not_found',
+    });
     const { group } = await connection.groups!.create('R', [PEER]);
     socket.groupFailure = boom(400, 'forbidden', 403);
-    await expect(connection.groups!.update(group.groupId, { subject: 'x' })).rejects.toMatchObject({ code: 'not_group_admin', permanent: true });
+    await expect(connection.groups!.update(group.groupId, { subject: 'x' })).rejects.toMatchObject({
+      code: 'not_group_admin',
+      permanent: true,
+    });
     socket.groupFailure = boom(500, 'internal-server-error', 500);
-    await expect(connection.groups!.inviteCode(group.groupId)).rejects.toMatchObject({ code: 'engine_error', permanent: false });
+    await expect(connection.groups!.inviteCode(group.groupId)).rejects.toMatchObject({
+      code: 'engine_error',
+      permanent: false,
+    });
   });
 
   it('refuses group calls while not online', async () => {
@@ -109,13 +130,45 @@ describe('Baileys engine (fake socket): groups', () => {
   it('reports groups.upsert, groups.update and group-participants.update', async () => {
     const { events, socket } = await h.online();
     const G = '120363000000000001@g.us';
-    socket.emit('groups.upsert', [{ id: G, subject: 'Added', owner: undefined, participants: [{ id: PEER_JID, admin: 'superadmin' }, { id: `${ME}@s.whatsapp.net`, admin: null }] }]);
+    socket.emit('groups.upsert', [
+      {
+        id: G,
+        subject: 'Added',
+        owner: undefined,
+        participants: [
+          { id: PEER_JID, admin: 'superadmin' },
+          { id: `${ME}@s.whatsapp.net`, admin: null },
+        ],
+      },
+    ]);
     socket.emit('groups.update', [{ id: G, subject: 'Renamed', restrict: true, author: PEER_JID }, { id: G }]);
-    socket.emit('group-participants.update', { id: G, author: PEER_JID, action: 'promote', participants: [{ id: '333@lid', phoneNumber: `${OTHER}@s.whatsapp.net` }] });
-    socket.emit('group-participants.update', { id: G, author: PEER_JID, action: 'modify', participants: [{ id: OTHER_JID }] });
+    socket.emit('group-participants.update', {
+      id: G,
+      author: PEER_JID,
+      action: 'promote',
+      participants: [{ id: '333@lid', phoneNumber: `${OTHER}@s.whatsapp.net` }],
+    });
+    socket.emit('group-participants.update', {
+      id: G,
+      author: PEER_JID,
+      action: 'modify',
+      participants: [{ id: OTHER_JID }],
+    });
     await eventually(() => expect(events.groupReports).toHaveLength(3));
     expect(events.groupReports).toEqual([
-      { kind: 'metadata', group: { groupId: G, subject: 'Added', announce: false, locked: false, participants: [{ number: PEER, role: 'superadmin' }, { number: ME, role: 'member' }] } },
+      {
+        kind: 'metadata',
+        group: {
+          groupId: G,
+          subject: 'Added',
+          announce: false,
+          locked: false,
+          participants: [
+            { number: PEER, role: 'superadmin' },
+            { number: ME, role: 'member' },
+          ],
+        },
+      },
       { kind: 'updated', groupId: G, change: { subject: 'Renamed', locked: true }, by: PEER },
       { kind: 'participants', groupId: G, action: 'promote', participants: [OTHER], by: PEER },
     ]);

@@ -30,31 +30,56 @@ describe('Baileys engine (fake socket): receipts and contacts', () => {
     ]);
   });
 
-  it('a message the server refuses after the send (an error ack, Baileys\' status ERROR) is reported failed, with the error code', async () => {
+  it("a message the server refuses after the send (an error ack, Baileys' status ERROR) is reported failed, with the error code", async () => {
     const { connection, events, socket } = await h.online();
     await connection.send({ waMessageId: 'ERR1', to: PEER, content: { kind: 'text', text: 'hi' } });
     socket.emit('messages.update', [
-      { key: { remoteJid: PEER_JID, fromMe: true, id: 'ERR1' }, update: { status: proto.WebMessageInfo.Status.ERROR, messageStubParameters: ['463'] } },
-      { key: { remoteJid: PEER_JID, fromMe: true, id: 'ERR2' }, update: { status: proto.WebMessageInfo.Status.ERROR, messageStubParameters: ['479'], messageTimestamp: 9 } },
+      {
+        key: { remoteJid: PEER_JID, fromMe: true, id: 'ERR1' },
+        update: { status: proto.WebMessageInfo.Status.ERROR, messageStubParameters: ['463'] },
+      },
+      {
+        key: { remoteJid: PEER_JID, fromMe: true, id: 'ERR2' },
+        update: { status: proto.WebMessageInfo.Status.ERROR, messageStubParameters: ['479'], messageTimestamp: 9 },
+      },
     ]);
     await eventually(() => expect(events.receipts).toHaveLength(2));
     expect(events.receipts).toEqual([
-      { waMessageId: 'ERR1', status: 'failed', recipient: PEER, timestamp: expect.any(Number), error: { code: 'refused_by_network', message: expect.stringContaining('error 463') } },
-      { waMessageId: 'ERR2', status: 'failed', recipient: PEER, timestamp: 9, error: { code: 'refused_by_network', message: 'WhatsApp refused the message after it was sent (error 479)' } },
+      {
+        waMessageId: 'ERR1',
+        status: 'failed',
+        recipient: PEER,
+        timestamp: expect.any(Number),
+        error: { code: 'refused_by_network', message: expect.stringContaining('error 463') },
+      },
+      {
+        waMessageId: 'ERR2',
+        status: 'failed',
+        recipient: PEER,
+        timestamp: 9,
+        error: { code: 'refused_by_network', message: 'WhatsApp refused the message after it was sent (error 479)' },
+      },
     ]);
   });
 
   it('resolves a LID chat to the phone number, also for messages sent before a restart', async () => {
     const { events, socket } = await h.online();
     socket.lidToPhone.set('123456789@lid', PEER_JID);
-    socket.emit('messages.update', [{ key: { remoteJid: '123456789@lid', fromMe: true, id: 'OLD' }, update: { status: 4, messageTimestamp: 5 } }]);
-    await eventually(() => expect(events.receipts).toEqual([{ waMessageId: 'OLD', status: 'read', recipient: PEER, timestamp: 5 }]));
+    socket.emit('messages.update', [
+      { key: { remoteJid: '123456789@lid', fromMe: true, id: 'OLD' }, update: { status: 4, messageTimestamp: 5 } },
+    ]);
+    await eventually(() =>
+      expect(events.receipts).toEqual([{ waMessageId: 'OLD', status: 'read', recipient: PEER, timestamp: 5 }]),
+    );
   });
 
   it('maps per-participant receipts', async () => {
     const { events, socket } = await h.online();
     socket.emit('message-receipt.update', [
-      { key: { remoteJid: PEER_JID, fromMe: true, id: 'M1' }, receipt: { userJid: PEER_JID, receiptTimestamp: 10, readTimestamp: 11 } },
+      {
+        key: { remoteJid: PEER_JID, fromMe: true, id: 'M1' },
+        receipt: { userJid: PEER_JID, receiptTimestamp: 10, readTimestamp: 11 },
+      },
       { key: { remoteJid: PEER_JID, fromMe: false, id: 'M2' }, receipt: { userJid: PEER_JID, readTimestamp: 12 } },
     ]);
     await eventually(() => expect(events.receipts).toHaveLength(2));
@@ -91,19 +116,60 @@ describe('Baileys engine (fake socket): inbound messages', () => {
     socket.emit('messages.upsert', {
       type: 'notify',
       messages: [
-        { key: { remoteJid: PEER_JID, fromMe: false, id: 'IN1' }, message: { conversation: 'one' }, messageTimestamp: 1, pushName: 'Bob' },
-        { key: { remoteJid: PEER_JID, fromMe: true, id: 'OURS' }, message: { conversation: 'mine' }, messageTimestamp: 2 },
-        { key: { remoteJid: '120363001234567890@g.us', participant: PEER_JID, fromMe: false, id: 'GROUP' }, message: { conversation: 'g' } },
-        { key: { remoteJid: 'status@broadcast', participant: PEER_JID, fromMe: false, id: 'STATUS' }, message: { conversation: 's' } },
-        { key: { remoteJid: '444@lid', remoteJidAlt: '4915144444444@s.whatsapp.net', fromMe: false, id: 'IN2' }, message: { conversation: 'two' }, messageTimestamp: 3 },
-        { key: { remoteJid: '555@lid', fromMe: false, id: 'IN3' }, message: { imageMessage: { mimetype: 'image/png', caption: 'three' } }, messageTimestamp: 4 },
+        {
+          key: { remoteJid: PEER_JID, fromMe: false, id: 'IN1' },
+          message: { conversation: 'one' },
+          messageTimestamp: 1,
+          pushName: 'Bob',
+        },
+        {
+          key: { remoteJid: PEER_JID, fromMe: true, id: 'OURS' },
+          message: { conversation: 'mine' },
+          messageTimestamp: 2,
+        },
+        {
+          key: { remoteJid: '120363001234567890@g.us', participant: PEER_JID, fromMe: false, id: 'GROUP' },
+          message: { conversation: 'g' },
+        },
+        {
+          key: { remoteJid: 'status@broadcast', participant: PEER_JID, fromMe: false, id: 'STATUS' },
+          message: { conversation: 's' },
+        },
+        {
+          key: { remoteJid: '444@lid', remoteJidAlt: '4915144444444@s.whatsapp.net', fromMe: false, id: 'IN2' },
+          message: { conversation: 'two' },
+          messageTimestamp: 3,
+        },
+        {
+          key: { remoteJid: '555@lid', fromMe: false, id: 'IN3' },
+          message: { imageMessage: { mimetype: 'image/png', caption: 'three' } },
+          messageTimestamp: 4,
+        },
       ],
     });
     await eventually(() => expect(events.inbounds).toHaveLength(5));
     const direct = { isGroup: false, fromMe: false };
     expect(events.inbounds).toEqual([
-      { waMessageId: 'IN1', from: PEER, chatId: PEER, ...direct, type: 'text', body: 'one', timestamp: 1, pushName: 'Bob' },
-      { waMessageId: 'OURS', from: '4915100000001', chatId: PEER, isGroup: false, fromMe: true, type: 'text', body: 'mine', timestamp: 2 },
+      {
+        waMessageId: 'IN1',
+        from: PEER,
+        chatId: PEER,
+        ...direct,
+        type: 'text',
+        body: 'one',
+        timestamp: 1,
+        pushName: 'Bob',
+      },
+      {
+        waMessageId: 'OURS',
+        from: '4915100000001',
+        chatId: PEER,
+        isGroup: false,
+        fromMe: true,
+        type: 'text',
+        body: 'mine',
+        timestamp: 2,
+      },
       {
         waMessageId: 'GROUP',
         from: PEER,
@@ -115,7 +181,15 @@ describe('Baileys engine (fake socket): inbound messages', () => {
         body: 'g',
         timestamp: expect.any(Number),
       },
-      { waMessageId: 'IN2', from: '4915144444444', chatId: '4915144444444', ...direct, type: 'text', body: 'two', timestamp: 3 },
+      {
+        waMessageId: 'IN2',
+        from: '4915144444444',
+        chatId: '4915144444444',
+        ...direct,
+        type: 'text',
+        body: 'two',
+        timestamp: 3,
+      },
       {
         waMessageId: 'IN3',
         from: '4915155555555',
@@ -136,11 +210,27 @@ describe('Baileys engine (fake socket): inbound messages', () => {
     socket.emit('messages.upsert', {
       type: 'append',
       messages: [
-        { key: { remoteJid: PEER_JID, fromMe: false, id: 'OFFLINE1' }, message: { conversation: 'sent while the gateway was down' }, messageTimestamp: 1 },
-        { key: { remoteJid: PEER_JID, fromMe: true, id: 'OURS' }, message: { conversation: 'sent here' }, messageTimestamp: 2 },
-        { key: { remoteJid: PEER_JID, fromMe: true, id: 'PHONE1' }, message: { conversation: 'from the phone meanwhile' }, messageTimestamp: 3 },
+        {
+          key: { remoteJid: PEER_JID, fromMe: false, id: 'OFFLINE1' },
+          message: { conversation: 'sent while the gateway was down' },
+          messageTimestamp: 1,
+        },
+        {
+          key: { remoteJid: PEER_JID, fromMe: true, id: 'OURS' },
+          message: { conversation: 'sent here' },
+          messageTimestamp: 2,
+        },
+        {
+          key: { remoteJid: PEER_JID, fromMe: true, id: 'PHONE1' },
+          message: { conversation: 'from the phone meanwhile' },
+          messageTimestamp: 3,
+        },
         // A group notification (someone was added): a stub without content.
-        { key: { remoteJid: '120363001234567890@g.us', participant: PEER_JID, fromMe: false, id: 'STUB' }, messageStubType: 27, messageStubParameters: [PEER_JID] },
+        {
+          key: { remoteJid: '120363001234567890@g.us', participant: PEER_JID, fromMe: false, id: 'STUB' },
+          messageStubType: 27,
+          messageStubParameters: [PEER_JID],
+        },
       ],
     });
     await eventually(() => expect(events.inbounds).toHaveLength(2));
@@ -156,12 +246,23 @@ describe('Baileys engine (fake socket): inbound messages', () => {
     const send = socket.sendMessage.bind(socket);
     // Baileys upserts its own send (emitOwnEvents) right after relaying it, before sendMessage resolves.
     socket.sendMessage = async (jid, content, options) => {
-      socket.emit('messages.upsert', { type: 'append', messages: [{ key: { remoteJid: jid, fromMe: true, id: options?.messageId ?? 'generated' }, message: { conversation: 'echo' } }] });
+      socket.emit('messages.upsert', {
+        type: 'append',
+        messages: [
+          {
+            key: { remoteJid: jid, fromMe: true, id: options?.messageId ?? 'generated' },
+            message: { conversation: 'echo' },
+          },
+        ],
+      });
       return send(jid, content, options);
     };
     await connection.send({ waMessageId: 'ECHOED', to: PEER, content: { kind: 'text', text: 'echo' } });
     await connection.revoke('ECHOED', PEER);
-    socket.emit('messages.upsert', { type: 'notify', messages: [{ key: { remoteJid: PEER_JID, fromMe: false, id: 'AFTER' }, message: { conversation: 'next' } }] });
+    socket.emit('messages.upsert', {
+      type: 'notify',
+      messages: [{ key: { remoteJid: PEER_JID, fromMe: false, id: 'AFTER' }, message: { conversation: 'next' } }],
+    });
     await eventually(() => expect(events.inbounds.map((m) => m.waMessageId)).toEqual(['AFTER']));
   });
 });

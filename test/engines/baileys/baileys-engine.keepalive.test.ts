@@ -37,7 +37,9 @@ describe('Baileys engine (fake socket): honest state', () => {
       // A second device whose socket stays silent, connected later: once the watchdog gave up on it, it has
       // watched the first one at least as long (past the silence limit).
       const silent = await h.online('dev-2');
-      await eventually(() => expect(silent.events.disconnects).toEqual([{ kind: 'transient', detail: expect.stringMatching(/keepalive/) }]));
+      await eventually(() =>
+        expect(silent.events.disconnects).toEqual([{ kind: 'transient', detail: expect.stringMatching(/keepalive/) }]),
+      );
       expect(events.disconnects).toEqual([]);
     } finally {
       clearInterval(keepAlive);
@@ -48,7 +50,9 @@ describe('Baileys engine (fake socket): honest state', () => {
     const { connection, events, socket } = await h.online();
     socket.closeWith(428);
     await eventually(() => expect(events.disconnects).toHaveLength(1));
-    await expect(connection.send({ waMessageId: 'ID1', to: PEER, content: { kind: 'text', text: 'x' } })).rejects.toMatchObject({
+    await expect(
+      connection.send({ waMessageId: 'ID1', to: PEER, content: { kind: 'text', text: 'x' } }),
+    ).rejects.toMatchObject({
       code: 'not_connected',
       permanent: false,
     });

@@ -23,7 +23,9 @@ describe('Baileys engine (fake socket): lookups', () => {
   it('a send to a number that is not on WhatsApp fails permanently, before anything is sent', async () => {
     const { connection, socket } = await h.online();
     socket.whatsAppUsers.set('4915100000000', false);
-    const error = await connection.send({ waMessageId: 'X1', to: '4915100000000', content: { kind: 'text', text: 'hi' } }).catch((e: unknown) => e);
+    const error = await connection
+      .send({ waMessageId: 'X1', to: '4915100000000', content: { kind: 'text', text: 'hi' } })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(EngineError);
     expect(error).toMatchObject({ code: 'recipient_not_found', permanent: true });
     expect(socket.sent).toEqual([]);
@@ -38,7 +40,7 @@ describe('Baileys engine (fake socket): lookups', () => {
     expect(socket.sent.map((s) => s.options?.messageId)).toEqual(['A', 'B']);
   });
 
-  it('sends to the JID WhatsApp resolved a number to (Brazil\'s ninth digit), looked up once; receipts and revokes find the message', async () => {
+  it("sends to the JID WhatsApp resolved a number to (Brazil's ninth digit), looked up once; receipts and revokes find the message", async () => {
     const { connection, events, socket } = await h.online();
     const typed = '5511987654321';
     const resolved = '551187654321@s.whatsapp.net';
@@ -47,14 +49,30 @@ describe('Baileys engine (fake socket): lookups', () => {
       return [{ jid: resolved, exists: true }];
     };
     await connection.send({ waMessageId: 'BR1', to: typed, content: { kind: 'text', text: 'oi' } });
-    await connection.send({ waMessageId: 'BR2', to: typed, content: { kind: 'reaction', messageId: 'BR1', emoji: '👍' } });
+    await connection.send({
+      waMessageId: 'BR2',
+      to: typed,
+      content: { kind: 'reaction', messageId: 'BR1', emoji: '👍' },
+    });
     await connection.revoke('BR1', typed);
     expect(socket.lookups).toEqual([[typed]]);
     expect(socket.sent.map((s) => s.jid)).toEqual([resolved, resolved, resolved]);
-    expect((socket.sent[1]!.content as { react: { key: unknown } }).react.key).toEqual({ remoteJid: resolved, fromMe: true, id: 'BR1' });
-    expect((socket.sent[2]!.content as { delete: unknown }).delete).toEqual({ remoteJid: resolved, fromMe: true, id: 'BR1' });
-    socket.emit('messages.update', [{ key: { remoteJid: resolved, fromMe: true, id: 'BR1' }, update: { status: 3, messageTimestamp: 7 } }]);
-    await eventually(() => expect(events.receipts).toEqual([{ waMessageId: 'BR1', status: 'delivered', recipient: typed, timestamp: 7 }]));
+    expect((socket.sent[1]!.content as { react: { key: unknown } }).react.key).toEqual({
+      remoteJid: resolved,
+      fromMe: true,
+      id: 'BR1',
+    });
+    expect((socket.sent[2]!.content as { delete: unknown }).delete).toEqual({
+      remoteJid: resolved,
+      fromMe: true,
+      id: 'BR1',
+    });
+    socket.emit('messages.update', [
+      { key: { remoteJid: resolved, fromMe: true, id: 'BR1' }, update: { status: 3, messageTimestamp: 7 } },
+    ]);
+    await eventually(() =>
+      expect(events.receipts).toEqual([{ waMessageId: 'BR1', status: 'delivered', recipient: typed, timestamp: 7 }]),
+    );
   });
 
   it('checkNumber remembers the resolved JID for later sends', async () => {
@@ -78,6 +96,9 @@ describe('Baileys engine (fake socket): lookups', () => {
     expect(await connection.avatarUrl('4915100000002')).toBeNull();
     expect(await connection.avatarUrl('4915100000003')).toBeNull();
     expect(await connection.avatarUrl('4915100000004')).toBeNull();
-    await expect(connection.avatarUrl('4915100000005')).rejects.toMatchObject({ name: 'EngineError', permanent: false });
+    await expect(connection.avatarUrl('4915100000005')).rejects.toMatchObject({
+      name: 'EngineError',
+      permanent: false,
+    });
   });
 });

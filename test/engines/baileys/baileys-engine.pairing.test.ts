@@ -14,7 +14,9 @@ describe('Baileys engine (fake socket): pairing by code', () => {
     const connection = await h.engine.connect('dev-1', events);
     const socket = h.sockets.latest();
     // Before the connection shows codes, there is nothing to pair with.
-    await expect(connection.requestPairingCode!('4915100000001')).rejects.toMatchObject({ code: 'pairing_unavailable' });
+    await expect(connection.requestPairingCode!('4915100000001')).rejects.toMatchObject({
+      code: 'pairing_unavailable',
+    });
     socket.showQr('2@ref');
     await connection.requestPairingCode!('4915100000001');
     expect(socket.pairingRequests).toEqual(['4915100000001']);
@@ -25,7 +27,9 @@ describe('Baileys engine (fake socket): pairing by code', () => {
 
     // The phone entered it: the same restart and stored account as after a scan.
     socket.pair(ME, 'Shop');
-    await eventually(() => expect(events.disconnects).toEqual([{ kind: 'restart_required', detail: expect.stringContaining('515') }]));
+    await eventually(() =>
+      expect(events.disconnects).toEqual([{ kind: 'restart_required', detail: expect.stringContaining('515') }]),
+    );
     await eventually(async () => expect((await h.records().read<AuthenticationCreds>('creds'))?.me?.id).toBe(ME));
     const renewals = events.pairingCodes.length;
     await new Promise((resolve) => setTimeout(resolve, 400));
@@ -34,6 +38,8 @@ describe('Baileys engine (fake socket): pairing by code', () => {
 
   it('refuses to pair a connection that is online', async () => {
     const { connection } = await h.online();
-    await expect(connection.requestPairingCode!('4915100000001')).rejects.toMatchObject({ code: 'pairing_unavailable' });
+    await expect(connection.requestPairingCode!('4915100000001')).rejects.toMatchObject({
+      code: 'pairing_unavailable',
+    });
   });
 });

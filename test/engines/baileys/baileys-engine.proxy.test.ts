@@ -103,7 +103,10 @@ describe('Baileys engine through a proxy', () => {
     const events = recordingEvents();
     await engineWith(`socks5://alice:s3cret@127.0.0.1:${port}`).connect('proxy-down', events);
     await eventually(() => expect(events.disconnects).toHaveLength(1));
-    expect(events.disconnects[0]).toEqual({ kind: 'transient', detail: expect.stringContaining(`through the proxy socks5://***:***@127.0.0.1:${port}`) });
+    expect(events.disconnects[0]).toEqual({
+      kind: 'transient',
+      detail: expect.stringContaining(`through the proxy socks5://***:***@127.0.0.1:${port}`),
+    });
     expect(events.disconnects[0]!.detail).not.toContain('s3cret');
   });
 
@@ -125,8 +128,13 @@ describe('Baileys engine through a proxy', () => {
         const events = recordingEvents();
         await engineWith(proxyUrl, guarded).connect(deviceId, events);
         await eventually(() => expect(events.disconnects).toHaveLength(1));
-        expect(events.disconnects[0]).toEqual({ kind: 'transient', detail: expect.stringContaining(`through the proxy ${scheme}://***:***@localhost:${port}`) });
-        expect(events.disconnects[0]!.detail).toContain('destination refused: localhost resolves to a non-public address');
+        expect(events.disconnects[0]).toEqual({
+          kind: 'transient',
+          detail: expect.stringContaining(`through the proxy ${scheme}://***:***@localhost:${port}`),
+        });
+        expect(events.disconnects[0]!.detail).toContain(
+          'destination refused: localhost resolves to a non-public address',
+        );
         expect(events.onlines).toEqual([]);
 
         const setting = proxySettingOf(proxyUrl, () => undefined);
@@ -141,9 +149,13 @@ describe('Baileys engine through a proxy', () => {
       }
       // An IP literal is never looked up: it is judged before anything is dialled.
       await seedLinkedCreds(store, 'literal-loopback', crabline.selfJid);
-      const refused = await engineWith(`http://127.0.0.1:${port}`, guarded).connect('literal-loopback', recordingEvents()).catch((error: unknown) => error);
+      const refused = await engineWith(`http://127.0.0.1:${port}`, guarded)
+        .connect('literal-loopback', recordingEvents())
+        .catch((error: unknown) => error);
       expect(isDestinationRefused(refused)).toBe(true);
-      expect((refused as Error).message).toBe(`destination refused: 127.0.0.1 is a non-public address (the proxy http://127.0.0.1:${port})`);
+      expect((refused as Error).message).toBe(
+        `destination refused: 127.0.0.1 is a non-public address (the proxy http://127.0.0.1:${port})`,
+      );
       expect(reached).toEqual([]);
     } finally {
       await new Promise((resolve) => listener.close(resolve));
@@ -153,7 +165,9 @@ describe('Baileys engine through a proxy', () => {
   it('private networks allowed (WEBHOOK_ALLOW_PRIVATE_NETWORKS=true): a proxy name resolving to loopback is dialled', async () => {
     await seedLinkedCreds(store, 'via-localhost', crabline.selfJid);
     const events = recordingEvents();
-    const connection = await engineWith(`http://alice:s3cret@localhost:${proxyPort}`, { allowPrivateNetworks: true }).connect('via-localhost', events);
+    const connection = await engineWith(`http://alice:s3cret@localhost:${proxyPort}`, {
+      allowPrivateNetworks: true,
+    }).connect('via-localhost', events);
     await eventually(() => expect(events.onlines).toHaveLength(1));
     await connection.close();
 
@@ -170,14 +184,19 @@ describe('Baileys engine through a proxy', () => {
     try {
       await seedLinkedCreds(store, 'socks-via-localhost', crabline.selfJid);
       const socksEvents = recordingEvents();
-      await engineWith(`socks5://localhost:${port}`, { allowPrivateNetworks: true }).connect('socks-via-localhost', socksEvents);
+      await engineWith(`socks5://localhost:${port}`, { allowPrivateNetworks: true }).connect(
+        'socks-via-localhost',
+        socksEvents,
+      );
       await eventually(() => expect(socksEvents.disconnects).toHaveLength(1));
       expect(socksEvents.disconnects[0]!.detail).not.toContain('destination refused');
       for (const scheme of ['http', 'socks5']) {
         const setting = proxySettingOf(`${scheme}://localhost:${port}`, () => undefined);
         if (typeof setting === 'string') throw new Error(setting);
         const dispatcher = proxyDispatcherOf(setting, { allowPrivateNetworks: true });
-        const failure = await fetch('http://media.example/file', { dispatcher } as unknown as RequestInit).catch((error: unknown) => error);
+        const failure = await fetch('http://media.example/file', { dispatcher } as unknown as RequestInit).catch(
+          (error: unknown) => error,
+        );
         expect(isDestinationRefused(failure), scheme).toBe(false);
         await dispatcher.close();
       }
@@ -204,7 +223,11 @@ describe('Baileys engine through a proxy', () => {
         await eventually(() => expect(events.disconnects).toHaveLength(1));
         const { detail } = events.disconnects[0]!;
         expect(detail).toContain(`through the proxy http://127.0.0.1:${port}`);
-        expect(detail).toContain(index === 0 ? 'the proxy refused the tunnel (HTTP 403)' : 'the proxy answered CONNECT with a malformed header');
+        expect(detail).toContain(
+          index === 0
+            ? 'the proxy refused the tunnel (HTTP 403)'
+            : 'the proxy answered CONNECT with a malformed header',
+        );
         expect(detail).not.toMatch(/billing|Forbidden|OpenSSH/);
       } finally {
         await new Promise((resolve) => talkative.close(resolve));
@@ -241,14 +264,22 @@ describe('Baileys engine through a proxy', () => {
         },
       });
       engines.push(engine);
-      await new AuthRecords(store, 'media-dev', undefined).write('creds', { ...initAuthCreds(), me: { id: '4915100000001:7@s.whatsapp.net', name: 'Shop' } });
+      await new AuthRecords(store, 'media-dev', undefined).write('creds', {
+        ...initAuthCreds(),
+        me: { id: '4915100000001:7@s.whatsapp.net', name: 'Shop' },
+      });
       const events = recordingEvents();
       await engine.connect('media-dev', events);
       sockets.latest().open();
       await eventually(() => expect(events.onlines).toHaveLength(1));
       sockets.latest().emit('messages.upsert', {
         type: 'notify',
-        messages: [{ key: { remoteJid: '4915112345678@s.whatsapp.net', fromMe: false, id: 'IMG1' }, message: { imageMessage: { mimetype: 'image/jpeg', fileLength: 1 } } }],
+        messages: [
+          {
+            key: { remoteJid: '4915112345678@s.whatsapp.net', fromMe: false, id: 'IMG1' },
+            message: { imageMessage: { mimetype: 'image/jpeg', fileLength: 1 } },
+          },
+        ],
       });
       await eventually(() => expect(events.inbounds).toHaveLength(1));
       await events.inbounds[0]!.downloadMedia!();

@@ -11,7 +11,13 @@ import { createBaileysEngine } from '../../../src/engines/baileys/baileys-engine
 import { Engines, createEngines } from '../../../src/engines/engines.js';
 import { boom, fakeSocketFactory } from './support/fake-socket.js';
 import { eventually } from '../../support/eventually.js';
-import { type ContactItem, type ContactsGateway, contactTables, listAll, startContactsGateway } from '../../contacts/support/contacts-gateway.js';
+import {
+  type ContactItem,
+  type ContactsGateway,
+  contactTables,
+  listAll,
+  startContactsGateway,
+} from '../../contacts/support/contacts-gateway.js';
 
 const ME = '4915100000001:7@s.whatsapp.net';
 const ALICE = '4915112345678';
@@ -31,16 +37,27 @@ describe('contacts of a Baileys device (fake socket)', () => {
       gateway: {
         engines: (dependencies) => {
           const { sandbox } = createEngines(dependencies);
-          const baileys = createBaileysEngine({ store: dependencies.store, logger: dependencies.log, makeSocket: sockets.factory, keepAliveIntervalMs: 60_000 });
+          const baileys = createBaileysEngine({
+            store: dependencies.store,
+            logger: dependencies.log,
+            makeSocket: sockets.factory,
+            keepAliveIntervalMs: 60_000,
+          });
           return new Engines([sandbox, baileys], sandbox);
         },
       },
     });
-    const created = await gateway.api('POST', '/devices', { admin: true, json: { id: deviceId, name: 'WhatsApp shop', engine: 'baileys' } });
+    const created = await gateway.api('POST', '/devices', {
+      admin: true,
+      json: { id: deviceId, name: 'WhatsApp shop', engine: 'baileys' },
+    });
     expect(created.status).toBe(201);
     key = created.body.deviceKey;
     // A linked account: the session logs in with stored credentials, no QR.
-    await new AuthRecords(gateway.store, deviceId, undefined).write('creds', { ...initAuthCreds(), me: { id: ME, name: 'Shop' } });
+    await new AuthRecords(gateway.store, deviceId, undefined).write('creds', {
+      ...initAuthCreds(),
+      me: { id: ME, name: 'Shop' },
+    });
     expect((await gateway.api('POST', `/devices/${deviceId}/session/open`, { deviceKey: key })).status).toBe(202);
     await eventually(() => (sockets.sockets.length > 0 ? true : undefined), 'a socket');
     sockets.latest().open();
@@ -50,7 +67,8 @@ describe('contacts of a Baileys device (fake socket)', () => {
 
   const get = (path: string) => gateway.api('GET', `/devices/${deviceId}${path}`, { deviceKey: key });
   const state = async () => (await get('/session/state')).body.state as string;
-  const contacts = async (q?: string): Promise<ContactItem[]> => (await listAll(gateway.api, deviceId, key, q === undefined ? {} : { q })).items;
+  const contacts = async (q?: string): Promise<ContactItem[]> =>
+    (await listAll(gateway.api, deviceId, key, q === undefined ? {} : { q })).items;
 
   describe('check', () => {
     it('answers from onWhatsApp, and asks WhatsApp once per number while the answer is cached', async () => {
@@ -81,9 +99,15 @@ describe('contacts of a Baileys device (fake socket)', () => {
     it('answers the profile picture URL, cached', async () => {
       const socket = sockets.latest();
       socket.pictures.set(jid(ALICE), 'https://pps.whatsapp.net/v/alice-1.jpg');
-      expect((await get(`/contacts/${ALICE}/avatar`)).body).toEqual({ number: ALICE, url: 'https://pps.whatsapp.net/v/alice-1.jpg' });
+      expect((await get(`/contacts/${ALICE}/avatar`)).body).toEqual({
+        number: ALICE,
+        url: 'https://pps.whatsapp.net/v/alice-1.jpg',
+      });
       socket.pictures.set(jid(ALICE), 'https://pps.whatsapp.net/v/alice-2.jpg');
-      expect((await get(`/contacts/${ALICE}/avatar`)).body).toEqual({ number: ALICE, url: 'https://pps.whatsapp.net/v/alice-1.jpg' });
+      expect((await get(`/contacts/${ALICE}/avatar`)).body).toEqual({
+        number: ALICE,
+        url: 'https://pps.whatsapp.net/v/alice-1.jpg',
+      });
     });
 
     it('is null when there is no picture or it is hidden', async () => {
@@ -101,17 +125,22 @@ describe('contacts of a Baileys device (fake socket)', () => {
       expect(failed.status).toBe(502);
       expect(failed.body.code).toBe('engine_error');
       socket.pictures.set(jid(NOBODY), 'https://pps.whatsapp.net/v/nobody.jpg');
-      expect((await get(`/contacts/${NOBODY}/avatar`)).body).toEqual({ number: NOBODY, url: 'https://pps.whatsapp.net/v/nobody.jpg' });
+      expect((await get(`/contacts/${NOBODY}/avatar`)).body).toEqual({
+        number: NOBODY,
+        url: 'https://pps.whatsapp.net/v/nobody.jpg',
+      });
     });
   });
 
   describe('list', () => {
     it("holds the account's contacts as WhatsApp reports them (only those with a phone number)", async () => {
-      sockets.latest().emit('contacts.upsert', [
-        { id: jid(ALICE), name: 'Alice Müller', notify: 'Ali' },
-        { id: '99887766554433@lid' },
-        { id: '12345678901234@lid', phoneNumber: jid(BAKERY), verifiedName: 'Bäckerei Schmidt' },
-      ]);
+      sockets
+        .latest()
+        .emit('contacts.upsert', [
+          { id: jid(ALICE), name: 'Alice Müller', notify: 'Ali' },
+          { id: '99887766554433@lid' },
+          { id: '12345678901234@lid', phoneNumber: jid(BAKERY), verifiedName: 'Bäckerei Schmidt' },
+        ]);
       await eventually(async () => ((await contacts()).length === 2 ? true : undefined), 'two contacts');
       expect(await contacts()).toEqual([
         { number: ALICE, jid: jid(ALICE), name: 'Alice Müller', pushName: 'Ali' },
@@ -123,19 +152,40 @@ describe('contacts of a Baileys device (fake socket)', () => {
       const socket = sockets.latest();
       socket.emit('contacts.upsert', [{ id: jid(ALICE), name: 'Alice Müller', notify: 'Ali' }]);
       socket.emit('contacts.update', [{ id: jid(ALICE), notify: 'Alice M.' }]);
-      await eventually(async () => ((await contacts()).find((c) => c.number === ALICE)?.pushName === 'Alice M.' ? true : undefined), 'the new push name');
-      expect((await contacts()).find((c) => c.number === ALICE)).toEqual({ number: ALICE, jid: jid(ALICE), name: 'Alice Müller', pushName: 'Alice M.' });
+      await eventually(
+        async () => ((await contacts()).find((c) => c.number === ALICE)?.pushName === 'Alice M.' ? true : undefined),
+        'the new push name',
+      );
+      expect((await contacts()).find((c) => c.number === ALICE)).toEqual({
+        number: ALICE,
+        jid: jid(ALICE),
+        name: 'Alice Müller',
+        pushName: 'Alice M.',
+      });
       const events = await gateway.store.readStream(contactsStream(deviceId));
       expect(events.map((event) => event.type)).toEqual(['ContactsUpdated', 'ContactsUpdated']);
-      expect(events[1]!.data).toEqual({ deviceId, contacts: [{ number: ALICE, jid: jid(ALICE), pushName: 'Alice M.' }] });
+      expect(events[1]!.data).toEqual({
+        deviceId,
+        contacts: [{ number: ALICE, jid: jid(ALICE), pushName: 'Alice M.' }],
+      });
     });
 
     it('adds the senders of inbound messages with their push names', async () => {
       sockets.latest().emit('messages.upsert', {
         type: 'notify',
-        messages: [{ key: { remoteJid: jid(BOB), fromMe: false, id: 'IN-BOB-1' }, message: { conversation: 'hello' }, messageTimestamp: 1_700_000_000, pushName: 'Bob' }],
+        messages: [
+          {
+            key: { remoteJid: jid(BOB), fromMe: false, id: 'IN-BOB-1' },
+            message: { conversation: 'hello' },
+            messageTimestamp: 1_700_000_000,
+            pushName: 'Bob',
+          },
+        ],
       });
-      await eventually(async () => ((await contacts()).some((c) => c.number === BOB) ? true : undefined), 'Bob in the contacts');
+      await eventually(
+        async () => ((await contacts()).some((c) => c.number === BOB) ? true : undefined),
+        'Bob in the contacts',
+      );
       expect((await contacts()).find((c) => c.number === BOB)).toEqual({ number: BOB, jid: jid(BOB), pushName: 'Bob' });
     });
 
@@ -159,7 +209,9 @@ describe('contacts of a Baileys device (fake socket)', () => {
 
   describe('offline', () => {
     it('answers 409 session_not_online once the session is closed, also for cached answers', async () => {
-      expect((await gateway.api('POST', `/devices/${deviceId}/session/close`, { deviceKey: key, json: {} })).status).toBe(200);
+      expect(
+        (await gateway.api('POST', `/devices/${deviceId}/session/close`, { deviceKey: key, json: {} })).status,
+      ).toBe(200);
       for (const path of [`/contacts/${ALICE}/check`, `/contacts/${ALICE}/avatar`]) {
         const answer = await get(path);
         expect(answer.status, path).toBe(409);

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { digitsOfLid, isDirectChat, jidOfPhone, normalizedPhoneJid, phoneOfJid } from '../../../src/engines/baileys/jid.js';
+import {
+  digitsOfLid,
+  isDirectChat,
+  jidOfPhone,
+  normalizedPhoneJid,
+  phoneOfJid,
+} from '../../../src/engines/baileys/jid.js';
 
 describe('phone digits ↔ JIDs', () => {
   it('reads the phone of user JIDs, device suffix or not, hosted or not', () => {
@@ -11,7 +17,16 @@ describe('phone digits ↔ JIDs', () => {
   });
 
   it('has no phone for LIDs, groups, broadcasts and junk', () => {
-    for (const jid of ['123456789@lid', '120363001234567890@g.us', 'status@broadcast', '1234@newsletter', 'abc@s.whatsapp.net', '', null, undefined]) {
+    for (const jid of [
+      '123456789@lid',
+      '120363001234567890@g.us',
+      'status@broadcast',
+      '1234@newsletter',
+      'abc@s.whatsapp.net',
+      '',
+      null,
+      undefined,
+    ]) {
       expect(phoneOfJid(jid)).toBeUndefined();
     }
     expect(digitsOfLid('123456789:3@lid')).toBe('123456789');

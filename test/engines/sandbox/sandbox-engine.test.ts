@@ -22,7 +22,14 @@ function recorder(): { events: EngineEvents; heard: Heard[]; of: (kind: string) 
   return {
     heard,
     of: (kind) => heard.filter((h) => h.kind === kind).map((h) => h.args),
-    events: { qr: note('qr'), online: note('online'), disconnected: note('disconnected'), inbound: report('inbound'), receipt: report('receipt'), contacts: report('contacts') },
+    events: {
+      qr: note('qr'),
+      online: note('online'),
+      disconnected: note('disconnected'),
+      inbound: report('inbound'),
+      receipt: report('receipt'),
+      contacts: report('contacts'),
+    },
   };
 }
 
@@ -71,7 +78,10 @@ describe('the sandbox engine at its port', () => {
 
     const second = recorder();
     await connect('d1', second.events);
-    const [[account]] = await eventually(() => (second.of('online').length ? second.of('online') : undefined), 'online');
+    const [[account]] = await eventually(
+      () => (second.of('online').length ? second.of('online') : undefined),
+      'online',
+    );
     expect(account).toEqual({ phone: '4915100000001', jid: '4915100000001@s.whatsapp.net' });
     expect(second.of('qr')).toEqual([]);
   });

@@ -18,7 +18,10 @@ describe('sandbox: an account with two linked devices', () => {
   let twin: SandboxDevice;
   let bob: SandboxDevice;
   const call = (device: SandboxDevice, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, json?: unknown) =>
-    gateway.api(method, `/devices/${device.id}${path}`, { deviceKey: device.key, ...(json === undefined ? {} : { json }) });
+    gateway.api(method, `/devices/${device.id}${path}`, {
+      deviceKey: device.key,
+      ...(json === undefined ? {} : { json }),
+    });
 
   beforeAll(async () => {
     gateway = await startTestGateway({ DEFAULT_ENGINE: 'sandbox', OUTBOX_SPACING: '0ms' });
@@ -42,7 +45,9 @@ describe('sandbox: an account with two linked devices', () => {
       return answer.status === 200 ? answer.body : undefined;
     }, 'the message on the twin');
     expect(onTwin).toMatchObject({ waMessageId, chatId: BOB, fromMe: true, body: 'hello from the phone' });
-    expect((await call(twin, 'GET', '/chats')).body.items).toEqual([expect.objectContaining({ chatId: BOB, unreadCount: 0 })]);
+    expect((await call(twin, 'GET', '/chats')).body.items).toEqual([
+      expect.objectContaining({ chatId: BOB, unreadCount: 0 }),
+    ]);
 
     const onBob = await eventually(async () => {
       const chats = (await call(bob, 'GET', '/chats')).body.items as Array<{ chatId: string; name?: string }>;
@@ -53,7 +58,11 @@ describe('sandbox: an account with two linked devices', () => {
   });
 
   /** The message as `device` shows it once `done` holds. */
-  const shownOn = (device: SandboxDevice, waMessageId: string, done: (message: { body: string; status?: string; edited: boolean; revoked: boolean }) => boolean) =>
+  const shownOn = (
+    device: SandboxDevice,
+    waMessageId: string,
+    done: (message: { body: string; status?: string; edited: boolean; revoked: boolean }) => boolean,
+  ) =>
     eventually(async () => {
       const answer = await call(device, 'GET', `/messages/${waMessageId}`);
       return answer.status === 200 && done(answer.body) ? answer.body : undefined;
@@ -64,7 +73,10 @@ describe('sandbox: an account with two linked devices', () => {
     [
       'a group',
       async () => {
-        const group = await gateway.api('POST', '/sandbox/groups', { admin: true, json: { subject: 'Twins', members: [ALICE, BOB] } });
+        const group = await gateway.api('POST', '/sandbox/groups', {
+          admin: true,
+          json: { subject: 'Twins', members: [ALICE, BOB] },
+        });
         expect(group.status).toBe(201);
         return group.body.groupId as string;
       },
@@ -79,11 +91,22 @@ describe('sandbox: an account with two linked devices', () => {
     await shownOn(twin, waMessageId, () => true);
 
     expect((await call(alice, 'PATCH', `/send/${waMessageId}`, { text: 'better words' })).status).toBe(202);
-    for (const device of [twin, bob]) expect(await shownOn(device, waMessageId, (m) => m.edited)).toMatchObject({ body: 'better words', edited: true });
+    for (const device of [twin, bob])
+      expect(await shownOn(device, waMessageId, (m) => m.edited)).toMatchObject({ body: 'better words', edited: true });
 
     expect((await call(alice, 'DELETE', `/send/${waMessageId}`)).status).toBe(202);
     // The twin has it in the chat with the recipient; bob in the chat with alice (or in the group).
-    expect(await shownOn(twin, waMessageId, (m) => m.revoked)).toMatchObject({ chatId: to, fromMe: true, body: '', revoked: true });
-    expect(await shownOn(bob, waMessageId, (m) => m.revoked)).toMatchObject({ chatId: to === BOB ? ALICE : to, fromMe: false, body: '', revoked: true });
+    expect(await shownOn(twin, waMessageId, (m) => m.revoked)).toMatchObject({
+      chatId: to,
+      fromMe: true,
+      body: '',
+      revoked: true,
+    });
+    expect(await shownOn(bob, waMessageId, (m) => m.revoked)).toMatchObject({
+      chatId: to === BOB ? ALICE : to,
+      fromMe: false,
+      body: '',
+      revoked: true,
+    });
   });
 });

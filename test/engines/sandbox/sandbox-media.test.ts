@@ -14,7 +14,7 @@ async function all(stream: Readable): Promise<string> {
 }
 
 describe('sandbox inbound media', () => {
-  it('outlives the request\'s clean-up, serves every download from disk, and is removed once the message is recorded', async () => {
+  it("outlives the request's clean-up, serves every download from disk, and is removed once the message is recorded", async () => {
     const dir = tempDir('dmg-sandbox-media-');
     const spooled = join(dir, 'base64-1');
     writeFileSync(spooled, 'hello');

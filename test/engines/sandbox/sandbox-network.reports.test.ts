@@ -26,10 +26,22 @@ describe('sandbox network reports', () => {
     const refusing = new SandboxConnection('d', events, network, {} as SandboxCredentialStore);
     const sender = new SandboxConnection('s', events, network, {} as SandboxCredentialStore);
     network.attach(refusing, '4915100000001');
-    network.relay(sender, '4915100000001', '4915100000002', { kind: 'revoked', chatId: '4915100000002', from: '4915100000002', waMessageId: 'X', timestamp: 1 });
+    network.relay(sender, '4915100000001', '4915100000002', {
+      kind: 'revoked',
+      chatId: '4915100000002',
+      from: '4915100000002',
+      waMessageId: 'X',
+      timestamp: 1,
+    });
     network.presence(sender, '4915100000002', '4915100000001', 'typing');
     refusing.receipt({ waMessageId: 'X', status: 'read', recipient: '4915100000002', timestamp: 1 });
-    refusing.groupReport({ kind: 'participants', groupId: '120363000000000001@g.us', action: 'add', participants: [], by: '4915100000002' });
+    refusing.groupReport({
+      kind: 'participants',
+      groupId: '120363000000000001@g.us',
+      action: 'add',
+      participants: [],
+      by: '4915100000002',
+    });
     await new Promise((resolve) => setTimeout(resolve, 50));
     await network.close();
     expect(unhandled).toEqual([]);

@@ -23,7 +23,9 @@ function statusesIn(dataDir: string): Array<{ waMessageId: string; status: strin
   const db = new Database(join(dataDir, 'events.sqlite'), { readonly: true });
   try {
     return db
-      .prepare<[], { data: string }>("SELECT data FROM events WHERE stream_id = 'outbox-shop' AND type = 'MessageStatusChanged' ORDER BY position")
+      .prepare<[], { data: string }>(
+        "SELECT data FROM events WHERE stream_id = 'outbox-shop' AND type = 'MessageStatusChanged' ORDER BY position",
+      )
       .all()
       .map((row) => JSON.parse(row.data) as { waMessageId: string; status: string });
   } finally {
@@ -45,7 +47,9 @@ describe('sandbox receipts across kill -9', () => {
     const shop = await createDevice(api, 'shop', '4915100000011');
     await goOnline(api, shop);
 
-    const sent = await Promise.all(Array.from({ length: 30 }, (_, i) => send(api, shop, `49151000001${String(i).padStart(2, '0')}`, `m${i}`)));
+    const sent = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => send(api, shop, `49151000001${String(i).padStart(2, '0')}`, `m${i}`)),
+    );
     const ids = sent.map((s) => s.waMessageId);
     await eventually(async () => (await outboxList(api, shop)).length === 0, 'every message sent');
     // Some got their `delivered`, none their `read`: then the process dies.
@@ -58,7 +62,11 @@ describe('sandbox receipts across kill -9', () => {
     api = apiClient(gateway.url);
     await eventually(
       () => {
-        const read = new Set(statusesIn(dataDir).filter((s) => s.status === 'read').map((s) => s.waMessageId));
+        const read = new Set(
+          statusesIn(dataDir)
+            .filter((s) => s.status === 'read')
+            .map((s) => s.waMessageId),
+        );
         return ids.every((id) => read.has(id));
       },
       'every message to be read',
@@ -66,7 +74,10 @@ describe('sandbox receipts across kill -9', () => {
     );
     const after = statusesIn(dataDir);
     for (const id of ids) {
-      expect(after.filter((s) => s.waMessageId === id).map((s) => s.status), id).toEqual(['sent', 'delivered', 'read']);
+      expect(
+        after.filter((s) => s.waMessageId === id).map((s) => s.status),
+        id,
+      ).toEqual(['sent', 'delivered', 'read']);
     }
   }, 60_000);
 });

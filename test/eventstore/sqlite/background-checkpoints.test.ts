@@ -24,7 +24,10 @@ describe('checkpoints on a thread of their own', () => {
     const file = join(tempDir('dmg-checkpoints-'), 'events.sqlite');
     const store = new SqliteEventStore(file);
     const before = statSync(file).size;
-    await store.append('probe-1', Array.from({ length: 2_000 }, (_, i) => ({ type: 'Probe', data: { i, pad: 'x'.repeat(300) } })));
+    await store.append(
+      'probe-1',
+      Array.from({ length: 2_000 }, (_, i) => ({ type: 'Probe', data: { i, pad: 'x'.repeat(300) } })),
+    );
     // Far below the writer's own threshold: only the worker can have copied these pages into the file.
     expect(statSync(`${file}-wal`).size).toBeLessThan((FALLBACK_AUTOCHECKPOINT_PAGES * PAGE) / 10);
     await eventually(() => statSync(file).size > before + 500_000, 'the committed pages in the database file', 5_000);

@@ -60,7 +60,10 @@ describe('group commit', () => {
     const answered: number[] = [];
     const first = committer.submit(1).then((v) => answered.push(v));
     await new Promise((resolve) => setImmediate(resolve));
-    const second = committer.submit(2).then((v) => answered.push(v), (e: Error) => answered.push(-1) && e);
+    const second = committer.submit(2).then(
+      (v) => answered.push(v),
+      (e: Error) => answered.push(-1) && e,
+    );
     await new Promise((resolve) => setImmediate(resolve));
     // Both batches are committed, neither is answered: the disk has not confirmed them.
     expect(committed).toEqual([[1], [2]]);

@@ -78,7 +78,9 @@ describe('sqlite store shared by several writers', () => {
       await Promise.all(own);
       await eventually(() => seen.length >= 100, "the child process's events");
       expect(seen.map((e) => e.position)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
-      expect(seen.filter((e) => e.streamId === 'child').map((e) => e.revision)).toEqual(Array.from({ length: 50 }, (_, i) => i));
+      expect(seen.filter((e) => e.streamId === 'child').map((e) => e.revision)).toEqual(
+        Array.from({ length: 50 }, (_, i) => i),
+      );
       await subscription.close();
       await reading;
     } finally {

@@ -1,7 +1,11 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { IdempotencyViolationError, StoreUnavailableError, WrongExpectedRevisionError } from '../../../src/eventstore/event-store.js';
+import {
+  IdempotencyViolationError,
+  StoreUnavailableError,
+  WrongExpectedRevisionError,
+} from '../../../src/eventstore/event-store.js';
 import { SqliteEventStore } from '../../../src/eventstore/sqlite/sqlite-event-store.js';
 import { eventStoreConformance } from '../support/conformance.js';
 import { tempDir } from '../../support/temp-dir.js';
@@ -38,10 +42,15 @@ describe('sqlite event store schema', () => {
     ]);
     expect(all[1]!.metadata).toEqual({ m: 1 });
     // The id of stream a's first event, now used in stream b: another event, after the old ones.
-    const reused = await store.append('b', [{ id: '00000000-0000-4000-8000-000000000001', type: 'B', data: {} }], { expectedRevision: 0 });
+    const reused = await store.append('b', [{ id: '00000000-0000-4000-8000-000000000001', type: 'B', data: {} }], {
+      expectedRevision: 0,
+    });
     expect(reused).toEqual({ nextExpectedRevision: 1, position: 4 });
     // A repeat within the stream is still recognised.
-    expect(await store.append('a', [{ id: '00000000-0000-4000-8000-000000000003', type: 'A', data: {} }])).toEqual({ nextExpectedRevision: 1, position: 3 });
+    expect(await store.append('a', [{ id: '00000000-0000-4000-8000-000000000003', type: 'A', data: {} }])).toEqual({
+      nextExpectedRevision: 1,
+      position: 3,
+    });
     expect(store.integrityCheck()).toBe('ok');
     await store.close();
 
@@ -67,14 +76,24 @@ describe('sqlite event store schema', () => {
     old.close();
 
     const store = new SqliteEventStore(file);
-    expect((await store.readAll()).map((e) => [e.position, e.streamId])).toEqual([[1, 'a'], [7, 'b']]);
-    expect(await store.append('a', [{ id: '00000000-0000-4000-8000-000000000001', type: 'A', data: {} }])).toEqual({ nextExpectedRevision: 0, position: 1 });
+    expect((await store.readAll()).map((e) => [e.position, e.streamId])).toEqual([
+      [1, 'a'],
+      [7, 'b'],
+    ]);
+    expect(await store.append('a', [{ id: '00000000-0000-4000-8000-000000000001', type: 'A', data: {} }])).toEqual({
+      nextExpectedRevision: 0,
+      position: 1,
+    });
     expect(await store.append('a', [{ type: 'A', data: {} }])).toEqual({ nextExpectedRevision: 1, position: 8 });
     await store.close();
 
     const db = new Database(file, { readonly: true });
-    const uniqueIndexes = db.prepare(`SELECT name FROM pragma_index_list('events') WHERE "unique" = 1`).all() as Array<{ name: string }>;
-    const idColumns = uniqueIndexes.flatMap(({ name }) => (db.prepare('SELECT name FROM pragma_index_info(?)').all(name) as Array<{ name: string }>).map((c) => c.name));
+    const uniqueIndexes = db.prepare(`SELECT name FROM pragma_index_list('events') WHERE "unique" = 1`).all() as Array<{
+      name: string;
+    }>;
+    const idColumns = uniqueIndexes.flatMap(({ name }) =>
+      (db.prepare('SELECT name FROM pragma_index_info(?)').all(name) as Array<{ name: string }>).map((c) => c.name),
+    );
     expect(idColumns).not.toContain('event_id');
     expect(db.pragma('user_version', { simple: true })).toBe(2);
     db.close();
@@ -84,11 +103,28 @@ describe('sqlite event store schema', () => {
     const store = new SqliteEventStore(freshFile());
     const used = '00000000-0000-4000-8000-00000000000a';
     await store.append('s', [{ id: used, type: 'A', data: {} }]);
-    await expect(store.append('s', [{ type: 'B', data: {} }, { id: used, type: 'A', data: {} }])).rejects.toBeInstanceOf(IdempotencyViolationError);
+    await expect(
+      store.append('s', [
+        { type: 'B', data: {} },
+        { id: used, type: 'A', data: {} },
+      ]),
+    ).rejects.toBeInstanceOf(IdempotencyViolationError);
     const twice = '00000000-0000-4000-8000-00000000000b';
-    await expect(store.append('s', [{ id: twice, type: 'B', data: {} }, { id: twice, type: 'B', data: {} }])).rejects.toBeInstanceOf(IdempotencyViolationError);
+    await expect(
+      store.append('s', [
+        { id: twice, type: 'B', data: {} },
+        { id: twice, type: 'B', data: {} },
+      ]),
+    ).rejects.toBeInstanceOf(IdempotencyViolationError);
     // The same id in another stream is another event.
-    expect((await store.append('t', [{ type: 'B', data: {} }, { id: used, type: 'A', data: {} }])).nextExpectedRevision).toBe(1);
+    expect(
+      (
+        await store.append('t', [
+          { type: 'B', data: {} },
+          { id: used, type: 'A', data: {} },
+        ])
+      ).nextExpectedRevision,
+    ).toBe(1);
     expect((await store.readStream('s')).map((e) => e.type)).toEqual(['A']);
     await store.close();
   });
@@ -119,7 +155,9 @@ describe('sqlite event store: deciding again inside the append (issue 14)', () =
     const first = await store.append('s', [ev('A')]);
     const unchanged = await store.append('s', [ev('X')], { expectedRevision: 'no_stream', onConflict: () => [] });
     expect(unchanged).toEqual(first);
-    await expect(store.append('s', [ev('X')], { expectedRevision: 'no_stream', onConflict: () => undefined })).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+    await expect(
+      store.append('s', [ev('X')], { expectedRevision: 'no_stream', onConflict: () => undefined }),
+    ).rejects.toBeInstanceOf(WrongExpectedRevisionError);
     expect((await store.readStream('s')).map((e) => e.type)).toEqual(['A']);
     await store.close();
   });
@@ -146,11 +184,15 @@ describe('sqlite event store: deciding again inside the append (issue 14)', () =
   it('calls onCommitted with the result before the append answers (before the WAL is flushed)', async () => {
     const store = new SqliteEventStore(freshFile());
     const order: string[] = [];
-    const appended = store.append('s', [ev('A')], { onCommitted: (result) => order.push(`committed ${result.nextExpectedRevision}`) });
+    const appended = store.append('s', [ev('A')], {
+      onCommitted: (result) => order.push(`committed ${result.nextExpectedRevision}`),
+    });
     void appended.then(() => order.push('answered'));
     await appended;
     expect(order).toEqual(['committed 0', 'answered']);
-    await store.append('s', [ev('B')], { expectedRevision: 5, onCommitted: () => order.push('not committed') }).catch(() => undefined);
+    await store
+      .append('s', [ev('B')], { expectedRevision: 5, onCommitted: () => order.push('not committed') })
+      .catch(() => undefined);
     expect(order).toEqual(['committed 0', 'answered']);
     await store.close();
   });

@@ -70,7 +70,10 @@ export function eventStoreConformance(name: string, target: ConformanceTarget) {
       await expect(store.append(s, [ev('A')], { expectedRevision: 0 })).rejects.toMatchObject({ actual: -1 });
       expect((await store.append(s, [ev('A')], { expectedRevision: 'any' })).nextExpectedRevision).toBe(0);
       expect((await store.append(s, [ev('B')], { expectedRevision: 0 })).nextExpectedRevision).toBe(1);
-      await expect(store.append(s, [ev('C')], { expectedRevision: 0 })).rejects.toMatchObject({ actual: 1, expected: 0 });
+      await expect(store.append(s, [ev('C')], { expectedRevision: 0 })).rejects.toMatchObject({
+        actual: 1,
+        expected: 0,
+      });
       expect((await store.append(s, [ev('C')], { expectedRevision: 'stream_exists' })).nextExpectedRevision).toBe(2);
       expect((await store.append(s, [ev('D')])).nextExpectedRevision).toBe(3);
       const types = (await store.readStream(s)).map((e) => e.type);
@@ -93,7 +96,10 @@ export function eventStoreConformance(name: string, target: ConformanceTarget) {
 
     it('reads a stream forwards and backwards from a revision, with a max count', async () => {
       const s = stream();
-      await store.append(s, Array.from({ length: 10 }, (_, i) => ev('N', { i })));
+      await store.append(
+        s,
+        Array.from({ length: 10 }, (_, i) => ev('N', { i })),
+      );
       const all = await store.readStream(s);
       expect(all.map((e) => e.revision)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
       expect(all.every((e) => e.streamId === s)).toBe(true);
@@ -190,7 +196,10 @@ export function eventStoreConformance(name: string, target: ConformanceTarget) {
     it('resumes exactly after a checkpoint', async () => {
       const after = await marker();
       const s = stream();
-      await store.append(s, Array.from({ length: 20 }, (_, i) => ev('N', { i })));
+      await store.append(
+        s,
+        Array.from({ length: 20 }, (_, i) => ev('N', { i })),
+      );
       const first = store.subscribe({ after });
       const taken: StoredEvent[] = [];
       for await (const batch of first) {
@@ -242,7 +251,9 @@ export function eventStoreConformance(name: string, target: ConformanceTarget) {
       await expect(store.append(s, [ev('A')], { expectedRevision: -2 })).rejects.toBeInstanceOf(RangeError);
       await expect(store.append(s, [ev('A')], { expectedRevision: 0.5 })).rejects.toBeInstanceOf(RangeError);
       expect((await store.append(s, [ev('A')], { expectedRevision: -1 })).nextExpectedRevision).toBe(0);
-      await expect(store.append(s, [ev('B')], { expectedRevision: -1 })).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+      await expect(store.append(s, [ev('B')], { expectedRevision: -1 })).rejects.toBeInstanceOf(
+        WrongExpectedRevisionError,
+      );
     });
 
     it('recognises a retry by its expected revision after later appends (issue 13, defect 1)', async () => {
@@ -308,14 +319,20 @@ export function eventStoreConformance(name: string, target: ConformanceTarget) {
       expect(refused).toBeInstanceOf(FenceRejectedError);
       expect(refused).not.toBeInstanceOf(WrongExpectedRevisionError);
       expect(refused.actual).toBe(1);
-      await expect(store.append(owned, [ev('B')], { expectedRevision: 'any', fence })).rejects.toBeInstanceOf(FenceRejectedError);
-      await expect(store.saveSnapshot(snap, { revision: 0, state: { creds: 'stale' } }, { fence })).rejects.toBeInstanceOf(FenceRejectedError);
+      await expect(store.append(owned, [ev('B')], { expectedRevision: 'any', fence })).rejects.toBeInstanceOf(
+        FenceRejectedError,
+      );
+      await expect(
+        store.saveSnapshot(snap, { revision: 0, state: { creds: 'stale' } }, { fence }),
+      ).rejects.toBeInstanceOf(FenceRejectedError);
       await expect(store.deleteSnapshot(snap, { fence })).rejects.toBeInstanceOf(FenceRejectedError);
       expect((await store.readStream(owned)).map((e) => e.type)).toEqual(['A']);
       expect(await store.loadSnapshot(snap)).toEqual({ revision: 0, state: { creds: 'a' } });
       // The new owner writes under its own fence.
       await store.append(owned, [ev('B')], { expectedRevision: 0, fence: { streamId: lease, revision: 1 } });
-      await expect(store.append(owned, [ev('C')], { fence: { streamId: stream(), revision: 0 } })).rejects.toBeInstanceOf(FenceRejectedError);
+      await expect(
+        store.append(owned, [ev('C')], { fence: { streamId: stream(), revision: 0 } }),
+      ).rejects.toBeInstanceOf(FenceRejectedError);
     });
   });
 }

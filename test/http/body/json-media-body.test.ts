@@ -23,15 +23,28 @@ async function read(text: string | Buffer, sizes: number[] = [7], at?: Base64Pat
     at += size;
   }
   const path = join(dir, `spool-${n++}`);
-  const result = await readJsonMediaBody((async function* () { yield* chunks; })(), limits, path, tooLarge, at);
+  const result = await readJsonMediaBody(
+    (async function* () {
+      yield* chunks;
+    })(),
+    limits,
+    path,
+    tooLarge,
+    at,
+  );
   return { ...result, bytes: result.spooled ? readFileSync(path) : undefined };
 }
 
-async function refusal(text: string, sizes?: number[], at?: Base64Path): Promise<{ status: number; code: string; path?: string }> {
+async function refusal(
+  text: string,
+  sizes?: number[],
+  at?: Base64Path,
+): Promise<{ status: number; code: string; path?: string }> {
   try {
     await read(text, sizes, at);
   } catch (error) {
-    if (error instanceof Problem) return { status: error.status, code: error.code, path: error.extra.errors?.[0]?.path };
+    if (error instanceof Problem)
+      return { status: error.status, code: error.code, path: error.extra.errors?.[0]?.path };
     throw error;
   }
   throw new Error(`accepted: ${text.slice(0, 60)}`);
@@ -40,16 +53,30 @@ async function refusal(text: string, sizes?: number[], at?: Base64Path): Promise
 describe('the streaming reader of JSON media bodies', () => {
   it('decodes base64 to a file, whatever the chunking, and keeps the other fields', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.uint8Array({ minLength: 1, maxLength: 3000 }), fc.array(fc.integer({ min: 1, max: 50 }), { minLength: 1, maxLength: 5 }), fc.boolean(), async (media, sizes, dataUrl) => {
-        const text = `${dataUrl ? 'data:image/png;base64,' : ''}${Buffer.from(media).toString('base64')}`;
-        const json = JSON.stringify({ to: '4915112345678', caption: 'a "quoted" \\ caption', base64: text, nested: { base64: 'x' } });
-        const result = await read(json, sizes);
-        expect(result.body).toEqual({ to: '4915112345678', caption: 'a "quoted" \\ caption', nested: { base64: 'x' } });
-        expect(result.bytes!.equals(Buffer.from(media))).toBe(true);
-        expect(result.spooled!.size).toBe(media.length);
-        expect(result.spooled!.textDigest).toBe(createHash('sha256').update(text).digest('base64url'));
-        expect(result.spooled!.declaredType).toBe(dataUrl ? 'image/png' : undefined);
-      }),
+      fc.asyncProperty(
+        fc.uint8Array({ minLength: 1, maxLength: 3000 }),
+        fc.array(fc.integer({ min: 1, max: 50 }), { minLength: 1, maxLength: 5 }),
+        fc.boolean(),
+        async (media, sizes, dataUrl) => {
+          const text = `${dataUrl ? 'data:image/png;base64,' : ''}${Buffer.from(media).toString('base64')}`;
+          const json = JSON.stringify({
+            to: '4915112345678',
+            caption: 'a "quoted" \\ caption',
+            base64: text,
+            nested: { base64: 'x' },
+          });
+          const result = await read(json, sizes);
+          expect(result.body).toEqual({
+            to: '4915112345678',
+            caption: 'a "quoted" \\ caption',
+            nested: { base64: 'x' },
+          });
+          expect(result.bytes!.equals(Buffer.from(media))).toBe(true);
+          expect(result.spooled!.size).toBe(media.length);
+          expect(result.spooled!.textDigest).toBe(createHash('sha256').update(text).digest('base64url'));
+          expect(result.spooled!.declaredType).toBe(dataUrl ? 'image/png' : undefined);
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -64,9 +91,20 @@ describe('the streaming reader of JSON media bodies', () => {
       for (let at = 0, k = 0; at < json.length; k++) chunks.push(json.subarray(at, (at += sizes[k % sizes.length]!)));
       const path = join(dir, `spool-${n++}`);
       const big = { media: 1 << 20, fields: 1024, total: 2 << 20 };
-      const result = await readJsonMediaBody((async function* () { yield* chunks; })(), big, path, tooLarge, undefined, { textDigest: sizes.length === 1 });
+      const result = await readJsonMediaBody(
+        (async function* () {
+          yield* chunks;
+        })(),
+        big,
+        path,
+        tooLarge,
+        undefined,
+        { textDigest: sizes.length === 1 },
+      );
       expect(readFileSync(path).equals(media)).toBe(true);
-      expect(result.spooled!.textDigest).toBe(sizes.length === 1 ? createHash('sha256').update(text).digest('base64url') : '');
+      expect(result.spooled!.textDigest).toBe(
+        sizes.length === 1 ? createHash('sha256').update(text).digest('base64url') : '',
+      );
     }
   });
 
@@ -77,7 +115,10 @@ describe('the streaming reader of JSON media bodies', () => {
   });
 
   it('leaves JSON without base64 to JSON.parse', async () => {
-    expect((await read('{"to":"1","url":"https://example.com/a.png"}')).body).toEqual({ to: '1', url: 'https://example.com/a.png' });
+    expect((await read('{"to":"1","url":"https://example.com/a.png"}')).body).toEqual({
+      to: '1',
+      url: 'https://example.com/a.png',
+    });
     expect((await read('[{"base64":"AAAA"}]')).body).toEqual([{ base64: 'AAAA' }]);
   });
 
@@ -111,8 +152,16 @@ describe('the streaming reader of JSON media bodies', () => {
     ['more than 255 characters', `image/${'x'.repeat(300)}`],
   ])('refuses a data: URL whose type has %s, as the mimetype field would be', async (_what, type) => {
     const base64 = `data:${type};base64,AAAA`;
-    expect(await refusal(`{"base64":"${base64}"}`, [5, 64])).toEqual({ status: 400, code: 'invalid_request', path: '/base64' });
-    expect(await refusal(`{"media":{"base64":"${base64}"}}`, [5, 64], ['media', 'base64'])).toEqual({ status: 400, code: 'invalid_request', path: '/media/base64' });
+    expect(await refusal(`{"base64":"${base64}"}`, [5, 64])).toEqual({
+      status: 400,
+      code: 'invalid_request',
+      path: '/base64',
+    });
+    expect(await refusal(`{"media":{"base64":"${base64}"}}`, [5, 64], ['media', 'base64'])).toEqual({
+      status: 400,
+      code: 'invalid_request',
+      path: '/media/base64',
+    });
   });
 
   it('keeps the type of a data: URL that is a media type', async () => {
@@ -122,28 +171,38 @@ describe('the streaming reader of JSON media bodies', () => {
   it('decodes the base64 at a nested path (media.base64), and leaves a base64 anywhere else as a field', async () => {
     const at: Base64Path = ['media', 'base64'];
     await fc.assert(
-      fc.asyncProperty(fc.uint8Array({ minLength: 1, maxLength: 3000 }), fc.array(fc.integer({ min: 1, max: 50 }), { minLength: 1, maxLength: 5 }), async (media, sizes) => {
-        const json = JSON.stringify({
-          base64: 'top',
-          list: [{ media: { base64: 'in a list' } }],
-          other: { base64: 'elsewhere', media: { base64: 'deeper' } },
-          from: '4915100000003',
-          media: { mimetype: 'image/jpeg', base64: Buffer.from(media).toString('base64'), filename: 'a.jpg' },
-        });
-        const result = await read(json, sizes, at);
-        expect(result.body).toEqual({
-          base64: 'top',
-          list: [{ media: { base64: 'in a list' } }],
-          other: { base64: 'elsewhere', media: { base64: 'deeper' } },
-          from: '4915100000003',
-          media: { mimetype: 'image/jpeg', filename: 'a.jpg' },
-        });
-        expect(result.bytes!.equals(Buffer.from(media))).toBe(true);
-      }),
+      fc.asyncProperty(
+        fc.uint8Array({ minLength: 1, maxLength: 3000 }),
+        fc.array(fc.integer({ min: 1, max: 50 }), { minLength: 1, maxLength: 5 }),
+        async (media, sizes) => {
+          const json = JSON.stringify({
+            base64: 'top',
+            list: [{ media: { base64: 'in a list' } }],
+            other: { base64: 'elsewhere', media: { base64: 'deeper' } },
+            from: '4915100000003',
+            media: { mimetype: 'image/jpeg', base64: Buffer.from(media).toString('base64'), filename: 'a.jpg' },
+          });
+          const result = await read(json, sizes, at);
+          expect(result.body).toEqual({
+            base64: 'top',
+            list: [{ media: { base64: 'in a list' } }],
+            other: { base64: 'elsewhere', media: { base64: 'deeper' } },
+            from: '4915100000003',
+            media: { mimetype: 'image/jpeg', filename: 'a.jpg' },
+          });
+          expect(result.bytes!.equals(Buffer.from(media))).toBe(true);
+        },
+      ),
       { numRuns: 100 },
     );
-    expect(await refusal('{"media":{"base64":"AAAAA"}}', [3], at)).toMatchObject({ status: 400, path: '/media/base64' });
-    expect(await refusal('{"media":{"base64":"AAAA","base64":"AAAA"}}', [3], at)).toMatchObject({ status: 400, path: '/media/base64' });
+    expect(await refusal('{"media":{"base64":"AAAAA"}}', [3], at)).toMatchObject({
+      status: 400,
+      path: '/media/base64',
+    });
+    expect(await refusal('{"media":{"base64":"AAAA","base64":"AAAA"}}', [3], at)).toMatchObject({
+      status: 400,
+      path: '/media/base64',
+    });
     expect(await refusal(`{"media":{"base64":"${'QUFB'.repeat(3000)}"}}`, [64], at)).toMatchObject({ status: 413 });
   });
 
@@ -169,8 +228,22 @@ describe('the streaming reader of JSON media bodies', () => {
   it('gives the answer an in-memory decoder gives, for any mix of base64, whitespace, escapes, padding and bad characters', async () => {
     // Each token: its JSON text, and the character it stands for (undefined: a raw control byte, malformed JSON).
     const tokens: Array<[string, string | undefined]> = [
-      ['QUJD', 'QUJD'], ['A', 'A'], ['z', 'z'], ['+', '+'], ['/', '/'], ['=', '='], [' ', ' '],
-      ['\\n', '\n'], ['\\/', '/'], ['\\u0041', 'A'], ['\\t', '\t'], ['!', '!'], ['-', '-'], ['\u00e9', '\u00e9'], ['\n', undefined], ['\t', undefined],
+      ['QUJD', 'QUJD'],
+      ['A', 'A'],
+      ['z', 'z'],
+      ['+', '+'],
+      ['/', '/'],
+      ['=', '='],
+      [' ', ' '],
+      ['\\n', '\n'],
+      ['\\/', '/'],
+      ['\\u0041', 'A'],
+      ['\\t', '\t'],
+      ['!', '!'],
+      ['-', '-'],
+      ['\u00e9', '\u00e9'],
+      ['\n', undefined],
+      ['\t', undefined],
     ];
     /** What the whole text decodes to, or the first refusal met reading it from the start. */
     const reference = (picked: Array<[string, string | undefined]>) => {
@@ -212,7 +285,9 @@ describe('the streaming reader of JSON media bodies', () => {
   });
 
   it("relies on Node's base64 decoder skipping every byte outside the alphabet but - and _ (plain runs are checked by their decoded length)", () => {
-    const alphabet = new Set([...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'].map((c) => c.charCodeAt(0)));
+    const alphabet = new Set(
+      [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'].map((c) => c.charCodeAt(0)),
+    );
     const decodedAsData: string[] = [];
     for (let byte = 0; byte < 256; byte++) {
       if (alphabet.has(byte)) continue;
@@ -221,7 +296,8 @@ describe('the streaming reader of JSON media bodies', () => {
           const quantum = ['Q', 'U', 'J', 'D'];
           quantum[at] = String.fromCharCode(byte);
           const text = `${around}${quantum.join('')}${around}`;
-          if (Buffer.from(text, 'latin1').length / 4 * 3 === Buffer.from(text, 'base64').length) decodedAsData.push(String.fromCharCode(byte));
+          if ((Buffer.from(text, 'latin1').length / 4) * 3 === Buffer.from(text, 'base64').length)
+            decodedAsData.push(String.fromCharCode(byte));
         }
       }
     }
@@ -231,7 +307,16 @@ describe('the streaming reader of JSON media bodies', () => {
   it('never writes more than the limit to disk', async () => {
     const path = join(dir, 'limit');
     const big = `{"base64":"${'QUFB'.repeat(3000)}"}`;
-    await expect(readJsonMediaBody((async function* () { yield Buffer.from(big); })(), limits, path, tooLarge)).rejects.toMatchObject({ status: 413 });
+    await expect(
+      readJsonMediaBody(
+        (async function* () {
+          yield Buffer.from(big);
+        })(),
+        limits,
+        path,
+        tooLarge,
+      ),
+    ).rejects.toMatchObject({ status: 413 });
     expect(existsSync(path) ? readFileSync(path).length : 0).toBeLessThanOrEqual(limits.media + 64 * 1024);
   });
 });

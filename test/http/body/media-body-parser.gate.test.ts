@@ -63,14 +63,22 @@ type Start = 'json' | 'big-json' | 'multipart';
  * once closed. `big-json` sends enough for the JSON reader to write its spool file (and for the server to stop
  * reading the socket while the request waits).
  */
-async function stalledClient(port: number, device: string, start: Start = 'json'): Promise<{ socket: Socket; head: Promise<string>; answer: Promise<string> }> {
+async function stalledClient(
+  port: number,
+  device: string,
+  start: Start = 'json',
+): Promise<{ socket: Socket; head: Promise<string>; answer: Promise<string> }> {
   const socket = connect(port, '127.0.0.1');
   sockets.push(socket);
   socket.on('error', () => undefined);
   await once(socket, 'connect');
   const chunks: Buffer[] = [];
-  const head = new Promise<string>((resolve) => socket.once('data', (chunk: Buffer) => resolve(chunk.toString('latin1'))));
-  const answer = new Promise<string>((resolve) => socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1'))));
+  const head = new Promise<string>((resolve) =>
+    socket.once('data', (chunk: Buffer) => resolve(chunk.toString('latin1'))),
+  );
+  const answer = new Promise<string>((resolve) =>
+    socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1'))),
+  );
   socket.on('data', (chunk: Buffer) => chunks.push(chunk));
   const body = {
     json: `{"to":"${TO}","filename":"a.bin","base64":"AAAA`,
@@ -79,7 +87,9 @@ async function stalledClient(port: number, device: string, start: Start = 'json'
     multipart: `--B\r\nContent-Disposition: form-data; name="file"; filename="a.bin"\r\nContent-Type: application/octet-stream\r\n\r\nhello`,
   }[start];
   const type = start === 'multipart' ? 'multipart/form-data; boundary=B' : 'application/json';
-  socket.write(`POST /${device} HTTP/1.1\r\nHost: x\r\nContent-Type: ${type}\r\nTransfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n`);
+  socket.write(
+    `POST /${device} HTTP/1.1\r\nHost: x\r\nContent-Type: ${type}\r\nTransfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n`,
+  );
   return { socket, head, answer };
 }
 
@@ -98,8 +108,10 @@ function send(port: number, device: string): Promise<number | string> {
 }
 
 /** What `promise` gives, or `(nothing within N ms)`: the deadline only stops a test that would hang. */
-const within = (promise: Promise<string>, ms = 5_000) => Promise.race([promise, new Promise<string>((resolve) => setTimeout(() => resolve(`(nothing within ${ms} ms)`), ms))]);
-const loadIs = (gate: BodyGate, reading: number, waiting: number) => () => gate.load.reading === reading && gate.load.waiting === waiting;
+const within = (promise: Promise<string>, ms = 5_000) =>
+  Promise.race([promise, new Promise<string>((resolve) => setTimeout(() => resolve(`(nothing within ${ms} ms)`), ms))]);
+const loadIs = (gate: BodyGate, reading: number, waiting: number) => () =>
+  gate.load.reading === reading && gate.load.waiting === waiting;
 const statusOf = (answer: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1]);
 
 describe('the body gate and requests whose client is gone', () => {
@@ -143,23 +155,26 @@ describe('the body gate and stalled bodies', () => {
   it.each([
     ['a JSON body', 'big-json'],
     ['a multipart body', 'multipart'],
-  ] as const)('answers %s that sends nothing for the idle timeout 408, frees its slot and removes its file', async (_name, start) => {
-    const { gate, port, uploadDir } = await gateApp({ concurrency: 1, queue: 0, idleTimeoutMs: 300 });
-    const created = new Set<string>();
-    const watcher = watch(uploadDir, (_event, name) => name && created.add(name));
-    onTestFinished(() => watcher.close());
-    const slow = await stalledClient(port, 'slow', start);
-    // The server closes the connection after its answer.
-    const answer = await within(slow.answer);
-    expect(statusOf(answer), answer).toBe(408);
-    expect(answer).toMatch(/content-type: application\/problem\+json/i);
-    expect(answer).toMatch(/connection: close/i);
-    expect(answer).toContain('"code":"request_timeout"');
-    expect(gate.load).toEqual({ reading: 0, waiting: 0 });
-    await eventually(() => created.size > 0, 'the file the body was read into', 5_000);
-    await eventually(() => readdirSync(uploadDir).length === 0, 'that file removed', 5_000);
-    expect(await send(port, 'other')).toBe(202);
-  });
+  ] as const)(
+    'answers %s that sends nothing for the idle timeout 408, frees its slot and removes its file',
+    async (_name, start) => {
+      const { gate, port, uploadDir } = await gateApp({ concurrency: 1, queue: 0, idleTimeoutMs: 300 });
+      const created = new Set<string>();
+      const watcher = watch(uploadDir, (_event, name) => name && created.add(name));
+      onTestFinished(() => watcher.close());
+      const slow = await stalledClient(port, 'slow', start);
+      // The server closes the connection after its answer.
+      const answer = await within(slow.answer);
+      expect(statusOf(answer), answer).toBe(408);
+      expect(answer).toMatch(/content-type: application\/problem\+json/i);
+      expect(answer).toMatch(/connection: close/i);
+      expect(answer).toContain('"code":"request_timeout"');
+      expect(gate.load).toEqual({ reading: 0, waiting: 0 });
+      await eventually(() => created.size > 0, 'the file the body was read into', 5_000);
+      await eventually(() => readdirSync(uploadDir).length === 0, 'that file removed', 5_000);
+      expect(await send(port, 'other')).toBe(202);
+    },
+  );
 
   it('does not time out a body that keeps coming, however slowly', async () => {
     const { port } = await gateApp({ concurrency: 1, queue: 0, idleTimeoutMs: 1_000 });

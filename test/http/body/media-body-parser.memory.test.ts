@@ -23,7 +23,10 @@ describe('hostile media bodies (memory)', () => {
   const keys: Record<string, string> = {};
 
   beforeAll(async () => {
-    gateway = await spawnGateway(dataDir, { MEDIA_MAX_BYTES: String(16 * MiB), MEDIA_FILE_MAX_BYTES: String(16 * MiB) });
+    gateway = await spawnGateway(dataDir, {
+      MEDIA_MAX_BYTES: String(16 * MiB),
+      MEDIA_FILE_MAX_BYTES: String(16 * MiB),
+    });
     for (const id of ['bombs', 'fields', 'big']) {
       const created = await fetch(`${gateway.url}/devices`, {
         method: 'POST',
@@ -41,9 +44,21 @@ describe('hostile media bodies (memory)', () => {
 
   it('keeps the peak RSS under the bound with 24 hostile bodies in parallel', async () => {
     // 136 MiB of base64 text (the old JSON limit of /send/file), gzipped to ~130 KB.
-    const base64Bomb = gzipSync(Buffer.concat([Buffer.from(`{"to":"${TO}","filename":"a.bin","base64":"`), Buffer.alloc(136 * MiB, 'A'), Buffer.from('"}')]));
+    const base64Bomb = gzipSync(
+      Buffer.concat([
+        Buffer.from(`{"to":"${TO}","filename":"a.bin","base64":"`),
+        Buffer.alloc(136 * MiB, 'A'),
+        Buffer.from('"}'),
+      ]),
+    );
     // The same size of text in a field that is kept in memory.
-    const fieldBomb = gzipSync(Buffer.concat([Buffer.from(`{"to":"${TO}","filename":"a.bin","caption":"`), Buffer.alloc(136 * MiB, 'x'), Buffer.from('"}')]));
+    const fieldBomb = gzipSync(
+      Buffer.concat([
+        Buffer.from(`{"to":"${TO}","filename":"a.bin","caption":"`),
+        Buffer.alloc(136 * MiB, 'x'),
+        Buffer.from('"}'),
+      ]),
+    );
     // A legitimate-looking 16 MiB file as plain base64 JSON (~22 MB on the wire).
     const media = Buffer.alloc(16 * MiB - 1, 7);
     const bigBase64 = Buffer.from(JSON.stringify({ to: TO, filename: 'b.bin', base64: media.toString('base64') }));
@@ -55,9 +70,15 @@ describe('hostile media bodies (memory)', () => {
     const headers = (device: string) => ({ 'x-device-key': keys[device]!, 'content-type': 'application/json' });
     const gz = (device: string) => ({ ...headers(device), 'content-encoding': 'gzip' });
     const requests = [
-      ...Array.from({ length: 8 }, () => rawRequest(gateway.url, 'POST', '/devices/bombs/send/file', gz('bombs'), base64Bomb)),
-      ...Array.from({ length: 8 }, () => rawRequest(gateway.url, 'POST', '/devices/fields/send/file', gz('fields'), fieldBomb)),
-      ...Array.from({ length: 8 }, () => rawRequest(gateway.url, 'POST', '/devices/big/send/file', headers('big'), bigBase64)),
+      ...Array.from({ length: 8 }, () =>
+        rawRequest(gateway.url, 'POST', '/devices/bombs/send/file', gz('bombs'), base64Bomb),
+      ),
+      ...Array.from({ length: 8 }, () =>
+        rawRequest(gateway.url, 'POST', '/devices/fields/send/file', gz('fields'), fieldBomb),
+      ),
+      ...Array.from({ length: 8 }, () =>
+        rawRequest(gateway.url, 'POST', '/devices/big/send/file', headers('big'), bigBase64),
+      ),
     ];
     let peak = idle.rssMiB;
     const sampler = setInterval(() => {
@@ -72,7 +93,9 @@ describe('hostile media bodies (memory)', () => {
     const after = memoryOf(pid);
     peak = Math.max(peak, after.peakMiB);
     const statuses = answers.map((a) => a.status);
-    console.log(`media memory: idle RSS ${idle.rssMiB} MiB, peak under load ${peak} MiB, after ${after.rssMiB} MiB; statuses ${JSON.stringify(count(statuses))}`);
+    console.log(
+      `media memory: idle RSS ${idle.rssMiB} MiB, peak under load ${peak} MiB, after ${after.rssMiB} MiB; statuses ${JSON.stringify(count(statuses))}`,
+    );
 
     expect(gateway.process.exitCode).toBeNull();
     expect(peak).toBeLessThan(PEAK_RSS_BOUND_MiB);

@@ -26,7 +26,9 @@ describe('failures the caller cannot cause', () => {
     expect(answer.body.code).toBe('internal_error');
     expect(JSON.stringify(answer.body)).not.toContain('secret internals');
     expect(answer.body.requestId).toBe(answer.headers.get('x-request-id'));
-    expect(lines.some((line) => line.requestId === answer.body.requestId && line.msg === 'unexpected error')).toBe(true);
+    expect(lines.some((line) => line.requestId === answer.body.requestId && line.msg === 'unexpected error')).toBe(
+      true,
+    );
   });
 
   it('a store that cannot be reached is 503 store_unavailable, and /health says degraded', async () => {

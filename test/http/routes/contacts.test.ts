@@ -6,7 +6,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type SandboxDevice, createDevice, goOffline, goOnline, send } from '../../outbox/support/sandbox-devices.js';
 import { eventually } from '../../support/eventually.js';
-import { type ContactsGateway, contactTables, listAll, startContactsGateway } from '../../contacts/support/contacts-gateway.js';
+import {
+  type ContactsGateway,
+  contactTables,
+  listAll,
+  startContactsGateway,
+} from '../../contacts/support/contacts-gateway.js';
 
 describe('contacts of sandbox devices', () => {
   let gateway: ContactsGateway;
@@ -19,7 +24,8 @@ describe('contacts of sandbox devices', () => {
   });
   afterAll(() => gateway?.close());
 
-  const get = (device: SandboxDevice, path: string) => gateway.api('GET', `/devices/${device.id}${path}`, { deviceKey: device.key });
+  const get = (device: SandboxDevice, path: string) =>
+    gateway.api('GET', `/devices/${device.id}${path}`, { deviceKey: device.key });
 
   describe('check', () => {
     it('says a number exists, with its jid', async () => {
@@ -74,7 +80,10 @@ describe('contacts of sandbox devices', () => {
     beforeAll(async () => {
       for (const to of writtenTo) await send(gateway.api, shop, to, `hello ${to}`);
       for (const from of heardFrom) {
-        const inbound = await gateway.api('POST', `/sandbox/devices/${shop.id}/inbound`, { admin: true, json: { from, body: 'hi' } });
+        const inbound = await gateway.api('POST', `/sandbox/devices/${shop.id}/inbound`, {
+          admin: true,
+          json: { from, body: 'hi' },
+        });
         expect(inbound.status).toBe(202);
       }
       // Inbound messages are recorded shortly after the 202.
@@ -197,21 +206,26 @@ describe('contacts of sandbox devices', () => {
       const device = await createDevice(gateway.api, 'bulk-2', '4915100000009');
       await goOnline(gateway.api, device);
       const statuses = [];
-      for (let i = 0; i < 100; i++) statuses.push((await get(device, `/contacts/49170000020${String(i).padStart(2, '0')}/avatar`)).status);
+      for (let i = 0; i < 100; i++)
+        statuses.push((await get(device, `/contacts/49170000020${String(i).padStart(2, '0')}/avatar`)).status);
       expect(statuses.filter((s) => s === 200)).toHaveLength(10);
       expect(statuses.filter((s) => s === 429)).toHaveLength(90);
     });
   });
 
   describe('a deleted device', () => {
-    it("takes its contacts with it", async () => {
+    it('takes its contacts with it', async () => {
       const device = await createDevice(gateway.api, 'gone-1', '4915100000006');
       await send(gateway.api, device, '4915144440000', 'bye');
-      expect((await listAll(gateway.api, device.id, device.key)).items.map((item) => item.number)).toEqual(['4915144440000']);
+      expect((await listAll(gateway.api, device.id, device.key)).items.map((item) => item.number)).toEqual([
+        '4915144440000',
+      ]);
       expect((await gateway.api('DELETE', `/devices/${device.id}`, { admin: true })).status).toBe(204);
       expect((await gateway.api('GET', `/devices/${device.id}/contacts`, { admin: true })).status).toBe(404);
       expect((await gateway.api('GET', `/devices/${device.id}/contacts`, { deviceKey: device.key })).status).toBe(401);
-      expect(contactTables(gateway.dataDir).contacts).not.toContainEqual(expect.objectContaining({ device_id: device.id }));
+      expect(contactTables(gateway.dataDir).contacts).not.toContainEqual(
+        expect.objectContaining({ device_id: device.id }),
+      );
     });
   });
 
@@ -250,7 +264,11 @@ describe('fresh checks over time and across a restart (sandbox)', () => {
     expect(['1', '2']).toContain(refused.headers.get('retry-after'));
     expect((await check(gateway, device, '4915155550001')).status).toBe(200);
     const g = gateway;
-    await eventually(async () => ((await check(g, device, '4915155550002')).status === 200 ? true : undefined), 'the next fresh check', 10_000);
+    await eventually(
+      async () => ((await check(g, device, '4915155550002')).status === 200 ? true : undefined),
+      'the next fresh check',
+      10_000,
+    );
   });
 
   it('keeps cached answers across a restart (the allowance starts afresh)', async () => {
@@ -270,7 +288,11 @@ describe('fresh checks over time and across a restart (sandbox)', () => {
       return state.body.state === 'online' && restarted.sessions.connection(device.id) ? true : undefined;
     }, 'the resumed session');
     // From the cache: the one fresh check of this minute is left for a new number.
-    expect((await check(restarted, device, '4915155550001')).body).toEqual({ number: '4915155550001', exists: true, jid: '4915155550001@s.whatsapp.net' });
+    expect((await check(restarted, device, '4915155550001')).body).toEqual({
+      number: '4915155550001',
+      exists: true,
+      jid: '4915155550001@s.whatsapp.net',
+    });
     expect((await check(restarted, device, '4915155550002')).status).toBe(200);
     const refused = await check(restarted, device, '4915155550003');
     expect(refused.status).toBe(429);

@@ -19,7 +19,10 @@ describe('devices over HTTP', () => {
   afterAll(() => gateway.close());
 
   it('creates a device with a client id and shows its key once', async () => {
-    const created = await api('POST', '/devices', { admin: true, json: { id: 'shop-1', name: 'Shop', engine: 'baileys', metadata: { team: 'sales', n: [1, 2] } } });
+    const created = await api('POST', '/devices', {
+      admin: true,
+      json: { id: 'shop-1', name: 'Shop', engine: 'baileys', metadata: { team: 'sales', n: [1, 2] } },
+    });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({
       id: 'shop-1',
@@ -60,14 +63,19 @@ describe('devices over HTTP', () => {
 
   it('creates concurrently without losing or doubling a device', async () => {
     const ids = Array.from({ length: 40 }, (_, i) => `bulk-${String(i).padStart(2, '0')}`);
-    const answers = await Promise.all(ids.map((id) => api('POST', '/devices', { admin: true, json: { id, name: id } })));
+    const answers = await Promise.all(
+      ids.map((id) => api('POST', '/devices', { admin: true, json: { id, name: id } })),
+    );
     expect(answers.map((a) => a.status)).toEqual(ids.map(() => 201));
-    const racing = await Promise.all([1, 2, 3].map(() => api('POST', '/devices', { admin: true, json: { id: 'race', name: 'r' } })));
+    const racing = await Promise.all(
+      [1, 2, 3].map(() => api('POST', '/devices', { admin: true, json: { id: 'race', name: 'r' } })),
+    );
     expect(racing.map((a) => a.status).sort()).toEqual([201, 409, 409]);
   });
 
   it('lists devices by id with cursor pagination and a state filter', async () => {
-    for (const id of ['page-a', 'page-b', 'page-c', 'page-d', 'page-e']) await api('POST', '/devices', { admin: true, json: { id, name: id } });
+    for (const id of ['page-a', 'page-b', 'page-c', 'page-d', 'page-e'])
+      await api('POST', '/devices', { admin: true, json: { id, name: id } });
     const seen: string[] = [];
     let cursor: string | null = null;
     let pages = 0;
@@ -91,7 +99,10 @@ describe('devices over HTTP', () => {
   });
 
   it('updates name and metadata, and reads its own write at once', async () => {
-    const created = await api('POST', '/devices', { admin: true, json: { id: 'edit-me', name: 'Old', metadata: { a: 1 } } });
+    const created = await api('POST', '/devices', {
+      admin: true,
+      json: { id: 'edit-me', name: 'Old', metadata: { a: 1 } },
+    });
     const renamed = await api('PATCH', '/devices/edit-me', { admin: true, json: { name: 'New' } });
     expect(renamed.status).toBe(200);
     expect(renamed.body).toMatchObject({ name: 'New', metadata: { a: 1 } });
@@ -99,7 +110,10 @@ describe('devices over HTTP', () => {
     expect(renamed.body.updatedAt >= created.body.updatedAt).toBe(true);
     const remeta = await api('PATCH', '/devices/edit-me', { admin: true, json: { metadata: { b: 2 } } });
     expect(remeta.body).toMatchObject({ name: 'New', metadata: { b: 2 } });
-    expect((await api('GET', '/devices/edit-me', { admin: true })).body).toMatchObject({ name: 'New', metadata: { b: 2 } });
+    expect((await api('GET', '/devices/edit-me', { admin: true })).body).toMatchObject({
+      name: 'New',
+      metadata: { b: 2 },
+    });
     const untouched = await api('PATCH', '/devices/edit-me', { admin: true, json: {} });
     expect(untouched.body).toMatchObject({ name: 'New', metadata: { b: 2 } });
   });
@@ -113,7 +127,9 @@ describe('devices over HTTP', () => {
     expect(rotated.body.deviceKey).toMatch(/^dk_/);
     expect(rotated.body.deviceKey).not.toBe(oldKey);
     expect((await api('GET', '/devices/rotate-me/session/state', { deviceKey: oldKey })).status).toBe(401);
-    expect((await api('GET', '/devices/rotate-me/session/state', { deviceKey: rotated.body.deviceKey })).status).toBe(200);
+    expect((await api('GET', '/devices/rotate-me/session/state', { deviceKey: rotated.body.deviceKey })).status).toBe(
+      200,
+    );
   });
 
   it('deletes a device, keeps its history, and answers 404 afterwards', async () => {
@@ -146,7 +162,11 @@ describe('devices over HTTP', () => {
     const health = await api('GET', '/health');
     const askedBy = Date.now();
     expect(health.status).toBe(200);
-    expect(health.body).toMatchObject({ status: 'ok', version: JSON.parse(readFileSync('package.json', 'utf8')).version, store: { kind: 'sqlite', ok: true } });
+    expect(health.body).toMatchObject({
+      status: 'ok',
+      version: JSON.parse(readFileSync('package.json', 'utf8')).version,
+      store: { kind: 'sqlite', ok: true },
+    });
     // Whole seconds since the start, as far as the test can tell when that was.
     expect(Number.isInteger(health.body.uptimeSeconds)).toBe(true);
     expect(health.body.uptimeSeconds).toBeGreaterThanOrEqual(Math.round((askedFrom - startedBy) / 1000));
@@ -157,7 +177,9 @@ describe('devices over HTTP', () => {
     const doc = await api('GET', '/openapi.json');
     expect(doc.status).toBe(200);
     expect(doc.body.openapi).toBe('3.1.0');
-    const operations = Object.entries(doc.body.paths as Record<string, Record<string, { operationId: string }>>).flatMap(([path, ops]) =>
+    const operations = Object.entries(
+      doc.body.paths as Record<string, Record<string, { operationId: string }>>,
+    ).flatMap(([path, ops]) =>
       Object.entries(ops).map(([method, op]) => `${method.toUpperCase()} ${path} ${op.operationId}`),
     );
     expect(operations).toEqual(
@@ -196,7 +218,14 @@ describe('devices over HTTP', () => {
   it('serves /docs with the security headers of the dashboard and a policy Swagger UI works with', async () => {
     const page = await api('GET', '/docs');
     const csp = page.headers.get('content-security-policy') ?? '';
-    for (const directive of ["default-src 'none'", "script-src 'self'", "style-src 'self' 'unsafe-inline'", "img-src 'self' data:", "connect-src 'self'", "frame-ancestors 'none'"]) {
+    for (const directive of [
+      "default-src 'none'",
+      "script-src 'self'",
+      "style-src 'self' 'unsafe-inline'",
+      "img-src 'self' data:",
+      "connect-src 'self'",
+      "frame-ancestors 'none'",
+    ]) {
       expect(csp).toContain(directive);
     }
     expect(csp).not.toMatch(/script-src[^;]*unsafe/);

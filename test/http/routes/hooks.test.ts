@@ -17,7 +17,11 @@ describe('hook configuration routes', () => {
 
   beforeAll(async () => {
     // Receivers in tests listen on 127.0.0.1, which the guard refuses unless told otherwise.
-    gateway = await startTestGateway({ DEFAULT_ENGINE: 'sandbox', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_RETRY_SCHEDULE: 'none' });
+    gateway = await startTestGateway({
+      DEFAULT_ENGINE: 'sandbox',
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      WEBHOOK_RETRY_SCHEDULE: 'none',
+    });
     api = gateway.api;
     receiver = await TestReceiver.start();
   });
@@ -36,41 +40,65 @@ describe('hook configuration routes', () => {
     const deviceKey = await createDevice('hooks-1');
     expect((await api('GET', '/devices/hooks-1/hooks', { deviceKey })).body.code).toBe('hooks_not_configured');
 
-    const first = await api('PUT', '/devices/hooks-1/hooks', { deviceKey, json: { url: receiver.url, events: ['message.received'] } });
+    const first = await api('PUT', '/devices/hooks-1/hooks', {
+      deviceKey,
+      json: { url: receiver.url, events: ['message.received'] },
+    });
     expect(first.status).toBe(200);
     expect(first.body).toMatchObject({ url: receiver.url, events: ['message.received'] });
     expect(first.body.secret).toMatch(SECRET);
     expect(Buffer.from(first.body.secret.slice(6), 'base64')).toHaveLength(32);
     expect(Date.parse(first.body.updatedAt)).not.toBeNaN();
 
-    const second = await api('PUT', '/devices/hooks-1/hooks', { deviceKey, json: { url: `${receiver.url}/v2`, events: ['session.state', 'message.status'] } });
+    const second = await api('PUT', '/devices/hooks-1/hooks', {
+      deviceKey,
+      json: { url: `${receiver.url}/v2`, events: ['session.state', 'message.status'] },
+    });
     expect(second.status).toBe(200);
-    expect(second.body).toMatchObject({ url: `${receiver.url}/v2`, events: ['session.state', 'message.status'], secret: first.body.secret });
+    expect(second.body).toMatchObject({
+      url: `${receiver.url}/v2`,
+      events: ['session.state', 'message.status'],
+      secret: first.body.secret,
+    });
 
     const read = await api('GET', '/devices/hooks-1/hooks', { deviceKey });
     expect(read.status).toBe(200);
     expect(read.body).toEqual(second.body);
 
-    const rotated = await api('PUT', '/devices/hooks-1/hooks', { deviceKey, json: { url: receiver.url, events: ['message.received'], rotateSecret: true } });
+    const rotated = await api('PUT', '/devices/hooks-1/hooks', {
+      deviceKey,
+      json: { url: receiver.url, events: ['message.received'], rotateSecret: true },
+    });
     expect(rotated.body.secret).toMatch(SECRET);
     expect(rotated.body.secret).not.toBe(first.body.secret);
     expect((await api('GET', '/devices/hooks-1/hooks', { admin: true })).body.secret).toBe(rotated.body.secret);
 
     // The configuration is an event on the device's own stream.
     const stream = await gateway.store.readStream(deviceStream('hooks-1'));
-    expect(stream.map((e) => e.type)).toEqual(['DeviceCreated', 'HooksConfigured', 'HooksConfigured', 'HooksConfigured']);
+    expect(stream.map((e) => e.type)).toEqual([
+      'DeviceCreated',
+      'HooksConfigured',
+      'HooksConfigured',
+      'HooksConfigured',
+    ]);
   });
 
   it('deletes the configuration; a later PUT makes a new secret', async () => {
     const deviceKey = await createDevice('hooks-2');
-    const put = await api('PUT', '/devices/hooks-2/hooks', { deviceKey, json: { url: receiver.url, events: ['message.received'] } });
+    const put = await api('PUT', '/devices/hooks-2/hooks', {
+      deviceKey,
+      json: { url: receiver.url, events: ['message.received'] },
+    });
     expect((await api('DELETE', '/devices/hooks-2/hooks', { deviceKey })).status).toBe(204);
     const gone = await api('GET', '/devices/hooks-2/hooks', { deviceKey });
     expect(gone.status).toBe(404);
     expect(gone.body.code).toBe('hooks_not_configured');
     expect(gone.headers.get('content-type')).toContain('application/problem+json');
     expect((await api('DELETE', '/devices/hooks-2/hooks', { deviceKey })).status).toBe(204);
-    const again = await api('PUT', '/devices/hooks-2/hooks', { deviceKey, json: { url: receiver.url, events: ['message.received'] } });
+    const again = await api('PUT', '/devices/hooks-2/hooks', {
+      deviceKey,
+      json: { url: receiver.url, events: ['message.received'] },
+    });
     expect(again.body.secret).not.toBe(put.body.secret);
   });
 
@@ -115,7 +143,10 @@ describe('hook configuration routes', () => {
   it('sends a signed test event once and answers with the outcome', async () => {
     const deviceKey = await createDevice('hooks-test');
     expect((await api('POST', '/devices/hooks-test/hooks/test', { deviceKey })).body.code).toBe('hooks_not_configured');
-    const put = await api('PUT', '/devices/hooks-test/hooks', { deviceKey, json: { url: receiver.url, events: ['session.state'] } });
+    const put = await api('PUT', '/devices/hooks-test/hooks', {
+      deviceKey,
+      json: { url: receiver.url, events: ['session.state'] },
+    });
 
     // The receiver takes its time with this one: the duration answered is the attempt's, not made up.
     receiver.respond = () => ({ status: 200, after: new Promise((resolve) => setTimeout(resolve, 100)) });
@@ -126,9 +157,15 @@ describe('hook configuration routes', () => {
     expect(ok.body.durationMs).toBeGreaterThanOrEqual(100);
     expect(ok.body.durationMs).toBeLessThan(10_000); // WEBHOOK_TIMEOUT_MS
     const request = receiver.of('hooks-test').at(-1)!;
-    expect(request.envelope).toMatchObject({ event: 'webhook.test', deviceId: 'hooks-test', data: { message: expect.any(String) } });
+    expect(request.envelope).toMatchObject({
+      event: 'webhook.test',
+      deviceId: 'hooks-test',
+      data: { message: expect.any(String) },
+    });
     expect(request.headers['webhook-id']).toBe(request.envelope.id);
-    expect(new Webhook(put.body.secret).verify(request.body, request.headers as Record<string, string>)).toEqual(request.envelope);
+    expect(new Webhook(put.body.secret).verify(request.body, request.headers as Record<string, string>)).toEqual(
+      request.envelope,
+    );
 
     receiver.respond = () => ({ status: 503 });
     const failed = await api('POST', '/devices/hooks-test/hooks/test', { deviceKey });
@@ -149,7 +186,10 @@ describe('hook configuration routes', () => {
 
   it('a deleted device takes its hooks with it, and nothing more is delivered', async () => {
     const deviceKey = await createDevice('hooks-deleted');
-    await api('PUT', '/devices/hooks-deleted/hooks', { deviceKey, json: { url: receiver.url, events: ['message.received'] } });
+    await api('PUT', '/devices/hooks-deleted/hooks', {
+      deviceKey,
+      json: { url: receiver.url, events: ['message.received'] },
+    });
     const before = await appendReceived(gateway.store, 'hooks-deleted', 1);
     await receiver.waitUntil(() => receiver.of('hooks-deleted').length === 1);
     expect(receiver.of('hooks-deleted')[0]!.envelope.id).toBe(before.ids[0]);
@@ -161,13 +201,22 @@ describe('hook configuration routes', () => {
     expect(gateway.webhooks.deliveries.list('hooks-deleted', { limit: 10 }).items.map((d) => d.id)).toEqual(before.ids);
     expect((await api('GET', '/devices/hooks-deleted/hooks', { admin: true })).status).toBe(404);
     expect((await api('GET', '/devices/hooks-deleted/hooks', { deviceKey })).status).toBe(401);
-    expect((await api('PUT', '/devices/hooks-deleted/hooks', { admin: true, json: { url: receiver.url, events: ['message.received'] } })).status).toBe(404);
+    expect(
+      (
+        await api('PUT', '/devices/hooks-deleted/hooks', {
+          admin: true,
+          json: { url: receiver.url, events: ['message.received'] },
+        })
+      ).status,
+    ).toBe(404);
     expect(receiver.of('hooks-deleted')).toHaveLength(1);
   });
 
   it('documents every hook route in the OpenAPI document', async () => {
     const doc = (await api('GET', '/openapi.json')).body;
-    expect(Object.keys(doc.paths['/devices/{deviceId}/hooks'])).toEqual(expect.arrayContaining(['get', 'put', 'delete']));
+    expect(Object.keys(doc.paths['/devices/{deviceId}/hooks'])).toEqual(
+      expect.arrayContaining(['get', 'put', 'delete']),
+    );
     expect(doc.paths['/devices/{deviceId}/hooks/test'].post).toBeDefined();
     expect(doc.paths['/devices/{deviceId}/hooks/deliveries'].get).toBeDefined();
     expect(doc.paths['/devices/{deviceId}/hooks/deliveries/{deliveryId}/retry'].post).toBeDefined();
@@ -189,9 +238,22 @@ describe('hook configuration with the network guard on (the default)', () => {
 
   it('refuses private IP literals when configured, and any address that resolves inside when dialled', async () => {
     const { api } = gateway;
-    const deviceKey = (await api('POST', '/devices', { admin: true, json: { id: 'guarded', name: 'g' } })).body.deviceKey;
-    for (const host of ['127.0.0.1', '10.0.0.1', '169.254.169.254', '[::1]', '100.64.0.1', '[fd00::1]', '[::ffff:192.168.0.1]', 'localhost']) {
-      const answer = await api('PUT', '/devices/guarded/hooks', { deviceKey, json: { url: `http://${host}:8080/hook`, events: ['message.received'] } });
+    const deviceKey = (await api('POST', '/devices', { admin: true, json: { id: 'guarded', name: 'g' } })).body
+      .deviceKey;
+    for (const host of [
+      '127.0.0.1',
+      '10.0.0.1',
+      '169.254.169.254',
+      '[::1]',
+      '100.64.0.1',
+      '[fd00::1]',
+      '[::ffff:192.168.0.1]',
+      'localhost',
+    ]) {
+      const answer = await api('PUT', '/devices/guarded/hooks', {
+        deviceKey,
+        json: { url: `http://${host}:8080/hook`, events: ['message.received'] },
+      });
       expect(answer.status, host).toBe(400);
       expect(answer.body.errors[0].path).toBe('/url');
     }
@@ -201,7 +263,14 @@ describe('hook configuration with the network guard on (the default)', () => {
     const resolved = await lookup(name, { all: true }).catch(() => []);
     if (resolved.length > 0 && resolved.every((a) => addressRange(a.address) !== 'unicast')) {
       const viaName = receiver.url.replace('127.0.0.1', name);
-      expect((await api('PUT', '/devices/guarded/hooks', { deviceKey, json: { url: viaName, events: ['message.received'] } })).status).toBe(200);
+      expect(
+        (
+          await api('PUT', '/devices/guarded/hooks', {
+            deviceKey,
+            json: { url: viaName, events: ['message.received'] },
+          })
+        ).status,
+      ).toBe(200);
       const test = await api('POST', '/devices/guarded/hooks/test', { deviceKey });
       expect(test.body.delivered).toBe(false);
       expect(test.body.error).toBe('refused: private address');

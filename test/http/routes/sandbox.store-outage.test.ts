@@ -21,7 +21,11 @@ describe('sandbox inbound and receipts while the store cannot write', () => {
 
   it('refuses inbound with 507 while the disk is full, keeps the receipts, and records them after recovery', async () => {
     let failing: FailingWritesStore | undefined;
-    const config = testConfig({ SANDBOX_DELIVERED_DELAY_MS: '800', SANDBOX_READ_DELAY_MS: '400', OUTBOX_SPACING: '0ms' });
+    const config = testConfig({
+      SANDBOX_DELIVERED_DELAY_MS: '800',
+      SANDBOX_READ_DELAY_MS: '400',
+      OUTBOX_SPACING: '0ms',
+    });
     gateway = await startGateway(config, {
       logger: pino({ level: 'silent' }),
       validateResponses: true,
@@ -32,16 +36,25 @@ describe('sandbox inbound and receipts while the store cannot write', () => {
     const shop = await createDevice(api, 'shop', '4915100000011');
     await goOnline(api, shop);
 
-    const accepted = await api('POST', '/sandbox/devices/shop/inbound', { admin: true, json: { from: '4915100000099', body: 'before' } });
+    const accepted = await api('POST', '/sandbox/devices/shop/inbound', {
+      admin: true,
+      json: { from: '4915100000099', body: 'before' },
+    });
     expect(accepted.status).toBe(202);
     // Durable when answered: no waiting for it.
     expect((await received(store, 'shop')).map((m) => m.body)).toEqual(['before']);
 
     const { waMessageId } = await send(api, shop, '4915100000022', 'hi');
-    await eventually(async () => (await statuses(store, 'shop')).some((s) => s.status === 'sent'), 'the message to be sent');
+    await eventually(
+      async () => (await statuses(store, 'shop')).some((s) => s.status === 'sent'),
+      'the message to be sent',
+    );
 
     failing!.failing = true;
-    const refused = await api('POST', '/sandbox/devices/shop/inbound', { admin: true, json: { from: '4915100000099', body: 'during' } });
+    const refused = await api('POST', '/sandbox/devices/shop/inbound', {
+      admin: true,
+      json: { from: '4915100000099', body: 'during' },
+    });
     // The failing store reports a full disk (SQLITE_FULL): the error table answers 507, which says what to fix.
     expect(refused.status).toBe(507);
     expect(refused.headers.get('content-type')).toContain('application/problem+json');
@@ -51,15 +64,28 @@ describe('sandbox inbound and receipts while the store cannot write', () => {
     const actor = gateway.sessions.peek('shop')!;
     await eventually(() => actor.heldReports() === 2, 'both receipts held', 10_000);
     expect(gateway.sessions.state('shop')).toBe('reconnecting');
-    const closedIntake = await api('POST', '/sandbox/devices/shop/inbound', { admin: true, json: { from: '4915100000099', body: 'held' } });
+    const closedIntake = await api('POST', '/sandbox/devices/shop/inbound', {
+      admin: true,
+      json: { from: '4915100000099', body: 'held' },
+    });
     expect(closedIntake.status).toBe(409);
 
     failing!.failing = false;
     await eventually(() => gateway!.sessions.state('shop') === 'online', 'online again', 15_000);
-    await eventually(async () => (await statuses(store, 'shop')).filter((s) => s.waMessageId === waMessageId).length === 3, 'the receipts recorded');
-    expect((await statuses(store, 'shop')).filter((s) => s.waMessageId === waMessageId).map((s) => s.status)).toEqual(['sent', 'delivered', 'read']);
+    await eventually(
+      async () => (await statuses(store, 'shop')).filter((s) => s.waMessageId === waMessageId).length === 3,
+      'the receipts recorded',
+    );
+    expect((await statuses(store, 'shop')).filter((s) => s.waMessageId === waMessageId).map((s) => s.status)).toEqual([
+      'sent',
+      'delivered',
+      'read',
+    ]);
 
-    const after = await api('POST', '/sandbox/devices/shop/inbound', { admin: true, json: { from: '4915100000099', body: 'after' } });
+    const after = await api('POST', '/sandbox/devices/shop/inbound', {
+      admin: true,
+      json: { from: '4915100000099', body: 'after' },
+    });
     expect(after.status).toBe(202);
     // The refused message was never recorded: the sender was told.
     expect((await received(store, 'shop')).map((m) => m.body)).toEqual(['before', 'after']);

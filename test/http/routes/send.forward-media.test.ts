@@ -5,7 +5,9 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
-vi.mock('node:fs/promises', async (importOriginal) => (await import('../../support/fsync-recorder.js')).recordingSyncs(await importOriginal()));
+vi.mock('node:fs/promises', async (importOriginal) =>
+  (await import('../../support/fsync-recorder.js')).recordingSyncs(await importOriginal()),
+);
 
 const { synced } = await import('../../support/fsync-recorder.js');
 
@@ -13,7 +15,10 @@ const { startTestGateway } = await import('../../support/gateway.js');
 const { tempDir } = await import('../../support/temp-dir.js');
 
 const TO = '4915112345678';
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+  'base64',
+);
 
 describe('forwarded media on disk', () => {
   let gw: Awaited<ReturnType<typeof startTestGateway>>;
@@ -25,11 +30,22 @@ describe('forwarded media on disk', () => {
   afterAll(() => gw.close());
 
   it('is fsynced, file and folder, before the 202', async () => {
-    const original = await gw.api('POST', '/devices/shop/send/image', { deviceKey: key, json: { to: TO, base64: PNG.toString('base64') } });
+    const original = await gw.api('POST', '/devices/shop/send/image', {
+      deviceKey: key,
+      json: { to: TO, base64: PNG.toString('base64') },
+    });
     expect(original.status).toBe(202);
     synced.splice(0);
-    const forward = await gw.api('POST', '/devices/shop/send/forward', { deviceKey: key, json: { to: TO, messageId: original.body.waMessageId } });
+    const forward = await gw.api('POST', '/devices/shop/send/forward', {
+      deviceKey: key,
+      json: { to: TO, messageId: original.body.waMessageId },
+    });
     expect(forward.status, JSON.stringify(forward.body)).toBe(202);
-    expect(synced).toEqual(expect.arrayContaining([join(gw.dataDir, 'media', 'shop', forward.body.outboxId), join(gw.dataDir, 'media', 'shop')]));
+    expect(synced).toEqual(
+      expect.arrayContaining([
+        join(gw.dataDir, 'media', 'shop', forward.body.outboxId),
+        join(gw.dataDir, 'media', 'shop'),
+      ]),
+    );
   });
 });

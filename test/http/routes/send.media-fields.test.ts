@@ -10,15 +10,21 @@ import { rawRequest } from '../../support/raw-http.js';
 import { tempDir } from '../../support/temp-dir.js';
 
 const TO = '4915112345678';
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+  'base64',
+);
 
 describe('media fields that come outside the JSON fields', () => {
   let gw: Awaited<ReturnType<typeof startTestGateway>>;
   let key: string;
-  const queuedCount = async () => (await gw.store.readStream(outboxStream('shop'))).filter((e) => e.type === 'OutboxMessageQueued').length;
+  const queuedCount = async () =>
+    (await gw.store.readStream(outboxStream('shop'))).filter((e) => e.type === 'OutboxMessageQueued').length;
   const lastQueued = async () => {
     const events = await gw.store.readStream(outboxStream('shop'));
-    return events.filter((e) => e.type === 'OutboxMessageQueued').at(-1)!.data as { content: { media: { filename?: string; mimetype: string } } };
+    return events.filter((e) => e.type === 'OutboxMessageQueued').at(-1)!.data as {
+      content: { media: { filename?: string; mimetype: string } };
+    };
   };
   const upload = (filename: string) =>
     rawRequest(
@@ -34,7 +40,10 @@ describe('media fields that come outside the JSON fields', () => {
   const problemOf = (answer: { status: number; headers: Record<string, unknown>; text: string }) => ({
     status: answer.status,
     type: answer.headers['content-type'],
-    errors: answer.status === 202 ? undefined : (JSON.parse(answer.text) as { errors?: Array<{ path: string }> }).errors?.map((e) => e.path),
+    errors:
+      answer.status === 202
+        ? undefined
+        : (JSON.parse(answer.text) as { errors?: Array<{ path: string }> }).errors?.map((e) => e.path),
   });
 
   beforeAll(async () => {
@@ -62,11 +71,17 @@ describe('media fields that come outside the JSON fields', () => {
   });
 
   it('refuses a data: URL type that is no media type, as the JSON mimetype is', async () => {
-    const json = await gw.api('POST', '/devices/shop/send/image', { deviceKey: key, json: { to: TO, mimetype: 'image/png\r\nX-Injected: 1', base64: PNG.toString('base64') } });
+    const json = await gw.api('POST', '/devices/shop/send/image', {
+      deviceKey: key,
+      json: { to: TO, mimetype: 'image/png\r\nX-Injected: 1', base64: PNG.toString('base64') },
+    });
     expect(json.status).toBe(400);
     const before = await queuedCount();
     for (const type of ['image/png\r\nX-Injected: 1', `image/${'x'.repeat(300)}`, 'png']) {
-      const answer = await gw.api('POST', '/devices/shop/send/image', { deviceKey: key, json: { to: TO, base64: `data:${type};base64,${PNG.toString('base64')}` } });
+      const answer = await gw.api('POST', '/devices/shop/send/image', {
+        deviceKey: key,
+        json: { to: TO, base64: `data:${type};base64,${PNG.toString('base64')}` },
+      });
       expect({ status: answer.status, code: answer.body.code, errors: answer.body.errors }, type).toEqual({
         status: 400,
         code: 'invalid_request',
@@ -74,7 +89,10 @@ describe('media fields that come outside the JSON fields', () => {
       });
     }
     expect(await queuedCount()).toBe(before);
-    const fine = await gw.api('POST', '/devices/shop/send/image', { deviceKey: key, json: { to: TO, base64: `data:image/png;base64,${PNG.toString('base64')}` } });
+    const fine = await gw.api('POST', '/devices/shop/send/image', {
+      deviceKey: key,
+      json: { to: TO, base64: `data:image/png;base64,${PNG.toString('base64')}` },
+    });
     expect(fine.status).toBe(202);
     expect((await lastQueued()).content.media.mimetype).toBe('image/png');
   });

@@ -12,11 +12,18 @@ import { ADMIN_KEY, type Api, startTestGateway } from '../../support/gateway.js'
 import { tempDir } from '../../support/temp-dir.js';
 
 const TO = '4915112345678';
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+  'base64',
+);
 /** An ID3 tag and two MPEG audio frame headers, and an MP4 ftyp box: enough for type detection. */
 const MP3_FRAME = Buffer.concat([Buffer.from([0xff, 0xfb, 0x90, 0x64]), Buffer.alloc(413)]);
 const MP3 = Buffer.concat([Buffer.from([0x49, 0x44, 0x33, 3, 0, 0, 0, 0, 0, 0]), MP3_FRAME, MP3_FRAME]);
-const MP4 = Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypisom\x00\x00\x02\x00isomiso2', 'latin1'), Buffer.alloc(64)]);
+const MP4 = Buffer.concat([
+  Buffer.from([0, 0, 0, 0x18]),
+  Buffer.from('ftypisom\x00\x00\x02\x00isomiso2', 'latin1'),
+  Buffer.alloc(64),
+]);
 const IMAGE_LIMIT = 64 * 1024;
 const FILE_LIMIT = 128 * 1024;
 
@@ -25,23 +32,42 @@ describe('sending over HTTP', () => {
   let api: Api;
   let key: string;
   let dataDir: string;
-  const send = (kind: string, json: unknown, headers: Record<string, string> = {}) => api('POST', `/devices/shop/send/${kind}`, { deviceKey: key, json, headers });
-  const multipart = async (kind: string, fields: Record<string, string | string[]>, file?: { bytes: Buffer; name: string; type?: string }) => {
+  const send = (kind: string, json: unknown, headers: Record<string, string> = {}) =>
+    api('POST', `/devices/shop/send/${kind}`, { deviceKey: key, json, headers });
+  const multipart = async (
+    kind: string,
+    fields: Record<string, string | string[]>,
+    file?: { bytes: Buffer; name: string; type?: string },
+  ) => {
     const form = new FormData();
     for (const [name, value] of Object.entries(fields)) for (const part of [value].flat()) form.append(name, part);
     if (file) form.set('file', new Blob([file.bytes], file.type ? { type: file.type } : {}), file.name);
-    const response = await fetch(`${gateway.url}/devices/shop/send/${kind}`, { method: 'POST', headers: { 'x-device-key': key }, body: form });
+    const response = await fetch(`${gateway.url}/devices/shop/send/${kind}`, {
+      method: 'POST',
+      headers: { 'x-device-key': key },
+      body: form,
+    });
     return { status: response.status, body: (await response.json()) as any };
   };
   const queuedEvent = async (outboxId: string) => {
     const events = await gateway.store.readStream(outboxStream('shop'));
-    return events.find((e) => e.type === 'OutboxMessageQueued' && (e.data as OutboxMessageQueuedData).outboxId === outboxId)!.data as OutboxMessageQueuedData;
+    return events.find(
+      (e) => e.type === 'OutboxMessageQueued' && (e.data as OutboxMessageQueuedData).outboxId === outboxId,
+    )!.data as OutboxMessageQueuedData;
   };
-  const outboxIds = async () => (await api('GET', '/devices/shop/outbox?limit=500', { deviceKey: key })).body.items.map((i: { outboxId: string }) => i.outboxId);
+  const outboxIds = async () =>
+    (await api('GET', '/devices/shop/outbox?limit=500', { deviceKey: key })).body.items.map(
+      (i: { outboxId: string }) => i.outboxId,
+    );
 
   beforeAll(async () => {
     dataDir = tempDir('dmg-send-');
-    gateway = await startTestGateway({ DATA_DIR: dataDir, DEFAULT_ENGINE: 'sandbox', MEDIA_MAX_BYTES: String(IMAGE_LIMIT), MEDIA_FILE_MAX_BYTES: String(FILE_LIMIT) });
+    gateway = await startTestGateway({
+      DATA_DIR: dataDir,
+      DEFAULT_ENGINE: 'sandbox',
+      MEDIA_MAX_BYTES: String(IMAGE_LIMIT),
+      MEDIA_FILE_MAX_BYTES: String(FILE_LIMIT),
+    });
     api = gateway.api;
     const created = await api('POST', '/devices', { admin: true, json: { id: 'shop', name: 'Shop' } });
     key = created.body.deviceKey;
@@ -77,30 +103,70 @@ describe('sending over HTTP', () => {
       expect(await outboxIds()).toContain(answer.body.outboxId);
       const queued = await queuedEvent(answer.body.outboxId);
       expect(queued.waMessageId).toBe(answer.body.waMessageId);
-      if (kind === 'image') expect(queued.content).toMatchObject({ media: { source: 'stored', mimetype: 'image/png', size: PNG.length }, caption: 'a pixel' });
+      if (kind === 'image')
+        expect(queued.content).toMatchObject({
+          media: { source: 'stored', mimetype: 'image/png', size: PNG.length },
+          caption: 'a pixel',
+        });
       if (kind === 'video') expect(queued.content).toMatchObject({ media: { mimetype: 'video/mp4' } });
       if (kind === 'audio') expect(queued.content).toMatchObject({ media: { mimetype: 'audio/mpeg' }, ptt: true });
-      if (kind === 'file') expect(queued.content).toMatchObject({ media: { mimetype: 'application/octet-stream', filename: 'notes.txt' } });
-      if (kind === 'link') expect(queued.content).toEqual({ kind: 'link', url: 'https://example.com/a', text: 'look https://example.com/a', preview: true });
-      if (kind === 'reaction') expect(queued.content).toEqual({ kind: 'reaction', messageId: '3EB0ABCDEF0123456789AB', emoji: '👍', fromMe: false });
+      if (kind === 'file')
+        expect(queued.content).toMatchObject({
+          media: { mimetype: 'application/octet-stream', filename: 'notes.txt' },
+        });
+      if (kind === 'link')
+        expect(queued.content).toEqual({
+          kind: 'link',
+          url: 'https://example.com/a',
+          text: 'look https://example.com/a',
+          preview: true,
+        });
+      if (kind === 'reaction')
+        expect(queued.content).toEqual({
+          kind: 'reaction',
+          messageId: '3EB0ABCDEF0123456789AB',
+          emoji: '👍',
+          fromMe: false,
+        });
     }
   });
 
   it('accepts media as multipart/form-data with the other fields as parts', async () => {
     const image = await multipart('image', { to: TO, caption: 'from a form' }, { bytes: PNG, name: 'pixel.png' });
     expect(image.status, JSON.stringify(image.body)).toBe(202);
-    expect((await queuedEvent(image.body.outboxId)).content).toMatchObject({ kind: 'image', caption: 'from a form', media: { mimetype: 'image/png', size: PNG.length } });
+    expect((await queuedEvent(image.body.outboxId)).content).toMatchObject({
+      kind: 'image',
+      caption: 'from a form',
+      media: { mimetype: 'image/png', size: PNG.length },
+    });
     const audio = await multipart('audio', { to: TO, ptt: 'true' }, { bytes: MP3, name: 'voice.mp3' });
     expect(audio.status).toBe(202);
-    expect((await queuedEvent(audio.body.outboxId)).content).toMatchObject({ kind: 'audio', ptt: true, media: { mimetype: 'audio/mpeg' } });
+    expect((await queuedEvent(audio.body.outboxId)).content).toMatchObject({
+      kind: 'audio',
+      ptt: true,
+      media: { mimetype: 'audio/mpeg' },
+    });
     const video = await multipart('video', { to: TO }, { bytes: MP4, name: 'clip.mp4' });
     expect(video.status).toBe(202);
     // A file part's own name is the file name unless one is given.
-    const file = await multipart('file', { to: TO, caption: 'the report' }, { bytes: Buffer.from('%PDF-1.4\n%âãÏÓ\n'), name: 'report.pdf' });
+    const file = await multipart(
+      'file',
+      { to: TO, caption: 'the report' },
+      { bytes: Buffer.from('%PDF-1.4\n%âãÏÓ\n'), name: 'report.pdf' },
+    );
     expect(file.status, JSON.stringify(file.body)).toBe(202);
-    expect((await queuedEvent(file.body.outboxId)).content).toMatchObject({ media: { filename: 'report.pdf', mimetype: 'application/pdf' }, caption: 'the report' });
-    const named = await multipart('file', { to: TO, filename: 'renamed.pdf', mimetype: 'application/x-custom' }, { bytes: Buffer.from('abc'), name: 'x.bin' });
-    expect((await queuedEvent(named.body.outboxId)).content).toMatchObject({ media: { filename: 'renamed.pdf', mimetype: 'application/x-custom' } });
+    expect((await queuedEvent(file.body.outboxId)).content).toMatchObject({
+      media: { filename: 'report.pdf', mimetype: 'application/pdf' },
+      caption: 'the report',
+    });
+    const named = await multipart(
+      'file',
+      { to: TO, filename: 'renamed.pdf', mimetype: 'application/x-custom' },
+      { bytes: Buffer.from('abc'), name: 'x.bin' },
+    );
+    expect((await queuedEvent(named.body.outboxId)).content).toMatchObject({
+      media: { filename: 'renamed.pdf', mimetype: 'application/x-custom' },
+    });
     // The bytes wait on disk (not in memory), under the data directory.
     const path = join(dataDir, 'media', 'shop', file.body.outboxId);
     expect(readFileSync(path).toString('latin1')).toContain('%PDF-1.4');
@@ -114,7 +180,11 @@ describe('sending over HTTP', () => {
       form.append('to', TO);
       form.append('file', new Blob([Buffer.from('%PDF-1.4\n')]), 'a.pdf');
       form.append('file', new Blob([Buffer.alloc(100 * 1024, 2)]), 'b.bin');
-      const response = await fetch(`${gateway.url}/devices/shop/send/file`, { method: 'POST', headers: { 'x-device-key': key }, body: form });
+      const response = await fetch(`${gateway.url}/devices/shop/send/file`, {
+        method: 'POST',
+        headers: { 'x-device-key': key },
+        body: form,
+      });
       expect(response.status).toBe(400);
       expect(await response.json()).toMatchObject({ detail: 'only one file part is allowed' });
     }
@@ -123,7 +193,11 @@ describe('sending over HTTP', () => {
 
   it('takes mentions in a multipart body as repeated parts, a comma-separated part or a JSON array, and refuses bad items', async () => {
     const mentionsOf = async (mentions: string | string[]) => {
-      const answer = await multipart('image', { to: TO, caption: '@4915100000001 @4915100000002', mentions }, { bytes: PNG, name: 'pixel.png' });
+      const answer = await multipart(
+        'image',
+        { to: TO, caption: '@4915100000001 @4915100000002', mentions },
+        { bytes: PNG, name: 'pixel.png' },
+      );
       expect(answer.status, JSON.stringify(answer.body)).toBe(202);
       return (await queuedEvent(answer.body.outboxId)).mentions;
     };
@@ -132,7 +206,11 @@ describe('sending over HTTP', () => {
     expect(await mentionsOf('4915100000001, 4915100000002')).toEqual(both);
     expect(await mentionsOf(JSON.stringify(both))).toEqual(both);
     expect(await mentionsOf('4915100000001')).toEqual(['4915100000001']);
-    const bad = await multipart('image', { to: TO, mentions: '4915100000001,not-a-number' }, { bytes: PNG, name: 'pixel.png' });
+    const bad = await multipart(
+      'image',
+      { to: TO, mentions: '4915100000001,not-a-number' },
+      { bytes: PNG, name: 'pixel.png' },
+    );
     expect(bad.status).toBe(400);
     expect(JSON.stringify(bad.body)).toContain('/mentions/1');
   });
@@ -175,19 +253,38 @@ describe('sending over HTTP', () => {
       expect(answer.body.code).toBe('invalid_request');
       const [where, missing] = path.split(':');
       const errors: Array<{ path: string; message: string }> = answer.body.errors;
-      expect(errors.map((e) => e.path), `${kind} ${JSON.stringify(body).slice(0, 80)}`).toContain(where);
+      expect(
+        errors.map((e) => e.path),
+        `${kind} ${JSON.stringify(body).slice(0, 80)}`,
+      ).toContain(where);
       if (missing) expect(errors.find((e) => e.path === where)!.message).toContain(missing);
     }
     expect(readdirSync(incoming)).toHaveLength(spooled);
-    const proto = await api('POST', '/devices/shop/send/text', { deviceKey: key, raw: `{"to":"${TO}","text":"x","__proto__":{"a":1}}`, headers: { 'content-type': 'application/json' } });
+    const proto = await api('POST', '/devices/shop/send/text', {
+      deviceKey: key,
+      raw: `{"to":"${TO}","text":"x","__proto__":{"a":1}}`,
+      headers: { 'content-type': 'application/json' },
+    });
     expect(proto.status).toBe(400);
-    const malformed = await api('POST', '/devices/shop/send/image', { deviceKey: key, raw: '{"to":', headers: { 'content-type': 'application/json' } });
+    const malformed = await api('POST', '/devices/shop/send/image', {
+      deviceKey: key,
+      raw: '{"to":',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(malformed.body.code).toBe('malformed_json');
-    const notJson = await api('POST', '/devices/shop/send/text', { deviceKey: key, raw: 'to=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const notJson = await api('POST', '/devices/shop/send/text', {
+      deviceKey: key,
+      raw: 'to=1',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(notJson.status).toBe(415);
     const formForText = await multipart('location', { to: TO, latitude: '1', longitude: '2' });
     expect(formForText.status).toBe(415);
-    const twoSources = await multipart('image', { to: TO, url: 'https://example.com/a.png' }, { bytes: PNG, name: 'a.png' });
+    const twoSources = await multipart(
+      'image',
+      { to: TO, url: 'https://example.com/a.png' },
+      { bytes: PNG, name: 'a.png' },
+    );
     expect(twoSources.status).toBe(400);
     const unknownField = await multipart('image', { to: TO, colour: 'red' }, { bytes: PNG, name: 'a.png' });
     expect(unknownField.status).toBe(400);
@@ -196,7 +293,7 @@ describe('sending over HTTP', () => {
     expect((await outboxIds()).length).toBe(before);
   });
 
-  it('takes an empty optional text (caption, a place\'s name or address) as none (they have no minimum length)', async () => {
+  it("takes an empty optional text (caption, a place's name or address) as none (they have no minimum length)", async () => {
     for (const [kind, body] of [
       ['image', { to: TO, base64: PNG.toString('base64'), caption: '' }],
       ['file', { to: TO, base64: 'aGVsbG8=', filename: 'a.txt', caption: '' }],
@@ -207,9 +304,20 @@ describe('sending over HTTP', () => {
   });
 
   it('reads numbers as people write them, and refuses a national number in words', async () => {
-    const forms = ['+49 151 1234-5678', '+49 (151) 1234.5678', '0049 15112345678', '4915112345678@s.whatsapp.net', '4915112345678@c.us', '4915112345678:12@s.whatsapp.net'];
+    const forms = [
+      '+49 151 1234-5678',
+      '+49 (151) 1234.5678',
+      '0049 15112345678',
+      '4915112345678@s.whatsapp.net',
+      '4915112345678@c.us',
+      '4915112345678:12@s.whatsapp.net',
+    ];
     for (const to of forms) {
-      const answer = await send('text', { to: to.replace('12345678', '12345678'), text: 'hi', mentions: ['+49 151 1234 5678'] });
+      const answer = await send('text', {
+        to: to.replace('12345678', '12345678'),
+        text: 'hi',
+        mentions: ['+49 151 1234 5678'],
+      });
       expect(answer.status, to).toBe(202);
       const queued = await queuedEvent(answer.body.outboxId);
       expect(queued.to, to).toBe('4915112345678');
@@ -241,7 +349,11 @@ describe('sending over HTTP', () => {
     expect(unknown.status).toBe(415);
     expect(unknown.body.detail).toContain('give mimetype');
     // With the type given, bytes that cannot be recognised are accepted as that type.
-    const given = await send('image', { to: TO, base64: Buffer.from('raw bytes').toString('base64'), mimetype: 'image/webp' });
+    const given = await send('image', {
+      to: TO,
+      base64: Buffer.from('raw bytes').toString('base64'),
+      mimetype: 'image/webp',
+    });
     expect(given.status).toBe(202);
   });
 
@@ -258,18 +370,36 @@ describe('sending over HTTP', () => {
     expect(tooBigForm.status).toBe(413);
     // Files have their own, larger limit.
     expect((await send('file', { to: TO, base64: over.toString('base64'), filename: 'big.bin' })).status).toBe(202);
-    expect((await multipart('file', { to: TO }, { bytes: Buffer.alloc(FILE_LIMIT, 2), name: 'max.bin' })).status).toBe(202);
-    expect((await multipart('file', { to: TO }, { bytes: Buffer.alloc(FILE_LIMIT + 1, 2), name: 'over.bin' })).status).toBe(413);
+    expect((await multipart('file', { to: TO }, { bytes: Buffer.alloc(FILE_LIMIT, 2), name: 'max.bin' })).status).toBe(
+      202,
+    );
+    expect(
+      (await multipart('file', { to: TO }, { bytes: Buffer.alloc(FILE_LIMIT + 1, 2), name: 'over.bin' })).status,
+    ).toBe(413);
     // A JSON body far over the limit is refused before it is read.
-    const huge = await api('POST', '/devices/shop/send/image', { deviceKey: key, raw: JSON.stringify({ to: TO, base64: 'A'.repeat(4 * IMAGE_LIMIT) }), headers: { 'content-type': 'application/json' } });
+    const huge = await api('POST', '/devices/shop/send/image', {
+      deviceKey: key,
+      raw: JSON.stringify({ to: TO, base64: 'A'.repeat(4 * IMAGE_LIMIT) }),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(huge.status).toBe(413);
     // Other routes keep their 1 MiB JSON limit.
-    const bigText = await api('POST', '/devices/shop/send/text', { deviceKey: key, raw: JSON.stringify({ to: TO, text: 'x'.repeat(1_100_000) }), headers: { 'content-type': 'application/json' } });
+    const bigText = await api('POST', '/devices/shop/send/text', {
+      deviceKey: key,
+      raw: JSON.stringify({ to: TO, text: 'x'.repeat(1_100_000) }),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(bigText.status).toBe(413);
   });
 
   it('refuses a media URL that points to a private network (400), unless allowed', async () => {
-    for (const url of ['http://127.0.0.1/a.png', 'http://localhost:8080/a.png', 'http://[::1]/a.png', 'http://169.254.169.254/latest/meta-data', 'http://10.1.2.3/a.png']) {
+    for (const url of [
+      'http://127.0.0.1/a.png',
+      'http://localhost:8080/a.png',
+      'http://[::1]/a.png',
+      'http://169.254.169.254/latest/meta-data',
+      'http://10.1.2.3/a.png',
+    ]) {
       const answer = await send('image', { to: TO, url });
       expect(answer.status, url).toBe(400);
       expect(answer.body.errors[0].path).toBe('/url');
@@ -280,10 +410,17 @@ describe('sending over HTTP', () => {
 
   it('answers 202 whatever the session state, 404 for an unknown device (admin) and 401 without a key', async () => {
     expect((await api('GET', '/devices/shop/session/state', { deviceKey: key })).body.state).toBe('closed');
-    expect((await api('POST', '/devices/nobody/send/text', { admin: true, json: { to: TO, text: 'x' } })).status).toBe(404);
+    expect((await api('POST', '/devices/nobody/send/text', { admin: true, json: { to: TO, text: 'x' } })).status).toBe(
+      404,
+    );
     expect((await api('POST', '/devices/shop/send/text', { json: { to: TO, text: 'x' } })).status).toBe(401);
-    expect((await api('POST', '/devices/shop/send/image', { json: { to: TO, url: 'https://example.com/a.png' } })).status).toBe(401);
-    const viaAdmin = await api('POST', '/devices/shop/send/text', { headers: { 'x-admin-key': ADMIN_KEY }, json: { to: TO, text: 'from the admin' } });
+    expect(
+      (await api('POST', '/devices/shop/send/image', { json: { to: TO, url: 'https://example.com/a.png' } })).status,
+    ).toBe(401);
+    const viaAdmin = await api('POST', '/devices/shop/send/text', {
+      headers: { 'x-admin-key': ADMIN_KEY },
+      json: { to: TO, text: 'from the admin' },
+    });
     expect(viaAdmin.status).toBe(202);
   });
 
@@ -294,7 +431,9 @@ describe('sending over HTTP', () => {
     expect(first.status).toBe(202);
     expect(again.status).toBe(202);
     expect(again.body).toEqual(first.body);
-    const racing = await Promise.all(Array.from({ length: 10 }, () => send('text', { to: TO, text: 'raced' }, { 'idempotency-key': 'race-1' })));
+    const racing = await Promise.all(
+      Array.from({ length: 10 }, () => send('text', { to: TO, text: 'raced' }, { 'idempotency-key': 'race-1' })),
+    );
     expect(new Set(racing.map((r) => r.body.outboxId)).size).toBe(1);
     const ids = await outboxIds();
     expect(ids.filter((id: string) => id === first.body.outboxId)).toHaveLength(1);
@@ -303,7 +442,9 @@ describe('sending over HTTP', () => {
     const reused = await send('text', { to: TO, text: 'something else' }, headers);
     expect(reused.status).toBe(422);
     expect(reused.body.code).toBe('idempotency_key_reused');
-    expect((await send('text', { to: TO, text: 'only once' }, { 'idempotency-key': 'order-4712' })).body.outboxId).not.toBe(first.body.outboxId);
+    expect(
+      (await send('text', { to: TO, text: 'only once' }, { 'idempotency-key': 'order-4712' })).body.outboxId,
+    ).not.toBe(first.body.outboxId);
     // Media too: the same upload under the same key is one message.
     const media = { to: TO, base64: PNG.toString('base64') };
     const m1 = await send('image', media, { 'idempotency-key': 'img-1' });
@@ -316,24 +457,47 @@ describe('sending over HTTP', () => {
   it('a repeated Idempotency-Key that another process queued is answered once the read models here show that message', async () => {
     const created = await api('POST', '/devices', { admin: true, json: { id: 'elsewhere', name: 'Elsewhere' } });
     const headers = (k: string) => ({ 'idempotency-key': k });
-    const sendThere = (k: string) => api('POST', '/devices/elsewhere/send/text', { deviceKey: created.body.deviceKey, json: { to: TO, text: 'once' }, headers: headers(k) });
+    const sendThere = (k: string) =>
+      api('POST', '/devices/elsewhere/send/text', {
+        deviceKey: created.body.deviceKey,
+        json: { to: TO, text: 'once' },
+        headers: headers(k),
+      });
     const first = await sendThere('there-1');
-    const queued = (await gateway.store.readStream(outboxStream('elsewhere'))).find((e) => e.type === 'OutboxMessageQueued')!;
+    const queued = (await gateway.store.readStream(outboxStream('elsewhere'))).find(
+      (e) => e.type === 'OutboxMessageQueued',
+    )!;
     const data = queued.data as OutboxMessageQueuedData;
     expect(data.outboxId).toBe(first.body.outboxId);
     // Another process queues the same request under a second key; this one has not folded it yet.
     await gateway.projections.stop();
-    const theirs = { ...data, outboxId: randomUUID(), waMessageId: '3EB0ELSEWHERE000000002', seq: data.seq + 1, idempotency: { key: 'there-2', fingerprint: data.idempotency!.fingerprint } };
-    await gateway.store.append(outboxStream('elsewhere'), [{ type: 'OutboxMessageQueued', data: theirs }], { expectedRevision: queued.revision });
+    const theirs = {
+      ...data,
+      outboxId: randomUUID(),
+      waMessageId: '3EB0ELSEWHERE000000002',
+      seq: data.seq + 1,
+      idempotency: { key: 'there-2', fingerprint: data.idempotency!.fingerprint },
+    };
+    await gateway.store.append(outboxStream('elsewhere'), [{ type: 'OutboxMessageQueued', data: theirs }], {
+      expectedRevision: queued.revision,
+    });
     const repeated = sendThere('there-2');
-    const early = await Promise.race([repeated.then(() => 'answered'), new Promise((resolve) => setTimeout(() => resolve('waiting'), 500))]);
+    const early = await Promise.race([
+      repeated.then(() => 'answered'),
+      new Promise((resolve) => setTimeout(() => resolve('waiting'), 500)),
+    ]);
     expect(early).toBe('waiting');
     await gateway.projections.start();
     const answer = await repeated;
     expect(answer.status).toBe(202);
     expect(answer.body.outboxId).toBe(theirs.outboxId);
-    expect((await api('GET', `/devices/elsewhere/messages/${theirs.waMessageId}`, { deviceKey: created.body.deviceKey })).status).toBe(200);
-    const listed = (await api('GET', '/devices/elsewhere/outbox', { deviceKey: created.body.deviceKey })).body.items.map((i: { outboxId: string }) => i.outboxId);
+    expect(
+      (await api('GET', `/devices/elsewhere/messages/${theirs.waMessageId}`, { deviceKey: created.body.deviceKey }))
+        .status,
+    ).toBe(200);
+    const listed = (
+      await api('GET', '/devices/elsewhere/outbox', { deviceKey: created.body.deviceKey })
+    ).body.items.map((i: { outboxId: string }) => i.outboxId);
     expect(listed).toContain(theirs.outboxId);
   });
 

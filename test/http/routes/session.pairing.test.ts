@@ -18,29 +18,49 @@ describe('pairing by code (sandbox)', () => {
   it('answers a code and `pairing`; the right code links the number asked for', async () => {
     const { api } = gateway;
     const device = await createSandboxDevice(api, 'pair-1');
-    const paired = await api('POST', `/devices/${device.id}/session/pair`, { deviceKey: device.key, json: { phone: '4915100007777' } });
+    const paired = await api('POST', `/devices/${device.id}/session/pair`, {
+      deviceKey: device.key,
+      json: { phone: '4915100007777' },
+    });
     expect(paired.status).toBe(202);
-    expect(paired.body).toEqual({ state: 'pairing', pairingCode: expect.stringMatching(/^[A-Z0-9]{4}-[A-Z0-9]{4}$/), expiresAt: expect.any(String) });
-    expect((await api('GET', `/devices/${device.id}/session/state`, { deviceKey: device.key })).body.state).toBe('pairing');
+    expect(paired.body).toEqual({
+      state: 'pairing',
+      pairingCode: expect.stringMatching(/^[A-Z0-9]{4}-[A-Z0-9]{4}$/),
+      expiresAt: expect.any(String),
+    });
+    expect((await api('GET', `/devices/${device.id}/session/state`, { deviceKey: device.key })).body.state).toBe(
+      'pairing',
+    );
     // No QR while pairing by code.
     expect((await api('GET', `/devices/${device.id}/session/qr`, { deviceKey: device.key })).status).toBe(409);
 
     const wrong = await api('POST', `/sandbox/devices/${device.id}/pair`, { admin: true, json: { code: 'AAAA-AAAA' } });
     expect(wrong.status).toBe(422);
     expect(wrong.body.code).toBe('invalid_pairing_code');
-    expect((await api('GET', `/devices/${device.id}/session/state`, { deviceKey: device.key })).body.state).toBe('pairing');
+    expect((await api('GET', `/devices/${device.id}/session/state`, { deviceKey: device.key })).body.state).toBe(
+      'pairing',
+    );
 
     // Asking again answers the code on show now (renewed).
-    const again = await api('POST', `/devices/${device.id}/session/pair`, { deviceKey: device.key, json: { phone: '4915100007777' } });
+    const again = await api('POST', `/devices/${device.id}/session/pair`, {
+      deviceKey: device.key,
+      json: { phone: '4915100007777' },
+    });
     expect(again.status).toBe(202);
-    const entered = await api('POST', `/sandbox/devices/${device.id}/pair`, { admin: true, json: { code: again.body.pairingCode.toLowerCase() } });
+    const entered = await api('POST', `/sandbox/devices/${device.id}/pair`, {
+      admin: true,
+      json: { code: again.body.pairingCode.toLowerCase() },
+    });
     expect(entered.status).toBe(202);
     const online = await waitForState(api, device, 'online');
     expect(online.phone).toBe('4915100007777');
     const states = (await sessionChanges(gateway.store, device.id)).map((c) => c.state);
     expect(states).toEqual(['connecting', 'qr', 'pairing', 'connecting', 'online']);
 
-    const linked = await api('POST', `/devices/${device.id}/session/pair`, { deviceKey: device.key, json: { phone: '4915100007777' } });
+    const linked = await api('POST', `/devices/${device.id}/session/pair`, {
+      deviceKey: device.key,
+      json: { phone: '4915100007777' },
+    });
     expect(linked.status).toBe(409);
     expect(linked.body.code).toBe('pairing_unavailable');
     // Credentials persist: close and open needs no code.
@@ -55,13 +75,26 @@ describe('pairing by code (sandbox)', () => {
     const none = await api('POST', `/sandbox/devices/${device.id}/pair`, { admin: true, json: { code: 'ABCD-EFGH' } });
     expect(none.status).toBe(409);
     expect(none.body.code).toBe('pairing_unavailable');
-    expect((await api('POST', `/devices/${device.id}/session/pair`, { deviceKey: device.key, json: { phone: '12' } })).status).toBe(400);
-    const unknown = await api('POST', `/devices/${device.id}/session/pair`, { deviceKey: device.key, json: { phone: '4915100000000' } });
+    expect(
+      (await api('POST', `/devices/${device.id}/session/pair`, { deviceKey: device.key, json: { phone: '12' } }))
+        .status,
+    ).toBe(400);
+    const unknown = await api('POST', `/devices/${device.id}/session/pair`, {
+      deviceKey: device.key,
+      json: { phone: '4915100000000' },
+    });
     expect(unknown.status).toBe(400);
     // A refused request leaves the session as it was: the one it opened to ask is closed again.
     await waitForState(api, device, 'closed');
     const other = await createSandboxDevice(api, 'pair-3');
     await bringOnline(api, other, '4915100008888');
-    expect((await api('POST', `/devices/${other.id}/session/pair`, { deviceKey: other.key, json: { phone: '4915100008888' } })).status).toBe(409);
+    expect(
+      (
+        await api('POST', `/devices/${other.id}/session/pair`, {
+          deviceKey: other.key,
+          json: { phone: '4915100008888' },
+        })
+      ).status,
+    ).toBe(409);
   });
 });

@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Api, startTestGateway } from '../../support/gateway.js';
 import { parsePng } from '../../support/png.js';
-import { type TestDevice, bringOnline, createSandboxDevice, sessionChanges, sessionStates, waitForState } from '../../support/sessions.js';
+import {
+  type TestDevice,
+  bringOnline,
+  createSandboxDevice,
+  sessionChanges,
+  sessionStates,
+  waitForState,
+} from '../../support/sessions.js';
 import { eventually } from '../../support/eventually.js';
 
 describe('session lifecycle over HTTP (sandbox engine)', () => {
@@ -9,14 +16,22 @@ describe('session lifecycle over HTTP (sandbox engine)', () => {
   let api: Api;
 
   beforeAll(async () => {
-    gateway = await startTestGateway({ DEFAULT_ENGINE: 'sandbox', SESSION_RECONNECT_BASE_DELAY_MS: '20', SESSION_RECONNECT_MAX_DELAY_MS: '200' });
+    gateway = await startTestGateway({
+      DEFAULT_ENGINE: 'sandbox',
+      SESSION_RECONNECT_BASE_DELAY_MS: '20',
+      SESSION_RECONNECT_MAX_DELAY_MS: '200',
+    });
     api = gateway.api;
   });
   afterAll(() => gateway.close());
 
   const post = (device: TestDevice, action: string, json?: unknown) =>
-    api('POST', `/devices/${device.id}/session/${action}`, { deviceKey: device.key, ...(json === undefined ? {} : { json }) });
-  const get = (device: TestDevice, what: string) => api('GET', `/devices/${device.id}/session/${what}`, { deviceKey: device.key });
+    api('POST', `/devices/${device.id}/session/${action}`, {
+      deviceKey: device.key,
+      ...(json === undefined ? {} : { json }),
+    });
+  const get = (device: TestDevice, what: string) =>
+    api('GET', `/devices/${device.id}/session/${what}`, { deviceKey: device.key });
   const sandbox = (device: TestDevice, action: string, json?: unknown) =>
     api('POST', `/sandbox/devices/${device.id}/${action}`, { admin: true, ...(json === undefined ? {} : { json }) });
 
@@ -28,7 +43,9 @@ describe('session lifecycle over HTTP (sandbox engine)', () => {
     expect(opened.status).toBe(202);
     expect(opened.body).toEqual({ state: 'connecting' });
     // Read your writes: the device list already says so.
-    expect(['connecting', 'qr']).toContain((await api('GET', `/devices/${device.id}`, { admin: true })).body.session.state);
+    expect(['connecting', 'qr']).toContain(
+      (await api('GET', `/devices/${device.id}`, { admin: true })).body.session.state,
+    );
 
     await waitForState(api, device, 'qr');
     const qr = await get(device, 'qr');
@@ -52,7 +69,11 @@ describe('session lifecycle over HTTP (sandbox engine)', () => {
     expect(dropped.status).toBe(202);
     expect(dropped.body).toEqual({ state: 'reconnecting' });
     // The reconnect is quick here (20 ms base delay): the stream shows what polling might miss.
-    await eventually(async () => ((await sessionStates(gateway.store, device.id)).filter((s) => s === 'online').length === 2 ? true : undefined), 'second online');
+    await eventually(
+      async () =>
+        (await sessionStates(gateway.store, device.id)).filter((s) => s === 'online').length === 2 ? true : undefined,
+      'second online',
+    );
 
     const unlinked = await sandbox(device, 'logout');
     expect(unlinked.status).toBe(202);
@@ -155,7 +176,9 @@ describe('session lifecycle over HTTP (sandbox engine)', () => {
     const device = await createSandboxDevice(api, 'life-png');
     await post(device, 'open');
     await waitForState(api, device, 'qr');
-    const response = await fetch(`${gateway.url}/devices/${device.id}/session/qr.png`, { headers: { 'x-device-key': device.key } });
+    const response = await fetch(`${gateway.url}/devices/${device.id}/session/qr.png`, {
+      headers: { 'x-device-key': device.key },
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('image/png');
     expect(response.headers.get('cache-control')).toBe('no-store');
@@ -221,12 +244,22 @@ describe('session lifecycle over HTTP (sandbox engine)', () => {
 
     it('sandbox routes: 404 for unknown devices, 409 for devices of another engine, admin only', async () => {
       expect((await api('POST', '/sandbox/devices/nope/disconnect', { admin: true })).status).toBe(404);
-      const other = await api('POST', '/devices', { admin: true, json: { id: 'a-baileys-device', name: 'b', engine: 'baileys' } });
-      const notSandbox = await api('POST', '/sandbox/devices/a-baileys-device/scan', { admin: true, json: { phone: '4915112340003' } });
+      const other = await api('POST', '/devices', {
+        admin: true,
+        json: { id: 'a-baileys-device', name: 'b', engine: 'baileys' },
+      });
+      const notSandbox = await api('POST', '/sandbox/devices/a-baileys-device/scan', {
+        admin: true,
+        json: { phone: '4915112340003' },
+      });
       expect(notSandbox.status).toBe(409);
       expect(notSandbox.body.code).toBe('not_sandbox_device');
-      expect((await api('POST', `/sandbox/devices/${device.id}/disconnect`, { deviceKey: device.key })).status).toBe(403);
-      expect((await api('POST', '/sandbox/devices/a-baileys-device/logout', { deviceKey: other.body.deviceKey })).status).toBe(403);
+      expect((await api('POST', `/sandbox/devices/${device.id}/disconnect`, { deviceKey: device.key })).status).toBe(
+        403,
+      );
+      expect(
+        (await api('POST', '/sandbox/devices/a-baileys-device/logout', { deviceKey: other.body.deviceKey })).status,
+      ).toBe(403);
       expect((await api('POST', `/devices/nope/session/open`, { admin: true })).status).toBe(404);
     });
 
@@ -267,7 +300,11 @@ describe('session diagnostics while reconnecting', () => {
 
   beforeAll(async () => {
     // A long reconnect delay: the session stays `reconnecting` while the test reads it.
-    gateway = await startTestGateway({ DEFAULT_ENGINE: 'sandbox', SESSION_RECONNECT_BASE_DELAY_MS: '600000', SESSION_RECONNECT_MAX_DELAY_MS: '600000' });
+    gateway = await startTestGateway({
+      DEFAULT_ENGINE: 'sandbox',
+      SESSION_RECONNECT_BASE_DELAY_MS: '600000',
+      SESSION_RECONNECT_MAX_DELAY_MS: '600000',
+    });
   });
   afterAll(() => gateway.close());
 
@@ -279,11 +316,18 @@ describe('session diagnostics while reconnecting', () => {
     const dropped = await api('POST', `/sandbox/devices/${device.id}/disconnect`, { admin: true });
     expect(dropped.body).toEqual({ state: 'reconnecting' });
     const state = await waitForState(api, device, 'reconnecting');
-    expect(state).toMatchObject({ attempt: 1, lastError: { code: 'connection_lost', message: expect.stringContaining('sandbox') } });
+    expect(state).toMatchObject({
+      attempt: 1,
+      lastError: { code: 'connection_lost', message: expect.stringContaining('sandbox') },
+    });
     const next = Date.parse((state as { nextRetryAt?: string }).nextRetryAt ?? '');
     expect(next).toBeGreaterThan(before + 400_000);
     const shown = await api('GET', `/devices/${device.id}`, { admin: true });
-    expect(shown.body.session).toMatchObject({ state: 'reconnecting', attempt: 1, lastError: { code: 'connection_lost' } });
+    expect(shown.body.session).toMatchObject({
+      state: 'reconnecting',
+      attempt: 1,
+      lastError: { code: 'connection_lost' },
+    });
 
     await api('POST', `/devices/${device.id}/session/close`, { deviceKey: device.key, json: {} });
     const closed = await api('GET', `/devices/${device.id}/session/state`, { deviceKey: device.key });

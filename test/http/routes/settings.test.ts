@@ -27,7 +27,8 @@ describe('device settings', () => {
       device = await createSandboxDevice(gateway.api, 'settings-1');
     });
     afterAll(() => gateway?.close());
-    const patch = (json: unknown) => gateway.api('PATCH', `/devices/${device.id}/settings`, { deviceKey: device.key, json });
+    const patch = (json: unknown) =>
+      gateway.api('PATCH', `/devices/${device.id}/settings`, { deviceKey: device.key, json });
 
     it('starts with nothing set', async () => {
       const answer = await gateway.api('GET', `/devices/${device.id}/settings`, { deviceKey: device.key });
@@ -43,7 +44,9 @@ describe('device settings', () => {
       const changed = history.body.items.find((item: { type: string }) => item.type === 'DeviceSettingsChanged');
       expect(changed.data.proxy).toEqual({ url: 'socks5://***:***@proxy.example.com:1080', credentials: '[redacted]' });
       expect(JSON.stringify(history.body)).not.toContain('s3cret');
-      expect((await patch({ proxy: 'http://proxy.example.com:3128' })).body.proxy).toBe('http://proxy.example.com:3128');
+      expect((await patch({ proxy: 'http://proxy.example.com:3128' })).body.proxy).toBe(
+        'http://proxy.example.com:3128',
+      );
       expect((await patch({ proxy: null })).body.proxy).toBeNull();
     });
 
@@ -55,12 +58,22 @@ describe('device settings', () => {
       const back = await patch({ ...shown, rejectCalls: true });
       expect(back.status).toBe(200);
       expect(back.body).toEqual({ ...shown, rejectCalls: true });
-      const recorded = (await gateway.store.readStream(settingsStream(device.id))).map((event) => event.data as { proxy?: { credentials?: unknown } });
+      const recorded = (await gateway.store.readStream(settingsStream(device.id))).map(
+        (event) => event.data as { proxy?: { credentials?: unknown } },
+      );
       expect(recorded.at(-1)).not.toHaveProperty('proxy');
-      expect(recorded.filter((data) => data.proxy !== undefined).at(-1)!.proxy!.credentials).toEqual({ username: 'alice', password: 's3cret' });
+      expect(recorded.filter((data) => data.proxy !== undefined).at(-1)!.proxy!.credentials).toEqual({
+        username: 'alice',
+        password: 's3cret',
+      });
 
       const before = recorded.length;
-      for (const proxy of ['http://***:***@other.example.com:3128', 'http://***:s3cret@proxy.example.com:3128', 'http://alice:%2A%2A%2A@proxy.example.com:3128', 'socks5://***:***@proxy.example.com:3128']) {
+      for (const proxy of [
+        'http://***:***@other.example.com:3128',
+        'http://***:s3cret@proxy.example.com:3128',
+        'http://alice:%2A%2A%2A@proxy.example.com:3128',
+        'socks5://***:***@proxy.example.com:3128',
+      ]) {
         const refused = await patch({ proxy });
         expect(refused.status, proxy).toBe(400);
         expect(refused.headers.get('content-type')).toContain('application/problem+json');
@@ -73,7 +86,18 @@ describe('device settings', () => {
 
     it('refuses other schemes, private addresses and malformed URLs with 400, changing nothing', async () => {
       const before = (await gateway.store.readStream(settingsStream(device.id))).length;
-      for (const proxy of ['ftp://proxy.example.com:21', 'socks4://proxy.example.com:1080', 'http://127.0.0.1:3128', 'http://10.0.0.5:3128', 'http://localhost:8080', 'http://[::1]:3128', 'http://proxy.example.com:3128/path', 'http://', 'nonsense', 'http://%zz:x@proxy.example.com:3128']) {
+      for (const proxy of [
+        'ftp://proxy.example.com:21',
+        'socks4://proxy.example.com:1080',
+        'http://127.0.0.1:3128',
+        'http://10.0.0.5:3128',
+        'http://localhost:8080',
+        'http://[::1]:3128',
+        'http://proxy.example.com:3128/path',
+        'http://',
+        'nonsense',
+        'http://%zz:x@proxy.example.com:3128',
+      ]) {
         const answer = await patch({ proxy });
         expect(answer.status, proxy).toBe(400);
         expect(answer.body.code, proxy).toBe('invalid_request');
@@ -103,18 +127,33 @@ describe('device settings', () => {
       await bringOnline(api, shop, '4915100000002');
       await bringOnline(api, caller, '4915100000004');
       for (const device of [shop, caller]) {
-        await api('PUT', `/devices/${device.id}/hooks`, { deviceKey: device.key, json: { url: receiver.url, events: ['call.received', 'message.received'] } });
+        await api('PUT', `/devices/${device.id}/hooks`, {
+          deviceKey: device.key,
+          json: { url: receiver.url, events: ['call.received', 'message.received'] },
+        });
       }
-      const ring = () => api('POST', `/sandbox/devices/${shop.id}/call`, { admin: true, json: { from: '4915100000004' } });
+      const ring = () =>
+        api('POST', `/sandbox/devices/${shop.id}/call`, { admin: true, json: { from: '4915100000004' } });
       expect((await ring()).status).toBe(202);
       await receiver.waitUntil(() => receiver.of(shop.id).some((r) => r.envelope.event === 'call.received'));
       expect(receiver.of(shop.id)[0]!.envelope.data).toMatchObject({ from: '4915100000004', rejected: false });
 
-      const set = await api('PATCH', `/devices/${shop.id}/settings`, { deviceKey: shop.key, json: { rejectCalls: true, rejectCallsMessage: 'We do not take calls, please write.' } });
-      expect(set.body).toEqual({ rejectCalls: true, rejectCallsMessage: 'We do not take calls, please write.', proxy: null });
+      const set = await api('PATCH', `/devices/${shop.id}/settings`, {
+        deviceKey: shop.key,
+        json: { rejectCalls: true, rejectCallsMessage: 'We do not take calls, please write.' },
+      });
+      expect(set.body).toEqual({
+        rejectCalls: true,
+        rejectCallsMessage: 'We do not take calls, please write.',
+        proxy: null,
+      });
       expect((await ring()).status).toBe(202);
-      await receiver.waitUntil(() => receiver.of(shop.id).filter((r) => r.envelope.event === 'call.received').length === 2);
-      expect(receiver.of(shop.id).filter((r) => r.envelope.event === 'call.received')[1]!.envelope.data).toMatchObject({ rejected: true });
+      await receiver.waitUntil(
+        () => receiver.of(shop.id).filter((r) => r.envelope.event === 'call.received').length === 2,
+      );
+      expect(receiver.of(shop.id).filter((r) => r.envelope.event === 'call.received')[1]!.envelope.data).toMatchObject({
+        rejected: true,
+      });
       await receiver.waitUntil(() => receiver.of(caller.id).some((r) => r.envelope.event === 'message.received'));
       expect(receiver.of(caller.id).find((r) => r.envelope.event === 'message.received')!.envelope.data).toMatchObject({
         from: '4915100000002',
@@ -126,16 +165,25 @@ describe('device settings', () => {
   describe('a Baileys device behind a proxy that is down', () => {
     let gateway: Awaited<ReturnType<typeof startTestGateway>>;
     beforeAll(async () => {
-      gateway = await startTestGateway({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', SESSION_RECONNECT_BASE_DELAY_MS: '60000' });
+      gateway = await startTestGateway({
+        WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+        SESSION_RECONNECT_BASE_DELAY_MS: '60000',
+      });
     });
     afterAll(() => gateway?.close());
 
     it('goes reconnecting, with a lastError that names the proxy and not its password', async () => {
       const { api } = gateway;
-      const created = await api('POST', '/devices', { admin: true, json: { id: 'behind-proxy', name: 'p', engine: 'baileys' } });
+      const created = await api('POST', '/devices', {
+        admin: true,
+        json: { id: 'behind-proxy', name: 'p', engine: 'baileys' },
+      });
       const device = { id: 'behind-proxy', key: created.body.deviceKey as string };
       const port = await closedPort();
-      const set = await api('PATCH', `/devices/${device.id}/settings`, { deviceKey: device.key, json: { proxy: `http://bob:hunter2@127.0.0.1:${port}` } });
+      const set = await api('PATCH', `/devices/${device.id}/settings`, {
+        deviceKey: device.key,
+        json: { proxy: `http://bob:hunter2@127.0.0.1:${port}` },
+      });
       expect(set.body.proxy).toBe(`http://***:***@127.0.0.1:${port}`);
       expect((await api('POST', `/devices/${device.id}/session/open`, { deviceKey: device.key })).status).toBe(202);
       const state = await waitForState(api, device, 'reconnecting', 30_000);

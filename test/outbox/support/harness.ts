@@ -84,8 +84,18 @@ export class FakeConnections implements DeviceConnections {
 export const transient = (message = 'the server hiccuped') => new EngineError('engine_error', message);
 export const notConnected = () => new EngineError('not_connected', 'not online');
 
-export const OUTBOX_TEST_SETTINGS: OutboxSettings = { ratePerMinute: 100_000, spacingMaxMs: 0, maxAttempts: 3, retryBaseDelayMs: 20, retryMaxDelayMs: 100 };
-export const MEDIA_TEST_SETTINGS: MediaSettings = { maxBytes: 64 * 1024, fileMaxBytes: 128 * 1024, fetchTimeoutMs: 5_000 };
+export const OUTBOX_TEST_SETTINGS: OutboxSettings = {
+  ratePerMinute: 100_000,
+  spacingMaxMs: 0,
+  maxAttempts: 3,
+  retryBaseDelayMs: 20,
+  retryMaxDelayMs: 100,
+};
+export const MEDIA_TEST_SETTINGS: MediaSettings = {
+  maxBytes: 64 * 1024,
+  fileMaxBytes: 128 * 1024,
+  fetchTimeoutMs: 5_000,
+};
 
 export interface Harness {
   dir: string;
@@ -120,7 +130,12 @@ export async function outboxHarness(
   const media = new MediaStore(dir);
   await media.init();
   const guard = new OutboundGuard({ allowPrivateNetworks: options.allowPrivateNetworks ?? false });
-  const dispatcher = new MessageDispatcher(media, new MediaFetcher(guard, MEDIA_TEST_SETTINGS.fetchTimeoutMs, options.dnsLookup), MEDIA_TEST_SETTINGS, options.engineTimeoutMs);
+  const dispatcher = new MessageDispatcher(
+    media,
+    new MediaFetcher(guard, MEDIA_TEST_SETTINGS.fetchTimeoutMs, options.dnsLookup),
+    MEDIA_TEST_SETTINGS,
+    options.engineTimeoutMs,
+  );
   const drainer = new OutboxDrainer({
     outboxes,
     connections,
@@ -130,7 +145,8 @@ export async function outboxHarness(
     log: silent,
     ...(options.fences ? { fences: options.fences } : {}),
   });
-  const events = async (deviceId: string) => (await store.readStream(outboxStream(deviceId))) as unknown as OutboxEvent[];
+  const events = async (deviceId: string) =>
+    (await store.readStream(outboxStream(deviceId))) as unknown as OutboxEvent[];
   return {
     dir,
     store,
@@ -139,7 +155,13 @@ export async function outboxHarness(
     media,
     drainer,
     async queue(deviceId, content, to = '4915112345678') {
-      const message = { outboxId: randomUUID(), waMessageId: newWaMessageId(), to, content, createdAt: new Date().toISOString() };
+      const message = {
+        outboxId: randomUUID(),
+        waMessageId: newWaMessageId(),
+        to,
+        content,
+        createdAt: new Date().toISOString(),
+      };
       await outboxes.execute(deviceId, queueMessage(deviceId, message));
       return { outboxId: message.outboxId, waMessageId: message.waMessageId };
     },
@@ -154,7 +176,6 @@ export async function outboxHarness(
     },
   };
 }
-
 
 export const text = (body: string): QueuedContent => ({ kind: 'text', text: body });
 

@@ -31,7 +31,10 @@ export async function goOnline(api: Api, device: SandboxDevice): Promise<void> {
     return now === 'qr' || now === 'online' ? now : undefined;
   }, `${device.id} qr or online`);
   if (state === 'qr') {
-    const scanned = await api('POST', `/sandbox/devices/${device.id}/scan`, { admin: true, json: { phone: device.phone } });
+    const scanned = await api('POST', `/sandbox/devices/${device.id}/scan`, {
+      admin: true,
+      json: { phone: device.phone },
+    });
     if (scanned.status >= 300) throw new Error(`scan ${device.id}: ${scanned.status} ${JSON.stringify(scanned.body)}`);
   }
   await eventually(async () => (await stateOf(api, device)) === 'online', `${device.id} online`);
@@ -42,24 +45,41 @@ export async function goOffline(api: Api, device: SandboxDevice): Promise<void> 
   if (closed.status >= 300) throw new Error(`close ${device.id}: ${closed.status} ${JSON.stringify(closed.body)}`);
 }
 
-export async function send(api: Api, device: SandboxDevice, to: string, text: string, headers: Record<string, string> = {}) {
-  const answer = await api('POST', `/devices/${device.id}/send/text`, { deviceKey: device.key, json: { to, text }, headers });
+export async function send(
+  api: Api,
+  device: SandboxDevice,
+  to: string,
+  text: string,
+  headers: Record<string, string> = {},
+) {
+  const answer = await api('POST', `/devices/${device.id}/send/text`, {
+    deviceKey: device.key,
+    json: { to, text },
+    headers,
+  });
   if (answer.status !== 202) throw new Error(`send: ${answer.status} ${JSON.stringify(answer.body)}`);
   return answer.body as { outboxId: string; waMessageId: string; createdAt: string };
 }
 
-export async function outboxList(api: Api, device: SandboxDevice): Promise<Array<{ outboxId: string; waMessageId: string; status: string }>> {
+export async function outboxList(
+  api: Api,
+  device: SandboxDevice,
+): Promise<Array<{ outboxId: string; waMessageId: string; status: string }>> {
   return (await api('GET', `/devices/${device.id}/outbox?limit=500`, { deviceKey: device.key })).body.items;
 }
 
 export async function statuses(store: EventStore, deviceId: string) {
   const events = await store.readStream(outboxStream(deviceId));
   return events.flatMap((e) =>
-    e.type === 'MessageStatusChanged' ? [e.data as { waMessageId: string; status: string; outboxId?: string; error?: { code: string } }] : [],
+    e.type === 'MessageStatusChanged'
+      ? [e.data as { waMessageId: string; status: string; outboxId?: string; error?: { code: string } }]
+      : [],
   );
 }
 
 export async function received(store: EventStore, deviceId: string) {
   const events = await store.readStream(inboxStream(deviceId));
-  return events.flatMap((e) => (e.type === 'MessageReceived' ? [e.data as { waMessageId: string; from: string; body: string }] : []));
+  return events.flatMap((e) =>
+    e.type === 'MessageReceived' ? [e.data as { waMessageId: string; from: string; body: string }] : [],
+  );
 }

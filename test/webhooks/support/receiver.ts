@@ -45,7 +45,13 @@ export class TestReceiver {
         const id = String(req.headers['webhook-id'] ?? '');
         const attemptOfId = (receiver.seen.get(id) ?? 0) + 1;
         receiver.seen.set(id, attemptOfId);
-        const request: ReceivedRequest = { method: req.method ?? '', headers: req.headers, body, envelope: safeJson(body), attemptOfId };
+        const request: ReceivedRequest = {
+          method: req.method ?? '',
+          headers: req.headers,
+          body,
+          envelope: safeJson(body),
+          attemptOfId,
+        };
         receiver.requests.push(request);
         receiver.check();
         const reply = receiver.respond(request);

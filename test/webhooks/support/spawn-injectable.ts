@@ -14,7 +14,10 @@ export interface InjectableGateway {
 }
 
 /** The real gateway in a child process that also appends events to its store when asked over IPC. */
-export async function spawnInjectableGateway(dataDir: string, env: Record<string, string> = {}): Promise<InjectableGateway> {
+export async function spawnInjectableGateway(
+  dataDir: string,
+  env: Record<string, string> = {},
+): Promise<InjectableGateway> {
   const gateway = await spawnGateway(dataDir, env, { script: SCRIPT, ipc: true });
   const child = gateway.process;
   const pending = new Map<number, { resolve: (position: number) => void; reject: (error: Error) => void }>();

@@ -52,7 +52,8 @@ export class AuthRecords {
    */
   placeOf(name: string, blind: boolean): string {
     if (!blind) return name;
-    if (!this.cipher) throw new AuthRecordError(this.streamOf(name), 'is stored under a blinded name but ENCRYPTION_KEY is not set');
+    if (!this.cipher)
+      throw new AuthRecordError(this.streamOf(name), 'is stored under a blinded name but ENCRYPTION_KEY is not set');
     return `blind/${this.cipher.blindName(name)}`;
   }
 
@@ -76,7 +77,9 @@ export class AuthRecords {
   async write(name: string, value: unknown): Promise<void> {
     const stream = this.streamOf(name);
     const json = JSON.stringify(value, BufferJSON.replacer);
-    const record: StoredRecord = this.cipher ? { v: FORMAT, sealed: this.cipher.seal(json, stream) } : { v: FORMAT, json };
+    const record: StoredRecord = this.cipher
+      ? { v: FORMAT, sealed: this.cipher.seal(json, stream) }
+      : { v: FORMAT, json };
     await this.store.saveSnapshot(stream, { revision: 0, state: record });
   }
 
@@ -89,7 +92,8 @@ export class AuthRecords {
     try {
       return this.cipher.open(sealed, stream);
     } catch (error) {
-      if (error instanceof ValueDecryptionError) throw new AuthRecordError(stream, `cannot be decrypted: ${error.message}`, { cause: error });
+      if (error instanceof ValueDecryptionError)
+        throw new AuthRecordError(stream, `cannot be decrypted: ${error.message}`, { cause: error });
       throw error;
     }
   }

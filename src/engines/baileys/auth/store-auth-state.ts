@@ -13,7 +13,15 @@
  * All writes go through one serial queue, and reads wait for it, so a read never sees an older value than
  * a write that started before it.
  */
-import { type AuthenticationCreds, type AuthenticationState, type SignalDataSet, type SignalDataTypeMap, type SignalKeyStore, initAuthCreds, proto } from 'baileys';
+import {
+  type AuthenticationCreds,
+  type AuthenticationState,
+  type SignalDataSet,
+  type SignalDataTypeMap,
+  type SignalKeyStore,
+  initAuthCreds,
+  proto,
+} from 'baileys';
 import type { AuthRecords } from './auth-records.js';
 
 const CREDS = 'creds';
@@ -40,15 +48,23 @@ export interface StoreAuthState {
 
 /** Loads a device's auth state; a device without stored creds gets fresh ones (and will be asked for a QR). */
 export async function loadStoreAuthState(records: AuthRecords): Promise<StoreAuthState> {
-  const [storedCreds, storedIndex] = await Promise.all([records.read<AuthenticationCreds>(CREDS), records.read<KeyIndex>(INDEX)]);
+  const [storedCreds, storedIndex] = await Promise.all([
+    records.read<AuthenticationCreds>(CREDS),
+    records.read<KeyIndex>(INDEX),
+  ]);
   const creds = storedCreds ?? initAuthCreds();
-  const index = new Map<string, Map<string, Placement>>(Object.entries(storedIndex?.keys ?? {}).map(([type, ids]) => [type, new Map(Object.entries(ids))]));
-  const recordOf = (type: string, id: string, placement: Placement) => records.placeOf(keyName(type, id), placement === 'b');
+  const index = new Map<string, Map<string, Placement>>(
+    Object.entries(storedIndex?.keys ?? {}).map(([type, ids]) => [type, new Map(Object.entries(ids))]),
+  );
+  const recordOf = (type: string, id: string, placement: Placement) =>
+    records.placeOf(keyName(type, id), placement === 'b');
   const queue = new SerialQueue();
   let writable = true;
 
   const writeIndex = () =>
-    records.write(INDEX, { keys: Object.fromEntries([...index].map(([type, ids]) => [type, Object.fromEntries(ids)])) } satisfies KeyIndex);
+    records.write(INDEX, {
+      keys: Object.fromEntries([...index].map(([type, ids]) => [type, Object.fromEntries(ids)])),
+    } satisfies KeyIndex);
 
   const keys: SignalKeyStore = {
     async get<T extends keyof SignalDataTypeMap>(type: T, ids: string[]) {
@@ -81,7 +97,12 @@ export async function loadStoreAuthState(records: AuthRecords): Promise<StoreAut
               if (current !== undefined) erasures.push({ type, id, placement: current });
             } else {
               // A key stored in clear before ENCRYPTION_KEY was set moves to its blinded name on its next write.
-              writes.push({ type, id, value, ...(current !== undefined && current !== placement ? { moved: current } : {}) });
+              writes.push({
+                type,
+                id,
+                value,
+                ...(current !== undefined && current !== placement ? { moved: current } : {}),
+              });
             }
           }
         }

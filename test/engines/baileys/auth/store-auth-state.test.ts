@@ -36,7 +36,10 @@ describe('Baileys auth state in the event store', () => {
   function rawSnapshots(): Array<{ stream_id: string; state: string }> {
     const db = new Database(file, { readonly: true });
     try {
-      return db.prepare('SELECT stream_id, state FROM snapshots ORDER BY stream_id').all() as Array<{ stream_id: string; state: string }>;
+      return db.prepare('SELECT stream_id, state FROM snapshots ORDER BY stream_id').all() as Array<{
+        stream_id: string;
+        state: string;
+      }>;
     } finally {
       db.close();
     }
@@ -49,7 +52,10 @@ describe('Baileys auth state in the event store', () => {
     await auth.saveCreds();
     const session = randomBytes(600);
     await auth.state.keys.set({
-      'pre-key': { '1': { public: randomBytes(32), private: randomBytes(32) }, '2': { public: randomBytes(32), private: randomBytes(32) } },
+      'pre-key': {
+        '1': { public: randomBytes(32), private: randomBytes(32) },
+        '2': { public: randomBytes(32), private: randomBytes(32) },
+      },
       session: { '4915112345678.0': session },
       'app-state-sync-key': { AAAAAQ: { keyData: randomBytes(32), timestamp: 1700000000 } },
       'lid-mapping': { '4915112345678': '123456789' },
@@ -87,14 +93,18 @@ describe('Baileys auth state in the event store', () => {
     await auth.state.keys.set({ 'pre-key': { '1': null } });
     await auth.flush();
     expect(await auth.state.keys.get('pre-key', ['1', '2'])).toEqual({ '2': expect.anything() });
-    expect((await records.read<{ keys: Record<string, Record<string, string>> }>('index'))?.keys['pre-key']).toEqual({ '2': 'c' });
+    expect((await records.read<{ keys: Record<string, Record<string, string>> }>('index'))?.keys['pre-key']).toEqual({
+      '2': 'c',
+    });
   });
 
   it('encrypts every record at rest with AES-256-GCM when a key is set', async () => {
     const { creds, session } = await populate(new AuthRecords(store, 'dev-1', new ValueCipher(KEY)));
     const rows = rawSnapshots();
     expect(rows).toHaveLength(2 + 5); // creds, index and five keys
-    expect(rows.map((r) => r.stream_id)).toEqual(expect.arrayContaining(['baileys-auth-dev-1/creds', 'baileys-auth-dev-1/index']));
+    expect(rows.map((r) => r.stream_id)).toEqual(
+      expect.arrayContaining(['baileys-auth-dev-1/creds', 'baileys-auth-dev-1/index']),
+    );
     // Key ids hold contacts' numbers: their records sit under keyed digests of their names.
     for (const id of rows.map((r) => r.stream_id).filter((s) => !s.endsWith('/creds') && !s.endsWith('/index'))) {
       expect(id).toMatch(/^baileys-auth-dev-1\/blind\/[A-Za-z0-9_-]{43}$/);
@@ -115,7 +125,9 @@ describe('Baileys auth state in the event store', () => {
 
     const loaded = await loadStoreAuthState(new AuthRecords(store, 'dev-1', new ValueCipher(KEY)));
     expect(loaded.state.creds.me?.id).toBe('4915100000001:3@s.whatsapp.net');
-    expect(Buffer.from((await loaded.state.keys.get('session', ['4915112345678.0']))['4915112345678.0']!)).toEqual(session);
+    expect(Buffer.from((await loaded.state.keys.get('session', ['4915112345678.0']))['4915112345678.0']!)).toEqual(
+      session,
+    );
   });
 
   it('seals each value with a fresh IV: the same value twice gives different ciphertexts', async () => {
@@ -128,14 +140,20 @@ describe('Baileys auth state in the event store', () => {
 
   it('a wrong key fails clearly instead of yielding garbage', async () => {
     await populate(new AuthRecords(store, 'dev-1', new ValueCipher(KEY)));
-    const error = await loadStoreAuthState(new AuthRecords(store, 'dev-1', new ValueCipher(randomBytes(32)))).catch((e: unknown) => e);
+    const error = await loadStoreAuthState(new AuthRecords(store, 'dev-1', new ValueCipher(randomBytes(32)))).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(AuthRecordError);
-    expect((error as Error).message).toMatch(/baileys-auth-dev-1\/(creds|index): cannot be decrypted: authentication failed \(wrong ENCRYPTION_KEY/);
+    expect((error as Error).message).toMatch(
+      /baileys-auth-dev-1\/(creds|index): cannot be decrypted: authentication failed \(wrong ENCRYPTION_KEY/,
+    );
   });
 
   it('encrypted records without a key configured fail clearly', async () => {
     await populate(new AuthRecords(store, 'dev-1', new ValueCipher(KEY)));
-    await expect(loadStoreAuthState(new AuthRecords(store, 'dev-1', undefined))).rejects.toThrow(/is encrypted but ENCRYPTION_KEY is not set/);
+    await expect(loadStoreAuthState(new AuthRecords(store, 'dev-1', undefined))).rejects.toThrow(
+      /is encrypted but ENCRYPTION_KEY is not set/,
+    );
   });
 
   it('a sealed record moved under another name (another device) does not open', async () => {
@@ -158,14 +176,20 @@ describe('Baileys auth state in the event store', () => {
   it('keys stored in clear before ENCRYPTION_KEY was set stay readable and move to sealed, blinded records when rewritten', async () => {
     const { session } = await populate(new AuthRecords(store, 'dev-1', undefined));
     const encrypted = await loadStoreAuthState(new AuthRecords(store, 'dev-1', new ValueCipher(KEY)));
-    expect(Buffer.from((await encrypted.state.keys.get('session', ['4915112345678.0']))['4915112345678.0']!)).toEqual(session);
+    expect(Buffer.from((await encrypted.state.keys.get('session', ['4915112345678.0']))['4915112345678.0']!)).toEqual(
+      session,
+    );
 
     const newer = randomBytes(600);
     await encrypted.state.keys.set({ session: { '4915112345678.0': newer } });
     await encrypted.flush();
-    expect(rawSnapshots().find((r) => r.stream_id === 'baileys-auth-dev-1/key/session/4915112345678.0')).toBeUndefined();
+    expect(
+      rawSnapshots().find((r) => r.stream_id === 'baileys-auth-dev-1/key/session/4915112345678.0'),
+    ).toBeUndefined();
     const reloaded = await loadStoreAuthState(new AuthRecords(store, 'dev-1', new ValueCipher(KEY)));
-    expect(Buffer.from((await reloaded.state.keys.get('session', ['4915112345678.0']))['4915112345678.0']!)).toEqual(newer);
+    expect(Buffer.from((await reloaded.state.keys.get('session', ['4915112345678.0']))['4915112345678.0']!)).toEqual(
+      newer,
+    );
   });
 
   it('wipes creds and every key, leaving no record behind', async () => {
@@ -193,4 +217,3 @@ describe('Baileys auth state in the event store', () => {
     expect(rawSnapshots()).toEqual([]);
   });
 });
-

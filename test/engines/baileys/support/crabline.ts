@@ -30,10 +30,13 @@ export async function startCrabline(dir: string): Promise<Crabline> {
     host: '127.0.0.1',
     onEvent: (event) => {
       // An accepted send is recorded as the decrypted message the companion sent.
-      const body = event.body as { key?: { id?: string; remoteJid?: string; fromMe?: boolean }; message?: { conversation?: string } } | undefined;
+      const body = event.body as
+        | { key?: { id?: string; remoteJid?: string; fromMe?: boolean }; message?: { conversation?: string } }
+        | undefined;
       const accepted = (event as { accepted?: boolean }).accepted;
       const key = body?.key;
-      if (accepted && key?.fromMe && key.id && key.remoteJid) sends.push({ id: key.id, to: key.remoteJid, text: body?.message?.conversation });
+      if (accepted && key?.fromMe && key.id && key.remoteJid)
+        sends.push({ id: key.id, to: key.remoteJid, text: body?.message?.conversation });
     },
   });
   const { manifest } = server;
@@ -50,7 +53,8 @@ export async function startCrabline(dir: string): Promise<Crabline> {
         body: JSON.stringify({ chatJid: jid, senderJid: jid, text, ...(pushName ? { pushName } : {}) }),
       });
       const body = (await response.json()) as { message?: { key?: { id?: string } } };
-      if (!response.ok || !body.message?.key?.id) throw new Error(`crabline refused the inbound message: ${response.status} ${JSON.stringify(body)}`);
+      if (!response.ok || !body.message?.key?.id)
+        throw new Error(`crabline refused the inbound message: ${response.status} ${JSON.stringify(body)}`);
       return { id: body.message.key.id };
     },
     acceptedSends: () => [...sends],
@@ -62,7 +66,12 @@ export async function startCrabline(dir: string): Promise<Crabline> {
  * Stores fresh Baileys credentials for the device, already linked to the server's account (creds.me):
  * what a device has after a QR scan, which crabline cannot do.
  */
-export async function seedLinkedCreds(store: EventStore, deviceId: string, selfJid: string, cipher?: ValueCipher): Promise<void> {
+export async function seedLinkedCreds(
+  store: EventStore,
+  deviceId: string,
+  selfJid: string,
+  cipher?: ValueCipher,
+): Promise<void> {
   const creds = { ...initAuthCreds(), me: { id: selfJid, name: 'Crabline Account' } };
   await new AuthRecords(store, deviceId, cipher).write('creds', creds);
 }

@@ -9,7 +9,11 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, expect } from 'vitest';
 import { AuthRecords } from '../../../../src/engines/baileys/auth/auth-records.js';
 import type { ValueCipher } from '../../../../src/secrets/value-cipher.js';
-import { type BaileysEngine, type BaileysEngineOptions, createBaileysEngine } from '../../../../src/engines/baileys/baileys-engine.js';
+import {
+  type BaileysEngine,
+  type BaileysEngineOptions,
+  createBaileysEngine,
+} from '../../../../src/engines/baileys/baileys-engine.js';
 import type { EngineConnection } from '../../../../src/engines/engine.js';
 import { SqliteEventStore } from '../../../../src/eventstore/sqlite/sqlite-event-store.js';
 import { tempDir } from '../../../support/temp-dir.js';

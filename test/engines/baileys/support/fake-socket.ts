@@ -5,7 +5,18 @@
  * disconnect code.
  */
 import { EventEmitter } from 'node:events';
-import type { AnyMessageContent, AuthenticationCreds, BaileysEventMap, GroupMetadata, MiscMessageGenerationOptions, ParticipantAction, UserFacingSocketConfig, WAMessage, WAMessageKey, WAPresence } from 'baileys';
+import type {
+  AnyMessageContent,
+  AuthenticationCreds,
+  BaileysEventMap,
+  GroupMetadata,
+  MiscMessageGenerationOptions,
+  ParticipantAction,
+  UserFacingSocketConfig,
+  WAMessage,
+  WAMessageKey,
+  WAPresence,
+} from 'baileys';
 import type { BaileysSocket, SocketFactory } from '../../../../src/engines/baileys/baileys-socket.js';
 
 export interface SentMessage {
@@ -16,7 +27,11 @@ export interface SentMessage {
 
 /** What Baileys closes sockets with: a Boom, whose output.statusCode is a DisconnectReason. */
 export function boom(statusCode: number, message: string, data?: unknown): Error {
-  return Object.assign(new Error(message), { isBoom: true, data, output: { statusCode, payload: { statusCode, message } } });
+  return Object.assign(new Error(message), {
+    isBoom: true,
+    data,
+    output: { statusCode, payload: { statusCode, message } },
+  });
 }
 
 class FakeWebSocket extends EventEmitter {
@@ -64,7 +79,11 @@ export class FakeSocket implements BaileysSocket {
 
   // ---- what the engine calls ----
 
-  async sendMessage(jid: string, content: AnyMessageContent, options?: MiscMessageGenerationOptions): Promise<WAMessage | undefined> {
+  async sendMessage(
+    jid: string,
+    content: AnyMessageContent,
+    options?: MiscMessageGenerationOptions,
+  ): Promise<WAMessage | undefined> {
     if (this.sendFailure) throw this.sendFailure;
     this.sent.push({ jid, content, options });
     return { key: { remoteJid: jid, fromMe: true, id: options?.messageId ?? 'generated' } };
@@ -83,7 +102,9 @@ export class FakeSocket implements BaileysSocket {
 
   async onWhatsApp(...numbers: string[]): Promise<Array<{ jid: string; exists: boolean }> | undefined> {
     this.lookups.push(numbers);
-    return numbers.filter((n) => this.whatsAppUsers.has(n)).map((n) => ({ jid: `${n}@s.whatsapp.net`, exists: this.whatsAppUsers.get(n)! }));
+    return numbers
+      .filter((n) => this.whatsAppUsers.has(n))
+      .map((n) => ({ jid: `${n}@s.whatsapp.net`, exists: this.whatsAppUsers.get(n)! }));
   }
 
   async profilePictureUrl(jid: string): Promise<string | undefined> {
@@ -168,7 +189,10 @@ export class FakeSocket implements BaileysSocket {
       id,
       subject,
       owner: me,
-      participants: [{ id: me, admin: 'superadmin' }, ...participants.filter((p) => this.participantStatus.get(p) !== '403').map((p) => ({ id: p, admin: null }))],
+      participants: [
+        { id: me, admin: 'superadmin' },
+        ...participants.filter((p) => this.participantStatus.get(p) !== '403').map((p) => ({ id: p, admin: null })),
+      ],
     };
     this.groups.set(id, group);
     return group;
@@ -179,7 +203,11 @@ export class FakeSocket implements BaileysSocket {
     return this.group(jid);
   }
 
-  async groupParticipantsUpdate(jid: string, participants: string[], action: ParticipantAction): Promise<Array<{ status: string; jid: string | undefined }>> {
+  async groupParticipantsUpdate(
+    jid: string,
+    participants: string[],
+    action: ParticipantAction,
+  ): Promise<Array<{ status: string; jid: string | undefined }>> {
     this.groupCall('groupParticipantsUpdate', jid, participants, action);
     this.group(jid);
     return participants.map((p) => ({ status: this.participantStatus.get(p) ?? '200', jid: p }));
@@ -194,7 +222,10 @@ export class FakeSocket implements BaileysSocket {
     this.groupCall('groupUpdateDescription', jid, description);
   }
 
-  async groupSettingUpdate(jid: string, setting: 'announcement' | 'not_announcement' | 'locked' | 'unlocked'): Promise<void> {
+  async groupSettingUpdate(
+    jid: string,
+    setting: 'announcement' | 'not_announcement' | 'locked' | 'unlocked',
+  ): Promise<void> {
     this.groupCall('groupSettingUpdate', jid, setting);
   }
 

@@ -1,5 +1,14 @@
 import { vi } from 'vitest';
-import type { ChatActivity, Contact, DisconnectKind, EngineEvents, GroupReport, InboundMessage, LinkedAccount, Receipt } from '../../../../src/engines/engine.js';
+import type {
+  ChatActivity,
+  Contact,
+  DisconnectKind,
+  EngineEvents,
+  GroupReport,
+  InboundMessage,
+  LinkedAccount,
+  Receipt,
+} from '../../../../src/engines/engine.js';
 
 /** EngineEvents that remember every call, in order, for assertions. */
 export interface RecordingEvents extends EngineEvents {
