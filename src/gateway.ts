@@ -206,6 +206,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   );
   const retention = new MediaRetention(messages, receivedMedia, config.inboundMedia.retentionMs, log);
   retention.start();
+  // The session's state as this process knows best (its actor, else the read model), for the words of refusals.
+  const sessionStateOf = (deviceId: string) => sessions.state(deviceId) ?? devices.sessionState(deviceId);
   // Groups: one writer of each device's groups stream, for its own changes and the network's reports.
   const groupCommands: GroupCommands = new GroupCommands({
     store,
@@ -213,6 +215,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     projections,
     operations: (deviceId) => sessions.connection(deviceId)?.groups,
     me: (deviceId) => sessions.account(deviceId)?.phone,
+    sessionState: sessionStateOf,
     log,
   });
   const sessions: Supervisor = new Supervisor({
@@ -231,6 +234,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     projections,
     operations: (deviceId) => sessions.connection(deviceId)?.profileOps,
     me: (deviceId) => sessions.account(deviceId)?.phone,
+    sessionState: sessionStateOf,
   });
   // Each time a session comes online, its groups and blocklist are refreshed from the network (what changed while it was away).
   sessions.onStateChange((deviceId, state) => {
@@ -319,6 +323,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
         inbox,
         index: messages,
         connection: (deviceId) => sessions.connection(deviceId),
+        sessionState: sessionStateOf,
         projections,
       }),
       index: messages,
@@ -351,7 +356,11 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       }),
     ),
   );
-  const lookups = createContactLookups(readModelDb, sessions, config.contacts);
+  const lookups = createContactLookups(
+    readModelDb,
+    { connection: (deviceId) => sessions.connection(deviceId), state: sessionStateOf },
+    config.contacts,
+  );
   routes.push(...accountRoutes({ account: accountCommands, lookups }));
   routes.push(
     ...contactRoutes({

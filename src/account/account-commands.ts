@@ -5,7 +5,8 @@
  * refreshed from the network each time the session comes online.
  */
 import { CommandHandler } from '../commands/command-handler.js';
-import { DomainError } from '../errors/domain-error.js';
+import { sessionNotOnline } from '../errors/domain-error.js';
+import { translatingEngineFailures } from '../engines/engine-failure.js';
 import type { EventStore } from '../eventstore/event-store.js';
 import type { ReadModelProgress } from '../projections/projection-runner.js';
 import { type AccountEvent, accountStream } from './account-events.js';
@@ -20,6 +21,8 @@ export interface AccountCommandsDeps {
   operations(deviceId: string): AccountOperations | undefined;
   /** The account's number, while online. */
   me(deviceId: string): string | undefined;
+  /** The session's state as this process knows it, for the words of a refusal. */
+  sessionState?(deviceId: string): string | undefined;
 }
 
 export interface Profile extends OwnProfile {
@@ -78,8 +81,8 @@ export class AccountCommands {
   private online(deviceId: string): { operations: AccountOperations; me: string } {
     const operations = this.deps.operations(deviceId);
     const me = this.deps.me(deviceId);
-    if (!operations || me === undefined)
-      throw new DomainError('session_not_online', 'the profile and blocking need an online session');
-    return { operations, me };
+    const sessionState = () => this.deps.sessionState?.(deviceId);
+    if (!operations || me === undefined) throw sessionNotOnline(sessionState());
+    return { operations: translatingEngineFailures(operations, sessionState), me };
   }
 }

@@ -9,9 +9,10 @@
  */
 import type { Logger } from 'pino';
 import { DEVICE_EVENT_TYPES, type DeviceEvent, deviceStream } from '../devices/device-events.js';
-import { DomainError, deviceNotFound } from '../errors/domain-error.js';
+import { DomainError, deviceNotFound, invalidField } from '../errors/domain-error.js';
+import { domainErrorOfEngine } from '../engines/engine-failure.js';
 import { eventGuard } from '../eventstore/typed-events.js';
-import type { Engine, EngineConnection, LinkedAccount } from '../engines/engine.js';
+import { type Engine, type EngineConnection, EngineError, type LinkedAccount } from '../engines/engine.js';
 import type { Engines } from '../engines/engines.js';
 import type { EventStore } from '../eventstore/event-store.js';
 import type { SessionStateName } from '../sessions/session-events.js';
@@ -130,8 +131,17 @@ export class Supervisor {
   }
 
   /** Links an account by pairing code (see DeviceActor.pair); several processes: asked of the process that runs the device. */
+  /** A pairing code for `phone`; the engine's refusals in the API's words (engine-failure.ts). */
   async pair(deviceId: string, phone: string): ReturnType<DeviceActor['pair']> {
-    if (!this.elsewhere(deviceId)) return this.actor(deviceId).pair(phone);
+    if (!this.elsewhere(deviceId)) {
+      try {
+        return await this.actor(deviceId).pair(phone);
+      } catch (error) {
+        if (error instanceof EngineError && error.code === 'unknown_number')
+          throw invalidField('/phone', error.message);
+        throw domainErrorOfEngine(error, this.state(deviceId), { pairing_unavailable: 'pairing_unavailable' });
+      }
+    }
     const { pairing, ...result } = await this.options.cluster!.forward(deviceId, { type: 'pair', phone });
     if (!pairing)
       throw new DomainError(

@@ -5,7 +5,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { ChatPresence, EngineConnection, OwnPresence } from '../engines/engine.js';
-import { DomainError } from '../errors/domain-error.js';
+import { DomainError, sessionNotOnline } from '../errors/domain-error.js';
+import { translatingEngineFailures } from '../engines/engine-failure.js';
 import { deterministicEventId } from '../eventstore/event-id.js';
 import type { InboxWriter } from '../messages/inbox-decider.js';
 import type { ChatEvent } from '../messages/message-events.js';
@@ -18,6 +19,8 @@ export interface ChatCommandsDeps {
   index: Pick<MessageIndex, 'unread' | 'participantOf'>;
   /** The live connection while the device's session is online. */
   connection: (deviceId: string) => EngineConnection | undefined;
+  /** The session's state as this process knows it, for the words of a refusal. */
+  sessionState?: (deviceId: string) => string | undefined;
   projections: ReadModelProgress;
   now?: () => number;
 }
@@ -55,8 +58,9 @@ export class ChatCommands {
 
   private online(deviceId: string): EngineConnection {
     const connection = this.deps.connection(deviceId);
-    if (!connection) throw new DomainError('session_not_online', 'read receipts and presence need an online session');
-    return connection;
+    const sessionState = () => this.deps.sessionState?.(deviceId);
+    if (!connection) throw sessionNotOnline(sessionState());
+    return translatingEngineFailures(connection, sessionState);
   }
 
   /** Messages named by the caller must be received messages of this chat; those read already are left out. */

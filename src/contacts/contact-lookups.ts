@@ -5,7 +5,8 @@
  */
 import type Database from 'better-sqlite3';
 import type { ContactsSettings } from '../config.js';
-import { DomainError } from '../errors/domain-error.js';
+import { DomainError, sessionNotOnline } from '../errors/domain-error.js';
+import { domainErrorOfEngine } from '../engines/engine-failure.js';
 import type { EngineConnection } from '../engines/engine.js';
 import { jidOfNumber } from './contact-text.js';
 import { LookupCache, type LookupKind } from './lookup-cache.js';
@@ -25,6 +26,8 @@ export interface AvatarAnswer {
 /** The live connections of online devices (the Supervisor). */
 export interface LiveConnections {
   connection(deviceId: string): EngineConnection | undefined;
+  /** The session's state as this process knows it, for the words of a refusal. */
+  state?(deviceId: string): string | undefined;
 }
 
 export interface AboutAnswer {
@@ -35,12 +38,6 @@ export interface AboutAnswer {
 export interface LookupSettings {
   checkTtlMs: number;
   avatarTtlMs: number;
-}
-
-export class SessionNotOnlineError extends DomainError {
-  constructor(message: string) {
-    super('session_not_online', message);
-  }
 }
 
 export interface ContactLookupsDeps {
@@ -89,13 +86,16 @@ export class ContactLookups {
   ): Promise<T> {
     // Online first, as the contract says, also for answers that are cached.
     const connection = this.deps.connections.connection(deviceId);
-    if (!connection) throw new SessionNotOnlineError(`device ${deviceId} is not online`);
+    if (!connection) throw sessionNotOnline(this.deps.connections.state?.(deviceId));
     const cached = this.deps.cache.get<T>(deviceId, kind, number);
     if (cached !== undefined) return cached;
     const key = `${deviceId}/${kind}/${number}`;
     const pending = this.inFlight.get(key) as Promise<T> | undefined;
     if (pending) return pending;
     const fresh: Promise<T> = ask(connection)
+      .catch((error: unknown) => {
+        throw domainErrorOfEngine(error, this.deps.connections.state?.(deviceId));
+      })
       .then((answer) => {
         this.deps.cache.put(deviceId, kind, number, answer, ttlMs);
         return answer;

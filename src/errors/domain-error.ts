@@ -70,6 +70,20 @@ export class DomainError extends Error {
   }
 }
 
+/**
+ * The one wording of "this needs an online session". `state` is the session's state as the caller knows it;
+ * a session that says `online` while its connection is not usable here (reconnecting in between, or run by
+ * another process) is told as such, never as "the session is online, not online".
+ */
+export function sessionNotOnline(state: string | undefined): DomainError {
+  if (state === undefined) return new DomainError('session_not_online', 'the session is not online');
+  if (state === 'online')
+    return new DomainError('session_not_online', 'the session is online but its connection is not ready; try again', {
+      retryAfterSeconds: 1,
+    });
+  return new DomainError('session_not_online', `the session is ${state}, not online`);
+}
+
 /** The wording every "no such device" answer shares. */
 export const deviceNotFound = (deviceId: string) => new DomainError('not_found', `device "${deviceId}" does not exist`);
 

@@ -12,7 +12,8 @@
  */
 import type { Logger } from 'pino';
 import { CommandHandler } from '../commands/command-handler.js';
-import { DomainError } from '../errors/domain-error.js';
+import { DomainError, sessionNotOnline } from '../errors/domain-error.js';
+import { type EngineRefusals, translatingEngineFailures } from '../engines/engine-failure.js';
 import type { EventStore } from '../eventstore/event-store.js';
 import type { ReadModelProgress } from '../projections/projection-runner.js';
 import {
@@ -35,6 +36,8 @@ export interface GroupCommandsDeps {
   operations(deviceId: string): GroupOperations | undefined;
   /** The account's number, while the session is online. */
   me(deviceId: string): string | undefined;
+  /** The session's state as this process knows it, for the words of a refusal. */
+  sessionState?(deviceId: string): string | undefined;
   log?: Logger;
 }
 
@@ -209,10 +212,18 @@ export class GroupCommands {
   private online(deviceId: string): { operations: GroupOperations; me: string } {
     const operations = this.deps.operations(deviceId);
     const me = this.deps.me(deviceId);
-    if (!operations || me === undefined) throw new DomainError('session_not_online', 'groups need an online session');
-    return { operations, me };
+    const sessionState = () => this.deps.sessionState?.(deviceId);
+    if (!operations || me === undefined) throw sessionNotOnline(sessionState());
+    return { operations: translatingEngineFailures(operations, sessionState, GROUP_REFUSALS), me };
   }
 }
+
+/** What the network's refusals of a group change mean here. */
+const GROUP_REFUSALS: EngineRefusals = {
+  group_not_found: 'not_found',
+  invalid_invite_code: 'not_found',
+  not_group_admin: 'not_group_admin',
+};
 
 const notInGroup = (groupId: string) => new DomainError('not_found', `the account is not in the group ${groupId}`);
 

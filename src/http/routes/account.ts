@@ -4,10 +4,7 @@
  */
 import type { AccountCommands } from '../../account/account-commands.js';
 import type { ContactLookups } from '../../contacts/contact-lookups.js';
-import { SessionNotOnlineError } from '../../contacts/contact-lookups.js';
-import { EngineError } from '../../engines/engine.js';
-import { DomainError } from '../../errors/domain-error.js';
-import { type RequestDevice, type RouteSpec, defineRoute } from '../route.js';
+import { type RouteSpec, defineRoute } from '../route.js';
 import { DeviceParams } from '../schemas/common.js';
 import {
   AboutSchema,
@@ -29,22 +26,6 @@ export function accountRoutes({
   account: AccountCommands;
   lookups: ContactLookups;
 }): RouteSpec[] {
-  const run = async <T>(device: RequestDevice, work: () => Promise<T>): Promise<T> => {
-    try {
-      return await work();
-    } catch (error) {
-      if (
-        error instanceof SessionNotOnlineError ||
-        (error instanceof DomainError && error.code === 'session_not_online') ||
-        (error instanceof EngineError && error.code === 'not_connected')
-      ) {
-        throw new DomainError('session_not_online', `the session is ${device.sessionState()}, not online`);
-      }
-      if (error instanceof EngineError) throw new DomainError('engine_error', `the network refused: ${error.message}`);
-      throw error;
-    }
-  };
-
   const block = (blocked: boolean) =>
     defineRoute({
       method: blocked ? 'put' : 'delete',
@@ -61,8 +42,8 @@ export function accountRoutes({
         409: NOT_ONLINE,
         502: ENGINE_FAILED,
       },
-      async handler({ params, device }) {
-        await run(device, () => account.block(params.deviceId, params.number, blocked));
+      async handler({ params }) {
+        await account.block(params.deviceId, params.number, blocked);
         return { status: 200, body: { blocked } };
       },
     });
@@ -83,8 +64,8 @@ export function accountRoutes({
         409: NOT_ONLINE,
         502: ENGINE_FAILED,
       },
-      async handler({ params, device }) {
-        return { status: 200, body: await run(device, () => account.profile(params.deviceId)) };
+      async handler({ params }) {
+        return { status: 200, body: await account.profile(params.deviceId) };
       },
     }),
     defineRoute({
@@ -104,8 +85,8 @@ export function accountRoutes({
         409: NOT_ONLINE,
         502: ENGINE_FAILED,
       },
-      async handler({ params, body, device }) {
-        return { status: 200, body: await run(device, () => account.changeProfile(params.deviceId, body)) };
+      async handler({ params, body }) {
+        return { status: 200, body: await account.changeProfile(params.deviceId, body) };
       },
     }),
     defineRoute({
@@ -126,8 +107,8 @@ export function accountRoutes({
         429: LOOKUPS_RATE_LIMITED,
         502: ENGINE_FAILED,
       },
-      async handler({ params, device }) {
-        return { status: 200, body: await run(device, () => lookups.about(params.deviceId, params.number)) };
+      async handler({ params }) {
+        return { status: 200, body: await lookups.about(params.deviceId, params.number) };
       },
     }),
     block(true),

@@ -1,12 +1,10 @@
 /**
  * GET /devices/:deviceId/contacts, …/contacts/:number/check and …/contacts/:number/avatar (the README's "Contacts").
  */
-import { type ContactLookups, SessionNotOnlineError } from '../../contacts/contact-lookups.js';
+import type { ContactLookups } from '../../contacts/contact-lookups.js';
 import type { ContactsReadModel } from '../../contacts/contacts-read-model.js';
-import { EngineError } from '../../engines/engine.js';
-import { DomainError } from '../../errors/domain-error.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
-import { type RequestDevice, type RouteSpec, defineRoute } from '../route.js';
+import { type RouteSpec, defineRoute } from '../route.js';
 import { DeviceParams } from '../schemas/common.js';
 import {
   AvatarSchema,
@@ -32,15 +30,6 @@ const ENGINE_FAILED = {
 };
 
 export function contactRoutes({ contacts, lookups, limits }: ContactRouteDeps): RouteSpec[] {
-  /** A lookup needs the live connection: its failures said in the words of this device's state. */
-  const lookupFailure = (device: RequestDevice, error: unknown): unknown => {
-    if (error instanceof SessionNotOnlineError || (error instanceof EngineError && error.code === 'not_connected')) {
-      return new DomainError('session_not_online', `the session is ${device.sessionState()}, not online`);
-    }
-    if (error instanceof EngineError) return new DomainError('engine_error', `the lookup failed: ${error.message}`);
-    return error;
-  };
-
   return [
     defineRoute({
       method: 'get',
@@ -87,12 +76,8 @@ export function contactRoutes({ contacts, lookups, limits }: ContactRouteDeps): 
         429: LOOKUPS_RATE_LIMITED,
         502: ENGINE_FAILED,
       },
-      async handler({ params, device }) {
-        try {
-          return { status: 200, body: await lookups.check(params.deviceId, params.number) };
-        } catch (error) {
-          throw lookupFailure(device, error);
-        }
+      async handler({ params }) {
+        return { status: 200, body: await lookups.check(params.deviceId, params.number) };
       },
     }),
     defineRoute({
@@ -117,12 +102,8 @@ export function contactRoutes({ contacts, lookups, limits }: ContactRouteDeps): 
         },
         502: ENGINE_FAILED,
       },
-      async handler({ params, device }) {
-        try {
-          return { status: 200, body: await lookups.avatar(params.deviceId, params.number) };
-        } catch (error) {
-          throw lookupFailure(device, error);
-        }
+      async handler({ params }) {
+        return { status: 200, body: await lookups.avatar(params.deviceId, params.number) };
       },
     }),
   ];

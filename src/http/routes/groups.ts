@@ -2,10 +2,8 @@
  * The /groups routes: the account's groups, read from the groups read model, changed through the
  * groups stream's writer (src/groups/group-commands.ts). All need an online session.
  */
-import { EngineError } from '../../engines/engine.js';
-import { DomainError } from '../../errors/domain-error.js';
 import type { GroupCommands } from '../../groups/group-commands.js';
-import { type RequestDevice, type RouteSpec, defineRoute } from '../route.js';
+import { type RouteSpec, defineRoute } from '../route.js';
 import { DeviceParams } from '../schemas/common.js';
 import {
   CreateGroupBody,
@@ -32,32 +30,6 @@ const ENGINE_FAILED = {
 export const inviteLink = (code: string) => `https://chat.whatsapp.com/${code}`;
 
 export function groupRoutes(groups: GroupCommands): RouteSpec[] {
-  /** The network's refusals, in the words of this API. */
-  const failure = (device: RequestDevice, error: unknown): unknown => {
-    if (error instanceof DomainError && error.code === 'session_not_online')
-      return new DomainError('session_not_online', `the session is ${device.sessionState()}, not online`);
-    if (!(error instanceof EngineError)) return error;
-    switch (error.code) {
-      case 'not_connected':
-        return new DomainError('session_not_online', `the session is ${device.sessionState()}, not online`);
-      case 'group_not_found':
-        return new DomainError('not_found', error.message);
-      case 'invalid_invite_code':
-        return new DomainError('not_found', error.message);
-      case 'not_group_admin':
-        return new DomainError('not_group_admin', error.message);
-      default:
-        return new DomainError('engine_error', `the network refused: ${error.message}`);
-    }
-  };
-  const run = async <T>(device: RequestDevice, work: () => T | Promise<T>): Promise<T> => {
-    try {
-      return await work();
-    } catch (error) {
-      throw failure(device, error);
-    }
-  };
-
   return [
     defineRoute({
       method: 'get',
@@ -74,8 +46,8 @@ export function groupRoutes(groups: GroupCommands): RouteSpec[] {
         404: { description: 'No such device.' },
         409: NOT_ONLINE,
       },
-      handler({ params, device }) {
-        return run(device, () => ({ status: 200, body: { items: groups.list(params.deviceId) } }));
+      handler({ params }) {
+        return { status: 200, body: { items: groups.list(params.deviceId) } };
       },
     }),
     defineRoute({
@@ -95,11 +67,11 @@ export function groupRoutes(groups: GroupCommands): RouteSpec[] {
         409: NOT_ONLINE,
         502: ENGINE_FAILED,
       },
-      async handler({ params, body, device }) {
-        return run(device, async () => ({
+      async handler({ params, body }) {
+        return {
           status: 201,
           body: await groups.create(params.deviceId, body.subject, body.participants),
-        }));
+        };
       },
     }),
     defineRoute({
@@ -111,8 +83,8 @@ export function groupRoutes(groups: GroupCommands): RouteSpec[] {
       access: 'device',
       params: GroupParams,
       responses: { 200: { description: 'The group.', schema: GroupSchema }, 404: NOT_IN_GROUP, 409: NOT_ONLINE },
-      handler({ params, device }) {
-        return run(device, () => ({ status: 200, body: groups.get(params.deviceId, params.groupId) }));
+      handler({ params }) {
+        return { status: 200, body: groups.get(params.deviceId, params.groupId) };
       },
     }),
     defineRoute({
@@ -133,11 +105,11 @@ export function groupRoutes(groups: GroupCommands): RouteSpec[] {
         409: NOT_ONLINE,
         502: ENGINE_FAILED,
       },
-      async handler({ params, body, device }) {
-        return run(device, async () => ({
+      async handler({ params, body }) {
+        return {
           status: 200,
           body: await groups.update(params.deviceId, params.groupId, body),
-        }));
+        };
       },
     }),
     defineRoute({
@@ -159,11 +131,11 @@ export function groupRoutes(groups: GroupCommands): RouteSpec[] {
         409: NOT_ONLINE,
         502: ENGINE_FAILED,
       },
-      async handler({ params, body, device }) {
-        return run(device, async () => ({
+      async handler({ params, body }) {
+        return {
           status: 200,
           body: { results: await groups.participants(params.deviceId, params.groupId, body.action, body.participants) },
-        }));
+        };
       },
     }),
     defineRoute({
@@ -182,8 +154,8 @@ export function groupRoutes(groups: GroupCommands): RouteSpec[] {
         409: NOT_ONLINE,
         502: ENGINE_FAILED,
       },
-      async handler({ params, device }) {
-        const code = await run(device, () => groups.inviteCode(params.deviceId, params.groupId));
+      async handler({ params }) {
+        const code = await groups.inviteCode(params.deviceId, params.groupId);
         return { status: 200, body: { code, url: inviteLink(code) } };
       },
     }),
@@ -204,8 +176,8 @@ export function groupRoutes(groups: GroupCommands): RouteSpec[] {
         409: NOT_ONLINE,
         502: ENGINE_FAILED,
       },
-      async handler({ params, device }) {
-        const code = await run(device, () => groups.revokeInvite(params.deviceId, params.groupId));
+      async handler({ params }) {
+        const code = await groups.revokeInvite(params.deviceId, params.groupId);
         return { status: 200, body: { code, url: inviteLink(code) } };
       },
     }),
@@ -225,11 +197,11 @@ export function groupRoutes(groups: GroupCommands): RouteSpec[] {
         409: NOT_ONLINE,
         502: ENGINE_FAILED,
       },
-      async handler({ params, body, device }) {
-        return run(device, async () => ({
+      async handler({ params, body }) {
+        return {
           status: 200,
           body: { groupId: await groups.join(params.deviceId, body.code) },
-        }));
+        };
       },
     }),
     defineRoute({
@@ -246,8 +218,8 @@ export function groupRoutes(groups: GroupCommands): RouteSpec[] {
         409: NOT_ONLINE,
         502: ENGINE_FAILED,
       },
-      async handler({ params, device }) {
-        await run(device, () => groups.leave(params.deviceId, params.groupId));
+      async handler({ params }) {
+        await groups.leave(params.deviceId, params.groupId);
         return { status: 200, body: { groupId: params.groupId } };
       },
     }),

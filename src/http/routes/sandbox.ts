@@ -6,6 +6,7 @@ import type { Supervisor } from '../../actors/supervisor.js';
 import type { SandboxEngine } from '../../engines/sandbox/sandbox-engine.js';
 import type { DevicesReadModel } from '../../devices/devices-read-model.js';
 import type { ReadModelProgress } from '../../projections/projection-runner.js';
+import { sessionNotOnline } from '../../errors/domain-error.js';
 import { Problem, conflict, invalidRequest } from '../problem.js';
 import { type RequestDevice, type RouteSpec, defineRoute } from '../route.js';
 import { DeviceParams } from '../schemas/common.js';
@@ -140,8 +141,7 @@ export function sandboxRoutes({
     if (view.engine !== 'sandbox')
       throw conflict('not_sandbox_device', `device "${id}" uses the ${view.engine} engine, not the sandbox`);
   };
-  const notOnline = (device: RequestDevice) =>
-    conflict('session_not_online', `the session is ${device.sessionState()}, not online`);
+  const notOnline = (device: RequestDevice) => sessionNotOnline(device.sessionState());
   /** The device has reacted to what the network just did; answer its state, readable everywhere (read your writes). */
   const reaction = async (device: RequestDevice) => {
     const settled = await sessions.settled(device.id);

@@ -17,8 +17,6 @@ import {
   SessionStateOnlySchema,
   SessionStateSchema,
 } from '../schemas/session.js';
-import { EngineError } from '../../engines/engine.js';
-import { invalidRequest } from '../problem.js';
 import { NOT_ONLINE } from './responses.js';
 
 const tag = 'Session';
@@ -133,20 +131,12 @@ export function sessionRoutes({ devices, sessions, projections }: SessionRouteDe
         502: { description: 'The network did not give a code (`engine_error`); try again.' },
       },
       async handler({ params, body }) {
-        try {
-          const result = await sessions.pair(params.deviceId, body.phone);
-          if (result.position) await projections.settle(result.position);
-          return {
-            status: 202,
-            body: { state: 'pairing', pairingCode: result.pairing.code, expiresAt: result.pairing.expiresAt },
-          };
-        } catch (error) {
-          if (!(error instanceof EngineError)) throw error;
-          if (error.code === 'unknown_number')
-            throw invalidRequest(`body/phone ${error.message}`, [{ path: '/phone', message: error.message }]);
-          if (error.code === 'pairing_unavailable') throw new DomainError('pairing_unavailable', error.message);
-          throw new DomainError('engine_error', `the network gave no pairing code: ${error.message}`);
-        }
+        const result = await sessions.pair(params.deviceId, body.phone);
+        if (result.position) await projections.settle(result.position);
+        return {
+          status: 202,
+          body: { state: 'pairing', pairingCode: result.pairing.code, expiresAt: result.pairing.expiresAt },
+        };
       },
     }),
     defineRoute({
