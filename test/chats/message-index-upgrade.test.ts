@@ -2,7 +2,7 @@
  * A read-model file written by an earlier version of the message index (1: one row per message, no chats;
  * 2: each status history as a JSON column of its message) is rebuilt from the log when the gateway's
  * runner meets it, to the same rows a current gateway wrote, and the same answers. The old files are made
- * from the current one with the exact tables of those versions (src/chats/message-index.ts's history).
+ * from the current one with the exact tables of those versions (src/chats/message-index-projection.ts's history).
  */
 import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -9,64 +9,35 @@
  * pings every keepAliveIntervalMs and the server answers). Baileys' own keepalive check ends the socket
  * too, but its close then waits for the WebSocket closing handshake, which on a dead network takes up to
  * 30 s; the device must not claim to be online meanwhile.
+ *
+ * This class is the connection's lifecycle (linking, online, the watchdog, closing, logging out); what the
+ * socket reports is mapped in baileys-inbound.ts, what the actor asks of it is done in baileys-outbound.ts.
  */
-import { createHash } from 'node:crypto';
-import { access, constants } from 'node:fs/promises';
-import type { Readable } from 'node:stream';
-import {
-  type BaileysEventMap,
-  type ConnectionState,
-  type WAMessage,
-  type WAPresence,
-  decryptPollVote,
-  generateMessageIDV2,
-  jidNormalizedUser,
-  normalizeMessageContent,
-} from 'baileys';
+import type { ConnectionState } from 'baileys';
 import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
 import {
-  type ChatActivity,
   type ChatPresence,
   type EngineConnection,
   EngineError,
   type AccountOperations,
   type EngineEvents,
   type GroupOperations,
-  type GroupReport,
-  type InboundMessage,
   type LinkedAccount,
   type OutgoingMessage,
   type OwnPresence,
 } from '../engine.js';
-import type { PresenceState } from '../../messages/message-events.js';
 import type { BaileysSocket } from './baileys-socket.js';
-import { contactsOf } from './contacts.js';
-import { describeDisconnect, statusCodeOf } from './disconnect-kind.js';
-import { inboundMessageOf, protocolChangeOf, referencesOf } from './inbound-message.js';
-import {
-  digitsOfLid,
-  isGroupJid,
-  isLidUser,
-  isSupportedChat,
-  jidOfChat,
-  jidOfPhone,
-  normalizedPhoneJid,
-  phoneOfJid,
-} from './jid.js';
-import { type LinkPreviewProvider, outgoingMessageOf } from './outgoing-content.js';
-import { type ReceiptOfJid, receiptsOfMessageUpdates, receiptsOfUserReceipts } from './receipts.js';
+import { describeDisconnect } from './disconnect-kind.js';
+import { jidOfPhone, phoneOfJid } from './jid.js';
+import type { LinkPreviewProvider } from './outgoing-content.js';
 import type { StoreAuthState } from './auth/store-auth-state.js';
 import type { DeviceSettings } from '../../settings/settings-events.js';
 import { redactProxyCredentials } from '../../settings/proxy-url.js';
 import { type BaileysAccountSocket, baileysAccountOperations } from './account.js';
-import {
-  type BaileysGroupSocket,
-  baileysGroupOperations,
-  groupMetadataOf,
-  reportOfParticipantsUpdate,
-  reportsOfGroupUpdates,
-} from './groups.js';
+import { type BaileysGroupSocket, baileysGroupOperations } from './groups.js';
+import { BaileysInbound, type MediaDownloader, type PollLookup } from './baileys-inbound.js';
+import { BaileysOutbound, engineErrorOf } from './baileys-outbound.js';
 
 export interface ConnectionSettings {
   keepAliveIntervalMs: number;
@@ -85,45 +56,6 @@ export interface ConnectionSettings {
   /** Opens a received message's media as a stream; default: Baileys' downloadMediaMessage (tests replace it). */
   downloadMedia?: MediaDownloader;
 }
-
-export type PollLookup = (
-  deviceId: string,
-  pollMessageId: string,
-) => Promise<{ options: string[]; secret: string } | undefined>;
-/** `dispatcher`: the device's proxy for fetch (undici), when it has one. */
-export type MediaDownloader = (
-  message: WAMessage,
-  socket: BaileysSocket,
-  logger: Logger,
-  dispatcher?: unknown,
-) => Promise<Readable>;
-
-/** Baileys' presence names → the gateway's. */
-const PRESENCE_OF: Readonly<Record<string, PresenceState>> = {
-  available: 'available',
-  unavailable: 'unavailable',
-  composing: 'typing',
-  recording: 'recording',
-  paused: 'paused',
-};
-
-const WA_PRESENCE_OF: Readonly<Record<ChatPresence | OwnPresence, WAPresence>> = {
-  typing: 'composing',
-  recording: 'recording',
-  paused: 'paused',
-  available: 'available',
-  unavailable: 'unavailable',
-};
-
-const defaultDownloader: MediaDownloader = async (message, socket, logger, dispatcher) => {
-  const { downloadMediaMessage } = await import('baileys');
-  // Baileys fetches with these options: a dispatcher sends the download through the device's proxy.
-  const options = dispatcher ? { options: { dispatcher } as RequestInit } : {};
-  return downloadMediaMessage(message, 'stream', options, {
-    logger,
-    reuploadRequest: socket.updateMediaMessage ?? (async (m: WAMessage) => m),
-  });
-};
 
 export interface ConnectionDependencies {
   deviceId: string;
@@ -148,10 +80,6 @@ type Phase = 'connecting' | 'qr' | 'online' | 'ended';
 
 /** Recently sent ids and their recipients: receipts name the chat, reactions need to know who wrote the target. */
 const SENT_MEMORY = 5_000;
-/** Numbers confirmed to exist and the JID WhatsApp answered for each, so only the first send to a number costs a lookup. */
-const KNOWN_RECIPIENTS_MEMORY = 10_000;
-/** WhatsApp answers "no picture" as item-not-found and "hidden by privacy settings" as not-authorized. */
-const NO_AVATAR_CODES = new Set([401, 404]);
 
 export class BaileysConnection implements EngineConnection {
   private phase: Phase = 'connecting';
@@ -166,14 +94,8 @@ export class BaileysConnection implements EngineConnection {
    * the recipient receipts name, or "" for one the receipt itself names (a revoke, a rejected caller's reply).
    */
   private readonly sent = new LRUCache<string, string>({ max: SENT_MEMORY });
-  /** Number → the JID WhatsApp resolved it to, which may differ from the number as typed (Brazil's ninth digit). */
-  private readonly knownRecipients = new LRUCache<string, string>({ max: KNOWN_RECIPIENTS_MEMORY });
-  /**
-   * Inbound messages and receipts are reported in the order Baileys emitted them (a LID sender needs an
-   * async lookup first). They are data, not state: one that arrived just before a close may be reported
-   * after `disconnected`.
-   */
-  private reportChain: Promise<void> = Promise.resolve();
+  private readonly inbound: BaileysInbound;
+  private readonly outbound: BaileysOutbound;
   private finishing: Promise<void> | undefined;
   readonly groups: GroupOperations | undefined;
   readonly profileOps: AccountOperations | undefined;
@@ -181,6 +103,20 @@ export class BaileysConnection implements EngineConnection {
 
   constructor(private readonly deps: ConnectionDependencies) {
     this.socketClosed = new Promise((resolve) => (this.markSocketClosed = resolve));
+    const linkedAccount = () => this.linkedAccount();
+    this.outbound = new BaileysOutbound({
+      ...deps,
+      sent: this.sent,
+      linkedAccount,
+      requireOnline: () => this.requireOnline(),
+    });
+    this.inbound = new BaileysInbound({
+      ...deps,
+      sent: this.sent,
+      linkedAccount,
+      rejectCall: (callId, callerJid, message) => this.outbound.rejectCall(callId, callerJid, message),
+      safely: (what, callback) => this.safely(what, callback),
+    });
     this.groups = hasGroups(deps.socket) ? baileysGroupOperations(deps.socket, () => this.requireOnline()) : undefined;
     this.profileOps = hasAccount(deps.socket)
       ? baileysAccountOperations(
@@ -198,7 +134,7 @@ export class BaileysConnection implements EngineConnection {
     return this.phase !== 'ended' && !this.retired;
   }
 
-  // ---- reporting ----
+  // ---- lifecycle ----
 
   private listen(): void {
     const { socket } = this.deps;
@@ -222,30 +158,7 @@ export class BaileysConnection implements EngineConnection {
         .saveCreds()
         .catch((error: unknown) => this.deps.logger.error({ err: error }, 'saving Baileys credentials failed'));
     });
-    socket.ev.on('messages.upsert', (upsert) => this.onMessagesUpsert(upsert));
-    socket.ev.on('messages.update', (updates) => this.reportReceipts(receiptsOfMessageUpdates(updates, nowSeconds())));
-    socket.ev.on('message-receipt.update', (updates) =>
-      this.reportReceipts(receiptsOfUserReceipts(updates, nowSeconds())),
-    );
-    socket.ev.on('contacts.upsert', (contacts) => this.reportContacts(contacts));
-    socket.ev.on('contacts.update', (contacts) => this.reportContacts(contacts));
-    socket.ev.on('presence.update', (update) => this.onPresence(update));
-    socket.ev.on('call', (calls) => this.onCalls(calls));
-    socket.ev.on('groups.upsert', (groups) => {
-      for (const group of groups) this.reportGroup({ kind: 'metadata', group: groupMetadataOf(group) });
-    });
-    socket.ev.on('groups.update', (updates) => {
-      for (const report of reportsOfGroupUpdates(updates)) this.reportGroup(report);
-    });
-    socket.ev.on('group-participants.update', (update) => {
-      const report = reportOfParticipantsUpdate(update);
-      if (report) this.reportGroup(report);
-    });
-  }
-
-  private reportGroup(report: GroupReport): void {
-    const durable = this.deps.events.groups?.(report);
-    if (durable) this.report('group change', durable);
+    this.inbound.listen();
   }
 
   private onConnectionUpdate(update: Partial<ConnectionState>): void {
@@ -332,237 +245,6 @@ export class BaileysConnection implements EngineConnection {
     this.pairingTimer = undefined;
   }
 
-  private onMessagesUpsert({ messages, type }: BaileysEventMap['messages.upsert']): void {
-    // 'notify' arrived while connected; 'append' is what WhatsApp kept for us while offline (acknowledged, so
-    // never sent again), the echoes of our own sends (skipped below), and notifications without content
-    // (group changes, reported as such). History comes as messaging-history.set, which is not listened to.
-    if (type !== 'notify' && type !== 'append') return;
-    for (const message of messages) {
-      if (!isSupportedChat(message.key.remoteJid)) continue; // status broadcasts, lists and channels
-      // Our own sends come back as echoes; messages from the phone or other linked devices are reported.
-      if (message.key.fromMe && message.key.id && this.sent.has(message.key.id)) continue;
-      this.enqueueReport(() => this.reportMessage(message), 'inbound');
-    }
-  }
-
-  private async reportMessage(message: WAMessage): Promise<void> {
-    const key = message.key as WAMessage['key'] & { remoteJidAlt?: string | null; participantAlt?: string | null };
-    const chatJid = key.remoteJid!;
-    const isGroup = isGroupJid(chatJid);
-    const fromMe = key.fromMe === true;
-    const chatId = isGroup ? chatJid : await this.chatIdOf(chatJid, key.remoteJidAlt);
-    const participant =
-      isGroup && !fromMe && key.participant ? await this.chatIdOf(key.participant, key.participantAlt) : undefined;
-    const from = fromMe ? (this.linkedAccount()?.phone ?? '') : (participant ?? chatId);
-    if (!chatId || !from) {
-      this.deps.logger.warn({ waMessageId: key.id }, 'inbound message from an unknown sender dropped');
-      return;
-    }
-    const change = protocolChangeOf(message);
-    if (change) {
-      const base = {
-        id: change.id,
-        chatId,
-        from,
-        ...(fromMe ? { fromMe } : {}),
-        waMessageId: change.targetId,
-        timestamp: change.timestamp,
-      };
-      this.reportActivity(
-        change.kind === 'edited' ? { kind: 'edited', ...base, body: change.body } : { kind: 'revoked', ...base },
-      );
-      return;
-    }
-    if (normalizeMessageContent(message.message)?.pollUpdateMessage) {
-      await this.reportVote(message, chatId, from);
-      return;
-    }
-    const inbound = inboundMessageOf(message, from);
-    if (!inbound) return;
-    const references = referencesOf(message);
-    const mentions = await Promise.all(references.mentionedJids.map((jid) => this.chatIdOf(jid)));
-    const quotedFrom = references.quotedSenderJid ? await this.chatIdOf(references.quotedSenderJid) : undefined;
-    const reported: InboundMessage = {
-      ...inbound,
-      chatId,
-      isGroup,
-      fromMe,
-      ...(participant ? { participant } : {}),
-      ...(inbound.quoted ? { quoted: { ...inbound.quoted, from: quotedFrom ?? (inbound.quoted.from || chatId) } } : {}),
-      ...(mentions.length > 0 ? { mentions: mentions.filter((m): m is string => !!m) } : {}),
-    };
-    if (inbound.media) {
-      const download = this.deps.settings.downloadMedia ?? defaultDownloader;
-      reported.downloadMedia = () => download(message, this.deps.socket, this.deps.logger, this.deps.mediaDispatcher);
-    }
-    this.report('inbound', this.deps.events.inbound(reported));
-  }
-
-  /**
-   * A poll vote, decrypted with the poll's message secret (kept by the gateway when the poll was sent
-   * or received). The HMAC names the poll's creator and the voter: ours may be our phone JID or our LID.
-   */
-  private async reportVote(message: WAMessage, chatId: string, from: string): Promise<void> {
-    const update = normalizeMessageContent(message.message)!.pollUpdateMessage!;
-    const pollKey = update.pollCreationMessageKey;
-    const pollId = pollKey?.id;
-    const poll = pollId ? await this.deps.settings.polls?.(this.deps.deviceId, pollId) : undefined;
-    if (!pollId || !poll || !update.vote) {
-      this.deps.logger.warn({ pollId }, 'a vote for a poll this device does not know was dropped');
-      return;
-    }
-    const me = this.deps.auth.state.creds.me;
-    const mine = [me?.id, me?.lid].filter((jid): jid is string => !!jid).map((jid) => jidNormalizedUser(jid));
-    const authors = (key: {
-      fromMe?: boolean | null;
-      participant?: string | null;
-      remoteJid?: string | null;
-      participantAlt?: string | null;
-      remoteJidAlt?: string | null;
-    }) =>
-      key.fromMe
-        ? mine
-        : [key.participant, key.participantAlt, key.remoteJid, key.remoteJidAlt]
-            .filter((jid): jid is string => !!jid)
-            .map((jid) => jidNormalizedUser(jid));
-    const pollEncKey = Buffer.from(poll.secret, 'base64');
-    for (const pollCreatorJid of authors(pollKey)) {
-      for (const voterJid of authors(message.key)) {
-        let selected: Uint8Array[];
-        try {
-          selected =
-            decryptPollVote(update.vote, { pollCreatorJid, pollMsgId: pollId, pollEncKey, voterJid }).selectedOptions ??
-            [];
-        } catch {
-          continue; // not this pair of JIDs
-        }
-        const byHash = new Map(
-          poll.options.map((option) => [createHash('sha256').update(option).digest('hex'), option]),
-        );
-        const selectedOptions = selected
-          .map((hash) => byHash.get(Buffer.from(hash).toString('hex')))
-          .filter((o): o is string => o !== undefined);
-        const timestamp = Math.floor(Number(update.senderTimestampMs ?? 0) / 1000) || nowSeconds();
-        this.reportActivity({
-          kind: 'poll_vote',
-          id: message.key.id ?? undefined,
-          chatId,
-          from,
-          pollMessageId: pollId,
-          selectedOptions,
-          timestamp,
-        });
-        return;
-      }
-    }
-    this.deps.logger.warn({ pollId }, 'a poll vote could not be decrypted');
-  }
-
-  private onPresence({ id, presences }: BaileysEventMap['presence.update']): void {
-    this.enqueueReport(async () => {
-      const chatId = isGroupJid(id) ? id : await this.chatIdOf(id);
-      if (!chatId) return;
-      for (const [participantJid, presence] of Object.entries(presences)) {
-        const state = presence.lastKnownPresence ? PRESENCE_OF[presence.lastKnownPresence] : undefined;
-        const from = await this.chatIdOf(participantJid);
-        if (state && from) this.reportActivity({ kind: 'presence', chatId, from, state });
-      }
-    }, 'presence');
-  }
-
-  private onCalls(calls: BaileysEventMap['call']): void {
-    for (const call of calls) {
-      if (call.status !== 'offer') continue; // one event per call: when it rings
-      const timestamp = Math.floor((call.date instanceof Date ? call.date.getTime() : Date.now()) / 1000);
-      const report = (rejected: boolean) => async () => {
-        const from = await this.chatIdOf(call.from);
-        if (!from) return;
-        this.reportActivity({
-          kind: 'call',
-          callId: call.id,
-          from,
-          isVideo: call.isVideo === true,
-          isGroup: call.isGroup === true,
-          rejected,
-          timestamp,
-        });
-      };
-      const settings = this.deps.settingsOf?.();
-      if (!settings?.rejectCalls || !this.deps.socket.rejectCall) {
-        this.enqueueReport(report(false), 'call');
-        continue;
-      }
-      // Rejecting is a round trip to WhatsApp: made beside the report queue, which would otherwise hold back
-      // every message and receipt behind it; the call is reported once the outcome is known.
-      void this.reject(call.id, call.from, settings.rejectCallsMessage).then((rejected) =>
-        this.enqueueReport(report(rejected), 'call'),
-      );
-    }
-  }
-
-  /** Rejects the call (never throws: answers whether it worked), then tells the caller the configured message. */
-  private async reject(callId: string, callerJid: string, message: string | null | undefined): Promise<boolean> {
-    try {
-      await this.deps.socket.rejectCall!.call(this.deps.socket, callId, callerJid);
-    } catch (error) {
-      this.deps.logger.warn({ err: error, callId }, 'rejecting a call failed');
-      return false;
-    }
-    if (message) {
-      const messageId = this.ownMessageId('');
-      this.deps.socket
-        .sendMessage(jidNormalizedUser(callerJid), { text: message }, { messageId })
-        .catch((error: unknown) =>
-          this.deps.logger.warn({ err: error, callId }, 'the message to a rejected caller was not sent'),
-        );
-    }
-    return true;
-  }
-
-  /** An id for a message the gateway sends on its own, known as ours so that its echo is not reported. */
-  private ownMessageId(recipient: string): string {
-    const id = generateMessageIDV2(this.deps.auth.state.creds.me?.id);
-    this.sent.set(id, recipient);
-    return id;
-  }
-
-  private reportReceipts(receipts: ReceiptOfJid[]): void {
-    for (const { recipientJid, ...receipt } of receipts) {
-      this.enqueueReport(async () => {
-        const recipient = this.sent.get(receipt.waMessageId) || (await this.phoneOf(recipientJid));
-        if (recipient) this.report('receipt', this.deps.events.receipt({ ...receipt, recipient }));
-      }, 'receipt');
-    }
-  }
-
-  private reportContacts(entries: BaileysEventMap['contacts.update']): void {
-    const contacts = contactsOf(entries);
-    if (contacts.length > 0)
-      this.safely('contacts', () => this.report('contacts', this.deps.events.contacts(contacts)));
-  }
-
-  /**
-   * WhatsApp has its acknowledgement already (Baileys sends the receipt before it emits the message), so
-   * the actor keeps the report until the store takes it; not waited for here, so that a store outage does
-   * not stall Baileys' events. It rejects only when the actor stops first.
-   */
-  private report(what: string, durable: Promise<void>): void {
-    durable.catch((error: unknown) =>
-      this.deps.logger.warn({ err: error }, `the ${what} was not recorded before the session stopped`),
-    );
-  }
-
-  private reportActivity(activity: ChatActivity): void {
-    const durable = this.deps.events.activity?.(activity);
-    if (durable) this.report('activity', durable);
-  }
-
-  private enqueueReport(task: () => Promise<void>, what: string): void {
-    this.reportChain = this.reportChain
-      .then(task)
-      .catch((error: unknown) => this.deps.logger.error({ err: error }, `reporting ${what} failed`));
-  }
-
   /** An actor callback that throws must not break Baileys' event loop (nor the other listeners). */
   private safely(what: string, callback: () => void): void {
     try {
@@ -570,26 +252,6 @@ export class BaileysConnection implements EngineConnection {
     } catch (error) {
       this.deps.logger.error({ err: error }, `the ${what} callback failed`);
     }
-  }
-
-  /** Phone digits of a JID; a LID is looked up in the LID ↔ phone mapping Baileys keeps. */
-  private async phoneOf(jid: string, alternative?: string | null): Promise<string | undefined> {
-    const direct = phoneOfJid(jid) ?? phoneOfJid(alternative);
-    if (direct || !isLidUser(jid)) return direct;
-    const mapped = await this.deps.socket.signalRepository.lidMapping.getPNForLID(jid).catch(() => null);
-    return phoneOfJid(mapped);
-  }
-
-  /**
-   * The chat id of a user JID: the phone digits, resolved through the LID mapping when WhatsApp hides
-   * the number; failing that `<digits>@lid`, never the LID's digits as if they were a phone number.
-   */
-  private async chatIdOf(jid: string, alternative?: string | null): Promise<string | undefined> {
-    if (isGroupJid(jid)) return jid;
-    const phone = await this.phoneOf(jid, alternative);
-    if (phone) return phone;
-    const lid = digitsOfLid(jid);
-    return lid === undefined ? undefined : `${lid}@lid`;
   }
 
   private linkedAccount(): LinkedAccount | undefined {
@@ -634,90 +296,28 @@ export class BaileysConnection implements EngineConnection {
     this.pairingTimer.unref();
   }
 
-  async send(message: OutgoingMessage): Promise<void> {
-    this.requireOnline();
-    const jid = await this.recipientJidOf(message.to);
-    const { content } = message;
-    const inner = content.kind === 'forward' ? content.content : content;
-    if ('media' in inner) await assertReadable(inner.media.path);
-    const linkPreview = inner.kind === 'link' && inner.preview !== false ? await this.fetchPreview(inner.url) : null;
-    const accountJid = this.linkedAccount()?.jid;
-    const payload = outgoingMessageOf(message, {
-      chatJid: jid,
-      targetSentByUs: (id) => this.sent.has(id),
-      linkPreview,
-      ...(accountJid ? { accountJid } : {}),
-    });
-    // Known before Baileys echoes it; kept if the send fails, since the id stays ours (a retry reuses it).
-    this.sent.set(message.waMessageId, message.to);
-    try {
-      await this.deps.socket.sendMessage(jid, payload.content, payload.options);
-    } catch (error) {
-      throw engineErrorOf(error, `sending ${message.waMessageId}`);
-    }
+  send(message: OutgoingMessage): Promise<void> {
+    return this.outbound.send(message);
   }
 
-  async markRead(chatId: string, messages: Array<{ waMessageId: string; participant?: string }>): Promise<void> {
-    this.requireOnline();
-    const remoteJid = jidOfChat(chatId);
-    const keys = messages.map((m) => ({
-      remoteJid,
-      id: m.waMessageId,
-      fromMe: false,
-      ...(m.participant ? { participant: jidOfChat(m.participant) } : {}),
-    }));
-    if (!this.deps.socket.readMessages) throw new EngineError('engine_error', 'this socket cannot send read receipts');
-    try {
-      await this.deps.socket.readMessages(keys);
-    } catch (error) {
-      throw engineErrorOf(error, `sending read receipts in ${chatId}`);
-    }
+  markRead(chatId: string, messages: Array<{ waMessageId: string; participant?: string }>): Promise<void> {
+    return this.outbound.markRead(chatId, messages);
   }
 
-  async sendPresence(state: ChatPresence | OwnPresence, chatId?: string): Promise<void> {
-    this.requireOnline();
-    if (!this.deps.socket.sendPresenceUpdate) throw new EngineError('engine_error', 'this socket cannot send presence');
-    try {
-      await this.deps.socket.sendPresenceUpdate(
-        WA_PRESENCE_OF[state],
-        chatId === undefined ? undefined : jidOfChat(chatId),
-      );
-    } catch (error) {
-      throw engineErrorOf(error, `sending presence ${state}`);
-    }
+  sendPresence(state: ChatPresence | OwnPresence, chatId?: string): Promise<void> {
+    return this.outbound.sendPresence(state, chatId);
   }
 
-  async revoke(waMessageId: string, to: string): Promise<void> {
-    this.requireOnline();
-    const jid = await this.recipientJidOf(to);
-    try {
-      await this.deps.socket.sendMessage(
-        jid,
-        { delete: { remoteJid: jid, fromMe: true, id: waMessageId } },
-        { messageId: this.ownMessageId('') },
-      );
-    } catch (error) {
-      throw engineErrorOf(error, `revoking ${waMessageId}`);
-    }
+  revoke(waMessageId: string, to: string): Promise<void> {
+    return this.outbound.revoke(waMessageId, to);
   }
 
-  async checkNumber(number: string): Promise<{ exists: boolean; jid?: string }> {
-    this.requireOnline();
-    const found = await this.lookUp(number);
-    if (!found?.exists) return { exists: false };
-    const jid = normalizedPhoneJid(found.jid) ?? jidOfPhone(number);
-    this.knownRecipients.set(number, jid);
-    return { exists: true, jid };
+  checkNumber(number: string): Promise<{ exists: boolean; jid?: string }> {
+    return this.outbound.checkNumber(number);
   }
 
-  async avatarUrl(number: string): Promise<string | null> {
-    this.requireOnline();
-    try {
-      return (await this.deps.socket.profilePictureUrl(jidOfPhone(number), 'image')) ?? null;
-    } catch (error) {
-      if (NO_AVATAR_CODES.has(errorCodeOf(error) ?? 0)) return null;
-      throw engineErrorOf(error, `fetching the avatar of ${number}`);
-    }
+  avatarUrl(number: string): Promise<string | null> {
+    return this.outbound.avatarUrl(number);
   }
 
   async close(): Promise<void> {
@@ -773,45 +373,6 @@ export class BaileysConnection implements EngineConnection {
     }
   }
 
-  /**
-   * The JID to send to: for a number, the one WhatsApp answered when it was looked up (before the first send
-   * to it, when recipients are verified), else the number as typed. Groups and LIDs are JIDs already.
-   */
-  private async recipientJidOf(to: string): Promise<string> {
-    if (!/^\d+$/.test(to)) return jidOfChat(to);
-    const known = this.knownRecipients.get(to);
-    if (known) return known;
-    if (!this.deps.settings.verifyRecipients) return jidOfPhone(to);
-    const found = await this.lookUp(to);
-    // An empty answer says nothing either way: only an explicit "does not exist" fails the message.
-    if (found && !found.exists) throw new EngineError('recipient_not_found', `${to} is not on WhatsApp`, true);
-    if (!found?.exists) return jidOfPhone(to);
-    const jid = normalizedPhoneJid(found.jid) ?? jidOfPhone(to);
-    this.knownRecipients.set(to, jid);
-    return jid;
-  }
-
-  private async lookUp(number: string): Promise<{ jid: string; exists: boolean } | undefined> {
-    try {
-      const results = await this.deps.socket.onWhatsApp(number);
-      return results?.find((r) => phoneOfJid(r.jid) === number) ?? results?.[0];
-    } catch (error) {
-      throw engineErrorOf(error, `looking up ${number}`);
-    }
-  }
-
-  private async fetchPreview(url: string) {
-    const provider = this.deps.settings.linkPreview;
-    if (!provider) return null;
-    try {
-      return await provider(url);
-    } catch (error) {
-      // A preview is decoration: the link is sent without one.
-      this.deps.logger.debug({ err: error, url }, 'link preview failed');
-      return null;
-    }
-  }
-
   private async socketClosedOrTimeout(): Promise<void> {
     await Promise.race([this.socketClosed, this.delay(this.deps.settings.closeTimeoutMs)]);
   }
@@ -855,33 +416,7 @@ function hasGroups(socket: BaileysSocket): socket is BaileysSocket & BaileysGrou
   return typeof socket.groupCreate === 'function' && typeof socket.groupFetchAllParticipating === 'function';
 }
 
-function nowSeconds(): number {
-  return Math.floor(Date.now() / 1000);
-}
-
 /** A Boom-shaped error, as Baileys ends sockets with (output.statusCode 408 = connectionLost). */
 function connectionLostError(detail: string): Error {
   return Object.assign(new Error(`Connection was lost: ${detail}`), { output: { statusCode: 408 } });
-}
-
-/** WhatsApp's error code of a failed query (Boom `data`), or the Boom status code. */
-function errorCodeOf(error: unknown): number | undefined {
-  const data = (error as { data?: unknown } | null)?.data;
-  return typeof data === 'number' ? data : statusCodeOf(error);
-}
-
-function engineErrorOf(error: unknown, doing: string): EngineError {
-  if (error instanceof EngineError) return error;
-  const message = `${doing}: ${(error as Error)?.message ?? String(error)}`;
-  // 428 connectionClosed / 408 connectionLost: the socket went away mid-request; retry once online.
-  const code = statusCodeOf(error);
-  return new EngineError(code === 428 || code === 408 ? 'not_connected' : 'engine_error', message);
-}
-
-async function assertReadable(path: string): Promise<void> {
-  try {
-    await access(path, constants.R_OK);
-  } catch {
-    throw new EngineError('media_unavailable', `the media file ${path} cannot be read`, true);
-  }
 }

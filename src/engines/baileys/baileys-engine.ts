@@ -21,12 +21,8 @@ import { type Engine, type EngineConnection, EngineError, type EngineEvents } fr
 import { AuthRecordError, AuthRecords } from './auth/auth-records.js';
 import { loadStoreAuthState, wipeStoreAuthState } from './auth/store-auth-state.js';
 import { ValueCipher } from '../../secrets/value-cipher.js';
-import {
-  BaileysConnection,
-  type ConnectionSettings,
-  type MediaDownloader,
-  type PollLookup,
-} from './baileys-connection.js';
+import { BaileysConnection, type ConnectionSettings } from './baileys-connection.js';
+import type { MediaDownloader, PollLookup } from './baileys-inbound.js';
 import type { BaileysSocket, SocketFactory } from './baileys-socket.js';
 import { type LinkPreviewProvider, withPollContextInfo } from './outgoing-content.js';
 import type { DeviceSettings } from '../../settings/settings-events.js';

@@ -3,4 +3,4 @@ export { createLazyBaileysEngine } from './lazy-baileys-engine.js';
 export type { BaileysEngineOptions } from './baileys-engine.js';
 export { newWaMessageId, WA_MESSAGE_ID_PATTERN } from '../../messages/message-id.js';
 export type { LinkPreview, LinkPreviewProvider } from './outgoing-content.js';
-export type { PollLookup } from './baileys-connection.js';
+export type { PollLookup } from './baileys-inbound.js';

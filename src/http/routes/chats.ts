@@ -4,7 +4,8 @@
  * …/presence): sent at once through the live connection, never queued; they need an online session.
  */
 import type { ChatCommands } from '../../chats/chat-commands.js';
-import type { MessageIndex, MessageView, PageKey } from '../../chats/message-index.js';
+import type { MessageIndex } from '../../chats/message-index.js';
+import type { MessageView, PageKey } from '../../chats/message-views.js';
 import { encodeCursor, decodeCursor } from '../cursor.js';
 import { invalidRequest } from '../problem.js';
 import { type RequestDevice, type RouteSpec, defineRoute } from '../route.js';

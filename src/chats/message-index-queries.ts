@@ -1,0 +1,199 @@
+/**
+ * The message index's queries: the conversations (GET /chats, /chats/:chatId/messages, /messages/:waMessageId)
+ * as views (message-views.ts), the unread messages and who sent one (read receipts), a poll's secret (votes).
+ */
+import type Database from 'better-sqlite3';
+import type { InboundType } from '../messages/message-events.js';
+import { ROW_COLUMNS, type Row } from './message-index-schema.js';
+import {
+  type ChatListRow,
+  type ChatView,
+  type MessageDetail,
+  type MessageView,
+  type Page,
+  type PageKey,
+  type PageRow,
+  type StatusEntry,
+  chatViewOf,
+  statusEntryOf,
+  viewOf,
+} from './message-views.js';
+
+export class MessageIndexQueries {
+  private statements: ReturnType<MessageIndexQueries['prepare']> | undefined;
+
+  constructor(private readonly db: Database.Database) {}
+
+  /** One message with its whole life (GET /messages/:waMessageId); reactions included. */
+  message(deviceId: string, waMessageId: string): MessageDetail | undefined {
+    const row = this.sql().byId.get(deviceId, waMessageId);
+    if (!row) return undefined;
+    const view: MessageDetail = viewOf(deviceId, row);
+    if (row.outbox_id !== null) {
+      view.outboxId = row.outbox_id;
+      view.statusHistory = this.sql().statuses.all(row.last_status).map(statusEntryOf);
+    }
+    return view;
+  }
+
+  /** A chat's messages, newest first, a page after `after` (keyset: timestamp, then log position). */
+  messages(deviceId: string, chatId: string, options: { limit: number; after?: PageKey }): Page<MessageView> {
+    const sql = this.sql();
+    const rows = options.after
+      ? sql.chatPageAfter.all(deviceId, chatId, options.after.at, options.after.pos, options.limit + 1)
+      : sql.chatPage.all(deviceId, chatId, options.limit + 1);
+    const page = rows.slice(0, options.limit).map(pageRowOf);
+    const last = page[page.length - 1];
+    return {
+      items: page.map((row) => viewOf(deviceId, row)),
+      next: rows.length > options.limit && last ? { at: last.at, pos: last.pos } : null,
+    };
+  }
+
+  /** A device's chats, most recent activity first. */
+  chats(deviceId: string, options: { limit: number; after?: PageKey }): Page<ChatView> {
+    const sql = this.sql();
+    const rows = options.after
+      ? sql.chatsAfter.all(deviceId, options.after.at, options.after.pos, options.limit + 1)
+      : sql.chats.all(deviceId, options.limit + 1);
+    const page = rows.slice(0, options.limit);
+    const last = page[page.length - 1];
+    return {
+      items: page.map(chatViewOf),
+      next: rows.length > options.limit && last ? { at: last.last_at, pos: last.last_pos } : null,
+    };
+  }
+
+  /** Whether the device has a chat with this id (GET /chats/:chatId/messages of an unknown chat is an empty page). */
+  hasChat(deviceId: string, chatId: string): boolean {
+    return this.sql().chatExists.get(deviceId, chatId) !== undefined;
+  }
+
+  /** Received messages of a chat not yet read by this device, oldest first. */
+  unread(deviceId: string, chatId: string, limit = 1_000): Array<{ waMessageId: string; participant?: string }> {
+    return this.sql()
+      .unread.all(deviceId, chatId, limit)
+      .map((r) => ({ waMessageId: r.wa_message_id, ...(r.participant ? { participant: r.participant } : {}) }));
+  }
+
+  /** Whether a received message was marked read; undefined when unknown. */
+  participantOf(
+    deviceId: string,
+    waMessageId: string,
+  ): { participant?: string; chatId: string; fromMe: boolean; read: boolean } | undefined {
+    const row = this.sql().participant.get(deviceId, waMessageId);
+    return (
+      row && {
+        chatId: row.chat_id,
+        fromMe: row.from_me === 1,
+        read: row.read === 1,
+        ...(row.participant ? { participant: row.participant } : {}),
+      }
+    );
+  }
+
+  /** A poll's options and secret, for decrypting its votes. */
+  poll(deviceId: string, waMessageId: string): { options: string[]; secret: string } | undefined {
+    const row = this.sql().poll.get(deviceId, waMessageId);
+    return row?.poll ? (JSON.parse(row.poll) as { options: string[]; secret: string }) : undefined;
+  }
+
+  private sql() {
+    return (this.statements ??= this.prepare());
+  }
+
+  private prepare() {
+    const db = this.db;
+    return {
+      // A message's history: from its newest entry back along `prev`, then oldest first.
+      statuses: db.prepare<[number | null], { status: StatusEntry['status']; at: string; error: string | null }>(
+        `WITH RECURSIVE history (pos, prev, status, at, error) AS (
+           SELECT pos, prev, status, at, error FROM chat_message_statuses WHERE pos = ?
+           UNION ALL SELECT s.pos, s.prev, s.status, s.at, s.error FROM chat_message_statuses s JOIN history h ON s.pos = h.prev
+         ) SELECT status, at, error FROM history ORDER BY pos`,
+      ),
+      byId: db.prepare<[string, string], Row>(
+        `SELECT ${ROW_COLUMNS} FROM chat_messages WHERE device_id = ? AND wa_message_id = ?`,
+      ),
+      // Rows as arrays of the columns a view needs: a page is 50 rows, and objects of 20 columns cost more than the query.
+      chatPage: db
+        .prepare<[string, string, number], PageRaw>(
+          `SELECT ${PAGE} FROM chat_messages WHERE device_id = ? AND chat_id = ? AND type <> 'reaction' ORDER BY at DESC, pos DESC LIMIT ?`,
+        )
+        .raw(true),
+      chatPageAfter: db
+        .prepare<[string, string, number, number, number], PageRaw>(
+          `SELECT ${PAGE} FROM chat_messages WHERE device_id = ? AND chat_id = ? AND type <> 'reaction' AND (at, pos) < (?, ?) ORDER BY at DESC, pos DESC LIMIT ?`,
+        )
+        .raw(true),
+      chats: db.prepare<[string, number], ChatListRow>(
+        `${CHAT_LIST} WHERE c.device_id = ? ORDER BY c.last_at DESC, c.last_pos DESC LIMIT ?`,
+      ),
+      chatsAfter: db.prepare<[string, number, number, number], ChatListRow>(
+        `${CHAT_LIST} WHERE c.device_id = ? AND (c.last_at, c.last_pos) < (?, ?) ORDER BY c.last_at DESC, c.last_pos DESC LIMIT ?`,
+      ),
+      chatExists: db.prepare<[string, string], { one: number }>(
+        'SELECT 1 AS one FROM chats WHERE device_id = ? AND chat_id = ?',
+      ),
+      unread: db.prepare<[string, string, number], { wa_message_id: string; participant: string | null }>(
+        // Reactions are shown on their message, not counted unread, and get no receipts.
+        "SELECT wa_message_id, participant FROM chat_messages WHERE device_id = ? AND chat_id = ? AND from_me = 0 AND read = 0 AND type <> 'reaction' ORDER BY at LIMIT ?",
+      ),
+      participant: db.prepare<
+        [string, string],
+        { chat_id: string; from_me: number; participant: string | null; read: number }
+      >('SELECT chat_id, from_me, participant, read FROM chat_messages WHERE device_id = ? AND wa_message_id = ?'),
+      poll: db.prepare<[string, string], { poll: string | null }>(
+        'SELECT poll FROM chat_messages WHERE device_id = ? AND wa_message_id = ?',
+      ),
+    };
+  }
+}
+
+/** A chat with its last message's current state (edits and revokes show). */
+const CHAT_LIST = `SELECT c.chat_id, c.name, c.unread, c.last_wa_message_id, c.last_at, c.last_pos, m.from_me, m.type, m.body, m.revoked
+  FROM chats c JOIN chat_messages m ON m.device_id = c.device_id AND m.wa_message_id = c.last_wa_message_id`;
+
+type PageRaw = [
+  string,
+  string,
+  number,
+  string,
+  string | null,
+  InboundType,
+  string,
+  number,
+  number,
+  string | null,
+  number,
+  number,
+  string | null,
+  string | null,
+  string | null,
+  string | null,
+  number | null,
+];
+const PAGE = `wa_message_id, chat_id, from_me, sender, participant, type, body, at, pos, status, revoked, edited, media, quoted, reactions,
+  CASE WHEN media IS NULL AND type IN ('image', 'video', 'audio', 'file', 'sticker') THEN content END AS content, media_stored_at`;
+
+function pageRowOf(r: PageRaw): PageRow {
+  return {
+    wa_message_id: r[0],
+    chat_id: r[1],
+    from_me: r[2],
+    sender: r[3],
+    participant: r[4],
+    type: r[5],
+    body: r[6],
+    at: r[7],
+    pos: r[8],
+    status: r[9],
+    revoked: r[10],
+    edited: r[11],
+    media: r[12],
+    quoted: r[13],
+    reactions: r[14],
+    content: r[15],
+    media_stored_at: r[16],
+  };
+}

@@ -1,0 +1,175 @@
+/**
+ * The message index's tables (chat_messages, chats, chat_message_statuses) and their indexes, and the rows it
+ * holds in them: what the projection (message-index-projection.ts) writes and the queries read.
+ */
+import type Database from 'better-sqlite3';
+import type { InboundType } from '../messages/message-events.js';
+
+/** A row of chat_messages as held in memory during a batch (JSON columns as text). */
+export interface MessageRow {
+  device_id: string;
+  wa_message_id: string;
+  chat_id: string;
+  from_me: number;
+  sender: string;
+  participant: string | null;
+  type: InboundType;
+  body: string;
+  at: number;
+  /** Log position of the event that recorded the message: the tie-breaker of a chat's order. */
+  pos: number;
+  outbox_id: string | null;
+  content: string | null;
+  status: string | null;
+  sent_at: number | null;
+  read: number;
+  revoked: number;
+  edited: number;
+  media: string | null;
+  /**
+   * When the media file was stored (epoch ms): a received one's download, or a sent one's `sent` (the outbox then
+   * moves its file to the received media). The retention sweep goes by it.
+   */
+  media_stored_at: number | null;
+  received: string | null;
+  poll: string | null;
+  quoted: string | null;
+  /** JSON array of Reaction, one per reacting sender. */
+  reactions: string | null;
+  /** Outgoing messages: the log position of the newest entry of its status history (chat_message_statuses). */
+  last_status: number | null;
+  /**
+   * Messages deleted for everyone, by their sender or (status `deleted`) by this device: the log position of that
+   * (the sweep of their media files goes by it).
+   */
+  revoked_pos: number | null;
+}
+
+/** The columns the queries read. */
+export type Row = Omit<MessageRow, 'device_id' | 'read' | 'poll' | 'revoked_pos'>;
+
+/** A row of chats. */
+export interface ChatRow {
+  device_id: string;
+  chat_id: string;
+  name: string | null;
+  last_wa_message_id: string;
+  last_at: number;
+  last_pos: number;
+  unread: number;
+}
+
+export const MESSAGE_COLUMNS = [
+  'device_id',
+  'wa_message_id',
+  'chat_id',
+  'from_me',
+  'sender',
+  'participant',
+  'type',
+  'body',
+  'at',
+  'pos',
+  'outbox_id',
+  'content',
+  'status',
+  'sent_at',
+  'read',
+  'revoked',
+  'edited',
+  'media',
+  'media_stored_at',
+  'received',
+  'poll',
+  'quoted',
+  'reactions',
+  'last_status',
+  'revoked_pos',
+] as const satisfies ReadonlyArray<keyof MessageRow>;
+export const CHAT_COLUMNS = [
+  'device_id',
+  'chat_id',
+  'name',
+  'last_wa_message_id',
+  'last_at',
+  'last_pos',
+  'unread',
+] as const satisfies ReadonlyArray<keyof ChatRow>;
+export const MESSAGE_KEYS = ['pos'] as const;
+export const CHAT_KEYS = ['device_id', 'chat_id'] as const;
+
+/** The columns of chat_message_statuses: pos (of the event that recorded it), prev (the entry before), status, at, error (JSON). */
+export const STATUS_COLUMNS = ['pos', 'prev', 'status', 'at', 'error'] as const;
+
+/** The columns of `Row`, as a query selects them. */
+export const ROW_COLUMNS =
+  'wa_message_id, chat_id, from_me, sender, participant, type, body, at, pos, outbox_id, content, status, sent_at, revoked, edited, media, media_stored_at, received, quoted, reactions, last_status';
+
+/** Creates the tables and their indexes where missing (a projection's setup). */
+export function createMessageIndexTables(db: Database.Database): void {
+  // Rows are keyed by the log position of the event that recorded them (`pos`): a rebuild appends them in
+  // key order, and rows of a few hundred bytes sit better in a rowid table than in a key-ordered one.
+  // A table of version 1 lacks the new columns, one of version 2 holds each status history as JSON (every
+  // status change rewrote the growing list), one of version 4 lacks revoked_pos: dropped, and the runner
+  // rebuilds this read model (version changed).
+  const columns = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('chat_messages') as string[];
+  if (columns.length > 0 && !columns.includes('revoked_pos')) db.exec('DROP TABLE chat_messages');
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS chat_messages (
+      device_id       TEXT NOT NULL,
+      wa_message_id   TEXT NOT NULL,
+      chat_id         TEXT NOT NULL,
+      from_me         INTEGER NOT NULL,
+      sender          TEXT NOT NULL,
+      participant     TEXT,
+      type            TEXT NOT NULL,
+      body            TEXT NOT NULL,
+      at              INTEGER NOT NULL,
+      pos             INTEGER PRIMARY KEY,
+      outbox_id       TEXT,
+      content         TEXT,
+      status          TEXT,
+      sent_at         INTEGER,
+      read            INTEGER NOT NULL DEFAULT 0,
+      revoked         INTEGER NOT NULL DEFAULT 0,
+      edited          INTEGER NOT NULL DEFAULT 0,
+      media           TEXT,
+      media_stored_at INTEGER,
+      received        TEXT,
+      poll            TEXT,
+      quoted          TEXT,
+      reactions       TEXT,
+      last_status     INTEGER,
+      revoked_pos     INTEGER
+    );
+    CREATE UNIQUE INDEX IF NOT EXISTS chat_messages_by_id ON chat_messages (device_id, wa_message_id);
+    CREATE INDEX IF NOT EXISTS chat_messages_unread ON chat_messages (device_id, chat_id) WHERE from_me = 0 AND read = 0;
+    CREATE INDEX IF NOT EXISTS chat_messages_media ON chat_messages (media_stored_at) WHERE media_stored_at IS NOT NULL;
+    -- Stored media of messages deleted for everyone, in the order of the deletions: swept soon after each.
+    CREATE INDEX IF NOT EXISTS chat_messages_revoked_media ON chat_messages (revoked_pos) WHERE revoked_pos IS NOT NULL AND media_stored_at IS NOT NULL;
+    -- A chat's messages newest first, paged by key (reactions are shown on their message, not listed).
+    CREATE INDEX IF NOT EXISTS chat_messages_by_chat ON chat_messages (device_id, chat_id, at, pos) WHERE type <> 'reaction';
+    CREATE TABLE IF NOT EXISTS chats (
+      device_id          TEXT NOT NULL,
+      chat_id            TEXT NOT NULL,
+      name               TEXT,
+      last_wa_message_id TEXT NOT NULL,
+      last_at            INTEGER NOT NULL,
+      last_pos           INTEGER NOT NULL,
+      unread             INTEGER NOT NULL,
+      PRIMARY KEY (device_id, chat_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX IF NOT EXISTS chats_by_activity ON chats (device_id, last_at, last_pos);
+    -- Outgoing messages' statuses (and edits), keyed by the log position of the event that recorded each, so
+    -- they are only ever appended at the end of the table (live messages in flight are spread over the whole
+    -- message table: entries keyed by message would land on a different page each). Each entry names the one
+    -- before it of its message (\`prev\`); a message row names its newest (\`last_status\`).
+    CREATE TABLE IF NOT EXISTS chat_message_statuses (
+      pos    INTEGER PRIMARY KEY,
+      prev   INTEGER,
+      status TEXT NOT NULL,
+      at     TEXT NOT NULL,
+      error  TEXT
+    );
+  `);
+}

@@ -1,0 +1,176 @@
+/**
+ * The message index's rows as the conversation routes show them (GET /chats, /chats/:chatId/messages,
+ * /messages/:waMessageId).
+ */
+import type { InboundMedia, InboundType, MessageStatus } from '../messages/message-events.js';
+import { isGroupId } from '../messages/chat-id.js';
+import { mediaUrlOf } from '../media/media-url.js';
+import { type QueuedContent, mediaOf } from '../outbox/outbox-events.js';
+import type { Row } from './message-index-schema.js';
+
+/** A reaction on a message: the latest emoji of each sender ("" for this account itself). */
+export interface Reaction {
+  from: string;
+  fromMe: boolean;
+  emoji: string;
+}
+
+/** One step of an outgoing message's life. */
+export interface StatusEntry {
+  status: MessageStatus | 'edited';
+  /** ISO 8601. */
+  at: string;
+  error?: { code: string; message: string };
+}
+
+/** A message as the conversation routes show it (GET /chats/:chatId/messages, GET /messages/:waMessageId). */
+export interface MessageView {
+  waMessageId: string;
+  chatId: string;
+  /** The sender; "" for this account's own messages (the route fills in the account's number when known). */
+  from: string;
+  fromMe: boolean;
+  participant?: string;
+  type: InboundType;
+  body: string;
+  timestamp: number;
+  status?: string;
+  quoted?: { waMessageId: string; from: string; fromMe?: boolean; type: string; body: string };
+  media?: { mimetype?: string; size?: number; filename?: string; url?: string; sha256?: string; status?: string };
+  reactions: Reaction[];
+  edited: boolean;
+  revoked: boolean;
+}
+
+export interface MessageDetail extends MessageView {
+  outboxId?: string;
+  statusHistory?: StatusEntry[];
+}
+
+export interface ChatView {
+  chatId: string;
+  isGroup: boolean;
+  name?: string;
+  unreadCount: number;
+  lastMessage: { waMessageId: string; fromMe: boolean; type: InboundType; body: string; timestamp: number };
+  /** ISO 8601: the time of the last message. */
+  updatedAt: string;
+}
+
+/** Where a page starts: after this (timestamp, position) in the order newest first. */
+export interface PageKey {
+  at: number;
+  pos: number;
+}
+
+export interface Page<T> {
+  items: T[];
+  next: PageKey | null;
+}
+
+export const isoOf = (seconds: number) => new Date(seconds * 1000).toISOString();
+
+export interface ChatListRow {
+  chat_id: string;
+  name: string | null;
+  unread: number;
+  last_wa_message_id: string;
+  last_at: number;
+  last_pos: number;
+  from_me: number;
+  type: InboundType;
+  body: string;
+  revoked: number;
+}
+
+/**
+ * What a message's view is made of: a page's columns (content only where it names sent media; media_stored_at
+ * says whether a sent one is kept, and served).
+ */
+export type PageRow = Pick<
+  Row,
+  | 'wa_message_id'
+  | 'chat_id'
+  | 'from_me'
+  | 'sender'
+  | 'participant'
+  | 'type'
+  | 'body'
+  | 'at'
+  | 'pos'
+  | 'status'
+  | 'revoked'
+  | 'edited'
+  | 'media'
+  | 'quoted'
+  | 'reactions'
+  | 'content'
+  | 'media_stored_at'
+>;
+
+export function viewOf(deviceId: string, row: PageRow): MessageView {
+  const content = row.content ? (JSON.parse(row.content) as QueuedContent) : undefined;
+  // A sent message's media is kept, and served where a received one is, from its `sent` on (media_stored_at).
+  const media = row.media
+    ? (JSON.parse(row.media) as InboundMedia)
+    : content
+      ? outgoingMedia(content, row.media_stored_at !== null ? mediaUrlOf(deviceId, row.wa_message_id) : undefined)
+      : undefined;
+  return {
+    waMessageId: row.wa_message_id,
+    chatId: row.chat_id,
+    from: row.sender,
+    fromMe: row.from_me === 1,
+    ...(row.participant ? { participant: row.participant } : {}),
+    type: row.type,
+    // A revoked message's text is gone for everyone, here too.
+    body: row.revoked ? '' : row.body,
+    timestamp: row.at,
+    ...(row.status ? { status: row.status } : {}),
+    ...(row.quoted ? { quoted: JSON.parse(row.quoted) as MessageView['quoted'] } : {}),
+    ...(media && !row.revoked ? { media } : {}),
+    reactions: row.reactions ? (JSON.parse(row.reactions) as Reaction[]) : [],
+    edited: row.edited === 1,
+    revoked: row.revoked === 1,
+  };
+}
+
+/** A chat with its last message (GET /chats). */
+export function chatViewOf(row: ChatListRow): ChatView {
+  return {
+    chatId: row.chat_id,
+    isGroup: isGroupId(row.chat_id),
+    ...(row.name ? { name: row.name } : {}),
+    unreadCount: row.unread,
+    lastMessage: {
+      waMessageId: row.last_wa_message_id,
+      fromMe: row.from_me === 1,
+      type: row.type,
+      body: row.revoked ? '' : row.body,
+      timestamp: row.last_at,
+    },
+    updatedAt: isoOf(row.last_at),
+  };
+}
+
+/** An entry of an outgoing message's status history (GET /messages/:waMessageId). */
+export function statusEntryOf(s: { status: StatusEntry['status']; at: string; error: string | null }): StatusEntry {
+  return s.error
+    ? { status: s.status, at: s.at, error: JSON.parse(s.error) as StatusEntry['error'] }
+    : { status: s.status, at: s.at };
+}
+
+/**
+ * What a sent message's media was: its type, size and name, and `url` where its kept bytes are served (GET
+ * /messages/:waMessageId/media) once sent. No `sha256`: its bytes were never hashed, and are not read for a view.
+ */
+function outgoingMedia(content: QueuedContent, url: string | undefined): MessageView['media'] | undefined {
+  const media = mediaOf(content);
+  if (!media) return undefined;
+  return {
+    ...(media.mimetype ? { mimetype: media.mimetype } : {}),
+    ...(media.source === 'stored' ? { size: media.size } : {}),
+    ...(media.filename ? { filename: media.filename } : {}),
+    ...(url !== undefined ? { url } : {}),
+  };
+}

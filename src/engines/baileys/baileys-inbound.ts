@@ -1,0 +1,346 @@
+/**
+ * The inbound side of a Baileys connection: what the socket emits (messages, receipts, contacts, presence,
+ * calls, group changes) mapped to the engine's callbacks (EngineEvents), in the order Baileys emitted it.
+ */
+import { createHash } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import {
+  type BaileysEventMap,
+  type WAMessage,
+  decryptPollVote,
+  jidNormalizedUser,
+  normalizeMessageContent,
+} from 'baileys';
+import type { LRUCache } from 'lru-cache';
+import type { Logger } from 'pino';
+import type { ChatActivity, EngineEvents, GroupReport, InboundMessage, LinkedAccount } from '../engine.js';
+import type { PresenceState } from '../../messages/message-events.js';
+import type { DeviceSettings } from '../../settings/settings-events.js';
+import type { StoreAuthState } from './auth/store-auth-state.js';
+import type { BaileysSocket } from './baileys-socket.js';
+import { contactsOf } from './contacts.js';
+import { groupMetadataOf, reportOfParticipantsUpdate, reportsOfGroupUpdates } from './groups.js';
+import { inboundMessageOf, protocolChangeOf, referencesOf } from './inbound-message.js';
+import { digitsOfLid, isGroupJid, isLidUser, isSupportedChat, phoneOfJid } from './jid.js';
+import { type ReceiptOfJid, receiptsOfMessageUpdates, receiptsOfUserReceipts } from './receipts.js';
+
+export type PollLookup = (
+  deviceId: string,
+  pollMessageId: string,
+) => Promise<{ options: string[]; secret: string } | undefined>;
+/** `dispatcher`: the device's proxy for fetch (undici), when it has one. */
+export type MediaDownloader = (
+  message: WAMessage,
+  socket: BaileysSocket,
+  logger: Logger,
+  dispatcher?: unknown,
+) => Promise<Readable>;
+
+/** Baileys' presence names → the gateway's. */
+const PRESENCE_OF: Readonly<Record<string, PresenceState>> = {
+  available: 'available',
+  unavailable: 'unavailable',
+  composing: 'typing',
+  recording: 'recording',
+  paused: 'paused',
+};
+
+const defaultDownloader: MediaDownloader = async (message, socket, logger, dispatcher) => {
+  const { downloadMediaMessage } = await import('baileys');
+  // Baileys fetches with these options: a dispatcher sends the download through the device's proxy.
+  const options = dispatcher ? { options: { dispatcher } as RequestInit } : {};
+  return downloadMediaMessage(message, 'stream', options, {
+    logger,
+    reuploadRequest: socket.updateMediaMessage ?? (async (m: WAMessage) => m),
+  });
+};
+
+/** What the inbound side needs of its connection. */
+export interface InboundDependencies {
+  deviceId: string;
+  socket: BaileysSocket;
+  auth: StoreAuthState;
+  events: EngineEvents;
+  settings: { polls?: PollLookup; downloadMedia?: MediaDownloader };
+  logger: Logger;
+  /** The device's proxy for media downloads (an undici dispatcher). */
+  mediaDispatcher?: unknown;
+  /** The device's settings now (whether calls are rejected, and with which message). */
+  settingsOf?(): Pick<DeviceSettings, 'rejectCalls' | 'rejectCallsMessage'> | undefined;
+  /** The ids the connection sent and their recipients (baileys-outbound.ts fills it). */
+  sent: Pick<LRUCache<string, string>, 'has' | 'get'>;
+  linkedAccount(): LinkedAccount | undefined;
+  /** Rejects a call and tells the caller `message`; answers whether the call was rejected. */
+  rejectCall(callId: string, callerJid: string, message: string | null | undefined): Promise<boolean>;
+  /** Runs an actor callback so that one that throws is logged, not thrown into Baileys' event loop. */
+  safely(what: string, callback: () => void): void;
+}
+
+export class BaileysInbound {
+  /**
+   * Inbound messages and receipts are reported in the order Baileys emitted them (a LID sender needs an
+   * async lookup first). They are data, not state: one that arrived just before a close may be reported
+   * after `disconnected`.
+   */
+  private reportChain: Promise<void> = Promise.resolve();
+
+  constructor(private readonly deps: InboundDependencies) {}
+
+  /** Listens to the socket's data events (the connection listens to its lifecycle). */
+  listen(): void {
+    const { socket } = this.deps;
+    socket.ev.on('messages.upsert', (upsert) => this.onMessagesUpsert(upsert));
+    socket.ev.on('messages.update', (updates) => this.reportReceipts(receiptsOfMessageUpdates(updates, nowSeconds())));
+    socket.ev.on('message-receipt.update', (updates) =>
+      this.reportReceipts(receiptsOfUserReceipts(updates, nowSeconds())),
+    );
+    socket.ev.on('contacts.upsert', (contacts) => this.reportContacts(contacts));
+    socket.ev.on('contacts.update', (contacts) => this.reportContacts(contacts));
+    socket.ev.on('presence.update', (update) => this.onPresence(update));
+    socket.ev.on('call', (calls) => this.onCalls(calls));
+    socket.ev.on('groups.upsert', (groups) => {
+      for (const group of groups) this.reportGroup({ kind: 'metadata', group: groupMetadataOf(group) });
+    });
+    socket.ev.on('groups.update', (updates) => {
+      for (const report of reportsOfGroupUpdates(updates)) this.reportGroup(report);
+    });
+    socket.ev.on('group-participants.update', (update) => {
+      const report = reportOfParticipantsUpdate(update);
+      if (report) this.reportGroup(report);
+    });
+  }
+
+  private reportGroup(report: GroupReport): void {
+    const durable = this.deps.events.groups?.(report);
+    if (durable) this.report('group change', durable);
+  }
+
+  private onMessagesUpsert({ messages, type }: BaileysEventMap['messages.upsert']): void {
+    // 'notify' arrived while connected; 'append' is what WhatsApp kept for us while offline (acknowledged, so
+    // never sent again), the echoes of our own sends (skipped below), and notifications without content
+    // (group changes, reported as such). History comes as messaging-history.set, which is not listened to.
+    if (type !== 'notify' && type !== 'append') return;
+    for (const message of messages) {
+      if (!isSupportedChat(message.key.remoteJid)) continue; // status broadcasts, lists and channels
+      // Our own sends come back as echoes; messages from the phone or other linked devices are reported.
+      if (message.key.fromMe && message.key.id && this.deps.sent.has(message.key.id)) continue;
+      this.enqueueReport(() => this.reportMessage(message), 'inbound');
+    }
+  }
+
+  private async reportMessage(message: WAMessage): Promise<void> {
+    const key = message.key as WAMessage['key'] & { remoteJidAlt?: string | null; participantAlt?: string | null };
+    const chatJid = key.remoteJid!;
+    const isGroup = isGroupJid(chatJid);
+    const fromMe = key.fromMe === true;
+    const chatId = isGroup ? chatJid : await this.chatIdOf(chatJid, key.remoteJidAlt);
+    const participant =
+      isGroup && !fromMe && key.participant ? await this.chatIdOf(key.participant, key.participantAlt) : undefined;
+    const from = fromMe ? (this.deps.linkedAccount()?.phone ?? '') : (participant ?? chatId);
+    if (!chatId || !from) {
+      this.deps.logger.warn({ waMessageId: key.id }, 'inbound message from an unknown sender dropped');
+      return;
+    }
+    const change = protocolChangeOf(message);
+    if (change) {
+      const base = {
+        id: change.id,
+        chatId,
+        from,
+        ...(fromMe ? { fromMe } : {}),
+        waMessageId: change.targetId,
+        timestamp: change.timestamp,
+      };
+      this.reportActivity(
+        change.kind === 'edited' ? { kind: 'edited', ...base, body: change.body } : { kind: 'revoked', ...base },
+      );
+      return;
+    }
+    if (normalizeMessageContent(message.message)?.pollUpdateMessage) {
+      await this.reportVote(message, chatId, from);
+      return;
+    }
+    const inbound = inboundMessageOf(message, from);
+    if (!inbound) return;
+    const references = referencesOf(message);
+    const mentions = await Promise.all(references.mentionedJids.map((jid) => this.chatIdOf(jid)));
+    const quotedFrom = references.quotedSenderJid ? await this.chatIdOf(references.quotedSenderJid) : undefined;
+    const reported: InboundMessage = {
+      ...inbound,
+      chatId,
+      isGroup,
+      fromMe,
+      ...(participant ? { participant } : {}),
+      ...(inbound.quoted ? { quoted: { ...inbound.quoted, from: quotedFrom ?? (inbound.quoted.from || chatId) } } : {}),
+      ...(mentions.length > 0 ? { mentions: mentions.filter((m): m is string => !!m) } : {}),
+    };
+    if (inbound.media) {
+      const download = this.deps.settings.downloadMedia ?? defaultDownloader;
+      reported.downloadMedia = () => download(message, this.deps.socket, this.deps.logger, this.deps.mediaDispatcher);
+    }
+    this.report('inbound', this.deps.events.inbound(reported));
+  }
+
+  /**
+   * A poll vote, decrypted with the poll's message secret (kept by the gateway when the poll was sent
+   * or received). The HMAC names the poll's creator and the voter: ours may be our phone JID or our LID.
+   */
+  private async reportVote(message: WAMessage, chatId: string, from: string): Promise<void> {
+    const update = normalizeMessageContent(message.message)!.pollUpdateMessage!;
+    const pollKey = update.pollCreationMessageKey;
+    const pollId = pollKey?.id;
+    const poll = pollId ? await this.deps.settings.polls?.(this.deps.deviceId, pollId) : undefined;
+    if (!pollId || !poll || !update.vote) {
+      this.deps.logger.warn({ pollId }, 'a vote for a poll this device does not know was dropped');
+      return;
+    }
+    const me = this.deps.auth.state.creds.me;
+    const mine = [me?.id, me?.lid].filter((jid): jid is string => !!jid).map((jid) => jidNormalizedUser(jid));
+    const authors = (key: {
+      fromMe?: boolean | null;
+      participant?: string | null;
+      remoteJid?: string | null;
+      participantAlt?: string | null;
+      remoteJidAlt?: string | null;
+    }) =>
+      key.fromMe
+        ? mine
+        : [key.participant, key.participantAlt, key.remoteJid, key.remoteJidAlt]
+            .filter((jid): jid is string => !!jid)
+            .map((jid) => jidNormalizedUser(jid));
+    const pollEncKey = Buffer.from(poll.secret, 'base64');
+    for (const pollCreatorJid of authors(pollKey)) {
+      for (const voterJid of authors(message.key)) {
+        let selected: Uint8Array[];
+        try {
+          selected =
+            decryptPollVote(update.vote, { pollCreatorJid, pollMsgId: pollId, pollEncKey, voterJid }).selectedOptions ??
+            [];
+        } catch {
+          continue; // not this pair of JIDs
+        }
+        const byHash = new Map(
+          poll.options.map((option) => [createHash('sha256').update(option).digest('hex'), option]),
+        );
+        const selectedOptions = selected
+          .map((hash) => byHash.get(Buffer.from(hash).toString('hex')))
+          .filter((o): o is string => o !== undefined);
+        const timestamp = Math.floor(Number(update.senderTimestampMs ?? 0) / 1000) || nowSeconds();
+        this.reportActivity({
+          kind: 'poll_vote',
+          id: message.key.id ?? undefined,
+          chatId,
+          from,
+          pollMessageId: pollId,
+          selectedOptions,
+          timestamp,
+        });
+        return;
+      }
+    }
+    this.deps.logger.warn({ pollId }, 'a poll vote could not be decrypted');
+  }
+
+  private onPresence({ id, presences }: BaileysEventMap['presence.update']): void {
+    this.enqueueReport(async () => {
+      const chatId = isGroupJid(id) ? id : await this.chatIdOf(id);
+      if (!chatId) return;
+      for (const [participantJid, presence] of Object.entries(presences)) {
+        const state = presence.lastKnownPresence ? PRESENCE_OF[presence.lastKnownPresence] : undefined;
+        const from = await this.chatIdOf(participantJid);
+        if (state && from) this.reportActivity({ kind: 'presence', chatId, from, state });
+      }
+    }, 'presence');
+  }
+
+  private onCalls(calls: BaileysEventMap['call']): void {
+    for (const call of calls) {
+      if (call.status !== 'offer') continue; // one event per call: when it rings
+      const timestamp = Math.floor((call.date instanceof Date ? call.date.getTime() : Date.now()) / 1000);
+      const report = (rejected: boolean) => async () => {
+        const from = await this.chatIdOf(call.from);
+        if (!from) return;
+        this.reportActivity({
+          kind: 'call',
+          callId: call.id,
+          from,
+          isVideo: call.isVideo === true,
+          isGroup: call.isGroup === true,
+          rejected,
+          timestamp,
+        });
+      };
+      const settings = this.deps.settingsOf?.();
+      if (!settings?.rejectCalls || !this.deps.socket.rejectCall) {
+        this.enqueueReport(report(false), 'call');
+        continue;
+      }
+      // Rejecting is a round trip to WhatsApp: made beside the report queue, which would otherwise hold back
+      // every message and receipt behind it; the call is reported once the outcome is known.
+      void this.deps
+        .rejectCall(call.id, call.from, settings.rejectCallsMessage)
+        .then((rejected) => this.enqueueReport(report(rejected), 'call'));
+    }
+  }
+
+  private reportReceipts(receipts: ReceiptOfJid[]): void {
+    for (const { recipientJid, ...receipt } of receipts) {
+      this.enqueueReport(async () => {
+        const recipient = this.deps.sent.get(receipt.waMessageId) || (await this.phoneOf(recipientJid));
+        if (recipient) this.report('receipt', this.deps.events.receipt({ ...receipt, recipient }));
+      }, 'receipt');
+    }
+  }
+
+  private reportContacts(entries: BaileysEventMap['contacts.update']): void {
+    const contacts = contactsOf(entries);
+    if (contacts.length > 0)
+      this.deps.safely('contacts', () => this.report('contacts', this.deps.events.contacts(contacts)));
+  }
+
+  /**
+   * WhatsApp has its acknowledgement already (Baileys sends the receipt before it emits the message), so
+   * the actor keeps the report until the store takes it; not waited for here, so that a store outage does
+   * not stall Baileys' events. It rejects only when the actor stops first.
+   */
+  private report(what: string, durable: Promise<void>): void {
+    durable.catch((error: unknown) =>
+      this.deps.logger.warn({ err: error }, `the ${what} was not recorded before the session stopped`),
+    );
+  }
+
+  private reportActivity(activity: ChatActivity): void {
+    const durable = this.deps.events.activity?.(activity);
+    if (durable) this.report('activity', durable);
+  }
+
+  private enqueueReport(task: () => Promise<void>, what: string): void {
+    this.reportChain = this.reportChain
+      .then(task)
+      .catch((error: unknown) => this.deps.logger.error({ err: error }, `reporting ${what} failed`));
+  }
+
+  /** Phone digits of a JID; a LID is looked up in the LID ↔ phone mapping Baileys keeps. */
+  private async phoneOf(jid: string, alternative?: string | null): Promise<string | undefined> {
+    const direct = phoneOfJid(jid) ?? phoneOfJid(alternative);
+    if (direct || !isLidUser(jid)) return direct;
+    const mapped = await this.deps.socket.signalRepository.lidMapping.getPNForLID(jid).catch(() => null);
+    return phoneOfJid(mapped);
+  }
+
+  /**
+   * The chat id of a user JID: the phone digits, resolved through the LID mapping when WhatsApp hides
+   * the number; failing that `<digits>@lid`, never the LID's digits as if they were a phone number.
+   */
+  private async chatIdOf(jid: string, alternative?: string | null): Promise<string | undefined> {
+    if (isGroupJid(jid)) return jid;
+    const phone = await this.phoneOf(jid, alternative);
+    if (phone) return phone;
+    const lid = digitsOfLid(jid);
+    return lid === undefined ? undefined : `${lid}@lid`;
+  }
+}
+
+function nowSeconds(): number {
+  return Math.floor(Date.now() / 1000);
+}
