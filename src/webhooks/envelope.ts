@@ -5,25 +5,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { StoredEvent } from '../eventstore/event-store.js';
+import { ALL_EVENTS, type WebhookEventKind } from './event-kinds.js';
 
-export const WEBHOOK_EVENT_KINDS = [
-  'message.received',
-  'message.status',
-  'session.state',
-  'message.edited',
-  'message.revoked',
-  'poll.vote',
-  'presence.update',
-  'call.received',
-  'group.participants',
-  'group.updated',
-] as const;
-export type WebhookEventKind = (typeof WEBHOOK_EVENT_KINDS)[number];
-
-/** In a hook's `events`: every kind, present and future. */
-export const ALL_EVENTS = '*';
-/** What a hook's `events` may list. */
-export type HookEventName = WebhookEventKind | typeof ALL_EVENTS;
+// The list lives apart so that the dashboard can bundle it (event-kinds.ts).
+export { ALL_EVENTS, WEBHOOK_EVENT_KINDS, type HookEventName, type WebhookEventKind } from './event-kinds.js';
 
 /** Whether a hook listing `events` wants `kind`. */
 export const hookWants = (events: readonly string[], kind: string): boolean =>

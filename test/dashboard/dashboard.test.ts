@@ -10,6 +10,7 @@ import { pino } from 'pino';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Gateway, startGateway } from '../../src/gateway.js';
+import { WEBHOOK_EVENT_KINDS } from '../../src/webhooks/envelope.js';
 import { eventually } from '../support/eventually.js';
 import { ADMIN_KEY, apiClient, tempDir, testConfig } from '../support/gateway.js';
 import { TestReceiver } from '../webhooks/support/receiver.js';
@@ -153,9 +154,18 @@ describe('dashboard in a real browser', () => {
     await text('state-browser-1', /^online$/);
     await shot('4-online');
 
+    // The picker offers every kind the server accepts, all picked for a new webhook; one left out is not asked for.
+    const picker = page.getByRole('group', { name: 'Events' });
+    const offered = (await picker.locator('label').allTextContents()).map((label) => label.trim());
+    expect(offered).toEqual(expect.arrayContaining([...WEBHOOK_EVENT_KINDS]));
+    for (const kind of WEBHOOK_EVENT_KINDS)
+      expect(await picker.getByRole('checkbox', { name: kind, exact: true }).isChecked(), kind).toBe(true);
+    await page.getByRole('checkbox', { name: 'presence.update', exact: true }).uncheck();
     await page.getByLabel('Receiver URL').fill(receiver.url);
     await page.getByRole('button', { name: 'Save webhook' }).click();
     await page.getByText('Webhook saved.').waitFor();
+    const { body: hook } = await api('GET', '/devices/browser-1/hooks', { admin: true });
+    expect([...hook.events].sort()).toEqual(WEBHOOK_EVENT_KINDS.filter((kind) => kind !== 'presence.update').sort());
     await page.getByRole('button', { name: 'Send test' }).click();
     await page.getByText(/Test delivered \(200/).waitFor();
 
@@ -221,6 +231,20 @@ describe('dashboard in a real browser', () => {
     await page.getByLabel('Engine').selectOption('sandbox');
     await page.getByRole('button', { name: 'Create device' }).click();
     await text('new-key', /dk_/);
+
+    // "*": every kind, present and future; the kinds one by one are then all in, and cannot be picked apart.
+    await page.getByRole('checkbox', { name: /every kind, present and future/ }).check();
+    for (const kind of WEBHOOK_EVENT_KINDS) {
+      const box = page.getByRole('checkbox', { name: kind, exact: true });
+      expect([await box.isChecked(), await box.isDisabled()], kind).toEqual([true, true]);
+    }
+    await page.getByLabel('Receiver URL').fill(receiver.url);
+    await page.getByRole('button', { name: 'Save webhook' }).click();
+    await page.getByText('Webhook saved.').waitFor();
+    expect((await api('GET', '/devices/browser-2/hooks', { admin: true })).body.events).toEqual(['*']);
+    // Removed before anything happens: the history test below counts this device's events.
+    await page.getByRole('button', { name: 'Remove' }).click();
+    await page.getByText('Webhook removed.').waitFor();
 
     await page.getByLabel("The account's phone number (international, digits)").fill('+49 151 0000 3333');
     await page.getByRole('button', { name: 'Get a pairing code' }).click();

@@ -1,49 +1,11 @@
-import Type from 'typebox';
 import { deviceStream } from '../../devices/device-events.js';
 import type { EventStore } from '../../eventstore/event-store.js';
 import { readDeviceHistory, readDeviceHistoryBackwards } from '../../history/device-history.js';
 import type { DeviceHistoryIndex } from '../../projections/device-history-index.js';
 import { deviceNotFound } from '../../errors/domain-error.js';
 import { type RouteSpec, defineRoute } from '../route.js';
-import { DeviceParams, Limit, Timestamp } from '../schemas/common.js';
-
-const HistoryQuery = Type.Object({
-  direction: Type.Optional(
-    Type.Enum(['forwards', 'backwards'], {
-      default: 'forwards',
-      description:
-        '`forwards`: oldest first; `backwards`: newest first (the latest events without paging through the rest).',
-    }),
-  ),
-  from: Type.Optional(
-    Type.Integer({
-      minimum: 0,
-      description:
-        'Log position to start at (inclusive): the `next` of the previous page. Default: the first event forwards, the newest backwards.',
-    }),
-  ),
-  limit: Type.Optional(Limit(1000, 100)),
-});
-
-const HistoryPageSchema = Type.Object({
-  items: Type.Array(
-    Type.Object({
-      position: Type.Integer({ description: 'Position in the whole log.' }),
-      stream: Type.String({
-        description: 'The stream it is on: device-, session-, inbox-, outbox-… followed by the device id.',
-      }),
-      revision: Type.Integer({ description: 'Its revision within that stream.' }),
-      type: Type.String(),
-      data: Type.Unknown({
-        description: 'The event as stored, with secrets (key hashes, webhook secrets, credentials, QR codes) redacted.',
-      }),
-      createdAt: Timestamp,
-    }),
-  ),
-  next: Type.Union([Type.Integer(), Type.Null()], {
-    description: 'Pass as `from` (in the same direction) for the next page; null at the end.',
-  }),
-});
+import { DeviceParams } from '../schemas/common.js';
+import { HistoryPageSchema, HistoryQuery } from '../schemas/history.js';
 
 export function deviceEventRoutes(store: EventStore, index: DeviceHistoryIndex): RouteSpec[] {
   return [

@@ -1,45 +1,7 @@
-import Type from 'typebox';
 import type { EventStore } from '../../eventstore/event-store.js';
 import type { DiskReport } from '../../storage/storage-health.js';
 import { type RouteSpec, defineRoute } from '../route.js';
-
-const HealthSchema = Type.Object({
-  status: Type.Enum(['ok', 'degraded']),
-  version: Type.String(),
-  uptimeSeconds: Type.Number({ minimum: 0 }),
-  store: Type.Object({ kind: Type.Enum(['sqlite', 'eventstoredb']), ok: Type.Boolean() }),
-  disk: Type.Object(
-    {
-      freeBytes: Type.Optional(Type.Integer({ minimum: 0, description: 'Free bytes in DATA_DIR.' })),
-      low: Type.Boolean({ description: 'Below DISK_FREE_MIN_BYTES.' }),
-      writeFailing: Type.Boolean({
-        description:
-          'The last write failed (the disk full, or the store failing to write), and none has succeeded since.',
-      }),
-    },
-    { description: 'The disk of DATA_DIR.' },
-  ),
-  cluster: Type.Optional(
-    Type.Object(
-      {
-        memberId: Type.String({ description: 'This process among the members.' }),
-        pid: Type.Integer(),
-        devicesOwned: Type.Integer({ minimum: 0, description: 'Devices this process runs (holds the lease of).' }),
-        members: Type.Array(
-          Type.Object({ memberId: Type.String(), devices: Type.Integer({ minimum: 0 }), self: Type.Boolean() }),
-          {
-            description:
-              'Live members (heartbeating within LEASE_TIMEOUT) and how many devices each runs, as this process sees them.',
-          },
-        ),
-      },
-      {
-        description:
-          'Several processes (GATEWAY_PROCESSES > 1 or GATEWAY_CLUSTER=true): which process answered and what it runs.',
-      },
-    ),
-  ),
-});
+import { HealthSchema } from '../schemas/health.js';
 
 export interface ClusterReport {
   memberId: string;

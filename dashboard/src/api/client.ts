@@ -1,0 +1,133 @@
+/**
+ * The gateway's HTTP API as the page uses it: one function per call, typed by the server's schemas (types.ts).
+ * The admin key travels only in a header, never in a URL.
+ */
+import type {
+  ClosedSession,
+  CloseSession,
+  CreateDevice,
+  Delivery,
+  DeliveryList,
+  DeviceList,
+  DeviceMaybeWithKey,
+  DeviceWithKey,
+  Health,
+  HistoryPage,
+  Hooks,
+  OutboxList,
+  Pair,
+  Pairing,
+  Problem,
+  PutHooks,
+  Qr,
+  Queued,
+  Removed,
+  SendText,
+  SessionStateOnly,
+  TestResult,
+  UpdateDevice,
+} from './types.js';
+
+/** A problem+json answer (or a network failure, status 0). */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** An error in words for a notice: the problem's detail and its code. */
+export const describeError = (error: unknown): string =>
+  error instanceof ApiError ? `${error.message} (${error.code})` : String(error);
+
+const headersFor = (key: string, json: boolean): Record<string, string> => ({
+  'X-Admin-Key': key,
+  ...(json ? { 'Content-Type': 'application/json' } : {}),
+});
+
+async function problemOf(response: Response): Promise<ApiError> {
+  let code = 'error';
+  let detail = response.statusText;
+  try {
+    const body = (await response.json()) as Partial<Problem>;
+    code = body.code ?? code;
+    detail = body.detail ?? body.title ?? detail;
+  } catch {
+    // not JSON: keep the status text
+  }
+  return new ApiError(response.status, code, detail);
+}
+
+async function send(key: string, method: string, path: string, body?: unknown): Promise<Response> {
+  let response: Response;
+  try {
+    response = await fetch(path, {
+      method,
+      headers: headersFor(key, body !== undefined),
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch (error) {
+    throw new ApiError(0, 'network', `the gateway cannot be reached (${(error as Error).message})`);
+  }
+  if (!response.ok) throw await problemOf(response);
+  return response;
+}
+
+/** A call whose answer is JSON of type `T` (the caller names the schema's type). */
+const json = async <T>(key: string, method: string, path: string, body?: unknown): Promise<T> =>
+  (await (await send(key, method, path, body)).json()) as T;
+
+/** A call answered 204 No Content. */
+const empty = async (key: string, method: string, path: string): Promise<void> => {
+  await send(key, method, path);
+};
+
+const enc = encodeURIComponent;
+const device = (id: string) => `/devices/${enc(id)}`;
+
+/** Every call the page makes, with the admin key. */
+export function gatewayApi(key: string) {
+  return {
+    listDevices: (limit: number, cursor?: string | null) =>
+      json<DeviceList>(key, 'GET', `/devices?limit=${limit}${cursor ? `&cursor=${enc(cursor)}` : ''}`),
+    createDevice: (body: CreateDevice) => json<DeviceWithKey>(key, 'POST', '/devices', body),
+    updateDevice: (id: string, body: UpdateDevice) => json<DeviceMaybeWithKey>(key, 'PATCH', device(id), body),
+    deleteDevice: (id: string) => empty(key, 'DELETE', device(id)),
+
+    openSession: (id: string) => json<SessionStateOnly>(key, 'POST', `${device(id)}/session/open`),
+    closeSession: (id: string, body: CloseSession) =>
+      json<ClosedSession>(key, 'POST', `${device(id)}/session/close`, body),
+    pair: (id: string, body: Pair) => json<Pairing>(key, 'POST', `${device(id)}/session/pair`, body),
+    qr: (id: string) => json<Qr>(key, 'GET', `${device(id)}/session/qr`),
+    qrImage: async (id: string): Promise<Blob> => (await send(key, 'GET', `${device(id)}/session/qr.png`)).blob(),
+
+    sendText: (id: string, body: SendText) => json<Queued>(key, 'POST', `${device(id)}/send/text`, body),
+    outbox: (id: string, limit: number) => json<OutboxList>(key, 'GET', `${device(id)}/outbox?limit=${limit}`),
+    cancelOutbox: (id: string, outboxId: string) =>
+      json<Removed>(key, 'DELETE', `${device(id)}/outbox/${enc(outboxId)}`),
+
+    hooks: (id: string) => json<Hooks>(key, 'GET', `${device(id)}/hooks`),
+    putHooks: (id: string, body: PutHooks) => json<Hooks>(key, 'PUT', `${device(id)}/hooks`, body),
+    deleteHooks: (id: string) => empty(key, 'DELETE', `${device(id)}/hooks`),
+    testHooks: (id: string) => json<TestResult>(key, 'POST', `${device(id)}/hooks/test`),
+    deliveries: (id: string, limit: number) =>
+      json<DeliveryList>(key, 'GET', `${device(id)}/hooks/deliveries?limit=${limit}`),
+    retryDelivery: (id: string, deliveryId: string) =>
+      json<Delivery>(key, 'POST', `${device(id)}/hooks/deliveries/${enc(deliveryId)}/retry`),
+
+    /** The newest `limit` events, read backwards from the end of the log: however long the history, they are its latest. */
+    latestHistory: (id: string, limit: number) =>
+      json<HistoryPage>(key, 'GET', `${device(id)}/events?direction=backwards&limit=${limit}`),
+  };
+}
+
+export type GatewayApi = ReturnType<typeof gatewayApi>;
+
+/** GET /health needs no key; a 503 carries the same report (a store or disk in trouble). */
+export async function fetchHealth(): Promise<Health> {
+  const response = await fetch('/health');
+  return (await response.json()) as Health;
+}
