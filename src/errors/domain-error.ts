@@ -3,7 +3,9 @@
  * what a code means over HTTP (src/http/error-table.ts), so that no domain module knows about HTTP.
  */
 
-/** Every code a domain module may refuse with. The HTTP error table must map each one (a test checks). */
+import type { ErrorCode } from './error-codes.js';
+
+/** Every code a domain module may refuse with: a part of the catalogue (error-codes.ts), which gives each its status. */
 export const DOMAIN_ERROR_CODES = [
   'invalid_request',
   'unauthorized',
@@ -32,7 +34,7 @@ export const DOMAIN_ERROR_CODES = [
   'not_group_admin',
   'invalid_pairing_code',
   'pairing_unavailable',
-] as const;
+] as const satisfies readonly ErrorCode[];
 
 export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];
 

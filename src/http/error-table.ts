@@ -3,7 +3,8 @@
  * code, the store's and the read models' failures by their class. Anything not in it is an unexpected
  * error: a logged 500 with the request id (problem-responses.ts).
  */
-import { type DomainErrorCode, DomainError } from '../errors/domain-error.js';
+import { ERROR_CATALOGUE } from '../errors/error-codes.js';
+import { DOMAIN_ERROR_CODES, type DomainErrorCode, DomainError } from '../errors/domain-error.js';
 import {
   FenceRejectedError,
   StoreRefusedError,
@@ -15,36 +16,10 @@ import { isDiskFull } from '../storage/storage-health.js';
 import { HookSecretUnreadableError } from '../webhooks/hook-secrets.js';
 import { Problem } from './problem.js';
 
-/** HTTP status of every domain error code (a test checks that none is missing). */
-export const STATUS_OF_CODE: Readonly<Record<DomainErrorCode, number>> = {
-  invalid_request: 400,
-  unauthorized: 401,
-  forbidden: 403,
-  not_group_admin: 403,
-  not_found: 404,
-  message_not_found: 404,
-  hooks_not_configured: 404,
-  device_exists: 409,
-  session_not_online: 409,
-  qr_unavailable: 409,
-  message_sending: 409,
-  message_failed: 409,
-  engine_unavailable: 409,
-  not_editable: 409,
-  not_forwardable: 409,
-  pairing_unavailable: 409,
-  media_expired: 410,
-  media_unavailable: 404,
-  payload_too_large: 413,
-  unsupported_media_type: 415,
-  idempotency_key_reused: 422,
-  invalid_pairing_code: 422,
-  rate_limited: 429,
-  engine_error: 502,
-  shutting_down: 503,
-  busy: 503,
-  insufficient_storage: 507,
-};
+/** HTTP status of every domain error code, from the one catalogue. */
+export const STATUS_OF_CODE: Readonly<Record<DomainErrorCode, number>> = Object.fromEntries(
+  DOMAIN_ERROR_CODES.map((code) => [code, ERROR_CATALOGUE[code].status]),
+) as Record<DomainErrorCode, number>;
 
 export const insufficientStorage = () =>
   new Problem(507, 'insufficient_storage', 'the gateway has no disk space left; nothing was stored; try again later', {

@@ -2,7 +2,9 @@
  * Builds the OpenAPI 3.1 document from the route declarations, so that the schemas that validate
  * requests are the ones published. OpenAPI 3.1 takes JSON Schema as it is.
  */
+import { STATUS_CODES } from 'node:http';
 import type { TSchema } from 'typebox';
+import { ERROR_CATALOGUE, type ErrorCode } from '../errors/error-codes.js';
 import { WEBHOOK_PAYLOADS, envelopeSchema } from '../webhooks/webhook-schemas.js';
 import { exampleOf } from './examples.js';
 import type { RouteSpec } from './route.js';
@@ -14,9 +16,43 @@ interface OpenApiInfo {
   description: string;
 }
 
-const PROBLEM = { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } };
-
-const problemResponse = (description: string) => ({ description, content: PROBLEM });
+/**
+ * An error response: the Problem schema with one example per code it can carry. The codes are those its
+ * description names in backticks (`session_not_online`) that the catalogue answers with this status (a
+ * 404 that names none is the router's `not_found`).
+ */
+function problemResponse(status: number, description: string) {
+  const named = [...description.matchAll(/`([a-z_]+)`/g)].map((match) => match[1]);
+  const listed = [...new Set(named)].filter(
+    (code): code is ErrorCode => code in ERROR_CATALOGUE && ERROR_CATALOGUE[code as ErrorCode].status === status,
+  );
+  // "No such device." says it in words: the router's 404 for an unknown device is `not_found`.
+  const codes: ErrorCode[] = listed.length === 0 && status === 404 ? ['not_found'] : listed;
+  const examples = Object.fromEntries(
+    codes.map((code) => [
+      code,
+      {
+        summary: ERROR_CATALOGUE[code].meaning,
+        value: {
+          type: 'about:blank',
+          title: STATUS_CODES[status],
+          status,
+          code,
+          detail: ERROR_CATALOGUE[code].meaning,
+        },
+      },
+    ]),
+  );
+  return {
+    description,
+    content: {
+      'application/problem+json': {
+        schema: { $ref: '#/components/schemas/Problem' },
+        ...(codes.length > 0 ? { examples } : {}),
+      },
+    },
+  };
+}
 
 /** Tags in the order a reader meets them, each with what it groups; the sandbox comes last. */
 const TAGS: ReadonlyArray<{ name: string; description: string }> = [
@@ -71,7 +107,7 @@ export function buildOpenApiDocument(routes: readonly RouteSpec[], info: OpenApi
   }
   return {
     openapi: '3.1.0',
-    info,
+    info: { ...info, license: { name: 'MIT', identifier: 'MIT' } },
     servers: [{ url: '/' }],
     tags: tags(routes),
     paths,
@@ -122,6 +158,8 @@ function webhooks(): Record<string, unknown> {
             summary,
             description: `POSTed to the device's hook URL when its \`events\` list \`${kind}\` (or \`*\`). Any 2xx within WEBHOOK_TIMEOUT_MS is success; otherwise it is retried on WEBHOOK_RETRY_SCHEDULE, in order per device.`,
             tags: ['Webhooks'],
+            // Sent by the gateway, not called with a key: the receiver checks the signature headers instead.
+            security: [],
             parameters: Object.entries(WEBHOOK_HEADERS).map(([name, header]) => ({
               name,
               in: 'header',
@@ -157,22 +195,25 @@ function operation(route: RouteSpec): Record<string, unknown> {
         content: { [contentType]: { schema: spec.schema, ...(example === undefined ? {} : { example }) } },
       };
     else
-      responses[status] = Number(status) >= 400 ? problemResponse(spec.description) : { description: spec.description };
+      responses[status] =
+        Number(status) >= 400 ? problemResponse(Number(status), spec.description) : { description: spec.description };
   }
   if (route.params || route.query || route.body)
-    responses['400'] ??= problemResponse('Invalid request (`invalid_request`, `malformed_json`).');
+    responses['400'] ??= problemResponse(400, 'Invalid request (`invalid_request`, `malformed_json`).');
   if (route.body) {
-    responses['413'] ??= problemResponse('Body too large (`payload_too_large`).');
+    responses['413'] ??= problemResponse(413, 'Body too large (`payload_too_large`).');
     responses['415'] ??= problemResponse(
+      415,
       route.bodyParser?.multipart
         ? 'Body is neither JSON nor multipart, or the media type is not accepted (`unsupported_media_type`).'
         : 'Body is not JSON (`unsupported_media_type`).',
     );
   }
   if (route.access !== 'public') {
-    responses['401'] ??= problemResponse('Missing or wrong key (`unauthorized`).');
-    if (route.access === 'admin') responses['403'] ??= problemResponse('A device key on an admin route (`forbidden`).');
-    responses['503'] ??= problemResponse('The event store cannot be reached (`store_unavailable`).');
+    responses['401'] ??= problemResponse(401, 'Missing or wrong key (`unauthorized`).');
+    if (route.access === 'admin')
+      responses['403'] ??= problemResponse(403, 'A device key on an admin route (`forbidden`).');
+    responses['503'] ??= problemResponse(503, 'The event store cannot be reached (`store_unavailable`).');
   }
   return {
     operationId: route.operationId,

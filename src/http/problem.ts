@@ -4,17 +4,16 @@
  * content types); domain code throws DomainErrors, which src/http/error-table.ts turns into Problems.
  */
 import { STATUS_CODES } from 'node:http';
+import type { FieldError } from '../errors/domain-error.js';
+import type { ErrorCode } from '../errors/error-codes.js';
 
-export interface FieldError {
-  path: string;
-  message: string;
-}
+export type { FieldError };
 
 export interface ProblemBody {
   type: string;
   title: string;
   status: number;
-  code: string;
+  code: ErrorCode;
   detail?: string;
   errors?: FieldError[];
   /** Why, in one stable word, where a code has several causes (e.g. `media_unavailable`). */
@@ -25,7 +24,7 @@ export interface ProblemBody {
 export class Problem extends Error {
   constructor(
     readonly status: number,
-    readonly code: string,
+    readonly code: ErrorCode,
     readonly detail?: string,
     readonly extra: { errors?: FieldError[]; headers?: Record<string, string>; reason?: string } = {},
   ) {
@@ -53,7 +52,7 @@ export const malformedJson = (detail = 'the request body is not valid JSON') =>
 export const unauthorized = () => new Problem(401, 'unauthorized', 'a valid API key is required');
 export const forbidden = () => new Problem(403, 'forbidden', 'this key may not use this route');
 export const notFound = (detail = 'no such resource') => new Problem(404, 'not_found', detail);
-export const conflict = (code: string, detail: string) => new Problem(409, code, detail);
+export const conflict = (code: ErrorCode, detail: string) => new Problem(409, code, detail);
 export const payloadTooLarge = (limit: number) =>
   new Problem(413, 'payload_too_large', `the request body exceeds ${limit} bytes`);
 export const unsupportedMediaType = (detail: string) => new Problem(415, 'unsupported_media_type', detail);

@@ -5,6 +5,7 @@
  */
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ERROR_CATALOGUE, ERROR_CODES, type ErrorCode } from '../../src/errors/error-codes.js';
 import { startTestGateway } from '../support/gateway.js';
 
 type Operation = {
@@ -46,6 +47,33 @@ describe('the OpenAPI document', () => {
     for (const tag of doc.tags) expect(tag.description, tag.name).toMatch(/\w{3,}/);
     expect(doc.info.description).toContain('X-Device-Key');
     expect(doc.info.description).toContain('/session/state');
+  });
+
+  it('gives every error answer an example per code it can carry, each code from the catalogue with that status', () => {
+    const missing: string[] = [];
+    for (const operation of operations().filter((o) => o.operationId !== 'health')) {
+      for (const [status, response] of Object.entries(operation.responses)) {
+        if (Number(status) < 400) continue;
+        const content = response.content?.['application/problem+json'] as
+          { examples?: Record<string, { value: { code: string; status: number } }> } | undefined;
+        const examples = Object.entries(content?.examples ?? {});
+        if (examples.length === 0) missing.push(`${operation.operationId} ${status}`);
+        for (const [code, example] of examples) {
+          expect(ERROR_CATALOGUE[code as ErrorCode]?.status, `${operation.operationId} ${status} ${code}`).toBe(
+            Number(status),
+          );
+          expect(example.value).toMatchObject({ code, status: Number(status) });
+        }
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it('publishes `code` as the enum of the error catalogue', () => {
+    const problem = (
+      doc as unknown as { components: { schemas: { Problem: { properties: { code: { enum: string[] } } } } } }
+    ).components.schemas.Problem;
+    expect(problem.properties.code.enum).toEqual(ERROR_CODES);
   });
 
   it('describes every error answer as problem+json (but /health, whose 503 is its own report)', () => {

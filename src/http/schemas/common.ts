@@ -1,15 +1,21 @@
 import Type from 'typebox';
 import { NUMBER_KEYWORD, type NumberField } from '../../messages/phone-number.js';
 import { SESSION_STATES } from '../../sessions/session-events.js';
+import { ERROR_CODES } from '../../errors/error-codes.js';
 
 export const ProblemSchema = Type.Object(
   {
     type: Type.String(),
     title: Type.String(),
     status: Type.Integer(),
-    code: Type.String({ description: 'Stable, machine-readable error code.' }),
+    code: Type.Enum(ERROR_CODES, {
+      description: 'Stable, machine-readable error code: one of the catalogue (src/errors/error-codes.ts).',
+    }),
     detail: Type.Optional(Type.String()),
     errors: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
+    reason: Type.Optional(
+      Type.String({ description: 'Why, in one stable word, where a code has several causes (`media_unavailable`).' }),
+    ),
     requestId: Type.Optional(Type.String()),
   },
   { description: 'RFC 9457 problem details.' },
