@@ -14,7 +14,8 @@ import type Database from 'better-sqlite3';
 import type { StoredEvent } from '../eventstore/event-store.js';
 import { eventGuard } from '../eventstore/typed-events.js';
 import { isGroupId } from '../messages/chat-id.js';
-import type { ChatEvent, InboundMedia, InboundType, MessageEvent, MessageStatus } from '../messages/message-events.js';
+import type { InboundMedia, InboundType, MessageStatus } from '../messages/message-events.js';
+import type { InboxEvent } from '../inbox/inbox-events.js';
 import { mediaUrlOf } from '../media/media-url.js';
 import type { Projection } from '../projections/projection.js';
 import { BulkInsert } from '../projections/bulk-insert.js';
@@ -23,7 +24,8 @@ import { type OutboxEvent, type QueuedContent, mediaOf } from '../outbox/outbox-
 import { nextStatus } from '../outbox/message-status.js';
 import type { QuotedMessage, SeenMessage, SeenMessages } from '../outbox/seen-messages.js';
 
-type Handled = MessageEvent | ChatEvent | Extract<OutboxEvent, { type: 'OutboxMessageQueued' | 'OutboxMessageEdited' }>;
+type Handled =
+  InboxEvent | Extract<OutboxEvent, { type: 'OutboxMessageQueued' | 'OutboxMessageEdited' | 'MessageStatusChanged' }>;
 const HANDLED: ReadonlySet<string> = new Set<Handled['type']>([
   'MessageReceived',
   'MessageStatusChanged',

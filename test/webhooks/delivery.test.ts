@@ -8,7 +8,7 @@ import { ProjectionRunner } from '../../src/projections/projection-runner.js';
 import { WebhooksReadModel } from '../../src/webhooks/webhooks-read-model.js';
 import { deliveryStream } from '../../src/webhooks/delivery-events.js';
 import { createLaneWriter } from '../../src/webhooks/webhooks.js';
-import { inboxStream } from '../../src/messages/message-events.js';
+import { inboxStream } from '../../src/inbox/inbox-events.js';
 import { appendReceived, appendSessionState, appendStatus, messageReceived } from './support/events.js';
 import { eventually } from '../support/eventually.js';
 import { type ReceivedRequest, TestReceiver } from './support/receiver.js';
