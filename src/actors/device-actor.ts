@@ -26,7 +26,7 @@ import {
   type SessionStateName,
   sessionStream,
 } from '../sessions/session-events.js';
-import { type DeviceMachine, type DeviceMachineEvent, stateOf } from './device-machine.js';
+import { type DeviceMachine, type DeviceMachineEvent, stateOf } from '../sessions/device-machine.js';
 import { EventSpool, type SpoolSettings, DEFAULT_SPOOL_SETTINGS, isTransientStoreFailure } from './event-spool.js';
 import type { MessageSink } from './message-sink.js';
 import { Backoff } from './backoff.js';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DeviceActor } from '../../src/actors/device-actor.js';
-import { createDeviceMachine } from '../../src/actors/device-machine.js';
+import { createDeviceMachine } from '../../src/sessions/device-machine.js';
 import { StoreMessageSink } from '../../src/actors/message-sink.js';
 import { ContactsRecorder } from '../../src/contacts/contacts-recorder.js';
 import type { InboundMessage, Receipt } from '../../src/engines/engine.js';
