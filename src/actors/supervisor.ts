@@ -15,7 +15,8 @@ import type { Engine, EngineConnection, LinkedAccount } from '../engines/engine.
 import type { Engines } from '../engines/engines.js';
 import type { EventStore } from '../eventstore/event-store.js';
 import type { SessionStateName } from '../sessions/session-events.js';
-import { type CommandResult, DeviceActor, type GroupReportListener, type SessionTransition } from './device-actor.js';
+import { DeviceActor, type GroupReportListener } from './device-actor.js';
+import type { CommandResult, SessionTransition } from '../sessions/session-commands.js';
 import { type DeviceMachine, createDeviceMachine } from '../sessions/device-machine.js';
 import { type ContactsListener, type MessageSink, StoreMessageSink } from './message-sink.js';
 import type { ReconnectSettings } from '../sessions/reconnect-policy.js';
