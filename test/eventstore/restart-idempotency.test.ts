@@ -15,7 +15,7 @@ import { inboxStream } from '../../src/inbox/inbox-events.js';
 import { queueMessage, recordReceipt } from '../../src/outbox/outbox-decisions.js';
 import { Outboxes } from '../../src/outbox/outboxes.js';
 import { pino } from 'pino';
-import { type WebhookDeliveryAttemptedData, deliveryStream } from '../../src/webhooks/delivery-events.js';
+import { type WebhookDeliveryAttemptedData, webhooksStream } from '../../src/webhooks/delivery-events.js';
 import { createLaneWriter } from '../../src/webhooks/webhooks.js';
 import { type EsdbTestServer, startEsdbTestServer } from '../support/esdb-test-server.js';
 import { eventually } from '../support/eventually.js';
@@ -96,20 +96,20 @@ describe('delivery attempts on EventStoreDB', () => {
     const store = await open();
     const device = `dev${randomUUID().slice(0, 8)}`;
     const lanes = createLaneWriter(store);
-    await lanes.handle(deliveryStream(device), { type: 'RecordAttempt', attempt: attempt(device, 'x', 1) });
+    await lanes.handle(webhooksStream(device), { type: 'RecordAttempt', attempt: attempt(device, 'x', 1) });
     await server.restart();
     await eventually(
       async () => (
-        await lanes.handle(deliveryStream(device), { type: 'RecordAttempt', attempt: attempt(device, 'x', 1) }),
+        await lanes.handle(webhooksStream(device), { type: 'RecordAttempt', attempt: attempt(device, 'x', 1) }),
         true
       ),
     );
-    await createLaneWriter(store).handle(deliveryStream(device), {
+    await createLaneWriter(store).handle(webhooksStream(device), {
       type: 'RecordAttempt',
       attempt: attempt(device, 'x', 1),
     });
-    await lanes.handle(deliveryStream(device), { type: 'RecordAttempt', attempt: attempt(device, 'x', 2) });
-    const attempts = (await store.readStream(deliveryStream(device))).map(
+    await lanes.handle(webhooksStream(device), { type: 'RecordAttempt', attempt: attempt(device, 'x', 2) });
+    const attempts = (await store.readStream(webhooksStream(device))).map(
       (event) => (event.data as WebhookDeliveryAttemptedData).attempt,
     );
     expect(attempts).toEqual([1, 2]);
