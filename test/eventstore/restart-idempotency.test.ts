@@ -2,7 +2,7 @@
  * Writes that an engine or a dispatcher may repeat are recorded once on EventStoreDB even after the
  * server restarted (issue 13, defect 1): a restarted node has lost the in-memory cache that deduplicates
  * `any` appends by event id, so the inbox and the delivery lanes deduplicate by their streams' state,
- * appending with expected revisions (src/messages/inbox-decider.ts, src/webhooks/delivery-lane-decider.ts).
+ * appending with expected revisions (src/inbox/inbox-decider.ts, src/webhooks/delivery-lane-decider.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
