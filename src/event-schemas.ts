@@ -5,8 +5,8 @@
 import { DEVICE_UPCASTERS } from './devices/device-upcasters.js';
 import type { EventStore } from './eventstore/event-store.js';
 import { UpcastingEventStore, Upcasters } from './eventstore/upcasting.js';
-import { MESSAGE_UPCASTERS } from './messages/message-upcasters.js';
+import { INBOX_UPCASTERS } from './inbox/inbox-upcasters.js';
 
-export const UPCASTERS = new Upcasters([...DEVICE_UPCASTERS, ...MESSAGE_UPCASTERS]);
+export const UPCASTERS = new Upcasters([...DEVICE_UPCASTERS, ...INBOX_UPCASTERS]);
 
 export const withCurrentSchemas = (store: EventStore): EventStore => new UpcastingEventStore(store, UPCASTERS);

@@ -40,6 +40,7 @@ import { Webhooks } from './webhooks/webhooks.js';
 import { startSending } from './outbox/sending.js';
 import { createLinkPreviewProvider } from './media/link-preview.js';
 import { StoreMessageSink } from './actors/message-sink.js';
+import { InboxCommands } from './inbox/inbox-commands.js';
 import { ContactsRecorder } from './contacts/contacts-recorder.js';
 import { createContactLookups } from './contacts/contact-lookups.js';
 import { contactRoutes } from './http/routes/contacts.js';
@@ -189,9 +190,9 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const receivedMedia = new InboundMediaStore(config.dataDir);
   // The inbox stream's one writer: inbound messages and chat activity, also the read receipts and late
   // media downloads the gateway records itself.
-  const inbox = new StoreMessageSink(store, contactsRecorder.listener);
+  const inbox = new InboxCommands(store);
   const sink = new InboundMediaSink(
-    sendingCore.messageSink(inbox),
+    sendingCore.messageSink(new StoreMessageSink(store, contactsRecorder.listener, inbox)),
     receivedMedia,
     inbox,
     {

@@ -1,11 +1,11 @@
 /**
- * One device's actor: it owns the device's session stream and its engine connection.
+ * One device's actor: it owns the device's session stream (through its writer) and its engine connection.
  *
  * Everything it does goes through one mailbox, one task at a time: a command or an engine callback is
- * turned into a decision by the device machine (pure), the decision is appended to `session-<deviceId>`
- * with the revision the actor last saw (docs/architecture.md, invariants 2 and 3), and only then are its instructions carried
- * out (connect, disconnect, logout, forget, timers). Its state is rebuilt from a snapshot plus the events
- * after it, never by replaying the machine (docs/architecture.md, invariant 6), so loading it has no side effect.
+ * handed to the session's writer (src/sessions/session-commands.ts), which decides it with the session
+ * decider (pure) and appends the decision to `session-<deviceId>` with the revision it last saw
+ * (docs/architecture.md, invariants 2 and 3); only then are its instructions carried out (connect,
+ * disconnect, logout, forget, timers). Linking by a pairing code is device-pairing.ts.
  *
  * Engine callbacks carry the number of the connection they belong to; once the actor has moved on to
  * another connection, late callbacks of the old one are ignored. Inbound messages and receipts are facts
@@ -15,45 +15,19 @@
  * connection and connects no more) until every spool has drained.
  */
 import type { Logger } from 'pino';
-import { type SnapshotFrom, transition } from 'xstate';
 import type { Engine, EngineConnection, EngineEvents, GroupReport, LinkedAccount } from '../engines/engine.js';
 import { EngineError } from '../engines/engine.js';
 import { DomainError } from '../errors/domain-error.js';
 import { type EventStore, WrongExpectedRevisionError } from '../eventstore/event-store.js';
-import {
-  type SessionEvent,
-  type SessionStateChangedData,
-  type SessionStateName,
-  sessionStream,
-} from '../sessions/session-events.js';
-import { type DeviceMachine, type DeviceMachineEvent, stateOf } from './device-machine.js';
+import type { SessionStateChangedData, SessionStateName } from '../sessions/session-events.js';
+import type { DeviceMachine, DeviceMachineEvent } from '../sessions/device-machine.js';
+import { createSessionDecider } from '../sessions/session-decider.js';
+import { type CommandResult, SessionCommands, type SessionTransition } from '../sessions/session-commands.js';
+import { type SessionRecord, isRunning } from '../sessions/session-record.js';
 import { EventSpool, type SpoolSettings, DEFAULT_SPOOL_SETTINGS, isTransientStoreFailure } from './event-spool.js';
 import type { MessageSink } from './message-sink.js';
 import { Backoff } from './backoff.js';
-import {
-  INITIAL_SESSION_RECORD,
-  type SessionRecord,
-  applySessionChange,
-  isRunning,
-  loadSession,
-} from '../sessions/session-record.js';
-
-type MachineSnapshot = SnapshotFrom<DeviceMachine>;
-
-/** A recorded transition, as observers see it. */
-export interface SessionTransition extends SessionStateChangedData {
-  /** Global position of the appended event (wait for projections to reach it to read your write). */
-  position: number;
-  revision: number;
-}
-
-export interface CommandResult {
-  state: SessionStateName;
-  /** False when the command changed nothing (e.g. open while already running). */
-  changed: boolean;
-  /** Position of the event the command appended, if it appended one. */
-  position?: number;
-}
+import { DevicePairing, PAIRING_READY_TIMEOUT_MS, type PairingCode } from './device-pairing.js';
 
 export interface DeviceActorOptions {
   deviceId: string;
@@ -89,21 +63,13 @@ export class ActorStoppedError extends DomainError {
   }
 }
 
-const DEFAULT_SNAPSHOT_EVERY = 25;
-/** How long POST /session/pair waits for a connection that shows codes. */
-const PAIRING_READY_TIMEOUT_MS = 20_000;
 const DEFAULT_EFFECT_TIMEOUT_MS = 10_000;
 
 export class DeviceActor {
   readonly deviceId: string;
-  private readonly stream: string;
+  /** The session stream's writer: the session's state, decided and recorded. */
+  private readonly session: SessionCommands;
   private engine: Engine | undefined;
-  private snapshot: MachineSnapshot | undefined;
-  private record: SessionRecord = INITIAL_SESSION_RECORD;
-  private revision = -1;
-  private snapshotRevision = -1;
-  /** Global position of the last transition this actor recorded (0: none yet). */
-  private lastPosition = 0;
   /** Number of the current connection; callbacks of other numbers are stale. */
   private epoch = 0;
   private connection: EngineConnection | undefined;
@@ -129,15 +95,40 @@ export class DeviceActor {
   private readonly resumeBackoff: Backoff;
   /** Resuming the intake after a hold, while the store still refuses the change that records it. */
   private readonly releaseBackoff: Backoff;
-  /** The number a pairing code was asked for, on connection `epoch` (asking again for it answers the code on show). */
-  private pairingFor: { epoch: number; phone: string } | undefined;
-  /** pair() calls, one at a time: a second one finds the code the first one got. */
-  private pairings: Promise<unknown> = Promise.resolve();
+  private readonly pairing: DevicePairing;
 
   constructor(private readonly options: DeviceActorOptions) {
     this.deviceId = options.deviceId;
-    this.stream = sessionStream(options.deviceId);
     const log = options.log;
+    this.session = new SessionCommands({
+      deviceId: options.deviceId,
+      store: options.store,
+      decider: createSessionDecider(options.machine),
+      log,
+      ...(options.snapshotEvery === undefined ? {} : { snapshotEvery: options.snapshotEvery }),
+    });
+    this.pairing = new DevicePairing({
+      deviceId: options.deviceId,
+      log,
+      inspect: () =>
+        this.enqueue(async () => {
+          if (this.stopped) throw new ActorStoppedError(this.deviceId);
+          await this.ensureLoaded();
+          const linkedPhone = this.session.sessionRecord().phone;
+          const pairing = this.pairingCode();
+          return {
+            state: this.state()!,
+            ...(linkedPhone === undefined ? {} : { linkedPhone }),
+            ...(pairing ? { pairing } : {}),
+            epoch: this.epoch,
+          };
+        }),
+      open: () => this.open(),
+      close: (options) => this.close(options),
+      settled: () => this.settled(),
+      pairingCode: () => this.pairingCode(),
+      connection: () => ({ epoch: this.epoch, connection: this.connection }),
+    });
     const spoolSettings = { ...DEFAULT_SPOOL_SETTINGS, ...options.spool };
     this.signalBackoff = new Backoff(spoolSettings);
     this.resumeBackoff = new Backoff(spoolSettings);
@@ -198,122 +189,37 @@ export class DeviceActor {
    * the state then, and the position of the last transition recorded.
    */
   settled(): Promise<{ state: SessionStateName | undefined; position: number }> {
-    return this.enqueue(async () => ({ state: this.state(), position: this.lastPosition }));
+    return this.enqueue(async () => ({ state: this.state(), position: this.session.position() }));
   }
 
   /** The state as this actor knows it; undefined before it is loaded. */
   state(): SessionStateName | undefined {
-    return this.snapshot && stateOf(this.snapshot);
+    return this.session.state();
   }
 
   /** The durable part of the session (what its stream says). */
   sessionRecord(): SessionRecord {
-    return this.record;
+    return this.session.sessionRecord();
   }
 
   /** The code on show, while the state is `qr`. */
   qr(): { code: string; expiresAt: string } | undefined {
-    return this.state() === 'qr' ? this.snapshot!.context.qr : undefined;
+    return this.state() === 'qr' ? this.session.context()!.qr : undefined;
   }
 
   /** The code to type on the phone, while the state is `pairing`. */
-  pairingCode(): { code: string; expiresAt: string } | undefined {
-    return this.state() === 'pairing' ? this.snapshot!.context.pairing : undefined;
+  pairingCode(): PairingCode | undefined {
+    return this.state() === 'pairing' ? this.session.context()!.pairing : undefined;
   }
 
-  /**
-   * Links the account `phone` by a pairing code: opens the session if it is not running, waits until the
-   * connection shows codes (`qr`), and asks the engine for a code, which moves the session to `pairing`.
-   * While pairing, asking again for the same number answers the code on show. A request that is refused
-   * changes nothing: what can be checked is checked before opening, and a session it opened is closed again.
-   * Not in the mailbox itself: it waits for engine callbacks that go through it.
-   */
-  pair(
-    phone: string,
-    readyTimeoutMs = PAIRING_READY_TIMEOUT_MS,
-  ): Promise<CommandResult & { pairing: { code: string; expiresAt: string } }> {
-    const result = this.pairings.then(() => this.pairOnce(phone, readyTimeoutMs));
-    this.pairings = result.catch(() => undefined);
-    return result;
-  }
-
-  private async pairOnce(
-    phone: string,
-    readyTimeoutMs: number,
-  ): Promise<CommandResult & { pairing: { code: string; expiresAt: string } }> {
-    const before = await this.enqueue(async () => {
-      if (this.stopped) throw new ActorStoppedError(this.deviceId);
-      await this.ensureLoaded();
-      const requested = this.pairingFor?.epoch === this.epoch ? this.pairingFor.phone : undefined;
-      return { state: this.state()!, linkedPhone: this.record.phone, pairing: this.pairingCode(), requested };
-    });
-    if (before.pairing && before.requested !== undefined) {
-      if (before.requested === phone) return { state: 'pairing', changed: false, pairing: before.pairing };
-      throw new DomainError(
-        'pairing_unavailable',
-        `the session is pairing with another number (${before.requested}): close it first to link ${phone}`,
-        { reason: 'pairing_another_number' },
-      );
-    }
-    // Opening a stopped session with a linked account would connect that account.
-    if (before.state === 'online' || (!isRunning(before.state) && before.linkedPhone !== undefined))
-      throw linkedAccountError(before.state);
-    const opened = await this.open();
-    try {
-      return await this.requestPairing(phone, readyTimeoutMs, opened);
-    } catch (error) {
-      // Opened for this request only: leave the session stopped as it was (logged_out stays logged_out).
-      if (opened.changed) await this.undoOpen(before.state);
-      throw error;
-    }
-  }
-
-  private async requestPairing(
-    phone: string,
-    readyTimeoutMs: number,
-    opened: CommandResult,
-  ): Promise<CommandResult & { pairing: { code: string; expiresAt: string } }> {
-    const deadline = Date.now() + readyTimeoutMs;
-    for (;;) {
-      const { state } = await this.settled();
-      if (state === 'qr' || state === 'pairing') break;
-      if (state === 'online' || (state !== 'connecting' && state !== 'reconnecting')) throw linkedAccountError(state);
-      if (Date.now() > deadline)
-        throw new DomainError(
-          'pairing_unavailable',
-          `the session is still ${state}: the connection did not get ready for pairing; try again`,
-        );
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-    const connection = this.connection;
-    if (!connection?.requestPairingCode)
-      throw new DomainError('pairing_unavailable', 'this engine cannot link by pairing code; scan the QR code');
-    this.pairingFor = { epoch: this.epoch, phone };
-    await connection.requestPairingCode(phone);
-    const { state, position } = await this.settled();
-    const pairing = this.pairingCode();
-    if (!pairing)
-      throw new DomainError('pairing_unavailable', `the session is ${state}: no pairing code was issued; try again`);
-    return { state: 'pairing', changed: true, position: position || opened.position || 0, pairing };
-  }
-
-  /** Closes again a session pair() opened, unless it has stopped by itself meanwhile (its record then says why). */
-  private async undoOpen(stateBefore: SessionStateName): Promise<void> {
-    const { state } = await this.settled();
-    if (state === undefined || !isRunning(state)) return;
-    try {
-      await this.close({ logout: stateBefore === 'logged_out', reason: 'pairing_failed' });
-    } catch (error) {
-      this.options.log.warn(
-        { deviceId: this.deviceId, err: error },
-        'could not close the session a refused pairing request opened',
-      );
-    }
+  /** Links the account `phone` by a pairing code (device-pairing.ts). */
+  pair(phone: string, readyTimeoutMs = PAIRING_READY_TIMEOUT_MS): Promise<CommandResult & { pairing: PairingCode }> {
+    return this.pairing.pair(phone, readyTimeoutMs);
   }
 
   /** The linked account, while online. */
   account(): LinkedAccount | undefined {
-    return this.state() === 'online' ? this.snapshot!.context.account : undefined;
+    return this.state() === 'online' ? this.session.context()!.account : undefined;
   }
 
   /** The live connection, while online (the outbox sends through it). */
@@ -366,17 +272,16 @@ export class DeviceActor {
   }
 
   private async ensureLoaded(): Promise<void> {
-    if (this.snapshot) return;
+    if (this.session.loaded) return;
     try {
       this.engine ??= await this.options.resolveEngine();
-      await this.rehydrate();
       // The record says running but no connection exists in this process: the process that ran it is gone.
-      if (isRunning(stateOf(this.snapshot!))) await this.dispatch({ type: 'RESUME' });
+      if (isRunning(await this.session.load())) await this.dispatch({ type: 'RESUME' });
       this.resumeBackoff.reset();
     } catch (error) {
       // Not loaded until resumed: the next command loads it again, and so does a retry while the store
       // refuses writes (a session recorded running must not stay without a connection).
-      this.snapshot = undefined;
+      this.session.unload();
       if (isTransientStoreFailure(error)) this.loadLater();
       throw error;
     }
@@ -395,112 +300,35 @@ export class DeviceActor {
     this.resumeTimer.unref();
   }
 
-  /** State from the snapshot plus later events; live-only context (attempts, QR, account) starts empty. */
-  private async rehydrate(): Promise<void> {
-    const loaded = await loadSession(this.options.store, this.deviceId);
-    this.record = loaded.record;
-    this.revision = loaded.revision;
-    this.snapshotRevision = loaded.snapshotRevision;
-    const { phone, lastError } = loaded.record;
-    this.snapshot = this.options.machine.resolveState({
-      value: loaded.record.state,
-      context: {
-        attempts: 0,
-        ...(phone === undefined ? {} : { phone }),
-        ...(lastError === undefined ? {} : { lastError }),
-      },
-    });
-  }
-
   /** Decide, record, then act. */
   private async dispatch(event: DeviceMachineEvent, conflictRetry = true): Promise<CommandResult> {
     await this.recordHeldChange();
-    const before = this.snapshot!;
-    const [after, actions] = transition(this.options.machine, before, event);
-    const recordAction = actions.find((action) => action.type === 'record');
-    let recorded: SessionTransition | undefined;
-    if (recordAction) {
-      const change = this.describeChange(
-        before,
-        after,
-        (recordAction.params as { reason: string }).reason,
-        retryDelayOf(actions),
+    let decided;
+    try {
+      decided = await this.session.handle(event);
+    } catch (error) {
+      if (!(error instanceof WrongExpectedRevisionError) || !conflictRetry) throw error;
+      // Someone else wrote this session: decide again on what the stream says now, and hold no
+      // connection the stream does not call for.
+      this.options.log.warn(
+        { deviceId: this.deviceId, err: error },
+        'session stream changed under the actor; reloading',
       );
-      try {
-        recorded = await this.append(change);
-      } catch (error) {
-        if (!(error instanceof WrongExpectedRevisionError) || !conflictRetry) throw error;
-        // Someone else wrote this session: decide again on what the stream says now, and hold no
-        // connection the stream does not call for.
-        this.options.log.warn(
-          { deviceId: this.deviceId, err: error },
-          'session stream changed under the actor; reloading',
-        );
-        await this.rehydrate();
-        if (!isRunning(stateOf(this.snapshot!))) {
-          this.clearRetryTimer();
-          await this.endConnection('close');
-        }
-        return this.dispatch(event, false);
+      if (!isRunning(await this.session.load())) {
+        this.clearRetryTimer();
+        await this.endConnection('close');
       }
+      return this.dispatch(event, false);
     }
-    this.snapshot = after;
-    for (const action of actions) await this.perform(action.type, action.params as Record<string, unknown> | undefined);
+    const { state, recorded, instructions } = decided;
+    for (const action of instructions)
+      await this.perform(action.type, action.params as Record<string, unknown> | undefined);
     if (recorded) {
       // Observers of `online` expect the connection to be usable: wait for connect() to hand it over.
       if (recorded.state === 'online' && !this.connection) await this.settle(this.pendingConnection);
       this.notify(recorded);
     }
-    return {
-      state: stateOf(after),
-      changed: recorded !== undefined,
-      ...(recorded ? { position: recorded.position } : {}),
-    };
-  }
-
-  private describeChange(
-    before: MachineSnapshot,
-    after: MachineSnapshot,
-    reason: string,
-    retryDelayMs?: number,
-  ): SessionStateChangedData {
-    const state = stateOf(after);
-    const { phone, lastError, attempts } = after.context;
-    const reconnecting = state === 'reconnecting';
-    return {
-      deviceId: this.deviceId,
-      state,
-      previousState: stateOf(before),
-      ...(phone === undefined ? {} : { phone }),
-      reason,
-      ...((state === 'failed' || reconnecting) && lastError ? { error: lastError } : {}),
-      ...(reconnecting && attempts > 0 ? { attempt: attempts } : {}),
-      // The actor is not pure: "now" plus the delay the machine decided.
-      ...(reconnecting && retryDelayMs !== undefined
-        ? { nextRetryAt: new Date(Date.now() + retryDelayMs).toISOString() }
-        : {}),
-    };
-  }
-
-  private async append(change: SessionStateChangedData): Promise<SessionTransition> {
-    const event: SessionEvent = { type: 'SessionStateChanged', data: change };
-    const result = await this.options.store.append(this.stream, [event], { expectedRevision: this.revision });
-    this.revision = result.nextExpectedRevision;
-    this.lastPosition = result.position;
-    this.record = applySessionChange(this.record, change);
-    if (this.revision - this.snapshotRevision >= (this.options.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY))
-      await this.saveSnapshot();
-    return { ...change, position: result.position, revision: result.nextExpectedRevision };
-  }
-
-  private async saveSnapshot(): Promise<void> {
-    try {
-      await this.options.store.saveSnapshot(this.stream, { revision: this.revision, state: this.record });
-      this.snapshotRevision = this.revision;
-    } catch (error) {
-      // Only costs a longer read next time.
-      this.options.log.warn({ deviceId: this.deviceId, err: error }, 'could not save the session snapshot');
-    }
+    return { state, changed: recorded !== undefined, ...(recorded ? { position: recorded.position } : {}) };
   }
 
   private notify(recorded: SessionTransition): void {
@@ -628,15 +456,11 @@ export class DeviceActor {
    */
   private holdIntake(): void {
     this.enqueue(async () => {
-      if (this.stopped || !this.snapshot) return;
+      if (this.stopped || !this.session.loaded) return;
       this.intakeHeld = true;
-      const before = this.snapshot;
-      const [after, actions] = transition(this.options.machine, before, { type: 'STORE.UNAVAILABLE' });
-      const recordAction = actions.find((action) => action.type === 'record');
-      this.snapshot = after;
-      if (recordAction)
-        this.unrecorded = this.describeChange(before, after, (recordAction.params as { reason: string }).reason);
-      for (const action of actions)
+      const { change, instructions } = this.session.decideUnrecorded({ type: 'STORE.UNAVAILABLE' });
+      if (change) this.unrecorded = change;
+      for (const action of instructions)
         await this.perform(action.type, action.params as Record<string, unknown> | undefined);
       await this.recordHeldChange().catch(() => undefined);
     }).catch((error: unknown) =>
@@ -650,7 +474,7 @@ export class DeviceActor {
    */
   private releaseIntake(): void {
     this.enqueue(async () => {
-      if (this.stopped || !this.snapshot || this.spoolsBlocked()) return;
+      if (this.stopped || !this.session.loaded || this.spoolsBlocked()) return;
       this.intakeHeld = false;
       await this.dispatch({ type: 'STORE.AVAILABLE' });
     }).then(
@@ -671,7 +495,7 @@ export class DeviceActor {
     const change = this.unrecorded;
     if (!change) return;
     try {
-      const recorded = await this.append(change);
+      const recorded = await this.session.append(change);
       this.unrecorded = undefined;
       this.notify(recorded);
     } catch (error) {
@@ -702,7 +526,7 @@ export class DeviceActor {
   private async decideSignals(): Promise<void> {
     while (this.signals.length > 0) {
       const { epoch, event } = this.signals[0]!;
-      if (epoch === this.epoch && !this.stopped && this.snapshot) {
+      if (epoch === this.epoch && !this.stopped && this.session.loaded) {
         try {
           await this.dispatch(event);
         } catch (error) {
@@ -766,16 +590,4 @@ export class DeviceActor {
       clearTimeout(timer);
     }
   }
-}
-
-const linkedAccountError = (state: SessionStateName | undefined) =>
-  new DomainError(
-    'pairing_unavailable',
-    `the session is ${state}: pairing by code needs a session without a linked account (close it with logout first)`,
-  );
-
-/** The delay of the retry a decision schedules, if it schedules one. */
-function retryDelayOf(actions: ReadonlyArray<{ type: string; params?: unknown }>): number | undefined {
-  const retry = actions.find((action) => action.type === 'scheduleRetry');
-  return retry ? Number((retry.params as { delayMs?: number } | undefined)?.delayMs ?? 0) : undefined;
 }

@@ -1,30 +1,14 @@
 /**
- * Where a device's inbound messages, receipts and contact updates go. The default sink records inbound
- * messages through the inbox's decider (src/messages/inbox-decider.ts) with expected revisions, so an
- * engine that reports the same message twice (a reconnect replays it) records it once even when the
- * store has forgotten the event id; receipts and contacts go to their streams' own writers in the gateway.
+ * Where a device's inbound messages, receipts and contact updates go. The default sink hands inbound
+ * messages and chat activity to the inbox stream's one writer (src/inbox/inbox-commands.ts); receipts and
+ * contacts go to their streams' own writers in the gateway.
  */
 import type { ChatActivity, Contact, InboundMessage, Receipt } from '../engines/engine.js';
-import { deterministicEventId, orderedUuid } from '../eventstore/event-id.js';
+import { deterministicEventId } from '../eventstore/event-id.js';
 import type { EventStore } from '../eventstore/event-store.js';
-import { CommandHandler } from '../commands/command-handler.js';
-import {
-  type InboxCommand,
-  type InboxEvent,
-  type InboxState,
-  type InboxWriter,
-  inboxDecider,
-  inboxSnapshot,
-} from '../messages/inbox-decider.js';
-import {
-  type ChatEvent,
-  type MessageEvent,
-  type MessageReceivedData,
-  type MessageStatusChangedData,
-  chatEventOf,
-  inboxStream,
-  outboxStream,
-} from '../messages/message-events.js';
+import { InboxCommands } from '../inbox/inbox-commands.js';
+import type { MessageReceivedData } from '../inbox/inbox-events.js';
+import { type MessageStatusChangedData, outboxStream } from '../messages/message-events.js';
 
 export interface MessageSink {
   /**
@@ -55,74 +39,22 @@ export function receivedDataOf(deviceId: string, message: InboundMessage): Messa
   return data;
 }
 
-/**
- * Deterministic where the engine may report the same fact twice (the protocol message's id, the call's
- * id); presence updates are chatter and get a fresh id.
- */
-export function activityEventId(deviceId: string, activity: ChatActivity): string {
-  switch (activity.kind) {
-    case 'edited':
-      return deterministicEventId(
-        `${deviceId}/edit/${activity.id ?? `${activity.waMessageId}/${activity.timestamp}/${activity.body}`}`,
-      );
-    case 'revoked':
-      return deterministicEventId(`${deviceId}/revoke/${activity.id ?? activity.waMessageId}`);
-    case 'poll_vote':
-      return deterministicEventId(
-        `${deviceId}/vote/${activity.id ?? `${activity.pollMessageId}/${activity.from}/${activity.timestamp}`}`,
-      );
-    case 'call':
-      return deterministicEventId(`${deviceId}/call/${activity.callId}`);
-    case 'presence':
-      return orderedUuid();
-  }
-}
-
-/** Device ids cannot contain '/', so the joined name is unambiguous. */
-export const inboundEventId = (deviceId: string, waMessageId: string): string =>
-  deterministicEventId(`${deviceId}/${waMessageId}`);
-
 export const statusEventId = (deviceId: string, waMessageId: string, status: string): string =>
   deterministicEventId(`${deviceId}/${waMessageId}/${status}`);
 
 /** Where contact reports go: the contacts recorder (src/contacts/contacts-recorder.ts); without one they are dropped. */
 export type ContactsListener = (deviceId: string, contacts: Contact[]) => void | Promise<void>;
 
-/** Devices whose inbox state stays in memory: their next message reads only the stream's tail. */
-const INBOX_STATES_KEPT = 1_000;
-/** A snapshot per this many messages bounds the read of an inbox that is not in memory. */
-const INBOX_SNAPSHOT_EVERY = 200;
-
-export class StoreMessageSink implements MessageSink, InboxWriter {
-  /** The inbox stream's one writer in this process. */
-  private readonly inbox: CommandHandler<InboxState, InboxCommand, InboxEvent>;
-  /** The deterministic id of each activity event being recorded (decide hands the command's event back). */
-  private readonly activityIds = new WeakMap<object, string>();
-
+export class StoreMessageSink implements MessageSink {
   constructor(
     private readonly store: EventStore,
     private readonly onContacts?: ContactsListener,
-  ) {
-    this.inbox = new CommandHandler({
-      store,
-      decider: inboxDecider,
-      cacheSize: INBOX_STATES_KEPT,
-      snapshots: { every: INBOX_SNAPSHOT_EVERY, ...inboxSnapshot },
-      // The same deterministic ids as ever: stores that still know them drop a repeat as well.
-      eventIds: (events) =>
-        events.map((event) =>
-          event.type === 'MessageReceived'
-            ? inboundEventId(event.data.deviceId, event.data.waMessageId)
-            : this.activityIds.get(event),
-        ),
-    });
-  }
+    /** The inbox stream's one writer in this process (the gateway shares it with what it records itself). */
+    private readonly inbox = new InboxCommands(store),
+  ) {}
 
   async received(deviceId: string, message: InboundMessage): Promise<void> {
-    await this.inbox.handle(inboxStream(deviceId), {
-      type: 'RecordInbound',
-      message: receivedDataOf(deviceId, message),
-    });
+    await this.inbox.receive(deviceId, receivedDataOf(deviceId, message));
   }
 
   /** `outboxId` is left out: the outbox knows which of its items a waMessageId belongs to and adds it. */
@@ -135,7 +67,7 @@ export class StoreMessageSink implements MessageSink, InboxWriter {
       timestamp: receipt.timestamp,
       ...(receipt.error ? { error: receipt.error } : {}),
     };
-    const event: MessageEvent = { type: 'MessageStatusChanged', data };
+    const event = { type: 'MessageStatusChanged', data };
     await this.store.append(outboxStream(deviceId), [
       { id: statusEventId(deviceId, receipt.waMessageId, receipt.status), ...event },
     ]);
@@ -146,11 +78,6 @@ export class StoreMessageSink implements MessageSink, InboxWriter {
   }
 
   async activity(deviceId: string, activity: ChatActivity): Promise<void> {
-    await this.record(deviceId, chatEventOf(deviceId, activity), activityEventId(deviceId, activity));
-  }
-
-  async record(deviceId: string, event: ChatEvent, eventId: string): Promise<number> {
-    this.activityIds.set(event, eventId);
-    return (await this.inbox.handle(inboxStream(deviceId), { type: 'RecordActivity', event })).position;
+    await this.inbox.activity(deviceId, activity);
   }
 }

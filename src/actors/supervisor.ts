@@ -16,10 +16,11 @@ import { type Engine, type EngineConnection, EngineError, type LinkedAccount } f
 import type { Engines } from '../engines/engines.js';
 import type { EventStore } from '../eventstore/event-store.js';
 import type { SessionStateName } from '../sessions/session-events.js';
-import { type CommandResult, DeviceActor, type GroupReportListener, type SessionTransition } from './device-actor.js';
-import { type DeviceMachine, createDeviceMachine } from './device-machine.js';
+import { DeviceActor, type GroupReportListener } from './device-actor.js';
+import type { CommandResult, SessionTransition } from '../sessions/session-commands.js';
+import { type DeviceMachine, createDeviceMachine } from '../sessions/device-machine.js';
 import { type ContactsListener, type MessageSink, StoreMessageSink } from './message-sink.js';
-import type { ReconnectSettings } from './reconnect-policy.js';
+import type { ReconnectSettings } from '../sessions/reconnect-policy.js';
 import { Backoff } from './backoff.js';
 import { type SpoolSettings, isTransientStoreFailure } from './event-spool.js';
 import { RUNNING_STATES, loadSession } from '../sessions/session-record.js';

@@ -8,14 +8,14 @@ import type { ChatPresence, EngineConnection, OwnPresence } from '../engines/eng
 import { DomainError, sessionNotOnline } from '../errors/domain-error.js';
 import { translatingEngineFailures } from '../engines/engine-failure.js';
 import { deterministicEventId } from '../eventstore/event-id.js';
-import type { InboxWriter } from '../messages/inbox-decider.js';
-import type { ChatEvent } from '../messages/message-events.js';
+import type { InboxCommands } from '../inbox/inbox-commands.js';
+import type { ChatEvent } from '../inbox/inbox-events.js';
 import type { ReadModelProgress } from '../projections/projection-runner.js';
 import type { MessageIndex } from './message-index.js';
 
 export interface ChatCommandsDeps {
   /** ChatRead goes through the inbox stream's one writer. */
-  inbox: InboxWriter;
+  inbox: Pick<InboxCommands, 'record'>;
   index: Pick<MessageIndex, 'unread' | 'participantOf'>;
   /** The live connection while the device's session is online. */
   connection: (deviceId: string) => EngineConnection | undefined;

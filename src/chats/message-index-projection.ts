@@ -6,7 +6,8 @@ import type Database from 'better-sqlite3';
 import type { StoredEvent } from '../eventstore/event-store.js';
 import { eventGuard } from '../eventstore/typed-events.js';
 import { isGroupId } from '../messages/chat-id.js';
-import type { ChatEvent, InboundType, MessageEvent } from '../messages/message-events.js';
+import type { InboundType } from '../messages/message-events.js';
+import type { InboxEvent } from '../inbox/inbox-events.js';
 import type { Projection } from '../projections/projection.js';
 import { BulkInsert } from '../projections/bulk-insert.js';
 import { RowBuffer } from '../projections/row-buffer.js';
@@ -24,7 +25,8 @@ import {
 } from './message-index-schema.js';
 import { type Reaction, isoOf } from './message-views.js';
 
-type Handled = MessageEvent | ChatEvent | Extract<OutboxEvent, { type: 'OutboxMessageQueued' | 'OutboxMessageEdited' }>;
+type Handled =
+  InboxEvent | Extract<OutboxEvent, { type: 'OutboxMessageQueued' | 'OutboxMessageEdited' | 'MessageStatusChanged' }>;
 const HANDLED: ReadonlySet<string> = new Set<Handled['type']>([
   'MessageReceived',
   'MessageStatusChanged',
@@ -389,7 +391,7 @@ export class MessageIndexProjection implements Projection {
   ): boolean {
     const row = this.rows().messages.get(key(change.deviceId, change.waMessageId));
     if (!row || row.chat_id !== change.chatId) return false;
-    // An event that does not say who made it (written before `fromMe` was, src/messages/message-upcasters.ts)
+    // An event that does not say who made it (written before `fromMe` was, src/inbox/inbox-upcasters.ts)
     // touches an own message unless it comes from the other party of a one-to-one chat, as the index took it then.
     const ownChange = change.fromMe ?? (isGroupId(row.chat_id) || change.from !== row.chat_id);
     const bySender = row.from_me === 1 ? ownChange : change.fromMe !== true && change.from === row.sender;

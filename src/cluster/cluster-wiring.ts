@@ -14,7 +14,7 @@ import type { Sending } from '../outbox/sending.js';
 import type { Webhooks } from '../webhooks/webhooks.js';
 import { DeviceLeases } from './device-leases.js';
 import { type SessionCommand, SessionRequests } from './session-requests.js';
-import type { CommandResult } from '../actors/device-actor.js';
+import type { CommandResult } from '../sessions/session-commands.js';
 import {
   DeviceFencedStore,
   type FenceSource,

@@ -9,7 +9,7 @@ import type Database from 'better-sqlite3';
 import type { DeviceEvent } from '../devices/device-events.js';
 import type { StoredEvent } from '../eventstore/event-store.js';
 import { eventGuard } from '../eventstore/typed-events.js';
-import type { MessageReceivedData } from '../messages/message-events.js';
+import type { MessageReceivedData } from '../inbox/inbox-events.js';
 import type { OutboxMessageQueuedData } from '../outbox/outbox-events.js';
 import { BulkInsert } from '../projections/bulk-insert.js';
 import type { Projection } from '../projections/projection.js';

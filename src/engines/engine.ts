@@ -5,13 +5,15 @@
  * never decides states itself (the reconnect policy is the actor's).
  */
 import type { Readable } from 'node:stream';
-import type { ChatActivity, ContactCard, ReceivedMessage } from '../messages/message-events.js';
+import type { ContactCard, ReceivedMessage } from '../messages/message-events.js';
+import type { ChatActivity } from '../inbox/inbox-events.js';
 
 import type { GroupReport } from '../groups/group-events.js';
 import type { GroupOperations } from '../groups/group-operations.js';
 import type { AccountOperations } from '../account/account-operations.js';
 
-export type { ChatActivity, ContactCard, InboundMedia, PollSpec, QuotedMessage } from '../messages/message-events.js';
+export type { ContactCard, InboundMedia, PollSpec, QuotedMessage } from '../messages/message-events.js';
+export type { ChatActivity } from '../inbox/inbox-events.js';
 export type { GroupMetadata, GroupReport, GroupSettingsChange, ParticipantAction } from '../groups/group-events.js';
 export type { CreatedGroup, GroupOperations, ParticipantResult } from '../groups/group-operations.js';
 export type { AccountOperations, OwnProfile } from '../account/account-operations.js';

@@ -10,8 +10,9 @@ import type { Logger } from 'pino';
 import type { MessageSink } from '../actors/message-sink.js';
 import type { ChatActivity, Contact, InboundMessage, Receipt } from '../engines/engine.js';
 import { deterministicEventId } from '../eventstore/event-id.js';
-import type { InboxWriter } from '../messages/inbox-decider.js';
-import type { ChatEvent, InboundMedia } from '../messages/message-events.js';
+import type { InboxCommands } from '../inbox/inbox-commands.js';
+import type { InboundMedia } from '../messages/message-events.js';
+import type { ChatEvent } from '../inbox/inbox-events.js';
 import { type InboundMediaStore, MediaTooLargeError } from './inbound-media-store.js';
 import { mediaUrlOf } from './media-url.js';
 
@@ -53,7 +54,7 @@ export class InboundMediaSink implements MessageSink {
     private readonly inner: MessageSink,
     private readonly files: InboundMediaStore,
     /** InboundMediaUpdated goes through the inbox stream's one writer. */
-    private readonly inbox: InboxWriter,
+    private readonly inbox: Pick<InboxCommands, 'record'>,
     private readonly settings: InboundMediaSettings,
     private readonly log: Logger,
     /** Whether the message is recorded already (an arrival again of a message recorded earlier keeps its file). */

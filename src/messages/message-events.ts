@@ -1,14 +1,11 @@
 /**
- * Message events that leave the gateway as webhooks. Their data is the webhook payload as it is:
- * `message.received` and `message.status` webhooks (docs/architecture.md, "Webhooks").
+ * What messages are made of, shared by the inbox (src/inbox), the outbox (src/outbox) and the engines: message
+ * kinds and statuses, quotes, contact cards, polls, received media, a received message as the network reports it.
  *
- * - MessageReceived lives on `inbox-<deviceId>`, decided by the inbox decider (inbox-decider.ts), so an
- *   engine that delivers a message twice records it once; its event id is derived from the device and
- *   the waMessageId (deterministicEventId).
- * - MessageStatusChanged lives on `outbox-<deviceId>` beside the outbox's own events (src/outbox/outbox-events.ts):
- *   every status after `queued` (sent, delivered, read, played, failed, cancelled, deleted) is one.
+ * MessageStatusChanged lives on `outbox-<deviceId>` beside the outbox's own events (src/outbox/outbox-events.ts):
+ * every status after `queued` (sent, delivered, read, played, failed, cancelled, deleted) is one; its data is the
+ * `message.status` webhook payload as it is (docs/architecture.md, "Webhooks").
  */
-export const inboxStream = (deviceId: string) => `inbox-${deviceId}`;
 export const outboxStream = (deviceId: string) => `outbox-${deviceId}`;
 
 export const INBOUND_TYPES = [
@@ -107,86 +104,8 @@ export interface ReceivedMessage {
   secret?: string;
 }
 
-export interface MessageReceivedData extends ReceivedMessage {
-  deviceId: string;
-}
-
-export interface MessageEditedData {
-  deviceId: string;
-  chatId: string;
-  from: string;
-  /**
-   * Made by this account (on the phone or another linked device): only such a change touches its own messages.
-   * Always written since schema version 2 (src/messages/message-upcasters.ts); absent, the author is unknown.
-   */
-  fromMe?: boolean;
-  waMessageId: string;
-  body: string;
-  timestamp: number;
-}
-
-export interface MessageRevokedData {
-  deviceId: string;
-  chatId: string;
-  from: string;
-  /** As MessageEditedData's. */
-  fromMe?: boolean;
-  waMessageId: string;
-  timestamp: number;
-}
-
-export interface PollVoteReceivedData {
-  deviceId: string;
-  chatId: string;
-  from: string;
-  pollMessageId: string;
-  selectedOptions: string[];
-  timestamp: number;
-}
-
 export const PRESENCE_STATES = ['available', 'unavailable', 'typing', 'recording', 'paused'] as const;
 export type PresenceState = (typeof PRESENCE_STATES)[number];
-
-export interface PresenceUpdatedData {
-  deviceId: string;
-  chatId: string;
-  from: string;
-  state: PresenceState;
-}
-
-export interface CallReceivedData {
-  deviceId: string;
-  callId: string;
-  from: string;
-  isVideo: boolean;
-  isGroup: boolean;
-  rejected: boolean;
-  /** Unix seconds. */
-  timestamp: number;
-}
-
-/** Read receipts this device sent for received messages of a chat (POST /chats/:chatId/read). */
-export interface ChatReadData {
-  deviceId: string;
-  chatId: string;
-  waMessageIds: string[];
-  timestamp: number;
-}
-
-/** Inbound media whose download finished after the message was recorded. */
-export interface InboundMediaUpdatedData {
-  deviceId: string;
-  waMessageId: string;
-  media: InboundMedia;
-}
-
-/** What an engine reports about chats besides messages (EngineEvents.activity), without the device id. */
-export type ChatActivity =
-  | ({ kind: 'edited'; id?: string } & Omit<MessageEditedData, 'deviceId'>)
-  | ({ kind: 'revoked'; id?: string } & Omit<MessageRevokedData, 'deviceId'>)
-  | ({ kind: 'poll_vote'; id?: string } & Omit<PollVoteReceivedData, 'deviceId'>)
-  | ({ kind: 'presence' } & Omit<PresenceUpdatedData, 'deviceId'>)
-  | ({ kind: 'call' } & Omit<CallReceivedData, 'deviceId'>);
 
 export interface MessageStatusChangedData {
   deviceId: string;
@@ -199,54 +118,4 @@ export interface MessageStatusChangedData {
   timestamp: number;
   /** `reason` for `media_unavailable`: http_status, dns_failure, connect_failed, timeout, too_large, wrong_type, refused, empty, too_many_redirects, missing_file, fetch_failed. */
   error?: { code: string; message: string; reason?: string };
-}
-
-export type MessageEvent =
-  | { type: 'MessageReceived'; data: MessageReceivedData }
-  | { type: 'MessageStatusChanged'; data: MessageStatusChangedData };
-
-/** The events of `inbox-<deviceId>` besides MessageReceived: each a fact the engine (or a read command) reported. */
-export type ChatEvent =
-  | { type: 'MessageEdited'; data: MessageEditedData }
-  | { type: 'MessageRevoked'; data: MessageRevokedData }
-  | { type: 'PollVoteReceived'; data: PollVoteReceivedData }
-  | { type: 'PresenceUpdated'; data: PresenceUpdatedData }
-  | { type: 'CallReceived'; data: CallReceivedData }
-  | { type: 'ChatRead'; data: ChatReadData }
-  | { type: 'InboundMediaUpdated'; data: InboundMediaUpdatedData };
-
-export const CHAT_EVENT_TYPES: ReadonlySet<string> = new Set<ChatEvent['type']>([
-  'MessageEdited',
-  'MessageRevoked',
-  'PollVoteReceived',
-  'PresenceUpdated',
-  'CallReceived',
-  'ChatRead',
-  'InboundMediaUpdated',
-]);
-
-/** The event an engine's ChatActivity becomes. */
-export function chatEventOf(deviceId: string, activity: ChatActivity): ChatEvent {
-  switch (activity.kind) {
-    case 'edited': {
-      const { kind: _k, id: _i, ...rest } = activity;
-      return { type: 'MessageEdited', data: { deviceId, ...rest, fromMe: rest.fromMe === true } };
-    }
-    case 'revoked': {
-      const { kind: _k, id: _i, ...rest } = activity;
-      return { type: 'MessageRevoked', data: { deviceId, ...rest, fromMe: rest.fromMe === true } };
-    }
-    case 'poll_vote': {
-      const { kind: _k, id: _i, ...rest } = activity;
-      return { type: 'PollVoteReceived', data: { deviceId, ...rest } };
-    }
-    case 'presence': {
-      const { kind: _k, ...rest } = activity;
-      return { type: 'PresenceUpdated', data: { deviceId, ...rest } };
-    }
-    case 'call': {
-      const { kind: _k, ...rest } = activity;
-      return { type: 'CallReceived', data: { deviceId, ...rest } };
-    }
-  }
 }

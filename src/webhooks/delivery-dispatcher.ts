@@ -12,7 +12,7 @@
 import type { Logger } from 'pino';
 import type { EventStore } from '../eventstore/event-store.js';
 import type { ProjectionRunner } from '../projections/projection-runner.js';
-import { type WebhookDeliveryAttemptedData, deliveryStream } from './delivery-events.js';
+import { type WebhookDeliveryAttemptedData, webhooksStream } from './delivery-events.js';
 import type { DeliveryQueue } from './delivery-queue.js';
 import { HookSecretUnreadableError } from './hook-secrets.js';
 import type { RetryPolicy } from './retry-policy.js';
@@ -210,7 +210,7 @@ export class DeliveryDispatcher {
         : { nextAttemptAt: new Date(decision.nextAttemptAt).toISOString() }),
     };
     // Durable before the next delivery of the device goes out: a crash cannot reorder what was sent.
-    const stream = deliveryStream(head.deviceId);
+    const stream = webhooksStream(head.deviceId);
     const handled = await lanes.handle(stream, { type: 'RecordAttempt', attempt: recorded });
     if (handled.position === 0) {
       // Nothing appended: this attempt number is in the stream already (recorded by the device's previous owner

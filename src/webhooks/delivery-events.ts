@@ -5,7 +5,7 @@
  * A delivery itself needs no event: it follows from the log (a domain event of a kind the device's hook
  * listed at that point). Only what happens to it afterwards is recorded here.
  */
-export const deliveryStream = (deviceId: string) => `webhooks-${deviceId}`;
+export const webhooksStream = (deviceId: string) => `webhooks-${deviceId}`;
 
 export type AttemptOutcome = 'delivered' | 'retrying' | 'failed';
 

@@ -6,7 +6,7 @@
  */
 import { DomainError } from '../errors/domain-error.js';
 import type { ReadModelProgress } from '../projections/projection-runner.js';
-import { deliveryStream } from './delivery-events.js';
+import { webhooksStream } from './delivery-events.js';
 import { hookWants } from './envelope.js';
 import { hooksNotConfigured } from './hook-settings.js';
 import type { DeliveryLaneWriter } from './webhooks.js';
@@ -38,7 +38,7 @@ export class DeliveryLog {
         { reason: 'kind_not_listed' },
       );
     }
-    const { position } = await this.lanes.handle(deliveryStream(deviceId), {
+    const { position } = await this.lanes.handle(webhooksStream(deviceId), {
       type: 'RequestRetry',
       deviceId,
       deliveryId,

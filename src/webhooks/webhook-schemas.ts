@@ -10,14 +10,16 @@ import {
   INBOUND_TYPES,
   MESSAGE_STATUSES,
   PRESENCE_STATES,
-  type CallReceivedData,
-  type MessageEditedData,
-  type MessageReceivedData,
-  type MessageRevokedData,
   type MessageStatusChangedData,
-  type PollVoteReceivedData,
-  type PresenceUpdatedData,
 } from '../messages/message-events.js';
+import type {
+  CallReceivedData,
+  MessageEditedData,
+  MessageReceivedData,
+  MessageRevokedData,
+  PollVoteReceivedData,
+  PresenceUpdatedData,
+} from '../inbox/inbox-events.js';
 import { SESSION_STATES, type SessionStateChangedData } from '../sessions/session-events.js';
 import { GROUP_ID_PATTERN } from '../messages/chat-id.js';
 import {

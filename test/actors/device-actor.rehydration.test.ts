@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DeviceActor } from '../../src/actors/device-actor.js';
-import { createDeviceMachine } from '../../src/actors/device-machine.js';
+import { createDeviceMachine } from '../../src/sessions/device-machine.js';
 import { StoreMessageSink } from '../../src/actors/message-sink.js';
 import { INITIAL_SESSION_RECORD, foldSessionEvents, loadSession } from '../../src/sessions/session-record.js';
 import type { EventStore, ReadStreamOptions } from '../../src/eventstore/event-store.js';

@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { DeviceActor, SessionTransition } from '../../src/actors/device-actor.js';
-import type { ReconnectSettings } from '../../src/actors/reconnect-policy.js';
+import type { DeviceActor } from '../../src/actors/device-actor.js';
+import type { SessionTransition } from '../../src/sessions/session-commands.js';
+import type { ReconnectSettings } from '../../src/sessions/reconnect-policy.js';
 import { EngineError } from '../../src/engines/engine.js';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
 import { type SessionStateChangedData, sessionStream } from '../../src/sessions/session-events.js';

@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InboundMediaStore } from '../../src/media/inbound-media-store.js';
-import { inboxStream } from '../../src/messages/message-events.js';
+import { inboxStream } from '../../src/inbox/inbox-events.js';
 import { createDevice, goOnline } from '../outbox/support/sandbox-devices.js';
 import { eventually } from '../support/eventually.js';
 import { startTestGateway } from '../support/gateway.js';

@@ -1,6 +1,6 @@
 /**
  * Edits and revokes recorded before MessageEdited and MessageRevoked said who made them (`fromMe`, schema
- * version 2: src/messages/message-upcasters.ts): the message index, rebuilt on upgrade, takes them on the
+ * version 2: src/inbox/inbox-upcasters.ts): the message index, rebuilt on upgrade, takes them on the
  * account's own messages as it did then, unless they come from the other party of a one-to-one chat; events
  * of version 2 are held to `fromMe`.
  */
@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { MessageIndex } from '../../src/chats/message-index.js';
 import { withCurrentSchemas } from '../../src/event-schemas.js';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
-import { chatEventOf, inboxStream } from '../../src/messages/message-events.js';
+import { chatEventOf, inboxStream } from '../../src/inbox/inbox-events.js';
 import { ProjectionRunner } from '../../src/projections/projection-runner.js';
 import { openReadModelDb } from '../../src/projections/read-model-db.js';
 import { tempDir } from '../support/temp-dir.js';

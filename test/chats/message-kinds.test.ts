@@ -6,7 +6,8 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../src/eventstore/event-store.js';
-import { inboxStream, outboxStream } from '../../src/messages/message-events.js';
+import { outboxStream } from '../../src/messages/message-events.js';
+import { inboxStream } from '../../src/inbox/inbox-events.js';
 import { type SandboxDevice, createDevice, goOffline, goOnline } from '../outbox/support/sandbox-devices.js';
 import { eventually } from '../support/eventually.js';
 import { type Api, startTestGateway } from '../support/gateway.js';

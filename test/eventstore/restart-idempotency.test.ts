@@ -2,7 +2,7 @@
  * Writes that an engine or a dispatcher may repeat are recorded once on EventStoreDB even after the
  * server restarted (issue 13, defect 1): a restarted node has lost the in-memory cache that deduplicates
  * `any` appends by event id, so the inbox and the delivery lanes deduplicate by their streams' state,
- * appending with expected revisions (src/messages/inbox-decider.ts, src/webhooks/delivery-lane-decider.ts).
+ * appending with expected revisions (src/inbox/inbox-decider.ts, src/webhooks/delivery-lane-decider.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -10,11 +10,12 @@ import { StoreMessageSink } from '../../src/actors/message-sink.js';
 import type { InboundMessage } from '../../src/engines/engine.js';
 import type { EventStore } from '../../src/eventstore/event-store.js';
 import { openEventStoreDbStore } from '../../src/eventstore/eventstoredb/eventstoredb-event-store.js';
-import { inboxStream, outboxStream } from '../../src/messages/message-events.js';
+import { outboxStream } from '../../src/messages/message-events.js';
+import { inboxStream } from '../../src/inbox/inbox-events.js';
 import { queueMessage, recordReceipt } from '../../src/outbox/outbox-decisions.js';
 import { Outboxes } from '../../src/outbox/outboxes.js';
 import { pino } from 'pino';
-import { type WebhookDeliveryAttemptedData, deliveryStream } from '../../src/webhooks/delivery-events.js';
+import { type WebhookDeliveryAttemptedData, webhooksStream } from '../../src/webhooks/delivery-events.js';
 import { createLaneWriter } from '../../src/webhooks/webhooks.js';
 import { type EsdbTestServer, startEsdbTestServer } from '../support/esdb-test-server.js';
 import { eventually } from '../support/eventually.js';
@@ -95,20 +96,20 @@ describe('delivery attempts on EventStoreDB', () => {
     const store = await open();
     const device = `dev${randomUUID().slice(0, 8)}`;
     const lanes = createLaneWriter(store);
-    await lanes.handle(deliveryStream(device), { type: 'RecordAttempt', attempt: attempt(device, 'x', 1) });
+    await lanes.handle(webhooksStream(device), { type: 'RecordAttempt', attempt: attempt(device, 'x', 1) });
     await server.restart();
     await eventually(
       async () => (
-        await lanes.handle(deliveryStream(device), { type: 'RecordAttempt', attempt: attempt(device, 'x', 1) }),
+        await lanes.handle(webhooksStream(device), { type: 'RecordAttempt', attempt: attempt(device, 'x', 1) }),
         true
       ),
     );
-    await createLaneWriter(store).handle(deliveryStream(device), {
+    await createLaneWriter(store).handle(webhooksStream(device), {
       type: 'RecordAttempt',
       attempt: attempt(device, 'x', 1),
     });
-    await lanes.handle(deliveryStream(device), { type: 'RecordAttempt', attempt: attempt(device, 'x', 2) });
-    const attempts = (await store.readStream(deliveryStream(device))).map(
+    await lanes.handle(webhooksStream(device), { type: 'RecordAttempt', attempt: attempt(device, 'x', 2) });
+    const attempts = (await store.readStream(webhooksStream(device))).map(
       (event) => (event.data as WebhookDeliveryAttemptedData).attempt,
     );
     expect(attempts).toEqual([1, 2]);

@@ -5,7 +5,7 @@ import { ProjectionRunner } from '../../src/projections/projection-runner.js';
 import { allProjections } from '../../src/read-models.js';
 import { openReadModelDb } from '../../src/projections/read-model-db.js';
 import { pino } from 'pino';
-import { deliveryStream } from '../../src/webhooks/delivery-events.js';
+import { webhooksStream } from '../../src/webhooks/delivery-events.js';
 import { ADMIN_KEY, type Api, startTestGateway } from '../support/gateway.js';
 import { createSandboxDevice, waitForState } from '../support/sessions.js';
 import { eventually } from '../support/eventually.js';
@@ -66,7 +66,7 @@ describe('device history', () => {
     );
     await eventually(
       async () =>
-        (await gateway.store.readStream(deliveryStream('audited'))).some((e) => e.type === 'WebhookDeliveryAttempted'),
+        (await gateway.store.readStream(webhooksStream('audited'))).some((e) => e.type === 'WebhookDeliveryAttempted'),
       'a webhook attempt',
     );
   });

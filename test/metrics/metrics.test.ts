@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deterministicEventId } from '../../src/eventstore/event-id.js';
-import { inboxStream } from '../../src/messages/message-events.js';
+import { inboxStream } from '../../src/inbox/inbox-events.js';
 import { eventually } from '../support/eventually.js';
 import { type Api, startTestGateway } from '../support/gateway.js';
 

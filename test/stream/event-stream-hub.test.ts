@@ -12,7 +12,7 @@ import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store
 import { openEventStoreDbStore } from '../../src/eventstore/eventstoredb/eventstoredb-event-store.js';
 import { startEsdbTestServer } from '../support/esdb-test-server.js';
 import { EventStreamHub } from '../../src/stream/event-stream-hub.js';
-import { inboxStream } from '../../src/messages/message-events.js';
+import { inboxStream } from '../../src/inbox/inbox-events.js';
 import { deviceStream } from '../../src/devices/device-events.js';
 import { eventually } from '../support/eventually.js';
 import { tempDir } from '../support/temp-dir.js';

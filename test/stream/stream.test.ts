@@ -3,7 +3,7 @@ import { type IncomingMessage, get } from 'node:http';
 import { createParser } from 'eventsource-parser';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { EventStore } from '../../src/eventstore/event-store.js';
-import { inboxStream } from '../../src/messages/message-events.js';
+import { inboxStream } from '../../src/inbox/inbox-events.js';
 import { createSandboxDevice, type TestDevice } from '../support/sessions.js';
 import { eventually } from '../support/eventually.js';
 import { ADMIN_KEY, startTestGateway, tempDir } from '../support/gateway.js';

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
-import { type WebhookDeliveryAttemptedData, deliveryStream } from '../../src/webhooks/delivery-events.js';
+import { type WebhookDeliveryAttemptedData, webhooksStream } from '../../src/webhooks/delivery-events.js';
 import { deliveryLaneDecider } from '../../src/webhooks/delivery-lane-decider.js';
 import { LANE_SNAPSHOT_EVERY, createLaneWriter } from '../../src/webhooks/webhooks.js';
 import { deciderSpecification } from '../support/decider-specification.js';
@@ -46,7 +46,7 @@ describe('the delivery lane decider', () => {
 describe('the delivery lane writer', () => {
   it('keeps snapshots of a lane, so that a start does not read every attempt the device ever had', async () => {
     const store = new SqliteEventStore(join(tempDir('dmg-lanes-'), 'events.sqlite'));
-    const stream = deliveryStream('d');
+    const stream = webhooksStream('d');
     const attempts = LANE_SNAPSHOT_EVERY + 10;
     const lanes = createLaneWriter(store);
     for (let n = 1; n <= attempts; n++) await lanes.handle(stream, { type: 'RecordAttempt', attempt: attempt('x', n) });

@@ -6,9 +6,9 @@ import { freePort } from '../support/child-gateway.js';
 import { type Api, startTestGateway } from '../support/gateway.js';
 import { ProjectionRunner } from '../../src/projections/projection-runner.js';
 import { WebhooksReadModel } from '../../src/webhooks/webhooks-read-model.js';
-import { deliveryStream } from '../../src/webhooks/delivery-events.js';
+import { webhooksStream } from '../../src/webhooks/delivery-events.js';
 import { createLaneWriter } from '../../src/webhooks/webhooks.js';
-import { inboxStream } from '../../src/messages/message-events.js';
+import { inboxStream } from '../../src/inbox/inbox-events.js';
 import { appendReceived, appendSessionState, appendStatus, messageReceived } from './support/events.js';
 import { eventually } from '../support/eventually.js';
 import { type ReceivedRequest, TestReceiver } from './support/receiver.js';
@@ -404,7 +404,7 @@ describe('webhook delivery', () => {
     const runner = gateway.webhooks['runner'];
     await runner.stop();
     const now = Date.now();
-    await createLaneWriter(gateway.store).handle(deliveryStream('recorded-elsewhere'), {
+    await createLaneWriter(gateway.store).handle(webhooksStream('recorded-elsewhere'), {
       type: 'RecordAttempt',
       attempt: {
         deviceId: 'recorded-elsewhere',

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { inboxStream } from '../../src/messages/message-events.js';
+import { inboxStream } from '../../src/inbox/inbox-events.js';
 import { CHILD_GATEWAY_TESTS, freePort } from '../support/child-gateway.js';
 import { apiClient } from '../support/gateway.js';
 import { tempDir } from '../support/temp-dir.js';

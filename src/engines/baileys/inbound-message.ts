@@ -1,6 +1,6 @@
 /**
  * A WhatsApp message received by Baileys (`messages.upsert`), mapped to the gateway's InboundMessage:
- * the `message.received` shape of src/messages/message-events.ts. Pure: the sender's phone digits are resolved by the caller
+ * the `message.received` shape of src/inbox/inbox-events.ts. Pure: the sender's phone digits are resolved by the caller
  * (a LID needs a lookup in the connection's LID mapping).
  */
 import { type WAMessage, proto, getContentType, normalizeMessageContent, toNumber } from 'baileys';

@@ -1,6 +1,6 @@
 import QRCode from 'qrcode';
 import Type from 'typebox';
-import type { CommandResult } from '../../actors/device-actor.js';
+import type { CommandResult } from '../../sessions/session-commands.js';
 import type { Supervisor } from '../../actors/supervisor.js';
 import type { DevicesReadModel } from '../../devices/devices-read-model.js';
 import { DomainError, deviceNotFound } from '../../errors/domain-error.js';

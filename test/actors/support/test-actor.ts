@@ -4,9 +4,9 @@
  */
 import { pino } from 'pino';
 import { DeviceActor, type DeviceActorOptions } from '../../../src/actors/device-actor.js';
-import { createDeviceMachine } from '../../../src/actors/device-machine.js';
+import { createDeviceMachine } from '../../../src/sessions/device-machine.js';
 import { StoreMessageSink } from '../../../src/actors/message-sink.js';
-import type { ReconnectSettings } from '../../../src/actors/reconnect-policy.js';
+import type { ReconnectSettings } from '../../../src/sessions/reconnect-policy.js';
 import type { Engine } from '../../../src/engines/engine.js';
 import type { EventStore } from '../../../src/eventstore/event-store.js';
 

@@ -1,13 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StoreMessageSink, inboundEventId } from '../../../src/actors/message-sink.js';
+import { StoreMessageSink } from '../../../src/actors/message-sink.js';
+import { inboundEventId } from '../../../src/inbox/inbox-commands.js';
 import { EngineError } from '../../../src/engines/engine.js';
 import type { StoredEvent } from '../../../src/eventstore/event-store.js';
-import {
-  type MessageReceivedData,
-  type MessageStatusChangedData,
-  inboxStream,
-  outboxStream,
-} from '../../../src/messages/message-events.js';
+import { type MessageStatusChangedData, outboxStream } from '../../../src/messages/message-events.js';
+import { type MessageReceivedData, inboxStream } from '../../../src/inbox/inbox-events.js';
 import { type Api, startTestGateway } from '../../support/gateway.js';
 import { type TestDevice, bringOnline, createSandboxDevice } from '../../support/sessions.js';
 import { eventually } from '../../support/eventually.js';

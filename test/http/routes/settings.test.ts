@@ -187,7 +187,7 @@ describe('device settings', () => {
       expect(set.body.proxy).toBe(`http://***:***@127.0.0.1:${port}`);
       expect((await api('POST', `/devices/${device.id}/session/open`, { deviceKey: device.key })).status).toBe(202);
       const state = await waitForState(api, device, 'reconnecting', 30_000);
-      expect(state.lastError?.code).toBe('proxy'); // classified from the disconnect's detail (src/actors/reconnect-policy.ts)
+      expect(state.lastError?.code).toBe('proxy'); // classified from the disconnect's detail (src/sessions/reconnect-policy.ts)
       expect(state.lastError?.message).toContain(`through the proxy http://***:***@127.0.0.1:${port}`);
       const history = await api('GET', `/devices/${device.id}/events?limit=1000`, { admin: true });
       expect(JSON.stringify(history.body)).not.toContain('hunter2');

@@ -3,7 +3,8 @@
  * what the outbox and the recipients recorded.
  */
 import type { EventStore } from '../../../src/eventstore/event-store.js';
-import { inboxStream, outboxStream } from '../../../src/messages/message-events.js';
+import { outboxStream } from '../../../src/messages/message-events.js';
+import { inboxStream } from '../../../src/inbox/inbox-events.js';
 import type { Api } from '../../support/gateway.js';
 import { eventually } from '../../support/eventually.js';
 

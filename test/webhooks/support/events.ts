@@ -1,11 +1,7 @@
 import { deterministicEventId } from '../../../src/eventstore/event-id.js';
 import type { EventStore, NewEvent } from '../../../src/eventstore/event-store.js';
-import {
-  type MessageReceivedData,
-  type MessageStatusChangedData,
-  inboxStream,
-  outboxStream,
-} from '../../../src/messages/message-events.js';
+import { type MessageStatusChangedData, outboxStream } from '../../../src/messages/message-events.js';
+import { type MessageReceivedData, inboxStream } from '../../../src/inbox/inbox-events.js';
 import { type SessionStateChangedData, sessionStream } from '../../../src/sessions/session-events.js';
 
 /** A MessageReceived as the engines append it (issue 3): deterministic id from the device and waMessageId. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { transition } from 'xstate';
-import { type DeviceContext, type DeviceMachineEvent, createDeviceMachine } from '../../src/actors/device-machine.js';
+import { type DeviceContext, type DeviceMachineEvent, createDeviceMachine } from '../../src/sessions/device-machine.js';
 import { RUNNING_STATES } from '../../src/sessions/session-record.js';
 import { SESSION_STATES } from '../../src/sessions/session-events.js';
 

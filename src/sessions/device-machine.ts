@@ -18,8 +18,8 @@
  */
 import { and, setup } from 'xstate';
 import type { DisconnectKind, LinkedAccount } from '../engines/engine.js';
-import type { SessionError, SessionStateName } from '../sessions/session-events.js';
-import { lastErrorAfter, phoneAfter } from '../sessions/session-record.js';
+import type { SessionError, SessionStateName } from './session-events.js';
+import { lastErrorAfter, phoneAfter } from './session-record.js';
 import {
   type ReconnectDecision,
   type ReconnectSettings,

@@ -8,4 +8,4 @@ import type { Upcaster } from '../eventstore/upcasting.js';
 
 const asWritten = (type: string): Upcaster => ({ type, fromVersion: 1, upcast: (data: unknown) => data });
 
-export const MESSAGE_UPCASTERS: readonly Upcaster[] = ['MessageEdited', 'MessageRevoked'].map(asWritten);
+export const INBOX_UPCASTERS: readonly Upcaster[] = ['MessageEdited', 'MessageRevoked'].map(asWritten);

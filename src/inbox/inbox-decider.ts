@@ -1,6 +1,6 @@
 /**
  * The decider of a device's inbox stream (`inbox-<deviceId>`): the inbound messages an engine reported,
- * written by the message sink (src/actors/message-sink.ts) through one command handler.
+ * written through one command handler (inbox-commands.ts).
  *
  * WhatsApp delivers a message again when it was not acknowledged (a reconnect, a crash before the ack),
  * so the same waMessageId can be reported twice. The state is the waMessageIds of the latest messages,
@@ -8,7 +8,7 @@
  * contents, whatever the store's deduplication by event id keeps (EventStoreDB forgets it on a restart).
  */
 import type { Decider } from '../commands/decider.js';
-import type { ChatEvent, MessageEvent, MessageReceivedData } from './message-events.js';
+import type { ChatEvent, InboxEvent, MessageReceivedData } from './inbox-events.js';
 
 /**
  * Redeliveries are of recent messages (those not acknowledged yet): a few hundred covers a reconnect's
@@ -16,10 +16,8 @@ import type { ChatEvent, MessageEvent, MessageReceivedData } from './message-eve
  */
 export const REMEMBERED_INBOUND = 500;
 
-/** Inbound messages, and what happens to chats besides (edits, revokes, poll votes, presence, calls). */
-export type InboxEvent = Extract<MessageEvent, { type: 'MessageReceived' }> | ChatEvent;
-
-export const INBOX_EVENT_TYPES: ReadonlySet<string> = new Set(['MessageReceived']);
+/** The state is only the received messages: chat activity is passed over when the stream is read. */
+const DECIDED_EVENT_TYPES: ReadonlySet<string> = new Set<InboxEvent['type']>(['MessageReceived']);
 
 export interface InboxState {
   /** waMessageIds of the latest messages, oldest first, at most REMEMBERED_INBOUND. */
@@ -28,11 +26,11 @@ export interface InboxState {
 
 export type InboxCommand =
   | { type: 'RecordInbound'; message: MessageReceivedData }
-  /** Recorded as it comes: its deterministic event id (message-sink.ts) drops a repeat. */
+  /** Recorded as it comes: its deterministic event id (inbox-commands.ts) drops a repeat. */
   | { type: 'RecordActivity'; event: ChatEvent };
 
 export const inboxDecider: Decider<InboxState, InboxCommand, InboxEvent> = {
-  eventTypes: INBOX_EVENT_TYPES,
+  eventTypes: DECIDED_EVENT_TYPES,
 
   initialState: () => ({ recent: [] }),
 
@@ -48,16 +46,6 @@ export const inboxDecider: Decider<InboxState, InboxCommand, InboxEvent> = {
     return [{ type: 'MessageReceived', data: command.message }];
   },
 };
-
-/**
- * The inbox's one writer as the rest of the gateway sees it: chat events the gateway decides itself (a read
- * receipt it sends, a media download that finished late) go through the same handler as what the engine
- * reports. `eventId` is deterministic, so a retried command is dropped; answers the append's position
- * (0 when nothing was appended).
- */
-export interface InboxWriter {
-  record(deviceId: string, event: ChatEvent, eventId: string): Promise<number>;
-}
 
 /** Snapshots hold the state as it is (a list of ids). */
 export const inboxSnapshot = {

@@ -4,7 +4,7 @@
  */
 import type { ReconnectSettings } from '../config.js';
 import type { DisconnectKind } from '../engines/engine.js';
-import type { SessionError } from '../sessions/session-events.js';
+import type { SessionError } from './session-events.js';
 
 /** The settings come from the environment (config.ts, README): SESSION_RECONNECT_*. */
 export type { ReconnectSettings };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fold } from '../../src/commands/decider.js';
-import { type InboxEvent, REMEMBERED_INBOUND, inboxDecider, inboxSnapshot } from '../../src/messages/inbox-decider.js';
-import type { MessageReceivedData } from '../../src/messages/message-events.js';
+import { REMEMBERED_INBOUND, inboxDecider, inboxSnapshot } from '../../src/inbox/inbox-decider.js';
+import type { InboxEvent, MessageReceivedData } from '../../src/inbox/inbox-events.js';
 import { deciderSpecification } from '../support/decider-specification.js';
 
 const spec = deciderSpecification(inboxDecider);

@@ -4,7 +4,7 @@ import {
   backoffDelayMs,
   classifyConnectionError,
   decideAfterDisconnect,
-} from '../../src/actors/reconnect-policy.js';
+} from '../../src/sessions/reconnect-policy.js';
 
 const settings: ReconnectSettings = { baseDelayMs: 1_000, maxDelayMs: 30_000, jitter: 0.2, maxAttempts: 5 };
 

@@ -1,0 +1,92 @@
+/**
+ * The inbox stream's one writer (docs/architecture.md, invariant 3): what the engine reports (through the
+ * device actors' message sink, src/actors/message-sink.ts) and the chat events the gateway records itself (a
+ * read receipt it sends, a media download that finished late) go through one command handler, with expected
+ * revisions, so an engine that reports the same message twice (a reconnect replays it) records it once even
+ * when the store has forgotten the event id.
+ */
+import { CommandHandler } from '../commands/command-handler.js';
+import { deterministicEventId, orderedUuid } from '../eventstore/event-id.js';
+import type { EventStore } from '../eventstore/event-store.js';
+import { type InboxCommand, type InboxState, inboxDecider, inboxSnapshot } from './inbox-decider.js';
+import {
+  type ChatActivity,
+  type ChatEvent,
+  type InboxEvent,
+  type MessageReceivedData,
+  chatEventOf,
+  inboxStream,
+} from './inbox-events.js';
+
+/**
+ * Deterministic where the engine may report the same fact twice (the protocol message's id, the call's
+ * id); presence updates are chatter and get a fresh id.
+ */
+export function activityEventId(deviceId: string, activity: ChatActivity): string {
+  switch (activity.kind) {
+    case 'edited':
+      return deterministicEventId(
+        `${deviceId}/edit/${activity.id ?? `${activity.waMessageId}/${activity.timestamp}/${activity.body}`}`,
+      );
+    case 'revoked':
+      return deterministicEventId(`${deviceId}/revoke/${activity.id ?? activity.waMessageId}`);
+    case 'poll_vote':
+      return deterministicEventId(
+        `${deviceId}/vote/${activity.id ?? `${activity.pollMessageId}/${activity.from}/${activity.timestamp}`}`,
+      );
+    case 'call':
+      return deterministicEventId(`${deviceId}/call/${activity.callId}`);
+    case 'presence':
+      return orderedUuid();
+  }
+}
+
+/** Device ids cannot contain '/', so the joined name is unambiguous. */
+export const inboundEventId = (deviceId: string, waMessageId: string): string =>
+  deterministicEventId(`${deviceId}/${waMessageId}`);
+
+/** Devices whose inbox state stays in memory: their next message reads only the stream's tail. */
+const INBOX_STATES_KEPT = 1_000;
+/** A snapshot per this many messages bounds the read of an inbox that is not in memory. */
+const INBOX_SNAPSHOT_EVERY = 200;
+
+export class InboxCommands {
+  private readonly handler: CommandHandler<InboxState, InboxCommand, InboxEvent>;
+  /** The deterministic id of each activity event being recorded (decide hands the command's event back). */
+  private readonly activityIds = new WeakMap<object, string>();
+
+  constructor(store: EventStore) {
+    this.handler = new CommandHandler({
+      store,
+      decider: inboxDecider,
+      cacheSize: INBOX_STATES_KEPT,
+      snapshots: { every: INBOX_SNAPSHOT_EVERY, ...inboxSnapshot },
+      // The same deterministic ids as ever: stores that still know them drop a repeat as well.
+      eventIds: (events) =>
+        events.map((event) =>
+          event.type === 'MessageReceived'
+            ? inboundEventId(event.data.deviceId, event.data.waMessageId)
+            : this.activityIds.get(event),
+        ),
+    });
+  }
+
+  /** An inbound message, recorded once however often the engine reports it. */
+  async receive(deviceId: string, message: MessageReceivedData): Promise<void> {
+    await this.handler.handle(inboxStream(deviceId), { type: 'RecordInbound', message });
+  }
+
+  /** What the engine reported about a chat besides a message (an edit, a revoke, a vote, presence, a call). */
+  async activity(deviceId: string, activity: ChatActivity): Promise<void> {
+    await this.record(deviceId, chatEventOf(deviceId, activity), activityEventId(deviceId, activity));
+  }
+
+  /**
+   * A chat event the gateway decided itself. `eventId` is deterministic, so a retried command is dropped;
+   * answers the append's position (0 when nothing was appended).
+   */
+  async record(deviceId: string, event: ChatEvent, eventId: string): Promise<number> {
+    this.activityIds.set(event, eventId);
+    return (await this.handler.handle(inboxStream(deviceId), { type: 'RecordActivity', event })).position;
+  }
+}

@@ -1,0 +1,164 @@
+/**
+ * Every kind of stream in the store, with what makes it: its name, its events, its decider and its one
+ * writer (docs/architecture.md, "Streams, their deciders, writers and read models", and invariant 3). The
+ * table there is held against this list by test/streams.test.ts: the same prefixes, events and files, and
+ * each file does export the name given for it.
+ */
+import { accountDecider } from './account/account-decider.js';
+import { AccountCommands } from './account/account-commands.js';
+import { ACCOUNT_EVENT_TYPES, accountStream } from './account/account-events.js';
+import { DeviceLeases } from './cluster/device-leases.js';
+import { leaseDecider, memberDecider } from './cluster/lease-decider.js';
+import { LEASE_EVENT_TYPES, MEMBER_EVENT_TYPES, leaseStream, memberStream } from './cluster/lease-events.js';
+import {
+  SESSION_REQUEST_EVENT_TYPES,
+  SessionRequests,
+  sessionRequestStream,
+  sessionRequestsDecider,
+} from './cluster/session-requests.js';
+import { CONTACT_EVENT_TYPES, contactsStream } from './contacts/contact-events.js';
+import { contactsDecider } from './contacts/contacts-decider.js';
+import { ContactsRecorder } from './contacts/contacts-recorder.js';
+import { deviceDecider } from './devices/device-decider.js';
+import { DEVICE_STREAM_EVENT_TYPES, deviceStream } from './devices/device-events.js';
+import { createDeviceCommandHandler } from './devices/device-registry.js';
+import { GROUP_EVENT_TYPES, groupsStream } from './groups/group-events.js';
+import { groupsDecider } from './groups/groups-decider.js';
+import { GroupCommands } from './groups/group-commands.js';
+import { InboxCommands } from './inbox/inbox-commands.js';
+import { inboxDecider } from './inbox/inbox-decider.js';
+import { INBOX_EVENT_TYPES, inboxStream } from './inbox/inbox-events.js';
+import { outboxStream } from './messages/message-events.js';
+import { DeviceOutbox } from './outbox/device-outbox.js';
+import { OUTBOX_EVENT_TYPES } from './outbox/outbox-events.js';
+import { OutboxState } from './outbox/outbox-state.js';
+import { createSessionDecider } from './sessions/session-decider.js';
+import { SessionCommands } from './sessions/session-commands.js';
+import { SESSION_EVENT_TYPES, sessionStream } from './sessions/session-events.js';
+import { settingsDecider } from './settings/settings-decider.js';
+import { SettingsCommands } from './settings/settings-commands.js';
+import { SETTINGS_EVENT_TYPES, settingsStream } from './settings/settings-events.js';
+import { deliveryLaneDecider } from './webhooks/delivery-lane-decider.js';
+import { DELIVERY_EVENT_TYPES, webhooksStream } from './webhooks/delivery-events.js';
+import { createLaneWriter } from './webhooks/webhooks.js';
+
+/** An export of a module under src/: the file that declares it, its name there, and the value itself. */
+export interface Declared<T = unknown> {
+  file: string;
+  name: string;
+  value: T;
+}
+
+export interface StreamKind {
+  /** Every stream of the kind is named `<prefix><id>` (a device id; a member id for `member-`). */
+  prefix: string;
+  /** The stream of one id. */
+  stream: (id: string) => string;
+  /** The types of the events the stream holds, declared in `eventsFile`. */
+  eventTypes: ReadonlySet<string>;
+  eventsFile: string;
+  decider: Declared;
+  writer: Declared;
+}
+
+const declared = <T>(file: string, name: string, value: T): Declared<T> => ({ file, name, value });
+
+export const STREAMS: readonly StreamKind[] = [
+  {
+    prefix: 'device-',
+    stream: deviceStream,
+    eventTypes: DEVICE_STREAM_EVENT_TYPES,
+    eventsFile: 'src/devices/device-events.ts',
+    decider: declared('src/devices/device-decider.ts', 'deviceDecider', deviceDecider),
+    writer: declared('src/devices/device-registry.ts', 'createDeviceCommandHandler', createDeviceCommandHandler),
+  },
+  {
+    prefix: 'session-',
+    stream: sessionStream,
+    eventTypes: SESSION_EVENT_TYPES,
+    eventsFile: 'src/sessions/session-events.ts',
+    decider: declared('src/sessions/session-decider.ts', 'createSessionDecider', createSessionDecider),
+    writer: declared('src/sessions/session-commands.ts', 'SessionCommands', SessionCommands),
+  },
+  {
+    prefix: 'outbox-',
+    stream: outboxStream,
+    eventTypes: OUTBOX_EVENT_TYPES,
+    eventsFile: 'src/outbox/outbox-events.ts',
+    // Its evolve; its decisions are one function per command (src/outbox/outbox-decisions.ts).
+    decider: declared('src/outbox/outbox-state.ts', 'OutboxState', OutboxState),
+    writer: declared('src/outbox/device-outbox.ts', 'DeviceOutbox', DeviceOutbox),
+  },
+  {
+    prefix: 'inbox-',
+    stream: inboxStream,
+    eventTypes: INBOX_EVENT_TYPES,
+    eventsFile: 'src/inbox/inbox-events.ts',
+    decider: declared('src/inbox/inbox-decider.ts', 'inboxDecider', inboxDecider),
+    writer: declared('src/inbox/inbox-commands.ts', 'InboxCommands', InboxCommands),
+  },
+  {
+    prefix: 'groups-',
+    stream: groupsStream,
+    eventTypes: GROUP_EVENT_TYPES,
+    eventsFile: 'src/groups/group-events.ts',
+    decider: declared('src/groups/groups-decider.ts', 'groupsDecider', groupsDecider),
+    writer: declared('src/groups/group-commands.ts', 'GroupCommands', GroupCommands),
+  },
+  {
+    prefix: 'contacts-',
+    stream: contactsStream,
+    eventTypes: CONTACT_EVENT_TYPES,
+    eventsFile: 'src/contacts/contact-events.ts',
+    decider: declared('src/contacts/contacts-decider.ts', 'contactsDecider', contactsDecider),
+    writer: declared('src/contacts/contacts-recorder.ts', 'ContactsRecorder', ContactsRecorder),
+  },
+  {
+    prefix: 'account-',
+    stream: accountStream,
+    eventTypes: ACCOUNT_EVENT_TYPES,
+    eventsFile: 'src/account/account-events.ts',
+    decider: declared('src/account/account-decider.ts', 'accountDecider', accountDecider),
+    writer: declared('src/account/account-commands.ts', 'AccountCommands', AccountCommands),
+  },
+  {
+    prefix: 'settings-',
+    stream: settingsStream,
+    eventTypes: SETTINGS_EVENT_TYPES,
+    eventsFile: 'src/settings/settings-events.ts',
+    decider: declared('src/settings/settings-decider.ts', 'settingsDecider', settingsDecider),
+    writer: declared('src/settings/settings-commands.ts', 'SettingsCommands', SettingsCommands),
+  },
+  {
+    prefix: 'lease-',
+    stream: leaseStream,
+    eventTypes: LEASE_EVENT_TYPES,
+    eventsFile: 'src/cluster/lease-events.ts',
+    decider: declared('src/cluster/lease-decider.ts', 'leaseDecider', leaseDecider),
+    writer: declared('src/cluster/device-leases.ts', 'DeviceLeases', DeviceLeases),
+  },
+  {
+    prefix: 'member-',
+    stream: memberStream,
+    eventTypes: MEMBER_EVENT_TYPES,
+    eventsFile: 'src/cluster/lease-events.ts',
+    decider: declared('src/cluster/lease-decider.ts', 'memberDecider', memberDecider),
+    writer: declared('src/cluster/device-leases.ts', 'DeviceLeases', DeviceLeases),
+  },
+  {
+    prefix: 'session-requests-',
+    stream: sessionRequestStream,
+    eventTypes: SESSION_REQUEST_EVENT_TYPES,
+    eventsFile: 'src/cluster/session-requests.ts',
+    decider: declared('src/cluster/session-requests.ts', 'sessionRequestsDecider', sessionRequestsDecider),
+    writer: declared('src/cluster/session-requests.ts', 'SessionRequests', SessionRequests),
+  },
+  {
+    prefix: 'webhooks-',
+    stream: webhooksStream,
+    eventTypes: DELIVERY_EVENT_TYPES,
+    eventsFile: 'src/webhooks/delivery-events.ts',
+    decider: declared('src/webhooks/delivery-lane-decider.ts', 'deliveryLaneDecider', deliveryLaneDecider),
+    writer: declared('src/webhooks/webhooks.ts', 'createLaneWriter', createLaneWriter),
+  },
+];
