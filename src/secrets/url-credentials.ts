@@ -14,19 +14,31 @@ const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi;
 
 /** The URL with its credentials replaced by `***`; anything that is no absolute URL, as it is. */
 export function maskUrlCredentials(text: string): string {
-  let url: URL;
   try {
-    url = new URL(text);
+    new URL(text);
   } catch {
     return text;
   }
-  const hasUserInfo = url.username !== '' || url.password !== '';
-  const query = maskedQuery(url.search);
-  if (!hasUserInfo && query === url.search) return text;
-  // Rebuilt by hand: the URL's own setters would re-encode every other parameter.
-  const userInfo = hasUserInfo ? `${URL_MASK}:${URL_MASK}@` : '';
-  const authority = url.host ? `//${userInfo}${url.host}` : '';
-  return `${url.protocol}${authority}${url.pathname}${query}${url.hash}`;
+  // Masked in the text as written: the URL's own serialisation would re-encode, add a `/`… (and the mask of a
+  // mask must be the same text, for a URL sent back as answers show it).
+  const start = text.indexOf('://');
+  if (start === -1) return text;
+  const afterScheme = start + 3;
+  const authorityEnd = indexOfAny(text, '/?#\\', afterScheme);
+  const authority = text.slice(afterScheme, authorityEnd);
+  const at = authority.lastIndexOf('@');
+  const maskedAuthority = at === -1 ? authority : `${URL_MASK}:${URL_MASK}@${authority.slice(at + 1)}`;
+  const rest = text.slice(authorityEnd);
+  const queryStart = rest.indexOf('?');
+  if (queryStart === -1) return text.slice(0, afterScheme) + maskedAuthority + rest;
+  const queryEnd = indexOfAny(rest, '#', queryStart);
+  return (
+    text.slice(0, afterScheme) +
+    maskedAuthority +
+    rest.slice(0, queryStart) +
+    maskedQuery(rest.slice(queryStart, queryEnd)) +
+    rest.slice(queryEnd)
+  );
 }
 
 /** Every absolute URL in `text` with its credentials masked. */
@@ -64,6 +76,12 @@ function maskedQuery(search: string): string {
       return `${name}=${URL_MASK}`;
     });
   return `?${pairs.join('&')}`;
+}
+
+/** The first index at or after `from` of any of `characters`; the text's length when none. */
+function indexOfAny(text: string, characters: string, from: number): number {
+  for (let index = from; index < text.length; index++) if (characters.includes(text[index]!)) return index;
+  return text.length;
 }
 
 function safelyDecoded(text: string): string {

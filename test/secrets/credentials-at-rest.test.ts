@@ -8,7 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { type IncomingMessage, type Server, createServer } from 'node:http';
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { createProxy } from 'proxy';
@@ -17,24 +17,31 @@ import { proxyDispatcherOf } from '../../src/engines/baileys/proxy-agent.js';
 import { SealedText } from '../../src/secrets/sealed-text.js';
 import { SettingsReadModel } from '../../src/settings/settings-read-model.js';
 import { type Api, startTestGateway } from '../support/gateway.js';
+import { eventually } from '../support/eventually.js';
 import { appendReceived } from '../webhooks/support/events.js';
 import { TestReceiver } from '../webhooks/support/receiver.js';
 
-/** Every file under `dir`, recursively. */
+/** Every file under `dir`, recursively (one that SQLite removes meanwhile, a -shm, is left out). */
 function filesUnder(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
-    return statSync(path).isDirectory() ? filesUnder(path) : [path];
+    const stats = statSync(path, { throwIfNoEntry: false });
+    if (!stats) return [];
+    return stats.isDirectory() ? filesUnder(path) : [path];
   });
 }
 
 /** The planted secrets found in clear in the files under `dir`, as `file: secret`. */
 function secretsOnDisk(dir: string, secrets: readonly string[]): string[] {
   return filesUnder(dir).flatMap((file) => {
-    const bytes = readFileSync(file);
+    const bytes = existsSync(file) ? readFileSync(file) : Buffer.alloc(0);
     return secrets.filter((secret) => bytes.includes(secret)).map((secret) => `${file}: ${secret}`);
   });
 }
+
+/** A stopped gateway's read models are settled once their WAL is copied back (the checkpoint thread's connection closes last). */
+const readModelsSettled = (dataDir: string) =>
+  eventually(() => !existsSync(join(dataDir, 'read-models.sqlite-wal')), 'the read models checkpointed');
 
 /** Fresh secrets, so that nothing else in a file can match them by chance. */
 function plantedSecrets() {
@@ -50,7 +57,7 @@ function plantedSecrets() {
 
 describe('credentials at rest and in answers (issue 28)', () => {
   let receiver: TestReceiver;
-  let proxy: Server;
+  let proxy: ReturnType<typeof createProxy>;
   let proxyPort: number;
   let origin: Server;
   let originHost: string;
@@ -203,6 +210,7 @@ describe('credentials at rest and in answers (issue 28)', () => {
     } finally {
       await gateway.close();
     }
+    await readModelsSettled(gateway.dataDir);
     expect(secretsOnDisk(gateway.dataDir, secrets)).toEqual([]);
     await expectProxyCredentialsWork(gateway.dataDir, 'sealed-creds', key, planted);
   });
@@ -222,6 +230,7 @@ describe('credentials at rest and in answers (issue 28)', () => {
     } finally {
       await unkeyed.close();
     }
+    await readModelsSettled(dataDir);
     // Kept in clear, as README says: there is no key to seal them with.
     expect(secretsOnDisk(dataDir, secrets)).not.toEqual([]);
     await expectProxyCredentialsWork(dataDir, 'clear-creds', undefined, planted);
@@ -245,6 +254,7 @@ describe('credentials at rest and in answers (issue 28)', () => {
       await keyed.close();
     }
     // The read models hold them sealed only; the log keeps the events written before, as they were (README).
+    await readModelsSettled(dataDir);
     const found = secretsOnDisk(dataDir, secrets);
     expect(found.filter((where) => !where.startsWith(join(dataDir, 'events.sqlite')))).toEqual([]);
     await expectProxyCredentialsWork(dataDir, 'clear-creds', key, planted);
