@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../src/eventstore/event-store.js';
 import { WebhooksReadModel } from '../../src/webhooks/webhooks-read-model.js';
 import { HookSecrets } from '../../src/webhooks/hook-secrets.js';
+import { UPCASTERS } from '../../src/event-schemas.js';
 import { tempDir } from '../support/temp-dir.js';
 
 /** A read model in memory, and a way to feed it events in log order. */
@@ -193,6 +194,29 @@ describe('webhook deliveries read model', () => {
     expect(row.sealed_url).toMatch(/^sealed:v1:/);
     expect(JSON.stringify(row)).not.toContain('clear-');
     expect(model.hook('d1')?.url).toBe(clearUrl);
+    db.close();
+  });
+
+  it('reads a version-1 HooksConfigured (no `at`, its URL in clear) through the upcasters, and seals its URL', () => {
+    const db = new Database(':memory:');
+    const model = new WebhooksReadModel(db, new HookSecrets(randomBytes(32)));
+    model.setup(db);
+    const createdAt = new Date('2024-01-02T03:04:05.000Z');
+    const clearUrl = 'https://user:v1-pass@hooks.example/in?api_key=v1-key';
+    model.apply(
+      UPCASTERS.upcast({
+        id: 'e1',
+        streamId: 'device-d1',
+        revision: 0,
+        position: 1,
+        type: 'HooksConfigured',
+        data: { deviceId: 'd1', url: clearUrl, events: ['*'], secret: 'whsec_AAAA' },
+        metadata: {},
+        createdAt,
+      }),
+    );
+    expect(model.hook('d1')).toMatchObject({ url: clearUrl, updatedAt: createdAt.toISOString() });
+    expect(JSON.stringify(db.prepare('SELECT * FROM webhook_hooks').all())).not.toContain('v1-');
     db.close();
   });
 
