@@ -11,7 +11,9 @@ const HookUrl = Type.String({
   minLength: 1,
   maxLength: HOOK_URL_MAX_LENGTH,
   description:
-    'Absolute http or https URL of the receiver. Addresses in loopback, private, link-local or metadata ranges are refused unless WEBHOOK_ALLOW_PRIVATE_NETWORKS=true.',
+    'Absolute http or https URL of the receiver. Addresses in loopback, private, link-local or metadata ranges are refused unless WEBHOOK_ALLOW_PRIVATE_NETWORKS=true. ' +
+    'Credentials in it (`user:password@`, query parameters such as `token`, `api_key`, `sig`) are sent to the receiver but shown as `***` in answers and history (encrypted at rest with ENCRYPTION_KEY); ' +
+    'the URL sent back exactly as answers show it keeps the stored one, `***` credentials in any other URL are refused.',
 });
 const Events = Type.Array(
   Type.Union([EventKind, Type.Literal('*', { description: 'Every kind, present and future.' })]),
