@@ -69,6 +69,7 @@ import { AccountCommands } from './account/account-commands.js';
 import { accountRoutes } from './http/routes/account.js';
 import { SettingsCommands } from './settings/settings-commands.js';
 import { settingsRoutes } from './http/routes/settings.js';
+import { SealedText } from './secrets/sealed-text.js';
 
 export interface GatewayOptions {
   logger?: Logger;
@@ -131,7 +132,10 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   storage.probeWrite = () =>
     store.saveSnapshot(HEALTH_PROBE_STREAM, { revision: 0, state: { checkedAt: new Date().toISOString() } });
   const readModelDb = openReadModelDb(config.dataDir, readModelFileOf(config.cluster.worker));
-  const readModels = createReadModels(readModelDb, store, log, { otherWriters: config.cluster.leases });
+  const readModels = createReadModels(readModelDb, store, log, {
+    otherWriters: config.cluster.leases,
+    encryptionKey: config.encryptionKey,
+  });
   const { devices, history, contacts, sending: sendingCore, messages } = readModels;
   const projections = new ProjectionRunner(store, readModelDb, readModels.projections, log);
   await projections.start();
@@ -354,6 +358,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
         settings: readModels.settings,
         projections,
         addressRefusal: (url) => outboundGuard.refusalOf(url),
+        sealed: new SealedText(config.encryptionKey),
       }),
     ),
   );

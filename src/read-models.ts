@@ -11,6 +11,8 @@ import { MessageIndex } from './chats/message-index.js';
 import { GroupsReadModel } from './groups/groups-read-model.js';
 import { BlocklistReadModel } from './account/blocklist-read-model.js';
 import { SettingsReadModel } from './settings/settings-read-model.js';
+import { SealedText } from './secrets/sealed-text.js';
+import { HookSecrets } from './webhooks/hook-secrets.js';
 
 /**
  * Every read model of the gateway over one read-model database: the gateway serves from them and
@@ -34,12 +36,15 @@ export interface ReadModels {
   projections: Projection[];
 }
 
-/** `otherWriters`: several processes append to the store's streams (leases on). */
+/**
+ * `otherWriters`: several processes append to the store's streams (leases on). `encryptionKey`: ENCRYPTION_KEY,
+ * with which the read models keep credentials sealed (also those older events recorded in clear).
+ */
 export function createReadModels(
   db: Database.Database,
   store: EventStore,
   log: Logger,
-  options: { otherWriters?: boolean } = {},
+  options: { otherWriters?: boolean; encryptionKey?: Uint8Array | undefined } = {},
 ): ReadModels {
   const devices = new DevicesReadModel(db);
   const history = new DeviceHistoryIndex(db);
@@ -48,7 +53,7 @@ export function createReadModels(
   const messages = new MessageIndex(db);
   const groups = new GroupsReadModel(db);
   const blocklist = new BlocklistReadModel(db);
-  const settings = new SettingsReadModel(db);
+  const settings = new SettingsReadModel(db, new SealedText(options.encryptionKey));
   return {
     devices,
     history,
@@ -63,13 +68,20 @@ export function createReadModels(
 }
 
 /** The webhook runner's read models (see Webhooks.start). */
-export const webhookProjections = (db: Database.Database): Projection[] => [new WebhooksReadModel(db)];
+export const webhookProjections = (db: Database.Database, encryptionKey?: Uint8Array): Projection[] => [
+  new WebhooksReadModel(db, new HookSecrets(encryptionKey)),
+];
 
 /**
  * Every projection of both runners, for a rebuild: one pass over the log feeds them all. Checkpoints are
  * kept per projection, so the gateway's two runners resume from what the rebuild left.
  */
-export const allProjections = (db: Database.Database, store: EventStore, log: Logger): Projection[] => [
-  ...createReadModels(db, store, log).projections,
-  ...webhookProjections(db),
+export const allProjections = (
+  db: Database.Database,
+  store: EventStore,
+  log: Logger,
+  encryptionKey?: Uint8Array,
+): Projection[] => [
+  ...createReadModels(db, store, log, { encryptionKey }).projections,
+  ...webhookProjections(db, encryptionKey),
 ];

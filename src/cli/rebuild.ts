@@ -59,7 +59,7 @@ async function rebuildAll(config: Config, log: Logger): Promise<void> {
   try {
     // One after the other: each file is one pass over the log, and the passes would only compete for the disk.
     for (const file of files) {
-      const { events, seconds } = await rebuild(store, config.dataDir, file, log);
+      const { events, seconds } = await rebuild(store, config.dataDir, file, log, config.encryptionKey);
       const rate = seconds > 0 ? Math.round(events / seconds) : events;
       process.stdout.write(
         `rebuilt every read model of ${join(config.dataDir, file)} from ${events} events in ${seconds.toFixed(2)} s (${rate.toLocaleString('en-US')} events/s)\n`,
@@ -75,9 +75,11 @@ async function rebuild(
   dataDir: string,
   file: string,
   log: Logger,
+  // The read models keep credentials sealed with it (src/read-models.ts).
+  encryptionKey: Uint8Array | undefined,
 ): Promise<{ events: number; seconds: number }> {
   const db = openReadModelDb(dataDir, file);
-  const runner = new ProjectionRunner(store, db, allProjections(db, store, log), log);
+  const runner = new ProjectionRunner(store, db, allProjections(db, store, log, encryptionKey), log);
   try {
     const result = await runner.rebuild();
     await runner.stop();

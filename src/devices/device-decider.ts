@@ -50,6 +50,8 @@ export type DeviceCommand =
       type: 'ConfigureHooks';
       deviceId: string;
       url: string;
+      /** The URL sealed, when `url` is its masked form (src/webhooks/hook-secrets.ts). */
+      sealedUrl?: string;
       events: string[];
       secret: string;
       rotateSecret: boolean;
@@ -96,8 +98,11 @@ export const deviceDecider: Decider<DeviceState, DeviceCommand, DeviceStreamEven
         return { status: 'deleted' };
       case 'HooksConfigured': {
         if (state.status !== 'live') return state;
-        const { url, events, secret, at } = event.data;
-        return { ...state, hook: { url, events, secret, updatedAt: at } };
+        const { url, sealedUrl, events, secret, at } = event.data;
+        return {
+          ...state,
+          hook: { url, ...(sealedUrl === undefined ? {} : { sealedUrl }), events, secret, updatedAt: at },
+        };
       }
       case 'HooksRemoved': {
         if (state.status !== 'live') return state;
@@ -143,7 +148,14 @@ export const deviceDecider: Decider<DeviceState, DeviceCommand, DeviceStreamEven
         return [
           {
             type: 'HooksConfigured',
-            data: { deviceId, url: command.url, events: command.events, secret, at: command.at },
+            data: {
+              deviceId,
+              url: command.url,
+              ...(command.sealedUrl === undefined ? {} : { sealedUrl: command.sealedUrl }),
+              events: command.events,
+              secret,
+              at: command.at,
+            },
           },
         ];
       }

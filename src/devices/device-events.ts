@@ -8,7 +8,10 @@
  * from their stored time when they are read (device-upcasters.ts).
  *
  * HooksConfigured carries the whole configuration, signing secret included: the log is the only place it
- * is kept. Anything that shows these events to people must redact `data.secret`.
+ * is kept. Anything that shows these events to people must redact `data.secret` and mask the credentials
+ * of `data.url`. With ENCRYPTION_KEY set, the secret is sealed, and a URL with credentials is recorded
+ * masked with the URL itself sealed in `sealedUrl` (src/webhooks/hook-secrets.ts); events written before
+ * (or without the key) hold them in clear.
  */
 import type { Engine } from '../config.js';
 
@@ -16,7 +19,10 @@ export const deviceStream = (deviceId: string) => `device-${deviceId}`;
 export const DEVICE_STREAM_PREFIX = 'device-';
 
 export interface HookConfiguration<Kind extends string = string> {
+  /** The receiver's URL; masked (`***` for its credentials) when `sealedUrl` is set. */
   url: string;
+  /** The URL with its credentials, sealed with ENCRYPTION_KEY: set when it has credentials and the key is set. */
+  sealedUrl?: string;
   /** Event kinds sent to the receiver (src/webhooks/envelope.ts names them). */
   events: Kind[];
   /** `whsec_` + base64 of 32 random bytes (Standard Webhooks). */

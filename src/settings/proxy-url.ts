@@ -3,7 +3,8 @@
  * agent dials (credentials put back).
  */
 import { domainToASCII } from 'node:url';
-import { PROXY_PROTOCOLS, type ProxySetting } from './settings-events.js';
+import type { SealedText } from '../secrets/sealed-text.js';
+import { PROXY_PROTOCOLS, type ProxyCredentials, type ProxySetting } from './settings-events.js';
 
 const MASK = '***';
 
@@ -51,8 +52,27 @@ export function proxySettingOf(
   return { url: bare.replace('://', `://${MASK}:${MASK}@`), credentials: { username, password } };
 }
 
+/** The setting as it is recorded: credentials sealed when ENCRYPTION_KEY is set (`sealed.sealing`), in clear otherwise. */
+export function sealedProxy(proxy: ProxySetting, deviceId: string, sealed: SealedText): ProxySetting {
+  if (!proxy.credentials || !sealed.sealing) return proxy;
+  const { credentials, ...rest } = proxy;
+  return { ...rest, sealedCredentials: sealed.seal(JSON.stringify(credentials), credentialsData(deviceId)) };
+}
+
+/** The setting with its credentials in clear, as the engines dial it. */
+export function openedProxy(proxy: ProxySetting, deviceId: string, sealed: SealedText): ProxySetting {
+  if (proxy.sealedCredentials === undefined) return proxy;
+  const { sealedCredentials, ...rest } = proxy;
+  const text = sealed.open(sealedCredentials, credentialsData(deviceId), `the proxy credentials of device ${deviceId}`);
+  return { ...rest, credentials: JSON.parse(text) as ProxyCredentials };
+}
+
+const credentialsData = (deviceId: string) => `proxy-credentials:${deviceId}`;
+
 /** The URL an agent dials: credentials put back in place of `***`. */
 export function dialUrlOf(proxy: ProxySetting): string {
+  // Sealed credentials are opened by the settings read model before any engine sees them.
+  if (proxy.sealedCredentials !== undefined && !proxy.credentials) throw new Error('the proxy credentials are sealed');
   if (!proxy.credentials) return proxy.url;
   const url = new URL(proxy.url.replace(`${MASK}:${MASK}@`, ''));
   url.username = encodeURIComponent(proxy.credentials.username);

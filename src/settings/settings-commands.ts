@@ -1,14 +1,16 @@
 /**
  * GET / PATCH /settings: the one writer of `settings-<deviceId>` (settings-decider.ts). A proxy URL is
  * checked (scheme, and the outbound guard's address rule) and split into its shown URL and credentials
- * before it is recorded; answers never carry the credentials. The proxy sent back as answers show it keeps
- * the stored one (a client that PATCHes the whole object it read); `***` credentials otherwise are refused.
+ * before it is recorded, the credentials sealed when ENCRYPTION_KEY is set; answers never carry them. The
+ * proxy sent back as answers show it keeps the stored one (a client that PATCHes the whole object it read);
+ * `***` credentials otherwise are refused.
  */
 import { CommandHandler } from '../commands/command-handler.js';
 import { invalidField } from '../errors/domain-error.js';
 import type { EventStore } from '../eventstore/event-store.js';
 import type { ReadModelProgress } from '../projections/projection-runner.js';
-import { proxySettingOf } from './proxy-url.js';
+import type { SealedText } from '../secrets/sealed-text.js';
+import { proxySettingOf, sealedProxy } from './proxy-url.js';
 import { type SettingsCommand, settingsDecider } from './settings-decider.js';
 import { type DeviceSettings, type SettingsEvent, settingsStream } from './settings-events.js';
 import type { SettingsReadModel } from './settings-read-model.js';
@@ -36,13 +38,15 @@ export class SettingsCommands {
       projections: ReadModelProgress;
       /** Why a proxy host must not be dialled (the outbound network guard), undefined when it may. */
       addressRefusal: (httpUrl: string) => string | undefined;
+      /** ENCRYPTION_KEY's sealing: proxy credentials are recorded sealed when it is set. */
+      sealed: SealedText;
     },
   ) {
     this.handler = new CommandHandler({ store: deps.store, decider: settingsDecider, snapshots: { every: 50 } });
   }
 
   view(deviceId: string): SettingsView {
-    return viewOf(this.deps.settings.get(deviceId));
+    return viewOf(this.deps.settings.recorded(deviceId));
   }
 
   async change(deviceId: string, patch: SettingsPatch): Promise<SettingsView> {
@@ -51,18 +55,27 @@ export class SettingsCommands {
     if (patch.rejectCallsMessage !== undefined) change.rejectCallsMessage = patch.rejectCallsMessage;
     if (patch.proxy !== undefined) {
       if (patch.proxy === null) change.proxy = null;
-      else if (patch.proxy === this.deps.settings.get(deviceId).proxy?.url) {
+      else if (patch.proxy === this.deps.settings.recorded(deviceId).proxy?.url) {
         // The URL as answers show it (credentials `***`), sent back with the rest of the object: the stored proxy stays as it is.
       } else {
         const proxy = proxySettingOf(patch.proxy, this.deps.addressRefusal);
         if (typeof proxy === 'string')
           throw invalidField('/proxy', proxy.replace(/^destination refused: the URL /, ''));
-        change.proxy = proxy;
+        // Sealed credentials differ every time they are sealed: the same proxy again is no change.
+        if (!this.isCurrent(deviceId, proxy)) change.proxy = sealedProxy(proxy, deviceId, this.deps.sealed);
       }
     }
     const handled = await this.handler.handle(settingsStream(deviceId), { type: 'ChangeSettings', deviceId, change });
     if (handled.position > 0) await this.deps.projections.settle(handled.position);
     return viewOf(handled.state);
+  }
+
+  private isCurrent(deviceId: string, proxy: NonNullable<DeviceSettings['proxy']>): boolean {
+    try {
+      return JSON.stringify(this.deps.settings.get(deviceId).proxy) === JSON.stringify(proxy);
+    } catch {
+      return false; // sealed with another key: the new credentials replace them
+    }
   }
 }
 

@@ -1,17 +1,26 @@
 /**
  * Events of a device's settings stream (`settings-<deviceId>`): whether calls are rejected (and what the
  * caller is told), and the proxy the device's connection goes through. The proxy's credentials are kept
- * apart from its URL, under `credentials`, which history views redact (src/history/redact.ts); the URL
- * recorded shows them as `***`.
+ * apart from its URL, which shows them as `***`: sealed under `sealedCredentials` when ENCRYPTION_KEY is set
+ * (src/settings/proxy-url.ts), in clear under `credentials` without it (and in events written before
+ * credentials were sealed). History views redact both (src/history/redact.ts).
  */
 export const settingsStream = (deviceId: string) => `settings-${deviceId}`;
 
 export const PROXY_PROTOCOLS = ['http:', 'https:', 'socks5:'] as const;
 
+export interface ProxyCredentials {
+  username: string;
+  password: string;
+}
+
 export interface ProxySetting {
   /** The proxy's URL, credentials shown as `***` (e.g. `socks5://***:***@proxy.example:1080`). */
   url: string;
-  credentials?: { username: string; password: string };
+  /** In clear: recorded without ENCRYPTION_KEY; what the engines get (the settings read model opens sealed ones). */
+  credentials?: ProxyCredentials;
+  /** The credentials (JSON) sealed with ENCRYPTION_KEY: what is recorded when the key is set. */
+  sealedCredentials?: string;
 }
 
 export interface DeviceSettings {

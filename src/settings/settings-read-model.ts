@@ -1,12 +1,16 @@
 /**
  * Each device's settings, fed from its settings stream: read by the /settings routes (credentials
- * masked) and by the engines when they connect or a call rings (in full).
+ * masked) and by the engines when they connect or a call rings (in full). With ENCRYPTION_KEY set, the
+ * table holds proxy credentials sealed only (those an older event recorded in clear are sealed here);
+ * they are opened when an engine asks.
  */
 import type Database from 'better-sqlite3';
 import type { StoredEvent } from '../eventstore/event-store.js';
 import { eventGuard } from '../eventstore/typed-events.js';
 import type { DeviceEvent } from '../devices/device-events.js';
 import type { Projection } from '../projections/projection.js';
+import { SealedText } from '../secrets/sealed-text.js';
+import { openedProxy, sealedProxy } from './proxy-url.js';
 import { settingsDecider } from './settings-decider.js';
 import { DEFAULT_SETTINGS, type DeviceSettings, type SettingsEvent } from './settings-events.js';
 
@@ -16,11 +20,16 @@ const isHandled = eventGuard<HandledEvent>(HANDLED);
 
 export class SettingsReadModel implements Projection {
   readonly name = 'device-settings';
-  readonly version = 1;
+  /** 2: proxy credentials sealed when ENCRYPTION_KEY is set, also those recorded in clear before. */
+  readonly version = 2;
   readonly handles: ReadonlySet<string> = HANDLED;
   private statements: ReturnType<SettingsReadModel['prepare']> | undefined;
 
-  constructor(private readonly db: Database.Database) {}
+  /** `sealed`: ENCRYPTION_KEY's sealing (none: credentials are kept as they were recorded). */
+  constructor(
+    private readonly db: Database.Database,
+    private readonly sealed: SealedText = new SealedText(undefined),
+  ) {}
 
   setup(db: Database.Database): void {
     db.exec(
@@ -29,7 +38,11 @@ export class SettingsReadModel implements Projection {
   }
 
   reset(db: Database.Database): void {
+    // Rows of version 1 may hold credentials in clear: their bytes are overwritten, not just freed.
+    const secureDelete = db.pragma('secure_delete', { simple: true }) as number;
+    db.pragma('secure_delete = ON');
     db.exec('DELETE FROM device_settings');
+    db.pragma(`secure_delete = ${secureDelete}`);
   }
 
   apply(event: StoredEvent): void {
@@ -39,12 +52,20 @@ export class SettingsReadModel implements Projection {
       return;
     }
     // The stream's own evolve: the rule is written once.
-    const next = settingsDecider.evolve(this.get(event.data.deviceId), event);
-    this.sql().put.run(event.data.deviceId, JSON.stringify(next));
+    const { deviceId } = event.data;
+    const next = settingsDecider.evolve(this.recorded(deviceId), event);
+    if (next.proxy) next.proxy = sealedProxy(next.proxy, deviceId, this.sealed);
+    this.sql().put.run(deviceId, JSON.stringify(next));
   }
 
-  /** The device's settings in full (credentials included): for the engines only. */
+  /** The device's settings in full (credentials opened): for the engines only. */
   get(deviceId: string): DeviceSettings {
+    const settings = this.recorded(deviceId);
+    return settings.proxy ? { ...settings, proxy: openedProxy(settings.proxy, deviceId, this.sealed) } : settings;
+  }
+
+  /** The device's settings as kept (credentials sealed when ENCRYPTION_KEY is set): the proxy's `url` is masked. */
+  recorded(deviceId: string): DeviceSettings {
     const row = this.sql().get.get(deviceId);
     return row ? { ...DEFAULT_SETTINGS, ...(JSON.parse(row.settings) as Partial<DeviceSettings>) } : DEFAULT_SETTINGS;
   }

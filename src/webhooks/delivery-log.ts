@@ -21,7 +21,8 @@ export class DeliveryLog {
     private readonly model: WebhooksReadModel,
   ) {}
 
-  list(deviceId: string, options: { status?: DeliveryStatus; limit: number; before?: number }) {
+  /** `detail`: with why unreachable receivers were (the admin's view). */
+  list(deviceId: string, options: { status?: DeliveryStatus; limit: number; before?: number; detail?: boolean }) {
     return this.model.list(deviceId, options);
   }
 

@@ -1,52 +1,68 @@
 /**
- * Webhook signing secrets at rest. With ENCRYPTION_KEY set, a secret is sealed (AES-256-GCM, the device
- * id as associated data) before it goes into a HooksConfigured event, so neither the log nor the read
- * models hold it in clear; it is opened only where it is used (signing, the hooks answer). Secrets written
- * before the key was set stay readable as they are. Without the key, secrets are stored as they are.
+ * A hook's credentials at rest: its signing secret and, when its URL carries credentials (`user:password@`,
+ * `?token=`…), the URL itself. With ENCRYPTION_KEY set, they are sealed (AES-256-GCM, src/secrets/sealed-text.ts,
+ * the device id in the associated data) before they go into a HooksConfigured event, so neither the log nor
+ * the read models hold them in clear; the event's `url` is then the URL masked. They are opened only where they
+ * are used (signing and sending; the hooks answer shows the secret and the masked URL). Values written before
+ * the key was set stay readable as they are. Without the key, they are stored as they are.
  */
-import { type SealedValue, ValueCipher } from '../secrets/value-cipher.js';
+import { SealedText, SealedTextUnreadableError } from '../secrets/sealed-text.js';
+import { maskUrlCredentials } from '../secrets/url-credentials.js';
 
-const SEALED = 'sealed:v1:';
-
-/** A sealed secret and no ENCRYPTION_KEY (or another one) to open it. */
-export class HookSecretUnreadableError extends Error {
+/** A sealed secret or URL and no ENCRYPTION_KEY (or another one) to open it. */
+export class HookSecretUnreadableError extends SealedTextUnreadableError {
   override readonly name = 'HookSecretUnreadableError';
 }
 
+/** The URL of a HooksConfigured event: `url` as shown, `sealedUrl` the URL sent to when it differs. */
+export interface StoredHookUrl {
+  url: string;
+  sealedUrl?: string;
+}
+
 export class HookSecrets {
-  private readonly cipher: ValueCipher | undefined;
+  private readonly sealed: SealedText;
 
   constructor(encryptionKey: Uint8Array | undefined) {
-    this.cipher = encryptionKey ? new ValueCipher(encryptionKey) : undefined;
+    this.sealed = new SealedText(encryptionKey);
   }
 
   /** The secret as it is to be stored. */
   seal(deviceId: string, secret: string): string {
-    if (!this.cipher) return secret;
-    return (
-      SEALED + Buffer.from(JSON.stringify(this.cipher.seal(secret, associatedData(deviceId)))).toString('base64url')
-    );
+    return this.sealed.seal(secret, secretData(deviceId));
   }
 
   /** The secret as it is used. */
   open(deviceId: string, stored: string): string {
-    if (!stored.startsWith(SEALED)) return stored;
-    if (!this.cipher)
-      throw new HookSecretUnreadableError(
-        `the webhook secret of device ${deviceId} is encrypted and ENCRYPTION_KEY is not set`,
-      );
-    try {
-      const sealed = JSON.parse(Buffer.from(stored.slice(SEALED.length), 'base64url').toString('utf8')) as SealedValue;
-      return this.cipher.open(sealed, associatedData(deviceId));
-    } catch (error) {
-      throw new HookSecretUnreadableError(
-        `the webhook secret of device ${deviceId} cannot be opened with this ENCRYPTION_KEY (it was sealed with another one)`,
-        {
-          cause: error,
-        },
-      );
-    }
+    return this.sealed.open(
+      stored,
+      secretData(deviceId),
+      `the webhook secret of device ${deviceId}`,
+      HookSecretUnreadableError,
+    );
+  }
+
+  /**
+   * The URL as it is to be stored: masked, with the URL itself sealed, when it carries credentials and
+   * ENCRYPTION_KEY is set; as it is otherwise (answers mask it). Also for a URL recorded in clear before.
+   */
+  sealUrl(deviceId: string, url: string): StoredHookUrl {
+    const masked = maskUrlCredentials(url);
+    if (!this.sealed.sealing || masked === url) return { url };
+    return { url: masked, sealedUrl: this.sealed.seal(url, urlData(deviceId)) };
+  }
+
+  /** The URL deliveries go to. */
+  openUrl(deviceId: string, stored: StoredHookUrl): string {
+    if (stored.sealedUrl === undefined) return stored.url;
+    return this.sealed.open(
+      stored.sealedUrl,
+      urlData(deviceId),
+      `the webhook URL of device ${deviceId}`,
+      HookSecretUnreadableError,
+    );
   }
 }
 
-const associatedData = (deviceId: string) => `hook-secret:${deviceId}`;
+const secretData = (deviceId: string) => `hook-secret:${deviceId}`;
+const urlData = (deviceId: string) => `hook-url:${deviceId}`;

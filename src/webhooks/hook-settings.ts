@@ -7,8 +7,9 @@
 import { randomBytes } from 'node:crypto';
 import type { DeviceCommandHandler } from '../devices/device-registry.js';
 import { deviceStream } from '../devices/device-events.js';
-import { DomainError } from '../errors/domain-error.js';
+import { DomainError, invalidField } from '../errors/domain-error.js';
 import type { ReadModelProgress } from '../projections/projection-runner.js';
+import { hasMaskedCredentials, maskUrlCredentials } from '../secrets/url-credentials.js';
 import type { HookEventName } from './envelope.js';
 import type { HookSecrets } from './hook-secrets.js';
 import type { HookView, WebhooksReadModel } from './webhooks-read-model.js';
@@ -33,12 +34,16 @@ export class HookSettings {
     private readonly secrets: HookSecrets,
   ) {}
 
-  /** Sets the configuration; the secret is made on the first call and kept until rotated or removed. */
+  /**
+   * Sets the configuration; the secret is made on the first call and kept until rotated or removed. The URL
+   * as answers show it (credentials `***`) keeps the stored one (a client that PUTs back the object it read).
+   */
   async configure(deviceId: string, input: ConfigureHooks): Promise<HookView> {
+    const url = this.urlOf(deviceId, input.url);
     const { state, position } = await this.commands.handle(deviceStream(deviceId), {
       type: 'ConfigureHooks',
       deviceId,
-      url: input.url,
+      ...this.secrets.sealUrl(deviceId, url),
       events: input.events,
       secret: this.secrets.seal(deviceId, newHookSecret()),
       rotateSecret: input.rotateSecret === true,
@@ -48,7 +53,7 @@ export class HookSettings {
     const hook = state.status === 'live' ? state.hook : undefined;
     if (!hook) throw new Error('a hook configuration that was decided is missing from the state'); // the decider rules it out
     return {
-      url: hook.url,
+      url: maskUrlCredentials(hook.url),
       events: hook.events as HookEventName[],
       secret: this.secrets.open(deviceId, hook.secret),
       updatedAt: hook.updatedAt,
@@ -61,8 +66,25 @@ export class HookSettings {
     await this.progress.settle(position);
   }
 
+  /** The configuration as answers show it: the secret, and the URL with its credentials masked. */
   view(deviceId: string): HookView | undefined {
     const hook = this.model.hook(deviceId);
-    return hook && { ...hook }; // the read model's view is shared (webhooks-read-model.ts)
+    return hook && { ...hook, url: maskUrlCredentials(hook.url) }; // a copy: the read model's view is shared
+  }
+
+  /** The URL to record: the stored one when `url` is how answers show it; `***` credentials otherwise are refused. */
+  private urlOf(deviceId: string, url: string): string {
+    if (!hasMaskedCredentials(url)) return url;
+    let stored: string | undefined;
+    try {
+      stored = this.model.hookUrl(deviceId);
+    } catch {
+      stored = undefined; // sealed with another key: only new credentials replace it
+    }
+    if (stored !== undefined && maskUrlCredentials(stored) === url) return stored;
+    throw invalidField(
+      '/url',
+      'has `***` credentials, the mask answers show in place of the stored ones: send the real credentials, or the URL exactly as GET /hooks shows it to keep the stored one',
+    );
   }
 }

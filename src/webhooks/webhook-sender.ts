@@ -29,6 +29,13 @@ export interface WebhookMessage {
   payload: string;
 }
 
+/**
+ * What the hook's owner is told when no answer came (a test, the deliveries log): one reason, whatever the
+ * cause, since "host not found", "refused" and "private address" would let them map the gateway's network.
+ * The cause is kept for the admin (the delivery events, the admin's view of the deliveries, the gateway log).
+ */
+export const UNREACHABLE = 'unreachable';
+
 /** An answer's body beyond this is not read: the status line has already said what matters. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
 const MAX_ERROR_LENGTH = 500;

@@ -9,6 +9,7 @@ import {
 import type { StoredEvent } from '../eventstore/event-store.js';
 import { eventGuard } from '../eventstore/typed-events.js';
 import { HookSecrets } from './hook-secrets.js';
+import { UNREACHABLE } from './webhook-sender.js';
 import type { Projection } from '../projections/projection.js';
 import { DELIVERY_EVENT_TYPES, type DeliveryEvent } from './delivery-events.js';
 import {
@@ -27,7 +28,12 @@ const isOwnEvent = eventGuard<HookEvent | DeliveryEvent | DeviceEvent>(
   new Set([...HOOK_EVENT_TYPES, ...DELIVERY_EVENT_TYPES, ...DEVICE_EVENT_TYPES]),
 );
 
-export interface HookView extends HookConfiguration<HookEventName> {
+export interface HookView extends Omit<HookConfiguration<HookEventName>, 'sealedUrl'> {
+  updatedAt: string;
+}
+
+/** The configuration as the table keeps it: `url` masked when `sealedUrl` is set, the secret sealed with a key. */
+interface StoredHook extends HookConfiguration<HookEventName> {
   updatedAt: string;
 }
 
@@ -38,7 +44,10 @@ export interface DeliveryView {
   status: DeliveryStatus;
   attempts: number;
   lastStatus?: number;
+  /** `unreachable` when no answer came; what happened then is in `lastErrorDetail`. */
   lastError?: string;
+  /** Why the receiver could not be reached (host not found, refused…): for the admin only. */
+  lastErrorDetail?: string;
   lastAttemptAt?: string;
   lastDurationMs?: number;
   nextAttemptAt?: string;
@@ -74,6 +83,7 @@ interface DeliveryRow {
   final_round: number;
   last_status: number | null;
   last_error: string | null;
+  last_error_detail: string | null;
   last_attempt_at: string | null;
   last_duration_ms: number | null;
   next_attempt_at: number | null;
@@ -82,6 +92,7 @@ interface DeliveryRow {
 
 interface HookRow {
   url: string;
+  sealed_url: string | null;
   events: string;
   secret: string;
   updated_at: string;
@@ -102,8 +113,10 @@ export class WebhooksReadModel implements Projection {
    * 2: removing the hooks cancels their pending deliveries for good (a delivery in flight recorded later went pending again, for the next hook).
    * 3: a kind dropped from `events` cancels its pending deliveries; a retry requested after the hook was removed (or its
    * kind dropped) changes nothing (it went pending again, and out to whatever hook came next).
+   * 4: a URL with credentials is kept masked, the URL itself sealed, when ENCRYPTION_KEY is set (also one recorded in
+   * clear before); an attempt that got no answer keeps `unreachable` as its error and the reason apart, for the admin.
    */
-  readonly version = 3;
+  readonly version = 4;
   readonly handles: ReadonlySet<string> = HANDLED;
   private statements: ReturnType<WebhooksReadModel['prepare']> | undefined;
   /** `rewound`: a delivery older than those already pending became pending again (a retry was requested). */
@@ -113,11 +126,14 @@ export class WebhooksReadModel implements Projection {
    * Hook configurations by device (null: none), read on every event and every attempt. apply() drops a
    * device's entry before it changes the row, so a cached value is never older than the table.
    */
-  private readonly hooks = new Map<string, HookView | null>();
-  /** The same with their secrets opened (hook(), on every attempt); dropped with `hooks`' entries. Shared: never changed. */
+  private readonly hooks = new Map<string, StoredHook | null>();
+  /** The same with their secrets and URLs opened (hook(), on every attempt); dropped with `hooks`' entries. Shared: never changed. */
   private readonly openedHooks = new Map<string, HookView>();
 
-  /** `secrets` opens the stored secrets (sealed when ENCRYPTION_KEY is set); applying events never needs it. */
+  /**
+   * `secrets` opens the stored secrets and URLs (sealed when ENCRYPTION_KEY is set), and seals a URL with
+   * credentials that an event recorded in clear (before the key was set, or before URLs were sealed).
+   */
   constructor(
     private readonly db: Database.Database,
     private readonly secrets: HookSecrets = new HookSecrets(undefined),
@@ -128,6 +144,7 @@ export class WebhooksReadModel implements Projection {
       CREATE TABLE IF NOT EXISTS webhook_hooks (
         device_id  TEXT PRIMARY KEY,
         url        TEXT NOT NULL,
+        sealed_url TEXT,
         events     TEXT NOT NULL,
         secret     TEXT NOT NULL,
         updated_at TEXT NOT NULL
@@ -145,6 +162,7 @@ export class WebhooksReadModel implements Projection {
         final_round      INTEGER NOT NULL DEFAULT 0,
         last_status      INTEGER,
         last_error       TEXT,
+        last_error_detail TEXT,
         last_attempt_at  TEXT,
         last_duration_ms INTEGER,
         next_attempt_at  INTEGER,
@@ -155,11 +173,19 @@ export class WebhooksReadModel implements Projection {
       CREATE INDEX IF NOT EXISTS webhook_deliveries_by_device_seq ON webhook_deliveries (device_id, seq);
       CREATE INDEX IF NOT EXISTS webhook_deliveries_finished ON webhook_deliveries (updated_at) WHERE status <> 'pending';
     `);
+    // Tables of version 3 and before: reset() follows and empties them.
+    addColumnIfMissing(db, 'webhook_hooks', 'sealed_url TEXT');
+    addColumnIfMissing(db, 'webhook_deliveries', 'last_error_detail TEXT');
   }
 
   reset(db: Database.Database): void {
     this.forgetHooks();
-    db.exec('DELETE FROM webhook_hooks; DELETE FROM webhook_deliveries;');
+    // The rows may hold URLs with credentials in clear (version 3 and before): their bytes are overwritten, not just freed.
+    const secureDelete = db.pragma('secure_delete', { simple: true }) as number;
+    db.pragma('secure_delete = ON');
+    db.exec('DELETE FROM webhook_hooks');
+    db.pragma(`secure_delete = ${secureDelete}`);
+    db.exec('DELETE FROM webhook_deliveries');
   }
 
   apply(stored: StoredEvent): void {
@@ -172,9 +198,14 @@ export class WebhooksReadModel implements Projection {
     const event = stored;
     switch (event.type) {
       case 'HooksConfigured': {
-        const { deviceId, url, events, secret } = event.data;
+        const { deviceId, events, secret } = event.data;
+        // Recorded in clear (before ENCRYPTION_KEY was set, or before URLs were sealed): sealed here when a key is.
+        const { url, sealedUrl } =
+          event.data.sealedUrl === undefined
+            ? this.secrets.sealUrl(deviceId, event.data.url)
+            : { url: event.data.url, sealedUrl: event.data.sealedUrl };
         this.forgetHook(deviceId);
-        sql.upsertHook.run(deviceId, url, JSON.stringify(events), secret, event.data.at);
+        sql.upsertHook.run(deviceId, url, sealedUrl ?? null, JSON.stringify(events), secret, event.data.at);
         // Only the kinds the hook lists go out: those it no longer lists end as failed, as on a removal.
         if (!events.includes(ALL_EVENTS))
           sql.cancelPending.run({
@@ -200,9 +231,12 @@ export class WebhooksReadModel implements Projection {
         // Positional parameters: one of these per attempt, and better-sqlite3 binds them faster than named ones.
         const status = data.outcome === 'retrying' ? 'pending' : data.outcome;
         const due = data.outcome === 'retrying' ? nextAttemptAt : null;
+        // No answer: the device's view says `unreachable`, the reason (host not found, refused…) is the admin's.
+        const unreachable = data.status === undefined && data.error !== undefined;
         sql.recordAttempt.run(
           data.status ?? null,
-          data.error ?? null,
+          unreachable ? UNREACHABLE : (data.error ?? null),
+          unreachable ? data.error! : null,
           data.attemptedAt,
           Math.round(data.durationMs),
           data.round,
@@ -254,16 +288,30 @@ export class WebhooksReadModel implements Projection {
     this.notify(envelope.deviceId, false);
   }
 
-  /** The configuration with its secret opened, as it is used and answered. Shared between callers: never change it. */
+  /**
+   * The configuration with its secret and URL opened, as it is used (answers mask the URL's credentials).
+   * Shared between callers: never change it.
+   */
   hook(deviceId: string): HookView | undefined {
     let opened = this.openedHooks.get(deviceId);
     if (!opened) {
       const stored = this.storedHook(deviceId);
       if (!stored) return undefined;
-      opened = { ...stored, secret: this.secrets.open(deviceId, stored.secret) };
+      const { sealedUrl: _sealed, ...rest } = stored;
+      opened = {
+        ...rest,
+        url: this.secrets.openUrl(deviceId, stored),
+        secret: this.secrets.open(deviceId, stored.secret),
+      };
       this.openedHooks.set(deviceId, opened);
     }
     return opened;
+  }
+
+  /** The URL the hook sends to (its credentials opened); undefined when none is configured. */
+  hookUrl(deviceId: string): string | undefined {
+    const stored = this.storedHook(deviceId);
+    return stored && (this.openedHooks.get(deviceId)?.url ?? this.secrets.openUrl(deviceId, stored));
   }
 
   private forgetHook(deviceId: string): void {
@@ -276,14 +324,15 @@ export class WebhooksReadModel implements Projection {
     this.openedHooks.clear();
   }
 
-  /** The configuration as stored (the secret sealed when ENCRYPTION_KEY is set). */
-  private storedHook(deviceId: string): HookView | undefined {
+  /** The configuration as stored (the secret, and a URL with credentials, sealed when ENCRYPTION_KEY is set). */
+  private storedHook(deviceId: string): StoredHook | undefined {
     let view = this.hooks.get(deviceId);
     if (view === undefined) {
       const row = this.sql().hook.get(deviceId);
       view = row
         ? {
             url: row.url,
+            ...(row.sealed_url === null ? {} : { sealedUrl: row.sealed_url }),
             events: JSON.parse(row.events) as HookEventName[],
             secret: row.secret,
             updatedAt: row.updated_at,
@@ -310,15 +359,16 @@ export class WebhooksReadModel implements Projection {
       .map((row) => row.device_id);
   }
 
-  delivery(deviceId: string, id: string): DeliveryView | undefined {
+  /** `detail`: with why an unreachable receiver was (the admin's view). */
+  delivery(deviceId: string, id: string, detail = false): DeliveryView | undefined {
     const row = this.sql().byId.get(id, deviceId);
-    return row && toView(row);
+    return row && toView(row, detail);
   }
 
   /** Newest first; `before` is the seq the previous page ended at. */
   list(
     deviceId: string,
-    options: { status?: DeliveryStatus; limit: number; before?: number },
+    options: { status?: DeliveryStatus; limit: number; before?: number; detail?: boolean },
   ): { items: DeliveryView[]; nextBefore: number | null } {
     const sql = this.sql();
     const before = options.before ?? Number.MAX_SAFE_INTEGER;
@@ -326,7 +376,10 @@ export class WebhooksReadModel implements Projection {
       ? sql.pageInStatus.all(deviceId, options.status, before, options.limit + 1)
       : sql.page.all(deviceId, before, options.limit + 1);
     const page = rows.slice(0, options.limit);
-    return { items: page.map(toView), nextBefore: rows.length > options.limit ? page[page.length - 1]!.seq : null };
+    return {
+      items: page.map((row) => toView(row, options.detail === true)),
+      nextBefore: rows.length > options.limit ? page[page.length - 1]!.seq : null,
+    };
   }
 
   /** Drops finished deliveries last changed before `before` (ms). Housekeeping outside the log: a rebuild prunes again. */
@@ -354,18 +407,18 @@ export class WebhooksReadModel implements Projection {
     const db = this.db;
     return {
       upsertHook: db.prepare(
-        `INSERT INTO webhook_hooks (device_id, url, events, secret, updated_at) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT(device_id) DO UPDATE SET url = excluded.url, events = excluded.events, secret = excluded.secret, updated_at = excluded.updated_at`,
+        `INSERT INTO webhook_hooks (device_id, url, sealed_url, events, secret, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT(device_id) DO UPDATE SET url = excluded.url, sealed_url = excluded.sealed_url, events = excluded.events, secret = excluded.secret, updated_at = excluded.updated_at`,
       ),
       removeHook: db.prepare('DELETE FROM webhook_hooks WHERE device_id = ?'),
       hook: db.prepare<[string], HookRow>(
-        'SELECT url, events, secret, updated_at FROM webhook_hooks WHERE device_id = ?',
+        'SELECT url, sealed_url, events, secret, updated_at FROM webhook_hooks WHERE device_id = ?',
       ),
       // A device's pending deliveries end as failed: all of them, or (`listed`, the JSON array of the kinds the hook
       // lists) those of the other kinds. A new round: an attempt still in flight, recorded later, counts but decides
       // nothing (it would make the delivery pending again, for whatever hook comes next).
       cancelPending: db.prepare<[{ reason: string; at: number; deviceId: string; listed: string | null }]>(
-        `UPDATE webhook_deliveries SET status = 'failed', last_error = @reason, next_attempt_at = NULL, updated_at = @at, round = round + 1
+        `UPDATE webhook_deliveries SET status = 'failed', last_error = @reason, last_error_detail = NULL, next_attempt_at = NULL, updated_at = @at, round = round + 1
          WHERE device_id = @deviceId AND status = 'pending' AND (@listed IS NULL OR event NOT IN (SELECT value FROM json_each(@listed)))`,
       ),
       insertDelivery: db.prepare(
@@ -373,11 +426,24 @@ export class WebhooksReadModel implements Projection {
          VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
       ),
       recordAttempt: db.prepare<
-        [number | null, string | null, string, number, number, string, number, number | null, number, number, string]
+        [
+          number | null,
+          string | null,
+          string | null,
+          string,
+          number,
+          number,
+          string,
+          number,
+          number | null,
+          number,
+          number,
+          string,
+        ]
       >(
         `UPDATE webhook_deliveries SET
            attempts = attempts + 1,
-           last_status = ?, last_error = ?, last_attempt_at = ?, last_duration_ms = ?,
+           last_status = ?, last_error = ?, last_error_detail = ?, last_attempt_at = ?, last_duration_ms = ?,
            status          = CASE WHEN round = ? THEN ? ELSE status END,
            next_attempt_at = CASE WHEN round = ? THEN ? ELSE next_attempt_at END,
            round_attempts  = CASE WHEN round = ? THEN round_attempts + 1 ELSE round_attempts END,
@@ -430,7 +496,7 @@ function toPending(row: DeliveryRow): PendingDelivery {
   };
 }
 
-function toView(row: DeliveryRow): DeliveryView {
+function toView(row: DeliveryRow, detail: boolean): DeliveryView {
   return {
     id: row.id,
     event: row.event,
@@ -438,6 +504,7 @@ function toView(row: DeliveryRow): DeliveryView {
     attempts: row.attempts,
     ...(row.last_status === null ? {} : { lastStatus: row.last_status }),
     ...(row.last_error === null ? {} : { lastError: row.last_error }),
+    ...(detail && row.last_error_detail !== null ? { lastErrorDetail: row.last_error_detail } : {}),
     ...(row.last_attempt_at === null ? {} : { lastAttemptAt: row.last_attempt_at }),
     ...(row.last_duration_ms === null ? {} : { lastDurationMs: row.last_duration_ms }),
     ...(row.status === 'pending' && row.next_attempt_at !== null
@@ -445,4 +512,9 @@ function toView(row: DeliveryRow): DeliveryView {
       : {}),
     createdAt: row.created_at,
   };
+}
+
+function addColumnIfMissing(db: Database.Database, table: string, column: string): void {
+  const columns = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all(table) as string[];
+  if (!columns.includes(column.split(' ')[0]!)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column}`);
 }

@@ -21,7 +21,7 @@ import { type DeliveryLaneCommand, type DeliveryLaneState, deliveryLaneDecider }
 import { HookSecrets } from './hook-secrets.js';
 import { HookSettings, hooksNotConfigured } from './hook-settings.js';
 import { RetryPolicy } from './retry-policy.js';
-import { WebhookSender } from './webhook-sender.js';
+import { UNREACHABLE, WebhookSender } from './webhook-sender.js';
 import { WebhooksReadModel } from './webhooks-read-model.js';
 
 const PRUNE_EVERY_MS = 3_600_000;
@@ -86,6 +86,7 @@ export class Webhooks {
     private readonly queue: DeliveryQueue,
     private readonly sender: WebhookSender,
     private readonly pruner: NodeJS.Timeout,
+    private readonly log: Logger,
     lanes: DeliveryLaneWriter,
     deviceCommands: DeviceCommandHandler,
     secrets: HookSecrets,
@@ -127,20 +128,25 @@ export class Webhooks {
     prune();
     const pruner = setInterval(prune, PRUNE_EVERY_MS).unref();
     dispatcher.start();
-    return new Webhooks(runner, model, dispatcher, queue, sender, pruner, lanes, deviceCommands, secrets);
+    return new Webhooks(runner, model, dispatcher, queue, sender, pruner, log, lanes, deviceCommands, secrets);
   }
 
-  /** POST /hooks/test: one attempt, now, outside the queue and the log. */
+  /**
+   * POST /hooks/test: one attempt, now, outside the queue and the deliveries log. No answer is `unreachable`
+   * to the caller; why (host not found, refused…) goes to the gateway log, the admin's.
+   */
   async sendTest(deviceId: string): Promise<TestEventResult> {
     const hook = this.model.hook(deviceId);
     if (!hook) throw hooksNotConfigured(deviceId);
     const envelope = testEnvelope(deviceId);
     const result = await this.sender.send(hook, { id: envelope.id, payload: JSON.stringify(envelope) });
+    const unreachable = result.status === undefined && result.error !== undefined;
+    if (unreachable) this.log.warn({ deviceId, reason: result.error }, 'webhook test: the receiver was unreachable');
     return {
       delivered: result.delivered,
       ...(result.status === undefined ? {} : { status: result.status }),
       durationMs: result.durationMs,
-      ...(result.error === undefined ? {} : { error: result.error }),
+      ...(result.error === undefined ? {} : { error: unreachable ? UNREACHABLE : result.error }),
     };
   }
 

@@ -195,7 +195,7 @@ describe('webhook delivery', () => {
       const d = await delivery('retry-refused', ids[0]!);
       return d?.attempts >= 1 && d;
     });
-    expect(failed).toMatchObject({ status: 'pending', lastError: 'connection refused' });
+    expect(failed).toMatchObject({ status: 'pending', lastError: 'unreachable' });
     expect(failed).not.toHaveProperty('lastStatus');
     expect(Date.parse(failed.nextAttemptAt) - Date.parse(failed.lastAttemptAt)).toBe(RETRY_DELAY_MS);
     const late = await TestReceiver.start(port);

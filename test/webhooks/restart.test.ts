@@ -84,7 +84,7 @@ describe('webhooks across SIGKILL', CHILD_GATEWAY_TESTS, () => {
       const page = await api('GET', `/devices/${DEVICES[0]}/hooks/deliveries?status=pending&limit=500`, {
         deviceKey: keys.get(DEVICES[0]!),
       });
-      return page.body.items.some((d: { lastError?: string }) => d.lastError === 'connection refused');
+      return page.body.items.some((d: { lastError?: string }) => d.lastError === 'unreachable');
     });
     await gateway.kill();
 

@@ -2,10 +2,16 @@
  * The webhook deliveries read model (src/webhooks/webhooks-read-model.ts), fed events directly: what a
  * removed hook, a narrowed one and a retry that came after the removal leave behind.
  */
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../src/eventstore/event-store.js';
 import { WebhooksReadModel } from '../../src/webhooks/webhooks-read-model.js';
+import { HookSecrets } from '../../src/webhooks/hook-secrets.js';
+import { UPCASTERS } from '../../src/event-schemas.js';
+import { tempDir } from '../support/temp-dir.js';
 
 /** A read model in memory, and a way to feed it events in log order. */
 function fedModel() {
@@ -166,5 +172,88 @@ describe('webhook deliveries read model', () => {
     apply('WebhookDeliveryRetryRequested', { deviceId: 'd1', deliveryId: message.id });
     expect(model.delivery('d1', message.id)).toMatchObject({ status: 'pending' });
     db.close();
+  });
+
+  it('with a key, keeps a URL recorded with credentials in clear sealed, masked in its url; opens it to send', () => {
+    const db = new Database(':memory:');
+    const model = new WebhooksReadModel(db, new HookSecrets(randomBytes(32)));
+    model.setup(db);
+    const clearUrl = 'https://user:clear-pass@hooks.example/in?token=clear-token';
+    model.apply({
+      id: 'e1',
+      streamId: 'device-d1',
+      revision: 0,
+      position: 1,
+      type: 'HooksConfigured',
+      data: { deviceId: 'd1', url: clearUrl, events: ['*'], secret: 'whsec_AAAA', at: now() },
+      metadata: {},
+      createdAt: new Date(),
+    });
+    const row = db.prepare('SELECT url, sealed_url FROM webhook_hooks').get() as { url: string; sealed_url: string };
+    expect(row.url).toBe('https://***:***@hooks.example/in?token=***');
+    expect(row.sealed_url).toMatch(/^sealed:v1:/);
+    expect(JSON.stringify(row)).not.toContain('clear-');
+    expect(model.hook('d1')?.url).toBe(clearUrl);
+    db.close();
+  });
+
+  it('reads a version-1 HooksConfigured (no `at`, its URL in clear) through the upcasters, and seals its URL', () => {
+    const db = new Database(':memory:');
+    const model = new WebhooksReadModel(db, new HookSecrets(randomBytes(32)));
+    model.setup(db);
+    const createdAt = new Date('2024-01-02T03:04:05.000Z');
+    const clearUrl = 'https://user:v1-pass@hooks.example/in?api_key=v1-key';
+    model.apply(
+      UPCASTERS.upcast({
+        id: 'e1',
+        streamId: 'device-d1',
+        revision: 0,
+        position: 1,
+        type: 'HooksConfigured',
+        data: { deviceId: 'd1', url: clearUrl, events: ['*'], secret: 'whsec_AAAA' },
+        metadata: {},
+        createdAt,
+      }),
+    );
+    expect(model.hook('d1')).toMatchObject({ url: clearUrl, updatedAt: createdAt.toISOString() });
+    expect(JSON.stringify(db.prepare('SELECT * FROM webhook_hooks').all())).not.toContain('v1-');
+    db.close();
+  });
+
+  it('overwrites the hooks it resets: URLs the version before kept in clear leave the file', () => {
+    const path = join(tempDir(), 'read-models.sqlite');
+    const tokens = Array.from({ length: 200 }, (_, i) => `clear-token-${i}-${randomBytes(4).toString('hex')}`);
+    const before = new Database(path);
+    const unkeyed = new WebhooksReadModel(before);
+    unkeyed.setup(before);
+    before.transaction(() =>
+      tokens.forEach((token, i) =>
+        unkeyed.apply({
+          id: `e${i}`,
+          streamId: `device-d${i}`,
+          revision: 0,
+          position: i + 1,
+          type: 'HooksConfigured',
+          data: {
+            deviceId: `d${i}`,
+            url: `https://h.example/?token=${token}`,
+            events: ['*'],
+            secret: 'whsec_A',
+            at: now(),
+          },
+          metadata: {},
+          createdAt: new Date(),
+        }),
+      ),
+    )();
+    before.close();
+    expect(readFileSync(path).includes(tokens[0]!)).toBe(true);
+    const db = new Database(path);
+    const keyed = new WebhooksReadModel(db, new HookSecrets(randomBytes(32)));
+    keyed.setup(db);
+    keyed.reset(db);
+    db.close();
+    const bytes = readFileSync(path);
+    expect(tokens.filter((token) => bytes.includes(token))).toEqual([]);
   });
 });

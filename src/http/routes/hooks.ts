@@ -92,7 +92,8 @@ export function hookRoutes({ webhooks, devices, guard }: HookRouteDeps): RouteSp
       tag,
       summary: 'Send a test event',
       description:
-        'Sends `{ id, event: "webhook.test", deviceId, timestamp, data: { message } }`, signed like every delivery, once and now (no retries, not in the deliveries log), and answers with the outcome.',
+        'Sends `{ id, event: "webhook.test", deviceId, timestamp, data: { message } }`, signed like every delivery, once and now (no retries, not in the deliveries log), and answers with the outcome. ' +
+        'A receiver that did not answer is `error: "unreachable"`, whatever the cause; the cause (host not found, connection refused, a private address…) is in the gateway log.',
       access: 'device',
       params: DeviceParams,
       responses: {
@@ -110,16 +111,19 @@ export function hookRoutes({ webhooks, devices, guard }: HookRouteDeps): RouteSp
       tag,
       summary: 'List recent deliveries',
       description:
-        'Newest first; follow `nextCursor` until it is null. Finished records are kept for WEBHOOK_RETENTION (default 7 days).',
+        'Newest first; follow `nextCursor` until it is null. Finished records are kept for WEBHOOK_RETENTION (default 7 days). ' +
+        'An attempt that got no answer has `lastError: "unreachable"`; with the admin key, `lastErrorDetail` says why.',
       access: 'device',
       params: DeviceParams,
       query: ListDeliveriesQuery,
       responses: { 200: { description: 'A page of delivery records.', schema: DeliveryListSchema }, 404: noDevice },
-      handler({ params, query }) {
+      handler({ params, query, ctx }) {
         const page = webhooks.deliveries.list(params.deviceId, {
           status: query.status,
           limit: query.limit ?? 50,
           before: decodeSeq(query.cursor),
+          // Why a receiver was unreachable maps the gateway's network: the admin's to see, not the device's.
+          detail: ctx.state.caller?.kind === 'admin',
         });
         return {
           status: 200,

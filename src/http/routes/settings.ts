@@ -35,7 +35,7 @@ export function settingsRoutes(settings: SettingsCommands): RouteSpec[] {
       description:
         "`rejectCalls` rejects incoming calls (and sends `rejectCallsMessage` to the caller when set). `proxy` carries this device's WhatsApp connection (from its next " +
         '(re)connect: `POST /session/reboot` applies it now); a proxy that refuses or is down leaves the session `reconnecting` with `lastError` naming it. ' +
-        "Recorded in the device's history with the proxy's credentials redacted.",
+        "Recorded in the device's history with the proxy's credentials redacted (encrypted in the log and the read models when ENCRYPTION_KEY is set).",
       access: 'device',
       params: DeviceParams,
       body: PatchSettingsBody,

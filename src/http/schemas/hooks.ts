@@ -11,7 +11,9 @@ const HookUrl = Type.String({
   minLength: 1,
   maxLength: HOOK_URL_MAX_LENGTH,
   description:
-    'Absolute http or https URL of the receiver. Addresses in loopback, private, link-local or metadata ranges are refused unless WEBHOOK_ALLOW_PRIVATE_NETWORKS=true.',
+    'Absolute http or https URL of the receiver. Addresses in loopback, private, link-local or metadata ranges are refused unless WEBHOOK_ALLOW_PRIVATE_NETWORKS=true. ' +
+    'Credentials in it (`user:password@`, query parameters such as `token`, `api_key`, `sig`) are sent to the receiver but shown as `***` in answers and history (encrypted at rest with ENCRYPTION_KEY); ' +
+    'the URL sent back exactly as answers show it keeps the stored one, `***` credentials in any other URL are refused.',
 });
 const Events = Type.Array(
   Type.Union([EventKind, Type.Literal('*', { description: 'Every kind, present and future.' })]),
@@ -52,7 +54,12 @@ export const TestResultSchema = Type.Object({
   delivered: Type.Boolean({ description: 'The receiver answered 2xx within the timeout.' }),
   status: Type.Optional(Type.Integer({ description: 'HTTP status of the answer, when there was one.' })),
   durationMs: Type.Number({ minimum: 0 }),
-  error: Type.Optional(Type.String({ description: 'Why it was not delivered.' })),
+  error: Type.Optional(
+    Type.String({
+      description:
+        'Why it was not delivered: `answered <status>`, or `unreachable` when no answer came (the cause is in the gateway log).',
+    }),
+  ),
 });
 
 export const DeliveryStatusSchema = Type.Enum(DELIVERY_STATUSES, {
@@ -66,7 +73,17 @@ export const DeliverySchema = Type.Object({
   status: DeliveryStatusSchema,
   attempts: Type.Integer({ minimum: 0 }),
   lastStatus: Type.Optional(Type.Integer({ description: 'HTTP status of the last answer.' })),
-  lastError: Type.Optional(Type.String()),
+  lastError: Type.Optional(
+    Type.String({
+      description:
+        'Why the last attempt failed (`answered <status>`, `unreachable` when no answer came), or why the delivery ended.',
+    }),
+  ),
+  lastErrorDetail: Type.Optional(
+    Type.String({
+      description: 'Admin key only: why the receiver was unreachable (host not found, connection refused, timed out…).',
+    }),
+  ),
   lastAttemptAt: Type.Optional(Timestamp),
   lastDurationMs: Type.Optional(Type.Integer({ minimum: 0 })),
   nextAttemptAt: Type.Optional(Timestamp),

@@ -7,6 +7,7 @@ import { addressRange } from '../../../src/net/outbound-guard.js';
 import { type Api, startTestGateway } from '../../support/gateway.js';
 import { appendReceived } from '../../webhooks/support/events.js';
 import { TestReceiver } from '../../webhooks/support/receiver.js';
+import { eventually } from '../../support/eventually.js';
 
 const SECRET = /^whsec_[A-Za-z0-9+/]{43}=$/;
 
@@ -180,8 +181,50 @@ describe('hook configuration routes', () => {
     await closed.close();
     await api('PUT', '/devices/hooks-test/hooks', { deviceKey, json: { url: deadUrl, events: ['session.state'] } });
     const refused = await api('POST', '/devices/hooks-test/hooks/test', { deviceKey });
-    expect(refused.body).toMatchObject({ delivered: false, error: 'connection refused' });
+    // One reason, whatever the cause: "refused" and "host not found" would map the gateway's network.
+    expect(refused.body).toMatchObject({ delivered: false, error: 'unreachable' });
     expect(refused.body).not.toHaveProperty('status');
+  });
+
+  it('tells the device one reason for a receiver that did not answer, and the admin why (issue 28)', async () => {
+    const deviceKey = await createDevice('hooks-unreachable');
+    const closed = await TestReceiver.start();
+    const refusedUrl = closed.url;
+    await closed.close();
+    // A name that never resolves (RFC 2606's .invalid) and a port nothing listens on: told apart, they map the network.
+    for (const url of ['http://no-such-receiver.invalid/hooks', refusedUrl]) {
+      await api('PUT', '/devices/hooks-unreachable/hooks', { deviceKey, json: { url, events: ['message.received'] } });
+      const test = await api('POST', '/devices/hooks-unreachable/hooks/test', { deviceKey });
+      expect(test.status, url).toBe(200);
+      expect(test.body, url).toMatchObject({ delivered: false, error: 'unreachable' });
+      expect(test.body, url).not.toHaveProperty('status');
+    }
+
+    // A real delivery (no retries here) keeps the cause for the admin; the device sees `unreachable` only.
+    await appendReceived(gateway.store, 'hooks-unreachable', 1);
+    const failed = await eventually(async () => {
+      const page = await api('GET', '/devices/hooks-unreachable/hooks/deliveries', { deviceKey });
+      return page.body.items[0]?.status === 'failed' ? page.body.items[0] : undefined;
+    }, 'the failed delivery');
+    expect(failed).toMatchObject({ attempts: 1, lastError: 'unreachable' });
+    expect(failed).not.toHaveProperty('lastErrorDetail');
+    const asAdmin = await api('GET', '/devices/hooks-unreachable/hooks/deliveries', { admin: true });
+    expect(asAdmin.body.items[0]).toMatchObject({ lastError: 'unreachable', lastErrorDetail: 'connection refused' });
+    // An HTTP answer is no probe: it is told as it is.
+    await api('PUT', '/devices/hooks-unreachable/hooks', {
+      deviceKey,
+      json: { url: receiver.url, events: ['message.received'] },
+    });
+    receiver.respond = () => ({ status: 500 });
+    try {
+      expect((await api('POST', '/devices/hooks-unreachable/hooks/test', { deviceKey })).body).toMatchObject({
+        delivered: false,
+        status: 500,
+        error: 'answered 500',
+      });
+    } finally {
+      receiver.respond = () => ({ status: 200 });
+    }
   });
 
   it('a deleted device takes its hooks with it, and nothing more is delivered', async () => {
@@ -273,7 +316,7 @@ describe('hook configuration with the network guard on (the default)', () => {
       ).toBe(200);
       const test = await api('POST', '/devices/guarded/hooks/test', { deviceKey });
       expect(test.body.delivered).toBe(false);
-      expect(test.body.error).toBe('refused: private address');
+      expect(test.body.error).toBe('unreachable');
     }
     expect(receiver.requests).toHaveLength(0);
   });

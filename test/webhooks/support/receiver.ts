@@ -4,6 +4,8 @@ import type { AddressInfo } from 'node:net';
 
 export interface ReceivedRequest {
   method: string;
+  /** The request target: path and query. */
+  url: string;
   headers: IncomingHttpHeaders;
   /** The raw body, as signed. */
   body: string;
@@ -47,6 +49,7 @@ export class TestReceiver {
         receiver.seen.set(id, attemptOfId);
         const request: ReceivedRequest = {
           method: req.method ?? '',
+          url: req.url ?? '',
           headers: req.headers,
           body,
           envelope: safeJson(body),
