@@ -19,9 +19,9 @@ import { mediaUrlOf } from '../media/media-url.js';
 import type { Projection } from '../projections/projection.js';
 import { BulkInsert } from '../projections/bulk-insert.js';
 import { RowBuffer } from '../projections/row-buffer.js';
-import { type OutboxEvent, type QueuedContent, mediaOf } from '../outbox/outbox-events.js';
-import { nextStatus } from '../outbox/message-status.js';
-import type { QuotedMessage, SeenMessage, SeenMessages } from '../outbox/seen-messages.js';
+import { type OutboxEvent, type QueuedContent, mediaOf } from '../outbox/stream/outbox-events.js';
+import { nextStatus } from '../outbox/stream/message-status.js';
+import type { QuotedMessage, SeenMessage, SeenMessages } from '../outbox/commands/seen-messages.js';
 
 type Handled = MessageEvent | ChatEvent | Extract<OutboxEvent, { type: 'OutboxMessageQueued' | 'OutboxMessageEdited' }>;
 const HANDLED: ReadonlySet<string> = new Set<Handled['type']>([

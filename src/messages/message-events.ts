@@ -5,7 +5,7 @@
  * - MessageReceived lives on `inbox-<deviceId>`, decided by the inbox decider (inbox-decider.ts), so an
  *   engine that delivers a message twice records it once; its event id is derived from the device and
  *   the waMessageId (deterministicEventId).
- * - MessageStatusChanged lives on `outbox-<deviceId>` beside the outbox's own events (src/outbox/outbox-events.ts):
+ * - MessageStatusChanged lives on `outbox-<deviceId>` beside the outbox's own events (src/outbox/stream/outbox-events.ts):
  *   every status after `queued` (sent, delivered, read, played, failed, cancelled, deleted) is one.
  */
 export const inboxStream = (deviceId: string) => `inbox-${deviceId}`;

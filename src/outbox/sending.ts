@@ -9,25 +9,25 @@ import type { MessageSink } from '../actors/message-sink.js';
 import type { Config } from '../config.js';
 import { newWaMessageId } from '../messages/message-id.js';
 import type { EventStore } from '../eventstore/event-store.js';
-import { IdempotencyKeys } from './idempotency-keys.js';
-import { IdempotencyReadModel } from './idempotency-read-model.js';
+import { IdempotencyKeys } from './commands/idempotency-keys.js';
+import { IdempotencyReadModel } from './read-models/idempotency-read-model.js';
 import { MediaFetcher } from '../media/media-fetcher.js';
 import { MediaIntake } from '../media/media-intake.js';
 import { MediaStore } from '../media/media-store.js';
 import type { OutboundGuard } from '../net/outbound-guard.js';
 import type { Projection } from '../projections/projection.js';
 import type { ProjectionRunner } from '../projections/projection-runner.js';
-import { DeletedDeviceOutboxes } from './deleted-device-outboxes.js';
-import type { DeviceConnections } from './device-connections.js';
-import { MessageDispatcher } from './message-dispatcher.js';
-import { OutboxDrainer, type OutboxDrainerDeps } from './outbox-drainer.js';
-import { OutboxExpiry } from './outbox-expiry.js';
-import { OutboxReadModel } from './outbox-read-model.js';
-import { OutboxReceipts } from './outbox-receipts.js';
-import { Outboxes } from './outboxes.js';
-import { SendCommands } from './send-commands.js';
-import type { SeenMessages } from './seen-messages.js';
-import { CombinedProjection } from './sending-projection.js';
+import { DeletedDeviceOutboxes } from './commands/deleted-device-outboxes.js';
+import type { DeviceConnections } from './drain/device-connections.js';
+import { MessageDispatcher } from './drain/message-dispatcher.js';
+import { OutboxDrainer, type OutboxDrainerDeps } from './drain/outbox-drainer.js';
+import { OutboxExpiry } from './commands/outbox-expiry.js';
+import { OutboxReadModel } from './read-models/outbox-read-model.js';
+import { OutboxReceipts } from './commands/outbox-receipts.js';
+import { Outboxes } from './stream/outboxes.js';
+import { SendCommands } from './commands/send-commands.js';
+import type { SeenMessages } from './commands/seen-messages.js';
+import { CombinedProjection } from './read-models/sending-projection.js';
 
 /**
  * What must exist before the device actors and the projection runner start: the outbox read models (the

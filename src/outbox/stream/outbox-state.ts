@@ -4,7 +4,7 @@
  * here (the outbox read model remembers them), so the state stays as small as the backlog.
  */
 import { nextStatus } from './message-status.js';
-import type { ReplyTarget } from '../engines/engine.js';
+import type { ReplyTarget } from '../../engines/engine.js';
 import {
   type OutboxError,
   type OutboxEvent,

@@ -5,11 +5,11 @@
  * type, stream and deterministic id are those of the default sink; inbound messages and contacts go to
  * the default sink unchanged.
  */
-import type { MessageSink } from '../actors/message-sink.js';
-import type { ChatActivity, Contact, InboundMessage, Receipt } from '../engines/engine.js';
-import { recordReceipt } from './outbox-decisions.js';
-import type { OutboxReadModel } from './outbox-read-model.js';
-import type { Outboxes } from './outboxes.js';
+import type { MessageSink } from '../../actors/message-sink.js';
+import type { ChatActivity, Contact, InboundMessage, Receipt } from '../../engines/engine.js';
+import { recordReceipt } from '../stream/outbox-decisions.js';
+import type { OutboxReadModel } from '../read-models/outbox-read-model.js';
+import type { Outboxes } from '../stream/outboxes.js';
 
 export class OutboxReceipts implements MessageSink {
   constructor(

@@ -4,19 +4,19 @@
  * answers once the read models include the append (read-your-writes: docs/architecture.md, invariant 4).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { ReplyTarget } from '../engines/engine.js';
-import type { ContactCard } from '../messages/message-events.js';
+import type { ReplyTarget } from '../../engines/engine.js';
+import type { ContactCard } from '../../messages/message-events.js';
 import type { SeenMessage, SeenMessages } from './seen-messages.js';
-import { isEditable } from './outbox-state.js';
-import type { MediaSource } from '../media/media-kinds.js';
-import { textWithUrl } from '../messages/link-text.js';
-import { DomainError, invalidField } from '../errors/domain-error.js';
+import { isEditable } from '../stream/outbox-state.js';
+import type { MediaSource } from '../../media/media-kinds.js';
+import { textWithUrl } from '../../messages/link-text.js';
+import { DomainError, invalidField } from '../../errors/domain-error.js';
 import { type IdempotencyKeys, type RequestFingerprints, fingerprintsOf } from './idempotency-keys.js';
-import type { MediaInput, MediaIntake } from '../media/media-intake.js';
-import type { MediaStore } from '../media/media-store.js';
-import type { ReadModelProgress } from '../projections/projection-runner.js';
-import type { Decide } from './device-outbox.js';
-import { RepeatedSend, cancelMessage, clearOutbox, queueMessage, requestRevoke } from './outbox-decisions.js';
+import type { MediaInput, MediaIntake } from '../../media/media-intake.js';
+import type { MediaStore } from '../../media/media-store.js';
+import type { ReadModelProgress } from '../../projections/projection-runner.js';
+import type { Decide } from '../stream/device-outbox.js';
+import { RepeatedSend, cancelMessage, clearOutbox, queueMessage, requestRevoke } from '../stream/outbox-decisions.js';
 import {
   type ForwardedContent,
   type MediaKind,
@@ -24,11 +24,11 @@ import {
   type QueuedContent,
   answerOf,
   mediaOf,
-} from './outbox-events.js';
-import type { OutboxReadModel } from './outbox-read-model.js';
-import type { PendingMessage } from './outbox-state.js';
-import { orderedUuid } from '../eventstore/event-id.js';
-import type { Outboxes } from './outboxes.js';
+} from '../stream/outbox-events.js';
+import type { OutboxReadModel } from '../read-models/outbox-read-model.js';
+import type { PendingMessage } from '../stream/outbox-state.js';
+import { orderedUuid } from '../../eventstore/event-id.js';
+import type { Outboxes } from '../stream/outboxes.js';
 
 /** What every send accepts besides its content: the message it quotes and the numbers it mentions. */
 export interface SendContext {

@@ -2,9 +2,9 @@ import { writeFile } from 'node:fs/promises';
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { EngineError } from '../../src/engines/engine.js';
-import { outboxStream } from '../../src/messages/message-events.js';
-import { cancelMessage } from '../../src/outbox/outbox-decisions.js';
+import { EngineError } from '../../../src/engines/engine.js';
+import { outboxStream } from '../../../src/messages/message-events.js';
+import { cancelMessage } from '../../../src/outbox/stream/outbox-decisions.js';
 import {
   FakeConnection,
   type Harness,
@@ -14,9 +14,9 @@ import {
   text,
   transient,
   watchRateLimiter,
-} from './support/harness.js';
-import { eventually } from '../support/eventually.js';
-import { FailingWritesStore } from '../support/failing-store.js';
+} from '../support/harness.js';
+import { eventually } from '../../support/eventually.js';
+import { FailingWritesStore } from '../../support/failing-store.js';
 
 const DEVICE = 'shop-1';
 
@@ -302,7 +302,7 @@ describe('the outbox drainer', () => {
       },
     });
     await h.store.append(outboxStream(DEVICE), [startedElsewhere(1), startedElsewhere(2)]);
-    const { requestRevoke } = await import('../../src/outbox/outbox-decisions.js');
+    const { requestRevoke } = await import('../../../src/outbox/stream/outbox-decisions.js');
     await h.outboxes.execute(DEVICE, requestRevoke(DEVICE, { waMessageId: '3EB0TOREVOKE', to: '4915112345678' }));
     const connection = new FakeConnection();
     h.connections.online(DEVICE, connection);
@@ -457,7 +457,7 @@ describe('the outbox drainer', () => {
     h.connections.online(DEVICE, connection);
     h.drainer.start([DEVICE]);
     await eventually(async () => (await h!.statuses(DEVICE)).length === 1, 'sent');
-    const { requestRevoke } = await import('../../src/outbox/outbox-decisions.js');
+    const { requestRevoke } = await import('../../../src/outbox/stream/outbox-decisions.js');
     await h.outboxes.execute(DEVICE, requestRevoke(DEVICE, { waMessageId, to: '4915112345678', outboxId }));
     await eventually(async () => (await h!.statuses(DEVICE)).some((s) => s.status === 'deleted'), 'deleted');
     expect(connection.revoked).toEqual([waMessageId]);
@@ -490,7 +490,7 @@ async function restartAfterReceipt(before: Harness, outboxId: string, waMessageI
 async function queueStoredFile(h: Harness, outboxId: string, waMessageId: string) {
   await h.media.ensureDeviceDir(DEVICE);
   await writeFile(h.media.pathOf(DEVICE, outboxId), 'hello');
-  const { queueMessage } = await import('../../src/outbox/outbox-decisions.js');
+  const { queueMessage } = await import('../../../src/outbox/stream/outbox-decisions.js');
   await h.outboxes.execute(
     DEVICE,
     queueMessage(DEVICE, {

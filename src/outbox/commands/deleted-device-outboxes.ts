@@ -4,12 +4,12 @@
  * catches up on devices deleted while the process was down (or before it got to them).
  */
 import type { Logger } from 'pino';
-import type { EventStore } from '../eventstore/event-store.js';
-import { followAll } from '../eventstore/follow-all.js';
-import type { MediaStore } from '../media/media-store.js';
-import { dropOutbox } from './outbox-decisions.js';
-import { mediaOf } from './outbox-events.js';
-import type { Outboxes } from './outboxes.js';
+import type { EventStore } from '../../eventstore/event-store.js';
+import { followAll } from '../../eventstore/follow-all.js';
+import type { MediaStore } from '../../media/media-store.js';
+import { dropOutbox } from '../stream/outbox-decisions.js';
+import { mediaOf } from '../stream/outbox-events.js';
+import type { Outboxes } from '../stream/outboxes.js';
 
 export interface DeletedDeviceOutboxesDeps {
   store: EventStore;

@@ -1,16 +1,16 @@
 /**
- * Receipts through the outbox (src/outbox/outbox-receipts.ts) into the message's life as the message index
+ * Receipts through the outbox (src/outbox/commands/outbox-receipts.ts) into the message's life as the message index
  * shows it: a message the network refused after it was sent ends `failed`, its error in the status history.
  */
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { StoreMessageSink } from '../../src/actors/message-sink.js';
-import { MessageIndex } from '../../src/chats/message-index.js';
-import { OutboxReceipts } from '../../src/outbox/outbox-receipts.js';
-import { ProjectionRunner } from '../../src/projections/projection-runner.js';
-import { openReadModelDb } from '../../src/projections/read-model-db.js';
-import { eventually } from '../support/eventually.js';
-import { FakeConnection, type Harness, outboxHarness, text } from './support/harness.js';
+import { StoreMessageSink } from '../../../src/actors/message-sink.js';
+import { MessageIndex } from '../../../src/chats/message-index.js';
+import { OutboxReceipts } from '../../../src/outbox/commands/outbox-receipts.js';
+import { ProjectionRunner } from '../../../src/projections/projection-runner.js';
+import { openReadModelDb } from '../../../src/projections/read-model-db.js';
+import { eventually } from '../../support/eventually.js';
+import { FakeConnection, type Harness, outboxHarness, text } from '../support/harness.js';
 
 const DEVICE = 'shop-1';
 const PEER = '4915112345678';

@@ -2,8 +2,8 @@
  * The outboxes of this process's devices, each loaded from its stream on first use and kept.
  */
 import type { Logger } from 'pino';
-import type { EventStore } from '../eventstore/event-store.js';
-import { outboxStream } from '../messages/message-events.js';
+import type { EventStore } from '../../eventstore/event-store.js';
+import { outboxStream } from '../../messages/message-events.js';
 import { type Decide, DeviceOutbox, type Executed } from './device-outbox.js';
 
 export type OutboxChangeListener = (deviceId: string) => void;

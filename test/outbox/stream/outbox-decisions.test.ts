@@ -3,7 +3,7 @@
  * OutboxState.apply, the outbox's evolve), when a decision runs, then its events and its answer.
  */
 import { describe, expect, it } from 'vitest';
-import type { Decide } from '../../src/outbox/device-outbox.js';
+import type { Decide } from '../../../src/outbox/stream/device-outbox.js';
 import {
   RepeatedSend,
   cancelMessage,
@@ -15,12 +15,12 @@ import {
   recordSent,
   requestRevoke,
   startSending,
-} from '../../src/outbox/outbox-decisions.js';
-import { nextJob } from '../../src/outbox/outbox-drainer.js';
-import { nextStatus } from '../../src/outbox/message-status.js';
-import type { OutboxEvent } from '../../src/outbox/outbox-events.js';
-import { OutboxState } from '../../src/outbox/outbox-state.js';
-import { DomainError } from '../../src/errors/domain-error.js';
+} from '../../../src/outbox/stream/outbox-decisions.js';
+import { nextJob } from '../../../src/outbox/drain/outbox-drainer.js';
+import { nextStatus } from '../../../src/outbox/stream/message-status.js';
+import type { OutboxEvent } from '../../../src/outbox/stream/outbox-events.js';
+import { OutboxState } from '../../../src/outbox/stream/outbox-state.js';
+import { DomainError } from '../../../src/errors/domain-error.js';
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
 const queued = (n: number): OutboxEvent => ({

@@ -2,10 +2,10 @@
  * What the outbox decides, as pure functions of its state: each returns the events to append and the
  * answer, or throws a DomainError to refuse. DeviceOutbox.execute runs them one at a time per device.
  */
-import { DomainError } from '../errors/domain-error.js';
-import type { MessageStatusChangedData } from '../messages/message-events.js';
-import { statusEventId } from '../actors/message-sink.js';
-import type { Receipt } from '../engines/engine.js';
+import { DomainError } from '../../errors/domain-error.js';
+import type { MessageStatusChangedData } from '../../messages/message-events.js';
+import { statusEventId } from '../../actors/message-sink.js';
+import type { Receipt } from '../../engines/engine.js';
 import type { Decide, OutboxNewEvent } from './device-outbox.js';
 import { nextStatus } from './message-status.js';
 import type {
@@ -50,7 +50,7 @@ export class RepeatedSend extends Error {
   }
 }
 
-/** `legacyFingerprint`: the request's fingerprint as keys recorded before fingerprints were canonical have it (src/outbox/idempotency-keys.ts). */
+/** `legacyFingerprint`: the request's fingerprint as keys recorded before fingerprints were canonical have it (src/outbox/commands/idempotency-keys.ts). */
 export function queueMessage(
   deviceId: string,
   message: NewMessage,

@@ -5,11 +5,11 @@
  * try (startSending), so the sweep's period only bounds how late an offline device's message is reported.
  */
 import type { Logger } from 'pino';
-import type { MediaStore } from '../media/media-store.js';
-import { expireMessages } from './outbox-decisions.js';
-import { mediaOf } from './outbox-events.js';
-import type { OutboxReadModel } from './outbox-read-model.js';
-import type { Outboxes } from './outboxes.js';
+import type { MediaStore } from '../../media/media-store.js';
+import { expireMessages } from '../stream/outbox-decisions.js';
+import { mediaOf } from '../stream/outbox-events.js';
+import type { OutboxReadModel } from '../read-models/outbox-read-model.js';
+import type { Outboxes } from '../stream/outboxes.js';
 
 export const EXPIRY_SWEEP_MS = 1_000;
 

@@ -12,13 +12,13 @@
  */
 import PQueue from 'p-queue';
 import type { Logger } from 'pino';
-import type { OutboxSettings } from '../config.js';
-import { EngineError, type EngineConnection } from '../engines/engine.js';
-import { MediaUnavailableError } from '../media/media-fetcher.js';
-import type { MediaStore } from '../media/media-store.js';
-import { type Fence, FenceRejectedError } from '../eventstore/event-store.js';
+import type { OutboxSettings } from '../../config.js';
+import { EngineError, type EngineConnection } from '../../engines/engine.js';
+import { MediaUnavailableError } from '../../media/media-fetcher.js';
+import type { MediaStore } from '../../media/media-store.js';
+import { type Fence, FenceRejectedError } from '../../eventstore/event-store.js';
 import type { DeviceConnections } from './device-connections.js';
-import type { Decide, DeviceOutbox, Executed } from './device-outbox.js';
+import type { Decide, DeviceOutbox, Executed } from '../stream/device-outbox.js';
 import type { MessageDispatcher } from './message-dispatcher.js';
 import {
   recordAttemptFailed,
@@ -27,10 +27,10 @@ import {
   recordRevoked,
   recordSent,
   startSending,
-} from './outbox-decisions.js';
-import { type OutboxError, mediaOf } from './outbox-events.js';
-import type { OutboxState, PendingMessage } from './outbox-state.js';
-import type { Outboxes } from './outboxes.js';
+} from '../stream/outbox-decisions.js';
+import { type OutboxError, mediaOf } from '../stream/outbox-events.js';
+import type { OutboxState, PendingMessage } from '../stream/outbox-state.js';
+import type { Outboxes } from '../stream/outboxes.js';
 import { retryDelayMs } from './retry-delay.js';
 
 const WINDOW_MS = 60_000;

@@ -21,7 +21,7 @@
  * collided do not collide again at once; a command is decided again until it has lost MIN_CONFLICT_TRIES times
  * and CONFLICT_DEADLINE_MS have passed since its first loss.
  */
-import type { DecideWith, Decision as CommandDecision } from '../commands/decider.js';
+import type { DecideWith, Decision as CommandDecision } from '../../commands/decider.js';
 import {
   type AppendResult,
   type EventStore,
@@ -29,11 +29,11 @@ import {
   type NewEvent,
   type StoredEvent,
   WrongExpectedRevisionError,
-} from '../eventstore/event-store.js';
-import { outboxStream } from '../messages/message-events.js';
+} from '../../eventstore/event-store.js';
+import { outboxStream } from '../../messages/message-events.js';
 import type { OutboxEvent } from './outbox-events.js';
 import { OUTBOX_EVENT_TYPES } from './outbox-events.js';
-import { eventGuard } from '../eventstore/typed-events.js';
+import { eventGuard } from '../../eventstore/typed-events.js';
 import { OutboxState, type OutboxSnapshotState, type Undo } from './outbox-state.js';
 
 /** An event to append; `id` where a retry could append it twice (e.g. receipts). */

@@ -1,20 +1,20 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type AppendOptions, type NewEvent, WrongExpectedRevisionError } from '../../src/eventstore/event-store.js';
-import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
-import { outboxStream } from '../../src/messages/message-events.js';
-import { DeviceOutbox } from '../../src/outbox/device-outbox.js';
+import { type AppendOptions, type NewEvent, WrongExpectedRevisionError } from '../../../src/eventstore/event-store.js';
+import { SqliteEventStore } from '../../../src/eventstore/sqlite/sqlite-event-store.js';
+import { outboxStream } from '../../../src/messages/message-events.js';
+import { DeviceOutbox } from '../../../src/outbox/stream/device-outbox.js';
 import {
   RepeatedSend,
   cancelMessage,
   clearOutbox,
   queueMessage,
   recordReceipt,
-} from '../../src/outbox/outbox-decisions.js';
-import { DelegatingEventStore } from '../../src/eventstore/delegating-store.js';
-import type { OutboxSnapshotState } from '../../src/outbox/outbox-state.js';
-import { eventually } from '../support/eventually.js';
-import { tempDir } from '../support/temp-dir.js';
+} from '../../../src/outbox/stream/outbox-decisions.js';
+import { DelegatingEventStore } from '../../../src/eventstore/delegating-store.js';
+import type { OutboxSnapshotState } from '../../../src/outbox/stream/outbox-state.js';
+import { eventually } from '../../support/eventually.js';
+import { tempDir } from '../../support/temp-dir.js';
 
 const DEVICE = 'shop-1';
 const message = (n: number) => ({
