@@ -189,9 +189,9 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const receivedMedia = new InboundMediaStore(config.dataDir);
   // The inbox stream's one writer: inbound messages and chat activity, also the read receipts and late
   // media downloads the gateway records itself.
-  const inbox = new StoreMessageSink(store, contactsRecorder.listener);
+  const inbox = new StoreMessageSink(store, sendingCore.receipts, contactsRecorder.listener);
   const sink = new InboundMediaSink(
-    sendingCore.messageSink(inbox),
+    inbox,
     receivedMedia,
     inbox,
     {

@@ -2,7 +2,8 @@
  * Where a device's inbound messages, receipts and contact updates go. The default sink records inbound
  * messages through the inbox's decider (src/messages/inbox-decider.ts) with expected revisions, so an
  * engine that reports the same message twice (a reconnect replays it) records it once even when the
- * store has forgotten the event id; receipts and contacts go to their streams' own writers in the gateway.
+ * store has forgotten the event id; receipts and contacts go to their streams' own writers (receipts to the
+ * outbox's, so that `outbox-<deviceId>` has one writer).
  */
 import type { ChatActivity, Contact, InboundMessage, Receipt } from '../engines/engine.js';
 import { deterministicEventId, orderedUuid } from '../eventstore/event-id.js';
@@ -16,15 +17,7 @@ import {
   inboxDecider,
   inboxSnapshot,
 } from '../messages/inbox-decider.js';
-import {
-  type ChatEvent,
-  type MessageEvent,
-  type MessageReceivedData,
-  type MessageStatusChangedData,
-  chatEventOf,
-  inboxStream,
-  outboxStream,
-} from '../messages/message-events.js';
+import { type ChatEvent, type MessageReceivedData, chatEventOf, inboxStream } from '../messages/message-events.js';
 
 export interface MessageSink {
   /**
@@ -82,8 +75,13 @@ export function activityEventId(deviceId: string, activity: ChatActivity): strin
 export const inboundEventId = (deviceId: string, waMessageId: string): string =>
   deterministicEventId(`${deviceId}/${waMessageId}`);
 
-export const statusEventId = (deviceId: string, waMessageId: string, status: string): string =>
-  deterministicEventId(`${deviceId}/${waMessageId}/${status}`);
+/**
+ * Where receipts go: the outbox's receipt writer (src/outbox/commands/outbox-receipts.ts), which records them on
+ * `outbox-<deviceId>` through that stream's one writer, with the message's outboxId when the outbox sent it.
+ */
+export interface ReceiptRecorder {
+  record(deviceId: string, receipt: Receipt): Promise<void>;
+}
 
 /** Where contact reports go: the contacts recorder (src/contacts/contacts-recorder.ts); without one they are dropped. */
 export type ContactsListener = (deviceId: string, contacts: Contact[]) => void | Promise<void>;
@@ -100,7 +98,8 @@ export class StoreMessageSink implements MessageSink, InboxWriter {
   private readonly activityIds = new WeakMap<object, string>();
 
   constructor(
-    private readonly store: EventStore,
+    store: EventStore,
+    private readonly receipts: ReceiptRecorder,
     private readonly onContacts?: ContactsListener,
   ) {
     this.inbox = new CommandHandler({
@@ -125,20 +124,8 @@ export class StoreMessageSink implements MessageSink, InboxWriter {
     });
   }
 
-  /** `outboxId` is left out: the outbox knows which of its items a waMessageId belongs to and adds it. */
   async receipt(deviceId: string, receipt: Receipt): Promise<void> {
-    const data: MessageStatusChangedData = {
-      deviceId,
-      waMessageId: receipt.waMessageId,
-      status: receipt.status,
-      recipient: receipt.recipient,
-      timestamp: receipt.timestamp,
-      ...(receipt.error ? { error: receipt.error } : {}),
-    };
-    const event: MessageEvent = { type: 'MessageStatusChanged', data };
-    await this.store.append(outboxStream(deviceId), [
-      { id: statusEventId(deviceId, receipt.waMessageId, receipt.status), ...event },
-    ]);
+    await this.receipts.record(deviceId, receipt);
   }
 
   async contacts(deviceId: string, contacts: Contact[]): Promise<void> {

@@ -17,7 +17,7 @@ import type { EventStore } from '../eventstore/event-store.js';
 import type { SessionStateName } from '../sessions/session-events.js';
 import { type CommandResult, DeviceActor, type GroupReportListener, type SessionTransition } from './device-actor.js';
 import { type DeviceMachine, createDeviceMachine } from './device-machine.js';
-import { type ContactsListener, type MessageSink, StoreMessageSink } from './message-sink.js';
+import { type ContactsListener, type MessageSink, type ReceiptRecorder, StoreMessageSink } from './message-sink.js';
 import type { ReconnectSettings } from './reconnect-policy.js';
 import { Backoff } from './backoff.js';
 import { type SpoolSettings, isTransientStoreFailure } from './event-spool.js';
@@ -31,14 +31,19 @@ export interface DeviceDirectory {
   };
 }
 
-export interface SupervisorOptions {
+/**
+ * Where the actors' reports go: a sink, or the default sink (StoreMessageSink), which needs the writer its
+ * receipts go to (the outbox's, src/outbox/commands/outbox-receipts.ts).
+ */
+export type SupervisorOptions = SupervisorSettings &
+  ({ sink: MessageSink; receipts?: undefined } | { sink?: undefined; receipts: ReceiptRecorder });
+
+export interface SupervisorSettings {
   store: EventStore;
   engines: Engines;
   devices: DeviceDirectory;
   reconnect: ReconnectSettings;
   log: Logger;
-  /** Defaults to appending to the device's inbox and outbox streams. */
-  sink?: MessageSink;
   /** Extension point for the contacts read model (used by the default sink). */
   onContacts?: ContactsListener;
   /** Source of jitter (tests fix it). */
@@ -99,7 +104,10 @@ export class Supervisor {
 
   constructor(private readonly options: SupervisorOptions) {
     this.machine = createDeviceMachine(options.reconnect, options.random);
-    this.sink = options.sink ?? new StoreMessageSink(options.store, options.onContacts);
+    this.sink =
+      options.sink === undefined
+        ? new StoreMessageSink(options.store, options.receipts, options.onContacts)
+        : options.sink;
   }
 
   open(deviceId: string): Promise<CommandResult> {

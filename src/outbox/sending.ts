@@ -5,7 +5,6 @@
  */
 import type Database from 'better-sqlite3';
 import type { Logger } from 'pino';
-import type { MessageSink } from '../actors/message-sink.js';
 import type { Config } from '../config.js';
 import { newWaMessageId } from '../messages/message-id.js';
 import type { EventStore } from '../eventstore/event-store.js';
@@ -31,27 +30,25 @@ import { CombinedProjection } from './read-models/sending-projection.js';
 
 /**
  * What must exist before the device actors and the projection runner start: the outbox read models (the
- * runner feeds them) and the outboxes (receipts from the actors' engines are recorded through them).
+ * runner feeds them) and the outboxes (receipts from the actors' engines are recorded through them, `receipts`).
  */
 export class SendingCore {
   readonly outboxView: OutboxReadModel;
   readonly idempotencyView: IdempotencyReadModel;
   readonly outboxes: Outboxes;
+  /** The message sink's receipt writer: receipts are recorded by the outbox, the one writer of its stream. */
+  readonly receipts: OutboxReceipts;
 
   /** `otherWriters`: several processes append to the outbox streams (leases on). */
   constructor(db: Database.Database, store: EventStore, log: Logger, otherWriters = false) {
     this.outboxView = new OutboxReadModel(db);
     this.idempotencyView = new IdempotencyReadModel(db);
     this.outboxes = new Outboxes(store, log, undefined, otherWriters);
+    this.receipts = new OutboxReceipts(this.outboxes, this.outboxView);
   }
 
   get projections(): Projection[] {
     return [new CombinedProjection('sending', [this.outboxView, this.idempotencyView])];
-  }
-
-  /** The device actors' message sink, with receipts recorded by the outbox (the one writer of its stream). */
-  messageSink(inner: MessageSink): MessageSink {
-    return new OutboxReceipts(inner, this.outboxes, this.outboxView);
   }
 }
 

@@ -12,6 +12,7 @@ import {
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
 import type { ChatEvent } from '../../src/messages/message-events.js';
 import { tempDir } from '../support/temp-dir.js';
+import { outboxReceipts } from '../support/outbox-receipts.js';
 
 /** Counts the appends the store refused for a stale expected revision: a second writer shows up there. */
 class ConflictCountingStore extends DelegatingEventStore {
@@ -43,7 +44,7 @@ describe('the message sink as the inbox writer', () => {
   it('records read receipts and late media between inbound messages without a conflict, and a repeat once', async () => {
     const inner = new SqliteEventStore(join(tempDir('dmg-sink-'), 'events.sqlite'));
     const store = new ConflictCountingStore(inner);
-    const sink = new StoreMessageSink(store);
+    const sink = new StoreMessageSink(store, outboxReceipts(store));
     try {
       await sink.received('dev', inbound('A1'));
       const read: ChatEvent = {
@@ -82,7 +83,7 @@ describe('the message sink as the inbox writer', () => {
         code: 'refused_by_network',
         message: 'WhatsApp refused the message after it was sent (error 463)',
       };
-      await new StoreMessageSink(store).receipt('dev', {
+      await new StoreMessageSink(store, outboxReceipts(store)).receipt('dev', {
         waMessageId: 'W1',
         status: 'failed',
         recipient: '4915111111111',

@@ -7,7 +7,6 @@ import type { Logger } from 'pino';
 import type { EventStore } from '../../eventstore/event-store.js';
 import { followAll } from '../../eventstore/follow-all.js';
 import type { MediaStore } from '../../media/media-store.js';
-import { dropOutbox } from '../stream/outbox-decisions.js';
 import { mediaOf } from '../stream/outbox-events.js';
 import type { Outboxes } from '../stream/outboxes.js';
 
@@ -48,7 +47,11 @@ export class DeletedDeviceOutboxes {
 
   private async drop(deviceId: string): Promise<void> {
     try {
-      const { result } = await this.deps.outboxes.execute(deviceId, dropOutbox(deviceId, Date.now()));
+      const { result } = await this.deps.outboxes.execute(deviceId, {
+        type: 'DropOutbox',
+        deviceId,
+        now: Date.now(),
+      });
       await Promise.all(
         result.filter((m) => mediaOf(m.content) !== undefined).map((m) => this.deps.media.remove(deviceId, m.outboxId)),
       );

@@ -163,6 +163,9 @@ export type OutboxEvent =
   | { type: 'OutboxMessageEdited'; data: OutboxMessageEditedData }
   | { type: 'MessageStatusChanged'; data: MessageStatusChangedData };
 
+/** An event to append; `id` where a retry could append it twice (receipts). */
+export type OutboxNewEvent = OutboxEvent & { id?: string };
+
 export type OutboxEventType = OutboxEvent['type'];
 
 export const OUTBOX_EVENT_TYPES: ReadonlySet<string> = new Set<OutboxEventType>([

@@ -115,6 +115,23 @@ export class OutboxState {
     };
   }
 
+  /**
+   * A copy that later changes of either do not reach, everything included (items copied one level deep, as
+   * toSnapshot: their content is never changed in place): what the decider's pure evolve starts from.
+   */
+  clone(): OutboxState {
+    const copy = new OutboxState();
+    for (const [outboxId, message] of this.messages) copy.messages.set(outboxId, { ...message });
+    for (const [waMessageId, revoke] of this.revokes) copy.revokes.set(waMessageId, { ...revoke });
+    for (const [waMessageId, outboxId] of this.outboxIdByWaId) copy.outboxIdByWaId.set(waMessageId, outboxId);
+    for (const receipt of this.recentReceipts) copy.recentReceipts.add(receipt);
+    for (const [waMessageId, left] of this.recentlyLeft) copy.recentlyLeft.set(waMessageId, { ...left });
+    for (const [key, record] of this.keys) copy.keys.set(key, record);
+    copy.starts = [...this.starts];
+    copy.lastSeq = this.lastSeq;
+    return copy;
+  }
+
   get size(): number {
     return this.messages.size + this.revokes.size;
   }

@@ -17,7 +17,6 @@ import { outboxStream } from '../../../src/messages/message-events.js';
 import { OutboundGuard } from '../../../src/net/outbound-guard.js';
 import type { DeviceConnections, SessionStateListener } from '../../../src/outbox/drain/device-connections.js';
 import { MessageDispatcher } from '../../../src/outbox/drain/message-dispatcher.js';
-import { queueMessage } from '../../../src/outbox/stream/outbox-decisions.js';
 import { type DeviceFences, OutboxDrainer } from '../../../src/outbox/drain/outbox-drainer.js';
 import type { OutboxEvent, QueuedContent } from '../../../src/outbox/stream/outbox-events.js';
 import { Outboxes } from '../../../src/outbox/stream/outboxes.js';
@@ -162,7 +161,7 @@ export async function outboxHarness(
         content,
         createdAt: new Date().toISOString(),
       };
-      await outboxes.execute(deviceId, queueMessage(deviceId, message));
+      await outboxes.execute(deviceId, { type: 'QueueMessage', deviceId, message });
       return { outboxId: message.outboxId, waMessageId: message.waMessageId };
     },
     events,
