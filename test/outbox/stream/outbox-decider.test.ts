@@ -318,11 +318,7 @@ describe('the outbox decider', () => {
       receipt: r,
       ...(sent === undefined ? {} : { sent: sent && { outboxId: 'o1', to: PEER, ...sent } }),
     });
-    const recorded = (
-      s: Receipt['status'],
-      error?: OutboxError,
-      outboxId: string | null = 'o1',
-    ): OutboxNewEvent => ({
+    const recorded = (s: Receipt['status'], error?: OutboxError, outboxId: string | null = 'o1'): OutboxNewEvent => ({
       id: expect.stringMatching(/^[0-9a-f-]{36}$/) as unknown as string,
       type: 'MessageStatusChanged',
       data: {
