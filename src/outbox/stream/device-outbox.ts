@@ -1,7 +1,7 @@
 /**
  * The one writer of a device's outbox stream in this process (docs/architecture.md, invariant 3): every command, receipts
- * included, is decided here against the state folded from the stream and appended with the stream's
- * expected revision.
+ * included, is decided here by the outbox decider (outbox-decider.ts) against the state folded from the stream and
+ * appended with the stream's expected revision.
  *
  * Commands are decided at once, in the order they arrive, and their appends pipelined: each is submitted
  * right away with the revision the appends before it will leave, so concurrent sends to one device share

@@ -1,7 +1,8 @@
 /**
- * A device's outbox as its stream says: the messages not yet accepted by the network (FIFO) and the
- * revokes not yet done. Pure fold over OutboxEvents; no I/O. Messages that left the outbox are not kept
- * here (the outbox read model remembers them), so the state stays as small as the backlog.
+ * A device's outbox as its stream says, the state of the outbox decider (outbox-decider.ts): the messages not
+ * yet accepted by the network (FIFO) and the revokes not yet done. `apply` folds an event into it in place (the
+ * writer's fold, DeviceOutbox; the decider's pure evolve applies it to a clone); no I/O. Messages that left the
+ * outbox are not kept here (the outbox read model remembers them), so the state stays as small as the backlog.
  */
 import { nextStatus } from './message-status.js';
 import type { ReplyTarget } from '../../engines/engine.js';

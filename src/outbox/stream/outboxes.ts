@@ -1,5 +1,6 @@
 /**
- * The outboxes of this process's devices, each loaded from its stream on first use and kept.
+ * The outboxes of this process's devices, each loaded from its stream on first use and kept: the writers of the
+ * `outbox-<deviceId>` streams (DeviceOutbox), through which every outbox command goes.
  */
 import type { Logger } from 'pino';
 import type { EventStore } from '../../eventstore/event-store.js';
