@@ -196,7 +196,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   // media downloads the gateway records itself.
   const inbox = new InboxCommands(store);
   const sink = new InboundMediaSink(
-    sendingCore.messageSink(new StoreMessageSink(store, contactsRecorder.listener, inbox)),
+    new StoreMessageSink(store, sendingCore.receipts, contactsRecorder.listener, inbox),
     receivedMedia,
     inbox,
     {

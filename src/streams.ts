@@ -29,9 +29,9 @@ import { InboxCommands } from './inbox/inbox-commands.js';
 import { inboxDecider } from './inbox/inbox-decider.js';
 import { INBOX_EVENT_TYPES, inboxStream } from './inbox/inbox-events.js';
 import { outboxStream } from './messages/message-events.js';
-import { DeviceOutbox } from './outbox/device-outbox.js';
-import { OUTBOX_EVENT_TYPES } from './outbox/outbox-events.js';
-import { OutboxState } from './outbox/outbox-state.js';
+import { DeviceOutbox } from './outbox/stream/device-outbox.js';
+import { OUTBOX_EVENT_TYPES } from './outbox/stream/outbox-events.js';
+import { outboxDecider } from './outbox/stream/outbox-decider.js';
 import { createSessionDecider } from './sessions/session-decider.js';
 import { SessionCommands } from './sessions/session-commands.js';
 import { SESSION_EVENT_TYPES, sessionStream } from './sessions/session-events.js';
@@ -84,10 +84,9 @@ export const STREAMS: readonly StreamKind[] = [
     prefix: 'outbox-',
     stream: outboxStream,
     eventTypes: OUTBOX_EVENT_TYPES,
-    eventsFile: 'src/outbox/outbox-events.ts',
-    // Its evolve; its decisions are one function per command (src/outbox/outbox-decisions.ts).
-    decider: declared('src/outbox/outbox-state.ts', 'OutboxState', OutboxState),
-    writer: declared('src/outbox/device-outbox.ts', 'DeviceOutbox', DeviceOutbox),
+    eventsFile: 'src/outbox/stream/outbox-events.ts',
+    decider: declared('src/outbox/stream/outbox-decider.ts', 'outboxDecider', outboxDecider),
+    writer: declared('src/outbox/stream/device-outbox.ts', 'DeviceOutbox', DeviceOutbox),
   },
   {
     prefix: 'inbox-',

@@ -1,14 +1,12 @@
 /**
  * Where a device's inbound messages, receipts and contact updates go. The default sink hands inbound
- * messages and chat activity to the inbox stream's one writer (src/inbox/inbox-commands.ts); receipts and
- * contacts go to their streams' own writers in the gateway.
+ * messages and chat activity to the inbox stream's one writer (src/inbox/inbox-commands.ts); receipts go to the
+ * outbox's receipt writer (so that `outbox-<deviceId>` has one writer), contacts to the contacts recorder.
  */
 import type { ChatActivity, Contact, InboundMessage, Receipt } from '../engines/engine.js';
-import { deterministicEventId } from '../eventstore/event-id.js';
 import type { EventStore } from '../eventstore/event-store.js';
 import { InboxCommands } from '../inbox/inbox-commands.js';
 import type { MessageReceivedData } from '../inbox/inbox-events.js';
-import { type MessageStatusChangedData, outboxStream } from '../messages/message-events.js';
 
 export interface MessageSink {
   /**
@@ -39,15 +37,21 @@ export function receivedDataOf(deviceId: string, message: InboundMessage): Messa
   return data;
 }
 
-export const statusEventId = (deviceId: string, waMessageId: string, status: string): string =>
-  deterministicEventId(`${deviceId}/${waMessageId}/${status}`);
+/**
+ * Where receipts go: the outbox's receipt writer (src/outbox/commands/outbox-receipts.ts), which records them on
+ * `outbox-<deviceId>` through that stream's one writer, with the message's outboxId when the outbox sent it.
+ */
+export interface ReceiptRecorder {
+  record(deviceId: string, receipt: Receipt): Promise<void>;
+}
 
 /** Where contact reports go: the contacts recorder (src/contacts/contacts-recorder.ts); without one they are dropped. */
 export type ContactsListener = (deviceId: string, contacts: Contact[]) => void | Promise<void>;
 
 export class StoreMessageSink implements MessageSink {
   constructor(
-    private readonly store: EventStore,
+    store: EventStore,
+    private readonly receipts: ReceiptRecorder,
     private readonly onContacts?: ContactsListener,
     /** The inbox stream's one writer in this process (the gateway shares it with what it records itself). */
     private readonly inbox = new InboxCommands(store),
@@ -57,20 +61,8 @@ export class StoreMessageSink implements MessageSink {
     await this.inbox.receive(deviceId, receivedDataOf(deviceId, message));
   }
 
-  /** `outboxId` is left out: the outbox knows which of its items a waMessageId belongs to and adds it. */
   async receipt(deviceId: string, receipt: Receipt): Promise<void> {
-    const data: MessageStatusChangedData = {
-      deviceId,
-      waMessageId: receipt.waMessageId,
-      status: receipt.status,
-      recipient: receipt.recipient,
-      timestamp: receipt.timestamp,
-      ...(receipt.error ? { error: receipt.error } : {}),
-    };
-    const event = { type: 'MessageStatusChanged', data };
-    await this.store.append(outboxStream(deviceId), [
-      { id: statusEventId(deviceId, receipt.waMessageId, receipt.status), ...event },
-    ]);
+    await this.receipts.record(deviceId, receipt);
   }
 
   async contacts(deviceId: string, contacts: Contact[]): Promise<void> {

@@ -19,7 +19,7 @@ import type { SessionStateName } from '../sessions/session-events.js';
 import { DeviceActor, type GroupReportListener } from './device-actor.js';
 import type { CommandResult, SessionTransition } from '../sessions/session-commands.js';
 import { type DeviceMachine, createDeviceMachine } from '../sessions/device-machine.js';
-import { type ContactsListener, type MessageSink, StoreMessageSink } from './message-sink.js';
+import { type ContactsListener, type MessageSink, type ReceiptRecorder, StoreMessageSink } from './message-sink.js';
 import type { ReconnectSettings } from '../sessions/reconnect-policy.js';
 import { Backoff } from './backoff.js';
 import { type SpoolSettings, isTransientStoreFailure } from './event-spool.js';
@@ -33,14 +33,19 @@ export interface DeviceDirectory {
   };
 }
 
-export interface SupervisorOptions {
+/**
+ * Where the actors' reports go: a sink, or the default sink (StoreMessageSink), which needs the writer its
+ * receipts go to (the outbox's, src/outbox/commands/outbox-receipts.ts).
+ */
+export type SupervisorOptions = SupervisorSettings &
+  ({ sink: MessageSink; receipts?: undefined } | { sink?: undefined; receipts: ReceiptRecorder });
+
+export interface SupervisorSettings {
   store: EventStore;
   engines: Engines;
   devices: DeviceDirectory;
   reconnect: ReconnectSettings;
   log: Logger;
-  /** Defaults to appending to the device's inbox and outbox streams. */
-  sink?: MessageSink;
   /** Extension point for the contacts read model (used by the default sink). */
   onContacts?: ContactsListener;
   /** Source of jitter (tests fix it). */
@@ -101,7 +106,10 @@ export class Supervisor {
 
   constructor(private readonly options: SupervisorOptions) {
     this.machine = createDeviceMachine(options.reconnect, options.random);
-    this.sink = options.sink ?? new StoreMessageSink(options.store, options.onContacts);
+    this.sink =
+      options.sink === undefined
+        ? new StoreMessageSink(options.store, options.receipts, options.onContacts)
+        : options.sink;
   }
 
   open(deviceId: string): Promise<CommandResult> {

@@ -11,8 +11,8 @@ import type { InboxEvent } from '../inbox/inbox-events.js';
 import type { Projection } from '../projections/projection.js';
 import { BulkInsert } from '../projections/bulk-insert.js';
 import { RowBuffer } from '../projections/row-buffer.js';
-import { type OutboxEvent, type QueuedContent, mediaOf } from '../outbox/outbox-events.js';
-import { nextStatus } from '../outbox/message-status.js';
+import { type OutboxEvent, type QueuedContent, mediaOf } from '../outbox/stream/outbox-events.js';
+import { nextStatus } from '../outbox/stream/message-status.js';
 import {
   CHAT_COLUMNS,
   CHAT_KEYS,

@@ -4,8 +4,8 @@
  */
 import type Database from 'better-sqlite3';
 import type { InboundMedia } from '../messages/message-events.js';
-import type { QueuedContent } from '../outbox/outbox-events.js';
-import type { QuotedMessage, SeenMessage, SeenMessages } from '../outbox/seen-messages.js';
+import type { QueuedContent } from '../outbox/stream/outbox-events.js';
+import type { QuotedMessage, SeenMessage, SeenMessages } from '../outbox/commands/seen-messages.js';
 import { ROW_COLUMNS, type Row } from './message-index-schema.js';
 
 export class IndexedSeenMessages implements SeenMessages {

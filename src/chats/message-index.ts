@@ -16,7 +16,7 @@
  * media retention reads (message-index-retention.ts).
  */
 import type Database from 'better-sqlite3';
-import type { SeenMessages } from '../outbox/seen-messages.js';
+import type { SeenMessages } from '../outbox/commands/seen-messages.js';
 import { MessageIndexProjection } from './message-index-projection.js';
 import { MessageIndexQueries } from './message-index-queries.js';
 import { MessageIndexRetention } from './message-index-retention.js';

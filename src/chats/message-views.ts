@@ -5,7 +5,7 @@
 import type { InboundMedia, InboundType, MessageStatus } from '../messages/message-events.js';
 import { isGroupId } from '../messages/chat-id.js';
 import { mediaUrlOf } from '../media/media-url.js';
-import { type QueuedContent, mediaOf } from '../outbox/outbox-events.js';
+import { type QueuedContent, mediaOf } from '../outbox/stream/outbox-events.js';
 import type { Row } from './message-index-schema.js';
 
 /** A reaction on a message: the latest emoji of each sender ("" for this account itself). */

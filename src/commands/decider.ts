@@ -32,5 +32,16 @@ export interface Decision<Event, Result> {
   result: Result;
 }
 
-/** A command already bound to its arguments, decided on a state: pure, as `Decider.decide`. */
-export type DecideWith<State, Event, Result> = (state: State) => Decision<Event, Result>;
+/**
+ * A decider whose decisions also answer their caller (the outbox: the message queued, what to send next, or
+ * that an Idempotency-Key was used already): `decide` returns the events and a result, as a value, never as
+ * control flow thrown. Refusals are DomainErrors as with `Decider`.
+ */
+export interface AnsweringDecider<State, Command, Event extends TypedEvent, Result> {
+  readonly eventTypes: ReadonlySet<string>;
+  initialState(): State;
+  /** Pure: never changes `state` in place. */
+  evolve(state: State, event: Event): State;
+  /** Pure: the events that record the command (`[]` when it changes nothing) and the caller's answer. */
+  decide(command: Command, state: State): Decision<Event, Result>;
+}

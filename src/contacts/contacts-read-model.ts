@@ -10,7 +10,7 @@ import type { DeviceEvent } from '../devices/device-events.js';
 import type { StoredEvent } from '../eventstore/event-store.js';
 import { eventGuard } from '../eventstore/typed-events.js';
 import type { MessageReceivedData } from '../inbox/inbox-events.js';
-import type { OutboxMessageQueuedData } from '../outbox/outbox-events.js';
+import type { OutboxMessageQueuedData } from '../outbox/stream/outbox-events.js';
 import { BulkInsert } from '../projections/bulk-insert.js';
 import type { Projection } from '../projections/projection.js';
 import type { ContactEvent } from './contact-events.js';

@@ -1,6 +1,6 @@
 /**
  * The kinds of media a message carries and where their bytes are. The outbox records them in its events
- * (src/outbox/outbox-events.ts); the media modules read, check and keep them.
+ * (src/outbox/stream/outbox-events.ts); the media modules read, check and keep them.
  */
 export const MEDIA_KINDS = ['image', 'audio', 'video', 'file', 'sticker'] as const;
 export type MediaKind = (typeof MEDIA_KINDS)[number];

@@ -2,7 +2,7 @@
  * What messages are made of, shared by the inbox (src/inbox), the outbox (src/outbox) and the engines: message
  * kinds and statuses, quotes, contact cards, polls, received media, a received message as the network reports it.
  *
- * MessageStatusChanged lives on `outbox-<deviceId>` beside the outbox's own events (src/outbox/outbox-events.ts):
+ * MessageStatusChanged lives on `outbox-<deviceId>` beside the outbox's own events (src/outbox/stream/outbox-events.ts):
  * every status after `queued` (sent, delivered, read, played, failed, cancelled, deleted) is one; its data is the
  * `message.status` webhook payload as it is (docs/architecture.md, "Webhooks").
  */

@@ -5,53 +5,50 @@
  */
 import type Database from 'better-sqlite3';
 import type { Logger } from 'pino';
-import type { MessageSink } from '../actors/message-sink.js';
 import type { Config } from '../config.js';
 import { newWaMessageId } from '../messages/message-id.js';
 import type { EventStore } from '../eventstore/event-store.js';
-import { IdempotencyKeys } from './idempotency-keys.js';
-import { IdempotencyReadModel } from './idempotency-read-model.js';
+import { IdempotencyKeys } from './commands/idempotency-keys.js';
+import { IdempotencyReadModel } from './read-models/idempotency-read-model.js';
 import { MediaFetcher } from '../media/media-fetcher.js';
 import { MediaIntake } from '../media/media-intake.js';
 import { MediaStore } from '../media/media-store.js';
 import type { OutboundGuard } from '../net/outbound-guard.js';
 import type { Projection } from '../projections/projection.js';
 import type { ProjectionRunner } from '../projections/projection-runner.js';
-import { DeletedDeviceOutboxes } from './deleted-device-outboxes.js';
-import type { DeviceConnections } from './device-connections.js';
-import { MessageDispatcher } from './message-dispatcher.js';
-import { OutboxDrainer, type OutboxDrainerDeps } from './outbox-drainer.js';
-import { OutboxExpiry } from './outbox-expiry.js';
-import { OutboxReadModel } from './outbox-read-model.js';
-import { OutboxReceipts } from './outbox-receipts.js';
-import { Outboxes } from './outboxes.js';
-import { SendCommands } from './send-commands.js';
-import type { SeenMessages } from './seen-messages.js';
-import { CombinedProjection } from './sending-projection.js';
+import { DeletedDeviceOutboxes } from './commands/deleted-device-outboxes.js';
+import type { DeviceConnections } from './drain/device-connections.js';
+import { MessageDispatcher } from './drain/message-dispatcher.js';
+import { OutboxDrainer, type OutboxDrainerDeps } from './drain/outbox-drainer.js';
+import { OutboxExpiry } from './commands/outbox-expiry.js';
+import { OutboxReadModel } from './read-models/outbox-read-model.js';
+import { OutboxReceipts } from './commands/outbox-receipts.js';
+import { Outboxes } from './stream/outboxes.js';
+import { SendCommands } from './commands/send-commands.js';
+import type { SeenMessages } from './commands/seen-messages.js';
+import { CombinedProjection } from './read-models/sending-projection.js';
 
 /**
  * What must exist before the device actors and the projection runner start: the outbox read models (the
- * runner feeds them) and the outboxes (receipts from the actors' engines are recorded through them).
+ * runner feeds them) and the outboxes (receipts from the actors' engines are recorded through them, `receipts`).
  */
 export class SendingCore {
   readonly outboxView: OutboxReadModel;
   readonly idempotencyView: IdempotencyReadModel;
   readonly outboxes: Outboxes;
+  /** The message sink's receipt writer: receipts are recorded by the outbox, the one writer of its stream. */
+  readonly receipts: OutboxReceipts;
 
   /** `otherWriters`: several processes append to the outbox streams (leases on). */
   constructor(db: Database.Database, store: EventStore, log: Logger, otherWriters = false) {
     this.outboxView = new OutboxReadModel(db);
     this.idempotencyView = new IdempotencyReadModel(db);
     this.outboxes = new Outboxes(store, log, undefined, otherWriters);
+    this.receipts = new OutboxReceipts(this.outboxes, this.outboxView);
   }
 
   get projections(): Projection[] {
     return [new CombinedProjection('sending', [this.outboxView, this.idempotencyView])];
-  }
-
-  /** The device actors' message sink, with receipts recorded by the outbox (the one writer of its stream). */
-  messageSink(inner: MessageSink): MessageSink {
-    return new OutboxReceipts(inner, this.outboxes, this.outboxView);
   }
 }
 

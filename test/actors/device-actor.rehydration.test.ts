@@ -12,6 +12,7 @@ import { tempDir } from '../support/temp-dir.js';
 import { FakeEngine } from './support/fake-engine.js';
 import { sessionStates } from '../support/sessions.js';
 import { eventually } from '../support/eventually.js';
+import { outboxReceipts } from '../support/outbox-receipts.js';
 
 const SETTINGS = { baseDelayMs: 1, maxDelayMs: 5, jitter: 0, maxAttempts: 3 };
 const ACCOUNT = { phone: '4915100000042', jid: '4915100000042@s.whatsapp.net' };
@@ -47,7 +48,7 @@ describe('rehydrating a device from its snapshot and the events after it', () =>
       resolveEngine: async () => engine,
       store: on,
       machine: createDeviceMachine(SETTINGS),
-      sink: new StoreMessageSink(on),
+      sink: new StoreMessageSink(on, outboxReceipts(on)),
       log: pino({ level: 'silent' }),
       onTransition: () => undefined,
       snapshotEvery: 4,

@@ -20,6 +20,7 @@ import { FailingWritesStore } from '../support/failing-store.js';
 import { tempDir } from '../support/gateway.js';
 import { FakeEngine } from './support/fake-engine.js';
 import { sessionChanges } from '../support/sessions.js';
+import { outboxReceipts } from '../support/outbox-receipts.js';
 
 const SETTINGS = { baseDelayMs: 1, maxDelayMs: 5, jitter: 0.2, maxAttempts: 3 };
 const ACCOUNT = { phone: '4915100000042', jid: '4915100000042@s.whatsapp.net' };
@@ -51,7 +52,7 @@ describe('engine reports while the store cannot write', () => {
       resolveEngine: async () => engine,
       store,
       machine: createDeviceMachine(SETTINGS),
-      sink: new StoreMessageSink(store, new ContactsRecorder(store).listener),
+      sink: new StoreMessageSink(store, outboxReceipts(store), new ContactsRecorder(store).listener),
       log: pino({ level: 'silent' }),
       onTransition: () => undefined,
       spool: { baseDelayMs: 5, maxDelayMs: 50 },

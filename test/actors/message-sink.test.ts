@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { StoreMessageSink } from '../../src/actors/message-sink.js';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
+import { outboxReceipts } from '../support/outbox-receipts.js';
 import { tempDir } from '../support/temp-dir.js';
 
 describe('the message sink', () => {
@@ -13,7 +14,7 @@ describe('the message sink', () => {
         code: 'refused_by_network',
         message: 'WhatsApp refused the message after it was sent (error 463)',
       };
-      await new StoreMessageSink(store).receipt('dev', {
+      await new StoreMessageSink(store, outboxReceipts(store)).receipt('dev', {
         waMessageId: 'W1',
         status: 'failed',
         recipient: '4915111111111',

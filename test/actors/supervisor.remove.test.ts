@@ -19,6 +19,7 @@ import { Engines } from '../../src/engines/engines.js';
 import { SandboxEngine } from '../../src/engines/sandbox/sandbox-engine.js';
 import { eventually } from '../support/eventually.js';
 import { tempDir } from '../support/temp-dir.js';
+import { outboxReceipts } from '../support/outbox-receipts.js';
 
 /** Refuses the next `refuseSessionAppends` appends to session streams, as a busy database would. */
 class HiccupStore extends DelegatingEventStore {
@@ -46,6 +47,7 @@ describe("removing a deleted device's session", () => {
       devices: { list: () => ({ items: [], nextAfter: null }) },
       reconnect: { baseDelayMs: 1, maxDelayMs: 5, jitter: 0, maxAttempts: 3 },
       log: pino({ level: 'silent' }),
+      receipts: outboxReceipts(store),
       ...(cluster
         ? {
             cluster: {

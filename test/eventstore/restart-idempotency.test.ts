@@ -12,13 +12,13 @@ import type { EventStore } from '../../src/eventstore/event-store.js';
 import { openEventStoreDbStore } from '../../src/eventstore/eventstoredb/eventstoredb-event-store.js';
 import { outboxStream } from '../../src/messages/message-events.js';
 import { inboxStream } from '../../src/inbox/inbox-events.js';
-import { queueMessage, recordReceipt } from '../../src/outbox/outbox-decisions.js';
-import { Outboxes } from '../../src/outbox/outboxes.js';
+import { Outboxes } from '../../src/outbox/stream/outboxes.js';
 import { pino } from 'pino';
 import { type WebhookDeliveryAttemptedData, webhooksStream } from '../../src/webhooks/delivery-events.js';
 import { createLaneWriter } from '../../src/webhooks/webhooks.js';
 import { type EsdbTestServer, startEsdbTestServer } from '../support/esdb-test-server.js';
 import { eventually } from '../support/eventually.js';
+import { outboxReceipts } from '../support/outbox-receipts.js';
 
 let server: EsdbTestServer;
 const opened: EventStore[] = [];
@@ -53,13 +53,13 @@ describe('inbound messages on EventStoreDB', () => {
   it('records a message WhatsApp delivers again after the server restarted once', async () => {
     const store = await open();
     const device = `dev${randomUUID().slice(0, 8)}`;
-    const sink = new StoreMessageSink(store);
+    const sink = new StoreMessageSink(store, outboxReceipts(store));
     await sink.received(device, inbound('A'));
     await sink.received(device, inbound('B'));
     await server.restart();
     await eventually(async () => (await sink.received(device, inbound('A')), true), 'the sink after the restart');
     // A new process (nothing in memory) meets the same replay.
-    await new StoreMessageSink(store).received(device, inbound('B'));
+    await new StoreMessageSink(store, outboxReceipts(store)).received(device, inbound('B'));
     await sink.received(device, inbound('C'));
     expect(await waIdsIn(store, device)).toEqual(['A', 'B', 'C']);
   });
@@ -67,7 +67,7 @@ describe('inbound messages on EventStoreDB', () => {
   it('records once a message whose first append landed but timed out, retried after a restart', async () => {
     const store = await open({ operationDeadlineMs: 300 });
     const device = `dev${randomUUID().slice(0, 8)}`;
-    const sink = new StoreMessageSink(store);
+    const sink = new StoreMessageSink(store, outboxReceipts(store));
     await sink.received(device, inbound('A'));
     server.appendDelayMs = 1_000; // written by the server, but after the client gave up
     await expect(sink.received(device, inbound('B'))).rejects.toThrow();
@@ -134,21 +134,15 @@ describe('receipts on EventStoreDB', () => {
       recipient: '4915112345678',
       timestamp: 5,
     };
-    const none = () => undefined;
+    const recordReceipt = { type: 'RecordReceipt', deviceId: device, receipt, sent: null } as const;
     const outboxes = new Outboxes(store, log);
-    await outboxes.execute(device, queueMessage(device, sent));
-    await outboxes.execute(device, recordReceipt(device, receipt, none));
+    await outboxes.execute(device, { type: 'QueueMessage', deviceId: device, message: sent });
+    await outboxes.execute(device, recordReceipt);
     await server.restart();
-    await eventually(
-      async () => (await outboxes.execute(device, recordReceipt(device, receipt, none)), true),
-      'the outbox after the restart',
-    );
+    await eventually(async () => (await outboxes.execute(device, recordReceipt), true), 'the outbox after the restart');
     // A new process: the outbox is loaded from the store.
     const fresh = new Outboxes(store, log);
-    await eventually(
-      async () => (await fresh.execute(device, recordReceipt(device, receipt, none)), true),
-      'a new outbox after the restart',
-    );
+    await eventually(async () => (await fresh.execute(device, recordReceipt), true), 'a new outbox after the restart');
     const statuses = (await store.readStream(outboxStream(device))).filter(
       (event) => event.type === 'MessageStatusChanged',
     );

@@ -9,8 +9,8 @@ import { openEventStoreDbStore } from '../../src/eventstore/eventstoredb/eventst
 import { followAll } from '../../src/eventstore/follow-all.js';
 import { EventMetrics } from '../../src/metrics/event-metrics.js';
 import { Metrics } from '../../src/metrics/metrics.js';
-import { DeletedDeviceOutboxes } from '../../src/outbox/deleted-device-outboxes.js';
-import type { Outboxes } from '../../src/outbox/outboxes.js';
+import { DeletedDeviceOutboxes } from '../../src/outbox/commands/deleted-device-outboxes.js';
+import type { Outboxes } from '../../src/outbox/stream/outboxes.js';
 import { type EsdbTestServer, startEsdbTestServer } from '../support/esdb-test-server.js';
 import { eventually } from '../support/eventually.js';
 

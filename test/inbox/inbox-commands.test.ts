@@ -12,6 +12,7 @@ import {
 } from '../../src/eventstore/event-store.js';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
 import type { ChatEvent } from '../../src/inbox/inbox-events.js';
+import { outboxReceipts } from '../support/outbox-receipts.js';
 import { tempDir } from '../support/temp-dir.js';
 
 /** Counts the appends the store refused for a stale expected revision: a second writer shows up there. */
@@ -46,7 +47,7 @@ describe('the inbox writer', () => {
     const store = new ConflictCountingStore(inner);
     const inbox = new InboxCommands(store);
     // The device actors' sink and the gateway's own records (ChatCommands, late media) share the writer.
-    const sink = new StoreMessageSink(store, undefined, inbox);
+    const sink = new StoreMessageSink(store, outboxReceipts(store), undefined, inbox);
     try {
       await sink.received('dev', inbound('A1'));
       const read: ChatEvent = {

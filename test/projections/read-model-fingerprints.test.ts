@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
-import { CombinedProjection } from '../../src/outbox/sending-projection.js';
+import { CombinedProjection } from '../../src/outbox/read-models/sending-projection.js';
 import type { Projection } from '../../src/projections/projection.js';
 import { openReadModelDb } from '../../src/projections/read-model-db.js';
 import { allProjections } from '../../src/read-models.js';

@@ -1,8 +1,8 @@
 /**
  * GET / DELETE /devices/:deviceId/outbox and DELETE /devices/:deviceId/outbox/:outboxId (the README's "Sending and the outbox").
  */
-import type { OutboxReadModel } from '../../outbox/outbox-read-model.js';
-import type { SendCommands } from '../../outbox/send-commands.js';
+import type { OutboxReadModel } from '../../outbox/read-models/outbox-read-model.js';
+import type { SendCommands } from '../../outbox/commands/send-commands.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { invalidRequest } from '../problem.js';
 import { type RouteSpec, defineRoute } from '../route.js';

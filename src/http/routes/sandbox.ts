@@ -27,7 +27,7 @@ import { randomBytes } from 'node:crypto';
 import type { Static } from 'typebox';
 import type { InboundMessage, QuotedMessage } from '../../engines/engine.js';
 import { newSandboxMessageId } from '../../engines/sandbox/sandbox-network.js';
-import type { SeenMessages } from '../../outbox/seen-messages.js';
+import type { SeenMessages } from '../../outbox/commands/seen-messages.js';
 import type { BodyGate } from '../body/body-gate.js';
 import { mediaBodyParser, uploadedMedia } from '../body/media-body-parser.js';
 import { SandboxMedia } from '../../engines/sandbox/sandbox-media.js';

@@ -6,15 +6,19 @@ import Type from 'typebox';
 import type { Context } from 'koa';
 import type { TSchema } from 'typebox';
 import type { MediaSettings } from '../../config.js';
-import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_MAX_LENGTH, parseIdempotencyKey } from '../../outbox/idempotency-keys.js';
+import {
+  IDEMPOTENCY_HEADER,
+  IDEMPOTENCY_KEY_MAX_LENGTH,
+  parseIdempotencyKey,
+} from '../../outbox/commands/idempotency-keys.js';
 import type { BodyGate } from '../body/body-gate.js';
 import { mediaBodyParser, uploadedMedia } from '../body/media-body-parser.js';
 import type { MediaInput } from '../../media/media-intake.js';
 import { mediaLimitOf } from '../../media/media-limits.js';
 import type { MediaStore } from '../../media/media-store.js';
-import { isSingleEmoji } from '../../outbox/emoji.js';
-import type { MediaKind, QueuedAnswer } from '../../outbox/outbox-events.js';
-import type { SendCommands } from '../../outbox/send-commands.js';
+import { isSingleEmoji } from '../../outbox/commands/emoji.js';
+import type { MediaKind, QueuedAnswer } from '../../outbox/stream/outbox-events.js';
+import type { SendCommands } from '../../outbox/commands/send-commands.js';
 import { invalidRequest } from '../problem.js';
 import { type RequestDevice, type ResponseSpec, type RouteSpec, defineRoute } from '../route.js';
 import { DeviceParams } from '../schemas/common.js';

@@ -1,5 +1,5 @@
 import Type from 'typebox';
-import { SEND_KINDS } from '../../outbox/outbox-events.js';
+import { SEND_KINDS } from '../../outbox/stream/outbox-events.js';
 import { Cursor, DeviceId, Limit, Timestamp } from './common.js';
 
 export const ListOutboxQuery = Type.Object(

@@ -1,6 +1,6 @@
 import Type from 'typebox';
 import { MIMETYPE_PATTERN } from '../../media/media-type.js';
-import { SEND_KINDS } from '../../outbox/outbox-events.js';
+import { SEND_KINDS } from '../../outbox/stream/outbox-events.js';
 import { CHAT_ID_PATTERN, LID_PATTERN, PHONE_PATTERN } from '../../messages/chat-id.js';
 import { DeviceId, SessionState, Timestamp, numberField } from './common.js';
 

@@ -9,6 +9,7 @@ import { StoreMessageSink } from '../../../src/actors/message-sink.js';
 import type { ReconnectSettings } from '../../../src/sessions/reconnect-policy.js';
 import type { Engine } from '../../../src/engines/engine.js';
 import type { EventStore } from '../../../src/eventstore/event-store.js';
+import { outboxReceipts } from '../../support/outbox-receipts.js';
 
 export function testActor(
   engine: Engine,
@@ -21,7 +22,7 @@ export function testActor(
     resolveEngine: async () => engine,
     store,
     machine: createDeviceMachine(reconnect),
-    sink: new StoreMessageSink(store),
+    sink: new StoreMessageSink(store, outboxReceipts(store)),
     log: pino({ level: 'silent' }),
     onTransition: () => undefined,
     ...options,

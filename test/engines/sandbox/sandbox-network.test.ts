@@ -8,6 +8,7 @@ import { type MessageReceivedData, inboxStream } from '../../../src/inbox/inbox-
 import { type Api, startTestGateway } from '../../support/gateway.js';
 import { type TestDevice, bringOnline, createSandboxDevice } from '../../support/sessions.js';
 import { eventually } from '../../support/eventually.js';
+import { outboxReceipts } from '../../support/outbox-receipts.js';
 
 describe('the sandbox network', () => {
   let gateway: Awaited<ReturnType<typeof startTestGateway>>;
@@ -164,7 +165,7 @@ describe('the sandbox network', () => {
   });
 
   it('an inbound message or receipt reported twice is recorded once', async () => {
-    const sink = new StoreMessageSink(gateway.store);
+    const sink = new StoreMessageSink(gateway.store, outboxReceipts(gateway.store));
     const message = {
       waMessageId: '3EB0FFFF0001',
       from: '4915177788899',

@@ -7,7 +7,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { outboxStream } from '../../../src/messages/message-events.js';
-import type { OutboxMessageQueuedData } from '../../../src/outbox/outbox-events.js';
+import type { OutboxMessageQueuedData } from '../../../src/outbox/stream/outbox-events.js';
 import { ADMIN_KEY, type Api, startTestGateway } from '../../support/gateway.js';
 import { tempDir } from '../../support/temp-dir.js';
 

@@ -15,12 +15,11 @@ import { MediaFetcher } from '../../../src/media/media-fetcher.js';
 import { MediaStore } from '../../../src/media/media-store.js';
 import { outboxStream } from '../../../src/messages/message-events.js';
 import { OutboundGuard } from '../../../src/net/outbound-guard.js';
-import type { DeviceConnections, SessionStateListener } from '../../../src/outbox/device-connections.js';
-import { MessageDispatcher } from '../../../src/outbox/message-dispatcher.js';
-import { queueMessage } from '../../../src/outbox/outbox-decisions.js';
-import { type DeviceFences, OutboxDrainer } from '../../../src/outbox/outbox-drainer.js';
-import type { OutboxEvent, QueuedContent } from '../../../src/outbox/outbox-events.js';
-import { Outboxes } from '../../../src/outbox/outboxes.js';
+import type { DeviceConnections, SessionStateListener } from '../../../src/outbox/drain/device-connections.js';
+import { MessageDispatcher } from '../../../src/outbox/drain/message-dispatcher.js';
+import { type DeviceFences, OutboxDrainer } from '../../../src/outbox/drain/outbox-drainer.js';
+import type { OutboxEvent, QueuedContent } from '../../../src/outbox/stream/outbox-events.js';
+import { Outboxes } from '../../../src/outbox/stream/outboxes.js';
 import { newWaMessageId } from '../../../src/messages/message-id.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { randomUUID } from 'node:crypto';
@@ -162,7 +161,7 @@ export async function outboxHarness(
         content,
         createdAt: new Date().toISOString(),
       };
-      await outboxes.execute(deviceId, queueMessage(deviceId, message));
+      await outboxes.execute(deviceId, { type: 'QueueMessage', deviceId, message });
       return { outboxId: message.outboxId, waMessageId: message.waMessageId };
     },
     events,
@@ -198,7 +197,7 @@ export interface RateLimiterWatch {
 
 /**
  * Watches the outbox lanes' rate limiter: the lanes' p-queue (the only one given an abort signal, see
- * src/outbox/outbox-drainer.ts). A queue that allows a try starts it inside add(), so once a try was handed
+ * src/outbox/drain/outbox-drainer.ts). A queue that allows a try starts it inside add(), so once a try was handed
  * over, whether it started is known at once: a negative check without waiting for time to pass.
  */
 export function watchRateLimiter(): RateLimiterWatch {

@@ -2,8 +2,8 @@
  * What the send commands need to know of the messages a device has seen, sent or received (replies,
  * forwards, edits): a port, filled by the message index (src/chats/message-index.ts) in the composition root.
  */
-import type { InboundMedia, InboundType } from '../messages/message-events.js';
-import type { QueuedContent } from './outbox-events.js';
+import type { InboundMedia, InboundType } from '../../messages/message-events.js';
+import type { QueuedContent } from '../stream/outbox-events.js';
 
 export interface SeenMessage {
   waMessageId: string;

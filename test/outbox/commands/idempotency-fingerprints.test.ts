@@ -1,10 +1,10 @@
 /**
- * What makes two sends the same request for an Idempotency-Key (src/outbox/idempotency-keys.ts): their
+ * What makes two sends the same request for an Idempotency-Key (src/outbox/commands/idempotency-keys.ts): their
  * fields, whatever the order the client wrote them in, at every depth; fingerprints recorded before they
  * were made in a stable order (the client's order) are still recognised.
  */
 import { describe, expect, it } from 'vitest';
-import { fingerprintsOf, isSameRequest } from '../../src/outbox/idempotency-keys.js';
+import { fingerprintsOf, isSameRequest } from '../../../src/outbox/commands/idempotency-keys.js';
 
 describe('request fingerprints', () => {
   const contact = { kind: 'contact', to: '4915112345678', contacts: [{ name: 'Ann', number: '4915100000001' }] };

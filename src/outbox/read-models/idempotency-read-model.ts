@@ -4,9 +4,9 @@
  * log like any read model), so a client that retries after a crash still gets its first answer.
  */
 import type Database from 'better-sqlite3';
-import type { StoredEvent } from '../eventstore/event-store.js';
-import type { Projection } from '../projections/projection.js';
-import { type OutboxMessageQueuedData, type QueuedAnswer, answerOf } from './outbox-events.js';
+import type { StoredEvent } from '../../eventstore/event-store.js';
+import type { Projection } from '../../projections/projection.js';
+import { type OutboxMessageQueuedData, type QueuedAnswer, answerOf } from '../stream/outbox-events.js';
 
 export interface IdempotencyRecord {
   fingerprint: string;

@@ -12,25 +12,18 @@
  */
 import PQueue from 'p-queue';
 import type { Logger } from 'pino';
-import type { OutboxSettings } from '../config.js';
-import { EngineError, type EngineConnection } from '../engines/engine.js';
-import { MediaUnavailableError } from '../media/media-fetcher.js';
-import type { MediaStore } from '../media/media-store.js';
-import { type Fence, FenceRejectedError } from '../eventstore/event-store.js';
+import type { OutboxSettings } from '../../config.js';
+import { EngineError, type EngineConnection } from '../../engines/engine.js';
+import { MediaUnavailableError } from '../../media/media-fetcher.js';
+import type { MediaStore } from '../../media/media-store.js';
+import { type Fence, FenceRejectedError } from '../../eventstore/event-store.js';
 import type { DeviceConnections } from './device-connections.js';
-import type { Decide, DeviceOutbox, Executed } from './device-outbox.js';
+import type { DeviceOutbox, Executed } from '../stream/device-outbox.js';
 import type { MessageDispatcher } from './message-dispatcher.js';
-import {
-  recordAttemptFailed,
-  recordFailed,
-  recordRevokeFailed,
-  recordRevoked,
-  recordSent,
-  startSending,
-} from './outbox-decisions.js';
-import { type OutboxError, mediaOf } from './outbox-events.js';
-import type { OutboxState, PendingMessage } from './outbox-state.js';
-import type { Outboxes } from './outboxes.js';
+import type { OutboxCommand, OutboxResultOf } from '../stream/outbox-decider.js';
+import { type OutboxError, mediaOf } from '../stream/outbox-events.js';
+import type { OutboxState, PendingMessage } from '../stream/outbox-state.js';
+import type { Outboxes } from '../stream/outboxes.js';
 import { retryDelayMs } from './retry-delay.js';
 
 const WINDOW_MS = 60_000;
@@ -224,14 +217,14 @@ class DeviceLane {
   }
 
   /** Records a decision of this lane, under the device's lease when there are several processes. */
-  private record<R>(outbox: DeviceOutbox, decide: Decide<R>): Promise<Executed<R>> {
+  private record<C extends OutboxCommand>(outbox: DeviceOutbox, command: C): Promise<Executed<OutboxResultOf<C>>> {
     const { fences } = this.drainer.deps;
-    if (!fences) return outbox.execute(decide);
+    if (!fences) return outbox.execute(command);
     const current = fences.fence(this.deviceId);
     if (!current) {
       return Promise.reject(new Error(`device ${this.deviceId} is no longer run by this process`));
     }
-    return outbox.execute(decide, current).catch((error: unknown) => {
+    return outbox.execute(command, current).catch((error: unknown) => {
       if (error instanceof FenceRejectedError) fences.fenceRejected(this.deviceId, error);
       throw error;
     });
@@ -247,7 +240,9 @@ class DeviceLane {
     }
     const connection = connections.connection(this.deviceId);
     if (!connection || this.stopped) return;
-    const start = (await this.record(outbox, startSending(this.deviceId, outboxId, this.drainer.now()))).result;
+    const { deviceId } = this;
+    const start = (await this.record(outbox, { type: 'StartSending', deviceId, outboxId, now: this.drainer.now() }))
+      .result;
     if (start.action === 'skip') return;
     if (start.action === 'confirm') {
       // A receipt showed it was sent: recorded `sent` now, its media kept like any sent message's.
@@ -271,7 +266,7 @@ class DeviceLane {
   }
 
   private async recordSent(outbox: DeviceOutbox, outboxId: string): Promise<void> {
-    await this.record(outbox, recordSent(this.deviceId, outboxId, this.drainer.now()));
+    await this.record(outbox, { type: 'RecordSent', deviceId: this.deviceId, outboxId, now: this.drainer.now() });
     this.sentUnrecorded.delete(outboxId);
   }
 
@@ -292,16 +287,26 @@ class DeviceLane {
       failure.kind === 'permanent' ||
       (failure.kind === 'transient' && message.failures + 1 >= settings.maxAttempts)
     ) {
-      await this.record(outbox, recordFailed(this.deviceId, message.outboxId, failure.error, now));
+      await this.record(outbox, {
+        type: 'RecordFailed',
+        deviceId: this.deviceId,
+        outboxId: message.outboxId,
+        error: failure.error,
+        now,
+      });
       await this.removeMedia(message);
       return;
     }
     const counted = failure.kind === 'transient';
     const retryAt = counted ? now + retryDelayMs(message.failures + 1, settings, this.drainer.random) : now;
-    await this.record(
-      outbox,
-      recordAttemptFailed(this.deviceId, message.outboxId, { error: failure.error, counted, retryAt }),
-    );
+    await this.record(outbox, {
+      type: 'RecordAttemptFailed',
+      deviceId: this.deviceId,
+      outboxId: message.outboxId,
+      error: failure.error,
+      counted,
+      retryAt,
+    });
   }
 
   private async revoke(outbox: DeviceOutbox, waMessageId: string): Promise<void> {
@@ -317,13 +322,18 @@ class DeviceLane {
       const counted = failure.kind !== 'offline';
       const final = failure.kind === 'permanent' || (counted && revoke.attempts + 1 >= settings.maxAttempts);
       const retryAt = counted ? now + retryDelayMs(revoke.attempts + 1, settings, this.drainer.random) : now;
-      await this.record(
-        outbox,
-        recordRevokeFailed(this.deviceId, waMessageId, { error: failure.error, final, retryAt, counted }),
-      );
+      await this.record(outbox, {
+        type: 'RecordRevokeFailed',
+        deviceId: this.deviceId,
+        waMessageId,
+        error: failure.error,
+        final,
+        retryAt,
+        counted,
+      });
       return;
     }
-    await this.record(outbox, recordRevoked(this.deviceId, waMessageId, this.drainer.now()));
+    await this.record(outbox, { type: 'RecordRevoked', deviceId: this.deviceId, waMessageId, now: this.drainer.now() });
   }
 
   /** permanent: fail now; transient: retry with backoff (uses an attempt); offline: retry once online again. */

@@ -10,9 +10,9 @@
  * asked to send (docs/architecture.md, invariant 2): one that is followed by nothing was cut short by a crash, and the message
  * is sent again with the same waMessageId.
  */
-import { MEDIA_KINDS, type MediaKind, type MediaSource } from '../media/media-kinds.js';
-import type { ContactCard, MessageStatusChangedData } from '../messages/message-events.js';
-import type { ReplyTarget } from '../engines/engine.js';
+import { MEDIA_KINDS, type MediaKind, type MediaSource } from '../../media/media-kinds.js';
+import type { ContactCard, MessageStatusChangedData } from '../../messages/message-events.js';
+import type { ReplyTarget } from '../../engines/engine.js';
 
 export const SEND_KINDS = [
   'text',
@@ -31,7 +31,7 @@ export const SEND_KINDS = [
 ] as const;
 export type SendKind = (typeof SEND_KINDS)[number];
 
-export { MEDIA_KINDS, type MediaKind, type MediaSource } from '../media/media-kinds.js';
+export { MEDIA_KINDS, type MediaKind, type MediaSource } from '../../media/media-kinds.js';
 
 export const isMediaKind = (kind: SendKind): kind is MediaKind => (MEDIA_KINDS as readonly string[]).includes(kind);
 
@@ -162,6 +162,9 @@ export type OutboxEvent =
   | { type: 'OutboxRevokeFailed'; data: OutboxRevokeFailedData }
   | { type: 'OutboxMessageEdited'; data: OutboxMessageEditedData }
   | { type: 'MessageStatusChanged'; data: MessageStatusChangedData };
+
+/** An event to append; `id` where a retry could append it twice (receipts). */
+export type OutboxNewEvent = OutboxEvent & { id?: string };
 
 export type OutboxEventType = OutboxEvent['type'];
 

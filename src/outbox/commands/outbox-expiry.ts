@@ -2,14 +2,13 @@
  * Queued messages past their expiresAt become `expired` (a final status, so a `message.status` webhook),
  * whether or not their device is online: a message on a `failed` or `logged_out` session would otherwise wait
  * forever, and one that waited too long should not go out hours late. The drainer checks again before each
- * try (startSending), so the sweep's period only bounds how late an offline device's message is reported.
+ * try (StartSending), so the sweep's period only bounds how late an offline device's message is reported.
  */
 import type { Logger } from 'pino';
-import type { MediaStore } from '../media/media-store.js';
-import { expireMessages } from './outbox-decisions.js';
-import { mediaOf } from './outbox-events.js';
-import type { OutboxReadModel } from './outbox-read-model.js';
-import type { Outboxes } from './outboxes.js';
+import type { MediaStore } from '../../media/media-store.js';
+import { mediaOf } from '../stream/outbox-events.js';
+import type { OutboxReadModel } from '../read-models/outbox-read-model.js';
+import type { Outboxes } from '../stream/outboxes.js';
 
 export const EXPIRY_SWEEP_MS = 1_000;
 
@@ -49,7 +48,7 @@ export class OutboxExpiry {
     let expired = 0;
     for (const deviceId of this.deps.outboxView.devicesWithExpired(now)) {
       try {
-        const { result } = await this.deps.outboxes.execute(deviceId, expireMessages(deviceId, now));
+        const { result } = await this.deps.outboxes.execute(deviceId, { type: 'ExpireMessages', deviceId, now });
         expired += result.length;
         for (const message of result) {
           if (mediaOf(message.content)?.source !== 'stored') continue;

@@ -1,10 +1,11 @@
 /**
- * A device's outbox as its stream says: the messages not yet accepted by the network (FIFO) and the
- * revokes not yet done. Pure fold over OutboxEvents; no I/O. Messages that left the outbox are not kept
- * here (the outbox read model remembers them), so the state stays as small as the backlog.
+ * A device's outbox as its stream says, the state of the outbox decider (outbox-decider.ts): the messages not
+ * yet accepted by the network (FIFO) and the revokes not yet done. `apply` folds an event into it in place (the
+ * writer's fold, DeviceOutbox; the decider's pure evolve applies it to a clone); no I/O. Messages that left the
+ * outbox are not kept here (the outbox read model remembers them), so the state stays as small as the backlog.
  */
 import { nextStatus } from './message-status.js';
-import type { ReplyTarget } from '../engines/engine.js';
+import type { ReplyTarget } from '../../engines/engine.js';
 import {
   type OutboxError,
   type OutboxEvent,
@@ -113,6 +114,23 @@ export class OutboxState {
       keys: [...this.keys],
       starts: [...this.starts],
     };
+  }
+
+  /**
+   * A copy that later changes of either do not reach, everything included (items copied one level deep, as
+   * toSnapshot: their content is never changed in place): what the decider's pure evolve starts from.
+   */
+  clone(): OutboxState {
+    const copy = new OutboxState();
+    for (const [outboxId, message] of this.messages) copy.messages.set(outboxId, { ...message });
+    for (const [waMessageId, revoke] of this.revokes) copy.revokes.set(waMessageId, { ...revoke });
+    for (const [waMessageId, outboxId] of this.outboxIdByWaId) copy.outboxIdByWaId.set(waMessageId, outboxId);
+    for (const receipt of this.recentReceipts) copy.recentReceipts.add(receipt);
+    for (const [waMessageId, left] of this.recentlyLeft) copy.recentlyLeft.set(waMessageId, { ...left });
+    for (const [key, record] of this.keys) copy.keys.set(key, record);
+    copy.starts = [...this.starts];
+    copy.lastSeq = this.lastSeq;
+    return copy;
   }
 
   get size(): number {

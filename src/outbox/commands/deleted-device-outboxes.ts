@@ -4,12 +4,11 @@
  * catches up on devices deleted while the process was down (or before it got to them).
  */
 import type { Logger } from 'pino';
-import type { EventStore } from '../eventstore/event-store.js';
-import { followAll } from '../eventstore/follow-all.js';
-import type { MediaStore } from '../media/media-store.js';
-import { dropOutbox } from './outbox-decisions.js';
-import { mediaOf } from './outbox-events.js';
-import type { Outboxes } from './outboxes.js';
+import type { EventStore } from '../../eventstore/event-store.js';
+import { followAll } from '../../eventstore/follow-all.js';
+import type { MediaStore } from '../../media/media-store.js';
+import { mediaOf } from '../stream/outbox-events.js';
+import type { Outboxes } from '../stream/outboxes.js';
 
 export interface DeletedDeviceOutboxesDeps {
   store: EventStore;
@@ -48,7 +47,11 @@ export class DeletedDeviceOutboxes {
 
   private async drop(deviceId: string): Promise<void> {
     try {
-      const { result } = await this.deps.outboxes.execute(deviceId, dropOutbox(deviceId, Date.now()));
+      const { result } = await this.deps.outboxes.execute(deviceId, {
+        type: 'DropOutbox',
+        deviceId,
+        now: Date.now(),
+      });
       await Promise.all(
         result.filter((m) => mediaOf(m.content) !== undefined).map((m) => this.deps.media.remove(deviceId, m.outboxId)),
       );

@@ -2,9 +2,8 @@ import { writeFile } from 'node:fs/promises';
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { EngineError } from '../../src/engines/engine.js';
-import { outboxStream } from '../../src/messages/message-events.js';
-import { cancelMessage } from '../../src/outbox/outbox-decisions.js';
+import { EngineError } from '../../../src/engines/engine.js';
+import { outboxStream } from '../../../src/messages/message-events.js';
 import {
   FakeConnection,
   type Harness,
@@ -14,9 +13,9 @@ import {
   text,
   transient,
   watchRateLimiter,
-} from './support/harness.js';
-import { eventually } from '../support/eventually.js';
-import { FailingWritesStore } from '../support/failing-store.js';
+} from '../support/harness.js';
+import { eventually } from '../../support/eventually.js';
+import { FailingWritesStore } from '../../support/failing-store.js';
 
 const DEVICE = 'shop-1';
 
@@ -244,17 +243,21 @@ describe('the outbox drainer', () => {
     h.drainer.start([DEVICE]);
     await eventually(() => connection.sent.length === 1, 'the first send under way');
     await expect(
-      h.outboxes.execute(
-        DEVICE,
-        cancelMessage(DEVICE, (s) => s.messages.get(first.outboxId), Date.now()),
-      ),
+      h.outboxes.execute(DEVICE, {
+        type: 'CancelMessage',
+        deviceId: DEVICE,
+        outboxId: first.outboxId,
+        now: Date.now(),
+      }),
     ).rejects.toMatchObject({
       code: 'message_sending',
     });
-    await h.outboxes.execute(
-      DEVICE,
-      cancelMessage(DEVICE, (s) => s.messages.get(second.outboxId), Date.now()),
-    );
+    await h.outboxes.execute(DEVICE, {
+      type: 'CancelMessage',
+      deviceId: DEVICE,
+      outboxId: second.outboxId,
+      now: Date.now(),
+    });
     release();
     await eventually(async () => (await h!.statuses(DEVICE)).length === 2, 'two outcomes');
     expect((await h.statuses(DEVICE)).map((s) => [s.waMessageId, s.status]).sort()).toEqual(
@@ -302,8 +305,12 @@ describe('the outbox drainer', () => {
       },
     });
     await h.store.append(outboxStream(DEVICE), [startedElsewhere(1), startedElsewhere(2)]);
-    const { requestRevoke } = await import('../../src/outbox/outbox-decisions.js');
-    await h.outboxes.execute(DEVICE, requestRevoke(DEVICE, { waMessageId: '3EB0TOREVOKE', to: '4915112345678' }));
+    await h.outboxes.execute(DEVICE, {
+      type: 'RequestRevoke',
+      deviceId: DEVICE,
+      waMessageId: '3EB0TOREVOKE',
+      to: '4915112345678',
+    });
     const connection = new FakeConnection();
     h.connections.online(DEVICE, connection);
     h.drainer.start([DEVICE]);
@@ -457,8 +464,13 @@ describe('the outbox drainer', () => {
     h.connections.online(DEVICE, connection);
     h.drainer.start([DEVICE]);
     await eventually(async () => (await h!.statuses(DEVICE)).length === 1, 'sent');
-    const { requestRevoke } = await import('../../src/outbox/outbox-decisions.js');
-    await h.outboxes.execute(DEVICE, requestRevoke(DEVICE, { waMessageId, to: '4915112345678', outboxId }));
+    await h.outboxes.execute(DEVICE, {
+      type: 'RequestRevoke',
+      deviceId: DEVICE,
+      waMessageId,
+      to: '4915112345678',
+      outboxId,
+    });
     await eventually(async () => (await h!.statuses(DEVICE)).some((s) => s.status === 'deleted'), 'deleted');
     expect(connection.revoked).toEqual([waMessageId]);
   });
@@ -490,17 +502,17 @@ async function restartAfterReceipt(before: Harness, outboxId: string, waMessageI
 async function queueStoredFile(h: Harness, outboxId: string, waMessageId: string) {
   await h.media.ensureDeviceDir(DEVICE);
   await writeFile(h.media.pathOf(DEVICE, outboxId), 'hello');
-  const { queueMessage } = await import('../../src/outbox/outbox-decisions.js');
-  await h.outboxes.execute(
-    DEVICE,
-    queueMessage(DEVICE, {
+  await h.outboxes.execute(DEVICE, {
+    type: 'QueueMessage',
+    deviceId: DEVICE,
+    message: {
       outboxId,
       waMessageId,
       to: '4915112345678',
       content: { kind: 'file', media: { source: 'stored', mimetype: 'text/plain', size: 5, filename: 'a.txt' } },
       createdAt: new Date().toISOString(),
-    }),
-  );
+    },
+  });
   return { outboxId, waMessageId };
 }
 

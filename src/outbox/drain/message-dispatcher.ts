@@ -4,7 +4,7 @@
  * scratch file that is removed after the try), sent with the waMessageId assigned when it was queued.
  */
 import { access } from 'node:fs/promises';
-import type { MediaSettings } from '../config.js';
+import type { MediaSettings } from '../../config.js';
 import {
   EngineError,
   type EngineConnection,
@@ -12,13 +12,13 @@ import {
   type MediaFile,
   type OutgoingContent,
   type OutgoingMessage,
-} from '../engines/engine.js';
-import { MediaUnavailableError, type MediaFetcher } from '../media/media-fetcher.js';
-import { mediaLimitOf } from '../media/media-limits.js';
-import type { MediaStore } from '../media/media-store.js';
-import { GENERIC_MIMETYPE, MediaTypeError, isMimetype, resolveMimetype } from '../media/media-type.js';
-import type { MediaKind, MediaSource, QueuedContent } from './outbox-events.js';
-import type { PendingMessage } from './outbox-state.js';
+} from '../../engines/engine.js';
+import { MediaUnavailableError, type MediaFetcher } from '../../media/media-fetcher.js';
+import { mediaLimitOf } from '../../media/media-limits.js';
+import type { MediaStore } from '../../media/media-store.js';
+import { GENERIC_MIMETYPE, MediaTypeError, isMimetype, resolveMimetype } from '../../media/media-type.js';
+import type { MediaKind, MediaSource, QueuedContent } from '../stream/outbox-events.js';
+import type { PendingMessage } from '../stream/outbox-state.js';
 
 /** Kinds whose bytes file-type does not always recognise (text files, some audio): a `url`'s Content-Type stands in. */
 const SERVED_TYPE_TRUSTED: ReadonlySet<MediaKind> = new Set(['file', 'audio']);

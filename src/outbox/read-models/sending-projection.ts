@@ -4,8 +4,8 @@
  * depends on one checkpoint row instead of two.
  */
 import type Database from 'better-sqlite3';
-import type { StoredEvent } from '../eventstore/event-store.js';
-import type { Projection } from '../projections/projection.js';
+import type { StoredEvent } from '../../eventstore/event-store.js';
+import type { Projection } from '../../projections/projection.js';
 
 export class CombinedProjection implements Projection {
   readonly version: number;

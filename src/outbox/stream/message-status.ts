@@ -4,7 +4,7 @@
  * A message the network accepted may still fail: the server refuses it after the send (an error
  * acknowledgement), which can come after `sent` or `delivered`, though not once it was read or played.
  */
-import type { MessageStatusChangedData } from '../messages/message-events.js';
+import type { MessageStatusChangedData } from '../../messages/message-events.js';
 
 const RANK: Record<string, number> = { queued: 0, sending: 0, sent: 1, delivered: 2, read: 3, played: 4 };
 const PENDING: ReadonlySet<string> = new Set(['queued', 'sending']);

@@ -3,8 +3,8 @@
  * its session is online, and word of every change of session state. The supervisor of the device
  * actors provides it (wired in src/gateway.ts).
  */
-import type { EngineConnection } from '../engines/engine.js';
-import type { SessionStateName } from '../sessions/session-events.js';
+import type { EngineConnection } from '../../engines/engine.js';
+import type { SessionStateName } from '../../sessions/session-events.js';
 
 export type SessionStateListener = (deviceId: string, state: SessionStateName) => void;
 

@@ -1,20 +1,15 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type AppendOptions, type NewEvent, WrongExpectedRevisionError } from '../../src/eventstore/event-store.js';
-import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
-import { outboxStream } from '../../src/messages/message-events.js';
-import { DeviceOutbox } from '../../src/outbox/device-outbox.js';
-import {
-  RepeatedSend,
-  cancelMessage,
-  clearOutbox,
-  queueMessage,
-  recordReceipt,
-} from '../../src/outbox/outbox-decisions.js';
-import { DelegatingEventStore } from '../../src/eventstore/delegating-store.js';
-import type { OutboxSnapshotState } from '../../src/outbox/outbox-state.js';
-import { eventually } from '../support/eventually.js';
-import { tempDir } from '../support/temp-dir.js';
+import { type AppendOptions, type NewEvent, WrongExpectedRevisionError } from '../../../src/eventstore/event-store.js';
+import { SqliteEventStore } from '../../../src/eventstore/sqlite/sqlite-event-store.js';
+import { outboxStream } from '../../../src/messages/message-events.js';
+import { DeviceOutbox } from '../../../src/outbox/stream/device-outbox.js';
+import type { Receipt } from '../../../src/engines/engine.js';
+import type { NewMessage, SentRecord } from '../../../src/outbox/stream/outbox-decider.js';
+import { DelegatingEventStore } from '../../../src/eventstore/delegating-store.js';
+import type { OutboxSnapshotState } from '../../../src/outbox/stream/outbox-state.js';
+import { eventually } from '../../support/eventually.js';
+import { tempDir } from '../../support/temp-dir.js';
 
 const DEVICE = 'shop-1';
 const message = (n: number) => ({
@@ -24,6 +19,14 @@ const message = (n: number) => ({
   content: { kind: 'text' as const, text: `m${n}` },
   createdAt: new Date().toISOString(),
 });
+
+const queue = (m: NewMessage) => ({ type: 'QueueMessage', deviceId: DEVICE, message: m }) as const;
+const cancel = (outboxId: string) => ({ type: 'CancelMessage', deviceId: DEVICE, outboxId, now: Date.now() }) as const;
+const clear = () => ({ type: 'ClearOutbox', deviceId: DEVICE, now: Date.now() }) as const;
+/** `sent`: the outbox read model's record of the message (null: none). */
+const recordReceipt = (receipt: Receipt, sent: SentRecord | null = null) =>
+  ({ type: 'RecordReceipt', deviceId: DEVICE, receipt, sent }) as const;
+const seqOf = (executed: { result: { kind: string; message?: { seq: number } } }) => executed.result.message?.seq;
 
 describe('a device outbox (the one writer of its stream)', () => {
   let store: SqliteEventStore | undefined;
@@ -36,10 +39,8 @@ describe('a device outbox (the one writer of its stream)', () => {
   it('pipelines concurrent commands with chained expected revisions, decided and stored in FIFO order', async () => {
     const s = open();
     const outbox = await DeviceOutbox.load(s, DEVICE);
-    const results = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => outbox.execute(queueMessage(DEVICE, message(i)))),
-    );
-    expect(results.map((r) => r.result.seq)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => outbox.execute(queue(message(i)))));
+    expect(results.map((r) => seqOf(r))).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
     const events = await s.readStream(outboxStream(DEVICE));
     expect(events).toHaveLength(50);
     expect(events.map((e) => (e.data as { outboxId: string }).outboxId)).toEqual(
@@ -53,8 +54,8 @@ describe('a device outbox (the one writer of its stream)', () => {
   it('decides again after a receipt appended by another writer got in between', async () => {
     const s = open();
     const outbox = await DeviceOutbox.load(s, DEVICE);
-    await outbox.execute(queueMessage(DEVICE, message(1)));
-    // The sink appends receipts without an expected revision.
+    await outbox.execute(queue(message(1)));
+    // Another writer (another process) records a receipt.
     await s.append(outboxStream(DEVICE), [
       {
         type: 'MessageStatusChanged',
@@ -67,7 +68,7 @@ describe('a device outbox (the one writer of its stream)', () => {
         },
       },
     ]);
-    await outbox.execute(queueMessage(DEVICE, message(2)));
+    await outbox.execute(queue(message(2)));
     const events = await s.readStream(outboxStream(DEVICE));
     expect(events.map((e) => e.type)).toEqual(['OutboxMessageQueued', 'MessageStatusChanged', 'OutboxMessageQueued']);
     expect(outbox.current.byWaMessageId(message(1).waMessageId)?.confirmed).toBe(true);
@@ -76,26 +77,24 @@ describe('a device outbox (the one writer of its stream)', () => {
   it('records receipts once, with the outboxId, and drops repeats and outdated ones', async () => {
     const s = open();
     const outbox = await DeviceOutbox.load(s, DEVICE);
-    await outbox.execute(queueMessage(DEVICE, message(1)));
+    await outbox.execute(queue(message(1)));
     const receipt = (status: 'delivered' | 'read', n = 1) => ({
       waMessageId: message(n).waMessageId,
       status,
       recipient: '4915112345678',
       timestamp: 5,
     });
-    const none = () => undefined;
-    await outbox.execute(recordReceipt(DEVICE, receipt('delivered'), none));
-    await outbox.execute(recordReceipt(DEVICE, receipt('delivered'), none));
+    await outbox.execute(recordReceipt(receipt('delivered')));
+    await outbox.execute(recordReceipt(receipt('delivered')));
     // A message that left the outbox long ago: what the read model knows decides.
-    const old = (waMessageId: string) =>
-      waMessageId === message(9).waMessageId ? { outboxId: message(9).outboxId, status: 'read' } : undefined;
-    await outbox.execute(recordReceipt(DEVICE, receipt('delivered', 9), old));
-    const fresh = await outbox.execute(
-      recordReceipt(DEVICE, { ...receipt('read', 8) }, (id) =>
-        id === message(8).waMessageId ? { outboxId: message(8).outboxId, status: 'sent' } : undefined,
-      ),
+    const old = await outbox.execute(
+      recordReceipt(receipt('delivered', 9), { outboxId: message(9).outboxId, to: '4915112345678', status: 'read' }),
     );
-    expect(fresh.result).toBe(true);
+    expect(old.result).toEqual({ kind: 'repeat' });
+    const fresh = await outbox.execute(
+      recordReceipt(receipt('read', 8), { outboxId: message(8).outboxId, to: '4915112345678', status: 'sent' }),
+    );
+    expect(fresh.result).toEqual({ kind: 'recorded' });
     const statuses = (await s.readStream(outboxStream(DEVICE)))
       .filter((e) => e.type === 'MessageStatusChanged')
       .map((e) => e.data);
@@ -119,21 +118,21 @@ describe('a device outbox (the one writer of its stream)', () => {
     ]);
     // A reloaded outbox (new process) still drops a repeat: the store holds the event under the same id.
     const again = await DeviceOutbox.load(s, DEVICE);
-    await again.execute(recordReceipt(DEVICE, receipt('delivered'), none));
+    await again.execute(recordReceipt(receipt('delivered')));
     expect((await s.readStream(outboxStream(DEVICE))).filter((e) => e.type === 'MessageStatusChanged')).toHaveLength(2);
-    await again.execute(queueMessage(DEVICE, message(2)));
+    await again.execute(queue(message(2)));
     expect((await s.readStream(outboxStream(DEVICE))).at(-1)!.type).toBe('OutboxMessageQueued');
   });
 
   it('reloads and decides again when another writer got in the way', async () => {
     const s = open();
     const outbox = await DeviceOutbox.load(s, DEVICE);
-    await outbox.execute(queueMessage(DEVICE, message(1)));
-    await outbox.execute(queueMessage(DEVICE, message(2)));
+    await outbox.execute(queue(message(1)));
+    await outbox.execute(queue(message(2)));
     // A second writer (say another process) cancels message 1 behind this one's back.
     const other = await DeviceOutbox.load(s, DEVICE);
-    await other.execute(cancelMessage(DEVICE, (state) => state.messages.get(message(1).outboxId), Date.now()));
-    const cleared = await outbox.execute(clearOutbox(DEVICE, Date.now()));
+    await other.execute(cancel(message(1).outboxId));
+    const cleared = await outbox.execute(clear());
     // Decided on the reloaded state: only message 2 was still queued.
     expect(cleared.result.map((m) => m.outboxId)).toEqual([message(2).outboxId]);
     const cancellations = (await s.readStream(outboxStream(DEVICE))).filter((e) => e.type === 'MessageStatusChanged');
@@ -147,10 +146,10 @@ describe('a device outbox (the one writer of its stream)', () => {
     const s = open();
     const a = await DeviceOutbox.load(s, DEVICE);
     const b = await DeviceOutbox.load(s, DEVICE);
-    await a.execute(queueMessage(DEVICE, message(1)));
+    await a.execute(queue(message(1)));
     // b's state is behind: its append at the old revision is rejected by the store, then retried after a reload.
-    const appended = await b.execute(queueMessage(DEVICE, message(2)));
-    expect(appended.result.seq).toBe(2);
+    const appended = await b.execute(queue(message(2)));
+    expect(seqOf(appended)).toBe(2);
     const seqs = (await s.readStream(outboxStream(DEVICE))).map((e) => (e.data as { seq: number }).seq);
     expect(seqs).toEqual([1, 2]);
     await expect(
@@ -161,9 +160,9 @@ describe('a device outbox (the one writer of its stream)', () => {
   it('rehydrates from its latest snapshot and the events after it', async () => {
     const s = open();
     const outbox = await DeviceOutbox.load(s, DEVICE, { snapshotEvery: 10 });
-    for (let i = 0; i < 25; i++) await outbox.execute(queueMessage(DEVICE, message(i)));
-    await outbox.execute(clearOutbox(DEVICE, Date.now()));
-    for (let i = 25; i < 28; i++) await outbox.execute(queueMessage(DEVICE, message(i)));
+    for (let i = 0; i < 25; i++) await outbox.execute(queue(message(i)));
+    await outbox.execute(clear());
+    for (let i = 25; i < 28; i++) await outbox.execute(queue(message(i)));
     // 25 queued (revisions 0..24), the clear (25 events, up to 49), 3 queued (50..52). Snapshots
     // are saved in the background; the last one is taken after the clear (the three after it are too few).
     await eventually(
@@ -209,7 +208,7 @@ describe('several writers of one outbox stream (several processes on one file)',
         const lane = async () => {
           while (next < PER_WRITER) {
             const n = w * PER_WRITER + next++;
-            await outbox.execute(queueMessage(DEVICE, message(n))).catch((error: unknown) => refused.push(error));
+            await outbox.execute(queue(message(n))).catch((error: unknown) => refused.push(error));
           }
         };
         await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
@@ -230,9 +229,9 @@ describe('several writers of one outbox stream (several processes on one file)',
     const [a, b] = await Promise.all(stores.map((s) => DeviceOutbox.load(s, DEVICE, { pipeline: false })));
     // b's append is committed first and takes revision 0, which a's first append expects; a's second one, decided
     // on the state with a's first (message 2 queued), expects revision 1: pipelined, it would go in before it.
-    const fromB = b!.execute(queueMessage(DEVICE, message(1)));
-    const queued = a!.execute(queueMessage(DEVICE, message(2)));
-    const cancelled = a!.execute(cancelMessage(DEVICE, (state) => state.messages.get(message(2).outboxId), Date.now()));
+    const fromB = b!.execute(queue(message(1)));
+    const queued = a!.execute(queue(message(2)));
+    const cancelled = a!.execute(cancel(message(2).outboxId));
     await Promise.all([fromB, queued, cancelled]);
     const events = (await stores[0]!.readStream(outboxStream(DEVICE))).map(
       (e) => `${e.type} ${(e.data as { outboxId: string }).outboxId}`,
@@ -260,18 +259,21 @@ describe('several writers of one outbox stream (several processes on one file)',
       await DeviceOutbox.load(counting, DEVICE, { pipeline: false }),
       await DeviceOutbox.load(stores[1]!, DEVICE, { pipeline: false }),
     ];
-    await b.execute(queueMessage(DEVICE, message(1)));
+    await b.execute(queue(message(1)));
     // a has not read b's message: its three sends are decided again after it, in one append.
-    const answers = await Promise.all([2, 3, 4].map((n) => a.execute(queueMessage(DEVICE, message(n)))));
+    const answers = await Promise.all([2, 3, 4].map((n) => a.execute(queue(message(n)))));
     expect(conflicts).toEqual([]);
-    expect(answers.map((answer) => answer.result.seq)).toEqual([2, 3, 4]);
+    expect(answers.map((answer) => seqOf(answer))).toEqual([2, 3, 4]);
     const stored = await stores[0]!.readStream(outboxStream(DEVICE));
     expect(stored.map((e) => (e.data as { seq: number }).seq)).toEqual([1, 2, 3, 4]);
     expect(a.current.messages.size).toBe(4);
     // A repeated Idempotency-Key another writer queued meanwhile is recognised inside the append too.
     const keyed = (n: number) => ({ ...message(n), idempotency: { key: 'k', fingerprint: 'f' } });
-    await b.execute(queueMessage(DEVICE, keyed(5)));
-    await expect(a.execute(queueMessage(DEVICE, keyed(6)))).rejects.toBeInstanceOf(RepeatedSend);
+    await b.execute(queue(keyed(5)));
+    expect((await a.execute(queue(keyed(6)))).result).toEqual({
+      kind: 'repeated',
+      answer: expect.objectContaining({ outboxId: keyed(5).outboxId }),
+    });
     expect(conflicts).toEqual([]);
     expect((await stores[0]!.readStream(outboxStream(DEVICE))).length).toBe(5);
   });

@@ -1,7 +1,7 @@
 /**
  * The one writer of a device's outbox stream in this process (docs/architecture.md, invariant 3): every command, receipts
- * included, is decided here against the state folded from the stream and appended with the stream's
- * expected revision.
+ * included, is decided here by the outbox decider (outbox-decider.ts) against the state folded from the stream and
+ * appended with the stream's expected revision.
  *
  * Commands are decided at once, in the order they arrive, and their appends pipelined: each is submitted
  * right away with the revision the appends before it will leave, so concurrent sends to one device share
@@ -21,7 +21,7 @@
  * collided do not collide again at once; a command is decided again until it has lost MIN_CONFLICT_TRIES times
  * and CONFLICT_DEADLINE_MS have passed since its first loss.
  */
-import type { DecideWith, Decision as CommandDecision } from '../commands/decider.js';
+import type { Decision } from '../../commands/decider.js';
 import {
   type AppendResult,
   type EventStore,
@@ -29,24 +29,20 @@ import {
   type NewEvent,
   type StoredEvent,
   WrongExpectedRevisionError,
-} from '../eventstore/event-store.js';
-import { outboxStream } from '../messages/message-events.js';
-import type { OutboxEvent } from './outbox-events.js';
+} from '../../eventstore/event-store.js';
+import { outboxStream } from '../../messages/message-events.js';
+import type { OutboxEvent, OutboxNewEvent } from './outbox-events.js';
 import { OUTBOX_EVENT_TYPES } from './outbox-events.js';
-import { eventGuard } from '../eventstore/typed-events.js';
+import { eventGuard } from '../../eventstore/typed-events.js';
+import { type OutboxCommand, type OutboxResultOf, outboxDecider } from './outbox-decider.js';
 import { OutboxState, type OutboxSnapshotState, type Undo } from './outbox-state.js';
 
-/** An event to append; `id` where a retry could append it twice (e.g. receipts). */
-export type OutboxNewEvent = OutboxEvent & { id?: string };
-
-export type Decision<R> = CommandDecision<OutboxNewEvent, R>;
-
 /**
- * Decides from the current state (outbox-decisions.ts); throws a DomainError to refuse, and then appends
- * nothing. The outbox's evolve is OutboxState.apply, which changes the state in place: the backlog can be
- * large and every send decides on it, so it is not copied per event.
+ * A command bound to the decider, as the executor runs it. The decider's decide is pure; the events it
+ * decides are folded into the one state in place (OutboxState.apply, the decider's evolve without the copy):
+ * the backlog can be large and every send decides on it.
  */
-export type Decide<R> = DecideWith<OutboxState, OutboxNewEvent, R>;
+type Decide = (state: OutboxState) => Decision<OutboxNewEvent, unknown>;
 
 export interface Executed<R> {
   result: R;
@@ -55,7 +51,7 @@ export interface Executed<R> {
 }
 
 interface Command {
-  decide: Decide<unknown>;
+  decide: Decide;
   resolve: (value: Executed<unknown>) => void;
   reject: (error: unknown) => void;
   /** Times its append was refused for a conflict. */
@@ -162,12 +158,21 @@ export class DeviceOutbox {
     return this.state;
   }
 
-  /** Decides now and appends; resolves once the events are durable. */
-  execute<R>(decide: Decide<R>, fence?: Fence): Promise<Executed<R>> {
-    return new Promise<Executed<R>>((resolve, reject) => {
+  /** Decides the command now (outboxDecider) and appends; resolves once the events are durable. */
+  execute<C extends OutboxCommand>(command: C, fence?: Fence): Promise<Executed<OutboxResultOf<C>>> {
+    return this.enqueue((state) => outboxDecider.decide(command, state), fence) as Promise<Executed<OutboxResultOf<C>>>;
+  }
+
+  /** Resolves once every command before it is decided, on a state read again if it had to be. */
+  async caughtUp(): Promise<void> {
+    await this.enqueue(() => ({ events: [], result: undefined }));
+  }
+
+  private enqueue(decide: Decide, fence?: Fence): Promise<Executed<unknown>> {
+    return new Promise<Executed<unknown>>((resolve, reject) => {
       const command: Command = {
         decide,
-        resolve: resolve as Command['resolve'],
+        resolve,
         reject,
         conflicts: 0,
         firstConflictAt: undefined,
@@ -183,7 +188,7 @@ export class DeviceOutbox {
   }
 
   private run(command: Command): void {
-    let decision: Decision<unknown>;
+    let decision: Decision<OutboxNewEvent, unknown>;
     try {
       decision = command.decide(this.state);
     } catch (error) {
@@ -259,7 +264,7 @@ export class DeviceOutbox {
     while (this.waiting.length > 0) {
       const command = this.waiting[0]!;
       if (decided.length > 0 && command.fence) break;
-      let decision: Decision<unknown>;
+      let decision: Decision<OutboxNewEvent, unknown>;
       try {
         decision = command.decide(this.state);
       } catch (error) {

@@ -4,14 +4,14 @@
  * receipts), and tells which devices have something waiting (the drainer at start).
  */
 import type Database from 'better-sqlite3';
-import type { StoredEvent } from '../eventstore/event-store.js';
-import { eventGuard } from '../eventstore/typed-events.js';
-import type { MessageStatus } from '../messages/message-events.js';
-import type { Projection } from '../projections/projection.js';
-import { BulkInsert } from '../projections/bulk-insert.js';
-import { RowBuffer } from '../projections/row-buffer.js';
-import { nextStatus } from './message-status.js';
-import { type OutboxError, type OutboxEvent, type SendKind } from './outbox-events.js';
+import type { StoredEvent } from '../../eventstore/event-store.js';
+import { eventGuard } from '../../eventstore/typed-events.js';
+import type { MessageStatus } from '../../messages/message-events.js';
+import type { Projection } from '../../projections/projection.js';
+import { BulkInsert } from '../../projections/bulk-insert.js';
+import { RowBuffer } from '../../projections/row-buffer.js';
+import { nextStatus } from '../stream/message-status.js';
+import { type OutboxError, type OutboxEvent, type SendKind } from '../stream/outbox-events.js';
 
 /** A message's life in the outbox; revokes are the outbox's business only. */
 const HANDLED: ReadonlySet<string> = new Set<OutboxEvent['type']>([

@@ -7,14 +7,14 @@ import { once } from 'node:events';
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EngineConnection, OutgoingMessage } from '../../src/engines/engine.js';
-import { MediaFetcher } from '../../src/media/media-fetcher.js';
-import type { MediaKind } from '../../src/media/media-kinds.js';
-import { MediaStore } from '../../src/media/media-store.js';
-import { OutboundGuard } from '../../src/net/outbound-guard.js';
-import { MessageDispatcher } from '../../src/outbox/message-dispatcher.js';
-import type { PendingMessage } from '../../src/outbox/outbox-state.js';
-import { tempDir } from '../support/temp-dir.js';
+import type { EngineConnection, OutgoingMessage } from '../../../src/engines/engine.js';
+import { MediaFetcher } from '../../../src/media/media-fetcher.js';
+import type { MediaKind } from '../../../src/media/media-kinds.js';
+import { MediaStore } from '../../../src/media/media-store.js';
+import { OutboundGuard } from '../../../src/net/outbound-guard.js';
+import { MessageDispatcher } from '../../../src/outbox/drain/message-dispatcher.js';
+import type { PendingMessage } from '../../../src/outbox/stream/outbox-state.js';
+import { tempDir } from '../../support/temp-dir.js';
 
 const HTML = '<!doctype html><html><head><title>Sign in</title></head><body>Your session expired</body></html>';
 const PNG = Buffer.from(

@@ -6,9 +6,9 @@
  */
 import { createHash } from 'node:crypto';
 import { stringify as stableStringify } from 'safe-stable-stringify';
-import { DomainError, invalidField } from '../errors/domain-error.js';
-import type { QueuedAnswer } from './outbox-events.js';
-import type { IdempotencyReadModel } from './idempotency-read-model.js';
+import { DomainError, invalidField } from '../../errors/domain-error.js';
+import type { QueuedAnswer } from '../stream/outbox-events.js';
+import type { IdempotencyReadModel } from '../read-models/idempotency-read-model.js';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;

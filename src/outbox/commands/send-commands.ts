@@ -4,19 +4,17 @@
  * answers once the read models include the append (read-your-writes: docs/architecture.md, invariant 4).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { ReplyTarget } from '../engines/engine.js';
-import type { ContactCard } from '../messages/message-events.js';
+import type { ReplyTarget } from '../../engines/engine.js';
+import type { ContactCard } from '../../messages/message-events.js';
 import type { SeenMessage, SeenMessages } from './seen-messages.js';
-import { isEditable } from './outbox-state.js';
-import type { MediaSource } from '../media/media-kinds.js';
-import { textWithUrl } from '../messages/link-text.js';
-import { DomainError, invalidField } from '../errors/domain-error.js';
+import type { MediaSource } from '../../media/media-kinds.js';
+import { textWithUrl } from '../../messages/link-text.js';
+import { DomainError, invalidField } from '../../errors/domain-error.js';
 import { type IdempotencyKeys, type RequestFingerprints, fingerprintsOf } from './idempotency-keys.js';
-import type { MediaInput, MediaIntake } from '../media/media-intake.js';
-import type { MediaStore } from '../media/media-store.js';
-import type { ReadModelProgress } from '../projections/projection-runner.js';
-import type { Decide } from './device-outbox.js';
-import { RepeatedSend, cancelMessage, clearOutbox, queueMessage, requestRevoke } from './outbox-decisions.js';
+import type { MediaInput, MediaIntake } from '../../media/media-intake.js';
+import type { MediaStore } from '../../media/media-store.js';
+import type { ReadModelProgress } from '../../projections/projection-runner.js';
+import type { DeleteOutcome, EditOutcome } from '../stream/outbox-decider.js';
 import {
   type ForwardedContent,
   type MediaKind,
@@ -24,11 +22,11 @@ import {
   type QueuedContent,
   answerOf,
   mediaOf,
-} from './outbox-events.js';
-import type { OutboxReadModel } from './outbox-read-model.js';
-import type { PendingMessage } from './outbox-state.js';
-import { orderedUuid } from '../eventstore/event-id.js';
-import type { Outboxes } from './outboxes.js';
+} from '../stream/outbox-events.js';
+import type { OutboxReadModel } from '../read-models/outbox-read-model.js';
+import type { PendingMessage } from '../stream/outbox-state.js';
+import { orderedUuid } from '../../eventstore/event-id.js';
+import type { Outboxes } from '../stream/outboxes.js';
 
 /** What every send accepts besides its content: the message it quotes and the numbers it mentions. */
 export interface SendContext {
@@ -58,12 +56,7 @@ export type SendInput = SendContext &
       }
   );
 
-/** WhatsApp lets a sent message be edited this long. */
-export const EDIT_WINDOW_MS = 15 * 60_000;
-
-export type EditOutcome = { status: 'edited' } | { status: 'editing' };
-
-export type DeleteOutcome = { status: 'cancelled' } | { status: 'deleting' } | { status: 'deleted' };
+export type { DeleteOutcome, EditOutcome } from '../stream/outbox-decider.js';
 
 export interface SendCommandsDeps {
   outboxes: Outboxes;
@@ -86,11 +79,6 @@ export interface SendCommandsDeps {
 const messageNotFound = (waMessageId: string) =>
   new DomainError('message_not_found', `no message ${waMessageId} was seen by this device`);
 
-const notSent = (waMessageId: string) =>
-  new DomainError('not_found', `no message ${waMessageId} was sent from this device`);
-
-const SENT_STATUSES: ReadonlySet<string> = new Set(['sent', 'delivered', 'read', 'played']);
-
 export class SendCommands {
   private readonly now: () => number;
 
@@ -110,34 +98,15 @@ export class SendCommands {
   /** DELETE /send/:waMessageId: a message still waiting is cancelled, a sent one revoked for everyone. */
   async delete(deviceId: string, waMessageId: string): Promise<DeleteOutcome> {
     const { outboxes, outboxView } = this.deps;
-    const now = this.now();
-    const decide: Decide<{ outcome: DeleteOutcome; cancelled?: PendingMessage }> = (state) => {
-      if (state.byWaMessageId(waMessageId)) {
-        const decision = cancelMessage(deviceId, (s) => s.byWaMessageId(waMessageId), now)(state);
-        return { events: decision.events, result: { outcome: { status: 'cancelled' }, cancelled: decision.result } };
-      }
-      const record = outboxView.byWaMessageId(deviceId, waMessageId);
-      if (!record) throw notSent(waMessageId);
-      if (state.revokes.has(waMessageId)) return { events: [], result: { outcome: { status: 'deleting' } } };
-      switch (record.status) {
-        case 'cancelled':
-          return { events: [], result: { outcome: { status: 'cancelled' } } };
-        case 'deleted':
-          return { events: [], result: { outcome: { status: 'deleted' } } };
-        case 'failed':
-          throw new DomainError('message_failed', 'the message failed and was never sent: there is nothing to delete');
-        case 'expired':
-          throw new DomainError('message_failed', 'the message expired and was never sent: there is nothing to delete');
-        case 'queued':
-        case 'sending':
-          // It left the outbox a moment ago and its outcome is not readable yet.
-          throw new DomainError('message_sending', 'the message is being sent right now; try again in a moment');
-      }
-      if (!SENT_STATUSES.has(record.status)) throw notSent(waMessageId);
-      const revoke = requestRevoke(deviceId, { waMessageId, to: record.to, outboxId: record.outboxId })(state);
-      return { events: revoke.events, result: { outcome: { status: 'deleting' } } };
-    };
-    const { result, position } = await outboxes.execute(deviceId, decide);
+    const command = { type: 'DeleteMessage', deviceId, waMessageId, now: this.now() } as const;
+    let executed = await outboxes.execute(deviceId, command);
+    // Not in the outbox: decided again with the read model's record of it.
+    if (executed.result.kind === 'look-up') {
+      const sent = outboxView.byWaMessageId(deviceId, waMessageId) ?? null;
+      executed = await outboxes.execute(deviceId, { ...command, sent });
+    }
+    const { result, position } = executed;
+    if (result.kind === 'look-up') throw new Error('the outbox asked again for the record it was given');
     if (result.cancelled) await this.removeMedia(deviceId, [result.cancelled]);
     await this.deps.projections.settle(position);
     return result.outcome;
@@ -145,17 +114,23 @@ export class SendCommands {
 
   /** DELETE /outbox/:outboxId: 404 unless queued, 409 while being sent. */
   async remove(deviceId: string, outboxId: string): Promise<void> {
-    const { result, position } = await this.deps.outboxes.execute(
+    const { result, position } = await this.deps.outboxes.execute(deviceId, {
+      type: 'CancelMessage',
       deviceId,
-      cancelMessage(deviceId, (s) => s.messages.get(outboxId), this.now()),
-    );
+      outboxId,
+      now: this.now(),
+    });
     await this.removeMedia(deviceId, [result]);
     await this.deps.projections.settle(position);
   }
 
   /** DELETE /outbox: every queued message (not those being sent right now). */
   async clear(deviceId: string): Promise<number> {
-    const { result, position } = await this.deps.outboxes.execute(deviceId, clearOutbox(deviceId, this.now()));
+    const { result, position } = await this.deps.outboxes.execute(deviceId, {
+      type: 'ClearOutbox',
+      deviceId,
+      now: this.now(),
+    });
     await this.removeMedia(deviceId, result);
     await this.deps.projections.settle(position);
     return result.length;
@@ -166,48 +141,24 @@ export class SendCommands {
    * this device sent less than 15 minutes ago is edited for everyone through the outbox (`editing`).
    */
   async edit(deviceId: string, waMessageId: string, text: string): Promise<EditOutcome> {
+    const { outboxes } = this.deps;
     const now = this.now();
     const edit = {
       outboxId: orderedUuid(),
       waMessageId: this.deps.newWaMessageId(),
       createdAt: new Date(now).toISOString(),
     };
-    const decide: Decide<EditOutcome> = (state) => {
-      const pending = state.byWaMessageId(waMessageId);
-      if (pending) {
-        if (pending.status === 'sending')
-          throw new DomainError('not_editable', 'the message is being sent right now; edit it once it is sent');
-        if (!isEditable(pending.content))
-          throw new DomainError('not_editable', `a ${pending.content.kind} message has no text to edit`);
-        return {
-          events: [{ type: 'OutboxMessageEdited', data: { deviceId, outboxId: pending.outboxId, waMessageId, text } }],
-          result: { status: 'edited' },
-        };
-      }
-      const seen = this.deps.seen?.find(deviceId, waMessageId);
-      if (!seen) throw messageNotFound(waMessageId);
-      if (!seen.fromMe || !seen.outboxId || !seen.content)
-        throw new DomainError('not_editable', 'only messages this device sent can be edited');
-      if (!isEditable(seen.content))
-        throw new DomainError('not_editable', `a ${seen.content.kind} message has no text to edit`);
-      if (seen.revoked || !seen.status || !SENT_STATUSES.has(seen.status) || seen.sentAt === undefined) {
-        throw new DomainError(
-          'not_editable',
-          `the message is ${seen.status ?? 'unknown'}: only sent messages can be edited`,
-        );
-      }
-      if (now - seen.sentAt * 1000 > EDIT_WINDOW_MS)
-        throw new DomainError('not_editable', 'WhatsApp allows edits only within 15 minutes of sending');
-      const queued = queueMessage(deviceId, {
-        ...edit,
-        to: seen.chatId,
-        content: { kind: 'edit', messageId: waMessageId, text },
-      })(state);
-      return { events: queued.events, result: { status: 'editing' } };
-    };
-    const { result, position } = await this.deps.outboxes.execute(deviceId, decide);
+    const command = { type: 'EditMessage', deviceId, waMessageId, text, now, edit } as const;
+    let executed = await outboxes.execute(deviceId, command);
+    // Not in the outbox: decided again with what the message index knows of it.
+    if (executed.result.kind === 'look-up') {
+      const seen = this.deps.seen?.find(deviceId, waMessageId) ?? null;
+      executed = await outboxes.execute(deviceId, { ...command, seen });
+    }
+    const { result, position } = executed;
+    if (result.kind === 'look-up') throw new Error('the outbox asked again for the record it was given');
     await this.deps.projections.settle(position);
-    return result;
+    return result.outcome;
   }
 
   private async queue(
@@ -235,20 +186,27 @@ export class SendCommands {
     };
     let executed;
     try {
-      executed = await outboxes.execute(
+      executed = await outboxes.execute(deviceId, {
+        type: 'QueueMessage',
         deviceId,
-        queueMessage(deviceId, message, this.deps.idempotency.ttlMs, idempotency?.legacy),
-      );
+        message,
+        idempotencyTtlMs: this.deps.idempotency.ttlMs,
+        ...(idempotency ? { legacyFingerprint: idempotency.legacy } : {}),
+      });
     } catch (error) {
       if (mediaOf(content)?.source === 'stored') await media.remove(deviceId, outboxId);
-      if (!(error instanceof RepeatedSend)) throw error;
+      throw error;
+    }
+    const { result, position } = executed;
+    if (result.kind === 'repeated') {
+      if (mediaOf(content)?.source === 'stored') await media.remove(deviceId, outboxId);
       // Another process queued this key first (several processes): its answer is the answer, given once the read
       // models here include that append, as the first request's was (a GET right after it finds the message).
       await this.deps.projections.settle(await outboxes.lastPosition(deviceId));
-      return error.answer;
+      return result.answer;
     }
-    await this.deps.projections.settle(executed.position);
-    return answerOf(executed.result);
+    await this.deps.projections.settle(position);
+    return answerOf(result.message);
   }
 
   /** The send's own expiresAt (which must lie ahead), else the TTL's, else none. */

@@ -1,15 +1,15 @@
 /**
- * Queuing a reaction (src/outbox/send-commands.ts): in a group, WhatsApp shows a reaction to the target's
+ * Queuing a reaction (src/outbox/commands/send-commands.ts): in a group, WhatsApp shows a reaction to the target's
  * author only when the reaction names them, so the author is looked up in the messages the device has seen
  * and recorded with the reaction; the outbox hands it to the engine as it is.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { OutboxEvent } from '../../src/outbox/outbox-events.js';
-import type { OutboxReadModel } from '../../src/outbox/outbox-read-model.js';
-import type { QuotedMessage, SeenMessages } from '../../src/outbox/seen-messages.js';
-import { SendCommands } from '../../src/outbox/send-commands.js';
-import { eventually } from '../support/eventually.js';
-import { FakeConnection, type Harness, outboxHarness } from './support/harness.js';
+import type { OutboxEvent } from '../../../src/outbox/stream/outbox-events.js';
+import type { OutboxReadModel } from '../../../src/outbox/read-models/outbox-read-model.js';
+import type { QuotedMessage, SeenMessages } from '../../../src/outbox/commands/seen-messages.js';
+import { SendCommands } from '../../../src/outbox/commands/send-commands.js';
+import { eventually } from '../../support/eventually.js';
+import { FakeConnection, type Harness, outboxHarness } from '../support/harness.js';
 
 const DEVICE = 'shop-1';
 const GROUP = '120363001234567890@g.us';

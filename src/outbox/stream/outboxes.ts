@@ -1,10 +1,12 @@
 /**
- * The outboxes of this process's devices, each loaded from its stream on first use and kept.
+ * The outboxes of this process's devices, each loaded from its stream on first use and kept: the writers of the
+ * `outbox-<deviceId>` streams (DeviceOutbox), through which every outbox command goes.
  */
 import type { Logger } from 'pino';
-import type { EventStore } from '../eventstore/event-store.js';
-import { outboxStream } from '../messages/message-events.js';
-import { type Decide, DeviceOutbox, type Executed } from './device-outbox.js';
+import type { EventStore } from '../../eventstore/event-store.js';
+import { outboxStream } from '../../messages/message-events.js';
+import { DeviceOutbox, type Executed } from './device-outbox.js';
+import type { OutboxCommand, OutboxResultOf } from './outbox-decider.js';
 
 export type OutboxChangeListener = (deviceId: string) => void;
 
@@ -36,8 +38,9 @@ export class Outboxes {
     return outbox;
   }
 
-  async execute<R>(deviceId: string, decide: Decide<R>): Promise<Executed<R>> {
-    return (await this.get(deviceId)).execute(decide);
+  /** Decides the command on the device's outbox and appends what it decided (DeviceOutbox.execute). */
+  async execute<C extends OutboxCommand>(deviceId: string, command: C): Promise<Executed<OutboxResultOf<C>>> {
+    return (await this.get(deviceId)).execute(command);
   }
 
   /** The log position of the device's latest outbox event (0: none), whoever appended it. */
@@ -72,12 +75,10 @@ export class Outboxes {
       (outbox) => {
         // Told once the state is read again (a command waits for that), so the drainer sees what was added.
         if (stale(outbox))
-          void outbox
-            .execute(() => ({ events: [], result: undefined }))
-            .then(
-              () => this.changed(deviceId),
-              () => undefined,
-            );
+          void outbox.caughtUp().then(
+            () => this.changed(deviceId),
+            () => undefined,
+          );
       },
       () => undefined,
     );
