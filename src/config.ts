@@ -2,6 +2,7 @@
  * The gateway's settings, read once from the environment. Every variable has a sane default, and a bad
  * value stops the start with a ConfigError that names the variable (README lists them all).
  */
+import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import ms from 'ms';
@@ -80,8 +81,15 @@ export interface StreamSettings {
 }
 
 export interface ServerLimits {
-  /** Open connections at once; more are closed at once by the server. */
+  /** Open connections at once; beyond it, the address holding the most gives one up for a newcomer from another. */
   maxConnections: number;
+  /** Open connections from one address (an IPv6 /64) at once; more are closed at once. Trusted proxies are exempt. */
+  maxConnectionsPerAddress: number;
+  /**
+   * TRUST_PROXY: addresses and CIDR ranges of reverse proxies whose X-Forwarded-For names the client (the
+   * right-most hop that is not itself trusted); empty: the socket's address is the client.
+   */
+  trustProxy: string[];
   /** Requests per minute from one address that fail authentication (401) before it gets 429. */
   unauthenticatedPerMinute: number;
   /** Large request bodies (media sends) parsed at once; more wait in a queue. */
@@ -189,6 +197,15 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
+/** `10.1.2.3`, `::1`, `10.0.0.0/8` or `fd00::/8`, written plainly (no `127.1` or hexadecimal forms). */
+function isAddressOrRange(entry: string): boolean {
+  const [address = '', bits, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (bits === undefined) return true;
+  return /^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const config = readConfig(env);
   // A base delay over its maximum would be cut to the maximum without a word: refused, naming both.
@@ -281,6 +298,8 @@ function readConfig(env: Env): Config {
     contacts: readContactsSettings(read),
     server: {
       maxConnections: read.integer('MAX_CONNECTIONS', 1_024, { min: 1, max: 1_000_000 }),
+      maxConnectionsPerAddress: read.integer('MAX_CONNECTIONS_PER_ADDRESS', 128, { min: 1, max: 1_000_000 }),
+      trustProxy: read.addresses('TRUST_PROXY'),
       unauthenticatedPerMinute: read.integer('UNAUTHENTICATED_RATE_PER_MINUTE', 120, { min: 1, max: 1_000_000 }),
       largeBodyConcurrency: read.integer('LARGE_BODY_CONCURRENCY', 16, { min: 1, max: 1_000 }),
       largeBodyQueue: read.integer('LARGE_BODY_QUEUE', 32, { min: 0, max: 100_000 }),
@@ -476,6 +495,21 @@ class EnvReader {
           `each duration must be between ${range.min} ms and ${range.max} ms, got "${part.trim()}"`,
         );
       return ms;
+    });
+  }
+
+  /** A comma-separated list of IP addresses and CIDR ranges (`10.0.0.0/8`); unset or `none`: the empty list. */
+  addresses(name: string): string[] {
+    const value = this.raw(name);
+    if (value === undefined || value.toLowerCase() === 'none') return [];
+    return value.split(',').map((part) => {
+      const entry = part.trim();
+      if (!isAddressOrRange(entry))
+        throw new ConfigError(
+          name,
+          `must be IP addresses or CIDR ranges separated by commas (e.g. 127.0.0.1,10.0.0.0/8), or none, got "${entry}"`,
+        );
+      return entry;
     });
   }
 
