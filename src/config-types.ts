@@ -76,8 +76,15 @@ export interface StreamSettings {
 }
 
 export interface ServerLimits {
-  /** Open connections at once; more are closed at once by the server. */
+  /** Open connections at once; beyond it, the address holding the most gives one up for a newcomer from another. */
   maxConnections: number;
+  /** Open connections from one address (an IPv6 /64) at once; more are closed at once. Trusted proxies are exempt. */
+  maxConnectionsPerAddress: number;
+  /**
+   * TRUST_PROXY: addresses and CIDR ranges of reverse proxies whose X-Forwarded-For names the client (the
+   * right-most hop that is not itself trusted); empty: the socket's address is the client.
+   */
+  trustProxy: string[];
   /** Requests per minute from one address that fail authentication (401) before it gets 429. */
   unauthenticatedPerMinute: number;
   /** Large request bodies (media sends) parsed at once; more wait in a queue. */

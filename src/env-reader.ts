@@ -2,6 +2,7 @@
  * Reading single environment variables: each is checked, and a bad value throws a ConfigError that names the
  * variable (src/config.ts reads the gateway's settings with it).
  */
+import { isIP } from 'node:net';
 import ms from 'ms';
 import type { WaWebVersion } from './config-types.js';
 
@@ -141,6 +142,21 @@ export class EnvReader {
     });
   }
 
+  /** A comma-separated list of IP addresses and CIDR ranges (`10.0.0.0/8`); unset or `none`: the empty list. */
+  addresses(name: string): string[] {
+    const value = this.raw(name);
+    if (value === undefined || value.toLowerCase() === 'none') return [];
+    return value.split(',').map((part) => {
+      const entry = part.trim();
+      if (!isAddressOrRange(entry))
+        throw new ConfigError(
+          name,
+          `must be IP addresses or CIDR ranges separated by commas (e.g. 127.0.0.1,10.0.0.0/8), or none, got "${entry}"`,
+        );
+      return entry;
+    });
+  }
+
   /** A number from 0 to 1. */
   fraction(name: string, fallback: number): number {
     const value = this.raw(name);
@@ -193,4 +209,13 @@ export class EnvReader {
     }
     return value;
   }
+}
+
+/** `10.1.2.3`, `::1`, `10.0.0.0/8` or `fd00::/8`, written plainly (no `127.1` or hexadecimal forms). */
+function isAddressOrRange(entry: string): boolean {
+  const [address = '', bits, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (bits === undefined) return true;
+  return /^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
 }

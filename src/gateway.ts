@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { SESSION_STATES } from './sessions/session-events.js';
 import { MESSAGE_STATUSES } from './messages/message-events.js';
 import { holdGatewayLock } from './storage/data-dir-lock.js';
-import { type Server, createServer } from 'node:http';
+import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import { Supervisor } from './actors/supervisor.js';
 import { loadOrCreateAdminKey } from './auth/admin-key.js';
@@ -14,7 +14,8 @@ import type { EventStore } from './eventstore/event-store.js';
 import { openEventStore } from './eventstore/open-event-store.js';
 import { createHttpApp } from './http/app.js';
 import { deviceLookup } from './http/device-lookup.js';
-import { answerClientError, answerConnect, answerFailedExpectation } from './http/client-errors.js';
+import { TrustedProxies } from './http/client-address.js';
+import { listen } from './http/http-server.js';
 import { buildOpenApiDocument } from './http/openapi.js';
 import type { RouteSpec } from './http/route.js';
 import { deviceEventRoutes } from './http/routes/device-events.js';
@@ -376,6 +377,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     }),
   );
 
+  const trustedProxies = new TrustedProxies(config.server.trustProxy);
   const app = createHttpApp({
     routes,
     authenticator: new Authenticator(adminKey, devices),
@@ -385,9 +387,20 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     metrics,
     validateResponses: options.validateResponses,
     unauthenticatedPerMinute: config.server.unauthenticatedPerMinute,
+    trustedProxies,
     onDiskFull: (error) => storage.noteWrite(error),
   });
-  const server = await listen(app.callback(), config.port, config.host, config.server.maxConnections);
+  const server = await listen(app.callback(), {
+    port: config.port,
+    host: config.host,
+    limits: {
+      maxConnections: config.server.maxConnections,
+      maxPerAddress: config.server.maxConnectionsPerAddress,
+      // A proxy's connections carry many clients; it is capped by MAX_CONNECTIONS alone.
+      exempt: (address) => trustedProxies.trusts(address),
+    },
+    onRefused: (reason) => metrics.httpConnectionsRefused.inc({ reason }),
+  });
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
   log.info({ url, store: store.kind, dataDir: config.dataDir }, 'gateway listening');
@@ -451,28 +464,4 @@ function closeServer(server: Server): Promise<void> {
 function buildLazy<T>(build: () => T): () => T {
   let value: T | undefined;
   return () => (value ??= build());
-}
-
-async function listen(
-  handler: Parameters<typeof createServer>[1],
-  port: number,
-  host: string,
-  maxConnections: number,
-): Promise<Server> {
-  const server = createServer(handler);
-  // Beyond this many open sockets, new ones are closed at once (a slowloris cannot take every descriptor).
-  server.maxConnections = maxConnections;
-  // Errors of the HTTP parser and a bad Expect answer problem+json too.
-  server.on('clientError', answerClientError);
-  server.on('checkExpectation', answerFailedExpectation);
-  server.on('connect', answerConnect);
-  // Slow or idle clients must not hold sockets forever.
-  server.headersTimeout = 20_000;
-  server.requestTimeout = 60_000;
-  server.keepAliveTimeout = 5_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
-  return server;
 }

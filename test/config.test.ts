@@ -68,9 +68,22 @@ describe('configuration', () => {
     ['WEBHOOK_ALLOW_PRIVATE_NETWORKS', 'maybe'],
     ['LOG_LEVEL', 'loud'],
     ['BODY_LIMIT_BYTES', '1.5'],
+    ['MAX_CONNECTIONS_PER_ADDRESS', '0'],
+    ['TRUST_PROXY', 'true'],
+    ['TRUST_PROXY', '10.0.0.0/33'],
+    ['TRUST_PROXY', '127.1'],
+    ['TRUST_PROXY', 'proxy.internal'],
   ])('refuses %s=%s naming the variable', (variable, value) => {
     expect(() => loadConfig({ [variable]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [variable]: value })).toThrow(new RegExp(`^${variable}: `));
+  });
+
+  it('reads the connection cap per address and the trusted proxies (none by default)', () => {
+    expect(loadConfig({}).server).toMatchObject({ maxConnectionsPerAddress: 128, trustProxy: [] });
+    expect(
+      loadConfig({ MAX_CONNECTIONS_PER_ADDRESS: '16', TRUST_PROXY: ' 127.0.0.1, 10.0.0.0/8 ,fd00::/8' }).server,
+    ).toMatchObject({ maxConnectionsPerAddress: 16, trustProxy: ['127.0.0.1', '10.0.0.0/8', 'fd00::/8'] });
+    expect(loadConfig({ TRUST_PROXY: 'none' }).server.trustProxy).toEqual([]);
   });
 
   it('takes EventStoreDB cluster URLs and never prints the credentials of a bad one (issue 13, defect 6)', () => {

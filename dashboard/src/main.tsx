@@ -52,7 +52,7 @@ function Dashboard({ adminKey, onSignOut }: { adminKey: string; onSignOut: () =>
     <>
       <header>
         <h1>Device Messaging Gateway</h1>
-        <Health />
+        <Health adminKey={adminKey} />
         <p class="stream" aria-live="polite">
           Live updates: <strong data-testid="stream-status">{stream.status}</strong>
         </p>

@@ -36,6 +36,17 @@ export class Authenticator {
     throw unauthorized();
   }
 
+  /**
+   * For a public route that shows more to the admin (/health): no key or only device keys is the public
+   * (undefined), the admin key is the admin, and a key the gateway does not know is 401 like anywhere else,
+   * so the route is no way to guess the admin key past the limit of failed authentications.
+   */
+  optionalAdmin(ctx: Context): Caller | undefined {
+    const presented = presentedKeys(ctx).map(hashKey);
+    if (presented.some((hash) => !this.knows(hash))) throw unauthorized();
+    return presented.some((hash) => sameHash(hash, this.adminKeyHash)) ? { kind: 'admin' } : undefined;
+  }
+
   /** Whether the request carries any key this gateway knows (the admin key or any device's). */
   knowsAnyKey(ctx: Context): boolean {
     return presentedKeys(ctx)

@@ -4,8 +4,10 @@ import type { Logger } from 'pino';
 import type { Authenticator } from '../auth/authenticator.js';
 import { httpMetrics } from '../metrics/http-metrics.js';
 import type { Metrics } from '../metrics/metrics.js';
+import { TrustedProxies } from './client-address.js';
 import { problemResponses } from './middleware/problem-responses.js';
 import { type RequestState, requestId } from './middleware/request-id.js';
+import { requireHost } from './middleware/require-host.js';
 import { unauthenticatedLimit } from './middleware/unauthenticated-limit.js';
 import { Problem } from './problem.js';
 import type { DeviceLookup, RouteSpec } from './route.js';
@@ -23,11 +25,13 @@ export interface HttpAppOptions {
   onDiskFull?: (error: unknown) => void;
   /** Requests failing authentication per address and minute before 429 (unset: no limit). */
   unauthenticatedPerMinute?: number;
+  /** Reverse proxies whose X-Forwarded-For names the client (TRUST_PROXY); none by default. */
+  trustedProxies?: TrustedProxies;
 }
 
 /**
- * The Koa application: request ids, problem+json errors, the limit of failed authentications, then the
- * routes, which authenticate before they parse a body (the size-capped JSON parser here, or their own).
+ * The Koa application: request ids, problem+json errors, the Host header, the limit of failed
+ * authentications, then the routes, which authenticate before they parse a body (the size-capped JSON parser here, or their own).
  */
 export function createHttpApp(options: HttpAppOptions): Koa<RequestState> {
   const app = new Koa<RequestState>({ proxy: false });
@@ -46,8 +50,15 @@ export function createHttpApp(options: HttpAppOptions): Koa<RequestState> {
   app.use(requestId(options.logger));
   if (options.metrics) app.use(httpMetrics(options.metrics));
   app.use(problemResponses(options.onDiskFull));
-  if (options.unauthenticatedPerMinute !== undefined)
-    app.use(unauthenticatedLimit(options.unauthenticatedPerMinute, options.authenticator));
+  app.use(requireHost());
+  if (options.unauthenticatedPerMinute !== undefined) {
+    const proxies = options.trustedProxies ?? new TrustedProxies([]);
+    app.use(
+      unauthenticatedLimit(options.unauthenticatedPerMinute, options.authenticator, (ctx) =>
+        proxies.clientOf(ctx.socket.remoteAddress, ctx.get('x-forwarded-for')),
+      ),
+    );
+  }
   // What the index does not answer goes through @koa/router: the routes (each parses its body after it
   // authenticates), then 404/405 with no body read.
   const routes = router.routes();

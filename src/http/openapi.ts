@@ -248,6 +248,8 @@ function requestContent(route: RouteSpec, body: TSchema): Record<string, unknown
 function security(route: RouteSpec): Array<Record<string, string[]>> {
   if (route.access === 'public') return [];
   const admin: Array<Record<string, string[]>> = [{ AdminKey: [] }, { BearerKey: [] }];
+  // `{}` first: no key at all is accepted too.
+  if (route.access === 'public-or-admin') return [{}, ...admin];
   return route.access === 'admin' ? admin : [...admin, { DeviceKey: [] }];
 }
 

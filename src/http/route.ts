@@ -9,8 +9,11 @@ import type { RequestState } from './middleware/request-id.js';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
-/** Who may call: anyone, the admin key only, or the admin key or the key of the device in the path. */
-export type Access = 'public' | 'admin' | 'device';
+/**
+ * Who may call: anyone, the admin key only, or the admin key or the key of the device in the path.
+ * 'public-or-admin': anyone, and the handler shows more to the admin key (a key it does not know is 401).
+ */
+export type Access = 'public' | 'public-or-admin' | 'admin' | 'device';
 
 export interface ResponseSpec {
   description: string;

@@ -105,6 +105,8 @@ function authenticate(route: RouteSpec, ctx: Context, authenticator: Authenticat
   switch (route.access) {
     case 'public':
       return undefined;
+    case 'public-or-admin':
+      return authenticator.optionalAdmin(ctx);
     case 'admin':
       return authenticator.admin(ctx);
     case 'device':

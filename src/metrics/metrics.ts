@@ -22,6 +22,12 @@ export class Metrics {
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
     registers: [this.registry],
   });
+  readonly httpConnectionsRefused = new Counter({
+    name: 'dmg_http_connections_refused_total',
+    help: 'Connections the server closed by reason: per_address (the address holds its maximum), full (MAX_CONNECTIONS), shed (given up for a client of another address), idle (nothing sent).',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
   readonly appendDuration = new Histogram({
     name: 'dmg_eventstore_append_duration_seconds',
     help: 'Event store append latency (durable, including group-commit wait).',

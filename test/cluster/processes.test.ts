@@ -357,7 +357,9 @@ describe('several gateway processes on one SQLite file', CHILD_GATEWAY_TESTS, ()
       await eventually(
         async () => {
           const reports = await Promise.all(
-            nodes.map(async (node) => (await node.api('GET', '/health')).body.cluster.devicesOwned as number),
+            nodes.map(
+              async (node) => (await node.api('GET', '/health', { admin: true })).body.cluster.devicesOwned as number,
+            ),
           );
           return reports.reduce((a, b) => a + b, 0) === DEVICES;
         },

@@ -36,7 +36,7 @@ describe('session commands through another process', () => {
     }
     const device = await createSandboxDevice(gateways[0]!.api, 'pair-elsewhere');
     const owned = async (gateway: TestGateway) =>
-      (await gateway.api('GET', '/health')).body.cluster.devicesOwned as number;
+      (await gateway.api('GET', '/health', { admin: true })).body.cluster.devicesOwned as number;
     const owner = await eventually(async () => {
       for (const gateway of gateways) if ((await owned(gateway)) === 1) return gateway;
       return undefined;
@@ -93,7 +93,7 @@ describe('session commands through another process', () => {
     gateways.push(first);
     const devices = await Promise.all(['h1', 'h2', 'h3'].map((id) => createSandboxDevice(first.api, id)));
     await eventually(
-      async () => (await first.api('GET', '/health')).body.cluster.devicesOwned === 3,
+      async () => (await first.api('GET', '/health', { admin: true })).body.cluster.devicesOwned === 3,
       'every device run by the first process',
     );
     const statuses = async (deviceId: string) =>
@@ -119,7 +119,7 @@ describe('session commands through another process', () => {
     const second = await startTestGateway({ ...env, GATEWAY_WORKER: '2' });
     gateways.push(second);
     await eventually(
-      async () => (await second.api('GET', '/health')).body.cluster.devicesOwned === 1,
+      async () => (await second.api('GET', '/health', { admin: true })).body.cluster.devicesOwned === 1,
       'a device handed to the second process',
     );
     const moved = await eventually(async () => {
@@ -134,7 +134,7 @@ describe('session commands through another process', () => {
     gateways.splice(gateways.indexOf(second), 1);
     await second.close();
     await eventually(
-      async () => (await first.api('GET', '/health')).body.cluster.devicesOwned === 3,
+      async () => (await first.api('GET', '/health', { admin: true })).body.cluster.devicesOwned === 3,
       'the device back on the first process',
     );
     expect((await first.api('POST', `/devices/${moved.id}/session/open`, { deviceKey: moved.key })).status).toBe(202);
@@ -150,7 +150,10 @@ describe('session commands through another process', () => {
 async function ownedBy(gateway: TestGateway, deviceId: string): Promise<boolean> {
   const lease = (await gateway.store.readStream(`lease-${deviceId}`, { direction: 'backwards', maxCount: 1 }))[0];
   const data = lease?.data as { owner?: string } | undefined;
-  return lease?.type === 'LeaseAcquired' && data?.owner === (await gateway.api('GET', '/health')).body.cluster.memberId;
+  return (
+    lease?.type === 'LeaseAcquired' &&
+    data?.owner === (await gateway.api('GET', '/health', { admin: true })).body.cluster.memberId
+  );
 }
 
 describe('session requests at the owner', () => {

@@ -5,7 +5,7 @@
  * cap and the per-address limit of failed authentication.
  */
 import { once } from 'node:events';
-import { type Server, createServer } from 'node:http';
+import { type Server, createServer, request } from 'node:http';
 import { type AddressInfo, type LookupFunction, connect } from 'node:net';
 import { deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -117,6 +117,7 @@ describe('HTTP edge hardening', () => {
         417,
       ],
       ['CONNECT (this is not a proxy)', `CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n`, 405],
+      ['HTTP/1.1 without a Host header', 'GET /health HTTP/1.1\r\n\r\n', 400],
     ])('%s → %s', async (_, request, status) => {
       const answer = parseRaw(await rawExchange(gateway.url, request));
       expect(answer.status).toBe(status);
@@ -217,8 +218,9 @@ describe('connection and authentication limits', () => {
     expect(limited.status).toBe(429);
     expect(limited.body.code).toBe('rate_limited');
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    // Until the minute is over, that address gets nothing without a known key; with one it is served.
-    expect((await gateway.api('GET', '/health')).status).toBe(429);
+    // Until the minute is over, that address gets no route that takes a key without a known key; with one it
+    // is served, and the public routes answer whatever.
+    expect((await gateway.api('GET', '/health')).status).toBe(200);
     expect((await gateway.api('GET', '/devices', { admin: true })).status).toBe(200);
     await gateway.close();
   });
@@ -305,6 +307,89 @@ describe('connection and authentication limits', () => {
     }
   });
 });
+
+describe('public routes and the client address behind a proxy', () => {
+  it('after 200 bad keys from one address, /health, /openapi.json and /docs still answer 200; key routes are 429', async () => {
+    const gateway = await startTestGateway();
+    try {
+      const statuses = new Set<number>();
+      for (let i = 0; i < 200; i++)
+        statuses.add(
+          (await gateway.api('GET', '/devices', { headers: { 'x-admin-key': `wrong-key-${i}-0123456789` } })).status,
+        );
+      expect([...statuses].sort()).toEqual([401, 429]);
+      for (const path of ['/health', '/openapi.json', '/docs'])
+        expect((await gateway.api('GET', path)).status).toBe(200);
+      expect((await gateway.api('GET', '/devices')).status).toBe(429);
+      // A guess at the admin key on /health is a guess like any other.
+      expect(
+        (await gateway.api('GET', '/health', { headers: { 'x-admin-key': 'wrong-key-0123456789abcdef' } })).status,
+      ).toBe(429);
+      expect((await gateway.api('GET', '/health', { admin: true })).body.version).toEqual(expect.any(String));
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('TRUST_PROXY: behind a trusted proxy one client guessing keys does not limit another; X-Forwarded-For is read from the right', async () => {
+    const gateway = await startTestGateway({ TRUST_PROXY: '127.0.0.1', UNAUTHENTICATED_RATE_PER_MINUTE: '3' });
+    try {
+      // The proxy (127.0.0.1) appends the address it saw; a client can only add hops to the left of it.
+      const guess = (forwardedFor: string, i: number) =>
+        statusFrom(gateway.url, '127.0.0.1', {
+          'x-forwarded-for': forwardedFor,
+          'x-admin-key': `guess-${i}-0123456789`,
+        });
+      const a: number[] = [];
+      for (let i = 0; i < 5; i++) a.push(await guess(`198.51.100.${i}, 203.0.113.5`, i));
+      expect(a).toEqual([401, 401, 401, 429, 429]);
+      expect(await guess('203.0.113.6', 9)).toBe(401);
+      // A hop list that ends in trusted proxies: the first untrusted one from the right is the client (A).
+      expect(await guess('203.0.113.5, 127.0.0.1', 10)).toBe(429);
+      // From an address that is not a trusted proxy, the header is not believed: its socket is the client.
+      const direct: number[] = [];
+      for (let i = 0; i < 4; i++)
+        direct.push(
+          await statusFrom(gateway.url, '127.0.0.2', {
+            'x-forwarded-for': `203.0.113.${50 + i}`,
+            'x-admin-key': `g-${i}-0123456789`,
+          }),
+        );
+      expect(direct).toEqual([401, 401, 401, 429]);
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('without TRUST_PROXY, X-Forwarded-For is ignored', async () => {
+    const gateway = await startTestGateway({ UNAUTHENTICATED_RATE_PER_MINUTE: '3' });
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i++)
+        statuses.push(
+          await statusFrom(gateway.url, '127.0.0.1', {
+            'x-forwarded-for': `203.0.113.${i}`,
+            'x-admin-key': `g-${i}-0123456789`,
+          }),
+        );
+      expect(statuses).toEqual([401, 401, 401, 429]);
+    } finally {
+      await gateway.close();
+    }
+  });
+});
+
+/** The status of GET /devices sent from `localAddress` (any of 127/8 on Linux) with these headers. */
+function statusFrom(url: string, localAddress: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${url}/devices`, { localAddress, headers, agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 describe('large media bodies are read a few at a time', () => {
   it('answers 503 server_busy with Retry-After when the queue is full, and takes bodies again once it is not', async () => {

@@ -126,8 +126,11 @@ export function gatewayApi(key: string) {
 
 export type GatewayApi = ReturnType<typeof gatewayApi>;
 
-/** GET /health needs no key; a 503 carries the same report (a store or disk in trouble). */
-export async function fetchHealth(): Promise<Health> {
-  const response = await fetch('/health');
+/**
+ * GET /health, with the admin key so that it shows the version and uptime (without one it says only whether
+ * the gateway is healthy); a 503 carries the same report (a store or disk in trouble).
+ */
+export async function fetchHealth(adminKey: string): Promise<Health> {
+  const response = await fetch('/health', { headers: { 'X-Admin-Key': adminKey } });
   return (await response.json()) as Health;
 }

@@ -5,12 +5,12 @@ import type { Health } from '../api/types.js';
 const EVERY_MS = 10_000;
 
 /** GET /health now and every 10 s: the report, or `unreachable` when the last try got none. */
-export function useHealth(): { health: Health | null; unreachable: boolean } {
+export function useHealth(adminKey: string): { health: Health | null; unreachable: boolean } {
   const [health, setHealth] = useState<Health | null>(null);
   const [unreachable, setUnreachable] = useState(false);
   useEffect(() => {
     const load = () =>
-      fetchHealth().then(
+      fetchHealth(adminKey).then(
         (report) => {
           setHealth(report);
           setUnreachable(false);
@@ -20,6 +20,6 @@ export function useHealth(): { health: Health | null; unreachable: boolean } {
     void load();
     const timer = setInterval(load, EVERY_MS);
     return () => clearInterval(timer);
-  }, []);
+  }, [adminKey]);
   return { health, unreachable };
 }

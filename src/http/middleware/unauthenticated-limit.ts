@@ -1,16 +1,19 @@
 /**
  * A per-address allowance of failed authentications: beyond it, every request from that address that does
  * not authenticate for the route it asks for gets `429 rate_limited` with Retry-After, before its body is
- * read (bodies are parsed after authentication), so flooding or guessing keys from one address stays cheap
- * for the gateway. A request without any known key is refused at once; one with a known key goes on to its
- * route and is refused only if its authentication there fails, so a device-key client using its own routes
- * is never limited, while one guessing another device's key or the admin key is.
+ * read (routes authenticate before they parse a body), so flooding or guessing keys from one address stays
+ * cheap for the gateway. A request with a known key goes on to its route and is refused only if its
+ * authentication there fails, so a device-key client using its own routes is never limited, while one
+ * guessing another device's key or the admin key is. Public routes (/health, /docs, /openapi.json, the
+ * dashboard) ask for no key, so nothing fails there and they always answer: behind one NAT or proxy address
+ * one client guessing keys must not fail everybody's health checks.
  *
  * Counted: every 401, and every 403 of a request that presented a key the gateway does not know (a wrong
  * admin key next to a valid device key). A valid device key alone on an admin route (403) guesses nothing.
- * Counted in memory with rate-limiter-flexible (one process serves the API).
+ * The address is the client's as src/http/client-address.ts reads it (behind a trusted proxy, from
+ * X-Forwarded-For). Counted in memory with rate-limiter-flexible (one process serves the API).
  */
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 import type { Authenticator } from '../../auth/authenticator.js';
 import { problemOf } from '../error-table.js';
@@ -20,28 +23,28 @@ import type { RequestState } from './request-id.js';
 /** Addresses remembered as blocked before the expired ones are swept out. */
 const SWEEP_AT = 10_000;
 
-export type PresentedKeys = Pick<Authenticator, 'knowsAnyKey' | 'presentsUnknownKey'>;
+export type PresentedKeys = Pick<Authenticator, 'presentsUnknownKey'>;
 
-export function unauthenticatedLimit(perMinute: number, keys: PresentedKeys): Middleware<RequestState> {
+export function unauthenticatedLimit(
+  perMinute: number,
+  keys: PresentedKeys,
+  clientAddress: (ctx: Context) => string,
+): Middleware<RequestState> {
   const limiter = new RateLimiterMemory({ keyPrefix: 'unauthenticated', points: perMinute, duration: 60 });
   /**
    * Addresses over their allowance, until their window ends (what the limiter answered at the failure that
-   * used it up). Kept here so that a request from an address in good standing, nearly every request, costs
-   * one size check instead of an asynchronous look-up in the limiter.
+   * used it up). Kept here so that a blocked address's further failures are refused without an asynchronous
+   * look-up in the limiter.
    */
   const blocked = new Map<string, number>();
   return async (ctx, next) => {
-    if (blocked.size > 0) {
-      const seconds = secondsBlocked(ctx.ip || 'unknown');
-      if (seconds !== undefined && !keys.knowsAnyKey(ctx)) throw rateLimited(seconds);
-    }
     try {
       await next();
     } catch (error) {
       const problem = problemOf(error);
       if (problem?.code === 'unauthorized' || problem?.code === 'forbidden') {
-        const address = ctx.ip || 'unknown';
-        // A known key got this request past the check above; failing its route's authentication, it is refused too.
+        // Only a request that failed authentication is looked at: the address is read from its headers only then.
+        const address = clientAddress(ctx);
         const seconds = secondsBlocked(address);
         if (seconds !== undefined) throw rateLimited(seconds);
         if (problem.status === 401 || keys.presentsUnknownKey(ctx)) {

@@ -1,13 +1,16 @@
 import Type from 'typebox';
 
+/** What only the admin key is shown: what a caller without it could use to pick its attack (version) or time it. */
+const ADMIN_ONLY = 'With the admin key only.';
+
 export const HealthSchema = Type.Object({
   status: Type.Enum(['ok', 'degraded']),
-  version: Type.String(),
-  uptimeSeconds: Type.Number({ minimum: 0 }),
+  version: Type.Optional(Type.String({ description: ADMIN_ONLY })),
+  uptimeSeconds: Type.Optional(Type.Number({ minimum: 0, description: ADMIN_ONLY })),
   store: Type.Object({ kind: Type.Enum(['sqlite', 'eventstoredb']), ok: Type.Boolean() }),
   disk: Type.Object(
     {
-      freeBytes: Type.Optional(Type.Integer({ minimum: 0, description: 'Free bytes in DATA_DIR.' })),
+      freeBytes: Type.Optional(Type.Integer({ minimum: 0, description: `Free bytes in DATA_DIR. ${ADMIN_ONLY}` })),
       low: Type.Boolean({ description: 'Below DISK_FREE_MIN_BYTES.' }),
       writeFailing: Type.Boolean({
         description:
@@ -31,8 +34,7 @@ export const HealthSchema = Type.Object({
         ),
       },
       {
-        description:
-          'Several processes (GATEWAY_PROCESSES > 1 or GATEWAY_CLUSTER=true): which process answered and what it runs.',
+        description: `Several processes (GATEWAY_PROCESSES > 1 or GATEWAY_CLUSTER=true): which process answered and what it runs. ${ADMIN_ONLY}`,
       },
     ),
   ),

@@ -157,20 +157,35 @@ describe('devices over HTTP', () => {
     expect(method.body.code).toBe('method_not_allowed');
   });
 
-  it('reports health publicly', async () => {
+  it('reports health publicly, and the version, uptime and free disk to the admin key only', async () => {
+    const open = await api('GET', '/health');
+    expect(open.status).toBe(200);
+    expect(open.body).toEqual({
+      status: 'ok',
+      store: { kind: 'sqlite', ok: true },
+      disk: { low: false, writeFailing: false },
+    });
     const askedFrom = Date.now();
-    const health = await api('GET', '/health');
+    const health = await api('GET', '/health', { admin: true });
     const askedBy = Date.now();
     expect(health.status).toBe(200);
     expect(health.body).toMatchObject({
       status: 'ok',
       version: JSON.parse(readFileSync('package.json', 'utf8')).version,
       store: { kind: 'sqlite', ok: true },
+      disk: { freeBytes: expect.any(Number), low: false, writeFailing: false },
     });
     // Whole seconds since the start, as far as the test can tell when that was.
     expect(Number.isInteger(health.body.uptimeSeconds)).toBe(true);
     expect(health.body.uptimeSeconds).toBeGreaterThanOrEqual(Math.round((askedFrom - startedBy) / 1000));
     expect(health.body.uptimeSeconds).toBeLessThanOrEqual(Math.round((askedBy - startedFrom) / 1000));
+    // A device key sees what anyone sees; a key the gateway does not know is refused (it counts as a guess).
+    const deviceKey = (await api('POST', '/devices', { admin: true, json: { id: 'health-dk', name: 'H' } })).body
+      .deviceKey;
+    expect((await api('GET', '/health', { deviceKey })).body).toEqual(open.body);
+    const guess = await api('GET', '/health', { headers: { 'x-admin-key': 'not-the-admin-key-0123456789' } });
+    expect(guess.status).toBe(401);
+    expect(guess.body.code).toBe('unauthorized');
   });
 
   it('publishes OpenAPI 3.1 for every route, from the validating schemas', async () => {

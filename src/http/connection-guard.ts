@@ -1,0 +1,129 @@
+/**
+ * Keeps one address from taking the connections everybody else needs. Node's own `maxConnections` is one
+ * cap for all: an address that opens that many sockets and sends nothing on them (or sends its headers a
+ * byte at a time) leaves every other client refused until the server times them out. Here:
+ *
+ * - one address holds at most `maxPerAddress` connections (an IPv6 address counts with its whole /64, which
+ *   one host is commonly given); further ones are closed at once. Trusted proxies are exempt: their
+ *   connections carry many clients.
+ * - when `maxConnections` are open in all, a newcomer is let in only if some address holds at least two more
+ *   than the newcomer's own address does: that address gives one up (an idle one first, the oldest), so a
+ *   flood from a few addresses cannot keep a client of another out, and addresses holding their fair share
+ *   do not push each other out.
+ * - a connection that has sent nothing within `idleMs` of opening is closed, like an idle keep-alive one.
+ *   Slow headers are the HTTP server's headersTimeout (src/http/http-server.ts).
+ */
+import type { Server } from 'node:http';
+import { type Socket, isIPv4 } from 'node:net';
+import ipaddr from 'ipaddr.js';
+
+export interface ConnectionLimits {
+  maxConnections: number;
+  maxPerAddress: number;
+  idleMs: number;
+  /** Addresses the per-address cap does not apply to (trusted proxies). */
+  exempt?: (address: string) => boolean;
+}
+
+/** Why a connection was closed by the guard (the metric's label). */
+export type Refusal = 'per_address' | 'full' | 'shed' | 'idle';
+
+export function guardConnections(
+  server: Server,
+  limits: ConnectionLimits,
+  onRefused: (reason: Refusal) => void = () => undefined,
+): void {
+  /** Each address's open connections, oldest first (a Set keeps insertion order). */
+  const byAddress = new Map<string, Set<Socket>>();
+  const addressOf = new WeakMap<Socket, string>();
+  /** Requests in progress per connection: a connection without one is idle and the first to be given up. */
+  const inProgress = new WeakMap<Socket, number>();
+  let open = 0;
+
+  server.on('request', (request, response) => {
+    const socket = request.socket;
+    inProgress.set(socket, (inProgress.get(socket) ?? 0) + 1);
+    response.once('close', () => inProgress.set(socket, (inProgress.get(socket) ?? 1) - 1));
+  });
+
+  // The HTTP server's own listener runs only for the connections let in: a refused one costs no parser, no
+  // listeners, nothing but its accept (a flood that reconnects at once must not slow everybody else).
+  const httpListeners = server.listeners('connection') as Array<(socket: Socket) => void>;
+  server.removeAllListeners('connection');
+  server.on('connection', (socket: Socket) => {
+    if (admit(socket)) for (const listener of httpListeners) listener.call(server, socket);
+  });
+
+  function admit(socket: Socket): boolean {
+    const peer = socket.remoteAddress ?? 'unknown';
+    const key = groupOf(peer);
+    const held = byAddress.get(key);
+    const count = held?.size ?? 0;
+    if (count >= limits.maxPerAddress && !limits.exempt?.(peer)) return refuse(socket, 'per_address');
+    if (open >= limits.maxConnections && !makeRoomFor(count)) return refuse(socket, 'full');
+    if (held) held.add(socket);
+    else byAddress.set(key, new Set([socket]));
+    addressOf.set(socket, key);
+    open++;
+    const idle = setTimeout(() => {
+      if (socket.bytesRead === 0) {
+        onRefused('idle');
+        socket.destroy();
+      }
+    }, limits.idleMs);
+    idle.unref();
+    socket.once('close', () => {
+      clearTimeout(idle);
+      forget(socket);
+    });
+    return true;
+  }
+
+  /** Sheds a connection of the address holding the most, if it holds at least two more than `count`. */
+  function makeRoomFor(count: number): boolean {
+    let top: Set<Socket> | undefined;
+    for (const sockets of byAddress.values()) if (!top || sockets.size > top.size) top = sockets;
+    if (!top || top.size < count + 2) return false;
+    let victim: Socket | undefined;
+    for (const socket of top) {
+      if (!inProgress.get(socket)) {
+        victim = socket;
+        break;
+      }
+    }
+    victim ??= top.values().next().value as Socket;
+    forget(victim);
+    onRefused('shed');
+    victim.resetAndDestroy();
+    return true;
+  }
+
+  function forget(socket: Socket): void {
+    const key = addressOf.get(socket);
+    if (key === undefined) return;
+    addressOf.delete(socket);
+    const sockets = byAddress.get(key);
+    if (!sockets?.delete(socket)) return;
+    open--;
+    if (sockets.size === 0) byAddress.delete(key);
+  }
+
+  /** Closes with a reset: nothing was read, and the server keeps no TIME_WAIT for it. */
+  function refuse(socket: Socket, reason: Refusal): false {
+    onRefused(reason);
+    socket.resetAndDestroy();
+    return false;
+  }
+}
+
+/**
+ * The address a connection counts against: IPv4 as it is (also from a dual-stack socket, `::ffff:a.b.c.d`),
+ * IPv6 by its /64. Plain string work for IPv4: this runs for every connection accepted, refused ones included.
+ */
+function groupOf(address: string): string {
+  if (isIPv4(address)) return address;
+  if (address.startsWith('::ffff:') && isIPv4(address.slice(7))) return address.slice(7);
+  if (!ipaddr.IPv6.isValid(address)) return address;
+  const parts = ipaddr.IPv6.parse(address).parts.slice(0, 4);
+  return `${new ipaddr.IPv6([...parts, 0, 0, 0, 0]).toString()}/64`;
+}
