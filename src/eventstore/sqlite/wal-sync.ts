@@ -2,8 +2,8 @@
  * Makes commits durable off the JavaScript thread. The store runs SQLite with synchronous=NORMAL, so a
  * COMMIT writes its WAL frames into the page cache and returns; this flushes the WAL file with fdatasync on
  * libuv's thread pool, and an append is answered only once a flush that began after its commit has ended.
- * That is what synchronous=FULL promises (the WAL synced before the answer), without the ~0.4 ms the flush
- * takes on this kind of disk blocking every other request for its length. Flushes never overlap: commits
+ * That is what synchronous=FULL promises (the WAL synced before the answer), without the flush blocking
+ * every other request for its length (docs/notes/performance.md). Flushes never overlap: commits
  * made while one runs wait for the next, which covers all of them (group commit at the disk).
  */
 import { closeSync, fdatasync, fsyncSync, openSync } from 'node:fs';
