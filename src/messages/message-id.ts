@@ -1,11 +1,8 @@
 /**
- * Message ids in the format WhatsApp Web uses ("3EB0" + 18 upper-case hex digits), so the outbox can
- * assign a message's waMessageId when it is queued and the engine sends with exactly that id.
- *
- * The same construction as Baileys' generateMessageIDV2 (after whatsmeow): SHA-256 over the time, the
- * account and 16 random bytes. Written out here rather than imported because loading Baileys is slow and
- * large (docs/notes/performance.md), which the outbox (also used by sandbox devices) should not pay for an
- * id. Every engine sends with the id the outbox assigned, so it lives here, with no engine.
+ * Message ids in WhatsApp Web's format ("3EB0" + 18 upper-case hex digits), so the outbox assigns a message's
+ * waMessageId when it is queued and every engine sends with exactly that id. The construction of Baileys'
+ * generateMessageIDV2 (SHA-256 over the time, the account and 16 random bytes), written out here because
+ * loading Baileys is slow and large (docs/notes/performance.md), which the outbox should not pay for an id.
  */
 import { hash } from 'node:crypto';
 import { randomBytes16 } from '../eventstore/event-id.js';
