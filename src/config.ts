@@ -1,6 +1,6 @@
 /**
  * The gateway's settings, read once from the environment. Every variable has a sane default, and a bad
- * value stops the start with a ConfigError that names the variable (README lists them all).
+ * value stops the start with a ConfigError that names the variable (docs/configuration.md lists them all).
  */
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';

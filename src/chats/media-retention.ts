@@ -1,10 +1,8 @@
 /**
- * Received media, and the media of messages this device sent (kept from their `sent` on, for forwards), are
- * kept for INBOUND_MEDIA_RETENTION: a sweep (at start, then every so often) removes the files of media stored
- * before then. The media route answers 410 for them by their age alone, so a sweep that runs late never
- * serves an expired file. Media of a message deleted for everyone (by its sender, or by this device) go
- * within seconds (the route stops serving them at once, by the message's `revoked`). The same sweep removes the
- * partial files of writes a crash interrupted.
+ * Received media, and those of messages this device sent (kept from `sent` on, for forwards), are kept for
+ * INBOUND_MEDIA_RETENTION: a sweep at start and every so often removes older files, and the partial files of
+ * writes a crash interrupted. The media route answers 410 by age alone, so a late sweep never serves an
+ * expired file; media of a message deleted for everyone go within seconds (and are not served from then on).
  */
 import type { Logger } from 'pino';
 import type { InboundMediaStore } from '../media/inbound-media-store.js';

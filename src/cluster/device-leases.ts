@@ -1,14 +1,9 @@
 /**
- * This process's membership and its device leases (docs/architecture.md, "Several processes").
- *
- * Every `tickMs` it heartbeats on its member stream (every `heartbeatMs`), then looks at the devices: a
- * device nobody holds, or held by a member not seen heartbeating for `timeoutMs` (by this process's clock),
- * is acquired while this process holds fewer than its share (devices / live members, rounded up); beyond
- * its share it hands devices back (stops them first, then releases), so that a member that joins gets its
- * share without waiting for any timeout. Everything it knows of the others comes from the log it follows.
- *
- * A member that cannot heartbeat for `timeoutMs - marginMs` gives its devices up by itself before anyone
- * may take them (a paused or cut-off process); any write it still attempts carries a fence that is refused.
+ * This process's membership and its device leases (docs/architecture.md, "Several processes"). Every
+ * `tickMs` it heartbeats, then acquires free devices and those of silent members up to its share, and hands
+ * back (stopped first) what is beyond it. What it knows of the others comes from the log it follows. A
+ * member that cannot heartbeat for `timeoutMs - marginMs` gives its devices up by itself before anyone may
+ * take them; any write it still attempts carries a fence that is refused.
  */
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';

@@ -1,10 +1,8 @@
 /**
- * GATEWAY_PROCESSES=N: the primary process starts N gateway processes (node:cluster) that share the port
- * (the primary hands connections round to them) and the store. It serves nothing itself: it makes the admin
- * key before any worker could race for it, starts a worker again when one dies, and on SIGTERM stops them
- * all (each hands its devices over as it stops). A worker that could not start for a wrong setting (exit 78,
- * src/start-failures.ts) is not started again: every other would fail alike, so they all stop, and so does
- * the primary, with that code.
+ * GATEWAY_PROCESSES=N: the primary starts N gateway processes (node:cluster) sharing the port and the store,
+ * and serves nothing itself: it makes the admin key before any worker could race for it, starts a worker
+ * again when one dies, and on SIGTERM stops them all. A worker refused for a wrong setting (exit 78,
+ * src/start-failures.ts) is not restarted: every other would fail alike, so all stop, the primary with that code.
  */
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';

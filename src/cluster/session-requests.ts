@@ -1,9 +1,8 @@
 /**
- * Session commands (open, close, reboot, the QR code on show, a pairing code) asked of a process that does not run the device: the store is the
- * bus (docs/architecture.md, "Several processes"). The answering process appends SessionCommandRequested to
- * `session-requests-<deviceId>`; the device's owner sees it in the log, runs it on the device's actor and
- * appends SessionCommandAnswered with the result, which the asking process is waiting for in the log. A
- * device that changes hands meanwhile: its new owner answers what is still unanswered when it takes it.
+ * Session commands (open, close, reboot, the QR code on show, a pairing code) asked of a process that does not
+ * run the device, with the store as the bus: the asking process appends SessionCommandRequested to
+ * `session-requests-<deviceId>`, the owner runs it and appends SessionCommandAnswered, which the asker waits
+ * for in the log; a new owner answers what is pending (docs/architecture.md, "Several processes").
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';

@@ -18,7 +18,7 @@ export interface DeviceView {
   session: { state: string; phone?: string } & SessionDiagnostics;
 }
 
-/** Why a session is not online and when it tries again (README, "Sessions and the sandbox engine"). */
+/** Why a session is not online and when it tries again (docs/api-guide.md, "Sessions and the sandbox engine"). */
 export interface SessionDiagnostics {
   lastError?: SessionError;
   attempt?: number;

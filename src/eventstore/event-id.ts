@@ -9,8 +9,8 @@ import { v7 } from 'uuid';
  * their end instead of dirtying random pages.
  *
  * The random bytes come from a pool filled 4 KiB at a time: `uuid`'s own v7 asks the OS for 16 bytes per id,
- * which made it 5-20x slower than randomUUID (12 µs an id on a busy machine, every append paid it). With
- * its bytes given, `uuid` keeps no counter, so the counter is kept here as it keeps it.
+ * several times slower than randomUUID, and every append makes ids (docs/notes/performance.md). With its
+ * bytes given, `uuid` keeps no counter, so the counter is kept here as it keeps it.
  */
 export function orderedUuid(): string {
   const random = randomBytes16();

@@ -1,10 +1,8 @@
 /**
  * Which address a request comes from, for the limits kept per address. Behind a reverse proxy every socket
- * comes from the proxy, so one client failing keys would block everybody behind it; for the proxies named in
- * TRUST_PROXY the client is read from X-Forwarded-For instead. Only the hops those proxies added can be
- * believed: the header is read from the right, past the trusted hops, and the first address that is not a
- * trusted proxy is the client (anything further left is whatever the client chose to send). A request from
- * an address that is not trusted is judged by its socket, whatever its headers say.
+ * comes from the proxy, so for the proxies in TRUST_PROXY the client is read from X-Forwarded-For: from the
+ * right, past the trusted hops (anything further left is what the client chose to send). A request from an
+ * untrusted address is judged by its socket (docs/configuration.md, "HTTP limits").
  */
 import ipaddr from 'ipaddr.js';
 

@@ -1,11 +1,9 @@
 /**
- * Finds a request's route without @koa/router's per-request scan: @koa/router tests every route's regular
- * expression in turn (about a hundred here), then composes the matched layers anew for each request, which
- * cost more than the cheapest route itself. The index looks up the routes of the method and segment count
- * and compares literal segments; it answers only the plain case (exact method and case, no trailing slash,
- * every parameter non-empty) and leaves anything else (HEAD, OPTIONS, 404, 405, odd spellings) to the
- * @koa/router chain behind it, so what a request reaches and with which parameters does not change
- * (test/http/route-index.test.ts compares the two on every route).
+ * Finds a request's route without @koa/router's per-request scan of every route's regular expression (about
+ * a hundred), which cost more than the cheapest route itself. It looks routes up by method and segment count
+ * and answers only the plain case (exact method and case, no trailing slash, every parameter non-empty);
+ * anything else (HEAD, OPTIONS, 404, 405, odd spellings) goes on to the @koa/router chain behind it, so what
+ * a request reaches does not change (test/http/route-index.test.ts).
  */
 
 /** One segment of a route's path: a literal to compare, or a parameter's name. */

@@ -17,7 +17,7 @@ const CATCH_UP_PAGE = 2_000;
 /**
  * A rebuild commits about this many events at a time: a read-model page rewritten by many batches is
  * written once per commit, and so are rows buffered by the read models (src/projections/row-buffer.ts).
- * On the 1M-event log of bench/rebuild.ts 100,000 and 200,000 took the same time, 20,000 and 50,000 longer.
+ * Smaller commits made rebuilds slower, larger ones no faster (docs/notes/performance.md).
  */
 const REBUILD_COMMIT_EVENTS = 100_000;
 /** Page cache while rebuilding (negative: KiB): 256 MiB, given back when the rebuild is done. */

@@ -1,13 +1,9 @@
 /**
- * A full disk, told apart from other failures: ENOSPC and EDQUOT from the file system, SQLITE_FULL from
- * SQLite, wherever they sit in an error's cause chain. The HTTP layer answers them 507
- * insufficient_storage; /health reports the free space of DATA_DIR (below a threshold: degraded) and
- * whether the last write failed (for want of space, or the store failing to write). Nothing here retries: each request or engine callback
- * simply fails until space returns, and the first write that succeeds again clears the flag. After a failure that
- * was not for want of space, a report made while the flag is set tries a small write of its own (at most every few
- * seconds), so that an idle gateway whose store has recovered reports healthy again without waiting for traffic
- * (which a readiness probe would keep away). Not after a full disk: a small write may still fit where the writes
- * that failed do not.
+ * A full disk, told apart from other failures: ENOSPC, EDQUOT and SQLITE_FULL anywhere in an error's cause
+ * chain (answered 507 insufficient_storage), and the disk's state /health reports: free space of DATA_DIR and
+ * whether the last write failed. Nothing here retries; the first write that succeeds clears the flag, and
+ * after a failure other than a full disk a report tries a small write of its own so that an idle gateway
+ * recovers too (docs/operations.md, "Files and a full disk").
  */
 import { statfs } from 'node:fs/promises';
 import { StoreUnavailableError } from '../eventstore/event-store.js';

@@ -1,13 +1,9 @@
 /**
  * Works off the pending deliveries of the webhooks read model. Each device is a lane: its oldest pending
- * delivery (the head) goes first, and the next one only once the head is delivered or has failed for good,
- * so a device's events arrive in the order they happened. Lanes run side by side through the delivery
- * queue (per-host rate, global concurrency): a slow or failing receiver holds up only its own device.
- *
- * The POST is the side effect of a decision already in the log (the domain event, under a hook that asked
- * for it); its outcome is recorded in the store (WebhookDeliveryAttempted) and durable before the lane moves
- * on. So a restart resumes from the log: a delivery whose attempt was cut short by a crash is still pending
- * and goes again, with the same webhook-id (at-least-once), and never after a newer one of its device.
+ * delivery goes first and the next only once that one is delivered or failed for good, so a device's events
+ * arrive in order; lanes run side by side through the delivery queue, so a slow receiver holds up only its
+ * own device. Each attempt's outcome is durable before the lane moves on: a restart resumes from the log,
+ * same webhook-id (invariants 2 and 5; docs/architecture.md, "Webhooks").
  */
 import type { Logger } from 'pino';
 import type { EventStore } from '../eventstore/event-store.js';

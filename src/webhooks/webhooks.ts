@@ -55,7 +55,8 @@ export type DeliveryLaneWriter = CommandHandler<DeliveryLaneState, DeliveryLaneC
 const LANE_STATES_KEPT = 10_000;
 /**
  * A lane's stream gains an event per attempt and is never trimmed: without snapshots, its first command after
- * a start (or after its state left the cache) read every attempt the device ever had (100,000: ~1 s, +127 MB).
+ * a start (or after its state left the cache) read every attempt the device ever had, in time and memory
+ * growing with them (docs/notes/performance.md).
  */
 export const LANE_SNAPSHOT_EVERY = 500;
 

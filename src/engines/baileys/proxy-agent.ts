@@ -1,14 +1,9 @@
 /**
- * What a device's traffic goes through when its settings name a proxy:
- * - its WhatsApp connection (a WebSocket, node:http underneath): an HTTP(S) CONNECT tunnel
- *   (https-proxy-agent, for `http://` and `https://` proxies) or SOCKS5 (socks-proxy-agent), TooTallNate's
- *   proxy-agents, the agents most Node HTTP and WebSocket clients use;
- * - its media downloads (Baileys downloads with fetch, which takes an undici dispatcher): undici's
- *   ProxyAgent, or its Socks5ProxyAgent.
- *
- * The proxy's host passes the outbound network guard where it is dialled: every address its name resolves
- * to is judged on each connection (guardedLookup), an IP literal before the agent is made. Checking the URL
- * when the setting is saved cannot see what a name resolves to.
+ * What a device's traffic goes through when its settings name a proxy: its WhatsApp WebSocket through an
+ * HTTP(S) CONNECT tunnel or SOCKS5 (TooTallNate's proxy-agents), its media downloads through undici's
+ * ProxyAgent or Socks5ProxyAgent (Baileys downloads with fetch). The proxy's host passes the outbound network
+ * guard where it is dialled, every resolved address on each connection: a check when the setting is saved
+ * cannot see what a name resolves to.
  */
 import type { Agent } from 'node:https';
 import { isIP } from 'node:net';

@@ -1,9 +1,8 @@
 /**
- * The media of a sandbox inbound message as the simulated network keeps it for the device to download:
- * the file the request's body was decoded into (moved aside, since the request removes its own files), read
- * as a stream at each download, so that messages waiting their turn to be recorded hold no media in
- * memory. Once the message is recorded the file goes; only when the device has not stored the media by
- * then (its download failed and is tried again later) are the bytes kept, in memory, for those later tries.
+ * The media of a sandbox inbound message as the simulated network keeps it for the device to download: the
+ * request body's decoded file, moved aside and streamed at each download, so messages waiting to be recorded
+ * hold no media in memory. The file goes once the message is recorded; only if the device's download failed
+ * (to be tried again later) are the bytes kept, in memory, for those tries.
  */
 import { createReadStream } from 'node:fs';
 import { readFile, rename, unlink } from 'node:fs/promises';

@@ -1,22 +1,8 @@
 /**
  * The EventStoreDB / KurrentDB adapter of the event store port, over the gRPC client `@eventstore/db-client@6`.
- *
- * Positions. The port's `position` is the event's commit position in the transaction log, as a number.
- * Since the gRPC protocol (v20) every appended event is written as its own self-committing prepare record,
- * so an event's commit position is the byte offset of that record: unique per event, strictly increasing
- * in $all order, and equal to its prepare position (which is why `{ commit: p, prepare: p }` is a valid read
- * or subscription start). The number is exact while the log is below 2^53 bytes (8 PiB), far beyond any
- * single-node log; a larger value throws instead of silently losing precision. Events written by the
- * legacy TCP explicit-transaction API share one commit position and are not supported.
- *
- * Filtering. $all holds the server's own events; readers of the port never see system streams (`$…`, which
- * includes the `$$…` stream metadata streams), events with a system type (`$…`) or the snapshot streams.
- * Reads and subscriptions of $all filter on the server by stream name, so catch-up and rebuilds never
- * download snapshots (credentials among them) or system events. The v6 client's readAll takes no filter:
- * `readAllVisible` sends the same Read call with one, as the successor client (@kurrent/kurrentdb-client) does.
- *
  * Requires a gRPC server (EventStoreDB ≥ 22.10 or any KurrentDB), which reports event positions on stream
- * reads and idempotent appends.
+ * reads and idempotent appends. Positions: toPosition; what readers never see: isVisible. How it runs and
+ * what differs from SQLite: docs/operations.md, "Running on EventStoreDB / KurrentDB".
  */
 import {
   AccessDeniedError,
@@ -708,6 +694,13 @@ function snapshotStreamOf(streamId: string): string {
   return `${SNAPSHOT_STREAM_PREFIX}${streamId}`;
 }
 
+/**
+ * $all holds the server's own events; readers of the port never see system streams (`$…`, which includes the
+ * `$$…` stream metadata streams), events with a system type (`$…`) or the snapshot streams. Reads and
+ * subscriptions of $all filter on the server by stream name, so catch-up and rebuilds never download
+ * snapshots (credentials among them) or system events; the v6 client's readAll takes no filter, hence
+ * readAllVisible, which sends one as the successor client (@kurrent/kurrentdb-client) does.
+ */
 function isVisible(streamId: string, type: string): boolean {
   return !streamId.startsWith('$') && !streamId.startsWith(SNAPSHOT_STREAM_PREFIX) && !type.startsWith('$');
 }
@@ -741,6 +734,14 @@ function toStoredEvent(event: RecordedEvent, fromAll: boolean): StoredEvent {
   };
 }
 
+/**
+ * The port's `position` is the event's commit position in the transaction log, as a number. Since the gRPC
+ * protocol (v20) every appended event is its own self-committing prepare record, so its commit position is
+ * that record's byte offset: unique per event, strictly increasing in $all order, and equal to its prepare
+ * position (hence `{ commit: p, prepare: p }` as a read or subscription start). Exact below 2^53 bytes
+ * (8 PiB), far beyond any single-node log; beyond, it throws rather than lose precision. Events written by the
+ * legacy TCP explicit-transaction API share one commit position and are not supported.
+ */
 function toPosition(position: Position): number {
   if (position.commit > BigInt(Number.MAX_SAFE_INTEGER)) {
     throw new RangeError(

@@ -1,16 +1,9 @@
 /**
- * Reads the JSON body of a media send without ever holding the media in memory: the value of the
- * `base64` property (top-level by default, or at another path of object keys, `media.base64` for the
- * sandbox's inbound messages) is decoded while it streams in and written to a file; everything else
- * (to, caption, mimetype…) is kept, bounded, and parsed with JSON.parse as usual, the base64 string
- * replaced by a placeholder.
- *
- * Why a hand-written scanner rather than a streaming JSON library: the scanner does not parse JSON, it
- * only has to find where one string starts and ends (quotes, backslash escapes, nesting depth), and
- * JSON.parse still checks the syntax of everything around it. stream-json, the one maintained streaming
- * tokenizer that hands out a long string in chunks, states that it is not meant for untrusted input;
- * @streamparser/json emits a string only once it is whole. Every byte here is counted: the body as
- * decoded, the fields kept in memory and the media written.
+ * Reads the JSON body of a media send without holding the media in memory: the `base64` property (top-level,
+ * or at a path such as `media.base64`) is decoded as it streams in and written to a file; the other fields are
+ * kept, bounded, and parsed by JSON.parse with a placeholder for that string. A hand-written scanner (it only
+ * finds where the string starts and ends; JSON.parse still checks the rest), since stream-json is not meant for
+ * untrusted input and @streamparser/json emits a string only once whole. Every byte read is counted.
  */
 import { type Hash, createHash } from 'node:crypto';
 import { type FileHandle, open } from 'node:fs/promises';
@@ -23,7 +16,8 @@ export interface SpooledBase64 {
   size: number;
   /**
    * base64url SHA-256 of the base64 text as sent (the Idempotency-Key fingerprint uses it, as before); ''
-   * when the reader was told no route needs it (hashing 1.4 MB of text per MiB of media costs 1–2 ms).
+   * when the reader was told no route needs it: hashing all that text is CPU a media send should not pay for
+   * nothing (docs/notes/performance.md).
    */
   textDigest: string;
   /** The type named by a `data:<type>;base64,` prefix. */

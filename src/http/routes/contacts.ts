@@ -1,5 +1,5 @@
 /**
- * GET /devices/:deviceId/contacts, …/contacts/:number/check and …/contacts/:number/avatar (the README's "Contacts").
+ * GET /devices/:deviceId/contacts, …/contacts/:number/check and …/contacts/:number/avatar (docs/api-guide.md, "Contacts").
  */
 import type { ContactLookups } from '../../contacts/contact-lookups.js';
 import type { ContactsReadModel } from '../../contacts/contacts-read-model.js';

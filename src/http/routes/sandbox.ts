@@ -1,5 +1,5 @@
 /**
- * What the phone and the network do to a sandbox device (the README's "Sessions and the sandbox engine"), for tests and
+ * What the phone and the network do to a sandbox device (docs/api-guide.md, "Sessions and the sandbox engine"), for tests and
  * integrations without a phone. Admin only.
  */
 import type { Supervisor } from '../../actors/supervisor.js';

@@ -1,5 +1,5 @@
 /**
- * POST /devices/:deviceId/send/<kind> and DELETE /devices/:deviceId/send/:waMessageId (the README's "Sending and the outbox").
+ * POST /devices/:deviceId/send/<kind> and DELETE /devices/:deviceId/send/:waMessageId (docs/api-guide.md, "Sending and the outbox").
  * Every send is queued in the device's outbox and answered 202 at once, whatever the session state.
  */
 import Type from 'typebox';

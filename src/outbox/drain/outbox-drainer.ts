@@ -1,14 +1,9 @@
 /**
  * Drains each device's outbox while its session is online: FIFO, one message at a time, at most
- * OUTBOX_RATE_PER_MINUTE tries started in any 60 s window (p-queue, sliding window), each after a small
- * random pause so that a burst does not look like spam.
- *
- * Every try is recorded before the engine is asked (OutboxMessageSending) and its outcome after
- * (MessageStatusChanged sent | failed, or OutboxAttemptFailed with the time of the next try). A try
- * that a crash cut short is simply the head of the outbox again, and is sent with the same waMessageId.
- * Revokes of sent messages (DELETE /send) go through the same lane and the same rate. A sent message's media
- * file is kept (with the received media, for the same retention) so that it can be forwarded; the file of a
- * message that failed or expired is removed.
+ * OUTBOX_RATE_PER_MINUTE tries started in any 60 s window (revokes included), each after a small random pause
+ * so that a burst does not look like spam. Every try is recorded before the engine is asked and its outcome
+ * after (invariant 2): a try cut short by a crash is sent again with the same waMessageId. A sent message's
+ * media file is kept for forwards; a failed or expired one's is removed.
  */
 import PQueue from 'p-queue';
 import type { Logger } from 'pino';
