@@ -105,7 +105,7 @@ function readConfig(env: Env): Config {
     contacts: readContactsSettings(read),
     server: {
       maxConnections: read.integer('MAX_CONNECTIONS', 1_024, { min: 1, max: 1_000_000 }),
-      maxConnectionsPerAddress: read.integer('MAX_CONNECTIONS_PER_ADDRESS', 128, { min: 1, max: 1_000_000 }),
+      maxConnectionsPerAddress: read.integer('MAX_CONNECTIONS_PER_ADDRESS', 512, { min: 1, max: 1_000_000 }),
       trustProxy: read.addresses('TRUST_PROXY'),
       unauthenticatedPerMinute: read.integer('UNAUTHENTICATED_RATE_PER_MINUTE', 120, { min: 1, max: 1_000_000 }),
       largeBodyConcurrency: read.integer('LARGE_BODY_CONCURRENCY', 16, { min: 1, max: 1_000 }),
