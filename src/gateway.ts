@@ -296,7 +296,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     ...healthRoutes(store, VERSION, startedAt, storage, cluster?.report),
     ...deviceRoutes({ registry, devices, sessions }),
     ...deviceEventRoutes(store, history),
-    ...sessionRoutes({ devices, sessions, projections }),
+    ...sessionRoutes({ devices, sessions, projections, storage }),
     ...metricsRoutes(metrics, config.metricsPublic),
     ...docsRoutes(openApi),
   );
@@ -314,6 +314,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       sandbox: engines.sandbox,
       projections,
       seen: messages,
+      storage,
       inboundMedia: {
         limit: config.media.fileMaxBytes,
         uploadDir: sending.media.incomingDir,

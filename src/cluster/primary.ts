@@ -8,11 +8,18 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import { loadOrCreateAdminKey } from '../auth/admin-key.js';
 import type { Config } from '../config.js';
+import { readModelFileOf } from '../projections/read-model-db.js';
 import { EX_CONFIG } from '../start-failures.js';
+import { holdWorkersLock } from '../storage/data-dir-lock.js';
 
 const RESTART_DELAY_MS = 1_000;
 
 export function runPrimary(config: Config, log: Logger): void {
+  // Held for every worker for the primary's life (they take none): a launch beside a gateway or a rebuild, or a
+  // second launch on this DATA_DIR, is refused here at once instead of each worker failing again and again.
+  // The kernel lets it go when this process ends, which ends the workers too (node:cluster).
+  const workerFiles = Array.from({ length: config.cluster.processes }, (_, index) => readModelFileOf(index + 1));
+  holdWorkersLock(config.dataDir, workerFiles);
   loadOrCreateAdminKey(config.adminApiKey, config.dataDir, log);
   const workers = new Map<number, Worker>();
   let stopping = false;

@@ -74,6 +74,17 @@ export class StorageHealth {
     }
   }
 
+  /**
+   * Why writes fail now, as far as this process saw: `space` (the disk is full), `store` (the store refuses to
+   * write), undefined while they succeed. The read models failing to write count too: while they do, what
+   * they say (a session's state) is older than what the actors know. A write that succeeds in between, a small
+   * one that still fits, does not make a full disk `store`: the last failure tells.
+   */
+  get writeFailure(): 'space' | 'store' | undefined {
+    if (this.failedAt === undefined && !this.otherWritersFailing()) return undefined;
+    return this.failedForSpace ? 'space' : 'store';
+  }
+
   async report(): Promise<DiskReport> {
     if (
       this.failedAt !== undefined &&

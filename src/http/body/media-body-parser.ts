@@ -128,7 +128,7 @@ export function mediaBodyParser(options: MediaBodyParserOptions): Middleware {
       };
       if (small) await read();
       else {
-        const watch = watchBody(ctx.req, ctx.res, options.gate.idleTimeoutMs);
+        const watch = watchBody(ctx.req, ctx.res, options.gate.idleTimeoutMs, options.gate.rate);
         let reading: Promise<void> | undefined;
         try {
           await options.gate.run(

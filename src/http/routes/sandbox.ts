@@ -7,6 +7,9 @@ import type { SandboxEngine } from '../../engines/sandbox/sandbox-engine.js';
 import type { DevicesReadModel } from '../../devices/devices-read-model.js';
 import type { ReadModelProgress } from '../../projections/projection-runner.js';
 import { sessionNotOnline } from '../../errors/domain-error.js';
+import { StoreUnavailableError } from '../../eventstore/event-store.js';
+import type { StorageHealth } from '../../storage/storage-health.js';
+import { insufficientStorage, problemOf } from '../error-table.js';
 import { Problem, conflict, invalidRequest } from '../problem.js';
 import { type RequestDevice, type RouteSpec, defineRoute } from '../route.js';
 import { DeviceParams } from '../schemas/common.js';
@@ -41,6 +44,8 @@ export interface SandboxRouteDeps {
   projections: ReadModelProgress;
   /** What a quoted message said (`quotedMessageId`). */
   seen?: SeenMessages;
+  /** Whether writes fail now (src/storage/storage-health.ts). */
+  storage?: Pick<StorageHealth, 'writeFailure'>;
   /** The inbound route takes media as base64 up to this many bytes; its body is parsed after authentication. */
   inboundMedia?: {
     limit: number;
@@ -135,13 +140,21 @@ export function sandboxRoutes({
   projections,
   seen,
   inboundMedia,
+  storage,
 }: SandboxRouteDeps): RouteSpec[] {
   /** 409 `not_sandbox_device` for devices of another engine (the router answered 404 for unknown ones). */
   const requireSandboxDevice = ({ id, view }: RequestDevice) => {
     if (view.engine !== 'sandbox')
       throw conflict('not_sandbox_device', `device "${id}" uses the ${view.engine} engine, not the sandbox`);
   };
-  const notOnline = (device: RequestDevice) => sessionNotOnline(device.sessionState());
+  // While writes fail, a session that is not online is most likely so because of it (its intake held, or its
+  // reconnect not recorded): the store's answer says when to try again, as a send's does.
+  const notOnline = (device: RequestDevice) => {
+    const failure = storage?.writeFailure;
+    if (failure === 'space') return insufficientStorage();
+    if (failure === 'store') return problemOf(new StoreUnavailableError('the store cannot record now'))!;
+    return sessionNotOnline(device.sessionState());
+  };
   /** The device has reacted to what the network just did; answer its state, readable everywhere (read your writes). */
   const reaction = async (device: RequestDevice) => {
     const settled = await sessions.settled(device.id);
@@ -234,7 +247,7 @@ export function sandboxRoutes({
         "When the store cannot take it, the answer is the store's error (`503 store_unavailable`, `507 insufficient_storage`) and the message is not recorded later: send it again. " +
         'With `chatId` a group id, it is a group message from the participant `from`. `media` (base64) is downloaded by the device as WhatsApp media would be. ' +
         'The types `edit`, `revoke` and `poll_vote` produce `message.edited`, `message.revoked` and `poll.vote`. ' +
-        'Only while the session is `online`; otherwise `409 session_not_online`. A sender ending in 0000 does not exist: `400`.',
+        'Only while the session is `online`; otherwise `409 session_not_online`, or while the store cannot write (the session then reconnects) its error. A sender ending in 0000 does not exist: `400`.',
       access: 'admin',
       params: DeviceParams,
       body: InboundBody,
