@@ -8,12 +8,14 @@
  * one batch (as `npm run rebuild` feeds it, its deferred indexes dropped until the end): an answer must not
  * depend on how the log was cut into batches, nor on what a read model kept in memory between them.
  */
+import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { expect, onTestFinished } from 'vitest';
 import type { StoredEvent } from '../../src/eventstore/event-store.js';
+import { backgroundCheckpoints } from '../../src/eventstore/sqlite/background-checkpoints.js';
 import type { TypedEvent } from '../../src/eventstore/typed-events.js';
 import type { Projection } from '../../src/projections/projection.js';
-import { openReadModelDb } from '../../src/projections/read-model-db.js';
+import { READ_MODEL_FILE, openReadModelDb } from '../../src/projections/read-model-db.js';
 import { tempDir } from './temp-dir.js';
 
 /** An event of the log, and where it is stored when that matters to the read model (else stream `spec`). */
@@ -125,8 +127,14 @@ function chain<Event extends TypedEvent, Model extends Projection>(
 
 /** A read model on a new read-model file (closed when the test ends, before its directory goes). */
 function freshReadModel<Model extends Projection>(make: (db: Database.Database) => Model): Fed<Model> {
-  const db = openReadModelDb(tempDir('dmg-read-model-'));
-  onTestFinished(() => db.close());
+  const dir = tempDir('dmg-read-model-');
+  const db = openReadModelDb(dir);
+  onTestFinished(async () => {
+    db.close();
+    // The checkpoint thread drops its own connection to the file later, deleting the WAL as it does: a
+    // registration of ours, answered in order, returns once it has (else the directory's removal may race it).
+    await backgroundCheckpoints.add(join(dir, READ_MODEL_FILE)).release();
+  });
   const model = make(db);
   db.transaction(() => {
     model.setup(db);
