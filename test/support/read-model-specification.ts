@@ -39,8 +39,6 @@ export interface ReadModelSpecificationChain<Event extends TypedEvent, Model ext
   givenRetried(...events: Array<GivenEvent<Event>>): ReadModelSpecificationChain<Event, Model>;
   /** What `query` answers, fed batch by batch and rebuilt in one batch alike (asymmetric matchers welcome). */
   then<Answer>(query: (model: Model) => Answer, expected: Answer): ReadModelSpecificationChain<Event, Model>;
-  /** The read model fed batch by batch, for checks `then` does not make. */
-  readonly model: Model;
 }
 
 interface Fed<Model> {
@@ -94,7 +92,6 @@ function chain<Event extends TypedEvent, Model extends Projection>(
     });
 
   const self: ReadModelSpecificationChain<Event, Model> = {
-    model: live.model,
     given(...events) {
       applyBatch(live, stored(events));
       return self;
