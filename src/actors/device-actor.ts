@@ -376,7 +376,7 @@ export class DeviceActor {
         this.signal(
           epoch,
           permanent
-            ? { type: 'ENGINE.FAILED', error: { code: (error as EngineError).code, message } }
+            ? { type: 'ENGINE.FAILED', error: { code: error.code, message } }
             : { type: 'ENGINE.DISCONNECTED', kind: 'transient', detail: message },
         );
         return undefined;
@@ -516,7 +516,7 @@ export class DeviceActor {
    */
   private async decideSignals(): Promise<void> {
     while (this.signals.length > 0) {
-      const { epoch, event } = this.signals[0]!;
+      const { epoch, event } = this.signals[0];
       if (epoch === this.epoch && !this.stopped && this.session.loaded) {
         try {
           await this.dispatch(event);

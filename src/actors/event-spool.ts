@@ -123,7 +123,7 @@ export class EventSpool {
     this.running = true;
     try {
       while (!this.closed && this.entries.length > 0) {
-        const entry = this.entries[0]!;
+        const entry = this.entries[0];
         try {
           await entry.write();
           this.shift(entry);

@@ -323,7 +323,7 @@ export class Supervisor {
     let next = 0;
     const worker = async () => {
       while (!this.stopping && next < ids.length) {
-        const deviceId = ids[next++]!;
+        const deviceId = ids[next++];
         try {
           await this.actor(deviceId).load();
         } catch (error) {

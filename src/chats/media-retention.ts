@@ -91,7 +91,7 @@ export class MediaRetention {
         if (page.length === 0) break;
         for (const media of page) await this.files.remove(media.deviceId, media.waMessageId);
         removed += page.length;
-        this.sweptUntil = page[page.length - 1]!.storedAt;
+        this.sweptUntil = page[page.length - 1].storedAt;
         if (page.length < PAGE) break;
       }
     } catch (error) {

@@ -84,7 +84,7 @@ export class CommandHandler<State, Command, Event extends TypedEvent> {
     const tail = await this.options.store.readStream(streamId, { fromRevision: base.revision + 1 });
     if (tail.length === 0) return base;
     const own = tail.filter(this.isOwn) as Event[];
-    return { ...base, state: fold(this.options.decider, base.state, own), revision: tail[tail.length - 1]!.revision };
+    return { ...base, state: fold(this.options.decider, base.state, own), revision: tail[tail.length - 1].revision };
   }
 
   private async decideAndAppend(streamId: string, command: Command): Promise<Handled<State, Event>> {

@@ -173,7 +173,7 @@ export class DevicesReadModel implements Projection, DeviceKeyDirectory {
       ? sql.pageInState.all(options.state, after, options.limit + 1)
       : sql.page.all(after, options.limit + 1);
     const items = rows.slice(0, options.limit).map(toView);
-    return { items, nextAfter: rows.length > options.limit ? items[items.length - 1]!.id : null };
+    return { items, nextAfter: rows.length > options.limit ? items[items.length - 1].id : null };
   }
 
   session(deviceId: string): SessionView | undefined {

@@ -39,7 +39,7 @@ export class TrustedProxies {
     if (client === undefined || !this.trustsParsed(client)) return socketAddress;
     const hops = forwardedFor.split(',');
     for (let i = hops.length - 1; i >= 0; i--) {
-      const hop = parseAddress(withoutPort(hops[i]!.trim()));
+      const hop = parseAddress(withoutPort(hops[i].trim()));
       if (hop === undefined) break;
       client = hop;
       if (!this.trustsParsed(hop)) break;
@@ -65,7 +65,7 @@ function parseAddress(value: string): Address | undefined {
 /** `203.0.113.7:51234` and `[2001:db8::1]:51234`, as some proxies write hops: the address alone. */
 function withoutPort(hop: string): string {
   const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(hop);
-  if (bracketed) return bracketed[1]!;
+  if (bracketed) return bracketed[1];
   const v4 = /^(\d{1,3}(?:\.\d{1,3}){3}):\d+$/.exec(hop);
-  return v4 ? v4[1]! : hop;
+  return v4 ? v4[1] : hop;
 }

@@ -69,7 +69,7 @@ function parse(path: string): Segment[] | undefined {
   const segments: Segment[] = [];
   for (const part of path.slice(1).split('/')) {
     const param = PARAM.exec(part);
-    if (param) segments.push({ param: param[1]! });
+    if (param) segments.push({ param: param[1] });
     else if (PLAIN_LITERAL.test(part)) segments.push({ literal: part });
     else return undefined;
   }
@@ -85,10 +85,10 @@ function matchSegments(
   segments: readonly Segment[],
   parts: readonly string[],
 ): Record<string, string> | null | undefined {
-  let params: Record<string, string> = {};
+  const params: Record<string, string> = {};
   for (let i = 0; i < segments.length; i++) {
-    const segment = segments[i]!;
-    const part = parts[i + 1]!;
+    const segment = segments[i];
+    const part = parts[i + 1];
     if ('literal' in segment) {
       if (part === segment.literal) continue;
       if (part.toLowerCase() === segment.literal) return undefined;

@@ -34,7 +34,7 @@ export function parseNumber(input: string, field: NumberField): ParsedNumber {
       : { ok: true, value: text.toLowerCase() };
   }
   const jid = JID.exec(text);
-  const compact = jid ? jid[1]! : text.replace(SEPARATORS, '');
+  const compact = jid ? jid[1] : text.replace(SEPARATORS, '');
   if (!/^\+?[0-9]+$/.test(compact)) return { ok: true, value: input }; // not a number at all: the schema says so
   if (compact.startsWith('+')) return { ok: true, value: compact.slice(1) };
   // 00 is the international call prefix: what follows is the country code.

@@ -288,13 +288,13 @@ export class ProjectionRunner implements ReadModelProgress {
         if (page.length === 0) break;
         pages.push(page);
         count += page.length;
-        after = page[page.length - 1]!.position;
+        after = page[page.length - 1].position;
       }
       if (pages.length === 0) {
         for (const projection of this.projections) projection.caughtUp?.();
         return;
       }
-      if (pages.length === 1) this.applyBatch(pages[0]!);
+      if (pages.length === 1) this.applyBatch(pages[0]);
       else this.applyPages(pages);
     }
   }
@@ -309,7 +309,7 @@ export class ProjectionRunner implements ReadModelProgress {
       this.db.transaction(() => {
         this.applyEvents(
           events,
-          events[events.length - 1]!.position,
+          events[events.length - 1].position,
           (projection, event) => projection.apply(event, this.db),
           true,
         );
@@ -339,7 +339,7 @@ export class ProjectionRunner implements ReadModelProgress {
   }
 
   private applyBatch(events: readonly StoredEvent[]): void {
-    const last = events[events.length - 1]!.position;
+    const last = events[events.length - 1].position;
     try {
       // The fast path: the whole batch in one transaction, no savepoint per event; rows held by the read
       // models during the batch are written once at its end.
@@ -373,11 +373,11 @@ export class ProjectionRunner implements ReadModelProgress {
 
   /** Only now, after the commit: a rolled-back first attempt must not move the in-memory checkpoints. */
   private committed(events: readonly StoredEvent[]): void {
-    const last = events[events.length - 1]!.position;
+    const last = events[events.length - 1].position;
     for (const projection of this.projections) {
       const checkpoint = this.checkpoints.get(projection.name) ?? 0;
       if (checkpoint >= last) continue;
-      if (checkpoint === 0) this.stores.set(projection.name, storeIdentity(this.store.kind, events[0]!.id));
+      if (checkpoint === 0) this.stores.set(projection.name, storeIdentity(this.store.kind, events[0].id));
       this.checkpoints.set(projection.name, last);
     }
     this.applied += events.length;
@@ -399,9 +399,9 @@ export class ProjectionRunner implements ReadModelProgress {
     for (const event of events) {
       const { type, position } = event;
       for (let i = 0; i < count; i++) {
-        const projection = projections[i]!;
+        const projection = projections[i];
         if (projection.handles !== 'all' && !projection.handles.has(type)) continue;
-        if (position <= from[i]!) continue;
+        if (position <= from[i]) continue;
         apply(projection, event);
       }
     }
@@ -410,8 +410,8 @@ export class ProjectionRunner implements ReadModelProgress {
       const checkpoint = this.checkpoints.get(projection.name) ?? 0;
       if (checkpoint >= last) continue;
       // Fed from the very start, this batch opens with the first event of the log: the store is named by it.
-      const store = checkpoint === 0 ? storeIdentity(this.store.kind, events[0]!.id) : this.storeOf(projection);
-      this.upsertCheckpoint.run(projection.name, projection.version, last, store, events[events.length - 1]!.id);
+      const store = checkpoint === 0 ? storeIdentity(this.store.kind, events[0].id) : this.storeOf(projection);
+      this.upsertCheckpoint.run(projection.name, projection.version, last, store, events[events.length - 1].id);
     }
   }
 

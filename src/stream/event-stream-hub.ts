@@ -285,7 +285,7 @@ export class EventStreamHub {
         const framed = frameOf(stored);
         if (framed && client.wants(framed.deviceId, framed.kind)) chunk += framed.frame;
       }
-      client.last = page[page.length - 1]!.position;
+      client.last = page[page.length - 1].position;
       if (chunk !== '' && !client.sink.write(chunk)) await drained(client.sink);
     }
   }
@@ -329,7 +329,7 @@ export class EventStreamHub {
         const change = keyChangeOf(stored);
         if (change) this.keyChanges.set(change.deviceId, change.keyHash);
       }
-      this.position = batch[batch.length - 1]!.position;
+      this.position = batch[batch.length - 1].position;
       return;
     }
     for (const stored of batch) {
@@ -349,7 +349,7 @@ export class EventStreamHub {
         }
       }
     }
-    this.position = batch[batch.length - 1]!.position;
+    this.position = batch[batch.length - 1].position;
     if (this.pending.size > 0) this.flushSoon();
   }
 
@@ -395,7 +395,7 @@ export class EventStreamHub {
       return;
     }
     if (frames.length === 1) {
-      client.sink.write(frames[0]!);
+      client.sink.write(frames[0]);
       return;
     }
     client.sink.cork?.();

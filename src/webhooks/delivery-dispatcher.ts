@@ -168,7 +168,7 @@ export class DeliveryDispatcher {
         : model
             .pendingHeads(deviceId, unsettled + READ_AHEAD)
             .filter((delivery) => lane.settling.get(delivery.id)?.round !== delivery.round);
-    if (lane.ahead.length > 0) lane.cursor = lane.ahead[lane.ahead.length - 1]!.seq;
+    if (lane.ahead.length > 0) lane.cursor = lane.ahead[lane.ahead.length - 1].seq;
     lane.readUnder = model.hook(deviceId);
     return lane.ahead[0];
   }

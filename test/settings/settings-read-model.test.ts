@@ -64,7 +64,7 @@ describe('settings read model', () => {
     unkeyed.setup(before);
     before.transaction(() => passwords.forEach((password, i) => unkeyed.apply(changed(i + 1, `d${i}`, password))))();
     before.close();
-    expect(readFileSync(path).includes(passwords[0]!)).toBe(true);
+    expect(readFileSync(path).includes(passwords[0])).toBe(true);
 
     const db = new Database(path);
     const keyed = new SettingsReadModel(db, new SealedText(randomBytes(32)));

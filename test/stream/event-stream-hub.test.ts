@@ -40,7 +40,7 @@ class RecordingSink extends PassThrough {
 
   /** The message bodies in each write, in order. */
   bodies(): string[][] {
-    return this.writes.map((write) => [...write.matchAll(/"body":"([^"]*)"/g)].map((m) => m[1]!));
+    return this.writes.map((write) => [...write.matchAll(/"body":"([^"]*)"/g)].map((m) => m[1]));
   }
 }
 

@@ -97,7 +97,7 @@ describe('live event stream', () => {
     expect(ofB.ids).toEqual(ofDevice(b.id));
     expect(adminOnA.ids).toEqual(ofA.ids.slice(0, adminOnA.ids.length));
     // The envelope is the webhook's, and the SSE fields match it.
-    const first = ofB.events[0]!;
+    const first = ofB.events[0];
     expect(first.event).toBe('message.received');
     expect(first.envelope).toMatchObject({
       event: 'message.received',
@@ -348,7 +348,7 @@ describe('a slow stream reader', () => {
       await fast.waitForCount(3001);
       await receiver.waitUntil(() => receiver.of(hooked.id).length === 1);
       await eventually(() => gateway.stream.stats().disconnectedSlow === 1, 'the stalled reader to be cut off');
-      expect(receiver.of(hooked.id)[0]!.envelope.data.body).toMatch(/^0 /);
+      expect(receiver.of(hooked.id)[0].envelope.data.body).toMatch(/^0 /);
 
       // What the stalled reader did get is a prefix; resuming from its last id gives exactly the rest.
       const got: number[] = [];

@@ -52,7 +52,7 @@ export async function spawnGateway(
   // The store outlives the gateway (it is killed with SIGKILL): on EventStoreDB, a server in a process of its own.
   const store = await storeSettings(dataDir, 'child-process');
   const command = [...(options.wrapper ?? []), process.execPath, '--import', 'tsx', options.script ?? 'src/main.ts'];
-  const child = spawn(command[0]!, command.slice(1), {
+  const child = spawn(command[0], command.slice(1), {
     cwd: ROOT,
     env: {
       ...process.env,

@@ -24,12 +24,12 @@ describe('DeliveryQueue', () => {
     const results = tasks.map((t, i) => queue!.run(`host-${i % 2}:80`, t.task));
     await sleep(10);
     expect(started).toEqual(['a0', 'b1']);
-    tasks[1]!.release();
+    tasks[1].release();
     await sleep(10);
     expect(started).toEqual(['a0', 'b1', 'c2']);
-    tasks[0]!.release();
-    tasks[2]!.release();
-    tasks[3]!.release();
+    tasks[0].release();
+    tasks[2].release();
+    tasks[3].release();
     expect(await Promise.all(results)).toEqual(['a0', 'b1', 'c2', 'd3']);
   });
 
@@ -39,7 +39,7 @@ describe('DeliveryQueue', () => {
     const began = Date.now();
     const slow = Array.from({ length: 8 }, () => queue!.run('slow:80', async () => starts.push(Date.now() - began)));
     const other = await (async () => {
-      await queue!.run('other:80', async () => undefined);
+      await queue.run('other:80', async () => undefined);
       return Date.now() - began;
     })();
     await Promise.all(slow);

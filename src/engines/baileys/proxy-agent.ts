@@ -26,8 +26,8 @@ export function proxyAgentOf(proxy: ProxySetting, guard: OutboundGuardOptions): 
   // socks5h: the proxy resolves WhatsApp's host names, as a browser behind a SOCKS proxy does.
   // Both are agent-base agents: usable for http and https (and so ws and wss) destinations alike.
   if (url.startsWith('socks5:'))
-    return new SocksProxyAgent(url.replace(/^socks5:/, 'socks5h:'), { socketOptions: { lookup } }) as unknown as Agent;
-  return new TunnelAgent(url, { lookup }) as unknown as Agent;
+    return new SocksProxyAgent(url.replace(/^socks5:/, 'socks5h:'), { socketOptions: { lookup } });
+  return new TunnelAgent(url, { lookup });
 }
 
 /** The dispatcher media downloads (fetch) go through. */

@@ -138,7 +138,7 @@ export function toEsdbConnectionString(connectionString: string): string {
   if (query === undefined) return esdb;
   const kept = query
     .split('&')
-    .filter((pair) => pair.split('=')[0]!.toLowerCase().replace(/[_-]/g, '') !== 'throwonappendfailure');
+    .filter((pair) => pair.split('=')[0].toLowerCase().replace(/[_-]/g, '') !== 'throwonappendfailure');
   return kept.length > 0 ? `${base}?${kept.join('&')}` : base;
 }
 
@@ -337,7 +337,7 @@ class EventStoreDbStore implements EventStore {
         },
         { cancel: () => cancel?.() },
       );
-      const reached = last as Position | undefined;
+      const reached = last;
       // A short chunk is the end of $all (the server counts only the events that pass its filter); a chunk that
       // did not move forward cannot be paged further.
       if (visible.length >= limit || seen < chunk || !reached || reached.commit <= after) return visible;
@@ -549,7 +549,7 @@ function readAllVisible(
     (grpcClient: InstanceType<typeof streamsGrpc.StreamsClient>) =>
       grpcClient.read(request, ...(calls.callArguments({}, { deadline: Infinity }) as [never, never])),
   );
-  return new ReadStream(create as never, convertGrpcEvent, {});
+  return new ReadStream(create, convertGrpcEvent, {});
 }
 
 /** Cancels a read's gRPC call and ends the Readable, so a pending iteration settles. */
@@ -812,7 +812,7 @@ function toStoreError(error: unknown, what: string): unknown {
     (converted instanceof Error &&
       /failed to discover|no connection established|ECONNREFUSED|ENOTFOUND|EAI_AGAIN/i.test(converted.message));
   if (unavailable) {
-    return new StoreUnavailableError(`${what}: event store unavailable (${(converted as Error).message})`, {
+    return new StoreUnavailableError(`${what}: event store unavailable (${converted.message})`, {
       cause: error,
     });
   }

@@ -78,7 +78,7 @@ export class GroupCommitter<Request, Result> {
     this.busyStreak = 0;
     const answer = (failure?: Error) =>
       batch.forEach((waiter, i) => {
-        const outcome = failure ?? outcomes[i]!;
+        const outcome = failure ?? outcomes[i];
         if (outcome instanceof Error) waiter.reject(outcome);
         else waiter.resolve(outcome);
       });

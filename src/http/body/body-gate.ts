@@ -245,8 +245,8 @@ export function watchBody(
         const now = Date.now();
         samples.push({ at: now, bytes: socket.bytesRead, readerBehind: req.readableLength > 0 || req.isPaused() });
         // Keep the newest sample at least a window old as the window's start.
-        while (samples.length > 2 && now - samples[1]!.at >= windowMs) samples.shift();
-        const start = samples[0]!;
+        while (samples.length > 2 && now - samples[1].at >= windowMs) samples.shift();
+        const start = samples[0];
         if (now - began < graceMs || now - start.at < windowMs) return;
         if (samples.some(({ readerBehind }) => readerBehind)) return;
         const perSecond = ((socket.bytesRead - start.bytes) * 1000) / (now - start.at);

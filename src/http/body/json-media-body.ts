@@ -134,7 +134,7 @@ export async function readJsonMediaBody(
     string,
     unknown
   >;
-  const key = path[path.length - 1]!;
+  const key = path[path.length - 1];
   if (holder?.[key] !== PLACEHOLDER_VALUE) throw givenTwice(path);
   delete holder[key];
   if (media.size === 0)
@@ -195,7 +195,7 @@ class Scanner {
     let quoteAt = -2;
     let backslashAt = -2;
     for (let i = 0; i < chunk.length; i++) {
-      const byte = chunk[i]!;
+      const byte = chunk[i];
       if (this.sink) {
         // The run of characters up to the next quote or backslash goes to the sink at once (a control
         // byte in it is the sink's to refuse); quotes and escapes are taken one by one.
@@ -377,7 +377,7 @@ class Scanner {
 /** Whether a raw run is alphabet and spaces only (a raw tab or newline is malformed JSON: not gathered). */
 function gatherable(span: Buffer): boolean {
   for (let i = 0; i < span.length; i++) {
-    const byte = span[i]!;
+    const byte = span[i];
     if (CLASS[byte] !== 1 && byte !== 0x20) return false;
   }
   return true;
@@ -442,7 +442,7 @@ class Base64Sink {
     // A short run of the alphabet (and spaces) after an escape, every `/` escaped by PHP's json_encode say,
     // joins the gathered characters; anything else (plain text in small chunks too) is taken as it comes.
     if (this.gatheredLength > 0 && span.length < GATHERED_CHARS && gatherable(span)) {
-      for (let i = 0; i < span.length; i++) this.gather(span[i]!, output);
+      for (let i = 0; i < span.length; i++) this.gather(span[i], output);
       return;
     }
     this.flushGathered(output);
@@ -476,8 +476,8 @@ class Base64Sink {
       // The first characters are held back until it is clear whether they start a data URL.
       let i = 0;
       while (i < rest.length && this.prefix !== undefined) {
-        if (raw && rest[i]! < 0x20) throw malformedJson();
-        this.prefix += String.fromCharCode(rest[i]!);
+        if (raw && rest[i] < 0x20) throw malformedJson();
+        this.prefix += String.fromCharCode(rest[i]);
         i++;
         if (!'data:'.startsWith(this.prefix.slice(0, 5).toLowerCase())) {
           const held = Buffer.from(this.prefix, 'latin1');
@@ -510,15 +510,15 @@ class Base64Sink {
     // The characters that complete the quantum begun by the carry, then whole quanta, then the 0-3 left over:
     // each decoded from its own string (never one string of carry + slice, which V8 copies again to flatten).
     if (this.carry.length + slice.length < 4) {
-      for (let i = 0; i < slice.length; i++) if (CLASS[slice[i]!] !== 1) return false;
+      for (let i = 0; i < slice.length; i++) if (CLASS[slice[i]] !== 1) return false;
       this.carry += slice.toString('latin1');
       this.payloadLength += slice.length;
       return true;
     }
     const head = this.carry.length > 0 ? 4 - this.carry.length : 0;
-    for (let i = 0; i < head; i++) if (CLASS[slice[i]!] !== 1) return false;
+    for (let i = 0; i < head; i++) if (CLASS[slice[i]] !== 1) return false;
     const whole = slice.length - head - ((slice.length - head) % 4);
-    for (let i = head + whole; i < slice.length; i++) if (CLASS[slice[i]!] !== 1) return false;
+    for (let i = head + whole; i < slice.length; i++) if (CLASS[slice[i]] !== 1) return false;
     let bytes: Buffer | undefined;
     if (whole > 0) {
       // Node's decoder skips every byte outside its alphabet (the base64 and base64url ones; a padding `=`
@@ -538,7 +538,7 @@ class Base64Sink {
     const clean = Buffer.allocUnsafe(span.length);
     let n = 0;
     for (let i = 0; i < span.length; i++) {
-      const byte = span[i]!;
+      const byte = span[i];
       if (raw && byte < 0x20) throw malformedJson();
       const kind = CLASS[byte];
       if (kind === 1) {

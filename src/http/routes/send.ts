@@ -119,7 +119,7 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
     return defineRoute({
       method: 'post',
       path: `/devices/:deviceId/send/${kind}`,
-      operationId: `send${kind[0]!.toUpperCase()}${kind.slice(1)}`,
+      operationId: `send${kind[0].toUpperCase()}${kind.slice(1)}`,
       tag,
       summary,
       description: description(

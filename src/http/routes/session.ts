@@ -164,7 +164,7 @@ export function sessionRoutes({ devices, sessions, projections, storage }: Sessi
         // The actor (when this process runs the device) knows what the session is now; the read model says the
         // last change recorded, which lags it while changes cannot be recorded (a full disk).
         const flag = storage?.writeFailure === undefined ? {} : { storageFailing: true };
-        const live = device.sessionState() as typeof session.state;
+        const live = device.sessionState();
         if (live === session.state) return { status: 200, body: { ...session, ...flag } };
         const { phone, since } = session;
         return { status: 200, body: { state: live, ...(phone === undefined ? {} : { phone }), since, ...flag } };

@@ -246,7 +246,7 @@ export class DeviceOutbox {
     const decided: Decided[] = [];
     let undo: Undo[] | undefined = [];
     while (this.waiting.length > 0) {
-      const command = this.waiting[0]!;
+      const command = this.waiting[0];
       if (decided.length > 0 && command.fence) break;
       let decision: Decision<OutboxNewEvent, unknown>;
       try {
@@ -277,7 +277,7 @@ export class DeviceOutbox {
     const batch: Batch = { decided, expected: this.headRevision, undo, committed: false };
     this.headRevision += events.length;
     this.inFlight += 1;
-    const fence = decided[0]!.command.fence;
+    const fence = decided[0].command.fence;
     const appended = this.store.append(this.stream, events, {
       expectedRevision: batch.expected < 0 ? 'no_stream' : batch.expected,
       ...(fence ? { fence } : {}),

@@ -102,7 +102,7 @@ function send(port: number, device: string, bytes = 5): Promise<number | string>
     body: new Blob([JSON.stringify({ to: TO, filename: 'b.bin', base64 })]).stream(),
     duplex: 'half',
     signal: AbortSignal.timeout(5_000),
-  } as RequestInit).then(
+  }).then(
     (response) => response.status,
     (error: Error) => error.name,
   );

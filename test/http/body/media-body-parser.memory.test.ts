@@ -67,7 +67,7 @@ describe('hostile media bodies (memory)', () => {
     const pid = gateway.process.pid!;
     const idle = memoryOf(pid);
     resetPeak(pid);
-    const headers = (device: string) => ({ 'x-device-key': keys[device]!, 'content-type': 'application/json' });
+    const headers = (device: string) => ({ 'x-device-key': keys[device], 'content-type': 'application/json' });
     const gz = (device: string) => ({ ...headers(device), 'content-encoding': 'gzip' });
     const requests = [
       ...Array.from({ length: 8 }, () =>

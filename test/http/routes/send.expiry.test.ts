@@ -52,7 +52,7 @@ describe('queued messages expire', () => {
     expect(Object.keys(documented)).toEqual(expect.arrayContaining(Object.keys(item)));
 
     await receiver.waitUntil(() => receiver.of('late').some((r) => r.envelope?.data.status === 'expired'));
-    const webhook = receiver.of('late').find((r) => r.envelope?.data.status === 'expired')!.envelope!;
+    const webhook = receiver.of('late').find((r) => r.envelope?.data.status === 'expired')!.envelope;
     expect(webhook).toMatchObject({
       event: 'message.status',
       data: {

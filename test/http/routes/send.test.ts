@@ -437,7 +437,7 @@ describe('sending over HTTP', () => {
     expect(new Set(racing.map((r) => r.body.outboxId)).size).toBe(1);
     const ids = await outboxIds();
     expect(ids.filter((id: string) => id === first.body.outboxId)).toHaveLength(1);
-    expect(ids.filter((id: string) => id === racing[0]!.body.outboxId)).toHaveLength(1);
+    expect(ids.filter((id: string) => id === racing[0].body.outboxId)).toHaveLength(1);
     // The same key with another request is refused; another key is another message.
     const reused = await send('text', { to: TO, text: 'something else' }, headers);
     expect(reused.status).toBe(422);

@@ -106,7 +106,7 @@ describe('the outbox drainer', () => {
     await eventually(async () => (await h!.statuses(DEVICE)).length === 2, 'two outcomes');
     expect(connection.sent.slice(0, 3).map((m) => m.waMessageId)).toEqual([waMessageId, waMessageId, waMessageId]);
     // FIFO: the second message waited for the first to be done.
-    expect(connection.sent[3]!.waMessageId).toBe(second.waMessageId);
+    expect(connection.sent[3].waMessageId).toBe(second.waMessageId);
     const [failed, sent] = await h.statuses(DEVICE);
     expect(failed).toMatchObject({ waMessageId, status: 'failed', error: { code: 'engine_error', message: 'boom 3' } });
     expect(sent).toMatchObject({ waMessageId: second.waMessageId, status: 'sent' });
@@ -136,7 +136,7 @@ describe('the outbox drainer', () => {
     expect(await h.statuses(DEVICE)).toMatchObject([{ waMessageId, status: 'sent' }]);
     expect(connection.sent.map((m) => m.waMessageId)).toEqual([waMessageId]);
     const failures = (await h.events(DEVICE)).filter((e) => e.type === 'OutboxAttemptFailed');
-    expect(failures[0]!.data).toMatchObject({ error: { code: 'timeout' } });
+    expect(failures[0].data).toMatchObject({ error: { code: 'timeout' } });
   });
 
   it('a call that outlived the timeout and then failed is made again on the next try', async () => {
@@ -366,7 +366,7 @@ describe('the outbox drainer', () => {
       });
       expect(seenFile?.equals(png)).toBe(true);
       expect(connection.sent).toHaveLength(1);
-      expect(connection.sent[0]!.content).toMatchObject({
+      expect(connection.sent[0].content).toMatchObject({
         kind: 'image',
         caption: 'a cat',
         media: { mimetype: 'image/png', size: png.length },
@@ -417,7 +417,7 @@ describe('the outbox drainer', () => {
     h.connections.online(DEVICE, connection);
     h.drainer.start([DEVICE]);
     await eventually(async () => (await h!.statuses(DEVICE)).length === 1, 'sent');
-    expect(connection.sent[0]!.content).toEqual({
+    expect(connection.sent[0].content).toEqual({
       kind: 'file',
       media: { path: h.media.pathOf(DEVICE, outboxId), mimetype: 'text/plain', size: 5, filename: 'a.txt' },
     });
