@@ -12,6 +12,7 @@
 import type { Logger } from 'pino';
 import type { EventStore } from '../eventstore/event-store.js';
 import type { ProjectionRunner } from '../projections/projection-runner.js';
+import { type Clock, type ClockTimer, systemClock } from '../time/clock.js';
 import { type WebhookDeliveryAttemptedData, webhooksStream } from './delivery-events.js';
 import type { DeliveryQueue } from './delivery-queue.js';
 import { HookSecretUnreadableError } from './hook-secrets.js';
@@ -31,7 +32,7 @@ const MAX_CACHED_HOSTS = 1_000;
 
 interface Lane {
   running: boolean;
-  timer: NodeJS.Timeout | undefined;
+  timer: ClockTimer | undefined;
   /**
    * Deliveries whose final attempt is durable in the store but maybe not yet folded into the read model
    * (id → position of that record, and the round it decided): the lane goes on to the next one without
@@ -64,6 +65,8 @@ export interface DispatcherDeps {
   log: Logger;
   /** Several processes: whether this process runs the device (only its owner works its lane off). */
   owns?: (deviceId: string) => boolean;
+  /** When a retry is due (default: the system clock). */
+  clock?: Clock;
 }
 
 export class DeliveryDispatcher {
@@ -72,8 +75,11 @@ export class DeliveryDispatcher {
   private readonly hosts = new Map<string, string>();
   private started = false;
   private stopped = false;
+  private readonly clock: Clock;
 
-  constructor(private readonly deps: DispatcherDeps) {}
+  constructor(private readonly deps: DispatcherDeps) {
+    this.clock = deps.clock ?? systemClock;
+  }
 
   /** Starts every lane that has something pending (after a restart: what was left). */
   start(): void {
@@ -102,7 +108,7 @@ export class DeliveryDispatcher {
     }
     if (rewound) rewind(lane);
     if (lane.running) return; // it reads on after every attempt: what is new comes after its cursor
-    clearTimeout(lane.timer);
+    this.clock.clear(lane.timer);
     lane.timer = undefined;
     lane.running = true;
     const run = this.drain(deviceId, lane);
@@ -114,7 +120,7 @@ export class DeliveryDispatcher {
   async stop(): Promise<void> {
     this.stopped = true;
     this.deps.sender.abortAll();
-    for (const lane of this.lanes.values()) clearTimeout(lane.timer);
+    for (const lane of this.lanes.values()) this.clock.clear(lane.timer);
     await Promise.allSettled([...this.running]);
     this.lanes.clear();
   }
@@ -132,7 +138,7 @@ export class DeliveryDispatcher {
           rewind(lane);
           continue;
         }
-        const wait = head.nextAttemptAt - Date.now();
+        const wait = head.nextAttemptAt - this.clock.now();
         if (wait > 0) {
           lane.timer = this.timer(deviceId, wait);
           return;
@@ -192,7 +198,7 @@ export class DeliveryDispatcher {
       rewind(lane);
       return;
     }
-    const now = Date.now();
+    const now = this.clock.now();
     const decision = policy.decide(result, head, now);
     const attempt = head.attempts + 1;
     const recorded: WebhookDeliveryAttemptedData = {
@@ -250,9 +256,9 @@ export class DeliveryDispatcher {
     return host;
   }
 
-  private timer(deviceId: string, ms: number): NodeJS.Timeout {
+  private timer(deviceId: string, ms: number): ClockTimer {
     // setTimeout holds at most ~24.8 days; a longer wait simply wakes early and waits again.
-    return setTimeout(
+    return this.clock.setTimeout(
       () => {
         const lane = this.lanes.get(deviceId);
         if (lane) lane.timer = undefined;
