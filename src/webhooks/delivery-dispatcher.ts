@@ -258,14 +258,16 @@ export class DeliveryDispatcher {
 
   private timer(deviceId: string, ms: number): ClockTimer {
     // setTimeout holds at most ~24.8 days; a longer wait simply wakes early and waits again.
-    return this.clock.setTimeout(
-      () => {
-        const lane = this.lanes.get(deviceId);
-        if (lane) lane.timer = undefined;
-        this.wake(deviceId);
-      },
-      Math.min(ms, 2_000_000_000),
-    ).unref();
+    return this.clock
+      .setTimeout(
+        () => {
+          const lane = this.lanes.get(deviceId);
+          if (lane) lane.timer = undefined;
+          this.wake(deviceId);
+        },
+        Math.min(ms, 2_000_000_000),
+      )
+      .unref();
   }
 }
 
