@@ -30,7 +30,11 @@ export async function startTestGateway(
 ): Promise<Gateway & { api: Api; dataDir: string }> {
   const dataDir = overrides.DATA_DIR ?? tempDir();
   const config = testConfig({ ...(await storeSettings(dataDir, 'in-process')), ...overrides, DATA_DIR: dataDir });
-  const gateway = await startGateway(config, { ...options, logger: pino({ level: 'silent' }), validateResponses: true });
+  const gateway = await startGateway(config, {
+    ...options,
+    logger: pino({ level: 'silent' }),
+    validateResponses: true,
+  });
   if (onEsdbTestServer && gateway.store.kind !== 'eventstoredb')
     throw new Error('the esdb test project started a gateway on another store');
   return Object.assign(gateway, { api: apiClient(gateway.url), dataDir: config.dataDir });
