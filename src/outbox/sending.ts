@@ -90,7 +90,6 @@ export async function startSending(deps: SendingDeps): Promise<Sending> {
   const { config, store, projections, core, log } = deps;
   const { outboxes, outboxView } = core;
   const clock = deps.clock ?? systemClock;
-  const now = () => clock.now();
   const media = new MediaStore(config.dataDir, config.cluster?.leases ? { worker: config.cluster.worker } : {});
   await media.init();
   // Before anything is queued: media of messages no longer waiting (or never queued) leaves the disk.
@@ -105,7 +104,7 @@ export async function startSending(deps: SendingDeps): Promise<Sending> {
     intake: new MediaIntake(media, config.media, deps.guard),
     media,
     newWaMessageId: () => newWaMessageId(),
-    now,
+    now: () => clock.now(),
     ...(config.outbox.messageTtlMs === undefined ? {} : { messageTtlMs: config.outbox.messageTtlMs }),
     ...(deps.seen ? { seen: deps.seen } : {}),
     ...(deps.receivedMediaPath ? { receivedMediaPath: deps.receivedMediaPath } : {}),
@@ -117,7 +116,7 @@ export async function startSending(deps: SendingDeps): Promise<Sending> {
     media,
     settings: config.outbox,
     log,
-    now,
+    clock,
     ...(deps.fences ? { fences: deps.fences } : {}),
   });
   const waiting = outboxView.devicesWithPending();
