@@ -29,7 +29,7 @@ import { createEngines } from './engines/engines.js';
 import { createLogger } from './logger.js';
 import { StorageHealth } from './storage/storage-health.js';
 import { OutboundGuard } from './net/outbound-guard.js';
-import { ProjectionRunner } from './projections/projection-runner.js';
+import { DEFAULT_WAIT_TIMEOUT_MS, ProjectionRunner } from './projections/projection-runner.js';
 import { openReadModelDb } from './projections/read-model-db.js';
 import { EventMetrics } from './metrics/event-metrics.js';
 import { InstrumentedStore } from './metrics/instrumented-store.js';
@@ -71,6 +71,7 @@ import { accountRoutes } from './http/routes/account.js';
 import { SettingsCommands } from './settings/settings-commands.js';
 import { settingsRoutes } from './http/routes/settings.js';
 import { SealedText } from './secrets/sealed-text.js';
+import { type Clock, systemClock } from './time/clock.js';
 
 export interface GatewayOptions {
   logger?: Logger;
@@ -82,6 +83,11 @@ export interface GatewayOptions {
   wrapStore?: (store: EventStore) => EventStore;
   /** The built dashboard (default dist/dashboard; tests build it elsewhere). */
   dashboardDir?: string;
+  /**
+   * Where time passes (media retention, outbox expiry, webhook retries, leases, the read models' wait): tests
+   * move it on instead of waiting. Default: the system clock (and the monotonic clock for leases).
+   */
+  clock?: Clock;
 }
 
 export interface Gateway {
@@ -114,6 +120,7 @@ const API_GUIDE = [
 /** Wires the store, read models, commands and HTTP together and starts listening. */
 export async function startGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
   const startedAt = Date.now();
+  const clock = options.clock ?? systemClock;
   const log = options.logger ?? createLogger(config.logLevel);
   // Refused while `npm run rebuild` rewrites the read models (the rebuild is refused while this is held), and
   // while another gateway runs on this data directory, unless both share its devices through leases.
@@ -138,7 +145,14 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     encryptionKey: config.encryptionKey,
   });
   const { devices, history, contacts, sending: sendingCore, messages } = readModels;
-  const projections = new ProjectionRunner(store, readModelDb, readModels.projections, log);
+  const projections = new ProjectionRunner(
+    store,
+    readModelDb,
+    readModels.projections,
+    log,
+    DEFAULT_WAIT_TIMEOUT_MS,
+    clock,
+  );
   await projections.start();
   metrics.gauge(
     'dmg_devices',
@@ -166,7 +180,14 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
 
   const adminKey = loadOrCreateAdminKey(config.adminApiKey, config.dataDir, log);
   // Several processes: devices are run under leases (src/cluster); undefined for a lone process.
-  const cluster = startLeases(config, { store, log, devices, after: () => projections.position, metrics });
+  const cluster = startLeases(config, {
+    store,
+    log,
+    devices,
+    after: () => projections.position,
+    metrics,
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
   const deviceCommands = createDeviceCommandHandler(store);
   const registry = new DeviceRegistry(
     deviceCommands,
@@ -210,7 +231,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     log,
     (deviceId, waMessageId) => messages.find(deviceId, waMessageId) !== undefined,
   );
-  const retention = new MediaRetention(messages, receivedMedia, config.inboundMedia.retentionMs, log);
+  const retention = new MediaRetention(messages, receivedMedia, config.inboundMedia.retentionMs, log, clock);
   retention.start();
   // The session's state as this process knows best (its actor, else the read model), for the words of refusals.
   const sessionStateOf = (deviceId: string) => sessions.state(deviceId) ?? devices.sessionState(deviceId);
@@ -262,6 +283,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     encryptionKey: config.encryptionKey,
     guard: outboundGuard,
     log,
+    clock,
     ...(cluster ? { owns: cluster.owns } : {}),
   });
   const sending = await startSending({
@@ -277,6 +299,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     log,
     seen: messages,
     receivedMediaPath: (deviceId, waMessageId) => receivedMedia.pathOf(deviceId, waMessageId),
+    clock,
     ...(cluster ? { fences: cluster.fences } : {}),
   });
 
@@ -340,6 +363,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       files: receivedMedia,
       outboxFiles: sending.media,
       retentionMs: config.inboundMedia.retentionMs,
+      now: () => clock.now(),
     }),
   );
   routes.push(

@@ -6,6 +6,7 @@
  */
 import type { Logger } from 'pino';
 import type { InboundMediaStore } from '../media/inbound-media-store.js';
+import { type Clock, type ClockTimer, systemClock } from '../time/clock.js';
 import type { MessageIndex } from './message-index.js';
 
 const SWEEP_EVERY_MS = 60 * 60_000;
@@ -14,8 +15,8 @@ const REVOKED_SWEEP_EVERY_MS = 5_000;
 const PAGE = 500;
 
 export class MediaRetention {
-  private timer: NodeJS.Timeout | undefined;
-  private revokedTimer: NodeJS.Timeout | undefined;
+  private timer: ClockTimer | undefined;
+  private revokedTimer: ClockTimer | undefined;
   /** Files up to this storage time are gone already: the next sweep starts past them. */
   private sweptUntil = 0;
   /** Files of messages deleted up to this log position are gone already. */
@@ -26,12 +27,13 @@ export class MediaRetention {
     private readonly files: InboundMediaStore,
     private readonly retentionMs: number,
     private readonly log: Logger,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   start(): void {
     void this.sweep();
     void this.sweepAbandoned();
-    this.timer = setInterval(
+    this.timer = this.clock.setInterval(
       () => {
         void this.sweep();
         void this.sweepAbandoned();
@@ -40,13 +42,13 @@ export class MediaRetention {
     );
     this.timer.unref();
     void this.sweepRevoked();
-    this.revokedTimer = setInterval(() => void this.sweepRevoked(), REVOKED_SWEEP_EVERY_MS);
+    this.revokedTimer = this.clock.setInterval(() => void this.sweepRevoked(), REVOKED_SWEEP_EVERY_MS);
     this.revokedTimer.unref();
   }
 
   stop(): void {
-    clearInterval(this.timer);
-    clearInterval(this.revokedTimer);
+    this.clock.clear(this.timer);
+    this.clock.clear(this.revokedTimer);
     this.timer = undefined;
     this.revokedTimer = undefined;
   }
@@ -71,7 +73,7 @@ export class MediaRetention {
   }
 
   /** Removes the partial files of writes a crash interrupted (see InboundMediaStore.removeAbandonedParts); answers how many. */
-  async sweepAbandoned(now = Date.now()): Promise<number> {
+  async sweepAbandoned(now = this.clock.now()): Promise<number> {
     try {
       return await this.files.removeAbandonedParts(now);
     } catch (error) {
@@ -81,7 +83,7 @@ export class MediaRetention {
   }
 
   /** Removes the files stored before the retention period; answers how many. */
-  async sweep(now = Date.now()): Promise<number> {
+  async sweep(now = this.clock.now()): Promise<number> {
     let removed = 0;
     try {
       const cutoff = now - this.retentionMs;

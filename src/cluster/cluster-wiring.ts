@@ -15,6 +15,7 @@ import type { Webhooks } from '../webhooks/webhooks.js';
 import { DeviceLeases } from './device-leases.js';
 import { type SessionCommand, SessionRequests } from './session-requests.js';
 import type { CommandResult } from '../sessions/session-commands.js';
+import type { Clock } from '../time/clock.js';
 import {
   DeviceFencedStore,
   type FenceSource,
@@ -31,6 +32,8 @@ export interface ClusterDeps {
   };
   after: () => number;
   metrics: Metrics;
+  /** The leases' timers and time (default: the system timers and the monotonic clock). */
+  clock?: Clock;
 }
 
 export interface ClusterNode {
@@ -92,6 +95,7 @@ export function startLeases(config: Config, deps: ClusterDeps): ClusterNode | un
     log: log.child({ component: 'leases', memberId }),
     devices: deviceIds,
     after: deps.after,
+    ...(deps.clock ? { clock: deps.clock } : {}),
     async onAcquired(deviceId) {
       if (!parts) return;
       await parts.sessions.adopt(deviceId);

@@ -22,6 +22,7 @@ import {
   memberStream,
 } from './lease-events.js';
 import type { FenceSource } from './fenced-store.js';
+import { type Clock, type ClockTimer, systemClock } from '../time/clock.js';
 
 export interface DeviceLeasesOptions {
   store: EventStore;
@@ -52,6 +53,8 @@ export interface DeviceLeasesOptions {
   perTick?: number;
   /** Milliseconds on a clock that only moves forward (default: the monotonic clock, as epoch ms at start-up). */
   now?: () => number;
+  /** The ticks' timers; also the time, unless `now` is given (default: the system timers and the monotonic clock). */
+  clock?: Clock;
 }
 
 interface KnownLease {
@@ -96,8 +99,9 @@ export class DeviceLeases implements FenceSource {
   private readonly marginMs: number;
   private lastHeartbeat = 0;
   private lastHeartbeatTry = 0;
-  private timer: NodeJS.Timeout | undefined;
-  private watchdog: NodeJS.Timeout | undefined;
+  private readonly clock: Clock;
+  private timer: ClockTimer | undefined;
+  private watchdog: ClockTimer | undefined;
   private ticking: Promise<void> = Promise.resolve();
   private follower: { stop(): Promise<void> } | undefined;
   private stopped = false;
@@ -108,7 +112,8 @@ export class DeviceLeases implements FenceSource {
 
   constructor(private readonly options: DeviceLeasesOptions) {
     this.memberId = options.memberId;
-    this.now = options.now ?? monotonicNow;
+    this.clock = options.clock ?? systemClock;
+    this.now = options.now ?? (options.clock ? () => options.clock!.now() : monotonicNow);
     this.heartbeatMs = options.heartbeatMs ?? Math.max(100, Math.floor(options.timeoutMs / 4));
     this.marginMs = options.marginMs ?? Math.floor(options.timeoutMs / 5);
     this.leaseCommands = new CommandHandler({ store: options.store, decider: leaseDecider, cacheSize: 0 });
@@ -174,8 +179,8 @@ export class DeviceLeases implements FenceSource {
   /** Graceful stop: every device is stopped and released (the others take them at once), then the member leaves. */
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.timer);
-    clearInterval(this.watchdog);
+    this.clock.clear(this.timer);
+    this.clock.clear(this.watchdog);
     await this.ticking;
     const at = new Date(this.now()).toISOString();
     await Promise.all(
@@ -202,9 +207,12 @@ export class DeviceLeases implements FenceSource {
     if (this.stopped) return;
     // Checked on a timer of its own as well: a tick can wait on a stalled heartbeat, or on devices starting
     // and stopping, for longer than the margin before others may take our devices.
-    this.watchdog ??= setInterval(() => this.stopIfSilent(), this.options.tickMs ?? Math.min(1_000, this.heartbeatMs));
+    this.watchdog ??= this.clock.setInterval(
+      () => this.stopIfSilent(),
+      this.options.tickMs ?? Math.min(1_000, this.heartbeatMs),
+    );
     this.watchdog.unref();
-    this.timer = setTimeout(
+    this.timer = this.clock.setTimeout(
       () => {
         this.ticking = this.tick()
           .catch((error: unknown) => this.options.log.warn({ err: error }, 'lease tick failed'))

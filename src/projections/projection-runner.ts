@@ -7,6 +7,7 @@ import {
   type Subscription,
 } from '../eventstore/event-store.js';
 import { isStorageFailure } from '../storage/storage-health.js';
+import { type Clock, type ClockTimer, systemClock } from '../time/clock.js';
 import type { Projection } from './projection.js';
 
 /**
@@ -42,7 +43,7 @@ interface Waiter {
   position: number;
   resolve: () => void;
   reject: (error: Error) => void;
-  timer: NodeJS.Timeout;
+  timer: ClockTimer;
 }
 
 /**
@@ -56,6 +57,9 @@ interface Waiter {
  * DATA_DIR kept while EVENTSTORE_URL changes, a restored backup). `kind:` alone while nothing was applied.
  */
 const storeIdentity = (kind: string, firstEventId: string | undefined) => `${kind}:${firstEventId ?? ''}`;
+
+/** How long a command waits for the read models to include its write before it answers without them. */
+export const DEFAULT_WAIT_TIMEOUT_MS = 10_000;
 
 export class ProjectionRunner implements ReadModelProgress {
   /** Why the subscription last failed, until a batch is applied again. */
@@ -81,7 +85,8 @@ export class ProjectionRunner implements ReadModelProgress {
     private readonly db: Database.Database,
     private readonly projections: readonly Projection[],
     private readonly log: Logger,
-    private readonly waitTimeoutMs = 10_000,
+    private readonly waitTimeoutMs = DEFAULT_WAIT_TIMEOUT_MS,
+    private readonly clock: Clock = systemClock,
   ) {
     db.exec(`CREATE TABLE IF NOT EXISTS projection_checkpoints (
       name TEXT PRIMARY KEY, version INTEGER NOT NULL, position INTEGER NOT NULL, store TEXT, event_id TEXT) WITHOUT ROWID`);
@@ -190,7 +195,7 @@ export class ProjectionRunner implements ReadModelProgress {
   waitFor(position: number): Promise<void> {
     if (this.position >= position) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const timer = this.clock.setTimeout(() => {
         this.waiters = this.waiters.filter((w) => w.timer !== timer);
         // The cause says why (e.g. the read models' disk is full), so that the answer can say so too.
         reject(
@@ -454,7 +459,7 @@ export class ProjectionRunner implements ReadModelProgress {
     const still: Waiter[] = [];
     for (const waiter of this.waiters) {
       if (waiter.position <= this.position) {
-        clearTimeout(waiter.timer);
+        this.clock.clear(waiter.timer);
         waiter.resolve();
       } else still.push(waiter);
     }

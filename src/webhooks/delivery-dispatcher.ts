@@ -8,6 +8,7 @@
 import type { Logger } from 'pino';
 import type { EventStore } from '../eventstore/event-store.js';
 import type { ProjectionRunner } from '../projections/projection-runner.js';
+import { type Clock, type ClockTimer, systemClock } from '../time/clock.js';
 import { type WebhookDeliveryAttemptedData, webhooksStream } from './delivery-events.js';
 import type { DeliveryQueue } from './delivery-queue.js';
 import { HookSecretUnreadableError } from './hook-secrets.js';
@@ -27,7 +28,7 @@ const MAX_CACHED_HOSTS = 1_000;
 
 interface Lane {
   running: boolean;
-  timer: NodeJS.Timeout | undefined;
+  timer: ClockTimer | undefined;
   /**
    * Deliveries whose final attempt is durable in the store but maybe not yet folded into the read model
    * (id → position of that record, and the round it decided): the lane goes on to the next one without
@@ -60,6 +61,8 @@ export interface DispatcherDeps {
   log: Logger;
   /** Several processes: whether this process runs the device (only its owner works its lane off). */
   owns?: (deviceId: string) => boolean;
+  /** When a retry is due (default: the system clock). */
+  clock?: Clock;
 }
 
 export class DeliveryDispatcher {
@@ -68,8 +71,11 @@ export class DeliveryDispatcher {
   private readonly hosts = new Map<string, string>();
   private started = false;
   private stopped = false;
+  private readonly clock: Clock;
 
-  constructor(private readonly deps: DispatcherDeps) {}
+  constructor(private readonly deps: DispatcherDeps) {
+    this.clock = deps.clock ?? systemClock;
+  }
 
   /** Starts every lane that has something pending (after a restart: what was left). */
   start(): void {
@@ -98,7 +104,7 @@ export class DeliveryDispatcher {
     }
     if (rewound) rewind(lane);
     if (lane.running) return; // it reads on after every attempt: what is new comes after its cursor
-    clearTimeout(lane.timer);
+    this.clock.clear(lane.timer);
     lane.timer = undefined;
     lane.running = true;
     const run = this.drain(deviceId, lane);
@@ -110,7 +116,7 @@ export class DeliveryDispatcher {
   async stop(): Promise<void> {
     this.stopped = true;
     this.deps.sender.abortAll();
-    for (const lane of this.lanes.values()) clearTimeout(lane.timer);
+    for (const lane of this.lanes.values()) this.clock.clear(lane.timer);
     await Promise.allSettled([...this.running]);
     this.lanes.clear();
   }
@@ -128,7 +134,7 @@ export class DeliveryDispatcher {
           rewind(lane);
           continue;
         }
-        const wait = head.nextAttemptAt - Date.now();
+        const wait = head.nextAttemptAt - this.clock.now();
         if (wait > 0) {
           lane.timer = this.timer(deviceId, wait);
           return;
@@ -188,7 +194,7 @@ export class DeliveryDispatcher {
       rewind(lane);
       return;
     }
-    const now = Date.now();
+    const now = this.clock.now();
     const decision = policy.decide(result, head, now);
     const attempt = head.attempts + 1;
     const recorded: WebhookDeliveryAttemptedData = {
@@ -246,16 +252,18 @@ export class DeliveryDispatcher {
     return host;
   }
 
-  private timer(deviceId: string, ms: number): NodeJS.Timeout {
+  private timer(deviceId: string, ms: number): ClockTimer {
     // setTimeout holds at most ~24.8 days; a longer wait simply wakes early and waits again.
-    return setTimeout(
-      () => {
-        const lane = this.lanes.get(deviceId);
-        if (lane) lane.timer = undefined;
-        this.wake(deviceId);
-      },
-      Math.min(ms, 2_000_000_000),
-    ).unref();
+    return this.clock
+      .setTimeout(
+        () => {
+          const lane = this.lanes.get(deviceId);
+          if (lane) lane.timer = undefined;
+          this.wake(deviceId);
+        },
+        Math.min(ms, 2_000_000_000),
+      )
+      .unref();
   }
 }
 

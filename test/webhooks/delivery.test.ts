@@ -12,6 +12,7 @@ import { inboxStream } from '../../src/inbox/inbox-events.js';
 import { appendReceived, appendSessionState, appendStatus, messageReceived } from './support/events.js';
 import { eventually } from '../support/eventually.js';
 import { type ReceivedRequest, TestReceiver } from './support/receiver.js';
+import { TestClock } from '../support/test-clock.js';
 
 const RETRY_DELAY_MS = 300;
 
@@ -21,14 +22,19 @@ describe('webhook delivery', () => {
   let receiver: TestReceiver;
   const keys = new Map<string, string>();
   const secrets = new Map<string, string>();
+  // Running: retries come due as time passes; a test moves it on past a backoff too long to wait for.
+  const clock = new TestClock({ running: true });
 
   beforeAll(async () => {
-    gateway = await startTestGateway({
-      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
-      WEBHOOK_RETRY_SCHEDULE: `${RETRY_DELAY_MS}ms,${RETRY_DELAY_MS}ms,${RETRY_DELAY_MS}ms`,
-      WEBHOOK_RETRY_JITTER: '0',
-      WEBHOOK_TIMEOUT_MS: '1000',
-    });
+    gateway = await startTestGateway(
+      {
+        WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+        WEBHOOK_RETRY_SCHEDULE: `${RETRY_DELAY_MS}ms,${RETRY_DELAY_MS}ms,${RETRY_DELAY_MS}ms`,
+        WEBHOOK_RETRY_JITTER: '0',
+        WEBHOOK_TIMEOUT_MS: '1000',
+      },
+      { clock },
+    );
     api = gateway.api;
     receiver = await TestReceiver.start();
   });
@@ -174,7 +180,8 @@ describe('webhook delivery', () => {
     const slow = await TestReceiver.start();
     slow.respond = (r) => ({
       status: 200,
-      after: r.attemptOfId === 1 ? new Promise((resolve) => setTimeout(resolve, 2_500)) : undefined,
+      // The first is never answered: the sender gives up after WEBHOOK_TIMEOUT_MS.
+      after: r.attemptOfId === 1 ? new Promise<void>(() => undefined) : undefined,
     });
     await device('retry-timeout', slow.url);
     const { ids } = await appendReceived(gateway.store, 'retry-timeout', 1);
@@ -403,7 +410,7 @@ describe('webhook delivery', () => {
     // The device's previous owner recorded this attempt (retry in a minute) and this process has not folded it yet.
     const runner = gateway.webhooks['runner'];
     await runner.stop();
-    const now = Date.now();
+    const now = clock.now();
     await createLaneWriter(gateway.store).handle(webhooksStream('recorded-elsewhere'), {
       type: 'RecordAttempt',
       attempt: {
@@ -419,7 +426,9 @@ describe('webhook delivery', () => {
       },
     });
     release();
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // Its own outcome finds attempt 1 recorded: the lane waits for the read model to include that record.
+    const waiting = runner as unknown as { waiters: unknown[] };
+    await eventually(() => waiting.waiters.length > 0, 'the lane to wait for the read model');
     expect(receiver.requests).toHaveLength(1);
     await runner.start();
     const record = await eventually(async () => {
@@ -428,8 +437,15 @@ describe('webhook delivery', () => {
     });
     expect(record).toMatchObject({ status: 'pending', attempts: 1, lastStatus: 503 });
     expect(Date.parse(record.nextAttemptAt)).toBe(now + 60_000);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // The lane's next try is set for that record's time, not sooner, and goes once the clock gets there.
+    await eventually(
+      () => clock.pending().some((at) => at >= now + 60_000 && at < now + 61_000),
+      "the lane's timer for the recorded backoff",
+    );
+    await clock.advance(now + 58_000 - clock.now());
     expect(receiver.requests).toHaveLength(1);
+    await clock.advance(3_000);
+    await receiver.waitUntil(() => receiver.requests.length === 2, 15_000, 'the try after the backoff');
     expect(
       (await api('DELETE', '/devices/recorded-elsewhere/hooks', { deviceKey: keys.get('recorded-elsewhere') })).status,
     ).toBe(204);
