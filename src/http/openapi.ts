@@ -200,6 +200,8 @@ function operation(route: RouteSpec): Record<string, unknown> {
   }
   if (route.params || route.query || route.body)
     responses['400'] ??= problemResponse(400, 'Invalid request (`invalid_request`, `malformed_json`).');
+  // Any route: an HTTP/1.1 request without a Host header is refused (src/http/middleware/require-host.ts).
+  responses['400'] ??= problemResponse(400, 'An HTTP/1.1 request without a Host header (`invalid_request`).');
   if (route.body) {
     responses['413'] ??= problemResponse(413, 'Body too large (`payload_too_large`).');
     responses['415'] ??= problemResponse(

@@ -8,6 +8,7 @@
 import type { Logger } from 'pino';
 import type { EventStore } from '../eventstore/event-store.js';
 import type { ProjectionRunner } from '../projections/projection-runner.js';
+import { maskUrlCredentials, maskUrlsIn } from '../secrets/url-credentials.js';
 import { type Clock, type ClockTimer, systemClock } from '../time/clock.js';
 import { type WebhookDeliveryAttemptedData, webhooksStream } from './delivery-events.js';
 import type { DeliveryQueue } from './delivery-queue.js';
@@ -67,6 +68,12 @@ export interface DispatcherDeps {
 
 export class DeliveryDispatcher {
   private readonly lanes = new Map<string, Lane>();
+  /**
+   * The devices whose latest attempt failed, with the hook URL it failed on: the operator is told of a failing
+   * receiver once (a retry of the same streak says nothing new), and once when it takes deliveries again. Kept
+   * apart from the lanes, which are forgotten while idle (between a failure for good and the next event).
+   */
+  private readonly failing = new Map<string, string>();
   private readonly running = new Set<Promise<void>>();
   private readonly hosts = new Map<string, string>();
   private started = false;
@@ -223,6 +230,7 @@ export class DeliveryDispatcher {
       await runner.waitFor(await this.positionOf(stream, handled.revision));
       return;
     }
+    this.logStreak(head, hook, recorded);
     const position = handled.position;
     // A retry is timed from the read model's next_attempt_at, so that one waits for the fold, and the lane
     // reads its head again; otherwise the lane goes on with the next one read ahead.
@@ -233,6 +241,43 @@ export class DeliveryDispatcher {
       lane.settling.set(head.id, { position, round: head.round });
       if (lane.ahead[0] === head) lane.ahead.shift();
     }
+  }
+
+  /**
+   * Logs the first failed attempt of a lane's streak at warn (retries of it at debug) and, once a delivery
+   * succeeds again, that the lane recovered. A streak is one receiver's: a failure on another hook URL starts one.
+   */
+  private logStreak(head: PendingDelivery, hook: WebhookTarget, attempt: WebhookDeliveryAttemptedData): void {
+    const { log } = this.deps;
+    const { deviceId } = head;
+    const failingOn = this.failing.get(deviceId);
+    if (attempt.outcome === 'delivered') {
+      if (failingOn === undefined) return;
+      this.failing.delete(deviceId);
+      log.info({ deviceId, url: maskUrlCredentials(hook.url) }, 'webhook deliveries succeed again');
+      return;
+    }
+    const details = {
+      deviceId,
+      url: maskUrlCredentials(hook.url),
+      deliveryId: head.id,
+      attempt: attempt.attempt,
+      outcome: attempt.outcome,
+      ...(attempt.status === undefined ? {} : { status: attempt.status }),
+      ...(attempt.error === undefined ? {} : { error: maskUrlsIn(attempt.error) }),
+      ...(attempt.nextAttemptAt === undefined ? {} : { nextAttemptAt: attempt.nextAttemptAt }),
+    };
+    if (failingOn === hook.url) {
+      log.debug(details, 'webhook delivery failed again');
+      return;
+    }
+    this.failing.set(deviceId, hook.url);
+    log.warn(
+      details,
+      attempt.outcome === 'retrying'
+        ? 'webhook delivery failed; retrying (logged once until deliveries to this hook succeed again)'
+        : 'webhook delivery failed for good (logged once until deliveries to this hook succeed again)',
+    );
   }
 
   /** The log position of a stream's event at `revision`. */
