@@ -59,7 +59,7 @@ describe('the deliveries log past WEBHOOK_RETENTION', () => {
     await clock.advance(60_000);
     await eventually(async () => {
       const items = await deliveries();
-      return items.length === 1 && items[0]!.id === ids[1] && items[0]!.status === 'pending';
+      return items.length === 1 && items[0].id === ids[1] && items[0].status === 'pending';
     }, 'the delivered one pruned, the pending one kept');
   });
 });
