@@ -14,6 +14,7 @@ import type { Sending } from '../outbox/sending.js';
 import type { Webhooks } from '../webhooks/webhooks.js';
 import { DeviceLeases } from './device-leases.js';
 import { type SessionCommand, SessionRequests } from './session-requests.js';
+import type { OwnerCalls } from './owner-calls.js';
 import type { CommandResult } from '../sessions/session-commands.js';
 import {
   DeviceFencedStore,
@@ -31,6 +32,8 @@ export interface ClusterDeps {
   };
   after: () => number;
   metrics: Metrics;
+  /** Engine-bound calls: carried to the owner of a device this process does not run, run here for those it does. */
+  calls: OwnerCalls;
 }
 
 export interface ClusterNode {
@@ -141,10 +144,23 @@ export function startLeases(config: Config, deps: ClusterDeps): ClusterNode | un
         return { state: sessions.state(deviceId) ?? 'closed', changed: false, ...(qr ? { qr } : {}) };
       }
       if (command.type === 'pair') return sessions.pair(deviceId, command.phone);
+      if (command.type === 'call')
+        return {
+          state: sessions.state(deviceId) ?? 'closed',
+          changed: false,
+          value: await deps.calls.run(deviceId, command),
+        };
       return sessions.reboot(deviceId);
     },
     log,
   );
+  deps.calls.carryWith({
+    elsewhere: (deviceId) => !owns(deviceId),
+    carry: async (deviceId, call, timeoutMs) => {
+      const { value, position } = await requests.ask(deviceId, call, { timeoutMs });
+      return { value, ...(position === undefined ? {} : { position }) };
+    },
+  });
   deps.metrics.gauge(
     'dmg_cluster_devices_owned',
     'Devices each live process runs (holds the lease of), as this process sees them.',
