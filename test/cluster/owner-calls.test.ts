@@ -4,6 +4,7 @@
  * does not run the device is carried to its owner (src/cluster/owner-calls.ts) and answered from there; devices
  * set up while a process joins (and devices are handed over to it) all come online.
  */
+import { request } from 'node:http';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -12,7 +13,8 @@ import { OwnerCalls } from '../../src/cluster/owner-calls.js';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
 import { inboxStream } from '../../src/inbox/inbox-events.js';
 import { groupsStream } from '../../src/groups/group-events.js';
-import { startTestGateway, tempDir } from '../support/gateway.js';
+import { ADMIN_KEY, startTestGateway, tempDir } from '../support/gateway.js';
+import { CHILD_GATEWAY_TESTS, type ChildGateway, spawnGateway } from '../support/child-gateway.js';
 import { eventually } from '../support/eventually.js';
 import { type TestDevice, createSandboxDevice, waitForState } from '../support/sessions.js';
 
@@ -180,6 +182,102 @@ describe('engine-bound requests through a process that does not run the device',
     // Shared out between the two.
     const owners = await Promise.all(all.map((device) => ownerOf(first.store, device.id)));
     expect(new Set(owners).size).toBe(2);
+  });
+});
+
+/**
+ * One request on a connection of its own: node:cluster's primary hands each new connection to the next worker,
+ * so requests are spread over the processes as a client without keep-alive spreads them.
+ */
+function freshConnection(url: string) {
+  return (method: string, path: string, options: { admin?: boolean; deviceKey?: string; json?: unknown } = {}) =>
+    new Promise<{ status: number; body: any }>((resolve, reject) => {
+      const body = options.json === undefined ? undefined : JSON.stringify(options.json);
+      const sent = request(
+        `${url}${path}`,
+        {
+          method,
+          agent: false,
+          headers: {
+            ...(options.admin ? { 'x-admin-key': ADMIN_KEY } : {}),
+            ...(options.deviceKey ? { 'x-device-key': options.deviceKey } : {}),
+            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          },
+        },
+        (response) => {
+          let text = '';
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => (text += chunk));
+          response.on('end', () => resolve({ status: response.statusCode!, body: text ? JSON.parse(text) : text }));
+        },
+      );
+      sent.on('error', reject);
+      sent.end(body);
+    });
+}
+
+describe('GATEWAY_PROCESSES=3 on one port', CHILD_GATEWAY_TESTS, () => {
+  let gateway: ChildGateway | undefined;
+  afterEach(async () => {
+    await gateway?.stop();
+    gateway = undefined;
+  });
+
+  it('sets devices up and changes their groups through whichever process gets each request', async () => {
+    gateway = await spawnGateway(tempDir('dmg-owner-calls-processes-'), {
+      DEFAULT_ENGINE: 'sandbox',
+      GATEWAY_PROCESSES: '3',
+      LEASE_TIMEOUT: '2s',
+    });
+    const api = freshConnection(gateway.url);
+    // Set up while the workers start and join one after the other (devices are handed over meanwhile).
+    const devices: TestDevice[] = [];
+    for (let i = 0; i < 6; i++) {
+      const created = await api('POST', '/devices', {
+        admin: true,
+        json: { id: `p${i}`, name: `p${i}`, engine: 'sandbox' },
+      });
+      expect(created.status).toBe(201);
+      devices.push({ id: `p${i}`, key: created.body.deviceKey });
+    }
+    await Promise.all(
+      devices.map(async (device, i) => {
+        const opened = await api('POST', `/devices/${device.id}/session/open`, { deviceKey: device.key });
+        expect([200, 202]).toContain(opened.status);
+        // As a client does: the code on show, then the phone scans it.
+        await eventually(
+          async () => (await api('GET', `/devices/${device.id}/session/qr`, { deviceKey: device.key })).status === 200,
+          `${device.id} shows a code`,
+          30_000,
+        );
+        const scanned = await api('POST', `/sandbox/devices/${device.id}/scan`, {
+          admin: true,
+          json: { phone: `49151000070${i}1` },
+        });
+        expect({ device: device.id, status: scanned.status, body: scanned.body }).toMatchObject({ status: 202 });
+      }),
+    );
+    for (const device of devices)
+      await eventually(
+        async () =>
+          (await api('GET', `/devices/${device.id}/session/state`, { deviceKey: device.key })).body.state === 'online',
+        `${device.id} online`,
+        30_000,
+      );
+    // Every live process runs some of them.
+    const health = await api('GET', '/health', { admin: true });
+    expect(health.body.cluster.members).toHaveLength(3);
+    for (const [i, device] of devices.entries()) {
+      const created = await api('POST', `/devices/${device.id}/groups`, {
+        deviceKey: device.key,
+        json: { subject: `g${i}`, participants: ['4915100007999'] },
+      });
+      expect(created.status).toBe(201);
+      const checked = await api('GET', `/devices/${device.id}/contacts/4915100007998/check`, { deviceKey: device.key });
+      expect(checked.status).toBe(200);
+      const listed = await api('GET', `/devices/${device.id}/groups`, { deviceKey: device.key });
+      expect(listed.body.items.map((group: { subject: string }) => group.subject)).toEqual([`g${i}`]);
+    }
   });
 });
 
