@@ -160,6 +160,7 @@ const isRequestEvent = eventGuard<SessionRequestEvent>(SESSION_REQUEST_EVENT_TYP
 /** How long the asking process waits for the owner's answer before answering `busy` (try again). */
 const ANSWER_TIMEOUT_MS = 30_000;
 const TAKEN_KEPT = 1_000;
+const STREAMS_CACHED = 1_000;
 
 export class SessionRequests {
   private readonly commands: CommandHandler<SessionRequestsState, SessionRequestCommand, SessionRequestEvent>;
@@ -180,7 +181,9 @@ export class SessionRequests {
     private readonly run: (deviceId: string, command: SessionCommand) => Promise<SessionCommandOutcome>,
     private readonly log: Logger,
   ) {
-    this.commands = new CommandHandler({ store, decider: sessionRequestsDecider, cacheSize: 0 });
+    // Kept in memory: every call carried adds two or three events to the device's stream, so each append reads only
+    // what other processes added since (an empty decision on a cached state reads the tail before it counts).
+    this.commands = new CommandHandler({ store, decider: sessionRequestsDecider, cacheSize: STREAMS_CACHED });
   }
 
   /**
