@@ -41,6 +41,8 @@ export interface OwnerCallCommand {
   args: unknown[];
   after?: number;
   once?: boolean;
+  /** How long its asker waits (set by `ask`): an owner that sees it later does not run it. */
+  timeoutMs?: number;
 }
 
 export interface SessionCommandOutcome {
@@ -216,7 +218,7 @@ export class SessionRequests {
         type: 'Request',
         deviceId,
         requestId,
-        command,
+        command: command.type === 'call' ? { ...command, timeoutMs } : command,
         by: this.memberId,
         at: new Date().toISOString(),
       });
@@ -289,7 +291,8 @@ export class SessionRequests {
     at: string,
   ): Promise<{ result?: SessionCommandOutcome; error?: SessionCommandFailure }> {
     // Its asker answered `busy` long ago: run now, a close or a reboot would come as a surprise, and nobody waits for it.
-    if (Date.now() - Date.parse(at) > ANSWER_TIMEOUT_MS)
+    const waited = command.type === 'call' ? (command.timeoutMs ?? ANSWER_TIMEOUT_MS) : ANSWER_TIMEOUT_MS;
+    if (Date.now() - Date.parse(at) > waited)
       return { error: { code: 'busy', message: "the request expired before the device's process could run it" } };
     try {
       return { result: await this.run(deviceId, command) };
