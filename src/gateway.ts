@@ -44,6 +44,7 @@ import { StoreMessageSink } from './actors/message-sink.js';
 import { InboxCommands } from './inbox/inbox-commands.js';
 import { ContactsRecorder } from './contacts/contacts-recorder.js';
 import { createContactLookups } from './contacts/contact-lookups.js';
+import { OwnerCalls } from './cluster/owner-calls.js';
 import { contactRoutes } from './http/routes/contacts.js';
 import { BodyGate } from './http/body/body-gate.js';
 import { outboxRoutes } from './http/routes/outbox.js';
@@ -179,6 +180,12 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   eventMetrics.start(store, projections.position, log);
 
   const adminKey = loadOrCreateAdminKey(config.adminApiKey, config.dataDir, log);
+  // Calls that need a device's live connection: with several processes, served by the device's owner.
+  const calls = new OwnerCalls({
+    position: () => projections.position,
+    settle: (position) => projections.settle(position),
+    recordedState: (deviceId) => devices.sessionState(deviceId),
+  });
   // Several processes: devices are run under leases (src/cluster); undefined for a lone process.
   const cluster = startLeases(config, {
     store,
@@ -186,6 +193,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     devices,
     after: () => projections.position,
     metrics,
+    calls,
     ...(options.clock ? { clock: options.clock } : {}),
   });
   const deviceCommands = createDeviceCommandHandler(store);
@@ -254,6 +262,17 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     sink,
     groupReports: (deviceId, report) => groupCommands.report(deviceId, report),
     ...(cluster ? { cluster: cluster.supervisor } : {}),
+  });
+  const groups = calls.serve('groups', groupCommands, {
+    list: 'repeatable',
+    get: 'repeatable',
+    create: 'once',
+    update: 'once',
+    participants: 'once',
+    inviteCode: 'repeatable',
+    revokeInvite: 'once',
+    join: 'once',
+    leave: 'once',
   });
   const accountCommands = new AccountCommands({
     store,
@@ -336,6 +355,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       sessions,
       sandbox: engines.sandbox,
       projections,
+      calls,
       seen: messages,
       storage,
       inboundMedia: {
@@ -349,13 +369,17 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   );
   routes.push(
     ...chatRoutes({
-      chats: new ChatCommands({
-        inbox,
-        index: messages,
-        connection: (deviceId) => sessions.connection(deviceId),
-        sessionState: sessionStateOf,
-        projections,
-      }),
+      chats: calls.serve(
+        'chats',
+        new ChatCommands({
+          inbox,
+          index: messages,
+          connection: (deviceId) => sessions.connection(deviceId),
+          sessionState: sessionStateOf,
+          projections,
+        }),
+        { read: 'repeatable', presence: 'repeatable' },
+      ),
       index: messages,
     }),
     ...messageRoutes({
@@ -375,7 +399,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     }),
     ...outboxRoutes({ sends: sending.sends, outboxView: sendingCore.outboxView }),
   );
-  routes.push(...groupRoutes(groupCommands));
+  routes.push(...groupRoutes(groups));
   // A proxy host is judged by the same guard as webhook and media URLs.
   routes.push(
     ...settingsRoutes(
@@ -388,12 +412,21 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       }),
     ),
   );
-  const lookups = createContactLookups(
-    readModelDb,
-    { connection: (deviceId) => sessions.connection(deviceId), state: sessionStateOf },
-    config.contacts,
+  // Served by the owner: its cache and its allowance of fresh lookups are the device's.
+  const lookups = calls.serve(
+    'contacts',
+    createContactLookups(
+      readModelDb,
+      { connection: (deviceId) => sessions.connection(deviceId), state: sessionStateOf },
+      config.contacts,
+    ),
+    { check: 'repeatable', avatar: 'repeatable', about: 'repeatable' },
   );
-  routes.push(...accountRoutes({ account: accountCommands, lookups }));
+  const account = {
+    ...calls.serve('account', accountCommands, { profile: 'repeatable', changeProfile: 'once', block: 'once' }),
+    blocked: (deviceId: string) => accountCommands.blocked(deviceId),
+  };
+  routes.push(...accountRoutes({ account, lookups }));
   routes.push(
     ...contactRoutes({
       contacts,

@@ -52,12 +52,12 @@ export class GroupCommands {
     });
   }
 
-  list(deviceId: string): GroupSummary[] {
+  async list(deviceId: string): Promise<GroupSummary[]> {
     const { me } = this.online(deviceId);
     return this.deps.groups.list(deviceId, me);
   }
 
-  get(deviceId: string, groupId: string): GroupDetail {
+  async get(deviceId: string, groupId: string): Promise<GroupDetail> {
     const { me } = this.online(deviceId);
     const group = this.deps.groups.get(deviceId, groupId, me);
     if (!group) throw notInGroup(groupId);
@@ -81,7 +81,7 @@ export class GroupCommands {
     requireAdmin(await this.state(deviceId), groupId, me);
     await operations.update(groupId, change);
     await this.record(deviceId, { type: 'RecordUpdate', deviceId, groupId, change, by: me });
-    return this.get(deviceId, groupId);
+    return await this.get(deviceId, groupId);
   }
 
   async participants(

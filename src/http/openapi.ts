@@ -215,7 +215,10 @@ function operation(route: RouteSpec): Record<string, unknown> {
     responses['401'] ??= problemResponse(401, 'Missing or wrong key (`unauthorized`).');
     if (route.access === 'admin')
       responses['403'] ??= problemResponse(403, 'A device key on an admin route (`forbidden`).');
-    responses['503'] ??= problemResponse(503, 'The event store cannot be reached (`store_unavailable`).');
+    responses['503'] ??= problemResponse(
+      503,
+      "The event store cannot be reached (`store_unavailable`), or, with several processes, the device's process did not answer in time (`busy`, with `Retry-After`).",
+    );
   }
   return {
     operationId: route.operationId,

@@ -8,6 +8,8 @@ import { createReadStream } from 'node:fs';
 import { readFile, rename, unlink } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 
+export type HeldMedia = { path: string; size: number } | { base64: string };
+
 export class SandboxMedia {
   private bytes: Buffer | undefined;
   private released = false;
@@ -29,6 +31,21 @@ export class SandboxMedia {
   static async fromFile(spooled: string, held: string, size: number): Promise<SandboxMedia> {
     await rename(spooled, held);
     return new SandboxMedia(held, undefined, size);
+  }
+
+  /**
+   * What another process of the gateway needs to take the media over (JSON: the held file, on the data directory
+   * every process shares, or the bytes in base64): a sandbox injection carried to the device's owner.
+   */
+  describe(): HeldMedia {
+    if (this.path) return { path: this.path, size: this.size };
+    return { base64: (this.bytes ?? Buffer.alloc(0)).toString('base64') };
+  }
+
+  /** The media `describe` told of: this process releases it from now on. */
+  static described(held: HeldMedia): SandboxMedia {
+    if ('path' in held) return new SandboxMedia(held.path, undefined, held.size);
+    return SandboxMedia.inMemory(Buffer.from(held.base64, 'base64'));
   }
 
   /** A fresh stream of the whole media (one per download attempt). */

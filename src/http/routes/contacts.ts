@@ -17,7 +17,8 @@ import { LOOKUPS_RATE_LIMITED } from './responses.js';
 
 export interface ContactRouteDeps {
   contacts: ContactsReadModel;
-  lookups: ContactLookups;
+  /** With several processes, served by the device's owner (src/cluster/owner-calls.ts). */
+  lookups: Pick<ContactLookups, 'check' | 'avatar'>;
   /** The settings the descriptions quote. */
   limits: { checkRatePerMinute: number; checkBurst: number; checkCacheTtlMs: number; avatarCacheTtlMs: number };
 }
