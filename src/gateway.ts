@@ -45,6 +45,7 @@ import { InboxCommands } from './inbox/inbox-commands.js';
 import { ContactsRecorder } from './contacts/contacts-recorder.js';
 import { createContactLookups } from './contacts/contact-lookups.js';
 import { OwnerCalls } from './cluster/owner-calls.js';
+import { MessageMedia } from './chats/message-media.js';
 import { contactRoutes } from './http/routes/contacts.js';
 import { BodyGate } from './http/body/body-gate.js';
 import { outboxRoutes } from './http/routes/outbox.js';
@@ -384,10 +385,13 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     }),
     ...messageRoutes({
       index: messages,
-      files: receivedMedia,
-      outboxFiles: sending.media,
-      retentionMs: config.inboundMedia.retentionMs,
-      now: () => clock.now(),
+      media: new MessageMedia({
+        index: messages,
+        files: receivedMedia,
+        outboxFiles: sending.media,
+        retentionMs: config.inboundMedia.retentionMs,
+        now: () => clock.now(),
+      }),
     }),
   );
   routes.push(
