@@ -343,7 +343,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     ...metricsRoutes(metrics, config.metricsPublic),
     ...docsRoutes(openApi),
   );
-  routes.push(...hookRoutes({ webhooks, devices, guard: outboundGuard }));
+  routes.push(...hookRoutes({ webhooks, guard: outboundGuard }));
   routes.push(...streamRoutes(stream), ...dashboardRoutes(options.dashboardDir));
   // Large media bodies (sends, sandbox inbound media) are read a few at a time.
   const bodyGate = new BodyGate({
@@ -352,7 +352,6 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   });
   routes.push(
     ...sandboxRoutes({
-      devices,
       sessions,
       sandbox: engines.sandbox,
       projections,

@@ -79,7 +79,7 @@ describe('configuration', () => {
   });
 
   it('reads the connection cap per address and the trusted proxies (none by default)', () => {
-    expect(loadConfig({}).server).toMatchObject({ maxConnectionsPerAddress: 128, trustProxy: [] });
+    expect(loadConfig({}).server).toMatchObject({ maxConnectionsPerAddress: 512, trustProxy: [] });
     expect(
       loadConfig({ MAX_CONNECTIONS_PER_ADDRESS: '16', TRUST_PROXY: ' 127.0.0.1, 10.0.0.0/8 ,fd00::/8' }).server,
     ).toMatchObject({ maxConnectionsPerAddress: 16, trustProxy: ['127.0.0.1', '10.0.0.0/8', 'fd00::/8'] });

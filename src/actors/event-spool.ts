@@ -93,6 +93,7 @@ export class EventSpool {
   async write(what: string, write: () => Promise<void>, options: { retry?: boolean } = {}): Promise<void> {
     const retry = options.retry !== false;
     if (this.closed) throw new SpoolClosedError(this.deviceId);
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- the store's own failure, passed on as it was
     if (!retry && this.blockedBy !== undefined) throw this.blockedBy;
     while (this.entries.length >= this.settings.capacity) {
       await new Promise<void>((resolve) => this.roomWaiters.push(resolve));

@@ -159,7 +159,8 @@ export type OwnPresence = 'available' | 'unavailable';
 export class EngineError extends Error {
   override readonly name = 'EngineError';
   constructor(
-    readonly code: 'recipient_not_found' | 'media_unavailable' | 'not_connected' | 'engine_error' | string,
+    /** `recipient_not_found`, `media_unavailable`, `not_connected`, `engine_error`, or an engine's own code. */
+    readonly code: string,
     message: string,
     readonly permanent = false,
   ) {

@@ -35,7 +35,7 @@ export class Engines {
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.byName.values()].map((engine) => engine.close?.()));
+    await Promise.all([...this.byName.values()].map(async (engine) => engine.close?.()));
   }
 }
 

@@ -39,7 +39,7 @@ export class RouteIndex<T> {
     const count = path.split('/').length - 1;
     const upper = method.toUpperCase();
     let byCount = this.buckets.get(upper);
-    if (!byCount) this.buckets.set(upper, (byCount = new Map()));
+    if (!byCount) this.buckets.set(upper, (byCount = new Map<number, Entry<T>[]>()));
     let entries = byCount.get(count);
     if (!entries) byCount.set(count, (entries = []));
     entries.push({ route: { path, value }, segments });

@@ -1,6 +1,5 @@
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
-import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import type { Authenticator, Caller } from '../auth/authenticator.js';
 import type { RequestState } from './middleware/request-id.js';
@@ -52,7 +51,9 @@ function routeMiddleware(route: RouteSpec, options: RouterOptions): Middleware<R
     // Authentication comes first, so that a caller without the right key learns nothing from validation.
     ctx.state.caller = authenticate(route, ctx, options.authenticator);
     // The admin key reaches every device path: a device that does not exist is a 404 before anything else.
-    const device = loadsDevice ? loadDevice(String(ctx.params.deviceId ?? ''), options.devices) : undefined;
+    const device = loadsDevice
+      ? loadDevice(String((ctx.params as Record<string, string>).deviceId ?? ''), options.devices)
+      : undefined;
     if (parseBody) await parseBody(ctx, () => handle(ctx, device));
     else await handle(ctx, device);
   };
@@ -110,7 +111,7 @@ function authenticate(route: RouteSpec, ctx: Context, authenticator: Authenticat
     case 'admin':
       return authenticator.admin(ctx);
     case 'device':
-      return authenticator.device(ctx, String(ctx.params.deviceId ?? ''));
+      return authenticator.device(ctx, String((ctx.params as Record<string, string>).deviceId ?? ''));
   }
 }
 

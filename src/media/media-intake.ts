@@ -28,6 +28,7 @@ const DATA_URL = /^data:([^;,]+)?(?:;[^;,=]+=[^;,]*)*;base64,/i;
 
 /** The longest file name a send takes (as the `filename` field's schema says). */
 const FILENAME_MAX_LENGTH = 255;
+// eslint-disable-next-line no-control-regex -- control characters are what it finds
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
 
 /**

@@ -1,3 +1,6 @@
+/* eslint-disable @typescript-eslint/no-unnecessary-type-assertion --
+   xstate's setup() loses the context and event types inside guards and actions: the casts here restore them (the
+   machine's tests, test/sessions/device-machine.test.ts, cover every transition). */
 /**
  * The session lifecycle of one device as an XState v5 machine (the states of docs/api-guide.md, "Sessions and
  * the sandbox engine"). It is only ever evaluated with xstate's pure `transition`: it decides, it never acts.

@@ -69,6 +69,7 @@ export class WebhookSender {
     return new Promise((resolve) => {
       let settled = false;
       let answer: { status: number; headers: IncomingHttpHeaders } | undefined;
+      // eslint-disable-next-line prefer-const -- assigned below, after `finish`, which clears it, is defined
       let timer: NodeJS.Timeout | undefined;
       let req: ClientRequest | undefined;
       const finish = (error?: unknown) => {
@@ -176,7 +177,7 @@ export class WebhookSender {
 function resultOfAnswer(status: number, headers: IncomingHttpHeaders, durationMs: number): AttemptResult {
   if (status >= 200 && status < 300) return { delivered: true, status, durationMs };
   const retryAfter = headers['retry-after'];
-  const retryAfterMs = parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, Date.now());
+  const retryAfterMs = parseRetryAfter(Array.isArray(retryAfter) ? (retryAfter[0] as string) : retryAfter, Date.now());
   const error = status >= 300 && status < 400 ? `answered ${status}; redirects are not followed` : `answered ${status}`;
   return { delivered: false, status, error, durationMs, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
 }

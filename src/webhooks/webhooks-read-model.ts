@@ -217,13 +217,14 @@ export class WebhooksReadModel implements Projection {
         return;
       }
       case 'HooksRemoved':
-      case 'DeviceDeleted':
+      case 'DeviceDeleted': {
         // Nothing more goes out for this device: what was still waiting ends as failed, with the reason.
         this.forgetHook(event.data.deviceId);
         sql.removeHook.run(event.data.deviceId);
         const reason = event.type === 'HooksRemoved' ? 'the hook configuration was removed' : 'the device was deleted';
         sql.cancelPending.run({ reason, at, deviceId: event.data.deviceId, listed: null });
         return;
+      }
       case 'WebhookDeliveryAttempted': {
         const data = event.data;
         const nextAttemptAt = data.nextAttemptAt === undefined ? null : Date.parse(data.nextAttemptAt);

@@ -60,10 +60,10 @@ describe('engine-bound requests through a process that does not run the device',
     const dataDir = tempDir('dmg-owner-calls-');
     for (const worker of ['1', '2'])
       gateways.push(await startTestGateway({ ...ENV, DATA_DIR: dataDir, GATEWAY_WORKER: worker }));
-    const device = await createSandboxDevice(gateways[0]!.api, id);
+    const device = await createSandboxDevice(gateways[0].api, id);
     const members = await Promise.all(gateways.map(memberOf));
-    const ownerMember = await eventually(() => ownerOf(gateways[0]!.store, device.id), 'an owner for the device');
-    const owner = gateways[members.indexOf(ownerMember)]!;
+    const ownerMember = await eventually(() => ownerOf(gateways[0].store, device.id), 'an owner for the device');
+    const owner = gateways[members.indexOf(ownerMember)];
     const other = gateways.find((gateway) => gateway !== owner)!;
     expect((await owner.api('POST', `/devices/${device.id}/session/open`, { deviceKey: device.key })).status).toBe(202);
     await waitForState(owner.api, device, 'qr');
@@ -73,7 +73,7 @@ describe('engine-bound requests through a process that does not run the device',
     });
     expect(scanned.status).toBe(202);
     await waitForState(other.api, device, 'online');
-    return { device, owner, other, ownerMember, otherMember: members[1 - members.indexOf(ownerMember)]! };
+    return { device, owner, other, ownerMember, otherMember: members[1 - members.indexOf(ownerMember)] };
   }
 
   it('creates a group and checks a number: the owner runs them, the group is created once', async () => {
@@ -140,7 +140,7 @@ describe('engine-bound requests through a process that does not run the device',
       JSON.stringify(event.data).includes(received.body.waMessageId),
     );
     expect(recorded.map((event) => event.type)).toEqual(['MessageReceived']);
-    expect((recorded[0]!.data as { body: string }).body).toBe('through the other process');
+    expect((recorded[0].data as { body: string }).body).toBe('through the other process');
     // And the device's chat says so on the process that answered.
     const chats = await other.api('GET', `/devices/${device.id}/chats/4915100005554/messages`, {
       deviceKey: device.key,
@@ -212,12 +212,12 @@ describe('engine-bound requests through a process that does not run the device',
     const second = await startTestGateway({ ...ENV, DATA_DIR: dataDir, GATEWAY_WORKER: '2' });
     gateways.push(second);
     const both = [first, second];
-    const later = await Promise.all(['j4', 'j5', 'j6', 'j7'].map((id, i) => createSandboxDevice(both[i % 2]!.api, id)));
-    await Promise.all(later.map((device, i) => open(both[(i + 1) % 2]!, device)));
+    const later = await Promise.all(['j4', 'j5', 'j6', 'j7'].map((id, i) => createSandboxDevice(both[i % 2].api, id)));
+    await Promise.all(later.map((device, i) => open(both[(i + 1) % 2], device)));
     const all = [...before, ...later];
     await Promise.all(
       all.map(async (device, i) => {
-        const through = both[i % 2]!;
+        const through = both[i % 2];
         await waitForState(through.api, device, 'qr');
         const scanned = await through.api('POST', `/sandbox/devices/${device.id}/scan`, {
           admin: true,

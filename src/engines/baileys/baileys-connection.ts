@@ -269,6 +269,8 @@ export class BaileysConnection implements EngineConnection {
         'pairing_unavailable',
         `device ${this.deps.deviceId} shows no codes (it has credentials, or is not connected)`,
       );
+    // Called below with .call(socket): its `this` is kept.
+    // eslint-disable-next-line @typescript-eslint/unbound-method
     const request = this.deps.socket.requestPairingCode;
     if (!request) throw new EngineError('pairing_unavailable', 'this socket cannot link by pairing code');
     const ttlMs = this.deps.settings.pairingCodeTtlMs ?? this.deps.settings.qrTimeoutMs * 3;

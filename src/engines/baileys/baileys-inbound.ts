@@ -51,7 +51,7 @@ const defaultDownloader: MediaDownloader = async (message, socket, logger, dispa
   const options = dispatcher ? { options: { dispatcher } as RequestInit } : {};
   return downloadMediaMessage(message, 'stream', options, {
     logger,
-    reuploadRequest: socket.updateMediaMessage ?? (async (m: WAMessage) => m),
+    reuploadRequest: socket.updateMediaMessage?.bind(socket) ?? (async (m: WAMessage) => m),
   });
 };
 

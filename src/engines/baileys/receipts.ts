@@ -32,7 +32,11 @@ export function receiptsOfMessageUpdates(updates: readonly WAMessageUpdate[], no
       status,
       recipientJid: key.remoteJid,
       timestamp: toNumber(update.messageTimestamp ?? 0) || nowSeconds,
-      ...(status === 'failed' ? { error: refusalOf(update.messageStubParameters) } : {}),
+      ...(status === 'failed'
+        ? {
+            error: refusalOf(update.messageStubParameters as readonly (string | null | undefined)[] | null | undefined),
+          }
+        : {}),
     });
   }
   return receipts;

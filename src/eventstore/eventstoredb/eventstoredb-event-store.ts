@@ -584,6 +584,8 @@ function newClient(connectionString: string): EventStoreDBClient {
   // read stale state, and since nothing fails the client would stay on the demoted node. A follower answers
   // a call that requires the leader with NotLeader, and the client reconnects to the leader.
   const calls = client as unknown as ClientCalls;
+  // The client's own method, called back with .call(calls) below.
+  // eslint-disable-next-line @typescript-eslint/unbound-method
   const callArguments = calls.callArguments;
   calls.callArguments = (options, callOptions) =>
     callArguments(
@@ -771,7 +773,10 @@ function maxAppendEventSizeOf(error: unknown): number | undefined {
   // grpc-js Metadata, read by its shape: the client may load a grpc-js of its own.
   const metadata = (status as { metadata?: { get?: unknown } } | null)?.metadata;
   if (typeof metadata?.get !== 'function') return undefined;
-  const value = (key: string) => String((metadata.get as (key: string) => unknown[]).call(metadata, key)[0] ?? '');
+  const value = (key: string) => {
+    const first = (metadata.get as (key: string) => unknown[]).call(metadata, key)[0];
+    return typeof first === 'string' ? first : Buffer.isBuffer(first) ? first.toString() : '';
+  };
   if (value('exception') !== 'maximum-append-event-size-exceeded') return undefined;
   return Number(value('maximum-append-event-size')) || 0;
 }

@@ -300,7 +300,7 @@ export class SqliteEventStore implements EventStore {
       // alone instead of the whole group it would have been committed with.
       json = toJson(events);
     } catch (error) {
-      return Promise.reject(error);
+      return Promise.reject(error as Error);
     }
     return this.committer.submit({
       kind: 'append',
@@ -609,8 +609,8 @@ function fromRawRow([position, streamId, revision, id, type, data, metadata, cre
     revision,
     position,
     type,
-    data: JSON.parse(data),
-    metadata: metadata ? JSON.parse(metadata) : {},
+    data: JSON.parse(data) as StoredEvent['data'],
+    metadata: metadata ? (JSON.parse(metadata) as StoredEvent['metadata']) : {},
     createdAt: new Date(createdAt),
   };
 }

@@ -92,7 +92,7 @@ export class BodyGate {
     try {
       // The read itself may go on a little after an abort (its caller waits for it); its slot does not.
       return await new Promise<T>((resolve, reject) => {
-        const onAbort = () => reject(signal.reason);
+        const onAbort = () => reject(signal.reason as Error);
         if (signal.aborted) return onAbort();
         signal.addEventListener('abort', onAbort, { once: true });
         read()
@@ -140,7 +140,7 @@ export class BodyGate {
         },
         onAbort: () => {
           this.dropWaiter(deviceId, waiter);
-          reject(signal.reason);
+          reject(signal.reason as Error);
         },
       };
       signal.addEventListener('abort', waiter.onAbort, { once: true });

@@ -132,7 +132,7 @@ export function mediaBodyParser(options: MediaBodyParserOptions): Middleware {
         let reading: Promise<void> | undefined;
         try {
           await options.gate.run(
-            String(ctx.params?.deviceId ?? ''),
+            String((ctx.params as Record<string, string> | undefined)?.deviceId ?? ''),
             () => {
               // Its turn came after the client had gone: nothing to read.
               watch.signal.throwIfAborted();

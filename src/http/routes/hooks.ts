@@ -1,5 +1,4 @@
 import type { OutboundGuard } from '../../net/outbound-guard.js';
-import type { DevicesReadModel } from '../../devices/devices-read-model.js';
 import { hooksNotConfigured } from '../../webhooks/hook-settings.js';
 import type { Webhooks } from '../../webhooks/webhooks.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
@@ -18,14 +17,13 @@ import {
 
 export interface HookRouteDeps {
   webhooks: Webhooks;
-  devices: DevicesReadModel;
   guard: OutboundGuard;
 }
 
 const tag = 'Webhooks';
 const noDevice = { description: 'No such device (admin key only).' };
 
-export function hookRoutes({ webhooks, devices, guard }: HookRouteDeps): RouteSpec[] {
+export function hookRoutes({ webhooks, guard }: HookRouteDeps): RouteSpec[] {
   return [
     defineRoute({
       method: 'put',

@@ -4,7 +4,6 @@
  */
 import type { Supervisor } from '../../actors/supervisor.js';
 import type { SandboxEngine } from '../../engines/sandbox/sandbox-engine.js';
-import type { DevicesReadModel } from '../../devices/devices-read-model.js';
 import type { ReadModelProgress } from '../../projections/projection-runner.js';
 import { sessionNotOnline } from '../../errors/domain-error.js';
 import { StoreUnavailableError } from '../../eventstore/event-store.js';
@@ -40,7 +39,6 @@ import type { OwnerCalls } from '../../cluster/owner-calls.js';
 const tag = 'Sandbox';
 
 export interface SandboxRouteDeps {
-  devices: DevicesReadModel;
   sessions: Supervisor;
   sandbox: SandboxEngine;
   projections: ReadModelProgress;
@@ -151,7 +149,6 @@ const required = (field: string, type: string) =>
   ]);
 
 export function sandboxRoutes({
-  devices,
   sessions,
   sandbox,
   projections,

@@ -148,6 +148,7 @@ export async function wipeStoreAuthState(records: AuthRecords): Promise<void> {
     indexError = error;
   }
   await records.erase(CREDS);
+  // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what the failed call threw, as it was
   if (indexError) throw indexError;
   const names = Object.entries(index?.keys ?? {}).flatMap(([type, ids]) =>
     Object.entries(ids).map(([id, placement]) => records.placeOf(keyName(type, id), placement === 'b')),
@@ -158,7 +159,7 @@ export async function wipeStoreAuthState(records: AuthRecords): Promise<void> {
 
 function entriesOf(index: Map<string, Map<string, Placement>>, type: string): Map<string, Placement> {
   let entries = index.get(type);
-  if (!entries) index.set(type, (entries = new Map()));
+  if (!entries) index.set(type, (entries = new Map<string, Placement>()));
   return entries;
 }
 
@@ -181,6 +182,7 @@ class SerialQueue {
     if (report && this.failure !== undefined) {
       const failure = this.failure;
       this.failure = undefined;
+      // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what the failed call threw, as it was
       throw failure;
     }
   }
