@@ -5,7 +5,7 @@
  * and compares literal segments; it answers only the plain case (exact method and case, no trailing slash,
  * every parameter non-empty) and leaves anything else (HEAD, OPTIONS, 404, 405, odd spellings) to the
  * @koa/router chain behind it, so what a request reaches and with which parameters does not change
- * (test/http/route-index.test.ts compares the two on every route).
+ * (test/http/route-index.e2e.test.ts compares the two on every route).
  */
 
 /** One segment of a route's path: a literal to compare, or a parameter's name. */
