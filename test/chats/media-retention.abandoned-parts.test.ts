@@ -11,7 +11,6 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { MediaRetention } from '../../src/chats/media-retention.js';
 import { ABANDONED_PART_AFTER_MS, InboundMediaStore } from '../../src/media/inbound-media-store.js';
-import { eventually } from '../support/eventually.js';
 import { tempDir } from '../support/temp-dir.js';
 
 const HASH = 'a'.repeat(64);
@@ -24,6 +23,11 @@ async function fileAged(path: string, ageMs: number): Promise<string> {
   const at = new Date(Date.now() - ageMs);
   await utimes(path, at, at);
   return path;
+}
+
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  expect(check()).toBe(true);
 }
 
 describe('abandoned partial media files', () => {
@@ -108,7 +112,7 @@ describe('abandoned partial media files', () => {
     const retention = new MediaRetention(noMedia, files, 60_000, pino({ level: 'silent' }));
     retention.start();
     try {
-      await eventually(() => !existsSync(abandoned));
+      await until(() => !existsSync(abandoned));
       expect(existsSync(fresh)).toBe(true);
     } finally {
       retention.stop();
@@ -124,10 +128,10 @@ describe('abandoned partial media files', () => {
     const retention = new MediaRetention(noMedia, files, 200, pino({ level: 'silent' }));
     retention.start();
     try {
-      await eventually(() => !existsSync(first));
+      await until(() => !existsSync(first));
       // Left after the sweep at start: only a later one can remove it.
       const later = await fileAged(join(files.root, 'support', `${HASH}.22222222.part`), old);
-      await eventually(() => !existsSync(later));
+      await until(() => !existsSync(later));
       expect(existsSync(fresh)).toBe(true);
     } finally {
       retention.stop();
