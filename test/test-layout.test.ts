@@ -1,9 +1,10 @@
 /**
  * The test layout of docs/development.md ("Tests"), held to the files: a test file that starts a gateway is named
  * `*.e2e.test.ts` and one that starts none is not (the `unit` project is every file but those), helpers live in
- * a `support/` folder and are not named `*.test.ts`, and `eventually` is the one polling helper.
+ * a `support/` folder and are not named `*.test.ts`, `eventually` is the one polling helper, and a test file
+ * named anywhere exists (a rename or a move leaves no stale path behind).
  */
-import { readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -35,6 +36,12 @@ function filesUnder(folder: string): string[] {
     .sort();
 }
 
+function markdownUnder(folder: string): string[] {
+  return readdirSync(join(ROOT, folder), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.md'))
+    .map((entry) => relative(ROOT, join(entry.parentPath, entry.name)));
+}
+
 const source = (path: string) => readFileSync(join(ROOT, path), 'utf8');
 const testFiles = filesUnder('test').filter((path) => path.endsWith('.test.ts') && path !== SELF);
 const helpers = [...filesUnder('test'), ...filesUnder('bench/lib')].filter((path) => !path.endsWith('.test.ts'));
@@ -57,6 +64,26 @@ describe('test layout', () => {
     const testHelpers = helpers.filter((path) => path.startsWith('test/'));
     expect(testHelpers.filter((path) => !path.split('/').includes('support'))).toEqual([]);
     expect(testFiles.filter((path) => path.split('/').includes('support'))).toEqual([]);
+  });
+
+  it('names only test files that exist, in the code, the docs and the tests', () => {
+    const places = [
+      ...filesUnder('src'),
+      ...filesUnder('bench').filter((path) => !path.startsWith('bench/results/')),
+      ...filesUnder('test').filter((path) => path !== SELF),
+      ...markdownUnder('docs'),
+      'README.md',
+      'bench/README.md',
+      'vitest.config.ts',
+      'docker-compose.yml',
+    ];
+    const missing = places.flatMap((place) =>
+      [...source(place).matchAll(/\btest\/[\w./-]+\.test\.ts\b/g)]
+        .map(([named]) => named)
+        .filter((named) => !named.startsWith('test/x/') && !existsSync(join(ROOT, named)))
+        .map((named) => `${place}: ${named}`),
+    );
+    expect(missing).toEqual([]);
   });
 
   it('has one eventually, and no vi.waitFor beside it', () => {
