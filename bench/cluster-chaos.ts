@@ -99,17 +99,17 @@ async function main(): Promise<number> {
     const keys = new Map<string, string>();
     const ids = Array.from({ length: DEVICES }, (_, i) => `cc-${i}`);
     for (const id of ids) {
-      keys.set(id, (await api(live()[0]!, 'POST', '/devices', { id, name: id, engine: 'sandbox' })).body.deviceKey);
-      await api(live()[0]!, 'PUT', `/devices/${id}/hooks`, {
+      keys.set(id, (await api(live()[0], 'POST', '/devices', { id, name: id, engine: 'sandbox' })).body.deviceKey);
+      await api(live()[0], 'PUT', `/devices/${id}/hooks`, {
         url: hookUrl,
         events: ['message.status', 'message.received'],
       });
-      await api(live()[0]!, 'POST', `/devices/${id}/session/open`);
+      await api(live()[0], 'POST', `/devices/${id}/session/open`);
     }
     await waitFor(() => leaseOwners(data.path).size === DEVICES, 60_000, 'owners');
     for (const [i, id] of ids.entries()) {
       await waitFor(
-        async () => (await api(live()[0]!, 'GET', `/devices/${id}/session/state`)).body?.state === 'qr',
+        async () => (await api(live()[0], 'GET', `/devices/${id}/session/state`)).body?.state === 'qr',
         60_000,
         `${id} qr`,
       );
@@ -118,7 +118,7 @@ async function main(): Promise<number> {
     }
     for (const id of ids)
       await waitFor(
-        async () => (await api(live()[0]!, 'GET', `/devices/${id}/session/state`)).body?.state === 'online',
+        async () => (await api(live()[0], 'GET', `/devices/${id}/session/state`)).body?.state === 'online',
         60_000,
         `${id} online`,
       );
@@ -154,7 +154,7 @@ async function main(): Promise<number> {
     let n = 0;
     let m = 0;
     const sendOne = async () => {
-      const id = ids[n++ % DEVICES]!;
+      const id = ids[n++ % DEVICES];
       const nodesNow = live();
       const node = nodesNow[n % nodesNow.length];
       if (!node) return;
@@ -169,7 +169,7 @@ async function main(): Promise<number> {
       if (answer.status === 202) acknowledged.add(answer.body.waMessageId);
     };
     const injectOne = async () => {
-      const id = ids[m++ % DEVICES]!;
+      const id = ids[m++ % DEVICES];
       const node = live().find((candidate) => candidate.pid === owners.get(id));
       if (!node) return;
       offered.inbound += 1;
@@ -287,7 +287,7 @@ function rateExceeded(dataDir: string, rate: number): number {
   for (const times of starts.values()) {
     times.sort((a, b) => a - b);
     for (let i = 0, j = 0; i < times.length; i++) {
-      while (times[i]! - times[j]! >= 60_000) j++;
+      while (times[i] - times[j] >= 60_000) j++;
       if (i - j + 1 > rate) over++;
     }
   }

@@ -147,17 +147,17 @@ async function measureSends(beforeTwo?: (gateway: GatewayChild) => Promise<Metri
         { metric: `send p99 (${label})`, value: round(Math.max(...results.map((r) => r.latency.p99)), 1), unit: 'ms' },
         {
           metric: `gateway CPU, all processes (${label})`,
-          value: round(results[0]!.serverCpuPercent ?? Number.NaN, 0),
+          value: round(results[0].serverCpuPercent ?? Number.NaN, 0),
           unit: '% of a core',
         },
         {
           metric: `gateway CPU per 202 (${label})`,
-          value: round((10 * (results[0]!.serverCpuPercent ?? Number.NaN)) / perSecond, 3),
+          value: round((10 * (results[0].serverCpuPercent ?? Number.NaN)) / perSecond, 3),
           unit: 'ms',
         },
         {
           metric: `load generator CPU (${label})`,
-          value: round(results[0]!.loadGeneratorCpuPercent, 0),
+          value: round(results[0].loadGeneratorCpuPercent, 0),
           unit: '% of a core',
         },
         {
@@ -178,7 +178,7 @@ async function measureSends(beforeTwo?: (gateway: GatewayChild) => Promise<Metri
   }
   metrics.push({
     metric: '/send/text 2 processes / 1',
-    value: round(ratio(sends[1]!, sends[0]!), 3),
+    value: round(ratio(sends[1], sends[0]), 3),
     unit: 'ratio',
     target: { op: '>=', value: 1.3 },
   });
@@ -242,8 +242,8 @@ function treeCpuSeconds(pid: number): number | undefined {
 
 async function failover(): Promise<Metric> {
   const nodes = await spawnGateways(2, { env: { DEFAULT_ENGINE: 'sandbox' } });
-  const adminKey = nodes[0]!.adminKey;
-  const dataDir = nodes[0]!.dataDir;
+  const adminKey = nodes[0].adminKey;
+  const dataDir = nodes[0].dataDir;
   try {
     const api = async (node: ChildServer, method: string, path: string, json?: unknown) => {
       const response = await fetch(`${node.url}${path}`, {
@@ -254,13 +254,13 @@ async function failover(): Promise<Metric> {
       return { status: response.status, body: (await response.json().catch(() => undefined)) as any };
     };
     const ids = Array.from({ length: FAILOVER_DEVICES }, (_, i) => `fo-${i}`);
-    for (const id of ids) await api(nodes[0]!, 'POST', '/devices', { id, name: id, engine: 'sandbox' });
-    for (const id of ids) await api(nodes[0]!, 'POST', `/devices/${id}/session/open`);
+    for (const id of ids) await api(nodes[0], 'POST', '/devices', { id, name: id, engine: 'sandbox' });
+    for (const id of ids) await api(nodes[0], 'POST', `/devices/${id}/session/open`);
     const owners = () => leaseOwners(dataDir);
     await waitFor(() => owners().size === ids.length, 30_000, 'every device owned');
     for (const [i, id] of ids.entries()) {
       await waitFor(
-        async () => (await api(nodes[0]!, 'GET', `/devices/${id}/session/state`)).body?.state === 'qr',
+        async () => (await api(nodes[0], 'GET', `/devices/${id}/session/state`)).body?.state === 'qr',
         30_000,
         `${id} qr`,
       );
@@ -273,7 +273,7 @@ async function failover(): Promise<Metric> {
     }
     for (const id of ids)
       await waitFor(
-        async () => (await api(nodes[0]!, 'GET', `/devices/${id}/session/state`)).body?.state === 'online',
+        async () => (await api(nodes[0], 'GET', `/devices/${id}/session/state`)).body?.state === 'online',
         30_000,
         `${id} online`,
       );

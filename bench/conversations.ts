@@ -67,11 +67,11 @@ export async function run(): Promise<Metric[]> {
     try {
       const headersOf = (deviceId: string) => ({ 'X-Device-Key': history.keys.get(deviceId)! });
       // autocannon sends one set of headers per run: every request of a run goes to one device's chats.
-      const device = history.chats[2]!.deviceId;
+      const device = history.chats[2].deviceId;
       const chats = history.chats.filter(
         (c) => c.deviceId === device && c.count > SMALL_CHAT_MESSAGES && c.count < BIG_CHAT_MESSAGES,
       );
-      const pick = <T>(list: readonly T[]): T => list[Math.floor(Math.random() * list.length)]!;
+      const pick = <T>(list: readonly T[]): T => list[Math.floor(Math.random() * list.length)];
       const pagePath = (chat: Chat, deep: boolean, limit = 50) => {
         const path = `/devices/${chat.deviceId}/chats/${chat.chatId}/messages?limit=${limit}`;
         if (!deep) return path;
@@ -89,7 +89,7 @@ export async function run(): Promise<Metric[]> {
           serverCpuSeconds: () => server.cpuSeconds(),
         });
       // The baseline of this run: the http bench's route (one device read from its read model), same gateway, same load.
-      const baseline = await load(history.chats[0]!.deviceId, () => `/devices/${history.chats[0]!.deviceId}`, {
+      const baseline = await load(history.chats[0].deviceId, () => `/devices/${history.chats[0].deviceId}`, {
         'X-Admin-Key': ADMIN_KEY,
       });
 
@@ -215,11 +215,7 @@ function* conversationEvents(history: History): Generator<LogEvent> {
   let turn = 0;
   for (let k = 0; k < MESSAGES; k++) {
     const chat =
-      k % 10 === 0
-        ? big!
-        : k % 10 === 5 && small!.count < SMALL_CHAT_MESSAGES
-          ? small!
-          : others[turn++ % others.length]!;
+      k % 10 === 0 ? big : k % 10 === 5 && small.count < SMALL_CHAT_MESSAGES ? small : others[turn++ % others.length];
     const { deviceId, chatId } = chat;
     const at = T0 + Math.floor(k / 20);
     chat.count++;

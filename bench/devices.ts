@@ -161,7 +161,7 @@ async function mapConcurrently<T, R>(items: readonly T[], work: (item: T, index:
   const worker = async () => {
     while (next < items.length) {
       const index = next++;
-      results[index] = await work(items[index]!, index);
+      results[index] = await work(items[index], index);
     }
   };
   await Promise.all(Array.from({ length: Math.min(CONCURRENCY, items.length) }, worker));

@@ -152,7 +152,7 @@ async function inParallel<T>(items: T[], concurrency: number, task: (item: T) =>
   let next = 0;
   await Promise.all(
     Array.from({ length: Math.min(concurrency, items.length) }, async () => {
-      while (next < items.length) await task(items[next++]!);
+      while (next < items.length) await task(items[next++]);
     }),
   );
 }

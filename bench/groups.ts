@@ -136,7 +136,7 @@ async function fanOut(): Promise<Metric[]> {
       );
     }
     progress(`${MEMBERS} devices online with hooks in ${round((performance.now() - started) / 1000, 1)} s`);
-    const creator = devices[0]!;
+    const creator = devices[0];
     const group = await request<{ groupId: string; size: number }>(
       gateway,
       'POST',
@@ -189,7 +189,7 @@ async function fanOut(): Promise<Metric[]> {
         unit: 's',
         target: { op: '<=', value: 2 },
       },
-      { metric: `group of ${MEMBERS}: send → first member's webhook`, value: round(times[0]! / 1000, 3), unit: 's' },
+      { metric: `group of ${MEMBERS}: send → first member's webhook`, value: round(times[0] / 1000, 3), unit: 's' },
       {
         metric: `group of ${MEMBERS}: members reached`,
         value: times.length,

@@ -79,7 +79,7 @@ export async function run(): Promise<Metric[]> {
     /** The peak while the first 200 MiB are downloaded (the figure; the whole run downloads 1,000 MiB). */
     let peakFirst = rssBefore;
     const sample = () => {
-      const rss = rssMb(gateway!.pid);
+      const rss = rssMb(gateway.pid);
       peakRss = Math.max(peakRss, rss);
       if (latencies.length < FIRST_MESSAGES) peakFirst = Math.max(peakFirst, rss);
     };

@@ -108,7 +108,7 @@ function* historyEvents(): Generator<LogEvent> {
   let written = DEVICES * 4;
   for (let round = 0; written < TARGET_EVENTS; round++) {
     for (let d = 0; d < DEVICES; d++) {
-      const deviceId = ids[d]!;
+      const deviceId = ids[d];
       for (const event of outboxRound(deviceId, d, round))
         yield { streamId: outboxStream(deviceId), type: event.type, data: event.data };
       const received = inbound(deviceId, d, round);

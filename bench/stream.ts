@@ -140,7 +140,7 @@ async function fanOut(): Promise<Metric[]> {
         value: round(clientsShare, 2),
         unit: 'cores',
       },
-      { metric: 'machine load average (1 min) at the end', value: round(loadavg()[0]!, 1), unit: '' },
+      { metric: 'machine load average (1 min) at the end', value: round(loadavg()[0], 1), unit: '' },
       { metric: 'events missing on some client', value: missing, unit: 'events', target: { op: '<=', value: 0 } },
       {
         metric: 'RSS per idle stream client',

@@ -72,7 +72,7 @@ export async function measure(processes: number, { latency: withLatency }: { lat
     receiver.secrets = new Map(devices.map((d) => [d.id, d.secret]));
     let seq = 0;
     const inject = (n: number) => {
-      const id = devices[n % DEVICES]!.id;
+      const id = devices[n % DEVICES].id;
       return injectOne(agent, owners.of(id), id, n, receiver);
     };
     const metrics: Metric[] = [];
@@ -96,7 +96,7 @@ export async function measure(processes: number, { latency: withLatency }: { lat
       const latencies = new Samples(RATE * LATENCY_SECONDS);
       for (let n = firstMeasured; n < seq; n++) {
         const received = receiver.receivedAt[n];
-        if (received !== undefined) latencies.push(received - receiver.sentAt[n]!);
+        if (received !== undefined) latencies.push(received - receiver.sentAt[n]);
       }
       const latency = summarize(latencies.values());
       metrics.push(
@@ -197,11 +197,11 @@ class Owners {
 
   /** Waits until the device has an owner and remembers it (devices stay put while nobody joins or leaves). */
   async find(deviceId: string): Promise<GatewayChild> {
-    if (this.nodes.length === 1) return this.nodes[0]!;
+    if (this.nodes.length === 1) return this.nodes[0];
     let owner: GatewayChild | undefined;
     await waitFor(
       () => {
-        const pid = leaseOwners(this.nodes[0]!.dataDir).get(deviceId);
+        const pid = leaseOwners(this.nodes[0].dataDir).get(deviceId);
         owner = this.nodes.find((node) => node.pid === pid);
         return owner !== undefined;
       },
@@ -213,7 +213,7 @@ class Owners {
   }
 
   of(deviceId: string): GatewayChild {
-    return this.nodes.length === 1 ? this.nodes[0]! : this.known.get(deviceId)!;
+    return this.nodes.length === 1 ? this.nodes[0] : this.known.get(deviceId)!;
   }
 }
 
@@ -234,7 +234,7 @@ async function prepareDevices(owners: Owners, receiverUrl: string): Promise<Devi
 }
 
 async function prepareDevice(owners: Owners, id: string, phone: string, receiverUrl: string): Promise<Device> {
-  const gateway = owners.nodes[0]!;
+  const gateway = owners.nodes[0];
   const { deviceKey } = await gateway.adminRequest<{ deviceKey: string }>(
     'POST',
     '/devices',

@@ -1,6 +1,6 @@
 /**
- * The gateway's settings as the code sees them (src/config.ts reads them from the environment; README lists
- * the variables).
+ * The gateway's settings as the code sees them (src/config.ts reads them from the environment; docs/configuration.md
+ * lists the variables).
  */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export const ENGINES = ['baileys', 'sandbox'] as const;
@@ -28,11 +28,11 @@ export interface Config {
   encryptionKey: Buffer | undefined;
   /** WA_WEB_VERSION: the WhatsApp Web version the Baileys engine announces; unset: the one Baileys pins. */
   waWebVersion?: WaWebVersion;
-  /** How a session reconnects after an unexpected loss (README, Settings). */
+  /** How a session reconnects after an unexpected loss (docs/configuration.md, "Sessions and engines"). */
   reconnect: ReconnectSettings;
   /** The simulated network of `sandbox` devices. */
   sandbox: SandboxSettings;
-  /** Sending: the outbox's pace and retries (README, Settings). */
+  /** Sending: the outbox's pace and retries (docs/configuration.md, "Sending (the outbox) and media"). */
   outbox: OutboxSettings;
   /** Media sends: size limits and fetching of `url` media. */
   media: MediaSettings;
@@ -42,13 +42,13 @@ export interface Config {
   idempotencyTtlMs: number;
   /** Contact number checks and avatar lookups: caching and the per-device allowance of fresh checks. */
   contacts: ContactsSettings;
-  /** Limits of the HTTP server against floods (README, Settings). */
+  /** Limits of the HTTP server against floods (docs/configuration.md, "HTTP limits"). */
   server: ServerLimits;
   /** Below this many free bytes in DATA_DIR, /health reports `degraded`. */
   diskFreeMinBytes: number;
   /** The live event stream (GET /stream, GET /devices/:id/stream). */
   stream: StreamSettings;
-  /** Several processes on one store (README, "Several processes"). */
+  /** Several processes on one store (docs/configuration.md and docs/operations.md, "Several processes"). */
   cluster: ClusterSettings;
 }
 
@@ -149,7 +149,7 @@ export interface SandboxSettings {
   readDelayMs: number;
 }
 
-/** Webhook delivery (README, Settings). */
+/** Webhook delivery (docs/configuration.md, "Webhooks"). */
 export interface WebhookSettings {
   /** Delay before each retry, in ms: a delivery gets 1 + length attempts. */
   retrySchedule: number[];

@@ -1,6 +1,6 @@
 /**
  * The gateway's settings, read once from the environment. Every variable has a sane default, and a bad
- * value stops the start with a ConfigError that names the variable (README lists them all).
+ * value stops the start with a ConfigError that names the variable (docs/configuration.md lists them all).
  */
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
@@ -105,7 +105,7 @@ function readConfig(env: Env): Config {
     contacts: readContactsSettings(read),
     server: {
       maxConnections: read.integer('MAX_CONNECTIONS', 1_024, { min: 1, max: 1_000_000 }),
-      maxConnectionsPerAddress: read.integer('MAX_CONNECTIONS_PER_ADDRESS', 128, { min: 1, max: 1_000_000 }),
+      maxConnectionsPerAddress: read.integer('MAX_CONNECTIONS_PER_ADDRESS', 512, { min: 1, max: 1_000_000 }),
       trustProxy: read.addresses('TRUST_PROXY'),
       unauthenticatedPerMinute: read.integer('UNAUTHENTICATED_RATE_PER_MINUTE', 120, { min: 1, max: 1_000_000 }),
       largeBodyConcurrency: read.integer('LARGE_BODY_CONCURRENCY', 16, { min: 1, max: 1_000 }),

@@ -197,11 +197,11 @@ export class EnvReader {
       : '';
     const match = /^([a-z][a-z0-9+.-]*:)\/\/(?:[^@/?]*@)?([^/?]*)\/?(?:\?.*)?$/i.exec(value.trim());
     if (!match) throw new ConfigError(name, `must be a URL, got "${shown}"${encodingHint}`);
-    if (!protocols.includes(match[1]!.toLowerCase())) {
+    if (!protocols.includes(match[1].toLowerCase())) {
       throw new ConfigError(name, `must start with one of ${protocols.map((p) => `${p}//`).join(', ')}`);
     }
     const host = /^(?:\[[0-9a-f:.]+\]|[a-z0-9._-]+)(?::\d{1,5})?$/i;
-    if (!match[2]!.split(',').every((endpoint) => host.test(endpoint))) {
+    if (!match[2].split(',').every((endpoint) => host.test(endpoint))) {
       throw new ConfigError(
         name,
         `must name one host or a comma-separated list of host:port, got "${shown}"${encodingHint}`,

@@ -29,7 +29,7 @@ import { createEngines } from './engines/engines.js';
 import { createLogger } from './logger.js';
 import { StorageHealth } from './storage/storage-health.js';
 import { OutboundGuard } from './net/outbound-guard.js';
-import { ProjectionRunner } from './projections/projection-runner.js';
+import { DEFAULT_WAIT_TIMEOUT_MS, ProjectionRunner } from './projections/projection-runner.js';
 import { openReadModelDb } from './projections/read-model-db.js';
 import { EventMetrics } from './metrics/event-metrics.js';
 import { InstrumentedStore } from './metrics/instrumented-store.js';
@@ -44,6 +44,7 @@ import { StoreMessageSink } from './actors/message-sink.js';
 import { InboxCommands } from './inbox/inbox-commands.js';
 import { ContactsRecorder } from './contacts/contacts-recorder.js';
 import { createContactLookups } from './contacts/contact-lookups.js';
+import { OwnerCalls } from './cluster/owner-calls.js';
 import { contactRoutes } from './http/routes/contacts.js';
 import { BodyGate } from './http/body/body-gate.js';
 import { outboxRoutes } from './http/routes/outbox.js';
@@ -71,6 +72,7 @@ import { accountRoutes } from './http/routes/account.js';
 import { SettingsCommands } from './settings/settings-commands.js';
 import { settingsRoutes } from './http/routes/settings.js';
 import { SealedText } from './secrets/sealed-text.js';
+import { type Clock, systemClock } from './time/clock.js';
 
 export interface GatewayOptions {
   logger?: Logger;
@@ -82,6 +84,11 @@ export interface GatewayOptions {
   wrapStore?: (store: EventStore) => EventStore;
   /** The built dashboard (default dist/dashboard; tests build it elsewhere). */
   dashboardDir?: string;
+  /**
+   * Where time passes (media retention, outbox expiry, webhook retries, leases, the read models' wait): tests
+   * move it on instead of waiting. Default: the system clock (and the monotonic clock for leases).
+   */
+  clock?: Clock;
 }
 
 export interface Gateway {
@@ -114,6 +121,7 @@ const API_GUIDE = [
 /** Wires the store, read models, commands and HTTP together and starts listening. */
 export async function startGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
   const startedAt = Date.now();
+  const clock = options.clock ?? systemClock;
   const log = options.logger ?? createLogger(config.logLevel);
   // Refused while `npm run rebuild` rewrites the read models (the rebuild is refused while this is held), and
   // while another gateway runs on this data directory, unless both share its devices through leases.
@@ -138,7 +146,14 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     encryptionKey: config.encryptionKey,
   });
   const { devices, history, contacts, sending: sendingCore, messages } = readModels;
-  const projections = new ProjectionRunner(store, readModelDb, readModels.projections, log);
+  const projections = new ProjectionRunner(
+    store,
+    readModelDb,
+    readModels.projections,
+    log,
+    DEFAULT_WAIT_TIMEOUT_MS,
+    clock,
+  );
   await projections.start();
   metrics.gauge(
     'dmg_devices',
@@ -165,8 +180,22 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   eventMetrics.start(store, projections.position, log);
 
   const adminKey = loadOrCreateAdminKey(config.adminApiKey, config.dataDir, log);
+  // Calls that need a device's live connection: with several processes, served by the device's owner.
+  const calls = new OwnerCalls({
+    position: () => projections.position,
+    settle: (position) => projections.settle(position),
+    recordedState: (deviceId) => devices.sessionState(deviceId),
+  });
   // Several processes: devices are run under leases (src/cluster); undefined for a lone process.
-  const cluster = startLeases(config, { store, log, devices, after: () => projections.position, metrics });
+  const cluster = startLeases(config, {
+    store,
+    log,
+    devices,
+    after: () => projections.position,
+    metrics,
+    calls,
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
   const deviceCommands = createDeviceCommandHandler(store);
   const registry = new DeviceRegistry(
     deviceCommands,
@@ -210,7 +239,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     log,
     (deviceId, waMessageId) => messages.find(deviceId, waMessageId) !== undefined,
   );
-  const retention = new MediaRetention(messages, receivedMedia, config.inboundMedia.retentionMs, log);
+  const retention = new MediaRetention(messages, receivedMedia, config.inboundMedia.retentionMs, log, clock);
   retention.start();
   // The session's state as this process knows best (its actor, else the read model), for the words of refusals.
   const sessionStateOf = (deviceId: string) => sessions.state(deviceId) ?? devices.sessionState(deviceId);
@@ -233,6 +262,17 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     sink,
     groupReports: (deviceId, report) => groupCommands.report(deviceId, report),
     ...(cluster ? { cluster: cluster.supervisor } : {}),
+  });
+  const groups = calls.serve('groups', groupCommands, {
+    list: 'repeatable',
+    get: 'repeatable',
+    create: 'once',
+    update: 'once',
+    participants: 'once',
+    inviteCode: 'repeatable',
+    revokeInvite: 'once',
+    join: 'once',
+    leave: 'once',
   });
   const accountCommands = new AccountCommands({
     store,
@@ -262,6 +302,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     encryptionKey: config.encryptionKey,
     guard: outboundGuard,
     log,
+    clock,
     ...(cluster ? { owns: cluster.owns } : {}),
   });
   const sending = await startSending({
@@ -277,6 +318,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     log,
     seen: messages,
     receivedMediaPath: (deviceId, waMessageId) => receivedMedia.pathOf(deviceId, waMessageId),
+    clock,
     ...(cluster ? { fences: cluster.fences } : {}),
   });
 
@@ -296,7 +338,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     ...healthRoutes(store, VERSION, startedAt, storage, cluster?.report),
     ...deviceRoutes({ registry, devices, sessions }),
     ...deviceEventRoutes(store, history),
-    ...sessionRoutes({ devices, sessions, projections }),
+    ...sessionRoutes({ devices, sessions, projections, storage }),
     ...metricsRoutes(metrics, config.metricsPublic),
     ...docsRoutes(openApi),
   );
@@ -313,7 +355,9 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       sessions,
       sandbox: engines.sandbox,
       projections,
+      calls,
       seen: messages,
+      storage,
       inboundMedia: {
         limit: config.media.fileMaxBytes,
         uploadDir: sending.media.incomingDir,
@@ -325,13 +369,17 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   );
   routes.push(
     ...chatRoutes({
-      chats: new ChatCommands({
-        inbox,
-        index: messages,
-        connection: (deviceId) => sessions.connection(deviceId),
-        sessionState: sessionStateOf,
-        projections,
-      }),
+      chats: calls.serve(
+        'chats',
+        new ChatCommands({
+          inbox,
+          index: messages,
+          connection: (deviceId) => sessions.connection(deviceId),
+          sessionState: sessionStateOf,
+          projections,
+        }),
+        { read: 'repeatable', presence: 'repeatable' },
+      ),
       index: messages,
     }),
     ...messageRoutes({
@@ -339,6 +387,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       files: receivedMedia,
       outboxFiles: sending.media,
       retentionMs: config.inboundMedia.retentionMs,
+      now: () => clock.now(),
     }),
   );
   routes.push(
@@ -350,7 +399,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     }),
     ...outboxRoutes({ sends: sending.sends, outboxView: sendingCore.outboxView }),
   );
-  routes.push(...groupRoutes(groupCommands));
+  routes.push(...groupRoutes(groups));
   // A proxy host is judged by the same guard as webhook and media URLs.
   routes.push(
     ...settingsRoutes(
@@ -363,12 +412,21 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       }),
     ),
   );
-  const lookups = createContactLookups(
-    readModelDb,
-    { connection: (deviceId) => sessions.connection(deviceId), state: sessionStateOf },
-    config.contacts,
+  // Served by the owner: its cache and its allowance of fresh lookups are the device's.
+  const lookups = calls.serve(
+    'contacts',
+    createContactLookups(
+      readModelDb,
+      { connection: (deviceId) => sessions.connection(deviceId), state: sessionStateOf },
+      config.contacts,
+    ),
+    { check: 'repeatable', avatar: 'repeatable', about: 'repeatable' },
   );
-  routes.push(...accountRoutes({ account: accountCommands, lookups }));
+  const account = {
+    ...calls.serve('account', accountCommands, { profile: 'repeatable', changeProfile: 'once', block: 'once' }),
+    blocked: (deviceId: string) => accountCommands.blocked(deviceId),
+  };
+  routes.push(...accountRoutes({ account, lookups }));
   routes.push(
     ...contactRoutes({
       contacts,

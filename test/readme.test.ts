@@ -33,14 +33,14 @@ function proseOf(markdown: string): string {
 
 /** The targets of inline links and images, `[text](target "title")`. */
 function linkTargetsOf(markdown: string): string[] {
-  return [...proseOf(markdown).matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)].map((match) => match[1]!);
+  return [...proseOf(markdown).matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)].map((match) => match[1]);
 }
 
 /** The anchors GitHub gives a file's headings: lower case, punctuation dropped, spaces as dashes, repeats numbered. */
 function headingAnchorsOf(markdown: string): Set<string> {
   const anchors = new Set<string>();
   for (const [, heading] of withoutCodeBlocks(markdown).matchAll(/^#{1,6}[ \t]+(.+?)[ \t]*#*[ \t]*$/gm)) {
-    const text = heading!.replace(/\[([^\]]*)\]\([^)]*\)/g, '$1');
+    const text = heading.replace(/\[([^\]]*)\]\([^)]*\)/g, '$1');
     const slug = text
       .toLowerCase()
       .replace(/[^\p{L}\p{N}\p{M} _-]/gu, '')
@@ -89,7 +89,7 @@ function variablesReadBy(sources: string[]): Set<string> {
   ];
   for (const source of sources) {
     const text = read(source);
-    for (const pattern of patterns) for (const match of text.matchAll(pattern)) names.add(match[1]!);
+    for (const pattern of patterns) for (const match of text.matchAll(pattern)) names.add(match[1]);
   }
   return names;
 }
@@ -97,12 +97,15 @@ function variablesReadBy(sources: string[]): Set<string> {
 /** The variables loadConfig actually asks the environment for. */
 function variablesAskedForByLoadConfig(): Set<string> {
   const asked = new Set<string>();
-  const env = new Proxy({} as Record<string, string | undefined>, {
-    get: (_target, name) => {
-      if (typeof name === 'string') asked.add(name);
-      return undefined;
+  const env = new Proxy(
+    {},
+    {
+      get: (_target, name) => {
+        if (typeof name === 'string') asked.add(name);
+        return undefined;
+      },
     },
-  });
+  );
   loadConfig(env);
   return asked;
 }
@@ -134,7 +137,7 @@ describe('README.md and docs/', () => {
   describe('docs/configuration.md and src/config.ts', () => {
     const configuration = read(join(ROOT, 'docs', 'configuration.md'));
     /** The first column of the settings tables. */
-    const documented = new Set([...configuration.matchAll(/^\|\s*`([A-Z][A-Z0-9_]*)`\s*\|/gm)].map((m) => m[1]!));
+    const documented = new Set([...configuration.matchAll(/^\|\s*`([A-Z][A-Z0-9_]*)`\s*\|/gm)].map((m) => m[1]));
     const readByConfig = variablesReadBy(configSources());
 
     it('the source text names the variables loadConfig reads (the extraction misses none)', () => {
@@ -144,15 +147,13 @@ describe('README.md and docs/', () => {
 
     it('documents every variable src/config.ts reads, once', () => {
       expect([...readByConfig].filter((name) => !documented.has(name)).sort()).toEqual([]);
-      const rows = [...configuration.matchAll(/^\|\s*`([A-Z][A-Z0-9_]*)`\s*\|/gm)].map((m) => m[1]!);
+      const rows = [...configuration.matchAll(/^\|\s*`([A-Z][A-Z0-9_]*)`\s*\|/gm)].map((m) => m[1]);
       expect(rows.length).toBe(documented.size);
     });
 
     it('names no variable that src/config.ts does not read', () => {
       const named = new Set(
-        [...withoutCodeBlocks(configuration).matchAll(/`([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Z]{4,})`/g)].map(
-          (m) => m[1]!,
-        ),
+        [...withoutCodeBlocks(configuration).matchAll(/`([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Z]{4,})`/g)].map((m) => m[1]),
       );
       expect([...named].filter((name) => !readByConfig.has(name)).sort()).toEqual([]);
     });

@@ -28,9 +28,9 @@ function streamsTable(): TableRow[] {
       .split('|')
       .slice(1, 5)
       .map((cell) => cell.trim());
-    const prefix = /^`([a-z-]+-)<[a-zA-Z]+>`$/.exec(stream!)?.[1];
+    const prefix = /^`([a-z-]+-)<[a-zA-Z]+>`$/.exec(stream)?.[1];
     if (!prefix) throw new Error(`a row of the streams table names no stream: ${line}`);
-    rows.push({ prefix, events: events!, decider: decider!, writer: writer! });
+    rows.push({ prefix, events: events, decider: decider, writer: writer });
   }
   return rows;
 }
@@ -39,7 +39,7 @@ function streamsTable(): TableRow[] {
 const eventTypesOf = (cell: string) =>
   new Set(
     cell
-      .split('(')[0]!
+      .split('(')[0]
       .split(',')
       .map((name) => name.trim()),
   );

@@ -124,7 +124,7 @@ class GatewayProcess {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let output = '';
-    child.stderr!.on('data', (chunk: Buffer) => (output = (output + chunk.toString('utf8')).slice(-8_000)));
+    child.stderr.on('data', (chunk: Buffer) => (output = (output + chunk.toString('utf8')).slice(-8_000)));
     let exit: string | undefined;
     child.once('exit', (code, signal) => (exit = signal ?? `code ${code}`));
     this.child = child;
@@ -245,7 +245,7 @@ async function request(
     signal: AbortSignal.timeout(15_000),
   });
   const text = await response.text();
-  return { status: response.status, body: text ? (JSON.parse(text) as any) : undefined };
+  return { status: response.status, body: text ? JSON.parse(text) : undefined };
 }
 
 const admin = { 'x-admin-key': ADMIN_KEY };
@@ -327,7 +327,7 @@ function startLoad(
       // A number that exists in the sandbox (none ends in 0000).
       const job = retry ?? {
         key: `chaos-${client}-${n}`,
-        device: devices[n % devices.length]!,
+        device: devices[n % devices.length],
         to: `4915200${String(n % 1000).padStart(3, '0')}1`,
         text: `text ${n}`,
         tries: 0,
@@ -364,7 +364,7 @@ function startLoad(
   let inboundSequence = 0;
   const injector = async () => {
     while (!stopping && !gateway.released) {
-      const device = devices[inboundSequence % devices.length]!;
+      const device = devices[inboundSequence % devices.length];
       const body = `inbound ${inboundSequence++}`;
       await gateway.up();
       ledger.inboundAttempts += 1;

@@ -84,8 +84,8 @@ export async function spawnServer(options: SpawnServerOptions): Promise<ChildSer
     bytes += chunk.length;
     output = (output + chunk.toString('utf8')).slice(-OUTPUT_KEEP);
   };
-  child.stdout!.on('data', collect);
-  child.stderr!.on('data', collect);
+  child.stdout.on('data', collect);
+  child.stderr.on('data', collect);
   const exited = new Promise<void>((resolve) => {
     child.once('exit', () => {
       running.delete(child);
@@ -173,7 +173,7 @@ export interface SpawnGatewayOptions {
 /** Starts the real gateway as `node --import tsx src/main.ts`; stop() also deletes its DATA_DIR. */
 export async function spawnGateway(options: SpawnGatewayOptions = {}): Promise<GatewayChild> {
   const [gateway] = await spawnGateways(1, options);
-  return gateway!;
+  return gateway;
 }
 
 /**

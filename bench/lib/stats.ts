@@ -6,12 +6,12 @@
  */
 export function percentile(sorted: ArrayLike<number>, p: number): number {
   if (sorted.length === 0) return Number.NaN;
-  if (p <= 0) return sorted[0]!;
-  if (p >= 100) return sorted[sorted.length - 1]!;
+  if (p <= 0) return sorted[0];
+  if (p >= 100) return sorted[sorted.length - 1];
   const rank = (p / 100) * (sorted.length - 1);
   const low = Math.floor(rank);
   const high = Math.ceil(rank);
-  return sorted[low]! + (sorted[high]! - sorted[low]!) * (rank - low);
+  return sorted[low] + (sorted[high] - sorted[low]) * (rank - low);
 }
 
 export interface Summary {
@@ -31,12 +31,12 @@ export function summarize(values: ArrayLike<number>): Summary {
   for (const value of sorted) sum += value;
   return {
     count: sorted.length,
-    min: sorted.length ? sorted[0]! : Number.NaN,
+    min: sorted.length ? sorted[0] : Number.NaN,
     mean: sorted.length ? sum / sorted.length : Number.NaN,
     p50: percentile(sorted, 50),
     p90: percentile(sorted, 90),
     p99: percentile(sorted, 99),
-    max: sorted.length ? sorted[sorted.length - 1]! : Number.NaN,
+    max: sorted.length ? sorted[sorted.length - 1] : Number.NaN,
   };
 }
 

@@ -1,18 +1,9 @@
 /**
- * One device's actor: it owns the device's session stream (through its writer) and its engine connection.
- *
- * Everything it does goes through one mailbox, one task at a time: a command or an engine callback is
- * handed to the session's writer (src/sessions/session-commands.ts), which decides it with the session
- * decider (pure) and appends the decision to `session-<deviceId>` with the revision it last saw
- * (docs/architecture.md, invariants 2 and 3); only then are its instructions carried out (connect,
- * disconnect, logout, forget, timers). Linking by a pairing code is device-pairing.ts.
- *
- * Engine callbacks carry the number of the connection they belong to; once the actor has moved on to
- * another connection, late callbacks of the old one are ignored. Inbound messages and receipts are facts
- * whatever connection brought them, so they always reach the sink, through the device's retry spools
- * (event-spool.ts; one per stream they go to, since their order matters only within a stream): a report
- * the store cannot take is kept and retried, and meanwhile the actor holds its intake (it closes the
- * connection and connects no more) until every spool has drained.
+ * One device's actor: it owns the device's session stream (through its writer, session-commands.ts) and its
+ * engine connection. Commands and engine callbacks go through one mailbox, one at a time: decided, appended,
+ * and only then carried out (invariants 2 and 3). Late callbacks of a connection it has moved on from are
+ * ignored, but inbound messages and receipts are facts and always reach the sink, through the retry spools
+ * (event-spool.ts). Pairing by code: device-pairing.ts. docs/architecture.md, "When the store cannot write".
  */
 import type { Logger } from 'pino';
 import type { Engine, EngineConnection, EngineEvents, GroupReport, LinkedAccount } from '../engines/engine.js';
@@ -385,7 +376,7 @@ export class DeviceActor {
         this.signal(
           epoch,
           permanent
-            ? { type: 'ENGINE.FAILED', error: { code: (error as EngineError).code, message } }
+            ? { type: 'ENGINE.FAILED', error: { code: error.code, message } }
             : { type: 'ENGINE.DISCONNECTED', kind: 'transient', detail: message },
         );
         return undefined;
@@ -525,7 +516,7 @@ export class DeviceActor {
    */
   private async decideSignals(): Promise<void> {
     while (this.signals.length > 0) {
-      const { epoch, event } = this.signals[0]!;
+      const { epoch, event } = this.signals[0];
       if (epoch === this.epoch && !this.stopped && this.session.loaded) {
         try {
           await this.dispatch(event);

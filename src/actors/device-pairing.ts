@@ -1,10 +1,9 @@
 /**
  * Linking an account by a pairing code (POST /devices/:id/session/pair), for one device actor: open the
- * session if it is not running, wait until the connection shows codes (`qr`), and ask the engine for a code,
- * which moves the session to `pairing`. While pairing, asking again for the same number answers the code on
- * show. A request that is refused changes nothing: what can be checked is checked before opening, and a
- * session it opened is closed again. Not in the actor's mailbox itself: it waits for engine callbacks that go
- * through it.
+ * session if needed, wait until the connection shows codes (`qr`), and ask the engine for a code (`pairing`);
+ * asking again for the same number answers the code on show. A refused request changes nothing: what can be
+ * checked is checked before opening, and a session it opened is closed again. Outside the actor's mailbox,
+ * since it waits for engine callbacks that go through it.
  */
 import type { Logger } from 'pino';
 import type { EngineConnection } from '../engines/engine.js';

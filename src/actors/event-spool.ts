@@ -1,15 +1,9 @@
 /**
- * A device's retry spool for what its engine reports (inbound messages, receipts, contacts): each report
- * is written to the store in arrival order, one at a time, and a write the store refuses is kept and tried
- * again with backoff until the store takes it. Nothing the network was already told we have is dropped.
- *
- * While the head of the spool cannot be written the spool is `blocked`: the actor stops its intake (it
- * closes the engine connection, so WhatsApp keeps further messages on its side and sends them again after
- * the reconnect) and resumes it once the spool has drained (docs/architecture.md, "When the store cannot
- * write"). The spool is bounded: a report that finds it full waits for room before it is queued.
- *
- * A report written with `retry: false` has a sender still waiting for the answer (the sandbox's
- * POST /inbound): a failure is answered to that sender and nothing is kept.
+ * A device's retry spool for what its engine reports (inbound messages, receipts, contacts): written in
+ * arrival order, one at a time, and a write the store refuses is kept and retried with backoff until taken,
+ * so nothing the network was already told we have is dropped. While its head cannot be written the spool is
+ * `blocked` and the actor stops its intake; a full spool makes a report wait for room (docs/architecture.md,
+ * "When the store cannot write"). `retry: false`: a sender still waits for the answer, and is told instead.
  */
 import { DomainError } from '../errors/domain-error.js';
 import { StoreUnavailableError } from '../eventstore/event-store.js';
@@ -129,7 +123,7 @@ export class EventSpool {
     this.running = true;
     try {
       while (!this.closed && this.entries.length > 0) {
-        const entry = this.entries[0]!;
+        const entry = this.entries[0];
         try {
           await entry.write();
           this.shift(entry);

@@ -1,11 +1,8 @@
 /**
- * The device actors of this process: started on demand, stopped when their device is deleted, and on
- * process start the sessions that were running are loaded again (which resumes them).
- *
- * Nothing here is the only copy of anything: an actor's state is its session stream, so another process
- * could take a device over by loading its actor. With several processes, which one runs a device is decided by its lease
- * (src/cluster/device-leases.ts): `adopt` and `release` are called as leases come and go, and the actor
- * writes through `storeFor(deviceId)`, which carries the lease as a fence.
+ * The device actors of this process: started on demand, stopped when their device is deleted, and the
+ * sessions that were running loaded (so resumed) at process start. Nothing here is the only copy of anything:
+ * an actor's state is its session stream. With several processes a device's lease decides who runs it
+ * (src/cluster/device-leases.ts): `adopt` and `release` follow the leases, and `storeFor` carries the fence.
  */
 import type { Logger } from 'pino';
 import { DEVICE_EVENT_TYPES, type DeviceEvent, deviceStream } from '../devices/device-events.js';
@@ -326,7 +323,7 @@ export class Supervisor {
     let next = 0;
     const worker = async () => {
       while (!this.stopping && next < ids.length) {
-        const deviceId = ids[next++]!;
+        const deviceId = ids[next++];
         try {
           await this.actor(deviceId).load();
         } catch (error) {

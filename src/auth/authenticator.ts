@@ -15,7 +15,7 @@ const forbidden = () => new DomainError('forbidden', 'this key may not use this 
 export type Caller = { kind: 'admin' } | { kind: 'device'; deviceId: string; keyHash: string };
 
 /**
- * The rules of docs/architecture.md, "Authentication": admin routes take the admin key (a valid device key there is 403);
+ * The rules of README.md, "Which key for what": admin routes take the admin key (a valid device key there is 403);
  * device routes take the admin key or that device's own key. Anything else is 401, and a device key never
  * tells whether another device exists.
  */

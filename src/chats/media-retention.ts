@@ -1,13 +1,12 @@
 /**
- * Received media, and the media of messages this device sent (kept from their `sent` on, for forwards), are
- * kept for INBOUND_MEDIA_RETENTION: a sweep (at start, then every so often) removes the files of media stored
- * before then. The media route answers 410 for them by their age alone, so a sweep that runs late never
- * serves an expired file. Media of a message deleted for everyone (by its sender, or by this device) go
- * within seconds (the route stops serving them at once, by the message's `revoked`). The same sweep removes the
- * partial files of writes a crash interrupted.
+ * Received media, and those of messages this device sent (kept from `sent` on, for forwards), are kept for
+ * INBOUND_MEDIA_RETENTION: a sweep at start and every so often removes older files, and the partial files of
+ * writes a crash interrupted. The media route answers 410 by age alone, so a late sweep never serves an
+ * expired file; media of a message deleted for everyone go within seconds (and are not served from then on).
  */
 import type { Logger } from 'pino';
 import type { InboundMediaStore } from '../media/inbound-media-store.js';
+import { type Clock, type ClockTimer, systemClock } from '../time/clock.js';
 import type { MessageIndex } from './message-index.js';
 
 const SWEEP_EVERY_MS = 60 * 60_000;
@@ -16,8 +15,8 @@ const REVOKED_SWEEP_EVERY_MS = 5_000;
 const PAGE = 500;
 
 export class MediaRetention {
-  private timer: NodeJS.Timeout | undefined;
-  private revokedTimer: NodeJS.Timeout | undefined;
+  private timer: ClockTimer | undefined;
+  private revokedTimer: ClockTimer | undefined;
   /** Files up to this storage time are gone already: the next sweep starts past them. */
   private sweptUntil = 0;
   /** Files of messages deleted up to this log position are gone already. */
@@ -28,12 +27,13 @@ export class MediaRetention {
     private readonly files: InboundMediaStore,
     private readonly retentionMs: number,
     private readonly log: Logger,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   start(): void {
     void this.sweep();
     void this.sweepAbandoned();
-    this.timer = setInterval(
+    this.timer = this.clock.setInterval(
       () => {
         void this.sweep();
         void this.sweepAbandoned();
@@ -42,13 +42,13 @@ export class MediaRetention {
     );
     this.timer.unref();
     void this.sweepRevoked();
-    this.revokedTimer = setInterval(() => void this.sweepRevoked(), REVOKED_SWEEP_EVERY_MS);
+    this.revokedTimer = this.clock.setInterval(() => void this.sweepRevoked(), REVOKED_SWEEP_EVERY_MS);
     this.revokedTimer.unref();
   }
 
   stop(): void {
-    clearInterval(this.timer);
-    clearInterval(this.revokedTimer);
+    this.clock.clear(this.timer);
+    this.clock.clear(this.revokedTimer);
     this.timer = undefined;
     this.revokedTimer = undefined;
   }
@@ -73,7 +73,7 @@ export class MediaRetention {
   }
 
   /** Removes the partial files of writes a crash interrupted (see InboundMediaStore.removeAbandonedParts); answers how many. */
-  async sweepAbandoned(now = Date.now()): Promise<number> {
+  async sweepAbandoned(now = this.clock.now()): Promise<number> {
     try {
       return await this.files.removeAbandonedParts(now);
     } catch (error) {
@@ -83,7 +83,7 @@ export class MediaRetention {
   }
 
   /** Removes the files stored before the retention period; answers how many. */
-  async sweep(now = Date.now()): Promise<number> {
+  async sweep(now = this.clock.now()): Promise<number> {
     let removed = 0;
     try {
       const cutoff = now - this.retentionMs;
@@ -93,7 +93,7 @@ export class MediaRetention {
         if (page.length === 0) break;
         for (const media of page) await this.files.remove(media.deviceId, media.waMessageId);
         removed += page.length;
-        this.sweptUntil = page[page.length - 1]!.storedAt;
+        this.sweptUntil = page[page.length - 1].storedAt;
         if (page.length < PAGE) break;
       }
     } catch (error) {

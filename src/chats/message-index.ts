@@ -1,19 +1,10 @@
 /**
- * The message index: one row per message a device sent (through its outbox) or received, with what the
- * commands about messages need: its chat, sender, type and text (replies, forwards), its send status and
- * time (edits within 15 minutes), whether a received one was read (read receipts), its received media
- * (served and kept for the retention period; a sent message's stored media are kept as long, for forwards)
- * and a poll's secret (decrypting votes). Fed from the log.
- *
- * It is also the conversations read model (GET /chats, /chats/:chatId/messages, /messages/:waMessageId):
- * each message's reactions, edits, quote, media and, for outgoing ones, the history of its statuses; and
- * one row per chat with its last message and unread count (received messages not yet covered by a ChatRead).
- * Only what the gateway saw: messages from before the device was linked, or while no gateway ran, are not here.
- *
- * This class puts its parts together: the tables (message-index-schema.ts), the projection that writes them
- * (message-index-projection.ts, with the read model's version), the conversation queries and their views
- * (message-index-queries.ts, message-views.ts), the outbox's port (message-index-seen-messages.ts) and what the
- * media retention reads (message-index-retention.ts).
+ * The message index: one row per message a device sent or received, fed from the log, with what the commands
+ * about messages need (chat, sender, text, status, read state, media, a poll's secret); it is also the
+ * conversations read model (docs/architecture.md, "Streams, their deciders, writers and read models").
+ * This class puts its parts together: the tables (message-index-schema.ts), the projection (message-index-projection.ts,
+ * with the version), queries and views (message-index-queries.ts, message-views.ts), the outbox's port
+ * (message-index-seen-messages.ts) and what media retention reads (message-index-retention.ts).
  */
 import type Database from 'better-sqlite3';
 import type { SeenMessages } from '../outbox/commands/seen-messages.js';

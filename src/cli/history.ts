@@ -39,7 +39,7 @@ async function main(): Promise<void> {
     for (;;) {
       const page = await store.readAll({ after, maxCount: PAGE });
       if (page.length === 0) break;
-      after = page[page.length - 1]!.position;
+      after = page[page.length - 1].position;
       for (const event of page) {
         if ((event.data as { deviceId?: unknown } | null)?.deviceId !== deviceId) continue;
         count++;

@@ -14,7 +14,9 @@ import type { Sending } from '../outbox/sending.js';
 import type { Webhooks } from '../webhooks/webhooks.js';
 import { DeviceLeases } from './device-leases.js';
 import { type SessionCommand, SessionRequests } from './session-requests.js';
+import type { OwnerCalls } from './owner-calls.js';
 import type { CommandResult } from '../sessions/session-commands.js';
+import type { Clock } from '../time/clock.js';
 import {
   DeviceFencedStore,
   type FenceSource,
@@ -31,6 +33,10 @@ export interface ClusterDeps {
   };
   after: () => number;
   metrics: Metrics;
+  /** The leases' timers and time (default: the system timers and the monotonic clock). */
+  clock?: Clock;
+  /** Engine-bound calls: carried to the owner of a device this process does not run, run here for those it does. */
+  calls: OwnerCalls;
 }
 
 export interface ClusterNode {
@@ -62,6 +68,24 @@ type ForwardedResult = CommandResult & {
 };
 
 const DEVICE_IDS_REFRESH_MS = 2_000;
+/** How long a call waits for a session that is connecting (resumed after a handover) to be online or not. */
+const RESUME_WAIT_MS = 5_000;
+
+/** Resolves once the device's session is no longer `connecting` here, RESUME_WAIT_MS at most. */
+function resumed(sessions: Supervisor, deviceId: string): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      unsubscribe();
+      resolve();
+    };
+    const timer = setTimeout(done, RESUME_WAIT_MS);
+    const unsubscribe = sessions.onStateChange((id, state) => {
+      if (id === deviceId && state !== 'connecting') done();
+    });
+    if (sessions.state(deviceId) !== 'connecting') done();
+  });
+}
 const PAGE = 1_000;
 
 export function startLeases(config: Config, deps: ClusterDeps): ClusterNode | undefined {
@@ -92,9 +116,19 @@ export function startLeases(config: Config, deps: ClusterDeps): ClusterNode | un
     log: log.child({ component: 'leases', memberId }),
     devices: deviceIds,
     after: deps.after,
+    ...(deps.clock ? { clock: deps.clock } : {}),
     async onAcquired(deviceId) {
       if (!parts) return;
-      await parts.sessions.adopt(deviceId);
+      const adopted = parts.sessions.adopt(deviceId);
+      adopting.set(
+        deviceId,
+        adopted.catch(() => undefined),
+      );
+      try {
+        await adopted;
+      } finally {
+        adopting.delete(deviceId);
+      }
       await requests.adopt(deviceId);
       parts.webhooks.wake(deviceId);
       // An outbox this process loaded before (an earlier lease, a send through it) missed what others appended since.
@@ -127,6 +161,8 @@ export function startLeases(config: Config, deps: ClusterDeps): ClusterNode | un
     },
   });
   const owns = (deviceId: string) => leases.owns(deviceId);
+  /** Devices this process holds whose actors are still loading (their sessions resume once loaded). */
+  const adopting = new Map<string, Promise<unknown>>();
   const requests = new SessionRequests(
     store,
     memberId,
@@ -141,10 +177,24 @@ export function startLeases(config: Config, deps: ClusterDeps): ClusterNode | un
         return { state: sessions.state(deviceId) ?? 'closed', changed: false, ...(qr ? { qr } : {}) };
       }
       if (command.type === 'pair') return sessions.pair(deviceId, command.phone);
+      if (command.type === 'call') {
+        // A device just taken over (processes joining or leaving) is online again in a moment: not refused meanwhile.
+        await adopting.get(deviceId);
+        await resumed(sessions, deviceId);
+        const value = await deps.calls.run(deviceId, command);
+        return { state: sessions.state(deviceId) ?? 'closed', changed: false, value };
+      }
       return sessions.reboot(deviceId);
     },
     log,
   );
+  deps.calls.carryWith({
+    elsewhere: (deviceId) => !owns(deviceId),
+    carry: async (deviceId, call, timeoutMs) => {
+      const { value, position } = await requests.ask(deviceId, call, { timeoutMs });
+      return { value, ...(position === undefined ? {} : { position }) };
+    },
+  });
   deps.metrics.gauge(
     'dmg_cluster_devices_owned',
     'Devices each live process runs (holds the lease of), as this process sees them.',

@@ -1,14 +1,9 @@
 /**
- * This process's membership and its device leases (docs/architecture.md, "Several processes").
- *
- * Every `tickMs` it heartbeats on its member stream (every `heartbeatMs`), then looks at the devices: a
- * device nobody holds, or held by a member not seen heartbeating for `timeoutMs` (by this process's clock),
- * is acquired while this process holds fewer than its share (devices / live members, rounded up); beyond
- * its share it hands devices back (stops them first, then releases), so that a member that joins gets its
- * share without waiting for any timeout. Everything it knows of the others comes from the log it follows.
- *
- * A member that cannot heartbeat for `timeoutMs - marginMs` gives its devices up by itself before anyone
- * may take them (a paused or cut-off process); any write it still attempts carries a fence that is refused.
+ * This process's membership and its device leases (docs/architecture.md, "Several processes"). Every
+ * `tickMs` it heartbeats, then acquires free devices and those of silent members up to its share, and hands
+ * back (stopped first) what is beyond it. What it knows of the others comes from the log it follows. A
+ * member that cannot heartbeat for `timeoutMs - marginMs` gives its devices up by itself before anyone may
+ * take them; any write it still attempts carries a fence that is refused.
  */
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
@@ -27,6 +22,7 @@ import {
   memberStream,
 } from './lease-events.js';
 import type { FenceSource } from './fenced-store.js';
+import { type Clock, type ClockTimer, systemClock } from '../time/clock.js';
 
 export interface DeviceLeasesOptions {
   store: EventStore;
@@ -57,6 +53,8 @@ export interface DeviceLeasesOptions {
   perTick?: number;
   /** Milliseconds on a clock that only moves forward (default: the monotonic clock, as epoch ms at start-up). */
   now?: () => number;
+  /** The ticks' timers; also the time, unless `now` is given (default: the system timers and the monotonic clock). */
+  clock?: Clock;
 }
 
 interface KnownLease {
@@ -101,8 +99,9 @@ export class DeviceLeases implements FenceSource {
   private readonly marginMs: number;
   private lastHeartbeat = 0;
   private lastHeartbeatTry = 0;
-  private timer: NodeJS.Timeout | undefined;
-  private watchdog: NodeJS.Timeout | undefined;
+  private readonly clock: Clock;
+  private timer: ClockTimer | undefined;
+  private watchdog: ClockTimer | undefined;
   private ticking: Promise<void> = Promise.resolve();
   private follower: { stop(): Promise<void> } | undefined;
   private stopped = false;
@@ -113,7 +112,8 @@ export class DeviceLeases implements FenceSource {
 
   constructor(private readonly options: DeviceLeasesOptions) {
     this.memberId = options.memberId;
-    this.now = options.now ?? monotonicNow;
+    this.clock = options.clock ?? systemClock;
+    this.now = options.now ?? (options.clock ? () => options.clock!.now() : monotonicNow);
     this.heartbeatMs = options.heartbeatMs ?? Math.max(100, Math.floor(options.timeoutMs / 4));
     this.marginMs = options.marginMs ?? Math.floor(options.timeoutMs / 5);
     this.leaseCommands = new CommandHandler({ store: options.store, decider: leaseDecider, cacheSize: 0 });
@@ -179,8 +179,8 @@ export class DeviceLeases implements FenceSource {
   /** Graceful stop: every device is stopped and released (the others take them at once), then the member leaves. */
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.timer);
-    clearInterval(this.watchdog);
+    this.clock.clear(this.timer);
+    this.clock.clear(this.watchdog);
     await this.ticking;
     const at = new Date(this.now()).toISOString();
     await Promise.all(
@@ -207,9 +207,12 @@ export class DeviceLeases implements FenceSource {
     if (this.stopped) return;
     // Checked on a timer of its own as well: a tick can wait on a stalled heartbeat, or on devices starting
     // and stopping, for longer than the margin before others may take our devices.
-    this.watchdog ??= setInterval(() => this.stopIfSilent(), this.options.tickMs ?? Math.min(1_000, this.heartbeatMs));
+    this.watchdog ??= this.clock.setInterval(
+      () => this.stopIfSilent(),
+      this.options.tickMs ?? Math.min(1_000, this.heartbeatMs),
+    );
     this.watchdog.unref();
-    this.timer = setTimeout(
+    this.timer = this.clock.setTimeout(
       () => {
         this.ticking = this.tick()
           .catch((error: unknown) => this.options.log.warn({ err: error }, 'lease tick failed'))
@@ -540,7 +543,7 @@ function shuffled<T>(items: readonly T[]): T[] {
   const copy = [...items];
   for (let i = copy.length - 1; i > 0; i--) {
     const j = Math.floor(Math.random() * (i + 1));
-    [copy[i], copy[j]] = [copy[j]!, copy[i]!];
+    [copy[i], copy[j]] = [copy[j], copy[i]];
   }
   return copy;
 }

@@ -1,20 +1,25 @@
 /**
- * GATEWAY_PROCESSES=N: the primary process starts N gateway processes (node:cluster) that share the port
- * (the primary hands connections round to them) and the store. It serves nothing itself: it makes the admin
- * key before any worker could race for it, starts a worker again when one dies, and on SIGTERM stops them
- * all (each hands its devices over as it stops). A worker that could not start for a wrong setting (exit 78,
- * src/start-failures.ts) is not started again: every other would fail alike, so they all stop, and so does
- * the primary, with that code.
+ * GATEWAY_PROCESSES=N: the primary starts N gateway processes (node:cluster) sharing the port and the store,
+ * and serves nothing itself: it makes the admin key before any worker could race for it, starts a worker
+ * again when one dies, and on SIGTERM stops them all. A worker refused for a wrong setting (exit 78,
+ * src/start-failures.ts) is not restarted: every other would fail alike, so all stop, the primary with that code.
  */
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import { loadOrCreateAdminKey } from '../auth/admin-key.js';
 import type { Config } from '../config.js';
+import { readModelFileOf } from '../projections/read-model-db.js';
 import { EX_CONFIG } from '../start-failures.js';
+import { holdWorkersLock } from '../storage/data-dir-lock.js';
 
 const RESTART_DELAY_MS = 1_000;
 
 export function runPrimary(config: Config, log: Logger): void {
+  // Held for every worker for the primary's life (they take none): a launch beside a gateway or a rebuild, or a
+  // second launch on this DATA_DIR, is refused here at once instead of each worker failing again and again.
+  // The kernel lets it go when this process ends, which ends the workers too (node:cluster).
+  const workerFiles = Array.from({ length: config.cluster.processes }, (_, index) => readModelFileOf(index + 1));
+  holdWorkersLock(config.dataDir, workerFiles);
   loadOrCreateAdminKey(config.adminApiKey, config.dataDir, log);
   const workers = new Map<number, Worker>();
   let stopping = false;

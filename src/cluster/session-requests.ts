@@ -1,7 +1,8 @@
 /**
- * Session commands (open, close, reboot, the QR code on show, a pairing code) asked of a process that does not run the device: the store is the
- * bus (docs/architecture.md, "Several processes"). The answering process appends SessionCommandRequested to
- * `session-requests-<deviceId>`; the device's owner sees it in the log, runs it on the device's actor and
+ * Session commands (open, close, reboot, the QR code on show, a pairing code) and engine-bound calls (a group
+ * change, a number check, a sandbox injection: src/cluster/owner-calls.ts) asked of a process that does not run
+ * the device: the store is the bus (docs/architecture.md, "Several processes"). The answering process appends
+ * SessionCommandRequested to `session-requests-<deviceId>`; the device's owner sees it in the log, runs it and
  * appends SessionCommandAnswered with the result, which the asking process is waiting for in the log. A
  * device that changes hands meanwhile: its new owner answers what is still unanswered when it takes it.
  */
@@ -25,7 +26,24 @@ export type SessionCommand =
   | { type: 'close'; logout: boolean }
   | { type: 'reboot' }
   | { type: 'qr' }
-  | { type: 'pair'; phone: string };
+  | { type: 'pair'; phone: string }
+  | OwnerCallCommand;
+
+/**
+ * An engine-bound call (owner-calls.ts): `name` and its JSON `args`, run by the owner once its read models
+ * reached `after` (the asker's position: what the client saw there, the owner sees too). `once`: a call that
+ * changes something is taken (SessionCommandTaken) before it runs, so that a second owner (a handover in
+ * between) does not run it again.
+ */
+export interface OwnerCallCommand {
+  type: 'call';
+  name: string;
+  args: unknown[];
+  after?: number;
+  once?: boolean;
+  /** How long its asker waits (set by `ask`): an owner that sees it later does not run it. */
+  timeoutMs?: number;
+}
 
 export interface SessionCommandOutcome {
   state: string;
@@ -33,6 +51,8 @@ export interface SessionCommandOutcome {
   position?: number;
   qr?: { code: string; expiresAt: string };
   pairing?: { code: string; expiresAt: string };
+  /** What a call answered (JSON). */
+  value?: unknown;
 }
 
 /** Why the owner could not run a command; `engine`: the engine refused it (an EngineError, e.g. `unknown_number`). */
@@ -40,6 +60,10 @@ export interface SessionCommandFailure {
   code: string;
   message: string;
   engine?: boolean;
+  /** A DomainError's details, given back to the asker's client as they are. */
+  fields?: Array<{ path: string; message: string }>;
+  retryAfterSeconds?: number;
+  reason?: string;
 }
 
 export type SessionRequestEvent =
@@ -47,6 +71,7 @@ export type SessionRequestEvent =
       type: 'SessionCommandRequested';
       data: { deviceId: string; requestId: string; command: SessionCommand; by: string; at: string };
     }
+  | { type: 'SessionCommandTaken'; data: { deviceId: string; requestId: string; by: string } }
   | {
       type: 'SessionCommandAnswered';
       data: {
@@ -60,16 +85,18 @@ export type SessionRequestEvent =
 
 export const SESSION_REQUEST_EVENT_TYPES: ReadonlySet<string> = new Set<SessionRequestEvent['type']>([
   'SessionCommandRequested',
+  'SessionCommandTaken',
   'SessionCommandAnswered',
 ]);
 
-/** Requests not answered yet, in order (answered ones are forgotten: the stream keeps them). */
+/** Requests not answered yet, in order (answered ones are forgotten: the stream keeps them), and who took each. */
 export interface SessionRequestsState {
-  pending: ReadonlyArray<{ requestId: string; command: SessionCommand; at: string }>;
+  pending: ReadonlyArray<{ requestId: string; command: SessionCommand; at: string; takenBy?: string }>;
 }
 
 export type SessionRequestCommand =
   | { type: 'Request'; deviceId: string; requestId: string; command: SessionCommand; by: string; at: string }
+  | { type: 'Take'; deviceId: string; requestId: string; by: string }
   | {
       type: 'Answer';
       deviceId: string;
@@ -86,6 +113,14 @@ export const sessionRequestsDecider: Decider<SessionRequestsState, SessionReques
     if (event.type === 'SessionCommandRequested') {
       const { requestId, command, at } = event.data;
       return { pending: [...state.pending, { requestId, command, at }] };
+    }
+    if (event.type === 'SessionCommandTaken') {
+      const { requestId, by } = event.data;
+      return {
+        pending: state.pending.map((request) =>
+          request.requestId === requestId ? { ...request, takenBy: by } : request,
+        ),
+      };
     }
     return { pending: state.pending.filter((request) => request.requestId !== event.data.requestId) };
   },
@@ -104,6 +139,13 @@ export const sessionRequestsDecider: Decider<SessionRequestsState, SessionReques
         },
       ];
     }
+    if (command.type === 'Take') {
+      // Taken once: a request answered, or taken by another owner already, is not run again.
+      const request = state.pending.find((pending) => pending.requestId === command.requestId);
+      if (!request || request.takenBy !== undefined) return [];
+      const { deviceId, requestId, by } = command;
+      return [{ type: 'SessionCommandTaken', data: { deviceId, requestId, by } }];
+    }
     // Answered once: a second owner that ran it too (a handover in between) records nothing more.
     if (!state.pending.some((request) => request.requestId === command.requestId)) return [];
     const { deviceId, requestId, by, result, error } = command;
@@ -120,6 +162,7 @@ const isRequestEvent = eventGuard<SessionRequestEvent>(SESSION_REQUEST_EVENT_TYP
 /** How long the asking process waits for the owner's answer before answering `busy` (try again). */
 const ANSWER_TIMEOUT_MS = 30_000;
 const TAKEN_KEPT = 1_000;
+const STREAMS_CACHED = 1_000;
 
 export class SessionRequests {
   private readonly commands: CommandHandler<SessionRequestsState, SessionRequestCommand, SessionRequestEvent>;
@@ -140,11 +183,20 @@ export class SessionRequests {
     private readonly run: (deviceId: string, command: SessionCommand) => Promise<SessionCommandOutcome>,
     private readonly log: Logger,
   ) {
-    this.commands = new CommandHandler({ store, decider: sessionRequestsDecider, cacheSize: 0 });
+    // Kept in memory: every call carried adds two or three events to the device's stream, so each append reads only
+    // what other processes added since (an empty decision on a cached state reads the tail before it counts).
+    this.commands = new CommandHandler({ store, decider: sessionRequestsDecider, cacheSize: STREAMS_CACHED });
   }
 
-  /** Asks the device's owner (whoever it is, or will be) and waits for its answer. */
-  async ask(deviceId: string, command: SessionCommand): Promise<SessionCommandOutcome> {
+  /**
+   * Asks the device's owner (whoever it is, or will be) and waits for its answer, `timeoutMs` at most (then
+   * `busy`). The outcome's `position` is at least the answer's: everything the owner recorded for it is before.
+   */
+  async ask(
+    deviceId: string,
+    command: SessionCommand,
+    { timeoutMs = ANSWER_TIMEOUT_MS }: { timeoutMs?: number } = {},
+  ): Promise<SessionCommandOutcome> {
     const requestId = randomUUID();
     let timer: NodeJS.Timeout | undefined;
     const answered = new Promise<SessionCommandOutcome>((resolve, reject) => {
@@ -156,7 +208,7 @@ export class SessionRequests {
             retryAfterSeconds: 5,
           }),
         );
-      }, ANSWER_TIMEOUT_MS);
+      }, timeoutMs);
     });
     // The answer can come before the request's own append resolves (the live feed hands events over first):
     // a refusal then waits here, awaited below, instead of counting as unhandled.
@@ -166,7 +218,7 @@ export class SessionRequests {
         type: 'Request',
         deviceId,
         requestId,
-        command,
+        command: command.type === 'call' ? { ...command, timeoutMs } : command,
         by: this.memberId,
         at: new Date().toISOString(),
       });
@@ -188,13 +240,10 @@ export class SessionRequests {
         if (!waiter) continue;
         this.waiting.delete(event.data.requestId);
         const { result, error } = event.data;
-        if (result) waiter.resolve(result);
+        if (result) waiter.resolve({ ...result, position: Math.max(result.position ?? 0, event.position) });
         else if (error?.engine) waiter.reject(new EngineError(error.code, error.message));
-        else
-          waiter.reject(
-            new DomainError((error?.code ?? 'busy') as DomainErrorCode, error?.message ?? 'the session command failed'),
-          );
-      } else if (this.owns(event.data.deviceId)) {
+        else waiter.reject(domainErrorOf(error));
+      } else if (event.type === 'SessionCommandRequested' && this.owns(event.data.deviceId)) {
         void this.answer(event.data.deviceId, event.data);
       }
     }
@@ -213,7 +262,27 @@ export class SessionRequests {
     if (this.taken.has(requestId)) return;
     this.taken.add(requestId);
     if (this.taken.size > TAKEN_KEPT) this.taken.delete(this.taken.values().next().value!);
+    if (command.type === 'call' && command.once && !(await this.take(deviceId, requestId))) return;
     await this.record(deviceId, requestId, await this.outcomeOf(deviceId, command, at));
+  }
+
+  /**
+   * A call that changes something is recorded as taken before it runs: false when it is answered already, or was
+   * taken by a former owner, which may have run it and answers it if it still can (else its asker's deadline does).
+   */
+  private async take(deviceId: string, requestId: string): Promise<boolean> {
+    try {
+      const taken = await this.commands.handle(sessionRequestStream(deviceId), {
+        type: 'Take',
+        deviceId,
+        requestId,
+        by: this.memberId,
+      });
+      return taken.events.length > 0;
+    } catch (error) {
+      this.log.warn({ deviceId, requestId, err: error }, 'could not take a request for the device');
+      return false;
+    }
   }
 
   private async outcomeOf(
@@ -222,14 +291,28 @@ export class SessionRequests {
     at: string,
   ): Promise<{ result?: SessionCommandOutcome; error?: SessionCommandFailure }> {
     // Its asker answered `busy` long ago: run now, a close or a reboot would come as a surprise, and nobody waits for it.
-    if (Date.now() - Date.parse(at) > ANSWER_TIMEOUT_MS)
+    const waited = command.type === 'call' ? (command.timeoutMs ?? ANSWER_TIMEOUT_MS) : ANSWER_TIMEOUT_MS;
+    if (Date.now() - Date.parse(at) > waited)
       return { error: { code: 'busy', message: "the request expired before the device's process could run it" } };
     try {
       return { result: await this.run(deviceId, command) };
     } catch (error) {
       const message = (error as Error)?.message ?? String(error);
       if (error instanceof EngineError) return { error: { code: error.code, message, engine: true } };
-      return { error: { code: error instanceof DomainError ? error.code : 'busy', message } };
+      if (!(error instanceof DomainError)) {
+        this.log.warn({ deviceId, err: error }, 'a request for the device failed at its owner');
+        return { error: { code: 'busy', message } };
+      }
+      const { code, fields, retryAfterSeconds, reason } = error;
+      return {
+        error: {
+          code,
+          message,
+          ...(fields ? { fields } : {}),
+          ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
+          ...(reason === undefined ? {} : { reason }),
+        },
+      };
     }
   }
 
@@ -250,4 +333,13 @@ export class SessionRequests {
       this.log.warn({ deviceId, requestId, err: error }, 'could not record the answer to a session command');
     }
   }
+}
+
+/** The owner's refusal as the asker throws it: the same code, words and details. */
+function domainErrorOf(error: SessionCommandFailure | undefined): DomainError {
+  return new DomainError((error?.code ?? 'busy') as DomainErrorCode, error?.message ?? 'the session command failed', {
+    ...(error?.fields ? { fields: error.fields } : {}),
+    ...(error?.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: error.retryAfterSeconds }),
+    ...(error?.reason === undefined ? {} : { reason: error.reason }),
+  });
 }

@@ -1,9 +1,8 @@
 /**
- * The read-decide-append loop, written once (docs/architecture.md, "Commands"). A command on a stream:
- * decide on the state this handler last left (kept for `cacheSize` streams), or else on the state read
- * (latest snapshot plus the events after it), append with the revision that state is at, and on a
- * conflict (another writer got in between) read the tail and decide again. Commands on one stream are handled one at a time in this
- * process, so they do not conflict with each other.
+ * The read-decide-append loop, written once (docs/architecture.md, "Commands"). A command on a stream is
+ * decided on the state this handler last left (kept for `cacheSize` streams) or on the state read (latest
+ * snapshot plus the events after it), appended with the revision that state is at, and on a conflict decided
+ * again on the tail read. Commands on one stream are handled one at a time in this process.
  */
 import { type EventStore, type NewEvent, WrongExpectedRevisionError } from '../eventstore/event-store.js';
 import { type TypedEvent, eventGuard } from '../eventstore/typed-events.js';
@@ -85,7 +84,7 @@ export class CommandHandler<State, Command, Event extends TypedEvent> {
     const tail = await this.options.store.readStream(streamId, { fromRevision: base.revision + 1 });
     if (tail.length === 0) return base;
     const own = tail.filter(this.isOwn) as Event[];
-    return { ...base, state: fold(this.options.decider, base.state, own), revision: tail[tail.length - 1]!.revision };
+    return { ...base, state: fold(this.options.decider, base.state, own), revision: tail[tail.length - 1].revision };
   }
 
   private async decideAndAppend(streamId: string, command: Command): Promise<Handled<State, Event>> {

@@ -234,7 +234,7 @@ export class ContactsReadModel implements Projection {
         ? sql.search.all(deviceId, after, terms.digits ?? terms.text, terms.text, terms.text, options.limit + 1)
         : sql.page.all(deviceId, after, options.limit + 1);
     const items = rows.slice(0, options.limit).map(toView);
-    return { items, nextAfter: rows.length > options.limit ? items[items.length - 1]!.number : null };
+    return { items, nextAfter: rows.length > options.limit ? items[items.length - 1].number : null };
   }
 
   /** Statements are prepared lazily: the tables exist only after setup(). */

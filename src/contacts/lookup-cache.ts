@@ -1,13 +1,9 @@
 /**
- * Answers of number checks and avatar lookups, per device, until they expire.
- *
- * Kept in a table of the read-model database (DATA_DIR/read-models.sqlite), not in memory and not in the
- * event log: it survives a restart, so a gateway that restarts (or crash-loops) does not ask WhatsApp
- * again what it asked minutes ago (bulk checks are a known cause of bans); and a lookup is a question,
- * not a change of the device, so it has no place in the log (nor in the webhooks and replays fed from
- * it). It is not a projection: a rebuild leaves it alone, and deleting it only costs fresh lookups.
- * A device's lookups run on the process that holds its live connection, which is the process whose
- * cache answers them.
+ * Answers of number checks and avatar lookups, per device, until they expire. Kept in a table of the
+ * read-model database, not in memory and not in the log: a restart does not ask WhatsApp again what it just
+ * asked, and a lookup is a question, not a change (docs/api-guide.md, "Contacts"). Not a projection: a rebuild
+ * leaves it alone, and deleting it only costs fresh lookups. Lookups run on the process that holds the
+ * device's connection, whose cache answers them.
  */
 import type Database from 'better-sqlite3';
 

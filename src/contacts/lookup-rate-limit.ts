@@ -1,13 +1,9 @@
 /**
- * How many fresh number checks and avatar lookups a device may make (one allowance for both): at most `perMinute` in a minute, and at most `burst`
- * back to back (in the time the steady rate takes to earn a burst: 10 at 30 a minute = 20 s). Bulk
- * number checks are a known cause of WhatsApp bans; answers from the cache do not count.
- *
- * Counted with rate-limiter-flexible's in-memory limiters (a maintained, widely used implementation of
- * keyed windows that tells how long until the next point, which becomes Retry-After). In memory is
- * enough: a device's lookups go through its live connection, which only one process holds, and a
- * restart (which reconnects the session first) costs at most one extra burst, while the answers
- * already given stay cached across it (LookupCache).
+ * How many fresh number checks and avatar lookups a device may make (one allowance for both): `perMinute`
+ * in a minute and `burst` back to back, since bulk number checks are a known cause of WhatsApp bans; cached
+ * answers do not count (docs/api-guide.md, "Contacts"). In memory (rate-limiter-flexible, whose wait becomes
+ * Retry-After) is enough: a device's lookups go through its live connection, which one process holds, and a
+ * restart costs at most one extra burst while answers stay cached (LookupCache).
  */
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { DomainError } from '../errors/domain-error.js';

@@ -1,17 +1,9 @@
 /**
- * Events of a device's registry stream (`device-<id>`): its creation, changes, key rotations, its hook
- * configuration and its deletion. One decider (device-decider.ts) writes it. The stream outlives the
- * device, which is what keeps a used id taken.
- *
- * Since schema version 2 the events that change what GET /devices answers carry `at` (when it was
- * decided), so that the answer to a command is built from the decided state; version-1 events get it
- * from their stored time when they are read (device-upcasters.ts).
- *
- * HooksConfigured carries the whole configuration, signing secret included: the log is the only place it
- * is kept. Anything that shows these events to people must redact `data.secret` and mask the credentials
- * of `data.url`. With ENCRYPTION_KEY set, the secret is sealed, and a URL with credentials is recorded
- * masked with the URL itself sealed in `sealedUrl` (src/webhooks/hook-secrets.ts); events written before
- * (or without the key) hold them in clear.
+ * Events of a device's registry stream (`device-<id>`): creation, changes, key rotations, hook configuration
+ * and deletion, written by one decider (device-decider.ts). The stream outlives the device, which keeps a
+ * used id taken. Schema version 2 added `at` (docs/architecture.md, "Event schemas and upcasting").
+ * HooksConfigured carries the signing secret, kept nowhere else: whatever shows these events must redact
+ * `data.secret` and mask `data.url`'s credentials (sealed with ENCRYPTION_KEY: src/webhooks/hook-secrets.ts).
  */
 import type { Engine } from '../config.js';
 

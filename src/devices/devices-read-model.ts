@@ -18,7 +18,7 @@ export interface DeviceView {
   session: { state: string; phone?: string } & SessionDiagnostics;
 }
 
-/** Why a session is not online and when it tries again (README, "Sessions and the sandbox engine"). */
+/** Why a session is not online and when it tries again (docs/api-guide.md, "Sessions and the sandbox engine"). */
 export interface SessionDiagnostics {
   lastError?: SessionError;
   attempt?: number;
@@ -173,7 +173,7 @@ export class DevicesReadModel implements Projection, DeviceKeyDirectory {
       ? sql.pageInState.all(options.state, after, options.limit + 1)
       : sql.page.all(after, options.limit + 1);
     const items = rows.slice(0, options.limit).map(toView);
-    return { items, nextAfter: rows.length > options.limit ? items[items.length - 1]!.id : null };
+    return { items, nextAfter: rows.length > options.limit ? items[items.length - 1].id : null };
   }
 
   session(deviceId: string): SessionView | undefined {

@@ -9,8 +9,8 @@ import { v7 } from 'uuid';
  * their end instead of dirtying random pages.
  *
  * The random bytes come from a pool filled 4 KiB at a time: `uuid`'s own v7 asks the OS for 16 bytes per id,
- * which made it 5-20x slower than randomUUID (12 µs an id on a busy machine, every append paid it). With
- * its bytes given, `uuid` keeps no counter, so the counter is kept here as it keeps it.
+ * several times slower than randomUUID, and every append makes ids (docs/notes/performance.md). With its
+ * bytes given, `uuid` keeps no counter, so the counter is kept here as it keeps it.
  */
 export function orderedUuid(): string {
   const random = randomBytes16();
@@ -18,7 +18,7 @@ export function orderedUuid(): string {
   if (now > clock.msecs) {
     clock.msecs = now;
     // 31 random bits: room to count up within the millisecond.
-    clock.seq = ((random[6]! & 0x7f) << 24) | (random[7]! << 16) | (random[8]! << 8) | random[9]!;
+    clock.seq = ((random[6] & 0x7f) << 24) | (random[7] << 16) | (random[8] << 8) | random[9];
   } else {
     clock.seq = (clock.seq + 1) | 0;
     if (clock.seq === 0) clock.msecs += 1;
@@ -52,8 +52,8 @@ export const newEventId = (): string => orderedUuid();
 export function deterministicEventId(name: string): string {
   // One-shot hash: half the cost of a Hash object, for an id made per inbound message and per delivery attempt.
   const bytes = hash('sha1', `dmg-event:${name}`, 'buffer');
-  bytes[6] = (bytes[6]! & 0x0f) | 0x50;
-  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  bytes[6] = (bytes[6] & 0x0f) | 0x50;
+  bytes[8] = (bytes[8] & 0x3f) | 0x80;
   const hex = bytes.toString('hex', 0, 16);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }

@@ -131,7 +131,7 @@ export interface EventStore {
   /**
    * Removes the stream's snapshot (credentials being wiped): loadSnapshot answers null until the next save.
    * SQLite deletes the row; EventStoreDB deletes the snapshot stream, whose events stay on disk until the
-   * database is scavenged (README, "Running on EventStoreDB / KurrentDB").
+   * database is scavenged (docs/operations.md, "Running on EventStoreDB / KurrentDB").
    */
   deleteSnapshot(streamId: string, options?: SnapshotWriteOptions): Promise<void>;
   /** True when the store answers; never throws. */

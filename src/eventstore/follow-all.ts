@@ -32,7 +32,7 @@ export function followAll(store: EventStore, options: FollowAllOptions): { stop(
         subscription = store.subscribe({ after: position });
         for await (const batch of subscription) {
           await options.onBatch(batch);
-          position = batch[batch.length - 1]!.position;
+          position = batch[batch.length - 1].position;
           failures = 0;
         }
         if (stopped) return;

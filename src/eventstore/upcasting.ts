@@ -1,11 +1,8 @@
 /**
- * Event schemas change; the log does not. An event is written with its type's current schema version in
- * `metadata.schemaVersion` (absent: version 1), and brought to the current version whenever it is read,
- * by one function per event type and version (as event-driven-io/emmett's upcasting). So the code only
- * ever sees current schemas, and a rebuild of the read models gives the same result for old events.
- *
- * This module knows no event type: the domain modules declare their upcasters and the composition root
- * (src/event-schemas.ts) hands them to the store.
+ * Event schemas change; the log does not. An event carries its schema version in `metadata.schemaVersion`
+ * and is brought to the current one whenever it is read, by one function per type and version, so code only
+ * sees current schemas (docs/architecture.md, "Event schemas and upcasting"). This module knows no event
+ * type: the domain modules declare their upcasters and src/event-schemas.ts hands them to the store.
  */
 import { DelegatingEventStore } from './delegating-store.js';
 import type {

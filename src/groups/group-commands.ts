@@ -1,14 +1,9 @@
 /**
- * The groups of a device's account (the /groups routes, and the network's reports). Every change is made
- * through the one writer of `groups-<deviceId>` (this class's command handler, groups-decider.ts):
- *
- * - a change this device makes is checked against the stream's state (in the group? an admin?), made on
- *   the network, then recorded before the answer is given; the network assigns what the event records
- *   (a new group's id, who could be added), so the event follows the network's answer. Should the process
- *   stop between the two, the next refresh (every time the session comes online) records what the network
- *   says, so the stream and its read model converge on it;
- * - changes made elsewhere arrive as engine reports and are recorded when they say something new;
- * - reads come from the groups read model, never from the network.
+ * The groups of a device's account (the /groups routes and the network's reports), all through the one
+ * writer of `groups-<deviceId>`. A change this device makes is checked against the stream's state, made on
+ * the network, then recorded before the answer (the network assigns what the event records); a crash in
+ * between is repaired by the refresh at every `online`. Changes made elsewhere arrive as engine reports;
+ * reads come from the groups read model, never from the network.
  */
 import type { Logger } from 'pino';
 import { CommandHandler } from '../commands/command-handler.js';
@@ -57,12 +52,12 @@ export class GroupCommands {
     });
   }
 
-  list(deviceId: string): GroupSummary[] {
+  async list(deviceId: string): Promise<GroupSummary[]> {
     const { me } = this.online(deviceId);
     return this.deps.groups.list(deviceId, me);
   }
 
-  get(deviceId: string, groupId: string): GroupDetail {
+  async get(deviceId: string, groupId: string): Promise<GroupDetail> {
     const { me } = this.online(deviceId);
     const group = this.deps.groups.get(deviceId, groupId, me);
     if (!group) throw notInGroup(groupId);
@@ -86,7 +81,7 @@ export class GroupCommands {
     requireAdmin(await this.state(deviceId), groupId, me);
     await operations.update(groupId, change);
     await this.record(deviceId, { type: 'RecordUpdate', deviceId, groupId, change, by: me });
-    return this.get(deviceId, groupId);
+    return await this.get(deviceId, groupId);
   }
 
   async participants(

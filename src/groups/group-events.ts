@@ -1,8 +1,8 @@
 /**
  * Events of a device's groups stream (`groups-<deviceId>`): the groups the account is in, as this device
- * changed them or as the network reported them (docs/architecture.md, "Streams"). GroupUpdated and
- * GroupParticipantsChanged leave as the `group.updated` and `group.participants` webhooks; their data is
- * the payload as it is.
+ * changed them or as the network reported them (docs/architecture.md, "Streams, their deciders, writers and
+ * read models"). GroupUpdated and GroupParticipantsChanged leave as the `group.updated` and
+ * `group.participants` webhooks; their data is the payload as it is.
  */
 export const groupsStream = (deviceId: string) => `groups-${deviceId}`;
 

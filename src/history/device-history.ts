@@ -68,7 +68,7 @@ function pageOf(merged: StoredEvent[], limit: number): HistoryPage {
     data: redactSecrets(event.data),
     createdAt: event.createdAt.toISOString(),
   }));
-  return { items, next: merged.length > limit ? merged[limit]!.position : null };
+  return { items, next: merged.length > limit ? merged[limit].position : null };
 }
 
 /** Up to `count` events of a stream whose positions are at least `from`. */

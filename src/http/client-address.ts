@@ -1,10 +1,8 @@
 /**
  * Which address a request comes from, for the limits kept per address. Behind a reverse proxy every socket
- * comes from the proxy, so one client failing keys would block everybody behind it; for the proxies named in
- * TRUST_PROXY the client is read from X-Forwarded-For instead. Only the hops those proxies added can be
- * believed: the header is read from the right, past the trusted hops, and the first address that is not a
- * trusted proxy is the client (anything further left is whatever the client chose to send). A request from
- * an address that is not trusted is judged by its socket, whatever its headers say.
+ * comes from the proxy, so for the proxies in TRUST_PROXY the client is read from X-Forwarded-For: from the
+ * right, past the trusted hops (anything further left is what the client chose to send). A request from an
+ * untrusted address is judged by its socket (docs/configuration.md, "HTTP limits").
  */
 import ipaddr from 'ipaddr.js';
 
@@ -41,7 +39,7 @@ export class TrustedProxies {
     if (client === undefined || !this.trustsParsed(client)) return socketAddress;
     const hops = forwardedFor.split(',');
     for (let i = hops.length - 1; i >= 0; i--) {
-      const hop = parseAddress(withoutPort(hops[i]!.trim()));
+      const hop = parseAddress(withoutPort(hops[i].trim()));
       if (hop === undefined) break;
       client = hop;
       if (!this.trustsParsed(hop)) break;
@@ -67,7 +65,7 @@ function parseAddress(value: string): Address | undefined {
 /** `203.0.113.7:51234` and `[2001:db8::1]:51234`, as some proxies write hops: the address alone. */
 function withoutPort(hop: string): string {
   const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(hop);
-  if (bracketed) return bracketed[1]!;
+  if (bracketed) return bracketed[1];
   const v4 = /^(\d{1,3}(?:\.\d{1,3}){3}):\d+$/.exec(hop);
-  return v4 ? v4[1]! : hop;
+  return v4 ? v4[1] : hop;
 }

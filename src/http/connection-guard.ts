@@ -1,17 +1,9 @@
 /**
  * Keeps one address from taking the connections everybody else needs. Node's own `maxConnections` is one
- * cap for all: an address that opens that many sockets and sends nothing on them (or sends its headers a
- * byte at a time) leaves every other client refused until the server times them out. Here:
- *
- * - one address holds at most `maxPerAddress` connections (an IPv6 address counts with its whole /64, which
- *   one host is commonly given); further ones are closed at once. Trusted proxies are exempt: their
- *   connections carry many clients.
- * - when `maxConnections` are open in all, a newcomer is let in only if some address holds at least two more
- *   than the newcomer's own address does: that address gives one up (an idle one first, the oldest), so a
- *   flood from a few addresses cannot keep a client of another out, and addresses holding their fair share
- *   do not push each other out.
- * - a connection that has sent nothing within `idleMs` of opening is closed, like an idle keep-alive one.
- *   Slow headers are the HTTP server's headersTimeout (src/http/http-server.ts).
+ * cap for all: an address that opens that many sockets and sends nothing on them leaves every other client
+ * refused until the server times them out. Here each address (an IPv6 one with its /64) is capped, a full
+ * server makes room by taking a connection from an address holding more than the newcomer's, and a silent
+ * new connection is closed after `idleMs`. The rules: docs/configuration.md, "HTTP limits".
  */
 import type { Server } from 'node:http';
 import { type Socket, isIPv4 } from 'node:net';

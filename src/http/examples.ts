@@ -99,9 +99,9 @@ function stringExample(schema: Schema, name: string | undefined): string {
   if (
     typeof schema.format === 'string' &&
     FORMATS[schema.format] &&
-    fits(FORMATS[schema.format]!, { ...schema, format: undefined })
+    fits(FORMATS[schema.format], { ...schema, format: undefined })
   )
-    return FORMATS[schema.format]!;
+    return FORMATS[schema.format];
   const named = name === undefined ? undefined : BY_NAME[name];
   if (typeof named === 'string' && fits(named, schema)) return named;
   const candidate = CANDIDATES.find((value) => fits(value, schema));
@@ -149,7 +149,7 @@ function make(schema: Schema, optional: boolean, name: string | undefined, depth
   if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
   const alternatives = schema.anyOf ?? schema.oneOf;
   if (alternatives?.length)
-    return make(alternatives.find((s) => s.type !== 'null') ?? alternatives[0]!, optional, name, depth + 1);
+    return make(alternatives.find((s) => s.type !== 'null') ?? alternatives[0], optional, name, depth + 1);
   const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== 'null') : schema.type;
   switch (type) {
     case 'string':

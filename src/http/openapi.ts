@@ -200,6 +200,8 @@ function operation(route: RouteSpec): Record<string, unknown> {
   }
   if (route.params || route.query || route.body)
     responses['400'] ??= problemResponse(400, 'Invalid request (`invalid_request`, `malformed_json`).');
+  // Any route: an HTTP/1.1 request without a Host header is refused (src/http/middleware/require-host.ts).
+  responses['400'] ??= problemResponse(400, 'An HTTP/1.1 request without a Host header (`invalid_request`).');
   if (route.body) {
     responses['413'] ??= problemResponse(413, 'Body too large (`payload_too_large`).');
     responses['415'] ??= problemResponse(
@@ -213,7 +215,10 @@ function operation(route: RouteSpec): Record<string, unknown> {
     responses['401'] ??= problemResponse(401, 'Missing or wrong key (`unauthorized`).');
     if (route.access === 'admin')
       responses['403'] ??= problemResponse(403, 'A device key on an admin route (`forbidden`).');
-    responses['503'] ??= problemResponse(503, 'The event store cannot be reached (`store_unavailable`).');
+    responses['503'] ??= problemResponse(
+      503,
+      "The event store cannot be reached (`store_unavailable`), or, with several processes, the device's process did not answer in time (`busy`, with `Retry-After`).",
+    );
   }
   return {
     operationId: route.operationId,

@@ -1,11 +1,9 @@
 /**
- * Finds a request's route without @koa/router's per-request scan: @koa/router tests every route's regular
- * expression in turn (about a hundred here), then composes the matched layers anew for each request, which
- * cost more than the cheapest route itself. The index looks up the routes of the method and segment count
- * and compares literal segments; it answers only the plain case (exact method and case, no trailing slash,
- * every parameter non-empty) and leaves anything else (HEAD, OPTIONS, 404, 405, odd spellings) to the
- * @koa/router chain behind it, so what a request reaches and with which parameters does not change
- * (test/http/route-index.e2e.test.ts compares the two on every route).
+ * Finds a request's route without @koa/router's per-request scan of every route's regular expression (about
+ * a hundred), which cost more than the cheapest route itself. It looks routes up by method and segment count
+ * and answers only the plain case (exact method and case, no trailing slash, every parameter non-empty);
+ * anything else (HEAD, OPTIONS, 404, 405, odd spellings) goes on to the @koa/router chain behind it, so what
+ * a request reaches does not change (test/http/route-index.e2e.test.ts).
  */
 
 /** One segment of a route's path: a literal to compare, or a parameter's name. */
@@ -71,7 +69,7 @@ function parse(path: string): Segment[] | undefined {
   const segments: Segment[] = [];
   for (const part of path.slice(1).split('/')) {
     const param = PARAM.exec(part);
-    if (param) segments.push({ param: param[1]! });
+    if (param) segments.push({ param: param[1] });
     else if (PLAIN_LITERAL.test(part)) segments.push({ literal: part });
     else return undefined;
   }
@@ -87,10 +85,10 @@ function matchSegments(
   segments: readonly Segment[],
   parts: readonly string[],
 ): Record<string, string> | null | undefined {
-  let params: Record<string, string> = {};
+  const params: Record<string, string> = {};
   for (let i = 0; i < segments.length; i++) {
-    const segment = segments[i]!;
-    const part = parts[i + 1]!;
+    const segment = segments[i];
+    const part = parts[i + 1];
     if ('literal' in segment) {
       if (part === segment.literal) continue;
       if (part.toLowerCase() === segment.literal) return undefined;

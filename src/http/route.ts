@@ -98,5 +98,5 @@ export function defineRoute<
   Q extends TSchema | undefined = undefined,
   B extends TSchema | undefined = undefined,
 >(spec: RouteSpec<P, Q, B>): RouteSpec {
-  return spec as unknown as RouteSpec;
+  return spec;
 }

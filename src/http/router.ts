@@ -66,10 +66,10 @@ function routeMiddleware(route: RouteSpec, options: RouterOptions): Middleware<R
       route.operationId,
       ctx,
     );
-    const result = await route.handler(input as never);
+    const result = await route.handler(input);
     responseCheckers?.(result.status, result.body);
     ctx.status = result.status;
-    if (result.headers) for (const name of Object.keys(result.headers)) ctx.set(name, result.headers[name]!);
+    if (result.headers) for (const name of Object.keys(result.headers)) ctx.set(name, result.headers[name]);
     if (result.body !== undefined) {
       const contentType = route.responses[result.status]?.contentType;
       if (contentType && !ctx.response.get('Content-Type')) ctx.type = contentType;
@@ -134,7 +134,7 @@ function jsonBody(ctx: Context, multipart = false): unknown {
 function compileResponseCheckers(route: RouteSpec) {
   const checkers = new Map<number, ReturnType<typeof Compile>>();
   for (const [status, spec] of Object.entries(route.responses)) {
-    if (spec.schema && !spec.contentType) checkers.set(Number(status), Compile(spec.schema as TSchema));
+    if (spec.schema && !spec.contentType) checkers.set(Number(status), Compile(spec.schema));
   }
   return (status: number, body: unknown) => {
     if (!(status in route.responses)) throw new Error(`${route.operationId} answered undeclared status ${status}`);

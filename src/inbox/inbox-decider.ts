@@ -1,11 +1,8 @@
 /**
- * The decider of a device's inbox stream (`inbox-<deviceId>`): the inbound messages an engine reported,
- * written through one command handler (inbox-commands.ts).
- *
- * WhatsApp delivers a message again when it was not acknowledged (a reconnect, a crash before the ack),
- * so the same waMessageId can be reported twice. The state is the waMessageIds of the latest messages,
- * and a message already among them is decided into nothing: the inbox records it once by its own
- * contents, whatever the store's deduplication by event id keeps (EventStoreDB forgets it on a restart).
+ * The decider of a device's inbox stream (`inbox-<deviceId>`), written through one command handler
+ * (inbox-commands.ts). WhatsApp delivers a message again when it was not acknowledged, so the same waMessageId
+ * can be reported twice: the state is the latest waMessageIds, and a message already among them is decided
+ * into nothing, whatever the store's deduplication by event id keeps (EventStoreDB forgets it on a restart).
  */
 import type { Decider } from '../commands/decider.js';
 import type { ChatEvent, InboxEvent, MessageReceivedData } from './inbox-events.js';

@@ -58,7 +58,7 @@ export interface OpenGraph {
 
 /** og:* meta tags of an HTML page, with <title> and the description meta tag as fallbacks. */
 export function openGraphOf(html: string): OpenGraph {
-  const head = html.split(/<\/head\s*>/i)[0]!;
+  const head = html.split(/<\/head\s*>/i)[0];
   const meta = new Map<string, string>();
   for (const tag of head.match(/<meta\b[^>]*>/gi) ?? []) {
     const attributes = attributesOf(tag);
@@ -81,7 +81,7 @@ export function openGraphOf(html: string): OpenGraph {
 function attributesOf(tag: string): Map<string, string> {
   const attributes = new Map<string, string>();
   for (const match of tag.matchAll(/([a-zA-Z:-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))/g)) {
-    attributes.set(match[1]!.toLowerCase(), match[2] ?? match[3] ?? match[4] ?? '');
+    attributes.set(match[1].toLowerCase(), match[2] ?? match[3] ?? match[4] ?? '');
   }
   return attributes;
 }

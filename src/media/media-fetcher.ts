@@ -92,7 +92,7 @@ export class MediaFetcher {
           return;
         }
         const type = response.headers['content-type'];
-        if (typeof type === 'string') contentType = type.split(';')[0]!.trim().toLowerCase() || undefined;
+        if (typeof type === 'string') contentType = type.split(';')[0].trim().toLowerCase() || undefined;
       },
     );
     const cap = new Transform({

@@ -41,10 +41,10 @@ export async function detectMimetype(bytes: Uint8Array | string): Promise<string
 export function mimetypeMismatch(kind: MediaKind, mimetype: string): string | undefined {
   if (kind === 'file') return undefined;
   if (kind === 'sticker')
-    return mimetype.split(';')[0]!.trim().toLowerCase() === 'image/webp'
+    return mimetype.split(';')[0].trim().toLowerCase() === 'image/webp'
       ? undefined
       : `is ${mimetype}, not a WebP sticker`;
-  const family = mimetype.split('/')[0]!.toLowerCase();
+  const family = mimetype.split('/')[0].toLowerCase();
   // An audio track in an MP4 or Ogg container is often detected as video/mp4 or video/ogg.
   const accepted = kind === 'audio' ? ['audio', 'video'] : [kind];
   return accepted.includes(family) ? undefined : `is ${mimetype}, not ${kind === 'audio' ? 'audio' : `an ${kind}`}`;

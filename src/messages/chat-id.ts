@@ -1,5 +1,5 @@
 /**
- * Chat ids (docs/architecture.md, "Chats and ids"): a number for a direct chat, a group id as WhatsApp
+ * Chat ids (docs/architecture.md, "Message kinds, chats and received media"): a number for a direct chat, a group id as WhatsApp
  * writes it, or `<digits>@lid` for a sender whose number WhatsApp hides and the gateway could not resolve.
  */
 export const PHONE_PATTERN = '^[0-9]{7,15}$';

@@ -1,11 +1,8 @@
 /**
- * Message ids in the format WhatsApp Web uses ("3EB0" + 18 upper-case hex digits), so the outbox can
- * assign a message's waMessageId when it is queued and the engine sends with exactly that id.
- *
- * The same construction as Baileys' generateMessageIDV2 (after whatsmeow): SHA-256 over the time, the
- * account and 16 random bytes. Written out here rather than imported because loading Baileys costs
- * ~0.6 s and ~55 MB, which the outbox (also used by sandbox devices) should not pay for an id. Every
- * engine sends with the id the outbox assigned, so it lives here, with no engine.
+ * Message ids in WhatsApp Web's format ("3EB0" + 18 upper-case hex digits), so the outbox assigns a message's
+ * waMessageId when it is queued and every engine sends with exactly that id. The construction of Baileys'
+ * generateMessageIDV2 (SHA-256 over the time, the account and 16 random bytes), written out here because
+ * loading Baileys is slow and large (docs/notes/performance.md), which the outbox should not pay for an id.
  */
 import { hash } from 'node:crypto';
 import { randomBytes16 } from '../eventstore/event-id.js';
@@ -29,7 +26,7 @@ const PREFIX = Buffer.from([0x3e, 0xb0]);
 /**
  * "3EB0" and the first 9 bytes of `bytes` in upper-case hex, made as one flat string. Joined from pieces
  * (`3EB0${hex}`), V8 keeps a rope that every comparison walks piece by piece, and ids are compared a lot
- * (an inbox checks each new message against its last 500: 35 µs a message with ropes, 1.5 µs without).
+ * (an inbox checks each new message against its last 500; the cost: docs/notes/performance.md).
  */
 export function waMessageIdOf(bytes: Uint8Array): string {
   return Buffer.concat([PREFIX, bytes.subarray(0, 9)])

@@ -1,10 +1,8 @@
 /**
- * How the API reads a number someone typed: forgiving where the meaning is unambiguous, strict where it is
- * not. `+49 (151) 1234-5678`, `0049 151 12345678`, `4915112345678@s.whatsapp.net` and `…@c.us` all mean
- * 4915112345678; a group id (`…@g.us`) and `<digits>@lid` pass where the field takes them. A number that
- * starts with a single 0 is a national number (its country is unknown): refused with words saying so.
- * Every route that takes a number reads it through this one function (src/http/validation.ts applies it to
- * the schema fields marked with NUMBER_KEYWORD); what it cannot read is left for the schema to refuse.
+ * How the API reads a number someone typed: forgiving where the meaning is unambiguous (`+49 (151) 1234-5678`,
+ * `0049…`, `…@s.whatsapp.net`, `…@c.us`), strict where it is not (a leading single 0 is a national number:
+ * refused, saying so); group ids and `<digits>@lid` pass where the field takes them. Every route reads numbers
+ * through this one function (src/http/validation.ts, NUMBER_KEYWORD); what it cannot read the schema refuses.
  */
 
 /** What a field takes: a phone number only, a number or a LID, or any chat (number, group, LID). */
@@ -36,7 +34,7 @@ export function parseNumber(input: string, field: NumberField): ParsedNumber {
       : { ok: true, value: text.toLowerCase() };
   }
   const jid = JID.exec(text);
-  const compact = jid ? jid[1]! : text.replace(SEPARATORS, '');
+  const compact = jid ? jid[1] : text.replace(SEPARATORS, '');
   if (!/^\+?[0-9]+$/.test(compact)) return { ok: true, value: input }; // not a number at all: the schema says so
   if (compact.startsWith('+')) return { ok: true, value: compact.slice(1) };
   // 00 is the international call prefix: what follows is the country code.

@@ -47,7 +47,7 @@ export function contactCardOf(vcard: string | null | undefined, fallbackName = '
     if (colon < 0) continue;
     const head = line.slice(0, colon).toUpperCase();
     const value = line.slice(colon + 1);
-    const name = head.split(';')[0]!.replace(/^ITEM\d+\./, '');
+    const name = head.split(';')[0].replace(/^ITEM\d+\./, '');
     if (name === 'FN' && card.name === undefined) card.name = unescapeVCardText(value);
     else if (name === 'ORG' && card.organization === undefined)
       card.organization = unescapeVCardText(value.replace(/;+$/, ''));

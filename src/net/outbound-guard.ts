@@ -1,15 +1,9 @@
 /**
  * The outbound network guard: the gateway dials only public unicast addresses over http/https, unless
- * WEBHOOK_ALLOW_PRIVATE_NETWORKS=true. Shared by webhook deliveries and media URLs.
- *
- * Two libraries, each for what it does best:
- * - request-filtering-agent enforces the rule where it matters, at connect time: its http(s).Agent checks
- *   a literal IP host before connecting and wraps the socket's own DNS lookup, so the address checked is
- *   the address dialled. There is no separate pre-resolution, hence no window for DNS rebinding.
- *   Everything that is not ipaddr.js's `unicast` is refused: loopback, private, link-local (which holds the
- *   cloud metadata address 169.254.169.254), CGNAT, IPv6 ULA and link-local, IPv4-mapped, 6to4, reserved…
- * - ipaddr.js (which that agent uses too) names the range of a literal address, so that a URL that can
- *   only ever point inside can be refused early with a clear reason (e.g. when a webhook is configured).
+ * WEBHOOK_ALLOW_PRIVATE_NETWORKS=true; shared by webhook deliveries and media URLs. request-filtering-agent
+ * enforces it at connect time (it checks the address its own DNS lookup dials, so no DNS-rebinding window;
+ * anything not ipaddr.js's `unicast` is refused, cloud metadata's link-local included), and ipaddr.js names
+ * a literal address's range so that a URL that can only point inside is refused early with a clear reason.
  */
 import { lookup as dnsLookup } from 'node:dns';
 import { type LookupFunction, isIP } from 'node:net';

@@ -27,6 +27,7 @@ import { Outboxes } from './stream/outboxes.js';
 import { SendCommands } from './commands/send-commands.js';
 import type { SeenMessages } from './commands/seen-messages.js';
 import { CombinedProjection } from './read-models/sending-projection.js';
+import { type Clock, systemClock } from '../time/clock.js';
 
 /**
  * What must exist before the device actors and the projection runner start: the outbox read models (the
@@ -71,6 +72,8 @@ export interface SendingDeps {
   receivedMediaPath?: (deviceId: string, waMessageId: string) => string;
   /** Several processes: the lease each device's tries are recorded under (see OutboxDrainerDeps). */
   fences?: OutboxDrainerDeps['fences'];
+  /** The time messages are queued, tried and expired by (default: the system clock). */
+  clock?: Clock;
 }
 
 export interface Sending {
@@ -86,6 +89,7 @@ export interface Sending {
 export async function startSending(deps: SendingDeps): Promise<Sending> {
   const { config, store, projections, core, log } = deps;
   const { outboxes, outboxView } = core;
+  const clock = deps.clock ?? systemClock;
   const media = new MediaStore(config.dataDir, config.cluster?.leases ? { worker: config.cluster.worker } : {});
   await media.init();
   // Before anything is queued: media of messages no longer waiting (or never queued) leaves the disk.
@@ -100,6 +104,7 @@ export async function startSending(deps: SendingDeps): Promise<Sending> {
     intake: new MediaIntake(media, config.media, deps.guard),
     media,
     newWaMessageId: () => newWaMessageId(),
+    now: () => clock.now(),
     ...(config.outbox.messageTtlMs === undefined ? {} : { messageTtlMs: config.outbox.messageTtlMs }),
     ...(deps.seen ? { seen: deps.seen } : {}),
     ...(deps.receivedMediaPath ? { receivedMediaPath: deps.receivedMediaPath } : {}),
@@ -111,13 +116,14 @@ export async function startSending(deps: SendingDeps): Promise<Sending> {
     media,
     settings: config.outbox,
     log,
+    clock,
     ...(deps.fences ? { fences: deps.fences } : {}),
   });
   const waiting = outboxView.devicesWithPending();
   const deletions = new DeletedDeviceOutboxes({ store, outboxes, media, log });
   deletions.start(projections.position, waiting, deps.deviceExists);
   drainer.start(waiting.filter(deps.deviceExists));
-  const expiry = new OutboxExpiry({ outboxes, outboxView, media, log });
+  const expiry = new OutboxExpiry({ outboxes, outboxView, media, log, clock });
   expiry.start();
 
   return {

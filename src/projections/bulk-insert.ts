@@ -33,7 +33,7 @@ export class BulkInsert {
   addObject(row: object): void {
     const fields = row as Record<string, unknown>;
     const values = new Array<unknown>(this.columns.length);
-    for (let i = 0; i < values.length; i++) values[i] = fields[this.columns[i]!];
+    for (let i = 0; i < values.length; i++) values[i] = fields[this.columns[i]];
     this.rows.push(values);
   }
 
@@ -48,7 +48,7 @@ export class BulkInsert {
       const values: unknown[] = [];
       for (; i + ROWS_PER_STATEMENT <= rows.length; i += ROWS_PER_STATEMENT) {
         values.length = 0;
-        for (let r = i; r < i + ROWS_PER_STATEMENT; r++) for (const value of rows[r]!) values.push(value);
+        for (let r = i; r < i + ROWS_PER_STATEMENT; r++) for (const value of rows[r]) values.push(value);
         many.run(values);
       }
     }

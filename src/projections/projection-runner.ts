@@ -7,6 +7,7 @@ import {
   type Subscription,
 } from '../eventstore/event-store.js';
 import { isStorageFailure } from '../storage/storage-health.js';
+import { type Clock, type ClockTimer, systemClock } from '../time/clock.js';
 import type { Projection } from './projection.js';
 
 /**
@@ -17,7 +18,7 @@ const CATCH_UP_PAGE = 2_000;
 /**
  * A rebuild commits about this many events at a time: a read-model page rewritten by many batches is
  * written once per commit, and so are rows buffered by the read models (src/projections/row-buffer.ts).
- * On the 1M-event log of bench/rebuild.ts 100,000 and 200,000 took the same time, 20,000 and 50,000 longer.
+ * Smaller commits made rebuilds slower, larger ones no faster (docs/notes/performance.md).
  */
 const REBUILD_COMMIT_EVENTS = 100_000;
 /** Page cache while rebuilding (negative: KiB): 256 MiB, given back when the rebuild is done. */
@@ -42,7 +43,7 @@ interface Waiter {
   position: number;
   resolve: () => void;
   reject: (error: Error) => void;
-  timer: NodeJS.Timeout;
+  timer: ClockTimer;
 }
 
 /**
@@ -56,6 +57,9 @@ interface Waiter {
  * DATA_DIR kept while EVENTSTORE_URL changes, a restored backup). `kind:` alone while nothing was applied.
  */
 const storeIdentity = (kind: string, firstEventId: string | undefined) => `${kind}:${firstEventId ?? ''}`;
+
+/** How long a command waits for the read models to include its write before it answers without them. */
+export const DEFAULT_WAIT_TIMEOUT_MS = 10_000;
 
 export class ProjectionRunner implements ReadModelProgress {
   /** Why the subscription last failed, until a batch is applied again. */
@@ -81,7 +85,8 @@ export class ProjectionRunner implements ReadModelProgress {
     private readonly db: Database.Database,
     private readonly projections: readonly Projection[],
     private readonly log: Logger,
-    private readonly waitTimeoutMs = 10_000,
+    private readonly waitTimeoutMs = DEFAULT_WAIT_TIMEOUT_MS,
+    private readonly clock: Clock = systemClock,
   ) {
     db.exec(`CREATE TABLE IF NOT EXISTS projection_checkpoints (
       name TEXT PRIMARY KEY, version INTEGER NOT NULL, position INTEGER NOT NULL, store TEXT, event_id TEXT) WITHOUT ROWID`);
@@ -190,7 +195,7 @@ export class ProjectionRunner implements ReadModelProgress {
   waitFor(position: number): Promise<void> {
     if (this.position >= position) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const timer = this.clock.setTimeout(() => {
         this.waiters = this.waiters.filter((w) => w.timer !== timer);
         // The cause says why (e.g. the read models' disk is full), so that the answer can say so too.
         reject(
@@ -288,13 +293,13 @@ export class ProjectionRunner implements ReadModelProgress {
         if (page.length === 0) break;
         pages.push(page);
         count += page.length;
-        after = page[page.length - 1]!.position;
+        after = page[page.length - 1].position;
       }
       if (pages.length === 0) {
         for (const projection of this.projections) projection.caughtUp?.();
         return;
       }
-      if (pages.length === 1) this.applyBatch(pages[0]!);
+      if (pages.length === 1) this.applyBatch(pages[0]);
       else this.applyPages(pages);
     }
   }
@@ -309,7 +314,7 @@ export class ProjectionRunner implements ReadModelProgress {
       this.db.transaction(() => {
         this.applyEvents(
           events,
-          events[events.length - 1]!.position,
+          events[events.length - 1].position,
           (projection, event) => projection.apply(event, this.db),
           true,
         );
@@ -339,7 +344,7 @@ export class ProjectionRunner implements ReadModelProgress {
   }
 
   private applyBatch(events: readonly StoredEvent[]): void {
-    const last = events[events.length - 1]!.position;
+    const last = events[events.length - 1].position;
     try {
       // The fast path: the whole batch in one transaction, no savepoint per event; rows held by the read
       // models during the batch are written once at its end.
@@ -373,11 +378,11 @@ export class ProjectionRunner implements ReadModelProgress {
 
   /** Only now, after the commit: a rolled-back first attempt must not move the in-memory checkpoints. */
   private committed(events: readonly StoredEvent[]): void {
-    const last = events[events.length - 1]!.position;
+    const last = events[events.length - 1].position;
     for (const projection of this.projections) {
       const checkpoint = this.checkpoints.get(projection.name) ?? 0;
       if (checkpoint >= last) continue;
-      if (checkpoint === 0) this.stores.set(projection.name, storeIdentity(this.store.kind, events[0]!.id));
+      if (checkpoint === 0) this.stores.set(projection.name, storeIdentity(this.store.kind, events[0].id));
       this.checkpoints.set(projection.name, last);
     }
     this.applied += events.length;
@@ -399,9 +404,9 @@ export class ProjectionRunner implements ReadModelProgress {
     for (const event of events) {
       const { type, position } = event;
       for (let i = 0; i < count; i++) {
-        const projection = projections[i]!;
+        const projection = projections[i];
         if (projection.handles !== 'all' && !projection.handles.has(type)) continue;
-        if (position <= from[i]!) continue;
+        if (position <= from[i]) continue;
         apply(projection, event);
       }
     }
@@ -410,8 +415,8 @@ export class ProjectionRunner implements ReadModelProgress {
       const checkpoint = this.checkpoints.get(projection.name) ?? 0;
       if (checkpoint >= last) continue;
       // Fed from the very start, this batch opens with the first event of the log: the store is named by it.
-      const store = checkpoint === 0 ? storeIdentity(this.store.kind, events[0]!.id) : this.storeOf(projection);
-      this.upsertCheckpoint.run(projection.name, projection.version, last, store, events[events.length - 1]!.id);
+      const store = checkpoint === 0 ? storeIdentity(this.store.kind, events[0].id) : this.storeOf(projection);
+      this.upsertCheckpoint.run(projection.name, projection.version, last, store, events[events.length - 1].id);
     }
   }
 
@@ -454,7 +459,7 @@ export class ProjectionRunner implements ReadModelProgress {
     const still: Waiter[] = [];
     for (const waiter of this.waiters) {
       if (waiter.position <= this.position) {
-        clearTimeout(waiter.timer);
+        this.clock.clear(waiter.timer);
         waiter.resolve();
       } else still.push(waiter);
     }

@@ -23,8 +23,8 @@ export function openReadModelDb(dataDir: string, file = READ_MODEL_FILE): Databa
   db.pragma('cache_size = -65536');
   db.pragma('temp_store = MEMORY');
   // Reads through a memory map: a page of a chat is 51 rows spread over the whole message table, and beyond
-  // the page cache each row cost a pread (a quarter of a chat page's CPU on 1,000,000 messages, bench
-  // conversations). Address space only: the kernel's page cache holds the pages, shared, evictable.
+  // the page cache each row cost a pread (docs/notes/performance.md). Address space only: the kernel's page
+  // cache holds the pages, shared, evictable.
   db.pragma(`mmap_size = ${READ_MODEL_MMAP_BYTES}`);
   // Checkpoints run on a thread of their own (src/eventstore/sqlite/background-checkpoints.ts); this
   // connection checkpoints only if the WAL outgrows the fallback. Its close releases that thread's connection.

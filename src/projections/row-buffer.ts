@@ -1,23 +1,9 @@
 /**
  * Rows a projection changes within one batch of events, held in memory and written once at the end of the
- * batch (Projection.flush), inside the runner's transaction. A message's life (queued, sending, sent,
- * delivered, read) mostly falls within one batch during a rebuild: five writes of a row become one.
- * Nothing reads the tables while a batch is applied (it runs synchronously), so the tables and the buffer
- * never disagree where anyone could see it.
- *
- * With `keep`, the latest rows stay after a flush (as written): live traffic touches a message again a
- * moment later (queued, then sending, sent, delivered, read, each in its own small batch), and would
- * otherwise read back the row it just wrote every time. Only valid because the projection is the one
- * writer of its tables: every write goes through here, and a rolled-back batch forgets everything.
- *
- * With `snapshots`, write() is also given the row as the table holds it (a copy taken when it was loaded or
- * last written), so that an UPDATE can set only the columns that changed: SQLite rewrites every index on a
- * column named in SET, whether its value changed or not.
- *
- * After `emptied()` (the table was emptied for a rebuild) the buffer knows which keys it has written since,
- * and a key it has not written is not looked up: nothing else writes the table. With `locate`, it also keeps
- * where each written row is (e.g. its rowid) and hands that to `load`, so that a rebuild can defer even the
- * index the keys are looked up by. `caughtUp()` ends that.
+ * batch (Projection.flush), inside the runner's transaction: during a rebuild a message's life (queued …
+ * read) mostly falls within one batch, and five writes of a row become one. Nothing reads the tables while
+ * a batch is applied, so they and the buffer never disagree where anyone could see it. The projection must
+ * be the one writer of its tables. docs/architecture.md, "Batches and rebuilds".
  */
 interface Held<Row> {
   key: string;
@@ -39,10 +25,21 @@ export class RowBuffer<Row extends object> {
     private readonly load: (key: string, located: unknown) => Row | undefined,
     /** `saved`: the row as stored (only with `snapshots`; undefined for a new row). */
     private readonly write: (row: Row, stored: boolean, saved: Row | undefined) => void,
-    /** How many rows stay known after a flush (the most recently used ones); 0: none. */
+    /**
+     * How many rows stay known after a flush (the most recently used ones, as written); 0: none. Live traffic
+     * touches a message again a moment later, each status in its own small batch, and would otherwise read
+     * back the row it just wrote every time.
+     */
     private readonly keep = 0,
+    /**
+     * Hand write() the row as the table holds it (a copy taken when loaded or last written), so that an UPDATE
+     * sets only the columns that changed: SQLite rewrites every index on a column named in SET, changed or not.
+     */
     private readonly snapshots = false,
-    /** Where a row written since emptied() is, handed back to `load` (a rolled-back batch leaves a place with no row: load finds none). */
+    /**
+     * Where a row written since emptied() is (e.g. its rowid), handed back to `load`, so that a rebuild can
+     * defer even the index keys are looked up by (a rolled-back batch leaves a place with no row: load finds none).
+     */
     private readonly locate?: (row: Row) => unknown,
   ) {}
 
@@ -113,7 +110,7 @@ export class RowBuffer<Row extends object> {
     this.dirty = [];
   }
 
-  /** The table was just emptied (a rebuild): a key not written from now on need not be looked up. */
+  /** The table was just emptied (a rebuild): a key not written from now on need not be looked up (nothing else writes the table). */
   emptied(): void {
     this.discard();
     this.written = new Map();

@@ -80,7 +80,7 @@ function maskedQuery(search: string): string {
 
 /** The first index at or after `from` of any of `characters`; the text's length when none. */
 function indexOfAny(text: string, characters: string, from: number): number {
-  for (let index = from; index < text.length; index++) if (characters.includes(text[index]!)) return index;
+  for (let index = from; index < text.length; index++) if (characters.includes(text[index])) return index;
   return text.length;
 }
 

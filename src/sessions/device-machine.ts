@@ -1,20 +1,9 @@
 /**
- * The session lifecycle of one device as an XState v5 machine (states of the README's "Sessions and the sandbox engine").
- *
- * The machine is only ever evaluated with xstate's pure `transition` function: it decides, it never acts.
+ * The session lifecycle of one device as an XState v5 machine (the states of docs/api-guide.md, "Sessions and
+ * the sandbox engine"). It is only ever evaluated with xstate's pure `transition`: it decides, it never acts.
  * Its named actions are instructions for the DeviceActor, which appends the `record` one as a
- * SessionStateChanged event first and only then carries out the others (docs/architecture.md, invariant 2):
- *
- *  - record {reason}     this transition is a SessionStateChanged event (every change of state is one, and so is
- *                        every failed try while reconnecting, so that the history shows the retries)
- *  - connect             end any current connection, then start a new one (stored credentials or QR)
- *  - disconnect          end the connection, keep the credentials
- *  - logout              unlink the device from the account, then wipe the credentials
- *  - forget              wipe the credentials (the account already unlinked us)
- *  - scheduleRetry {delayMs} / cancelRetry   the reconnect timer
- *
- * While the device's report spool is blocked (the store cannot write), the actor holds back `connect`
- * (src/actors/device-actor.ts); STORE.AVAILABLE asks for the connection again.
+ * SessionStateChanged event first and only then carries out the others (docs/architecture.md, invariant 2).
+ * While the device's report spool is blocked, the actor holds back `connect`; STORE.AVAILABLE asks for it again.
  */
 import { and, setup } from 'xstate';
 import type { DisconnectKind, LinkedAccount } from '../engines/engine.js';
@@ -80,11 +69,18 @@ export function createDeviceMachine(settings: ReconnectSettings, random: () => n
     types: {} as { context: DeviceContext; events: DeviceMachineEvent },
     actions: {
       // Instructions for the actor, never executed here (see the file comment).
+      // This transition is a SessionStateChanged event: every change of state is one, and so is every failed
+      // try while reconnecting, so that the history shows the retries.
       record: (_, _params: { reason: string }) => undefined,
+      // End any current connection, then start a new one (stored credentials or QR).
       connect: () => undefined,
+      // End the connection, keep the credentials.
       disconnect: () => undefined,
+      // Unlink the device from the account, then wipe the credentials.
       logout: () => undefined,
+      // Wipe the credentials (the account already unlinked us).
       forget: () => undefined,
+      // The reconnect timer.
       scheduleRetry: (_, _params: { delayMs: number }) => undefined,
       cancelRetry: () => undefined,
     },

@@ -6,7 +6,7 @@ import type { ReconnectSettings } from '../config.js';
 import type { DisconnectKind } from '../engines/engine.js';
 import type { SessionError } from './session-events.js';
 
-/** The settings come from the environment (config.ts, README): SESSION_RECONNECT_*. */
+/** The settings come from the environment (config.ts; docs/configuration.md, "Sessions and engines"): SESSION_RECONNECT_*. */
 export type { ReconnectSettings };
 
 export type ReconnectDecision =

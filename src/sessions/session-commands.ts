@@ -1,11 +1,9 @@
 /**
- * The session stream's writer: one per device, held by the device's actor (src/actors/device-actor.ts),
- * which hands it its commands and engine callbacks one at a time, in its mailbox (docs/architecture.md,
- * invariant 3). It keeps the session's state (what the stream says, the machine's live context and the
- * revision last seen), decides with the session decider and appends what it decided with that revision;
- * only once the append is in does it take the decided state and hand back the instructions, for the actor to
- * carry out (invariant 2). Its state is rebuilt from a snapshot plus the events after it, never by replaying
- * the machine (invariant 6), so loading it has no side effect.
+ * The session stream's writer: one per device, held by its actor, which hands it commands and engine
+ * callbacks one at a time (invariant 3). It decides with the session decider, appends with the revision last
+ * seen, and only once the append is in takes the decided state and hands back the instructions (invariant 2).
+ * Its state comes from a snapshot plus the events after it, never from replaying the machine (invariant 6),
+ * so loading it has no side effect.
  */
 import type { Logger } from 'pino';
 import type { EventStore } from '../eventstore/event-store.js';

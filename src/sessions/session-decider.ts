@@ -1,13 +1,9 @@
 /**
- * The decider of a device's session stream (`session-<deviceId>`): `decide` runs the device machine
- * (device-machine.ts) with xstate's pure `transition`, `evolve` applies the session rule (session-record.ts).
- *
- * The session's state has two parts: what its stream says (the SessionRecord, folded by `evolve`), and the
- * machine's live context (tries since the session was online, the code on show, the linked account), which no
- * event records and which a process starts afresh when it loads the session (`resume`). A decision is the
- * events that record it (none, or one SessionStateChanged), the machine state after it, and the machine's
- * instructions (connect, disconnect, logout, forget, the retry timer), which the device actor carries out
- * once the events are appended (docs/architecture.md, invariant 2).
+ * The decider of a device's session stream (`session-<deviceId>`): `decide` runs the device machine with
+ * xstate's pure `transition`, `evolve` applies the session rule (session-record.ts). The state is what the
+ * stream says plus the machine's live context, which no event records and a process starts afresh (`resume`).
+ * A decision is its events (none, or one SessionStateChanged), the machine state after it, and instructions
+ * the device actor carries out once the events are appended (docs/architecture.md, invariant 2).
  */
 import { type SnapshotFrom, transition } from 'xstate';
 import type { DeviceMachine, DeviceMachineEvent } from './device-machine.js';

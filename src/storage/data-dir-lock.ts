@@ -1,43 +1,32 @@
 /**
- * Who is using a DATA_DIR: every running gateway holds a lock file of its own in `DATA_DIR/locks`, and
- * `npm run rebuild`, which throws the read models away and writes them anew, holds the one `rebuild.lock`. A
- * rebuild refuses to run while a gateway's lock is live, and a gateway refuses to start during a rebuild, each
- * with words saying what to do. Gateways share a data directory only when they share its devices through
- * leases (GATEWAY_PROCESSES, GATEWAY_CLUSTER), each with read models of its own: a second lone gateway would
- * run every device a second time (two connections per account) and write the first one's read models.
+ * Who is using a DATA_DIR. A lone gateway and `npm run rebuild` (which throws the read models away and writes
+ * them anew) each take the data directory for themselves; gateways that share its devices through leases
+ * (GATEWAY_PROCESSES, GATEWAY_CLUSTER) share it, each with a read-model file of its own, and exclude the other
+ * two. Each refused start says who holds the directory and what to do.
  *
- * Each holder writes its file first and looks for the other kind after, so that of two starting at once at
- * least one sees the other. A lock is live while its holder refreshes it (every HEARTBEAT_MS) and, on this
- * host, while its process exists: a gateway killed with SIGKILL leaves a file that stops counting at once on
- * the same host, and after STALE_MS anywhere else (another container sharing the volume).
+ * The locks are SQLite's own file locks (fcntl) on small SQLite files in `DATA_DIR/locks`, held by an open
+ * transaction for the holder's whole life: `data-dir.lock` (exclusive for a lone gateway or a rebuild, shared
+ * for each leased gateway) and one `read-models….lock` per read-model file (exclusive: one writer each). The
+ * kernel drops them when the holder's process ends, however it ends: a restart right after `kill -9` starts,
+ * whether or not the dead process was reaped yet, and so does a gateway that is pid 1 in a container started
+ * again (a check of pids counted a zombie, and the restarted container's own pid 1, as a live holder). Whether a
+ * holder is live is never judged from a pid or a clock. JSON files beside the locks only say who holds them.
  */
-import { randomBytes } from 'node:crypto';
-import {
-  closeSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  utimesSync,
-  writeSync,
-} from 'node:fs';
+import cluster from 'node:cluster';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 
-export const HEARTBEAT_MS = 10_000;
-export const STALE_MS = 35_000;
-const REBUILD_LOCK = 'rebuild.lock';
-const GATEWAY_PREFIX = 'gateway-';
+const DATA_DIR_LOCK = 'data-dir';
+/** Files of the lock files of older versions (a JSON file kept fresh by its holder): swept by an exclusive holder. */
+const LEGACY_LOCK = /^(gateway-.+|rebuild)\.lock$/;
 
-interface LockInfo {
+interface HolderInfo {
+  kind: 'gateway' | 'rebuild';
   pid: number;
   host: string;
   since: string;
-  /** Gateways only: whether it runs devices under leases, and the read-model file it writes (absent in older locks). */
-  leases?: boolean;
-  readModels?: string;
 }
 
 /** How a gateway uses the data directory. */
@@ -48,7 +37,7 @@ export interface GatewayUse {
   readModels: string;
 }
 
-/** The data directory is in use by the other kind of holder; the message says by whom and what to do. */
+/** The data directory is in use by another holder; the message says by whom and what to do. */
 export class DataDirInUseError extends Error {
   override readonly name = 'DataDirInUseError';
 }
@@ -58,126 +47,160 @@ export interface HeldLock {
 }
 
 const locksDir = (dataDir: string) => join(dataDir, 'locks');
+const lockNameOf = (readModels: string) => readModels.replace(/\.sqlite$/, '');
 
-function readLock(path: string): (LockInfo & { refreshedAt: number }) | undefined {
+/** Open lock connections: referenced here so that no collection of a dropped handle could close one early. */
+const openLocks = new Set<Database.Database>();
+
+/**
+ * Takes the lock `locks/<name>.lock` exclusively or shared, at once or not at all (undefined: another process,
+ * or another connection of this one, holds it in a conflicting mode).
+ */
+function tryLock(dir: string, name: string, mode: 'exclusive' | 'shared'): Database.Database | undefined {
+  const db = new Database(join(dir, `${name}.lock`), { timeout: 0 });
   try {
-    const info = JSON.parse(readFileSync(path, 'utf8')) as LockInfo;
-    return { ...info, refreshedAt: statSync(path).mtimeMs };
-  } catch {
-    return undefined; // gone, or half-written by a holder that is just starting (it looks again after)
-  }
-}
-
-function processExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-function isLive(lock: LockInfo & { refreshedAt: number }, now = Date.now()): boolean {
-  if (now - lock.refreshedAt > STALE_MS) return false;
-  return lock.host !== hostname() || processExists(lock.pid);
-}
-
-const describeHolder = (lock: LockInfo) =>
-  `pid ${lock.pid}${lock.host === hostname() ? '' : ` on ${lock.host}`}, since ${lock.since}`;
-
-/** Writes `path` (exclusively when `exclusive`) and keeps it fresh until released. */
-function hold(path: string, exclusive: boolean, use?: GatewayUse): HeldLock {
-  const info: LockInfo = { pid: process.pid, host: hostname(), since: new Date().toISOString(), ...use };
-  const fd = openSync(path, exclusive ? 'wx' : 'w', 0o600);
-  try {
-    writeSync(fd, JSON.stringify(info));
-  } finally {
-    closeSync(fd);
-  }
-  const timer = setInterval(() => {
-    try {
-      const now = new Date();
-      utimesSync(path, now, now);
-    } catch {
-      // Removed under us (a cleanup by hand): nothing to refresh.
+    // Never give the file lock back between transactions; the transaction below is never ended either.
+    db.pragma('locking_mode = EXCLUSIVE');
+    if (mode === 'exclusive') db.exec('BEGIN EXCLUSIVE');
+    else {
+      db.exec('BEGIN');
+      db.prepare('SELECT count(*) FROM sqlite_schema').get(); // a read takes the shared lock
     }
-  }, HEARTBEAT_MS);
-  timer.unref();
+  } catch (error) {
+    db.close();
+    if ((error as { code?: string }).code === 'SQLITE_BUSY') return undefined;
+    throw error;
+  }
+  openLocks.add(db);
+  return db;
+}
+
+function readInfo(path: string): HolderInfo | undefined {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as HolderInfo;
+  } catch {
+    return undefined; // gone, or being written by a holder that just took its lock
+  }
+}
+
+const infoOf = (kind: HolderInfo['kind']): HolderInfo => ({
+  kind,
+  pid: process.pid,
+  host: hostname(),
+  since: new Date().toISOString(),
+});
+
+const describe = (holder: HolderInfo) =>
+  `pid ${holder.pid}${holder.host === hostname() ? '' : ` on ${holder.host}`}, since ${holder.since}`;
+
+/** The newest holder named beside `locks` (the exclusive holder's file first), for a refusal's words. */
+function holderIn(dir: string, exclusiveOnly: boolean): HolderInfo | undefined {
+  const exclusive = readInfo(join(dir, `${DATA_DIR_LOCK}.json`));
+  if (exclusive || exclusiveOnly) return exclusive;
+  // Leased gateways: files of some that died may still be there; the newest is the likeliest to be live.
+  return readdirSync(dir)
+    .filter((name) => name.endsWith('.json'))
+    .map((name) => readInfo(join(dir, name)))
+    .filter((info): info is HolderInfo => info !== undefined)
+    .sort((a, b) => b.since.localeCompare(a.since))[0];
+}
+
+function held(dir: string, locks: Array<{ db: Database.Database; infoFile?: string }>): HeldLock {
   let released = false;
   return {
     release() {
       if (released) return;
       released = true;
-      clearInterval(timer);
-      rmSync(path, { force: true });
+      for (const { db, infoFile } of locks) {
+        if (infoFile) rmSync(join(dir, infoFile), { force: true });
+        openLocks.delete(db);
+        db.close();
+      }
     },
   };
 }
 
-function gatewayLocks(dir: string): Array<{ path: string; lock: (LockInfo & { refreshedAt: number }) | undefined }> {
-  return readdirSync(dir)
-    .filter((name) => name.startsWith(GATEWAY_PREFIX))
-    .map((name) => ({ path: join(dir, name), lock: readLock(join(dir, name)) }));
+const anotherGateway = (dataDir: string, holder: HolderInfo | undefined) =>
+  new DataDirInUseError(
+    `another gateway (${holder ? describe(holder) : 'pid unknown'}) is running on ${dataDir}: one gateway runs every device of a store, so a second one would connect ` +
+      'each account twice. Stop it first, or run several processes on purpose with GATEWAY_PROCESSES (GATEWAY_CLUSTER across machines)',
+  );
+
+/** Refusal for the holder of the whole directory, seen by a process that wants to use it. */
+function refusedByExclusive(dataDir: string, dir: string, forRebuild: boolean): DataDirInUseError {
+  const holder = holderIn(dir, false);
+  if (holder?.kind === 'rebuild')
+    return forRebuild
+      ? new DataDirInUseError(`another rebuild (${describe(holder)}) is running on ${dataDir}`)
+      : new DataDirInUseError(
+          `npm run rebuild (${describe(holder)}) is rebuilding the read models in ${dataDir}: start the gateway once it has finished`,
+        );
+  if (forRebuild)
+    return new DataDirInUseError(
+      `a gateway (${holder ? describe(holder) : 'pid unknown'}) is using ${dataDir}: stop it first (the read models have one writer), then run the rebuild again`,
+    );
+  return anotherGateway(dataDir, holder);
+}
+
+/** The whole data directory for this process (a lone gateway, a rebuild); older lock and holder files are swept. */
+function holdExclusive(dataDir: string, kind: HolderInfo['kind']): HeldLock {
+  const dir = locksDir(dataDir);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const db = tryLock(dir, DATA_DIR_LOCK, 'exclusive');
+  if (!db) throw refusedByExclusive(dataDir, dir, kind === 'rebuild');
+  // Nobody else holds any lock here now: every holder file left is of a process that ended.
+  for (const name of readdirSync(dir))
+    if (name.endsWith('.json') || LEGACY_LOCK.test(name)) rmSync(join(dir, name), { force: true });
+  const infoFile = `${DATA_DIR_LOCK}.json`;
+  writeFileSync(join(dir, infoFile), JSON.stringify(infoOf(kind)), { mode: 0o600 });
+  return held(dir, [{ db, infoFile }]);
 }
 
 /**
- * A gateway starts using the data directory: refused while a rebuild runs, and while another live gateway runs
- * there unless both share the devices through leases and write read models of their own. Stale locks of dead
- * gateways are swept.
+ * Leased gateways: the directory shared, and each of `readModels` (the read-model files written) for this process
+ * alone. Refused while a lone gateway or a rebuild holds the directory, or another process writes one of them.
  */
-export function holdGatewayLock(dataDir: string, use: GatewayUse): HeldLock {
+function holdShared(dataDir: string, readModels: string[]): HeldLock {
   const dir = locksDir(dataDir);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  for (const { path, lock } of gatewayLocks(dir)) if (lock && !isLive(lock)) rmSync(path, { force: true });
-  const path = join(dir, `${GATEWAY_PREFIX}${process.pid}-${randomBytes(4).toString('hex')}.lock`);
-  const held = hold(path, true, use);
-  const rebuild = readLock(join(dir, REBUILD_LOCK));
-  if (rebuild && isLive(rebuild)) {
-    held.release();
-    throw new DataDirInUseError(
-      `npm run rebuild (${describeHolder(rebuild)}) is rebuilding the read models in ${dataDir}: start the gateway once it has finished`,
-    );
+  const shared = tryLock(dir, DATA_DIR_LOCK, 'shared');
+  if (!shared) throw refusedByExclusive(dataDir, dir, false);
+  // No lone gateway nor rebuild can be live now: the file naming one is of a process that ended.
+  rmSync(join(dir, `${DATA_DIR_LOCK}.json`), { force: true });
+  const locks: Array<{ db: Database.Database; infoFile?: string }> = [{ db: shared }];
+  const lock = held(dir, locks);
+  for (const file of readModels) {
+    const name = lockNameOf(file);
+    const db = tryLock(dir, name, 'exclusive');
+    if (!db) {
+      lock.release();
+      // Two launches of GATEWAY_PROCESSES on one data directory: their workers 1 would write one file.
+      throw anotherGateway(dataDir, readInfo(join(dir, `${name}.json`)));
+    }
+    const infoFile = `${name}.json`;
+    writeFileSync(join(dir, infoFile), JSON.stringify(infoOf('gateway')), { mode: 0o600 });
+    locks.push({ db, infoFile });
   }
-  // Written first, looked for after: of two starting at once, at least one sees the other.
-  const other = gatewayLocks(dir).find(
-    ({ path: otherPath, lock }) =>
-      otherPath !== path &&
-      lock !== undefined &&
-      isLive(lock) &&
-      (!use.leases || lock.leases !== true || lock.readModels === use.readModels),
-  )?.lock;
-  if (other) {
-    held.release();
-    throw new DataDirInUseError(
-      `another gateway (${describeHolder(other)}) is running on ${dataDir}: one gateway runs every device of a store, so a second one would connect ` +
-        'each account twice. Stop it first, or run several processes on purpose with GATEWAY_PROCESSES (GATEWAY_CLUSTER across machines)',
-    );
-  }
-  return held;
+  return lock;
+}
+
+/**
+ * A gateway starts using the data directory: refused while a rebuild runs, and while another gateway runs there
+ * unless both share the devices through leases and write read models of their own. A worker of
+ * GATEWAY_PROCESSES takes nothing: its primary holds the locks for all of them (holdWorkersLock), so that a
+ * worker started again never meets its own predecessor's lock, and a second launch is refused as a whole.
+ */
+export function holdGatewayLock(dataDir: string, use: GatewayUse): HeldLock {
+  if (cluster.isWorker) return { release() {} };
+  return use.leases ? holdShared(dataDir, [use.readModels]) : holdExclusive(dataDir, 'gateway');
+}
+
+/** The primary of GATEWAY_PROCESSES, for its workers: the directory shared, and every worker's read-model file. */
+export function holdWorkersLock(dataDir: string, readModels: string[]): HeldLock {
+  return holdShared(dataDir, readModels);
 }
 
 /** `npm run rebuild` takes the data directory for itself: refused while any gateway uses it. */
 export function holdRebuildLock(dataDir: string): HeldLock {
-  const dir = locksDir(dataDir);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const path = join(dir, REBUILD_LOCK);
-  let held: HeldLock;
-  try {
-    held = hold(path, true);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    const other = readLock(path);
-    if (other && isLive(other))
-      throw new DataDirInUseError(`another rebuild (${describeHolder(other)}) is running on ${dataDir}`);
-    rmSync(path, { force: true }); // left by a rebuild that died
-    held = hold(path, true);
-  }
-  const gateway = gatewayLocks(dir).find(({ lock }) => lock !== undefined && isLive(lock))?.lock;
-  if (gateway) {
-    held.release();
-    throw new DataDirInUseError(
-      `a gateway (${describeHolder(gateway)}) is using ${dataDir}: stop it first (the read models have one writer), then run the rebuild again`,
-    );
-  }
-  return held;
+  return holdExclusive(dataDir, 'rebuild');
 }

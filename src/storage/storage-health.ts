@@ -1,13 +1,9 @@
 /**
- * A full disk, told apart from other failures: ENOSPC and EDQUOT from the file system, SQLITE_FULL from
- * SQLite, wherever they sit in an error's cause chain. The HTTP layer answers them 507
- * insufficient_storage; /health reports the free space of DATA_DIR (below a threshold: degraded) and
- * whether the last write failed (for want of space, or the store failing to write). Nothing here retries: each request or engine callback
- * simply fails until space returns, and the first write that succeeds again clears the flag. After a failure that
- * was not for want of space, a report made while the flag is set tries a small write of its own (at most every few
- * seconds), so that an idle gateway whose store has recovered reports healthy again without waiting for traffic
- * (which a readiness probe would keep away). Not after a full disk: a small write may still fit where the writes
- * that failed do not.
+ * A full disk, told apart from other failures: ENOSPC, EDQUOT and SQLITE_FULL anywhere in an error's cause
+ * chain (answered 507 insufficient_storage), and the disk's state /health reports: free space of DATA_DIR and
+ * whether the last write failed. Nothing here retries; the first write that succeeds clears the flag, and
+ * after a failure other than a full disk a report tries a small write of its own so that an idle gateway
+ * recovers too (docs/operations.md, "Files and a full disk").
  */
 import { statfs } from 'node:fs/promises';
 import { StoreUnavailableError } from '../eventstore/event-store.js';
@@ -76,6 +72,17 @@ export class StorageHealth {
       this.failedAt = Date.now();
       this.failedForSpace = isDiskFull(error);
     }
+  }
+
+  /**
+   * Why writes fail now, as far as this process saw: `space` (the disk is full), `store` (the store refuses to
+   * write), undefined while they succeed. The read models failing to write count too: while they do, what
+   * they say (a session's state) is older than what the actors know. A write that succeeds in between, a small
+   * one that still fits, does not make a full disk `store`: the last failure tells.
+   */
+  get writeFailure(): 'space' | 'store' | undefined {
+    if (this.failedAt === undefined && !this.otherWritersFailing()) return undefined;
+    return this.failedForSpace ? 'space' : 'store';
   }
 
   async report(): Promise<DiskReport> {

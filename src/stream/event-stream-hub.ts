@@ -4,8 +4,10 @@
  * what it missed from the log, page by page, then joins the live fan-out with no gap and no duplicate.
  *
  * Slow clients cannot slow anyone: the fan-out never waits for a socket. A live client whose unsent
- * bytes pile up past `maxBufferBytes` is disconnected and resumes by id; a client catching up reads the
- * log only as fast as its socket drains.
+ * bytes (those its socket still holds and those the hub queued for it) pile up past `maxBufferBytes` is
+ * disconnected with a TCP reset, so that the kernel frees what it held for it at once (a plain close would
+ * keep its send buffer, megabytes, until the client read it or the connection timed out), and it resumes by
+ * id; a client catching up reads the log only as fast as its socket drains.
  *
  * A client that authenticated with a device key is ended when the log rotates that key out or deletes the
  * device: the hub sees those events in log order, so no later event of the device reaches it, in any process.
@@ -31,6 +33,8 @@ export interface StreamSink {
   destroy(): void;
   /** Closes once what was written has left (net.Socket); without it the sink is destroyed. */
   destroySoon?(): void;
+  /** Closes with a TCP reset (net.Socket): the kernel drops what it still held to send. */
+  resetAndDestroy?(): unknown;
   once(event: 'drain' | 'close', listener: () => void): unknown;
   off(event: 'drain' | 'close', listener: () => void): unknown;
 }
@@ -281,7 +285,7 @@ export class EventStreamHub {
         const framed = frameOf(stored);
         if (framed && client.wants(framed.deviceId, framed.kind)) chunk += framed.frame;
       }
-      client.last = page[page.length - 1]!.position;
+      client.last = page[page.length - 1].position;
       if (chunk !== '' && !client.sink.write(chunk)) await drained(client.sink);
     }
   }
@@ -325,7 +329,7 @@ export class EventStreamHub {
         const change = keyChangeOf(stored);
         if (change) this.keyChanges.set(change.deviceId, change.keyHash);
       }
-      this.position = batch[batch.length - 1]!.position;
+      this.position = batch[batch.length - 1].position;
       return;
     }
     for (const stored of batch) {
@@ -345,7 +349,7 @@ export class EventStreamHub {
         }
       }
     }
-    this.position = batch[batch.length - 1]!.position;
+    this.position = batch[batch.length - 1].position;
     if (this.pending.size > 0) this.flushSoon();
   }
 
@@ -382,14 +386,16 @@ export class EventStreamHub {
   /** The frames are shared by every client that gets them; several leave corked, in one system call. */
   private send(client: Client, frames: readonly (string | Buffer)[]): void {
     if (client.closed) return;
-    // Bytes still unsent from earlier writes: this client reads slower than events come.
-    if (client.sink.writableLength > this.options.maxBufferBytes) {
+    // Bytes still unsent from earlier writes, with these: this client reads slower than events come. One that
+    // took all it was sent is not cut for a burst, however large.
+    const unsent = client.sink.writableLength;
+    if (unsent > 0 && unsent + byteLengthOf(frames) > this.options.maxBufferBytes) {
       this.slowDisconnects += 1;
-      this.kick(client);
+      this.kick(client, 'reset');
       return;
     }
     if (frames.length === 1) {
-      client.sink.write(frames[0]!);
+      client.sink.write(frames[0]);
       return;
     }
     client.sink.cork?.();
@@ -421,9 +427,12 @@ export class EventStreamHub {
     for (const clients of this.byDevice.values()) for (const client of clients) this.send(client, [HEARTBEAT]);
   }
 
-  private kick(client: Client): void {
+  /** Closes the client's connection; `reset` drops what is still unsent (a client too far behind resumes by id). */
+  private kick(client: Client, how: 'close' | 'reset' = 'close'): void {
     this.detach(client);
-    if (!client.sink.destroyed) client.sink.destroy();
+    if (client.sink.destroyed) return;
+    if (how === 'reset' && client.sink.resetAndDestroy) client.sink.resetAndDestroy();
+    else client.sink.destroy();
   }
 
   /** What was queued still leaves (less for the clients to resume), then every client is closed. */
@@ -438,6 +447,9 @@ export class EventStreamHub {
       this.kick(client);
   }
 }
+
+const byteLengthOf = (frames: readonly (string | Buffer)[]) =>
+  frames.reduce((sum, frame) => sum + (typeof frame === 'string' ? Buffer.byteLength(frame) : frame.length), 0);
 
 /** Resolves when the sink can take more, or is closed. */
 function drained(sink: StreamSink): Promise<void> {

@@ -1,17 +1,15 @@
 /**
  * Works off the pending deliveries of the webhooks read model. Each device is a lane: its oldest pending
- * delivery (the head) goes first, and the next one only once the head is delivered or has failed for good,
- * so a device's events arrive in the order they happened. Lanes run side by side through the delivery
- * queue (per-host rate, global concurrency): a slow or failing receiver holds up only its own device.
- *
- * The POST is the side effect of a decision already in the log (the domain event, under a hook that asked
- * for it); its outcome is recorded in the store (WebhookDeliveryAttempted) and durable before the lane moves
- * on. So a restart resumes from the log: a delivery whose attempt was cut short by a crash is still pending
- * and goes again, with the same webhook-id (at-least-once), and never after a newer one of its device.
+ * delivery goes first and the next only once that one is delivered or failed for good, so a device's events
+ * arrive in order; lanes run side by side through the delivery queue, so a slow receiver holds up only its
+ * own device. Each attempt's outcome is durable before the lane moves on: a restart resumes from the log,
+ * same webhook-id (invariants 2 and 5; docs/architecture.md, "Webhooks").
  */
 import type { Logger } from 'pino';
 import type { EventStore } from '../eventstore/event-store.js';
 import type { ProjectionRunner } from '../projections/projection-runner.js';
+import { maskUrlCredentials, maskUrlsIn } from '../secrets/url-credentials.js';
+import { type Clock, type ClockTimer, systemClock } from '../time/clock.js';
 import { type WebhookDeliveryAttemptedData, webhooksStream } from './delivery-events.js';
 import type { DeliveryQueue } from './delivery-queue.js';
 import { HookSecretUnreadableError } from './hook-secrets.js';
@@ -31,7 +29,7 @@ const MAX_CACHED_HOSTS = 1_000;
 
 interface Lane {
   running: boolean;
-  timer: NodeJS.Timeout | undefined;
+  timer: ClockTimer | undefined;
   /**
    * Deliveries whose final attempt is durable in the store but maybe not yet folded into the read model
    * (id → position of that record, and the round it decided): the lane goes on to the next one without
@@ -64,16 +62,27 @@ export interface DispatcherDeps {
   log: Logger;
   /** Several processes: whether this process runs the device (only its owner works its lane off). */
   owns?: (deviceId: string) => boolean;
+  /** When a retry is due (default: the system clock). */
+  clock?: Clock;
 }
 
 export class DeliveryDispatcher {
   private readonly lanes = new Map<string, Lane>();
+  /**
+   * The devices whose latest attempt failed, with the hook URL it failed on: the operator is told of a failing
+   * receiver once (a retry of the same streak says nothing new), and once when it takes deliveries again. Kept
+   * apart from the lanes, which are forgotten while idle (between a failure for good and the next event).
+   */
+  private readonly failing = new Map<string, string>();
   private readonly running = new Set<Promise<void>>();
   private readonly hosts = new Map<string, string>();
   private started = false;
   private stopped = false;
+  private readonly clock: Clock;
 
-  constructor(private readonly deps: DispatcherDeps) {}
+  constructor(private readonly deps: DispatcherDeps) {
+    this.clock = deps.clock ?? systemClock;
+  }
 
   /** Starts every lane that has something pending (after a restart: what was left). */
   start(): void {
@@ -102,7 +111,7 @@ export class DeliveryDispatcher {
     }
     if (rewound) rewind(lane);
     if (lane.running) return; // it reads on after every attempt: what is new comes after its cursor
-    clearTimeout(lane.timer);
+    this.clock.clear(lane.timer);
     lane.timer = undefined;
     lane.running = true;
     const run = this.drain(deviceId, lane);
@@ -114,7 +123,7 @@ export class DeliveryDispatcher {
   async stop(): Promise<void> {
     this.stopped = true;
     this.deps.sender.abortAll();
-    for (const lane of this.lanes.values()) clearTimeout(lane.timer);
+    for (const lane of this.lanes.values()) this.clock.clear(lane.timer);
     await Promise.allSettled([...this.running]);
     this.lanes.clear();
   }
@@ -132,7 +141,7 @@ export class DeliveryDispatcher {
           rewind(lane);
           continue;
         }
-        const wait = head.nextAttemptAt - Date.now();
+        const wait = head.nextAttemptAt - this.clock.now();
         if (wait > 0) {
           lane.timer = this.timer(deviceId, wait);
           return;
@@ -172,7 +181,7 @@ export class DeliveryDispatcher {
         : model
             .pendingHeads(deviceId, unsettled + READ_AHEAD)
             .filter((delivery) => lane.settling.get(delivery.id)?.round !== delivery.round);
-    if (lane.ahead.length > 0) lane.cursor = lane.ahead[lane.ahead.length - 1]!.seq;
+    if (lane.ahead.length > 0) lane.cursor = lane.ahead[lane.ahead.length - 1].seq;
     lane.readUnder = model.hook(deviceId);
     return lane.ahead[0];
   }
@@ -192,7 +201,7 @@ export class DeliveryDispatcher {
       rewind(lane);
       return;
     }
-    const now = Date.now();
+    const now = this.clock.now();
     const decision = policy.decide(result, head, now);
     const attempt = head.attempts + 1;
     const recorded: WebhookDeliveryAttemptedData = {
@@ -221,6 +230,7 @@ export class DeliveryDispatcher {
       await runner.waitFor(await this.positionOf(stream, handled.revision));
       return;
     }
+    this.logStreak(head, hook, recorded);
     const position = handled.position;
     // A retry is timed from the read model's next_attempt_at, so that one waits for the fold, and the lane
     // reads its head again; otherwise the lane goes on with the next one read ahead.
@@ -231,6 +241,43 @@ export class DeliveryDispatcher {
       lane.settling.set(head.id, { position, round: head.round });
       if (lane.ahead[0] === head) lane.ahead.shift();
     }
+  }
+
+  /**
+   * Logs the first failed attempt of a lane's streak at warn (retries of it at debug) and, once a delivery
+   * succeeds again, that the lane recovered. A streak is one receiver's: a failure on another hook URL starts one.
+   */
+  private logStreak(head: PendingDelivery, hook: WebhookTarget, attempt: WebhookDeliveryAttemptedData): void {
+    const { log } = this.deps;
+    const { deviceId } = head;
+    const failingOn = this.failing.get(deviceId);
+    if (attempt.outcome === 'delivered') {
+      if (failingOn === undefined) return;
+      this.failing.delete(deviceId);
+      log.info({ deviceId, url: maskUrlCredentials(hook.url) }, 'webhook deliveries succeed again');
+      return;
+    }
+    const details = {
+      deviceId,
+      url: maskUrlCredentials(hook.url),
+      deliveryId: head.id,
+      attempt: attempt.attempt,
+      outcome: attempt.outcome,
+      ...(attempt.status === undefined ? {} : { status: attempt.status }),
+      ...(attempt.error === undefined ? {} : { error: maskUrlsIn(attempt.error) }),
+      ...(attempt.nextAttemptAt === undefined ? {} : { nextAttemptAt: attempt.nextAttemptAt }),
+    };
+    if (failingOn === hook.url) {
+      log.debug(details, 'webhook delivery failed again');
+      return;
+    }
+    this.failing.set(deviceId, hook.url);
+    log.warn(
+      details,
+      attempt.outcome === 'retrying'
+        ? 'webhook delivery failed; retrying (logged once until deliveries to this hook succeed again)'
+        : 'webhook delivery failed for good (logged once until deliveries to this hook succeed again)',
+    );
   }
 
   /** The log position of a stream's event at `revision`. */
@@ -250,16 +297,18 @@ export class DeliveryDispatcher {
     return host;
   }
 
-  private timer(deviceId: string, ms: number): NodeJS.Timeout {
+  private timer(deviceId: string, ms: number): ClockTimer {
     // setTimeout holds at most ~24.8 days; a longer wait simply wakes early and waits again.
-    return setTimeout(
-      () => {
-        const lane = this.lanes.get(deviceId);
-        if (lane) lane.timer = undefined;
-        this.wake(deviceId);
-      },
-      Math.min(ms, 2_000_000_000),
-    ).unref();
+    return this.clock
+      .setTimeout(
+        () => {
+          const lane = this.lanes.get(deviceId);
+          if (lane) lane.timer = undefined;
+          this.wake(deviceId);
+        },
+        Math.min(ms, 2_000_000_000),
+      )
+      .unref();
   }
 }
 

@@ -1,10 +1,8 @@
 /**
- * Where attempts wait for their turn: a start rate per destination host (host:port), in front of a cap on
- * the attempts in flight over all devices; both first come, first served. A device has at most one attempt
- * waiting or in flight (its deliveries go in order), so a slow receiver holds one slot, not the others'.
- *
- * A small scheduler of its own: every attempt used to pass two p-queues (promise chains, events and
- * interval bookkeeping per attempt); here an attempt that finds room starts at once, in the same turn.
+ * Where attempts wait for their turn: a start rate per destination host (host:port) in front of a cap on
+ * attempts in flight over all devices, both first come, first served. A device has at most one attempt waiting
+ * or in flight, so a slow receiver holds one slot. A small scheduler of its own rather than two p-queues: an
+ * attempt that finds room starts in the same turn, with no per-attempt promise and timer bookkeeping.
  */
 
 export interface DeliveryQueueOptions {

@@ -1,10 +1,8 @@
 /**
- * A hook's credentials at rest: its signing secret and, when its URL carries credentials (`user:password@`,
- * `?token=`…), the URL itself. With ENCRYPTION_KEY set, they are sealed (AES-256-GCM, src/secrets/sealed-text.ts,
- * the device id in the associated data) before they go into a HooksConfigured event, so neither the log nor
- * the read models hold them in clear; the event's `url` is then the URL masked. They are opened only where they
- * are used (signing and sending; the hooks answer shows the secret and the masked URL). Values written before
- * the key was set stay readable as they are. Without the key, they are stored as they are.
+ * A hook's credentials at rest: its signing secret and, when its URL carries credentials, the URL itself.
+ * With ENCRYPTION_KEY they are sealed (src/secrets/sealed-text.ts, the device id as associated data) before
+ * they go into a HooksConfigured event, whose `url` is then masked, and opened only to sign and send. Values
+ * written before the key was set, or without it, stay as they are (docs/operations.md, "Files and a full disk").
  */
 import { SealedText, SealedTextUnreadableError } from '../secrets/sealed-text.js';
 import { maskUrlCredentials } from '../secrets/url-credentials.js';

@@ -1,12 +1,9 @@
 /**
  * One signed attempt: POST the envelope to the receiver with the Standard Webhooks headers and report what
- * happened. Plain node:http(s) through the outbound guard's keep-alive agents (src/net/outbound-guard.ts:
- * every connection they open is judged on the address dialled, and each agent pools its sockets per
- * origin), with the guard's URL check before anything is sent, no redirects (node:http follows none: a
- * 3xx is an answer), a whole-request timeout (connect to last byte) and no retries of its own: got's
- * per-request machinery cost more than the rest of a delivery (src/net/outbound-http.ts still serves the
- * media fetches). Success is decided by the status line; the answer's body is read (so the connection can
- * be reused) but never kept, and a receiver that talks too long is cut off.
+ * happened. Plain node:http(s) through the outbound guard's keep-alive agents, with the guard's URL check
+ * first, no redirects, a whole-request timeout and no retries of its own: got's per-request machinery cost
+ * more than the rest of a delivery. Success is the status line; the body is read (so the connection can be
+ * reused) but never kept, and a receiver that talks too long is cut off.
  */
 import { type KeyObject, createHmac, createSecretKey } from 'node:crypto';
 import { type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, request as httpRequest } from 'node:http';

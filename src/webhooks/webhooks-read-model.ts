@@ -378,7 +378,7 @@ export class WebhooksReadModel implements Projection {
     const page = rows.slice(0, options.limit);
     return {
       items: page.map((row) => toView(row, options.detail === true)),
-      nextBefore: rows.length > options.limit ? page[page.length - 1]!.seq : null,
+      nextBefore: rows.length > options.limit ? page[page.length - 1].seq : null,
     };
   }
 
@@ -516,5 +516,5 @@ function toView(row: DeliveryRow, detail: boolean): DeliveryView {
 
 function addColumnIfMissing(db: Database.Database, table: string, column: string): void {
   const columns = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all(table) as string[];
-  if (!columns.includes(column.split(' ')[0]!)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column}`);
+  if (!columns.includes(column.split(' ')[0])) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column}`);
 }

@@ -11,7 +11,8 @@ import type { DeviceCommandHandler } from '../devices/device-registry.js';
 import { deterministicEventId } from '../eventstore/event-id.js';
 import type { EventStore } from '../eventstore/event-store.js';
 import type { OutboundGuard } from '../net/outbound-guard.js';
-import { ProjectionRunner } from '../projections/projection-runner.js';
+import { DEFAULT_WAIT_TIMEOUT_MS, ProjectionRunner } from '../projections/projection-runner.js';
+import { type Clock, type ClockTimer, systemClock } from '../time/clock.js';
 import { DeliveryDispatcher } from './delivery-dispatcher.js';
 import { DeliveryLog } from './delivery-log.js';
 import { DeliveryQueue } from './delivery-queue.js';
@@ -39,6 +40,8 @@ export interface WebhooksOptions {
   log: Logger;
   /** Several processes: only the lanes of the devices this process runs are worked off here. */
   owns?: (deviceId: string) => boolean;
+  /** When retries are due and records old enough to prune (default: the system clock). */
+  clock?: Clock;
 }
 
 export interface TestEventResult {
@@ -55,7 +58,8 @@ export type DeliveryLaneWriter = CommandHandler<DeliveryLaneState, DeliveryLaneC
 const LANE_STATES_KEPT = 10_000;
 /**
  * A lane's stream gains an event per attempt and is never trimmed: without snapshots, its first command after
- * a start (or after its state left the cache) read every attempt the device ever had (100,000: ~1 s, +127 MB).
+ * a start (or after its state left the cache) read every attempt the device ever had, in time and memory
+ * growing with them (docs/notes/performance.md).
  */
 export const LANE_SNAPSHOT_EVERY = 500;
 
@@ -85,7 +89,8 @@ export class Webhooks {
     private readonly dispatcher: DeliveryDispatcher,
     private readonly queue: DeliveryQueue,
     private readonly sender: WebhookSender,
-    private readonly pruner: NodeJS.Timeout,
+    private readonly pruner: ClockTimer,
+    private readonly clock: Clock,
     private readonly log: Logger,
     lanes: DeliveryLaneWriter,
     deviceCommands: DeviceCommandHandler,
@@ -98,9 +103,17 @@ export class Webhooks {
   /** Catches up with the log (deliveries due while the gateway was down included), then starts delivering. */
   static async start(options: WebhooksOptions): Promise<Webhooks> {
     const { settings, store, readModelDb, guard, log, deviceCommands } = options;
+    const clock = options.clock ?? systemClock;
     const secrets = new HookSecrets(options.encryptionKey);
     const model = new WebhooksReadModel(readModelDb, secrets);
-    const runner = new ProjectionRunner(store, readModelDb, [model], log.child({ component: 'webhooks' }));
+    const runner = new ProjectionRunner(
+      store,
+      readModelDb,
+      [model],
+      log.child({ component: 'webhooks' }),
+      DEFAULT_WAIT_TIMEOUT_MS,
+      clock,
+    );
     const queue = new DeliveryQueue({
       concurrency: settings.concurrency,
       hostRatePerSecond: settings.hostRatePerSecond,
@@ -117,18 +130,19 @@ export class Webhooks {
       sender,
       policy,
       log,
+      clock,
       ...(options.owns ? { owns: options.owns } : {}),
     });
     model.onWork = (deviceId, rewound) => dispatcher.wake(deviceId, rewound);
     await runner.start();
     const prune = () => {
-      const removed = model.prune(Date.now() - settings.retentionMs);
+      const removed = model.prune(clock.now() - settings.retentionMs);
       if (removed > 0) log.info({ removed }, 'pruned old webhook delivery records');
     };
     prune();
-    const pruner = setInterval(prune, PRUNE_EVERY_MS).unref();
+    const pruner = clock.setInterval(prune, PRUNE_EVERY_MS).unref();
     dispatcher.start();
-    return new Webhooks(runner, model, dispatcher, queue, sender, pruner, log, lanes, deviceCommands, secrets);
+    return new Webhooks(runner, model, dispatcher, queue, sender, pruner, clock, log, lanes, deviceCommands, secrets);
   }
 
   /**
@@ -161,7 +175,7 @@ export class Webhooks {
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.pruner);
+    this.clock.clear(this.pruner);
     await this.dispatcher.stop();
     this.queue.close();
     await this.runner.stop();

@@ -260,7 +260,7 @@ describe('the device actor with a scripted engine', () => {
     // The actor's next decision meets the conflict, reloads (closed), and lets go of its connection.
     engine.last.events.online(ACCOUNT);
     await reach('closed');
-    await eventually(() => (engine.connections[0]!.closed ? true : undefined), 'the connection to end');
+    await eventually(() => (engine.connections[0].closed ? true : undefined), 'the connection to end');
     const result = await actor.open();
     expect(result).toMatchObject({ state: 'connecting', changed: true });
     expect(await sessionStates(store, 'dev')).toEqual(['connecting', 'closed', 'connecting']);

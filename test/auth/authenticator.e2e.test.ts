@@ -32,13 +32,13 @@ describe('the auth matrix', () => {
       case 'adminBearer':
         return { authorization: `Bearer ${ADMIN_KEY}` };
       case 'keyA':
-        return { 'x-device-key': keys['dev-a']! };
+        return { 'x-device-key': keys['dev-a'] };
       case 'keyABearer':
         return { authorization: `Bearer ${keys['dev-a']}` };
       case 'keyB':
-        return { 'x-device-key': keys['dev-b']! };
+        return { 'x-device-key': keys['dev-b'] };
       case 'deleted':
-        return { 'x-device-key': keys['dev-deleted']! };
+        return { 'x-device-key': keys['dev-deleted'] };
     }
   };
 

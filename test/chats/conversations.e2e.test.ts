@@ -288,7 +288,7 @@ describe('conversations from the log', () => {
     for (const id of before) expect(ids).toContain(id); // none missed
     for (const id of ids) expect([...before, ...during]).toContain(id);
     // Newest first: timestamps never rise down the pages.
-    for (let i = 1; i < seen.length; i++) expect(seen[i]!.timestamp).toBeLessThanOrEqual(seen[i - 1]!.timestamp);
+    for (let i = 1; i < seen.length; i++) expect(seen[i].timestamp).toBeLessThanOrEqual(seen[i - 1].timestamp);
     // Paging chats too: every chat once.
     const chats: string[] = [];
     let chatCursor: string | null = null;
@@ -321,7 +321,7 @@ describe('conversations from the log', () => {
       );
     await gateway.webhooks.stop();
     const before = dump();
-    expect(before.chats!.length).toBeGreaterThan(4);
+    expect(before.chats.length).toBeGreaterThan(4);
     const answers = await Promise.all([
       get(alice, '/chats'),
       get(bob, `/chats/${ALICE}/messages`),

@@ -9,6 +9,7 @@ import { inboxStream } from '../../src/inbox/inbox-events.js';
 import { createDevice, goOnline } from '../outbox/support/sandbox-devices.js';
 import { eventually } from '../support/eventually.js';
 import { startTestGateway } from '../support/gateway.js';
+import { TestClock } from '../support/test-clock.js';
 
 const FROM = '4915100004442';
 
@@ -19,8 +20,8 @@ describe('received media', () => {
     gateway = undefined;
   });
 
-  async function receiveImage(env: Record<string, string>, bytes: Buffer) {
-    gateway = await startTestGateway({ DEFAULT_ENGINE: 'sandbox', ...env });
+  async function receiveImage(env: Record<string, string>, bytes: Buffer, clock?: TestClock) {
+    gateway = await startTestGateway({ DEFAULT_ENGINE: 'sandbox', ...env }, clock ? { clock } : {});
     const device = await createDevice(gateway.api, 'shop', '4915100001110');
     await goOnline(gateway.api, device);
     const inbound = await gateway.api('POST', `/sandbox/devices/shop/inbound`, {
@@ -37,20 +38,29 @@ describe('received media', () => {
   }
 
   it('past the retention period: 410 media_expired, and the file is swept', async () => {
+    // Running: the store stamps the media with the system time; the test moves an hour on in no time.
+    const clock = new TestClock({ running: true });
     const { device, waMessageId, received } = await receiveImage(
-      { INBOUND_MEDIA_RETENTION: '1s' },
+      { INBOUND_MEDIA_RETENTION: '1h' },
       Buffer.alloc(2048, 1),
+      clock,
     );
     expect(received.media).toMatchObject({ status: 'ready', size: 2048 });
     const url = `/devices/shop/messages/${waMessageId}/media`;
     expect((await gateway!.api('GET', url, { deviceKey: device.key })).status).toBe(200);
     const path = new InboundMediaStore(gateway!.dataDir).pathOf('shop', waMessageId);
     expect(existsSync(path)).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    await clock.advance(59 * 60_000);
+    expect((await gateway!.api('GET', url, { deviceKey: device.key })).status).toBe(200);
+    await clock.advance(61_000);
     const expired = await gateway!.api('GET', url, { deviceKey: device.key });
     expect(expired.status).toBe(410);
     expect(expired.body.code).toBe('media_expired');
     expect(expired.body.reason).toBe('expired');
+    expect(existsSync(path)).toBe(true);
+    // The sweep that fell due meanwhile looked for media stored an hour before it; the next one, an hour on,
+    // removes the file (410 by its age until then).
+    await clock.advance(60 * 60_000);
     await eventually(() => !existsSync(path), 'the sweep to remove the file', 5_000);
   });
 

@@ -12,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { MediaRetention } from '../../src/chats/media-retention.js';
 import { ABANDONED_PART_AFTER_MS, InboundMediaStore } from '../../src/media/inbound-media-store.js';
 import { tempDir } from '../support/temp-dir.js';
+import { TestClock } from '../support/test-clock.js';
 
 const HASH = 'a'.repeat(64);
 const noMedia = { mediaStoredBefore: () => [], revokedMediaAfter: () => [] };
@@ -124,13 +125,17 @@ describe('abandoned partial media files', () => {
     const old = ABANDONED_PART_AFTER_MS + 60_000;
     const first = await fileAged(join(files.root, 'shop', `${HASH}.0a1b2c3d.part`), old);
     const fresh = await fileAged(join(files.root, 'shop', `${HASH}.11111111.part`), 0);
-    // A retention this short sweeps every 200 ms.
-    const retention = new MediaRetention(noMedia, files, 200, pino({ level: 'silent' }));
+    // A retention of a minute sweeps every minute, on a clock the test moves on.
+    const clock = new TestClock();
+    const retention = new MediaRetention(noMedia, files, 60_000, pino({ level: 'silent' }), clock);
     retention.start();
     try {
       await until(() => !existsSync(first));
       // Left after the sweep at start: only a later one can remove it.
       const later = await fileAged(join(files.root, 'support', `${HASH}.22222222.part`), old);
+      await clock.advance(59_000);
+      expect(existsSync(later)).toBe(true);
+      await clock.advance(1_000);
       await until(() => !existsSync(later));
       expect(existsSync(fresh)).toBe(true);
     } finally {

@@ -71,7 +71,7 @@ describe('edits and revokes recorded before they named their author', () => {
     const [written] = (await raw.readStream(inbox, { direction: 'backwards', maxCount: 1 })) as Array<{
       data: { fromMe?: boolean };
     }>;
-    expect(written!.data.fromMe).toBe(false);
+    expect(written.data.fromMe).toBe(false);
 
     const db = openReadModelDb(dir);
     const index = new MessageIndex(db);

@@ -167,7 +167,7 @@ describe('message index files of earlier versions', () => {
 
   it('version 2 (status histories as JSON): rebuilt to the same rows, every statusHistory as it was', async () => {
     const expected = current();
-    expect(expected.tables.chat_message_statuses!.length).toBeGreaterThan(8);
+    expect(expected.tables.chat_message_statuses.length).toBeGreaterThan(8);
     const histories = new Map<string, string>();
     const db = oldFile('v2', (db) => {
       const index = new MessageIndex(db);

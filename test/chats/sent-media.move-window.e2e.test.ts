@@ -15,7 +15,6 @@ const PNG = Buffer.from(
   'base64',
 );
 const IMAGE = Buffer.concat([PNG, Buffer.alloc(3_000, 9)]);
-const MOVE_DELAY_MS = 1_500;
 
 describe('sent media before its file is moved to the kept media', () => {
   let gateway: Awaited<ReturnType<typeof startTestGateway>>;
@@ -26,9 +25,11 @@ describe('sent media before its file is moved to the kept media', () => {
 
   it('is served from the outbox until the move, then from the kept media', async () => {
     let moved = false;
+    let releaseMove!: () => void;
+    const moveHeld = new Promise<void>((resolve) => (releaseMove = resolve));
     const keepSent = MediaStore.prototype.keepSent;
     vi.spyOn(MediaStore.prototype, 'keepSent').mockImplementation(async function (this: MediaStore, ...args) {
-      await new Promise((resolve) => setTimeout(resolve, MOVE_DELAY_MS));
+      await moveHeld;
       const outcome = await keepSent.apply(this, args);
       moved = true;
       return outcome;
@@ -56,7 +57,8 @@ describe('sent media before its file is moved to the kept media', () => {
     expect(before.status).toBe(200);
     expect(Buffer.from(await before.arrayBuffer()).equals(IMAGE)).toBe(true);
 
-    await eventually(() => moved, 'the move', MOVE_DELAY_MS * 4);
+    releaseMove();
+    await eventually(() => moved, 'the move');
     const after = await media();
     expect(after.status).toBe(200);
     expect(Buffer.from(await after.arrayBuffer()).equals(IMAGE)).toBe(true);

@@ -15,6 +15,7 @@ import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store
 import { startEsdbTestServer } from '../support/esdb-test-server.js';
 import { eventually } from '../support/eventually.js';
 import { tempDir } from '../support/temp-dir.js';
+import { TestClock } from '../support/test-clock.js';
 
 const log = pino({ level: 'silent' });
 const devices = Array.from({ length: 12 }, (_, i) => `dev-${i}`);
@@ -53,6 +54,8 @@ interface MemberOptions {
   devices?: readonly string[];
   /** Devices whose deletion the log records. */
   deleted?: ReadonlySet<string>;
+  /** The member's timers and time (default: the system's). */
+  clock?: TestClock;
 }
 
 async function member(file: string, name: string, now?: () => number, options: MemberOptions = {}): Promise<Member> {
@@ -73,6 +76,7 @@ async function member(file: string, name: string, now?: () => number, options: M
     devices: () => options.devices ?? devices,
     after: () => 0,
     ...(now ? { now } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
     onAcquired: async (deviceId) => {
       options.starting?.(deviceId);
       running.add(deviceId);
@@ -197,7 +201,9 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
     const file = await location();
     let stalled = false;
     const waiting: Array<() => void> = [];
+    const clock = new TestClock({ running: true });
     const a = await member(file, 'a', undefined, {
+      clock,
       wrap: (store) =>
         new Proxy(store, {
           get(target, key, receiver) {
@@ -212,12 +218,14 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
     });
     await startedWithAll(a);
     stalled = true;
-    const stalledAt = Date.now();
-    await eventually(() => a.running.size === 0, 'a stopped every device', TIMEOUT_MS * 2);
-    // Before the lease timeout, when others may take them.
-    expect(Date.now() - stalledAt).toBeLessThan(TIMEOUT_MS);
-    stalled = false;
-    for (const answer of waiting.splice(0)) answer();
+    try {
+      // Silent for the lease timeout less its margin: stopped then, before others may take them.
+      await clock.advance(TIMEOUT_MS - TIMEOUT_MS / 5 + 1);
+      expect(a.running.size).toBe(0);
+    } finally {
+      stalled = false;
+      for (const answer of waiting.splice(0)) answer();
+    }
   });
 
   it('hands back a device whose start failed, and starts it again later', async () => {
@@ -299,7 +307,7 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
     const b = await member(file, 'b', undefined, { devices: list, deleted });
     await b.leases.start();
     await eventually(() => a.running.size === 2 && b.running.size === 2, 'two each');
-    const victim = [...a.running][0]!;
+    const victim = [...a.running][0];
     await pause(a);
     // Deleted through b while a is dead: b does not own it, so nobody closes it yet.
     deleted.add(victim);
@@ -315,7 +323,9 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
     expect(b.running.has(victim)).toBe(false);
     // b takes a's other device as usual, and nobody takes the deleted one again.
     await eventually(() => b.running.size === 3, 'b runs the three devices left');
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // However many of b's ticks go by (each looks at every lease).
+    const ticks = vi.spyOn(b.leases as unknown as { tick(): Promise<void> }, 'tick');
+    await eventually(() => ticks.mock.calls.length > 5, 'five more ticks of b');
     expect(b.deleted).toEqual([victim]);
     expect((await lastOfLease()).type).toBe('LeaseReleased');
   });

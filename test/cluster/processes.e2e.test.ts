@@ -217,8 +217,8 @@ describe('several gateway processes on one SQLite file', CHILD_GATEWAY_TESTS, ()
       const [first] = nodes;
       const devices: TestDevice[] = [];
       for (let i = 0; i < DEVICES; i++) {
-        const device = await createSandboxDevice(first!.api, `c${i}`);
-        const hooked = await first!.api('PUT', `/devices/${device.id}/hooks`, {
+        const device = await createSandboxDevice(first.api, `c${i}`);
+        const hooked = await first.api('PUT', `/devices/${device.id}/hooks`, {
           admin: true,
           json: { url: receiver.url, events: ['message.status'] },
         });
@@ -229,15 +229,15 @@ describe('several gateway processes on one SQLite file', CHILD_GATEWAY_TESTS, ()
       step('devices created');
       await Promise.all(
         devices.map((device, i) =>
-          nodes[i % 3]!.api('POST', `/devices/${device.id}/session/open`, { deviceKey: device.key }).then((r) =>
-            expect([200, 202]).toContain(r.status),
-          ),
+          nodes[i % 3]
+            .api('POST', `/devices/${device.id}/session/open`, { deviceKey: device.key })
+            .then((r) => expect([200, 202]).toContain(r.status)),
         ),
       );
       await eventually(() => owners(dataDir).size === DEVICES, 'every device has an owner');
       const nodeOf = (deviceId: string) => nodes.find((node) => node.pid === owners(dataDir).get(deviceId))!;
       for (const [i, device] of devices.entries()) {
-        await waitForState(first!.api, device, 'qr');
+        await waitForState(first.api, device, 'qr');
         // The code on show is the owner's; another process asks it for the code through the store.
         const elsewhere = nodes.find((node) => node !== nodeOf(device.id))!;
         const qr = await elsewhere.api('GET', `/devices/${device.id}/session/qr`, { deviceKey: device.key });
@@ -251,7 +251,7 @@ describe('several gateway processes on one SQLite file', CHILD_GATEWAY_TESTS, ()
         expect(scanned.status).toBe(202);
       }
       step('scanned');
-      for (const device of devices) await waitForState(first!.api, device, 'online');
+      for (const device of devices) await waitForState(first.api, device, 'online');
       // Balanced: two devices each.
       expect([...new Set(owners(dataDir).values())].length).toBe(3);
 
@@ -262,7 +262,7 @@ describe('several gateway processes on one SQLite file', CHILD_GATEWAY_TESTS, ()
               // A keep-alive socket the server closes as a request leaves is reset: sent again under the same key.
               const key = `r${round}-${device.id}-${k}`;
               for (let attempt = 0; ; attempt++) {
-                const node = through[(d + k + attempt) % through.length]!;
+                const node = through[(d + k + attempt) % through.length];
                 const answer = await node
                   .api('POST', `/devices/${device.id}/send/text`, {
                     deviceKey: device.key,
@@ -313,7 +313,7 @@ describe('several gateway processes on one SQLite file', CHILD_GATEWAY_TESTS, ()
       await send(2, nodes);
       step('send 2 done');
       await eventually(
-        () => pausedDevices.every((id) => owners(dataDir).get(id) === nodes[0]!.pid),
+        () => pausedDevices.every((id) => owners(dataDir).get(id) === nodes[0].pid),
         "the paused process's devices taken over",
         20_000,
       );
@@ -321,7 +321,7 @@ describe('several gateway processes on one SQLite file', CHILD_GATEWAY_TESTS, ()
       paused.gateway.process.kill('SIGCONT');
       nodes.push(paused);
 
-      for (const device of devices) await waitForState(nodes[0]!.api, device, 'online', 20_000);
+      for (const device of devices) await waitForState(nodes[0].api, device, 'online', 20_000);
       step('all online again');
       await eventually(
         () => {

@@ -34,7 +34,7 @@ describe('session commands through another process', () => {
         }),
       );
     }
-    const device = await createSandboxDevice(gateways[0]!.api, 'pair-elsewhere');
+    const device = await createSandboxDevice(gateways[0].api, 'pair-elsewhere');
     const owned = async (gateway: TestGateway) =>
       (await gateway.api('GET', '/health', { admin: true })).body.cluster.devicesOwned as number;
     const owner = await eventually(async () => {

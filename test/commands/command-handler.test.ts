@@ -159,6 +159,6 @@ describe('CommandHandler', () => {
         events.map((_, i) => `00000000-0000-4000-8000-${String(revision + 1 + i).padStart(12, '0')}`),
     });
     await handler.handle('c-7', { type: 'Add', amount: 1, max: 100 });
-    expect((await store.readStream('c-7'))[0]!.id).toBe('00000000-0000-4000-8000-000000000000');
+    expect((await store.readStream('c-7'))[0].id).toBe('00000000-0000-4000-8000-000000000000');
   });
 });

@@ -156,7 +156,7 @@ describe('contacts read model and recorder', () => {
       contacts.record('d5', [bob]),
     ]);
     const events = await store.readStream(contactsStream('d5'));
-    expect(events.map((e) => (e.data as { contacts: Array<{ name: string }> }).contacts[0]!.name)).toEqual([
+    expect(events.map((e) => (e.data as { contacts: Array<{ name: string }> }).contacts[0].name)).toEqual([
       'Bob',
       'Robert',
       'Bob',

@@ -106,8 +106,8 @@ describe('dashboard in a real browser', () => {
     expect(csp).toContain("script-src 'self'");
     expect(csp).not.toContain('unsafe-inline');
     const html = await answer.text();
-    const script = /src="(\/dashboard\/assets\/[^"]+\.js)"/.exec(html)![1]!;
-    const style = /href="(\/dashboard\/assets\/[^"]+\.css)"/.exec(html)![1]!;
+    const script = /src="(\/dashboard\/assets\/[^"]+\.js)"/.exec(html)![1];
+    const style = /href="(\/dashboard\/assets\/[^"]+\.css)"/.exec(html)![1];
     expect((await fetch(`${gateway.url}${script}`)).headers.get('content-type')).toBe('text/javascript; charset=utf-8');
     expect((await fetch(`${gateway.url}${style}`)).headers.get('content-type')).toBe('text/css; charset=utf-8');
     for (const path of [

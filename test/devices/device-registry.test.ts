@@ -10,7 +10,9 @@ import { DevicesReadModel } from '../../src/devices/devices-read-model.js';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
 import { ProjectionRunner } from '../../src/projections/projection-runner.js';
 import { openReadModelDb } from '../../src/projections/read-model-db.js';
+import { eventually } from '../support/eventually.js';
 import { tempDir } from '../support/gateway.js';
+import { TestClock } from '../support/test-clock.js';
 
 describe('DeviceRegistry', () => {
   let store: SqliteEventStore;
@@ -27,10 +29,17 @@ describe('DeviceRegistry', () => {
 
   it('answers a create and an update from the decided state while the read models lag', async () => {
     const devices = new DevicesReadModel(db);
-    // Never started: it never reaches any position, and gives up waiting after 20 ms.
-    const lagging = new ProjectionRunner(store, db, [devices], pino({ level: 'silent' }), 20);
+    // Never started: it never reaches any position, and gives up waiting after 10 s on a clock the test moves on.
+    const clock = new TestClock();
+    const lagging = new ProjectionRunner(store, db, [devices], pino({ level: 'silent' }), 10_000, clock);
     const registry = new DeviceRegistry(createDeviceCommandHandler(store), lagging, () => undefined, 'sandbox');
-    const created = await registry.create({ id: 'lag-1', name: 'Lagging', metadata: { a: 1 } });
+    /** Answered once the wait for the read models has run out. */
+    const pastTheWait = async <T>(command: Promise<T>): Promise<T> => {
+      await eventually(() => clock.pending().length > 0, 'the command to wait for the read models');
+      await clock.advance(10_000);
+      return command;
+    };
+    const created = await pastTheWait(registry.create({ id: 'lag-1', name: 'Lagging', metadata: { a: 1 } }));
     expect(created).toMatchObject({
       id: 'lag-1',
       name: 'Lagging',
@@ -40,7 +49,7 @@ describe('DeviceRegistry', () => {
     });
     expect(created.deviceKey).toMatch(/^dk_/);
     expect(created.createdAt).toBe(created.updatedAt);
-    const updated = await registry.update('lag-1', { name: 'Renamed' });
+    const updated = await pastTheWait(registry.update('lag-1', { name: 'Renamed' }));
     expect(updated).toMatchObject({ id: 'lag-1', name: 'Renamed', metadata: { a: 1 }, createdAt: created.createdAt });
     expect(Date.parse(updated.updatedAt)).toBeGreaterThanOrEqual(Date.parse(created.updatedAt));
     await expect(registry.update('nobody', { name: 'x' })).rejects.toMatchObject({

@@ -71,7 +71,7 @@ describe('inbound messages on EventStoreDB', () => {
     await sink.received(device, inbound('A'));
     server.appendDelayMs = 1_000; // written by the server, but after the client gave up
     await expect(sink.received(device, inbound('B'))).rejects.toThrow();
-    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    await eventually(async () => (await waIdsIn(store, device)).includes('B'), 'the late write to land');
     server.appendDelayMs = 0;
     await server.restart();
     await eventually(async () => (await sink.received(device, inbound('B')), true), 'the retried message');

@@ -29,12 +29,12 @@ describe('upcasting', () => {
   it('gives a version-1 DeviceCreated the time it was stored as `at`, on every read path', async () => {
     await raw.append('device-old', [v1Created]);
     const [stored] = await raw.readStream('device-old');
-    const expected = { ...v1Created.data, at: stored!.createdAt.toISOString() };
-    expect((await store.readStream('device-old'))[0]!.data).toEqual(expected);
-    expect((await store.readAll())[0]!.data).toEqual(expected);
+    const expected = { ...v1Created.data, at: stored.createdAt.toISOString() };
+    expect((await store.readStream('device-old'))[0].data).toEqual(expected);
+    expect((await store.readAll())[0].data).toEqual(expected);
     const subscription = store.subscribe();
     for await (const batch of subscription) {
-      expect(batch[0]!.data).toEqual(expected);
+      expect(batch[0].data).toEqual(expected);
       break;
     }
     await subscription.close();
@@ -44,8 +44,8 @@ describe('upcasting', () => {
     const current = { ...v1Created, data: { ...v1Created.data, deviceId: 'new', at: '2026-01-02T03:04:05.000Z' } };
     await store.append('device-new', [current]);
     const [written] = await raw.readStream('device-new');
-    expect(written!.metadata).toEqual({ [SCHEMA_VERSION_KEY]: 2 });
-    expect((await store.readStream('device-new'))[0]!.data).toEqual(current.data);
+    expect(written.metadata).toEqual({ [SCHEMA_VERSION_KEY]: 2 });
+    expect((await store.readStream('device-new'))[0].data).toEqual(current.data);
   });
 
   it('hands onConflict the events another writer appended in their current schema, and stamps what it decides (issue 14)', async () => {
@@ -60,13 +60,13 @@ describe('upcasting', () => {
         return [{ ...v1Created, data: { ...v1Created.data, at: '2026-01-02T03:04:05.000Z' } }];
       },
     });
-    expect(seen).toEqual([{ ...v1Created.data, at: stored!.createdAt.toISOString() }]);
-    expect((await raw.readStream('device-old'))[1]!.metadata).toEqual({ [SCHEMA_VERSION_KEY]: 2 });
+    expect(seen).toEqual([{ ...v1Created.data, at: stored.createdAt.toISOString() }]);
+    expect((await raw.readStream('device-old'))[1].metadata).toEqual({ [SCHEMA_VERSION_KEY]: 2 });
   });
 
   it('leaves types without versions alone', async () => {
     await store.append('inbox-x', [{ type: 'MessageReceived', data: { deviceId: 'x' } }]);
-    expect((await raw.readStream('inbox-x'))[0]!.metadata).toEqual({});
+    expect((await raw.readStream('inbox-x'))[0].metadata).toEqual({});
   });
 
   it('refuses a chain with a missing step', () => {

@@ -287,7 +287,7 @@ describe('groups of sandbox devices', () => {
         }),
       );
     const live = await views();
-    expect(live[0]!.list.length).toBeGreaterThan(3);
+    expect(live[0].list.length).toBeGreaterThan(3);
     const { events } = await gateway.projections.rebuild();
     expect(events).toBeGreaterThan(0);
     expect(await views()).toEqual(live);

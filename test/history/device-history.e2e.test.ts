@@ -130,7 +130,7 @@ describe('device history', () => {
 
   it('starts at a position in the middle', async () => {
     const { items } = await allPages(1000);
-    const middle = items[Math.floor(items.length / 2)]!;
+    const middle = items[Math.floor(items.length / 2)];
     const page = await api('GET', `/devices/audited/events?from=${middle.position}&limit=2`, { admin: true });
     expect(page.body.items.map((i: { position: number }) => i.position)).toEqual(
       items.slice(Math.floor(items.length / 2), Math.floor(items.length / 2) + 2).map((i) => i.position),
@@ -143,7 +143,7 @@ describe('device history', () => {
     const latest = await api('GET', '/devices/audited/events?direction=backwards&limit=3', { admin: true });
     expect(latest.status).toBe(200);
     expect(latest.body.items).toEqual(newestFirst.slice(0, 3));
-    expect(latest.body.next).toBe(newestFirst[3]!.position);
+    expect(latest.body.next).toBe(newestFirst[3].position);
     // Paging on with `next` gives the whole history, newest first, and ends with null.
     const pages: Array<typeof items> = [];
     let from: number | null = null;
@@ -160,7 +160,7 @@ describe('device history', () => {
     expect(pages.flat()).toEqual(newestFirst);
     // From any position, one of this device's or not: its events at or before it.
     const middle = Math.floor(items.length / 2);
-    const between = items[middle]!.position + 1;
+    const between = items[middle].position + 1;
     const older = await api('GET', `/devices/audited/events?direction=backwards&from=${between}&limit=2`, {
       admin: true,
     });
@@ -183,9 +183,9 @@ describe('device history', () => {
   });
 
   it("is read with the admin key only (the device's own key: 403), 404 for an id never used, and kept after delete", async () => {
-    expect((await api('GET', '/devices/audited/events', { deviceKey: secrets[3]! })).status).toBe(403);
+    expect((await api('GET', '/devices/audited/events', { deviceKey: secrets[3] })).status).toBe(403);
     // The key it had before the rotation no longer reads anything.
-    expect((await api('GET', '/devices/audited/events', { deviceKey: secrets[0]! })).status).toBe(401);
+    expect((await api('GET', '/devices/audited/events', { deviceKey: secrets[0] })).status).toBe(401);
     expect((await api('GET', '/devices/never-was/events', { admin: true })).status).toBe(404);
     expect((await api('GET', '/devices/audited/events?limit=1001', { admin: true })).status).toBe(400);
     expect((await api('DELETE', '/devices/bystander', { admin: true })).status).toBe(204);
@@ -237,7 +237,7 @@ describe('device history', () => {
       .trim()
       .split('\n')
       .map((line) => JSON.parse(line) as { type: string; position: number });
-    expect(lines[0]!.type).toBe('DeviceCreated');
+    expect(lines[0].type).toBe('DeviceCreated');
     expect(lines.map((l) => l.type)).toContain('MessageReceived');
     for (const secret of secrets) expect(result.stdout).not.toContain(secret);
   });

@@ -476,7 +476,7 @@ describe('large media bodies are read a few at a time', () => {
           gateway.url,
           'POST',
           '/devices/other/send/file',
-          { 'x-device-key': keys.other!, 'content-type': 'application/json' },
+          { 'x-device-key': keys.other, 'content-type': 'application/json' },
           body,
         )
       ).status,

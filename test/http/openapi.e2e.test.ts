@@ -34,7 +34,7 @@ describe('the OpenAPI document', () => {
 
   it('is valid OpenAPI 3.1', async () => {
     const validator = new Validator();
-    const result = await validator.validate(structuredClone(doc) as Parameters<Validator['validate']>[0]);
+    const result = await validator.validate(structuredClone(doc));
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     expect(validator.version).toBe('3.1');

@@ -10,7 +10,7 @@ function fixedLookup(addresses: string[]): LookupFunction {
   return ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
     const entries = addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
     if (options.all) callback(null, entries);
-    else callback(null, entries[0]!.address, entries[0]!.family);
+    else callback(null, entries[0].address, entries[0].family);
   }) as LookupFunction;
 }
 

@@ -457,7 +457,7 @@ describe('projection runner', () => {
       expect((await feed(dir, store)).rows).toEqual([{ stream: 's', n: 3 }]);
       const migrated = new Database(join(dir, 'read-models.sqlite'));
       expect(migrated.prepare('SELECT name, position, store FROM projection_checkpoints').all()).toEqual([
-        { name: 'counts', position: 3, store: `sqlite:${(await store.readAll({ maxCount: 1 }))[0]!.id}` },
+        { name: 'counts', position: 3, store: `sqlite:${(await store.readAll({ maxCount: 1 }))[0].id}` },
       ]);
       migrated.close();
       expect((await feed(dir, store)).applied).toBe(0);

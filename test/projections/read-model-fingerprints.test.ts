@@ -78,14 +78,14 @@ async function currentReadModels(): Promise<ReadModelCode[]> {
           : `several files under src/ declare \`export class ${name}\`: ${files.map(repositoryPath).join(', ')}`,
       );
     }
-    return files[0]!;
+    return files[0];
   };
   const models = (await projectionClasses()).map(({ projection, classes: names, partOf }) => {
     const entries = names.map(fileOf);
     return {
       name: projection.name,
       version: projection.version,
-      source: repositoryPath(entries[0]!),
+      source: repositoryPath(entries[0]),
       ...(partOf === undefined ? {} : { partOf }),
       // Every read model is fed through the upcasters: an upcaster that changes changes what they write.
       ...fingerprintModules([...entries, UPCASTERS_FILE]),

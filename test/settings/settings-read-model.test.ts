@@ -1,16 +1,20 @@
 /**
  * The settings read model (src/settings/settings-read-model.ts) with ENCRYPTION_KEY: proxy credentials that
  * events recorded in clear (before the key was set) are kept sealed, opened for the engines only; and the
- * reset before a rebuild overwrites the old rows' bytes, so the file keeps no clear copy of them.
+ * reset before a rebuild overwrites the old rows' bytes, so the file keeps no clear copy of them. First, what
+ * it answers for each event, fed as the runner feeds it.
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import type { DeviceEvent } from '../../src/devices/device-events.js';
 import type { StoredEvent } from '../../src/eventstore/event-store.js';
 import { SealedText } from '../../src/secrets/sealed-text.js';
+import type { DeviceSettingsChangedData, SettingsEvent } from '../../src/settings/settings-events.js';
 import { SettingsReadModel } from '../../src/settings/settings-read-model.js';
+import { readModelSpecification } from '../support/read-model-specification.js';
 import { tempDir } from '../support/temp-dir.js';
 
 const changed = (position: number, deviceId: string, password: string): StoredEvent => ({
@@ -60,7 +64,7 @@ describe('settings read model', () => {
     unkeyed.setup(before);
     before.transaction(() => passwords.forEach((password, i) => unkeyed.apply(changed(i + 1, `d${i}`, password))))();
     before.close();
-    expect(readFileSync(path).includes(passwords[0]!)).toBe(true);
+    expect(readFileSync(path).includes(passwords[0])).toBe(true);
 
     const db = new Database(path);
     const keyed = new SettingsReadModel(db, new SealedText(randomBytes(32)));
@@ -69,5 +73,39 @@ describe('settings read model', () => {
     db.close();
     const bytes = readFileSync(path);
     expect(passwords.filter((password) => bytes.includes(password))).toEqual([]);
+  });
+});
+
+describe('settings read model, fed events', () => {
+  const spec = readModelSpecification<SettingsEvent | DeviceEvent, SettingsReadModel>(
+    (db) => new SettingsReadModel(db),
+  );
+  const settingsChanged = (deviceId: string, change: Omit<DeviceSettingsChangedData, 'deviceId'>) =>
+    ({ type: 'DeviceSettingsChanged', data: { deviceId, ...change } }) as const;
+  const proxy = { url: 'socks5://***:***@proxy.example:1080', credentials: { username: 'u', password: 'p' } };
+
+  it("answers the defaults for a device that changed nothing, and each change on top of the device's others", () => {
+    spec
+      .given(settingsChanged('d2', { rejectCalls: true }))
+      .then((settings) => settings.get('d1'), { rejectCalls: false, rejectCallsMessage: null, proxy: null })
+      .given(settingsChanged('d1', { rejectCalls: true, rejectCallsMessage: 'busy' }))
+      .given(settingsChanged('d1', { proxy }))
+      .then((settings) => settings.get('d1'), { rejectCalls: true, rejectCallsMessage: 'busy', proxy })
+      .given(
+        settingsChanged('d1', { rejectCallsMessage: null, proxy: null }),
+        settingsChanged('d1', { rejectCalls: false }),
+      )
+      .then((settings) => settings.recorded('d1'), { rejectCalls: false, rejectCallsMessage: null, proxy: null })
+      .then((settings) => settings.get('d2'), { rejectCalls: true, rejectCallsMessage: null, proxy: null });
+  });
+
+  it("forgets a deleted device's settings: its id made again starts from the defaults", () => {
+    spec
+      .given(settingsChanged('d1', { rejectCalls: true, proxy }), settingsChanged('d2', { rejectCalls: true }))
+      .given({ type: 'DeviceDeleted', data: { deviceId: 'd1' } })
+      .then((settings) => settings.get('d1'), { rejectCalls: false, rejectCallsMessage: null, proxy: null })
+      .then((settings) => settings.get('d2').rejectCalls, true)
+      .given(settingsChanged('d1', { rejectCallsMessage: 'later' }))
+      .then((settings) => settings.get('d1'), { rejectCalls: false, rejectCallsMessage: 'later', proxy: null });
   });
 });

@@ -4,18 +4,19 @@
  * processes that died do not count.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { once } from 'node:events';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { eventually } from '../support/eventually.js';
 import { DataDirInUseError, holdGatewayLock, holdRebuildLock } from '../../src/storage/data-dir-lock.js';
-import { startTestGateway, tempDir } from '../support/gateway.js';
+import { CHILD_GATEWAY_TESTS, type ChildGateway, spawnGateway } from '../support/child-gateway.js';
+import { ADMIN_KEY, startTestGateway, tempDir } from '../support/gateway.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-/** A pid that no process has: far above any pid_max. */
-const DEAD_PID = 2 ** 30;
 const LONE = { leases: false, readModels: 'read-models.sqlite' };
 const worker = (n: number) => ({ leases: true, readModels: `read-models.w${n}.sqlite` });
 
@@ -65,15 +66,17 @@ describe('the data directory lock', () => {
     holdRebuildLock(dataDir).release();
   });
 
-  it('locks left by processes that died do not count', () => {
+  it('a lock file left by a holder that ended, or by an older version, does not count', () => {
     const dataDir = tempDir('dmg-lock-');
+    holdRebuildLock(dataDir).release();
     mkdirSync(join(dataDir, 'locks'), { recursive: true });
-    const dead = JSON.stringify({ pid: DEAD_PID, host: hostname(), since: new Date().toISOString() });
-    writeFileSync(join(dataDir, 'locks', 'gateway-dead.lock'), dead);
-    writeFileSync(join(dataDir, 'locks', 'rebuild.lock'), dead);
-    const rebuild = holdRebuildLock(dataDir);
-    rebuild.release();
+    // Older versions' JSON lock files naming this very process, as a restarted container's pid 1 would see.
+    const own = JSON.stringify({ pid: process.pid, host: hostname(), since: new Date().toISOString() });
+    writeFileSync(join(dataDir, 'locks', 'gateway-1-abcd.lock'), own);
+    writeFileSync(join(dataDir, 'locks', 'rebuild.lock'), own);
+    writeFileSync(join(dataDir, 'locks', 'data-dir.json'), JSON.stringify({ kind: 'rebuild', ...JSON.parse(own) }));
     holdGatewayLock(dataDir, LONE).release();
+    holdRebuildLock(dataDir).release();
   });
 
   it('a second gateway is refused unless both share the devices through leases, each with read models of its own', () => {
@@ -119,6 +122,118 @@ describe('the data directory lock', () => {
       } finally {
         await gateway.close();
       }
+    },
+  );
+
+  it(
+    'a second launch of GATEWAY_PROCESSES, or a lone gateway beside one, is refused at once (its primary holds the lock)',
+    CHILD_GATEWAY_TESTS,
+    async () => {
+      const dataDir = tempDir('dmg-lock-');
+      const first = await spawnGateway(dataDir, { GATEWAY_PROCESSES: '2', EVENTSTORE_URL: '' });
+      try {
+        const again = runGateway(dataDir, { GATEWAY_PROCESSES: '2' });
+        expect(again.status, again.stderr).toBe(75);
+        expect(again.stderr).toContain('another gateway');
+        const lone = runGateway(dataDir);
+        expect(lone.status, lone.stderr).toBe(75);
+        expect(lone.stderr).toContain('another gateway');
+        expect(runRebuild(dataDir).status).toBe(75);
+      } finally {
+        await first.stop();
+      }
+    },
+  );
+});
+
+/** The gateway in a child process that is expected to stop at once (refused); 60 s bound its run. */
+function runGateway(dataDir: string, env: Record<string, string> = {}) {
+  return spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      EVENTSTORE_URL: '',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'silent',
+      ADMIN_API_KEY: ADMIN_KEY,
+      ...env,
+    },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+}
+
+const SQLITE = { EVENTSTORE_URL: '' };
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The one-letter state of a process (`Z`: a zombie, dead but not reaped), or undefined once it is gone. */
+function processState(pid: number): string | undefined {
+  try {
+    return /^\d+ \(.*\) (\S)/.exec(readFileSync(`/proc/${pid}/stat`, 'utf8'))?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
+describe('a gateway killed with SIGKILL', CHILD_GATEWAY_TESTS, () => {
+  it.each([0, 300])('lets one started again %i ms later on its data directory start', async (delayMs) => {
+    const dataDir = tempDir('dmg-lock-');
+    const first = await spawnGateway(dataDir, SQLITE);
+    void first.kill(); // not waited for: the next one starts while the first may still be dying
+    await sleep(delayMs);
+    const again = await spawnGateway(dataDir, SQLITE);
+    const second = runGateway(dataDir);
+    await again.stop();
+    // A live gateway is still refused.
+    expect(second.status, second.stderr).toBe(75);
+    expect(second.stderr).toContain('another gateway');
+  });
+
+  it('lets one start again while the dead one is a zombie (its parent has not reaped it)', async () => {
+    const dataDir = tempDir('dmg-lock-');
+    // A shell that starts the gateway, says its pid, and becomes a sleep that never waits for it.
+    const parent = await spawnGateway(dataDir, SQLITE, {
+      wrapper: ['sh', '-c', '"$@" & echo "gateway pid $!"; exec sleep 600', 'sh'],
+    });
+    let again: ChildGateway | undefined;
+    try {
+      const pid = Number(/gateway pid (\d+)/.exec(parent.output())![1]);
+      process.kill(pid, 'SIGKILL');
+      await eventually(() => expect(processState(pid)).toBe('Z'));
+      again = await spawnGateway(dataDir, SQLITE);
+      expect(processState(pid)).toBe('Z'); // still not reaped
+    } finally {
+      await again?.stop();
+      await parent.kill();
+    }
+  });
+
+  const canUnshare = process.getuid?.() === 0 && spawnSync('unshare', ['--version']).status === 0;
+  it.skipIf(!canUnshare)(
+    'lets one that is pid 1 in its own pid namespace (a container) start again at once as pid 1',
+    async () => {
+      const dataDir = tempDir('dmg-lock-');
+      // --kill-child: the namespace ends with unshare, should the test kill that one.
+      const pidOne = { wrapper: ['unshare', '--pid', '--fork', '--mount-proc', '--kill-child'] };
+      // unshare waits for its child, the namespace's pid 1 (the gateway), and ignores SIGTERM itself.
+      const initOf = (gateway: ChildGateway) =>
+        Number(readFileSync(`/proc/${gateway.process.pid}/task/${gateway.process.pid}/children`, 'utf8').trim());
+      const first = await spawnGateway(dataDir, SQLITE, pidOne);
+      // The holder file names pid 1, as the restarted one will be.
+      const holders = readdirSync(join(dataDir, 'locks'))
+        .filter((name) => name.endsWith('.json'))
+        .map((name) => JSON.parse(readFileSync(join(dataDir, 'locks', name), 'utf8')) as { pid: number });
+      expect(holders.map(({ pid }) => pid)).toEqual([1]);
+      // Killing the namespace's pid 1 ends the namespace, as a container ends.
+      const ended = once(first.process, 'exit');
+      process.kill(initOf(first), 'SIGKILL');
+      await ended;
+      const again = await spawnGateway(dataDir, SQLITE, pidOne);
+      const stopped = once(again.process, 'exit');
+      process.kill(initOf(again), 'SIGTERM');
+      await stopped;
     },
   );
 });

@@ -8,11 +8,12 @@
  * DISK_FULL_MODE=rlimit forces the fallback.
  */
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ChildGateway, spawnGateway } from '../support/child-gateway.js';
+import { fill, mountTmpfs } from '../support/full-disk.js';
 import { ADMIN_KEY, tempDir } from '../support/gateway.js';
 
 const TO = '4915112345678';
@@ -20,37 +21,6 @@ const PNG = Buffer.from(
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
   'base64',
 );
-
-function mountTmpfs(dir: string, size: string): boolean {
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Writes zeros until the file system says ENOSPC; answers the filler's path. */
-function fill(dir: string): string {
-  const path = join(dir, 'filler');
-  const fd = openSync(path, 'w');
-  try {
-    for (const size of [1024 * 1024, 4096, 1]) {
-      const chunk = Buffer.alloc(size);
-      for (;;) {
-        try {
-          writeSync(fd, chunk);
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code === 'ENOSPC') break;
-          throw error;
-        }
-      }
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return path;
-}
 
 function hasPrlimit(): boolean {
   try {

@@ -40,7 +40,7 @@ class RecordingSink extends PassThrough {
 
   /** The message bodies in each write, in order. */
   bodies(): string[][] {
-    return this.writes.map((write) => [...write.matchAll(/"body":"([^"]*)"/g)].map((m) => m[1]!));
+    return this.writes.map((write) => [...write.matchAll(/"body":"([^"]*)"/g)].map((m) => m[1]));
   }
 }
 
@@ -104,6 +104,45 @@ describe('event stream hub flushes', () => {
     expect(device.bodies()).toEqual([['first'], ['second', 'third', 'fourth']]);
     expect(other.writes).toEqual([]);
     expect(admin.destroyed && device.destroyed && other.destroyed).toBe(true);
+  });
+
+  it("counts what waits for a client's next flush with what its socket holds, and resets the one too far behind", async () => {
+    store = new SqliteEventStore(join(tempDir('dmg-hub-'), 'events.sqlite'));
+    hub = new EventStreamHub(store, {
+      heartbeatMs: 3_600_000,
+      maxBufferBytes: 4096,
+      flushMs: 3_600_000,
+      log: pino({ level: 'silent' }),
+    });
+    hub.start(0);
+    /** Holds `unsent` bytes it has not sent yet, as a socket whose reader is slow; records how it was closed. */
+    class HoldingSink extends RecordingSink {
+      resets = 0;
+      constructor(unsent: number) {
+        super();
+        Object.defineProperty(this, 'writableLength', { get: () => unsent });
+      }
+      resetAndDestroy(): void {
+        this.resets += 1;
+        this.destroy();
+      }
+    }
+    const behind = new HoldingSink(1024); // under the limit by itself
+    const keepingUp = new HoldingSink(0);
+    hub.open(behind, {});
+    hub.open(keepingUp, {});
+    await receive('hub-a', 'first');
+    await eventually(() => expect(keepingUp.bodies()).toEqual([['first']]));
+    // 6 KiB queued by the hub in one flush: with the 1 KiB its socket holds, past the 4 KiB allowance.
+    for (const n of [1, 2, 3]) await receive('hub-a', `${n}${'x'.repeat(2048)}`);
+    await eventually(() => expect(hub!.stats().position).toBeGreaterThan(1));
+    await hub.stop();
+    hub = undefined;
+    expect(behind.resets).toBe(1);
+    expect(behind.bodies()).toEqual([['first']]);
+    // One that took all it was sent is not cut for a burst, however large.
+    expect(keepingUp.resets).toBe(0);
+    expect(keepingUp.bodies()).toHaveLength(2);
   });
 
   it('sends each event at once when the flush interval is 0 and the machine keeps up', async () => {

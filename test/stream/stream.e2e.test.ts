@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { type IncomingMessage, get } from 'node:http';
 import { createParser } from 'eventsource-parser';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -94,7 +97,7 @@ describe('live event stream', () => {
     expect(ofB.ids).toEqual(ofDevice(b.id));
     expect(adminOnA.ids).toEqual(ofA.ids.slice(0, adminOnA.ids.length));
     // The envelope is the webhook's, and the SSE fields match it.
-    const first = ofB.events[0]!;
+    const first = ofB.events[0];
     expect(first.event).toBe('message.received');
     expect(first.envelope).toMatchObject({
       event: 'message.received',
@@ -345,7 +348,7 @@ describe('a slow stream reader', () => {
       await fast.waitForCount(3001);
       await receiver.waitUntil(() => receiver.of(hooked.id).length === 1);
       await eventually(() => gateway.stream.stats().disconnectedSlow === 1, 'the stalled reader to be cut off');
-      expect(receiver.of(hooked.id)[0]!.envelope.data.body).toMatch(/^0 /);
+      expect(receiver.of(hooked.id)[0].envelope.data.body).toMatch(/^0 /);
 
       // What the stalled reader did get is a prefix; resuming from its last id gives exactly the rest.
       const got: number[] = [];
@@ -368,4 +371,43 @@ describe('a slow stream reader', () => {
       await gateway.close();
     }
   });
+
+  it('is cut with a TCP reset: the reader sees ECONNRESET, and the kernel keeps nothing of it for the server', async () => {
+    const gateway = await startTestGateway({ DEFAULT_ENGINE: 'sandbox', STREAM_MAX_BUFFER_BYTES: '262144' });
+    try {
+      const noisy = await createSandboxDevice(gateway.api, 'noisy');
+      const gatewayPort = Number(new URL(gateway.url).port);
+      const reader = connect(gatewayPort, '127.0.0.1');
+      await once(reader, 'connect');
+      reader.write(`GET /stream HTTP/1.1\r\nHost: x\r\nX-Admin-Key: ${ADMIN_KEY}\r\n\r\n`);
+      reader.pause(); // never reads
+      const readerPort = reader.localPort!;
+      await eventually(() => gateway.stream.stats().live === 1, 'the reader to be live');
+      await receive(gateway.store, noisy.id, 3000, 4096, 10);
+      await eventually(() => gateway.stream.stats().disconnectedSlow === 1, 'the reader to be cut off');
+      // A plain close would leave the server's end in FIN-WAIT-1, holding its unsent megabytes until the reader
+      // read them or TCP gave up; a reset frees them at once.
+      await eventually(
+        () => serverEndOf(gatewayPort, readerPort) === undefined,
+        "the server's end of the connection gone from the kernel",
+      );
+      // The reader's kernel took the reset: its next write fails with it (after a plain close it would go through).
+      // Its next read would not say it to a node client: libuv reports a hang-up after a partial read as the end.
+      const failed = new Promise<NodeJS.ErrnoException>((resolve) => reader.once('error', resolve));
+      reader.write('x');
+      expect((await failed).code).toBe('ECONNRESET');
+    } finally {
+      await gateway.close();
+    }
+  });
 });
+
+/** The state (hex, as /proc/net/tcp says it) of the kernel's socket at 127.0.0.1:`local` connected to `remote`. */
+function serverEndOf(local: number, remote: number): string | undefined {
+  const hexPort = (port: number) => port.toString(16).toUpperCase().padStart(4, '0');
+  for (const line of readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
+    const [, localAddress, remoteAddress, state] = line.trim().split(/\s+/);
+    if (localAddress?.endsWith(`:${hexPort(local)}`) && remoteAddress?.endsWith(`:${hexPort(remote)}`)) return state;
+  }
+  return undefined;
+}

@@ -38,6 +38,8 @@ export interface SpawnOptions {
   script?: string;
   /** Opens an IPC channel to the child (child.send / 'message'). */
   ipc?: boolean;
+  /** A command that runs the gateway's own command line given after it (unshare, a shell that never reaps it). */
+  wrapper?: string[];
 }
 
 /** The real gateway (src/main.ts) in its own process, so that it can be killed with SIGKILL mid-work. */
@@ -49,7 +51,8 @@ export async function spawnGateway(
   const port = await freePort();
   // The store outlives the gateway (it is killed with SIGKILL): on EventStoreDB, a server in a process of its own.
   const store = await storeSettings(dataDir, 'child-process');
-  const child = spawn(process.execPath, ['--import', 'tsx', options.script ?? 'src/main.ts'], {
+  const command = [...(options.wrapper ?? []), process.execPath, '--import', 'tsx', options.script ?? 'src/main.ts'];
+  const child = spawn(command[0], command.slice(1), {
     cwd: ROOT,
     env: {
       ...process.env,

@@ -73,5 +73,5 @@ export function settled(socket: Socket): Promise<void> {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const [port, idle, slow] = process.argv.slice(2, 5).map(Number);
-  flood(port!, idle!, slow!, process.argv[5] ?? '127.0.0.2', Number(process.argv[6] ?? -1));
+  flood(port, idle, slow, process.argv[5] ?? '127.0.0.2', Number(process.argv[6] ?? -1));
 }

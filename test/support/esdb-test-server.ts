@@ -286,20 +286,20 @@ export class EsdbTestServer {
         if (first !== undefined) return wrong(); // CorruptedIdempotency
         return this.commit(streamId, proposed);
       }
-      return { ok: true, revision: last, position: events[last]!.position };
+      return { ok: true, revision: last, position: events[last].position };
     }
     const from = expected === 'no_stream' ? -1 : expected;
     if (from < current) {
       // Strong idempotency: the ids must be the stored events right after the expected revision.
       for (let i = 0; i < proposed.length; i++) {
         const stored = events[from + 1 + i];
-        if (stored?.id === proposed[i]!.id) continue;
+        if (stored?.id === proposed[i].id) continue;
         if (i > 0) return wrong(); // CorruptedIdempotency
         if (expected === 'no_stream' && this.isSoftDeleted(streamId)) return this.commit(streamId, proposed);
         return wrong();
       }
       const last = from + proposed.length;
-      return { ok: true, revision: last, position: events[last]!.position };
+      return { ok: true, revision: last, position: events[last].position };
     }
     if (from > current) return wrong();
     // Exactly at the head: written, whatever the ids.
@@ -370,7 +370,7 @@ export class EsdbTestServer {
   private onFeatures(callback: grpc.sendUnaryData<serverFeaturesPb.SupportedMethods>): void {
     this.calls.features++;
     if (
-      this.faulted('features', (e) => callback(e as grpc.ServiceError), {
+      this.faulted('features', (e) => callback(e), {
         end: () => callback({ code: grpc.status.UNAVAILABLE }),
       })
     )
@@ -394,7 +394,7 @@ export class EsdbTestServer {
     this.calls.append++;
     this.noteLeaderRequirement(call);
     if (
-      this.faulted('append', (e) => callback(e as grpc.ServiceError), {
+      this.faulted('append', (e) => callback(e), {
         end: () => callback({ code: grpc.status.UNAVAILABLE }),
       })
     )
@@ -604,7 +604,7 @@ export class EsdbTestServer {
     this.calls.delete++;
     this.noteLeaderRequirement(call);
     if (
-      this.faulted('delete', (e) => callback(e as grpc.ServiceError), {
+      this.faulted('delete', (e) => callback(e), {
         end: () => callback({ code: grpc.status.UNAVAILABLE }),
       })
     )
@@ -632,8 +632,8 @@ export class EsdbTestServer {
     const meta = { $tb: current + 1 };
     const [record] = this.write(`$$${streamId}`, [systemEvent('$metadata', meta)]);
     const position = new DeleteResp.Position();
-    position.setCommitPosition(String(record!.position));
-    position.setPreparePosition(String(record!.position));
+    position.setCommitPosition(String(record.position));
+    position.setPreparePosition(String(record.position));
     callback(null, new DeleteResp().setPosition(position));
   }
 
@@ -679,8 +679,8 @@ export class EsdbTestServer {
             : last;
       const selected: LogRecord[] = [];
       if (forwards)
-        for (let r = Math.max(from, first); r <= last && selected.length < count; r++) selected.push(events[r]!);
-      else for (let r = Math.min(from, last); r >= first && selected.length < count; r--) selected.push(events[r]!);
+        for (let r = Math.max(from, first); r <= last && selected.length < count; r++) selected.push(events[r]);
+      else for (let r = Math.min(from, last); r >= first && selected.length < count; r--) selected.push(events[r]);
       for (const record of selected) call.write(readEvent(record, uuidAsString, false));
       call.end();
       return;
@@ -733,11 +733,11 @@ export class EsdbTestServer {
         i < this.log.length && selected.length < count;
         i++
       ) {
-        if (passes(this.log[i]!)) selected.push(this.log[i]!);
+        if (passes(this.log[i])) selected.push(this.log[i]);
       }
     } else {
       const start = all.hasEnd() || position === undefined ? this.log.length - 1 : this.indexAtOrAfter(position) - 1;
-      for (let i = start; i >= 0 && selected.length < count; i--) if (passes(this.log[i]!)) selected.push(this.log[i]!);
+      for (let i = start; i >= 0 && selected.length < count; i--) if (passes(this.log[i])) selected.push(this.log[i]);
     }
     this.allEventsSent += selected.length;
     for (const record of selected) call.write(readEvent(record, uuidAsString, true));
@@ -749,7 +749,7 @@ export class EsdbTestServer {
     let high = this.log.length;
     while (low < high) {
       const mid = (low + high) >> 1;
-      if (this.log[mid]!.position < position) low = mid + 1;
+      if (this.log[mid].position < position) low = mid + 1;
       else high = mid;
     }
     return low;
@@ -765,7 +765,7 @@ export class EsdbTestServer {
     if (subscription.waitingForDrain || !this.subscriptions.has(subscription)) return;
     const { call } = subscription;
     while (subscription.cursor < this.log.length) {
-      const record = this.log[subscription.cursor++]!;
+      const record = this.log[subscription.cursor++];
       let writable = true;
       if (subscription.filter(record)) {
         this.allEventsSent++;

@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { type Config, loadConfig } from '../../src/config.js';
-import { type Gateway, startGateway } from '../../src/gateway.js';
+import { type Gateway, type GatewayOptions, startGateway } from '../../src/gateway.js';
 import { tempDir } from './temp-dir.js';
 import { onEsdbTestServer, storeSettings } from './test-store.js';
 
@@ -26,10 +26,15 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
  */
 export async function startTestGateway(
   overrides: Record<string, string> = {},
+  options: Pick<GatewayOptions, 'clock'> = {},
 ): Promise<Gateway & { api: Api; dataDir: string }> {
   const dataDir = overrides.DATA_DIR ?? tempDir();
   const config = testConfig({ ...(await storeSettings(dataDir, 'in-process')), ...overrides, DATA_DIR: dataDir });
-  const gateway = await startGateway(config, { logger: pino({ level: 'silent' }), validateResponses: true });
+  const gateway = await startGateway(config, {
+    ...options,
+    logger: pino({ level: 'silent' }),
+    validateResponses: true,
+  });
   if (onEsdbTestServer && gateway.store.kind !== 'eventstoredb')
     throw new Error('the esdb test project started a gateway on another store');
   return Object.assign(gateway, { api: apiClient(gateway.url), dataDir: config.dataDir });

@@ -144,7 +144,7 @@ export function exportedClasses(): Map<string, string[]> {
   const classes = new Map<string, string[]>();
   for (const path of sourceFiles(SOURCE_ROOT)) {
     for (const match of readFileSync(path, 'utf8').matchAll(/^export\s+(?:abstract\s+)?class\s+([A-Za-z_$][\w$]*)/gm)) {
-      const name = match[1]!;
+      const name = match[1];
       classes.set(name, [...(classes.get(name) ?? []), path]);
     }
   }

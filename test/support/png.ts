@@ -25,8 +25,8 @@ export function parsePng(bytes: Buffer): { width: number; height: number } {
   const header = chunks[0].data;
   const width = header.readUInt32BE(0);
   const height = header.readUInt32BE(4);
-  const bitDepth = header[8]!;
-  const channels = CHANNELS[header[9]!];
+  const bitDepth = header[8];
+  const channels = CHANNELS[header[9]];
   if (!channels) throw new Error(`unknown colour type ${header[9]}`);
   const pixels = inflateSync(Buffer.concat(chunks.filter((c) => c.type === 'IDAT').map((c) => c.data)));
   const rowBytes = 1 + Math.ceil((width * channels * bitDepth) / 8);

@@ -12,6 +12,7 @@ import { inboxStream } from '../../src/inbox/inbox-events.js';
 import { appendReceived, appendSessionState, appendStatus, messageReceived } from './support/events.js';
 import { eventually } from '../support/eventually.js';
 import { type ReceivedRequest, TestReceiver } from './support/receiver.js';
+import { TestClock } from '../support/test-clock.js';
 
 const RETRY_DELAY_MS = 300;
 
@@ -21,14 +22,19 @@ describe('webhook delivery', () => {
   let receiver: TestReceiver;
   const keys = new Map<string, string>();
   const secrets = new Map<string, string>();
+  // Running: retries come due as time passes; a test moves it on past a backoff too long to wait for.
+  const clock = new TestClock({ running: true });
 
   beforeAll(async () => {
-    gateway = await startTestGateway({
-      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
-      WEBHOOK_RETRY_SCHEDULE: `${RETRY_DELAY_MS}ms,${RETRY_DELAY_MS}ms,${RETRY_DELAY_MS}ms`,
-      WEBHOOK_RETRY_JITTER: '0',
-      WEBHOOK_TIMEOUT_MS: '1000',
-    });
+    gateway = await startTestGateway(
+      {
+        WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+        WEBHOOK_RETRY_SCHEDULE: `${RETRY_DELAY_MS}ms,${RETRY_DELAY_MS}ms,${RETRY_DELAY_MS}ms`,
+        WEBHOOK_RETRY_JITTER: '0',
+        WEBHOOK_TIMEOUT_MS: '1000',
+      },
+      { clock },
+    );
     api = gateway.api;
     receiver = await TestReceiver.start();
   });
@@ -83,15 +89,15 @@ describe('webhook delivery', () => {
     // The status change was not asked for and the first message came before the hook: FIFO puts them first if sent.
     const [first, second] = receiver.of('kinds');
     expect(receiver.of('kinds')).toHaveLength(2);
-    expect(first!.envelope).toMatchObject({ event: 'session.state', deviceId: 'kinds', data: session });
-    expect(second!.envelope).toMatchObject({
+    expect(first.envelope).toMatchObject({ event: 'session.state', deviceId: 'kinds', data: session });
+    expect(second.envelope).toMatchObject({
       id: late.ids[0],
       event: 'message.received',
       deviceId: 'kinds',
       data: { from: '4915112345678', type: 'text', body: 'message 2', waMessageId: 'WA-kinds-2' },
     });
-    expect(second!.envelope.id).not.toBe(early.ids[0]);
-    for (const request of [first!, second!]) {
+    expect(second.envelope.id).not.toBe(early.ids[0]);
+    for (const request of [first, second]) {
       expect(request.method).toBe('POST');
       expect(request.headers['content-type']).toBe('application/json');
       expect(Object.keys(request.envelope)).toEqual(['id', 'event', 'deviceId', 'timestamp', 'data']);
@@ -119,7 +125,7 @@ describe('webhook delivery', () => {
       timestamp: 1_700_000_200,
     });
     await receiver.waitUntil(() => receiver.of('kinds').length >= 3);
-    expect(receiver.of('kinds')[2]!.envelope).toMatchObject({
+    expect(receiver.of('kinds')[2].envelope).toMatchObject({
       event: 'message.status',
       data: { waMessageId: 'OUT-1', status: 'read', recipient: '4915100000002' },
     });
@@ -133,12 +139,12 @@ describe('webhook delivery', () => {
     await failing.waitUntil(() => failing.requests.length === 3);
     expect(failing.requests.map((r) => r.headers['webhook-id'])).toEqual([ids[0], ids[0], ids[0]]);
     expect(failing.requests.map((r) => r.body)).toEqual([
-      failing.requests[0]!.body,
-      failing.requests[0]!.body,
-      failing.requests[0]!.body,
+      failing.requests[0].body,
+      failing.requests[0].body,
+      failing.requests[0].body,
     ]);
     const record = await eventually(async () => {
-      const d = await delivery('retry-500', ids[0]!);
+      const d = await delivery('retry-500', ids[0]);
       return d?.status === 'delivered' && d;
     });
     expect(record).toMatchObject({
@@ -160,7 +166,7 @@ describe('webhook delivery', () => {
     await device('redirect', moved.url);
     const { ids } = await appendReceived(gateway.store, 'redirect', 1);
     const record = await eventually(async () => {
-      const d = await delivery('redirect', ids[0]!);
+      const d = await delivery('redirect', ids[0]);
       return d?.status === 'delivered' && d;
     });
     expect(record).toMatchObject({ attempts: 2, lastStatus: 200 });
@@ -174,12 +180,13 @@ describe('webhook delivery', () => {
     const slow = await TestReceiver.start();
     slow.respond = (r) => ({
       status: 200,
-      after: r.attemptOfId === 1 ? new Promise((resolve) => setTimeout(resolve, 2_500)) : undefined,
+      // The first is never answered: the sender gives up after WEBHOOK_TIMEOUT_MS.
+      after: r.attemptOfId === 1 ? new Promise<void>(() => undefined) : undefined,
     });
     await device('retry-timeout', slow.url);
     const { ids } = await appendReceived(gateway.store, 'retry-timeout', 1);
     const record = await eventually(async () => {
-      const d = await delivery('retry-timeout', ids[0]!);
+      const d = await delivery('retry-timeout', ids[0]);
       return d?.status === 'delivered' && d;
     });
     expect(record).toMatchObject({ status: 'delivered', attempts: 2, lastStatus: 200 });
@@ -192,7 +199,7 @@ describe('webhook delivery', () => {
     await device('retry-refused', `http://127.0.0.1:${port}/hooks`);
     const { ids } = await appendReceived(gateway.store, 'retry-refused', 1);
     const failed = await eventually(async () => {
-      const d = await delivery('retry-refused', ids[0]!);
+      const d = await delivery('retry-refused', ids[0]);
       return d?.attempts >= 1 && d;
     });
     expect(failed).toMatchObject({ status: 'pending', lastError: 'unreachable' });
@@ -200,7 +207,7 @@ describe('webhook delivery', () => {
     expect(Date.parse(failed.nextAttemptAt) - Date.parse(failed.lastAttemptAt)).toBe(RETRY_DELAY_MS);
     const late = await TestReceiver.start(port);
     await late.waitUntil(() => late.requests.length === 1);
-    expect(late.requests[0]!.headers['webhook-id']).toBe(ids[0]);
+    expect(late.requests[0].headers['webhook-id']).toBe(ids[0]);
     await late.close();
   });
 
@@ -210,7 +217,7 @@ describe('webhook delivery', () => {
     await device('retry-after', busy.url);
     const { ids } = await appendReceived(gateway.store, 'retry-after', 1);
     const waiting = await eventually(async () => {
-      const d = await delivery('retry-after', ids[0]!);
+      const d = await delivery('retry-after', ids[0]);
       return d?.attempts === 1 && d;
     });
     expect(waiting).toMatchObject({ status: 'pending', lastStatus: 503, lastError: 'answered 503' });
@@ -228,11 +235,11 @@ describe('webhook delivery', () => {
     const { ids } = await appendReceived(gateway.store, 'gone', 2);
     await gone.waitUntil(() => gone.requests.length === 2);
     expect(gone.requests.map((r) => r.headers['webhook-id'])).toEqual(ids);
-    expect(await delivery('gone', ids[0]!)).toMatchObject({ status: 'failed', attempts: 1, lastStatus: 410 });
+    expect(await delivery('gone', ids[0])).toMatchObject({ status: 'failed', attempts: 1, lastStatus: 410 });
     // The receiver answered; the attempt's record follows.
     expect(
       await eventually(
-        async () => (await delivery('gone', ids[1]!))?.status === 'delivered' && delivery('gone', ids[1]!),
+        async () => (await delivery('gone', ids[1]))?.status === 'delivered' && delivery('gone', ids[1]),
       ),
     ).toMatchObject({
       status: 'delivered',
@@ -254,8 +261,8 @@ describe('webhook delivery', () => {
     devices.forEach((id, i) => {
       const requests = flaky.of(id);
       // Delivered (first 200) in the order the events happened; a retry comes before anything newer.
-      const positions = requests.map((r) => appended[i]!.ids.indexOf(r.envelope.id));
-      expect(positions.every((p, k) => k === 0 || p >= positions[k - 1]!)).toBe(true);
+      const positions = requests.map((r) => appended[i].ids.indexOf(r.envelope.id));
+      expect(positions.every((p, k) => k === 0 || p >= positions[k - 1])).toBe(true);
       expect([...new Set(positions)]).toEqual(Array.from({ length: 30 }, (_, n) => n));
     });
     await flaky.close();
@@ -290,7 +297,7 @@ describe('webhook delivery', () => {
       ids: [failedId],
     } = await appendReceived(gateway.store, 'log', 1);
     const failed = await eventually(async () => {
-      const d = await delivery('log', failedId!);
+      const d = await delivery('log', failedId);
       return d?.status === 'failed' && d;
     });
     expect(failed).toMatchObject({
@@ -307,7 +314,7 @@ describe('webhook delivery', () => {
     const {
       ids: [okId],
     } = await appendReceived(gateway.store, 'log', 1, 2);
-    await eventually(async () => (await delivery('log', okId!))?.status === 'delivered');
+    await eventually(async () => (await delivery('log', okId))?.status === 'delivered');
 
     expect((await deliveries('log', '?status=failed')).items.map((d: { id: string }) => d.id)).toEqual([failedId]);
     expect((await deliveries('log', '?status=delivered')).items.map((d: { id: string }) => d.id)).toEqual([okId]);
@@ -324,7 +331,7 @@ describe('webhook delivery', () => {
     expect(retried.status).toBe(202);
     expect(retried.body).toMatchObject({ id: failedId, status: 'pending', attempts: 4 });
     const redelivered = await eventually(async () => {
-      const d = await delivery('log', failedId!);
+      const d = await delivery('log', failedId);
       return d?.status === 'delivered' && d;
     });
     expect(redelivered).toMatchObject({ attempts: 5, lastStatus: 200 });
@@ -355,10 +362,10 @@ describe('webhook delivery', () => {
     const {
       ids: [id],
     } = await appendReceived(gateway.store, 'one-more', 1);
-    await eventually(async () => (await delivery('one-more', id!))?.status === 'failed');
+    await eventually(async () => (await delivery('one-more', id))?.status === 'failed');
     await api('POST', `/devices/one-more/hooks/deliveries/${id}/retry`, { deviceKey: keys.get('one-more') });
     const again = await eventually(async () => {
-      const d = await delivery('one-more', id!);
+      const d = await delivery('one-more', id);
       return d?.status === 'failed' && d.attempts === 5 && d;
     });
     expect(again).toMatchObject({ lastStatus: 500 });
@@ -392,8 +399,8 @@ describe('webhook delivery', () => {
     release();
     // The first attempt ends delivered, but in the round before the retry: the retry still goes.
     await receiver.waitUntil(() => receiver.requests.length === 2, 15_000, 'the requested retry');
-    await eventually(async () => (await delivery('retry-in-flight', id!))?.status === 'delivered');
-    expect((await delivery('retry-in-flight', id!))?.attempts).toBe(2);
+    await eventually(async () => (await delivery('retry-in-flight', id))?.status === 'delivered');
+    expect((await delivery('retry-in-flight', id))?.attempts).toBe(2);
     expect(new Set(receiver.requests.map((r) => r.envelope.id)).size).toBe(1);
     await receiver.close();
   });
@@ -403,12 +410,12 @@ describe('webhook delivery', () => {
     // The device's previous owner recorded this attempt (retry in a minute) and this process has not folded it yet.
     const runner = gateway.webhooks['runner'];
     await runner.stop();
-    const now = Date.now();
+    const now = clock.now();
     await createLaneWriter(gateway.store).handle(webhooksStream('recorded-elsewhere'), {
       type: 'RecordAttempt',
       attempt: {
         deviceId: 'recorded-elsewhere',
-        deliveryId: id!,
+        deliveryId: id,
         round: 0,
         attempt: 1,
         outcome: 'retrying',
@@ -419,17 +426,26 @@ describe('webhook delivery', () => {
       },
     });
     release();
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // Its own outcome finds attempt 1 recorded: the lane waits for the read model to include that record.
+    const waiting = runner as unknown as { waiters: unknown[] };
+    await eventually(() => waiting.waiters.length > 0, 'the lane to wait for the read model');
     expect(receiver.requests).toHaveLength(1);
     await runner.start();
     const record = await eventually(async () => {
-      const d = await delivery('recorded-elsewhere', id!);
+      const d = await delivery('recorded-elsewhere', id);
       return d?.attempts === 1 && d;
     });
     expect(record).toMatchObject({ status: 'pending', attempts: 1, lastStatus: 503 });
     expect(Date.parse(record.nextAttemptAt)).toBe(now + 60_000);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // The lane's next try is set for that record's time, not sooner, and goes once the clock gets there.
+    await eventually(
+      () => clock.pending().some((at) => at >= now + 60_000 && at < now + 61_000),
+      "the lane's timer for the recorded backoff",
+    );
+    await clock.advance(now + 58_000 - clock.now());
     expect(receiver.requests).toHaveLength(1);
+    await clock.advance(3_000);
+    await receiver.waitUntil(() => receiver.requests.length === 2, 15_000, 'the try after the backoff');
     expect(
       (await api('DELETE', '/devices/recorded-elsewhere/hooks', { deviceKey: keys.get('recorded-elsewhere') })).status,
     ).toBe(204);
@@ -457,7 +473,7 @@ describe('webhook delivery', () => {
     const {
       ids: [later],
     } = await appendReceived(gateway.store, 'reconfigured', 1, 4);
-    await eventually(async () => (await delivery('reconfigured', later!))?.status === 'delivered');
+    await eventually(async () => (await delivery('reconfigured', later))?.status === 'delivered');
     expect(receiver.requests.map((r) => r.envelope.data.body)).toEqual(['message 1', 'message 4']);
     const ended = await Promise.all(events.slice(1).map((e) => delivery('reconfigured', e.id!)));
     expect(ended.map((d) => [d.status, d.attempts])).toEqual([
@@ -471,7 +487,7 @@ describe('webhook delivery', () => {
     const port = await freePort();
     await device('removed', `http://127.0.0.1:${port}/hooks`);
     const { ids } = await appendReceived(gateway.store, 'removed', 2);
-    await eventually(async () => (await delivery('removed', ids[0]!))?.attempts >= 1);
+    await eventually(async () => (await delivery('removed', ids[0]))?.attempts >= 1);
     expect((await api('DELETE', '/devices/removed/hooks', { deviceKey: keys.get('removed') })).status).toBe(204);
     const items = (await deliveries('removed')).items;
     expect(items.map((d: { status: string }) => d.status)).toEqual(['failed', 'failed']);

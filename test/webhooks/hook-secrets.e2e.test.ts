@@ -41,9 +41,9 @@ describe('webhook secrets at rest', () => {
     expect(secret).toMatch(/^whsec_/);
 
     const [configured] = (await gateway.store.readStream('device-sealed')).filter((e) => e.type === 'HooksConfigured');
-    const stored = (configured!.data as { secret: string }).secret;
+    const stored = (configured.data as { secret: string }).secret;
     expect(stored).toMatch(/^sealed:v1:/);
-    expect(JSON.stringify(configured!.data)).not.toContain(secret.slice('whsec_'.length));
+    expect(JSON.stringify(configured.data)).not.toContain(secret.slice('whsec_'.length));
     const db = new Database(join(gateway.dataDir, 'read-models.sqlite'), { readonly: true });
     const row = db.prepare('SELECT secret FROM webhook_hooks WHERE device_id = ?').get('sealed') as { secret: string };
     db.close();
@@ -60,8 +60,8 @@ describe('webhook secrets at rest', () => {
     await appendReceived(gateway.store, 'sealed', 1);
     await receiver.waitUntil(() => receiver.of('sealed').length === 1);
     const [request] = receiver.of('sealed');
-    expect(new Webhook(secret).verify(request!.body, request!.headers as Record<string, string>)).toEqual(
-      request!.envelope,
+    expect(new Webhook(secret).verify(request.body, request.headers as Record<string, string>)).toEqual(
+      request.envelope,
     );
   });
 

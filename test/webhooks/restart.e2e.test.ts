@@ -62,7 +62,7 @@ describe('webhooks across SIGKILL', CHILD_GATEWAY_TESTS, () => {
     await inject(gateway, 1, 5);
     // Each device's head has been tried at least once (the others wait behind it, in order).
     await receiver.waitUntil(() => DEVICES.every((id) => receiver!.of(id).length >= 1));
-    const firstAttemptIds = new Map(DEVICES.map((id) => [id, receiver!.of(id)[0]!.headers['webhook-id']]));
+    const firstAttemptIds = new Map(DEVICES.map((id) => [id, receiver!.of(id)[0].headers['webhook-id']]));
     DEVICES.forEach((id) => expect(firstAttemptIds.get(id)).toBe(injected.get(id)![0]));
     // The log already names every pending delivery by the id it will carry.
     const logged = new Map<string, string[]>();
@@ -82,7 +82,7 @@ describe('webhooks across SIGKILL', CHILD_GATEWAY_TESTS, () => {
     await inject(gateway, 6, 3);
     await eventually(async () => {
       const page = await api('GET', `/devices/${DEVICES[0]}/hooks/deliveries?status=pending&limit=500`, {
-        deviceKey: keys.get(DEVICES[0]!),
+        deviceKey: keys.get(DEVICES[0]),
       });
       return page.body.items.some((d: { lastError?: string }) => d.lastError === 'unreachable');
     });

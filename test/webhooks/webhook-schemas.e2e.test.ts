@@ -8,6 +8,7 @@ import { WEBHOOK_EVENT_KINDS, envelopeOf, testEnvelope } from '../../src/webhook
 import { WEBHOOK_PAYLOADS, envelopeSchema } from '../../src/webhooks/webhook-schemas.js';
 import { eventually } from '../support/eventually.js';
 import { type Api, startTestGateway } from '../support/gateway.js';
+import { TestClock } from '../support/test-clock.js';
 import { bringOnline, createSandboxDevice } from '../support/sessions.js';
 
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
@@ -18,15 +19,19 @@ const validators = Object.fromEntries(
 describe('webhook payload schemas', () => {
   let gateway: Awaited<ReturnType<typeof startTestGateway>>;
   let api: Api;
+  const clock = new TestClock({ running: true });
   beforeAll(async () => {
-    gateway = await startTestGateway({
-      DEFAULT_ENGINE: 'sandbox',
-      OUTBOX_SPACING: '0ms',
-      SANDBOX_DELIVERED_DELAY_MS: '10',
-      SANDBOX_READ_DELAY_MS: '10',
-      SESSION_RECONNECT_BASE_DELAY_MS: '20',
-      OUTBOX_MESSAGE_TTL: '1s',
-    });
+    gateway = await startTestGateway(
+      {
+        DEFAULT_ENGINE: 'sandbox',
+        OUTBOX_SPACING: '0ms',
+        SANDBOX_DELIVERED_DELAY_MS: '10',
+        SANDBOX_READ_DELAY_MS: '10',
+        SESSION_RECONNECT_BASE_DELAY_MS: '20',
+        OUTBOX_MESSAGE_TTL: '1m',
+      },
+      { clock },
+    );
     api = gateway.api;
   });
   afterAll(() => gateway.close());
@@ -42,7 +47,13 @@ describe('webhook payload schemas', () => {
         deviceKey: shop.key,
         json: { to: '4915112345699', text: 'too late' },
       });
-      await new Promise((resolve) => setTimeout(resolve, 2_200));
+      await clock.advance(61_000);
+      await eventually(
+        async () =>
+          (await api('GET', '/devices/schema-shop/outbox', { deviceKey: shop.key })).body.items.length === 0 ||
+          undefined,
+        'the queued message to expire',
+      );
       await bringOnline(api, shop, '4915112340001');
       await bringOnline(api, other, '4915112340002');
 

@@ -247,7 +247,7 @@ describe('webhook deliveries read model', () => {
       ),
     )();
     before.close();
-    expect(readFileSync(path).includes(tokens[0]!)).toBe(true);
+    expect(readFileSync(path).includes(tokens[0])).toBe(true);
     const db = new Database(path);
     const keyed = new WebhooksReadModel(db, new HookSecrets(randomBytes(32)));
     keyed.setup(db);

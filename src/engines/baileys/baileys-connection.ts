@@ -1,17 +1,9 @@
 /**
- * One Baileys socket of one device, seen through the engine port: it reports what happened (qr,
- * online, disconnected, inbound, receipts, contacts) and performs what the actor asks. It decides no
- * state; the actor does.
- *
- * Honest state: `online` is reported only on Baileys' `open` (socket open and authenticated), and a
- * connection that stops being alive is reported as disconnected at once, even before Baileys gets round
- * to closing it: a watchdog checks that the WebSocket is still open and that frames keep arriving (Baileys
- * pings every keepAliveIntervalMs and the server answers). Baileys' own keepalive check ends the socket
- * too, but its close then waits for the WebSocket closing handshake, which on a dead network takes up to
- * 30 s; the device must not claim to be online meanwhile.
- *
- * This class is the connection's lifecycle (linking, online, the watchdog, closing, logging out); what the
- * socket reports is mapped in baileys-inbound.ts, what the actor asks of it is done in baileys-outbound.ts.
+ * One Baileys socket of one device, seen through the engine port: it reports what happened (qr, online,
+ * disconnected, inbound, receipts, contacts) and performs what the actor asks; it decides no state. `online`
+ * only on Baileys' `open`, and a watchdog reports a dead connection at once rather than after the WebSocket's
+ * closing handshake (docs/api-guide.md, "Honest state"). Mapping what the socket reports: baileys-inbound.ts;
+ * doing what the actor asks: baileys-outbound.ts.
  */
 import type { ConnectionState } from 'baileys';
 import type { Logger } from 'pino';
@@ -222,7 +214,13 @@ export class BaileysConnection implements EngineConnection {
     void Promise.resolve(this.deps.socket.end(connectionLostError(detail))).catch(() => undefined);
   }
 
-  /** Runs from the start: a socket that falls silent while connecting or showing a QR is as dead as an online one. */
+  /**
+   * Checks that the WebSocket is still open and that frames keep arriving (Baileys pings every
+   * keepAliveIntervalMs and the server answers). Baileys' own keepalive check ends the socket too, but its close
+   * waits for the closing handshake, which on a dead network takes up to 30 s: the device must not claim to be
+   * online meanwhile. Runs from the start: a socket that falls silent while connecting or showing a QR is as
+   * dead as an online one.
+   */
   private startWatchdog(): void {
     const { keepAliveIntervalMs, keepAliveGraceMs } = this.deps.settings;
     const staleAfterMs = keepAliveIntervalMs + keepAliveGraceMs;

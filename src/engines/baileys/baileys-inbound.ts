@@ -129,7 +129,7 @@ export class BaileysInbound {
   }
 
   private async reportMessage(message: WAMessage): Promise<void> {
-    const key = message.key as WAMessage['key'] & { remoteJidAlt?: string | null; participantAlt?: string | null };
+    const key = message.key;
     const chatJid = key.remoteJid!;
     const isGroup = isGroupJid(chatJid);
     const fromMe = key.fromMe === true;

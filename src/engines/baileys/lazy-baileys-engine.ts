@@ -1,6 +1,7 @@
 /**
- * The Baileys engine as the registry holds it: Baileys itself (~0.6 s and ~55 MB to load) is imported
- * on first use, so a gateway whose devices all use the sandbox never loads it.
+ * The Baileys engine as the registry holds it: Baileys itself, slow and large to load
+ * (docs/notes/performance.md), is imported on first use, so a gateway whose devices all use the sandbox never
+ * loads it.
  */
 import type { Engine, EngineConnection, EngineEvents } from '../engine.js';
 import type { BaileysEngine, BaileysEngineOptions } from './baileys-engine.js';

@@ -162,7 +162,7 @@ export function outgoingContentOf(content: OutgoingContent, context: OutgoingCon
       const contacts = content.contacts.map((card) => ({ displayName: card.name, vcard: vCardOf(card) }));
       return {
         contacts: {
-          displayName: contacts.length === 1 ? contacts[0]!.displayName : `${contacts.length} contacts`,
+          displayName: contacts.length === 1 ? contacts[0].displayName : `${contacts.length} contacts`,
           contacts,
         },
       };
@@ -181,7 +181,7 @@ export function outgoingContentOf(content: OutgoingContent, context: OutgoingCon
       const inner = outgoingContentOf(content.content, context) as AnyMessageContent & {
         contextInfo?: proto.IContextInfo;
       };
-      return { ...inner, contextInfo: { ...inner.contextInfo, ...FORWARDED } } as AnyMessageContent;
+      return { ...inner, contextInfo: { ...inner.contextInfo, ...FORWARDED } };
     }
     case 'edit':
       return { text: content.text, edit: { remoteJid: context.chatJid, fromMe: true, id: content.messageId } };

@@ -1,14 +1,9 @@
 /**
- * What a device's traffic goes through when its settings name a proxy:
- * - its WhatsApp connection (a WebSocket, node:http underneath): an HTTP(S) CONNECT tunnel
- *   (https-proxy-agent, for `http://` and `https://` proxies) or SOCKS5 (socks-proxy-agent), TooTallNate's
- *   proxy-agents, the agents most Node HTTP and WebSocket clients use;
- * - its media downloads (Baileys downloads with fetch, which takes an undici dispatcher): undici's
- *   ProxyAgent, or its Socks5ProxyAgent.
- *
- * The proxy's host passes the outbound network guard where it is dialled: every address its name resolves
- * to is judged on each connection (guardedLookup), an IP literal before the agent is made. Checking the URL
- * when the setting is saved cannot see what a name resolves to.
+ * What a device's traffic goes through when its settings name a proxy: its WhatsApp WebSocket through an
+ * HTTP(S) CONNECT tunnel or SOCKS5 (TooTallNate's proxy-agents), its media downloads through undici's
+ * ProxyAgent or Socks5ProxyAgent (Baileys downloads with fetch). The proxy's host passes the outbound network
+ * guard where it is dialled, every resolved address on each connection: a check when the setting is saved
+ * cannot see what a name resolves to.
  */
 import type { Agent } from 'node:https';
 import { isIP } from 'node:net';
@@ -31,8 +26,8 @@ export function proxyAgentOf(proxy: ProxySetting, guard: OutboundGuardOptions): 
   // socks5h: the proxy resolves WhatsApp's host names, as a browser behind a SOCKS proxy does.
   // Both are agent-base agents: usable for http and https (and so ws and wss) destinations alike.
   if (url.startsWith('socks5:'))
-    return new SocksProxyAgent(url.replace(/^socks5:/, 'socks5h:'), { socketOptions: { lookup } }) as unknown as Agent;
-  return new TunnelAgent(url, { lookup }) as unknown as Agent;
+    return new SocksProxyAgent(url.replace(/^socks5:/, 'socks5h:'), { socketOptions: { lookup } });
+  return new TunnelAgent(url, { lookup });
 }
 
 /** The dispatcher media downloads (fetch) go through. */

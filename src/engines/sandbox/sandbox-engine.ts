@@ -1,10 +1,9 @@
 /**
- * The sandbox engine (the README's "Sessions and the sandbox engine"): a simulated network inside the gateway, so that
- * integrations can be built and tested with no phone. At the engine port it behaves like the real one:
- * codes until scanned, then a restart and a login with the stored credentials; sends, receipts,
- * number checks and avatars; the network may drop the connection or the phone may unlink the device.
- *
- * Besides the port, it offers what the phone and the network do (the admin /sandbox routes).
+ * The sandbox engine (docs/api-guide.md, "Sessions and the sandbox engine"): a simulated network inside the
+ * gateway, so that integrations can be built and tested with no phone. At the engine port it behaves like the
+ * real one: codes until scanned, then a restart and a login with the stored credentials; sends, receipts,
+ * number checks and avatars; dropped connections and unlinked devices. Besides the port, it offers what the
+ * phone and the network do (the admin /sandbox routes).
  */
 import type { ChatActivity, Engine, EngineConnection, EngineEvents, InboundMessage } from '../engine.js';
 import { isGroupId } from '../../messages/chat-id.js';

@@ -1,13 +1,14 @@
 /**
- * The media of a sandbox inbound message as the simulated network keeps it for the device to download:
- * the file the request's body was decoded into (moved aside, since the request removes its own files), read
- * as a stream at each download, so that messages waiting their turn to be recorded hold no media in
- * memory. Once the message is recorded the file goes; only when the device has not stored the media by
- * then (its download failed and is tried again later) are the bytes kept, in memory, for those later tries.
+ * The media of a sandbox inbound message as the simulated network keeps it for the device to download: the
+ * request body's decoded file, moved aside and streamed at each download, so messages waiting to be recorded
+ * hold no media in memory. The file goes once the message is recorded; only if the device's download failed
+ * (to be tried again later) are the bytes kept, in memory, for those tries.
  */
 import { createReadStream } from 'node:fs';
 import { readFile, rename, unlink } from 'node:fs/promises';
 import { Readable } from 'node:stream';
+
+export type HeldMedia = { path: string; size: number } | { base64: string };
 
 export class SandboxMedia {
   private bytes: Buffer | undefined;
@@ -30,6 +31,21 @@ export class SandboxMedia {
   static async fromFile(spooled: string, held: string, size: number): Promise<SandboxMedia> {
     await rename(spooled, held);
     return new SandboxMedia(held, undefined, size);
+  }
+
+  /**
+   * What another process of the gateway needs to take the media over (JSON: the held file, on the data directory
+   * every process shares, or the bytes in base64): a sandbox injection carried to the device's owner.
+   */
+  describe(): HeldMedia {
+    if (this.path) return { path: this.path, size: this.size };
+    return { base64: (this.bytes ?? Buffer.alloc(0)).toString('base64') };
+  }
+
+  /** The media `describe` told of: this process releases it from now on. */
+  static described(held: HeldMedia): SandboxMedia {
+    if ('path' in held) return new SandboxMedia(held.path, undefined, held.size);
+    return SandboxMedia.inMemory(Buffer.from(held.base64, 'base64'));
   }
 
   /** A fresh stream of the whole media (one per download attempt). */

@@ -1,5 +1,5 @@
 /**
- * The sandbox's rules for phone numbers (the README's "Sessions and the sandbox engine"): numbers ending in 0000 do not
+ * The sandbox's rules for phone numbers (docs/api-guide.md, "Sessions and the sandbox engine"): numbers ending in 0000 do not
  * exist, every other one does; a number ending in an odd digit has no avatar.
  */
 export const numberExists = (number: string): boolean => !number.endsWith('0000');

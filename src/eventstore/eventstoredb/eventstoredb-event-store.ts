@@ -1,22 +1,8 @@
 /**
  * The EventStoreDB / KurrentDB adapter of the event store port, over the gRPC client `@eventstore/db-client@6`.
- *
- * Positions. The port's `position` is the event's commit position in the transaction log, as a number.
- * Since the gRPC protocol (v20) every appended event is written as its own self-committing prepare record,
- * so an event's commit position is the byte offset of that record: unique per event, strictly increasing
- * in $all order, and equal to its prepare position (which is why `{ commit: p, prepare: p }` is a valid read
- * or subscription start). The number is exact while the log is below 2^53 bytes (8 PiB), far beyond any
- * single-node log; a larger value throws instead of silently losing precision. Events written by the
- * legacy TCP explicit-transaction API share one commit position and are not supported.
- *
- * Filtering. $all holds the server's own events; readers of the port never see system streams (`$…`, which
- * includes the `$$…` stream metadata streams), events with a system type (`$…`) or the snapshot streams.
- * Reads and subscriptions of $all filter on the server by stream name, so catch-up and rebuilds never
- * download snapshots (credentials among them) or system events. The v6 client's readAll takes no filter:
- * `readAllVisible` sends the same Read call with one, as the successor client (@kurrent/kurrentdb-client) does.
- *
  * Requires a gRPC server (EventStoreDB ≥ 22.10 or any KurrentDB), which reports event positions on stream
- * reads and idempotent appends.
+ * reads and idempotent appends. Positions: toPosition; what readers never see: isVisible. How it runs and
+ * what differs from SQLite: docs/operations.md, "Running on EventStoreDB / KurrentDB".
  */
 import {
   AccessDeniedError,
@@ -152,7 +138,7 @@ export function toEsdbConnectionString(connectionString: string): string {
   if (query === undefined) return esdb;
   const kept = query
     .split('&')
-    .filter((pair) => pair.split('=')[0]!.toLowerCase().replace(/[_-]/g, '') !== 'throwonappendfailure');
+    .filter((pair) => pair.split('=')[0].toLowerCase().replace(/[_-]/g, '') !== 'throwonappendfailure');
   return kept.length > 0 ? `${base}?${kept.join('&')}` : base;
 }
 
@@ -351,7 +337,7 @@ class EventStoreDbStore implements EventStore {
         },
         { cancel: () => cancel?.() },
       );
-      const reached = last as Position | undefined;
+      const reached = last;
       // A short chunk is the end of $all (the server counts only the events that pass its filter); a chunk that
       // did not move forward cannot be paged further.
       if (visible.length >= limit || seen < chunk || !reached || reached.commit <= after) return visible;
@@ -563,7 +549,7 @@ function readAllVisible(
     (grpcClient: InstanceType<typeof streamsGrpc.StreamsClient>) =>
       grpcClient.read(request, ...(calls.callArguments({}, { deadline: Infinity }) as [never, never])),
   );
-  return new ReadStream(create as never, convertGrpcEvent, {});
+  return new ReadStream(create, convertGrpcEvent, {});
 }
 
 /** Cancels a read's gRPC call and ends the Readable, so a pending iteration settles. */
@@ -708,6 +694,13 @@ function snapshotStreamOf(streamId: string): string {
   return `${SNAPSHOT_STREAM_PREFIX}${streamId}`;
 }
 
+/**
+ * $all holds the server's own events; readers of the port never see system streams (`$…`, which includes the
+ * `$$…` stream metadata streams), events with a system type (`$…`) or the snapshot streams. Reads and
+ * subscriptions of $all filter on the server by stream name, so catch-up and rebuilds never download
+ * snapshots (credentials among them) or system events; the v6 client's readAll takes no filter, hence
+ * readAllVisible, which sends one as the successor client (@kurrent/kurrentdb-client) does.
+ */
 function isVisible(streamId: string, type: string): boolean {
   return !streamId.startsWith('$') && !streamId.startsWith(SNAPSHOT_STREAM_PREFIX) && !type.startsWith('$');
 }
@@ -741,6 +734,14 @@ function toStoredEvent(event: RecordedEvent, fromAll: boolean): StoredEvent {
   };
 }
 
+/**
+ * The port's `position` is the event's commit position in the transaction log, as a number. Since the gRPC
+ * protocol (v20) every appended event is its own self-committing prepare record, so its commit position is
+ * that record's byte offset: unique per event, strictly increasing in $all order, and equal to its prepare
+ * position (hence `{ commit: p, prepare: p }` as a read or subscription start). Exact below 2^53 bytes
+ * (8 PiB), far beyond any single-node log; beyond, it throws rather than lose precision. Events written by the
+ * legacy TCP explicit-transaction API share one commit position and are not supported.
+ */
 function toPosition(position: Position): number {
   if (position.commit > BigInt(Number.MAX_SAFE_INTEGER)) {
     throw new RangeError(
@@ -811,7 +812,7 @@ function toStoreError(error: unknown, what: string): unknown {
     (converted instanceof Error &&
       /failed to discover|no connection established|ECONNREFUSED|ENOTFOUND|EAI_AGAIN/i.test(converted.message));
   if (unavailable) {
-    return new StoreUnavailableError(`${what}: event store unavailable (${(converted as Error).message})`, {
+    return new StoreUnavailableError(`${what}: event store unavailable (${converted.message})`, {
       cause: error,
     });
   }

@@ -1,32 +1,27 @@
 /**
  * WAL checkpoints off the JavaScript thread. SQLite's automatic checkpoint runs inside the COMMIT that
- * crosses its threshold: it copies the WAL's pages into the database file and fsyncs both, blocking every
- * request for that long (at sustained sends, the store's and the read models' checkpoints took a large share
- * of the event loop and most of the p99). Here one worker thread, with a connection of its own to each
- * registered file, runs PASSIVE checkpoints: they never block writers or readers, and a busy file (another
- * process checkpointing it) is simply tried again on the next round.
- *
- * Rounds come every ACTIVE_EVERY_MS while a WAL grows, and back off to IDLE_EVERY_MS when none does (no
- * longer, so that the first checkpoint of a burst of writes is still a small one). Small,
- * frequent checkpoints: each ends with an fsync of the database file, and a large one made the next flushes of
- * the WAL wait behind it (bench `send`, p99 at 50 connections: 28 ms with a round every 200 ms, 52 ms every
- * 2 s, 14 ms every 20 ms).
- *
- * The connections that write keep an automatic checkpoint, only at FALLBACK_AUTOCHECKPOINT_PAGES: if the
- * worker never finds the WAL quiet enough to finish (a checkpoint copies up to the frame it started at), the
- * writer checkpoints once the WAL reaches that size, which costs little then, since the worker has already
- * copied nearly every page.
- *
- * The worker is evaluated from a string (CommonJS), so that it runs the same under node, tsx and vitest.
+ * crosses its threshold and blocks every request while it copies and fsyncs. Here one worker thread, with a
+ * connection of its own to each registered file, runs small, frequent PASSIVE checkpoints (never blocking a
+ * writer or reader; a busy file is tried next round), and the writers keep an automatic checkpoint only as a
+ * fallback. docs/architecture.md, "When an append is durable"; the intervals' figures: docs/notes/performance.md.
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 
+/**
+ * Rounds come every ACTIVE_EVERY_MS while a WAL grows, and back off to IDLE_EVERY_MS when none does (no
+ * longer, so that the first checkpoint of a burst is still small): each ends with an fsync of the database
+ * file, and a large one makes the WAL's next flushes wait behind it.
+ */
 const ACTIVE_EVERY_MS = 20;
 const IDLE_EVERY_MS = 200;
-/** 64 MiB of 4 KiB pages. */
+/**
+ * 64 MiB of 4 KiB pages. If the worker never finds the WAL quiet enough to finish (a checkpoint copies up to
+ * the frame it started at), the writer checkpoints at this size, cheaply: the worker has copied nearly every page.
+ */
 export const FALLBACK_AUTOCHECKPOINT_PAGES = 16_384;
 
+/** Evaluated from a string (CommonJS), so that it runs the same under node, tsx and vitest. */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.sqlite);

@@ -1,14 +1,9 @@
 /**
- * Group commit: requests submitted during one turn of the event loop are handed to `commit` together,
- * so one fsync covers all of them. Durable throughput then grows with concurrency instead of being
- * capped by the disk's flush rate. `commit` answers one result or Error per request, in order.
- *
- * `commit` may instead answer BUSY (another process holds the file's write lock; nothing was done): the
- * batch is tried again after a short jittered pause, without blocking the event loop meanwhile, until the
- * oldest request has waited `busy.deadlineMs`; then the batch fails with `busy.error()`.
- *
- * With `durable`, a committed batch is answered only once `durable()` resolves (the commit is on disk; see
- * WalSync), and the next batch commits meanwhile instead of waiting for the disk.
+ * Group commit: requests submitted during one turn of the event loop are handed to `commit` together, so one
+ * fsync covers them all and durable throughput grows with concurrency. `commit` answers a result or Error per
+ * request, in order, or BUSY (another process holds the write lock): the batch is tried again after a short
+ * jittered pause, off the event loop, until `busy.deadlineMs` (docs/architecture.md, "Several processes").
+ * With `durable`, a batch is answered once on disk (WalSync) while the next one commits.
  */
 export const BUSY = Symbol('busy');
 
@@ -83,7 +78,7 @@ export class GroupCommitter<Request, Result> {
     this.busyStreak = 0;
     const answer = (failure?: Error) =>
       batch.forEach((waiter, i) => {
-        const outcome = failure ?? outcomes[i]!;
+        const outcome = failure ?? outcomes[i];
         if (outcome instanceof Error) waiter.reject(outcome);
         else waiter.resolve(outcome);
       });

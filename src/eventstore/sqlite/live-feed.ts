@@ -50,7 +50,7 @@ class FeedSubscription implements Subscription {
     if (!this.live) return; // still catching up: the file has these events
     // Several writers: the file may have shown some of these before they were fed (see SqliteEventStore's tail).
     const seen = this.lastOffered();
-    const events = offered[0]!.position > seen ? offered : offered.filter((event) => event.position > seen);
+    const events = offered[0].position > seen ? offered : offered.filter((event) => event.position > seen);
     if (events.length === 0) return;
     this.buffered.push(events);
     this.bufferedCount += events.length;
@@ -65,7 +65,7 @@ class FeedSubscription implements Subscription {
 
   private lastOffered(): number {
     const batch = this.buffered[this.buffered.length - 1];
-    return batch ? batch[batch.length - 1]!.position : this.last;
+    return batch ? batch[batch.length - 1].position : this.last;
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<readonly StoredEvent[]> {
@@ -77,15 +77,15 @@ class FeedSubscription implements Subscription {
             this.live = true;
             continue;
           }
-          this.last = page[page.length - 1]!.position;
+          this.last = page[page.length - 1].position;
           yield page;
           continue;
         }
         if (this.buffered.length > 0) {
-          const batch = this.buffered.length === 1 ? this.buffered[0]! : this.buffered.flat();
+          const batch = this.buffered.length === 1 ? this.buffered[0] : this.buffered.flat();
           this.buffered = [];
           this.bufferedCount = 0;
-          this.last = batch[batch.length - 1]!.position;
+          this.last = batch[batch.length - 1].position;
           yield batch;
           continue;
         }

@@ -279,7 +279,7 @@ export class SqliteEventStore implements EventStore {
       for (;;) {
         const page = this.readAllNow(tail.last, READ_ALL_PAGE);
         if (page.length === 0) break;
-        tail.last = page[page.length - 1]!.position;
+        tail.last = page[page.length - 1].position;
         this.feed.publish(page);
       }
       // Only once read to the end: a read that failed leaves the version unseen, so the next tick reads again.
@@ -388,8 +388,8 @@ export class SqliteEventStore implements EventStore {
       return;
     }
     // Right after what was fed: hand it over as it is. Another process committed in between: read the file in order.
-    if (committed[0]!.position === tail.last + 1) {
-      tail.last = committed[committed.length - 1]!.position;
+    if (committed[0].position === tail.last + 1) {
+      tail.last = committed[committed.length - 1].position;
       this.feed.publish(committed);
     } else this.pollTail(true);
   }
@@ -426,8 +426,8 @@ export class SqliteEventStore implements EventStore {
         revision,
         id,
         event.type,
-        json[i]!.data,
-        json[i]!.metadata,
+        json[i].data,
+        json[i].metadata,
         createdAt,
       );
       position = Number(info.lastInsertRowid);
@@ -466,7 +466,7 @@ export class SqliteEventStore implements EventStore {
     } catch (error) {
       throw new ResolverFailure(error);
     }
-    if (events.length === 0) return { unchanged: newer[newer.length - 1]!.position };
+    if (events.length === 0) return { unchanged: newer[newer.length - 1].position };
     return { ...append, events, json, expectedRevision: current, onConflict: undefined };
   }
 
@@ -492,9 +492,9 @@ export class SqliteEventStore implements EventStore {
     const same =
       first.streamId === streamId &&
       stored.length === events.length &&
-      stored.every((event, i) => event.id === events[i]!.id && event.type === events[i]!.type);
+      stored.every((event, i) => event.id === events[i].id && event.type === events[i].type);
     if (!same) throw new IdempotencyViolationError(`event ids of stream ${streamId} re-appended with other content`);
-    const last = stored[stored.length - 1]!;
+    const last = stored[stored.length - 1];
     return { nextExpectedRevision: last.revision, position: last.position };
   }
 

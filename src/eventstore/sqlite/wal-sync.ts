@@ -1,10 +1,9 @@
 /**
- * Makes commits durable off the JavaScript thread. The store runs SQLite with synchronous=NORMAL, so a
- * COMMIT writes its WAL frames into the page cache and returns; this flushes the WAL file with fdatasync on
- * libuv's thread pool, and an append is answered only once a flush that began after its commit has ended.
- * That is what synchronous=FULL promises (the WAL synced before the answer), without the ~0.4 ms the flush
- * takes on this kind of disk blocking every other request for its length. Flushes never overlap: commits
- * made while one runs wait for the next, which covers all of them (group commit at the disk).
+ * Makes commits durable off the JavaScript thread: SQLite runs with synchronous=NORMAL, this flushes the WAL
+ * with fdatasync on libuv's thread pool, and an append is answered once a flush that began after its commit
+ * has ended. That is synchronous=FULL's promise without the flush blocking every request for its length
+ * (docs/notes/performance.md). Flushes never overlap: one covers every commit made before it began.
+ * docs/architecture.md, "When an append is durable".
  */
 import { closeSync, fdatasync, fsyncSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';

@@ -4,72 +4,190 @@
  * body costs disk and CPU (inflating, decoding base64) even though it is streamed: a burst of big or
  * hostile bodies then waits instead of piling up. Small bodies skip the gate.
  *
- * One device may have at most `perDevice` bodies in the gate (read or waiting), so that it cannot take
- * every slot; a read whose client is gone, or that receives nothing for `idleTimeoutMs`, gives its slot
- * back at once (see watchBody).
+ * Fair between devices: one device has at most `perDevice` bodies read at once (a quarter of the slots by
+ * default, so that two device keys sending slow bodies leave half of them to everyone else), and at most as
+ * many more waiting, in its own first-come order; a freed slot goes to the devices in turn. A read whose
+ * client is gone, that receives nothing for `idleTimeoutMs`, or that arrives slower than `minBytesPerSecond`
+ * gives its slot back at once (see watchBody).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import PQueue from 'p-queue';
 import { Problem } from '../problem.js';
 
 export interface BodyGateSettings {
   concurrency: number;
   queue: number;
-  /** Bodies one device may have read or waiting at once (default: half the concurrency, at least 1). */
+  /** Bodies one device may have read at once, and waiting (default: a quarter of the concurrency, at least 1). */
   perDevice?: number;
   /** A gated body that receives no bytes for this long is answered 408 (default 8 s; tests shorten it). */
   idleTimeoutMs?: number;
+  /** A gated body that arrives slower than this, over a window after a grace period, is answered 408. */
+  minBytesPerSecond?: number;
+  /** How long a body is read before its rate counts, and the window it is measured over (tests shorten them). */
+  rateGraceMs?: number;
+  rateWindowMs?: number;
 }
 
 /** Bodies up to this size, with a known length and no Content-Encoding, are read without waiting. */
 export const SMALL_BODY_BYTES = 1024 * 1024;
 /** Long for a live connection to send nothing, and short enough that a stalled body is gone well within 10 s. */
 export const BODY_IDLE_TIMEOUT_MS = 8_000;
+/**
+ * A body trickled in a few bytes at a time keeps its slot past any idle timeout: under 512 bytes/s over
+ * 10 s, after its first 10 s, it is cut. The slowest mobile links (EDGE) still carry several KiB/s.
+ */
+export const BODY_MIN_BYTES_PER_SECOND = 512;
+export const BODY_RATE_GRACE_MS = 10_000;
+export const BODY_RATE_WINDOW_MS = 10_000;
 
 const busy = (detail: string) => new Problem(503, 'server_busy', detail, { headers: { 'Retry-After': '1' } });
 
+interface Waiter {
+  start(): void;
+  signal: AbortSignal;
+  onAbort: () => void;
+}
+
 export class BodyGate {
-  private readonly queue: PQueue;
   readonly perDevice: number;
   readonly idleTimeoutMs: number;
-  /** Bodies in the gate (read or waiting) per device. */
-  private readonly held = new Map<string, number>();
+  readonly rate: { minBytesPerSecond: number; graceMs: number; windowMs: number };
+  private reading = 0;
+  private waitingCount = 0;
+  /** Bodies being read per device. */
+  private readonly readingBy = new Map<string, number>();
+  /** Bodies waiting per device, oldest first. */
+  private readonly waitingBy = new Map<string, Waiter[]>();
+  /** When each device with bodies in the gate last began a read (a count of reads begun), for the turns. */
+  private readonly lastStart = new Map<string, number>();
+  private starts = 0;
 
   constructor(private readonly settings: BodyGateSettings) {
-    this.queue = new PQueue({ concurrency: settings.concurrency });
-    this.perDevice = settings.perDevice ?? Math.max(1, Math.floor(settings.concurrency / 2));
+    this.perDevice = settings.perDevice ?? Math.max(1, Math.floor(settings.concurrency / 4));
     this.idleTimeoutMs = settings.idleTimeoutMs ?? BODY_IDLE_TIMEOUT_MS;
+    this.rate = {
+      minBytesPerSecond: settings.minBytesPerSecond ?? BODY_MIN_BYTES_PER_SECOND,
+      graceMs: settings.rateGraceMs ?? BODY_RATE_GRACE_MS,
+      windowMs: settings.rateWindowMs ?? BODY_RATE_WINDOW_MS,
+    };
   }
 
   /**
-   * Runs `read` in its turn, or throws 503 when the queue (or the device's share) is full. When `signal`
-   * aborts, a waiting read is dropped and a running one gives up its slot; either way this throws the
+   * Runs `read` in its turn, or throws 503 when the queue (or the device's share of it) is full. When `signal`
+   * aborts, a waiting read is dropped and a running one gives up its slot at once; either way this throws the
    * signal's reason.
    */
   async run<T>(deviceId: string, read: () => Promise<T>, signal: AbortSignal): Promise<T> {
-    if (this.queue.pending >= this.settings.concurrency && this.queue.size >= this.settings.queue) {
-      throw busy('too many large request bodies are being read right now; try again shortly');
-    }
-    const held = this.held.get(deviceId) ?? 0;
-    if (held >= this.perDevice) {
-      throw busy(
-        `this device already has ${held} large request bodies being read or waiting, its most at once; try again shortly`,
-      );
-    }
-    this.held.set(deviceId, held + 1);
+    signal.throwIfAborted();
+    if (!this.mayStart(deviceId)) {
+      const waiting = this.waitingBy.get(deviceId)?.length ?? 0;
+      if (waiting >= this.perDevice)
+        throw busy(
+          `this device already has ${this.readingBy.get(deviceId) ?? 0} large request bodies being read and ${waiting} waiting, its most at once; try again shortly`,
+        );
+      if (this.waitingCount >= this.settings.queue)
+        throw busy('too many large request bodies are being read right now; try again shortly');
+      await this.waitTurn(deviceId, signal);
+    } else this.take(deviceId);
     try {
-      return await this.queue.add(read, { signal });
+      // The read itself may go on a little after an abort (its caller waits for it); its slot does not.
+      return await new Promise<T>((resolve, reject) => {
+        const onAbort = () => reject(signal.reason);
+        if (signal.aborted) return onAbort();
+        signal.addEventListener('abort', onAbort, { once: true });
+        read()
+          .then(resolve, reject)
+          .finally(() => signal.removeEventListener('abort', onAbort));
+      });
     } finally {
-      const left = this.held.get(deviceId)! - 1;
-      if (left === 0) this.held.delete(deviceId);
-      else this.held.set(deviceId, left);
+      this.give(deviceId);
     }
   }
 
   /** Bodies being read and waiting (metrics, tests). */
   get load(): { reading: number; waiting: number } {
-    return { reading: this.queue.pending, waiting: this.queue.size };
+    return { reading: this.reading, waiting: this.waitingCount };
+  }
+
+  private mayStart(deviceId: string): boolean {
+    return this.reading < this.settings.concurrency && (this.readingBy.get(deviceId) ?? 0) < this.perDevice;
+  }
+
+  private take(deviceId: string): void {
+    this.reading++;
+    this.readingBy.set(deviceId, (this.readingBy.get(deviceId) ?? 0) + 1);
+    this.lastStart.set(deviceId, ++this.starts);
+  }
+
+  private give(deviceId: string): void {
+    this.reading--;
+    const left = this.readingBy.get(deviceId)! - 1;
+    if (left > 0) this.readingBy.set(deviceId, left);
+    else {
+      this.readingBy.delete(deviceId);
+      if (!this.waitingBy.has(deviceId)) this.lastStart.delete(deviceId);
+    }
+    this.startNext();
+  }
+
+  private waitTurn(deviceId: string, signal: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = {
+        signal,
+        start: () => {
+          signal.removeEventListener('abort', waiter.onAbort);
+          resolve();
+        },
+        onAbort: () => {
+          this.dropWaiter(deviceId, waiter);
+          reject(signal.reason);
+        },
+      };
+      signal.addEventListener('abort', waiter.onAbort, { once: true });
+      const queue = this.waitingBy.get(deviceId);
+      if (queue) queue.push(waiter);
+      else this.waitingBy.set(deviceId, [waiter]);
+      this.waitingCount++;
+    });
+  }
+
+  private dropWaiter(deviceId: string, waiter: Waiter): void {
+    const queue = this.waitingBy.get(deviceId);
+    const index = queue?.indexOf(waiter) ?? -1;
+    if (!queue || index < 0) return;
+    queue.splice(index, 1);
+    this.waitingCount--;
+    if (queue.length > 0) return;
+    this.waitingBy.delete(deviceId);
+    if (!this.readingBy.has(deviceId)) this.lastStart.delete(deviceId);
+  }
+
+  /**
+   * Free slots go to the waiting devices in turn, each one's oldest body first: to the one with the fewest bodies
+   * being read, and of those to the one whose last read began longest ago.
+   */
+  private startNext(): void {
+    while (this.reading < this.settings.concurrency) {
+      let next: string | undefined;
+      for (const deviceId of this.waitingBy.keys()) {
+        if (!this.mayStart(deviceId)) continue;
+        if (next === undefined || this.goesBefore(deviceId, next)) next = deviceId;
+      }
+      if (next === undefined) return;
+      const queue = this.waitingBy.get(next)!;
+      const waiter = queue.shift()!;
+      this.waitingCount--;
+      if (queue.length === 0) this.waitingBy.delete(next);
+      this.take(next);
+      waiter.start();
+    }
+  }
+
+  private goesBefore(a: string, b: string): boolean {
+    const readingA = this.readingBy.get(a) ?? 0;
+    const readingB = this.readingBy.get(b) ?? 0;
+    if (readingA !== readingB) return readingA < readingB;
+    return (this.lastStart.get(a) ?? -1) < (this.lastStart.get(b) ?? -1);
   }
 }
 
@@ -84,9 +202,15 @@ export interface BodyWatch {
 /**
  * Ties a gated read to its request. Without it, a request whose client went away while it waited would
  * still be read in its turn (waiting for bytes that never come, and keeping the slot for good), and a
- * client that stops sending would keep its slot until the server's requestTimeout.
+ * client that stops sending would keep its slot until the server's requestTimeout, and one that sends a few
+ * bytes now and then would keep it for good.
  */
-export function watchBody(req: IncomingMessage, res: ServerResponse, idleMs: number): BodyWatch {
+export function watchBody(
+  req: IncomingMessage,
+  res: ServerResponse,
+  idleMs: number,
+  rate?: BodyGate['rate'],
+): BodyWatch {
   const controller = new AbortController();
   // 'close' also follows a body read to its end: only one that never ended means the client is gone.
   const onClose = () => {
@@ -107,6 +231,39 @@ export function watchBody(req: IncomingMessage, res: ServerResponse, idleMs: num
   req.once('close', onClose);
   if (req.destroyed) onClose();
   let idleWatched = false;
+  let rateTimer: NodeJS.Timeout | undefined;
+  // The socket's count of bytes received: read without taking the body's data from its reader. A window in
+  // which bytes waited for the reader (so that the server stopped reading the socket) says nothing of the client
+  // and is not judged.
+  const watchRate = ({ minBytesPerSecond, graceMs, windowMs }: BodyGate['rate']) => {
+    const socket = req.socket;
+    const began = Date.now();
+    const samples = [{ at: began, bytes: socket.bytesRead, readerBehind: false }];
+    rateTimer = setInterval(
+      () => {
+        if (req.complete || controller.signal.aborted) return;
+        const now = Date.now();
+        samples.push({ at: now, bytes: socket.bytesRead, readerBehind: req.readableLength > 0 || req.isPaused() });
+        // Keep the newest sample at least a window old as the window's start.
+        while (samples.length > 2 && now - samples[1].at >= windowMs) samples.shift();
+        const start = samples[0];
+        if (now - began < graceMs || now - start.at < windowMs) return;
+        if (samples.some(({ readerBehind }) => readerBehind)) return;
+        const perSecond = ((socket.bytesRead - start.bytes) * 1000) / (now - start.at);
+        if (perSecond >= minBytesPerSecond) return;
+        controller.abort(
+          new Problem(
+            408,
+            'request_timeout',
+            `the request body arrived at ${Math.round(perSecond)} bytes/s over the last ${Math.round((now - start.at) / 1000)} s, slower than this server waits for (${minBytesPerSecond} bytes/s)`,
+            { headers: { Connection: 'close' } },
+          ),
+        );
+      },
+      Math.max(10, Math.min(windowMs, graceMs) / 4),
+    );
+    rateTimer.unref();
+  };
   return {
     signal: controller.signal,
     reading() {
@@ -114,8 +271,10 @@ export function watchBody(req: IncomingMessage, res: ServerResponse, idleMs: num
       idleWatched = true;
       res.on('timeout', onIdle);
       req.socket.setTimeout(idleMs);
+      if (rate) watchRate(rate);
     },
     dispose() {
+      clearInterval(rateTimer);
       req.off('close', onClose);
       // A read cut short still waits for the rest of the body: once the answer is out, the request is ended
       // (Node leaves a request whose answer is done out of the connection's clean-up), so that read ends too.

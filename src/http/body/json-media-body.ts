@@ -1,16 +1,9 @@
 /**
- * Reads the JSON body of a media send without ever holding the media in memory: the value of the
- * `base64` property (top-level by default, or at another path of object keys, `media.base64` for the
- * sandbox's inbound messages) is decoded while it streams in and written to a file; everything else
- * (to, caption, mimetype…) is kept, bounded, and parsed with JSON.parse as usual, the base64 string
- * replaced by a placeholder.
- *
- * Why a hand-written scanner rather than a streaming JSON library: the scanner does not parse JSON, it
- * only has to find where one string starts and ends (quotes, backslash escapes, nesting depth), and
- * JSON.parse still checks the syntax of everything around it. stream-json, the one maintained streaming
- * tokenizer that hands out a long string in chunks, states that it is not meant for untrusted input;
- * @streamparser/json emits a string only once it is whole. Every byte here is counted: the body as
- * decoded, the fields kept in memory and the media written.
+ * Reads the JSON body of a media send without holding the media in memory: the `base64` property (top-level,
+ * or at a path such as `media.base64`) is decoded as it streams in and written to a file; the other fields are
+ * kept, bounded, and parsed by JSON.parse with a placeholder for that string. A hand-written scanner (it only
+ * finds where the string starts and ends; JSON.parse still checks the rest), since stream-json is not meant for
+ * untrusted input and @streamparser/json emits a string only once whole. Every byte read is counted.
  */
 import { type Hash, createHash } from 'node:crypto';
 import { type FileHandle, open } from 'node:fs/promises';
@@ -23,7 +16,8 @@ export interface SpooledBase64 {
   size: number;
   /**
    * base64url SHA-256 of the base64 text as sent (the Idempotency-Key fingerprint uses it, as before); ''
-   * when the reader was told no route needs it (hashing 1.4 MB of text per MiB of media costs 1–2 ms).
+   * when the reader was told no route needs it: hashing all that text is CPU a media send should not pay for
+   * nothing (docs/notes/performance.md).
    */
   textDigest: string;
   /** The type named by a `data:<type>;base64,` prefix. */
@@ -140,7 +134,7 @@ export async function readJsonMediaBody(
     string,
     unknown
   >;
-  const key = path[path.length - 1]!;
+  const key = path[path.length - 1];
   if (holder?.[key] !== PLACEHOLDER_VALUE) throw givenTwice(path);
   delete holder[key];
   if (media.size === 0)
@@ -201,7 +195,7 @@ class Scanner {
     let quoteAt = -2;
     let backslashAt = -2;
     for (let i = 0; i < chunk.length; i++) {
-      const byte = chunk[i]!;
+      const byte = chunk[i];
       if (this.sink) {
         // The run of characters up to the next quote or backslash goes to the sink at once (a control
         // byte in it is the sink's to refuse); quotes and escapes are taken one by one.
@@ -383,7 +377,7 @@ class Scanner {
 /** Whether a raw run is alphabet and spaces only (a raw tab or newline is malformed JSON: not gathered). */
 function gatherable(span: Buffer): boolean {
   for (let i = 0; i < span.length; i++) {
-    const byte = span[i]!;
+    const byte = span[i];
     if (CLASS[byte] !== 1 && byte !== 0x20) return false;
   }
   return true;
@@ -448,7 +442,7 @@ class Base64Sink {
     // A short run of the alphabet (and spaces) after an escape, every `/` escaped by PHP's json_encode say,
     // joins the gathered characters; anything else (plain text in small chunks too) is taken as it comes.
     if (this.gatheredLength > 0 && span.length < GATHERED_CHARS && gatherable(span)) {
-      for (let i = 0; i < span.length; i++) this.gather(span[i]!, output);
+      for (let i = 0; i < span.length; i++) this.gather(span[i], output);
       return;
     }
     this.flushGathered(output);
@@ -482,8 +476,8 @@ class Base64Sink {
       // The first characters are held back until it is clear whether they start a data URL.
       let i = 0;
       while (i < rest.length && this.prefix !== undefined) {
-        if (raw && rest[i]! < 0x20) throw malformedJson();
-        this.prefix += String.fromCharCode(rest[i]!);
+        if (raw && rest[i] < 0x20) throw malformedJson();
+        this.prefix += String.fromCharCode(rest[i]);
         i++;
         if (!'data:'.startsWith(this.prefix.slice(0, 5).toLowerCase())) {
           const held = Buffer.from(this.prefix, 'latin1');
@@ -516,15 +510,15 @@ class Base64Sink {
     // The characters that complete the quantum begun by the carry, then whole quanta, then the 0-3 left over:
     // each decoded from its own string (never one string of carry + slice, which V8 copies again to flatten).
     if (this.carry.length + slice.length < 4) {
-      for (let i = 0; i < slice.length; i++) if (CLASS[slice[i]!] !== 1) return false;
+      for (let i = 0; i < slice.length; i++) if (CLASS[slice[i]] !== 1) return false;
       this.carry += slice.toString('latin1');
       this.payloadLength += slice.length;
       return true;
     }
     const head = this.carry.length > 0 ? 4 - this.carry.length : 0;
-    for (let i = 0; i < head; i++) if (CLASS[slice[i]!] !== 1) return false;
+    for (let i = 0; i < head; i++) if (CLASS[slice[i]] !== 1) return false;
     const whole = slice.length - head - ((slice.length - head) % 4);
-    for (let i = head + whole; i < slice.length; i++) if (CLASS[slice[i]!] !== 1) return false;
+    for (let i = head + whole; i < slice.length; i++) if (CLASS[slice[i]] !== 1) return false;
     let bytes: Buffer | undefined;
     if (whole > 0) {
       // Node's decoder skips every byte outside its alphabet (the base64 and base64url ones; a padding `=`
@@ -544,7 +538,7 @@ class Base64Sink {
     const clean = Buffer.allocUnsafe(span.length);
     let n = 0;
     for (let i = 0; i < span.length; i++) {
-      const byte = span[i]!;
+      const byte = span[i];
       if (raw && byte < 0x20) throw malformedJson();
       const kind = CLASS[byte];
       if (kind === 1) {

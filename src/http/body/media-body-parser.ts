@@ -1,11 +1,9 @@
 /**
  * The request body parser of media sends, used instead of the app's 1 MiB JSON parser (and only after
- * authentication): JSON whose `base64` media is decoded to a file while it streams in (never held in
- * memory; json-media-body.ts), or multipart/form-data with one `file` part (streamed by formidable into
- * DATA_DIR, capped at the kind's limit) and the other fields as text parts. Every limit applies to the
- * bytes as decoded from their Content-Encoding, so a small compressed body cannot expand past them.
- * Large bodies are read a few at a time (BodyGate). Files the handler did not adopt are removed when the
- * request ends.
+ * authentication): JSON whose `base64` is decoded to a file as it streams in (json-media-body.ts), or
+ * multipart/form-data with one `file` part (formidable, into DATA_DIR). Every limit applies to the bytes as
+ * decoded from their Content-Encoding; large bodies are read a few at a time (BodyGate); files the handler
+ * did not adopt are removed when the request ends.
  */
 import { randomUUID } from 'node:crypto';
 import { unlink } from 'node:fs/promises';
@@ -130,7 +128,7 @@ export function mediaBodyParser(options: MediaBodyParserOptions): Middleware {
       };
       if (small) await read();
       else {
-        const watch = watchBody(ctx.req, ctx.res, options.gate.idleTimeoutMs);
+        const watch = watchBody(ctx.req, ctx.res, options.gate.idleTimeoutMs, options.gate.rate);
         let reading: Promise<void> | undefined;
         try {
           await options.gate.run(

@@ -71,7 +71,7 @@ function toProblem(error: HttpishError): Problem {
   }
   if (isDecodingError(error)) return undecodableBody();
   const status = error.status ?? error.statusCode;
-  if (error instanceof SyntaxError) return parseFailure(error as SyntaxError & { body?: unknown });
+  if (error instanceof SyntaxError) return parseFailure(error);
   // inflation refuses an encoding it does not know with a bare 415 (no type, no message worth showing).
   if (status === 415)
     return unsupportedMediaType('Content-Encoding must be gzip, deflate, br or none (one of them, lower case)');

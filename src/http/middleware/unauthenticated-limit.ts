@@ -1,17 +1,9 @@
 /**
- * A per-address allowance of failed authentications: beyond it, every request from that address that does
- * not authenticate for the route it asks for gets `429 rate_limited` with Retry-After, before its body is
- * read (routes authenticate before they parse a body), so flooding or guessing keys from one address stays
- * cheap for the gateway. A request with a known key goes on to its route and is refused only if its
- * authentication there fails, so a device-key client using its own routes is never limited, while one
- * guessing another device's key or the admin key is. Public routes (/health, /docs, /openapi.json, the
- * dashboard) ask for no key, so nothing fails there and they always answer: behind one NAT or proxy address
- * one client guessing keys must not fail everybody's health checks.
- *
- * Counted: every 401, and every 403 of a request that presented a key the gateway does not know (a wrong
- * admin key next to a valid device key). A valid device key alone on an admin route (403) guesses nothing.
- * The address is the client's as src/http/client-address.ts reads it (behind a trusted proxy, from
- * X-Forwarded-For). Counted in memory with rate-limiter-flexible (one process serves the API).
+ * A per-address allowance of failed authentications (UNAUTHENTICATED_RATE_PER_MINUTE; what counts:
+ * docs/configuration.md, "HTTP limits"): beyond it, a request from that address that does not authenticate
+ * for its route gets `429 rate_limited` before its body is read, so flooding or guessing keys stays cheap.
+ * A known key on its own routes and the public routes are never refused: behind one NAT or proxy address,
+ * one client guessing keys must not fail everybody's health checks. Counted in memory (rate-limiter-flexible).
  */
 import type { Context, Middleware } from 'koa';
 import { RateLimiterMemory } from 'rate-limiter-flexible';

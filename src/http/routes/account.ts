@@ -23,8 +23,9 @@ export function accountRoutes({
   account,
   lookups,
 }: {
-  account: AccountCommands;
-  lookups: ContactLookups;
+  /** With several processes, all but `blocked` are served by the device's owner (src/cluster/owner-calls.ts). */
+  account: Pick<AccountCommands, 'profile' | 'changeProfile' | 'block' | 'blocked'>;
+  lookups: Pick<ContactLookups, 'about'>;
 }): RouteSpec[] {
   const block = (blocked: boolean) =>
     defineRoute({

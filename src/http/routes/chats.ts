@@ -52,7 +52,8 @@ export function chatRoutes({
   chats,
   index,
 }: {
-  chats: ChatCommands;
+  /** With several processes, served by the device's owner (src/cluster/owner-calls.ts). */
+  chats: Pick<ChatCommands, 'read' | 'presence'>;
   index: Pick<MessageIndex, 'chats' | 'messages'>;
 }): RouteSpec[] {
   return [

@@ -1,5 +1,5 @@
 /**
- * GET /devices/:deviceId/contacts, …/contacts/:number/check and …/contacts/:number/avatar (the README's "Contacts").
+ * GET /devices/:deviceId/contacts, …/contacts/:number/check and …/contacts/:number/avatar (docs/api-guide.md, "Contacts").
  */
 import type { ContactLookups } from '../../contacts/contact-lookups.js';
 import type { ContactsReadModel } from '../../contacts/contacts-read-model.js';
@@ -17,7 +17,8 @@ import { LOOKUPS_RATE_LIMITED } from './responses.js';
 
 export interface ContactRouteDeps {
   contacts: ContactsReadModel;
-  lookups: ContactLookups;
+  /** With several processes, served by the device's owner (src/cluster/owner-calls.ts). */
+  lookups: Pick<ContactLookups, 'check' | 'avatar'>;
   /** The settings the descriptions quote. */
   limits: { checkRatePerMinute: number; checkBurst: number; checkCacheTtlMs: number; avatarCacheTtlMs: number };
 }

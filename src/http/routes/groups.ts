@@ -29,7 +29,13 @@ const ENGINE_FAILED = {
 
 export const inviteLink = (code: string) => `https://chat.whatsapp.com/${code}`;
 
-export function groupRoutes(groups: GroupCommands): RouteSpec[] {
+/** The commands the routes use: with several processes, each served by the device's owner (src/cluster/owner-calls.ts). */
+export type GroupRouteCommands = Pick<
+  GroupCommands,
+  'list' | 'get' | 'create' | 'update' | 'participants' | 'inviteCode' | 'revokeInvite' | 'join' | 'leave'
+>;
+
+export function groupRoutes(groups: GroupRouteCommands): RouteSpec[] {
   return [
     defineRoute({
       method: 'get',
@@ -46,8 +52,8 @@ export function groupRoutes(groups: GroupCommands): RouteSpec[] {
         404: { description: 'No such device.' },
         409: NOT_ONLINE,
       },
-      handler({ params }) {
-        return { status: 200, body: { items: groups.list(params.deviceId) } };
+      async handler({ params }) {
+        return { status: 200, body: { items: await groups.list(params.deviceId) } };
       },
     }),
     defineRoute({
@@ -83,8 +89,8 @@ export function groupRoutes(groups: GroupCommands): RouteSpec[] {
       access: 'device',
       params: GroupParams,
       responses: { 200: { description: 'The group.', schema: GroupSchema }, 404: NOT_IN_GROUP, 409: NOT_ONLINE },
-      handler({ params }) {
-        return { status: 200, body: groups.get(params.deviceId, params.groupId) };
+      async handler({ params }) {
+        return { status: 200, body: await groups.get(params.deviceId, params.groupId) };
       },
     }),
     defineRoute({

@@ -247,5 +247,5 @@ const EXTENSIONS: Readonly<Record<string, string>> = {
 };
 
 function extensionOf(mimetype: string): string {
-  return EXTENSIONS[mimetype.split(';')[0]!.trim().toLowerCase()] ?? '';
+  return EXTENSIONS[mimetype.split(';')[0].trim().toLowerCase()] ?? '';
 }

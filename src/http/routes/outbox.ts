@@ -1,5 +1,5 @@
 /**
- * GET / DELETE /devices/:deviceId/outbox and DELETE /devices/:deviceId/outbox/:outboxId (the README's "Sending and the outbox").
+ * GET / DELETE /devices/:deviceId/outbox and DELETE /devices/:deviceId/outbox/:outboxId (docs/api-guide.md, "Sending and the outbox").
  */
 import type { OutboxReadModel } from '../../outbox/read-models/outbox-read-model.js';
 import type { SendCommands } from '../../outbox/commands/send-commands.js';

@@ -1,5 +1,5 @@
 /**
- * What the phone and the network do to a sandbox device (the README's "Sessions and the sandbox engine"), for tests and
+ * What the phone and the network do to a sandbox device (docs/api-guide.md, "Sessions and the sandbox engine"), for tests and
  * integrations without a phone. Admin only.
  */
 import type { Supervisor } from '../../actors/supervisor.js';
@@ -7,6 +7,9 @@ import type { SandboxEngine } from '../../engines/sandbox/sandbox-engine.js';
 import type { DevicesReadModel } from '../../devices/devices-read-model.js';
 import type { ReadModelProgress } from '../../projections/projection-runner.js';
 import { sessionNotOnline } from '../../errors/domain-error.js';
+import { StoreUnavailableError } from '../../eventstore/event-store.js';
+import type { StorageHealth } from '../../storage/storage-health.js';
+import { insufficientStorage, problemOf } from '../error-table.js';
 import { Problem, conflict, invalidRequest } from '../problem.js';
 import { type RequestDevice, type RouteSpec, defineRoute } from '../route.js';
 import { DeviceParams } from '../schemas/common.js';
@@ -30,7 +33,9 @@ import { newSandboxMessageId } from '../../engines/sandbox/sandbox-network.js';
 import type { SeenMessages } from '../../outbox/commands/seen-messages.js';
 import type { BodyGate } from '../body/body-gate.js';
 import { mediaBodyParser, uploadedMedia } from '../body/media-body-parser.js';
-import { SandboxMedia } from '../../engines/sandbox/sandbox-media.js';
+import { type HeldMedia, SandboxMedia } from '../../engines/sandbox/sandbox-media.js';
+import type { ChatActivity } from '../../engines/engine.js';
+import type { OwnerCalls } from '../../cluster/owner-calls.js';
 
 const tag = 'Sandbox';
 
@@ -39,8 +44,15 @@ export interface SandboxRouteDeps {
   sessions: Supervisor;
   sandbox: SandboxEngine;
   projections: ReadModelProgress;
+  /**
+   * The simulated network of a device is in the process that runs it: with several processes, what the phone and
+   * the network do is carried to the device's owner and answered from there (src/cluster/owner-calls.ts).
+   */
+  calls: OwnerCalls;
   /** What a quoted message said (`quotedMessageId`). */
   seen?: SeenMessages;
+  /** Whether writes fail now (src/storage/storage-health.ts). */
+  storage?: Pick<StorageHealth, 'writeFailure'>;
   /** The inbound route takes media as base64 up to this many bytes; its body is parsed after authentication. */
   inboundMedia?: {
     limit: number;
@@ -123,6 +135,16 @@ async function mediaOf(
   return SandboxMedia.inMemory(bytes);
 }
 
+/** A device just taken over, or opened, is on its way to showing its code: a scan waits this long for it. */
+const QR_WAIT_MS = 5_000;
+const QR_POLL_MS = 50;
+
+/** The owner's word on a device after the network acted: its state once it reacted, and where that is in the log. */
+interface Reaction {
+  state?: string;
+  position?: number;
+}
+
 const required = (field: string, type: string) =>
   invalidRequest(`body/${field} is required for type ${type}`, [
     { path: `/${field}`, message: `is required for type ${type}` },
@@ -133,21 +155,100 @@ export function sandboxRoutes({
   sessions,
   sandbox,
   projections,
+  calls,
   seen,
   inboundMedia,
+  storage,
 }: SandboxRouteDeps): RouteSpec[] {
   /** 409 `not_sandbox_device` for devices of another engine (the router answered 404 for unknown ones). */
   const requireSandboxDevice = ({ id, view }: RequestDevice) => {
     if (view.engine !== 'sandbox')
       throw conflict('not_sandbox_device', `device "${id}" uses the ${view.engine} engine, not the sandbox`);
   };
-  const notOnline = (device: RequestDevice) => sessionNotOnline(device.sessionState());
-  /** The device has reacted to what the network just did; answer its state, readable everywhere (read your writes). */
-  const reaction = async (device: RequestDevice) => {
-    const settled = await sessions.settled(device.id);
-    if (settled?.position) await projections.settle(settled.position);
-    return { status: 202, body: { state: settled?.state ?? device.sessionState() } };
+  /** Refused for want of an online session, in the words of the state its owner (or else the log) knows. */
+  // While writes fail, a session that is not online is most likely so because of it (its intake held, or its
+  // reconnect not recorded): the store's answer says when to try again, as a send's does.
+  const notOnline = (device: RequestDevice, reaction: Reaction = {}) => {
+    const failure = storage?.writeFailure;
+    if (failure === 'space') return insufficientStorage();
+    if (failure === 'store') return problemOf(new StoreUnavailableError('the store cannot record now'))!;
+    return sessionNotOnline(reaction.state ?? device.sessionState());
   };
+  /** At the owner: the state the device reacted with to what the network just did. */
+  const reactionOf = async (deviceId: string): Promise<Reaction> => {
+    const settled = await sessions.settled(deviceId);
+    const state = settled?.state ?? sessions.state(deviceId);
+    return { ...(state ? { state } : {}), ...(settled?.position ? { position: settled.position } : {}) };
+  };
+  /** The state as the owner knows it (undefined where it does not run the device). */
+  const stateHere = (deviceId: string): Reaction => {
+    const state = sessions.state(deviceId);
+    return state ? { state } : {};
+  };
+  /** The device has reacted to what the network just did; answer its state, readable everywhere (read your writes). */
+  const answer = async (device: RequestDevice, reaction: Reaction) => {
+    if (reaction.position) await projections.settle(reaction.position);
+    return { status: 202, body: { state: reaction.state ?? device.sessionState() } };
+  };
+
+  // What the phone and the network do, each run by the device's owner (where its simulated connection is).
+  const scan = calls.define('sandbox.scan', 'once', async (deviceId: string, phone: string) => {
+    const deadline = Date.now() + QR_WAIT_MS;
+    for (;;) {
+      const outcome = await sandbox.scan(deviceId, phone);
+      if (outcome === 'paired') return { outcome, ...(await reactionOf(deviceId)) };
+      const state = sessions.state(deviceId);
+      // A device just taken over (devices are balanced as processes join) shows its code again in a moment.
+      if (outcome === 'no_qr' && (state === 'connecting' || state === 'qr') && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, QR_POLL_MS));
+        continue;
+      }
+      return { outcome, ...stateHere(deviceId) };
+    }
+  });
+  const enterCode = calls.define('sandbox.pair', 'once', async (deviceId: string, code: string) => {
+    const outcome = await sandbox.enterPairingCode(deviceId, code);
+    return { outcome, ...(outcome === 'paired' ? await reactionOf(deviceId) : stateHere(deviceId)) };
+  });
+  const receive = calls.define(
+    'sandbox.inbound',
+    'once',
+    async (deviceId: string, message: InboundMessage, held: HeldMedia | undefined) => {
+      const media = held === undefined ? undefined : SandboxMedia.described(held);
+      let accepted: Awaited<ReturnType<SandboxEngine['inbound']>> | undefined;
+      try {
+        accepted = await sandbox.inbound(deviceId, media ? { ...message, downloadMedia: () => media.open() } : message);
+      } finally {
+        // Recorded (or refused): the bytes are kept only for the device's later download attempts, if any.
+        const laterTries =
+          media !== undefined &&
+          accepted !== undefined &&
+          ((await inboundMedia?.downloadPending?.(deviceId, message.waMessageId)) ?? false);
+        await media?.release(laterTries);
+      }
+      return accepted ? { accepted } : stateHere(deviceId);
+    },
+  );
+  const act = calls.define('sandbox.activity', 'once', async (deviceId: string, activity: ChatActivity) => ({
+    done: sandbox.activity(deviceId, activity),
+    ...stateHere(deviceId),
+  }));
+  const ring = calls.define(
+    'sandbox.call',
+    'once',
+    async (deviceId: string, call: { callId: string; from: string; isVideo: boolean }) => ({
+      done: sandbox.call(deviceId, call),
+      ...stateHere(deviceId),
+    }),
+  );
+  const disconnect = calls.define('sandbox.disconnect', 'once', async (deviceId: string) => {
+    const done = sandbox.disconnect(deviceId);
+    return { done, ...(done ? await reactionOf(deviceId) : stateHere(deviceId)) };
+  });
+  const unlink = calls.define('sandbox.logout', 'once', async (deviceId: string) => {
+    const outcome = await sandbox.logout(deviceId);
+    return { outcome, ...(outcome === 'unlinked' ? await reactionOf(deviceId) : stateHere(deviceId)) };
+  });
 
   return [
     defineRoute({
@@ -172,7 +273,7 @@ export function sandboxRoutes({
       },
       async handler({ params, body, device }) {
         requireSandboxDevice(device);
-        const outcome = await sandbox.scan(params.deviceId, body.phone);
+        const { outcome, ...reaction } = await scan(params.deviceId, body.phone);
         if (outcome === 'unknown_number') {
           throw invalidRequest('body/phone does not exist in the sandbox', [
             { path: '/phone', message: 'numbers ending in 0000 do not exist in the sandbox' },
@@ -181,9 +282,9 @@ export function sandboxRoutes({
         if (outcome === 'no_qr')
           throw conflict(
             'qr_unavailable',
-            `the session is ${device.sessionState()}; a code can be scanned only in state qr`,
+            `the session is ${reaction.state ?? device.sessionState()}; a code can be scanned only in state qr`,
           );
-        return reaction(device);
+        return answer(device, reaction);
       },
     }),
     defineRoute({
@@ -212,15 +313,15 @@ export function sandboxRoutes({
       },
       async handler({ params, body, device }) {
         requireSandboxDevice(device);
-        const outcome = await sandbox.enterPairingCode(params.deviceId, body.code);
+        const { outcome, ...reaction } = await enterCode(params.deviceId, body.code);
         if (outcome === 'no_code')
           throw conflict(
             'pairing_unavailable',
-            `the session is ${device.sessionState()}; a pairing code is entered only in state pairing`,
+            `the session is ${reaction.state ?? device.sessionState()}; a pairing code is entered only in state pairing`,
           );
         if (outcome === 'wrong_code')
           throw new Problem(422, 'invalid_pairing_code', 'this is not the pairing code the device shows');
-        return reaction(device);
+        return answer(device, reaction);
       },
     }),
     defineRoute({
@@ -234,7 +335,7 @@ export function sandboxRoutes({
         "When the store cannot take it, the answer is the store's error (`503 store_unavailable`, `507 insufficient_storage`) and the message is not recorded later: send it again. " +
         'With `chatId` a group id, it is a group message from the participant `from`. `media` (base64) is downloaded by the device as WhatsApp media would be. ' +
         'The types `edit`, `revoke` and `poll_vote` produce `message.edited`, `message.revoked` and `poll.vote`. ' +
-        'Only while the session is `online`; otherwise `409 session_not_online`. A sender ending in 0000 does not exist: `400`.',
+        'Only while the session is `online`; otherwise `409 session_not_online`, or while the store cannot write (the session then reconnects) its error. A sender ending in 0000 does not exist: `400`.',
       access: 'admin',
       params: DeviceParams,
       body: InboundBody,
@@ -273,11 +374,11 @@ export function sandboxRoutes({
         if (body.type === 'edit' || body.type === 'revoke') {
           if (!body.messageId) throw required('messageId', body.type);
           const base = { id: activityId, chatId, from: body.from, waMessageId: body.messageId, timestamp };
-          const done = sandbox.activity(
+          const { done, ...reaction } = await act(
             params.deviceId,
             body.type === 'edit' ? { kind: 'edited', ...base, body: body.body ?? '' } : { kind: 'revoked', ...base },
           );
-          if (!done) throw notOnline(device);
+          if (!done) throw notOnline(device, reaction);
           return { status: 202, body: { waMessageId: activityId } };
         }
         if (body.type === 'poll_vote') {
@@ -291,7 +392,8 @@ export function sandboxRoutes({
             selectedOptions: body.selectedOptions ?? [],
             timestamp,
           };
-          if (!sandbox.activity(params.deviceId, vote)) throw notOnline(device);
+          const { done, ...reaction } = await act(params.deviceId, vote);
+          if (!done) throw notOnline(device, reaction);
           return { status: 202, body: { waMessageId: activityId } };
         }
         const type =
@@ -318,20 +420,16 @@ export function sandboxRoutes({
             : { waMessageId: body.quotedMessageId, from: '', type: 'unknown', body: '' }
           : undefined;
         const media = await mediaOf(body.media, uploadedMedia(ctx));
+        // Made here, once: the owner records the message under this id however often the request reaches it.
         const waMessageId = newSandboxMessageId();
-        let accepted: Awaited<ReturnType<SandboxEngine['inbound']>> | undefined;
-        try {
-          accepted = await sandbox.inbound(params.deviceId, { ...inboundOf(body, quoted, media), waMessageId });
-        } finally {
-          // Recorded (or refused): the bytes are kept only for the device's later download attempts, if any.
-          const laterTries =
-            media !== undefined &&
-            accepted !== undefined &&
-            ((await inboundMedia?.downloadPending?.(params.deviceId, waMessageId)) ?? false);
-          await media?.release(laterTries);
-        }
-        if (!accepted) throw notOnline(device);
-        return { status: 202, body: accepted };
+        const { downloadMedia: _, ...message } = inboundOf(body, quoted, media);
+        const received = await receive(
+          params.deviceId,
+          { ...message, waMessageId } as InboundMessage,
+          media?.describe(),
+        );
+        if (!('accepted' in received)) throw notOnline(device, received);
+        return { status: 202, body: received.accepted };
       },
     }),
     defineRoute({
@@ -366,17 +464,15 @@ export function sandboxRoutes({
         404: NOT_FOUND,
         409: SANDBOX_NOT_ONLINE,
       },
-      handler({ params, body, device }) {
+      async handler({ params, body, device }) {
         requireSandboxDevice(device);
-        if (
-          !sandbox.activity(params.deviceId, {
-            kind: 'presence',
-            chatId: body.chatId ?? body.from,
-            from: body.from,
-            state: body.state,
-          })
-        )
-          throw notOnline(device);
+        const { done, ...reaction } = await act(params.deviceId, {
+          kind: 'presence',
+          chatId: body.chatId ?? body.from,
+          from: body.from,
+          state: body.state,
+        });
+        if (!done) throw notOnline(device, reaction);
         return { status: 202, body: { accepted: true } };
       },
     }),
@@ -396,11 +492,15 @@ export function sandboxRoutes({
         404: NOT_FOUND,
         409: SANDBOX_NOT_ONLINE,
       },
-      handler({ params, body, device }) {
+      async handler({ params, body, device }) {
         requireSandboxDevice(device);
         const callId = randomBytes(16).toString('hex').toUpperCase();
-        if (!sandbox.call(params.deviceId, { callId, from: body.from, isVideo: body.isVideo === true }))
-          throw notOnline(device);
+        const { done, ...reaction } = await ring(params.deviceId, {
+          callId,
+          from: body.from,
+          isVideo: body.isVideo === true,
+        });
+        if (!done) throw notOnline(device, reaction);
         return { status: 202, body: { callId } };
       },
     }),
@@ -423,10 +523,11 @@ export function sandboxRoutes({
         404: NOT_FOUND,
         409: SANDBOX_NOT_ONLINE,
       },
-      handler({ params, device }) {
+      async handler({ params, device }) {
         requireSandboxDevice(device);
-        if (!sandbox.disconnect(params.deviceId)) throw notOnline(device);
-        return reaction(device);
+        const { done, ...reaction } = await disconnect(params.deviceId);
+        if (!done) throw notOnline(device, reaction);
+        return answer(device, reaction);
       },
     }),
     defineRoute({
@@ -452,13 +553,14 @@ export function sandboxRoutes({
       },
       async handler({ params, device }) {
         requireSandboxDevice(device);
-        if ((await sandbox.logout(params.deviceId)) === 'not_linked') {
+        const { outcome, ...reaction } = await unlink(params.deviceId);
+        if (outcome === 'not_linked') {
           throw conflict(
             'session_not_linked',
-            `no account is linked to device "${params.deviceId}" (the session is ${device.sessionState()})`,
+            `no account is linked to device "${params.deviceId}" (the session is ${reaction.state ?? device.sessionState()})`,
           );
         }
-        return reaction(device);
+        return answer(device, reaction);
       },
     }),
   ];

@@ -1,5 +1,5 @@
 /**
- * POST /devices/:deviceId/send/<kind> and DELETE /devices/:deviceId/send/:waMessageId (the README's "Sending and the outbox").
+ * POST /devices/:deviceId/send/<kind> and DELETE /devices/:deviceId/send/:waMessageId (docs/api-guide.md, "Sending and the outbox").
  * Every send is queued in the device's outbox and answered 202 at once, whatever the session state.
  */
 import Type from 'typebox';
@@ -119,7 +119,7 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
     return defineRoute({
       method: 'post',
       path: `/devices/:deviceId/send/${kind}`,
-      operationId: `send${kind[0]!.toUpperCase()}${kind.slice(1)}`,
+      operationId: `send${kind[0].toUpperCase()}${kind.slice(1)}`,
       tag,
       summary,
       description: description(

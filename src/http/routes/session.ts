@@ -5,6 +5,7 @@ import type { Supervisor } from '../../actors/supervisor.js';
 import type { DevicesReadModel } from '../../devices/devices-read-model.js';
 import { DomainError, deviceNotFound } from '../../errors/domain-error.js';
 import type { ReadModelProgress } from '../../projections/projection-runner.js';
+import type { StorageHealth } from '../../storage/storage-health.js';
 import { type RequestDevice, type RouteSpec, defineRoute } from '../route.js';
 import { DeviceParams } from '../schemas/common.js';
 import {
@@ -24,6 +25,8 @@ const tag = 'Session';
 export interface SessionRouteDeps {
   devices: DevicesReadModel;
   sessions: Supervisor;
+  /** Whether writes fail now (src/storage/storage-health.ts): the recorded state may then lag the live one. */
+  storage?: Pick<StorageHealth, 'writeFailure'>;
   projections: ReadModelProgress;
 }
 
@@ -32,7 +35,7 @@ const ENGINE_UNAVAILABLE = {
   description: "The device's engine is not available in this gateway (`engine_unavailable`).",
 };
 
-export function sessionRoutes({ devices, sessions, projections }: SessionRouteDeps): RouteSpec[] {
+export function sessionRoutes({ devices, sessions, projections, storage }: SessionRouteDeps): RouteSpec[] {
   /** Runs a command on the device's actor and answers once the read models include what it recorded. */
   const command = async (run: () => Promise<CommandResult>): Promise<CommandResult> => {
     const result = await run();
@@ -149,14 +152,22 @@ export function sessionRoutes({ devices, sessions, projections }: SessionRouteDe
         '`since` is when the state was entered. `lastError` says why the session failed or, while `reconnecting`, why the last try failed ' +
         '(`dns_failure`, `connect_refused`, `timeout`, `tls`, `proxy`, `client_outdated`, …); `attempt` counts the failed tries and `nextRetryAt` ' +
         'says when the next starts. Every failed try is also a `SessionStateChanged` event in `GET /devices/:id/events` (reason `attempt_failed`). ' +
-        '`lastError` is cleared once the session is online, closed, logged out or opened again.',
+        '`lastError` is cleared once the session is online, closed, logged out or opened again. ' +
+        "`state` is the live session's: a change not recorded yet, as while the gateway cannot write (a full disk: `storageFailing` is `true`), " +
+        'shows at once; `since` is then that of the last recorded state, and the diagnostics, which belong to it, are left out.',
       access: 'device',
       params: DeviceParams,
       responses: { 200: { description: 'The session state.', schema: SessionStateSchema }, 404: NOT_FOUND },
-      handler({ params }) {
+      handler({ params, device }) {
         const session = devices.session(params.deviceId);
         if (!session) throw deviceNotFound(params.deviceId); // deleted since the request began
-        return { status: 200, body: session };
+        // The actor (when this process runs the device) knows what the session is now; the read model says the
+        // last change recorded, which lags it while changes cannot be recorded (a full disk).
+        const flag = storage?.writeFailure === undefined ? {} : { storageFailing: true };
+        const live = device.sessionState();
+        if (live === session.state) return { status: 200, body: { ...session, ...flag } };
+        const { phone, since } = session;
+        return { status: 200, body: { state: live, ...(phone === undefined ? {} : { phone }), since, ...flag } };
       },
     }),
     defineRoute({

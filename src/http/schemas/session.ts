@@ -6,6 +6,12 @@ export const SessionStateSchema = Type.Object({
   phone: Type.Optional(Type.String({ pattern: '^[0-9]{5,20}$', description: 'Number of the linked account.' })),
   since: Timestamp,
   ...SessionDiagnostics,
+  storageFailing: Type.Optional(
+    Type.Boolean({
+      description:
+        "Present (true) while the gateway cannot write (a full disk): the session's changes are not recorded, and `since` may be older than `state`.",
+    }),
+  ),
 });
 
 const Phone = Type.String({ pattern: '^[0-9]{5,20}$', description: 'Number of the linked account, digits only.' });

@@ -9,6 +9,7 @@ import type { MediaStore } from '../../media/media-store.js';
 import { mediaOf } from '../stream/outbox-events.js';
 import type { OutboxReadModel } from '../read-models/outbox-read-model.js';
 import type { Outboxes } from '../stream/outboxes.js';
+import { type Clock, type ClockTimer, systemClock } from '../../time/clock.js';
 
 export const EXPIRY_SWEEP_MS = 1_000;
 
@@ -17,21 +18,22 @@ export interface OutboxExpiryDeps {
   outboxView: Pick<OutboxReadModel, 'devicesWithExpired'>;
   media: Pick<MediaStore, 'remove'>;
   log: Logger;
-  now?: () => number;
+  /** The time messages expire by, and the sweep's timer (default: the system clock). */
+  clock?: Clock;
   periodMs?: number;
 }
 
 export class OutboxExpiry {
-  private timer: NodeJS.Timeout | undefined;
+  private timer: ClockTimer | undefined;
   private running: Promise<void> | undefined;
-  private readonly now: () => number;
+  private readonly clock: Clock;
 
   constructor(private readonly deps: OutboxExpiryDeps) {
-    this.now = deps.now ?? Date.now;
+    this.clock = deps.clock ?? systemClock;
   }
 
   start(): void {
-    this.timer = setInterval(() => {
+    this.timer = this.clock.setInterval(() => {
       this.running ??= this.sweep()
         .then(
           () => undefined,
@@ -44,7 +46,7 @@ export class OutboxExpiry {
 
   /** One pass: every device with an expired queued message; answers how many messages expired. */
   async sweep(): Promise<number> {
-    const now = this.now();
+    const now = this.clock.now();
     let expired = 0;
     for (const deviceId of this.deps.outboxView.devicesWithExpired(now)) {
       try {
@@ -63,7 +65,7 @@ export class OutboxExpiry {
   }
 
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
+    this.clock.clear(this.timer);
     this.timer = undefined;
     await this.running;
   }

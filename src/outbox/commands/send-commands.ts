@@ -95,17 +95,22 @@ export class SendCommands {
     );
   }
 
-  /** DELETE /send/:waMessageId: a message still waiting is cancelled, a sent one revoked for everyone. */
+  /**
+   * DELETE /send/:waMessageId: a message still waiting is cancelled, a sent one revoked for everyone. Decided on
+   * what the stream holds (a client told the message is `sent`, by the live stream or a webhook, revokes it at
+   * once): not on an outbox or a read model that has yet to see that (issue 36).
+   */
   async delete(deviceId: string, waMessageId: string): Promise<DeleteOutcome> {
     const { outboxes, outboxView } = this.deps;
     const command = { type: 'DeleteMessage', deviceId, waMessageId, now: this.now() } as const;
-    let executed = await outboxes.execute(deviceId, command);
-    // Not in the outbox: decided again with the read model's record of it.
-    if (executed.result.kind === 'look-up') {
+    const onLatest = await outboxes.executeOnLatest(deviceId, command);
+    let { result, position } = onLatest;
+    // Not in the outbox: decided again with the read model's record of it, once that includes the whole stream.
+    if (result.kind === 'look-up') {
+      await this.deps.projections.settle(onLatest.latest);
       const sent = outboxView.byWaMessageId(deviceId, waMessageId) ?? null;
-      executed = await outboxes.execute(deviceId, { ...command, sent });
+      ({ result, position } = await outboxes.execute(deviceId, { ...command, sent }));
     }
-    const { result, position } = executed;
     if (result.kind === 'look-up') throw new Error('the outbox asked again for the record it was given');
     if (result.cancelled) await this.removeMedia(deviceId, [result.cancelled]);
     await this.deps.projections.settle(position);
@@ -138,7 +143,8 @@ export class SendCommands {
 
   /**
    * PATCH /send/:waMessageId: a message still queued gets its new text before it goes (`edited`); one
-   * this device sent less than 15 minutes ago is edited for everyone through the outbox (`editing`).
+   * this device sent less than 15 minutes ago is edited for everyone through the outbox (`editing`). Decided on
+   * what the stream holds, as a delete is.
    */
   async edit(deviceId: string, waMessageId: string, text: string): Promise<EditOutcome> {
     const { outboxes } = this.deps;
@@ -149,13 +155,14 @@ export class SendCommands {
       createdAt: new Date(now).toISOString(),
     };
     const command = { type: 'EditMessage', deviceId, waMessageId, text, now, edit } as const;
-    let executed = await outboxes.execute(deviceId, command);
-    // Not in the outbox: decided again with what the message index knows of it.
-    if (executed.result.kind === 'look-up') {
+    const onLatest = await outboxes.executeOnLatest(deviceId, command);
+    let { result, position } = onLatest;
+    // Not in the outbox: decided again with what the message index knows of it, once that includes the whole stream.
+    if (result.kind === 'look-up') {
+      await this.deps.projections.settle(onLatest.latest);
       const seen = this.deps.seen?.find(deviceId, waMessageId) ?? null;
-      executed = await outboxes.execute(deviceId, { ...command, seen });
+      ({ result, position } = await outboxes.execute(deviceId, { ...command, seen }));
     }
-    const { result, position } = executed;
     if (result.kind === 'look-up') throw new Error('the outbox asked again for the record it was given');
     await this.deps.projections.settle(position);
     return result.outcome;

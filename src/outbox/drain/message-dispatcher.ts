@@ -138,7 +138,7 @@ export class MessageDispatcher {
         return {
           ...content,
           media: await this.mediaFile(deviceId, outboxId, content.kind, content.media, scratch),
-        } as OutgoingContent;
+        };
       case 'forward':
         return {
           kind: 'forward',

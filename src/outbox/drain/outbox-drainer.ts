@@ -1,14 +1,9 @@
 /**
  * Drains each device's outbox while its session is online: FIFO, one message at a time, at most
- * OUTBOX_RATE_PER_MINUTE tries started in any 60 s window (p-queue, sliding window), each after a small
- * random pause so that a burst does not look like spam.
- *
- * Every try is recorded before the engine is asked (OutboxMessageSending) and its outcome after
- * (MessageStatusChanged sent | failed, or OutboxAttemptFailed with the time of the next try). A try
- * that a crash cut short is simply the head of the outbox again, and is sent with the same waMessageId.
- * Revokes of sent messages (DELETE /send) go through the same lane and the same rate. A sent message's media
- * file is kept (with the received media, for the same retention) so that it can be forwarded; the file of a
- * message that failed or expired is removed.
+ * OUTBOX_RATE_PER_MINUTE tries started in any 60 s window (revokes included), each after a small random pause
+ * so that a burst does not look like spam. Every try is recorded before the engine is asked and its outcome
+ * after (invariant 2): a try cut short by a crash is sent again with the same waMessageId. A sent message's
+ * media file is kept for forwards; a failed or expired one's is removed.
  */
 import PQueue from 'p-queue';
 import type { Logger } from 'pino';
@@ -25,6 +20,7 @@ import { type OutboxError, mediaOf } from '../stream/outbox-events.js';
 import type { OutboxState, PendingMessage } from '../stream/outbox-state.js';
 import type { Outboxes } from '../stream/outboxes.js';
 import { retryDelayMs } from './retry-delay.js';
+import { type Clock, systemClock } from '../../time/clock.js';
 
 const WINDOW_MS = 60_000;
 /** After an unexpected failure of the lane itself (e.g. the store is down), wait this long before going on. */
@@ -41,6 +37,8 @@ export interface OutboxDrainerDeps {
   log: Logger;
   random?: () => number;
   now?: () => number;
+  /** The waits for a backoff, the rate and the spacing; also the time, unless `now` is given (default: the system clock). */
+  clock?: Clock;
   /**
    * Several processes: the lease a device is run under (undefined: this process does not run it). Every
    * record of a try carries it, so a former owner's try is refused before anything is sent; a refusal is
@@ -79,10 +77,12 @@ export class OutboxDrainer {
   private stopped = false;
   readonly random: () => number;
   readonly now: () => number;
+  readonly clock: Clock;
 
   constructor(readonly deps: OutboxDrainerDeps) {
     this.random = deps.random ?? Math.random;
-    this.now = deps.now ?? Date.now;
+    this.clock = deps.clock ?? systemClock;
+    this.now = deps.now ?? (() => this.clock.now());
   }
 
   /** Starts following session states and outbox changes; `waiting` are the devices that have messages pending. */
@@ -400,12 +400,13 @@ class DeviceLane {
   private sleep(ms: number, interruptible: boolean): Promise<void> {
     if (ms <= 0 || this.stopped) return Promise.resolve();
     return new Promise((resolve) => {
+      const { clock } = this.drainer;
       const done = () => {
-        clearTimeout(timer);
+        clock.clear(timer);
         if (this.interrupt === done) this.interrupt = undefined;
         resolve();
       };
-      const timer = setTimeout(done, ms);
+      const timer = clock.setTimeout(done, ms);
       // A wake cuts a backoff wait short (the head may have changed); the spacing pause only ends early on stop.
       this.interrupt = interruptible ? done : () => this.stopped && done();
     });

@@ -228,7 +228,7 @@ export class OutboxReadModel implements Projection {
     const page = rows.slice(0, options.limit);
     return {
       items: page.map(toItemView),
-      nextAfterSeq: rows.length > options.limit ? page[page.length - 1]!.seq : null,
+      nextAfterSeq: rows.length > options.limit ? page[page.length - 1].seq : null,
     };
   }
 
@@ -244,7 +244,7 @@ export class OutboxReadModel implements Projection {
     const page = rows.slice(0, options.limit);
     return {
       items: page.map((row) => ({ waMessageId: row.wa_message_id, to: row.recipient, status: row.status })),
-      nextAfterSeq: rows.length > options.limit ? page[page.length - 1]!.seq : null,
+      nextAfterSeq: rows.length > options.limit ? page[page.length - 1].seq : null,
     };
   }
 

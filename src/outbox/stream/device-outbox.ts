@@ -1,25 +1,9 @@
 /**
- * The one writer of a device's outbox stream in this process (docs/architecture.md, invariant 3): every command, receipts
- * included, is decided here by the outbox decider (outbox-decider.ts) against the state folded from the stream and
- * appended with the stream's expected revision.
- *
- * Commands are decided at once, in the order they arrive, and their appends pipelined: each is submitted
- * right away with the revision the appends before it will leave, so concurrent sends to one device share
- * the store's group commit instead of waiting for each other's. If an append is refused (another writer
- * got in between), it and every append submitted after it fail; once none is in flight the state is read
- * again and those commands are decided again, in their order.
- *
- * Several processes append to one outbox (sends through any process, the owner's drainer and receipts). Their
- * appends are not pipelined then (see DeviceOutboxOptions.pipeline): one append is in flight, and the commands
- * that arrive meanwhile are decided in sequence on one state and go in the next append together (a fenced
- * command, and a decision whose events carry their own ids, go alone). Each append carries `onConflict`: when
- * another writer got in first, the store hands over its events, the decisions are taken back (undo, see
- * OutboxState.applyUndoable), those events folded and the commands decided again, inside the append (SQLite:
- * in its write transaction), with no round trip. Where that cannot be done (a decision that cannot be taken
- * back exactly; EventStoreDB), the append is refused as before: the state is read again at once after a first
- * conflict, and after a random pause that doubles with each further conflict in a row, so that writers that
- * collided do not collide again at once; a command is decided again until it has lost MIN_CONFLICT_TRIES times
- * and CONFLICT_DEADLINE_MS have passed since its first loss.
+ * The one writer of a device's outbox stream in this process (invariant 3): every command, receipts included,
+ * is decided by the outbox decider against the folded state and appended with the expected revision. Appends
+ * are pipelined, so concurrent sends share the store's group commit; a refused append fails with every one
+ * after it, and those commands are decided again in order. With several processes appends go one at a time
+ * and conflicts are folded in or retried: docs/architecture.md, "Several processes" (Contention).
  */
 import type { Decision } from '../../commands/decider.js';
 import {
@@ -262,7 +246,7 @@ export class DeviceOutbox {
     const decided: Decided[] = [];
     let undo: Undo[] | undefined = [];
     while (this.waiting.length > 0) {
-      const command = this.waiting[0]!;
+      const command = this.waiting[0];
       if (decided.length > 0 && command.fence) break;
       let decision: Decision<OutboxNewEvent, unknown>;
       try {
@@ -293,7 +277,7 @@ export class DeviceOutbox {
     const batch: Batch = { decided, expected: this.headRevision, undo, committed: false };
     this.headRevision += events.length;
     this.inFlight += 1;
-    const fence = decided[0]!.command.fence;
+    const fence = decided[0].command.fence;
     const appended = this.store.append(this.stream, events, {
       expectedRevision: batch.expected < 0 ? 'no_stream' : batch.expected,
       ...(fence ? { fence } : {}),

@@ -1,13 +1,9 @@
 /**
- * The decider of a device's outbox stream (`outbox-<deviceId>`): one command union, one pure `decide` that
- * answers the events to append and the caller's result, and a pure `evolve` (docs/architecture.md,
- * "Commands"). Whatever is random, timed or read elsewhere (ids, "now", the outbox read model's record of a
- * message, the message index's) is made by the caller and passed in the command. Refusals are DomainErrors;
- * an outcome that is not a refusal (an Idempotency-Key used already, a record to look up first) is a result.
- *
- * The stream's writer, DeviceOutbox, decides with `decide` and folds the events into its one state in place
- * (OutboxState.apply, undone where an append is refused): the backlog can be large and every send decides on
- * it, so it is not copied per event. `evolve` is the same fold on a copy.
+ * The decider of a device's outbox stream (`outbox-<deviceId>`): one command union, a pure `decide` that
+ * answers the events and the caller's result (an Idempotency-Key used already, a record to look up first;
+ * refusals are DomainErrors), and a pure `evolve` on a copy. What is random, timed or read elsewhere comes in
+ * the command. The writer, DeviceOutbox, folds events into its one state in place instead (the backlog can be
+ * large). docs/architecture.md, "Commands".
  */
 import type { AnsweringDecider, Decision } from '../../commands/decider.js';
 import { DomainError } from '../../errors/domain-error.js';

@@ -1,14 +1,12 @@
 /**
- * The outbox's own events, on the device's `outbox-<deviceId>` stream beside the MessageStatusChanged
- * events of its messages (src/messages/message-events.ts). A message's life:
+ * The outbox's own events, on `outbox-<deviceId>` beside its messages' MessageStatusChanged events
+ * (src/messages/message-events.ts), which carry every status after `queued`. A message's life:
  *
  *   OutboxMessageQueued → (OutboxMessageSending → OutboxAttemptFailed)* → OutboxMessageSending →
- *   MessageStatusChanged sent | failed,   or MessageStatusChanged cancelled (or expired, past its expiresAt) while still queued.
+ *   MessageStatusChanged sent | failed,   or MessageStatusChanged cancelled (or expired) while still queued.
  *
- * Every status after `queued` is a MessageStatusChanged (it leaves as the `message.status` webhook);
- * the events here are the outbox's bookkeeping. OutboxMessageSending is appended before the engine is
- * asked to send (docs/architecture.md, invariant 2): one that is followed by nothing was cut short by a crash, and the message
- * is sent again with the same waMessageId.
+ * OutboxMessageSending is appended before the engine is asked (invariant 2): one followed by nothing was cut
+ * short by a crash, and the message is sent again with the same waMessageId.
  */
 import { MEDIA_KINDS, type MediaKind, type MediaSource } from '../../media/media-kinds.js';
 import type { ContactCard, MessageStatusChangedData } from '../../messages/message-events.js';

@@ -148,7 +148,7 @@ export class OutboxState {
    */
   rateWait(now: number, ratePerMinute: number): number {
     if (ratePerMinute > this.starts.length) return 0;
-    const oldestInLimit = this.starts[this.starts.length - ratePerMinute]!;
+    const oldestInLimit = this.starts[this.starts.length - ratePerMinute];
     return Math.max(0, oldestInLimit + RATE_WINDOW_MS - now);
   }
 
@@ -432,7 +432,7 @@ function firstAtOrAfter(sorted: readonly number[], value: number): number {
   let high = sorted.length;
   while (low < high) {
     const middle = (low + high) >>> 1;
-    if (sorted[middle]! < value) low = middle + 1;
+    if (sorted[middle] < value) low = middle + 1;
     else high = middle;
   }
   return low;

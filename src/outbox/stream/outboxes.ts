@@ -43,6 +43,22 @@ export class Outboxes {
     return (await this.get(deviceId)).execute(command);
   }
 
+  /**
+   * Decides the command on at least what the stream holds now, whoever appended it: with several processes this
+   * process's outbox may not have read another's appends yet, and reads the stream's tail first. Answers also
+   * `latest`, the log position of the stream's latest event then (0: none): a record looked up in a read model
+   * is as recent as the stream once the read models include it.
+   */
+  async executeOnLatest<C extends OutboxCommand>(
+    deviceId: string,
+    command: C,
+  ): Promise<Executed<OutboxResultOf<C>> & { latest: number }> {
+    const [last] = await this.store.readStream(outboxStream(deviceId), { direction: 'backwards', maxCount: 1 });
+    const outbox = await this.get(deviceId);
+    if (last) outbox.noteStored(last.revision);
+    return { ...(await outbox.execute(command)), latest: last?.position ?? 0 };
+  }
+
   /** The log position of the device's latest outbox event (0: none), whoever appended it. */
   async lastPosition(deviceId: string): Promise<number> {
     const [last] = await this.store.readStream(outboxStream(deviceId), { direction: 'backwards', maxCount: 1 });

@@ -60,6 +60,6 @@ export class FakeEngine implements Engine {
   }
 
   get last(): FakeConnection {
-    return this.connections[this.connections.length - 1]!;
+    return this.connections[this.connections.length - 1];
   }
 }

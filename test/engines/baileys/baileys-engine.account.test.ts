@@ -106,7 +106,7 @@ describe('Baileys engine (fake socket): calls', () => {
       type: 'append',
       messages: [
         {
-          key: { remoteJid: PEER_JID, fromMe: true, id: socket.sent[0]!.options!.messageId! },
+          key: { remoteJid: PEER_JID, fromMe: true, id: socket.sent[0].options!.messageId! },
           message: { conversation: 'Please write instead.' },
         },
       ],

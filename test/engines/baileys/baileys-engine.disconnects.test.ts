@@ -23,7 +23,7 @@ describe('Baileys engine (fake socket): disconnects', () => {
     const { events, socket } = await h.online();
     socket.closeWith(code);
     await eventually(() => events.disconnects.length === 1);
-    expect(events.disconnects[0]!.kind).toBe(kind);
+    expect(events.disconnects[0].kind).toBe(kind);
     expect(events.log).toEqual(['online', `disconnected:${kind}`]);
     expect((await h.records().read<AuthenticationCreds>('creds'))?.me?.id).toBe(ME);
   });

@@ -57,12 +57,12 @@ describe('Baileys engine (fake socket): lookups', () => {
     await connection.revoke('BR1', typed);
     expect(socket.lookups).toEqual([[typed]]);
     expect(socket.sent.map((s) => s.jid)).toEqual([resolved, resolved, resolved]);
-    expect((socket.sent[1]!.content as { react: { key: unknown } }).react.key).toEqual({
+    expect((socket.sent[1].content as { react: { key: unknown } }).react.key).toEqual({
       remoteJid: resolved,
       fromMe: true,
       id: 'BR1',
     });
-    expect((socket.sent[2]!.content as { delete: unknown }).delete).toEqual({
+    expect((socket.sent[2].content as { delete: unknown }).delete).toEqual({
       remoteJid: resolved,
       fromMe: true,
       id: 'BR1',
@@ -81,7 +81,7 @@ describe('Baileys engine (fake socket): lookups', () => {
     socket.onWhatsApp = async () => [{ jid: '551187654321@s.whatsapp.net', exists: true }];
     expect(await connection.checkNumber('5511987654321')).toEqual({ exists: true, jid: '551187654321@s.whatsapp.net' });
     await connection.send({ waMessageId: 'BR1', to: '5511987654321', content: { kind: 'text', text: 'oi' } });
-    expect(socket.sent[0]!.jid).toBe('551187654321@s.whatsapp.net');
+    expect(socket.sent[0].jid).toBe('551187654321@s.whatsapp.net');
   });
 
   it('avatarUrl answers the URL, or null when there is no picture or it is hidden', async () => {

@@ -158,9 +158,7 @@ describe('Baileys engine: every message kind (fake socket, real protobufs)', () 
         throw new Error('no upload here');
       };
       const built = async (content: any, jid = PEER_JID) =>
-        proto.Message.decode(
-          proto.Message.encode(await generateWAMessageContent(content, { upload, jid } as never)).finish(),
-        );
+        proto.Message.decode(proto.Message.encode(await generateWAMessageContent(content, { upload, jid })).finish());
       const pollMessage = await built(poll, GROUP);
       expect(pollMessage.pollCreationMessageV3 ?? pollMessage.pollCreationMessage).toMatchObject({
         name: 'Lunch?',
@@ -189,8 +187,8 @@ describe('Baileys engine: every message kind (fake socket, real protobufs)', () 
         mentions: [PEER, '555@lid'],
       });
       const [sent] = socket.sent;
-      expect(sent!.content).toMatchObject({ text: `hi @${PEER}`, mentions: [PEER_JID, '555@lid'] });
-      expect(sent!.options).toMatchObject({
+      expect(sent.content).toMatchObject({ text: `hi @${PEER}`, mentions: [PEER_JID, '555@lid'] });
+      expect(sent.options).toMatchObject({
         messageId: 'R1',
         quoted: {
           key: { remoteJid: GROUP, fromMe: false, id: 'Q1', participant: PEER_JID },
@@ -203,7 +201,7 @@ describe('Baileys engine: every message kind (fake socket, real protobufs)', () 
         content: { kind: 'text', text: 'mine' },
         replyTo: { waMessageId: 'Q2', fromMe: true, from: '', type: 'text', body: 'x' },
       });
-      expect(socket.sent[1]!.options?.quoted?.key).toEqual({ remoteJid: PEER_JID, fromMe: true, id: 'Q2' });
+      expect(socket.sent[1].options?.quoted?.key).toEqual({ remoteJid: PEER_JID, fromMe: true, id: 'Q2' });
     });
 
     it("mentions on a poll reach the poll WhatsApp gets (moved there by the socket's patch), and mentions in a file caption are sent", async () => {
@@ -252,7 +250,7 @@ describe('Baileys engine: every message kind (fake socket, real protobufs)', () 
         const built = await generateWAMessageContent(content, {
           upload: async () => ({}) as never,
           jid: GROUP,
-        } as never);
+        });
         return proto.Message.decode(proto.Message.encode((await patch(built, [])) as proto.IMessage).finish());
       };
       const singleChoice = await onTheWire(single);
@@ -263,7 +261,7 @@ describe('Baileys engine: every message kind (fake socket, real protobufs)', () 
       const wrapped = {
         deviceSentMessage: {
           destinationJid: GROUP,
-          message: await generateWAMessageContent(single, { upload: async () => ({}) as never, jid: GROUP } as never),
+          message: await generateWAMessageContent(single, { upload: async () => ({}) as never, jid: GROUP }),
         },
       };
       expect(
@@ -301,10 +299,10 @@ describe('Baileys engine: every message kind (fake socket, real protobufs)', () 
         { remoteJid: GROUP, fromMe: true, id: 'G3', participant: ME_JID },
         { remoteJid: PEER_JID, fromMe: false, id: 'D1' },
       ]);
-      const built = await generateWAMessageContent(socket.sent[0]!.content, {
+      const built = await generateWAMessageContent(socket.sent[0].content, {
         upload: async () => ({}) as never,
         jid: GROUP,
-      } as never);
+      });
       expect(proto.Message.decode(proto.Message.encode(built).finish()).reactionMessage?.key).toMatchObject({
         participant: PEER_JID,
         id: 'G1',
@@ -515,7 +513,7 @@ describe('Baileys engine: every message kind (fake socket, real protobufs)', () 
         message: { imageMessage: { mimetype: 'image/jpeg', fileLength: 11, caption: 'c' } },
       });
       await eventually(() => events.inbounds.length === 1);
-      const stream = await events.inbounds[0]!.downloadMedia!();
+      const stream = await events.inbounds[0].downloadMedia!();
       const chunks: Buffer[] = [];
       for await (const chunk of stream) chunks.push(chunk as Buffer);
       expect(Buffer.concat(chunks).toString()).toBe('media bytes');

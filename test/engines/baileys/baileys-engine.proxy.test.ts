@@ -88,10 +88,10 @@ describe('Baileys engine through a proxy', () => {
     const events = recordingEvents();
     await engineWith(`http://alice:wrong@127.0.0.1:${proxyPort}`).connect('wrong-password', events);
     await eventually(() => events.disconnects.length === 1);
-    expect(events.disconnects[0]!.kind).toBe('transient');
-    expect(events.disconnects[0]!.detail).toContain(`through the proxy http://***:***@127.0.0.1:${proxyPort}`);
-    expect(events.disconnects[0]!.detail).not.toContain('wrong');
-    expect(events.disconnects[0]!.detail).toContain('the proxy refused the tunnel (HTTP 407)');
+    expect(events.disconnects[0].kind).toBe('transient');
+    expect(events.disconnects[0].detail).toContain(`through the proxy http://***:***@127.0.0.1:${proxyPort}`);
+    expect(events.disconnects[0].detail).not.toContain('wrong');
+    expect(events.disconnects[0].detail).toContain('the proxy refused the tunnel (HTTP 407)');
     expect(events.onlines).toEqual([]);
   });
 
@@ -108,7 +108,7 @@ describe('Baileys engine through a proxy', () => {
       kind: 'transient',
       detail: expect.stringContaining(`through the proxy socks5://***:***@127.0.0.1:${port}`),
     });
-    expect(events.disconnects[0]!.detail).not.toContain('s3cret');
+    expect(events.disconnects[0].detail).not.toContain('s3cret');
   });
 
   it('a proxy name that resolves to a private address is refused where it is dialled: nothing reaches it, the device or its media', async () => {
@@ -133,7 +133,7 @@ describe('Baileys engine through a proxy', () => {
           kind: 'transient',
           detail: expect.stringContaining(`through the proxy ${scheme}://***:***@localhost:${port}`),
         });
-        expect(events.disconnects[0]!.detail).toContain(
+        expect(events.disconnects[0].detail).toContain(
           'destination refused: localhost resolves to a non-public address',
         );
         expect(events.onlines).toEqual([]);
@@ -190,7 +190,7 @@ describe('Baileys engine through a proxy', () => {
         socksEvents,
       );
       await eventually(() => socksEvents.disconnects.length === 1);
-      expect(socksEvents.disconnects[0]!.detail).not.toContain('destination refused');
+      expect(socksEvents.disconnects[0].detail).not.toContain('destination refused');
       for (const scheme of ['http', 'socks5']) {
         const setting = proxySettingOf(`${scheme}://localhost:${port}`, () => undefined);
         if (typeof setting === 'string') throw new Error(setting);
@@ -222,7 +222,7 @@ describe('Baileys engine through a proxy', () => {
         const events = recordingEvents();
         await engineWith(`http://127.0.0.1:${port}`).connect(deviceId, events);
         await eventually(() => events.disconnects.length === 1);
-        const { detail } = events.disconnects[0]!;
+        const { detail } = events.disconnects[0];
         expect(detail).toContain(`through the proxy http://127.0.0.1:${port}`);
         expect(detail).toContain(
           index === 0
@@ -283,7 +283,7 @@ describe('Baileys engine through a proxy', () => {
         ],
       });
       await eventually(() => events.inbounds.length === 1);
-      await events.inbounds[0]!.downloadMedia!();
+      await events.inbounds[0].downloadMedia!();
       expect(seen).toHaveLength(1);
       expect(typeof (seen[0] as { dispatch?: unknown }).dispatch).toBe('function');
     } finally {

@@ -33,9 +33,9 @@ describe('Baileys engine (fake socket): sending each kind of content', () => {
     await connection.send({ waMessageId: '3EB0C0FFEE', to: PEER, content });
     expect(socket.sent).toHaveLength(1);
     const [sent] = socket.sent;
-    expect(sent!.jid).toBe(PEER_JID);
-    expect(sent!.options).toEqual({ messageId: '3EB0C0FFEE' });
-    return sent!.content;
+    expect(sent.jid).toBe(PEER_JID);
+    expect(sent.options).toEqual({ messageId: '3EB0C0FFEE' });
+    return sent.content;
   }
 
   it('text, never with a preview Baileys would fetch itself', async () => {

@@ -164,7 +164,7 @@ describe('contacts of a Baileys device (fake socket)', () => {
       });
       const events = await gateway.store.readStream(contactsStream(deviceId));
       expect(events.map((event) => event.type)).toEqual(['ContactsUpdated', 'ContactsUpdated']);
-      expect(events[1]!.data).toEqual({
+      expect(events[1].data).toEqual({
         deviceId,
         contacts: [{ number: ALICE, jid: jid(ALICE), pushName: 'Alice M.' }],
       });

@@ -150,7 +150,7 @@ describe('EventStoreDB adapter under faults', () => {
     const [lease] = await store.readStream('lease-x', { direction: 'backwards', maxCount: 1 });
     await store.append(s, [ev('A')], {
       expectedRevision: 'no_stream',
-      fence: { streamId: 'lease-x', revision: lease!.revision },
+      fence: { streamId: 'lease-x', revision: lease.revision },
     });
     await store.readStream(s);
     await store.readAll({ maxCount: 5 });
@@ -291,7 +291,7 @@ describe('EventStoreDB adapter under faults', () => {
     expect(server.dropSubscriptions()).toBeGreaterThan(0);
     await expect(reading).rejects.toBeInstanceOf(StoreUnavailableError);
     await store.append(s, [ev('B')]);
-    const again = store.subscribe({ after: seen[0]! });
+    const again = store.subscribe({ after: seen[0] });
     for await (const batch of again) {
       expect(batch.filter((e) => e.streamId === s).map((e) => e.type)).toEqual(['B']);
       break;

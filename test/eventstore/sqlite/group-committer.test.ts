@@ -70,11 +70,11 @@ describe('group commit', () => {
     expect(answered).toEqual([]);
     let drained = false;
     const drain = committer.drain().then(() => (drained = true));
-    flushes[0]!.done();
+    flushes[0].done();
     await first;
     expect(answered).toEqual([10]);
     expect(drained).toBe(false);
-    flushes[1]!.fail(new Error('EIO'));
+    flushes[1].fail(new Error('EIO'));
     await second;
     await drain;
     expect(answered).toEqual([10, -1]);

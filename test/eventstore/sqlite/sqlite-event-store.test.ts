@@ -40,7 +40,7 @@ describe('sqlite event store schema', () => {
       [2, 'b', 0, '00000000-0000-4000-8000-000000000002', { n: 2 }],
       [3, 'a', 1, '00000000-0000-4000-8000-000000000003', { n: 3 }],
     ]);
-    expect(all[1]!.metadata).toEqual({ m: 1 });
+    expect(all[1].metadata).toEqual({ m: 1 });
     // The id of stream a's first event, now used in stream b: another event, after the old ones.
     const reused = await store.append('b', [{ id: '00000000-0000-4000-8000-000000000001', type: 'B', data: {} }], {
       expectedRevision: 0,

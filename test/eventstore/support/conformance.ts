@@ -37,7 +37,7 @@ export function eventStoreConformance(name: string, target: ConformanceTarget) {
         const page = await store.readAll({ after: from, maxCount: 500 });
         if (page.length === 0) return mine;
         for (const e of page) if (streams.has(e.streamId)) mine.push(e);
-        from = page[page.length - 1]!.position;
+        from = page[page.length - 1].position;
       }
     }
 
@@ -121,10 +121,10 @@ export function eventStoreConformance(name: string, target: ConformanceTarget) {
       await store.append(s, [{ id, type: 'Rich', data, metadata: { correlationId: 'c-1' } }]);
       const [e] = await store.readStream(s);
       expect(e).toMatchObject({ id, type: 'Rich', data, streamId: s, revision: 0 });
-      expect(e!.metadata).toMatchObject({ correlationId: 'c-1' });
-      expect(e!.createdAt).toBeInstanceOf(Date);
-      expect(e!.createdAt.getTime()).toBeGreaterThanOrEqual(before - 5_000);
-      expect(e!.createdAt.getTime()).toBeLessThanOrEqual(Date.now() + 5_000);
+      expect(e.metadata).toMatchObject({ correlationId: 'c-1' });
+      expect(e.createdAt).toBeInstanceOf(Date);
+      expect(e.createdAt.getTime()).toBeGreaterThanOrEqual(before - 5_000);
+      expect(e.createdAt.getTime()).toBeLessThanOrEqual(Date.now() + 5_000);
     });
 
     it('reads all events in append order with strictly increasing positions', async () => {
@@ -136,14 +136,14 @@ export function eventStoreConformance(name: string, target: ConformanceTarget) {
       const r3 = await store.append(a, [ev('A3')]);
       const mine = await readMine(after, new Set([a, b]));
       expect(mine.map((e) => e.type)).toEqual(['A1', 'A2', 'B1', 'A3']);
-      for (let i = 1; i < mine.length; i++) expect(mine[i]!.position).toBeGreaterThan(mine[i - 1]!.position);
-      expect(mine[1]!.position).toBe(r1.position);
-      expect(mine[3]!.position).toBe(r3.position);
+      for (let i = 1; i < mine.length; i++) expect(mine[i].position).toBeGreaterThan(mine[i - 1].position);
+      expect(mine[1].position).toBe(r1.position);
+      expect(mine[3].position).toBe(r3.position);
       const page = await store.readAll({ after, maxCount: 1 });
       expect(page).toHaveLength(1);
-      expect(page[0]!.position).toBeGreaterThan(after);
+      expect(page[0].position).toBeGreaterThan(after);
       // `from` is inclusive: the event read at a position first.
-      const at = await store.readAll({ from: mine[2]!.position, maxCount: 2 });
+      const at = await store.readAll({ from: mine[2].position, maxCount: 2 });
       expect(at.map((e) => [e.id, e.position])).toEqual(mine.slice(2, 4).map((e) => [e.id, e.position]));
     });
 
@@ -207,7 +207,7 @@ export function eventStoreConformance(name: string, target: ConformanceTarget) {
         if (taken.length >= 7) break;
       }
       await first.close();
-      const checkpoint = taken[6]!.position;
+      const checkpoint = taken[6].position;
       const second = store.subscribe({ after: checkpoint });
       const rest: StoredEvent[] = [];
       for await (const batch of second) {

@@ -18,7 +18,7 @@ async function read(text: string | Buffer, sizes: number[] = [7], at?: Base64Pat
   const bytes = Buffer.isBuffer(text) ? text : Buffer.from(text);
   const chunks: Buffer[] = [];
   for (let at = 0, k = 0; at < bytes.length; k++) {
-    const size = Math.max(1, sizes[k % sizes.length]!);
+    const size = Math.max(1, sizes[k % sizes.length]);
     chunks.push(bytes.subarray(at, at + size));
     at += size;
   }
@@ -88,7 +88,7 @@ describe('the streaming reader of JSON media bodies', () => {
     const json = Buffer.from(JSON.stringify({ to: '1', base64: text }));
     for (const sizes of [[65_536], [100_003, 7], [1, 262_145, 2], [json.length]]) {
       const chunks: Buffer[] = [];
-      for (let at = 0, k = 0; at < json.length; k++) chunks.push(json.subarray(at, (at += sizes[k % sizes.length]!)));
+      for (let at = 0, k = 0; at < json.length; k++) chunks.push(json.subarray(at, (at += sizes[k % sizes.length])));
       const path = join(dir, `spool-${n++}`);
       const big = { media: 1 << 20, fields: 1024, total: 2 << 20 };
       const result = await readJsonMediaBody(

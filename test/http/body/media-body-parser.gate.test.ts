@@ -1,8 +1,8 @@
 /**
  * The BodyGate as the media body parser uses it, on a small Koa app (the gateway builds its gate from the
  * config; here the idle timeout and the per-device share are set directly, so the tests stay short):
- * a request whose client leaves while it waits is dropped, a body that stalls is answered 408 and frees its
- * slot, and one device cannot take every slot.
+ * a request whose client leaves while it waits is dropped, a body that stalls or trickles in is answered 408
+ * and frees its slot, and devices share the slots fairly.
  */
 import { once } from 'node:events';
 import { readdirSync, watch } from 'node:fs';
@@ -94,14 +94,15 @@ async function stalledClient(
 }
 
 /** A whole large body, sent chunked (a stream body): the gated path. */
-function send(port: number, device: string): Promise<number | string> {
+function send(port: number, device: string, bytes = 5): Promise<number | string> {
+  const base64 = Buffer.alloc(bytes, 7).toString('base64');
   return fetch(`http://127.0.0.1:${port}/${device}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: new Blob([JSON.stringify({ to: TO, filename: 'b.bin', base64: 'aGVsbG8=' })]).stream(),
+    body: new Blob([JSON.stringify({ to: TO, filename: 'b.bin', base64 })]).stream(),
     duplex: 'half',
     signal: AbortSignal.timeout(5_000),
-  } as RequestInit).then(
+  }).then(
     (response) => response.status,
     (error: Error) => error.name,
   );
@@ -203,9 +204,78 @@ describe('the body gate shared between devices', () => {
     expect(await send(port, 'other')).toBe(202);
   });
 
-  it('defaults the share to half the slots, at least one', () => {
-    expect(new BodyGate({ concurrency: 16, queue: 32 }).perDevice).toBe(8);
+  it('defaults the share to a quarter of the slots, at least one', () => {
+    expect(new BodyGate({ concurrency: 16, queue: 32 }).perDevice).toBe(4);
     expect(new BodyGate({ concurrency: 3, queue: 0 }).perDevice).toBe(1);
     expect(new BodyGate({ concurrency: 1, queue: 0 }).perDevice).toBe(1);
+  });
+
+  it("slow bodies from two devices do not delay a third device's 2 MiB media send beyond 2 s", async () => {
+    // The gateway's defaults (LARGE_BODY_CONCURRENCY 16, LARGE_BODY_QUEUE 32); no timeout ends the slow ones here.
+    const { gate, port } = await gateApp({ concurrency: 16, queue: 32, idleTimeoutMs: NEVER, rateGraceMs: NEVER });
+    for (const device of ['slow-a', 'slow-b']) for (let i = 0; i < 8; i++) await stalledClient(port, device);
+    await eventually(
+      () => gate.load.reading + gate.load.waiting === 16,
+      'the slow bodies in the gate (read, or waiting their turn)',
+      5_000,
+    );
+    const started = Date.now();
+    const status = await send(port, 'third', 2 * 1024 * 1024);
+    const tookMs = Date.now() - started;
+    expect(status).toBe(202);
+    expect(tookMs).toBeLessThan(2_000);
+    // Each slow device has its share read and as many waiting.
+    expect(gate.load).toEqual({ reading: 8, waiting: 8 });
+    // A ninth slow body of one of them is refused, not queued behind the others' turns.
+    const ninth = await stalledClient(port, 'slow-a');
+    expect(statusOf(await within(ninth.head))).toBe(503);
+  });
+
+  it('gives freed slots to the waiting devices in turn, each in its own order', async () => {
+    const { gate, port } = await gateApp({ concurrency: 1, queue: 4, perDevice: 2, idleTimeoutMs: NEVER });
+    const first = await stalledClient(port, 'a');
+    await eventually(loadIs(gate, 1, 0), 'the first body being read', 5_000);
+    const a2 = await stalledClient(port, 'a');
+    await eventually(loadIs(gate, 1, 1), 'a second body of a waiting', 5_000);
+    const b1 = await stalledClient(port, 'b');
+    await eventually(loadIs(gate, 1, 2), 'a body of b waiting', 5_000);
+    // a's own turn ended: b goes before a's second body, although that one came first.
+    first.socket.destroy();
+    await eventually(loadIs(gate, 1, 1), 'the next body being read', 5_000);
+    b1.socket.write(`2\r\n"}\r\n0\r\n\r\n`);
+    expect(statusOf(await within(b1.head))).toBe(202);
+    a2.socket.write(`2\r\n"}\r\n0\r\n\r\n`);
+    expect(statusOf(await within(a2.head))).toBe(202);
+  });
+});
+
+describe('the body gate and bodies that trickle in', () => {
+  const FLOOR = { minBytesPerSecond: 2_000, rateGraceMs: 400, rateWindowMs: 400, idleTimeoutMs: NEVER };
+
+  it('answers a body slower than the floor 408 after the grace period, and frees its slot', async () => {
+    const { gate, port } = await gateApp({ concurrency: 1, queue: 0, ...FLOOR });
+    const slow = await stalledClient(port, 'slow');
+    // A few bytes every 100 ms: never idle, far under 2,000 bytes/s.
+    const trickle = setInterval(() => slow.socket.writable && slow.socket.write('4\r\nAAAA\r\n'), 100);
+    onTestFinished(() => clearInterval(trickle));
+    const answer = await within(slow.answer);
+    expect(statusOf(answer), answer).toBe(408);
+    expect(answer).toMatch(/content-type: application\/problem\+json/i);
+    expect(answer).toContain('"code":"request_timeout"');
+    expect(answer).toContain('bytes/s');
+    expect(gate.load).toEqual({ reading: 0, waiting: 0 });
+    expect(await send(port, 'other')).toBe(202);
+  });
+
+  it('lets a body that keeps above the floor be read to its end', async () => {
+    const { port } = await gateApp({ concurrency: 1, queue: 0, ...FLOOR });
+    const client = await stalledClient(port, 'a');
+    // 400 bytes every 50 ms (8,000 bytes/s) for several windows.
+    for (let i = 0; i < 30; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      client.socket.write(`190\r\n${'A'.repeat(400)}\r\n`);
+    }
+    client.socket.write(`2\r\n"}\r\n0\r\n\r\n`);
+    expect(statusOf(await within(client.head))).toBe(202);
   });
 });

@@ -67,7 +67,7 @@ describe('hostile media bodies (memory)', () => {
     const pid = gateway.process.pid!;
     const idle = memoryOf(pid);
     resetPeak(pid);
-    const headers = (device: string) => ({ 'x-device-key': keys[device]!, 'content-type': 'application/json' });
+    const headers = (device: string) => ({ 'x-device-key': keys[device], 'content-type': 'application/json' });
     const gz = (device: string) => ({ ...headers(device), 'content-encoding': 'gzip' });
     const requests = [
       ...Array.from({ length: 8 }, () =>
@@ -99,8 +99,9 @@ describe('hostile media bodies (memory)', () => {
 
     expect(gateway.process.exitCode).toBeNull();
     expect(peak).toBeLessThan(PEAK_RSS_BOUND_MiB);
-    // Bombs are refused (413) or, had the queue been full, deferred (503); no 5xx otherwise.
-    for (const answer of answers.slice(0, 16)) expect([413, 503, -1]).toContain(answer.status);
+    // Bombs are refused (413), deferred had the queue been full (503), or cut for arriving slower than the body
+    // gate's floor rate (408: a starved sender on a loaded machine); no 5xx otherwise.
+    for (const answer of answers.slice(0, 16)) expect([408, 413, 503, -1]).toContain(answer.status);
     for (const answer of answers.slice(16)) expect([202, 503]).toContain(answer.status);
     expect(answers.slice(16).filter((a) => a.status === 202).length).toBeGreaterThan(0);
     // And it still answers.

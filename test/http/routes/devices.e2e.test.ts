@@ -219,7 +219,7 @@ describe('devices over HTTP', () => {
     const page = await api('GET', '/docs');
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toContain('text/html');
-    const sources = [...String(page.body).matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
+    const sources = [...String(page.body).matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
     expect(sources.length).toBeGreaterThan(2);
     for (const source of sources) {
       expect(source.startsWith('/docs/')).toBe(true);

@@ -235,7 +235,7 @@ describe('hook configuration routes', () => {
     });
     const before = await appendReceived(gateway.store, 'hooks-deleted', 1);
     await receiver.waitUntil(() => receiver.of('hooks-deleted').length === 1);
-    expect(receiver.of('hooks-deleted')[0]!.envelope.id).toBe(before.ids[0]);
+    expect(receiver.of('hooks-deleted')[0].envelope.id).toBe(before.ids[0]);
 
     expect((await api('DELETE', '/devices/hooks-deleted', { admin: true })).status).toBe(204);
     const after = await appendReceived(gateway.store, 'hooks-deleted', 3, 2);

@@ -64,11 +64,17 @@ describe('sandbox inbound and receipts while the store cannot write', () => {
     const actor = gateway.sessions.peek('shop')!;
     await eventually(() => actor.heldReports() === 2, 'both receipts held', 10_000);
     expect(gateway.sessions.state('shop')).toBe('reconnecting');
+    // Not recorded (nothing can be): the session state says the live state all the same, and that writes fail.
+    const state = await api('GET', '/devices/shop/session/state', { deviceKey: shop.key });
+    expect(state.body).toMatchObject({ state: 'reconnecting', storageFailing: true });
+    // The session is held because of the store: its answer, as for a send, and not 409 session_not_online.
     const closedIntake = await api('POST', '/sandbox/devices/shop/inbound', {
       admin: true,
       json: { from: '4915100000099', body: 'held' },
     });
-    expect(closedIntake.status).toBe(409);
+    expect(closedIntake.status).toBe(507);
+    expect(closedIntake.body.code).toBe('insufficient_storage');
+    expect(closedIntake.headers.get('retry-after')).toBe('30');
 
     failing!.failing = false;
     await eventually(() => gateway!.sessions.state('shop') === 'online', 'online again', 15_000);

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { outboxStream } from '../../../src/messages/message-events.js';
 import { type Api, startTestGateway } from '../../support/gateway.js';
 import { eventually } from '../../support/eventually.js';
+import { TestClock } from '../../support/test-clock.js';
 import { TestReceiver } from '../../webhooks/support/receiver.js';
 
 describe('queued messages expire', () => {
@@ -13,14 +14,15 @@ describe('queued messages expire', () => {
   let api: Api;
   let receiver: TestReceiver;
   let key: string;
+  // Running: the webhook of the expiry is due at its event's (system) time; the test moves on past the TTL.
+  const clock = new TestClock({ running: true });
 
   beforeAll(async () => {
     receiver = await TestReceiver.start();
-    gateway = await startTestGateway({
-      DEFAULT_ENGINE: 'sandbox',
-      OUTBOX_MESSAGE_TTL: '1s',
-      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
-    });
+    gateway = await startTestGateway(
+      { DEFAULT_ENGINE: 'sandbox', OUTBOX_MESSAGE_TTL: '10m', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' },
+      { clock },
+    );
     api = gateway.api;
     key = (await api('POST', '/devices', { admin: true, json: { id: 'late', name: 'late' } })).body.deviceKey;
     const hook = await api('PUT', '/devices/late/hooks', {
@@ -41,7 +43,7 @@ describe('queued messages expire', () => {
     });
     expect(sent.status).toBe(202);
     expect(sent.body.sessionState).toBe('closed');
-    expect(Date.parse(sent.body.expiresAt) - Date.parse(sent.body.createdAt)).toBe(1_000);
+    expect(Date.parse(sent.body.expiresAt) - Date.parse(sent.body.createdAt)).toBe(600_000);
     const [item] = (await api('GET', '/devices/late/outbox', { deviceKey: key })).body.items;
     expect(item).toMatchObject({ outboxId: sent.body.outboxId, expiresAt: sent.body.expiresAt });
     // Every field an item carries is in /openapi.json (clients generated from it would not see an undocumented one).
@@ -51,8 +53,12 @@ describe('queued messages expire', () => {
         .items.properties;
     expect(Object.keys(documented)).toEqual(expect.arrayContaining(Object.keys(item)));
 
+    // Still queued a few seconds before it expires; expired past it.
+    await clock.advance(Date.parse(sent.body.expiresAt) - 5_000 - clock.now());
+    expect((await api('GET', '/devices/late/outbox', { deviceKey: key })).body.items).toHaveLength(1);
+    await clock.advance(6_000);
     await receiver.waitUntil(() => receiver.of('late').some((r) => r.envelope?.data.status === 'expired'));
-    const webhook = receiver.of('late').find((r) => r.envelope?.data.status === 'expired')!.envelope!;
+    const webhook = receiver.of('late').find((r) => r.envelope?.data.status === 'expired')!.envelope;
     expect(webhook).toMatchObject({
       event: 'message.status',
       data: {
@@ -73,7 +79,7 @@ describe('queued messages expire', () => {
   });
 
   it("a send's own expiresAt wins over the TTL, and must lie ahead", async () => {
-    const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
+    const expiresAt = new Date(clock.now() + 3_600_000).toISOString();
     const sent = await api('POST', '/devices/late/send/text', {
       deviceKey: key,
       json: { to: '4915112345678', text: 'in time', expiresAt },

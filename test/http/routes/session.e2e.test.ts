@@ -98,8 +98,8 @@ describe('session lifecycle over HTTP (sandbox engine)', () => {
       ['connecting', 'qr', 'qr_issued'],
     ]);
     expect(changes.every((c) => c.deviceId === device.id)).toBe(true);
-    expect(changes[3]!.phone).toBe('4915112345678');
-    expect(changes[6]!.phone).toBeUndefined();
+    expect(changes[3].phone).toBe('4915112345678');
+    expect(changes[6].phone).toBeUndefined();
   });
 
   it('close keeps the credentials: a later open goes online without a QR code', async () => {

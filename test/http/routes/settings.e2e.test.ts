@@ -136,7 +136,7 @@ describe('device settings', () => {
         api('POST', `/sandbox/devices/${shop.id}/call`, { admin: true, json: { from: '4915100000004' } });
       expect((await ring()).status).toBe(202);
       await receiver.waitUntil(() => receiver.of(shop.id).some((r) => r.envelope.event === 'call.received'));
-      expect(receiver.of(shop.id)[0]!.envelope.data).toMatchObject({ from: '4915100000004', rejected: false });
+      expect(receiver.of(shop.id)[0].envelope.data).toMatchObject({ from: '4915100000004', rejected: false });
 
       const set = await api('PATCH', `/devices/${shop.id}/settings`, {
         deviceKey: shop.key,
@@ -151,7 +151,7 @@ describe('device settings', () => {
       await receiver.waitUntil(
         () => receiver.of(shop.id).filter((r) => r.envelope.event === 'call.received').length === 2,
       );
-      expect(receiver.of(shop.id).filter((r) => r.envelope.event === 'call.received')[1]!.envelope.data).toMatchObject({
+      expect(receiver.of(shop.id).filter((r) => r.envelope.event === 'call.received')[1].envelope.data).toMatchObject({
         rejected: true,
       });
       await receiver.waitUntil(() => receiver.of(caller.id).some((r) => r.envelope.event === 'message.received'));

@@ -98,7 +98,7 @@ describe('receipts through the outbox', () => {
       const events = await sqlite.readStream(outboxStream(DEVICE));
       expect(events.map((e) => e.type)).toEqual(['OutboxMessageQueued', 'MessageStatusChanged']);
       // Decided on the outbox's state: the receipt carries the outboxId of the message it confirms.
-      expect(events[1]!.data).toMatchObject({ waMessageId: '3EB0RECEIPT', status: 'delivered', outboxId: 'o-1' });
+      expect(events[1].data).toMatchObject({ waMessageId: '3EB0RECEIPT', status: 'delivered', outboxId: 'o-1' });
       expect((await outboxes.get(DEVICE)).current.byWaMessageId('3EB0RECEIPT')?.confirmed).toBe(true);
     } finally {
       await sqlite.close();

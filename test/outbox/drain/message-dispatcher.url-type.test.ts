@@ -30,7 +30,7 @@ describe('the type of url media', () => {
     // /<served type, url-encoded>/<html|png>: those bytes with that Content-Type.
     server = createServer((req, res) => {
       const [, type, body] = (req.url ?? '').split('/');
-      res.writeHead(200, { 'content-type': decodeURIComponent(type!) }).end(body === 'png' ? PNG : HTML);
+      res.writeHead(200, { 'content-type': decodeURIComponent(type) }).end(body === 'png' ? PNG : HTML);
     });
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
@@ -50,7 +50,7 @@ describe('the type of url media', () => {
     const store = new MediaStore(tempDir('dmg-url-type-'));
     await store.init();
     const settings = { maxBytes: 1024 * 1024, fileMaxBytes: 1024 * 1024, fetchTimeoutMs: 5_000 };
-    const dispatcher = new MessageDispatcher(store, new MediaFetcher(guard, 5_000), settings as never);
+    const dispatcher = new MessageDispatcher(store, new MediaFetcher(guard, 5_000), settings);
     const sent: OutgoingMessage[] = [];
     const connection = { send: async (m: OutgoingMessage) => void sent.push(m) } as unknown as EngineConnection;
     const message = {
@@ -71,7 +71,7 @@ describe('the type of url media', () => {
     } catch (error) {
       return { reason: (error as { reason?: string }).reason };
     }
-    return { mimetype: (sent[0]!.content as { media: { mimetype: string } }).media.mimetype };
+    return { mimetype: (sent[0].content as { media: { mimetype: string } }).media.mimetype };
   }
 
   it.each(['image', 'video', 'sticker'] as const)(

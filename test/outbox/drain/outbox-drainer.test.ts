@@ -16,6 +16,7 @@ import {
 } from '../support/harness.js';
 import { eventually } from '../../support/eventually.js';
 import { FailingWritesStore } from '../../support/failing-store.js';
+import { TestClock } from '../../support/test-clock.js';
 
 const DEVICE = 'shop-1';
 
@@ -106,7 +107,7 @@ describe('the outbox drainer', () => {
     await eventually(async () => (await h!.statuses(DEVICE)).length === 2, 'two outcomes');
     expect(connection.sent.slice(0, 3).map((m) => m.waMessageId)).toEqual([waMessageId, waMessageId, waMessageId]);
     // FIFO: the second message waited for the first to be done.
-    expect(connection.sent[3]!.waMessageId).toBe(second.waMessageId);
+    expect(connection.sent[3].waMessageId).toBe(second.waMessageId);
     const [failed, sent] = await h.statuses(DEVICE);
     expect(failed).toMatchObject({ waMessageId, status: 'failed', error: { code: 'engine_error', message: 'boom 3' } });
     expect(sent).toMatchObject({ waMessageId: second.waMessageId, status: 'sent' });
@@ -136,7 +137,7 @@ describe('the outbox drainer', () => {
     expect(await h.statuses(DEVICE)).toMatchObject([{ waMessageId, status: 'sent' }]);
     expect(connection.sent.map((m) => m.waMessageId)).toEqual([waMessageId]);
     const failures = (await h.events(DEVICE)).filter((e) => e.type === 'OutboxAttemptFailed');
-    expect(failures[0]!.data).toMatchObject({ error: { code: 'timeout' } });
+    expect(failures[0].data).toMatchObject({ error: { code: 'timeout' } });
   });
 
   it('a call that outlived the timeout and then failed is made again on the next try', async () => {
@@ -270,7 +271,8 @@ describe('the outbox drainer', () => {
   });
 
   it('holds the rate cap: no more tries start in a minute than allowed', async () => {
-    h = await outboxHarness({ settings: { ratePerMinute: 3 } });
+    const clock = new TestClock();
+    h = await outboxHarness({ settings: { ratePerMinute: 3 }, clock });
     for (let i = 0; i < 6; i++) await h.queue(DEVICE, text(`m${i}`));
     const connection = new FakeConnection();
     h.connections.online(DEVICE, connection);
@@ -279,10 +281,11 @@ describe('the outbox drainer', () => {
       h.drainer.start([DEVICE]);
       await eventually(() => connection.sent.length === 3, 'three sends');
       // The fourth waits for the window, counted on the stream (so a process that takes the device over counts
-      // these three too); the lane's own limiter started no more either.
+      // these three too): the lane sleeps until the first of the three is a minute old. The lane's own limiter
+      // started no more either.
       const outbox = await h.outboxes.get(DEVICE);
-      expect(outbox.current.rateWait(Date.now(), 3)).toBeGreaterThan(50_000);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(outbox.current.rateWait(clock.now(), 3)).toBe(60_000);
+      await eventually(() => clock.pending().join() === String(clock.now() + 60_000), 'the lane to wait for the rate');
       expect(limiter.started()).toBe(3);
       expect(connection.sent).toHaveLength(3);
       expect(outbox.current.messages.size).toBe(3);
@@ -292,7 +295,8 @@ describe('the outbox drainer', () => {
   });
 
   it('a revoke waits for the rate the stream counts too (tries another process made)', async () => {
-    h = await outboxHarness({ settings: { ratePerMinute: 2 } });
+    const clock = new TestClock();
+    h = await outboxHarness({ settings: { ratePerMinute: 2 }, clock });
     // Two tries another process started just now, recorded on the device's stream.
     const startedElsewhere = (n: number) => ({
       type: 'OutboxMessageSending',
@@ -301,7 +305,7 @@ describe('the outbox drainer', () => {
         outboxId: `elsewhere-${n}`,
         waMessageId: `3EB0ELSEWHERE${n}`,
         attempt: 1,
-        startedAt: Date.now(),
+        startedAt: clock.now(),
       },
     });
     await h.store.append(outboxStream(DEVICE), [startedElsewhere(1), startedElsewhere(2)]);
@@ -314,7 +318,8 @@ describe('the outbox drainer', () => {
     const connection = new FakeConnection();
     h.connections.online(DEVICE, connection);
     h.drainer.start([DEVICE]);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The lane sleeps until those two are a minute old.
+    await eventually(() => clock.pending().join() === String(clock.now() + 60_000), 'the lane to wait for the rate');
     expect(connection.revoked).toEqual([]);
     expect((await h.outboxes.get(DEVICE)).current.revokes.has('3EB0TOREVOKE')).toBe(true);
   });
@@ -366,7 +371,7 @@ describe('the outbox drainer', () => {
       });
       expect(seenFile?.equals(png)).toBe(true);
       expect(connection.sent).toHaveLength(1);
-      expect(connection.sent[0]!.content).toMatchObject({
+      expect(connection.sent[0].content).toMatchObject({
         kind: 'image',
         caption: 'a cat',
         media: { mimetype: 'image/png', size: png.length },
@@ -417,7 +422,7 @@ describe('the outbox drainer', () => {
     h.connections.online(DEVICE, connection);
     h.drainer.start([DEVICE]);
     await eventually(async () => (await h!.statuses(DEVICE)).length === 1, 'sent');
-    expect(connection.sent[0]!.content).toEqual({
+    expect(connection.sent[0].content).toEqual({
       kind: 'file',
       media: { path: h.media.pathOf(DEVICE, outboxId), mimetype: 'text/plain', size: 5, filename: 'a.txt' },
     });

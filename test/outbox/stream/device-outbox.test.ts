@@ -215,7 +215,7 @@ describe('several writers of one outbox stream (several processes on one file)',
       }),
     );
     expect(refused).toEqual([]);
-    const queued = (await stores[0]!.readStream(outboxStream(DEVICE))).filter((e) => e.type === 'OutboxMessageQueued');
+    const queued = (await stores[0].readStream(outboxStream(DEVICE))).filter((e) => e.type === 'OutboxMessageQueued');
     expect(queued).toHaveLength(3 * PER_WRITER);
     expect(new Set(queued.map((e) => (e.data as { outboxId: string }).outboxId)).size).toBe(3 * PER_WRITER);
     expect(queued.map((e) => (e.data as { seq: number }).seq)).toEqual(
@@ -229,11 +229,11 @@ describe('several writers of one outbox stream (several processes on one file)',
     const [a, b] = await Promise.all(stores.map((s) => DeviceOutbox.load(s, DEVICE, { pipeline: false })));
     // b's append is committed first and takes revision 0, which a's first append expects; a's second one, decided
     // on the state with a's first (message 2 queued), expects revision 1: pipelined, it would go in before it.
-    const fromB = b!.execute(queue(message(1)));
-    const queued = a!.execute(queue(message(2)));
-    const cancelled = a!.execute(cancel(message(2).outboxId));
+    const fromB = b.execute(queue(message(1)));
+    const queued = a.execute(queue(message(2)));
+    const cancelled = a.execute(cancel(message(2).outboxId));
     await Promise.all([fromB, queued, cancelled]);
-    const events = (await stores[0]!.readStream(outboxStream(DEVICE))).map(
+    const events = (await stores[0].readStream(outboxStream(DEVICE))).map(
       (e) => `${e.type} ${(e.data as { outboxId: string }).outboxId}`,
     );
     expect(events).toEqual([
@@ -254,17 +254,17 @@ describe('several writers of one outbox stream (several processes on one file)',
           throw error;
         });
       }
-    })(stores[0]!);
+    })(stores[0]);
     const [a, b] = [
       await DeviceOutbox.load(counting, DEVICE, { pipeline: false }),
-      await DeviceOutbox.load(stores[1]!, DEVICE, { pipeline: false }),
+      await DeviceOutbox.load(stores[1], DEVICE, { pipeline: false }),
     ];
     await b.execute(queue(message(1)));
     // a has not read b's message: its three sends are decided again after it, in one append.
     const answers = await Promise.all([2, 3, 4].map((n) => a.execute(queue(message(n)))));
     expect(conflicts).toEqual([]);
     expect(answers.map((answer) => seqOf(answer))).toEqual([2, 3, 4]);
-    const stored = await stores[0]!.readStream(outboxStream(DEVICE));
+    const stored = await stores[0].readStream(outboxStream(DEVICE));
     expect(stored.map((e) => (e.data as { seq: number }).seq)).toEqual([1, 2, 3, 4]);
     expect(a.current.messages.size).toBe(4);
     // A repeated Idempotency-Key another writer queued meanwhile is recognised inside the append too.
@@ -275,6 +275,6 @@ describe('several writers of one outbox stream (several processes on one file)',
       answer: expect.objectContaining({ outboxId: keyed(5).outboxId }),
     });
     expect(conflicts).toEqual([]);
-    expect((await stores[0]!.readStream(outboxStream(DEVICE))).length).toBe(5);
+    expect((await stores[0].readStream(outboxStream(DEVICE))).length).toBe(5);
   });
 });

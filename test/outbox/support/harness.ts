@@ -23,6 +23,7 @@ import { Outboxes } from '../../../src/outbox/stream/outboxes.js';
 import { newWaMessageId } from '../../../src/messages/message-id.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../../src/time/clock.js';
 
 export const silent = pino({ level: 'silent' });
 
@@ -120,6 +121,8 @@ export async function outboxHarness(
     writesThrough?: (store: SqliteEventStore) => EventStore;
     /** How long an engine call may take before the try counts as failed (default: the dispatcher's 5 minutes). */
     engineTimeoutMs?: number;
+    /** The drainer's time and waits (default: the system clock). */
+    clock?: Clock;
   } = {},
 ): Promise<Harness> {
   const dir = options.dir ?? tempDir('dmg-outbox-');
@@ -143,6 +146,7 @@ export async function outboxHarness(
     settings: { ...OUTBOX_TEST_SETTINGS, ...options.settings },
     log: silent,
     ...(options.fences ? { fences: options.fences } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
   });
   const events = async (deviceId: string) =>
     (await store.readStream(outboxStream(deviceId))) as unknown as OutboxEvent[];
@@ -183,7 +187,7 @@ export function fixedLookup(addresses: string[]): LookupFunction {
   return ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
     const entries = addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
     if (options.all) callback(null, entries);
-    else callback(null, entries[0]!.address, entries[0]!.family);
+    else callback(null, entries[0].address, entries[0].family);
   }) as LookupFunction;
 }
 

@@ -1,13 +1,9 @@
 /**
- * A small key-value store for one device's Baileys auth records (creds, Signal keys), kept in the
- * configured event store through its snapshot API: one snapshot stream per record, named
- * `baileys-auth-<deviceId>/<record>`. Snapshots are overwritten in place (SQLite) or keep only their
- * latest event (EventStoreDB, maxCount 1), so they behave as a KV store on both deployments and stay out
- * of the event log that projections read.
- *
- * Values are serialised with Baileys' BufferJSON (keys are Buffers) and sealed with AES-256-GCM when a
- * cipher is given. Erasing deletes the record's snapshot (tombstones written by earlier versions read as
- * erased too).
+ * A small key-value store for one device's Baileys auth records (creds, Signal keys) in the event store's
+ * snapshots: one snapshot stream per record, `baileys-auth-<deviceId>/<record>`, overwritten in place (SQLite)
+ * or keeping only its latest event (EventStoreDB), and out of the log projections read. Values are serialised
+ * with Baileys' BufferJSON and sealed when a cipher is given; erasing deletes the snapshot (tombstones of
+ * earlier versions read as erased).
  */
 import { BufferJSON } from 'baileys';
 import type { EventStore } from '../../../eventstore/event-store.js';

@@ -1,17 +1,9 @@
 /**
- * Baileys' AuthenticationState (creds + Signal keys) backed by AuthRecords, in the shape of Baileys'
- * own useMultiFileAuthState but without loose files:
- *
- * - `creds`: one record, rewritten on every `creds.update` (saveCreds);
- * - every Signal key: one record, named `key/<type>/<id>` or, when encrypted, a keyed digest of that
- *   (key ids contain contacts' numbers);
- * - `index`: every key written and where its record is. It lets the whole state be wiped although
- *   the store cannot list or delete snapshots, and spares a store read for keys that do not exist (Baileys
- *   asks for many). It is written before a new key (a crash leaves at worst an index entry without a
- *   key, never a key nobody can find) and after a key is erased.
- *
- * All writes go through one serial queue, and reads wait for it, so a read never sees an older value than
- * a write that started before it.
+ * Baileys' AuthenticationState (creds + Signal keys) backed by AuthRecords, in the shape of Baileys' own
+ * useMultiFileAuthState without loose files: `creds` is one record, rewritten on every `creds.update`; each
+ * Signal key is one record, named `key/<type>/<id>` or, when encrypted, a keyed digest of that (key ids hold
+ * contacts' numbers); `index` lists them (KeyIndex). All writes go through one serial queue and reads wait
+ * for it, so a read never sees an older value than a write that started before it.
  */
 import {
   type AuthenticationCreds,
@@ -31,7 +23,12 @@ const keyName = (type: string, id: string) => `key/${type}/${id}`;
 /** Where a key's record is: under a blinded name (`b`, encrypted deployments) or its clear name (`c`). */
 type Placement = 'b' | 'c';
 
-/** type → key id → where its record is. */
+/**
+ * type → key id → where its record is. It lets the whole state be wiped although the store cannot list or
+ * delete snapshots, and spares a store read for keys that do not exist (Baileys asks for many). Written
+ * before a new key (a crash leaves at worst an entry without a key, never a key nobody can find) and after a
+ * key is erased.
+ */
 interface KeyIndex {
   keys: Record<string, Record<string, Placement>>;
 }

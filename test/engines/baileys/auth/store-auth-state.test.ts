@@ -74,7 +74,7 @@ describe('Baileys auth state in the event store', () => {
     expect(loaded.state.creds.registrationId).toBe(creds.registrationId);
 
     const sessions = await loaded.state.keys.get('session', ['4915112345678.0', 'unknown.0']);
-    expect(Buffer.from(sessions['4915112345678.0']!)).toEqual(session);
+    expect(Buffer.from(sessions['4915112345678.0'])).toEqual(session);
     expect(sessions).not.toHaveProperty('unknown.0');
     const appKeys = await loaded.state.keys.get('app-state-sync-key', ['AAAAAQ']);
     expect(appKeys.AAAAAQ).toBeInstanceOf(proto.Message.AppStateSyncKeyData);
@@ -125,7 +125,7 @@ describe('Baileys auth state in the event store', () => {
 
     const loaded = await loadStoreAuthState(new AuthRecords(store, 'dev-1', new ValueCipher(KEY)));
     expect(loaded.state.creds.me?.id).toBe('4915100000001:3@s.whatsapp.net');
-    expect(Buffer.from((await loaded.state.keys.get('session', ['4915112345678.0']))['4915112345678.0']!)).toEqual(
+    expect(Buffer.from((await loaded.state.keys.get('session', ['4915112345678.0']))['4915112345678.0'])).toEqual(
       session,
     );
   });
@@ -133,9 +133,9 @@ describe('Baileys auth state in the event store', () => {
   it('seals each value with a fresh IV: the same value twice gives different ciphertexts', async () => {
     const records = new AuthRecords(store, 'dev-1', new ValueCipher(KEY));
     await records.write('creds', { a: 1 });
-    const first = rawSnapshots()[0]!.state;
+    const first = rawSnapshots()[0].state;
     await records.write('creds', { a: 1 });
-    expect(rawSnapshots()[0]!.state).not.toBe(first);
+    expect(rawSnapshots()[0].state).not.toBe(first);
   });
 
   it('a wrong key fails clearly instead of yielding garbage', async () => {
@@ -160,7 +160,7 @@ describe('Baileys auth state in the event store', () => {
     const cipher = new ValueCipher(KEY);
     await new AuthRecords(store, 'dev-1', cipher).write('creds', { secret: 1 });
     const [row] = rawSnapshots();
-    await store.saveSnapshot('baileys-auth-dev-2/creds', { revision: 0, state: JSON.parse(row!.state) });
+    await store.saveSnapshot('baileys-auth-dev-2/creds', { revision: 0, state: JSON.parse(row.state) });
     await expect(new AuthRecords(store, 'dev-2', cipher).read('creds')).rejects.toThrow(/cannot be decrypted/);
   });
 
@@ -169,14 +169,14 @@ describe('Baileys auth state in the event store', () => {
     const encrypted = new AuthRecords(store, 'dev-1', new ValueCipher(KEY));
     expect(await encrypted.read('creds')).toEqual({ v: 'plain' });
     await encrypted.write('creds', { v: 'sealed now' });
-    expect(rawSnapshots()[0]!.state).not.toContain('sealed now');
+    expect(rawSnapshots()[0].state).not.toContain('sealed now');
     expect(await encrypted.read('creds')).toEqual({ v: 'sealed now' });
   });
 
   it('keys stored in clear before ENCRYPTION_KEY was set stay readable and move to sealed, blinded records when rewritten', async () => {
     const { session } = await populate(new AuthRecords(store, 'dev-1', undefined));
     const encrypted = await loadStoreAuthState(new AuthRecords(store, 'dev-1', new ValueCipher(KEY)));
-    expect(Buffer.from((await encrypted.state.keys.get('session', ['4915112345678.0']))['4915112345678.0']!)).toEqual(
+    expect(Buffer.from((await encrypted.state.keys.get('session', ['4915112345678.0']))['4915112345678.0'])).toEqual(
       session,
     );
 
@@ -187,7 +187,7 @@ describe('Baileys auth state in the event store', () => {
       rawSnapshots().find((r) => r.stream_id === 'baileys-auth-dev-1/key/session/4915112345678.0'),
     ).toBeUndefined();
     const reloaded = await loadStoreAuthState(new AuthRecords(store, 'dev-1', new ValueCipher(KEY)));
-    expect(Buffer.from((await reloaded.state.keys.get('session', ['4915112345678.0']))['4915112345678.0']!)).toEqual(
+    expect(Buffer.from((await reloaded.state.keys.get('session', ['4915112345678.0']))['4915112345678.0'])).toEqual(
       newer,
     );
   });
@@ -210,7 +210,7 @@ describe('Baileys auth state in the event store', () => {
     const records = new AuthRecords(store, 'dev-1', undefined);
     const auth = await loadStoreAuthState(records);
     auth.stopWrites();
-    (auth.state.creds as AuthenticationCreds).me = { id: 'late@s.whatsapp.net' };
+    auth.state.creds.me = { id: 'late@s.whatsapp.net' };
     await auth.saveCreds();
     await auth.state.keys.set({ session: { late: Buffer.from('x') } });
     await auth.flush();

@@ -44,7 +44,7 @@ export async function startCrabline(dir: string): Promise<Crabline> {
     server,
     socketUrl: manifest.endpoints.baileysWebSocketUrl,
     selfJid: manifest.selfJid,
-    selfPhone: manifest.selfJid.split('@')[0]!,
+    selfPhone: manifest.selfJid.split('@')[0],
     async injectText(fromPhone, text, pushName) {
       const jid = `${fromPhone}@s.whatsapp.net`;
       const response = await fetch(manifest.endpoints.adminInboundUrl, {

@@ -1,0 +1,428 @@
+/**
+ * Two gateways in this process on one SQLite file, as two processes would be (issue 30): a request that needs a
+ * device's live connection (a group change, a number check, a sandbox injection, a scan) sent to the process that
+ * does not run the device is carried to its owner (src/cluster/owner-calls.ts) and answered from there; devices
+ * set up while a process joins (and devices are handed over to it) all come online.
+ */
+import { request } from 'node:http';
+import { join } from 'node:path';
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SessionRequests, sessionRequestStream } from '../../src/cluster/session-requests.js';
+import { OwnerCalls } from '../../src/cluster/owner-calls.js';
+import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
+import { inboxStream } from '../../src/inbox/inbox-events.js';
+import { groupsStream } from '../../src/groups/group-events.js';
+import { ADMIN_KEY, startTestGateway, tempDir } from '../support/gateway.js';
+import { CHILD_GATEWAY_TESTS, type ChildGateway, spawnGateway } from '../support/child-gateway.js';
+import { eventually } from '../support/eventually.js';
+import { type TestDevice, createSandboxDevice, waitForState } from '../support/sessions.js';
+
+type TestGateway = Awaited<ReturnType<typeof startTestGateway>>;
+
+const ENV = { GATEWAY_CLUSTER: 'true', LEASE_TIMEOUT: '2s', DEFAULT_ENGINE: 'sandbox' };
+
+const memberOf = async (gateway: TestGateway) =>
+  (await gateway.api('GET', '/health', { admin: true })).body.cluster.memberId as string;
+
+/** Who holds the device's lease, as the log says now. */
+async function ownerOf(store: TestGateway['store'], deviceId: string): Promise<string | undefined> {
+  const [last] = await store.readStream(`lease-${deviceId}`, { direction: 'backwards', maxCount: 1 });
+  return last?.type === 'LeaseAcquired' ? (last.data as { owner: string }).owner : undefined;
+}
+
+/** The calls carried for the device, with who answered each and how. */
+async function carriedCalls(store: TestGateway['store'], deviceId: string) {
+  const events = await store.readStream(sessionRequestStream(deviceId));
+  const answers = new Map(
+    events
+      .filter((event) => event.type === 'SessionCommandAnswered')
+      .map((event) => [
+        (event.data as { requestId: string }).requestId,
+        event.data as { by: string; result?: unknown; error?: { code: string } },
+      ]),
+  );
+  return events
+    .filter((event) => event.type === 'SessionCommandRequested')
+    .map((event) => event.data as { requestId: string; by: string; command: { type: string; name?: string } })
+    .filter((request) => request.command.type === 'call')
+    .map((request) => ({ name: request.command.name, askedBy: request.by, answer: answers.get(request.requestId) }));
+}
+
+describe('engine-bound requests through a process that does not run the device', () => {
+  const gateways: TestGateway[] = [];
+  afterEach(async () => {
+    for (const gateway of gateways.splice(0)) await gateway.close();
+  });
+
+  /** Two processes and a device online, linked at its owner's network (as the sandbox needed before). */
+  async function deviceOnlineElsewhere(id: string) {
+    const dataDir = tempDir('dmg-owner-calls-');
+    for (const worker of ['1', '2'])
+      gateways.push(await startTestGateway({ ...ENV, DATA_DIR: dataDir, GATEWAY_WORKER: worker }));
+    const device = await createSandboxDevice(gateways[0]!.api, id);
+    const members = await Promise.all(gateways.map(memberOf));
+    const ownerMember = await eventually(() => ownerOf(gateways[0]!.store, device.id), 'an owner for the device');
+    const owner = gateways[members.indexOf(ownerMember)]!;
+    const other = gateways.find((gateway) => gateway !== owner)!;
+    expect((await owner.api('POST', `/devices/${device.id}/session/open`, { deviceKey: device.key })).status).toBe(202);
+    await waitForState(owner.api, device, 'qr');
+    const scanned = await owner.api('POST', `/sandbox/devices/${device.id}/scan`, {
+      admin: true,
+      json: { phone: '4915100005551' },
+    });
+    expect(scanned.status).toBe(202);
+    await waitForState(other.api, device, 'online');
+    return { device, owner, other, ownerMember, otherMember: members[1 - members.indexOf(ownerMember)]! };
+  }
+
+  it('creates a group and checks a number: the owner runs them, the group is created once', async () => {
+    const { device, other, owner, ownerMember, otherMember } = await deviceOnlineElsewhere('oc-groups');
+    const created = await other.api('POST', `/devices/${device.id}/groups`, {
+      deviceKey: device.key,
+      json: { subject: 'Carried', participants: ['4915100005552'] },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ subject: 'Carried', isAdmin: true, size: 2, failed: [] });
+    // Read your writes on the process that answered: its read models have what the owner recorded.
+    const read = await other.api('GET', `/devices/${device.id}/groups/${created.body.groupId}`, {
+      deviceKey: device.key,
+    });
+    expect(read.status).toBe(200);
+    expect(read.body.subject).toBe('Carried');
+    const renamed = await other.api('PATCH', `/devices/${device.id}/groups/${created.body.groupId}`, {
+      deviceKey: device.key,
+      json: { subject: 'Renamed' },
+    });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body.subject).toBe('Renamed');
+    const checked = await other.api('GET', `/devices/${device.id}/contacts/4915100005553/check`, {
+      deviceKey: device.key,
+    });
+    expect(checked.status).toBe(200);
+    expect(checked.body).toEqual({ number: '4915100005553', exists: true, jid: '4915100005553@s.whatsapp.net' });
+    // The owner's own refusal comes back as it is: a number that does not exist in the sandbox is a 200 `exists: false`,
+    // a group the account is not in a 404.
+    const missing = await other.api('GET', `/devices/${device.id}/groups/120363000000000000@g.us`, {
+      deviceKey: device.key,
+    });
+    expect(missing.status).toBe(404);
+    expect(missing.body.code).toBe('not_found');
+
+    // Asked by the process that got the requests, answered by the owner.
+    const calls = await carriedCalls(owner.store, device.id);
+    expect(calls.map((call) => call.name)).toEqual([
+      'groups.create',
+      'groups.get',
+      'groups.update',
+      'contacts.check',
+      'groups.get',
+    ]);
+    for (const call of calls) {
+      expect(call.askedBy).toBe(otherMember);
+      expect(call.answer?.by).toBe(ownerMember);
+    }
+    const created_ = (await owner.store.readStream(groupsStream(device.id))).filter(
+      (event) => (event.data as { reason?: string }).reason === 'created',
+    );
+    expect(created_).toHaveLength(1);
+  });
+
+  it('records a sandbox inbound message sent through the other process once, at the owner', async () => {
+    const { device, other, owner } = await deviceOnlineElsewhere('oc-inbound');
+    const received = await other.api('POST', `/sandbox/devices/${device.id}/inbound`, {
+      admin: true,
+      json: { from: '4915100005554', body: 'through the other process' },
+    });
+    expect(received.status).toBe(202);
+    // A 202 is durable: the message is in the log already.
+    const recorded = (await owner.store.readStream(inboxStream(device.id))).filter((event) =>
+      JSON.stringify(event.data).includes(received.body.waMessageId),
+    );
+    expect(recorded.map((event) => event.type)).toEqual(['MessageReceived']);
+    expect((recorded[0]!.data as { body: string }).body).toBe('through the other process');
+    // And the device's chat says so on the process that answered.
+    const chats = await other.api('GET', `/devices/${device.id}/chats/4915100005554/messages`, {
+      deviceKey: device.key,
+    });
+    expect(chats.status).toBe(200);
+    expect(chats.body.items.map((m: { waMessageId: string }) => m.waMessageId)).toContain(received.body.waMessageId);
+  });
+
+  it('answers number checks without a refusal while devices are handed over to a process that joins', async () => {
+    const dataDir = tempDir('dmg-owner-calls-handover-');
+    const first = await startTestGateway({ ...ENV, DATA_DIR: dataDir, GATEWAY_WORKER: '1' });
+    gateways.push(first);
+    const devices = await Promise.all(['h0', 'h1', 'h2', 'h3'].map((id) => createSandboxDevice(first.api, id)));
+    for (const [i, device] of devices.entries()) {
+      await first.api('POST', `/devices/${device.id}/session/open`, { deviceKey: device.key });
+      await waitForState(first.api, device, 'qr');
+      await first.api('POST', `/sandbox/devices/${device.id}/scan`, {
+        admin: true,
+        json: { phone: `49151000080${i}1` },
+      });
+      await waitForState(first.api, device, 'online');
+    }
+    const firstMember = await memberOf(first);
+    const second = await startTestGateway({ ...ENV, DATA_DIR: dataDir, GATEWAY_WORKER: '2' });
+    gateways.push(second);
+    // Asked through the first process all along: the devices it hands over are carried to the second, which
+    // resumes their sessions; a check that arrives meanwhile waits for the session rather than be refused.
+    const answers: Array<{ device: string; status: number; code?: string }> = [];
+    const moved = async () =>
+      (await Promise.all(devices.map((device) => ownerOf(first.store, device.id)))).filter((o) => o !== firstMember)
+        .length === 2;
+    let round = 0;
+    while (!(await moved()) || round < 5) {
+      round += 1;
+      await Promise.all(
+        devices.map(async (device) => {
+          const checked = await first.api(
+            'GET',
+            // One number per device: answered from the owner's cache after its first lookup (fresh lookups are rate-limited).
+            `/devices/${device.id}/contacts/4915100008199/check`,
+            {
+              deviceKey: device.key,
+            },
+          );
+          answers.push({
+            device: device.id,
+            status: checked.status,
+            ...(checked.body.code ? { code: checked.body.code } : {}),
+          });
+        }),
+      );
+      if (round > 400) throw new Error('the devices were not handed over');
+    }
+    expect(answers.filter((answer) => answer.status !== 200)).toEqual([]);
+  });
+
+  it('sets devices up (create, open, scan through either process) while a second process joins: all come online', async () => {
+    const dataDir = tempDir('dmg-owner-calls-join-');
+    const first = await startTestGateway({ ...ENV, DATA_DIR: dataDir, GATEWAY_WORKER: '1' });
+    gateways.push(first);
+    const open = async (gateway: TestGateway, device: TestDevice) => {
+      const opened = await gateway.api('POST', `/devices/${device.id}/session/open`, { deviceKey: device.key });
+      expect([200, 202]).toContain(opened.status);
+    };
+    const before = await Promise.all(['j0', 'j1', 'j2', 'j3'].map((id) => createSandboxDevice(first.api, id)));
+    for (const device of before) await open(first, device);
+    for (const device of before) await waitForState(first.api, device, 'qr');
+    // The second process joins: it takes its share of the devices (handed over while they show their codes).
+    const second = await startTestGateway({ ...ENV, DATA_DIR: dataDir, GATEWAY_WORKER: '2' });
+    gateways.push(second);
+    const both = [first, second];
+    const later = await Promise.all(['j4', 'j5', 'j6', 'j7'].map((id, i) => createSandboxDevice(both[i % 2]!.api, id)));
+    await Promise.all(later.map((device, i) => open(both[(i + 1) % 2]!, device)));
+    const all = [...before, ...later];
+    await Promise.all(
+      all.map(async (device, i) => {
+        const through = both[i % 2]!;
+        await waitForState(through.api, device, 'qr');
+        const scanned = await through.api('POST', `/sandbox/devices/${device.id}/scan`, {
+          admin: true,
+          json: { phone: `49151000060${i}1` },
+        });
+        expect({ device: device.id, status: scanned.status, body: scanned.body }).toMatchObject({ status: 202 });
+      }),
+    );
+    for (const device of all) await waitForState(second.api, device, 'online', 20_000);
+    // Shared out between the two.
+    const owners = await Promise.all(all.map((device) => ownerOf(first.store, device.id)));
+    expect(new Set(owners).size).toBe(2);
+  });
+});
+
+/**
+ * One request on a connection of its own: node:cluster's primary hands each new connection to the next worker,
+ * so requests are spread over the processes as a client without keep-alive spreads them.
+ */
+function freshConnection(url: string) {
+  return (method: string, path: string, options: { admin?: boolean; deviceKey?: string; json?: unknown } = {}) =>
+    new Promise<{ status: number; body: any }>((resolve, reject) => {
+      const body = options.json === undefined ? undefined : JSON.stringify(options.json);
+      const sent = request(
+        `${url}${path}`,
+        {
+          method,
+          agent: false,
+          headers: {
+            ...(options.admin ? { 'x-admin-key': ADMIN_KEY } : {}),
+            ...(options.deviceKey ? { 'x-device-key': options.deviceKey } : {}),
+            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          },
+        },
+        (response) => {
+          let text = '';
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => (text += chunk));
+          response.on('end', () => resolve({ status: response.statusCode!, body: text ? JSON.parse(text) : text }));
+        },
+      );
+      sent.on('error', reject);
+      sent.end(body);
+    });
+}
+
+describe('GATEWAY_PROCESSES=3 on one port', CHILD_GATEWAY_TESTS, () => {
+  let gateway: ChildGateway | undefined;
+  afterEach(async () => {
+    await gateway?.stop();
+    gateway = undefined;
+  });
+
+  it('sets devices up and changes their groups through whichever process gets each request', async () => {
+    gateway = await spawnGateway(tempDir('dmg-owner-calls-processes-'), {
+      DEFAULT_ENGINE: 'sandbox',
+      GATEWAY_PROCESSES: '3',
+      LEASE_TIMEOUT: '2s',
+    });
+    const api = freshConnection(gateway.url);
+    // Set up while the workers start and join one after the other (devices are handed over meanwhile).
+    const devices: TestDevice[] = [];
+    for (let i = 0; i < 6; i++) {
+      const created = await api('POST', '/devices', {
+        admin: true,
+        json: { id: `p${i}`, name: `p${i}`, engine: 'sandbox' },
+      });
+      expect(created.status).toBe(201);
+      devices.push({ id: `p${i}`, key: created.body.deviceKey });
+    }
+    await Promise.all(
+      devices.map(async (device, i) => {
+        const opened = await api('POST', `/devices/${device.id}/session/open`, { deviceKey: device.key });
+        expect([200, 202]).toContain(opened.status);
+        // As a client does: the code on show, then the phone scans it.
+        await eventually(
+          async () => (await api('GET', `/devices/${device.id}/session/qr`, { deviceKey: device.key })).status === 200,
+          `${device.id} shows a code`,
+          30_000,
+        );
+        const scanned = await api('POST', `/sandbox/devices/${device.id}/scan`, {
+          admin: true,
+          json: { phone: `49151000070${i}1` },
+        });
+        expect({ device: device.id, status: scanned.status, body: scanned.body }).toMatchObject({ status: 202 });
+      }),
+    );
+    const balanced = () =>
+      eventually(
+        async () => {
+          const { members } = (await api('GET', '/health', { admin: true })).body.cluster;
+          return members.length === 3 && members.every((member: { devices: number }) => member.devices === 2);
+        },
+        'two devices on each of three processes',
+        30_000,
+      );
+    const online = async () => {
+      for (const device of devices)
+        await eventually(
+          async () =>
+            (await api('GET', `/devices/${device.id}/session/state`, { deviceKey: device.key })).body.state ===
+            'online',
+          `${device.id} online`,
+          30_000,
+        );
+    };
+    await online();
+    // Once the last workers took their share: the sandbox's groups live in the network of the process that made
+    // them, so a device handed over after its group was made would not find it there (not so on WhatsApp).
+    await balanced();
+    await online();
+    for (const [i, device] of devices.entries()) {
+      const created = await api('POST', `/devices/${device.id}/groups`, {
+        deviceKey: device.key,
+        json: { subject: `g${i}`, participants: ['4915100007999'] },
+      });
+      expect({ device: device.id, status: created.status, body: created.body }).toMatchObject({ status: 201 });
+      const checked = await api('GET', `/devices/${device.id}/contacts/4915100007998/check`, { deviceKey: device.key });
+      expect({ device: device.id, status: checked.status, body: checked.body }).toMatchObject({ status: 200 });
+      const listed = await api('GET', `/devices/${device.id}/groups`, { deviceKey: device.key });
+      expect(listed.body.items.map((group: { subject: string }) => group.subject)).toEqual([`g${i}`]);
+    }
+  });
+});
+
+describe('calls carried through the store', () => {
+  it('runs a call that changes something once, though a second owner adopts the device while the first runs it', async () => {
+    const store = new SqliteEventStore(join(tempDir('dmg-owner-calls-once-'), 'events.sqlite'));
+    const log = pino({ level: 'silent' });
+    const ran: string[] = [];
+    const ownerAt = (member: string, delayMs: number) =>
+      new SessionRequests(
+        store,
+        member,
+        () => true,
+        async () => {
+          ran.push(member);
+          await new Promise((resolve) => setTimeout(resolve, delayMs));
+          return { state: 'online', changed: false, value: `${member} made it` };
+        },
+        log,
+      );
+    const first = ownerAt('first', 300);
+    const second = ownerAt('second', 0);
+    const asker = new SessionRequests(
+      store,
+      'asker',
+      () => false,
+      () => Promise.reject(new Error('not here')),
+      log,
+    );
+    const feed = async () => {
+      // The log as each process's follower hands it over.
+      let after = 0;
+      for (;;) {
+        const events = await store.readAll({ after, maxCount: 100 });
+        if (events.length === 0) return;
+        for (const process of [asker, first]) process.observe(events);
+        after = events.at(-1)!.position;
+      }
+    };
+    const asked = asker.ask('d1', { type: 'call', name: 'groups.create', args: ['subject', []], once: true });
+    await eventually(async () => (await store.readStream(sessionRequestStream('d1'))).length === 1, 'the request');
+    await feed();
+    await eventually(() => ran.length === 1, 'the first owner runs it');
+    // A handover: the second owner answers what is pending, but this one was taken.
+    await second.adopt('d1');
+    await eventually(async () => {
+      await feed();
+      return (await store.readStream(sessionRequestStream('d1'))).some((e) => e.type === 'SessionCommandAnswered');
+    }, 'the answer');
+    expect((await asked).value).toBe('first made it');
+    expect(ran).toEqual(['first']);
+    await store.close();
+  });
+
+  it('answers 409 session_not_online with the recorded state, or busy, when no owner answers in time', async () => {
+    const store = new SqliteEventStore(join(tempDir('dmg-owner-calls-deadline-'), 'events.sqlite'));
+    const log = pino({ level: 'silent' });
+    // Nobody runs the device.
+    const requests = new SessionRequests(
+      store,
+      'asker',
+      () => false,
+      () => Promise.reject(new Error('not here')),
+      log,
+    );
+    let recorded = 'closed';
+    const calls = new OwnerCalls({
+      position: () => 0,
+      settle: async () => true,
+      recordedState: () => recorded,
+      timeoutMs: 300,
+    });
+    calls.carryWith({
+      elsewhere: () => true,
+      carry: async (deviceId, call, timeoutMs) => await requests.ask(deviceId, call, { timeoutMs }),
+    });
+    const check = calls.define('contacts.check', 'repeatable', async (_deviceId: string, number: string) => number);
+    await expect(check('d1', '4915100005555')).rejects.toMatchObject({
+      code: 'session_not_online',
+      message: 'the session is closed, not online',
+    });
+    recorded = 'online';
+    await expect(check('d1', '4915100005555')).rejects.toMatchObject({ code: 'busy', retryAfterSeconds: 5 });
+    await store.close();
+  });
+});
