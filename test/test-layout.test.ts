@@ -92,5 +92,7 @@ describe('test layout', () => {
       'test/support/eventually.ts',
     ]);
     expect(all.filter((path) => /\bvi\.wait(For|Until)\(/.test(source(path)))).toEqual([]);
+    // A loop of its own (`until`, `waitUntil`) is another eventually.
+    expect(all.filter((path) => /function (until|waitUntil|poll)\b/.test(source(path)))).toEqual([]);
   });
 });
