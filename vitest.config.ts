@@ -6,19 +6,19 @@ import { defineConfig } from 'vitest/config';
  * only these; `npm test` runs both projects.
  */
 const ON_EVENTSTOREDB = [
-  'test/http/routes/session.test.ts',
-  'test/actors/restart.test.ts',
-  'test/engines/sandbox/sandbox-network.test.ts',
-  'test/http/routes/outbox.test.ts',
-  'test/outbox/crash.test.ts',
-  'test/http/routes/send.test.ts',
-  'test/webhooks/delivery.test.ts',
-  'test/http/routes/hooks.test.ts',
-  'test/webhooks/hook-secrets.test.ts',
-  'test/webhooks/restart.test.ts',
-  'test/webhooks/sandbox-e2e.test.ts',
-  'test/devices/crash.test.ts',
-  'test/groups/groups.test.ts',
+  'test/http/routes/session.e2e.test.ts',
+  'test/actors/restart.e2e.test.ts',
+  'test/engines/sandbox/sandbox-network.e2e.test.ts',
+  'test/http/routes/outbox.e2e.test.ts',
+  'test/outbox/crash.e2e.test.ts',
+  'test/http/routes/send.e2e.test.ts',
+  'test/webhooks/delivery.e2e.test.ts',
+  'test/http/routes/hooks.e2e.test.ts',
+  'test/webhooks/hook-secrets.e2e.test.ts',
+  'test/webhooks/restart.e2e.test.ts',
+  'test/webhooks/sandbox.e2e.test.ts',
+  'test/devices/crash.e2e.test.ts',
+  'test/groups/groups.e2e.test.ts',
 ];
 
 export default defineConfig({
@@ -31,7 +31,10 @@ export default defineConfig({
     globalSetup: ['test/support/global-setup.ts'],
     setupFiles: ['test/support/setup.ts'],
     projects: [
+      // Every file once: the unit files and the e2e files. `npm test` runs this project, never `unit` beside it.
       { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'] } },
+      // The files that start no gateway (`npm run test:unit`); a file that starts one is named *.e2e.test.ts.
+      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: ['test/**/*.e2e.test.ts'] } },
       {
         extends: true,
         test: {

@@ -1,6 +1,6 @@
 /**
  * Examples for /openapi.json, made from the same TypeBox schemas that validate requests, so that an example
- * always fits its schema (test/http/openapi.examples.test.ts checks every one). Strings take a realistic
+ * always fits its schema (test/http/openapi.examples.e2e.test.ts checks every one). Strings take a realistic
  * value that satisfies the field's pattern, format and lengths; objects their required properties (requests)
  * or all of them (answers, events). A route gives its own where the schema cannot say what makes sense.
  */

@@ -3,7 +3,7 @@
  * a hundred), which cost more than the cheapest route itself. It looks routes up by method and segment count
  * and answers only the plain case (exact method and case, no trailing slash, every parameter non-empty);
  * anything else (HEAD, OPTIONS, 404, 405, odd spellings) goes on to the @koa/router chain behind it, so what
- * a request reaches does not change (test/http/route-index.test.ts).
+ * a request reaches does not change (test/http/route-index.e2e.test.ts).
  */
 
 /** One segment of a route's path: a literal to compare, or a parameter's name. */

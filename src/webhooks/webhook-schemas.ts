@@ -1,6 +1,6 @@
 /**
  * The webhook payloads as TypeBox schemas: one per event kind, published in /openapi.json's `webhooks`
- * section and checked against every envelope a sandbox run emits (test/webhooks/webhook-schemas.test.ts).
+ * section and checked against every envelope a sandbox run emits (test/webhooks/webhook-schemas.e2e.test.ts).
  * The domain's event data types are declared in their own modules; the assertions at the bottom make the
  * compiler refuse a schema that no longer matches its type, in either direction.
  */

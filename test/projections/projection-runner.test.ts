@@ -1,7 +1,7 @@
 import { copyFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../src/eventstore/event-store.js';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
 import { DevicesReadModel } from '../../src/devices/devices-read-model.js';
@@ -10,6 +10,7 @@ import { ProjectionRunner } from '../../src/projections/projection-runner.js';
 import { RowBuffer } from '../../src/projections/row-buffer.js';
 import { openReadModelDb } from '../../src/projections/read-model-db.js';
 import { DeviceRegistry, createDeviceCommandHandler } from '../../src/devices/device-registry.js';
+import { eventually } from '../support/eventually.js';
 import { tempDir } from '../support/temp-dir.js';
 import Database from 'better-sqlite3';
 import { openEventStoreDbStore } from '../../src/eventstore/eventstoredb/eventstoredb-event-store.js';
@@ -115,7 +116,7 @@ async function failThenRecover(options: {
   expect(dump(db, 'buffered_counts')).toEqual([{ stream: 's-a', n: 1 }]);
   expect(db.prepare('SELECT position FROM projection_checkpoints').pluck().get()).toBeLessThan(last.position);
   options.recover(db);
-  await vi.waitFor(() => expect(runner.position).toBe(last.position), { timeout: 5_000, interval: 50 });
+  await eventually(() => runner.position === last.position, 'the runner at the last event', 5_000);
   const rows = dump(db, 'buffered_counts');
   await runner.stop();
   db.close();

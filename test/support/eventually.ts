@@ -1,6 +1,8 @@
 /**
- * Polls `check` until it returns a value other than undefined/false (a throw counts as "not yet"), or fails
- * after `timeoutMs` naming `what`. A deadline, not a timing assertion.
+ * The suite's one wait: polls `check` until it returns a value other than `undefined` or `false`, and resolves
+ * with that value; a throw counts as "not yet" too. Fails after `timeoutMs` naming `what` (and the last throw).
+ * A deadline, not a timing assertion. Wait for a condition, then assert: an `expect(...)` is typed to return
+ * nothing, so it makes no check here.
  */
 export async function eventually<T>(
   check: () => T | undefined | false | Promise<T | undefined | false>,

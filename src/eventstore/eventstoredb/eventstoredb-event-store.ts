@@ -570,8 +570,8 @@ function cancelRead(read: {
  * client's batch stream (a channel closed to reconnect, a retired client disposed, another store closed)
  * rejects and forgets every client's pending appends, and the server's later answer to one of them then throws
  * inside the library's stream handler, outside any promise, which ends the process
- * (test/eventstore/eventstoredb-faults.test.ts). An `Append` call holds its own answer. The client picks
- * BatchAppend when the server lists it, so the probe is answered "no" for that one method.
+ * (test/eventstore/eventstoredb/eventstoredb-event-store.faults.test.ts). An `Append` call holds its own answer.
+ * The client picks BatchAppend when the server lists it, so the probe is answered "no" for that one method.
  */
 function newClient(connectionString: string): EventStoreDBClient {
   const client = EventStoreDBClient.connectionString(connectionString);

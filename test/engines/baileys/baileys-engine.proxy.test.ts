@@ -18,7 +18,8 @@ import { proxySettingOf } from '../../../src/settings/proxy-url.js';
 import { DEFAULT_SETTINGS, type DeviceSettings } from '../../../src/settings/settings-events.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { type Crabline, seedLinkedCreds, startCrabline } from './support/crabline.js';
-import { eventually, recordingEvents } from './support/recording-events.js';
+import { recordingEvents } from './support/recording-events.js';
+import { eventually } from '../../support/eventually.js';
 import { Readable } from 'node:stream';
 import { initAuthCreds } from 'baileys';
 import { AuthRecords } from '../../../src/engines/baileys/auth/auth-records.js';
@@ -77,7 +78,7 @@ describe('Baileys engine through a proxy', () => {
     await seedLinkedCreds(store, 'via-proxy', crabline.selfJid);
     const events = recordingEvents();
     const connection = await engineWith(`http://alice:s3cret@127.0.0.1:${proxyPort}`).connect('via-proxy', events);
-    await eventually(() => expect(events.onlines).toHaveLength(1));
+    await eventually(() => events.onlines.length === 1);
     expect(tunnels).toContain(new URL(crabline.socketUrl).host);
     await connection.close();
   });
@@ -86,7 +87,7 @@ describe('Baileys engine through a proxy', () => {
     await seedLinkedCreds(store, 'wrong-password', crabline.selfJid);
     const events = recordingEvents();
     await engineWith(`http://alice:wrong@127.0.0.1:${proxyPort}`).connect('wrong-password', events);
-    await eventually(() => expect(events.disconnects).toHaveLength(1));
+    await eventually(() => events.disconnects.length === 1);
     expect(events.disconnects[0].kind).toBe('transient');
     expect(events.disconnects[0].detail).toContain(`through the proxy http://***:***@127.0.0.1:${proxyPort}`);
     expect(events.disconnects[0].detail).not.toContain('wrong');
@@ -102,7 +103,7 @@ describe('Baileys engine through a proxy', () => {
     await seedLinkedCreds(store, 'proxy-down', crabline.selfJid);
     const events = recordingEvents();
     await engineWith(`socks5://alice:s3cret@127.0.0.1:${port}`).connect('proxy-down', events);
-    await eventually(() => expect(events.disconnects).toHaveLength(1));
+    await eventually(() => events.disconnects.length === 1);
     expect(events.disconnects[0]).toEqual({
       kind: 'transient',
       detail: expect.stringContaining(`through the proxy socks5://***:***@127.0.0.1:${port}`),
@@ -127,7 +128,7 @@ describe('Baileys engine through a proxy', () => {
         await seedLinkedCreds(store, deviceId, crabline.selfJid);
         const events = recordingEvents();
         await engineWith(proxyUrl, guarded).connect(deviceId, events);
-        await eventually(() => expect(events.disconnects).toHaveLength(1));
+        await eventually(() => events.disconnects.length === 1);
         expect(events.disconnects[0]).toEqual({
           kind: 'transient',
           detail: expect.stringContaining(`through the proxy ${scheme}://***:***@localhost:${port}`),
@@ -168,7 +169,7 @@ describe('Baileys engine through a proxy', () => {
     const connection = await engineWith(`http://alice:s3cret@localhost:${proxyPort}`, {
       allowPrivateNetworks: true,
     }).connect('via-localhost', events);
-    await eventually(() => expect(events.onlines).toHaveLength(1));
+    await eventually(() => events.onlines.length === 1);
     await connection.close();
 
     // The SOCKS agent and both media dispatchers dial it too: a proxy that turns every tunnel down (reaching it is the point).
@@ -188,7 +189,7 @@ describe('Baileys engine through a proxy', () => {
         'socks-via-localhost',
         socksEvents,
       );
-      await eventually(() => expect(socksEvents.disconnects).toHaveLength(1));
+      await eventually(() => socksEvents.disconnects.length === 1);
       expect(socksEvents.disconnects[0].detail).not.toContain('destination refused');
       for (const scheme of ['http', 'socks5']) {
         const setting = proxySettingOf(`${scheme}://localhost:${port}`, () => undefined);
@@ -220,7 +221,7 @@ describe('Baileys engine through a proxy', () => {
         await seedLinkedCreds(store, deviceId, crabline.selfJid);
         const events = recordingEvents();
         await engineWith(`http://127.0.0.1:${port}`).connect(deviceId, events);
-        await eventually(() => expect(events.disconnects).toHaveLength(1));
+        await eventually(() => events.disconnects.length === 1);
         const { detail } = events.disconnects[0];
         expect(detail).toContain(`through the proxy http://127.0.0.1:${port}`);
         expect(detail).toContain(
@@ -271,7 +272,7 @@ describe('Baileys engine through a proxy', () => {
       const events = recordingEvents();
       await engine.connect('media-dev', events);
       sockets.latest().open();
-      await eventually(() => expect(events.onlines).toHaveLength(1));
+      await eventually(() => events.onlines.length === 1);
       sockets.latest().emit('messages.upsert', {
         type: 'notify',
         messages: [
@@ -281,7 +282,7 @@ describe('Baileys engine through a proxy', () => {
           },
         ],
       });
-      await eventually(() => expect(events.inbounds).toHaveLength(1));
+      await eventually(() => events.inbounds.length === 1);
       await events.inbounds[0].downloadMedia!();
       expect(seen).toHaveLength(1);
       expect(typeof (seen[0] as { dispatch?: unknown }).dispatch).toBe('function');

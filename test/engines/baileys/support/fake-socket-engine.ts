@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { initAuthCreds } from 'baileys';
 import { pino } from 'pino';
-import { afterEach, beforeEach, expect } from 'vitest';
+import { afterEach, beforeEach } from 'vitest';
 import { AuthRecords } from '../../../../src/engines/baileys/auth/auth-records.js';
 import type { ValueCipher } from '../../../../src/secrets/value-cipher.js';
 import {
@@ -18,7 +18,8 @@ import type { EngineConnection } from '../../../../src/engines/engine.js';
 import { SqliteEventStore } from '../../../../src/eventstore/sqlite/sqlite-event-store.js';
 import { tempDir } from '../../../support/temp-dir.js';
 import { type FakeSocket, fakeSocketFactory } from './fake-socket.js';
-import { type RecordingEvents, eventually, recordingEvents } from './recording-events.js';
+import { type RecordingEvents, recordingEvents } from './recording-events.js';
+import { eventually } from '../../../support/eventually.js';
 
 export const ME = '4915100000001:7@s.whatsapp.net';
 export const PEER = '4915112345678';
@@ -82,7 +83,7 @@ export function useFakeSocketEngine(defaults: Partial<BaileysEngineOptions> = {}
     const connection = await h.engine.connect(deviceId, events);
     const socket = h.sockets.latest();
     socket.open();
-    await eventually(() => expect(events.onlines).toHaveLength(1));
+    await eventually(() => events.onlines.length === 1);
     return { connection, events, socket };
   };
 

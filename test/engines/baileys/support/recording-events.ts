@@ -1,4 +1,3 @@
-import { vi } from 'vitest';
 import type {
   ChatActivity,
   Contact,
@@ -74,9 +73,4 @@ export function recordingEvents(): RecordingEvents {
     },
   };
   return events;
-}
-
-/** Waits (polling, no fixed sleep) until the check passes. */
-export function eventually<T>(check: () => T, timeout = 10_000): Promise<T> {
-  return vi.waitFor(check, { timeout, interval: 10 });
 }

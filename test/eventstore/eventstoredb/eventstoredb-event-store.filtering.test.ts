@@ -4,9 +4,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { EventStore } from '../../src/eventstore/event-store.js';
-import { openEventStoreDbStore } from '../../src/eventstore/eventstoredb/eventstoredb-event-store.js';
-import { type EsdbTestServer, startEsdbTestServer } from '../support/esdb-test-server.js';
+import type { EventStore } from '../../../src/eventstore/event-store.js';
+import { openEventStoreDbStore } from '../../../src/eventstore/eventstoredb/eventstoredb-event-store.js';
+import { type EsdbTestServer, startEsdbTestServer } from '../../support/esdb-test-server.js';
 
 let server: EsdbTestServer;
 let store: EventStore;

@@ -11,7 +11,7 @@ import { createSandboxDevice, type TestDevice } from '../support/sessions.js';
 import { eventually } from '../support/eventually.js';
 import { ADMIN_KEY, startTestGateway, tempDir } from '../support/gateway.js';
 import { TestReceiver } from '../webhooks/support/receiver.js';
-import { SseClient } from './sse-client.js';
+import { SseClient } from './support/sse-client.js';
 
 type TestGateway = Awaited<ReturnType<typeof startTestGateway>>;
 

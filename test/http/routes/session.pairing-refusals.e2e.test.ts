@@ -4,8 +4,8 @@
  * number while pairing is refused.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway } from '../support/gateway.js';
-import { bringOnline, createSandboxDevice, sessionChanges, waitForState } from '../support/sessions.js';
+import { startTestGateway } from '../../support/gateway.js';
+import { bringOnline, createSandboxDevice, sessionChanges, waitForState } from '../../support/sessions.js';
 
 describe('pairing by code: refusals change nothing, asking again answers the current code', () => {
   let gateway: Awaited<ReturnType<typeof startTestGateway>>;

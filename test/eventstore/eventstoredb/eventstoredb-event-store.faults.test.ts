@@ -10,11 +10,11 @@ import {
   StoreRefusedError,
   StoreUnavailableError,
   WrongExpectedRevisionError,
-} from '../../src/eventstore/event-store.js';
-import { openEventStoreDbStore } from '../../src/eventstore/eventstoredb/eventstoredb-event-store.js';
-import { openEventStore } from '../../src/eventstore/open-event-store.js';
-import { EsdbTestServer, startEsdbTestServer } from '../support/esdb-test-server.js';
-import { eventually } from '../support/eventually.js';
+} from '../../../src/eventstore/event-store.js';
+import { openEventStoreDbStore } from '../../../src/eventstore/eventstoredb/eventstoredb-event-store.js';
+import { openEventStore } from '../../../src/eventstore/open-event-store.js';
+import { EsdbTestServer, startEsdbTestServer } from '../../support/esdb-test-server.js';
+import { eventually } from '../../support/eventually.js';
 
 let server: EsdbTestServer;
 const opened: EventStore[] = [];

@@ -17,7 +17,8 @@ import type { EngineConnection } from '../../../src/engines/engine.js';
 import { SqliteEventStore } from '../../../src/eventstore/sqlite/sqlite-event-store.js';
 import { tempDir } from '../../support/gateway.js';
 import { type FakeSocket, fakeSocketFactory } from './support/fake-socket.js';
-import { type RecordingEvents, eventually, recordingEvents } from './support/recording-events.js';
+import { type RecordingEvents, recordingEvents } from './support/recording-events.js';
+import { eventually } from '../../support/eventually.js';
 
 const ME = '4915100000001:7@s.whatsapp.net';
 const ME_JID = '4915100000001@s.whatsapp.net';
@@ -94,7 +95,7 @@ describe('Baileys engine: every message kind (fake socket, real protobufs)', () 
     const connection = await engine.connect('dev-1', events);
     const socket = sockets.latest();
     socket.open('77777777777@lid');
-    await eventually(() => expect(events.onlines).toHaveLength(1));
+    await eventually(() => events.onlines.length === 1);
     return { connection, events, socket };
   }
 
@@ -371,7 +372,7 @@ describe('Baileys engine: every message kind (fake socket, real protobufs)', () 
           },
         },
       );
-      await eventually(() => expect(events.inbounds).toHaveLength(3));
+      await eventually(() => events.inbounds.length === 3);
       const [group, contact, poll] = events.inbounds;
       expect(group).toMatchObject({
         waMessageId: 'G1',
@@ -421,7 +422,7 @@ describe('Baileys engine: every message kind (fake socket, real protobufs)', () 
           },
         },
       );
-      await eventually(() => expect(events.activities).toHaveLength(2));
+      await eventually(() => events.activities.length === 2);
       expect(events.activities).toEqual([
         { kind: 'edited', id: 'EDIT1', chatId: PEER, from: PEER, waMessageId: 'M1', body: 'new text', timestamp: 20 },
         { kind: 'revoked', id: 'REV1', chatId: GROUP, from: PEER, waMessageId: 'M2', timestamp: 21 },
@@ -465,7 +466,7 @@ describe('Baileys engine: every message kind (fake socket, real protobufs)', () 
           },
         },
       });
-      await eventually(() => expect(events.activities).toHaveLength(1));
+      await eventually(() => events.activities.length === 1);
       await new Promise((resolve) => setTimeout(resolve, 50));
       expect(events.activities).toEqual([
         {
@@ -497,7 +498,7 @@ describe('Baileys engine: every message kind (fake socket, real protobufs)', () 
         },
         { chatId: PEER_JID, from: PEER_JID, id: 'CALL1', date: new Date(41_000), offline: false, status: 'terminate' },
       ]);
-      await eventually(() => expect(events.activities).toHaveLength(3));
+      await eventually(() => events.activities.length === 3);
       expect(events.activities).toEqual([
         { kind: 'presence', chatId: PEER, from: PEER, state: 'typing' },
         { kind: 'presence', chatId: GROUP, from: '321@lid', state: 'recording' },
@@ -511,7 +512,7 @@ describe('Baileys engine: every message kind (fake socket, real protobufs)', () 
         key: { remoteJid: PEER_JID, fromMe: false, id: 'IMG1' },
         message: { imageMessage: { mimetype: 'image/jpeg', fileLength: 11, caption: 'c' } },
       });
-      await eventually(() => expect(events.inbounds).toHaveLength(1));
+      await eventually(() => events.inbounds.length === 1);
       const stream = await events.inbounds[0].downloadMedia!();
       const chunks: Buffer[] = [];
       for await (const chunk of stream) chunks.push(chunk as Buffer);

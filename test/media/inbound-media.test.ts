@@ -12,6 +12,7 @@ import type { MessageSink } from '../../src/actors/message-sink.js';
 import type { InboundMessage } from '../../src/engines/engine.js';
 import { InboundMediaSink } from '../../src/media/inbound-media.js';
 import { InboundMediaStore } from '../../src/media/inbound-media-store.js';
+import { eventually } from '../support/eventually.js';
 import { tempDir } from '../support/temp-dir.js';
 
 /** Records what reaches it; fails the first `failures` received calls (a store that refuses, then takes it). */
@@ -50,11 +51,6 @@ function image(waMessageId: string, open: () => Promise<Readable>): InboundMessa
   };
 }
 
-async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
-  expect(check()).toBe(true);
-}
-
 describe('received media downloads', () => {
   it('start when the message arrives: a later message is downloaded while an earlier one still is', async () => {
     const files = new InboundMediaStore(tempDir('dmg-media-sink-'));
@@ -68,7 +64,7 @@ describe('received media downloads', () => {
     sink.arriving('dev', a);
     sink.arriving('dev', b);
     // B is stored before A's download has ended, and before either was recorded.
-    await until(() => existsSync(files.pathOf('dev', 'B')));
+    await eventually(() => existsSync(files.pathOf('dev', 'B')));
     expect(existsSync(files.pathOf('dev', 'A'))).toBe(false);
     expect(inner.received_).toEqual([]);
 
@@ -112,14 +108,14 @@ describe('received media downloads', () => {
     // Abandoned while its download is still under way: the file it then writes goes.
     sink.abandoned('dev', message);
     slow.end(Buffer.from('dddd'));
-    await until(() => saved === 1);
-    await until(() => !existsSync(files.pathOf('dev', 'D')));
+    await eventually(() => saved === 1);
+    await eventually(() => !existsSync(files.pathOf('dev', 'D')));
 
     const done = image('E', async () => Readable.from([Buffer.from('eeee')]));
     sink.arriving('dev', done);
-    await until(() => existsSync(files.pathOf('dev', 'E')));
+    await eventually(() => existsSync(files.pathOf('dev', 'E')));
     sink.abandoned('dev', done);
-    await until(() => !existsSync(files.pathOf('dev', 'E')));
+    await eventually(() => !existsSync(files.pathOf('dev', 'E')));
   });
 
   it('keeps the file of a message also arriving again, or recorded already', async () => {
@@ -135,13 +131,13 @@ describe('received media downloads', () => {
     const again = image('F', bytes);
     sink.arriving('dev', first);
     sink.arriving('dev', again);
-    await until(() => existsSync(files.pathOf('dev', 'F')));
+    await eventually(() => existsSync(files.pathOf('dev', 'F')));
     sink.abandoned('dev', first);
     await sink.received('dev', again);
     // An arrival again of a message recorded earlier, then abandoned.
     const old = image('G', bytes);
     sink.arriving('dev', old);
-    await until(() => existsSync(files.pathOf('dev', 'G')));
+    await eventually(() => existsSync(files.pathOf('dev', 'G')));
     sink.abandoned('dev', old);
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(existsSync(files.pathOf('dev', 'F'))).toBe(true);

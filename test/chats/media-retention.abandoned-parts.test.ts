@@ -11,6 +11,7 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { MediaRetention } from '../../src/chats/media-retention.js';
 import { ABANDONED_PART_AFTER_MS, InboundMediaStore } from '../../src/media/inbound-media-store.js';
+import { eventually } from '../support/eventually.js';
 import { tempDir } from '../support/temp-dir.js';
 import { TestClock } from '../support/test-clock.js';
 
@@ -24,11 +25,6 @@ async function fileAged(path: string, ageMs: number): Promise<string> {
   const at = new Date(Date.now() - ageMs);
   await utimes(path, at, at);
   return path;
-}
-
-async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
-  expect(check()).toBe(true);
 }
 
 describe('abandoned partial media files', () => {
@@ -113,7 +109,7 @@ describe('abandoned partial media files', () => {
     const retention = new MediaRetention(noMedia, files, 60_000, pino({ level: 'silent' }));
     retention.start();
     try {
-      await until(() => !existsSync(abandoned));
+      await eventually(() => !existsSync(abandoned));
       expect(existsSync(fresh)).toBe(true);
     } finally {
       retention.stop();
@@ -130,13 +126,13 @@ describe('abandoned partial media files', () => {
     const retention = new MediaRetention(noMedia, files, 60_000, pino({ level: 'silent' }), clock);
     retention.start();
     try {
-      await until(() => !existsSync(first));
+      await eventually(() => !existsSync(first));
       // Left after the sweep at start: only a later one can remove it.
       const later = await fileAged(join(files.root, 'support', `${HASH}.22222222.part`), old);
       await clock.advance(59_000);
       expect(existsSync(later)).toBe(true);
       await clock.advance(1_000);
-      await until(() => !existsSync(later));
+      await eventually(() => !existsSync(later));
       expect(existsSync(fresh)).toBe(true);
     } finally {
       retention.stop();

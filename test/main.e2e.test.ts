@@ -1,7 +1,7 @@
 /**
  * src/main.ts as started: a start that fails for a reason a setting explains (port in use, HOST, DATA_DIR, a
  * rebuild holding the data directory) prints one line naming the setting and exits with a code a supervisor
- * can act on (78: fix the settings, 75: try again later); anything else keeps its stack.
+ * can act on (78: fix the settings, 75: try again later); a setting src/config.ts refuses stops it with 78 too.
  */
 import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -11,7 +11,6 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { holdRebuildLock } from '../src/storage/data-dir-lock.js';
-import { explainStartFailure } from '../src/start-failures.js';
 import { ADMIN_KEY } from './support/gateway.js';
 import { CHILD_GATEWAY_TESTS, freePort } from './support/child-gateway.js';
 import { tempDir } from './support/temp-dir.js';
@@ -139,29 +138,21 @@ describe('a start that fails for a reason a setting explains', CHILD_GATEWAY_TES
       rebuild.release();
     }
   });
+});
 
-  it('anything else is not explained, and keeps its stack', () => {
-    const config = { port: 3000, host: '127.0.0.1', dataDir: '/srv/gateway/data' };
-    expect(explainStartFailure(new TypeError('x is undefined'), config)).toBeUndefined();
-    expect(explainStartFailure('a string', config)).toBeUndefined();
-    const elsewhere = Object.assign(new Error("EACCES: permission denied, open '/etc/ssl/key.pem'"), {
-      code: 'EACCES',
-      syscall: 'open',
-      path: '/etc/ssl/key.pem',
-    });
-    expect(explainStartFailure(elsewhere, config)).toBeUndefined();
-    const inside = Object.assign(new Error('EACCES'), {
-      code: 'EACCES',
-      syscall: 'open',
-      path: '/srv/gateway/data/admin.key',
-    });
-    expect(explainStartFailure(inside, config)?.exitCode).toBe(78);
-    // A folder whose name merely starts like the data directory's is not in it.
-    const sibling = Object.assign(new Error('EACCES'), {
-      code: 'EACCES',
-      syscall: 'open',
-      path: '/srv/gateway/data-old/x',
-    });
-    expect(explainStartFailure(sibling, config)).toBeUndefined();
+describe('a setting src/config.ts refuses', CHILD_GATEWAY_TESTS, () => {
+  it('stops the process at start with a message naming the variable', () => {
+    const started = startMain({ PORT: 'not-a-port' });
+    expect(started.status, started.stderr).toBe(78);
+    expect(started.stderr).toContain('PORT: must be an integer');
+  });
+
+  it('never prints an EventStoreDB password that holds / ? : or @', () => {
+    const started = startMain({ EVENTSTORE_URL: 'esdb://admin:pa/ss?word@db.example:2113?tls=true' });
+    expect(started.status).toBe(78);
+    expect(started.stderr).toContain(
+      'configuration error: EVENTSTORE_URL: must be a URL, got "esdb://***@db.example:2113?tls=true"',
+    );
+    expect(started.stderr).not.toContain('pa/ss');
   });
 });

@@ -1,5 +1,5 @@
 import { createParser } from 'eventsource-parser';
-import { eventually } from '../support/eventually.js';
+import { eventually } from '../../support/eventually.js';
 
 export interface StreamEvent {
   id: number;

@@ -1,0 +1,98 @@
+/**
+ * The test layout of docs/development.md ("Tests"), held to the files: a test file that starts a gateway is named
+ * `*.e2e.test.ts` and one that starts none is not (the `unit` project is every file but those), helpers live in
+ * a `support/` folder and are not named `*.test.ts`, `eventually` is the one polling helper, and a test file
+ * named anywhere exists (a rename or a move leaves no stale path behind).
+ */
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** This file names the patterns it looks for. */
+const SELF = 'test/test-layout.test.ts';
+
+/** The helpers that start a gateway, in process or as a child, with the functions that do. */
+const GATEWAY_STARTERS: Record<string, string[]> = {
+  'test/support/gateway.ts': ['startTestGateway'],
+  'test/support/child-gateway.ts': ['spawnGateway'],
+  'test/contacts/support/contacts-gateway.ts': ['startContactsGateway'],
+  'test/webhooks/support/spawn-injectable.ts': ['spawnInjectableGateway'],
+  'test/webhooks/support/injectable-gateway.ts': [], // the child's script itself, started by spawnInjectableGateway
+  'bench/lib/chaos.ts': ['runChaos'],
+  'bench/lib/child.ts': ['spawnGateway', 'spawnGateways'],
+};
+/** src/gateway.ts's startGateway, or src/main.ts started as a process. */
+const STARTS_DIRECTLY = /\bstartGateway\(|['"]src\/main\.ts['"]/;
+const STARTS = new RegExp(
+  `${STARTS_DIRECTLY.source}|\\b(${[...new Set(Object.values(GATEWAY_STARTERS).flat())].join('|')})\\(`,
+);
+
+function filesUnder(folder: string): string[] {
+  return readdirSync(join(ROOT, folder), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
+    .map((entry) => relative(ROOT, join(entry.parentPath, entry.name)))
+    .sort();
+}
+
+function markdownUnder(folder: string): string[] {
+  return readdirSync(join(ROOT, folder), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.md'))
+    .map((entry) => relative(ROOT, join(entry.parentPath, entry.name)));
+}
+
+const source = (path: string) => readFileSync(join(ROOT, path), 'utf8');
+const testFiles = filesUnder('test').filter((path) => path.endsWith('.test.ts') && path !== SELF);
+const helpers = [...filesUnder('test'), ...filesUnder('bench/lib')].filter((path) => !path.endsWith('.test.ts'));
+
+describe('test layout', () => {
+  it('names a test file *.e2e.test.ts exactly when it starts a gateway', () => {
+    const misnamed = testFiles.filter((path) => STARTS.test(source(path)) !== path.endsWith('.e2e.test.ts'));
+    expect(misnamed).toEqual([]);
+    expect(testFiles.filter((path) => path.endsWith('.e2e.test.ts')).length).toBeGreaterThan(0);
+  });
+
+  it('knows every helper that starts a gateway', () => {
+    const starters = helpers.filter((path) => STARTS.test(source(path)));
+    expect(starters.sort()).toEqual(Object.keys(GATEWAY_STARTERS).sort());
+    for (const [path, names] of Object.entries(GATEWAY_STARTERS))
+      for (const name of names) expect(source(path), path).toMatch(new RegExp(`export async function ${name}\\b`));
+  });
+
+  it('keeps helpers in a support/ folder, and none of them named *.test.ts', () => {
+    const testHelpers = helpers.filter((path) => path.startsWith('test/'));
+    expect(testHelpers.filter((path) => !path.split('/').includes('support'))).toEqual([]);
+    expect(testFiles.filter((path) => path.split('/').includes('support'))).toEqual([]);
+  });
+
+  it('names only test files that exist, in the code, the docs and the tests', () => {
+    const places = [
+      ...filesUnder('src'),
+      ...filesUnder('bench').filter((path) => !path.startsWith('bench/results/')),
+      ...filesUnder('test').filter((path) => path !== SELF),
+      ...markdownUnder('docs'),
+      'README.md',
+      'bench/README.md',
+      'vitest.config.ts',
+      'docker-compose.yml',
+    ];
+    const missing = places.flatMap((place) =>
+      [...source(place).matchAll(/\btest\/[\w./-]+\.test\.ts\b/g)]
+        .map(([named]) => named)
+        .filter((named) => !named.startsWith('test/x/') && !existsSync(join(ROOT, named)))
+        .map((named) => `${place}: ${named}`),
+    );
+    expect(missing).toEqual([]);
+  });
+
+  it('has one eventually, and no vi.waitFor beside it', () => {
+    const all = [...testFiles, ...helpers.filter((path) => path.startsWith('test/'))];
+    expect(all.filter((path) => /function eventually\b|const eventually\b/.test(source(path)))).toEqual([
+      'test/support/eventually.ts',
+    ]);
+    expect(all.filter((path) => /\bvi\.wait(For|Until)\(/.test(source(path)))).toEqual([]);
+    // A loop of its own (`until`, `waitUntil`) is another eventually.
+    expect(all.filter((path) => /function (until|waitUntil|poll)\b/.test(source(path)))).toEqual([]);
+  });
+});
