@@ -5,7 +5,6 @@
  * `GET /messages/:waMessageId`, and pages deep in a chat of 100,000 messages against the first page of a
  * chat of 10 (key paging: the size of a chat must not matter).
  */
-import { join } from 'node:path';
 import { generateDeviceKey, hashKey } from '../src/auth/keys.js';
 import { deviceStream } from '../src/devices/device-events.js';
 import { encodeCursor } from '../src/http/cursor.js';

@@ -451,6 +451,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     trustedProxies,
     onDiskFull: (error) => storage.noteWrite(error),
   });
+  // Koa's handler answers its requests itself; the promise it returns is for Koa's own tests.
+  // eslint-disable-next-line @typescript-eslint/no-misused-promises
   const server = await listen(app.callback(), {
     port: config.port,
     host: config.host,

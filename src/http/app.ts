@@ -69,15 +69,15 @@ export function createHttpApp(options: HttpAppOptions): Koa<RequestState> {
   });
   const fallback: Koa.Middleware<RequestState> = (ctx, next) => {
     // @koa/router types its own context (params, router), which it sets itself.
-    return routes(ctx as never, () => allowedMethods(ctx as never, next));
+    return routes(ctx as never, () => allowedMethods(ctx as never, next) as Promise<void>) as Promise<void>;
   };
   app.use((ctx, next) => {
     const found = index.find(ctx.method, ctx.path);
-    if (!found) return fallback(ctx, next);
+    if (!found) return fallback(ctx, next) as Promise<void>;
     // What @koa/router would have set for this route: its parameters, and the template the metrics label.
     ctx.params = found.params;
     (ctx as { _matchedRoute?: string })._matchedRoute = found.route.path;
-    return found.route.value.middleware(ctx, next);
+    return found.route.value.middleware(ctx, next) as Promise<void>;
   });
   return app;
 }

@@ -108,9 +108,9 @@ export const MessageStatusPayload = Type.Object(
     deviceId: DeviceId,
     waMessageId: Type.String(),
     status: Type.Enum(
-      MESSAGE_STATUSES.filter((status) => status !== 'queued') as Array<
-        Exclude<(typeof MESSAGE_STATUSES)[number], 'queued'>
-      >,
+      MESSAGE_STATUSES.filter(
+        (status): status is Exclude<(typeof MESSAGE_STATUSES)[number], 'queued'> => status !== 'queued',
+      ),
     ),
     recipient: Type.String({ description: 'The chat the message went to.' }),
     outboxId: Type.Optional(Type.String({ description: 'Set when the gateway sent it.' })),

@@ -11,7 +11,7 @@ import { createLaneWriter } from '../../src/webhooks/webhooks.js';
 import { inboxStream } from '../../src/inbox/inbox-events.js';
 import { appendReceived, appendSessionState, appendStatus, messageReceived } from './support/events.js';
 import { eventually } from '../support/eventually.js';
-import { type ReceivedRequest, TestReceiver } from './support/receiver.js';
+import { TestReceiver } from './support/receiver.js';
 import { TestClock } from '../support/test-clock.js';
 
 const RETRY_DELAY_MS = 300;
@@ -60,7 +60,6 @@ describe('webhook delivery', () => {
     (await api('GET', `/devices/${id}/hooks/deliveries${query}`, { deviceKey: keys.get(id) })).body;
   const delivery = async (id: string, deliveryId: string) =>
     (await deliveries(id, '?limit=500')).items.find((d: { id: string }) => d.id === deliveryId);
-  const answered = (requests: ReceivedRequest[]) => requests.filter((r) => r.envelope);
 
   it('sends every kind as a signed envelope, only kinds the hook lists and only events after it was set', async () => {
     await api('POST', '/devices', { admin: true, json: { id: 'kinds', name: 'kinds' } }).then((r) =>

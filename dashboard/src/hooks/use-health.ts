@@ -18,7 +18,7 @@ export function useHealth(adminKey: string): { health: Health | null; unreachabl
         () => setUnreachable(true),
       );
     void load();
-    const timer = setInterval(load, EVERY_MS);
+    const timer = setInterval(() => void load(), EVERY_MS);
     return () => clearInterval(timer);
   }, [adminKey]);
   return { health, unreachable };

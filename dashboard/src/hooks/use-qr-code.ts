@@ -32,7 +32,7 @@ export function useQrCode(api: GatewayApi, deviceId: string, state: SessionState
       }
     };
     void refresh();
-    const timer = setInterval(refresh, EVERY_MS);
+    const timer = setInterval(() => void refresh(), EVERY_MS);
     return () => {
       stopped = true;
       clearInterval(timer);

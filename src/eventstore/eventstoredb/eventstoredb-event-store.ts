@@ -285,7 +285,7 @@ class EventStoreDbStore implements EventStore {
             maxCount,
           });
           cancel = () => cancelRead(read);
-          for await (const resolved of read) {
+          for await (const resolved of read as AsyncIterable<AllStreamResolvedEvent>) {
             if (resolved.event) events.push(toStoredEvent(resolved.event, false));
           }
         },
@@ -325,7 +325,7 @@ class EventStoreDbStore implements EventStore {
         async (client) => {
           const read = readAllVisible(client, from, chunk);
           cancel = () => cancelRead(read);
-          for await (const resolved of read) {
+          for await (const resolved of read as AsyncIterable<AllStreamResolvedEvent>) {
             seen += 1;
             const event = resolved.event;
             if (!event) continue;

@@ -300,7 +300,9 @@ export class SqliteEventStore implements EventStore {
       // alone instead of the whole group it would have been committed with.
       json = toJson(events);
     } catch (error) {
-      return Promise.reject(error as Error);
+      // What toJson threw (a value JSON cannot hold), passed on as it was.
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
+      return Promise.reject(error);
     }
     return this.committer.submit({
       kind: 'append',

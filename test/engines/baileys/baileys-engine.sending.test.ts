@@ -6,7 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { BaileysEngineOptions } from '../../../src/engines/baileys/baileys-engine.js';
-import { type EngineConnection, EngineError, type MediaFile } from '../../../src/engines/engine.js';
+import type { EngineConnection, MediaFile } from '../../../src/engines/engine.js';
 import { boom } from './support/fake-socket.js';
 import { PEER, PEER_JID, useFakeSocketEngine } from './support/fake-socket-engine.js';
 

@@ -87,7 +87,7 @@ export function eventStoreConformance(name: string, target: ConformanceTarget) {
         Array.from({ length: 10 }, (_, i) => store.append(s, [ev('Changed', { i })], { expectedRevision: 0 })),
       );
       const won = results.filter((r) => r.status === 'fulfilled');
-      const lost = results.filter((r) => r.status === 'rejected') as PromiseRejectedResult[];
+      const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
       expect(won).toHaveLength(1);
       expect(lost).toHaveLength(9);
       for (const r of lost) expect(r.reason).toBeInstanceOf(WrongExpectedRevisionError);

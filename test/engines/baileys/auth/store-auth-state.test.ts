@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { type AuthenticationCreds, proto } from 'baileys';
+import { proto } from 'baileys';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AuthRecordError, AuthRecords } from '../../../../src/engines/baileys/auth/auth-records.js';
