@@ -129,6 +129,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const dataDirLock = holdGatewayLock(config.dataDir, {
     leases: config.cluster.leases,
     readModels: readModelFileOf(config.cluster.worker),
+    worker: config.cluster.worker,
   });
   const metrics = new Metrics();
   // `projections` is assigned below, before any request can ask for health.

@@ -35,6 +35,8 @@ export interface GatewayUse {
   leases: boolean;
   /** The read-model file it writes (its one writer). */
   readModels: string;
+  /** Its number among GATEWAY_PROCESSES' workers (GATEWAY_WORKER, set by our primary); 0 for a lone process. */
+  worker: number;
 }
 
 /** The data directory is in use by another holder; the message says by whom and what to do. */
@@ -191,7 +193,9 @@ function holdShared(dataDir: string, readModels: string[]): HeldLock {
  * worker started again never meets its own predecessor's lock, and a second launch is refused as a whole.
  */
 export function holdGatewayLock(dataDir: string, use: GatewayUse): HeldLock {
-  if (cluster.isWorker) return { release() {} };
+  // Only a worker our own primary forked (it names it): a process manager's cluster mode (PM2's, say) runs lone
+  // gateways as node:cluster workers too, and each of those must take the lock like any lone gateway.
+  if (cluster.isWorker && use.worker > 0) return { release() {} };
   return use.leases ? holdShared(dataDir, [use.readModels]) : holdExclusive(dataDir, 'gateway');
 }
 

@@ -17,8 +17,9 @@ import { ADMIN_KEY, startTestGateway, tempDir } from '../support/gateway.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-const LONE = { leases: false, readModels: 'read-models.sqlite' };
-const worker = (n: number) => ({ leases: true, readModels: `read-models.w${n}.sqlite` });
+const LONE = { leases: false, readModels: 'read-models.sqlite', worker: 0 };
+// Processes sharing the devices through leases (GATEWAY_CLUSTER), each with a read-model file of its own.
+const worker = (n: number) => ({ leases: true, readModels: `read-models.w${n}.sqlite`, worker: 0 });
 
 function runRebuild(dataDir: string) {
   return spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/rebuild.ts'], {
@@ -51,6 +52,18 @@ describe('the data directory lock', () => {
       }
     },
   );
+
+  it("lone gateways run as another cluster's workers (a process manager's cluster mode) each take the lock", () => {
+    const dataDir = tempDir('dmg-lock-');
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'test/storage/support/foreign-cluster.ts', dataDir], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(run.status, run.stderr).toBe(0);
+    // Two workers of a cluster that is not ours, neither named by GATEWAY_WORKER: one holds, the other is refused.
+    expect(run.stdout.trim().split('\n').sort()).toEqual(['held', 'refused']);
+  });
 
   it('a gateway is refused while a rebuild runs; either may go once the other released', () => {
     const dataDir = tempDir('dmg-lock-');
