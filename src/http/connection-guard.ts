@@ -28,6 +28,8 @@ export function guardConnections(
   /** Each address's open connections, oldest first (a Set keeps insertion order). */
   const byAddress = new Map<string, Set<Socket>>();
   const addressOf = new WeakMap<Socket, string>();
+  /** Groups of exempt addresses (trusted proxies): never shed, they carry everybody's requests. */
+  const exemptGroups = new Set<string>();
   /** Requests in progress per connection: a connection without one is idle and the first to be given up. */
   const inProgress = new WeakMap<Socket, number>();
   let open = 0;
@@ -51,10 +53,12 @@ export function guardConnections(
     const key = groupOf(peer);
     const held = byAddress.get(key);
     const count = held?.size ?? 0;
-    if (count >= limits.maxPerAddress && !limits.exempt?.(peer)) return refuse(socket, 'per_address');
+    const exempt = limits.exempt?.(peer) ?? false;
+    if (count >= limits.maxPerAddress && !exempt) return refuse(socket, 'per_address');
     if (open >= limits.maxConnections && !makeRoomFor(count)) return refuse(socket, 'full');
     if (held) held.add(socket);
     else byAddress.set(key, new Set([socket]));
+    if (exempt) exemptGroups.add(key);
     addressOf.set(socket, key);
     open++;
     const idle = setTimeout(() => {
@@ -71,19 +75,26 @@ export function guardConnections(
     return true;
   }
 
-  /** Sheds a connection of the address holding the most, if it holds at least two more than `count`. */
+  /**
+   * Sheds an idle connection of the address holding the most (at least two more than `count`), not a trusted
+   * proxy's. A connection with a request in progress is never taken: its client could not tell whether what it
+   * asked was done. When no such connection is idle, the newcomer is refused instead.
+   */
   function makeRoomFor(count: number): boolean {
-    let top: Set<Socket> | undefined;
-    for (const sockets of byAddress.values()) if (!top || sockets.size > top.size) top = sockets;
-    if (!top || top.size < count + 2) return false;
+    const holders = [...byAddress.entries()]
+      .filter(([key, sockets]) => !exemptGroups.has(key) && sockets.size >= count + 2)
+      .sort(([, a], [, b]) => b.size - a.size);
     let victim: Socket | undefined;
-    for (const socket of top) {
-      if (!inProgress.get(socket)) {
-        victim = socket;
-        break;
+    for (const [, sockets] of holders) {
+      for (const socket of sockets) {
+        if (!inProgress.get(socket)) {
+          victim = socket;
+          break;
+        }
       }
+      if (victim) break;
     }
-    victim ??= top.values().next().value as Socket;
+    if (!victim) return false;
     forget(victim);
     onRefused('shed');
     victim.resetAndDestroy();
@@ -97,7 +108,10 @@ export function guardConnections(
     const sockets = byAddress.get(key);
     if (!sockets?.delete(socket)) return;
     open--;
-    if (sockets.size === 0) byAddress.delete(key);
+    if (sockets.size === 0) {
+      byAddress.delete(key);
+      exemptGroups.delete(key);
+    }
   }
 
   /** Closes with a reset: nothing was read, and the server keeps no TIME_WAIT for it. */

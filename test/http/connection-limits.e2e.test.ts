@@ -84,6 +84,30 @@ describe('connection limits in process', () => {
     }
   });
 
+  it('at MAX_CONNECTIONS, a connection with a request in progress is never shed: the newcomer is refused', async () => {
+    const gateway = await startTestGateway({ MAX_CONNECTIONS: '6', MAX_CONNECTIONS_PER_ADDRESS: '1000' });
+    const port = Number(new URL(gateway.url).port);
+    // Six requests in progress from one address: headers read, bodies still arriving.
+    const busy = Array.from({ length: 6 }, () => connect({ port, host: '127.0.0.1', localAddress: '127.0.0.2' }));
+    try {
+      for (const socket of busy) {
+        socket.on('error', () => undefined);
+        await once(socket, 'connect');
+        socket.write(
+          `POST /devices HTTP/1.1\r\nHost: x\r\nX-Admin-Key: ${ADMIN_KEY}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const newcomer = connect({ port, host: '127.0.0.1', localAddress: '127.0.0.3' });
+      newcomer.on('error', () => undefined);
+      await closed(newcomer);
+      expect(busy.filter((socket) => socket.destroyed)).toHaveLength(0);
+    } finally {
+      for (const socket of busy) socket.destroy();
+      await gateway.close();
+    }
+  });
+
   it('addresses holding as many do not push each other out: the newcomer is refused', async () => {
     const gateway = await startTestGateway({ MAX_CONNECTIONS: '2' });
     const port = Number(new URL(gateway.url).port);
