@@ -464,6 +464,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       exempt: (address) => trustedProxies.trusts(address),
     },
     onRefused: (reason) => metrics.httpConnectionsRefused.inc({ reason }),
+    onError: (error) => log.warn({ err: error }, 'the listening socket failed to accept a connection'),
   });
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;

@@ -24,6 +24,8 @@ export interface ListenOptions {
   host: string;
   limits: Omit<ConnectionLimits, 'idleMs'>;
   onRefused?: (reason: Refusal) => void;
+  /** A failure of the listening socket once listening (an accept refused for want of file descriptors). */
+  onError?: (error: Error) => void;
 }
 
 export async function listen(handler: Parameters<typeof createServer>[1], options: ListenOptions): Promise<Server> {
@@ -45,7 +47,13 @@ export async function listen(handler: Parameters<typeof createServer>[1], option
   server.on('connect', answerConnect);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port, options.host, () => resolve());
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
+  // Node reports a failed accept (EMFILE in a connection flood) as the server's 'error': without a listener
+  // that would end the process; the server goes on accepting once descriptors are free.
+  server.on('error', (error) => options.onError?.(error));
   return server;
 }
