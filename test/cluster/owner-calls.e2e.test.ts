@@ -8,7 +8,12 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SessionRequests, sessionRequestStream } from '../../src/cluster/session-requests.js';
+import {
+  type SessionCommand,
+  SessionRequests,
+  outcomeUnknown,
+  sessionRequestStream,
+} from '../../src/cluster/session-requests.js';
 import { OwnerCalls } from '../../src/cluster/owner-calls.js';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
 import { inboxStream } from '../../src/inbox/inbox-events.js';
@@ -423,6 +428,104 @@ describe('calls carried through the store', () => {
     });
     recorded = 'online';
     await expect(check('d1', '4915100005555')).rejects.toMatchObject({ code: 'busy', retryAfterSeconds: 5 });
+    await store.close();
+  });
+
+  /** The log as each process's follower hands it over, polled until stopped. */
+  function follow(store: SqliteEventStore, processes: SessionRequests[]) {
+    let after = 0;
+    let stopped = false;
+    const done = (async () => {
+      while (!stopped) {
+        const events = await store.readAll({ after, maxCount: 100 });
+        for (const process of processes) process.observe(events);
+        if (events.length > 0) after = events.at(-1)!.position;
+        else await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    })();
+    return async () => {
+      stopped = true;
+      await done;
+    };
+  }
+
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  const createGroup: SessionCommand = { type: 'call', name: 'groups.create', args: ['subject', []], once: true };
+  const asker = (store: SqliteEventStore) =>
+    new SessionRequests(
+      store,
+      'asker',
+      () => false,
+      () => Promise.reject(new Error('not here')),
+      pino({ level: 'silent' }),
+    );
+
+  it('does not run a call given up at its deadline, though the owner (its clock behind) gets to it later', async () => {
+    const store = new SqliteEventStore(join(tempDir('dmg-owner-calls-given-up-'), 'events.sqlite'));
+    const ran: string[] = [];
+    const asking = asker(store);
+    // The owner's waits before the run (its session resuming, its read models) outlast the asker's deadline, and its
+    // clock, a minute behind the asker's, says there is time left: the stream decides, not the clocks.
+    const owner = new SessionRequests(
+      store,
+      'owner',
+      () => true,
+      async () => {
+        ran.push('owner');
+        return { state: 'online', changed: false, value: 'made' };
+      },
+      pino({ level: 'silent' }),
+      { prepare: async () => void (await sleep(600)), now: () => Date.now() - 60_000 },
+    );
+    const stop = follow(store, [asking, owner]);
+    const answer = await asking.ask('d1', createGroup, { timeoutMs: 300 }).catch((error: unknown) => error);
+    expect(answer).toMatchObject({ code: 'busy', retryAfterSeconds: 5 });
+    expect(outcomeUnknown(answer)).toBe(false);
+    await sleep(800);
+    await stop();
+    expect(ran).toEqual([]);
+    const types = (await store.readStream(sessionRequestStream('d1'))).map((e) => e.type);
+    expect(types).toEqual(['SessionCommandRequested', 'SessionCommandGivenUp']);
+    await store.close();
+  });
+
+  it('waits past its deadline for a call its owner took before it, then says the outcome is unknown', async () => {
+    const store = new SqliteEventStore(join(tempDir('dmg-owner-calls-taken-'), 'events.sqlite'));
+    const asking = asker(store);
+    let runMs = 600;
+    const owner = new SessionRequests(
+      store,
+      'owner',
+      () => true,
+      async () => {
+        await sleep(runMs);
+        return { state: 'online', changed: false, value: 'made' };
+      },
+      pino({ level: 'silent' }),
+    );
+    const stop = follow(store, [asking, owner]);
+    // Taken at once, answered after the deadline but within the longer wait: the answer, not `busy`.
+    expect((await asking.ask('d1', createGroup, { timeoutMs: 300, lateTimeoutMs: 3_000 })).value).toBe('made');
+    // Answered after both: `busy`, saying the outcome is unknown (it ran).
+    runMs = 1_000;
+    const unknown = await asking
+      .ask('d1', createGroup, { timeoutMs: 200, lateTimeoutMs: 200 })
+      .catch((error: unknown) => error);
+    expect(unknown).toMatchObject({
+      code: 'busy',
+      reason: 'outcome_unknown',
+      message: expect.stringMatching(/unknown/),
+    });
+    expect(outcomeUnknown(unknown)).toBe(true);
+    await eventually(
+      async () =>
+        (await store.readStream(sessionRequestStream('d1'))).filter((e) => e.type === 'SessionCommandAnswered')
+          .length === 2,
+      'both answered by the owner',
+    );
+    await stop();
+    const types = (await store.readStream(sessionRequestStream('d1'))).map((e) => e.type);
+    expect(types).not.toContain('SessionCommandGivenUp');
     await store.close();
   });
 });
