@@ -4,6 +4,7 @@
  * does not run the device is carried to its owner (src/cluster/owner-calls.ts) and answered from there; devices
  * set up while a process joins (and devices are handed over to it) all come online.
  */
+import { existsSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -16,6 +17,8 @@ import {
 } from '../../src/cluster/session-requests.js';
 import { OwnerCalls } from '../../src/cluster/owner-calls.js';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
+import type { EventStore } from '../../src/eventstore/event-store.js';
+import { DomainError } from '../../src/errors/domain-error.js';
 import { inboxStream } from '../../src/inbox/inbox-events.js';
 import { groupsStream } from '../../src/groups/group-events.js';
 import { ADMIN_KEY, startTestGateway, tempDir } from '../support/gateway.js';
@@ -432,7 +435,7 @@ describe('calls carried through the store', () => {
   });
 
   /** The log as each process's follower hands it over, polled until stopped. */
-  function follow(store: SqliteEventStore, processes: SessionRequests[]) {
+  function follow(store: EventStore, processes: SessionRequests[]) {
     let after = 0;
     let stopped = false;
     const done = (async () => {
@@ -451,7 +454,7 @@ describe('calls carried through the store', () => {
 
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   const createGroup: SessionCommand = { type: 'call', name: 'groups.create', args: ['subject', []], once: true };
-  const asker = (store: SqliteEventStore) =>
+  const asker = (store: EventStore) =>
     new SessionRequests(
       store,
       'asker',
@@ -527,5 +530,84 @@ describe('calls carried through the store', () => {
     const types = (await store.readStream(sessionRequestStream('d1'))).map((e) => e.type);
     expect(types).not.toContain('SessionCommandGivenUp');
     await store.close();
+  });
+
+  describe('a sandbox inbound upload carried to the owner', () => {
+    let gateway: TestGateway | undefined;
+    afterEach(async () => {
+      await gateway?.close();
+      gateway = undefined;
+    });
+
+    /** An inbound image through a process whose calls for the device are carried by `carry`; the held file's path. */
+    async function inboundThrough(carry: (deviceId: string, call: SessionCommand) => Promise<{ value?: unknown }>) {
+      gateway = await startTestGateway({ DEFAULT_ENGINE: 'sandbox' });
+      const device = await createSandboxDevice(gateway.api, 'upload');
+      let held: string | undefined;
+      gateway.calls.carryWith({
+        elsewhere: () => true,
+        carry: async (deviceId, call) => {
+          held = (call.args[1] as { path?: string } | null)?.path;
+          expect(held && existsSync(held)).toBe(true);
+          return carry(deviceId, call);
+        },
+      });
+      const answer = await gateway.api('POST', `/sandbox/devices/${device.id}/inbound`, {
+        admin: true,
+        json: {
+          from: '4915100005556',
+          type: 'image',
+          media: { base64: Buffer.alloc(4096, 7).toString('base64'), mimetype: 'image/jpeg' },
+        },
+      });
+      expect(held).toMatch(/\.sandbox$/);
+      return { answer, held: held! };
+    }
+
+    it('is released when nobody runs it: given up at the deadline, or refused before the run', async () => {
+      const given = await inboundThrough((deviceId, call) =>
+        // Nobody runs the device: given up at the deadline.
+        asker(gateway!.store).ask(deviceId, call, { timeoutMs: 200 }),
+      );
+      // (In the words of the device's recorded state, which is not online: it was never opened.)
+      expect(given.answer.body.code).toBe('session_not_online');
+      expect(existsSync(given.held)).toBe(false);
+      await gateway!.close();
+      const refused = await inboundThrough(() =>
+        Promise.reject(new DomainError('busy', 'this process cannot serve sandbox.inbound; try again')),
+      );
+      expect(refused.answer.body.code).toBe('session_not_online');
+      expect(existsSync(refused.held)).toBe(false);
+      await gateway!.close();
+      // Answered without recording it (the owner's session is not online).
+      const notOnline = await inboundThrough(async () => ({ value: { state: 'closed' } }));
+      expect(notOnline.answer.status).toBe(409);
+      expect(existsSync(notOnline.held)).toBe(false);
+    });
+
+    it('is left to the owner that took it and did not answer in time (it may be reading it)', async () => {
+      let stop: (() => Promise<void>) | undefined;
+      const { answer, held } = await inboundThrough((deviceId, call) => {
+        const store = gateway!.store;
+        const asking = asker(store);
+        const owner = new SessionRequests(
+          store,
+          'owner',
+          () => true,
+          async () => {
+            await sleep(1_000);
+            return { state: 'online', changed: false, value: { state: 'online' } };
+          },
+          pino({ level: 'silent' }),
+        );
+        stop = follow(store, [asking, owner]);
+        return asking.ask(deviceId, call, { timeoutMs: 200, lateTimeoutMs: 200 });
+      });
+      expect(answer.status).toBe(503);
+      expect(answer.body.reason).toBe('outcome_unknown');
+      expect(existsSync(held)).toBe(true);
+      await sleep(1_000);
+      await stop?.();
+    });
   });
 });
