@@ -10,7 +10,12 @@ import { bringOnline, createSandboxDevice, waitForState } from '../support/sessi
 import { outboxStream } from '../../src/messages/message-events.js';
 import { join } from 'node:path';
 import pino from 'pino';
-import { type SessionCommand, SessionRequests, sessionRequestStream } from '../../src/cluster/session-requests.js';
+import {
+  type SessionCommand,
+  SessionRequests,
+  sessionRequestStream,
+  sessionRequestsDecider,
+} from '../../src/cluster/session-requests.js';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
 
 type TestGateway = Awaited<ReturnType<typeof startTestGateway>>;
@@ -241,5 +246,32 @@ describe('session requests at the owner', () => {
       'the answer',
     );
     await store.close();
+  });
+});
+
+describe('the session requests decider', () => {
+  const { decide, evolve, initialState } = sessionRequestsDecider;
+  const requested = evolve(initialState(), {
+    type: 'SessionCommandRequested',
+    data: { deviceId: 'd1', requestId: 'r1', command: { type: 'reboot' }, by: 'asker', at: new Date().toISOString() },
+  } as never);
+  const ids = { deviceId: 'd1', requestId: 'r1' };
+
+  it('refuses a Take after the request was given up, and a GiveUp after it was taken: whichever came first wins', () => {
+    const [givenUp] = decide({ type: 'GiveUp', ...ids, by: 'asker' }, requested);
+    expect(givenUp).toEqual({ type: 'SessionCommandGivenUp', data: { ...ids, by: 'asker' } });
+    const afterGiveUp = evolve(requested, givenUp);
+    expect(decide({ type: 'Take', ...ids, by: 'owner' }, afterGiveUp)).toEqual([]);
+    expect(
+      decide({ type: 'Answer', ...ids, by: 'owner', result: { state: 'online', changed: true } }, afterGiveUp),
+    ).toEqual([]);
+
+    const [taken] = decide({ type: 'Take', ...ids, by: 'owner' }, requested);
+    expect(taken.type).toBe('SessionCommandTaken');
+    const afterTake = evolve(requested, taken);
+    expect(decide({ type: 'GiveUp', ...ids, by: 'asker' }, afterTake)).toEqual([]);
+    expect(
+      decide({ type: 'Answer', ...ids, by: 'owner', result: { state: 'online', changed: true } }, afterTake),
+    ).toHaveLength(1);
   });
 });
