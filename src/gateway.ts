@@ -102,6 +102,8 @@ export interface Gateway {
   sessions: Supervisor;
   /** The live event stream's fan-out. */
   stream: EventStreamHub;
+  /** Engine-bound calls, carried to a device's owner with several processes (tests carry them elsewhere). */
+  calls: OwnerCalls;
   close(): Promise<void>;
 }
 
@@ -482,6 +484,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     webhooks,
     sessions,
     stream,
+    calls,
     async close() {
       // First: devices are handed to the other processes at once, not after LEASE_TIMEOUT.
       await cluster?.stop();

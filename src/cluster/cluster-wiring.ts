@@ -14,7 +14,7 @@ import type { Sending } from '../outbox/sending.js';
 import type { Webhooks } from '../webhooks/webhooks.js';
 import { DeviceLeases } from './device-leases.js';
 import { type SessionCommand, SessionRequests } from './session-requests.js';
-import type { OwnerCalls } from './owner-calls.js';
+import { type OwnerCalls, capped } from './owner-calls.js';
 import type { CommandResult } from '../sessions/session-commands.js';
 import type { Clock } from '../time/clock.js';
 import {
@@ -71,15 +71,15 @@ const DEVICE_IDS_REFRESH_MS = 2_000;
 /** How long a call waits for a session that is connecting (resumed after a handover) to be online or not. */
 const RESUME_WAIT_MS = 5_000;
 
-/** Resolves once the device's session is no longer `connecting` here, RESUME_WAIT_MS at most. */
-function resumed(sessions: Supervisor, deviceId: string): Promise<void> {
+/** Resolves once the device's session is no longer `connecting` here, `waitMs` at most. */
+function resumed(sessions: Supervisor, deviceId: string, waitMs: number): Promise<void> {
   return new Promise<void>((resolve) => {
     const done = () => {
       clearTimeout(timer);
       unsubscribe();
       resolve();
     };
-    const timer = setTimeout(done, RESUME_WAIT_MS);
+    const timer = setTimeout(done, Math.max(0, waitMs));
     const unsubscribe = sessions.onStateChange((id, state) => {
       if (id === deviceId && state !== 'connecting') done();
     });
@@ -129,7 +129,13 @@ export function startLeases(config: Config, deps: ClusterDeps): ClusterNode | un
       } finally {
         adopting.delete(deviceId);
       }
-      await requests.adopt(deviceId);
+      // Answered in the background: the calls pending for the device wait for its session and run on its engine, far
+      // longer than a lease tick may take (the heartbeats are written between ticks).
+      requests
+        .adopt(deviceId)
+        .catch((error: unknown) =>
+          log.warn({ deviceId, err: error }, 'could not answer the requests pending for a device'),
+        );
       parts.webhooks.wake(deviceId);
       // An outbox this process loaded before (an earlier lease, a send through it) missed what others appended since.
       parts.sending.outboxes.refresh(deviceId);
@@ -178,15 +184,24 @@ export function startLeases(config: Config, deps: ClusterDeps): ClusterNode | un
       }
       if (command.type === 'pair') return sessions.pair(deviceId, command.phone);
       if (command.type === 'call') {
-        // A device just taken over (processes joining or leaving) is online again in a moment: not refused meanwhile.
-        await adopting.get(deviceId);
-        await resumed(sessions, deviceId);
         const value = await deps.calls.run(deviceId, command);
         return { state: sessions.state(deviceId) ?? 'closed', changed: false, value };
       }
       return sessions.reboot(deviceId);
     },
     log,
+    {
+      // Before a call is taken and run, within the time its asker has left: a device just taken over (processes
+      // joining or leaving) is online again in a moment (not refused meanwhile), and the read models reach the
+      // asker's position.
+      async prepare(deviceId, command, timeLeftMs) {
+        if (command.type !== 'call' || !parts) return;
+        const until = Date.now() + timeLeftMs;
+        await capped(adopting.get(deviceId), timeLeftMs);
+        await resumed(parts.sessions, deviceId, Math.min(RESUME_WAIT_MS, until - Date.now()));
+        await deps.calls.prepare(command, until - Date.now());
+      },
+    },
   );
   deps.calls.carryWith({
     elsewhere: (deviceId) => !owns(deviceId),

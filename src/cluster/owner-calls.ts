@@ -4,11 +4,14 @@
  * itself. With several processes, a call for a device another process runs is carried to it through the store
  * (session-requests.ts: a `call` with the call's name and JSON arguments) and the owner runs the same function
  * a local call would; its answer, or its refusal (a DomainError's code, words and details), is this
- * process's answer. The owner answers within a deadline, else the call is `busy` (try again), or
- * `session_not_online` when the device's recorded state says it is not online anyway.
+ * process's answer. The owner answers within a deadline, else the call is given up (not run) and is `busy` (try
+ * again), or `session_not_online` when the device's recorded state says it is not online anyway; a call its owner
+ * took before the deadline is waited for longer, then `busy` with the reason `outcome_unknown` (session-requests.ts).
  */
 import { DomainError, sessionNotOnline } from '../errors/domain-error.js';
-import type { OwnerCallCommand } from './session-requests.js';
+import { type OwnerCallCommand, outcomeUnknown } from './session-requests.js';
+
+export { outcomeUnknown };
 
 /** How a call reaches the owner of a device this process does not run (the cluster wiring). */
 export interface CallCarrier {
@@ -84,14 +87,18 @@ export class OwnerCalls {
   }
 
   /**
-   * At the owner: runs a call another process carried here, as a local one runs, once this process's read models
-   * have what the asker's had (`after`).
+   * At the owner, before a call another process carried here is taken and run: waits until this process's read
+   * models have what the asker's had (`after`), `timeLeftMs` at most (the asker's time left).
    */
-  async run(deviceId: string, { name, args, after }: OwnerCallCommand): Promise<unknown> {
+  async prepare({ after }: OwnerCallCommand, timeLeftMs: number): Promise<void> {
+    if (after) await capped(this.options.settle(after), timeLeftMs);
+  }
+
+  /** At the owner: runs a call another process carried here, as a local one runs (after `prepare`). */
+  async run(deviceId: string, { name, args }: OwnerCallCommand): Promise<unknown> {
     const call = this.calls.get(name);
     // Another version of the gateway may know calls this one does not (a rolling restart).
     if (!call) throw new DomainError('busy', `this process cannot serve ${name}; try again`, { retryAfterSeconds: 1 });
-    if (after) await this.options.settle(after);
     return call.run(deviceId, ...(args.map((arg) => (arg === null ? undefined : arg)) as never[]));
   }
 
@@ -115,13 +122,31 @@ export class OwnerCalls {
     try {
       answer = await carrier.carry(deviceId, call, this.options.timeoutMs ?? CALL_TIMEOUT_MS);
     } catch (error) {
-      // Not answered in time: a device recorded as not online would have been refused anyway, in the same words.
+      // Not answered in time (and not run): a device recorded as not online would have been refused anyway, in the
+      // same words. One its owner took may have run: that is said as it is.
       const state = this.options.recordedState(deviceId);
-      if (error instanceof DomainError && error.code === 'busy' && state !== undefined && state !== 'online')
+      if (
+        error instanceof DomainError &&
+        error.code === 'busy' &&
+        !outcomeUnknown(error) &&
+        state !== undefined &&
+        state !== 'online'
+      )
         throw sessionNotOnline(state);
       throw error;
     }
     if (answer.position) await this.options.settle(answer.position);
     return answer.value;
+  }
+}
+
+/** Resolves when `promise` settles or after `ms`, whichever comes first (its rejection is thrown). */
+export async function capped(promise: Promise<unknown> | undefined, ms: number): Promise<void> {
+  if (promise === undefined) return;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, Math.max(0, ms))))]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -5,6 +5,12 @@
  * SessionCommandRequested to `session-requests-<deviceId>`; the device's owner sees it in the log, runs it and
  * appends SessionCommandAnswered with the result, which the asking process is waiting for in the log. A
  * device that changes hands meanwhile: its new owner answers what is still unanswered when it takes it.
+ *
+ * The stream, not the clocks, decides whether a request that changes something (a session command other than
+ * `qr`, a `once` call) runs after its asker stopped waiting: at its deadline the asker appends
+ * SessionCommandGivenUp, and an owner's SessionCommandTaken is refused for a request given up; a request taken
+ * first is not given up, and its asker waits for the answer a while longer (TAKEN_ANSWER_TIMEOUT_MS), then answers
+ * `busy` with the reason `outcome_unknown`.
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -41,7 +47,10 @@ export interface OwnerCallCommand {
   args: unknown[];
   after?: number;
   once?: boolean;
-  /** How long its asker waits (set by `ask`): an owner that sees it later does not run it. */
+  /**
+   * How long its asker waits (set by `ask`), then gives it up: an owner whose clock says it is past that gives it up
+   * too rather than run it (a cheap early-out; the stream decides).
+   */
   timeoutMs?: number;
 }
 
@@ -72,6 +81,7 @@ export type SessionRequestEvent =
       data: { deviceId: string; requestId: string; command: SessionCommand; by: string; at: string };
     }
   | { type: 'SessionCommandTaken'; data: { deviceId: string; requestId: string; by: string } }
+  | { type: 'SessionCommandGivenUp'; data: { deviceId: string; requestId: string; by: string } }
   | {
       type: 'SessionCommandAnswered';
       data: {
@@ -86,10 +96,14 @@ export type SessionRequestEvent =
 export const SESSION_REQUEST_EVENT_TYPES: ReadonlySet<string> = new Set<SessionRequestEvent['type']>([
   'SessionCommandRequested',
   'SessionCommandTaken',
+  'SessionCommandGivenUp',
   'SessionCommandAnswered',
 ]);
 
-/** Requests not answered yet, in order (answered ones are forgotten: the stream keeps them), and who took each. */
+/**
+ * Requests neither answered nor given up yet, in order (the others are forgotten: the stream keeps them), and who took
+ * each.
+ */
 export interface SessionRequestsState {
   pending: ReadonlyArray<{ requestId: string; command: SessionCommand; at: string; takenBy?: string }>;
 }
@@ -97,6 +111,7 @@ export interface SessionRequestsState {
 export type SessionRequestCommand =
   | { type: 'Request'; deviceId: string; requestId: string; command: SessionCommand; by: string; at: string }
   | { type: 'Take'; deviceId: string; requestId: string; by: string }
+  | { type: 'GiveUp'; deviceId: string; requestId: string; by: string }
   | {
       type: 'Answer';
       deviceId: string;
@@ -140,11 +155,18 @@ export const sessionRequestsDecider: Decider<SessionRequestsState, SessionReques
       ];
     }
     if (command.type === 'Take') {
-      // Taken once: a request answered, or taken by another owner already, is not run again.
+      // Taken once: a request answered, given up, or taken by another owner already, is not run again.
       const request = state.pending.find((pending) => pending.requestId === command.requestId);
       if (!request || request.takenBy !== undefined) return [];
       const { deviceId, requestId, by } = command;
       return [{ type: 'SessionCommandTaken', data: { deviceId, requestId, by } }];
+    }
+    if (command.type === 'GiveUp') {
+      // Given up only while nobody took it: a request taken first may be running, and its answer is waited for.
+      const request = state.pending.find((pending) => pending.requestId === command.requestId);
+      if (!request || request.takenBy !== undefined) return [];
+      const { deviceId, requestId, by } = command;
+      return [{ type: 'SessionCommandGivenUp', data: { deviceId, requestId, by } }];
     }
     // Answered once: a second owner that ran it too (a handover in between) records nothing more.
     if (!state.pending.some((request) => request.requestId === command.requestId)) return [];
@@ -159,8 +181,25 @@ export const sessionRequestsDecider: Decider<SessionRequestsState, SessionReques
 };
 
 const isRequestEvent = eventGuard<SessionRequestEvent>(SESSION_REQUEST_EVENT_TYPES);
-/** How long the asking process waits for the owner's answer before answering `busy` (try again). */
+/** How long the asking process waits for the owner's answer before giving the request up and answering `busy`. */
 const ANSWER_TIMEOUT_MS = 30_000;
+/**
+ * How much longer the asking process waits for the answer to a request its owner took before the deadline (it may
+ * be running): then `busy` with the reason `outcome_unknown`, as it may or may not have run.
+ */
+export const TAKEN_ANSWER_TIMEOUT_MS = 15_000;
+const LATE = Symbol('late');
+
+/**
+ * Errors of `ask` after which the request may still run at its owner (taken, then not answered in time; or its
+ * append failed and it could not be given up): what the request holds (a held upload) is the owner's to release.
+ */
+const unsettled = new WeakSet<object>();
+
+/** Whether a carried request may still run (or be running) at its owner after its asker's error. */
+export function outcomeUnknown(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && unsettled.has(error);
+}
 const TAKEN_KEPT = 1_000;
 const STREAMS_CACHED = 1_000;
 
@@ -182,6 +221,16 @@ export class SessionRequests {
     private readonly owns: (deviceId: string) => boolean,
     private readonly run: (deviceId: string, command: SessionCommand) => Promise<SessionCommandOutcome>,
     private readonly log: Logger,
+    private readonly options: {
+      /**
+       * What the owner waits for before a request is taken and run (the device's actor loading, its session
+       * resuming, the read models reaching the asker's position), `timeLeftMs` at most (the time its asker has
+       * left, by the clocks: an estimate). Run then follows at once.
+       */
+      prepare?: (deviceId: string, command: SessionCommand, timeLeftMs: number) => Promise<void>;
+      /** This process's wall clock, compared with the asker's (default Date.now). */
+      now?: () => number;
+    } = {},
   ) {
     // Kept in memory: every call carried adds two or three events to the device's stream, so each append reads only
     // what other processes added since (an empty decision on a cached state reads the tail before it counts).
@@ -189,45 +238,80 @@ export class SessionRequests {
   }
 
   /**
-   * Asks the device's owner (whoever it is, or will be) and waits for its answer, `timeoutMs` at most (then
-   * `busy`). The outcome's `position` is at least the answer's: everything the owner recorded for it is before.
+   * Asks the device's owner (whoever it is, or will be) and waits for its answer, `timeoutMs` at most: then the
+   * request is given up (`busy`: it was not run, try again), unless the owner took it already, whose answer is
+   * waited for `lateTimeoutMs` more (then `busy`, reason `outcome_unknown`). The outcome's `position` is at least
+   * the answer's: everything the owner recorded for it is before.
    */
   async ask(
     deviceId: string,
     command: SessionCommand,
-    { timeoutMs = ANSWER_TIMEOUT_MS }: { timeoutMs?: number } = {},
+    {
+      timeoutMs = ANSWER_TIMEOUT_MS,
+      lateTimeoutMs = TAKEN_ANSWER_TIMEOUT_MS,
+    }: { timeoutMs?: number; lateTimeoutMs?: number } = {},
   ): Promise<SessionCommandOutcome> {
     const requestId = randomUUID();
-    let timer: NodeJS.Timeout | undefined;
+    const deadline = Date.now() + timeoutMs;
     const answered = new Promise<SessionCommandOutcome>((resolve, reject) => {
       this.waiting.set(requestId, { resolve, reject });
-      timer = setTimeout(() => {
-        this.waiting.delete(requestId);
-        reject(
-          new DomainError('busy', `the process running device ${deviceId} did not answer in time; try again`, {
-            retryAfterSeconds: 5,
-          }),
-        );
-      }, timeoutMs);
     });
     // The answer can come before the request's own append resolves (the live feed hands events over first):
     // a refusal then waits here, awaited below, instead of counting as unhandled.
     answered.catch(() => undefined);
     try {
-      await this.commands.handle(sessionRequestStream(deviceId), {
-        type: 'Request',
+      try {
+        await this.commands.handle(sessionRequestStream(deviceId), {
+          type: 'Request',
+          deviceId,
+          requestId,
+          command: command.type === 'call' ? { ...command, timeoutMs } : command,
+          by: this.memberId,
+          at: new Date().toISOString(),
+        });
+      } catch (error) {
+        // It may be recorded all the same (a write whose answer was lost): given up, unless an owner took it.
+        if (!(await this.giveUp(deviceId, requestId)).settled && typeof error === 'object' && error !== null)
+          unsettled.add(error);
+        throw error;
+      }
+      const first = await within(answered, deadline - Date.now());
+      if (first !== LATE) return first;
+      const gaveUp = await this.giveUp(deviceId, requestId);
+      if (gaveUp.recorded) throw notRunInTime(deviceId);
+      // Taken (or answered or given up by its owner meanwhile, the event on its way here): its answer is waited for.
+      const late = await within(answered, lateTimeoutMs);
+      if (late !== LATE) return late;
+      const unknown = new DomainError(
+        'busy',
+        `the process running device ${deviceId} took the request but did not answer in time; ` +
+          'its outcome is unknown (it may have been carried out): check before trying again',
+        { retryAfterSeconds: 5, reason: 'outcome_unknown' },
+      );
+      unsettled.add(unknown);
+      throw unknown;
+    } finally {
+      this.waiting.delete(requestId);
+    }
+  }
+
+  /**
+   * The asker's deadline: the request is given up unless an owner took it. `recorded`: given up now (it will not
+   * run); `settled`: it will not run (given up now or before, answered, or never recorded), else it may.
+   */
+  private async giveUp(deviceId: string, requestId: string): Promise<{ recorded: boolean; settled: boolean }> {
+    try {
+      const handled = await this.commands.handle(sessionRequestStream(deviceId), {
+        type: 'GiveUp',
         deviceId,
         requestId,
-        command: command.type === 'call' ? { ...command, timeoutMs } : command,
         by: this.memberId,
-        at: new Date().toISOString(),
       });
-      return await answered;
+      const recorded = handled.events.length > 0;
+      return { recorded, settled: recorded || !handled.state.pending.some((r) => r.requestId === requestId) };
     } catch (error) {
-      this.waiting.delete(requestId);
-      throw error;
-    } finally {
-      clearTimeout(timer);
+      this.log.warn({ deviceId, requestId, err: error }, 'could not give up a request for the device');
+      return { recorded: false, settled: false };
     }
   }
 
@@ -243,18 +327,27 @@ export class SessionRequests {
         if (result) waiter.resolve({ ...result, position: Math.max(result.position ?? 0, event.position) });
         else if (error?.engine) waiter.reject(new EngineError(error.code, error.message));
         else waiter.reject(domainErrorOf(error));
+      } else if (event.type === 'SessionCommandGivenUp') {
+        // Given up by its owner (past the deadline by its clock), or by this process at its deadline: not run.
+        this.waiting.get(event.data.requestId)?.reject(notRunInTime(event.data.deviceId));
       } else if (event.type === 'SessionCommandRequested' && this.owns(event.data.deviceId)) {
         void this.answer(event.data.deviceId, event.data);
       }
     }
   }
 
-  /** A device this process just took: answer what is still waiting for it. */
+  /**
+   * A device this process just took: what is still waiting for it is answered, in order, in the background (resolves
+   * once it is read): the lease tick that took the device does not wait for the calls to run.
+   */
   async adopt(deviceId: string): Promise<void> {
     const { state } = await this.commands.load(sessionRequestStream(deviceId));
-    for (const request of state.pending) await this.answer(deviceId, request);
+    void (async () => {
+      for (const request of state.pending) await this.answer(deviceId, request);
+    })();
   }
 
+  /** Runs a request (never rejects: what fails is logged, or answered as the owner's refusal). */
   private async answer(
     deviceId: string,
     { requestId, command, at }: { requestId: string; command: SessionCommand; at: string },
@@ -262,13 +355,37 @@ export class SessionRequests {
     if (this.taken.has(requestId)) return;
     this.taken.add(requestId);
     if (this.taken.size > TAKEN_KEPT) this.taken.delete(this.taken.values().next().value!);
-    if (command.type === 'call' && command.once && !(await this.take(deviceId, requestId))) return;
-    await this.record(deviceId, requestId, await this.outcomeOf(deviceId, command, at));
+    try {
+      // The asker's deadline by the asker's clock: an estimate only, to skip (give up) what is surely too late and to
+      // cap the waits before the run; whether a call that changes something runs is decided by the stream (Take).
+      const waited = command.type === 'call' ? (command.timeoutMs ?? ANSWER_TIMEOUT_MS) : ANSWER_TIMEOUT_MS;
+      const deadline = Date.parse(at) + waited;
+      const now = this.options.now ?? Date.now;
+      const late = () => !(now() < deadline); // NaN (an unreadable time): late
+      if (!late() && this.options.prepare) await this.options.prepare(deviceId, command, deadline - now());
+      if (late()) {
+        await this.giveUp(deviceId, requestId);
+        return;
+      }
+      if (changesSomething(command)) {
+        if (!(await this.take(deviceId, requestId))) return;
+      } else if (!(await this.stillAsked(deviceId, requestId))) return;
+      await this.record(deviceId, requestId, await this.outcomeOf(deviceId, command));
+    } catch (error) {
+      this.log.warn({ deviceId, requestId, err: error }, 'a request for the device could not be answered');
+    }
+  }
+
+  /** Whether the request is still waiting for an answer (not given up by its asker meanwhile, nor answered). */
+  private async stillAsked(deviceId: string, requestId: string): Promise<boolean> {
+    const { state } = await this.commands.load(sessionRequestStream(deviceId));
+    return state.pending.some((request) => request.requestId === requestId);
   }
 
   /**
-   * A call that changes something is recorded as taken before it runs: false when it is answered already, or was
-   * taken by a former owner, which may have run it and answers it if it still can (else its asker's deadline does).
+   * A request that changes something is recorded as taken before it runs: false when it is answered or given up
+   * already, or was taken by a former owner, which may have run it and answers it if it still can (else its asker
+   * answers `busy`, reason `outcome_unknown`).
    */
   private async take(deviceId: string, requestId: string): Promise<boolean> {
     try {
@@ -288,12 +405,7 @@ export class SessionRequests {
   private async outcomeOf(
     deviceId: string,
     command: SessionCommand,
-    at: string,
   ): Promise<{ result?: SessionCommandOutcome; error?: SessionCommandFailure }> {
-    // Its asker answered `busy` long ago: run now, a close or a reboot would come as a surprise, and nobody waits for it.
-    const waited = command.type === 'call' ? (command.timeoutMs ?? ANSWER_TIMEOUT_MS) : ANSWER_TIMEOUT_MS;
-    if (Date.now() - Date.parse(at) > waited)
-      return { error: { code: 'busy', message: "the request expired before the device's process could run it" } };
     try {
       return { result: await this.run(deviceId, command) };
     } catch (error) {
@@ -342,4 +454,34 @@ function domainErrorOf(error: SessionCommandFailure | undefined): DomainError {
     ...(error?.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: error.retryAfterSeconds }),
     ...(error?.reason === undefined ? {} : { reason: error.reason }),
   });
+}
+
+/**
+ * Requests taken before they run (once, decided by the stream against their asker giving them up): all but the code
+ * on show and the calls that are harmless to run again.
+ */
+function changesSomething(command: SessionCommand): boolean {
+  return command.type === 'call' ? command.once === true : command.type !== 'qr';
+}
+
+/** The asker's `busy` for a request given up before anybody ran it. */
+function notRunInTime(deviceId: string): DomainError {
+  return new DomainError(
+    'busy',
+    `the process running device ${deviceId} did not answer in time; the request was given up, not carried out: try again`,
+    { retryAfterSeconds: 5 },
+  );
+}
+
+/** The promise's value, or LATE after `ms` (its rejection is thrown). */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T | typeof LATE> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<typeof LATE>((resolve) => (timer = setTimeout(resolve, Math.max(0, ms), LATE))),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -4,13 +4,21 @@
  * does not run the device is carried to its owner (src/cluster/owner-calls.ts) and answered from there; devices
  * set up while a process joins (and devices are handed over to it) all come online.
  */
+import { existsSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SessionRequests, sessionRequestStream } from '../../src/cluster/session-requests.js';
+import {
+  type SessionCommand,
+  SessionRequests,
+  outcomeUnknown,
+  sessionRequestStream,
+} from '../../src/cluster/session-requests.js';
 import { OwnerCalls } from '../../src/cluster/owner-calls.js';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
+import type { EventStore } from '../../src/eventstore/event-store.js';
+import { DomainError } from '../../src/errors/domain-error.js';
 import { inboxStream } from '../../src/inbox/inbox-events.js';
 import { groupsStream } from '../../src/groups/group-events.js';
 import { ADMIN_KEY, startTestGateway, tempDir } from '../support/gateway.js';
@@ -424,5 +432,182 @@ describe('calls carried through the store', () => {
     recorded = 'online';
     await expect(check('d1', '4915100005555')).rejects.toMatchObject({ code: 'busy', retryAfterSeconds: 5 });
     await store.close();
+  });
+
+  /** The log as each process's follower hands it over, polled until stopped. */
+  function follow(store: EventStore, processes: SessionRequests[]) {
+    let after = 0;
+    let stopped = false;
+    const done = (async () => {
+      while (!stopped) {
+        const events = await store.readAll({ after, maxCount: 100 });
+        for (const process of processes) process.observe(events);
+        if (events.length > 0) after = events.at(-1)!.position;
+        else await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    })();
+    return async () => {
+      stopped = true;
+      await done;
+    };
+  }
+
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  const createGroup: SessionCommand = { type: 'call', name: 'groups.create', args: ['subject', []], once: true };
+  const asker = (store: EventStore) =>
+    new SessionRequests(
+      store,
+      'asker',
+      () => false,
+      () => Promise.reject(new Error('not here')),
+      pino({ level: 'silent' }),
+    );
+
+  it('does not run a call given up at its deadline, though the owner (its clock behind) gets to it later', async () => {
+    const store = new SqliteEventStore(join(tempDir('dmg-owner-calls-given-up-'), 'events.sqlite'));
+    const ran: string[] = [];
+    const asking = asker(store);
+    // The owner's waits before the run (its session resuming, its read models) outlast the asker's deadline, and its
+    // clock, a minute behind the asker's, says there is time left: the stream decides, not the clocks.
+    const owner = new SessionRequests(
+      store,
+      'owner',
+      () => true,
+      async () => {
+        ran.push('owner');
+        return { state: 'online', changed: false, value: 'made' };
+      },
+      pino({ level: 'silent' }),
+      { prepare: async () => void (await sleep(600)), now: () => Date.now() - 60_000 },
+    );
+    const stop = follow(store, [asking, owner]);
+    const answer = await asking.ask('d1', createGroup, { timeoutMs: 300 }).catch((error: unknown) => error);
+    expect(answer).toMatchObject({ code: 'busy', retryAfterSeconds: 5 });
+    expect(outcomeUnknown(answer)).toBe(false);
+    await sleep(800);
+    await stop();
+    expect(ran).toEqual([]);
+    const types = (await store.readStream(sessionRequestStream('d1'))).map((e) => e.type);
+    expect(types).toEqual(['SessionCommandRequested', 'SessionCommandGivenUp']);
+    await store.close();
+  });
+
+  it('waits past its deadline for a call its owner took before it, then says the outcome is unknown', async () => {
+    const store = new SqliteEventStore(join(tempDir('dmg-owner-calls-taken-'), 'events.sqlite'));
+    const asking = asker(store);
+    let runMs = 600;
+    const owner = new SessionRequests(
+      store,
+      'owner',
+      () => true,
+      async () => {
+        await sleep(runMs);
+        return { state: 'online', changed: false, value: 'made' };
+      },
+      pino({ level: 'silent' }),
+    );
+    const stop = follow(store, [asking, owner]);
+    // Taken at once, answered after the deadline but within the longer wait: the answer, not `busy`.
+    expect((await asking.ask('d1', createGroup, { timeoutMs: 300, lateTimeoutMs: 3_000 })).value).toBe('made');
+    // Answered after both: `busy`, saying the outcome is unknown (it ran).
+    runMs = 1_000;
+    const unknown = await asking
+      .ask('d1', createGroup, { timeoutMs: 200, lateTimeoutMs: 200 })
+      .catch((error: unknown) => error);
+    expect(unknown).toMatchObject({
+      code: 'busy',
+      reason: 'outcome_unknown',
+      message: expect.stringMatching(/unknown/),
+    });
+    expect(outcomeUnknown(unknown)).toBe(true);
+    await eventually(
+      async () =>
+        (await store.readStream(sessionRequestStream('d1'))).filter((e) => e.type === 'SessionCommandAnswered')
+          .length === 2,
+      'both answered by the owner',
+    );
+    await stop();
+    const types = (await store.readStream(sessionRequestStream('d1'))).map((e) => e.type);
+    expect(types).not.toContain('SessionCommandGivenUp');
+    await store.close();
+  });
+
+  describe('a sandbox inbound upload carried to the owner', () => {
+    let gateway: TestGateway | undefined;
+    afterEach(async () => {
+      await gateway?.close();
+      gateway = undefined;
+    });
+
+    /** An inbound image through a process whose calls for the device are carried by `carry`; the held file's path. */
+    async function inboundThrough(carry: (deviceId: string, call: SessionCommand) => Promise<{ value?: unknown }>) {
+      gateway = await startTestGateway({ DEFAULT_ENGINE: 'sandbox' });
+      const device = await createSandboxDevice(gateway.api, 'upload');
+      let held: string | undefined;
+      gateway.calls.carryWith({
+        elsewhere: () => true,
+        carry: async (deviceId, call) => {
+          held = (call.args[1] as { path?: string } | null)?.path;
+          expect(held && existsSync(held)).toBe(true);
+          return carry(deviceId, call);
+        },
+      });
+      const answer = await gateway.api('POST', `/sandbox/devices/${device.id}/inbound`, {
+        admin: true,
+        json: {
+          from: '4915100005556',
+          type: 'image',
+          media: { base64: Buffer.alloc(4096, 7).toString('base64'), mimetype: 'image/jpeg' },
+        },
+      });
+      expect(held).toMatch(/\.sandbox$/);
+      return { answer, held: held! };
+    }
+
+    it('is released when nobody runs it: given up at the deadline, or refused before the run', async () => {
+      const given = await inboundThrough((deviceId, call) =>
+        // Nobody runs the device: given up at the deadline.
+        asker(gateway!.store).ask(deviceId, call, { timeoutMs: 200 }),
+      );
+      // (In the words of the device's recorded state, which is not online: it was never opened.)
+      expect(given.answer.body.code).toBe('session_not_online');
+      expect(existsSync(given.held)).toBe(false);
+      await gateway!.close();
+      const refused = await inboundThrough(() =>
+        Promise.reject(new DomainError('busy', 'this process cannot serve sandbox.inbound; try again')),
+      );
+      expect(refused.answer.body.code).toBe('session_not_online');
+      expect(existsSync(refused.held)).toBe(false);
+      await gateway!.close();
+      // Answered without recording it (the owner's session is not online).
+      const notOnline = await inboundThrough(async () => ({ value: { state: 'closed' } }));
+      expect(notOnline.answer.status).toBe(409);
+      expect(existsSync(notOnline.held)).toBe(false);
+    });
+
+    it('is left to the owner that took it and did not answer in time (it may be reading it)', async () => {
+      let stop: (() => Promise<void>) | undefined;
+      const { answer, held } = await inboundThrough((deviceId, call) => {
+        const store = gateway!.store;
+        const asking = asker(store);
+        const owner = new SessionRequests(
+          store,
+          'owner',
+          () => true,
+          async () => {
+            await sleep(1_000);
+            return { state: 'online', changed: false, value: { state: 'online' } };
+          },
+          pino({ level: 'silent' }),
+        );
+        stop = follow(store, [asking, owner]);
+        return asking.ask(deviceId, call, { timeoutMs: 200, lateTimeoutMs: 200 });
+      });
+      expect(answer.status).toBe(503);
+      expect(answer.body.reason).toBe('outcome_unknown');
+      expect(existsSync(held)).toBe(true);
+      await sleep(1_000);
+      await stop?.();
+    });
   });
 });

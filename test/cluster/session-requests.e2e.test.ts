@@ -10,7 +10,12 @@ import { bringOnline, createSandboxDevice, waitForState } from '../support/sessi
 import { outboxStream } from '../../src/messages/message-events.js';
 import { join } from 'node:path';
 import pino from 'pino';
-import { type SessionCommand, SessionRequests, sessionRequestStream } from '../../src/cluster/session-requests.js';
+import {
+  type SessionCommand,
+  SessionRequests,
+  sessionRequestStream,
+  sessionRequestsDecider,
+} from '../../src/cluster/session-requests.js';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
 
 type TestGateway = Awaited<ReturnType<typeof startTestGateway>>;
@@ -186,19 +191,87 @@ describe('session requests at the owner', () => {
     requests.observe(seen);
     await requests.adopt('d1');
     await eventually(
-      async () => (await store.readStream(sessionRequestStream('d1'))).length === 4,
-      'both requests answered',
+      // Requested twice, the old one given up, the new one taken and answered.
+      async () => (await store.readStream(sessionRequestStream('d1'))).length === 5,
+      'both requests settled',
     );
     expect(ran).toEqual(['reboot']);
-    const answers = (await store.readStream(sessionRequestStream('d1')))
-      .filter((e) => e.type === 'SessionCommandAnswered')
-      .map((e) => e.data);
-    expect(answers).toEqual(
+    // The old one is given up (its asker gave up long ago, by the clocks), the new one answered.
+    const settled = (await store.readStream(sessionRequestStream('d1')))
+      .filter((e) => e.type === 'SessionCommandAnswered' || e.type === 'SessionCommandGivenUp')
+      .map((e) => ({ type: e.type, ...(e.data as object) }));
+    expect(settled).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ requestId: 'old', error: expect.objectContaining({ code: 'busy' }) }),
-        expect.objectContaining({ requestId: 'new', result: { state: 'online', changed: true } }),
+        expect.objectContaining({ type: 'SessionCommandGivenUp', requestId: 'old', by: 'owner' }),
+        expect.objectContaining({
+          type: 'SessionCommandAnswered',
+          requestId: 'new',
+          result: { state: 'online', changed: true },
+        }),
       ]),
     );
     await store.close();
+  });
+
+  it('adopts a device without waiting for its pending calls to run: they are answered in the background', async () => {
+    const store = new SqliteEventStore(join(tempDir('dmg-requests-adopt-'), 'events.sqlite'));
+    let finish: () => void = () => undefined;
+    const running = new Promise<void>((resolve) => (finish = resolve));
+    const ran: string[] = [];
+    const requests = new SessionRequests(
+      store,
+      'owner',
+      () => true,
+      async (_deviceId, command) => {
+        ran.push(command.type);
+        // A call that waits for its session, then the engine: far longer than a lease tick may take.
+        await running;
+        return { state: 'online', changed: false, value: 'done' };
+      },
+      pino({ level: 'silent' }),
+    );
+    await store.append(sessionRequestStream('d1'), [
+      request('slow', { type: 'call', name: 'groups.create', args: [], once: true }, new Date()),
+    ]);
+    const adopted = await Promise.race([
+      requests.adopt('d1').then(() => 'adopted'),
+      new Promise((resolve) => setTimeout(resolve, 2_000, 'still adopting')),
+    ]);
+    expect(adopted).toBe('adopted');
+    // Answered all the same, once the call is done.
+    await eventually(() => ran.length === 1, 'the call started');
+    finish();
+    await eventually(
+      async () => (await store.readStream(sessionRequestStream('d1'))).some((e) => e.type === 'SessionCommandAnswered'),
+      'the answer',
+    );
+    await store.close();
+  });
+});
+
+describe('the session requests decider', () => {
+  const { decide, evolve, initialState } = sessionRequestsDecider;
+  const requested = evolve(initialState(), {
+    type: 'SessionCommandRequested',
+    data: { deviceId: 'd1', requestId: 'r1', command: { type: 'reboot' }, by: 'asker', at: new Date().toISOString() },
+  } as never);
+  const ids = { deviceId: 'd1', requestId: 'r1' };
+
+  it('refuses a Take after the request was given up, and a GiveUp after it was taken: whichever came first wins', () => {
+    const [givenUp] = decide({ type: 'GiveUp', ...ids, by: 'asker' }, requested);
+    expect(givenUp).toEqual({ type: 'SessionCommandGivenUp', data: { ...ids, by: 'asker' } });
+    const afterGiveUp = evolve(requested, givenUp);
+    expect(decide({ type: 'Take', ...ids, by: 'owner' }, afterGiveUp)).toEqual([]);
+    expect(
+      decide({ type: 'Answer', ...ids, by: 'owner', result: { state: 'online', changed: true } }, afterGiveUp),
+    ).toEqual([]);
+
+    const [taken] = decide({ type: 'Take', ...ids, by: 'owner' }, requested);
+    expect(taken.type).toBe('SessionCommandTaken');
+    const afterTake = evolve(requested, taken);
+    expect(decide({ type: 'GiveUp', ...ids, by: 'asker' }, afterTake)).toEqual([]);
+    expect(
+      decide({ type: 'Answer', ...ids, by: 'owner', result: { state: 'online', changed: true } }, afterTake),
+    ).toHaveLength(1);
   });
 });

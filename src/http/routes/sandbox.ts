@@ -34,7 +34,7 @@ import type { BodyGate } from '../body/body-gate.js';
 import { mediaBodyParser, uploadedMedia } from '../body/media-body-parser.js';
 import { type HeldMedia, SandboxMedia } from '../../engines/sandbox/sandbox-media.js';
 import type { ChatActivity } from '../../engines/engine.js';
-import type { OwnerCalls } from '../../cluster/owner-calls.js';
+import { type OwnerCalls, outcomeUnknown } from '../../cluster/owner-calls.js';
 
 const tag = 'Sandbox';
 
@@ -420,12 +420,21 @@ export function sandboxRoutes({
         // Made here, once: the owner records the message under this id however often the request reaches it.
         const waMessageId = newSandboxMessageId();
         const { downloadMedia: _, ...message } = inboundOf(body, quoted, media);
-        const received = await receive(
-          params.deviceId,
-          { ...message, waMessageId } as InboundMessage,
-          media?.describe(),
-        );
-        if (!('accepted' in received)) throw notOnline(device, received);
+        // The held upload is released by whoever runs the message (here, or the device's owner); one the owner never
+        // ran (refused before it, given up at the deadline) is released here, once nobody can be reading it still.
+        const release = () => media?.release(false).catch(() => undefined);
+        let received: Awaited<ReturnType<typeof receive>>;
+        try {
+          received = await receive(params.deviceId, { ...message, waMessageId } as InboundMessage, media?.describe());
+        } catch (error) {
+          // Taken by the owner but not answered in time: it may be reading the file now, and releases it itself.
+          if (!outcomeUnknown(error)) await release();
+          throw error;
+        }
+        if (!('accepted' in received)) {
+          await release();
+          throw notOnline(device, received);
+        }
         return { status: 202, body: received.accepted };
       },
     }),

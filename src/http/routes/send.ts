@@ -299,6 +299,10 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
         202: { description: 'The edit is queued.', schema: EditSchema },
         404: { description: 'No such device, or no message with this id (`message_not_found`).' },
         409: { description: 'The message cannot be edited (`not_editable`).' },
+        503: {
+          description:
+            'The read models have not caught up with the log, so the message could not be looked up (`busy`, reason `read_models_lagging`): nothing was changed; try again after `Retry-After`.',
+        },
       },
       async handler({ params, body }) {
         const outcome = await sends.edit(params.deviceId, params.waMessageId, body.text);
@@ -382,6 +386,10 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
         202: { description: 'Being revoked for everyone.', schema: DeleteMessageSchema },
         404: { description: 'No message with this id was sent from this device (or no such device).' },
         409: { description: 'Being sent right now (`message_sending`), or it failed (`message_failed`).' },
+        503: {
+          description:
+            'The read models have not caught up with the log, so the message could not be looked up (`busy`, reason `read_models_lagging`): nothing was changed; try again after `Retry-After`.',
+        },
       },
       async handler({ params }) {
         const outcome = await sends.delete(params.deviceId, params.waMessageId);

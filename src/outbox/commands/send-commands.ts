@@ -107,7 +107,7 @@ export class SendCommands {
     let { result, position } = onLatest;
     // Not in the outbox: decided again with the read model's record of it, once that includes the whole stream.
     if (result.kind === 'look-up') {
-      await this.deps.projections.settle(onLatest.latest);
+      await this.readModelsAt(onLatest.latest);
       const sent = outboxView.byWaMessageId(deviceId, waMessageId) ?? null;
       ({ result, position } = await outboxes.execute(deviceId, { ...command, sent }));
     }
@@ -159,13 +159,27 @@ export class SendCommands {
     let { result, position } = onLatest;
     // Not in the outbox: decided again with what the message index knows of it, once that includes the whole stream.
     if (result.kind === 'look-up') {
-      await this.deps.projections.settle(onLatest.latest);
+      await this.readModelsAt(onLatest.latest);
       const seen = this.deps.seen?.find(deviceId, waMessageId) ?? null;
       ({ result, position } = await outboxes.execute(deviceId, { ...command, seen }));
     }
     if (result.kind === 'look-up') throw new Error('the outbox asked again for the record it was given');
     await this.deps.projections.settle(position);
     return result.outcome;
+  }
+
+  /**
+   * Waits until the read models include the whole stream, before their record of a message decides a change: a record
+   * they have not brought up to date (a lag past the wait) would answer a stale 404 or 409, so this answers 503
+   * `busy` instead. Nothing is recorded yet at this point, and the answer says so.
+   */
+  private async readModelsAt(position: number): Promise<void> {
+    if (await this.deps.projections.settle(position)) return;
+    throw new DomainError(
+      'busy',
+      'the read models have not caught up with the log yet, so the message could not be looked up; nothing was changed; try again',
+      { retryAfterSeconds: 5, reason: 'read_models_lagging' },
+    );
   }
 
   private async queue(

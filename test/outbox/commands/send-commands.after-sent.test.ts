@@ -29,7 +29,7 @@ describe('deleting or editing a message another writer has just recorded sent', 
    * holds the message `sending`); then the sending writer records it `sent`. The asking writer's read models
    * show the message as it was until they are waited for up to the position of that `sent`.
    */
-  async function sentElsewhere() {
+  async function sentElsewhere({ lagging = false }: { lagging?: boolean } = {}) {
     store = new SqliteEventStore(join(tempDir('dmg-outbox-'), 'events.sqlite'));
     const sending = new Outboxes(store, silent, undefined, true);
     const asking = new Outboxes(store, silent, undefined, true);
@@ -72,7 +72,9 @@ describe('deleting or editing a message another writer has just recorded sent', 
             }
           : undefined,
     };
+    // Lagging: the read models do not get there within the wait (settle answers false, as the runner's does).
     const settle = (position: number) => {
+      if (lagging) return Promise.resolve(false);
       readModelsAt = Math.max(readModelsAt, position);
       return Promise.resolve(true);
     };
@@ -105,5 +107,15 @@ describe('deleting or editing a message another writer has just recorded sent', 
       to: TO,
       content: { kind: 'edit', messageId: waMessageId, text: 'hi again' },
     });
+  });
+
+  it('answers 503 busy, changing nothing, when the read models lag behind: their stale record does not decide', async () => {
+    const { commands, waMessageId } = await sentElsewhere({ lagging: true });
+    const lagging = { code: 'busy', reason: 'read_models_lagging', retryAfterSeconds: 5 };
+    // Not 409 message_sending (the record the read models still show).
+    await expect(commands.delete(DEVICE, waMessageId)).rejects.toMatchObject(lagging);
+    await expect(commands.edit(DEVICE, waMessageId, 'hi again')).rejects.toMatchObject(lagging);
+    const types = (await store!.readStream(outboxStream(DEVICE))).map((e) => e.type);
+    expect(types.filter((type) => type === 'OutboxRevokeRequested' || type === 'OutboxMessageQueued')).toHaveLength(1);
   });
 });
