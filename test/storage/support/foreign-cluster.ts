@@ -6,7 +6,7 @@
 import cluster from 'node:cluster';
 import { DataDirInUseError, holdGatewayLock } from '../../../src/storage/data-dir-lock.js';
 
-const dataDir = process.argv[2]!;
+const dataDir = process.argv[2];
 
 if (cluster.isPrimary) {
   const first = cluster.fork();
