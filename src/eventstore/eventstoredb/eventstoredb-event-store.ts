@@ -5,37 +5,25 @@
  * what differs from SQLite: docs/operations.md, "Running on EventStoreDB / KurrentDB".
  */
 import {
-  AccessDeniedError,
   BACKWARDS,
-  CancelledError,
-  DeadlineExceededError,
   END,
   EventStoreDBClient,
   FORWARDS,
-  MaxAppendSizeExceededError,
-  NotLeaderError,
   START,
-  StreamDeletedError,
   StreamNotFoundError,
-  TimeoutError,
-  UnavailableError,
   WrongExpectedVersionError,
   convertToCommandError,
   jsonEvent,
   streamNameFilter,
   type AllStreamResolvedEvent,
-  type AllStreamSubscription,
-  type AppendExpectedRevision,
   type JSONType,
   type Position,
   type ReadPosition,
-  type RecordedEvent,
 } from '@eventstore/db-client';
 import {
   type AppendOptions,
   type AppendResult,
   type EventStore,
-  type ExpectedRevision,
   type Fence,
   FenceRejectedError,
   type NewEvent,
@@ -52,13 +40,17 @@ import {
   checkExpectedRevision,
 } from '../event-store.js';
 import { newEventId } from '../event-id.js';
-import sharedPb from '@eventstore/db-client/generated/shared_pb.js';
-import streamsGrpc from '@eventstore/db-client/generated/streams_grpc_pb.js';
-import streamsPb from '@eventstore/db-client/generated/streams_pb.js';
-import { ReadStream } from '@eventstore/db-client/dist/streams/utils/ReadStream.js';
-import { convertGrpcEvent } from '@eventstore/db-client/dist/utils/convertGrpcEvent.js';
+import { readAllVisible, cancelRead, newClient, disposeClient } from './eventstoredb-client.js';
+import { EventStoreDbSubscription } from './eventstoredb-subscription.js';
+import {
+  snapshotStreamOf,
+  isVisible,
+  toAppendExpectedRevision,
+  toStoredEvent,
+  toPosition,
+  toStoreError,
+} from './eventstoredb-mapping.js';
 
-const SNAPSHOT_STREAM_PREFIX = 'snapshot-';
 const SNAPSHOT_EVENT_TYPE = 'Snapshot';
 /** The last event of a snapshot stream whose snapshot was deleted (deleteSnapshot). */
 const SNAPSHOT_DELETED_EVENT_TYPE = 'SnapshotDeleted';
@@ -66,13 +58,9 @@ const SNAPSHOT_DELETED_EVENT_TYPE = 'SnapshotDeleted';
 const VISIBLE_STREAM_REGEX = '^(?!\\$|snapshot-)';
 /** Events per $all read call (the server filters, so each one is an event the caller wants). */
 const READ_ALL_CHUNK_MAX = 1_000;
-/** A subscription batch never exceeds this, so one slow batch cannot hold a consumer for long. */
-const MAX_BATCH = 500;
 /** Buffered objects per subscription before the server is back-pressured. */
 const SUBSCRIPTION_HIGH_WATER_MARK = 1_024;
 const PING_TIMEOUT_MS = 2_000;
-/** The commit position older servers put on events read from a stream instead of the real one. */
-const NO_POSITION = 0xffff_ffff_ffff_ffffn;
 /** Hidden (snapshot-) stream the health check appends to while appends are failing. */
 const HEALTH_STREAM = '$gateway-health';
 /** Consecutive failures of the connection before the client is thrown away and made again. */
@@ -499,327 +487,4 @@ class EventStoreDbStore implements EventStore {
     this.retired.clear();
     await Promise.allSettled(clients.map(disposeClient));
   }
-}
-
-/** The client's protected members that make its calls (channel, credentials, leader): used, not changed. */
-interface ClientCalls {
-  GRPCStreamCreator<C, T>(
-    Client: new (...args: never[]) => C,
-    debugName: string,
-    creator: (client: C) => T,
-  ): () => Promise<T>;
-  callArguments(options: object, callOptions?: object): [unknown, unknown];
-}
-
-/**
- * A forwards read of $all that the server filters by stream name (Streams.Read with `filter`, served by
- * KurrentDB's ReadAllForwardsFiltered; the search window is the count). It is the v6 client's own readAll
- * with the filter its subscribeToAll already sends, through the client's own call machinery.
- */
-function readAllVisible(
-  client: EventStoreDBClient,
-  from: ReadPosition,
-  maxCount: number,
-): ReadStream<AllStreamResolvedEvent> {
-  const { ReadReq } = streamsPb;
-  const all = new ReadReq.Options.AllOptions();
-  if (from === START) all.setStart(new sharedPb.Empty());
-  else if (from === END) all.setEnd(new sharedPb.Empty());
-  else
-    all.setPosition(
-      new ReadReq.Options.Position().setCommitPosition(String(from.commit)).setPreparePosition(String(from.prepare)),
-    );
-  const expression = new ReadReq.Options.FilterOptions.Expression().setRegex(VISIBLE_STREAM_REGEX);
-  const filter = new ReadReq.Options.FilterOptions()
-    .setStreamIdentifier(expression)
-    .setCount(new sharedPb.Empty())
-    .setCheckpointintervalmultiplier(1);
-  const options = new ReadReq.Options()
-    .setAll(all)
-    .setResolveLinks(false)
-    .setCount(String(maxCount))
-    .setUuidOption(new ReadReq.Options.UUIDOption().setString(new sharedPb.Empty()))
-    .setFilter(filter)
-    .setReadDirection(ReadReq.Options.ReadDirection.FORWARDS);
-  const request = new ReadReq().setOptions(options);
-  const calls = client as unknown as ClientCalls;
-  const create = calls.GRPCStreamCreator(
-    streamsGrpc.StreamsClient,
-    'readAll',
-    (grpcClient: InstanceType<typeof streamsGrpc.StreamsClient>) =>
-      grpcClient.read(request, ...(calls.callArguments({}, { deadline: Infinity }) as [never, never])),
-  );
-  return new ReadStream(create, convertGrpcEvent, {});
-}
-
-/** Cancels a read's gRPC call and ends the Readable, so a pending iteration settles. */
-function cancelRead(read: {
-  cancel(): Promise<void>;
-  destroy(): void;
-  on(event: 'error', listener: () => void): unknown;
-}): void {
-  read.on('error', () => undefined);
-  void read.cancel().catch(() => undefined);
-  read.destroy();
-}
-
-/** dispose() only cancels the client's calls; its gRPC channel (the TCP connection) must be closed too. */
-/**
- * A client that appends through the per-call `Append`, never `BatchAppend`. The client's BatchAppend keeps one
- * table of pending answers for the whole process (its streams/appendToStream/batchAppend.js): an error on any
- * client's batch stream (a channel closed to reconnect, a retired client disposed, another store closed)
- * rejects and forgets every client's pending appends, and the server's later answer to one of them then throws
- * inside the library's stream handler, outside any promise, which ends the process
- * (test/eventstore/eventstoredb/eventstoredb-event-store.faults.test.ts). An `Append` call holds its own answer.
- * The client picks BatchAppend when the server lists it, so the probe is answered "no" for that one method.
- */
-function newClient(connectionString: string): EventStoreDBClient {
-  const client = EventStoreDBClient.connectionString(connectionString);
-  const probe = client as unknown as { supports: (method: unknown, feature?: unknown) => Promise<boolean> };
-  const supports = probe.supports;
-  probe.supports = (method, feature) =>
-    method === streamsGrpc.StreamsService.batchAppend ? Promise.resolve(false) : supports(method, feature);
-  // Every call asks for the leader (`requires-leader`). A follower serves reads that do not, from its copy,
-  // which lags after an election: the fence check, the tail read after a conflict and snapshot loads would
-  // read stale state, and since nothing fails the client would stay on the demoted node. A follower answers
-  // a call that requires the leader with NotLeader, and the client reconnects to the leader.
-  const calls = client as unknown as ClientCalls;
-  // The client's own method, called back with .call(calls) below.
-  // eslint-disable-next-line @typescript-eslint/unbound-method
-  const callArguments = calls.callArguments;
-  calls.callArguments = (options, callOptions) =>
-    callArguments(
-      { ...options, requiresLeader: (options as { requiresLeader?: boolean }).requiresLeader ?? true },
-      callOptions,
-    );
-  return client;
-}
-
-async function disposeClient(client: EventStoreDBClient): Promise<void> {
-  await client.dispose().catch(() => undefined);
-  const internals = client as unknown as { getChannel?: () => Promise<{ close(): void }> };
-  await internals
-    .getChannel?.()
-    .then((channel) => channel.close())
-    .catch(() => undefined);
-}
-
-/**
- * One $all subscription. The client's subscription is a Readable in paused mode: every wake-up drains
- * what is already buffered into one batch (at most MAX_BATCH) and yields it at once, so events that
- * arrive together travel together but none waits for company.
- */
-class EventStoreDbSubscription implements Subscription {
-  private closed = false;
-  private closing: Promise<void> | undefined;
-  private iterated = false;
-  private ended = false;
-  private failure: unknown;
-  private wake: (() => void) | undefined;
-
-  constructor(
-    private readonly source: AllStreamSubscription,
-    private last: number,
-    private readonly detach: () => void,
-  ) {
-    // Permanent listeners: an 'error' without one would crash the process.
-    source.on('readable', () => this.notify());
-    source.on('end', () => this.finish());
-    source.on('close', () => this.finish());
-    source.on('error', (error: Error) => {
-      this.failure ??= error;
-      this.notify();
-    });
-  }
-
-  async *[Symbol.asyncIterator](): AsyncIterator<readonly StoredEvent[]> {
-    if (this.iterated) throw new Error('a subscription can be iterated only once');
-    this.iterated = true;
-    try {
-      while (!this.closed) {
-        const batch = this.drain();
-        if (batch.length > 0) {
-          yield batch;
-          continue;
-        }
-        if (this.failure !== undefined) throw toStoreError(this.failure, 'subscription to $all');
-        if (this.ended) throw new StoreUnavailableError('the event store ended the subscription to $all');
-        await new Promise<void>((resolve) => {
-          this.wake = resolve;
-        });
-        this.wake = undefined;
-      }
-    } finally {
-      await this.close();
-    }
-  }
-
-  private drain(): StoredEvent[] {
-    const batch: StoredEvent[] = [];
-    while (batch.length < MAX_BATCH) {
-      const resolved = this.source.read() as AllStreamResolvedEvent | null;
-      if (resolved === null) break;
-      const event = resolved.event;
-      if (!event || !isVisible(event.streamId, event.type)) continue;
-      const stored = toStoredEvent(event, true);
-      // The server already starts after `last`; this only guards the checkpoint contract.
-      if (stored.position <= this.last) continue;
-      this.last = stored.position;
-      batch.push(stored);
-    }
-    return batch;
-  }
-
-  private notify(): void {
-    this.wake?.();
-  }
-
-  private finish(): void {
-    this.ended = true;
-    this.notify();
-  }
-
-  close(): Promise<void> {
-    this.closing ??= (async () => {
-      this.closed = true;
-      this.detach();
-      this.notify();
-      // unsubscribe cancels the gRPC call; the piped Readable does not end by itself, so destroy it.
-      await this.source.unsubscribe().catch(() => undefined);
-      this.source.destroy();
-    })();
-    return this.closing;
-  }
-}
-
-function snapshotStreamOf(streamId: string): string {
-  return `${SNAPSHOT_STREAM_PREFIX}${streamId}`;
-}
-
-/**
- * $all holds the server's own events; readers of the port never see system streams (`$…`, which includes the
- * `$$…` stream metadata streams), events with a system type (`$…`) or the snapshot streams. Reads and
- * subscriptions of $all filter on the server by stream name, so catch-up and rebuilds never download
- * snapshots (credentials among them) or system events; the v6 client's readAll takes no filter, hence
- * readAllVisible, which sends one as the successor client (@kurrent/kurrentdb-client) does.
- */
-function isVisible(streamId: string, type: string): boolean {
-  return !streamId.startsWith('$') && !streamId.startsWith(SNAPSHOT_STREAM_PREFIX) && !type.startsWith('$');
-}
-
-function toAppendExpectedRevision(expected: ExpectedRevision): AppendExpectedRevision {
-  switch (expected) {
-    case 'any':
-      return 'any';
-    case 'no_stream':
-      return 'no_stream';
-    case 'stream_exists':
-      return 'stream_exists';
-    default:
-      return BigInt(expected);
-  }
-}
-
-/** `fromAll`: $all reads always carry the real position; stream reads on old servers may not. */
-function toStoredEvent(event: RecordedEvent, fromAll: boolean): StoredEvent {
-  const position =
-    event.position && (fromAll || event.position.commit !== NO_POSITION) ? toPosition(event.position) : -1;
-  return {
-    id: event.id,
-    streamId: event.streamId,
-    revision: Number(event.revision),
-    position,
-    type: event.type,
-    data: event.data,
-    metadata: toMetadata(event.metadata),
-    createdAt: event.created,
-  };
-}
-
-/**
- * The port's `position` is the event's commit position in the transaction log, as a number. Since the gRPC
- * protocol (v20) every appended event is its own self-committing prepare record, so its commit position is
- * that record's byte offset: unique per event, strictly increasing in $all order, and equal to its prepare
- * position (hence `{ commit: p, prepare: p }` as a read or subscription start). Exact below 2^53 bytes
- * (8 PiB), far beyond any single-node log; beyond, it throws rather than lose precision. Events written by the
- * legacy TCP explicit-transaction API share one commit position and are not supported.
- */
-function toPosition(position: Position): number {
-  if (position.commit > BigInt(Number.MAX_SAFE_INTEGER)) {
-    throw new RangeError(
-      `commit position ${position.commit} is beyond 2^53 and cannot be a number without losing precision`,
-    );
-  }
-  return Number(position.commit);
-}
-
-function toMetadata(metadata: unknown): Record<string, unknown> {
-  return metadata !== null &&
-    typeof metadata === 'object' &&
-    !Array.isArray(metadata) &&
-    !(metadata instanceof Uint8Array)
-    ? (metadata as Record<string, unknown>)
-    : {};
-}
-
-/**
- * The server's `MaxAppendEventSize` (KurrentDB 24.10 and later: any one event over it refuses the append with
- * the `maximum-append-event-size-exceeded` trailer) as the number it names, 0 when it names none; undefined for
- * any other error. The client knows only the older whole-append limit and hands this one over as an UnknownError
- * holding the gRPC status (`_raw`).
- */
-function maxAppendEventSizeOf(error: unknown): number | undefined {
-  const status = (error as { _raw?: unknown } | null)?._raw ?? error;
-  // grpc-js Metadata, read by its shape: the client may load a grpc-js of its own.
-  const metadata = (status as { metadata?: { get?: unknown } } | null)?.metadata;
-  if (typeof metadata?.get !== 'function') return undefined;
-  const value = (key: string) => {
-    const first = (metadata.get as (key: string) => unknown[]).call(metadata, key)[0];
-    return typeof first === 'string' ? first : Buffer.isBuffer(first) ? first.toString() : '';
-  };
-  if (value('exception') !== 'maximum-append-event-size-exceeded') return undefined;
-  return Number(value('maximum-append-event-size')) || 0;
-}
-
-/**
- * Connection-level failures become StoreUnavailableError and refusals StoreRefusedError (both the HTTP
- * layer's 503); conflicts and the rest pass through.
- */
-function toStoreError(error: unknown, what: string): unknown {
-  if (error instanceof StoreUnavailableError || error instanceof WrongExpectedRevisionError) return error;
-  const converted = error instanceof Error ? convertToCommandError(error) : error;
-  if (converted instanceof AccessDeniedError)
-    return new StoreRefusedError('access_denied', `${what}: the event store denied access`, { cause: error });
-  if (converted instanceof StreamDeletedError)
-    return new StoreRefusedError('stream_deleted', `${what}: the stream is deleted`, { cause: error });
-  if (converted instanceof MaxAppendSizeExceededError) {
-    return new StoreRefusedError(
-      'append_too_large',
-      `${what}: larger than the event store's append limit (${converted.maxAppendSize} bytes)`,
-      { cause: error },
-    );
-  }
-  const eventLimit = maxAppendEventSizeOf(converted);
-  if (eventLimit !== undefined) {
-    return new StoreRefusedError(
-      'append_too_large',
-      `${what}: an event larger than the event store's limit for one event (${eventLimit || 'MaxAppendEventSize'} bytes)`,
-      { cause: error },
-    );
-  }
-  const unavailable =
-    converted instanceof UnavailableError ||
-    converted instanceof DeadlineExceededError ||
-    converted instanceof TimeoutError ||
-    converted instanceof CancelledError ||
-    converted instanceof NotLeaderError ||
-    // Thrown by the client itself, before any gRPC status exists.
-    (converted instanceof Error &&
-      /failed to discover|no connection established|ECONNREFUSED|ENOTFOUND|EAI_AGAIN/i.test(converted.message));
-  if (unavailable) {
-    return new StoreUnavailableError(`${what}: event store unavailable (${converted.message})`, {
-      cause: error,
-    });
-  }
-  return converted;
 }

@@ -29,13 +29,14 @@ import { LiveFeed } from './live-feed.js';
 import { assertCurrentSchema, setUpSchema } from './schema.js';
 import { FALLBACK_AUTOCHECKPOINT_PAGES, backgroundCheckpoints } from './background-checkpoints.js';
 import { WalSync } from './wal-sync.js';
+import { COLUMNS, type EventJson, type RawEventRow, fromRawRow, toJson } from './event-rows.js';
 
 interface PendingAppend {
   kind: 'append';
   streamId: string;
   events: readonly NewEvent[];
   /** data and metadata of each event as JSON, made before the group commit (see append). */
-  json: ReadonlyArray<{ data: string; metadata: string | null }>;
+  json: readonly EventJson[];
   expectedRevision: ExpectedRevision;
   fence: Fence | undefined;
   onConflict: ConflictResolver | undefined;
@@ -585,34 +586,4 @@ export class SqliteEventStore implements EventStore {
     this.db.close();
     this.wal?.close();
   }
-}
-
-/** data and metadata of each event as JSON. */
-function toJson(events: readonly NewEvent[]): PendingAppend['json'] {
-  return events.map((event) => {
-    const metadata = event.metadata ?? {};
-    // Most events carry no metadata: NULL then saves a JSON.parse per event on every read.
-    return {
-      data: JSON.stringify(event.data ?? null),
-      metadata: Object.keys(metadata).length > 0 ? JSON.stringify(metadata) : null,
-    };
-  });
-}
-
-/** The columns of an event, in the order fromRawRow reads them. */
-const COLUMNS = 'position, stream_id, revision, event_id, type, data, metadata, created_at';
-
-type RawEventRow = [number, string, number, string, string, string, string | null, number];
-
-function fromRawRow([position, streamId, revision, id, type, data, metadata, createdAt]: RawEventRow): StoredEvent {
-  return {
-    id,
-    streamId,
-    revision,
-    position,
-    type,
-    data: JSON.parse(data) as StoredEvent['data'],
-    metadata: metadata ? (JSON.parse(metadata) as StoredEvent['metadata']) : {},
-    createdAt: new Date(createdAt),
-  };
 }
