@@ -6,6 +6,7 @@
  */
 import { type IncomingMessage, STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { jsonText } from './json-text.js';
 import { Problem } from './problem.js';
 
 interface ParserError extends Error {
@@ -51,7 +52,7 @@ export function answerConnect(_request: IncomingMessage, socket: Duplex): void {
 
 /** Answers on the raw socket (no response object exists) and closes it. */
 function endWithProblem(socket: Duplex, problem: Problem, extraHeaders = ''): void {
-  const body = JSON.stringify(problem.toBody());
+  const body = jsonText(problem.toBody());
   socket.end(
     `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status] ?? 'Error'}\r\n` +
       'Content-Type: application/problem+json\r\n' +
@@ -64,9 +65,7 @@ function endWithProblem(socket: Duplex, problem: Problem, extraHeaders = ''): vo
 
 /** The server's 'checkExpectation' listener: an Expect other than 100-continue is 417, with a body. */
 export function answerFailedExpectation(_request: IncomingMessage, response: ServerResponse): void {
-  const body = JSON.stringify(
-    new Problem(417, 'expectation_failed', 'only "Expect: 100-continue" is supported').toBody(),
-  );
+  const body = jsonText(new Problem(417, 'expectation_failed', 'only "Expect: 100-continue" is supported').toBody());
   response.writeHead(417, {
     'Content-Type': 'application/problem+json',
     'Content-Length': Buffer.byteLength(body),

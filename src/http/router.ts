@@ -6,6 +6,7 @@ import type { RequestState } from './middleware/request-id.js';
 import { unsupportedMediaType } from './problem.js';
 import type { DeviceLookup, RequestDevice, RouteSpec } from './route.js';
 import { deviceNotFound } from '../errors/domain-error.js';
+import { isJsonValue, jsonText } from './json-text.js';
 import { RouteIndex } from './route-index.js';
 import { checkJsonShape, compileValidator } from './validation.js';
 
@@ -74,7 +75,10 @@ function routeMiddleware(route: RouteSpec, options: RouterOptions): Middleware<R
     if (result.body !== undefined) {
       const contentType = route.responses[result.status]?.contentType;
       if (contentType && !ctx.response.get('Content-Type')) ctx.type = contentType;
-      ctx.body = result.body;
+      if (isJsonValue(result.body)) {
+        if (!ctx.response.get('Content-Type')) ctx.type = 'application/json';
+        ctx.body = jsonText(result.body);
+      } else ctx.body = result.body;
     }
   }
 }

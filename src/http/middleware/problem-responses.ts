@@ -1,6 +1,7 @@
 import type { Middleware } from 'koa';
 import { problemOf } from '../error-table.js';
 import { Problem, malformedJson, notFound, payloadTooLarge, unsupportedMediaType } from '../problem.js';
+import { jsonText } from '../json-text.js';
 import { checkJsonShape } from '../validation.js';
 import type { RequestState } from './request-id.js';
 
@@ -50,7 +51,7 @@ export function problemResponses(onDiskFull?: (error: unknown) => void): Middlew
     }
     ctx.status = problem.status;
     ctx.type = 'application/problem+json';
-    ctx.body = problem.toBody(ctx.state.requestId);
+    ctx.body = jsonText(problem.toBody(ctx.state.requestId));
     for (const [name, value] of Object.entries(problem.extra.headers ?? {})) ctx.set(name, value);
   };
 }
