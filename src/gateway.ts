@@ -35,6 +35,7 @@ import { EventMetrics } from './metrics/event-metrics.js';
 import { InstrumentedStore } from './metrics/instrumented-store.js';
 import { Metrics } from './metrics/metrics.js';
 import { metricsRoutes } from './http/routes/metrics.js';
+import { overviewRoutes } from './http/routes/overview.js';
 import { createReadModels } from './read-models.js';
 import { VERSION } from './version.js';
 import { Webhooks } from './webhooks/webhooks.js';
@@ -344,6 +345,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     ...deviceEventRoutes(store, history),
     ...sessionRoutes({ devices, sessions, projections, storage }),
     ...metricsRoutes(metrics, config.metricsPublic),
+    ...overviewRoutes(readModels.devices, readModels.activity, readModels.sending.outboxView, clock),
     ...docsRoutes(openApi),
   );
   routes.push(...hookRoutes({ webhooks, guard: outboundGuard }));

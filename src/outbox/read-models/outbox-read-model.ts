@@ -271,6 +271,15 @@ export class OutboxReadModel implements Projection {
     return this.sql().depth.all();
   }
 
+  /** Messages waiting or being sent, per device (the dashboard's overview). */
+  depthByDevice(): Map<string, number> {
+    return new Map(
+      this.sql()
+        .depthByDevice.all()
+        .map((row) => [row.device_id, row.count]),
+    );
+  }
+
   devicesWithPending(): string[] {
     return this.sql()
       .pendingDevices.all()
@@ -319,6 +328,9 @@ export class OutboxReadModel implements Projection {
       ),
       depth: db.prepare<[], { status: string; count: number }>(
         `SELECT status, count(*) AS count FROM outbox_messages WHERE status IN ('queued', 'sending') GROUP BY status`,
+      ),
+      depthByDevice: db.prepare<[], { device_id: string; count: number }>(
+        `SELECT device_id, count(*) AS count FROM outbox_messages WHERE status IN ('queued', 'sending') GROUP BY device_id`,
       ),
       pendingDevices: db.prepare<[], { device_id: string }>(
         `SELECT DISTINCT device_id FROM outbox_messages WHERE status IN ('queued', 'sending')`,

@@ -1,0 +1,39 @@
+import Type from 'typebox';
+import { Cursor, DeviceId, Limit, SessionState, Timestamp } from './common.js';
+
+export const OverviewQuery = Type.Object(
+  { limit: Type.Optional(Limit(500, 100)), cursor: Type.Optional(Cursor) },
+  { additionalProperties: false },
+);
+
+const Activity = Type.Object({
+  sent: Type.Integer({ minimum: 0, description: 'Messages recorded `sent` today.' }),
+  received: Type.Integer({ minimum: 0, description: 'Inbound messages recorded today.' }),
+  failed: Type.Integer({ minimum: 0, description: 'Messages recorded `failed` today.' }),
+});
+
+export const OverviewSchema = Type.Object({
+  day: Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', description: 'Today, in UTC: the day counted.' }),
+  generatedAt: Timestamp,
+  devices: Type.Object({
+    total: Type.Integer({ minimum: 0 }),
+    byState: Type.Record(Type.String(), Type.Integer({ minimum: 0 }), {
+      description: 'How many devices are in each session state.',
+    }),
+  }),
+  today: Activity,
+  outboxDepth: Type.Integer({ minimum: 0, description: 'Messages queued or being sent, over every device.' }),
+  items: Type.Array(
+    Type.Object({
+      id: DeviceId,
+      name: Type.String(),
+      state: SessionState,
+      today: Activity,
+      outboxDepth: Type.Integer({ minimum: 0 }),
+    }),
+    { description: 'A page of devices, ordered by id.' },
+  ),
+  nextCursor: Type.Union([Type.String(), Type.Null()], {
+    description: 'Pass as `cursor` for the next page of devices; null on the last page.',
+  }),
+});
