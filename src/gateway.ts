@@ -405,7 +405,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       mediaSettings: config.media,
       bodyGate,
     }),
-    ...outboxRoutes({ sends: sending.sends, outboxView: sendingCore.outboxView }),
+    ...outboxRoutes({ sends: sending.sends, outboxView: sendingCore.outboxView, messages: readModels.messages }),
   );
   routes.push(...groupRoutes(groups));
   // A proxy host is judged by the same guard as webhook and media URLs.

@@ -36,6 +36,13 @@ export class MessageIndexQueries {
     return view;
   }
 
+  /** The text (or caption, file name…) of some messages, by waMessageId; those it does not know are left out. */
+  bodies(deviceId: string, waMessageIds: readonly string[]): Map<string, string> {
+    if (waMessageIds.length === 0) return new Map();
+    const rows = this.sql().bodies.all(deviceId, JSON.stringify(waMessageIds));
+    return new Map(rows.map((row) => [row.wa_message_id, row.body]));
+  }
+
   /** A chat's messages, newest first, a page after `after` (keyset: timestamp, then log position). */
   messages(deviceId: string, chatId: string, options: { limit: number; after?: PageKey }): Page<MessageView> {
     const sql = this.sql();
@@ -111,6 +118,9 @@ export class MessageIndexQueries {
            SELECT pos, prev, status, at, error FROM chat_message_statuses WHERE pos = ?
            UNION ALL SELECT s.pos, s.prev, s.status, s.at, s.error FROM chat_message_statuses s JOIN history h ON s.pos = h.prev
          ) SELECT status, at, error FROM history ORDER BY pos`,
+      ),
+      bodies: db.prepare<[string, string], { wa_message_id: string; body: string }>(
+        'SELECT wa_message_id, body FROM chat_messages WHERE device_id = ? AND wa_message_id IN (SELECT value FROM json_each(?))',
       ),
       byId: db.prepare<[string, string], Row>(
         `SELECT ${ROW_COLUMNS} FROM chat_messages WHERE device_id = ? AND wa_message_id = ?`,

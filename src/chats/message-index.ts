@@ -37,6 +37,10 @@ export class MessageIndex extends MessageIndexProjection implements SeenMessages
     return this.queries.message(...args);
   }
 
+  bodies(...args: Parameters<MessageIndexQueries['bodies']>) {
+    return this.queries.bodies(...args);
+  }
+
   messages(...args: Parameters<MessageIndexQueries['messages']>) {
     return this.queries.messages(...args);
   }

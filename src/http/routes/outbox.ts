@@ -1,23 +1,32 @@
 /**
  * GET / DELETE /devices/:deviceId/outbox and DELETE /devices/:deviceId/outbox/:outboxId (docs/api-guide.md, "Sending and the outbox").
  */
+import type { MessageIndex } from '../../chats/message-index.js';
 import type { OutboxReadModel } from '../../outbox/read-models/outbox-read-model.js';
 import type { SendCommands } from '../../outbox/commands/send-commands.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { invalidRequest } from '../problem.js';
 import { type RouteSpec, defineRoute } from '../route.js';
 import { DeviceParams } from '../schemas/common.js';
-import { ListOutboxQuery, OutboxItemParams, OutboxListSchema, RemovedSchema } from '../schemas/outbox.js';
+import {
+  ListOutboxQuery,
+  OutboxItemParams,
+  OutboxListSchema,
+  PREVIEW_LENGTH,
+  RemovedSchema,
+} from '../schemas/outbox.js';
 
 export interface OutboxRouteDeps {
   sends: SendCommands;
   outboxView: OutboxReadModel;
+  /** The message index: the texts of the items. */
+  messages: Pick<MessageIndex, 'bodies'>;
 }
 
 const tag = 'Outbox';
 const NO_DEVICE = { description: 'No such device (admin key only).' };
 
-export function outboxRoutes({ sends, outboxView }: OutboxRouteDeps): RouteSpec[] {
+export function outboxRoutes({ sends, outboxView, messages }: OutboxRouteDeps): RouteSpec[] {
   return [
     defineRoute({
       method: 'get',
@@ -36,10 +45,17 @@ export function outboxRoutes({ sends, outboxView }: OutboxRouteDeps): RouteSpec[
           limit: query.limit ?? 50,
           afterSeq: seqOf(decodeCursor(query.cursor)),
         });
+        const texts = messages.bodies(
+          params.deviceId,
+          page.items.map((item) => item.waMessageId),
+        );
         return {
           status: 200,
           body: {
-            items: page.items,
+            items: page.items.map((item) => {
+              const text = texts.get(item.waMessageId);
+              return text ? { ...item, text: preview(text) } : item;
+            }),
             nextCursor: page.nextAfterSeq === null ? null : encodeCursor(String(page.nextAfterSeq)),
           },
         };
@@ -89,4 +105,11 @@ function seqOf(after: string | undefined): number | undefined {
       { path: '/cursor', message: 'is not a valid cursor' },
     ]);
   return Number(after);
+}
+
+/** The first PREVIEW_LENGTH characters, not cutting a character of two UTF-16 units in half. */
+function preview(text: string): string {
+  if (text.length <= PREVIEW_LENGTH) return text;
+  const end = /[\uD800-\uDBFF]/.test(text[PREVIEW_LENGTH - 1] ?? '') ? PREVIEW_LENGTH - 1 : PREVIEW_LENGTH;
+  return text.slice(0, end);
 }

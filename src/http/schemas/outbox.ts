@@ -7,6 +7,9 @@ export const ListOutboxQuery = Type.Object(
   { additionalProperties: false },
 );
 
+/** How much of a message's text an outbox item shows. */
+export const PREVIEW_LENGTH = 200;
+
 export const OutboxItemSchema = Type.Object({
   outboxId: Type.String(),
   waMessageId: Type.String(),
@@ -22,6 +25,12 @@ export const OutboxItemSchema = Type.Object({
     }),
   ),
   lastError: Type.Optional(Type.Object({ code: Type.String(), message: Type.String() })),
+  text: Type.Optional(
+    Type.String({
+      maxLength: PREVIEW_LENGTH,
+      description: `The message's text (a caption, a file name, a poll's question…), its first ${PREVIEW_LENGTH} characters.`,
+    }),
+  ),
 });
 
 export const OutboxListSchema = Type.Object({

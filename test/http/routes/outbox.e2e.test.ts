@@ -54,12 +54,13 @@ describe('the outbox over HTTP', () => {
     const sent: Array<{ outboxId: string; waMessageId: string }> = [];
     for (let i = 0; i < 7; i++) sent.push(await send(api, shop, '4915112345678', `m${i}`));
     const seen: string[] = [];
+    const texts: string[] = [];
     let cursor: string | null = null;
     do {
       const page: {
         status: number;
         body: {
-          items: Array<{ outboxId: string; status: string; attempts: number; kind: string; to: string }>;
+          items: Array<{ outboxId: string; status: string; attempts: number; kind: string; to: string; text: string }>;
           nextCursor: string | null;
         };
       } = await api('GET', `/devices/shop/outbox?limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, {
@@ -69,10 +70,12 @@ describe('the outbox over HTTP', () => {
       expect(page.body.items.length).toBeLessThanOrEqual(3);
       for (const item of page.body.items)
         expect(item).toMatchObject({ status: 'queued', attempts: 0, kind: 'text', to: '4915112345678' });
+      texts.push(...page.body.items.map((i) => i.text));
       seen.push(...page.body.items.map((i) => i.outboxId));
       cursor = page.body.nextCursor;
     } while (cursor);
     expect(seen).toEqual(sent.map((s) => s.outboxId));
+    expect(texts).toEqual(sent.map((_, i) => `m${i}`));
 
     expect((await api('DELETE', `/devices/shop/outbox/${sent[1].outboxId}`, { deviceKey: shop.key })).body).toEqual({
       removed: 1,
@@ -103,6 +106,18 @@ describe('the outbox over HTTP', () => {
     expect(recorded).toHaveLength(7);
     expect(recorded.every((s) => s.status === 'cancelled' && typeof s.outboxId === 'string')).toBe(true);
     expect(new Set(recorded.map((s) => s.waMessageId))).toEqual(new Set(sent.map((s) => s.waMessageId)));
+  });
+
+  it("shows each item's text, its first 200 characters, never half a character", async () => {
+    const api = await start();
+    const shop = await createDevice(api, 'shop', '4915100000011');
+    const long = `${'a'.repeat(199)}😀${'b'.repeat(50)}`;
+    await send(api, shop, '4915112345678', long);
+    await send(api, shop, '4915112345678', 'short');
+    const items = (await api('GET', '/devices/shop/outbox', { deviceKey: shop.key })).body.items as Array<{
+      text: string;
+    }>;
+    expect(items.map((item) => item.text)).toEqual(['a'.repeat(199), 'short']);
   });
 
   it('sends what was queued while closed once the session is online, and again after a close and reopen', async () => {
