@@ -1,5 +1,5 @@
 import { render } from 'preact';
-import { useCallback, useMemo, useState } from 'preact/hooks';
+import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
 import { ApiError, describeError, gatewayApi } from './api/client.js';
 import { useDevices } from './hooks/use-devices.js';
 import { useLiveStream } from './hooks/use-live-stream.js';
@@ -10,6 +10,7 @@ import { DeviceList } from './panels/device-list.js';
 import { Health } from './panels/health.js';
 import { LiveEvents } from './panels/live-events.js';
 import { Notice } from './panels/notice.js';
+import { OverviewPanel } from './panels/overview.js';
 import { SignIn } from './panels/sign-in.js';
 import './style.css';
 
@@ -47,6 +48,8 @@ function Dashboard({ adminKey, onSignOut }: { adminKey: string; onSignOut: () =>
   });
 
   const device = devices.devices.find((d) => d.id === selected) ?? null;
+  // A notice is about the device it was given for: another device's page starts without it.
+  useEffect(dismiss, [selected]);
 
   return (
     <>
@@ -64,6 +67,9 @@ function Dashboard({ adminKey, onSignOut }: { adminKey: string; onSignOut: () =>
       <main>
         <section aria-labelledby="devices-title" class="devices">
           <h2 id="devices-title">Devices</h2>
+          <button type="button" class="secondary" aria-pressed={selected === null} onClick={() => setSelected(null)}>
+            Overview
+          </button>
           <DeviceList devices={devices.devices} selected={selected} onSelect={setSelected} />
           <CreateDevice
             api={api}
@@ -75,6 +81,7 @@ function Dashboard({ adminKey, onSignOut }: { adminKey: string; onSignOut: () =>
           />
           <LiveEvents recent={stream.recent} />
         </section>
+        {!device && <OverviewPanel api={api} version={stream.total} onSelect={setSelected} />}
         {device && (
           <DeviceDetail
             key={device.id}

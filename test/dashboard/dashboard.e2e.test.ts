@@ -2,7 +2,7 @@
  * The dashboard in a real browser: Debian's chromium driven by playwright-core, against a real gateway on
  * 127.0.0.1 serving a fresh build of dashboard/. Screenshots go to test-results/ (look at them).
  */
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Browser, type Page, chromium } from 'playwright-core';
@@ -16,6 +16,12 @@ import { ADMIN_KEY, apiClient, tempDir, testConfig } from '../support/gateway.js
 import { TestReceiver } from '../webhooks/support/receiver.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const AXE = readFileSync(join(ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8');
+/** A 1×1 PNG: a picture to attach. */
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
+  'base64',
+);
 const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = join(ROOT, 'test-results');
 // The flags this machine's closed network needs (no background connections, no QUIC, no sandbox as root).
@@ -38,6 +44,8 @@ describe('dashboard in a real browser', () => {
   let outDir: string;
   const problems: string[] = [];
   const failed: string[] = [];
+  /** Requests the page made anywhere but the gateway: it must work offline. */
+  const outside: string[] = [];
 
   beforeAll(async () => {
     // .ci/run installs it on a fresh machine; a developer runs `apt-get install -y chromium` once.
@@ -82,6 +90,10 @@ describe('dashboard in a real browser', () => {
         failed.push(`${response.request().method()} ${new URL(response.url()).pathname} ${response.status()}`),
     );
     page.on('pageerror', (error) => problems.push(error.message));
+    page.on('request', (request) => {
+      const url = new URL(request.url());
+      if (url.protocol !== 'blob:' && url.protocol !== 'data:' && url.hostname !== '127.0.0.1') outside.push(url.href);
+    });
     page.on('dialog', (dialog) => void dialog.accept());
     mkdirSync(SHOTS, { recursive: true });
   });
@@ -96,6 +108,14 @@ describe('dashboard in a real browser', () => {
   const shot = (name: string) => page.screenshot({ path: join(SHOTS, `dashboard-${name}.png`), fullPage: true });
   const text = (testId: string, value: string | RegExp) =>
     page.getByTestId(testId).filter({ hasText: value }).waitFor({ timeout: 15_000 });
+  /** axe-core over the page as it is: no violation of WCAG 2.x level A or AA. */
+  const accessible = async (where: string) => {
+    if (!(await page.evaluate('typeof axe !== "undefined"'))) await page.evaluate(AXE);
+    const violations = await page.evaluate<string[]>(`axe
+      .run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
+      .then((result) => result.violations.map((v) => v.id + ': ' + v.nodes.map((n) => n.target.join(' ')).join(', ')))`);
+    expect(violations, where).toEqual([]);
+  };
 
   it('serves the page and its files with their types and a strict Content-Security-Policy', async () => {
     const answer = await fetch(`${gateway.url}/dashboard`);
@@ -126,8 +146,12 @@ describe('dashboard in a real browser', () => {
     await page.goto(`${gateway.url}/dashboard`);
     await page.getByLabel('Admin key').fill(ADMIN_KEY);
     await shot('1-sign-in');
+    await accessible('sign-in');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await text('stream-status', 'live');
+    // The first screen is the overview of today.
+    await text('overview-devices', /^0$/);
+    await accessible('overview');
     expect(await page.evaluate('location.href')).not.toContain(ADMIN_KEY);
 
     await page.getByLabel('Id (optional)').fill('browser-1');
@@ -153,6 +177,44 @@ describe('dashboard in a real browser', () => {
     await text('session-state', /^online$/);
     await text('state-browser-1', /^online$/);
     await shot('4-online');
+    await accessible('a device online');
+
+    // The sandbox's contact writes; the inbox shows the chat, and the operator answers it in reply, with a picture.
+    await page.getByLabel("A contact's number").fill('4915100009999');
+    await page.getByLabel('Message from the contact').fill('Is my order on its way?');
+    await page.getByRole('button', { name: 'Receive message' }).click();
+    await page.getByTestId('chat-4915100009999').click();
+    await page.getByTestId('messages').getByText('Is my order on its way?').waitFor({ timeout: 15_000 });
+    await page
+      .getByRole('button', { name: /^Reply to / })
+      .first()
+      .click();
+    await page.getByText('Replying to: Is my order on its way?').waitFor();
+    await page
+      .getByLabel('Attach a file (optional)')
+      .setInputFiles({ name: 'parcel.png', mimeType: 'image/png', buffer: PNG });
+    await page.getByLabel('Caption (optional)').fill('Here it is');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    const mine = page.getByTestId('messages').locator('.message.mine').filter({ hasText: 'Here it is' });
+    await mine.locator('blockquote').filter({ hasText: 'Is my order on its way?' }).waitFor({ timeout: 15_000 });
+    await mine
+      .locator('.badge')
+      .filter({ hasText: /sent|delivered|read/ })
+      .waitFor({ timeout: 15_000 });
+    // Once sent, the picture is kept and shown from the gateway (through the key, as an object URL).
+    await mine.locator('img.media').waitFor({ timeout: 15_000 });
+    await page.waitForFunction(
+      "[...document.querySelectorAll('.message.mine img.media')].some((img) => img.naturalWidth === 1)",
+    );
+    const picture = await api('GET', '/devices/browser-1/chats/4915100009999/messages', { admin: true });
+    expect(picture.body.items[0]).toMatchObject({ type: 'image', body: 'Here it is', fromMe: true });
+    await page.getByRole('button', { name: 'Call the device' }).click();
+    await page.getByText('The contact is calling.').waitFor();
+    await page.getByLabel('Presence', { exact: true }).selectOption('recording');
+    await page.getByRole('button', { name: 'Send presence' }).click();
+    await page.getByText('The contact is recording.').waitFor();
+    await shot('4b-inbox');
+    await accessible('the inbox');
 
     // The picker offers every kind the server accepts, all picked for a new webhook; one left out is not asked for.
     const picker = page.getByRole('group', { name: 'Events' });
@@ -190,6 +252,8 @@ describe('dashboard in a real browser', () => {
     await page.getByRole('button', { name: 'Send text' }).click();
     const cancel = page.getByRole('button', { name: /^Cancel 3EB0/ });
     await cancel.waitFor({ timeout: 15_000 });
+    // The row says what and when.
+    await page.locator('.preview').filter({ hasText: 'Never sent' }).waitFor();
     await shot('6-outbox');
     await cancel.click();
     await page.getByText('Nothing waiting.').waitFor({ timeout: 15_000 });
@@ -217,11 +281,20 @@ describe('dashboard in a real browser', () => {
     await page.getByLabel('Name', { exact: true }).nth(1).fill('Renamed device');
     await page.getByRole('button', { name: 'Rename' }).click();
     await page.getByTestId('device-browser-1').getByText('Renamed device').waitFor();
+    // The overview counts what this device did today.
+    await page.getByRole('button', { name: 'Overview' }).click();
+    await page.getByTestId('overview-browser-1').waitFor();
+    await text('overview-received', /^1$/);
+    expect(Number(await page.getByTestId('overview-sent').textContent())).toBeGreaterThanOrEqual(2);
+    await shot('7b-overview');
+    await page.getByTestId('overview-browser-1').getByRole('button').click();
+
     await page.getByRole('button', { name: 'Delete device' }).click();
     await page.getByText('No devices yet.').waitFor();
     expect((await api('GET', '/devices/browser-1', { admin: true })).status).toBe(404);
     expect(problems).toEqual([]);
-  });
+    expect(outside).toEqual([]);
+  }, 120_000);
 
   it('links a device with a pairing code typed on the phone, and turns online live', async () => {
     const api = apiClient(gateway.url);

@@ -3,6 +3,8 @@
  * The admin key travels only in a header, never in a URL.
  */
 import type {
+  Accepted,
+  ChatList,
   ClosedSession,
   CloseSession,
   CreateDevice,
@@ -14,6 +16,9 @@ import type {
   Health,
   HistoryPage,
   Hooks,
+  InboundAccepted,
+  MessagePage,
+  Overview,
   OutboxList,
   Pair,
   Pairing,
@@ -22,6 +27,14 @@ import type {
   Qr,
   Queued,
   Removed,
+  SandboxCall,
+  SandboxCallAnswer,
+  SandboxInbound,
+  SandboxPair,
+  SandboxPresence,
+  Scan,
+  SendFile,
+  SendImage,
   SendText,
   SessionStateOnly,
   TestResult,
@@ -104,7 +117,27 @@ export function gatewayApi(key: string) {
     qr: (id: string) => json<Qr>(key, 'GET', `${device(id)}/session/qr`),
     qrImage: async (id: string): Promise<Blob> => (await send(key, 'GET', `${device(id)}/session/qr.png`)).blob(),
 
+    overview: () => json<Overview>(key, 'GET', '/overview?limit=500'),
+
     sendText: (id: string, body: SendText) => json<Queued>(key, 'POST', `${device(id)}/send/text`, body),
+    sendImage: (id: string, body: SendImage) => json<Queued>(key, 'POST', `${device(id)}/send/image`, body),
+    sendFile: (id: string, body: SendFile) => json<Queued>(key, 'POST', `${device(id)}/send/file`, body),
+    chats: (id: string, limit: number) => json<ChatList>(key, 'GET', `${device(id)}/chats?limit=${limit}`),
+    chatMessages: (id: string, chatId: string, limit: number) =>
+      json<MessagePage>(key, 'GET', `${device(id)}/chats/${enc(chatId)}/messages?limit=${limit}`),
+    /** A message's media (GET /messages/:id/media), as bytes the page shows through an object URL. */
+    media: async (path: string): Promise<Blob> => (await send(key, 'GET', path)).blob(),
+
+    sandboxScan: (id: string, body: Scan) =>
+      json<SessionStateOnly>(key, 'POST', `/sandbox/devices/${enc(id)}/scan`, body),
+    sandboxPair: (id: string, body: SandboxPair) =>
+      json<SessionStateOnly>(key, 'POST', `/sandbox/devices/${enc(id)}/pair`, body),
+    sandboxInbound: (id: string, body: SandboxInbound) =>
+      json<InboundAccepted>(key, 'POST', `/sandbox/devices/${enc(id)}/inbound`, body),
+    sandboxPresence: (id: string, body: SandboxPresence) =>
+      json<Accepted>(key, 'POST', `/sandbox/devices/${enc(id)}/presence`, body),
+    sandboxCall: (id: string, body: SandboxCall) =>
+      json<SandboxCallAnswer>(key, 'POST', `/sandbox/devices/${enc(id)}/call`, body),
     outbox: (id: string, limit: number) => json<OutboxList>(key, 'GET', `${device(id)}/outbox?limit=${limit}`),
     cancelOutbox: (id: string, outboxId: string) =>
       json<Removed>(key, 'DELETE', `${device(id)}/outbox/${enc(outboxId)}`),

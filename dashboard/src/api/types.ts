@@ -13,6 +13,23 @@ import type {
   UpdateDeviceBody,
 } from '../../../src/http/schemas/devices.js';
 import type { ProblemSchema } from '../../../src/http/schemas/common.js';
+import type {
+  ChatListSchema,
+  ChatSchema,
+  MessagePageSchema,
+  MessageViewSchema,
+} from '../../../src/http/schemas/chats.js';
+import type { OverviewSchema } from '../../../src/http/schemas/overview.js';
+import type {
+  AcceptedSchema,
+  InboundAcceptedSchema,
+  InboundBody,
+  SandboxCallBody,
+  SandboxCallSchema,
+  SandboxPairBody,
+  SandboxPresenceBody,
+  ScanBody,
+} from '../../../src/http/schemas/sandbox.js';
 import type { HealthSchema } from '../../../src/http/schemas/health.js';
 import type { HistoryPageSchema } from '../../../src/http/schemas/history.js';
 import type {
@@ -23,7 +40,7 @@ import type {
   TestResultSchema,
 } from '../../../src/http/schemas/hooks.js';
 import type { OutboxItemSchema, OutboxListSchema, RemovedSchema } from '../../../src/http/schemas/outbox.js';
-import type { QueuedSchema, TextBody } from '../../../src/http/schemas/send.js';
+import type { FileBody, ImageOrVideoBody, QueuedSchema, TextBody } from '../../../src/http/schemas/send.js';
 import type {
   ClosedSessionSchema,
   CloseSessionBody,
@@ -65,6 +82,8 @@ export type Pairing = Static<typeof PairingSchema>;
 export type Qr = Static<typeof QrSchema>;
 
 export type SendText = Static<typeof TextBody>;
+export type SendImage = Static<typeof ImageOrVideoBody>;
+export type SendFile = Static<typeof FileBody>;
 export type Queued = Static<typeof QueuedSchema>;
 export type OutboxItem = Static<typeof OutboxItemSchema>;
 export type OutboxList = Static<typeof OutboxListSchema>;
@@ -76,6 +95,23 @@ export type HookEvents = Hooks['events'];
 export type TestResult = Static<typeof TestResultSchema>;
 export type Delivery = Static<typeof DeliverySchema>;
 export type DeliveryList = Static<typeof DeliveryListSchema>;
+
+export type Overview = Static<typeof OverviewSchema>;
+export type OverviewItem = Overview['items'][number];
+
+export type Chat = Static<typeof ChatSchema>;
+export type ChatList = Static<typeof ChatListSchema>;
+export type MessageView = Static<typeof MessageViewSchema>;
+export type MessagePage = Static<typeof MessagePageSchema>;
+
+export type Scan = Static<typeof ScanBody>;
+export type SandboxPair = Static<typeof SandboxPairBody>;
+export type SandboxInbound = Static<typeof InboundBody>;
+export type SandboxPresence = Static<typeof SandboxPresenceBody>;
+export type SandboxCall = Static<typeof SandboxCallBody>;
+export type SandboxCallAnswer = Static<typeof SandboxCallSchema>;
+export type Accepted = Static<typeof AcceptedSchema>;
+export type InboundAccepted = Static<typeof InboundAcceptedSchema>;
 
 export type Health = Static<typeof HealthSchema>;
 export type HistoryPage = Static<typeof HistoryPageSchema>;

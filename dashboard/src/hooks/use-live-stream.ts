@@ -6,8 +6,8 @@ import { useLatest } from './use-latest.js';
 const RECENT = 30;
 
 /**
- * GET /stream while signed in: its status, the latest events, and per device a version bumped by each of its
- * events (the device's panels reload when it changes).
+ * GET /stream while signed in: its status, the latest events, per device a version bumped by each of its events
+ * (the device's panels reload when it changes), and how many events came in all (the overview's).
  */
 export function useLiveStream(
   key: string,
@@ -16,6 +16,7 @@ export function useLiveStream(
   const [status, setStatus] = useState<StreamStatus>('connecting');
   const [recent, setRecent] = useState<StreamEvent[]>([]);
   const [versions, setVersions] = useState<Readonly<Record<string, number>>>({});
+  const [total, setTotal] = useState(0);
   const latest = useLatest(handlers);
 
   useEffect(
@@ -26,6 +27,7 @@ export function useLiveStream(
           const { deviceId } = event.envelope;
           setRecent((list) => [event, ...list].slice(0, RECENT));
           setVersions((v) => ({ ...v, [deviceId]: (v[deviceId] ?? 0) + 1 }));
+          setTotal((n) => n + 1);
           latest.current.onEvent(event);
         },
         (next) => {
@@ -36,5 +38,5 @@ export function useLiveStream(
     [key],
   );
 
-  return { status, recent, versions };
+  return { status, recent, versions, total };
 }

@@ -2,7 +2,9 @@ import { useState } from 'preact/hooks';
 import type { DetailProps } from './detail-props.js';
 import { DeviceSettings } from './device-settings.js';
 import { History } from './history.js';
+import { Inbox } from './inbox.js';
 import { Outbox } from './outbox.js';
+import { SandboxControls } from './sandbox-controls.js';
 import { SendText } from './send-text.js';
 import { Session } from './session.js';
 import { Webhook } from './webhook.js';
@@ -19,6 +21,8 @@ export function DeviceDetail(outer: Omit<DetailProps, 'bump'>) {
       </h2>
       <DeviceSettings {...props} />
       <Session {...props} />
+      {device.engine === 'sandbox' && <SandboxControls {...props} />}
+      <Inbox {...props} />
       <SendText {...props} />
       <Outbox {...props} />
       <Webhook {...props} />

@@ -39,7 +39,7 @@ export function History({ api, device, version }: DetailProps) {
     <div class="card">
       <h3>History</h3>
       {error && <p class="error">{error}</p>}
-      <ol class="timeline" data-testid="history">
+      <ol class="timeline" data-testid="history" tabIndex={0} aria-label="Newest events first">
         {page?.items.map((item) => (
           <li key={item.position}>
             <time dateTime={item.createdAt}>{new Date(item.createdAt).toLocaleTimeString()}</time>{' '}

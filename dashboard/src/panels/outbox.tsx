@@ -29,6 +29,7 @@ export function Outbox({ api, device, version, notify, bump }: DetailProps) {
             <tr>
               <th scope="col">Message</th>
               <th scope="col">To</th>
+              <th scope="col">Queued</th>
               <th scope="col">Status</th>
               <th scope="col">
                 <span class="sr-only">Actions</span>
@@ -40,8 +41,12 @@ export function Outbox({ api, device, version, notify, bump }: DetailProps) {
               <tr key={item.outboxId}>
                 <td>
                   {item.kind} <code>{item.waMessageId}</code>
+                  {item.text && <span class="preview">{item.text}</span>}
                 </td>
                 <td>+{item.to}</td>
+                <td>
+                  <time dateTime={item.createdAt}>{new Date(item.createdAt).toLocaleString()}</time>
+                </td>
                 <td class="status">
                   {item.status}
                   {item.attempts > 0 && ` (${item.attempts} tries)`}

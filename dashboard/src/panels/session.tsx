@@ -9,18 +9,19 @@ export function Session({ api, device, notify }: DetailProps) {
   const qrUrl = useQrCode(api, device.id, state);
   const { phone: pairPhone, setPhone: setPairPhone, pairing, ask } = usePairingCode(api, device.id, state, notify);
 
+  // The state shows live above: a notice saying it again would go stale the moment it changes.
   const run = async (action: () => Promise<{ state: string }>) => {
     try {
-      const answer = await action();
-      notify(`Session: ${answer.state}`);
+      await action();
     } catch (err) {
       notify(describeError(err), 'error');
     }
   };
+  const sandbox = device.engine === 'sandbox';
   const close = (body: CloseSession) => run(() => api.closeSession(device.id, body));
   const pair = async (event: Event) => {
     event.preventDefault();
-    if (await ask(pairPhone)) notify('Session: pairing');
+    await ask(pairPhone);
   };
 
   return (
@@ -53,14 +54,22 @@ export function Session({ api, device, notify }: DetailProps) {
           {qrUrl ? (
             <img
               src={qrUrl}
-              alt="QR code: scan it with the phone (WhatsApp → Linked devices)"
+              alt={
+                sandbox
+                  ? 'QR code of a sandbox device: the sandbox scans it (Sandbox controls → Scan)'
+                  : 'QR code: scan it with the phone (WhatsApp → Linked devices)'
+              }
               width={264}
               height={264}
             />
           ) : (
             <p>Loading the QR code…</p>
           )}
-          <figcaption>Scan with the phone: WhatsApp → Settings → Linked devices. The code renews by itself.</figcaption>
+          <figcaption>
+            {sandbox
+              ? 'A sandbox device: no phone scans this. Press "Scan" under Sandbox controls to link a simulated phone.'
+              : 'Scan with the phone: WhatsApp → Settings → Linked devices → Link a device. The code renews by itself.'}
+          </figcaption>
         </figure>
       )}
       {state !== 'online' && (
@@ -82,7 +91,9 @@ export function Session({ api, device, notify }: DetailProps) {
       )}
       {state === 'pairing' && pairing && (
         <p class="pairing-code">
-          Type this code on the phone (WhatsApp → Linked devices → Link with phone number):{' '}
+          {sandbox
+            ? 'Enter this code under Sandbox controls → Pair (the simulated phone): '
+            : 'Type this code on the phone (WhatsApp → Linked devices → Link with phone number): '}
           <strong data-testid="pairing-code">{pairing.code}</strong>
         </p>
       )}

@@ -150,6 +150,14 @@ export function Webhook({ api, device, version, notify }: DetailProps) {
               <span class={`badge ${d.status}`}>{d.status}</span> {d.event} · {d.attempts} attempt
               {d.attempts === 1 ? '' : 's'}
               {d.lastStatus !== undefined && ` · HTTP ${d.lastStatus}`}
+              {' · '}
+              <time dateTime={d.lastAttemptAt ?? d.createdAt}>
+                {new Date(d.lastAttemptAt ?? d.createdAt).toLocaleString()}
+              </time>
+              {d.lastDurationMs !== undefined && ` (${d.lastDurationMs} ms)`}
+              {d.status === 'pending' &&
+                d.nextAttemptAt &&
+                ` · next try ${new Date(d.nextAttemptAt).toLocaleTimeString()}`}
               {d.lastError && <span class="error"> · {d.lastError}</span>}
               {d.status !== 'pending' && (
                 <button type="button" class="link" onClick={() => retry(d)} aria-label={`Retry delivery ${d.id}`}>
