@@ -14,31 +14,25 @@ const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi;
 
 /** The URL with its credentials replaced by `***`; anything that is no absolute URL, as it is. */
 export function maskUrlCredentials(text: string): string {
-  try {
-    new URL(text);
-  } catch {
-    return text;
-  }
   // Masked in the text as written: the URL's own serialisation would re-encode, add a `/`… (and the mask of a
-  // mask must be the same text, for a URL sent back as answers show it).
+  // mask must be the same text, for a URL sent back as answers show it). A text the URL parser refuses is masked
+  // the same way as long as it has the shape of one (`scheme://…`): an error message may quote such a URL.
   const start = text.indexOf('://');
-  if (start === -1) return text;
+  if (start === -1 || !/^[a-z][a-z0-9+.-]*$/i.test(text.slice(0, start))) return text;
   const afterScheme = start + 3;
   const authorityEnd = indexOfAny(text, '/?#\\', afterScheme);
   const authority = text.slice(afterScheme, authorityEnd);
   const at = authority.lastIndexOf('@');
   const maskedAuthority = at === -1 ? authority : `${URL_MASK}:${URL_MASK}@${authority.slice(at + 1)}`;
   const rest = text.slice(authorityEnd);
-  const queryStart = rest.indexOf('?');
-  if (queryStart === -1) return text.slice(0, afterScheme) + maskedAuthority + rest;
-  const queryEnd = indexOfAny(rest, '#', queryStart);
-  return (
-    text.slice(0, afterScheme) +
-    maskedAuthority +
-    rest.slice(0, queryStart) +
-    maskedQuery(rest.slice(queryStart, queryEnd)) +
-    rest.slice(queryEnd)
-  );
+  const hash = rest.indexOf('#');
+  const beforeHash = hash === -1 ? rest : rest.slice(0, hash);
+  const queryStart = beforeHash.indexOf('?');
+  const path = queryStart === -1 ? beforeHash : beforeHash.slice(0, queryStart);
+  const query = queryStart === -1 ? '' : `?${maskedParameters(beforeHash.slice(queryStart + 1))}`;
+  // A fragment may carry parameters too (OAuth's `#access_token=…`).
+  const fragment = hash === -1 ? '' : `#${maskedParameters(rest.slice(hash + 1))}`;
+  return text.slice(0, afterScheme) + maskedAuthority + path + query + fragment;
 }
 
 /** Every absolute URL in `text` with its credentials masked. */
@@ -55,27 +49,17 @@ export function hasMaskedCredentials(text: string): boolean {
     return false;
   }
   if (url.username === URL_MASK || url.password === URL_MASK) return true;
-  return url.search
-    .slice(1)
-    .split('&')
-    .some((pair) => {
-      const [name = '', value] = pair.split('=', 2);
-      return value === URL_MASK && CREDENTIAL_PARAMETER.test(safelyDecoded(name));
-    });
+  return `${url.search.slice(1)}&${url.hash.slice(1)}`.split(/[&;]/).some((pair) => {
+    const [name = '', value] = pair.split('=', 2);
+    return value === URL_MASK && CREDENTIAL_PARAMETER.test(safelyDecoded(name));
+  });
 }
 
-function maskedQuery(search: string): string {
-  if (search.length <= 1) return search;
-  const pairs = search
-    .slice(1)
-    .split('&')
-    .map((pair) => {
-      const equals = pair.indexOf('=');
-      const name = equals === -1 ? pair : pair.slice(0, equals);
-      if (equals === -1 || !CREDENTIAL_PARAMETER.test(safelyDecoded(name))) return pair;
-      return `${name}=${URL_MASK}`;
-    });
-  return `?${pairs.join('&')}`;
+/** `name=value` pairs (split at `&` or `;`) with the values of credential-named ones masked, separators kept. */
+function maskedParameters(parameters: string): string {
+  return parameters.replace(/([^&;=]*)=([^&;]*)/g, (pair, name: string) =>
+    CREDENTIAL_PARAMETER.test(safelyDecoded(name)) ? `${name}=${URL_MASK}` : pair,
+  );
 }
 
 /** The first index at or after `from` of any of `characters`; the text's length when none. */

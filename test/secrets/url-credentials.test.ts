@@ -28,6 +28,29 @@ describe('URL credentials', () => {
     }
   });
 
+  it('masks credentials the URL parser would not find: unparsable URLs, `;` separators, fragment parameters', () => {
+    // Refused by the URL parser (a space, a bad port, a bad IPv6 host), yet quoted in error messages.
+    expect(maskUrlCredentials('http://user:pa ss@h.example/x')).toBe('http://***:***@h.example/x');
+    expect(maskUrlCredentials('https://u:p@h.example:99999/?token=t')).toBe(
+      'https://***:***@h.example:99999/?token=***',
+    );
+    expect(maskUrlCredentials('http://u:p@[::1/x')).toBe('http://***:***@[::1/x');
+    expect(maskUrlsIn('connect to amqp://guest:s3cret@[bad failed')).toBe('connect to amqp://***:***@[bad failed');
+    // `;` separates parameters as `&` does (older servers, matrix-style queries).
+    expect(maskUrlCredentials('https://h.example/in?a=1;token=abc;b=2')).toBe('https://h.example/in?a=1;token=***;b=2');
+    // OAuth's implicit flow puts the token in the fragment.
+    expect(maskUrlCredentials('https://h.example/cb#access_token=abc&state=x')).toBe(
+      'https://h.example/cb#access_token=***&state=x',
+    );
+    expect(maskUrlCredentials('https://h.example/doc#section-2')).toBe('https://h.example/doc#section-2');
+    // Masks are told from credentials there too.
+    expect(hasMaskedCredentials('https://h.example/in?a=1;token=***')).toBe(true);
+    expect(hasMaskedCredentials('https://h.example/cb#access_token=***')).toBe(true);
+    expect(hasMaskedCredentials('https://h.example/cb#access_token=real')).toBe(false);
+    // Not a URL: a scheme must come first.
+    expect(maskUrlCredentials('a b://u:p@h')).toBe('a b://u:p@h');
+  });
+
   it('masks URLs inside longer text, and history does so in every string', () => {
     expect(maskUrlsIn('posting to https://u:p@h.example/x?token=t failed')).toBe(
       'posting to https://***:***@h.example/x?token=*** failed',
