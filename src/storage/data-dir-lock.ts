@@ -13,7 +13,7 @@
  * holder is live is never judged from a pid or a clock. JSON files beside the locks only say who holds them.
  */
 import cluster from 'node:cluster';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -21,12 +21,16 @@ import Database from 'better-sqlite3';
 const DATA_DIR_LOCK = 'data-dir';
 /** Files of the lock files of older versions (a JSON file kept fresh by its holder): swept by an exclusive holder. */
 const LEGACY_LOCK = /^(gateway-.+|rebuild)\.lock$/;
+/** An older version's holder touched its file at least this often (its HEARTBEAT_MS was 10 s, its STALE_MS 35 s). */
+const LEGACY_STALE_MS = 35_000;
 
 interface HolderInfo {
   kind: 'gateway' | 'rebuild';
   pid: number;
   host: string;
   since: string;
+  /** Older versions' lock files: the gateway ran its devices under leases. */
+  leases?: boolean;
 }
 
 /** How a gateway uses the data directory. */
@@ -144,12 +148,56 @@ function refusedByExclusive(dataDir: string, dir: string, forRebuild: boolean): 
   return anotherGateway(dataDir, holder);
 }
 
+/**
+ * The lock files of an older version's holders that are still live, by that version's own rule (refreshed within
+ * its stale time; on this host, a process other than this one that exists): during a rolling upgrade the old
+ * gateway knows nothing of the SQLite locks, so its file is all that says it still runs.
+ */
+function liveLegacyHolders(dir: string): Array<{ rebuild: boolean; leases: boolean; info: HolderInfo }> {
+  const live = [];
+  for (const name of readdirSync(dir)) {
+    if (!LEGACY_LOCK.test(name)) continue;
+    const path = join(dir, name);
+    let refreshedAt: number;
+    try {
+      refreshedAt = statSync(path).mtimeMs;
+    } catch {
+      continue; // gone meanwhile
+    }
+    const info = readInfo(path);
+    if (!info || Date.now() - refreshedAt > LEGACY_STALE_MS) continue;
+    if (info.host === hostname() && (info.pid === process.pid || !processExists(info.pid))) continue;
+    live.push({ rebuild: name === 'rebuild.lock', leases: info.leases === true, info });
+  }
+  return live;
+}
+
+function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+const olderVersion = (dataDir: string, holder: { rebuild: boolean; info: HolderInfo }) =>
+  new DataDirInUseError(
+    `an older version's ${holder.rebuild ? 'rebuild' : 'gateway'} (${describe(holder.info)}) is using ${dataDir}: stop it first, then start this one`,
+  );
+
 /** The whole data directory for this process (a lone gateway, a rebuild); older lock and holder files are swept. */
 function holdExclusive(dataDir: string, kind: HolderInfo['kind']): HeldLock {
   const dir = locksDir(dataDir);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const db = tryLock(dir, DATA_DIR_LOCK, 'exclusive');
   if (!db) throw refusedByExclusive(dataDir, dir, kind === 'rebuild');
+  const legacy = liveLegacyHolders(dir)[0];
+  if (legacy) {
+    openLocks.delete(db);
+    db.close();
+    throw olderVersion(dataDir, legacy);
+  }
   // Nobody else holds any lock here now: every holder file left is of a process that ended.
   for (const name of readdirSync(dir))
     if (name.endsWith('.json') || LEGACY_LOCK.test(name)) rmSync(join(dir, name), { force: true });
@@ -167,6 +215,13 @@ function holdShared(dataDir: string, readModels: string[]): HeldLock {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const shared = tryLock(dir, DATA_DIR_LOCK, 'shared');
   if (!shared) throw refusedByExclusive(dataDir, dir, false);
+  // An older version's lone gateway or rebuild excludes leased gateways as it did then.
+  const legacy = liveLegacyHolders(dir).find((holder) => holder.rebuild || !holder.leases);
+  if (legacy) {
+    openLocks.delete(shared);
+    shared.close();
+    throw olderVersion(dataDir, legacy);
+  }
   // No lone gateway nor rebuild can be live now: the file naming one is of a process that ended.
   rmSync(join(dir, `${DATA_DIR_LOCK}.json`), { force: true });
   const locks: Array<{ db: Database.Database; infoFile?: string }> = [{ db: shared }];

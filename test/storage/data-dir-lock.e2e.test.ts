@@ -5,7 +5,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -90,6 +90,30 @@ describe('the data directory lock', () => {
     writeFileSync(join(dataDir, 'locks', 'data-dir.json'), JSON.stringify({ kind: 'rebuild', ...JSON.parse(own) }));
     holdGatewayLock(dataDir, LONE).release();
     holdRebuildLock(dataDir).release();
+  });
+
+  it("an older version's gateway still running (rolling upgrade) is not swept away: the start is refused until it stops", () => {
+    const dataDir = tempDir('dmg-lock-');
+    mkdirSync(join(dataDir, 'locks'), { recursive: true });
+    // A live process of this host other than this one: the test's parent (vitest's runner).
+    const legacy = join(dataDir, 'locks', 'gateway-7-beef.lock');
+    const info = { pid: process.ppid, host: hostname(), since: '2026-11-27T00:00:00.000Z', leases: false };
+    writeFileSync(legacy, JSON.stringify(info));
+    expect(() => holdGatewayLock(dataDir, LONE)).toThrow(/an older version's gateway \(pid \d+, since .+\) is using/);
+    expect(() => holdGatewayLock(dataDir, worker(1))).toThrow(DataDirInUseError);
+    expect(() => holdRebuildLock(dataDir)).toThrow(DataDirInUseError);
+    expect(existsSync(legacy)).toBe(true);
+    // On another host only its freshness tells; one not refreshed for its stale time has ended.
+    writeFileSync(legacy, JSON.stringify({ ...info, pid: 1, host: 'elsewhere' }));
+    expect(() => holdGatewayLock(dataDir, LONE)).toThrow(DataDirInUseError);
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(legacy, old, old);
+    holdGatewayLock(dataDir, LONE).release();
+    expect(existsSync(legacy)).toBe(false);
+    // An older version's leased gateway shares the directory with leased ones, not with a lone one.
+    writeFileSync(legacy, JSON.stringify({ ...info, leases: true }));
+    holdGatewayLock(dataDir, worker(1)).release();
+    expect(() => holdGatewayLock(dataDir, LONE)).toThrow(DataDirInUseError);
   });
 
   it('a second gateway is refused unless both share the devices through leases, each with read models of its own', () => {
