@@ -21,10 +21,9 @@
  *   subscribing from a position starts strictly after it (docs: "Subscriptions" / "Reading events").
  * - [AP] Streams.Append.cs / Streams.BatchAppend.cs: results and errors (WrongExpectedVersion details,
  *   `maximum-append-size-exceeded`, `access-denied`, `stream-deleted` trailers from Grpc/RpcExceptions.cs;
- *   BatchAppend answers a google.rpc.Status per correlation id). MaxAppendSize defaults to 1 MiB
- *   (ClusterVNodeOptions `MaxAppendSize` of 24.x). Since 24.10 `Append` also refuses any one event larger
- *   than `MaxAppendEventSize` (default 16 MiB, TFConsts.MaxLogRecordSize), checked event by event before
- *   the total, with the `maximum-append-event-size-exceeded` trailer; an event's size is its data, its
+ *   BatchAppend answers a google.rpc.Status per correlation id). `MaxAppendSize` and its default: [VS].
+ *   Since 25.0 `Append` also refuses any one event larger than `MaxAppendEventSize` (unlimited by default on
+ *   25.0, 16 MiB from 25.1: [VS]), checked event by event before the total, with the `maximum-append-event-size-exceeded` trailer; an event's size is its data, its
  *   metadata and twice its type's length (Data/Event.cs `SizeOnDisk`). Only `Append` checks it here: the
  *   client's generated protos lack BatchAppend's MaximumAppendEventSizeExceeded detail, and the gateway
  *   never uses BatchAppend.
@@ -1232,6 +1231,8 @@ function rpcStatus(
 }
 
 /** Starts a three-node test cluster (node 0 the leader) on free loopback ports. */
-export async function startEsdbTestCluster(options: Omit<EsdbTestServerOptions, 'nodes'> = {}): Promise<EsdbTestServer> {
+export async function startEsdbTestCluster(
+  options: Omit<EsdbTestServerOptions, 'nodes'> = {},
+): Promise<EsdbTestServer> {
   return new EsdbTestServer({ ...options, nodes: 3 }).start();
 }

@@ -96,7 +96,7 @@ export function toMetadata(metadata: unknown): Record<string, unknown> {
 }
 
 /**
- * The server's `MaxAppendEventSize` (KurrentDB 24.10 and later: any one event over it refuses the append with
+ * The server's `MaxAppendEventSize` (KurrentDB 25.0 and later, 16 MiB by default from 25.1: any one event over it refuses the append with
  * the `maximum-append-event-size-exceeded` trailer) as the number it names, 0 when it names none; undefined for
  * any other error. The client knows only the older whole-append limit and hands this one over as an UnknownError
  * holding the gRPC status (`_raw`).
