@@ -108,6 +108,7 @@ export async function openEventStoreDbStore(
   for (let attempt = 1; ; attempt++) {
     try {
       await store.readAll({ maxCount: 1 });
+      store.opening = false;
       return store;
     } catch (error) {
       // Refused, not unavailable: the user lacks a right, which no wait will give it.
@@ -161,6 +162,8 @@ class EventStoreDbStore implements EventStore {
   private clientOnLeader = false;
   /** Clients made, the first included (tests hold this bounded). */
   clientsMade = 1;
+  /** Opening: only a redirect is tried again within a call; the opening loop waits for the rest, logging each try. */
+  opening = true;
   /** Clients replaced after repeated failures, disposed after a grace period or at close. */
   private readonly retired = new Set<EventStoreDBClient>();
   private consecutiveFailures = 0;
@@ -219,7 +222,9 @@ class EventStoreDbStore implements EventStore {
           const unsent = refusedUnsent(converted);
           if (converted instanceof NotLeaderError) this.followLeader(client, converted.leader);
           else if (unavailable && unsent !== 'not_ready') this.failed(client);
-          const again = unavailable && retry !== 'none' && (unsent !== undefined || retry === 'read');
+          const again = this.opening
+            ? unsent === 'not_leader'
+            : unavailable && retry !== 'none' && (unsent !== undefined || retry === 'read');
           const pause = Math.min(RETRY_PAUSE_MS * 2 ** tries, RETRY_PAUSE_MAX_MS);
           if (!again || expired || this.closed || Date.now() + pause >= until) throw mapped;
           // The client switches to the leader (or reconnects) once the failed call has settled.
