@@ -5,6 +5,7 @@
  */
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import type { Config } from './config.js';
+import { StoreRefusedError } from './eventstore/event-store.js';
 import { DataDirInUseError } from './storage/data-dir-lock.js';
 
 /** sysexits.h: a setting is wrong (as for a ConfigError). */
@@ -32,6 +33,9 @@ export function explainStartFailure(
   config: Pick<Config, 'port' | 'host' | 'dataDir'>,
 ): StartFailure | undefined {
   if (error instanceof DataDirInUseError) return { message: `DATA_DIR: ${error.message}`, exitCode: EX_TEMPFAIL };
+  // The event store's user lacks a right (reading $all): waiting would never end.
+  if (error instanceof StoreRefusedError && error.code === 'access_denied')
+    return configFailure(`EVENTSTORE_URL: ${error.message}`);
   if (!(error instanceof Error)) return undefined;
   const { code, syscall, path, hostname } = error as SystemError;
   if (typeof code !== 'string') return undefined;

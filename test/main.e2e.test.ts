@@ -3,10 +3,11 @@
  * rebuild holding the data directory) prints one line naming the setting and exits with a code a supervisor
  * can act on (78: fix the settings, 75: try again later); a setting src/config.ts refuses stops it with 78 too.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
+import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -124,6 +125,27 @@ describe('a start that fails for a reason a setting explains', CHILD_GATEWAY_TES
       chmodSync(parent, 0o700);
     }
   });
+
+  it('EVENTSTORE_URL whose user may not read $all: stops at once, naming the right (it waited for ever)', async () => {
+    const server = spawn(process.execPath, ['--import', 'tsx', 'test/support/esdb-test-server-process.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, ESDB_TEST_DENY_ALL: '1' },
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    try {
+      const [line] = (await once(createInterface({ input: server.stdout }), 'line')) as [string];
+      const { port } = JSON.parse(line) as { port: number };
+      // Before, it waited for the store for ever: spawnSync's timeout would end it without a status.
+      expectOneLine(
+        startMain({ EVENTSTORE_URL: `esdb://127.0.0.1:${port}?tls=false` }),
+        78,
+        /EVENTSTORE_URL: the event store refused to let this user read \$all.*give the user of EVENTSTORE_URL the right to read \$all/,
+      );
+    } finally {
+      server.stdin.end();
+      await once(server, 'exit');
+    }
+  }, 90_000);
 
   it('a rebuild holding the data directory: try again later', async () => {
     const dataDir = tempDir('dmg-main-');

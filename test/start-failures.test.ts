@@ -1,5 +1,6 @@
 /** Which start failures src/start-failures.ts explains as a setting's (src/main.ts as started: test/main.e2e.test.ts). */
 import { describe, expect, it } from 'vitest';
+import { StoreRefusedError } from '../src/eventstore/event-store.js';
 import { explainStartFailure } from '../src/start-failures.js';
 
 describe('explainStartFailure', () => {
@@ -26,5 +27,15 @@ describe('explainStartFailure', () => {
       path: '/srv/gateway/data-old/x',
     });
     expect(explainStartFailure(sibling, config)).toBeUndefined();
+  });
+
+  it('an event store user without a right is a setting to fix (78), not a store to wait for', () => {
+    const config = { port: 3000, host: '127.0.0.1', dataDir: '/srv/gateway/data' };
+    const refused = new StoreRefusedError('access_denied', 'may not read $all');
+    expect(explainStartFailure(refused, config)).toEqual({
+      message: 'EVENTSTORE_URL: may not read $all',
+      exitCode: 78,
+    });
+    expect(explainStartFailure(new StoreRefusedError('append_too_large', 'big'), config)).toBeUndefined();
   });
 });

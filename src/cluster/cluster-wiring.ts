@@ -57,6 +57,7 @@ export interface ClusterNode {
     pid: number;
     devicesOwned: number;
     members: Array<{ memberId: string; devices: number; self: boolean }>;
+    subscription: { state: 'live' | 'behind'; behindMs: number };
   };
   start(parts: { sessions: Supervisor; webhooks: Webhooks; sending: Sending }): void;
   stop(): Promise<void>;
@@ -219,6 +220,12 @@ export function startLeases(config: Config, deps: ClusterDeps): ClusterNode | un
         .distribution()
         .map(({ memberId: member, devices, self }) => ({ labels: { member, self: String(self) }, value: devices })),
   );
+  deps.metrics.gauge(
+    'dmg_cluster_subscription_behind_seconds',
+    "How long this process's last heartbeat has not come back through its subscription to the log (0: live); past half of LEASE_TIMEOUT it takes no device.",
+    [],
+    () => [{ labels: {}, value: leases.following().behindMs / 1_000 }],
+  );
   let started: Promise<void> | undefined;
   return {
     credentialStore: new StreamFencedStore(store, leases, credentialDeviceOf, true),
@@ -233,7 +240,13 @@ export function startLeases(config: Config, deps: ClusterDeps): ClusterNode | un
     },
     owns,
     fences: leases,
-    report: () => ({ memberId, pid: process.pid, devicesOwned: leases.owned().length, members: leases.distribution() }),
+    report: () => ({
+      memberId,
+      pid: process.pid,
+      devicesOwned: leases.owned().length,
+      members: leases.distribution(),
+      subscription: leases.following(),
+    }),
     start(running) {
       parts = running;
       started = leases.start().catch((error: unknown) => log.error({ err: error }, 'device leases could not start'));

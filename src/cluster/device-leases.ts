@@ -3,7 +3,10 @@
  * `tickMs` it heartbeats, then acquires free devices and those of silent members up to its share, and hands
  * back (stopped first) what is beyond it. What it knows of the others comes from the log it follows. A
  * member that cannot heartbeat for `timeoutMs - marginMs` gives its devices up by itself before anyone may
- * take them; any write it still attempts carries a fence that is refused.
+ * take them; any write it still attempts carries a fence that is refused. The log it follows is not the only
+ * witness (a subscription may stall while appends work): a member that looks silent is taken from only after
+ * its own stream, read directly, shows no heartbeat since; and while this member's own heartbeats do not come
+ * back through its subscription (behind, or down), it takes no device at all.
  */
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
@@ -109,6 +112,12 @@ export class DeviceLeases implements FenceSource {
   private readonly silenced = new Set<string>();
   /** Devices being handed over (stopping before their release): not acquired again meanwhile. */
   private readonly busy = new Set<string>();
+  /** The revision of each member's stream when it was last seen to move (in the log followed, or read directly). */
+  private readonly memberRevisions = new Map<string, number>();
+  /** The oldest heartbeat of this member not yet seen back through its subscription: its position and local time. */
+  private echo: { position: number; at: number } | undefined;
+  /** The subscription was behind when last looked at (logged once per stretch). */
+  private wasBehind = false;
 
   constructor(private readonly options: DeviceLeasesOptions) {
     this.memberId = options.memberId;
@@ -165,6 +174,15 @@ export class DeviceLeases implements FenceSource {
     for (const lease of this.leases.values())
       if (lease.owner !== undefined && counts.has(lease.owner)) counts.set(lease.owner, counts.get(lease.owner)! + 1);
     return [...counts].map(([memberId, devices]) => ({ memberId, devices, self: memberId === this.memberId }));
+  }
+
+  /**
+   * How far behind the subscription this member follows the log by is, judged by its own last heartbeat not seen
+   * back: `behind` past half a lease timeout (down, stalled, or slow), and then no device is taken.
+   */
+  following(): { state: 'live' | 'behind'; behindMs: number } {
+    const behindMs = this.echo ? Math.max(0, this.now() - this.echo.at) : 0;
+    return { state: behindMs > this.options.timeoutMs / 2 ? 'behind' : 'live', behindMs };
   }
 
   fenceRejected(deviceId: string, error: FenceRejectedError): void {
@@ -255,13 +273,25 @@ export class DeviceLeases implements FenceSource {
     }
     this.prune();
     const live = this.liveMembers();
+    const behind = this.following().state === 'behind';
+    if (behind !== this.wasBehind) {
+      this.wasBehind = behind;
+      if (behind)
+        this.options.log.warn(
+          { memberId: this.memberId, behindMs: this.following().behindMs },
+          'the subscription to the log is behind (the heartbeats of this member do not come back through it): taking no devices until it is live',
+        );
+      else this.options.log.info({ memberId: this.memberId }, 'the subscription to the log is live again');
+    }
     const devices = this.options.devices();
+    // Members that look silent but hold leases: their own streams, read directly, may say they are alive.
+    if (!behind) await this.confirmSilent(live);
     const share = Math.ceil(devices.length / Math.max(1, live.size));
     const perTick = this.options.perTick ?? 64;
     let changes = 0;
     // Take free devices and those of members that stopped heartbeating, up to our share.
     for (const deviceId of shuffled(devices)) {
-      if (this.held.size >= share || changes >= perTick || this.stopped) break;
+      if (behind || this.held.size >= share || changes >= perTick || this.stopped) break;
       if (this.held.has(deviceId) || this.busy.has(deviceId)) continue;
       const lease = this.leases.get(deviceId);
       if (lease?.owner !== undefined && live.has(lease.owner)) continue;
@@ -291,7 +321,7 @@ export class DeviceLeases implements FenceSource {
     // Deleted devices nobody closed: their owner died before it saw the deletion, or nobody held them then (a
     // rebalance, a stop). The account would stay linked: a live member takes the lease, closes, then releases.
     for (const [deviceId, lease] of [...this.leases]) {
-      if (changes >= perTick || this.stopped) break;
+      if (behind || changes >= perTick || this.stopped) break;
       if (existing.has(deviceId) || lease.closedAsDeleted || this.held.has(deviceId) || this.busy.has(deviceId))
         continue;
       if (lease.owner === this.memberId || (lease.owner !== undefined && live.has(lease.owner))) continue;
@@ -307,6 +337,45 @@ export class DeviceLeases implements FenceSource {
     if (below && excess > 0) {
       for (const deviceId of [...this.held.keys()].slice(0, Math.min(perTick, excess)))
         await this.release(deviceId, 'rebalance');
+    }
+  }
+
+  /**
+   * Reads the stream of every member that holds a lease but has not been seen heartbeating for a timeout: one whose
+   * stream moved since (its heartbeats were written, the subscription did not bring them) is live again, from now.
+   * One never read before has no revision to compare with: it gets a timeout from now too. A read that fails
+   * leaves it live: no device is taken on a guess.
+   */
+  private async confirmSilent(live: Set<string>): Promise<void> {
+    const silent = new Set<string>();
+    for (const lease of this.leases.values())
+      if (lease.owner !== undefined && lease.owner !== this.memberId && !live.has(lease.owner)) silent.add(lease.owner);
+    for (const member of silent) {
+      if (this.stopped) return;
+      try {
+        const [last] = await this.options.store.readStream(memberStream(member), {
+          direction: 'backwards',
+          maxCount: 1,
+        });
+        if (!last || !isMemberEvent(last)) continue;
+        if (last.type === 'MemberLeft') {
+          this.left.set(member, this.now());
+          this.seen.delete(member);
+          continue;
+        }
+        const known = this.memberRevisions.get(member);
+        this.memberRevisions.set(member, last.revision);
+        if (known !== undefined && last.revision <= known) continue;
+        this.seen.set(member, this.now());
+        live.add(member);
+        this.options.log.info(
+          { member },
+          'a member that looked silent in the log followed here has heartbeated since: it keeps its devices',
+        );
+      } catch (error) {
+        this.options.log.warn({ member, err: error }, 'could not read the stream of a member that looks silent');
+        live.add(member);
+      }
     }
   }
 
@@ -348,12 +417,14 @@ export class DeviceLeases implements FenceSource {
     if (this.now() - this.lastHeartbeatTry < this.heartbeatMs) return;
     this.lastHeartbeatTry = this.now();
     try {
-      const { events } = await this.memberCommands.handle(memberStream(this.memberId), {
+      const { events, position } = await this.memberCommands.handle(memberStream(this.memberId), {
         type: 'Heartbeat',
         memberId: this.memberId,
         at: new Date(this.lastHeartbeatTry).toISOString(),
       });
       if (events.length > 0) this.lastHeartbeat = this.lastHeartbeatTry;
+      // Watched for in the log followed: the subscription is live while it brings this back.
+      if (events.length > 0 && position > 0) this.echo ??= { position, at: this.lastHeartbeatTry };
     } catch (error) {
       this.options.log.warn({ err: error }, 'heartbeat could not be recorded');
     }
@@ -366,6 +437,11 @@ export class DeviceLeases implements FenceSource {
   private prune(): void {
     const horizon = this.now() - PRUNE_AFTER_TIMEOUTS * this.options.timeoutMs;
     for (const [member, at] of this.seen) if (at < horizon) this.seen.delete(member);
+    // A silent member's last revision is kept while it holds a lease: without it, its stream read directly would
+    // have nothing to be compared with, and it would look alive again.
+    const holders = new Set([...this.leases.values()].map((lease) => lease.owner));
+    for (const member of this.memberRevisions.keys())
+      if (!this.seen.has(member) && !holders.has(member)) this.memberRevisions.delete(member);
     for (const [member, at] of this.left) if (at < horizon) this.left.delete(member);
   }
 
@@ -510,10 +586,13 @@ export class DeviceLeases implements FenceSource {
     } catch (error) {
       this.options.log.error({ err: error }, 'an observer of the log failed');
     }
+    const last = events.at(-1);
+    if (this.echo && last && last.position >= this.echo.position) this.echo = undefined;
     for (const event of events) {
       if (isMemberEvent(event)) {
         const member = event.data.memberId;
         if (member === this.memberId) continue;
+        this.memberRevisions.set(member, Math.max(event.revision, this.memberRevisions.get(member) ?? -1));
         if (event.type === 'MemberLeft') {
           this.left.set(member, this.now());
           this.seen.delete(member);

@@ -394,12 +394,51 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
         .join();
     await eventually(() => members() === 'a,b,c', 'a sees b and c');
     await b.leases.stop();
-    (c.leases as unknown as { stopped: boolean }).stopped = true; // c goes silent without leaving (kill -9)
+    await pause(c); // c goes silent without leaving (kill -9): not even a tick already scheduled runs
     await eventually(() => members() === 'a,c', 'b left');
-    const known = a.leases as unknown as { seen: Map<string, number>; left: Map<string, number> };
+    const known = a.leases as unknown as {
+      seen: Map<string, number>;
+      left: Map<string, number>;
+      memberRevisions: Map<string, number>;
+    };
     expect([...known.left.keys()]).toEqual(['b']);
+    // c's last heartbeat seen by a: else a, reading c's stream before it takes c's devices, finds it moved since
+    // and rightly counts c alive for another timeout.
+    const [lastOfC] = await a.store.readStream('member-c', { direction: 'backwards', maxCount: 1 });
+    await eventually(() => known.memberRevisions.get('c') === lastOfC.revision, "a saw c's last heartbeat");
     skew += 20 * TIMEOUT_MS;
     await eventually(() => known.seen.size === 0 && known.left.size === 0, 'a forgot b and c');
     expect(members()).toBe('a');
   });
+});
+
+describe('device leases on EventStoreDB when the subscriptions to the log stall while appends work', () => {
+  it('no device changes hands and none runs twice while the subscriptions are silent for ~7.5 s (issue 31, reproduction 2)', async () => {
+    const server = await startEsdbTestServer();
+    cleanups.unshift({ stop: async () => undefined, close: () => server.stop() });
+    const a = await member(server.url, 'a');
+    await startedWithAll(a);
+    const b = await member(server.url, 'b');
+    await b.leases.start();
+    await eventually(() => a.running.size === 6 && b.running.size === 6, 'a fair share each');
+    const before = { a: [...a.running].sort(), b: [...b.running].sort(), lost: a.lost.length + b.lost.length };
+    // Heartbeats are appended and read directly all along; only what the subscriptions bring stops.
+    server.blackHoleSubscriptions(7_500);
+    let sawBehind = false;
+    const until = Date.now() + 7_500 + 2 * TIMEOUT_MS;
+    while (Date.now() < until) {
+      expect(overlap(a, b)).toEqual([]);
+      sawBehind ||= a.leases.following().state === 'behind' && b.leases.following().state === 'behind';
+      await new Promise((resolve) => setTimeout(resolve, 25)); // a sampling interval, not a wait for something
+    }
+    // Before: each took all 12 once the other looked silent, both ran them, then every device changed hands.
+    expect([...a.running].sort()).toEqual(before.a);
+    expect([...b.running].sort()).toEqual(before.b);
+    expect(a.lost.length + b.lost.length).toBe(before.lost);
+    expect(sawBehind).toBe(true);
+    await eventually(
+      () => a.leases.following().state === 'live' && b.leases.following().state === 'live',
+      'both subscriptions live again',
+    );
+  }, 60_000);
 });

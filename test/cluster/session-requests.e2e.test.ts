@@ -47,6 +47,14 @@ describe('session commands through another process', () => {
       return undefined;
     }, 'an owner for the device');
     const other = gateways.find((gateway) => gateway !== owner)!;
+    // Each process's subscription to the log, judged by its own heartbeats coming back (issue 31).
+    await eventually(
+      async () => (await other.api('GET', '/health', { admin: true })).body.cluster.subscription?.state === 'live',
+      'the subscription shown live',
+    );
+    expect((await other.api('GET', '/metrics', { admin: true })).body as string).toMatch(
+      /^dmg_cluster_subscription_behind_seconds \d/m,
+    );
 
     const unknown = await other.api('POST', `/devices/${device.id}/session/pair`, {
       deviceKey: device.key,

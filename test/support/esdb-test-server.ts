@@ -21,10 +21,9 @@
  *   subscribing from a position starts strictly after it (docs: "Subscriptions" / "Reading events").
  * - [AP] Streams.Append.cs / Streams.BatchAppend.cs: results and errors (WrongExpectedVersion details,
  *   `maximum-append-size-exceeded`, `access-denied`, `stream-deleted` trailers from Grpc/RpcExceptions.cs;
- *   BatchAppend answers a google.rpc.Status per correlation id). MaxAppendSize defaults to 1 MiB
- *   (ClusterVNodeOptions `MaxAppendSize` of 24.x). Since 24.10 `Append` also refuses any one event larger
- *   than `MaxAppendEventSize` (default 16 MiB, TFConsts.MaxLogRecordSize), checked event by event before
- *   the total, with the `maximum-append-event-size-exceeded` trailer; an event's size is its data, its
+ *   BatchAppend answers a google.rpc.Status per correlation id). `MaxAppendSize` and its default: [VS].
+ *   Since 25.0 `Append` also refuses any one event larger than `MaxAppendEventSize` (unlimited by default on
+ *   25.0, 16 MiB from 25.1: [VS]), checked event by event before the total, with the `maximum-append-event-size-exceeded` trailer; an event's size is its data, its
  *   metadata and twice its type's length (Data/Event.cs `SizeOnDisk`). Only `Append` checks it here: the
  *   client's generated protos lack BatchAppend's MaximumAppendEventSizeExceeded detail, and the gateway
  *   never uses BatchAppend.
@@ -40,10 +39,33 @@
  *   newClient in src/eventstore/eventstoredb/eventstoredb-event-store.ts).
  * - Positions are byte offsets of records in the transaction log, commit == prepare for gRPC appends.
  *
+ * - [CL] A cluster (`new EsdbTestServer({ nodes: 3 })`, startEsdbTestCluster): every node serves the same log
+ *   (replication is instant here), one is the leader. Services/VNode/ClusterVNodeController.cs: a node that
+ *   is not the leader refuses writes, and reads asking for the leader (`requires-leader`), with NotHandled
+ *   NotLeader, which Grpc/RpcExceptions.cs `LeaderInfo` answers as NOT_FOUND "Leader info available" with the
+ *   trailers `exception: not-leader`, `leader-endpoint-host`, `leader-endpoint-port`; a node that knows no
+ *   leader (an election) answers NotReady: UNAVAILABLE "Server Is Not Ready". Reads that do not ask for the
+ *   leader are served by any node from its copy. Every node answers `Gossip.Read` (Services/Transport/Grpc/
+ *   Gossip.cs) with the members, their state and liveness: what `esdb://a,b,c` and `esdb+discover://` read.
+ *   The idempotency cache of `any` appends [CC] is the leader's memory: lost at a leader change.
+ * - [VS] Limits by release (ClusterVNodeOptions.cs): 24.10 and 25.0 take 1 MiB per append (`MaxAppendSize`)
+ *   and no limit per event (25.0's `MaxAppendEventSize` is int.MaxValue; 24.10 has none); 25.1 and later take
+ *   256 MiB per append (TFConsts.ChunkSize) and 16 MiB per event (TFConsts.MaxLogRecordSize). Every release
+ *   caps one gRPC message of the Streams service at TFConsts.EffectiveMaxLogRecordSize (16 MiB − 10,000 bytes,
+ *   ClusterVNodeStartup.cs `MaxReceiveMessageSize`): one proposed event beyond it is refused by gRPC itself
+ *   with RESOURCE_EXHAUSTED, before any exception trailer.
+ * - [TO] Streams.Append.cs: a commit (or prepare, or forward) timeout answers ABORTED "Operation timed out";
+ *   the write may still commit afterwards.
+ *
  * Fault injection: `fail(method, fault, times)` answers the next calls of a method with UNAVAILABLE,
- * DEADLINE_EXCEEDED, access denied or not at all (stall); `dropSubscriptions()` ends every live
- * subscription with an error; `restart()` shuts the server down and starts it on the same port with the
- * same log but an empty idempotency cache, as a real node restart does.
+ * DEADLINE_EXCEEDED, access denied, a commit timeout whose write commits `commitLaterMs` later, or not at all
+ * (stall); `dropSubscriptions()` ends every live subscription with an error; `blackHoleSubscriptions(ms)`
+ * sends nothing more on any subscription (nor on those opened meanwhile) until, `ms` later, the client's
+ * keep-alive gives up and they end with UNAVAILABLE; `denyAll` refuses reads and subscriptions of $all as to a
+ * user without the right (access denied); `restart()` shuts the server down and starts it on the same port
+ * with the same log but an empty idempotency cache, as a real node restart does. On a cluster:
+ * `killLeader()`, `elect(i)`, `restartNode(i)`, `failover()`, and `namesItself` (a node that, during an
+ * election, answers "not leader" naming itself).
  */
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
@@ -51,6 +73,8 @@ import anyPb from 'google-protobuf/google/protobuf/any_pb.js';
 import emptyPb from 'google-protobuf/google/protobuf/empty_pb.js';
 import serverFeaturesGrpc from '@eventstore/db-client/generated/serverfeatures_grpc_pb.js';
 import serverFeaturesPb from '@eventstore/db-client/generated/serverfeatures_pb.js';
+import gossipGrpc from '@eventstore/db-client/generated/gossip_grpc_pb.js';
+import gossipPb from '@eventstore/db-client/generated/gossip_pb.js';
 import sharedPb from '@eventstore/db-client/generated/shared_pb.js';
 import statusPb from '@eventstore/db-client/generated/status_pb.js';
 import streamsGrpc from '@eventstore/db-client/generated/streams_grpc_pb.js';
@@ -60,7 +84,29 @@ import type * as S from '@eventstore/db-client/generated/streams_pb.js';
 const { ReadResp, AppendResp, BatchAppendResp, DeleteResp } = streamsPb;
 
 export type Method = 'read' | 'subscribe' | 'append' | 'features' | 'delete';
-export type Fault = 'unavailable' | 'deadline' | 'access_denied' | 'stream_deleted' | 'stall';
+export type Fault = 'unavailable' | 'deadline' | 'access_denied' | 'stream_deleted' | 'stall' | 'commit_timeout';
+export type NodeState = 'leader' | 'follower' | 'electing' | 'down';
+
+interface ClusterNode {
+  index: number;
+  port: number;
+  server: grpc.Server | undefined;
+  state: NodeState;
+  instanceId: string;
+  /** During an election, answers "not leader" naming itself instead of "not ready". */
+  namesItself: boolean;
+}
+
+/** [VS] the limits of a KurrentDB release. */
+export function limitsOf(version: string): { maxAppendSize: number; maxAppendEventSize: number } {
+  const [major = 0, minor = 0] = version.split('.').map((part) => Number.parseInt(part, 10) || 0);
+  if (major > 25 || (major === 25 && minor >= 1))
+    return { maxAppendSize: 256 * 1024 * 1024, maxAppendEventSize: 16 * 1024 * 1024 };
+  return { maxAppendSize: 1024 * 1024, maxAppendEventSize: Number.POSITIVE_INFINITY };
+}
+
+/** [VS] TFConsts.EffectiveMaxLogRecordSize: the largest gRPC message the Streams service receives. */
+export const MAX_RECEIVE_MESSAGE_SIZE = 16 * 1024 * 1024 - 10_000;
 
 interface LogRecord {
   id: string;
@@ -92,10 +138,10 @@ interface Proposed {
 type AppendOutcome =
   | { ok: true; revision: number; position: bigint }
   | { ok: false; error: 'wrong_expected_version'; current: number; expected: Expected }
-  | { ok: false; error: 'stream_deleted' | 'max_append_size' | 'access_denied' }
+  | { ok: false; error: 'stream_deleted' | 'access_denied' }
+  | { ok: false; error: 'max_append_size'; max: number }
   | { ok: false; error: 'max_append_event_size'; eventId: string; size: number; max: number };
 
-const MAX_APPEND_SIZE = 1024 * 1024; // [AP]
 /** [AP] Data/Event.cs SizeOnDisk. */
 const sizeOnDisk = (event: Proposed) => event.data.length + event.metadata.length + event.type.length * 2;
 const COMMITTED_EVENTS_CACHE = 100_000; // [CC] bounded
@@ -111,11 +157,24 @@ interface LiveSubscription {
   caughtUp: boolean;
   waitingForDrain: boolean;
   uuidAsString: boolean;
+  node: ClusterNode;
+  /** Black-holed: nothing more is sent on it until it is ended. */
+  silenced: boolean;
+}
+
+export interface EsdbTestServerOptions {
+  /** Nodes of the cluster (default 1: a single node). */
+  nodes?: number;
+  /** The release it plays ([VS]): its limits, and the version GetSupportedMethods reports. */
+  version?: string;
 }
 
 export class EsdbTestServer {
-  private server: grpc.Server | undefined;
-  port = 0;
+  private readonly nodes: ClusterNode[];
+  /** The release reported by GetSupportedMethods. */
+  readonly version: string;
+  /** [VS] `MaxAppendSize`. */
+  maxAppendSize: number;
   /** The transaction log ("disk"): survives restart(). */
   private readonly log: LogRecord[] = [];
   private readonly streams = new Map<string, StreamState>();
@@ -124,11 +183,20 @@ export class EsdbTestServer {
   private committedEvents = new Map<string, { streamId: string; revision: number }>();
   private readonly subscriptions = new Set<LiveSubscription>();
   private readonly faults = new Map<Method, Array<Fault>>();
-  private readonly stalled = new Set<{ end(): void }>();
+  private readonly stalled = new Set<{ node: ClusterNode; end(): void }>();
   /** Appends are answered this much later (a slow disk or a busy leader). */
   appendDelayMs = 0;
   /** [AP] `MaxAppendEventSize`: the largest one event `Append` takes; a test lowers it as an operator may. */
-  maxAppendEventSize = 16 * 1024 * 1024;
+  maxAppendEventSize: number;
+  /** [TO] how long after its timeout a write answered `commit_timeout` commits. */
+  commitLaterMs = 100;
+  /** Reads and subscriptions of $all are refused (access denied), as to a user without the right. */
+  denyAll = false;
+  private blackHole: NodeJS.Timeout | undefined;
+  /** Answers "not leader" given, for tests that assert the redirects a client needed. */
+  notLeaderAnswers = 0;
+  /** The `connection-name` of every call: one per client the gateway made. */
+  readonly connectionNames = new Set<string>();
   /** Counts of calls per method, for tests that assert what the client did. */
   readonly calls: Record<Method, number> = { read: 0, subscribe: 0, append: 0, features: 0, delete: 0 };
   /** Events sent by reads and subscriptions of $all, for tests that assert what crossed the wire. */
@@ -136,28 +204,76 @@ export class EsdbTestServer {
   /** Calls without `requires-leader: true`: a follower of a real cluster would serve those reads from its own copy. */
   callsNotRequiringLeader = 0;
 
-  /** The connection string of the running server. */
-  get url(): string {
-    return `esdb://127.0.0.1:${this.port}?tls=false`;
+  constructor(options: EsdbTestServerOptions = {}) {
+    this.version = options.version ?? '24.10.0';
+    const limits = limitsOf(this.version);
+    this.maxAppendSize = limits.maxAppendSize;
+    this.maxAppendEventSize = limits.maxAppendEventSize;
+    this.nodes = Array.from({ length: Math.max(1, options.nodes ?? 1) }, (_, index) => ({
+      index,
+      port: 0,
+      server: undefined,
+      state: index === 0 ? 'leader' : 'follower',
+      instanceId: randomUUID(),
+      namesItself: false,
+    }));
   }
 
-  async start(port = 0): Promise<this> {
+  /** The port of the first node (of the single node). */
+  get port(): number {
+    return this.nodes[0].port;
+  }
+
+  /** The connection string of the running server: a single node's, or every node's as gossip seeds. */
+  get url(): string {
+    return `esdb://${this.nodes.map((node) => `127.0.0.1:${node.port}`).join(',')}?tls=false`;
+  }
+
+  /** `esdb+discover://` on the first node: the client reads the members from its gossip. */
+  get discoverUrl(): string {
+    return `esdb+discover://127.0.0.1:${this.nodes[0].port}?tls=false`;
+  }
+
+  /** The URL of one node alone (a single-host URL, or a load balancer that landed there). */
+  nodeUrl(index: number): string {
+    return `esdb://127.0.0.1:${this.nodes[index].port}?tls=false`;
+  }
+
+  nodeState(index: number): NodeState {
+    return this.nodes[index].state;
+  }
+
+  get leaderIndex(): number | undefined {
+    return this.nodes.find((node) => node.state === 'leader')?.index;
+  }
+
+  /** Starts every node; the first on `port` when given (its earlier port on a restart). */
+  async start(port?: number): Promise<this> {
     // A fresh node writes a few system records before anything else; readers of $all must skip them.
     if (this.log.length === 0) {
       this.nextPosition = 1_024n;
       this.write('$$$scavenges', [systemEvent('$metadata', { $maxAge: 2_592_000 })]);
       this.write('$settings', [systemEvent('$settings', { $userStreamAcl: {} })]);
     }
-    const server = new grpc.Server();
+    for (const node of this.nodes) {
+      if (node.state === 'down') continue;
+      await this.startNode(node, node.index === 0 && port !== undefined ? port : node.port);
+    }
+    return this;
+  }
+
+  private async startNode(node: ClusterNode, port: number): Promise<void> {
+    // [VS] the Streams service receives no message over EffectiveMaxLogRecordSize (RESOURCE_EXHAUSTED beyond).
+    const server = new grpc.Server({ 'grpc.max_receive_message_length': MAX_RECEIVE_MESSAGE_SIZE });
     server.addService(streamsGrpc.StreamsService, {
-      read: (call: grpc.ServerWritableStream<S.ReadReq, S.ReadResp>) => this.onRead(call),
+      read: (call: grpc.ServerWritableStream<S.ReadReq, S.ReadResp>) => this.onRead(call, node),
       append: (
         call: grpc.ServerReadableStream<S.AppendReq, S.AppendResp>,
         callback: grpc.sendUnaryData<S.AppendResp>,
-      ) => this.onAppend(call, callback),
+      ) => this.onAppend(call, callback, node),
       batchAppend: (call: grpc.ServerDuplexStream<S.BatchAppendReq, S.BatchAppendResp>) => this.onBatchAppend(call),
       delete: (call: grpc.ServerUnaryCall<S.DeleteReq, S.DeleteResp>, callback: grpc.sendUnaryData<S.DeleteResp>) =>
-        this.onDelete(call, callback),
+        this.onDelete(call, callback, node),
       tombstone: (_call: unknown, callback: grpc.sendUnaryData<never>) =>
         callback({ code: grpc.status.UNIMPLEMENTED, details: 'tombstone is not implemented by the test double' }),
     });
@@ -165,13 +281,101 @@ export class EsdbTestServer {
       getSupportedMethods: (_call: unknown, callback: grpc.sendUnaryData<serverFeaturesPb.SupportedMethods>) =>
         this.onFeatures(callback),
     });
-    this.port = await new Promise<number>((resolve, reject) =>
+    server.addService(gossipGrpc.GossipService, {
+      read: (_call: unknown, callback: grpc.sendUnaryData<gossipPb.ClusterInfo>) => callback(null, this.gossip()),
+    });
+    node.port = await new Promise<number>((resolve, reject) =>
       server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (error, bound) =>
         error ? reject(error) : resolve(bound),
       ),
     );
-    this.server = server;
-    return this;
+    node.server = server;
+  }
+
+  private async stopNode(node: ClusterNode): Promise<void> {
+    for (const stalled of [...this.stalled]) {
+      if (stalled.node !== node) continue;
+      this.stalled.delete(stalled);
+      stalled.end();
+    }
+    for (const subscription of [...this.subscriptions])
+      if (subscription.node === node) this.subscriptions.delete(subscription);
+    node.server?.forceShutdown();
+    node.server = undefined;
+  }
+
+  /** [CL] the members as every node's gossip reports them. */
+  private gossip(): gossipPb.ClusterInfo {
+    const info = new gossipPb.ClusterInfo();
+    const { VNodeState } = gossipPb.MemberInfo;
+    for (const node of this.nodes) {
+      const member = new gossipPb.MemberInfo();
+      member.setInstanceId(new sharedPb.UUID().setString(node.instanceId));
+      member.setTimeStamp(String(BigInt(Date.now()) * 10_000n));
+      member.setState(
+        node.state === 'leader'
+          ? VNodeState.LEADER
+          : node.state === 'follower'
+            ? VNodeState.FOLLOWER
+            : node.state === 'electing'
+              ? node.namesItself
+                ? VNodeState.PRELEADER
+                : VNodeState.UNKNOWN
+              : VNodeState.SHUTDOWN,
+      );
+      member.setIsAlive(node.state !== 'down');
+      member.setHttpEndPoint(new gossipPb.EndPoint().setAddress('127.0.0.1').setPort(node.port));
+      info.addMembers(member);
+    }
+    return info;
+  }
+
+  /**
+   * [CL] The leader dies: its calls end, the others know no leader (they answer "not ready", or "not leader"
+   * naming themselves when `namesItself`), and the `any` idempotency cache is gone. Answers its index.
+   */
+  async killLeader(): Promise<number> {
+    const leader = this.nodes.find((node) => node.state === 'leader');
+    if (!leader) throw new Error('no leader to kill');
+    leader.state = 'down';
+    await this.stopNode(leader);
+    for (const node of this.nodes) if (node.state !== 'down') node.state = 'electing';
+    this.committedEvents = new Map();
+    return leader.index;
+  }
+
+  /** [CL] `index` wins the election: the other live nodes follow it. */
+  elect(index: number): void {
+    for (const node of this.nodes) {
+      if (node.state === 'down') continue;
+      node.state = node.index === index ? 'leader' : 'follower';
+      node.namesItself = false;
+    }
+  }
+
+  /** [CL] A node during an election answers "not leader" with its own endpoint (a stale or premature claim). */
+  nameItself(index: number): void {
+    this.nodes[index].namesItself = true;
+  }
+
+  /** [CL] A dead node comes back, on its port, as a follower (or electing, when there is no leader). */
+  async restartNode(index: number): Promise<void> {
+    const node = this.nodes[index];
+    if (node.state !== 'down') return;
+    node.state = this.leaderIndex === undefined ? 'electing' : 'follower';
+    await this.startNode(node, node.port);
+  }
+
+  /** [CL] Kills the leader, elects the next live node `electionMs` later, then starts the old leader again as a follower. */
+  async failover(electionMs = 300): Promise<{ from: number; to: number }> {
+    const from = await this.killLeader();
+    await new Promise((resolve) => setTimeout(resolve, electionMs));
+    const to =
+      this.nodes.find((node) => node.state !== 'down' && node.index > from)?.index ??
+      this.nodes.find((node) => node.state !== 'down')!.index;
+    this.elect(to);
+    await this.restartNode(from);
+    return { from, to };
   }
 
   /** Shuts the node down hard (every call fails) and starts it again on the same port with the same log. */
@@ -183,11 +387,10 @@ export class EsdbTestServer {
   }
 
   async stop(): Promise<void> {
-    for (const stalled of this.stalled) stalled.end();
-    this.stalled.clear();
+    clearTimeout(this.blackHole);
+    this.blackHole = undefined;
+    for (const node of this.nodes) await this.stopNode(node);
     this.subscriptions.clear();
-    this.server?.forceShutdown();
-    this.server = undefined;
   }
 
   /** The next `times` calls of `method` meet `fault`. */
@@ -205,6 +408,32 @@ export class EsdbTestServer {
       subscription.call.emit('error', { code, details: 'subscription dropped by the test server' });
     return dropped.length;
   }
+
+  /**
+   * Every subscription, and each one opened meanwhile, gets nothing more (no event, no checkpoint, no
+   * confirmation) while other calls work, until `keepAliveGivesUpMs` later they end with UNAVAILABLE, as the
+   * client's keep-alive ends a call nothing answers on. Infinity: until `endBlackHole()`.
+   */
+  blackHoleSubscriptions(keepAliveGivesUpMs = 20_000): void {
+    clearTimeout(this.blackHole);
+    this.blackHoleActive = true;
+    for (const subscription of this.subscriptions) subscription.silenced = true;
+    if (Number.isFinite(keepAliveGivesUpMs)) this.blackHole = setTimeout(() => this.endBlackHole(), keepAliveGivesUpMs);
+  }
+
+  /** Ends the black hole: the silenced subscriptions end with UNAVAILABLE; new ones work again. */
+  endBlackHole(): void {
+    clearTimeout(this.blackHole);
+    this.blackHole = undefined;
+    this.blackHoleActive = false;
+    for (const subscription of [...this.subscriptions]) {
+      if (!subscription.silenced) continue;
+      this.subscriptions.delete(subscription);
+      subscription.call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'keepalive timeout' });
+    }
+  }
+
+  private blackHoleActive = false;
 
   get liveSubscriptions(): number {
     return this.subscriptions.size;
@@ -264,7 +493,7 @@ export class EsdbTestServer {
       }
       size += eventSize;
     }
-    if (size > MAX_APPEND_SIZE) return { ok: false, error: 'max_append_size' };
+    if (size > this.maxAppendSize) return { ok: false, error: 'max_append_size', max: this.maxAppendSize };
     const current = this.currentRevision(streamId);
     const wrong = (): AppendOutcome => ({ ok: false, error: 'wrong_expected_version', current, expected });
     const events = this.streams.get(streamId)?.events ?? [];
@@ -348,11 +577,13 @@ export class EsdbTestServer {
     method: Method,
     answer: (error: grpc.ServiceError | Partial<grpc.StatusObject>) => void,
     hang: { end(): void },
+    node: ClusterNode,
   ): boolean {
-    const fault = this.faults.get(method)?.shift();
-    if (!fault) return false;
+    const fault = this.faults.get(method)?.[0];
+    if (!fault || fault === 'commit_timeout') return false;
+    this.faults.get(method)!.shift();
     if (fault === 'stall') {
-      this.stalled.add(hang);
+      this.stalled.add({ node, end: () => hang.end() });
       return true;
     }
     if (fault === 'access_denied' || fault === 'stream_deleted') {
@@ -367,12 +598,45 @@ export class EsdbTestServer {
     return true;
   }
 
+  /**
+   * [CL] A node that is not the leader refuses writes, and reads that ask for the leader: "not leader" with the
+   * leader's endpoint, or "not ready" while it knows none. True when it answered.
+   */
+  private refusedOffLeader(
+    node: ClusterNode,
+    call: { metadata: grpc.Metadata },
+    write: boolean,
+    answer: (error: Partial<grpc.StatusObject>) => void,
+  ): boolean {
+    if (node.state === 'leader') return false;
+    if (!write && call.metadata.get('requires-leader')[0] !== 'true') return false;
+    const leader = this.nodes.find((candidate) => candidate.state === 'leader');
+    const named = node.state === 'electing' && node.namesItself ? node : node.state === 'follower' ? leader : undefined;
+    if (named) {
+      this.notLeaderAnswers++;
+      answer({
+        code: grpc.status.NOT_FOUND,
+        details: 'Leader info available',
+        metadata: exceptionMetadata('not-leader', {
+          'leader-endpoint-host': '127.0.0.1',
+          'leader-endpoint-port': String(named.port),
+        }),
+      });
+    } else answer({ code: grpc.status.UNAVAILABLE, details: 'Server Is Not Ready' });
+    return true;
+  }
+
   private onFeatures(callback: grpc.sendUnaryData<serverFeaturesPb.SupportedMethods>): void {
     this.calls.features++;
     if (
-      this.faulted('features', (e) => callback(e), {
-        end: () => callback({ code: grpc.status.UNAVAILABLE }),
-      })
+      this.faulted(
+        'features',
+        (e) => callback(e),
+        {
+          end: () => callback({ code: grpc.status.UNAVAILABLE }),
+        },
+        this.nodes[0],
+      )
     )
       return;
     const methods = ['read', 'append', 'delete', 'batchappend'].map((name) => {
@@ -383,22 +647,32 @@ export class EsdbTestServer {
     });
     const answer = new serverFeaturesPb.SupportedMethods();
     answer.setMethodsList(methods);
-    answer.setEventStoreServerVersion('24.10.0-test-double');
+    answer.setEventStoreServerVersion(this.version);
     callback(null, answer);
   }
 
   private onAppend(
     call: grpc.ServerReadableStream<S.AppendReq, S.AppendResp>,
     callback: grpc.sendUnaryData<S.AppendResp>,
+    node: ClusterNode,
   ): void {
     this.calls.append++;
     this.noteLeaderRequirement(call);
+    call.on('error', () => undefined);
+    if (this.refusedOffLeader(node, call, true, (e) => callback(e))) return;
     if (
-      this.faulted('append', (e) => callback(e), {
-        end: () => callback({ code: grpc.status.UNAVAILABLE }),
-      })
+      this.faulted(
+        'append',
+        (e) => callback(e),
+        {
+          end: () => callback({ code: grpc.status.UNAVAILABLE }),
+        },
+        node,
+      )
     )
       return;
+    // [TO] answered as timed out, written a little later all the same.
+    const commitTimeout = this.faults.get('append')?.[0] === 'commit_timeout' && !!this.faults.get('append')!.shift();
     let streamId = '';
     let expected: Expected = 'any';
     const proposed: Proposed[] = [];
@@ -434,6 +708,11 @@ export class EsdbTestServer {
         callback(null, new AppendResp().setSuccess(success));
         return;
       }
+      if (commitTimeout) {
+        callback({ code: grpc.status.ABORTED, details: 'Operation timed out: Commit timed out.' });
+        setTimeout(() => this.append(streamId, expected, proposed, true), this.commitLaterMs);
+        return;
+      }
       const outcome = this.append(streamId, expected, proposed, true);
       if (outcome.ok) {
         const success = new AppendResp.Success();
@@ -458,7 +737,11 @@ export class EsdbTestServer {
         return;
       }
       callback(
-        outcome.error === 'max_append_event_size' ? eventSizeError(outcome) : appendError(outcome.error, streamId),
+        outcome.error === 'max_append_event_size'
+          ? eventSizeError(outcome)
+          : outcome.error === 'max_append_size'
+            ? appendSizeError(outcome.max)
+            : appendError(outcome.error, streamId),
       );
     });
   }
@@ -567,9 +850,9 @@ export class EsdbTestServer {
           resp.setError(
             rpcStatus(
               grpc.status.INVALID_ARGUMENT,
-              `Maximum Append Size of ${MAX_APPEND_SIZE} Exceeded.`,
+              `Maximum Append Size of ${outcome.max} Exceeded.`,
               'event_store.client.MaximumAppendSizeExceeded',
-              new sharedPb.MaximumAppendSizeExceeded().setMaxappendsize(MAX_APPEND_SIZE),
+              new sharedPb.MaximumAppendSizeExceeded().setMaxappendsize(outcome.max),
             ),
           );
         } else if (outcome.error === 'stream_deleted') {
@@ -600,13 +883,20 @@ export class EsdbTestServer {
   private onDelete(
     call: grpc.ServerUnaryCall<S.DeleteReq, S.DeleteResp>,
     callback: grpc.sendUnaryData<S.DeleteResp>,
+    node: ClusterNode,
   ): void {
     this.calls.delete++;
     this.noteLeaderRequirement(call);
+    if (this.refusedOffLeader(node, call, true, (e) => callback(e))) return;
     if (
-      this.faulted('delete', (e) => callback(e), {
-        end: () => callback({ code: grpc.status.UNAVAILABLE }),
-      })
+      this.faulted(
+        'delete',
+        (e) => callback(e),
+        {
+          end: () => callback({ code: grpc.status.UNAVAILABLE }),
+        },
+        node,
+      )
     )
       return;
     const options = call.request.getOptions()!;
@@ -639,17 +929,25 @@ export class EsdbTestServer {
 
   private noteLeaderRequirement(call: { metadata: grpc.Metadata }): void {
     if (call.metadata.get('requires-leader')[0] !== 'true') this.callsNotRequiringLeader++;
+    const name = call.metadata.get('connection-name')[0];
+    if (typeof name === 'string') this.connectionNames.add(name);
   }
 
-  private onRead(call: grpc.ServerWritableStream<S.ReadReq, S.ReadResp>): void {
+  private onRead(call: grpc.ServerWritableStream<S.ReadReq, S.ReadResp>, node: ClusterNode): void {
     const options = call.request.getOptions()!;
     const subscribing = options.hasSubscription();
     const method: Method = subscribing ? 'subscribe' : 'read';
     this.calls[method]++;
     this.noteLeaderRequirement(call);
     call.on('error', () => undefined);
+    if (this.refusedOffLeader(node, call, false, (e) => call.emit('error', e))) return;
     const hang = { end: () => call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'server shut down' }) };
-    if (this.faulted(method, (e) => call.emit('error', e), hang)) return;
+    if (this.faulted(method, (e) => call.emit('error', e), hang, node)) return;
+    if (this.denyAll && options.hasAll()) {
+      // Grpc/RpcExceptions.cs AccessDenied: the user may not read $all.
+      call.emit('error', appendError('access_denied', '$all'));
+      return;
+    }
     const uuidAsString = options.getUuidOption()?.hasString() ?? false;
     const forwards = options.getReadDirection() === streamsPb.ReadReq.Options.ReadDirection.FORWARDS;
     const count = options.hasCount()
@@ -702,10 +1000,13 @@ export class EsdbTestServer {
         caughtUp: false,
         waitingForDrain: false,
         uuidAsString,
+        node,
+        silenced: this.blackHoleActive,
       };
       this.subscriptions.add(subscription);
       call.on('cancelled', () => this.subscriptions.delete(subscription));
       call.on('close', () => this.subscriptions.delete(subscription));
+      if (subscription.silenced) return;
       const confirmation = new ReadResp.SubscriptionConfirmation().setSubscriptionId(randomUUID());
       call.write(new ReadResp().setConfirmation(confirmation));
       this.pump(subscription);
@@ -762,7 +1063,7 @@ export class EsdbTestServer {
 
   /** Sends what the subscriber has not seen yet, respecting the call's flow control. */
   private pump(subscription: LiveSubscription): void {
-    if (subscription.waitingForDrain || !this.subscriptions.has(subscription)) return;
+    if (subscription.waitingForDrain || subscription.silenced || !this.subscriptions.has(subscription)) return;
     const { call } = subscription;
     while (subscription.cursor < this.log.length) {
       const record = this.log[subscription.cursor++];
@@ -876,22 +1177,21 @@ function exceptionMetadata(exception: string, extra: Record<string, string> = {}
   return metadata;
 }
 
-function appendError(
-  error: 'stream_deleted' | 'max_append_size' | 'access_denied',
-  streamId: string,
-): Partial<grpc.StatusObject> {
+function appendSizeError(max: number): Partial<grpc.StatusObject> {
+  return {
+    code: grpc.status.INVALID_ARGUMENT,
+    details: `Maximum Append Size of ${max} Exceeded.`,
+    metadata: exceptionMetadata('maximum-append-size-exceeded', { 'maximum-append-size': String(max) }),
+  };
+}
+
+function appendError(error: 'stream_deleted' | 'access_denied', streamId: string): Partial<grpc.StatusObject> {
   switch (error) {
     case 'stream_deleted':
       return {
         code: grpc.status.FAILED_PRECONDITION,
         details: `Event stream '${streamId}' is deleted.`,
         metadata: exceptionMetadata('stream-deleted', { 'stream-name': streamId }),
-      };
-    case 'max_append_size':
-      return {
-        code: grpc.status.INVALID_ARGUMENT,
-        details: `Maximum Append Size of ${MAX_APPEND_SIZE} Exceeded.`,
-        metadata: exceptionMetadata('maximum-append-size-exceeded', { 'maximum-append-size': String(MAX_APPEND_SIZE) }),
       };
     default:
       return {
@@ -928,4 +1228,11 @@ function rpcStatus(
   any.pack(details.serializeBinary(), typeName);
   status.setDetails(any);
   return status;
+}
+
+/** Starts a three-node test cluster (node 0 the leader) on free loopback ports. */
+export async function startEsdbTestCluster(
+  options: Omit<EsdbTestServerOptions, 'nodes'> = {},
+): Promise<EsdbTestServer> {
+  return new EsdbTestServer({ ...options, nodes: 3 }).start();
 }

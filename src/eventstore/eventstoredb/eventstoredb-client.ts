@@ -111,3 +111,14 @@ export async function disposeClient(client: EventStoreDBClient): Promise<void> {
     .then((channel) => channel.close())
     .catch(() => undefined);
 }
+
+/**
+ * The connection string with one endpoint instead of its hosts (or its discovery host), its credentials and
+ * settings kept: where a replaced client starts when a "not leader" answer named the leader.
+ */
+export function onEndpoint(connectionString: string, endpoint: { address: string; port: number }): string {
+  return connectionString.replace(
+    /^esdb(?:\+discover)?:\/\/((?:[^@/?]*@)?)[^/?]*/i,
+    (_, credentials: string) => `esdb://${credentials}${endpoint.address}:${endpoint.port}`,
+  );
+}

@@ -9,6 +9,7 @@ import {
   END,
   EventStoreDBClient,
   FORWARDS,
+  NotLeaderError,
   START,
   StreamNotFoundError,
   WrongExpectedVersionError,
@@ -40,7 +41,7 @@ import {
   checkExpectedRevision,
 } from '../event-store.js';
 import { newEventId } from '../event-id.js';
-import { readAllVisible, cancelRead, newClient, disposeClient } from './eventstoredb-client.js';
+import { readAllVisible, cancelRead, newClient, disposeClient, onEndpoint } from './eventstoredb-client.js';
 import { EventStoreDbSubscription } from './eventstoredb-subscription.js';
 import {
   snapshotStreamOf,
@@ -49,6 +50,7 @@ import {
   toStoredEvent,
   toPosition,
   toStoreError,
+  refusedUnsent,
 } from './eventstoredb-mapping.js';
 
 const SNAPSHOT_EVENT_TYPE = 'Snapshot';
@@ -65,6 +67,14 @@ const PING_TIMEOUT_MS = 2_000;
 const HEALTH_STREAM = '$gateway-health';
 /** Consecutive failures of the connection before the client is thrown away and made again. */
 const FAILURES_BEFORE_NEW_CLIENT = 2;
+/**
+ * A client is replaced at most this often: during an election every call fails for a while, and clients made
+ * one after the other would each start from the URL again (146 clients in 1.2 s once, issue 31).
+ */
+const MIN_CLIENT_LIFE_MS = 1_000;
+/** Pauses between the tries of a call the cluster refused unanswered (no leader yet), doubled up to the last. */
+const RETRY_PAUSE_MS = 25;
+const RETRY_PAUSE_MAX_MS = 500;
 /**
  * A retired client keeps serving what it started for this long past the operation deadline before it is
  * disposed: disposing cancels its calls, and the client ends a cancelled read as if the stream had ended (a
@@ -98,8 +108,18 @@ export async function openEventStoreDbStore(
   for (let attempt = 1; ; attempt++) {
     try {
       await store.readAll({ maxCount: 1 });
+      store.opening = false;
       return store;
     } catch (error) {
+      // Refused, not unavailable: the user lacks a right, which no wait will give it.
+      if (error instanceof StoreRefusedError && error.code === 'access_denied') {
+        await store.close();
+        throw new StoreRefusedError(
+          'access_denied',
+          "the event store refused to let this user read $all (the stream of every event): the gateway follows $all for its read models and its cluster; give the user of EVENTSTORE_URL the right to read $all (a member of $admins or $ops, or named in the $r of $all's ACL, the metadata of $$$all)",
+          { cause: error },
+        );
+      }
       if (!(error instanceof StoreUnavailableError) || Date.now() >= deadline) {
         await store.close();
         throw error;
@@ -134,6 +154,16 @@ class EventStoreDbStore implements EventStore {
   readonly kind = 'eventstoredb' as const;
   private closed = false;
   private client: EventStoreDBClient;
+  /** When the current client was made. */
+  private clientSince = Date.now();
+  /** The leader a "not leader" answer named last: a replaced client starts there, not from the URL. */
+  private leader: { address: string; port: number } | undefined;
+  /** The current client was made for `leader` (not from the URL). */
+  private clientOnLeader = false;
+  /** Clients made, the first included (tests hold this bounded). */
+  clientsMade = 1;
+  /** Opening: only a redirect is tried again within a call; the opening loop waits for the rest, logging each try. */
+  opening = true;
   /** Clients replaced after repeated failures, disposed after a grace period or at close. */
   private readonly retired = new Set<EventStoreDBClient>();
   private consecutiveFailures = 0;
@@ -151,31 +181,65 @@ class EventStoreDbStore implements EventStore {
     this.client = newClient(connectionString);
   }
 
-  /** Runs one operation: counted for close(), bounded by the deadline, failures mapped and counted. */
+  /**
+   * Runs one operation: counted for close(), bounded by the deadline, failures mapped and counted. A cluster
+   * node that is not the leader answers "not leader" with the leader's endpoint: a redirect the client follows
+   * (it connects there), not a failure. What the cluster refused before doing anything (not the leader, no
+   * leader yet during an election, no connection) is tried again within the deadline, writes included; reads
+   * (`retry: 'read'`) are also tried again after any loss of the connection. A write whose outcome is unknown
+   * (a timeout, a connection lost under way) is not: it answers StoreUnavailableError (503).
+   */
   private run<T>(
     what: string,
     operation: (client: EventStoreDBClient) => Promise<T>,
-    options: { deadlineMs?: number; cancel?: () => void } = {},
+    options: { deadlineMs?: number; cancel?: () => void; retry?: 'read' | 'write' | 'none' } = {},
   ): Promise<T> {
     if (this.closed) return Promise.reject(new StoreUnavailableError('event store is closed'));
-    const client = this.client;
     const deadlineMs = options.deadlineMs ?? this.deadlineMs;
+    const until = Date.now() + deadlineMs;
+    const retry = options.retry ?? 'write';
+    let expired = false;
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
+        expired = true;
         options.cancel?.();
         reject(new StoreUnavailableError(`${what}: the event store did not answer within ${deadlineMs} ms`));
       }, deadlineMs);
     });
+    let client = this.client;
+    const attempts = async (): Promise<T> => {
+      for (let tries = 0; ; tries++) {
+        client = this.client;
+        try {
+          const result = await operation(client);
+          if (client === this.client) this.consecutiveFailures = 0;
+          return result;
+        } catch (error) {
+          const converted = error instanceof Error ? convertToCommandError(error) : error;
+          const mapped = toStoreError(error, what);
+          const unavailable = mapped instanceof StoreUnavailableError && !(mapped instanceof StoreRefusedError);
+          const unsent = refusedUnsent(converted);
+          if (converted instanceof NotLeaderError) this.followLeader(client, converted.leader);
+          else if (unavailable && unsent !== 'not_ready') this.failed(client);
+          const again = this.opening
+            ? unsent === 'not_leader'
+            : unavailable && retry !== 'none' && (unsent !== undefined || retry === 'read');
+          const pause = Math.min(RETRY_PAUSE_MS * 2 ** tries, RETRY_PAUSE_MAX_MS);
+          if (!again || expired || this.closed || Date.now() + pause >= until) throw mapped;
+          // The client switches to the leader (or reconnects) once the failed call has settled.
+          await new Promise((resolve) => setTimeout(resolve, pause));
+          if (expired) throw mapped;
+        }
+      }
+    };
     const done = (async () => {
       try {
-        const result = await Promise.race([operation(client), timedOut]);
-        if (client === this.client) this.consecutiveFailures = 0;
-        return result;
+        return await Promise.race([attempts(), timedOut]);
       } catch (error) {
-        const mapped = toStoreError(error, what);
-        if (mapped instanceof StoreUnavailableError && !(mapped instanceof StoreRefusedError)) this.failed(client);
-        throw mapped;
+        // Nothing answered within the deadline: a failure of the client too.
+        if (expired) this.failed(client);
+        throw toStoreError(error, what);
       } finally {
         clearTimeout(timer);
       }
@@ -185,15 +249,27 @@ class EventStoreDbStore implements EventStore {
     return done;
   }
 
+  /** A "not leader" answer named the leader: the client goes there by itself; a client made later starts there. */
+  private followLeader(client: EventStoreDBClient, leader: { address: string; port: number }): void {
+    if (client !== this.client) return;
+    this.leader = leader;
+  }
+
   /**
    * The client caches some failures for good (it reconnects only on UNAVAILABLE, and a timed-out
    * GetSupportedMethods probe is kept for every call that asks it): after repeated failures, start over with
-   * a new client.
+   * a new client, at most once per MIN_CLIENT_LIFE_MS. It starts at the leader last named, unless the client
+   * that failed was already made for it (that leader is gone: the URL again).
    */
   private failed(client: EventStoreDBClient): void {
     if (client !== this.client || ++this.consecutiveFailures < FAILURES_BEFORE_NEW_CLIENT || this.closed) return;
+    if (Date.now() - this.clientSince < MIN_CLIENT_LIFE_MS) return;
     this.consecutiveFailures = 0;
-    this.client = newClient(this.connectionString);
+    if (this.clientOnLeader) this.leader = undefined;
+    this.clientOnLeader = this.leader !== undefined;
+    this.client = newClient(this.leader ? onEndpoint(this.connectionString, this.leader) : this.connectionString);
+    this.clientSince = Date.now();
+    this.clientsMade += 1;
     this.retired.add(client);
     setTimeout(() => {
       if (this.retired.delete(client)) void disposeClient(client);
@@ -267,6 +343,7 @@ class EventStoreDbStore implements EventStore {
       await this.run(
         `read ${streamId}`,
         async (client) => {
+          events.length = 0;
           const read = client.readStream(streamId, {
             direction: backwards ? BACKWARDS : FORWARDS,
             fromRevision: options.fromRevision !== undefined ? BigInt(options.fromRevision) : backwards ? END : START,
@@ -277,7 +354,7 @@ class EventStoreDbStore implements EventStore {
             if (resolved.event) events.push(toStoredEvent(resolved.event, false));
           }
         },
-        { cancel: () => cancel?.() },
+        { cancel: () => cancel?.(), retry: 'read' },
       );
     } catch (error) {
       if (error instanceof StreamNotFoundError) return [];
@@ -306,11 +383,16 @@ class EventStoreDbStore implements EventStore {
       let seen = 0;
       let last: Position | undefined;
       let cancel: (() => void) | undefined;
+      const before = visible.length;
       // The chunk is read to its end even when it holds more than needed: it is bounded, and cancelling
       // a gRPC read half-way is costlier than the few surplus events. Each chunk has its own deadline.
       await this.run(
         'read $all',
         async (client) => {
+          // A try again starts the chunk over.
+          seen = 0;
+          last = undefined;
+          visible.length = before;
           const read = readAllVisible(client, from, chunk);
           cancel = () => cancelRead(read);
           for await (const resolved of read as AsyncIterable<AllStreamResolvedEvent>) {
@@ -323,7 +405,7 @@ class EventStoreDbStore implements EventStore {
               visible.push(toStoredEvent(event, true));
           }
         },
-        { cancel: () => cancel?.() },
+        { cancel: () => cancel?.(), retry: 'read' },
       );
       const reached = last;
       // A short chunk is the end of $all (the server counts only the events that pass its filter); a chunk that
@@ -455,16 +537,15 @@ class EventStoreDbStore implements EventStore {
             if (!(convertToCommandError(error as Error) instanceof StreamNotFoundError)) throw error;
           }
         },
-        { deadlineMs: PING_TIMEOUT_MS, cancel: () => cancel?.() },
+        // Health tells what the store answers now: never tried again.
+        { deadlineMs: PING_TIMEOUT_MS, cancel: () => cancel?.(), retry: 'none' },
       );
       if (this.writeFailing) {
         await this.run(
           'ping (write)',
           (client) =>
             client.appendToStream(snapshotStreamOf(HEALTH_STREAM), jsonEvent({ type: 'HealthChecked', data: {} })),
-          {
-            deadlineMs: PING_TIMEOUT_MS,
-          },
+          { deadlineMs: PING_TIMEOUT_MS, retry: 'none' },
         );
         this.writeFailing = false;
       }

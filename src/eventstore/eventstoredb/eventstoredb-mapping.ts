@@ -96,7 +96,7 @@ export function toMetadata(metadata: unknown): Record<string, unknown> {
 }
 
 /**
- * The server's `MaxAppendEventSize` (KurrentDB 24.10 and later: any one event over it refuses the append with
+ * The server's `MaxAppendEventSize` (KurrentDB 25.0 and later, 16 MiB by default from 25.1: any one event over it refuses the append with
  * the `maximum-append-event-size-exceeded` trailer) as the number it names, 0 when it names none; undefined for
  * any other error. The client knows only the older whole-append limit and hands this one over as an UnknownError
  * holding the gRPC status (`_raw`).
@@ -114,6 +114,29 @@ export function maxAppendEventSizeOf(error: unknown): number | undefined {
   return Number(value('maximum-append-event-size')) || 0;
 }
 
+/** grpc.status.RESOURCE_EXHAUSTED (the client may load a grpc-js of its own: the number, not its enum). */
+const RESOURCE_EXHAUSTED = 8;
+
+function grpcCodeOf(error: unknown): number | undefined {
+  const raw = (error as { _raw?: { code?: unknown } } | null)?._raw ?? error;
+  const code = (raw as { code?: unknown } | null)?.code;
+  return typeof code === 'number' ? code : undefined;
+}
+
+/**
+ * What the cluster refused before doing anything, so that a call, a write included, may be made again:
+ * `not_leader` (a follower named the leader, Grpc/RpcExceptions.cs LeaderInfo), `not_ready` (no leader during an
+ * election, or a node starting: "Server Is Not Ready" / "Server Is Too Busy"), `unreached` (no connection was
+ * made, no node found). Undefined for anything else, a write that may have been done among them.
+ */
+export function refusedUnsent(error: unknown): 'not_leader' | 'not_ready' | 'unreached' | undefined {
+  if (error instanceof NotLeaderError) return 'not_leader';
+  if (!(error instanceof Error)) return undefined;
+  if (error instanceof UnavailableError && /Server Is (?:Not Ready|Too Busy)/i.test(error.message)) return 'not_ready';
+  if (/failed to discover|no connection established|ECONNREFUSED/i.test(error.message)) return 'unreached';
+  return undefined;
+}
+
 /**
  * Connection-level failures become StoreUnavailableError and refusals StoreRefusedError (both the HTTP
  * layer's 503); conflicts and the rest pass through.
@@ -129,6 +152,15 @@ export function toStoreError(error: unknown, what: string): unknown {
     return new StoreRefusedError(
       'append_too_large',
       `${what}: larger than the event store's append limit (${converted.maxAppendSize} bytes)`,
+      { cause: error },
+    );
+  }
+  // gRPC's own limit on one message the server receives (KurrentDB: 16 MiB − 10,000 bytes for the Streams
+  // service): one event beyond it is refused before the server's own checks, with no exception trailer.
+  if (grpcCodeOf(converted) === RESOURCE_EXHAUSTED) {
+    return new StoreRefusedError(
+      'append_too_large',
+      `${what}: an event larger than the largest message the event store receives (${(converted as Error).message})`,
       { cause: error },
     );
   }

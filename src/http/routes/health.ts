@@ -8,6 +8,7 @@ export interface ClusterReport {
   pid: number;
   devicesOwned: number;
   members: Array<{ memberId: string; devices: number; self: boolean }>;
+  subscription?: { state: 'live' | 'behind'; behindMs: number };
 }
 
 export function healthRoutes(

@@ -32,6 +32,21 @@ export const HealthSchema = Type.Object({
               'Live members (heartbeating within LEASE_TIMEOUT) and how many devices each runs, as this process sees them.',
           },
         ),
+        subscription: Type.Optional(
+          Type.Object(
+            {
+              state: Type.Enum(['live', 'behind']),
+              behindMs: Type.Integer({
+                minimum: 0,
+                description: 'How long the oldest heartbeat of this process has not come back through it.',
+              }),
+            },
+            {
+              description:
+                'The subscription to the log this process follows the others by: `behind` (stalled, down or slow) once its own heartbeat has not come back through it for half of LEASE_TIMEOUT; meanwhile it takes no device.',
+            },
+          ),
+        ),
       },
       {
         description: `Several processes (GATEWAY_PROCESSES > 1 or GATEWAY_CLUSTER=true): which process answered and what it runs. ${ADMIN_ONLY}`,
