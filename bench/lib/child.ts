@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ROOT_DIR } from './paths.js';
 import { freePort } from './ports.js';
@@ -261,4 +261,21 @@ export function processCpuSeconds(pid: number): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** CPU seconds of a process and its children (the gateway's primary and its workers). */
+export function treeCpuSeconds(pid: number): number | undefined {
+  let total = processCpuSeconds(pid);
+  if (total === undefined) return undefined;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid)
+        total += processCpuSeconds(Number(entry)) ?? 0;
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return total;
 }

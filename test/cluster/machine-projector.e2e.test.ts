@@ -48,16 +48,12 @@ describe('GATEWAY_PROCESSES=2: one projector for the machine', CHILD_GATEWAY_TES
 
   it('serves every worker from one read-model file, with read-your-writes and webhooks through any worker', async () => {
     const dataDir = tempDir('dmg-machine-projector-');
-    gateway = await spawnGateway(
-      dataDir,
-      {
-        DEFAULT_ENGINE: 'sandbox',
-        GATEWAY_PROCESSES: '2',
-        LEASE_TIMEOUT: '2s',
-        WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
-      },
-      { startTimeoutMs: 90_000 },
-    );
+    gateway = await spawnGateway(dataDir, {
+      DEFAULT_ENGINE: 'sandbox',
+      GATEWAY_PROCESSES: '2',
+      LEASE_TIMEOUT: '2s',
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+    });
     const url = gateway.url;
     // Both workers listening (the second may start later than the first).
     await eventually(
