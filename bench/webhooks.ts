@@ -74,7 +74,7 @@ export async function measure(
     WEBHOOK_TIMEOUT_MS: '60000',
   };
   const nodes = oneMachine
-    ? [await spawnGateway({ env: { ...env, GATEWAY_PROCESSES: String(processes) } })]
+    ? [await spawnGateway({ env: { ...env, GATEWAY_PROCESSES: String(processes) }, startTimeoutMs: 180_000 })]
     : await spawnGateways(processes, { env });
   if (oneMachine) await everyProcessJoined(nodes[0], processes);
   const owners = new Owners(nodes);

@@ -168,6 +168,8 @@ export interface GatewayChild extends ChildServer {
 export interface SpawnGatewayOptions {
   /** Extra environment (e.g. DEFAULT_ENGINE). LOG_LEVEL defaults to warn. */
   env?: Record<string, string>;
+  /** How long /health may take to answer (default 30 s; longer under GATEWAY_PROCESSES: every worker loads the code). */
+  startTimeoutMs?: number;
 }
 
 /** Starts the real gateway as `node --import tsx src/main.ts`; stop() also deletes its DATA_DIR. */
@@ -196,6 +198,7 @@ export async function spawnGateways(count: number, options: SpawnGatewayOptions 
           script: 'src/main.ts',
           env: { LOG_LEVEL: 'warn', ...options.env, ...cluster, DATA_DIR: data.path, ADMIN_API_KEY: adminKey },
           healthPath: '/health',
+          ...(options.startTimeoutMs === undefined ? {} : { startTimeoutMs: options.startTimeoutMs }),
         }),
       );
     }
