@@ -12,15 +12,14 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Metric } from './lib/benchmark.js';
-import { readFileSync, readdirSync } from 'node:fs';
 import { get as httpGet } from 'node:http';
 import {
   type ChildServer,
   type GatewayChild,
   spawnGateway,
-  processCpuSeconds,
   spawnGateways,
   spawnServer,
+  treeCpuSeconds,
 } from './lib/child.js';
 import { type HttpLoadResult, loadHttp } from './lib/http-load.js';
 import { ratio, round } from './lib/stats.js';
@@ -221,23 +220,6 @@ async function appendCounts(gateway: GatewayChild, processes: number): Promise<{
     conflicts += counts.conflicts;
   }
   return { appends, conflicts };
-}
-
-/** CPU seconds of a process and its children (the gateway's primary and its workers). */
-function treeCpuSeconds(pid: number): number | undefined {
-  let total = processCpuSeconds(pid);
-  if (total === undefined) return undefined;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid)
-        total += processCpuSeconds(Number(entry)) ?? 0;
-    } catch {
-      // ended meanwhile
-    }
-  }
-  return total;
 }
 
 async function failover(): Promise<Metric> {

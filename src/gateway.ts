@@ -29,8 +29,10 @@ import { createEngines } from './engines/engines.js';
 import { createLogger } from './logger.js';
 import { StorageHealth } from './storage/storage-health.js';
 import { OutboundGuard } from './net/outbound-guard.js';
-import { DEFAULT_WAIT_TIMEOUT_MS, ProjectionRunner } from './projections/projection-runner.js';
-import { openReadModelDb } from './projections/read-model-db.js';
+import cluster from 'node:cluster';
+import { DEFAULT_WAIT_TIMEOUT_MS, ProjectionRunner, type ReadModelFeed } from './projections/projection-runner.js';
+import { READ_MODEL_FILE, openReadModelDb } from './projections/read-model-db.js';
+import { ProjectorLink, primaryChannel } from './projections/projector-link.js';
 import { EventMetrics } from './metrics/event-metrics.js';
 import { InstrumentedStore } from './metrics/instrumented-store.js';
 import { Metrics } from './metrics/metrics.js';
@@ -97,7 +99,7 @@ export interface Gateway {
   url: string;
   adminKey: string;
   store: EventStore;
-  projections: ProjectionRunner;
+  projections: ReadModelFeed;
   webhooks: Webhooks;
   /** The device actors: session commands, live connections, state changes. */
   sessions: Supervisor;
@@ -145,19 +147,25 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   );
   storage.probeWrite = () =>
     store.saveSnapshot(HEALTH_PROBE_STREAM, { revision: 0, state: { checkedAt: new Date().toISOString() } });
-  const readModelDb = openReadModelDb(config.dataDir, readModelFileOf(config.cluster.worker));
+  // A worker of GATEWAY_PROCESSES serves from the read models the machine's projector (its primary) writes.
+  const link = servesFromProjector(config)
+    ? new ProjectorLink(primaryChannel(), log, DEFAULT_WAIT_TIMEOUT_MS, clock)
+    : undefined;
+  // The file is set up by the projector: opened once it has answered (caught up with the log).
+  await link?.start();
+  const readModelDb = link
+    ? openReadModelDb(config.dataDir, READ_MODEL_FILE, { follower: true })
+    : openReadModelDb(config.dataDir, readModelFileOf(config.cluster.worker));
   const readModels = createReadModels(readModelDb, store, log, {
     otherWriters: config.cluster.leases,
     encryptionKey: config.encryptionKey,
   });
   const { devices, history, contacts, sending: sendingCore, messages } = readModels;
-  const projections = new ProjectionRunner(
-    store,
-    readModelDb,
-    readModels.projections,
-    log,
-    DEFAULT_WAIT_TIMEOUT_MS,
-    clock,
+  const projections: ReadModelFeed =
+    link?.main ?? new ProjectionRunner(store, readModelDb, readModels.projections, log, DEFAULT_WAIT_TIMEOUT_MS, clock);
+  link?.forgetters.push(
+    (deviceId) => devices.forget(deviceId),
+    (deviceId) => readModels.groups.forget(deviceId),
   );
   await projections.start();
   metrics.gauge(
@@ -309,7 +317,9 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     log,
     clock,
     ...(cluster ? { owns: cluster.owns } : {}),
+    ...(link ? { followed: { feed: link.webhooks, onWork: (wake) => (link.onWork = wake) } } : {}),
   });
+  if (link) link.forgetters.push((deviceId) => webhooks.forgetHook(deviceId));
   const sending = await startSending({
     config,
     store,
@@ -508,6 +518,10 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     },
   };
 }
+
+/** A worker forked by our primary (GATEWAY_PROCESSES > 1): the primary runs the machine's projector. */
+const servesFromProjector = (config: Config) =>
+  cluster.isWorker && config.cluster.processes > 1 && config.cluster.worker > 0;
 
 /** Requests under way when the gateway stops get this long to be answered before their connections are cut. */
 const SHUTDOWN_GRACE_MS = 10_000;

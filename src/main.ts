@@ -34,7 +34,7 @@ async function start(config: Config): Promise<void> {
   const log = createLogger(config.logLevel);
   tightenDataDir(config.dataDir);
   if (isPrimaryOf(config)) {
-    runPrimary(config, log);
+    await runPrimary(config, log);
     return;
   }
   const gateway = await startGateway(config, { logger: log });

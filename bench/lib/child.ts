@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ROOT_DIR } from './paths.js';
 import { freePort } from './ports.js';
@@ -168,6 +168,8 @@ export interface GatewayChild extends ChildServer {
 export interface SpawnGatewayOptions {
   /** Extra environment (e.g. DEFAULT_ENGINE). LOG_LEVEL defaults to warn. */
   env?: Record<string, string>;
+  /** How long /health may take to answer (default 30 s; longer under GATEWAY_PROCESSES: every worker loads the code). */
+  startTimeoutMs?: number;
 }
 
 /** Starts the real gateway as `node --import tsx src/main.ts`; stop() also deletes its DATA_DIR. */
@@ -196,6 +198,7 @@ export async function spawnGateways(count: number, options: SpawnGatewayOptions 
           script: 'src/main.ts',
           env: { LOG_LEVEL: 'warn', ...options.env, ...cluster, DATA_DIR: data.path, ADMIN_API_KEY: adminKey },
           healthPath: '/health',
+          ...(options.startTimeoutMs === undefined ? {} : { startTimeoutMs: options.startTimeoutMs }),
         }),
       );
     }
@@ -261,4 +264,21 @@ export function processCpuSeconds(pid: number): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** CPU seconds of a process and its children (the gateway's primary and its workers). */
+export function treeCpuSeconds(pid: number): number | undefined {
+  let total = processCpuSeconds(pid);
+  if (total === undefined) return undefined;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid)
+        total += processCpuSeconds(Number(entry)) ?? 0;
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return total;
 }

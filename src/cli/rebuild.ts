@@ -37,19 +37,16 @@ async function main(): Promise<void> {
 
 /**
  * The read-model files present in DATA_DIR, and those the configured processes use (so that a first
- * rebuild makes them): one lone `read-models.sqlite`, or one per worker under GATEWAY_PROCESSES.
+ * rebuild makes them): `read-models.sqlite` (a lone process, or the machine projector of GATEWAY_PROCESSES).
  */
 function readModelFiles(config: Config): string[] {
   const present = existsSync(config.dataDir)
     ? readdirSync(config.dataDir).filter((name) => READ_MODEL_FILE_NAME.test(name))
     : [];
-  const { processes, worker } = config.cluster;
-  const used =
-    worker > 0
-      ? [readModelFileOf(worker)]
-      : processes > 1
-        ? Array.from({ length: processes }, (_, i) => readModelFileOf(i + 1))
-        : [READ_MODEL_FILE];
+  // GATEWAY_PROCESSES' workers serve from the machine projector's read-models.sqlite; a process of
+  // GATEWAY_CLUSTER started on its own (GATEWAY_WORKER) keeps a file of its own.
+  const { worker } = config.cluster;
+  const used = worker > 0 ? [readModelFileOf(worker)] : [READ_MODEL_FILE];
   return [...new Set([...used, ...present])].sort();
 }
 

@@ -105,6 +105,11 @@ export class DevicesReadModel implements Projection, DeviceKeyDirectory {
     if (!columns.has('session_retry_at')) db.exec('ALTER TABLE devices ADD COLUMN session_retry_at TEXT');
   }
 
+  /** Drops the cached view of a device whose row another process changed (src/projections/projector-link.ts). */
+  forget(deviceId: string): void {
+    this.cache.delete(deviceId);
+  }
+
   reset(db: Database.Database): void {
     this.cache.clear();
     db.exec('DELETE FROM devices');

@@ -86,6 +86,11 @@ export class GroupsReadModel implements Projection {
     `);
   }
 
+  /** Drops the cached list of a device whose rows another process changed (src/projections/projector-link.ts). */
+  forget(deviceId: string): void {
+    this.lists.delete(deviceId);
+  }
+
   reset(db: Database.Database): void {
     db.exec('DELETE FROM groups; DELETE FROM group_participants;');
     this.lists.clear();

@@ -15,7 +15,7 @@ import { MediaIntake } from '../media/media-intake.js';
 import { MediaStore } from '../media/media-store.js';
 import type { OutboundGuard } from '../net/outbound-guard.js';
 import type { Projection } from '../projections/projection.js';
-import type { ProjectionRunner } from '../projections/projection-runner.js';
+import type { ReadModelFeed } from '../projections/projection-runner.js';
 import { DeletedDeviceOutboxes } from './commands/deleted-device-outboxes.js';
 import type { DeviceConnections } from './drain/device-connections.js';
 import { MessageDispatcher } from './drain/message-dispatcher.js';
@@ -59,7 +59,7 @@ export interface SendingDeps {
   };
   store: EventStore;
   /** Already started: the read models are caught up. */
-  projections: ProjectionRunner;
+  projections: ReadModelFeed;
   core: SendingCore;
   /** Whether a device exists now (the devices read model). */
   deviceExists: (deviceId: string) => boolean;

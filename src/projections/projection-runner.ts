@@ -39,6 +39,20 @@ export interface ReadModelProgress {
   settle(position: number): Promise<boolean>;
 }
 
+/**
+ * What the gateway needs of its read models, whoever feeds them: this process's own runner, or, under
+ * GATEWAY_PROCESSES, the machine's one projector (src/projections/projector-link.ts follows it).
+ */
+export interface ReadModelFeed extends ReadModelProgress {
+  /** Every read model includes all events up to here. */
+  readonly position: number;
+  /** The read models cannot be written (the last batch failed and none has succeeded since). */
+  readonly failing: boolean;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  rebuild(): Promise<{ events: number; seconds: number }>;
+}
+
 interface Waiter {
   position: number;
   resolve: () => void;
@@ -61,7 +75,7 @@ const storeIdentity = (kind: string, firstEventId: string | undefined) => `${kin
 /** How long a command waits for the read models to include its write before it answers without them. */
 export const DEFAULT_WAIT_TIMEOUT_MS = 10_000;
 
-export class ProjectionRunner implements ReadModelProgress {
+export class ProjectionRunner implements ReadModelFeed {
   /** Why the subscription last failed, until a batch is applied again. */
   private lastFailure: unknown;
 
@@ -79,6 +93,11 @@ export class ProjectionRunner implements ReadModelProgress {
   private readonly upsertCheckpoint: Database.Statement;
   /** Every read model includes all events up to here. */
   position = 0;
+  /**
+   * Told of each batch once it has committed (before the waiters are released): the machine's projector tells
+   * the processes that read its read models (src/cluster/machine-projector.ts).
+   */
+  onCommitted: ((events: readonly StoredEvent[]) => void) | undefined;
 
   constructor(
     private readonly store: EventStore,
@@ -388,6 +407,7 @@ export class ProjectionRunner implements ReadModelProgress {
     this.applied += events.length;
     this.position = last;
     this.lastFailure = undefined;
+    this.onCommitted?.(events);
     this.releaseWaiters();
   }
 

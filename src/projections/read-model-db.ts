@@ -6,14 +6,25 @@ import { FALLBACK_AUTOCHECKPOINT_PAGES, backgroundCheckpoints } from '../eventst
 export const READ_MODEL_FILE = 'read-models.sqlite';
 const READ_MODEL_MMAP_BYTES = 1024 ** 3;
 
-/** Each process of GATEWAY_PROCESSES keeps read models of its own (they are projections of the one log). */
+/**
+ * Processes of GATEWAY_CLUSTER started on their own (one machine each, or tests) keep read models of their own;
+ * the workers of GATEWAY_PROCESSES serve from the machine projector's READ_MODEL_FILE instead.
+ */
 export const readModelFileOf = (worker: number) => (worker > 0 ? `read-models.w${worker}.sqlite` : READ_MODEL_FILE);
 
 /**
  * Read models live in their own SQLite file beside the store (whichever store that is): they can be
  * deleted and rebuilt from the log at any time, so NORMAL sync is enough; the checkpoint commits with them.
  */
-export function openReadModelDb(dataDir: string, file = READ_MODEL_FILE): Database.Database {
+export function openReadModelDb(
+  dataDir: string,
+  file = READ_MODEL_FILE,
+  /**
+   * `follower`: another process (the machine projector) writes the file and checkpoints it; this connection
+   * reads, and writes only the odd cache row (contact lookups), never checkpointing on its thread.
+   */
+  options: { follower?: boolean } = {},
+): Database.Database {
   mkdirSync(dataDir, { recursive: true });
   const path = join(dataDir, file);
   const db = new Database(path);
@@ -26,6 +37,10 @@ export function openReadModelDb(dataDir: string, file = READ_MODEL_FILE): Databa
   // the page cache each row cost a pread (docs/notes/performance.md). Address space only: the kernel's page
   // cache holds the pages, shared, evictable.
   db.pragma(`mmap_size = ${READ_MODEL_MMAP_BYTES}`);
+  if (options.follower) {
+    db.pragma('wal_autocheckpoint = 0');
+    return db;
+  }
   // Checkpoints run on a thread of their own (src/eventstore/sqlite/background-checkpoints.ts); this
   // connection checkpoints only if the WAL outgrows the fallback. Its close releases that thread's connection.
   db.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);

@@ -7,7 +7,7 @@
  */
 import type { Logger } from 'pino';
 import type { EventStore } from '../eventstore/event-store.js';
-import type { ProjectionRunner } from '../projections/projection-runner.js';
+import type { ReadModelFeed } from '../projections/projection-runner.js';
 import { maskUrlCredentials, maskUrlsIn } from '../secrets/url-credentials.js';
 import { type Clock, type ClockTimer, systemClock } from '../time/clock.js';
 import { type WebhookDeliveryAttemptedData, webhooksStream } from './delivery-events.js';
@@ -54,7 +54,7 @@ export interface DispatcherDeps {
   /** Where the lane writer appends: read when an attempt turns out to be recorded already. */
   store: Pick<EventStore, 'readStream'>;
   /** The runner that feeds `model`: its position tells when a recorded attempt is visible. */
-  runner: ProjectionRunner;
+  runner: ReadModelFeed;
   model: WebhooksReadModel;
   queue: DeliveryQueue;
   sender: WebhookSender;

@@ -315,6 +315,11 @@ export class WebhooksReadModel implements Projection {
     return stored && (this.openedHooks.get(deviceId)?.url ?? this.secrets.openUrl(deviceId, stored));
   }
 
+  /** Drops the cached hook of a device whose row another process changed (src/projections/projector-link.ts). */
+  forget(deviceId: string): void {
+    this.forgetHook(deviceId);
+  }
+
   private forgetHook(deviceId: string): void {
     this.hooks.delete(deviceId);
     this.openedHooks.delete(deviceId);

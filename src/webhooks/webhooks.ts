@@ -11,7 +11,7 @@ import type { DeviceCommandHandler } from '../devices/device-registry.js';
 import { deterministicEventId } from '../eventstore/event-id.js';
 import type { EventStore } from '../eventstore/event-store.js';
 import type { OutboundGuard } from '../net/outbound-guard.js';
-import { DEFAULT_WAIT_TIMEOUT_MS, ProjectionRunner } from '../projections/projection-runner.js';
+import { DEFAULT_WAIT_TIMEOUT_MS, ProjectionRunner, type ReadModelFeed } from '../projections/projection-runner.js';
 import { type Clock, type ClockTimer, systemClock } from '../time/clock.js';
 import { DeliveryDispatcher } from './delivery-dispatcher.js';
 import { DeliveryLog } from './delivery-log.js';
@@ -42,6 +42,11 @@ export interface WebhooksOptions {
   owns?: (deviceId: string) => boolean;
   /** When retries are due and records old enough to prune (default: the system clock). */
   clock?: Clock;
+  /**
+   * GATEWAY_PROCESSES: the machine's projector feeds (and prunes) the webhooks read model; this process follows
+   * its position and is told of devices with work (src/projections/projector-link.ts).
+   */
+  followed?: { feed: ReadModelFeed; onWork(wake: (deviceId: string, rewound: boolean) => void): void };
 }
 
 export interface TestEventResult {
@@ -84,12 +89,12 @@ export class Webhooks {
   readonly deliveries: DeliveryLog;
 
   private constructor(
-    private readonly runner: ProjectionRunner,
+    private readonly runner: ReadModelFeed,
     private readonly model: WebhooksReadModel,
     private readonly dispatcher: DeliveryDispatcher,
     private readonly queue: DeliveryQueue,
     private readonly sender: WebhookSender,
-    private readonly pruner: ClockTimer,
+    private readonly pruner: ClockTimer | undefined,
     private readonly clock: Clock,
     private readonly log: Logger,
     lanes: DeliveryLaneWriter,
@@ -106,14 +111,16 @@ export class Webhooks {
     const clock = options.clock ?? systemClock;
     const secrets = new HookSecrets(options.encryptionKey);
     const model = new WebhooksReadModel(readModelDb, secrets);
-    const runner = new ProjectionRunner(
-      store,
-      readModelDb,
-      [model],
-      log.child({ component: 'webhooks' }),
-      DEFAULT_WAIT_TIMEOUT_MS,
-      clock,
-    );
+    const runner =
+      options.followed?.feed ??
+      new ProjectionRunner(
+        store,
+        readModelDb,
+        [model],
+        log.child({ component: 'webhooks' }),
+        DEFAULT_WAIT_TIMEOUT_MS,
+        clock,
+      );
     const queue = new DeliveryQueue({
       concurrency: settings.concurrency,
       hostRatePerSecond: settings.hostRatePerSecond,
@@ -133,14 +140,17 @@ export class Webhooks {
       clock,
       ...(options.owns ? { owns: options.owns } : {}),
     });
-    model.onWork = (deviceId, rewound) => dispatcher.wake(deviceId, rewound);
+    const wake = (deviceId: string, rewound: boolean) => dispatcher.wake(deviceId, rewound);
+    if (options.followed) options.followed.onWork(wake);
+    else model.onWork = wake;
     await runner.start();
     const prune = () => {
       const removed = model.prune(clock.now() - settings.retentionMs);
       if (removed > 0) log.info({ removed }, 'pruned old webhook delivery records');
     };
-    prune();
-    const pruner = clock.setInterval(prune, PRUNE_EVERY_MS).unref();
+    // The projector prunes the file it writes.
+    if (!options.followed) prune();
+    const pruner = options.followed ? undefined : clock.setInterval(prune, PRUNE_EVERY_MS).unref();
     dispatcher.start();
     return new Webhooks(runner, model, dispatcher, queue, sender, pruner, clock, log, lanes, deviceCommands, secrets);
   }
@@ -164,6 +174,11 @@ export class Webhooks {
     };
   }
 
+  /** Another process changed the device's hook (src/projections/projector-link.ts): its cached view goes. */
+  forgetHook(deviceId: string): void {
+    this.model.forget(deviceId);
+  }
+
   /** This process now runs the device (several processes): work off what is pending for it. */
   wake(deviceId: string): void {
     this.dispatcher.wake(deviceId);
@@ -175,7 +190,7 @@ export class Webhooks {
   }
 
   async stop(): Promise<void> {
-    this.clock.clear(this.pruner);
+    if (this.pruner) this.clock.clear(this.pruner);
     await this.dispatcher.stop();
     this.queue.close();
     await this.runner.stop();

@@ -1,6 +1,7 @@
 /**
  * `npm run rebuild` (the real command in a child process) rebuilds every read-model file of DATA_DIR: the
- * lone gateway's `read-models.sqlite` and, under GATEWAY_PROCESSES, each worker's `read-models.w<N>.sqlite`.
+ * lone gateway's (and GATEWAY_PROCESSES' machine projector's) `read-models.sqlite` and the `read-models.w<N>.sqlite` of
+ * processes started on their own under GATEWAY_CLUSTER (GATEWAY_WORKER).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -79,11 +80,11 @@ describe('npm run rebuild', { timeout: 120_000 }, () => {
     }
   });
 
-  it("with GATEWAY_PROCESSES and no read models yet, makes each worker's", async () => {
+  it("with GATEWAY_PROCESSES and no read models yet, makes the machine projector's one file, none per worker", async () => {
     const dataDir = await dataDirWithOneDevice();
     const done = runRebuild(dataDir, { GATEWAY_PROCESSES: '3' });
     expect(done.status, done.stderr).toBe(0);
-    for (const worker of [1, 2, 3]) expect(deviceIds(join(dataDir, `read-models.w${worker}.sqlite`))).toEqual(['kept']);
-    expect(existsSync(join(dataDir, 'read-models.w4.sqlite'))).toBe(false);
+    expect(deviceIds(join(dataDir, 'read-models.sqlite'))).toEqual(['kept']);
+    for (const worker of [1, 2, 3]) expect(existsSync(join(dataDir, `read-models.w${worker}.sqlite`))).toBe(false);
   });
 });

@@ -40,6 +40,8 @@ export interface SpawnOptions {
   ipc?: boolean;
   /** A command that runs the gateway's own command line given after it (unshare, a shell that never reaps it). */
   wrapper?: string[];
+  /** How long it may take to answer /health (default 30 s, 90 s under GATEWAY_PROCESSES). */
+  startTimeoutMs?: number;
 }
 
 /** The real gateway (src/main.ts) in its own process, so that it can be killed with SIGKILL mid-work. */
@@ -72,7 +74,8 @@ export async function spawnGateway(
   child.stderr!.on('data', (chunk) => (output += chunk));
   const url = `http://127.0.0.1:${port}`;
   const exited = once(child, 'exit');
-  const deadline = Date.now() + 30_000;
+  // GATEWAY_PROCESSES: a primary (its projector caught up first) and workers, each loading the code.
+  const deadline = Date.now() + (options.startTimeoutMs ?? (Number(env.GATEWAY_PROCESSES) > 1 ? 90_000 : 30_000));
   for (;;) {
     if (child.exitCode !== null) throw new Error(`gateway exited with ${child.exitCode}: ${output}`);
     if (Date.now() > deadline) {

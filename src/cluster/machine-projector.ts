@@ -1,0 +1,121 @@
+/**
+ * GATEWAY_PROCESSES=N: the machine's one projector, run by the node:cluster primary. It feeds every read model
+ * (the API's and the webhooks') into one file, read-models.sqlite, which every worker opens and serves from:
+ * each event is applied once per machine, not once per process (docs/architecture.md, "Several processes").
+ * After each committed batch it tells the workers how far it got, which devices' rows changed (their cached
+ * views go) and which devices have webhook deliveries to work off; a worker answers a request once the
+ * position of its append is reached, as it did with read models of its own (read-your-writes).
+ */
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import { LookupCache } from '../contacts/lookup-cache.js';
+import { withCurrentSchemas } from '../event-schemas.js';
+import type { EventStore, StoredEvent } from '../eventstore/event-store.js';
+import { openEventStore } from '../eventstore/open-event-store.js';
+import { ProjectionRunner } from '../projections/projection-runner.js';
+import type { ProjectedMessage } from '../projections/projector-link.js';
+import { READ_MODEL_FILE, openReadModelDb } from '../projections/read-model-db.js';
+import { createReadModels } from '../read-models.js';
+import { type Clock, type ClockTimer, systemClock } from '../time/clock.js';
+import { HookSecrets } from '../webhooks/hook-secrets.js';
+import { WebhooksReadModel } from '../webhooks/webhooks-read-model.js';
+
+const PRUNE_EVERY_MS = 3_600_000;
+/** How often a change of the runners' failing state is told, when no batch tells it. */
+const STATUS_EVERY_MS = 1_000;
+
+export interface MachineProjector {
+  /** Whatever the workers should hear: every message goes to each of them. */
+  onMessage: ((message: ProjectedMessage) => void) | undefined;
+  /** The status now, for a worker that says hello (nothing about devices: it has no cached views yet). */
+  status(): ProjectedMessage;
+  stop(): Promise<void>;
+}
+
+/** Opens the store and the machine's read models, catches up with the log, then follows it. */
+export async function startMachineProjector(
+  config: Config,
+  log: Logger,
+  clock: Clock = systemClock,
+): Promise<MachineProjector> {
+  const projectorLog = log.child({ component: 'projector' });
+  const store: EventStore = withCurrentSchemas(
+    await openEventStore(config, { log: projectorLog, startupTimeoutMs: Number.POSITIVE_INFINITY }),
+  );
+  const db = openReadModelDb(config.dataDir, READ_MODEL_FILE);
+  // The contact lookups' cache lives in the file too (written by the device's owner): made here, before any worker.
+  new LookupCache(db);
+  const readModels = createReadModels(db, store, projectorLog, {
+    otherWriters: true,
+    encryptionKey: config.encryptionKey,
+  });
+  const main = new ProjectionRunner(store, db, readModels.projections, projectorLog);
+  const hooksModel = new WebhooksReadModel(db, new HookSecrets(config.encryptionKey));
+  // Two runners, as in a lone gateway: webhook bookkeeping never delays the API's read-your-writes.
+  const hooks = new ProjectionRunner(store, db, [hooksModel], projectorLog.child({ runner: 'webhooks' }));
+
+  let pending: { devices: Set<string>; work: Map<string, boolean> } | undefined;
+  let lastFailing = false;
+  const projector: MachineProjector = {
+    onMessage: undefined,
+    status: () => ({
+      dmg: 'projected',
+      main: main.position,
+      webhooks: hooks.position,
+      failing: main.failing || hooks.failing,
+      devices: [],
+      work: [],
+    }),
+    stop: async () => {
+      clock.clear(pruner);
+      clock.clear(statusTimer);
+      await hooks.stop();
+      await main.stop();
+      await store.close();
+      db.close();
+    },
+  };
+  const tell = () => {
+    if (pending) return;
+    pending = { devices: new Set(), work: new Map() };
+    // Coalesced: one message for what the runners commit in a turn of the event loop.
+    setImmediate(() => {
+      const batch = pending!;
+      pending = undefined;
+      const message = projector.status();
+      lastFailing = message.failing;
+      message.devices = [...batch.devices];
+      message.work = [...batch.work];
+      projector.onMessage?.(message);
+    });
+  };
+  const committed = (events: readonly StoredEvent[]) => {
+    tell();
+    for (const event of events) {
+      const deviceId = (event.data as { deviceId?: unknown } | null)?.deviceId;
+      if (typeof deviceId === 'string') pending!.devices.add(deviceId);
+    }
+  };
+  main.onCommitted = committed;
+  hooks.onCommitted = committed;
+  hooksModel.onWork = (deviceId, rewound) => {
+    tell();
+    pending!.work.set(deviceId, rewound || pending!.work.get(deviceId) === true);
+  };
+  await main.start();
+  await hooks.start();
+  const prune = () => {
+    const removed = hooksModel.prune(clock.now() - config.webhooks.retentionMs);
+    if (removed > 0) projectorLog.info({ removed }, 'pruned old webhook delivery records');
+  };
+  prune();
+  const pruner: ClockTimer = clock.setInterval(prune, PRUNE_EVERY_MS).unref();
+  // A failure (or the recovery from it) with no batch to carry it.
+  const statusTimer: ClockTimer = clock
+    .setInterval(() => {
+      if ((main.failing || hooks.failing) !== lastFailing) tell();
+    }, STATUS_EVERY_MS)
+    .unref();
+  projectorLog.info({ position: main.position }, 'read models caught up; following the log');
+  return projector;
+}

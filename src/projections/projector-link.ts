@@ -1,0 +1,178 @@
+/**
+ * GATEWAY_PROCESSES=N: one projector per machine (src/cluster/machine-projector.ts, in the node:cluster primary)
+ * writes the read models every process serves from; a worker opens the same file and follows the projector's
+ * position, told over the IPC channel node:cluster opened, instead of projecting every event itself. A request
+ * still waits until the read models include its append (read-your-writes): its waiter is released when the
+ * projector says it got there.
+ */
+import type { Logger } from 'pino';
+import { type Clock, type ClockTimer, systemClock } from '../time/clock.js';
+import { DEFAULT_WAIT_TIMEOUT_MS, ProjectionLagError, type ReadModelFeed } from './projection-runner.js';
+
+/** What the projector tells its workers after each committed batch (coalesced), and in answer to a hello. */
+export interface ProjectedMessage {
+  dmg: 'projected';
+  /** The main runner's position (every read model the API serves from). */
+  main: number;
+  /** The webhooks runner's position. */
+  webhooks: number;
+  /** A runner's last batch failed and none has succeeded since (the read models' disk is full, say). */
+  failing: boolean;
+  /** The devices whose rows changed: cached views of them are dropped. */
+  devices: string[];
+  /** Devices with something new to deliver (WebhooksReadModel.onWork), and whether older records came back. */
+  work: Array<[string, boolean]>;
+}
+
+/** A worker asks for the projector's status when it starts (messages sent before it listened are lost). */
+export interface HelloMessage {
+  dmg: 'projector-hello';
+}
+
+export const isProjectedMessage = (message: unknown): message is ProjectedMessage =>
+  typeof message === 'object' && message !== null && (message as { dmg?: unknown }).dmg === 'projected';
+
+export const isHelloMessage = (message: unknown): message is HelloMessage =>
+  typeof message === 'object' && message !== null && (message as { dmg?: unknown }).dmg === 'projector-hello';
+
+interface Waiter {
+  position: number;
+  resolve: () => void;
+  reject: (error: Error) => void;
+  timer: ClockTimer;
+}
+
+/** One runner of the projector, as a worker sees it: its position, and waits for it. */
+export class FollowedProjections implements ReadModelFeed {
+  position = 0;
+  failing = false;
+  private waiters: Waiter[] = [];
+
+  constructor(
+    private readonly link: ProjectorLink,
+    private readonly log: Logger,
+    private readonly waitTimeoutMs = DEFAULT_WAIT_TIMEOUT_MS,
+    private readonly clock: Clock = systemClock,
+  ) {}
+
+  /** Resolves once the projector has caught up with the log (it says so in its first answer). */
+  start(): Promise<void> {
+    return this.link.start();
+  }
+
+  async stop(): Promise<void> {
+    this.link.stop();
+    return Promise.resolve();
+  }
+
+  rebuild(): Promise<{ events: number; seconds: number }> {
+    return Promise.reject(new Error('the read models are rebuilt by the machine projector, not by a worker'));
+  }
+
+  waitFor(position: number): Promise<void> {
+    if (this.position >= position) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = this.clock.setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w.timer !== timer);
+        reject(
+          new ProjectionLagError(`read models did not reach position ${position} within ${this.waitTimeoutMs} ms`),
+        );
+      }, this.waitTimeoutMs);
+      this.waiters.push({ position, resolve, reject, timer });
+    });
+  }
+
+  async settle(position: number): Promise<boolean> {
+    try {
+      await this.waitFor(position);
+      return true;
+    } catch (error) {
+      if (!(error instanceof ProjectionLagError)) throw error;
+      this.log.warn({ position, err: error }, 'read models lag behind a write that succeeded; answering without them');
+      return false;
+    }
+  }
+
+  /** The projector got to `position`. */
+  advance(position: number, failing: boolean): void {
+    this.failing = failing;
+    if (position <= this.position) return;
+    this.position = position;
+    if (this.waiters.length === 0) return;
+    const still: Waiter[] = [];
+    for (const waiter of this.waiters) {
+      if (waiter.position <= position) {
+        this.clock.clear(waiter.timer);
+        waiter.resolve();
+      } else still.push(waiter);
+    }
+    this.waiters = still;
+  }
+}
+
+/** The IPC side of a worker: a hello at start, then every `projected` message handed to its followers. */
+export interface ProjectorChannel {
+  send(message: HelloMessage): void;
+  onMessage(listener: (message: unknown) => void): () => void;
+}
+
+/** node:cluster's channel to the primary (a worker only). */
+export const primaryChannel = (): ProjectorChannel => ({
+  send: (message) => {
+    process.send?.(message);
+  },
+  onMessage: (listener) => {
+    process.on('message', listener);
+    return () => process.off('message', listener);
+  },
+});
+
+export class ProjectorLink {
+  readonly main: FollowedProjections;
+  readonly webhooks: FollowedProjections;
+  /** Cached views to drop when a device's rows change (the devices, groups and hooks read models' caches). */
+  readonly forgetters: Array<(deviceId: string) => void> = [];
+  /** Told of devices with something new to deliver (the webhook dispatcher's wake). */
+  onWork: (deviceId: string, rewound: boolean) => void = () => undefined;
+  private started: Promise<void> | undefined;
+  private unlisten: (() => void) | undefined;
+  private firstAnswer: (() => void) | undefined;
+
+  constructor(
+    private readonly channel: ProjectorChannel,
+    log: Logger,
+    waitTimeoutMs = DEFAULT_WAIT_TIMEOUT_MS,
+    clock: Clock = systemClock,
+  ) {
+    this.main = new FollowedProjections(this, log, waitTimeoutMs, clock);
+    this.webhooks = new FollowedProjections(this, log.child({ component: 'webhooks' }), waitTimeoutMs, clock);
+  }
+
+  /** Listens, says hello, and resolves at the projector's first answer. Idempotent. */
+  start(): Promise<void> {
+    this.started ??= new Promise<void>((resolve) => {
+      this.firstAnswer = resolve;
+      this.unlisten = this.channel.onMessage((message) => {
+        if (isProjectedMessage(message)) this.receive(message);
+      });
+      this.channel.send({ dmg: 'projector-hello' });
+    });
+    return this.started;
+  }
+
+  stop(): void {
+    this.unlisten?.();
+    this.unlisten = undefined;
+  }
+
+  receive(message: ProjectedMessage): void {
+    // Views first: a request released below reads the rows as the projector committed them.
+    for (const deviceId of message.devices) for (const forget of this.forgetters) forget(deviceId);
+    this.main.advance(message.main, message.failing);
+    this.webhooks.advance(message.webhooks, message.failing);
+    for (const [deviceId, rewound] of message.work) this.onWork(deviceId, rewound);
+    const first = this.firstAnswer;
+    this.firstAnswer = undefined;
+    first?.();
+  }
+}
