@@ -13,6 +13,7 @@ import { BlocklistReadModel } from './account/blocklist-read-model.js';
 import { SettingsReadModel } from './settings/settings-read-model.js';
 import { SealedText } from './secrets/sealed-text.js';
 import { HookSecrets } from './webhooks/hook-secrets.js';
+import { OutputsReadModel } from './outputs/outputs-read-model.js';
 
 /**
  * Every read model of the gateway over one read-model database: the gateway serves from them and
@@ -32,6 +33,8 @@ export interface ReadModels {
   blocklist: BlocklistReadModel;
   /** Each device's settings (call rejection, proxy). */
   settings: SettingsReadModel;
+  /** The broker outputs (RabbitMQ, NATS JetStream) with their positions. */
+  outputs: OutputsReadModel;
   /** Fed by the main runner. */
   projections: Projection[];
 }
@@ -54,6 +57,7 @@ export function createReadModels(
   const groups = new GroupsReadModel(db);
   const blocklist = new BlocklistReadModel(db);
   const settings = new SettingsReadModel(db, new SealedText(options.encryptionKey));
+  const outputs = new OutputsReadModel(db);
   return {
     devices,
     history,
@@ -63,7 +67,8 @@ export function createReadModels(
     groups,
     blocklist,
     settings,
-    projections: [devices, history, ...sending.projections, contacts, messages, groups, blocklist, settings],
+    outputs,
+    projections: [devices, history, ...sending.projections, contacts, messages, groups, blocklist, settings, outputs],
   };
 }
 
