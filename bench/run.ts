@@ -38,6 +38,7 @@ const BENCHMARKS: ReadonlyArray<() => Promise<Benchmark>> = [
   () => import('./conversations.js'),
   () => import('./cluster.js'),
   () => import('./groups.js'),
+  () => import('./outputs.js'),
 ];
 
 async function main(): Promise<number> {
