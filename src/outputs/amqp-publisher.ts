@@ -17,6 +17,8 @@ interface Connection {
 
 export class AmqpPublisher implements Publisher {
   private connection: Connection | undefined;
+  /** Moves on at every close: a connection that opens after a close is closed at once, not kept. */
+  private generation = 0;
 
   constructor(
     private readonly url: string,
@@ -25,7 +27,7 @@ export class AmqpPublisher implements Publisher {
   ) {}
 
   async publish(messages: readonly OutgoingMessage[]): Promise<void> {
-    const connection = (this.connection ??= await this.connect());
+    const connection = (this.connection ??= await this.open());
     const { channel, closed } = connection;
     try {
       const confirms = messages.map(
@@ -56,10 +58,19 @@ export class AmqpPublisher implements Publisher {
   }
 
   async close(): Promise<void> {
+    this.generation += 1;
     const connection = this.connection;
     this.connection = undefined;
     if (!connection) return;
     await connection.model.close().catch(() => undefined);
+  }
+
+  private async open(): Promise<Connection> {
+    const generation = this.generation;
+    const connection = await this.connect();
+    if (generation === this.generation) return connection;
+    await connection.model.close().catch(() => undefined);
+    throw new Error('the publisher was closed while it connected');
   }
 
   private async connect(): Promise<Connection> {

@@ -20,6 +20,8 @@ interface Connection {
 
 export class NatsPublisher implements Publisher {
   private connection: Connection | undefined;
+  /** Moves on at every close: a connection that opens after a close is closed at once, not kept. */
+  private generation = 0;
 
   constructor(
     private readonly url: string,
@@ -30,7 +32,7 @@ export class NatsPublisher implements Publisher {
   ) {}
 
   async publish(messages: readonly OutgoingMessage[]): Promise<void> {
-    const connection = (this.connection ??= await this.connect());
+    const connection = (this.connection ??= await this.open());
     const { js, closed } = connection;
     try {
       const acks = messages.map((message) => {
@@ -48,10 +50,19 @@ export class NatsPublisher implements Publisher {
   }
 
   async close(): Promise<void> {
+    this.generation += 1;
     const connection = this.connection;
     this.connection = undefined;
     if (!connection) return;
     await connection.nc.close().catch(() => undefined);
+  }
+
+  private async open(): Promise<Connection> {
+    const generation = this.generation;
+    const connection = await this.connect();
+    if (generation === this.generation) return connection;
+    await connection.nc.close().catch(() => undefined);
+    throw new Error('the publisher was closed while it connected');
   }
 
   private async connect(): Promise<Connection> {

@@ -3,7 +3,7 @@
  * forward (a record at or behind it, from a process that published the same events again, records nothing); an
  * error is recorded when it differs from the last one (a streak of the same failure is one event), and null when
  * publishing works again. Nothing is recorded for an output deleted or never made, but a change or deletion of
- * one is refused (`not_found`).
+ * one is refused (`not_found`), as a second deletion is.
  */
 import type { Decider } from '../commands/decider.js';
 import { DomainError } from '../errors/domain-error.js';
@@ -78,10 +78,8 @@ export const outputDecider: Decider<OutputState, OutputCommand, OutputEvent> = {
         return [{ type: 'OutputChanged', data: { outputId: command.outputId, ...changed, changedAt: command.at } }];
       }
       case 'DeleteOutput':
-        if (!state.output) throw outputNotFound(command.outputId);
-        return state.deleted
-          ? []
-          : [{ type: 'OutputDeleted', data: { outputId: command.outputId, deletedAt: command.at } }];
+        if (!state.output || state.deleted) throw outputNotFound(command.outputId);
+        return [{ type: 'OutputDeleted', data: { outputId: command.outputId, deletedAt: command.at } }];
       case 'RecordPosition':
         if (!state.output || state.deleted || command.position <= state.position) return [];
         return [

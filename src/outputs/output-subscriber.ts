@@ -44,6 +44,9 @@ export class OutputSubscriber {
   /** Why publishing fails now; null while it works. */
   lastError: string | null = null;
   private stopped = false;
+  private markStopped: () => void = () => undefined;
+  /** Resolves once stop() is called. */
+  private readonly stopping = new Promise<void>((resolve) => (this.markStopped = resolve));
   private dirty = true;
   /** Ends an idle wait (something new in the log). */
   private resume: (() => void) | undefined;
@@ -76,6 +79,7 @@ export class OutputSubscriber {
   /** Stops publishing (a batch in flight is not recorded: it goes again), records the position reached, closes the connection. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.markStopped();
     this.cancel?.();
     await this.deps.publisher.close();
     await this.running;
@@ -130,7 +134,9 @@ export class OutputSubscriber {
     for (;;) {
       if (this.stopped) return false;
       try {
-        await this.deps.publisher.publish(messages);
+        // A batch in flight is cut short by stop(): it is not recorded and goes again after the restart.
+        await Promise.race([this.deps.publisher.publish(messages), this.stopping]);
+        if (this.stopped) return false;
         this.deps.onPublished?.(messages.length);
         if (this.lastError !== null) {
           this.lastError = null;

@@ -45,7 +45,7 @@ describe('output decider', () => {
       .given([created, deleted])
       .when({ type: 'ChangeOutput', outputId: 'o1', change: {}, at })
       .thenRefused('not_found');
-    spec.given([created, deleted]).when({ type: 'DeleteOutput', outputId: 'o1', at }).thenNothing();
+    spec.given([created, deleted]).when({ type: 'DeleteOutput', outputId: 'o1', at }).thenRefused('not_found');
   });
 
   it('records an error once per streak, and its end', () => {
