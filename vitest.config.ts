@@ -19,6 +19,7 @@ const ON_EVENTSTOREDB = [
   'test/webhooks/sandbox.e2e.test.ts',
   'test/devices/crash.e2e.test.ts',
   'test/groups/groups.e2e.test.ts',
+  'test/outputs/outputs.e2e.test.ts',
 ];
 
 export default defineConfig({

@@ -39,6 +39,7 @@ const BENCHMARKS: ReadonlyArray<() => Promise<Benchmark>> = [
   () => import('./cluster.js'),
   () => import('./groups.js'),
   () => import('./scale.js'),
+  () => import('./outputs.js'),
 ];
 
 async function main(): Promise<number> {

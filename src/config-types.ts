@@ -50,6 +50,8 @@ export interface Config {
   stream: StreamSettings;
   /** Several processes on one store (docs/configuration.md and docs/operations.md, "Several processes"). */
   cluster: ClusterSettings;
+  /** Broker outputs (POST /outputs): the longest pause between tries while a broker fails. */
+  outputs: { retryMaxDelayMs: number };
 }
 
 export interface ClusterSettings {

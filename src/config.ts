@@ -118,6 +118,9 @@ function readConfig(env: Env): Config {
       flushMs: read.duration('STREAM_FLUSH_INTERVAL', '25ms', { min: 0, max: 1_000 }),
     },
     cluster: readClusterSettings(read, env),
+    outputs: {
+      retryMaxDelayMs: read.duration('OUTPUT_RETRY_MAX_DELAY', '30s', { min: 100, max: 3_600_000 }),
+    },
   };
 }
 

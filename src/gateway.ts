@@ -76,6 +76,10 @@ import { accountRoutes } from './http/routes/account.js';
 import { SettingsCommands } from './settings/settings-commands.js';
 import { settingsRoutes } from './http/routes/settings.js';
 import { SealedText } from './secrets/sealed-text.js';
+import { OutputCommands } from './outputs/output-commands.js';
+import { OutputUrls } from './outputs/output-url.js';
+import { Outputs } from './outputs/outputs.js';
+import { outputRoutes } from './http/routes/outputs.js';
 import { type Clock, systemClock } from './time/clock.js';
 
 export interface GatewayOptions {
@@ -341,6 +345,30 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const stream = new EventStreamHub(store, { ...config.stream, log });
   stream.start(projections.position);
 
+  // Broker outputs (RabbitMQ, NATS JetStream): subscribers of the log, run by one process of the machine.
+  const outputUrls = new OutputUrls(config.encryptionKey);
+  const outputCommands = new OutputCommands({
+    store,
+    outputs: readModels.outputs,
+    projections,
+    head: () => projections.position,
+    urls: outputUrls,
+    now: () => clock.now(),
+  });
+  const outputs = new Outputs({
+    store,
+    outputs: readModels.outputs,
+    commands: outputCommands,
+    urls: outputUrls,
+    projections,
+    log,
+    clock,
+    retryMaxDelayMs: config.outputs.retryMaxDelayMs,
+    publishes: config.cluster.worker <= 1,
+    metrics,
+  });
+  outputs.start();
+
   const routes: RouteSpec[] = [];
   const openApi = buildLazy(() =>
     buildOpenApiDocument(routes, {
@@ -360,6 +388,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   );
   routes.push(...hookRoutes({ webhooks, guard: outboundGuard }));
   routes.push(...streamRoutes(stream), ...dashboardRoutes(options.dashboardDir));
+  routes.push(...outputRoutes({ commands: outputCommands, outputs }));
   // Large media bodies (sends, sandbox inbound media) are read a few at a time.
   const bodyGate = new BodyGate({
     concurrency: config.server.largeBodyConcurrency,
@@ -509,6 +538,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       sink.stop();
       retention.stop();
       await webhooks.stop();
+      await outputs.stop();
       outboundGuard.destroy();
       await eventMetrics.stop();
       await projections.stop();

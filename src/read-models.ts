@@ -14,6 +14,7 @@ import { SettingsReadModel } from './settings/settings-read-model.js';
 import { SealedText } from './secrets/sealed-text.js';
 import { HookSecrets } from './webhooks/hook-secrets.js';
 import { DailyActivityReadModel } from './activity/daily-activity-read-model.js';
+import { OutputsReadModel } from './outputs/outputs-read-model.js';
 
 /**
  * Every read model of the gateway over one read-model database: the gateway serves from them and
@@ -35,6 +36,8 @@ export interface ReadModels {
   settings: SettingsReadModel;
   /** Messages sent, received and failed per device and UTC day (GET /overview). */
   activity: DailyActivityReadModel;
+  /** The broker outputs (RabbitMQ, NATS JetStream) with their positions. */
+  outputs: OutputsReadModel;
   /** Fed by the main runner. */
   projections: Projection[];
 }
@@ -58,6 +61,7 @@ export function createReadModels(
   const blocklist = new BlocklistReadModel(db);
   const settings = new SettingsReadModel(db, new SealedText(options.encryptionKey));
   const activity = new DailyActivityReadModel(db);
+  const outputs = new OutputsReadModel(db);
   return {
     devices,
     history,
@@ -68,7 +72,19 @@ export function createReadModels(
     blocklist,
     settings,
     activity,
-    projections: [devices, history, ...sending.projections, contacts, messages, groups, blocklist, settings, activity],
+    outputs,
+    projections: [
+      devices,
+      history,
+      ...sending.projections,
+      contacts,
+      messages,
+      groups,
+      blocklist,
+      settings,
+      activity,
+      outputs,
+    ],
   };
 }
 

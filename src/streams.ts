@@ -41,6 +41,9 @@ import { SETTINGS_EVENT_TYPES, settingsStream } from './settings/settings-events
 import { deliveryLaneDecider } from './webhooks/delivery-lane-decider.js';
 import { DELIVERY_EVENT_TYPES, webhooksStream } from './webhooks/delivery-events.js';
 import { createLaneWriter } from './webhooks/webhooks.js';
+import { outputDecider } from './outputs/output-decider.js';
+import { OutputCommands } from './outputs/output-commands.js';
+import { OUTPUT_EVENT_TYPES, outputStream } from './outputs/output-events.js';
 
 /** An export of a module under src/: the file that declares it, its name there, and the value itself. */
 export interface Declared<T = unknown> {
@@ -50,7 +53,7 @@ export interface Declared<T = unknown> {
 }
 
 export interface StreamKind {
-  /** Every stream of the kind is named `<prefix><id>` (a device id; a member id for `member-`). */
+  /** Every stream of the kind is named `<prefix><id>` (a device id; a member id for `member-`, an output id for `output-`). */
   prefix: string;
   /** The stream of one id. */
   stream: (id: string) => string;
@@ -159,5 +162,13 @@ export const STREAMS: readonly StreamKind[] = [
     eventsFile: 'src/webhooks/delivery-events.ts',
     decider: declared('src/webhooks/delivery-lane-decider.ts', 'deliveryLaneDecider', deliveryLaneDecider),
     writer: declared('src/webhooks/webhooks.ts', 'createLaneWriter', createLaneWriter),
+  },
+  {
+    prefix: 'output-',
+    stream: outputStream,
+    eventTypes: OUTPUT_EVENT_TYPES,
+    eventsFile: 'src/outputs/output-events.ts',
+    decider: declared('src/outputs/output-decider.ts', 'outputDecider', outputDecider),
+    writer: declared('src/outputs/output-commands.ts', 'OutputCommands', OutputCommands),
   },
 ];

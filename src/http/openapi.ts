@@ -83,6 +83,11 @@ const TAGS: ReadonlyArray<{ name: string; description: string }> = [
     name: 'Live event stream',
     description: 'Server-sent events with the webhook envelopes, resumable from any position of the log.',
   },
+  {
+    name: 'Outputs',
+    description:
+      'Events published to RabbitMQ or NATS JetStream (admin key): at least once, in order per device, resumed from the log after any outage.',
+  },
   { name: 'System', description: 'Health, metrics, this document and its docs page.' },
 ];
 const LAST_TAG = {

@@ -1,0 +1,101 @@
+/**
+ * Publishes to RabbitMQ (AMQP 0-9-1, amqplib): a durable topic exchange, asserted on every connection, and a
+ * confirm channel; a batch is published in order on that one channel (so the broker routes it in order) and
+ * succeeds once every message is confirmed. Messages are persistent, with `messageId` the event's log position.
+ * A closed channel or connection fails what is unconfirmed; the next batch connects again.
+ */
+import amqp, { type ChannelModel, type ConfirmChannel } from 'amqplib';
+import type { OutgoingMessage } from './output-message.js';
+import { PUBLISH_TIMEOUT_MS, type Publisher, within } from './output-publisher.js';
+
+interface Connection {
+  model: ChannelModel;
+  channel: ConfirmChannel;
+  /** Rejects once the channel or the connection closes (never resolves). */
+  closed: Promise<never>;
+}
+
+export class AmqpPublisher implements Publisher {
+  private connection: Connection | undefined;
+  /** Moves on at every close: a connection that opens after a close is closed at once, not kept. */
+  private generation = 0;
+
+  constructor(
+    private readonly url: string,
+    private readonly exchange: string,
+    private readonly timeoutMs = PUBLISH_TIMEOUT_MS,
+  ) {}
+
+  async publish(messages: readonly OutgoingMessage[]): Promise<void> {
+    const connection = (this.connection ??= await this.open());
+    const { channel, closed } = connection;
+    try {
+      const confirms = messages.map(
+        (message) =>
+          new Promise<void>((resolve, reject) => {
+            channel.publish(
+              this.exchange,
+              message.key,
+              message.body,
+              {
+                messageId: message.id,
+                persistent: true,
+                contentType: 'application/json',
+                type: message.event,
+                timestamp: Math.floor(message.timestamp / 1000),
+                appId: 'device-messaging-gateway',
+                headers: { deviceId: message.deviceId, eventId: message.eventId },
+              },
+              (error: unknown) => (error ? reject(asError(error)) : resolve()),
+            );
+          }),
+      );
+      await within(Promise.race([Promise.all(confirms), closed]), this.timeoutMs, 'the broker did not confirm in time');
+    } catch (error) {
+      await this.close();
+      throw error;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.generation += 1;
+    const connection = this.connection;
+    this.connection = undefined;
+    if (!connection) return;
+    await connection.model.close().catch(() => undefined);
+  }
+
+  private async open(): Promise<Connection> {
+    const generation = this.generation;
+    const connection = await this.connect();
+    if (generation === this.generation) return connection;
+    await connection.model.close().catch(() => undefined);
+    throw new Error('the publisher was closed while it connected');
+  }
+
+  private async connect(): Promise<Connection> {
+    const model = await within(
+      amqp.connect(this.url, { timeout: this.timeoutMs }),
+      this.timeoutMs,
+      'the broker did not answer in time',
+    );
+    let fail: (error: Error) => void = () => undefined;
+    const closed = new Promise<never>((_, reject) => (fail = reject));
+    closed.catch(() => undefined); // only raced while a batch is in flight
+    model.on('error', (error: Error) => fail(error));
+    model.on('close', (error?: Error) => fail(error ?? new Error('the connection to the broker closed')));
+    try {
+      const channel = await model.createConfirmChannel();
+      let channelError: Error | undefined;
+      channel.on('error', (error: Error) => (channelError = error));
+      channel.on('close', () => fail(channelError ?? new Error('the channel to the broker closed')));
+      await channel.assertExchange(this.exchange, 'topic', { durable: true });
+      return { model, channel, closed };
+    } catch (error) {
+      await model.close().catch(() => undefined);
+      throw error;
+    }
+  }
+}
+
+const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
