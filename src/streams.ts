@@ -41,6 +41,9 @@ import { SETTINGS_EVENT_TYPES, settingsStream } from './settings/settings-events
 import { deliveryLaneDecider } from './webhooks/delivery-lane-decider.js';
 import { DELIVERY_EVENT_TYPES, webhooksStream } from './webhooks/delivery-events.js';
 import { createLaneWriter } from './webhooks/webhooks.js';
+import { webhookSettingsDecider } from './webhooks/webhook-settings-decider.js';
+import { WEBHOOK_SETTINGS_EVENT_TYPES, webhookSettingsStream } from './webhooks/webhook-settings-events.js';
+import { createWebhookSettingsWriter } from './webhooks/webhook-registry.js';
 
 /** An export of a module under src/: the file that declares it, its name there, and the value itself. */
 export interface Declared<T = unknown> {
@@ -159,5 +162,13 @@ export const STREAMS: readonly StreamKind[] = [
     eventsFile: 'src/webhooks/delivery-events.ts',
     decider: declared('src/webhooks/delivery-lane-decider.ts', 'deliveryLaneDecider', deliveryLaneDecider),
     writer: declared('src/webhooks/webhooks.ts', 'createLaneWriter', createLaneWriter),
+  },
+  {
+    prefix: 'webhook-settings-',
+    stream: webhookSettingsStream,
+    eventTypes: WEBHOOK_SETTINGS_EVENT_TYPES,
+    eventsFile: 'src/webhooks/webhook-settings-events.ts',
+    decider: declared('src/webhooks/webhook-settings-decider.ts', 'webhookSettingsDecider', webhookSettingsDecider),
+    writer: declared('src/webhooks/webhook-registry.ts', 'createWebhookSettingsWriter', createWebhookSettingsWriter),
   },
 ];

@@ -189,7 +189,7 @@ describe('webhook deliveries read model', () => {
       metadata: {},
       createdAt: new Date(),
     });
-    const row = db.prepare('SELECT url, sealed_url FROM webhook_hooks').get() as { url: string; sealed_url: string };
+    const row = db.prepare('SELECT url, sealed_url FROM webhook_targets').get() as { url: string; sealed_url: string };
     expect(row.url).toBe('https://***:***@hooks.example/in?token=***');
     expect(row.sealed_url).toMatch(/^sealed:v1:/);
     expect(JSON.stringify(row)).not.toContain('clear-');
@@ -216,7 +216,7 @@ describe('webhook deliveries read model', () => {
       }),
     );
     expect(model.hook('d1')).toMatchObject({ url: clearUrl, updatedAt: createdAt.toISOString() });
-    expect(JSON.stringify(db.prepare('SELECT * FROM webhook_hooks').all())).not.toContain('v1-');
+    expect(JSON.stringify(db.prepare('SELECT * FROM webhook_targets').all())).not.toContain('v1-');
     db.close();
   });
 
