@@ -32,7 +32,10 @@ export const deliveryLaneDecider: Decider<DeliveryLaneState, DeliveryLaneCommand
 
   evolve(state, event) {
     if (event.type !== 'WebhookDeliveryAttempted') return state;
-    const recent = [...state.recentAttempts, attemptKey(event.data.deliveryId, event.data.attempt, event.data.webhookId)];
+    const recent = [
+      ...state.recentAttempts,
+      attemptKey(event.data.deliveryId, event.data.attempt, event.data.webhookId),
+    ];
     return { recentAttempts: recent.length > REMEMBERED_ATTEMPTS ? recent.slice(-REMEMBERED_ATTEMPTS) : recent };
   },
 
@@ -40,7 +43,8 @@ export const deliveryLaneDecider: Decider<DeliveryLaneState, DeliveryLaneCommand
     switch (command.type) {
       case 'RecordAttempt': {
         const { attempt } = command;
-        if (state.recentAttempts.includes(attemptKey(attempt.deliveryId, attempt.attempt, attempt.webhookId))) return [];
+        if (state.recentAttempts.includes(attemptKey(attempt.deliveryId, attempt.attempt, attempt.webhookId)))
+          return [];
         return [{ type: 'WebhookDeliveryAttempted', data: attempt }];
       }
       case 'RequestRetry':

@@ -79,7 +79,10 @@ export const webhookSettingsDecider: Decider<WebhookSettingsState, WebhookSettin
         if (Object.keys(state.webhooks).length + command.elsewhere >= command.limit)
           throw tooManyWebhooks(command.limit);
         return [
-          { type: 'WebhookCreated', data: { ...scope, webhookId: command.webhookId, ...command.configuration, at: command.at } },
+          {
+            type: 'WebhookCreated',
+            data: { ...scope, webhookId: command.webhookId, ...command.configuration, at: command.at },
+          },
         ];
       }
       case 'UpdateWebhook': {

@@ -271,8 +271,8 @@ export class WebhooksReadModel implements Projection {
     const event = stored;
     switch (event.type) {
       case 'HooksConfigured': {
-        const { deviceId, events, secret } = event.data;
-        this.configure(deviceId, DEFAULT_WEBHOOK_ID, { ...event.data, events, secret } as WebhookConfiguration, event.data.at);
+        const { deviceId, events } = event.data;
+        this.configure(deviceId, DEFAULT_WEBHOOK_ID, event.data, event.data.at);
         // Only the kinds the hook lists go out: those it no longer lists end as failed, as on a removal.
         this.cancel(DEFAULT_WEBHOOK_ID, deviceId, at, "its kind was dropped from the hook's events", events);
         return;
@@ -284,7 +284,14 @@ export class WebhooksReadModel implements Projection {
         if (event.type === 'WebhookCreated') return;
         this.cancel(webhookId, deviceId, at, "its kind was dropped from the webhook's events", configuration.events);
         if (deviceId === undefined && configuration.devices !== undefined)
-          this.cancel(webhookId, undefined, at, "its device was dropped from the webhook's devices", undefined, configuration.devices);
+          this.cancel(
+            webhookId,
+            undefined,
+            at,
+            "its device was dropped from the webhook's devices",
+            undefined,
+            configuration.devices,
+          );
         return;
       }
       case 'HooksRemoved':
@@ -294,8 +301,7 @@ export class WebhooksReadModel implements Projection {
         const scope = deviceId ?? GLOBAL_SCOPE;
         this.forgetScope(scope);
         sql.removeWebhook.run(scope, webhookId);
-        const reason =
-          event.type === 'HooksRemoved' ? 'the hook configuration was removed' : 'the webhook was deleted';
+        const reason = event.type === 'HooksRemoved' ? 'the hook configuration was removed' : 'the webhook was deleted';
         // Nothing more goes out to it: what was still waiting ends as failed, with the reason.
         this.cancel(webhookId, deviceId, at, reason);
         return;
@@ -433,7 +439,9 @@ export class WebhooksReadModel implements Projection {
   /** The device's hook (the webhook `default`) as GET /hooks shows it, its secret opened (the URL not masked). */
   hook(deviceId: string): HookView | undefined {
     const webhook = this.webhook(deviceId, DEFAULT_WEBHOOK_ID);
-    return webhook && { url: webhook.url, events: webhook.events, secret: webhook.secret, updatedAt: webhook.updatedAt };
+    return (
+      webhook && { url: webhook.url, events: webhook.events, secret: webhook.secret, updatedAt: webhook.updatedAt }
+    );
   }
 
   /**
@@ -462,7 +470,7 @@ export class WebhooksReadModel implements Projection {
       url: this.secrets.openUrl(owner, stored),
       secret: this.secrets.open(owner, stored.secret),
     };
-    if (!views) this.opened.set(scope, (views = new Map()));
+    if (!views) this.opened.set(scope, (views = new Map<string, WebhookView>()));
     views.set(webhookId, view);
     return view;
   }
@@ -730,7 +738,9 @@ export class WebhooksReadModel implements Projection {
       pendingWebhooksOf: db.prepare<[string], { webhook_id: string }>(
         "SELECT DISTINCT webhook_id FROM webhook_deliveries WHERE device_id = ? AND status = 'pending'",
       ),
-      byId: db.prepare<[string, string], DeliveryRow>('SELECT * FROM webhook_deliveries WHERE webhook_id = ? AND id = ?'),
+      byId: db.prepare<[string, string], DeliveryRow>(
+        'SELECT * FROM webhook_deliveries WHERE webhook_id = ? AND id = ?',
+      ),
       page: db.prepare<[string, string, number, number], DeliveryRow>(
         'SELECT * FROM webhook_deliveries WHERE webhook_id = ? AND device_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?',
       ),

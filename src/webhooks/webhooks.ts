@@ -185,7 +185,10 @@ export class Webhooks {
    */
   async sendWebhookTest(deviceId: string | undefined, webhookId: string): Promise<TestEventResult> {
     const webhook = this.model.webhook(deviceId ?? GLOBAL_SCOPE, webhookId);
-    if (!webhook) throw deviceId !== undefined && webhookId === 'default' ? hooksNotConfigured(deviceId) : webhookNotFound(webhookId);
+    if (!webhook)
+      throw deviceId !== undefined && webhookId === 'default'
+        ? hooksNotConfigured(deviceId)
+        : webhookNotFound(webhookId);
     return this.test(webhook, deviceId, webhookId);
   }
 

@@ -256,4 +256,26 @@ describe('webhook deliveries read model', () => {
     const bytes = readFileSync(path);
     expect(tokens.filter((token) => bytes.includes(token))).toEqual([]);
   });
+
+  it('drops the tables of version 4 (one hook per device), whose rows the log rebuilds as the webhook `default`', () => {
+    const db = new Database(':memory:');
+    db.exec(`
+      CREATE TABLE webhook_hooks (device_id TEXT PRIMARY KEY, url TEXT NOT NULL, sealed_url TEXT, events TEXT NOT NULL,
+        secret TEXT NOT NULL, updated_at TEXT NOT NULL) WITHOUT ROWID;
+      INSERT INTO webhook_hooks VALUES ('d1', 'https://user:pw@hooks.example/in', NULL, '["*"]', 'whsec_x', 'now');
+      CREATE TABLE webhook_deliveries (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, device_id TEXT NOT NULL,
+        event TEXT NOT NULL, payload TEXT NOT NULL, status TEXT NOT NULL, created_at TEXT NOT NULL, updated_at INTEGER NOT NULL);
+    `);
+    const model = new WebhooksReadModel(db);
+    model.setup(db);
+    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
+    expect(tables).toEqual(['webhook_deliveries', 'webhook_targets']);
+    const columns = db.prepare("SELECT name FROM pragma_table_info('webhook_deliveries')").pluck().all();
+    expect(columns).toContain('webhook_id');
+    model.setup(db); // and a second start keeps them
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all()).toEqual(
+      tables,
+    );
+    db.close();
+  });
 });

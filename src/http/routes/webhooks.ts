@@ -31,7 +31,9 @@ export interface WebhookRouteDeps {
 
 const tag = 'Webhooks';
 const noDevice = 'No such device (admin key only).';
-const noWebhook = { description: `No such webhook (\`not_found\`; \`hooks_not_configured\` for \`default\` when the device has no hook). ${noDevice}` };
+const noWebhook = {
+  description: `No such webhook (\`not_found\`; \`hooks_not_configured\` for \`default\` when the device has no hook). ${noDevice}`,
+};
 const badInput = { description: '`invalid_request`: the body does not match its schema, or the URL is refused.' };
 
 export function webhookRoutes({ webhooks, guard }: WebhookRouteDeps): RouteSpec[] {
@@ -41,7 +43,9 @@ export function webhookRoutes({ webhooks, guard }: WebhookRouteDeps): RouteSpec[
     if (url === undefined) return;
     const refusal = guard.refusalOf(url);
     if (!refusal) return;
-    const advice = guard.allowPrivateNetworks ? '' : ' (WEBHOOK_ALLOW_PRIVATE_NETWORKS=true allows private destinations)';
+    const advice = guard.allowPrivateNetworks
+      ? ''
+      : ' (WEBHOOK_ALLOW_PRIVATE_NETWORKS=true allows private destinations)';
     throw invalidRequest(`body/url ${refusal}${advice}`, [{ path: '/url', message: refusal }]);
   };
   const page = (
@@ -196,7 +200,7 @@ export function webhookRoutes({ webhooks, guard }: WebhookRouteDeps): RouteSpec[
       operationId: 'retryWebhookDelivery',
       tag,
       summary: "Deliver a webhook's record again",
-      description: 'As `POST /hooks/deliveries/:deliveryId/retry`, in this webhook\'s lane.',
+      description: "As `POST /hooks/deliveries/:deliveryId/retry`, in this webhook's lane.",
       access: 'device',
       params: DeviceWebhookDeliveryParams,
       responses: {
@@ -219,7 +223,7 @@ export function webhookRoutes({ webhooks, guard }: WebhookRouteDeps): RouteSpec[
       tag,
       summary: 'Add a global webhook',
       description:
-        'A receiver of the events of every device (or of those `devices` lists), with the same envelope and signature; each device\'s events arrive in order, and devices do not wait for each other. At most 10.',
+        "A receiver of the events of every device (or of those `devices` lists), with the same envelope and signature; each device's events arrive in order, and devices do not wait for each other. At most 10.",
       access: 'admin',
       body: CreateGlobalWebhookBody,
       responses: {

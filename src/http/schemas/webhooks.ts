@@ -64,7 +64,7 @@ export const WebhookSchema = Type.Object({
 export const WebhookListSchema = Type.Object({
   items: Type.Array(WebhookSchema, {
     maxItems: MAX_WEBHOOKS_PER_DEVICE,
-    description: 'Oldest first; a device\'s hook (`PUT /hooks`) is the webhook `default`.',
+    description: "Oldest first; a device's hook (`PUT /hooks`) is the webhook `default`.",
   }),
 });
 
