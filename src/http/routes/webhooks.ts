@@ -136,6 +136,7 @@ export function webhookRoutes({ webhooks, guard }: WebhookRouteDeps): RouteSpec[
       access: 'device',
       params: DeviceWebhookParams,
       body: UpdateWebhookBody,
+      examples: { request: { events: ['message.received', 'message.status'], description: 'CRM' } },
       responses: {
         200: { description: 'The webhook, with its secret.', schema: WebhookSchema },
         400: badInput,
@@ -275,6 +276,7 @@ export function webhookRoutes({ webhooks, guard }: WebhookRouteDeps): RouteSpec[
       access: 'admin',
       params: GlobalWebhookParams,
       body: UpdateGlobalWebhookBody,
+      examples: { request: { events: ['*'], devices: ['shop-1', 'shop-2'] } },
       responses: {
         200: { description: 'The webhook, with its secret.', schema: WebhookSchema },
         400: badInput,
