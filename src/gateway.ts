@@ -23,6 +23,7 @@ import { deviceRoutes } from './http/routes/devices.js';
 import { docsRoutes } from './http/routes/docs.js';
 import { healthRoutes } from './http/routes/health.js';
 import { hookRoutes } from './http/routes/hooks.js';
+import { webhookRoutes } from './http/routes/webhooks.js';
 import { sandboxRoutes } from './http/routes/sandbox.js';
 import { sessionRoutes } from './http/routes/session.js';
 import { createEngines } from './engines/engines.js';
@@ -387,6 +388,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     ...docsRoutes(openApi),
   );
   routes.push(...hookRoutes({ webhooks, guard: outboundGuard }));
+  routes.push(...webhookRoutes({ webhooks, guard: outboundGuard }));
   routes.push(...streamRoutes(stream), ...dashboardRoutes(options.dashboardDir));
   routes.push(...outputRoutes({ commands: outputCommands, outputs }));
   // Large media bodies (sends, sandbox inbound media) are read a few at a time.

@@ -44,6 +44,9 @@ import { createLaneWriter } from './webhooks/webhooks.js';
 import { outputDecider } from './outputs/output-decider.js';
 import { OutputCommands } from './outputs/output-commands.js';
 import { OUTPUT_EVENT_TYPES, outputStream } from './outputs/output-events.js';
+import { webhookSettingsDecider } from './webhooks/webhook-settings-decider.js';
+import { WEBHOOK_SETTINGS_EVENT_TYPES, webhookSettingsStream } from './webhooks/webhook-settings-events.js';
+import { createWebhookSettingsWriter } from './webhooks/webhook-registry.js';
 
 /** An export of a module under src/: the file that declares it, its name there, and the value itself. */
 export interface Declared<T = unknown> {
@@ -170,5 +173,13 @@ export const STREAMS: readonly StreamKind[] = [
     eventsFile: 'src/outputs/output-events.ts',
     decider: declared('src/outputs/output-decider.ts', 'outputDecider', outputDecider),
     writer: declared('src/outputs/output-commands.ts', 'OutputCommands', OutputCommands),
+  },
+  {
+    prefix: 'webhook-settings-',
+    stream: webhookSettingsStream,
+    eventTypes: WEBHOOK_SETTINGS_EVENT_TYPES,
+    eventsFile: 'src/webhooks/webhook-settings-events.ts',
+    decider: declared('src/webhooks/webhook-settings-decider.ts', 'webhookSettingsDecider', webhookSettingsDecider),
+    writer: declared('src/webhooks/webhook-registry.ts', 'createWebhookSettingsWriter', createWebhookSettingsWriter),
   },
 ];

@@ -54,6 +54,7 @@ export async function startMachineProjector(
   // Two runners, as in a lone gateway: webhook bookkeeping never delays the API's read-your-writes.
   const hooks = new ProjectionRunner(store, db, [hooksModel], projectorLog.child({ runner: 'webhooks' }));
 
+  /** `work`: by lane (device and webhook, joined by a NUL), whether older records came back. */
   let pending: { devices: Set<string>; work: Map<string, boolean> } | undefined;
   let lastFailing = false;
   const projector: MachineProjector = {
@@ -85,7 +86,10 @@ export async function startMachineProjector(
       const message = projector.status();
       lastFailing = message.failing;
       message.devices = [...batch.devices];
-      message.work = [...batch.work];
+      message.work = [...batch.work].map(([lane, rewound]) => {
+        const [deviceId = '', webhookId = ''] = lane.split('\u0000');
+        return [deviceId, webhookId, rewound];
+      });
       projector.onMessage?.(message);
     });
   };
@@ -98,9 +102,10 @@ export async function startMachineProjector(
   };
   main.onCommitted = committed;
   hooks.onCommitted = committed;
-  hooksModel.onWork = (deviceId, rewound) => {
+  hooksModel.onWork = (deviceId, webhookId, rewound) => {
     tell();
-    pending!.work.set(deviceId, rewound || pending!.work.get(deviceId) === true);
+    const lane = `${deviceId}\u0000${webhookId}`;
+    pending!.work.set(lane, rewound || pending!.work.get(lane) === true);
   };
   await main.start();
   await hooks.start();

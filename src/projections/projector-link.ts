@@ -20,8 +20,8 @@ export interface ProjectedMessage {
   failing: boolean;
   /** The devices whose rows changed: cached views of them are dropped. */
   devices: string[];
-  /** Devices with something new to deliver (WebhooksReadModel.onWork), and whether older records came back. */
-  work: Array<[string, boolean]>;
+  /** Lanes (device, webhook) with something new to deliver (WebhooksReadModel.onWork), and whether older records came back. */
+  work: Array<[deviceId: string, webhookId: string, rewound: boolean]>;
 }
 
 /** A worker asks for the projector's status when it starts (messages sent before it listened are lost). */
@@ -133,7 +133,7 @@ export class ProjectorLink {
   /** Cached views to drop when a device's rows change (the devices, groups and hooks read models' caches). */
   readonly forgetters: Array<(deviceId: string) => void> = [];
   /** Told of devices with something new to deliver (the webhook dispatcher's wake). */
-  onWork: (deviceId: string, rewound: boolean) => void = () => undefined;
+  onWork: (deviceId: string, webhookId: string, rewound: boolean) => void = () => undefined;
   private started: Promise<void> | undefined;
   private unlisten: (() => void) | undefined;
   private firstAnswer: (() => void) | undefined;
@@ -170,7 +170,7 @@ export class ProjectorLink {
     for (const deviceId of message.devices) for (const forget of this.forgetters) forget(deviceId);
     this.main.advance(message.main, message.failing);
     this.webhooks.advance(message.webhooks, message.failing);
-    for (const [deviceId, rewound] of message.work) this.onWork(deviceId, rewound);
+    for (const [deviceId, webhookId, rewound] of message.work) this.onWork(deviceId, webhookId, rewound);
     const first = this.firstAnswer;
     this.firstAnswer = undefined;
     first?.();

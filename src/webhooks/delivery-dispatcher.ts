@@ -1,8 +1,9 @@
 /**
- * Works off the pending deliveries of the webhooks read model. Each device is a lane: its oldest pending
+ * Works off the pending deliveries of the webhooks read model. Each webhook and device is a lane (a device's
+ * hook, each of its further webhooks, and each global webhook once per device): the lane's oldest pending
  * delivery goes first and the next only once that one is delivered or failed for good, so a device's events
- * arrive in order; lanes run side by side through the delivery queue, so a slow receiver holds up only its
- * own device. Each attempt's outcome is durable before the lane moves on: a restart resumes from the log,
+ * arrive at each webhook in order; lanes run side by side through the delivery queue, each with its own retry
+ * schedule, so a slow or dead receiver holds up only its own lane. Each attempt's outcome is durable before the lane moves on: a restart resumes from the log,
  * same webhook-id (invariants 2 and 5; docs/architecture.md, "Webhooks").
  */
 import type { Logger } from 'pino';
@@ -16,7 +17,10 @@ import { HookSecretUnreadableError } from './hook-secrets.js';
 import type { RetryPolicy } from './retry-policy.js';
 import type { WebhookSender, WebhookTarget } from './webhook-sender.js';
 import type { DeliveryLaneWriter } from './webhooks.js';
-import type { PendingDelivery, WebhooksReadModel } from './webhooks-read-model.js';
+import { DEFAULT_WEBHOOK_ID } from './webhook-settings-events.js';
+import type { LaneId, PendingDelivery, WebhooksReadModel } from './webhooks-read-model.js';
+
+const laneKey = (deviceId: string, webhookId: string) => `${webhookId} ${deviceId}`;
 
 /** After an unexpected error (the store unavailable…), a lane tries again this much later. */
 const LANE_ERROR_BACKOFF_MS = 1_000;
@@ -28,6 +32,7 @@ const READ_AHEAD = 32;
 const MAX_CACHED_HOSTS = 1_000;
 
 interface Lane {
+  id: LaneId;
   running: boolean;
   timer: ClockTimer | undefined;
   /**
@@ -69,7 +74,7 @@ export interface DispatcherDeps {
 export class DeliveryDispatcher {
   private readonly lanes = new Map<string, Lane>();
   /**
-   * The devices whose latest attempt failed, with the hook URL it failed on: the operator is told of a failing
+   * The lanes whose latest attempt failed, with the webhook URL it failed on: the operator is told of a failing
    * receiver once (a retry of the same streak says nothing new), and once when it takes deliveries again. Kept
    * apart from the lanes, which are forgotten while idle (between a failure for good and the next event).
    */
@@ -87,19 +92,26 @@ export class DeliveryDispatcher {
   /** Starts every lane that has something pending (after a restart: what was left). */
   start(): void {
     this.started = true;
-    for (const deviceId of this.deps.model.devicesWithPending()) this.wake(deviceId);
+    for (const { deviceId, webhookId } of this.deps.model.lanesWithPending()) this.wake(deviceId, webhookId);
+  }
+
+  /** Starts every lane of the device that has something pending (this process now runs the device). */
+  wakeDevice(deviceId: string): void {
+    for (const webhookId of this.deps.model.webhooksWithPending(deviceId)) this.wake(deviceId, webhookId);
   }
 
   /**
-   * Something may be due for this device: start its lane unless it is already working. `rewound`: a delivery
-   * older than the lane's cursor is pending again (a retry was requested), so the lane reads from the oldest.
+   * Something may be due for this lane: start it unless it is already working. `rewound`: a delivery older than
+   * the lane's cursor is pending again (a retry was requested), so the lane reads from the oldest.
    */
-  wake(deviceId: string, rewound = false): void {
+  wake(deviceId: string, webhookId: string = DEFAULT_WEBHOOK_ID, rewound = false): void {
     if (!this.started || this.stopped) return;
     if (this.deps.owns && !this.deps.owns(deviceId)) return;
-    let lane = this.lanes.get(deviceId);
+    const key = laneKey(deviceId, webhookId);
+    let lane = this.lanes.get(key);
     if (!lane) {
       lane = {
+        id: { deviceId, webhookId },
         running: false,
         timer: undefined,
         settling: new Map(),
@@ -107,14 +119,14 @@ export class DeliveryDispatcher {
         cursor: undefined,
         readUnder: undefined,
       };
-      this.lanes.set(deviceId, lane);
+      this.lanes.set(key, lane);
     }
     if (rewound) rewind(lane);
     if (lane.running) return; // it reads on after every attempt: what is new comes after its cursor
     this.clock.clear(lane.timer);
     lane.timer = undefined;
     lane.running = true;
-    const run = this.drain(deviceId, lane);
+    const run = this.drain(key, lane);
     this.running.add(run);
     void run.finally(() => this.running.delete(run));
   }
@@ -128,13 +140,14 @@ export class DeliveryDispatcher {
     this.lanes.clear();
   }
 
-  private async drain(deviceId: string, lane: Lane): Promise<void> {
+  private async drain(key: string, lane: Lane): Promise<void> {
+    const { deviceId, webhookId } = lane.id;
     try {
       for (;;) {
         if (this.stopped || (this.deps.owns && !this.deps.owns(deviceId))) return;
-        const head = this.head(deviceId, lane);
+        const head = this.head(lane);
         if (!head) return;
-        const hook = this.deps.model.hook(deviceId);
+        const hook = this.deps.model.target(deviceId, webhookId);
         if (!hook) return; // removed meanwhile: the read model has already failed what was pending
         if (hook !== lane.readUnder) {
           // Read ahead before the hook was removed (those deliveries ended then) and configured again: read again.
@@ -143,7 +156,7 @@ export class DeliveryDispatcher {
         }
         const wait = head.nextAttemptAt - this.clock.now();
         if (wait > 0) {
-          lane.timer = this.timer(deviceId, wait);
+          lane.timer = this.timer(key, wait);
           return;
         }
         await this.attempt(head, hook, lane);
@@ -153,16 +166,16 @@ export class DeliveryDispatcher {
       // its deliveries stay pending, and the lane looks again now and then rather than every second.
       const unreadable = error instanceof HookSecretUnreadableError;
       this.deps.log.error(
-        { err: error, deviceId },
+        { err: error, deviceId, webhookId },
         unreadable ? 'webhook secret unreadable; deliveries wait' : 'webhook delivery lane failed; retrying shortly',
       );
-      lane.timer = this.timer(deviceId, unreadable ? UNREADABLE_SECRET_BACKOFF_MS : LANE_ERROR_BACKOFF_MS);
+      lane.timer = this.timer(key, unreadable ? UNREADABLE_SECRET_BACKOFF_MS : LANE_ERROR_BACKOFF_MS);
     } finally {
       // What was read ahead may be stale by the time the lane runs again (delivered by another process that
       // ran the device meanwhile, ended by a hook removal, or retried): it starts again from the oldest pending.
       rewind(lane);
       lane.running = false;
-      if (!lane.timer && this.settle(lane) === 0) this.lanes.delete(deviceId);
+      if (!lane.timer && this.settle(lane) === 0) this.lanes.delete(key);
     }
   }
 
@@ -171,18 +184,18 @@ export class DeliveryDispatcher {
    * Read READ_AHEAD at a time: after the cursor (new deliveries always come after it: seq is the log
    * position), or from the oldest pending when the lane was rewound.
    */
-  private head(deviceId: string, lane: Lane): PendingDelivery | undefined {
+  private head(lane: Lane): PendingDelivery | undefined {
     if (lane.ahead.length > 0) return lane.ahead[0];
     const { model } = this.deps;
     const unsettled = this.settle(lane);
     lane.ahead =
       lane.cursor !== undefined
-        ? model.pendingAfter(deviceId, lane.cursor, READ_AHEAD)
+        ? model.pendingAfter(lane.id, lane.cursor, READ_AHEAD)
         : model
-            .pendingHeads(deviceId, unsettled + READ_AHEAD)
+            .pendingHeads(lane.id, unsettled + READ_AHEAD)
             .filter((delivery) => lane.settling.get(delivery.id)?.round !== delivery.round);
     if (lane.ahead.length > 0) lane.cursor = lane.ahead[lane.ahead.length - 1].seq;
-    lane.readUnder = model.hook(deviceId);
+    lane.readUnder = model.target(lane.id.deviceId, lane.id.webhookId);
     return lane.ahead[0];
   }
 
@@ -206,6 +219,7 @@ export class DeliveryDispatcher {
     const attempt = head.attempts + 1;
     const recorded: WebhookDeliveryAttemptedData = {
       deviceId: head.deviceId,
+      ...(head.webhookId === DEFAULT_WEBHOOK_ID ? {} : { webhookId: head.webhookId }),
       deliveryId: head.id,
       round: head.round,
       attempt,
@@ -249,16 +263,18 @@ export class DeliveryDispatcher {
    */
   private logStreak(head: PendingDelivery, hook: WebhookTarget, attempt: WebhookDeliveryAttemptedData): void {
     const { log } = this.deps;
-    const { deviceId } = head;
-    const failingOn = this.failing.get(deviceId);
+    const { deviceId, webhookId } = head;
+    const key = laneKey(deviceId, webhookId);
+    const failingOn = this.failing.get(key);
     if (attempt.outcome === 'delivered') {
       if (failingOn === undefined) return;
-      this.failing.delete(deviceId);
-      log.info({ deviceId, url: maskUrlCredentials(hook.url) }, 'webhook deliveries succeed again');
+      this.failing.delete(key);
+      log.info({ deviceId, webhookId, url: maskUrlCredentials(hook.url) }, 'webhook deliveries succeed again');
       return;
     }
     const details = {
       deviceId,
+      webhookId,
       url: maskUrlCredentials(hook.url),
       deliveryId: head.id,
       attempt: attempt.attempt,
@@ -271,7 +287,7 @@ export class DeliveryDispatcher {
       log.debug(details, 'webhook delivery failed again');
       return;
     }
-    this.failing.set(deviceId, hook.url);
+    this.failing.set(key, hook.url);
     log.warn(
       details,
       attempt.outcome === 'retrying'
@@ -297,14 +313,15 @@ export class DeliveryDispatcher {
     return host;
   }
 
-  private timer(deviceId: string, ms: number): ClockTimer {
+  private timer(key: string, ms: number): ClockTimer {
     // setTimeout holds at most ~24.8 days; a longer wait simply wakes early and waits again.
     return this.clock
       .setTimeout(
         () => {
-          const lane = this.lanes.get(deviceId);
-          if (lane) lane.timer = undefined;
-          this.wake(deviceId);
+          const lane = this.lanes.get(key);
+          if (!lane) return;
+          lane.timer = undefined;
+          this.wake(lane.id.deviceId, lane.id.webhookId);
         },
         Math.min(ms, 2_000_000_000),
       )

@@ -12,6 +12,8 @@ import type { ReadModelProgress } from '../projections/projection-runner.js';
 import { hasMaskedCredentials, maskUrlCredentials } from '../secrets/url-credentials.js';
 import type { HookEventName } from './envelope.js';
 import type { HookSecrets } from './hook-secrets.js';
+import { MAX_WEBHOOKS_PER_DEVICE, tooManyWebhooks } from './webhook-settings-decider.js';
+import { DEFAULT_WEBHOOK_ID } from './webhook-settings-events.js';
 import type { HookView, WebhooksReadModel } from './webhooks-read-model.js';
 
 export interface ConfigureHooks {
@@ -40,6 +42,9 @@ export class HookSettings {
    */
   async configure(deviceId: string, input: ConfigureHooks): Promise<HookView> {
     const url = this.urlOf(deviceId, input.url);
+    // The hook is one of the device's webhooks (`default`): a new one counts against their limit.
+    if (!this.model.configured(deviceId, DEFAULT_WEBHOOK_ID) && this.model.countOf(deviceId) >= MAX_WEBHOOKS_PER_DEVICE)
+      throw tooManyWebhooks(MAX_WEBHOOKS_PER_DEVICE);
     const { state, position } = await this.commands.handle(deviceStream(deviceId), {
       type: 'ConfigureHooks',
       deviceId,

@@ -21,6 +21,9 @@ import type { DeliveryEvent } from './delivery-events.js';
 import { type DeliveryLaneCommand, type DeliveryLaneState, deliveryLaneDecider } from './delivery-lane-decider.js';
 import { HookSecrets } from './hook-secrets.js';
 import { HookSettings, hooksNotConfigured } from './hook-settings.js';
+import { webhookNotFound } from './webhook-settings-decider.js';
+import { GLOBAL_SCOPE } from './webhook-settings-events.js';
+import { WebhookRegistry, createWebhookSettingsWriter } from './webhook-registry.js';
 import { RetryPolicy } from './retry-policy.js';
 import { UNREACHABLE, WebhookSender } from './webhook-sender.js';
 import { WebhooksReadModel } from './webhooks-read-model.js';
@@ -46,7 +49,10 @@ export interface WebhooksOptions {
    * GATEWAY_PROCESSES: the machine's projector feeds (and prunes) the webhooks read model; this process follows
    * its position and is told of devices with work (src/projections/projector-link.ts).
    */
-  followed?: { feed: ReadModelFeed; onWork(wake: (deviceId: string, rewound: boolean) => void): void };
+  followed?: {
+    feed: ReadModelFeed;
+    onWork(wake: (deviceId: string, webhookId: string, rewound: boolean) => void): void;
+  };
 }
 
 export interface TestEventResult {
@@ -78,7 +84,11 @@ export function createLaneWriter(store: EventStore): DeliveryLaneWriter {
     eventIds: (events) =>
       events.map((event) =>
         event.type === 'WebhookDeliveryAttempted'
-          ? deterministicEventId(`webhook-attempt:${event.data.deliveryId}:${event.data.attempt}`)
+          ? deterministicEventId(
+              event.data.webhookId === undefined
+                ? `webhook-attempt:${event.data.deliveryId}:${event.data.attempt}`
+                : `webhook-attempt:${event.data.webhookId}:${event.data.deliveryId}:${event.data.attempt}`,
+            )
           : undefined,
       ),
   });
@@ -86,6 +96,8 @@ export function createLaneWriter(store: EventStore): DeliveryLaneWriter {
 
 export class Webhooks {
   readonly hooks: HookSettings;
+  /** Every webhook of a device (its hook as `default`) and the global ones. */
+  readonly webhooks: WebhookRegistry;
   readonly deliveries: DeliveryLog;
 
   private constructor(
@@ -100,8 +112,10 @@ export class Webhooks {
     lanes: DeliveryLaneWriter,
     deviceCommands: DeviceCommandHandler,
     secrets: HookSecrets,
+    settingsWriter: ReturnType<typeof createWebhookSettingsWriter>,
   ) {
     this.hooks = new HookSettings(deviceCommands, runner, model, secrets);
+    this.webhooks = new WebhookRegistry(settingsWriter, this.hooks, runner, model, secrets);
     this.deliveries = new DeliveryLog(lanes, runner, model);
   }
 
@@ -140,7 +154,8 @@ export class Webhooks {
       clock,
       ...(options.owns ? { owns: options.owns } : {}),
     });
-    const wake = (deviceId: string, rewound: boolean) => dispatcher.wake(deviceId, rewound);
+    const wake = (deviceId: string, webhookId: string, rewound: boolean) =>
+      dispatcher.wake(deviceId, webhookId, rewound);
     if (options.followed) options.followed.onWork(wake);
     else model.onWork = wake;
     await runner.start();
@@ -152,7 +167,20 @@ export class Webhooks {
     if (!options.followed) prune();
     const pruner = options.followed ? undefined : clock.setInterval(prune, PRUNE_EVERY_MS).unref();
     dispatcher.start();
-    return new Webhooks(runner, model, dispatcher, queue, sender, pruner, clock, log, lanes, deviceCommands, secrets);
+    return new Webhooks(
+      runner,
+      model,
+      dispatcher,
+      queue,
+      sender,
+      pruner,
+      clock,
+      log,
+      lanes,
+      deviceCommands,
+      secrets,
+      createWebhookSettingsWriter(store),
+    );
   }
 
   /**
@@ -162,10 +190,32 @@ export class Webhooks {
   async sendTest(deviceId: string): Promise<TestEventResult> {
     const hook = this.model.hook(deviceId);
     if (!hook) throw hooksNotConfigured(deviceId);
-    const envelope = testEnvelope(deviceId);
-    const result = await this.sender.send(hook, { id: envelope.id, payload: JSON.stringify(envelope) });
+    return this.test(hook, deviceId, undefined);
+  }
+
+  /**
+   * POST …/webhooks/:webhookId/test, as sendTest: of a device's webhook, or (`deviceId` undefined) of a global
+   * one, whose test event names no device (`deviceId: "*"`).
+   */
+  async sendWebhookTest(deviceId: string | undefined, webhookId: string): Promise<TestEventResult> {
+    const webhook = this.model.webhook(deviceId ?? GLOBAL_SCOPE, webhookId);
+    if (!webhook)
+      throw deviceId !== undefined && webhookId === 'default'
+        ? hooksNotConfigured(deviceId)
+        : webhookNotFound(webhookId);
+    return this.test(webhook, deviceId, webhookId);
+  }
+
+  private async test(
+    target: { url: string; secret: string },
+    deviceId: string | undefined,
+    webhookId: string | undefined,
+  ): Promise<TestEventResult> {
+    const envelope = testEnvelope(deviceId ?? '*');
+    const result = await this.sender.send(target, { id: envelope.id, payload: JSON.stringify(envelope) });
     const unreachable = result.status === undefined && result.error !== undefined;
-    if (unreachable) this.log.warn({ deviceId, reason: result.error }, 'webhook test: the receiver was unreachable');
+    if (unreachable)
+      this.log.warn({ deviceId, webhookId, reason: result.error }, 'webhook test: the receiver was unreachable');
     return {
       delivered: result.delivered,
       ...(result.status === undefined ? {} : { status: result.status }),
@@ -179,9 +229,9 @@ export class Webhooks {
     this.model.forget(deviceId);
   }
 
-  /** This process now runs the device (several processes): work off what is pending for it. */
+  /** This process now runs the device (several processes): work off what is pending for it, in each of its lanes. */
   wake(deviceId: string): void {
-    this.dispatcher.wake(deviceId);
+    this.dispatcher.wakeDevice(deviceId);
   }
 
   /** Resolves once the webhooks read model includes the event at `position`. */

@@ -52,7 +52,7 @@ describe('ProjectorLink', () => {
     const link = new ProjectorLink(port, pino({ level: 'silent' }), 1_000, clock);
     const order: string[] = [];
     link.forgetters.push((deviceId) => order.push(`forget ${deviceId}`));
-    link.onWork = (deviceId, rewound) => order.push(`work ${deviceId} ${rewound}`);
+    link.onWork = (deviceId, webhookId, rewound) => order.push(`work ${deviceId} ${webhookId} ${rewound}`);
     const started = link.main.start();
     tell({ main: 1 });
     await started;
@@ -60,9 +60,9 @@ describe('ProjectorLink', () => {
     tell({ main: 9, devices: ['a'] });
     await Promise.resolve();
     expect(order).toEqual(['forget a']);
-    tell({ main: 12, devices: ['b'], work: [['b', true]] });
+    tell({ main: 12, devices: ['b'], work: [['b', 'default', true]] });
     await waited;
-    expect(order).toEqual(['forget a', 'forget b', 'work b true', 'released']);
+    expect(order).toEqual(['forget a', 'forget b', 'work b default true', 'released']);
     // An older message (positions only move on) changes nothing.
     tell({ main: 4 });
     expect(link.main.position).toBe(12);

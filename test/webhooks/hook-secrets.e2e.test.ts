@@ -45,7 +45,7 @@ describe('webhook secrets at rest', () => {
     expect(stored).toMatch(/^sealed:v1:/);
     expect(JSON.stringify(configured.data)).not.toContain(secret.slice('whsec_'.length));
     const db = new Database(join(gateway.dataDir, 'read-models.sqlite'), { readonly: true });
-    const row = db.prepare('SELECT secret FROM webhook_hooks WHERE device_id = ?').get('sealed') as { secret: string };
+    const row = db.prepare('SELECT secret FROM webhook_targets WHERE scope = ?').get('sealed') as { secret: string };
     db.close();
     expect(row.secret).toBe(stored);
 

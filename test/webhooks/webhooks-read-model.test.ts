@@ -189,7 +189,7 @@ describe('webhook deliveries read model', () => {
       metadata: {},
       createdAt: new Date(),
     });
-    const row = db.prepare('SELECT url, sealed_url FROM webhook_hooks').get() as { url: string; sealed_url: string };
+    const row = db.prepare('SELECT url, sealed_url FROM webhook_targets').get() as { url: string; sealed_url: string };
     expect(row.url).toBe('https://***:***@hooks.example/in?token=***');
     expect(row.sealed_url).toMatch(/^sealed:v1:/);
     expect(JSON.stringify(row)).not.toContain('clear-');
@@ -216,7 +216,7 @@ describe('webhook deliveries read model', () => {
       }),
     );
     expect(model.hook('d1')).toMatchObject({ url: clearUrl, updatedAt: createdAt.toISOString() });
-    expect(JSON.stringify(db.prepare('SELECT * FROM webhook_hooks').all())).not.toContain('v1-');
+    expect(JSON.stringify(db.prepare('SELECT * FROM webhook_targets').all())).not.toContain('v1-');
     db.close();
   });
 
@@ -255,5 +255,27 @@ describe('webhook deliveries read model', () => {
     db.close();
     const bytes = readFileSync(path);
     expect(tokens.filter((token) => bytes.includes(token))).toEqual([]);
+  });
+
+  it('drops the tables of version 4 (one hook per device), whose rows the log rebuilds as the webhook `default`', () => {
+    const db = new Database(':memory:');
+    db.exec(`
+      CREATE TABLE webhook_hooks (device_id TEXT PRIMARY KEY, url TEXT NOT NULL, sealed_url TEXT, events TEXT NOT NULL,
+        secret TEXT NOT NULL, updated_at TEXT NOT NULL) WITHOUT ROWID;
+      INSERT INTO webhook_hooks VALUES ('d1', 'https://user:pw@hooks.example/in', NULL, '["*"]', 'whsec_x', 'now');
+      CREATE TABLE webhook_deliveries (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, device_id TEXT NOT NULL,
+        event TEXT NOT NULL, payload TEXT NOT NULL, status TEXT NOT NULL, created_at TEXT NOT NULL, updated_at INTEGER NOT NULL);
+    `);
+    const model = new WebhooksReadModel(db);
+    model.setup(db);
+    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
+    expect(tables).toEqual(['webhook_deliveries', 'webhook_targets']);
+    const columns = db.prepare("SELECT name FROM pragma_table_info('webhook_deliveries')").pluck().all();
+    expect(columns).toContain('webhook_id');
+    model.setup(db); // and a second start keeps them
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all()).toEqual(
+      tables,
+    );
+    db.close();
   });
 });

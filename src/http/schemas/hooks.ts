@@ -5,8 +5,8 @@ import { Cursor, DeviceId, Limit, Timestamp } from './common.js';
 
 export const HOOK_URL_MAX_LENGTH = 2048;
 
-const EventKind = Type.Enum(WEBHOOK_EVENT_KINDS, { description: 'Webhook event kind.' });
-const HookUrl = Type.String({
+export const EventKind = Type.Enum(WEBHOOK_EVENT_KINDS, { description: 'Webhook event kind.' });
+export const HookUrl = Type.String({
   format: 'uri',
   minLength: 1,
   maxLength: HOOK_URL_MAX_LENGTH,
@@ -15,7 +15,7 @@ const HookUrl = Type.String({
     'Credentials in it (`user:password@`, query parameters such as `token`, `api_key`, `sig`) are sent to the receiver but shown as `***` in answers and history (encrypted at rest with ENCRYPTION_KEY); ' +
     'the URL sent back exactly as answers show it keeps the stored one, `***` credentials in any other URL are refused.',
 });
-const Events = Type.Array(
+export const Events = Type.Array(
   Type.Union([EventKind, Type.Literal('*', { description: 'Every kind, present and future.' })]),
   {
     minItems: 1,
@@ -23,7 +23,7 @@ const Events = Type.Array(
     description: 'Kinds to send: non-empty, no duplicates; `"*"` selects every kind, present and future.',
   },
 );
-const DeliveryId = Type.String({
+export const DeliveryId = Type.String({
   format: 'uuid',
   description: 'Delivery id: the envelope `id` and `webhook-id` header.',
 });
