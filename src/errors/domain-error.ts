@@ -34,6 +34,7 @@ export const DOMAIN_ERROR_CODES = [
   'not_group_admin',
   'invalid_pairing_code',
   'pairing_unavailable',
+  'recipient_unresponsive',
 ] as const satisfies readonly ErrorCode[];
 
 export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];
