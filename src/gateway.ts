@@ -74,6 +74,9 @@ import { SettingsCommands } from './settings/settings-commands.js';
 import { settingsRoutes } from './http/routes/settings.js';
 import { SealedText } from './secrets/sealed-text.js';
 import { type Clock, systemClock } from './time/clock.js';
+import { PacingContexts } from './outbox/pacing/pacing-contexts.js';
+import { PacingStatuses } from './outbox/pacing/pacing-status.js';
+import { pacingRoutes } from './http/routes/pacing.js';
 
 export interface GatewayOptions {
   logger?: Logger;
@@ -309,6 +312,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     clock,
     ...(cluster ? { owns: cluster.owns } : {}),
   });
+  // Pacing: the device's settings, its first link and what the message index knows of a recipient.
+  const pacing = new PacingContexts(store, readModels.settings, readModelDb);
   const sending = await startSending({
     config,
     store,
@@ -323,8 +328,10 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     seen: messages,
     receivedMediaPath: (deviceId, waMessageId) => receivedMedia.pathOf(deviceId, waMessageId),
     clock,
+    pacing,
     ...(cluster ? { fences: cluster.fences } : {}),
   });
+  const pacingStatuses = new PacingStatuses(sending.outboxes, pacing, () => clock.now());
 
   // The live stream starts where the read models are; clients that name an older position read it from the log.
   const stream = new EventStreamHub(store, { ...config.stream, log });
@@ -403,7 +410,12 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       mediaSettings: config.media,
       bodyGate,
     }),
-    ...outboxRoutes({ sends: sending.sends, outboxView: sendingCore.outboxView }),
+    ...outboxRoutes({
+      sends: sending.sends,
+      outboxView: sendingCore.outboxView,
+      deferredUntil: (deviceId) => pacingStatuses.deferredUntil(deviceId),
+    }),
+    ...pacingRoutes(pacingStatuses),
   );
   routes.push(...groupRoutes(groups));
   // A proxy host is judged by the same guard as webhook and media URLs.
@@ -415,6 +427,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
         projections,
         addressRefusal: (url) => outboundGuard.refusalOf(url),
         sealed: new SealedText(config.encryptionKey),
+        // A changed pacing may open (or close) a deferred outbox's window.
+        onChange: (deviceId) => sending.drainer.kick(deviceId),
       }),
     ),
   );

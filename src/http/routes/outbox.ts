@@ -12,12 +12,14 @@ import { ListOutboxQuery, OutboxItemParams, OutboxListSchema, RemovedSchema } fr
 export interface OutboxRouteDeps {
   sends: SendCommands;
   outboxView: OutboxReadModel;
+  /** Pacing: until when the device's queued messages wait (epoch ms), if they do. */
+  deferredUntil?: (deviceId: string) => Promise<number | undefined>;
 }
 
 const tag = 'Outbox';
 const NO_DEVICE = { description: 'No such device (admin key only).' };
 
-export function outboxRoutes({ sends, outboxView }: OutboxRouteDeps): RouteSpec[] {
+export function outboxRoutes({ sends, outboxView, deferredUntil }: OutboxRouteDeps): RouteSpec[] {
   return [
     defineRoute({
       method: 'get',
@@ -31,15 +33,21 @@ export function outboxRoutes({ sends, outboxView }: OutboxRouteDeps): RouteSpec[
       params: DeviceParams,
       query: ListOutboxQuery,
       responses: { 200: { description: 'A page of the outbox.', schema: OutboxListSchema }, 404: NO_DEVICE },
-      handler({ params, query }) {
+      async handler({ params, query }) {
         const page = outboxView.pending(params.deviceId, {
           limit: query.limit ?? 50,
           afterSeq: seqOf(decodeCursor(query.cursor)),
         });
+        const until = await deferredUntil?.(params.deviceId);
+        const deferred = until === undefined ? undefined : new Date(until).toISOString();
         return {
           status: 200,
           body: {
-            items: page.items,
+            items: deferred
+              ? page.items.map((item) =>
+                  item.status === 'queued' && item.attempts === 0 ? { ...item, deferredUntil: deferred } : item,
+                )
+              : page.items,
             nextCursor: page.nextAfterSeq === null ? null : encodeCursor(String(page.nextAfterSeq)),
           },
         };

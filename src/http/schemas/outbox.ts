@@ -22,6 +22,12 @@ export const OutboxItemSchema = Type.Object({
     }),
   ),
   lastError: Type.Optional(Type.Object({ code: Type.String(), message: Type.String() })),
+  deferredUntil: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      description: "Pacing holds it (the day's cap, quiet hours): it stays queued and goes from then on, in order.",
+    }),
+  ),
 });
 
 export const OutboxListSchema = Type.Object({

@@ -63,14 +63,14 @@ const start = (n: number, now: number, policy: PacingPolicy, extra: Partial<Paci
   now,
   pacing: { policy, ...extra },
 });
-const willSend = (n: number, now: number, attempt = 1) => [
+const willSend = (n: number, now: number, attempt = 1): OutboxEvent[] => [
   {
     type: 'OutboxMessageSending',
     data: { deviceId: D, outboxId: `o${n}`, waMessageId: `W${n}`, attempt, startedAt: now },
   },
 ];
 const defer = (until: string, reason: 'daily_cap' | 'quiet_hours') => ({
-  action: 'defer',
+  action: 'defer' as const,
   message: expect.objectContaining({ outboxId: expect.any(String) }),
   until: Date.parse(until),
   reason,
