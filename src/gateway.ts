@@ -34,6 +34,7 @@ import { openReadModelDb } from './projections/read-model-db.js';
 import { EventMetrics } from './metrics/event-metrics.js';
 import { InstrumentedStore } from './metrics/instrumented-store.js';
 import { Metrics } from './metrics/metrics.js';
+import { Counter } from 'prom-client';
 import { metricsRoutes } from './http/routes/metrics.js';
 import { createReadModels } from './read-models.js';
 import { VERSION } from './version.js';
@@ -77,6 +78,7 @@ import { type Clock, systemClock } from './time/clock.js';
 import { PacingContexts } from './outbox/pacing/pacing-contexts.js';
 import { PacingStatuses } from './outbox/pacing/pacing-status.js';
 import { pacingRoutes } from './http/routes/pacing.js';
+import { Watchdog } from './watchdog/watchdog.js';
 
 export interface GatewayOptions {
   logger?: Logger;
@@ -333,6 +335,26 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   });
   const pacingStatuses = new PacingStatuses(sending.outboxes, pacing, () => clock.now());
 
+  // The session watchdog: online sessions that hear nothing while they send (WATCHDOG_SILENCE, WATCHDOG_REBOOT).
+  const watchdogReboots = new Counter({
+    name: 'dmg_watchdog_reboots_total',
+    help: 'Silent sessions the watchdog rebooted (WATCHDOG_REBOOT).',
+    registers: [metrics.registry],
+  });
+  metrics.gauge('dmg_sessions_silent', 'Online sessions the watchdog found silent (they hear nothing while they send).', [], () => [
+    { labels: {}, value: readModels.health.silentCount() },
+  ], [{}]);
+  const watchdog = new Watchdog({
+    store,
+    log,
+    clock,
+    settings: config.watchdog,
+    sessions,
+    health: (deviceId) => readModels.health.health(deviceId),
+    onReboot: () => watchdogReboots.inc(),
+  });
+  watchdog.start(projections.position);
+
   // The live stream starts where the read models are; clients that name an older position read it from the log.
   const stream = new EventStreamHub(store, { ...config.stream, log });
   stream.start(projections.position);
@@ -349,7 +371,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     ...healthRoutes(store, VERSION, startedAt, storage, cluster?.report),
     ...deviceRoutes({ registry, devices, sessions }),
     ...deviceEventRoutes(store, history),
-    ...sessionRoutes({ devices, sessions, projections, storage }),
+    ...sessionRoutes({ devices, sessions, projections, storage, health: (deviceId) => readModels.health.health(deviceId) }),
     ...metricsRoutes(metrics, config.metricsPublic),
     ...docsRoutes(openApi),
   );
@@ -506,6 +528,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       await closeServer(server);
       // Connections end but recorded states stay, so the next start resumes them.
       // Draining stops first, so that tries under way still have their connection to finish on.
+      await watchdog.stop();
       await sending.stop();
       await sessions.stopAll();
       sink.stop();

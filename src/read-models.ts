@@ -11,6 +11,7 @@ import { MessageIndex } from './chats/message-index.js';
 import { GroupsReadModel } from './groups/groups-read-model.js';
 import { BlocklistReadModel } from './account/blocklist-read-model.js';
 import { SettingsReadModel } from './settings/settings-read-model.js';
+import { HealthReadModel } from './watchdog/health-read-model.js';
 import { SealedText } from './secrets/sealed-text.js';
 import { HookSecrets } from './webhooks/hook-secrets.js';
 
@@ -32,6 +33,8 @@ export interface ReadModels {
   blocklist: BlocklistReadModel;
   /** Each device's settings (call rejection, proxy). */
   settings: SettingsReadModel;
+  /** Each session's health as the watchdog judged it. */
+  health: HealthReadModel;
   /** Fed by the main runner. */
   projections: Projection[];
 }
@@ -54,6 +57,7 @@ export function createReadModels(
   const groups = new GroupsReadModel(db);
   const blocklist = new BlocklistReadModel(db);
   const settings = new SettingsReadModel(db, new SealedText(options.encryptionKey));
+  const health = new HealthReadModel(db);
   return {
     devices,
     history,
@@ -63,7 +67,8 @@ export function createReadModels(
     groups,
     blocklist,
     settings,
-    projections: [devices, history, ...sending.projections, contacts, messages, groups, blocklist, settings],
+    health,
+    projections: [devices, history, ...sending.projections, contacts, messages, groups, blocklist, settings, health],
   };
 }
 

@@ -41,6 +41,9 @@ import { SETTINGS_EVENT_TYPES, settingsStream } from './settings/settings-events
 import { deliveryLaneDecider } from './webhooks/delivery-lane-decider.js';
 import { DELIVERY_EVENT_TYPES, webhooksStream } from './webhooks/delivery-events.js';
 import { createLaneWriter } from './webhooks/webhooks.js';
+import { healthDecider } from './watchdog/health-decider.js';
+import { HEALTH_EVENT_TYPES, healthStream } from './watchdog/health-events.js';
+import { Watchdog } from './watchdog/watchdog.js';
 
 /** An export of a module under src/: the file that declares it, its name there, and the value itself. */
 export interface Declared<T = unknown> {
@@ -159,5 +162,13 @@ export const STREAMS: readonly StreamKind[] = [
     eventsFile: 'src/webhooks/delivery-events.ts',
     decider: declared('src/webhooks/delivery-lane-decider.ts', 'deliveryLaneDecider', deliveryLaneDecider),
     writer: declared('src/webhooks/webhooks.ts', 'createLaneWriter', createLaneWriter),
+  },
+  {
+    prefix: 'health-',
+    stream: healthStream,
+    eventTypes: HEALTH_EVENT_TYPES,
+    eventsFile: 'src/watchdog/health-events.ts',
+    decider: declared('src/watchdog/health-decider.ts', 'healthDecider', healthDecider),
+    writer: declared('src/watchdog/watchdog.ts', 'Watchdog', Watchdog),
   },
 ];
