@@ -109,6 +109,8 @@ export interface Gateway {
   stream: EventStreamHub;
   /** Engine-bound calls, carried to a device's owner with several processes (tests carry them elsewhere). */
   calls: OwnerCalls;
+  /** The session watchdog (tests see what it follows). */
+  watchdog: Watchdog;
   close(): Promise<void>;
 }
 
@@ -521,6 +523,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     sessions,
     stream,
     calls,
+    watchdog,
     async close() {
       // First: devices are handed to the other processes at once, not after LEASE_TIMEOUT.
       await cluster?.stop();

@@ -85,6 +85,11 @@ export class Watchdog {
     await this.following?.stop();
   }
 
+  /** Since when (the clock's epoch ms) the device waits to hear something after a send; undefined: it does not. */
+  waitingSince(deviceId: string): number | undefined {
+    return this.watches.get(deviceId)?.waitingSince;
+  }
+
   private watch(deviceId: string): Watch {
     let watch = this.watches.get(deviceId);
     if (!watch) {
