@@ -343,9 +343,13 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     help: 'Silent sessions the watchdog rebooted (WATCHDOG_REBOOT).',
     registers: [metrics.registry],
   });
-  metrics.gauge('dmg_sessions_silent', 'Online sessions the watchdog found silent (they hear nothing while they send).', [], () => [
-    { labels: {}, value: readModels.health.silentCount() },
-  ], [{}]);
+  metrics.gauge(
+    'dmg_sessions_silent',
+    'Online sessions the watchdog found silent (they hear nothing while they send).',
+    [],
+    () => [{ labels: {}, value: readModels.health.silentCount() }],
+    [{}],
+  );
   const watchdog = new Watchdog({
     store,
     log,
@@ -373,7 +377,13 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     ...healthRoutes(store, VERSION, startedAt, storage, cluster?.report),
     ...deviceRoutes({ registry, devices, sessions }),
     ...deviceEventRoutes(store, history),
-    ...sessionRoutes({ devices, sessions, projections, storage, health: (deviceId) => readModels.health.health(deviceId) }),
+    ...sessionRoutes({
+      devices,
+      sessions,
+      projections,
+      storage,
+      health: (deviceId) => readModels.health.health(deviceId),
+    }),
     ...metricsRoutes(metrics, config.metricsPublic),
     ...docsRoutes(openApi),
   );

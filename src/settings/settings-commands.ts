@@ -83,7 +83,8 @@ export class SettingsCommands {
         if (!this.isCurrent(deviceId, proxy)) change.proxy = sealedProxy(proxy, deviceId, this.deps.sealed);
       }
     }
-    if (patch.pacing !== undefined) change.pacing = pacingOf(this.deps.settings.recorded(deviceId).pacing, patch.pacing);
+    if (patch.pacing !== undefined)
+      change.pacing = pacingOf(this.deps.settings.recorded(deviceId).pacing, patch.pacing);
     const handled = await this.handler.handle(settingsStream(deviceId), { type: 'ChangeSettings', deviceId, change });
     if (handled.position > 0) {
       await this.deps.projections.settle(handled.position);
@@ -122,7 +123,10 @@ export function pacingViewOf(pacing: PacingPolicy = DEFAULT_PACING): PacingView 
 /** The recorded pacing with the patch's parts put in (null: that part off); an unknown time zone is a 400. */
 function pacingOf(current: PacingPolicy = DEFAULT_PACING, patch: PacingPatch): PacingPolicy {
   if (patch.timezone !== undefined && !isTimeZone(patch.timezone))
-    throw invalidField('/pacing/timezone', `is not an IANA time zone this gateway knows (e.g. Europe/Berlin, UTC): ${patch.timezone}`);
+    throw invalidField(
+      '/pacing/timezone',
+      `is not an IANA time zone this gateway knows (e.g. Europe/Berlin, UTC): ${patch.timezone}`,
+    );
   if (patch.warmup && patch.warmup.maxPerDay < patch.warmup.startPerDay)
     throw invalidField('/pacing/warmup/maxPerDay', 'must be at least startPerDay');
   const merged: PacingView = { ...pacingViewOf(current) };

@@ -55,7 +55,9 @@ export class HealthReadModel implements Projection {
 
   private prepare() {
     return {
-      get: this.db.prepare<[string], { health: SessionHealth }>('SELECT health FROM session_health WHERE device_id = ?'),
+      get: this.db.prepare<[string], { health: SessionHealth }>(
+        'SELECT health FROM session_health WHERE device_id = ?',
+      ),
       silent: this.db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM session_health WHERE health = 'silent'"),
       put: this.db.prepare<[string, string, string]>(
         'INSERT INTO session_health (device_id, health, since) VALUES (?, ?, ?) ON CONFLICT (device_id) DO UPDATE SET health = excluded.health, since = excluded.since',

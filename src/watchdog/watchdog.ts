@@ -118,7 +118,8 @@ export class Watchdog {
         watch.waitingSince = undefined;
         watch.silent = false;
         watch.rebooted = false;
-        if (wasSilent || this.deps.health(deviceId) === 'silent') await this.report(deviceId, { type: 'ReportHeard', deviceId });
+        if (wasSilent || this.deps.health(deviceId) === 'silent')
+          await this.report(deviceId, { type: 'ReportHeard', deviceId });
         continue;
       }
       if (event.type === 'MessageStatusChanged' && data.status === 'sent') {
@@ -149,7 +150,9 @@ export class Watchdog {
           this.deps.onReboot?.(deviceId);
           await this.deps.sessions
             .reboot(deviceId)
-            .catch((error: unknown) => this.deps.log.warn({ err: error, deviceId }, 'the silent session was not rebooted'));
+            .catch((error: unknown) =>
+              this.deps.log.warn({ err: error, deviceId }, 'the silent session was not rebooted'),
+            );
         }
       }
     } finally {

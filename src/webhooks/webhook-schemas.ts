@@ -244,13 +244,16 @@ export const SessionHealthPayload = Type.Object(
     health: Type.Enum(['ok', 'silent'] as const),
     previousHealth: Type.Enum(['ok', 'silent'] as const),
     reason: Type.Enum(['silent', 'heard'] as const, {
-      description: '`silent`: nothing heard for WATCHDOG_SILENCE while sends went out; `heard`: something arrived again.',
+      description:
+        '`silent`: nothing heard for WATCHDOG_SILENCE while sends went out; `heard`: something arrived again.',
     }),
     silentSince: Type.Optional(
       Type.String({ format: 'date-time', description: 'With `silent`: the first send nothing was heard after.' }),
     ),
     rebooting: Type.Optional(
-      Type.Boolean({ description: 'With `silent`: the session is rebooted for it (WATCHDOG_REBOOT, once per silence).' }),
+      Type.Boolean({
+        description: 'With `silent`: the session is rebooted for it (WATCHDOG_REBOOT, once per silence).',
+      }),
     ),
   },
   { additionalProperties: false },

@@ -157,7 +157,7 @@ export function sessionRoutes({ devices, sessions, projections, storage, health 
         '`lastError` is cleared once the session is online, closed, logged out or opened again. ' +
         "`state` is the live session's: a change not recorded yet, as while the gateway cannot write (a full disk: `storageFailing` is `true`), " +
         'shows at once; `since` is then that of the last recorded state, and the diagnostics, which belong to it, are left out. ' +
-        '`health` is the session watchdog\'s judgement: `silent` when the session heard nothing (no message, receipt, presence) for WATCHDOG_SILENCE while it sent.',
+        "`health` is the session watchdog's judgement: `silent` when the session heard nothing (no message, receipt, presence) for WATCHDOG_SILENCE while it sent.",
       access: 'device',
       params: DeviceParams,
       responses: { 200: { description: 'The session state.', schema: SessionStateSchema }, 404: NOT_FOUND },

@@ -11,10 +11,17 @@ const HourMinute = Type.String({ pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', des
 const Warmup = Type.Object(
   {
     startPerDay: Type.Integer({ minimum: 1, maximum: 100_000, description: 'The cap on the day of the link (day 0).' }),
-    growthPercent: Type.Number({ minimum: 0, maximum: 1_000, description: 'Each later day: × (1 + growthPercent/100).' }),
+    growthPercent: Type.Number({
+      minimum: 0,
+      maximum: 1_000,
+      description: 'Each later day: × (1 + growthPercent/100).',
+    }),
     maxPerDay: Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'The cap never grows beyond this.' }),
   },
-  { additionalProperties: false, description: "A daily cap that grows from the day the device's account was first linked." },
+  {
+    additionalProperties: false,
+    description: "A daily cap that grows from the day the device's account was first linked.",
+  },
 );
 const QuietHours = Type.Object(
   {
@@ -24,14 +31,22 @@ const QuietHours = Type.Object(
       Type.Boolean({ description: 'Replies to a number that wrote in the last 24 h go during quiet hours too.' }),
     ),
   },
-  { additionalProperties: false, description: 'No sends from `from` to `to` (local time; across midnight when `to` is earlier).' },
+  {
+    additionalProperties: false,
+    description: 'No sends from `from` to `to` (local time; across midnight when `to` is earlier).',
+  },
 );
-const Timezone = Type.String({ minLength: 1, maxLength: 64, description: 'An IANA time zone (e.g. `Europe/Berlin`); default `UTC`.' });
+const Timezone = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description: 'An IANA time zone (e.g. `Europe/Berlin`); default `UTC`.',
+});
 const DailyCap = Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'Sends per calendar day in `timezone`.' });
 const UnansweredLimit = Type.Integer({
   minimum: 1,
   maximum: 100_000,
-  description: 'At most this many sends to a number that never wrote to the account; the next is `409 recipient_unresponsive`.',
+  description:
+    'At most this many sends to a number that never wrote to the account; the next is `409 recipient_unresponsive`.',
 });
 const Typing = Type.Boolean({
   description: 'Show "typing…" before each text (40 ms a character, 1 to 8 s), then send it.',

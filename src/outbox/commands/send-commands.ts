@@ -198,7 +198,9 @@ export class SendCommands {
     const expiresAt = this.expiryOf(input, now);
     // Reactions are not messages a contact has to answer; groups have no one recipient.
     const unanswered =
-      input.kind !== 'reaction' && DIRECT_NUMBER.test(input.to) ? this.deps.unanswered?.(deviceId, input.to) : undefined;
+      input.kind !== 'reaction' && DIRECT_NUMBER.test(input.to)
+        ? this.deps.unanswered?.(deviceId, input.to)
+        : undefined;
     const content = await this.contentOf(deviceId, outboxId, input);
     const message = {
       outboxId,

@@ -217,8 +217,7 @@ class DeviceLane {
       }
       const typing = pacing?.policy.typing === true && isTyped(outbox.current, job);
       // Typing takes the place of the spacing: a queue of texts is not slowed beyond each one's typing time.
-      if (settings.spacingMaxMs > 0 && !typing)
-        await this.sleep(this.drainer.random() * settings.spacingMaxMs, false);
+      if (settings.spacingMaxMs > 0 && !typing) await this.sleep(this.drainer.random() * settings.spacingMaxMs, false);
       if (this.stopped) return;
       // The rate as the stream counts it: tries made by the process that ran the device before this one count too.
       // A revoke waits for it as well (its tries are not recorded before they are made, so only this process's
@@ -341,9 +340,9 @@ class DeviceLane {
     const message = start.message;
     if (pacing?.policy.typing && message.content.kind === 'text') {
       // The contact sees "typing…" for a time that grows with the text, then the text.
-      await connection.sendPresence?.('typing', message.to).catch((error: unknown) =>
-        this.drainer.deps.log.debug({ err: error, deviceId }, 'typing not shown'),
-      );
+      await connection
+        .sendPresence?.('typing', message.to)
+        .catch((error: unknown) => this.drainer.deps.log.debug({ err: error, deviceId }, 'typing not shown'));
       await this.sleep(typingMs(message.content.text.length), false);
     }
     try {
