@@ -7,7 +7,11 @@ const Message = Type.String({
 });
 const ProxyShown = Type.String({ description: "The proxy's URL, its credentials shown as `***`." });
 
-const HourMinute = Type.String({ pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', description: '`HH:MM`, 24 h.' });
+const HourMinute = Type.String({
+  pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$',
+  description: '`HH:MM`, 24 h.',
+  examples: ['22:00'],
+});
 const Warmup = Type.Object(
   {
     startPerDay: Type.Integer({ minimum: 1, maximum: 100_000, description: 'The cap on the day of the link (day 0).' }),
