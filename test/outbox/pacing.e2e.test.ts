@@ -81,6 +81,27 @@ describe('pacing', () => {
     expect((await patch({ dailyCap: null })).body.pacing.dailyCap).toBeNull();
   });
 
+  it('with typing, shows typing for 40 ms a character (1 to 8 s) before the text, on the clock', async () => {
+    await patch({ typing: true, dailyCap: null, unansweredLimit: null });
+    const sentIds = async () =>
+      (await statuses(gateway.store, device.id)).filter((s) => s.status === 'sent').map((s) => s.waMessageId);
+    const before = (await sentIds()).length;
+    // 50 characters: 2 s of typing.
+    const typed = await send(api, device, PEER, 'x'.repeat(50));
+    await eventually(
+      async () => ((await outboxList(api, device)).some((item) => item.status === 'sending') ? true : undefined),
+      'typing (the try started)',
+    );
+    await clock.advance(1_500);
+    expect(await sentIds()).toHaveLength(before);
+    await clock.advance(600);
+    await eventually(
+      async () => ((await sentIds()).includes(typed.waMessageId) ? true : undefined),
+      'sent after typing',
+    );
+    await patch({ typing: false });
+  });
+
   it('refuses the send over the unanswered limit with 409 recipient_unresponsive until the number writes', async () => {
     await patch({ unansweredLimit: 1 });
     const stranger = '4915100000777';
