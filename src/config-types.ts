@@ -30,6 +30,8 @@ export interface Config {
   waWebVersion?: WaWebVersion;
   /** How a session reconnects after an unexpected loss (docs/configuration.md, "Sessions and engines"). */
   reconnect: ReconnectSettings;
+  /** The session watchdog: how long an online session may hear nothing while it sends (docs/configuration.md). */
+  watchdog: { silenceMs: number; reboot: boolean };
   /** The simulated network of `sandbox` devices. */
   sandbox: SandboxSettings;
   /** Sending: the outbox's pace and retries (docs/configuration.md, "Sending (the outbox) and media"). */

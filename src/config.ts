@@ -80,6 +80,10 @@ function readConfig(env: Env): Config {
       jitter: read.fraction('SESSION_RECONNECT_JITTER', 0.2),
       maxAttempts: read.integer('SESSION_RECONNECT_MAX_ATTEMPTS', 10, { min: 1, max: 1_000_000 }),
     },
+    watchdog: {
+      silenceMs: read.duration('WATCHDOG_SILENCE', '30m', { min: 1_000, max: 7 * DAY_MS }),
+      reboot: read.boolean('WATCHDOG_REBOOT', false),
+    },
     sandbox: {
       deliveredDelayMs: read.integer('SANDBOX_DELIVERED_DELAY_MS', 500, { min: 0, max: 3_600_000 }),
       readDelayMs: read.integer('SANDBOX_READ_DELAY_MS', 1_500, { min: 0, max: 3_600_000 }),

@@ -37,6 +37,7 @@ import { ProjectorLink, primaryChannel } from './projections/projector-link.js';
 import { EventMetrics } from './metrics/event-metrics.js';
 import { InstrumentedStore } from './metrics/instrumented-store.js';
 import { Metrics } from './metrics/metrics.js';
+import { Counter } from 'prom-client';
 import { metricsRoutes } from './http/routes/metrics.js';
 import { overviewRoutes } from './http/routes/overview.js';
 import { createReadModels } from './read-models.js';
@@ -82,6 +83,10 @@ import { OutputUrls } from './outputs/output-url.js';
 import { Outputs } from './outputs/outputs.js';
 import { outputRoutes } from './http/routes/outputs.js';
 import { type Clock, systemClock } from './time/clock.js';
+import { PacingContexts } from './outbox/pacing/pacing-contexts.js';
+import { PacingStatuses } from './outbox/pacing/pacing-status.js';
+import { pacingRoutes } from './http/routes/pacing.js';
+import { Watchdog } from './watchdog/watchdog.js';
 
 export interface GatewayOptions {
   logger?: Logger;
@@ -112,6 +117,8 @@ export interface Gateway {
   stream: EventStreamHub;
   /** Engine-bound calls, carried to a device's owner with several processes (tests carry them elsewhere). */
   calls: OwnerCalls;
+  /** The session watchdog (tests see what it follows). */
+  watchdog: Watchdog;
   close(): Promise<void>;
 }
 
@@ -325,6 +332,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     ...(link ? { followed: { feed: link.webhooks, onWork: (wake) => (link.onWork = wake) } } : {}),
   });
   if (link) link.forgetters.push((deviceId) => webhooks.forgetHook(deviceId));
+  // Pacing: the device's settings, its first link and what the message index knows of a recipient.
+  const pacing = new PacingContexts(store, readModels.settings, readModelDb);
   const sending = await startSending({
     config,
     store,
@@ -339,8 +348,34 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     seen: messages,
     receivedMediaPath: (deviceId, waMessageId) => receivedMedia.pathOf(deviceId, waMessageId),
     clock,
+    pacing,
     ...(cluster ? { fences: cluster.fences } : {}),
   });
+  const pacingStatuses = new PacingStatuses(sending.outboxes, pacing, () => clock.now());
+
+  // The session watchdog: online sessions that hear nothing while they send (WATCHDOG_SILENCE, WATCHDOG_REBOOT).
+  const watchdogReboots = new Counter({
+    name: 'dmg_watchdog_reboots_total',
+    help: 'Silent sessions the watchdog rebooted (WATCHDOG_REBOOT).',
+    registers: [metrics.registry],
+  });
+  metrics.gauge(
+    'dmg_sessions_silent',
+    'Online sessions the watchdog found silent (they hear nothing while they send).',
+    [],
+    () => [{ labels: {}, value: readModels.health.silentCount() }],
+    [{}],
+  );
+  const watchdog = new Watchdog({
+    store,
+    log,
+    clock,
+    settings: config.watchdog,
+    sessions,
+    health: (deviceId) => readModels.health.health(deviceId),
+    onReboot: () => watchdogReboots.inc(),
+  });
+  watchdog.start(projections.position);
 
   // The live stream starts where the read models are; clients that name an older position read it from the log.
   const stream = new EventStreamHub(store, { ...config.stream, log });
@@ -382,7 +417,13 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     ...healthRoutes(store, VERSION, startedAt, storage, cluster?.report),
     ...deviceRoutes({ registry, devices, sessions }),
     ...deviceEventRoutes(store, history),
-    ...sessionRoutes({ devices, sessions, projections, storage }),
+    ...sessionRoutes({
+      devices,
+      sessions,
+      projections,
+      storage,
+      health: (deviceId) => readModels.health.health(deviceId),
+    }),
     ...metricsRoutes(metrics, config.metricsPublic),
     ...overviewRoutes(readModels.devices, readModels.activity, readModels.sending.outboxView, clock),
     ...docsRoutes(openApi),
@@ -446,7 +487,13 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       mediaSettings: config.media,
       bodyGate,
     }),
-    ...outboxRoutes({ sends: sending.sends, outboxView: sendingCore.outboxView, messages: readModels.messages }),
+    ...outboxRoutes({
+      sends: sending.sends,
+      outboxView: sendingCore.outboxView,
+      messages: readModels.messages,
+      deferredUntil: (deviceId) => pacingStatuses.deferredUntil(deviceId),
+    }),
+    ...pacingRoutes(pacingStatuses),
   );
   routes.push(...groupRoutes(groups));
   // A proxy host is judged by the same guard as webhook and media URLs.
@@ -458,6 +505,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
         projections,
         addressRefusal: (url) => outboundGuard.refusalOf(url),
         sealed: new SealedText(config.encryptionKey),
+        // A changed pacing may open (or close) a deferred outbox's window.
+        onChange: (deviceId) => sending.drainer.kick(deviceId),
       }),
     ),
   );
@@ -528,6 +577,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     sessions,
     stream,
     calls,
+    watchdog,
     async close() {
       // First: devices are handed to the other processes at once, not after LEASE_TIMEOUT.
       await cluster?.stop();
@@ -535,6 +585,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       await closeServer(server);
       // Connections end but recorded states stay, so the next start resumes them.
       // Draining stops first, so that tries under way still have their connection to finish on.
+      await watchdog.stop();
       await sending.stop();
       await sessions.stopAll();
       sink.stop();

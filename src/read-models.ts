@@ -11,6 +11,7 @@ import { MessageIndex } from './chats/message-index.js';
 import { GroupsReadModel } from './groups/groups-read-model.js';
 import { BlocklistReadModel } from './account/blocklist-read-model.js';
 import { SettingsReadModel } from './settings/settings-read-model.js';
+import { HealthReadModel } from './watchdog/health-read-model.js';
 import { SealedText } from './secrets/sealed-text.js';
 import { HookSecrets } from './webhooks/hook-secrets.js';
 import { DailyActivityReadModel } from './activity/daily-activity-read-model.js';
@@ -38,6 +39,8 @@ export interface ReadModels {
   activity: DailyActivityReadModel;
   /** The broker outputs (RabbitMQ, NATS JetStream) with their positions. */
   outputs: OutputsReadModel;
+  /** Each session's health as the watchdog judged it. */
+  health: HealthReadModel;
   /** Fed by the main runner. */
   projections: Projection[];
 }
@@ -62,6 +65,7 @@ export function createReadModels(
   const settings = new SettingsReadModel(db, new SealedText(options.encryptionKey));
   const activity = new DailyActivityReadModel(db);
   const outputs = new OutputsReadModel(db);
+  const health = new HealthReadModel(db);
   return {
     devices,
     history,
@@ -73,6 +77,7 @@ export function createReadModels(
     settings,
     activity,
     outputs,
+    health,
     projections: [
       devices,
       history,
@@ -84,6 +89,7 @@ export function createReadModels(
       settings,
       activity,
       outputs,
+      health,
     ],
   };
 }

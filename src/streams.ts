@@ -47,6 +47,9 @@ import { OUTPUT_EVENT_TYPES, outputStream } from './outputs/output-events.js';
 import { webhookSettingsDecider } from './webhooks/webhook-settings-decider.js';
 import { WEBHOOK_SETTINGS_EVENT_TYPES, webhookSettingsStream } from './webhooks/webhook-settings-events.js';
 import { createWebhookSettingsWriter } from './webhooks/webhook-registry.js';
+import { healthDecider } from './watchdog/health-decider.js';
+import { HEALTH_EVENT_TYPES, healthStream } from './watchdog/health-events.js';
+import { Watchdog } from './watchdog/watchdog.js';
 
 /** An export of a module under src/: the file that declares it, its name there, and the value itself. */
 export interface Declared<T = unknown> {
@@ -181,5 +184,13 @@ export const STREAMS: readonly StreamKind[] = [
     eventsFile: 'src/webhooks/webhook-settings-events.ts',
     decider: declared('src/webhooks/webhook-settings-decider.ts', 'webhookSettingsDecider', webhookSettingsDecider),
     writer: declared('src/webhooks/webhook-registry.ts', 'createWebhookSettingsWriter', createWebhookSettingsWriter),
+  },
+  {
+    prefix: 'health-',
+    stream: healthStream,
+    eventTypes: HEALTH_EVENT_TYPES,
+    eventsFile: 'src/watchdog/health-events.ts',
+    decider: declared('src/watchdog/health-decider.ts', 'healthDecider', healthDecider),
+    writer: declared('src/watchdog/watchdog.ts', 'Watchdog', Watchdog),
   },
 ];

@@ -35,6 +35,7 @@ export const DOMAIN_ERROR_CODES = [
   'invalid_pairing_code',
   'pairing_unavailable',
   'too_many_webhooks',
+  'recipient_unresponsive',
 ] as const satisfies readonly ErrorCode[];
 
 export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];

@@ -26,6 +26,10 @@ export const ERROR_CATALOGUE = {
   not_forwardable: { status: 409, meaning: 'The message cannot be forwarded.' },
   pairing_unavailable: { status: 409, meaning: 'No pairing code can be issued now.' },
   not_sandbox_device: { status: 409, meaning: 'The device does not use the sandbox engine.' },
+  recipient_unresponsive: {
+    status: 409,
+    meaning: 'The number never wrote to this account and got the unansweredLimit of messages; nothing was queued.',
+  },
   concurrent_change: { status: 409, meaning: 'Another request or process changed the same thing; try again.' },
   media_expired: { status: 410, meaning: 'The media were kept, and are past their retention.' },
   payload_too_large: { status: 413, meaning: 'The body, a field or what it would record is too large.' },

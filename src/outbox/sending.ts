@@ -28,6 +28,7 @@ import { SendCommands } from './commands/send-commands.js';
 import type { SeenMessages } from './commands/seen-messages.js';
 import { CombinedProjection } from './read-models/sending-projection.js';
 import { type Clock, systemClock } from '../time/clock.js';
+import type { PacingContexts } from './pacing/pacing-contexts.js';
 
 /**
  * What must exist before the device actors and the projection runner start: the outbox read models (the
@@ -74,6 +75,8 @@ export interface SendingDeps {
   fences?: OutboxDrainerDeps['fences'];
   /** The time messages are queued, tried and expired by (default: the system clock). */
   clock?: Clock;
+  /** Pacing (src/outbox/pacing): what the drainer and the send commands ask before a send. */
+  pacing?: PacingContexts;
 }
 
 export interface Sending {
@@ -108,6 +111,7 @@ export async function startSending(deps: SendingDeps): Promise<Sending> {
     ...(config.outbox.messageTtlMs === undefined ? {} : { messageTtlMs: config.outbox.messageTtlMs }),
     ...(deps.seen ? { seen: deps.seen } : {}),
     ...(deps.receivedMediaPath ? { receivedMediaPath: deps.receivedMediaPath } : {}),
+    ...(deps.pacing ? { unanswered: deps.pacing.unanswered.bind(deps.pacing) } : {}),
   });
   const drainer = new OutboxDrainer({
     outboxes,
@@ -118,6 +122,7 @@ export async function startSending(deps: SendingDeps): Promise<Sending> {
     log,
     clock,
     ...(deps.fences ? { fences: deps.fences } : {}),
+    ...(deps.pacing ? { pacing: deps.pacing.of.bind(deps.pacing) } : {}),
   });
   const waiting = outboxView.devicesWithPending();
   const deletions = new DeletedDeviceOutboxes({ store, outboxes, media, log });

@@ -11,6 +11,7 @@ import type { EventStore } from '../eventstore/event-store.js';
 import type { ReadModelProgress } from '../projections/projection-runner.js';
 import type { SealedText } from '../secrets/sealed-text.js';
 import { proxySettingOf, sealedProxy } from './proxy-url.js';
+import { DEFAULT_PACING, type PacingPolicy, isTimeZone } from '../outbox/pacing/pacing.js';
 import { type SettingsCommand, settingsDecider } from './settings-decider.js';
 import { type DeviceSettings, type SettingsEvent, settingsStream } from './settings-events.js';
 import type { SettingsReadModel } from './settings-read-model.js';
@@ -20,12 +21,27 @@ export interface SettingsView {
   rejectCallsMessage: string | null;
   /** The proxy's URL, credentials shown as `***`. */
   proxy: string | null;
+  pacing: PacingView;
 }
+
+/** The pacing as answers show it: every part, null where it is off. */
+export interface PacingView {
+  timezone: string;
+  warmup: NonNullable<PacingPolicy['warmup']> | null;
+  dailyCap: number | null;
+  quietHours: NonNullable<PacingPolicy['quietHours']> | null;
+  unansweredLimit: number | null;
+  typing: boolean;
+}
+
+/** Each part optional; null turns one off. */
+export type PacingPatch = Partial<PacingView>;
 
 export interface SettingsPatch {
   rejectCalls?: boolean;
   rejectCallsMessage?: string | null;
   proxy?: string | null;
+  pacing?: PacingPatch;
 }
 
 export class SettingsCommands {
@@ -40,6 +56,8 @@ export class SettingsCommands {
       addressRefusal: (httpUrl: string) => string | undefined;
       /** ENCRYPTION_KEY's sealing: proxy credentials are recorded sealed when it is set. */
       sealed: SealedText;
+      /** Told after a change was recorded (the drainer looks at a deferred outbox again). */
+      onChange?: (deviceId: string) => void;
     },
   ) {
     this.handler = new CommandHandler({ store: deps.store, decider: settingsDecider, snapshots: { every: 50 } });
@@ -65,8 +83,13 @@ export class SettingsCommands {
         if (!this.isCurrent(deviceId, proxy)) change.proxy = sealedProxy(proxy, deviceId, this.deps.sealed);
       }
     }
+    if (patch.pacing !== undefined)
+      change.pacing = pacingOf(this.deps.settings.recorded(deviceId).pacing, patch.pacing);
     const handled = await this.handler.handle(settingsStream(deviceId), { type: 'ChangeSettings', deviceId, change });
-    if (handled.position > 0) await this.deps.projections.settle(handled.position);
+    if (handled.position > 0) {
+      await this.deps.projections.settle(handled.position);
+      this.deps.onChange?.(deviceId);
+    }
     return viewOf(handled.state);
   }
 
@@ -83,4 +106,39 @@ export const viewOf = (settings: DeviceSettings): SettingsView => ({
   rejectCalls: settings.rejectCalls,
   rejectCallsMessage: settings.rejectCallsMessage,
   proxy: settings.proxy?.url ?? null,
+  pacing: pacingViewOf(settings.pacing),
 });
+
+export function pacingViewOf(pacing: PacingPolicy = DEFAULT_PACING): PacingView {
+  return {
+    timezone: pacing.timezone,
+    warmup: pacing.warmup ?? null,
+    dailyCap: pacing.dailyCap ?? null,
+    quietHours: pacing.quietHours ?? null,
+    unansweredLimit: pacing.unansweredLimit ?? null,
+    typing: pacing.typing ?? false,
+  };
+}
+
+/** The recorded pacing with the patch's parts put in (null: that part off); an unknown time zone is a 400. */
+function pacingOf(current: PacingPolicy = DEFAULT_PACING, patch: PacingPatch): PacingPolicy {
+  if (patch.timezone !== undefined && !isTimeZone(patch.timezone))
+    throw invalidField(
+      '/pacing/timezone',
+      `is not an IANA time zone this gateway knows (e.g. Europe/Berlin, UTC): ${patch.timezone}`,
+    );
+  if (patch.warmup && patch.warmup.maxPerDay < patch.warmup.startPerDay)
+    throw invalidField('/pacing/warmup/maxPerDay', 'must be at least startPerDay');
+  const merged: PacingView = { ...pacingViewOf(current) };
+  for (const key of Object.keys(patch) as Array<keyof PacingView>) {
+    if (patch[key] !== undefined) Object.assign(merged, { [key]: patch[key] });
+  }
+  // Recorded without the parts that are off.
+  const policy: PacingPolicy = { timezone: merged.timezone };
+  if (merged.warmup) policy.warmup = merged.warmup;
+  if (merged.dailyCap !== null) policy.dailyCap = merged.dailyCap;
+  if (merged.quietHours) policy.quietHours = merged.quietHours;
+  if (merged.unansweredLimit !== null) policy.unansweredLimit = merged.unansweredLimit;
+  if (merged.typing) policy.typing = true;
+  return policy;
+}

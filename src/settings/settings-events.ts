@@ -5,6 +5,8 @@
  * (src/settings/proxy-url.ts), in clear under `credentials` without it (and in events written before
  * credentials were sealed). History views redact both (src/history/redact.ts).
  */
+import type { PacingPolicy } from '../outbox/pacing/pacing.js';
+
 export const settingsStream = (deviceId: string) => `settings-${deviceId}`;
 
 export const PROXY_PROTOCOLS = ['http:', 'https:', 'socks5:'] as const;
@@ -28,6 +30,8 @@ export interface DeviceSettings {
   /** Sent to a caller whose call was rejected; null: none. */
   rejectCallsMessage: string | null;
   proxy: ProxySetting | null;
+  /** How the device's sends are paced (src/outbox/pacing); absent in events before pacing: none but UTC. */
+  pacing?: PacingPolicy;
 }
 
 export const DEFAULT_SETTINGS: DeviceSettings = { rejectCalls: false, rejectCallsMessage: null, proxy: null };

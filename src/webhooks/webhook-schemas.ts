@@ -238,6 +238,27 @@ export const GroupParticipantsPayload = Type.Object(
 );
 export const WebhookTestPayload = Type.Object({ message: Type.String() }, closed);
 
+export const SessionHealthPayload = Type.Object(
+  {
+    deviceId: DeviceId,
+    health: Type.Enum(['ok', 'silent'] as const),
+    previousHealth: Type.Enum(['ok', 'silent'] as const),
+    reason: Type.Enum(['silent', 'heard'] as const, {
+      description:
+        '`silent`: nothing heard for WATCHDOG_SILENCE while sends went out; `heard`: something arrived again.',
+    }),
+    silentSince: Type.Optional(
+      Type.String({ format: 'date-time', description: 'With `silent`: the first send nothing was heard after.' }),
+    ),
+    rebooting: Type.Optional(
+      Type.Boolean({
+        description: 'With `silent`: the session is rebooted for it (WATCHDOG_REBOOT, once per silence).',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 /** Every kind with its payload and a line for the reader. */
 export const WEBHOOK_PAYLOADS: Readonly<
   Record<WebhookEventKind | typeof TEST_EVENT_KIND, { schema: TSchema; summary: string }>
@@ -254,6 +275,10 @@ export const WEBHOOK_PAYLOADS: Readonly<
   'group.participants': {
     schema: GroupParticipantsPayload,
     summary: 'Participants were added, removed, promoted or demoted',
+  },
+  'session.health': {
+    schema: SessionHealthPayload,
+    summary: 'An online session went silent (hears nothing while it sends), or hears again',
   },
   [TEST_EVENT_KIND]: { schema: WebhookTestPayload, summary: 'A test event (POST /devices/:id/hooks/test)' },
 };

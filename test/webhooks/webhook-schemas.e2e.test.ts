@@ -29,6 +29,7 @@ describe('webhook payload schemas', () => {
         SANDBOX_READ_DELAY_MS: '10',
         SESSION_RECONNECT_BASE_DELAY_MS: '20',
         OUTBOX_MESSAGE_TTL: '1m',
+        WATCHDOG_SILENCE: '1m',
       },
       { clock },
     );
@@ -114,6 +115,14 @@ describe('webhook payload schemas', () => {
           })
         ).status,
       ).toBe(200);
+      // A deaf device that sends goes silent (session.health).
+      await api('POST', '/sandbox/devices/schema-other/deafen', { admin: true, json: { on: true } });
+      await api('POST', '/devices/schema-other/send/text', {
+        deviceKey: other.key,
+        json: { to: '4915112345600', text: 'anyone?' },
+      });
+      await eventually(() => gateway.watchdog.waitingSince('schema-other'), 'the watchdog to wait');
+      await clock.advance(61_000);
       await api('POST', '/sandbox/devices/schema-shop/disconnect', { admin: true });
 
       const envelopes = async () => (await gateway.store.readAll()).map(envelopeOf).filter((e) => e !== undefined);

@@ -159,7 +159,13 @@ export class SandboxConnection implements EngineConnection {
 
   /** A message from another number arrives; resolves once the device has it durably (see ReportOptions). */
   receive(message: InboundMessage, options?: ReportOptions): Promise<void> {
+    // Deaf: the connection stays up and nothing arrives (a session that says online and hears nothing).
+    if (this.deaf) return Promise.resolve();
     return this.events.inbound(message, options);
+  }
+
+  private get deaf(): boolean {
+    return this.network.isDeaf(this.deviceId);
   }
 
   // The network hands these over and goes on, as a real one does: what the device makes of them is its own
@@ -167,16 +173,19 @@ export class SandboxConnection implements EngineConnection {
 
   /** An edit, revoke, vote, presence or call reaches the device. */
   activity(activity: ChatActivity): void {
+    if (this.deaf) return;
     void this.events.activity?.(activity).catch(() => undefined);
   }
 
   /** A group change made by another device reaches this one. */
   groupReport(report: GroupReport): void {
+    if (this.deaf) return;
     void this.events.groups?.(report).catch(() => undefined);
   }
 
   /** Receipts reach the device that sent, also if this connection has ended since (they are facts). */
   receipt(receipt: Receipt): void {
+    if (this.deaf) return;
     void this.events.receipt(receipt).catch(() => undefined);
   }
 
@@ -199,6 +208,8 @@ export class SandboxConnection implements EngineConnection {
       });
       return;
     }
+    // Deaf: the send seems to go, and nothing leaves (no delivery, no receipts).
+    if (this.deaf) return;
     const recipients = this.network.audienceOf(message.to, this, from);
     const inner = content.kind === 'forward' ? content.content : content;
     // A file that cannot be opened leaves the recipients with the media's description only.

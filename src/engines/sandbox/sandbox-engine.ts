@@ -259,6 +259,11 @@ export class SandboxEngine implements Engine {
     return { groupId: this.network.groups.create(subject, members).groupId };
   }
 
+  /** The device hears nothing and nothing it sends leaves (`on`), or works again; its connection stays up. */
+  deafen(deviceId: string, on: boolean): void {
+    this.network.setDeaf(deviceId, on);
+  }
+
   /** The network drops the device's connection (the device reconnects). False when it is not online. */
   disconnect(deviceId: string): boolean {
     const connection = this.network.connectionOf(deviceId);

@@ -146,6 +146,18 @@ export class SandboxNetwork {
     return previous === connection ? undefined : previous;
   }
 
+  /** Devices made deaf (POST /sandbox/devices/:deviceId/deafen): connected, and nothing reaches them or leaves them. */
+  private readonly deaf = new Set<string>();
+
+  setDeaf(deviceId: string, on: boolean): void {
+    if (on) this.deaf.add(deviceId);
+    else this.deaf.delete(deviceId);
+  }
+
+  isDeaf(deviceId: string): boolean {
+    return this.deaf.has(deviceId);
+  }
+
   connectionOf(deviceId: string): SandboxConnection | undefined {
     return this.latest.get(deviceId);
   }

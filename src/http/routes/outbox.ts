@@ -21,12 +21,14 @@ export interface OutboxRouteDeps {
   outboxView: OutboxReadModel;
   /** The message index: the texts of the items. */
   messages: Pick<MessageIndex, 'bodies'>;
+  /** Pacing: until when the device's queued messages wait (epoch ms), if they do. */
+  deferredUntil?: (deviceId: string) => Promise<number | undefined>;
 }
 
 const tag = 'Outbox';
 const NO_DEVICE = { description: 'No such device (admin key only).' };
 
-export function outboxRoutes({ sends, outboxView, messages }: OutboxRouteDeps): RouteSpec[] {
+export function outboxRoutes({ sends, outboxView, messages, deferredUntil }: OutboxRouteDeps): RouteSpec[] {
   return [
     defineRoute({
       method: 'get',
@@ -40,7 +42,7 @@ export function outboxRoutes({ sends, outboxView, messages }: OutboxRouteDeps): 
       params: DeviceParams,
       query: ListOutboxQuery,
       responses: { 200: { description: 'A page of the outbox.', schema: OutboxListSchema }, 404: NO_DEVICE },
-      handler({ params, query }) {
+      async handler({ params, query }) {
         const page = outboxView.pending(params.deviceId, {
           limit: query.limit ?? 50,
           afterSeq: seqOf(decodeCursor(query.cursor)),
@@ -49,12 +51,17 @@ export function outboxRoutes({ sends, outboxView, messages }: OutboxRouteDeps): 
           params.deviceId,
           page.items.map((item) => item.waMessageId),
         );
+        const until = await deferredUntil?.(params.deviceId);
+        const deferred = until === undefined ? undefined : new Date(until).toISOString();
         return {
           status: 200,
           body: {
             items: page.items.map((item) => {
               const text = texts.get(item.waMessageId);
-              return text ? { ...item, text: preview(text) } : item;
+              const shown = text ? { ...item, text: preview(text) } : item;
+              return deferred && item.status === 'queued' && item.attempts === 0
+                ? { ...shown, deferredUntil: deferred }
+                : shown;
             }),
             nextCursor: page.nextAfterSeq === null ? null : encodeCursor(String(page.nextAfterSeq)),
           },

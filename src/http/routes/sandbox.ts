@@ -2,6 +2,7 @@
  * What the phone and the network do to a sandbox device (docs/api-guide.md, "Sessions and the sandbox engine"), for tests and
  * integrations without a phone. Admin only.
  */
+import Type from 'typebox';
 import type { Supervisor } from '../../actors/supervisor.js';
 import type { SandboxEngine } from '../../engines/sandbox/sandbox-engine.js';
 import type { ReadModelProgress } from '../../projections/projection-runner.js';
@@ -35,6 +36,12 @@ import { mediaBodyParser, uploadedMedia } from '../body/media-body-parser.js';
 import { type HeldMedia, SandboxMedia } from '../../engines/sandbox/sandbox-media.js';
 import type { ChatActivity } from '../../engines/engine.js';
 import { type OwnerCalls, outcomeUnknown } from '../../cluster/owner-calls.js';
+
+const DeafenBody = Type.Object(
+  { on: Type.Boolean({ description: 'true: deaf; false: hears again.' }) },
+  { additionalProperties: false },
+);
+const DeafenSchema = Type.Object({ deaf: Type.Boolean() });
 
 const tag = 'Sandbox';
 
@@ -241,6 +248,10 @@ export function sandboxRoutes({
   const disconnect = calls.define('sandbox.disconnect', 'once', async (deviceId: string) => {
     const done = sandbox.disconnect(deviceId);
     return { done, ...(done ? await reactionOf(deviceId) : stateHere(deviceId)) };
+  });
+  const deafen = calls.define('sandbox.deafen', 'repeatable', async (deviceId: string, on: boolean) => {
+    sandbox.deafen(deviceId, on);
+    return { deaf: on };
   });
   const unlink = calls.define('sandbox.logout', 'once', async (deviceId: string) => {
     const outcome = await sandbox.logout(deviceId);
@@ -508,6 +519,28 @@ export function sandboxRoutes({
         });
         if (!done) throw notOnline(device, reaction);
         return { status: 202, body: { callId } };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/sandbox/devices/:deviceId/deafen',
+      operationId: 'sandboxDeafen',
+      tag,
+      summary: 'Make the device deaf (or hear again)',
+      description:
+        'With `on: true` the connection stays up (`online`) and nothing reaches the device or leaves it: no messages, receipts, presence; its sends seem to go ' +
+        '(`sent`) and are never delivered. What the session watchdog (WATCHDOG_SILENCE) is for. `on: false` ends it. Kept across reconnects and reboots.',
+      access: 'admin',
+      params: DeviceParams,
+      body: DeafenBody,
+      responses: {
+        200: { description: 'Whether the device is deaf now.', schema: DeafenSchema },
+        404: NOT_FOUND,
+        409: { description: 'Not a sandbox device (`not_sandbox_device`).' },
+      },
+      async handler({ params, body, device }) {
+        requireSandboxDevice(device);
+        return { status: 200, body: await deafen(params.deviceId, body.on) };
       },
     }),
     defineRoute({

@@ -73,6 +73,10 @@ const QUEUED: Record<number, ResponseSpec> = {
     description:
       'No such device (admin key only), or `replyTo` names a message not seen in this chat (`message_not_found`).',
   },
+  409: {
+    description:
+      'Pacing: the number never wrote to this account and got its `unansweredLimit` of messages (`recipient_unresponsive`); nothing was queued.',
+  },
   422: { description: 'The Idempotency-Key was used with another request (`idempotency_key_reused`).' },
 };
 

@@ -28,6 +28,8 @@ export interface SessionRouteDeps {
   /** Whether writes fail now (src/storage/storage-health.ts): the recorded state may then lag the live one. */
   storage?: Pick<StorageHealth, 'writeFailure'>;
   projections: ReadModelProgress;
+  /** The watchdog's judgement of the session (`ok` unless silent). */
+  health?: (deviceId: string) => 'ok' | 'silent';
 }
 
 const NOT_FOUND = { description: 'No such device (admin key only).' };
@@ -35,7 +37,7 @@ const ENGINE_UNAVAILABLE = {
   description: "The device's engine is not available in this gateway (`engine_unavailable`).",
 };
 
-export function sessionRoutes({ devices, sessions, projections, storage }: SessionRouteDeps): RouteSpec[] {
+export function sessionRoutes({ devices, sessions, projections, storage, health }: SessionRouteDeps): RouteSpec[] {
   /** Runs a command on the device's actor and answers once the read models include what it recorded. */
   const command = async (run: () => Promise<CommandResult>): Promise<CommandResult> => {
     const result = await run();
@@ -154,7 +156,8 @@ export function sessionRoutes({ devices, sessions, projections, storage }: Sessi
         'says when the next starts. Every failed try is also a `SessionStateChanged` event in `GET /devices/:id/events` (reason `attempt_failed`). ' +
         '`lastError` is cleared once the session is online, closed, logged out or opened again. ' +
         "`state` is the live session's: a change not recorded yet, as while the gateway cannot write (a full disk: `storageFailing` is `true`), " +
-        'shows at once; `since` is then that of the last recorded state, and the diagnostics, which belong to it, are left out.',
+        'shows at once; `since` is then that of the last recorded state, and the diagnostics, which belong to it, are left out. ' +
+        "`health` is the session watchdog's judgement: `silent` when the session heard nothing (no message, receipt, presence) for WATCHDOG_SILENCE while it sent.",
       access: 'device',
       params: DeviceParams,
       responses: { 200: { description: 'The session state.', schema: SessionStateSchema }, 404: NOT_FOUND },
@@ -163,7 +166,10 @@ export function sessionRoutes({ devices, sessions, projections, storage }: Sessi
         if (!session) throw deviceNotFound(params.deviceId); // deleted since the request began
         // The actor (when this process runs the device) knows what the session is now; the read model says the
         // last change recorded, which lags it while changes cannot be recorded (a full disk).
-        const flag = storage?.writeFailure === undefined ? {} : { storageFailing: true };
+        const flag = {
+          ...(storage?.writeFailure === undefined ? {} : { storageFailing: true }),
+          health: health?.(params.deviceId) ?? 'ok',
+        };
         const live = device.sessionState();
         if (live === session.state) return { status: 200, body: { ...session, ...flag } };
         const { phone, since } = session;

@@ -31,6 +31,12 @@ export const OutboxItemSchema = Type.Object({
       description: `The message's text (a caption, a file name, a poll's question…), its first ${PREVIEW_LENGTH} characters.`,
     }),
   ),
+  deferredUntil: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      description: "Pacing holds it (the day's cap, quiet hours): it stays queued and goes from then on, in order.",
+    }),
+  ),
 });
 
 export const OutboxListSchema = Type.Object({

@@ -3,6 +3,12 @@ import { SessionDiagnostics, SessionState, Timestamp } from './common.js';
 
 export const SessionStateSchema = Type.Object({
   state: SessionState,
+  health: Type.Optional(
+    Type.Enum(['ok', 'silent'] as const, {
+      description:
+        'The session watchdog: `silent` while an online session hears nothing (no message, receipt, presence) for WATCHDOG_SILENCE after it sent; `ok` otherwise.',
+    }),
+  ),
   phone: Type.Optional(Type.String({ pattern: '^[0-9]{5,20}$', description: 'Number of the linked account.' })),
   since: Timestamp,
   ...SessionDiagnostics,

@@ -74,7 +74,11 @@ export interface SendCommandsDeps {
   receivedMediaPath?: (deviceId: string, waMessageId: string) => string;
   /** OUTBOX_MESSAGE_TTL: a message without its own expiresAt expires this long after it was queued. */
   messageTtlMs?: number;
+  /** Pacing's unansweredLimit and what the message index knows of the recipient; undefined: no limit. */
+  unanswered?: (deviceId: string, to: string) => { limit: number; answered: boolean; sent: number } | undefined;
 }
+
+const DIRECT_NUMBER = /^[0-9]{7,15}$/;
 
 const messageNotFound = (waMessageId: string) =>
   new DomainError('message_not_found', `no message ${waMessageId} was seen by this device`);
@@ -192,6 +196,11 @@ export class SendCommands {
     const replyTo = input.replyTo === undefined ? undefined : this.replyTargetOf(deviceId, input.to, input.replyTo);
     const now = this.now();
     const expiresAt = this.expiryOf(input, now);
+    // Reactions are not messages a contact has to answer; groups have no one recipient.
+    const unanswered =
+      input.kind !== 'reaction' && DIRECT_NUMBER.test(input.to)
+        ? this.deps.unanswered?.(deviceId, input.to)
+        : undefined;
     const content = await this.contentOf(deviceId, outboxId, input);
     const message = {
       outboxId,
@@ -213,6 +222,7 @@ export class SendCommands {
         message,
         idempotencyTtlMs: this.deps.idempotency.ttlMs,
         ...(idempotency ? { legacyFingerprint: idempotency.legacy } : {}),
+        ...(unanswered ? { unanswered } : {}),
       });
     } catch (error) {
       if (mediaOf(content)?.source === 'stored') await media.remove(deviceId, outboxId);

@@ -21,10 +21,13 @@ import type { OutboxState, PendingMessage } from '../stream/outbox-state.js';
 import type { Outboxes } from '../stream/outboxes.js';
 import { retryDelayMs } from './retry-delay.js';
 import { type Clock, systemClock } from '../../time/clock.js';
+import { type PacingContext, isReply, pacingWindow, typingMs } from '../pacing/pacing.js';
 
 const WINDOW_MS = 60_000;
 /** After an unexpected failure of the lane itself (e.g. the store is down), wait this long before going on. */
 const LANE_ERROR_PAUSE_MS = 1_000;
+/** Quiet hours with allowReplies: how many queued messages are looked through for a reply that may go. */
+const REPLY_SCAN = 100;
 /** At shutdown, how long to wait for tries under way to record their outcome. */
 const STOP_GRACE_MS = 5_000;
 
@@ -45,6 +48,11 @@ export interface OutboxDrainerDeps {
    * reported back, and the process stops the device at once.
    */
   fences?: DeviceFences;
+  /**
+   * The device's pacing (src/outbox/pacing) and what it needs to know of a recipient; undefined: the device's
+   * sends are not paced. Asked before each first try.
+   */
+  pacing?: (deviceId: string, to: string) => Promise<PacingContext | undefined>;
 }
 
 /** The leases of this process, as the outbox sees them (src/cluster's DeviceLeases). */
@@ -55,6 +63,11 @@ export interface DeviceFences {
 
 type Job =
   { type: 'send'; outboxId: string } | { type: 'revoke'; waMessageId: string } | { type: 'wait'; until: number };
+
+/** Whether the job sends a text (typing is shown before texts). */
+function isTyped(state: OutboxState, job: Job): boolean {
+  return job.type === 'send' && state.messages.get(job.outboxId)?.content.kind === 'text';
+}
 
 /** What to do next: a due revoke first, else the head of the FIFO (or wait for its backoff to end). */
 export function nextJob(state: OutboxState, now: number): Job | undefined {
@@ -191,7 +204,20 @@ class DeviceLane {
         await this.sleep(job.until - this.drainer.now(), true);
         continue;
       }
-      if (settings.spacingMaxMs > 0) await this.sleep(this.drainer.random() * settings.spacingMaxMs, false);
+      let pacing: PacingContext | undefined;
+      if (job.type === 'send') {
+        const paced = await this.paced(outbox, job.outboxId);
+        if (paced.kind === 'deferred') {
+          // Woken early by a change (a new setting, a message cancelled): judged again.
+          await this.sleep(paced.until - this.drainer.now(), true);
+          continue;
+        }
+        job.outboxId = paced.outboxId;
+        pacing = paced.pacing;
+      }
+      const typing = pacing?.policy.typing === true && isTyped(outbox.current, job);
+      // Typing takes the place of the spacing: a queue of texts is not slowed beyond each one's typing time.
+      if (settings.spacingMaxMs > 0 && !typing) await this.sleep(this.drainer.random() * settings.spacingMaxMs, false);
       if (this.stopped) return;
       // The rate as the stream counts it: tries made by the process that ran the device before this one count too.
       // A revoke waits for it as well (its tries are not recorded before they are made, so only this process's
@@ -202,7 +228,10 @@ class DeviceLane {
         continue;
       }
       const attempt = () => {
-        const tried = job.type === 'send' ? this.send(outbox, job.outboxId) : this.revoke(outbox, job.waMessageId);
+        const tried =
+          job.type === 'send'
+            ? this.send(outbox, job.outboxId, pacing).then(() => undefined)
+            : this.revoke(outbox, job.waMessageId);
         this.inFlight = tried.catch(() => undefined);
         return tried;
       };
@@ -214,6 +243,52 @@ class DeviceLane {
         await this.sleep(LANE_ERROR_PAUSE_MS, false);
       }
     }
+  }
+
+  /**
+   * Whether the head may be tried now under the device's pacing (the decider's rule, judged here first so that a
+   * deferred outbox waits without trying): if not, the deferral is recorded (once) and the lane waits for the window.
+   * Inside quiet hours that let replies go, a queued reply goes first.
+   */
+  private async paced(
+    outbox: DeviceOutbox,
+    outboxId: string,
+  ): Promise<
+    { kind: 'go'; outboxId: string; pacing: PacingContext | undefined } | { kind: 'deferred'; until: number }
+  > {
+    const { pacing: pacingOf } = this.drainer.deps;
+    const head = outbox.current.messages.get(outboxId);
+    if (!pacingOf || !head || head.attempts > 0) return { kind: 'go', outboxId, pacing: undefined };
+    const pacing = await pacingOf(this.deviceId, head.to);
+    if (!pacing) return { kind: 'go', outboxId, pacing };
+    const now = this.drainer.now();
+    const verdict = pacingWindow(pacing, now, (since) => outbox.current.sendsSince(since));
+    if (verdict.go) return { kind: 'go', outboxId, pacing };
+    if (verdict.reason === 'quiet_hours' && pacing.policy.quietHours?.allowReplies) {
+      const reply = await this.queuedReply(outbox, now);
+      if (reply) return { kind: 'go', ...reply };
+    }
+    // Tried through the decider, which records the deferral (once) and answers when the window opens; should the
+    // stream say otherwise (another process sent meanwhile), the message goes now.
+    const deferredUntil = await this.send(outbox, outboxId, pacing);
+    return { kind: 'deferred', until: deferredUntil ?? now };
+  }
+
+  /** The first queued message (not yet tried) to a number that wrote in the last 24 h, with its pacing. */
+  private async queuedReply(
+    outbox: DeviceOutbox,
+    now: number,
+  ): Promise<{ outboxId: string; pacing: PacingContext } | undefined> {
+    const { pacing: pacingOf } = this.drainer.deps;
+    let scanned = 0;
+    for (const message of [...outbox.current.messages.values()]) {
+      if (scanned++ >= REPLY_SCAN) return undefined;
+      if (message.status !== 'queued' || message.attempts > 0 || message.retryAt > now) continue;
+      const pacing = await pacingOf!(this.deviceId, message.to);
+      if (pacing && isReply(pacing, now) && pacingWindow(pacing, now, (since) => outbox.current.sendsSince(since)).go)
+        return { outboxId: message.outboxId, pacing };
+    }
+    return undefined;
   }
 
   /** Records a decision of this lane, under the device's lease when there are several processes. */
@@ -230,7 +305,8 @@ class DeviceLane {
     });
   }
 
-  private async send(outbox: DeviceOutbox, outboxId: string): Promise<void> {
+  /** Tries the message; answers when its pacing window opens if pacing deferred it instead. */
+  private async send(outbox: DeviceOutbox, outboxId: string, pacing?: PacingContext): Promise<number | undefined> {
     const { connections, dispatcher } = this.drainer.deps;
     if (this.sentUnrecorded.has(outboxId)) {
       const message = outbox.current.messages.get(outboxId);
@@ -241,8 +317,16 @@ class DeviceLane {
     const connection = connections.connection(this.deviceId);
     if (!connection || this.stopped) return;
     const { deviceId } = this;
-    const start = (await this.record(outbox, { type: 'StartSending', deviceId, outboxId, now: this.drainer.now() }))
-      .result;
+    const start = (
+      await this.record(outbox, {
+        type: 'StartSending',
+        deviceId,
+        outboxId,
+        now: this.drainer.now(),
+        ...(pacing ? { pacing } : {}),
+      })
+    ).result;
+    if (start.action === 'defer') return start.until;
     if (start.action === 'skip') return;
     if (start.action === 'confirm') {
       // A receipt showed it was sent: recorded `sent` now, its media kept like any sent message's.
@@ -254,6 +338,13 @@ class DeviceLane {
       return;
     }
     const message = start.message;
+    if (pacing?.policy.typing && message.content.kind === 'text') {
+      // The contact sees "typing…" for a time that grows with the text, then the text.
+      await connection
+        .sendPresence?.('typing', message.to)
+        .catch((error: unknown) => this.drainer.deps.log.debug({ err: error, deviceId }, 'typing not shown'));
+      await this.sleep(typingMs(message.content.text.length), false);
+    }
     try {
       await dispatcher.send(connection, this.deviceId, message);
     } catch (error) {

@@ -20,6 +20,7 @@ import {
   type QueuedContent,
 } from './outbox-events.js';
 import { OutboxState, type PendingMessage, isEditable } from './outbox-state.js';
+import { type PacingContext, type PacingReason, pacingWindow } from '../pacing/pacing.js';
 
 /** WhatsApp lets a sent message be edited this long. */
 export const EDIT_WINDOW_MS = 15 * 60_000;
@@ -71,6 +72,11 @@ export type OutboxCommand =
       message: NewMessage;
       idempotencyTtlMs?: number;
       legacyFingerprint?: string;
+      /**
+       * Pacing's unansweredLimit, with what the message index knows of the recipient: whether it ever wrote to the
+       * account, and how many messages were sent (or queued) to it. Absent: no limit.
+       */
+      unanswered?: { limit: number; answered: boolean; sent: number };
     }
   /** DELETE /outbox/:outboxId: a queued message, by its outboxId. */
   | { type: 'CancelMessage'; deviceId: string; outboxId: string; now: number }
@@ -80,8 +86,11 @@ export type OutboxCommand =
   | { type: 'DropOutbox'; deviceId: string; now: number }
   /** Every queued message past its expiresAt is `expired`, a final status (the OutboxExpiry sweep). */
   | { type: 'ExpireMessages'; deviceId: string; now: number }
-  /** The drainer, before the engine is asked: records the try (docs/architecture.md, invariant 2). */
-  | { type: 'StartSending'; deviceId: string; outboxId: string; now: number }
+  /**
+   * The drainer, before the engine is asked: records the try (docs/architecture.md, invariant 2). `pacing`: the
+   * device's pacing and what it needs to know of the recipient; a first try outside the window is deferred.
+   */
+  | { type: 'StartSending'; deviceId: string; outboxId: string; now: number; pacing?: PacingContext }
   | { type: 'RecordSent'; deviceId: string; outboxId: string; now: number }
   | { type: 'RecordFailed'; deviceId: string; outboxId: string; error: OutboxError; now: number }
   | {
@@ -140,6 +149,8 @@ export type SendStart =
   | { action: 'confirm'; message: PendingMessage }
   /** Its time ran out before it could go: recorded `expired` instead of sent late. */
   | { action: 'expired'; message: PendingMessage }
+  /** Pacing holds it (a day's cap, quiet hours): it stays queued until `until` (epoch ms). */
+  | { action: 'defer'; message: PendingMessage; until: number; reason: PacingReason }
   | { action: 'skip' };
 
 export type EditOutcome = { status: 'edited' } | { status: 'editing' };
@@ -230,6 +241,13 @@ function queue(
       );
     }
     return { events: [], result: { kind: 'repeated', answer: known.answer } };
+  }
+  const { unanswered } = command;
+  if (unanswered && !unanswered.answered && unanswered.sent >= unanswered.limit) {
+    throw new DomainError(
+      'recipient_unresponsive',
+      `${message.to} never wrote to this account and was sent ${unanswered.sent} messages already (the unansweredLimit is ${unanswered.limit}); nothing was queued`,
+    );
   }
   const data: OutboxMessageQueuedData = { deviceId, ...message, seq: state.lastSeq + 1 };
   return { events: [{ type: 'OutboxMessageQueued', data }], result: { kind: 'queued', message: data } };
@@ -410,6 +428,19 @@ function decide(command: OutboxCommand, state: OutboxState): Decision<OutboxNewE
           events: [statusEvent(deviceId, message, 'expired', now, expiredError(message))],
           result: { action: 'expired', message },
         };
+      // Pacing judges a message's first try only: a retry is the same send.
+      if (command.pacing && message.attempts === 0) {
+        const verdict = pacingWindow(command.pacing, now, (since) => state.sendsSince(since));
+        if (!verdict.go) {
+          const { until, reason } = verdict;
+          const known = state.deferral;
+          const events: OutboxNewEvent[] =
+            known && known.until === until && known.reason === reason
+              ? []
+              : [{ type: 'OutboxDeferred', data: { deviceId, deferredUntil: new Date(until).toISOString(), reason } }];
+          return { events, result: { action: 'defer', message, until, reason } };
+        }
+      }
       const event: OutboxNewEvent = {
         type: 'OutboxMessageSending',
         data: { deviceId, outboxId, waMessageId: message.waMessageId, attempt: message.attempts + 1, startedAt: now },

@@ -152,6 +152,17 @@ export interface OutboxRevokeFailedData {
   retryAt: number;
 }
 
+/**
+ * Pacing (src/outbox/pacing): the outbox's next try waits, its messages stay queued until `deferredUntil`, when the
+ * day's cap renews or the quiet hours end. Recorded when the deferral begins or changes, not at every look.
+ */
+export interface OutboxDeferredData {
+  deviceId: string;
+  /** ISO 8601. */
+  deferredUntil: string;
+  reason: 'daily_cap' | 'quiet_hours';
+}
+
 export type OutboxEvent =
   | { type: 'OutboxMessageQueued'; data: OutboxMessageQueuedData }
   | { type: 'OutboxMessageSending'; data: OutboxMessageSendingData }
@@ -159,7 +170,8 @@ export type OutboxEvent =
   | { type: 'OutboxRevokeRequested'; data: OutboxRevokeRequestedData }
   | { type: 'OutboxRevokeFailed'; data: OutboxRevokeFailedData }
   | { type: 'OutboxMessageEdited'; data: OutboxMessageEditedData }
-  | { type: 'MessageStatusChanged'; data: MessageStatusChangedData };
+  | { type: 'MessageStatusChanged'; data: MessageStatusChangedData }
+  | { type: 'OutboxDeferred'; data: OutboxDeferredData };
 
 /** An event to append; `id` where a retry could append it twice (receipts). */
 export type OutboxNewEvent = OutboxEvent & { id?: string };
@@ -174,6 +186,7 @@ export const OUTBOX_EVENT_TYPES: ReadonlySet<string> = new Set<OutboxEventType>(
   'OutboxRevokeFailed',
   'OutboxMessageEdited',
   'MessageStatusChanged',
+  'OutboxDeferred',
 ]);
 
 /** The answer a queued message was (or would have been) given. */

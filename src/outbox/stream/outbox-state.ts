@@ -55,6 +55,16 @@ export interface OutboxSnapshotState {
   starts?: number[];
   /** The latest Idempotency-Keys (absent in snapshots of older versions). */
   keys?: Array<[string, IdempotencyRecord]>;
+  /** Start times of the first tries of the last two days (pacing's daily count; absent in older snapshots). */
+  firstStarts?: number[];
+  /** The latest deferral (pacing; absent in older snapshots). */
+  deferral?: Deferral;
+}
+
+/** Pacing holds the outbox's next try until `until` (epoch ms). */
+export interface Deferral {
+  until: number;
+  reason: 'daily_cap' | 'quiet_hours';
 }
 
 /** A send's Idempotency-Key as the outbox recorded it: decided in the stream, so every process agrees. */
@@ -73,6 +83,8 @@ const RECENT_KEYS = 5_000;
  */
 const RECENT_STARTS = 2_000;
 const RATE_WINDOW_MS = 60_000;
+/** First tries are counted for pacing's day (at most 25 h): those of the last two days are kept. */
+const DAY_COUNT_WINDOW_MS = 2 * 86_400_000;
 
 const RECEIPTS: ReadonlySet<string> = new Set(['delivered', 'read', 'played']);
 /** Receipts come within minutes of a send: this many of the latest per device cover that at any sane rate. */
@@ -94,11 +106,17 @@ export class OutboxState {
   readonly keys = new Map<string, IdempotencyRecord>();
   /** Epoch ms of the latest tries' starts, oldest first. */
   private starts: number[] = [];
+  /** Epoch ms of the first tries of the last two days, oldest first: what a day's cap counts. */
+  private firstStarts: number[] = [];
+  /** Pacing holds the next try until then (the latest OutboxDeferred; it is over once `until` passed or a try started). */
+  deferral: Deferral | undefined;
 
   static fromSnapshot(snapshot: OutboxSnapshotState): OutboxState {
     const state = new OutboxState();
     for (const [key, record] of snapshot.keys ?? []) state.keys.set(key, record);
     state.starts = [...(snapshot.starts ?? [])];
+    state.firstStarts = [...(snapshot.firstStarts ?? [])];
+    if (snapshot.deferral) state.deferral = { ...snapshot.deferral };
     for (const message of snapshot.messages) state.add(message);
     for (const revoke of snapshot.revokes) state.revokes.set(revoke.waMessageId, revoke);
     state.lastSeq = snapshot.lastSeq;
@@ -113,6 +131,8 @@ export class OutboxState {
       lastSeq: this.lastSeq,
       keys: [...this.keys],
       starts: [...this.starts],
+      firstStarts: [...this.firstStarts],
+      ...(this.deferral ? { deferral: { ...this.deferral } } : {}),
     };
   }
 
@@ -129,6 +149,8 @@ export class OutboxState {
     for (const [waMessageId, left] of this.recentlyLeft) copy.recentlyLeft.set(waMessageId, { ...left });
     for (const [key, record] of this.keys) copy.keys.set(key, record);
     copy.starts = [...this.starts];
+    copy.firstStarts = [...this.firstStarts];
+    if (this.deferral) copy.deferral = { ...this.deferral };
     copy.lastSeq = this.lastSeq;
     return copy;
   }
@@ -150,6 +172,11 @@ export class OutboxState {
     if (ratePerMinute > this.starts.length) return 0;
     const oldestInLimit = this.starts[this.starts.length - ratePerMinute];
     return Math.max(0, oldestInLimit + RATE_WINDOW_MS - now);
+  }
+
+  /** First tries started at or after `since` (epoch ms, within the last two days): the sends a day's cap counts. */
+  sendsSince(since: number): number {
+    return this.firstStarts.length - firstAtOrAfter(this.firstStarts, since);
   }
 
   /** A message that left the outbox lately (sent, failed or cancelled), with its latest status. */
@@ -203,11 +230,23 @@ export class OutboxState {
         const fields = message && { status: message.status, attempts: message.attempts };
         const starts = this.starts;
         const length = starts.length;
+        const firstStarts = this.firstStarts;
+        const firstLength = firstStarts.length;
+        const deferral = this.deferral;
         return () => {
           if (message) Object.assign(message, fields);
-          // apply pushes onto this array (and may replace it with its tail): its first `length` are as they were.
+          // apply pushes onto these arrays (and may replace them with their tails): their first items are as they were.
           starts.length = length;
           this.starts = starts;
+          firstStarts.length = firstLength;
+          this.firstStarts = firstStarts;
+          this.deferral = deferral;
+        };
+      }
+      case 'OutboxDeferred': {
+        const deferral = this.deferral;
+        return () => {
+          this.deferral = deferral;
         };
       }
       case 'OutboxAttemptFailed': {
@@ -300,9 +339,17 @@ export class OutboxState {
           message.status = 'sending';
           message.attempts = event.data.attempt;
         }
-        if (event.data.startedAt !== undefined) this.addStart(event.data.startedAt);
+        if (event.data.startedAt !== undefined) {
+          this.addStart(event.data.startedAt);
+          if (event.data.attempt === 1) this.addFirstStart(event.data.startedAt);
+        }
+        // A try started: the window was open.
+        this.deferral = undefined;
         return;
       }
+      case 'OutboxDeferred':
+        this.deferral = { until: Date.parse(event.data.deferredUntil), reason: event.data.reason };
+        return;
       case 'OutboxAttemptFailed': {
         const message = this.messages.get(event.data.outboxId);
         if (message) {
@@ -370,6 +417,12 @@ export class OutboxState {
     if (this.starts.length <= RECENT_STARTS) return;
     const expired = firstAtOrAfter(this.starts, at - RATE_WINDOW_MS);
     if (expired >= this.starts.length / 2) this.starts = this.starts.slice(expired);
+  }
+
+  private addFirstStart(at: number): void {
+    this.firstStarts.push(at);
+    const old = firstAtOrAfter(this.firstStarts, at - DAY_COUNT_WINDOW_MS);
+    if (old > 0 && old >= this.firstStarts.length / 2) this.firstStarts = this.firstStarts.slice(old);
   }
 
   private rememberLeft(waMessageId: string, outboxId: string, status: string): void {

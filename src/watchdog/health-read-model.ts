@@ -1,0 +1,68 @@
+/**
+ * Each device's session health as the watchdog last judged it (GET /session/state `health`, the
+ * dmg_sessions_silent gauge), fed from the health streams.
+ */
+import type Database from 'better-sqlite3';
+import type { StoredEvent } from '../eventstore/event-store.js';
+import { eventGuard } from '../eventstore/typed-events.js';
+import type { DeviceEvent } from '../devices/device-events.js';
+import type { Projection } from '../projections/projection.js';
+import type { HealthEvent, SessionHealth } from './health-events.js';
+
+type HandledEvent = HealthEvent | Extract<DeviceEvent, { type: 'DeviceDeleted' }>;
+const HANDLED: ReadonlySet<string> = new Set(['SessionHealthChanged', 'DeviceDeleted']);
+const isHandled = eventGuard<HandledEvent>(HANDLED);
+
+export class HealthReadModel implements Projection {
+  readonly name = 'session-health';
+  readonly version = 1;
+  readonly handles: ReadonlySet<string> = HANDLED;
+  private statements: ReturnType<HealthReadModel['prepare']> | undefined;
+
+  constructor(private readonly db: Database.Database) {}
+
+  setup(db: Database.Database): void {
+    db.exec(
+      'CREATE TABLE IF NOT EXISTS session_health (device_id TEXT PRIMARY KEY, health TEXT NOT NULL, since TEXT NOT NULL) WITHOUT ROWID',
+    );
+  }
+
+  reset(db: Database.Database): void {
+    db.exec('DELETE FROM session_health');
+  }
+
+  apply(event: StoredEvent): void {
+    if (!isHandled(event)) return;
+    if (event.type === 'DeviceDeleted') {
+      this.sql().remove.run(event.data.deviceId);
+      return;
+    }
+    this.sql().put.run(event.data.deviceId, event.data.health, event.createdAt.toISOString());
+  }
+
+  /** `ok` unless the watchdog found the session silent. */
+  health(deviceId: string): SessionHealth {
+    return this.sql().get.get(deviceId)?.health ?? 'ok';
+  }
+
+  silentCount(): number {
+    return this.sql().silent.get()?.n ?? 0;
+  }
+
+  private sql() {
+    return (this.statements ??= this.prepare());
+  }
+
+  private prepare() {
+    return {
+      get: this.db.prepare<[string], { health: SessionHealth }>(
+        'SELECT health FROM session_health WHERE device_id = ?',
+      ),
+      silent: this.db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM session_health WHERE health = 'silent'"),
+      put: this.db.prepare<[string, string, string]>(
+        'INSERT INTO session_health (device_id, health, since) VALUES (?, ?, ?) ON CONFLICT (device_id) DO UPDATE SET health = excluded.health, since = excluded.since',
+      ),
+      remove: this.db.prepare<[string]>('DELETE FROM session_health WHERE device_id = ?'),
+    };
+  }
+}
