@@ -36,6 +36,11 @@ const HANDLED: ReadonlySet<string> = new Set<Handled['type']>([
   'MessageRevoked',
   'ChatRead',
   'InboundMediaUpdated',
+  'ChatUpdated',
+  'ChatDeleted',
+  'MessageDeleted',
+  'MessageStarred',
+  'MessagePinned',
 ]);
 const isHandled = eventGuard<Handled>(HANDLED);
 
@@ -95,9 +100,11 @@ export class MessageIndexProjection implements Projection {
   /**
    * 2: chats, positions, reactions, edits, quotes and status histories. 3: status histories in a table of their own.
    * 4: edits, revokes and reactions only from the right party and chat. 5: where each revoke is (`revoked_pos`),
-   * and the kept media of sent messages (`media_stored_at` set by `sent`, `revoked_pos` by `deleted`).
+   * and the kept media of sent messages (`media_stored_at` set by `sent`, `revoked_pos` by `deleted`). 6: chat settings
+   * (archived, pinned, muted, marked unread, deleted or cleared, labels), stars, pins and deletions for me of messages,
+   * history sync (`historical`).
    */
-  readonly version = 5;
+  readonly version = 6;
   readonly handles: ReadonlySet<string> = HANDLED;
   /**
    * apply() reads rows by their keys only; while a rebuild fills the emptied table, the message buffer finds a
@@ -178,6 +185,10 @@ export class MessageIndexProjection implements Projection {
           reactions: null,
           last_status: null,
           revoked_pos: null,
+          starred: 0,
+          pinned_until: null,
+          deleted: 0,
+          historical: 0,
         };
         messages.put(id, row);
         if (d.type === 'reaction') {
@@ -229,6 +240,10 @@ export class MessageIndexProjection implements Projection {
           reactions: null,
           last_status: stored.position,
           revoked_pos: null,
+          starred: 0,
+          pinned_until: null,
+          deleted: 0,
+          historical: 0,
         };
         messages.put(id, row);
         this.inserts.statuses.add(stored.position, null, 'queued', d.createdAt, null);
@@ -320,6 +335,13 @@ export class MessageIndexProjection implements Projection {
         }
         return;
       }
+      case 'ChatUpdated':
+      case 'ChatDeleted':
+      case 'MessageDeleted':
+      case 'MessageStarred':
+      case 'MessagePinned':
+        this.applyChatChange(event, stored.position);
+        return;
       case 'InboundMediaUpdated': {
         const { deviceId, waMessageId, media } = event.data;
         const id = key(deviceId, waMessageId);
@@ -329,6 +351,61 @@ export class MessageIndexProjection implements Projection {
         row.media_stored_at = media.status === 'ready' ? stored.createdAt.getTime() : null;
         // Stored after its sender deleted it: swept as if deleted now (the sweep is past the deletion).
         if (row.revoked_pos !== null) row.revoked_pos = stored.position;
+        messages.put(id, row);
+        return;
+      }
+    }
+  }
+
+  /** Chat settings, deletions and message marks (ChatUpdated, ChatDeleted, MessageDeleted, MessageStarred, MessagePinned). */
+  private applyChatChange(
+    event: Extract<
+      Handled,
+      { type: 'ChatUpdated' | 'ChatDeleted' | 'MessageDeleted' | 'MessageStarred' | 'MessagePinned' }
+    >,
+    position: number,
+  ): void {
+    const { messages, chats } = this.rows();
+    switch (event.type) {
+      case 'ChatUpdated': {
+        const d = event.data;
+        const chatKey = key(d.deviceId, d.chatId);
+        const chat = chats.get(chatKey);
+        // A chat the gateway never saw a message of has no row to show settings on.
+        if (!chat) return;
+        if (d.archived !== undefined) chat.archived = d.archived ? 1 : 0;
+        if (d.pinned !== undefined) chat.pinned = d.pinned ? 1 : 0;
+        if (d.mutedUntil !== undefined) chat.muted_until = d.mutedUntil;
+        if (d.unread !== undefined) {
+          chat.marked_unread = d.unread ? 1 : 0;
+          // Marked read as a whole: nothing of it is unread any more.
+          if (!d.unread) chat.unread = 0;
+        }
+        chats.put(chatKey, chat);
+        return;
+      }
+      case 'ChatDeleted': {
+        const d = event.data;
+        const chatKey = key(d.deviceId, d.chatId);
+        const chat = chats.get(chatKey);
+        if (!chat) return;
+        chat.cleared_pos = position;
+        chat.unread = 0;
+        chat.marked_unread = 0;
+        if (!d.cleared) chat.deleted = 1;
+        chats.put(chatKey, chat);
+        return;
+      }
+      case 'MessageDeleted':
+      case 'MessageStarred':
+      case 'MessagePinned': {
+        const d = event.data;
+        const id = key(d.deviceId, d.waMessageId);
+        const row = messages.get(id);
+        if (!row || row.chat_id !== d.chatId) return;
+        if (event.type === 'MessageDeleted') row.deleted = 1;
+        else if (event.type === 'MessageStarred') row.starred = event.data.starred ? 1 : 0;
+        else row.pinned_until = event.data.pinnedUntil;
         messages.put(id, row);
         return;
       }
@@ -365,9 +442,18 @@ export class MessageIndexProjection implements Projection {
         last_at: message.at,
         last_pos: message.pos,
         unread,
+        archived: 0,
+        pinned: 0,
+        muted_until: null,
+        marked_unread: 0,
+        deleted: 0,
+        cleared_pos: 0,
+        labels: null,
       });
       return;
     }
+    // A deleted chat comes back with its next message.
+    chat.deleted = 0;
     if (message.at > chat.last_at || (message.at === chat.last_at && message.pos > chat.last_pos)) {
       chat.last_wa_message_id = message.wa_message_id;
       chat.last_at = message.at;

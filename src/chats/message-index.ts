@@ -49,6 +49,18 @@ export class MessageIndex extends MessageIndexProjection implements SeenMessages
     return this.queries.hasChat(...args);
   }
 
+  chat(...args: Parameters<MessageIndexQueries['chat']>) {
+    return this.queries.chat(...args);
+  }
+
+  lastMessageOf(...args: Parameters<MessageIndexQueries['lastMessageOf']>) {
+    return this.queries.lastMessageOf(...args);
+  }
+
+  messageRef(...args: Parameters<MessageIndexQueries['messageRef']>) {
+    return this.queries.messageRef(...args);
+  }
+
   unread(...args: Parameters<MessageIndexQueries['unread']>) {
     return this.queries.unread(...args);
   }

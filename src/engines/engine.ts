@@ -168,6 +168,39 @@ export class EngineError extends Error {
   }
 }
 
+/** A message of a chat as WhatsApp addresses it in chat changes (its key, and its time). */
+export interface ChatMessageRef {
+  waMessageId: string;
+  fromMe: boolean;
+  /** In a group: who wrote it (a number or `@lid` id). */
+  participant?: string;
+  /** Unix seconds. */
+  timestamp: number;
+}
+
+/** A change of a chat's settings for this account (one at a time, as WhatsApp's app state takes them). */
+export type ChatChange =
+  | { archived: boolean }
+  | { pinned: boolean }
+  /** Epoch ms, `Infinity` for ever, or null to unmute. */
+  | { mutedUntilMs: number | null }
+  | { unread: boolean }
+  | { deleted: true }
+  | { cleared: true };
+
+/**
+ * Chat management for this account (WhatsApp's app state: archive, pin, mute, read/unread, delete, clear; stars,
+ * pins and deletions for me of messages). Each resolves once the network took it.
+ */
+export interface ChatOperations {
+  /** `last`: the chat's latest message, which WhatsApp needs for archive, read/unread, delete and clear. */
+  modify(chatId: string, change: ChatChange, last: ChatMessageRef | undefined): Promise<void>;
+  star(chatId: string, message: ChatMessageRef, starred: boolean): Promise<void>;
+  /** `seconds`: how long it stays pinned; 0 unpins. */
+  pin(chatId: string, message: ChatMessageRef, seconds: number): Promise<void>;
+  deleteForMe(chatId: string, message: ChatMessageRef): Promise<void>;
+}
+
 /** One live connection of one device. */
 export interface EngineConnection {
   send(message: OutgoingMessage): Promise<void>;
@@ -188,6 +221,8 @@ export interface EngineConnection {
   readonly profileOps?: AccountOperations;
   /** Groups: list, create, change, invite, join, leave (absent: the engine has none). */
   readonly groups?: GroupOperations;
+  /** Chat management (absent: the engine has none). */
+  readonly chats?: ChatOperations;
   /** Ends the connection and keeps the credentials: the next connect needs no QR. */
   close(): Promise<void>;
   /** Unlinks the device from the account and wipes the credentials. */

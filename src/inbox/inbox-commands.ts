@@ -36,8 +36,15 @@ export function activityEventId(deviceId: string, activity: ChatActivity): strin
       );
     case 'call':
       return deterministicEventId(`${deviceId}/call/${activity.callId}`);
+    // Chat settings may change back and forth: each report is a fact of its own.
     case 'presence':
+    case 'chat_updated':
+    case 'chat_deleted':
+    case 'message_starred':
+    case 'message_pinned':
       return orderedUuid();
+    case 'message_deleted':
+      return deterministicEventId(`${deviceId}/delete-for-me/${activity.waMessageId}`);
   }
 }
 

@@ -32,6 +32,9 @@ const KIND_OF: Readonly<Record<string, WebhookEventKind>> = {
   CallReceived: 'call.received',
   GroupParticipantsChanged: 'group.participants',
   GroupUpdated: 'group.updated',
+  ChatUpdated: 'chat.updated',
+  ChatDeleted: 'chat.deleted',
+  MessageDeleted: 'message.deleted',
 };
 
 export const WEBHOOK_SOURCE_EVENT_TYPES: ReadonlySet<string> = new Set(Object.keys(KIND_OF));

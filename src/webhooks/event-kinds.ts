@@ -13,6 +13,9 @@ export const WEBHOOK_EVENT_KINDS = [
   'call.received',
   'group.participants',
   'group.updated',
+  'chat.updated',
+  'chat.deleted',
+  'message.deleted',
 ] as const;
 export type WebhookEventKind = (typeof WEBHOOK_EVENT_KINDS)[number];
 

@@ -14,6 +14,9 @@ import {
 } from '../messages/message-events.js';
 import type {
   CallReceivedData,
+  ChatDeletedData,
+  ChatUpdatedData,
+  MessageDeletedData,
   MessageEditedData,
   MessageReceivedData,
   MessageRevokedData,
@@ -236,6 +239,31 @@ export const GroupParticipantsPayload = Type.Object(
   },
   closed,
 );
+export const ChatUpdatedPayload = Type.Object(
+  {
+    deviceId: DeviceId,
+    chatId: ChatId,
+    archived: Type.Optional(Type.Boolean()),
+    pinned: Type.Optional(Type.Boolean()),
+    mutedUntil: Type.Optional(
+      Type.Union([Type.String(), Type.Null()], { description: 'null (not muted), an ISO 8601 time or "forever".' }),
+    ),
+    unread: Type.Optional(Type.Boolean({ description: 'Marked unread (true) or read (false) as a whole.' })),
+  },
+  { ...closed, description: "What changed of the chat's settings (only the fields that did)." },
+);
+export const ChatDeletedPayload = Type.Object(
+  {
+    deviceId: DeviceId,
+    chatId: ChatId,
+    cleared: Type.Boolean({ description: 'true: emptied, the chat kept; false: the chat deleted for this account.' }),
+  },
+  closed,
+);
+export const MessageDeletedPayload = Type.Object(
+  { deviceId: DeviceId, chatId: ChatId, waMessageId: Type.String() },
+  { ...closed, description: 'Deleted for this account only.' },
+);
 export const WebhookTestPayload = Type.Object({ message: Type.String() }, closed);
 
 /** Every kind with its payload and a line for the reader. */
@@ -255,6 +283,9 @@ export const WEBHOOK_PAYLOADS: Readonly<
     schema: GroupParticipantsPayload,
     summary: 'Participants were added, removed, promoted or demoted',
   },
+  'chat.updated': { schema: ChatUpdatedPayload, summary: 'A chat was archived, pinned, muted or marked (un)read' },
+  'chat.deleted': { schema: ChatDeletedPayload, summary: 'A chat was deleted or cleared for this account' },
+  'message.deleted': { schema: MessageDeletedPayload, summary: 'A message was deleted for this account only' },
   [TEST_EVENT_KIND]: { schema: WebhookTestPayload, summary: 'A test event (POST /devices/:id/hooks/test)' },
 };
 
@@ -287,3 +318,6 @@ agree<Same<Static<typeof PresenceUpdatePayload>, PresenceUpdatedData>>();
 agree<Same<Static<typeof CallReceivedPayload>, CallReceivedData>>();
 agree<Same<Static<typeof GroupUpdatedPayload>, GroupUpdatedData>>();
 agree<Same<Static<typeof GroupParticipantsPayload>, GroupParticipantsChangedData>>();
+agree<Same<Static<typeof ChatUpdatedPayload>, ChatUpdatedData>>();
+agree<Same<Static<typeof ChatDeletedPayload>, ChatDeletedData>>();
+agree<Same<Static<typeof MessageDeletedPayload>, MessageDeletedData>>();

@@ -6,6 +6,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import {
   type ChatActivity,
+  type ChatOperations,
   type ChatPresence,
   EngineError,
   type EngineConnection,
@@ -44,6 +45,8 @@ export class SandboxConnection implements EngineConnection {
   private linked: LinkedAccount | undefined;
   readonly groups: GroupOperations;
   readonly profileOps: AccountOperations;
+  /** The sandbox phone takes every chat change this device makes (its own app state: nobody else sees it). */
+  readonly chats: ChatOperations;
   /** While linking by code: the code on show and the number it links. */
   private pairingRequest: { code: string; phone: string } | undefined;
 
@@ -59,6 +62,10 @@ export class SandboxConnection implements EngineConnection {
     };
     this.groups = sandboxGroupOperations(this, network, me);
     this.profileOps = network.profiles.operations(me);
+    const taken = async () => {
+      me();
+    };
+    this.chats = { modify: taken, star: taken, pin: taken, deleteForMe: taken };
   }
 
   get online(): boolean {

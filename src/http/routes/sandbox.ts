@@ -22,6 +22,7 @@ import {
   InboundBody,
   SandboxCallBody,
   SandboxCallSchema,
+  SandboxChatUpdateBody,
   SandboxPresenceBody,
   ScanBody,
 } from '../schemas/sandbox.js';
@@ -479,6 +480,39 @@ export function sandboxRoutes({
           state: body.state,
         });
         if (!done) throw notOnline(device, reaction);
+        return { status: 202, body: { accepted: true } };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/sandbox/devices/:deviceId/chat-update',
+      operationId: 'sandboxChatUpdate',
+      tag,
+      summary: 'The phone changes a chat',
+      description:
+        'The phone (or another linked device) archives, pins, mutes, marks (un)read, deletes or clears the chat, or deletes messages for this account: ' +
+        'the device records `chat.updated`, `chat.deleted` and `message.deleted`.',
+      access: 'admin',
+      params: DeviceParams,
+      body: SandboxChatUpdateBody,
+      responses: {
+        202: { description: 'On its way to the device.', schema: AcceptedSchema },
+        404: NOT_FOUND,
+        409: SANDBOX_NOT_ONLINE,
+      },
+      async handler({ params, body, device }) {
+        requireSandboxDevice(device);
+        const { chatId, deleted, cleared, deletedMessageIds, ...settings } = body;
+        const activities: ChatActivity[] = [];
+        if (Object.keys(settings).length > 0) activities.push({ kind: 'chat_updated', chatId, ...settings });
+        for (const waMessageId of deletedMessageIds ?? [])
+          activities.push({ kind: 'message_deleted', chatId, waMessageId });
+        if (cleared) activities.push({ kind: 'chat_deleted', chatId, cleared: true });
+        if (deleted) activities.push({ kind: 'chat_deleted', chatId, cleared: false });
+        for (const activity of activities) {
+          const { done, ...reaction } = await act(params.deviceId, activity);
+          if (!done) throw notOnline(device, reaction);
+        }
         return { status: 202, body: { accepted: true } };
       },
     }),

@@ -112,3 +112,23 @@ export const SandboxPairBody = Type.Object(
   },
   { additionalProperties: false },
 );
+
+export const SandboxChatUpdateBody = Type.Object(
+  {
+    chatId: ChatId,
+    archived: Type.Optional(Type.Boolean()),
+    pinned: Type.Optional(Type.Boolean()),
+    mutedUntil: Type.Optional(
+      Type.Union([Type.Null(), Type.Literal('forever'), Type.String({ format: 'date-time' })], {
+        description: 'null (unmuted), "forever" or an ISO 8601 time.',
+      }),
+    ),
+    unread: Type.Optional(Type.Boolean()),
+    deleted: Type.Optional(Type.Boolean({ description: 'The phone deleted the chat.' })),
+    cleared: Type.Optional(Type.Boolean({ description: 'The phone emptied the chat.' })),
+    deletedMessageIds: Type.Optional(
+      Type.Array(WaMessageId, { maxItems: 100, description: 'Messages the phone deleted for this account.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
