@@ -22,6 +22,9 @@ import {
   type MessageRow,
   STATUS_COLUMNS,
   createMessageIndexTables,
+  createSearchTable,
+  fillSearchTable,
+  searchTextOf,
 } from './message-index-schema.js';
 import { type Reaction, isoOf } from './message-views.js';
 
@@ -124,6 +127,10 @@ export class MessageIndexProjection implements Projection {
   private readonly inserts: { messages: BulkInsert; chats: BulkInsert; statuses: BulkInsert };
   /** UPDATE statements by the columns they set. */
   private readonly updates = new Map<string, Database.Statement>();
+  /** The search index's changes of the batch: a row's position → its text now ('' takes it out). */
+  private readonly searchChanges = new Map<number, string>();
+  /** After reset(): the search index is filled once, from the finished table, when the rebuild has caught up. */
+  private searchDeferred = false;
 
   constructor(private readonly db: Database.Database) {
     this.inserts = {
@@ -135,11 +142,19 @@ export class MessageIndexProjection implements Projection {
 
   setup(db: Database.Database): void {
     createMessageIndexTables(db);
+    createSearchTable(db);
+    // A rebuild that ended before its search index was filled (the process died): fill it now.
+    const empty = db.prepare('SELECT 1 FROM chat_messages_search LIMIT 1').get() === undefined;
+    if (empty && db.prepare('SELECT 1 FROM chat_messages LIMIT 1').get() !== undefined)
+      db.transaction(() => fillSearchTable(db))();
   }
 
   reset(db: Database.Database): void {
     this.discard();
-    db.exec('DELETE FROM chat_messages; DELETE FROM chats; DELETE FROM chat_message_statuses');
+    db.exec(
+      'DELETE FROM chat_messages; DELETE FROM chats; DELETE FROM chat_message_statuses; DELETE FROM chat_messages_search',
+    );
+    this.searchDeferred = true;
     const { messages, chats } = this.rows();
     messages.emptied();
     chats.emptied();
@@ -148,6 +163,10 @@ export class MessageIndexProjection implements Projection {
   caughtUp(): void {
     this.buffers?.messages.caughtUp();
     this.buffers?.chats.caughtUp();
+    if (this.searchDeferred) {
+      this.searchDeferred = false;
+      this.db.transaction(() => fillSearchTable(this.db))();
+    }
   }
 
   apply(stored: StoredEvent): void {
@@ -419,12 +438,31 @@ export class MessageIndexProjection implements Projection {
     this.buffers?.chats.flush();
     this.inserts.chats.flush();
     this.inserts.statuses.flush();
+    if (this.searchChanges.size > 0) {
+      const sql = this.sql();
+      for (const [pos, text] of this.searchChanges) {
+        sql.unsearch.run(pos);
+        if (text !== '') sql.search.run(pos, text);
+      }
+      this.searchChanges.clear();
+    }
   }
 
   discard(): void {
     this.buffers?.messages.discard();
     this.buffers?.chats.discard();
     for (const insert of Object.values(this.inserts)) insert.discard();
+    this.searchChanges.clear();
+  }
+
+  /** Notes a written message row whose searchable text changed (not while a rebuild defers the search index). */
+  private noteSearch(row: MessageRow, saved: MessageRow | undefined): void {
+    if (this.searchDeferred) return;
+    const text = searchTextOf(row.type, row.body, row.media, row.content, row.revoked, row.deleted);
+    const before = saved
+      ? searchTextOf(saved.type, saved.body, saved.media, saved.content, saved.revoked, saved.deleted)
+      : '';
+    if (text !== before) this.searchChanges.set(row.pos, text);
   }
 
   /** A new message of a chat (not a reaction): the chat's last message, its unread count, its name. */
@@ -527,10 +565,11 @@ export class MessageIndexProjection implements Projection {
     this.buffers = {
       messages: new RowBuffer<MessageRow>(
         (k, pos) => (pos === undefined ? sql.messageRow.get(...split(k)) : sql.messageRowAt.get(pos as number)),
-        (row, stored, saved) =>
-          stored
-            ? this.update('chat_messages', MESSAGE_COLUMNS, MESSAGE_KEYS, row, saved!)
-            : this.inserts.messages.addObject(row),
+        (row, stored, saved) => {
+          this.noteSearch(row, stored ? saved : undefined);
+          if (stored) this.update('chat_messages', MESSAGE_COLUMNS, MESSAGE_KEYS, row, saved!);
+          else this.inserts.messages.addObject(row);
+        },
         ROWS_KEPT,
         true,
         (row) => row.pos,
@@ -584,6 +623,8 @@ export class MessageIndexProjection implements Projection {
       messageRowAt: db.prepare<[number], MessageRow>(
         `SELECT ${MESSAGE_COLUMNS.join(', ')} FROM chat_messages WHERE pos = ?`,
       ),
+      search: db.prepare<[number, string]>('INSERT INTO chat_messages_search (rowid, text) VALUES (?, ?)'),
+      unsearch: db.prepare<[number]>('DELETE FROM chat_messages_search WHERE rowid = ?'),
       chatRow: db.prepare<[string, string], ChatRow>(
         `SELECT ${CHAT_COLUMNS.join(', ')} FROM chats WHERE device_id = ? AND chat_id = ?`,
       ),

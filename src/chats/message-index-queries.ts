@@ -24,6 +24,7 @@ export class MessageIndexQueries {
   private statements: ReturnType<MessageIndexQueries['prepare']> | undefined;
   /** Chat list statements by their text (one per combination of filters). */
   private readonly chatLists = new Map<string, Database.Statement<Array<string | number>, ChatListRow>>();
+  private readonly searches = new Map<string, Database.Statement<Array<string | number>, PageRaw>>();
 
   constructor(private readonly db: Database.Database) {}
 
@@ -50,6 +51,44 @@ export class MessageIndexQueries {
     const rows = options.after
       ? sql.chatPageAfter.all(deviceId, chatId, cleared, options.after.at, options.after.pos, options.limit + 1)
       : sql.chatPage.all(deviceId, chatId, cleared, options.limit + 1);
+    const page = rows.slice(0, options.limit).map(pageRowOf);
+    const last = page[page.length - 1];
+    return {
+      items: page.map((row) => viewOf(deviceId, row)),
+      next: rows.length > options.limit && last ? { at: last.at, pos: last.pos } : null,
+    };
+  }
+
+  /**
+   * Messages whose text, caption, file name or poll question holds every word of `q` (as a word or the start of
+   * one; case and accents folded), newest first, a page after `after`; optionally of one chat.
+   */
+  search(deviceId: string, q: string, options: { chatId?: string; limit: number; after?: PageKey }): Page<MessageView> {
+    const words = q.match(/[\p{L}\p{N}_]+/gu) ?? [];
+    if (words.length === 0) return { items: [], next: null };
+    const match = words.map((word) => `"${word}"*`).join(' ');
+    const where = [
+      'm.device_id = ?',
+      'm.deleted = 0',
+      'm.pos > coalesce((SELECT c.cleared_pos FROM chats c WHERE c.device_id = m.device_id AND c.chat_id = m.chat_id), 0)',
+    ];
+    const args: Array<string | number> = [match, deviceId];
+    if (options.chatId !== undefined) {
+      where.push('m.chat_id = ?');
+      args.push(options.chatId);
+    }
+    if (options.after) {
+      where.push('(m.at, m.pos) < (?, ?)');
+      args.push(options.after.at, options.after.pos);
+    }
+    const text = `SELECT ${PAGE} FROM (SELECT rowid AS hit FROM chat_messages_search WHERE chat_messages_search MATCH ?) f
+      JOIN chat_messages m ON m.pos = f.hit WHERE ${where.join(' AND ')} ORDER BY m.at DESC, m.pos DESC LIMIT ?`;
+    let statement = this.searches.get(text);
+    if (!statement) {
+      statement = this.db.prepare<Array<string | number>, PageRaw>(text).raw(true);
+      this.searches.set(text, statement);
+    }
+    const rows = statement.all(...args, options.limit + 1);
     const page = rows.slice(0, options.limit).map(pageRowOf);
     const last = page[page.length - 1];
     return {

@@ -4,6 +4,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { InboundType } from '../messages/message-events.js';
+import { type QueuedContent, mediaOf } from '../outbox/stream/outbox-events.js';
 
 /** A row of chat_messages as held in memory during a batch (JSON columns as text). */
 export interface MessageRow {
@@ -136,6 +137,52 @@ export const STATUS_COLUMNS = ['pos', 'prev', 'status', 'at', 'error'] as const;
 /** The columns of `Row`, as a query selects them. */
 export const ROW_COLUMNS =
   'wa_message_id, chat_id, from_me, sender, participant, type, body, at, pos, outbox_id, content, status, sent_at, revoked, edited, media, media_stored_at, received, quoted, reactions, last_status, starred, pinned_until, historical';
+
+/** A message's searchable text: its text, caption or poll question, and its file name (received or sent). */
+export function searchTextOf(
+  type: string,
+  body: string,
+  media: string | null,
+  content: string | null,
+  revoked: number,
+  deleted: number,
+): string {
+  if (type === 'reaction' || revoked === 1 || deleted === 1) return '';
+  let filename: unknown;
+  if (media !== null) filename = (JSON.parse(media) as { filename?: unknown }).filename;
+  else if (content !== null && content.includes('"filename"'))
+    filename = mediaOf(JSON.parse(content) as QueuedContent)?.filename;
+  return typeof filename === 'string' && filename !== '' ? `${body}\n${filename}` : body;
+}
+
+/** The SQL function a rebuild fills the search index with (searchTextOf). */
+export const SEARCH_TEXT_FUNCTION = 'dmg_search_text';
+
+/**
+ * The full-text index of messages (SQLite FTS5, rowid = the message row's `pos`): contentless (the text is in
+ * chat_messages), case and accents folded (`unicode61 remove_diacritics 2`).
+ */
+export function createSearchTable(db: Database.Database): void {
+  db.function(SEARCH_TEXT_FUNCTION, { deterministic: true }, (type, body, media, content, revoked, deleted) =>
+    searchTextOf(
+      type as string,
+      body as string,
+      media as string | null,
+      content as string | null,
+      Number(revoked),
+      Number(deleted),
+    ),
+  );
+  db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS chat_messages_search USING fts5(
+    text, content = '', contentless_delete = 1, tokenize = "unicode61 remove_diacritics 2"
+  )`);
+}
+
+/** Fills the (emptied) search index from the message table in one statement. */
+export function fillSearchTable(db: Database.Database): void {
+  db.exec(`INSERT INTO chat_messages_search (rowid, text)
+    SELECT pos, t FROM (SELECT pos, ${SEARCH_TEXT_FUNCTION}(type, body, media, content, revoked, deleted) AS t FROM chat_messages) WHERE t <> ''`);
+}
 
 /** Creates the tables and their indexes where missing (a projection's setup). */
 export function createMessageIndexTables(db: Database.Database): void {

@@ -49,6 +49,10 @@ export class MessageIndex extends MessageIndexProjection implements SeenMessages
     return this.queries.hasChat(...args);
   }
 
+  search(...args: Parameters<MessageIndexQueries['search']>) {
+    return this.queries.search(...args);
+  }
+
   chat(...args: Parameters<MessageIndexQueries['chat']>) {
     return this.queries.chat(...args);
   }

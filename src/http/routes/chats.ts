@@ -16,6 +16,7 @@ import {
   ChatMessagesParams,
   ChatPatchBody,
   ChatSchema,
+  SearchQuery,
   DeleteForMeQuery,
   DoneSchema,
   MessagePageSchema,
@@ -77,7 +78,7 @@ export function chatRoutes({
 }: {
   /** With several processes, served by the device's owner (src/cluster/owner-calls.ts). */
   chats: Pick<ChatCommands, 'read' | 'presence' | 'modify' | 'remove' | 'star' | 'pin' | 'deleteForMe'>;
-  index: Pick<MessageIndex, 'chats' | 'messages' | 'chat' | 'message'>;
+  index: Pick<MessageIndex, 'chats' | 'messages' | 'chat' | 'message' | 'search'>;
 }): RouteSpec[] {
   const CHAT_NOT_FOUND = { description: 'No such device, or the device has no such chat (`chat_not_found`).' };
   const MESSAGE_NOT_FOUND = { description: 'No such device or message (`message_not_found`).' };
@@ -161,6 +162,35 @@ export function chatRoutes({
       },
       async handler({ params, body }) {
         return { status: 200, body: { read: await chats.read(params.deviceId, params.chatId, body.messageIds) } };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/devices/:deviceId/messages',
+      operationId: 'searchMessages',
+      tag: 'Messages',
+      summary: 'Search messages',
+      description:
+        'Messages whose text, caption, file name or poll question contains every word of `q`, in any order, case and accents folded (SQLite FTS5; ' +
+        "a word also matches longer words it starts), newest first, as in a chat's pages; `chatId` keeps to one chat. Messages deleted (for everyone or " +
+        'for this account) are not found. No match: `{ "items": [] }`.',
+      access: 'device',
+      params: DeviceParams,
+      query: SearchQuery,
+      responses: {
+        200: { description: 'A page of messages.', schema: MessagePageSchema },
+        404: { description: 'No such device.' },
+      },
+      handler({ params, query, device }) {
+        const page = index.search(params.deviceId, query.q, {
+          ...(query.chatId !== undefined ? { chatId: query.chatId } : {}),
+          limit: query.limit ?? 50,
+          after: pageKeyOf(query.cursor),
+        });
+        return {
+          status: 200,
+          body: { items: page.items.map((m) => withOwnNumber(device, m)), nextCursor: pageCursor(page.next) },
+        };
       },
     }),
     defineRoute({

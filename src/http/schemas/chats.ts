@@ -29,6 +29,21 @@ export const ChatListQuery = Type.Object(
   { additionalProperties: false },
 );
 
+export const SearchQuery = Type.Object(
+  {
+    q: Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description:
+        'Words the message must contain, in any order (case and accents do not matter; a word matches words it starts).',
+    }),
+    chatId: Type.Optional(ChatId),
+    limit: Type.Optional(Limit(200, 50)),
+    cursor: Type.Optional(Cursor),
+  },
+  { additionalProperties: false },
+);
+
 export const ChatPatchBody = Type.Object(
   {
     archived: Type.Optional(Type.Boolean()),
