@@ -7,7 +7,7 @@ import type { StoredEvent } from '../eventstore/event-store.js';
 import { eventGuard } from '../eventstore/typed-events.js';
 import { isGroupId } from '../messages/chat-id.js';
 import type { InboundType } from '../messages/message-events.js';
-import type { InboxEvent } from '../inbox/inbox-events.js';
+import type { InboxEvent, MessageReceivedData } from '../inbox/inbox-events.js';
 import type { Projection } from '../projections/projection.js';
 import { BulkInsert } from '../projections/bulk-insert.js';
 import { RowBuffer } from '../projections/row-buffer.js';
@@ -44,6 +44,7 @@ const HANDLED: ReadonlySet<string> = new Set<Handled['type']>([
   'MessageDeleted',
   'MessageStarred',
   'MessagePinned',
+  'HistoryImported',
 ]);
 const isHandled = eventGuard<Handled>(HANDLED);
 
@@ -174,52 +175,18 @@ export class MessageIndexProjection implements Projection {
     const event = stored;
     const { messages, chats } = this.rows();
     switch (event.type) {
-      case 'MessageReceived': {
-        const d = event.data;
-        const id = key(d.deviceId, d.waMessageId);
-        if (messages.get(id)) return;
-        const row: MessageRow = {
-          device_id: d.deviceId,
-          wa_message_id: d.waMessageId,
-          chat_id: d.chatId ?? d.from,
-          from_me: d.fromMe ? 1 : 0,
-          sender: d.fromMe ? '' : d.from,
-          participant: d.participant ?? null,
-          type: d.type,
-          body: d.body,
-          at: d.timestamp,
-          pos: stored.position,
-          outbox_id: null,
-          content: null,
-          status: null,
-          sent_at: null,
-          read: 0,
-          revoked: 0,
-          edited: 0,
-          media: d.media ? JSON.stringify(d.media) : null,
-          media_stored_at: d.media?.status === 'ready' ? stored.createdAt.getTime() : null,
-          received: d.location || d.contacts ? JSON.stringify({ location: d.location, contacts: d.contacts }) : null,
-          poll: d.poll && d.secret ? JSON.stringify({ options: d.poll.options, secret: d.secret }) : null,
-          quoted: d.quoted ? JSON.stringify(d.quoted) : null,
-          reactions: null,
-          last_status: null,
-          revoked_pos: null,
-          starred: 0,
-          pinned_until: null,
-          deleted: 0,
-          historical: 0,
-        };
-        messages.put(id, row);
-        if (d.type === 'reaction') {
-          if (d.reaction)
-            this.react(d.deviceId, d.reaction.messageId, row.chat_id, {
-              from: d.fromMe ? '' : d.from,
-              fromMe: d.fromMe === true,
-              emoji: d.reaction.emoji,
-            });
-          return;
+      case 'MessageReceived':
+        this.receive(event.data, stored, false);
+        return;
+      case 'HistoryImported': {
+        const { syncId: _sync, chatName, ...message } = event.data;
+        this.receive(message, stored, true);
+        const chatKey = key(message.deviceId, message.chatId ?? message.from);
+        const chat = chatName === undefined ? undefined : chats.get(chatKey);
+        if (chat && chat.name === null && !isGroupId(chat.chat_id)) {
+          chat.name = chatName!;
+          chats.put(chatKey, chat);
         }
-        this.touchChat(row, d.fromMe || d.isGroup || !d.pushName ? undefined : d.pushName);
         return;
       }
       case 'OutboxMessageQueued': {
@@ -465,11 +432,63 @@ export class MessageIndexProjection implements Projection {
     if (text !== before) this.searchChanges.set(row.pos, text);
   }
 
+  /**
+   * A received message, live or from the history (`historical`: shown as read, and a chat's name is not taken from
+   * it). A message the index has already (a live one the history brings again) is kept as it is.
+   */
+  private receive(d: MessageReceivedData, stored: StoredEvent, historical: boolean): void {
+    const { messages } = this.rows();
+    const id = key(d.deviceId, d.waMessageId);
+    if (messages.get(id)) return;
+    const row: MessageRow = {
+      device_id: d.deviceId,
+      wa_message_id: d.waMessageId,
+      chat_id: d.chatId ?? d.from,
+      from_me: d.fromMe ? 1 : 0,
+      sender: d.fromMe ? '' : d.from,
+      participant: d.participant ?? null,
+      type: d.type,
+      body: d.body,
+      at: d.timestamp,
+      pos: stored.position,
+      outbox_id: null,
+      content: null,
+      status: null,
+      sent_at: null,
+      read: historical ? 1 : 0,
+      revoked: 0,
+      edited: 0,
+      media: d.media ? JSON.stringify(d.media) : null,
+      media_stored_at: d.media?.status === 'ready' ? stored.createdAt.getTime() : null,
+      received: d.location || d.contacts ? JSON.stringify({ location: d.location, contacts: d.contacts }) : null,
+      poll: d.poll && d.secret ? JSON.stringify({ options: d.poll.options, secret: d.secret }) : null,
+      quoted: d.quoted ? JSON.stringify(d.quoted) : null,
+      reactions: null,
+      last_status: null,
+      revoked_pos: null,
+      starred: 0,
+      pinned_until: null,
+      deleted: 0,
+      historical: historical ? 1 : 0,
+    };
+    messages.put(id, row);
+    if (d.type === 'reaction') {
+      if (d.reaction)
+        this.react(d.deviceId, d.reaction.messageId, row.chat_id, {
+          from: d.fromMe ? '' : d.from,
+          fromMe: d.fromMe === true,
+          emoji: d.reaction.emoji,
+        });
+      return;
+    }
+    this.touchChat(row, d.fromMe || d.isGroup || !d.pushName ? undefined : d.pushName, !historical);
+  }
+
   /** A new message of a chat (not a reaction): the chat's last message, its unread count, its name. */
-  private touchChat(message: MessageRow, name: string | undefined): void {
+  private touchChat(message: MessageRow, name: string | undefined, counts = true): void {
     const chats = this.rows().chats;
     const chatKey = key(message.device_id, message.chat_id);
-    const unread = message.from_me === 0 ? 1 : 0;
+    const unread = counts && message.from_me === 0 ? 1 : 0;
     const chat = chats.get(chatKey);
     if (!chat) {
       chats.put(chatKey, {

@@ -6,14 +6,14 @@
  */
 import type { Readable } from 'node:stream';
 import type { ContactCard, ReceivedMessage } from '../messages/message-events.js';
-import type { ChatActivity } from '../inbox/inbox-events.js';
+import type { ChatActivity, HistoryChunk } from '../inbox/inbox-events.js';
 
 import type { GroupReport } from '../groups/group-events.js';
 import type { GroupOperations } from '../groups/group-operations.js';
 import type { AccountOperations } from '../account/account-operations.js';
 
 export type { ContactCard, InboundMedia, PollSpec, QuotedMessage } from '../messages/message-events.js';
-export type { ChatActivity } from '../inbox/inbox-events.js';
+export type { ChatActivity, HistoryChunk } from '../inbox/inbox-events.js';
 export type { GroupMetadata, GroupReport, GroupSettingsChange, ParticipantAction } from '../groups/group-events.js';
 export type { CreatedGroup, GroupOperations, ParticipantResult } from '../groups/group-operations.js';
 export type { AccountOperations, OwnProfile } from '../account/account-operations.js';
@@ -88,6 +88,8 @@ export interface EngineEvents {
   contacts(contacts: Contact[]): Promise<void>;
   /** Edits, revokes, poll votes, presence and calls: facts about chats that are not messages. Resolves when durable. */
   activity?(activity: ChatActivity): Promise<void>;
+  /** A chunk of the account's history (history sync), recorded without `message.received`. Resolves when durable. */
+  history?(chunk: HistoryChunk): Promise<void>;
   /** Changes of groups made elsewhere (settings, participants, groups the account was added to). Resolves when durable. */
   groups?(report: GroupReport): Promise<void>;
 }

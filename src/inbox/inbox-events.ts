@@ -9,6 +9,18 @@
  */
 import type { InboundMedia, PresenceState, ReceivedMessage } from '../messages/message-events.js';
 
+/** A chunk of the account's history as an engine reports it (EngineEvents.history). */
+export interface HistoryChunk {
+  /** Deterministic: the same chunk sent again has the same id. */
+  syncId: string;
+  chats: Array<{ chatId: string; name?: string }>;
+  messages: ReceivedMessage[];
+  /** 0..100, when the engine knows it. */
+  progress?: number;
+  /** The last chunk of this sync. */
+  final: boolean;
+}
+
 export const inboxStream = (deviceId: string) => `inbox-${deviceId}`;
 
 export interface MessageReceivedData extends ReceivedMessage {
@@ -127,6 +139,28 @@ export interface MessagePinnedData {
   pinnedUntil: string | null;
 }
 
+/**
+ * A message of a history sync chunk: recorded as it was (`historical` in the read models; no `message.received`),
+ * one event per message, so that each has a log position of its own like any message.
+ */
+export interface HistoryImportedData extends ReceivedMessage {
+  deviceId: string;
+  /** The chunk's deterministic id (a chunk sent again records nothing). */
+  syncId: string;
+  /** The chat's name as the history gave it (direct chats). */
+  chatName?: string;
+}
+
+/** A history sync chunk is recorded: how much it held and how far the sync is (`history.synced`). */
+export interface HistorySyncedData {
+  deviceId: string;
+  chats: number;
+  messages: number;
+  /** 0..100. */
+  progress: number;
+  final: boolean;
+}
+
 /** What an engine reports about chats besides messages (EngineEvents.activity), without the device id. */
 export type ChatActivity =
   | ({ kind: 'edited'; id?: string } & Omit<MessageEditedData, 'deviceId'>)
@@ -153,7 +187,9 @@ export type ChatEvent =
   | { type: 'ChatDeleted'; data: ChatDeletedData }
   | { type: 'MessageDeleted'; data: MessageDeletedData }
   | { type: 'MessageStarred'; data: MessageStarredData }
-  | { type: 'MessagePinned'; data: MessagePinnedData };
+  | { type: 'MessagePinned'; data: MessagePinnedData }
+  | { type: 'HistoryImported'; data: HistoryImportedData }
+  | { type: 'HistorySynced'; data: HistorySyncedData };
 
 export const CHAT_EVENT_TYPES: ReadonlySet<string> = new Set<ChatEvent['type']>([
   'MessageEdited',
@@ -168,6 +204,8 @@ export const CHAT_EVENT_TYPES: ReadonlySet<string> = new Set<ChatEvent['type']>(
   'MessageDeleted',
   'MessageStarred',
   'MessagePinned',
+  'HistoryImported',
+  'HistorySynced',
 ]);
 
 /** The event an engine's ChatActivity becomes. */

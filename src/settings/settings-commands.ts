@@ -12,7 +12,7 @@ import type { ReadModelProgress } from '../projections/projection-runner.js';
 import type { SealedText } from '../secrets/sealed-text.js';
 import { proxySettingOf, sealedProxy } from './proxy-url.js';
 import { type SettingsCommand, settingsDecider } from './settings-decider.js';
-import { type DeviceSettings, type SettingsEvent, settingsStream } from './settings-events.js';
+import { type DeviceSettings, type HistorySyncSetting, type SettingsEvent, settingsStream } from './settings-events.js';
 import type { SettingsReadModel } from './settings-read-model.js';
 
 export interface SettingsView {
@@ -20,12 +20,14 @@ export interface SettingsView {
   rejectCallsMessage: string | null;
   /** The proxy's URL, credentials shown as `***`. */
   proxy: string | null;
+  historySync: HistorySyncSetting;
 }
 
 export interface SettingsPatch {
   rejectCalls?: boolean;
   rejectCallsMessage?: string | null;
   proxy?: string | null;
+  historySync?: HistorySyncSetting;
 }
 
 export class SettingsCommands {
@@ -53,6 +55,7 @@ export class SettingsCommands {
     const change: Partial<DeviceSettings> = {};
     if (patch.rejectCalls !== undefined) change.rejectCalls = patch.rejectCalls;
     if (patch.rejectCallsMessage !== undefined) change.rejectCallsMessage = patch.rejectCallsMessage;
+    if (patch.historySync !== undefined) change.historySync = patch.historySync;
     if (patch.proxy !== undefined) {
       if (patch.proxy === null) change.proxy = null;
       else if (patch.proxy === this.deps.settings.recorded(deviceId).proxy?.url) {
@@ -83,4 +86,5 @@ export const viewOf = (settings: DeviceSettings): SettingsView => ({
   rejectCalls: settings.rejectCalls,
   rejectCallsMessage: settings.rejectCallsMessage,
   proxy: settings.proxy?.url ?? null,
+  historySync: settings.historySync,
 });

@@ -35,6 +35,7 @@ const KIND_OF: Readonly<Record<string, WebhookEventKind>> = {
   ChatUpdated: 'chat.updated',
   ChatDeleted: 'chat.deleted',
   MessageDeleted: 'message.deleted',
+  HistorySynced: 'history.synced',
 };
 
 export const WEBHOOK_SOURCE_EVENT_TYPES: ReadonlySet<string> = new Set(Object.keys(KIND_OF));

@@ -16,6 +16,7 @@ export const WEBHOOK_EVENT_KINDS = [
   'chat.updated',
   'chat.deleted',
   'message.deleted',
+  'history.synced',
 ] as const;
 export type WebhookEventKind = (typeof WEBHOOK_EVENT_KINDS)[number];
 

@@ -16,6 +16,7 @@ import type {
   CallReceivedData,
   ChatDeletedData,
   ChatUpdatedData,
+  HistorySyncedData,
   MessageDeletedData,
   MessageEditedData,
   MessageReceivedData,
@@ -264,6 +265,16 @@ export const MessageDeletedPayload = Type.Object(
   { deviceId: DeviceId, chatId: ChatId, waMessageId: Type.String() },
   { ...closed, description: 'Deleted for this account only.' },
 );
+export const HistorySyncedPayload = Type.Object(
+  {
+    deviceId: DeviceId,
+    chats: Type.Integer({ minimum: 0, description: 'Chats in this chunk of the history.' }),
+    messages: Type.Integer({ minimum: 0, description: 'Messages in this chunk (those already recorded included).' }),
+    progress: Type.Integer({ minimum: 0, maximum: 100, description: 'How far the sync is, in percent.' }),
+    final: Type.Boolean({ description: 'The last chunk of this sync.' }),
+  },
+  { ...closed, description: 'A chunk of the history WhatsApp sent was imported.' },
+);
 export const WebhookTestPayload = Type.Object({ message: Type.String() }, closed);
 
 /** Every kind with its payload and a line for the reader. */
@@ -286,6 +297,7 @@ export const WEBHOOK_PAYLOADS: Readonly<
   'chat.updated': { schema: ChatUpdatedPayload, summary: 'A chat was archived, pinned, muted or marked (un)read' },
   'chat.deleted': { schema: ChatDeletedPayload, summary: 'A chat was deleted or cleared for this account' },
   'message.deleted': { schema: MessageDeletedPayload, summary: 'A message was deleted for this account only' },
+  'history.synced': { schema: HistorySyncedPayload, summary: "A chunk of the account's history was imported" },
   [TEST_EVENT_KIND]: { schema: WebhookTestPayload, summary: 'A test event (POST /devices/:id/hooks/test)' },
 };
 
@@ -321,3 +333,4 @@ agree<Same<Static<typeof GroupParticipantsPayload>, GroupParticipantsChangedData
 agree<Same<Static<typeof ChatUpdatedPayload>, ChatUpdatedData>>();
 agree<Same<Static<typeof ChatDeletedPayload>, ChatDeletedData>>();
 agree<Same<Static<typeof MessageDeletedPayload>, MessageDeletedData>>();
+agree<Same<Static<typeof HistorySyncedPayload>, HistorySyncedData>>();

@@ -14,6 +14,7 @@ import {
   type EngineEvents,
   type GroupOperations,
   type GroupReport,
+  type HistoryChunk,
   type InboundMessage,
   type LinkedAccount,
   type OutgoingMessage,
@@ -175,6 +176,11 @@ export class SandboxConnection implements EngineConnection {
   /** An edit, revoke, vote, presence or call reaches the device. */
   activity(activity: ChatActivity): void {
     void this.events.activity?.(activity).catch(() => undefined);
+  }
+
+  /** A chunk of the account's history reaches the device (recorded through its own spool). */
+  history(chunk: HistoryChunk): void {
+    void this.events.history?.(chunk).catch(() => undefined);
   }
 
   /** A group change made by another device reaches this one. */

@@ -1,4 +1,5 @@
 import Type from 'typebox';
+import { HISTORY_SYNC_SETTINGS } from '../../settings/settings-events.js';
 
 const Message = Type.String({
   minLength: 1,
@@ -6,6 +7,11 @@ const Message = Type.String({
   description: 'Sent to a caller whose call was rejected.',
 });
 const ProxyShown = Type.String({ description: "The proxy's URL, its credentials shown as `***`." });
+
+const HistorySync = Type.Enum(HISTORY_SYNC_SETTINGS, {
+  description:
+    "The account's history imported when the device links: `none`, `recent` (what the phone sends; default) or `full` (asked for at the next link).",
+});
 
 export const SettingsSchema = Type.Object({
   rejectCalls: Type.Boolean({
@@ -15,12 +21,14 @@ export const SettingsSchema = Type.Object({
   proxy: Type.Union([ProxyShown, Type.Null()], {
     description: "The proxy this device's WhatsApp connection goes through, or null.",
   }),
+  historySync: HistorySync,
 });
 
 export const PatchSettingsBody = Type.Object(
   {
     rejectCalls: Type.Optional(Type.Boolean()),
     rejectCallsMessage: Type.Optional(Type.Union([Message, Type.Null()])),
+    historySync: Type.Optional(HistorySync),
     proxy: Type.Optional(
       Type.Union([
         Type.String({
