@@ -114,6 +114,12 @@ describe('webhook payload schemas', () => {
           })
         ).status,
       ).toBe(200);
+      await api('POST', '/sandbox/devices/schema-shop/history', {
+        admin: true,
+        json: {
+          chats: [{ chatId: '4915112345678', name: 'Old', messages: [{ body: 'long ago', timestamp: 1_600_000_000 }] }],
+        },
+      });
       // Chat management, through the API and on the phone.
       expect(
         (
