@@ -69,7 +69,14 @@ export class DeviceActor {
   private mailbox: Promise<unknown> = Promise.resolve();
   private stopped = false;
   /** The engine's reports, written in order and retried until the store takes them. */
-  private readonly spools: { inbound: EventSpool; receipts: EventSpool; contacts: EventSpool; groups: EventSpool };
+  private readonly spools: {
+    inbound: EventSpool;
+    receipts: EventSpool;
+    contacts: EventSpool;
+    groups: EventSpool;
+    /** History has a spool of its own: a large import does not hold up live messages. */
+    history: EventSpool;
+  };
   /** True while a spool is blocked: no connection is started (the network keeps what it has for us). */
   private intakeHeld = false;
   /** A transition taken while the store could not record it (the intake hold); recorded before anything else. */
@@ -148,7 +155,7 @@ export class DeviceActor {
         },
         spoolSettings,
       );
-    this.spools = { inbound: spool(), receipts: spool(), contacts: spool(), groups: spool() };
+    this.spools = { inbound: spool(), receipts: spool(), contacts: spool(), groups: spool(), history: spool() };
   }
 
   /** Loads the actor; a session whose record says it runs is resumed (this process owns it now). */
@@ -432,6 +439,10 @@ export class DeviceActor {
       // Chat activity shares the inbound spool: it goes to the same stream, in the same order.
       activity: (activity) =>
         this.spools.inbound.write(`activity ${activity.kind}`, async () => sink.activity?.(this.deviceId, activity)),
+      history: (chunk) =>
+        this.spools.history.write(`history ${chunk.syncId} (${chunk.messages.length})`, async () =>
+          sink.history?.(this.deviceId, chunk),
+        ),
       groups: (report) =>
         this.spools.groups.write(`group ${report.kind}`, async () =>
           this.options.groupReports?.(this.deviceId, report),

@@ -3,7 +3,7 @@
  * messages and chat activity to the inbox stream's one writer (src/inbox/inbox-commands.ts); receipts go to the
  * outbox's receipt writer (so that `outbox-<deviceId>` has one writer), contacts to the contacts recorder.
  */
-import type { ChatActivity, Contact, InboundMessage, Receipt } from '../engines/engine.js';
+import type { ChatActivity, Contact, HistoryChunk, InboundMessage, Receipt } from '../engines/engine.js';
 import type { EventStore } from '../eventstore/event-store.js';
 import { InboxCommands } from '../inbox/inbox-commands.js';
 import type { MessageReceivedData } from '../inbox/inbox-events.js';
@@ -26,6 +26,8 @@ export interface MessageSink {
   contacts(deviceId: string, contacts: Contact[]): Promise<void>;
   /** Edits, revokes, poll votes, presence and calls (appended to `inbox-<deviceId>`). */
   activity?(deviceId: string, activity: ChatActivity): Promise<void>;
+  /** A chunk of the account's history (appended to `inbox-<deviceId>`, in parts). */
+  history?(deviceId: string, chunk: HistoryChunk): Promise<void>;
 }
 
 /** The recorded form of an inbound message: every field the engine reported, none of its callbacks. */
@@ -71,5 +73,9 @@ export class StoreMessageSink implements MessageSink {
 
   async activity(deviceId: string, activity: ChatActivity): Promise<void> {
     await this.inbox.activity(deviceId, activity);
+  }
+
+  async history(deviceId: string, chunk: HistoryChunk): Promise<void> {
+    await this.inbox.history(deviceId, chunk);
   }
 }

@@ -7,7 +7,7 @@ import type { StoredEvent } from '../eventstore/event-store.js';
 import { eventGuard } from '../eventstore/typed-events.js';
 import { isGroupId } from '../messages/chat-id.js';
 import type { InboundType } from '../messages/message-events.js';
-import type { InboxEvent } from '../inbox/inbox-events.js';
+import type { InboxEvent, MessageReceivedData } from '../inbox/inbox-events.js';
 import type { Projection } from '../projections/projection.js';
 import { BulkInsert } from '../projections/bulk-insert.js';
 import { RowBuffer } from '../projections/row-buffer.js';
@@ -22,6 +22,9 @@ import {
   type MessageRow,
   STATUS_COLUMNS,
   createMessageIndexTables,
+  createSearchTable,
+  fillSearchTable,
+  searchTextOf,
 } from './message-index-schema.js';
 import { type Reaction, isoOf } from './message-views.js';
 
@@ -36,6 +39,12 @@ const HANDLED: ReadonlySet<string> = new Set<Handled['type']>([
   'MessageRevoked',
   'ChatRead',
   'InboundMediaUpdated',
+  'ChatUpdated',
+  'ChatDeleted',
+  'MessageDeleted',
+  'MessageStarred',
+  'MessagePinned',
+  'HistoryImported',
 ]);
 const isHandled = eventGuard<Handled>(HANDLED);
 
@@ -95,9 +104,11 @@ export class MessageIndexProjection implements Projection {
   /**
    * 2: chats, positions, reactions, edits, quotes and status histories. 3: status histories in a table of their own.
    * 4: edits, revokes and reactions only from the right party and chat. 5: where each revoke is (`revoked_pos`),
-   * and the kept media of sent messages (`media_stored_at` set by `sent`, `revoked_pos` by `deleted`).
+   * and the kept media of sent messages (`media_stored_at` set by `sent`, `revoked_pos` by `deleted`). 6: chat settings
+   * (archived, pinned, muted, marked unread, deleted or cleared, labels), stars, pins and deletions for me of messages,
+   * history sync (`historical`).
    */
-  readonly version = 5;
+  readonly version = 6;
   readonly handles: ReadonlySet<string> = HANDLED;
   /**
    * apply() reads rows by their keys only; while a rebuild fills the emptied table, the message buffer finds a
@@ -117,6 +128,10 @@ export class MessageIndexProjection implements Projection {
   private readonly inserts: { messages: BulkInsert; chats: BulkInsert; statuses: BulkInsert };
   /** UPDATE statements by the columns they set. */
   private readonly updates = new Map<string, Database.Statement>();
+  /** The search index's changes of the batch: a row's position → its text now ('' takes it out). */
+  private readonly searchChanges = new Map<number, string>();
+  /** After reset(): the search index is filled once, from the finished table, when the rebuild has caught up. */
+  private searchDeferred = false;
 
   constructor(private readonly db: Database.Database) {
     this.inserts = {
@@ -128,11 +143,19 @@ export class MessageIndexProjection implements Projection {
 
   setup(db: Database.Database): void {
     createMessageIndexTables(db);
+    createSearchTable(db);
+    // A rebuild that ended before its search index was filled (the process died): fill it now.
+    const empty = db.prepare('SELECT 1 FROM chat_messages_search LIMIT 1').get() === undefined;
+    if (empty && db.prepare('SELECT 1 FROM chat_messages LIMIT 1').get() !== undefined)
+      db.transaction(() => fillSearchTable(db))();
   }
 
   reset(db: Database.Database): void {
     this.discard();
-    db.exec('DELETE FROM chat_messages; DELETE FROM chats; DELETE FROM chat_message_statuses');
+    db.exec(
+      'DELETE FROM chat_messages; DELETE FROM chats; DELETE FROM chat_message_statuses; DELETE FROM chat_messages_search',
+    );
+    this.searchDeferred = true;
     const { messages, chats } = this.rows();
     messages.emptied();
     chats.emptied();
@@ -141,6 +164,10 @@ export class MessageIndexProjection implements Projection {
   caughtUp(): void {
     this.buffers?.messages.caughtUp();
     this.buffers?.chats.caughtUp();
+    if (this.searchDeferred) {
+      this.searchDeferred = false;
+      this.db.transaction(() => fillSearchTable(this.db))();
+    }
   }
 
   apply(stored: StoredEvent): void {
@@ -148,48 +175,18 @@ export class MessageIndexProjection implements Projection {
     const event = stored;
     const { messages, chats } = this.rows();
     switch (event.type) {
-      case 'MessageReceived': {
-        const d = event.data;
-        const id = key(d.deviceId, d.waMessageId);
-        if (messages.get(id)) return;
-        const row: MessageRow = {
-          device_id: d.deviceId,
-          wa_message_id: d.waMessageId,
-          chat_id: d.chatId ?? d.from,
-          from_me: d.fromMe ? 1 : 0,
-          sender: d.fromMe ? '' : d.from,
-          participant: d.participant ?? null,
-          type: d.type,
-          body: d.body,
-          at: d.timestamp,
-          pos: stored.position,
-          outbox_id: null,
-          content: null,
-          status: null,
-          sent_at: null,
-          read: 0,
-          revoked: 0,
-          edited: 0,
-          media: d.media ? JSON.stringify(d.media) : null,
-          media_stored_at: d.media?.status === 'ready' ? stored.createdAt.getTime() : null,
-          received: d.location || d.contacts ? JSON.stringify({ location: d.location, contacts: d.contacts }) : null,
-          poll: d.poll && d.secret ? JSON.stringify({ options: d.poll.options, secret: d.secret }) : null,
-          quoted: d.quoted ? JSON.stringify(d.quoted) : null,
-          reactions: null,
-          last_status: null,
-          revoked_pos: null,
-        };
-        messages.put(id, row);
-        if (d.type === 'reaction') {
-          if (d.reaction)
-            this.react(d.deviceId, d.reaction.messageId, row.chat_id, {
-              from: d.fromMe ? '' : d.from,
-              fromMe: d.fromMe === true,
-              emoji: d.reaction.emoji,
-            });
-          return;
+      case 'MessageReceived':
+        this.receive(event.data, stored, false);
+        return;
+      case 'HistoryImported': {
+        const { syncId: _sync, chatName, ...message } = event.data;
+        this.receive(message, stored, true);
+        const chatKey = key(message.deviceId, message.chatId ?? message.from);
+        const chat = chatName === undefined ? undefined : chats.get(chatKey);
+        if (chat && chat.name === null && !isGroupId(chat.chat_id)) {
+          chat.name = chatName!;
+          chats.put(chatKey, chat);
         }
-        this.touchChat(row, d.fromMe || d.isGroup || !d.pushName ? undefined : d.pushName);
         return;
       }
       case 'OutboxMessageQueued': {
@@ -229,6 +226,10 @@ export class MessageIndexProjection implements Projection {
           reactions: null,
           last_status: stored.position,
           revoked_pos: null,
+          starred: 0,
+          pinned_until: null,
+          deleted: 0,
+          historical: 0,
         };
         messages.put(id, row);
         this.inserts.statuses.add(stored.position, null, 'queued', d.createdAt, null);
@@ -320,6 +321,13 @@ export class MessageIndexProjection implements Projection {
         }
         return;
       }
+      case 'ChatUpdated':
+      case 'ChatDeleted':
+      case 'MessageDeleted':
+      case 'MessageStarred':
+      case 'MessagePinned':
+        this.applyChatChange(event, stored.position);
+        return;
       case 'InboundMediaUpdated': {
         const { deviceId, waMessageId, media } = event.data;
         const id = key(deviceId, waMessageId);
@@ -335,6 +343,61 @@ export class MessageIndexProjection implements Projection {
     }
   }
 
+  /** Chat settings, deletions and message marks (ChatUpdated, ChatDeleted, MessageDeleted, MessageStarred, MessagePinned). */
+  private applyChatChange(
+    event: Extract<
+      Handled,
+      { type: 'ChatUpdated' | 'ChatDeleted' | 'MessageDeleted' | 'MessageStarred' | 'MessagePinned' }
+    >,
+    position: number,
+  ): void {
+    const { messages, chats } = this.rows();
+    switch (event.type) {
+      case 'ChatUpdated': {
+        const d = event.data;
+        const chatKey = key(d.deviceId, d.chatId);
+        const chat = chats.get(chatKey);
+        // A chat the gateway never saw a message of has no row to show settings on.
+        if (!chat) return;
+        if (d.archived !== undefined) chat.archived = d.archived ? 1 : 0;
+        if (d.pinned !== undefined) chat.pinned = d.pinned ? 1 : 0;
+        if (d.mutedUntil !== undefined) chat.muted_until = d.mutedUntil;
+        if (d.unread !== undefined) {
+          chat.marked_unread = d.unread ? 1 : 0;
+          // Marked read as a whole: nothing of it is unread any more.
+          if (!d.unread) chat.unread = 0;
+        }
+        chats.put(chatKey, chat);
+        return;
+      }
+      case 'ChatDeleted': {
+        const d = event.data;
+        const chatKey = key(d.deviceId, d.chatId);
+        const chat = chats.get(chatKey);
+        if (!chat) return;
+        chat.cleared_pos = position;
+        chat.unread = 0;
+        chat.marked_unread = 0;
+        if (!d.cleared) chat.deleted = 1;
+        chats.put(chatKey, chat);
+        return;
+      }
+      case 'MessageDeleted':
+      case 'MessageStarred':
+      case 'MessagePinned': {
+        const d = event.data;
+        const id = key(d.deviceId, d.waMessageId);
+        const row = messages.get(id);
+        if (!row || row.chat_id !== d.chatId) return;
+        if (event.type === 'MessageDeleted') row.deleted = 1;
+        else if (event.type === 'MessageStarred') row.starred = event.data.starred ? 1 : 0;
+        else row.pinned_until = event.data.pinnedUntil;
+        messages.put(id, row);
+        return;
+      }
+    }
+  }
+
   flush(): void {
     // Chats after messages: a chat's last message is always a row.
     this.buffers?.messages.flush();
@@ -342,19 +405,90 @@ export class MessageIndexProjection implements Projection {
     this.buffers?.chats.flush();
     this.inserts.chats.flush();
     this.inserts.statuses.flush();
+    if (this.searchChanges.size > 0) {
+      const sql = this.sql();
+      for (const [pos, text] of this.searchChanges) {
+        sql.unsearch.run(pos);
+        if (text !== '') sql.search.run(pos, text);
+      }
+      this.searchChanges.clear();
+    }
   }
 
   discard(): void {
     this.buffers?.messages.discard();
     this.buffers?.chats.discard();
     for (const insert of Object.values(this.inserts)) insert.discard();
+    this.searchChanges.clear();
+  }
+
+  /** Notes a written message row whose searchable text changed (not while a rebuild defers the search index). */
+  private noteSearch(row: MessageRow, saved: MessageRow | undefined): void {
+    if (this.searchDeferred) return;
+    const text = searchTextOf(row.type, row.body, row.media, row.content, row.revoked, row.deleted);
+    const before = saved
+      ? searchTextOf(saved.type, saved.body, saved.media, saved.content, saved.revoked, saved.deleted)
+      : '';
+    if (text !== before) this.searchChanges.set(row.pos, text);
+  }
+
+  /**
+   * A received message, live or from the history (`historical`: shown as read, and a chat's name is not taken from
+   * it). A message the index has already (a live one the history brings again) is kept as it is.
+   */
+  private receive(d: MessageReceivedData, stored: StoredEvent, historical: boolean): void {
+    const { messages } = this.rows();
+    const id = key(d.deviceId, d.waMessageId);
+    if (messages.get(id)) return;
+    const row: MessageRow = {
+      device_id: d.deviceId,
+      wa_message_id: d.waMessageId,
+      chat_id: d.chatId ?? d.from,
+      from_me: d.fromMe ? 1 : 0,
+      sender: d.fromMe ? '' : d.from,
+      participant: d.participant ?? null,
+      type: d.type,
+      body: d.body,
+      at: d.timestamp,
+      pos: stored.position,
+      outbox_id: null,
+      content: null,
+      status: null,
+      sent_at: null,
+      read: historical ? 1 : 0,
+      revoked: 0,
+      edited: 0,
+      media: d.media ? JSON.stringify(d.media) : null,
+      media_stored_at: d.media?.status === 'ready' ? stored.createdAt.getTime() : null,
+      received: d.location || d.contacts ? JSON.stringify({ location: d.location, contacts: d.contacts }) : null,
+      poll: d.poll && d.secret ? JSON.stringify({ options: d.poll.options, secret: d.secret }) : null,
+      quoted: d.quoted ? JSON.stringify(d.quoted) : null,
+      reactions: null,
+      last_status: null,
+      revoked_pos: null,
+      starred: 0,
+      pinned_until: null,
+      deleted: 0,
+      historical: historical ? 1 : 0,
+    };
+    messages.put(id, row);
+    if (d.type === 'reaction') {
+      if (d.reaction)
+        this.react(d.deviceId, d.reaction.messageId, row.chat_id, {
+          from: d.fromMe ? '' : d.from,
+          fromMe: d.fromMe === true,
+          emoji: d.reaction.emoji,
+        });
+      return;
+    }
+    this.touchChat(row, d.fromMe || d.isGroup || !d.pushName ? undefined : d.pushName, !historical);
   }
 
   /** A new message of a chat (not a reaction): the chat's last message, its unread count, its name. */
-  private touchChat(message: MessageRow, name: string | undefined): void {
+  private touchChat(message: MessageRow, name: string | undefined, counts = true): void {
     const chats = this.rows().chats;
     const chatKey = key(message.device_id, message.chat_id);
-    const unread = message.from_me === 0 ? 1 : 0;
+    const unread = counts && message.from_me === 0 ? 1 : 0;
     const chat = chats.get(chatKey);
     if (!chat) {
       chats.put(chatKey, {
@@ -365,9 +499,18 @@ export class MessageIndexProjection implements Projection {
         last_at: message.at,
         last_pos: message.pos,
         unread,
+        archived: 0,
+        pinned: 0,
+        muted_until: null,
+        marked_unread: 0,
+        deleted: 0,
+        cleared_pos: 0,
+        labels: null,
       });
       return;
     }
+    // A deleted chat comes back with its next message.
+    chat.deleted = 0;
     if (message.at > chat.last_at || (message.at === chat.last_at && message.pos > chat.last_pos)) {
       chat.last_wa_message_id = message.wa_message_id;
       chat.last_at = message.at;
@@ -441,10 +584,11 @@ export class MessageIndexProjection implements Projection {
     this.buffers = {
       messages: new RowBuffer<MessageRow>(
         (k, pos) => (pos === undefined ? sql.messageRow.get(...split(k)) : sql.messageRowAt.get(pos as number)),
-        (row, stored, saved) =>
-          stored
-            ? this.update('chat_messages', MESSAGE_COLUMNS, MESSAGE_KEYS, row, saved!)
-            : this.inserts.messages.addObject(row),
+        (row, stored, saved) => {
+          this.noteSearch(row, stored ? saved : undefined);
+          if (stored) this.update('chat_messages', MESSAGE_COLUMNS, MESSAGE_KEYS, row, saved!);
+          else this.inserts.messages.addObject(row);
+        },
         ROWS_KEPT,
         true,
         (row) => row.pos,
@@ -498,6 +642,8 @@ export class MessageIndexProjection implements Projection {
       messageRowAt: db.prepare<[number], MessageRow>(
         `SELECT ${MESSAGE_COLUMNS.join(', ')} FROM chat_messages WHERE pos = ?`,
       ),
+      search: db.prepare<[number, string]>('INSERT INTO chat_messages_search (rowid, text) VALUES (?, ?)'),
+      unsearch: db.prepare<[number]>('DELETE FROM chat_messages_search WHERE rowid = ?'),
       chatRow: db.prepare<[string, string], ChatRow>(
         `SELECT ${CHAT_COLUMNS.join(', ')} FROM chats WHERE device_id = ? AND chat_id = ?`,
       ),

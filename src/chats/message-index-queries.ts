@@ -3,6 +3,7 @@
  * as views (message-views.ts), the unread messages and who sent one (read receipts), a poll's secret (votes).
  */
 import type Database from 'better-sqlite3';
+import type { ChatMessageRef } from '../engines/engine.js';
 import type { InboundType } from '../messages/message-events.js';
 import { ROW_COLUMNS, type Row } from './message-index-schema.js';
 import {
@@ -21,12 +22,16 @@ import {
 
 export class MessageIndexQueries {
   private statements: ReturnType<MessageIndexQueries['prepare']> | undefined;
+  /** Chat list statements by their text (one per combination of filters). */
+  private readonly chatLists = new Map<string, Database.Statement<Array<string | number>, ChatListRow>>();
+  private readonly searches = new Map<string, Database.Statement<Array<string | number>, PageRaw>>();
 
   constructor(private readonly db: Database.Database) {}
 
   /** One message with its whole life (GET /messages/:waMessageId); reactions included. */
   message(deviceId: string, waMessageId: string): MessageDetail | undefined {
     const row = this.sql().byId.get(deviceId, waMessageId);
+    // Deleted for this account: gone for it.
     if (!row) return undefined;
     const view: MessageDetail = viewOf(deviceId, row);
     if (row.outbox_id !== null) {
@@ -43,12 +48,16 @@ export class MessageIndexQueries {
     return new Map(rows.map((row) => [row.wa_message_id, row.body]));
   }
 
-  /** A chat's messages, newest first, a page after `after` (keyset: timestamp, then log position). */
+  /**
+   * A chat's messages, newest first, a page after `after` (keyset: timestamp, then log position); those deleted for
+   * this account, and those recorded before the chat was cleared or deleted, are left out.
+   */
   messages(deviceId: string, chatId: string, options: { limit: number; after?: PageKey }): Page<MessageView> {
     const sql = this.sql();
+    const cleared = sql.clearedPos.get(deviceId, chatId)?.cleared_pos ?? 0;
     const rows = options.after
-      ? sql.chatPageAfter.all(deviceId, chatId, options.after.at, options.after.pos, options.limit + 1)
-      : sql.chatPage.all(deviceId, chatId, options.limit + 1);
+      ? sql.chatPageAfter.all(deviceId, chatId, cleared, options.after.at, options.after.pos, options.limit + 1)
+      : sql.chatPage.all(deviceId, chatId, cleared, options.limit + 1);
     const page = rows.slice(0, options.limit).map(pageRowOf);
     const last = page[page.length - 1];
     return {
@@ -57,12 +66,68 @@ export class MessageIndexQueries {
     };
   }
 
-  /** A device's chats, most recent activity first. */
-  chats(deviceId: string, options: { limit: number; after?: PageKey }): Page<ChatView> {
-    const sql = this.sql();
-    const rows = options.after
-      ? sql.chatsAfter.all(deviceId, options.after.at, options.after.pos, options.limit + 1)
-      : sql.chats.all(deviceId, options.limit + 1);
+  /**
+   * Messages whose text, caption, file name or poll question holds every word of `q` (as a word or the start of
+   * one; case and accents folded), newest first, a page after `after`; optionally of one chat.
+   */
+  search(deviceId: string, q: string, options: { chatId?: string; limit: number; after?: PageKey }): Page<MessageView> {
+    const words = q.match(/[\p{L}\p{N}_]+/gu) ?? [];
+    if (words.length === 0) return { items: [], next: null };
+    const match = words.map((word) => `"${word}"*`).join(' ');
+    const where = [
+      'm.device_id = ?',
+      'm.deleted = 0',
+      'm.pos > coalesce((SELECT c.cleared_pos FROM chats c WHERE c.device_id = m.device_id AND c.chat_id = m.chat_id), 0)',
+    ];
+    const args: Array<string | number> = [match, deviceId];
+    if (options.chatId !== undefined) {
+      where.push('m.chat_id = ?');
+      args.push(options.chatId);
+    }
+    if (options.after) {
+      where.push('(m.at, m.pos) < (?, ?)');
+      args.push(options.after.at, options.after.pos);
+    }
+    const text = `SELECT ${PAGE} FROM (SELECT rowid AS hit FROM chat_messages_search WHERE chat_messages_search MATCH ?) f
+      JOIN chat_messages m ON m.pos = f.hit WHERE ${where.join(' AND ')} ORDER BY m.at DESC, m.pos DESC LIMIT ?`;
+    let statement = this.searches.get(text);
+    if (!statement) {
+      statement = this.db.prepare<Array<string | number>, PageRaw>(text).raw(true);
+      this.searches.set(text, statement);
+    }
+    const rows = statement.all(...args, options.limit + 1);
+    const page = rows.slice(0, options.limit).map(pageRowOf);
+    const last = page[page.length - 1];
+    return {
+      items: page.map((row) => viewOf(deviceId, row)),
+      next: rows.length > options.limit && last ? { at: last.at, pos: last.pos } : null,
+    };
+  }
+
+  /** A device's chats, most recent activity first (deleted ones left out), filtered by their settings and labels. */
+  chats(deviceId: string, options: { limit: number; after?: PageKey; filter?: ChatFilter }): Page<ChatView> {
+    const filter = options.filter ?? {};
+    const where = ['c.device_id = ?', 'c.deleted = 0'];
+    const args: Array<string | number> = [deviceId];
+    if (filter.archived !== undefined) where.push(`c.archived = ${filter.archived ? 1 : 0}`);
+    if (filter.pinned !== undefined) where.push(`c.pinned = ${filter.pinned ? 1 : 0}`);
+    if (filter.unread !== undefined)
+      where.push(filter.unread ? '(c.unread > 0 OR c.marked_unread = 1)' : '(c.unread = 0 AND c.marked_unread = 0)');
+    if (filter.label !== undefined) {
+      where.push('EXISTS (SELECT 1 FROM json_each(c.labels) WHERE value = ?)');
+      args.push(filter.label);
+    }
+    if (options.after) {
+      where.push('(c.last_at, c.last_pos) < (?, ?)');
+      args.push(options.after.at, options.after.pos);
+    }
+    const text = `${CHAT_LIST} WHERE ${where.join(' AND ')} ORDER BY c.last_at DESC, c.last_pos DESC LIMIT ?`;
+    let statement = this.chatLists.get(text);
+    if (!statement) {
+      statement = this.db.prepare<Array<string | number>, ChatListRow>(text);
+      this.chatLists.set(text, statement);
+    }
+    const rows = statement.all(...args, options.limit + 1);
     const page = rows.slice(0, options.limit);
     const last = page[page.length - 1];
     return {
@@ -74,6 +139,24 @@ export class MessageIndexQueries {
   /** Whether the device has a chat with this id (GET /chats/:chatId/messages of an unknown chat is an empty page). */
   hasChat(deviceId: string, chatId: string): boolean {
     return this.sql().chatExists.get(deviceId, chatId) !== undefined;
+  }
+
+  /** One chat as GET /chats shows it (also a deleted one), or undefined. */
+  chat(deviceId: string, chatId: string): ChatView | undefined {
+    const row = this.sql().chatById.get(deviceId, chatId);
+    return row && chatViewOf(row);
+  }
+
+  /** The chat's latest message (WhatsApp addresses archive, read state, delete and clear by it). */
+  lastMessageOf(deviceId: string, chatId: string): ChatMessageRef | undefined {
+    const row = this.sql().lastMessage.get(deviceId, chatId);
+    return row && refOf(row);
+  }
+
+  /** A message this account has not deleted for itself: its chat and how WhatsApp addresses it. */
+  messageRef(deviceId: string, waMessageId: string): { chatId: string; ref: ChatMessageRef } | undefined {
+    const row = this.sql().ref.get(deviceId, waMessageId);
+    return row && { chatId: row.chat_id, ref: refOf(row) };
   }
 
   /** Received messages of a chat not yet read by this device, oldest first. */
@@ -123,25 +206,30 @@ export class MessageIndexQueries {
         'SELECT wa_message_id, body FROM chat_messages WHERE device_id = ? AND wa_message_id IN (SELECT value FROM json_each(?))',
       ),
       byId: db.prepare<[string, string], Row>(
-        `SELECT ${ROW_COLUMNS} FROM chat_messages WHERE device_id = ? AND wa_message_id = ?`,
+        `SELECT ${ROW_COLUMNS} FROM chat_messages WHERE device_id = ? AND wa_message_id = ? AND deleted = 0`,
+      ),
+      clearedPos: db.prepare<[string, string], { cleared_pos: number }>(
+        'SELECT cleared_pos FROM chats WHERE device_id = ? AND chat_id = ?',
+      ),
+      chatById: db.prepare<[string, string], ChatListRow>(`${CHAT_LIST} WHERE c.device_id = ? AND c.chat_id = ?`),
+      lastMessage: db.prepare<[string, string], RefRow>(
+        `SELECT m.wa_message_id, m.from_me, m.participant, m.at FROM chats c JOIN chat_messages m
+           ON m.device_id = c.device_id AND m.wa_message_id = c.last_wa_message_id WHERE c.device_id = ? AND c.chat_id = ?`,
+      ),
+      ref: db.prepare<[string, string], RefRow & { chat_id: string }>(
+        'SELECT wa_message_id, chat_id, from_me, participant, at FROM chat_messages WHERE device_id = ? AND wa_message_id = ? AND deleted = 0',
       ),
       // Rows as arrays of the columns a view needs: a page is 50 rows, and objects of 20 columns cost more than the query.
       chatPage: db
-        .prepare<[string, string, number], PageRaw>(
-          `SELECT ${PAGE} FROM chat_messages WHERE device_id = ? AND chat_id = ? AND type <> 'reaction' ORDER BY at DESC, pos DESC LIMIT ?`,
+        .prepare<[string, string, number, number], PageRaw>(
+          `SELECT ${PAGE} FROM chat_messages WHERE device_id = ? AND chat_id = ? AND type <> 'reaction' AND deleted = 0 AND pos > ? ORDER BY at DESC, pos DESC LIMIT ?`,
         )
         .raw(true),
       chatPageAfter: db
-        .prepare<[string, string, number, number, number], PageRaw>(
-          `SELECT ${PAGE} FROM chat_messages WHERE device_id = ? AND chat_id = ? AND type <> 'reaction' AND (at, pos) < (?, ?) ORDER BY at DESC, pos DESC LIMIT ?`,
+        .prepare<[string, string, number, number, number, number], PageRaw>(
+          `SELECT ${PAGE} FROM chat_messages WHERE device_id = ? AND chat_id = ? AND type <> 'reaction' AND deleted = 0 AND pos > ? AND (at, pos) < (?, ?) ORDER BY at DESC, pos DESC LIMIT ?`,
         )
         .raw(true),
-      chats: db.prepare<[string, number], ChatListRow>(
-        `${CHAT_LIST} WHERE c.device_id = ? ORDER BY c.last_at DESC, c.last_pos DESC LIMIT ?`,
-      ),
-      chatsAfter: db.prepare<[string, number, number, number], ChatListRow>(
-        `${CHAT_LIST} WHERE c.device_id = ? AND (c.last_at, c.last_pos) < (?, ?) ORDER BY c.last_at DESC, c.last_pos DESC LIMIT ?`,
-      ),
       chatExists: db.prepare<[string, string], { one: number }>(
         'SELECT 1 AS one FROM chats WHERE device_id = ? AND chat_id = ?',
       ),
@@ -161,8 +249,33 @@ export class MessageIndexQueries {
 }
 
 /** A chat with its last message's current state (edits and revokes show). */
-const CHAT_LIST = `SELECT c.chat_id, c.name, c.unread, c.last_wa_message_id, c.last_at, c.last_pos, m.from_me, m.type, m.body, m.revoked
+const CHAT_LIST = `SELECT c.chat_id, c.name, c.unread, c.last_wa_message_id, c.last_at, c.last_pos, m.from_me, m.type, m.body, m.revoked,
+  c.archived, c.pinned, c.muted_until, c.marked_unread, c.labels
   FROM chats c JOIN chat_messages m ON m.device_id = c.device_id AND m.wa_message_id = c.last_wa_message_id`;
+
+/** GET /chats?archived&pinned&unread&label (each optional). */
+export interface ChatFilter {
+  archived?: boolean;
+  pinned?: boolean;
+  unread?: boolean;
+  label?: string;
+}
+
+interface RefRow {
+  wa_message_id: string;
+  from_me: number;
+  participant: string | null;
+  at: number;
+}
+
+function refOf(row: RefRow): ChatMessageRef {
+  return {
+    waMessageId: row.wa_message_id,
+    fromMe: row.from_me === 1,
+    ...(row.participant ? { participant: row.participant } : {}),
+    timestamp: row.at,
+  };
+}
 
 type PageRaw = [
   string,
@@ -182,9 +295,13 @@ type PageRaw = [
   string | null,
   string | null,
   number | null,
+  number,
+  string | null,
+  number,
 ];
 const PAGE = `wa_message_id, chat_id, from_me, sender, participant, type, body, at, pos, status, revoked, edited, media, quoted, reactions,
-  CASE WHEN media IS NULL AND type IN ('image', 'video', 'audio', 'file', 'sticker') THEN content END AS content, media_stored_at`;
+  CASE WHEN media IS NULL AND type IN ('image', 'video', 'audio', 'file', 'sticker') THEN content END AS content, media_stored_at,
+  starred, pinned_until, historical`;
 
 function pageRowOf(r: PageRaw): PageRow {
   return {
@@ -205,5 +322,8 @@ function pageRowOf(r: PageRaw): PageRow {
     reactions: r[14],
     content: r[15],
     media_stored_at: r[16],
+    starred: r[17],
+    pinned_until: r[18],
+    historical: r[19],
   };
 }

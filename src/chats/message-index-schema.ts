@@ -4,6 +4,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { InboundType } from '../messages/message-events.js';
+import { type QueuedContent, mediaOf } from '../outbox/stream/outbox-events.js';
 
 /** A row of chat_messages as held in memory during a batch (JSON columns as text). */
 export interface MessageRow {
@@ -43,10 +44,18 @@ export interface MessageRow {
    * (the sweep of their media files goes by it).
    */
   revoked_pos: number | null;
+  /** Starred by this account. */
+  starred: number;
+  /** Pinned in its chat until (ISO 8601), or null. */
+  pinned_until: string | null;
+  /** Deleted for this account only: out of the chat's pages. */
+  deleted: number;
+  /** Imported from the history WhatsApp sent (history sync), not seen live. */
+  historical: number;
 }
 
 /** The columns the queries read. */
-export type Row = Omit<MessageRow, 'device_id' | 'read' | 'poll' | 'revoked_pos'>;
+export type Row = Omit<MessageRow, 'device_id' | 'read' | 'poll' | 'revoked_pos' | 'deleted'>;
 
 /** A row of chats. */
 export interface ChatRow {
@@ -57,6 +66,19 @@ export interface ChatRow {
   last_at: number;
   last_pos: number;
   unread: number;
+  archived: number;
+  /** Pinned to the top of the phone's chat list. */
+  pinned: number;
+  /** null, an ISO 8601 time or "forever". */
+  muted_until: string | null;
+  /** Marked unread as a whole (on the phone, or PATCH `unread: true`). */
+  marked_unread: number;
+  /** Deleted for this account: out of the chat list until a new message. */
+  deleted: number;
+  /** Messages recorded at or before this log position were cleared or deleted with the chat: out of its pages. */
+  cleared_pos: number;
+  /** JSON array of label ids (WhatsApp Business), or null. */
+  labels: string | null;
 }
 
 export const MESSAGE_COLUMNS = [
@@ -85,6 +107,10 @@ export const MESSAGE_COLUMNS = [
   'reactions',
   'last_status',
   'revoked_pos',
+  'starred',
+  'pinned_until',
+  'deleted',
+  'historical',
 ] as const satisfies ReadonlyArray<keyof MessageRow>;
 export const CHAT_COLUMNS = [
   'device_id',
@@ -94,6 +120,13 @@ export const CHAT_COLUMNS = [
   'last_at',
   'last_pos',
   'unread',
+  'archived',
+  'pinned',
+  'muted_until',
+  'marked_unread',
+  'deleted',
+  'cleared_pos',
+  'labels',
 ] as const satisfies ReadonlyArray<keyof ChatRow>;
 export const MESSAGE_KEYS = ['pos'] as const;
 export const CHAT_KEYS = ['device_id', 'chat_id'] as const;
@@ -103,7 +136,53 @@ export const STATUS_COLUMNS = ['pos', 'prev', 'status', 'at', 'error'] as const;
 
 /** The columns of `Row`, as a query selects them. */
 export const ROW_COLUMNS =
-  'wa_message_id, chat_id, from_me, sender, participant, type, body, at, pos, outbox_id, content, status, sent_at, revoked, edited, media, media_stored_at, received, quoted, reactions, last_status';
+  'wa_message_id, chat_id, from_me, sender, participant, type, body, at, pos, outbox_id, content, status, sent_at, revoked, edited, media, media_stored_at, received, quoted, reactions, last_status, starred, pinned_until, historical';
+
+/** A message's searchable text: its text, caption or poll question, and its file name (received or sent). */
+export function searchTextOf(
+  type: string,
+  body: string,
+  media: string | null,
+  content: string | null,
+  revoked: number,
+  deleted: number,
+): string {
+  if (type === 'reaction' || revoked === 1 || deleted === 1) return '';
+  let filename: unknown;
+  if (media !== null) filename = (JSON.parse(media) as { filename?: unknown }).filename;
+  else if (content !== null && content.includes('"filename"'))
+    filename = mediaOf(JSON.parse(content) as QueuedContent)?.filename;
+  return typeof filename === 'string' && filename !== '' ? `${body}\n${filename}` : body;
+}
+
+/** The SQL function a rebuild fills the search index with (searchTextOf). */
+export const SEARCH_TEXT_FUNCTION = 'dmg_search_text';
+
+/**
+ * The full-text index of messages (SQLite FTS5, rowid = the message row's `pos`): contentless (the text is in
+ * chat_messages), case and accents folded (`unicode61 remove_diacritics 2`).
+ */
+export function createSearchTable(db: Database.Database): void {
+  db.function(SEARCH_TEXT_FUNCTION, { deterministic: true }, (type, body, media, content, revoked, deleted) =>
+    searchTextOf(
+      type as string,
+      body as string,
+      media as string | null,
+      content as string | null,
+      Number(revoked),
+      Number(deleted),
+    ),
+  );
+  db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS chat_messages_search USING fts5(
+    text, content = '', contentless_delete = 1, tokenize = "unicode61 remove_diacritics 2"
+  )`);
+}
+
+/** Fills the (emptied) search index from the message table in one statement. */
+export function fillSearchTable(db: Database.Database): void {
+  db.exec(`INSERT INTO chat_messages_search (rowid, text)
+    SELECT pos, t FROM (SELECT pos, ${SEARCH_TEXT_FUNCTION}(type, body, media, content, revoked, deleted) AS t FROM chat_messages) WHERE t <> ''`);
+}
 
 /** Creates the tables and their indexes where missing (a projection's setup). */
 export function createMessageIndexTables(db: Database.Database): void {
@@ -112,8 +191,11 @@ export function createMessageIndexTables(db: Database.Database): void {
   // A table of version 1 lacks the new columns, one of version 2 holds each status history as JSON (every
   // status change rewrote the growing list), one of version 4 lacks revoked_pos: dropped, and the runner
   // rebuilds this read model (version changed).
+  // One of version 5 lacks stars, pins, deletions for me and history flags (and its chats their settings).
   const columns = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('chat_messages') as string[];
-  if (columns.length > 0 && !columns.includes('revoked_pos')) db.exec('DROP TABLE chat_messages');
+  if (columns.length > 0 && !columns.includes('historical')) db.exec('DROP TABLE chat_messages');
+  const chatColumns = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('chats') as string[];
+  if (chatColumns.length > 0 && !chatColumns.includes('labels')) db.exec('DROP TABLE chats');
   db.exec(`
     CREATE TABLE IF NOT EXISTS chat_messages (
       device_id       TEXT NOT NULL,
@@ -140,7 +222,11 @@ export function createMessageIndexTables(db: Database.Database): void {
       quoted          TEXT,
       reactions       TEXT,
       last_status     INTEGER,
-      revoked_pos     INTEGER
+      revoked_pos     INTEGER,
+      starred         INTEGER NOT NULL DEFAULT 0,
+      pinned_until    TEXT,
+      deleted         INTEGER NOT NULL DEFAULT 0,
+      historical      INTEGER NOT NULL DEFAULT 0
     );
     CREATE UNIQUE INDEX IF NOT EXISTS chat_messages_by_id ON chat_messages (device_id, wa_message_id);
     CREATE INDEX IF NOT EXISTS chat_messages_unread ON chat_messages (device_id, chat_id) WHERE from_me = 0 AND read = 0;
@@ -157,6 +243,13 @@ export function createMessageIndexTables(db: Database.Database): void {
       last_at            INTEGER NOT NULL,
       last_pos           INTEGER NOT NULL,
       unread             INTEGER NOT NULL,
+      archived           INTEGER NOT NULL DEFAULT 0,
+      pinned             INTEGER NOT NULL DEFAULT 0,
+      muted_until        TEXT,
+      marked_unread      INTEGER NOT NULL DEFAULT 0,
+      deleted            INTEGER NOT NULL DEFAULT 0,
+      cleared_pos        INTEGER NOT NULL DEFAULT 0,
+      labels             TEXT,
       PRIMARY KEY (device_id, chat_id)
     ) WITHOUT ROWID;
     CREATE INDEX IF NOT EXISTS chats_by_activity ON chats (device_id, last_at, last_pos);

@@ -53,6 +53,22 @@ export class MessageIndex extends MessageIndexProjection implements SeenMessages
     return this.queries.hasChat(...args);
   }
 
+  search(...args: Parameters<MessageIndexQueries['search']>) {
+    return this.queries.search(...args);
+  }
+
+  chat(...args: Parameters<MessageIndexQueries['chat']>) {
+    return this.queries.chat(...args);
+  }
+
+  lastMessageOf(...args: Parameters<MessageIndexQueries['lastMessageOf']>) {
+    return this.queries.lastMessageOf(...args);
+  }
+
+  messageRef(...args: Parameters<MessageIndexQueries['messageRef']>) {
+    return this.queries.messageRef(...args);
+  }
+
   unread(...args: Parameters<MessageIndexQueries['unread']>) {
     return this.queries.unread(...args);
   }

@@ -40,6 +40,11 @@ export interface MessageView {
   reactions: Reaction[];
   edited: boolean;
   revoked: boolean;
+  starred: boolean;
+  /** ISO 8601, or null when not pinned. */
+  pinnedUntil: string | null;
+  /** Imported from the history WhatsApp sent when the device linked (or asked for), not seen live. */
+  historical: boolean;
 }
 
 export interface MessageDetail extends MessageView {
@@ -55,6 +60,14 @@ export interface ChatView {
   lastMessage: { waMessageId: string; fromMe: boolean; type: InboundType; body: string; timestamp: number };
   /** ISO 8601: the time of the last message. */
   updatedAt: string;
+  archived: boolean;
+  pinned: boolean;
+  /** null, an ISO 8601 time or "forever". */
+  mutedUntil: string | null;
+  /** Unread messages, or marked unread as a whole. */
+  unread: boolean;
+  /** Label ids (WhatsApp Business). */
+  labels: string[];
 }
 
 /** Where a page starts: after this (timestamp, position) in the order newest first. */
@@ -81,6 +94,11 @@ export interface ChatListRow {
   type: InboundType;
   body: string;
   revoked: number;
+  archived: number;
+  pinned: number;
+  muted_until: string | null;
+  marked_unread: number;
+  labels: string | null;
 }
 
 /**
@@ -106,6 +124,9 @@ export type PageRow = Pick<
   | 'reactions'
   | 'content'
   | 'media_stored_at'
+  | 'starred'
+  | 'pinned_until'
+  | 'historical'
 >;
 
 export function viewOf(deviceId: string, row: PageRow): MessageView {
@@ -132,6 +153,9 @@ export function viewOf(deviceId: string, row: PageRow): MessageView {
     reactions: row.reactions ? (JSON.parse(row.reactions) as Reaction[]) : [],
     edited: row.edited === 1,
     revoked: row.revoked === 1,
+    starred: row.starred === 1,
+    pinnedUntil: row.pinned_until,
+    historical: row.historical === 1,
   };
 }
 
@@ -150,6 +174,11 @@ export function chatViewOf(row: ChatListRow): ChatView {
       timestamp: row.last_at,
     },
     updatedAt: isoOf(row.last_at),
+    archived: row.archived === 1,
+    pinned: row.pinned === 1,
+    mutedUntil: row.muted_until,
+    unread: row.unread > 0 || row.marked_unread === 1,
+    labels: row.labels ? (JSON.parse(row.labels) as string[]) : [],
   };
 }
 

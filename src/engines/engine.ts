@@ -6,14 +6,14 @@
  */
 import type { Readable } from 'node:stream';
 import type { ContactCard, ReceivedMessage } from '../messages/message-events.js';
-import type { ChatActivity } from '../inbox/inbox-events.js';
+import type { ChatActivity, HistoryChunk } from '../inbox/inbox-events.js';
 
 import type { GroupReport } from '../groups/group-events.js';
 import type { GroupOperations } from '../groups/group-operations.js';
 import type { AccountOperations } from '../account/account-operations.js';
 
 export type { ContactCard, InboundMedia, PollSpec, QuotedMessage } from '../messages/message-events.js';
-export type { ChatActivity } from '../inbox/inbox-events.js';
+export type { ChatActivity, HistoryChunk } from '../inbox/inbox-events.js';
 export type { GroupMetadata, GroupReport, GroupSettingsChange, ParticipantAction } from '../groups/group-events.js';
 export type { CreatedGroup, GroupOperations, ParticipantResult } from '../groups/group-operations.js';
 export type { AccountOperations, OwnProfile } from '../account/account-operations.js';
@@ -88,6 +88,8 @@ export interface EngineEvents {
   contacts(contacts: Contact[]): Promise<void>;
   /** Edits, revokes, poll votes, presence and calls: facts about chats that are not messages. Resolves when durable. */
   activity?(activity: ChatActivity): Promise<void>;
+  /** A chunk of the account's history (history sync), recorded without `message.received`. Resolves when durable. */
+  history?(chunk: HistoryChunk): Promise<void>;
   /** Changes of groups made elsewhere (settings, participants, groups the account was added to). Resolves when durable. */
   groups?(report: GroupReport): Promise<void>;
 }
@@ -168,6 +170,39 @@ export class EngineError extends Error {
   }
 }
 
+/** A message of a chat as WhatsApp addresses it in chat changes (its key, and its time). */
+export interface ChatMessageRef {
+  waMessageId: string;
+  fromMe: boolean;
+  /** In a group: who wrote it (a number or `@lid` id). */
+  participant?: string;
+  /** Unix seconds. */
+  timestamp: number;
+}
+
+/** A change of a chat's settings for this account (one at a time, as WhatsApp's app state takes them). */
+export type ChatChange =
+  | { archived: boolean }
+  | { pinned: boolean }
+  /** Epoch ms, `Infinity` for ever, or null to unmute. */
+  | { mutedUntilMs: number | null }
+  | { unread: boolean }
+  | { deleted: true }
+  | { cleared: true };
+
+/**
+ * Chat management for this account (WhatsApp's app state: archive, pin, mute, read/unread, delete, clear; stars,
+ * pins and deletions for me of messages). Each resolves once the network took it.
+ */
+export interface ChatOperations {
+  /** `last`: the chat's latest message, which WhatsApp needs for archive, read/unread, delete and clear. */
+  modify(chatId: string, change: ChatChange, last: ChatMessageRef | undefined): Promise<void>;
+  star(chatId: string, message: ChatMessageRef, starred: boolean): Promise<void>;
+  /** `seconds`: how long it stays pinned; 0 unpins. */
+  pin(chatId: string, message: ChatMessageRef, seconds: number): Promise<void>;
+  deleteForMe(chatId: string, message: ChatMessageRef): Promise<void>;
+}
+
 /** One live connection of one device. */
 export interface EngineConnection {
   send(message: OutgoingMessage): Promise<void>;
@@ -188,6 +223,8 @@ export interface EngineConnection {
   readonly profileOps?: AccountOperations;
   /** Groups: list, create, change, invite, join, leave (absent: the engine has none). */
   readonly groups?: GroupOperations;
+  /** Chat management (absent: the engine has none). */
+  readonly chats?: ChatOperations;
   /** Ends the connection and keeps the credentials: the next connect needs no QR. */
   close(): Promise<void>;
   /** Unlinks the device from the account and wipes the credentials. */

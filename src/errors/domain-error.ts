@@ -36,6 +36,7 @@ export const DOMAIN_ERROR_CODES = [
   'pairing_unavailable',
   'too_many_webhooks',
   'recipient_unresponsive',
+  'chat_not_found',
 ] as const satisfies readonly ErrorCode[];
 
 export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];

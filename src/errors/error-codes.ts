@@ -53,6 +53,7 @@ export const ERROR_CATALOGUE = {
     status: 409,
     meaning: 'The device (or the gateway, for global webhooks) has as many webhooks as allowed.',
   },
+  chat_not_found: { status: 404, meaning: 'The device has no such chat.' },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;

@@ -12,6 +12,7 @@ import { type InboxCommand, type InboxState, inboxDecider, inboxSnapshot } from 
 import {
   type ChatActivity,
   type ChatEvent,
+  type HistoryChunk,
   type InboxEvent,
   type MessageReceivedData,
   chatEventOf,
@@ -36,14 +37,24 @@ export function activityEventId(deviceId: string, activity: ChatActivity): strin
       );
     case 'call':
       return deterministicEventId(`${deviceId}/call/${activity.callId}`);
+    // Chat settings may change back and forth: each report is a fact of its own.
     case 'presence':
+    case 'chat_updated':
+    case 'chat_deleted':
+    case 'message_starred':
+    case 'message_pinned':
       return orderedUuid();
+    case 'message_deleted':
+      return deterministicEventId(`${deviceId}/delete-for-me/${activity.waMessageId}`);
   }
 }
 
 /** Device ids cannot contain '/', so the joined name is unambiguous. */
 export const inboundEventId = (deviceId: string, waMessageId: string): string =>
   deterministicEventId(`${deviceId}/${waMessageId}`);
+
+/** History is recorded in parts of at most this many messages: bounded events, bounded memory per append. */
+export const HISTORY_PART = 500;
 
 /** Devices whose inbox state stays in memory: their next message reads only the stream's tail. */
 const INBOX_STATES_KEPT = 1_000;
@@ -79,6 +90,43 @@ export class InboxCommands {
   /** What the engine reported about a chat besides a message (an edit, a revoke, a vote, presence, a call). */
   async activity(deviceId: string, activity: ChatActivity): Promise<void> {
     await this.record(deviceId, chatEventOf(deviceId, activity), activityEventId(deviceId, activity));
+  }
+
+  /**
+   * A chunk of history, in parts of HISTORY_PART messages oldest first, then its `history.synced`; every event id is
+   * derived from the chunk's id, so a chunk reported again records nothing. Resolves when all of it is durable.
+   */
+  async history(deviceId: string, chunk: HistoryChunk): Promise<number> {
+    const names = new Map(chunk.chats.flatMap((c) => (c.name ? [[c.chatId, c.name] as const] : [])));
+    const messages = [...chunk.messages].sort((a, b) => a.timestamp - b.timestamp);
+    const stream = inboxStream(deviceId);
+    let position = 0;
+    for (let start = 0; start < messages.length; start += HISTORY_PART) {
+      const events = messages.slice(start, start + HISTORY_PART).map((message): ChatEvent => {
+        const name = names.get(message.chatId ?? message.from);
+        const event: ChatEvent = {
+          type: 'HistoryImported',
+          data: { deviceId, syncId: chunk.syncId, ...message, ...(name !== undefined ? { chatName: name } : {}) },
+        };
+        this.activityIds.set(event, deterministicEventId(`${deviceId}/history/${chunk.syncId}/${message.waMessageId}`));
+        return event;
+      });
+      position = (await this.handler.handle(stream, { type: 'RecordActivities', events })).position || position;
+    }
+    const synced: ChatEvent = {
+      type: 'HistorySynced',
+      data: {
+        deviceId,
+        chats: chunk.chats.length,
+        messages: messages.length,
+        progress: Math.max(0, Math.min(100, Math.round(chunk.progress ?? (chunk.final ? 100 : 0)))),
+        final: chunk.final,
+      },
+    };
+    return (
+      (await this.record(deviceId, synced, deterministicEventId(`${deviceId}/history/${chunk.syncId}/synced`))) ||
+      position
+    );
   }
 
   /**

@@ -24,7 +24,9 @@ export interface InboxState {
 export type InboxCommand =
   | { type: 'RecordInbound'; message: MessageReceivedData }
   /** Recorded as it comes: its deterministic event id (inbox-commands.ts) drops a repeat. */
-  | { type: 'RecordActivity'; event: ChatEvent };
+  | { type: 'RecordActivity'; event: ChatEvent }
+  /** Several at once (a part of a history chunk), in one append; their deterministic ids drop a repeat. */
+  | { type: 'RecordActivities'; events: ChatEvent[] };
 
 export const inboxDecider: Decider<InboxState, InboxCommand, InboxEvent> = {
   eventTypes: DECIDED_EVENT_TYPES,
@@ -39,6 +41,7 @@ export const inboxDecider: Decider<InboxState, InboxCommand, InboxEvent> = {
 
   decide(command, state) {
     if (command.type === 'RecordActivity') return [command.event];
+    if (command.type === 'RecordActivities') return command.events;
     if (state.recent.includes(command.message.waMessageId)) return [];
     return [{ type: 'MessageReceived', data: command.message }];
   },

@@ -9,6 +9,18 @@
  */
 import type { InboundMedia, PresenceState, ReceivedMessage } from '../messages/message-events.js';
 
+/** A chunk of the account's history as an engine reports it (EngineEvents.history). */
+export interface HistoryChunk {
+  /** Deterministic: the same chunk sent again has the same id. */
+  syncId: string;
+  chats: Array<{ chatId: string; name?: string }>;
+  messages: ReceivedMessage[];
+  /** 0..100, when the engine knows it. */
+  progress?: number;
+  /** The last chunk of this sync. */
+  final: boolean;
+}
+
 export const inboxStream = (deviceId: string) => `inbox-${deviceId}`;
 
 export interface MessageReceivedData extends ReceivedMessage {
@@ -81,13 +93,86 @@ export interface InboundMediaUpdatedData {
   media: InboundMedia;
 }
 
+/**
+ * `mutedUntil` of a chat: null (not muted), an ISO 8601 time, or "forever".
+ */
+export type MutedUntil = string | null;
+
+/** A chat's settings changed (through the API once the network confirmed it, or on the phone): only what changed. */
+export interface ChatUpdatedData {
+  deviceId: string;
+  chatId: string;
+  archived?: boolean;
+  pinned?: boolean;
+  mutedUntil?: MutedUntil;
+  /** Marked unread (true) or read (false) as a whole. */
+  unread?: boolean;
+}
+
+/** A chat deleted for this account (`cleared: false`: it leaves the chat list) or emptied (`cleared: true`). */
+export interface ChatDeletedData {
+  deviceId: string;
+  chatId: string;
+  cleared: boolean;
+}
+
+/** A message deleted for this account only. */
+export interface MessageDeletedData {
+  deviceId: string;
+  chatId: string;
+  waMessageId: string;
+}
+
+/** A message starred or unstarred by this account. */
+export interface MessageStarredData {
+  deviceId: string;
+  chatId: string;
+  waMessageId: string;
+  starred: boolean;
+}
+
+/** A message pinned in its chat until `pinnedUntil` (ISO 8601), or unpinned (null). */
+export interface MessagePinnedData {
+  deviceId: string;
+  chatId: string;
+  waMessageId: string;
+  pinnedUntil: string | null;
+}
+
+/**
+ * A message of a history sync chunk: recorded as it was (`historical` in the read models; no `message.received`),
+ * one event per message, so that each has a log position of its own like any message.
+ */
+export interface HistoryImportedData extends ReceivedMessage {
+  deviceId: string;
+  /** The chunk's deterministic id (a chunk sent again records nothing). */
+  syncId: string;
+  /** The chat's name as the history gave it (direct chats). */
+  chatName?: string;
+}
+
+/** A history sync chunk is recorded: how much it held and how far the sync is (`history.synced`). */
+export interface HistorySyncedData {
+  deviceId: string;
+  chats: number;
+  messages: number;
+  /** 0..100. */
+  progress: number;
+  final: boolean;
+}
+
 /** What an engine reports about chats besides messages (EngineEvents.activity), without the device id. */
 export type ChatActivity =
   | ({ kind: 'edited'; id?: string } & Omit<MessageEditedData, 'deviceId'>)
   | ({ kind: 'revoked'; id?: string } & Omit<MessageRevokedData, 'deviceId'>)
   | ({ kind: 'poll_vote'; id?: string } & Omit<PollVoteReceivedData, 'deviceId'>)
   | ({ kind: 'presence' } & Omit<PresenceUpdatedData, 'deviceId'>)
-  | ({ kind: 'call' } & Omit<CallReceivedData, 'deviceId'>);
+  | ({ kind: 'call' } & Omit<CallReceivedData, 'deviceId'>)
+  | ({ kind: 'chat_updated' } & Omit<ChatUpdatedData, 'deviceId'>)
+  | ({ kind: 'chat_deleted' } & Omit<ChatDeletedData, 'deviceId'>)
+  | ({ kind: 'message_deleted' } & Omit<MessageDeletedData, 'deviceId'>)
+  | ({ kind: 'message_starred' } & Omit<MessageStarredData, 'deviceId'>)
+  | ({ kind: 'message_pinned' } & Omit<MessagePinnedData, 'deviceId'>);
 
 /** The events of `inbox-<deviceId>` besides MessageReceived: each a fact the engine (or a read command) reported. */
 export type ChatEvent =
@@ -97,7 +182,14 @@ export type ChatEvent =
   | { type: 'PresenceUpdated'; data: PresenceUpdatedData }
   | { type: 'CallReceived'; data: CallReceivedData }
   | { type: 'ChatRead'; data: ChatReadData }
-  | { type: 'InboundMediaUpdated'; data: InboundMediaUpdatedData };
+  | { type: 'InboundMediaUpdated'; data: InboundMediaUpdatedData }
+  | { type: 'ChatUpdated'; data: ChatUpdatedData }
+  | { type: 'ChatDeleted'; data: ChatDeletedData }
+  | { type: 'MessageDeleted'; data: MessageDeletedData }
+  | { type: 'MessageStarred'; data: MessageStarredData }
+  | { type: 'MessagePinned'; data: MessagePinnedData }
+  | { type: 'HistoryImported'; data: HistoryImportedData }
+  | { type: 'HistorySynced'; data: HistorySyncedData };
 
 export const CHAT_EVENT_TYPES: ReadonlySet<string> = new Set<ChatEvent['type']>([
   'MessageEdited',
@@ -107,6 +199,13 @@ export const CHAT_EVENT_TYPES: ReadonlySet<string> = new Set<ChatEvent['type']>(
   'CallReceived',
   'ChatRead',
   'InboundMediaUpdated',
+  'ChatUpdated',
+  'ChatDeleted',
+  'MessageDeleted',
+  'MessageStarred',
+  'MessagePinned',
+  'HistoryImported',
+  'HistorySynced',
 ]);
 
 /** The event an engine's ChatActivity becomes. */
@@ -131,6 +230,26 @@ export function chatEventOf(deviceId: string, activity: ChatActivity): ChatEvent
     case 'call': {
       const { kind: _k, ...rest } = activity;
       return { type: 'CallReceived', data: { deviceId, ...rest } };
+    }
+    case 'chat_updated': {
+      const { kind: _k, ...rest } = activity;
+      return { type: 'ChatUpdated', data: { deviceId, ...rest } };
+    }
+    case 'chat_deleted': {
+      const { kind: _k, ...rest } = activity;
+      return { type: 'ChatDeleted', data: { deviceId, ...rest } };
+    }
+    case 'message_deleted': {
+      const { kind: _k, ...rest } = activity;
+      return { type: 'MessageDeleted', data: { deviceId, ...rest } };
+    }
+    case 'message_starred': {
+      const { kind: _k, ...rest } = activity;
+      return { type: 'MessageStarred', data: { deviceId, ...rest } };
+    }
+    case 'message_pinned': {
+      const { kind: _k, ...rest } = activity;
+      return { type: 'MessagePinned', data: { deviceId, ...rest } };
     }
   }
 }

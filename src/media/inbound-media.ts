@@ -8,7 +8,7 @@
 import PQueue from 'p-queue';
 import type { Logger } from 'pino';
 import type { MessageSink } from '../actors/message-sink.js';
-import type { ChatActivity, Contact, InboundMessage, Receipt } from '../engines/engine.js';
+import type { ChatActivity, Contact, HistoryChunk, InboundMessage, Receipt } from '../engines/engine.js';
 import { deterministicEventId } from '../eventstore/event-id.js';
 import type { InboxCommands } from '../inbox/inbox-commands.js';
 import type { InboundMedia } from '../messages/message-events.js';
@@ -140,6 +140,11 @@ export class InboundMediaSink implements MessageSink {
 
   async activity(deviceId: string, activity: ChatActivity): Promise<void> {
     await this.inner.activity?.(deviceId, activity);
+  }
+
+  /** History comes with media metadata only: nothing is downloaded for it. */
+  async history(deviceId: string, chunk: HistoryChunk): Promise<void> {
+    await this.inner.history?.(deviceId, chunk);
   }
 
   stop(): void {

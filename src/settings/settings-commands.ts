@@ -13,7 +13,7 @@ import type { SealedText } from '../secrets/sealed-text.js';
 import { proxySettingOf, sealedProxy } from './proxy-url.js';
 import { DEFAULT_PACING, type PacingPolicy, isTimeZone } from '../outbox/pacing/pacing.js';
 import { type SettingsCommand, settingsDecider } from './settings-decider.js';
-import { type DeviceSettings, type SettingsEvent, settingsStream } from './settings-events.js';
+import { type DeviceSettings, type HistorySyncSetting, type SettingsEvent, settingsStream } from './settings-events.js';
 import type { SettingsReadModel } from './settings-read-model.js';
 
 export interface SettingsView {
@@ -22,6 +22,7 @@ export interface SettingsView {
   /** The proxy's URL, credentials shown as `***`. */
   proxy: string | null;
   pacing: PacingView;
+  historySync: HistorySyncSetting;
 }
 
 /** The pacing as answers show it: every part, null where it is off. */
@@ -42,6 +43,7 @@ export interface SettingsPatch {
   rejectCallsMessage?: string | null;
   proxy?: string | null;
   pacing?: PacingPatch;
+  historySync?: HistorySyncSetting;
 }
 
 export class SettingsCommands {
@@ -71,6 +73,7 @@ export class SettingsCommands {
     const change: Partial<DeviceSettings> = {};
     if (patch.rejectCalls !== undefined) change.rejectCalls = patch.rejectCalls;
     if (patch.rejectCallsMessage !== undefined) change.rejectCallsMessage = patch.rejectCallsMessage;
+    if (patch.historySync !== undefined) change.historySync = patch.historySync;
     if (patch.proxy !== undefined) {
       if (patch.proxy === null) change.proxy = null;
       else if (patch.proxy === this.deps.settings.recorded(deviceId).proxy?.url) {
@@ -107,6 +110,7 @@ export const viewOf = (settings: DeviceSettings): SettingsView => ({
   rejectCallsMessage: settings.rejectCallsMessage,
   proxy: settings.proxy?.url ?? null,
   pacing: pacingViewOf(settings.pacing),
+  historySync: settings.historySync,
 });
 
 export function pacingViewOf(pacing: PacingPolicy = DEFAULT_PACING): PacingView {

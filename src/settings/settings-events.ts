@@ -32,9 +32,19 @@ export interface DeviceSettings {
   proxy: ProxySetting | null;
   /** How the device's sends are paced (src/outbox/pacing); absent in events before pacing: none but UTC. */
   pacing?: PacingPolicy;
+  /** What of the account's history is imported when it links: nothing, what the phone sends (recent), or all (full). */
+  historySync: HistorySyncSetting;
 }
 
-export const DEFAULT_SETTINGS: DeviceSettings = { rejectCalls: false, rejectCallsMessage: null, proxy: null };
+export const HISTORY_SYNC_SETTINGS = ['none', 'recent', 'full'] as const;
+export type HistorySyncSetting = (typeof HISTORY_SYNC_SETTINGS)[number];
+
+export const DEFAULT_SETTINGS: DeviceSettings = {
+  rejectCalls: false,
+  rejectCallsMessage: null,
+  proxy: null,
+  historySync: 'recent',
+};
 
 export interface DeviceSettingsChangedData extends Partial<DeviceSettings> {
   deviceId: string;

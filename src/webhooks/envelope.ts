@@ -33,6 +33,10 @@ const KIND_OF: Readonly<Record<string, WebhookEventKind>> = {
   GroupParticipantsChanged: 'group.participants',
   GroupUpdated: 'group.updated',
   SessionHealthChanged: 'session.health',
+  ChatUpdated: 'chat.updated',
+  ChatDeleted: 'chat.deleted',
+  MessageDeleted: 'message.deleted',
+  HistorySynced: 'history.synced',
 };
 
 export const WEBHOOK_SOURCE_EVENT_TYPES: ReadonlySet<string> = new Set(Object.keys(KIND_OF));

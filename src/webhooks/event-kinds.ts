@@ -14,6 +14,10 @@ export const WEBHOOK_EVENT_KINDS = [
   'group.participants',
   'group.updated',
   'session.health',
+  'chat.updated',
+  'chat.deleted',
+  'message.deleted',
+  'history.synced',
 ] as const;
 export type WebhookEventKind = (typeof WEBHOOK_EVENT_KINDS)[number];
 

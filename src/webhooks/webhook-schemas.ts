@@ -14,6 +14,10 @@ import {
 } from '../messages/message-events.js';
 import type {
   CallReceivedData,
+  ChatDeletedData,
+  ChatUpdatedData,
+  HistorySyncedData,
+  MessageDeletedData,
   MessageEditedData,
   MessageReceivedData,
   MessageRevokedData,
@@ -236,6 +240,41 @@ export const GroupParticipantsPayload = Type.Object(
   },
   closed,
 );
+export const ChatUpdatedPayload = Type.Object(
+  {
+    deviceId: DeviceId,
+    chatId: ChatId,
+    archived: Type.Optional(Type.Boolean()),
+    pinned: Type.Optional(Type.Boolean()),
+    mutedUntil: Type.Optional(
+      Type.Union([Type.String(), Type.Null()], { description: 'null (not muted), an ISO 8601 time or "forever".' }),
+    ),
+    unread: Type.Optional(Type.Boolean({ description: 'Marked unread (true) or read (false) as a whole.' })),
+  },
+  { ...closed, description: "What changed of the chat's settings (only the fields that did)." },
+);
+export const ChatDeletedPayload = Type.Object(
+  {
+    deviceId: DeviceId,
+    chatId: ChatId,
+    cleared: Type.Boolean({ description: 'true: emptied, the chat kept; false: the chat deleted for this account.' }),
+  },
+  closed,
+);
+export const MessageDeletedPayload = Type.Object(
+  { deviceId: DeviceId, chatId: ChatId, waMessageId: Type.String() },
+  { ...closed, description: 'Deleted for this account only.' },
+);
+export const HistorySyncedPayload = Type.Object(
+  {
+    deviceId: DeviceId,
+    chats: Type.Integer({ minimum: 0, description: 'Chats in this chunk of the history.' }),
+    messages: Type.Integer({ minimum: 0, description: 'Messages in this chunk (those already recorded included).' }),
+    progress: Type.Integer({ minimum: 0, maximum: 100, description: 'How far the sync is, in percent.' }),
+    final: Type.Boolean({ description: 'The last chunk of this sync.' }),
+  },
+  { ...closed, description: 'A chunk of the history WhatsApp sent was imported.' },
+);
 export const WebhookTestPayload = Type.Object({ message: Type.String() }, closed);
 
 export const SessionHealthPayload = Type.Object(
@@ -280,6 +319,10 @@ export const WEBHOOK_PAYLOADS: Readonly<
     schema: SessionHealthPayload,
     summary: 'An online session went silent (hears nothing while it sends), or hears again',
   },
+  'chat.updated': { schema: ChatUpdatedPayload, summary: 'A chat was archived, pinned, muted or marked (un)read' },
+  'chat.deleted': { schema: ChatDeletedPayload, summary: 'A chat was deleted or cleared for this account' },
+  'message.deleted': { schema: MessageDeletedPayload, summary: 'A message was deleted for this account only' },
+  'history.synced': { schema: HistorySyncedPayload, summary: "A chunk of the account's history was imported" },
   [TEST_EVENT_KIND]: { schema: WebhookTestPayload, summary: 'A test event (POST /devices/:id/hooks/test)' },
 };
 
@@ -312,3 +355,7 @@ agree<Same<Static<typeof PresenceUpdatePayload>, PresenceUpdatedData>>();
 agree<Same<Static<typeof CallReceivedPayload>, CallReceivedData>>();
 agree<Same<Static<typeof GroupUpdatedPayload>, GroupUpdatedData>>();
 agree<Same<Static<typeof GroupParticipantsPayload>, GroupParticipantsChangedData>>();
+agree<Same<Static<typeof ChatUpdatedPayload>, ChatUpdatedData>>();
+agree<Same<Static<typeof ChatDeletedPayload>, ChatDeletedData>>();
+agree<Same<Static<typeof MessageDeletedPayload>, MessageDeletedData>>();
+agree<Same<Static<typeof HistorySyncedPayload>, HistorySyncedData>>();

@@ -77,6 +77,9 @@ const revoked = (waMessageId: string, chatId: string, from: string, fromMe: bool
   data: { deviceId: 'd1', chatId, from, fromMe, waMessageId, timestamp: T + 60 },
 });
 
+/** A chat's settings as a fresh chat has them (unread: it has unread messages). */
+const settings = { archived: false, pinned: false, mutedUntil: null, unread: true, labels: [] };
+
 const pageIds = (page: { items: Array<{ waMessageId: string }> }) => page.items.map((item) => item.waMessageId);
 
 describe('message index', () => {
@@ -97,6 +100,7 @@ describe('message index', () => {
             unreadCount: 1,
             lastMessage: { waMessageId: 'S1', fromMe: true, type: 'text', body: 'to bob', timestamp: T + 5 },
             updatedAt: iso(T + 5),
+            ...settings,
           },
           {
             chatId: ALICE,
@@ -105,6 +109,7 @@ describe('message index', () => {
             unreadCount: 2,
             lastMessage: { waMessageId: 'A2', fromMe: false, type: 'text', body: 'text of A2', timestamp: T + 4 },
             updatedAt: iso(T + 4),
+            ...settings,
           },
           // A group is not named after whoever wrote in it last.
           expect.objectContaining({ chatId: GROUP, isGroup: true, unreadCount: 1 }),
@@ -139,6 +144,9 @@ describe('message index', () => {
         reactions: [],
         edited: false,
         revoked: false,
+        starred: false,
+        pinnedUntil: null,
+        historical: false,
       })
       .then((index) => index.chats('d1', { limit: 10 }).items[0]?.unreadCount, 4);
   });
@@ -161,6 +169,9 @@ describe('message index', () => {
         reactions: [],
         edited: false,
         revoked: false,
+        starred: false,
+        pinnedUntil: null,
+        historical: false,
         outboxId: 'o1',
         statusHistory: [
           { status: 'queued', at: iso(T + 1) },

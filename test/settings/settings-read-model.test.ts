@@ -87,25 +87,58 @@ describe('settings read model, fed events', () => {
   it("answers the defaults for a device that changed nothing, and each change on top of the device's others", () => {
     spec
       .given(settingsChanged('d2', { rejectCalls: true }))
-      .then((settings) => settings.get('d1'), { rejectCalls: false, rejectCallsMessage: null, proxy: null })
+      .then((settings) => settings.get('d1'), {
+        rejectCalls: false,
+        rejectCallsMessage: null,
+        proxy: null,
+        historySync: 'recent',
+      })
       .given(settingsChanged('d1', { rejectCalls: true, rejectCallsMessage: 'busy' }))
-      .given(settingsChanged('d1', { proxy }))
-      .then((settings) => settings.get('d1'), { rejectCalls: true, rejectCallsMessage: 'busy', proxy })
+      .given(settingsChanged('d1', { proxy, historySync: 'recent' }))
+      .then((settings) => settings.get('d1'), {
+        rejectCalls: true,
+        rejectCallsMessage: 'busy',
+        proxy,
+        historySync: 'recent',
+      })
       .given(
-        settingsChanged('d1', { rejectCallsMessage: null, proxy: null }),
+        settingsChanged('d1', { rejectCallsMessage: null, proxy: null, historySync: 'recent' }),
         settingsChanged('d1', { rejectCalls: false }),
       )
-      .then((settings) => settings.recorded('d1'), { rejectCalls: false, rejectCallsMessage: null, proxy: null })
-      .then((settings) => settings.get('d2'), { rejectCalls: true, rejectCallsMessage: null, proxy: null });
+      .then((settings) => settings.recorded('d1'), {
+        rejectCalls: false,
+        rejectCallsMessage: null,
+        proxy: null,
+        historySync: 'recent',
+      })
+      .then((settings) => settings.get('d2'), {
+        rejectCalls: true,
+        rejectCallsMessage: null,
+        proxy: null,
+        historySync: 'recent',
+      });
   });
 
   it("forgets a deleted device's settings: its id made again starts from the defaults", () => {
     spec
-      .given(settingsChanged('d1', { rejectCalls: true, proxy }), settingsChanged('d2', { rejectCalls: true }))
+      .given(
+        settingsChanged('d1', { rejectCalls: true, proxy, historySync: 'recent' }),
+        settingsChanged('d2', { rejectCalls: true }),
+      )
       .given({ type: 'DeviceDeleted', data: { deviceId: 'd1' } })
-      .then((settings) => settings.get('d1'), { rejectCalls: false, rejectCallsMessage: null, proxy: null })
+      .then((settings) => settings.get('d1'), {
+        rejectCalls: false,
+        rejectCallsMessage: null,
+        proxy: null,
+        historySync: 'recent',
+      })
       .then((settings) => settings.get('d2').rejectCalls, true)
       .given(settingsChanged('d1', { rejectCallsMessage: 'later' }))
-      .then((settings) => settings.get('d1'), { rejectCalls: false, rejectCallsMessage: 'later', proxy: null });
+      .then((settings) => settings.get('d1'), {
+        rejectCalls: false,
+        rejectCallsMessage: 'later',
+        proxy: null,
+        historySync: 'recent',
+      });
   });
 });

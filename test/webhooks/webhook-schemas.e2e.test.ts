@@ -123,6 +123,25 @@ describe('webhook payload schemas', () => {
       });
       await eventually(() => gateway.watchdog.waitingSince('schema-other'), 'the watchdog to wait');
       await clock.advance(61_000);
+      await api('POST', '/sandbox/devices/schema-shop/history', {
+        admin: true,
+        json: {
+          chats: [{ chatId: '4915112345678', name: 'Old', messages: [{ body: 'long ago', timestamp: 1_600_000_000 }] }],
+        },
+      });
+      // Chat management, through the API and on the phone.
+      expect(
+        (
+          await api('PATCH', '/devices/schema-shop/chats/4915112345678', {
+            deviceKey: shop.key,
+            json: { archived: true, muted: true },
+          })
+        ).status,
+      ).toBe(200);
+      await api('POST', '/sandbox/devices/schema-shop/chat-update', {
+        admin: true,
+        json: { chatId: '4915112345678', mutedUntil: null, deletedMessageIds: [poll.body.waMessageId], cleared: true },
+      });
       await api('POST', '/sandbox/devices/schema-shop/disconnect', { admin: true });
 
       const envelopes = async () => (await gateway.store.readAll()).map(envelopeOf).filter((e) => e !== undefined);

@@ -13,6 +13,7 @@ import {
   type EngineConnection,
   EngineError,
   type AccountOperations,
+  type ChatOperations,
   type EngineEvents,
   type GroupOperations,
   type LinkedAccount,
@@ -28,6 +29,7 @@ import type { DeviceSettings } from '../../settings/settings-events.js';
 import { redactProxyCredentials } from '../../settings/proxy-url.js';
 import { type BaileysAccountSocket, baileysAccountOperations } from './account.js';
 import { type BaileysGroupSocket, baileysGroupOperations } from './groups.js';
+import { baileysChatOperations, hasChats } from './chats.js';
 import { BaileysInbound, type MediaDownloader, type PollLookup } from './baileys-inbound.js';
 import { BaileysOutbound, engineErrorOf } from './baileys-outbound.js';
 
@@ -91,6 +93,7 @@ export class BaileysConnection implements EngineConnection {
   private finishing: Promise<void> | undefined;
   readonly groups: GroupOperations | undefined;
   readonly profileOps: AccountOperations | undefined;
+  readonly chats: ChatOperations | undefined;
   private pairingTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly deps: ConnectionDependencies) {
@@ -110,6 +113,7 @@ export class BaileysConnection implements EngineConnection {
       safely: (what, callback) => this.safely(what, callback),
     });
     this.groups = hasGroups(deps.socket) ? baileysGroupOperations(deps.socket, () => this.requireOnline()) : undefined;
+    this.chats = hasChats(deps.socket) ? baileysChatOperations(deps.socket, () => this.requireOnline()) : undefined;
     this.profileOps = hasAccount(deps.socket)
       ? baileysAccountOperations(
           deps.socket,

@@ -18,6 +18,12 @@ import type { PresenceState } from '../../messages/message-events.js';
 import type { DeviceSettings } from '../../settings/settings-events.js';
 import type { StoreAuthState } from './auth/store-auth-state.js';
 import type { BaileysSocket } from './baileys-socket.js';
+import {
+  activitiesOfChatDeletes,
+  activitiesOfChatUpdates,
+  activitiesOfMessageDeletes,
+  activitiesOfStars,
+} from './chats.js';
 import { contactsOf } from './contacts.js';
 import { groupMetadataOf, reportOfParticipantsUpdate, reportsOfGroupUpdates } from './groups.js';
 import { inboundMessageOf, protocolChangeOf, referencesOf } from './inbound-message.js';
@@ -104,6 +110,11 @@ export class BaileysInbound {
     socket.ev.on('groups.update', (updates) => {
       for (const report of reportsOfGroupUpdates(updates)) this.reportGroup(report);
     });
+    // Chat changes made on the phone or another linked device (app-state sync).
+    socket.ev.on('chats.update', (updates) => this.reportChatChanges(activitiesOfChatUpdates(updates)));
+    socket.ev.on('chats.delete', (ids) => this.reportChatChanges(activitiesOfChatDeletes(ids)));
+    socket.ev.on('messages.delete', (deletion) => this.reportChatChanges(activitiesOfMessageDeletes(deletion)));
+    socket.ev.on('messages.update', (updates) => this.reportChatChanges(activitiesOfStars(updates)));
     socket.ev.on('group-participants.update', (update) => {
       const report = reportOfParticipantsUpdate(update);
       if (report) this.reportGroup(report);
@@ -307,6 +318,18 @@ export class BaileysInbound {
     durable.catch((error: unknown) =>
       this.deps.logger.warn({ err: error }, `the ${what} was not recorded before the session stopped`),
     );
+  }
+
+  /** Chat changes whose `chatId` is still a JID: mapped to chat ids (in order, after what came before), then reported. */
+  private reportChatChanges(activities: ChatActivity[]): void {
+    for (const activity of activities) {
+      if (!('chatId' in activity) || !isSupportedChat(activity.chatId)) continue;
+      const jid = activity.chatId;
+      this.enqueueReport(async () => {
+        const chatId = await this.chatIdOf(jid);
+        if (chatId) this.reportActivity({ ...activity, chatId });
+      }, 'chat change');
+    }
   }
 
   private reportActivity(activity: ChatActivity): void {

@@ -6,6 +6,7 @@
 import type {
   AnyMessageContent,
   BaileysEventEmitter,
+  ChatModification,
   GroupMetadata,
   MiscMessageGenerationOptions,
   ParticipantAction,
@@ -70,6 +71,8 @@ export interface BaileysSocket {
   groupAcceptInvite?(code: string): Promise<string | undefined>;
   groupLeave?(jid: string): Promise<void>;
   groupFetchAllParticipating?(): Promise<{ [groupId: string]: GroupMetadata }>;
+  // Chats (src/engines/baileys/chats.ts).
+  chatModify?(mod: ChatModification, jid: string): Promise<void>;
 }
 
 export type SocketFactory = (config: UserFacingSocketConfig) => BaileysSocket;

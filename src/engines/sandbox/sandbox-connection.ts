@@ -6,6 +6,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import {
   type ChatActivity,
+  type ChatOperations,
   type ChatPresence,
   EngineError,
   type EngineConnection,
@@ -13,6 +14,7 @@ import {
   type EngineEvents,
   type GroupOperations,
   type GroupReport,
+  type HistoryChunk,
   type InboundMessage,
   type LinkedAccount,
   type OutgoingMessage,
@@ -44,6 +46,8 @@ export class SandboxConnection implements EngineConnection {
   private linked: LinkedAccount | undefined;
   readonly groups: GroupOperations;
   readonly profileOps: AccountOperations;
+  /** The sandbox phone takes every chat change this device makes (its own app state: nobody else sees it). */
+  readonly chats: ChatOperations;
   /** While linking by code: the code on show and the number it links. */
   private pairingRequest: { code: string; phone: string } | undefined;
 
@@ -59,6 +63,10 @@ export class SandboxConnection implements EngineConnection {
     };
     this.groups = sandboxGroupOperations(this, network, me);
     this.profileOps = network.profiles.operations(me);
+    const taken = async () => {
+      me();
+    };
+    this.chats = { modify: taken, star: taken, pin: taken, deleteForMe: taken };
   }
 
   get online(): boolean {
@@ -175,6 +183,11 @@ export class SandboxConnection implements EngineConnection {
   activity(activity: ChatActivity): void {
     if (this.deaf) return;
     void this.events.activity?.(activity).catch(() => undefined);
+  }
+
+  /** A chunk of the account's history reaches the device (recorded through its own spool). */
+  history(chunk: HistoryChunk): void {
+    void this.events.history?.(chunk).catch(() => undefined);
   }
 
   /** A group change made by another device reaches this one. */

@@ -5,7 +5,7 @@
  * number checks and avatars; dropped connections and unlinked devices. Besides the port, it offers what the
  * phone and the network do (the admin /sandbox routes).
  */
-import type { ChatActivity, Engine, EngineConnection, EngineEvents, InboundMessage } from '../engine.js';
+import type { ChatActivity, Engine, EngineConnection, EngineEvents, HistoryChunk, InboundMessage } from '../engine.js';
 import { isGroupId } from '../../messages/chat-id.js';
 import type { EventStore } from '../../eventstore/event-store.js';
 import { SandboxConnection } from './sandbox-connection.js';
@@ -37,7 +37,9 @@ export interface SandboxSettings extends SandboxTiming {
   /** Without it, receipts pending when the process stopped never come. */
   unconfirmedSends?: UnconfirmedSends;
   /** Each device's settings: whether calls are rejected, and the message the caller gets. */
-  deviceSettings?: (deviceId: string) => Pick<DeviceSettings, 'rejectCalls' | 'rejectCallsMessage'>;
+  deviceSettings?: (
+    deviceId: string,
+  ) => Pick<DeviceSettings, 'rejectCalls' | 'rejectCallsMessage'> & Partial<Pick<DeviceSettings, 'historySync'>>;
 }
 
 const UNCONFIRMED_PAGE = 500;
@@ -246,6 +248,18 @@ export class SandboxEngine implements Engine {
   }
 
   /** An edit, revoke, poll vote, presence or call reaches the device; false when it is not online. */
+  /**
+   * The phone sends a history sync to the device: recorded unless its `historySync` setting is `none` (then
+   * dropped, as a real device that asked for none gets none). False when the device is not online.
+   */
+  history(deviceId: string, chunk: HistoryChunk): boolean {
+    const connection = this.network.connectionOf(deviceId);
+    if (!connection?.online) return false;
+    if ((this.deviceSettings?.(deviceId).historySync ?? 'recent') === 'none') return true;
+    connection.history(chunk);
+    return true;
+  }
+
   activity(deviceId: string, activity: ChatActivity): boolean {
     const connection = this.network.connectionOf(deviceId);
     if (!connection?.online) return false;

@@ -9,9 +9,33 @@ import type { MessageView, PageKey } from '../../chats/message-views.js';
 import { encodeCursor, decodeCursor } from '../cursor.js';
 import { invalidRequest } from '../problem.js';
 import { type RequestDevice, type RouteSpec, defineRoute } from '../route.js';
-import { ChatListSchema, ChatMessagesParams, MessagePageSchema, PageQuery } from '../schemas/chats.js';
+import {
+  ChatDeletedSchema,
+  ChatListQuery,
+  ChatListSchema,
+  ChatMessagesParams,
+  ChatPatchBody,
+  ChatSchema,
+  SearchQuery,
+  DeleteForMeQuery,
+  DoneSchema,
+  MessagePageSchema,
+  PageQuery,
+  PinBody,
+  PinSchema,
+  StarSchema,
+} from '../schemas/chats.js';
 import { DeviceParams } from '../schemas/common.js';
-import { ChatParams, ChatPresenceBody, PresenceBody, PresenceSchema, ReadBody, ReadSchema } from '../schemas/send.js';
+import {
+  ChatParams,
+  ChatPresenceBody,
+  MessageParams,
+  PresenceBody,
+  PresenceSchema,
+  ReadBody,
+  ReadSchema,
+} from '../schemas/send.js';
+import { DomainError } from '../../errors/domain-error.js';
 import { NOT_ONLINE } from './responses.js';
 
 const tag = 'Chats';
@@ -53,9 +77,16 @@ export function chatRoutes({
   index,
 }: {
   /** With several processes, served by the device's owner (src/cluster/owner-calls.ts). */
-  chats: Pick<ChatCommands, 'read' | 'presence'>;
-  index: Pick<MessageIndex, 'chats' | 'messages'>;
+  chats: Pick<ChatCommands, 'read' | 'presence' | 'modify' | 'remove' | 'star' | 'pin' | 'deleteForMe'>;
+  index: Pick<MessageIndex, 'chats' | 'messages' | 'chat' | 'message' | 'search'>;
 }): RouteSpec[] {
+  const CHAT_NOT_FOUND = { description: 'No such device, or the device has no such chat (`chat_not_found`).' };
+  const MESSAGE_NOT_FOUND = { description: 'No such device or message (`message_not_found`).' };
+  const messageAfter = (deviceId: string, waMessageId: string) => {
+    const message = index.message(deviceId, waMessageId);
+    if (!message) throw new DomainError('message_not_found', `the device has no message ${waMessageId}`);
+    return message;
+  };
   return [
     defineRoute({
       method: 'get',
@@ -66,17 +97,19 @@ export function chatRoutes({
       description:
         'Every chat the device sent to or received from, most recent activity first, with its last message and unread count ' +
         '(received messages not yet marked read by this device through `POST /chats/:chatId/read`). Follow `nextCursor` until it is null; ' +
-        'a chat with a new message moves to the top (it shows on a fresh first page). ' +
+        'a chat with a new message moves to the top (it shows on a fresh first page). Chats deleted for this account are left out until their next message. ' +
+        'Filters (each optional): `archived`, `pinned`, `unread` (unread messages or marked unread), `label` (a label id). ' +
         ONLY_WHAT_THE_GATEWAY_SAW,
       access: 'device',
       params: DeviceParams,
-      query: PageQuery,
+      query: ChatListQuery,
       responses: {
         200: { description: 'A page of chats.', schema: ChatListSchema },
         404: { description: 'No such device.' },
       },
       handler({ params, query }) {
-        const page = index.chats(params.deviceId, { limit: query.limit ?? 50, after: pageKeyOf(query.cursor) });
+        const { limit, cursor, ...filter } = query;
+        const page = index.chats(params.deviceId, { limit: limit ?? 50, after: pageKeyOf(cursor), filter });
         return { status: 200, body: { items: page.items, nextCursor: pageCursor(page.next) } };
       },
     }),
@@ -129,6 +162,193 @@ export function chatRoutes({
       },
       async handler({ params, body }) {
         return { status: 200, body: { read: await chats.read(params.deviceId, params.chatId, body.messageIds) } };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/devices/:deviceId/messages',
+      operationId: 'searchMessages',
+      tag: 'Messages',
+      summary: 'Search messages',
+      description:
+        'Messages whose text, caption, file name or poll question contains every word of `q`, in any order, case and accents folded (SQLite FTS5; ' +
+        "a word also matches longer words it starts), newest first, as in a chat's pages; `chatId` keeps to one chat. Messages deleted (for everyone or " +
+        'for this account) are not found. No match: `{ "items": [] }`.',
+      access: 'device',
+      params: DeviceParams,
+      query: SearchQuery,
+      responses: {
+        200: { description: 'A page of messages.', schema: MessagePageSchema },
+        404: { description: 'No such device.' },
+      },
+      handler({ params, query, device }) {
+        const page = index.search(params.deviceId, query.q, {
+          ...(query.chatId !== undefined ? { chatId: query.chatId } : {}),
+          limit: query.limit ?? 50,
+          after: pageKeyOf(query.cursor),
+        });
+        return {
+          status: 200,
+          body: { items: page.items.map((m) => withOwnNumber(device, m)), nextCursor: pageCursor(page.next) },
+        };
+      },
+    }),
+    defineRoute({
+      method: 'patch',
+      path: '/devices/:deviceId/chats/:chatId',
+      operationId: 'updateChat',
+      tag,
+      summary: 'Archive, pin, mute or mark a chat (un)read',
+      description:
+        "Changes this account's settings of the chat on WhatsApp (as the phone would: the other linked devices see them), recorded as `chat.updated` once " +
+        'WhatsApp took them. `muted`: `false`, `true` (for ever) or an ISO 8601 time in the future. Answers the chat as `GET /chats` shows it.',
+      access: 'device',
+      params: ChatParams,
+      body: ChatPatchBody,
+      responses: {
+        200: { description: 'The chat.', schema: ChatSchema },
+        400: {
+          description: 'A wrong body, or a time to mute until in the past (`invalid_request`, `malformed_json`).',
+        },
+        404: CHAT_NOT_FOUND,
+        409: NOT_ONLINE,
+      },
+      async handler({ params, body }) {
+        if (typeof body.muted === 'string' && !(Date.parse(body.muted) > Date.now()))
+          throw invalidRequest('body/muted must be a time in the future', [
+            { path: '/muted', message: 'must be a time in the future' },
+          ]);
+        await chats.modify(params.deviceId, params.chatId, body);
+        const chat = index.chat(params.deviceId, params.chatId);
+        if (!chat) throw new DomainError('chat_not_found', `the device has no chat ${params.chatId}`);
+        return { status: 200, body: chat };
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/devices/:deviceId/chats/:chatId',
+      operationId: 'deleteChat',
+      tag,
+      summary: 'Delete a chat for this account',
+      description:
+        'Deletes the chat on WhatsApp for this account (recorded as `chat.deleted` with `cleared: false`): it leaves `GET /chats` with its messages; ' +
+        'a later message brings the chat back.',
+      access: 'device',
+      params: ChatParams,
+      responses: {
+        200: { description: 'Deleted.', schema: ChatDeletedSchema },
+        404: CHAT_NOT_FOUND,
+        409: NOT_ONLINE,
+      },
+      async handler({ params }) {
+        await chats.remove(params.deviceId, params.chatId, false);
+        return { status: 200, body: { chatId: params.chatId, cleared: false } };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/devices/:deviceId/chats/:chatId/clear',
+      operationId: 'clearChat',
+      tag,
+      summary: 'Empty a chat, keeping it',
+      description:
+        "Clears the chat's messages for this account (recorded as `chat.deleted` with `cleared: true`); the chat stays.",
+      access: 'device',
+      params: ChatParams,
+      responses: {
+        200: { description: 'Cleared.', schema: ChatDeletedSchema },
+        404: CHAT_NOT_FOUND,
+        409: NOT_ONLINE,
+      },
+      async handler({ params }) {
+        await chats.remove(params.deviceId, params.chatId, true);
+        return { status: 200, body: { chatId: params.chatId, cleared: true } };
+      },
+    }),
+    ...(['put', 'delete'] as const).map((method) =>
+      defineRoute({
+        method,
+        path: '/devices/:deviceId/messages/:waMessageId/star',
+        operationId: method === 'put' ? 'starMessage' : 'unstarMessage',
+        tag: 'Messages',
+        summary: method === 'put' ? 'Star a message' : 'Unstar a message',
+        description:
+          "Stars (PUT) or unstars (DELETE) the message on WhatsApp for this account; its view's `starred` shows it.",
+        access: 'device',
+        params: MessageParams,
+        responses: {
+          200: { description: 'Done.', schema: StarSchema },
+          404: MESSAGE_NOT_FOUND,
+          409: NOT_ONLINE,
+        },
+        async handler({ params }) {
+          await chats.star(params.deviceId, params.waMessageId, method === 'put');
+          return { status: 200, body: { waMessageId: params.waMessageId, starred: method === 'put' } };
+        },
+      }),
+    ),
+    defineRoute({
+      method: 'put',
+      path: '/devices/:deviceId/messages/:waMessageId/pin',
+      operationId: 'pinMessage',
+      tag: 'Messages',
+      summary: 'Pin a message in its chat',
+      description:
+        "Pins the message in its chat for `24h`, `7d` or `30d` (everyone in the chat sees it); its view's `pinnedUntil` shows until when.",
+      access: 'device',
+      params: MessageParams,
+      body: PinBody,
+      responses: {
+        200: { description: 'Pinned.', schema: PinSchema },
+        404: MESSAGE_NOT_FOUND,
+        409: NOT_ONLINE,
+      },
+      async handler({ params, body }) {
+        await chats.pin(params.deviceId, params.waMessageId, body.duration);
+        const message = messageAfter(params.deviceId, params.waMessageId);
+        return { status: 200, body: { waMessageId: params.waMessageId, pinnedUntil: message.pinnedUntil } };
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/devices/:deviceId/messages/:waMessageId/pin',
+      operationId: 'unpinMessage',
+      tag: 'Messages',
+      summary: 'Unpin a message',
+      description: 'Unpins the message in its chat.',
+      access: 'device',
+      params: MessageParams,
+      responses: {
+        200: { description: 'Unpinned.', schema: PinSchema },
+        404: MESSAGE_NOT_FOUND,
+        409: NOT_ONLINE,
+      },
+      async handler({ params }) {
+        await chats.pin(params.deviceId, params.waMessageId, undefined);
+        return { status: 200, body: { waMessageId: params.waMessageId, pinnedUntil: null } };
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/devices/:deviceId/messages/:waMessageId',
+      operationId: 'deleteMessageForMe',
+      tag: 'Messages',
+      summary: 'Delete a message for this account only',
+      description:
+        "`?for=me`: deleted on WhatsApp for this account only (recorded as `message.deleted`); it leaves the chat's pages and `GET /messages/:waMessageId`. " +
+        'To delete a sent message for everyone, use `DELETE /send/:waMessageId`.',
+      access: 'device',
+      params: MessageParams,
+      query: DeleteForMeQuery,
+      responses: {
+        200: { description: 'Deleted for this account.', schema: DoneSchema },
+        400: { description: 'Without the query `for=me` (`invalid_request`).' },
+        404: MESSAGE_NOT_FOUND,
+        409: NOT_ONLINE,
+      },
+      async handler({ params }) {
+        await chats.deleteForMe(params.deviceId, params.waMessageId);
+        return { status: 200, body: { ok: true as const } };
       },
     }),
     defineRoute({

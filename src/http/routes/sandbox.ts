@@ -23,10 +23,13 @@ import {
   InboundBody,
   SandboxCallBody,
   SandboxCallSchema,
+  SandboxChatUpdateBody,
+  SandboxHistoryBody,
   SandboxPresenceBody,
   ScanBody,
 } from '../schemas/sandbox.js';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { isGroupId } from '../../messages/chat-id.js';
 import type { Static } from 'typebox';
 import type { InboundMessage, QuotedMessage } from '../../engines/engine.js';
 import { newSandboxMessageId } from '../../engines/sandbox/sandbox-network.js';
@@ -34,7 +37,7 @@ import type { SeenMessages } from '../../outbox/commands/seen-messages.js';
 import type { BodyGate } from '../body/body-gate.js';
 import { mediaBodyParser, uploadedMedia } from '../body/media-body-parser.js';
 import { type HeldMedia, SandboxMedia } from '../../engines/sandbox/sandbox-media.js';
-import type { ChatActivity } from '../../engines/engine.js';
+import type { ChatActivity, HistoryChunk } from '../../engines/engine.js';
 import { type OwnerCalls, outcomeUnknown } from '../../cluster/owner-calls.js';
 
 const DeafenBody = Type.Object(
@@ -235,6 +238,10 @@ export function sandboxRoutes({
   );
   const act = calls.define('sandbox.activity', 'once', async (deviceId: string, activity: ChatActivity) => ({
     done: sandbox.activity(deviceId, activity),
+    ...stateHere(deviceId),
+  }));
+  const syncHistory = calls.define('sandbox.history', 'once', async (deviceId: string, chunk: HistoryChunk) => ({
+    done: sandbox.history(deviceId, chunk),
     ...stateHere(deviceId),
   }));
   const ring = calls.define(
@@ -490,6 +497,91 @@ export function sandboxRoutes({
           state: body.state,
         });
         if (!done) throw notOnline(device, reaction);
+        return { status: 202, body: { accepted: true } };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/sandbox/devices/:deviceId/history',
+      operationId: 'sandboxHistory',
+      tag,
+      summary: 'The phone sends a history sync',
+      description:
+        "A chunk of the account's history reaches the device, as WhatsApp sends one when a device links: its messages appear in their chats marked " +
+        '`historical` (no `message.received`), then `history.synced`. The same chunk sent again records nothing. With the `historySync` setting `none` ' +
+        'the device drops it. A message without `waMessageId` gets one derived from its chat, place and content.',
+      access: 'admin',
+      params: DeviceParams,
+      body: SandboxHistoryBody,
+      responses: {
+        202: { description: 'On its way to the device.', schema: AcceptedSchema },
+        404: NOT_FOUND,
+        409: SANDBOX_NOT_ONLINE,
+      },
+      async handler({ params, body, device }) {
+        requireSandboxDevice(device);
+        const syncId = createHash('sha256').update(JSON.stringify(body)).digest('hex').slice(0, 32);
+        const chunk: HistoryChunk = {
+          syncId,
+          chats: body.chats.map((c) => ({ chatId: c.chatId, ...(c.name !== undefined ? { name: c.name } : {}) })),
+          messages: body.chats.flatMap((chat) =>
+            chat.messages.map((m, index) => {
+              const isGroup = isGroupId(chat.chatId);
+              const from = m.fromMe ? (device.view.session.phone ?? '') : (m.from ?? (isGroup ? '' : chat.chatId));
+              const waMessageId =
+                m.waMessageId ??
+                `H${createHash('sha256').update(`${chat.chatId}/${index}/${m.timestamp}/${m.body}`).digest('hex').slice(0, 19).toUpperCase()}`;
+              return {
+                waMessageId,
+                chatId: chat.chatId,
+                isGroup,
+                from,
+                ...(m.fromMe ? { fromMe: true } : {}),
+                ...(isGroup && !m.fromMe && m.from ? { participant: m.from } : {}),
+                type: m.type ?? 'text',
+                body: m.body,
+                timestamp: m.timestamp,
+              };
+            }),
+          ),
+          ...(body.progress !== undefined ? { progress: body.progress } : {}),
+          final: body.final ?? true,
+        };
+        const { done, ...reaction } = await syncHistory(params.deviceId, chunk);
+        if (!done) throw notOnline(device, reaction);
+        return { status: 202, body: { accepted: true } };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/sandbox/devices/:deviceId/chat-update',
+      operationId: 'sandboxChatUpdate',
+      tag,
+      summary: 'The phone changes a chat',
+      description:
+        'The phone (or another linked device) archives, pins, mutes, marks (un)read, deletes or clears the chat, or deletes messages for this account: ' +
+        'the device records `chat.updated`, `chat.deleted` and `message.deleted`.',
+      access: 'admin',
+      params: DeviceParams,
+      body: SandboxChatUpdateBody,
+      responses: {
+        202: { description: 'On its way to the device.', schema: AcceptedSchema },
+        404: NOT_FOUND,
+        409: SANDBOX_NOT_ONLINE,
+      },
+      async handler({ params, body, device }) {
+        requireSandboxDevice(device);
+        const { chatId, deleted, cleared, deletedMessageIds, ...settings } = body;
+        const activities: ChatActivity[] = [];
+        if (Object.keys(settings).length > 0) activities.push({ kind: 'chat_updated', chatId, ...settings });
+        for (const waMessageId of deletedMessageIds ?? [])
+          activities.push({ kind: 'message_deleted', chatId, waMessageId });
+        if (cleared) activities.push({ kind: 'chat_deleted', chatId, cleared: true });
+        if (deleted) activities.push({ kind: 'chat_deleted', chatId, cleared: false });
+        for (const activity of activities) {
+          const { done, ...reaction } = await act(params.deviceId, activity);
+          if (!done) throw notOnline(device, reaction);
+        }
         return { status: 202, body: { accepted: true } };
       },
     }),

@@ -8,6 +8,77 @@ export const PageQuery = Type.Object(
   { additionalProperties: false },
 );
 
+export const LabelId = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  pattern: '^[A-Za-z0-9_.:-]+$',
+  description: 'A label id (WhatsApp Business).',
+});
+
+export const ChatListQuery = Type.Object(
+  {
+    limit: Type.Optional(Limit(200, 50)),
+    cursor: Type.Optional(Cursor),
+    archived: Type.Optional(Type.Boolean({ description: 'Only archived chats (true) or only others (false).' })),
+    pinned: Type.Optional(Type.Boolean({ description: 'Only pinned chats (true) or only others (false).' })),
+    unread: Type.Optional(
+      Type.Boolean({ description: 'Only chats with unread messages or marked unread (true), or only others (false).' }),
+    ),
+    label: Type.Optional(LabelId),
+  },
+  { additionalProperties: false },
+);
+
+export const SearchQuery = Type.Object(
+  {
+    q: Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description:
+        'Words the message must contain, in any order (case and accents do not matter; a word matches words it starts).',
+    }),
+    chatId: Type.Optional(ChatId),
+    limit: Type.Optional(Limit(200, 50)),
+    cursor: Type.Optional(Cursor),
+  },
+  { additionalProperties: false },
+);
+
+export const ChatPatchBody = Type.Object(
+  {
+    archived: Type.Optional(Type.Boolean()),
+    pinned: Type.Optional(Type.Boolean({ description: "Pinned to the top of the phone's chat list." })),
+    muted: Type.Optional(
+      Type.Union([Type.Boolean(), Type.String({ format: 'date-time' })], {
+        description: 'false: unmuted; true: muted for ever; an ISO 8601 time in the future: muted until then.',
+      }),
+    ),
+    unread: Type.Optional(Type.Boolean({ description: 'Mark the chat unread (true) or read (false) as a whole.' })),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+export const PinBody = Type.Object(
+  { duration: Type.Enum(['24h', '7d', '30d'], { description: 'How long the message stays pinned in its chat.' }) },
+  { additionalProperties: false },
+);
+
+export const DeleteForMeQuery = Type.Object(
+  { for: Type.Literal('me', { description: 'Deleted for this account only (the only choice here).' }) },
+  { additionalProperties: false },
+);
+
+export const DoneSchema = Type.Object({ ok: Type.Literal(true) });
+
+export const ChatDeletedSchema = Type.Object({ chatId: Type.String(), cleared: Type.Boolean() });
+
+export const StarSchema = Type.Object({ waMessageId: Type.String(), starred: Type.Boolean() });
+
+export const PinSchema = Type.Object({
+  waMessageId: Type.String(),
+  pinnedUntil: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+});
+
 export const ChatMessagesParams = Type.Object({ deviceId: DeviceId, chatId: ChatId });
 
 const MessageType = Type.Enum(INBOUND_TYPES, {
@@ -38,6 +109,13 @@ export const ChatSchema = Type.Object({
     timestamp: UnixSeconds,
   }),
   updatedAt: Type.String({ format: 'date-time', description: 'ISO 8601: the time of the last message.' }),
+  archived: Type.Boolean(),
+  pinned: Type.Boolean(),
+  mutedUntil: Type.Union([Type.String(), Type.Null()], {
+    description: 'null (not muted), an ISO 8601 time or "forever".',
+  }),
+  unread: Type.Boolean({ description: 'It has unread messages, or was marked unread as a whole.' }),
+  labels: Type.Array(Type.String(), { description: 'Label ids (WhatsApp Business accounts).' }),
 });
 
 export const ChatListSchema = Type.Object({ items: Type.Array(ChatSchema), nextCursor: NextCursor });
@@ -101,6 +179,13 @@ const messageViewProperties = {
   reactions: Type.Array(Reaction, { description: 'The latest reaction of each sender.' }),
   edited: Type.Boolean(),
   revoked: Type.Boolean({ description: 'Deleted for everyone (by the sender, or by DELETE /send/:waMessageId).' }),
+  starred: Type.Boolean(),
+  pinnedUntil: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description: 'Pinned in its chat until then; null when not pinned.',
+  }),
+  historical: Type.Boolean({
+    description: 'Imported from the history WhatsApp sent when the device linked (or asked for), not seen live.',
+  }),
 };
 
 export const MessageViewSchema = Type.Object(messageViewProperties);

@@ -112,3 +112,57 @@ export const SandboxPairBody = Type.Object(
   },
   { additionalProperties: false },
 );
+
+export const SandboxChatUpdateBody = Type.Object(
+  {
+    chatId: ChatId,
+    archived: Type.Optional(Type.Boolean()),
+    pinned: Type.Optional(Type.Boolean()),
+    mutedUntil: Type.Optional(
+      Type.Union([Type.Null(), Type.Literal('forever'), Type.String({ format: 'date-time' })], {
+        description: 'null (unmuted), "forever" or an ISO 8601 time.',
+      }),
+    ),
+    unread: Type.Optional(Type.Boolean()),
+    deleted: Type.Optional(Type.Boolean({ description: 'The phone deleted the chat.' })),
+    cleared: Type.Optional(Type.Boolean({ description: 'The phone emptied the chat.' })),
+    deletedMessageIds: Type.Optional(
+      Type.Array(WaMessageId, { maxItems: 100, description: 'Messages the phone deleted for this account.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const HISTORY_TYPES = INBOUND_TYPES.filter((t) => t !== 'reaction' && t !== 'poll');
+
+export const SandboxHistoryBody = Type.Object(
+  {
+    chats: Type.Array(
+      Type.Object(
+        {
+          chatId: ChatId,
+          name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+          messages: Type.Array(
+            Type.Object(
+              {
+                waMessageId: Type.Optional(WaMessageId),
+                from: Type.Optional(PhoneNumber('The sender (default: the chat, for a direct chat).')),
+                fromMe: Type.Optional(Type.Boolean()),
+                type: Type.Optional(Type.Enum(HISTORY_TYPES, { description: 'Default `text`.' })),
+                body: Type.String({ maxLength: 65_536 }),
+                timestamp: Type.Integer({ minimum: 0, maximum: 99_999_999_999, description: 'Unix seconds.' }),
+              },
+              { additionalProperties: false },
+            ),
+            { maxItems: 10_000 },
+          ),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: 1_000 },
+    ),
+    final: Type.Optional(Type.Boolean({ description: 'The last chunk of this sync (default true).' })),
+    progress: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
+  },
+  { additionalProperties: false },
+);

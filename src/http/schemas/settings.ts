@@ -1,4 +1,5 @@
 import Type from 'typebox';
+import { HISTORY_SYNC_SETTINGS } from '../../settings/settings-events.js';
 
 const Message = Type.String({
   minLength: 1,
@@ -83,6 +84,11 @@ const PacingPatchSchema = Type.Object(
   { additionalProperties: false, description: 'Each part optional; null turns a part off.' },
 );
 
+const HistorySync = Type.Enum(HISTORY_SYNC_SETTINGS, {
+  description:
+    "The account's history imported when the device links: `none`, `recent` (what the phone sends; default) or `full` (asked for at the next link).",
+});
+
 export const SettingsSchema = Type.Object({
   rejectCalls: Type.Boolean({
     description: 'Incoming calls are rejected (each is still a `call.received` event, `rejected: true`).',
@@ -92,12 +98,14 @@ export const SettingsSchema = Type.Object({
     description: "The proxy this device's WhatsApp connection goes through, or null.",
   }),
   pacing: PacingSchema,
+  historySync: HistorySync,
 });
 
 export const PatchSettingsBody = Type.Object(
   {
     rejectCalls: Type.Optional(Type.Boolean()),
     rejectCallsMessage: Type.Optional(Type.Union([Message, Type.Null()])),
+    historySync: Type.Optional(HistorySync),
     proxy: Type.Optional(
       Type.Union([
         Type.String({

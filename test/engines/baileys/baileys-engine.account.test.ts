@@ -91,7 +91,12 @@ describe('Baileys engine (fake socket): calls', () => {
 
   it('rejects calls when the settings say so, and tells the caller', async () => {
     h.engine = h.makeEngine({
-      deviceSettings: () => ({ rejectCalls: true, rejectCallsMessage: 'Please write instead.', proxy: null }),
+      deviceSettings: () => ({
+        rejectCalls: true,
+        rejectCallsMessage: 'Please write instead.',
+        proxy: null,
+        historySync: 'recent' as const,
+      }),
     });
     const { events, socket } = await h.online();
     socket.emit('call', [call('C2')]);
@@ -121,7 +126,12 @@ describe('Baileys engine (fake socket): calls', () => {
 
   it("a slow rejection holds back neither the messages behind the call nor the call's report of it", async () => {
     h.engine = h.makeEngine({
-      deviceSettings: () => ({ rejectCalls: true, rejectCallsMessage: 'Please write instead.', proxy: null }),
+      deviceSettings: () => ({
+        rejectCalls: true,
+        rejectCallsMessage: 'Please write instead.',
+        proxy: null,
+        historySync: 'recent' as const,
+      }),
     });
     const { events, socket } = await h.online();
     let answer!: () => void;
@@ -153,7 +163,12 @@ describe('Baileys engine (fake socket): calls', () => {
 
   it('a rejection that fails reports the call as not rejected', async () => {
     h.engine = h.makeEngine({
-      deviceSettings: () => ({ rejectCalls: true, rejectCallsMessage: 'Please write instead.', proxy: null }),
+      deviceSettings: () => ({
+        rejectCalls: true,
+        rejectCallsMessage: 'Please write instead.',
+        proxy: null,
+        historySync: 'recent' as const,
+      }),
     });
     const { events, socket } = await h.online();
     socket.rejectCall = async () => {

@@ -9,6 +9,7 @@ import type {
   AnyMessageContent,
   AuthenticationCreds,
   BaileysEventMap,
+  ChatModification,
   GroupMetadata,
   MiscMessageGenerationOptions,
   ParticipantAction,
@@ -91,6 +92,17 @@ export class FakeSocket implements BaileysSocket {
 
   readonly reads: WAMessageKey[][] = [];
   readonly presences: Array<{ type: WAPresence; toJid?: string }> = [];
+
+  /** Every chatModify call, and an error the next one throws (then cleared). */
+  readonly chatMods: Array<{ mod: ChatModification; jid: string }> = [];
+  chatModifyFailure: Error | undefined;
+
+  async chatModify(mod: ChatModification, jid: string): Promise<void> {
+    const failure = this.chatModifyFailure;
+    this.chatModifyFailure = undefined;
+    if (failure) throw failure;
+    this.chatMods.push({ mod, jid });
+  }
 
   async readMessages(keys: WAMessageKey[]): Promise<void> {
     this.reads.push(keys);
