@@ -67,7 +67,8 @@ import { InboundMediaStore } from './media/inbound-media-store.js';
 import { startLeases } from './cluster/cluster-wiring.js';
 import { readModelFileOf } from './projections/read-model-db.js';
 import { GroupCommands } from './groups/group-commands.js';
-import { groupRoutes } from './http/routes/groups.js';
+import { GROUP_PICTURE_MAX_BYTES, groupRoutes } from './http/routes/groups.js';
+import { mediaLimitOf } from './media/media-limits.js';
 import { AccountCommands } from './account/account-commands.js';
 import { accountRoutes } from './http/routes/account.js';
 import { SettingsCommands } from './settings/settings-commands.js';
@@ -277,6 +278,10 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     revokeInvite: 'once',
     join: 'once',
     leave: 'once',
+    pictureUrl: 'repeatable',
+    setPicture: 'once',
+    joinRequests: 'repeatable',
+    answerJoinRequests: 'once',
   });
   const accountCommands = new AccountCommands({
     store,
@@ -322,6 +327,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     log,
     seen: messages,
     receivedMediaPath: (deviceId, waMessageId) => receivedMedia.pathOf(deviceId, waMessageId),
+    groupMembers: (deviceId, groupId) =>
+      readModels.groups.get(deviceId, groupId, undefined)?.participants.map((p) => p.number),
     clock,
     ...(cluster ? { fences: cluster.fences } : {}),
   });
@@ -405,7 +412,13 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     }),
     ...outboxRoutes({ sends: sending.sends, outboxView: sendingCore.outboxView }),
   );
-  routes.push(...groupRoutes(groups));
+  routes.push(
+    ...groupRoutes(groups, {
+      bodyGate,
+      uploadDir: sending.media.incomingDir,
+      limit: Math.min(mediaLimitOf('image', config.media), GROUP_PICTURE_MAX_BYTES),
+    }),
+  );
   // A proxy host is judged by the same guard as webhook and media URLs.
   routes.push(
     ...settingsRoutes(

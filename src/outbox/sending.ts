@@ -74,6 +74,8 @@ export interface SendingDeps {
   fences?: OutboxDrainerDeps['fences'];
   /** The time messages are queued, tried and expired by (default: the system clock). */
   clock?: Clock;
+  /** The participants of a group as the groups read model knows them (`mentions: "all"`). */
+  groupMembers?: (deviceId: string, groupId: string) => string[] | undefined;
 }
 
 export interface Sending {
@@ -108,6 +110,7 @@ export async function startSending(deps: SendingDeps): Promise<Sending> {
     ...(config.outbox.messageTtlMs === undefined ? {} : { messageTtlMs: config.outbox.messageTtlMs }),
     ...(deps.seen ? { seen: deps.seen } : {}),
     ...(deps.receivedMediaPath ? { receivedMediaPath: deps.receivedMediaPath } : {}),
+    ...(deps.groupMembers ? { groupMembers: deps.groupMembers } : {}),
   });
   const drainer = new OutboxDrainer({
     outboxes,

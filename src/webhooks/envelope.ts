@@ -32,6 +32,7 @@ const KIND_OF: Readonly<Record<string, WebhookEventKind>> = {
   CallReceived: 'call.received',
   GroupParticipantsChanged: 'group.participants',
   GroupUpdated: 'group.updated',
+  GroupJoinRequested: 'group.join_request',
 };
 
 export const WEBHOOK_SOURCE_EVENT_TYPES: ReadonlySet<string> = new Set(Object.keys(KIND_OF));

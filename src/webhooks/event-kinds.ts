@@ -13,6 +13,7 @@ export const WEBHOOK_EVENT_KINDS = [
   'call.received',
   'group.participants',
   'group.updated',
+  'group.join_request',
 ] as const;
 export type WebhookEventKind = (typeof WEBHOOK_EVENT_KINDS)[number];
 

@@ -23,7 +23,10 @@ import type {
 import { SESSION_STATES, type SessionStateChangedData } from '../sessions/session-events.js';
 import { GROUP_ID_PATTERN } from '../messages/chat-id.js';
 import {
+  EPHEMERAL_DURATIONS,
+  JOIN_REQUEST_ACTIONS,
   PARTICIPANT_ACTIONS,
+  type GroupJoinRequestData,
   type GroupParticipantsChangedData,
   type GroupUpdatedData,
 } from '../groups/group-events.js';
@@ -222,6 +225,14 @@ export const GroupUpdatedPayload = Type.Object(
     description: Type.Optional(Type.String()),
     announce: Type.Optional(Type.Boolean({ description: 'Only admins may send messages.' })),
     locked: Type.Optional(Type.Boolean({ description: 'Only admins may change its settings.' })),
+    ephemeral: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description: `Disappearing messages, seconds (0: off; WhatsApp offers ${EPHEMERAL_DURATIONS.join(', ')}).`,
+      }),
+    ),
+    joinApproval: Type.Optional(Type.Boolean({ description: 'Joining by link needs an admin to approve.' })),
+    membersCanAdd: Type.Optional(Type.Boolean({ description: 'Every member may add participants.' })),
     by: Type.Optional(Member),
   },
   { ...closed, description: 'What changed (only the fields that did), and who changed it when known.' },
@@ -233,6 +244,17 @@ export const GroupParticipantsPayload = Type.Object(
     action: Type.Enum(PARTICIPANT_ACTIONS),
     participants: Type.Array(Member),
     by: Type.Optional(Member),
+  },
+  closed,
+);
+export const GroupJoinRequestPayload = Type.Object(
+  {
+    deviceId: DeviceId,
+    groupId: GroupId,
+    number: Member,
+    action: Type.Enum(JOIN_REQUEST_ACTIONS, {
+      description: '`created`: asked to join; `revoked`: withdrew the request.',
+    }),
   },
   closed,
 );
@@ -254,6 +276,10 @@ export const WEBHOOK_PAYLOADS: Readonly<
   'group.participants': {
     schema: GroupParticipantsPayload,
     summary: 'Participants were added, removed, promoted or demoted',
+  },
+  'group.join_request': {
+    schema: GroupJoinRequestPayload,
+    summary: 'Someone asked to join a group that needs approval, or withdrew the request',
   },
   [TEST_EVENT_KIND]: { schema: WebhookTestPayload, summary: 'A test event (POST /devices/:id/hooks/test)' },
 };
@@ -287,3 +313,4 @@ agree<Same<Static<typeof PresenceUpdatePayload>, PresenceUpdatedData>>();
 agree<Same<Static<typeof CallReceivedPayload>, CallReceivedData>>();
 agree<Same<Static<typeof GroupUpdatedPayload>, GroupUpdatedData>>();
 agree<Same<Static<typeof GroupParticipantsPayload>, GroupParticipantsChangedData>>();
+agree<Same<Static<typeof GroupJoinRequestPayload>, GroupJoinRequestData>>();

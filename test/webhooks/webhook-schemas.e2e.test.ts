@@ -114,6 +114,19 @@ describe('webhook payload schemas', () => {
           })
         ).status,
       ).toBe(200);
+      // A join to a group that needs approval: its admins hear of the request (group.join_request).
+      const third = await createSandboxDevice(api, 'schema-third');
+      await bringOnline(api, third, '4915112340003');
+      await api('PATCH', `/devices/schema-shop/groups/${groupId}`, {
+        deviceKey: shop.key,
+        json: { joinApproval: true, ephemeral: 86400 },
+      });
+      const invite = await api('GET', `/devices/schema-shop/groups/${groupId}/invite`, { deviceKey: shop.key });
+      const asked = await api('POST', '/devices/schema-third/groups/join', {
+        deviceKey: third.key,
+        json: { code: invite.body.code },
+      });
+      expect(asked.body).toEqual({ groupId, requested: true });
       await api('POST', '/sandbox/devices/schema-shop/disconnect', { admin: true });
 
       const envelopes = async () => (await gateway.store.readAll()).map(envelopeOf).filter((e) => e !== undefined);

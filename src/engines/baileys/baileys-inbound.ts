@@ -19,7 +19,13 @@ import type { DeviceSettings } from '../../settings/settings-events.js';
 import type { StoreAuthState } from './auth/store-auth-state.js';
 import type { BaileysSocket } from './baileys-socket.js';
 import { contactsOf } from './contacts.js';
-import { groupMetadataOf, reportOfParticipantsUpdate, reportsOfGroupUpdates } from './groups.js';
+import {
+  groupMetadataOf,
+  reportOfJoinRequest,
+  reportsOfEphemeralChanges,
+  reportOfParticipantsUpdate,
+  reportsOfGroupUpdates,
+} from './groups.js';
 import { inboundMessageOf, protocolChangeOf, referencesOf } from './inbound-message.js';
 import { digitsOfLid, isGroupJid, isLidUser, isSupportedChat, phoneOfJid } from './jid.js';
 import { type ReceiptOfJid, receiptsOfMessageUpdates, receiptsOfUserReceipts } from './receipts.js';
@@ -107,6 +113,14 @@ export class BaileysInbound {
     socket.ev.on('group-participants.update', (update) => {
       const report = reportOfParticipantsUpdate(update);
       if (report) this.reportGroup(report);
+    });
+    socket.ev.on('group.join-request', (update) => {
+      const report = reportOfJoinRequest(update);
+      if (report) this.reportGroup(report);
+    });
+    // A group's disappearing-message timer comes as a protocol message Baileys folds into its chat.
+    socket.ev.on('chats.update', (updates) => {
+      for (const report of reportsOfEphemeralChanges(updates)) this.reportGroup(report);
     });
   }
 

@@ -97,7 +97,7 @@ const MEDIA_EXAMPLES: Record<MediaKind, Record<string, unknown>> = {
 };
 
 /** The quote, mentions and expiry of a send body. */
-const contextOf = (body: { replyTo?: string; mentions?: string[]; expiresAt?: string }) => ({
+const contextOf = (body: { replyTo?: string; mentions?: string[] | 'all'; expiresAt?: string }) => ({
   ...(body.replyTo === undefined ? {} : { replyTo: body.replyTo }),
   ...(body.mentions === undefined ? {} : { mentions: body.mentions }),
   ...(body.expiresAt === undefined ? {} : { expiresAt: body.expiresAt }),
@@ -153,7 +153,7 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
           filename?: string;
           ptt?: boolean;
           replyTo?: string;
-          mentions?: string[];
+          mentions?: string[] | 'all';
           expiresAt?: string;
         };
         const input = mediaInputOf(fields, uploadedMedia(ctx));

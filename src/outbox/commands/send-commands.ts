@@ -9,6 +9,7 @@ import type { ContactCard } from '../../messages/message-events.js';
 import type { SeenMessage, SeenMessages } from './seen-messages.js';
 import type { MediaSource } from '../../media/media-kinds.js';
 import { textWithUrl } from '../../messages/link-text.js';
+import { isGroupId } from '../../messages/chat-id.js';
 import { DomainError, invalidField } from '../../errors/domain-error.js';
 import { type IdempotencyKeys, type RequestFingerprints, fingerprintsOf } from './idempotency-keys.js';
 import type { MediaInput, MediaIntake } from '../../media/media-intake.js';
@@ -31,7 +32,8 @@ import type { Outboxes } from '../stream/outboxes.js';
 /** What every send accepts besides its content: the message it quotes and the numbers it mentions. */
 export interface SendContext {
   replyTo?: string;
-  mentions?: string[];
+  /** Numbers, or `all`: every participant of the group (`to`) the groups read model knows now. */
+  mentions?: string[] | 'all';
   /** ISO 8601: not sent by then, the message is `expired`. */
   expiresAt?: string;
 }
@@ -74,6 +76,8 @@ export interface SendCommandsDeps {
   receivedMediaPath?: (deviceId: string, waMessageId: string) => string;
   /** OUTBOX_MESSAGE_TTL: a message without its own expiresAt expires this long after it was queued. */
   messageTtlMs?: number;
+  /** The participants of a group as the groups read model knows them (undefined: the account is not in it). */
+  groupMembers?: (deviceId: string, groupId: string) => string[] | undefined;
 }
 
 const messageNotFound = (waMessageId: string) =>
@@ -192,6 +196,7 @@ export class SendCommands {
     const replyTo = input.replyTo === undefined ? undefined : this.replyTargetOf(deviceId, input.to, input.replyTo);
     const now = this.now();
     const expiresAt = this.expiryOf(input, now);
+    const mentions = this.mentionsOf(deviceId, input);
     const content = await this.contentOf(deviceId, outboxId, input);
     const message = {
       outboxId,
@@ -203,7 +208,7 @@ export class SendCommands {
       // Recorded with the message: the key and the request's fingerprint (the legacy one only serves to recognise older records).
       ...(idempotency ? { idempotency: { key: idempotency.key, fingerprint: idempotency.fingerprint } } : {}),
       ...(replyTo ? { replyTo } : {}),
-      ...(input.mentions?.length ? { mentions: input.mentions } : {}),
+      ...(mentions?.length ? { mentions } : {}),
     };
     let executed;
     try {
@@ -228,6 +233,15 @@ export class SendCommands {
     }
     await this.deps.projections.settle(position);
     return answerOf(result.message);
+  }
+
+  /** The numbers mentioned: as given, or (`all`) every participant of the group the read model knows at this moment. */
+  private mentionsOf(deviceId: string, input: SendInput): string[] | undefined {
+    if (input.mentions !== 'all') return input.mentions;
+    if (!isGroupId(input.to)) throw invalidField('/mentions', 'can be "all" only in a send to a group');
+    const members = this.deps.groupMembers?.(deviceId, input.to);
+    if (members === undefined) throw new DomainError('not_found', `the account is not in the group ${input.to}`);
+    return members;
   }
 
   /** The send's own expiresAt (which must lie ahead), else the TTL's, else none. */
