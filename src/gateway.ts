@@ -36,6 +36,8 @@ import { InstrumentedStore } from './metrics/instrumented-store.js';
 import { Metrics } from './metrics/metrics.js';
 import { metricsRoutes } from './http/routes/metrics.js';
 import { createReadModels } from './read-models.js';
+import { StatusReceipts } from './status/status-receipts.js';
+import { statusRoutes } from './http/routes/status.js';
 import { VERSION } from './version.js';
 import { Webhooks } from './webhooks/webhooks.js';
 import { startSending } from './outbox/sending.js';
@@ -231,7 +233,12 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   // media downloads the gateway records itself.
   const inbox = new InboxCommands(store);
   const sink = new InboundMediaSink(
-    new StoreMessageSink(store, sendingCore.receipts, contactsRecorder.listener, inbox),
+    new StoreMessageSink(
+      store,
+      new StatusReceipts(sendingCore.receipts, readModels.statuses, inbox),
+      contactsRecorder.listener,
+      inbox,
+    ),
     receivedMedia,
     inbox,
     {
@@ -314,6 +321,10 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     clock,
     ...(cluster ? { owns: cluster.owns } : {}),
   });
+  // A status's default audience: the numbers of the account's direct chats (the message index's chats).
+  const contactNumbers = readModelDb.prepare<[string], { chat_id: string }>(
+    "SELECT chat_id FROM chats WHERE device_id = ? AND chat_id GLOB '[0-9]*' AND chat_id NOT GLOB '*[^0-9]*'",
+  );
   const sending = await startSending({
     config,
     store,
@@ -327,6 +338,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     log,
     seen: messages,
     receivedMediaPath: (deviceId, waMessageId) => receivedMedia.pathOf(deviceId, waMessageId),
+    statusAudience: (deviceId) => contactNumbers.all(deviceId).map((row) => row.chat_id),
     groupMembers: (deviceId, groupId) =>
       readModels.groups.get(deviceId, groupId, undefined)?.participants.map((p) => p.number),
     clock,
@@ -411,6 +423,14 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       bodyGate,
     }),
     ...outboxRoutes({ sends: sending.sends, outboxView: sendingCore.outboxView }),
+    ...statusRoutes({
+      sends: sending.sends,
+      statuses: readModels.statuses,
+      media: sending.media,
+      mediaSettings: config.media,
+      bodyGate,
+      now: () => clock.now(),
+    }),
   );
   routes.push(
     ...groupRoutes(groups, {

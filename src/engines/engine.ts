@@ -101,7 +101,8 @@ export interface MediaFile {
 }
 
 export type OutgoingContent =
-  | { kind: 'text'; text: string }
+  /** `backgroundColor` and `font`: a text status's look. */
+  | { kind: 'text'; text: string; backgroundColor?: string; font?: number }
   | { kind: 'image' | 'video'; media: MediaFile; caption?: string }
   | { kind: 'audio'; media: MediaFile; ptt?: boolean }
   | { kind: 'file'; media: MediaFile; caption?: string }
@@ -150,6 +151,8 @@ export interface OutgoingMessage {
   replyTo?: ReplyTarget;
   /** Numbers mentioned in the text or caption. */
   mentions?: string[];
+  /** A status (`to` is `status@broadcast`): the numbers that see it (WhatsApp's statusJidList). */
+  audience?: string[];
 }
 
 export type ChatPresence = 'typing' | 'recording' | 'paused';

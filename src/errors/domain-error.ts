@@ -34,6 +34,7 @@ export const DOMAIN_ERROR_CODES = [
   'not_group_admin',
   'invalid_pairing_code',
   'pairing_unavailable',
+  'empty_audience',
 ] as const satisfies readonly ErrorCode[];
 
 export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];

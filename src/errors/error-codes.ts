@@ -45,6 +45,7 @@ export const ERROR_CATALOGUE = {
   read_models_lagging: { status: 503, meaning: 'Recorded, not readable yet; retry with the same Idempotency-Key.' },
   hook_secret_unreadable: { status: 503, meaning: 'The webhook secret was sealed with another ENCRYPTION_KEY.' },
   insufficient_storage: { status: 507, meaning: 'The disk is full; nothing was stored.' },
+  empty_audience: { status: 422, meaning: 'A status needs at least one number to see it.' },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;

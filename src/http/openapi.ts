@@ -84,6 +84,11 @@ const TAGS: ReadonlyArray<{ name: string; description: string }> = [
     description: 'Server-sent events with the webhook envelopes, resumable from any position of the log.',
   },
   { name: 'System', description: 'Health, metrics, this document and its docs page.' },
+  {
+    name: 'Status',
+    description:
+      'Statuses (stories): post text, image or video to an audience through the outbox; list with viewers; delete.',
+  },
 ];
 const LAST_TAG = {
   name: 'Sandbox',

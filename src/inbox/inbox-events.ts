@@ -74,6 +74,15 @@ export interface ChatReadData {
   timestamp: number;
 }
 
+/** A number viewed one of this device's statuses (a read receipt of a status). */
+export interface StatusViewedData {
+  deviceId: string;
+  waMessageId: string;
+  viewer: string;
+  /** Unix seconds. */
+  timestamp: number;
+}
+
 /** Inbound media whose download finished after the message was recorded. */
 export interface InboundMediaUpdatedData {
   deviceId: string;
@@ -97,7 +106,8 @@ export type ChatEvent =
   | { type: 'PresenceUpdated'; data: PresenceUpdatedData }
   | { type: 'CallReceived'; data: CallReceivedData }
   | { type: 'ChatRead'; data: ChatReadData }
-  | { type: 'InboundMediaUpdated'; data: InboundMediaUpdatedData };
+  | { type: 'InboundMediaUpdated'; data: InboundMediaUpdatedData }
+  | { type: 'StatusViewed'; data: StatusViewedData };
 
 export const CHAT_EVENT_TYPES: ReadonlySet<string> = new Set<ChatEvent['type']>([
   'MessageEdited',
@@ -107,6 +117,7 @@ export const CHAT_EVENT_TYPES: ReadonlySet<string> = new Set<ChatEvent['type']>(
   'CallReceived',
   'ChatRead',
   'InboundMediaUpdated',
+  'StatusViewed',
 ]);
 
 /** The event an engine's ChatActivity becomes. */

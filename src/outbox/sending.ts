@@ -74,6 +74,8 @@ export interface SendingDeps {
   fences?: OutboxDrainerDeps['fences'];
   /** The time messages are queued, tried and expired by (default: the system clock). */
   clock?: Clock;
+  /** A status's default audience: the numbers the account exchanged messages with. */
+  statusAudience?: (deviceId: string) => string[];
   /** The participants of a group as the groups read model knows them (`mentions: "all"`). */
   groupMembers?: (deviceId: string, groupId: string) => string[] | undefined;
 }
@@ -111,6 +113,7 @@ export async function startSending(deps: SendingDeps): Promise<Sending> {
     ...(deps.seen ? { seen: deps.seen } : {}),
     ...(deps.receivedMediaPath ? { receivedMediaPath: deps.receivedMediaPath } : {}),
     ...(deps.groupMembers ? { groupMembers: deps.groupMembers } : {}),
+    ...(deps.statusAudience ? { statusAudience: deps.statusAudience } : {}),
   });
   const drainer = new OutboxDrainer({
     outboxes,

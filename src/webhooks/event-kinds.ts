@@ -14,6 +14,7 @@ export const WEBHOOK_EVENT_KINDS = [
   'group.participants',
   'group.updated',
   'group.join_request',
+  'status.received',
 ] as const;
 export type WebhookEventKind = (typeof WEBHOOK_EVENT_KINDS)[number];
 

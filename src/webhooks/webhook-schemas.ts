@@ -33,6 +33,18 @@ import {
 import { TEST_EVENT_KIND, type WebhookEventKind } from './envelope.js';
 
 const UnixSeconds = Type.Integer({ description: 'Unix seconds.' });
+const MediaSchema = Type.Object({
+  mimetype: Type.String(),
+  size: Type.Optional(Type.Integer()),
+  filename: Type.Optional(Type.String()),
+  url: Type.Optional(
+    Type.String({
+      description: 'Where the bytes are served (GET /devices/:id/messages/:waMessageId/media), once downloaded.',
+    }),
+  ),
+  sha256: Type.Optional(Type.String()),
+  status: Type.Optional(Type.Enum(INBOUND_MEDIA_STATUSES)),
+});
 /** Payloads are closed: a field the schema does not declare is a field receivers were not promised. */
 const closed = { additionalProperties: false } as const;
 const DeviceId = Type.String({ description: 'The device the event belongs to.' });
@@ -58,20 +70,7 @@ export const MessageReceivedPayload = Type.Object(
     timestamp: UnixSeconds,
     waMessageId: Type.String(),
     pushName: Type.Optional(Type.String()),
-    media: Type.Optional(
-      Type.Object({
-        mimetype: Type.String(),
-        size: Type.Optional(Type.Integer()),
-        filename: Type.Optional(Type.String()),
-        url: Type.Optional(
-          Type.String({
-            description: 'Where the bytes are served (GET /devices/:id/messages/:waMessageId/media), once downloaded.',
-          }),
-        ),
-        sha256: Type.Optional(Type.String()),
-        status: Type.Optional(Type.Enum(INBOUND_MEDIA_STATUSES)),
-      }),
-    ),
+    media: Type.Optional(MediaSchema),
     location: Type.Optional(
       Type.Object({
         latitude: Type.Number(),
@@ -258,6 +257,18 @@ export const GroupJoinRequestPayload = Type.Object(
   },
   closed,
 );
+export const StatusReceivedPayload = Type.Object(
+  {
+    deviceId: DeviceId,
+    from: Sender,
+    waMessageId: Type.String(),
+    type: Type.Enum(INBOUND_TYPES),
+    body: Type.Optional(Type.String({ description: 'The text, or the caption.' })),
+    media: Type.Optional(MediaSchema),
+    timestamp: UnixSeconds,
+  },
+  { ...closed, description: "Someone's status (story), with its media downloaded like any inbound media." },
+);
 export const WebhookTestPayload = Type.Object({ message: Type.String() }, closed);
 
 /** Every kind with its payload and a line for the reader. */
@@ -281,6 +292,7 @@ export const WEBHOOK_PAYLOADS: Readonly<
     schema: GroupJoinRequestPayload,
     summary: 'Someone asked to join a group that needs approval, or withdrew the request',
   },
+  'status.received': { schema: StatusReceivedPayload, summary: 'A contact posted a status (story)' },
   [TEST_EVENT_KIND]: { schema: WebhookTestPayload, summary: 'A test event (POST /devices/:id/hooks/test)' },
 };
 

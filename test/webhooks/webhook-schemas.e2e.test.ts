@@ -127,6 +127,15 @@ describe('webhook payload schemas', () => {
         json: { code: invite.body.code },
       });
       expect(asked.body).toEqual({ groupId, requested: true });
+      // A status the other device is in the audience of (status.received, with media).
+      expect(
+        (
+          await api('POST', '/devices/schema-shop/status/image', {
+            deviceKey: shop.key,
+            json: { base64: PNG, caption: 'story', audience: ['4915112340002'] },
+          })
+        ).status,
+      ).toBe(202);
       await api('POST', '/sandbox/devices/schema-shop/disconnect', { admin: true });
 
       const envelopes = async () => (await gateway.store.readAll()).map(envelopeOf).filter((e) => e !== undefined);

@@ -2,6 +2,7 @@
  * The inbound side of a Baileys connection: what the socket emits (messages, receipts, contacts, presence,
  * calls, group changes) mapped to the engine's callbacks (EngineEvents), in the order Baileys emitted it.
  */
+import { isStatusChat } from '../../status/status-chat.js';
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import {
@@ -135,7 +136,8 @@ export class BaileysInbound {
     // (group changes, reported as such). History comes as messaging-history.set, which is not listened to.
     if (type !== 'notify' && type !== 'append') return;
     for (const message of messages) {
-      if (!isSupportedChat(message.key.remoteJid)) continue; // status broadcasts, lists and channels
+      // Broadcast lists and channels are not reported; statuses are (as status.received).
+      if (!isSupportedChat(message.key.remoteJid) && !isStatusChat(message.key.remoteJid ?? undefined)) continue;
       // Our own sends come back as echoes; messages from the phone or other linked devices are reported.
       if (message.key.fromMe && message.key.id && this.deps.sent.has(message.key.id)) continue;
       this.enqueueReport(() => this.reportMessage(message), 'inbound');
@@ -147,15 +149,21 @@ export class BaileysInbound {
     const chatJid = key.remoteJid!;
     const isGroup = isGroupJid(chatJid);
     const fromMe = key.fromMe === true;
-    const chatId = isGroup ? chatJid : await this.chatIdOf(chatJid, key.remoteJidAlt);
+    const isStatus = isStatusChat(chatJid);
+    // This account's own statuses (posted from the phone) are not someone's status received.
+    if (isStatus && fromMe) return;
+    const chatId = isGroup || isStatus ? chatJid : await this.chatIdOf(chatJid, key.remoteJidAlt);
     const participant =
-      isGroup && !fromMe && key.participant ? await this.chatIdOf(key.participant, key.participantAlt) : undefined;
-    const from = fromMe ? (this.deps.linkedAccount()?.phone ?? '') : (participant ?? chatId);
+      (isGroup || isStatus) && !fromMe && key.participant
+        ? await this.chatIdOf(key.participant, key.participantAlt)
+        : undefined;
+    const from = fromMe ? (this.deps.linkedAccount()?.phone ?? '') : (participant ?? (isStatus ? undefined : chatId));
     if (!chatId || !from) {
       this.deps.logger.warn({ waMessageId: key.id }, 'inbound message from an unknown sender dropped');
       return;
     }
     const change = protocolChangeOf(message);
+    if (change && isStatus) return; // a status taken down: nothing to report
     if (change) {
       const base = {
         id: change.id,
@@ -184,7 +192,7 @@ export class BaileysInbound {
       chatId,
       isGroup,
       fromMe,
-      ...(participant ? { participant } : {}),
+      ...(participant && !isStatus ? { participant } : {}),
       ...(inbound.quoted ? { quoted: { ...inbound.quoted, from: quotedFrom ?? (inbound.quoted.from || chatId) } } : {}),
       ...(mentions.length > 0 ? { mentions: mentions.filter((m): m is string => !!m) } : {}),
     };

@@ -199,7 +199,7 @@ export class SandboxConnection implements EngineConnection {
       });
       return;
     }
-    const recipients = this.network.audienceOf(message.to, this, from);
+    const recipients = this.network.audienceOf(message.to, this, from, message.audience);
     const inner = content.kind === 'forward' ? content.content : content;
     // A file that cannot be opened leaves the recipients with the media's description only.
     const media =

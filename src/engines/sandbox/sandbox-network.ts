@@ -11,6 +11,7 @@ import type { ChatActivity, GroupReport, InboundMessage, OutgoingContent, Outgoi
 import type { SandboxConnection } from './sandbox-connection.js';
 import { SandboxGroups } from './sandbox-groups.js';
 import { SandboxProfiles } from './sandbox-account-operations.js';
+import { isStatusChat } from '../../status/status-chat.js';
 
 /** A sent message's media not fetched by its recipient within this long is let go. */
 const UNCLAIMED_MEDIA_MS = 5 * 60_000;
@@ -54,7 +55,15 @@ export class SandboxNetwork {
    * Where a sent message goes: its recipients, and the sender's account's other linked devices, which get it
    * as sent by the account (`fromMe`), as WhatsApp's multi-device does (in a group they are members already).
    */
-  audienceOf(to: string, sender: SandboxConnection, from: string): SandboxConnection[] {
+  audienceOf(to: string, sender: SandboxConnection, from: string, statusAudience?: string[]): SandboxConnection[] {
+    // A status reaches the online devices of its audience only.
+    if (isStatusChat(to)) {
+      const reached: SandboxConnection[] = [];
+      for (const phone of new Set(statusAudience ?? []))
+        for (const connection of this.onlineByPhone.get(phone) ?? [])
+          if (connection !== sender) reached.push(connection);
+      return reached;
+    }
     const found = this.recipientsOf(to, sender);
     if (isGroupId(to) || to === from) return found;
     for (const connection of this.onlineByPhone.get(from) ?? []) if (connection !== sender) found.push(connection);
@@ -236,12 +245,13 @@ export function toInbound(
   seenBy: { fromMe?: boolean; pushName?: string } = {},
 ): InboundMessage {
   const group = isGroupId(message.to);
+  const status = isStatusChat(message.to);
   const fromMe = seenBy.fromMe === true;
   const base: Omit<InboundMessage, 'type' | 'body'> = {
     waMessageId: message.waMessageId,
     from,
     timestamp,
-    chatId: group || fromMe ? message.to : from,
+    chatId: group || fromMe || status ? message.to : from,
     isGroup: group,
     fromMe,
     ...(group && !fromMe ? { participant: from } : {}),

@@ -400,7 +400,7 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
 }
 
 /** Exactly one source of media. */
-function mediaInputOf(fields: { url?: string; base64?: string }, upload: MediaInput | undefined): MediaInput {
+export function mediaInputOf(fields: { url?: string; base64?: string }, upload: MediaInput | undefined): MediaInput {
   const given = [
     upload && (upload.from === 'spooled' ? 'base64' : 'a file part'),
     fields.url !== undefined && 'url',

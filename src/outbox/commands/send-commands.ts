@@ -10,6 +10,7 @@ import type { SeenMessage, SeenMessages } from './seen-messages.js';
 import type { MediaSource } from '../../media/media-kinds.js';
 import { textWithUrl } from '../../messages/link-text.js';
 import { isGroupId } from '../../messages/chat-id.js';
+import { isStatusChat } from '../../status/status-chat.js';
 import { DomainError, invalidField } from '../../errors/domain-error.js';
 import { type IdempotencyKeys, type RequestFingerprints, fingerprintsOf } from './idempotency-keys.js';
 import type { MediaInput, MediaIntake } from '../../media/media-intake.js';
@@ -36,11 +37,13 @@ export interface SendContext {
   mentions?: string[] | 'all';
   /** ISO 8601: not sent by then, the message is `expired`. */
   expiresAt?: string;
+  /** A status (`to`: `status@broadcast`): the numbers that see it. */
+  audience?: string[];
 }
 
 export type SendInput = SendContext &
   (
-    | { kind: 'text'; to: string; text: string }
+    | { kind: 'text'; to: string; text: string; backgroundColor?: string; font?: number }
     | { kind: 'location'; to: string; latitude: number; longitude: number; name?: string; address?: string }
     | { kind: 'link'; to: string; url: string; text?: string; preview?: boolean }
     | { kind: 'reaction'; to: string; messageId: string; emoji: string }
@@ -76,6 +79,8 @@ export interface SendCommandsDeps {
   receivedMediaPath?: (deviceId: string, waMessageId: string) => string;
   /** OUTBOX_MESSAGE_TTL: a message without its own expiresAt expires this long after it was queued. */
   messageTtlMs?: number;
+  /** A status's audience when the send names none: every number the account exchanged messages with. */
+  statusAudience?: (deviceId: string) => string[];
   /** The participants of a group as the groups read model knows them (undefined: the account is not in it). */
   groupMembers?: (deviceId: string, groupId: string) => string[] | undefined;
 }
@@ -197,6 +202,7 @@ export class SendCommands {
     const now = this.now();
     const expiresAt = this.expiryOf(input, now);
     const mentions = this.mentionsOf(deviceId, input);
+    const audience = this.audienceOf(deviceId, input);
     const content = await this.contentOf(deviceId, outboxId, input);
     const message = {
       outboxId,
@@ -209,6 +215,7 @@ export class SendCommands {
       ...(idempotency ? { idempotency: { key: idempotency.key, fingerprint: idempotency.fingerprint } } : {}),
       ...(replyTo ? { replyTo } : {}),
       ...(mentions?.length ? { mentions } : {}),
+      ...(audience ? { audience } : {}),
     };
     let executed;
     try {
@@ -244,6 +251,23 @@ export class SendCommands {
     return members;
   }
 
+  /**
+   * A status's audience: as given, else (decided now, after any Idempotency-Key was recognised) every number the
+   * account exchanged messages with; none at all is `422 empty_audience`. Not a status: none.
+   */
+  private audienceOf(deviceId: string, input: SendInput): string[] | undefined {
+    if (!isStatusChat(input.to)) return undefined;
+    const audience = [...new Set(input.audience ?? this.deps.statusAudience?.(deviceId) ?? [])];
+    if (audience.length === 0)
+      throw new DomainError(
+        'empty_audience',
+        input.audience
+          ? 'the audience is empty: name at least one number'
+          : 'the account has exchanged messages with no one yet: name the audience',
+      );
+    return audience;
+  }
+
   /** The send's own expiresAt (which must lie ahead), else the TTL's, else none. */
   private expiryOf(input: SendContext, now: number): string | undefined {
     if (input.expiresAt !== undefined) {
@@ -263,7 +287,12 @@ export class SendCommands {
   private async contentOf(deviceId: string, outboxId: string, input: SendInput): Promise<QueuedContent> {
     switch (input.kind) {
       case 'text':
-        return { kind: 'text', text: input.text };
+        return {
+          kind: 'text',
+          text: input.text,
+          ...(input.backgroundColor === undefined ? {} : { backgroundColor: input.backgroundColor }),
+          ...(input.font === undefined ? {} : { font: input.font }),
+        };
       case 'location':
         return {
           kind: 'location',
