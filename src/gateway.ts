@@ -38,6 +38,8 @@ import { metricsRoutes } from './http/routes/metrics.js';
 import { createReadModels } from './read-models.js';
 import { StatusReceipts } from './status/status-receipts.js';
 import { statusRoutes } from './http/routes/status.js';
+import { presenceRoutes } from './http/routes/presence.js';
+import { PresenceSubscriptions } from './contacts/contact-presence.js';
 import { VERSION } from './version.js';
 import { Webhooks } from './webhooks/webhooks.js';
 import { startSending } from './outbox/sending.js';
@@ -466,6 +468,19 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     blocked: (deviceId: string) => accountCommands.blocked(deviceId),
   };
   routes.push(...accountRoutes({ account, lookups }));
+  routes.push(
+    ...presenceRoutes({
+      subscriptions: calls.serve(
+        'presence',
+        new PresenceSubscriptions({
+          connection: (deviceId) => sessions.connection(deviceId),
+          sessionState: sessionStateOf,
+        }),
+        { subscribe: 'repeatable' },
+      ),
+      presence: readModels.presence,
+    }),
+  );
   routes.push(
     ...contactRoutes({
       contacts,

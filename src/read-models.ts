@@ -14,6 +14,7 @@ import { SettingsReadModel } from './settings/settings-read-model.js';
 import { SealedText } from './secrets/sealed-text.js';
 import { HookSecrets } from './webhooks/hook-secrets.js';
 import { StatusesReadModel } from './status/statuses-read-model.js';
+import { ContactPresenceReadModel } from './contacts/contact-presence.js';
 
 /**
  * Every read model of the gateway over one read-model database: the gateway serves from them and
@@ -35,6 +36,8 @@ export interface ReadModels {
   settings: SettingsReadModel;
   /** The statuses each device posted, with their viewers. */
   statuses: StatusesReadModel;
+  /** The last presence seen of each contact. */
+  presence: ContactPresenceReadModel;
   /** Fed by the main runner. */
   projections: Projection[];
 }
@@ -58,6 +61,7 @@ export function createReadModels(
   const blocklist = new BlocklistReadModel(db);
   const settings = new SettingsReadModel(db, new SealedText(options.encryptionKey));
   const statuses = new StatusesReadModel(db);
+  const presence = new ContactPresenceReadModel(db);
   return {
     devices,
     history,
@@ -68,7 +72,19 @@ export function createReadModels(
     blocklist,
     settings,
     statuses,
-    projections: [devices, history, ...sending.projections, contacts, messages, groups, blocklist, settings, statuses],
+    presence,
+    projections: [
+      devices,
+      history,
+      ...sending.projections,
+      contacts,
+      messages,
+      groups,
+      blocklist,
+      settings,
+      statuses,
+      presence,
+    ],
   };
 }
 

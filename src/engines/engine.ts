@@ -180,6 +180,8 @@ export interface EngineConnection {
   avatarUrl(number: string): Promise<string | null>;
   /** Read receipts for received messages of a chat (`participant`: the sender, in groups). */
   markRead?(chatId: string, messages: Array<{ waMessageId: string; participant?: string }>): Promise<void>;
+  /** Asks for a contact's presence changes (reported as `presence` activity, with `lastSeen` when known). */
+  subscribePresence?(number: string): Promise<void>;
   /** Typing or recording in a chat (`chatId`), or the account's own availability (no chat). */
   sendPresence?(state: ChatPresence | OwnPresence, chatId?: string): Promise<void>;
   /**

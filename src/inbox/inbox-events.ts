@@ -53,6 +53,8 @@ export interface PresenceUpdatedData {
   chatId: string;
   from: string;
   state: PresenceState;
+  /** ISO 8601: when the contact was last online, when the network says (a subscribed contact going offline). */
+  lastSeen?: string;
 }
 
 export interface CallReceivedData {

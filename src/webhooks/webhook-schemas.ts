@@ -199,7 +199,15 @@ export const PollVotePayload = Type.Object(
   closed,
 );
 export const PresenceUpdatePayload = Type.Object(
-  { deviceId: DeviceId, chatId: ChatId, from: Sender, state: Type.Enum(PRESENCE_STATES) },
+  {
+    deviceId: DeviceId,
+    chatId: ChatId,
+    from: Sender,
+    state: Type.Enum(PRESENCE_STATES),
+    lastSeen: Type.Optional(
+      Type.String({ format: 'date-time', description: 'When the contact was last online, when known.' }),
+    ),
+  },
   closed,
 );
 export const CallReceivedPayload = Type.Object(

@@ -270,7 +270,12 @@ export class BaileysInbound {
       for (const [participantJid, presence] of Object.entries(presences)) {
         const state = presence.lastKnownPresence ? PRESENCE_OF[presence.lastKnownPresence] : undefined;
         const from = await this.chatIdOf(participantJid);
-        if (state && from) this.reportActivity({ kind: 'presence', chatId, from, state });
+        const lastSeen =
+          state === 'unavailable' && typeof presence.lastSeen === 'number' && presence.lastSeen > 0
+            ? new Date(presence.lastSeen * 1000).toISOString()
+            : undefined;
+        if (state && from)
+          this.reportActivity({ kind: 'presence', chatId, from, state, ...(lastSeen ? { lastSeen } : {}) });
       }
     }, 'presence');
   }

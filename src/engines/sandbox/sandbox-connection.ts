@@ -228,8 +228,17 @@ export class SandboxConnection implements EngineConnection {
     for (const { waMessageId } of messages) this.network.markRead(this.linked!.phone, waMessageId);
   }
 
+  async subscribePresence(number: string): Promise<void> {
+    this.requireOnline();
+    this.network.subscribePresence(this, number);
+  }
+
   async sendPresence(state: ChatPresence | OwnPresence, chatId?: string): Promise<void> {
     this.requireOnline();
+    if (chatId === undefined && (state === 'available' || state === 'unavailable')) {
+      this.network.ownPresence(this.linked!.phone, state);
+      return;
+    }
     if (chatId === undefined || state === 'available' || state === 'unavailable') return;
     this.network.presence(this, this.linked!.phone, chatId, state);
   }

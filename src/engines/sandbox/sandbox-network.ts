@@ -37,6 +37,10 @@ export class SandboxNetwork {
   private readonly timers = new Set<NodeJS.Timeout>();
   readonly groups = new SandboxGroups();
   readonly profiles = new SandboxProfiles();
+  /** number → the connections subscribed to its presence (POST /contacts/:number/presence). */
+  private readonly presenceSubscribers = new Map<string, Set<SandboxConnection>>();
+  /** number → when its last device went offline (unix ms). */
+  private readonly lastSeen = new Map<string, number>();
   /** waMessageId → its sender's connection and number: read receipts go back to it. */
   private readonly sentBy = new Map<string, { connection: SandboxConnection; phone: string; to: string }>();
 
@@ -163,13 +167,57 @@ export class SandboxNetwork {
     let connections = this.onlineByPhone.get(phone);
     if (!connections) this.onlineByPhone.set(phone, (connections = new Set()));
     connections.add(connection);
+    if (connections.size === 1) this.tellPresence(phone);
+  }
+
+  /**
+   * `subscriber` wants `phone`'s presence: it hears the present one at once, then every change (a device of the
+   * number coming online or going offline, or the account saying it is available or not).
+   */
+  subscribePresence(subscriber: SandboxConnection, phone: string): void {
+    let subscribers = this.presenceSubscribers.get(phone);
+    if (!subscribers) this.presenceSubscribers.set(phone, (subscribers = new Set()));
+    subscribers.add(subscriber);
+    this.tellPresence(phone, [subscriber]);
+  }
+
+  /** The account `phone` says it is available or not (POST /presence). */
+  ownPresence(phone: string, state: 'available' | 'unavailable'): void {
+    if (state === 'unavailable') this.lastSeen.set(phone, Date.now());
+    this.tellPresence(phone, undefined, state);
+  }
+
+  private tellPresence(phone: string, to?: Iterable<SandboxConnection>, said?: 'available' | 'unavailable'): void {
+    const subscribers = [...(to ?? this.presenceSubscribers.get(phone) ?? [])];
+    if (subscribers.length === 0) return;
+    const state = said ?? (this.onlineByPhone.has(phone) ? 'available' : 'unavailable');
+    const seen = this.lastSeen.get(phone);
+    this.later(0, () => {
+      for (const subscriber of subscribers) {
+        if (!subscriber.online) continue;
+        subscriber.activity({
+          kind: 'presence',
+          chatId: phone,
+          from: phone,
+          state,
+          ...(state === 'unavailable' && seen !== undefined ? { lastSeen: new Date(seen).toISOString() } : {}),
+        });
+      }
+    });
   }
 
   detach(connection: SandboxConnection): void {
     const phone = connection.account?.phone;
     const connections = phone === undefined ? undefined : this.onlineByPhone.get(phone);
-    connections?.delete(connection);
-    if (phone !== undefined && connections?.size === 0) this.onlineByPhone.delete(phone);
+    const wasThere = connections?.delete(connection) === true;
+    if (phone !== undefined && connections?.size === 0) {
+      this.onlineByPhone.delete(phone);
+      if (wasThere) {
+        this.lastSeen.set(phone, Date.now());
+        this.tellPresence(phone);
+      }
+    }
+    for (const subscribers of this.presenceSubscribers.values()) subscribers.delete(connection);
     if (this.latest.get(connection.deviceId) === connection) this.latest.delete(connection.deviceId);
   }
 
