@@ -41,6 +41,10 @@ import { Counter } from 'prom-client';
 import { metricsRoutes } from './http/routes/metrics.js';
 import { overviewRoutes } from './http/routes/overview.js';
 import { createReadModels } from './read-models.js';
+import { StatusReceipts } from './status/status-receipts.js';
+import { statusRoutes } from './http/routes/status.js';
+import { presenceRoutes } from './http/routes/presence.js';
+import { PresenceSubscriptions } from './contacts/contact-presence.js';
 import { VERSION } from './version.js';
 import { Webhooks } from './webhooks/webhooks.js';
 import { startSending } from './outbox/sending.js';
@@ -72,7 +76,8 @@ import { InboundMediaStore } from './media/inbound-media-store.js';
 import { startLeases } from './cluster/cluster-wiring.js';
 import { readModelFileOf } from './projections/read-model-db.js';
 import { GroupCommands } from './groups/group-commands.js';
-import { groupRoutes } from './http/routes/groups.js';
+import { GROUP_PICTURE_MAX_BYTES, groupRoutes } from './http/routes/groups.js';
+import { mediaLimitOf } from './media/media-limits.js';
 import { AccountCommands } from './account/account-commands.js';
 import { accountRoutes } from './http/routes/account.js';
 import { SettingsCommands } from './settings/settings-commands.js';
@@ -251,7 +256,12 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   // media downloads the gateway records itself.
   const inbox = new InboxCommands(store);
   const sink = new InboundMediaSink(
-    new StoreMessageSink(store, sendingCore.receipts, contactsRecorder.listener, inbox),
+    new StoreMessageSink(
+      store,
+      new StatusReceipts(sendingCore.receipts, readModels.statuses, inbox),
+      contactsRecorder.listener,
+      inbox,
+    ),
     receivedMedia,
     inbox,
     {
@@ -298,6 +308,10 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     revokeInvite: 'once',
     join: 'once',
     leave: 'once',
+    pictureUrl: 'repeatable',
+    setPicture: 'once',
+    joinRequests: 'repeatable',
+    answerJoinRequests: 'once',
   });
   const accountCommands = new AccountCommands({
     store,
@@ -334,6 +348,10 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   if (link) link.forgetters.push((deviceId) => webhooks.forgetHook(deviceId));
   // Pacing: the device's settings, its first link and what the message index knows of a recipient.
   const pacing = new PacingContexts(store, readModels.settings, readModelDb);
+  // A status's default audience: the numbers of the account's direct chats (the message index's chats).
+  const contactNumbers = readModelDb.prepare<[string], { chat_id: string }>(
+    "SELECT chat_id FROM chats WHERE device_id = ? AND chat_id GLOB '[0-9]*' AND chat_id NOT GLOB '*[^0-9]*'",
+  );
   const sending = await startSending({
     config,
     store,
@@ -347,6 +365,9 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     log,
     seen: messages,
     receivedMediaPath: (deviceId, waMessageId) => receivedMedia.pathOf(deviceId, waMessageId),
+    statusAudience: (deviceId) => contactNumbers.all(deviceId).map((row) => row.chat_id),
+    groupMembers: (deviceId, groupId) =>
+      readModels.groups.get(deviceId, groupId, undefined)?.participants.map((p) => p.number),
     clock,
     pacing,
     ...(cluster ? { fences: cluster.fences } : {}),
@@ -502,8 +523,22 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       deferredUntil: (deviceId) => pacingStatuses.deferredUntil(deviceId),
     }),
     ...pacingRoutes(pacingStatuses),
+    ...statusRoutes({
+      sends: sending.sends,
+      statuses: readModels.statuses,
+      media: sending.media,
+      mediaSettings: config.media,
+      bodyGate,
+      now: () => clock.now(),
+    }),
   );
-  routes.push(...groupRoutes(groups));
+  routes.push(
+    ...groupRoutes(groups, {
+      bodyGate,
+      uploadDir: sending.media.incomingDir,
+      limit: Math.min(mediaLimitOf('image', config.media), GROUP_PICTURE_MAX_BYTES),
+    }),
+  );
   // A proxy host is judged by the same guard as webhook and media URLs.
   routes.push(
     ...settingsRoutes(
@@ -533,6 +568,19 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     blocked: (deviceId: string) => accountCommands.blocked(deviceId),
   };
   routes.push(...accountRoutes({ account, lookups }));
+  routes.push(
+    ...presenceRoutes({
+      subscriptions: calls.serve(
+        'presence',
+        new PresenceSubscriptions({
+          connection: (deviceId) => sessions.connection(deviceId),
+          sessionState: sessionStateOf,
+        }),
+        { subscribe: 'repeatable' },
+      ),
+      presence: readModels.presence,
+    }),
+  );
   routes.push(
     ...contactRoutes({
       contacts,

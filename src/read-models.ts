@@ -16,6 +16,8 @@ import { SealedText } from './secrets/sealed-text.js';
 import { HookSecrets } from './webhooks/hook-secrets.js';
 import { DailyActivityReadModel } from './activity/daily-activity-read-model.js';
 import { OutputsReadModel } from './outputs/outputs-read-model.js';
+import { StatusesReadModel } from './status/statuses-read-model.js';
+import { ContactPresenceReadModel } from './contacts/contact-presence.js';
 
 /**
  * Every read model of the gateway over one read-model database: the gateway serves from them and
@@ -41,6 +43,10 @@ export interface ReadModels {
   outputs: OutputsReadModel;
   /** Each session's health as the watchdog judged it. */
   health: HealthReadModel;
+  /** The statuses each device posted, with their viewers. */
+  statuses: StatusesReadModel;
+  /** The last presence seen of each contact. */
+  presence: ContactPresenceReadModel;
   /** Fed by the main runner. */
   projections: Projection[];
 }
@@ -66,6 +72,8 @@ export function createReadModels(
   const activity = new DailyActivityReadModel(db);
   const outputs = new OutputsReadModel(db);
   const health = new HealthReadModel(db);
+  const statuses = new StatusesReadModel(db);
+  const presence = new ContactPresenceReadModel(db);
   return {
     devices,
     history,
@@ -78,6 +86,8 @@ export function createReadModels(
     activity,
     outputs,
     health,
+    statuses,
+    presence,
     projections: [
       devices,
       history,
@@ -90,6 +100,8 @@ export function createReadModels(
       activity,
       outputs,
       health,
+      statuses,
+      presence,
     ],
   };
 }

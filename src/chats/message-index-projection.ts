@@ -2,6 +2,7 @@
  * The message index's projection: writes its rows (message-index-schema.ts) from the log's message, chat and
  * outbox events, holding them in memory during a batch (src/projections/row-buffer.ts) and writing them at its end.
  */
+import { isStatusChat } from '../status/status-chat.js';
 import type Database from 'better-sqlite3';
 import type { StoredEvent } from '../eventstore/event-store.js';
 import { eventGuard } from '../eventstore/typed-events.js';
@@ -486,6 +487,8 @@ export class MessageIndexProjection implements Projection {
 
   /** A new message of a chat (not a reaction): the chat's last message, its unread count, its name. */
   private touchChat(message: MessageRow, name: string | undefined, counts = true): void {
+    // Statuses (this device's and others') are kept as messages (their media is served) but are no chat.
+    if (isStatusChat(message.chat_id)) return;
     const chats = this.rows().chats;
     const chatKey = key(message.device_id, message.chat_id);
     const unread = counts && message.from_me === 0 ? 1 : 0;

@@ -103,7 +103,8 @@ export interface MediaFile {
 }
 
 export type OutgoingContent =
-  | { kind: 'text'; text: string }
+  /** `backgroundColor` and `font`: a text status's look. */
+  | { kind: 'text'; text: string; backgroundColor?: string; font?: number }
   | { kind: 'image' | 'video'; media: MediaFile; caption?: string }
   | { kind: 'audio'; media: MediaFile; ptt?: boolean }
   | { kind: 'file'; media: MediaFile; caption?: string }
@@ -152,6 +153,8 @@ export interface OutgoingMessage {
   replyTo?: ReplyTarget;
   /** Numbers mentioned in the text or caption. */
   mentions?: string[];
+  /** A status (`to` is `status@broadcast`): the numbers that see it (WhatsApp's statusJidList). */
+  audience?: string[];
 }
 
 export type ChatPresence = 'typing' | 'recording' | 'paused';
@@ -212,6 +215,8 @@ export interface EngineConnection {
   avatarUrl(number: string): Promise<string | null>;
   /** Read receipts for received messages of a chat (`participant`: the sender, in groups). */
   markRead?(chatId: string, messages: Array<{ waMessageId: string; participant?: string }>): Promise<void>;
+  /** Asks for a contact's presence changes (reported as `presence` activity, with `lastSeen` when known). */
+  subscribePresence?(number: string): Promise<void>;
   /** Typing or recording in a chat (`chatId`), or the account's own availability (no chat). */
   sendPresence?(state: ChatPresence | OwnPresence, chatId?: string): Promise<void>;
   /**

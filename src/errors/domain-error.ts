@@ -37,6 +37,7 @@ export const DOMAIN_ERROR_CODES = [
   'too_many_webhooks',
   'recipient_unresponsive',
   'chat_not_found',
+  'empty_audience',
 ] as const satisfies readonly ErrorCode[];
 
 export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];

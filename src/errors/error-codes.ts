@@ -54,6 +54,7 @@ export const ERROR_CATALOGUE = {
     meaning: 'The device (or the gateway, for global webhooks) has as many webhooks as allowed.',
   },
   chat_not_found: { status: 404, meaning: 'The device has no such chat.' },
+  empty_audience: { status: 422, meaning: 'A status needs at least one number to see it.' },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;

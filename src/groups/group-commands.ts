@@ -19,7 +19,7 @@ import {
   type ParticipantAction,
   groupsStream,
 } from './group-events.js';
-import type { GroupOperations, ParticipantResult } from './group-operations.js';
+import type { GroupOperations, JoinRequest, JoinRequestAnswer, ParticipantResult } from './group-operations.js';
 import { type GroupsCommand, type GroupsState, groupsDecider, requireAdmin, requireGroup } from './groups-decider.js';
 import type { GroupDetail, GroupSummary, GroupsReadModel } from './groups-read-model.js';
 
@@ -121,12 +121,69 @@ export class GroupCommands {
     return code;
   }
 
-  async join(deviceId: string, code: string): Promise<string> {
+  /** Joins by code; a group that needs approval gets a join request instead (`requested: true`). */
+  async join(deviceId: string, code: string): Promise<{ groupId: string; requested?: true }> {
     const { operations } = this.online(deviceId);
-    const groupId = await operations.join(code);
-    const group = await operations.metadata(groupId);
+    const joined = await operations.join(code);
+    if (typeof joined !== 'string') return { groupId: joined.groupId, requested: true };
+    const group = await operations.metadata(joined);
     await this.record(deviceId, { type: 'RecordGroups', deviceId, groups: [group], reason: 'joined' });
-    return groupId;
+    return { groupId: joined };
+  }
+
+  /** The picture's URL (from the network), null when the group has none. */
+  async pictureUrl(deviceId: string, groupId: string): Promise<string | null> {
+    const { operations } = this.online(deviceId);
+    requireGroup(await this.state(deviceId), groupId);
+    return await supported(operations.pictureUrl?.bind(operations), 'group pictures')(groupId);
+  }
+
+  /**
+   * Sets (JPEG or PNG bytes, as base64: arguments may travel to the device's owner as JSON) or removes (null) the
+   * picture: admins only; recorded before the answer.
+   */
+  async setPicture(deviceId: string, groupId: string, imageBase64: string | null): Promise<void> {
+    const { operations, me } = this.online(deviceId);
+    requireAdmin(await this.state(deviceId), groupId, me);
+    if (imageBase64 === null) await supported(operations.removePicture?.bind(operations), 'group pictures')(groupId);
+    else
+      await supported(operations.setPicture?.bind(operations), 'group pictures')(
+        groupId,
+        Buffer.from(imageBase64, 'base64'),
+      );
+    await this.record(deviceId, { type: 'RecordPicture', deviceId, groupId, removed: imageBase64 === null, by: me });
+  }
+
+  /** Pending requests to join (admins only). */
+  async joinRequests(deviceId: string, groupId: string): Promise<JoinRequest[]> {
+    const { operations, me } = this.online(deviceId);
+    requireAdmin(await this.state(deviceId), groupId, me);
+    return await supported(operations.joinRequests?.bind(operations), 'join requests')(groupId);
+  }
+
+  /** Approves or rejects requests (admins only); those approved are recorded as added. */
+  async answerJoinRequests(
+    deviceId: string,
+    groupId: string,
+    action: JoinRequestAnswer,
+    numbers: readonly string[],
+  ): Promise<ParticipantResult[]> {
+    const { operations, me } = this.online(deviceId);
+    requireAdmin(await this.state(deviceId), groupId, me);
+    const answer = supported(operations.answerJoinRequests?.bind(operations), 'join requests');
+    const results = await answer(groupId, action, numbers);
+    const added = results.filter((r) => r.status === 'ok').map((r) => r.number);
+    if (action === 'approve' && added.length > 0)
+      await this.record(deviceId, {
+        type: 'RecordParticipants',
+        deviceId,
+        groupId,
+        action: 'add',
+        participants: added,
+        by: me,
+        me,
+      });
+    return results;
   }
 
   async leave(deviceId: string, groupId: string): Promise<void> {
@@ -168,6 +225,24 @@ export class GroupCommands {
           deviceId,
           groups: [report.group],
           reason: 'reported',
+        });
+        return;
+      case 'picture':
+        await this.handler.handle(groupsStream(deviceId), {
+          type: 'RecordPicture',
+          deviceId,
+          groupId: report.groupId,
+          removed: report.removed,
+          ...(report.by ? { by: report.by } : {}),
+        });
+        return;
+      case 'join_request':
+        await this.handler.handle(groupsStream(deviceId), {
+          type: 'RecordJoinRequest',
+          deviceId,
+          groupId: report.groupId,
+          number: report.number,
+          action: report.action,
         });
         return;
     }
@@ -220,6 +295,12 @@ const GROUP_REFUSALS: EngineRefusals = {
   not_group_admin: 'not_group_admin',
 };
 
+/** An operation the engine may lack: without it, the network cannot do it (`engine_error`). */
+function supported<F>(operation: F | undefined, what: string): F {
+  if (!operation) throw new DomainError('engine_error', `this device's engine has no ${what}`);
+  return operation;
+}
+
 const notInGroup = (groupId: string) => new DomainError('not_found', `the account is not in the group ${groupId}`);
 
 function detailOf(group: GroupMetadata, me: string): GroupDetail {
@@ -232,6 +313,9 @@ function detailOf(group: GroupMetadata, me: string): GroupDetail {
     isAdmin: role === 'admin' || role === 'superadmin',
     announce: group.announce,
     locked: group.locked,
+    ephemeral: group.ephemeral ?? 0,
+    joinApproval: group.joinApproval === true,
+    membersCanAdd: group.membersCanAdd === true,
     participants: group.participants,
   };
 }

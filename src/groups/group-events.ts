@@ -28,13 +28,25 @@ export interface GroupMetadata {
   /** Only admins may change the group's settings. */
   locked: boolean;
   participants: GroupParticipant[];
+  /** Disappearing messages: seconds a message lives (0 or absent: off). */
+  ephemeral?: number;
+  /** Joining (by link) needs an admin's approval. */
+  joinApproval?: boolean;
+  /** Every member may add participants (not only admins). */
+  membersCanAdd?: boolean;
 }
+
+/** The disappearing-message timers WhatsApp offers, in seconds (0: off). */
+export const EPHEMERAL_DURATIONS = [0, 86_400, 604_800, 7_776_000] as const;
 
 export interface GroupSettingsChange {
   subject?: string;
   description?: string;
   announce?: boolean;
   locked?: boolean;
+  ephemeral?: number;
+  joinApproval?: boolean;
+  membersCanAdd?: boolean;
 }
 
 /** A group entered the account's list, or its metadata was refreshed from the network. */
@@ -72,12 +84,32 @@ export interface GroupInviteRevokedData {
   groupId: string;
 }
 
+/** The group's picture was set or removed (PUT/DELETE /groups/:groupId/picture, or by another admin). */
+export interface GroupPictureChangedData {
+  deviceId: string;
+  groupId: string;
+  removed: boolean;
+  by?: string;
+}
+
+export const JOIN_REQUEST_ACTIONS = ['created', 'revoked'] as const;
+
+/** Someone asked to join a group that needs approval (`created`), or withdrew the request (`revoked`): `group.join_request`. */
+export interface GroupJoinRequestData {
+  deviceId: string;
+  groupId: string;
+  number: string;
+  action: (typeof JOIN_REQUEST_ACTIONS)[number];
+}
+
 export type GroupEvent =
   | { type: 'GroupMetadataRecorded'; data: GroupMetadataRecordedData }
   | { type: 'GroupUpdated'; data: GroupUpdatedData }
   | { type: 'GroupParticipantsChanged'; data: GroupParticipantsChangedData }
   | { type: 'GroupLeft'; data: GroupLeftData }
-  | { type: 'GroupInviteRevoked'; data: GroupInviteRevokedData };
+  | { type: 'GroupInviteRevoked'; data: GroupInviteRevokedData }
+  | { type: 'GroupPictureChanged'; data: GroupPictureChangedData }
+  | { type: 'GroupJoinRequested'; data: GroupJoinRequestData };
 
 export const GROUP_EVENT_TYPES: ReadonlySet<string> = new Set<GroupEvent['type']>([
   'GroupMetadataRecorded',
@@ -85,6 +117,8 @@ export const GROUP_EVENT_TYPES: ReadonlySet<string> = new Set<GroupEvent['type']
   'GroupParticipantsChanged',
   'GroupLeft',
   'GroupInviteRevoked',
+  'GroupPictureChanged',
+  'GroupJoinRequested',
 ]);
 
 /** What an engine reports about groups (EngineEvents.groups), without the device id. */
@@ -92,4 +126,6 @@ export type GroupReport =
   | { kind: 'updated'; groupId: string; change: GroupSettingsChange; by?: string }
   | { kind: 'participants'; groupId: string; action: ParticipantAction; participants: string[]; by?: string }
   /** A group's full metadata (the account was added to it, or it changed in a way only a refresh says). */
-  | { kind: 'metadata'; group: GroupMetadata };
+  | { kind: 'metadata'; group: GroupMetadata }
+  | { kind: 'picture'; groupId: string; removed: boolean; by?: string }
+  | { kind: 'join_request'; groupId: string; number: string; action: GroupJoinRequestData['action'] };

@@ -28,10 +28,41 @@ export interface GroupOperations {
   inviteCode(groupId: string): Promise<string>;
   /** Makes a new code (the old one stops working) and answers it. */
   revokeInvite(groupId: string): Promise<string>;
-  /** Joins by an invite code; answers the group's id. */
-  join(code: string): Promise<string>;
+  /**
+   * Joins by an invite code; answers the group's id, or `{ groupId, requested: true }` when the group needs an
+   * admin's approval (a join request was made instead).
+   */
+  join(code: string): Promise<string | JoinRequested>;
   leave(groupId: string): Promise<void>;
+  /** The group's picture: its URL, or null when it has none (absent: the engine has no pictures). */
+  pictureUrl?(groupId: string): Promise<string | null>;
+  /** Sets the picture (JPEG or PNG bytes). */
+  setPicture?(groupId: string, image: Buffer): Promise<void>;
+  removePicture?(groupId: string): Promise<void>;
+  /** Pending requests to join (a group with join approval). */
+  joinRequests?(groupId: string): Promise<JoinRequest[]>;
+  /** Approves or rejects requests: one result per number (`not_found`: no such request). */
+  answerJoinRequests?(
+    groupId: string,
+    action: JoinRequestAnswer,
+    numbers: readonly string[],
+  ): Promise<ParticipantResult[]>;
 }
+
+export interface JoinRequested {
+  groupId: string;
+  requested: true;
+}
+
+export interface JoinRequest {
+  /** Digits, or `<digits>@lid`. */
+  number: string;
+  /** ISO 8601. */
+  requestedAt: string;
+}
+
+export const JOIN_REQUEST_ANSWERS = ['approve', 'reject'] as const;
+export type JoinRequestAnswer = (typeof JOIN_REQUEST_ANSWERS)[number];
 
 /**
  * Why the network refused a group operation, as engines report it (EngineError codes): the group does not

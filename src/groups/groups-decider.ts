@@ -21,6 +21,10 @@ export interface GroupState {
   description?: string;
   announce: boolean;
   locked: boolean;
+  /** Disappearing messages, seconds (0: off). */
+  ephemeral?: number;
+  joinApproval?: boolean;
+  membersCanAdd?: boolean;
   /** number → role */
   participants: Readonly<Record<string, GroupRole>>;
   /** The stream's `seq` when this group last changed. */
@@ -56,7 +60,15 @@ export type GroupsCommand =
       me?: string;
     }
   | { type: 'RecordLeft'; deviceId: string; groupId: string; reason: 'left' | 'removed' | 'gone' }
-  | { type: 'RecordInviteRevoked'; deviceId: string; groupId: string };
+  | { type: 'RecordInviteRevoked'; deviceId: string; groupId: string }
+  | { type: 'RecordPicture'; deviceId: string; groupId: string; removed: boolean; by?: string }
+  | {
+      type: 'RecordJoinRequest';
+      deviceId: string;
+      groupId: string;
+      number: string;
+      action: 'created' | 'revoked';
+    };
 
 export const stateOfGroup = (group: GroupMetadata, seq = 0): GroupState => ({
   seq,
@@ -64,11 +76,27 @@ export const stateOfGroup = (group: GroupMetadata, seq = 0): GroupState => ({
   ...(group.description === undefined ? {} : { description: group.description }),
   announce: group.announce,
   locked: group.locked,
+  ...extrasOf(group),
   participants: Object.fromEntries(group.participants.map((p) => [p.number, p.role])),
 });
 
+/** The settings of Part 3 (disappearing messages, join approval, who adds), where known. */
+function extrasOf(group: GroupSettingsChange): Pick<GroupState, 'ephemeral' | 'joinApproval' | 'membersCanAdd'> {
+  return {
+    ...(group.ephemeral === undefined ? {} : { ephemeral: group.ephemeral }),
+    ...(group.joinApproval === undefined ? {} : { joinApproval: group.joinApproval }),
+    ...(group.membersCanAdd === undefined ? {} : { membersCanAdd: group.membersCanAdd }),
+  };
+}
+
 function sameGroup(a: GroupState, b: GroupState): boolean {
   if (a.subject !== b.subject || a.description !== b.description || a.announce !== b.announce || a.locked !== b.locked)
+    return false;
+  if (
+    (a.ephemeral ?? 0) !== (b.ephemeral ?? 0) ||
+    (a.joinApproval ?? false) !== (b.joinApproval ?? false) ||
+    (a.membersCanAdd ?? false) !== (b.membersCanAdd ?? false)
+  )
     return false;
   const left = Object.entries(a.participants);
   if (left.length !== Object.keys(b.participants).length) return false;
@@ -94,6 +122,15 @@ function effectiveChange(group: GroupState | undefined, change: GroupSettingsCha
     effective.description = change.description;
   if (change.announce !== undefined && change.announce !== group?.announce) effective.announce = change.announce;
   if (change.locked !== undefined && change.locked !== group?.locked) effective.locked = change.locked;
+  if (change.ephemeral !== undefined && change.ephemeral !== (group?.ephemeral ?? (group ? 0 : undefined)))
+    effective.ephemeral = change.ephemeral;
+  if (change.joinApproval !== undefined && change.joinApproval !== (group?.joinApproval ?? (group ? false : undefined)))
+    effective.joinApproval = change.joinApproval;
+  if (
+    change.membersCanAdd !== undefined &&
+    change.membersCanAdd !== (group?.membersCanAdd ?? (group ? false : undefined))
+  )
+    effective.membersCanAdd = change.membersCanAdd;
   return effective;
 }
 
@@ -158,6 +195,7 @@ export const groupsDecider: Decider<GroupsState, GroupsCommand, GroupEvent> = {
           ...(description === undefined ? {} : { description }),
           ...(announce === undefined ? {} : { announce }),
           ...(locked === undefined ? {} : { locked }),
+          ...extrasOf(event.data),
         };
         return { seq, groups: { ...groups, [event.data.groupId]: next } };
       }
@@ -175,6 +213,8 @@ export const groupsDecider: Decider<GroupsState, GroupsCommand, GroupEvent> = {
       case 'GroupLeft':
         return groups[event.data.groupId] ? { seq, groups: without(groups, event.data.groupId) } : state;
       case 'GroupInviteRevoked':
+      case 'GroupPictureChanged':
+      case 'GroupJoinRequested':
         return state;
     }
   },
@@ -233,6 +273,14 @@ export const groupsDecider: Decider<GroupsState, GroupsCommand, GroupEvent> = {
           : [];
       case 'RecordInviteRevoked':
         return [{ type: 'GroupInviteRevoked', data: { deviceId, groupId: command.groupId } }];
+      case 'RecordPicture': {
+        const { groupId, removed, by } = command;
+        return [{ type: 'GroupPictureChanged', data: { deviceId, groupId, removed, ...(by ? { by } : {}) } }];
+      }
+      case 'RecordJoinRequest': {
+        const { groupId, number, action } = command;
+        return [{ type: 'GroupJoinRequested', data: { deviceId, groupId, number, action } }];
+      }
     }
   },
 };

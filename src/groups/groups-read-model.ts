@@ -19,6 +19,10 @@ export interface GroupSummary {
   isAdmin: boolean;
   announce: boolean;
   locked: boolean;
+  /** Disappearing messages, seconds (0: off). */
+  ephemeral: number;
+  joinApproval: boolean;
+  membersCanAdd: boolean;
 }
 
 export interface GroupDetail extends GroupSummary {
@@ -43,6 +47,9 @@ interface GroupRow {
   locked: number;
   size: number;
   my_role: string | null;
+  ephemeral: number;
+  join_approval: number;
+  members_can_add: number;
 }
 
 /** Devices whose list is kept in memory. */
@@ -52,7 +59,7 @@ const ROLE_ORDER: Record<GroupRole, number> = { superadmin: 0, admin: 1, member:
 
 export class GroupsReadModel implements Projection {
   readonly name = 'groups';
-  readonly version = 1;
+  readonly version = 2;
   readonly handles: ReadonlySet<string> = HANDLED;
   private statements: ReturnType<GroupsReadModel['prepare']> | undefined;
   /**
@@ -83,6 +90,14 @@ export class GroupsReadModel implements Projection {
         role      TEXT NOT NULL,
         PRIMARY KEY (device_id, group_id, number)
       ) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS group_settings (
+        device_id       TEXT NOT NULL,
+        group_id        TEXT NOT NULL,
+        ephemeral       INTEGER NOT NULL,
+        join_approval   INTEGER NOT NULL,
+        members_can_add INTEGER NOT NULL,
+        PRIMARY KEY (device_id, group_id)
+      ) WITHOUT ROWID;
     `);
   }
 
@@ -92,7 +107,7 @@ export class GroupsReadModel implements Projection {
   }
 
   reset(db: Database.Database): void {
-    db.exec('DELETE FROM groups; DELETE FROM group_participants;');
+    db.exec('DELETE FROM groups; DELETE FROM group_participants; DELETE FROM group_settings;');
     this.lists.clear();
   }
 
@@ -114,6 +129,18 @@ export class GroupsReadModel implements Projection {
           announce: announce === undefined ? null : Number(announce),
           locked: locked === undefined ? null : Number(locked),
         });
+        const { ephemeral, joinApproval, membersCanAdd } = event.data;
+        if (ephemeral !== undefined || joinApproval !== undefined || membersCanAdd !== undefined) {
+          if (!sql.exists.get(deviceId, groupId)) return;
+          sql.ensureSettings.run(deviceId, groupId);
+          sql.updateSettings.run({
+            device_id: deviceId,
+            group_id: groupId,
+            ephemeral: ephemeral ?? null,
+            join_approval: joinApproval === undefined ? null : Number(joinApproval),
+            members_can_add: membersCanAdd === undefined ? null : Number(membersCanAdd),
+          });
+        }
         return;
       }
       case 'GroupParticipantsChanged': {
@@ -130,10 +157,12 @@ export class GroupsReadModel implements Projection {
       case 'GroupLeft':
         sql.deleteGroup.run(event.data.deviceId, event.data.groupId);
         sql.deleteParticipants.run(event.data.deviceId, event.data.groupId);
+        sql.deleteSettings.run(event.data.deviceId, event.data.groupId);
         return;
       case 'DeviceDeleted':
         sql.deleteDeviceGroups.run(event.data.deviceId);
         sql.deleteDeviceParticipants.run(event.data.deviceId);
+        sql.deleteDeviceSettings.run(event.data.deviceId);
         return;
     }
   }
@@ -173,6 +202,13 @@ export class GroupsReadModel implements Projection {
       locked: Number(group.locked),
       size: group.participants.length,
     });
+    sql.putSettings.run({
+      device_id: deviceId,
+      group_id: group.groupId,
+      ephemeral: group.ephemeral ?? 0,
+      join_approval: Number(group.joinApproval === true),
+      members_can_add: Number(group.membersCanAdd === true),
+    });
   }
 
   private sql() {
@@ -181,8 +217,11 @@ export class GroupsReadModel implements Projection {
 
   private prepare() {
     const db = this.db;
-    const select = `SELECT g.group_id, g.subject, g.description, g.announce, g.locked, g.size, p.role AS my_role
-      FROM groups g LEFT JOIN group_participants p ON p.device_id = g.device_id AND p.group_id = g.group_id AND p.number = ?`;
+    const select = `SELECT g.group_id, g.subject, g.description, g.announce, g.locked, g.size, p.role AS my_role,
+        coalesce(s.ephemeral, 0) AS ephemeral, coalesce(s.join_approval, 0) AS join_approval,
+        coalesce(s.members_can_add, 0) AS members_can_add
+      FROM groups g LEFT JOIN group_participants p ON p.device_id = g.device_id AND p.group_id = g.group_id AND p.number = ?
+      LEFT JOIN group_settings s ON s.device_id = g.device_id AND s.group_id = g.group_id`;
     return {
       list: db.prepare<[string, string], GroupRow>(`${select} WHERE g.device_id = ? ORDER BY g.group_id`),
       one: db.prepare<[string, string, string], GroupRow>(`${select} WHERE g.device_id = ? AND g.group_id = ?`),
@@ -221,6 +260,22 @@ export class GroupsReadModel implements Projection {
       ),
       deleteDeviceGroups: db.prepare<[string]>('DELETE FROM groups WHERE device_id = ?'),
       deleteDeviceParticipants: db.prepare<[string]>('DELETE FROM group_participants WHERE device_id = ?'),
+      putSettings: db.prepare(
+        `INSERT INTO group_settings (device_id, group_id, ephemeral, join_approval, members_can_add)
+         VALUES (@device_id, @group_id, @ephemeral, @join_approval, @members_can_add)
+         ON CONFLICT (device_id, group_id) DO UPDATE SET ephemeral = excluded.ephemeral,
+           join_approval = excluded.join_approval, members_can_add = excluded.members_can_add`,
+      ),
+      ensureSettings: db.prepare<[string, string]>(
+        'INSERT OR IGNORE INTO group_settings (device_id, group_id, ephemeral, join_approval, members_can_add) VALUES (?, ?, 0, 0, 0)',
+      ),
+      updateSettings: db.prepare(
+        `UPDATE group_settings SET ephemeral = coalesce(@ephemeral, ephemeral),
+           join_approval = coalesce(@join_approval, join_approval), members_can_add = coalesce(@members_can_add, members_can_add)
+         WHERE device_id = @device_id AND group_id = @group_id`,
+      ),
+      deleteSettings: db.prepare<[string, string]>('DELETE FROM group_settings WHERE device_id = ? AND group_id = ?'),
+      deleteDeviceSettings: db.prepare<[string]>('DELETE FROM group_settings WHERE device_id = ?'),
     };
   }
 }
@@ -234,5 +289,8 @@ function summaryOf(row: GroupRow): GroupSummary {
     isAdmin: row.my_role === 'admin' || row.my_role === 'superadmin',
     announce: row.announce === 1,
     locked: row.locked === 1,
+    ephemeral: row.ephemeral,
+    joinApproval: row.join_approval === 1,
+    membersCanAdd: row.members_can_add === 1,
   };
 }

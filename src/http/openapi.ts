@@ -89,6 +89,11 @@ const TAGS: ReadonlyArray<{ name: string; description: string }> = [
       'Events published to RabbitMQ or NATS JetStream (admin key): at least once, in order per device, resumed from the log after any outage.',
   },
   { name: 'System', description: 'Health, metrics, this document and its docs page.' },
+  {
+    name: 'Status',
+    description:
+      'Statuses (stories): post text, image or video to an audience through the outbox; list with viewers; delete.',
+  },
 ];
 const LAST_TAG = {
   name: 'Sandbox',

@@ -35,7 +35,17 @@ export function compileValidator<T>(schema: TSchema, location: Location): Valida
  * Returns a copy where something changed; the input is never modified.
  */
 function readNumbers(schema: TSchema, value: unknown, location: Location, path: string): unknown {
-  const node = schema as { [NUMBER_KEYWORD]?: NumberField; properties?: Record<string, TSchema>; items?: TSchema };
+  const node = schema as {
+    [NUMBER_KEYWORD]?: NumberField;
+    properties?: Record<string, TSchema>;
+    items?: TSchema;
+    anyOf?: TSchema[];
+  };
+  // A list or a word (`mentions`: numbers or "all"): the list is read as a list.
+  if (node.anyOf && Array.isArray(value)) {
+    const list = node.anyOf.find((branch) => (branch as { items?: TSchema }).items !== undefined);
+    return list ? readNumbers(list, value, location, path) : value;
+  }
   const field = node[NUMBER_KEYWORD];
   if (field !== undefined && typeof value === 'string') {
     const parsed = parseNumber(value, field);
@@ -92,9 +102,15 @@ function holdsNumbers(schema: TSchema, visiting = new Set<TSchema>()): boolean {
   // A schema met again on its own path (a recursive one) may hold numbers: walk it as before.
   if (visiting.has(schema)) return true;
   visiting.add(schema);
-  const node = schema as { [NUMBER_KEYWORD]?: NumberField; properties?: Record<string, TSchema>; items?: TSchema };
+  const node = schema as {
+    [NUMBER_KEYWORD]?: NumberField;
+    properties?: Record<string, TSchema>;
+    items?: TSchema;
+    anyOf?: TSchema[];
+  };
   const holds =
     node[NUMBER_KEYWORD] !== undefined ||
+    (node.anyOf ?? []).some((branch) => holdsNumbers(branch, visiting)) ||
     Object.values(node.properties ?? {}).some((property) => holdsNumbers(property, visiting)) ||
     (node.items !== undefined && holdsNumbers(node.items, visiting));
   visiting.delete(schema);

@@ -65,6 +65,8 @@ export interface PresenceUpdatedData {
   chatId: string;
   from: string;
   state: PresenceState;
+  /** ISO 8601: when the contact was last online, when the network says (a subscribed contact going offline). */
+  lastSeen?: string;
 }
 
 export interface CallReceivedData {
@@ -83,6 +85,15 @@ export interface ChatReadData {
   deviceId: string;
   chatId: string;
   waMessageIds: string[];
+  timestamp: number;
+}
+
+/** A number viewed one of this device's statuses (a read receipt of a status). */
+export interface StatusViewedData {
+  deviceId: string;
+  waMessageId: string;
+  viewer: string;
+  /** Unix seconds. */
   timestamp: number;
 }
 
@@ -189,7 +200,8 @@ export type ChatEvent =
   | { type: 'MessageStarred'; data: MessageStarredData }
   | { type: 'MessagePinned'; data: MessagePinnedData }
   | { type: 'HistoryImported'; data: HistoryImportedData }
-  | { type: 'HistorySynced'; data: HistorySyncedData };
+  | { type: 'HistorySynced'; data: HistorySyncedData }
+  | { type: 'StatusViewed'; data: StatusViewedData };
 
 export const CHAT_EVENT_TYPES: ReadonlySet<string> = new Set<ChatEvent['type']>([
   'MessageEdited',
@@ -206,6 +218,7 @@ export const CHAT_EVENT_TYPES: ReadonlySet<string> = new Set<ChatEvent['type']>(
   'MessagePinned',
   'HistoryImported',
   'HistorySynced',
+  'StatusViewed',
 ]);
 
 /** The event an engine's ChatActivity becomes. */

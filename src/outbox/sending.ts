@@ -77,6 +77,10 @@ export interface SendingDeps {
   clock?: Clock;
   /** Pacing (src/outbox/pacing): what the drainer and the send commands ask before a send. */
   pacing?: PacingContexts;
+  /** A status's default audience: the numbers the account exchanged messages with. */
+  statusAudience?: (deviceId: string) => string[];
+  /** The participants of a group as the groups read model knows them (`mentions: "all"`). */
+  groupMembers?: (deviceId: string, groupId: string) => string[] | undefined;
 }
 
 export interface Sending {
@@ -112,6 +116,8 @@ export async function startSending(deps: SendingDeps): Promise<Sending> {
     ...(deps.seen ? { seen: deps.seen } : {}),
     ...(deps.receivedMediaPath ? { receivedMediaPath: deps.receivedMediaPath } : {}),
     ...(deps.pacing ? { unanswered: deps.pacing.unanswered.bind(deps.pacing) } : {}),
+    ...(deps.groupMembers ? { groupMembers: deps.groupMembers } : {}),
+    ...(deps.statusAudience ? { statusAudience: deps.statusAudience } : {}),
   });
   const drainer = new OutboxDrainer({
     outboxes,

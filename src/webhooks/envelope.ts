@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { StoredEvent } from '../eventstore/event-store.js';
 import { ALL_EVENTS, type WebhookEventKind } from './event-kinds.js';
+import { isStatusChat } from '../status/status-chat.js';
 
 // The list lives apart so that the dashboard can bundle it (event-kinds.ts).
 export { ALL_EVENTS, WEBHOOK_EVENT_KINDS, type HookEventName, type WebhookEventKind } from './event-kinds.js';
@@ -37,6 +38,7 @@ const KIND_OF: Readonly<Record<string, WebhookEventKind>> = {
   ChatDeleted: 'chat.deleted',
   MessageDeleted: 'message.deleted',
   HistorySynced: 'history.synced',
+  GroupJoinRequested: 'group.join_request',
 };
 
 export const WEBHOOK_SOURCE_EVENT_TYPES: ReadonlySet<string> = new Set(Object.keys(KIND_OF));
@@ -52,15 +54,34 @@ export interface WebhookEnvelope<Data = unknown> {
 
 /** The envelope of a stored domain event, or undefined when the event is not one that leaves as a webhook. */
 export function envelopeOf(stored: StoredEvent): WebhookEnvelope | undefined {
-  const kind = KIND_OF[stored.type];
+  let kind = KIND_OF[stored.type];
   const deviceId = (stored.data as { deviceId?: unknown } | null)?.deviceId;
   if (!kind || typeof deviceId !== 'string') return undefined;
   let data = stored.data as Record<string, unknown>;
+  // Someone's status (a message of `status@broadcast`) leaves as `status.received`, with its own fields.
+  if (stored.type === 'MessageReceived' && isStatusChat(data.chatId as string | undefined)) {
+    kind = 'status.received';
+    data = statusReceivedOf(data);
+  }
   if (PRIVATE_FIELDS.some((field) => field in data)) {
     data = { ...data };
     for (const field of PRIVATE_FIELDS) delete data[field];
   }
   return { id: stored.id, event: kind, deviceId, timestamp: stored.createdAt.toISOString(), data };
+}
+
+/** The `status.received` payload of a received status: who posted it, what it is, its media. */
+function statusReceivedOf(data: Record<string, unknown>): Record<string, unknown> {
+  const { deviceId, from, waMessageId, type, body, media, timestamp } = data;
+  return {
+    deviceId,
+    from,
+    waMessageId,
+    type,
+    ...(typeof body === 'string' && body !== '' ? { body } : {}),
+    ...(media === undefined ? {} : { media }),
+    timestamp,
+  };
 }
 
 export function testEnvelope(deviceId: string, now = new Date()): WebhookEnvelope<{ message: string }> {

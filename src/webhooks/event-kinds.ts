@@ -18,6 +18,8 @@ export const WEBHOOK_EVENT_KINDS = [
   'chat.deleted',
   'message.deleted',
   'history.synced',
+  'group.join_request',
+  'status.received',
 ] as const;
 export type WebhookEventKind = (typeof WEBHOOK_EVENT_KINDS)[number];
 

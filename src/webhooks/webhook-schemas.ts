@@ -27,13 +27,28 @@ import type {
 import { SESSION_STATES, type SessionStateChangedData } from '../sessions/session-events.js';
 import { GROUP_ID_PATTERN } from '../messages/chat-id.js';
 import {
+  EPHEMERAL_DURATIONS,
+  JOIN_REQUEST_ACTIONS,
   PARTICIPANT_ACTIONS,
+  type GroupJoinRequestData,
   type GroupParticipantsChangedData,
   type GroupUpdatedData,
 } from '../groups/group-events.js';
 import { TEST_EVENT_KIND, type WebhookEventKind } from './envelope.js';
 
 const UnixSeconds = Type.Integer({ description: 'Unix seconds.' });
+const MediaSchema = Type.Object({
+  mimetype: Type.String(),
+  size: Type.Optional(Type.Integer()),
+  filename: Type.Optional(Type.String()),
+  url: Type.Optional(
+    Type.String({
+      description: 'Where the bytes are served (GET /devices/:id/messages/:waMessageId/media), once downloaded.',
+    }),
+  ),
+  sha256: Type.Optional(Type.String()),
+  status: Type.Optional(Type.Enum(INBOUND_MEDIA_STATUSES)),
+});
 /** Payloads are closed: a field the schema does not declare is a field receivers were not promised. */
 const closed = { additionalProperties: false } as const;
 const DeviceId = Type.String({ description: 'The device the event belongs to.' });
@@ -59,20 +74,7 @@ export const MessageReceivedPayload = Type.Object(
     timestamp: UnixSeconds,
     waMessageId: Type.String(),
     pushName: Type.Optional(Type.String()),
-    media: Type.Optional(
-      Type.Object({
-        mimetype: Type.String(),
-        size: Type.Optional(Type.Integer()),
-        filename: Type.Optional(Type.String()),
-        url: Type.Optional(
-          Type.String({
-            description: 'Where the bytes are served (GET /devices/:id/messages/:waMessageId/media), once downloaded.',
-          }),
-        ),
-        sha256: Type.Optional(Type.String()),
-        status: Type.Optional(Type.Enum(INBOUND_MEDIA_STATUSES)),
-      }),
-    ),
+    media: Type.Optional(MediaSchema),
     location: Type.Optional(
       Type.Object({
         latitude: Type.Number(),
@@ -201,7 +203,15 @@ export const PollVotePayload = Type.Object(
   closed,
 );
 export const PresenceUpdatePayload = Type.Object(
-  { deviceId: DeviceId, chatId: ChatId, from: Sender, state: Type.Enum(PRESENCE_STATES) },
+  {
+    deviceId: DeviceId,
+    chatId: ChatId,
+    from: Sender,
+    state: Type.Enum(PRESENCE_STATES),
+    lastSeen: Type.Optional(
+      Type.String({ format: 'date-time', description: 'When the contact was last online, when known.' }),
+    ),
+  },
   closed,
 );
 export const CallReceivedPayload = Type.Object(
@@ -226,6 +236,14 @@ export const GroupUpdatedPayload = Type.Object(
     description: Type.Optional(Type.String()),
     announce: Type.Optional(Type.Boolean({ description: 'Only admins may send messages.' })),
     locked: Type.Optional(Type.Boolean({ description: 'Only admins may change its settings.' })),
+    ephemeral: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description: `Disappearing messages, seconds (0: off; WhatsApp offers ${EPHEMERAL_DURATIONS.join(', ')}).`,
+      }),
+    ),
+    joinApproval: Type.Optional(Type.Boolean({ description: 'Joining by link needs an admin to approve.' })),
+    membersCanAdd: Type.Optional(Type.Boolean({ description: 'Every member may add participants.' })),
     by: Type.Optional(Member),
   },
   { ...closed, description: 'What changed (only the fields that did), and who changed it when known.' },
@@ -275,6 +293,29 @@ export const HistorySyncedPayload = Type.Object(
   },
   { ...closed, description: 'A chunk of the history WhatsApp sent was imported.' },
 );
+export const GroupJoinRequestPayload = Type.Object(
+  {
+    deviceId: DeviceId,
+    groupId: GroupId,
+    number: Member,
+    action: Type.Enum(JOIN_REQUEST_ACTIONS, {
+      description: '`created`: asked to join; `revoked`: withdrew the request.',
+    }),
+  },
+  closed,
+);
+export const StatusReceivedPayload = Type.Object(
+  {
+    deviceId: DeviceId,
+    from: Sender,
+    waMessageId: Type.String(),
+    type: Type.Enum(INBOUND_TYPES),
+    body: Type.Optional(Type.String({ description: 'The text, or the caption.' })),
+    media: Type.Optional(MediaSchema),
+    timestamp: UnixSeconds,
+  },
+  { ...closed, description: "Someone's status (story), with its media downloaded like any inbound media." },
+);
 export const WebhookTestPayload = Type.Object({ message: Type.String() }, closed);
 
 export const SessionHealthPayload = Type.Object(
@@ -323,6 +364,11 @@ export const WEBHOOK_PAYLOADS: Readonly<
   'chat.deleted': { schema: ChatDeletedPayload, summary: 'A chat was deleted or cleared for this account' },
   'message.deleted': { schema: MessageDeletedPayload, summary: 'A message was deleted for this account only' },
   'history.synced': { schema: HistorySyncedPayload, summary: "A chunk of the account's history was imported" },
+  'group.join_request': {
+    schema: GroupJoinRequestPayload,
+    summary: 'Someone asked to join a group that needs approval, or withdrew the request',
+  },
+  'status.received': { schema: StatusReceivedPayload, summary: 'A contact posted a status (story)' },
   [TEST_EVENT_KIND]: { schema: WebhookTestPayload, summary: 'A test event (POST /devices/:id/hooks/test)' },
 };
 
@@ -359,3 +405,4 @@ agree<Same<Static<typeof ChatUpdatedPayload>, ChatUpdatedData>>();
 agree<Same<Static<typeof ChatDeletedPayload>, ChatDeletedData>>();
 agree<Same<Static<typeof MessageDeletedPayload>, MessageDeletedData>>();
 agree<Same<Static<typeof HistorySyncedPayload>, HistorySyncedData>>();
+agree<Same<Static<typeof GroupJoinRequestPayload>, GroupJoinRequestData>>();

@@ -41,6 +41,9 @@ const left = (deviceId: string, groupId: string): Event => ({
   data: { deviceId, groupId, reason: 'left' },
 });
 
+/** The Part 3 settings of a group that never set them. */
+const OFF = { ephemeral: 0, joinApproval: false, membersCanAdd: false } as const;
+
 describe('groups read model', () => {
   it("lists a device's groups by id with their size and settings, and details one with its participants by role", () => {
     spec
@@ -52,7 +55,7 @@ describe('groups read model', () => {
       .then(
         (groups) => groups.list('d1', ME),
         [
-          { groupId: G1, subject: 'First', size: 2, isAdmin: false, announce: false, locked: true },
+          { groupId: G1, subject: 'First', size: 2, isAdmin: false, announce: false, locked: true, ...OFF },
           {
             groupId: G2,
             subject: 'Second',
@@ -61,6 +64,7 @@ describe('groups read model', () => {
             isAdmin: false,
             announce: true,
             locked: false,
+            ...OFF,
           },
         ],
       )
@@ -71,6 +75,7 @@ describe('groups read model', () => {
         isAdmin: false,
         announce: false,
         locked: true,
+        ...OFF,
         participants: [
           { number: '4915100000001', role: 'superadmin' },
           { number: ME, role: 'member' },
@@ -107,6 +112,7 @@ describe('groups read model', () => {
         isAdmin: false,
         announce: false,
         locked: false,
+        ...OFF,
         participants: [{ number: '4915100000009', role: 'superadmin' }],
       });
   });
@@ -178,5 +184,22 @@ describe('groups read model', () => {
     spec
       .given(recorded('d1', group(G1)), { type: 'GroupInviteRevoked', data: { deviceId: 'd1', groupId: G1 } })
       .then((groups) => groups.list('d1', ME).map((g) => g.groupId), [G1]);
+  });
+
+  it('shows disappearing messages, join approval and who adds, as recorded and as changed (a group left forgets them)', () => {
+    spec
+      .given(recorded('d1', group(G1, { ephemeral: 86_400, joinApproval: true })))
+      .then(
+        (groups) => groups.get('d1', G1, ME),
+        expect.objectContaining({ ephemeral: 86_400, joinApproval: true, membersCanAdd: false }),
+      )
+      .given({ type: 'GroupUpdated', data: { deviceId: 'd1', groupId: G1, membersCanAdd: true, ephemeral: 0 } })
+      .then(
+        (groups) => groups.list('d1', ME)[0],
+        expect.objectContaining({ ephemeral: 0, joinApproval: true, membersCanAdd: true }),
+      )
+      .given({ type: 'GroupPictureChanged', data: { deviceId: 'd1', groupId: G1, removed: false } })
+      .given(left('d1', G1), recorded('d1', group(G1)))
+      .then((groups) => groups.get('d1', G1, ME), expect.objectContaining(OFF));
   });
 });

@@ -83,7 +83,17 @@ describe('groups of sandbox devices', () => {
     const list = await call(alice, 'GET', '/groups');
     expect(list.status).toBe(200);
     expect(list.body.items).toEqual([
-      { groupId, subject: 'Team', size: 2, isAdmin: true, announce: false, locked: false },
+      {
+        groupId,
+        subject: 'Team',
+        size: 2,
+        isAdmin: true,
+        announce: false,
+        locked: false,
+        ephemeral: 0,
+        joinApproval: false,
+        membersCanAdd: false,
+      },
     ]);
 
     // Bob was added: his device learns of the group from the network.

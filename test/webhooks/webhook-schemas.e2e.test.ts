@@ -142,6 +142,28 @@ describe('webhook payload schemas', () => {
         admin: true,
         json: { chatId: '4915112345678', mutedUntil: null, deletedMessageIds: [poll.body.waMessageId], cleared: true },
       });
+      // A join to a group that needs approval: its admins hear of the request (group.join_request).
+      const third = await createSandboxDevice(api, 'schema-third');
+      await bringOnline(api, third, '4915112340003');
+      await api('PATCH', `/devices/schema-shop/groups/${groupId}`, {
+        deviceKey: shop.key,
+        json: { joinApproval: true, ephemeral: 86400 },
+      });
+      const invite = await api('GET', `/devices/schema-shop/groups/${groupId}/invite`, { deviceKey: shop.key });
+      const asked = await api('POST', '/devices/schema-third/groups/join', {
+        deviceKey: third.key,
+        json: { code: invite.body.code },
+      });
+      expect(asked.body).toEqual({ groupId, requested: true });
+      // A status the other device is in the audience of (status.received, with media).
+      expect(
+        (
+          await api('POST', '/devices/schema-shop/status/image', {
+            deviceKey: shop.key,
+            json: { base64: PNG, caption: 'story', audience: ['4915112340002'] },
+          })
+        ).status,
+      ).toBe(202);
       await api('POST', '/sandbox/devices/schema-shop/disconnect', { admin: true });
 
       const envelopes = async () => (await gateway.store.readAll()).map(envelopeOf).filter((e) => e !== undefined);

@@ -308,6 +308,18 @@ export class BaileysConnection implements EngineConnection {
     return this.outbound.markRead(chatId, messages);
   }
 
+  async subscribePresence(number: string): Promise<void> {
+    this.requireOnline();
+    const socket = this.deps.socket;
+    if (!socket.presenceSubscribe)
+      throw new EngineError('engine_error', 'this Baileys socket cannot subscribe to presence');
+    try {
+      await socket.presenceSubscribe(jidOfPhone(number));
+    } catch (error) {
+      throw engineErrorOf(error, `subscribing to the presence of ${number}`);
+    }
+  }
+
   sendPresence(state: ChatPresence | OwnPresence, chatId?: string): Promise<void> {
     return this.outbound.sendPresence(state, chatId);
   }

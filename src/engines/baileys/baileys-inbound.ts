@@ -2,6 +2,7 @@
  * The inbound side of a Baileys connection: what the socket emits (messages, receipts, contacts, presence,
  * calls, group changes) mapped to the engine's callbacks (EngineEvents), in the order Baileys emitted it.
  */
+import { isStatusChat } from '../../status/status-chat.js';
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import {
@@ -25,7 +26,13 @@ import {
   activitiesOfStars,
 } from './chats.js';
 import { contactsOf } from './contacts.js';
-import { groupMetadataOf, reportOfParticipantsUpdate, reportsOfGroupUpdates } from './groups.js';
+import {
+  groupMetadataOf,
+  reportOfJoinRequest,
+  reportsOfEphemeralChanges,
+  reportOfParticipantsUpdate,
+  reportsOfGroupUpdates,
+} from './groups.js';
 import { inboundMessageOf, protocolChangeOf, referencesOf } from './inbound-message.js';
 import { digitsOfLid, isGroupJid, isLidUser, isSupportedChat, phoneOfJid } from './jid.js';
 import { type ReceiptOfJid, receiptsOfMessageUpdates, receiptsOfUserReceipts } from './receipts.js';
@@ -119,6 +126,14 @@ export class BaileysInbound {
       const report = reportOfParticipantsUpdate(update);
       if (report) this.reportGroup(report);
     });
+    socket.ev.on('group.join-request', (update) => {
+      const report = reportOfJoinRequest(update);
+      if (report) this.reportGroup(report);
+    });
+    // A group's disappearing-message timer comes as a protocol message Baileys folds into its chat.
+    socket.ev.on('chats.update', (updates) => {
+      for (const report of reportsOfEphemeralChanges(updates)) this.reportGroup(report);
+    });
   }
 
   private reportGroup(report: GroupReport): void {
@@ -132,7 +147,8 @@ export class BaileysInbound {
     // (group changes, reported as such). History comes as messaging-history.set, which is not listened to.
     if (type !== 'notify' && type !== 'append') return;
     for (const message of messages) {
-      if (!isSupportedChat(message.key.remoteJid)) continue; // status broadcasts, lists and channels
+      // Broadcast lists and channels are not reported; statuses are (as status.received).
+      if (!isSupportedChat(message.key.remoteJid) && !isStatusChat(message.key.remoteJid ?? undefined)) continue;
       // Our own sends come back as echoes; messages from the phone or other linked devices are reported.
       if (message.key.fromMe && message.key.id && this.deps.sent.has(message.key.id)) continue;
       this.enqueueReport(() => this.reportMessage(message), 'inbound');
@@ -144,15 +160,21 @@ export class BaileysInbound {
     const chatJid = key.remoteJid!;
     const isGroup = isGroupJid(chatJid);
     const fromMe = key.fromMe === true;
-    const chatId = isGroup ? chatJid : await this.chatIdOf(chatJid, key.remoteJidAlt);
+    const isStatus = isStatusChat(chatJid);
+    // This account's own statuses (posted from the phone) are not someone's status received.
+    if (isStatus && fromMe) return;
+    const chatId = isGroup || isStatus ? chatJid : await this.chatIdOf(chatJid, key.remoteJidAlt);
     const participant =
-      isGroup && !fromMe && key.participant ? await this.chatIdOf(key.participant, key.participantAlt) : undefined;
-    const from = fromMe ? (this.deps.linkedAccount()?.phone ?? '') : (participant ?? chatId);
+      (isGroup || isStatus) && !fromMe && key.participant
+        ? await this.chatIdOf(key.participant, key.participantAlt)
+        : undefined;
+    const from = fromMe ? (this.deps.linkedAccount()?.phone ?? '') : (participant ?? (isStatus ? undefined : chatId));
     if (!chatId || !from) {
       this.deps.logger.warn({ waMessageId: key.id }, 'inbound message from an unknown sender dropped');
       return;
     }
     const change = protocolChangeOf(message);
+    if (change && isStatus) return; // a status taken down: nothing to report
     if (change) {
       const base = {
         id: change.id,
@@ -181,7 +203,7 @@ export class BaileysInbound {
       chatId,
       isGroup,
       fromMe,
-      ...(participant ? { participant } : {}),
+      ...(participant && !isStatus ? { participant } : {}),
       ...(inbound.quoted ? { quoted: { ...inbound.quoted, from: quotedFrom ?? (inbound.quoted.from || chatId) } } : {}),
       ...(mentions.length > 0 ? { mentions: mentions.filter((m): m is string => !!m) } : {}),
     };
@@ -259,7 +281,12 @@ export class BaileysInbound {
       for (const [participantJid, presence] of Object.entries(presences)) {
         const state = presence.lastKnownPresence ? PRESENCE_OF[presence.lastKnownPresence] : undefined;
         const from = await this.chatIdOf(participantJid);
-        if (state && from) this.reportActivity({ kind: 'presence', chatId, from, state });
+        const lastSeen =
+          state === 'unavailable' && typeof presence.lastSeen === 'number' && presence.lastSeen > 0
+            ? new Date(presence.lastSeen * 1000).toISOString()
+            : undefined;
+        if (state && from)
+          this.reportActivity({ kind: 'presence', chatId, from, state, ...(lastSeen ? { lastSeen } : {}) });
       }
     }, 'presence');
   }

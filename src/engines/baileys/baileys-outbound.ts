@@ -3,6 +3,7 @@
  * presence, number lookups, avatars), each refused unless the connection is online and each socket error turned
  * into an EngineError; and the rejection of a call the inbound side reports.
  */
+import { isStatusChat } from '../../status/status-chat.js';
 import { access, constants } from 'node:fs/promises';
 import { type WAPresence, generateMessageIDV2, jidNormalizedUser } from 'baileys';
 import { LRUCache } from 'lru-cache';
@@ -68,6 +69,15 @@ export class BaileysOutbound {
     });
     // Known before Baileys echoes it; kept if the send fails, since the id stays ours (a retry reuses it).
     this.deps.sent.set(message.waMessageId, message.to);
+    // A status goes to status@broadcast with the JIDs that see it (and a text status's look).
+    if (isStatusChat(message.to)) {
+      payload.options.statusJidList = (message.audience ?? []).map(jidOfPhone);
+      payload.options.broadcast = true;
+      if (inner.kind === 'text') {
+        if (inner.backgroundColor !== undefined) payload.options.backgroundColor = inner.backgroundColor;
+        if (inner.font !== undefined) payload.options.font = inner.font;
+      }
+    }
     try {
       await this.deps.socket.sendMessage(jid, payload.content, payload.options);
     } catch (error) {

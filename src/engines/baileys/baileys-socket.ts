@@ -73,6 +73,19 @@ export interface BaileysSocket {
   groupFetchAllParticipating?(): Promise<{ [groupId: string]: GroupMetadata }>;
   // Chats (src/engines/baileys/chats.ts).
   chatModify?(mod: ChatModification, jid: string): Promise<void>;
+  groupToggleEphemeral?(jid: string, ephemeralExpiration: number): Promise<void>;
+  groupJoinApprovalMode?(jid: string, mode: 'on' | 'off'): Promise<void>;
+  groupMemberAddMode?(jid: string, mode: 'admin_add' | 'all_member_add'): Promise<void>;
+  groupRequestParticipantsList?(jid: string): Promise<Array<{ [key: string]: string }>>;
+  groupRequestParticipantsUpdate?(
+    jid: string,
+    participants: string[],
+    action: 'approve' | 'reject',
+  ): Promise<Array<{ status: string; jid: string | undefined }>>;
+  updateProfilePicture?(jid: string, content: Buffer): Promise<void>;
+  removeProfilePicture?(jid: string): Promise<void>;
+  /** Asks the network to tell this account a contact's presence changes (presence.update). */
+  presenceSubscribe?(jid: string): Promise<void>;
 }
 
 export type SocketFactory = (config: UserFacingSocketConfig) => BaileysSocket;

@@ -25,23 +25,34 @@ import type { BaileysSocket } from './baileys-socket.js';
 import { statusCodeOf } from './disconnect-kind.js';
 import { digitsOfLid, jidOfPhone, phoneOfJid } from './jid.js';
 
-/** The group methods of a Baileys socket (makeWASocket has them all). */
-export type BaileysGroupSocket = Required<
-  Pick<
-    BaileysSocket,
-    | 'groupCreate'
-    | 'groupMetadata'
-    | 'groupParticipantsUpdate'
-    | 'groupUpdateSubject'
-    | 'groupUpdateDescription'
-    | 'groupSettingUpdate'
-    | 'groupInviteCode'
-    | 'groupRevokeInvite'
-    | 'groupAcceptInvite'
-    | 'groupLeave'
-    | 'groupFetchAllParticipating'
-  >
->;
+/** The group methods of a Baileys socket (makeWASocket has them all; the Part 3 extras are optional here). */
+export type BaileysGroupSocket = Pick<
+  BaileysSocket,
+  | 'groupToggleEphemeral'
+  | 'groupJoinApprovalMode'
+  | 'groupMemberAddMode'
+  | 'groupRequestParticipantsList'
+  | 'groupRequestParticipantsUpdate'
+  | 'updateProfilePicture'
+  | 'removeProfilePicture'
+  | 'profilePictureUrl'
+> &
+  Required<
+    Pick<
+      BaileysSocket,
+      | 'groupCreate'
+      | 'groupMetadata'
+      | 'groupParticipantsUpdate'
+      | 'groupUpdateSubject'
+      | 'groupUpdateDescription'
+      | 'groupSettingUpdate'
+      | 'groupInviteCode'
+      | 'groupRevokeInvite'
+      | 'groupAcceptInvite'
+      | 'groupLeave'
+      | 'groupFetchAllParticipating'
+    >
+  >;
 
 /** A participant's (or author's) id in the gateway's words. */
 export function memberOf(jid: string | null | undefined, phoneNumber?: string | null): string | undefined {
@@ -67,6 +78,9 @@ export function groupMetadataOf(group: WAGroupMetadata): GroupMetadata {
     ...(group.desc ? { description: group.desc } : {}),
     announce: group.announce === true,
     locked: group.restrict === true,
+    ephemeral: group.ephemeralDuration ?? 0,
+    joinApproval: group.joinApprovalMode === true,
+    membersCanAdd: group.memberAddMode === true,
     participants,
   };
 }
@@ -80,6 +94,9 @@ export function reportsOfGroupUpdates(updates: BaileysEventMap['groups.update'])
     if (update.desc !== undefined) change.description = update.desc ?? '';
     if (update.announce !== undefined) change.announce = update.announce === true;
     if (update.restrict !== undefined) change.locked = update.restrict === true;
+    if (update.ephemeralDuration !== undefined) change.ephemeral = update.ephemeralDuration ?? 0;
+    if (update.joinApprovalMode !== undefined) change.joinApproval = update.joinApprovalMode === true;
+    if (update.memberAddMode !== undefined) change.membersCanAdd = update.memberAddMode === true;
     if (Object.keys(change).length === 0) return [];
     const by = memberOf(update.author, update.authorPn);
     return [{ kind: 'updated' as const, groupId: update.id, change, ...(by ? { by } : {}) }];
@@ -104,6 +121,29 @@ export function reportOfParticipantsUpdate(
     participants,
     ...(by ? { by } : {}),
   };
+}
+
+/** Baileys' `group.join-request` (someone asked to join, or withdrew) as a report; `rejected` is an admin's answer, not reported. */
+export function reportOfJoinRequest(update: BaileysEventMap['group.join-request']): GroupReport | undefined {
+  if (update.action !== 'created' && update.action !== 'revoked') return undefined;
+  const number = memberOf(update.participant, update.participantPn);
+  if (!number) return undefined;
+  return { kind: 'join_request', groupId: update.id, number, action: update.action };
+}
+
+/** `chats.update` entries of groups whose disappearing-message timer changed (an EPHEMERAL_SETTING protocol message). */
+export function reportsOfEphemeralChanges(updates: BaileysEventMap['chats.update']): GroupReport[] {
+  return updates.flatMap((update) => {
+    if (!update.id?.endsWith('@g.us') || update.ephemeralExpiration === undefined) return [];
+    return [{ kind: 'updated' as const, groupId: update.id, change: { ephemeral: update.ephemeralExpiration ?? 0 } }];
+  });
+}
+
+/** The status of one answer to a join request. */
+function requestStatusOf(code: string): ParticipantResult['status'] {
+  if (code === '200') return 'ok';
+  if (code === '404') return 'not_found';
+  return 'not_allowed';
 }
 
 /** WhatsApp's answer per participant → the gateway's status. */
@@ -183,6 +223,62 @@ export function baileysGroupOperations(socket: BaileysGroupSocket, requireOnline
           await socket.groupSettingUpdate(groupId, change.announce ? 'announcement' : 'not_announcement');
         if (change.locked !== undefined)
           await socket.groupSettingUpdate(groupId, change.locked ? 'locked' : 'unlocked');
+        if (change.ephemeral !== undefined)
+          await need(socket.groupToggleEphemeral, 'groupToggleEphemeral').call(socket, groupId, change.ephemeral);
+        if (change.joinApproval !== undefined)
+          await need(socket.groupJoinApprovalMode, 'groupJoinApprovalMode').call(
+            socket,
+            groupId,
+            change.joinApproval ? 'on' : 'off',
+          );
+        if (change.membersCanAdd !== undefined)
+          await need(socket.groupMemberAddMode, 'groupMemberAddMode').call(
+            socket,
+            groupId,
+            change.membersCanAdd ? 'all_member_add' : 'admin_add',
+          );
+      }),
+    pictureUrl: (groupId) =>
+      run(`reading the picture of ${groupId}`, groupId, async () => {
+        try {
+          return (await socket.profilePictureUrl(groupId, 'image')) ?? null;
+        } catch (error) {
+          // WhatsApp answers 404 (no picture) or 401 (not visible) for a group without one.
+          const code = refusalOf(error);
+          if (code === 404 || code === 401) return null;
+          throw error;
+        }
+      }),
+    setPicture: (groupId, image) =>
+      run(`setting the picture of ${groupId}`, groupId, () =>
+        need(socket.updateProfilePicture, 'updateProfilePicture').call(socket, groupId, image),
+      ),
+    removePicture: (groupId) =>
+      run(`removing the picture of ${groupId}`, groupId, () =>
+        need(socket.removeProfilePicture, 'removeProfilePicture').call(socket, groupId),
+      ),
+    joinRequests: (groupId) =>
+      run(`reading the join requests of ${groupId}`, groupId, async () => {
+        const list = await need(socket.groupRequestParticipantsList, 'groupRequestParticipantsList').call(
+          socket,
+          groupId,
+        );
+        return list.flatMap((request) => {
+          const number = memberOf(request.jid, request.phone_number);
+          if (!number) return [];
+          const seconds = Number(request.request_time);
+          const requestedAt = new Date(Number.isFinite(seconds) ? seconds * 1000 : 0).toISOString();
+          return [{ number, requestedAt }];
+        });
+      }),
+    answerJoinRequests: (groupId, action, numbers) =>
+      run(`${action} join requests of ${groupId}`, groupId, async () => {
+        const update = need(socket.groupRequestParticipantsUpdate, 'groupRequestParticipantsUpdate');
+        const answers = await update.call(socket, groupId, numbers.map(jidOfPhone), action);
+        return numbers.map((number, i) => {
+          const answer = answers.find((a) => phoneOfJid(a.jid) === number) ?? answers[i];
+          return { number, status: answer ? requestStatusOf(String(answer.status)) : 'not_allowed' };
+        });
       }),
     participants: (groupId, action, numbers) =>
       run(`${action} in ${groupId}`, groupId, async () => {
@@ -219,6 +315,11 @@ export function baileysGroupOperations(socket: BaileysGroupSocket, requireOnline
     },
     leave: (groupId) => run(`leaving ${groupId}`, groupId, () => socket.groupLeave(groupId)),
   };
+}
+
+function need<T>(method: T | undefined, name: string): T {
+  if (!method) throw new EngineError('engine_error', `this Baileys socket has no ${name}`);
+  return method;
 }
 
 function required<T>(value: T | undefined, what: string): T {

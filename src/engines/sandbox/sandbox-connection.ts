@@ -223,7 +223,7 @@ export class SandboxConnection implements EngineConnection {
     }
     // Deaf: the send seems to go, and nothing leaves (no delivery, no receipts).
     if (this.deaf) return;
-    const recipients = this.network.audienceOf(message.to, this, from);
+    const recipients = this.network.audienceOf(message.to, this, from, message.audience);
     const inner = content.kind === 'forward' ? content.content : content;
     // A file that cannot be opened leaves the recipients with the media's description only.
     const media =
@@ -252,8 +252,17 @@ export class SandboxConnection implements EngineConnection {
     for (const { waMessageId } of messages) this.network.markRead(this.linked!.phone, waMessageId);
   }
 
+  async subscribePresence(number: string): Promise<void> {
+    this.requireOnline();
+    this.network.subscribePresence(this, number);
+  }
+
   async sendPresence(state: ChatPresence | OwnPresence, chatId?: string): Promise<void> {
     this.requireOnline();
+    if (chatId === undefined && (state === 'available' || state === 'unavailable')) {
+      this.network.ownPresence(this.linked!.phone, state);
+      return;
+    }
     if (chatId === undefined || state === 'available' || state === 'unavailable') return;
     this.network.presence(this, this.linked!.phone, chatId, state);
   }

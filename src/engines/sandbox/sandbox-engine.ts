@@ -268,6 +268,17 @@ export class SandboxEngine implements Engine {
     return true;
   }
 
+  /**
+   * `viewer` views the device's status `waMessageId`: the device gets its read receipt, as WhatsApp sends one
+   * per viewer. False when the device is not online.
+   */
+  statusView(deviceId: string, viewer: string, waMessageId: string): boolean {
+    const connection = this.network.connectionOf(deviceId);
+    if (!connection?.online) return false;
+    connection.receipt({ waMessageId, status: 'read', recipient: viewer, timestamp: Math.floor(Date.now() / 1000) });
+    return true;
+  }
+
   /** A group of the simulated network (the groups API builds on it); its members receive its messages. */
   createGroup(subject: string, members: readonly string[]): { groupId: string } {
     return { groupId: this.network.groups.create(subject, members).groupId };

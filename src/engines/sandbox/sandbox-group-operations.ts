@@ -6,9 +6,13 @@
 import type { GroupOperations, GroupSettingsChange, ParticipantAction } from '../engine.js';
 import { EngineError } from '../engine.js';
 import type { SandboxConnection } from './sandbox-connection.js';
-import { metadataOf } from './sandbox-groups.js';
+import { createHash } from 'node:crypto';
+import { metadataOf, sandboxPictureUrl } from './sandbox-groups.js';
 import type { SandboxNetwork } from './sandbox-network.js';
 import { numberExists } from './sandbox-numbers.js';
+
+const adminsOf = (group: { members: Map<string, string> }): string[] =>
+  [...group.members].filter(([, role]) => role !== 'member').map(([number]) => number);
 
 /** `https://chat.whatsapp.com/<code>` or the code alone. */
 export const inviteCodeOf = (codeOrLink: string): string =>
@@ -68,6 +72,17 @@ export function sandboxGroupOperations(
       if (!group)
         throw new EngineError('invalid_invite_code', 'no group has this invite code (it may have been revoked)', true);
       const number = me();
+      if (!group.members.has(number) && group.joinApproval === true) {
+        // An admin has to let the number in: a request, told to the admins' devices.
+        if (groups.request(group, number, Math.floor(Date.now() / 1000)))
+          network.groupReport(connection, adminsOf(group), {
+            kind: 'join_request',
+            groupId: group.groupId,
+            number,
+            action: 'created',
+          });
+        return { groupId: group.groupId, requested: true };
+      }
       if (!group.members.has(number)) {
         const before = [...group.members.keys()];
         groups.join(group, number);
@@ -80,6 +95,46 @@ export function sandboxGroupOperations(
         });
       }
       return group.groupId;
+    },
+    async pictureUrl(groupId) {
+      return sandboxPictureUrl(groups.memberOf(groupId, me()));
+    },
+    async setPicture(groupId, image) {
+      const by = me();
+      const group = groups.adminOf(groupId, by);
+      groups.setPicture(group, createHash('sha256').update(image).digest('hex'));
+      network.groupReport(connection, group.members.keys(), { kind: 'picture', groupId, removed: false, by });
+    },
+    async removePicture(groupId) {
+      const by = me();
+      const group = groups.adminOf(groupId, by);
+      groups.setPicture(group, undefined);
+      network.groupReport(connection, group.members.keys(), { kind: 'picture', groupId, removed: true, by });
+    },
+    async joinRequests(groupId) {
+      const group = groups.adminOf(groupId, me());
+      return [...(group.requests ?? [])].map(([number, at]) => ({
+        number,
+        requestedAt: new Date(at * 1000).toISOString(),
+      }));
+    },
+    async answerJoinRequests(groupId, action, numbers) {
+      const by = me();
+      const group = groups.adminOf(groupId, by);
+      const before = [...group.members.keys()];
+      const results = groups.answerRequests(group, action === 'approve', numbers);
+      const answered = results.filter((r) => r.status === 'ok').map((r) => r.number);
+      if (action === 'approve' && answered.length > 0) {
+        network.groupReport(connection, answered, { kind: 'metadata', group: metadataOf(group) });
+        network.groupReport(connection, before, {
+          kind: 'participants',
+          groupId,
+          action: 'add',
+          participants: answered,
+          by,
+        });
+      }
+      return results;
     },
     async leave(groupId) {
       const number = me();

@@ -19,6 +19,13 @@ export interface SandboxGroup {
   /** Number → role, the creator first. */
   members: Map<string, GroupRole>;
   inviteCode: string;
+  ephemeral?: number;
+  joinApproval?: boolean;
+  membersCanAdd?: boolean;
+  /** SHA-256 (hex) of the picture's bytes, when it has one. */
+  picture?: string;
+  /** Pending join requests: number → unix seconds. */
+  requests?: Map<string, number>;
 }
 
 export const SANDBOX_GROUP_PATTERN = /^120363\d{12}@g\.us$/;
@@ -32,7 +39,10 @@ export function newSandboxGroupId(): string {
 const newInviteCode = () => randomBytes(16).toString('base64url').slice(0, 22);
 
 /** The groups as kept in the store (see SandboxEngine): members as [number, role] pairs. */
-export type StoredSandboxGroup = Omit<SandboxGroup, 'members'> & { members: Array<[string, GroupRole]> };
+export type StoredSandboxGroup = Omit<SandboxGroup, 'members' | 'requests'> & {
+  members: Array<[string, GroupRole]>;
+  requests?: Array<[string, number]>;
+};
 
 export class SandboxGroups {
   private readonly groups = new Map<string, SandboxGroup>();
@@ -41,14 +51,22 @@ export class SandboxGroups {
   onChange: (() => void) | undefined;
 
   toJSON(): StoredSandboxGroup[] {
-    return [...this.groups.values()].map((group) => ({ ...group, members: [...group.members] }));
+    return [...this.groups.values()].map((group) => ({
+      ...group,
+      members: [...group.members],
+      requests: [...(group.requests ?? [])],
+    }));
   }
 
   /** Groups kept from an earlier process; ones made since are kept too. */
   restore(stored: readonly StoredSandboxGroup[]): void {
     for (const group of stored) {
       if (this.groups.has(group.groupId)) continue;
-      this.groups.set(group.groupId, { ...group, members: new Map(group.members) });
+      this.groups.set(group.groupId, {
+        ...group,
+        members: new Map(group.members),
+        requests: new Map(group.requests ?? []),
+      });
       this.byInvite.set(group.inviteCode, group.groupId);
     }
   }
@@ -108,7 +126,38 @@ export class SandboxGroups {
     if (change.description !== undefined) group.description = change.description;
     if (change.announce !== undefined) group.announce = change.announce;
     if (change.locked !== undefined) group.locked = change.locked;
+    if (change.ephemeral !== undefined) group.ephemeral = change.ephemeral;
+    if (change.joinApproval !== undefined) group.joinApproval = change.joinApproval;
+    if (change.membersCanAdd !== undefined) group.membersCanAdd = change.membersCanAdd;
     this.onChange?.();
+  }
+
+  /** Sets (a digest of the bytes) or removes (undefined) the picture. */
+  setPicture(group: SandboxGroup, digest: string | undefined): void {
+    if (digest === undefined) delete group.picture;
+    else group.picture = digest;
+    this.onChange?.();
+  }
+
+  /** `number` asks to join a group that needs approval; false when it asked already. */
+  request(group: SandboxGroup, number: string, at: number): boolean {
+    group.requests ??= new Map();
+    if (group.requests.has(number)) return false;
+    group.requests.set(number, at);
+    this.onChange?.();
+    return true;
+  }
+
+  /** Approves (the number becomes a member) or rejects the requests, one result each. */
+  answerRequests(group: SandboxGroup, approve: boolean, numbers: readonly string[]): ParticipantResult[] {
+    const results = [...new Set(numbers)].map((number): ParticipantResult => {
+      if (!group.requests?.has(number)) return { number, status: 'not_found' };
+      group.requests.delete(number);
+      if (approve) group.members.set(number, 'member');
+      return { number, status: 'ok' };
+    });
+    this.onChange?.();
+    return results;
   }
 
   /** Applies the action number by number, as WhatsApp answers it: one status each. */
@@ -165,6 +214,14 @@ export function metadataOf(group: SandboxGroup): GroupMetadata {
     ...(group.description ? { description: group.description } : {}),
     announce: group.announce,
     locked: group.locked,
+    ephemeral: group.ephemeral ?? 0,
+    joinApproval: group.joinApproval === true,
+    membersCanAdd: group.membersCanAdd === true,
     participants: [...group.members].map(([number, role]) => ({ number, role })),
   };
 }
+
+export const sandboxPictureUrl = (group: SandboxGroup): string | null =>
+  group.picture === undefined
+    ? null
+    : `https://sandbox.invalid/groups/${group.groupId.replace('@g.us', '')}/${group.picture.slice(0, 16)}.jpg`;

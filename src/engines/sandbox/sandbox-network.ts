@@ -11,6 +11,7 @@ import type { ChatActivity, GroupReport, InboundMessage, OutgoingContent, Outgoi
 import type { SandboxConnection } from './sandbox-connection.js';
 import { SandboxGroups } from './sandbox-groups.js';
 import { SandboxProfiles } from './sandbox-account-operations.js';
+import { isStatusChat } from '../../status/status-chat.js';
 
 /** A sent message's media not fetched by its recipient within this long is let go. */
 const UNCLAIMED_MEDIA_MS = 5 * 60_000;
@@ -36,6 +37,10 @@ export class SandboxNetwork {
   private readonly timers = new Set<NodeJS.Timeout>();
   readonly groups = new SandboxGroups();
   readonly profiles = new SandboxProfiles();
+  /** number → the connections subscribed to its presence (POST /contacts/:number/presence). */
+  private readonly presenceSubscribers = new Map<string, Set<SandboxConnection>>();
+  /** number → when its last device went offline (unix ms). */
+  private readonly lastSeen = new Map<string, number>();
   /** waMessageId → its sender's connection and number: read receipts go back to it. */
   private readonly sentBy = new Map<string, { connection: SandboxConnection; phone: string; to: string }>();
 
@@ -54,7 +59,15 @@ export class SandboxNetwork {
    * Where a sent message goes: its recipients, and the sender's account's other linked devices, which get it
    * as sent by the account (`fromMe`), as WhatsApp's multi-device does (in a group they are members already).
    */
-  audienceOf(to: string, sender: SandboxConnection, from: string): SandboxConnection[] {
+  audienceOf(to: string, sender: SandboxConnection, from: string, statusAudience?: string[]): SandboxConnection[] {
+    // A status reaches the online devices of its audience only.
+    if (isStatusChat(to)) {
+      const reached: SandboxConnection[] = [];
+      for (const phone of new Set(statusAudience ?? []))
+        for (const connection of this.onlineByPhone.get(phone) ?? [])
+          if (connection !== sender) reached.push(connection);
+      return reached;
+    }
     const found = this.recipientsOf(to, sender);
     if (isGroupId(to) || to === from) return found;
     for (const connection of this.onlineByPhone.get(from) ?? []) if (connection !== sender) found.push(connection);
@@ -166,13 +179,57 @@ export class SandboxNetwork {
     let connections = this.onlineByPhone.get(phone);
     if (!connections) this.onlineByPhone.set(phone, (connections = new Set()));
     connections.add(connection);
+    if (connections.size === 1) this.tellPresence(phone);
+  }
+
+  /**
+   * `subscriber` wants `phone`'s presence: it hears the present one at once, then every change (a device of the
+   * number coming online or going offline, or the account saying it is available or not).
+   */
+  subscribePresence(subscriber: SandboxConnection, phone: string): void {
+    let subscribers = this.presenceSubscribers.get(phone);
+    if (!subscribers) this.presenceSubscribers.set(phone, (subscribers = new Set()));
+    subscribers.add(subscriber);
+    this.tellPresence(phone, [subscriber]);
+  }
+
+  /** The account `phone` says it is available or not (POST /presence). */
+  ownPresence(phone: string, state: 'available' | 'unavailable'): void {
+    if (state === 'unavailable') this.lastSeen.set(phone, Date.now());
+    this.tellPresence(phone, undefined, state);
+  }
+
+  private tellPresence(phone: string, to?: Iterable<SandboxConnection>, said?: 'available' | 'unavailable'): void {
+    const subscribers = [...(to ?? this.presenceSubscribers.get(phone) ?? [])];
+    if (subscribers.length === 0) return;
+    const state = said ?? (this.onlineByPhone.has(phone) ? 'available' : 'unavailable');
+    const seen = this.lastSeen.get(phone);
+    this.later(0, () => {
+      for (const subscriber of subscribers) {
+        if (!subscriber.online) continue;
+        subscriber.activity({
+          kind: 'presence',
+          chatId: phone,
+          from: phone,
+          state,
+          ...(state === 'unavailable' && seen !== undefined ? { lastSeen: new Date(seen).toISOString() } : {}),
+        });
+      }
+    });
   }
 
   detach(connection: SandboxConnection): void {
     const phone = connection.account?.phone;
     const connections = phone === undefined ? undefined : this.onlineByPhone.get(phone);
-    connections?.delete(connection);
-    if (phone !== undefined && connections?.size === 0) this.onlineByPhone.delete(phone);
+    const wasThere = connections?.delete(connection) === true;
+    if (phone !== undefined && connections?.size === 0) {
+      this.onlineByPhone.delete(phone);
+      if (wasThere) {
+        this.lastSeen.set(phone, Date.now());
+        this.tellPresence(phone);
+      }
+    }
+    for (const subscribers of this.presenceSubscribers.values()) subscribers.delete(connection);
     if (this.latest.get(connection.deviceId) === connection) this.latest.delete(connection.deviceId);
   }
 
@@ -248,12 +305,13 @@ export function toInbound(
   seenBy: { fromMe?: boolean; pushName?: string } = {},
 ): InboundMessage {
   const group = isGroupId(message.to);
+  const status = isStatusChat(message.to);
   const fromMe = seenBy.fromMe === true;
   const base: Omit<InboundMessage, 'type' | 'body'> = {
     waMessageId: message.waMessageId,
     from,
     timestamp,
-    chatId: group || fromMe ? message.to : from,
+    chatId: group || fromMe || status ? message.to : from,
     isGroup: group,
     fromMe,
     ...(group && !fromMe ? { participant: from } : {}),

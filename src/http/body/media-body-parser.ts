@@ -69,7 +69,7 @@ export function mediaBodyParser(options: MediaBodyParserOptions): Middleware {
       urlencoded: false,
       text: false,
       multipart: true,
-      parsedMethods: [HttpMethodEnum.POST],
+      parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT],
       formidable: {
         uploadDir: options.uploadDir,
         maxFiles: 1,
@@ -252,7 +252,9 @@ function multipartFields(fields: unknown, types: Map<string, string>): Record<st
     if (FORBIDDEN_KEYS.has(name))
       throw invalidRequest(`body/${name} is a forbidden key`, [{ path: `/${name}`, message: 'is a forbidden key' }]);
     if (types.get(name) === 'array') {
-      body[name] = (Array.isArray(value) ? value : [value]).flatMap((part) => listItems(String(part)));
+      // A list that may also be one word instead (`mentions: "all"`): that word stays a string.
+      if (!Array.isArray(value) && LIST_WORDS.has(String(value).trim())) body[name] = String(value).trim();
+      else body[name] = (Array.isArray(value) ? value : [value]).flatMap((part) => listItems(String(part)));
       continue;
     }
     if (Array.isArray(value))
@@ -287,12 +289,19 @@ function coerce(text: string, type: string | undefined): unknown {
   return text;
 }
 
+/** Words a list field may be instead of a list (`mentions: "all"`). */
+const LIST_WORDS: ReadonlySet<string> = new Set(['all']);
+
 function propertyTypes(schema: TSchema): Map<string, string> {
-  const properties = (schema as { properties?: Record<string, { type?: string }> }).properties ?? {};
+  type Property = { type?: string; anyOf?: Property[] };
+  const properties = (schema as { properties?: Record<string, Property> }).properties ?? {};
   return new Map(
-    Object.entries(properties).flatMap(([name, p]) =>
-      typeof p.type === 'string' ? [[name, p.type] as [string, string]] : [],
-    ),
+    Object.entries(properties).flatMap(([name, p]) => {
+      if (typeof p.type === 'string') return [[name, p.type] as [string, string]];
+      // A list or a word (`mentions`): read as a list.
+      if (p.anyOf?.some((q) => q.type === 'array')) return [[name, 'array'] as [string, string]];
+      return [];
+    }),
   );
 }
 

@@ -2,7 +2,13 @@
  * The /groups routes: the account's groups, read from the groups read model, changed through the
  * groups stream's writer (src/groups/group-commands.ts). All need an online session.
  */
+import { readFile } from 'node:fs/promises';
+import Type from 'typebox';
 import type { GroupCommands } from '../../groups/group-commands.js';
+import { detectMimetype } from '../../media/media-type.js';
+import type { BodyGate } from '../body/body-gate.js';
+import { mediaBodyParser, uploadedMedia } from '../body/media-body-parser.js';
+import { invalidRequest, unsupportedMediaType } from '../problem.js';
 import { type RouteSpec, defineRoute } from '../route.js';
 import { DeviceParams } from '../schemas/common.js';
 import {
@@ -14,7 +20,12 @@ import {
   GroupSchema,
   InviteSchema,
   JoinGroupBody,
+  JoinRequestsBody,
+  JoinRequestsSchema,
+  JoinedSchema,
   ParticipantResultsSchema,
+  PictureBody,
+  PictureSchema,
   ParticipantsBody,
   PatchGroupBody,
 } from '../schemas/groups.js';
@@ -32,10 +43,47 @@ export const inviteLink = (code: string) => `https://chat.whatsapp.com/${code}`;
 /** The commands the routes use: with several processes, each served by the device's owner (src/cluster/owner-calls.ts). */
 export type GroupRouteCommands = Pick<
   GroupCommands,
-  'list' | 'get' | 'create' | 'update' | 'participants' | 'inviteCode' | 'revokeInvite' | 'join' | 'leave'
+  | 'list'
+  | 'get'
+  | 'create'
+  | 'update'
+  | 'participants'
+  | 'inviteCode'
+  | 'revokeInvite'
+  | 'join'
+  | 'leave'
+  | 'pictureUrl'
+  | 'setPicture'
+  | 'joinRequests'
+  | 'answerJoinRequests'
 >;
 
-export function groupRoutes(groups: GroupRouteCommands): RouteSpec[] {
+/** How a picture body is read: like a media send's (JSON base64 or multipart), into DATA_DIR. */
+export interface PictureUpload {
+  bodyGate: BodyGate;
+  uploadDir: string;
+  /** Largest picture, in bytes. */
+  limit: number;
+}
+
+/** A group picture larger than this is refused (WhatsApp scales it down to 640 px anyway). */
+export const GROUP_PICTURE_MAX_BYTES = 5 * 1024 * 1024;
+
+/** The group picture types WhatsApp takes. */
+const PICTURE_TYPES: ReadonlySet<string> = new Set(['image/jpeg', 'image/png']);
+
+const JoinResultsSchema = Type.Object({
+  results: Type.Array(
+    Type.Object({
+      number: Type.String(),
+      status: Type.Enum(['ok', 'not_found', 'not_allowed'], {
+        description: '`not_found`: no pending request of this number.',
+      }),
+    }),
+  ),
+});
+
+export function groupRoutes(groups: GroupRouteCommands, picture?: PictureUpload): RouteSpec[] {
   return [
     defineRoute({
       method: 'get',
@@ -198,15 +246,64 @@ export function groupRoutes(groups: GroupRouteCommands): RouteSpec[] {
       params: DeviceParams,
       body: JoinGroupBody,
       responses: {
-        200: { description: 'Joined.', schema: GroupIdSchema },
+        200: {
+          description: 'Joined; or, for a group that needs approval, requested (`requested: true`).',
+          schema: JoinedSchema,
+        },
         404: { description: 'No such device, or no group has this code (`not_found`).' },
+        409: NOT_ONLINE,
+        502: ENGINE_FAILED,
+      },
+      async handler({ params, body }) {
+        return { status: 200, body: await groups.join(params.deviceId, body.code) };
+      },
+    }),
+    ...(picture ? pictureRoutes(groups, picture) : []),
+    defineRoute({
+      method: 'get',
+      path: '/devices/:deviceId/groups/:groupId/requests',
+      operationId: 'listGroupJoinRequests',
+      tag,
+      summary: 'Pending requests to join',
+      description:
+        'For a group with `joinApproval`: who asked to join (by link) and when. Needs the account to be an admin (`403 not_group_admin`).',
+      access: 'device',
+      params: GroupParams,
+      responses: {
+        200: { description: 'The requests.', schema: JoinRequestsSchema },
+        403: NOT_ADMIN,
+        404: NOT_IN_GROUP,
+        409: NOT_ONLINE,
+        502: ENGINE_FAILED,
+      },
+      async handler({ params }) {
+        return { status: 200, body: { items: await groups.joinRequests(params.deviceId, params.groupId) } };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/devices/:deviceId/groups/:groupId/requests',
+      operationId: 'answerGroupJoinRequests',
+      tag,
+      summary: 'Approve or reject requests to join',
+      description:
+        'One result per number: `ok`, or `not_found` (no pending request). Those approved become members (recorded, `group.participants` `add`). Needs the account to be an admin (`403 not_group_admin`).',
+      access: 'device',
+      params: GroupParams,
+      body: JoinRequestsBody,
+      responses: {
+        200: { description: 'One result per number.', schema: JoinResultsSchema },
+        403: NOT_ADMIN,
+        404: NOT_IN_GROUP,
         409: NOT_ONLINE,
         502: ENGINE_FAILED,
       },
       async handler({ params, body }) {
         return {
           status: 200,
-          body: { groupId: await groups.join(params.deviceId, body.code) },
+          body: {
+            results: await groups.answerJoinRequests(params.deviceId, params.groupId, body.action, body.participants),
+          },
         };
       },
     }),
@@ -226,6 +323,100 @@ export function groupRoutes(groups: GroupRouteCommands): RouteSpec[] {
       },
       async handler({ params }) {
         await groups.leave(params.deviceId, params.groupId);
+        return { status: 200, body: { groupId: params.groupId } };
+      },
+    }),
+  ];
+}
+
+function pictureRoutes(groups: GroupRouteCommands, upload: PictureUpload): RouteSpec[] {
+  const path = '/devices/:deviceId/groups/:groupId/picture';
+  return [
+    defineRoute({
+      method: 'get',
+      path,
+      operationId: 'getGroupPicture',
+      tag,
+      summary: "The group's picture",
+      description: "The picture's URL as the network gives it; `null` when the group has none.",
+      access: 'device',
+      params: GroupParams,
+      responses: {
+        200: { description: 'The URL.', schema: PictureSchema },
+        404: NOT_IN_GROUP,
+        409: NOT_ONLINE,
+        502: ENGINE_FAILED,
+      },
+      async handler({ params }) {
+        return { status: 200, body: { url: await groups.pictureUrl(params.deviceId, params.groupId) } };
+      },
+    }),
+    defineRoute({
+      method: 'put',
+      path,
+      operationId: 'setGroupPicture',
+      tag,
+      summary: "Set the group's picture",
+      description:
+        `A JPEG or PNG (anything else \`415 unsupported_media_type\`), as \`base64\` in JSON or a multipart/form-data \`file\` part, at most ${upload.limit} bytes. ` +
+        'Needs the account to be an admin (`403 not_group_admin`). Recorded before the answer.',
+      access: 'device',
+      params: GroupParams,
+      body: PictureBody,
+      bodyParser: {
+        parse: mediaBodyParser({
+          kind: 'image',
+          limit: upload.limit,
+          uploadDir: upload.uploadDir,
+          schema: PictureBody,
+          gate: upload.bodyGate,
+          textDigest: false,
+        }),
+        multipart: true,
+      },
+      responses: {
+        200: { description: 'Set.', schema: GroupIdSchema },
+        403: NOT_ADMIN,
+        404: NOT_IN_GROUP,
+        409: NOT_ONLINE,
+        413: { description: `The image is larger than ${upload.limit} bytes (\`payload_too_large\`).` },
+        415: { description: 'Not a JPEG or PNG (`unsupported_media_type`).' },
+        502: ENGINE_FAILED,
+      },
+      async handler({ params, ctx }) {
+        const file = uploadedMedia(ctx);
+        if (!file)
+          throw invalidRequest('body must have base64 or a file part', [
+            { path: '/', message: 'must have base64 or a file part' },
+          ]);
+        const bytes = await readFile(file.path);
+        const type = await detectMimetype(bytes);
+        if (type === undefined || !PICTURE_TYPES.has(type))
+          throw unsupportedMediaType(
+            `a group picture must be a JPEG or PNG image, not ${type ?? 'unrecognised bytes'}`,
+          );
+        await groups.setPicture(params.deviceId, params.groupId, bytes.toString('base64'));
+        return { status: 200, body: { groupId: params.groupId } };
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path,
+      operationId: 'removeGroupPicture',
+      tag,
+      summary: "Remove the group's picture",
+      description: 'Needs the account to be an admin (`403 not_group_admin`). Recorded before the answer.',
+      access: 'device',
+      params: GroupParams,
+      responses: {
+        200: { description: 'Removed.', schema: GroupIdSchema },
+        403: NOT_ADMIN,
+        404: NOT_IN_GROUP,
+        409: NOT_ONLINE,
+        502: ENGINE_FAILED,
+      },
+      async handler({ params }) {
+        await groups.setPicture(params.deviceId, params.groupId, null);
         return { status: 200, body: { groupId: params.groupId } };
       },
     }),

@@ -22,6 +22,7 @@ import {
   InboundAcceptedSchema,
   InboundBody,
   SandboxCallBody,
+  SandboxStatusViewBody,
   SandboxCallSchema,
   SandboxChatUpdateBody,
   SandboxHistoryBody,
@@ -249,6 +250,14 @@ export function sandboxRoutes({
     'once',
     async (deviceId: string, call: { callId: string; from: string; isVideo: boolean }) => ({
       done: sandbox.call(deviceId, call),
+      ...stateHere(deviceId),
+    }),
+  );
+  const viewStatus = calls.define(
+    'sandbox.status-view',
+    'once',
+    async (deviceId: string, view: { from: string; waMessageId: string }) => ({
+      done: sandbox.statusView(deviceId, view.from, view.waMessageId),
       ...stateHere(deviceId),
     }),
   );
@@ -582,6 +591,29 @@ export function sandboxRoutes({
           const { done, ...reaction } = await act(params.deviceId, activity);
           if (!done) throw notOnline(device, reaction);
         }
+        return { status: 202, body: { accepted: true } };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/sandbox/devices/:deviceId/status-view',
+      operationId: 'sandboxStatusView',
+      tag,
+      summary: "Another number views the device's status",
+      description:
+        '`from` views the status `waMessageId` that this device posted: the device gets its read receipt, and `GET /status` lists `from` among the viewers.',
+      access: 'admin',
+      params: DeviceParams,
+      body: SandboxStatusViewBody,
+      responses: {
+        202: { description: 'On its way to the device.', schema: AcceptedSchema },
+        404: NOT_FOUND,
+        409: SANDBOX_NOT_ONLINE,
+      },
+      async handler({ params, body, device }) {
+        requireSandboxDevice(device);
+        const { done, ...reaction } = await viewStatus(params.deviceId, body);
+        if (!done) throw notOnline(device, reaction);
         return { status: 202, body: { accepted: true } };
       },
     }),

@@ -101,7 +101,7 @@ const MEDIA_EXAMPLES: Record<MediaKind, Record<string, unknown>> = {
 };
 
 /** The quote, mentions and expiry of a send body. */
-const contextOf = (body: { replyTo?: string; mentions?: string[]; expiresAt?: string }) => ({
+const contextOf = (body: { replyTo?: string; mentions?: string[] | 'all'; expiresAt?: string }) => ({
   ...(body.replyTo === undefined ? {} : { replyTo: body.replyTo }),
   ...(body.mentions === undefined ? {} : { mentions: body.mentions }),
   ...(body.expiresAt === undefined ? {} : { expiresAt: body.expiresAt }),
@@ -157,7 +157,7 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
           filename?: string;
           ptt?: boolean;
           replyTo?: string;
-          mentions?: string[];
+          mentions?: string[] | 'all';
           expiresAt?: string;
         };
         const input = mediaInputOf(fields, uploadedMedia(ctx));
@@ -404,7 +404,7 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
 }
 
 /** Exactly one source of media. */
-function mediaInputOf(fields: { url?: string; base64?: string }, upload: MediaInput | undefined): MediaInput {
+export function mediaInputOf(fields: { url?: string; base64?: string }, upload: MediaInput | undefined): MediaInput {
   const given = [
     upload && (upload.from === 'spooled' ? 'base64' : 'a file part'),
     fields.url !== undefined && 'url',

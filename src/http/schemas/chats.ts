@@ -130,7 +130,9 @@ const Reaction = Type.Object({
 
 const messageViewProperties = {
   waMessageId: WaMessageId,
-  chatId: ChatId,
+  chatId: Type.Union([ChatId, Type.Literal('status@broadcast')], {
+    description: 'The chat; `status@broadcast` for a status (posted or received), which is no chat of its own.',
+  }),
   from: Type.String({
     description:
       'The sender (number or `@lid` id; the participant in a group); this account\'s number for its own messages, "" when unknown.',

@@ -1,7 +1,7 @@
 import Type from 'typebox';
 import { GROUP_ID_PATTERN, PHONE_PATTERN } from '../../messages/chat-id.js';
-import { GROUP_ROLES, PARTICIPANT_ACTIONS } from '../../groups/group-events.js';
-import { PARTICIPANT_STATUSES } from '../../groups/group-operations.js';
+import { EPHEMERAL_DURATIONS, GROUP_ROLES, PARTICIPANT_ACTIONS } from '../../groups/group-events.js';
+import { JOIN_REQUEST_ANSWERS, PARTICIPANT_STATUSES } from '../../groups/group-operations.js';
 import { DeviceId } from './common.js';
 
 export const GroupId = Type.String({
@@ -29,7 +29,15 @@ const groupFields = {
   isAdmin: Type.Boolean({ description: 'Whether the account is an admin of it.' }),
   announce: Type.Boolean({ description: 'Only admins may send messages.' }),
   locked: Type.Boolean({ description: 'Only admins may change its settings.' }),
+  ephemeral: Type.Integer({ minimum: 0, description: 'Disappearing messages: seconds a message lives (0: off).' }),
+  joinApproval: Type.Boolean({ description: 'Joining by link needs an admin to approve the request.' }),
+  membersCanAdd: Type.Boolean({ description: 'Every member may add participants (not only admins).' }),
 };
+
+const Ephemeral = Type.Union(
+  EPHEMERAL_DURATIONS.map((seconds) => Type.Literal(seconds)),
+  { description: 'Disappearing messages, in seconds: 0 (off), 86400 (24 h), 604800 (7 days) or 7776000 (90 days).' },
+);
 
 export const GroupSummarySchema = Type.Object(groupFields);
 export const GroupListSchema = Type.Object({ items: Type.Array(GroupSummarySchema) });
@@ -61,6 +69,9 @@ export const PatchGroupBody = Type.Object(
     description: Type.Optional(Description),
     announce: Type.Optional(Type.Boolean({ description: 'Only admins may send messages.' })),
     locked: Type.Optional(Type.Boolean({ description: 'Only admins may change the settings.' })),
+    ephemeral: Type.Optional(Ephemeral),
+    joinApproval: Type.Optional(Type.Boolean({ description: 'Joining by link needs an admin to approve.' })),
+    membersCanAdd: Type.Optional(Type.Boolean({ description: 'Every member may add participants.' })),
   },
   { additionalProperties: false, minProperties: 1, examples: [{ subject: 'Team Berlin', announce: true }] },
 );
@@ -90,3 +101,35 @@ export const JoinGroupBody = Type.Object(
 );
 
 export const GroupIdSchema = Type.Object({ groupId: GroupId });
+export const JoinedSchema = Type.Object({
+  groupId: GroupId,
+  requested: Type.Optional(
+    Type.Literal(true, {
+      description: 'The group needs approval: a join request was made; an admin approves or rejects it.',
+    }),
+  ),
+});
+
+export const PictureBody = Type.Object(
+  { base64: Type.Optional(Type.String({ minLength: 1, description: 'The JPEG or PNG image as base64.' })) },
+  { additionalProperties: false, description: 'The image: `base64`, or (multipart/form-data) a `file` part.' },
+);
+export const PictureSchema = Type.Object({
+  url: Type.Union([Type.String(), Type.Null()], { description: "The picture's URL; null when the group has none." }),
+});
+
+export const JoinRequestsSchema = Type.Object({
+  items: Type.Array(
+    Type.Object({
+      number: Member,
+      requestedAt: Type.String({ format: 'date-time' }),
+    }),
+  ),
+});
+export const JoinRequestsBody = Type.Object(
+  {
+    action: Type.Enum(JOIN_REQUEST_ANSWERS),
+    participants: Type.Array(Member, { minItems: 1, maxItems: 256, uniqueItems: true }),
+  },
+  { additionalProperties: false },
+);

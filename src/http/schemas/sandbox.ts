@@ -78,6 +78,14 @@ export const SandboxPresenceBody = Type.Object(
   { additionalProperties: false },
 );
 
+export const SandboxStatusViewBody = Type.Object(
+  {
+    from: PhoneNumber('Who views the status.'),
+    waMessageId: Type.String({ pattern: '^[A-Za-z0-9._:-]{1,128}$', description: 'The status (its waMessageId).' }),
+  },
+  { additionalProperties: false },
+);
+
 export const SandboxCallBody = Type.Object(
   { from: PhoneNumber('The caller.'), isVideo: Type.Optional(Type.Boolean()) },
   { additionalProperties: false },

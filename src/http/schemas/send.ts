@@ -53,11 +53,20 @@ const Context = {
     }),
   ),
   mentions: Type.Optional(
-    Type.Array(numberField('phone_or_lid', `(${PHONE_PATTERN})|(${LID_PATTERN})`, 'A number or `<digits>@lid`.'), {
-      maxItems: MENTIONS_MAX,
-      uniqueItems: true,
-      description: 'Numbers mentioned in the text or caption (which writes them `@<number>`).',
-    }),
+    Type.Union(
+      [
+        Type.Array(numberField('phone_or_lid', `(${PHONE_PATTERN})|(${LID_PATTERN})`, 'A number or `<digits>@lid`.'), {
+          maxItems: MENTIONS_MAX,
+          uniqueItems: true,
+          description: 'Numbers mentioned in the text or caption (which writes them `@<number>`).',
+        }),
+        Type.Literal('all', {
+          description:
+            'Every participant of the group (`to` must be a group): the participants the gateway knows when the send is accepted.',
+        }),
+      ],
+      { description: 'Numbers mentioned in the text or caption, or `"all"` in a group.' },
+    ),
   ),
   expiresAt: Type.Optional(
     Type.String({

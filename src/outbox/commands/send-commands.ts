@@ -9,6 +9,8 @@ import type { ContactCard } from '../../messages/message-events.js';
 import type { SeenMessage, SeenMessages } from './seen-messages.js';
 import type { MediaSource } from '../../media/media-kinds.js';
 import { textWithUrl } from '../../messages/link-text.js';
+import { isGroupId } from '../../messages/chat-id.js';
+import { isStatusChat } from '../../status/status-chat.js';
 import { DomainError, invalidField } from '../../errors/domain-error.js';
 import { type IdempotencyKeys, type RequestFingerprints, fingerprintsOf } from './idempotency-keys.js';
 import type { MediaInput, MediaIntake } from '../../media/media-intake.js';
@@ -31,14 +33,17 @@ import type { Outboxes } from '../stream/outboxes.js';
 /** What every send accepts besides its content: the message it quotes and the numbers it mentions. */
 export interface SendContext {
   replyTo?: string;
-  mentions?: string[];
+  /** Numbers, or `all`: every participant of the group (`to`) the groups read model knows now. */
+  mentions?: string[] | 'all';
   /** ISO 8601: not sent by then, the message is `expired`. */
   expiresAt?: string;
+  /** A status (`to`: `status@broadcast`): the numbers that see it. */
+  audience?: string[];
 }
 
 export type SendInput = SendContext &
   (
-    | { kind: 'text'; to: string; text: string }
+    | { kind: 'text'; to: string; text: string; backgroundColor?: string; font?: number }
     | { kind: 'location'; to: string; latitude: number; longitude: number; name?: string; address?: string }
     | { kind: 'link'; to: string; url: string; text?: string; preview?: boolean }
     | { kind: 'reaction'; to: string; messageId: string; emoji: string }
@@ -76,6 +81,10 @@ export interface SendCommandsDeps {
   messageTtlMs?: number;
   /** Pacing's unansweredLimit and what the message index knows of the recipient; undefined: no limit. */
   unanswered?: (deviceId: string, to: string) => { limit: number; answered: boolean; sent: number } | undefined;
+  /** A status's audience when the send names none: every number the account exchanged messages with. */
+  statusAudience?: (deviceId: string) => string[];
+  /** The participants of a group as the groups read model knows them (undefined: the account is not in it). */
+  groupMembers?: (deviceId: string, groupId: string) => string[] | undefined;
 }
 
 const DIRECT_NUMBER = /^[0-9]{7,15}$/;
@@ -201,6 +210,8 @@ export class SendCommands {
       input.kind !== 'reaction' && DIRECT_NUMBER.test(input.to)
         ? this.deps.unanswered?.(deviceId, input.to)
         : undefined;
+    const mentions = this.mentionsOf(deviceId, input);
+    const audience = this.audienceOf(deviceId, input);
     const content = await this.contentOf(deviceId, outboxId, input);
     const message = {
       outboxId,
@@ -212,7 +223,8 @@ export class SendCommands {
       // Recorded with the message: the key and the request's fingerprint (the legacy one only serves to recognise older records).
       ...(idempotency ? { idempotency: { key: idempotency.key, fingerprint: idempotency.fingerprint } } : {}),
       ...(replyTo ? { replyTo } : {}),
-      ...(input.mentions?.length ? { mentions: input.mentions } : {}),
+      ...(mentions?.length ? { mentions } : {}),
+      ...(audience ? { audience } : {}),
     };
     let executed;
     try {
@@ -240,6 +252,32 @@ export class SendCommands {
     return answerOf(result.message);
   }
 
+  /** The numbers mentioned: as given, or (`all`) every participant of the group the read model knows at this moment. */
+  private mentionsOf(deviceId: string, input: SendInput): string[] | undefined {
+    if (input.mentions !== 'all') return input.mentions;
+    if (!isGroupId(input.to)) throw invalidField('/mentions', 'can be "all" only in a send to a group');
+    const members = this.deps.groupMembers?.(deviceId, input.to);
+    if (members === undefined) throw new DomainError('not_found', `the account is not in the group ${input.to}`);
+    return members;
+  }
+
+  /**
+   * A status's audience: as given, else (decided now, after any Idempotency-Key was recognised) every number the
+   * account exchanged messages with; none at all is `422 empty_audience`. Not a status: none.
+   */
+  private audienceOf(deviceId: string, input: SendInput): string[] | undefined {
+    if (!isStatusChat(input.to)) return undefined;
+    const audience = [...new Set(input.audience ?? this.deps.statusAudience?.(deviceId) ?? [])];
+    if (audience.length === 0)
+      throw new DomainError(
+        'empty_audience',
+        input.audience
+          ? 'the audience is empty: name at least one number'
+          : 'the account has exchanged messages with no one yet: name the audience',
+      );
+    return audience;
+  }
+
   /** The send's own expiresAt (which must lie ahead), else the TTL's, else none. */
   private expiryOf(input: SendContext, now: number): string | undefined {
     if (input.expiresAt !== undefined) {
@@ -259,7 +297,12 @@ export class SendCommands {
   private async contentOf(deviceId: string, outboxId: string, input: SendInput): Promise<QueuedContent> {
     switch (input.kind) {
       case 'text':
-        return { kind: 'text', text: input.text };
+        return {
+          kind: 'text',
+          text: input.text,
+          ...(input.backgroundColor === undefined ? {} : { backgroundColor: input.backgroundColor }),
+          ...(input.font === undefined ? {} : { font: input.font }),
+        };
       case 'location':
         return {
           kind: 'location',

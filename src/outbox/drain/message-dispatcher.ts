@@ -63,6 +63,7 @@ export class MessageDispatcher {
         content,
         ...(message.replyTo ? { replyTo: message.replyTo } : {}),
         ...(message.mentions ? { mentions: message.mentions } : {}),
+        ...(message.audience ? { audience: message.audience } : {}),
       };
       call = connection.send(outgoing);
     } catch (error) {

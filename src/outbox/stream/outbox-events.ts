@@ -35,7 +35,8 @@ export const isMediaKind = (kind: SendKind): kind is MediaKind => (MEDIA_KINDS a
 
 /** A queued message's content as recorded: OutgoingContent with media as a MediaSource. */
 export type QueuedContent =
-  | { kind: 'text'; text: string }
+  /** `backgroundColor` (`#RRGGBB`) and `font` (0..9): a text status's look. */
+  | { kind: 'text'; text: string; backgroundColor?: string; font?: number }
   | { kind: 'image' | 'video'; media: MediaSource; caption?: string }
   | { kind: 'audio'; media: MediaSource; ptt?: boolean }
   | { kind: 'file'; media: MediaSource; caption?: string }
@@ -97,6 +98,8 @@ export interface OutboxMessageQueuedData {
   replyTo?: ReplyTarget;
   /** Numbers mentioned in the text or caption. */
   mentions?: string[];
+  /** A status (`to` is `status@broadcast`): the numbers that see it. */
+  audience?: string[];
   /** ISO 8601: not sent by then, it is `expired` instead (the send's `expiresAt`, or OUTBOX_MESSAGE_TTL). */
   expiresAt?: string;
 }

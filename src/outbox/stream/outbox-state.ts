@@ -34,6 +34,8 @@ export interface PendingMessage {
   confirmed: boolean;
   replyTo?: ReplyTarget;
   mentions?: string[];
+  /** A status: the numbers that see it. */
+  audience?: string[];
   /** ISO 8601: still queued then, it expires. */
   expiresAt?: string;
 }
@@ -307,7 +309,8 @@ export class OutboxState {
   apply(event: OutboxEvent): void {
     switch (event.type) {
       case 'OutboxMessageQueued': {
-        const { outboxId, waMessageId, to, seq, content, createdAt, replyTo, mentions, expiresAt } = event.data;
+        const { outboxId, waMessageId, to, seq, content, createdAt, replyTo, mentions, expiresAt, audience } =
+          event.data;
         this.add({
           outboxId,
           waMessageId,
@@ -323,6 +326,7 @@ export class OutboxState {
           ...(replyTo ? { replyTo } : {}),
           ...(mentions ? { mentions } : {}),
           ...(expiresAt ? { expiresAt } : {}),
+          ...(audience ? { audience } : {}),
         });
         this.lastSeq = Math.max(this.lastSeq, seq);
         if (event.data.idempotency) {

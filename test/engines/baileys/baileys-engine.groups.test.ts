@@ -47,6 +47,9 @@ describe('Baileys engine (fake socket): groups', () => {
         description: 'about',
         announce: true,
         locked: true,
+        ephemeral: 0,
+        joinApproval: false,
+        membersCanAdd: false,
         participants: [
           { number: ME, role: 'admin' },
           { number: '222@lid', role: 'member' },
@@ -163,6 +166,9 @@ describe('Baileys engine (fake socket): groups', () => {
           subject: 'Added',
           announce: false,
           locked: false,
+          ephemeral: 0,
+          joinApproval: false,
+          membersCanAdd: false,
           participants: [
             { number: PEER, role: 'superadmin' },
             { number: ME, role: 'member' },

@@ -109,7 +109,7 @@ describe('Baileys engine (fake socket): receipts and contacts', () => {
 });
 
 describe('Baileys engine (fake socket): inbound messages', () => {
-  it('reports direct, own (from the phone) and group messages, in order, resolving LIDs; not status broadcasts', async () => {
+  it('reports direct, own (from the phone) and group messages, in order, resolving LIDs; not broadcast lists (statuses: baileys-engine.status.test.ts)', async () => {
     const { events, socket } = await h.online();
     socket.lidToPhone.set('555@lid', '4915155555555@s.whatsapp.net');
     socket.emit('messages.upsert', {
@@ -131,7 +131,7 @@ describe('Baileys engine (fake socket): inbound messages', () => {
           message: { conversation: 'g' },
         },
         {
-          key: { remoteJid: 'status@broadcast', participant: PEER_JID, fromMe: false, id: 'STATUS' },
+          key: { remoteJid: '1700000000@broadcast', participant: PEER_JID, fromMe: false, id: 'LIST' },
           message: { conversation: 's' },
         },
         {

@@ -271,6 +271,51 @@ export class FakeSocket implements BaileysSocket {
     return Object.fromEntries(this.groups);
   }
 
+  async groupToggleEphemeral(jid: string, seconds: number): Promise<void> {
+    this.groupCall('groupToggleEphemeral', jid, seconds);
+  }
+
+  async groupJoinApprovalMode(jid: string, mode: 'on' | 'off'): Promise<void> {
+    this.groupCall('groupJoinApprovalMode', jid, mode);
+  }
+
+  async groupMemberAddMode(jid: string, mode: 'admin_add' | 'all_member_add'): Promise<void> {
+    this.groupCall('groupMemberAddMode', jid, mode);
+  }
+
+  /** Pending join requests per group, as the server lists them (`jid`, `phone_number`, `request_time`). */
+  readonly joinRequests = new Map<string, Array<{ [key: string]: string }>>();
+
+  async groupRequestParticipantsList(jid: string): Promise<Array<{ [key: string]: string }>> {
+    this.groupCall('groupRequestParticipantsList', jid);
+    this.group(jid);
+    return this.joinRequests.get(jid) ?? [];
+  }
+
+  async groupRequestParticipantsUpdate(
+    jid: string,
+    participants: string[],
+    action: 'approve' | 'reject',
+  ): Promise<Array<{ status: string; jid: string | undefined }>> {
+    this.groupCall('groupRequestParticipantsUpdate', jid, participants, action);
+    const pending = this.joinRequests.get(jid) ?? [];
+    return participants.map((p) => ({ status: pending.some((r) => r.jid === p) ? '200' : '404', jid: p }));
+  }
+
+  async updateProfilePicture(jid: string, content: Buffer): Promise<void> {
+    this.groupCall('updateProfilePicture', jid, content.length);
+  }
+
+  async removeProfilePicture(jid: string): Promise<void> {
+    this.groupCall('removeProfilePicture', jid);
+  }
+
+  readonly presenceSubscriptions: string[] = [];
+
+  async presenceSubscribe(jid: string): Promise<void> {
+    this.presenceSubscriptions.push(jid);
+  }
+
   async logout(): Promise<void> {
     this.loggedOut = true;
     await this.end(boom(401, 'Intentional Logout'));

@@ -1,0 +1,200 @@
+/**
+ * Statuses (stories, API Part 3) with sandbox devices: a status is a send through the outbox (Idempotency-Key,
+ * recorded before the answer) to `status@broadcast`; it reaches the sandbox devices of its audience (by default
+ * the numbers the account exchanged messages with) as `status.received` (media downloaded like inbound media);
+ * views (read receipts) fill GET /status's viewers; DELETE revokes it; no status is ever a chat.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestGateway } from '../support/gateway.js';
+import { type TestDevice, bringOnline, createSandboxDevice } from '../support/sessions.js';
+import { eventually } from '../support/eventually.js';
+import { TestReceiver } from '../webhooks/support/receiver.js';
+import { outboxStream } from '../../src/messages/message-events.js';
+
+const ALICE = '4915100000021';
+const BOB = '4915100000022';
+const CAROL = '4915100000023';
+const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
+
+describe('statuses (sandbox)', () => {
+  let gateway: Awaited<ReturnType<typeof startTestGateway>>;
+  let receiver: TestReceiver;
+  let alice: TestDevice;
+  let bob: TestDevice;
+  let carol: TestDevice;
+
+  beforeAll(async () => {
+    gateway = await startTestGateway({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', SANDBOX_DELIVERED_DELAY_MS: '60000' });
+    receiver = await TestReceiver.start();
+    alice = await createSandboxDevice(gateway.api, 'alice');
+    bob = await createSandboxDevice(gateway.api, 'bob');
+    carol = await createSandboxDevice(gateway.api, 'carol');
+    for (const [device, phone] of [
+      [alice, ALICE],
+      [bob, BOB],
+      [carol, CAROL],
+    ] as const) {
+      await bringOnline(gateway.api, device, phone);
+      const hooked = await gateway.api('PUT', `/devices/${device.id}/hooks`, {
+        deviceKey: device.key,
+        json: { url: receiver.url, events: ['status.received', 'message.received'] },
+      });
+      expect(hooked.status).toBe(200);
+    }
+    // Alice has exchanged messages with Bob only: her default audience.
+    expect((await call(alice, 'POST', '/send/text', { to: BOB, text: 'hi Bob' })).status).toBe(202);
+    await receiver.waitUntil(() => hooksOf(bob, 'message.received').length === 1);
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await receiver?.close();
+  });
+
+  const call = (device: TestDevice, method: string, path: string, json?: unknown, headers?: Record<string, string>) =>
+    gateway.api(method, `/devices/${device.id}${path}`, {
+      deviceKey: device.key,
+      ...(json === undefined ? {} : { json }),
+      ...(headers ? { headers } : {}),
+    });
+  const hooksOf = (device: TestDevice, event: string) =>
+    receiver
+      .of(device.id)
+      .filter((r) => r.envelope.event === event)
+      .map((r) => r.envelope.data);
+
+  it('posts a text status through the outbox to its default audience, who get status.received', async () => {
+    const posted = await call(alice, 'POST', '/status/text', {
+      text: 'Open on Sunday',
+      backgroundColor: '#25D366',
+      font: 2,
+    });
+    expect(posted.status).toBe(202);
+    expect(posted.body).toMatchObject({ status: 'queued', waMessageId: expect.any(String) });
+    const { waMessageId } = posted.body as { waMessageId: string };
+    const queued = (await gateway.store.readStream(outboxStream(alice.id))).find(
+      (e) => e.type === 'OutboxMessageQueued' && (e.data as { waMessageId: string }).waMessageId === waMessageId,
+    );
+    expect(queued?.data).toMatchObject({
+      to: 'status@broadcast',
+      audience: [BOB],
+      content: { kind: 'text', text: 'Open on Sunday', backgroundColor: '#25D366', font: 2 },
+    });
+
+    await receiver.waitUntil(() => hooksOf(bob, 'status.received').some((s) => s.waMessageId === waMessageId));
+    expect(hooksOf(bob, 'status.received').find((s) => s.waMessageId === waMessageId)).toEqual({
+      deviceId: bob.id,
+      from: ALICE,
+      waMessageId,
+      type: 'text',
+      body: 'Open on Sunday',
+      timestamp: expect.any(Number),
+    });
+    // Not in the audience; and a status is never a chat, nor a message.received.
+    expect(hooksOf(carol, 'status.received')).toEqual([]);
+    expect(hooksOf(bob, 'message.received').some((m) => m.waMessageId === waMessageId)).toBe(false);
+    const chats = (await call(bob, 'GET', '/chats')).body.items as Array<{ chatId: string }>;
+    expect(chats.map((c) => c.chatId)).toEqual([ALICE]);
+    expect(((await call(alice, 'GET', '/chats')).body.items as Array<{ chatId: string }>).map((c) => c.chatId)).toEqual(
+      [BOB],
+    );
+  });
+
+  it('an image status reaches the audience named, with its media downloaded; an Idempotency-Key answers once', async () => {
+    const headers = { 'idempotency-key': 'status-image-1' };
+    const posted = await call(
+      alice,
+      'POST',
+      '/status/image',
+      { base64: PNG, caption: 'new', audience: [CAROL] },
+      headers,
+    );
+    expect(posted.status).toBe(202);
+    const again = await call(
+      alice,
+      'POST',
+      '/status/image',
+      { base64: PNG, caption: 'new', audience: [CAROL] },
+      headers,
+    );
+    expect(again.body.waMessageId).toBe(posted.body.waMessageId);
+
+    const { waMessageId } = posted.body as { waMessageId: string };
+    await receiver.waitUntil(() => hooksOf(carol, 'status.received').some((s) => s.waMessageId === waMessageId));
+    const received = hooksOf(carol, 'status.received').find((s) => s.waMessageId === waMessageId)!;
+    expect(received).toMatchObject({ from: ALICE, type: 'image', body: 'new', media: { status: 'ready' } });
+    const media = await gateway.api('GET', (received.media as { url: string }).url, { deviceKey: carol.key });
+    expect(media.status).toBe(200);
+    expect(hooksOf(bob, 'status.received').some((s) => s.waMessageId === waMessageId)).toBe(false);
+  });
+
+  it('views (read receipts) fill the viewers of GET /status, once per number', async () => {
+    const posted = await call(alice, 'POST', '/status/text', { text: 'seen?', audience: [BOB, CAROL] });
+    const { waMessageId } = posted.body as { waMessageId: string };
+    await eventually(
+      async () =>
+        ((await call(alice, 'GET', '/status')).body.items as Array<{ waMessageId: string }>).some(
+          (s) => s.waMessageId === waMessageId,
+        ),
+      'the status to be listed',
+    );
+    for (const from of [CAROL, CAROL, BOB]) {
+      const viewed = await gateway.api('POST', `/sandbox/devices/${alice.id}/status-view`, {
+        admin: true,
+        json: { from, waMessageId },
+      });
+      expect(viewed.status).toBe(202);
+    }
+    await eventually(async () => {
+      const items = (await call(alice, 'GET', '/status')).body.items as Array<{
+        waMessageId: string;
+        viewers: Array<{ number: string }>;
+      }>;
+      return items.find((s) => s.waMessageId === waMessageId)?.viewers.length === 2;
+    }, 'two viewers');
+    const listed = (await call(alice, 'GET', '/status')).body.items as Array<Record<string, unknown>>;
+    expect(listed[0]).toMatchObject({ waMessageId, type: 'text', text: 'seen?' });
+    expect((listed[0].viewers as Array<{ number: string }>).map((v) => v.number).sort()).toEqual([BOB, CAROL]);
+    expect(listed.length).toBe(3);
+  });
+
+  it('deletes a status for everyone; unknown: 404', async () => {
+    const posted = await call(alice, 'POST', '/status/text', { text: 'oops', audience: [BOB] });
+    const { waMessageId } = posted.body as { waMessageId: string };
+    await eventually(async () => {
+      const answer = await call(alice, 'GET', `/messages/${waMessageId}`);
+      if (answer.body.status !== 'sent') throw new Error(JSON.stringify(answer.body));
+      return true;
+    }, 'the status to be sent');
+    const deleted = await call(alice, 'DELETE', `/status/${waMessageId}`);
+    expect(deleted.status).toBe(202);
+    await eventually(
+      async () =>
+        !((await call(alice, 'GET', '/status')).body.items as Array<{ waMessageId: string }>).some(
+          (s) => s.waMessageId === waMessageId,
+        ),
+      'the status to be gone',
+    );
+    expect((await call(alice, 'DELETE', '/status/NOSUCHSTATUS')).status).toBe(404);
+  });
+
+  it('refuses bad input: an empty audience (422), and fields out of shape (400); nothing is queued', async () => {
+    const before = (await gateway.store.readStream(outboxStream(carol.id))).length;
+    // Carol has exchanged no messages: no default audience.
+    const none = await call(carol, 'POST', '/status/text', { text: 'hello' });
+    expect(none.status).toBe(422);
+    expect(none.body.code).toBe('empty_audience');
+    const empty = await call(alice, 'POST', '/status/text', { text: 'hello', audience: [] });
+    expect(empty.status).toBe(422);
+    expect(empty.body.code).toBe('empty_audience');
+    for (const body of [
+      { text: '' },
+      { text: 'x'.repeat(701) },
+      { text: 'x', backgroundColor: 'green' },
+      { text: 'x', font: 10 },
+      { text: 'x', audience: ['123'] },
+      { text: 'x', to: BOB },
+    ])
+      expect((await call(carol, 'POST', '/status/text', body)).status).toBe(400);
+    expect((await gateway.store.readStream(outboxStream(carol.id))).length).toBe(before);
+  });
+});
