@@ -1,3 +1,4 @@
+import { DeviceKeysReadModel } from './devices/device-keys-read-model.js';
 import type Database from 'better-sqlite3';
 import type { Logger } from 'pino';
 import { ContactsReadModel } from './contacts/contacts-read-model.js';
@@ -32,6 +33,8 @@ export interface ReadModels {
   blocklist: BlocklistReadModel;
   /** Each device's settings (call rejection, proxy). */
   settings: SettingsReadModel;
+  /** Scoped device keys, by hash. */
+  keys: DeviceKeysReadModel;
   /** Fed by the main runner. */
   projections: Projection[];
 }
@@ -54,6 +57,7 @@ export function createReadModels(
   const groups = new GroupsReadModel(db);
   const blocklist = new BlocklistReadModel(db);
   const settings = new SettingsReadModel(db, new SealedText(options.encryptionKey));
+  const keys = new DeviceKeysReadModel(db);
   return {
     devices,
     history,
@@ -63,7 +67,8 @@ export function createReadModels(
     groups,
     blocklist,
     settings,
-    projections: [devices, history, ...sending.projections, contacts, messages, groups, blocklist, settings],
+    keys,
+    projections: [devices, history, ...sending.projections, contacts, messages, groups, blocklist, settings, keys],
   };
 }
 

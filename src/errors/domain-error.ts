@@ -34,6 +34,8 @@ export const DOMAIN_ERROR_CODES = [
   'not_group_admin',
   'invalid_pairing_code',
   'pairing_unavailable',
+  'too_many_keys',
+  'concurrent_change',
 ] as const satisfies readonly ErrorCode[];
 
 export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];

@@ -1,9 +1,10 @@
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { Compile } from 'typebox/compile';
-import type { Authenticator, Caller } from '../auth/authenticator.js';
+import { type Authenticator, type Caller, hasScope } from '../auth/authenticator.js';
+import type { Scope } from '../auth/scopes.js';
 import type { RequestState } from './middleware/request-id.js';
-import { unsupportedMediaType } from './problem.js';
+import { Problem, unsupportedMediaType } from './problem.js';
 import type { DeviceLookup, RequestDevice, RouteSpec } from './route.js';
 import { deviceNotFound } from '../errors/domain-error.js';
 import { RouteIndex } from './route-index.js';
@@ -49,7 +50,8 @@ function routeMiddleware(route: RouteSpec, options: RouterOptions): Middleware<R
 
   return async (ctx) => {
     // Authentication comes first, so that a caller without the right key learns nothing from validation.
-    ctx.state.caller = authenticate(route, ctx, options.authenticator);
+    const caller = (ctx.state.caller = authenticate(route, ctx, options.authenticator));
+    if (route.scope !== 'none') requireScope(caller, route.scope);
     // The admin key reaches every device path: a device that does not exist is a 404 before anything else.
     const device = loadsDevice
       ? loadDevice(String((ctx.params as Record<string, string>).deviceId ?? ''), options.devices)
@@ -102,6 +104,14 @@ function loadDevice(deviceId: string, devices: DeviceLookup): RequestDevice {
   return device;
 }
 
+/** A scope the route needs that the caller lacks: `403 insufficient_scope`, naming it. */
+export function requireScope(caller: Caller | undefined, scope: Scope): void {
+  if (hasScope(caller, scope)) return;
+  throw new Problem(403, 'insufficient_scope', `this key lacks the "${scope}" scope this route needs`, {
+    requiredScope: scope,
+  });
+}
+
 function authenticate(route: RouteSpec, ctx: Context, authenticator: Authenticator): Caller | undefined {
   switch (route.access) {
     case 'public':
@@ -112,6 +122,8 @@ function authenticate(route: RouteSpec, ctx: Context, authenticator: Authenticat
       return authenticator.admin(ctx);
     case 'device':
       return authenticator.device(ctx, String((ctx.params as Record<string, string>).deviceId ?? ''));
+    case 'any-key':
+      return authenticator.anyKey(ctx);
   }
 }
 

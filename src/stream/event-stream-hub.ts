@@ -9,11 +9,17 @@
  * keep its send buffer, megabytes, until the client read it or the connection timed out), and it resumes by
  * id; a client catching up reads the log only as fast as its socket drains.
  *
- * A client that authenticated with a device key is ended when the log rotates that key out or deletes the
- * device: the hub sees those events in log order, so no later event of the device reaches it, in any process.
+ * A client that authenticated with a device key is ended when the log rotates that key out, deletes it (a
+ * scoped key) or deletes the device: the hub sees those events in log order, so no later event of the device
+ * reaches it, in any process.
  */
 import type { Logger } from 'pino';
-import type { DeviceEventType, DeviceKeyRotatedData } from '../devices/device-events.js';
+import type {
+  DeviceEventType,
+  DeviceKeyDeletedData,
+  DeviceKeyRotatedData,
+  ScopedKeyEvent,
+} from '../devices/device-events.js';
 import {
   type EventStore,
   type StoredEvent,
@@ -49,6 +55,8 @@ export interface StreamFilter {
    * ends when that key is rotated out or the device deleted. Undefined: the admin key, which stays.
    */
   deviceKeyHash?: string;
+  /** `deviceKeyHash` is the key made with the device (which a rotation replaces), not a scoped key (which is deleted). */
+  primaryKey?: boolean;
 }
 
 export interface StreamHubOptions {
@@ -104,34 +112,46 @@ class Client {
     );
   }
 
-  /** Whether the key change at `position` ends this client: its device key rotated to another, or its device deleted. */
+  /**
+   * Whether the key change at `position` ends this client: its device deleted, its key (the one made with the
+   * device) rotated to another, or its scoped key deleted.
+   */
   retiredBy(change: KeyChange, position: number): boolean {
-    const { deviceKeyHash, deviceId } = this.filter;
-    return (
-      deviceKeyHash !== undefined &&
-      change.deviceId === deviceId &&
-      position > this.keyHeldAt &&
-      change.keyHash !== deviceKeyHash
-    );
+    const { deviceKeyHash, deviceId, primaryKey = true } = this.filter;
+    if (deviceKeyHash === undefined || change.deviceId !== deviceId || position <= this.keyHeldAt) return false;
+    switch (change.kind) {
+      case 'device-deleted':
+        return true;
+      case 'rotated':
+        return primaryKey && change.keyHash !== deviceKeyHash;
+      case 'revoked':
+        return !primaryKey && change.keyHash === deviceKeyHash;
+    }
   }
 }
 
-/** A device's key changed: `keyHash` is the one it takes now, null when the device was deleted. */
-interface KeyChange {
-  deviceId: string;
-  keyHash: string | null;
-}
+/**
+ * A device's keys changed: `rotated`, the key made with it is now `keyHash`; `revoked`, the scoped key
+ * `keyHash` was deleted; `device-deleted`, every key of the device stops.
+ */
+type KeyChange =
+  { kind: 'rotated' | 'revoked'; deviceId: string; keyHash: string } | { kind: 'device-deleted'; deviceId: string };
 
 const KEY_ROTATED = 'DeviceKeyRotated' satisfies DeviceEventType;
 const DEVICE_DELETED = 'DeviceDeleted' satisfies DeviceEventType;
+const KEY_DELETED = 'DeviceKeyDeleted' satisfies ScopedKeyEvent['type'];
 
 function keyChangeOf(stored: StoredEvent): KeyChange | undefined {
   if (stored.type === KEY_ROTATED) {
     const data = stored.data as DeviceKeyRotatedData;
-    return { deviceId: data.deviceId, keyHash: data.keyHash };
+    return { kind: 'rotated', deviceId: data.deviceId, keyHash: data.keyHash };
+  }
+  if (stored.type === KEY_DELETED) {
+    const data = stored.data as DeviceKeyDeletedData;
+    return { kind: 'revoked', deviceId: data.deviceId, keyHash: data.keyHash };
   }
   if (stored.type === DEVICE_DELETED)
-    return { deviceId: (stored.data as { deviceId: string }).deviceId, keyHash: null };
+    return { kind: 'device-deleted', deviceId: (stored.data as { deviceId: string }).deviceId };
   return undefined;
 }
 
@@ -166,10 +186,12 @@ export class EventStreamHub {
   /** The position of the last event handed to live clients: a client that has seen it is caught up. */
   position = 0;
   /**
-   * The key each device changed to (null: deleted) in the events this hub has passed: a device-key client
-   * opening after the change, authenticated by a read model that had not seen it yet, is ended at once.
+   * The key each device changed to (null: deleted) in the events this hub has passed, and the scoped keys
+   * deleted: a device-key client opening after the change, authenticated by a read model that had not seen it
+   * yet, is ended at once.
    */
   private readonly keyChanges = new Map<string, string | null>();
+  private readonly revokedKeys = new Set<string>();
 
   constructor(
     private readonly store: EventStore,
@@ -209,7 +231,11 @@ export class EventStreamHub {
     }
     if (filter.deviceKeyHash !== undefined && filter.deviceId !== undefined) {
       const current = this.keyChanges.get(filter.deviceId);
-      if (current !== undefined && current !== filter.deviceKeyHash) {
+      const primary = filter.primaryKey ?? true;
+      const stale = primary
+        ? current !== undefined && current !== filter.deviceKeyHash
+        : current === null || this.revokedKeys.has(filter.deviceKeyHash);
+      if (stale) {
         sink.destroy();
         return;
       }
@@ -327,7 +353,7 @@ export class EventStreamHub {
       // Nobody listens: nothing is encoded (the hub rides every append of a busy gateway); key changes are still noted.
       for (const stored of batch) {
         const change = keyChangeOf(stored);
-        if (change) this.keyChanges.set(change.deviceId, change.keyHash);
+        if (change) this.noteKeyChange(change);
       }
       this.position = batch[batch.length - 1].position;
       return;
@@ -403,8 +429,13 @@ export class EventStreamHub {
     client.sink.uncork?.();
   }
 
+  private noteKeyChange(change: KeyChange): void {
+    if (change.kind === 'revoked') this.revokedKeys.add(change.keyHash);
+    else this.keyChanges.set(change.deviceId, change.kind === 'rotated' ? change.keyHash : null);
+  }
+
   private changeKey(change: KeyChange, position: number): void {
-    this.keyChanges.set(change.deviceId, change.keyHash);
+    this.noteKeyChange(change);
     const clients = this.byDevice.get(change.deviceId);
     if (!clients) return;
     for (const client of [...clients]) if (client.retiredBy(change, position)) this.retire(client);

@@ -69,6 +69,7 @@ export function chatRoutes({
         'a chat with a new message moves to the top (it shows on a fresh first page). ' +
         ONLY_WHAT_THE_GATEWAY_SAW,
       access: 'device',
+      scope: 'read',
       params: DeviceParams,
       query: PageQuery,
       responses: {
@@ -92,6 +93,7 @@ export function chatRoutes({
         'and a chat with 100,000 messages pages as fast as one with ten. A chat the device never saw is an empty page. ' +
         ONLY_WHAT_THE_GATEWAY_SAW,
       access: 'device',
+      scope: 'read',
       params: ChatMessagesParams,
       query: PageQuery,
       responses: {
@@ -120,6 +122,7 @@ export function chatRoutes({
         'their message and get none). Recorded (ChatRead) before they are sent; `read` says how many were marked. ' +
         'A `messageIds` entry that is not a received message of this chat: `404 message_not_found`.',
       access: 'device',
+      scope: 'send',
       params: ChatParams,
       body: ReadBody,
       responses: {
@@ -139,6 +142,7 @@ export function chatRoutes({
       summary: 'Show typing or recording in a chat',
       description: '`typing`, `recording` or `paused`, shown to the chat at once (not queued).',
       access: 'device',
+      scope: 'send',
       params: ChatParams,
       body: ChatPresenceBody,
       responses: {
@@ -159,6 +163,7 @@ export function chatRoutes({
       summary: "Set the account's availability",
       description: '`available` or `unavailable`, at once (not queued).',
       access: 'device',
+      scope: 'send',
       params: DeviceParams,
       body: PresenceBody,
       responses: {

@@ -46,6 +46,7 @@ export function groupRoutes(groups: GroupRouteCommands): RouteSpec[] {
       description:
         "From the gateway's read model of the groups (refreshed from the network each time the session comes online, and kept current by every change): one fast call however many groups.",
       access: 'device',
+      scope: 'read',
       params: DeviceParams,
       responses: {
         200: { description: 'The groups, by id.', schema: GroupListSchema },
@@ -65,6 +66,7 @@ export function groupRoutes(groups: GroupRouteCommands): RouteSpec[] {
       description:
         'The account creates the group (and is its `superadmin`) with the given participants; numbers the network could not add are listed in `failed`. Recorded before the answer.',
       access: 'device',
+      scope: 'manage',
       params: DeviceParams,
       body: CreateGroupBody,
       responses: {
@@ -87,6 +89,7 @@ export function groupRoutes(groups: GroupRouteCommands): RouteSpec[] {
       tag,
       summary: 'Read a group with its participants',
       access: 'device',
+      scope: 'read',
       params: GroupParams,
       responses: { 200: { description: 'The group.', schema: GroupSchema }, 404: NOT_IN_GROUP, 409: NOT_ONLINE },
       async handler({ params }) {
@@ -102,6 +105,7 @@ export function groupRoutes(groups: GroupRouteCommands): RouteSpec[] {
       description:
         'Needs the account to be an admin (`403 not_group_admin`). Every member gets a `group.updated` event.',
       access: 'device',
+      scope: 'manage',
       params: GroupParams,
       body: PatchGroupBody,
       responses: {
@@ -128,6 +132,7 @@ export function groupRoutes(groups: GroupRouteCommands): RouteSpec[] {
         'Needs the account to be an admin (`403 not_group_admin`). One result per number: `ok`, `not_found` (no account), `not_in_group`, `already_in_group`, `not_allowed` ' +
         '(e.g. the creator, or privacy settings). What changed is recorded and reaches the members as `group.participants`.',
       access: 'device',
+      scope: 'manage',
       params: GroupParams,
       body: ParticipantsBody,
       responses: {
@@ -152,6 +157,7 @@ export function groupRoutes(groups: GroupRouteCommands): RouteSpec[] {
       summary: "The group's invite code and link",
       description: 'Needs the account to be an admin (`403 not_group_admin`).',
       access: 'device',
+      scope: 'read',
       params: GroupParams,
       responses: {
         200: { description: 'The code.', schema: InviteSchema },
@@ -174,6 +180,7 @@ export function groupRoutes(groups: GroupRouteCommands): RouteSpec[] {
       description:
         'The old code and link stop working; answers the new ones. Needs the account to be an admin (`403 not_group_admin`).',
       access: 'device',
+      scope: 'manage',
       params: GroupParams,
       responses: {
         200: { description: 'The new code.', schema: InviteSchema },
@@ -195,6 +202,7 @@ export function groupRoutes(groups: GroupRouteCommands): RouteSpec[] {
       summary: 'Join a group by invite code or link',
       description: 'An unknown or revoked code: `404 not_found`.',
       access: 'device',
+      scope: 'manage',
       params: DeviceParams,
       body: JoinGroupBody,
       responses: {
@@ -217,6 +225,7 @@ export function groupRoutes(groups: GroupRouteCommands): RouteSpec[] {
       tag,
       summary: 'Leave a group',
       access: 'device',
+      scope: 'manage',
       params: GroupParams,
       responses: {
         200: { description: 'Left.', schema: GroupIdSchema },

@@ -55,6 +55,7 @@ export function sessionRoutes({ devices, sessions, projections, storage }: Sessi
         'Answers `202` with the new state (`connecting`). A session that is already running (`connecting`, `qr`, `online`, `reconnecting`) ' +
         'is left alone: `200` with its current state. From `logged_out` or `failed` it starts a fresh attempt (`202`).',
       access: 'device',
+      scope: 'manage',
       params: DeviceParams,
       responses: {
         200: { description: 'Already running; nothing changed.', schema: SessionStateOnlySchema },
@@ -78,6 +79,7 @@ export function sessionRoutes({ devices, sessions, projections, storage }: Sessi
         'is unlinked from the account and its credentials wiped (`logged_out`). Never a conflict: closing a session that is not running changes ' +
         'nothing (`closed` stays `closed`, `logged_out` stays `logged_out`), except that `failed` becomes `closed` (or `logged_out` with `logout`).',
       access: 'device',
+      scope: 'manage',
       params: DeviceParams,
       body: CloseSessionBody,
       responses: {
@@ -100,6 +102,7 @@ export function sessionRoutes({ devices, sessions, projections, storage }: Sessi
         'Closes the connection and opens it again with the stored credentials. Works in every state: a session that is not running is simply opened. ' +
         'Answers `202` with the new state (`connecting`).',
       access: 'device',
+      scope: 'manage',
       params: DeviceParams,
       responses: {
         202: { description: 'Restarting.', schema: SessionStateOnlySchema },
@@ -122,6 +125,7 @@ export function sessionRoutes({ devices, sessions, projections, storage }: Sessi
         '(WhatsApp → Linked devices → Link with phone number). The state becomes `pairing`; like a QR code, the code is renewed (ask again after `expiresAt`: ' +
         'the answer is the code on show), and the session goes `online` once the code is entered. A session with a linked account: `409 pairing_unavailable`.',
       access: 'device',
+      scope: 'manage',
       params: DeviceParams,
       body: PairBody,
       responses: {
@@ -156,6 +160,7 @@ export function sessionRoutes({ devices, sessions, projections, storage }: Sessi
         "`state` is the live session's: a change not recorded yet, as while the gateway cannot write (a full disk: `storageFailing` is `true`), " +
         'shows at once; `since` is then that of the last recorded state, and the diagnostics, which belong to it, are left out.',
       access: 'device',
+      scope: 'read',
       params: DeviceParams,
       responses: { 200: { description: 'The session state.', schema: SessionStateSchema }, 404: NOT_FOUND },
       handler({ params, device }) {
@@ -180,6 +185,7 @@ export function sessionRoutes({ devices, sessions, projections, storage }: Sessi
         'While the state is `qr`: the text to encode and when it expires (codes are renewed; ask again after `expiresAt`). ' +
         'In any other state `409 qr_unavailable`, with the current state in `detail`.',
       access: 'device',
+      scope: 'read',
       params: DeviceParams,
       responses: {
         200: { description: 'The code on show.', schema: QrSchema },
@@ -199,6 +205,7 @@ export function sessionRoutes({ devices, sessions, projections, storage }: Sessi
       description:
         'The code of `GET /session/qr` as a PNG image (not cached). In any state but `qr`: `409 qr_unavailable` (problem+json).',
       access: 'device',
+      scope: 'read',
       params: DeviceParams,
       responses: {
         200: {
@@ -225,6 +232,7 @@ export function sessionRoutes({ devices, sessions, projections, storage }: Sessi
         'The account the device is linked to, once one is (also while the session is closed or reconnecting: then without `name`, which only the ' +
         'live connection knows); with no account linked `409 session_not_online`, with the current state in `detail`.',
       access: 'device',
+      scope: 'read',
       params: DeviceParams,
       responses: {
         200: { description: 'The account.', schema: MeSchema },
