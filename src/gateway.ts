@@ -73,6 +73,8 @@ import { accountRoutes } from './http/routes/account.js';
 import { SettingsCommands } from './settings/settings-commands.js';
 import { settingsRoutes } from './http/routes/settings.js';
 import { keyRoutes } from './http/routes/keys.js';
+import { webSocketRoutes } from './http/routes/websocket.js';
+import { StreamTickets } from './auth/stream-tickets.js';
 import { DeviceKeys } from './devices/device-keys.js';
 import { SealedText } from './secrets/sealed-text.js';
 import { type Clock, systemClock } from './time/clock.js';
@@ -350,6 +352,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   );
   routes.push(...hookRoutes({ webhooks, guard: outboundGuard }));
   routes.push(...streamRoutes(stream), ...dashboardRoutes(options.dashboardDir));
+  const tickets = new StreamTickets(() => clock.now());
+  routes.push(...webSocketRoutes(stream, tickets));
   // Large media bodies (sends, sandbox inbound media) are read a few at a time.
   const bodyGate = new BodyGate({
     concurrency: config.server.largeBodyConcurrency,
@@ -449,6 +453,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const app = createHttpApp({
     routes,
     authenticator,
+    tickets,
     devices: deviceLookup({ devices, sessions }),
     logger: log,
     bodyLimitBytes: config.bodyLimitBytes,

@@ -57,6 +57,11 @@ export interface StreamFilter {
   deviceKeyHash?: string;
   /** `deviceKeyHash` is the key made with the device (which a rotation replaces), not a scoped key (which is deleted). */
   primaryKey?: boolean;
+  /**
+   * How events are written: `sse` (the default), server-sent events; `json-lines`, one line of JSON per event
+   * (`{ id, event, deviceId, timestamp, data, eventId }`) for a sink that sends each line as a message (WebSocket).
+   */
+  format?: 'sse' | 'json-lines';
 }
 
 export interface StreamHubOptions {
@@ -156,15 +161,24 @@ function keyChangeOf(stored: StoredEvent): KeyChange | undefined {
 }
 
 /** One SSE frame: `id:` the log position, `event:` the kind, `data:` the webhook envelope (one line of JSON). */
-export function frameOf(stored: StoredEvent): { deviceId: string; kind: string; frame: string } | undefined {
+export function frameOf(
+  stored: StoredEvent,
+): { deviceId: string; kind: string; frame: string; json: () => string } | undefined {
   const envelope = envelopeOf(stored);
   if (!envelope) return undefined;
+  const data = JSON.stringify(envelope);
   return {
     deviceId: envelope.deviceId,
     kind: envelope.event,
-    frame: `id: ${stored.position}\nevent: ${envelope.event}\ndata: ${JSON.stringify(envelope)}\n\n`,
+    frame: `id: ${stored.position}\nevent: ${envelope.event}\ndata: ${data}\n\n`,
+    // The same envelope with `id` the log position (what `?after=` takes) and `eventId` the envelope's id.
+    json: () => `${JSON.stringify({ ...envelope, id: stored.position, eventId: envelope.id })}\n`,
   };
 }
+
+/** What a client gets of an event, in its format. */
+const encoded = (client: Client, framed: NonNullable<ReturnType<typeof frameOf>>) =>
+  client.filter.format === 'json-lines' ? framed.json() : framed.frame;
 
 export class EventStreamHub {
   private readonly admins = new Set<Client>();
@@ -309,7 +323,7 @@ export class EventStreamHub {
           return;
         }
         const framed = frameOf(stored);
-        if (framed && client.wants(framed.deviceId, framed.kind)) chunk += framed.frame;
+        if (framed && client.wants(framed.deviceId, framed.kind)) chunk += encoded(client, framed);
       }
       client.last = page[page.length - 1].position;
       if (chunk !== '' && !client.sink.write(chunk)) await drained(client.sink);
@@ -364,11 +378,17 @@ export class EventStreamHub {
       if (change) this.changeKey(change, stored.position);
       const framed = frameOf(stored);
       if (!framed) continue;
-      const bytes = Buffer.from(framed.frame);
+      // Each format is encoded once, for every client that takes it.
+      let sse: Buffer | undefined;
+      let json: Buffer | undefined;
       for (const clients of [this.admins, this.byDevice.get(framed.deviceId)]) {
         if (!clients) continue;
         for (const client of clients) {
           if (stored.position <= client.last || !client.wants(framed.deviceId, framed.kind)) continue;
+          const bytes =
+            client.filter.format === 'json-lines'
+              ? (json ??= Buffer.from(framed.json()))
+              : (sse ??= Buffer.from(framed.frame));
           const frames = this.pending.get(client);
           if (frames) frames.push(bytes);
           else this.pending.set(client, [bytes]);

@@ -57,7 +57,7 @@ export function streamRoutes(hub: EventStreamHub): RouteSpec[] {
   ];
 }
 
-const kindsOf = (events: string | undefined) => (events ? new Set(events.split(',')) : undefined);
+export const kindsOf = (events: string | undefined) => (events ? new Set(events.split(',')) : undefined);
 
 const PAST_THE_LOG = {
   description:
@@ -69,7 +69,11 @@ const PAST_THE_LOG = {
  * `Last-Event-ID` (what EventSource sends when it reconnects) wins over `?after=`, which names where the first
  * connection began. A position past the end of the log is refused: followed, it would get nothing, silently.
  */
-async function resumePoint(hub: EventStreamHub, ctx: Context, after: number | undefined): Promise<number | undefined> {
+export async function resumePoint(
+  hub: EventStreamHub,
+  ctx: Context,
+  after: number | undefined,
+): Promise<number | undefined> {
   const header = ctx.get('last-event-id').trim();
   const [position, path] = header === '' ? [after, '/after'] : [Number(header), '/headers/last-event-id'];
   if (header !== '' && (!/^\d{1,16}$/.test(header) || !Number.isSafeInteger(position))) {
