@@ -74,6 +74,8 @@ import { SettingsCommands } from './settings/settings-commands.js';
 import { settingsRoutes } from './http/routes/settings.js';
 import { keyRoutes } from './http/routes/keys.js';
 import { webSocketRoutes } from './http/routes/websocket.js';
+import { mcpRoutes } from './http/routes/mcp.js';
+import { McpTools } from './http/mcp/mcp-tools.js';
 import { StreamTickets } from './auth/stream-tickets.js';
 import { DeviceKeys } from './devices/device-keys.js';
 import { SealedText } from './secrets/sealed-text.js';
@@ -354,6 +356,10 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   routes.push(...streamRoutes(stream), ...dashboardRoutes(options.dashboardDir));
   const tickets = new StreamTickets(() => clock.now());
   routes.push(...webSocketRoutes(stream, tickets));
+  const requestDevices = deviceLookup({ devices, sessions });
+  let tools: McpTools | undefined;
+  // Made at the first call, from every route (the list is complete by then).
+  routes.push(...mcpRoutes(() => (tools ??= new McpTools(routes, requestDevices))));
   // Large media bodies (sends, sandbox inbound media) are read a few at a time.
   const bodyGate = new BodyGate({
     concurrency: config.server.largeBodyConcurrency,
@@ -454,7 +460,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     routes,
     authenticator,
     tickets,
-    devices: deviceLookup({ devices, sessions }),
+    devices: requestDevices,
     logger: log,
     bodyLimitBytes: config.bodyLimitBytes,
     metrics,

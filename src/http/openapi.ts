@@ -87,6 +87,10 @@ const TAGS: ReadonlyArray<{ name: string; description: string }> = [
     name: 'Live event stream',
     description: 'Server-sent events with the webhook envelopes, resumable from any position of the log.',
   },
+  {
+    name: 'AI agents (MCP)',
+    description: 'The gateway as a Model Context Protocol server: its routes as tools, with the same keys and scopes.',
+  },
   { name: 'System', description: 'Health, metrics, this document and its docs page.' },
 ];
 const LAST_TAG = {
