@@ -82,6 +82,12 @@ import { AccountCommands } from './account/account-commands.js';
 import { accountRoutes } from './http/routes/account.js';
 import { SettingsCommands } from './settings/settings-commands.js';
 import { settingsRoutes } from './http/routes/settings.js';
+import { keyRoutes } from './http/routes/keys.js';
+import { webSocketRoutes } from './http/routes/websocket.js';
+import { mcpRoutes } from './http/routes/mcp.js';
+import { McpTools } from './http/mcp/mcp-tools.js';
+import { StreamTickets } from './auth/stream-tickets.js';
+import { DeviceKeys } from './devices/device-keys.js';
 import { SealedText } from './secrets/sealed-text.js';
 import { OutputCommands } from './outputs/output-commands.js';
 import { OutputUrls } from './outputs/output-url.js';
@@ -134,7 +140,7 @@ const HEALTH_PROBE_STREAM = 'gateway-health-probe';
 const API_GUIDE = [
   'Self-hosted HTTP API for WhatsApp-style messaging devices.',
   '',
-  "**Authentication.** The admin key (`X-Admin-Key`, or `Authorization: Bearer`) manages devices and reaches every route. Creating a device answers its device key (`dk_…`, shown once): `X-Device-Key` (or Bearer) on that device's own routes. Another device's key is `401`; a device key on an admin-only route is `403`.",
+  "**Authentication.** The admin key (`X-Admin-Key`, or `Authorization: Bearer`) manages devices and reaches every route. Creating a device answers its device key (`dk_…`, shown once): `X-Device-Key` (or Bearer) on that device's own routes. Another device's key is `401`; a device key on an admin-only route is `403`. Scoped keys (`POST /devices/{id}/keys`) hold some of `read`, `send` and `manage`: each operation names the scope it needs (`x-scope`), and a key without it is `403 insufficient_scope`.",
   '',
   '**A first session.** `POST /devices` `{"name": "Shop", "engine": "sandbox"}` → `POST /devices/{id}/session/open` → `GET /devices/{id}/session/qr.png` (scan it; in the sandbox: `POST /sandbox/devices/{id}/scan`) → `GET /devices/{id}/session/state` says `online` → `POST /devices/{id}/send/text`. `PUT /devices/{id}/hooks` pushes events to a URL of yours.',
   '',
@@ -453,6 +459,12 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   routes.push(...webhookRoutes({ webhooks, guard: outboundGuard }));
   routes.push(...streamRoutes(stream), ...dashboardRoutes(options.dashboardDir));
   routes.push(...outputRoutes({ commands: outputCommands, outputs }));
+  const tickets = new StreamTickets(() => clock.now());
+  routes.push(...webSocketRoutes(stream, tickets));
+  const requestDevices = deviceLookup({ devices, sessions });
+  let tools: McpTools | undefined;
+  // Made at the first call, from every route (the list is complete by then).
+  routes.push(...mcpRoutes(() => (tools ??= new McpTools(routes, requestDevices))));
   // Large media bodies (sends, sandbox inbound media) are read a few at a time.
   const bodyGate = new BodyGate({
     concurrency: config.server.largeBodyConcurrency,
@@ -568,6 +580,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     blocked: (deviceId: string) => accountCommands.blocked(deviceId),
   };
   routes.push(...accountRoutes({ account, lookups }));
+  routes.push(...keyRoutes(new DeviceKeys(deviceCommands, projections, readModels.keys, () => clock.now())));
   routes.push(
     ...presenceRoutes({
       subscriptions: calls.serve(
@@ -589,11 +602,13 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     }),
   );
 
+  const authenticator = new Authenticator(adminKey, devices, readModels.keys, () => clock.now());
   const trustedProxies = new TrustedProxies(config.server.trustProxy);
   const app = createHttpApp({
     routes,
-    authenticator: new Authenticator(adminKey, devices),
-    devices: deviceLookup({ devices, sessions }),
+    authenticator,
+    tickets,
+    devices: requestDevices,
     logger: log,
     bodyLimitBytes: config.bodyLimitBytes,
     metrics,

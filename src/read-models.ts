@@ -1,3 +1,4 @@
+import { DeviceKeysReadModel } from './devices/device-keys-read-model.js';
 import type Database from 'better-sqlite3';
 import type { Logger } from 'pino';
 import { ContactsReadModel } from './contacts/contacts-read-model.js';
@@ -47,6 +48,8 @@ export interface ReadModels {
   statuses: StatusesReadModel;
   /** The last presence seen of each contact. */
   presence: ContactPresenceReadModel;
+  /** Scoped device keys, by hash. */
+  keys: DeviceKeysReadModel;
   /** Fed by the main runner. */
   projections: Projection[];
 }
@@ -74,6 +77,7 @@ export function createReadModels(
   const health = new HealthReadModel(db);
   const statuses = new StatusesReadModel(db);
   const presence = new ContactPresenceReadModel(db);
+  const keys = new DeviceKeysReadModel(db);
   return {
     devices,
     history,
@@ -88,6 +92,7 @@ export function createReadModels(
     health,
     statuses,
     presence,
+    keys,
     projections: [
       devices,
       history,
@@ -102,6 +107,7 @@ export function createReadModels(
       health,
       statuses,
       presence,
+      keys,
     ],
   };
 }

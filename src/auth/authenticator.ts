@@ -1,18 +1,37 @@
 import type { Context } from 'koa';
 import { DomainError } from '../errors/domain-error.js';
 import { hashKey, sameHash } from './keys.js';
+import { ALL_SCOPES, type Scope } from './scopes.js';
 
 /** What the authenticator needs to know of device keys (the devices read model answers). */
 export interface DeviceKeyDirectory {
   keyHashOf(deviceId: string): string | undefined;
   isDeviceKeyHash(keyHash: string): boolean;
+  /** The device whose key (the one made with it) has this hash. */
+  deviceOfKeyHash?(keyHash: string): string | undefined;
 }
+
+/** Scoped keys (src/auth/device-keys-read-model.ts answers). */
+export interface ScopedKeyDirectory {
+  byHash(keyHash: string): { deviceId: string; keyId: string; scopes: readonly Scope[] } | undefined;
+  /** Told of each successful use of a device key (for `lastUsedAt`); must not throw. */
+  noteUse?(keyHash: string, now: number): void;
+}
+
+/** The keyId of the key made with the device (which holds every scope). */
+export const PRIMARY_KEY_ID = 'primary';
 
 const unauthorized = () => new DomainError('unauthorized', 'a valid API key is required');
 const forbidden = () => new DomainError('forbidden', 'this key may not use this route');
 
-/** `keyHash`: the device key the request authenticated with (a live stream ends when that key is rotated out). */
-export type Caller = { kind: 'admin' } | { kind: 'device'; deviceId: string; keyHash: string };
+/**
+ * `keyHash`: the device key the request authenticated with (a live stream ends when that key is rotated out or
+ * deleted); `keyId`: `primary` for the key made with the device, else the scoped key's id; `scopes`: what it may do.
+ */
+export type Caller =
+  { kind: 'admin' } | { kind: 'device'; deviceId: string; keyHash: string; keyId: string; scopes: readonly Scope[] };
+
+const NO_SCOPED_KEYS: ScopedKeyDirectory = { byHash: () => undefined };
 
 /**
  * The rules of README.md, "Which key for what": admin routes take the admin key (a valid device key there is 403);
@@ -25,6 +44,8 @@ export class Authenticator {
   constructor(
     adminKey: string,
     private readonly devices: DeviceKeyDirectory,
+    private readonly scopedKeys: ScopedKeyDirectory = NO_SCOPED_KEYS,
+    private readonly now: () => number = Date.now,
   ) {
     this.adminKeyHash = hashKey(adminKey);
   }
@@ -32,8 +53,42 @@ export class Authenticator {
   admin(ctx: Context): Caller {
     const presented = presentedKeys(ctx).map(hashKey);
     if (presented.some((hash) => sameHash(hash, this.adminKeyHash))) return { kind: 'admin' };
-    if (presented.some((hash) => this.devices.isDeviceKeyHash(hash))) throw forbidden();
+    if (presented.some((hash) => this.isAnyDeviceKey(hash))) throw forbidden();
     throw unauthorized();
+  }
+
+  /** The admin key, or any device's key (its own device's caller): routes that act for whoever calls (stream tickets). */
+  anyKey(ctx: Context): Caller {
+    const presented = presentedKeys(ctx).map(hashKey);
+    if (presented.some((hash) => sameHash(hash, this.adminKeyHash))) return { kind: 'admin' };
+    for (const hash of presented) {
+      const deviceId = this.devices.deviceOfKeyHash?.(hash);
+      if (deviceId !== undefined)
+        return this.used({ kind: 'device', deviceId, keyHash: hash, keyId: PRIMARY_KEY_ID, scopes: ALL_SCOPES });
+      const scoped = this.scopedKeys.byHash(hash);
+      if (scoped)
+        return this.used({
+          kind: 'device',
+          deviceId: scoped.deviceId,
+          keyHash: hash,
+          keyId: scoped.keyId,
+          scopes: scoped.scopes,
+        });
+    }
+    throw unauthorized();
+  }
+
+  /**
+   * Whether a caller authenticated earlier (a stream ticket's) still holds: the admin key always; a device key
+   * while it is still that device's (not rotated out or deleted, nor its device).
+   */
+  stillValid(caller: Caller): boolean {
+    if (caller.kind === 'admin') return true;
+    if (caller.keyId === PRIMARY_KEY_ID) {
+      const current = this.devices.keyHashOf(caller.deviceId);
+      return current !== undefined && sameHash(current, caller.keyHash);
+    }
+    return this.scopedKeys.byHash(caller.keyHash)?.deviceId === caller.deviceId;
   }
 
   /**
@@ -66,17 +121,39 @@ export class Authenticator {
     if (presented.some((hash) => sameHash(hash, this.adminKeyHash))) return { kind: 'admin' };
     const expected = this.devices.keyHashOf(deviceId);
     if (expected !== undefined && presented.some((hash) => sameHash(hash, expected)))
-      return { kind: 'device', deviceId, keyHash: expected };
+      return this.used({ kind: 'device', deviceId, keyHash: expected, keyId: PRIMARY_KEY_ID, scopes: ALL_SCOPES });
+    for (const hash of presented) {
+      const scoped = this.scopedKeys.byHash(hash);
+      if (scoped?.deviceId === deviceId)
+        return this.used({ kind: 'device', deviceId, keyHash: hash, keyId: scoped.keyId, scopes: scoped.scopes });
+    }
     throw unauthorized();
   }
 
+  private used(caller: Caller & { kind: 'device' }): Caller {
+    try {
+      this.scopedKeys.noteUse?.(caller.keyHash, this.now());
+    } catch {
+      // When a key was last used is worth no failed request.
+    }
+    return caller;
+  }
+
+  private isAnyDeviceKey(keyHash: string): boolean {
+    return this.devices.isDeviceKeyHash(keyHash) || this.scopedKeys.byHash(keyHash) !== undefined;
+  }
+
   private knows(keyHash: string): boolean {
-    return sameHash(keyHash, this.adminKeyHash) || this.devices.isDeviceKeyHash(keyHash);
+    return sameHash(keyHash, this.adminKeyHash) || this.isAnyDeviceKey(keyHash);
   }
 }
 
+/** Whether a caller may use a route that needs `scope` (the admin key may use any). */
+export const hasScope = (caller: Caller | undefined, scope: Scope): boolean =>
+  caller?.kind !== 'device' || caller.scopes.includes(scope);
+
 /** X-Admin-Key, X-Device-Key and a Bearer token; any of them may carry either kind of key. */
-function presentedKeys(ctx: Context): string[] {
+function presentedKeys(ctx: Pick<Context, 'get'>): string[] {
   const keys: string[] = [];
   const admin = ctx.get('x-admin-key');
   const device = ctx.get('x-device-key');

@@ -2,6 +2,7 @@
  * The decider of a device's registry stream (`device-<id>`): the device itself and its hook
  * configuration. Pure: the caller brings whatever is random or timed (keys, secrets, the time).
  */
+import type { Scope } from '../auth/scopes.js';
 import type { Decider } from '../commands/decider.js';
 import type { Engine } from '../config.js';
 import { DomainError, deviceNotFound } from '../errors/domain-error.js';
@@ -20,9 +21,21 @@ export interface DeviceRecord {
 /** The hook configuration and when it was last set. */
 export type HookSetting = HookConfiguration & { updatedAt: string };
 
+/** A scoped key of the device (not the one made with it, which is `DeviceRecord.keyHash`). */
+export interface ScopedKeyRecord {
+  keyId: string;
+  name: string;
+  scopes: Scope[];
+  keyHash: string;
+  createdAt: string;
+}
+
+/** At most this many scoped keys per device. */
+export const MAX_SCOPED_KEYS = 50;
+
 export type DeviceState =
   | { status: 'none' }
-  | { status: 'live'; device: DeviceRecord; hook?: HookSetting }
+  | { status: 'live'; device: DeviceRecord; hook?: HookSetting; keys?: Readonly<Record<string, ScopedKeyRecord>> }
   /** Deleted devices keep their id taken. */
   | { status: 'deleted' };
 
@@ -57,7 +70,9 @@ export type DeviceCommand =
       rotateSecret: boolean;
       at: string;
     }
-  | { type: 'RemoveHooks'; deviceId: string };
+  | { type: 'RemoveHooks'; deviceId: string }
+  | { type: 'CreateKey'; deviceId: string; keyId: string; name: string; scopes: Scope[]; keyHash: string; at: string }
+  | { type: 'DeleteKey'; deviceId: string; keyId: string; at: string };
 
 function live(state: DeviceState, deviceId: string): Extract<DeviceState, { status: 'live' }> {
   if (state.status !== 'live') throw deviceNotFound(deviceId);
@@ -108,6 +123,16 @@ export const deviceDecider: Decider<DeviceState, DeviceCommand, DeviceStreamEven
         if (state.status !== 'live') return state;
         const { hook: _removed, ...rest } = state;
         return rest;
+      }
+      case 'DeviceKeyCreated': {
+        if (state.status !== 'live') return state;
+        const { keyId, name, scopes, keyHash, at } = event.data;
+        return { ...state, keys: { ...state.keys, [keyId]: { keyId, name, scopes, keyHash, createdAt: at } } };
+      }
+      case 'DeviceKeyDeleted': {
+        if (state.status !== 'live' || !state.keys) return state;
+        const { [event.data.keyId]: _deleted, ...keys } = state.keys;
+        return { ...state, keys };
       }
     }
   },
@@ -161,6 +186,24 @@ export const deviceDecider: Decider<DeviceState, DeviceCommand, DeviceStreamEven
       }
       case 'RemoveHooks':
         return live(state, deviceId).hook ? [{ type: 'HooksRemoved', data: { deviceId } }] : [];
+      case 'CreateKey': {
+        const { keys = {} } = live(state, deviceId);
+        if (Object.keys(keys).length >= MAX_SCOPED_KEYS)
+          throw new DomainError(
+            'too_many_keys',
+            `a device has at most ${MAX_SCOPED_KEYS} scoped keys; delete one first`,
+          );
+        if (keys[command.keyId]) throw new DomainError('concurrent_change', `key id "${command.keyId}" is taken`);
+        const { keyId, name, scopes, keyHash, at } = command;
+        return [{ type: 'DeviceKeyCreated', data: { deviceId, keyId, name, scopes, keyHash, at } }];
+      }
+      case 'DeleteKey': {
+        const key = live(state, deviceId).keys?.[command.keyId];
+        if (!key) throw new DomainError('not_found', `key "${command.keyId}" does not exist`);
+        return [
+          { type: 'DeviceKeyDeleted', data: { deviceId, keyId: key.keyId, keyHash: key.keyHash, at: command.at } },
+        ];
+      }
     }
   },
 };

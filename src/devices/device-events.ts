@@ -5,6 +5,7 @@
  * HooksConfigured carries the signing secret, kept nowhere else: whatever shows these events must redact
  * `data.secret` and mask `data.url`'s credentials (sealed with ENCRYPTION_KEY: src/webhooks/hook-secrets.ts).
  */
+import type { Scope } from '../auth/scopes.js';
 import type { Engine } from '../config.js';
 
 export const deviceStream = (deviceId: string) => `device-${deviceId}`;
@@ -42,8 +43,22 @@ export type HookEvent =
   | { type: 'HooksConfigured'; data: { deviceId: string; at: string } & HookConfiguration }
   | { type: 'HooksRemoved'; data: { deviceId: string } };
 
+/** Scoped keys (docs/api-guide.md, "Scoped keys"): `keyHash` is the key's SHA-256, the key itself is never recorded. */
+export type DeviceKeyCreatedData = {
+  deviceId: string;
+  keyId: string;
+  name: string;
+  scopes: Scope[];
+  keyHash: string;
+  at: string;
+};
+export type DeviceKeyDeletedData = { deviceId: string; keyId: string; keyHash: string; at: string };
+
+export type ScopedKeyEvent =
+  { type: 'DeviceKeyCreated'; data: DeviceKeyCreatedData } | { type: 'DeviceKeyDeleted'; data: DeviceKeyDeletedData };
+
 /** Everything on a device's registry stream. */
-export type DeviceStreamEvent = DeviceEvent | HookEvent;
+export type DeviceStreamEvent = DeviceEvent | HookEvent | ScopedKeyEvent;
 
 export type DeviceEventType = DeviceEvent['type'];
 
@@ -54,4 +69,12 @@ export const DEVICE_EVENT_TYPES: ReadonlySet<string> = new Set<DeviceEventType>(
   'DeviceDeleted',
 ]);
 export const HOOK_EVENT_TYPES: ReadonlySet<string> = new Set<HookEvent['type']>(['HooksConfigured', 'HooksRemoved']);
-export const DEVICE_STREAM_EVENT_TYPES: ReadonlySet<string> = new Set([...DEVICE_EVENT_TYPES, ...HOOK_EVENT_TYPES]);
+export const SCOPED_KEY_EVENT_TYPES: ReadonlySet<string> = new Set<ScopedKeyEvent['type']>([
+  'DeviceKeyCreated',
+  'DeviceKeyDeleted',
+]);
+export const DEVICE_STREAM_EVENT_TYPES: ReadonlySet<string> = new Set([
+  ...DEVICE_EVENT_TYPES,
+  ...HOOK_EVENT_TYPES,
+  ...SCOPED_KEY_EVENT_TYPES,
+]);

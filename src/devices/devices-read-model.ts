@@ -206,6 +206,10 @@ export class DevicesReadModel implements Projection, DeviceKeyDirectory {
     return this.sql().byKey.get(keyHash) !== undefined;
   }
 
+  deviceOfKeyHash(keyHash: string): string | undefined {
+    return this.sql().byKey.get(keyHash)?.id;
+  }
+
   private row(deviceId: string): DeviceRow | undefined {
     const cached = this.cache.get(deviceId);
     if (cached) return cached;

@@ -38,6 +38,8 @@ export const DOMAIN_ERROR_CODES = [
   'recipient_unresponsive',
   'chat_not_found',
   'empty_audience',
+  'too_many_keys',
+  'concurrent_change',
 ] as const satisfies readonly ErrorCode[];
 
 export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];

@@ -9,6 +9,10 @@ export const ERROR_CATALOGUE = {
   unauthorized: { status: 401, meaning: 'A valid API key is required.' },
   forbidden: { status: 403, meaning: 'This key may not use this route.' },
   not_group_admin: { status: 403, meaning: 'The account is not an admin of the group.' },
+  insufficient_scope: {
+    status: 403,
+    meaning: 'The key lacks the scope this route needs; `requiredScope` names it.',
+  },
   not_found: { status: 404, meaning: 'No such device or resource.' },
   message_not_found: { status: 404, meaning: 'The gateway saw no such message.' },
   hooks_not_configured: { status: 404, meaning: 'The device has no webhook (or none for this kind).' },
@@ -25,6 +29,7 @@ export const ERROR_CATALOGUE = {
   not_editable: { status: 409, meaning: 'The message cannot be edited (kind, age or state).' },
   not_forwardable: { status: 409, meaning: 'The message cannot be forwarded.' },
   pairing_unavailable: { status: 409, meaning: 'No pairing code can be issued now.' },
+  too_many_keys: { status: 409, meaning: 'The device has as many scoped keys as it may; delete one first.' },
   not_sandbox_device: { status: 409, meaning: 'The device does not use the sandbox engine.' },
   recipient_unresponsive: {
     status: 409,
@@ -35,6 +40,7 @@ export const ERROR_CATALOGUE = {
   payload_too_large: { status: 413, meaning: 'The body, a field or what it would record is too large.' },
   unsupported_media_type: { status: 415, meaning: 'The content type or media type is not accepted.' },
   expectation_failed: { status: 417, meaning: 'An `Expect` header other than `100-continue`.' },
+  upgrade_required: { status: 426, meaning: 'The route takes a WebSocket upgrade, not a plain request.' },
   idempotency_key_reused: { status: 422, meaning: 'The Idempotency-Key was used for another request.' },
   invalid_pairing_code: { status: 422, meaning: 'The pairing code is not the one the device shows.' },
   rate_limited: { status: 429, meaning: 'Too many requests; `Retry-After` says when to try again.' },

@@ -2,6 +2,7 @@ import Koa from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { Logger } from 'pino';
 import type { Authenticator } from '../auth/authenticator.js';
+import type { StreamTickets } from '../auth/stream-tickets.js';
 import { httpMetrics } from '../metrics/http-metrics.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { TrustedProxies } from './client-address.js';
@@ -16,6 +17,8 @@ import { buildRouter } from './router.js';
 export interface HttpAppOptions {
   routes: readonly RouteSpec[];
   authenticator: Authenticator;
+  /** Single-use stream tickets (WebSocket routes). */
+  tickets?: StreamTickets;
   devices: DeviceLookup;
   logger: Logger;
   bodyLimitBytes: number;

@@ -3,7 +3,8 @@
  * errors, CONNECT, a bad Expect), and the connection guard, so that slow, idle or numerous sockets from one
  * address cannot keep other clients out.
  */
-import { type Server, createServer } from 'node:http';
+import { type IncomingMessage, type Server, ServerResponse, createServer } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { answerClientError, answerConnect, answerFailedExpectation } from './client-errors.js';
 import { type ConnectionLimits, type Refusal, guardConnections } from './connection-guard.js';
 
@@ -28,6 +29,12 @@ export interface ListenOptions {
   onError?: (error: Error) => void;
 }
 
+const UPGRADE = Symbol('upgrade');
+type UpgradeRequest = IncomingMessage & { [UPGRADE]?: { socket: Duplex; head: Buffer } };
+
+/** The socket and first bytes of an upgrade request (undefined for a plain request). */
+export const upgradeOf = (req: IncomingMessage) => (req as UpgradeRequest)[UPGRADE];
+
 export async function listen(handler: Parameters<typeof createServer>[1], options: ListenOptions): Promise<Server> {
   const server = createServer(
     {
@@ -45,6 +52,21 @@ export async function listen(handler: Parameters<typeof createServer>[1], option
   server.on('clientError', answerClientError);
   server.on('checkExpectation', answerFailedExpectation);
   server.on('connect', answerConnect);
+  // Upgrade requests (WebSocket) go through the same application as any other (request ids, the Host check,
+  // the limit of failed authentications, the routes and their keys): a route that takes the upgrade finds the
+  // socket and the head in `upgradeOf(req)`; any other answer is written to the socket, which then closes.
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    (req as UpgradeRequest)[UPGRADE] = { socket, head };
+    const res = new ServerResponse(req);
+    res.shouldKeepAlive = false;
+    res.assignSocket(socket as never);
+    res.on('finish', () => {
+      res.detachSocket(socket as never);
+      socket.end();
+    });
+    socket.on('error', () => socket.destroy());
+    handler?.(req, res);
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {

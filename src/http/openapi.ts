@@ -80,6 +80,10 @@ const TAGS: ReadonlyArray<{ name: string; description: string }> = [
   },
   { name: 'Messages', description: 'Messages the gateway saw, and the media of received ones.' },
   {
+    name: 'Keys',
+    description: "A device's scoped keys (`read`, `send`, `manage`): made, listed without secrets, deleted.",
+  },
+  {
     name: 'Live event stream',
     description: 'Server-sent events with the webhook envelopes, resumable from any position of the log.',
   },
@@ -87,6 +91,10 @@ const TAGS: ReadonlyArray<{ name: string; description: string }> = [
     name: 'Outputs',
     description:
       'Events published to RabbitMQ or NATS JetStream (admin key): at least once, in order per device, resumed from the log after any outage.',
+  },
+  {
+    name: 'AI agents (MCP)',
+    description: 'The gateway as a Model Context Protocol server: its routes as tools, with the same keys and scopes.',
   },
   { name: 'System', description: 'Health, metrics, this document and its docs page.' },
   {
@@ -135,13 +143,23 @@ export function buildOpenApiDocument(routes: readonly RouteSpec[], info: OpenApi
           type: 'apiKey',
           in: 'header',
           name: 'X-Device-Key',
-          description: 'The key of the device in the path (dk_…).',
+          description:
+            'A key of the device in the path (dk_…): the one made with the device (every scope) or a scoped key (`POST /devices/{deviceId}/keys`). Each operation names the scope it needs in `x-scope` and in its security requirement.',
         },
+        ...(routes.some((route) => route.acceptsTicket && !route.hidden) ? { StreamTicket: STREAM_TICKET } : {}),
         BearerKey: { type: 'http', scheme: 'bearer', description: 'Either key as a Bearer token.' },
       },
     },
   };
 }
+
+const STREAM_TICKET = {
+  type: 'apiKey',
+  in: 'query',
+  name: 'ticket',
+  description:
+    'A single-use ticket from `POST /stream/tickets`, valid 30 s: how a browser authenticates a WebSocket (it cannot send headers). Keys never go in URLs.',
+};
 
 const WEBHOOK_HEADERS = {
   'webhook-id': {
@@ -225,6 +243,11 @@ function operation(route: RouteSpec): Record<string, unknown> {
     responses['401'] ??= problemResponse(401, 'Missing or wrong key (`unauthorized`).');
     if (route.access === 'admin')
       responses['403'] ??= problemResponse(403, 'A device key on an admin route (`forbidden`).');
+    else if (route.scope !== 'none')
+      responses['403'] ??= problemResponse(
+        403,
+        `A device key without the \`${route.scope}\` scope (\`insufficient_scope\`, with \`requiredScope\`).`,
+      );
     responses['503'] ??= problemResponse(
       503,
       "The event store cannot be reached (`store_unavailable`), or, with several processes, the device's process did not answer in time (`busy`, with `Retry-After`).",
@@ -236,6 +259,8 @@ function operation(route: RouteSpec): Record<string, unknown> {
     summary: route.summary,
     ...(route.description ? { description: route.description } : {}),
     security: security(route),
+    // The scope a device key needs (docs/api-guide.md, "Scoped keys"); the admin key passes everywhere.
+    'x-scope': route.scope,
     parameters: [
       ...parameters(route.params, 'path'),
       ...parameters(route.query, 'query'),
@@ -265,7 +290,10 @@ function security(route: RouteSpec): Array<Record<string, string[]>> {
   const admin: Array<Record<string, string[]>> = [{ AdminKey: [] }, { BearerKey: [] }];
   // `{}` first: no key at all is accepted too.
   if (route.access === 'public-or-admin') return [{}, ...admin];
-  return route.access === 'admin' ? admin : [...admin, { DeviceKey: [] }];
+  if (route.access === 'admin') return admin;
+  // A device key with the route's scope (OpenAPI 3.1 lets an apiKey requirement name roles).
+  const scopes = route.scope === 'none' ? [] : [route.scope];
+  return [...admin, { DeviceKey: scopes }, ...(route.acceptsTicket ? [{ StreamTicket: [] }] : [])];
 }
 
 function parameters(schema: TSchema | undefined, where: 'path' | 'query' | 'header') {

@@ -18,6 +18,8 @@ export interface ProblemBody {
   errors?: FieldError[];
   /** Why, in one stable word, where a code has several causes (e.g. `media_unavailable`). */
   reason?: string;
+  /** The scope the route needs (`insufficient_scope`). */
+  requiredScope?: string;
   requestId?: string;
 }
 
@@ -26,7 +28,12 @@ export class Problem extends Error {
     readonly status: number,
     readonly code: ErrorCode,
     readonly detail?: string,
-    readonly extra: { errors?: FieldError[]; headers?: Record<string, string>; reason?: string } = {},
+    readonly extra: {
+      errors?: FieldError[];
+      headers?: Record<string, string>;
+      reason?: string;
+      requiredScope?: string;
+    } = {},
   ) {
     super(detail ?? code);
   }
@@ -40,6 +47,7 @@ export class Problem extends Error {
       ...(this.detail === undefined ? {} : { detail: this.detail }),
       ...(this.extra.errors ? { errors: this.extra.errors } : {}),
       ...(this.extra.reason === undefined ? {} : { reason: this.extra.reason }),
+      ...(this.extra.requiredScope === undefined ? {} : { requiredScope: this.extra.requiredScope }),
       ...(requestId ? { requestId } : {}),
     };
   }

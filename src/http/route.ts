@@ -4,6 +4,7 @@
  */
 import type { Context, Middleware } from 'koa';
 import type { Static, TSchema } from 'typebox';
+import type { RouteScope } from '../auth/scopes.js';
 import type { DeviceView } from '../devices/devices-read-model.js';
 import type { RequestState } from './middleware/request-id.js';
 
@@ -12,8 +13,9 @@ export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 /**
  * Who may call: anyone, the admin key only, or the admin key or the key of the device in the path.
  * 'public-or-admin': anyone, and the handler shows more to the admin key (a key it does not know is 401).
+ * 'any-key': the admin key or any device's key (the route acts for whoever holds it, e.g. stream tickets).
  */
-export type Access = 'public' | 'public-or-admin' | 'admin' | 'device';
+export type Access = 'public' | 'public-or-admin' | 'admin' | 'device' | 'any-key';
 
 export interface ResponseSpec {
   description: string;
@@ -64,6 +66,16 @@ export interface RouteSpec<
   summary: string;
   description?: string;
   access: Access;
+  /**
+   * The scope a device key needs here (src/auth/scopes.ts gives the rule; `none` for public routes only). Required:
+   * a route without one does not compile. A key without it is `403 insufficient_scope`; the admin key passes.
+   */
+  scope: RouteScope;
+  /**
+   * The route also takes a single-use stream ticket (`?ticket=`, POST /stream/tickets) instead of a key header:
+   * a browser cannot send headers on a WebSocket.
+   */
+  acceptsTicket?: boolean;
   params?: P;
   query?: Q;
   body?: B;

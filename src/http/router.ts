@@ -1,9 +1,11 @@
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { Compile } from 'typebox/compile';
-import type { Authenticator, Caller } from '../auth/authenticator.js';
+import { type Authenticator, type Caller, hasScope } from '../auth/authenticator.js';
+import type { Scope } from '../auth/scopes.js';
+import type { StreamTickets } from '../auth/stream-tickets.js';
 import type { RequestState } from './middleware/request-id.js';
-import { unsupportedMediaType } from './problem.js';
+import { Problem, unsupportedMediaType } from './problem.js';
 import type { DeviceLookup, RequestDevice, RouteSpec } from './route.js';
 import { deviceNotFound } from '../errors/domain-error.js';
 import { isJsonValue, jsonText } from './json-text.js';
@@ -18,6 +20,8 @@ export interface RouterOptions {
    */
   parseJsonBody: Middleware;
   devices: DeviceLookup;
+  /** Single-use stream tickets, for the routes that take `?ticket=` (acceptsTicket). */
+  tickets?: StreamTickets;
   /** Check every answer against its declared schema (tests turn this on; a mismatch is a bug → 500). */
   validateResponses?: boolean;
 }
@@ -50,7 +54,12 @@ function routeMiddleware(route: RouteSpec, options: RouterOptions): Middleware<R
 
   return async (ctx) => {
     // Authentication comes first, so that a caller without the right key learns nothing from validation.
-    ctx.state.caller = authenticate(route, ctx, options.authenticator);
+    const ticket = route.acceptsTicket ? ctx.query.ticket : undefined;
+    const caller = (ctx.state.caller =
+      typeof ticket === 'string' && options.tickets
+        ? ticketCaller(route, ctx, options.tickets.redeem(ticket), options.authenticator)
+        : authenticate(route, ctx, options.authenticator));
+    if (route.scope !== 'none') requireScope(caller, route.scope);
     // The admin key reaches every device path: a device that does not exist is a 404 before anything else.
     const device = loadsDevice
       ? loadDevice(String((ctx.params as Record<string, string>).deviceId ?? ''), options.devices)
@@ -106,6 +115,35 @@ function loadDevice(deviceId: string, devices: DeviceLookup): RequestDevice {
   return device;
 }
 
+/**
+ * The caller a stream ticket stands for, held to the route's access like a key: an unknown, used or expired
+ * ticket, or one whose key was rotated out or deleted since, is 401; a device's ticket on an admin route 403,
+ * on another device's route 401.
+ */
+function ticketCaller(
+  route: RouteSpec,
+  ctx: Context,
+  caller: Caller | undefined,
+  authenticator: Authenticator,
+): Caller {
+  if (!caller || !authenticator.stillValid(caller))
+    throw new Problem(401, 'unauthorized', 'the ticket is unknown, used or expired, or its key no longer holds');
+  if (caller.kind === 'admin') return caller;
+  if (route.access === 'admin') throw new Problem(403, 'forbidden', 'this key may not use this route');
+  const deviceId = String((ctx.params as Record<string, string>).deviceId ?? '');
+  if (route.access === 'device' && caller.deviceId !== deviceId)
+    throw new Problem(401, 'unauthorized', 'a valid API key is required');
+  return caller;
+}
+
+/** A scope the route needs that the caller lacks: `403 insufficient_scope`, naming it. */
+export function requireScope(caller: Caller | undefined, scope: Scope): void {
+  if (hasScope(caller, scope)) return;
+  throw new Problem(403, 'insufficient_scope', `this key lacks the "${scope}" scope this route needs`, {
+    requiredScope: scope,
+  });
+}
+
 function authenticate(route: RouteSpec, ctx: Context, authenticator: Authenticator): Caller | undefined {
   switch (route.access) {
     case 'public':
@@ -116,6 +154,8 @@ function authenticate(route: RouteSpec, ctx: Context, authenticator: Authenticat
       return authenticator.admin(ctx);
     case 'device':
       return authenticator.device(ctx, String((ctx.params as Record<string, string>).deviceId ?? ''));
+    case 'any-key':
+      return authenticator.anyKey(ctx);
   }
 }
 

@@ -9,11 +9,17 @@
  * keep its send buffer, megabytes, until the client read it or the connection timed out), and it resumes by
  * id; a client catching up reads the log only as fast as its socket drains.
  *
- * A client that authenticated with a device key is ended when the log rotates that key out or deletes the
- * device: the hub sees those events in log order, so no later event of the device reaches it, in any process.
+ * A client that authenticated with a device key is ended when the log rotates that key out, deletes it (a
+ * scoped key) or deletes the device: the hub sees those events in log order, so no later event of the device
+ * reaches it, in any process.
  */
 import type { Logger } from 'pino';
-import type { DeviceEventType, DeviceKeyRotatedData } from '../devices/device-events.js';
+import type {
+  DeviceEventType,
+  DeviceKeyDeletedData,
+  DeviceKeyRotatedData,
+  ScopedKeyEvent,
+} from '../devices/device-events.js';
 import {
   type EventStore,
   type StoredEvent,
@@ -49,6 +55,13 @@ export interface StreamFilter {
    * ends when that key is rotated out or the device deleted. Undefined: the admin key, which stays.
    */
   deviceKeyHash?: string;
+  /** `deviceKeyHash` is the key made with the device (which a rotation replaces), not a scoped key (which is deleted). */
+  primaryKey?: boolean;
+  /**
+   * How events are written: `sse` (the default), server-sent events; `json-lines`, one line of JSON per event
+   * (`{ id, event, deviceId, timestamp, data, eventId }`) for a sink that sends each line as a message (WebSocket).
+   */
+  format?: 'sse' | 'json-lines';
 }
 
 export interface StreamHubOptions {
@@ -104,47 +117,68 @@ class Client {
     );
   }
 
-  /** Whether the key change at `position` ends this client: its device key rotated to another, or its device deleted. */
+  /**
+   * Whether the key change at `position` ends this client: its device deleted, its key (the one made with the
+   * device) rotated to another, or its scoped key deleted.
+   */
   retiredBy(change: KeyChange, position: number): boolean {
-    const { deviceKeyHash, deviceId } = this.filter;
-    return (
-      deviceKeyHash !== undefined &&
-      change.deviceId === deviceId &&
-      position > this.keyHeldAt &&
-      change.keyHash !== deviceKeyHash
-    );
+    const { deviceKeyHash, deviceId, primaryKey = true } = this.filter;
+    if (deviceKeyHash === undefined || change.deviceId !== deviceId || position <= this.keyHeldAt) return false;
+    switch (change.kind) {
+      case 'device-deleted':
+        return true;
+      case 'rotated':
+        return primaryKey && change.keyHash !== deviceKeyHash;
+      case 'revoked':
+        return !primaryKey && change.keyHash === deviceKeyHash;
+    }
   }
 }
 
-/** A device's key changed: `keyHash` is the one it takes now, null when the device was deleted. */
-interface KeyChange {
-  deviceId: string;
-  keyHash: string | null;
-}
+/**
+ * A device's keys changed: `rotated`, the key made with it is now `keyHash`; `revoked`, the scoped key
+ * `keyHash` was deleted; `device-deleted`, every key of the device stops.
+ */
+type KeyChange =
+  { kind: 'rotated' | 'revoked'; deviceId: string; keyHash: string } | { kind: 'device-deleted'; deviceId: string };
 
 const KEY_ROTATED = 'DeviceKeyRotated' satisfies DeviceEventType;
 const DEVICE_DELETED = 'DeviceDeleted' satisfies DeviceEventType;
+const KEY_DELETED = 'DeviceKeyDeleted' satisfies ScopedKeyEvent['type'];
 
 function keyChangeOf(stored: StoredEvent): KeyChange | undefined {
   if (stored.type === KEY_ROTATED) {
     const data = stored.data as DeviceKeyRotatedData;
-    return { deviceId: data.deviceId, keyHash: data.keyHash };
+    return { kind: 'rotated', deviceId: data.deviceId, keyHash: data.keyHash };
+  }
+  if (stored.type === KEY_DELETED) {
+    const data = stored.data as DeviceKeyDeletedData;
+    return { kind: 'revoked', deviceId: data.deviceId, keyHash: data.keyHash };
   }
   if (stored.type === DEVICE_DELETED)
-    return { deviceId: (stored.data as { deviceId: string }).deviceId, keyHash: null };
+    return { kind: 'device-deleted', deviceId: (stored.data as { deviceId: string }).deviceId };
   return undefined;
 }
 
 /** One SSE frame: `id:` the log position, `event:` the kind, `data:` the webhook envelope (one line of JSON). */
-export function frameOf(stored: StoredEvent): { deviceId: string; kind: string; frame: string } | undefined {
+export function frameOf(
+  stored: StoredEvent,
+): { deviceId: string; kind: string; frame: string; json: () => string } | undefined {
   const envelope = envelopeOf(stored);
   if (!envelope) return undefined;
+  const data = JSON.stringify(envelope);
   return {
     deviceId: envelope.deviceId,
     kind: envelope.event,
-    frame: `id: ${stored.position}\nevent: ${envelope.event}\ndata: ${JSON.stringify(envelope)}\n\n`,
+    frame: `id: ${stored.position}\nevent: ${envelope.event}\ndata: ${data}\n\n`,
+    // The same envelope with `id` the log position (what `?after=` takes) and `eventId` the envelope's id.
+    json: () => `${JSON.stringify({ ...envelope, id: stored.position, eventId: envelope.id })}\n`,
   };
 }
+
+/** What a client gets of an event, in its format. */
+const encoded = (client: Client, framed: NonNullable<ReturnType<typeof frameOf>>) =>
+  client.filter.format === 'json-lines' ? framed.json() : framed.frame;
 
 export class EventStreamHub {
   private readonly admins = new Set<Client>();
@@ -166,10 +200,12 @@ export class EventStreamHub {
   /** The position of the last event handed to live clients: a client that has seen it is caught up. */
   position = 0;
   /**
-   * The key each device changed to (null: deleted) in the events this hub has passed: a device-key client
-   * opening after the change, authenticated by a read model that had not seen it yet, is ended at once.
+   * The key each device changed to (null: deleted) in the events this hub has passed, and the scoped keys
+   * deleted: a device-key client opening after the change, authenticated by a read model that had not seen it
+   * yet, is ended at once.
    */
   private readonly keyChanges = new Map<string, string | null>();
+  private readonly revokedKeys = new Set<string>();
 
   constructor(
     private readonly store: EventStore,
@@ -209,7 +245,11 @@ export class EventStreamHub {
     }
     if (filter.deviceKeyHash !== undefined && filter.deviceId !== undefined) {
       const current = this.keyChanges.get(filter.deviceId);
-      if (current !== undefined && current !== filter.deviceKeyHash) {
+      const primary = filter.primaryKey ?? true;
+      const stale = primary
+        ? current !== undefined && current !== filter.deviceKeyHash
+        : current === null || this.revokedKeys.has(filter.deviceKeyHash);
+      if (stale) {
         sink.destroy();
         return;
       }
@@ -283,7 +323,7 @@ export class EventStreamHub {
           return;
         }
         const framed = frameOf(stored);
-        if (framed && client.wants(framed.deviceId, framed.kind)) chunk += framed.frame;
+        if (framed && client.wants(framed.deviceId, framed.kind)) chunk += encoded(client, framed);
       }
       client.last = page[page.length - 1].position;
       if (chunk !== '' && !client.sink.write(chunk)) await drained(client.sink);
@@ -327,7 +367,7 @@ export class EventStreamHub {
       // Nobody listens: nothing is encoded (the hub rides every append of a busy gateway); key changes are still noted.
       for (const stored of batch) {
         const change = keyChangeOf(stored);
-        if (change) this.keyChanges.set(change.deviceId, change.keyHash);
+        if (change) this.noteKeyChange(change);
       }
       this.position = batch[batch.length - 1].position;
       return;
@@ -338,11 +378,17 @@ export class EventStreamHub {
       if (change) this.changeKey(change, stored.position);
       const framed = frameOf(stored);
       if (!framed) continue;
-      const bytes = Buffer.from(framed.frame);
+      // Each format is encoded once, for every client that takes it.
+      let sse: Buffer | undefined;
+      let json: Buffer | undefined;
       for (const clients of [this.admins, this.byDevice.get(framed.deviceId)]) {
         if (!clients) continue;
         for (const client of clients) {
           if (stored.position <= client.last || !client.wants(framed.deviceId, framed.kind)) continue;
+          const bytes =
+            client.filter.format === 'json-lines'
+              ? (json ??= Buffer.from(framed.json()))
+              : (sse ??= Buffer.from(framed.frame));
           const frames = this.pending.get(client);
           if (frames) frames.push(bytes);
           else this.pending.set(client, [bytes]);
@@ -403,8 +449,13 @@ export class EventStreamHub {
     client.sink.uncork?.();
   }
 
+  private noteKeyChange(change: KeyChange): void {
+    if (change.kind === 'revoked') this.revokedKeys.add(change.keyHash);
+    else this.keyChanges.set(change.deviceId, change.kind === 'rotated' ? change.keyHash : null);
+  }
+
   private changeKey(change: KeyChange, position: number): void {
-    this.keyChanges.set(change.deviceId, change.keyHash);
+    this.noteKeyChange(change);
     const clients = this.byDevice.get(change.deviceId);
     if (!clients) return;
     for (const client of [...clients]) if (client.retiredBy(change, position)) this.retire(client);

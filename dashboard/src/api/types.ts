@@ -52,6 +52,13 @@ import type {
 import type { WebhookEventKind } from '../../../src/webhooks/event-kinds.js';
 import type {
   CallReceivedPayload,
+  ChatDeletedPayload,
+  ChatUpdatedPayload,
+  GroupJoinRequestPayload,
+  HistorySyncedPayload,
+  MessageDeletedPayload,
+  SessionHealthPayload,
+  StatusReceivedPayload,
   GroupParticipantsPayload,
   GroupUpdatedPayload,
   MessageEditedPayload,
@@ -129,6 +136,13 @@ interface PayloadSchemas {
   'call.received': typeof CallReceivedPayload;
   'group.participants': typeof GroupParticipantsPayload;
   'group.updated': typeof GroupUpdatedPayload;
+  'session.health': typeof SessionHealthPayload;
+  'chat.updated': typeof ChatUpdatedPayload;
+  'chat.deleted': typeof ChatDeletedPayload;
+  'message.deleted': typeof MessageDeletedPayload;
+  'history.synced': typeof HistorySyncedPayload;
+  'group.join_request': typeof GroupJoinRequestPayload;
+  'status.received': typeof StatusReceivedPayload;
 }
 
 /** A webhook envelope as GET /stream sends it, one variant per kind, its `data` typed by `event`. */

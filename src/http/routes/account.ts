@@ -36,6 +36,7 @@ export function accountRoutes({
       summary: blocked ? 'Block a number' : 'Unblock a number',
       description: `${blocked ? 'The number can no longer write to or call the account' : 'The number can write to and call the account again'}. Needs an online session; recorded before the answer; idempotent.`,
       access: 'device',
+      scope: 'manage',
       params: ContactParams,
       responses: {
         200: { description: 'Done.', schema: BlockedSchema },
@@ -58,6 +59,7 @@ export function accountRoutes({
       summary: "The account's profile",
       description: 'Its number, name, about text and picture, as the network has them. Needs an online session.',
       access: 'device',
+      scope: 'read',
       params: DeviceParams,
       responses: {
         200: { description: 'The profile.', schema: ProfileSchema },
@@ -78,6 +80,7 @@ export function accountRoutes({
       description:
         "Made on the network, recorded in the device's history (ProfileChanged) before the answer. Needs an online session.",
       access: 'device',
+      scope: 'manage',
       params: DeviceParams,
       body: PatchProfileBody,
       responses: {
@@ -100,6 +103,7 @@ export function accountRoutes({
         'Needs an online session. Cached and rate-limited like number checks (answers kept for CONTACT_AVATAR_CACHE_TTL; fresh lookups draw on the allowance of ' +
         'CONTACT_CHECK_RATE_PER_MINUTE, then `429 rate_limited` with `Retry-After`).',
       access: 'device',
+      scope: 'read',
       params: ContactParams,
       responses: {
         200: { description: 'The answer.', schema: AboutSchema },
@@ -123,6 +127,7 @@ export function accountRoutes({
       description:
         "From the read model: what this device blocked, and the network's list as of the session's last `online`. Works in every session state.",
       access: 'device',
+      scope: 'read',
       params: DeviceParams,
       responses: { 200: { description: 'The numbers, sorted.', schema: BlockedListSchema }, 404: NO_DEVICE },
       handler({ params }) {

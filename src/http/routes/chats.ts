@@ -101,6 +101,7 @@ export function chatRoutes({
         'Filters (each optional): `archived`, `pinned`, `unread` (unread messages or marked unread), `label` (a label id). ' +
         ONLY_WHAT_THE_GATEWAY_SAW,
       access: 'device',
+      scope: 'read',
       params: DeviceParams,
       query: ChatListQuery,
       responses: {
@@ -125,6 +126,7 @@ export function chatRoutes({
         'and a chat with 100,000 messages pages as fast as one with ten. A chat the device never saw is an empty page. ' +
         ONLY_WHAT_THE_GATEWAY_SAW,
       access: 'device',
+      scope: 'read',
       params: ChatMessagesParams,
       query: PageQuery,
       responses: {
@@ -153,6 +155,7 @@ export function chatRoutes({
         'their message and get none). Recorded (ChatRead) before they are sent; `read` says how many were marked. ' +
         'A `messageIds` entry that is not a received message of this chat: `404 message_not_found`.',
       access: 'device',
+      scope: 'send',
       params: ChatParams,
       body: ReadBody,
       responses: {
@@ -175,6 +178,7 @@ export function chatRoutes({
         "a word also matches longer words it starts), newest first, as in a chat's pages; `chatId` keeps to one chat. Messages deleted (for everyone or " +
         'for this account) are not found. No match: `{ "items": [] }`.',
       access: 'device',
+      scope: 'read',
       params: DeviceParams,
       query: SearchQuery,
       responses: {
@@ -203,6 +207,7 @@ export function chatRoutes({
         "Changes this account's settings of the chat on WhatsApp (as the phone would: the other linked devices see them), recorded as `chat.updated` once " +
         'WhatsApp took them. `muted`: `false`, `true` (for ever) or an ISO 8601 time in the future. Answers the chat as `GET /chats` shows it.',
       access: 'device',
+      scope: 'manage',
       params: ChatParams,
       body: ChatPatchBody,
       responses: {
@@ -234,6 +239,7 @@ export function chatRoutes({
         'Deletes the chat on WhatsApp for this account (recorded as `chat.deleted` with `cleared: false`): it leaves `GET /chats` with its messages; ' +
         'a later message brings the chat back.',
       access: 'device',
+      scope: 'manage',
       params: ChatParams,
       responses: {
         200: { description: 'Deleted.', schema: ChatDeletedSchema },
@@ -254,6 +260,7 @@ export function chatRoutes({
       description:
         "Clears the chat's messages for this account (recorded as `chat.deleted` with `cleared: true`); the chat stays.",
       access: 'device',
+      scope: 'manage',
       params: ChatParams,
       responses: {
         200: { description: 'Cleared.', schema: ChatDeletedSchema },
@@ -275,6 +282,7 @@ export function chatRoutes({
         description:
           "Stars (PUT) or unstars (DELETE) the message on WhatsApp for this account; its view's `starred` shows it.",
         access: 'device',
+        scope: 'manage',
         params: MessageParams,
         responses: {
           200: { description: 'Done.', schema: StarSchema },
@@ -296,6 +304,7 @@ export function chatRoutes({
       description:
         "Pins the message in its chat for `24h`, `7d` or `30d` (everyone in the chat sees it); its view's `pinnedUntil` shows until when.",
       access: 'device',
+      scope: 'manage',
       params: MessageParams,
       body: PinBody,
       responses: {
@@ -317,6 +326,7 @@ export function chatRoutes({
       summary: 'Unpin a message',
       description: 'Unpins the message in its chat.',
       access: 'device',
+      scope: 'manage',
       params: MessageParams,
       responses: {
         200: { description: 'Unpinned.', schema: PinSchema },
@@ -338,6 +348,7 @@ export function chatRoutes({
         "`?for=me`: deleted on WhatsApp for this account only (recorded as `message.deleted`); it leaves the chat's pages and `GET /messages/:waMessageId`. " +
         'To delete a sent message for everyone, use `DELETE /send/:waMessageId`.',
       access: 'device',
+      scope: 'send',
       params: MessageParams,
       query: DeleteForMeQuery,
       responses: {
@@ -359,6 +370,7 @@ export function chatRoutes({
       summary: 'Show typing or recording in a chat',
       description: '`typing`, `recording` or `paused`, shown to the chat at once (not queued).',
       access: 'device',
+      scope: 'send',
       params: ChatParams,
       body: ChatPresenceBody,
       responses: {
@@ -379,6 +391,7 @@ export function chatRoutes({
       summary: "Set the account's availability",
       description: '`available` or `unavailable`, at once (not queued).',
       access: 'device',
+      scope: 'send',
       params: DeviceParams,
       body: PresenceBody,
       responses: {

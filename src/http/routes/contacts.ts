@@ -42,6 +42,7 @@ export function contactRoutes({ contacts, lookups, limits }: ContactRouteDeps): 
         "The account's contacts as the network reports them, and every number that wrote to the device or that the device wrote to, " +
         'ordered by number. `q` searches numbers and names. Follow `nextCursor` until it is null. Works in every session state.',
       access: 'device',
+      scope: 'read',
       params: DeviceParams,
       query: ListContactsQuery,
       responses: { 200: { description: 'A page of contacts.', schema: ContactListSchema }, 404: NO_DEVICE },
@@ -69,6 +70,7 @@ export function contactRoutes({ contacts, lookups, limits }: ContactRouteDeps): 
         '(CONTACT_CHECK_RATE_PER_MINUTE, CONTACT_CHECK_BURST), because bulk number checks get accounts banned; beyond that `429 rate_limited` with `Retry-After`. ' +
         'Cached answers do not count and are still given.',
       access: 'device',
+      scope: 'read',
       params: ContactParams,
       responses: {
         200: { description: 'The answer.', schema: NumberCheckSchema },
@@ -92,6 +94,7 @@ export function contactRoutes({ contacts, lookups, limits }: ContactRouteDeps): 
         `Answers are cached per device for ${duration(limits.avatarCacheTtlMs)} (CONTACT_AVATAR_CACHE_TTL); WhatsApp's URLs expire, so fetch the picture soon. ` +
         'Fresh lookups draw on the allowance of number checks (`429 rate_limited` beyond it).',
       access: 'device',
+      scope: 'read',
       params: ContactParams,
       responses: {
         200: { description: 'The answer.', schema: AvatarSchema },

@@ -64,6 +64,7 @@ export function dashboardRoutes(dir: string = DEFAULT_DASHBOARD_DIR): RouteSpec[
         'Devices with their live state, sessions and QR codes, test messages, outbox, webhooks and deliveries, history and health. ' +
         "It asks for the admin key once and keeps it in the tab's session storage; it calls this API with it in a header, and listens to `GET /stream`.",
       access: 'public',
+      scope: 'none',
       responses: {
         200: { description: 'HTML page.', schema: Type.String(), contentType: 'text/html; charset=utf-8' },
         404: { description: 'The dashboard was not built (`npm run build`).' },
@@ -82,6 +83,7 @@ export function dashboardRoutes(dir: string = DEFAULT_DASHBOARD_DIR): RouteSpec[
       tag: 'System',
       summary: 'Files of the dashboard',
       access: 'public',
+      scope: 'none',
       hidden: true,
       params: Type.Object({
         asset: Type.String({ pattern: '^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}\\.(js|css|svg|png|ico|woff2)$' }),

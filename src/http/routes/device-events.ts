@@ -19,6 +19,7 @@ export function deviceEventRoutes(store: EventStore, index: DeviceHistoryIndex):
         'Every event of the device across its streams, in the order they happened (or newest first, `direction=backwards`), as stored, for audit and replay. ' +
         'Deleted devices keep their history. Admin key only: a valid device key answers `403`.',
       access: 'admin',
+      scope: 'read',
       // Deleted devices keep their history: the route looks for the stream, not for a live device.
       device: 'none',
       params: DeviceParams,

@@ -35,6 +35,7 @@ export function deviceRoutes({ registry, devices, sessions }: DeviceRouteDeps): 
       description:
         "The id is the client's or generated. An id in use, or once used by a deleted device, is refused with 409 `device_exists`. The answer carries the device key, shown only this once.",
       access: 'admin',
+      scope: 'manage',
       body: CreateDeviceBody,
       responses: {
         201: { description: 'Created.', schema: DeviceWithKeySchema },
@@ -53,6 +54,7 @@ export function deviceRoutes({ registry, devices, sessions }: DeviceRouteDeps): 
       summary: 'List devices',
       description: 'Ordered by id. Follow `nextCursor` until it is null.',
       access: 'admin',
+      scope: 'read',
       query: ListDevicesQuery,
       responses: { 200: { description: 'A page of devices.', schema: DeviceListSchema } },
       handler({ query }) {
@@ -71,6 +73,7 @@ export function deviceRoutes({ registry, devices, sessions }: DeviceRouteDeps): 
       summary: 'Read a device',
       description: 'Admin key only: a valid device key answers `403`.',
       access: 'admin',
+      scope: 'read',
       params: DeviceParams,
       responses: { 200: { description: 'The device.', schema: DeviceSchema }, 404: { description: 'No such device.' } },
       handler({ device }) {
@@ -86,6 +89,7 @@ export function deviceRoutes({ registry, devices, sessions }: DeviceRouteDeps): 
       description:
         'Changes `name` and/or replaces `metadata`; `rotateKey: true` issues a new device key (in this answer only) and the old one stops working at once.',
       access: 'admin',
+      scope: 'manage',
       params: DeviceParams,
       body: UpdateDeviceBody,
       responses: {
@@ -106,6 +110,7 @@ export function deviceRoutes({ registry, devices, sessions }: DeviceRouteDeps): 
       description:
         'Closes and unlinks the session, drops the outbox and the hook configuration. The history stays in the event store, and the id stays taken.',
       access: 'admin',
+      scope: 'manage',
       params: DeviceParams,
       responses: { 204: { description: 'Deleted.' }, 404: { description: 'No such device.' } },
       async handler({ params }) {

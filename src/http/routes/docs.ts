@@ -71,6 +71,7 @@ export function docsRoutes(openApiDocument: () => Record<string, unknown>): Rout
       summary: 'This API as OpenAPI 3.1',
       description: 'Generated from the same schemas that validate requests.',
       access: 'public',
+      scope: 'none',
       responses: {
         200: { description: 'The OpenAPI document.', schema: Type.Object({ openapi: Type.Literal('3.1.0') }) },
       },
@@ -83,6 +84,7 @@ export function docsRoutes(openApiDocument: () => Record<string, unknown>): Rout
       tag: 'System',
       summary: 'Browsable API reference (works without internet access)',
       access: 'public',
+      scope: 'none',
       responses: { 200: { description: 'HTML page.', schema: Type.String(), contentType: 'text/html; charset=utf-8' } },
       handler: () => ({ status: 200, body: PAGE, headers: SECURITY_HEADERS }),
     }),
@@ -93,6 +95,7 @@ export function docsRoutes(openApiDocument: () => Record<string, unknown>): Rout
       tag: 'System',
       summary: 'Assets of the docs page',
       access: 'public',
+      scope: 'none',
       hidden: true,
       params: Type.Object({ asset: Type.Enum([...(Object.keys(ASSETS) as AssetName[]), 'docs-init.js']) }),
       responses: { 200: { description: 'The file.', schema: Type.String(), contentType: 'application/octet-stream' } },

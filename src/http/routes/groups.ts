@@ -94,6 +94,7 @@ export function groupRoutes(groups: GroupRouteCommands, picture?: PictureUpload)
       description:
         "From the gateway's read model of the groups (refreshed from the network each time the session comes online, and kept current by every change): one fast call however many groups.",
       access: 'device',
+      scope: 'read',
       params: DeviceParams,
       responses: {
         200: { description: 'The groups, by id.', schema: GroupListSchema },
@@ -113,6 +114,7 @@ export function groupRoutes(groups: GroupRouteCommands, picture?: PictureUpload)
       description:
         'The account creates the group (and is its `superadmin`) with the given participants; numbers the network could not add are listed in `failed`. Recorded before the answer.',
       access: 'device',
+      scope: 'manage',
       params: DeviceParams,
       body: CreateGroupBody,
       responses: {
@@ -135,6 +137,7 @@ export function groupRoutes(groups: GroupRouteCommands, picture?: PictureUpload)
       tag,
       summary: 'Read a group with its participants',
       access: 'device',
+      scope: 'read',
       params: GroupParams,
       responses: { 200: { description: 'The group.', schema: GroupSchema }, 404: NOT_IN_GROUP, 409: NOT_ONLINE },
       async handler({ params }) {
@@ -150,6 +153,7 @@ export function groupRoutes(groups: GroupRouteCommands, picture?: PictureUpload)
       description:
         'Needs the account to be an admin (`403 not_group_admin`). Every member gets a `group.updated` event.',
       access: 'device',
+      scope: 'manage',
       params: GroupParams,
       body: PatchGroupBody,
       responses: {
@@ -176,6 +180,7 @@ export function groupRoutes(groups: GroupRouteCommands, picture?: PictureUpload)
         'Needs the account to be an admin (`403 not_group_admin`). One result per number: `ok`, `not_found` (no account), `not_in_group`, `already_in_group`, `not_allowed` ' +
         '(e.g. the creator, or privacy settings). What changed is recorded and reaches the members as `group.participants`.',
       access: 'device',
+      scope: 'manage',
       params: GroupParams,
       body: ParticipantsBody,
       responses: {
@@ -200,6 +205,7 @@ export function groupRoutes(groups: GroupRouteCommands, picture?: PictureUpload)
       summary: "The group's invite code and link",
       description: 'Needs the account to be an admin (`403 not_group_admin`).',
       access: 'device',
+      scope: 'read',
       params: GroupParams,
       responses: {
         200: { description: 'The code.', schema: InviteSchema },
@@ -222,6 +228,7 @@ export function groupRoutes(groups: GroupRouteCommands, picture?: PictureUpload)
       description:
         'The old code and link stop working; answers the new ones. Needs the account to be an admin (`403 not_group_admin`).',
       access: 'device',
+      scope: 'manage',
       params: GroupParams,
       responses: {
         200: { description: 'The new code.', schema: InviteSchema },
@@ -243,6 +250,7 @@ export function groupRoutes(groups: GroupRouteCommands, picture?: PictureUpload)
       summary: 'Join a group by invite code or link',
       description: 'An unknown or revoked code: `404 not_found`.',
       access: 'device',
+      scope: 'manage',
       params: DeviceParams,
       body: JoinGroupBody,
       responses: {
@@ -268,6 +276,7 @@ export function groupRoutes(groups: GroupRouteCommands, picture?: PictureUpload)
       description:
         'For a group with `joinApproval`: who asked to join (by link) and when. Needs the account to be an admin (`403 not_group_admin`).',
       access: 'device',
+      scope: 'read',
       params: GroupParams,
       responses: {
         200: { description: 'The requests.', schema: JoinRequestsSchema },
@@ -289,6 +298,7 @@ export function groupRoutes(groups: GroupRouteCommands, picture?: PictureUpload)
       description:
         'One result per number: `ok`, or `not_found` (no pending request). Those approved become members (recorded, `group.participants` `add`). Needs the account to be an admin (`403 not_group_admin`).',
       access: 'device',
+      scope: 'manage',
       params: GroupParams,
       body: JoinRequestsBody,
       responses: {
@@ -314,6 +324,7 @@ export function groupRoutes(groups: GroupRouteCommands, picture?: PictureUpload)
       tag,
       summary: 'Leave a group',
       access: 'device',
+      scope: 'manage',
       params: GroupParams,
       responses: {
         200: { description: 'Left.', schema: GroupIdSchema },
@@ -340,6 +351,7 @@ function pictureRoutes(groups: GroupRouteCommands, upload: PictureUpload): Route
       summary: "The group's picture",
       description: "The picture's URL as the network gives it; `null` when the group has none.",
       access: 'device',
+      scope: 'read',
       params: GroupParams,
       responses: {
         200: { description: 'The URL.', schema: PictureSchema },
@@ -361,6 +373,7 @@ function pictureRoutes(groups: GroupRouteCommands, upload: PictureUpload): Route
         `A JPEG or PNG (anything else \`415 unsupported_media_type\`), as \`base64\` in JSON or a multipart/form-data \`file\` part, at most ${upload.limit} bytes. ` +
         'Needs the account to be an admin (`403 not_group_admin`). Recorded before the answer.',
       access: 'device',
+      scope: 'manage',
       params: GroupParams,
       body: PictureBody,
       bodyParser: {
@@ -407,6 +420,7 @@ function pictureRoutes(groups: GroupRouteCommands, upload: PictureUpload): Route
       summary: "Remove the group's picture",
       description: 'Needs the account to be an admin (`403 not_group_admin`). Recorded before the answer.',
       access: 'device',
+      scope: 'manage',
       params: GroupParams,
       responses: {
         200: { description: 'Removed.', schema: GroupIdSchema },

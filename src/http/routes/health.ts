@@ -32,6 +32,7 @@ export function healthRoutes(
         'the uptime, the free bytes and, with several processes, the cluster. It is never refused for failed ' +
         'authentications from the same address; a key it does not know is 401 and counts as one.',
       access: 'public-or-admin',
+      scope: 'none',
       responses: {
         200: { description: 'Healthy.', schema: HealthSchema },
         401: { description: 'A key was sent that the gateway does not know (`unauthorized`).' },

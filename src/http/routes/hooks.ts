@@ -35,6 +35,7 @@ export function hookRoutes({ webhooks, guard }: HookRouteDeps): RouteSpec[] {
         'Sets the receiver URL and the event kinds sent to it. The signing `secret` is made on the first PUT and kept afterwards; `rotateSecret: true` makes a new one. Only events that happen after this answer are sent, and only kinds listed in `events`: ' +
         'deliveries still pending go to the new URL, signed with the current secret, and those of a kind no longer listed end as `failed`.',
       access: 'device',
+      scope: 'manage',
       params: DeviceParams,
       body: PutHooksBody,
       responses: { 200: { description: 'The configuration, with its secret.', schema: HooksSchema }, 404: noDevice },
@@ -55,7 +56,9 @@ export function hookRoutes({ webhooks, guard }: HookRouteDeps): RouteSpec[] {
       operationId: 'getHooks',
       tag,
       summary: 'Read the hook configuration',
+      description: 'Needs the `manage` scope, not `read`: the answer carries the signing secret.',
       access: 'device',
+      scope: 'manage',
       params: DeviceParams,
       responses: {
         200: { description: 'The configuration, with its secret.', schema: HooksSchema },
@@ -76,6 +79,7 @@ export function hookRoutes({ webhooks, guard }: HookRouteDeps): RouteSpec[] {
       description:
         'Nothing more is sent; deliveries still pending end as `failed`. The secret goes with the configuration: a later PUT makes a new one. Deleting when nothing is configured is a no-op.',
       access: 'device',
+      scope: 'manage',
       params: DeviceParams,
       responses: { 204: { description: 'Deleted.' }, 404: noDevice },
       async handler({ params }) {
@@ -93,6 +97,7 @@ export function hookRoutes({ webhooks, guard }: HookRouteDeps): RouteSpec[] {
         'Sends `{ id, event: "webhook.test", deviceId, timestamp, data: { message } }`, signed like every delivery, once and now (no retries, not in the deliveries log), and answers with the outcome. ' +
         'A receiver that did not answer is `error: "unreachable"`, whatever the cause; the cause (host not found, connection refused, a private address…) is in the gateway log.',
       access: 'device',
+      scope: 'manage',
       params: DeviceParams,
       responses: {
         200: { description: 'The outcome of the attempt.', schema: TestResultSchema },
@@ -112,6 +117,7 @@ export function hookRoutes({ webhooks, guard }: HookRouteDeps): RouteSpec[] {
         'Newest first; follow `nextCursor` until it is null. Finished records are kept for WEBHOOK_RETENTION (default 7 days). ' +
         'An attempt that got no answer has `lastError: "unreachable"`; with the admin key, `lastErrorDetail` says why.',
       access: 'device',
+      scope: 'read',
       params: DeviceParams,
       query: ListDeliveriesQuery,
       responses: { 200: { description: 'A page of delivery records.', schema: DeliveryListSchema }, 404: noDevice },
@@ -142,6 +148,7 @@ export function hookRoutes({ webhooks, guard }: HookRouteDeps): RouteSpec[] {
         "A pending delivery is tried now, keeping the rest of its schedule; a delivered or failed one is sent once more (one attempt), with the same `webhook-id`. It goes in the device's order: after any older pending delivery. " +
         'Only to a hook that lists its kind: otherwise `404 hooks_not_configured` (reason `kind_not_listed`).',
       access: 'device',
+      scope: 'manage',
       params: DeliveryParams,
       responses: {
         202: { description: 'Queued; the record as it is now.', schema: DeliverySchema },

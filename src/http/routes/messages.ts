@@ -33,6 +33,7 @@ export function messageRoutes({ index, media }: MessageRouteDeps): RouteSpec[] {
         'in the order recorded. Unknown message `404 message_not_found`. ' +
         ONLY_WHAT_THE_GATEWAY_SAW,
       access: 'device',
+      scope: 'read',
       params: MessageParams,
       responses: {
         200: { description: 'The message.', schema: MessageDetailSchema },
@@ -68,6 +69,7 @@ export function messageRoutes({ index, media }: MessageRouteDeps): RouteSpec[] {
         'past INBOUND_MEDIA_RETENTION from its download or its `sent` `410 media_expired` (reason `expired`; also a sent message whose file was not kept, ' +
         'when the process stopped between its send and the move of its file).',
       access: 'device',
+      scope: 'read',
       params: MessageParams,
       responses: {
         200: {

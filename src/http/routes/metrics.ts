@@ -12,6 +12,7 @@ export function metricsRoutes(metrics: Metrics, isPublic: boolean): RouteSpec[] 
       summary: 'Prometheus metrics',
       description: 'Prometheus text format. Needs the admin key unless METRICS_PUBLIC=true.',
       access: isPublic ? 'public' : 'admin',
+      scope: isPublic ? 'none' : 'read',
       responses: {
         200: {
           description: 'Metrics.',

@@ -39,6 +39,7 @@ export function outboxRoutes({ sends, outboxView, messages, deferredUntil }: Out
       description:
         'Messages not yet accepted by the network, oldest first (the order they are sent in). Follow `nextCursor` until it is null.',
       access: 'device',
+      scope: 'read',
       params: DeviceParams,
       query: ListOutboxQuery,
       responses: { 200: { description: 'A page of the outbox.', schema: OutboxListSchema }, 404: NO_DEVICE },
@@ -76,6 +77,7 @@ export function outboxRoutes({ sends, outboxView, messages, deferredUntil }: Out
       summary: 'Clear the outbox',
       description: 'Removes every queued message (each becomes `cancelled`); messages being sent right now stay.',
       access: 'device',
+      scope: 'send',
       params: DeviceParams,
       responses: { 200: { description: 'How many messages were removed.', schema: RemovedSchema }, 404: NO_DEVICE },
       async handler({ params }) {
@@ -91,6 +93,7 @@ export function outboxRoutes({ sends, outboxView, messages, deferredUntil }: Out
       description:
         'The message becomes `cancelled` and is never sent. One that is not queued is `404`; one being sent right now is `409 message_sending`.',
       access: 'device',
+      scope: 'send',
       params: OutboxItemParams,
       responses: {
         200: { description: 'Removed.', schema: RemovedSchema },

@@ -38,6 +38,7 @@ export function outputRoutes({ commands, outputs }: OutputRouteDeps): RouteSpec[
         "A broker that is down or refuses holds the output's position (`lastError` says why) and it catches up when the broker is back. " +
         'The URL is not dialled here: bad credentials show as `lastError`.',
       access: 'admin',
+      scope: 'manage',
       body: CreateOutputBody,
       responses: { 201: { description: "Made; it publishes from the log's head.", schema: OutputSchema } },
       async handler({ body }) {
@@ -53,6 +54,7 @@ export function outputRoutes({ commands, outputs }: OutputRouteDeps): RouteSpec[
       summary: 'List the broker outputs',
       description: 'Oldest first, each with its position, lag and last error.',
       access: 'admin',
+      scope: 'read',
       responses: { 200: { description: 'Every output.', schema: OutputListSchema } },
       handler() {
         return { status: 200, body: { items: outputs.list().map(viewOf) } };
@@ -65,6 +67,7 @@ export function outputRoutes({ commands, outputs }: OutputRouteDeps): RouteSpec[
       tag,
       summary: 'Read a broker output',
       access: 'admin',
+      scope: 'read',
       params: OutputParams,
       responses: { 200: { description: 'The output.', schema: OutputSchema }, 404: noOutput },
       handler({ params }) {
@@ -82,6 +85,7 @@ export function outputRoutes({ commands, outputs }: OutputRouteDeps): RouteSpec[
       description:
         'The fields given change (`devices: null`: every device again); the type does not. It publishes with the new settings from its position: nothing is skipped.',
       access: 'admin',
+      scope: 'manage',
       params: OutputParams,
       body: ChangeOutputBody,
       responses: { 200: { description: 'The output.', schema: OutputSchema }, 404: noOutput },
@@ -98,6 +102,7 @@ export function outputRoutes({ commands, outputs }: OutputRouteDeps): RouteSpec[
       summary: 'Delete a broker output',
       description: 'Nothing more is published. What the broker holds stays.',
       access: 'admin',
+      scope: 'manage',
       params: OutputParams,
       responses: { 204: { description: 'Deleted.' }, 404: noOutput },
       async handler({ params }) {

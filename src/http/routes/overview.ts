@@ -27,6 +27,7 @@ export function overviewRoutes(
         'Devices by session state, messages sent, received and failed today (UTC) and the outbox depth, in total and ' +
         'for a page of devices. Counted by read models of the log: cheap enough to poll.',
       access: 'admin',
+      scope: 'read',
       query: OverviewQuery,
       responses: { 200: { description: 'The overview.', schema: OverviewSchema } },
       handler({ query }) {

@@ -18,6 +18,7 @@ export function pacingRoutes(statuses: PacingStatuses): RouteSpec[] {
         "The sends counted today, today's cap and, while sends wait (over the cap, inside quiet hours), when they go again and how many wait. " +
         'Pacing is set with `PATCH /settings` `{ "pacing": … }`.',
       access: 'device',
+      scope: 'read',
       params: DeviceParams,
       responses: {
         200: { description: "Today's pacing.", schema: PacingStatusSchema },

@@ -34,6 +34,7 @@ export function presenceRoutes({ subscriptions, presence }: PresenceRouteDeps): 
       description:
         'The network then reports when the contact comes online or goes offline (and types): `presence.update` events, with `lastSeen` when known. Needs an online session.',
       access: 'device',
+      scope: 'manage',
       params: ContactParams,
       responses: {
         200: { description: 'Subscribed.', schema: SubscribedSchema },
@@ -53,6 +54,7 @@ export function presenceRoutes({ subscriptions, presence }: PresenceRouteDeps): 
       summary: "A contact's last presence",
       description: 'The last state seen (`unknown` before any) and when the contact was last seen online.',
       access: 'device',
+      scope: 'read',
       params: ContactParams,
       responses: { 200: { description: 'The last presence seen.', schema: PresenceSchema } },
       async handler({ params }) {

@@ -285,6 +285,7 @@ export function sandboxRoutes({
         'The phone `phone` scans the code the device shows: the credentials are stored, and the session goes `connecting` (the answer) → `online` with that number. ' +
         'Only while a code is on show (state `qr`); otherwise `409 qr_unavailable` with the current state in `detail`. A number ending in 0000 does not exist: `400`.',
       access: 'admin',
+      scope: 'manage',
       params: DeviceParams,
       body: ScanBody,
       responses: {
@@ -321,6 +322,7 @@ export function sandboxRoutes({
         'The phone enters the code the device shows (state `pairing`, after `POST /devices/{id}/session/pair`): the session goes `connecting` (the answer) → `online`, ' +
         'linked to the number the pairing asked for. A wrong code: `422 invalid_pairing_code`; no code on show: `409 pairing_unavailable`.',
       access: 'admin',
+      scope: 'manage',
       params: DeviceParams,
       body: SandboxPairBody,
       responses: {
@@ -361,6 +363,7 @@ export function sandboxRoutes({
         'The types `edit`, `revoke` and `poll_vote` produce `message.edited`, `message.revoked` and `poll.vote`. ' +
         'Only while the session is `online`; otherwise `409 session_not_online`, or while the store cannot write (the session then reconnects) its error. A sender ending in 0000 does not exist: `400`.',
       access: 'admin',
+      scope: 'manage',
       params: DeviceParams,
       body: InboundBody,
       ...(inboundMedia
@@ -475,6 +478,7 @@ export function sandboxRoutes({
         "A group whose `members` (numbers) receive its messages: every sandbox device online under a member's number gets a message sent to the group " +
         '(`chatId` = the group id, `120363` + 12 digits + `@g.us`).',
       access: 'admin',
+      scope: 'manage',
       body: SandboxGroupBody,
       responses: { 201: { description: 'Made.', schema: SandboxGroupSchema } },
       handler({ body }) {
@@ -490,6 +494,7 @@ export function sandboxRoutes({
       description:
         '`from` is typing, recording, paused, available or unavailable (in `chatId`, default the direct chat): the device records `presence.update`.',
       access: 'admin',
+      scope: 'manage',
       params: DeviceParams,
       body: SandboxPresenceBody,
       responses: {
@@ -520,6 +525,7 @@ export function sandboxRoutes({
         '`historical` (no `message.received`), then `history.synced`. The same chunk sent again records nothing. With the `historySync` setting `none` ' +
         'the device drops it. A message without `waMessageId` gets one derived from its chat, place and content.',
       access: 'admin',
+      scope: 'manage',
       params: DeviceParams,
       body: SandboxHistoryBody,
       responses: {
@@ -571,6 +577,7 @@ export function sandboxRoutes({
         'The phone (or another linked device) archives, pins, mutes, marks (un)read, deletes or clears the chat, or deletes messages for this account: ' +
         'the device records `chat.updated`, `chat.deleted` and `message.deleted`.',
       access: 'admin',
+      scope: 'manage',
       params: DeviceParams,
       body: SandboxChatUpdateBody,
       responses: {
@@ -603,6 +610,7 @@ export function sandboxRoutes({
       description:
         '`from` views the status `waMessageId` that this device posted: the device gets its read receipt, and `GET /status` lists `from` among the viewers.',
       access: 'admin',
+      scope: 'manage',
       params: DeviceParams,
       body: SandboxStatusViewBody,
       responses: {
@@ -626,6 +634,7 @@ export function sandboxRoutes({
       description:
         '`from` calls the device (video with `isVideo`): it records `call.received`, `rejected` when its settings reject calls (the caller then gets `rejectCallsMessage`).',
       access: 'admin',
+      scope: 'manage',
       params: DeviceParams,
       body: SandboxCallBody,
       responses: {
@@ -655,6 +664,7 @@ export function sandboxRoutes({
         'With `on: true` the connection stays up (`online`) and nothing reaches the device or leaves it: no messages, receipts, presence; its sends seem to go ' +
         '(`sent`) and are never delivered. What the session watchdog (WATCHDOG_SILENCE) is for. `on: false` ends it. Kept across reconnects and reboots.',
       access: 'admin',
+      scope: 'manage',
       params: DeviceParams,
       body: DeafenBody,
       responses: {
@@ -677,6 +687,7 @@ export function sandboxRoutes({
         "The network drops the device's connection unexpectedly: the session goes `reconnecting` (the answer), then `online` again after the reconnect delay " +
         '(SESSION_RECONNECT_BASE_DELAY_MS, with jitter). Only while the session is `online`; otherwise `409 session_not_online`.',
       access: 'admin',
+      scope: 'manage',
       params: DeviceParams,
       responses: {
         202: {
@@ -703,6 +714,7 @@ export function sandboxRoutes({
         'The phone removes the linked device and its credentials stop working. Online: the session goes `logged_out` at once. Linked but not connected: ' +
         'the next open is told and goes `logged_out`. Nothing linked (never scanned, or already unlinked): `409 session_not_linked`.',
       access: 'admin',
+      scope: 'manage',
       params: DeviceParams,
       responses: {
         202: {

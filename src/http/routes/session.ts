@@ -57,6 +57,7 @@ export function sessionRoutes({ devices, sessions, projections, storage, health 
         'Answers `202` with the new state (`connecting`). A session that is already running (`connecting`, `qr`, `online`, `reconnecting`) ' +
         'is left alone: `200` with its current state. From `logged_out` or `failed` it starts a fresh attempt (`202`).',
       access: 'device',
+      scope: 'manage',
       params: DeviceParams,
       responses: {
         200: { description: 'Already running; nothing changed.', schema: SessionStateOnlySchema },
@@ -80,6 +81,7 @@ export function sessionRoutes({ devices, sessions, projections, storage, health 
         'is unlinked from the account and its credentials wiped (`logged_out`). Never a conflict: closing a session that is not running changes ' +
         'nothing (`closed` stays `closed`, `logged_out` stays `logged_out`), except that `failed` becomes `closed` (or `logged_out` with `logout`).',
       access: 'device',
+      scope: 'manage',
       params: DeviceParams,
       body: CloseSessionBody,
       responses: {
@@ -102,6 +104,7 @@ export function sessionRoutes({ devices, sessions, projections, storage, health 
         'Closes the connection and opens it again with the stored credentials. Works in every state: a session that is not running is simply opened. ' +
         'Answers `202` with the new state (`connecting`).',
       access: 'device',
+      scope: 'manage',
       params: DeviceParams,
       responses: {
         202: { description: 'Restarting.', schema: SessionStateOnlySchema },
@@ -124,6 +127,7 @@ export function sessionRoutes({ devices, sessions, projections, storage, health 
         '(WhatsApp → Linked devices → Link with phone number). The state becomes `pairing`; like a QR code, the code is renewed (ask again after `expiresAt`: ' +
         'the answer is the code on show), and the session goes `online` once the code is entered. A session with a linked account: `409 pairing_unavailable`.',
       access: 'device',
+      scope: 'manage',
       params: DeviceParams,
       body: PairBody,
       responses: {
@@ -159,6 +163,7 @@ export function sessionRoutes({ devices, sessions, projections, storage, health 
         'shows at once; `since` is then that of the last recorded state, and the diagnostics, which belong to it, are left out. ' +
         "`health` is the session watchdog's judgement: `silent` when the session heard nothing (no message, receipt, presence) for WATCHDOG_SILENCE while it sent.",
       access: 'device',
+      scope: 'read',
       params: DeviceParams,
       responses: { 200: { description: 'The session state.', schema: SessionStateSchema }, 404: NOT_FOUND },
       handler({ params, device }) {
@@ -186,6 +191,7 @@ export function sessionRoutes({ devices, sessions, projections, storage, health 
         'While the state is `qr`: the text to encode and when it expires (codes are renewed; ask again after `expiresAt`). ' +
         'In any other state `409 qr_unavailable`, with the current state in `detail`.',
       access: 'device',
+      scope: 'read',
       params: DeviceParams,
       responses: {
         200: { description: 'The code on show.', schema: QrSchema },
@@ -205,6 +211,7 @@ export function sessionRoutes({ devices, sessions, projections, storage, health 
       description:
         'The code of `GET /session/qr` as a PNG image (not cached). In any state but `qr`: `409 qr_unavailable` (problem+json).',
       access: 'device',
+      scope: 'read',
       params: DeviceParams,
       responses: {
         200: {
@@ -231,6 +238,7 @@ export function sessionRoutes({ devices, sessions, projections, storage, health 
         'The account the device is linked to, once one is (also while the session is closed or reconnecting: then without `name`, which only the ' +
         'live connection knows); with no account linked `409 session_not_online`, with the current state in `detail`.',
       access: 'device',
+      scope: 'read',
       params: DeviceParams,
       responses: {
         200: { description: 'The account.', schema: MeSchema },

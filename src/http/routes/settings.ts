@@ -17,6 +17,7 @@ export function settingsRoutes(settings: SettingsCommands): RouteSpec[] {
       tag,
       summary: "Read the device's settings",
       access: 'device',
+      scope: 'read',
       params: DeviceParams,
       responses: {
         200: { description: 'The settings (proxy credentials shown as `***`).', schema: SettingsSchema },
@@ -37,6 +38,7 @@ export function settingsRoutes(settings: SettingsCommands): RouteSpec[] {
         '(re)connect: `POST /session/reboot` applies it now); a proxy that refuses or is down leaves the session `reconnecting` with `lastError` naming it. ' +
         "Recorded in the device's history with the proxy's credentials redacted (encrypted in the log and the read models when ENCRYPTION_KEY is set).",
       access: 'device',
+      scope: 'manage',
       params: DeviceParams,
       body: PatchSettingsBody,
       responses: {

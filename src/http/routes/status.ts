@@ -67,6 +67,7 @@ export function statusRoutes(deps: StatusRouteDeps): RouteSpec[] {
       summary: `Post a${kind === 'image' ? 'n image' : ' video'} status`,
       description: `Like \`/send/${kind}\` without \`to\`. ${NOTE}`,
       access: 'device',
+      scope: 'send',
       params: DeviceParams,
       body: StatusMediaBody,
       bodyParser: {
@@ -113,6 +114,7 @@ export function statusRoutes(deps: StatusRouteDeps): RouteSpec[] {
       summary: 'Post a text status',
       description: `A text (1 to 700 characters) on a \`backgroundColor\` (\`#RRGGBB\`) in a \`font\` (0 to 9). ${NOTE}`,
       access: 'device',
+      scope: 'send',
       params: DeviceParams,
       body: StatusTextBody,
       responses: POSTED,
@@ -142,6 +144,7 @@ export function statusRoutes(deps: StatusRouteDeps): RouteSpec[] {
       summary: "This device's statuses of the last 24 h, with their viewers",
       description: 'Newest first. A viewer is a number whose read receipt of the status arrived.',
       access: 'device',
+      scope: 'read',
       params: DeviceParams,
       responses: { 200: { description: 'The statuses.', schema: StatusListSchema } },
       async handler({ params }) {
@@ -158,6 +161,7 @@ export function statusRoutes(deps: StatusRouteDeps): RouteSpec[] {
       description:
         'A status still queued is cancelled (`200`); a sent one is revoked for everyone (`202 deleting`). Not a status of this device: `404`.',
       access: 'device',
+      scope: 'send',
       params: StatusParams,
       responses: {
         200: { description: 'Cancelled.', schema: DeleteMessageSchema },

@@ -1,4 +1,5 @@
 import type { Context } from 'koa';
+import { PRIMARY_KEY_ID } from '../../auth/authenticator.js';
 import type { EventStreamHub } from '../../stream/event-stream-hub.js';
 import { invalidRequest } from '../problem.js';
 import { type RouteSpec, defineRoute } from '../route.js';
@@ -15,19 +16,23 @@ export function streamRoutes(hub: EventStreamHub): RouteSpec[] {
       operationId: 'streamDeviceEvents',
       tag,
       summary: "Listen to a device's events (server-sent events, resumable)",
-      description: `${STREAM_DESCRIPTION} A stream opened with a device key ends when that key is rotated or the device deleted (the old key stops working at once).`,
+      description: `${STREAM_DESCRIPTION} A stream opened with a device key ends when that key is rotated or deleted, or the device deleted (the old key stops working at once).`,
       access: 'device',
+      scope: 'read',
       params: DeviceParams,
       query: StreamQuery,
       responses: { 200: StreamResponse, 400: PAST_THE_LOG, 404: { description: 'No such device (admin key only).' } },
       async handler({ params, query, ctx }) {
         const caller = ctx.state.caller;
         // A device key's stream ends when that key is rotated out or the device deleted ("the old key stops working at once").
-        const deviceKeyHash = caller?.kind === 'device' ? caller.keyHash : undefined;
+        const key =
+          caller?.kind === 'device'
+            ? { deviceKeyHash: caller.keyHash, primaryKey: caller.keyId === PRIMARY_KEY_ID }
+            : {};
         open(
           hub,
           ctx,
-          { deviceId: params.deviceId, kinds: kindsOf(query.events), deviceKeyHash },
+          { deviceId: params.deviceId, kinds: kindsOf(query.events), ...key },
           await resumePoint(hub, ctx, query.after),
         );
         return { status: 200 };
@@ -41,6 +46,7 @@ export function streamRoutes(hub: EventStreamHub): RouteSpec[] {
       summary: "Listen to every device's events (server-sent events, resumable)",
       description: STREAM_DESCRIPTION,
       access: 'admin',
+      scope: 'read',
       query: StreamQuery,
       responses: { 200: StreamResponse, 400: PAST_THE_LOG },
       async handler({ query, ctx }) {
@@ -51,7 +57,7 @@ export function streamRoutes(hub: EventStreamHub): RouteSpec[] {
   ];
 }
 
-const kindsOf = (events: string | undefined) => (events ? new Set(events.split(',')) : undefined);
+export const kindsOf = (events: string | undefined) => (events ? new Set(events.split(',')) : undefined);
 
 const PAST_THE_LOG = {
   description:
@@ -63,7 +69,11 @@ const PAST_THE_LOG = {
  * `Last-Event-ID` (what EventSource sends when it reconnects) wins over `?after=`, which names where the first
  * connection began. A position past the end of the log is refused: followed, it would get nothing, silently.
  */
-async function resumePoint(hub: EventStreamHub, ctx: Context, after: number | undefined): Promise<number | undefined> {
+export async function resumePoint(
+  hub: EventStreamHub,
+  ctx: Context,
+  after: number | undefined,
+): Promise<number | undefined> {
   const header = ctx.get('last-event-id').trim();
   const [position, path] = header === '' ? [after, '/after'] : [Number(header), '/headers/last-event-id'];
   if (header !== '' && (!/^\d{1,16}$/.test(header) || !Number.isSafeInteger(position))) {

@@ -82,6 +82,7 @@ export function webhookRoutes({ webhooks, guard }: WebhookRouteDeps): RouteSpec[
         `A further receiver of the device's events, with its own delivery lane, retry schedule and deliveries log: a receiver that is down delays no other. At most 10 per device, the hook (\`PUT /hooks\`, the webhook \`default\`) included. ` +
         'The signing `secret` is made unless given. Only events that happen after this answer are sent, and only kinds listed in `events`.',
       access: 'device',
+      scope: 'manage',
       params: DeviceParams,
       body: CreateWebhookBody,
       responses: {
@@ -102,6 +103,7 @@ export function webhookRoutes({ webhooks, guard }: WebhookRouteDeps): RouteSpec[
       tag,
       summary: "List the device's webhooks",
       access: 'device',
+      scope: 'manage',
       params: DeviceParams,
       responses: {
         200: { description: 'Every webhook of the device, oldest first, with its secret.', schema: WebhookListSchema },
@@ -118,6 +120,7 @@ export function webhookRoutes({ webhooks, guard }: WebhookRouteDeps): RouteSpec[
       tag,
       summary: 'Read a webhook',
       access: 'device',
+      scope: 'manage',
       params: DeviceWebhookParams,
       responses: { 200: { description: 'The webhook, with its secret.', schema: WebhookSchema }, 404: noWebhook },
       handler({ params }) {
@@ -134,6 +137,7 @@ export function webhookRoutes({ webhooks, guard }: WebhookRouteDeps): RouteSpec[
         'Changes what the body names. Deliveries still pending go to the new URL, signed with the current secret; those of a kind no longer listed end as `failed`. ' +
         'The webhook `default` is the hook: it takes `url`, `events` and `rotateSecret` only.',
       access: 'device',
+      scope: 'manage',
       params: DeviceWebhookParams,
       body: UpdateWebhookBody,
       examples: { request: { events: ['message.received', 'message.status'], description: 'CRM' } },
@@ -155,6 +159,7 @@ export function webhookRoutes({ webhooks, guard }: WebhookRouteDeps): RouteSpec[
       summary: 'Delete a webhook',
       description: 'Nothing more is sent to it; its deliveries still pending end as `failed`.',
       access: 'device',
+      scope: 'manage',
       params: DeviceWebhookParams,
       responses: { 204: { description: 'Deleted.' }, 404: noWebhook },
       async handler({ params }) {
@@ -170,6 +175,7 @@ export function webhookRoutes({ webhooks, guard }: WebhookRouteDeps): RouteSpec[
       summary: 'Send a test event to a webhook',
       description: 'As `POST /hooks/test`, to this webhook.',
       access: 'device',
+      scope: 'manage',
       params: DeviceWebhookParams,
       responses: { 200: { description: 'The outcome of the attempt.', schema: TestResultSchema }, 404: noWebhook },
       async handler({ params }) {
@@ -184,6 +190,7 @@ export function webhookRoutes({ webhooks, guard }: WebhookRouteDeps): RouteSpec[
       summary: "List a webhook's recent deliveries",
       description: 'As `GET /hooks/deliveries`, for this webhook.',
       access: 'device',
+      scope: 'read',
       params: DeviceWebhookParams,
       query: ListDeliveriesQuery,
       responses: { 200: { description: 'A page of delivery records.', schema: DeliveryListSchema }, 404: noWebhook },
@@ -203,6 +210,7 @@ export function webhookRoutes({ webhooks, guard }: WebhookRouteDeps): RouteSpec[
       summary: "Deliver a webhook's record again",
       description: "As `POST /hooks/deliveries/:deliveryId/retry`, in this webhook's lane.",
       access: 'device',
+      scope: 'manage',
       params: DeviceWebhookDeliveryParams,
       responses: {
         202: { description: 'Queued; the record as it is now.', schema: DeliverySchema },
@@ -226,6 +234,7 @@ export function webhookRoutes({ webhooks, guard }: WebhookRouteDeps): RouteSpec[
       description:
         "A receiver of the events of every device (or of those `devices` lists), with the same envelope and signature; each device's events arrive in order, and devices do not wait for each other. At most 10.",
       access: 'admin',
+      scope: 'manage',
       body: CreateGlobalWebhookBody,
       responses: {
         201: { description: 'The webhook, with its secret.', schema: WebhookSchema },
@@ -244,6 +253,7 @@ export function webhookRoutes({ webhooks, guard }: WebhookRouteDeps): RouteSpec[
       tag,
       summary: 'List the global webhooks',
       access: 'admin',
+      scope: 'manage',
       responses: { 200: { description: 'Oldest first, with their secrets.', schema: WebhookListSchema } },
       handler() {
         return { status: 200, body: { items: registry.list(undefined) } };
@@ -256,6 +266,7 @@ export function webhookRoutes({ webhooks, guard }: WebhookRouteDeps): RouteSpec[
       tag,
       summary: 'Read a global webhook',
       access: 'admin',
+      scope: 'manage',
       params: GlobalWebhookParams,
       responses: {
         200: { description: 'The webhook, with its secret.', schema: WebhookSchema },
@@ -274,6 +285,7 @@ export function webhookRoutes({ webhooks, guard }: WebhookRouteDeps): RouteSpec[
       description:
         'Changes what the body names; deliveries still pending of a kind, or a device, no longer listed end as `failed`.',
       access: 'admin',
+      scope: 'manage',
       params: GlobalWebhookParams,
       body: UpdateGlobalWebhookBody,
       examples: { request: { events: ['*'], devices: ['shop-1', 'shop-2'] } },
@@ -294,6 +306,7 @@ export function webhookRoutes({ webhooks, guard }: WebhookRouteDeps): RouteSpec[
       tag,
       summary: 'Delete a global webhook',
       access: 'admin',
+      scope: 'manage',
       params: GlobalWebhookParams,
       responses: { 204: { description: 'Deleted.' }, 404: { description: 'No such webhook.' } },
       async handler({ params }) {
@@ -309,6 +322,7 @@ export function webhookRoutes({ webhooks, guard }: WebhookRouteDeps): RouteSpec[
       summary: 'Send a test event to a global webhook',
       description: 'As `POST /hooks/test`; the test event names no device (`deviceId: "*"`).',
       access: 'admin',
+      scope: 'manage',
       params: GlobalWebhookParams,
       responses: {
         200: { description: 'The outcome of the attempt.', schema: TestResultSchema },
@@ -326,6 +340,7 @@ export function webhookRoutes({ webhooks, guard }: WebhookRouteDeps): RouteSpec[
       summary: "List a global webhook's recent deliveries",
       description: "Every device's, newest first, each naming its device.",
       access: 'admin',
+      scope: 'read',
       params: GlobalWebhookParams,
       query: ListDeliveriesQuery,
       responses: {
@@ -345,6 +360,7 @@ export function webhookRoutes({ webhooks, guard }: WebhookRouteDeps): RouteSpec[
       summary: "Deliver a global webhook's record again",
       description: "As `POST /hooks/deliveries/:deliveryId/retry`, in the lane of the record's device.",
       access: 'admin',
+      scope: 'manage',
       params: GlobalWebhookDeliveryParams,
       responses: {
         202: { description: 'Queued; the record as it is now.', schema: GlobalDeliverySchema },

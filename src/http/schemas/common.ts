@@ -16,6 +16,11 @@ export const ProblemSchema = Type.Object(
     reason: Type.Optional(
       Type.String({ description: 'Why, in one stable word, where a code has several causes (`media_unavailable`).' }),
     ),
+    requiredScope: Type.Optional(
+      Type.Union([Type.Literal('read'), Type.Literal('send'), Type.Literal('manage')], {
+        description: 'The scope the route needs (`insufficient_scope`).',
+      }),
+    ),
     requestId: Type.Optional(Type.String()),
   },
   { description: 'RFC 9457 problem details.' },

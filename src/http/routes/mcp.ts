@@ -1,0 +1,40 @@
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { McpTools } from '../mcp/mcp-tools.js';
+import { type RouteSpec, defineRoute } from '../route.js';
+
+export function mcpRoutes(tools: () => McpTools): RouteSpec[] {
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/mcp',
+      operationId: 'mcp',
+      tag: 'AI agents (MCP)',
+      summary: 'Model Context Protocol server (Streamable HTTP)',
+      description:
+        'JSON-RPC messages of the Model Context Protocol (stateless Streamable HTTP transport), with a device key or the admin key as `Authorization: Bearer`. Tools: list_devices (admin), get_session, send_text, list_chats, read_chat, get_message, mark_read, list_groups: each calls the route of the same name, with its input schema, its JSON result and its problem codes as tool errors. The key’s scopes apply to each tool.',
+      access: 'any-key',
+      scope: 'read',
+      responses: {
+        200: { description: 'The JSON-RPC answer (JSON or an event stream, as the client accepts).' },
+        202: { description: 'A notification or answer was taken.' },
+      },
+      async handler({ ctx }) {
+        const caller = ctx.state.caller;
+        if (!caller) throw new Error('mcp runs with a caller');
+        const transport = new StreamableHTTPServerTransport({
+          sessionIdGenerator: undefined,
+          enableJsonResponse: true,
+        });
+        const server = tools().server(caller);
+        await server.connect(transport);
+        ctx.respond = false;
+        ctx.res.on('close', () => {
+          void transport.close();
+          void server.close();
+        });
+        await transport.handleRequest(ctx.req, ctx.res, (ctx.request as { body?: unknown }).body);
+        return { status: ctx.res.statusCode === 202 ? 202 : 200 };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,200 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { inboxStream } from '../../src/inbox/inbox-events.js';
+import { eventually } from '../support/eventually.js';
+import { ADMIN_KEY, startTestGateway } from '../support/gateway.js';
+import { createSandboxDevice, type TestDevice } from '../support/sessions.js';
+import { TestClock } from '../support/test-clock.js';
+
+type TestGateway = Awaited<ReturnType<typeof startTestGateway>>;
+
+interface Frame {
+  id: number;
+  event: string;
+  deviceId: string;
+  eventId: string;
+  data: { body?: string };
+}
+
+/** A WebSocket client that keeps what it got; `status` is the HTTP status when the upgrade was refused. */
+class WsClient {
+  readonly frames: Frame[] = [];
+  status = 0;
+  closed = false;
+  closeCode = 0;
+
+  static open(url: string, headers: Record<string, string> = {}): Promise<WsClient> {
+    const client = new WsClient();
+    const ws = new WebSocket(url, { headers });
+    return new Promise((resolve) => {
+      ws.on('open', () => {
+        client.status = 101;
+        client.ws = ws;
+        resolve(client);
+      });
+      ws.on('message', (data: Buffer) => client.frames.push(JSON.parse(data.toString('utf8')) as Frame));
+      ws.on('close', (code: number) => {
+        client.closed = true;
+        client.closeCode = code;
+      });
+      ws.on('unexpected-response', (_request, response) => {
+        client.status = response.statusCode ?? 0;
+        client.closed = true;
+        response.resume();
+        resolve(client);
+      });
+      ws.on('error', () => {
+        client.closed = true;
+        resolve(client);
+      });
+    });
+  }
+
+  ws: WebSocket | undefined;
+  bodies = () => this.frames.map((frame) => frame.data.body);
+  waitForCount = (count: number) => eventually(() => this.frames.length >= count, `${count} frames`);
+  close(): void {
+    this.ws?.terminate();
+  }
+}
+
+describe('WebSocket stream', () => {
+  let gateway: TestGateway;
+  let a: TestDevice;
+  let b: TestDevice;
+  let ws: string;
+  const clock = new TestClock({ running: true });
+  const clients: WsClient[] = [];
+  const open = async (path: string, headers: Record<string, string> = {}) => {
+    const client = await WsClient.open(`${ws}${path}`, headers);
+    clients.push(client);
+    return client;
+  };
+  const ticket = async (headers: { admin?: boolean; deviceKey?: string }) => {
+    const answer = await gateway.api('POST', '/stream/tickets', headers);
+    expect(answer.status).toBe(201);
+    return answer.body as { ticket: string; expiresAt: string };
+  };
+  const say = (deviceId: string, body: string) =>
+    gateway.store.append(inboxStream(deviceId), [
+      {
+        id: randomUUID(),
+        type: 'MessageReceived',
+        data: {
+          deviceId,
+          from: '4915122223333',
+          type: 'text',
+          body,
+          timestamp: 1_700_000_000,
+          waMessageId: `3EB0${randomUUID().replaceAll('-', '').slice(0, 18).toUpperCase()}`,
+        },
+      },
+    ]);
+
+  beforeAll(async () => {
+    gateway = await startTestGateway({ DEFAULT_ENGINE: 'sandbox' }, { clock });
+    ws = gateway.url.replace('http:', 'ws:');
+    a = await createSandboxDevice(gateway.api, 'ws-a');
+    b = await createSandboxDevice(gateway.api, 'ws-b');
+  });
+  afterAll(async () => {
+    for (const client of clients) client.close();
+    await gateway.close();
+  });
+
+  it('streams a device’s events as JSON with the key header, and resumes exactly after an id', async () => {
+    const live = await open(`/devices/${a.id}/ws`, { 'x-device-key': a.key });
+    expect(live.status).toBe(101);
+    await say(a.id, 'one');
+    await say(b.id, 'not for a');
+    await say(a.id, 'two');
+    await say(a.id, 'three');
+    await live.waitForCount(3);
+    expect(live.bodies()).toEqual(['one', 'two', 'three']);
+    expect(live.frames[0]).toMatchObject({ event: 'message.received', deviceId: a.id });
+    expect(live.frames[0].eventId).toMatch(/^[0-9a-f-]{36}$/);
+
+    const resumed = await open(`/devices/${a.id}/ws?after=${live.frames[0].id}`, { 'x-device-key': a.key });
+    await resumed.waitForCount(2);
+    await say(a.id, 'four');
+    await resumed.waitForCount(3);
+    expect(resumed.bodies()).toEqual(['two', 'three', 'four']);
+    await live.waitForCount(4);
+    expect(resumed.frames.map((f) => f.id)).toEqual(live.frames.slice(1).map((f) => f.id));
+  });
+
+  it('takes a ticket once, within 30 s; keys never go in the URL', async () => {
+    const first = await ticket({ deviceKey: a.key });
+    expect(Date.parse(first.expiresAt) - clock.now()).toBeLessThanOrEqual(30_000);
+    const withTicket = await open(`/devices/${a.id}/ws?ticket=${first.ticket}`);
+    expect(withTicket.status).toBe(101);
+    await say(a.id, 'by ticket');
+    await withTicket.waitForCount(1);
+    expect(withTicket.bodies()).toEqual(['by ticket']);
+
+    // Used: refused the second time.
+    expect((await open(`/devices/${a.id}/ws?ticket=${first.ticket}`)).status).toBe(401);
+
+    // Expired: 30 s later it is refused, and used up too.
+    const late = await ticket({ deviceKey: a.key });
+    await clock.advance(30_001);
+    expect((await open(`/devices/${a.id}/ws?ticket=${late.ticket}`)).status).toBe(401);
+    const inTime = await ticket({ deviceKey: a.key });
+    await clock.advance(29_000);
+    expect((await open(`/devices/${a.id}/ws?ticket=${inTime.ticket}`)).status).toBe(101);
+
+    // No key and no ticket, or a made-up ticket.
+    expect((await open(`/devices/${a.id}/ws`)).status).toBe(401);
+    expect((await open(`/devices/${a.id}/ws?ticket=st_madeup`)).status).toBe(401);
+  });
+
+  it("a device key cannot read another device's events, nor every device's", async () => {
+    expect((await open(`/devices/${b.id}/ws`, { 'x-device-key': a.key })).status).toBe(401);
+    const aTicket = await ticket({ deviceKey: a.key });
+    expect((await open(`/devices/${b.id}/ws?ticket=${aTicket.ticket}`)).status).toBe(401);
+    expect((await open('/ws', { 'x-device-key': a.key })).status).toBe(403);
+    const another = await ticket({ deviceKey: a.key });
+    expect((await open(`/ws?ticket=${another.ticket}`)).status).toBe(403);
+    // The admin's ticket reads every device.
+    const adminTicket = await ticket({ admin: true });
+    const all = await open(`/ws?ticket=${adminTicket.ticket}`);
+    expect(all.status).toBe(101);
+    await say(a.id, 'to a');
+    await say(b.id, 'to b');
+    await all.waitForCount(2);
+    expect(all.frames.map((f) => f.deviceId)).toEqual([a.id, b.id]);
+  });
+
+  it('closes when the key it was opened with is deleted or rotated out, also when opened by ticket', async () => {
+    const made = await gateway.api('POST', `/devices/${a.id}/keys`, {
+      deviceKey: a.key,
+      json: { name: 'reader', scopes: ['read'] },
+    });
+    const byHeader = await open(`/devices/${a.id}/ws`, { 'x-device-key': made.body.key });
+    const byTicket = await open(`/devices/${a.id}/ws?ticket=${(await ticket({ deviceKey: made.body.key })).ticket}`);
+    const pendingTicket = await ticket({ deviceKey: made.body.key });
+    expect([byHeader.status, byTicket.status]).toEqual([101, 101]);
+    expect((await gateway.api('DELETE', `/devices/${a.id}/keys/${made.body.keyId}`, { admin: true })).status).toBe(204);
+    await eventually(() => byHeader.closed && byTicket.closed, 'both streams to close');
+    expect(byHeader.closeCode).toBe(1008);
+    // A ticket of a deleted key no longer holds.
+    expect((await open(`/devices/${a.id}/ws?ticket=${pendingTicket.ticket}`)).status).toBe(401);
+    // A key without `read` gets no ticket.
+    const sender = await gateway.api('POST', `/devices/${a.id}/keys`, {
+      deviceKey: a.key,
+      json: { name: 'sender', scopes: ['send'] },
+    });
+    const refused = await gateway.api('POST', '/stream/tickets', { deviceKey: sender.body.key });
+    expect(refused.body).toMatchObject({ status: 403, code: 'insufficient_scope', requiredScope: 'read' });
+  });
+
+  it('answers a plain request 426, and bad input 400, with problem+json', async () => {
+    const plain = await gateway.api('GET', `/devices/${a.id}/ws`, { deviceKey: a.key });
+    expect(plain.status).toBe(426);
+    expect(plain.body.code).toBe('upgrade_required');
+    expect((await open(`/devices/${a.id}/ws?after=abc`, { 'x-device-key': a.key })).status).toBe(400);
+    expect((await open(`/devices/${a.id}/ws?after=999999999`, { 'x-device-key': a.key })).status).toBe(400);
+    expect((await open(`/devices/nope/ws`, { 'x-admin-key': ADMIN_KEY })).status).toBe(404);
+  });
+});
