@@ -181,7 +181,7 @@ export class DeviceLeases implements FenceSource {
    * back: `behind` past half a lease timeout (down, stalled, or slow), and then no device is taken.
    */
   following(): { state: 'live' | 'behind'; behindMs: number } {
-    const behindMs = this.echo ? Math.max(0, this.now() - this.echo.at) : 0;
+    const behindMs = this.echo ? Math.max(0, Math.round(this.now() - this.echo.at)) : 0;
     return { state: behindMs > this.options.timeoutMs / 2 ? 'behind' : 'live', behindMs };
   }
 

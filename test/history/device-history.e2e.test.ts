@@ -222,7 +222,10 @@ describe('device history', () => {
     await runner.stop();
     const after = dump();
     // Lookup caches are not read models (they are answers of the network, kept apart on purpose).
-    for (const table of tables) if (!table.includes('lookup')) expect(after[table], table).toEqual(before[table]);
+    // The search index's FTS5 shadow tables hold b-tree segments whose layout depends on how the rows came in
+    // (one bulk insert against many): test/chats/search.e2e.test.ts holds its answers the same after a rebuild.
+    const compared = tables.filter((table) => !table.includes('lookup') && !table.startsWith('chat_messages_search'));
+    for (const table of compared) expect(after[table], table).toEqual(before[table]);
     db.close();
   });
 

@@ -155,6 +155,12 @@ describe('webhook payload schemas', () => {
         json: { code: invite.body.code },
       });
       expect(asked.body).toEqual({ groupId, requested: true });
+      // The other device hears again (it was deafened for session.health above), so the status reaches it.
+      await eventually(
+        async () => (await gateway.store.readAll()).some((e) => e.type === 'SessionHealthChanged'),
+        'the silence recorded',
+      );
+      await api('POST', '/sandbox/devices/schema-other/deafen', { admin: true, json: { on: false } });
       // A status the other device is in the audience of (status.received, with media).
       expect(
         (

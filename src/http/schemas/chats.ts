@@ -55,7 +55,7 @@ export const ChatPatchBody = Type.Object(
     ),
     unread: Type.Optional(Type.Boolean({ description: 'Mark the chat unread (true) or read (false) as a whole.' })),
   },
-  { additionalProperties: false, minProperties: 1 },
+  { additionalProperties: false, minProperties: 1, examples: [{ archived: true }] },
 );
 
 export const PinBody = Type.Object(

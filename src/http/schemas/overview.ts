@@ -13,7 +13,11 @@ const Activity = Type.Object({
 });
 
 export const OverviewSchema = Type.Object({
-  day: Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', description: 'Today, in UTC: the day counted.' }),
+  day: Type.String({
+    pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$',
+    description: 'Today, in UTC: the day counted.',
+    examples: ['2026-11-27'],
+  }),
   generatedAt: Timestamp,
   devices: Type.Object({
     total: Type.Integer({ minimum: 0 }),

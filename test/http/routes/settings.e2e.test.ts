@@ -36,6 +36,7 @@ describe('device settings', () => {
         rejectCalls: false,
         rejectCallsMessage: null,
         proxy: null,
+        historySync: 'recent',
         pacing: {
           timezone: 'UTC',
           warmup: null,
