@@ -291,9 +291,9 @@ function security(route: RouteSpec): Array<Record<string, string[]>> {
   // `{}` first: no key at all is accepted too.
   if (route.access === 'public-or-admin') return [{}, ...admin];
   if (route.access === 'admin') return admin;
-  // A device key with the route's scope (OpenAPI 3.1 lets an apiKey requirement name roles).
-  const scopes = route.scope === 'none' ? [] : [route.scope];
-  return [...admin, { DeviceKey: scopes }, ...(route.acceptsTicket ? [{ StreamTicket: [] }] : [])];
+  // The scope a device key needs is the operation's `x-scope`. Not named in the requirement: OpenAPI 3.1 allows
+  // roles there, but Swagger UI (/docs) stops rendering at the first operation whose apiKey requirement has one.
+  return [...admin, { DeviceKey: [] }, ...(route.acceptsTicket ? [{ StreamTicket: [] }] : [])];
 }
 
 function parameters(schema: TSchema | undefined, where: 'path' | 'query' | 'header') {
