@@ -32,8 +32,9 @@ export const DOCS_CSP = [
 
 const SECURITY_HEADERS = pageSecurityHeaders(DOCS_CSP);
 
+// Tags folded (docExpansion none): with every operation unfolded, Swagger UI stopped rendering after the first tag.
 const INIT_SCRIPT = `window.onload = () => {
-  window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui', deepLinking: true,
+  window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui', deepLinking: true, docExpansion: 'none',
     presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset], layout: 'StandaloneLayout' });
 };`;
 
