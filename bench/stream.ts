@@ -24,6 +24,9 @@ import { Samples, round, summarize } from './lib/stats.js';
 import { makeTempDir } from './lib/temp.js';
 import { rebuildAll, writeHistory } from './rebuild.js';
 
+/** 1,000 stream clients on one address: above the defaults' connection limits (docs/configuration.md). */
+const MANY_CLIENTS = { MAX_CONNECTIONS: '4096', MAX_CONNECTIONS_PER_ADDRESS: '4096' };
+
 export const name = 'stream';
 export const description =
   'live event stream: 1,000 clients, inbound → every client p99 at 100 events/s, RSS per idle client, resume from 1,000,000 events back';
@@ -46,7 +49,9 @@ interface Client {
 }
 
 async function fanOut(): Promise<Metric[]> {
-  const gateway = await spawnGateway({ env: { DEFAULT_ENGINE: 'sandbox', SANDBOX_DELIVERED_DELAY_MS: '0' } });
+  const gateway = await spawnGateway({
+    env: { DEFAULT_ENGINE: 'sandbox', SANDBOX_DELIVERED_DELAY_MS: '0', ...MANY_CLIENTS },
+  });
   const clients: Client[] = [];
   try {
     const created = await gateway.adminRequest<{ deviceKey: string }>(
@@ -165,7 +170,13 @@ async function resume(): Promise<Metric[]> {
     const server = await spawnServer({
       name: 'gateway',
       script: 'src/main.ts',
-      env: { DATA_DIR: data.path, ADMIN_API_KEY: adminKey, LOG_LEVEL: 'warn', DEFAULT_ENGINE: 'sandbox' },
+      env: {
+        DATA_DIR: data.path,
+        ADMIN_API_KEY: adminKey,
+        LOG_LEVEL: 'warn',
+        DEFAULT_ENGINE: 'sandbox',
+        ...MANY_CLIENTS,
+      },
       healthPath: '/health',
       startTimeoutMs: 120_000,
     });

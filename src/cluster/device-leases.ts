@@ -105,6 +105,9 @@ export class DeviceLeases implements FenceSource {
   private readonly clock: Clock;
   private timer: ClockTimer | undefined;
   private watchdog: ClockTimer | undefined;
+  private heartbeater: ClockTimer | undefined;
+  /** The heartbeat append under way: one at a time, whoever calls (the tick or the heartbeat's own timer). */
+  private beating: Promise<void> | undefined;
   private ticking: Promise<void> = Promise.resolve();
   private follower: { stop(): Promise<void> } | undefined;
   private stopped = false;
@@ -199,7 +202,9 @@ export class DeviceLeases implements FenceSource {
     this.stopped = true;
     this.clock.clear(this.timer);
     this.clock.clear(this.watchdog);
+    this.clock.clear(this.heartbeater);
     await this.ticking;
+    await this.beating;
     const at = new Date(this.now()).toISOString();
     await Promise.all(
       [...this.held.keys()].map(async (deviceId) => {
@@ -230,6 +235,11 @@ export class DeviceLeases implements FenceSource {
       this.options.tickMs ?? Math.min(1_000, this.heartbeatMs),
     );
     this.watchdog.unref();
+    // Heartbeats on a timer of their own too: a tick that waits on devices starting during an election (each
+    // store call retried up to its deadline) must not starve them, or this member falls silent and stops every
+    // device it runs, to take them again a tick later (leader killed every 5 s: issue 31).
+    this.heartbeater ??= this.clock.setInterval(() => void this.heartbeat(), this.heartbeatMs);
+    this.heartbeater.unref();
     this.timer = this.clock.setTimeout(
       () => {
         this.ticking = this.tick()
@@ -413,9 +423,16 @@ export class DeviceLeases implements FenceSource {
     return counts;
   }
 
-  private async heartbeat(): Promise<void> {
-    if (this.now() - this.lastHeartbeatTry < this.heartbeatMs) return;
+  private heartbeat(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    if (this.beating) return this.beating;
+    if (this.now() - this.lastHeartbeatTry < this.heartbeatMs) return Promise.resolve();
     this.lastHeartbeatTry = this.now();
+    this.beating = this.recordHeartbeat().finally(() => (this.beating = undefined));
+    return this.beating;
+  }
+
+  private async recordHeartbeat(): Promise<void> {
     try {
       const { events, position } = await this.memberCommands.handle(memberStream(this.memberId), {
         type: 'Heartbeat',

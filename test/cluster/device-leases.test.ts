@@ -47,8 +47,8 @@ afterEach(async () => {
 interface MemberOptions {
   /** The store as the member sees it (a store that fails some writes). */
   wrap?: (store: EventStore) => EventStore;
-  /** Before a device starts: throwing fails its start. */
-  starting?: (deviceId: string) => void;
+  /** Before a device starts: throwing (or rejecting) fails its start; a promise holds the start until it settles. */
+  starting?: (deviceId: string) => void | Promise<void>;
   /** While a device stops. */
   stopping?: (deviceId: string, leases: DeviceLeases) => void;
   devices?: readonly string[];
@@ -78,7 +78,7 @@ async function member(file: string, name: string, now?: () => number, options: M
     ...(now ? { now } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     onAcquired: async (deviceId) => {
-      options.starting?.(deviceId);
+      await options.starting?.(deviceId);
       running.add(deviceId);
     },
     onLost: async (deviceId) => {
@@ -98,12 +98,14 @@ async function pause(member: Member): Promise<{ tick(): Promise<void> }> {
   const paused = member.leases as unknown as {
     timer: NodeJS.Timeout | undefined;
     watchdog: NodeJS.Timeout | undefined;
+    heartbeater: NodeJS.Timeout | undefined;
     schedule: () => void;
     follower: { stop(): Promise<void> };
     tick(): Promise<void>;
   };
   paused.schedule = () => undefined;
   clearInterval(paused.watchdog);
+  clearInterval(paused.heartbeater);
   await eventually(() => paused.timer === undefined || (clearTimeout(paused.timer), true), 'paused');
   await paused.follower.stop();
   return paused;
@@ -226,6 +228,38 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
       stalled = false;
       for (const answer of waiting.splice(0)) answer();
     }
+  });
+
+  it('keeps heartbeating while a tick waits on a device that starts slower than the lease timeout (issue 31)', async () => {
+    const file = await location();
+    const clock = new TestClock({ running: true });
+    const list = devices.slice(0, 3);
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const a = await member(file, 'a', undefined, {
+      clock,
+      devices: list,
+      // A device added later whose start waits (its session's store calls retried through an election).
+      starting: (deviceId) => (deviceId === 'dev-slow' ? held : undefined),
+    });
+    await startedWithAll(a, 3);
+    const heartbeats = async () =>
+      (await a.store.readStream('member-a')).filter((e) => e.type === 'MemberHeartbeat').length;
+    list.push('dev-slow');
+    await eventually(() => a.leases.owned().includes('dev-slow'), 'a holds the slow device, its start under way');
+    try {
+      // Two lease timeouts pass, a heartbeat interval at a time, while that tick waits on the start.
+      for (let passed = 0; passed < 2 * TIMEOUT_MS; passed += TIMEOUT_MS / 4) {
+        const before = await heartbeats();
+        await clock.advance(TIMEOUT_MS / 4);
+        await eventually(async () => (await heartbeats()) > before, `a heartbeat after ${passed + TIMEOUT_MS / 4} ms`);
+      }
+      expect(a.lost).toEqual([]);
+      expect([...a.running].sort()).toEqual(devices.slice(0, 3).sort());
+    } finally {
+      release();
+    }
+    await eventually(() => a.running.has('dev-slow'), 'the slow device started');
   });
 
   it('hands back a device whose start failed, and starts it again later', async () => {
