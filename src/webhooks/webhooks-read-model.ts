@@ -186,6 +186,8 @@ export class WebhooksReadModel implements Projection {
   private statements: ReturnType<WebhooksReadModel['prepare']> | undefined;
   /** `rewound`: a delivery older than those already pending became pending again (a retry was requested). */
   onWork: (deviceId: string, webhookId: string, rewound: boolean) => void = () => undefined;
+  /** Told (inside the batch) of each scope whose webhooks apply() changed: the machine projector tells the workers. */
+  onChanged: (scope: string) => void = () => undefined;
   private readonly woken = new Map<string, { lane: LaneId; rewound: boolean }>();
   /**
    * Webhooks by scope (a device id, or GLOBAL_SCOPE), read on every event and every attempt. apply() drops a
@@ -299,7 +301,7 @@ export class WebhooksReadModel implements Projection {
         const deviceId = event.data.deviceId;
         const webhookId = event.type === 'HooksRemoved' ? DEFAULT_WEBHOOK_ID : event.data.webhookId;
         const scope = deviceId ?? GLOBAL_SCOPE;
-        this.forgetScope(scope);
+        this.changed(scope);
         sql.removeWebhook.run(scope, webhookId);
         const reason = event.type === 'HooksRemoved' ? 'the hook configuration was removed' : 'the webhook was deleted';
         // Nothing more goes out to it: what was still waiting ends as failed, with the reason.
@@ -309,7 +311,7 @@ export class WebhooksReadModel implements Projection {
       case 'DeviceDeleted': {
         // Nothing more goes out for this device, to any webhook: what was still waiting ends as failed.
         const { deviceId } = event.data;
-        this.forgetScope(deviceId);
+        this.changed(deviceId);
         sql.removeScope.run(deviceId);
         sql.cancelDevice.run({ reason: 'the device was deleted', at, deviceId });
         return;
@@ -368,7 +370,7 @@ export class WebhooksReadModel implements Projection {
       configuration.sealedUrl === undefined
         ? this.secrets.sealUrl(owner, configuration.url)
         : { url: configuration.url, sealedUrl: configuration.sealedUrl };
-    this.forgetScope(scope);
+    this.changed(scope);
     this.sql().upsertWebhook.run(
       scope,
       webhookId,
@@ -505,12 +507,15 @@ export class WebhooksReadModel implements Projection {
     return this.webhookUrl(deviceId, DEFAULT_WEBHOOK_ID);
   }
 
-  /**
-   * Drops the cached webhooks of a device whose rows another process changed (src/projections/projector-link.ts);
-   * `_global` (the global webhooks' scope, their events name it as their device) drops those.
-   */
-  forget(deviceId: string): void {
-    this.forgetScope(deviceId);
+  /** Drops the cached webhooks of a scope (a device id, or `_global`) the projector changed (src/projections/projector-link.ts). */
+  forget(scope: string): void {
+    this.forgetScope(scope);
+  }
+
+  /** apply() changes a scope's rows: its cached webhooks go, here and (told) in the workers. */
+  private changed(scope: string): void {
+    this.forgetScope(scope);
+    this.onChanged(scope);
   }
 
   private forgetScope(scope: string): void {
