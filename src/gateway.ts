@@ -186,10 +186,14 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const { devices, history, contacts, sending: sendingCore, messages } = readModels;
   const projections: ReadModelFeed =
     link?.main ?? new ProjectionRunner(store, readModelDb, readModels.projections, log, DEFAULT_WAIT_TIMEOUT_MS, clock);
-  link?.forgetters.push(
-    (deviceId) => devices.forget(deviceId),
-    (deviceId) => readModels.groups.forget(deviceId),
-  );
+  if (link) {
+    // The cached views the projector's batches change, by read model and key (src/cluster/machine-projector.ts).
+    link.onChanged(devices.name, (deviceId) => devices.forget(deviceId));
+    link.onChanged(readModels.groups.name, (deviceId) => readModels.groups.forget(deviceId));
+    link.onChanged(readModels.keys.name, (keyHash) => readModels.keys.forget(keyHash));
+    // A worker writes no key usage: the projector records it.
+    readModels.keys.usage.sink = (uses) => link.sendKeyUses(uses);
+  }
   await projections.start();
   metrics.gauge(
     'dmg_devices',
@@ -351,7 +355,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     ...(cluster ? { owns: cluster.owns } : {}),
     ...(link ? { followed: { feed: link.webhooks, onWork: (wake) => (link.onWork = wake) } } : {}),
   });
-  if (link) link.forgetters.push((deviceId) => webhooks.forgetHook(deviceId));
+  // By scope: a device id, or `_global` for the global webhooks.
+  if (link) link.onChanged('webhooks', (scope) => webhooks.forgetHook(scope));
   // Pacing: the device's settings, its first link and what the message index knows of a recipient.
   const pacing = new PacingContexts(store, readModels.settings, readModelDb);
   // A status's default audience: the numbers of the account's direct chats (the message index's chats).
@@ -665,6 +670,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       await outputs.stop();
       outboundGuard.destroy();
       await eventMetrics.stop();
+      // The key uses noted since the last flush (written, or sent to the projector).
+      readModels.keys.usage.stop();
       await projections.stop();
       await store.close();
       readModelDb.close();

@@ -8,23 +8,15 @@
  * its own stream, read directly, shows no heartbeat since; and while this member's own heartbeats do not come
  * back through its subscription (behind, or down), it takes no device at all.
  */
-import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { CommandHandler } from '../commands/command-handler.js';
 import { type EventStore, type Fence, FenceRejectedError, type StoredEvent } from '../eventstore/event-store.js';
 import { followAll } from '../eventstore/follow-all.js';
 import { eventGuard } from '../eventstore/typed-events.js';
-import { leaseDecider, memberDecider } from './lease-decider.js';
-import {
-  LEASE_EVENT_TYPES,
-  LEASE_STREAM_PREFIX,
-  type LeaseEvent,
-  MEMBER_EVENT_TYPES,
-  type MemberEvent,
-  leaseStream,
-  memberStream,
-} from './lease-events.js';
+import { leaseDecider } from './lease-decider.js';
+import { LEASE_EVENT_TYPES, LEASE_STREAM_PREFIX, type LeaseEvent, leaseStream } from './lease-events.js';
 import type { FenceSource } from './fenced-store.js';
+import { MemberLiveness } from './member-liveness.js';
 import { type Clock, type ClockTimer, systemClock } from '../time/clock.js';
 
 export interface DeviceLeasesOptions {
@@ -68,9 +60,6 @@ interface KnownLease {
 }
 
 const isLeaseEvent = eventGuard<LeaseEvent>(LEASE_EVENT_TYPES);
-const isMemberEvent = eventGuard<MemberEvent>(MEMBER_EVENT_TYPES);
-/** Members not heard of for this many lease timeouts are forgotten. */
-const PRUNE_AFTER_TIMEOUTS = 10;
 
 export class DeviceLeases implements FenceSource {
   readonly memberId: string;
@@ -83,31 +72,20 @@ export class DeviceLeases implements FenceSource {
    * actor still carry the fence.
    */
   private readonly releasing = new Map<string, number>();
-  /** Members by the local time their last heartbeat was seen. */
-  private readonly seen = new Map<string, number>();
-  /** Members that left, by the local time they were seen leaving. */
-  private readonly left = new Map<string, number>();
+  /** Which members are alive: the heartbeats, this member's and those seen in the log. */
+  private readonly liveness: MemberLiveness;
   private readonly leaseCommands: CommandHandler<
     { owner: string | undefined },
     Parameters<typeof leaseDecider.decide>[0],
     LeaseEvent
   >;
-  private readonly memberCommands: CommandHandler<
-    { joined: boolean; left: boolean },
-    Parameters<typeof memberDecider.decide>[0],
-    MemberEvent
-  >;
   private readonly now: () => number;
   private readonly heartbeatMs: number;
   private readonly marginMs: number;
-  private lastHeartbeat = 0;
-  private lastHeartbeatTry = 0;
   private readonly clock: Clock;
   private timer: ClockTimer | undefined;
   private watchdog: ClockTimer | undefined;
   private heartbeater: ClockTimer | undefined;
-  /** The heartbeat append under way: one at a time, whoever calls (the tick or the heartbeat's own timer). */
-  private beating: Promise<void> | undefined;
   private ticking: Promise<void> = Promise.resolve();
   private follower: { stop(): Promise<void> } | undefined;
   private stopped = false;
@@ -115,10 +93,6 @@ export class DeviceLeases implements FenceSource {
   private readonly silenced = new Set<string>();
   /** Devices being handed over (stopping before their release): not acquired again meanwhile. */
   private readonly busy = new Set<string>();
-  /** The revision of each member's stream when it was last seen to move (in the log followed, or read directly). */
-  private readonly memberRevisions = new Map<string, number>();
-  /** The oldest heartbeat of this member not yet seen back through its subscription: its position and local time. */
-  private echo: { position: number; at: number } | undefined;
   /** The subscription was behind when last looked at (logged once per stretch). */
   private wasBehind = false;
 
@@ -129,19 +103,18 @@ export class DeviceLeases implements FenceSource {
     this.heartbeatMs = options.heartbeatMs ?? Math.max(100, Math.floor(options.timeoutMs / 4));
     this.marginMs = options.marginMs ?? Math.floor(options.timeoutMs / 5);
     this.leaseCommands = new CommandHandler({ store: options.store, decider: leaseDecider, cacheSize: 0 });
-    this.memberCommands = new CommandHandler({ store: options.store, decider: memberDecider, cacheSize: 4 });
+    this.liveness = new MemberLiveness({
+      store: options.store,
+      memberId: options.memberId,
+      timeoutMs: options.timeoutMs,
+      heartbeatMs: this.heartbeatMs,
+      log: options.log,
+      now: this.now,
+    });
   }
 
   async start(): Promise<void> {
-    const at = new Date(this.now()).toISOString();
-    await this.memberCommands.handle(memberStream(this.memberId), {
-      type: 'Join',
-      memberId: this.memberId,
-      host: hostname(),
-      pid: process.pid,
-      at,
-    });
-    this.lastHeartbeat = this.now();
+    await this.liveness.join();
     const from = this.options.after();
     // Where every device's lease is now; later changes come through the log from `from` on (applied by revision).
     for (const deviceId of this.options.devices()) await this.refresh(deviceId);
@@ -173,7 +146,7 @@ export class DeviceLeases implements FenceSource {
   /** Devices per live member (this one included), as this process knows them. */
   distribution(): Array<{ memberId: string; devices: number; self: boolean }> {
     const counts = new Map<string, number>();
-    for (const member of this.liveMembers()) counts.set(member, 0);
+    for (const member of this.liveness.liveMembers()) counts.set(member, 0);
     for (const lease of this.leases.values())
       if (lease.owner !== undefined && counts.has(lease.owner)) counts.set(lease.owner, counts.get(lease.owner)! + 1);
     return [...counts].map(([memberId, devices]) => ({ memberId, devices, self: memberId === this.memberId }));
@@ -184,8 +157,7 @@ export class DeviceLeases implements FenceSource {
    * back: `behind` past half a lease timeout (down, stalled, or slow), and then no device is taken.
    */
   following(): { state: 'live' | 'behind'; behindMs: number } {
-    const behindMs = this.echo ? Math.max(0, Math.round(this.now() - this.echo.at)) : 0;
-    return { state: behindMs > this.options.timeoutMs / 2 ? 'behind' : 'live', behindMs };
+    return this.liveness.following();
   }
 
   fenceRejected(deviceId: string, error: FenceRejectedError): void {
@@ -204,7 +176,7 @@ export class DeviceLeases implements FenceSource {
     this.clock.clear(this.watchdog);
     this.clock.clear(this.heartbeater);
     await this.ticking;
-    await this.beating;
+    await this.liveness.settled();
     const at = new Date(this.now()).toISOString();
     await Promise.all(
       [...this.held.keys()].map(async (deviceId) => {
@@ -220,9 +192,7 @@ export class DeviceLeases implements FenceSource {
           .catch(() => undefined);
       }),
     );
-    await this.memberCommands
-      .handle(memberStream(this.memberId), { type: 'Leave', memberId: this.memberId, at })
-      .catch(() => undefined);
+    await this.liveness.leave(at);
     await this.follower?.stop();
   }
 
@@ -238,7 +208,9 @@ export class DeviceLeases implements FenceSource {
     // Heartbeats on a timer of their own too: a tick that waits on devices starting during an election (each
     // store call retried up to its deadline) must not starve them, or this member falls silent and stops every
     // device it runs, to take them again a tick later (leader killed every 5 s: issue 31).
-    this.heartbeater ??= this.clock.setInterval(() => void this.heartbeat(), this.heartbeatMs);
+    this.heartbeater ??= this.clock.setInterval(() => {
+      if (!this.stopped) void this.liveness.heartbeat();
+    }, this.heartbeatMs);
     this.heartbeater.unref();
     this.timer = this.clock.setTimeout(
       () => {
@@ -253,7 +225,7 @@ export class DeviceLeases implements FenceSource {
 
   /** Silent for nearly a timeout: the others may take our devices any moment. */
   private silent(): boolean {
-    return this.now() - this.lastHeartbeat > this.options.timeoutMs - this.marginMs;
+    return this.now() - this.liveness.lastHeartbeat > this.options.timeoutMs - this.marginMs;
   }
 
   /**
@@ -271,7 +243,7 @@ export class DeviceLeases implements FenceSource {
   private async tick(): Promise<void> {
     const silencedBefore = [...this.silenced];
     this.stopIfSilent();
-    await this.heartbeat();
+    await this.liveness.heartbeat();
     if (this.stopped || this.silent()) return;
     // Devices stopped in an earlier tick for want of heartbeats may still name this member in the log, and nobody
     // takes a live member's lease: run them again if the log (read now, its follower caught up since) still says so.
@@ -281,8 +253,8 @@ export class DeviceLeases implements FenceSource {
       this.silenced.delete(deviceId);
       if (!this.held.has(deviceId)) await this.resume(deviceId);
     }
-    this.prune();
-    const live = this.liveMembers();
+    this.liveness.prune(new Set([...this.leases.values()].map((lease) => lease.owner)));
+    const live = this.liveness.liveMembers();
     const behind = this.following().state === 'behind';
     if (behind !== this.wasBehind) {
       this.wasBehind = behind;
@@ -295,7 +267,12 @@ export class DeviceLeases implements FenceSource {
     }
     const devices = this.options.devices();
     // Members that look silent but hold leases: their own streams, read directly, may say they are alive.
-    if (!behind) await this.confirmSilent(live);
+    if (!behind)
+      await this.liveness.confirmSilent(
+        live,
+        [...this.leases.values()].map((lease) => lease.owner),
+        () => this.stopped,
+      );
     const share = Math.ceil(devices.length / Math.max(1, live.size));
     const perTick = this.options.perTick ?? 64;
     let changes = 0;
@@ -350,45 +327,6 @@ export class DeviceLeases implements FenceSource {
     }
   }
 
-  /**
-   * Reads the stream of every member that holds a lease but has not been seen heartbeating for a timeout: one whose
-   * stream moved since (its heartbeats were written, the subscription did not bring them) is live again, from now.
-   * One never read before has no revision to compare with: it gets a timeout from now too. A read that fails
-   * leaves it live: no device is taken on a guess.
-   */
-  private async confirmSilent(live: Set<string>): Promise<void> {
-    const silent = new Set<string>();
-    for (const lease of this.leases.values())
-      if (lease.owner !== undefined && lease.owner !== this.memberId && !live.has(lease.owner)) silent.add(lease.owner);
-    for (const member of silent) {
-      if (this.stopped) return;
-      try {
-        const [last] = await this.options.store.readStream(memberStream(member), {
-          direction: 'backwards',
-          maxCount: 1,
-        });
-        if (!last || !isMemberEvent(last)) continue;
-        if (last.type === 'MemberLeft') {
-          this.left.set(member, this.now());
-          this.seen.delete(member);
-          continue;
-        }
-        const known = this.memberRevisions.get(member);
-        this.memberRevisions.set(member, last.revision);
-        if (known !== undefined && last.revision <= known) continue;
-        this.seen.set(member, this.now());
-        live.add(member);
-        this.options.log.info(
-          { member },
-          'a member that looked silent in the log followed here has heartbeated since: it keeps its devices',
-        );
-      } catch (error) {
-        this.options.log.warn({ member, err: error }, 'could not read the stream of a member that looks silent');
-        live.add(member);
-      }
-    }
-  }
-
   private async isDeleted(deviceId: string): Promise<boolean> {
     try {
       return (await this.options.isDeleted?.(deviceId)) === true;
@@ -421,53 +359,6 @@ export class DeviceLeases implements FenceSource {
     for (const lease of this.leases.values())
       if (lease.owner !== undefined && counts.has(lease.owner)) counts.set(lease.owner, counts.get(lease.owner)! + 1);
     return counts;
-  }
-
-  private heartbeat(): Promise<void> {
-    if (this.stopped) return Promise.resolve();
-    if (this.beating) return this.beating;
-    if (this.now() - this.lastHeartbeatTry < this.heartbeatMs) return Promise.resolve();
-    this.lastHeartbeatTry = this.now();
-    this.beating = this.recordHeartbeat().finally(() => (this.beating = undefined));
-    return this.beating;
-  }
-
-  private async recordHeartbeat(): Promise<void> {
-    try {
-      const { events, position } = await this.memberCommands.handle(memberStream(this.memberId), {
-        type: 'Heartbeat',
-        memberId: this.memberId,
-        at: new Date(this.lastHeartbeatTry).toISOString(),
-      });
-      if (events.length > 0) this.lastHeartbeat = this.lastHeartbeatTry;
-      // Watched for in the log followed: the subscription is live while it brings this back.
-      if (events.length > 0 && position > 0) this.echo ??= { position, at: this.lastHeartbeatTry };
-    } catch (error) {
-      this.options.log.warn({ err: error }, 'heartbeat could not be recorded');
-    }
-  }
-
-  /**
-   * Members silent (or gone) for PRUNE_AFTER_TIMEOUTS lease timeouts are forgotten: every process that ever ran
-   * (each start is a new member) would otherwise stay in these maps for good.
-   */
-  private prune(): void {
-    const horizon = this.now() - PRUNE_AFTER_TIMEOUTS * this.options.timeoutMs;
-    for (const [member, at] of this.seen) if (at < horizon) this.seen.delete(member);
-    // A silent member's last revision is kept while it holds a lease: without it, its stream read directly would
-    // have nothing to be compared with, and it would look alive again.
-    const holders = new Set([...this.leases.values()].map((lease) => lease.owner));
-    for (const member of this.memberRevisions.keys())
-      if (!this.seen.has(member) && !holders.has(member)) this.memberRevisions.delete(member);
-    for (const [member, at] of this.left) if (at < horizon) this.left.delete(member);
-  }
-
-  private liveMembers(): Set<string> {
-    const now = this.now();
-    const live = new Set<string>([this.memberId]);
-    for (const [member, at] of this.seen)
-      if (!this.left.has(member) && now - at < this.options.timeoutMs) live.add(member);
-    return live;
   }
 
   private async acquire(deviceId: string, live: ReadonlySet<string>): Promise<void> {
@@ -590,7 +481,7 @@ export class DeviceLeases implements FenceSource {
     if (known && known.revision >= revision) return;
     this.leases.set(deviceId, { owner, revision, closedAsDeleted });
     // An owner we have not seen yet gets a full timeout to show a heartbeat.
-    if (owner !== undefined && owner !== this.memberId && !this.seen.has(owner)) this.seen.set(owner, this.now());
+    if (owner !== undefined) this.liveness.sawOwner(owner);
     if (owner !== this.memberId && this.held.has(deviceId)) {
       this.options.log.warn({ deviceId, owner }, 'another process took the device over; stopping it here');
       this.drop(deviceId, 'taken_over');
@@ -603,18 +494,9 @@ export class DeviceLeases implements FenceSource {
     } catch (error) {
       this.options.log.error({ err: error }, 'an observer of the log failed');
     }
-    const last = events.at(-1);
-    if (this.echo && last && last.position >= this.echo.position) this.echo = undefined;
+    this.liveness.observe(events);
     for (const event of events) {
-      if (isMemberEvent(event)) {
-        const member = event.data.memberId;
-        if (member === this.memberId) continue;
-        this.memberRevisions.set(member, Math.max(event.revision, this.memberRevisions.get(member) ?? -1));
-        if (event.type === 'MemberLeft') {
-          this.left.set(member, this.now());
-          this.seen.delete(member);
-        } else if (!this.left.has(member)) this.seen.set(member, this.now());
-      } else if (isLeaseEvent(event) && event.streamId.startsWith(LEASE_STREAM_PREFIX)) {
+      if (isLeaseEvent(event) && event.streamId.startsWith(LEASE_STREAM_PREFIX)) {
         this.learn(
           event.data.deviceId,
           event.type === 'LeaseAcquired' ? event.data.owner : undefined,

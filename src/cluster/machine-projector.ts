@@ -2,18 +2,19 @@
  * GATEWAY_PROCESSES=N: the machine's one projector, run by the node:cluster primary. It feeds every read model
  * (the API's and the webhooks') into one file, read-models.sqlite, which every worker opens and serves from:
  * each event is applied once per machine, not once per process (docs/architecture.md, "Several processes").
- * After each committed batch it tells the workers how far it got, which devices' rows changed (their cached
- * views go) and which devices have webhook deliveries to work off; a worker answers a request once the
- * position of its append is reached, as it did with read models of its own (read-your-writes).
+ * After each committed batch it tells the workers what the read models with cached views changed (by model and
+ * key: a device, a webhook scope such as `_global`, a key hash; those views go), how far it got, and which lanes
+ * have webhook deliveries to work off; a worker answers a request once the position of its append is reached,
+ * as it did with read models of its own (read-your-writes). It records the key uses the workers send it.
  */
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { LookupCache } from '../contacts/lookup-cache.js';
 import { withCurrentSchemas } from '../event-schemas.js';
-import type { EventStore, StoredEvent } from '../eventstore/event-store.js';
+import type { EventStore } from '../eventstore/event-store.js';
 import { openEventStore } from '../eventstore/open-event-store.js';
 import { ProjectionRunner } from '../projections/projection-runner.js';
-import type { ProjectedMessage } from '../projections/projector-link.js';
+import { type ChangedMessage, type ProjectedMessage, isKeyUseMessage } from '../projections/projector-link.js';
 import { READ_MODEL_FILE, openReadModelDb } from '../projections/read-model-db.js';
 import { createReadModels } from '../read-models.js';
 import { type Clock, type ClockTimer, systemClock } from '../time/clock.js';
@@ -26,9 +27,11 @@ const STATUS_EVERY_MS = 1_000;
 
 export interface MachineProjector {
   /** Whatever the workers should hear: every message goes to each of them. */
-  onMessage: ((message: ProjectedMessage) => void) | undefined;
-  /** The status now, for a worker that says hello (nothing about devices: it has no cached views yet). */
+  onMessage: ((message: ProjectedMessage | ChangedMessage) => void) | undefined;
+  /** The status now, for a worker that says hello (nothing about changes: it has no cached views yet). */
   status(): ProjectedMessage;
+  /** A message from a worker (its key uses; anything else is not the projector's). */
+  receive(message: unknown): void;
   stop(): Promise<void>;
 }
 
@@ -54,8 +57,11 @@ export async function startMachineProjector(
   // Two runners, as in a lone gateway: webhook bookkeeping never delays the API's read-your-writes.
   const hooks = new ProjectionRunner(store, db, [hooksModel], projectorLog.child({ runner: 'webhooks' }));
 
-  /** `work`: by lane (device and webhook, joined by a NUL), whether older records came back. */
-  let pending: { devices: Set<string>; work: Map<string, boolean> } | undefined;
+  /**
+   * `changed`: by read model, the keys whose cached views the workers drop; `work`: by lane (device and webhook,
+   * joined by a NUL), whether older records came back.
+   */
+  let pending: { changed: Map<string, Set<string>>; work: Map<string, boolean> } | undefined;
   let lastFailing = false;
   const projector: MachineProjector = {
     onMessage: undefined,
@@ -64,12 +70,15 @@ export async function startMachineProjector(
       main: main.position,
       webhooks: hooks.position,
       failing: main.failing || hooks.failing,
-      devices: [],
       work: [],
     }),
+    receive: (message) => {
+      if (isKeyUseMessage(message)) readModels.keys.usage.note(message.uses);
+    },
     stop: async () => {
       clock.clear(pruner);
       clock.clear(statusTimer);
+      readModels.keys.usage.stop();
       await hooks.stop();
       await main.stop();
       await store.close();
@@ -78,30 +87,46 @@ export async function startMachineProjector(
   };
   const tell = () => {
     if (pending) return;
-    pending = { devices: new Set(), work: new Map() };
+    pending = { changed: new Map(), work: new Map() };
     // Coalesced: one message for what the runners commit in a turn of the event loop.
     setImmediate(() => {
       const batch = pending!;
       pending = undefined;
       const message = projector.status();
       lastFailing = message.failing;
-      message.devices = [...batch.devices];
       message.work = [...batch.work].map(([lane, rewound]) => {
         const [deviceId = '', webhookId = ''] = lane.split('\u0000');
         return [deviceId, webhookId, rewound];
       });
+      const keys: ChangedMessage['keys'] = [];
+      for (const [model, changed] of batch.changed) for (const key of changed) keys.push([model, key]);
+      // First, on the same channel: the views go before the position releases any request.
+      if (keys.length > 0) projector.onMessage?.({ dmg: 'changed', keys });
       projector.onMessage?.(message);
     });
   };
-  const committed = (events: readonly StoredEvent[]) => {
+  const changed = (model: string, key: string) => {
+    tell();
+    const keys = pending!.changed.get(model);
+    if (keys) keys.add(key);
+    else pending!.changed.set(model, new Set([key]));
+  };
+  // The devices and groups read models drop a device's cached view on every event they handle (by its deviceId).
+  const byDevice = [readModels.devices, readModels.groups];
+  main.onCommitted = (events) => {
     tell();
     for (const event of events) {
-      const deviceId = (event.data as { deviceId?: unknown } | null)?.deviceId;
-      if (typeof deviceId === 'string') pending!.devices.add(deviceId);
+      for (const model of byDevice) {
+        if (!model.handles.has(event.type)) continue;
+        const deviceId = (event.data as { deviceId?: unknown } | null)?.deviceId;
+        if (typeof deviceId === 'string') changed(model.name, deviceId);
+      }
     }
   };
-  main.onCommitted = committed;
-  hooks.onCommitted = committed;
+  hooks.onCommitted = () => tell();
+  // Those two say which keys they changed: a webhook scope (a device, or `_global`) and a scoped key's hash.
+  hooksModel.onChanged = (scope) => changed(hooksModel.name, scope);
+  readModels.keys.onChanged = (keyHash) => changed(readModels.keys.name, keyHash);
   hooksModel.onWork = (deviceId, webhookId, rewound) => {
     tell();
     const lane = `${deviceId}\u0000${webhookId}`;

@@ -35,7 +35,11 @@ export async function runPrimary(config: Config, log: Logger): Promise<void> {
     const worker = cluster.fork({ GATEWAY_WORKER: String(index) });
     workers.set(index, worker);
     worker.on('message', (message: unknown) => {
-      if (!isHelloMessage(message)) return;
+      if (!isHelloMessage(message)) {
+        // A worker's key uses, for the projector to record (dropped while it starts: `lastUsedAt` is approximate).
+        running.projector?.receive(message);
+        return;
+      }
       if (!running.projector) waiting.add(worker);
       else if (worker.isConnected()) worker.send(running.projector.status());
     });
@@ -70,7 +74,13 @@ export async function runPrimary(config: Config, log: Logger): Promise<void> {
   };
   const started = startMachineProjector(config, log);
   // The projector stops last: the workers' last appends are projected before it goes (or at the next start).
+  // One still opening the store or catching up (an EventStoreDB not reachable: it waits for it without end) has
+  // nothing to hand over: the primary exits without it, or a SIGTERM would wait as long as the store is away.
   const exit = () => {
+    if (!running.projector) {
+      log.info('the projector had not caught up with the log; exiting without it (it catches up at the next start)');
+      process.exit(exitCode);
+    }
     started
       .then((running) => running.stop())
       .then(

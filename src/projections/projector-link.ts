@@ -18,10 +18,24 @@ export interface ProjectedMessage {
   webhooks: number;
   /** A runner's last batch failed and none has succeeded since (the read models' disk is full, say). */
   failing: boolean;
-  /** The devices whose rows changed: cached views of them are dropped. */
-  devices: string[];
   /** Lanes (device, webhook) with something new to deliver (WebhooksReadModel.onWork), and whether older records came back. */
   work: Array<[deviceId: string, webhookId: string, rewound: boolean]>;
+}
+
+/**
+ * What the read models changed in a batch, by model and key (a device id, a webhook scope such as `_global`, a key
+ * hash): each worker drops its cached views of those keys. Sent just before the `projected` message of the same
+ * batch (the channel keeps the order), so a request released by that message reads the rows as committed.
+ */
+export interface ChangedMessage {
+  dmg: 'changed';
+  keys: Array<[model: string, key: string]>;
+}
+
+/** A worker's uses of scoped keys (hash, ms), for the projector to record (a worker writes no key usage itself). */
+export interface KeyUseMessage {
+  dmg: 'key-use';
+  uses: Array<[keyHash: string, at: number]>;
 }
 
 /** A worker asks for the projector's status when it starts (messages sent before it listened are lost). */
@@ -31,6 +45,12 @@ export interface HelloMessage {
 
 export const isProjectedMessage = (message: unknown): message is ProjectedMessage =>
   typeof message === 'object' && message !== null && (message as { dmg?: unknown }).dmg === 'projected';
+
+export const isChangedMessage = (message: unknown): message is ChangedMessage =>
+  typeof message === 'object' && message !== null && (message as { dmg?: unknown }).dmg === 'changed';
+
+export const isKeyUseMessage = (message: unknown): message is KeyUseMessage =>
+  typeof message === 'object' && message !== null && (message as { dmg?: unknown }).dmg === 'key-use';
 
 export const isHelloMessage = (message: unknown): message is HelloMessage =>
   typeof message === 'object' && message !== null && (message as { dmg?: unknown }).dmg === 'projector-hello';
@@ -60,8 +80,15 @@ export class FollowedProjections implements ReadModelFeed {
     return this.link.start();
   }
 
+  /** Stops following; the requests still waiting are answered with a lag (their timers go with them). */
   async stop(): Promise<void> {
     this.link.stop();
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const waiter of waiters) {
+      this.clock.clear(waiter.timer);
+      waiter.reject(new ProjectionLagError(`stopped before the read models reached position ${waiter.position}`));
+    }
     return Promise.resolve();
   }
 
@@ -112,7 +139,7 @@ export class FollowedProjections implements ReadModelFeed {
 
 /** The IPC side of a worker: a hello at start, then every `projected` message handed to its followers. */
 export interface ProjectorChannel {
-  send(message: HelloMessage): void;
+  send(message: HelloMessage | KeyUseMessage): void;
   onMessage(listener: (message: unknown) => void): () => void;
 }
 
@@ -127,33 +154,61 @@ export const primaryChannel = (): ProjectorChannel => ({
   },
 });
 
+/**
+ * How long a worker waits for the projector's first answer (it comes once the projector has caught up with the
+ * log, a rebuild included) before it gives up; the primary then starts it again, and it says hello again.
+ */
+export const PROJECTOR_START_TIMEOUT_MS = 600_000;
+
 export class ProjectorLink {
   readonly main: FollowedProjections;
   readonly webhooks: FollowedProjections;
-  /** Cached views to drop when a device's rows change (the devices, groups and hooks read models' caches). */
-  readonly forgetters: Array<(deviceId: string) => void> = [];
   /** Told of devices with something new to deliver (the webhook dispatcher's wake). */
   onWork: (deviceId: string, webhookId: string, rewound: boolean) => void = () => undefined;
+  /** By read model (the name the projector's ChangedMessage uses): how to drop a cached view of one key. */
+  private readonly forgetters = new Map<string, Array<(key: string) => void>>();
   private started: Promise<void> | undefined;
   private unlisten: (() => void) | undefined;
-  private firstAnswer: (() => void) | undefined;
+  private firstAnswer: { resolve: () => void; reject: (error: Error) => void; timer: ClockTimer } | undefined;
 
   constructor(
     private readonly channel: ProjectorChannel,
     log: Logger,
     waitTimeoutMs = DEFAULT_WAIT_TIMEOUT_MS,
-    clock: Clock = systemClock,
+    private readonly clock: Clock = systemClock,
+    private readonly startTimeoutMs = PROJECTOR_START_TIMEOUT_MS,
   ) {
     this.main = new FollowedProjections(this, log, waitTimeoutMs, clock);
     this.webhooks = new FollowedProjections(this, log.child({ component: 'webhooks' }), waitTimeoutMs, clock);
   }
 
-  /** Listens, says hello, and resolves at the projector's first answer. Idempotent. */
+  /** `forget` drops the cached view of a key when the projector says `model` changed it. */
+  onChanged(model: string, forget: (key: string) => void): void {
+    const forgetters = this.forgetters.get(model);
+    if (forgetters) forgetters.push(forget);
+    else this.forgetters.set(model, [forget]);
+  }
+
+  /** Hands the worker's key uses to the projector, which records them (src/devices/key-usage.ts). */
+  sendKeyUses(uses: Array<[keyHash: string, at: number]>): void {
+    if (uses.length > 0) this.channel.send({ dmg: 'key-use', uses });
+  }
+
+  /**
+   * Listens, says hello, and resolves at the projector's first answer; rejects when none comes within the start
+   * timeout (a primary that never answers), or when stopped first. Idempotent.
+   */
   start(): Promise<void> {
-    this.started ??= new Promise<void>((resolve) => {
-      this.firstAnswer = resolve;
+    this.started ??= new Promise<void>((resolve, reject) => {
+      const timer = this.clock.setTimeout(() => {
+        this.firstAnswer = undefined;
+        this.stop();
+        reject(new Error(`the machine projector did not answer within ${this.startTimeoutMs} ms`));
+      }, this.startTimeoutMs);
+      this.firstAnswer = { resolve, reject, timer };
       this.unlisten = this.channel.onMessage((message) => {
-        if (isProjectedMessage(message)) this.receive(message);
+        if (isChangedMessage(message)) this.forget(message);
+        else if (isProjectedMessage(message)) this.receive(message);
       });
       this.channel.send({ dmg: 'projector-hello' });
     });
@@ -163,16 +218,26 @@ export class ProjectorLink {
   stop(): void {
     this.unlisten?.();
     this.unlisten = undefined;
+    const first = this.firstAnswer;
+    this.firstAnswer = undefined;
+    if (!first) return;
+    this.clock.clear(first.timer);
+    first.reject(new Error('stopped before the machine projector answered'));
+  }
+
+  /** Drops the cached views the batch changed (before its `projected` message releases any request). */
+  forget(message: ChangedMessage): void {
+    for (const [model, key] of message.keys) for (const forget of this.forgetters.get(model) ?? []) forget(key);
   }
 
   receive(message: ProjectedMessage): void {
-    // Views first: a request released below reads the rows as the projector committed them.
-    for (const deviceId of message.devices) for (const forget of this.forgetters) forget(deviceId);
     this.main.advance(message.main, message.failing);
     this.webhooks.advance(message.webhooks, message.failing);
     for (const [deviceId, webhookId, rewound] of message.work) this.onWork(deviceId, webhookId, rewound);
     const first = this.firstAnswer;
     this.firstAnswer = undefined;
-    first?.();
+    if (!first) return;
+    this.clock.clear(first.timer);
+    first.resolve();
   }
 }

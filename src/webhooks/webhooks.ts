@@ -224,9 +224,12 @@ export class Webhooks {
     };
   }
 
-  /** Another process changed the device's hook (src/projections/projector-link.ts): its cached view goes. */
-  forgetHook(deviceId: string): void {
-    this.model.forget(deviceId);
+  /**
+   * The projector changed a scope's webhooks (a device's, or `_global`: the global ones; src/projections/projector-link.ts):
+   * their cached views go.
+   */
+  forgetHook(scope: string): void {
+    this.model.forget(scope);
   }
 
   /** This process now runs the device (several processes): work off what is pending for it, in each of its lanes. */

@@ -430,7 +430,8 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
     await b.leases.stop();
     await pause(c); // c goes silent without leaving (kill -9): not even a tick already scheduled runs
     await eventually(() => members() === 'a,c', 'b left');
-    const known = a.leases as unknown as {
+    // What a knows of the members (src/cluster/member-liveness.ts).
+    const known = (a.leases as unknown as { liveness: unknown }).liveness as {
       seen: Map<string, number>;
       left: Map<string, number>;
       memberRevisions: Map<string, number>;

@@ -1,16 +1,18 @@
 /**
  * A worker of GATEWAY_PROCESSES follows the machine projector's position (src/projections/projector-link.ts): it
  * starts at the projector's first answer, releases a request's wait once the projector got past its append,
- * drops the cached views of the devices the batch changed before that, and hands on the webhook work.
+ * drops the cached views the batch changed (by read model and key) before that, and hands on the webhook work.
  */
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { ProjectionLagError } from '../../src/projections/projection-runner.js';
 import {
+  type ChangedMessage,
   type ProjectedMessage,
   type ProjectorChannel,
   ProjectorLink,
   isHelloMessage,
+  isKeyUseMessage,
 } from '../../src/projections/projector-link.js';
 import { TestClock } from '../support/test-clock.js';
 
@@ -25,8 +27,9 @@ function channel() {
     },
   };
   const tell = (message: Partial<ProjectedMessage>) =>
-    listener?.({ dmg: 'projected', main: 0, webhooks: 0, failing: false, devices: [], work: [], ...message });
-  return { port, sent, tell, listening: () => listener !== undefined };
+    listener?.({ dmg: 'projected', main: 0, webhooks: 0, failing: false, work: [], ...message });
+  const change = (keys: ChangedMessage['keys']) => listener?.({ dmg: 'changed', keys } satisfies ChangedMessage);
+  return { port, sent, tell, change, listening: () => listener !== undefined };
 }
 
 describe('ProjectorLink', () => {
@@ -47,22 +50,36 @@ describe('ProjectorLink', () => {
   });
 
   it('releases a wait once the projector got past the append, after dropping the changed views', async () => {
-    const { port, tell } = channel();
+    const { port, tell, change } = channel();
     const clock = new TestClock();
     const link = new ProjectorLink(port, pino({ level: 'silent' }), 1_000, clock);
     const order: string[] = [];
-    link.forgetters.push((deviceId) => order.push(`forget ${deviceId}`));
+    link.onChanged('devices', (deviceId) => order.push(`forget device ${deviceId}`));
+    link.onChanged('webhooks', (scope) => order.push(`forget webhooks ${scope}`));
+    link.onChanged('webhooks', (scope) => order.push(`forget hook ${scope}`));
     link.onWork = (deviceId, webhookId, rewound) => order.push(`work ${deviceId} ${webhookId} ${rewound}`);
     const started = link.main.start();
     tell({ main: 1 });
     await started;
     const waited = link.main.waitFor(10).then(() => order.push('released'));
-    tell({ main: 9, devices: ['a'] });
+    change([['devices', 'a']]);
+    tell({ main: 9 });
     await Promise.resolve();
-    expect(order).toEqual(['forget a']);
-    tell({ main: 12, devices: ['b'], work: [['b', 'default', true]] });
+    expect(order).toEqual(['forget device a']);
+    // Each model's keys go to that model's forgetters only; a model no one follows is passed over.
+    change([
+      ['webhooks', '_global'],
+      ['device-keys', 'h'],
+    ]);
+    tell({ main: 12, work: [['b', 'default', true]] });
     await waited;
-    expect(order).toEqual(['forget a', 'forget b', 'work b default true', 'released']);
+    expect(order).toEqual([
+      'forget device a',
+      'forget webhooks _global',
+      'forget hook _global',
+      'work b default true',
+      'released',
+    ]);
     // An older message (positions only move on) changes nothing.
     tell({ main: 4 });
     expect(link.main.position).toBe(12);
@@ -81,6 +98,44 @@ describe('ProjectorLink', () => {
     await clock.advance(1_000);
     expect(await waited).toBeInstanceOf(ProjectionLagError);
     expect(await settled).toBe(false);
+  });
+
+  it('answers the requests still waiting with a lag when stopped, and leaves none of their timers', async () => {
+    const { port, tell } = channel();
+    const clock = new TestClock();
+    const link = new ProjectorLink(port, pino({ level: 'silent' }), 1_000, clock);
+    const started = link.main.start();
+    tell({ main: 1 });
+    await started;
+    const waited = link.main.waitFor(5).catch((error: unknown) => error);
+    await link.main.stop();
+    expect(await waited).toBeInstanceOf(ProjectionLagError);
+    expect(clock.pending()).toEqual([]);
+  });
+
+  it('gives up its start when the projector never answers, and when stopped before it did', async () => {
+    const clock = new TestClock();
+    const silent = channel();
+    const link = new ProjectorLink(silent.port, pino({ level: 'silent' }), 1_000, clock, 60_000);
+    const started = link.main.start().catch((error: unknown) => error);
+    await clock.advance(60_000);
+    expect(await started).toBeInstanceOf(Error);
+    expect(silent.listening()).toBe(false);
+
+    const stopped = channel();
+    const other = new ProjectorLink(stopped.port, pino({ level: 'silent' }), 1_000, clock, 60_000);
+    const starting = other.main.start().catch((error: unknown) => error);
+    await other.main.stop();
+    expect(await starting).toBeInstanceOf(Error);
+    expect(clock.pending()).toEqual([]);
+  });
+
+  it("hands the worker's key uses to the projector", () => {
+    const { port, sent } = channel();
+    const link = new ProjectorLink(port, pino({ level: 'silent' }), 1_000, new TestClock());
+    link.sendKeyUses([]);
+    link.sendKeyUses([['h', 5]]);
+    expect(sent.filter(isKeyUseMessage)).toEqual([{ dmg: 'key-use', uses: [['h', 5]] }]);
   });
 
   it('stops listening when stopped', async () => {
