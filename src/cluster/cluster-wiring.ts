@@ -108,6 +108,15 @@ export function startLeases(config: Config, deps: ClusterDeps): ClusterNode | un
     idsAt = Date.now();
     return ids;
   };
+  /**
+   * A device created (seen in the log, perhaps before the read models show it): listed at once and taken at an early
+   * lease tick, not up to DEVICE_IDS_REFRESH_MS plus a tick later (issue 30: a new device waited ~2 s for an owner,
+   * and its first session command with it).
+   */
+  const created = (deviceId: string) => {
+    if (!ids.includes(deviceId)) ids = [...ids, deviceId];
+    leases.tickSoon();
+  };
   const memberId = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const outboxOf = deviceOfStream('outbox-');
   const leases = new DeviceLeases({
@@ -160,6 +169,7 @@ export function startLeases(config: Config, deps: ClusterDeps): ClusterNode | un
         // Another process queued (or cancelled…) a message of a device this one runs: read its outbox again.
         if (deviceId !== undefined && leases.owns(deviceId))
           parts.sending.outboxes.noteStored(deviceId, event.revision);
+        else if (event.type === 'DeviceCreated') created((event.data as { deviceId: string }).deviceId);
         else if (event.type === 'DeviceDeleted') {
           const deleted = (event.data as { deviceId?: string }).deviceId;
           if (deleted !== undefined && leases.owns(deleted)) void parts.sessions.remove(deleted).catch(() => undefined);

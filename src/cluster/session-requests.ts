@@ -201,6 +201,11 @@ export function outcomeUnknown(error: unknown): boolean {
   return typeof error === 'object' && error !== null && unsettled.has(error);
 }
 const TAKEN_KEPT = 1_000;
+/**
+ * Reads and decisions of a take, give-up or answer before a conflict is given up: other processes' requests go in
+ * at any revision, so a busy device's stream moves under them often; each try reads only the tail.
+ */
+const DECISION_ATTEMPTS = 50;
 const STREAMS_CACHED = 1_000;
 
 export class SessionRequests {
@@ -216,7 +221,7 @@ export class SessionRequests {
   private readonly taken = new Set<string>();
 
   constructor(
-    store: EventStore,
+    private readonly store: EventStore,
     private readonly memberId: string,
     private readonly owns: (deviceId: string) => boolean,
     private readonly run: (deviceId: string, command: SessionCommand) => Promise<SessionCommandOutcome>,
@@ -234,7 +239,12 @@ export class SessionRequests {
   ) {
     // Kept in memory: every call carried adds two or three events to the device's stream, so each append reads only
     // what other processes added since (an empty decision on a cached state reads the tail before it counts).
-    this.commands = new CommandHandler({ store, decider: sessionRequestsDecider, cacheSize: STREAMS_CACHED });
+    this.commands = new CommandHandler({
+      store,
+      decider: sessionRequestsDecider,
+      cacheSize: STREAMS_CACHED,
+      maxAttempts: DECISION_ATTEMPTS,
+    });
   }
 
   /**
@@ -261,7 +271,7 @@ export class SessionRequests {
     answered.catch(() => undefined);
     try {
       try {
-        await this.commands.handle(sessionRequestStream(deviceId), {
+        await this.request({
           type: 'Request',
           deviceId,
           requestId,
@@ -293,6 +303,22 @@ export class SessionRequests {
     } finally {
       this.waiting.delete(requestId);
     }
+  }
+
+  /**
+   * A request is recorded whatever the stream's revision: it decides nothing (its id is new), so it needs neither
+   * the stream's state nor a turn behind this process's other requests for the device, and another process's
+   * request, take or answer never makes it conflict (issue 30: under load, askers on several processes lost 5
+   * conflicts in a row and answered `409 concurrent_change`). Takes, give-ups and answers still decide on the
+   * stream with its revision: whichever of a Take and a GiveUp comes first wins.
+   */
+  private async request(command: Extract<SessionRequestCommand, { type: 'Request' }>): Promise<void> {
+    const events = sessionRequestsDecider.decide(command, sessionRequestsDecider.initialState());
+    await this.store.append(
+      sessionRequestStream(command.deviceId),
+      events.map(({ type, data }) => ({ type, data })),
+      { expectedRevision: 'any' },
+    );
   }
 
   /**

@@ -56,6 +56,8 @@ interface MemberOptions {
   deleted?: ReadonlySet<string>;
   /** The member's timers and time (default: the system's). */
   clock?: TestClock;
+  /** Between ticks (default 50 ms). */
+  tickMs?: number;
 }
 
 async function member(file: string, name: string, now?: () => number, options: MemberOptions = {}): Promise<Member> {
@@ -71,7 +73,7 @@ async function member(file: string, name: string, now?: () => number, options: M
     store,
     memberId: name,
     timeoutMs: TIMEOUT_MS,
-    tickMs: 50,
+    tickMs: options.tickMs ?? 50,
     log,
     devices: () => options.devices ?? devices,
     after: () => 0,
@@ -444,6 +446,26 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
     skew += 20 * TIMEOUT_MS;
     await eventually(() => known.seen.size === 0 && known.left.size === 0, 'a forgot b and c');
     expect(members()).toBe('a');
+  });
+});
+
+describe('a device just created', () => {
+  it('is taken at an early tick (tickSoon), not at the next timed one', async () => {
+    const clock = new TestClock();
+    const list = ['old-1'];
+    const a = await member(join(tempDir('dmg-leases-'), 'events.sqlite'), 'a', undefined, {
+      devices: list,
+      clock,
+      tickMs: 1_000,
+    });
+    await startedWithAll(a, 1);
+    list.push('new-1', 'new-2');
+    // Created twice in a row (two DeviceCreated seen): one early tick for both.
+    a.leases.tickSoon();
+    a.leases.tickSoon();
+    await clock.advance(20);
+    await eventually(() => a.running.size === 3, 'the new devices run without the timed tick');
+    expect(clock.pending().filter((due) => due <= clock.now() + 20)).toEqual([]);
   });
 });
 

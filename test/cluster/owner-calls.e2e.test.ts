@@ -64,15 +64,16 @@ describe('engine-bound requests through a process that does not run the device',
   });
 
   /** Two processes and a device online, linked at its owner's network (as the sandbox needed before). */
-  async function deviceOnlineElsewhere(id: string) {
+  async function deviceOnlineElsewhere(id: string, processes = 2) {
     const dataDir = tempDir('dmg-owner-calls-');
-    for (const worker of ['1', '2'])
-      gateways.push(await startTestGateway({ ...ENV, DATA_DIR: dataDir, GATEWAY_WORKER: worker }));
+    for (let worker = 1; worker <= processes; worker++)
+      gateways.push(await startTestGateway({ ...ENV, DATA_DIR: dataDir, GATEWAY_WORKER: String(worker) }));
     const device = await createSandboxDevice(gateways[0].api, id);
     const members = await Promise.all(gateways.map(memberOf));
     const ownerMember = await eventually(() => ownerOf(gateways[0].store, device.id), 'an owner for the device');
     const owner = gateways[members.indexOf(ownerMember)];
-    const other = gateways.find((gateway) => gateway !== owner)!;
+    const others = gateways.filter((gateway) => gateway !== owner);
+    const other = others[0];
     expect((await owner.api('POST', `/devices/${device.id}/session/open`, { deviceKey: device.key })).status).toBe(202);
     await waitForState(owner.api, device, 'qr');
     const scanned = await owner.api('POST', `/sandbox/devices/${device.id}/scan`, {
@@ -81,7 +82,7 @@ describe('engine-bound requests through a process that does not run the device',
     });
     expect(scanned.status).toBe(202);
     await waitForState(other.api, device, 'online');
-    return { device, owner, other, ownerMember, otherMember: members[1 - members.indexOf(ownerMember)] };
+    return { device, owner, other, others, ownerMember, otherMember: members[gateways.indexOf(other)] };
   }
 
   it('creates a group and checks a number: the owner runs them, the group is created once', async () => {
@@ -155,6 +156,30 @@ describe('engine-bound requests through a process that does not run the device',
     });
     expect(chats.status).toBe(200);
     expect(chats.body.items.map((m: { waMessageId: string }) => m.waMessageId)).toContain(received.body.waMessageId);
+  });
+
+  it('accepts many injections at once through the processes that do not run the device: every one 202, none refused', async () => {
+    const { device, others, owner } = await deviceOnlineElsewhere('oc-burst', 3);
+    // Three processes write the device's request stream at once: two askers their requests, the owner its takes and
+    // answers. A request needs no decision and goes in whatever the stream's revision (issue 30: these were refused
+    // `409 concurrent_change` after 5 conflicting appends).
+    const answers = await Promise.all(
+      Array.from({ length: 80 }, (_, i) =>
+        others[i % 2].api('POST', `/sandbox/devices/${device.id}/inbound`, {
+          admin: true,
+          json: { from: '4915100005554', body: `burst ${i}` },
+        }),
+      ),
+    );
+    expect(answers.filter((answer) => answer.status !== 202).map((answer) => answer.body)).toEqual([]);
+    const recorded = (await owner.store.readStream(inboxStream(device.id))).filter(
+      (event) => event.type === 'MessageReceived',
+    );
+    expect(new Set(recorded.map((event) => (event.data as { body: string }).body)).size).toBe(80);
+    // Each asked once, answered once, by the owner.
+    const calls = (await carriedCalls(owner.store, device.id)).filter((call) => call.name === 'sandbox.inbound');
+    expect(calls).toHaveLength(80);
+    expect(calls.every((call) => call.answer?.result !== undefined)).toBe(true);
   });
 
   it('answers number checks without a refusal while devices are handed over to a process that joins', async () => {
