@@ -399,7 +399,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     clock,
     settings: config.watchdog,
     sessions,
-    health: (deviceId) => readModels.health.health(deviceId),
+    silentAtStart: () => readModels.health.silentDevices(),
     onReboot: () => watchdogReboots.inc(),
   });
   watchdog.start(projections.position);
