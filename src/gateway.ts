@@ -353,7 +353,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   });
   if (link) link.forgetters.push((deviceId) => webhooks.forgetHook(deviceId));
   // Pacing: the device's settings, its first link and what the message index knows of a recipient.
-  const pacing = new PacingContexts(store, readModels.settings, readModelDb);
+  const pacing = new PacingContexts(store, readModels.settings, readModelDb, () => clock.now());
   // A status's default audience: the numbers of the account's direct chats (the message index's chats).
   const contactNumbers = readModelDb.prepare<[string], { chat_id: string }>(
     "SELECT chat_id FROM chats WHERE device_id = ? AND chat_id GLOB '[0-9]*' AND chat_id NOT GLOB '*[^0-9]*'",

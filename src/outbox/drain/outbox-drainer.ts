@@ -286,11 +286,15 @@ class DeviceLane {
     now: number,
   ): Promise<{ outboxId: string; pacing: PacingContext } | undefined> {
     const { pacing: pacingOf } = this.drainer.deps;
+    // Looked up once per recipient: a queue to one number asks once, not once per message.
+    const byRecipient = new Map<string, PacingContext | undefined>();
     let scanned = 0;
-    for (const message of [...outbox.current.messages.values()]) {
+    // The live map, not a copy: a message that leaves meanwhile is skipped, one queued meanwhile may be seen.
+    for (const message of outbox.current.messages.values()) {
       if (scanned++ >= REPLY_SCAN) return undefined;
       if (message.status !== 'queued' || message.attempts > 0 || message.retryAt > now) continue;
-      const pacing = await pacingOf!(this.deviceId, message.to);
+      if (!byRecipient.has(message.to)) byRecipient.set(message.to, await pacingOf!(this.deviceId, message.to));
+      const pacing = byRecipient.get(message.to);
       if (pacing && isReply(pacing, now) && pacingWindow(pacing, now, (since) => outbox.current.sendsSince(since)).go)
         return { outboxId: message.outboxId, pacing };
     }

@@ -43,4 +43,19 @@ describe('the outbox drainer, paced', () => {
       limiter.restore();
     }
   });
+  it('in quiet hours, looks for a queued reply with one pacing look-up per recipient, not one per message', async () => {
+    const clock = new TestClock({ start: Date.parse('2026-03-02T23:00:00.000Z') });
+    let lookUps = 0;
+    const pacing = async (): Promise<PacingContext> => {
+      lookUps++;
+      return { policy: { timezone: 'UTC', quietHours: { from: '22:00', to: '06:00', allowReplies: true } } };
+    };
+    h = await outboxHarness({ clock, pacing });
+    for (let i = 0; i < 5; i++) await h.queue(DEVICE, text(`m${i}`));
+    h.connections.online(DEVICE, new FakeConnection());
+    h.drainer.start([DEVICE]);
+    await eventually(async () => (await h!.events(DEVICE)).some((e) => e.type === 'OutboxDeferred'), 'the deferral');
+    // The head's, then the one recipient's while looking for a reply.
+    expect(lookUps).toBe(2);
+  });
 });
