@@ -37,7 +37,6 @@ import { ProjectorLink, primaryChannel } from './projections/projector-link.js';
 import { EventMetrics } from './metrics/event-metrics.js';
 import { InstrumentedStore } from './metrics/instrumented-store.js';
 import { Metrics } from './metrics/metrics.js';
-import { Counter } from 'prom-client';
 import { metricsRoutes } from './http/routes/metrics.js';
 import { overviewRoutes } from './http/routes/overview.js';
 import { createReadModels } from './read-models.js';
@@ -89,15 +88,14 @@ import { McpTools } from './http/mcp/mcp-tools.js';
 import { StreamTickets } from './auth/stream-tickets.js';
 import { DeviceKeys } from './devices/device-keys.js';
 import { SealedText } from './secrets/sealed-text.js';
-import { OutputCommands } from './outputs/output-commands.js';
-import { OutputUrls } from './outputs/output-url.js';
-import { Outputs } from './outputs/outputs.js';
+import { startOutputs } from './wiring/outputs.js';
 import { outputRoutes } from './http/routes/outputs.js';
 import { type Clock, systemClock } from './time/clock.js';
 import { PacingContexts } from './outbox/pacing/pacing-contexts.js';
 import { PacingStatuses } from './outbox/pacing/pacing-status.js';
 import { pacingRoutes } from './http/routes/pacing.js';
-import { Watchdog } from './watchdog/watchdog.js';
+import type { Watchdog } from './watchdog/watchdog.js';
+import { startWatchdog } from './wiring/watchdog.js';
 
 export interface GatewayOptions {
   logger?: Logger;
@@ -358,7 +356,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   // By scope: a device id, or `_global` for the global webhooks.
   if (link) link.onChanged('webhooks', (scope) => webhooks.forgetHook(scope));
   // Pacing: the device's settings, its first link and what the message index knows of a recipient.
-  const pacing = new PacingContexts(store, readModels.settings, readModelDb);
+  const pacing = new PacingContexts(store, readModels.settings, readModelDb, () => clock.now());
   // A status's default audience: the numbers of the account's direct chats (the message index's chats).
   const contactNumbers = readModelDb.prepare<[string], { chat_id: string }>(
     "SELECT chat_id FROM chats WHERE device_id = ? AND chat_id GLOB '[0-9]*' AND chat_id NOT GLOB '*[^0-9]*'",
@@ -386,56 +384,33 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const pacingStatuses = new PacingStatuses(sending.outboxes, pacing, () => clock.now());
 
   // The session watchdog: online sessions that hear nothing while they send (WATCHDOG_SILENCE, WATCHDOG_REBOOT).
-  const watchdogReboots = new Counter({
-    name: 'dmg_watchdog_reboots_total',
-    help: 'Silent sessions the watchdog rebooted (WATCHDOG_REBOOT).',
-    registers: [metrics.registry],
-  });
-  metrics.gauge(
-    'dmg_sessions_silent',
-    'Online sessions the watchdog found silent (they hear nothing while they send).',
-    [],
-    () => [{ labels: {}, value: readModels.health.silentCount() }],
-    [{}],
-  );
-  const watchdog = new Watchdog({
+  const watchdog = startWatchdog({
     store,
     log,
     clock,
     settings: config.watchdog,
     sessions,
-    health: (deviceId) => readModels.health.health(deviceId),
-    onReboot: () => watchdogReboots.inc(),
+    health: readModels.health,
+    metrics,
+    after: projections.position,
   });
-  watchdog.start(projections.position);
 
   // The live stream starts where the read models are; clients that name an older position read it from the log.
   const stream = new EventStreamHub(store, { ...config.stream, log });
   stream.start(projections.position);
 
   // Broker outputs (RabbitMQ, NATS JetStream): subscribers of the log, run by one process of the machine.
-  const outputUrls = new OutputUrls(config.encryptionKey);
-  const outputCommands = new OutputCommands({
+  const { commands: outputCommands, outputs } = startOutputs({
     store,
     outputs: readModels.outputs,
-    projections,
-    head: () => projections.position,
-    urls: outputUrls,
-    now: () => clock.now(),
-  });
-  const outputs = new Outputs({
-    store,
-    outputs: readModels.outputs,
-    commands: outputCommands,
-    urls: outputUrls,
     projections,
     log,
     clock,
-    retryMaxDelayMs: config.outputs.retryMaxDelayMs,
-    publishes: config.cluster.worker <= 1,
     metrics,
+    encryptionKey: config.encryptionKey,
+    retryMaxDelayMs: config.outputs.retryMaxDelayMs,
+    worker: config.cluster.worker,
   });
-  outputs.start();
 
   const routes: RouteSpec[] = [];
   const openApi = buildLazy(() =>

@@ -6,7 +6,7 @@
  */
 import amqp, { type ChannelModel, type ConfirmChannel } from 'amqplib';
 import type { OutgoingMessage } from './output-message.js';
-import { PUBLISH_TIMEOUT_MS, type Publisher, within } from './output-publisher.js';
+import { PUBLISH_TIMEOUT_MS, ReconnectingPublisher, within } from './output-publisher.js';
 
 interface Connection {
   model: ChannelModel;
@@ -15,65 +15,44 @@ interface Connection {
   closed: Promise<never>;
 }
 
-export class AmqpPublisher implements Publisher {
-  private connection: Connection | undefined;
-  /** Moves on at every close: a connection that opens after a close is closed at once, not kept. */
-  private generation = 0;
-
+export class AmqpPublisher extends ReconnectingPublisher<Connection> {
   constructor(
     private readonly url: string,
     private readonly exchange: string,
-    private readonly timeoutMs = PUBLISH_TIMEOUT_MS,
-  ) {}
-
-  async publish(messages: readonly OutgoingMessage[]): Promise<void> {
-    const connection = (this.connection ??= await this.open());
-    const { channel, closed } = connection;
-    try {
-      const confirms = messages.map(
-        (message) =>
-          new Promise<void>((resolve, reject) => {
-            channel.publish(
-              this.exchange,
-              message.key,
-              message.body,
-              {
-                messageId: message.id,
-                persistent: true,
-                contentType: 'application/json',
-                type: message.event,
-                timestamp: Math.floor(message.timestamp / 1000),
-                appId: 'device-messaging-gateway',
-                headers: { deviceId: message.deviceId, eventId: message.eventId },
-              },
-              (error: unknown) => (error ? reject(asError(error)) : resolve()),
-            );
-          }),
-      );
-      await within(Promise.race([Promise.all(confirms), closed]), this.timeoutMs, 'the broker did not confirm in time');
-    } catch (error) {
-      await this.close();
-      throw error;
-    }
+    timeoutMs = PUBLISH_TIMEOUT_MS,
+  ) {
+    super(timeoutMs, 'the broker did not confirm in time');
   }
 
-  async close(): Promise<void> {
-    this.generation += 1;
-    const connection = this.connection;
-    this.connection = undefined;
-    if (!connection) return;
+  protected send({ channel }: Connection, messages: readonly OutgoingMessage[]): Promise<unknown> {
+    const confirms = messages.map(
+      (message) =>
+        new Promise<void>((resolve, reject) => {
+          channel.publish(
+            this.exchange,
+            message.key,
+            message.body,
+            {
+              messageId: message.id,
+              persistent: true,
+              contentType: 'application/json',
+              type: message.event,
+              timestamp: Math.floor(message.timestamp / 1000),
+              appId: 'device-messaging-gateway',
+              headers: { deviceId: message.deviceId, eventId: message.eventId },
+            },
+            (error: unknown) => (error ? reject(asError(error)) : resolve()),
+          );
+        }),
+    );
+    return Promise.all(confirms);
+  }
+
+  protected async disconnect(connection: Connection): Promise<void> {
     await connection.model.close().catch(() => undefined);
   }
 
-  private async open(): Promise<Connection> {
-    const generation = this.generation;
-    const connection = await this.connect();
-    if (generation === this.generation) return connection;
-    await connection.model.close().catch(() => undefined);
-    throw new Error('the publisher was closed while it connected');
-  }
-
-  private async connect(): Promise<Connection> {
+  protected async connect(): Promise<Connection> {
     const model = await within(
       amqp.connect(this.url, { timeout: this.timeoutMs }),
       this.timeoutMs,

@@ -10,7 +10,7 @@
 import { type ConnectionOptions, type JetStreamClient, type NatsConnection, connect, headers } from 'nats';
 import { subjectFilterOf } from './output-message.js';
 import type { OutgoingMessage } from './output-message.js';
-import { PUBLISH_TIMEOUT_MS, type Publisher, within } from './output-publisher.js';
+import { PUBLISH_TIMEOUT_MS, ReconnectingPublisher, within } from './output-publisher.js';
 
 interface Connection {
   nc: NatsConnection;
@@ -18,54 +18,33 @@ interface Connection {
   closed: Promise<never>;
 }
 
-export class NatsPublisher implements Publisher {
-  private connection: Connection | undefined;
-  /** Moves on at every close: a connection that opens after a close is closed at once, not kept. */
-  private generation = 0;
-
+export class NatsPublisher extends ReconnectingPublisher<Connection> {
   constructor(
     private readonly url: string,
     private readonly subject: string,
     private readonly stream: string | undefined,
     private readonly name: string,
-    private readonly timeoutMs = PUBLISH_TIMEOUT_MS,
-  ) {}
-
-  async publish(messages: readonly OutgoingMessage[]): Promise<void> {
-    const connection = (this.connection ??= await this.open());
-    const { js, closed } = connection;
-    try {
-      const acks = messages.map((message) => {
-        const h = headers();
-        h.set('Dmg-Event', message.event);
-        h.set('Dmg-Device-Id', message.deviceId);
-        h.set('Dmg-Event-Id', message.eventId);
-        return js.publish(message.key, message.body, { msgID: message.id, headers: h, timeout: this.timeoutMs });
-      });
-      await within(Promise.race([Promise.all(acks), closed]), this.timeoutMs, 'JetStream did not acknowledge in time');
-    } catch (error) {
-      await this.close();
-      throw error;
-    }
+    timeoutMs = PUBLISH_TIMEOUT_MS,
+  ) {
+    super(timeoutMs, 'JetStream did not acknowledge in time');
   }
 
-  async close(): Promise<void> {
-    this.generation += 1;
-    const connection = this.connection;
-    this.connection = undefined;
-    if (!connection) return;
+  protected send({ js }: Connection, messages: readonly OutgoingMessage[]): Promise<unknown> {
+    const acks = messages.map((message) => {
+      const h = headers();
+      h.set('Dmg-Event', message.event);
+      h.set('Dmg-Device-Id', message.deviceId);
+      h.set('Dmg-Event-Id', message.eventId);
+      return js.publish(message.key, message.body, { msgID: message.id, headers: h, timeout: this.timeoutMs });
+    });
+    return Promise.all(acks);
+  }
+
+  protected async disconnect(connection: Connection): Promise<void> {
     await connection.nc.close().catch(() => undefined);
   }
 
-  private async open(): Promise<Connection> {
-    const generation = this.generation;
-    const connection = await this.connect();
-    if (generation === this.generation) return connection;
-    await connection.nc.close().catch(() => undefined);
-    throw new Error('the publisher was closed while it connected');
-  }
-
-  private async connect(): Promise<Connection> {
+  protected async connect(): Promise<Connection> {
     const nc = await within(
       connect(connectionOptions(this.url, this.name, this.timeoutMs)),
       this.timeoutMs,

@@ -51,6 +51,10 @@ export const selects = (config: Pick<OutputConfig, 'events' | 'devices'>, device
 
 /** The message of a stored event for this output; undefined when the output does not publish it. */
 export function messageOf(stored: StoredEvent, config: OutputConfig): OutgoingMessage | undefined {
+  // Another device's event is left before its envelope is made (most events, for an output of a few devices).
+  const deviceId = (stored.data as { deviceId?: unknown } | null)?.deviceId;
+  if (config.devices !== undefined && (typeof deviceId !== 'string' || !config.devices.includes(deviceId)))
+    return undefined;
   const envelope = envelopeOf(stored);
   if (!envelope || !selects(config, envelope.deviceId, envelope.event)) return undefined;
   const template = (config.type === 'amqp' ? config.routingKey : config.subject) ?? '';

@@ -11,7 +11,7 @@ import type { EventStore } from '../eventstore/event-store.js';
 import type { ReadModelProgress } from '../projections/projection-runner.js';
 import type { SealedText } from '../secrets/sealed-text.js';
 import { proxySettingOf, sealedProxy } from './proxy-url.js';
-import { DEFAULT_PACING, type PacingPolicy, isTimeZone } from '../outbox/pacing/pacing.js';
+import { type PacingPatch, type PacingView, checkPacingPatch, pacingViewOf } from './pacing-patch.js';
 import { type SettingsCommand, settingsDecider } from './settings-decider.js';
 import { type DeviceSettings, type HistorySyncSetting, type SettingsEvent, settingsStream } from './settings-events.js';
 import type { SettingsReadModel } from './settings-read-model.js';
@@ -25,18 +25,7 @@ export interface SettingsView {
   historySync: HistorySyncSetting;
 }
 
-/** The pacing as answers show it: every part, null where it is off. */
-export interface PacingView {
-  timezone: string;
-  warmup: NonNullable<PacingPolicy['warmup']> | null;
-  dailyCap: number | null;
-  quietHours: NonNullable<PacingPolicy['quietHours']> | null;
-  unansweredLimit: number | null;
-  typing: boolean;
-}
-
-/** Each part optional; null turns one off. */
-export type PacingPatch = Partial<PacingView>;
+export type { PacingPatch, PacingView } from './pacing-patch.js';
 
 export interface SettingsPatch {
   rejectCalls?: boolean;
@@ -86,9 +75,14 @@ export class SettingsCommands {
         if (!this.isCurrent(deviceId, proxy)) change.proxy = sealedProxy(proxy, deviceId, this.deps.sealed);
       }
     }
-    if (patch.pacing !== undefined)
-      change.pacing = pacingOf(this.deps.settings.recorded(deviceId).pacing, patch.pacing);
-    const handled = await this.handler.handle(settingsStream(deviceId), { type: 'ChangeSettings', deviceId, change });
+    // Merged by the decider with the pacing its stream holds (the read model may not have the latest change yet).
+    if (patch.pacing !== undefined) checkPacingPatch(patch.pacing);
+    const handled = await this.handler.handle(settingsStream(deviceId), {
+      type: 'ChangeSettings',
+      deviceId,
+      change,
+      ...(patch.pacing === undefined ? {} : { pacing: patch.pacing }),
+    });
     if (handled.position > 0) {
       await this.deps.projections.settle(handled.position);
       this.deps.onChange?.(deviceId);
@@ -112,37 +106,3 @@ export const viewOf = (settings: DeviceSettings): SettingsView => ({
   pacing: pacingViewOf(settings.pacing),
   historySync: settings.historySync,
 });
-
-export function pacingViewOf(pacing: PacingPolicy = DEFAULT_PACING): PacingView {
-  return {
-    timezone: pacing.timezone,
-    warmup: pacing.warmup ?? null,
-    dailyCap: pacing.dailyCap ?? null,
-    quietHours: pacing.quietHours ?? null,
-    unansweredLimit: pacing.unansweredLimit ?? null,
-    typing: pacing.typing ?? false,
-  };
-}
-
-/** The recorded pacing with the patch's parts put in (null: that part off); an unknown time zone is a 400. */
-function pacingOf(current: PacingPolicy = DEFAULT_PACING, patch: PacingPatch): PacingPolicy {
-  if (patch.timezone !== undefined && !isTimeZone(patch.timezone))
-    throw invalidField(
-      '/pacing/timezone',
-      `is not an IANA time zone this gateway knows (e.g. Europe/Berlin, UTC): ${patch.timezone}`,
-    );
-  if (patch.warmup && patch.warmup.maxPerDay < patch.warmup.startPerDay)
-    throw invalidField('/pacing/warmup/maxPerDay', 'must be at least startPerDay');
-  const merged: PacingView = { ...pacingViewOf(current) };
-  for (const key of Object.keys(patch) as Array<keyof PacingView>) {
-    if (patch[key] !== undefined) Object.assign(merged, { [key]: patch[key] });
-  }
-  // Recorded without the parts that are off.
-  const policy: PacingPolicy = { timezone: merged.timezone };
-  if (merged.warmup) policy.warmup = merged.warmup;
-  if (merged.dailyCap !== null) policy.dailyCap = merged.dailyCap;
-  if (merged.quietHours) policy.quietHours = merged.quietHours;
-  if (merged.unansweredLimit !== null) policy.unansweredLimit = merged.unansweredLimit;
-  if (merged.typing) policy.typing = true;
-  return policy;
-}

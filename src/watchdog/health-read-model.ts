@@ -45,6 +45,13 @@ export class HealthReadModel implements Projection {
     return this.sql().get.get(deviceId)?.health ?? 'ok';
   }
 
+  /** The devices recorded silent (the watchdog's start: it follows their changes from there). */
+  silentDevices(): string[] {
+    return this.sql()
+      .silentDevices.all()
+      .map((row) => row.device_id);
+  }
+
   silentCount(): number {
     return this.sql().silent.get()?.n ?? 0;
   }
@@ -57,6 +64,9 @@ export class HealthReadModel implements Projection {
     return {
       get: this.db.prepare<[string], { health: SessionHealth }>(
         'SELECT health FROM session_health WHERE device_id = ?',
+      ),
+      silentDevices: this.db.prepare<[], { device_id: string }>(
+        "SELECT device_id FROM session_health WHERE health = 'silent'",
       ),
       silent: this.db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM session_health WHERE health = 'silent'"),
       put: this.db.prepare<[string, string, string]>(

@@ -4,7 +4,8 @@
  * revoke, a vote) ends it. Once a session this process runs has waited WATCHDOG_SILENCE, on the injected clock,
  * its health stream records `silent` (GET /session/state `health`, a `session.health` event, the
  * dmg_sessions_silent gauge); with WATCHDOG_REBOOT it is rebooted, once per silence. The next thing heard
- * records `ok` again.
+ * records `ok` again. Only devices waiting after a send are watched (and scanned each tick); which devices are
+ * recorded silent is kept from the SessionHealthChanged events of the same log, not looked up per event heard.
  */
 import type { Logger } from 'pino';
 import { CommandHandler } from '../commands/command-handler.js';
@@ -32,8 +33,8 @@ export interface WatchdogDeps {
     state(deviceId: string): SessionStateName | undefined;
     reboot(deviceId: string): Promise<unknown>;
   };
-  /** The recorded health (the read model), to know whether something heard ends a silence. */
-  health: (deviceId: string) => 'ok' | 'silent';
+  /** The devices recorded silent when the watchdog starts (the read model at the position it follows from). */
+  silentAtStart: () => Iterable<string>;
   onReboot?: (deviceId: string) => void;
 }
 
@@ -59,7 +60,10 @@ interface Watch {
 }
 
 export class Watchdog {
+  /** The devices waiting to hear something after a send (or reported silent by this process): what a tick scans. */
   private readonly watches = new Map<string, Watch>();
+  /** The devices whose health stream says `silent`: something heard ends that silence. */
+  private readonly silent = new Set<string>();
   private following: { stop(): Promise<void> } | undefined;
   private timer: ClockTimer | undefined;
   private readonly handler: CommandHandler<HealthState, HealthCommand, HealthEvent>;
@@ -70,6 +74,7 @@ export class Watchdog {
   }
 
   start(after: number): void {
+    for (const deviceId of this.deps.silentAtStart()) this.silent.add(deviceId);
     this.following = followAll(this.deps.store, {
       after,
       name: 'session watchdog',
@@ -90,6 +95,11 @@ export class Watchdog {
     return this.watches.get(deviceId)?.waitingSince;
   }
 
+  /** How many devices are watched (those waiting after a send). */
+  get watched(): number {
+    return this.watches.size;
+  }
+
   private watch(deviceId: string): Watch {
     let watch = this.watches.get(deviceId);
     if (!watch) {
@@ -105,6 +115,16 @@ export class Watchdog {
       const data = event.data as { deviceId?: unknown; status?: string; state?: string };
       if (typeof data?.deviceId !== 'string') continue;
       const deviceId = data.deviceId;
+      if (event.type === 'SessionHealthChanged') {
+        if ((data as { health?: string }).health === 'silent') this.silent.add(deviceId);
+        else this.silent.delete(deviceId);
+        continue;
+      }
+      if (event.type === 'DeviceDeleted') {
+        this.silent.delete(deviceId);
+        this.watches.delete(deviceId);
+        continue;
+      }
       if (event.type === 'SessionStateChanged') {
         const watch = this.watches.get(deviceId);
         // Back online: the wait starts again (what was sent while offline could not be answered).
@@ -113,13 +133,14 @@ export class Watchdog {
       }
       const heard = HEARD.has(event.type) || (event.type === 'MessageStatusChanged' && RECEIPTS.has(data.status ?? ''));
       if (heard) {
-        const watch = this.watch(deviceId);
-        const wasSilent = watch.silent;
-        watch.waitingSince = undefined;
-        watch.silent = false;
-        watch.rebooted = false;
-        if (wasSilent || this.deps.health(deviceId) === 'silent')
+        const wasSilent = this.watches.get(deviceId)?.silent === true;
+        // Nothing to wait for any more: the device is no longer watched.
+        this.watches.delete(deviceId);
+        if (wasSilent || this.silent.has(deviceId)) {
+          // Recorded once: the SessionHealthChanged that follows in the log says `ok`.
+          this.silent.delete(deviceId);
           await this.report(deviceId, { type: 'ReportHeard', deviceId });
+        }
         continue;
       }
       if (event.type === 'MessageStatusChanged' && data.status === 'sent') {

@@ -127,4 +127,18 @@ describe('pacing', () => {
     }, 'the reply is accepted');
     expect((await statuses(gateway.store, device.id)).length).toBeGreaterThanOrEqual(before);
   });
+  it('holds the unanswered limit against concurrent sends: the ones over it are refused', async () => {
+    await patch({ unansweredLimit: 2 });
+    const stranger = '4915100000778';
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        api('POST', `/devices/${device.id}/send/text`, {
+          deviceKey: device.key,
+          json: { to: stranger, text: `hi ${i}` },
+        }),
+      ),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([202, 202, 409, 409, 409, 409]);
+    expect(answers.filter((a) => a.status === 409).every((a) => a.body.code === 'recipient_unresponsive')).toBe(true);
+  });
 });

@@ -21,6 +21,22 @@ describe('the settings decider', () => {
       .when({ type: 'ChangeSettings', deviceId: 'd', change: { proxy: null, rejectCallsMessage: 'Write' } })
       .then([{ type: 'DeviceSettingsChanged', data: { deviceId: 'd', rejectCallsMessage: 'Write', proxy: null } }]);
   });
+
+  it('merges a pacing change with the policy the stream holds: the parts it does not name stay', () => {
+    spec
+      .given([{ type: 'DeviceSettingsChanged', data: { deviceId: 'd', pacing: { timezone: 'UTC', dailyCap: 3 } } }])
+      .when({ type: 'ChangeSettings', deviceId: 'd', change: {}, pacing: { typing: true } })
+      .then([
+        {
+          type: 'DeviceSettingsChanged',
+          data: { deviceId: 'd', pacing: { timezone: 'UTC', dailyCap: 3, typing: true } },
+        },
+      ]);
+    spec
+      .given([{ type: 'DeviceSettingsChanged', data: { deviceId: 'd', pacing: { timezone: 'UTC', dailyCap: 3 } } }])
+      .when({ type: 'ChangeSettings', deviceId: 'd', change: {}, pacing: { dailyCap: 3 } })
+      .thenNothing();
+  });
 });
 
 describe('proxy URLs', () => {

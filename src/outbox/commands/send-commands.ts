@@ -16,7 +16,7 @@ import { type IdempotencyKeys, type RequestFingerprints, fingerprintsOf } from '
 import type { MediaInput, MediaIntake } from '../../media/media-intake.js';
 import type { MediaStore } from '../../media/media-store.js';
 import type { ReadModelProgress } from '../../projections/projection-runner.js';
-import type { DeleteOutcome, EditOutcome } from '../stream/outbox-decider.js';
+import type { DeleteOutcome, EditOutcome, UnansweredCount } from '../stream/outbox-decider.js';
 import {
   type ForwardedContent,
   type MediaKind,
@@ -208,7 +208,7 @@ export class SendCommands {
     // Reactions are not messages a contact has to answer; groups have no one recipient.
     const unanswered =
       input.kind !== 'reaction' && DIRECT_NUMBER.test(input.to)
-        ? this.deps.unanswered?.(deviceId, input.to)
+        ? await this.unansweredOf(deviceId, input.to)
         : undefined;
     const mentions = this.mentionsOf(deviceId, input);
     const audience = this.audienceOf(deviceId, input);
@@ -250,6 +250,21 @@ export class SendCommands {
     }
     await this.deps.projections.settle(position);
     return answerOf(result.message);
+  }
+
+  /**
+   * What the unanswered limit needs of the recipient, counted by the message index once it holds the outbox up to
+   * the seq noted first (the decider adds what was queued after it: UnansweredCount in outbox-decider.ts).
+   */
+  private async unansweredOf(deviceId: string, to: string): Promise<UnansweredCount | undefined> {
+    const { unanswered, outboxes } = this.deps;
+    const countedUpToSeq = (await outboxes.get(deviceId)).current.lastSeq;
+    const first = unanswered?.(deviceId, to);
+    // No limit, or a number that wrote: nothing to wait for.
+    if (!first || first.answered) return first && { ...first, countedUpToSeq };
+    await this.readModelsAt(await outboxes.lastPosition(deviceId));
+    const counted = unanswered!(deviceId, to);
+    return counted && { ...counted, countedUpToSeq };
   }
 
   /** The numbers mentioned: as given, or (`all`) every participant of the group the read model knows at this moment. */

@@ -229,9 +229,7 @@ class DeviceLane {
       }
       const attempt = () => {
         const tried =
-          job.type === 'send'
-            ? this.send(outbox, job.outboxId, pacing).then(() => undefined)
-            : this.revoke(outbox, job.waMessageId);
+          job.type === 'send' ? this.send(outbox, job.outboxId, pacing) : this.revoke(outbox, job.waMessageId);
         this.inFlight = tried.catch(() => undefined);
         return tried;
       };
@@ -268,10 +266,18 @@ class DeviceLane {
       const reply = await this.queuedReply(outbox, now);
       if (reply) return { kind: 'go', ...reply };
     }
-    // Tried through the decider, which records the deferral (once) and answers when the window opens; should the
-    // stream say otherwise (another process sent meanwhile), the message goes now.
-    const deferredUntil = await this.send(outbox, outboxId, pacing);
-    return { kind: 'deferred', until: deferredUntil ?? now };
+    // The decider records the deferral (once) and answers when the window opens. It never starts the try: should
+    // the stream say the window is open (it opened meanwhile, another process's count differs), the message goes
+    // the usual way, through the rate limiter, with its spacing, waited for at stop.
+    const deferred = await this.record(outbox, {
+      type: 'DeferSending',
+      deviceId: this.deviceId,
+      outboxId,
+      now: this.drainer.now(),
+      pacing,
+    });
+    const outcome = deferred.result;
+    return outcome.action === 'go' ? { kind: 'go', outboxId, pacing } : { kind: 'deferred', until: outcome.until };
   }
 
   /** The first queued message (not yet tried) to a number that wrote in the last 24 h, with its pacing. */
@@ -280,11 +286,15 @@ class DeviceLane {
     now: number,
   ): Promise<{ outboxId: string; pacing: PacingContext } | undefined> {
     const { pacing: pacingOf } = this.drainer.deps;
+    // Looked up once per recipient: a queue to one number asks once, not once per message.
+    const byRecipient = new Map<string, PacingContext | undefined>();
     let scanned = 0;
-    for (const message of [...outbox.current.messages.values()]) {
+    // The live map, not a copy: a message that leaves meanwhile is skipped, one queued meanwhile may be seen.
+    for (const message of outbox.current.messages.values()) {
       if (scanned++ >= REPLY_SCAN) return undefined;
       if (message.status !== 'queued' || message.attempts > 0 || message.retryAt > now) continue;
-      const pacing = await pacingOf!(this.deviceId, message.to);
+      if (!byRecipient.has(message.to)) byRecipient.set(message.to, await pacingOf!(this.deviceId, message.to));
+      const pacing = byRecipient.get(message.to);
       if (pacing && isReply(pacing, now) && pacingWindow(pacing, now, (since) => outbox.current.sendsSince(since)).go)
         return { outboxId: message.outboxId, pacing };
     }
@@ -305,8 +315,8 @@ class DeviceLane {
     });
   }
 
-  /** Tries the message; answers when its pacing window opens if pacing deferred it instead. */
-  private async send(outbox: DeviceOutbox, outboxId: string, pacing?: PacingContext): Promise<number | undefined> {
+  /** Tries the message (pacing may still defer it: the lane judges the window again when it wakes). */
+  private async send(outbox: DeviceOutbox, outboxId: string, pacing?: PacingContext): Promise<void> {
     const { connections, dispatcher } = this.drainer.deps;
     if (this.sentUnrecorded.has(outboxId)) {
       const message = outbox.current.messages.get(outboxId);
@@ -326,8 +336,7 @@ class DeviceLane {
         ...(pacing ? { pacing } : {}),
       })
     ).result;
-    if (start.action === 'defer') return start.until;
-    if (start.action === 'skip') return;
+    if (start.action === 'defer' || start.action === 'skip') return;
     if (start.action === 'confirm') {
       // A receipt showed it was sent: recorded `sent` now, its media kept like any sent message's.
       await this.keepMedia(start.message);

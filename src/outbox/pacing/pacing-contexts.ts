@@ -11,6 +11,8 @@ import type { PacingContext, PacingPolicy } from './pacing.js';
 
 /** Session events read at a time while looking for the first link. */
 const PAGE = 500;
+/** A device not linked yet is not looked for again within this long (the drainer asks before every first try). */
+const NOT_LINKED_TTL_MS = 5_000;
 
 export interface RecipientActivity {
   /** Epoch ms of the latest message the number wrote to the account; undefined: it never wrote. */
@@ -22,6 +24,8 @@ export interface RecipientActivity {
 export class PacingContexts {
   /** Epoch ms of each device's first link, once found (it never changes). */
   private readonly linked = new Map<string, number>();
+  /** Devices not linked when last looked: how far their session stream was read, and when. */
+  private readonly notLinked = new Map<string, { readUpTo: number; at: number }>();
   private statements: ReturnType<PacingContexts['prepare']> | undefined;
 
   constructor(
@@ -29,6 +33,7 @@ export class PacingContexts {
     private readonly settings: { recorded(deviceId: string): DeviceSettings },
     /** The read models' database, where the message index keeps chat_messages. */
     private readonly db: Database.Database,
+    private readonly now: () => number = Date.now,
   ) {}
 
   policy(deviceId: string): PacingPolicy | undefined {
@@ -67,7 +72,10 @@ export class PacingContexts {
   async linkedAt(deviceId: string): Promise<number | undefined> {
     const known = this.linked.get(deviceId);
     if (known !== undefined) return known;
-    for (let from = 0; ; from += PAGE) {
+    const notLinked = this.notLinked.get(deviceId);
+    if (notLinked && this.now() - notLinked.at < NOT_LINKED_TTL_MS) return undefined;
+    // Read on from where the last look ended: what it read holds no `online`.
+    for (let from = notLinked?.readUpTo ?? 0; ;) {
       const events = await this.store.readStream(sessionStream(deviceId), { fromRevision: from, maxCount: PAGE });
       const online = events.find(
         (event) => event.type === 'SessionStateChanged' && (event.data as { state?: string }).state === 'online',
@@ -75,9 +83,14 @@ export class PacingContexts {
       if (online) {
         const at = online.createdAt.getTime();
         this.linked.set(deviceId, at);
+        this.notLinked.delete(deviceId);
         return at;
       }
-      if (events.length < PAGE) return undefined;
+      if (events.length > 0) from = events[events.length - 1].revision + 1;
+      if (events.length < PAGE) {
+        this.notLinked.set(deviceId, { readUpTo: from, at: this.now() });
+        return undefined;
+      }
     }
   }
 

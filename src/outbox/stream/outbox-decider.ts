@@ -55,6 +55,19 @@ export interface SeenRecord {
 }
 
 /**
+ * What the unanswered limit needs of a recipient: whether it ever wrote to the account, and how many messages the
+ * message index counts sent (or queued) to it, counted once the index held the outbox up to `countedUpToSeq`.
+ * The index lags the log: the decider adds the messages to the recipient its own state queued after that seq, so
+ * that concurrent sends (decided one after another on the stream) cannot pass the limit together.
+ */
+export interface UnansweredCount {
+  limit: number;
+  answered: boolean;
+  sent: number;
+  countedUpToSeq: number;
+}
+
+/**
  * A command that needs a record from elsewhere carries it once looked up: `undefined`, not looked up yet
  * (it is looked up only when the stream's state does not settle the command, which it mostly does);
  * `null`, looked up and not there.
@@ -72,11 +85,8 @@ export type OutboxCommand =
       message: NewMessage;
       idempotencyTtlMs?: number;
       legacyFingerprint?: string;
-      /**
-       * Pacing's unansweredLimit, with what the message index knows of the recipient: whether it ever wrote to the
-       * account, and how many messages were sent (or queued) to it. Absent: no limit.
-       */
-      unanswered?: { limit: number; answered: boolean; sent: number };
+      /** Pacing's unansweredLimit with what the message index knows of the recipient (UnansweredCount). Absent: no limit. */
+      unanswered?: UnansweredCount;
     }
   /** DELETE /outbox/:outboxId: a queued message, by its outboxId. */
   | { type: 'CancelMessage'; deviceId: string; outboxId: string; now: number }
@@ -91,6 +101,12 @@ export type OutboxCommand =
    * device's pacing and what it needs to know of the recipient; a first try outside the window is deferred.
    */
   | { type: 'StartSending'; deviceId: string; outboxId: string; now: number; pacing?: PacingContext }
+  /**
+   * The drainer, when its own look at the pacing window said "not now": records the deferral (once) and never
+   * starts a try, so a window that opened meanwhile answers `go` and the try is made through the lane's rate
+   * limiter like any other (StartSending would send it outside it).
+   */
+  | { type: 'DeferSending'; deviceId: string; outboxId: string; now: number; pacing: PacingContext }
   | { type: 'RecordSent'; deviceId: string; outboxId: string; now: number }
   | { type: 'RecordFailed'; deviceId: string; outboxId: string; error: OutboxError; now: number }
   | {
@@ -153,6 +169,9 @@ export type SendStart =
   | { action: 'defer'; message: PendingMessage; until: number; reason: PacingReason }
   | { action: 'skip' };
 
+/** `go`: nothing holds the message (or it is gone or tried already); the caller tries it the usual way. */
+export type DeferOutcome = { action: 'go' } | { action: 'defer'; until: number; reason: PacingReason };
+
 export type EditOutcome = { status: 'edited' } | { status: 'editing' };
 
 export type DeleteOutcome = { status: 'cancelled' } | { status: 'deleting' } | { status: 'deleted' };
@@ -166,6 +185,7 @@ export interface OutboxResults {
   DropOutbox: PendingMessage[];
   ExpireMessages: PendingMessage[];
   StartSending: SendStart;
+  DeferSending: DeferOutcome;
   /** Whether the message was still pending (false: nothing to record). */
   RecordSent: boolean;
   RecordFailed: boolean;
@@ -227,6 +247,13 @@ function statusEvent(
   };
 }
 
+/** Messages to `to` still in the outbox that were queued after `seq` (those the message index did not count). */
+function queuedAfter(state: OutboxState, to: string, seq: number): number {
+  let count = 0;
+  for (const message of state.messages.values()) if (message.seq > seq && message.to === to) count++;
+  return count;
+}
+
 function queue(
   state: OutboxState,
   command: Extract<OutboxCommand, { type: 'QueueMessage' }>,
@@ -243,11 +270,14 @@ function queue(
     return { events: [], result: { kind: 'repeated', answer: known.answer } };
   }
   const { unanswered } = command;
-  if (unanswered && !unanswered.answered && unanswered.sent >= unanswered.limit) {
-    throw new DomainError(
-      'recipient_unresponsive',
-      `${message.to} never wrote to this account and was sent ${unanswered.sent} messages already (the unansweredLimit is ${unanswered.limit}); nothing was queued`,
-    );
+  if (unanswered && !unanswered.answered) {
+    const sent = unanswered.sent + queuedAfter(state, message.to, unanswered.countedUpToSeq);
+    if (sent >= unanswered.limit) {
+      throw new DomainError(
+        'recipient_unresponsive',
+        `${message.to} never wrote to this account and was sent ${sent} messages already (the unansweredLimit is ${unanswered.limit}); nothing was queued`,
+      );
+    }
   }
   const data: OutboxMessageQueuedData = { deviceId, ...message, seq: state.lastSeq + 1 };
   return { events: [{ type: 'OutboxMessageQueued', data }], result: { kind: 'queued', message: data } };
@@ -388,6 +418,27 @@ function edit(
   return { events: queued.events, result: { kind: 'decided', outcome: { status: 'editing' } } };
 }
 
+/**
+ * The deferral pacing asks for a first try at `now`, recorded once per window (a repeat of the deferral the stream
+ * holds records nothing); undefined: the window is open.
+ */
+function deferral(
+  state: OutboxState,
+  deviceId: string,
+  pacing: PacingContext,
+  now: number,
+): Decision<OutboxNewEvent, { action: 'defer'; until: number; reason: PacingReason }> | undefined {
+  const verdict = pacingWindow(pacing, now, (since) => state.sendsSince(since));
+  if (verdict.go) return undefined;
+  const { until, reason } = verdict;
+  const known = state.deferral;
+  const events: OutboxNewEvent[] =
+    known && known.until === until && known.reason === reason
+      ? []
+      : [{ type: 'OutboxDeferred', data: { deviceId, deferredUntil: new Date(until).toISOString(), reason } }];
+  return { events, result: { action: 'defer', until, reason } };
+}
+
 function decide(command: OutboxCommand, state: OutboxState): Decision<OutboxNewEvent, OutboxResult> {
   const { deviceId } = command;
   switch (command.type) {
@@ -430,22 +481,20 @@ function decide(command: OutboxCommand, state: OutboxState): Decision<OutboxNewE
         };
       // Pacing judges a message's first try only: a retry is the same send.
       if (command.pacing && message.attempts === 0) {
-        const verdict = pacingWindow(command.pacing, now, (since) => state.sendsSince(since));
-        if (!verdict.go) {
-          const { until, reason } = verdict;
-          const known = state.deferral;
-          const events: OutboxNewEvent[] =
-            known && known.until === until && known.reason === reason
-              ? []
-              : [{ type: 'OutboxDeferred', data: { deviceId, deferredUntil: new Date(until).toISOString(), reason } }];
-          return { events, result: { action: 'defer', message, until, reason } };
-        }
+        const deferred = deferral(state, deviceId, command.pacing, now);
+        if (deferred) return { events: deferred.events, result: { ...deferred.result, message } };
       }
       const event: OutboxNewEvent = {
         type: 'OutboxMessageSending',
         data: { deviceId, outboxId, waMessageId: message.waMessageId, attempt: message.attempts + 1, startedAt: now },
       };
       return { events: [event], result: { action: 'send', message } };
+    }
+    case 'DeferSending': {
+      const message = state.messages.get(command.outboxId);
+      const deferred =
+        message && message.attempts === 0 ? deferral(state, deviceId, command.pacing, command.now) : undefined;
+      return deferred ?? { events: [], result: { action: 'go' } };
     }
     case 'RecordSent':
     case 'RecordFailed': {

@@ -63,6 +63,17 @@ describe('device settings', () => {
       expect((await patch({ proxy: null })).body.proxy).toBeNull();
     });
 
+    it('keeps both of two pacing changes made at the same time (each merged with the stream, not the read model)', async () => {
+      const answers = await Promise.all([patch({ pacing: { dailyCap: 40 } }), patch({ pacing: { typing: true } })]);
+      expect(answers.map((a) => a.status)).toEqual([200, 200]);
+      const settings = await gateway.api('GET', `/devices/${device.id}/settings`, { deviceKey: device.key });
+      expect(settings.body.pacing).toMatchObject({ dailyCap: 40, typing: true });
+      expect((await patch({ pacing: { dailyCap: null, typing: false } })).body.pacing).toMatchObject({
+        dailyCap: null,
+        typing: false,
+      });
+    });
+
     it('keeps the stored credentials when the proxy comes back as GET shows it, and refuses *** credentials for any other', async () => {
       expect((await patch({ proxy: 'http://alice:s3cret@proxy.example.com:3128' })).status).toBe(200);
       const shown = (await gateway.api('GET', `/devices/${device.id}/settings`, { deviceKey: device.key })).body;

@@ -225,26 +225,42 @@ describe('pacing in the outbox decider', () => {
       content: { kind: 'text', text: 'x' },
       createdAt: '2026-03-01T00:00:00.000Z',
     };
-    const queue = (unanswered: { limit: number; answered: boolean; sent: number }): OutboxCommand => ({
+    const queue = (
+      unanswered: { limit: number; answered: boolean; sent: number },
+      countedUpToSeq = 0,
+    ): OutboxCommand => ({
       type: 'QueueMessage',
       deviceId: D,
-      message,
-      unanswered,
+      message: { ...message, outboxId: 'o9', waMessageId: 'W9' },
+      unanswered: { ...unanswered, countedUpToSeq },
     });
+    const queuedAs = (seq: number): OutboxEvent[] => [
+      { type: 'OutboxMessageQueued', data: { deviceId: D, ...message, outboxId: 'o9', waMessageId: 'W9', seq } },
+    ];
     it('queues up to the limit to a number that never wrote', () => {
       given()
         .when(queue({ limit: 2, answered: false, sent: 1 }))
-        .then([{ type: 'OutboxMessageQueued', data: { deviceId: D, ...message, seq: 1 } }]);
+        .then(queuedAs(1));
     });
     it('refuses the next one, recipient_unresponsive, and queues nothing', () => {
       given()
         .when(queue({ limit: 2, answered: false, sent: 2 }))
         .thenRefused('recipient_unresponsive');
     });
+    it('adds the messages to the recipient queued after the index counted (concurrent sends), not those it counted', () => {
+      // The index counted one message up to seq 0; a concurrent send queued o1 since: two, the limit.
+      given(queued(1))
+        .when(queue({ limit: 2, answered: false, sent: 1 }, 0))
+        .thenRefused('recipient_unresponsive');
+      // The index counted o1 already (up to seq 1): one.
+      given(queued(1))
+        .when(queue({ limit: 2, answered: false, sent: 1 }, 1))
+        .then(queuedAs(2));
+    });
     it('never refuses a number that wrote to the account', () => {
       given()
         .when(queue({ limit: 2, answered: true, sent: 50 }))
-        .then([{ type: 'OutboxMessageQueued', data: { deviceId: D, ...message, seq: 1 } }]);
+        .then(queuedAs(1));
     });
   });
 

@@ -17,7 +17,7 @@ import { outboxStream } from '../../../src/messages/message-events.js';
 import { OutboundGuard } from '../../../src/net/outbound-guard.js';
 import type { DeviceConnections, SessionStateListener } from '../../../src/outbox/drain/device-connections.js';
 import { MessageDispatcher } from '../../../src/outbox/drain/message-dispatcher.js';
-import { type DeviceFences, OutboxDrainer } from '../../../src/outbox/drain/outbox-drainer.js';
+import { type DeviceFences, OutboxDrainer, type OutboxDrainerDeps } from '../../../src/outbox/drain/outbox-drainer.js';
 import type { OutboxEvent, QueuedContent } from '../../../src/outbox/stream/outbox-events.js';
 import { Outboxes } from '../../../src/outbox/stream/outboxes.js';
 import { newWaMessageId } from '../../../src/messages/message-id.js';
@@ -123,6 +123,10 @@ export async function outboxHarness(
     engineTimeoutMs?: number;
     /** The drainer's time and waits (default: the system clock). */
     clock?: Clock;
+    /** The drainer's time alone (default: the clock's). */
+    now?: () => number;
+    /** The devices' pacing (default: none). */
+    pacing?: OutboxDrainerDeps['pacing'];
   } = {},
 ): Promise<Harness> {
   const dir = options.dir ?? tempDir('dmg-outbox-');
@@ -147,6 +151,8 @@ export async function outboxHarness(
     log: silent,
     ...(options.fences ? { fences: options.fences } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.now ? { now: options.now } : {}),
+    ...(options.pacing ? { pacing: options.pacing } : {}),
   });
   const events = async (deviceId: string) =>
     (await store.readStream(outboxStream(deviceId))) as unknown as OutboxEvent[];
