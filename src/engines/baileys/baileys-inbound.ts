@@ -12,6 +12,7 @@ import {
   jidNormalizedUser,
   normalizeMessageContent,
 } from 'baileys';
+import type { OwnChatChanges } from './own-chat-changes.js';
 import type { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import type { ChatActivity, EngineEvents, GroupReport, InboundMessage, LinkedAccount } from '../engine.js';
@@ -82,6 +83,8 @@ export interface InboundDependencies {
   settingsOf?(): Pick<DeviceSettings, 'rejectCalls' | 'rejectCallsMessage'> | undefined;
   /** The ids the connection sent and their recipients (baileys-outbound.ts fills it). */
   sent: Pick<LRUCache<string, string>, 'has' | 'get'>;
+  /** The chat changes this connection made: their local echoes are not the phone's (own-chat-changes.ts). */
+  ownChatChanges?: Pick<OwnChatChanges, 'withoutEchoes'>;
   linkedAccount(): LinkedAccount | undefined;
   /** Rejects a call and tells the caller `message`; answers whether the call was rejected. */
   rejectCall(callId: string, callerJid: string, message: string | null | undefined): Promise<boolean>;
@@ -348,7 +351,8 @@ export class BaileysInbound {
   }
 
   /** Chat changes whose `chatId` is still a JID: mapped to chat ids (in order, after what came before), then reported. */
-  private reportChatChanges(activities: ChatActivity[]): void {
+  private reportChatChanges(reported: ChatActivity[]): void {
+    const activities = this.deps.ownChatChanges?.withoutEchoes(reported) ?? reported;
     for (const activity of activities) {
       if (!('chatId' in activity) || !isSupportedChat(activity.chatId)) continue;
       const jid = activity.chatId;

@@ -13,6 +13,7 @@ import {
 } from '../engine.js';
 import type { BaileysSocket } from './baileys-socket.js';
 import { jidOfChat } from './jid.js';
+import { type OwnChatChanges, echoFieldOf } from './own-chat-changes.js';
 
 type ChatSocket = BaileysSocket & Required<Pick<BaileysSocket, 'chatModify'>>;
 
@@ -44,7 +45,12 @@ export function modificationOf(chatId: string, change: ChatChange, last: ChatMes
   return { clear: true, lastMessages };
 }
 
-export function baileysChatOperations(socket: ChatSocket, requireOnline: () => void): ChatOperations {
+/** `own` learns each change made, so that Baileys' local echo of it is not reported as the phone's. */
+export function baileysChatOperations(
+  socket: ChatSocket,
+  requireOnline: () => void,
+  own: OwnChatChanges,
+): ChatOperations {
   const attempt = async (what: string, run: () => Promise<unknown>) => {
     requireOnline();
     try {
@@ -57,13 +63,17 @@ export function baileysChatOperations(socket: ChatSocket, requireOnline: () => v
   return {
     modify: (chatId, change, last) =>
       attempt(`changing the chat ${chatId}`, () =>
-        socket.chatModify(modificationOf(chatId, change, last), jidOfChat(chatId)),
+        own.expecting([`${jidOfChat(chatId)}/${echoFieldOf(change)}`], () =>
+          socket.chatModify(modificationOf(chatId, change, last), jidOfChat(chatId)),
+        ),
       ),
     star: (chatId, message, starred) =>
       attempt(`starring ${message.waMessageId}`, () =>
-        socket.chatModify(
-          { star: { messages: [{ id: message.waMessageId, fromMe: message.fromMe }], star: starred } },
-          jidOfChat(chatId),
+        own.expecting([`${jidOfChat(chatId)}/${message.waMessageId}/starred`], () =>
+          socket.chatModify(
+            { star: { messages: [{ id: message.waMessageId, fromMe: message.fromMe }], star: starred } },
+            jidOfChat(chatId),
+          ),
         ),
       ),
     pin: (chatId, message, seconds) =>
@@ -76,9 +86,11 @@ export function baileysChatOperations(socket: ChatSocket, requireOnline: () => v
       ),
     deleteForMe: (chatId, message) =>
       attempt(`deleting ${message.waMessageId} for this account`, () =>
-        socket.chatModify(
-          { deleteForMe: { deleteMedia: true, key: keyOf(chatId, message), timestamp: message.timestamp } },
-          jidOfChat(chatId),
+        own.expecting([`${jidOfChat(chatId)}/${message.waMessageId}/deleted`], () =>
+          socket.chatModify(
+            { deleteForMe: { deleteMedia: true, key: keyOf(chatId, message), timestamp: message.timestamp } },
+            jidOfChat(chatId),
+          ),
         ),
       ),
   };

@@ -96,12 +96,15 @@ export class FakeSocket implements BaileysSocket {
   /** Every chatModify call, and an error the next one throws (then cleared). */
   readonly chatMods: Array<{ mod: ChatModification; jid: string }> = [];
   chatModifyFailure: Error | undefined;
+  /** What Baileys' emitOwnEvents does: emits the change applied locally, as it would the phone's, before answering. */
+  chatModifyEcho: ((mod: ChatModification, jid: string) => void) | undefined;
 
   async chatModify(mod: ChatModification, jid: string): Promise<void> {
     const failure = this.chatModifyFailure;
     this.chatModifyFailure = undefined;
     if (failure) throw failure;
     this.chatMods.push({ mod, jid });
+    this.chatModifyEcho?.(mod, jid);
   }
 
   async readMessages(keys: WAMessageKey[]): Promise<void> {
