@@ -107,9 +107,10 @@ export class MessageIndexProjection implements Projection {
    * 4: edits, revokes and reactions only from the right party and chat. 5: where each revoke is (`revoked_pos`),
    * and the kept media of sent messages (`media_stored_at` set by `sent`, `revoked_pos` by `deleted`). 6: chat settings
    * (archived, pinned, muted, marked unread, deleted or cleared, labels), stars, pins and deletions for me of messages,
-   * history sync (`historical`).
+   * history sync (`historical`). 7: a chat cleared or deleted keeps the time it was cleared at (`cleared_at`), and
+   * history imported later neither brings back its older messages nor the deleted chat.
    */
-  readonly version = 6;
+  readonly version = 7;
   readonly handles: ReadonlySet<string> = HANDLED;
   /**
    * apply() reads rows by their keys only; while a rebuild fills the emptied table, the message buffer finds a
@@ -376,6 +377,8 @@ export class MessageIndexProjection implements Projection {
         const chatKey = key(d.deviceId, d.chatId);
         const chat = chats.get(chatKey);
         if (!chat) return;
+        // Its last message then is the newest cleared: older history imported later stays cleared.
+        chat.cleared_at = chat.last_at;
         chat.cleared_pos = position;
         chat.unread = 0;
         chat.marked_unread = 0;
@@ -507,13 +510,14 @@ export class MessageIndexProjection implements Projection {
         muted_until: null,
         marked_unread: 0,
         deleted: 0,
+        cleared_at: 0,
         cleared_pos: 0,
         labels: null,
       });
       return;
     }
-    // A deleted chat comes back with its next message.
-    chat.deleted = 0;
+    // A deleted chat comes back with its next message, not with history imported after it was deleted.
+    if (counts) chat.deleted = 0;
     if (message.at > chat.last_at || (message.at === chat.last_at && message.pos > chat.last_pos)) {
       chat.last_wa_message_id = message.wa_message_id;
       chat.last_at = message.at;
