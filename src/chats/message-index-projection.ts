@@ -28,6 +28,7 @@ import {
   searchTextOf,
 } from './message-index-schema.js';
 import { type Reaction, isoOf } from './message-views.js';
+import { LabelTable, createLabelTable, labelsAfter } from './chat-labels.js';
 
 type Handled =
   InboxEvent | Extract<OutboxEvent, { type: 'OutboxMessageQueued' | 'OutboxMessageEdited' | 'MessageStatusChanged' }>;
@@ -45,6 +46,8 @@ const HANDLED: ReadonlySet<string> = new Set<Handled['type']>([
   'MessageDeleted',
   'MessageStarred',
   'MessagePinned',
+  'LabelUpdated',
+  'ChatLabelChanged',
   'HistoryImported',
 ]);
 const isHandled = eventGuard<Handled>(HANDLED);
@@ -108,7 +111,8 @@ export class MessageIndexProjection implements Projection {
    * and the kept media of sent messages (`media_stored_at` set by `sent`, `revoked_pos` by `deleted`). 6: chat settings
    * (archived, pinned, muted, marked unread, deleted or cleared, labels), stars, pins and deletions for me of messages,
    * history sync (`historical`). 7: a chat cleared or deleted keeps the time it was cleared at (`cleared_at`), and
-   * history imported later neither brings back its older messages nor the deleted chat.
+   * history imported later neither brings back its older messages nor the deleted chat; labels (`chat_labels`, and
+   * `chats.labels` written).
    */
   readonly version = 7;
   readonly handles: ReadonlySet<string> = HANDLED;
@@ -134,6 +138,8 @@ export class MessageIndexProjection implements Projection {
   private readonly searchChanges = new Map<number, string>();
   /** After reset(): the search index is filled once, from the finished table, when the rebuild has caught up. */
   private searchDeferred = false;
+  /** The device's labels (GET /labels reads them through MessageIndex). */
+  protected readonly labelTable: LabelTable;
 
   constructor(private readonly db: Database.Database) {
     this.inserts = {
@@ -141,10 +147,12 @@ export class MessageIndexProjection implements Projection {
       chats: new BulkInsert(db, 'INSERT INTO chats', CHAT_COLUMNS, { keyColumns: 2 }),
       statuses: new BulkInsert(db, 'INSERT INTO chat_message_statuses', STATUS_COLUMNS),
     };
+    this.labelTable = new LabelTable(db);
   }
 
   setup(db: Database.Database): void {
     createMessageIndexTables(db);
+    createLabelTable(db);
     createSearchTable(db);
     // A rebuild that ended before its search index was filled (the process died): fill it now.
     const empty = db.prepare('SELECT 1 FROM chat_messages_search LIMIT 1').get() === undefined;
@@ -155,7 +163,7 @@ export class MessageIndexProjection implements Projection {
   reset(db: Database.Database): void {
     this.discard();
     db.exec(
-      'DELETE FROM chat_messages; DELETE FROM chats; DELETE FROM chat_message_statuses; DELETE FROM chat_messages_search',
+      'DELETE FROM chat_messages; DELETE FROM chats; DELETE FROM chat_message_statuses; DELETE FROM chat_messages_search; DELETE FROM chat_labels',
     );
     this.searchDeferred = true;
     const { messages, chats } = this.rows();
@@ -330,6 +338,18 @@ export class MessageIndexProjection implements Projection {
       case 'MessagePinned':
         this.applyChatChange(event, stored.position);
         return;
+      case 'LabelUpdated':
+        this.labelTable.apply(event.data);
+        return;
+      case 'ChatLabelChanged': {
+        const chatKey = key(event.data.deviceId, event.data.chatId);
+        const chat = chats.get(chatKey);
+        // A chat the gateway never saw a message of has no row to show labels on.
+        if (!chat) return;
+        chat.labels = labelsAfter(chat.labels, event.data);
+        chats.put(chatKey, chat);
+        return;
+      }
       case 'InboundMediaUpdated': {
         const { deviceId, waMessageId, media } = event.data;
         const id = key(deviceId, waMessageId);

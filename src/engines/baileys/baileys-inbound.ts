@@ -25,6 +25,8 @@ import {
   activitiesOfChatUpdates,
   activitiesOfMessageDeletes,
   activitiesOfStars,
+  activityOfLabelAssociation,
+  activityOfLabelEdit,
 } from './chats.js';
 import { contactsOf } from './contacts.js';
 import {
@@ -125,6 +127,8 @@ export class BaileysInbound {
     socket.ev.on('chats.delete', (ids) => this.reportChatChanges(activitiesOfChatDeletes(ids)));
     socket.ev.on('messages.delete', (deletion) => this.reportChatChanges(activitiesOfMessageDeletes(deletion)));
     socket.ev.on('messages.update', (updates) => this.reportChatChanges(activitiesOfStars(updates)));
+    socket.ev.on('labels.edit', (label) => this.reportLabels(activityOfLabelEdit(label)));
+    socket.ev.on('labels.association', (change) => this.reportChatChanges(activityOfLabelAssociation(change)));
     socket.ev.on('group-participants.update', (update) => {
       const report = reportOfParticipantsUpdate(update);
       if (report) this.reportGroup(report);
@@ -361,6 +365,11 @@ export class BaileysInbound {
         if (chatId) this.reportActivity({ ...activity, chatId });
       }, 'chat change');
     }
+  }
+
+  /** Labels belong to no chat: reported in turn with the chat changes, without a chat to map. */
+  private reportLabels(activities: ChatActivity[]): void {
+    for (const activity of activities) this.enqueueReport(async () => this.reportActivity(activity), 'label change');
   }
 
   private reportActivity(activity: ChatActivity): void {

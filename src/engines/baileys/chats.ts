@@ -147,3 +147,26 @@ export function activitiesOfStars(updates: BaileysEventMap['messages.update']): 
       : [],
   );
 }
+
+/** A label made, changed or deleted on the phone (WhatsApp Business). */
+export function activityOfLabelEdit(label: BaileysEventMap['labels.edit']): ChatActivity[] {
+  if (!label.id) return [];
+  return [
+    {
+      kind: 'label_updated',
+      labelId: label.id,
+      name: label.name ?? '',
+      color: Number.isInteger(label.color) ? label.color : 0,
+      deleted: label.deleted === true,
+    },
+  ];
+}
+
+/** A label put on a chat or taken off it on the phone; labels on single messages are passed over. */
+export function activityOfLabelAssociation({
+  association,
+  type,
+}: BaileysEventMap['labels.association']): ChatActivity[] {
+  if ('messageId' in association || !association.chatId || !association.labelId) return [];
+  return [{ kind: 'chat_labels', chatId: association.chatId, labelId: association.labelId, action: type }];
+}

@@ -142,4 +142,22 @@ describe('Baileys engine (fake socket): managing chats', () => {
     await eventually(() => (events.activities.length >= 1 ? true : undefined), "the phone's change");
     expect(events.activities).toEqual([{ kind: 'chat_updated', chatId: PEER, archived: true }]);
   });
+
+  it("maps the phone's label edits and chat labels (real protobufs through Baileys) into label activities", async () => {
+    const { socket, events } = await h.online();
+    phoneDid(socket, ['label_edit', '5'], { labelEditAction: { name: 'Paid', color: 3 } });
+    phoneDid(socket, ['label_jid', '5', PEER_JID], { labelAssociationAction: { labeled: true } });
+    phoneDid(socket, ['label_jid', '5', PEER_JID], { labelAssociationAction: { labeled: false } });
+    // Labels on single messages are not shown.
+    phoneDid(socket, ['label_message', '5', PEER_JID, 'M1', '0', '0'], { labelAssociationAction: { labeled: true } });
+    phoneDid(socket, ['label_edit', '5'], { labelEditAction: { name: 'Paid', color: 3, deleted: true } });
+
+    await eventually(() => (events.activities.length >= 4 ? true : undefined), 'four label activities');
+    expect(events.activities).toEqual([
+      { kind: 'label_updated', labelId: '5', name: 'Paid', color: 3, deleted: false },
+      { kind: 'chat_labels', chatId: PEER, labelId: '5', action: 'add' },
+      { kind: 'chat_labels', chatId: PEER, labelId: '5', action: 'remove' },
+      { kind: 'label_updated', labelId: '5', name: 'Paid', color: 3, deleted: true },
+    ]);
+  });
 });
