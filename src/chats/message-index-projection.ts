@@ -23,10 +23,8 @@ import {
   type MessageRow,
   STATUS_COLUMNS,
   createMessageIndexTables,
-  createSearchTable,
-  fillSearchTable,
-  searchTextOf,
 } from './message-index-schema.js';
+import { MessageSearchIndex } from './message-search-index.js';
 import { type Reaction, isoOf } from './message-views.js';
 import { LabelTable, createLabelTable, labelsAfter } from './chat-labels.js';
 
@@ -134,10 +132,7 @@ export class MessageIndexProjection implements Projection {
   private readonly inserts: { messages: BulkInsert; chats: BulkInsert; statuses: BulkInsert };
   /** UPDATE statements by the columns they set. */
   private readonly updates = new Map<string, Database.Statement>();
-  /** The search index's changes of the batch: a row's position → its text now ('' takes it out). */
-  private readonly searchChanges = new Map<number, string>();
-  /** After reset(): the search index is filled once, from the finished table, when the rebuild has caught up. */
-  private searchDeferred = false;
+  private readonly searchIndex: MessageSearchIndex;
   /** The device's labels (GET /labels reads them through MessageIndex). */
   protected readonly labelTable: LabelTable;
 
@@ -148,24 +143,19 @@ export class MessageIndexProjection implements Projection {
       statuses: new BulkInsert(db, 'INSERT INTO chat_message_statuses', STATUS_COLUMNS),
     };
     this.labelTable = new LabelTable(db);
+    this.searchIndex = new MessageSearchIndex(db);
   }
 
   setup(db: Database.Database): void {
     createMessageIndexTables(db);
     createLabelTable(db);
-    createSearchTable(db);
-    // A rebuild that ended before its search index was filled (the process died): fill it now.
-    const empty = db.prepare('SELECT 1 FROM chat_messages_search LIMIT 1').get() === undefined;
-    if (empty && db.prepare('SELECT 1 FROM chat_messages LIMIT 1').get() !== undefined)
-      db.transaction(() => fillSearchTable(db))();
+    this.searchIndex.setup(db);
   }
 
   reset(db: Database.Database): void {
     this.discard();
-    db.exec(
-      'DELETE FROM chat_messages; DELETE FROM chats; DELETE FROM chat_message_statuses; DELETE FROM chat_messages_search; DELETE FROM chat_labels',
-    );
-    this.searchDeferred = true;
+    db.exec('DELETE FROM chat_messages; DELETE FROM chats; DELETE FROM chat_message_statuses; DELETE FROM chat_labels');
+    this.searchIndex.reset(db);
     const { messages, chats } = this.rows();
     messages.emptied();
     chats.emptied();
@@ -174,10 +164,7 @@ export class MessageIndexProjection implements Projection {
   caughtUp(): void {
     this.buffers?.messages.caughtUp();
     this.buffers?.chats.caughtUp();
-    if (this.searchDeferred) {
-      this.searchDeferred = false;
-      this.db.transaction(() => fillSearchTable(this.db))();
-    }
+    this.searchIndex.caughtUp();
   }
 
   apply(stored: StoredEvent): void {
@@ -429,31 +416,14 @@ export class MessageIndexProjection implements Projection {
     this.buffers?.chats.flush();
     this.inserts.chats.flush();
     this.inserts.statuses.flush();
-    if (this.searchChanges.size > 0) {
-      const sql = this.sql();
-      for (const [pos, text] of this.searchChanges) {
-        sql.unsearch.run(pos);
-        if (text !== '') sql.search.run(pos, text);
-      }
-      this.searchChanges.clear();
-    }
+    this.searchIndex.flush();
   }
 
   discard(): void {
     this.buffers?.messages.discard();
     this.buffers?.chats.discard();
     for (const insert of Object.values(this.inserts)) insert.discard();
-    this.searchChanges.clear();
-  }
-
-  /** Notes a written message row whose searchable text changed (not while a rebuild defers the search index). */
-  private noteSearch(row: MessageRow, saved: MessageRow | undefined): void {
-    if (this.searchDeferred) return;
-    const text = searchTextOf(row.type, row.body, row.media, row.content, row.revoked, row.deleted);
-    const before = saved
-      ? searchTextOf(saved.type, saved.body, saved.media, saved.content, saved.revoked, saved.deleted)
-      : '';
-    if (text !== before) this.searchChanges.set(row.pos, text);
+    this.searchIndex.discard();
   }
 
   /**
@@ -612,7 +582,7 @@ export class MessageIndexProjection implements Projection {
       messages: new RowBuffer<MessageRow>(
         (k, pos) => (pos === undefined ? sql.messageRow.get(...split(k)) : sql.messageRowAt.get(pos as number)),
         (row, stored, saved) => {
-          this.noteSearch(row, stored ? saved : undefined);
+          this.searchIndex.note(row, stored ? saved : undefined);
           if (stored) this.update('chat_messages', MESSAGE_COLUMNS, MESSAGE_KEYS, row, saved!);
           else this.inserts.messages.addObject(row);
         },
@@ -669,8 +639,6 @@ export class MessageIndexProjection implements Projection {
       messageRowAt: db.prepare<[number], MessageRow>(
         `SELECT ${MESSAGE_COLUMNS.join(', ')} FROM chat_messages WHERE pos = ?`,
       ),
-      search: db.prepare<[number, string]>('INSERT INTO chat_messages_search (rowid, text) VALUES (?, ?)'),
-      unsearch: db.prepare<[number]>('DELETE FROM chat_messages_search WHERE rowid = ?'),
       chatRow: db.prepare<[string, string], ChatRow>(
         `SELECT ${CHAT_COLUMNS.join(', ')} FROM chats WHERE device_id = ? AND chat_id = ?`,
       ),
