@@ -2,17 +2,16 @@
  * The message index's projection: writes its rows (message-index-schema.ts) from the log's message, chat and
  * outbox events, holding them in memory during a batch (src/projections/row-buffer.ts) and writing them at its end.
  */
-import { isStatusChat } from '../status/status-chat.js';
 import type Database from 'better-sqlite3';
 import type { StoredEvent } from '../eventstore/event-store.js';
 import { eventGuard } from '../eventstore/typed-events.js';
 import { isGroupId } from '../messages/chat-id.js';
-import type { InboundType } from '../messages/message-events.js';
 import type { InboxEvent, MessageReceivedData } from '../inbox/inbox-events.js';
 import type { Projection } from '../projections/projection.js';
 import { BulkInsert } from '../projections/bulk-insert.js';
 import { RowBuffer } from '../projections/row-buffer.js';
-import { type OutboxEvent, type QueuedContent, mediaOf } from '../outbox/stream/outbox-events.js';
+import type { OutboxEvent } from '../outbox/stream/outbox-events.js';
+import { bodyOfContent, hasStoredMedia, typeOfContent } from './message-content.js';
 import { nextStatus } from '../outbox/stream/message-status.js';
 import {
   CHAT_COLUMNS,
@@ -26,7 +25,8 @@ import {
 } from './message-index-schema.js';
 import { MessageSearchIndex } from './message-search-index.js';
 import { type Reaction, isoOf } from './message-views.js';
-import { LabelTable, createLabelTable, labelsAfter } from './chat-labels.js';
+import { LabelTable, createLabelTable } from './chat-labels.js';
+import { applyChatChange, rowKey as key, touchChat } from './chat-rows.js';
 
 type Handled =
   InboxEvent | Extract<OutboxEvent, { type: 'OutboxMessageQueued' | 'OutboxMessageEdited' | 'MessageStatusChanged' }>;
@@ -49,54 +49,6 @@ const HANDLED: ReadonlySet<string> = new Set<Handled['type']>([
   'HistoryImported',
 ]);
 const isHandled = eventGuard<Handled>(HANDLED);
-
-const key = (deviceId: string, id: string) => `${deviceId}\u0000${id}`;
-
-/** The message type a queued content shows as. */
-function typeOfContent(content: QueuedContent): InboundType {
-  switch (content.kind) {
-    case 'forward':
-      return typeOfContent(content.content);
-    case 'edit':
-      return 'text';
-    default:
-      return content.kind;
-  }
-}
-
-function bodyOfContent(content: QueuedContent): string {
-  switch (content.kind) {
-    case 'text':
-    case 'link':
-      return content.text;
-    case 'image':
-    case 'video':
-    case 'file':
-      return content.caption ?? '';
-    case 'location':
-      return content.name ?? content.address ?? '';
-    case 'reaction':
-      return content.emoji;
-    case 'contact':
-      return content.contacts.map((c) => c.name).join(', ');
-    case 'poll':
-      return content.question;
-    case 'forward':
-      return bodyOfContent(content.content);
-    default:
-      return '';
-  }
-}
-
-const MEDIA_TYPES: ReadonlySet<string> = new Set<InboundType>(['image', 'video', 'audio', 'file', 'sticker']);
-
-/** Whether a sent message's content carries media stored by the gateway (not a url fetched at send time). */
-function hasStoredMedia(type: InboundType, content: string | null): boolean {
-  // The type first: the content is parsed only for media messages.
-  return (
-    MEDIA_TYPES.has(type) && content !== null && mediaOf(JSON.parse(content) as QueuedContent)?.source === 'stored'
-  );
-}
 
 /** Rows kept in memory between batches (src/projections/row-buffer.ts): a message's next status finds its row there. */
 const ROWS_KEPT = 5_000;
@@ -234,7 +186,7 @@ export class MessageIndexProjection implements Projection {
           this.react(d.deviceId, content.messageId, d.to, { from: '', fromMe: true, emoji: content.emoji });
           return;
         }
-        this.touchChat(row, undefined);
+        touchChat(this.rows().chats, row, undefined);
         return;
       }
       case 'OutboxMessageEdited':
@@ -323,20 +275,14 @@ export class MessageIndexProjection implements Projection {
       case 'MessageDeleted':
       case 'MessageStarred':
       case 'MessagePinned':
-        this.applyChatChange(event, stored.position);
+        applyChatChange(this.rows(), event, stored.position);
         return;
       case 'LabelUpdated':
         this.labelTable.apply(event.data);
         return;
-      case 'ChatLabelChanged': {
-        const chatKey = key(event.data.deviceId, event.data.chatId);
-        const chat = chats.get(chatKey);
-        // A chat the gateway never saw a message of has no row to show labels on.
-        if (!chat) return;
-        chat.labels = labelsAfter(chat.labels, event.data);
-        chats.put(chatKey, chat);
+      case 'ChatLabelChanged':
+        applyChatChange(this.rows(), event, stored.position);
         return;
-      }
       case 'InboundMediaUpdated': {
         const { deviceId, waMessageId, media } = event.data;
         const id = key(deviceId, waMessageId);
@@ -346,63 +292,6 @@ export class MessageIndexProjection implements Projection {
         row.media_stored_at = media.status === 'ready' ? stored.createdAt.getTime() : null;
         // Stored after its sender deleted it: swept as if deleted now (the sweep is past the deletion).
         if (row.revoked_pos !== null) row.revoked_pos = stored.position;
-        messages.put(id, row);
-        return;
-      }
-    }
-  }
-
-  /** Chat settings, deletions and message marks (ChatUpdated, ChatDeleted, MessageDeleted, MessageStarred, MessagePinned). */
-  private applyChatChange(
-    event: Extract<
-      Handled,
-      { type: 'ChatUpdated' | 'ChatDeleted' | 'MessageDeleted' | 'MessageStarred' | 'MessagePinned' }
-    >,
-    position: number,
-  ): void {
-    const { messages, chats } = this.rows();
-    switch (event.type) {
-      case 'ChatUpdated': {
-        const d = event.data;
-        const chatKey = key(d.deviceId, d.chatId);
-        const chat = chats.get(chatKey);
-        // A chat the gateway never saw a message of has no row to show settings on.
-        if (!chat) return;
-        if (d.archived !== undefined) chat.archived = d.archived ? 1 : 0;
-        if (d.pinned !== undefined) chat.pinned = d.pinned ? 1 : 0;
-        if (d.mutedUntil !== undefined) chat.muted_until = d.mutedUntil;
-        if (d.unread !== undefined) {
-          chat.marked_unread = d.unread ? 1 : 0;
-          // Marked read as a whole: nothing of it is unread any more.
-          if (!d.unread) chat.unread = 0;
-        }
-        chats.put(chatKey, chat);
-        return;
-      }
-      case 'ChatDeleted': {
-        const d = event.data;
-        const chatKey = key(d.deviceId, d.chatId);
-        const chat = chats.get(chatKey);
-        if (!chat) return;
-        // Its last message then is the newest cleared: older history imported later stays cleared.
-        chat.cleared_at = chat.last_at;
-        chat.cleared_pos = position;
-        chat.unread = 0;
-        chat.marked_unread = 0;
-        if (!d.cleared) chat.deleted = 1;
-        chats.put(chatKey, chat);
-        return;
-      }
-      case 'MessageDeleted':
-      case 'MessageStarred':
-      case 'MessagePinned': {
-        const d = event.data;
-        const id = key(d.deviceId, d.waMessageId);
-        const row = messages.get(id);
-        if (!row || row.chat_id !== d.chatId) return;
-        if (event.type === 'MessageDeleted') row.deleted = 1;
-        else if (event.type === 'MessageStarred') row.starred = event.data.starred ? 1 : 0;
-        else row.pinned_until = event.data.pinnedUntil;
         messages.put(id, row);
         return;
       }
@@ -475,47 +364,7 @@ export class MessageIndexProjection implements Projection {
         });
       return;
     }
-    this.touchChat(row, d.fromMe || d.isGroup || !d.pushName ? undefined : d.pushName, !historical);
-  }
-
-  /** A new message of a chat (not a reaction): the chat's last message, its unread count, its name. */
-  private touchChat(message: MessageRow, name: string | undefined, counts = true): void {
-    // Statuses (this device's and others') are kept as messages (their media is served) but are no chat.
-    if (isStatusChat(message.chat_id)) return;
-    const chats = this.rows().chats;
-    const chatKey = key(message.device_id, message.chat_id);
-    const unread = counts && message.from_me === 0 ? 1 : 0;
-    const chat = chats.get(chatKey);
-    if (!chat) {
-      chats.put(chatKey, {
-        device_id: message.device_id,
-        chat_id: message.chat_id,
-        name: name ?? null,
-        last_wa_message_id: message.wa_message_id,
-        last_at: message.at,
-        last_pos: message.pos,
-        unread,
-        archived: 0,
-        pinned: 0,
-        muted_until: null,
-        marked_unread: 0,
-        deleted: 0,
-        cleared_at: 0,
-        cleared_pos: 0,
-        labels: null,
-      });
-      return;
-    }
-    // A deleted chat comes back with its next message, not with history imported after it was deleted.
-    if (counts) chat.deleted = 0;
-    if (message.at > chat.last_at || (message.at === chat.last_at && message.pos > chat.last_pos)) {
-      chat.last_wa_message_id = message.wa_message_id;
-      chat.last_at = message.at;
-      chat.last_pos = message.pos;
-    }
-    chat.unread += unread;
-    if (name !== undefined) chat.name = name;
-    chats.put(chatKey, chat);
+    touchChat(this.rows().chats, row, d.fromMe || d.isGroup || !d.pushName ? undefined : d.pushName, !historical);
   }
 
   /**
