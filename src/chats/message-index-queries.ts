@@ -83,11 +83,7 @@ export class MessageIndexQueries {
     const words = q.match(/[\p{L}\p{N}_]+/gu) ?? [];
     if (words.length === 0) return { items: [], next: null };
     const match = words.map((word) => `"${word}"*`).join(' ');
-    const where = [
-      'm.device_id = ?',
-      'm.deleted = 0',
-      '(m.at, m.pos) > (SELECT coalesce(max(c.cleared_at), 0), coalesce(max(c.cleared_pos), 0) FROM chats c WHERE c.device_id = m.device_id AND c.chat_id = m.chat_id)',
-    ];
+    const where = ['m.device_id = ?', 'm.deleted = 0'];
     const args: Array<string | number> = [match, deviceId];
     if (options.chatId !== undefined) {
       where.push('m.chat_id = ?');
@@ -97,8 +93,14 @@ export class MessageIndexQueries {
       where.push('(m.at, m.pos) < (?, ?)');
       args.push(options.after.at, options.after.pos);
     }
-    const text = `SELECT ${PAGE} FROM (SELECT rowid AS hit FROM chat_messages_search WHERE chat_messages_search MATCH ?) f
-      JOIN chat_messages m ON m.pos = f.hit WHERE ${where.join(' AND ')} ORDER BY m.at DESC, m.pos DESC LIMIT ?`;
+    // Each hit's chat is joined once (what was cleared before is left out), not looked up in a subquery per hit.
+    const text = `SELECT ${PAGE} FROM (
+        SELECT m.*, coalesce(c.cleared_at, 0) AS chat_cleared_at, coalesce(c.cleared_pos, 0) AS chat_cleared_pos
+        FROM (SELECT rowid AS hit FROM chat_messages_search WHERE chat_messages_search MATCH ?) f
+        JOIN chat_messages m ON m.pos = f.hit
+        LEFT JOIN chats c ON c.device_id = m.device_id AND c.chat_id = m.chat_id
+        WHERE ${where.join(' AND ')}
+      ) WHERE (at, pos) > (chat_cleared_at, chat_cleared_pos) ORDER BY at DESC, pos DESC LIMIT ?`;
     let statement = this.searches.get(text);
     if (!statement) {
       statement = this.db.prepare<Array<string | number>, PageRaw>(text).raw(true);

@@ -168,7 +168,7 @@ export const SEARCH_TEXT_FUNCTION = 'dmg_search_text';
  * The full-text index of messages (SQLite FTS5, rowid = the message row's `pos`): contentless (the text is in
  * chat_messages), case and accents folded (`unicode61 remove_diacritics 2`).
  */
-export function createSearchTable(db: Database.Database): void {
+export function createSearchTable(db: Database.Database): { recreated: boolean } {
   db.function(SEARCH_TEXT_FUNCTION, { deterministic: true }, (type, body, media, content, revoked, deleted) =>
     searchTextOf(
       type as string,
@@ -179,9 +179,16 @@ export function createSearchTable(db: Database.Database): void {
       Number(deleted),
     ),
   );
+  // Every word is searched as a prefix too: prefix indexes of 2 and 3 characters answer short prefixes without a scan
+  // of every term. A table made before them is made again (and filled again by message-search-index.ts).
+  const made = db.prepare("SELECT sql FROM sqlite_master WHERE name = 'chat_messages_search'").pluck().get() as
+    string | undefined;
+  const recreated = made !== undefined && !made.includes('prefix');
+  if (recreated) db.exec('DROP TABLE chat_messages_search');
   db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS chat_messages_search USING fts5(
-    text, content = '', contentless_delete = 1, tokenize = "unicode61 remove_diacritics 2"
+    text, content = '', contentless_delete = 1, tokenize = "unicode61 remove_diacritics 2", prefix = '2 3'
   )`);
+  return { recreated };
 }
 
 /** Fills the (emptied) search index from the message table in one statement. */

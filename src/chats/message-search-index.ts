@@ -24,10 +24,10 @@ export class MessageSearchIndex {
   constructor(private readonly db: Database.Database) {}
 
   setup(db: Database.Database): void {
-    createSearchTable(db);
+    const { recreated } = createSearchTable(db);
     db.exec('CREATE TABLE IF NOT EXISTS chat_messages_search_state (filled INTEGER NOT NULL)');
     const state = db.prepare('SELECT filled FROM chat_messages_search_state').get() as { filled: number } | undefined;
-    if (state?.filled === 1) return;
+    if (state?.filled === 1 && !recreated) return;
     // A rebuild that ended before its search index was filled (the process died), or a file from before this
     // state was kept: fill it now, where it is empty.
     db.transaction(() => {

@@ -45,8 +45,10 @@ describe('message index: cleared and deleted chats', () => {
         (index) => index.chats('d1', { limit: 10 }).items.map((c) => [c.chatId, c.lastMessage]),
         [[ALICE, undefined]],
       )
+      .then((index) => index.search('d1', 'text', { limit: 10 }).items, [])
       .given(received('A3', 30))
       .then(pageIds, ['A3'])
+      .then((index) => index.search('d1', 'text', { limit: 10 }).items.map((m) => m.waMessageId), ['A3'])
       .then((index) => index.chats('d1', { limit: 10 }).items[0]?.lastMessage?.waMessageId, 'A3');
   });
 

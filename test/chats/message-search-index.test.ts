@@ -45,4 +45,23 @@ describe('message search index', () => {
       db.close();
     }
   });
+
+  it('indexes 2- and 3-character prefixes, and makes a table from before them again, filled', () => {
+    const db = new Database(':memory:');
+    try {
+      db.exec(`CREATE VIRTUAL TABLE chat_messages_search USING fts5(
+        text, content = '', contentless_delete = 1, tokenize = "unicode61 remove_diacritics 2")`);
+      db.exec(
+        'CREATE TABLE chat_messages_search_state (filled INTEGER NOT NULL); INSERT INTO chat_messages_search_state VALUES (1)',
+      );
+      const index = new MessageIndex(db);
+      index.setup(db);
+      insertMessage(db, 1, 'hello');
+      new MessageIndex(db).setup(db);
+      const made = db.prepare("SELECT sql FROM sqlite_master WHERE name = 'chat_messages_search'").pluck().get();
+      expect(made).toContain("prefix = '2 3'");
+    } finally {
+      db.close();
+    }
+  });
 });
