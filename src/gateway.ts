@@ -65,6 +65,8 @@ import { dashboardRoutes } from './http/routes/dashboard.js';
 import { ChatCommands } from './chats/chat-commands.js';
 import { MediaRetention } from './chats/media-retention.js';
 import { chatRoutes } from './http/routes/chats.js';
+import { labelRoutes } from './http/routes/labels.js';
+import { sandboxLabelRoutes } from './http/routes/sandbox-labels.js';
 import { messageRoutes } from './http/routes/messages.js';
 import {
   DEFAULT_BACKGROUND_RETRY_DELAYS_MS,
@@ -467,6 +469,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       },
     }),
   );
+  routes.push(...labelRoutes({ index: messages }), ...sandboxLabelRoutes({ sandbox: engines.sandbox, calls }));
   routes.push(
     ...chatRoutes({
       chats: calls.serve(

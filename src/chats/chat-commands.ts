@@ -15,7 +15,7 @@ import type {
 import { DomainError, sessionNotOnline } from '../errors/domain-error.js';
 import { translatingEngineFailures } from '../engines/engine-failure.js';
 import { deterministicEventId, orderedUuid } from '../eventstore/event-id.js';
-import type { InboxCommands } from '../inbox/inbox-commands.js';
+import { type InboxCommands, activityEventId } from '../inbox/inbox-commands.js';
 import type { ChatEvent, ChatUpdatedData, MutedUntil } from '../inbox/inbox-events.js';
 import type { ReadModelProgress } from '../projections/projection-runner.js';
 import type { MessageIndex } from './message-index.js';
@@ -137,11 +137,13 @@ export class ChatCommands {
   async deleteForMe(deviceId: string, waMessageId: string): Promise<void> {
     const { ops, chatId, ref } = this.messageOps(deviceId, waMessageId);
     await ops.deleteForMe(chatId, ref);
-    await this.recordChange(deviceId, { type: 'MessageDeleted', data: { deviceId, chatId, waMessageId } });
+    // The id the engine's report of the same deletion gets: recorded once whoever reports it first.
+    const eventId = activityEventId(deviceId, { kind: 'message_deleted', chatId, waMessageId });
+    await this.recordChange(deviceId, { type: 'MessageDeleted', data: { deviceId, chatId, waMessageId } }, eventId);
   }
 
-  private async recordChange(deviceId: string, event: ChatEvent): Promise<void> {
-    const position = await this.deps.inbox.record(deviceId, event, orderedUuid());
+  private async recordChange(deviceId: string, event: ChatEvent, eventId = orderedUuid()): Promise<void> {
+    const position = await this.deps.inbox.record(deviceId, event, eventId);
     await this.deps.projections.settle(position);
   }
 

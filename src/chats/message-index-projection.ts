@@ -2,17 +2,16 @@
  * The message index's projection: writes its rows (message-index-schema.ts) from the log's message, chat and
  * outbox events, holding them in memory during a batch (src/projections/row-buffer.ts) and writing them at its end.
  */
-import { isStatusChat } from '../status/status-chat.js';
 import type Database from 'better-sqlite3';
 import type { StoredEvent } from '../eventstore/event-store.js';
 import { eventGuard } from '../eventstore/typed-events.js';
 import { isGroupId } from '../messages/chat-id.js';
-import type { InboundType } from '../messages/message-events.js';
 import type { InboxEvent, MessageReceivedData } from '../inbox/inbox-events.js';
 import type { Projection } from '../projections/projection.js';
 import { BulkInsert } from '../projections/bulk-insert.js';
 import { RowBuffer } from '../projections/row-buffer.js';
-import { type OutboxEvent, type QueuedContent, mediaOf } from '../outbox/stream/outbox-events.js';
+import type { OutboxEvent } from '../outbox/stream/outbox-events.js';
+import { bodyOfContent, hasStoredMedia, typeOfContent } from './message-content.js';
 import { nextStatus } from '../outbox/stream/message-status.js';
 import {
   CHAT_COLUMNS,
@@ -23,11 +22,11 @@ import {
   type MessageRow,
   STATUS_COLUMNS,
   createMessageIndexTables,
-  createSearchTable,
-  fillSearchTable,
-  searchTextOf,
 } from './message-index-schema.js';
+import { MessageSearchIndex } from './message-search-index.js';
 import { type Reaction, isoOf } from './message-views.js';
+import { LabelTable, createLabelTable } from './chat-labels.js';
+import { applyChatChange, rowKey as key, touchChat } from './chat-rows.js';
 
 type Handled =
   InboxEvent | Extract<OutboxEvent, { type: 'OutboxMessageQueued' | 'OutboxMessageEdited' | 'MessageStatusChanged' }>;
@@ -45,57 +44,11 @@ const HANDLED: ReadonlySet<string> = new Set<Handled['type']>([
   'MessageDeleted',
   'MessageStarred',
   'MessagePinned',
+  'LabelUpdated',
+  'ChatLabelChanged',
   'HistoryImported',
 ]);
 const isHandled = eventGuard<Handled>(HANDLED);
-
-const key = (deviceId: string, id: string) => `${deviceId}\u0000${id}`;
-
-/** The message type a queued content shows as. */
-function typeOfContent(content: QueuedContent): InboundType {
-  switch (content.kind) {
-    case 'forward':
-      return typeOfContent(content.content);
-    case 'edit':
-      return 'text';
-    default:
-      return content.kind;
-  }
-}
-
-function bodyOfContent(content: QueuedContent): string {
-  switch (content.kind) {
-    case 'text':
-    case 'link':
-      return content.text;
-    case 'image':
-    case 'video':
-    case 'file':
-      return content.caption ?? '';
-    case 'location':
-      return content.name ?? content.address ?? '';
-    case 'reaction':
-      return content.emoji;
-    case 'contact':
-      return content.contacts.map((c) => c.name).join(', ');
-    case 'poll':
-      return content.question;
-    case 'forward':
-      return bodyOfContent(content.content);
-    default:
-      return '';
-  }
-}
-
-const MEDIA_TYPES: ReadonlySet<string> = new Set<InboundType>(['image', 'video', 'audio', 'file', 'sticker']);
-
-/** Whether a sent message's content carries media stored by the gateway (not a url fetched at send time). */
-function hasStoredMedia(type: InboundType, content: string | null): boolean {
-  // The type first: the content is parsed only for media messages.
-  return (
-    MEDIA_TYPES.has(type) && content !== null && mediaOf(JSON.parse(content) as QueuedContent)?.source === 'stored'
-  );
-}
 
 /** Rows kept in memory between batches (src/projections/row-buffer.ts): a message's next status finds its row there. */
 const ROWS_KEPT = 5_000;
@@ -107,9 +60,11 @@ export class MessageIndexProjection implements Projection {
    * 4: edits, revokes and reactions only from the right party and chat. 5: where each revoke is (`revoked_pos`),
    * and the kept media of sent messages (`media_stored_at` set by `sent`, `revoked_pos` by `deleted`). 6: chat settings
    * (archived, pinned, muted, marked unread, deleted or cleared, labels), stars, pins and deletions for me of messages,
-   * history sync (`historical`).
+   * history sync (`historical`). 7: a chat cleared or deleted keeps the time it was cleared at (`cleared_at`), and
+   * history imported later neither brings back its older messages nor the deleted chat; labels (`chat_labels`, and
+   * `chats.labels` written).
    */
-  readonly version = 6;
+  readonly version = 7;
   readonly handles: ReadonlySet<string> = HANDLED;
   /**
    * apply() reads rows by their keys only; while a rebuild fills the emptied table, the message buffer finds a
@@ -129,10 +84,9 @@ export class MessageIndexProjection implements Projection {
   private readonly inserts: { messages: BulkInsert; chats: BulkInsert; statuses: BulkInsert };
   /** UPDATE statements by the columns they set. */
   private readonly updates = new Map<string, Database.Statement>();
-  /** The search index's changes of the batch: a row's position → its text now ('' takes it out). */
-  private readonly searchChanges = new Map<number, string>();
-  /** After reset(): the search index is filled once, from the finished table, when the rebuild has caught up. */
-  private searchDeferred = false;
+  private readonly searchIndex: MessageSearchIndex;
+  /** The device's labels (GET /labels reads them through MessageIndex). */
+  protected readonly labelTable: LabelTable;
 
   constructor(private readonly db: Database.Database) {
     this.inserts = {
@@ -140,23 +94,20 @@ export class MessageIndexProjection implements Projection {
       chats: new BulkInsert(db, 'INSERT INTO chats', CHAT_COLUMNS, { keyColumns: 2 }),
       statuses: new BulkInsert(db, 'INSERT INTO chat_message_statuses', STATUS_COLUMNS),
     };
+    this.labelTable = new LabelTable(db);
+    this.searchIndex = new MessageSearchIndex(db);
   }
 
   setup(db: Database.Database): void {
     createMessageIndexTables(db);
-    createSearchTable(db);
-    // A rebuild that ended before its search index was filled (the process died): fill it now.
-    const empty = db.prepare('SELECT 1 FROM chat_messages_search LIMIT 1').get() === undefined;
-    if (empty && db.prepare('SELECT 1 FROM chat_messages LIMIT 1').get() !== undefined)
-      db.transaction(() => fillSearchTable(db))();
+    createLabelTable(db);
+    this.searchIndex.setup(db);
   }
 
   reset(db: Database.Database): void {
     this.discard();
-    db.exec(
-      'DELETE FROM chat_messages; DELETE FROM chats; DELETE FROM chat_message_statuses; DELETE FROM chat_messages_search',
-    );
-    this.searchDeferred = true;
+    db.exec('DELETE FROM chat_messages; DELETE FROM chats; DELETE FROM chat_message_statuses; DELETE FROM chat_labels');
+    this.searchIndex.reset(db);
     const { messages, chats } = this.rows();
     messages.emptied();
     chats.emptied();
@@ -165,10 +116,7 @@ export class MessageIndexProjection implements Projection {
   caughtUp(): void {
     this.buffers?.messages.caughtUp();
     this.buffers?.chats.caughtUp();
-    if (this.searchDeferred) {
-      this.searchDeferred = false;
-      this.db.transaction(() => fillSearchTable(this.db))();
-    }
+    this.searchIndex.caughtUp();
   }
 
   apply(stored: StoredEvent): void {
@@ -238,7 +186,7 @@ export class MessageIndexProjection implements Projection {
           this.react(d.deviceId, content.messageId, d.to, { from: '', fromMe: true, emoji: content.emoji });
           return;
         }
-        this.touchChat(row, undefined);
+        touchChat(this.rows().chats, row, undefined);
         return;
       }
       case 'OutboxMessageEdited':
@@ -327,7 +275,13 @@ export class MessageIndexProjection implements Projection {
       case 'MessageDeleted':
       case 'MessageStarred':
       case 'MessagePinned':
-        this.applyChatChange(event, stored.position);
+        applyChatChange(this.rows(), event, stored.position);
+        return;
+      case 'LabelUpdated':
+        this.labelTable.apply(event.data);
+        return;
+      case 'ChatLabelChanged':
+        applyChatChange(this.rows(), event, stored.position);
         return;
       case 'InboundMediaUpdated': {
         const { deviceId, waMessageId, media } = event.data;
@@ -344,61 +298,6 @@ export class MessageIndexProjection implements Projection {
     }
   }
 
-  /** Chat settings, deletions and message marks (ChatUpdated, ChatDeleted, MessageDeleted, MessageStarred, MessagePinned). */
-  private applyChatChange(
-    event: Extract<
-      Handled,
-      { type: 'ChatUpdated' | 'ChatDeleted' | 'MessageDeleted' | 'MessageStarred' | 'MessagePinned' }
-    >,
-    position: number,
-  ): void {
-    const { messages, chats } = this.rows();
-    switch (event.type) {
-      case 'ChatUpdated': {
-        const d = event.data;
-        const chatKey = key(d.deviceId, d.chatId);
-        const chat = chats.get(chatKey);
-        // A chat the gateway never saw a message of has no row to show settings on.
-        if (!chat) return;
-        if (d.archived !== undefined) chat.archived = d.archived ? 1 : 0;
-        if (d.pinned !== undefined) chat.pinned = d.pinned ? 1 : 0;
-        if (d.mutedUntil !== undefined) chat.muted_until = d.mutedUntil;
-        if (d.unread !== undefined) {
-          chat.marked_unread = d.unread ? 1 : 0;
-          // Marked read as a whole: nothing of it is unread any more.
-          if (!d.unread) chat.unread = 0;
-        }
-        chats.put(chatKey, chat);
-        return;
-      }
-      case 'ChatDeleted': {
-        const d = event.data;
-        const chatKey = key(d.deviceId, d.chatId);
-        const chat = chats.get(chatKey);
-        if (!chat) return;
-        chat.cleared_pos = position;
-        chat.unread = 0;
-        chat.marked_unread = 0;
-        if (!d.cleared) chat.deleted = 1;
-        chats.put(chatKey, chat);
-        return;
-      }
-      case 'MessageDeleted':
-      case 'MessageStarred':
-      case 'MessagePinned': {
-        const d = event.data;
-        const id = key(d.deviceId, d.waMessageId);
-        const row = messages.get(id);
-        if (!row || row.chat_id !== d.chatId) return;
-        if (event.type === 'MessageDeleted') row.deleted = 1;
-        else if (event.type === 'MessageStarred') row.starred = event.data.starred ? 1 : 0;
-        else row.pinned_until = event.data.pinnedUntil;
-        messages.put(id, row);
-        return;
-      }
-    }
-  }
-
   flush(): void {
     // Chats after messages: a chat's last message is always a row.
     this.buffers?.messages.flush();
@@ -406,31 +305,14 @@ export class MessageIndexProjection implements Projection {
     this.buffers?.chats.flush();
     this.inserts.chats.flush();
     this.inserts.statuses.flush();
-    if (this.searchChanges.size > 0) {
-      const sql = this.sql();
-      for (const [pos, text] of this.searchChanges) {
-        sql.unsearch.run(pos);
-        if (text !== '') sql.search.run(pos, text);
-      }
-      this.searchChanges.clear();
-    }
+    this.searchIndex.flush();
   }
 
   discard(): void {
     this.buffers?.messages.discard();
     this.buffers?.chats.discard();
     for (const insert of Object.values(this.inserts)) insert.discard();
-    this.searchChanges.clear();
-  }
-
-  /** Notes a written message row whose searchable text changed (not while a rebuild defers the search index). */
-  private noteSearch(row: MessageRow, saved: MessageRow | undefined): void {
-    if (this.searchDeferred) return;
-    const text = searchTextOf(row.type, row.body, row.media, row.content, row.revoked, row.deleted);
-    const before = saved
-      ? searchTextOf(saved.type, saved.body, saved.media, saved.content, saved.revoked, saved.deleted)
-      : '';
-    if (text !== before) this.searchChanges.set(row.pos, text);
+    this.searchIndex.discard();
   }
 
   /**
@@ -482,46 +364,7 @@ export class MessageIndexProjection implements Projection {
         });
       return;
     }
-    this.touchChat(row, d.fromMe || d.isGroup || !d.pushName ? undefined : d.pushName, !historical);
-  }
-
-  /** A new message of a chat (not a reaction): the chat's last message, its unread count, its name. */
-  private touchChat(message: MessageRow, name: string | undefined, counts = true): void {
-    // Statuses (this device's and others') are kept as messages (their media is served) but are no chat.
-    if (isStatusChat(message.chat_id)) return;
-    const chats = this.rows().chats;
-    const chatKey = key(message.device_id, message.chat_id);
-    const unread = counts && message.from_me === 0 ? 1 : 0;
-    const chat = chats.get(chatKey);
-    if (!chat) {
-      chats.put(chatKey, {
-        device_id: message.device_id,
-        chat_id: message.chat_id,
-        name: name ?? null,
-        last_wa_message_id: message.wa_message_id,
-        last_at: message.at,
-        last_pos: message.pos,
-        unread,
-        archived: 0,
-        pinned: 0,
-        muted_until: null,
-        marked_unread: 0,
-        deleted: 0,
-        cleared_pos: 0,
-        labels: null,
-      });
-      return;
-    }
-    // A deleted chat comes back with its next message.
-    chat.deleted = 0;
-    if (message.at > chat.last_at || (message.at === chat.last_at && message.pos > chat.last_pos)) {
-      chat.last_wa_message_id = message.wa_message_id;
-      chat.last_at = message.at;
-      chat.last_pos = message.pos;
-    }
-    chat.unread += unread;
-    if (name !== undefined) chat.name = name;
-    chats.put(chatKey, chat);
+    touchChat(this.rows().chats, row, d.fromMe || d.isGroup || !d.pushName ? undefined : d.pushName, !historical);
   }
 
   /**
@@ -588,7 +431,7 @@ export class MessageIndexProjection implements Projection {
       messages: new RowBuffer<MessageRow>(
         (k, pos) => (pos === undefined ? sql.messageRow.get(...split(k)) : sql.messageRowAt.get(pos as number)),
         (row, stored, saved) => {
-          this.noteSearch(row, stored ? saved : undefined);
+          this.searchIndex.note(row, stored ? saved : undefined);
           if (stored) this.update('chat_messages', MESSAGE_COLUMNS, MESSAGE_KEYS, row, saved!);
           else this.inserts.messages.addObject(row);
         },
@@ -645,8 +488,6 @@ export class MessageIndexProjection implements Projection {
       messageRowAt: db.prepare<[number], MessageRow>(
         `SELECT ${MESSAGE_COLUMNS.join(', ')} FROM chat_messages WHERE pos = ?`,
       ),
-      search: db.prepare<[number, string]>('INSERT INTO chat_messages_search (rowid, text) VALUES (?, ?)'),
-      unsearch: db.prepare<[number]>('DELETE FROM chat_messages_search WHERE rowid = ?'),
       chatRow: db.prepare<[string, string], ChatRow>(
         `SELECT ${CHAT_COLUMNS.join(', ')} FROM chats WHERE device_id = ? AND chat_id = ?`,
       ),

@@ -54,10 +54,19 @@ export class MessageIndexQueries {
    */
   messages(deviceId: string, chatId: string, options: { limit: number; after?: PageKey }): Page<MessageView> {
     const sql = this.sql();
-    const cleared = sql.clearedPos.get(deviceId, chatId)?.cleared_pos ?? 0;
+    const cleared = sql.clearedKey.get(deviceId, chatId) ?? { cleared_at: 0, cleared_pos: 0 };
+    const { cleared_at: clearedAt, cleared_pos: clearedPos } = cleared;
     const rows = options.after
-      ? sql.chatPageAfter.all(deviceId, chatId, cleared, options.after.at, options.after.pos, options.limit + 1)
-      : sql.chatPage.all(deviceId, chatId, cleared, options.limit + 1);
+      ? sql.chatPageAfter.all(
+          deviceId,
+          chatId,
+          clearedAt,
+          clearedPos,
+          options.after.at,
+          options.after.pos,
+          options.limit + 1,
+        )
+      : sql.chatPage.all(deviceId, chatId, clearedAt, clearedPos, options.limit + 1);
     const page = rows.slice(0, options.limit).map(pageRowOf);
     const last = page[page.length - 1];
     return {
@@ -74,11 +83,7 @@ export class MessageIndexQueries {
     const words = q.match(/[\p{L}\p{N}_]+/gu) ?? [];
     if (words.length === 0) return { items: [], next: null };
     const match = words.map((word) => `"${word}"*`).join(' ');
-    const where = [
-      'm.device_id = ?',
-      'm.deleted = 0',
-      'm.pos > coalesce((SELECT c.cleared_pos FROM chats c WHERE c.device_id = m.device_id AND c.chat_id = m.chat_id), 0)',
-    ];
+    const where = ['m.device_id = ?', 'm.deleted = 0'];
     const args: Array<string | number> = [match, deviceId];
     if (options.chatId !== undefined) {
       where.push('m.chat_id = ?');
@@ -88,8 +93,14 @@ export class MessageIndexQueries {
       where.push('(m.at, m.pos) < (?, ?)');
       args.push(options.after.at, options.after.pos);
     }
-    const text = `SELECT ${PAGE} FROM (SELECT rowid AS hit FROM chat_messages_search WHERE chat_messages_search MATCH ?) f
-      JOIN chat_messages m ON m.pos = f.hit WHERE ${where.join(' AND ')} ORDER BY m.at DESC, m.pos DESC LIMIT ?`;
+    // Each hit's chat is joined once (what was cleared before is left out), not looked up in a subquery per hit.
+    const text = `SELECT ${PAGE} FROM (
+        SELECT m.*, coalesce(c.cleared_at, 0) AS chat_cleared_at, coalesce(c.cleared_pos, 0) AS chat_cleared_pos
+        FROM (SELECT rowid AS hit FROM chat_messages_search WHERE chat_messages_search MATCH ?) f
+        JOIN chat_messages m ON m.pos = f.hit
+        LEFT JOIN chats c ON c.device_id = m.device_id AND c.chat_id = m.chat_id
+        WHERE ${where.join(' AND ')}
+      ) WHERE (at, pos) > (chat_cleared_at, chat_cleared_pos) ORDER BY at DESC, pos DESC LIMIT ?`;
     let statement = this.searches.get(text);
     if (!statement) {
       statement = this.db.prepare<Array<string | number>, PageRaw>(text).raw(true);
@@ -208,8 +219,8 @@ export class MessageIndexQueries {
       byId: db.prepare<[string, string], Row>(
         `SELECT ${ROW_COLUMNS} FROM chat_messages WHERE device_id = ? AND wa_message_id = ? AND deleted = 0`,
       ),
-      clearedPos: db.prepare<[string, string], { cleared_pos: number }>(
-        'SELECT cleared_pos FROM chats WHERE device_id = ? AND chat_id = ?',
+      clearedKey: db.prepare<[string, string], { cleared_at: number; cleared_pos: number }>(
+        'SELECT cleared_at, cleared_pos FROM chats WHERE device_id = ? AND chat_id = ?',
       ),
       chatById: db.prepare<[string, string], ChatListRow>(`${CHAT_LIST} WHERE c.device_id = ? AND c.chat_id = ?`),
       lastMessage: db.prepare<[string, string], RefRow>(
@@ -221,13 +232,13 @@ export class MessageIndexQueries {
       ),
       // Rows as arrays of the columns a view needs: a page is 50 rows, and objects of 20 columns cost more than the query.
       chatPage: db
-        .prepare<[string, string, number, number], PageRaw>(
-          `SELECT ${PAGE} FROM chat_messages WHERE device_id = ? AND chat_id = ? AND type <> 'reaction' AND deleted = 0 AND pos > ? ORDER BY at DESC, pos DESC LIMIT ?`,
+        .prepare<[string, string, number, number, number], PageRaw>(
+          `SELECT ${PAGE} FROM chat_messages WHERE device_id = ? AND chat_id = ? AND type <> 'reaction' AND deleted = 0 AND (at, pos) > (?, ?) ORDER BY at DESC, pos DESC LIMIT ?`,
         )
         .raw(true),
       chatPageAfter: db
-        .prepare<[string, string, number, number, number, number], PageRaw>(
-          `SELECT ${PAGE} FROM chat_messages WHERE device_id = ? AND chat_id = ? AND type <> 'reaction' AND deleted = 0 AND pos > ? AND (at, pos) < (?, ?) ORDER BY at DESC, pos DESC LIMIT ?`,
+        .prepare<[string, string, number, number, number, number, number], PageRaw>(
+          `SELECT ${PAGE} FROM chat_messages WHERE device_id = ? AND chat_id = ? AND type <> 'reaction' AND deleted = 0 AND (at, pos) > (?, ?) AND (at, pos) < (?, ?) ORDER BY at DESC, pos DESC LIMIT ?`,
         )
         .raw(true),
       chatExists: db.prepare<[string, string], { one: number }>(
@@ -250,7 +261,7 @@ export class MessageIndexQueries {
 
 /** A chat with its last message's current state (edits and revokes show). */
 const CHAT_LIST = `SELECT c.chat_id, c.name, c.unread, c.last_wa_message_id, c.last_at, c.last_pos, m.from_me, m.type, m.body, m.revoked,
-  c.archived, c.pinned, c.muted_until, c.marked_unread, c.labels
+  c.archived, c.pinned, c.muted_until, c.marked_unread, c.labels, c.cleared_at, c.cleared_pos
   FROM chats c JOIN chat_messages m ON m.device_id = c.device_id AND m.wa_message_id = c.last_wa_message_id`;
 
 /** GET /chats?archived&pinned&unread&label (each optional). */

@@ -75,7 +75,12 @@ export interface ChatRow {
   marked_unread: number;
   /** Deleted for this account: out of the chat list until a new message. */
   deleted: number;
-  /** Messages recorded at or before this log position were cleared or deleted with the chat: out of its pages. */
+  /**
+   * The chat was cleared or deleted at this key (its last message's time then, the clearing event's log position):
+   * messages at or before it are out of its pages. A time, not only a position: history imported later brings
+   * older messages at higher positions (docs/architecture.md, "Message kinds, chats and received media").
+   */
+  cleared_at: number;
   cleared_pos: number;
   /** JSON array of label ids (WhatsApp Business), or null. */
   labels: string | null;
@@ -125,6 +130,7 @@ export const CHAT_COLUMNS = [
   'muted_until',
   'marked_unread',
   'deleted',
+  'cleared_at',
   'cleared_pos',
   'labels',
 ] as const satisfies ReadonlyArray<keyof ChatRow>;
@@ -162,7 +168,7 @@ export const SEARCH_TEXT_FUNCTION = 'dmg_search_text';
  * The full-text index of messages (SQLite FTS5, rowid = the message row's `pos`): contentless (the text is in
  * chat_messages), case and accents folded (`unicode61 remove_diacritics 2`).
  */
-export function createSearchTable(db: Database.Database): void {
+export function createSearchTable(db: Database.Database): { recreated: boolean } {
   db.function(SEARCH_TEXT_FUNCTION, { deterministic: true }, (type, body, media, content, revoked, deleted) =>
     searchTextOf(
       type as string,
@@ -173,9 +179,16 @@ export function createSearchTable(db: Database.Database): void {
       Number(deleted),
     ),
   );
+  // Every word is searched as a prefix too: prefix indexes of 2 and 3 characters answer short prefixes without a scan
+  // of every term. A table made before them is made again (and filled again by message-search-index.ts).
+  const made = db.prepare("SELECT sql FROM sqlite_master WHERE name = 'chat_messages_search'").pluck().get() as
+    string | undefined;
+  const recreated = made !== undefined && !made.includes('prefix');
+  if (recreated) db.exec('DROP TABLE chat_messages_search');
   db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS chat_messages_search USING fts5(
-    text, content = '', contentless_delete = 1, tokenize = "unicode61 remove_diacritics 2"
+    text, content = '', contentless_delete = 1, tokenize = "unicode61 remove_diacritics 2", prefix = '2 3'
   )`);
+  return { recreated };
 }
 
 /** Fills the (emptied) search index from the message table in one statement. */
@@ -195,7 +208,8 @@ export function createMessageIndexTables(db: Database.Database): void {
   const columns = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('chat_messages') as string[];
   if (columns.length > 0 && !columns.includes('historical')) db.exec('DROP TABLE chat_messages');
   const chatColumns = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('chats') as string[];
-  if (chatColumns.length > 0 && !chatColumns.includes('labels')) db.exec('DROP TABLE chats');
+  // One of version 6 lacks the time a chat was cleared at.
+  if (chatColumns.length > 0 && !chatColumns.includes('cleared_at')) db.exec('DROP TABLE chats');
   db.exec(`
     CREATE TABLE IF NOT EXISTS chat_messages (
       device_id       TEXT NOT NULL,
@@ -248,6 +262,7 @@ export function createMessageIndexTables(db: Database.Database): void {
       muted_until        TEXT,
       marked_unread      INTEGER NOT NULL DEFAULT 0,
       deleted            INTEGER NOT NULL DEFAULT 0,
+      cleared_at         INTEGER NOT NULL DEFAULT 0,
       cleared_pos        INTEGER NOT NULL DEFAULT 0,
       labels             TEXT,
       PRIMARY KEY (device_id, chat_id)

@@ -49,6 +49,11 @@ export class MessageIndex extends MessageIndexProjection implements SeenMessages
     return this.queries.chats(...args);
   }
 
+  /** The device's labels (WhatsApp Business), deleted ones left out. */
+  labels(deviceId: string) {
+    return this.labelTable.list(deviceId);
+  }
+
   hasChat(...args: Parameters<MessageIndexQueries['hasChat']>) {
     return this.queries.hasChat(...args);
   }

@@ -57,7 +57,8 @@ export interface ChatView {
   isGroup: boolean;
   name?: string;
   unreadCount: number;
-  lastMessage: { waMessageId: string; fromMe: boolean; type: InboundType; body: string; timestamp: number };
+  /** Absent while the chat is cleared (nothing came since). */
+  lastMessage?: { waMessageId: string; fromMe: boolean; type: InboundType; body: string; timestamp: number };
   /** ISO 8601: the time of the last message. */
   updatedAt: string;
   archived: boolean;
@@ -99,6 +100,8 @@ export interface ChatListRow {
   muted_until: string | null;
   marked_unread: number;
   labels: string | null;
+  cleared_at: number;
+  cleared_pos: number;
 }
 
 /**
@@ -160,19 +163,27 @@ export function viewOf(deviceId: string, row: PageRow): MessageView {
 }
 
 /** A chat with its last message (GET /chats). */
+const isAfterClearing = (row: ChatListRow): boolean =>
+  row.last_at > row.cleared_at || (row.last_at === row.cleared_at && row.last_pos > row.cleared_pos);
+
 export function chatViewOf(row: ChatListRow): ChatView {
   return {
     chatId: row.chat_id,
     isGroup: isGroupId(row.chat_id),
     ...(row.name ? { name: row.name } : {}),
     unreadCount: row.unread,
-    lastMessage: {
-      waMessageId: row.last_wa_message_id,
-      fromMe: row.from_me === 1,
-      type: row.type,
-      body: row.revoked ? '' : row.body,
-      timestamp: row.last_at,
-    },
+    // A cleared chat shows none of its cleared messages, its last one neither.
+    ...(isAfterClearing(row)
+      ? {
+          lastMessage: {
+            waMessageId: row.last_wa_message_id,
+            fromMe: row.from_me === 1,
+            type: row.type,
+            body: row.revoked ? '' : row.body,
+            timestamp: row.last_at,
+          },
+        }
+      : {}),
     updatedAt: isoOf(row.last_at),
     archived: row.archived === 1,
     pinned: row.pinned === 1,

@@ -29,6 +29,10 @@ export interface GroupState {
   participants: Readonly<Record<string, GroupRole>>;
   /** The stream's `seq` when this group last changed. */
   seq: number;
+  /** Numbers whose request to join is open: a notification delivered again (after a reconnect) records nothing. */
+  joinRequests?: readonly string[];
+  /** The picture was removed last: a removal delivered again records nothing. */
+  pictureRemoved?: boolean;
 }
 
 export interface GroupsState {
@@ -163,7 +167,9 @@ function withParticipants(group: GroupState, action: ParticipantAction, numbers:
     else if (participants[number] !== undefined && participants[number] !== 'superadmin')
       participants[number] = action === 'promote' ? 'admin' : 'member';
   }
-  return { ...group, participants };
+  // One who joined has no open request any more.
+  const joinRequests = action === 'add' ? group.joinRequests?.filter((n) => !numbers.includes(n)) : group.joinRequests;
+  return { ...group, participants, ...(joinRequests ? { joinRequests } : {}) };
 }
 
 function without(groups: Readonly<Record<string, GroupState>>, groupId: string): Record<string, GroupState> {
@@ -182,8 +188,16 @@ export const groupsDecider: Decider<GroupsState, GroupsCommand, GroupEvent> = {
     const state = { ...before, seq };
     const { groups } = state;
     switch (event.type) {
-      case 'GroupMetadataRecorded':
-        return { seq, groups: { ...groups, [event.data.group.groupId]: stateOfGroup(event.data.group, seq) } };
+      case 'GroupMetadataRecorded': {
+        // The metadata says nothing of open join requests or the picture: what the stream knew stays.
+        const { joinRequests, pictureRemoved } = groups[event.data.group.groupId] ?? {};
+        const next: GroupState = {
+          ...stateOfGroup(event.data.group, seq),
+          ...(joinRequests ? { joinRequests } : {}),
+          ...(pictureRemoved !== undefined ? { pictureRemoved } : {}),
+        };
+        return { seq, groups: { ...groups, [event.data.group.groupId]: next } };
+      }
       case 'GroupUpdated': {
         const group = groups[event.data.groupId];
         if (!group) return state;
@@ -212,9 +226,19 @@ export const groupsDecider: Decider<GroupsState, GroupsCommand, GroupEvent> = {
       }
       case 'GroupLeft':
         return groups[event.data.groupId] ? { seq, groups: without(groups, event.data.groupId) } : state;
+      case 'GroupPictureChanged': {
+        const group = groups[event.data.groupId];
+        if (!group) return state;
+        return { seq, groups: { ...groups, [event.data.groupId]: { ...group, pictureRemoved: event.data.removed } } };
+      }
+      case 'GroupJoinRequested': {
+        const group = groups[event.data.groupId];
+        if (!group) return state;
+        const open = (group.joinRequests ?? []).filter((number) => number !== event.data.number);
+        if (event.data.action === 'created') open.push(event.data.number);
+        return { seq, groups: { ...groups, [event.data.groupId]: { ...group, joinRequests: open } } };
+      }
       case 'GroupInviteRevoked':
-      case 'GroupPictureChanged':
-      case 'GroupJoinRequested':
         return state;
     }
   },
@@ -275,10 +299,18 @@ export const groupsDecider: Decider<GroupsState, GroupsCommand, GroupEvent> = {
         return [{ type: 'GroupInviteRevoked', data: { deviceId, groupId: command.groupId } }];
       case 'RecordPicture': {
         const { groupId, removed, by } = command;
+        const group = state.groups[groupId];
+        // Not a group of the account's, or a removal told again: nothing changed.
+        if (!group || (removed && group.pictureRemoved === true)) return [];
         return [{ type: 'GroupPictureChanged', data: { deviceId, groupId, removed, ...(by ? { by } : {}) } }];
       }
       case 'RecordJoinRequest': {
         const { groupId, number, action } = command;
+        const group = state.groups[groupId];
+        if (!group) return [];
+        // A request delivered again (a reconnect) is open already; a withdrawal of none open is no news.
+        const open = (group.joinRequests ?? []).includes(number);
+        if (open === (action === 'created')) return [];
         return [{ type: 'GroupJoinRequested', data: { deviceId, groupId, number, action } }];
       }
     }

@@ -43,6 +43,8 @@ export function activityEventId(deviceId: string, activity: ChatActivity): strin
     case 'chat_deleted':
     case 'message_starred':
     case 'message_pinned':
+    case 'label_updated':
+    case 'chat_labels':
       return orderedUuid();
     case 'message_deleted':
       return deterministicEventId(`${deviceId}/delete-for-me/${activity.waMessageId}`);

@@ -150,6 +150,24 @@ export interface MessagePinnedData {
   pinnedUntil: string | null;
 }
 
+/** A label of a WhatsApp Business account made, changed or deleted (on the phone, or through the API). */
+export interface LabelUpdatedData {
+  deviceId: string;
+  labelId: string;
+  name: string;
+  /** WhatsApp's colour index, 0..19. */
+  color: number;
+  deleted: boolean;
+}
+
+/** A label put on a chat (`add`) or taken off it (`remove`). */
+export interface ChatLabelChangedData {
+  deviceId: string;
+  chatId: string;
+  labelId: string;
+  action: 'add' | 'remove';
+}
+
 /**
  * A message of a history sync chunk: recorded as it was (`historical` in the read models; no `message.received`),
  * one event per message, so that each has a log position of its own like any message.
@@ -183,7 +201,9 @@ export type ChatActivity =
   | ({ kind: 'chat_deleted' } & Omit<ChatDeletedData, 'deviceId'>)
   | ({ kind: 'message_deleted' } & Omit<MessageDeletedData, 'deviceId'>)
   | ({ kind: 'message_starred' } & Omit<MessageStarredData, 'deviceId'>)
-  | ({ kind: 'message_pinned' } & Omit<MessagePinnedData, 'deviceId'>);
+  | ({ kind: 'message_pinned' } & Omit<MessagePinnedData, 'deviceId'>)
+  | ({ kind: 'label_updated' } & Omit<LabelUpdatedData, 'deviceId'>)
+  | ({ kind: 'chat_labels' } & Omit<ChatLabelChangedData, 'deviceId'>);
 
 /** The events of `inbox-<deviceId>` besides MessageReceived: each a fact the engine (or a read command) reported. */
 export type ChatEvent =
@@ -199,6 +219,8 @@ export type ChatEvent =
   | { type: 'MessageDeleted'; data: MessageDeletedData }
   | { type: 'MessageStarred'; data: MessageStarredData }
   | { type: 'MessagePinned'; data: MessagePinnedData }
+  | { type: 'LabelUpdated'; data: LabelUpdatedData }
+  | { type: 'ChatLabelChanged'; data: ChatLabelChangedData }
   | { type: 'HistoryImported'; data: HistoryImportedData }
   | { type: 'HistorySynced'; data: HistorySyncedData }
   | { type: 'StatusViewed'; data: StatusViewedData };
@@ -216,6 +238,8 @@ export const CHAT_EVENT_TYPES: ReadonlySet<string> = new Set<ChatEvent['type']>(
   'MessageDeleted',
   'MessageStarred',
   'MessagePinned',
+  'LabelUpdated',
+  'ChatLabelChanged',
   'HistoryImported',
   'HistorySynced',
   'StatusViewed',
@@ -263,6 +287,14 @@ export function chatEventOf(deviceId: string, activity: ChatActivity): ChatEvent
     case 'message_pinned': {
       const { kind: _k, ...rest } = activity;
       return { type: 'MessagePinned', data: { deviceId, ...rest } };
+    }
+    case 'label_updated': {
+      const { kind: _k, ...rest } = activity;
+      return { type: 'LabelUpdated', data: { deviceId, ...rest } };
+    }
+    case 'chat_labels': {
+      const { kind: _k, ...rest } = activity;
+      return { type: 'ChatLabelChanged', data: { deviceId, ...rest } };
     }
   }
 }

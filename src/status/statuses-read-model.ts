@@ -38,9 +38,13 @@ const isHandled = eventGuard<HandledEvent>(HANDLED);
 /** Statuses that end one: it is no longer shown. */
 const GONE: ReadonlySet<string> = new Set(['deleted', 'cancelled', 'failed', 'expired']);
 
+/** How long WhatsApp shows a status. */
+const STATUS_LIFETIME_MS = 24 * 60 * 60 * 1000;
+
 export class StatusesReadModel implements Projection {
   readonly name = 'statuses';
-  readonly version = 1;
+  /** 2: statuses older than a day (their lifetime) are removed when the device posts its next one. */
+  readonly version = 2;
   readonly handles: ReadonlySet<string> = HANDLED;
   private statements: ReturnType<StatusesReadModel['prepare']> | undefined;
 
@@ -80,6 +84,10 @@ export class StatusesReadModel implements Projection {
         if (!isStatusChat(d.to)) return;
         const inner = d.content.kind === 'forward' ? d.content.content : d.content;
         const text = inner.kind === 'text' ? inner.text : 'caption' in inner ? (inner.caption ?? null) : null;
+        // A status lives a day: those gone by the time this one is posted leave (by the log's times, so a rebuild agrees).
+        const expired = new Date(Date.parse(d.createdAt) - STATUS_LIFETIME_MS).toISOString();
+        sql.expireViewers.run(d.deviceId, d.deviceId, expired);
+        sql.expire.run(d.deviceId, expired);
         sql.put.run(d.deviceId, d.waMessageId, inner.kind, text, d.createdAt);
         return;
       }
@@ -110,12 +118,19 @@ export class StatusesReadModel implements Projection {
   /** The device's statuses posted since `since` (ISO 8601), newest first, with their viewers. */
   list(deviceId: string, since: string): StatusView[] {
     const sql = this.sql();
+    // Every status's viewers in one query, not one per status.
+    const viewers = new Map<string, Array<{ number: string; at: string }>>();
+    for (const { wa_message_id: id, number, at } of sql.viewers.all(deviceId, deviceId, since)) {
+      const list = viewers.get(id);
+      if (list) list.push({ number, at });
+      else viewers.set(id, [{ number, at }]);
+    }
     return sql.list.all(deviceId, since).map((row) => ({
       waMessageId: row.wa_message_id,
       type: row.type,
       ...(row.text === null ? {} : { text: row.text }),
       timestamp: row.posted_at,
-      viewers: sql.viewers.all(deviceId, row.wa_message_id),
+      viewers: viewers.get(row.wa_message_id) ?? [],
     }));
   }
 
@@ -145,8 +160,14 @@ export class StatusesReadModel implements Projection {
       >(
         'SELECT wa_message_id, type, text, posted_at FROM statuses WHERE device_id = ? AND posted_at >= ? ORDER BY posted_at DESC, wa_message_id',
       ),
-      viewers: db.prepare<[string, string], { number: string; at: string }>(
-        'SELECT number, at FROM status_viewers WHERE device_id = ? AND wa_message_id = ? ORDER BY at, number',
+      viewers: db.prepare<[string, string, string], { wa_message_id: string; number: string; at: string }>(
+        `SELECT wa_message_id, number, at FROM status_viewers WHERE device_id = ? AND wa_message_id IN
+           (SELECT wa_message_id FROM statuses WHERE device_id = ? AND posted_at >= ?) ORDER BY at, number`,
+      ),
+      expire: db.prepare<[string, string]>('DELETE FROM statuses WHERE device_id = ? AND posted_at < ?'),
+      expireViewers: db.prepare<[string, string, string]>(
+        `DELETE FROM status_viewers WHERE device_id = ? AND wa_message_id IN
+           (SELECT wa_message_id FROM statuses WHERE device_id = ? AND posted_at < ?)`,
       ),
       removeDevice: db.prepare<[string]>('DELETE FROM statuses WHERE device_id = ?'),
       removeDeviceViewers: db.prepare<[string]>('DELETE FROM status_viewers WHERE device_id = ?'),

@@ -3,7 +3,8 @@
  * sent, received and failed messages counted on the UTC day the gateway recorded them, and a deleted device
  * leaving nothing.
  */
-import { describe, it } from 'vitest';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
 import { DailyActivityReadModel } from '../../src/activity/daily-activity-read-model.js';
 import type { DeviceEvent } from '../../src/devices/device-events.js';
 import type { InboxEvent } from '../../src/inbox/inbox-events.js';
@@ -67,5 +68,18 @@ describe('daily activity read model', () => {
       .then((activity) => Object.fromEntries(activity.day('2026-03-02')), { d2: { ...none, received: 1 } })
       .given(received('d1', '2026-03-02T02:00:00Z'))
       .then((activity) => activity.day('2026-03-02').get('d1'), { ...none, received: 1 });
+  });
+
+  it("answers a day's activity through an index on the day, not a scan of every device's days", () => {
+    const db = new Database(':memory:');
+    try {
+      new DailyActivityReadModel(db).setup(db);
+      const plan = db
+        .prepare('EXPLAIN QUERY PLAN SELECT device_id, sent, received, failed FROM daily_activity WHERE day = ?')
+        .all('2026-01-01') as Array<{ detail: string }>;
+      expect(plan.map((step) => step.detail).join('; ')).toContain('USING INDEX daily_activity_by_day');
+    } finally {
+      db.close();
+    }
   });
 });

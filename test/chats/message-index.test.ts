@@ -256,7 +256,7 @@ describe('message index', () => {
       .then((index) => pageIds(index.messages('d1', ALICE, { limit: 10 })), ['S1'])
       .then(
         (index) =>
-          index.chats('d1', { limit: 10 }).items.map((c) => [c.chatId, c.unreadCount, c.lastMessage.waMessageId]),
+          index.chats('d1', { limit: 10 }).items.map((c) => [c.chatId, c.unreadCount, c.lastMessage?.waMessageId]),
         [[ALICE, 0, 'S1']],
       )
       .given(reaction('R4', ALICE, ''))
@@ -290,7 +290,7 @@ describe('message index', () => {
         ],
       )
       .then((index) => index.message('d1', 'G1'), expect.objectContaining({ body: '', revoked: true }))
-      .then((index) => index.chats('d1', { limit: 10 }).items.find((c) => c.chatId === GROUP)?.lastMessage.body, '')
+      .then((index) => index.chats('d1', { limit: 10 }).items.find((c) => c.chatId === GROUP)?.lastMessage?.body, '')
       .then((index) => index.message('d1', 'S1')?.statusHistory, [{ status: 'queued', at: iso(T + 3) }]);
   });
 

@@ -128,4 +128,64 @@ describe('the groups decider', () => {
     expect(() => requireAdmin(state, G, ANNA)).toThrow(expect.objectContaining({ code: 'not_group_admin' }));
     expect(requireAdmin(state, G, ME).subject).toBe('Team');
   });
+
+  it('records a join request once however often it is delivered, and nothing for a group the account is not in', () => {
+    const request = (action: 'created' | 'revoked', groupId = G) =>
+      ({ type: 'RecordJoinRequest', deviceId: 'd', groupId, number: BEN, action }) as const;
+    const requested = (action: 'created' | 'revoked'): GroupEvent => ({
+      type: 'GroupJoinRequested',
+      data: { deviceId: 'd', groupId: G, number: BEN, action },
+    });
+    spec
+      .given([recorded(group())])
+      .when(request('created'))
+      .then([requested('created')]);
+    // Delivered again after a reconnect.
+    spec
+      .given([recorded(group()), requested('created')])
+      .when(request('created'))
+      .thenNothing();
+    spec
+      .given([recorded(group()), requested('created')])
+      .when(request('revoked'))
+      .then([requested('revoked')]);
+    spec
+      .given([recorded(group()), requested('created'), requested('revoked')])
+      .when(request('revoked'))
+      .thenNothing();
+    // Asked again after the first was withdrawn, or after joining and leaving.
+    spec
+      .given([recorded(group()), requested('created'), requested('revoked')])
+      .when(request('created'))
+      .then([requested('created')]);
+    spec
+      .given([recorded(group())])
+      .when(request('created', H))
+      .thenNothing();
+  });
+
+  it('records a picture change only for a group the account is in, and a removal told again once', () => {
+    const picture = (removed: boolean, groupId = G) =>
+      ({ type: 'RecordPicture', deviceId: 'd', groupId, removed }) as const;
+    const changed = (removed: boolean): GroupEvent => ({
+      type: 'GroupPictureChanged',
+      data: { deviceId: 'd', groupId: G, removed },
+    });
+    spec
+      .given([recorded(group())])
+      .when(picture(false, H))
+      .thenNothing();
+    spec
+      .given([recorded(group())])
+      .when(picture(true))
+      .then([changed(true)]);
+    spec
+      .given([recorded(group()), changed(true)])
+      .when(picture(true))
+      .thenNothing();
+    spec
+      .given([recorded(group()), changed(true)])
+      .when(picture(false))
+      .then([changed(false)]);
+  });
 });

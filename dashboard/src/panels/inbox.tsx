@@ -40,8 +40,8 @@ export function Inbox(props: DetailProps) {
                 <span class="name">{chat.name ?? (chat.isGroup ? 'Group' : `+${chat.chatId}`)}</span>{' '}
                 {chat.unreadCount > 0 && <span class="badge pending">{chat.unreadCount} unread</span>}
                 <span class="last">
-                  {chat.lastMessage.fromMe ? 'You: ' : ''}
-                  {chat.lastMessage.body || chat.lastMessage.type}
+                  {chat.lastMessage?.fromMe ? 'You: ' : ''}
+                  {chat.lastMessage ? chat.lastMessage.body || chat.lastMessage.type : ''}
                 </span>
               </button>
             </li>

@@ -30,6 +30,7 @@ import { redactProxyCredentials } from '../../settings/proxy-url.js';
 import { type BaileysAccountSocket, baileysAccountOperations } from './account.js';
 import { type BaileysGroupSocket, baileysGroupOperations } from './groups.js';
 import { baileysChatOperations, hasChats } from './chats.js';
+import { OwnChatChanges } from './own-chat-changes.js';
 import { BaileysInbound, type MediaDownloader, type PollLookup } from './baileys-inbound.js';
 import { BaileysOutbound, engineErrorOf } from './baileys-outbound.js';
 
@@ -88,6 +89,8 @@ export class BaileysConnection implements EngineConnection {
    * the recipient receipts name, or "" for one the receipt itself names (a revoke, a rejected caller's reply).
    */
   private readonly sent = new LRUCache<string, string>({ max: SENT_MEMORY });
+  /** Chat changes made here, whose local echo Baileys emits like the phone's. */
+  private readonly ownChatChanges = new OwnChatChanges();
   private readonly inbound: BaileysInbound;
   private readonly outbound: BaileysOutbound;
   private finishing: Promise<void> | undefined;
@@ -108,12 +111,15 @@ export class BaileysConnection implements EngineConnection {
     this.inbound = new BaileysInbound({
       ...deps,
       sent: this.sent,
+      ownChatChanges: this.ownChatChanges,
       linkedAccount,
       rejectCall: (callId, callerJid, message) => this.outbound.rejectCall(callId, callerJid, message),
       safely: (what, callback) => this.safely(what, callback),
     });
     this.groups = hasGroups(deps.socket) ? baileysGroupOperations(deps.socket, () => this.requireOnline()) : undefined;
-    this.chats = hasChats(deps.socket) ? baileysChatOperations(deps.socket, () => this.requireOnline()) : undefined;
+    this.chats = hasChats(deps.socket)
+      ? baileysChatOperations(deps.socket, () => this.requireOnline(), this.ownChatChanges)
+      : undefined;
     this.profileOps = hasAccount(deps.socket)
       ? baileysAccountOperations(
           deps.socket,

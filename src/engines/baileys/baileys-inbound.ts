@@ -12,6 +12,7 @@ import {
   jidNormalizedUser,
   normalizeMessageContent,
 } from 'baileys';
+import type { OwnChatChanges } from './own-chat-changes.js';
 import type { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import type { ChatActivity, EngineEvents, GroupReport, InboundMessage, LinkedAccount } from '../engine.js';
@@ -24,6 +25,8 @@ import {
   activitiesOfChatUpdates,
   activitiesOfMessageDeletes,
   activitiesOfStars,
+  activityOfLabelAssociation,
+  activityOfLabelEdit,
 } from './chats.js';
 import { contactsOf } from './contacts.js';
 import {
@@ -82,6 +85,8 @@ export interface InboundDependencies {
   settingsOf?(): Pick<DeviceSettings, 'rejectCalls' | 'rejectCallsMessage'> | undefined;
   /** The ids the connection sent and their recipients (baileys-outbound.ts fills it). */
   sent: Pick<LRUCache<string, string>, 'has' | 'get'>;
+  /** The chat changes this connection made: their local echoes are not the phone's (own-chat-changes.ts). */
+  ownChatChanges?: Pick<OwnChatChanges, 'withoutEchoes'>;
   linkedAccount(): LinkedAccount | undefined;
   /** Rejects a call and tells the caller `message`; answers whether the call was rejected. */
   rejectCall(callId: string, callerJid: string, message: string | null | undefined): Promise<boolean>;
@@ -122,6 +127,8 @@ export class BaileysInbound {
     socket.ev.on('chats.delete', (ids) => this.reportChatChanges(activitiesOfChatDeletes(ids)));
     socket.ev.on('messages.delete', (deletion) => this.reportChatChanges(activitiesOfMessageDeletes(deletion)));
     socket.ev.on('messages.update', (updates) => this.reportChatChanges(activitiesOfStars(updates)));
+    socket.ev.on('labels.edit', (label) => this.reportLabels(activityOfLabelEdit(label)));
+    socket.ev.on('labels.association', (change) => this.reportChatChanges(activityOfLabelAssociation(change)));
     socket.ev.on('group-participants.update', (update) => {
       const report = reportOfParticipantsUpdate(update);
       if (report) this.reportGroup(report);
@@ -348,7 +355,8 @@ export class BaileysInbound {
   }
 
   /** Chat changes whose `chatId` is still a JID: mapped to chat ids (in order, after what came before), then reported. */
-  private reportChatChanges(activities: ChatActivity[]): void {
+  private reportChatChanges(reported: ChatActivity[]): void {
+    const activities = this.deps.ownChatChanges?.withoutEchoes(reported) ?? reported;
     for (const activity of activities) {
       if (!('chatId' in activity) || !isSupportedChat(activity.chatId)) continue;
       const jid = activity.chatId;
@@ -357,6 +365,11 @@ export class BaileysInbound {
         if (chatId) this.reportActivity({ ...activity, chatId });
       }, 'chat change');
     }
+  }
+
+  /** Labels belong to no chat: reported in turn with the chat changes, without a chat to map. */
+  private reportLabels(activities: ChatActivity[]): void {
+    for (const activity of activities) this.enqueueReport(async () => this.reportActivity(activity), 'label change');
   }
 
   private reportActivity(activity: ChatActivity): void {

@@ -13,6 +13,7 @@ import {
 } from '../engine.js';
 import type { BaileysSocket } from './baileys-socket.js';
 import { jidOfChat } from './jid.js';
+import { type OwnChatChanges, echoFieldOf } from './own-chat-changes.js';
 
 type ChatSocket = BaileysSocket & Required<Pick<BaileysSocket, 'chatModify'>>;
 
@@ -44,7 +45,12 @@ export function modificationOf(chatId: string, change: ChatChange, last: ChatMes
   return { clear: true, lastMessages };
 }
 
-export function baileysChatOperations(socket: ChatSocket, requireOnline: () => void): ChatOperations {
+/** `own` learns each change made, so that Baileys' local echo of it is not reported as the phone's. */
+export function baileysChatOperations(
+  socket: ChatSocket,
+  requireOnline: () => void,
+  own: OwnChatChanges,
+): ChatOperations {
   const attempt = async (what: string, run: () => Promise<unknown>) => {
     requireOnline();
     try {
@@ -57,13 +63,17 @@ export function baileysChatOperations(socket: ChatSocket, requireOnline: () => v
   return {
     modify: (chatId, change, last) =>
       attempt(`changing the chat ${chatId}`, () =>
-        socket.chatModify(modificationOf(chatId, change, last), jidOfChat(chatId)),
+        own.expecting([`${jidOfChat(chatId)}/${echoFieldOf(change)}`], () =>
+          socket.chatModify(modificationOf(chatId, change, last), jidOfChat(chatId)),
+        ),
       ),
     star: (chatId, message, starred) =>
       attempt(`starring ${message.waMessageId}`, () =>
-        socket.chatModify(
-          { star: { messages: [{ id: message.waMessageId, fromMe: message.fromMe }], star: starred } },
-          jidOfChat(chatId),
+        own.expecting([`${jidOfChat(chatId)}/${message.waMessageId}/starred`], () =>
+          socket.chatModify(
+            { star: { messages: [{ id: message.waMessageId, fromMe: message.fromMe }], star: starred } },
+            jidOfChat(chatId),
+          ),
         ),
       ),
     pin: (chatId, message, seconds) =>
@@ -76,9 +86,11 @@ export function baileysChatOperations(socket: ChatSocket, requireOnline: () => v
       ),
     deleteForMe: (chatId, message) =>
       attempt(`deleting ${message.waMessageId} for this account`, () =>
-        socket.chatModify(
-          { deleteForMe: { deleteMedia: true, key: keyOf(chatId, message), timestamp: message.timestamp } },
-          jidOfChat(chatId),
+        own.expecting([`${jidOfChat(chatId)}/${message.waMessageId}/deleted`], () =>
+          socket.chatModify(
+            { deleteForMe: { deleteMedia: true, key: keyOf(chatId, message), timestamp: message.timestamp } },
+            jidOfChat(chatId),
+          ),
         ),
       ),
   };
@@ -134,4 +146,27 @@ export function activitiesOfStars(updates: BaileysEventMap['messages.update']): 
       ? [{ kind: 'message_starred' as const, chatId: key.remoteJid, waMessageId: key.id, starred: update.starred }]
       : [],
   );
+}
+
+/** A label made, changed or deleted on the phone (WhatsApp Business). */
+export function activityOfLabelEdit(label: BaileysEventMap['labels.edit']): ChatActivity[] {
+  if (!label.id) return [];
+  return [
+    {
+      kind: 'label_updated',
+      labelId: label.id,
+      name: label.name ?? '',
+      color: Number.isInteger(label.color) ? label.color : 0,
+      deleted: label.deleted === true,
+    },
+  ];
+}
+
+/** A label put on a chat or taken off it on the phone; labels on single messages are passed over. */
+export function activityOfLabelAssociation({
+  association,
+  type,
+}: BaileysEventMap['labels.association']): ChatActivity[] {
+  if ('messageId' in association || !association.chatId || !association.labelId) return [];
+  return [{ kind: 'chat_labels', chatId: association.chatId, labelId: association.labelId, action: type }];
 }

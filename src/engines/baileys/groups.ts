@@ -23,7 +23,7 @@ import {
 } from '../engine.js';
 import type { BaileysSocket } from './baileys-socket.js';
 import { statusCodeOf } from './disconnect-kind.js';
-import { digitsOfLid, jidOfPhone, phoneOfJid } from './jid.js';
+import { digitsOfLid, isLidUser, jidOfPhone, phoneOfJid } from './jid.js';
 
 /** The group methods of a Baileys socket (makeWASocket has them all; the Part 3 extras are optional here). */
 export type BaileysGroupSocket = Pick<
@@ -36,6 +36,7 @@ export type BaileysGroupSocket = Pick<
   | 'updateProfilePicture'
   | 'removeProfilePicture'
   | 'profilePictureUrl'
+  | 'signalRepository'
 > &
   Required<
     Pick<
@@ -274,17 +275,23 @@ export function baileysGroupOperations(socket: BaileysGroupSocket, requireOnline
     answerJoinRequests: (groupId, action, numbers) =>
       run(`${action} join requests of ${groupId}`, groupId, async () => {
         const update = need(socket.groupRequestParticipantsUpdate, 'groupRequestParticipantsUpdate');
-        const answers = await update.call(socket, groupId, numbers.map(jidOfPhone), action);
-        return numbers.map((number, i) => {
-          const answer = answers.find((a) => phoneOfJid(a.jid) === number) ?? answers[i];
+        const answers = await answeredNumbers(
+          socket,
+          await update.call(socket, groupId, numbers.map(jidOfPhone), action),
+        );
+        return numbers.map((number) => {
+          const answer = answers.get(number);
           return { number, status: answer ? requestStatusOf(String(answer.status)) : 'not_allowed' };
         });
       }),
     participants: (groupId, action, numbers) =>
       run(`${action} in ${groupId}`, groupId, async () => {
-        const answers = await socket.groupParticipantsUpdate(groupId, numbers.map(jidOfPhone), action);
-        return numbers.map((number, i) => {
-          const answer = answers.find((a) => phoneOfJid(a.jid) === number) ?? answers[i];
+        const answers = await answeredNumbers(
+          socket,
+          await socket.groupParticipantsUpdate(groupId, numbers.map(jidOfPhone), action),
+        );
+        return numbers.map((number) => {
+          const answer = answers.get(number);
           return { number, status: answer ? statusOf(String(answer.status), action) : 'not_allowed' };
         });
       }),
@@ -325,4 +332,26 @@ function need<T>(method: T | undefined, name: string): T {
 function required<T>(value: T | undefined, what: string): T {
   if (value === undefined || value === null || value === '') throw new EngineError('engine_error', what);
   return value;
+}
+
+/**
+ * WhatsApp's answers to a participants or join-request update, by the number each names: a LID is mapped to its
+ * number where the account knows it. WhatsApp need not answer in the order asked, so an answer is never matched by
+ * its place in the list: a number no answer names is `not_allowed`, not another number's answer.
+ */
+async function answeredNumbers<A extends { jid?: string | null }>(
+  socket: Pick<BaileysSocket, 'signalRepository'>,
+  answers: readonly A[],
+): Promise<Map<string, A>> {
+  const byNumber = new Map<string, A>();
+  for (const answer of answers) {
+    const jid = answer.jid ?? undefined;
+    const number =
+      phoneOfJid(jid) ??
+      (jid && isLidUser(jid)
+        ? phoneOfJid(await socket.signalRepository.lidMapping.getPNForLID(jid).catch(() => null))
+        : undefined);
+    if (number !== undefined) byNumber.set(number, answer);
+  }
+  return byNumber;
 }

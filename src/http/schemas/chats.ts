@@ -101,13 +101,18 @@ export const ChatSchema = Type.Object({
     minimum: 0,
     description: 'Received messages not yet marked read by this device (POST /chats/:chatId/read).',
   }),
-  lastMessage: Type.Object({
-    waMessageId: WaMessageId,
-    fromMe: Type.Boolean(),
-    type: MessageType,
-    body: Type.String(),
-    timestamp: UnixSeconds,
-  }),
+  lastMessage: Type.Optional(
+    Type.Object(
+      {
+        waMessageId: WaMessageId,
+        fromMe: Type.Boolean(),
+        type: MessageType,
+        body: Type.String(),
+        timestamp: UnixSeconds,
+      },
+      { description: 'Absent while the chat is cleared (no message came since).' },
+    ),
+  ),
   updatedAt: Type.String({ format: 'date-time', description: 'ISO 8601: the time of the last message.' }),
   archived: Type.Boolean(),
   pinned: Type.Boolean(),

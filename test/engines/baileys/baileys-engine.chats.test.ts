@@ -116,4 +116,48 @@ describe('Baileys engine (fake socket): managing chats', () => {
       { kind: 'chat_updated', chatId: '4915177777777', archived: false },
     ]);
   });
+
+  it("passes over Baileys' local echo of a change made here (emitOwnEvents), not the phone's later same change", async () => {
+    const { connection, socket, events } = await h.online();
+    // The sync actions Baileys applies locally for these modifications, emitted while chatModify runs.
+    socket.chatModifyEcho = (mod, jid) => {
+      if ('archive' in mod) phoneDid(socket, ['archive', jid], { archiveChatAction: { archived: mod.archive } });
+      if ('delete' in mod) phoneDid(socket, ['deleteChat', jid, '1'], { deleteChatAction: {} });
+      if ('star' in mod)
+        phoneDid(socket, ['star', jid, mod.star.messages[0].id, '1', '0'], { starAction: { starred: mod.star.star } });
+      if ('deleteForMe' in mod)
+        phoneDid(socket, ['deleteMessageForMe', jid, mod.deleteForMe.key.id!, '0', '0'], {
+          deleteMessageForMeAction: { deleteMedia: true },
+        });
+    };
+    const chats = connection.chats!;
+    await chats.modify(PEER, { archived: true }, LAST);
+    await chats.star(PEER, { waMessageId: 'S2', fromMe: true, timestamp: 5 }, true);
+    await chats.deleteForMe(PEER, { waMessageId: 'D2', fromMe: false, timestamp: 6 });
+    await chats.modify(PEER, { deleted: true }, LAST);
+    // Later the phone archives the chat again itself: that one is reported.
+    socket.chatModifyEcho = undefined;
+    phoneDid(socket, ['archive', PEER_JID], { archiveChatAction: { archived: true } });
+
+    await eventually(() => (events.activities.length >= 1 ? true : undefined), "the phone's change");
+    expect(events.activities).toEqual([{ kind: 'chat_updated', chatId: PEER, archived: true }]);
+  });
+
+  it("maps the phone's label edits and chat labels (real protobufs through Baileys) into label activities", async () => {
+    const { socket, events } = await h.online();
+    phoneDid(socket, ['label_edit', '5'], { labelEditAction: { name: 'Paid', color: 3 } });
+    phoneDid(socket, ['label_jid', '5', PEER_JID], { labelAssociationAction: { labeled: true } });
+    phoneDid(socket, ['label_jid', '5', PEER_JID], { labelAssociationAction: { labeled: false } });
+    // Labels on single messages are not shown.
+    phoneDid(socket, ['label_message', '5', PEER_JID, 'M1', '0', '0'], { labelAssociationAction: { labeled: true } });
+    phoneDid(socket, ['label_edit', '5'], { labelEditAction: { name: 'Paid', color: 3, deleted: true } });
+
+    await eventually(() => (events.activities.length >= 4 ? true : undefined), 'four label activities');
+    expect(events.activities).toEqual([
+      { kind: 'label_updated', labelId: '5', name: 'Paid', color: 3, deleted: false },
+      { kind: 'chat_labels', chatId: PEER, labelId: '5', action: 'add' },
+      { kind: 'chat_labels', chatId: PEER, labelId: '5', action: 'remove' },
+      { kind: 'label_updated', labelId: '5', name: 'Paid', color: 3, deleted: true },
+    ]);
+  });
 });

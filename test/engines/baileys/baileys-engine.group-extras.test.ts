@@ -98,6 +98,21 @@ describe('Baileys engine (fake socket): groups, continued', () => {
     });
   });
 
+  it('matches answers to join requests by number (a LID mapped), never by their place in the list', async () => {
+    const { connection, socket } = await h.online();
+    const { group } = await connection.groups!.create('R', [PEER]);
+    socket.joinRequests.set(group.groupId, [{ jid: OTHER_JID, request_time: '1700000000' }]);
+    // WhatsApp answers with LIDs, in another order: one the account can map, one it cannot.
+    socket.answeredAs.set(OTHER_JID, '555@lid');
+    socket.lidToPhone.set('555@lid', OTHER_JID);
+    socket.answeredAs.set('4915144444444@s.whatsapp.net', '666@lid');
+    socket.answersReversed = true;
+    expect(await connection.groups!.answerJoinRequests!(group.groupId, 'approve', [OTHER, '4915144444444'])).toEqual([
+      { number: OTHER, status: 'ok' },
+      { number: '4915144444444', status: 'not_allowed' },
+    ]);
+  });
+
   it('reports settings notifications and join requests that arrive as real protobuf stubs', async () => {
     const { events, socket } = await h.online();
     const { JOIN_APPROVAL_MODE, MEMBER_ADD_MODE, REQUEST } = {

@@ -96,12 +96,15 @@ export class FakeSocket implements BaileysSocket {
   /** Every chatModify call, and an error the next one throws (then cleared). */
   readonly chatMods: Array<{ mod: ChatModification; jid: string }> = [];
   chatModifyFailure: Error | undefined;
+  /** What Baileys' emitOwnEvents does: emits the change applied locally, as it would the phone's, before answering. */
+  chatModifyEcho: ((mod: ChatModification, jid: string) => void) | undefined;
 
   async chatModify(mod: ChatModification, jid: string): Promise<void> {
     const failure = this.chatModifyFailure;
     this.chatModifyFailure = undefined;
     if (failure) throw failure;
     this.chatMods.push({ mod, jid });
+    this.chatModifyEcho?.(mod, jid);
   }
 
   async readMessages(keys: WAMessageKey[]): Promise<void> {
@@ -176,6 +179,9 @@ export class FakeSocket implements BaileysSocket {
   readonly groupCalls: Array<{ method: string; args: unknown[] }> = [];
   /** Thrown by the next group call, then cleared (a refusal of the server). */
   groupFailure: Error | undefined;
+  /** The JID WhatsApp names in its answer to a join request of an asked one (a LID), and answers out of order. */
+  readonly answeredAs = new Map<string, string>();
+  answersReversed = false;
   /** Answered by groupParticipantsUpdate per jid (default 200). */
   readonly participantStatus = new Map<string, string>();
   inviteCodes = new Map<string, string>();
@@ -299,7 +305,11 @@ export class FakeSocket implements BaileysSocket {
   ): Promise<Array<{ status: string; jid: string | undefined }>> {
     this.groupCall('groupRequestParticipantsUpdate', jid, participants, action);
     const pending = this.joinRequests.get(jid) ?? [];
-    return participants.map((p) => ({ status: pending.some((r) => r.jid === p) ? '200' : '404', jid: p }));
+    const answers = participants.map((p) => ({
+      status: pending.some((r) => r.jid === p) ? '200' : '404',
+      jid: this.answeredAs.get(p) ?? p,
+    }));
+    return this.answersReversed ? answers.reverse() : answers;
   }
 
   async updateProfilePicture(jid: string, content: Buffer): Promise<void> {
