@@ -304,6 +304,11 @@ export class BaileysConnection implements EngineConnection {
     return this.outbound.send(message);
   }
 
+  /** Resolves once the inbound reports queued so far are made (a test waits on it instead of a sleep). */
+  reportsSettled(): Promise<void> {
+    return this.inbound.settled();
+  }
+
   markRead(chatId: string, messages: Array<{ waMessageId: string; participant?: string }>): Promise<void> {
     return this.outbound.markRead(chatId, messages);
   }
