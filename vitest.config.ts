@@ -20,6 +20,7 @@ const ON_EVENTSTOREDB = [
   'test/devices/crash.e2e.test.ts',
   'test/groups/groups.e2e.test.ts',
   'test/outputs/outputs.e2e.test.ts',
+  'test/webhooks/webhooks-upgrade.e2e.test.ts',
 ];
 
 export default defineConfig({

@@ -262,10 +262,17 @@ describe('conversations from the log', () => {
     }
     let writing = true;
     const during: string[] = [];
+    /** Resolves the wait for the writer's next message. */
+    let wrote = () => undefined as void;
     const writer = (async () => {
-      for (let i = 0; writing && i < 200; i++)
+      for (let i = 0; writing && i < 200; i++) {
         during.push((await inbound(dave, { from: chat, body: `new ${i}` })).body.waMessageId);
-    })();
+        wrote();
+      }
+    })().finally(() => {
+      writing = false;
+      wrote();
+    });
     const seen: Array<{ waMessageId: string; timestamp: number }> = [];
     let cursor: string | null = null;
     let pages = 0;
@@ -276,7 +283,8 @@ describe('conversations from the log', () => {
         seen.push(...answer.body.items);
         cursor = answer.body.nextCursor;
         pages++;
-        await new Promise((resolve) => setTimeout(resolve, 5)); // let the writer in between pages
+        // The writer gets a message in between pages (until it has written all it writes).
+        if (writing) await new Promise<void>((resolve) => (wrote = resolve));
       } while (cursor);
     } finally {
       writing = false;
@@ -306,8 +314,18 @@ describe('conversations from the log', () => {
       async () => ((await get(alice, '/outbox')).body.items.length === 0 ? true : undefined),
       'outboxes drained',
     );
-    await new Promise((resolve) => setTimeout(resolve, 200)); // late receipts
     const db = openReadModelDb(gateway.dataDir);
+    // Late receipts: every message sent has its last status (read, or it failed, was cancelled or deleted).
+    await eventually(
+      () =>
+        db
+          .prepare(
+            "SELECT count(*) AS n FROM chat_messages WHERE from_me = 1 AND status NOT IN ('read', 'failed', 'cancelled', 'deleted')",
+          )
+          .pluck()
+          .get() === 0,
+      'every status final',
+    );
     const dump = () =>
       Object.fromEntries(
         ['chat_messages', 'chats', 'chat_message_statuses'].map((t) => [

@@ -102,7 +102,20 @@ describe('message index files of earlier versions', () => {
             : undefined,
         'drained',
       );
-      await new Promise((resolve) => setTimeout(resolve, 300)); // late receipts
+      // Late receipts: every message sent has its last status (read, or it failed).
+      const live = openReadModelDb(gateway.dataDir);
+      try {
+        await eventually(
+          () =>
+            live
+              .prepare("SELECT count(*) FROM chat_messages WHERE from_me = 1 AND status NOT IN ('read', 'failed')")
+              .pluck()
+              .get() === 0,
+          'every status final',
+        );
+      } finally {
+        live.close();
+      }
     } finally {
       await gateway.close();
     }

@@ -87,17 +87,21 @@ describe('connection limits in process', () => {
   it('at MAX_CONNECTIONS, a connection with a request in progress is never shed: the newcomer is refused', async () => {
     const gateway = await startTestGateway({ MAX_CONNECTIONS: '6', MAX_CONNECTIONS_PER_ADDRESS: '1000' });
     const port = Number(new URL(gateway.url).port);
-    // Six requests in progress from one address: headers read, bodies still arriving.
-    const busy = Array.from({ length: 6 }, () => connect({ port, host: '127.0.0.1', localAddress: '127.0.0.2' }));
+    // Six requests in progress from one address: headers read, bodies still arriving. The server's
+    // "100 Continue" says it has read a request's headers and taken the request.
+    const busy: Socket[] = [];
     try {
-      for (const socket of busy) {
+      while (busy.length < 6) {
+        const socket = connect({ port, host: '127.0.0.1', localAddress: '127.0.0.2' });
+        busy.push(socket);
         socket.on('error', () => undefined);
         await once(socket, 'connect');
         socket.write(
-          `POST /devices HTTP/1.1\r\nHost: x\r\nX-Admin-Key: ${ADMIN_KEY}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`,
+          `POST /devices HTTP/1.1\r\nHost: x\r\nX-Admin-Key: ${ADMIN_KEY}\r\nContent-Type: application/json\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n`,
         );
+        expect(String((await once(socket, 'data'))[0])).toContain('100 Continue');
+        socket.write('{');
       }
-      await new Promise((resolve) => setTimeout(resolve, 200));
       const newcomer = connect({ port, host: '127.0.0.1', localAddress: '127.0.0.3' });
       newcomer.on('error', () => undefined);
       await closed(newcomer);

@@ -3,7 +3,7 @@
  * gateway, and the real command in a child process), a gateway is refused during a rebuild, and the locks of
  * processes that died do not count.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -14,6 +14,7 @@ import { eventually } from '../support/eventually.js';
 import { DataDirInUseError, holdGatewayLock, holdRebuildLock } from '../../src/storage/data-dir-lock.js';
 import { CHILD_GATEWAY_TESTS, type ChildGateway, spawnGateway } from '../support/child-gateway.js';
 import { ADMIN_KEY, startTestGateway, tempDir } from '../support/gateway.js';
+import { trackChild } from '../support/processes.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -22,12 +23,29 @@ const LONE = { leases: false, readModels: 'read-models.sqlite', worker: 0 };
 const worker = (n: number) => ({ leases: true, readModels: `read-models.w${n}.sqlite`, worker: 0 });
 
 function runRebuild(dataDir: string) {
-  return spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/rebuild.ts'], {
+  return runToEnd('src/cli/rebuild.ts', { DATA_DIR: dataDir, EVENTSTORE_URL: '', LOG_LEVEL: 'silent' });
+}
+
+/**
+ * Runs `script` (tsx) in a child process to its end, 60 s at most: its exit status and output. Not spawnSync:
+ * refused starts can run side by side, and a gateway in this process goes on answering meanwhile.
+ */
+async function runToEnd(
+  script: string,
+  env: Record<string, string>,
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
     cwd: ROOT,
-    env: { ...process.env, DATA_DIR: dataDir, EVENTSTORE_URL: '', LOG_LEVEL: 'silent' },
-    encoding: 'utf8',
+    env: { ...process.env, ...env },
     timeout: 60_000,
   });
+  trackChild(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const [status] = (await once(child, 'close')) as [number | null];
+  return { status, stdout, stderr };
 }
 
 describe('the data directory lock', () => {
@@ -38,13 +56,13 @@ describe('the data directory lock', () => {
       const gateway = await startTestGateway({ EVENTSTORE_URL: '' });
       let stopped = false;
       try {
-        const refused = runRebuild(gateway.dataDir);
+        const refused = await runRebuild(gateway.dataDir);
         expect(refused.status, refused.stderr).toBe(75);
         expect(refused.stderr).toContain('a gateway');
         expect(refused.stderr).toContain('stop it first');
         await gateway.close();
         stopped = true;
-        const done = runRebuild(gateway.dataDir);
+        const done = await runRebuild(gateway.dataDir);
         expect(done.status, done.stderr).toBe(0);
         expect(done.stdout).toMatch(/rebuilt every read model/);
       } finally {
@@ -169,13 +187,17 @@ describe('the data directory lock', () => {
       const dataDir = tempDir('dmg-lock-');
       const first = await spawnGateway(dataDir, { GATEWAY_PROCESSES: '2', EVENTSTORE_URL: '' });
       try {
-        const again = runGateway(dataDir, { GATEWAY_PROCESSES: '2' });
+        // The three refused side by side: each meets the lock the first one's primary holds.
+        const [again, lone, rebuild] = await Promise.all([
+          runGateway(dataDir, { GATEWAY_PROCESSES: '2' }),
+          runGateway(dataDir),
+          runRebuild(dataDir),
+        ]);
         expect(again.status, again.stderr).toBe(75);
         expect(again.stderr).toContain('another gateway');
-        const lone = runGateway(dataDir);
         expect(lone.status, lone.stderr).toBe(75);
         expect(lone.stderr).toContain('another gateway');
-        expect(runRebuild(dataDir).status).toBe(75);
+        expect(rebuild.status).toBe(75);
       } finally {
         await first.stop();
       }
@@ -185,20 +207,14 @@ describe('the data directory lock', () => {
 
 /** The gateway in a child process that is expected to stop at once (refused); 60 s bound its run. */
 function runGateway(dataDir: string, env: Record<string, string> = {}) {
-  return spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATA_DIR: dataDir,
-      EVENTSTORE_URL: '',
-      PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'silent',
-      ADMIN_API_KEY: ADMIN_KEY,
-      ...env,
-    },
-    encoding: 'utf8',
-    timeout: 60_000,
+  return runToEnd('src/main.ts', {
+    DATA_DIR: dataDir,
+    EVENTSTORE_URL: '',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    ADMIN_API_KEY: ADMIN_KEY,
+    ...env,
   });
 }
 
@@ -221,7 +237,7 @@ describe('a gateway killed with SIGKILL', CHILD_GATEWAY_TESTS, () => {
     void first.kill(); // not waited for: the next one starts while the first may still be dying
     await sleep(delayMs);
     const again = await spawnGateway(dataDir, SQLITE);
-    const second = runGateway(dataDir);
+    const second = await runGateway(dataDir);
     await again.stop();
     // A live gateway is still refused.
     expect(second.status, second.stderr).toBe(75);

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { eventually } from './eventually.js';
 import { ADMIN_KEY } from './gateway.js';
 import { trackChild } from './processes.js';
 import { storeSettings } from './test-store.js';
@@ -75,20 +76,25 @@ export async function spawnGateway(
   const url = `http://127.0.0.1:${port}`;
   const exited = once(child, 'exit');
   // GATEWAY_PROCESSES: a primary (its projector caught up first) and workers, each loading the code.
-  const deadline = Date.now() + (options.startTimeoutMs ?? (Number(env.GATEWAY_PROCESSES) > 1 ? 90_000 : 30_000));
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`gateway exited with ${child.exitCode}: ${output}`);
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      await exited;
-      throw new Error(`gateway did not become healthy: ${output}`);
-    }
-    const healthy = await fetch(`${url}/health`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (healthy) break;
-    await new Promise((r) => setTimeout(r, 100));
+  const startTimeoutMs = options.startTimeoutMs ?? (Number(env.GATEWAY_PROCESSES) > 1 ? 90_000 : 30_000);
+  const healthy = await eventually(
+    async () => {
+      if (child.exitCode !== null) return 'exited';
+      return (
+        (await fetch(`${url}/health`).then(
+          (r) => r.ok,
+          () => false,
+        )) && 'healthy'
+      );
+    },
+    'the gateway healthy',
+    startTimeoutMs,
+  ).catch(() => 'late');
+  if (healthy === 'exited') throw new Error(`gateway exited with ${child.exitCode}: ${output}`);
+  if (healthy === 'late') {
+    child.kill('SIGKILL');
+    await exited;
+    throw new Error(`gateway did not become healthy: ${output}`);
   }
   return {
     url,

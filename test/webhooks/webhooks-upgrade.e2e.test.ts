@@ -11,7 +11,7 @@ import type { EventStore } from '../../src/eventstore/event-store.js';
 import { webhooksStream } from '../../src/webhooks/delivery-events.js';
 import { eventually } from '../support/eventually.js';
 import { startTestGateway, tempDir } from '../support/gateway.js';
-import { onEsdbTestServer, openTestStore } from '../support/test-store.js';
+import { openTestStore, storeSettings } from '../support/test-store.js';
 import { appendReceived } from './support/events.js';
 import { TestReceiver } from './support/receiver.js';
 
@@ -37,7 +37,7 @@ async function writeOldData(store: EventStore, url: string): Promise<string[]> {
   return ids;
 }
 
-describe.skipIf(onEsdbTestServer)('webhooks after an upgrade from one hook per device', () => {
+describe('webhooks after an upgrade from one hook per device', () => {
   let gateway: Awaited<ReturnType<typeof startTestGateway>>;
   let receiver: TestReceiver;
   let ids: string[];
@@ -45,6 +45,9 @@ describe.skipIf(onEsdbTestServer)('webhooks after an upgrade from one hook per d
   beforeAll(async () => {
     receiver = await TestReceiver.start();
     const dataDir = tempDir();
+    // The old events go in through the store port, on the store the gateway will use (SQLite, or its own
+    // EventStoreDB test server in the esdb project: settings first, so that the server is there to open).
+    await storeSettings(dataDir, 'in-process');
     const store = await openTestStore(dataDir);
     ids = await writeOldData(store, receiver.url);
     await store.close();

@@ -31,6 +31,7 @@ import { type BaileysAccountSocket, baileysAccountOperations } from './account.j
 import { type BaileysGroupSocket, baileysGroupOperations } from './groups.js';
 import { baileysChatOperations, hasChats } from './chats.js';
 import { OwnChatChanges } from './own-chat-changes.js';
+import type { Clock, ClockTimer } from '../../time/clock.js';
 import { BaileysInbound, type MediaDownloader, type PollLookup } from './baileys-inbound.js';
 import { BaileysOutbound, engineErrorOf } from './baileys-outbound.js';
 
@@ -59,6 +60,8 @@ export interface ConnectionDependencies {
   events: EngineEvents;
   settings: ConnectionSettings;
   logger: Logger;
+  /** Times the pairing code's renewal. */
+  clock: Clock;
   /** Wipes the device's stored credentials (logged out). */
   wipeCredentials(): Promise<void>;
   /** Called once the connection has ended and its credential writes have landed (or failed). */
@@ -97,7 +100,7 @@ export class BaileysConnection implements EngineConnection {
   readonly groups: GroupOperations | undefined;
   readonly profileOps: AccountOperations | undefined;
   readonly chats: ChatOperations | undefined;
-  private pairingTimer: NodeJS.Timeout | undefined;
+  private pairingTimer: ClockTimer | undefined;
 
   constructor(private readonly deps: ConnectionDependencies) {
     this.socketClosed = new Promise((resolve) => (this.markSocketClosed = resolve));
@@ -249,7 +252,7 @@ export class BaileysConnection implements EngineConnection {
   private stopWatchdog(): void {
     clearInterval(this.watchdog);
     this.watchdog = undefined;
-    clearInterval(this.pairingTimer);
+    this.deps.clock.clear(this.pairingTimer);
     this.pairingTimer = undefined;
   }
 
@@ -295,19 +298,27 @@ export class BaileysConnection implements EngineConnection {
       const shown = /^[A-Za-z0-9]{8}$/.test(code)
         ? `${code.slice(0, 4)}-${code.slice(4)}`.toUpperCase()
         : code.toUpperCase();
-      this.safely('pairingCode', () => this.deps.events.pairingCode?.(shown, new Date(Date.now() + ttlMs)));
+      const expiresAt = new Date(this.deps.clock.now() + ttlMs);
+      this.safely('pairingCode', () => this.deps.events.pairingCode?.(shown, expiresAt));
     };
     await issue();
-    clearInterval(this.pairingTimer);
-    this.pairingTimer = setInterval(() => {
-      if (!this.isLive || this.phase !== 'qr') return clearInterval(this.pairingTimer);
-      issue().catch((error: unknown) => this.deps.logger.warn({ err: error }, 'renewing the pairing code failed'));
-    }, ttlMs);
-    this.pairingTimer.unref();
+    const { clock } = this.deps;
+    clock.clear(this.pairingTimer);
+    this.pairingTimer = clock
+      .setInterval(() => {
+        if (!this.isLive || this.phase !== 'qr') return clock.clear(this.pairingTimer);
+        issue().catch((error: unknown) => this.deps.logger.warn({ err: error }, 'renewing the pairing code failed'));
+      }, ttlMs)
+      .unref();
   }
 
   send(message: OutgoingMessage): Promise<void> {
     return this.outbound.send(message);
+  }
+
+  /** Resolves once the inbound reports queued so far are made (a test waits on it instead of a sleep). */
+  reportsSettled(): Promise<void> {
+    return this.inbound.settled();
   }
 
   markRead(chatId: string, messages: Array<{ waMessageId: string; participant?: string }>): Promise<void> {

@@ -22,6 +22,7 @@ import { AuthRecordError, AuthRecords } from './auth/auth-records.js';
 import { loadStoreAuthState, wipeStoreAuthState } from './auth/store-auth-state.js';
 import { ValueCipher } from '../../secrets/value-cipher.js';
 import { BaileysConnection, type ConnectionSettings } from './baileys-connection.js';
+import { type Clock, systemClock } from '../../time/clock.js';
 import type { MediaDownloader, PollLookup } from './baileys-inbound.js';
 import type { BaileysSocket, SocketFactory } from './baileys-socket.js';
 import { type LinkPreviewProvider, withPollContextInfo } from './outgoing-content.js';
@@ -71,6 +72,8 @@ export interface BaileysEngineOptions {
   deviceSettings?: (deviceId: string) => DeviceSettings;
   /** WEBHOOK_ALLOW_PRIVATE_NETWORKS: a device's proxy may be at a private address (the outbound guard's rule). Default false. */
   allowPrivateNetworks?: boolean;
+  /** Times the pairing code's renewal (tests move it on); default the system clock. */
+  clock?: Clock;
 }
 
 const DEFAULTS = {
@@ -172,6 +175,7 @@ export class BaileysEngine implements Engine {
       events,
       settings: this.settings,
       logger,
+      clock: this.options.clock ?? systemClock,
       wipeCredentials: () => wipeStoreAuthState(records),
       // Until then a reconnect of the device waits for this connection (see retire).
       onFinished: () => {

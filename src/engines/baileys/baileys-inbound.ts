@@ -104,6 +104,11 @@ export class BaileysInbound {
 
   constructor(private readonly deps: InboundDependencies) {}
 
+  /** Resolves once every report queued so far is made (the chain never rejects: a failure is logged). */
+  settled(): Promise<void> {
+    return this.reportChain;
+  }
+
   /** Listens to the socket's data events (the connection listens to its lifecycle). */
   listen(): void {
     const { socket } = this.deps;

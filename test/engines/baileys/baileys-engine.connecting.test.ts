@@ -93,11 +93,14 @@ describe('Baileys engine (fake socket): connecting', () => {
   });
 
   it('a reconnect right after the scan waits for the pairing credentials to be stored, even on a slow store', async () => {
+    // Once the account is linked, its writes wait until the reconnect has started: the reconnect finds them pending.
+    let writesHeld: Promise<void> = Promise.resolve();
+    let releaseWrites = () => undefined as void;
     const slowStore = new Proxy(h.store, {
       get(target, property, receiver) {
         if (property === 'saveSnapshot') {
           return async (...args: Parameters<SqliteEventStore['saveSnapshot']>) => {
-            await new Promise((resolve) => setTimeout(resolve, 30));
+            await writesHeld;
             return target.saveSnapshot(...args);
           };
         }
@@ -110,9 +113,13 @@ describe('Baileys engine (fake socket): connecting', () => {
     let reconnected: Promise<unknown> | undefined;
     events.disconnected = (kind) => {
       // The actor reconnects at once on restart_required.
-      if (kind === 'restart_required') reconnected = slow.connect('dev-1', recordingEvents());
+      if (kind === 'restart_required') {
+        reconnected = slow.connect('dev-1', recordingEvents());
+        releaseWrites();
+      }
     };
     await slow.connect('dev-1', events);
+    writesHeld = new Promise((resolve) => (releaseWrites = resolve));
     h.sockets.latest().pair(ME, 'Shop');
     // The reconnect was started by the restart_required report, and it connected with the pairing credentials.
     await eventually(() => reconnected instanceof Promise, 'the reconnect started');

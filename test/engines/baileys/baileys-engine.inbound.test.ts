@@ -3,6 +3,7 @@
  * receipts, contacts and inbound messages.
  */
 import { proto } from 'baileys';
+import type { BaileysConnection } from '../../../src/engines/baileys/baileys-connection.js';
 import { describe, expect, it } from 'vitest';
 import { PEER, PEER_JID, useFakeSocketEngine } from './support/fake-socket-engine.js';
 import { eventually } from '../../support/eventually.js';
@@ -233,7 +234,7 @@ describe('Baileys engine (fake socket): inbound messages', () => {
       ],
     });
     await eventually(() => events.inbounds.length === 2);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await (connection as BaileysConnection).reportsSettled();
     expect(events.inbounds.map((m) => [m.waMessageId, m.fromMe, m.body])).toEqual([
       ['OFFLINE1', false, 'sent while the gateway was down'],
       ['PHONE1', true, 'from the phone meanwhile'],

@@ -13,6 +13,7 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AuthRecords } from '../../../src/engines/baileys/auth/auth-records.js';
 import { type BaileysEngine, createBaileysEngine } from '../../../src/engines/baileys/baileys-engine.js';
+import type { BaileysConnection } from '../../../src/engines/baileys/baileys-connection.js';
 import type { EngineConnection } from '../../../src/engines/engine.js';
 import { SqliteEventStore } from '../../../src/eventstore/sqlite/sqlite-event-store.js';
 import { tempDir } from '../../support/gateway.js';
@@ -431,7 +432,7 @@ describe('Baileys engine: every message kind (fake socket, real protobufs)', () 
     });
 
     it('decrypts a vote on a poll this device sent, with the secret the gateway kept', async () => {
-      const { events, socket } = await online();
+      const { connection, events, socket } = await online();
       polls.set('MYPOLL', { options: ['Pizza', 'Pasta', 'Both'], secret: SECRET });
       const vote = encryptVote(['Pasta', 'Both'], {
         pollMsgId: 'MYPOLL',
@@ -467,7 +468,7 @@ describe('Baileys engine: every message kind (fake socket, real protobufs)', () 
         },
       });
       await eventually(() => events.activities.length === 1);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await (connection as BaileysConnection).reportsSettled();
       expect(events.activities).toEqual([
         {
           kind: 'poll_vote',

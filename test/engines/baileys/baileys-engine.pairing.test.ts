@@ -6,8 +6,11 @@ import { describe, expect, it } from 'vitest';
 import { ME, useFakeSocketEngine } from './support/fake-socket-engine.js';
 import { recordingEvents } from './support/recording-events.js';
 import { eventually } from '../../support/eventually.js';
+import { TestClock } from '../../support/test-clock.js';
 
-const h = useFakeSocketEngine({ qrTimeoutMs: 100 });
+/** The pairing code's renewal runs on this clock: the test moves it on. */
+const clock = new TestClock();
+const h = useFakeSocketEngine({ qrTimeoutMs: 100, clock });
 
 describe('Baileys engine (fake socket): pairing by code', () => {
   it('asks WhatsApp for a code for the number once codes are shown, reports it as ABCD-EFGH, and renews it', async () => {
@@ -23,6 +26,9 @@ describe('Baileys engine (fake socket): pairing by code', () => {
     expect(socket.pairingRequests).toEqual(['4915100000001']);
     expect(events.pairingCodes[0].code).toBe('PAIR-0001');
     // Renewed every three QR lifetimes (300 ms here).
+    await clock.advance(299);
+    expect(events.pairingCodes).toHaveLength(1);
+    await clock.advance(1);
     await eventually(() => events.pairingCodes.length >= 2, 'a second pairing code', 5_000);
     expect(events.pairingCodes[1].code).toBe('PAIR-0002');
 
@@ -32,8 +38,10 @@ describe('Baileys engine (fake socket): pairing by code', () => {
     expect(events.disconnects).toEqual([{ kind: 'restart_required', detail: expect.stringContaining('515') }]);
     await eventually(async () => (await h.records().read<AuthenticationCreds>('creds'))?.me?.id === ME, 'stored creds');
     const renewals = events.pairingCodes.length;
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    // No renewal once paired, however long.
+    await clock.advance(1_200);
     expect(events.pairingCodes.length).toBe(renewals);
+    expect(clock.pending()).toEqual([]);
   });
 
   it('refuses to pair a connection that is online', async () => {

@@ -8,8 +8,14 @@ import type { EngineEvents } from '../../../src/engines/engine.js';
 import { SandboxConnection } from '../../../src/engines/sandbox/sandbox-connection.js';
 import type { SandboxCredentialStore } from '../../../src/engines/sandbox/sandbox-credentials.js';
 import { SandboxNetwork } from '../../../src/engines/sandbox/sandbox-network.js';
+import { eventually } from '../../support/eventually.js';
 
-const STOPPING = () => Promise.reject(new Error('the reports of device d can no longer be recorded'));
+/** Reports refused so far: the test waits for every one, then for Node to have judged their rejections. */
+let refused = 0;
+const STOPPING = () => {
+  refused += 1;
+  return Promise.reject(new Error('the reports of device d can no longer be recorded'));
+};
 
 describe('sandbox network reports', () => {
   const unhandled: unknown[] = [];
@@ -42,7 +48,10 @@ describe('sandbox network reports', () => {
       participants: [],
       by: '4915100000002',
     });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The revoke, the presence, the read receipt and the group change, each handed over on a timer of its own.
+    await eventually(() => refused === 4, 'every report refused');
+    // Node reports an unhandled rejection once the microtasks after the rejecting task have run.
+    await new Promise((resolve) => setImmediate(resolve));
     await network.close();
     expect(unhandled).toEqual([]);
   });

@@ -14,29 +14,47 @@ import { testActor } from '../../actors/support/test-actor.js';
 import { eventually } from '../../support/eventually.js';
 import { tempDir } from '../../support/temp-dir.js';
 
-/** Credential writes take `delayMs` before they reach the store (a busy disk). */
-class SlowCredentialWrites extends DelegatingEventStore {
-  delayMs = 0;
+/** While held, credential writes wait for `release()` before they reach the store (a busy disk). */
+class HeldCredentialWrites extends DelegatingEventStore {
+  private released: Promise<void> | undefined;
+  private releaseWrites = () => undefined as void;
+  private entered = () => undefined as void;
+  /** Resolves once a held credential write is waiting. */
+  writeWaiting: Promise<void> = Promise.resolve();
+
+  hold(): void {
+    this.released = new Promise((resolve) => (this.releaseWrites = resolve));
+    this.writeWaiting = new Promise((resolve) => (this.entered = resolve));
+  }
+
+  release(): void {
+    this.releaseWrites();
+    this.released = undefined;
+  }
 
   override async saveSnapshot(streamId: string, snapshot: Snapshot, options?: SnapshotWriteOptions): Promise<void> {
-    if (streamId.startsWith('sandbox-credentials-')) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
+    if (streamId.startsWith('sandbox-credentials-') && this.released) {
+      this.entered();
+      await this.released;
+    }
     return this.inner.saveSnapshot(streamId, snapshot, options);
   }
 }
 
 describe('a sandbox link whose credential write is overtaken by a logout', () => {
   let sqlite: SqliteEventStore;
-  let store: SlowCredentialWrites;
+  let store: HeldCredentialWrites;
   let sandbox: SandboxEngine;
   let actor: DeviceActor;
 
   beforeEach(() => {
     sqlite = new SqliteEventStore(join(tempDir('dmg-sandbox-race-'), 'events.sqlite'));
-    store = new SlowCredentialWrites(sqlite);
+    store = new HeldCredentialWrites(sqlite);
     sandbox = new SandboxEngine(store, { deliveredDelayMs: 1, readDelayMs: 1 });
     actor = testActor(sandbox, store, { baseDelayMs: 1, maxDelayMs: 5, jitter: 0, maxAttempts: 3 });
   });
   afterEach(async () => {
+    store.release();
     await actor.stop();
     await sandbox.close();
     await sqlite.close();
@@ -44,15 +62,14 @@ describe('a sandbox link whose credential write is overtaken by a logout', () =>
 
   const credentials = async () => (await sqlite.loadSnapshot<unknown>('sandbox-credentials-dev'))?.state;
 
-  /** Links while the write is slow, closes with logout meanwhile; answers what the link answered. */
+  /** Links while the write is held, closes with logout before it lands; answers what the link answered. */
   async function linkOvertakenByLogout(link: () => Promise<string>): Promise<string> {
-    store.delayMs = 100;
+    store.hold();
     const linking = link();
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await store.writeWaiting;
     expect(await actor.close({ logout: true })).toMatchObject({ state: 'logged_out', changed: true });
-    const outcome = await linking;
-    store.delayMs = 0;
-    return outcome;
+    store.release();
+    return linking;
   }
 
   async function expectForgotten(): Promise<void> {
@@ -78,8 +95,11 @@ describe('a sandbox link whose credential write is overtaken by a logout', () =>
   it('a scan that lands first links as before', async () => {
     await actor.open();
     await eventually(() => actor.state() === 'qr', 'a code');
-    store.delayMs = 20;
-    expect(await sandbox.scan('dev', '4915112345678')).toBe('paired');
+    store.hold();
+    const scanning = sandbox.scan('dev', '4915112345678');
+    await store.writeWaiting;
+    store.release();
+    expect(await scanning).toBe('paired');
     await eventually(() => actor.state() === 'online', 'online');
     expect(await credentials()).toMatchObject({ phone: '4915112345678' });
   });
