@@ -38,7 +38,8 @@ import type { SeenMessages } from '../../outbox/commands/seen-messages.js';
 import type { BodyGate } from '../body/body-gate.js';
 import { mediaBodyParser, uploadedMedia } from '../body/media-body-parser.js';
 import { type HeldMedia, SandboxMedia } from '../../engines/sandbox/sandbox-media.js';
-import type { ChatActivity, HistoryChunk } from '../../engines/engine.js';
+import type { ChatActivity } from '../../engines/engine.js';
+import type { SandboxHistoryChunk } from '../../engines/sandbox/sandbox-engine.js';
 import { type OwnerCalls, outcomeUnknown } from '../../cluster/owner-calls.js';
 
 const DeafenBody = Type.Object(
@@ -241,8 +242,8 @@ export function sandboxRoutes({
     done: sandbox.activity(deviceId, activity),
     ...stateHere(deviceId),
   }));
-  const syncHistory = calls.define('sandbox.history', 'once', async (deviceId: string, chunk: HistoryChunk) => ({
-    done: sandbox.history(deviceId, chunk),
+  const syncHistory = calls.define('sandbox.history', 'once', async (deviceId: string, chunk: SandboxHistoryChunk) => ({
+    done: await sandbox.history(deviceId, chunk),
     ...stateHere(deviceId),
   }));
   const ring = calls.define(
@@ -523,31 +524,31 @@ export function sandboxRoutes({
       description:
         "A chunk of the account's history reaches the device, as WhatsApp sends one when a device links: its messages appear in their chats marked " +
         '`historical` (no `message.received`), then `history.synced`. The same chunk sent again records nothing. With the `historySync` setting `none` ' +
-        'the device drops it. A message without `waMessageId` gets one derived from its chat, place and content.',
+        'the device drops it. A message without `waMessageId` gets one derived from its chat, sender, timestamp and text (the same message in two chunks is one). ' +
+        'Answered once recorded: a chunk the store refuses is refused (503, 507) and not recorded later.',
       access: 'admin',
       scope: 'manage',
       params: DeviceParams,
       body: SandboxHistoryBody,
       responses: {
-        202: { description: 'On its way to the device.', schema: AcceptedSchema },
+        202: { description: 'Recorded by the device (or dropped by its `historySync: none`).', schema: AcceptedSchema },
         404: NOT_FOUND,
         409: SANDBOX_NOT_ONLINE,
+        503: { description: 'The store cannot record now (`store_unavailable`); nothing was recorded.' },
+        507: { description: 'The disk is full (`insufficient_storage`); nothing was recorded.' },
       },
       async handler({ params, body, device }) {
         requireSandboxDevice(device);
         const syncId = createHash('sha256').update(JSON.stringify(body)).digest('hex').slice(0, 32);
-        const chunk: HistoryChunk = {
+        const chunk: SandboxHistoryChunk = {
           syncId,
           chats: body.chats.map((c) => ({ chatId: c.chatId, ...(c.name !== undefined ? { name: c.name } : {}) })),
           messages: body.chats.flatMap((chat) =>
-            chat.messages.map((m, index) => {
+            chat.messages.map((m) => {
               const isGroup = isGroupId(chat.chatId);
               const from = m.fromMe ? (device.view.session.phone ?? '') : (m.from ?? (isGroup ? '' : chat.chatId));
-              const waMessageId =
-                m.waMessageId ??
-                `H${createHash('sha256').update(`${chat.chatId}/${index}/${m.timestamp}/${m.body}`).digest('hex').slice(0, 19).toUpperCase()}`;
               return {
-                waMessageId,
+                ...(m.waMessageId !== undefined ? { waMessageId: m.waMessageId } : {}),
                 chatId: chat.chatId,
                 isGroup,
                 from,
