@@ -487,6 +487,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
           connection: (deviceId) => sessions.connection(deviceId),
           sessionState: sessionStateOf,
           projections,
+          now: () => clock.now(),
         }),
         {
           read: 'repeatable',
@@ -499,6 +500,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
         },
       ),
       index: messages,
+      now: () => clock.now(),
     }),
     ...messageRoutes({
       index: messages,
