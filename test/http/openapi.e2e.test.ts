@@ -106,4 +106,13 @@ describe('the OpenAPI document', () => {
         post.operationId,
       ).toEqual(['Idempotency-Key']);
   });
+
+  it('declares POST /mcp’s JSON-RPC body and answer', () => {
+    const mcp = doc.paths['/mcp'].post as unknown as {
+      requestBody?: { content: Record<string, { schema: unknown }> };
+      responses: Record<string, { content?: Record<string, { schema: unknown }> }>;
+    };
+    expect(JSON.stringify(mcp.requestBody?.content['application/json']?.schema)).toContain('"jsonrpc"');
+    expect(JSON.stringify(mcp.responses['200']?.content?.['application/json']?.schema)).toContain('"result"');
+  });
 });
