@@ -1,5 +1,4 @@
 import { type RouteSpec, defineRoute } from '../route.js';
-import { DeviceParams } from '../schemas/common.js';
 import {
   SandboxGroupBody,
   SandboxGroupSchema,
@@ -15,11 +14,11 @@ import { createHash, randomBytes } from 'node:crypto';
 import { isGroupId } from '../../messages/chat-id.js';
 import type { ChatActivity } from '../../engines/engine.js';
 import type { SandboxHistoryChunk } from '../../engines/sandbox/sandbox-engine.js';
-import { type SandboxCalls, type SandboxRouteDeps, NOT_FOUND, SANDBOX_NOT_ONLINE, tag } from './sandbox-calls.js';
+import { type SandboxCalls, type SandboxRouteDeps, tag } from './sandbox-calls.js';
 
 export function sandboxActivityRoutes(deps: SandboxRouteDeps, net: SandboxCalls): RouteSpec[] {
   const { sandbox } = deps;
-  const { requireSandboxDevice, notOnline, act, syncHistory, ring, viewStatus } = net;
+  const { networkRoute, act, syncHistory, ring, viewStatus } = net;
   return [
     defineRoute({
       method: 'post',
@@ -38,59 +37,40 @@ export function sandboxActivityRoutes(deps: SandboxRouteDeps, net: SandboxCalls)
         return { status: 201, body: sandbox.createGroup(body.subject, body.members) };
       },
     }),
-    defineRoute({
-      method: 'post',
+    networkRoute({
       path: '/sandbox/devices/:deviceId/presence',
       operationId: 'sandboxPresence',
-      tag,
       summary: "A contact's presence",
       description:
         '`from` is typing, recording, paused, available or unavailable (in `chatId`, default the direct chat): the device records `presence.update`.',
-      access: 'admin',
-      scope: 'manage',
-      params: DeviceParams,
       body: SandboxPresenceBody,
-      responses: {
-        202: { description: 'On its way to the device.', schema: AcceptedSchema },
-        404: NOT_FOUND,
-        409: SANDBOX_NOT_ONLINE,
-      },
-      async handler({ params, body, device }) {
-        requireSandboxDevice(device);
-        const { done, ...reaction } = await act(params.deviceId, {
-          kind: 'presence',
-          chatId: body.chatId ?? body.from,
-          from: body.from,
-          state: body.state,
-        });
-        if (!done) throw notOnline(device, reaction);
-        return { status: 202, body: { accepted: true } };
+      async reach({ params, body }, reached) {
+        reached(
+          await act(params.deviceId, {
+            kind: 'presence',
+            chatId: body.chatId ?? body.from,
+            from: body.from,
+            state: body.state,
+          }),
+        );
       },
     }),
-    defineRoute({
-      method: 'post',
+    networkRoute({
       path: '/sandbox/devices/:deviceId/history',
       operationId: 'sandboxHistory',
-      tag,
       summary: 'The phone sends a history sync',
       description:
         "A chunk of the account's history reaches the device, as WhatsApp sends one when a device links: its messages appear in their chats marked " +
         '`historical` (no `message.received`), then `history.synced`. The same chunk sent again records nothing. With the `historySync` setting `none` ' +
         'the device drops it. A message without `waMessageId` gets one derived from its chat, sender, timestamp and text (the same message in two chunks is one). ' +
         'Answered once recorded: a chunk the store refuses is refused (503, 507) and not recorded later.',
-      access: 'admin',
-      scope: 'manage',
-      params: DeviceParams,
       body: SandboxHistoryBody,
       responses: {
         202: { description: 'Recorded by the device (or dropped by its `historySync: none`).', schema: AcceptedSchema },
-        404: NOT_FOUND,
-        409: SANDBOX_NOT_ONLINE,
         503: { description: 'The store cannot record now (`store_unavailable`); nothing was recorded.' },
         507: { description: 'The disk is full (`insufficient_storage`); nothing was recorded.' },
       },
-      async handler({ params, body, device }) {
-        requireSandboxDevice(device);
+      async reach({ params, body, device }, reached) {
         const syncId = createHash('sha256').update(JSON.stringify(body)).digest('hex').slice(0, 32);
         const chunk: SandboxHistoryChunk = {
           syncId,
@@ -115,31 +95,18 @@ export function sandboxActivityRoutes(deps: SandboxRouteDeps, net: SandboxCalls)
           ...(body.progress !== undefined ? { progress: body.progress } : {}),
           final: body.final ?? true,
         };
-        const { done, ...reaction } = await syncHistory(params.deviceId, chunk);
-        if (!done) throw notOnline(device, reaction);
-        return { status: 202, body: { accepted: true } };
+        reached(await syncHistory(params.deviceId, chunk));
       },
     }),
-    defineRoute({
-      method: 'post',
+    networkRoute({
       path: '/sandbox/devices/:deviceId/chat-update',
       operationId: 'sandboxChatUpdate',
-      tag,
       summary: 'The phone changes a chat',
       description:
         'The phone (or another linked device) archives, pins, mutes, marks (un)read, deletes or clears the chat, or deletes messages for this account: ' +
         'the device records `chat.updated`, `chat.deleted` and `message.deleted`.',
-      access: 'admin',
-      scope: 'manage',
-      params: DeviceParams,
       body: SandboxChatUpdateBody,
-      responses: {
-        202: { description: 'On its way to the device.', schema: AcceptedSchema },
-        404: NOT_FOUND,
-        409: SANDBOX_NOT_ONLINE,
-      },
-      async handler({ params, body, device }) {
-        requireSandboxDevice(device);
+      async reach({ params, body }, reached) {
         const { chatId, deleted, cleared, deletedMessageIds, ...settings } = body;
         const activities: ChatActivity[] = [];
         if (Object.keys(settings).length > 0) activities.push({ kind: 'chat_updated', chatId, ...settings });
@@ -148,63 +115,41 @@ export function sandboxActivityRoutes(deps: SandboxRouteDeps, net: SandboxCalls)
         if (cleared) activities.push({ kind: 'chat_deleted', chatId, cleared: true });
         if (deleted) activities.push({ kind: 'chat_deleted', chatId, cleared: false });
         for (const activity of activities) {
-          const { done, ...reaction } = await act(params.deviceId, activity);
-          if (!done) throw notOnline(device, reaction);
+          reached(await act(params.deviceId, activity));
         }
-        return { status: 202, body: { accepted: true } };
       },
     }),
-    defineRoute({
-      method: 'post',
+    networkRoute({
       path: '/sandbox/devices/:deviceId/status-view',
       operationId: 'sandboxStatusView',
-      tag,
       summary: "Another number views the device's status",
       description:
         '`from` views the status `waMessageId` that this device posted: the device gets its read receipt, and `GET /status` lists `from` among the viewers.',
-      access: 'admin',
-      scope: 'manage',
-      params: DeviceParams,
       body: SandboxStatusViewBody,
-      responses: {
-        202: { description: 'On its way to the device.', schema: AcceptedSchema },
-        404: NOT_FOUND,
-        409: SANDBOX_NOT_ONLINE,
-      },
-      async handler({ params, body, device }) {
-        requireSandboxDevice(device);
-        const { done, ...reaction } = await viewStatus(params.deviceId, body);
-        if (!done) throw notOnline(device, reaction);
-        return { status: 202, body: { accepted: true } };
+      async reach({ params, body }, reached) {
+        reached(await viewStatus(params.deviceId, body));
       },
     }),
-    defineRoute({
-      method: 'post',
+    networkRoute({
       path: '/sandbox/devices/:deviceId/call',
       operationId: 'sandboxCall',
-      tag,
       summary: 'An incoming call',
       description:
         '`from` calls the device (video with `isVideo`): it records `call.received`, `rejected` when its settings reject calls (the caller then gets `rejectCallsMessage`).',
-      access: 'admin',
-      scope: 'manage',
-      params: DeviceParams,
       body: SandboxCallBody,
       responses: {
         202: { description: 'Ringing.', schema: SandboxCallSchema },
-        404: NOT_FOUND,
-        409: SANDBOX_NOT_ONLINE,
       },
-      async handler({ params, body, device }) {
-        requireSandboxDevice(device);
+      async reach({ params, body }, reached) {
         const callId = randomBytes(16).toString('hex').toUpperCase();
-        const { done, ...reaction } = await ring(params.deviceId, {
-          callId,
-          from: body.from,
-          isVideo: body.isVideo === true,
-        });
-        if (!done) throw notOnline(device, reaction);
-        return { status: 202, body: { callId } };
+        reached(
+          await ring(params.deviceId, {
+            callId,
+            from: body.from,
+            isVideo: body.isVideo === true,
+          }),
+        );
+        return { callId };
       },
     }),
   ];

@@ -6,7 +6,10 @@ import { StoreUnavailableError } from '../../eventstore/event-store.js';
 import type { StorageHealth } from '../../storage/storage-health.js';
 import { insufficientStorage, problemOf } from '../error-table.js';
 import { conflict } from '../problem.js';
-import { type RequestDevice } from '../route.js';
+import type { TSchema } from 'typebox';
+import { type HandlerInput, type RequestDevice, type ResponseSpec, type RouteSpec, defineRoute } from '../route.js';
+import { DeviceParams } from '../schemas/common.js';
+import { AcceptedSchema } from '../schemas/sandbox.js';
 import type { InboundMessage } from '../../engines/engine.js';
 import type { SeenMessages } from '../../outbox/commands/seen-messages.js';
 import type { BodyGate } from '../body/body-gate.js';
@@ -128,30 +131,67 @@ export function sandboxCalls({ sessions, sandbox, projections, calls, inboundMed
       return accepted ? { accepted } : stateHere(deviceId);
     },
   );
-  const act = calls.define('sandbox.activity', 'once', async (deviceId: string, activity: ChatActivity) => ({
-    done: sandbox.activity(deviceId, activity),
-    ...stateHere(deviceId),
-  }));
-  const syncHistory = calls.define('sandbox.history', 'once', async (deviceId: string, chunk: SandboxHistoryChunk) => ({
-    done: await sandbox.history(deviceId, chunk),
-    ...stateHere(deviceId),
-  }));
-  const ring = calls.define(
-    'sandbox.call',
-    'once',
-    async (deviceId: string, call: { callId: string; from: string; isVideo: boolean }) => ({
-      done: sandbox.call(deviceId, call),
+  /** A call of the network that a device takes only while online: whether it did, and its state where it runs. */
+  const defineNetworkCall = <A>(name: string, run: (deviceId: string, arg: A) => boolean | Promise<boolean>) =>
+    calls.define(name, 'once', async (deviceId: string, arg: A) => ({
+      done: await run(deviceId, arg),
       ...stateHere(deviceId),
-    }),
+    }));
+  const act = defineNetworkCall('sandbox.activity', (deviceId, activity: ChatActivity) =>
+    sandbox.activity(deviceId, activity),
   );
-  const viewStatus = calls.define(
-    'sandbox.status-view',
-    'once',
-    async (deviceId: string, view: { from: string; waMessageId: string }) => ({
-      done: sandbox.statusView(deviceId, view.from, view.waMessageId),
-      ...stateHere(deviceId),
-    }),
+  const syncHistory = defineNetworkCall('sandbox.history', (deviceId, chunk: SandboxHistoryChunk) =>
+    sandbox.history(deviceId, chunk),
   );
+  const ring = defineNetworkCall('sandbox.call', (deviceId, call: { callId: string; from: string; isVideo: boolean }) =>
+    sandbox.call(deviceId, call),
+  );
+  const viewStatus = defineNetworkCall('sandbox.status-view', (deviceId, view: { from: string; waMessageId: string }) =>
+    sandbox.statusView(deviceId, view.from, view.waMessageId),
+  );
+  /**
+   * A route where the network reaches an online sandbox device: 404 and 409 as every such route; `reach` passes each
+   * call's outcome to `reached` (a device not online is refused), and its answer (default `{ accepted: true }`) is the 202.
+   */
+  const networkRoute = <B extends TSchema>(spec: {
+    path: string;
+    operationId: string;
+    summary: string;
+    description: string;
+    body: B;
+    /** The 202 when it is not "on its way", and further answers. */
+    responses?: Record<number, ResponseSpec>;
+    reach(
+      input: HandlerInput<typeof DeviceParams, undefined, B>,
+      reached: (outcome: { done: boolean } & Reaction) => void,
+    ): Promise<unknown>;
+  }): RouteSpec =>
+    defineRoute<typeof DeviceParams, undefined, B>({
+      method: 'post',
+      path: spec.path,
+      operationId: spec.operationId,
+      tag,
+      summary: spec.summary,
+      description: spec.description,
+      access: 'admin',
+      scope: 'manage',
+      params: DeviceParams,
+      body: spec.body,
+      responses: {
+        202: { description: 'On its way to the device.', schema: AcceptedSchema },
+        404: NOT_FOUND,
+        409: SANDBOX_NOT_ONLINE,
+        ...spec.responses,
+      },
+      async handler(input) {
+        requireSandboxDevice(input.device);
+        const reached = ({ done, ...reaction }: { done: boolean } & Reaction) => {
+          if (!done) throw notOnline(input.device, reaction);
+        };
+        const answer = await spec.reach(input, reached);
+        return { status: 202, body: answer ?? { accepted: true } };
+      },
+    });
   const disconnect = calls.define('sandbox.disconnect', 'once', async (deviceId: string) => {
     const done = sandbox.disconnect(deviceId);
     return { done, ...(done ? await reactionOf(deviceId) : stateHere(deviceId)) };
@@ -169,6 +209,7 @@ export function sandboxCalls({ sessions, sandbox, projections, calls, inboundMed
     requireSandboxDevice,
     notOnline,
     answer,
+    networkRoute,
     scan,
     enterCode,
     receive,
