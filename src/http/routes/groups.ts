@@ -72,7 +72,6 @@ export const GROUP_PICTURE_MAX_BYTES = 5 * 1024 * 1024;
 /** The group picture types WhatsApp takes. */
 const PICTURE_TYPES: ReadonlySet<string> = new Set(['image/jpeg', 'image/png']);
 
-
 export function groupRoutes(groups: GroupRouteCommands, picture?: PictureUpload): RouteSpec[] {
   return [
     defineRoute({

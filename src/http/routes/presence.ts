@@ -12,7 +12,6 @@ export interface PresenceRouteDeps {
   presence: Pick<ContactPresenceReadModel, 'get'>;
 }
 
-
 export function presenceRoutes({ subscriptions, presence }: PresenceRouteDeps): RouteSpec[] {
   return [
     defineRoute({
