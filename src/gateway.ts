@@ -98,6 +98,7 @@ import { PacingStatuses } from './outbox/pacing/pacing-status.js';
 import { pacingRoutes } from './http/routes/pacing.js';
 import type { Watchdog } from './watchdog/watchdog.js';
 import { startWatchdog } from './wiring/watchdog.js';
+import { API_GUIDE } from './http/api-guide.js';
 
 export interface GatewayOptions {
   logger?: Logger;
@@ -133,19 +134,8 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-/** The first page of /docs: how to authenticate and get a first session online. */
 /** The snapshot /health writes while the last write failed, to see whether writing works again (src/storage/storage-health.ts). */
 const HEALTH_PROBE_STREAM = 'gateway-health-probe';
-
-const API_GUIDE = [
-  'Self-hosted HTTP API for WhatsApp-style messaging devices.',
-  '',
-  "**Authentication.** The admin key (`X-Admin-Key`, or `Authorization: Bearer`) manages devices and reaches every route. Creating a device answers its device key (`dk_…`, shown once): `X-Device-Key` (or Bearer) on that device's own routes. Another device's key is `401`; a device key on an admin-only route is `403`. Scoped keys (`POST /devices/{id}/keys`) hold some of `read`, `send` and `manage`: each operation names the scope it needs (`x-scope`), and a key without it is `403 insufficient_scope`.",
-  '',
-  '**A first session.** `POST /devices` `{"name": "Shop", "engine": "sandbox"}` → `POST /devices/{id}/session/open` → `GET /devices/{id}/session/qr.png` (scan it; in the sandbox: `POST /sandbox/devices/{id}/scan`) → `GET /devices/{id}/session/state` says `online` → `POST /devices/{id}/send/text`. `PUT /devices/{id}/hooks` pushes events to a URL of yours.',
-  '',
-  '**Errors** are RFC 9457 problem+json with a stable `code`; no input produces a 5xx.',
-].join('\n');
 
 /** Wires the store, read models, commands and HTTP together and starts listening. */
 export async function startGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
@@ -480,6 +470,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
           connection: (deviceId) => sessions.connection(deviceId),
           sessionState: sessionStateOf,
           projections,
+          now: () => clock.now(),
         }),
         {
           read: 'repeatable',
@@ -492,6 +483,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
         },
       ),
       index: messages,
+      now: () => clock.now(),
     }),
     ...messageRoutes({
       index: messages,

@@ -439,9 +439,11 @@ export class DeviceActor {
       // Chat activity shares the inbound spool: it goes to the same stream, in the same order.
       activity: (activity) =>
         this.spools.inbound.write(`activity ${activity.kind}`, async () => sink.activity?.(this.deviceId, activity)),
-      history: (chunk) =>
-        this.spools.history.write(`history ${chunk.syncId} (${chunk.messages.length})`, async () =>
-          sink.history?.(this.deviceId, chunk),
+      history: (chunk, options) =>
+        this.spools.history.write(
+          `history ${chunk.syncId} (${chunk.messages.length})`,
+          async () => sink.history?.(this.deviceId, chunk),
+          options,
         ),
       groups: (report) =>
         this.spools.groups.write(`group ${report.kind}`, async () =>

@@ -13,7 +13,7 @@ import type {
   OwnPresence,
 } from '../engines/engine.js';
 import { DomainError, sessionNotOnline } from '../errors/domain-error.js';
-import { translatingEngineFailures } from '../engines/engine-failure.js';
+import { engineSupports, translatingEngineFailures } from '../engines/engine-failure.js';
 import { deterministicEventId, orderedUuid } from '../eventstore/event-id.js';
 import { type InboxCommands, activityEventId } from '../inbox/inbox-commands.js';
 import type { ChatEvent, ChatUpdatedData, MutedUntil } from '../inbox/inbox-events.js';
@@ -152,8 +152,7 @@ export class ChatCommands {
     const connection = this.online(deviceId);
     if (!this.deps.index.hasChat(deviceId, chatId))
       throw new DomainError('chat_not_found', `the device has no chat ${chatId}`);
-    if (!connection.chats) throw new DomainError('engine_error', 'this engine cannot manage chats');
-    return connection.chats;
+    return engineSupports(connection.chats, 'chat management');
   }
 
   private messageOps(
@@ -163,8 +162,7 @@ export class ChatCommands {
     const connection = this.online(deviceId);
     const found = this.deps.index.messageRef(deviceId, waMessageId);
     if (!found) throw new DomainError('message_not_found', `the device has no message ${waMessageId}`);
-    if (!connection.chats) throw new DomainError('engine_error', 'this engine cannot manage chats');
-    return { ops: connection.chats, chatId: found.chatId, ref: found.ref };
+    return { ops: engineSupports(connection.chats, 'chat management'), chatId: found.chatId, ref: found.ref };
   }
 
   private online(deviceId: string): EngineConnection {

@@ -6,8 +6,8 @@
  */
 import type Database from 'better-sqlite3';
 import type { EngineConnection } from '../engines/engine.js';
-import { translatingEngineFailures } from '../engines/engine-failure.js';
-import { DomainError, sessionNotOnline } from '../errors/domain-error.js';
+import { engineSupports, translatingEngineFailures } from '../engines/engine-failure.js';
+import { sessionNotOnline } from '../errors/domain-error.js';
 import type { StoredEvent } from '../eventstore/event-store.js';
 import { eventGuard } from '../eventstore/typed-events.js';
 import type { DeviceEvent } from '../devices/device-events.js';
@@ -35,9 +35,8 @@ export class PresenceSubscriptions {
     const connection = this.deps.connection(deviceId);
     const sessionState = () => this.deps.sessionState?.(deviceId);
     if (!connection) throw sessionNotOnline(sessionState());
-    if (!connection.subscribePresence)
-      throw new DomainError('engine_error', "this device's engine cannot subscribe to presence");
-    await translatingEngineFailures(connection, sessionState).subscribePresence!(number);
+    const translated = translatingEngineFailures(connection, sessionState);
+    await engineSupports(translated.subscribePresence?.bind(translated), 'presence subscriptions')(number);
   }
 }
 

@@ -5,8 +5,10 @@
  * the authenticator reads), and the live streams end on the event itself (src/stream/event-stream-hub.ts).
  */
 import { randomUUID } from 'node:crypto';
+import { type Caller, PRIMARY_KEY_ID } from '../auth/authenticator.js';
 import { generateDeviceKey, hashKey } from '../auth/keys.js';
 import { SCOPES, type Scope } from '../auth/scopes.js';
+import { DomainError } from '../errors/domain-error.js';
 import type { ReadModelProgress } from '../projections/projection-runner.js';
 import { deviceStream } from './device-events.js';
 import type { DeviceKeysReadModel } from './device-keys-read-model.js';
@@ -28,10 +30,16 @@ export class DeviceKeys {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /**
+   * `caller` makes the key: a scoped key gives no scope it lacks itself (a `manage` key could otherwise make
+   * itself a `send` key); the admin key and the key made with the device hold every scope.
+   */
   async create(
     deviceId: string,
     input: { name: string; scopes: readonly Scope[] },
+    caller: Caller | undefined,
   ): Promise<Omit<ScopedKeyListing, 'lastUsedAt'> & { key: string }> {
+    refuseEscalation(caller, input.scopes);
     const key = generateDeviceKey();
     const keyId = `key_${randomUUID()}`;
     // In the catalogue's order, each once.
@@ -65,4 +73,14 @@ export class DeviceKeys {
     });
     await this.projections.settle(position);
   }
+}
+
+/** `403 insufficient_scope` naming the first scope asked for that a scoped caller lacks. */
+function refuseEscalation(caller: Caller | undefined, asked: readonly Scope[]): void {
+  if (caller?.kind !== 'device' || caller.keyId === PRIMARY_KEY_ID) return;
+  const lacking = SCOPES.find((scope) => asked.includes(scope) && !caller.scopes.includes(scope));
+  if (lacking === undefined) return;
+  throw new DomainError('insufficient_scope', `this key lacks the "${lacking}" scope it would give the new key`, {
+    reason: lacking,
+  });
 }

@@ -46,3 +46,12 @@ export function translatingEngineFailures<T extends object>(
     },
   });
 }
+
+/**
+ * An optional operation of the device's engine (groups' pictures, chat management, presence subscriptions), or
+ * `engine_error` saying the engine has none: the one wording of "this engine cannot do that".
+ */
+export function engineSupports<F>(operation: F | undefined, what: string): F {
+  if (!operation) throw new DomainError('engine_error', `this device's engine has no ${what}`);
+  return operation;
+}

@@ -89,7 +89,7 @@ export interface EngineEvents {
   /** Edits, revokes, poll votes, presence and calls: facts about chats that are not messages. Resolves when durable. */
   activity?(activity: ChatActivity): Promise<void>;
   /** A chunk of the account's history (history sync), recorded without `message.received`. Resolves when durable. */
-  history?(chunk: HistoryChunk): Promise<void>;
+  history?(chunk: HistoryChunk, options?: ReportOptions): Promise<void>;
   /** Changes of groups made elsewhere (settings, participants, groups the account was added to). Resolves when durable. */
   groups?(report: GroupReport): Promise<void>;
 }

@@ -10,6 +10,7 @@ export const DOMAIN_ERROR_CODES = [
   'invalid_request',
   'unauthorized',
   'forbidden',
+  'insufficient_scope',
   'not_found',
   'device_exists',
   'hooks_not_configured',

@@ -8,7 +8,7 @@
 import type { Logger } from 'pino';
 import { CommandHandler } from '../commands/command-handler.js';
 import { DomainError, sessionNotOnline } from '../errors/domain-error.js';
-import { type EngineRefusals, translatingEngineFailures } from '../engines/engine-failure.js';
+import { type EngineRefusals, engineSupports, translatingEngineFailures } from '../engines/engine-failure.js';
 import type { EventStore } from '../eventstore/event-store.js';
 import type { ReadModelProgress } from '../projections/projection-runner.js';
 import {
@@ -135,7 +135,7 @@ export class GroupCommands {
   async pictureUrl(deviceId: string, groupId: string): Promise<string | null> {
     const { operations } = this.online(deviceId);
     requireGroup(await this.state(deviceId), groupId);
-    return await supported(operations.pictureUrl?.bind(operations), 'group pictures')(groupId);
+    return await engineSupports(operations.pictureUrl?.bind(operations), 'group pictures')(groupId);
   }
 
   /**
@@ -145,9 +145,10 @@ export class GroupCommands {
   async setPicture(deviceId: string, groupId: string, imageBase64: string | null): Promise<void> {
     const { operations, me } = this.online(deviceId);
     requireAdmin(await this.state(deviceId), groupId, me);
-    if (imageBase64 === null) await supported(operations.removePicture?.bind(operations), 'group pictures')(groupId);
+    if (imageBase64 === null)
+      await engineSupports(operations.removePicture?.bind(operations), 'group pictures')(groupId);
     else
-      await supported(operations.setPicture?.bind(operations), 'group pictures')(
+      await engineSupports(operations.setPicture?.bind(operations), 'group pictures')(
         groupId,
         Buffer.from(imageBase64, 'base64'),
       );
@@ -158,7 +159,7 @@ export class GroupCommands {
   async joinRequests(deviceId: string, groupId: string): Promise<JoinRequest[]> {
     const { operations, me } = this.online(deviceId);
     requireAdmin(await this.state(deviceId), groupId, me);
-    return await supported(operations.joinRequests?.bind(operations), 'join requests')(groupId);
+    return await engineSupports(operations.joinRequests?.bind(operations), 'join requests')(groupId);
   }
 
   /** Approves or rejects requests (admins only); those approved are recorded as added. */
@@ -170,7 +171,7 @@ export class GroupCommands {
   ): Promise<ParticipantResult[]> {
     const { operations, me } = this.online(deviceId);
     requireAdmin(await this.state(deviceId), groupId, me);
-    const answer = supported(operations.answerJoinRequests?.bind(operations), 'join requests');
+    const answer = engineSupports(operations.answerJoinRequests?.bind(operations), 'join requests');
     const results = await answer(groupId, action, numbers);
     const added = results.filter((r) => r.status === 'ok').map((r) => r.number);
     if (action === 'approve' && added.length > 0)
@@ -296,11 +297,6 @@ const GROUP_REFUSALS: EngineRefusals = {
 };
 
 /** An operation the engine may lack: without it, the network cannot do it (`engine_error`). */
-function supported<F>(operation: F | undefined, what: string): F {
-  if (!operation) throw new DomainError('engine_error', `this device's engine has no ${what}`);
-  return operation;
-}
-
 const notInGroup = (groupId: string) => new DomainError('not_found', `the account is not in the group ${groupId}`);
 
 function detailOf(group: GroupMetadata, me: string): GroupDetail {

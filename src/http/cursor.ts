@@ -16,3 +16,14 @@ export function decodeCursor(cursor: string | undefined): string | undefined {
     { path: '/cursor', message: 'is not a valid cursor' },
   ]);
 }
+
+/** A cursor over a sequence number (the deliveries of a webhook): its number, or a 400 for one this API did not give out. */
+export function decodeSeqCursor(cursor: string | undefined): number | undefined {
+  const text = decodeCursor(cursor);
+  if (text === undefined) return undefined;
+  if (!/^\d{1,16}$/.test(text))
+    throw invalidRequest('query/cursor is not a cursor this API gave out', [
+      { path: '/cursor', message: 'is not a valid cursor' },
+    ]);
+  return Number(text);
+}

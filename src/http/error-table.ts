@@ -36,7 +36,12 @@ export function problemOf(error: unknown): Problem | undefined {
     return new Problem(STATUS_OF_CODE[error.code], error.code, error.message, {
       ...(errors ? { errors } : {}),
       ...(headers ? { headers } : {}),
-      ...(error.reason === undefined ? {} : { reason: error.reason }),
+      // insufficient_scope's reason is the scope lacking, which the problem names as `requiredScope`.
+      ...(error.reason === undefined
+        ? {}
+        : error.code === 'insufficient_scope'
+          ? { requiredScope: error.reason }
+          : { reason: error.reason }),
     });
   }
   // Before store_unavailable: a full disk is a condition of its own, which the operator must fix.

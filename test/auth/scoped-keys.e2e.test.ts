@@ -77,7 +77,29 @@ describe('scoped keys', () => {
     });
     expect(noManage.body).toMatchObject({ status: 403, code: 'insufficient_scope', requiredScope: 'manage' });
     const manage = await makeKey(['manage']);
-    expect((await makeKey(['read'], manage.key)).scopes).toEqual(['read']);
+    expect((await makeKey(['manage'], manage.key)).scopes).toEqual(['manage']);
+  });
+
+  it('a scoped key makes no key with a scope it lacks; the admin key and the device key may give any', async () => {
+    const manage = await makeKey(['manage']);
+    const before = await gateway.api('GET', `/devices/${device.id}/keys`, { deviceKey: device.key });
+    const escalated = await gateway.api('POST', `/devices/${device.id}/keys`, {
+      deviceKey: manage.key,
+      json: { name: 'escalated', scopes: ['manage', 'send'] },
+    });
+    expect(escalated.status).toBe(403);
+    expect(escalated.body).toMatchObject({ code: 'insufficient_scope', requiredScope: 'send' });
+    // Refused before anything was recorded.
+    const after = await gateway.api('GET', `/devices/${device.id}/keys`, { deviceKey: device.key });
+    const ids = (listing: { body: { items: { keyId: string }[] } }) => listing.body.items.map(({ keyId }) => keyId);
+    expect(ids(after)).toEqual(ids(before));
+
+    expect((await makeKey(['read', 'send', 'manage'])).scopes).toEqual(['read', 'send', 'manage']);
+    const byAdmin = await gateway.api('POST', `/devices/${device.id}/keys`, {
+      admin: true,
+      json: { name: 'by admin', scopes: ['send'] },
+    });
+    expect(byAdmin.status).toBe(201);
   });
 
   it('lists keys without secrets, with when each was last used', async () => {

@@ -12,6 +12,7 @@ import { allProjections } from '../../src/read-models.js';
 import { type SandboxDevice, createDevice, goOffline, goOnline } from '../outbox/support/sandbox-devices.js';
 import { eventually } from '../support/eventually.js';
 import { type Api, startTestGateway } from '../support/gateway.js';
+import { TestClock } from '../support/test-clock.js';
 import { TestReceiver } from '../webhooks/support/receiver.js';
 
 const ALICE = '4915100027772';
@@ -24,9 +25,11 @@ describe('managing chats (sandbox)', () => {
   let api: Api;
   let alice: SandboxDevice;
   let receiver: TestReceiver;
+  // A day ahead of the machine's time: a time to mute until is judged by the gateway's clock, not the machine's.
+  const clock = new TestClock({ start: Date.now() + 86_400_000, running: true });
 
   beforeAll(async () => {
-    gateway = await startTestGateway({ DEFAULT_ENGINE: 'sandbox', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' });
+    gateway = await startTestGateway({ DEFAULT_ENGINE: 'sandbox', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }, { clock });
     api = gateway.api;
     receiver = await TestReceiver.start();
     alice = await createDevice(api, 'alice', ALICE);
@@ -67,7 +70,7 @@ describe('managing chats (sandbox)', () => {
     const fresh = await chatOf(BOB);
     expect(fresh).toMatchObject({ archived: false, pinned: false, mutedUntil: null, unread: true, labels: [] });
 
-    const muteUntil = new Date(Date.now() + 3_600_000).toISOString();
+    const muteUntil = new Date(clock.now() + 3_600_000).toISOString();
     const patched = await call('PATCH', `/chats/${BOB}`, { archived: true, pinned: true, muted: muteUntil });
     expect(patched.status).toBe(200);
     expect(patched.body).toMatchObject({ chatId: BOB, archived: true, pinned: true, mutedUntil: muteUntil });
@@ -187,6 +190,9 @@ describe('managing chats (sandbox)', () => {
     expect((await call('PATCH', `/chats/${CAROL}`, {})).status).toBe(400);
     expect((await call('PATCH', `/chats/${CAROL}`, { archived: 'yes' })).status).toBe(400);
     expect((await call('PATCH', `/chats/${CAROL}`, { muted: '2001-01-01T00:00:00Z' })).status).toBe(400);
+    // In the future for the machine, past for the gateway's clock.
+    const pastForTheGateway = new Date(Date.now() + 3_600_000).toISOString();
+    expect((await call('PATCH', `/chats/${CAROL}`, { muted: pastForTheGateway })).status).toBe(400);
     expect((await call('PUT', '/messages/NOPE123/pin', { duration: '1y' })).status).toBe(400);
     expect((await call('DELETE', '/messages/NOPE123')).status).toBe(400);
     expect((await call('GET', '/chats?archived=maybe')).status).toBe(400);

@@ -119,6 +119,25 @@ describe('history sync (sandbox)', () => {
     expect((await get(alice, '/chats')).body.items.find((c: any) => c.chatId === BOB).unreadCount).toBe(1);
   });
 
+  it('a message without an id is one message whichever chunk and place it comes in; answered once recorded', async () => {
+    const DAVE = '4915100045558';
+    const first = { body: 'first from dave', timestamp: 1_600_000_400 };
+    const second = { body: 'second from dave', timestamp: 1_600_000_500 };
+    expect((await history(alice, { chats: [{ chatId: DAVE, messages: [first, second] }], final: false })).status).toBe(
+      202,
+    );
+    const importedIds = async () =>
+      (await gateway.store.readStream(inboxStream(alice.id)))
+        .filter((e) => e.type === 'HistoryImported' && (e.data as { chatId?: string }).chatId === DAVE)
+        .map((e) => (e.data as { waMessageId: string }).waMessageId);
+    // Recorded when answered: the inbox holds the chunk already, no waiting for it.
+    expect(await importedIds()).toHaveLength(2);
+    expect((await history(alice, { chats: [{ chatId: DAVE, messages: [second] }], final: true })).status).toBe(202);
+    const ids = await importedIds();
+    expect(ids).toHaveLength(3);
+    expect(new Set(ids).size).toBe(2);
+  });
+
   it('historySync none: the device drops the history it is sent', async () => {
     const set = await api('PATCH', `/devices/${other.id}/settings`, {
       deviceKey: other.key,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { domainErrorOfEngine, translatingEngineFailures } from '../../src/engines/engine-failure.js';
+import { domainErrorOfEngine, engineSupports, translatingEngineFailures } from '../../src/engines/engine-failure.js';
 import { EngineError } from '../../src/engines/engine.js';
 import { DomainError, sessionNotOnline } from '../../src/errors/domain-error.js';
 
@@ -50,5 +50,14 @@ describe('engine failures in the words of the API', () => {
     expect(() => wrapped.sync()).toThrow(DomainError);
     expect(() => wrapped.sync()).toThrow('the session is connecting, not online');
     expect(wrapped.base).toBe(2);
+  });
+
+  it('an optional operation the engine lacks is engine_error naming it; one it has is handed back', () => {
+    const present = (n: number) => n + 1;
+    expect(engineSupports(present, 'sums')(1)).toBe(2);
+    const missing: ((n: number) => number) | undefined = undefined;
+    expect(() => engineSupports(missing, 'group pictures')).toThrow(
+      expect.objectContaining({ code: 'engine_error', message: "this device's engine has no group pictures" }),
+    );
   });
 });

@@ -96,4 +96,23 @@ describe('the OpenAPI document', () => {
         send.operationId,
       ).toEqual(['Idempotency-Key']);
   });
+
+  it('declares the Idempotency-Key header on every status post (a send to status@broadcast)', () => {
+    const posts = operations().filter((o) => o.operationId.startsWith('postStatus'));
+    expect(posts.map((o) => o.operationId).sort()).toEqual(['postStatusImage', 'postStatusText', 'postStatusVideo']);
+    for (const post of posts)
+      expect(
+        post.parameters.filter((p) => p.in === 'header').map((p) => p.name),
+        post.operationId,
+      ).toEqual(['Idempotency-Key']);
+  });
+
+  it('declares POST /mcp’s JSON-RPC body and answer', () => {
+    const mcp = doc.paths['/mcp'].post as unknown as {
+      requestBody?: { content: Record<string, { schema: unknown }> };
+      responses: Record<string, { content?: Record<string, { schema: unknown }> }>;
+    };
+    expect(JSON.stringify(mcp.requestBody?.content['application/json']?.schema)).toContain('"jsonrpc"');
+    expect(JSON.stringify(mcp.responses['200']?.content?.['application/json']?.schema)).toContain('"result"');
+  });
 });

@@ -6,6 +6,7 @@ import { eventually } from '../support/eventually.js';
 import { ADMIN_KEY, startTestGateway } from '../support/gateway.js';
 import { createSandboxDevice, type TestDevice } from '../support/sessions.js';
 import { TestClock } from '../support/test-clock.js';
+import { parseRaw, rawExchange } from '../support/raw-http.js';
 
 type TestGateway = Awaited<ReturnType<typeof startTestGateway>>;
 
@@ -196,5 +197,32 @@ describe('WebSocket stream', () => {
     expect((await open(`/devices/${a.id}/ws?after=abc`, { 'x-device-key': a.key })).status).toBe(400);
     expect((await open(`/devices/${a.id}/ws?after=999999999`, { 'x-device-key': a.key })).status).toBe(400);
     expect((await open(`/devices/nope/ws`, { 'x-admin-key': ADMIN_KEY })).status).toBe(404);
+  });
+
+  const upgradeRequest = (path: string, headers: Record<string, string>) =>
+    [
+      `GET ${path} HTTP/1.1`,
+      'Host: 127.0.0.1',
+      'Connection: Upgrade',
+      'Upgrade: websocket',
+      `X-Admin-Key: ${ADMIN_KEY}`,
+      ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+      '',
+      '',
+    ].join('\r\n');
+  const GOOD_KEY = 'dGhlIHNhbXBsZSBub25jZQ==';
+
+  it('answers a bad handshake (key, version) 400 with problem+json, and the request ends', async () => {
+    for (const headers of <Record<string, string>[]>[
+      { 'Sec-WebSocket-Version': '13' },
+      { 'Sec-WebSocket-Key': 'not-base64', 'Sec-WebSocket-Version': '13' },
+      { 'Sec-WebSocket-Key': GOOD_KEY, 'Sec-WebSocket-Version': '12' },
+      { 'Sec-WebSocket-Key': GOOD_KEY },
+    ]) {
+      const answer = parseRaw(await rawExchange(gateway.url, upgradeRequest('/ws', headers)));
+      expect(answer.status).toBe(400);
+      expect(answer.type).toMatch(/^application\/problem\+json/);
+      expect(answer.body).toMatchObject({ code: 'invalid_request' });
+    }
   });
 });

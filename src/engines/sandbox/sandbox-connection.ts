@@ -185,9 +185,12 @@ export class SandboxConnection implements EngineConnection {
     void this.events.activity?.(activity).catch(() => undefined);
   }
 
-  /** A chunk of the account's history reaches the device (recorded through its own spool). */
-  history(chunk: HistoryChunk): void {
-    void this.events.history?.(chunk).catch(() => undefined);
+  /**
+   * A chunk of the account's history reaches the device (recorded through its own spool). The phone (the
+   * sandbox's POST /history) waits for the answer, so a chunk the store refuses is refused to it, not kept.
+   */
+  history(chunk: HistoryChunk): Promise<void> {
+    return this.events.history?.(chunk, { retry: false }) ?? Promise.resolve();
   }
 
   /** A group change made by another device reaches this one. */

@@ -5,6 +5,7 @@
  * number checks and avatars; dropped connections and unlinked devices. Besides the port, it offers what the
  * phone and the network do (the admin /sandbox routes).
  */
+import { createHash } from 'node:crypto';
 import type { ChatActivity, Engine, EngineConnection, EngineEvents, HistoryChunk, InboundMessage } from '../engine.js';
 import { isGroupId } from '../../messages/chat-id.js';
 import type { EventStore } from '../../eventstore/event-store.js';
@@ -250,13 +251,20 @@ export class SandboxEngine implements Engine {
   /** An edit, revoke, poll vote, presence or call reaches the device; false when it is not online. */
   /**
    * The phone sends a history sync to the device: recorded unless its `historySync` setting is `none` (then
-   * dropped, as a real device that asked for none gets none). False when the device is not online.
+   * dropped, as a real device that asked for none gets none). False when the device is not online. Resolves
+   * once recorded; rejects with the store's error when it cannot record (nothing is recorded later).
    */
-  history(deviceId: string, chunk: HistoryChunk): boolean {
+  async history(deviceId: string, chunk: SandboxHistoryChunk): Promise<boolean> {
     const connection = this.network.connectionOf(deviceId);
     if (!connection?.online) return false;
     if ((this.deviceSettings?.(deviceId).historySync ?? 'recent') === 'none') return true;
-    connection.history(chunk);
+    await connection.history({
+      ...chunk,
+      messages: chunk.messages.map((message) => ({
+        ...message,
+        waMessageId: message.waMessageId ?? historyIdOf(message),
+      })),
+    });
     return true;
   }
 
@@ -315,4 +323,20 @@ export class SandboxEngine implements Engine {
     await this.credentials.save(deviceId, { ...credentials, revoked: true });
     return 'unlinked';
   }
+}
+
+/** A history chunk as the phone sends it: a message may come without its id, which the network then gives it. */
+export type SandboxHistoryChunk = Omit<HistoryChunk, 'messages'> & {
+  messages: Array<Omit<HistoryChunk['messages'][number], 'waMessageId'> & { waMessageId?: string }>;
+};
+
+/**
+ * The id of a history message sent without one: from what the message is (chat, sender, time, text), never
+ * from where it stands in a chunk, so the same message sent in two chunks is one message.
+ */
+function historyIdOf(message: { chatId?: string; from: string; timestamp: number; body: string }): string {
+  const digest = createHash('sha256')
+    .update(JSON.stringify([message.chatId ?? message.from, message.from, message.timestamp, message.body]))
+    .digest('hex');
+  return `H${digest.slice(0, 19).toUpperCase()}`;
 }

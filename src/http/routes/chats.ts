@@ -75,10 +75,13 @@ export function withOwnNumber<T extends Pick<MessageView, 'from' | 'fromMe' | 'r
 export function chatRoutes({
   chats,
   index,
+  now = Date.now,
 }: {
   /** With several processes, served by the device's owner (src/cluster/owner-calls.ts). */
   chats: Pick<ChatCommands, 'read' | 'presence' | 'modify' | 'remove' | 'star' | 'pin' | 'deleteForMe'>;
   index: Pick<MessageIndex, 'chats' | 'messages' | 'chat' | 'message' | 'search'>;
+  /** The gateway's clock (src/time/clock.ts), as ChatCommands has it. */
+  now?: () => number;
 }): RouteSpec[] {
   const CHAT_NOT_FOUND = { description: 'No such device, or the device has no such chat (`chat_not_found`).' };
   const MESSAGE_NOT_FOUND = { description: 'No such device or message (`message_not_found`).' };
@@ -219,7 +222,7 @@ export function chatRoutes({
         409: NOT_ONLINE,
       },
       async handler({ params, body }) {
-        if (typeof body.muted === 'string' && !(Date.parse(body.muted) > Date.now()))
+        if (typeof body.muted === 'string' && !(Date.parse(body.muted) > now()))
           throw invalidRequest('body/muted must be a time in the future', [
             { path: '/muted', message: 'must be a time in the future' },
           ]);

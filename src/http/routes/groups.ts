@@ -3,7 +3,6 @@
  * groups stream's writer (src/groups/group-commands.ts). All need an online session.
  */
 import { readFile } from 'node:fs/promises';
-import Type from 'typebox';
 import type { GroupCommands } from '../../groups/group-commands.js';
 import { detectMimetype } from '../../media/media-type.js';
 import type { BodyGate } from '../body/body-gate.js';
@@ -27,6 +26,7 @@ import {
   PictureBody,
   PictureSchema,
   ParticipantsBody,
+  JoinResultsSchema,
   PatchGroupBody,
 } from '../schemas/groups.js';
 import { NOT_ONLINE } from './responses.js';
@@ -71,17 +71,6 @@ export const GROUP_PICTURE_MAX_BYTES = 5 * 1024 * 1024;
 
 /** The group picture types WhatsApp takes. */
 const PICTURE_TYPES: ReadonlySet<string> = new Set(['image/jpeg', 'image/png']);
-
-const JoinResultsSchema = Type.Object({
-  results: Type.Array(
-    Type.Object({
-      number: Type.String(),
-      status: Type.Enum(['ok', 'not_found', 'not_allowed'], {
-        description: '`not_found`: no pending request of this number.',
-      }),
-    }),
-  ),
-});
 
 export function groupRoutes(groups: GroupRouteCommands, picture?: PictureUpload): RouteSpec[] {
   return [

@@ -1,8 +1,8 @@
 import type { OutboundGuard } from '../../net/outbound-guard.js';
 import { hooksNotConfigured } from '../../webhooks/hook-settings.js';
 import type { Webhooks } from '../../webhooks/webhooks.js';
-import { decodeCursor, encodeCursor } from '../cursor.js';
-import { invalidRequest } from '../problem.js';
+import { decodeSeqCursor, encodeCursor } from '../cursor.js';
+import { checkReceiverUrl } from '../receiver-url.js';
 import { type RouteSpec, defineRoute } from '../route.js';
 import { DeviceParams } from '../schemas/common.js';
 import {
@@ -40,13 +40,7 @@ export function hookRoutes({ webhooks, guard }: HookRouteDeps): RouteSpec[] {
       body: PutHooksBody,
       responses: { 200: { description: 'The configuration, with its secret.', schema: HooksSchema }, 404: noDevice },
       async handler({ params, body }) {
-        const refusal = guard.refusalOf(body.url);
-        if (refusal) {
-          const advice = guard.allowPrivateNetworks
-            ? ''
-            : ' (WEBHOOK_ALLOW_PRIVATE_NETWORKS=true allows private destinations)';
-          throw invalidRequest(`body/url ${refusal}${advice}`, [{ path: '/url', message: refusal }]);
-        }
+        checkReceiverUrl(guard, body.url);
         return { status: 200, body: await webhooks.hooks.configure(params.deviceId, body) };
       },
     }),
@@ -125,7 +119,7 @@ export function hookRoutes({ webhooks, guard }: HookRouteDeps): RouteSpec[] {
         const page = webhooks.deliveries.list(params.deviceId, {
           status: query.status,
           limit: query.limit ?? 50,
-          before: decodeSeq(query.cursor),
+          before: decodeSeqCursor(query.cursor),
           // Why a receiver was unreachable maps the gateway's network: the admin's to see, not the device's.
           detail: ctx.state.caller?.kind === 'admin',
         });
@@ -159,14 +153,4 @@ export function hookRoutes({ webhooks, guard }: HookRouteDeps): RouteSpec[] {
       },
     }),
   ];
-}
-
-function decodeSeq(cursor: string | undefined): number | undefined {
-  const text = decodeCursor(cursor);
-  if (text === undefined) return undefined;
-  if (!/^\d{1,16}$/.test(text))
-    throw invalidRequest('query/cursor is not a cursor this API gave out', [
-      { path: '/cursor', message: 'is not a valid cursor' },
-    ]);
-  return Number(text);
 }

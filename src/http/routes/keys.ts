@@ -14,18 +14,19 @@ export function keyRoutes(keys: DeviceKeys): RouteSpec[] {
       tag,
       summary: 'Make a scoped key',
       description:
-        'A key of this device with only the scopes listed (`read`, `send`, `manage`; the key made with the device has all three). The key is in this answer only; the gateway keeps its hash. At most 50 per device (`409 too_many_keys`).',
+        'A key of this device with only the scopes listed (`read`, `send`, `manage`; the key made with the device has all three). The key is in this answer only; the gateway keeps its hash. At most 50 per device (`409 too_many_keys`). A scoped key gives no scope it lacks itself (`403 insufficient_scope`, naming it); the admin key and the key made with the device may give any.',
       access: 'device',
       scope: 'manage',
       params: DeviceParams,
       body: CreateKeyBody,
       responses: {
         201: { description: 'Made.', schema: CreatedKeySchema },
+        403: { description: 'A scope asked for that the calling scoped key lacks (`insufficient_scope`).' },
         404: { description: 'No such device.' },
         409: { description: 'The device has as many keys as it may (`too_many_keys`).' },
       },
-      async handler({ params, body }) {
-        return { status: 201, body: await keys.create(params.deviceId, body) };
+      async handler({ params, body, ctx }) {
+        return { status: 201, body: await keys.create(params.deviceId, body, ctx.state.caller) };
       },
     }),
     defineRoute({

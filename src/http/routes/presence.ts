@@ -2,26 +2,15 @@
  * Presence of contacts (API Part 3): subscribe to a contact's presence (needs an online session); read the last
  * state and last-seen time the gateway saw (the contact-presence read model, src/contacts/contact-presence.ts).
  */
-import Type from 'typebox';
 import type { ContactPresenceReadModel, PresenceSubscriptions } from '../../contacts/contact-presence.js';
 import { type RouteSpec, defineRoute } from '../route.js';
-import { ContactParams } from '../schemas/contacts.js';
+import { ContactParams, PresenceSchema, SubscribedSchema } from '../schemas/contacts.js';
 import { NOT_ONLINE } from './responses.js';
 
 export interface PresenceRouteDeps {
   subscriptions: Pick<PresenceSubscriptions, 'subscribe'>;
   presence: Pick<ContactPresenceReadModel, 'get'>;
 }
-
-const PresenceSchema = Type.Object({
-  state: Type.Enum(['available', 'unavailable', 'unknown'], {
-    description: '`unknown`: no presence of this contact was seen yet.',
-  }),
-  lastSeen: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
-    description: 'When the contact was last seen online, when known.',
-  }),
-});
-const SubscribedSchema = Type.Object({ number: Type.String(), subscribed: Type.Literal(true) });
 
 export function presenceRoutes({ subscriptions, presence }: PresenceRouteDeps): RouteSpec[] {
   return [

@@ -2,7 +2,6 @@
  * POST /devices/:deviceId/send/<kind> and DELETE /devices/:deviceId/send/:waMessageId (docs/api-guide.md, "Sending and the outbox").
  * Every send is queued in the device's outbox and answered 202 at once, whatever the session state.
  */
-import Type from 'typebox';
 import type { Context } from 'koa';
 import type { TSchema } from 'typebox';
 import type { MediaSettings } from '../../config.js';
@@ -20,7 +19,14 @@ import { isSingleEmoji } from '../../outbox/commands/emoji.js';
 import type { MediaKind, QueuedAnswer } from '../../outbox/stream/outbox-events.js';
 import type { SendCommands } from '../../outbox/commands/send-commands.js';
 import { invalidRequest } from '../problem.js';
-import { type RequestDevice, type ResponseSpec, type RouteSpec, defineRoute } from '../route.js';
+import {
+  type HandlerInput,
+  type HandlerResult,
+  type RequestDevice,
+  type ResponseSpec,
+  type RouteSpec,
+  defineRoute,
+} from '../route.js';
 import { DeviceParams } from '../schemas/common.js';
 import {
   AudioBody,
@@ -35,6 +41,7 @@ import {
   ImageOrVideoBody,
   LinkBody,
   LocationBody,
+  IdempotencyHeaders,
   MessageParams,
   QueuedSchema,
   ReactionBody,
@@ -55,17 +62,6 @@ const tag = 'Sending';
 const IDEMPOTENCY_NOTE =
   `An \`Idempotency-Key\` header (1..${IDEMPOTENCY_KEY_MAX_LENGTH} visible ASCII characters) makes a retried request return the first answer ` +
   'instead of queuing again, for 24 h and across restarts; the same key with a different request is `422 idempotency_key_reused` (the same fields in another JSON order are the same request).';
-
-/** Declared for /openapi.json; the handlers read and check it with parseIdempotencyKey. */
-const IdempotencyHeaders = Type.Object({
-  'Idempotency-Key': Type.Optional(
-    Type.String({
-      minLength: 1,
-      maxLength: IDEMPOTENCY_KEY_MAX_LENGTH,
-      description: 'Makes a retried request answer with the first answer instead of queuing again (24 h).',
-    }),
-  ),
-});
 
 const QUEUED: Record<number, ResponseSpec> = {
   202: { description: 'Queued in the outbox; sent once the session is online.', schema: QueuedSchema },
@@ -113,42 +109,37 @@ const queued = (device: RequestDevice, answer: QueuedAnswer) => ({
   body: { ...answer, sessionState: device.sessionState() },
 });
 
+/** The request's Idempotency-Key (declared by `IdempotencyHeaders`), checked; undefined when none was sent. */
+export const idempotencyKeyOf = (ctx: Context) => parseIdempotencyKey(ctx.get(IDEMPOTENCY_HEADER) || undefined);
+const keyOf = idempotencyKeyOf;
+
 export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
   const { sends } = deps;
-  const keyOf = (ctx: Context) => parseIdempotencyKey(ctx.get(IDEMPOTENCY_HEADER) || undefined);
   const description = (what: string) => `${what}\n\n${CONTEXT_NOTE}\n\n${IDEMPOTENCY_NOTE}`;
 
-  const media = (kind: MediaKind, schema: TSchema, summary: string, what: string) => {
-    const limit = mediaLimitOf(kind, deps.mediaSettings);
-    return defineRoute({
-      method: 'post',
+  const media = (kind: MediaKind, schema: TSchema, summary: string, what: string) =>
+    mediaSendRoute(deps, {
+      kind,
       path: `/devices/:deviceId/send/${kind}`,
       operationId: `send${kind[0].toUpperCase()}${kind.slice(1)}`,
       tag,
       summary,
-      description: description(
-        `${what} Exactly one of \`url\` (fetched when the message is sent), \`base64\`, or a multipart/form-data \`file\` part (the other fields as parts). ` +
-          `At most ${limit} bytes (\`413\` over). The media type is detected from the bytes when \`mimetype\` is left out.`,
-      ),
-      access: 'device',
-      scope: 'send',
-      params: DeviceParams,
-      headers: IdempotencyHeaders,
-      body: schema,
-      bodyParser: {
-        parse: mediaBodyParser({ kind, limit, uploadDir: deps.media.incomingDir, schema, gate: deps.bodyGate }),
-        multipart: true,
-      },
+      description: (limit) =>
+        description(
+          `${what} Exactly one of \`url\` (fetched when the message is sent), \`base64\`, or a multipart/form-data \`file\` part (the other fields as parts). ` +
+            `At most ${limit} bytes (\`413\` over). The media type is detected from the bytes when \`mimetype\` is left out.`,
+        ),
+      schema,
       examples: { request: MEDIA_EXAMPLES[kind] },
-      responses: {
+      responses: (limit) => ({
         ...QUEUED,
         413: { description: `The media is larger than ${limit} bytes (\`payload_too_large\`).` },
         415: {
           description:
             "The media's type does not fit the message kind or cannot be recognised (`unsupported_media_type`), or the body is neither JSON nor multipart.",
         },
-      },
-      async handler({ params, body, ctx, device }) {
+      }),
+      async handle({ params, body, ctx, device }, upload) {
         const fields = body as {
           to: string;
           url?: string;
@@ -161,7 +152,7 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
           mentions?: string[] | 'all';
           expiresAt?: string;
         };
-        const input = mediaInputOf(fields, uploadedMedia(ctx));
+        const input = mediaInputOf(fields, upload);
         if (kind === 'file' && fields.filename === undefined && !(input.from === 'upload' && input.filename)) {
           throw invalidRequest('body/filename is required (or a multipart file part with a name)', [
             { path: '/filename', message: 'is required (or a multipart file part with a name)' },
@@ -176,7 +167,6 @@ export function sendRoutes(deps: SendRouteDeps): RouteSpec[] {
         return queued(device, answer);
       },
     });
-  };
 
   return [
     defineRoute({
@@ -429,4 +419,51 @@ export function mediaInputOf(fields: { url?: string; base64?: string }, upload: 
   }
   if (upload) return upload;
   return fields.url !== undefined ? { from: 'url', url: fields.url } : { from: 'base64', text: fields.base64! };
+}
+
+/**
+ * A media send's route: the body is JSON (`url` or `base64`) or multipart/form-data with a `file` part, parsed after
+ * authentication by the media body parser (capped at the kind's limit), with the Idempotency-Key header. The sends
+ * (`/send/<kind>`) and the statuses (`/status/<kind>`) are made by it; `handle` gets the uploaded file, if any.
+ */
+export function mediaSendRoute<B extends TSchema>(
+  deps: Pick<SendRouteDeps, 'media' | 'mediaSettings' | 'bodyGate'>,
+  spec: {
+    kind: MediaKind;
+    path: string;
+    operationId: string;
+    tag: string;
+    summary: string;
+    description: (limit: number) => string;
+    schema: B;
+    examples?: RouteSpec['examples'];
+    responses: (limit: number) => Record<number, ResponseSpec>;
+    handle(
+      input: HandlerInput<typeof DeviceParams, undefined, B>,
+      upload: MediaInput | undefined,
+    ): Promise<HandlerResult>;
+  },
+): RouteSpec {
+  const { kind, schema } = spec;
+  const limit = mediaLimitOf(kind, deps.mediaSettings);
+  return defineRoute({
+    method: 'post',
+    path: spec.path,
+    operationId: spec.operationId,
+    tag: spec.tag,
+    summary: spec.summary,
+    description: spec.description(limit),
+    access: 'device',
+    scope: 'send',
+    params: DeviceParams,
+    headers: IdempotencyHeaders,
+    body: schema,
+    bodyParser: {
+      parse: mediaBodyParser({ kind, limit, uploadDir: deps.media.incomingDir, schema, gate: deps.bodyGate }),
+      multipart: true,
+    },
+    ...(spec.examples ? { examples: spec.examples } : {}),
+    responses: spec.responses(limit),
+    handler: (input) => spec.handle(input, uploadedMedia(input.ctx)),
+  });
 }

@@ -3,20 +3,16 @@
  * outbox (rate limit, Idempotency-Key, restart safety), seen by its audience; GET /status lists this device's
  * statuses of the last 24 h with their viewers (from read receipts); DELETE revokes one for everyone.
  */
-import type { Context } from 'koa';
 import { DomainError } from '../../errors/domain-error.js';
 import type { MediaSettings } from '../../config.js';
-import { mediaLimitOf } from '../../media/media-limits.js';
 import type { MediaStore } from '../../media/media-store.js';
 import type { SendCommands } from '../../outbox/commands/send-commands.js';
-import { IDEMPOTENCY_HEADER, parseIdempotencyKey } from '../../outbox/commands/idempotency-keys.js';
 import { STATUS_CHAT, STATUS_LIFETIME_MS } from '../../status/status-chat.js';
 import type { StatusesReadModel } from '../../status/statuses-read-model.js';
 import type { BodyGate } from '../body/body-gate.js';
-import { mediaBodyParser, uploadedMedia } from '../body/media-body-parser.js';
 import { type RouteSpec, defineRoute } from '../route.js';
 import { DeviceParams } from '../schemas/common.js';
-import { DeleteMessageSchema } from '../schemas/send.js';
+import { DeleteMessageSchema, IdempotencyHeaders } from '../schemas/send.js';
 import {
   StatusListSchema,
   StatusMediaBody,
@@ -24,7 +20,7 @@ import {
   StatusPostedSchema,
   StatusTextBody,
 } from '../schemas/status.js';
-import { mediaInputOf } from './send.js';
+import { idempotencyKeyOf, mediaInputOf, mediaSendRoute } from './send.js';
 
 export interface StatusRouteDeps {
   sends: Pick<SendCommands, 'send' | 'delete'>;
@@ -51,59 +47,41 @@ const NOTE =
 
 export function statusRoutes(deps: StatusRouteDeps): RouteSpec[] {
   const { sends } = deps;
-  const keyOf = (ctx: Context) => parseIdempotencyKey(ctx.get(IDEMPOTENCY_HEADER) || undefined);
   const posted = (answer: { waMessageId: string; outboxId: string }) => ({
     status: 202,
     body: { waMessageId: answer.waMessageId, outboxId: answer.outboxId, status: 'queued' as const },
   });
 
-  const media = (kind: 'image' | 'video') => {
-    const limit = mediaLimitOf(kind, deps.mediaSettings);
-    return defineRoute({
-      method: 'post',
+  const media = (kind: 'image' | 'video') =>
+    mediaSendRoute(deps, {
+      kind,
       path: `/devices/:deviceId/status/${kind}`,
       operationId: `postStatus${kind === 'image' ? 'Image' : 'Video'}`,
       tag,
       summary: `Post a${kind === 'image' ? 'n image' : ' video'} status`,
-      description: `Like \`/send/${kind}\` without \`to\`. ${NOTE}`,
-      access: 'device',
-      scope: 'send',
-      params: DeviceParams,
-      body: StatusMediaBody,
-      bodyParser: {
-        parse: mediaBodyParser({
-          kind,
-          limit,
-          uploadDir: deps.media.incomingDir,
-          schema: StatusMediaBody,
-          gate: deps.bodyGate,
-        }),
-        multipart: true,
-      },
-      responses: {
+      description: () => `Like \`/send/${kind}\` without \`to\`. ${NOTE}`,
+      schema: StatusMediaBody,
+      responses: (limit) => ({
         ...POSTED,
         413: { description: `Larger than ${limit} bytes (\`payload_too_large\`).` },
         415: { description: 'Not an image (video) (`unsupported_media_type`).' },
-      },
-      async handler({ params, body, ctx }) {
-        const fields = body;
-        const input = mediaInputOf(fields, uploadedMedia(ctx));
+      }),
+      async handle({ params, body: fields, ctx }, upload) {
         const answer = await sends.send(
           params.deviceId,
           {
             kind,
             to: STATUS_CHAT,
-            media: input,
+            media: mediaInputOf(fields, upload),
             ...(fields.mimetype === undefined ? {} : { mimetype: fields.mimetype }),
             ...(fields.caption === undefined ? {} : { caption: fields.caption }),
             ...(fields.audience === undefined ? {} : { audience: fields.audience }),
           },
-          keyOf(ctx),
+          idempotencyKeyOf(ctx),
         );
         return posted(answer);
       },
     });
-  };
 
   return [
     defineRoute({
@@ -116,6 +94,7 @@ export function statusRoutes(deps: StatusRouteDeps): RouteSpec[] {
       access: 'device',
       scope: 'send',
       params: DeviceParams,
+      headers: IdempotencyHeaders,
       body: StatusTextBody,
       responses: POSTED,
       async handler({ params, body, ctx }) {
@@ -129,7 +108,7 @@ export function statusRoutes(deps: StatusRouteDeps): RouteSpec[] {
             ...(body.font === undefined ? {} : { font: body.font }),
             ...(body.audience === undefined ? {} : { audience: body.audience }),
           },
-          keyOf(ctx),
+          idempotencyKeyOf(ctx),
         );
         return posted(answer);
       },

@@ -4,8 +4,8 @@
  */
 import type { OutboundGuard } from '../../net/outbound-guard.js';
 import type { Webhooks } from '../../webhooks/webhooks.js';
-import { decodeCursor, encodeCursor } from '../cursor.js';
-import { invalidRequest } from '../problem.js';
+import { decodeSeqCursor, encodeCursor } from '../cursor.js';
+import { checkReceiverUrl } from '../receiver-url.js';
 import { type RouteSpec, defineRoute } from '../route.js';
 import { DeviceParams } from '../schemas/common.js';
 import { DeliveryListSchema, DeliverySchema, ListDeliveriesQuery, TestResultSchema } from '../schemas/hooks.js';
@@ -38,16 +38,7 @@ const badInput = { description: '`invalid_request`: the body does not match its 
 
 export function webhookRoutes({ webhooks, guard }: WebhookRouteDeps): RouteSpec[] {
   const registry = webhooks.webhooks;
-  /** The receiver's address is checked as for /hooks: private destinations need WEBHOOK_ALLOW_PRIVATE_NETWORKS. */
-  const checkUrl = (url: string | undefined) => {
-    if (url === undefined) return;
-    const refusal = guard.refusalOf(url);
-    if (!refusal) return;
-    const advice = guard.allowPrivateNetworks
-      ? ''
-      : ' (WEBHOOK_ALLOW_PRIVATE_NETWORKS=true allows private destinations)';
-    throw invalidRequest(`body/url ${refusal}${advice}`, [{ path: '/url', message: refusal }]);
-  };
+  const checkUrl = (url: string | undefined) => checkReceiverUrl(guard, url);
   const page = (
     webhookId: string,
     deviceId: string | undefined,
@@ -57,7 +48,7 @@ export function webhookRoutes({ webhooks, guard }: WebhookRouteDeps): RouteSpec[
     const found = webhooks.deliveries.listOf(webhookId, deviceId, {
       status: query.status,
       limit: query.limit ?? 50,
-      before: decodeSeq(query.cursor),
+      before: decodeSeqCursor(query.cursor),
       detail: admin,
     });
     return {
@@ -374,14 +365,4 @@ export function webhookRoutes({ webhooks, guard }: WebhookRouteDeps): RouteSpec[
       },
     }),
   ];
-}
-
-function decodeSeq(cursor: string | undefined): number | undefined {
-  const text = decodeCursor(cursor);
-  if (text === undefined) return undefined;
-  if (!/^\d{1,16}$/.test(text))
-    throw invalidRequest('query/cursor is not a cursor this API gave out', [
-      { path: '/cursor', message: 'is not a valid cursor' },
-    ]);
-  return Number(text);
 }

@@ -4,6 +4,7 @@
  * ending it), one JSON message per event. Authenticated by a key header on the upgrade request or by a
  * single-use ticket (`POST /stream/tickets`), since a browser cannot send headers on a WebSocket.
  */
+import type { Duplex } from 'node:stream';
 import type { Context } from 'koa';
 import Type from 'typebox';
 import { WebSocket, WebSocketServer } from 'ws';
@@ -11,7 +12,7 @@ import { PRIMARY_KEY_ID } from '../../auth/authenticator.js';
 import { StreamTickets, TICKET_TTL_MS } from '../../auth/stream-tickets.js';
 import type { EventStreamHub, StreamFilter, StreamSink } from '../../stream/event-stream-hub.js';
 import { upgradeOf } from '../http-server.js';
-import { Problem } from '../problem.js';
+import { Problem, invalidRequest } from '../problem.js';
 import { type RouteSpec, defineRoute } from '../route.js';
 import { DeviceParams, Timestamp } from '../schemas/common.js';
 import { StreamQuery } from '../schemas/stream.js';
@@ -132,14 +133,55 @@ async function upgrade(
     throw new Problem(426, 'upgrade_required', 'this route takes a WebSocket upgrade (Upgrade: websocket)', {
       headers: { Upgrade: 'websocket', Connection: 'Upgrade' },
     });
+  // ws answers a bad handshake itself, without calling back: checked here, it is a problem+json like any other.
+  checkHandshake(ctx);
   // Koa leaves the response alone from here: the socket is the WebSocket's.
   ctx.respond = false;
   ctx.res.detachSocket(pending.socket as never);
-  const ws = await new Promise<WebSocket>((resolve) =>
-    server.handleUpgrade(ctx.req, pending.socket, pending.head, resolve),
-  );
+  const ws = await handleUpgrade(server, ctx, pending);
+  if (!ws) return;
   (pending.socket as { setNoDelay?(on: boolean): void }).setNoDelay?.(true);
   hub.open(new WebSocketSink(ws, pending.socket), { ...filter, format: 'json-lines' }, after);
+}
+
+/** ws's own rule for the key: 16 bytes in base64 (RFC 6455, 4.2.1). */
+const HANDSHAKE_KEY = /^[+/0-9A-Za-z]{22}==$/;
+const HANDSHAKE_VERSIONS = new Set(['8', '13']);
+
+function checkHandshake(ctx: Context): void {
+  if (!HANDSHAKE_KEY.test(ctx.get('sec-websocket-key')))
+    throw invalidRequest('Sec-WebSocket-Key must be 16 bytes in base64', [
+      { path: '/headers/sec-websocket-key', message: 'must be 16 bytes in base64' },
+    ]);
+  if (!HANDSHAKE_VERSIONS.has(ctx.get('sec-websocket-version').trim()))
+    throw new Problem(400, 'invalid_request', 'Sec-WebSocket-Version must be 13 (or 8)', {
+      errors: [{ path: '/headers/sec-websocket-version', message: 'must be 13 or 8' }],
+      headers: { 'Sec-WebSocket-Version': '13, 8' },
+    });
+}
+
+/**
+ * The WebSocket, or undefined when the handshake ended without one: ws never calls back when the socket closed
+ * before it could answer (it destroys the socket), so the socket's close ends the wait as well.
+ */
+function handleUpgrade(
+  server: WebSocketServer,
+  ctx: Context,
+  pending: { socket: Duplex; head: Buffer },
+): Promise<WebSocket | undefined> {
+  const { socket, head } = pending;
+  if (socket.destroyed || !socket.readable || !socket.writable) {
+    socket.destroy();
+    return Promise.resolve(undefined);
+  }
+  return new Promise((resolve) => {
+    const closed = () => resolve(undefined);
+    socket.once('close', closed);
+    server.handleUpgrade(ctx.req, socket, head, (ws) => {
+      socket.off('close', closed);
+      resolve(ws);
+    });
+  });
 }
 
 /**

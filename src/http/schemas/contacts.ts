@@ -92,3 +92,14 @@ export const PatchProfileBody = Type.Object(
   },
   { additionalProperties: false, minProperties: 1, examples: [{ name: 'Shop Support', about: 'Mon–Fri 9–17' }] },
 );
+
+/** A contact's presence (GET /devices/:id/contacts/:number/presence). */
+export const PresenceSchema = Type.Object({
+  state: Type.Enum(['available', 'unavailable', 'unknown'], {
+    description: '`unknown`: no presence of this contact was seen yet.',
+  }),
+  lastSeen: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description: 'When the contact was last seen online, when known.',
+  }),
+});
+export const SubscribedSchema = Type.Object({ number: Type.String(), subscribed: Type.Literal(true) });

@@ -133,3 +133,15 @@ export const JoinRequestsBody = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** The outcome of answering join requests, per number. */
+export const JoinResultsSchema = Type.Object({
+  results: Type.Array(
+    Type.Object({
+      number: Type.String(),
+      status: Type.Enum(['ok', 'not_found', 'not_allowed'], {
+        description: '`not_found`: no pending request of this number.',
+      }),
+    }),
+  ),
+});

@@ -174,3 +174,9 @@ export const SandboxHistoryBody = Type.Object(
   },
   { additionalProperties: false },
 );
+
+export const DeafenBody = Type.Object(
+  { on: Type.Boolean({ description: 'true: deaf; false: hears again.' }) },
+  { additionalProperties: false },
+);
+export const DeafenSchema = Type.Object({ deaf: Type.Boolean() });

@@ -2,6 +2,7 @@ import Type from 'typebox';
 import { MIMETYPE_PATTERN } from '../../media/media-type.js';
 import { SEND_KINDS } from '../../outbox/stream/outbox-events.js';
 import { CHAT_ID_PATTERN, LID_PATTERN, PHONE_PATTERN } from '../../messages/chat-id.js';
+import { IDEMPOTENCY_KEY_MAX_LENGTH } from '../../outbox/commands/idempotency-keys.js';
 import { DeviceId, SessionState, Timestamp, numberField } from './common.js';
 
 export const TEXT_MAX_LENGTH = 65_536;
@@ -292,4 +293,15 @@ export const DeleteMessageSchema = Type.Object({
     description:
       '`cancelled`: removed from the outbox, never sent. `deleting`: being revoked for everyone (later status `deleted`). `deleted`: already revoked.',
   }),
+});
+
+/** Declared for /openapi.json; the handlers read and check it with parseIdempotencyKey (routes/send.ts, idempotencyKeyOf). */
+export const IdempotencyHeaders = Type.Object({
+  'Idempotency-Key': Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: IDEMPOTENCY_KEY_MAX_LENGTH,
+      description: 'Makes a retried request answer with the first answer instead of queuing again (24 h).',
+    }),
+  ),
 });

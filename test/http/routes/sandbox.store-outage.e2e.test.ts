@@ -98,4 +98,32 @@ describe('sandbox inbound and receipts while the store cannot write', () => {
     const reasons = (await sessionChanges(store, 'shop')).map((c) => `${c.state}:${c.reason}`);
     expect(reasons.slice(-2)).toEqual(['reconnecting:store_unavailable', 'online:connected']);
   });
+
+  it('answers a history chunk only once recorded: one the store refuses is a problem and never recorded later', async () => {
+    let failing: FailingWritesStore | undefined;
+    gateway = await startGateway(testConfig({}), {
+      logger: pino({ level: 'silent' }),
+      validateResponses: true,
+      wrapStore: (store) => (failing = new FailingWritesStore(store)),
+    });
+    const api: Api = apiClient(gateway.url);
+    const shop = await createDevice(api, 'shop', '4915100000011');
+    await goOnline(api, shop);
+    const history = (body: string) =>
+      api('POST', '/sandbox/devices/shop/history', {
+        admin: true,
+        json: { chats: [{ chatId: '4915100000099', messages: [{ body, timestamp: 1_600_000_000 }] }] },
+      });
+    const imported = async () =>
+      (await gateway!.store.readStream('inbox-shop')).filter((e) => e.type === 'HistoryImported').length;
+
+    failing!.refusing = (streamId) => streamId === 'inbox-shop';
+    const refused = await history('refused');
+    expect(refused.status).toBe(507);
+    expect(refused.headers.get('content-type')).toContain('application/problem+json');
+    failing!.refusing = undefined;
+    // Recorded when answered: no waiting for it; the refused chunk stays unrecorded.
+    expect((await history('taken')).status).toBe(202);
+    expect(await imported()).toBe(1);
+  });
 });
