@@ -19,6 +19,7 @@ const GATEWAY_STARTERS: Record<string, string[]> = {
   'test/support/child-gateway.ts': ['spawnGateway'],
   'test/contacts/support/contacts-gateway.ts': ['startContactsGateway'],
   'test/webhooks/support/spawn-injectable.ts': ['spawnInjectableGateway'],
+  'test/cluster/support/esdb-cluster-gateways.ts': ['startEsdbClusterGateways'],
   'test/webhooks/support/injectable-gateway.ts': [], // the child's script itself, started by spawnInjectableGateway
   'bench/lib/chaos.ts': ['runChaos'],
   'bench/lib/child.ts': ['spawnGateway', 'spawnGateways'],

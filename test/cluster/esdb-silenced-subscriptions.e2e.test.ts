@@ -1,0 +1,56 @@
+/**
+ * Two gateway processes on a three-node KurrentDB test cluster whose subscriptions all go silent for 20 s while
+ * appends work (issue 31): no device changes hands and none is held by both (before, liveness was judged only
+ * from the subscription: reproduction 2); the sends made meanwhile are answered 202 and sent once.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { eventually } from '../support/eventually.js';
+import { type Cluster, DEVICES, logOf, startEsdbClusterGateways } from './support/esdb-cluster-gateways.js';
+
+describe('two gateway processes on a KurrentDB cluster whose subscriptions go silent', { timeout: 180_000 }, () => {
+  let cluster: Cluster | undefined;
+  afterEach(async () => {
+    await cluster?.stop();
+    cluster = undefined;
+  });
+
+  it('subscriptions silenced for 20 s while appends work: no device changes hands, none is held twice', async () => {
+    cluster = await startEsdbClusterGateways();
+    const { server, nodes, devices, step, watchHolding } = cluster;
+    const before = new Map(logOf(server).owners);
+    const acquiredBefore = server.allRecords().filter((record) => record.type === 'LeaseAcquired').length;
+    const holding = watchHolding();
+    server.blackHoleSubscriptions(Infinity);
+    step('subscriptions silenced');
+    // Sends go on meanwhile: appends work and the owners run them. Each answer waits for this process's read models
+    // (read-your-writes) until their deadline, then answers without them: 202 all the same, slower.
+    const accepted: string[] = [];
+    const answers = new Map<number, number>();
+    const until = Date.now() + 20_000;
+    await Promise.all(
+      Array.from({ length: 10 }, async (_, s) => {
+        for (let n = 0; Date.now() < until; n++) {
+          const device = devices[(s + n) % DEVICES];
+          const answer = await nodes[(s + n) % 2].api('POST', `/devices/${device.id}/send/text`, {
+            deviceKey: device.key,
+            json: { to: '4915199999999', text: `quiet-${s}-${n}` },
+          });
+          answers.set(answer.status, (answers.get(answer.status) ?? 0) + 1);
+          if (answer.status === 202) accepted.push(answer.body.waMessageId);
+        }
+      }),
+    );
+    server.endBlackHole();
+    step(`subscriptions back; answers meanwhile: ${JSON.stringify([...answers])}`);
+    await eventually(
+      () => accepted.every((id) => logOf(server).sent.get(id) === 1),
+      'the sends made meanwhile sent',
+      30_000,
+    );
+    expect(await holding.stop()).toBe(0);
+    expect(logOf(server).owners).toEqual(before);
+    expect(server.allRecords().filter((record) => record.type === 'LeaseAcquired').length).toBe(acquiredBefore);
+    expect([...answers.keys()]).toEqual([202]);
+    expect(accepted.length).toBeGreaterThanOrEqual(10);
+  });
+});
