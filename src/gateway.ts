@@ -431,7 +431,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   routes.push(...webhookRoutes({ webhooks, guard: outboundGuard }));
   routes.push(...streamRoutes(stream), ...dashboardRoutes(options.dashboardDir));
   routes.push(...outputRoutes({ commands: outputCommands, outputs }));
-  const tickets = new StreamTickets(() => clock.now());
+  const tickets = new StreamTickets(store, adminKey, () => clock.now());
   routes.push(...webSocketRoutes(stream, tickets));
   const requestDevices = deviceLookup({ devices, sessions });
   let tools: McpTools | undefined;

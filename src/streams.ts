@@ -7,6 +7,9 @@
 import { accountDecider } from './account/account-decider.js';
 import { AccountCommands } from './account/account-commands.js';
 import { ACCOUNT_EVENT_TYPES, accountStream } from './account/account-events.js';
+import { streamTicketDecider } from './auth/stream-ticket-decider.js';
+import { STREAM_TICKET_EVENT_TYPES, streamTicketStream } from './auth/stream-ticket-events.js';
+import { StreamTickets } from './auth/stream-tickets.js';
 import { DeviceLeases } from './cluster/device-leases.js';
 import { leaseDecider, memberDecider } from './cluster/lease-decider.js';
 import { LEASE_EVENT_TYPES, MEMBER_EVENT_TYPES, leaseStream, memberStream } from './cluster/lease-events.js';
@@ -192,5 +195,13 @@ export const STREAMS: readonly StreamKind[] = [
     eventsFile: 'src/watchdog/health-events.ts',
     decider: declared('src/watchdog/health-decider.ts', 'healthDecider', healthDecider),
     writer: declared('src/watchdog/watchdog.ts', 'Watchdog', Watchdog),
+  },
+  {
+    prefix: 'stream-ticket-',
+    stream: streamTicketStream,
+    eventTypes: STREAM_TICKET_EVENT_TYPES,
+    eventsFile: 'src/auth/stream-ticket-events.ts',
+    decider: declared('src/auth/stream-ticket-decider.ts', 'streamTicketDecider', streamTicketDecider),
+    writer: declared('src/auth/stream-tickets.ts', 'StreamTickets', StreamTickets),
   },
 ];

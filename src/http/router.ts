@@ -57,7 +57,7 @@ function routeMiddleware(route: RouteSpec, options: RouterOptions): Middleware<R
     const ticket = route.acceptsTicket ? ctx.query.ticket : undefined;
     const caller = (ctx.state.caller =
       typeof ticket === 'string' && options.tickets
-        ? ticketCaller(route, ctx, options.tickets.redeem(ticket), options.authenticator)
+        ? ticketCaller(route, ctx, await options.tickets.redeem(ticket), options.authenticator)
         : authenticate(route, ctx, options.authenticator));
     if (route.scope !== 'none') requireScope(caller, route.scope);
     // The admin key reaches every device path: a device that does not exist is a 404 before anything else.

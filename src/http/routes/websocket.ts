@@ -25,7 +25,8 @@ const WsQuery = Type.Object({
   ticket: Type.Optional(
     Type.String({
       minLength: 1,
-      maxLength: 100,
+      // A signed ticket carries its caller (src/auth/stream-tickets.ts): a few hundred characters.
+      maxLength: 1_000,
       description: 'A ticket from `POST /stream/tickets` (single use, 30 s), instead of a key header.',
     }),
   ),
@@ -33,9 +34,12 @@ const WsQuery = Type.Object({
 
 const TicketSchema = Type.Object({
   ticket: Type.String({
-    pattern: '^st_',
-    description: 'Pass it as `?ticket=`: once, within 30 s.',
-    examples: ['st_q9Vb3x0LmN2pR4tW6yZ8aC1eG3iK5mO7'],
+    pattern: '^st_[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$',
+    description:
+      'Pass it as `?ticket=`: once, within 30 s, to any process or machine of the gateway (signed, and used up on the log).',
+    examples: [
+      'st_eyJpZCI6IkJ3a1BfRjN5NGNRMl9aeHRWRUVOcUEiLCJleHAiOjE3OTU4MjgwMDAwMDAsImNhbGxlciI6eyJraW5kIjoiYWRtaW4ifX0.3p8mYlM0bZ1m2H0v9F4b6Vq6bUe9Tn4tKkC8rZ7xW1s',
+    ],
   }),
   expiresAt: Timestamp,
 });
