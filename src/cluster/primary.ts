@@ -63,8 +63,6 @@ export async function runPrimary(config: Config, log: Logger): Promise<void> {
       setTimeout(() => !stopping && fork(index), RESTART_DELAY_MS);
     });
   };
-  for (let index = 1; index <= config.cluster.processes; index++) fork(index);
-  log.info({ processes: config.cluster.processes, port: config.port }, 'gateway processes starting');
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
@@ -91,8 +89,11 @@ export async function runPrimary(config: Config, log: Logger): Promise<void> {
         },
       );
   };
+  // Before any worker is forked or the start is logged: a SIGTERM from then on stops them all.
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  for (let index = 1; index <= config.cluster.processes; index++) fork(index);
+  log.info({ processes: config.cluster.processes, port: config.port }, 'gateway processes starting');
   const projector = await started;
   running.projector = projector;
   projector.onMessage = (message) => {
