@@ -1,5 +1,5 @@
 /**
- * The labels of a WhatsApp Business account (API.md Part 3, "Labels"): those made on the phone or injected in the
+ * The labels of a WhatsApp Business account (docs/api-guide.md): those made on the phone or injected in the
  * sandbox, as the message index recorded them (src/chats/chat-labels.ts). Chats carry their label ids (`labels`,
  * `GET /chats?label=`).
  */

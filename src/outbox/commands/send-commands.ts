@@ -253,18 +253,18 @@ export class SendCommands {
   }
 
   /**
-   * What the unanswered limit needs of the recipient, counted by the message index once it holds the outbox up to
-   * the seq noted first (the decider adds what was queued after it: UnansweredCount in outbox-decider.ts).
+   * What the unanswered limit needs of the recipient, counted by the message index once it holds what the store holds
+   * of the outbox (the decider adds what was queued after that: UnansweredCount in outbox-decider.ts).
    */
   private async unansweredOf(deviceId: string, to: string): Promise<UnansweredCount | undefined> {
     const { unanswered, outboxes } = this.deps;
-    const countedUpToSeq = (await outboxes.get(deviceId)).current.lastSeq;
     const first = unanswered?.(deviceId, to);
     // No limit, or a number that wrote: nothing to wait for.
-    if (!first || first.answered) return first && { ...first, countedUpToSeq };
-    await this.readModelsAt(await outboxes.lastPosition(deviceId));
+    if (!first || first.answered) return first && { ...first, countedUpToSeq: 0 };
+    const { position, seq } = await outboxes.countedPoint(deviceId);
+    await this.readModelsAt(position);
     const counted = unanswered!(deviceId, to);
-    return counted && { ...counted, countedUpToSeq };
+    return counted && { ...counted, countedUpToSeq: seq };
   }
 
   /** The numbers mentioned: as given, or (`all`) every participant of the group the read model knows at this moment. */

@@ -8,6 +8,9 @@ import { outboxStream } from '../../messages/message-events.js';
 import { DeviceOutbox, type Executed } from './device-outbox.js';
 import type { OutboxCommand, OutboxResultOf } from './outbox-decider.js';
 
+/** Latest outbox events read back for countedPoint. */
+const COUNTED_POINT_EVENTS = 200;
+
 export type OutboxChangeListener = (deviceId: string) => void;
 
 export class Outboxes {
@@ -57,6 +60,21 @@ export class Outboxes {
     const outbox = await this.get(deviceId);
     if (last) outbox.noteStored(last.revision);
     return { ...(await outbox.execute(command)), latest: last?.position ?? 0 };
+  }
+
+  /**
+   * What the store holds of the device's outbox now: the log position of its latest event and the seq of its latest
+   * queued message (0: none among the latest COUNTED_POINT_EVENTS, which counts more, never less). The unanswered
+   * limit counts the message index up to that position and the decider adds what was queued after that seq: the
+   * outbox's own state may hold a message whose append is not in the store yet, which the index cannot show.
+   */
+  async countedPoint(deviceId: string): Promise<{ position: number; seq: number }> {
+    const events = await this.store.readStream(outboxStream(deviceId), {
+      direction: 'backwards',
+      maxCount: COUNTED_POINT_EVENTS,
+    });
+    const queued = events.find((event) => event.type === 'OutboxMessageQueued');
+    return { position: events[0]?.position ?? 0, seq: (queued?.data as { seq?: number } | undefined)?.seq ?? 0 };
   }
 
   /** The log position of the device's latest outbox event (0: none), whoever appended it. */
