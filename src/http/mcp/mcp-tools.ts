@@ -17,6 +17,8 @@ import type { DeviceLookup, RouteSpec } from '../route.js';
 import { requireScope } from '../router.js';
 import { compileValidator } from '../validation.js';
 import { deviceNotFound } from '../../errors/domain-error.js';
+import type { MediaKind } from '../../media/media-kinds.js';
+import { SendMediaToolInput } from '../schemas/mcp.js';
 
 /** Tool name → the route (operationId) it calls. Tools whose route this gateway lacks are left out. */
 export const MCP_TOOLS: Readonly<Record<string, string>> = {
@@ -31,9 +33,18 @@ export const MCP_TOOLS: Readonly<Record<string, string>> = {
   list_groups: 'listGroups',
 };
 
+/** `send_media`'s route for each kind: the media routes are one per kind, the tool is one (SendMediaToolInput). */
+const SEND_MEDIA_ROUTES: Readonly<Record<MediaKind, string>> = {
+  image: 'sendImage',
+  video: 'sendVideo',
+  audio: 'sendAudio',
+  file: 'sendFile',
+  sticker: 'sendSticker',
+};
+
 interface Tool {
   name: string;
-  route: RouteSpec;
+  description: string;
   inputSchema: Record<string, unknown>;
   call(args: Record<string, unknown>, caller: Caller): Promise<unknown>;
 }
@@ -46,6 +57,8 @@ export class McpTools {
       const route = routes.find((candidate) => candidate.operationId === operationId);
       if (route) this.tools.set(name, toolOf(name, route, devices));
     }
+    const sendMedia = sendMediaTool(routes, devices);
+    if (sendMedia) this.tools.set(sendMedia.name, sendMedia);
   }
 
   /** An MCP server (one per request: the Streamable HTTP transport is used statelessly) acting for `caller`. */
@@ -54,8 +67,7 @@ export class McpTools {
     server.setRequestHandler(ListToolsRequestSchema, () => ({
       tools: [...this.tools.values()].map((tool) => ({
         name: tool.name,
-        description:
-          `${tool.route.summary}. ${tool.route.description ?? ''} Needs the \`${tool.route.scope}\` scope${tool.route.access === 'admin' ? ' and the admin key' : ''}.`.trim(),
+        description: tool.description,
         inputSchema: tool.inputSchema as { type: 'object' },
       })),
     }));
@@ -109,7 +121,8 @@ function toolOf(name: string, route: RouteSpec, devices: DeviceLookup): Tool {
     );
   return {
     name,
-    route,
+    description:
+      `${route.summary}. ${route.description ?? ''} Needs the \`${route.scope}\` scope${route.access === 'admin' ? ' and the admin key' : ''}.`.trim(),
     inputSchema,
     async call(args, caller) {
       const known = new Set(Object.keys(inputSchema.properties));
@@ -138,6 +151,41 @@ function toolOf(name: string, route: RouteSpec, devices: DeviceLookup): Tool {
       });
       if (result.status >= 400) throw new Problem(result.status, 'invalid_request', 'the route refused the call');
       return result.body;
+    },
+  };
+}
+
+/**
+ * `send_media`: checked against SendMediaToolInput, then handed, without `kind`, to the tool of the kind's
+ * route, which validates and handles it as that route does. Left out when this gateway lacks a media route.
+ */
+function sendMediaTool(routes: readonly RouteSpec[], devices: DeviceLookup): Tool | undefined {
+  const byKind = new Map<string, { route: RouteSpec; tool: Tool }>();
+  for (const [kind, operationId] of Object.entries(SEND_MEDIA_ROUTES)) {
+    const route = routes.find((candidate) => candidate.operationId === operationId);
+    if (!route) return undefined;
+    byKind.set(kind, { route, tool: toolOf(`send_media/${kind}`, route, devices) });
+  }
+  const validator = compileValidator(SendMediaToolInput, 'body');
+  const anyRoute = [...byKind.values()][0].route;
+  return {
+    name: 'send_media',
+    description: `Send an image, video, audio, file or sticker by URL (fetched when the message is sent): calls the send route of its \`kind\`, with that route's fields, answers and problems. Needs the \`${anyRoute.scope}\` scope.`,
+    inputSchema: SendMediaToolInput as unknown as Record<string, unknown>,
+    async call(args, caller) {
+      // The scope before the input, as over HTTP: every media route has the same access and scope.
+      authorize(anyRoute, caller, args);
+      validator.parse(args);
+      const { kind, ...fields } = args;
+      const { tool } = byKind.get(kind as string)!;
+      const taken = new Set(Object.keys(tool.inputSchema.properties as Record<string, unknown>));
+      const foreign = Object.keys(fields).filter((key) => !taken.has(key));
+      if (foreign.length > 0)
+        throw new Problem(400, 'invalid_request', `${foreign.join(', ')} is not an argument of kind ${String(kind)}`, {
+          errors: foreign.map((key) => ({ path: `/${key}`, message: `is not an argument of kind ${String(kind)}` })),
+        });
+      // The arguments as given: the kind's route reads numbers and checks them itself.
+      return tool.call(fields, caller);
     },
   };
 }

@@ -12,7 +12,7 @@ export function mcpRoutes(tools: () => McpTools): RouteSpec[] {
       tag: 'AI agents (MCP)',
       summary: 'Model Context Protocol server (Streamable HTTP)',
       description:
-        'JSON-RPC messages of the Model Context Protocol (stateless Streamable HTTP transport), with a device key or the admin key as `Authorization: Bearer`. Tools: list_devices (admin), get_session, send_text, list_chats, read_chat, get_message, mark_read, list_groups: each calls the route of the same name, with its input schema, its JSON result and its problem codes as tool errors. The key’s scopes apply to each tool.',
+        'JSON-RPC messages of the Model Context Protocol (stateless Streamable HTTP transport), with a device key or the admin key as `Authorization: Bearer`. Tools: list_devices (admin), get_session, send_text, send_media (by URL, the route picked by `kind`), list_chats, read_chat, search_messages, get_message, mark_read, list_groups: each calls its route, with its input schema, its JSON result and its problem codes as tool errors. The key’s scopes apply to each tool.',
       access: 'any-key',
       scope: 'read',
       body: McpBody,

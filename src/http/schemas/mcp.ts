@@ -4,6 +4,9 @@
  * an error answer, or a non-empty batch of them. What the SDK does with each is its own; this is the shape.
  */
 import Type from 'typebox';
+import { MEDIA_KINDS } from '../../media/media-kinds.js';
+import { DeviceId } from './common.js';
+import { AudioBody, FileBody, ImageOrVideoBody, MediaUrl, StickerBody } from './send.js';
 
 const JsonRpcVersion = Type.Literal('2.0');
 const RequestId = Type.Union([Type.String({ maxLength: 200 }), Type.Integer()], {
@@ -48,3 +51,28 @@ const JsonRpcAnswer = Type.Union([JsonRpcResult, JsonRpcError]);
 export const McpAnswerSchema = Type.Union([JsonRpcAnswer, Type.Array(JsonRpcAnswer)], {
   description: 'The answer to each request (a batch answers a batch).',
 });
+
+/**
+ * The MCP tool `send_media`: one tool for the media send routes (one route per kind), the route picked by
+ * `kind`. By URL only (an agent has no file to upload); the other fields are the routes' own, and a field
+ * the chosen kind's route does not take (`ptt` with an image) is refused as that route would refuse it.
+ */
+const {
+  base64: _base64,
+  url: _url,
+  ...mediaFields
+} = {
+  ...ImageOrVideoBody.properties,
+  ...AudioBody.properties,
+  ...FileBody.properties,
+  ...StickerBody.properties,
+};
+export const SendMediaToolInput = Type.Object(
+  {
+    deviceId: DeviceId,
+    kind: Type.Enum(MEDIA_KINDS, { description: 'Which media send route is called: `send/<kind>`.' }),
+    ...mediaFields,
+    url: MediaUrl,
+  },
+  { additionalProperties: false },
+);

@@ -21,7 +21,7 @@ const To = numberField(
   { maxLength: 64 },
 );
 const HttpUrl = Type.String({ format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', maxLength: 4096 });
-const MediaUrl = Type.String({
+export const MediaUrl = Type.String({
   format: 'uri',
   pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
   maxLength: 4096,

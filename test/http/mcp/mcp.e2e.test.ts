@@ -101,6 +101,52 @@ describe('MCP server (POST /mcp)', () => {
     expect(json(adminOnly)).toMatchObject({ status: 403, code: 'forbidden' });
   });
 
+  it('send_media picks the media route by kind: the route’s answer, its fields, its scope', async () => {
+    const client = await connect(device.key);
+    const { tools } = await client.listTools();
+    const tool = tools.find((candidate) => candidate.name === 'send_media')!;
+    expect(tool.inputSchema.required).toEqual(expect.arrayContaining(['deviceId', 'kind', 'to', 'url']));
+    const properties = tool.inputSchema.properties as Record<string, { enum?: string[] }>;
+    expect(properties.kind.enum).toEqual(['image', 'audio', 'video', 'file', 'sticker']);
+    expect(properties).not.toHaveProperty('base64');
+
+    const url = 'https://example.com/media/invoice.pdf';
+    const sent = await client.callTool({
+      name: 'send_media',
+      arguments: { deviceId: device.id, kind: 'file', to: '4915122223333', url, filename: 'invoice.pdf' },
+    });
+    expect(sent.isError).toBeFalsy();
+    expect(json(sent)).toMatchObject({ status: 'queued', kind: 'file', to: '4915122223333' });
+    const message = await gateway.api('GET', `/devices/${device.id}/messages/${json(sent).waMessageId}`, {
+      deviceKey: device.key,
+    });
+    expect(message.body).toMatchObject({ type: 'file' });
+
+    // A field of another kind's route, a kind that is none, no URL: the route's 400 as a tool error.
+    for (const args of [
+      { kind: 'image', to: '4915122223333', url, ptt: true },
+      { kind: 'text', to: '4915122223333', url },
+      { kind: 'image', to: '4915122223333' },
+      { kind: 'image', to: '4915122223333', url, base64: 'AAAA' },
+      { kind: 'file', to: '4915122223333', url },
+    ]) {
+      const bad = await client.callTool({ name: 'send_media', arguments: { deviceId: device.id, ...args } });
+      expect(bad.isError, JSON.stringify(args)).toBe(true);
+      expect(json(bad), JSON.stringify(args)).toMatchObject({ status: 400, code: 'invalid_request' });
+    }
+
+    const made = await gateway.api('POST', `/devices/${device.id}/keys`, {
+      deviceKey: device.key,
+      json: { name: 'media-reader', scopes: ['read'] },
+    });
+    const reader = await connect(made.body.key);
+    const refused = await reader.callTool({
+      name: 'send_media',
+      arguments: { deviceId: device.id, kind: 'image', to: '4915122223333', url },
+    });
+    expect(json(refused)).toMatchObject({ status: 403, code: 'insufficient_scope', requiredScope: 'send' });
+  });
+
   it('answers bad input as a tool error with the route’s problem, and no key with 401', async () => {
     const client = await connect(device.key);
     const bad = await client.callTool({
