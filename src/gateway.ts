@@ -494,6 +494,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
         retentionMs: config.inboundMedia.retentionMs,
         now: () => clock.now(),
       }),
+      deferredUntil: (deviceId, outboxId) => pacingStatuses.messageDeferredUntil(deviceId, outboxId),
     }),
   );
   routes.push(

@@ -66,6 +66,13 @@ describe('pacing', () => {
     expect(waiting[0]).toMatchObject({ status: 'queued', deferredUntil: MIDNIGHT_BERLIN });
     const pacing = await api('GET', `/devices/${device.id}/pacing`, { deviceKey: device.key });
     expect(pacing.body).toEqual({ today: 2, cap: 2, nextWindowAt: MIDNIGHT_BERLIN, deferred: 2 });
+    // The message view says the same of a held send, and nothing of one that went.
+    const message = (id: string) => api('GET', `/devices/${device.id}/messages/${id}`, { deviceKey: device.key });
+    expect((await message(sent[2].waMessageId)).body).toMatchObject({
+      status: 'queued',
+      deferredUntil: MIDNIGHT_BERLIN,
+    });
+    expect((await message(sent[0].waMessageId)).body).not.toHaveProperty('deferredUntil');
     // Still waiting a little before midnight (the drainer sleeps on the clock, not on a timer of its own).
     await clock.advance(Date.parse(MIDNIGHT_BERLIN) - clock.now() - 2_000);
     expect(await sentIds()).toHaveLength(2);
@@ -73,6 +80,7 @@ describe('pacing', () => {
     await clock.advance(3_000);
     await eventually(async () => ((await sentIds()).length === 4 ? true : undefined), 'all sent');
     expect(await sentIds()).toEqual(sent.map((s) => s.waMessageId));
+    expect((await message(sent[2].waMessageId)).body).not.toHaveProperty('deferredUntil');
     await eventually(async () => ((await outboxList(api, device)).length === 0 ? true : undefined), 'outbox empty');
     const after = await api('GET', `/devices/${device.id}/pacing`, { deviceKey: device.key });
     // The new day's two are used up as well: the next window is the following midnight.

@@ -17,9 +17,11 @@ export interface MessageRouteDeps {
   index: Pick<MessageIndex, 'message'>;
   /** Which media may be served, and its file (src/chats/message-media.ts). */
   media: Pick<MessageMedia, 'open'>;
+  /** Pacing: until when it holds a queued send (epoch ms), if it does (src/outbox/pacing/pacing-status.ts). */
+  deferredUntil?: (deviceId: string, outboxId: string) => Promise<number | undefined>;
 }
 
-export function messageRoutes({ index, media }: MessageRouteDeps): RouteSpec[] {
+export function messageRoutes({ index, media, deferredUntil }: MessageRouteDeps): RouteSpec[] {
   return [
     defineRoute({
       method: 'get',
@@ -30,7 +32,7 @@ export function messageRoutes({ index, media }: MessageRouteDeps): RouteSpec[] {
       description:
         "One message the device sent or received, as in a chat's message list, plus, for messages sent through this gateway, its `outboxId` and " +
         '`statusHistory`: every status from `queued` on (`sent`, `delivered`, `read`, `played`, `failed` with the error, `cancelled`, `deleted`) and each edit, ' +
-        'in the order recorded. Unknown message `404 message_not_found`. ' +
+        "in the order recorded. A send that pacing holds (the day's cap, quiet hours) is `queued` with `deferredUntil`. Unknown message `404 message_not_found`. " +
         ONLY_WHAT_THE_GATEWAY_SAW,
       access: 'device',
       scope: 'read',
@@ -39,14 +41,22 @@ export function messageRoutes({ index, media }: MessageRouteDeps): RouteSpec[] {
         200: { description: 'The message.', schema: MessageDetailSchema },
         404: { description: 'No such device or message (`message_not_found`).' },
       },
-      handler({ params, device }) {
+      async handler({ params, device }) {
         const message = index.message(params.deviceId, params.waMessageId);
         if (!message)
           throw new DomainError(
             'message_not_found',
             `no message ${params.waMessageId} was sent or received by this device through the gateway`,
           );
-        return { status: 200, body: withOwnNumber(device, message) };
+        const until =
+          message.status === 'queued' && message.outboxId !== undefined
+            ? await deferredUntil?.(params.deviceId, message.outboxId)
+            : undefined;
+        const shown = withOwnNumber(device, message);
+        return {
+          status: 200,
+          body: until === undefined ? shown : { ...shown, deferredUntil: new Date(until).toISOString() },
+        };
       },
     }),
     defineRoute({

@@ -216,4 +216,11 @@ export const MessageDetailSchema = Type.Object({
         'Outgoing messages sent through this gateway: every status in the order it was recorded, from `queued` (receipts may repeat or come late; `status` is the one that counts), and each edit.',
     }),
   ),
+  deferredUntil: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      description:
+        "A queued send that pacing holds (the day's cap, quiet hours): it stays queued and goes from then on, in order.",
+    }),
+  ),
 });

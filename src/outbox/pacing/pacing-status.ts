@@ -2,6 +2,7 @@
  * GET /pacing: where a device stands today, from its outbox stream (the sends counted, the deferral recorded) and
  * its pacing, at the time of the clock given.
  */
+import type { OutboxState } from '../stream/outbox-state.js';
 import type { Outboxes } from '../stream/outboxes.js';
 import type { PacingContexts } from './pacing-contexts.js';
 import { DEFAULT_PACING, capAt, pacingWindow, startOfDay } from './pacing.js';
@@ -25,12 +26,7 @@ export class PacingStatuses {
   ) {}
 
   async of(deviceId: string): Promise<PacingStatus> {
-    const outbox = await this.outboxes.get(deviceId);
-    // What other processes appended too (several processes), before it is read.
-    const last = await this.outboxes.lastPosition(deviceId);
-    if (last > 0) outbox.invalidate();
-    await outbox.caughtUp();
-    const state = outbox.current;
+    const state = await this.caughtUp(deviceId);
     const now = this.now();
     const policy = this.contexts.policy(deviceId) ?? DEFAULT_PACING;
     const linkedAt = policy.warmup ? await this.contexts.linkedAt(deviceId) : undefined;
@@ -53,5 +49,26 @@ export class PacingStatuses {
     const outbox = await this.outboxes.get(deviceId);
     const deferral = outbox.current.deferral;
     return deferral && deferral.until > this.now() ? deferral.until : undefined;
+  }
+
+  /**
+   * When pacing lets one queued message go (epoch ms), if it holds it now: a message not tried yet while a
+   * deferral lasts (pacing defers first tries only; a retry waits for its backoff instead).
+   */
+  async messageDeferredUntil(deviceId: string, outboxId: string): Promise<number | undefined> {
+    const state = await this.caughtUp(deviceId);
+    const message = state.messages.get(outboxId);
+    if (!message || message.status !== 'queued' || message.attempts > 0) return undefined;
+    const deferral = state.deferral;
+    return deferral && deferral.until > this.now() ? deferral.until : undefined;
+  }
+
+  /** The outbox's state with what other processes appended too (several processes). */
+  private async caughtUp(deviceId: string): Promise<OutboxState> {
+    const outbox = await this.outboxes.get(deviceId);
+    const last = await this.outboxes.lastPosition(deviceId);
+    if (last > 0) outbox.invalidate();
+    await outbox.caughtUp();
+    return outbox.current;
   }
 }
