@@ -16,16 +16,6 @@ import { createHttpApp } from './http/app.js';
 import { deviceLookup } from './http/device-lookup.js';
 import { TrustedProxies } from './http/client-address.js';
 import { listen } from './http/http-server.js';
-import { buildOpenApiDocument } from './http/openapi.js';
-import type { RouteSpec } from './http/route.js';
-import { deviceEventRoutes } from './http/routes/device-events.js';
-import { deviceRoutes } from './http/routes/devices.js';
-import { docsRoutes } from './http/routes/docs.js';
-import { healthRoutes } from './http/routes/health.js';
-import { hookRoutes } from './http/routes/hooks.js';
-import { webhookRoutes } from './http/routes/webhooks.js';
-import { sandboxRoutes } from './http/routes/sandbox.js';
-import { sessionRoutes } from './http/routes/session.js';
 import { createEngines } from './engines/engines.js';
 import { createLogger } from './logger.js';
 import { StorageHealth } from './storage/storage-health.js';
@@ -37,37 +27,18 @@ import { ProjectorLink, primaryChannel } from './projections/projector-link.js';
 import { EventMetrics } from './metrics/event-metrics.js';
 import { InstrumentedStore } from './metrics/instrumented-store.js';
 import { Metrics } from './metrics/metrics.js';
-import { metricsRoutes } from './http/routes/metrics.js';
-import { overviewRoutes } from './http/routes/overview.js';
 import { createReadModels } from './read-models.js';
 import { StatusReceipts } from './status/status-receipts.js';
-import { statusRoutes } from './http/routes/status.js';
-import { presenceRoutes } from './http/routes/presence.js';
-import { PresenceSubscriptions } from './contacts/contact-presence.js';
-import { VERSION } from './version.js';
 import { Webhooks } from './webhooks/webhooks.js';
 import { startSending } from './outbox/sending.js';
 import { createLinkPreviewProvider } from './media/link-preview.js';
 import { StoreMessageSink } from './actors/message-sink.js';
 import { InboxCommands } from './inbox/inbox-commands.js';
 import { ContactsRecorder } from './contacts/contacts-recorder.js';
-import { createContactLookups } from './contacts/contact-lookups.js';
 import { OwnerCalls } from './cluster/owner-calls.js';
-import { MessageMedia } from './chats/message-media.js';
-import { contactRoutes } from './http/routes/contacts.js';
-import { BodyGate } from './http/body/body-gate.js';
-import { outboxRoutes } from './http/routes/outbox.js';
-import { sendRoutes } from './http/routes/send.js';
 import type { EngineDependencies, Engines } from './engines/engines.js';
 import { EventStreamHub } from './stream/event-stream-hub.js';
-import { streamRoutes } from './http/routes/stream.js';
-import { dashboardRoutes } from './http/routes/dashboard.js';
-import { ChatCommands } from './chats/chat-commands.js';
 import { MediaRetention } from './chats/media-retention.js';
-import { chatRoutes } from './http/routes/chats.js';
-import { labelRoutes } from './http/routes/labels.js';
-import { sandboxLabelRoutes } from './http/routes/sandbox-labels.js';
-import { messageRoutes } from './http/routes/messages.js';
 import {
   DEFAULT_BACKGROUND_RETRY_DELAYS_MS,
   DEFAULT_QUICK_RETRY_DELAYS_MS,
@@ -77,28 +48,15 @@ import { InboundMediaStore } from './media/inbound-media-store.js';
 import { startLeases } from './cluster/cluster-wiring.js';
 import { readModelFileOf } from './projections/read-model-db.js';
 import { GroupCommands } from './groups/group-commands.js';
-import { GROUP_PICTURE_MAX_BYTES, groupRoutes } from './http/routes/groups.js';
-import { mediaLimitOf } from './media/media-limits.js';
 import { AccountCommands } from './account/account-commands.js';
-import { accountRoutes } from './http/routes/account.js';
-import { SettingsCommands } from './settings/settings-commands.js';
-import { settingsRoutes } from './http/routes/settings.js';
-import { keyRoutes } from './http/routes/keys.js';
-import { webSocketRoutes } from './http/routes/websocket.js';
-import { mcpRoutes } from './http/routes/mcp.js';
-import { McpTools } from './http/mcp/mcp-tools.js';
 import { StreamTickets } from './auth/stream-tickets.js';
-import { DeviceKeys } from './devices/device-keys.js';
-import { SealedText } from './secrets/sealed-text.js';
 import { startOutputs } from './wiring/outputs.js';
-import { outputRoutes } from './http/routes/outputs.js';
 import { type Clock, systemClock } from './time/clock.js';
 import { PacingContexts } from './outbox/pacing/pacing-contexts.js';
 import { PacingStatuses } from './outbox/pacing/pacing-status.js';
-import { pacingRoutes } from './http/routes/pacing.js';
 import type { Watchdog } from './watchdog/watchdog.js';
 import { startWatchdog } from './wiring/watchdog.js';
-import { API_GUIDE } from './http/api-guide.js';
+import { apiRoutes } from './http/api-routes.js';
 
 export interface GatewayOptions {
   logger?: Logger;
@@ -173,7 +131,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     otherWriters: config.cluster.leases,
     encryptionKey: config.encryptionKey,
   });
-  const { devices, history, contacts, sending: sendingCore, messages } = readModels;
+  const { devices, sending: sendingCore, messages } = readModels;
   const projections: ReadModelFeed =
     link?.main ?? new ProjectionRunner(store, readModelDb, readModels.projections, log, DEFAULT_WAIT_TIMEOUT_MS, clock);
   if (link) {
@@ -404,179 +362,40 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     worker: config.cluster.worker,
   });
 
-  const routes: RouteSpec[] = [];
-  const openApi = buildLazy(() =>
-    buildOpenApiDocument(routes, {
-      title: 'Device Messaging Gateway',
-      version: VERSION,
-      description: API_GUIDE,
-    }),
-  );
-  routes.push(
-    ...healthRoutes(store, VERSION, startedAt, storage, cluster?.report),
-    ...deviceRoutes({ registry, devices, sessions }),
-    ...deviceEventRoutes(store, history),
-    ...sessionRoutes({
-      devices,
-      sessions,
-      projections,
-      storage,
-      health: (deviceId) => readModels.health.health(deviceId),
-    }),
-    ...metricsRoutes(metrics, config.metricsPublic),
-    ...overviewRoutes(readModels.devices, readModels.activity, readModels.sending.outboxView, clock),
-    ...docsRoutes(openApi),
-  );
-  routes.push(...hookRoutes({ webhooks, guard: outboundGuard }));
-  routes.push(...webhookRoutes({ webhooks, guard: outboundGuard }));
-  routes.push(...streamRoutes(stream), ...dashboardRoutes(options.dashboardDir));
-  routes.push(...outputRoutes({ commands: outputCommands, outputs }));
   const tickets = new StreamTickets(store, adminKey, () => clock.now());
-  routes.push(...webSocketRoutes(stream, tickets));
   const requestDevices = deviceLookup({ devices, sessions });
-  let tools: McpTools | undefined;
-  // Made at the first call, from every route (the list is complete by then).
-  routes.push(...mcpRoutes(() => (tools ??= new McpTools(routes, requestDevices))));
-  // Large media bodies (sends, sandbox inbound media) are read a few at a time.
-  const bodyGate = new BodyGate({
-    concurrency: config.server.largeBodyConcurrency,
-    queue: config.server.largeBodyQueue,
+  const routes = apiRoutes({
+    config,
+    dashboardDir: options.dashboardDir,
+    startedAt,
+    clock,
+    store,
+    readModels,
+    readModelDb,
+    projections,
+    storage,
+    metrics,
+    cluster,
+    registry,
+    deviceCommands,
+    sessions,
+    engines,
+    calls,
+    outboundGuard,
+    webhooks,
+    stream,
+    tickets,
+    requestDevices,
+    outputCommands,
+    outputs,
+    sending,
+    pacingStatuses,
+    groups,
+    accountCommands,
+    inbox,
+    receivedMedia,
+    sessionStateOf,
   });
-  routes.push(
-    ...sandboxRoutes({
-      sessions,
-      sandbox: engines.sandbox,
-      projections,
-      calls,
-      seen: messages,
-      storage,
-      inboundMedia: {
-        limit: config.media.fileMaxBytes,
-        uploadDir: sending.media.incomingDir,
-        gate: bodyGate,
-        downloadPending: async (deviceId, waMessageId) =>
-          config.inboundMedia.enabled && (await receivedMedia.size(deviceId, waMessageId)) === undefined,
-      },
-    }),
-  );
-  routes.push(...labelRoutes({ index: messages }), ...sandboxLabelRoutes({ sandbox: engines.sandbox, calls }));
-  routes.push(
-    ...chatRoutes({
-      chats: calls.serve(
-        'chats',
-        new ChatCommands({
-          inbox,
-          index: messages,
-          connection: (deviceId) => sessions.connection(deviceId),
-          sessionState: sessionStateOf,
-          projections,
-          now: () => clock.now(),
-        }),
-        {
-          read: 'repeatable',
-          presence: 'repeatable',
-          modify: 'once',
-          remove: 'once',
-          star: 'once',
-          pin: 'once',
-          deleteForMe: 'once',
-        },
-      ),
-      index: messages,
-      now: () => clock.now(),
-    }),
-    ...messageRoutes({
-      index: messages,
-      media: new MessageMedia({
-        index: messages,
-        files: receivedMedia,
-        outboxFiles: sending.media,
-        retentionMs: config.inboundMedia.retentionMs,
-        now: () => clock.now(),
-      }),
-      deferredUntil: (deviceId, outboxId) => pacingStatuses.messageDeferredUntil(deviceId, outboxId),
-    }),
-  );
-  routes.push(
-    ...sendRoutes({
-      sends: sending.sends,
-      media: sending.media,
-      mediaSettings: config.media,
-      bodyGate,
-    }),
-    ...outboxRoutes({
-      sends: sending.sends,
-      outboxView: sendingCore.outboxView,
-      messages: readModels.messages,
-      deferredUntil: (deviceId) => pacingStatuses.deferredUntil(deviceId),
-    }),
-    ...pacingRoutes(pacingStatuses),
-    ...statusRoutes({
-      sends: sending.sends,
-      statuses: readModels.statuses,
-      media: sending.media,
-      mediaSettings: config.media,
-      bodyGate,
-      now: () => clock.now(),
-    }),
-  );
-  routes.push(
-    ...groupRoutes(groups, {
-      bodyGate,
-      uploadDir: sending.media.incomingDir,
-      limit: Math.min(mediaLimitOf('image', config.media), GROUP_PICTURE_MAX_BYTES),
-    }),
-  );
-  // A proxy host is judged by the same guard as webhook and media URLs.
-  routes.push(
-    ...settingsRoutes(
-      new SettingsCommands({
-        store,
-        settings: readModels.settings,
-        projections,
-        addressRefusal: (url) => outboundGuard.refusalOf(url),
-        sealed: new SealedText(config.encryptionKey),
-        // A changed pacing may open (or close) a deferred outbox's window.
-        onChange: (deviceId) => sending.drainer.kick(deviceId),
-      }),
-    ),
-  );
-  // Served by the owner: its cache and its allowance of fresh lookups are the device's.
-  const lookups = calls.serve(
-    'contacts',
-    createContactLookups(
-      readModelDb,
-      { connection: (deviceId) => sessions.connection(deviceId), state: sessionStateOf },
-      config.contacts,
-    ),
-    { check: 'repeatable', avatar: 'repeatable', about: 'repeatable' },
-  );
-  const account = {
-    ...calls.serve('account', accountCommands, { profile: 'repeatable', changeProfile: 'once', block: 'once' }),
-    blocked: (deviceId: string) => accountCommands.blocked(deviceId),
-  };
-  routes.push(...accountRoutes({ account, lookups }));
-  routes.push(...keyRoutes(new DeviceKeys(deviceCommands, projections, readModels.keys, () => clock.now())));
-  routes.push(
-    ...presenceRoutes({
-      subscriptions: calls.serve(
-        'presence',
-        new PresenceSubscriptions({
-          connection: (deviceId) => sessions.connection(deviceId),
-          sessionState: sessionStateOf,
-        }),
-        { subscribe: 'repeatable' },
-      ),
-      presence: readModels.presence,
-    }),
-  );
-  routes.push(
-    ...contactRoutes({
-      contacts,
-      lookups,
-      limits: config.contacts,
-    }),
-  );
 
   const authenticator = new Authenticator(adminKey, devices, readModels.keys, () => clock.now());
   const trustedProxies = new TrustedProxies(config.server.trustProxy);
@@ -675,9 +494,4 @@ function closeServer(server: Server): Promise<void> {
     });
     server.closeIdleConnections();
   });
-}
-
-function buildLazy<T>(build: () => T): () => T {
-  let value: T | undefined;
-  return () => (value ??= build());
 }
