@@ -8,7 +8,7 @@ import { Supervisor } from './actors/supervisor.js';
 import { loadOrCreateAdminKey } from './auth/admin-key.js';
 import { Authenticator } from './auth/authenticator.js';
 import type { Config } from './config.js';
-import { DeviceRegistry, createDeviceCommandHandler } from './devices/device-registry.js';
+import { DeviceRegistry, createDeviceCommands } from './devices/device-registry.js';
 import { withCurrentSchemas } from './event-schemas.js';
 import type { EventStore } from './eventstore/event-store.js';
 import { openEventStore } from './eventstore/open-event-store.js';
@@ -34,7 +34,7 @@ import { startSending } from './outbox/sending.js';
 import { createLinkPreviewProvider } from './media/link-preview.js';
 import { StoreMessageSink } from './actors/message-sink.js';
 import { InboxCommands } from './inbox/inbox-commands.js';
-import { ContactsRecorder } from './contacts/contacts-recorder.js';
+import { ContactsCommands } from './contacts/contacts-commands.js';
 import { OwnerCalls } from './cluster/owner-calls.js';
 import type { EngineDependencies, Engines } from './engines/engines.js';
 import { EventStreamHub } from './stream/event-stream-hub.js';
@@ -184,7 +184,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     calls,
     ...(options.clock ? { clock: options.clock } : {}),
   });
-  const deviceCommands = createDeviceCommandHandler(store);
+  const deviceCommands = createDeviceCommands(store);
   const registry = new DeviceRegistry(
     deviceCommands,
     projections,
@@ -205,7 +205,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   });
   // Receipts are recorded by the outbox (the one writer of its stream), with the message's outboxId.
   // The engine's contact reports become ContactsUpdated events (the contacts read model is fed from the log).
-  const contactsRecorder = new ContactsRecorder(store, (err, streamId) =>
+  const contactsCommands = new ContactsCommands(store, (err, streamId) =>
     log.warn({ err, streamId }, 'could not save a contacts snapshot'),
   );
   // Received media are downloaded before the message is recorded, so that its webhook carries a working URL.
@@ -217,7 +217,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     new StoreMessageSink(
       store,
       new StatusReceipts(sendingCore.receipts, readModels.statuses, inbox),
-      contactsRecorder.listener,
+      contactsCommands.listener,
       inbox,
     ),
     receivedMedia,

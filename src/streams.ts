@@ -21,10 +21,10 @@ import {
 } from './cluster/session-requests.js';
 import { CONTACT_EVENT_TYPES, contactsStream } from './contacts/contact-events.js';
 import { contactsDecider } from './contacts/contacts-decider.js';
-import { ContactsRecorder } from './contacts/contacts-recorder.js';
+import { ContactsCommands } from './contacts/contacts-commands.js';
 import { deviceDecider } from './devices/device-decider.js';
 import { DEVICE_STREAM_EVENT_TYPES, deviceStream } from './devices/device-events.js';
-import { createDeviceCommandHandler } from './devices/device-registry.js';
+import { createDeviceCommands } from './devices/device-registry.js';
 import { GROUP_EVENT_TYPES, groupsStream } from './groups/group-events.js';
 import { groupsDecider } from './groups/groups-decider.js';
 import { GroupCommands } from './groups/group-commands.js';
@@ -43,13 +43,13 @@ import { SettingsCommands } from './settings/settings-commands.js';
 import { SETTINGS_EVENT_TYPES, settingsStream } from './settings/settings-events.js';
 import { deliveryLaneDecider } from './webhooks/delivery-lane-decider.js';
 import { DELIVERY_EVENT_TYPES, webhooksStream } from './webhooks/delivery-events.js';
-import { createLaneWriter } from './webhooks/webhooks.js';
+import { createDeliveryLaneCommands } from './webhooks/webhooks.js';
 import { outputDecider } from './outputs/output-decider.js';
 import { OutputCommands } from './outputs/output-commands.js';
 import { OUTPUT_EVENT_TYPES, outputStream } from './outputs/output-events.js';
 import { webhookSettingsDecider } from './webhooks/webhook-settings-decider.js';
 import { WEBHOOK_SETTINGS_EVENT_TYPES, webhookSettingsStream } from './webhooks/webhook-settings-events.js';
-import { createWebhookSettingsWriter } from './webhooks/webhook-registry.js';
+import { createWebhookSettingsCommands } from './webhooks/webhook-registry.js';
 import { healthDecider } from './watchdog/health-decider.js';
 import { HEALTH_EVENT_TYPES, healthStream } from './watchdog/health-events.js';
 import { Watchdog } from './watchdog/watchdog.js';
@@ -82,7 +82,7 @@ export const STREAMS: readonly StreamKind[] = [
     eventTypes: DEVICE_STREAM_EVENT_TYPES,
     eventsFile: 'src/devices/device-events.ts',
     decider: declared('src/devices/device-decider.ts', 'deviceDecider', deviceDecider),
-    writer: declared('src/devices/device-registry.ts', 'createDeviceCommandHandler', createDeviceCommandHandler),
+    writer: declared('src/devices/device-registry.ts', 'createDeviceCommands', createDeviceCommands),
   },
   {
     prefix: 'session-',
@@ -122,7 +122,7 @@ export const STREAMS: readonly StreamKind[] = [
     eventTypes: CONTACT_EVENT_TYPES,
     eventsFile: 'src/contacts/contact-events.ts',
     decider: declared('src/contacts/contacts-decider.ts', 'contactsDecider', contactsDecider),
-    writer: declared('src/contacts/contacts-recorder.ts', 'ContactsRecorder', ContactsRecorder),
+    writer: declared('src/contacts/contacts-commands.ts', 'ContactsCommands', ContactsCommands),
   },
   {
     prefix: 'account-',
@@ -170,7 +170,7 @@ export const STREAMS: readonly StreamKind[] = [
     eventTypes: DELIVERY_EVENT_TYPES,
     eventsFile: 'src/webhooks/delivery-events.ts',
     decider: declared('src/webhooks/delivery-lane-decider.ts', 'deliveryLaneDecider', deliveryLaneDecider),
-    writer: declared('src/webhooks/webhooks.ts', 'createLaneWriter', createLaneWriter),
+    writer: declared('src/webhooks/webhooks.ts', 'createDeliveryLaneCommands', createDeliveryLaneCommands),
   },
   {
     prefix: 'output-',
@@ -186,7 +186,11 @@ export const STREAMS: readonly StreamKind[] = [
     eventTypes: WEBHOOK_SETTINGS_EVENT_TYPES,
     eventsFile: 'src/webhooks/webhook-settings-events.ts',
     decider: declared('src/webhooks/webhook-settings-decider.ts', 'webhookSettingsDecider', webhookSettingsDecider),
-    writer: declared('src/webhooks/webhook-registry.ts', 'createWebhookSettingsWriter', createWebhookSettingsWriter),
+    writer: declared(
+      'src/webhooks/webhook-registry.ts',
+      'createWebhookSettingsCommands',
+      createWebhookSettingsCommands,
+    ),
   },
   {
     prefix: 'health-',

@@ -82,4 +82,15 @@ describe('the registry of streams', () => {
       }
     },
   );
+
+  // One naming pattern: `<Stream>Commands`, or `create<Stream>Commands` for a plain command handler. The writers
+  // named otherwise are more than a writer (the outbox's pipelined executor, the lease and request protocols of
+  // the cluster, the watchdog, the ticket issuer): their names say that.
+  const NAMED_FOR_MORE = new Set(['DeviceOutbox', 'DeviceLeases', 'SessionRequests', 'Watchdog', 'StreamTickets']);
+  it.each(STREAMS.map((kind) => [kind.prefix, kind.writer.name] as const))(
+    '%s: its writer is named <Stream>Commands (%s)',
+    (_prefix, name) => {
+      if (!NAMED_FOR_MORE.has(name)) expect(name).toMatch(/^(create)?[A-Z][A-Za-z]*Commands$/);
+    },
+  );
 });

@@ -1,7 +1,7 @@
 /**
  * Where a device's inbound messages, receipts and contact updates go. The default sink hands inbound
  * messages and chat activity to the inbox stream's one writer (src/inbox/inbox-commands.ts); receipts go to the
- * outbox's receipt writer (so that `outbox-<deviceId>` has one writer), contacts to the contacts recorder.
+ * outbox's receipt writer (so that `outbox-<deviceId>` has one writer), contacts to the contacts writer (ContactsCommands).
  */
 import type { ChatActivity, Contact, HistoryChunk, InboundMessage, Receipt } from '../engines/engine.js';
 import type { EventStore } from '../eventstore/event-store.js';
@@ -47,7 +47,7 @@ export interface ReceiptRecorder {
   record(deviceId: string, receipt: Receipt): Promise<void>;
 }
 
-/** Where contact reports go: the contacts recorder (src/contacts/contacts-recorder.ts); without one they are dropped. */
+/** Where contact reports go: the contacts writer (src/contacts/contacts-commands.ts); without one they are dropped. */
 export type ContactsListener = (deviceId: string, contacts: Contact[]) => void | Promise<void>;
 
 export class StoreMessageSink implements MessageSink {

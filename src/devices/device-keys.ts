@@ -12,7 +12,7 @@ import { DomainError } from '../errors/domain-error.js';
 import type { ReadModelProgress } from '../projections/projection-runner.js';
 import { deviceStream } from './device-events.js';
 import type { DeviceKeysReadModel } from './device-keys-read-model.js';
-import type { DeviceCommandHandler } from './device-registry.js';
+import type { DeviceCommands } from './device-registry.js';
 
 export interface ScopedKeyListing {
   keyId: string;
@@ -24,7 +24,7 @@ export interface ScopedKeyListing {
 
 export class DeviceKeys {
   constructor(
-    private readonly commands: DeviceCommandHandler,
+    private readonly commands: DeviceCommands,
     private readonly projections: ReadModelProgress,
     private readonly keys: DeviceKeysReadModel,
     private readonly now: () => number = Date.now,

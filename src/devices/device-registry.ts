@@ -30,15 +30,15 @@ export interface UpdateDevice {
 /** A device as answered to the admin, with its key when one was just made. */
 export type DeviceWithKey = DeviceView & { deviceKey?: string };
 
-export type DeviceCommandHandler = CommandHandler<DeviceState, DeviceCommand, DeviceStreamEvent>;
+export type DeviceCommands = CommandHandler<DeviceState, DeviceCommand, DeviceStreamEvent>;
 
 /** The one writer of `device-<id>` streams; the registry and the hook settings both send their commands through it. */
-export const createDeviceCommandHandler = (store: EventStore): DeviceCommandHandler =>
+export const createDeviceCommands = (store: EventStore): DeviceCommands =>
   new CommandHandler({ store, decider: deviceDecider });
 
 export class DeviceRegistry {
   constructor(
-    private readonly commands: DeviceCommandHandler,
+    private readonly commands: DeviceCommands,
     private readonly projections: ReadModelProgress,
     /** The device's session as the read models know it (another stream). */
     private readonly sessionOf: (deviceId: string) => DeviceView['session'] | undefined,

@@ -15,7 +15,7 @@ import type { Config } from '../config.js';
 import { createContactLookups } from '../contacts/contact-lookups.js';
 import { PresenceSubscriptions } from '../contacts/contact-presence.js';
 import { DeviceKeys } from '../devices/device-keys.js';
-import type { DeviceRegistry, DeviceCommandHandler } from '../devices/device-registry.js';
+import type { DeviceRegistry, DeviceCommands } from '../devices/device-registry.js';
 import type { Engines } from '../engines/engines.js';
 import type { EventStore } from '../eventstore/event-store.js';
 import type { InboxCommands } from '../inbox/inbox-commands.js';
@@ -85,7 +85,7 @@ export interface ApiParts {
   metrics: Metrics;
   cluster: ClusterNode | undefined;
   registry: DeviceRegistry;
-  deviceCommands: DeviceCommandHandler;
+  deviceCommands: DeviceCommands;
   sessions: Supervisor;
   engines: Engines;
   calls: OwnerCalls;

@@ -16,7 +16,7 @@ import type { DeliveryQueue } from './delivery-queue.js';
 import { HookSecretUnreadableError } from './hook-secrets.js';
 import type { RetryPolicy } from './retry-policy.js';
 import type { WebhookSender, WebhookTarget } from './webhook-sender.js';
-import type { DeliveryLaneWriter } from './webhooks.js';
+import type { DeliveryLaneCommands } from './webhooks.js';
 import { DEFAULT_WEBHOOK_ID } from './webhook-settings-events.js';
 import type { LaneId, PendingDelivery, WebhooksReadModel } from './webhooks-read-model.js';
 
@@ -55,7 +55,7 @@ interface Lane {
 
 export interface DispatcherDeps {
   /** The delivery streams' one writer (webhooks.ts). */
-  lanes: DeliveryLaneWriter;
+  lanes: DeliveryLaneCommands;
   /** Where the lane writer appends: read when an attempt turns out to be recorded already. */
   store: Pick<EventStore, 'readStream'>;
   /** The runner that feeds `model`: its position tells when a recorded attempt is visible. */

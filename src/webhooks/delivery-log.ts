@@ -11,14 +11,14 @@ import { hookWants } from './envelope.js';
 import { hooksNotConfigured } from './hook-settings.js';
 import { webhookNotFound } from './webhook-settings-decider.js';
 import { DEFAULT_WEBHOOK_ID } from './webhook-settings-events.js';
-import type { DeliveryLaneWriter } from './webhooks.js';
+import type { DeliveryLaneCommands } from './webhooks.js';
 import type { DeliveryPageOptions, DeliveryView, WebhooksReadModel } from './webhooks-read-model.js';
 
 const noSuchDelivery = (deliveryId: string) => new DomainError('not_found', `delivery "${deliveryId}" does not exist`);
 
 export class DeliveryLog {
   constructor(
-    private readonly lanes: DeliveryLaneWriter,
+    private readonly lanes: DeliveryLaneCommands,
     private readonly progress: ReadModelProgress,
     private readonly model: WebhooksReadModel,
   ) {}

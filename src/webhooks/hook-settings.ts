@@ -5,7 +5,7 @@
  * next event is judged by the new setting.
  */
 import { randomBytes } from 'node:crypto';
-import type { DeviceCommandHandler } from '../devices/device-registry.js';
+import type { DeviceCommands } from '../devices/device-registry.js';
 import { deviceStream } from '../devices/device-events.js';
 import { DomainError, invalidField } from '../errors/domain-error.js';
 import type { ReadModelProgress } from '../projections/projection-runner.js';
@@ -30,7 +30,7 @@ export const hooksNotConfigured = (deviceId: string) =>
 
 export class HookSettings {
   constructor(
-    private readonly commands: DeviceCommandHandler,
+    private readonly commands: DeviceCommands,
     private readonly progress: ReadModelProgress,
     private readonly model: WebhooksReadModel,
     private readonly secrets: HookSecrets,

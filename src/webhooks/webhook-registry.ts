@@ -64,9 +64,13 @@ export interface WebhookAnswer {
 }
 
 /** The one writer of the webhook settings streams. */
-export type WebhookSettingsWriter = CommandHandler<WebhookSettingsState, WebhookSettingsCommand, WebhookSettingsEvent>;
+export type WebhookSettingsCommands = CommandHandler<
+  WebhookSettingsState,
+  WebhookSettingsCommand,
+  WebhookSettingsEvent
+>;
 
-export function createWebhookSettingsWriter(store: EventStore): WebhookSettingsWriter {
+export function createWebhookSettingsCommands(store: EventStore): WebhookSettingsCommands {
   return new CommandHandler({ store, decider: webhookSettingsDecider, cacheSize: 1_000 });
 }
 
@@ -83,7 +87,7 @@ function checkSecret(secret: string): void {
 
 export class WebhookRegistry {
   constructor(
-    private readonly writer: WebhookSettingsWriter,
+    private readonly writer: WebhookSettingsCommands,
     private readonly hooks: HookSettings,
     private readonly progress: ReadModelProgress,
     private readonly model: WebhooksReadModel,

@@ -7,7 +7,7 @@ import type Database from 'better-sqlite3';
 import type { Logger } from 'pino';
 import type { WebhookSettings } from '../config.js';
 import { CommandHandler } from '../commands/command-handler.js';
-import type { DeviceCommandHandler } from '../devices/device-registry.js';
+import type { DeviceCommands } from '../devices/device-registry.js';
 import { deterministicEventId } from '../eventstore/event-id.js';
 import type { EventStore } from '../eventstore/event-store.js';
 import type { OutboundGuard } from '../net/outbound-guard.js';
@@ -23,7 +23,7 @@ import { HookSecrets } from './hook-secrets.js';
 import { HookSettings, hooksNotConfigured } from './hook-settings.js';
 import { webhookNotFound } from './webhook-settings-decider.js';
 import { GLOBAL_SCOPE } from './webhook-settings-events.js';
-import { WebhookRegistry, createWebhookSettingsWriter } from './webhook-registry.js';
+import { WebhookRegistry, createWebhookSettingsCommands } from './webhook-registry.js';
 import { RetryPolicy } from './retry-policy.js';
 import { UNREACHABLE, WebhookSender } from './webhook-sender.js';
 import { WebhooksReadModel } from './webhooks-read-model.js';
@@ -36,7 +36,7 @@ export interface WebhooksOptions {
   /** The read-model database (read-models.sqlite); the webhooks tables and checkpoint live there too. */
   readModelDb: Database.Database;
   /** The one writer of the devices' registry streams, where hook configurations live. */
-  deviceCommands: DeviceCommandHandler;
+  deviceCommands: DeviceCommands;
   /** ENCRYPTION_KEY: signing secrets are sealed with it in the log and the read model. */
   encryptionKey: Uint8Array | undefined;
   guard: OutboundGuard;
@@ -63,7 +63,7 @@ export interface TestEventResult {
 }
 
 /** The one writer of the devices' delivery streams (`webhooks-<deviceId>`). */
-export type DeliveryLaneWriter = CommandHandler<DeliveryLaneState, DeliveryLaneCommand, DeliveryEvent>;
+export type DeliveryLaneCommands = CommandHandler<DeliveryLaneState, DeliveryLaneCommand, DeliveryEvent>;
 
 /** Lanes whose state stays in memory between attempts (each is a few dozen keys). */
 const LANE_STATES_KEPT = 10_000;
@@ -74,7 +74,7 @@ const LANE_STATES_KEPT = 10_000;
  */
 export const LANE_SNAPSHOT_EVERY = 500;
 
-export function createLaneWriter(store: EventStore): DeliveryLaneWriter {
+export function createDeliveryLaneCommands(store: EventStore): DeliveryLaneCommands {
   return new CommandHandler({
     store,
     decider: deliveryLaneDecider,
@@ -109,10 +109,10 @@ export class Webhooks {
     private readonly pruner: ClockTimer | undefined,
     private readonly clock: Clock,
     private readonly log: Logger,
-    lanes: DeliveryLaneWriter,
-    deviceCommands: DeviceCommandHandler,
+    lanes: DeliveryLaneCommands,
+    deviceCommands: DeviceCommands,
     secrets: HookSecrets,
-    settingsWriter: ReturnType<typeof createWebhookSettingsWriter>,
+    settingsWriter: ReturnType<typeof createWebhookSettingsCommands>,
   ) {
     this.hooks = new HookSettings(deviceCommands, runner, model, secrets);
     this.webhooks = new WebhookRegistry(settingsWriter, this.hooks, runner, model, secrets);
@@ -141,7 +141,7 @@ export class Webhooks {
     });
     const sender = new WebhookSender(guard, settings.timeoutMs);
     const policy = new RetryPolicy(settings.retrySchedule, settings.retryJitter);
-    const lanes = createLaneWriter(store);
+    const lanes = createDeliveryLaneCommands(store);
     const dispatcher = new DeliveryDispatcher({
       lanes,
       store,
@@ -179,7 +179,7 @@ export class Webhooks {
       lanes,
       deviceCommands,
       secrets,
-      createWebhookSettingsWriter(store),
+      createWebhookSettingsCommands(store),
     );
   }
 

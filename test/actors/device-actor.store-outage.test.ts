@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DeviceActor } from '../../src/actors/device-actor.js';
 import { createDeviceMachine } from '../../src/sessions/device-machine.js';
 import { StoreMessageSink } from '../../src/actors/message-sink.js';
-import { ContactsRecorder } from '../../src/contacts/contacts-recorder.js';
+import { ContactsCommands } from '../../src/contacts/contacts-commands.js';
 import type { InboundMessage, Receipt } from '../../src/engines/engine.js';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
 import { outboxStream } from '../../src/messages/message-events.js';
@@ -52,7 +52,7 @@ describe('engine reports while the store cannot write', () => {
       resolveEngine: async () => engine,
       store,
       machine: createDeviceMachine(SETTINGS),
-      sink: new StoreMessageSink(store, outboxReceipts(store), new ContactsRecorder(store).listener),
+      sink: new StoreMessageSink(store, outboxReceipts(store), new ContactsCommands(store).listener),
       log: pino({ level: 'silent' }),
       onTransition: () => undefined,
       spool: { baseDelayMs: 5, maxDelayMs: 50 },

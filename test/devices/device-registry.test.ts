@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DeviceRegistry, createDeviceCommandHandler } from '../../src/devices/device-registry.js';
+import { DeviceRegistry, createDeviceCommands } from '../../src/devices/device-registry.js';
 import { DevicesReadModel } from '../../src/devices/devices-read-model.js';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
 import { ProjectionRunner } from '../../src/projections/projection-runner.js';
@@ -32,7 +32,7 @@ describe('DeviceRegistry', () => {
     // Never started: it never reaches any position, and gives up waiting after 10 s on a clock the test moves on.
     const clock = new TestClock();
     const lagging = new ProjectionRunner(store, db, [devices], pino({ level: 'silent' }), 10_000, clock);
-    const registry = new DeviceRegistry(createDeviceCommandHandler(store), lagging, () => undefined, 'sandbox');
+    const registry = new DeviceRegistry(createDeviceCommands(store), lagging, () => undefined, 'sandbox');
     /** Answered once the wait for the read models has run out. */
     const pastTheWait = async <T>(command: Promise<T>): Promise<T> => {
       await eventually(() => clock.pending().length > 0, 'the command to wait for the read models');
@@ -63,7 +63,7 @@ describe('DeviceRegistry', () => {
     const runner = new ProjectionRunner(store, db, [devices], pino({ level: 'silent' }));
     await runner.start();
     const registry = new DeviceRegistry(
-      createDeviceCommandHandler(store),
+      createDeviceCommands(store),
       runner,
       (id) => devices.get(id)?.session,
       'sandbox',

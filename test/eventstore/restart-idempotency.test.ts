@@ -15,7 +15,7 @@ import { inboxStream } from '../../src/inbox/inbox-events.js';
 import { Outboxes } from '../../src/outbox/stream/outboxes.js';
 import { pino } from 'pino';
 import { type WebhookDeliveryAttemptedData, webhooksStream } from '../../src/webhooks/delivery-events.js';
-import { createLaneWriter } from '../../src/webhooks/webhooks.js';
+import { createDeliveryLaneCommands } from '../../src/webhooks/webhooks.js';
 import { type EsdbTestServer, startEsdbTestServer } from '../support/esdb-test-server.js';
 import { eventually } from '../support/eventually.js';
 import { outboxReceipts } from '../support/outbox-receipts.js';
@@ -95,7 +95,7 @@ describe('delivery attempts on EventStoreDB', () => {
   it('records an attempt re-appended through the lane writer after a restart once', async () => {
     const store = await open();
     const device = `dev${randomUUID().slice(0, 8)}`;
-    const lanes = createLaneWriter(store);
+    const lanes = createDeliveryLaneCommands(store);
     await lanes.handle(webhooksStream(device), { type: 'RecordAttempt', attempt: attempt(device, 'x', 1) });
     await server.restart();
     await eventually(
@@ -104,7 +104,7 @@ describe('delivery attempts on EventStoreDB', () => {
         true
       ),
     );
-    await createLaneWriter(store).handle(webhooksStream(device), {
+    await createDeliveryLaneCommands(store).handle(webhooksStream(device), {
       type: 'RecordAttempt',
       attempt: attempt(device, 'x', 1),
     });

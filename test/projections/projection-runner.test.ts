@@ -9,7 +9,7 @@ import type { Projection } from '../../src/projections/projection.js';
 import { ProjectionRunner } from '../../src/projections/projection-runner.js';
 import { RowBuffer } from '../../src/projections/row-buffer.js';
 import { openReadModelDb } from '../../src/projections/read-model-db.js';
-import { DeviceRegistry, createDeviceCommandHandler } from '../../src/devices/device-registry.js';
+import { DeviceRegistry, createDeviceCommands } from '../../src/devices/device-registry.js';
 import { eventually } from '../support/eventually.js';
 import { tempDir } from '../support/temp-dir.js';
 import Database from 'better-sqlite3';
@@ -314,7 +314,7 @@ describe('projection runner', () => {
     const runner = new ProjectionRunner(store, db, [devices], log);
     await runner.start();
     const registry = new DeviceRegistry(
-      createDeviceCommandHandler(store),
+      createDeviceCommands(store),
       runner,
       (id) => devices.get(id)?.session,
       'sandbox',

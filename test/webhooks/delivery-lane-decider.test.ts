@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
 import { type WebhookDeliveryAttemptedData, webhooksStream } from '../../src/webhooks/delivery-events.js';
 import { deliveryLaneDecider } from '../../src/webhooks/delivery-lane-decider.js';
-import { LANE_SNAPSHOT_EVERY, createLaneWriter } from '../../src/webhooks/webhooks.js';
+import { LANE_SNAPSHOT_EVERY, createDeliveryLaneCommands } from '../../src/webhooks/webhooks.js';
 import { deciderSpecification } from '../support/decider-specification.js';
 import { tempDir } from '../support/temp-dir.js';
 
@@ -48,12 +48,12 @@ describe('the delivery lane writer', () => {
     const store = new SqliteEventStore(join(tempDir('dmg-lanes-'), 'events.sqlite'));
     const stream = webhooksStream('d');
     const attempts = LANE_SNAPSHOT_EVERY + 10;
-    const lanes = createLaneWriter(store);
+    const lanes = createDeliveryLaneCommands(store);
     for (let n = 1; n <= attempts; n++) await lanes.handle(stream, { type: 'RecordAttempt', attempt: attempt('x', n) });
     const snapshot = await store.loadSnapshot(stream);
     expect(snapshot?.revision).toBeGreaterThanOrEqual(LANE_SNAPSHOT_EVERY - 1);
     // A new process: its writer starts from the snapshot and the events after it, and still knows the last attempts.
-    const restarted = createLaneWriter(store);
+    const restarted = createDeliveryLaneCommands(store);
     await restarted.handle(stream, { type: 'RecordAttempt', attempt: attempt('x', attempts) });
     await restarted.handle(stream, { type: 'RecordAttempt', attempt: attempt('x', attempts - 20) });
     expect((await store.readStream(stream)).length).toBe(attempts);

@@ -7,7 +7,7 @@ import { type Api, startTestGateway } from '../support/gateway.js';
 import { ProjectionRunner } from '../../src/projections/projection-runner.js';
 import { WebhooksReadModel } from '../../src/webhooks/webhooks-read-model.js';
 import { webhooksStream } from '../../src/webhooks/delivery-events.js';
-import { createLaneWriter } from '../../src/webhooks/webhooks.js';
+import { createDeliveryLaneCommands } from '../../src/webhooks/webhooks.js';
 import { inboxStream } from '../../src/inbox/inbox-events.js';
 import { appendReceived, appendSessionState, appendStatus, messageReceived } from './support/events.js';
 import { eventually } from '../support/eventually.js';
@@ -410,7 +410,7 @@ describe('webhook delivery', () => {
     const runner = gateway.webhooks['runner'];
     await runner.stop();
     const now = clock.now();
-    await createLaneWriter(gateway.store).handle(webhooksStream('recorded-elsewhere'), {
+    await createDeliveryLaneCommands(gateway.store).handle(webhooksStream('recorded-elsewhere'), {
       type: 'RecordAttempt',
       attempt: {
         deviceId: 'recorded-elsewhere',

@@ -17,7 +17,7 @@ import { CONTACTS_PER_EVENT, contactsDecider, contactsSnapshot } from './contact
 /** A snapshot after this many events keeps a device's reload short however many reports it got. */
 const SNAPSHOT_EVERY = 50;
 
-export class ContactsRecorder {
+export class ContactsCommands {
   private readonly commands;
 
   constructor(store: EventStore, onSnapshotError?: (error: unknown, streamId: string) => void) {

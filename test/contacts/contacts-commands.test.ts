@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { contactsStream } from '../../src/contacts/contact-events.js';
 import { ContactsReadModel } from '../../src/contacts/contacts-read-model.js';
 import { contactChanges } from '../../src/contacts/contacts-decider.js';
-import { ContactsRecorder } from '../../src/contacts/contacts-recorder.js';
+import { ContactsCommands } from '../../src/contacts/contacts-commands.js';
 import type { NewEvent } from '../../src/eventstore/event-store.js';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
 import { ProjectionRunner } from '../../src/projections/projection-runner.js';
@@ -18,7 +18,7 @@ import { tempDir } from '../support/temp-dir.js';
 const log = pino({ level: 'silent' });
 const jid = (number: string) => `${number}@s.whatsapp.net`;
 
-describe('contacts read model and recorder', () => {
+describe('contacts read model and ContactsCommands', () => {
   let dir: string;
   let store: SqliteEventStore;
   let db: ReturnType<typeof openReadModelDb>;
@@ -41,7 +41,7 @@ describe('contacts read model and recorder', () => {
 
   const append = async (stream: string, ...events: NewEvent[]) =>
     runner.waitFor((await store.append(stream, events)).position);
-  const recorder = () => new ContactsRecorder(store);
+  const commands = () => new ContactsCommands(store);
   const all = (deviceId: string) => view.list(deviceId, { limit: 500 }).items;
 
   it('merges what each event says about a number, field by field', async () => {
@@ -133,7 +133,7 @@ describe('contacts read model and recorder', () => {
   });
 
   it('appends nothing for a report that changes nothing, and one event per change', async () => {
-    const contacts = recorder();
+    const contacts = commands();
     const alice = { number: '4915144444444', jid: jid('4915144444444'), name: 'Alice', pushName: 'Ali' };
     await contacts.record('d4', [alice]);
     await contacts.record('d4', [alice]);
@@ -147,7 +147,7 @@ describe('contacts read model and recorder', () => {
   });
 
   it('records reports of one device in turn, each compared with what the ones before recorded', async () => {
-    const contacts = recorder();
+    const contacts = commands();
     const bob = { number: '4915155555555', jid: jid('4915155555555'), name: 'Bob' };
     await Promise.all([
       contacts.record('d5', [bob]),
@@ -167,14 +167,14 @@ describe('contacts read model and recorder', () => {
 
   it('records the same decision once when two writers make it on the same revision', async () => {
     const report = [{ number: '4915166666666', jid: jid('4915166666666'), name: 'Carla' }];
-    await Promise.all([recorder().record('d6', report), recorder().record('d6', report)]);
+    await Promise.all([commands().record('d6', report), commands().record('d6', report)]);
     expect(await store.readStream(contactsStream('d6'))).toHaveLength(1);
   });
 
   it('decides again on the newer state when another writer got in first', async () => {
     const first = [{ number: '4915177777777', jid: jid('4915177777777'), name: 'Dora' }];
     const second = [{ number: '4915188888888', jid: jid('4915188888888'), name: 'Emil' }];
-    await Promise.all([recorder().record('d7', first), recorder().record('d7', second)]);
+    await Promise.all([commands().record('d7', first), commands().record('d7', second)]);
     const events = await store.readStream(contactsStream('d7'));
     expect(
       events.flatMap((e) => (e.data as { contacts: Array<{ name: string }> }).contacts.map((c) => c.name)).sort(),
@@ -187,7 +187,7 @@ describe('contacts read model and recorder', () => {
       jid: jid(`49160${String(i).padStart(8, '0')}`),
       name: `Person ${i}`,
     }));
-    await recorder().record('d8', many);
+    await commands().record('d8', many);
     const events = await store.readStream(contactsStream('d8'));
     expect(events.map((e) => (e.data as { contacts: unknown[] }).contacts.length)).toEqual([500, 500, 201]);
     await runner.waitFor(events.at(-1)!.position);
