@@ -424,7 +424,13 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       health: (deviceId) => readModels.health.health(deviceId),
     }),
     ...metricsRoutes(metrics, config.metricsPublic),
-    ...overviewRoutes(readModels.devices, readModels.activity, readModels.sending.outboxView, clock),
+    ...overviewRoutes(
+      readModels.devices,
+      readModels.activity,
+      readModels.sending.outboxView,
+      () => webhooks.deliveries.backlogByDevice(),
+      clock,
+    ),
     ...docsRoutes(openApi),
   );
   routes.push(...hookRoutes({ webhooks, guard: outboundGuard }));
