@@ -286,7 +286,19 @@ describe('dashboard in a real browser', () => {
     await page.getByTestId('overview-browser-1').waitFor();
     await text('overview-received', /^1$/);
     expect(Number(await page.getByTestId('overview-sent').textContent())).toBeGreaterThanOrEqual(2);
+    await text('overview-webhooks', /^0$/);
+    // A receiver that fails holds deliveries back: the overview shows them waiting, and since when.
+    receiver.respond = () => ({ status: 503 });
+    // Opening the session again: its states are webhook events.
+    expect((await api('POST', '/devices/browser-1/session/open', { admin: true })).status).toBeLessThan(300);
+    await text('overview-webhooks', /^[1-9]\d* since /);
+    await page
+      .getByTestId('overview-browser-1')
+      .getByText(/^[1-9]\d* since /)
+      .waitFor();
     await shot('7b-overview');
+    await accessible('the overview with webhooks waiting');
+    receiver.respond = () => ({ status: 200 });
     await page.getByTestId('overview-browser-1').getByRole('button').click();
 
     await page.getByRole('button', { name: 'Delete device' }).click();
