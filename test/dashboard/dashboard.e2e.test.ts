@@ -278,6 +278,22 @@ describe('dashboard in a real browser', () => {
     // The one expected refusal so far: the webhook settings of a device that had none yet.
     expect(new Set(failed)).toEqual(new Set(['GET /devices/browser-1/hooks 404']));
 
+    // A scoped key for a client that only reads: shown once, listed without its secret, and it works until deleted.
+    await page.getByLabel('Name of a new key').fill('CRM');
+    await page.getByRole('checkbox', { name: /^send:/ }).check();
+    await page.getByRole('button', { name: 'Make key' }).click();
+    const scoped = ((await page.getByTestId('scoped-key').locator('code').textContent()) ?? '').trim();
+    expect(scoped).toMatch(/^dk_/);
+    await page.getByTestId('keys').getByText('read, send').waitFor();
+    await accessible('the keys');
+    await shot('7a-keys');
+    expect((await api('GET', '/devices/browser-1/outbox', { deviceKey: scoped })).status).toBe(200);
+    expect((await api('PUT', '/devices/browser-1/hooks', { deviceKey: scoped, json: {} })).status).toBe(403);
+    await page.getByRole('button', { name: 'Delete key CRM' }).click();
+    await page.getByText('Key "CRM" deleted: it stopped working.').waitFor();
+    await page.getByTestId('scoped-key').waitFor({ state: 'detached' });
+    expect((await api('GET', '/devices/browser-1/outbox', { deviceKey: scoped })).status).toBe(401);
+
     await page.getByLabel('Name', { exact: true }).nth(1).fill('Renamed device');
     await page.getByRole('button', { name: 'Rename' }).click();
     await page.getByTestId('device-browser-1').getByText('Renamed device').waitFor();

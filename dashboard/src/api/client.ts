@@ -8,6 +8,8 @@ import type {
   ClosedSession,
   CloseSession,
   CreateDevice,
+  CreateKey,
+  CreatedKey,
   Delivery,
   DeliveryList,
   DeviceList,
@@ -17,6 +19,7 @@ import type {
   HistoryPage,
   Hooks,
   InboundAccepted,
+  KeyList,
   MessagePage,
   Overview,
   OutboxList,
@@ -150,6 +153,10 @@ export function gatewayApi(key: string) {
       json<DeliveryList>(key, 'GET', `${device(id)}/hooks/deliveries?limit=${limit}`),
     retryDelivery: (id: string, deliveryId: string) =>
       json<Delivery>(key, 'POST', `${device(id)}/hooks/deliveries/${enc(deliveryId)}/retry`),
+
+    keys: (id: string) => json<KeyList>(key, 'GET', `${device(id)}/keys`),
+    createKey: (id: string, body: CreateKey) => json<CreatedKey>(key, 'POST', `${device(id)}/keys`, body),
+    deleteKey: (id: string, keyId: string) => empty(key, 'DELETE', `${device(id)}/keys/${enc(keyId)}`),
 
     /** The newest `limit` events, read backwards from the end of the log: however long the history, they are its latest. */
     latestHistory: (id: string, limit: number) =>

@@ -19,6 +19,7 @@ import type {
   MessagePageSchema,
   MessageViewSchema,
 } from '../../../src/http/schemas/chats.js';
+import type { CreateKeyBody, CreatedKeySchema, KeyListSchema } from '../../../src/http/schemas/keys.js';
 import type { OverviewSchema } from '../../../src/http/schemas/overview.js';
 import type {
   AcceptedSchema,
@@ -102,6 +103,11 @@ export type HookEvents = Hooks['events'];
 export type TestResult = Static<typeof TestResultSchema>;
 export type Delivery = Static<typeof DeliverySchema>;
 export type DeliveryList = Static<typeof DeliveryListSchema>;
+
+export type CreateKey = Static<typeof CreateKeyBody>;
+export type CreatedKey = Static<typeof CreatedKeySchema>;
+export type KeyList = Static<typeof KeyListSchema>;
+export type ScopedKey = KeyList['items'][number];
 
 export type Overview = Static<typeof OverviewSchema>;
 export type OverviewItem = Overview['items'][number];

@@ -3,6 +3,7 @@ import type { DetailProps } from './detail-props.js';
 import { DeviceSettings } from './device-settings.js';
 import { History } from './history.js';
 import { Inbox } from './inbox.js';
+import { Keys } from './keys.js';
 import { Outbox } from './outbox.js';
 import { SandboxControls } from './sandbox-controls.js';
 import { SendText } from './send-text.js';
@@ -26,6 +27,7 @@ export function DeviceDetail(outer: Omit<DetailProps, 'bump'>) {
       <SendText {...props} />
       <Outbox {...props} />
       <Webhook {...props} />
+      <Keys {...props} />
       <History {...props} />
     </section>
   );
