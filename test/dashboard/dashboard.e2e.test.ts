@@ -215,6 +215,23 @@ describe('dashboard in a real browser', () => {
     await page.getByText('The contact is recording.').waitFor();
     await shot('4b-inbox');
     await accessible('the inbox');
+    // Search finds a message by its words, whatever their case; the filters keep to some chats.
+    await page.getByLabel('Search messages').fill('ORDER way');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    const found = page.getByTestId('found');
+    await found.getByText('Is my order on its way?').waitFor();
+    expect(await found.locator('li').count()).toBe(1);
+    await shot('4c-search');
+    await page.getByLabel('Search messages').fill('nothing like this');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await found.getByText('No message has these words.').waitFor();
+    await found.getByRole('button', { name: 'Clear' }).click();
+    await page.getByLabel('Show', { exact: true }).selectOption('pinned');
+    await page.getByText('No such conversations.').waitFor();
+    await page.getByLabel('Show', { exact: true }).selectOption('unread');
+    await page.getByTestId('chat-4915100009999').waitFor();
+    await accessible('the inbox filtered');
+    await page.getByLabel('Show', { exact: true }).selectOption('');
 
     // The picker offers every kind the server accepts, all picked for a new webhook; one left out is not asked for.
     const picker = page.getByRole('group', { name: 'Events' });

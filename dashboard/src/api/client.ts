@@ -4,6 +4,7 @@
  */
 import type {
   Accepted,
+  ChatFilter,
   ChatList,
   ClosedSession,
   CloseSession,
@@ -125,7 +126,11 @@ export function gatewayApi(key: string) {
     sendText: (id: string, body: SendText) => json<Queued>(key, 'POST', `${device(id)}/send/text`, body),
     sendImage: (id: string, body: SendImage) => json<Queued>(key, 'POST', `${device(id)}/send/image`, body),
     sendFile: (id: string, body: SendFile) => json<Queued>(key, 'POST', `${device(id)}/send/file`, body),
-    chats: (id: string, limit: number) => json<ChatList>(key, 'GET', `${device(id)}/chats?limit=${limit}`),
+    /** A page of chats, `filter` one of GET /chats's filters (`unread=true`…) or none. */
+    chats: (id: string, limit: number, filter?: ChatFilter) =>
+      json<ChatList>(key, 'GET', `${device(id)}/chats?limit=${limit}${filter ? `&${filter}=true` : ''}`),
+    searchMessages: (id: string, q: string, limit: number) =>
+      json<MessagePage>(key, 'GET', `${device(id)}/messages?q=${enc(q)}&limit=${limit}`),
     chatMessages: (id: string, chatId: string, limit: number) =>
       json<MessagePage>(key, 'GET', `${device(id)}/chats/${enc(chatId)}/messages?limit=${limit}`),
     /** A message's media (GET /messages/:id/media), as bytes the page shows through an object URL. */

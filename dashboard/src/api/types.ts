@@ -114,6 +114,8 @@ export type OverviewItem = Overview['items'][number];
 
 export type Chat = Static<typeof ChatSchema>;
 export type ChatList = Static<typeof ChatListSchema>;
+/** The yes/no filters of GET /chats the inbox offers. */
+export type ChatFilter = 'unread' | 'pinned' | 'archived';
 export type MessageView = Static<typeof MessageViewSchema>;
 export type MessagePage = Static<typeof MessagePageSchema>;
 
