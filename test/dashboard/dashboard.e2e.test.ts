@@ -334,6 +334,36 @@ describe('dashboard in a real browser', () => {
     receiver.respond = () => ({ status: 200 });
     await page.getByTestId('overview-browser-1').getByRole('button').click();
 
+    // Calls and pacing: what the form saves is what the API reads, and the day's cap shows at once.
+    await page.getByLabel('Reject incoming calls').check();
+    await page.getByLabel('Sends per day (empty: no cap)').fill('5');
+    await page.getByLabel('From', { exact: true }).fill('22:00');
+    await page.getByLabel('To', { exact: true }).fill('07:00');
+    await page.getByLabel('Time zone of the day and the quiet hours').fill('Europe/Berlin');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Settings saved.').waitFor();
+    await text('pacing-status', / of 5/);
+    const { body: settings } = await api('GET', '/devices/browser-1/settings', { admin: true });
+    expect(settings).toMatchObject({
+      rejectCalls: true,
+      pacing: {
+        timezone: 'Europe/Berlin',
+        dailyCap: 5,
+        quietHours: { from: '22:00', to: '07:00' },
+        unansweredLimit: null,
+        typing: false,
+      },
+    });
+    // A bad time zone is the server's 400, said in the notice; nothing changes.
+    await page.getByLabel('Time zone of the day and the quiet hours').fill('Mars/Olympus');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page
+      .locator('.notice')
+      .filter({ hasText: /timezone|time zone/i })
+      .waitFor();
+    await accessible('calls and pacing');
+    await shot('7c-pacing');
+
     await page.getByRole('button', { name: 'Delete device' }).click();
     await page.getByText('No devices yet.').waitFor();
     expect((await api('GET', '/devices/browser-1', { admin: true })).status).toBe(404);

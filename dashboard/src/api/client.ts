@@ -24,7 +24,9 @@ import type {
   MessagePage,
   Overview,
   OutboxList,
+  PacingStatus,
   Pair,
+  PatchSettings,
   Pairing,
   Problem,
   PutHooks,
@@ -41,6 +43,7 @@ import type {
   SendImage,
   SendText,
   SessionStateOnly,
+  Settings,
   TestResult,
   UpdateDevice,
 } from './types.js';
@@ -158,6 +161,10 @@ export function gatewayApi(key: string) {
       json<DeliveryList>(key, 'GET', `${device(id)}/hooks/deliveries?limit=${limit}`),
     retryDelivery: (id: string, deliveryId: string) =>
       json<Delivery>(key, 'POST', `${device(id)}/hooks/deliveries/${enc(deliveryId)}/retry`),
+
+    settings: (id: string) => json<Settings>(key, 'GET', `${device(id)}/settings`),
+    patchSettings: (id: string, body: PatchSettings) => json<Settings>(key, 'PATCH', `${device(id)}/settings`, body),
+    pacing: (id: string) => json<PacingStatus>(key, 'GET', `${device(id)}/pacing`),
 
     keys: (id: string) => json<KeyList>(key, 'GET', `${device(id)}/keys`),
     createKey: (id: string, body: CreateKey) => json<CreatedKey>(key, 'POST', `${device(id)}/keys`, body),

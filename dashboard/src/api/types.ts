@@ -21,6 +21,8 @@ import type {
 } from '../../../src/http/schemas/chats.js';
 import type { CreateKeyBody, CreatedKeySchema, KeyListSchema } from '../../../src/http/schemas/keys.js';
 import type { OverviewSchema } from '../../../src/http/schemas/overview.js';
+import type { PacingStatusSchema } from '../../../src/http/schemas/pacing.js';
+import type { PatchSettingsBody, SettingsSchema } from '../../../src/http/schemas/settings.js';
 import type {
   AcceptedSchema,
   InboundAcceptedSchema,
@@ -108,6 +110,10 @@ export type CreateKey = Static<typeof CreateKeyBody>;
 export type CreatedKey = Static<typeof CreatedKeySchema>;
 export type KeyList = Static<typeof KeyListSchema>;
 export type ScopedKey = KeyList['items'][number];
+
+export type Settings = Static<typeof SettingsSchema>;
+export type PatchSettings = Static<typeof PatchSettingsBody>;
+export type PacingStatus = Static<typeof PacingStatusSchema>;
 
 export type Overview = Static<typeof OverviewSchema>;
 export type OverviewItem = Overview['items'][number];

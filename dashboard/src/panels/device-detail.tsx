@@ -5,6 +5,7 @@ import { History } from './history.js';
 import { Inbox } from './inbox.js';
 import { Keys } from './keys.js';
 import { Outbox } from './outbox.js';
+import { PacingSettings } from './pacing-settings.js';
 import { SandboxControls } from './sandbox-controls.js';
 import { SendText } from './send-text.js';
 import { Session } from './session.js';
@@ -28,6 +29,7 @@ export function DeviceDetail(outer: Omit<DetailProps, 'bump'>) {
       <Outbox {...props} />
       <Webhook {...props} />
       <Keys {...props} />
+      <PacingSettings {...props} />
       <History {...props} />
     </section>
   );
