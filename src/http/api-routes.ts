@@ -133,7 +133,13 @@ export function apiRoutes(parts: ApiParts): RouteSpec[] {
       health: (deviceId) => readModels.health.health(deviceId),
     }),
     ...metricsRoutes(metrics, config.metricsPublic),
-    ...overviewRoutes(readModels.devices, readModels.activity, readModels.sending.outboxView, clock),
+    ...overviewRoutes(
+      readModels.devices,
+      readModels.activity,
+      readModels.sending.outboxView,
+      () => webhooks.deliveries.backlogByDevice(),
+      clock,
+    ),
     ...docsRoutes(openApi),
   );
   routes.push(...hookRoutes({ webhooks, guard: outboundGuard }));

@@ -12,7 +12,7 @@ import { hooksNotConfigured } from './hook-settings.js';
 import { webhookNotFound } from './webhook-settings-decider.js';
 import { DEFAULT_WEBHOOK_ID } from './webhook-settings-events.js';
 import type { DeliveryLaneCommands } from './webhooks.js';
-import type { DeliveryPageOptions, DeliveryView, WebhooksReadModel } from './webhooks-read-model.js';
+import type { DeliveryPageOptions, DeliveryView, WebhookBacklog, WebhooksReadModel } from './webhooks-read-model.js';
 
 const noSuchDelivery = (deliveryId: string) => new DomainError('not_found', `delivery "${deliveryId}" does not exist`);
 
@@ -31,6 +31,11 @@ export class DeliveryLog {
   /** A webhook's log: of the device's webhook, or (`deviceId` undefined) of a global webhook, over every device. */
   listOf(webhookId: string, deviceId: string | undefined, options: DeliveryPageOptions) {
     return this.model.webhookDeliveries(webhookId, deviceId, options);
+  }
+
+  /** Per device with deliveries waiting (over all its webhooks): how many, and since when the oldest (GET /overview). */
+  backlogByDevice(): Map<string, WebhookBacklog> {
+    return this.model.backlogByDevice();
   }
 
   /** Delivers a record of the device's hook again. */

@@ -60,6 +60,13 @@ export interface LaneId {
   webhookId: string;
 }
 
+/** What waits to be delivered for a device, over its webhooks: how far its receivers are behind. */
+export interface WebhookBacklog {
+  pending: number;
+  /** When the event of the oldest pending delivery happened. */
+  oldestPendingAt: string;
+}
+
 interface DeliveryRow {
   webhook_id: string;
   seq: number;
@@ -176,6 +183,15 @@ export class DeliveryRecords {
     return this.sql()
       .pendingLanes.all()
       .map((row) => ({ deviceId: row.device_id, webhookId: row.webhook_id }));
+  }
+
+  /** Per device with something pending: how many deliveries wait, over its webhooks, and since when the oldest. */
+  backlogByDevice(): Map<string, WebhookBacklog> {
+    return new Map(
+      this.sql()
+        .backlog.all()
+        .map((row) => [row.device_id, { pending: row.pending, oldestPendingAt: row.oldest }]),
+    );
   }
 
   /** The webhooks with something pending for the device. */
@@ -319,6 +335,9 @@ export class DeliveryRecords {
       ),
       pendingLanes: db.prepare<[], { webhook_id: string; device_id: string }>(
         "SELECT DISTINCT webhook_id, device_id FROM webhook_deliveries WHERE status = 'pending'",
+      ),
+      backlog: db.prepare<[], { device_id: string; pending: number; oldest: string }>(
+        "SELECT device_id, COUNT(*) AS pending, MIN(created_at) AS oldest FROM webhook_deliveries WHERE status = 'pending' GROUP BY device_id",
       ),
       pendingWebhooksOf: db.prepare<[string], { webhook_id: string }>(
         "SELECT DISTINCT webhook_id FROM webhook_deliveries WHERE device_id = ? AND status = 'pending'",

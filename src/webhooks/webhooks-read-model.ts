@@ -12,6 +12,7 @@ import {
   type DeliveryView,
   type LaneId,
   type PendingDelivery,
+  type WebhookBacklog,
 } from './delivery-records.js';
 import { ALL_EVENTS, type HookEventName, WEBHOOK_SOURCE_EVENT_TYPES, envelopeOf, hookWants } from './envelope.js';
 import { type HookView, WebhookTargets, type WebhookView, covers } from './webhook-targets.js';
@@ -30,6 +31,7 @@ export {
   type DeliveryView,
   type LaneId,
   type PendingDelivery,
+  type WebhookBacklog,
 } from './delivery-records.js';
 export { type HookView, type WebhookView, secretOwner } from './webhook-targets.js';
 
@@ -309,6 +311,11 @@ export class WebhooksReadModel implements Projection {
 
   lanesWithPending(): LaneId[] {
     return this.records.lanesWithPending();
+  }
+
+  /** Per device with something pending: how many deliveries wait, and since when the oldest. */
+  backlogByDevice(): Map<string, WebhookBacklog> {
+    return this.records.backlogByDevice();
   }
 
   /** The webhooks with something pending for the device. */

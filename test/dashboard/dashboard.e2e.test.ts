@@ -215,6 +215,23 @@ describe('dashboard in a real browser', () => {
     await page.getByText('The contact is recording.').waitFor();
     await shot('4b-inbox');
     await accessible('the inbox');
+    // Search finds a message by its words, whatever their case; the filters keep to some chats.
+    await page.getByLabel('Search messages').fill('ORDER way');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    const found = page.getByTestId('found');
+    await found.getByText('Is my order on its way?').waitFor();
+    expect(await found.locator('li').count()).toBe(1);
+    await shot('4c-search');
+    await page.getByLabel('Search messages').fill('nothing like this');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await found.getByText('No message has these words.').waitFor();
+    await found.getByRole('button', { name: 'Clear' }).click();
+    await page.getByLabel('Show', { exact: true }).selectOption('pinned');
+    await page.getByText('No such conversations.').waitFor();
+    await page.getByLabel('Show', { exact: true }).selectOption('unread');
+    await page.getByTestId('chat-4915100009999').waitFor();
+    await accessible('the inbox filtered');
+    await page.getByLabel('Show', { exact: true }).selectOption('');
 
     // The picker offers every kind the server accepts, all picked for a new webhook; one left out is not asked for.
     const picker = page.getByRole('group', { name: 'Events' });
@@ -278,6 +295,22 @@ describe('dashboard in a real browser', () => {
     // The one expected refusal so far: the webhook settings of a device that had none yet.
     expect(new Set(failed)).toEqual(new Set(['GET /devices/browser-1/hooks 404']));
 
+    // A scoped key for a client that only reads: shown once, listed without its secret, and it works until deleted.
+    await page.getByLabel('Name of a new key').fill('CRM');
+    await page.getByRole('checkbox', { name: /^send:/ }).check();
+    await page.getByRole('button', { name: 'Make key' }).click();
+    const scoped = ((await page.getByTestId('scoped-key').locator('code').textContent()) ?? '').trim();
+    expect(scoped).toMatch(/^dk_/);
+    await page.getByTestId('keys').getByText('read, send').waitFor();
+    await accessible('the keys');
+    await shot('7a-keys');
+    expect((await api('GET', '/devices/browser-1/outbox', { deviceKey: scoped })).status).toBe(200);
+    expect((await api('PUT', '/devices/browser-1/hooks', { deviceKey: scoped, json: {} })).status).toBe(403);
+    await page.getByRole('button', { name: 'Delete key CRM' }).click();
+    await page.getByText('Key "CRM" deleted: it stopped working.').waitFor();
+    await page.getByTestId('scoped-key').waitFor({ state: 'detached' });
+    expect((await api('GET', '/devices/browser-1/outbox', { deviceKey: scoped })).status).toBe(401);
+
     await page.getByLabel('Name', { exact: true }).nth(1).fill('Renamed device');
     await page.getByRole('button', { name: 'Rename' }).click();
     await page.getByTestId('device-browser-1').getByText('Renamed device').waitFor();
@@ -286,8 +319,50 @@ describe('dashboard in a real browser', () => {
     await page.getByTestId('overview-browser-1').waitFor();
     await text('overview-received', /^1$/);
     expect(Number(await page.getByTestId('overview-sent').textContent())).toBeGreaterThanOrEqual(2);
+    await text('overview-webhooks', /^0$/);
+    // A receiver that fails holds deliveries back: the overview shows them waiting, and since when.
+    receiver.respond = () => ({ status: 503 });
+    // Opening the session again: its states are webhook events.
+    expect((await api('POST', '/devices/browser-1/session/open', { admin: true })).status).toBeLessThan(300);
+    await text('overview-webhooks', /^[1-9]\d* since /);
+    await page
+      .getByTestId('overview-browser-1')
+      .getByText(/^[1-9]\d* since /)
+      .waitFor();
     await shot('7b-overview');
+    await accessible('the overview with webhooks waiting');
+    receiver.respond = () => ({ status: 200 });
     await page.getByTestId('overview-browser-1').getByRole('button').click();
+
+    // Calls and pacing: what the form saves is what the API reads, and the day's cap shows at once.
+    await page.getByLabel('Reject incoming calls').check();
+    await page.getByLabel('Sends per day (empty: no cap)').fill('5');
+    await page.getByLabel('From', { exact: true }).fill('22:00');
+    await page.getByLabel('To', { exact: true }).fill('07:00');
+    await page.getByLabel('Time zone of the day and the quiet hours').fill('Europe/Berlin');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Settings saved.').waitFor();
+    await text('pacing-status', / of 5/);
+    const { body: settings } = await api('GET', '/devices/browser-1/settings', { admin: true });
+    expect(settings).toMatchObject({
+      rejectCalls: true,
+      pacing: {
+        timezone: 'Europe/Berlin',
+        dailyCap: 5,
+        quietHours: { from: '22:00', to: '07:00' },
+        unansweredLimit: null,
+        typing: false,
+      },
+    });
+    // A bad time zone is the server's 400, said in the notice; nothing changes.
+    await page.getByLabel('Time zone of the day and the quiet hours').fill('Mars/Olympus');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page
+      .locator('.notice')
+      .filter({ hasText: /timezone|time zone/i })
+      .waitFor();
+    await accessible('calls and pacing');
+    await shot('7c-pacing');
 
     await page.getByRole('button', { name: 'Delete device' }).click();
     await page.getByText('No devices yet.').waitFor();

@@ -4,10 +4,13 @@
  */
 import type {
   Accepted,
+  ChatFilter,
   ChatList,
   ClosedSession,
   CloseSession,
   CreateDevice,
+  CreateKey,
+  CreatedKey,
   Delivery,
   DeliveryList,
   DeviceList,
@@ -17,10 +20,13 @@ import type {
   HistoryPage,
   Hooks,
   InboundAccepted,
+  KeyList,
   MessagePage,
   Overview,
   OutboxList,
+  PacingStatus,
   Pair,
+  PatchSettings,
   Pairing,
   Problem,
   PutHooks,
@@ -37,6 +43,7 @@ import type {
   SendImage,
   SendText,
   SessionStateOnly,
+  Settings,
   TestResult,
   UpdateDevice,
 } from './types.js';
@@ -122,7 +129,11 @@ export function gatewayApi(key: string) {
     sendText: (id: string, body: SendText) => json<Queued>(key, 'POST', `${device(id)}/send/text`, body),
     sendImage: (id: string, body: SendImage) => json<Queued>(key, 'POST', `${device(id)}/send/image`, body),
     sendFile: (id: string, body: SendFile) => json<Queued>(key, 'POST', `${device(id)}/send/file`, body),
-    chats: (id: string, limit: number) => json<ChatList>(key, 'GET', `${device(id)}/chats?limit=${limit}`),
+    /** A page of chats, `filter` one of GET /chats's filters (`unread=true`…) or none. */
+    chats: (id: string, limit: number, filter?: ChatFilter) =>
+      json<ChatList>(key, 'GET', `${device(id)}/chats?limit=${limit}${filter ? `&${filter}=true` : ''}`),
+    searchMessages: (id: string, q: string, limit: number) =>
+      json<MessagePage>(key, 'GET', `${device(id)}/messages?q=${enc(q)}&limit=${limit}`),
     chatMessages: (id: string, chatId: string, limit: number) =>
       json<MessagePage>(key, 'GET', `${device(id)}/chats/${enc(chatId)}/messages?limit=${limit}`),
     /** A message's media (GET /messages/:id/media), as bytes the page shows through an object URL. */
@@ -150,6 +161,14 @@ export function gatewayApi(key: string) {
       json<DeliveryList>(key, 'GET', `${device(id)}/hooks/deliveries?limit=${limit}`),
     retryDelivery: (id: string, deliveryId: string) =>
       json<Delivery>(key, 'POST', `${device(id)}/hooks/deliveries/${enc(deliveryId)}/retry`),
+
+    settings: (id: string) => json<Settings>(key, 'GET', `${device(id)}/settings`),
+    patchSettings: (id: string, body: PatchSettings) => json<Settings>(key, 'PATCH', `${device(id)}/settings`, body),
+    pacing: (id: string) => json<PacingStatus>(key, 'GET', `${device(id)}/pacing`),
+
+    keys: (id: string) => json<KeyList>(key, 'GET', `${device(id)}/keys`),
+    createKey: (id: string, body: CreateKey) => json<CreatedKey>(key, 'POST', `${device(id)}/keys`, body),
+    deleteKey: (id: string, keyId: string) => empty(key, 'DELETE', `${device(id)}/keys/${enc(keyId)}`),
 
     /** The newest `limit` events, read backwards from the end of the log: however long the history, they are its latest. */
     latestHistory: (id: string, limit: number) =>

@@ -19,7 +19,10 @@ import type {
   MessagePageSchema,
   MessageViewSchema,
 } from '../../../src/http/schemas/chats.js';
+import type { CreateKeyBody, CreatedKeySchema, KeyListSchema } from '../../../src/http/schemas/keys.js';
 import type { OverviewSchema } from '../../../src/http/schemas/overview.js';
+import type { PacingStatusSchema } from '../../../src/http/schemas/pacing.js';
+import type { PatchSettingsBody, SettingsSchema } from '../../../src/http/schemas/settings.js';
 import type {
   AcceptedSchema,
   InboundAcceptedSchema,
@@ -103,11 +106,22 @@ export type TestResult = Static<typeof TestResultSchema>;
 export type Delivery = Static<typeof DeliverySchema>;
 export type DeliveryList = Static<typeof DeliveryListSchema>;
 
+export type CreateKey = Static<typeof CreateKeyBody>;
+export type CreatedKey = Static<typeof CreatedKeySchema>;
+export type KeyList = Static<typeof KeyListSchema>;
+export type ScopedKey = KeyList['items'][number];
+
+export type Settings = Static<typeof SettingsSchema>;
+export type PatchSettings = Static<typeof PatchSettingsBody>;
+export type PacingStatus = Static<typeof PacingStatusSchema>;
+
 export type Overview = Static<typeof OverviewSchema>;
 export type OverviewItem = Overview['items'][number];
 
 export type Chat = Static<typeof ChatSchema>;
 export type ChatList = Static<typeof ChatListSchema>;
+/** The yes/no filters of GET /chats the inbox offers. */
+export type ChatFilter = 'unread' | 'pinned' | 'archived';
 export type MessageView = Static<typeof MessageViewSchema>;
 export type MessagePage = Static<typeof MessagePageSchema>;
 

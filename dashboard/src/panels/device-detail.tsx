@@ -3,7 +3,9 @@ import type { DetailProps } from './detail-props.js';
 import { DeviceSettings } from './device-settings.js';
 import { History } from './history.js';
 import { Inbox } from './inbox.js';
+import { Keys } from './keys.js';
 import { Outbox } from './outbox.js';
+import { PacingSettings } from './pacing-settings.js';
 import { SandboxControls } from './sandbox-controls.js';
 import { SendText } from './send-text.js';
 import { Session } from './session.js';
@@ -26,6 +28,8 @@ export function DeviceDetail(outer: Omit<DetailProps, 'bump'>) {
       <SendText {...props} />
       <Outbox {...props} />
       <Webhook {...props} />
+      <Keys {...props} />
+      <PacingSettings {...props} />
       <History {...props} />
     </section>
   );

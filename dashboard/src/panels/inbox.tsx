@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
-import type { MessageView } from '../api/types.js';
+import type { ChatFilter, MessagePage, MessageView } from '../api/types.js';
+import { describeError } from '../api/client.js';
 import { useLoaded } from '../hooks/use-loaded.js';
 import { Composer } from './composer.js';
 import type { DetailProps } from './detail-props.js';
@@ -7,13 +8,28 @@ import { MessageItem } from './message-item.js';
 
 const CHATS = 50;
 const MESSAGES = 50;
+const FOUND = 20;
+/** The chat list's filters, in words. */
+const FILTERS: ReadonlyArray<{ value: ChatFilter | ''; label: string }> = [
+  { value: '', label: 'All chats' },
+  { value: 'unread', label: 'Unread' },
+  { value: 'pinned', label: 'Pinned' },
+  { value: 'archived', label: 'Archived' },
+];
 
 /** The device's conversations (GET /chats) and a chat's messages (GET /chats/:chatId/messages), with a composer. */
 export function Inbox(props: DetailProps) {
   const { api, device, version } = props;
   const [chatId, setChatId] = useState<string | null>(null);
   const [replyTo, setReplyTo] = useState<MessageView | null>(null);
-  const [chats, , chatsError] = useLoaded(() => api.chats(device.id, CHATS), [api, device.id, version]);
+  const [filter, setFilter] = useState<ChatFilter | ''>('');
+  const [chats, , chatsError] = useLoaded(
+    () => api.chats(device.id, CHATS, filter || undefined),
+    [api, device.id, version, filter],
+  );
+  const [query, setQuery] = useState('');
+  const [found, setFound] = useState<{ q: string; page: MessagePage } | null>(null);
+  const [searchError, setSearchError] = useState('');
   const [messages, reloadMessages, messagesError] = useLoaded(
     () => (chatId ? api.chatMessages(device.id, chatId, MESSAGES) : Promise.resolve(null)),
     [api, device.id, chatId, version],
@@ -22,11 +38,75 @@ export function Inbox(props: DetailProps) {
     setChatId(id);
     setReplyTo(null);
   };
+  const search = async (event: Event) => {
+    event.preventDefault();
+    const q = query.trim();
+    if (!q) return setFound(null);
+    try {
+      setFound({ q, page: await api.searchMessages(device.id, q, FOUND) });
+      setSearchError('');
+    } catch (err) {
+      setSearchError(describeError(err));
+    }
+  };
   return (
     <div class="card inbox" aria-labelledby="inbox-title">
       <h3 id="inbox-title">Inbox</h3>
+      <form class="search" role="search" onSubmit={search}>
+        <label for="inbox-search">Search messages</label>
+        <input
+          id="inbox-search"
+          type="search"
+          maxLength={200}
+          value={query}
+          onInput={(e) => setQuery(e.currentTarget.value)}
+        />
+        <button type="submit" class="secondary">
+          Search
+        </button>
+      </form>
+      {searchError && <p class="error">{searchError}</p>}
+      {found && (
+        <section aria-label={`Messages with "${found.q}"`} data-testid="found">
+          <h4>
+            Found for “{found.q}”{' '}
+            <button type="button" class="link" onClick={() => setFound(null)}>
+              Clear
+            </button>
+          </h4>
+          {found.page.items.length === 0 && <p>No message has these words.</p>}
+          <ol class="messages">
+            {found.page.items.map((message) => (
+              <li key={message.waMessageId} class={message.fromMe ? 'message mine' : 'message'}>
+                <p class="meta">
+                  {message.fromMe ? 'You' : `+${message.participant ?? message.from}`} ·{' '}
+                  <time>{new Date(message.timestamp * 1000).toLocaleString()}</time>
+                </p>
+                <p>{message.body || `[${message.type}]`}</p>
+                {message.chatId !== 'status@broadcast' && (
+                  <button type="button" class="link" onClick={() => open(message.chatId)}>
+                    Open the chat
+                  </button>
+                )}
+              </li>
+            ))}
+          </ol>
+        </section>
+      )}
+      <label for="chat-filter">Show</label>
+      <select
+        id="chat-filter"
+        value={filter}
+        onChange={(e) => setFilter(FILTERS.find((f) => f.value === e.currentTarget.value)?.value ?? '')}
+      >
+        {FILTERS.map((f) => (
+          <option key={f.value} value={f.value}>
+            {f.label}
+          </option>
+        ))}
+      </select>
       {chatsError && <p class="error">{chatsError}</p>}
-      {chats && chats.items.length === 0 && <p>No conversations yet.</p>}
+      {chats && chats.items.length === 0 && <p>{filter ? 'No such conversations.' : 'No conversations yet.'}</p>}
       {chats && chats.items.length > 0 && (
         <ul class="chats" data-testid="chats" tabIndex={0} aria-label="Conversations, latest first">
           {chats.items.map((chat) => (

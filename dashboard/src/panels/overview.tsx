@@ -1,4 +1,5 @@
 import type { GatewayApi } from '../api/client.js';
+import type { Overview } from '../api/types.js';
 import { useOverview } from '../hooks/use-overview.js';
 
 interface OverviewProps {
@@ -6,6 +7,21 @@ interface OverviewProps {
   /** Moves on with every event of the live stream. */
   version: number;
   onSelect: (deviceId: string) => void;
+}
+
+/** How far the webhooks are behind: the deliveries waiting, and since when the oldest. */
+function WebhookLag({ lag }: { lag: Overview['webhooks'] }) {
+  return (
+    <>
+      {lag.pending}
+      {lag.oldestPendingAt !== null && (
+        <small class="since">
+          {' '}
+          since <time dateTime={lag.oldestPendingAt}>{new Date(lag.oldestPendingAt).toLocaleTimeString()}</time>
+        </small>
+      )}
+    </>
+  );
 }
 
 /** The first screen: what every device did today, and what is waiting (GET /overview). */
@@ -45,6 +61,12 @@ export function OverviewPanel({ api, version, onSelect }: OverviewProps) {
               <dt>In the outbox</dt>
               <dd data-testid="overview-outbox">{overview.outboxDepth}</dd>
             </div>
+            <div>
+              <dt>Webhooks waiting</dt>
+              <dd data-testid="overview-webhooks" class={overview.webhooks.pending > 0 ? 'error' : undefined}>
+                <WebhookLag lag={overview.webhooks} />
+              </dd>
+            </div>
           </dl>
           {overview.items.length === 0 ? (
             <p>No devices yet: create one on the left.</p>
@@ -59,6 +81,7 @@ export function OverviewPanel({ api, version, onSelect }: OverviewProps) {
                   <th scope="col">Received</th>
                   <th scope="col">Failed</th>
                   <th scope="col">Outbox</th>
+                  <th scope="col">Webhooks waiting</th>
                 </tr>
               </thead>
               <tbody>
@@ -76,6 +99,9 @@ export function OverviewPanel({ api, version, onSelect }: OverviewProps) {
                     <td>{item.today.received}</td>
                     <td class={item.today.failed > 0 ? 'error' : undefined}>{item.today.failed}</td>
                     <td>{item.outboxDepth}</td>
+                    <td class={item.webhooks.pending > 0 ? 'error' : undefined}>
+                      <WebhookLag lag={item.webhooks} />
+                    </td>
                   </tr>
                 ))}
               </tbody>

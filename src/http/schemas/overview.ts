@@ -12,6 +12,17 @@ const Activity = Type.Object({
   failed: Type.Integer({ minimum: 0, description: 'Messages recorded `failed` today.' }),
 });
 
+const WebhookLag = Type.Object(
+  {
+    pending: Type.Integer({ minimum: 0, description: 'Webhook deliveries waiting: not yet delivered, or retrying.' }),
+    oldestPendingAt: Type.Union([Timestamp, Type.Null()], {
+      description:
+        'When the event of the oldest waiting delivery happened (how far the receivers are behind); null: none.',
+    }),
+  },
+  { description: "Webhook lag: what the device's webhooks (global ones included) have yet to deliver." },
+);
+
 export const OverviewSchema = Type.Object({
   day: Type.String({
     pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$',
@@ -27,6 +38,7 @@ export const OverviewSchema = Type.Object({
   }),
   today: Activity,
   outboxDepth: Type.Integer({ minimum: 0, description: 'Messages queued or being sent, over every device.' }),
+  webhooks: WebhookLag,
   items: Type.Array(
     Type.Object({
       id: DeviceId,
@@ -34,6 +46,7 @@ export const OverviewSchema = Type.Object({
       state: SessionState,
       today: Activity,
       outboxDepth: Type.Integer({ minimum: 0 }),
+      webhooks: WebhookLag,
     }),
     { description: 'A page of devices, ordered by id.' },
   ),

@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { eventually } from '../../support/eventually.js';
 import { startTestGateway } from '../../support/gateway.js';
 import { bringOnline, createSandboxDevice } from '../../support/sessions.js';
+import { TestReceiver } from '../../webhooks/support/receiver.js';
+
+const NO_LAG = { pending: 0, oldestPendingAt: null };
 
 describe('GET /overview', () => {
   it("counts today's sent, received and failed messages and the outbox, in total and per device; admin only", async () => {
@@ -31,9 +34,17 @@ describe('GET /overview', () => {
         devices: { total: 2, byState: { online: 1, closed: 1 } },
         today: { sent: 2, received: 1, failed: 0 },
         outboxDepth: 0,
+        webhooks: NO_LAG,
         items: [
-          { id: 'idle', state: 'closed', today: { sent: 0, received: 0, failed: 0 }, outboxDepth: 0 },
-          { id: 'shop', name: 'shop', state: 'online', today: { sent: 2, received: 1, failed: 0 }, outboxDepth: 0 },
+          { id: 'idle', state: 'closed', today: { sent: 0, received: 0, failed: 0 }, outboxDepth: 0, webhooks: NO_LAG },
+          {
+            id: 'shop',
+            name: 'shop',
+            state: 'online',
+            today: { sent: 2, received: 1, failed: 0 },
+            outboxDepth: 0,
+            webhooks: NO_LAG,
+          },
         ],
         nextCursor: null,
       });
@@ -50,6 +61,59 @@ describe('GET /overview', () => {
       expect((await api('GET', '/overview?cursor=%%%', { admin: true })).status).toBe(400);
     } finally {
       await gateway.close();
+    }
+  });
+
+  it('shows the webhook lag: the deliveries waiting for a receiver that fails, and since when, until it answers', async () => {
+    const receiver = await TestReceiver.start();
+    // Retries soon and for long enough (no delivery fails for good while the receiver is down).
+    const gateway = await startTestGateway({
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      WEBHOOK_RETRY_SCHEDULE: Array(40).fill('250ms').join(','),
+    });
+    const { api } = gateway;
+    try {
+      const shop = await createSandboxDevice(api, 'shop');
+      await createSandboxDevice(api, 'quiet');
+      await bringOnline(api, shop, '4915100000011');
+      expect(
+        (
+          await api('PUT', '/devices/shop/hooks', {
+            deviceKey: shop.key,
+            json: { url: receiver.url, events: ['message.received'] },
+          })
+        ).status,
+      ).toBe(200);
+      let up = false;
+      receiver.respond = () => ({ status: up ? 200 : 503 });
+      for (const body of ['one', 'two'])
+        await api('POST', '/sandbox/devices/shop/inbound', { admin: true, json: { from: '4915100000033', body } });
+      await receiver.waitUntil(() => receiver.requests.length >= 1, 15_000, 'the first attempt');
+
+      // The first delivery is retried, the second waits behind it in the lane.
+      const lagging = await eventually(async () => {
+        const answer = await api('GET', '/overview', { admin: true });
+        return answer.body.webhooks?.pending === 2 ? answer.body : undefined;
+      }, 'two deliveries waiting');
+      const first = receiver.requests[0].envelope;
+      expect(lagging.webhooks).toEqual({ pending: 2, oldestPendingAt: first.timestamp });
+      expect(lagging.items).toMatchObject([
+        { id: 'quiet', webhooks: NO_LAG },
+        { id: 'shop', webhooks: { pending: 2, oldestPendingAt: first.timestamp } },
+      ]);
+
+      up = true;
+      const caughtUp = await eventually(async () => {
+        const answer = await api('GET', '/overview', { admin: true });
+        return answer.body.webhooks?.pending === 0 ? answer.body : undefined;
+      }, 'every delivery made');
+      expect(caughtUp.webhooks).toEqual(NO_LAG);
+      expect(caughtUp.items[1].webhooks).toEqual(NO_LAG);
+      const log = await api('GET', '/devices/shop/hooks/deliveries', { deviceKey: shop.key });
+      expect(log.body.items.map((item: { status: string }) => item.status)).toEqual(['delivered', 'delivered']);
+    } finally {
+      await gateway.close();
+      await receiver.close();
     }
   });
 });
