@@ -78,6 +78,8 @@ import { startLeases } from './cluster/cluster-wiring.js';
 import { readModelFileOf } from './projections/read-model-db.js';
 import { GroupCommands } from './groups/group-commands.js';
 import { GROUP_PICTURE_MAX_BYTES, groupRoutes } from './http/routes/groups.js';
+import { channelRoutes } from './http/routes/channels.js';
+import { ChannelCommands } from './channels/channel-commands.js';
 import { mediaLimitOf } from './media/media-limits.js';
 import { AccountCommands } from './account/account-commands.js';
 import { accountRoutes } from './http/routes/account.js';
@@ -313,6 +315,27 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     joinRequests: 'repeatable',
     answerJoinRequests: 'once',
   });
+  // Channels (newsletters): one writer of each device's channels stream; the routes are served by the device's owner.
+  const channels = calls.serve(
+    'channels',
+    new ChannelCommands({
+      store,
+      channels: readModels.channels,
+      projections,
+      operations: (deviceId) => sessions.connection(deviceId)?.channels,
+      sessionState: sessionStateOf,
+    }),
+    {
+      list: 'repeatable',
+      get: 'repeatable',
+      create: 'once',
+      update: 'once',
+      follow: 'once',
+      unfollow: 'once',
+      resolve: 'repeatable',
+      messages: 'repeatable',
+    },
+  );
   const accountCommands = new AccountCommands({
     store,
     blocklist: readModels.blocklist,
@@ -369,6 +392,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     statusAudience: (deviceId) => contactNumbers.all(deviceId).map((row) => row.chat_id),
     groupMembers: (deviceId, groupId) =>
       readModels.groups.get(deviceId, groupId, undefined)?.participants.map((p) => p.number),
+    channelRole: (deviceId, channelId) => readModels.channels.roleOf(deviceId, channelId),
     clock,
     pacing,
     ...(cluster ? { fences: cluster.fences } : {}),
@@ -525,6 +549,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       uploadDir: sending.media.incomingDir,
       limit: Math.min(mediaLimitOf('image', config.media), GROUP_PICTURE_MAX_BYTES),
     }),
+    ...channelRoutes(channels),
   );
   // A proxy host is judged by the same guard as webhook and media URLs.
   routes.push(
