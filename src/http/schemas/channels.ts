@@ -43,7 +43,7 @@ export const PatchChannelBody = Type.Object(
     description: Type.Optional(Description),
     muted: Type.Optional(Type.Boolean({ description: "The account's own mute (any follower)." })),
   },
-  { additionalProperties: false, minProperties: 1 },
+  { additionalProperties: false, minProperties: 1, examples: [{ name: 'Shop news', muted: false }] },
 );
 
 export const ResolveChannelBody = Type.Object(
