@@ -316,26 +316,23 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     answerJoinRequests: 'once',
   });
   // Channels (newsletters): one writer of each device's channels stream; the routes are served by the device's owner.
-  const channels = calls.serve(
-    'channels',
-    new ChannelCommands({
-      store,
-      channels: readModels.channels,
-      projections,
-      operations: (deviceId) => sessions.connection(deviceId)?.channels,
-      sessionState: sessionStateOf,
-    }),
-    {
-      list: 'repeatable',
-      get: 'repeatable',
-      create: 'once',
-      update: 'once',
-      follow: 'once',
-      unfollow: 'once',
-      resolve: 'repeatable',
-      messages: 'repeatable',
-    },
-  );
+  const channelCommands = new ChannelCommands({
+    store,
+    channels: readModels.channels,
+    projections,
+    operations: (deviceId) => sessions.connection(deviceId)?.channels,
+    sessionState: sessionStateOf,
+  });
+  const channels = calls.serve('channels', channelCommands, {
+    list: 'repeatable',
+    get: 'repeatable',
+    create: 'once',
+    update: 'once',
+    follow: 'once',
+    unfollow: 'once',
+    resolve: 'repeatable',
+    messages: 'repeatable',
+  });
   const accountCommands = new AccountCommands({
     store,
     blocklist: readModels.blocklist,
@@ -350,6 +347,9 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     void groupCommands
       .refresh(deviceId)
       .catch((error: unknown) => log.warn({ deviceId, err: error }, 'could not refresh the groups from the network'));
+    void channelCommands
+      .refresh(deviceId)
+      .catch((error: unknown) => log.warn({ deviceId, err: error }, 'could not refresh the channels from the network'));
     void accountCommands
       .refresh(deviceId)
       .catch((error: unknown) =>

@@ -118,6 +118,25 @@ export class ChannelCommands {
     return await this.online(deviceId).messages(channelId, limit, cursor);
   }
 
+  /**
+   * Reads every recorded channel again from the network (each time the session comes online): a name or role
+   * changed by an owner elsewhere, or a channel unfollowed from the phone or gone, is recorded.
+   */
+  async refresh(deviceId: string): Promise<void> {
+    const operations = this.deps.operations(deviceId);
+    if (!operations) return;
+    for (const channelId of Object.keys((await this.state(deviceId)).channels)) {
+      const channel = await operations.metadata(channelId);
+      const role = channel?.role;
+      await this.record(
+        deviceId,
+        channel && role
+          ? { type: 'RecordChannel', deviceId, channel: { ...channel, role }, reason: 'refreshed' }
+          : { type: 'RecordUnfollow', deviceId, channelId },
+      );
+    }
+  }
+
   private async state(deviceId: string): Promise<ChannelsState> {
     return (await this.handler.load(channelsStream(deviceId))).state;
   }

@@ -30,11 +30,11 @@ export interface ChannelChange {
   muted?: boolean;
 }
 
-/** The account created or followed a channel (or its metadata was read again with it followed). */
+/** The account created or followed a channel, or the network said it changed (`refreshed`: read again at `online`). */
 export interface ChannelRecordedData {
   deviceId: string;
   channel: ChannelMetadata & { role: ChannelRole };
-  reason: 'created' | 'followed';
+  reason: 'created' | 'followed' | 'refreshed';
 }
 
 export interface ChannelUpdatedData extends ChannelChange {

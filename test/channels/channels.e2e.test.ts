@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway } from '../support/gateway.js';
 import { type TestDevice, bringOnline, createSandboxDevice } from '../support/sessions.js';
 import { TestReceiver } from '../webhooks/support/receiver.js';
+import { eventually } from '../support/eventually.js';
 import { channelsStream } from '../../src/channels/channel-events.js';
 import { outboxStream } from '../../src/messages/message-events.js';
 
@@ -227,6 +228,14 @@ describe('channels (sandbox)', () => {
     expect(muted.status).toBe(200);
     expect(muted.body).toMatchObject({ channelId, role: 'subscriber', muted: true });
     expect((await call(bob, 'GET', `/channels/${channelId}`)).body.muted).toBe(true);
+    // Bob's record learns the new name when his session next comes online (the channels are read again).
+    expect((await call(bob, 'GET', `/channels/${channelId}`)).body.name).toBe('Shop news');
+    expect((await gateway.api('POST', `/sandbox/devices/${bob.id}/disconnect`, { admin: true })).status).toBe(202);
+    await eventually(
+      async () => ((await call(bob, 'GET', `/channels/${channelId}`)).body.name === 'Shop' ? true : undefined),
+      "Bob's channel refreshed",
+    );
+    expect((await call(bob, 'GET', `/channels/${channelId}`)).body).toMatchObject({ role: 'subscriber', muted: true });
 
     for (const [method, path, body] of [
       ['PATCH', `/channels/${channelId}`, {}],
