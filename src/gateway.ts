@@ -48,6 +48,7 @@ import { InboundMediaStore } from './media/inbound-media-store.js';
 import { startLeases } from './cluster/cluster-wiring.js';
 import { readModelFileOf } from './projections/read-model-db.js';
 import { GroupCommands } from './groups/group-commands.js';
+import { ChannelCommands } from './channels/channel-commands.js';
 import { AccountCommands } from './account/account-commands.js';
 import { StreamTickets } from './auth/stream-tickets.js';
 import { startOutputs } from './wiring/outputs.js';
@@ -271,6 +272,24 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     joinRequests: 'repeatable',
     answerJoinRequests: 'once',
   });
+  // Channels (newsletters): one writer of each device's channels stream; the routes are served by the device's owner.
+  const channelCommands = new ChannelCommands({
+    store,
+    channels: readModels.channels,
+    projections,
+    operations: (deviceId) => sessions.connection(deviceId)?.channels,
+    sessionState: sessionStateOf,
+  });
+  const channels = calls.serve('channels', channelCommands, {
+    list: 'repeatable',
+    get: 'repeatable',
+    create: 'once',
+    update: 'once',
+    follow: 'once',
+    unfollow: 'once',
+    resolve: 'repeatable',
+    messages: 'repeatable',
+  });
   const accountCommands = new AccountCommands({
     store,
     blocklist: readModels.blocklist,
@@ -285,6 +304,9 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     void groupCommands
       .refresh(deviceId)
       .catch((error: unknown) => log.warn({ deviceId, err: error }, 'could not refresh the groups from the network'));
+    void channelCommands
+      .refresh(deviceId)
+      .catch((error: unknown) => log.warn({ deviceId, err: error }, 'could not refresh the channels from the network'));
     void accountCommands
       .refresh(deviceId)
       .catch((error: unknown) =>
@@ -327,6 +349,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     statusAudience: (deviceId) => contactNumbers.all(deviceId).map((row) => row.chat_id),
     groupMembers: (deviceId, groupId) =>
       readModels.groups.get(deviceId, groupId, undefined)?.participants.map((p) => p.number),
+    channelRole: (deviceId, channelId) => readModels.channels.roleOf(deviceId, channelId),
     clock,
     pacing,
     ...(cluster ? { fences: cluster.fences } : {}),
@@ -391,6 +414,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     sending,
     pacingStatuses,
     groups,
+    channels,
     accountCommands,
     inbox,
     receivedMedia,

@@ -10,6 +10,7 @@ import type { Projection } from './projections/projection.js';
 import { WebhooksReadModel } from './webhooks/webhooks-read-model.js';
 import { MessageIndex } from './chats/message-index.js';
 import { GroupsReadModel } from './groups/groups-read-model.js';
+import { ChannelsReadModel } from './channels/channels-read-model.js';
 import { BlocklistReadModel } from './account/blocklist-read-model.js';
 import { SettingsReadModel } from './settings/settings-read-model.js';
 import { HealthReadModel } from './watchdog/health-read-model.js';
@@ -34,6 +35,8 @@ export interface ReadModels {
   messages: MessageIndex;
   /** The groups each account is in, with participants. */
   groups: GroupsReadModel;
+  /** The channels (newsletters) each account owns, administers or follows. */
+  channels: ChannelsReadModel;
   /** The numbers each account blocks. */
   blocklist: BlocklistReadModel;
   /** Each device's settings (call rejection, proxy). */
@@ -70,6 +73,7 @@ export function createReadModels(
   const contacts = new ContactsReadModel(db);
   const messages = new MessageIndex(db);
   const groups = new GroupsReadModel(db);
+  const channels = new ChannelsReadModel(db);
   const blocklist = new BlocklistReadModel(db);
   const settings = new SettingsReadModel(db, new SealedText(options.encryptionKey));
   const activity = new DailyActivityReadModel(db);
@@ -85,6 +89,7 @@ export function createReadModels(
     contacts,
     messages,
     groups,
+    channels,
     blocklist,
     settings,
     activity,
@@ -100,6 +105,7 @@ export function createReadModels(
       contacts,
       messages,
       groups,
+      channels,
       blocklist,
       settings,
       activity,

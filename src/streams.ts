@@ -19,6 +19,9 @@ import {
   sessionRequestStream,
   sessionRequestsDecider,
 } from './cluster/session-requests.js';
+import { CHANNEL_EVENT_TYPES, channelsStream } from './channels/channel-events.js';
+import { channelsDecider } from './channels/channels-decider.js';
+import { ChannelCommands } from './channels/channel-commands.js';
 import { CONTACT_EVENT_TYPES, contactsStream } from './contacts/contact-events.js';
 import { contactsDecider } from './contacts/contacts-decider.js';
 import { ContactsCommands } from './contacts/contacts-commands.js';
@@ -115,6 +118,14 @@ export const STREAMS: readonly StreamKind[] = [
     eventsFile: 'src/groups/group-events.ts',
     decider: declared('src/groups/groups-decider.ts', 'groupsDecider', groupsDecider),
     writer: declared('src/groups/group-commands.ts', 'GroupCommands', GroupCommands),
+  },
+  {
+    prefix: 'channels-',
+    stream: channelsStream,
+    eventTypes: CHANNEL_EVENT_TYPES,
+    eventsFile: 'src/channels/channel-events.ts',
+    decider: declared('src/channels/channels-decider.ts', 'channelsDecider', channelsDecider),
+    writer: declared('src/channels/channel-commands.ts', 'ChannelCommands', ChannelCommands),
   },
   {
     prefix: 'contacts-',

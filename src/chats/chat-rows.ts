@@ -4,6 +4,7 @@
  * stars, pins, labels).
  */
 import { isStatusChat } from '../status/status-chat.js';
+import { isChannelId } from '../channels/channel-id.js';
 import type { InboxEvent } from '../inbox/inbox-events.js';
 import type { RowBuffer } from '../projections/row-buffer.js';
 import { labelsAfter } from './chat-labels.js';
@@ -29,8 +30,8 @@ export function touchChat(
   name: string | undefined,
   counts = true,
 ): void {
-  // Statuses (this device's and others') are kept as messages (their media is served) but are no chat.
-  if (isStatusChat(message.chat_id)) return;
+  // Statuses and channel posts (this device's and others') are kept as messages (their media is served) but are no chat.
+  if (isStatusChat(message.chat_id) || isChannelId(message.chat_id)) return;
   const chatKey = rowKey(message.device_id, message.chat_id);
   const unread = counts && message.from_me === 0 ? 1 : 0;
   const chat = chats.get(chatKey);

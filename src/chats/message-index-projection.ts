@@ -64,7 +64,7 @@ export class MessageIndexProjection implements Projection {
    * history imported later neither brings back its older messages nor the deleted chat; labels (`chat_labels`, and
    * `chats.labels` written).
    */
-  readonly version = 7;
+  readonly version = 8;
   readonly handles: ReadonlySet<string> = HANDLED;
   /**
    * apply() reads rows by their keys only; while a rebuild fills the emptied table, the message buffer finds a

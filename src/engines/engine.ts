@@ -11,12 +11,15 @@ import type { ChatActivity, HistoryChunk } from '../inbox/inbox-events.js';
 import type { GroupReport } from '../groups/group-events.js';
 import type { GroupOperations } from '../groups/group-operations.js';
 import type { AccountOperations } from '../account/account-operations.js';
+import type { ChannelOperations } from '../channels/channel-operations.js';
 
 export type { ContactCard, InboundMedia, PollSpec, QuotedMessage } from '../messages/message-events.js';
 export type { ChatActivity, HistoryChunk } from '../inbox/inbox-events.js';
 export type { GroupMetadata, GroupReport, GroupSettingsChange, ParticipantAction } from '../groups/group-events.js';
 export type { CreatedGroup, GroupOperations, ParticipantResult } from '../groups/group-operations.js';
 export type { AccountOperations, OwnProfile } from '../account/account-operations.js';
+export type { ChannelMetadata } from '../channels/channel-events.js';
+export type { ChannelOperations, ChannelPage, ChannelPost } from '../channels/channel-operations.js';
 
 export type EngineName = 'baileys' | 'sandbox';
 
@@ -147,7 +150,7 @@ export interface ReplyTarget {
 export interface OutgoingMessage {
   /** Assigned when queued and reused on every retry: the engine sends with exactly this id. */
   waMessageId: string;
-  /** A number, a group id (`…@g.us`) or a `<digits>@lid` id. */
+  /** A number, a group id (`…@g.us`), a `<digits>@lid` id, or a channel this account posts to (`…@newsletter`). */
   to: string;
   content: OutgoingContent;
   replyTo?: ReplyTarget;
@@ -230,6 +233,8 @@ export interface EngineConnection {
   readonly groups?: GroupOperations;
   /** Chat management (absent: the engine has none). */
   readonly chats?: ChatOperations;
+  /** Channels (newsletters): create, follow, change, read posts (absent: the engine has none). */
+  readonly channels?: ChannelOperations;
   /** Ends the connection and keeps the credentials: the next connect needs no QR. */
   close(): Promise<void>;
   /** Unlinks the device from the account and wipes the credentials. */

@@ -33,6 +33,7 @@ export const DOMAIN_ERROR_CODES = [
   'media_expired',
   'media_unavailable',
   'not_group_admin',
+  'not_channel_admin',
   'invalid_pairing_code',
   'pairing_unavailable',
   'too_many_webhooks',

@@ -9,6 +9,7 @@ export const ERROR_CATALOGUE = {
   unauthorized: { status: 401, meaning: 'A valid API key is required.' },
   forbidden: { status: 403, meaning: 'This key may not use this route.' },
   not_group_admin: { status: 403, meaning: 'The account is not an admin of the group.' },
+  not_channel_admin: { status: 403, meaning: 'The account is not an owner or admin of the channel.' },
   insufficient_scope: {
     status: 403,
     meaning: 'The key lacks the scope this route needs; `requiredScope` names it.',

@@ -49,6 +49,7 @@ import { deviceEventRoutes } from './routes/device-events.js';
 import { deviceRoutes } from './routes/devices.js';
 import { docsRoutes } from './routes/docs.js';
 import { GROUP_PICTURE_MAX_BYTES, groupRoutes } from './routes/groups.js';
+import { channelRoutes } from './routes/channels.js';
 import { healthRoutes } from './routes/health.js';
 import { hookRoutes } from './routes/hooks.js';
 import { keyRoutes } from './routes/keys.js';
@@ -100,6 +101,8 @@ export interface ApiParts {
   pacingStatuses: PacingStatuses;
   /** The groups' writer, served by the device's owner. */
   groups: Parameters<typeof groupRoutes>[0];
+  /** The channels' writer, served by the device's owner. */
+  channels: Parameters<typeof channelRoutes>[0];
   accountCommands: AccountCommands;
   inbox: InboxCommands;
   receivedMedia: InboundMediaStore;
@@ -111,7 +114,7 @@ export function apiRoutes(parts: ApiParts): RouteSpec[] {
   const { config, clock, store, readModels, readModelDb, projections, storage, metrics, cluster } = parts;
   const { registry, deviceCommands, sessions, engines, calls, outboundGuard, webhooks, stream } = parts;
   const { tickets, requestDevices, outputCommands, outputs, sending, pacingStatuses } = parts;
-  const { groups, accountCommands, inbox, receivedMedia, sessionStateOf, startedAt } = parts;
+  const { groups, channels, accountCommands, inbox, receivedMedia, sessionStateOf, startedAt } = parts;
   const { devices, history, contacts, sending: sendingCore, messages } = readModels;
   const routes: RouteSpec[] = [];
   const openApi = buildLazy(() =>
@@ -237,6 +240,7 @@ export function apiRoutes(parts: ApiParts): RouteSpec[] {
       uploadDir: sending.media.incomingDir,
       limit: Math.min(mediaLimitOf('image', config.media), GROUP_PICTURE_MAX_BYTES),
     }),
+    ...channelRoutes(channels),
   );
   // A proxy host is judged by the same guard as webhook and media URLs.
   routes.push(

@@ -73,6 +73,11 @@ const TAGS: ReadonlyArray<{ name: string; description: string }> = [
     description:
       'The groups the account is in: create, change, participants, invites, join and leave (need an online session).',
   },
+  {
+    name: 'Channels',
+    description:
+      'WhatsApp channels (newsletters): create, follow, rename, mute, resolve a link, read posts with reactions; post with /send.',
+  },
   { name: 'Settings', description: 'Per device: reject calls, and the proxy its WhatsApp connection goes through.' },
   {
     name: 'Chats',

@@ -81,6 +81,8 @@ export interface SendingDeps {
   statusAudience?: (deviceId: string) => string[];
   /** The participants of a group as the groups read model knows them (`mentions: "all"`). */
   groupMembers?: (deviceId: string, groupId: string) => string[] | undefined;
+  /** The account's role in a channel as the channels read model knows it (posts: owners and admins only). */
+  channelRole?: (deviceId: string, channelId: string) => string | undefined;
 }
 
 export interface Sending {
@@ -117,6 +119,7 @@ export async function startSending(deps: SendingDeps): Promise<Sending> {
     ...(deps.receivedMediaPath ? { receivedMediaPath: deps.receivedMediaPath } : {}),
     ...(deps.pacing ? { unanswered: deps.pacing.unanswered.bind(deps.pacing) } : {}),
     ...(deps.groupMembers ? { groupMembers: deps.groupMembers } : {}),
+    ...(deps.channelRole ? { channelRole: deps.channelRole } : {}),
     ...(deps.statusAudience ? { statusAudience: deps.statusAudience } : {}),
   });
   const drainer = new OutboxDrainer({

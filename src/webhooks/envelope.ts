@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { StoredEvent } from '../eventstore/event-store.js';
 import { ALL_EVENTS, type WebhookEventKind } from './event-kinds.js';
 import { isStatusChat } from '../status/status-chat.js';
+import { isChannelId } from '../channels/channel-id.js';
 
 // The list lives apart so that the dashboard can bundle it (event-kinds.ts).
 export { ALL_EVENTS, WEBHOOK_EVENT_KINDS, type HookEventName, type WebhookEventKind } from './event-kinds.js';
@@ -62,6 +63,10 @@ export function envelopeOf(stored: StoredEvent): WebhookEnvelope | undefined {
   if (stored.type === 'MessageReceived' && isStatusChat(data.chatId as string | undefined)) {
     kind = 'status.received';
     data = statusReceivedOf(data);
+  } else if (stored.type === 'MessageReceived' && isChannelId(data.chatId as string | undefined)) {
+    // A post of a followed channel: never a chat's message, `channel.message` with its own fields.
+    kind = 'channel.message';
+    data = channelMessageOf(data);
   }
   if (PRIVATE_FIELDS.some((field) => field in data)) {
     data = { ...data };
@@ -76,6 +81,20 @@ function statusReceivedOf(data: Record<string, unknown>): Record<string, unknown
   return {
     deviceId,
     from,
+    waMessageId,
+    type,
+    ...(typeof body === 'string' && body !== '' ? { body } : {}),
+    ...(media === undefined ? {} : { media }),
+    timestamp,
+  };
+}
+
+/** The `channel.message` payload of a post of a followed channel. */
+function channelMessageOf(data: Record<string, unknown>): Record<string, unknown> {
+  const { deviceId, chatId, waMessageId, type, body, media, timestamp } = data;
+  return {
+    deviceId,
+    channelId: chatId,
     waMessageId,
     type,
     ...(typeof body === 'string' && body !== '' ? { body } : {}),

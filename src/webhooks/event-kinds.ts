@@ -20,6 +20,7 @@ export const WEBHOOK_EVENT_KINDS = [
   'history.synced',
   'group.join_request',
   'status.received',
+  'channel.message',
 ] as const;
 export type WebhookEventKind = (typeof WEBHOOK_EVENT_KINDS)[number];
 

@@ -316,6 +316,18 @@ export const StatusReceivedPayload = Type.Object(
   },
   { ...closed, description: "Someone's status (story), with its media downloaded like any inbound media." },
 );
+export const ChannelMessagePayload = Type.Object(
+  {
+    deviceId: DeviceId,
+    channelId: Type.String({ description: 'The channel: `<digits>@newsletter`.' }),
+    waMessageId: Type.String(),
+    type: Type.Enum(INBOUND_TYPES),
+    body: Type.Optional(Type.String({ description: 'The text, or the caption.' })),
+    media: Type.Optional(MediaSchema),
+    timestamp: UnixSeconds,
+  },
+  { ...closed, description: 'A new post of a channel the account follows.' },
+);
 export const WebhookTestPayload = Type.Object({ message: Type.String() }, closed);
 
 export const SessionHealthPayload = Type.Object(
@@ -369,6 +381,7 @@ export const WEBHOOK_PAYLOADS: Readonly<
     summary: 'Someone asked to join a group that needs approval, or withdrew the request',
   },
   'status.received': { schema: StatusReceivedPayload, summary: 'A contact posted a status (story)' },
+  'channel.message': { schema: ChannelMessagePayload, summary: 'A followed channel posted' },
   [TEST_EVENT_KIND]: { schema: WebhookTestPayload, summary: 'A test event (POST /devices/:id/hooks/test)' },
 };
 

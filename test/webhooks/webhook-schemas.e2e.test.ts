@@ -170,6 +170,24 @@ describe('webhook payload schemas', () => {
           })
         ).status,
       ).toBe(202);
+      // A channel the other device follows posts (channel.message).
+      const channel = await api('POST', '/devices/schema-shop/channels', {
+        deviceKey: shop.key,
+        json: { name: 'News' },
+      });
+      expect(channel.status).toBe(201);
+      const { channelId } = channel.body as { channelId: string };
+      expect(
+        (await api('POST', `/devices/schema-other/channels/${channelId}/follow`, { deviceKey: other.key })).status,
+      ).toBe(200);
+      expect(
+        (
+          await api('POST', '/devices/schema-shop/send/text', {
+            deviceKey: shop.key,
+            json: { to: channelId, text: 'first post' },
+          })
+        ).status,
+      ).toBe(202);
       await api('POST', '/sandbox/devices/schema-shop/disconnect', { admin: true });
 
       const envelopes = async () => (await gateway.store.readAll()).map(envelopeOf).filter((e) => e !== undefined);

@@ -62,6 +62,7 @@ import type {
   MessageDeletedPayload,
   SessionHealthPayload,
   StatusReceivedPayload,
+  ChannelMessagePayload,
   GroupParticipantsPayload,
   GroupUpdatedPayload,
   MessageEditedPayload,
@@ -157,6 +158,7 @@ interface PayloadSchemas {
   'history.synced': typeof HistorySyncedPayload;
   'group.join_request': typeof GroupJoinRequestPayload;
   'status.received': typeof StatusReceivedPayload;
+  'channel.message': typeof ChannelMessagePayload;
 }
 
 /** A webhook envelope as GET /stream sends it, one variant per kind, its `data` typed by `event`. */

@@ -13,6 +13,7 @@ import {
   type EngineConnection,
   EngineError,
   type AccountOperations,
+  type ChannelOperations,
   type ChatOperations,
   type EngineEvents,
   type GroupOperations,
@@ -29,6 +30,7 @@ import type { DeviceSettings } from '../../settings/settings-events.js';
 import { redactProxyCredentials } from '../../settings/proxy-url.js';
 import { type BaileysAccountSocket, baileysAccountOperations } from './account.js';
 import { type BaileysGroupSocket, baileysGroupOperations } from './groups.js';
+import { baileysChannelOperations, hasChannels } from './channels.js';
 import { baileysChatOperations, hasChats } from './chats.js';
 import { OwnChatChanges } from './own-chat-changes.js';
 import type { Clock, ClockTimer } from '../../time/clock.js';
@@ -100,6 +102,7 @@ export class BaileysConnection implements EngineConnection {
   readonly groups: GroupOperations | undefined;
   readonly profileOps: AccountOperations | undefined;
   readonly chats: ChatOperations | undefined;
+  readonly channels: ChannelOperations | undefined;
   private pairingTimer: ClockTimer | undefined;
 
   constructor(private readonly deps: ConnectionDependencies) {
@@ -120,6 +123,9 @@ export class BaileysConnection implements EngineConnection {
       safely: (what, callback) => this.safely(what, callback),
     });
     this.groups = hasGroups(deps.socket) ? baileysGroupOperations(deps.socket, () => this.requireOnline()) : undefined;
+    this.channels = hasChannels(deps.socket)
+      ? baileysChannelOperations(deps.socket, () => this.requireOnline())
+      : undefined;
     this.chats = hasChats(deps.socket)
       ? baileysChatOperations(deps.socket, () => this.requireOnline(), this.ownChatChanges)
       : undefined;

@@ -3,6 +3,7 @@
  * calls, group changes) mapped to the engine's callbacks (EngineEvents), in the order Baileys emitted it.
  */
 import { isStatusChat } from '../../status/status-chat.js';
+import { isChannelId } from '../../channels/channel-id.js';
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import {
@@ -159,8 +160,9 @@ export class BaileysInbound {
     // (group changes, reported as such). History comes as messaging-history.set, which is not listened to.
     if (type !== 'notify' && type !== 'append') return;
     for (const message of messages) {
-      // Broadcast lists and channels are not reported; statuses are (as status.received).
-      if (!isSupportedChat(message.key.remoteJid) && !isStatusChat(message.key.remoteJid ?? undefined)) continue;
+      // Broadcast lists are not reported; statuses are (as status.received), posts of channels too (channel.message).
+      const chat = message.key.remoteJid ?? undefined;
+      if (!isSupportedChat(chat) && !isStatusChat(chat) && !isChannelId(chat)) continue;
       // Our own sends come back as echoes; messages from the phone or other linked devices are reported.
       if (message.key.fromMe && message.key.id && this.deps.sent.has(message.key.id)) continue;
       this.enqueueReport(() => this.reportMessage(message), 'inbound');
@@ -173,9 +175,11 @@ export class BaileysInbound {
     const isGroup = isGroupJid(chatJid);
     const fromMe = key.fromMe === true;
     const isStatus = isStatusChat(chatJid);
-    // This account's own statuses (posted from the phone) are not someone's status received.
-    if (isStatus && fromMe) return;
-    const chatId = isGroup || isStatus ? chatJid : await this.chatIdOf(chatJid, key.remoteJidAlt);
+    // A channel's post is the channel's (its followers never see which admin wrote it).
+    const isChannel = isChannelId(chatJid);
+    // This account's own statuses and channel posts (from the phone) are not someone's received.
+    if ((isStatus || isChannel) && fromMe) return;
+    const chatId = isGroup || isStatus || isChannel ? chatJid : await this.chatIdOf(chatJid, key.remoteJidAlt);
     const participant =
       (isGroup || isStatus) && !fromMe && key.participant
         ? await this.chatIdOf(key.participant, key.participantAlt)

@@ -86,6 +86,16 @@ export interface BaileysSocket {
   removeProfilePicture?(jid: string): Promise<void>;
   /** Asks the network to tell this account a contact's presence changes (presence.update). */
   presenceSubscribe?(jid: string): Promise<void>;
+  // Channels (src/engines/baileys/channels.ts); their answers are read loosely (see there).
+  newsletterCreate?(name: string, description?: string): Promise<unknown>;
+  newsletterMetadata?(type: 'invite' | 'jid', key: string): Promise<unknown>;
+  newsletterFollow?(jid: string): Promise<unknown>;
+  newsletterUnfollow?(jid: string): Promise<unknown>;
+  newsletterMute?(jid: string): Promise<unknown>;
+  newsletterUnmute?(jid: string): Promise<unknown>;
+  newsletterUpdateName?(jid: string, name: string): Promise<unknown>;
+  newsletterUpdateDescription?(jid: string, description: string): Promise<unknown>;
+  newsletterFetchMessages?(jid: string, count: number, since: number, after: number): Promise<unknown>;
 }
 
 export type SocketFactory = (config: UserFacingSocketConfig) => BaileysSocket;

@@ -11,6 +11,7 @@ import {
   EngineError,
   type EngineConnection,
   type AccountOperations,
+  type ChannelOperations,
   type EngineEvents,
   type GroupOperations,
   type GroupReport,
@@ -27,6 +28,8 @@ import type { SandboxCredentialStore } from './sandbox-credentials.js';
 import type { SandboxNetwork } from './sandbox-network.js';
 import { avatarUrlOf, jidOf, numberExists } from './sandbox-numbers.js';
 import { sandboxGroupOperations } from './sandbox-group-operations.js';
+import { sandboxChannelOperations } from './sandbox-channels.js';
+import { isChannelId } from '../../channels/channel-id.js';
 
 type Phase = 'starting' | 'qr' | 'code' | 'pairing' | 'online' | 'ended';
 
@@ -46,6 +49,7 @@ export class SandboxConnection implements EngineConnection {
   private linked: LinkedAccount | undefined;
   readonly groups: GroupOperations;
   readonly profileOps: AccountOperations;
+  readonly channels: ChannelOperations;
   /** The sandbox phone takes every chat change this device makes (its own app state: nobody else sees it). */
   readonly chats: ChatOperations;
   /** While linking by code: the code on show and the number it links. */
@@ -63,6 +67,7 @@ export class SandboxConnection implements EngineConnection {
     };
     this.groups = sandboxGroupOperations(this, network, me);
     this.profileOps = network.profiles.operations(me);
+    this.channels = sandboxChannelOperations(network.channels, me);
     const taken = async () => {
       me();
     };
@@ -271,7 +276,10 @@ export class SandboxConnection implements EngineConnection {
   }
 
   private requireReachable(to: string): void {
-    if (isGroupId(to)) {
+    if (isChannelId(to)) {
+      // Only the channel's owner and admins post to it.
+      this.network.channels.adminOf(to, this.linked!.phone);
+    } else if (isGroupId(to)) {
       if (!this.network.groups.get(to))
         throw new EngineError('recipient_not_found', `the group ${to} does not exist in the sandbox`, true);
     } else if (!isLidId(to) && !numberExists(to)) {

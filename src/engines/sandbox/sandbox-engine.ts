@@ -287,6 +287,19 @@ export class SandboxEngine implements Engine {
     return true;
   }
 
+  /**
+   * `from` reacts to a post of a channel (an empty emoji takes the reaction back): the channel's posts count it.
+   * False when the device is not online; a post the channel does not have is passed over.
+   */
+  channelReaction(
+    deviceId: string,
+    reaction: { channelId: string; waMessageId: string; from: string; emoji: string },
+  ): boolean {
+    if (!this.network.connectionOf(deviceId)?.online) return false;
+    this.network.channels.react(reaction.channelId, reaction.waMessageId, reaction.from, reaction.emoji);
+    return true;
+  }
+
   /** A group of the simulated network (the groups API builds on it); its members receive its messages. */
   createGroup(subject: string, members: readonly string[]): { groupId: string } {
     return { groupId: this.network.groups.create(subject, members).groupId };

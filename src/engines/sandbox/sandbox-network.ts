@@ -12,6 +12,8 @@ import type { SandboxConnection } from './sandbox-connection.js';
 import { SandboxGroups } from './sandbox-groups.js';
 import { SandboxProfiles } from './sandbox-account-operations.js';
 import { isStatusChat } from '../../status/status-chat.js';
+import { isChannelId } from '../../channels/channel-id.js';
+import { SandboxChannels } from './sandbox-channels.js';
 
 /** A sent message's media not fetched by its recipient within this long is let go. */
 const UNCLAIMED_MEDIA_MS = 5 * 60_000;
@@ -37,6 +39,7 @@ export class SandboxNetwork {
   private readonly timers = new Set<NodeJS.Timeout>();
   readonly groups = new SandboxGroups();
   readonly profiles = new SandboxProfiles();
+  readonly channels = new SandboxChannels();
   /** number → the connections subscribed to its presence (POST /contacts/:number/presence). */
   private readonly presenceSubscribers = new Map<string, Set<SandboxConnection>>();
   /** number → when its last device went offline (unix ms). */
@@ -48,7 +51,11 @@ export class SandboxNetwork {
 
   /** The online connections a message to `to` reaches: a number's devices, or every member's of a group (the sender's own left out). */
   recipientsOf(to: string, sender: SandboxConnection | undefined): SandboxConnection[] {
-    const phones = isGroupId(to) ? [...(this.groups.get(to)?.members.keys() ?? [])] : [to];
+    const phones = isGroupId(to)
+      ? [...(this.groups.get(to)?.members.keys() ?? [])]
+      : isChannelId(to)
+        ? this.channels.followersOf(to)
+        : [to];
     const found: SandboxConnection[] = [];
     for (const phone of phones)
       for (const connection of this.onlineByPhone.get(phone) ?? []) if (connection !== sender) found.push(connection);
@@ -69,7 +76,8 @@ export class SandboxNetwork {
       return reached;
     }
     const found = this.recipientsOf(to, sender);
-    if (isGroupId(to) || to === from) return found;
+    // A channel's post reaches its followers only.
+    if (isGroupId(to) || isChannelId(to) || to === from) return found;
     for (const connection of this.onlineByPhone.get(from) ?? []) if (connection !== sender) found.push(connection);
     return found;
   }
@@ -242,6 +250,15 @@ export class SandboxNetwork {
     media?: Array<() => Promise<Readable>>,
   ): void {
     this.sentBy.set(message.waMessageId, { connection: sender, phone: from, to: message.to });
+    if (isChannelId(message.to)) {
+      const { type, body } = contentOf(message.content);
+      this.channels.post(message.to, {
+        waMessageId: message.waMessageId,
+        type,
+        ...(body ? { body } : {}),
+        timestamp: unixNow(),
+      });
+    }
     if (this.sentBy.size > SENT_MEMORY) this.sentBy.delete(this.sentBy.keys().next().value!);
     const reached = recipients ?? this.recipientsOf(message.to, sender);
     this.later(0, () => {
@@ -306,16 +323,18 @@ export function toInbound(
 ): InboundMessage {
   const group = isGroupId(message.to);
   const status = isStatusChat(message.to);
+  // A channel's post is the channel's: its followers never see which admin wrote it.
+  const channel = isChannelId(message.to);
   const fromMe = seenBy.fromMe === true;
   const base: Omit<InboundMessage, 'type' | 'body'> = {
     waMessageId: message.waMessageId,
-    from,
+    from: channel ? message.to : from,
     timestamp,
-    chatId: group || fromMe || status ? message.to : from,
+    chatId: group || fromMe || status || channel ? message.to : from,
     isGroup: group,
     fromMe,
     ...(group && !fromMe ? { participant: from } : {}),
-    ...(seenBy.pushName && !fromMe ? { pushName: seenBy.pushName } : {}),
+    ...(seenBy.pushName && !fromMe && !channel ? { pushName: seenBy.pushName } : {}),
     ...(message.replyTo
       ? {
           quoted: {

@@ -5,6 +5,7 @@ import {
   AcceptedSchema,
   SandboxCallBody,
   SandboxStatusViewBody,
+  SandboxChannelReactionBody,
   SandboxCallSchema,
   SandboxChatUpdateBody,
   SandboxHistoryBody,
@@ -18,7 +19,7 @@ import { type SandboxCalls, type SandboxRouteDeps, tag } from './sandbox-calls.j
 
 export function sandboxActivityRoutes(deps: SandboxRouteDeps, net: SandboxCalls): RouteSpec[] {
   const { sandbox } = deps;
-  const { networkRoute, act, syncHistory, ring, viewStatus } = net;
+  const { networkRoute, act, syncHistory, ring, viewStatus, reactToChannelPost } = net;
   return [
     defineRoute({
       method: 'post',
@@ -128,6 +129,17 @@ export function sandboxActivityRoutes(deps: SandboxRouteDeps, net: SandboxCalls)
       body: SandboxStatusViewBody,
       async reach({ params, body }, reached) {
         reached(await viewStatus(params.deviceId, body));
+      },
+    }),
+    networkRoute({
+      path: '/sandbox/devices/:deviceId/channel-reaction',
+      operationId: 'sandboxChannelReaction',
+      summary: "Another number reacts to a post of the device's channel",
+      description:
+        '`from` reacts with `emoji` to the post `waMessageId` of the channel `channelId`: GET …/channels/:channelId/messages counts it (a post the channel does not have is passed over).',
+      body: SandboxChannelReactionBody,
+      async reach({ params, body }, reached) {
+        reached(await reactToChannelPost(params.deviceId, body));
       },
     }),
     networkRoute({

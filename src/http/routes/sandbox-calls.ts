@@ -149,6 +149,11 @@ export function sandboxCalls({ sessions, sandbox, projections, calls, inboundMed
   const viewStatus = defineNetworkCall('sandbox.status-view', (deviceId, view: { from: string; waMessageId: string }) =>
     sandbox.statusView(deviceId, view.from, view.waMessageId),
   );
+  const reactToChannelPost = defineNetworkCall(
+    'sandbox.channel-reaction',
+    (deviceId, reaction: { channelId: string; waMessageId: string; from: string; emoji: string }) =>
+      sandbox.channelReaction(deviceId, reaction),
+  );
   /**
    * A route where the network reaches an online sandbox device: 404 and 409 as every such route; `reach` passes each
    * call's outcome to `reached` (a device not online is refused), and its answer (default `{ accepted: true }`) is the 202.
@@ -217,6 +222,7 @@ export function sandboxCalls({ sessions, sandbox, projections, calls, inboundMed
     syncHistory,
     ring,
     viewStatus,
+    reactToChannelPost,
     disconnect,
     deafen,
     unlink,

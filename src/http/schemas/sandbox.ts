@@ -1,3 +1,4 @@
+import { CHANNEL_ID_PATTERN } from '../../channels/channel-id.js';
 import Type from 'typebox';
 import { INBOUND_TYPES, PRESENCE_STATES } from '../../messages/message-events.js';
 import { numberField } from './common.js';
@@ -82,6 +83,16 @@ export const SandboxStatusViewBody = Type.Object(
   {
     from: PhoneNumber('Who views the status.'),
     waMessageId: Type.String({ pattern: '^[A-Za-z0-9._:-]{1,128}$', description: 'The status (its waMessageId).' }),
+  },
+  { additionalProperties: false },
+);
+
+export const SandboxChannelReactionBody = Type.Object(
+  {
+    channelId: Type.String({ pattern: CHANNEL_ID_PATTERN, description: 'A channel the device owns or administers.' }),
+    waMessageId: Type.String({ pattern: '^[A-Za-z0-9._:-]{1,128}$', description: 'The post (its waMessageId).' }),
+    from: PhoneNumber('Who reacts.'),
+    emoji: Type.String({ maxLength: 16, description: 'The reaction (`""` takes it back).' }),
   },
   { additionalProperties: false },
 );

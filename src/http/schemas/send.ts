@@ -2,6 +2,7 @@ import Type from 'typebox';
 import { MIMETYPE_PATTERN } from '../../media/media-type.js';
 import { SEND_KINDS } from '../../outbox/stream/outbox-events.js';
 import { CHAT_ID_PATTERN, LID_PATTERN, PHONE_PATTERN } from '../../messages/chat-id.js';
+import { CHANNEL_ID_PATTERN } from '../../channels/channel-id.js';
 import { IDEMPOTENCY_KEY_MAX_LENGTH } from '../../outbox/commands/idempotency-keys.js';
 import { DeviceId, SessionState, Timestamp, numberField } from './common.js';
 
@@ -18,6 +19,13 @@ const To = numberField(
   'chat',
   CHAT_ID_PATTERN,
   'The recipient: a number, a group id (`120363…@g.us`) or `<digits>@lid`.',
+  { maxLength: 64 },
+);
+/** Text, image and video also go to a channel the account owns or administers (else `403 not_channel_admin`). */
+const ToOrChannel = numberField(
+  'chat',
+  `${CHAT_ID_PATTERN}|(${CHANNEL_ID_PATTERN})`,
+  'The recipient: a number, a group id (`120363…@g.us`), `<digits>@lid`, or a channel (`<digits>@newsletter`) the account owns or administers.',
   { maxLength: 64 },
 );
 const HttpUrl = Type.String({ format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', maxLength: 4096 });
@@ -79,13 +87,13 @@ const Context = {
 };
 
 export const TextBody = Type.Object(
-  { to: To, text: Type.String({ minLength: 1, maxLength: TEXT_MAX_LENGTH }), ...Context },
+  { to: ToOrChannel, text: Type.String({ minLength: 1, maxLength: TEXT_MAX_LENGTH }), ...Context },
   { additionalProperties: false },
 );
 
 export const ImageOrVideoBody = Type.Object(
   {
-    to: To,
+    to: ToOrChannel,
     url: Type.Optional(MediaUrl),
     base64: Type.Optional(Base64),
     mimetype: Type.Optional(Mimetype),

@@ -11,6 +11,7 @@ import type { MediaSource } from '../../media/media-kinds.js';
 import { textWithUrl } from '../../messages/link-text.js';
 import { isGroupId } from '../../messages/chat-id.js';
 import { isStatusChat } from '../../status/status-chat.js';
+import { isChannelId } from '../../channels/channel-id.js';
 import { DomainError, invalidField } from '../../errors/domain-error.js';
 import { type IdempotencyKeys, type RequestFingerprints, fingerprintsOf } from './idempotency-keys.js';
 import type { MediaInput, MediaIntake } from '../../media/media-intake.js';
@@ -85,6 +86,8 @@ export interface SendCommandsDeps {
   statusAudience?: (deviceId: string) => string[];
   /** The participants of a group as the groups read model knows them (undefined: the account is not in it). */
   groupMembers?: (deviceId: string, groupId: string) => string[] | undefined;
+  /** The account's role in a channel (`owner`, `admin`, `subscriber`; undefined: not followed). */
+  channelRole?: (deviceId: string, channelId: string) => string | undefined;
 }
 
 const DIRECT_NUMBER = /^[0-9]{7,15}$/;
@@ -201,6 +204,7 @@ export class SendCommands {
     idempotency?: { key: string } & RequestFingerprints,
   ): Promise<QueuedAnswer> {
     const { outboxes, media } = this.deps;
+    this.requireChannelAdmin(deviceId, input.to);
     const outboxId = orderedUuid();
     const replyTo = input.replyTo === undefined ? undefined : this.replyTargetOf(deviceId, input.to, input.replyTo);
     const now = this.now();
@@ -265,6 +269,17 @@ export class SendCommands {
     await this.readModelsAt(position);
     const counted = unanswered!(deviceId, to);
     return counted && { ...counted, countedUpToSeq: seq };
+  }
+
+  /**
+   * A post to a channel is refused at once unless the account owns or administers it (as the channels read model
+   * says): the network would refuse it only after it was queued.
+   */
+  private requireChannelAdmin(deviceId: string, to: string): void {
+    if (!isChannelId(to)) return;
+    const role = this.deps.channelRole?.(deviceId, to);
+    if (role !== 'owner' && role !== 'admin')
+      throw new DomainError('not_channel_admin', `the account is not an owner or admin of the channel ${to}`);
   }
 
   /** The numbers mentioned: as given, or (`all`) every participant of the group the read model knows at this moment. */

@@ -320,6 +320,76 @@ export class FakeSocket implements BaileysSocket {
     this.groupCall('removeProfilePicture', jid);
   }
 
+  // ---- channels (newsletters): what the "server" answers, in WhatsApp's own (MEX) shape, and every call made ----
+
+  /** newsletterMetadata answers by jid or invite code (absent: null, as Baileys answers an unknown one). */
+  readonly newsletters = new Map<string, unknown>();
+  /** newsletterFetchMessages answers this node (a real `<messages>` answer). */
+  newsletterPage: unknown;
+  readonly newsletterCalls: Array<{ method: string; args: unknown[] }> = [];
+  /** Thrown by the next newsletter call, then cleared. */
+  newsletterFailure: Error | undefined;
+
+  private newsletterCall(method: string, ...args: unknown[]): void {
+    this.newsletterCalls.push({ method, args });
+    const failure = this.newsletterFailure;
+    this.newsletterFailure = undefined;
+    if (failure) throw failure;
+  }
+
+  async newsletterCreate(name: string, description?: string): Promise<unknown> {
+    this.newsletterCall('newsletterCreate', name, description);
+    // Baileys' parseNewsletterCreateResponse: flattened.
+    return {
+      id: '120363000000000077@newsletter',
+      name,
+      description: description ?? '',
+      invite: 'CODE77',
+      subscribers: 0,
+      mute_state: 'OFF',
+    };
+  }
+
+  async newsletterMetadata(type: 'invite' | 'jid', key: string): Promise<unknown> {
+    this.newsletterCall('newsletterMetadata', type, key);
+    return this.newsletters.get(key) ?? null;
+  }
+
+  async newsletterFollow(jid: string): Promise<unknown> {
+    this.newsletterCall('newsletterFollow', jid);
+    return {};
+  }
+
+  async newsletterUnfollow(jid: string): Promise<unknown> {
+    this.newsletterCall('newsletterUnfollow', jid);
+    return {};
+  }
+
+  async newsletterMute(jid: string): Promise<unknown> {
+    this.newsletterCall('newsletterMute', jid);
+    return {};
+  }
+
+  async newsletterUnmute(jid: string): Promise<unknown> {
+    this.newsletterCall('newsletterUnmute', jid);
+    return {};
+  }
+
+  async newsletterUpdateName(jid: string, name: string): Promise<unknown> {
+    this.newsletterCall('newsletterUpdateName', jid, name);
+    return {};
+  }
+
+  async newsletterUpdateDescription(jid: string, description: string): Promise<unknown> {
+    this.newsletterCall('newsletterUpdateDescription', jid, description);
+    return {};
+  }
+
+  async newsletterFetchMessages(jid: string, count: number, since: number, after: number): Promise<unknown> {
+    this.newsletterCall('newsletterFetchMessages', jid, count, since, after);
+    return this.newsletterPage;
+  }
+
   readonly presenceSubscriptions: string[] = [];
 
   async presenceSubscribe(jid: string): Promise<void> {

@@ -1,0 +1,59 @@
+/**
+ * Events of a device's channels stream (`channels-<deviceId>`): the channels (WhatsApp newsletters) the account
+ * owns, administers or follows, as this device changed them (docs/architecture.md, "Streams, their deciders,
+ * writers and read models"). Posts are not recorded here: a channel's posts and their reactions live on the
+ * network (GET /channels/:channelId/messages asks it); those of followed channels that arrive are inbound
+ * messages of the channel's chat and leave as `channel.message`.
+ */
+export const channelsStream = (deviceId: string) => `channels-${deviceId}`;
+
+export const CHANNEL_ROLES = ['owner', 'admin', 'subscriber'] as const;
+export type ChannelRole = (typeof CHANNEL_ROLES)[number];
+
+/** What the network says about a channel. */
+export interface ChannelMetadata {
+  /** `<digits>@newsletter`. */
+  channelId: string;
+  name: string;
+  description?: string;
+  /** The code of its link (`https://whatsapp.com/channel/<code>`), when known. */
+  inviteCode?: string;
+  subscribers?: number;
+  /** The account's role; absent: the account does not follow it. */
+  role?: ChannelRole;
+  muted?: boolean;
+}
+
+export interface ChannelChange {
+  name?: string;
+  description?: string;
+  muted?: boolean;
+}
+
+/** The account created or followed a channel, or the network said it changed (`refreshed`: read again at `online`). */
+export interface ChannelRecordedData {
+  deviceId: string;
+  channel: ChannelMetadata & { role: ChannelRole };
+  reason: 'created' | 'followed' | 'refreshed';
+}
+
+export interface ChannelUpdatedData extends ChannelChange {
+  deviceId: string;
+  channelId: string;
+}
+
+export interface ChannelUnfollowedData {
+  deviceId: string;
+  channelId: string;
+}
+
+export type ChannelEvent =
+  | { type: 'ChannelRecorded'; data: ChannelRecordedData }
+  | { type: 'ChannelUpdated'; data: ChannelUpdatedData }
+  | { type: 'ChannelUnfollowed'; data: ChannelUnfollowedData };
+
+export const CHANNEL_EVENT_TYPES: ReadonlySet<string> = new Set<ChannelEvent['type']>([
+  'ChannelRecorded',
+  'ChannelUpdated',
+  'ChannelUnfollowed',
+]);
