@@ -152,7 +152,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const metrics = new Metrics();
   // `projections` is assigned below, before any request can ask for health.
   const storage = new StorageHealth(config.dataDir, config.diskFreeMinBytes, () => projections.failing);
-  const opened = await openEventStore(config, { log, startupTimeoutMs: Number.POSITIVE_INFINITY });
+  const opened = await openEventStore(config, { log, startupTimeoutMs: Number.POSITIVE_INFINITY, tailIntervalMs: Number(process.env.DMG_WORKER_TAIL_INTERVAL_MS ?? 0) });
   const store = withCurrentSchemas(
     new InstrumentedStore(options.wrapStore ? options.wrapStore(opened) : opened, metrics, (error) =>
       storage.noteWrite(error),
@@ -181,6 +181,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     link.onChanged(devices.name, (deviceId) => devices.forget(deviceId));
     link.onChanged(readModels.groups.name, (deviceId) => readModels.groups.forget(deviceId));
     link.onChanged(readModels.keys.name, (keyHash) => readModels.keys.forget(keyHash));
+    link.onChanged(readModels.settings.name, (deviceId) => readModels.settings.forget(deviceId));
     // A worker writes no key usage: the projector records it.
     readModels.keys.usage.sink = (uses) => link.sendKeyUses(uses);
   }

@@ -43,7 +43,11 @@ export async function startMachineProjector(
 ): Promise<MachineProjector> {
   const projectorLog = log.child({ component: 'projector' });
   const store: EventStore = withCurrentSchemas(
-    await openEventStore(config, { log: projectorLog, startupTimeoutMs: Number.POSITIVE_INFINITY }),
+    await openEventStore(config, {
+      log: projectorLog,
+      startupTimeoutMs: Number.POSITIVE_INFINITY,
+      tailIntervalMs: Number(process.env.DMG_TAIL_INTERVAL_MS ?? 0),
+    }),
   );
   const db = openReadModelDb(config.dataDir, READ_MODEL_FILE);
   // The contact lookups' cache lives in the file too (written by the device's owner): made here, before any worker.
@@ -111,8 +115,9 @@ export async function startMachineProjector(
     if (keys) keys.add(key);
     else pending!.changed.set(model, new Set([key]));
   };
-  // The devices and groups read models drop a device's cached view on every event they handle (by its deviceId).
-  const byDevice = [readModels.devices, readModels.groups];
+  // The devices, groups and settings read models drop a device's cached view on every event they handle (by its
+  // deviceId).
+  const byDevice = [readModels.devices, readModels.groups, readModels.settings];
   main.onCommitted = (events) => {
     tell();
     for (const event of events) {

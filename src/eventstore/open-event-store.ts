@@ -14,7 +14,7 @@ export const SQLITE_STORE_FILE = 'events.sqlite';
 export async function openEventStore(
   config: Pick<Config, 'eventStoreUrl' | 'dataDir'> & { cluster?: Pick<Config['cluster'], 'leases'> },
   /** `readOnly`: the embedded store is only read, never set up or migrated (SqliteStoreOptions). */
-  options: { log?: Pick<Logger, 'warn'>; startupTimeoutMs?: number; readOnly?: boolean } = {},
+  options: { log?: Pick<Logger, 'warn'>; startupTimeoutMs?: number; readOnly?: boolean; tailIntervalMs?: number } = {},
 ): Promise<EventStore> {
   if (config.eventStoreUrl) {
     // Loaded only when used: the gRPC client is heavy and most installations run the embedded store.
@@ -32,5 +32,6 @@ export async function openEventStore(
   return new SqliteEventStore(join(config.dataDir, SQLITE_STORE_FILE), {
     sharedFile: config.cluster?.leases === true,
     readOnly: options.readOnly === true,
+    ...(options.tailIntervalMs === undefined ? {} : { tailIntervalMs: options.tailIntervalMs }),
   });
 }
