@@ -152,7 +152,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const metrics = new Metrics();
   // `projections` is assigned below, before any request can ask for health.
   const storage = new StorageHealth(config.dataDir, config.diskFreeMinBytes, () => projections.failing);
-  const opened = await openEventStore(config, { log, startupTimeoutMs: Number.POSITIVE_INFINITY, tailIntervalMs: Number(process.env.DMG_WORKER_TAIL_INTERVAL_MS ?? 0) });
+  const opened = await openEventStore(config, { log, startupTimeoutMs: Number.POSITIVE_INFINITY });
   const store = withCurrentSchemas(
     new InstrumentedStore(options.wrapStore ? options.wrapStore(opened) : opened, metrics, (error) =>
       storage.noteWrite(error),
