@@ -5,6 +5,12 @@ import type { EventStore } from './event-store.js';
 import { SqliteEventStore } from './sqlite/sqlite-event-store.js';
 
 export const SQLITE_STORE_FILE = 'events.sqlite';
+/**
+ * Several processes on the file: how often at most each reads the others' commits (SqliteStoreOptions.tailIntervalMs).
+ * The `-wal` watch fires several times per commit, and checking `data_version` at each signal was about 4 % of a
+ * worker's time per request (issue 30); 2 ms later is soon enough for what follows the log.
+ */
+const SHARED_FILE_TAIL_INTERVAL_MS = 2;
 
 /**
  * EventStoreDB when EVENTSTORE_URL is set, else the embedded SQLite store in DATA_DIR.
@@ -32,6 +38,6 @@ export async function openEventStore(
   return new SqliteEventStore(join(config.dataDir, SQLITE_STORE_FILE), {
     sharedFile: config.cluster?.leases === true,
     readOnly: options.readOnly === true,
-    ...(options.tailIntervalMs === undefined ? {} : { tailIntervalMs: options.tailIntervalMs }),
+    tailIntervalMs: options.tailIntervalMs ?? SHARED_FILE_TAIL_INTERVAL_MS,
   });
 }
