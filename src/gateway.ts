@@ -140,6 +140,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     link.onChanged(devices.name, (deviceId) => devices.forget(deviceId));
     link.onChanged(readModels.groups.name, (deviceId) => readModels.groups.forget(deviceId));
     link.onChanged(readModels.keys.name, (keyHash) => readModels.keys.forget(keyHash));
+    link.onChanged(readModels.settings.name, (deviceId) => readModels.settings.forget(deviceId));
     // A worker writes no key usage: the projector records it.
     readModels.keys.usage.sink = (uses) => link.sendKeyUses(uses);
   }

@@ -5,6 +5,12 @@ import type { EventStore } from './event-store.js';
 import { SqliteEventStore } from './sqlite/sqlite-event-store.js';
 
 export const SQLITE_STORE_FILE = 'events.sqlite';
+/**
+ * Several processes on the file: how often at most each reads the others' commits (SqliteStoreOptions.tailIntervalMs).
+ * The `-wal` watch fires several times per commit, and checking `data_version` at each signal was about 4 % of a
+ * worker's time per request (issue 30); 2 ms later is soon enough for what follows the log.
+ */
+const SHARED_FILE_TAIL_INTERVAL_MS = 2;
 
 /**
  * EventStoreDB when EVENTSTORE_URL is set, else the embedded SQLite store in DATA_DIR.
@@ -14,7 +20,7 @@ export const SQLITE_STORE_FILE = 'events.sqlite';
 export async function openEventStore(
   config: Pick<Config, 'eventStoreUrl' | 'dataDir'> & { cluster?: Pick<Config['cluster'], 'leases'> },
   /** `readOnly`: the embedded store is only read, never set up or migrated (SqliteStoreOptions). */
-  options: { log?: Pick<Logger, 'warn'>; startupTimeoutMs?: number; readOnly?: boolean } = {},
+  options: { log?: Pick<Logger, 'warn'>; startupTimeoutMs?: number; readOnly?: boolean; tailIntervalMs?: number } = {},
 ): Promise<EventStore> {
   if (config.eventStoreUrl) {
     // Loaded only when used: the gRPC client is heavy and most installations run the embedded store.
@@ -32,5 +38,6 @@ export async function openEventStore(
   return new SqliteEventStore(join(config.dataDir, SQLITE_STORE_FILE), {
     sharedFile: config.cluster?.leases === true,
     readOnly: options.readOnly === true,
+    tailIntervalMs: options.tailIntervalMs ?? SHARED_FILE_TAIL_INTERVAL_MS,
   });
 }

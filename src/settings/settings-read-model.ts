@@ -17,6 +17,8 @@ import { DEFAULT_SETTINGS, type DeviceSettings, type SettingsEvent } from './set
 type HandledEvent = SettingsEvent | Extract<DeviceEvent, { type: 'DeviceDeleted' }>;
 const HANDLED: ReadonlySet<string> = new Set(['DeviceSettingsChanged', 'DeviceDeleted']);
 const isHandled = eventGuard<HandledEvent>(HANDLED);
+/** Devices whose settings are kept in memory: read on every send (pacing), they change rarely. */
+const CACHE_SIZE = 10_000;
 
 export class SettingsReadModel implements Projection {
   readonly name = 'device-settings';
@@ -24,6 +26,8 @@ export class SettingsReadModel implements Projection {
   readonly version = 2;
   readonly handles: ReadonlySet<string> = HANDLED;
   private statements: ReturnType<SettingsReadModel['prepare']> | undefined;
+  /** What `recorded` answered, by device (frozen: callers share it); dropped when the device's row changes. */
+  private readonly cache = new Map<string, Readonly<DeviceSettings>>();
 
   /** `sealed`: ENCRYPTION_KEY's sealing (none: credentials are kept as they were recorded). */
   constructor(
@@ -37,7 +41,13 @@ export class SettingsReadModel implements Projection {
     );
   }
 
+  /** Drops the cached settings of a device whose row another process changed (src/projections/projector-link.ts). */
+  forget(deviceId: string): void {
+    this.cache.delete(deviceId);
+  }
+
   reset(db: Database.Database): void {
+    this.cache.clear();
     // Rows of version 1 may hold credentials in clear: their bytes are overwritten, not just freed.
     const secureDelete = db.pragma('secure_delete', { simple: true }) as number;
     db.pragma('secure_delete = ON');
@@ -47,13 +57,14 @@ export class SettingsReadModel implements Projection {
 
   apply(event: StoredEvent): void {
     if (!isHandled(event)) return;
+    this.cache.delete(event.data.deviceId);
     if (event.type === 'DeviceDeleted') {
       this.sql().remove.run(event.data.deviceId);
       return;
     }
     // The stream's own evolve: the rule is written once.
     const { deviceId } = event.data;
-    const next = settingsDecider.evolve(this.recorded(deviceId), event);
+    const next = settingsDecider.evolve(this.read(deviceId), event);
     if (next.proxy) next.proxy = sealedProxy(next.proxy, deviceId, this.sealed);
     this.sql().put.run(deviceId, JSON.stringify(next));
   }
@@ -66,8 +77,18 @@ export class SettingsReadModel implements Projection {
 
   /** The device's settings as kept (credentials sealed when ENCRYPTION_KEY is set): the proxy's `url` is masked. */
   recorded(deviceId: string): DeviceSettings {
+    const cached = this.cache.get(deviceId);
+    if (cached) return cached;
+    const settings = Object.freeze(this.read(deviceId));
+    if (this.cache.size >= CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
+    this.cache.set(deviceId, settings);
+    return settings;
+  }
+
+  /** The row as it is in the file (a copy the caller may change). */
+  private read(deviceId: string): DeviceSettings {
     const row = this.sql().get.get(deviceId);
-    return row ? { ...DEFAULT_SETTINGS, ...(JSON.parse(row.settings) as Partial<DeviceSettings>) } : DEFAULT_SETTINGS;
+    return { ...DEFAULT_SETTINGS, ...(row ? (JSON.parse(row.settings) as Partial<DeviceSettings>) : {}) };
   }
 
   private sql() {

@@ -96,7 +96,7 @@ describe('GATEWAY_PROCESSES=2: one projector for the machine', CHILD_GATEWAY_TES
     );
   });
 
-  it('drops a deleted scoped key and the global webhooks in every worker once they change', async () => {
+  it('drops a deleted scoped key, the global webhooks and a changed setting in every worker once they change', async () => {
     const dataDir = tempDir('dmg-machine-projector-');
     gateway = await spawnGateway(dataDir, {
       DEFAULT_ENGINE: 'sandbox',
@@ -125,6 +125,16 @@ describe('GATEWAY_PROCESSES=2: one projector for the machine', CHILD_GATEWAY_TES
     expect(await everyWorker('GET', '/devices/k1/session/state', scoped)).toEqual([200, 200, 200, 200]);
     expect((await call(url, 'DELETE', `/devices/k1/keys/${made.body.keyId}`)).status).toBe(204);
     expect(await everyWorker('GET', '/devices/k1/session/state', scoped)).toEqual([401, 401, 401, 401]);
+
+    // Each worker caches the device's settings (read on every send for pacing).
+    const rejecting = async () => {
+      const answers: boolean[] = [];
+      for (let i = 0; i < 4; i++) answers.push((await call(url, 'GET', '/devices/k1/settings')).body.rejectCalls);
+      return answers;
+    };
+    expect(await rejecting()).toEqual([false, false, false, false]);
+    expect((await call(url, 'PATCH', '/devices/k1/settings', { rejectCalls: true })).status).toBe(200);
+    expect(await rejecting()).toEqual([true, true, true, true]);
 
     // Each worker caches that there is no global webhook.
     expect(await everyWorker('GET', '/webhooks')).toEqual([200, 200, 200, 200]);

@@ -25,6 +25,7 @@ import { BaileysConnection, type ConnectionSettings } from './baileys-connection
 import { type Clock, systemClock } from '../../time/clock.js';
 import type { MediaDownloader, PollLookup } from './baileys-inbound.js';
 import type { BaileysSocket, SocketFactory } from './baileys-socket.js';
+import { historySyncOptions } from './history.js';
 import { type LinkPreviewProvider, withPollContextInfo } from './outgoing-content.js';
 import type { DeviceSettings } from '../../settings/settings-events.js';
 import { proxyAgentOf, proxyDispatcherOf } from './proxy-agent.js';
@@ -164,6 +165,8 @@ export class BaileysEngine implements Engine {
     const mediaDispatcher = proxy ? proxyDispatcherOf(proxy, guard) : undefined;
     const socket = (this.options.makeSocket ?? makeBaileysSocket)({
       ...this.socketConfig(auth.state, baileysLogger, version),
+      // Read at each (re)connect, as the proxy is: a changed setting applies from the next link or reconnect.
+      ...historySyncOptions(this.options.deviceSettings?.(deviceId).historySync),
       ...(agent ? { agent, fetchAgent: agent } : {}),
     });
     const connection: BaileysConnection = new BaileysConnection({
@@ -248,9 +251,8 @@ export class BaileysEngine implements Engine {
       keepAliveIntervalMs: this.settings.keepAliveIntervalMs,
       defaultQueryTimeoutMs: o.queryTimeoutMs ?? DEFAULTS.queryTimeoutMs,
       qrTimeout: this.settings.qrTimeoutMs,
-      // Only live traffic: no history sync, no presence broadcast, no previews fetched by Baileys.
-      shouldSyncHistoryMessage: () => false,
-      syncFullHistory: false,
+      // History sync as the device's setting says (historySyncOptions, at connect); no presence broadcast, no
+      // previews fetched by Baileys.
       markOnlineOnConnect: false,
       generateHighQualityLinkPreview: false,
       patchMessageBeforeSending: (message) => withPollContextInfo(message),

@@ -16,7 +16,15 @@ import {
 import type { OwnChatChanges } from './own-chat-changes.js';
 import type { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
-import type { ChatActivity, EngineEvents, GroupReport, InboundMessage, LinkedAccount } from '../engine.js';
+import type {
+  ChatActivity,
+  EngineEvents,
+  GroupReport,
+  HistoryChunk,
+  InboundMessage,
+  LinkedAccount,
+} from '../engine.js';
+import type { ReceivedMessage } from '../../messages/message-events.js';
 import type { PresenceState } from '../../messages/message-events.js';
 import type { DeviceSettings } from '../../settings/settings-events.js';
 import type { StoreAuthState } from './auth/store-auth-state.js';
@@ -30,6 +38,7 @@ import {
   activityOfLabelEdit,
 } from './chats.js';
 import { contactsOf } from './contacts.js';
+import { carriesMessages, isFinal, syncIdOf } from './history.js';
 import {
   groupMetadataOf,
   reportOfJoinRequest,
@@ -114,6 +123,9 @@ export class BaileysInbound {
   listen(): void {
     const { socket } = this.deps;
     socket.ev.on('messages.upsert', (upsert) => this.onMessagesUpsert(upsert));
+    socket.ev.on('messaging-history.set', (set) => {
+      if (carriesMessages(set)) this.enqueueReport(() => this.reportHistory(set), 'history');
+    });
     socket.ev.on('messages.update', (updates) => this.reportReceipts(receiptsOfMessageUpdates(updates, nowSeconds())));
     socket.ev.on('message-receipt.update', (updates) =>
       this.reportReceipts(receiptsOfUserReceipts(updates, nowSeconds())),
@@ -157,7 +169,7 @@ export class BaileysInbound {
   private onMessagesUpsert({ messages, type }: BaileysEventMap['messages.upsert']): void {
     // 'notify' arrived while connected; 'append' is what WhatsApp kept for us while offline (acknowledged, so
     // never sent again), the echoes of our own sends (skipped below), and notifications without content
-    // (group changes, reported as such). History comes as messaging-history.set, which is not listened to.
+    // (group changes, reported as such). History comes as messaging-history.set (reportHistory).
     if (type !== 'notify' && type !== 'append') return;
     for (const message of messages) {
       // Broadcast lists are not reported; statuses are (as status.received), posts of channels too (channel.message).
@@ -228,6 +240,45 @@ export class BaileysInbound {
       reported.downloadMedia = () => download(message, this.deps.socket, this.deps.logger, this.deps.mediaDispatcher);
     }
     this.report('inbound', this.deps.events.inbound(reported));
+  }
+
+  /**
+   * A chunk of the account's history: its messages as received messages of their chats (no media download, no
+   * `message.received`: the inbox records them as HistoryImported), the chats' names, and how far the sync got.
+   * Edits, revokes, votes, statuses and chats the gateway does not support are left out.
+   */
+  private async reportHistory(set: BaileysEventMap['messaging-history.set']): Promise<void> {
+    const { events } = this.deps;
+    if (!events.history) return;
+    const chats: HistoryChunk['chats'] = [];
+    for (const chat of set.chats) {
+      if (!isSupportedChat(chat.id)) continue;
+      const chatId = await this.chatIdOf(chat.id);
+      const name = chat.name ?? undefined;
+      if (chatId) chats.push({ chatId, ...(name ? { name } : {}) });
+    }
+    const messages: ReceivedMessage[] = [];
+    for (const message of set.messages) {
+      const key = message.key;
+      if (!isSupportedChat(key.remoteJid) || protocolChangeOf(message)) continue;
+      if (normalizeMessageContent(message.message)?.pollUpdateMessage) continue;
+      const isGroup = isGroupJid(key.remoteJid);
+      const fromMe = key.fromMe === true;
+      const chatId = isGroup ? key.remoteJid : await this.chatIdOf(key.remoteJid, key.remoteJidAlt);
+      const participant =
+        isGroup && !fromMe && key.participant ? await this.chatIdOf(key.participant, key.participantAlt) : undefined;
+      const from = fromMe ? (this.deps.linkedAccount()?.phone ?? '') : (participant ?? chatId);
+      if (!chatId || !from) continue;
+      const inbound = inboundMessageOf(message, from);
+      if (!inbound) continue;
+      messages.push({ ...inbound, chatId, isGroup, fromMe, ...(participant ? { participant } : {}) });
+    }
+    if (messages.length === 0 && chats.length === 0) return;
+    const progress = typeof set.progress === 'number' ? { progress: set.progress } : {};
+    this.report(
+      'history',
+      events.history({ syncId: syncIdOf(set), chats, messages, ...progress, final: isFinal(set) }),
+    );
   }
 
   /**

@@ -88,6 +88,12 @@ export interface SqliteStoreOptions {
    * neither set up nor migrated, checkpointed or written, and appends are refused.
    */
   readOnly?: boolean;
+  /**
+   * Several writers: the file is read for other processes' commits at most this often (default 0: at every
+   * change). For a follower that serves no request (the machine projector): under load it then projects the
+   * commits of several processes as one batch (docs/architecture.md, "Several processes").
+   */
+  tailIntervalMs?: number;
 }
 
 /**
@@ -118,7 +124,15 @@ export class SqliteEventStore implements EventStore {
 
   /** Several writers: the last position handed to the live feed, and how the file's changes are noticed. */
   private tail:
-    { last: number; version: number; watcher: FSWatcher | undefined; timer: NodeJS.Timeout | undefined } | undefined;
+    | {
+        last: number;
+        version: number;
+        watcher: FSWatcher | undefined;
+        timer: NodeJS.Timeout | undefined;
+        /** performance.now() of the last read of the file (tailIntervalMs). */
+        readAt: number;
+      }
+    | undefined;
 
   constructor(
     readonly file: string,
@@ -196,6 +210,7 @@ export class SqliteEventStore implements EventStore {
     };
     this.appendOne = this.db.transaction((append: PendingAppend) => this.appendInTransaction(append));
     this.shared = options.sharedFile === true && file !== ':memory:';
+    this.tailInterval = { ms: options.tailIntervalMs ?? 0, timer: undefined };
     const busyTimeoutMs = options.busyTimeoutMs ?? BUSY_TIMEOUT_MS;
     this.committer = new GroupCommitter(
       (batch) => this.commit(batch),
@@ -217,6 +232,7 @@ export class SqliteEventStore implements EventStore {
 
   private readonly commitTransaction: (run: () => void) => void;
   private readonly shared: boolean;
+  private readonly tailInterval: { ms: number; timer: NodeJS.Timeout | undefined };
   private readonly wal: WalSync | undefined;
   private readonly checkpoints: { release(): Promise<void> } | undefined;
   /** Committed, and handed to live subscribers once flushed to disk. */
@@ -250,11 +266,12 @@ export class SqliteEventStore implements EventStore {
       version: this.dataVersion(),
       watcher: undefined,
       timer: undefined,
+      readAt: Number.NEGATIVE_INFINITY,
     };
     const wal = `${basename(this.file)}-wal`;
     try {
       this.tail.watcher = watch(dirname(this.file), { persistent: false }, (_event, name) => {
-        if (name === null || name === wal) this.pollTail(false);
+        if (name === null || name === wal) this.noticeChange();
       });
       this.tail.watcher.on('error', () => undefined);
     } catch {
@@ -264,6 +281,22 @@ export class SqliteEventStore implements EventStore {
       if (this.feed.size > 0) this.pollTail(false);
     }, TAIL_CHECK_MS);
     this.tail.timer.unref();
+  }
+
+  /**
+   * The file changed: read it now, or, when it was read less than `tailIntervalMs` ago, once that interval is up,
+   * so that under load the commits of several processes are read (and projected) together, while a lone change
+   * is read at once.
+   */
+  private noticeChange(): void {
+    const tail = this.tail;
+    if (!tail || this.tailInterval.timer) return;
+    const wait = tail.readAt + this.tailInterval.ms - performance.now();
+    if (wait <= 0) return this.pollTail(false);
+    this.tailInterval.timer = setTimeout(() => {
+      this.tailInterval.timer = undefined;
+      this.pollTail(false);
+    }, wait);
   }
 
   private dataVersion(): number {
@@ -277,6 +310,7 @@ export class SqliteEventStore implements EventStore {
     try {
       const version = this.dataVersion();
       if (!force && version === tail.version) return;
+      tail.readAt = performance.now();
       for (;;) {
         const page = this.readAllNow(tail.last, READ_ALL_PAGE);
         if (page.length === 0) break;
@@ -579,6 +613,7 @@ export class SqliteEventStore implements EventStore {
     if (this.tail) {
       this.tail.watcher?.close();
       clearInterval(this.tail.timer);
+      clearTimeout(this.tailInterval.timer);
     }
     this.feed.close();
     // The checkpointer's connection first, so that this one is the last: its close checkpoints and removes the WAL.

@@ -2,7 +2,7 @@
  * The Baileys engine through a fake socket (support/fake-socket-engine.ts). Connecting: the credentials
  * and settings handed to Baileys, QR pairing, unreadable or unavailable credentials.
  */
-import { type AuthenticationCreds, initAuthCreds } from 'baileys';
+import { type AuthenticationCreds, initAuthCreds, proto } from 'baileys';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { ValueCipher } from '../../../src/secrets/value-cipher.js';
@@ -17,13 +17,15 @@ import { eventually } from '../../support/eventually.js';
 const h = useFakeSocketEngine();
 
 describe('Baileys engine (fake socket): connecting', () => {
-  it('passes the stored credentials and the offline-only settings to Baileys', async () => {
+  it('passes the stored credentials and the quiet settings to Baileys (no presence, no full history)', async () => {
     const { socket } = await h.online();
     const config = socket.config;
     expect(config.auth.creds.me?.id).toBe(ME);
     expect(config.version).toEqual(expect.arrayContaining([expect.any(Number)]));
     expect(config.version).toHaveLength(3);
-    expect(config.shouldSyncHistoryMessage?.({})).toBe(false);
+    // The default historySync (`recent`): the recent history, not the full one (baileys-engine.history.test.ts).
+    expect(config.shouldSyncHistoryMessage?.({ syncType: proto.Message.HistorySyncType.FULL })).toBe(false);
+    expect(config.syncFullHistory).toBe(false);
     expect(config.markOnlineOnConnect).toBe(false);
     expect(config.keepAliveIntervalMs).toBe(60_000);
     expect(config.logger?.level).toBe('silent');

@@ -50,6 +50,31 @@ describe('sqlite store shared by several writers', () => {
     }
   });
 
+  it('with tailIntervalMs, reads the commits another process makes within the interval together, the first at once', async () => {
+    const file = join(tempDir('dmg-shared-'), 'events.sqlite');
+    // The follower, as the machine projector: it serves nothing, and projects fewer, larger batches.
+    const follower = new SqliteEventStore(file, { sharedFile: true, tailIntervalMs: 1_000 });
+    const writer = new SqliteEventStore(file, { sharedFile: true });
+    const batches: number[][] = [];
+    const subscription = follower.subscribe();
+    const reading = (async () => {
+      for await (const batch of subscription) batches.push(batch.map((event) => event.position));
+    })();
+    try {
+      await writer.append('w', [ev('W', { i: 0 })]);
+      await eventually(() => batches.length === 1, 'the first commit, read at once');
+      // Three commits of their own, each on disk before the next: within the interval, read as one batch.
+      for (let i = 1; i <= 3; i++) await writer.append('w', [ev('W', { i })]);
+      await eventually(() => batches.flat().length === 4, 'the three commits after it');
+      expect(batches).toEqual([[1], [2, 3, 4]]);
+    } finally {
+      await subscription.close();
+      await reading;
+      await follower.close();
+      await writer.close();
+    }
+  });
+
   it('sees the commits of another process and waits for its write lock instead of failing', async () => {
     const file = join(tempDir('dmg-shared-'), 'events.sqlite');
     const store = new SqliteEventStore(file, { sharedFile: true });

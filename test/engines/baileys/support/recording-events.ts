@@ -4,6 +4,7 @@ import type {
   DisconnectKind,
   EngineEvents,
   GroupReport,
+  HistoryChunk,
   InboundMessage,
   LinkedAccount,
   Receipt,
@@ -20,6 +21,7 @@ export interface RecordingEvents extends EngineEvents {
   contactBatches: Contact[][];
   activities: ChatActivity[];
   groupReports: GroupReport[];
+  histories: HistoryChunk[];
   pairingCodes: Array<{ code: string; expiresAt: Date }>;
 }
 
@@ -34,7 +36,12 @@ export function recordingEvents(): RecordingEvents {
     contactBatches: [],
     activities: [],
     groupReports: [],
+    histories: [],
     pairingCodes: [],
+    async history(chunk) {
+      events.log.push('history');
+      events.histories.push(chunk);
+    },
     pairingCode(code, expiresAt) {
       events.log.push('pairingCode');
       events.pairingCodes.push({ code, expiresAt });
