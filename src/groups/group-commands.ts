@@ -162,7 +162,7 @@ export class GroupCommands {
     return await engineSupports(operations.joinRequests?.bind(operations), 'join requests')(groupId);
   }
 
-  /** Approves or rejects requests (admins only); those approved are recorded as added. */
+  /** Approves or rejects requests (admins only); those approved are recorded as added, those rejected as closed. */
   async answerJoinRequests(
     deviceId: string,
     groupId: string,
@@ -173,14 +173,17 @@ export class GroupCommands {
     requireAdmin(await this.state(deviceId), groupId, me);
     const answer = engineSupports(operations.answerJoinRequests?.bind(operations), 'join requests');
     const results = await answer(groupId, action, numbers);
-    const added = results.filter((r) => r.status === 'ok').map((r) => r.number);
-    if (action === 'approve' && added.length > 0)
+    const answered = results.filter((r) => r.status === 'ok').map((r) => r.number);
+    // A rejected request is closed on the stream too, else the same number asking again would be no news.
+    if (action === 'reject' && answered.length > 0)
+      await this.record(deviceId, { type: 'RecordJoinRequestsRejected', deviceId, groupId, numbers: answered });
+    if (action === 'approve' && answered.length > 0)
       await this.record(deviceId, {
         type: 'RecordParticipants',
         deviceId,
         groupId,
         action: 'add',
-        participants: added,
+        participants: answered,
         by: me,
         me,
       });

@@ -102,6 +102,13 @@ export interface GroupJoinRequestData {
   action: (typeof JOIN_REQUEST_ACTIONS)[number];
 }
 
+/** An admin of this account rejected a request (through the API): it is closed, so the number may ask again. No webhook. */
+export interface GroupJoinRequestRejectedData {
+  deviceId: string;
+  groupId: string;
+  numbers: string[];
+}
+
 export type GroupEvent =
   | { type: 'GroupMetadataRecorded'; data: GroupMetadataRecordedData }
   | { type: 'GroupUpdated'; data: GroupUpdatedData }
@@ -109,7 +116,8 @@ export type GroupEvent =
   | { type: 'GroupLeft'; data: GroupLeftData }
   | { type: 'GroupInviteRevoked'; data: GroupInviteRevokedData }
   | { type: 'GroupPictureChanged'; data: GroupPictureChangedData }
-  | { type: 'GroupJoinRequested'; data: GroupJoinRequestData };
+  | { type: 'GroupJoinRequested'; data: GroupJoinRequestData }
+  | { type: 'GroupJoinRequestsRejected'; data: GroupJoinRequestRejectedData };
 
 export const GROUP_EVENT_TYPES: ReadonlySet<string> = new Set<GroupEvent['type']>([
   'GroupMetadataRecorded',
@@ -119,6 +127,7 @@ export const GROUP_EVENT_TYPES: ReadonlySet<string> = new Set<GroupEvent['type']
   'GroupInviteRevoked',
   'GroupPictureChanged',
   'GroupJoinRequested',
+  'GroupJoinRequestsRejected',
 ]);
 
 /** What an engine reports about groups (EngineEvents.groups), without the device id. */

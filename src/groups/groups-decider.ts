@@ -72,7 +72,9 @@ export type GroupsCommand =
       groupId: string;
       number: string;
       action: 'created' | 'revoked';
-    };
+    }
+  /** This account's admin rejected these requests (the engine answered `ok` for each). */
+  | { type: 'RecordJoinRequestsRejected'; deviceId: string; groupId: string; numbers: readonly string[] };
 
 export const stateOfGroup = (group: GroupMetadata, seq = 0): GroupState => ({
   seq,
@@ -238,6 +240,12 @@ export const groupsDecider: Decider<GroupsState, GroupsCommand, GroupEvent> = {
         if (event.data.action === 'created') open.push(event.data.number);
         return { seq, groups: { ...groups, [event.data.groupId]: { ...group, joinRequests: open } } };
       }
+      case 'GroupJoinRequestsRejected': {
+        const group = groups[event.data.groupId];
+        if (!group) return state;
+        const open = (group.joinRequests ?? []).filter((number) => !event.data.numbers.includes(number));
+        return { seq, groups: { ...groups, [event.data.groupId]: { ...group, joinRequests: open } } };
+      }
       case 'GroupInviteRevoked':
         return state;
     }
@@ -312,6 +320,14 @@ export const groupsDecider: Decider<GroupsState, GroupsCommand, GroupEvent> = {
         const open = (group.joinRequests ?? []).includes(number);
         if (open === (action === 'created')) return [];
         return [{ type: 'GroupJoinRequested', data: { deviceId, groupId, number, action } }];
+      }
+      case 'RecordJoinRequestsRejected': {
+        const { groupId } = command;
+        const open = state.groups[groupId]?.joinRequests ?? [];
+        // Only requests the stream holds open are closed: one it never heard of (or closed already) is no news.
+        const numbers = command.numbers.filter((number) => open.includes(number));
+        if (numbers.length === 0) return [];
+        return [{ type: 'GroupJoinRequestsRejected', data: { deviceId, groupId, numbers } }];
       }
     }
   },

@@ -215,6 +215,19 @@ describe('groups, continued (sandbox)', () => {
     expect(rejected.body.results).toEqual([{ number: DAVE, status: 'ok' }]);
     expect((await call(alice, 'GET', `/groups/${groupId}/requests`)).body.items).toEqual([]);
     expect((await call(dave, 'GET', `/groups/${groupId}`)).status).toBe(404);
+    // Rejected, Dave asks again: a new request, announced again (the stream no longer holds the first one open).
+    expect((await call(dave, 'POST', '/groups/join', { code })).body).toEqual({ groupId, requested: true });
+    await receiver.waitUntil(
+      () => hooksOf(alice, 'group.join_request').filter((d) => d.groupId === groupId).length === 3,
+      10_000,
+      "Dave's second request",
+    );
+    expect(hooksOf(alice, 'group.join_request').filter((d) => d.groupId === groupId)[2]).toEqual({
+      deviceId: alice.id,
+      groupId,
+      number: DAVE,
+      action: 'created',
+    });
     expect(
       (await call(alice, 'POST', `/groups/${groupId}/requests`, { action: 'maybe', participants: [DAVE] })).status,
     ).toBe(400);

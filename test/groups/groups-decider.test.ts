@@ -129,6 +129,30 @@ describe('the groups decider', () => {
     expect(requireAdmin(state, G, ME).subject).toBe('Team');
   });
 
+  it('closes the requests an admin of this account rejected, so the number may ask again; none it holds open is no news', () => {
+    const requested: GroupEvent = {
+      type: 'GroupJoinRequested',
+      data: { deviceId: 'd', groupId: G, number: BEN, action: 'created' },
+    };
+    const reject = { type: 'RecordJoinRequestsRejected', deviceId: 'd', groupId: G, numbers: [BEN, ANNA] } as const;
+    const rejected: GroupEvent = {
+      type: 'GroupJoinRequestsRejected',
+      data: { deviceId: 'd', groupId: G, numbers: [BEN] },
+    };
+    spec
+      .given([recorded(group()), requested])
+      .when(reject)
+      .then([rejected]);
+    spec
+      .given([recorded(group())])
+      .when(reject)
+      .thenNothing();
+    spec
+      .given([recorded(group()), requested, rejected])
+      .when({ type: 'RecordJoinRequest', deviceId: 'd', groupId: G, number: BEN, action: 'created' })
+      .then([requested]);
+  });
+
   it('records a join request once however often it is delivered, and nothing for a group the account is not in', () => {
     const request = (action: 'created' | 'revoked', groupId = G) =>
       ({ type: 'RecordJoinRequest', deviceId: 'd', groupId, number: BEN, action }) as const;
