@@ -32,11 +32,19 @@ export interface Node {
   memberId: string;
 }
 
+/** What logOf has read of each server's log so far: it reads on from there (the log grows to tens of thousands). */
+const folded = new WeakMap<
+  EsdbTestServerChild,
+  { read: number; owners: Map<string, string>; sent: Map<string, number> }
+>();
+
 /** What the cluster's log holds now (the leader's copy): lease owners and how often each message was sent. */
 export async function logOf(server: EsdbTestServerChild) {
-  const owners = new Map<string, string>();
-  const sent = new Map<string, number>();
-  for (const record of await server.records()) {
+  const log = folded.get(server) ?? { read: 0, owners: new Map<string, string>(), sent: new Map<string, number>() };
+  folded.set(server, log);
+  const { owners, sent } = log;
+  const records = await server.records();
+  for (const record of records.slice(log.read)) {
     if (record.type !== 'LeaseAcquired' && !record.streamId.startsWith('outbox-')) continue;
     const data = JSON.parse(record.data) as {
       deviceId?: string;
@@ -48,7 +56,8 @@ export async function logOf(server: EsdbTestServerChild) {
     if (record.streamId.startsWith('outbox-') && record.type === 'MessageStatusChanged' && data.status === 'sent')
       sent.set(data.waMessageId!, (sent.get(data.waMessageId!) ?? 0) + 1);
   }
-  return { owners, sent };
+  log.read = records.length;
+  return { owners: new Map(owners), sent: new Map(sent) };
 }
 
 export interface Cluster {
@@ -57,6 +66,8 @@ export interface Cluster {
   nodes: Node[];
   devices: TestDevice[];
   step(what: string): void;
+  /** What step() noted so far, with the seconds since the start (printed when the test fails). */
+  trace(): readonly string[];
   /** Samples what each process says it holds until stop(); stop() answers how often the two held more than there are. */
   watchHolding(): { stop(): Promise<number> };
   /** Kills the gateways and stops the receiver and the cluster. */
@@ -163,5 +174,5 @@ export async function startEsdbClusterGateways(): Promise<Cluster> {
       },
     };
   };
-  return { server, receiver, nodes, devices, step, watchHolding, stop };
+  return { server, receiver, nodes, devices, step, trace: () => trace, watchHolding, stop };
 }
