@@ -156,7 +156,9 @@ describe(
       expect([...sent.keys()].filter((id) => !acknowledged.has(id))).toEqual([]);
       expect(overlap).toBe(0);
       // Each gateway's adapter keeps a client or two across all the elections (before: hundreds).
-      expect((await server.connectionNames()).length).toBeLessThanOrEqual(8);
+      const clients = (await server.connectionNames()).length;
+      step(`${clients} clients made by the two gateways`);
+      expect(clients).toBeLessThanOrEqual(8);
       // What a passing run did, for the timings in bench/README.md.
       console.info(cluster.trace().join('\n'));
     });
