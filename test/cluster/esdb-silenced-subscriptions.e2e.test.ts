@@ -17,10 +17,11 @@ describe('two gateway processes on a KurrentDB cluster whose subscriptions go si
   it('subscriptions silenced for 20 s while appends work: no device changes hands, none is held twice', async () => {
     cluster = await startEsdbClusterGateways();
     const { server, nodes, devices, step, watchHolding } = cluster;
-    const before = new Map(logOf(server).owners);
-    const acquiredBefore = server.allRecords().filter((record) => record.type === 'LeaseAcquired').length;
+    const before = new Map((await logOf(server)).owners);
+    const acquired = async () => (await server.records()).filter((record) => record.type === 'LeaseAcquired').length;
+    const acquiredBefore = await acquired();
     const holding = watchHolding();
-    server.blackHoleSubscriptions(Infinity);
+    await server.blackHoleSubscriptions(Infinity);
     step('subscriptions silenced');
     // Sends go on meanwhile: appends work and the owners run them. Each answer waits for this process's read models
     // (read-your-writes) until their deadline, then answers without them: 202 all the same, slower.
@@ -40,16 +41,19 @@ describe('two gateway processes on a KurrentDB cluster whose subscriptions go si
         }
       }),
     );
-    server.endBlackHole();
+    await server.endBlackHole();
     step(`subscriptions back; answers meanwhile: ${JSON.stringify([...answers])}`);
     await eventually(
-      () => accepted.every((id) => logOf(server).sent.get(id) === 1),
+      async () => {
+        const { sent } = await logOf(server);
+        return accepted.every((id) => sent.get(id) === 1);
+      },
       'the sends made meanwhile sent',
       30_000,
     );
     expect(await holding.stop()).toBe(0);
-    expect(logOf(server).owners).toEqual(before);
-    expect(server.allRecords().filter((record) => record.type === 'LeaseAcquired').length).toBe(acquiredBefore);
+    expect((await logOf(server)).owners).toEqual(before);
+    expect(await acquired()).toBe(acquiredBefore);
     expect([...answers.keys()]).toEqual([202]);
     expect(accepted.length).toBeGreaterThanOrEqual(10);
   });

@@ -50,6 +50,7 @@ import {
   toStoredEvent,
   toPosition,
   toStoreError,
+  clientReconnects,
   refusedUnsent,
 } from './eventstoredb-mapping.js';
 
@@ -221,7 +222,7 @@ class EventStoreDbStore implements EventStore {
           const unavailable = mapped instanceof StoreUnavailableError && !(mapped instanceof StoreRefusedError);
           const unsent = refusedUnsent(converted);
           if (converted instanceof NotLeaderError) this.followLeader(client, converted.leader);
-          else if (unavailable && unsent !== 'not_ready') this.failed(client);
+          else if (unavailable && unsent !== 'not_ready' && !clientReconnects(converted)) this.failed(client);
           const again = this.opening
             ? unsent === 'not_leader'
             : unavailable && retry !== 'none' && (unsent !== undefined || retry === 'read');
@@ -256,8 +257,9 @@ class EventStoreDbStore implements EventStore {
   }
 
   /**
-   * The client caches some failures for good (it reconnects only on UNAVAILABLE, and a timed-out
-   * GetSupportedMethods probe is kept for every call that asks it): after repeated failures, start over with
+   * The client caches some failures for good (it reconnects only on UNAVAILABLE and CANCELLED, which are not
+   * counted here, and a timed-out GetSupportedMethods probe is kept for every call that asks it): after repeated
+   * failures of the other kinds, start over with
    * a new client, at most once per MIN_CLIENT_LIFE_MS. It starts at the leader last named, unless the client
    * that failed was already made for it (that leader is gone: the URL again).
    */

@@ -138,6 +138,16 @@ export function refusedUnsent(error: unknown): 'not_leader' | 'not_ready' | 'unr
 }
 
 /**
+ * A failure after which the client connects again by itself (Client/index.js `shouldReconnect`: UNAVAILABLE or
+ * CANCELLED, as when the leader dies under way or refuses the connection), finding the leader through gossip:
+ * no reason to replace it. Replaced anyway, a client was made at every leader change (24 for two gateways in the
+ * leader-kill chaos test).
+ */
+export function clientReconnects(error: unknown): boolean {
+  return error instanceof UnavailableError || error instanceof CancelledError;
+}
+
+/**
  * Connection-level failures become StoreUnavailableError and refusals StoreRefusedError (both the HTTP
  * layer's 503); conflicts and the rest pass through.
  */

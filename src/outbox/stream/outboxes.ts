@@ -10,12 +10,18 @@ import type { OutboxCommand, OutboxResultOf } from './outbox-decider.js';
 
 /** Latest outbox events read back for countedPoint. */
 const COUNTED_POINT_EVENTS = 200;
+/** A read again that failed is tried again after this, doubled each time up to the max, this many times at most. */
+const READ_AGAIN_FIRST_MS = 250;
+const READ_AGAIN_MAX_MS = 5_000;
+const READ_AGAIN_TRIES = 30;
 
 export type OutboxChangeListener = (deviceId: string) => void;
 
 export class Outboxes {
   private readonly loaded = new Map<string, Promise<DeviceOutbox>>();
   private readonly listeners = new Set<OutboxChangeListener>();
+  /** Devices whose outbox is to be read again after a failed read (one timer each). */
+  private readonly readingAgain = new Set<string>();
 
   constructor(
     private readonly store: EventStore,
@@ -107,14 +113,30 @@ export class Outboxes {
     if (!loaded) return;
     void loaded.then(
       (outbox) => {
-        // Told once the state is read again (a command waits for that), so the drainer sees what was added.
-        if (stale(outbox))
-          void outbox.caughtUp().then(
-            () => this.changed(deviceId),
-            () => undefined,
-          );
+        if (stale(outbox)) this.tellOnceRead(deviceId, outbox, 0);
       },
       () => undefined,
+    );
+  }
+
+  /**
+   * Tells the drainer once the state is read again (a command waits for that), so that it sees what was added. A
+   * read that fails (an election, the store down a moment) is tried again: else nothing reads it until the next
+   * command, and the drainer, deciding on the state before, leaves what another process queued unsent.
+   */
+  private tellOnceRead(deviceId: string, outbox: DeviceOutbox, failures: number): void {
+    outbox.caughtUp().then(
+      () => this.changed(deviceId),
+      (error: unknown) => {
+        if (this.readingAgain.has(deviceId) || failures + 1 >= READ_AGAIN_TRIES) return;
+        this.readingAgain.add(deviceId);
+        this.log.warn({ err: error, deviceId }, 'outbox not read again; trying again');
+        const pause = Math.min(READ_AGAIN_MAX_MS, READ_AGAIN_FIRST_MS * 2 ** failures);
+        setTimeout(() => {
+          this.readingAgain.delete(deviceId);
+          this.tellOnceRead(deviceId, outbox, failures + 1);
+        }, pause).unref();
+      },
     );
   }
 

@@ -1,11 +1,12 @@
 /**
  * Two gateway processes (GATEWAY_CLUSTER, a data directory each, as on two machines) on a three-node KurrentDB
- * test cluster (test/support/esdb-test-server.ts), with sandbox devices online and hooked: the set-up of
+ * test cluster (test/support/esdb-test-server.ts) in a process of its own (in the test's process the three nodes
+ * shared one event loop with the load and answered heartbeats in seconds), with sandbox devices online and hooked: the set-up of
  * esdb-silenced-subscriptions.e2e.test.ts (in `npm test`) and esdb-leader-chaos.e2e.test.ts (`npm run chaos:esdb`).
  */
 import { expect, onTestFinished } from 'vitest';
 import { type ChildGateway, spawnGateway } from '../../support/child-gateway.js';
-import { type EsdbTestServer, startEsdbTestCluster } from '../../support/esdb-test-server.js';
+import { type EsdbTestServerChild, spawnEsdbTestServer } from '../../support/esdb-test-server-child.js';
 import { eventually } from '../../support/eventually.js';
 import { type Api, apiClient } from '../../support/gateway.js';
 import { type TestDevice, createSandboxDevice, waitForState } from '../../support/sessions.js';
@@ -31,13 +32,21 @@ export interface Node {
   memberId: string;
 }
 
+/** What logOf has read of each server's log so far: it reads on from there (the log grows to tens of thousands). */
+const folded = new WeakMap<
+  EsdbTestServerChild,
+  { read: number; owners: Map<string, string>; sent: Map<string, number> }
+>();
+
 /** What the cluster's log holds now (the leader's copy): lease owners and how often each message was sent. */
-export function logOf(server: EsdbTestServer) {
-  const owners = new Map<string, string>();
-  const sent = new Map<string, number>();
-  for (const record of server.allRecords()) {
+export async function logOf(server: EsdbTestServerChild) {
+  const log = folded.get(server) ?? { read: 0, owners: new Map<string, string>(), sent: new Map<string, number>() };
+  folded.set(server, log);
+  const { owners, sent } = log;
+  const records = await server.records();
+  for (const record of records.slice(log.read)) {
     if (record.type !== 'LeaseAcquired' && !record.streamId.startsWith('outbox-')) continue;
-    const data = JSON.parse(Buffer.from(record.data).toString('utf8')) as {
+    const data = JSON.parse(record.data) as {
       deviceId?: string;
       owner?: string;
       status?: string;
@@ -47,15 +56,18 @@ export function logOf(server: EsdbTestServer) {
     if (record.streamId.startsWith('outbox-') && record.type === 'MessageStatusChanged' && data.status === 'sent')
       sent.set(data.waMessageId!, (sent.get(data.waMessageId!) ?? 0) + 1);
   }
-  return { owners, sent };
+  log.read = records.length;
+  return { owners: new Map(owners), sent: new Map(sent) };
 }
 
 export interface Cluster {
-  server: EsdbTestServer;
+  server: EsdbTestServerChild;
   receiver: TestReceiver;
   nodes: Node[];
   devices: TestDevice[];
   step(what: string): void;
+  /** What step() noted so far, with the seconds since the start (printed when the test fails). */
+  trace(): readonly string[];
   /** Samples what each process says it holds until stop(); stop() answers how often the two held more than there are. */
   watchHolding(): { stop(): Promise<number> };
   /** Kills the gateways and stops the receiver and the cluster. */
@@ -72,7 +84,7 @@ export async function startEsdbClusterGateways(): Promise<Cluster> {
     if (context.task.result?.state !== 'fail') return;
     console.error([...trace, ...mine.map((gateway) => `--- ${gateway.url}\n${gateway.output()}`)].join('\n'));
   });
-  const server = await startEsdbTestCluster();
+  const server = await spawnEsdbTestServer({ nodes: 3 });
   const receiver = await TestReceiver.start();
   const stop = async () => {
     await Promise.allSettled(mine.map((gateway) => gateway.kill()));
@@ -92,7 +104,10 @@ export async function startEsdbClusterGateways(): Promise<Cluster> {
     nodes.push({ gateway, api, memberId: health.body.cluster.memberId });
   }
   const [first] = nodes;
-  const nodeOf = (deviceId: string) => nodes.find((node) => node.memberId === logOf(server).owners.get(deviceId));
+  const nodeOf = async (deviceId: string) => {
+    const owner = (await logOf(server)).owners.get(deviceId);
+    return nodes.find((node) => node.memberId === owner);
+  };
   const devices: TestDevice[] = [];
   for (let i = 0; i < DEVICES; i++) {
     const device = await createSandboxDevice(first.api, `k${i}`);
@@ -115,11 +130,15 @@ export async function startEsdbClusterGateways(): Promise<Cluster> {
       30_000,
     );
   }
-  await eventually(() => devices.every((device) => nodeOf(device.id)), 'every device has an owner', 20_000);
+  await eventually(
+    async () => (await Promise.all(devices.map((device) => nodeOf(device.id)))).every(Boolean),
+    'every device has an owner',
+    20_000,
+  );
   for (const [i, device] of devices.entries()) {
     await waitForState(first.api, device, 'qr');
     // The sandbox's phone lives in the owner's process.
-    const scanned = await nodeOf(device.id)!.api('POST', `/sandbox/devices/${device.id}/scan`, {
+    const scanned = await (await nodeOf(device.id))!.api('POST', `/sandbox/devices/${device.id}/scan`, {
       admin: true,
       json: { phone: `49151000002${i}` },
     });
@@ -155,5 +174,5 @@ export async function startEsdbClusterGateways(): Promise<Cluster> {
       },
     };
   };
-  return { server, receiver, nodes, devices, step, watchHolding, stop };
+  return { server, receiver, nodes, devices, step, trace: () => trace, watchHolding, stop };
 }

@@ -123,6 +123,36 @@ describe('EventStoreDB adapter on a cluster', () => {
     expect(server.connectionNames.size).toBeLessThanOrEqual(8);
   });
 
+  it('makes no new client at a leader change: the client connects again by itself and finds the new leader', async () => {
+    const server = await cluster();
+    const store = await open(server.url);
+    const s = stream();
+    let stopped = false;
+    let written = 0;
+    // Calls under way when the leader dies end CANCELLED, the next ones UNAVAILABLE (refused): both make the client
+    // connect again through gossip. Counted as failures of the client, they replaced it at every change.
+    const callers = Array.from({ length: 4 }, async () => {
+      while (!stopped) {
+        await store.append(s, [ev('E')]).then(
+          () => (written += 1),
+          () => undefined,
+        );
+        await store.readStream(s, { direction: 'backwards', maxCount: 1 }).catch(() => undefined);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    });
+    for (let round = 0; round < 4; round++) {
+      await new Promise((resolve) => setTimeout(resolve, 1_500)); // a client lives a second at least
+      await server.failover(200);
+    }
+    stopped = true;
+    await Promise.all(callers);
+    await store.append(s, [ev('Last')]);
+    expect(written).toBeGreaterThan(20);
+    // Before: 5 (one more at each of the 4 changes).
+    expect(server.connectionNames.size).toBe(1);
+  });
+
   it('a black-holed subscription stays silent while appends work, then ends with StoreUnavailableError', async () => {
     const server = await startEsdbTestServer();
     servers.push(server);
