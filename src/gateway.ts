@@ -63,6 +63,7 @@ import { EventStreamHub } from './stream/event-stream-hub.js';
 import { streamRoutes } from './http/routes/stream.js';
 import { dashboardRoutes } from './http/routes/dashboard.js';
 import { ChatCommands } from './chats/chat-commands.js';
+import { LabelCommands } from './chats/label-commands.js';
 import { MediaRetention } from './chats/media-retention.js';
 import { chatRoutes } from './http/routes/chats.js';
 import { labelRoutes } from './http/routes/labels.js';
@@ -459,7 +460,23 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       },
     }),
   );
-  routes.push(...labelRoutes({ index: messages }), ...sandboxLabelRoutes({ sandbox: engines.sandbox, calls }));
+  routes.push(
+    ...labelRoutes({
+      labels: calls.serve(
+        'labels',
+        new LabelCommands({
+          inbox,
+          index: messages,
+          connection: (deviceId) => sessions.connection(deviceId),
+          sessionState: sessionStateOf,
+          projections,
+        }),
+        { create: 'once', update: 'once', remove: 'once', labelChat: 'once' },
+      ),
+      index: messages,
+    }),
+    ...sandboxLabelRoutes({ sandbox: engines.sandbox, calls }),
+  );
   routes.push(
     ...chatRoutes({
       chats: calls.serve(

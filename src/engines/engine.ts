@@ -206,6 +206,28 @@ export interface ChatOperations {
   deleteForMe(chatId: string, message: ChatMessageRef): Promise<void>;
 }
 
+/** A label as WhatsApp's app state carries it (the id is chosen by the client that makes it). */
+export interface LabelEdit {
+  labelId: string;
+  name: string;
+  /** 0..19. */
+  color: number;
+  deleted: boolean;
+}
+
+/**
+ * Labels of a WhatsApp Business account (app state, like chat management). Each change resolves once the network
+ * took it.
+ */
+export interface LabelOperations {
+  /** Whether the linked account is a WhatsApp Business account: only those have labels. */
+  isBusiness(): boolean;
+  /** Makes, changes or deletes a label. */
+  edit(label: LabelEdit): Promise<void>;
+  /** Puts a label on a chat (`add`) or takes it off (`remove`). */
+  labelChat(chatId: string, labelId: string, action: 'add' | 'remove'): Promise<void>;
+}
+
 /** One live connection of one device. */
 export interface EngineConnection {
   send(message: OutgoingMessage): Promise<void>;
@@ -230,6 +252,8 @@ export interface EngineConnection {
   readonly groups?: GroupOperations;
   /** Chat management (absent: the engine has none). */
   readonly chats?: ChatOperations;
+  /** WhatsApp Business labels (absent: the engine has none). */
+  readonly labels?: LabelOperations;
   /** Ends the connection and keeps the credentials: the next connect needs no QR. */
   close(): Promise<void>;
   /** Unlinks the device from the account and wipes the credentials. */

@@ -20,6 +20,8 @@ export const WEBHOOK_EVENT_KINDS = [
   'history.synced',
   'group.join_request',
   'status.received',
+  'label.updated',
+  'chat.labels',
 ] as const;
 export type WebhookEventKind = (typeof WEBHOOK_EVENT_KINDS)[number];
 

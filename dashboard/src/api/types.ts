@@ -53,9 +53,11 @@ import type { WebhookEventKind } from '../../../src/webhooks/event-kinds.js';
 import type {
   CallReceivedPayload,
   ChatDeletedPayload,
+  ChatLabelsPayload,
   ChatUpdatedPayload,
   GroupJoinRequestPayload,
   HistorySyncedPayload,
+  LabelUpdatedPayload,
   MessageDeletedPayload,
   SessionHealthPayload,
   StatusReceivedPayload,
@@ -143,6 +145,8 @@ interface PayloadSchemas {
   'history.synced': typeof HistorySyncedPayload;
   'group.join_request': typeof GroupJoinRequestPayload;
   'status.received': typeof StatusReceivedPayload;
+  'label.updated': typeof LabelUpdatedPayload;
+  'chat.labels': typeof ChatLabelsPayload;
 }
 
 /** A webhook envelope as GET /stream sends it, one variant per kind, its `data` typed by `event`. */

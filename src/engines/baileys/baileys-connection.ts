@@ -14,6 +14,7 @@ import {
   EngineError,
   type AccountOperations,
   type ChatOperations,
+  type LabelOperations,
   type EngineEvents,
   type GroupOperations,
   type LinkedAccount,
@@ -30,6 +31,7 @@ import { redactProxyCredentials } from '../../settings/proxy-url.js';
 import { type BaileysAccountSocket, baileysAccountOperations } from './account.js';
 import { type BaileysGroupSocket, baileysGroupOperations } from './groups.js';
 import { baileysChatOperations, hasChats } from './chats.js';
+import { baileysLabelOperations } from './labels.js';
 import { OwnChatChanges } from './own-chat-changes.js';
 import type { Clock, ClockTimer } from '../../time/clock.js';
 import { BaileysInbound, type MediaDownloader, type PollLookup } from './baileys-inbound.js';
@@ -100,6 +102,7 @@ export class BaileysConnection implements EngineConnection {
   readonly groups: GroupOperations | undefined;
   readonly profileOps: AccountOperations | undefined;
   readonly chats: ChatOperations | undefined;
+  readonly labels: LabelOperations | undefined;
   private pairingTimer: ClockTimer | undefined;
 
   constructor(private readonly deps: ConnectionDependencies) {
@@ -122,6 +125,14 @@ export class BaileysConnection implements EngineConnection {
     this.groups = hasGroups(deps.socket) ? baileysGroupOperations(deps.socket, () => this.requireOnline()) : undefined;
     this.chats = hasChats(deps.socket)
       ? baileysChatOperations(deps.socket, () => this.requireOnline(), this.ownChatChanges)
+      : undefined;
+    this.labels = hasChats(deps.socket)
+      ? baileysLabelOperations(
+          deps.socket,
+          () => this.requireOnline(),
+          this.ownChatChanges,
+          () => this.deps.auth.state.creds,
+        )
       : undefined;
     this.profileOps = hasAccount(deps.socket)
       ? baileysAccountOperations(

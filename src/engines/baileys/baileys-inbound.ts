@@ -373,7 +373,8 @@ export class BaileysInbound {
   }
 
   /** Labels belong to no chat: reported in turn with the chat changes, without a chat to map. */
-  private reportLabels(activities: ChatActivity[]): void {
+  private reportLabels(reported: ChatActivity[]): void {
+    const activities = this.deps.ownChatChanges?.withoutEchoes(reported) ?? reported;
     for (const activity of activities) this.enqueueReport(async () => this.reportActivity(activity), 'label change');
   }
 

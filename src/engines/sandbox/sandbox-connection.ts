@@ -7,6 +7,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import {
   type ChatActivity,
   type ChatOperations,
+  type LabelOperations,
   type ChatPresence,
   EngineError,
   type EngineConnection,
@@ -48,6 +49,9 @@ export class SandboxConnection implements EngineConnection {
   readonly profileOps: AccountOperations;
   /** The sandbox phone takes every chat change this device makes (its own app state: nobody else sees it). */
   readonly chats: ChatOperations;
+  /** Labels, likewise taken by the phone; only a business phone has them. */
+  readonly labels: LabelOperations;
+  private business = false;
   /** While linking by code: the code on show and the number it links. */
   private pairingRequest: { code: string; phone: string } | undefined;
 
@@ -67,6 +71,7 @@ export class SandboxConnection implements EngineConnection {
       me();
     };
     this.chats = { modify: taken, star: taken, pin: taken, deleteForMe: taken };
+    this.labels = { isBusiness: () => this.business, edit: taken, labelChat: taken };
   }
 
   get online(): boolean {
@@ -150,9 +155,10 @@ export class SandboxConnection implements EngineConnection {
   }
 
   /** Stored credentials were accepted. */
-  goOnline(phone: string): void {
+  goOnline(phone: string, business = false): void {
     if (this.phase !== 'starting') return;
     this.phase = 'online';
+    this.business = business;
     this.linked = { phone, jid: jidOf(phone) };
     this.network.attach(this, phone);
     this.events.online(this.linked);
