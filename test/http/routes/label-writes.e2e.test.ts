@@ -9,7 +9,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProjectionRunner } from '../../../src/projections/projection-runner.js';
 import { openReadModelDb } from '../../../src/projections/read-model-db.js';
 import { allProjections } from '../../../src/read-models.js';
-import { type SandboxDevice, createDevice, goOnline } from '../../outbox/support/sandbox-devices.js';
+import {
+  type SandboxDevice,
+  createDevice,
+  goOffline,
+  goOnline,
+  stateOf,
+} from '../../outbox/support/sandbox-devices.js';
 import { eventually } from '../../support/eventually.js';
 import { type Api, startTestGateway } from '../../support/gateway.js';
 import { TestReceiver } from '../../webhooks/support/receiver.js';
@@ -133,6 +139,9 @@ describe('label writes (sandbox, WhatsApp Business)', () => {
     await webhook('chat.labels', { chatId: CAROL, labelId: '40', action: 'add' });
     // The next label made here comes after the phone's.
     expect((await call(shop, 'POST', '/labels', { name: 'Next' })).body.labelId).toBe('41');
+    // Made at once, each gets an id of its own.
+    const together = await Promise.all(['A', 'B', 'C'].map((name) => call(shop, 'POST', '/labels', { name })));
+    expect(together.map((a) => a.body.labelId).sort()).toEqual(['42', '43', '44']);
   });
 
   it('refuses an account that is not a business one, unknown labels and chats, and bad shapes', async () => {
@@ -174,12 +183,21 @@ describe('label writes (sandbox, WhatsApp Business)', () => {
       Array.from({ length: 8 }, () => [400, 'invalid_request']),
     );
     // Nothing of the refused requests was made.
-    expect((await call(shop, 'GET', '/labels')).body.items.map((l: any) => l.name)).toEqual([
-      'Lead',
-      'VIP',
+    expect((await call(shop, 'GET', '/labels')).body.items.map((l: any) => l.name).sort()).toEqual([
+      'A',
+      'B',
+      'C',
       'From the phone',
+      'Lead',
       'Next',
+      'VIP',
     ]);
+
+    // Labels need the connection: a closed session is refused before anything is asked of the account.
+    await goOffline(api, plain);
+    await eventually(async () => ((await stateOf(api, plain)) !== 'online' ? true : undefined), 'plain offline');
+    const offline = await call(plain, 'POST', '/labels', { name: 'x' });
+    expect([offline.status, offline.body.code]).toEqual([409, 'session_not_online']);
 
     const reader = await call(shop, 'POST', '/keys', { name: 'reader', scopes: ['read'] });
     expect(reader.status).toBe(201);
