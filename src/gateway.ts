@@ -262,6 +262,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       new StatusReceipts(sendingCore.receipts, readModels.statuses, inbox),
       contactsRecorder.listener,
       inbox,
+      contactsRecorder.identitiesListener,
     ),
     receivedMedia,
     inbox,
@@ -589,6 +590,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   routes.push(
     ...contactRoutes({
       contacts,
+      identities: readModels.identities,
       lookups,
       limits: config.contacts,
     }),

@@ -11,6 +11,7 @@ import { WebhooksReadModel } from './webhooks/webhooks-read-model.js';
 import { MessageIndex } from './chats/message-index.js';
 import { GroupsReadModel } from './groups/groups-read-model.js';
 import { BlocklistReadModel } from './account/blocklist-read-model.js';
+import { IdentitiesReadModel } from './contacts/identities-read-model.js';
 import { SettingsReadModel } from './settings/settings-read-model.js';
 import { HealthReadModel } from './watchdog/health-read-model.js';
 import { SealedText } from './secrets/sealed-text.js';
@@ -50,6 +51,8 @@ export interface ReadModels {
   presence: ContactPresenceReadModel;
   /** Scoped device keys, by hash. */
   keys: DeviceKeysReadModel;
+  /** The LID ↔ number pairs each account learned. */
+  identities: IdentitiesReadModel;
   /** Fed by the main runner. */
   projections: Projection[];
 }
@@ -78,6 +81,7 @@ export function createReadModels(
   const statuses = new StatusesReadModel(db);
   const presence = new ContactPresenceReadModel(db);
   const keys = new DeviceKeysReadModel(db);
+  const identities = new IdentitiesReadModel(db);
   return {
     devices,
     history,
@@ -93,6 +97,7 @@ export function createReadModels(
     statuses,
     presence,
     keys,
+    identities,
     projections: [
       devices,
       history,
@@ -108,6 +113,7 @@ export function createReadModels(
       statuses,
       presence,
       keys,
+      identities,
     ],
   };
 }

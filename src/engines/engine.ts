@@ -61,6 +61,12 @@ export interface Contact {
   pushName?: string;
 }
 
+/** One person's two addresses, as WhatsApp paired them: a number and its LID (`<digits>@lid`). */
+export interface IdentityPair {
+  number: string;
+  lid: string;
+}
+
 /** How a report of the network is to be recorded. */
 export interface ReportOptions {
   /**
@@ -86,6 +92,8 @@ export interface EngineEvents {
   inbound(message: InboundMessage, options?: ReportOptions): Promise<void>;
   receipt(receipt: Receipt): Promise<void>;
   contacts(contacts: Contact[]): Promise<void>;
+  /** LID ↔ number pairs the network made known (its LID mapping, a message's alternative address). Resolves when durable. */
+  identities?(pairs: IdentityPair[]): Promise<void>;
   /** Edits, revokes, poll votes, presence and calls: facts about chats that are not messages. Resolves when durable. */
   activity?(activity: ChatActivity): Promise<void>;
   /** A chunk of the account's history (history sync), recorded without `message.received`. Resolves when durable. */

@@ -15,7 +15,14 @@ import {
 import type { OwnChatChanges } from './own-chat-changes.js';
 import type { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
-import type { ChatActivity, EngineEvents, GroupReport, InboundMessage, LinkedAccount } from '../engine.js';
+import type {
+  ChatActivity,
+  EngineEvents,
+  GroupReport,
+  IdentityPair,
+  InboundMessage,
+  LinkedAccount,
+} from '../engine.js';
 import type { PresenceState } from '../../messages/message-events.js';
 import type { DeviceSettings } from '../../settings/settings-events.js';
 import type { StoreAuthState } from './auth/store-auth-state.js';
@@ -29,6 +36,7 @@ import {
   activityOfLabelEdit,
 } from './chats.js';
 import { contactsOf } from './contacts.js';
+import { identitiesOfKey, identityOf } from './identities.js';
 import {
   groupMetadataOf,
   reportOfJoinRequest,
@@ -119,6 +127,7 @@ export class BaileysInbound {
     );
     socket.ev.on('contacts.upsert', (contacts) => this.reportContacts(contacts));
     socket.ev.on('contacts.update', (contacts) => this.reportContacts(contacts));
+    socket.ev.on('lid-mapping.update', (mapping) => this.reportIdentities([identityOf(mapping.pn, mapping.lid)]));
     socket.ev.on('presence.update', (update) => this.onPresence(update));
     socket.ev.on('call', (calls) => this.onCalls(calls));
     socket.ev.on('groups.upsert', (groups) => {
@@ -163,6 +172,7 @@ export class BaileysInbound {
       if (!isSupportedChat(message.key.remoteJid) && !isStatusChat(message.key.remoteJid ?? undefined)) continue;
       // Our own sends come back as echoes; messages from the phone or other linked devices are reported.
       if (message.key.fromMe && message.key.id && this.deps.sent.has(message.key.id)) continue;
+      this.reportIdentities(identitiesOfKey(message.key));
       this.enqueueReport(() => this.reportMessage(message), 'inbound');
     }
   }
@@ -346,6 +356,13 @@ export class BaileysInbound {
     const contacts = contactsOf(entries);
     if (contacts.length > 0)
       this.deps.safely('contacts', () => this.report('contacts', this.deps.events.contacts(contacts)));
+  }
+
+  /** LID ↔ number pairs, on the contacts' way (the recorder keeps only new ones). */
+  private reportIdentities(pairs: ReadonlyArray<IdentityPair | undefined>): void {
+    const known = pairs.filter((pair): pair is IdentityPair => pair !== undefined);
+    if (known.length > 0 && this.deps.events.identities)
+      this.deps.safely('identities', () => this.report('identities', this.deps.events.identities!(known)));
   }
 
   /**

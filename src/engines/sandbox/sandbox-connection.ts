@@ -26,7 +26,7 @@ import {
 import { isGroupId, isLidId } from '../../messages/chat-id.js';
 import type { SandboxCredentialStore } from './sandbox-credentials.js';
 import type { SandboxNetwork } from './sandbox-network.js';
-import { avatarUrlOf, jidOf, numberExists } from './sandbox-numbers.js';
+import { avatarUrlOf, jidOf, lidOf, numberExists } from './sandbox-numbers.js';
 import { sandboxGroupOperations } from './sandbox-group-operations.js';
 
 type Phase = 'starting' | 'qr' | 'code' | 'pairing' | 'online' | 'ended';
@@ -175,7 +175,11 @@ export class SandboxConnection implements EngineConnection {
   receive(message: InboundMessage, options?: ReportOptions): Promise<void> {
     // Deaf: the connection stays up and nothing arrives (a session that says online and hears nothing).
     if (this.deaf) return Promise.resolve();
-    return this.events.inbound(message, options);
+    // As WhatsApp does, the sender's LID comes with its message (Baileys: the key's alternative address).
+    const sender = message.participant ?? message.from;
+    if (message.fromMe || isGroupId(sender) || isLidId(sender)) return this.events.inbound(message, options);
+    const identity = this.events.identities?.([{ number: sender, lid: lidOf(sender) }]).catch(() => undefined);
+    return Promise.all([identity, this.events.inbound(message, options)]).then(() => undefined);
   }
 
   private get deaf(): boolean {
