@@ -15,7 +15,7 @@ import type { MessageIndex } from './message-index.js';
 
 export interface LabelCommandsDeps {
   inbox: Pick<InboxCommands, 'record'>;
-  index: Pick<MessageIndex, 'labels' | 'labelIds' | 'hasChat' | 'chats'>;
+  index: Pick<MessageIndex, 'labels' | 'labelIds' | 'hasChat' | 'chat' | 'chats'>;
   connection: (deviceId: string) => EngineConnection | undefined;
   sessionState?: (deviceId: string) => string | undefined;
   projections: ReadModelProgress;
@@ -83,6 +83,9 @@ export class LabelCommands {
     this.existing(deviceId, labelId);
     if (!this.deps.index.hasChat(deviceId, chatId))
       throw new DomainError('chat_not_found', `the device has no chat ${chatId}`);
+    // Already so: nothing to make on WhatsApp, nothing to record, no second chat.labels.
+    const carries = this.deps.index.chat(deviceId, chatId)?.labels.includes(labelId) ?? false;
+    if (carries === (action === 'add')) return;
     await this.changeChat(deviceId, ops, chatId, labelId, action);
   }
 

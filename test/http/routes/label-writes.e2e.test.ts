@@ -104,6 +104,12 @@ describe('label writes (sandbox, WhatsApp Business)', () => {
     expect(labelled.status).toBe(200);
     expect(labelled.body).toMatchObject({ chatId: BOB, labels: ['1'] });
     await webhook('chat.labels', { chatId: BOB, labelId: '1', action: 'add' });
+    // Twice: the same answer, and nothing recorded (so no second chat.labels).
+    const again = await call(shop, 'PUT', `/chats/${BOB}/labels/1`);
+    expect(again.status).toBe(200);
+    expect(again.body.labels).toEqual(['1']);
+    const changes = (await gateway.store.readStream(`inbox-${shop.id}`)).filter((e) => e.type === 'ChatLabelChanged');
+    expect(changes.map((e) => e.data)).toEqual([{ deviceId: shop.id, chatId: BOB, labelId: '1', action: 'add' }]);
     expect((await call(shop, 'PUT', `/chats/${CAROL}/labels/2`)).body.labels).toEqual(['2']);
     expect((await call(shop, 'PUT', `/chats/${BOB}/labels/2`)).body.labels).toEqual(['1', '2']);
     expect(await chatIds('?label=2')).toEqual([BOB, CAROL]);
