@@ -353,6 +353,8 @@ export class BaileysInbound {
   }
 
   private reportContacts(entries: BaileysEventMap['contacts.update']): void {
+    // A contact entry may carry both forms (`id` a LID with its `phoneNumber`, or a number with its `lid`).
+    this.reportIdentities(entries.map((entry) => identityOf(entry.id, entry.phoneNumber ?? entry.lid)));
     const contacts = contactsOf(entries);
     if (contacts.length > 0)
       this.deps.safely('contacts', () => this.report('contacts', this.deps.events.contacts(contacts)));

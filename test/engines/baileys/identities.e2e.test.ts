@@ -1,6 +1,6 @@
 /**
  * LID ↔ number pairs of a Baileys device (fake socket): Baileys' `lid-mapping.update` and the alternative
- * address of an inbound message's key are recorded (IdentitiesLearned) and answered by
+ * address of an inbound message's key, and contact entries that carry both forms, are recorded (IdentitiesLearned) and answered by
  * GET /contacts/:id/identity; a pair repeated is recorded once; a rebuild gives the same rows.
  */
 import { join } from 'node:path';
@@ -23,6 +23,10 @@ const BOB = '4915166666666';
 const BOB_LID = '555566667777888@lid';
 const CAROL = '4915177777777';
 const CAROL_LID = '999900001111222@lid';
+const DORA = '4915188888888';
+const DORA_LID = '333344445555666@lid';
+const ERIK = '4915199999999';
+const ERIK_LID = '777788889999000@lid';
 
 function identityRows(dataDir: string): unknown[] {
   const db = new Database(join(dataDir, READ_MODEL_FILE), { readonly: true });
@@ -114,9 +118,20 @@ describe('contact identities of a Baileys device (fake socket)', () => {
     expect((await learned()).at(-1)).toEqual({ deviceId, pairs: [{ number: BOB, lid: BOB_LID }] });
   });
 
+  it('records the pairs contact entries carry (a LID with its phoneNumber, a number with its lid)', async () => {
+    sockets.latest().emit('contacts.upsert', [
+      { id: DORA_LID, phoneNumber: `${DORA}@s.whatsapp.net`, name: 'Dora' },
+      { id: `${ERIK}@s.whatsapp.net`, lid: ERIK_LID, name: 'Erik' },
+      { id: '121212121212121@lid', name: 'No number' },
+    ]);
+    expect(await known(DORA)).toEqual({ number: DORA, lid: DORA_LID });
+    expect(await known(ERIK_LID)).toEqual({ number: ERIK, lid: ERIK_LID });
+    expect((await identity('121212121212121@lid')).body).toEqual({ number: null, lid: null });
+  });
+
   it('gives the same rows when rebuilt from position 0', async () => {
     const live = identityRows(gateway.dataDir);
-    expect(live).toHaveLength(3);
+    expect(live).toHaveLength(5);
     await gateway.projections.rebuild();
     expect(identityRows(gateway.dataDir)).toEqual(live);
   });
