@@ -171,14 +171,23 @@ export class SandboxConnection implements EngineConnection {
     this.events.disconnected(kind, detail);
   }
 
+  /** The numbers whose LID this connection reported. */
+  private readonly pairsTold = new Set<string>();
+
   /** A message from another number arrives; resolves once the device has it durably (see ReportOptions). */
   receive(message: InboundMessage, options?: ReportOptions): Promise<void> {
     // Deaf: the connection stays up and nothing arrives (a session that says online and hears nothing).
     if (this.deaf) return Promise.resolve();
     // As WhatsApp does, the sender's LID comes with its message (Baileys: the key's alternative address).
     const sender = message.participant ?? message.from;
-    if (message.fromMe || isGroupId(sender) || isLidId(sender)) return this.events.inbound(message, options);
-    const identity = this.events.identities?.([{ number: sender, lid: lidOf(sender) }]).catch(() => undefined);
+    if (message.fromMe || isGroupId(sender) || isLidId(sender) || this.pairsTold.has(sender))
+      return this.events.inbound(message, options);
+    // Once per connection, as WhatsApp tells a mapping once: not a write for every message.
+    this.pairsTold.add(sender);
+    // Not recorded (the device stopping): told again with the next message.
+    const identity = this.events
+      .identities?.([{ number: sender, lid: lidOf(sender) }])
+      .catch(() => void this.pairsTold.delete(sender));
     return Promise.all([identity, this.events.inbound(message, options)]).then(() => undefined);
   }
 
