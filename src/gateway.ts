@@ -221,6 +221,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       new StatusReceipts(sendingCore.receipts, readModels.statuses, inbox),
       contactsCommands.listener,
       inbox,
+      contactsCommands.identitiesListener,
     ),
     receivedMedia,
     inbox,

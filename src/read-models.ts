@@ -12,6 +12,7 @@ import { MessageIndex } from './chats/message-index.js';
 import { GroupsReadModel } from './groups/groups-read-model.js';
 import { ChannelsReadModel } from './channels/channels-read-model.js';
 import { BlocklistReadModel } from './account/blocklist-read-model.js';
+import { IdentitiesReadModel } from './contacts/identities-read-model.js';
 import { SettingsReadModel } from './settings/settings-read-model.js';
 import { HealthReadModel } from './watchdog/health-read-model.js';
 import { SealedText } from './secrets/sealed-text.js';
@@ -53,6 +54,8 @@ export interface ReadModels {
   presence: ContactPresenceReadModel;
   /** Scoped device keys, by hash. */
   keys: DeviceKeysReadModel;
+  /** The LID ↔ number pairs each account learned. */
+  identities: IdentitiesReadModel;
   /** Fed by the main runner. */
   projections: Projection[];
 }
@@ -82,6 +85,7 @@ export function createReadModels(
   const statuses = new StatusesReadModel(db);
   const presence = new ContactPresenceReadModel(db);
   const keys = new DeviceKeysReadModel(db);
+  const identities = new IdentitiesReadModel(db);
   return {
     devices,
     history,
@@ -98,6 +102,7 @@ export function createReadModels(
     statuses,
     presence,
     keys,
+    identities,
     projections: [
       devices,
       history,
@@ -114,6 +119,7 @@ export function createReadModels(
       statuses,
       presence,
       keys,
+      identities,
     ],
   };
 }

@@ -436,6 +436,9 @@ export class DeviceActor {
         ),
       contacts: (contacts) =>
         this.spools.contacts.write(`contacts (${contacts.length})`, () => sink.contacts(this.deviceId, contacts)),
+      // Same spool and stream as contacts: in the order the network told them.
+      identities: (pairs) =>
+        this.spools.contacts.write(`identities (${pairs.length})`, async () => sink.identities?.(this.deviceId, pairs)),
       // Chat activity shares the inbound spool: it goes to the same stream, in the same order.
       activity: (activity) =>
         this.spools.inbound.write(`activity ${activity.kind}`, async () => sink.activity?.(this.deviceId, activity)),

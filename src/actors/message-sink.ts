@@ -3,7 +3,7 @@
  * messages and chat activity to the inbox stream's one writer (src/inbox/inbox-commands.ts); receipts go to the
  * outbox's receipt writer (so that `outbox-<deviceId>` has one writer), contacts to the contacts writer (ContactsCommands).
  */
-import type { ChatActivity, Contact, HistoryChunk, InboundMessage, Receipt } from '../engines/engine.js';
+import type { ChatActivity, Contact, HistoryChunk, IdentityPair, InboundMessage, Receipt } from '../engines/engine.js';
 import type { EventStore } from '../eventstore/event-store.js';
 import { InboxCommands } from '../inbox/inbox-commands.js';
 import type { MessageReceivedData } from '../inbox/inbox-events.js';
@@ -24,6 +24,8 @@ export interface MessageSink {
   received(deviceId: string, message: InboundMessage): Promise<void>;
   receipt(deviceId: string, receipt: Receipt): Promise<void>;
   contacts(deviceId: string, contacts: Contact[]): Promise<void>;
+  /** LID ↔ number pairs (recorded on `contacts-<deviceId>` by the contacts recorder). */
+  identities?(deviceId: string, pairs: IdentityPair[]): Promise<void>;
   /** Edits, revokes, poll votes, presence and calls (appended to `inbox-<deviceId>`). */
   activity?(deviceId: string, activity: ChatActivity): Promise<void>;
   /** A chunk of the account's history (appended to `inbox-<deviceId>`, in parts). */
@@ -50,6 +52,9 @@ export interface ReceiptRecorder {
 /** Where contact reports go: the contacts writer (src/contacts/contacts-commands.ts); without one they are dropped. */
 export type ContactsListener = (deviceId: string, contacts: Contact[]) => void | Promise<void>;
 
+/** Where LID ↔ number pairs go: the contacts recorder too; without one they are dropped. */
+export type IdentitiesListener = (deviceId: string, pairs: IdentityPair[]) => void | Promise<void>;
+
 export class StoreMessageSink implements MessageSink {
   constructor(
     store: EventStore,
@@ -57,6 +62,7 @@ export class StoreMessageSink implements MessageSink {
     private readonly onContacts?: ContactsListener,
     /** The inbox stream's one writer in this process (the gateway shares it with what it records itself). */
     private readonly inbox = new InboxCommands(store),
+    private readonly onIdentities?: IdentitiesListener,
   ) {}
 
   async received(deviceId: string, message: InboundMessage): Promise<void> {
@@ -69,6 +75,10 @@ export class StoreMessageSink implements MessageSink {
 
   async contacts(deviceId: string, contacts: Contact[]): Promise<void> {
     await this.onContacts?.(deviceId, contacts);
+  }
+
+  async identities(deviceId: string, pairs: IdentityPair[]): Promise<void> {
+    await this.onIdentities?.(deviceId, pairs);
   }
 
   async activity(deviceId: string, activity: ChatActivity): Promise<void> {

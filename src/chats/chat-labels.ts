@@ -51,6 +51,13 @@ export class LabelTable {
       .map((row) => ({ labelId: row.label_id, name: row.name, color: row.color }));
   }
 
+  /** Every label id the device ever had, deleted ones included (a new label takes an id none of them has). */
+  ids(deviceId: string): string[] {
+    return this.sql()
+      .ids.all(deviceId)
+      .map((row) => row.label_id);
+  }
+
   private sql() {
     return (this.statements ??= this.prepare());
   }
@@ -61,6 +68,7 @@ export class LabelTable {
         `INSERT INTO chat_labels (device_id, label_id, name, color, deleted) VALUES (?, ?, ?, ?, ?)
          ON CONFLICT (device_id, label_id) DO UPDATE SET name = excluded.name, color = excluded.color, deleted = excluded.deleted`,
       ),
+      ids: this.db.prepare<[string], { label_id: string }>('SELECT label_id FROM chat_labels WHERE device_id = ?'),
       list: this.db.prepare<[string], { label_id: string; name: string; color: number }>(
         'SELECT label_id, name, color FROM chat_labels WHERE device_id = ? AND deleted = 0 ORDER BY label_id',
       ),

@@ -54,6 +54,11 @@ export class MessageIndex extends MessageIndexProjection implements SeenMessages
     return this.labelTable.list(deviceId);
   }
 
+  /** Every label id the device ever had, deleted ones included. */
+  labelIds(deviceId: string) {
+    return this.labelTable.ids(deviceId);
+  }
+
   hasChat(...args: Parameters<MessageIndexQueries['hasChat']>) {
     return this.queries.hasChat(...args);
   }

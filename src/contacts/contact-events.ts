@@ -1,10 +1,10 @@
 /**
  * Contact events on a device's `contacts-<deviceId>` stream: what the engine reported about the
- * account's contacts (address book names, push names). Only changes are recorded: an entry that would
+ * account's contacts (address book names, push names) and the LID ↔ number pairs it learned. Only changes are recorded: an entry that would
  * change nothing in the contacts read model is left out, and a report that changes nothing appends
  * nothing (see contacts-decider.ts).
  */
-import type { Contact } from '../engines/engine.js';
+import type { Contact, IdentityPair } from '../engines/engine.js';
 
 export const contactsStream = (deviceId: string) => `contacts-${deviceId}`;
 
@@ -17,6 +17,19 @@ export interface ContactsUpdatedData {
   contacts: Contact[];
 }
 
-export type ContactEvent = { type: 'ContactsUpdated'; data: ContactsUpdatedData };
+export interface IdentitiesLearnedData {
+  deviceId: string;
+  /**
+   * LID ↔ number pairs the network made known (WhatsApp's LID mapping, a message's alternative address),
+   * only the new or changed ones. A pair replaces any earlier pair of its number or of its LID.
+   */
+  pairs: IdentityPair[];
+}
 
-export const CONTACT_EVENT_TYPES: ReadonlySet<string> = new Set<ContactEvent['type']>(['ContactsUpdated']);
+export type ContactEvent =
+  { type: 'ContactsUpdated'; data: ContactsUpdatedData } | { type: 'IdentitiesLearned'; data: IdentitiesLearnedData };
+
+export const CONTACT_EVENT_TYPES: ReadonlySet<string> = new Set<ContactEvent['type']>([
+  'ContactsUpdated',
+  'IdentitiesLearned',
+]);

@@ -9,6 +9,9 @@ export const jidOfNumber = (number: string): string => `${number}@s.whatsapp.net
 /** A phone number as the gateway stores it: digits only. */
 export const isNumber = (text: string): boolean => /^[0-9]{1,32}$/.test(text);
 
+/** A LID as the gateway writes it: `<digits>@lid`. */
+export const isLid = (text: string): boolean => /^[0-9]{1,32}@lid$/.test(text);
+
 /** Lower case, compatibility forms unified, accents dropped. */
 export function fold(text: string): string {
   return text.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase();

@@ -6,9 +6,9 @@
  * an unclear failure is recorded once.
  */
 import { createHash } from 'node:crypto';
-import type { ContactsListener } from '../actors/message-sink.js';
+import type { ContactsListener, IdentitiesListener } from '../actors/message-sink.js';
 import { CommandHandler } from '../commands/command-handler.js';
-import type { Contact } from '../engines/engine.js';
+import type { Contact, IdentityPair } from '../engines/engine.js';
 import { deterministicEventId } from '../eventstore/event-id.js';
 import type { EventStore } from '../eventstore/event-store.js';
 import { contactsStream } from './contact-events.js';
@@ -27,9 +27,10 @@ export class ContactsCommands {
       snapshots: { every: SNAPSHOT_EVERY, ...contactsSnapshot },
       eventIds: (events, { streamId, revision }) =>
         events.map((event, index) => {
-          const digest = createHash('sha256').update(JSON.stringify(event.data.contacts)).digest('base64url');
+          const content = event.type === 'ContactsUpdated' ? event.data.contacts : event.data.pairs;
+          const digest = createHash('sha256').update(JSON.stringify(content)).digest('base64url');
           return deterministicEventId(
-            `${streamId.slice('contacts-'.length)}/contacts/${revision}/${index * CONTACTS_PER_EVENT}/${digest}`,
+            `${streamId.slice('contacts-'.length)}/${event.type === 'ContactsUpdated' ? 'contacts' : 'identities'}/${revision}/${index * CONTACTS_PER_EVENT}/${digest}`,
           );
         }),
       ...(onSnapshotError ? { onSnapshotError } : {}),
@@ -38,6 +39,12 @@ export class ContactsCommands {
 
   /** For the supervisor's message sink. */
   readonly listener: ContactsListener = (deviceId, contacts) => this.record(deviceId, contacts);
+
+  readonly identitiesListener: IdentitiesListener = (deviceId, pairs) => this.recordIdentities(deviceId, pairs);
+
+  async recordIdentities(deviceId: string, pairs: readonly IdentityPair[]): Promise<void> {
+    await this.commands.handle(contactsStream(deviceId), { type: 'RecordIdentities', deviceId, pairs });
+  }
 
   async record(deviceId: string, contacts: readonly Contact[]): Promise<void> {
     await this.commands.handle(contactsStream(deviceId), { type: 'RecordContacts', deviceId, contacts });

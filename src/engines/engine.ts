@@ -64,6 +64,12 @@ export interface Contact {
   pushName?: string;
 }
 
+/** One person's two addresses, as WhatsApp paired them: a number and its LID (`<digits>@lid`). */
+export interface IdentityPair {
+  number: string;
+  lid: string;
+}
+
 /** How a report of the network is to be recorded. */
 export interface ReportOptions {
   /**
@@ -89,6 +95,8 @@ export interface EngineEvents {
   inbound(message: InboundMessage, options?: ReportOptions): Promise<void>;
   receipt(receipt: Receipt): Promise<void>;
   contacts(contacts: Contact[]): Promise<void>;
+  /** LID ↔ number pairs the network made known (its LID mapping, a message's alternative address). Resolves when durable. */
+  identities?(pairs: IdentityPair[]): Promise<void>;
   /** Edits, revokes, poll votes, presence and calls: facts about chats that are not messages. Resolves when durable. */
   activity?(activity: ChatActivity): Promise<void>;
   /** A chunk of the account's history (history sync), recorded without `message.received`. Resolves when durable. */
@@ -209,6 +217,28 @@ export interface ChatOperations {
   deleteForMe(chatId: string, message: ChatMessageRef): Promise<void>;
 }
 
+/** A label as WhatsApp's app state carries it (the id is chosen by the client that makes it). */
+export interface LabelEdit {
+  labelId: string;
+  name: string;
+  /** 0..19. */
+  color: number;
+  deleted: boolean;
+}
+
+/**
+ * Labels of a WhatsApp Business account (app state, like chat management). Each change resolves once the network
+ * took it.
+ */
+export interface LabelOperations {
+  /** Whether the linked account is a WhatsApp Business account: only those have labels. */
+  isBusiness(): boolean;
+  /** Makes, changes or deletes a label. */
+  edit(label: LabelEdit): Promise<void>;
+  /** Puts a label on a chat (`add`) or takes it off (`remove`). */
+  labelChat(chatId: string, labelId: string, action: 'add' | 'remove'): Promise<void>;
+}
+
 /** One live connection of one device. */
 export interface EngineConnection {
   send(message: OutgoingMessage): Promise<void>;
@@ -235,6 +265,8 @@ export interface EngineConnection {
   readonly chats?: ChatOperations;
   /** Channels (newsletters): create, follow, change, read posts (absent: the engine has none). */
   readonly channels?: ChannelOperations;
+  /** WhatsApp Business labels (absent: the engine has none). */
+  readonly labels?: LabelOperations;
   /** Ends the connection and keeps the credentials: the next connect needs no QR. */
   close(): Promise<void>;
   /** Unlinks the device from the account and wipes the credentials. */

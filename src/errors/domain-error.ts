@@ -39,6 +39,8 @@ export const DOMAIN_ERROR_CODES = [
   'too_many_webhooks',
   'recipient_unresponsive',
   'chat_not_found',
+  'label_not_found',
+  'not_business_account',
   'empty_audience',
   'too_many_keys',
   'concurrent_change',

@@ -61,6 +61,8 @@ export const ERROR_CATALOGUE = {
     meaning: 'The device (or the gateway, for global webhooks) has as many webhooks as allowed.',
   },
   chat_not_found: { status: 404, meaning: 'The device has no such chat.' },
+  label_not_found: { status: 404, meaning: 'The account has no such label.' },
+  not_business_account: { status: 409, meaning: 'Labels need a WhatsApp Business account; this one is not.' },
   empty_audience: { status: 422, meaning: 'A status needs at least one number to see it.' },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 

@@ -54,6 +54,7 @@ import { healthRoutes } from './routes/health.js';
 import { hookRoutes } from './routes/hooks.js';
 import { keyRoutes } from './routes/keys.js';
 import { labelRoutes } from './routes/labels.js';
+import { LabelCommands } from '../chats/label-commands.js';
 import { messageRoutes } from './routes/messages.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { outboxRoutes } from './routes/outbox.js';
@@ -173,7 +174,23 @@ export function apiRoutes(parts: ApiParts): RouteSpec[] {
       },
     }),
   );
-  routes.push(...labelRoutes({ index: messages }), ...sandboxLabelRoutes({ sandbox: engines.sandbox, calls }));
+  routes.push(
+    ...labelRoutes({
+      labels: calls.serve(
+        'labels',
+        new LabelCommands({
+          inbox,
+          index: messages,
+          connection: (deviceId) => sessions.connection(deviceId),
+          sessionState: sessionStateOf,
+          projections,
+        }),
+        { create: 'once', update: 'once', remove: 'once', labelChat: 'once' },
+      ),
+      index: messages,
+    }),
+    ...sandboxLabelRoutes({ sandbox: engines.sandbox, calls }),
+  );
   routes.push(
     ...chatRoutes({
       chats: calls.serve(
@@ -288,6 +305,7 @@ export function apiRoutes(parts: ApiParts): RouteSpec[] {
   routes.push(
     ...contactRoutes({
       contacts,
+      identities: readModels.identities,
       lookups,
       limits: config.contacts,
     }),

@@ -33,6 +33,7 @@ const BY_NAME: Readonly<Record<string, unknown>> = {
   question: 'Which day suits you?',
   waMessageId: '3EB0A1B2C3D4E5F6A7B8C9',
   messageId: '3EB0A1B2C3D4E5F6A7B8C9',
+  lid: '123456789012345@lid',
   outboxId: '0195b1c2-7d3e-7aa0-8f00-123456789abc',
   secret: `whsec_${'A'.repeat(43)}=`,
   deviceKey: 'dk_Yk3p9s0mW1nQ2rT4uV6xZ8aB0cD2eF4g',

@@ -8,7 +8,7 @@
 import PQueue from 'p-queue';
 import type { Logger } from 'pino';
 import type { MessageSink } from '../actors/message-sink.js';
-import type { ChatActivity, Contact, HistoryChunk, InboundMessage, Receipt } from '../engines/engine.js';
+import type { ChatActivity, Contact, HistoryChunk, IdentityPair, InboundMessage, Receipt } from '../engines/engine.js';
 import { deterministicEventId } from '../eventstore/event-id.js';
 import type { InboxCommands } from '../inbox/inbox-commands.js';
 import type { InboundMedia } from '../messages/message-events.js';
@@ -136,6 +136,10 @@ export class InboundMediaSink implements MessageSink {
 
   contacts(deviceId: string, contacts: Contact[]): Promise<void> {
     return this.inner.contacts(deviceId, contacts);
+  }
+
+  async identities(deviceId: string, pairs: IdentityPair[]): Promise<void> {
+    await this.inner.identities?.(deviceId, pairs);
   }
 
   async activity(deviceId: string, activity: ChatActivity): Promise<void> {

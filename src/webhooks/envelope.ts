@@ -40,6 +40,8 @@ const KIND_OF: Readonly<Record<string, WebhookEventKind>> = {
   MessageDeleted: 'message.deleted',
   HistorySynced: 'history.synced',
   GroupJoinRequested: 'group.join_request',
+  LabelUpdated: 'label.updated',
+  ChatLabelChanged: 'chat.labels',
 };
 
 export const WEBHOOK_SOURCE_EVENT_TYPES: ReadonlySet<string> = new Set(Object.keys(KIND_OF));

@@ -21,6 +21,8 @@ export const WEBHOOK_EVENT_KINDS = [
   'group.join_request',
   'status.received',
   'channel.message',
+  'label.updated',
+  'chat.labels',
 ] as const;
 export type WebhookEventKind = (typeof WEBHOOK_EVENT_KINDS)[number];
 

@@ -15,8 +15,10 @@ import {
 import type {
   CallReceivedData,
   ChatDeletedData,
+  ChatLabelChangedData,
   ChatUpdatedData,
   HistorySyncedData,
+  LabelUpdatedData,
   MessageDeletedData,
   MessageEditedData,
   MessageReceivedData,
@@ -293,6 +295,25 @@ export const HistorySyncedPayload = Type.Object(
   },
   { ...closed, description: 'A chunk of the history WhatsApp sent was imported.' },
 );
+export const LabelUpdatedPayload = Type.Object(
+  {
+    deviceId: DeviceId,
+    labelId: Type.String({ description: 'The label (WhatsApp Business).' }),
+    name: Type.String(),
+    color: Type.Integer({ minimum: 0, maximum: 19, description: "WhatsApp's colour index." }),
+    deleted: Type.Boolean({ description: 'The label was deleted.' }),
+  },
+  { ...closed, description: 'A label made, changed or deleted (through the API or on the phone).' },
+);
+export const ChatLabelsPayload = Type.Object(
+  {
+    deviceId: DeviceId,
+    chatId: ChatId,
+    labelId: Type.String(),
+    action: Type.Union([Type.Literal('add'), Type.Literal('remove')]),
+  },
+  { ...closed, description: 'A label put on a chat or taken off it (through the API or on the phone).' },
+);
 export const GroupJoinRequestPayload = Type.Object(
   {
     deviceId: DeviceId,
@@ -382,6 +403,8 @@ export const WEBHOOK_PAYLOADS: Readonly<
   },
   'status.received': { schema: StatusReceivedPayload, summary: 'A contact posted a status (story)' },
   'channel.message': { schema: ChannelMessagePayload, summary: 'A followed channel posted' },
+  'label.updated': { schema: LabelUpdatedPayload, summary: 'A label was made, changed or deleted (WhatsApp Business)' },
+  'chat.labels': { schema: ChatLabelsPayload, summary: 'A label was put on a chat or taken off it' },
   [TEST_EVENT_KIND]: { schema: WebhookTestPayload, summary: 'A test event (POST /devices/:id/hooks/test)' },
 };
 
@@ -418,4 +441,6 @@ agree<Same<Static<typeof ChatUpdatedPayload>, ChatUpdatedData>>();
 agree<Same<Static<typeof ChatDeletedPayload>, ChatDeletedData>>();
 agree<Same<Static<typeof MessageDeletedPayload>, MessageDeletedData>>();
 agree<Same<Static<typeof HistorySyncedPayload>, HistorySyncedData>>();
+agree<Same<Static<typeof LabelUpdatedPayload>, LabelUpdatedData>>();
+agree<Same<Static<typeof ChatLabelsPayload>, ChatLabelChangedData>>();
 agree<Same<Static<typeof GroupJoinRequestPayload>, GroupJoinRequestData>>();

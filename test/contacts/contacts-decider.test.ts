@@ -1,5 +1,5 @@
-import { describe, it } from 'vitest';
-import { contactsDecider } from '../../src/contacts/contacts-decider.js';
+import { describe, expect, it } from 'vitest';
+import { contactsDecider, contactsSnapshot } from '../../src/contacts/contacts-decider.js';
 import { deciderSpecification } from '../support/decider-specification.js';
 
 const spec = deciderSpecification(contactsDecider);
@@ -54,4 +54,48 @@ describe('the contacts decider', () => {
           },
         },
       ]));
+
+  describe('LID ↔ number pairs', () => {
+    const pair = { number: '4915111111111', lid: '111122223333444@lid' };
+    it('records a new pair, and one whose LID changed', () =>
+      spec
+        .given([{ type: 'IdentitiesLearned', data: { deviceId: 'd', pairs: [pair] } }])
+        .when({
+          type: 'RecordIdentities',
+          deviceId: 'd',
+          pairs: [pair, { number: pair.number, lid: '999@lid' }, { number: '4915122222222', lid: '5@lid' }],
+        })
+        .then([
+          {
+            type: 'IdentitiesLearned',
+            data: {
+              deviceId: 'd',
+              pairs: [
+                { number: pair.number, lid: '999@lid' },
+                { number: '4915122222222', lid: '5@lid' },
+              ],
+            },
+          },
+        ]));
+    it('records nothing for known or malformed pairs (a LID is never taken for a number)', () =>
+      spec
+        .given([{ type: 'IdentitiesLearned', data: { deviceId: 'd', pairs: [pair] } }])
+        .when({
+          type: 'RecordIdentities',
+          deviceId: 'd',
+          pairs: [pair, { number: '111122223333444@lid', lid: pair.number }, { number: '', lid: '1@lid' }],
+        })
+        .then([]));
+    it('reads snapshots saved before pairs were recorded, and keeps pairs in new ones', () => {
+      const old = contactsSnapshot.fromJson([[anna.number, { jid: anna.jid, name: 'Anna' }]]);
+      expect(old.byNumber.get(anna.number)).toEqual({ jid: anna.jid, name: 'Anna' });
+      expect(old.lidByNumber.size).toBe(0);
+      const state = contactsDecider.evolve(old, {
+        type: 'IdentitiesLearned',
+        data: { deviceId: 'd', pairs: [pair] },
+      });
+      const again = contactsSnapshot.fromJson(JSON.parse(JSON.stringify(contactsSnapshot.toJson(state))));
+      expect(again).toEqual(state);
+    });
+  });
 });

@@ -142,6 +142,14 @@ describe('webhook payload schemas', () => {
         admin: true,
         json: { chatId: '4915112345678', mutedUntil: null, deletedMessageIds: [poll.body.waMessageId], cleared: true },
       });
+      // Labels made on the phone and put on a chat (label.updated, chat.labels).
+      await api('POST', '/sandbox/devices/schema-shop/labels', {
+        admin: true,
+        json: {
+          labels: [{ labelId: '1', name: 'Paid', color: 3 }],
+          chats: [{ chatId: '4915112345678', labelId: '1', action: 'add' }],
+        },
+      });
       // A join to a group that needs approval: its admins hear of the request (group.join_request).
       const third = await createSandboxDevice(api, 'schema-third');
       await bringOnline(api, third, '4915112340003');

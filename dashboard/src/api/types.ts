@@ -56,9 +56,11 @@ import type { WebhookEventKind } from '../../../src/webhooks/event-kinds.js';
 import type {
   CallReceivedPayload,
   ChatDeletedPayload,
+  ChatLabelsPayload,
   ChatUpdatedPayload,
   GroupJoinRequestPayload,
   HistorySyncedPayload,
+  LabelUpdatedPayload,
   MessageDeletedPayload,
   SessionHealthPayload,
   StatusReceivedPayload,
@@ -159,6 +161,8 @@ interface PayloadSchemas {
   'group.join_request': typeof GroupJoinRequestPayload;
   'status.received': typeof StatusReceivedPayload;
   'channel.message': typeof ChannelMessagePayload;
+  'label.updated': typeof LabelUpdatedPayload;
+  'chat.labels': typeof ChatLabelsPayload;
 }
 
 /** A webhook envelope as GET /stream sends it, one variant per kind, its `data` typed by `event`. */

@@ -15,6 +15,7 @@ import {
   type AccountOperations,
   type ChannelOperations,
   type ChatOperations,
+  type LabelOperations,
   type EngineEvents,
   type GroupOperations,
   type LinkedAccount,
@@ -32,6 +33,7 @@ import { type BaileysAccountSocket, baileysAccountOperations } from './account.j
 import { type BaileysGroupSocket, baileysGroupOperations } from './groups.js';
 import { baileysChannelOperations, hasChannels } from './channels.js';
 import { baileysChatOperations, hasChats } from './chats.js';
+import { baileysLabelOperations } from './labels.js';
 import { OwnChatChanges } from './own-chat-changes.js';
 import type { Clock, ClockTimer } from '../../time/clock.js';
 import { BaileysInbound, type MediaDownloader, type PollLookup } from './baileys-inbound.js';
@@ -103,6 +105,7 @@ export class BaileysConnection implements EngineConnection {
   readonly profileOps: AccountOperations | undefined;
   readonly chats: ChatOperations | undefined;
   readonly channels: ChannelOperations | undefined;
+  readonly labels: LabelOperations | undefined;
   private pairingTimer: ClockTimer | undefined;
 
   constructor(private readonly deps: ConnectionDependencies) {
@@ -128,6 +131,14 @@ export class BaileysConnection implements EngineConnection {
       : undefined;
     this.chats = hasChats(deps.socket)
       ? baileysChatOperations(deps.socket, () => this.requireOnline(), this.ownChatChanges)
+      : undefined;
+    this.labels = hasChats(deps.socket)
+      ? baileysLabelOperations(
+          deps.socket,
+          () => this.requireOnline(),
+          this.ownChatChanges,
+          () => this.deps.auth.state.creds,
+        )
       : undefined;
     this.profileOps = hasAccount(deps.socket)
       ? baileysAccountOperations(

@@ -21,6 +21,7 @@ import type {
   EngineEvents,
   GroupReport,
   HistoryChunk,
+  IdentityPair,
   InboundMessage,
   LinkedAccount,
 } from '../engine.js';
@@ -39,6 +40,7 @@ import {
 } from './chats.js';
 import { contactsOf } from './contacts.js';
 import { carriesMessages, isFinal, syncIdOf } from './history.js';
+import { identitiesOfKey, identityOf } from './identities.js';
 import {
   groupMetadataOf,
   reportOfJoinRequest,
@@ -132,6 +134,7 @@ export class BaileysInbound {
     );
     socket.ev.on('contacts.upsert', (contacts) => this.reportContacts(contacts));
     socket.ev.on('contacts.update', (contacts) => this.reportContacts(contacts));
+    socket.ev.on('lid-mapping.update', (mapping) => this.reportIdentities([identityOf(mapping.pn, mapping.lid)]));
     socket.ev.on('presence.update', (update) => this.onPresence(update));
     socket.ev.on('call', (calls) => this.onCalls(calls));
     socket.ev.on('groups.upsert', (groups) => {
@@ -177,6 +180,7 @@ export class BaileysInbound {
       if (!isSupportedChat(chat) && !isStatusChat(chat) && !isChannelId(chat)) continue;
       // Our own sends come back as echoes; messages from the phone or other linked devices are reported.
       if (message.key.fromMe && message.key.id && this.deps.sent.has(message.key.id)) continue;
+      this.reportIdentities(identitiesOfKey(message.key));
       this.enqueueReport(() => this.reportMessage(message), 'inbound');
     }
   }
@@ -398,9 +402,18 @@ export class BaileysInbound {
   }
 
   private reportContacts(entries: BaileysEventMap['contacts.update']): void {
+    // A contact entry may carry both forms (`id` a LID with its `phoneNumber`, or a number with its `lid`).
+    this.reportIdentities(entries.map((entry) => identityOf(entry.id, entry.phoneNumber ?? entry.lid)));
     const contacts = contactsOf(entries);
     if (contacts.length > 0)
       this.deps.safely('contacts', () => this.report('contacts', this.deps.events.contacts(contacts)));
+  }
+
+  /** LID ↔ number pairs, on the contacts' way (the recorder keeps only new ones). */
+  private reportIdentities(pairs: ReadonlyArray<IdentityPair | undefined>): void {
+    const known = pairs.filter((pair): pair is IdentityPair => pair !== undefined);
+    if (known.length > 0 && this.deps.events.identities)
+      this.deps.safely('identities', () => this.report('identities', this.deps.events.identities!(known)));
   }
 
   /**
@@ -428,7 +441,8 @@ export class BaileysInbound {
   }
 
   /** Labels belong to no chat: reported in turn with the chat changes, without a chat to map. */
-  private reportLabels(activities: ChatActivity[]): void {
+  private reportLabels(reported: ChatActivity[]): void {
+    const activities = this.deps.ownChatChanges?.withoutEchoes(reported) ?? reported;
     for (const activity of activities) this.enqueueReport(async () => this.reportActivity(activity), 'label change');
   }
 

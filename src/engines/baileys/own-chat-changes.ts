@@ -18,6 +18,11 @@ export function echoFieldOf(change: ChatChange): string {
   return 'deleted' in change ? 'deleted' : 'cleared';
 }
 
+/** A label's echo names no chat (labels belong to the account). */
+export const labelEchoKey = (labelId: string): string => `label/${labelId}`;
+/** A chat label's echo, by the chat's JID as sent. */
+export const chatLabelEchoKey = (jid: string, labelId: string): string => `${jid}/label/${labelId}`;
+
 const CHAT_FIELDS = ['archived', 'pinned', 'mutedUntil', 'unread'] as const;
 
 export class OwnChatChanges {
@@ -56,6 +61,10 @@ export class OwnChatChanges {
           return this.consume(`${activity.chatId}/${activity.waMessageId}/deleted`) ? [] : [activity];
         case 'message_starred':
           return this.consume(`${activity.chatId}/${activity.waMessageId}/starred`) ? [] : [activity];
+        case 'label_updated':
+          return this.consume(labelEchoKey(activity.labelId)) ? [] : [activity];
+        case 'chat_labels':
+          return this.consume(chatLabelEchoKey(activity.chatId, activity.labelId)) ? [] : [activity];
         default:
           return [activity];
       }

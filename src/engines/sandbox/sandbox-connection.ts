@@ -7,6 +7,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import {
   type ChatActivity,
   type ChatOperations,
+  type LabelOperations,
   type ChatPresence,
   EngineError,
   type EngineConnection,
@@ -26,7 +27,7 @@ import {
 import { isGroupId, isLidId } from '../../messages/chat-id.js';
 import type { SandboxCredentialStore } from './sandbox-credentials.js';
 import type { SandboxNetwork } from './sandbox-network.js';
-import { avatarUrlOf, jidOf, numberExists } from './sandbox-numbers.js';
+import { avatarUrlOf, jidOf, lidOf, numberExists } from './sandbox-numbers.js';
 import { sandboxGroupOperations } from './sandbox-group-operations.js';
 import { sandboxChannelOperations } from './sandbox-channels.js';
 import { isChannelId } from '../../channels/channel-id.js';
@@ -52,6 +53,9 @@ export class SandboxConnection implements EngineConnection {
   readonly channels: ChannelOperations;
   /** The sandbox phone takes every chat change this device makes (its own app state: nobody else sees it). */
   readonly chats: ChatOperations;
+  /** Labels, likewise taken by the phone; only a business phone has them. */
+  readonly labels: LabelOperations;
+  private business = false;
   /** While linking by code: the code on show and the number it links. */
   private pairingRequest: { code: string; phone: string } | undefined;
 
@@ -72,6 +76,7 @@ export class SandboxConnection implements EngineConnection {
       me();
     };
     this.chats = { modify: taken, star: taken, pin: taken, deleteForMe: taken };
+    this.labels = { isBusiness: () => this.business, edit: taken, labelChat: taken };
   }
 
   get online(): boolean {
@@ -155,9 +160,10 @@ export class SandboxConnection implements EngineConnection {
   }
 
   /** Stored credentials were accepted. */
-  goOnline(phone: string): void {
+  goOnline(phone: string, business = false): void {
     if (this.phase !== 'starting') return;
     this.phase = 'online';
+    this.business = business;
     this.linked = { phone, jid: jidOf(phone) };
     this.network.attach(this, phone);
     this.events.online(this.linked);
@@ -170,11 +176,24 @@ export class SandboxConnection implements EngineConnection {
     this.events.disconnected(kind, detail);
   }
 
+  /** The numbers whose LID this connection reported. */
+  private readonly pairsTold = new Set<string>();
+
   /** A message from another number arrives; resolves once the device has it durably (see ReportOptions). */
   receive(message: InboundMessage, options?: ReportOptions): Promise<void> {
     // Deaf: the connection stays up and nothing arrives (a session that says online and hears nothing).
     if (this.deaf) return Promise.resolve();
-    return this.events.inbound(message, options);
+    // As WhatsApp does, the sender's LID comes with its message (Baileys: the key's alternative address).
+    const sender = message.participant ?? message.from;
+    if (message.fromMe || isGroupId(sender) || isLidId(sender) || this.pairsTold.has(sender))
+      return this.events.inbound(message, options);
+    // Once per connection, as WhatsApp tells a mapping once: not a write for every message.
+    this.pairsTold.add(sender);
+    // Not recorded (the device stopping): told again with the next message.
+    const identity = this.events
+      .identities?.([{ number: sender, lid: lidOf(sender) }])
+      .catch(() => void this.pairsTold.delete(sender));
+    return Promise.all([identity, this.events.inbound(message, options)]).then(() => undefined);
   }
 
   private get deaf(): boolean {

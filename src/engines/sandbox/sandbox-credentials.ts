@@ -8,6 +8,8 @@ import type { EventStore } from '../../eventstore/event-store.js';
 export interface SandboxCredentials {
   phone: string;
   linkedAt: string;
+  /** Scanned by a WhatsApp Business phone: the account has labels. */
+  business?: true;
   /** The phone unlinked the device while it was not connected: its next connection is told so. */
   revoked?: true;
 }

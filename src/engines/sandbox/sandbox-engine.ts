@@ -139,7 +139,7 @@ export class SandboxEngine implements Engine {
           () => connection.drop('transient', 'the credentials could not be read'),
         );
       } else {
-        connection.goOnline(credentials.phone);
+        connection.goOnline(credentials.phone, credentials.business === true);
         this.resumeReceipts(connection);
       }
     });
@@ -177,12 +177,15 @@ export class SandboxEngine implements Engine {
     await this.groupsSaving;
   }
 
-  /** The phone `phone` scans the code the device shows; the device then restarts and logs in. */
-  async scan(deviceId: string, phone: string): Promise<ScanOutcome> {
+  /**
+   * The phone `phone` scans the code the device shows (`business`: a WhatsApp Business phone); the device then
+   * restarts and logs in.
+   */
+  async scan(deviceId: string, phone: string, business = false): Promise<ScanOutcome> {
     if (!numberExists(phone)) return 'unknown_number';
     const connection = this.network.connectionOf(deviceId);
     if (!connection?.beginPairing()) return 'no_qr';
-    if (!(await this.saveLink(connection, phone))) return 'no_qr';
+    if (!(await this.saveLink(connection, phone, business))) return 'no_qr';
     // What WhatsApp does right after pairing: close the connection and ask for a restart (Baileys' 515).
     connection.drop('restart_required', 'paired with the phone; restart required');
     return 'paired';
@@ -193,9 +196,13 @@ export class SandboxEngine implements Engine {
    * out, the device deleted): the wipe that came with that ran before this write landed, so it is wiped
    * again and the pairing fails, as it would have a moment later.
    */
-  private async saveLink(connection: SandboxConnection, phone: string): Promise<boolean> {
+  private async saveLink(connection: SandboxConnection, phone: string, business = false): Promise<boolean> {
     try {
-      await this.credentials.save(connection.deviceId, { phone, linkedAt: new Date().toISOString() });
+      await this.credentials.save(connection.deviceId, {
+        phone,
+        linkedAt: new Date().toISOString(),
+        ...(business ? { business: true as const } : {}),
+      });
     } catch (error) {
       connection.abortPairing(this.qrTtlMs);
       throw error;

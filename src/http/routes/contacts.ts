@@ -1,8 +1,10 @@
 /**
- * GET /devices/:deviceId/contacts, …/contacts/:number/check and …/contacts/:number/avatar (docs/api-guide.md, "Contacts").
+ * GET /devices/:deviceId/contacts, …/contacts/:number/check, …/contacts/:number/avatar and …/contacts/:id/identity
+ * (docs/api-guide.md, "Contacts").
  */
 import type { ContactLookups } from '../../contacts/contact-lookups.js';
 import type { ContactsReadModel } from '../../contacts/contacts-read-model.js';
+import type { IdentitiesReadModel } from '../../contacts/identities-read-model.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { type RouteSpec, defineRoute } from '../route.js';
 import { DeviceParams } from '../schemas/common.js';
@@ -10,6 +12,8 @@ import {
   AvatarSchema,
   ContactListSchema,
   ContactParams,
+  IdentityParams,
+  IdentitySchema,
   ListContactsQuery,
   NumberCheckSchema,
 } from '../schemas/contacts.js';
@@ -17,6 +21,7 @@ import { LOOKUPS_RATE_LIMITED } from './responses.js';
 
 export interface ContactRouteDeps {
   contacts: ContactsReadModel;
+  identities: Pick<IdentitiesReadModel, 'identity'>;
   /** With several processes, served by the device's owner (src/cluster/owner-calls.ts). */
   lookups: Pick<ContactLookups, 'check' | 'avatar'>;
   /** The settings the descriptions quote. */
@@ -30,7 +35,7 @@ const ENGINE_FAILED = {
   description: 'The network did not answer the lookup (`engine_error`); nothing was cached, try again.',
 };
 
-export function contactRoutes({ contacts, lookups, limits }: ContactRouteDeps): RouteSpec[] {
+export function contactRoutes({ contacts, identities, lookups, limits }: ContactRouteDeps): RouteSpec[] {
   return [
     defineRoute({
       method: 'get',
@@ -108,6 +113,24 @@ export function contactRoutes({ contacts, lookups, limits }: ContactRouteDeps): 
       },
       async handler({ params }) {
         return { status: 200, body: await lookups.avatar(params.deviceId, params.number) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/devices/:deviceId/contacts/:id/identity',
+      operationId: 'getContactIdentity',
+      tag,
+      summary: "A contact's number and LID",
+      description:
+        "Both addresses of one contact, given either: its number and its LID (WhatsApp's privacy id, `<digits>@lid`), as the network paired them " +
+        "for this account (WhatsApp's LID mapping, the alternative address of a message). Never guessed: one that is not known is null, " +
+        'both when the contact is unknown. Works in every session state.',
+      access: 'device',
+      scope: 'read',
+      params: IdentityParams,
+      responses: { 200: { description: 'What is known.', schema: IdentitySchema }, 404: NO_DEVICE },
+      handler({ params }) {
+        return { status: 200, body: identities.identity(params.deviceId, params.id) };
       },
     }),
   ];

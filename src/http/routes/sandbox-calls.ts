@@ -94,10 +94,10 @@ export function sandboxCalls({ sessions, sandbox, projections, calls, inboundMed
   };
 
   // What the phone and the network do, each run by the device's owner (where its simulated connection is).
-  const scan = calls.define('sandbox.scan', 'once', async (deviceId: string, phone: string) => {
+  const scan = calls.define('sandbox.scan', 'once', async (deviceId: string, phone: string, business?: boolean) => {
     const deadline = Date.now() + QR_WAIT_MS;
     for (;;) {
-      const outcome = await sandbox.scan(deviceId, phone);
+      const outcome = await sandbox.scan(deviceId, phone, business === true);
       if (outcome === 'paired') return { outcome, ...(await reactionOf(deviceId)) };
       const state = sessions.state(deviceId);
       // A device just taken over (devices are balanced as processes join) shows its code again in a moment.

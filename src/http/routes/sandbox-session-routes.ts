@@ -17,6 +17,7 @@ export function sandboxSessionRoutes(_deps: SandboxRouteDeps, net: SandboxCalls)
       summary: 'Scan the QR code with a phone',
       description:
         'The phone `phone` scans the code the device shows: the credentials are stored, and the session goes `connecting` (the answer) → `online` with that number. ' +
+        '`business: true`: a WhatsApp Business phone, whose account has labels. ' +
         'Only while a code is on show (state `qr`); otherwise `409 qr_unavailable` with the current state in `detail`. A number ending in 0000 does not exist: `400`.',
       access: 'admin',
       scope: 'manage',
@@ -32,7 +33,7 @@ export function sandboxSessionRoutes(_deps: SandboxRouteDeps, net: SandboxCalls)
       },
       async handler({ params, body, device }) {
         requireSandboxDevice(device);
-        const { outcome, ...reaction } = await scan(params.deviceId, body.phone);
+        const { outcome, ...reaction } = await scan(params.deviceId, body.phone, body.business === true);
         if (outcome === 'unknown_number') {
           throw invalidRequest('body/phone does not exist in the sandbox', [
             { path: '/phone', message: 'numbers ending in 0000 do not exist in the sandbox' },

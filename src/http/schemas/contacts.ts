@@ -10,6 +10,22 @@ const Jid = Type.String({
 
 export const ContactParams = Type.Object({ deviceId: DeviceId, number: ContactNumber });
 
+const LidPattern = '[0-9]{1,32}@lid';
+export const IdentityParams = Type.Object({
+  deviceId: DeviceId,
+  id: Type.String({
+    pattern: `^([0-9]{5,20}|${LidPattern})$`,
+    description: 'A number (digits with the country code) or a LID (`<digits>@lid`).',
+  }),
+});
+
+export const IdentitySchema = Type.Object({
+  number: Type.Union([StoredNumber, Type.Null()], { description: 'The number of the contact; null when not known.' }),
+  lid: Type.Union([Type.String({ pattern: `^${LidPattern}$` }), Type.Null()], {
+    description: "The contact's LID (WhatsApp's privacy id, `<digits>@lid`); null when not known.",
+  }),
+});
+
 export const ListContactsQuery = Type.Object(
   {
     limit: Type.Optional(Limit(500, 50)),

@@ -1,5 +1,6 @@
 import Type from 'typebox';
 import { LabelId } from './chats.js';
+import { DeviceId } from './common.js';
 import { ChatId } from './send.js';
 
 export const LabelSchema = Type.Object({
@@ -9,6 +10,26 @@ export const LabelSchema = Type.Object({
 });
 
 export const LabelListSchema = Type.Object({ items: Type.Array(LabelSchema) });
+
+export const LabelParams = Type.Object({ deviceId: DeviceId, labelId: LabelId });
+export const ChatLabelParams = Type.Object({ deviceId: DeviceId, chatId: ChatId, labelId: LabelId });
+
+const LabelName = Type.String({ minLength: 1, maxLength: 100, description: 'As the phone shows it.' });
+const LabelColor = Type.Integer({ minimum: 0, maximum: 19, description: "WhatsApp's colour index (default 0)." });
+
+/** POST /labels. */
+export const LabelCreateBody = Type.Object(
+  { name: LabelName, color: Type.Optional(LabelColor) },
+  { additionalProperties: false, examples: [{ name: 'Paid', color: 3 }] },
+);
+
+/** PATCH /labels/:labelId. */
+export const LabelPatchBody = Type.Object(
+  { name: Type.Optional(LabelName), color: Type.Optional(LabelColor) },
+  { additionalProperties: false, minProperties: 1, examples: [{ name: 'Paid in full' }] },
+);
+
+export const LabelDeletedSchema = Type.Object({ labelId: LabelId, deleted: Type.Literal(true) });
 
 /** POST /sandbox/devices/:deviceId/labels: what the phone did to labels, in order. */
 export const SandboxLabelsBody = Type.Object(

@@ -8,7 +8,12 @@ const PhoneNumber = (description: string) =>
   numberField('phone', '^[0-9]{7,15}$', `${description} Numbers ending in 0000 do not exist in the sandbox.`);
 
 export const ScanBody = Type.Object(
-  { phone: PhoneNumber("The phone that scans the code: it becomes the account's number.") },
+  {
+    phone: PhoneNumber("The phone that scans the code: it becomes the account's number."),
+    business: Type.Optional(
+      Type.Boolean({ default: false, description: 'A WhatsApp Business phone: the account has labels.' }),
+    ),
+  },
   { additionalProperties: false },
 );
 

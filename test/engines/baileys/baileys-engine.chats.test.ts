@@ -160,4 +160,50 @@ describe('Baileys engine (fake socket): managing chats', () => {
       { kind: 'label_updated', labelId: '5', name: 'Paid', color: 3, deleted: true },
     ]);
   });
+
+  it('makes labels and labels chats through chatModify; only a WhatsApp Business phone has labels', async () => {
+    const { connection, socket } = await h.online();
+    const labels = connection.labels!;
+    expect(labels.isBusiness()).toBe(false);
+    // The platform the pairing named: smba / smbi are the WhatsApp Business apps.
+    socket.creds.platform = 'smba';
+    expect(labels.isBusiness()).toBe(true);
+    await labels.edit({ labelId: '6', name: 'Paid', color: 3, deleted: false });
+    await labels.labelChat(PEER, '6', 'add');
+    await labels.labelChat(GROUP, '6', 'remove');
+    await labels.edit({ labelId: '6', name: 'Paid', color: 3, deleted: true });
+    expect(socket.chatMods).toEqual([
+      { jid: '', mod: { addLabel: { id: '6', name: 'Paid', color: 3, deleted: false } } },
+      { jid: PEER_JID, mod: { addChatLabel: { labelId: '6' } } },
+      { jid: GROUP, mod: { removeChatLabel: { labelId: '6' } } },
+      { jid: '', mod: { addLabel: { id: '6', name: 'Paid', color: 3, deleted: true } } },
+    ]);
+    socket.chatModifyFailure = new Error('app state conflict');
+    await expect(labels.labelChat(PEER, '6', 'add')).rejects.toMatchObject({ code: 'engine_error' });
+  });
+
+  it("passes over Baileys' local echo of a label change made here, not the phone's later one", async () => {
+    const { connection, socket, events } = await h.online();
+    // What Baileys applies locally for these modifications (its app-state patches), emitted while chatModify runs.
+    socket.chatModifyEcho = (mod, jid) => {
+      if ('addLabel' in mod)
+        phoneDid(socket, ['label_edit', mod.addLabel.id], {
+          labelEditAction: { name: mod.addLabel.name, color: mod.addLabel.color, deleted: mod.addLabel.deleted },
+        });
+      if ('addChatLabel' in mod)
+        phoneDid(socket, ['label_jid', mod.addChatLabel.labelId, jid], { labelAssociationAction: { labeled: true } });
+    };
+    await connection.labels!.edit({ labelId: '7', name: 'Lead', color: 1, deleted: false });
+    await connection.labels!.labelChat(PEER, '7', 'add');
+    // Later the phone does the same itself: that is reported.
+    socket.chatModifyEcho = undefined;
+    phoneDid(socket, ['label_edit', '7'], { labelEditAction: { name: 'Lead', color: 1 } });
+    phoneDid(socket, ['label_jid', '7', PEER_JID], { labelAssociationAction: { labeled: true } });
+
+    await eventually(() => (events.activities.length >= 2 ? true : undefined), "the phone's two changes");
+    expect(events.activities).toEqual([
+      { kind: 'label_updated', labelId: '7', name: 'Lead', color: 1, deleted: false },
+      { kind: 'chat_labels', chatId: PEER, labelId: '7', action: 'add' },
+    ]);
+  });
 });

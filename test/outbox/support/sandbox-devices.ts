@@ -12,12 +12,19 @@ export interface SandboxDevice {
   id: string;
   key: string;
   phone: string;
+  /** Scanned by a WhatsApp Business phone (labels). */
+  business?: boolean;
 }
 
-export async function createDevice(api: Api, id: string, phone: string): Promise<SandboxDevice> {
+export async function createDevice(
+  api: Api,
+  id: string,
+  phone: string,
+  options: { business?: boolean } = {},
+): Promise<SandboxDevice> {
   const created = await api('POST', '/devices', { admin: true, json: { id, name: id, engine: 'sandbox' } });
   if (created.status !== 201) throw new Error(`create ${id}: ${created.status} ${JSON.stringify(created.body)}`);
-  return { id, key: created.body.deviceKey, phone };
+  return { id, key: created.body.deviceKey, phone, ...(options.business ? { business: true } : {}) };
 }
 
 export const stateOf = async (api: Api, device: SandboxDevice): Promise<string> =>
@@ -34,7 +41,7 @@ export async function goOnline(api: Api, device: SandboxDevice): Promise<void> {
   if (state === 'qr') {
     const scanned = await api('POST', `/sandbox/devices/${device.id}/scan`, {
       admin: true,
-      json: { phone: device.phone },
+      json: { phone: device.phone, ...(device.business ? { business: true } : {}) },
     });
     if (scanned.status >= 300) throw new Error(`scan ${device.id}: ${scanned.status} ${JSON.stringify(scanned.body)}`);
   }
