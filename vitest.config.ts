@@ -23,7 +23,10 @@ const ON_EVENTSTOREDB = [
   'test/webhooks/webhooks-upgrade.e2e.test.ts',
 ];
 
-/** Standing checks too long for `npm test`, each run by a script of its own (`npm run chaos:esdb`). */
+/**
+ * Standing checks that also run alone, by a script of their own (`npm run chaos:esdb`); `npm test` runs them in the
+ * sqlite project with the rest (issue 31 asks for the leader-kill test there).
+ */
 const CHAOS = ['test/cluster/esdb-leader-chaos.e2e.test.ts'];
 
 export default defineConfig({
@@ -37,7 +40,7 @@ export default defineConfig({
     setupFiles: ['test/support/setup.ts'],
     projects: [
       // Every file once: the unit files and the e2e files. `npm test` runs this project, never `unit` beside it.
-      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: CHAOS } },
+      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'] } },
       // The files that start no gateway (`npm run test:unit`); a file that starts one is named *.e2e.test.ts.
       { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: ['test/**/*.e2e.test.ts'] } },
       { extends: true, test: { name: 'chaos', include: CHAOS } },
