@@ -1,7 +1,8 @@
 /**
  * History sync on Baileys: what `messaging-history.set` brings (WhatsApp's chunks of the account's history, sent
  * when a device links and when older messages of a chat are asked for) as the gateway's HistoryChunk, and which
- * chunks the device's `historySync` setting lets Baileys download at all (API.md, "History sync").
+ * chunks the device's `historySync` setting lets Baileys download at all (docs/api-guide.md, "Managing chats, search
+ * and history sync").
  */
 import { createHash } from 'node:crypto';
 import { type BaileysEventMap, proto } from 'baileys';

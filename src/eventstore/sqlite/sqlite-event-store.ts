@@ -1,5 +1,5 @@
-import { type FSWatcher, mkdirSync, watch } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import {
   type AppendOptions,
@@ -26,6 +26,7 @@ import {
 import { newEventId } from '../event-id.js';
 import { BUSY, GroupCommitter } from './group-committer.js';
 import { LiveFeed } from './live-feed.js';
+import { SharedFileTail } from './shared-file-tail.js';
 import { assertCurrentSchema, setUpSchema } from './schema.js';
 import { FALLBACK_AUTOCHECKPOINT_PAGES, backgroundCheckpoints } from './background-checkpoints.js';
 import { WalSync } from './wal-sync.js';
@@ -69,8 +70,6 @@ interface PendingSnapshotDelete {
 type PendingWrite = PendingAppend | PendingSnapshot | PendingSnapshotDelete;
 
 const READ_ALL_PAGE = 1_000;
-/** Several writer processes: while subscribed, the file is also checked this often, in case a change signal was missed. */
-const TAIL_CHECK_MS = 200;
 
 export interface SqliteStoreOptions {
   /**
@@ -122,17 +121,8 @@ export class SqliteEventStore implements EventStore {
   private readonly sql;
   private readonly appendOne: (append: PendingAppend) => { result: AppendResult; events: StoredEvent[] };
 
-  /** Several writers: the last position handed to the live feed, and how the file's changes are noticed. */
-  private tail:
-    | {
-        last: number;
-        version: number;
-        watcher: FSWatcher | undefined;
-        timer: NodeJS.Timeout | undefined;
-        /** performance.now() of the last read of the file (tailIntervalMs). */
-        readAt: number;
-      }
-    | undefined;
+  /** Several writers: the other processes' commits, fed to this process's subscribers. */
+  private tail: SharedFileTail | undefined;
 
   constructor(
     readonly file: string,
@@ -210,7 +200,6 @@ export class SqliteEventStore implements EventStore {
     };
     this.appendOne = this.db.transaction((append: PendingAppend) => this.appendInTransaction(append));
     this.shared = options.sharedFile === true && file !== ':memory:';
-    this.tailInterval = { ms: options.tailIntervalMs ?? 0, timer: undefined };
     const busyTimeoutMs = options.busyTimeoutMs ?? BUSY_TIMEOUT_MS;
     this.committer = new GroupCommitter(
       (batch) => this.commit(batch),
@@ -227,12 +216,19 @@ export class SqliteEventStore implements EventStore {
     // BEGIN IMMEDIATE: with other writers a deferred transaction that turns into a write can fail at once
     // (SQLITE_BUSY) instead of waiting out the busy timeout.
     this.commitTransaction = (run) => this.db.transaction(run).immediate();
-    if (this.shared) this.startTail();
+    if (this.shared)
+      this.tail = new SharedFileTail({
+        file,
+        feed: this.feed,
+        intervalMs: options.tailIntervalMs ?? 0,
+        head: () => this.sql.head.get()?.head ?? 0,
+        dataVersion: () => this.sql.dataVersion.get()!.data_version,
+        readAfter: (after, maxCount) => this.readAllNow(after, maxCount),
+      });
   }
 
   private readonly commitTransaction: (run: () => void) => void;
   private readonly shared: boolean;
-  private readonly tailInterval: { ms: number; timer: NodeJS.Timeout | undefined };
   private readonly wal: WalSync | undefined;
   private readonly checkpoints: { release(): Promise<void> } | undefined;
   /** Committed, and handed to live subscribers once flushed to disk. */
@@ -252,76 +248,6 @@ export class SqliteEventStore implements EventStore {
       .finally(() => {
         if (committed.length > 0) this.publishOwn(committed);
       });
-  }
-
-  /**
-   * Other processes' commits reach this process's subscribers: the file is read after the last position fed
-   * whenever SQLite's data_version says another connection committed. That is checked when the WAL file
-   * changes (fs.watch on the folder: one inotify watch, no polling) and, as a safety net, every TAIL_CHECK_MS
-   * while someone is subscribed (a PRAGMA that reads no table).
-   */
-  private startTail(): void {
-    this.tail = {
-      last: this.sql.head.get()?.head ?? 0,
-      version: this.dataVersion(),
-      watcher: undefined,
-      timer: undefined,
-      readAt: Number.NEGATIVE_INFINITY,
-    };
-    const wal = `${basename(this.file)}-wal`;
-    try {
-      this.tail.watcher = watch(dirname(this.file), { persistent: false }, (_event, name) => {
-        if (name === null || name === wal) this.noticeChange();
-      });
-      this.tail.watcher.on('error', () => undefined);
-    } catch {
-      // No watch available: the timer alone notices changes.
-    }
-    this.tail.timer = setInterval(() => {
-      if (this.feed.size > 0) this.pollTail(false);
-    }, TAIL_CHECK_MS);
-    this.tail.timer.unref();
-  }
-
-  /**
-   * The file changed: read it now, or, when it was read less than `tailIntervalMs` ago, once that interval is up,
-   * so that under load the commits of several processes are read (and projected) together, while a lone change
-   * is read at once.
-   */
-  private noticeChange(): void {
-    const tail = this.tail;
-    if (!tail || this.tailInterval.timer) return;
-    const wait = tail.readAt + this.tailInterval.ms - performance.now();
-    if (wait <= 0) return this.pollTail(false);
-    this.tailInterval.timer = setTimeout(() => {
-      this.tailInterval.timer = undefined;
-      this.pollTail(false);
-    }, wait);
-  }
-
-  private dataVersion(): number {
-    return this.sql.dataVersion.get()!.data_version;
-  }
-
-  /** Feeds the live subscribers everything after the last position fed (force: own commit left a gap). */
-  private pollTail(force: boolean): void {
-    const tail = this.tail;
-    if (!tail || this.closed) return;
-    try {
-      const version = this.dataVersion();
-      if (!force && version === tail.version) return;
-      tail.readAt = performance.now();
-      for (;;) {
-        const page = this.readAllNow(tail.last, READ_ALL_PAGE);
-        if (page.length === 0) break;
-        tail.last = page[page.length - 1].position;
-        this.feed.publish(page);
-      }
-      // Only once read to the end: a read that failed leaves the version unseen, so the next tick reads again.
-      tail.version = version;
-    } catch {
-      // Busy or closing: the next signal or tick reads again from the last position fed.
-    }
   }
 
   append(streamId: string, events: readonly NewEvent[], options: AppendOptions = {}): Promise<AppendResult> {
@@ -419,16 +345,8 @@ export class SqliteEventStore implements EventStore {
   }
 
   private publishOwn(committed: StoredEvent[]): void {
-    const tail = this.tail;
-    if (!tail) {
-      this.feed.publish(committed);
-      return;
-    }
-    // Right after what was fed: hand it over as it is. Another process committed in between: read the file in order.
-    if (committed[0].position === tail.last + 1) {
-      tail.last = committed[committed.length - 1].position;
-      this.feed.publish(committed);
-    } else this.pollTail(true);
+    if (this.tail) this.tail.publishOwn(committed);
+    else this.feed.publish(committed);
   }
 
   private checkFence(fence: Fence): FenceRejectedError | undefined {
@@ -610,11 +528,7 @@ export class SqliteEventStore implements EventStore {
   private async closeNow(): Promise<void> {
     await this.committer.drain();
     this.closed = true;
-    if (this.tail) {
-      this.tail.watcher?.close();
-      clearInterval(this.tail.timer);
-      clearTimeout(this.tailInterval.timer);
-    }
+    this.tail?.close();
     this.feed.close();
     // The checkpointer's connection first, so that this one is the last: its close checkpoints and removes the WAL.
     await this.checkpoints?.release();
