@@ -1,11 +1,11 @@
 /**
  * Several writer processes on one SQLite file (GATEWAY_PROCESSES): how the other processes' commits reach this
  * process's live subscribers. The file is read after the last position fed whenever SQLite's data_version says
- * another connection committed. That is checked when the WAL file changes (fs.watch on the folder: one inotify
+ * another connection committed. That is checked when the WAL file changes (fs.watch on it: one inotify
  * watch, no polling), at most every `intervalMs`, and, as a safety net, every TAIL_CHECK_MS while someone is
  * subscribed (a PRAGMA that reads no table). docs/architecture.md, "Several processes".
  */
-import { type FSWatcher, watch } from 'node:fs';
+import { type FSWatcher, existsSync, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import type { StoredEvent } from '../event-store.js';
 import type { LiveFeed } from './live-feed.js';
@@ -27,6 +27,30 @@ export interface SharedFileTailDeps {
   readAfter(after: number, maxCount: number): StoredEvent[];
 }
 
+/**
+ * The WAL file itself is watched, not the folder: a folder watch also wakes every process for each write to the
+ * read-model file's WAL and for each checkpoint, thousands of times a second under load (each inotify event is a
+ * turn of every process's event loop, and a cost to the writer per watcher): on 16 cores with 8 processes that
+ * was most of the machine projector's time (issue 30, docs/architecture.md "Several processes"). The WAL exists
+ * while this process has the file open (SQLite deletes it only when the last connection closes); where it
+ * cannot be watched, the folder is, filtered by name.
+ */
+function watchWal(file: string, changed: () => void): FSWatcher | undefined {
+  const wal = `${file}-wal`;
+  const options = { persistent: false };
+  try {
+    const watcher = existsSync(wal)
+      ? watch(wal, options, changed)
+      : watch(dirname(file), options, (_event, name) => {
+          if (name === null || name === basename(wal)) changed();
+        });
+    watcher.on('error', () => undefined);
+    return watcher;
+  } catch {
+    return undefined; // no watch available: the timer alone notices changes
+  }
+}
+
 export class SharedFileTail {
   /** The last position handed to the live feed. */
   private last: number;
@@ -41,15 +65,7 @@ export class SharedFileTail {
   constructor(private readonly deps: SharedFileTailDeps) {
     this.last = deps.head();
     this.version = deps.dataVersion();
-    const wal = `${basename(deps.file)}-wal`;
-    try {
-      this.watcher = watch(dirname(deps.file), { persistent: false }, (_event, name) => {
-        if (name === null || name === wal) this.noticeChange();
-      });
-      this.watcher.on('error', () => undefined);
-    } catch {
-      // No watch available: the timer alone notices changes.
-    }
+    this.watcher = watchWal(deps.file, () => this.noticeChange());
     this.timer = setInterval(() => {
       if (deps.feed.size > 0) this.poll(false);
     }, TAIL_CHECK_MS);
