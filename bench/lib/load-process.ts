@@ -6,6 +6,7 @@
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { type HttpLoadOptions, type HttpLoadResult, loadHttp } from './http-load.js';
+import { percentile } from './stats.js';
 
 export interface LoadJob {
   targets: Array<Pick<HttpLoadOptions, 'url' | 'method' | 'headers' | 'body'>>;
@@ -19,8 +20,16 @@ export interface LoadResult {
   requestsPerSecond: number;
   non2xx: number;
   errors: number;
+  /** Milliseconds: the median of the generators' medians, and the worst of their 99th percentiles. */
+  p50: number;
   p99: number;
 }
+
+const medianOf = (values: number[]) =>
+  percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
 
 type Message = { job: LoadJob } | { go: true };
 
@@ -46,6 +55,7 @@ async function child(): Promise<void> {
     requestsPerSecond: results.reduce((sum, r) => sum + r.requestsPerSecond, 0),
     non2xx: results.reduce((sum, r) => sum + r.non2xx, 0),
     errors: results.reduce((sum, r) => sum + r.errors, 0),
+    p50: medianOf(results.map((r) => r.latency.p50)),
     p99: Math.max(...results.map((r) => r.latency.p99)),
   };
   process.send!({ result }, () => process.exit(0));
@@ -58,7 +68,7 @@ async function child(): Promise<void> {
 export async function loadFromProcesses(
   jobs: LoadJob[],
   during: { started(): void; ended(): void },
-): Promise<LoadResult & { p99: number }> {
+): Promise<LoadResult> {
   const script = fileURLToPath(import.meta.url);
   const children = jobs.map((job) => {
     const worker = fork(script, ['--load-process'], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
@@ -91,6 +101,7 @@ export async function loadFromProcesses(
       requestsPerSecond: done.reduce((sum, r) => sum + r.requestsPerSecond, 0),
       non2xx: done.reduce((sum, r) => sum + r.non2xx, 0),
       errors: done.reduce((sum, r) => sum + r.errors, 0),
+      p50: medianOf(done.map((r) => r.p50)),
       p99: Math.max(...done.map((r) => r.p99)),
     };
   } finally {

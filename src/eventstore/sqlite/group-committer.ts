@@ -23,10 +23,13 @@ interface Queued<Request, Result> {
 /**
  * Pauses after BUSY: another process holds the write lock only for its commit (a fraction of a millisecond,
  * the flush to disk happens after it lets go), so the first tries come soon; the pause doubles with each
- * BUSY in a row up to the maximum.
+ * BUSY in a row up to the maximum. The maximum was 20 ms: with eight processes a commit met BUSY several times
+ * in a row, and each request's answer waited that long while the lock was free again (the 202s of bench
+ * `scale` took 18 ms at 64 connections with half the CPU idle, issue 30). A try that fails costs a few
+ * microseconds.
  */
 const BUSY_PAUSE_MIN_MS = 1;
-const BUSY_PAUSE_MAX_MS = 20;
+const BUSY_PAUSE_MAX_MS = 4;
 
 export class GroupCommitter<Request, Result> {
   private queue: Array<Queued<Request, Result>> = [];
