@@ -1,5 +1,5 @@
 /**
- * `npm run chaos:cluster [-- --seconds 120]`: three gateway processes on one SQLite file (GATEWAY_CLUSTER=true,
+ * `npm run chaos:cluster [-- --seconds 120] [--processes 3]`: three gateway processes (or as many as asked) on one SQLite file (GATEWAY_CLUSTER=true,
  * one port each), 30 sandbox devices online with webhooks, sends offered at 300/s through every process and
  * sandbox inbound at 100/s (to the process running the device), open loop (a slow answer does not lower the
  * offered rate; at most MAX_IN_FLIGHT of a kind unanswered); every 10 s one process is killed with SIGKILL
@@ -32,10 +32,13 @@ const RATE_PER_MINUTE = 1_200;
 const MAX_IN_FLIGHT = 256;
 const ADMIN_KEY = 'ak_chaos_cluster_0123456789abcdef';
 
-const seconds = (() => {
-  const index = process.argv.indexOf('--seconds');
-  return index < 0 ? 120 : Math.max(10, Number(process.argv[index + 1]));
-})();
+const option = (name: string, fallback: number, least: number) => {
+  const index = process.argv.indexOf(name);
+  return index < 0 ? fallback : Math.max(least, Number(process.argv[index + 1]));
+};
+const seconds = option('--seconds', 120, 10);
+/** One is killed at a time: at least two, so that someone is left to take its devices. */
+const processes = option('--processes', 3, 2);
 const log = (line: string) => process.stderr.write(`  ${line}\n`);
 
 async function main(): Promise<number> {
@@ -80,7 +83,9 @@ async function main(): Promise<number> {
       env: env(worker),
       startTimeoutMs: 120_000,
     });
-  const nodes: Array<ChildServer | undefined> = await Promise.all([1, 2, 3].map(start));
+  const nodes: Array<ChildServer | undefined> = await Promise.all(
+    Array.from({ length: processes }, (_, i) => start(i + 1)),
+  );
   const live = () => nodes.filter((node): node is ChildServer => node !== undefined);
   const api = async (node: ChildServer, method: string, path: string, json?: unknown, key?: string) => {
     const response = await fetch(`${node.url}${path}`, {
@@ -122,7 +127,7 @@ async function main(): Promise<number> {
         60_000,
         `${id} online`,
       );
-    log(`${DEVICES} devices online over 3 processes`);
+    log(`${DEVICES} devices online over ${processes} processes`);
 
     const acknowledged = new Set<string>();
     const inbound = new Set<string>();
@@ -193,7 +198,7 @@ async function main(): Promise<number> {
     let cycle = 0;
     while (Date.now() - startedAt < seconds * 1000) {
       await sleep(KILL_EVERY_MS);
-      const index = cycle++ % 3;
+      const index = cycle++ % processes;
       const victim = nodes[index];
       if (!victim) continue;
       process.kill(victim.pid, 'SIGKILL');
@@ -207,7 +212,7 @@ async function main(): Promise<number> {
     await Promise.all(load);
     clearInterval(ownersTimer);
     await waitFor(() => [...inFlight.values()].every((count) => count === 0), 60_000, 'the last requests answered');
-    await waitFor(() => live().length === 3, 120_000, 'every process back');
+    await waitFor(() => live().length === processes, 120_000, 'every process back');
     log('load stopped; waiting for the outboxes and webhooks to drain');
     // Every acknowledged id, not a count: sends cut by a kill after their append are sent too, unacknowledged.
     await waitFor(
