@@ -112,7 +112,7 @@ async function measureHttp(processes: number, figure: Figures): Promise<void> {
       figure.sendLatency = { p50: sends.p50, p99: sends.p99 };
       figure.failures += sends.failures;
       progress(
-        `N=${processes}: ${round(sends.perSecond, 0)} sends/s, ${round(sends.cpuMsPerOp, 3)} ms CPU per 202, latency p50 ${sends.p50} ms, p99 ${sends.p99} ms`,
+        `N=${processes}: ${round(sends.perSecond, 0)} sends/s, ${round(sends.cpuMsPerOp, 3)} ms CPU per 202, latency p50 ${round(sends.p50, 1)} ms, p99 ${round(sends.p99, 1)} ms`,
       );
     }
     if (ONLY === undefined || ONLY === 'reads') {
@@ -185,8 +185,12 @@ function report(figures: Figures[]): Metric[] {
       metrics.push(
         { metric: `${n} POST /send/text (202)`, value: round(f.sends, 0), unit: 'req/s' },
         { metric: `${n} gateway CPU per 202 (all processes)`, value: round(f.cpuPer202 ?? NaN, 3), unit: 'ms' },
-        { metric: `${n} 202 latency p50 (${CONNECTIONS} connections)`, value: f.sendLatency?.p50 ?? NaN, unit: 'ms' },
-        { metric: `${n} 202 latency p99`, value: f.sendLatency?.p99 ?? NaN, unit: 'ms' },
+        {
+          metric: `${n} 202 latency p50 (${CONNECTIONS} connections)`,
+          value: round(f.sendLatency?.p50 ?? NaN, 1),
+          unit: 'ms',
+        },
+        { metric: `${n} 202 latency p99`, value: round(f.sendLatency?.p99 ?? NaN, 1), unit: 'ms' },
       );
       if (f !== one) {
         const target = f.processes === 2 ? 1.0 : f.processes === 8 && at16 ? 4 : undefined;
