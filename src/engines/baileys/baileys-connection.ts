@@ -88,6 +88,14 @@ export class BaileysConnection implements EngineConnection {
   /** close() or logout() was called: the actor knows, so no lifecycle event is reported anymore. */
   private retired = false;
   private lastFrameAt = Date.now();
+  /**
+   * Messages sent and not yet acknowledged by the server (id → when sent, ms). A socket whose pings are answered
+   * but whose messages are not taken is as dead as a silent one (issue 35: "connected" but deaf). Watched only once
+   * the socket has shown it reports acknowledgements (`acksSeen`), so a socket that names them otherwise never
+   * flaps.
+   */
+  private readonly unacked = new Map<string, number>();
+  private acksSeen = false;
   private watchdog: NodeJS.Timeout | undefined;
   private readonly socketClosed: Promise<void>;
   private markSocketClosed!: () => void;
@@ -116,6 +124,9 @@ export class BaileysConnection implements EngineConnection {
       sent: this.sent,
       linkedAccount,
       requireOnline: () => this.requireOnline(),
+      awaitAck: (waMessageId) => {
+        if (this.unacked.size < SENT_MEMORY) this.unacked.set(waMessageId, Date.now());
+      },
     });
     this.inbound = new BaileysInbound({
       ...deps,
@@ -162,6 +173,11 @@ export class BaileysConnection implements EngineConnection {
     const { socket } = this.deps;
     socket.ws.on('frame', () => {
       this.lastFrameAt = Date.now();
+    });
+    // An error ack (a message the server refused) is an answer too: the connection works.
+    socket.ws.on('CB:ack,class:message', (node) => {
+      this.acksSeen = true;
+      if (node.attrs.id !== undefined) this.unacked.delete(node.attrs.id);
     });
     // Baileys listens for it, so ws raises no error of its own: without this the connection would hang.
     socket.ws.on('unexpected-response', (_request, response) => {
@@ -259,11 +275,22 @@ export class BaileysConnection implements EngineConnection {
         // Before `open` the WebSocket may still be connecting; once online it must stay open.
         if (this.phase === 'online' && !this.deps.socket.ws.isOpen) return this.lost('the WebSocket is no longer open');
         const silentMs = Date.now() - this.lastFrameAt;
-        if (silentMs > staleAfterMs) this.lost(`no answer to keepalive for ${Math.round(silentMs / 1000)} s`);
+        if (silentMs > staleAfterMs) return this.lost(`no answer to keepalive for ${Math.round(silentMs / 1000)} s`);
+        const unackedMs = this.phase === 'online' && this.acksSeen ? this.oldestUnackedMs() : 0;
+        // Twice the keepalive limit: the server acknowledges within a second; a slow one must not be dropped.
+        if (unackedMs > 2 * staleAfterMs)
+          this.lost(`no server acknowledgement of a message sent ${Math.round(unackedMs / 1000)} s ago`);
       },
       Math.max(10, Math.min(5_000, Math.floor(keepAliveIntervalMs / 2))),
     );
     this.watchdog.unref();
+  }
+
+  /** How long the oldest message sent has waited for the server's acknowledgement (0: none waits). */
+  private oldestUnackedMs(): number {
+    // Insertion order is send order: the first entry is the oldest.
+    for (const sentAt of this.unacked.values()) return Date.now() - sentAt;
+    return 0;
   }
 
   private stopWatchdog(): void {

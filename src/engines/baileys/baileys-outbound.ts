@@ -45,6 +45,8 @@ export interface OutboundDependencies {
   linkedAccount(): LinkedAccount | undefined;
   /** Throws not_connected unless the connection is online. */
   requireOnline(): void;
+  /** A message went out: the server should acknowledge it (the connection watches for that). */
+  awaitAck(waMessageId: string): void;
 }
 
 export class BaileysOutbound {
@@ -83,6 +85,7 @@ export class BaileysOutbound {
     } catch (error) {
       throw engineErrorOf(error, `sending ${message.waMessageId}`);
     }
+    this.deps.awaitAck(message.waMessageId);
   }
 
   async markRead(chatId: string, messages: Array<{ waMessageId: string; participant?: string }>): Promise<void> {

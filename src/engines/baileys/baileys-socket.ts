@@ -22,6 +22,8 @@ export interface BaileysSocket {
   ws: {
     readonly isOpen: boolean;
     on(event: 'frame', listener: () => void): unknown;
+    /** The server's acknowledgement of a message stanza it took (Baileys names frame events `CB:<tag>,<attr>:<value>`). */
+    on(event: 'CB:ack,class:message', listener: (node: { attrs: { id?: string } }) => void): unknown;
     /** The HTTP answer when the WebSocket upgrade was refused (e.g. a proxy's 407). */
     on(
       event: 'unexpected-response',
