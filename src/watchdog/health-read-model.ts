@@ -1,6 +1,7 @@
 /**
  * Each device's session health as the watchdog last judged it (GET /session/state `health`, the
- * dmg_sessions_silent gauge), fed from the health streams.
+ * dmg_sessions_silent gauge), fed from the health streams; and which devices wait to hear something after a send
+ * (session-waits.ts), which the watchdog takes up again when it starts.
  */
 import type Database from 'better-sqlite3';
 import type { StoredEvent } from '../eventstore/event-store.js';
@@ -8,14 +9,17 @@ import { eventGuard } from '../eventstore/typed-events.js';
 import type { DeviceEvent } from '../devices/device-events.js';
 import type { Projection } from '../projections/projection.js';
 import type { HealthEvent, SessionHealth } from './health-events.js';
+import { WAIT_EVENT_TYPES, isHeard, isSendGoneOut } from './session-waits.js';
 
 type HandledEvent = HealthEvent | Extract<DeviceEvent, { type: 'DeviceDeleted' }>;
-const HANDLED: ReadonlySet<string> = new Set(['SessionHealthChanged', 'DeviceDeleted']);
-const isHandled = eventGuard<HandledEvent>(HANDLED);
+const HEALTH_TYPES: ReadonlySet<string> = new Set(['SessionHealthChanged', 'DeviceDeleted']);
+const isHandled = eventGuard<HandledEvent>(HEALTH_TYPES);
+const HANDLED: ReadonlySet<string> = new Set([...HEALTH_TYPES, ...WAIT_EVENT_TYPES]);
 
 export class HealthReadModel implements Projection {
   readonly name = 'session-health';
-  readonly version = 1;
+  /** 2: the devices waiting after a send (`session_waits`). */
+  readonly version = 2;
   readonly handles: ReadonlySet<string> = HANDLED;
   private statements: ReturnType<HealthReadModel['prepare']> | undefined;
 
@@ -25,19 +29,35 @@ export class HealthReadModel implements Projection {
     db.exec(
       'CREATE TABLE IF NOT EXISTS session_health (device_id TEXT PRIMARY KEY, health TEXT NOT NULL, since TEXT NOT NULL) WITHOUT ROWID',
     );
+    db.exec('CREATE TABLE IF NOT EXISTS session_waits (device_id TEXT PRIMARY KEY) WITHOUT ROWID');
   }
 
   reset(db: Database.Database): void {
     db.exec('DELETE FROM session_health');
+    db.exec('DELETE FROM session_waits');
   }
 
   apply(event: StoredEvent): void {
+    // Only a change writes: a second send while one waits, or a receipt when none does, leaves the row as it is.
+    const deviceId = (event.data as { deviceId?: unknown } | null)?.deviceId;
+    if (typeof deviceId === 'string') {
+      if (isSendGoneOut(event)) this.sql().wait.run(deviceId);
+      else if (isHeard(event)) this.sql().heard.run(deviceId);
+    }
     if (!isHandled(event)) return;
     if (event.type === 'DeviceDeleted') {
       this.sql().remove.run(event.data.deviceId);
+      this.sql().heard.run(event.data.deviceId);
       return;
     }
     this.sql().put.run(event.data.deviceId, event.data.health, event.createdAt.toISOString());
+  }
+
+  /** The devices waiting to hear something after a send (the watchdog's start takes their waits up again). */
+  waitingDevices(): string[] {
+    return this.sql()
+      .waiting.all()
+      .map((row) => row.device_id);
   }
 
   /** `ok` unless the watchdog found the session silent. */
@@ -73,6 +93,9 @@ export class HealthReadModel implements Projection {
         'INSERT INTO session_health (device_id, health, since) VALUES (?, ?, ?) ON CONFLICT (device_id) DO UPDATE SET health = excluded.health, since = excluded.since',
       ),
       remove: this.db.prepare<[string]>('DELETE FROM session_health WHERE device_id = ?'),
+      wait: this.db.prepare<[string]>('INSERT OR IGNORE INTO session_waits (device_id) VALUES (?)'),
+      heard: this.db.prepare<[string]>('DELETE FROM session_waits WHERE device_id = ?'),
+      waiting: this.db.prepare<[], { device_id: string }>('SELECT device_id FROM session_waits'),
     };
   }
 }

@@ -6,6 +6,8 @@
  * dmg_sessions_silent gauge); with WATCHDOG_REBOOT it is rebooted, once per silence. The next thing heard
  * records `ok` again. Only devices waiting after a send are watched (and scanned each tick); which devices are
  * recorded silent is kept from the SessionHealthChanged events of the same log, not looked up per event heard.
+ * Which devices wait, and which are silent, when it starts comes from the health read model (a restart forgets
+ * no wait: it is counted again from the start).
  */
 import type { Logger } from 'pino';
 import { CommandHandler } from '../commands/command-handler.js';
@@ -15,6 +17,7 @@ import type { SessionStateName } from '../sessions/session-events.js';
 import type { Clock, ClockTimer } from '../time/clock.js';
 import { type HealthCommand, type HealthState, healthDecider } from './health-decider.js';
 import { type HealthEvent, healthStream } from './health-events.js';
+import { isHeard, isSendGoneOut } from './session-waits.js';
 
 export interface WatchdogSettings {
   /** How long a session may hear nothing while it sends (ms). */
@@ -35,19 +38,14 @@ export interface WatchdogDeps {
   };
   /** The devices recorded silent when the watchdog starts (the read model at the position it follows from). */
   silentAtStart: () => Iterable<string>;
+  /**
+   * The devices waiting to hear something after a send when the watchdog starts (the read model at the same
+   * position): their wait goes on across a restart, counted from the start (the injected clock's now).
+   */
+  waitingAtStart?: () => Iterable<string>;
   onReboot?: (deviceId: string) => void;
 }
 
-/** Events that show the network still talks to the device. */
-const HEARD: ReadonlySet<string> = new Set([
-  'MessageReceived',
-  'PresenceUpdated',
-  'CallReceived',
-  'MessageEdited',
-  'MessageRevoked',
-  'PollVoteReceived',
-]);
-const RECEIPTS: ReadonlySet<string> = new Set(['delivered', 'read', 'played']);
 /** How often silences are looked for, at most (the judgement is at most this late). */
 const TICK_MS = 500;
 
@@ -75,6 +73,8 @@ export class Watchdog {
 
   start(after: number): void {
     for (const deviceId of this.deps.silentAtStart()) this.silent.add(deviceId);
+    const now = this.deps.clock.now();
+    for (const deviceId of this.deps.waitingAtStart?.() ?? []) this.watch(deviceId).waitingSince = now;
     this.following = followAll(this.deps.store, {
       after,
       name: 'session watchdog',
@@ -131,8 +131,7 @@ export class Watchdog {
         if (watch?.waitingSince !== undefined && data.state === 'online') watch.waitingSince = now;
         continue;
       }
-      const heard = HEARD.has(event.type) || (event.type === 'MessageStatusChanged' && RECEIPTS.has(data.status ?? ''));
-      if (heard) {
+      if (isHeard(event)) {
         const wasSilent = this.watches.get(deviceId)?.silent === true;
         // Nothing to wait for any more: the device is no longer watched.
         this.watches.delete(deviceId);
@@ -143,7 +142,7 @@ export class Watchdog {
         }
         continue;
       }
-      if (event.type === 'MessageStatusChanged' && data.status === 'sent') {
+      if (isSendGoneOut(event)) {
         const watch = this.watch(deviceId);
         watch.waitingSince ??= now;
       }

@@ -44,6 +44,7 @@ export function startWatchdog(wiring: WatchdogWiring): Watchdog {
     settings: wiring.settings,
     sessions: wiring.sessions,
     silentAtStart: () => health.silentDevices(),
+    waitingAtStart: () => health.waitingDevices(),
     onReboot: () => reboots.inc(),
   });
   watchdog.start(wiring.after);

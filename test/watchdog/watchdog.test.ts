@@ -35,20 +35,25 @@ describe('the session watchdog', () => {
     data: { deviceId, health: 'silent', previousHealth: 'ok', reason: 'silent' },
   });
 
-  /** A watchdog that starts after the devices in `silentBefore` were recorded silent (as the read model says). */
-  async function watchdogOn(silentBefore: string[] = []) {
+  /**
+   * A watchdog that starts after the devices in `silentBefore` were recorded silent, and with those in
+   * `waitingBefore` waiting after a send (as the read model says).
+   */
+  async function watchdogOn(silentBefore: string[] = [], waitingBefore: string[] = []) {
     const dir = tempDir('dmg-watchdog-');
     const store = new SqliteEventStore(join(dir, 'events.sqlite'));
     let after = 0;
     for (const deviceId of silentBefore)
       after = (await store.append(healthStream(deviceId), [silence(deviceId)])).position;
+    const clock = new TestClock();
     const watchdog = new Watchdog({
       store,
       log: pino({ level: 'silent' }),
-      clock: new TestClock(),
+      clock,
       settings: { silenceMs: 60_000, reboot: false },
       sessions: { state: () => 'online', reboot: async () => undefined },
       silentAtStart: () => silentBefore,
+      waitingAtStart: () => waitingBefore,
     });
     watchdog.start(after);
     cleanup = async () => {
@@ -56,7 +61,7 @@ describe('the session watchdog', () => {
       await store.close();
       rmSync(dir, { recursive: true, force: true });
     };
-    return { store, watchdog };
+    return { store, watchdog, clock };
   }
 
   it('watches only the devices waiting after a send, not every device that hears something', async () => {
@@ -68,6 +73,20 @@ describe('the session watchdog', () => {
     await store.append('inbox-d0', [received('d0')]);
     await eventually(() => watchdog.waitingSince('d0') === undefined, 'd0 heard');
     expect(watchdog.watched).toBe(0);
+  });
+
+  it('takes up the waits of before its start (a restart): judged silent once WATCHDOG_SILENCE passed since', async () => {
+    const { store, watchdog, clock } = await watchdogOn([], ['restarted']);
+    const start = clock.now();
+    expect(watchdog.waitingSince('restarted')).toBe(start);
+    await clock.advance(59_999);
+    await watchdog.check();
+    expect(await store.readStream(healthStream('restarted'))).toEqual([]);
+    // The watchdog's own tick (its timer on the injected clock) judges it.
+    await clock.advance(1);
+    await eventually(async () => (await store.readStream(healthStream('restarted'))).length === 1, 'judged');
+    const [judged] = await store.readStream(healthStream('restarted'));
+    expect(judged.data).toMatchObject({ health: 'silent', silentSince: new Date(start).toISOString() });
   });
 
   it('ends a silence recorded before it started, or by another process, once the device is heard', async () => {
