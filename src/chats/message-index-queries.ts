@@ -164,6 +164,15 @@ export class MessageIndexQueries {
     return row && refOf(row);
   }
 
+  /**
+   * The chat's oldest message the index holds, deleted or cleared ones included (the phone knows them: an on-demand
+   * history request starts there); reactions left out.
+   */
+  oldestMessageOf(deviceId: string, chatId: string): ChatMessageRef | undefined {
+    const row = this.sql().oldestMessage.get(deviceId, chatId);
+    return row && refOf(row);
+  }
+
   /** A message this account has not deleted for itself: its chat and how WhatsApp addresses it. */
   messageRef(deviceId: string, waMessageId: string): { chatId: string; ref: ChatMessageRef } | undefined {
     const row = this.sql().ref.get(deviceId, waMessageId);
@@ -226,6 +235,10 @@ export class MessageIndexQueries {
       lastMessage: db.prepare<[string, string], RefRow>(
         `SELECT m.wa_message_id, m.from_me, m.participant, m.at FROM chats c JOIN chat_messages m
            ON m.device_id = c.device_id AND m.wa_message_id = c.last_wa_message_id WHERE c.device_id = ? AND c.chat_id = ?`,
+      ),
+      // By chat_messages_by_chat (partial: reactions are out of it, as here).
+      oldestMessage: db.prepare<[string, string], RefRow>(
+        "SELECT wa_message_id, from_me, participant, at FROM chat_messages WHERE device_id = ? AND chat_id = ? AND type <> 'reaction' ORDER BY at, pos LIMIT 1",
       ),
       ref: db.prepare<[string, string], RefRow & { chat_id: string }>(
         'SELECT wa_message_id, chat_id, from_me, participant, at FROM chat_messages WHERE device_id = ? AND wa_message_id = ? AND deleted = 0',
