@@ -40,6 +40,8 @@ const BENCHMARKS: ReadonlyArray<() => Promise<Benchmark>> = [
   () => import('./groups.js'),
   () => import('./scale.js'),
   () => import('./outputs.js'),
+  () => import('./history-import.js'),
+  () => import('./search.js'),
 ];
 
 async function main(): Promise<number> {

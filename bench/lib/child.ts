@@ -282,3 +282,13 @@ export function treeCpuSeconds(pid: number): number | undefined {
   }
   return total;
 }
+
+/** The resident set of a process from /proc/<pid>/status (VmRSS), in bytes; undefined where /proc is unavailable. */
+export function processRssBytes(pid: number): number | undefined {
+  try {
+    const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}

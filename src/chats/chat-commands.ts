@@ -23,7 +23,10 @@ import type { MessageIndex } from './message-index.js';
 export interface ChatCommandsDeps {
   /** ChatRead goes through the inbox stream's one writer. */
   inbox: Pick<InboxCommands, 'record'>;
-  index: Pick<MessageIndex, 'unread' | 'participantOf' | 'hasChat' | 'lastMessageOf' | 'messageRef'>;
+  index: Pick<
+    MessageIndex,
+    'unread' | 'participantOf' | 'hasChat' | 'lastMessageOf' | 'oldestMessageOf' | 'messageRef'
+  >;
   /** The live connection while the device's session is online. */
   connection: (deviceId: string) => EngineConnection | undefined;
   /** The session's state as this process knows it, for the words of a refusal. */
@@ -142,6 +145,21 @@ export class ChatCommands {
     await this.recordChange(deviceId, { type: 'MessageDeleted', data: { deviceId, chatId, waMessageId } }, eventId);
   }
 
+  /**
+   * Asks the phone for up to `count` older messages of the chat, before the oldest one the index holds. Nothing is
+   * recorded here: the answer comes later as a history chunk (HistoryImported, `history.synced`). Answers the
+   * message the request starts from.
+   */
+  async fetchHistory(deviceId: string, chatId: string, count: number): Promise<ChatMessageRef> {
+    const ops = this.chatOps(deviceId, chatId);
+    const oldest = this.deps.index.oldestMessageOf(deviceId, chatId);
+    // A chat row always has a message; one that has none is a chat the index does not know.
+    if (!oldest) throw new DomainError('chat_not_found', `the device has no chat ${chatId}`);
+    const fetchHistory = engineSupports(ops.fetchHistory?.bind(ops), 'on-demand history');
+    await fetchHistory(chatId, count, oldest);
+    return oldest;
+  }
+
   private async recordChange(deviceId: string, event: ChatEvent, eventId = orderedUuid()): Promise<void> {
     const position = await this.deps.inbox.record(deviceId, event, eventId);
     await this.deps.projections.settle(position);
@@ -152,7 +170,12 @@ export class ChatCommands {
     const connection = this.online(deviceId);
     if (!this.deps.index.hasChat(deviceId, chatId))
       throw new DomainError('chat_not_found', `the device has no chat ${chatId}`);
-    return engineSupports(connection.chats, 'chat management');
+    return this.translated(deviceId, engineSupports(connection.chats, 'chat management'));
+  }
+
+  /** The engine's refusals in the API's words (`engine_error`, `session_not_online`), not an unknown error (500). */
+  private translated(deviceId: string, ops: ChatOperations): ChatOperations {
+    return translatingEngineFailures(ops, () => this.deps.sessionState?.(deviceId));
   }
 
   private messageOps(
@@ -162,7 +185,8 @@ export class ChatCommands {
     const connection = this.online(deviceId);
     const found = this.deps.index.messageRef(deviceId, waMessageId);
     if (!found) throw new DomainError('message_not_found', `the device has no message ${waMessageId}`);
-    return { ops: engineSupports(connection.chats, 'chat management'), chatId: found.chatId, ref: found.ref };
+    const ops = this.translated(deviceId, engineSupports(connection.chats, 'chat management'));
+    return { ops, chatId: found.chatId, ref: found.ref };
   }
 
   private online(deviceId: string): EngineConnection {

@@ -93,14 +93,16 @@ export class MessageIndexQueries {
       where.push('(m.at, m.pos) < (?, ?)');
       args.push(options.after.at, options.after.pos);
     }
-    // Each hit's chat is joined once (what was cleared before is left out), not looked up in a subquery per hit.
+    // Each hit's chat is joined once (what was cleared before is left out), not looked up in a subquery per hit; the
+    // hits are sorted by their keys alone and only the page's rows are read whole (a common word has many hits).
     const text = `SELECT ${PAGE} FROM (
-        SELECT m.*, coalesce(c.cleared_at, 0) AS chat_cleared_at, coalesce(c.cleared_pos, 0) AS chat_cleared_pos
+        SELECT m.at AS hit_at, m.pos AS hit_pos
         FROM (SELECT rowid AS hit FROM chat_messages_search WHERE chat_messages_search MATCH ?) f
         JOIN chat_messages m ON m.pos = f.hit
         LEFT JOIN chats c ON c.device_id = m.device_id AND c.chat_id = m.chat_id
-        WHERE ${where.join(' AND ')}
-      ) WHERE (at, pos) > (chat_cleared_at, chat_cleared_pos) ORDER BY at DESC, pos DESC LIMIT ?`;
+        WHERE ${where.join(' AND ')} AND (m.at, m.pos) > (coalesce(c.cleared_at, 0), coalesce(c.cleared_pos, 0))
+        ORDER BY m.at DESC, m.pos DESC LIMIT ?
+      ) JOIN chat_messages ON pos = hit_pos ORDER BY hit_at DESC, hit_pos DESC`;
     let statement = this.searches.get(text);
     if (!statement) {
       statement = this.db.prepare<Array<string | number>, PageRaw>(text).raw(true);
@@ -161,6 +163,15 @@ export class MessageIndexQueries {
   /** The chat's latest message (WhatsApp addresses archive, read state, delete and clear by it). */
   lastMessageOf(deviceId: string, chatId: string): ChatMessageRef | undefined {
     const row = this.sql().lastMessage.get(deviceId, chatId);
+    return row && refOf(row);
+  }
+
+  /**
+   * The chat's oldest message the index holds, deleted or cleared ones included (the phone knows them: an on-demand
+   * history request starts there); reactions left out.
+   */
+  oldestMessageOf(deviceId: string, chatId: string): ChatMessageRef | undefined {
+    const row = this.sql().oldestMessage.get(deviceId, chatId);
     return row && refOf(row);
   }
 
@@ -226,6 +237,10 @@ export class MessageIndexQueries {
       lastMessage: db.prepare<[string, string], RefRow>(
         `SELECT m.wa_message_id, m.from_me, m.participant, m.at FROM chats c JOIN chat_messages m
            ON m.device_id = c.device_id AND m.wa_message_id = c.last_wa_message_id WHERE c.device_id = ? AND c.chat_id = ?`,
+      ),
+      // By chat_messages_by_chat (partial: reactions are out of it, as here).
+      oldestMessage: db.prepare<[string, string], RefRow>(
+        "SELECT wa_message_id, from_me, participant, at FROM chat_messages WHERE device_id = ? AND chat_id = ? AND type <> 'reaction' ORDER BY at, pos LIMIT 1",
       ),
       ref: db.prepare<[string, string], RefRow & { chat_id: string }>(
         'SELECT wa_message_id, chat_id, from_me, participant, at FROM chat_messages WHERE device_id = ? AND wa_message_id = ? AND deleted = 0',

@@ -75,6 +75,10 @@ export class MessageIndex extends MessageIndexProjection implements SeenMessages
     return this.queries.lastMessageOf(...args);
   }
 
+  oldestMessageOf(...args: Parameters<MessageIndexQueries['oldestMessageOf']>) {
+    return this.queries.oldestMessageOf(...args);
+  }
+
   messageRef(...args: Parameters<MessageIndexQueries['messageRef']>) {
     return this.queries.messageRef(...args);
   }

@@ -215,6 +215,12 @@ export interface ChatOperations {
   /** `seconds`: how long it stays pinned; 0 unpins. */
   pin(chatId: string, message: ChatMessageRef, seconds: number): Promise<void>;
   deleteForMe(chatId: string, message: ChatMessageRef): Promise<void>;
+  /**
+   * Asks the phone for up to `count` messages of the chat older than `oldest` (the oldest one the gateway holds).
+   * Resolves once asked; the messages arrive later as a history chunk (EngineEvents.history), whatever the
+   * device's `historySync` setting (this one was asked for). Absent: the engine cannot.
+   */
+  fetchHistory?(chatId: string, count: number, oldest: ChatMessageRef): Promise<void>;
 }
 
 /** A label as WhatsApp's app state carries it (the id is chosen by the client that makes it). */

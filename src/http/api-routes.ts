@@ -211,6 +211,8 @@ export function apiRoutes(parts: ApiParts): RouteSpec[] {
           star: 'once',
           pin: 'once',
           deleteForMe: 'once',
+          // Asked again, the same answer comes: the same messages, recorded once.
+          fetchHistory: 'repeatable',
         },
       ),
       index: messages,

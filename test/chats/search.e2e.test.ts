@@ -97,6 +97,31 @@ describe('searching messages', () => {
     expect(second.nextCursor).toBeNull();
   });
 
+  it('pages stay stable while messages arrive: a newer match shows on a fresh first page, an older one in its place', async () => {
+    for (const n of [1, 2, 3, 4]) await inbound(`kiwi${n}`, { from: BOB, body: `kiwi number ${n}` });
+    const first = await search('q=kiwi&limit=2');
+    expect(first.items.map((m) => m.waMessageId)).toEqual([ids.kiwi4, ids.kiwi3]);
+    // Between two pages: a new match, and history older than every one.
+    await inbound('kiwi5', { from: BOB, body: 'kiwi number 5' });
+    const old = await api('POST', `/sandbox/devices/${alice.id}/history`, {
+      admin: true,
+      json: {
+        chats: [{ chatId: CAROL, messages: [{ waMessageId: 'KIWI0', body: 'kiwi of old', timestamp: 1_500_000_000 }] }],
+      },
+    });
+    expect(old.status).toBe(202);
+    await eventually(async () => ((await found('kiwi')).length === 6 ? true : undefined), 'both recorded');
+    const rest: string[] = [];
+    let cursor = first.nextCursor;
+    while (cursor) {
+      const next = await search(`q=kiwi&limit=2&cursor=${cursor}`);
+      rest.push(...next.items.map((m) => m.waMessageId));
+      cursor = next.nextCursor;
+    }
+    expect(rest).toEqual([ids.kiwi2, ids.kiwi1, 'KIWI0']);
+    expect((await search('q=kiwi&limit=1')).items[0].waMessageId).toBe(ids.kiwi5);
+  });
+
   it('follows edits, revokes and deletions for this account', async () => {
     await api('POST', `/sandbox/devices/${alice.id}/inbound`, {
       admin: true,
@@ -126,7 +151,7 @@ describe('searching messages', () => {
   });
 
   it('a rebuild fills the search index once at its end with the same answers', async () => {
-    const queries = ['cafe', 'invoice', 'lunch', 'storefront', 'zebra', 'tomorrow'];
+    const queries = ['cafe', 'invoice', 'lunch', 'storefront', 'zebra', 'tomorrow', 'kiwi'];
     const before = await Promise.all(queries.map((q) => found(q)));
     const db = openReadModelDb(gateway.dataDir);
     const log = pino({ level: 'silent' });
@@ -134,7 +159,8 @@ describe('searching messages', () => {
     await runner.rebuild();
     await runner.stop();
     const rows = db.prepare('SELECT count(*) AS n FROM chat_messages_search').get() as { n: number };
-    expect(rows.n).toBe(3); // cafe, file, poll: the photo is deleted for this account, `other` revoked
+    // cafe, file, poll and six kiwis: the photo is deleted for this account, `other` revoked.
+    expect(rows.n).toBe(9);
     db.close();
     expect(await Promise.all(queries.map((q) => found(q)))).toEqual(before);
   });

@@ -158,6 +158,32 @@ describe('engine-bound requests through a process that does not run the device',
     expect(chats.body.items.map((m: { waMessageId: string }) => m.waMessageId)).toContain(received.body.waMessageId);
   });
 
+  it("asks for a chat's older messages through the other process: the owner asks its phone, the answer is imported", async () => {
+    const { device, other, owner, ownerMember } = await deviceOnlineElsewhere('oc-history');
+    const CHAT = '4915100005556';
+    const received = await other.api('POST', `/sandbox/devices/${device.id}/inbound`, {
+      admin: true,
+      json: { from: CHAT, body: 'the newest' },
+    });
+    expect(received.status).toBe(202);
+    const asked = await other.api('POST', `/devices/${device.id}/chats/${CHAT}/history`, {
+      deviceKey: device.key,
+      json: { count: 2 },
+    });
+    expect(asked.status, JSON.stringify(asked.body)).toBe(202);
+    expect(asked.body.before.waMessageId).toBe(received.body.waMessageId);
+    const page = await eventually(async () => {
+      const items = (await other.api('GET', `/devices/${device.id}/chats/${CHAT}/messages`, { deviceKey: device.key }))
+        .body.items as Array<{ historical: boolean }>;
+      return items.length === 3 ? items : undefined;
+    }, 'the older messages on the process that asked');
+    expect(page.map((m) => m.historical)).toEqual([false, true, true]);
+    const calls = await carriedCalls(owner.store, device.id);
+    expect(calls.filter((call) => call.name === 'chats.fetchHistory').map((call) => call.answer?.by)).toEqual([
+      ownerMember,
+    ]);
+  });
+
   it('accepts many injections at once through the processes that do not run the device: every one 202, none refused', async () => {
     const { device, others, owner } = await deviceOnlineElsewhere('oc-burst', 3);
     // Three processes write the device's request stream at once: two askers their requests, the owner its takes and

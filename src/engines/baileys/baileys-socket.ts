@@ -75,6 +75,8 @@ export interface BaileysSocket {
   groupFetchAllParticipating?(): Promise<{ [groupId: string]: GroupMetadata }>;
   // Chats (src/engines/baileys/chats.ts).
   chatModify?(mod: ChatModification, jid: string): Promise<void>;
+  /** Asks the phone for a chat's messages older than a message (its timestamp in ms); answered by `messaging-history.set`. */
+  fetchMessageHistory?(count: number, oldestMsgKey: WAMessageKey, oldestMsgTimestamp: number): Promise<string>;
   groupToggleEphemeral?(jid: string, ephemeralExpiration: number): Promise<void>;
   groupJoinApprovalMode?(jid: string, mode: 'on' | 'off'): Promise<void>;
   groupMemberAddMode?(jid: string, mode: 'admin_add' | 'all_member_add'): Promise<void>;

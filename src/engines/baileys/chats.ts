@@ -1,6 +1,6 @@
 /**
  * Chat management on a Baileys socket (archive, pin, mute, read/unread, delete, clear through `chatModify`; stars;
- * message pins), and the app-state changes made on the phone mapped back: `chats.update`, `chats.delete`,
+ * message pins; a chat's older messages asked for with `fetchMessageHistory`), and the app-state changes made on the phone mapped back: `chats.update`, `chats.delete`,
  * `messages.delete` and the `starred` of `messages.update`.
  */
 import { type BaileysEventMap, type ChatModification, type WAMessageKey, proto } from 'baileys';
@@ -93,6 +93,15 @@ export function baileysChatOperations(
           ),
         ),
       ),
+    ...(socket.fetchMessageHistory
+      ? {
+          fetchHistory: (chatId: string, count: number, oldest: ChatMessageRef) =>
+            attempt(`asking for the history of ${chatId}`, () =>
+              // WhatsApp takes the oldest message's time in ms (oldestMsgTimestampMs).
+              socket.fetchMessageHistory!(count, keyOf(chatId, oldest), oldest.timestamp * 1000),
+            ),
+        }
+      : {}),
   };
 }
 

@@ -1,7 +1,7 @@
 /**
  * History sync on Baileys: what `messaging-history.set` brings (WhatsApp's chunks of the account's history, sent
  * when a device links and when older messages of a chat are asked for) as the gateway's HistoryChunk, and which
- * chunks the device's `historySync` setting lets Baileys download at all (docs/api-guide.md, "Managing chats, search
+ * chunks the device's `historySync` setting lets Baileys download at all (on-demand ones always) (docs/api-guide.md, "Managing chats, search
  * and history sync").
  */
 import { createHash } from 'node:crypto';
@@ -24,8 +24,11 @@ export function historySyncOptions(setting: DeviceSettings['historySync'] | unde
   return {
     syncFullHistory: mode === 'full',
     // The notification's type is its own enum (proto.Message.HistorySyncType), numbered as HistorySync's.
+    // An on-demand chunk answers a request made through the API (POST /chats/:chatId/history): taken in any mode.
     shouldSyncHistoryMessage: ({ syncType }) =>
-      mode === 'full' || (mode === 'recent' && Number(syncType) !== Number(HistorySyncType.FULL)),
+      mode === 'full' ||
+      Number(syncType) === Number(HistorySyncType.ON_DEMAND) ||
+      (mode === 'recent' && Number(syncType) !== Number(HistorySyncType.FULL)),
   };
 }
 
@@ -54,7 +57,14 @@ export function syncIdOf(set: Pick<HistorySet, 'syncType' | 'chunkOrder' | 'mess
   return hash.digest('hex').slice(0, 32);
 }
 
-/** The last chunk of a sync: Baileys says `isLatest`, or the progress reached 100. */
-export function isFinal(set: Pick<HistorySet, 'isLatest' | 'progress'>): boolean {
-  return set.isLatest === true || (typeof set.progress === 'number' && set.progress >= 100);
+/**
+ * The last chunk of a sync: Baileys says `isLatest`, or the progress reached 100; an on-demand chunk is the whole
+ * answer to its request (Baileys says no `isLatest` for those).
+ */
+export function isFinal(set: Pick<HistorySet, 'isLatest' | 'progress' | 'syncType'>): boolean {
+  return (
+    set.isLatest === true ||
+    (typeof set.progress === 'number' && set.progress >= 100) ||
+    set.syncType === HistorySyncType.ON_DEMAND
+  );
 }

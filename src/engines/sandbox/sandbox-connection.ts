@@ -30,6 +30,7 @@ import type { SandboxNetwork } from './sandbox-network.js';
 import { avatarUrlOf, jidOf, lidOf, numberExists } from './sandbox-numbers.js';
 import { sandboxGroupOperations } from './sandbox-group-operations.js';
 import { sandboxChannelOperations } from './sandbox-channels.js';
+import { olderHistory } from './sandbox-history.js';
 import { isChannelId } from '../../channels/channel-id.js';
 
 type Phase = 'starting' | 'qr' | 'code' | 'pairing' | 'online' | 'ended';
@@ -75,7 +76,20 @@ export class SandboxConnection implements EngineConnection {
     const taken = async () => {
       me();
     };
-    this.chats = { modify: taken, star: taken, pin: taken, deleteForMe: taken };
+    this.chats = {
+      modify: taken,
+      star: taken,
+      pin: taken,
+      deleteForMe: taken,
+      fetchHistory: async (chatId, count, oldest) => {
+        const members = [...(network.groups.get(chatId)?.members.keys() ?? [])];
+        const chunk = olderHistory(chatId, count, oldest, me(), members);
+        // The phone answers later, as WhatsApp's does; a deaf device hears nothing.
+        network.later(0, () => {
+          if (!this.deaf) void this.events.history?.(chunk).catch(() => undefined);
+        });
+      },
+    };
     this.labels = { isBusiness: () => this.business, edit: taken, labelChat: taken };
   }
 

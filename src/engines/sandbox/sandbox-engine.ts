@@ -5,7 +5,6 @@
  * number checks and avatars; dropped connections and unlinked devices. Besides the port, it offers what the
  * phone and the network do (the admin /sandbox routes).
  */
-import { createHash } from 'node:crypto';
 import type { ChatActivity, Engine, EngineConnection, EngineEvents, HistoryChunk, InboundMessage } from '../engine.js';
 import { isGroupId } from '../../messages/chat-id.js';
 import type { EventStore } from '../../eventstore/event-store.js';
@@ -13,6 +12,7 @@ import { SandboxConnection } from './sandbox-connection.js';
 import { SandboxCredentialStore } from './sandbox-credentials.js';
 import { SandboxNetwork, type SandboxTiming, newSandboxMessageId } from './sandbox-network.js';
 import { numberExists } from './sandbox-numbers.js';
+import { historyIdOf } from './sandbox-history.js';
 import type { StoredSandboxGroup } from './sandbox-groups.js';
 import type { DeviceSettings } from '../../settings/settings-events.js';
 
@@ -349,14 +349,3 @@ export class SandboxEngine implements Engine {
 export type SandboxHistoryChunk = Omit<HistoryChunk, 'messages'> & {
   messages: Array<Omit<HistoryChunk['messages'][number], 'waMessageId'> & { waMessageId?: string }>;
 };
-
-/**
- * The id of a history message sent without one: from what the message is (chat, sender, time, text), never
- * from where it stands in a chunk, so the same message sent in two chunks is one message.
- */
-function historyIdOf(message: { chatId?: string; from: string; timestamp: number; body: string }): string {
-  const digest = createHash('sha256')
-    .update(JSON.stringify([message.chatId ?? message.from, message.from, message.timestamp, message.body]))
-    .digest('hex');
-  return `H${digest.slice(0, 19).toUpperCase()}`;
-}

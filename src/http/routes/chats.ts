@@ -19,6 +19,8 @@ import {
   SearchQuery,
   DeleteForMeQuery,
   DoneSchema,
+  HistoryFetchBody,
+  HistoryRequestedSchema,
   MessagePageSchema,
   PageQuery,
   PinBody,
@@ -40,10 +42,10 @@ import { NOT_ONLINE } from './responses.js';
 
 const tag = 'Chats';
 
-/** Said on every conversation route: these are read models of the log, not the phone's history. */
+/** Said on every conversation route: these are read models of the log, not the phone itself. */
 export const ONLY_WHAT_THE_GATEWAY_SAW =
-  'Only what the gateway saw: messages this device sent through the gateway or received while it was connected to it. ' +
-  'Nothing is fetched from the phone (no history sync): older messages, and messages sent or received while no gateway ran, are not shown.';
+  'Only what the gateway holds: messages this device sent through the gateway or received while it was connected to it, and the history ' +
+  'the phone sent (history sync when the device linked, as the `historySync` setting says, and `POST /chats/:chatId/history`, marked `historical`).';
 
 /** A page key as a cursor, and back (a cursor not given out here is `400 invalid_request`). */
 export const pageCursor = (key: PageKey | null): string | null => (key ? encodeCursor(`${key.at}:${key.pos}`) : null);
@@ -78,7 +80,10 @@ export function chatRoutes({
   now = Date.now,
 }: {
   /** With several processes, served by the device's owner (src/cluster/owner-calls.ts). */
-  chats: Pick<ChatCommands, 'read' | 'presence' | 'modify' | 'remove' | 'star' | 'pin' | 'deleteForMe'>;
+  chats: Pick<
+    ChatCommands,
+    'read' | 'presence' | 'modify' | 'remove' | 'star' | 'pin' | 'deleteForMe' | 'fetchHistory'
+  >;
   index: Pick<MessageIndex, 'chats' | 'messages' | 'chat' | 'message' | 'search'>;
   /** The gateway's clock (src/time/clock.ts), as ChatCommands has it. */
   now?: () => number;
@@ -168,6 +173,38 @@ export function chatRoutes({
       },
       async handler({ params, body }) {
         return { status: 200, body: { read: await chats.read(params.deviceId, params.chatId, body.messageIds) } };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/devices/:deviceId/chats/:chatId/history',
+      operationId: 'fetchChatHistory',
+      tag,
+      summary: "Ask the phone for a chat's older messages",
+      description:
+        'Asks the phone (on demand, as WhatsApp Web does when one scrolls up) for up to `count` messages of the chat older than the oldest one ' +
+        "the gateway holds (`before`). The answer comes later, as history: another `history.synced`, and the messages in the chat's pages marked " +
+        '`historical`, without `message.received`. Asked whatever the `historySync` setting. WhatsApp sends about 50 at most a request: ask again ' +
+        'for more (each request starts from the oldest message then held). The sandbox phone has one message a minute before the oldest, back to 2009.',
+      access: 'device',
+      scope: 'read',
+      params: ChatParams,
+      body: HistoryFetchBody,
+      responses: {
+        202: { description: 'Asked; the messages arrive as history.', schema: HistoryRequestedSchema },
+        404: CHAT_NOT_FOUND,
+        409: NOT_ONLINE,
+      },
+      async handler({ params, body }) {
+        const before = await chats.fetchHistory(params.deviceId, params.chatId, body.count);
+        return {
+          status: 202,
+          body: {
+            chatId: params.chatId,
+            count: body.count,
+            before: { waMessageId: before.waMessageId, timestamp: before.timestamp },
+          },
+        };
       },
     }),
     defineRoute({

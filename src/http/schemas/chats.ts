@@ -68,6 +68,29 @@ export const DeleteForMeQuery = Type.Object(
   { additionalProperties: false },
 );
 
+export const HistoryFetchBody = Type.Object(
+  {
+    count: Type.Integer({
+      minimum: 1,
+      maximum: 500,
+      description: 'How many older messages to ask for (WhatsApp may send fewer: about 50 a request).',
+    }),
+  },
+  { additionalProperties: false, examples: [{ count: 50 }] },
+);
+
+export const HistoryRequestedSchema = Type.Object({
+  chatId: ChatId,
+  count: Type.Integer(),
+  before: Type.Object(
+    {
+      waMessageId: Type.String(),
+      timestamp: Type.Integer({ description: 'Unix seconds.' }),
+    },
+    { description: 'The oldest message the gateway held for the chat: the history asked for is older.' },
+  ),
+});
+
 export const DoneSchema = Type.Object({ ok: Type.Literal(true) });
 
 export const ChatDeletedSchema = Type.Object({ chatId: Type.String(), cleared: Type.Boolean() });

@@ -1,7 +1,7 @@
 /**
  * The Baileys engine through a fake socket: history sync. What `messaging-history.set` brings (real WebMessageInfo
  * protobufs) reported as history chunks, never as inbound messages, and which chunks the device's `historySync`
- * setting lets Baileys download.
+ * setting lets Baileys download (on-demand answers always); a chat's older messages asked for on demand.
  */
 import { type WAMessage, proto } from 'baileys';
 import { describe, expect, it } from 'vitest';
@@ -100,7 +100,7 @@ describe('Baileys engine (fake socket): history sync', () => {
     const notification = (syncType: proto.Message.HistorySyncType) => ({ syncType });
     const settingsOf = (historySync: 'none' | 'recent' | 'full') =>
       h.makeEngine({ deviceSettings: () => ({ ...DEFAULT_SETTINGS, historySync }) });
-    const configs: Record<string, { full: boolean; recent: boolean; fullSync: boolean }> = {};
+    const configs: Record<string, { full: boolean; recent: boolean; fullSync: boolean; onDemand: boolean }> = {};
     for (const mode of ['none', 'recent', 'full'] as const) {
       await h.linkedCreds(`dev-${mode}`);
       await settingsOf(mode).connect(`dev-${mode}`, recordingEvents());
@@ -109,12 +109,49 @@ describe('Baileys engine (fake socket): history sync', () => {
         full: config.shouldSyncHistoryMessage!(notification(proto.Message.HistorySyncType.FULL)),
         recent: config.shouldSyncHistoryMessage!(notification(proto.Message.HistorySyncType.RECENT)),
         fullSync: config.syncFullHistory!,
+        onDemand: config.shouldSyncHistoryMessage!(notification(proto.Message.HistorySyncType.ON_DEMAND)),
       };
     }
     expect(configs).toEqual({
-      none: { full: false, recent: false, fullSync: false },
-      recent: { full: false, recent: true, fullSync: false },
-      full: { full: true, recent: true, fullSync: true },
+      none: { full: false, recent: false, fullSync: false, onDemand: true },
+      recent: { full: false, recent: true, fullSync: false, onDemand: true },
+      full: { full: true, recent: true, fullSync: true, onDemand: true },
     });
+  });
+
+  it("asks for a chat's older messages with fetchMessageHistory (the oldest message's key, its time in ms); the answer is one final chunk", async () => {
+    const { connection, events, socket } = await h.online();
+    await connection.chats!.fetchHistory!(GROUP, 50, {
+      waMessageId: 'H3',
+      fromMe: false,
+      participant: MEMBER,
+      timestamp: 1_700_000_120,
+    });
+    await connection.chats!.fetchHistory!(PEER, 20, { waMessageId: 'H2', fromMe: true, timestamp: 1_700_000_060 });
+    expect(socket.historyRequests).toEqual([
+      {
+        count: 50,
+        key: { remoteJid: GROUP, id: 'H3', fromMe: false, participant: `${MEMBER}@s.whatsapp.net` },
+        timestampMs: 1_700_000_120_000,
+      },
+      { count: 20, key: { remoteJid: PEER_JID, id: 'H2', fromMe: true }, timestampMs: 1_700_000_060_000 },
+    ]);
+    // What the phone answers: an on-demand chunk, without isLatest or progress (as Baileys emits it).
+    socket.ev.emit('messaging-history.set', {
+      chats: [],
+      contacts: [],
+      messages: [
+        message({
+          key: { remoteJid: PEER_JID, id: 'H0', fromMe: false },
+          messageTimestamp: 1_699_999_000,
+          message: { conversation: 'older still' },
+        }),
+      ],
+      syncType: HistorySyncType.ON_DEMAND,
+      peerDataRequestSessionId: 'pdo-2',
+    });
+    await eventually(() => events.histories.length === 1, 'the answer reported');
+    expect(events.histories[0]).toMatchObject({ final: true, messages: [{ waMessageId: 'H0', chatId: PEER }] });
+    expect(events.inbounds).toEqual([]);
   });
 });

@@ -107,6 +107,14 @@ export class FakeSocket implements BaileysSocket {
     this.chatModifyEcho?.(mod, jid);
   }
 
+  /** Every fetchMessageHistory call: the phone's answer is emitted by the test, as `messaging-history.set`. */
+  readonly historyRequests: Array<{ count: number; key: WAMessageKey; timestampMs: number }> = [];
+
+  async fetchMessageHistory(count: number, key: WAMessageKey, timestampMs: number): Promise<string> {
+    this.historyRequests.push({ count, key, timestampMs });
+    return `pdo-${this.historyRequests.length}`;
+  }
+
   async readMessages(keys: WAMessageKey[]): Promise<void> {
     this.reads.push(keys);
   }
