@@ -37,10 +37,20 @@ export interface ChannelRecordedData {
   reason: 'created' | 'followed' | 'refreshed';
 }
 
+/** `role`: the account's new role, reported by the network (an owner promoted or demoted it elsewhere). */
 export interface ChannelUpdatedData extends ChannelChange {
   deviceId: string;
   channelId: string;
+  role?: ChannelRole;
 }
+
+/**
+ * A change of a followed channel made elsewhere, as the network reports it live (Baileys' newsletter notifications,
+ * the sandbox network): its name or description (`settings`), or the account's role in it (`role`).
+ */
+export type ChannelReport =
+  | { kind: 'settings'; channelId: string; name?: string; description?: string }
+  | { kind: 'role'; channelId: string; role: ChannelRole };
 
 export interface ChannelUnfollowedData {
   deviceId: string;

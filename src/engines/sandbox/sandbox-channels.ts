@@ -5,7 +5,7 @@
  * `channel_not_found`. Kept in memory: channels live as long as the sandbox process.
  */
 import { randomBytes, randomInt } from 'node:crypto';
-import type { ChannelMetadata, ChannelRole } from '../../channels/channel-events.js';
+import type { ChannelMetadata, ChannelReport, ChannelRole } from '../../channels/channel-events.js';
 import type { ChannelOperations, ChannelPost } from '../../channels/channel-operations.js';
 import { EngineError } from '../engine.js';
 
@@ -110,8 +110,15 @@ function metadataOf(channel: SandboxChannel, number: string): ChannelMetadata {
   };
 }
 
-/** A sandbox device's channel operations (the engine port's ChannelOperations) on the network's channels. */
-export function sandboxChannelOperations(channels: SandboxChannels, me: () => string): ChannelOperations {
+/**
+ * A sandbox device's channel operations (the engine port's ChannelOperations) on the network's channels; `tell`
+ * hands a rename or new description to the channel's followers.
+ */
+export function sandboxChannelOperations(
+  channels: SandboxChannels,
+  me: () => string,
+  tell: (report: ChannelReport) => void = () => undefined,
+): ChannelOperations {
   return {
     async create(name, description) {
       const owner = me();
@@ -143,6 +150,15 @@ export function sandboxChannelOperations(channels: SandboxChannels, me: () => st
           : channels.existing(channelId);
       if (change.name !== undefined) channel.name = change.name;
       if (change.description !== undefined) channel.description = change.description;
+      if (change.name !== undefined || change.description !== undefined) {
+        const { name, description } = change;
+        tell({
+          kind: 'settings',
+          channelId,
+          ...(name === undefined ? {} : { name }),
+          ...(description === undefined ? {} : { description }),
+        });
+      }
       if (change.muted !== undefined && channel.followers.has(number)) channel.followers.set(number, change.muted);
     },
     async messages(channelId, limit, cursor) {
@@ -161,6 +177,12 @@ export function sandboxChannelOperations(channels: SandboxChannels, me: () => st
       }
       const next = start - items.length;
       return { items, ...(next >= 0 ? { next: String(next) } : {}) };
+    },
+    async react(channelId, waMessageId, emoji) {
+      const number = me();
+      channels.existing(channelId);
+      if (!channels.react(channelId, waMessageId, number, emoji))
+        throw new EngineError('channel_post_not_found', `the channel ${channelId} has no post ${waMessageId}`, true);
     },
   };
 }

@@ -31,6 +31,7 @@ import { avatarUrlOf, jidOf, lidOf, numberExists } from './sandbox-numbers.js';
 import { sandboxGroupOperations } from './sandbox-group-operations.js';
 import { sandboxChannelOperations } from './sandbox-channels.js';
 import { isChannelId } from '../../channels/channel-id.js';
+import type { ChannelReport } from '../../channels/channel-events.js';
 
 type Phase = 'starting' | 'qr' | 'code' | 'pairing' | 'online' | 'ended';
 
@@ -71,7 +72,10 @@ export class SandboxConnection implements EngineConnection {
     };
     this.groups = sandboxGroupOperations(this, network, me);
     this.profileOps = network.profiles.operations(me);
-    this.channels = sandboxChannelOperations(network.channels, me);
+    // A change of a channel reaches its followers' online devices, as WhatsApp's newsletter notifications do.
+    this.channels = sandboxChannelOperations(network.channels, me, (report) => {
+      for (const follower of network.recipientsOf(report.channelId, this)) follower.channelReport(report);
+    });
     const taken = async () => {
       me();
     };
@@ -221,6 +225,12 @@ export class SandboxConnection implements EngineConnection {
   groupReport(report: GroupReport): void {
     if (this.deaf) return;
     void this.events.groups?.(report).catch(() => undefined);
+  }
+
+  /** A change of a channel the device follows, made by another device. */
+  channelReport(report: ChannelReport): void {
+    if (this.deaf) return;
+    void this.events.channels?.(report).catch(() => undefined);
   }
 
   /** Receipts reach the device that sent, also if this connection has ended since (they are facts). */
