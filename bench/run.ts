@@ -40,6 +40,7 @@ const BENCHMARKS: ReadonlyArray<() => Promise<Benchmark>> = [
   () => import('./groups.js'),
   () => import('./scale.js'),
   () => import('./outputs.js'),
+  () => import('./status.js'),
 ];
 
 async function main(): Promise<number> {
