@@ -133,10 +133,15 @@ export class ChannelCommands {
   }
 
   /**
-   * A change the network reported live (a rename by the owner, the account promoted or demoted): recorded on the
-   * channels stream when it is news about a channel the account follows. Resolves once durable.
+   * A change the network reported live (a rename by the owner, the account promoted or demoted, a reaction to a
+   * post): recorded on the channels stream when it is news about a channel the account follows. Resolves once durable.
    */
   async report(deviceId: string, report: ChannelReport): Promise<void> {
+    if (report.kind === 'reaction') {
+      const { kind: _kind, ...reaction } = report;
+      await this.handler.handle(channelsStream(deviceId), { type: 'RecordReaction', deviceId, ...reaction });
+      return;
+    }
     const { kind: _kind, channelId, ...change } = report;
     await this.handler.handle(channelsStream(deviceId), { type: 'RecordReported', deviceId, channelId, change });
   }

@@ -10,6 +10,7 @@ import {
   type ChannelChange,
   type ChannelEvent,
   type ChannelMetadata,
+  type ChannelPostReactedData,
   type ChannelRecordedData,
   type ChannelRole,
 } from './channel-events.js';
@@ -35,7 +36,9 @@ export type ChannelsCommand =
   | { type: 'RecordUpdate'; deviceId: string; channelId: string; change: ChannelChange }
   | { type: 'RecordUnfollow'; deviceId: string; channelId: string }
   /** A change the network reported (ChannelReport): no role is checked, a channel not followed is passed over. */
-  | { type: 'RecordReported'; deviceId: string; channelId: string; change: ChannelChange & { role?: ChannelRole } };
+  | { type: 'RecordReported'; deviceId: string; channelId: string; change: ChannelChange & { role?: ChannelRole } }
+  /** A reaction the network reported: recorded for a channel the account follows, passed over for any other. */
+  | ({ type: 'RecordReaction' } & ChannelPostReactedData);
 
 export const unknownChannel = (channelId: string) =>
   new DomainError('not_found', `the account does not own, administer or follow the channel ${channelId}`);
@@ -101,6 +104,8 @@ export const channelsDecider: Decider<ChannelsState, ChannelsCommand, ChannelEve
         };
         return { channels: { ...state.channels, [event.data.channelId]: next } };
       }
+      case 'ChannelPostReacted':
+        return state;
       case 'ChannelUnfollowed': {
         const channels = { ...state.channels };
         delete channels[event.data.channelId];
@@ -141,6 +146,10 @@ export const channelsDecider: Decider<ChannelsState, ChannelsCommand, ChannelEve
         const known = state.channels[channelId];
         const changed = known && changeOf(known, change);
         return changed ? [{ type: 'ChannelUpdated', data: { deviceId, channelId, ...changed } }] : [];
+      }
+      case 'RecordReaction': {
+        const { type: _type, ...data } = command;
+        return state.channels[data.channelId] ? [{ type: 'ChannelPostReacted', data }] : [];
       }
       case 'RecordUnfollow':
         if (!state.channels[command.channelId]) return [];

@@ -91,6 +91,18 @@ describe('the channels decider', () => {
       .thenNothing();
   });
 
+  it('records a reaction the network reports for a followed channel only', () => {
+    const reaction = { deviceId: 'd', channelId: C, waMessageId: 'P1', emoji: '👍', removed: false };
+    spec
+      .given([recorded('owner')])
+      .when({ type: 'RecordReaction', ...reaction })
+      .then([{ type: 'ChannelPostReacted', data: reaction }]);
+    spec
+      .given([])
+      .when({ type: 'RecordReaction', ...reaction })
+      .thenNothing();
+  });
+
   it('unfollows a followed channel once', () => {
     const unfollowed: ChannelEvent = { type: 'ChannelUnfollowed', data: { deviceId: 'd', channelId: C } };
     spec

@@ -42,7 +42,7 @@ describe('channels (sandbox)', () => {
       await bringOnline(gateway.api, device, phone);
       const hooked = await gateway.api('PUT', `/devices/${device.id}/hooks`, {
         deviceKey: device.key,
-        json: { url: receiver.url, events: ['channel.message', 'message.received'] },
+        json: { url: receiver.url, events: ['channel.message', 'channel.reaction', 'message.received'] },
       });
       expect(hooked.status).toBe(200);
     }
@@ -215,6 +215,24 @@ describe('channels (sandbox)', () => {
       ],
       nextCursor: null,
     });
+    // Alice owns the channel: she hears of each reaction as it happens (Bob's through the API, Carol's on the network).
+    await receiver.waitUntil(() => hooksOf(alice, 'channel.reaction').length === 5);
+    const reaction = (emoji: string, removed = false) => ({
+      deviceId: alice.id,
+      channelId,
+      waMessageId: text.waMessageId,
+      emoji,
+      removed,
+    });
+    expect(hooksOf(alice, 'channel.reaction')).toEqual([
+      reaction('🎉'),
+      reaction('', true),
+      reaction('👍'),
+      reaction('👍'),
+      reaction('🎉'),
+    ]);
+    // Followers do not: reactions are the channel's admins' business.
+    expect(hooksOf(bob, 'channel.reaction')).toEqual([]);
     expect((await call(bob, 'GET', `/channels/${channelId}/messages?cursor=not-a-cursor`)).status).toBe(400);
     expect((await call(bob, 'GET', `/channels/${UNKNOWN}/messages`)).status).toBe(404);
   });

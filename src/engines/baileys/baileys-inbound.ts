@@ -39,7 +39,12 @@ import {
   activityOfLabelAssociation,
   activityOfLabelEdit,
 } from './chats.js';
-import { type ChannelPostIds, reportOfChannelSettings, roleOfChannelParticipant } from './channels.js';
+import {
+  type ChannelPostIds,
+  reportOfChannelReaction,
+  reportOfChannelSettings,
+  roleOfChannelParticipant,
+} from './channels.js';
 import { contactsOf } from './contacts.js';
 import { carriesMessages, isFinal, syncIdOf } from './history.js';
 import { identitiesOfKey, identityOf } from './identities.js';
@@ -162,10 +167,14 @@ export class BaileysInbound {
       const report = reportOfJoinRequest(update);
       if (report) this.reportGroup(report);
     });
-    // Followed channels changed elsewhere: a new name or description, the account promoted or demoted.
+    // Followed channels changed elsewhere: a new name or description, a reaction, the account promoted or demoted.
     socket.ev.on('newsletter-settings.update', (update) => {
       const report = reportOfChannelSettings(update);
       if (report) this.enqueueReport(async () => this.reportChannel(report), 'channel change');
+    });
+    socket.ev.on('newsletter.reaction', (update) => {
+      const report = reportOfChannelReaction(update, this.deps.channelPosts);
+      if (report) this.enqueueReport(async () => this.reportChannel(report), 'channel reaction');
     });
     socket.ev.on('newsletter-participants.update', (update) =>
       this.enqueueReport(() => this.onChannelParticipant(update), 'channel role'),

@@ -117,6 +117,21 @@ export function reportOfChannelSettings(update: { id: string; update: unknown })
   };
 }
 
+/**
+ * newsletter.reaction: Baileys names the post by the id the notification gives, a server id or the post's own id;
+ * mapped back to the waMessageId this connection learned for it, else taken as it is.
+ */
+export function reportOfChannelReaction(
+  update: { id: string; server_id: string; reaction: { code?: string; removed?: boolean } },
+  posts: Pick<ChannelPostIds, 'waMessageIdOf'> | undefined,
+): ChannelReport | undefined {
+  const removed = update.reaction.removed === true;
+  const emoji = update.reaction.code ?? '';
+  if (!isChannelId(update.id) || !update.server_id || (emoji === '' && !removed)) return undefined;
+  const waMessageId = posts?.waMessageIdOf(update.id, update.server_id) ?? update.server_id;
+  return { kind: 'reaction', channelId: update.id, waMessageId, emoji, removed };
+}
+
 /** newsletter-participants.update: the participant's new role (a promotion to admin, a demotion), when it says. */
 export function roleOfChannelParticipant(update: { new_role?: string; action?: string }): ChannelRole | undefined {
   const role = ROLES[String(update.new_role ?? '').toUpperCase()];

@@ -72,6 +72,12 @@ export class SandboxChannels {
     return channel;
   }
 
+  /** Who hears of reactions to the posts: the owner and the admins. */
+  adminsOf(channelId: string): string[] {
+    const channel = this.channels.get(channelId);
+    return channel ? [channel.owner, ...channel.admins] : [];
+  }
+
   /** Who gets a new post: the followers (the owner and admins see it as theirs). */
   followersOf(channelId: string): string[] {
     return [...(this.channels.get(channelId)?.followers.keys() ?? [])];
@@ -90,6 +96,15 @@ export class SandboxChannels {
     return true;
   }
 }
+
+/** What the owner and admins hear of a reaction (`""`: one taken back). */
+export const reactionReport = (channelId: string, waMessageId: string, emoji: string): ChannelReport => ({
+  kind: 'reaction',
+  channelId,
+  waMessageId,
+  emoji,
+  removed: emoji === '',
+});
 
 export function roleOf(channel: SandboxChannel, number: string): ChannelRole | undefined {
   if (channel.owner === number) return 'owner';
@@ -112,12 +127,12 @@ function metadataOf(channel: SandboxChannel, number: string): ChannelMetadata {
 
 /**
  * A sandbox device's channel operations (the engine port's ChannelOperations) on the network's channels; `tell`
- * hands a rename or new description to the channel's followers.
+ * hands a change to the devices of `numbers`: a rename to the followers, a reaction to the owner and admins.
  */
 export function sandboxChannelOperations(
   channels: SandboxChannels,
   me: () => string,
-  tell: (report: ChannelReport) => void = () => undefined,
+  tell: (report: ChannelReport, numbers: readonly string[]) => void = () => undefined,
 ): ChannelOperations {
   return {
     async create(name, description) {
@@ -152,12 +167,11 @@ export function sandboxChannelOperations(
       if (change.description !== undefined) channel.description = change.description;
       if (change.name !== undefined || change.description !== undefined) {
         const { name, description } = change;
-        tell({
-          kind: 'settings',
-          channelId,
+        const settings = {
           ...(name === undefined ? {} : { name }),
           ...(description === undefined ? {} : { description }),
-        });
+        };
+        tell({ kind: 'settings', channelId, ...settings }, channels.followersOf(channelId));
       }
       if (change.muted !== undefined && channel.followers.has(number)) channel.followers.set(number, change.muted);
     },
@@ -183,6 +197,7 @@ export function sandboxChannelOperations(
       channels.existing(channelId);
       if (!channels.react(channelId, waMessageId, number, emoji))
         throw new EngineError('channel_post_not_found', `the channel ${channelId} has no post ${waMessageId}`, true);
+      tell(reactionReport(channelId, waMessageId, emoji), channels.adminsOf(channelId));
     },
   };
 }

@@ -72,10 +72,9 @@ export class SandboxConnection implements EngineConnection {
     };
     this.groups = sandboxGroupOperations(this, network, me);
     this.profileOps = network.profiles.operations(me);
-    // A change of a channel reaches its followers' online devices, as WhatsApp's newsletter notifications do.
-    this.channels = sandboxChannelOperations(network.channels, me, (report) => {
-      for (const follower of network.recipientsOf(report.channelId, this)) follower.channelReport(report);
-    });
+    this.channels = sandboxChannelOperations(network.channels, me, (report, numbers) =>
+      network.tellChannel(report, numbers, this),
+    );
     const taken = async () => {
       me();
     };

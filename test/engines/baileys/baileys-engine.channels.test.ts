@@ -225,8 +225,8 @@ describe('Baileys engine (fake socket): channels', () => {
     ]);
   });
 
-  it('reports changes of followed channels made elsewhere: a new name or description, the account promoted or demoted', async () => {
-    const { events, socket } = await h.online();
+  it('reports changes of followed channels made elsewhere: a new name or description, the account promoted or demoted, reactions', async () => {
+    const { connection, events, socket } = await h.online();
     // WhatsApp's MEX shape, then Baileys' own (from a <notification type="newsletter"><update><settings>).
     socket.emit('newsletter-settings.update', { id: CHANNEL, update: { name: { text: 'Shop news 2' } } });
     socket.emit('newsletter-settings.update', { id: CHANNEL, update: { description: 'Weekly offers' } });
@@ -254,12 +254,27 @@ describe('Baileys engine (fake socket): channels', () => {
       new_role: 'SUBSCRIBER',
       action: 'demote',
     });
-    await eventually(() => events.channelReports.length === 4);
+    // Reactions name the post by its server id: a post this connection read is named by its waMessageId again.
+    socket.newsletterPage = {
+      tag: 'iq',
+      attrs: { type: 'result' },
+      content: [
+        { tag: 'messages', attrs: { jid: CHANNEL }, content: [post('P1', 1_700_000_001, { conversation: 'Hi' }, [])] },
+      ],
+    };
+    await connection.channels!.messages(CHANNEL, 10);
+    socket.emit('newsletter.reaction', { id: CHANNEL, server_id: '1700000001', reaction: { code: '👍', count: 1 } });
+    socket.emit('newsletter.reaction', { id: CHANNEL, server_id: 'OTHER', reaction: { removed: true } });
+    // Neither an emoji nor taken back: nothing to tell.
+    socket.emit('newsletter.reaction', { id: CHANNEL, server_id: 'OTHER', reaction: {} });
+    await eventually(() => events.channelReports.length === 6);
     expect(events.channelReports).toEqual([
       { kind: 'settings', channelId: CHANNEL, name: 'Shop news 2' },
       { kind: 'settings', channelId: CHANNEL, description: 'Weekly offers' },
       { kind: 'role', channelId: CHANNEL, role: 'admin' },
       { kind: 'role', channelId: CHANNEL, role: 'subscriber' },
+      { kind: 'reaction', channelId: CHANNEL, waMessageId: 'P1', emoji: '👍', removed: false },
+      { kind: 'reaction', channelId: CHANNEL, waMessageId: 'OTHER', emoji: '', removed: true },
     ]);
   });
 });
