@@ -42,6 +42,7 @@ const BENCHMARKS: ReadonlyArray<() => Promise<Benchmark>> = [
   () => import('./outputs.js'),
   () => import('./history-import.js'),
   () => import('./search.js'),
+  () => import('./status.js'),
 ];
 
 async function main(): Promise<number> {

@@ -257,6 +257,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     log,
     sink,
     groupReports: (deviceId, report) => groupCommands.report(deviceId, report),
+    channelReports: (deviceId, report) => channelCommands.report(deviceId, report),
     ...(cluster ? { cluster: cluster.supervisor } : {}),
   });
   const groups = calls.serve('groups', groupCommands, {
@@ -291,6 +292,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     unfollow: 'once',
     resolve: 'repeatable',
     messages: 'repeatable',
+    react: 'repeatable',
   });
   const accountCommands = new AccountCommands({
     store,

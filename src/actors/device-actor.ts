@@ -7,6 +7,7 @@
  */
 import type { Logger } from 'pino';
 import type { Engine, EngineConnection, EngineEvents, GroupReport, LinkedAccount } from '../engines/engine.js';
+import type { ChannelReport } from '../channels/channel-events.js';
 import { EngineError } from '../engines/engine.js';
 import { DomainError } from '../errors/domain-error.js';
 import { type EventStore, WrongExpectedRevisionError } from '../eventstore/event-store.js';
@@ -38,8 +39,9 @@ export interface DeviceActorOptions {
    * lifecycle report or a resume the store could not record yet.
    */
   spool?: Partial<SpoolSettings>;
-  /** Where the engine's group reports go (the groups stream's writer); without it they are dropped. */
+  /** Where the engine's group and channel reports go (those streams' writers); without them they are dropped. */
   groupReports?: GroupReportListener;
+  channelReports?: (deviceId: string, report: ChannelReport) => Promise<void>;
 }
 
 /** Records a group change the network reported; resolves once it is durable. */
@@ -69,14 +71,8 @@ export class DeviceActor {
   private mailbox: Promise<unknown> = Promise.resolve();
   private stopped = false;
   /** The engine's reports, written in order and retried until the store takes them. */
-  private readonly spools: {
-    inbound: EventSpool;
-    receipts: EventSpool;
-    contacts: EventSpool;
-    groups: EventSpool;
-    /** History has a spool of its own: a large import does not hold up live messages. */
-    history: EventSpool;
-  };
+  /** History has a spool of its own: a large import does not hold up live messages. */
+  private readonly spools: Record<'inbound' | 'receipts' | 'contacts' | 'groups' | 'history', EventSpool>;
   /** True while a spool is blocked: no connection is started (the network keeps what it has for us). */
   private intakeHeld = false;
   /** A transition taken while the store could not record it (the intake hold); recorded before anything else. */
@@ -451,6 +447,10 @@ export class DeviceActor {
       groups: (report) =>
         this.spools.groups.write(`group ${report.kind}`, async () =>
           this.options.groupReports?.(this.deviceId, report),
+        ),
+      channels: (report) =>
+        this.spools.groups.write(`channel ${report.kind}`, async () =>
+          this.options.channelReports?.(this.deviceId, report),
         ),
     };
   }

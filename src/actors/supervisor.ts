@@ -13,7 +13,7 @@ import { type Engine, type EngineConnection, EngineError, type LinkedAccount } f
 import type { Engines } from '../engines/engines.js';
 import type { EventStore } from '../eventstore/event-store.js';
 import type { SessionStateName } from '../sessions/session-events.js';
-import { DeviceActor, type GroupReportListener } from './device-actor.js';
+import { DeviceActor, type DeviceActorOptions, type GroupReportListener } from './device-actor.js';
 import type { CommandResult, SessionTransition } from '../sessions/session-commands.js';
 import { type DeviceMachine, createDeviceMachine } from '../sessions/device-machine.js';
 import { type ContactsListener, type MessageSink, type ReceiptRecorder, StoreMessageSink } from './message-sink.js';
@@ -75,6 +75,7 @@ export interface SupervisorSettings {
   };
   /** Passed to each actor: where group reports go (see DeviceActorOptions). */
   groupReports?: GroupReportListener;
+  channelReports?: DeviceActorOptions['channelReports'];
 }
 
 /** Told of every recorded transition: the device, its new state, and the whole change (reason, phone, …). */
@@ -278,6 +279,7 @@ export class Supervisor {
         snapshotEvery: this.options.snapshotEvery,
         ...(this.options.spool ? { spool: this.options.spool } : {}),
         ...(this.options.groupReports ? { groupReports: this.options.groupReports } : {}),
+        ...(this.options.channelReports ? { channelReports: this.options.channelReports } : {}),
       });
       this.actors.set(deviceId, actor);
     }

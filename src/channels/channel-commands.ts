@@ -9,7 +9,13 @@ import { DomainError, sessionNotOnline } from '../errors/domain-error.js';
 import { type EngineRefusals, translatingEngineFailures } from '../engines/engine-failure.js';
 import type { EventStore } from '../eventstore/event-store.js';
 import type { ReadModelProgress } from '../projections/projection-runner.js';
-import { type ChannelChange, type ChannelEvent, type ChannelMetadata, channelsStream } from './channel-events.js';
+import {
+  type ChannelChange,
+  type ChannelEvent,
+  type ChannelMetadata,
+  type ChannelReport,
+  channelsStream,
+} from './channel-events.js';
 import { channelCodeOf, channelLink } from './channel-id.js';
 import type { ChannelOperations, ChannelPage } from './channel-operations.js';
 import {
@@ -119,6 +125,28 @@ export class ChannelCommands {
   }
 
   /**
+   * This account's reaction to a post (`""` takes it back): made on the network, which keeps the counts (GET
+   * …/messages); not recorded here, as the posts are not. A post the network does not have: 404.
+   */
+  async react(deviceId: string, channelId: string, waMessageId: string, emoji: string): Promise<void> {
+    await this.online(deviceId).react(channelId, waMessageId, emoji);
+  }
+
+  /**
+   * A change the network reported live (a rename by the owner, the account promoted or demoted, a reaction to a
+   * post): recorded on the channels stream when it is news about a channel the account follows. Resolves once durable.
+   */
+  async report(deviceId: string, report: ChannelReport): Promise<void> {
+    if (report.kind === 'reaction') {
+      const { kind: _kind, ...reaction } = report;
+      await this.handler.handle(channelsStream(deviceId), { type: 'RecordReaction', deviceId, ...reaction });
+      return;
+    }
+    const { kind: _kind, channelId, ...change } = report;
+    await this.handler.handle(channelsStream(deviceId), { type: 'RecordReported', deviceId, channelId, change });
+  }
+
+  /**
    * Reads every recorded channel again from the network (each time the session comes online): a name or role
    * changed by an owner elsewhere, or a channel unfollowed from the phone or gone, is recorded.
    */
@@ -158,6 +186,7 @@ export class ChannelCommands {
 /** What the network's refusals of a channel operation mean here. */
 const CHANNEL_REFUSALS: EngineRefusals = {
   channel_not_found: 'not_found',
+  channel_post_not_found: 'not_found',
   not_channel_admin: 'not_channel_admin',
   invalid_cursor: 'invalid_request',
 };

@@ -36,7 +36,9 @@ export interface ChannelOperations {
   update(channelId: string, change: ChannelChange): Promise<void>;
   /** Posts, newest first, from `cursor` (a page's `next`) on. */
   messages(channelId: string, limit: number, cursor?: string): Promise<ChannelPage>;
+  /** This account's reaction to a post (`""` takes it back); a post the channel does not have: `channel_post_not_found`. */
+  react(channelId: string, waMessageId: string, emoji: string): Promise<void>;
 }
 
 /** Why the network refused a channel operation, as engines report it (EngineError codes). */
-export const CHANNEL_ENGINE_ERRORS = ['channel_not_found', 'not_channel_admin'] as const;
+export const CHANNEL_ENGINE_ERRORS = ['channel_not_found', 'channel_post_not_found', 'not_channel_admin'] as const;

@@ -10,6 +10,7 @@ import {
   type ChannelChange,
   type ChannelEvent,
   type ChannelMetadata,
+  type ChannelPostReactedData,
   type ChannelRecordedData,
   type ChannelRole,
 } from './channel-events.js';
@@ -33,7 +34,11 @@ export type ChannelsCommand =
       reason: ChannelRecordedData['reason'];
     }
   | { type: 'RecordUpdate'; deviceId: string; channelId: string; change: ChannelChange }
-  | { type: 'RecordUnfollow'; deviceId: string; channelId: string };
+  | { type: 'RecordUnfollow'; deviceId: string; channelId: string }
+  /** A change the network reported (ChannelReport): no role is checked, a channel not followed is passed over. */
+  | { type: 'RecordReported'; deviceId: string; channelId: string; change: ChannelChange & { role?: ChannelRole } }
+  /** A reaction the network reported: recorded for a channel the account follows, passed over for any other. */
+  | ({ type: 'RecordReaction' } & ChannelPostReactedData);
 
 export const unknownChannel = (channelId: string) =>
   new DomainError('not_found', `the account does not own, administer or follow the channel ${channelId}`);
@@ -62,8 +67,12 @@ const stateOf = (channel: ChannelMetadata & { role: ChannelRole }): ChannelState
 });
 
 /** Only what differs from the state (undefined: nothing does). */
-function changeOf(known: ChannelState, change: ChannelChange): ChannelChange | undefined {
-  const changed: ChannelChange = {
+function changeOf(
+  known: ChannelState,
+  change: ChannelChange & { role?: ChannelRole },
+): (ChannelChange & { role?: ChannelRole }) | undefined {
+  const changed: ChannelChange & { role?: ChannelRole } = {
+    ...(change.role !== undefined && change.role !== known.role ? { role: change.role } : {}),
     ...(change.name !== undefined && change.name !== known.name ? { name: change.name } : {}),
     ...(change.description !== undefined && change.description !== (known.description ?? '')
       ? { description: change.description }
@@ -85,15 +94,18 @@ export const channelsDecider: Decider<ChannelsState, ChannelsCommand, ChannelEve
       case 'ChannelUpdated': {
         const known = state.channels[event.data.channelId];
         if (!known) return state;
-        const { name, description, muted } = event.data;
+        const { name, description, muted, role } = event.data;
         const next: ChannelState = {
           ...known,
+          ...(role === undefined ? {} : { role }),
           ...(name === undefined ? {} : { name }),
           ...(description === undefined ? {} : { description }),
           ...(muted === undefined ? {} : { muted }),
         };
         return { channels: { ...state.channels, [event.data.channelId]: next } };
       }
+      case 'ChannelPostReacted':
+        return state;
       case 'ChannelUnfollowed': {
         const channels = { ...state.channels };
         delete channels[event.data.channelId];
@@ -128,6 +140,16 @@ export const channelsDecider: Decider<ChannelsState, ChannelsCommand, ChannelEve
         if (change.name !== undefined || change.description !== undefined) requireChannelAdmin(state, channelId);
         const changed = changeOf(known, change);
         return changed ? [{ type: 'ChannelUpdated', data: { deviceId, channelId, ...changed } }] : [];
+      }
+      case 'RecordReported': {
+        const { deviceId, channelId, change } = command;
+        const known = state.channels[channelId];
+        const changed = known && changeOf(known, change);
+        return changed ? [{ type: 'ChannelUpdated', data: { deviceId, channelId, ...changed } }] : [];
+      }
+      case 'RecordReaction': {
+        const { type: _type, ...data } = command;
+        return state.channels[data.channelId] ? [{ type: 'ChannelPostReacted', data }] : [];
       }
       case 'RecordUnfollow':
         if (!state.channels[command.channelId]) return [];

@@ -89,8 +89,9 @@ export class ChannelsReadModel implements Projection {
         return;
       }
       case 'ChannelUpdated': {
-        const { deviceId, channelId, name, description, muted } = event.data;
+        const { deviceId, channelId, name, description, muted, role } = event.data;
         sql.update.run({
+          role: role ?? null,
           device_id: deviceId,
           channel_id: channelId,
           name: name ?? null,
@@ -145,7 +146,7 @@ export class ChannelsReadModel implements Projection {
       ),
       update: db.prepare(
         `UPDATE channels SET name = coalesce(@name, name), description = coalesce(@description, description),
-           muted = coalesce(@muted, muted)
+           muted = coalesce(@muted, muted), role = coalesce(@role, role)
          WHERE device_id = @device_id AND channel_id = @channel_id`,
       ),
       delete: db.prepare<[string, string]>('DELETE FROM channels WHERE device_id = ? AND channel_id = ?'),

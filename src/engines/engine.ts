@@ -12,13 +12,14 @@ import type { GroupReport } from '../groups/group-events.js';
 import type { GroupOperations } from '../groups/group-operations.js';
 import type { AccountOperations } from '../account/account-operations.js';
 import type { ChannelOperations } from '../channels/channel-operations.js';
+import type { ChannelReport } from '../channels/channel-events.js';
 
 export type { ContactCard, InboundMedia, PollSpec, QuotedMessage } from '../messages/message-events.js';
 export type { ChatActivity, HistoryChunk } from '../inbox/inbox-events.js';
 export type { GroupMetadata, GroupReport, GroupSettingsChange, ParticipantAction } from '../groups/group-events.js';
 export type { CreatedGroup, GroupOperations, ParticipantResult } from '../groups/group-operations.js';
 export type { AccountOperations, OwnProfile } from '../account/account-operations.js';
-export type { ChannelMetadata } from '../channels/channel-events.js';
+export type { ChannelMetadata, ChannelReport } from '../channels/channel-events.js';
 export type { ChannelOperations, ChannelPage, ChannelPost } from '../channels/channel-operations.js';
 
 export type EngineName = 'baileys' | 'sandbox';
@@ -103,6 +104,8 @@ export interface EngineEvents {
   history?(chunk: HistoryChunk, options?: ReportOptions): Promise<void>;
   /** Changes of groups made elsewhere (settings, participants, groups the account was added to). Resolves when durable. */
   groups?(report: GroupReport): Promise<void>;
+  /** Changes of followed channels made elsewhere (name, description, the account's role). Resolves when durable. */
+  channels?(report: ChannelReport): Promise<void>;
 }
 
 /** Media waiting in the outbox is a file on disk, never a buffer held in memory. */

@@ -42,6 +42,7 @@ const KIND_OF: Readonly<Record<string, WebhookEventKind>> = {
   GroupJoinRequested: 'group.join_request',
   LabelUpdated: 'label.updated',
   ChatLabelChanged: 'chat.labels',
+  ChannelPostReacted: 'channel.reaction',
 };
 
 export const WEBHOOK_SOURCE_EVENT_TYPES: ReadonlySet<string> = new Set(Object.keys(KIND_OF));

@@ -21,6 +21,7 @@ export const WEBHOOK_EVENT_KINDS = [
   'group.join_request',
   'status.received',
   'channel.message',
+  'channel.reaction',
   'label.updated',
   'chat.labels',
 ] as const;

@@ -349,6 +349,20 @@ export const ChannelMessagePayload = Type.Object(
   },
   { ...closed, description: 'A new post of a channel the account follows.' },
 );
+export const ChannelReactionPayload = Type.Object(
+  {
+    deviceId: DeviceId,
+    channelId: Type.String({ description: 'The channel: `<digits>@newsletter`.' }),
+    waMessageId: Type.String({ description: 'The post reacted to.' }),
+    emoji: Type.String({ description: 'The emoji; `""` when a reaction taken back does not say which.' }),
+    removed: Type.Boolean({ description: 'A reaction taken back.' }),
+  },
+  {
+    ...closed,
+    description:
+      "Someone reacted to a post of a channel the account follows, as the network tells it (an owner's or admin's account hears them); the counts: GET …/channels/:channelId/messages.",
+  },
+);
 export const WebhookTestPayload = Type.Object({ message: Type.String() }, closed);
 
 export const SessionHealthPayload = Type.Object(
@@ -403,6 +417,7 @@ export const WEBHOOK_PAYLOADS: Readonly<
   },
   'status.received': { schema: StatusReceivedPayload, summary: 'A contact posted a status (story)' },
   'channel.message': { schema: ChannelMessagePayload, summary: 'A followed channel posted' },
+  'channel.reaction': { schema: ChannelReactionPayload, summary: "Someone reacted to a channel's post" },
   'label.updated': { schema: LabelUpdatedPayload, summary: 'A label was made, changed or deleted (WhatsApp Business)' },
   'chat.labels': { schema: ChatLabelsPayload, summary: 'A label was put on a chat or taken off it' },
   [TEST_EVENT_KIND]: { schema: WebhookTestPayload, summary: 'A test event (POST /devices/:id/hooks/test)' },

@@ -72,6 +72,37 @@ describe('the channels decider', () => {
       .thenNothing();
   });
 
+  it('records what the network reports without checking the role (a subscriber learns a rename, its promotion); a channel not followed is passed over', () => {
+    spec
+      .given([recorded('subscriber')])
+      .when({ type: 'RecordReported', deviceId: 'd', channelId: C, change: { name: 'Shop', description: 'Offers' } })
+      .then([{ type: 'ChannelUpdated', data: { deviceId: 'd', channelId: C, name: 'Shop' } }]);
+    spec
+      .given([recorded('subscriber')])
+      .when({ type: 'RecordReported', deviceId: 'd', channelId: C, change: { role: 'admin' } })
+      .then([{ type: 'ChannelUpdated', data: { deviceId: 'd', channelId: C, role: 'admin' } }]);
+    spec
+      .given([recorded('subscriber'), { type: 'ChannelUpdated', data: { deviceId: 'd', channelId: C, role: 'admin' } }])
+      .when({ type: 'RecordReported', deviceId: 'd', channelId: C, change: { role: 'admin' } })
+      .thenNothing();
+    spec
+      .given([])
+      .when({ type: 'RecordReported', deviceId: 'd', channelId: C, change: { name: 'Shop' } })
+      .thenNothing();
+  });
+
+  it('records a reaction the network reports for a followed channel only', () => {
+    const reaction = { deviceId: 'd', channelId: C, waMessageId: 'P1', emoji: '👍', removed: false };
+    spec
+      .given([recorded('owner')])
+      .when({ type: 'RecordReaction', ...reaction })
+      .then([{ type: 'ChannelPostReacted', data: reaction }]);
+    spec
+      .given([])
+      .when({ type: 'RecordReaction', ...reaction })
+      .thenNothing();
+  });
+
   it('unfollows a followed channel once', () => {
     const unfollowed: ChannelEvent = { type: 'ChannelUnfollowed', data: { deviceId: 'd', channelId: C } };
     spec

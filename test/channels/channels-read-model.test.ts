@@ -57,10 +57,14 @@ describe('channels read model', () => {
           [C2, 'News', 'Offers', true],
         ],
       )
+      // The account promoted elsewhere, as the network reported it.
+      .given({ type: 'ChannelUpdated', data: { deviceId: 'd2', channelId: C1, role: 'admin' } })
+      .then((model) => model.get('d2', C1)?.role, 'admin')
+      .then((model) => model.get('d1', C1)?.name, 'Shop')
       .given({ type: 'ChannelUnfollowed', data: { deviceId: 'd1', channelId: C2 } })
       .then((model) => model.roleOf('d1', C2), undefined)
       .given({ type: 'DeviceDeleted', data: { deviceId: 'd1' } })
       .then((model) => model.list('d1'), [])
-      .then((model) => model.get('d2', C1)?.role, 'subscriber');
+      .then((model) => model.get('d2', C1)?.role, 'admin');
   });
 });

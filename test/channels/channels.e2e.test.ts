@@ -1,7 +1,8 @@
 /**
  * Channels (newsletters, API Part 3) with sandbox devices: create, read, follow, resolve by link, rename, mute,
  * unfollow; posts are sends through the outbox (`to: "<channelId>"`) that reach the followers' devices as
- * `channel.message` (never a chat, never `message.received`); the posts with their reaction counts; and the
+ * `channel.message` (never a chat, never `message.received`); the posts with their reaction counts, and a
+ * follower's own reaction (PUT …/reaction); a rename by the owner reaching the followers' records live; and the
  * refusals (a subscriber posting or renaming: 403 not_channel_admin; an unknown channel: 404; bad shapes: 400).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -41,7 +42,7 @@ describe('channels (sandbox)', () => {
       await bringOnline(gateway.api, device, phone);
       const hooked = await gateway.api('PUT', `/devices/${device.id}/hooks`, {
         deviceKey: device.key,
-        json: { url: receiver.url, events: ['channel.message', 'message.received'] },
+        json: { url: receiver.url, events: ['channel.message', 'channel.reaction', 'message.received'] },
       });
       expect(hooked.status).toBe(200);
     }
@@ -156,8 +157,25 @@ describe('channels (sandbox)', () => {
     const page = await call(alice, 'GET', `/channels/${channelId}/messages`);
     expect(page.status).toBe(200);
     const [image, text] = page.body.items as Array<{ waMessageId: string }>;
+    // Bob, a follower, reacts through the API (and changes his mind); the others on the sandbox's network.
+    const reactionPath = `/channels/${channelId}/messages/${text.waMessageId}/reaction`;
+    const reacted = await call(bob, 'PUT', reactionPath, { emoji: '🎉' });
+    expect(reacted.status).toBe(200);
+    expect(reacted.body).toEqual({ channelId, waMessageId: text.waMessageId, emoji: '🎉' });
+    expect((await call(bob, 'PUT', reactionPath, { emoji: '' })).status).toBe(200);
+    expect((await call(bob, 'PUT', reactionPath, { emoji: '👍' })).status).toBe(200);
+    const unknownPost = await call(bob, 'PUT', `/channels/${channelId}/messages/NOSUCHPOST/reaction`, { emoji: '👍' });
+    expect(unknownPost.status).toBe(404);
+    expect(unknownPost.body.code).toBe('not_found');
+    expect(
+      (await call(bob, 'PUT', `/channels/${UNKNOWN}/messages/${text.waMessageId}/reaction`, { emoji: '👍' })).status,
+    ).toBe(404);
+    for (const body of [{ emoji: 'ab' }, {}, { emoji: '👍', extra: 1 }]) {
+      const refused = await call(bob, 'PUT', reactionPath, body);
+      expect(refused.status, JSON.stringify(body)).toBe(400);
+      expect(refused.body.code).toBe('invalid_request');
+    }
     for (const [from, emoji] of [
-      [BOB, '👍'],
       [CAROL, '👍'],
       [ALICE, '🎉'],
     ] as const) {
@@ -197,6 +215,24 @@ describe('channels (sandbox)', () => {
       ],
       nextCursor: null,
     });
+    // Alice owns the channel: she hears of each reaction as it happens (Bob's through the API, Carol's on the network).
+    await receiver.waitUntil(() => hooksOf(alice, 'channel.reaction').length === 5);
+    const reaction = (emoji: string, removed = false) => ({
+      deviceId: alice.id,
+      channelId,
+      waMessageId: text.waMessageId,
+      emoji,
+      removed,
+    });
+    expect(hooksOf(alice, 'channel.reaction')).toEqual([
+      reaction('🎉'),
+      reaction('', true),
+      reaction('👍'),
+      reaction('👍'),
+      reaction('🎉'),
+    ]);
+    // Followers do not: reactions are the channel's admins' business.
+    expect(hooksOf(bob, 'channel.reaction')).toEqual([]);
     expect((await call(bob, 'GET', `/channels/${channelId}/messages?cursor=not-a-cursor`)).status).toBe(400);
     expect((await call(bob, 'GET', `/channels/${UNKNOWN}/messages`)).status).toBe(404);
   });
@@ -228,14 +264,22 @@ describe('channels (sandbox)', () => {
     expect(muted.status).toBe(200);
     expect(muted.body).toMatchObject({ channelId, role: 'subscriber', muted: true });
     expect((await call(bob, 'GET', `/channels/${channelId}`)).body.muted).toBe(true);
-    // Bob's record learns the new name when his session next comes online (the channels are read again).
-    expect((await call(bob, 'GET', `/channels/${channelId}`)).body.name).toBe('Shop news');
-    expect((await gateway.api('POST', `/sandbox/devices/${bob.id}/disconnect`, { admin: true })).status).toBe(202);
+    // Bob's record learns the new name live: the network tells the followers (recorded on his channels stream).
     await eventually(
       async () => ((await call(bob, 'GET', `/channels/${channelId}`)).body.name === 'Shop' ? true : undefined),
-      "Bob's channel refreshed",
+      "Bob's channel renamed",
     );
+    const told = (await gateway.store.readStream(channelsStream(bob.id))).filter((e) => e.type === 'ChannelUpdated');
+    expect(told[0].data).toEqual({ deviceId: bob.id, channelId, name: 'Shop', description: '' });
     expect((await call(bob, 'GET', `/channels/${channelId}`)).body).toMatchObject({ role: 'subscriber', muted: true });
+    expect((await call(bob, 'GET', `/channels/${channelId}`)).body.description).toBeUndefined();
+    // And it stays so when his session comes online again (the channels are read again from the network).
+    expect((await gateway.api('POST', `/sandbox/devices/${bob.id}/disconnect`, { admin: true })).status).toBe(202);
+    await eventually(
+      async () => ((await call(bob, 'GET', '/session/state')).body.state === 'online' ? true : undefined),
+      'Bob online again',
+    );
+    expect((await call(bob, 'GET', `/channels/${channelId}`)).body).toMatchObject({ name: 'Shop', muted: true });
 
     for (const [method, path, body] of [
       ['PATCH', `/channels/${channelId}`, {}],

@@ -188,14 +188,20 @@ describe('webhook payload schemas', () => {
       expect(
         (await api('POST', `/devices/schema-other/channels/${channelId}/follow`, { deviceKey: other.key })).status,
       ).toBe(200);
-      expect(
-        (
-          await api('POST', '/devices/schema-shop/send/text', {
-            deviceKey: shop.key,
-            json: { to: channelId, text: 'first post' },
-          })
-        ).status,
-      ).toBe(202);
+      const post = await api('POST', '/devices/schema-shop/send/text', {
+        deviceKey: shop.key,
+        json: { to: channelId, text: 'first post' },
+      });
+      expect(post.status).toBe(202);
+      // The follower reacts once the post is on the network; the owner hears of it (channel.reaction).
+      const reaction = `/devices/schema-other/channels/${channelId}/messages/${post.body.waMessageId as string}/reaction`;
+      await eventually(
+        async () =>
+          (await api('PUT', reaction, { deviceKey: other.key, json: { emoji: '👍' } })).status === 200
+            ? true
+            : undefined,
+        'the post reacted to',
+      );
       await api('POST', '/sandbox/devices/schema-shop/disconnect', { admin: true });
 
       const envelopes = async () => (await gateway.store.readAll()).map(envelopeOf).filter((e) => e !== undefined);

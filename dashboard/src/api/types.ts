@@ -65,6 +65,7 @@ import type {
   SessionHealthPayload,
   StatusReceivedPayload,
   ChannelMessagePayload,
+  ChannelReactionPayload,
   GroupParticipantsPayload,
   GroupUpdatedPayload,
   MessageEditedPayload,
@@ -161,6 +162,7 @@ interface PayloadSchemas {
   'group.join_request': typeof GroupJoinRequestPayload;
   'status.received': typeof StatusReceivedPayload;
   'channel.message': typeof ChannelMessagePayload;
+  'channel.reaction': typeof ChannelReactionPayload;
   'label.updated': typeof LabelUpdatedPayload;
   'chat.labels': typeof ChatLabelsPayload;
 }

@@ -31,7 +31,7 @@ import type { DeviceSettings } from '../../settings/settings-events.js';
 import { redactProxyCredentials } from '../../settings/proxy-url.js';
 import { type BaileysAccountSocket, baileysAccountOperations } from './account.js';
 import { type BaileysGroupSocket, baileysGroupOperations } from './groups.js';
-import { baileysChannelOperations, hasChannels } from './channels.js';
+import { ChannelPostIds, baileysChannelOperations, hasChannels } from './channels.js';
 import { baileysChatOperations, hasChats } from './chats.js';
 import { baileysLabelOperations } from './labels.js';
 import { OwnChatChanges } from './own-chat-changes.js';
@@ -106,6 +106,8 @@ export class BaileysConnection implements EngineConnection {
   private readonly sent = new LRUCache<string, string>({ max: SENT_MEMORY });
   /** Chat changes made here, whose local echo Baileys emits like the phone's. */
   private readonly ownChatChanges = new OwnChatChanges();
+  /** Channel posts' server ids, learned from posts read or received, for reactions to them and theirs. */
+  private readonly channelPosts = new ChannelPostIds();
   private readonly inbound: BaileysInbound;
   private readonly outbound: BaileysOutbound;
   private finishing: Promise<void> | undefined;
@@ -132,13 +134,14 @@ export class BaileysConnection implements EngineConnection {
       ...deps,
       sent: this.sent,
       ownChatChanges: this.ownChatChanges,
+      channelPosts: this.channelPosts,
       linkedAccount,
       rejectCall: (callId, callerJid, message) => this.outbound.rejectCall(callId, callerJid, message),
       safely: (what, callback) => this.safely(what, callback),
     });
     this.groups = hasGroups(deps.socket) ? baileysGroupOperations(deps.socket, () => this.requireOnline()) : undefined;
     this.channels = hasChannels(deps.socket)
-      ? baileysChannelOperations(deps.socket, () => this.requireOnline())
+      ? baileysChannelOperations(deps.socket, () => this.requireOnline(), this.channelPosts)
       : undefined;
     this.chats = hasChats(deps.socket)
       ? baileysChatOperations(deps.socket, () => this.requireOnline(), this.ownChatChanges)

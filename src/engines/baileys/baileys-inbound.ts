@@ -17,6 +17,7 @@ import type { OwnChatChanges } from './own-chat-changes.js';
 import type { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import type {
+  ChannelReport,
   ChatActivity,
   EngineEvents,
   GroupReport,
@@ -38,6 +39,12 @@ import {
   activityOfLabelAssociation,
   activityOfLabelEdit,
 } from './chats.js';
+import {
+  type ChannelPostIds,
+  reportOfChannelReaction,
+  reportOfChannelSettings,
+  roleOfChannelParticipant,
+} from './channels.js';
 import { contactsOf } from './contacts.js';
 import { carriesMessages, isFinal, syncIdOf } from './history.js';
 import { identitiesOfKey, identityOf } from './identities.js';
@@ -99,6 +106,8 @@ export interface InboundDependencies {
   sent: Pick<LRUCache<string, string>, 'has' | 'get'>;
   /** The chat changes this connection made: their local echoes are not the phone's (own-chat-changes.ts). */
   ownChatChanges?: Pick<OwnChatChanges, 'withoutEchoes'>;
+  /** Channel posts' server ids (channels.ts): a received post's is learned, reactions and views name it. */
+  channelPosts?: ChannelPostIds;
   linkedAccount(): LinkedAccount | undefined;
   /** Rejects a call and tells the caller `message`; answers whether the call was rejected. */
   rejectCall(callId: string, callerJid: string, message: string | null | undefined): Promise<boolean>;
@@ -158,10 +167,35 @@ export class BaileysInbound {
       const report = reportOfJoinRequest(update);
       if (report) this.reportGroup(report);
     });
+    // Followed channels changed elsewhere: a new name or description, a reaction, the account promoted or demoted.
+    socket.ev.on('newsletter-settings.update', (update) => {
+      const report = reportOfChannelSettings(update);
+      if (report) this.enqueueReport(async () => this.reportChannel(report), 'channel change');
+    });
+    socket.ev.on('newsletter.reaction', (update) => {
+      const report = reportOfChannelReaction(update, this.deps.channelPosts);
+      if (report) this.enqueueReport(async () => this.reportChannel(report), 'channel reaction');
+    });
+    socket.ev.on('newsletter-participants.update', (update) =>
+      this.enqueueReport(() => this.onChannelParticipant(update), 'channel role'),
+    );
     // A group's disappearing-message timer comes as a protocol message Baileys folds into its chat.
     socket.ev.on('chats.update', (updates) => {
       for (const report of reportsOfEphemeralChanges(updates)) this.reportGroup(report);
     });
+  }
+
+  /** Only this account's own role is kept (the channels read model holds the account's channels, not their admins). */
+  private async onChannelParticipant(update: BaileysEventMap['newsletter-participants.update']): Promise<void> {
+    const role = roleOfChannelParticipant(update);
+    const me = this.deps.linkedAccount()?.phone;
+    if (!role || !isChannelId(update.id) || me === undefined || (await this.phoneOf(update.user)) !== me) return;
+    this.reportChannel({ kind: 'role', channelId: update.id, role });
+  }
+
+  private reportChannel(report: ChannelReport): void {
+    const durable = this.deps.events.channels?.(report);
+    if (durable) this.report('channel change', durable);
   }
 
   private reportGroup(report: GroupReport): void {
@@ -194,6 +228,7 @@ export class BaileysInbound {
     // A channel's post is the channel's (its followers never see which admin wrote it).
     const isChannel = isChannelId(chatJid);
     // This account's own statuses and channel posts (from the phone) are not someone's received.
+    if (isChannel && key.id && key.server_id) this.deps.channelPosts?.learn(chatJid, key.id, key.server_id);
     if ((isStatus || isChannel) && fromMe) return;
     const chatId = isGroup || isStatus || isChannel ? chatJid : await this.chatIdOf(chatJid, key.remoteJidAlt);
     const participant =

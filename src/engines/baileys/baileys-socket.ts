@@ -100,6 +100,8 @@ export interface BaileysSocket {
   newsletterUpdateName?(jid: string, name: string): Promise<unknown>;
   newsletterUpdateDescription?(jid: string, description: string): Promise<unknown>;
   newsletterFetchMessages?(jid: string, count: number, since: number, after: number): Promise<unknown>;
+  /** A reaction to a post, which WhatsApp addresses by the post's server id; no `reaction` takes it back. */
+  newsletterReactMessage?(jid: string, serverId: string, reaction?: string): Promise<void>;
 }
 
 export type SocketFactory = (config: UserFacingSocketConfig) => BaileysSocket;

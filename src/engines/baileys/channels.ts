@@ -8,7 +8,9 @@
  * account's role and mute in `viewer_metadata`; newsletterCreate answers Baileys' flattened one: both are read.
  */
 import { type BinaryNode, type WAMessage, proto } from 'baileys';
-import type { ChannelMetadata, ChannelRole } from '../../channels/channel-events.js';
+import { LRUCache } from 'lru-cache';
+import type { ChannelMetadata, ChannelReport, ChannelRole } from '../../channels/channel-events.js';
+import { isChannelId } from '../../channels/channel-id.js';
 import type { ChannelOperations, ChannelPost } from '../../channels/channel-operations.js';
 import { EngineError } from '../engine.js';
 import type { BaileysSocket } from './baileys-socket.js';
@@ -27,11 +29,40 @@ export type BaileysChannelSocket = Required<
     | 'newsletterUpdateName'
     | 'newsletterUpdateDescription'
     | 'newsletterFetchMessages'
+    | 'newsletterReactMessage'
   >
 >;
 
+/** How many of a channel's newest posts are read to find a post's server id this connection has not seen. */
+const POSTS_SEARCHED = 100;
+
+/**
+ * Posts' server ids as this connection learned them (a page read, a post received): WhatsApp addresses a reaction
+ * to a post, and reports reactions and views, by the post's server id, the gateway by its waMessageId.
+ */
+export class ChannelPostIds {
+  private readonly ids = new LRUCache<string, string>({ max: 5_000 });
+
+  learn(channelId: string, waMessageId: string, serverId: string): void {
+    this.ids.set(`${channelId} id ${waMessageId}`, serverId);
+    this.ids.set(`${channelId} server ${serverId}`, waMessageId);
+  }
+
+  serverIdOf(channelId: string, waMessageId: string): string | undefined {
+    return this.ids.get(`${channelId} id ${waMessageId}`);
+  }
+
+  waMessageIdOf(channelId: string, serverId: string): string | undefined {
+    return this.ids.get(`${channelId} server ${serverId}`);
+  }
+}
+
 export function hasChannels(socket: BaileysSocket): socket is BaileysSocket & BaileysChannelSocket {
-  return typeof socket.newsletterCreate === 'function' && typeof socket.newsletterFetchMessages === 'function';
+  return (
+    typeof socket.newsletterCreate === 'function' &&
+    typeof socket.newsletterFetchMessages === 'function' &&
+    typeof socket.newsletterReactMessage === 'function'
+  );
 }
 
 /** A text field WhatsApp writes as a string or as `{ text }`. */
@@ -66,6 +97,45 @@ export function channelOf(raw: unknown): ChannelMetadata | undefined {
     ...(role ? { role } : {}),
     muted: typeof mute === 'string' && mute.toUpperCase() === 'ON',
   };
+}
+
+/**
+ * newsletter-settings.update: a new name or description, in WhatsApp's MEX shape (`{ name: { text } }`) or Baileys'
+ * own (`{ name }`); undefined when it changes neither (a picture, reaction settings).
+ */
+export function reportOfChannelSettings(update: { id: string; update: unknown }): ChannelReport | undefined {
+  if (!isChannelId(update.id) || typeof update.update !== 'object' || update.update === null) return undefined;
+  const settings = update.update as Record<string, unknown>;
+  const name = textOf(settings.name);
+  const description = textOf(settings.description);
+  if (!name && description === undefined) return undefined;
+  return {
+    kind: 'settings',
+    channelId: update.id,
+    ...(name ? { name } : {}),
+    ...(description === undefined ? {} : { description }),
+  };
+}
+
+/**
+ * newsletter.reaction: Baileys names the post by the id the notification gives, a server id or the post's own id;
+ * mapped back to the waMessageId this connection learned for it, else taken as it is.
+ */
+export function reportOfChannelReaction(
+  update: { id: string; server_id: string; reaction: { code?: string; removed?: boolean } },
+  posts: Pick<ChannelPostIds, 'waMessageIdOf'> | undefined,
+): ChannelReport | undefined {
+  const removed = update.reaction.removed === true;
+  const emoji = update.reaction.code ?? '';
+  if (!isChannelId(update.id) || !update.server_id || (emoji === '' && !removed)) return undefined;
+  const waMessageId = posts?.waMessageIdOf(update.id, update.server_id) ?? update.server_id;
+  return { kind: 'reaction', channelId: update.id, waMessageId, emoji, removed };
+}
+
+/** newsletter-participants.update: the participant's new role (a promotion to admin, a demotion), when it says. */
+export function roleOfChannelParticipant(update: { new_role?: string; action?: string }): ChannelRole | undefined {
+  const role = ROLES[String(update.new_role ?? '').toUpperCase()];
+  return role ?? (update.action === 'demote' ? 'subscriber' : undefined);
 }
 
 const childrenOf = (node: BinaryNode): BinaryNode[] => (Array.isArray(node.content) ? node.content : []);
@@ -128,7 +198,11 @@ function channelError(error: unknown, doing: string, channelId?: string): Engine
   }
 }
 
-export function baileysChannelOperations(socket: BaileysChannelSocket, requireOnline: () => void): ChannelOperations {
+export function baileysChannelOperations(
+  socket: BaileysChannelSocket,
+  requireOnline: () => void,
+  postIds = new ChannelPostIds(),
+): ChannelOperations {
   const run = async <T>(doing: string, channelId: string | undefined, call: () => Promise<T>): Promise<T> => {
     requireOnline();
     try {
@@ -148,6 +222,17 @@ export function baileysChannelOperations(socket: BaileysChannelSocket, requireOn
       if (error instanceof EngineError && error.code === 'channel_not_found') return null;
       throw error;
     }
+  };
+  /** The newest `count` posts, each with its server id learned. */
+  const fetchPosts = async (channelId: string, count: number): Promise<ChannelPost[]> => {
+    const answer = (await run(`reading the posts of ${channelId}`, channelId, () =>
+      socket.newsletterFetchMessages(channelId, count, 0, 0),
+    )) as BinaryNode | undefined;
+    return (answer ? messageNodesOf(answer) : []).flatMap((node) => {
+      const post = postOf(channelId, node);
+      if (post && node.attrs.server_id) postIds.learn(channelId, post.waMessageId, node.attrs.server_id);
+      return post ?? [];
+    });
   };
   return {
     async create(name, description) {
@@ -184,12 +269,26 @@ export function baileysChannelOperations(socket: BaileysChannelSocket, requireOn
       // Baileys asks for the newest `count` posts and nothing older: there is one page (no `next`).
       if (cursor !== undefined)
         throw new EngineError('invalid_cursor', 'this engine gives out no further pages of a channel', true);
-      const answer = (await run(`reading the posts of ${channelId}`, channelId, () =>
-        socket.newsletterFetchMessages(channelId, limit, 0, 0),
-      )) as BinaryNode | undefined;
-      const posts = answer ? messageNodesOf(answer).flatMap((node) => postOf(channelId, node) ?? []) : [];
+      const posts = await fetchPosts(channelId, limit);
       posts.sort((a, b) => b.timestamp - a.timestamp);
       return { items: posts.slice(0, limit) };
+    },
+    async react(channelId, waMessageId, emoji) {
+      let serverId = postIds.serverIdOf(channelId, waMessageId);
+      if (serverId === undefined) {
+        await fetchPosts(channelId, POSTS_SEARCHED);
+        serverId = postIds.serverIdOf(channelId, waMessageId);
+      }
+      if (serverId === undefined)
+        throw new EngineError(
+          'channel_post_not_found',
+          `none of the newest ${POSTS_SEARCHED} posts of ${channelId} is ${waMessageId}`,
+          true,
+        );
+      const target = serverId;
+      await run(`reacting to ${waMessageId} of ${channelId}`, channelId, () =>
+        socket.newsletterReactMessage(channelId, target, emoji === '' ? undefined : emoji),
+      );
     },
   };
 }

@@ -5,7 +5,7 @@
  * `channel_not_found`. Kept in memory: channels live as long as the sandbox process.
  */
 import { randomBytes, randomInt } from 'node:crypto';
-import type { ChannelMetadata, ChannelRole } from '../../channels/channel-events.js';
+import type { ChannelMetadata, ChannelReport, ChannelRole } from '../../channels/channel-events.js';
 import type { ChannelOperations, ChannelPost } from '../../channels/channel-operations.js';
 import { EngineError } from '../engine.js';
 
@@ -72,6 +72,12 @@ export class SandboxChannels {
     return channel;
   }
 
+  /** Who hears of reactions to the posts: the owner and the admins. */
+  adminsOf(channelId: string): string[] {
+    const channel = this.channels.get(channelId);
+    return channel ? [channel.owner, ...channel.admins] : [];
+  }
+
   /** Who gets a new post: the followers (the owner and admins see it as theirs). */
   followersOf(channelId: string): string[] {
     return [...(this.channels.get(channelId)?.followers.keys() ?? [])];
@@ -90,6 +96,15 @@ export class SandboxChannels {
     return true;
   }
 }
+
+/** What the owner and admins hear of a reaction (`""`: one taken back). */
+export const reactionReport = (channelId: string, waMessageId: string, emoji: string): ChannelReport => ({
+  kind: 'reaction',
+  channelId,
+  waMessageId,
+  emoji,
+  removed: emoji === '',
+});
 
 export function roleOf(channel: SandboxChannel, number: string): ChannelRole | undefined {
   if (channel.owner === number) return 'owner';
@@ -110,8 +125,15 @@ function metadataOf(channel: SandboxChannel, number: string): ChannelMetadata {
   };
 }
 
-/** A sandbox device's channel operations (the engine port's ChannelOperations) on the network's channels. */
-export function sandboxChannelOperations(channels: SandboxChannels, me: () => string): ChannelOperations {
+/**
+ * A sandbox device's channel operations (the engine port's ChannelOperations) on the network's channels; `tell`
+ * hands a change to the devices of `numbers`: a rename to the followers, a reaction to the owner and admins.
+ */
+export function sandboxChannelOperations(
+  channels: SandboxChannels,
+  me: () => string,
+  tell: (report: ChannelReport, numbers: readonly string[]) => void = () => undefined,
+): ChannelOperations {
   return {
     async create(name, description) {
       const owner = me();
@@ -143,6 +165,14 @@ export function sandboxChannelOperations(channels: SandboxChannels, me: () => st
           : channels.existing(channelId);
       if (change.name !== undefined) channel.name = change.name;
       if (change.description !== undefined) channel.description = change.description;
+      if (change.name !== undefined || change.description !== undefined) {
+        const { name, description } = change;
+        const settings = {
+          ...(name === undefined ? {} : { name }),
+          ...(description === undefined ? {} : { description }),
+        };
+        tell({ kind: 'settings', channelId, ...settings }, channels.followersOf(channelId));
+      }
       if (change.muted !== undefined && channel.followers.has(number)) channel.followers.set(number, change.muted);
     },
     async messages(channelId, limit, cursor) {
@@ -161,6 +191,13 @@ export function sandboxChannelOperations(channels: SandboxChannels, me: () => st
       }
       const next = start - items.length;
       return { items, ...(next >= 0 ? { next: String(next) } : {}) };
+    },
+    async react(channelId, waMessageId, emoji) {
+      const number = me();
+      channels.existing(channelId);
+      if (!channels.react(channelId, waMessageId, number, emoji))
+        throw new EngineError('channel_post_not_found', `the channel ${channelId} has no post ${waMessageId}`, true);
+      tell(reactionReport(channelId, waMessageId, emoji), channels.adminsOf(channelId));
     },
   };
 }

@@ -32,6 +32,7 @@ import { sandboxGroupOperations } from './sandbox-group-operations.js';
 import { sandboxChannelOperations } from './sandbox-channels.js';
 import { olderHistory } from './sandbox-history.js';
 import { isChannelId } from '../../channels/channel-id.js';
+import type { ChannelReport } from '../../channels/channel-events.js';
 
 type Phase = 'starting' | 'qr' | 'code' | 'pairing' | 'online' | 'ended';
 
@@ -72,7 +73,9 @@ export class SandboxConnection implements EngineConnection {
     };
     this.groups = sandboxGroupOperations(this, network, me);
     this.profileOps = network.profiles.operations(me);
-    this.channels = sandboxChannelOperations(network.channels, me);
+    this.channels = sandboxChannelOperations(network.channels, me, (report, numbers) =>
+      network.tellChannel(report, numbers, this),
+    );
     const taken = async () => {
       me();
     };
@@ -235,6 +238,12 @@ export class SandboxConnection implements EngineConnection {
   groupReport(report: GroupReport): void {
     if (this.deaf) return;
     void this.events.groups?.(report).catch(() => undefined);
+  }
+
+  /** A change of a channel the device follows, made by another device. */
+  channelReport(report: ChannelReport): void {
+    if (this.deaf) return;
+    void this.events.channels?.(report).catch(() => undefined);
   }
 
   /** Receipts reach the device that sent, also if this connection has ended since (they are facts). */

@@ -14,6 +14,7 @@ import { SandboxNetwork, type SandboxTiming, newSandboxMessageId } from './sandb
 import { numberExists } from './sandbox-numbers.js';
 import { historyIdOf } from './sandbox-history.js';
 import type { StoredSandboxGroup } from './sandbox-groups.js';
+import { reactionReport } from './sandbox-channels.js';
 import type { DeviceSettings } from '../../settings/settings-events.js';
 
 /** A message a device sent that the network has not confirmed as read yet. */
@@ -295,7 +296,8 @@ export class SandboxEngine implements Engine {
   }
 
   /**
-   * `from` reacts to a post of a channel (an empty emoji takes the reaction back): the channel's posts count it.
+   * `from` reacts to a post of a channel (an empty emoji takes the reaction back): the channel's posts count it, and
+   * the owner's and admins' online devices hear of it.
    * False when the device is not online; a post the channel does not have is passed over.
    */
   channelReaction(
@@ -303,7 +305,12 @@ export class SandboxEngine implements Engine {
     reaction: { channelId: string; waMessageId: string; from: string; emoji: string },
   ): boolean {
     if (!this.network.connectionOf(deviceId)?.online) return false;
-    this.network.channels.react(reaction.channelId, reaction.waMessageId, reaction.from, reaction.emoji);
+    const { channelId, waMessageId, from, emoji } = reaction;
+    if (this.network.channels.react(channelId, waMessageId, from, emoji))
+      this.network.tellChannel(
+        reactionReport(channelId, waMessageId, emoji),
+        this.network.channels.adminsOf(channelId),
+      );
     return true;
   }
 

@@ -14,6 +14,7 @@ import { SandboxProfiles } from './sandbox-account-operations.js';
 import { isStatusChat } from '../../status/status-chat.js';
 import { isChannelId } from '../../channels/channel-id.js';
 import { SandboxChannels } from './sandbox-channels.js';
+import type { ChannelReport } from '../../channels/channel-events.js';
 
 /** A sent message's media not fetched by its recipient within this long is let go. */
 const UNCLAIMED_MEDIA_MS = 5 * 60_000;
@@ -60,6 +61,12 @@ export class SandboxNetwork {
     for (const phone of phones)
       for (const connection of this.onlineByPhone.get(phone) ?? []) if (connection !== sender) found.push(connection);
     return found;
+  }
+
+  /** A change of a channel reaches the online devices of `numbers` (`except` left out), as newsletter notifications do. */
+  tellChannel(report: ChannelReport, numbers: readonly string[], except?: SandboxConnection): void {
+    for (const number of numbers)
+      for (const connection of this.recipientsOf(number, except)) connection.channelReport(report);
   }
 
   /**

@@ -14,12 +14,17 @@ import {
   ChannelMessagePageSchema,
   ChannelMessagesQuery,
   ChannelParams,
+  ChannelPostParams,
+  ChannelReactionBody,
+  ChannelReactionSchema,
   ChannelSchema,
   CreateChannelBody,
   PatchChannelBody,
   ResolveChannelBody,
 } from '../schemas/channels.js';
 import { NOT_ONLINE } from './responses.js';
+import { isSingleEmoji } from '../../outbox/commands/emoji.js';
+import { invalidRequest } from '../problem.js';
 
 const tag = 'Channels';
 const UNKNOWN = { description: 'No such device, or the account does not own, administer or follow it (`not_found`).' };
@@ -31,7 +36,7 @@ const ENGINE_FAILED = {
 /** The commands the routes use: with several processes, each served by the device's owner (src/cluster/owner-calls.ts). */
 export type ChannelRouteCommands = Pick<
   ChannelCommands,
-  'list' | 'get' | 'create' | 'update' | 'follow' | 'unfollow' | 'resolve' | 'messages'
+  'list' | 'get' | 'create' | 'update' | 'follow' | 'unfollow' | 'resolve' | 'messages' | 'react'
 >;
 
 export function channelRoutes(channels: ChannelRouteCommands): RouteSpec[] {
@@ -201,6 +206,34 @@ export function channelRoutes(channels: ChannelRouteCommands): RouteSpec[] {
           status: 200,
           body: { items: page.items, nextCursor: page.next === undefined ? null : encodeCursor(page.next) },
         };
+      },
+    }),
+    defineRoute({
+      method: 'put',
+      path: '/devices/:deviceId/channels/:channelId/messages/:waMessageId/reaction',
+      operationId: 'reactToChannelMessage',
+      tag,
+      summary: "React to a channel's post",
+      description:
+        'This account\'s reaction to the post (any follower may react; `""` takes it back). Made on the network, which counts it in GET …/messages; a reaction is not a message, so it is not queued.',
+      access: 'device',
+      scope: 'send',
+      params: ChannelPostParams,
+      body: ChannelReactionBody,
+      responses: {
+        200: { description: 'The reaction, as the network took it.', schema: ChannelReactionSchema },
+        404: { description: 'No such device, or the network knows no such channel or post (`not_found`).' },
+        409: NOT_ONLINE,
+        502: ENGINE_FAILED,
+      },
+      async handler({ params, body }) {
+        if (body.emoji !== '' && !isSingleEmoji(body.emoji))
+          throw invalidRequest('body/emoji must be one emoji, or "" to take the reaction back', [
+            { path: '/emoji', message: 'must be one emoji or ""' },
+          ]);
+        const { deviceId, channelId, waMessageId } = params;
+        await channels.react(deviceId, channelId, waMessageId, body.emoji);
+        return { status: 200, body: { channelId, waMessageId, emoji: body.emoji } };
       },
     }),
   ];

@@ -2,6 +2,7 @@ import Type from 'typebox';
 import { CHANNEL_ROLES } from '../../channels/channel-events.js';
 import { CHANNEL_ID_PATTERN } from '../../channels/channel-id.js';
 import { Cursor, DeviceId, Limit } from './common.js';
+import { WaMessageId } from './send.js';
 
 export const ChannelId = Type.String({
   pattern: CHANNEL_ID_PATTERN,
@@ -10,6 +11,17 @@ export const ChannelId = Type.String({
 });
 
 export const ChannelParams = Type.Object({ deviceId: DeviceId, channelId: ChannelId });
+
+export const ChannelPostParams = Type.Object({ deviceId: DeviceId, channelId: ChannelId, waMessageId: WaMessageId });
+
+const Emoji = Type.String({ maxLength: 64, description: 'One emoji; `""` takes the reaction back.' });
+
+export const ChannelReactionBody = Type.Object(
+  { emoji: Emoji },
+  { additionalProperties: false, examples: [{ emoji: '👍' }] },
+);
+
+export const ChannelReactionSchema = Type.Object({ channelId: ChannelId, waMessageId: WaMessageId, emoji: Emoji });
 
 const Name = Type.String({ minLength: 1, maxLength: 100, description: "The channel's name." });
 const Description = Type.String({ maxLength: 2048, description: 'The channel\'s description (`""` removes it).' });

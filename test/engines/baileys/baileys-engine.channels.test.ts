@@ -185,4 +185,96 @@ describe('Baileys engine (fake socket): channels', () => {
       body: 'look',
     });
   });
+
+  it('reacts to a post by its server id: learned from a page read, from a post received, or looked up among the newest', async () => {
+    const { connection, events, socket } = await h.online();
+    const channels = connection.channels!;
+    socket.newsletterPage = {
+      tag: 'iq',
+      attrs: { type: 'result' },
+      content: [
+        { tag: 'messages', attrs: { jid: CHANNEL }, content: [post('P1', 1_700_000_001, { conversation: 'Hi' }, [])] },
+      ],
+    };
+    // Not seen yet: the newest posts are read to find its server id (the fake's post() gives `t` as server_id).
+    await channels.react(CHANNEL, 'P1', '👍');
+    // A post received live names its server id in its key.
+    socket.emit('messages.upsert', {
+      type: 'notify',
+      messages: [
+        {
+          ...real({
+            key: { remoteJid: CHANNEL, fromMe: false, id: 'N1' },
+            message: { conversation: 'New' },
+            messageTimestamp: 1_700_000_020,
+          }),
+          key: { remoteJid: CHANNEL, fromMe: false, id: 'N1', server_id: '205' },
+        },
+      ],
+    });
+    await eventually(() => events.inbounds.length === 1);
+    await channels.react(CHANNEL, 'N1', '🎉');
+    await channels.react(CHANNEL, 'P1', '');
+    await expect(channels.react(CHANNEL, 'NOPE', '👍')).rejects.toMatchObject({ code: 'channel_post_not_found' });
+    expect(socket.newsletterCalls.map((c) => [c.method, ...c.args])).toEqual([
+      ['newsletterFetchMessages', CHANNEL, 100, 0, 0],
+      ['newsletterReactMessage', CHANNEL, '1700000001', '👍'],
+      ['newsletterReactMessage', CHANNEL, '205', '🎉'],
+      ['newsletterReactMessage', CHANNEL, '1700000001', undefined],
+      ['newsletterFetchMessages', CHANNEL, 100, 0, 0],
+    ]);
+  });
+
+  it('reports changes of followed channels made elsewhere: a new name or description, the account promoted or demoted, reactions', async () => {
+    const { connection, events, socket } = await h.online();
+    // WhatsApp's MEX shape, then Baileys' own (from a <notification type="newsletter"><update><settings>).
+    socket.emit('newsletter-settings.update', { id: CHANNEL, update: { name: { text: 'Shop news 2' } } });
+    socket.emit('newsletter-settings.update', { id: CHANNEL, update: { description: 'Weekly offers' } });
+    // A picture change says nothing the gateway keeps.
+    socket.emit('newsletter-settings.update', { id: CHANNEL, update: { picture: { id: '1' } } });
+    socket.emit('newsletter-participants.update', {
+      id: CHANNEL,
+      author: '4915100000099@s.whatsapp.net',
+      user: '4915100000001@s.whatsapp.net',
+      new_role: 'ADMIN',
+      action: 'promote',
+    });
+    // Someone else promoted: not this account's role.
+    socket.emit('newsletter-participants.update', {
+      id: CHANNEL,
+      author: '4915100000099@s.whatsapp.net',
+      user: '4915100000002@s.whatsapp.net',
+      new_role: 'ADMIN',
+      action: 'promote',
+    });
+    socket.emit('newsletter-participants.update', {
+      id: CHANNEL,
+      author: '4915100000099@s.whatsapp.net',
+      user: '4915100000001@s.whatsapp.net',
+      new_role: 'SUBSCRIBER',
+      action: 'demote',
+    });
+    // Reactions name the post by its server id: a post this connection read is named by its waMessageId again.
+    socket.newsletterPage = {
+      tag: 'iq',
+      attrs: { type: 'result' },
+      content: [
+        { tag: 'messages', attrs: { jid: CHANNEL }, content: [post('P1', 1_700_000_001, { conversation: 'Hi' }, [])] },
+      ],
+    };
+    await connection.channels!.messages(CHANNEL, 10);
+    socket.emit('newsletter.reaction', { id: CHANNEL, server_id: '1700000001', reaction: { code: '👍', count: 1 } });
+    socket.emit('newsletter.reaction', { id: CHANNEL, server_id: 'OTHER', reaction: { removed: true } });
+    // Neither an emoji nor taken back: nothing to tell.
+    socket.emit('newsletter.reaction', { id: CHANNEL, server_id: 'OTHER', reaction: {} });
+    await eventually(() => events.channelReports.length === 6);
+    expect(events.channelReports).toEqual([
+      { kind: 'settings', channelId: CHANNEL, name: 'Shop news 2' },
+      { kind: 'settings', channelId: CHANNEL, description: 'Weekly offers' },
+      { kind: 'role', channelId: CHANNEL, role: 'admin' },
+      { kind: 'role', channelId: CHANNEL, role: 'subscriber' },
+      { kind: 'reaction', channelId: CHANNEL, waMessageId: 'P1', emoji: '👍', removed: false },
+      { kind: 'reaction', channelId: CHANNEL, waMessageId: 'OTHER', emoji: '', removed: true },
+    ]);
+  });
 });

@@ -398,6 +398,10 @@ export class FakeSocket implements BaileysSocket {
     return this.newsletterPage;
   }
 
+  async newsletterReactMessage(jid: string, serverId: string, reaction?: string): Promise<void> {
+    this.newsletterCall('newsletterReactMessage', jid, serverId, reaction);
+  }
+
   readonly presenceSubscriptions: string[] = [];
 
   async presenceSubscribe(jid: string): Promise<void> {

@@ -1,4 +1,5 @@
 import type {
+  ChannelReport,
   ChatActivity,
   Contact,
   DisconnectKind,
@@ -21,6 +22,7 @@ export interface RecordingEvents extends EngineEvents {
   contactBatches: Contact[][];
   activities: ChatActivity[];
   groupReports: GroupReport[];
+  channelReports: ChannelReport[];
   histories: HistoryChunk[];
   pairingCodes: Array<{ code: string; expiresAt: Date }>;
 }
@@ -36,6 +38,7 @@ export function recordingEvents(): RecordingEvents {
     contactBatches: [],
     activities: [],
     groupReports: [],
+    channelReports: [],
     histories: [],
     pairingCodes: [],
     async history(chunk) {
@@ -49,6 +52,10 @@ export function recordingEvents(): RecordingEvents {
     async groups(report) {
       events.log.push(`group:${report.kind}`);
       events.groupReports.push(report);
+    },
+    async channels(report) {
+      events.log.push(`channel:${report.kind}`);
+      events.channelReports.push(report);
     },
     async activity(activity) {
       events.log.push(`activity:${activity.kind}`);
