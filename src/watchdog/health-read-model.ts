@@ -22,6 +22,8 @@ export class HealthReadModel implements Projection {
   readonly version = 2;
   readonly handles: ReadonlySet<string> = HANDLED;
   private statements: ReturnType<HealthReadModel['prepare']> | undefined;
+  /** Whether each device waits after the batch so far: written once per device at flush (a rebuild's batch is large). */
+  private readonly waits = new Map<string, boolean>();
 
   constructor(private readonly db: Database.Database) {}
 
@@ -38,19 +40,28 @@ export class HealthReadModel implements Projection {
   }
 
   apply(event: StoredEvent): void {
-    // Only a change writes: a second send while one waits, or a receipt when none does, leaves the row as it is.
     const deviceId = (event.data as { deviceId?: unknown } | null)?.deviceId;
     if (typeof deviceId === 'string') {
-      if (isSendGoneOut(event)) this.sql().wait.run(deviceId);
-      else if (isHeard(event)) this.sql().heard.run(deviceId);
+      if (isSendGoneOut(event)) this.waits.set(deviceId, true);
+      else if (isHeard(event)) this.waits.set(deviceId, false);
     }
     if (!isHandled(event)) return;
     if (event.type === 'DeviceDeleted') {
       this.sql().remove.run(event.data.deviceId);
-      this.sql().heard.run(event.data.deviceId);
+      this.waits.set(event.data.deviceId, false);
       return;
     }
     this.sql().put.run(event.data.deviceId, event.data.health, event.createdAt.toISOString());
+  }
+
+  flush(): void {
+    // A second send while one waits, or a receipt when none does, leaves the row as it is (no page written).
+    for (const [deviceId, waits] of this.waits) (waits ? this.sql().wait : this.sql().heard).run(deviceId);
+    this.waits.clear();
+  }
+
+  discard(): void {
+    this.waits.clear();
   }
 
   /** The devices waiting to hear something after a send (the watchdog's start takes their waits up again). */
