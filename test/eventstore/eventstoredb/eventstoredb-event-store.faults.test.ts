@@ -88,13 +88,17 @@ describe('EventStoreDB adapter under faults', () => {
       const other = await open();
       await other.append(stream(), [ev('Warm')]); // the other client has a live append stream
       server.appendDelayMs = 150;
+      const received = server.appendRequests.received;
       const appends = Array.from({ length: 5 }, () =>
         busy.append(stream(), [ev('A')], { expectedRevision: 'no_stream' }),
       );
-      await new Promise((resolve) => setTimeout(resolve, 30)); // on the wire, not answered yet
+      // On the wire, not answered yet (the server answers them appendDelayMs later).
+      await eventually(() => server.appendRequests.received >= received + 5, 'the appends on the wire');
       await other.close();
       const outcomes = await Promise.allSettled(appends);
-      await new Promise((resolve) => setTimeout(resolve, 300)); // the server's late answers arrive
+      // The server's late answers arrive, and the client has read them: a later answer on its stream follows them.
+      await eventually(() => server.appendRequests.settled === server.appendRequests.received, 'every answer sent');
+      await busy.append(stream(), [ev('After')]);
       expect(thrown).toEqual([]);
       expect(outcomes.map((outcome) => outcome.status)).toEqual(Array(5).fill('fulfilled'));
     } finally {
@@ -179,8 +183,9 @@ describe('EventStoreDB adapter under faults', () => {
     const store = await open();
     server.appendDelayMs = 300;
     const s = stream();
+    const received = server.appendRequests.received;
     const appending = store.append(s, [ev('A')]);
-    await new Promise((r) => setTimeout(r, 50));
+    await eventually(() => server.appendRequests.received > received, 'the append on the wire');
     await store.close();
     await expect(appending).resolves.toMatchObject({ nextExpectedRevision: 0 });
     await expect(store.append(s, [ev('B')])).rejects.toBeInstanceOf(StoreUnavailableError);
@@ -207,14 +212,15 @@ describe('EventStoreDB adapter under faults', () => {
     const port = late.port;
     await late.stop();
     // As the gateway does: read (the projections' catch-up) as soon as the store is open.
+    let waits = 0;
     const opening = openEventStore(
       { eventStoreUrl: `esdb://127.0.0.1:${port}?tls=false`, dataDir: '/nonexistent' },
-      { startupTimeoutMs: 20_000 },
+      { startupTimeoutMs: 20_000, log: { warn: () => (waits += 1) } },
     ).then(async (store) => {
       opened.push(store);
       return { store, firstPage: await store.readAll({ maxCount: 1 }) };
     });
-    await new Promise((r) => setTimeout(r, 600));
+    await eventually(() => waits >= 1, 'the opening finding the store down');
     await late.start(port);
     try {
       const { store, firstPage } = await opening;
