@@ -15,6 +15,7 @@ import { openEventStoreDbStore } from '../../../src/eventstore/eventstoredb/even
 import { openEventStore } from '../../../src/eventstore/open-event-store.js';
 import { EsdbTestServer, startEsdbTestServer } from '../../support/esdb-test-server.js';
 import { eventually } from '../../support/eventually.js';
+import { TestClock } from '../../support/test-clock.js';
 
 let server: EsdbTestServer;
 const opened: EventStore[] = [];
@@ -133,14 +134,20 @@ describe('EventStoreDB adapter under faults', () => {
   it('a read still under way on a client it retired fails at its deadline; it is never answered as an empty stream', async () => {
     // Two stalled reads retire the client; two more started just before are still under way on it. Disposed
     // too early, the client ended them as if the stream were empty ([] for events, null for a snapshot).
-    const store = await open(server.url, { operationDeadlineMs: 6_000 });
+    const clock = new TestClock({ running: true });
+    const store = await open(server.url, { operationDeadlineMs: 6_000, clock });
     const full = stream();
     await store.append(full, [ev('X'), ev('Y')]);
     await store.saveSnapshot(full, { revision: 1, state: { secret: 'k' } });
     server.fail('read', 'stall', 4);
+    const reads = server.calls.read;
     const first = [within(store.readStream(stream()), 20_000), within(store.readStream(stream()), 20_000)];
-    await new Promise((resolve) => setTimeout(resolve, 5_500));
+    await eventually(() => server.calls.read >= reads + 2, 'the first reads on the wire');
+    await clock.advance(5_500);
     const late = [within(store.readStream(full), 20_000), within(store.loadSnapshot(full), 20_000)];
+    await eventually(() => server.calls.read >= reads + 4, 'the late reads on the wire');
+    // The first reads meet their deadline and retire the client, then the late ones meet theirs.
+    await clock.advance(6_000);
     for (const outcome of await Promise.all([...first, ...late]))
       expect((outcome as { error: unknown }).error).toBeInstanceOf(StoreUnavailableError);
     expect(await store.readStream(full)).toHaveLength(2);
