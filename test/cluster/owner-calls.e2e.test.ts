@@ -385,20 +385,23 @@ describe('calls carried through the store', () => {
     const store = new SqliteEventStore(join(tempDir('dmg-owner-calls-once-'), 'events.sqlite'));
     const log = pino({ level: 'silent' });
     const ran: string[] = [];
-    const ownerAt = (member: string, delayMs: number) =>
+    // The first owner's run lasts until the second owner has adopted the device.
+    let adopted: () => void = () => undefined;
+    const handedOver = new Promise<void>((resolve) => (adopted = resolve));
+    const ownerAt = (member: string, until: Promise<void>) =>
       new SessionRequests(
         store,
         member,
         () => true,
         async () => {
           ran.push(member);
-          await new Promise((resolve) => setTimeout(resolve, delayMs));
+          await until;
           return { state: 'online', changed: false, value: `${member} made it` };
         },
         log,
       );
-    const first = ownerAt('first', 300);
-    const second = ownerAt('second', 0);
+    const first = ownerAt('first', handedOver);
+    const second = ownerAt('second', Promise.resolve());
     const asker = new SessionRequests(
       store,
       'asker',
@@ -422,6 +425,7 @@ describe('calls carried through the store', () => {
     await eventually(() => ran.length === 1, 'the first owner runs it');
     // A handover: the second owner answers what is pending, but this one was taken.
     await second.adopt('d1');
+    adopted();
     await eventually(async () => {
       await feed();
       return (await store.readStream(sessionRequestStream('d1'))).some((e) => e.type === 'SessionCommandAnswered');
