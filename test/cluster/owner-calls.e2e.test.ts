@@ -468,20 +468,14 @@ describe('calls carried through the store', () => {
     await store.close();
   });
 
-  /** The log as each process's follower hands it over, polled until stopped. */
+  /** The log as each process's follower hands it over (a subscription from its start), until stopped. */
   function follow(store: EventStore, processes: SessionRequests[]) {
-    let after = 0;
-    let stopped = false;
+    const subscription = store.subscribe();
     const done = (async () => {
-      while (!stopped) {
-        const events = await store.readAll({ after, maxCount: 100 });
-        for (const process of processes) process.observe(events);
-        if (events.length > 0) after = events.at(-1)!.position;
-        else await new Promise((resolve) => setTimeout(resolve, 10));
-      }
+      for await (const events of subscription) for (const process of processes) process.observe(events);
     })();
     return async () => {
-      stopped = true;
+      await subscription.close();
       await done;
     };
   }
