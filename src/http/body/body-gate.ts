@@ -236,19 +236,17 @@ export function watchBody(
   if (req.destroyed) onClose();
   let idleWatched = false;
   let rateTimer: ClockTimer | undefined;
-  let clock: Clock | undefined;
   // The socket's count of bytes received: read without taking the body's data from its reader. A window in
   // which bytes waited for the reader (so that the server stopped reading the socket) says nothing of the client
   // and is not judged.
-  const watchRate = ({ minBytesPerSecond, graceMs, windowMs, clock: rateClock }: BodyGate['rate']) => {
-    clock = rateClock;
+  const watchRate = ({ minBytesPerSecond, graceMs, windowMs, clock }: BodyGate['rate']) => {
     const socket = req.socket;
     const began = clock.now();
     const samples = [{ at: began, bytes: socket.bytesRead, readerBehind: false }];
     rateTimer = clock.setInterval(
       () => {
         if (req.complete || controller.signal.aborted) return;
-        const now = rateClock.now();
+        const now = clock.now();
         samples.push({ at: now, bytes: socket.bytesRead, readerBehind: req.readableLength > 0 || req.isPaused() });
         // Keep the newest sample at least a window old as the window's start.
         while (samples.length > 2 && now - samples[1].at >= windowMs) samples.shift();
@@ -280,7 +278,7 @@ export function watchBody(
       if (rate) watchRate(rate);
     },
     dispose() {
-      clock?.clear(rateTimer);
+      rate?.clock.clear(rateTimer);
       req.off('close', onClose);
       // A read cut short still waits for the rest of the body: once the answer is out, the request is ended
       // (Node leaves a request whose answer is done out of the connection's clean-up), so that read ends too.
