@@ -20,6 +20,7 @@ import { DomainError, type DomainErrorCode } from '../errors/domain-error.js';
 import { EngineError } from '../engines/engine.js';
 import type { EventStore, StoredEvent } from '../eventstore/event-store.js';
 import { eventGuard } from '../eventstore/typed-events.js';
+import { type Clock, type ClockTimer, systemClock } from '../time/clock.js';
 
 export const sessionRequestStream = (deviceId: string) => `session-requests-${deviceId}`;
 
@@ -233,8 +234,12 @@ export class SessionRequests {
        * left, by the clocks: an estimate). Run then follows at once.
        */
       prepare?: (deviceId: string, command: SessionCommand, timeLeftMs: number) => Promise<void>;
-      /** This process's wall clock, compared with the asker's (default Date.now). */
+      /** This process's wall clock, compared with the asker's (default the clock's). */
       now?: () => number;
+      /** The asker's time and timers (tests move it on: test/support/test-clock.ts). */
+      clock?: Clock;
+      /** Told when this process is done with a request it was handed, run or not (tests wait for it). */
+      done?: (deviceId: string, requestId: string) => void;
     } = {},
   ) {
     // Kept in memory: every call carried adds two or three events to the device's stream, so each append reads only
@@ -262,7 +267,8 @@ export class SessionRequests {
     }: { timeoutMs?: number; lateTimeoutMs?: number } = {},
   ): Promise<SessionCommandOutcome> {
     const requestId = randomUUID();
-    const deadline = Date.now() + timeoutMs;
+    const clock = this.options.clock ?? systemClock;
+    const deadline = clock.now() + timeoutMs;
     const answered = new Promise<SessionCommandOutcome>((resolve, reject) => {
       this.waiting.set(requestId, { resolve, reject });
     });
@@ -277,7 +283,7 @@ export class SessionRequests {
           requestId,
           command: command.type === 'call' ? { ...command, timeoutMs } : command,
           by: this.memberId,
-          at: new Date().toISOString(),
+          at: new Date(clock.now()).toISOString(),
         });
       } catch (error) {
         // It may be recorded all the same (a write whose answer was lost): given up, unless an owner took it.
@@ -285,12 +291,12 @@ export class SessionRequests {
           unsettled.add(error);
         throw error;
       }
-      const first = await within(answered, deadline - Date.now());
+      const first = await within(clock, answered, deadline - clock.now());
       if (first !== LATE) return first;
       const gaveUp = await this.giveUp(deviceId, requestId);
       if (gaveUp.recorded) throw notRunInTime(deviceId);
       // Taken (or answered or given up by its owner meanwhile, the event on its way here): its answer is waited for.
-      const late = await within(answered, lateTimeoutMs);
+      const late = await within(clock, answered, lateTimeoutMs);
       if (late !== LATE) return late;
       const unknown = new DomainError(
         'busy',
@@ -386,7 +392,8 @@ export class SessionRequests {
       // cap the waits before the run; whether a call that changes something runs is decided by the stream (Take).
       const waited = command.type === 'call' ? (command.timeoutMs ?? ANSWER_TIMEOUT_MS) : ANSWER_TIMEOUT_MS;
       const deadline = Date.parse(at) + waited;
-      const now = this.options.now ?? Date.now;
+      const clock = this.options.clock ?? systemClock;
+      const now = this.options.now ?? (() => clock.now());
       const late = () => !(now() < deadline); // NaN (an unreadable time): late
       if (!late() && this.options.prepare) await this.options.prepare(deviceId, command, deadline - now());
       if (late()) {
@@ -399,6 +406,8 @@ export class SessionRequests {
       await this.record(deviceId, requestId, await this.outcomeOf(deviceId, command));
     } catch (error) {
       this.log.warn({ deviceId, requestId, err: error }, 'a request for the device could not be answered');
+    } finally {
+      this.options.done?.(deviceId, requestId);
     }
   }
 
@@ -500,14 +509,14 @@ function notRunInTime(deviceId: string): DomainError {
 }
 
 /** The promise's value, or LATE after `ms` (its rejection is thrown). */
-async function within<T>(promise: Promise<T>, ms: number): Promise<T | typeof LATE> {
-  let timer: NodeJS.Timeout | undefined;
+async function within<T>(clock: Clock, promise: Promise<T>, ms: number): Promise<T | typeof LATE> {
+  let timer: ClockTimer | undefined;
   try {
     return await Promise.race([
       promise,
-      new Promise<typeof LATE>((resolve) => (timer = setTimeout(resolve, Math.max(0, ms), LATE))),
+      new Promise<typeof LATE>((resolve) => (timer = clock.setTimeout(() => resolve(LATE), Math.max(0, ms)))),
     ]);
   } finally {
-    clearTimeout(timer);
+    clock.clear(timer);
   }
 }

@@ -24,6 +24,7 @@ import { groupsStream } from '../../src/groups/group-events.js';
 import { ADMIN_KEY, startTestGateway, tempDir } from '../support/gateway.js';
 import { CHILD_GATEWAY_TESTS, type ChildGateway, spawnGateway } from '../support/child-gateway.js';
 import { eventually } from '../support/eventually.js';
+import { TestClock } from '../support/test-clock.js';
 import { type TestDevice, createSandboxDevice, waitForState } from '../support/sessions.js';
 
 type TestGateway = Awaited<ReturnType<typeof startTestGateway>>;
@@ -411,20 +412,23 @@ describe('calls carried through the store', () => {
     const store = new SqliteEventStore(join(tempDir('dmg-owner-calls-once-'), 'events.sqlite'));
     const log = pino({ level: 'silent' });
     const ran: string[] = [];
-    const ownerAt = (member: string, delayMs: number) =>
+    // The first owner's run lasts until the second owner has adopted the device.
+    let adopted: () => void = () => undefined;
+    const handedOver = new Promise<void>((resolve) => (adopted = resolve));
+    const ownerAt = (member: string, until: Promise<void>) =>
       new SessionRequests(
         store,
         member,
         () => true,
         async () => {
           ran.push(member);
-          await new Promise((resolve) => setTimeout(resolve, delayMs));
+          await until;
           return { state: 'online', changed: false, value: `${member} made it` };
         },
         log,
       );
-    const first = ownerAt('first', 300);
-    const second = ownerAt('second', 0);
+    const first = ownerAt('first', handedOver);
+    const second = ownerAt('second', Promise.resolve());
     const asker = new SessionRequests(
       store,
       'asker',
@@ -448,6 +452,7 @@ describe('calls carried through the store', () => {
     await eventually(() => ran.length === 1, 'the first owner runs it');
     // A handover: the second owner answers what is pending, but this one was taken.
     await second.adopt('d1');
+    adopted();
     await eventually(async () => {
       await feed();
       return (await store.readStream(sessionRequestStream('d1'))).some((e) => e.type === 'SessionCommandAnswered');
@@ -489,41 +494,53 @@ describe('calls carried through the store', () => {
     await store.close();
   });
 
-  /** The log as each process's follower hands it over, polled until stopped. */
+  /** The log as each process's follower hands it over (a subscription from its start), until stopped. */
   function follow(store: EventStore, processes: SessionRequests[]) {
-    let after = 0;
-    let stopped = false;
+    const subscription = store.subscribe();
     const done = (async () => {
-      while (!stopped) {
-        const events = await store.readAll({ after, maxCount: 100 });
-        for (const process of processes) process.observe(events);
-        if (events.length > 0) after = events.at(-1)!.position;
-        else await new Promise((resolve) => setTimeout(resolve, 10));
-      }
+      for await (const events of subscription) for (const process of processes) process.observe(events);
     })();
     return async () => {
-      stopped = true;
+      await subscription.close();
       await done;
     };
   }
 
-  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   const createGroup: SessionCommand = { type: 'call', name: 'groups.create', args: ['subject', []], once: true };
-  const asker = (store: EventStore) =>
+  const asker = (store: EventStore, clock?: TestClock) =>
     new SessionRequests(
       store,
       'asker',
       () => false,
       () => Promise.reject(new Error('not here')),
       pino({ level: 'silent' }),
+      clock ? { clock } : {},
     );
+  /** What the promise settles with, once `clock` has moved far enough on for it to settle. */
+  const settledAsTimePasses = async <T>(clock: TestClock, promise: Promise<T>, what: string): Promise<T> => {
+    const outcome: { value?: T; error?: unknown } = {};
+    void promise.then(
+      (value) => (outcome.value = value),
+      (error: unknown) => (outcome.error = error ?? new Error('rejected')),
+    );
+    await eventually(async () => {
+      if ('value' in outcome || 'error' in outcome) return true;
+      await clock.advance(100);
+      return false;
+    }, what);
+    if ('error' in outcome) throw outcome.error;
+    return outcome.value!;
+  };
 
   it('does not run a call given up at its deadline, though the owner (its clock behind) gets to it later', async () => {
     const store = new SqliteEventStore(join(tempDir('dmg-owner-calls-given-up-'), 'events.sqlite'));
+    const clock = new TestClock({ running: true });
     const ran: string[] = [];
-    const asking = asker(store);
-    // The owner's waits before the run (its session resuming, its read models) outlast the asker's deadline, and its
-    // clock, a minute behind the asker's, says there is time left: the stream decides, not the clocks.
+    const asking = asker(store, clock);
+    // The owner's waits before the run (its session resuming, its read models) last until the asker has given up, and
+    // its clock, a minute behind the asker's, says there is time left: the stream decides, not the clocks.
+    let prepared: (() => void) | undefined;
+    let done = 0;
     const owner = new SessionRequests(
       store,
       'owner',
@@ -533,13 +550,22 @@ describe('calls carried through the store', () => {
         return { state: 'online', changed: false, value: 'made' };
       },
       pino({ level: 'silent' }),
-      { prepare: async () => void (await sleep(600)), now: () => Date.now() - 60_000 },
+      {
+        prepare: () => new Promise<void>((resolve) => (prepared = resolve)),
+        now: () => clock.now() - 60_000,
+        clock,
+        done: () => (done += 1),
+      },
     );
     const stop = follow(store, [asking, owner]);
-    const answer = await asking.ask('d1', createGroup, { timeoutMs: 300 }).catch((error: unknown) => error);
+    const answering = asking.ask('d1', createGroup, { timeoutMs: 300 }).catch((error: unknown) => error);
+    await eventually(() => prepared, 'the owner preparing the run');
+    await clock.advance(300);
+    const answer = await answering;
     expect(answer).toMatchObject({ code: 'busy', retryAfterSeconds: 5 });
     expect(outcomeUnknown(answer)).toBe(false);
-    await sleep(800);
+    prepared!();
+    await eventually(() => done === 1, 'the owner done with the request');
     await stop();
     expect(ran).toEqual([]);
     const types = (await store.readStream(sessionRequestStream('d1'))).map((e) => e.type);
@@ -549,26 +575,35 @@ describe('calls carried through the store', () => {
 
   it('waits past its deadline for a call its owner took before it, then says the outcome is unknown', async () => {
     const store = new SqliteEventStore(join(tempDir('dmg-owner-calls-taken-'), 'events.sqlite'));
-    const asking = asker(store);
-    let runMs = 600;
+    const clock = new TestClock({ running: true });
+    const asking = asker(store, clock);
+    // Each run lasts until the test ends it.
+    const runs: Array<() => void> = [];
     const owner = new SessionRequests(
       store,
       'owner',
       () => true,
       async () => {
-        await sleep(runMs);
+        await new Promise<void>((resolve) => runs.push(resolve));
         return { state: 'online', changed: false, value: 'made' };
       },
       pino({ level: 'silent' }),
+      { clock },
     );
     const stop = follow(store, [asking, owner]);
     // Taken at once, answered after the deadline but within the longer wait: the answer, not `busy`.
-    expect((await asking.ask('d1', createGroup, { timeoutMs: 300, lateTimeoutMs: 3_000 })).value).toBe('made');
+    const answering = asking.ask('d1', createGroup, { timeoutMs: 300, lateTimeoutMs: 3_000 });
+    await eventually(() => runs.length === 1, 'the owner running the first call');
+    await clock.advance(300);
+    runs[0]();
+    expect((await answering).value).toBe('made');
     // Answered after both: `busy`, saying the outcome is unknown (it ran).
-    runMs = 1_000;
-    const unknown = await asking
+    const unknowing = asking
       .ask('d1', createGroup, { timeoutMs: 200, lateTimeoutMs: 200 })
       .catch((error: unknown) => error);
+    await eventually(() => runs.length === 2, 'the owner running the second call');
+    const unknown = await settledAsTimePasses(clock, unknowing, 'the asker giving up on the answer');
+    runs[1]();
     expect(unknown).toMatchObject({
       code: 'busy',
       reason: 'outcome_unknown',
@@ -642,26 +677,34 @@ describe('calls carried through the store', () => {
 
     it('is left to the owner that took it and did not answer in time (it may be reading it)', async () => {
       let stop: (() => Promise<void>) | undefined;
-      const { answer, held } = await inboundThrough((deviceId, call) => {
+      const clock = new TestClock({ running: true });
+      // The owner's run lasts until the test ends it.
+      let finish: (() => void) | undefined;
+      let done = 0;
+      const through = inboundThrough((deviceId, call) => {
         const store = gateway!.store;
-        const asking = asker(store);
+        const asking = asker(store, clock);
         const owner = new SessionRequests(
           store,
           'owner',
           () => true,
           async () => {
-            await sleep(1_000);
+            await new Promise<void>((resolve) => (finish = resolve));
             return { state: 'online', changed: false, value: { state: 'online' } };
           },
           pino({ level: 'silent' }),
+          { clock, done: () => (done += 1) },
         );
         stop = follow(store, [asking, owner]);
         return asking.ask(deviceId, call, { timeoutMs: 200, lateTimeoutMs: 200 });
       });
+      await eventually(() => finish, 'the owner running the call');
+      const { answer, held } = await settledAsTimePasses(clock, through, 'the answer of the inbound upload');
       expect(answer.status).toBe(503);
       expect(answer.body.reason).toBe('outcome_unknown');
       expect(existsSync(held)).toBe(true);
-      await sleep(1_000);
+      finish!();
+      await eventually(() => done === 1, 'the owner done with the call');
       await stop?.();
     });
   });

@@ -178,13 +178,16 @@ describe('session requests at the owner', () => {
   it('runs a request once when it is seen live while the device is adopted, and none its asker gave up on', async () => {
     const store = new SqliteEventStore(join(tempDir('dmg-requests-'), 'events.sqlite'));
     const ran: string[] = [];
+    // The run lasts until the adoption is done: both the live feed and the adoption see the request meanwhile.
+    let finish: () => void = () => undefined;
+    const running = new Promise<void>((resolve) => (finish = resolve));
     const requests = new SessionRequests(
       store,
       'owner',
       () => true,
       async (_deviceId, command) => {
         ran.push(command.type);
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        await running;
         return { state: 'online', changed: true };
       },
       pino({ level: 'silent' }),
@@ -198,6 +201,8 @@ describe('session requests at the owner', () => {
     // The live feed hands the new request over while the adoption reads what is pending.
     requests.observe(seen);
     await requests.adopt('d1');
+    await eventually(() => ran.length > 0, 'the new request running');
+    finish();
     await eventually(
       // Requested twice, the old one given up, the new one taken and answered.
       async () => (await store.readStream(sessionRequestStream('d1'))).length === 5,

@@ -405,22 +405,38 @@ describe('large media bodies are read a few at a time', () => {
     ).body.deviceKey;
     const { port } = new URL(gateway.url);
     // A slow client: a 5 MB body announced, a few bytes sent, then nothing.
-    const slow = connect(Number(port), '127.0.0.1');
-    await once(slow, 'connect');
-    slow.write(
-      `POST /devices/shop/send/file HTTP/1.1\r\nHost: x\r\nX-Device-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${5 * 1024 * 1024}\r\n\r\n{"to":"4915112345678","filename":"a.bin","base64":"AAAA`,
-    );
-    await new Promise((r) => setTimeout(r, 200));
+    const slowClient = async () => {
+      const socket = connect(Number(port), '127.0.0.1');
+      await once(socket, 'connect');
+      socket.write(
+        `POST /devices/shop/send/file HTTP/1.1\r\nHost: x\r\nX-Device-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${5 * 1024 * 1024}\r\n\r\n{"to":"4915112345678","filename":"a.bin","base64":"AAAA`,
+      );
+      const slowOne = { socket, answered: false };
+      socket.once('data', () => (slowOne.answered = true));
+      return slowOne;
+    };
+    let slow = await slowClient();
     const body = Buffer.from(
       JSON.stringify({ to: '4915112345678', filename: 'b.bin', base64: Buffer.alloc(1_200_000, 3).toString('base64') }),
     );
-    const busy = await rawRequest(
-      gateway.url,
-      'POST',
-      '/devices/shop/send/file',
-      { 'x-device-key': key, 'content-type': 'application/json' },
-      body,
-    );
+    const sendLarge = () =>
+      rawRequest(
+        gateway.url,
+        'POST',
+        '/devices/shop/send/file',
+        { 'x-device-key': key, 'content-type': 'application/json' },
+        body,
+      );
+    // Until the slow body holds the slot, a large body is read (202); once it does, the next is refused.
+    const busy = await eventually(async () => {
+      // A large body that took the slot before the slow one did had it refused: the slow client tries again.
+      if (slow.answered) {
+        slow.socket.destroy();
+        slow = await slowClient();
+      }
+      const answer = await sendLarge();
+      return answer.status === 503 && answer;
+    }, 'a large body refused while the slow one holds the slot');
     expect(busy.status).toBe(503);
     expect(busy.headers['content-type']).toContain('application/problem+json');
     expect(JSON.parse(busy.text).code).toBe('server_busy');
@@ -434,15 +450,12 @@ describe('large media bodies are read a few at a time', () => {
         })
       ).status,
     ).toBe(202);
-    slow.destroy();
-    await new Promise((r) => setTimeout(r, 200));
-    const after = await rawRequest(
-      gateway.url,
-      'POST',
-      '/devices/shop/send/file',
-      { 'x-device-key': key, 'content-type': 'application/json' },
-      body,
-    );
+    slow.socket.destroy();
+    // The slow body's slot is free once it is gone: a large body is read again.
+    const after = await eventually(async () => {
+      const answer = await sendLarge();
+      return answer.status !== 503 && answer;
+    }, 'a large body read once the slow one is gone');
     expect(after.status).toBe(202);
     await gateway.close();
   });

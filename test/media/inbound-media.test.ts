@@ -122,9 +122,12 @@ describe('received media downloads', () => {
     const files = new InboundMediaStore(tempDir('dmg-media-sink-'));
     const inner = new RecordingSink();
     const recorded = new Set<string>(['G']);
-    const sink = new InboundMediaSink(inner, files, noInbox, settings, pino({ level: 'silent' }), (_deviceId, id) =>
-      recorded.has(id),
-    );
+    // The messages whose abandonment asked whether they were recorded: that answer decides whether a file goes.
+    const asked: string[] = [];
+    const sink = new InboundMediaSink(inner, files, noInbox, settings, pino({ level: 'silent' }), (_deviceId, id) => {
+      asked.push(id);
+      return recorded.has(id);
+    });
     const bytes = async () => Readable.from([Buffer.from('ffff')]);
     // The first arrival is abandoned (its connection closed) while WhatsApp's second one waits its turn.
     const first = image('F', bytes);
@@ -139,7 +142,7 @@ describe('received media downloads', () => {
     sink.arriving('dev', old);
     await eventually(() => existsSync(files.pathOf('dev', 'G')));
     sink.abandoned('dev', old);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await eventually(() => asked.includes('G'), 'the abandoned arrival of G settled');
     expect(existsSync(files.pathOf('dev', 'F'))).toBe(true);
     expect(existsSync(files.pathOf('dev', 'G'))).toBe(true);
     expect(inner.received_.map((m) => m.media?.status)).toEqual(['ready']);

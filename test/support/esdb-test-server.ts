@@ -197,6 +197,8 @@ export class EsdbTestServer {
   notLeaderAnswers = 0;
   /** The `connection-name` of every call: one per client the gateway made. */
   readonly connectionNames = new Set<string>();
+  /** Append calls received whole, and settled (answered, or dropped when cancelled): tests wait on these, not a time. */
+  appendRequests = { received: 0, settled: 0 };
   /** Counts of calls per method, for tests that assert what the client did. */
   readonly calls: Record<Method, number> = { read: 0, subscribe: 0, append: 0, features: 0, delete: 0 };
   /** Events sent by reads and subscriptions of $all, for tests that assert what crossed the wire. */
@@ -694,22 +696,30 @@ export class EsdbTestServer {
     });
     call.on('error', () => undefined);
     call.on('end', async () => {
+      this.appendRequests.received++;
+      const reply: typeof callback = (...answer) => {
+        this.appendRequests.settled++;
+        callback(...answer);
+      };
       if (this.appendDelayMs > 0) await new Promise((r) => setTimeout(r, this.appendDelayMs));
       // A client that died mid-call ends the request stream too (grpc-js emits 'end' before 'cancelled'):
       // KurrentDB's Append reads the request stream under the call's cancellation and writes nothing then.
       await new Promise((resolve) => setImmediate(resolve));
-      if (call.cancelled) return;
+      if (call.cancelled) {
+        this.appendRequests.settled++;
+        return;
+      }
       if (proposed.length === 0) {
         // An append of no events writes nothing and answers the stream's current revision, no position.
         const success = new AppendResp.Success().setNoPosition(new sharedPb.Empty());
         const current = this.currentRevision(streamId);
         if (current >= 0) success.setCurrentRevision(String(current));
         else success.setNoStream(new sharedPb.Empty());
-        callback(null, new AppendResp().setSuccess(success));
+        reply(null, new AppendResp().setSuccess(success));
         return;
       }
       if (commitTimeout) {
-        callback({ code: grpc.status.ABORTED, details: 'Operation timed out: Commit timed out.' });
+        reply({ code: grpc.status.ABORTED, details: 'Operation timed out: Commit timed out.' });
         setTimeout(() => this.append(streamId, expected, proposed, true), this.commitLaterMs);
         return;
       }
@@ -721,7 +731,7 @@ export class EsdbTestServer {
         position.setCommitPosition(String(outcome.position));
         position.setPreparePosition(String(outcome.position));
         success.setPosition(position);
-        callback(null, new AppendResp().setSuccess(success));
+        reply(null, new AppendResp().setSuccess(success));
         return;
       }
       if (outcome.error === 'wrong_expected_version') {
@@ -733,10 +743,10 @@ export class EsdbTestServer {
         else if (outcome.expected === 'no_stream') wev.setExpectedNoStream(new sharedPb.Empty());
         else if (outcome.expected === 'stream_exists') wev.setExpectedStreamExists(new sharedPb.Empty());
         else wev.setExpectedAny(new sharedPb.Empty());
-        callback(null, new AppendResp().setWrongExpectedVersion(wev));
+        reply(null, new AppendResp().setWrongExpectedVersion(wev));
         return;
       }
-      callback(
+      reply(
         outcome.error === 'max_append_event_size'
           ? eventSizeError(outcome)
           : outcome.error === 'max_append_size'

@@ -42,6 +42,7 @@ import {
 } from '../event-store.js';
 import { newEventId } from '../event-id.js';
 import { readAllVisible, cancelRead, newClient, disposeClient, onEndpoint } from './eventstoredb-client.js';
+import { type Clock, type ClockTimer, sleep, systemClock } from '../../time/clock.js';
 import { EventStoreDbSubscription } from './eventstoredb-subscription.js';
 import {
   snapshotStreamOf,
@@ -93,6 +94,8 @@ export interface EventStoreDbOptions {
   startupTimeoutMs?: number;
   /** Told about each failed attempt while opening waits. */
   onWaiting?: (error: unknown, attempt: number) => void;
+  /** The time of the deadlines, retries and client lifetimes (tests move it on: test/support/test-clock.ts). */
+  clock?: Clock;
 }
 
 /**
@@ -104,7 +107,11 @@ export async function openEventStoreDbStore(
   connectionString: string,
   options: EventStoreDbOptions = {},
 ): Promise<EventStore> {
-  const store = new EventStoreDbStore(toEsdbConnectionString(connectionString), options.operationDeadlineMs ?? 10_000);
+  const store = new EventStoreDbStore(
+    toEsdbConnectionString(connectionString),
+    options.operationDeadlineMs ?? 10_000,
+    options.clock ?? systemClock,
+  );
   const deadline = Date.now() + (options.startupTimeoutMs ?? 0);
   for (let attempt = 1; ; attempt++) {
     try {
@@ -156,7 +163,7 @@ class EventStoreDbStore implements EventStore {
   private closed = false;
   private client: EventStoreDBClient;
   /** When the current client was made. */
-  private clientSince = Date.now();
+  private clientSince: number;
   /** The leader a "not leader" answer named last: a replaced client starts there, not from the URL. */
   private leader: { address: string; port: number } | undefined;
   /** The current client was made for `leader` (not from the URL). */
@@ -178,8 +185,10 @@ class EventStoreDbStore implements EventStore {
   constructor(
     private readonly connectionString: string,
     private readonly deadlineMs: number,
+    private readonly clock: Clock,
   ) {
     this.client = newClient(connectionString);
+    this.clientSince = clock.now();
   }
 
   /**
@@ -197,12 +206,12 @@ class EventStoreDbStore implements EventStore {
   ): Promise<T> {
     if (this.closed) return Promise.reject(new StoreUnavailableError('event store is closed'));
     const deadlineMs = options.deadlineMs ?? this.deadlineMs;
-    const until = Date.now() + deadlineMs;
+    const until = this.clock.now() + deadlineMs;
     const retry = options.retry ?? 'write';
     let expired = false;
-    let timer: NodeJS.Timeout | undefined;
+    let timer: ClockTimer | undefined;
     const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
+      timer = this.clock.setTimeout(() => {
         expired = true;
         options.cancel?.();
         reject(new StoreUnavailableError(`${what}: the event store did not answer within ${deadlineMs} ms`));
@@ -227,9 +236,9 @@ class EventStoreDbStore implements EventStore {
             ? unsent === 'not_leader'
             : unavailable && retry !== 'none' && (unsent !== undefined || retry === 'read');
           const pause = Math.min(RETRY_PAUSE_MS * 2 ** tries, RETRY_PAUSE_MAX_MS);
-          if (!again || expired || this.closed || Date.now() + pause >= until) throw mapped;
+          if (!again || expired || this.closed || this.clock.now() + pause >= until) throw mapped;
           // The client switches to the leader (or reconnects) once the failed call has settled.
-          await new Promise((resolve) => setTimeout(resolve, pause));
+          await sleep(this.clock, pause);
           if (expired) throw mapped;
         }
       }
@@ -242,7 +251,7 @@ class EventStoreDbStore implements EventStore {
         if (expired) this.failed(client);
         throw toStoreError(error, what);
       } finally {
-        clearTimeout(timer);
+        this.clock.clear(timer);
       }
     })();
     this.inflight.add(done);
@@ -265,17 +274,19 @@ class EventStoreDbStore implements EventStore {
    */
   private failed(client: EventStoreDBClient): void {
     if (client !== this.client || ++this.consecutiveFailures < FAILURES_BEFORE_NEW_CLIENT || this.closed) return;
-    if (Date.now() - this.clientSince < MIN_CLIENT_LIFE_MS) return;
+    if (this.clock.now() - this.clientSince < MIN_CLIENT_LIFE_MS) return;
     this.consecutiveFailures = 0;
     if (this.clientOnLeader) this.leader = undefined;
     this.clientOnLeader = this.leader !== undefined;
     this.client = newClient(this.leader ? onEndpoint(this.connectionString, this.leader) : this.connectionString);
-    this.clientSince = Date.now();
+    this.clientSince = this.clock.now();
     this.clientsMade += 1;
     this.retired.add(client);
-    setTimeout(() => {
-      if (this.retired.delete(client)) void disposeClient(client);
-    }, this.deadlineMs + RETIRED_CLIENT_GRACE_MS).unref();
+    this.clock
+      .setTimeout(() => {
+        if (this.retired.delete(client)) void disposeClient(client);
+      }, this.deadlineMs + RETIRED_CLIENT_GRACE_MS)
+      .unref();
   }
 
   async append(streamId: string, events: readonly NewEvent[], options: AppendOptions = {}): Promise<AppendResult> {

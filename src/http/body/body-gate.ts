@@ -12,6 +12,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { type Clock, type ClockTimer, systemClock } from '../../time/clock.js';
 import { Problem } from '../problem.js';
 
 export interface BodyGateSettings {
@@ -26,6 +27,8 @@ export interface BodyGateSettings {
   /** How long a body is read before its rate counts, and the window it is measured over (tests shorten them). */
   rateGraceMs?: number;
   rateWindowMs?: number;
+  /** The time and timer of the rate's samples (tests move it on: test/support/test-clock.ts). */
+  clock?: Clock;
 }
 
 /** Bodies up to this size, with a known length and no Content-Encoding, are read without waiting. */
@@ -51,7 +54,7 @@ interface Waiter {
 export class BodyGate {
   readonly perDevice: number;
   readonly idleTimeoutMs: number;
-  readonly rate: { minBytesPerSecond: number; graceMs: number; windowMs: number };
+  readonly rate: { minBytesPerSecond: number; graceMs: number; windowMs: number; clock: Clock };
   private reading = 0;
   private waitingCount = 0;
   /** Bodies being read per device. */
@@ -69,6 +72,7 @@ export class BodyGate {
       minBytesPerSecond: settings.minBytesPerSecond ?? BODY_MIN_BYTES_PER_SECOND,
       graceMs: settings.rateGraceMs ?? BODY_RATE_GRACE_MS,
       windowMs: settings.rateWindowMs ?? BODY_RATE_WINDOW_MS,
+      clock: settings.clock ?? systemClock,
     };
   }
 
@@ -231,18 +235,18 @@ export function watchBody(
   req.once('close', onClose);
   if (req.destroyed) onClose();
   let idleWatched = false;
-  let rateTimer: NodeJS.Timeout | undefined;
+  let rateTimer: ClockTimer | undefined;
   // The socket's count of bytes received: read without taking the body's data from its reader. A window in
   // which bytes waited for the reader (so that the server stopped reading the socket) says nothing of the client
   // and is not judged.
-  const watchRate = ({ minBytesPerSecond, graceMs, windowMs }: BodyGate['rate']) => {
+  const watchRate = ({ minBytesPerSecond, graceMs, windowMs, clock }: BodyGate['rate']) => {
     const socket = req.socket;
-    const began = Date.now();
+    const began = clock.now();
     const samples = [{ at: began, bytes: socket.bytesRead, readerBehind: false }];
-    rateTimer = setInterval(
+    rateTimer = clock.setInterval(
       () => {
         if (req.complete || controller.signal.aborted) return;
-        const now = Date.now();
+        const now = clock.now();
         samples.push({ at: now, bytes: socket.bytesRead, readerBehind: req.readableLength > 0 || req.isPaused() });
         // Keep the newest sample at least a window old as the window's start.
         while (samples.length > 2 && now - samples[1].at >= windowMs) samples.shift();
@@ -274,7 +278,7 @@ export function watchBody(
       if (rate) watchRate(rate);
     },
     dispose() {
-      clearInterval(rateTimer);
+      rate?.clock.clear(rateTimer);
       req.off('close', onClose);
       // A read cut short still waits for the rest of the body: once the answer is out, the request is ended
       // (Node leaves a request whose answer is done out of the connection's clean-up), so that read ends too.

@@ -14,6 +14,7 @@ import {
 import { openEventStoreDbStore } from '../../../src/eventstore/eventstoredb/eventstoredb-event-store.js';
 import { EsdbTestServer, startEsdbTestCluster, startEsdbTestServer } from '../../support/esdb-test-server.js';
 import { eventually } from '../../support/eventually.js';
+import { TestClock } from '../../support/test-clock.js';
 
 const servers: EsdbTestServer[] = [];
 const opened: EventStore[] = [];
@@ -55,13 +56,20 @@ describe('EventStoreDB adapter on a cluster', () => {
 
   it('a client made again after failures starts at the leader last named, not at the URL (a follower again)', async () => {
     const server = await cluster();
-    const store = await open(server.nodeUrl(1), { operationDeadlineMs: 1_000 });
+    const clock = new TestClock({ running: true });
+    const store = await open(server.nodeUrl(1), { operationDeadlineMs: 1_000, clock });
     await store.append(stream(), [ev('A')]);
     const redirects = server.notLeaderAnswers;
     expect(redirects).toBeGreaterThan(0);
-    await new Promise((resolve) => setTimeout(resolve, 1_100)); // a client lives a second at least
+    await clock.advance(1_100); // a client lives a second at least
     server.fail('read', 'stall', 2);
-    for (let i = 0; i < 2; i++) await expect(store.readStream(stream())).rejects.toBeInstanceOf(StoreUnavailableError);
+    for (let i = 0; i < 2; i++) {
+      const reads = server.calls.read;
+      const stalled = expect(store.readStream(stream())).rejects.toBeInstanceOf(StoreUnavailableError);
+      await eventually(() => server.calls.read > reads, 'the read on the wire');
+      await clock.advance(1_000);
+      await stalled;
+    }
     await store.append(stream(), [ev('B')]);
     expect(server.connectionNames.size).toBe(2);
     expect(server.notLeaderAnswers).toBe(redirects);
@@ -87,6 +95,7 @@ describe('EventStoreDB adapter on a cluster', () => {
     // A node of the election names itself: a client that follows it must not loop on it.
     server.nameItself(2);
     const during = [store.append(s, [{ id: randomUUID(), ...ev('B') }], { expectedRevision: 0 }), store.readStream(s)];
+    // The election's length: the client library looks for a leader through gossip on timers of its own meanwhile.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     server.elect(1);
     const [appended, read] = await Promise.all(during);
@@ -125,7 +134,8 @@ describe('EventStoreDB adapter on a cluster', () => {
 
   it('makes no new client at a leader change: the client connects again by itself and finds the new leader', async () => {
     const server = await cluster();
-    const store = await open(server.url);
+    const clock = new TestClock({ running: true });
+    const store = await open(server.url, { clock });
     const s = stream();
     let stopped = false;
     let written = 0;
@@ -142,7 +152,9 @@ describe('EventStoreDB adapter on a cluster', () => {
       }
     });
     for (let round = 0; round < 4; round++) {
-      await new Promise((resolve) => setTimeout(resolve, 1_500)); // a client lives a second at least
+      // Written to the leader of this round, by a client a second old at least (a client lives that long).
+      await eventually(() => written >= (round + 1) * 6, 'appends between the leader changes');
+      await clock.advance(1_500);
       await server.failover(200);
     }
     stopped = true;

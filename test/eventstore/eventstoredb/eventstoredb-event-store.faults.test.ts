@@ -15,6 +15,7 @@ import { openEventStoreDbStore } from '../../../src/eventstore/eventstoredb/even
 import { openEventStore } from '../../../src/eventstore/open-event-store.js';
 import { EsdbTestServer, startEsdbTestServer } from '../../support/esdb-test-server.js';
 import { eventually } from '../../support/eventually.js';
+import { TestClock } from '../../support/test-clock.js';
 
 let server: EsdbTestServer;
 const opened: EventStore[] = [];
@@ -88,13 +89,17 @@ describe('EventStoreDB adapter under faults', () => {
       const other = await open();
       await other.append(stream(), [ev('Warm')]); // the other client has a live append stream
       server.appendDelayMs = 150;
+      const received = server.appendRequests.received;
       const appends = Array.from({ length: 5 }, () =>
         busy.append(stream(), [ev('A')], { expectedRevision: 'no_stream' }),
       );
-      await new Promise((resolve) => setTimeout(resolve, 30)); // on the wire, not answered yet
+      // On the wire, not answered yet (the server answers them appendDelayMs later).
+      await eventually(() => server.appendRequests.received >= received + 5, 'the appends on the wire');
       await other.close();
       const outcomes = await Promise.allSettled(appends);
-      await new Promise((resolve) => setTimeout(resolve, 300)); // the server's late answers arrive
+      // The server's late answers arrive, and the client has read them: a later answer on its stream follows them.
+      await eventually(() => server.appendRequests.settled === server.appendRequests.received, 'every answer sent');
+      await busy.append(stream(), [ev('After')]);
       expect(thrown).toEqual([]);
       expect(outcomes.map((outcome) => outcome.status)).toEqual(Array(5).fill('fulfilled'));
     } finally {
@@ -129,14 +134,20 @@ describe('EventStoreDB adapter under faults', () => {
   it('a read still under way on a client it retired fails at its deadline; it is never answered as an empty stream', async () => {
     // Two stalled reads retire the client; two more started just before are still under way on it. Disposed
     // too early, the client ended them as if the stream were empty ([] for events, null for a snapshot).
-    const store = await open(server.url, { operationDeadlineMs: 6_000 });
+    const clock = new TestClock({ running: true });
+    const store = await open(server.url, { operationDeadlineMs: 6_000, clock });
     const full = stream();
     await store.append(full, [ev('X'), ev('Y')]);
     await store.saveSnapshot(full, { revision: 1, state: { secret: 'k' } });
     server.fail('read', 'stall', 4);
+    const reads = server.calls.read;
     const first = [within(store.readStream(stream()), 20_000), within(store.readStream(stream()), 20_000)];
-    await new Promise((resolve) => setTimeout(resolve, 5_500));
+    await eventually(() => server.calls.read >= reads + 2, 'the first reads on the wire');
+    await clock.advance(5_500);
     const late = [within(store.readStream(full), 20_000), within(store.loadSnapshot(full), 20_000)];
+    await eventually(() => server.calls.read >= reads + 4, 'the late reads on the wire');
+    // The first reads meet their deadline and retire the client, then the late ones meet theirs.
+    await clock.advance(6_000);
     for (const outcome of await Promise.all([...first, ...late]))
       expect((outcome as { error: unknown }).error).toBeInstanceOf(StoreUnavailableError);
     expect(await store.readStream(full)).toHaveLength(2);
@@ -179,8 +190,9 @@ describe('EventStoreDB adapter under faults', () => {
     const store = await open();
     server.appendDelayMs = 300;
     const s = stream();
+    const received = server.appendRequests.received;
     const appending = store.append(s, [ev('A')]);
-    await new Promise((r) => setTimeout(r, 50));
+    await eventually(() => server.appendRequests.received > received, 'the append on the wire');
     await store.close();
     await expect(appending).resolves.toMatchObject({ nextExpectedRevision: 0 });
     await expect(store.append(s, [ev('B')])).rejects.toBeInstanceOf(StoreUnavailableError);
@@ -207,14 +219,15 @@ describe('EventStoreDB adapter under faults', () => {
     const port = late.port;
     await late.stop();
     // As the gateway does: read (the projections' catch-up) as soon as the store is open.
+    let waits = 0;
     const opening = openEventStore(
       { eventStoreUrl: `esdb://127.0.0.1:${port}?tls=false`, dataDir: '/nonexistent' },
-      { startupTimeoutMs: 20_000 },
+      { startupTimeoutMs: 20_000, log: { warn: () => (waits += 1) } },
     ).then(async (store) => {
       opened.push(store);
       return { store, firstPage: await store.readAll({ maxCount: 1 }) };
     });
-    await new Promise((r) => setTimeout(r, 600));
+    await eventually(() => waits >= 1, 'the opening finding the store down');
     await late.start(port);
     try {
       const { store, firstPage } = await opening;

@@ -38,7 +38,8 @@ describe('sqlite store shared by several writers', () => {
       for (let i = 0; i < total / 2; i++) {
         writes.push(a.append(`a-${i % 7}`, [ev('A', { i })]));
         writes.push(b.append(`b-${i % 5}`, [ev('B', { i })]));
-        if (i % 20 === 0) await new Promise((resolve) => setTimeout(resolve, 2));
+        // In rounds: each store's tail meets the other's commits several times, not once at the end.
+        if (i % 20 === 0) await Promise.all(writes);
       }
       await Promise.all(writes);
       for (const seen of [await seenByA, await seenByB]) {
@@ -125,8 +126,15 @@ describe('sqlite store shared by several writers', () => {
         () => settled.push('appended'),
         (error: unknown) => settled.push(`failed: ${(error as Error).message}`),
       );
-      // Timers still run meanwhile: the process keeps answering what needs no write (a blocking wait would hold them).
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Timers still run meanwhile: the process keeps answering what needs no write (a blocking wait would hold them,
+      // and the append would have failed at the busy timeout by the time they ran again).
+      let ticks = 0;
+      const ticking = setInterval(() => (ticks += 1), 5);
+      try {
+        await eventually(() => ticks >= 20, 'timers running while the append waits for the lock');
+      } finally {
+        clearInterval(ticking);
+      }
       expect(settled).toEqual([]);
       expect(await store.readAll()).toEqual([]);
       other.exec('COMMIT');

@@ -15,6 +15,7 @@ import { mediaBodyParser } from '../../../src/http/body/media-body-parser.js';
 import { problemResponses } from '../../../src/http/middleware/problem-responses.js';
 import { FileBody } from '../../../src/http/schemas/send.js';
 import { eventually } from '../../support/eventually.js';
+import { TestClock } from '../../support/test-clock.js';
 import { tempDir } from '../../support/temp-dir.js';
 
 const TO = '4915112345678';
@@ -25,6 +26,8 @@ interface GateApp {
   gate: BodyGate;
   uploadDir: string;
   port: number;
+  /** The bytes the server has received on its connections, all together. */
+  received: () => number;
 }
 
 let server: Server | undefined;
@@ -52,8 +55,11 @@ async function gateApp(settings: BodyGateSettings): Promise<GateApp> {
     });
   });
   server = app.listen(0, '127.0.0.1');
+  const connections: Socket[] = [];
+  server.on('connection', (socket: Socket) => connections.push(socket));
   await once(server, 'listening');
-  return { gate, uploadDir, port: (server.address() as AddressInfo).port };
+  const received = () => connections.reduce((bytes, socket) => bytes + socket.bytesRead, 0);
+  return { gate, uploadDir, port: (server.address() as AddressInfo).port, received };
 }
 
 type Start = 'json' | 'big-json' | 'multipart';
@@ -253,11 +259,19 @@ describe('the body gate and bodies that trickle in', () => {
   const FLOOR = { minBytesPerSecond: 2_000, rateGraceMs: 400, rateWindowMs: 400, idleTimeoutMs: NEVER };
 
   it('answers a body slower than the floor 408 after the grace period, and frees its slot', async () => {
-    const { gate, port } = await gateApp({ concurrency: 1, queue: 0, ...FLOOR });
+    const clock = new TestClock();
+    const { gate, port, received } = await gateApp({ concurrency: 1, queue: 0, ...FLOOR, clock });
     const slow = await stalledClient(port, 'slow');
+    await eventually(loadIs(gate, 1, 0), 'the body being read', 5_000);
+    let answered = false;
+    void slow.answer.then(() => (answered = true));
     // A few bytes every 100 ms: never idle, far under 2,000 bytes/s.
-    const trickle = setInterval(() => slow.socket.writable && slow.socket.write('4\r\nAAAA\r\n'), 100);
-    onTestFinished(() => clearInterval(trickle));
+    for (let i = 0; i < 50 && !answered; i++) {
+      const before = received();
+      slow.socket.write('4\r\nAAAA\r\n');
+      await eventually(() => answered || received() > before, 'the bytes at the server', 5_000);
+      await clock.advance(100);
+    }
     const answer = await within(slow.answer);
     expect(statusOf(answer), answer).toBe(408);
     expect(answer).toMatch(/content-type: application\/problem\+json/i);
@@ -268,12 +282,16 @@ describe('the body gate and bodies that trickle in', () => {
   });
 
   it('lets a body that keeps above the floor be read to its end', async () => {
-    const { port } = await gateApp({ concurrency: 1, queue: 0, ...FLOOR });
+    const clock = new TestClock();
+    const { gate, port, received } = await gateApp({ concurrency: 1, queue: 0, ...FLOOR, clock });
     const client = await stalledClient(port, 'a');
+    await eventually(loadIs(gate, 1, 0), 'the body being read', 5_000);
     // 400 bytes every 50 ms (8,000 bytes/s) for several windows.
     for (let i = 0; i < 30; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await clock.advance(50);
+      const before = received();
       client.socket.write(`190\r\n${'A'.repeat(400)}\r\n`);
+      await eventually(() => received() >= before + 400, 'the bytes at the server', 5_000);
     }
     client.socket.write(`2\r\n"}\r\n0\r\n\r\n`);
     expect(statusOf(await within(client.head))).toBe(202);
