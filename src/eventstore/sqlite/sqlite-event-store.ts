@@ -198,6 +198,12 @@ export class SqliteEventStore implements EventStore {
       busyTimeout: this.db.prepare(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`),
       head: this.db.prepare<[], { head: number | null }>('SELECT max(position) AS head FROM events'),
     };
+    // A PRAGMA that sets something does it when it is compiled: the first run of a prepared one sets nothing, and
+    // SQLite compiles it again for every later run. So each runs once here, the commit's first: left unprimed, the
+    // first commit after start waited for another process's lock inside SQLite (busy_timeout 5 s), its event loop
+    // frozen meanwhile.
+    this.sql.commitBusyTimeout.get();
+    this.sql.busyTimeout.get();
     this.appendOne = this.db.transaction((append: PendingAppend) => this.appendInTransaction(append));
     this.shared = options.sharedFile === true && file !== ':memory:';
     const busyTimeoutMs = options.busyTimeoutMs ?? BUSY_TIMEOUT_MS;
