@@ -6,6 +6,8 @@ import type Database from 'better-sqlite3';
 import type { ChatMessageRef } from '../engines/engine.js';
 import type { InboundType } from '../messages/message-events.js';
 import { ROW_COLUMNS, type Row } from './message-index-schema.js';
+import { type JsonPage, MessagePageJson } from './message-page-json.js';
+import { LimitedStatements } from '../storage/limited-statements.js';
 import {
   type ChatListRow,
   type ChatView,
@@ -26,7 +28,11 @@ export class MessageIndexQueries {
   private readonly chatLists = new Map<string, Database.Statement<Array<string | number>, ChatListRow>>();
   private readonly searches = new Map<string, Database.Statement<Array<string | number>, PageRaw>>();
 
-  constructor(private readonly db: Database.Database) {}
+  private readonly pageJson: MessagePageJson;
+
+  constructor(private readonly db: Database.Database) {
+    this.pageJson = new MessagePageJson(db);
+  }
 
   /** One message with its whole life (GET /messages/:waMessageId); reactions included. */
   message(deviceId: string, waMessageId: string): MessageDetail | undefined {
@@ -57,22 +63,31 @@ export class MessageIndexQueries {
     const cleared = sql.clearedKey.get(deviceId, chatId) ?? { cleared_at: 0, cleared_pos: 0 };
     const { cleared_at: clearedAt, cleared_pos: clearedPos } = cleared;
     const rows = options.after
-      ? sql.chatPageAfter.all(
-          deviceId,
-          chatId,
-          clearedAt,
-          clearedPos,
-          options.after.at,
-          options.after.pos,
-          options.limit + 1,
-        )
-      : sql.chatPage.all(deviceId, chatId, clearedAt, clearedPos, options.limit + 1);
+      ? sql.chatPageAfter
+          .limit(options.limit + 1)
+          .all(deviceId, chatId, clearedAt, clearedPos, options.after.at, options.after.pos)
+      : sql.chatPage.limit(options.limit + 1).all(deviceId, chatId, clearedAt, clearedPos);
     const page = rows.slice(0, options.limit).map(pageRowOf);
     const last = page[page.length - 1];
     return {
       items: page.map((row) => viewOf(deviceId, row)),
       next: rows.length > options.limit && last ? { at: last.at, pos: last.pos } : null,
     };
+  }
+
+  /** The page messages() answers, as JSON text, with this account's number (`phone`) in its own messages. */
+  messagesJson(
+    deviceId: string,
+    chatId: string,
+    options: { limit: number; after?: PageKey; phone: string | undefined },
+  ): JsonPage {
+    const cleared = this.sql().clearedKey.get(deviceId, chatId);
+    return this.pageJson.page(deviceId, chatId, {
+      limit: options.limit,
+      ...(options.after ? { after: options.after } : {}),
+      cleared: cleared ? { at: cleared.cleared_at, pos: cleared.cleared_pos } : { at: 0, pos: 0 },
+      phone: options.phone ?? '',
+    });
   }
 
   /**
@@ -100,13 +115,13 @@ export class MessageIndexQueries {
         JOIN chat_messages m ON m.pos = f.hit
         LEFT JOIN chats c ON c.device_id = m.device_id AND c.chat_id = m.chat_id
         WHERE ${where.join(' AND ')}
-      ) WHERE (at, pos) > (chat_cleared_at, chat_cleared_pos) ORDER BY at DESC, pos DESC LIMIT ?`;
+      ) WHERE (at, pos) > (chat_cleared_at, chat_cleared_pos) ORDER BY at DESC, pos DESC LIMIT ${limitOf(options.limit + 1)}`;
     let statement = this.searches.get(text);
     if (!statement) {
       statement = this.db.prepare<Array<string | number>, PageRaw>(text).raw(true);
       this.searches.set(text, statement);
     }
-    const rows = statement.all(...args, options.limit + 1);
+    const rows = statement.all(...args);
     const page = rows.slice(0, options.limit).map(pageRowOf);
     const last = page[page.length - 1];
     return {
@@ -132,13 +147,13 @@ export class MessageIndexQueries {
       where.push('(c.last_at, c.last_pos) < (?, ?)');
       args.push(options.after.at, options.after.pos);
     }
-    const text = `${CHAT_LIST} WHERE ${where.join(' AND ')} ORDER BY c.last_at DESC, c.last_pos DESC LIMIT ?`;
+    const text = `${CHAT_LIST} WHERE ${where.join(' AND ')} ORDER BY c.last_at DESC, c.last_pos DESC LIMIT ${limitOf(options.limit + 1)}`;
     let statement = this.chatLists.get(text);
     if (!statement) {
       statement = this.db.prepare<Array<string | number>, ChatListRow>(text);
       this.chatLists.set(text, statement);
     }
-    const rows = statement.all(...args, options.limit + 1);
+    const rows = statement.all(...args);
     const page = rows.slice(0, options.limit);
     const last = page[page.length - 1];
     return {
@@ -173,7 +188,8 @@ export class MessageIndexQueries {
   /** Received messages of a chat not yet read by this device, oldest first. */
   unread(deviceId: string, chatId: string, limit = 1_000): Array<{ waMessageId: string; participant?: string }> {
     return this.sql()
-      .unread.all(deviceId, chatId, limit)
+      .unread.limit(limit)
+      .all(deviceId, chatId)
       .map((r) => ({ waMessageId: r.wa_message_id, ...(r.participant ? { participant: r.participant } : {}) }));
   }
 
@@ -231,22 +247,24 @@ export class MessageIndexQueries {
         'SELECT wa_message_id, chat_id, from_me, participant, at FROM chat_messages WHERE device_id = ? AND wa_message_id = ? AND deleted = 0',
       ),
       // Rows as arrays of the columns a view needs: a page is 50 rows, and objects of 20 columns cost more than the query.
-      chatPage: db
-        .prepare<[string, string, number, number, number], PageRaw>(
-          `SELECT ${PAGE} FROM chat_messages WHERE device_id = ? AND chat_id = ? AND type <> 'reaction' AND deleted = 0 AND (at, pos) > (?, ?) ORDER BY at DESC, pos DESC LIMIT ?`,
-        )
-        .raw(true),
-      chatPageAfter: db
-        .prepare<[string, string, number, number, number, number, number], PageRaw>(
-          `SELECT ${PAGE} FROM chat_messages WHERE device_id = ? AND chat_id = ? AND type <> 'reaction' AND deleted = 0 AND (at, pos) > (?, ?) AND (at, pos) < (?, ?) ORDER BY at DESC, pos DESC LIMIT ?`,
-        )
-        .raw(true),
+      // LIMIT in the text (src/storage/limited-statements.ts): a bound one made SQLite plan the query at every run.
+      chatPage: new LimitedStatements<[string, string, number, number], PageRaw>(
+        db,
+        `SELECT ${PAGE} FROM chat_messages WHERE device_id = ? AND chat_id = ? AND type <> 'reaction' AND deleted = 0 AND (at, pos) > (?, ?) ORDER BY at DESC, pos DESC`,
+        true,
+      ),
+      chatPageAfter: new LimitedStatements<[string, string, number, number, number, number], PageRaw>(
+        db,
+        `SELECT ${PAGE} FROM chat_messages WHERE device_id = ? AND chat_id = ? AND type <> 'reaction' AND deleted = 0 AND (at, pos) > (?, ?) AND (at, pos) < (?, ?) ORDER BY at DESC, pos DESC`,
+        true,
+      ),
       chatExists: db.prepare<[string, string], { one: number }>(
         'SELECT 1 AS one FROM chats WHERE device_id = ? AND chat_id = ?',
       ),
-      unread: db.prepare<[string, string, number], { wa_message_id: string; participant: string | null }>(
+      unread: new LimitedStatements<[string, string], { wa_message_id: string; participant: string | null }>(
+        db,
         // Reactions are shown on their message, not counted unread, and get no receipts.
-        "SELECT wa_message_id, participant FROM chat_messages WHERE device_id = ? AND chat_id = ? AND from_me = 0 AND read = 0 AND type <> 'reaction' ORDER BY at LIMIT ?",
+        "SELECT wa_message_id, participant FROM chat_messages WHERE device_id = ? AND chat_id = ? AND from_me = 0 AND read = 0 AND type <> 'reaction' ORDER BY at",
       ),
       participant: db.prepare<
         [string, string],
@@ -257,6 +275,12 @@ export class MessageIndexQueries {
       ),
     };
   }
+}
+
+/** A limit written into a statement's text (a bound one is planned again at every run: src/storage/limited-statements.ts). */
+function limitOf(limit: number): number {
+  if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`not a limit: ${limit}`);
+  return limit;
 }
 
 /** A chat with its last message's current state (edits and revokes show). */

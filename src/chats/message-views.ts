@@ -162,6 +162,18 @@ export function viewOf(deviceId: string, row: PageRow): MessageView {
   };
 }
 
+/** This account's own messages and reactions name its number (`phone`), when known ('' or undefined: as they are). */
+export function withOwnPhone<T extends Pick<MessageView, 'from' | 'fromMe' | 'reactions'>>(
+  phone: string | undefined,
+  message: T,
+): T {
+  if (!phone) return message;
+  const reactions = message.reactions.some((r) => r.fromMe)
+    ? message.reactions.map((r) => (r.fromMe ? { ...r, from: phone } : r))
+    : message.reactions;
+  return { ...message, ...(message.fromMe ? { from: phone } : {}), reactions };
+}
+
 /** A chat with its last message (GET /chats). */
 const isAfterClearing = (row: ChatListRow): boolean =>
   row.last_at > row.cleared_at || (row.last_at === row.cleared_at && row.last_pos > row.cleared_pos);
