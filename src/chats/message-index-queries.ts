@@ -25,7 +25,7 @@ import {
 export class MessageIndexQueries {
   private statements: ReturnType<MessageIndexQueries['prepare']> | undefined;
   /** Chat list statements by their text (one per combination of filters). */
-  private readonly chatLists = new Map<string, Database.Statement<Array<string | number>, ChatListRow>>();
+  private readonly chatLists = new Map<string, Database.Statement<Array<string | number>, ChatListRaw>>();
   private readonly searches = new Map<string, Database.Statement<Array<string | number>, PageRaw>>();
 
   private readonly pageJson: MessagePageJson;
@@ -36,13 +36,16 @@ export class MessageIndexQueries {
 
   /** One message with its whole life (GET /messages/:waMessageId); reactions included. */
   message(deviceId: string, waMessageId: string): MessageDetail | undefined {
-    const row = this.sql().byId.get(deviceId, waMessageId);
+    const raw = this.sql().byId.get(deviceId, waMessageId);
     // Deleted for this account: gone for it.
-    if (!row) return undefined;
+    if (!raw) return undefined;
+    const row = rowOf(raw);
     const view: MessageDetail = viewOf(deviceId, row);
     if (row.outbox_id !== null) {
       view.outboxId = row.outbox_id;
-      view.statusHistory = this.sql().statuses.all(row.last_status).map(statusEntryOf);
+      view.statusHistory = this.sql()
+        .statuses.all(row.last_status)
+        .map((s) => statusEntryOf({ status: s[0], at: s[1], error: s[2] }));
     }
     return view;
   }
@@ -150,11 +153,11 @@ export class MessageIndexQueries {
     const text = `${CHAT_LIST} WHERE ${where.join(' AND ')} ORDER BY c.last_at DESC, c.last_pos DESC LIMIT ${limitOf(options.limit + 1)}`;
     let statement = this.chatLists.get(text);
     if (!statement) {
-      statement = this.db.prepare<Array<string | number>, ChatListRow>(text);
+      statement = this.db.prepare<Array<string | number>, ChatListRaw>(text).raw(true);
       this.chatLists.set(text, statement);
     }
     const rows = statement.all(...args);
-    const page = rows.slice(0, options.limit);
+    const page = rows.slice(0, options.limit).map(chatListRowOf);
     const last = page[page.length - 1];
     return {
       items: page.map(chatViewOf),
@@ -170,7 +173,7 @@ export class MessageIndexQueries {
   /** One chat as GET /chats shows it (also a deleted one), or undefined. */
   chat(deviceId: string, chatId: string): ChatView | undefined {
     const row = this.sql().chatById.get(deviceId, chatId);
-    return row && chatViewOf(row);
+    return row && chatViewOf(chatListRowOf(row));
   }
 
   /** The chat's latest message (WhatsApp addresses archive, read state, delete and clear by it). */
@@ -223,22 +226,29 @@ export class MessageIndexQueries {
     const db = this.db;
     return {
       // A message's history: from its newest entry back along `prev`, then oldest first.
-      statuses: db.prepare<[number | null], { status: StatusEntry['status']; at: string; error: string | null }>(
-        `WITH RECURSIVE history (pos, prev, status, at, error) AS (
+      // Rows as arrays, shaped once by the code that reads them: better-sqlite3's row objects cost more than the lookup.
+      statuses: db
+        .prepare<[number | null], [StatusEntry['status'], string, string | null]>(
+          `WITH RECURSIVE history (pos, prev, status, at, error) AS (
            SELECT pos, prev, status, at, error FROM chat_message_statuses WHERE pos = ?
            UNION ALL SELECT s.pos, s.prev, s.status, s.at, s.error FROM chat_message_statuses s JOIN history h ON s.pos = h.prev
          ) SELECT status, at, error FROM history ORDER BY pos`,
-      ),
+        )
+        .raw(true),
       bodies: db.prepare<[string, string], { wa_message_id: string; body: string }>(
         'SELECT wa_message_id, body FROM chat_messages WHERE device_id = ? AND wa_message_id IN (SELECT value FROM json_each(?))',
       ),
-      byId: db.prepare<[string, string], Row>(
-        `SELECT ${ROW_COLUMNS} FROM chat_messages WHERE device_id = ? AND wa_message_id = ? AND deleted = 0`,
-      ),
+      byId: db
+        .prepare<[string, string], RowRaw>(
+          `SELECT ${ROW_COLUMNS} FROM chat_messages WHERE device_id = ? AND wa_message_id = ? AND deleted = 0`,
+        )
+        .raw(true),
       clearedKey: db.prepare<[string, string], { cleared_at: number; cleared_pos: number }>(
         'SELECT cleared_at, cleared_pos FROM chats WHERE device_id = ? AND chat_id = ?',
       ),
-      chatById: db.prepare<[string, string], ChatListRow>(`${CHAT_LIST} WHERE c.device_id = ? AND c.chat_id = ?`),
+      chatById: db
+        .prepare<[string, string], ChatListRaw>(`${CHAT_LIST} WHERE c.device_id = ? AND c.chat_id = ?`)
+        .raw(true),
       lastMessage: db.prepare<[string, string], RefRow>(
         `SELECT m.wa_message_id, m.from_me, m.participant, m.at FROM chats c JOIN chat_messages m
            ON m.device_id = c.device_id AND m.wa_message_id = c.last_wa_message_id WHERE c.device_id = ? AND c.chat_id = ?`,
@@ -360,5 +370,105 @@ function pageRowOf(r: PageRaw): PageRow {
     starred: r[17],
     pinned_until: r[18],
     historical: r[19],
+  };
+}
+
+type ChatListRaw = [
+  string,
+  string | null,
+  number,
+  string,
+  number,
+  number,
+  number,
+  InboundType,
+  string,
+  number,
+  number,
+  number,
+  string | null,
+  number,
+  string | null,
+  number,
+  number,
+];
+
+/** CHAT_LIST's columns, in its order. */
+function chatListRowOf(r: ChatListRaw): ChatListRow {
+  return {
+    chat_id: r[0],
+    name: r[1],
+    unread: r[2],
+    last_wa_message_id: r[3],
+    last_at: r[4],
+    last_pos: r[5],
+    from_me: r[6],
+    type: r[7],
+    body: r[8],
+    revoked: r[9],
+    archived: r[10],
+    pinned: r[11],
+    muted_until: r[12],
+    marked_unread: r[13],
+    labels: r[14],
+    cleared_at: r[15],
+    cleared_pos: r[16],
+  };
+}
+
+type RowRaw = [
+  string,
+  string,
+  number,
+  string,
+  string | null,
+  InboundType,
+  string,
+  number,
+  number,
+  string | null,
+  string | null,
+  string | null,
+  number | null,
+  number,
+  number,
+  string | null,
+  number | null,
+  string | null,
+  string | null,
+  string | null,
+  number | null,
+  number,
+  string | null,
+  number,
+];
+
+/** ROW_COLUMNS, in its order. */
+function rowOf(r: RowRaw): Row {
+  return {
+    wa_message_id: r[0],
+    chat_id: r[1],
+    from_me: r[2],
+    sender: r[3],
+    participant: r[4],
+    type: r[5],
+    body: r[6],
+    at: r[7],
+    pos: r[8],
+    outbox_id: r[9],
+    content: r[10],
+    status: r[11],
+    sent_at: r[12],
+    revoked: r[13],
+    edited: r[14],
+    media: r[15],
+    media_stored_at: r[16],
+    received: r[17],
+    quoted: r[18],
+    reactions: r[19],
+    last_status: r[20],
+    starred: r[21],
+    pinned_until: r[22],
+    historical: r[23],
   };
 }
