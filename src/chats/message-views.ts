@@ -82,7 +82,17 @@ export interface Page<T> {
   next: PageKey | null;
 }
 
-export const isoOf = (seconds: number) => new Date(seconds * 1000).toISOString();
+let lastSeconds: number | undefined;
+let lastIso = '';
+
+/** Seconds as ISO 8601; the last answer is kept: a rebuild meets the same second again and again (statuses of a round). */
+export function isoOf(seconds: number): string {
+  if (seconds !== lastSeconds) {
+    lastIso = new Date(seconds * 1000).toISOString();
+    lastSeconds = seconds;
+  }
+  return lastIso;
+}
 
 export interface ChatListRow {
   chat_id: string;
