@@ -41,7 +41,7 @@ export class RowBuffer<Row extends object> {
      */
     private readonly snapshots = false,
     /**
-     * Where a row written since emptied() is (e.g. its rowid), handed back to `load`, so that a rebuild can
+     * Where a row written since emptied() is (e.g. its rowid; never undefined), handed back to `load`, so that a rebuild can
      * defer even the index keys are looked up by (a rolled-back batch leaves a place with no row: load finds none).
      */
     private readonly locate?: (row: Row) => unknown,
@@ -61,7 +61,13 @@ export class RowBuffer<Row extends object> {
       return held.row;
     }
     const written = this.written;
-    const row = !written ? this.load(key, undefined) : written.has(key) ? this.load(key, written.get(key)) : undefined;
+    // One lookup of a map as large as the table (a key not written holds no place: see flush()).
+    const place = written?.get(key);
+    const row = !written
+      ? this.load(key, undefined)
+      : place !== undefined
+        ? this.load(key, this.locate ? place : undefined)
+        : undefined;
     this.rows.set(key, {
       key,
       row,
@@ -96,7 +102,7 @@ export class RowBuffer<Row extends object> {
     for (const held of dirty) {
       if (held.row !== undefined) {
         this.write(held.row, held.stored, held.saved);
-        if (!held.stored) this.written?.set(held.key, this.locate?.(held.row));
+        if (!held.stored) this.written?.set(held.key, this.locate ? this.locate(held.row) : true);
         held.stored = true;
         if (this.snapshots) held.saved = { ...held.row };
       }
