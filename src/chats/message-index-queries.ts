@@ -6,6 +6,8 @@ import type Database from 'better-sqlite3';
 import type { ChatMessageRef } from '../engines/engine.js';
 import type { InboundType } from '../messages/message-events.js';
 import { ROW_COLUMNS, type Row } from './message-index-schema.js';
+import { type JsonPage, MessagePageJson } from './message-page-json.js';
+import { LimitedStatements } from '../storage/limited-statements.js';
 import {
   type ChatListRow,
   type ChatView,
@@ -23,20 +25,27 @@ import {
 export class MessageIndexQueries {
   private statements: ReturnType<MessageIndexQueries['prepare']> | undefined;
   /** Chat list statements by their text (one per combination of filters). */
-  private readonly chatLists = new Map<string, Database.Statement<Array<string | number>, ChatListRow>>();
+  private readonly chatLists = new Map<string, Database.Statement<Array<string | number>, ChatListRaw>>();
   private readonly searches = new Map<string, Database.Statement<Array<string | number>, PageRaw>>();
 
-  constructor(private readonly db: Database.Database) {}
+  private readonly pageJson: MessagePageJson;
+
+  constructor(private readonly db: Database.Database) {
+    this.pageJson = new MessagePageJson(db);
+  }
 
   /** One message with its whole life (GET /messages/:waMessageId); reactions included. */
   message(deviceId: string, waMessageId: string): MessageDetail | undefined {
-    const row = this.sql().byId.get(deviceId, waMessageId);
+    const raw = this.sql().byId.get(deviceId, waMessageId);
     // Deleted for this account: gone for it.
-    if (!row) return undefined;
+    if (!raw) return undefined;
+    const row = rowOf(raw);
     const view: MessageDetail = viewOf(deviceId, row);
     if (row.outbox_id !== null) {
       view.outboxId = row.outbox_id;
-      view.statusHistory = this.sql().statuses.all(row.last_status).map(statusEntryOf);
+      view.statusHistory = this.sql()
+        .statuses.all(row.last_status)
+        .map((s) => statusEntryOf({ status: s[0], at: s[1], error: s[2] }));
     }
     return view;
   }
@@ -57,22 +66,31 @@ export class MessageIndexQueries {
     const cleared = sql.clearedKey.get(deviceId, chatId) ?? { cleared_at: 0, cleared_pos: 0 };
     const { cleared_at: clearedAt, cleared_pos: clearedPos } = cleared;
     const rows = options.after
-      ? sql.chatPageAfter.all(
-          deviceId,
-          chatId,
-          clearedAt,
-          clearedPos,
-          options.after.at,
-          options.after.pos,
-          options.limit + 1,
-        )
-      : sql.chatPage.all(deviceId, chatId, clearedAt, clearedPos, options.limit + 1);
+      ? sql.chatPageAfter
+          .limit(options.limit + 1)
+          .all(deviceId, chatId, clearedAt, clearedPos, options.after.at, options.after.pos)
+      : sql.chatPage.limit(options.limit + 1).all(deviceId, chatId, clearedAt, clearedPos);
     const page = rows.slice(0, options.limit).map(pageRowOf);
     const last = page[page.length - 1];
     return {
       items: page.map((row) => viewOf(deviceId, row)),
       next: rows.length > options.limit && last ? { at: last.at, pos: last.pos } : null,
     };
+  }
+
+  /** The page messages() answers, as JSON text, with this account's number (`phone`) in its own messages. */
+  messagesJson(
+    deviceId: string,
+    chatId: string,
+    options: { limit: number; after?: PageKey; phone: string | undefined },
+  ): JsonPage {
+    const cleared = this.sql().clearedKey.get(deviceId, chatId);
+    return this.pageJson.page(deviceId, chatId, {
+      limit: options.limit,
+      ...(options.after ? { after: options.after } : {}),
+      cleared: cleared ? { at: cleared.cleared_at, pos: cleared.cleared_pos } : { at: 0, pos: 0 },
+      phone: options.phone ?? '',
+    });
   }
 
   /**
@@ -101,14 +119,14 @@ export class MessageIndexQueries {
         JOIN chat_messages m ON m.pos = f.hit
         LEFT JOIN chats c ON c.device_id = m.device_id AND c.chat_id = m.chat_id
         WHERE ${where.join(' AND ')} AND (m.at, m.pos) > (coalesce(c.cleared_at, 0), coalesce(c.cleared_pos, 0))
-        ORDER BY m.at DESC, m.pos DESC LIMIT ?
+        ORDER BY m.at DESC, m.pos DESC LIMIT ${limitOf(options.limit + 1)}
       ) JOIN chat_messages ON pos = hit_pos ORDER BY hit_at DESC, hit_pos DESC`;
     let statement = this.searches.get(text);
     if (!statement) {
       statement = this.db.prepare<Array<string | number>, PageRaw>(text).raw(true);
       this.searches.set(text, statement);
     }
-    const rows = statement.all(...args, options.limit + 1);
+    const rows = statement.all(...args);
     const page = rows.slice(0, options.limit).map(pageRowOf);
     const last = page[page.length - 1];
     return {
@@ -134,14 +152,14 @@ export class MessageIndexQueries {
       where.push('(c.last_at, c.last_pos) < (?, ?)');
       args.push(options.after.at, options.after.pos);
     }
-    const text = `${CHAT_LIST} WHERE ${where.join(' AND ')} ORDER BY c.last_at DESC, c.last_pos DESC LIMIT ?`;
+    const text = `${CHAT_LIST} WHERE ${where.join(' AND ')} ORDER BY c.last_at DESC, c.last_pos DESC LIMIT ${limitOf(options.limit + 1)}`;
     let statement = this.chatLists.get(text);
     if (!statement) {
-      statement = this.db.prepare<Array<string | number>, ChatListRow>(text);
+      statement = this.db.prepare<Array<string | number>, ChatListRaw>(text).raw(true);
       this.chatLists.set(text, statement);
     }
-    const rows = statement.all(...args, options.limit + 1);
-    const page = rows.slice(0, options.limit);
+    const rows = statement.all(...args);
+    const page = rows.slice(0, options.limit).map(chatListRowOf);
     const last = page[page.length - 1];
     return {
       items: page.map(chatViewOf),
@@ -157,7 +175,7 @@ export class MessageIndexQueries {
   /** One chat as GET /chats shows it (also a deleted one), or undefined. */
   chat(deviceId: string, chatId: string): ChatView | undefined {
     const row = this.sql().chatById.get(deviceId, chatId);
-    return row && chatViewOf(row);
+    return row && chatViewOf(chatListRowOf(row));
   }
 
   /** The chat's latest message (WhatsApp addresses archive, read state, delete and clear by it). */
@@ -184,7 +202,8 @@ export class MessageIndexQueries {
   /** Received messages of a chat not yet read by this device, oldest first. */
   unread(deviceId: string, chatId: string, limit = 1_000): Array<{ waMessageId: string; participant?: string }> {
     return this.sql()
-      .unread.all(deviceId, chatId, limit)
+      .unread.limit(limit)
+      .all(deviceId, chatId)
       .map((r) => ({ waMessageId: r.wa_message_id, ...(r.participant ? { participant: r.participant } : {}) }));
   }
 
@@ -218,22 +237,29 @@ export class MessageIndexQueries {
     const db = this.db;
     return {
       // A message's history: from its newest entry back along `prev`, then oldest first.
-      statuses: db.prepare<[number | null], { status: StatusEntry['status']; at: string; error: string | null }>(
-        `WITH RECURSIVE history (pos, prev, status, at, error) AS (
+      // Rows as arrays, shaped once by the code that reads them: better-sqlite3's row objects cost more than the lookup.
+      statuses: db
+        .prepare<[number | null], [StatusEntry['status'], string, string | null]>(
+          `WITH RECURSIVE history (pos, prev, status, at, error) AS (
            SELECT pos, prev, status, at, error FROM chat_message_statuses WHERE pos = ?
            UNION ALL SELECT s.pos, s.prev, s.status, s.at, s.error FROM chat_message_statuses s JOIN history h ON s.pos = h.prev
          ) SELECT status, at, error FROM history ORDER BY pos`,
-      ),
+        )
+        .raw(true),
       bodies: db.prepare<[string, string], { wa_message_id: string; body: string }>(
         'SELECT wa_message_id, body FROM chat_messages WHERE device_id = ? AND wa_message_id IN (SELECT value FROM json_each(?))',
       ),
-      byId: db.prepare<[string, string], Row>(
-        `SELECT ${ROW_COLUMNS} FROM chat_messages WHERE device_id = ? AND wa_message_id = ? AND deleted = 0`,
-      ),
+      byId: db
+        .prepare<[string, string], RowRaw>(
+          `SELECT ${ROW_COLUMNS} FROM chat_messages WHERE device_id = ? AND wa_message_id = ? AND deleted = 0`,
+        )
+        .raw(true),
       clearedKey: db.prepare<[string, string], { cleared_at: number; cleared_pos: number }>(
         'SELECT cleared_at, cleared_pos FROM chats WHERE device_id = ? AND chat_id = ?',
       ),
-      chatById: db.prepare<[string, string], ChatListRow>(`${CHAT_LIST} WHERE c.device_id = ? AND c.chat_id = ?`),
+      chatById: db
+        .prepare<[string, string], ChatListRaw>(`${CHAT_LIST} WHERE c.device_id = ? AND c.chat_id = ?`)
+        .raw(true),
       lastMessage: db.prepare<[string, string], RefRow>(
         `SELECT m.wa_message_id, m.from_me, m.participant, m.at FROM chats c JOIN chat_messages m
            ON m.device_id = c.device_id AND m.wa_message_id = c.last_wa_message_id WHERE c.device_id = ? AND c.chat_id = ?`,
@@ -246,22 +272,24 @@ export class MessageIndexQueries {
         'SELECT wa_message_id, chat_id, from_me, participant, at FROM chat_messages WHERE device_id = ? AND wa_message_id = ? AND deleted = 0',
       ),
       // Rows as arrays of the columns a view needs: a page is 50 rows, and objects of 20 columns cost more than the query.
-      chatPage: db
-        .prepare<[string, string, number, number, number], PageRaw>(
-          `SELECT ${PAGE} FROM chat_messages WHERE device_id = ? AND chat_id = ? AND type <> 'reaction' AND deleted = 0 AND (at, pos) > (?, ?) ORDER BY at DESC, pos DESC LIMIT ?`,
-        )
-        .raw(true),
-      chatPageAfter: db
-        .prepare<[string, string, number, number, number, number, number], PageRaw>(
-          `SELECT ${PAGE} FROM chat_messages WHERE device_id = ? AND chat_id = ? AND type <> 'reaction' AND deleted = 0 AND (at, pos) > (?, ?) AND (at, pos) < (?, ?) ORDER BY at DESC, pos DESC LIMIT ?`,
-        )
-        .raw(true),
+      // LIMIT in the text (src/storage/limited-statements.ts): a bound one made SQLite plan the query at every run.
+      chatPage: new LimitedStatements<[string, string, number, number], PageRaw>(
+        db,
+        `SELECT ${PAGE} FROM chat_messages WHERE device_id = ? AND chat_id = ? AND type <> 'reaction' AND deleted = 0 AND (at, pos) > (?, ?) ORDER BY at DESC, pos DESC`,
+        true,
+      ),
+      chatPageAfter: new LimitedStatements<[string, string, number, number, number, number], PageRaw>(
+        db,
+        `SELECT ${PAGE} FROM chat_messages WHERE device_id = ? AND chat_id = ? AND type <> 'reaction' AND deleted = 0 AND (at, pos) > (?, ?) AND (at, pos) < (?, ?) ORDER BY at DESC, pos DESC`,
+        true,
+      ),
       chatExists: db.prepare<[string, string], { one: number }>(
         'SELECT 1 AS one FROM chats WHERE device_id = ? AND chat_id = ?',
       ),
-      unread: db.prepare<[string, string, number], { wa_message_id: string; participant: string | null }>(
+      unread: new LimitedStatements<[string, string], { wa_message_id: string; participant: string | null }>(
+        db,
         // Reactions are shown on their message, not counted unread, and get no receipts.
-        "SELECT wa_message_id, participant FROM chat_messages WHERE device_id = ? AND chat_id = ? AND from_me = 0 AND read = 0 AND type <> 'reaction' ORDER BY at LIMIT ?",
+        "SELECT wa_message_id, participant FROM chat_messages WHERE device_id = ? AND chat_id = ? AND from_me = 0 AND read = 0 AND type <> 'reaction' ORDER BY at",
       ),
       participant: db.prepare<
         [string, string],
@@ -272,6 +300,12 @@ export class MessageIndexQueries {
       ),
     };
   }
+}
+
+/** A limit written into a statement's text (a bound one is planned again at every run: src/storage/limited-statements.ts). */
+function limitOf(limit: number): number {
+  if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`not a limit: ${limit}`);
+  return limit;
 }
 
 /** A chat with its last message's current state (edits and revokes show). */
@@ -351,5 +385,105 @@ function pageRowOf(r: PageRaw): PageRow {
     starred: r[17],
     pinned_until: r[18],
     historical: r[19],
+  };
+}
+
+type ChatListRaw = [
+  string,
+  string | null,
+  number,
+  string,
+  number,
+  number,
+  number,
+  InboundType,
+  string,
+  number,
+  number,
+  number,
+  string | null,
+  number,
+  string | null,
+  number,
+  number,
+];
+
+/** CHAT_LIST's columns, in its order. */
+function chatListRowOf(r: ChatListRaw): ChatListRow {
+  return {
+    chat_id: r[0],
+    name: r[1],
+    unread: r[2],
+    last_wa_message_id: r[3],
+    last_at: r[4],
+    last_pos: r[5],
+    from_me: r[6],
+    type: r[7],
+    body: r[8],
+    revoked: r[9],
+    archived: r[10],
+    pinned: r[11],
+    muted_until: r[12],
+    marked_unread: r[13],
+    labels: r[14],
+    cleared_at: r[15],
+    cleared_pos: r[16],
+  };
+}
+
+type RowRaw = [
+  string,
+  string,
+  number,
+  string,
+  string | null,
+  InboundType,
+  string,
+  number,
+  number,
+  string | null,
+  string | null,
+  string | null,
+  number | null,
+  number,
+  number,
+  string | null,
+  number | null,
+  string | null,
+  string | null,
+  string | null,
+  number | null,
+  number,
+  string | null,
+  number,
+];
+
+/** ROW_COLUMNS, in its order. */
+function rowOf(r: RowRaw): Row {
+  return {
+    wa_message_id: r[0],
+    chat_id: r[1],
+    from_me: r[2],
+    sender: r[3],
+    participant: r[4],
+    type: r[5],
+    body: r[6],
+    at: r[7],
+    pos: r[8],
+    outbox_id: r[9],
+    content: r[10],
+    status: r[11],
+    sent_at: r[12],
+    revoked: r[13],
+    edited: r[14],
+    media: r[15],
+    media_stored_at: r[16],
+    received: r[17],
+    quoted: r[18],
+    reactions: r[19],
+    last_status: r[20],
+    starred: r[21],
+    pinned_until: r[22],
+    historical: r[23],
   };
 }

@@ -45,6 +45,10 @@ export class MessageIndex extends MessageIndexProjection implements SeenMessages
     return this.queries.messages(...args);
   }
 
+  messagesJson(...args: Parameters<MessageIndexQueries['messagesJson']>) {
+    return this.queries.messagesJson(...args);
+  }
+
   chats(...args: Parameters<MessageIndexQueries['chats']>) {
     return this.queries.chats(...args);
   }

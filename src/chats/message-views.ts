@@ -82,7 +82,17 @@ export interface Page<T> {
   next: PageKey | null;
 }
 
-export const isoOf = (seconds: number) => new Date(seconds * 1000).toISOString();
+let lastSeconds: number | undefined;
+let lastIso = '';
+
+/** Seconds as ISO 8601; the last answer is kept: a rebuild meets the same second again and again (statuses of a round). */
+export function isoOf(seconds: number): string {
+  if (seconds !== lastSeconds) {
+    lastIso = new Date(seconds * 1000).toISOString();
+    lastSeconds = seconds;
+  }
+  return lastIso;
+}
 
 export interface ChatListRow {
   chat_id: string;
@@ -160,6 +170,18 @@ export function viewOf(deviceId: string, row: PageRow): MessageView {
     pinnedUntil: row.pinned_until,
     historical: row.historical === 1,
   };
+}
+
+/** This account's own messages and reactions name its number (`phone`), when known ('' or undefined: as they are). */
+export function withOwnPhone<T extends Pick<MessageView, 'from' | 'fromMe' | 'reactions'>>(
+  phone: string | undefined,
+  message: T,
+): T {
+  if (!phone) return message;
+  const reactions = message.reactions.some((r) => r.fromMe)
+    ? message.reactions.map((r) => (r.fromMe ? { ...r, from: phone } : r))
+    : message.reactions;
+  return { ...message, ...(message.fromMe ? { from: phone } : {}), reactions };
 }
 
 /** A chat with its last message (GET /chats). */

@@ -9,3 +9,12 @@ export function isJsonValue(body: unknown): boolean {
   if (Buffer.isBuffer(body) || ArrayBuffer.isView(body)) return false;
   return typeof (body as { pipe?: unknown }).pipe !== 'function';
 }
+
+/** JSON a handler made as text already (e.g. by SQLite): sent as it is; tests check it against the schema parsed. */
+export class PrebuiltJson {
+  constructor(readonly text: string) {}
+
+  toJSON(): unknown {
+    return JSON.parse(this.text);
+  }
+}

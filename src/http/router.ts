@@ -8,7 +8,7 @@ import type { RequestState } from './middleware/request-id.js';
 import { Problem, unsupportedMediaType } from './problem.js';
 import type { DeviceLookup, RequestDevice, RouteSpec } from './route.js';
 import { deviceNotFound } from '../errors/domain-error.js';
-import { isJsonValue, jsonText } from './json-text.js';
+import { PrebuiltJson, isJsonValue, jsonText } from './json-text.js';
 import { RouteIndex } from './route-index.js';
 import { checkJsonShape, compileValidator } from './validation.js';
 
@@ -78,13 +78,16 @@ function routeMiddleware(route: RouteSpec, options: RouterOptions): Middleware<R
       ctx,
     );
     const result = await route.handler(input);
-    responseCheckers?.(result.status, result.body);
+    responseCheckers?.(result.status, result.body instanceof PrebuiltJson ? result.body.toJSON() : result.body);
     ctx.status = result.status;
     if (result.headers) for (const name of Object.keys(result.headers)) ctx.set(name, result.headers[name]);
     if (result.body !== undefined) {
       const contentType = route.responses[result.status]?.contentType;
       if (contentType && !ctx.response.get('Content-Type')) ctx.type = contentType;
-      if (isJsonValue(result.body)) {
+      if (result.body instanceof PrebuiltJson) {
+        if (!ctx.response.get('Content-Type')) ctx.type = 'application/json';
+        ctx.body = `${result.body.text}\n`;
+      } else if (isJsonValue(result.body)) {
         if (!ctx.response.get('Content-Type')) ctx.type = 'application/json';
         ctx.body = jsonText(result.body);
       } else ctx.body = result.body;

@@ -11,6 +11,8 @@ interface Held<Row> {
   stored: boolean;
   dirty: boolean;
   saved?: Row;
+  /** The batch that last moved it to the most recently used end. */
+  used: number;
 }
 
 export class RowBuffer<Row extends object> {
@@ -19,6 +21,8 @@ export class RowBuffer<Row extends object> {
   private dirty: Array<Held<Row>> = [];
   /** Since emptied(): every key written to the table, with where its row is (any other key has no row there). */
   private written: Map<string, unknown> | undefined;
+  /** Counts flushes: a row is moved to the most recently used end once per batch, not at every get. */
+  private batch = 0;
 
   constructor(
     /** `located`: where the row was written (`locate`), for a key written since emptied(); else undefined. */
@@ -37,7 +41,7 @@ export class RowBuffer<Row extends object> {
      */
     private readonly snapshots = false,
     /**
-     * Where a row written since emptied() is (e.g. its rowid), handed back to `load`, so that a rebuild can
+     * Where a row written since emptied() is (e.g. its rowid; never undefined), handed back to `load`, so that a rebuild can
      * defer even the index keys are looked up by (a rolled-back batch leaves a place with no row: load finds none).
      */
     private readonly locate?: (row: Row) => unknown,
@@ -47,20 +51,29 @@ export class RowBuffer<Row extends object> {
   get(key: string): Row | undefined {
     const held = this.rows.get(key);
     if (held) {
-      if (this.keep > 0) {
-        // Most recently used last: the oldest go first when too many are kept.
+      if (this.keep > 0 && held.used !== this.batch) {
+        // Most recently used last: the oldest go first when too many are kept. Once a batch: a rebuild's batch gets
+        // each message row four or five times (its statuses), and moving it each time was a twelfth of the rebuild.
+        held.used = this.batch;
         this.rows.delete(key);
         this.rows.set(key, held);
       }
       return held.row;
     }
     const written = this.written;
-    const row = !written ? this.load(key, undefined) : written.has(key) ? this.load(key, written.get(key)) : undefined;
+    // One lookup of a map as large as the table (a key not written holds no place: see flush()).
+    const place = written?.get(key);
+    const row = !written
+      ? this.load(key, undefined)
+      : place !== undefined
+        ? this.load(key, this.locate ? place : undefined)
+        : undefined;
     this.rows.set(key, {
       key,
       row,
       stored: row !== undefined,
       dirty: false,
+      used: this.batch,
       ...(this.snapshots && row ? { saved: { ...row } } : {}),
     });
     return row;
@@ -76,19 +89,20 @@ export class RowBuffer<Row extends object> {
         this.dirty.push(held);
       }
     } else {
-      const added = { key, row, stored: false, dirty: true };
+      const added = { key, row, stored: false, dirty: true, used: this.batch };
       this.rows.set(key, added);
       this.dirty.push(added);
     }
   }
 
   flush(): void {
+    this.batch++;
     const dirty = this.dirty;
     this.dirty = [];
     for (const held of dirty) {
       if (held.row !== undefined) {
         this.write(held.row, held.stored, held.saved);
-        if (!held.stored) this.written?.set(held.key, this.locate?.(held.row));
+        if (!held.stored) this.written?.set(held.key, this.locate ? this.locate(held.row) : true);
         held.stored = true;
         if (this.snapshots) held.saved = { ...held.row };
       }

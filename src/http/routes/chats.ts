@@ -5,8 +5,9 @@
  */
 import type { ChatCommands } from '../../chats/chat-commands.js';
 import type { MessageIndex } from '../../chats/message-index.js';
-import type { MessageView, PageKey } from '../../chats/message-views.js';
+import { type MessageView, type PageKey, withOwnPhone } from '../../chats/message-views.js';
 import { encodeCursor, decodeCursor } from '../cursor.js';
+import { PrebuiltJson } from '../json-text.js';
 import { invalidRequest } from '../problem.js';
 import { type RequestDevice, type RouteSpec, defineRoute } from '../route.js';
 import {
@@ -66,12 +67,7 @@ export function withOwnNumber<T extends Pick<MessageView, 'from' | 'fromMe' | 'r
   device: RequestDevice,
   message: T,
 ): T {
-  const phone = device.view.session.phone;
-  if (!phone) return message;
-  const reactions = message.reactions.some((r) => r.fromMe)
-    ? message.reactions.map((r) => (r.fromMe ? { ...r, from: phone } : r))
-    : message.reactions;
-  return { ...message, ...(message.fromMe ? { from: phone } : {}), reactions };
+  return withOwnPhone(device.view.session.phone, message);
 }
 
 export function chatRoutes({
@@ -84,7 +80,7 @@ export function chatRoutes({
     ChatCommands,
     'read' | 'presence' | 'modify' | 'remove' | 'star' | 'pin' | 'deleteForMe' | 'fetchHistory'
   >;
-  index: Pick<MessageIndex, 'chats' | 'messages' | 'chat' | 'message' | 'search'>;
+  index: Pick<MessageIndex, 'chats' | 'messagesJson' | 'chat' | 'message' | 'search'>;
   /** The gateway's clock (src/time/clock.ts), as ChatCommands has it. */
   now?: () => number;
 }): RouteSpec[] {
@@ -142,13 +138,15 @@ export function chatRoutes({
         404: { description: 'No such device.' },
       },
       handler({ params, query, device }) {
-        const page = index.messages(params.deviceId, params.chatId, {
+        // Made as JSON text by SQLite (src/chats/message-page-json.ts): the same answer as the views, at a third of the cost.
+        const page = index.messagesJson(params.deviceId, params.chatId, {
           limit: query.limit ?? 50,
           after: pageKeyOf(query.cursor),
+          phone: device.view.session.phone,
         });
         return {
           status: 200,
-          body: { items: page.items.map((m) => withOwnNumber(device, m)), nextCursor: pageCursor(page.next) },
+          body: new PrebuiltJson(`{"items":${page.items},"nextCursor":${JSON.stringify(pageCursor(page.next))}}`),
         };
       },
     }),
