@@ -53,6 +53,9 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Crash tests spawn gateways of their own; keep files parallel but bounded on 2 cores.
     maxWorkers: 2,
+    // As many as maxWorkers: with isolate: false, tinypool ends idle workers above minWorkers mid-run and vitest
+    // reports "Terminating worker thread" as an unhandled rejection (vitest-dev/vitest#8564, #8133).
+    minWorkers: 2,
     // One temporary root per run; a test that leaves a directory behind fails the run.
     globalSetup: ['test/support/global-setup.ts'],
     setupFiles: ['test/support/setup.ts'],
