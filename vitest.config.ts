@@ -1,4 +1,20 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+
+/**
+ * The files that replace a module (`vi.mock`): a module graph of their own each (`isolate: true`), so that no
+ * module bound to the replacement reaches another file, nor a module another file loaded reaches them. Every
+ * other file shares its worker's module graph (`isolate: false`): importing the gateway's modules in a fresh
+ * worker cost more than most files' tests (docs/notes/test-durations.md).
+ */
+const ROOT = fileURLToPath(new URL('.', import.meta.url));
+const REPLACES_A_MODULE = readdirSync(join(ROOT, 'test'), { recursive: true, encoding: 'utf8' })
+  .filter((path) => path.endsWith('.test.ts'))
+  .map((path) => join('test', path))
+  .filter((path) => /\bvi\.(mock|doMock|unmock|doUnmock)\(/.test(readFileSync(join(ROOT, path), 'utf8')))
+  .sort();
 
 /**
  * The gateway's own suites that run a second time on EventStoreDB: every gateway they start gets an
@@ -31,18 +47,41 @@ const CHAOS = ['test/cluster/esdb-leader-chaos.e2e.test.ts'];
 
 export default defineConfig({
   test: {
+    // Per project below; here it decides whether a worker runs more than one file.
+    isolate: false,
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Crash tests spawn gateways of their own; keep files parallel but bounded on 2 cores.
     maxWorkers: 2,
+    // As many as maxWorkers: with isolate: false, tinypool ends idle workers above minWorkers mid-run and vitest
+    // reports "Terminating worker thread" as an unhandled rejection (vitest-dev/vitest#8564, #8133).
+    minWorkers: 2,
     // One temporary root per run; a test that leaves a directory behind fails the run.
     globalSetup: ['test/support/global-setup.ts'],
     setupFiles: ['test/support/setup.ts'],
     projects: [
-      // Every file once: the unit files and the e2e files. `npm test` runs this project, never `unit` beside it.
-      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'] } },
-      // The files that start no gateway (`npm run test:unit`); a file that starts one is named *.e2e.test.ts.
-      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: ['test/**/*.e2e.test.ts'] } },
+      // Every file once, unit and e2e: `sqlite` and `sqlite-isolated` (`--project 'sqlite*'`, as `npm test` does).
+      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: REPLACES_A_MODULE } },
+      { extends: true, test: { name: 'sqlite-isolated', include: REPLACES_A_MODULE, isolate: true } },
+      // The files that start no gateway (`npm run test:unit`: `--project 'unit*'`); a file that starts one is named
+      // *.e2e.test.ts.
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/**/*.e2e.test.ts', ...REPLACES_A_MODULE],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'unit-isolated',
+          include: REPLACES_A_MODULE,
+          exclude: ['test/**/*.e2e.test.ts'],
+          isolate: true,
+        },
+      },
       { extends: true, test: { name: 'chaos', include: CHAOS } },
       {
         extends: true,

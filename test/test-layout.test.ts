@@ -8,6 +8,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import config from '../vitest.config.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** This file names the patterns it looks for. */
@@ -45,6 +46,11 @@ function markdownUnder(folder: string): string[] {
 
 const source = (path: string) => readFileSync(join(ROOT, path), 'utf8');
 const testFiles = filesUnder('test').filter((path) => path.endsWith('.test.ts') && path !== SELF);
+/** vitest.config.ts's projects, as far as this file reads them. */
+const projects = (config.test?.projects ?? []) as Array<{
+  test: { name: string; include?: string[]; exclude?: string[]; isolate?: boolean };
+}>;
+const project = (name: string) => projects.find((each) => each.test.name === name)!.test;
 const helpers = [...filesUnder('test'), ...filesUnder('bench/lib')].filter((path) => !path.endsWith('.test.ts'));
 
 describe('test layout', () => {
@@ -85,6 +91,20 @@ describe('test layout', () => {
         .map((named) => `${place}: ${named}`),
     );
     expect(missing).toEqual([]);
+  });
+
+  it("runs a file that replaces a module (vi.mock) with a module graph of its own, every other in its worker's", () => {
+    const replacing = testFiles.filter((path) => /\bvi\.(mock|doMock|unmock|doUnmock)\(/.test(source(path))).sort();
+    expect(replacing.length).toBeGreaterThan(0);
+    // Root: a worker runs several files; a project that isolates still gets fresh modules for each file.
+    expect(config.test?.isolate).toBe(false);
+    expect(project('sqlite-isolated')).toMatchObject({ include: replacing, isolate: true });
+    expect(project('unit-isolated')).toMatchObject({ include: replacing, isolate: true });
+    for (const name of ['sqlite', 'unit']) {
+      expect(project(name).isolate, name).toBeUndefined();
+      expect(project(name).exclude, name).toEqual(expect.arrayContaining(replacing));
+    }
+    expect(project('esdb').include!.filter((path) => replacing.includes(path))).toEqual([]);
   });
 
   it('has one eventually, and no vi.waitFor beside it', () => {
