@@ -99,6 +99,11 @@ export class WebhooksReadModel implements Projection {
     resetWebhookTables(db);
   }
 
+  /** A batch rolled back: webhooks it configured and then read were cached, and the table has them no more. */
+  discard(): void {
+    this.targets.forgetAll();
+  }
+
   apply(stored: StoredEvent): void {
     const at = stored.createdAt.getTime();
     if (!isOwnEvent(stored)) {
