@@ -25,6 +25,7 @@ import {
 } from '../event-store.js';
 import { newEventId } from '../event-id.js';
 import { BUSY, GroupCommitter } from './group-committer.js';
+import { LimitedRead } from './limited-read.js';
 import { LiveFeed } from './live-feed.js';
 import { SharedFileTail } from './shared-file-tail.js';
 import { assertCurrentSchema, setUpSchema } from './schema.js';
@@ -167,21 +168,18 @@ export class SqliteEventStore implements EventStore {
           `SELECT ${COLUMNS} FROM events INDEXED BY events_by_event_id WHERE event_id = ? AND stream_id = ?`,
         )
         .raw(true),
-      readForwards: this.db
-        .prepare<[string, number, number], RawEventRow>(
-          `SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision ASC LIMIT ?`,
-        )
-        .raw(true),
-      readBackwards: this.db
-        .prepare<[string, number, number], RawEventRow>(
-          `SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND revision <= ? ORDER BY revision DESC LIMIT ?`,
-        )
-        .raw(true),
-      readAll: this.db
-        .prepare<[number, number], RawEventRow>(
-          `SELECT ${COLUMNS} FROM events WHERE position > ? ORDER BY position ASC LIMIT ?`,
-        )
-        .raw(true),
+      readForwards: new LimitedRead<[string, number]>(
+        this.db,
+        `SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision ASC`,
+      ),
+      readBackwards: new LimitedRead<[string, number]>(
+        this.db,
+        `SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND revision <= ? ORDER BY revision DESC`,
+      ),
+      readAll: new LimitedRead<[number]>(
+        this.db,
+        `SELECT ${COLUMNS} FROM events WHERE position > ? ORDER BY position ASC`,
+      ),
       saveSnapshot: this.db.prepare(
         `INSERT INTO snapshots (stream_id, revision, state, saved_at) VALUES (?, ?, ?, ?)
          ON CONFLICT(stream_id) DO UPDATE SET revision = excluded.revision, state = excluded.state, saved_at = excluded.saved_at`,
@@ -417,7 +415,7 @@ export class SqliteEventStore implements EventStore {
     if (!onConflict || (typeof expectedRevision !== 'number' && expectedRevision !== 'no_stream')) return undefined;
     const after = expectedRevision === 'no_stream' ? -1 : expectedRevision;
     if (current <= after) return undefined;
-    const newer = this.sql.readForwards.all(streamId, after + 1, Number.MAX_SAFE_INTEGER).map(fromRawRow);
+    const newer = this.sql.readForwards.all(Number.MAX_SAFE_INTEGER, streamId, after + 1).map(fromRawRow);
     let events: readonly NewEvent[] | undefined;
     let json: PendingAppend['json'];
     try {
@@ -449,7 +447,7 @@ export class SqliteEventStore implements EventStore {
 
   /** The same ids appended again (a retried request): answer what the first append answered. */
   private idempotentResult(streamId: string, events: readonly NewEvent[], first: StoredEvent): AppendResult {
-    const stored = this.sql.readForwards.all(streamId, first.revision, events.length).map(fromRawRow);
+    const stored = this.sql.readForwards.all(events.length, streamId, first.revision).map(fromRawRow);
     const same =
       first.streamId === streamId &&
       stored.length === events.length &&
@@ -464,8 +462,8 @@ export class SqliteEventStore implements EventStore {
     const maxCount = options.maxCount ?? Number.MAX_SAFE_INTEGER;
     const rows =
       options.direction === 'backwards'
-        ? this.sql.readBackwards.all(streamId, options.fromRevision ?? Number.MAX_SAFE_INTEGER, maxCount)
-        : this.sql.readForwards.all(streamId, options.fromRevision ?? 0, maxCount);
+        ? this.sql.readBackwards.all(maxCount, streamId, options.fromRevision ?? Number.MAX_SAFE_INTEGER)
+        : this.sql.readForwards.all(maxCount, streamId, options.fromRevision ?? 0);
     return rows.map(fromRawRow);
   }
 
@@ -476,7 +474,7 @@ export class SqliteEventStore implements EventStore {
 
   private readAllNow(after: number, maxCount: number): StoredEvent[] {
     this.assertOpen();
-    return this.sql.readAll.all(after, maxCount).map(fromRawRow);
+    return this.sql.readAll.all(maxCount, after).map(fromRawRow);
   }
 
   subscribe(options: SubscribeOptions = {}): Subscription {
