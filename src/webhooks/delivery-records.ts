@@ -3,6 +3,7 @@
  * webhook and event it asked for, with its progress; the dispatcher's queue (pending heads, lanes with work) and
  * the log behind the deliveries routes. Written by WebhooksReadModel.apply only.
  */
+import { LimitedStatements } from '../storage/limited-statements.js';
 import type Database from 'better-sqlite3';
 import type { WebhookEventKind } from './envelope.js';
 import { DEFAULT_WEBHOOK_ID } from './webhook-settings-events.js';
@@ -165,13 +166,13 @@ export class DeliveryRecords {
   /** The lane's (a device id: its hook's) `count` oldest pending deliveries, oldest first. */
   pendingHeads(lane: LaneId | string, count: number): PendingDelivery[] {
     const { deviceId, webhookId } = laneOf(lane);
-    return this.sql().heads.all(webhookId, deviceId, count).map(toPending);
+    return this.sql().heads.limit(count).all(webhookId, deviceId).map(toPending);
   }
 
   /** The lane's `count` oldest pending deliveries after `seq`, oldest first (the dispatcher's read-ahead). */
   pendingAfter(lane: LaneId | string, seq: number, count: number): PendingDelivery[] {
     const { deviceId, webhookId } = laneOf(lane);
-    return this.sql().headsAfter.all(webhookId, deviceId, seq, count).map(toPending);
+    return this.sql().headsAfter.limit(count).all(webhookId, deviceId, seq).map(toPending);
   }
 
   /** The devices with something pending, for any webhook. */
@@ -327,11 +328,14 @@ export class DeliveryRecords {
          WHERE webhook_id = @webhookId AND id = @id AND device_id = @deviceId
            AND (@all = 1 OR event IN (SELECT value FROM json_each(@events)))`,
       ),
-      heads: db.prepare<[string, string, number], DeliveryRow>(
-        "SELECT * FROM webhook_deliveries WHERE webhook_id = ? AND device_id = ? AND status = 'pending' ORDER BY seq LIMIT ?",
+      // Their LIMIT in the text: a bound one is planned again at every run (src/storage/limited-statements.ts).
+      heads: new LimitedStatements<[string, string], DeliveryRow>(
+        db,
+        "SELECT * FROM webhook_deliveries WHERE webhook_id = ? AND device_id = ? AND status = 'pending' ORDER BY seq",
       ),
-      headsAfter: db.prepare<[string, string, number, number], DeliveryRow>(
-        "SELECT * FROM webhook_deliveries WHERE webhook_id = ? AND device_id = ? AND status = 'pending' AND seq > ? ORDER BY seq LIMIT ?",
+      headsAfter: new LimitedStatements<[string, string, number], DeliveryRow>(
+        db,
+        "SELECT * FROM webhook_deliveries WHERE webhook_id = ? AND device_id = ? AND status = 'pending' AND seq > ? ORDER BY seq",
       ),
       pendingLanes: db.prepare<[], { webhook_id: string; device_id: string }>(
         "SELECT DISTINCT webhook_id, device_id FROM webhook_deliveries WHERE status = 'pending'",

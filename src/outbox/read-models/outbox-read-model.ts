@@ -3,6 +3,7 @@
  * GET /outbox (the pending ones, FIFO), finds a message by its waMessageId (DELETE /send, reactions,
  * receipts), and tells which devices have something waiting (the drainer at start).
  */
+import { LimitedStatements } from '../../storage/limited-statements.js';
 import type Database from 'better-sqlite3';
 import type { StoredEvent } from '../../eventstore/event-store.js';
 import { eventGuard } from '../../eventstore/typed-events.js';
@@ -224,7 +225,9 @@ export class OutboxReadModel implements Projection {
     deviceId: string,
     options: { limit: number; afterSeq?: number },
   ): { items: OutboxItemView[]; nextAfterSeq: number | null } {
-    const rows = this.sql().pendingPage.all(deviceId, options.afterSeq ?? 0, options.limit + 1);
+    const rows = this.sql()
+      .pendingPage.limit(options.limit + 1)
+      .all(deviceId, options.afterSeq ?? 0);
     const page = rows.slice(0, options.limit);
     return {
       items: page.map(toItemView),
@@ -240,7 +243,9 @@ export class OutboxReadModel implements Projection {
     deviceId: string,
     options: { limit: number; afterSeq?: number },
   ): { items: Array<{ waMessageId: string; to: string; status: 'sent' | 'delivered' }>; nextAfterSeq: number | null } {
-    const rows = this.sql().unconfirmedPage.all(deviceId, options.afterSeq ?? 0, options.limit + 1);
+    const rows = this.sql()
+      .unconfirmedPage.limit(options.limit + 1)
+      .all(deviceId, options.afterSeq ?? 0);
     const page = rows.slice(0, options.limit);
     return {
       items: page.map((row) => ({ waMessageId: row.wa_message_id, to: row.recipient, status: row.status })),
@@ -316,15 +321,18 @@ export class OutboxReadModel implements Projection {
       >(
         'SELECT outbox_id, wa_message_id, kind, recipient, status FROM outbox_messages WHERE device_id = ? AND wa_message_id = ? LIMIT 1',
       ),
-      pendingPage: db.prepare<[string, number, number], Row>(
-        `SELECT * FROM outbox_messages WHERE device_id = ? AND status IN ('queued', 'sending') AND seq > ? ORDER BY seq LIMIT ?`,
+      // Their LIMIT in the text: a bound one is planned again at every run (src/storage/limited-statements.ts).
+      pendingPage: new LimitedStatements<[string, number], Row>(
+        db,
+        `SELECT * FROM outbox_messages WHERE device_id = ? AND status IN ('queued', 'sending') AND seq > ? ORDER BY seq`,
       ),
-      unconfirmedPage: db.prepare<
-        [string, number, number],
+      unconfirmedPage: new LimitedStatements<
+        [string, number],
         { wa_message_id: string; recipient: string; status: 'sent' | 'delivered'; seq: number }
       >(
+        db,
         `SELECT wa_message_id, recipient, status, seq FROM outbox_messages
-         WHERE device_id = ? AND status IN ('sent', 'delivered') AND seq > ? ORDER BY seq LIMIT ?`,
+         WHERE device_id = ? AND status IN ('sent', 'delivered') AND seq > ? ORDER BY seq`,
       ),
       depth: db.prepare<[], { status: string; count: number }>(
         `SELECT status, count(*) AS count FROM outbox_messages WHERE status IN ('queued', 'sending') GROUP BY status`,
