@@ -438,6 +438,93 @@ describe('dashboard in a real browser', () => {
     expect(await shown.first().textContent()).toContain('The newest of them all');
     expect(problems).toEqual([]);
   });
+
+  it('pages chats and messages by cursor, shows who reacted, and edits the warm-up', async () => {
+    const api = apiClient(gateway.url);
+    const inbound = async (json: Record<string, unknown>) => {
+      const answer = await api('POST', '/sandbox/devices/browser-2/inbound', { admin: true, json });
+      expect(answer.status).toBe(202);
+      return answer.body.waMessageId as string;
+    };
+    // 51 messages in one chat and 51 chats (with the one of the test above): a page of each is 50.
+    const FRIEND = '4915100005000';
+    let first = '';
+    for (let n = 0; n < 51; n++) {
+      const id = await inbound({ from: FRIEND, body: `Message number ${n}` });
+      if (n === 0) first = id;
+    }
+    for (let n = 1; n < 50; n++) await inbound({ from: `49151000050${String(n).padStart(2, '0')}`, body: 'Hello' });
+    await inbound({ from: FRIEND, type: 'reaction', messageId: first, body: '👍' });
+    await eventually(
+      async () =>
+        (await api('GET', `/devices/browser-2/chats/${FRIEND}/messages?limit=200`, { admin: true })).body.items.find(
+          (m: { waMessageId: string }) => m.waMessageId === first,
+        )?.reactions.length === 1,
+      'the reaction recorded',
+    );
+    // The oldest chat is the one of the test above: it comes with the second page.
+    const oldest = page.getByTestId('chat-4915100004444');
+    await page.getByTestId(`chat-${FRIEND}`).waitFor({ timeout: 15_000 });
+    await page.getByTestId('chat-4915100005049').waitFor({ timeout: 15_000 });
+    expect(await oldest.count()).toBe(0);
+    expect(await page.getByTestId('chats').locator('li').count()).toBe(50);
+    await page.getByRole('button', { name: 'More conversations' }).click();
+    await oldest.waitFor({ timeout: 15_000 });
+    expect(await page.getByTestId('chats').locator('li').count()).toBe(51);
+    await page.getByRole('button', { name: 'More conversations' }).waitFor({ state: 'detached' });
+
+    // The chat shows its newest 50; the oldest (with its reaction) comes with "Older messages".
+    await page.getByTestId(`chat-${FRIEND}`).click();
+    const messages = page.getByTestId('messages');
+    await messages.getByText('Message number 50').waitFor({ timeout: 15_000 });
+    expect(await messages.locator('li.message').count()).toBe(50);
+    expect(await messages.getByText('Message number 0', { exact: true }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Older messages' }).click();
+    await messages.getByText('Message number 0', { exact: true }).waitFor({ timeout: 15_000 });
+    expect(await messages.locator('li.message').count()).toBe(51);
+    await page.getByRole('button', { name: 'Older messages' }).waitFor({ state: 'detached' });
+    const reactions = page.getByTestId(`reactions-${first}`);
+    await reactions.getByRole('listitem').filter({ hasText: '👍 +4915100005000' }).waitFor();
+    // A live event reads the pages shown again: the older ones stay.
+    await inbound({ from: FRIEND, body: 'One more, live' });
+    await messages.getByText('One more, live').waitFor({ timeout: 15_000 });
+    expect(await messages.locator('li.message').count()).toBe(52);
+    await accessible('a chat read back to its first message');
+    await shot('10-paged-inbox');
+
+    // The warm-up and replies in quiet hours: what the form saves is what the API reads.
+    await page.getByLabel('Sends on the first day').fill('10');
+    await page.getByLabel('Growth a day (%)').fill('25');
+    await page.getByLabel('At most a day').fill('200');
+    await page.getByLabel('From', { exact: true }).fill('23:00');
+    await page.getByLabel('To', { exact: true }).fill('06:30');
+    await page.getByLabel(/Replies to a number that wrote/).check();
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Settings saved.').waitFor();
+    const saved = async () => (await api('GET', '/devices/browser-2/settings', { admin: true })).body.pacing;
+    expect(await saved()).toMatchObject({
+      warmup: { startPerDay: 10, growthPercent: 25, maxPerDay: 200 },
+      quietHours: { from: '23:00', to: '06:30', allowReplies: true },
+    });
+    // Half a warm-up is the server's 400, said in the notice; nothing changes.
+    await page.getByLabel('At most a day').fill('');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page
+      .locator('.notice')
+      .filter({ hasText: /maxPerDay/ })
+      .waitFor();
+    expect((await saved()).warmup).toEqual({ startPerDay: 10, growthPercent: 25, maxPerDay: 200 });
+    // All three emptied: no warm-up.
+    await page.getByLabel('Sends on the first day').fill('');
+    await page.getByLabel('Growth a day (%)').fill('');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Settings saved.').waitFor();
+    await eventually(async () => (await saved()).warmup === null, 'the warm-up removed');
+    await accessible('the warm-up form');
+    await shot('11-warmup');
+    expect(problems).toEqual([]);
+    expect(outside).toEqual([]);
+  }, 120_000);
 });
 
 describe('dashboard not built', () => {

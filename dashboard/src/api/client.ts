@@ -130,12 +130,20 @@ export function gatewayApi(key: string) {
     sendImage: (id: string, body: SendImage) => json<Queued>(key, 'POST', `${device(id)}/send/image`, body),
     sendFile: (id: string, body: SendFile) => json<Queued>(key, 'POST', `${device(id)}/send/file`, body),
     /** A page of chats, `filter` one of GET /chats's filters (`unread=true`…) or none. */
-    chats: (id: string, limit: number, filter?: ChatFilter) =>
-      json<ChatList>(key, 'GET', `${device(id)}/chats?limit=${limit}${filter ? `&${filter}=true` : ''}`),
+    chats: (id: string, limit: number, filter?: ChatFilter, cursor?: string) =>
+      json<ChatList>(
+        key,
+        'GET',
+        `${device(id)}/chats?limit=${limit}${filter ? `&${filter}=true` : ''}${cursor ? `&cursor=${enc(cursor)}` : ''}`,
+      ),
     searchMessages: (id: string, q: string, limit: number) =>
       json<MessagePage>(key, 'GET', `${device(id)}/messages?q=${enc(q)}&limit=${limit}`),
-    chatMessages: (id: string, chatId: string, limit: number) =>
-      json<MessagePage>(key, 'GET', `${device(id)}/chats/${enc(chatId)}/messages?limit=${limit}`),
+    chatMessages: (id: string, chatId: string, limit: number, cursor?: string) =>
+      json<MessagePage>(
+        key,
+        'GET',
+        `${device(id)}/chats/${enc(chatId)}/messages?limit=${limit}${cursor ? `&cursor=${enc(cursor)}` : ''}`,
+      ),
     /** A message's media (GET /messages/:id/media), as bytes the page shows through an object URL. */
     media: async (path: string): Promise<Blob> => (await send(key, 'GET', path)).blob(),
 

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { ChatFilter, MessagePage, MessageView } from '../api/types.js';
 import { describeError } from '../api/client.js';
-import { useLoaded } from '../hooks/use-loaded.js';
+import { usePaged } from '../hooks/use-paged.js';
 import { Composer } from './composer.js';
 import type { DetailProps } from './detail-props.js';
 import { MessageItem } from './message-item.js';
@@ -23,16 +23,19 @@ export function Inbox(props: DetailProps) {
   const [chatId, setChatId] = useState<string | null>(null);
   const [replyTo, setReplyTo] = useState<MessageView | null>(null);
   const [filter, setFilter] = useState<ChatFilter | ''>('');
-  const [chats, , chatsError] = useLoaded(
-    () => api.chats(device.id, CHATS, filter || undefined),
-    [api, device.id, version, filter],
+  const chats = usePaged(
+    (cursor) => api.chats(device.id, CHATS, filter || undefined, cursor),
+    [api, device.id, filter],
+    [version],
   );
   const [query, setQuery] = useState('');
   const [found, setFound] = useState<{ q: string; page: MessagePage } | null>(null);
   const [searchError, setSearchError] = useState('');
-  const [messages, reloadMessages, messagesError] = useLoaded(
-    () => (chatId ? api.chatMessages(device.id, chatId, MESSAGES) : Promise.resolve(null)),
-    [api, device.id, chatId, version],
+  const messages = usePaged(
+    (cursor) =>
+      chatId ? api.chatMessages(device.id, chatId, MESSAGES, cursor) : Promise.resolve({ items: [], nextCursor: null }),
+    [api, device.id, chatId],
+    [version],
   );
   const open = (id: string) => {
     setChatId(id);
@@ -105,9 +108,9 @@ export function Inbox(props: DetailProps) {
           </option>
         ))}
       </select>
-      {chatsError && <p class="error">{chatsError}</p>}
-      {chats && chats.items.length === 0 && <p>{filter ? 'No such conversations.' : 'No conversations yet.'}</p>}
-      {chats && chats.items.length > 0 && (
+      {chats.error && <p class="error">{chats.error}</p>}
+      {chats.items?.length === 0 && <p>{filter ? 'No such conversations.' : 'No conversations yet.'}</p>}
+      {chats.items && chats.items.length > 0 && (
         <ul class="chats" data-testid="chats" tabIndex={0} aria-label="Conversations, latest first">
           {chats.items.map((chat) => (
             <li key={chat.chatId}>
@@ -128,24 +131,36 @@ export function Inbox(props: DetailProps) {
           ))}
         </ul>
       )}
+      {chats.more && (
+        <button type="button" class="secondary more" onClick={chats.more}>
+          More conversations
+        </button>
+      )}
       {chatId && (
         <section aria-label={`Messages with ${chatId}`}>
           <h4>Messages</h4>
-          {messagesError && <p class="error">{messagesError}</p>}
-          {messages && (
+          {messages.error && <p class="error">{messages.error}</p>}
+          {/* Above the list: the list shows the newest last, so older ones come in on top. */}
+          {messages.more && (
+            <button type="button" class="secondary more" onClick={messages.more}>
+              Older messages
+            </button>
+          )}
+          {messages.items && (
             <ol class="messages" reversed data-testid="messages" tabIndex={0} aria-label="Newest messages last">
               {messages.items.map((message) => (
                 <MessageItem key={message.waMessageId} api={api} message={message} onReply={setReplyTo} />
               ))}
             </ol>
           )}
+
           <Composer
             {...props}
             chatId={chatId}
             replyTo={replyTo}
             onSent={() => {
               setReplyTo(null);
-              reloadMessages();
+              messages.reload();
             }}
           />
         </section>
