@@ -439,7 +439,7 @@ describe('dashboard in a real browser', () => {
     expect(problems).toEqual([]);
   });
 
-  it('pages chats and messages by cursor, shows who reacted, and edits the warm-up', async () => {
+  it('pages chats, messages and search results by cursor, shows who reacted, and edits the warm-up', async () => {
     const api = apiClient(gateway.url);
     const inbound = async (json: Record<string, unknown>) => {
       const answer = await api('POST', '/sandbox/devices/browser-2/inbound', { admin: true, json });
@@ -489,8 +489,21 @@ describe('dashboard in a real browser', () => {
     await inbound({ from: FRIEND, body: 'One more, live' });
     await messages.getByText('One more, live').waitFor({ timeout: 15_000 });
     expect(await messages.locator('li.message').count()).toBe(52);
+    // Search results come 20 at a time.
+    await page.getByLabel('Search messages').fill('message number');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    const found = page.getByTestId('found');
+    await found.getByText('Message number 50').waitFor({ timeout: 15_000 });
+    expect(await found.locator('li').count()).toBe(20);
+    for (const shown of [40, 51]) {
+      await found.getByRole('button', { name: 'More results' }).click();
+      await eventually(async () => (await found.locator('li').count()) === shown, `${shown} results shown`);
+    }
+    await found.getByRole('button', { name: 'More results' }).waitFor({ state: 'detached' });
+    await found.getByText('Message number 0', { exact: true }).waitFor();
     await accessible('a chat read back to its first message');
     await shot('10-paged-inbox');
+    await found.getByRole('button', { name: 'Clear' }).click();
 
     // The warm-up and replies in quiet hours: what the form saves is what the API reads.
     await page.getByLabel('Sends on the first day').fill('10');

@@ -136,8 +136,12 @@ export function gatewayApi(key: string) {
         'GET',
         `${device(id)}/chats?limit=${limit}${filter ? `&${filter}=true` : ''}${cursor ? `&cursor=${enc(cursor)}` : ''}`,
       ),
-    searchMessages: (id: string, q: string, limit: number) =>
-      json<MessagePage>(key, 'GET', `${device(id)}/messages?q=${enc(q)}&limit=${limit}`),
+    searchMessages: (id: string, q: string, limit: number, cursor?: string) =>
+      json<MessagePage>(
+        key,
+        'GET',
+        `${device(id)}/messages?q=${enc(q)}&limit=${limit}${cursor ? `&cursor=${enc(cursor)}` : ''}`,
+      ),
     chatMessages: (id: string, chatId: string, limit: number, cursor?: string) =>
       json<MessagePage>(
         key,

@@ -1,6 +1,5 @@
 import { useState } from 'preact/hooks';
-import type { ChatFilter, MessagePage, MessageView } from '../api/types.js';
-import { describeError } from '../api/client.js';
+import type { ChatFilter, MessageView } from '../api/types.js';
 import { usePaged } from '../hooks/use-paged.js';
 import { Composer } from './composer.js';
 import type { DetailProps } from './detail-props.js';
@@ -29,8 +28,16 @@ export function Inbox(props: DetailProps) {
     [version],
   );
   const [query, setQuery] = useState('');
-  const [found, setFound] = useState<{ q: string; page: MessagePage } | null>(null);
-  const [searchError, setSearchError] = useState('');
+  // The words searched for; null: no search shown.
+  const [searched, setSearched] = useState<string | null>(null);
+  const found = usePaged(
+    (cursor) =>
+      searched
+        ? api.searchMessages(device.id, searched, FOUND, cursor)
+        : Promise.resolve({ items: [], nextCursor: null }),
+    [api, device.id, searched],
+    [],
+  );
   const messages = usePaged(
     (cursor) =>
       chatId ? api.chatMessages(device.id, chatId, MESSAGES, cursor) : Promise.resolve({ items: [], nextCursor: null }),
@@ -41,16 +48,11 @@ export function Inbox(props: DetailProps) {
     setChatId(id);
     setReplyTo(null);
   };
-  const search = async (event: Event) => {
+  const search = (event: Event) => {
     event.preventDefault();
-    const q = query.trim();
-    if (!q) return setFound(null);
-    try {
-      setFound({ q, page: await api.searchMessages(device.id, q, FOUND) });
-      setSearchError('');
-    } catch (err) {
-      setSearchError(describeError(err));
-    }
+    setSearched(query.trim() || null);
+    // The same words again: read them again.
+    found.reload();
   };
   return (
     <div class="card inbox" aria-labelledby="inbox-title">
@@ -68,18 +70,24 @@ export function Inbox(props: DetailProps) {
           Search
         </button>
       </form>
-      {searchError && <p class="error">{searchError}</p>}
-      {found && (
-        <section aria-label={`Messages with "${found.q}"`} data-testid="found">
+      {found.error && <p class="error">{found.error}</p>}
+      {searched && found.items && (
+        <section aria-label={`Messages with "${searched}"`} data-testid="found">
           <h4>
-            Found for “{found.q}”{' '}
-            <button type="button" class="link" onClick={() => setFound(null)}>
+            Found for “{searched}”{' '}
+            <button type="button" class="link" onClick={() => setSearched(null)}>
               Clear
             </button>
           </h4>
-          {found.page.items.length === 0 && <p>No message has these words.</p>}
+          {found.items.length === 0 && <p>No message has these words.</p>}
+          {/* Above the list, which shows the newest last: older results come in on top. */}
+          {found.more && (
+            <button type="button" class="secondary more" onClick={found.more}>
+              More results
+            </button>
+          )}
           <ol class="messages">
-            {found.page.items.map((message) => (
+            {found.items.map((message) => (
               <li key={message.waMessageId} class={message.fromMe ? 'message mine' : 'message'}>
                 <p class="meta">
                   {message.fromMe ? 'You' : `+${message.participant ?? message.from}`} ·{' '}
