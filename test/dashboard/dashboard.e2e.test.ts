@@ -538,6 +538,51 @@ describe('dashboard in a real browser', () => {
     expect(problems).toEqual([]);
     expect(outside).toEqual([]);
   }, 120_000);
+
+  it("filters a business account's chats by label and names their labels", async () => {
+    const api = apiClient(gateway.url);
+    const admin = async (method: string, path: string, json?: Record<string, unknown>) => {
+      const answer = await api(method, path, { admin: true, ...(json ? { json } : {}) });
+      expect(answer.status, `${method} ${path}`).toBeLessThan(300);
+      return answer.body;
+    };
+    // Made on the page, which then shows it.
+    await page.getByLabel('Id (optional)').fill('browser-3');
+    await page.getByLabel('Name', { exact: true }).first().fill('Business');
+    await page.getByLabel('Engine').selectOption('sandbox');
+    await page.getByRole('button', { name: 'Create device' }).click();
+    await text('new-key', /dk_/);
+    await admin('POST', '/devices/browser-3/session/open');
+    await admin('POST', '/sandbox/devices/browser-3/scan', { phone: '4915100006000', business: true });
+    await eventually(
+      async () => (await admin('GET', '/devices/browser-3')).session.state === 'online',
+      'the business device online',
+    );
+    const { labelId } = await admin('POST', '/devices/browser-3/labels', { name: 'Paid', color: 3 });
+    await admin('POST', '/sandbox/devices/browser-3/inbound', { from: '4915100006001', body: 'I paid' });
+    await admin('POST', '/sandbox/devices/browser-3/inbound', { from: '4915100006002', body: 'Not yet' });
+    await eventually(
+      async () => (await admin('GET', '/devices/browser-3/chats')).items.length === 2,
+      'both chats listed',
+    );
+    await admin('PUT', `/devices/browser-3/chats/4915100006001/labels/${labelId}`);
+
+    await page
+      .getByTestId('chat-4915100006001')
+      .locator('.badge')
+      .filter({ hasText: 'Paid' })
+      .waitFor({ timeout: 15_000 });
+    await page.getByTestId('chat-4915100006002').waitFor();
+    await page.getByLabel('Show', { exact: true }).selectOption({ label: 'Label: Paid' });
+    // The list is read again for the label: the labelled chat alone.
+    await page.getByTestId('chat-4915100006001').waitFor({ timeout: 15_000 });
+    await eventually(async () => (await page.getByTestId('chats').locator('li').count()) === 1, 'one chat listed');
+    expect(await page.getByTestId('chat-4915100006002').count()).toBe(0);
+    await accessible('chats filtered by label');
+    await shot('12-label-filter');
+    expect(problems).toEqual([]);
+    expect(outside).toEqual([]);
+  });
 });
 
 describe('dashboard not built', () => {

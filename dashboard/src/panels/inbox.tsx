@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { ChatFilter, MessageView } from '../api/types.js';
+import { useLoaded } from '../hooks/use-loaded.js';
 import { usePaged } from '../hooks/use-paged.js';
 import { Composer } from './composer.js';
 import type { DetailProps } from './detail-props.js';
@@ -8,6 +9,7 @@ import { MessageItem } from './message-item.js';
 const CHATS = 50;
 const MESSAGES = 50;
 const FOUND = 20;
+const LABEL = 'label:';
 /** The chat list's filters, in words. */
 const FILTERS: ReadonlyArray<{ value: ChatFilter | ''; label: string }> = [
   { value: '', label: 'All chats' },
@@ -21,9 +23,20 @@ export function Inbox(props: DetailProps) {
   const { api, device, version } = props;
   const [chatId, setChatId] = useState<string | null>(null);
   const [replyTo, setReplyTo] = useState<MessageView | null>(null);
-  const [filter, setFilter] = useState<ChatFilter | ''>('');
+  // A yes/no filter, `label:<labelId>`, or '' for all chats.
+  const [filter, setFilter] = useState('');
+  // The account's labels (WhatsApp Business; none otherwise): filters of their own, and names on the chats.
+  const [labels] = useLoaded(() => api.labels(device.id), [api, device.id, version]);
   const chats = usePaged(
-    (cursor) => api.chats(device.id, CHATS, filter || undefined, cursor),
+    (cursor) =>
+      api.chats(
+        device.id,
+        CHATS,
+        filter.startsWith(LABEL)
+          ? { label: filter.slice(LABEL.length) }
+          : FILTERS.find((f) => f.value === filter)?.value || undefined,
+        cursor,
+      ),
     [api, device.id, filter],
     [version],
   );
@@ -105,14 +118,15 @@ export function Inbox(props: DetailProps) {
         </section>
       )}
       <label for="chat-filter">Show</label>
-      <select
-        id="chat-filter"
-        value={filter}
-        onChange={(e) => setFilter(FILTERS.find((f) => f.value === e.currentTarget.value)?.value ?? '')}
-      >
+      <select id="chat-filter" value={filter} onChange={(e) => setFilter(e.currentTarget.value)}>
         {FILTERS.map((f) => (
           <option key={f.value} value={f.value}>
             {f.label}
+          </option>
+        ))}
+        {labels?.items.map((label) => (
+          <option key={label.labelId} value={`${LABEL}${label.labelId}`}>
+            Label: {label.name}
           </option>
         ))}
       </select>
@@ -130,6 +144,11 @@ export function Inbox(props: DetailProps) {
               >
                 <span class="name">{chat.name ?? (chat.isGroup ? 'Group' : `+${chat.chatId}`)}</span>{' '}
                 {chat.unreadCount > 0 && <span class="badge pending">{chat.unreadCount} unread</span>}
+                {chat.labels.map((id) => (
+                  <span key={id} class="badge label">
+                    {labels?.items.find((label) => label.labelId === id)?.name ?? id}
+                  </span>
+                ))}
                 <span class="last">
                   {chat.lastMessage?.fromMe ? 'You: ' : ''}
                   {chat.lastMessage ? chat.lastMessage.body || chat.lastMessage.type : ''}
