@@ -438,6 +438,151 @@ describe('dashboard in a real browser', () => {
     expect(await shown.first().textContent()).toContain('The newest of them all');
     expect(problems).toEqual([]);
   });
+
+  it('pages chats, messages and search results by cursor, shows who reacted, and edits the warm-up', async () => {
+    const api = apiClient(gateway.url);
+    const inbound = async (json: Record<string, unknown>) => {
+      const answer = await api('POST', '/sandbox/devices/browser-2/inbound', { admin: true, json });
+      expect(answer.status).toBe(202);
+      return answer.body.waMessageId as string;
+    };
+    // 51 messages in one chat and 51 chats (with the one of the test above): a page of each is 50.
+    const FRIEND = '4915100005000';
+    let first = '';
+    for (let n = 0; n < 51; n++) {
+      const id = await inbound({ from: FRIEND, body: `Message number ${n}` });
+      if (n === 0) first = id;
+    }
+    for (let n = 1; n < 50; n++) await inbound({ from: `49151000050${String(n).padStart(2, '0')}`, body: 'Hello' });
+    await inbound({ from: FRIEND, type: 'reaction', messageId: first, body: '👍' });
+    await eventually(
+      async () =>
+        (await api('GET', `/devices/browser-2/chats/${FRIEND}/messages?limit=200`, { admin: true })).body.items.find(
+          (m: { waMessageId: string }) => m.waMessageId === first,
+        )?.reactions.length === 1,
+      'the reaction recorded',
+    );
+    // The oldest chat is the one of the test above: it comes with the second page.
+    const oldest = page.getByTestId('chat-4915100004444');
+    await page.getByTestId(`chat-${FRIEND}`).waitFor({ timeout: 15_000 });
+    await page.getByTestId('chat-4915100005049').waitFor({ timeout: 15_000 });
+    expect(await oldest.count()).toBe(0);
+    expect(await page.getByTestId('chats').locator('li').count()).toBe(50);
+    await page.getByRole('button', { name: 'More conversations' }).click();
+    await oldest.waitFor({ timeout: 15_000 });
+    expect(await page.getByTestId('chats').locator('li').count()).toBe(51);
+    await page.getByRole('button', { name: 'More conversations' }).waitFor({ state: 'detached' });
+
+    // The chat shows its newest 50; the oldest (with its reaction) comes with "Older messages".
+    await page.getByTestId(`chat-${FRIEND}`).click();
+    const messages = page.getByTestId('messages');
+    await messages.getByText('Message number 50').waitFor({ timeout: 15_000 });
+    expect(await messages.locator('li.message').count()).toBe(50);
+    expect(await messages.getByText('Message number 0', { exact: true }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Older messages' }).click();
+    await messages.getByText('Message number 0', { exact: true }).waitFor({ timeout: 15_000 });
+    expect(await messages.locator('li.message').count()).toBe(51);
+    await page.getByRole('button', { name: 'Older messages' }).waitFor({ state: 'detached' });
+    const reactions = page.getByTestId(`reactions-${first}`);
+    await reactions.getByRole('listitem').filter({ hasText: '👍 +4915100005000' }).waitFor();
+    // A live event reads the pages shown again: the older ones stay.
+    await inbound({ from: FRIEND, body: 'One more, live' });
+    await messages.getByText('One more, live').waitFor({ timeout: 15_000 });
+    expect(await messages.locator('li.message').count()).toBe(52);
+    // Search results come 20 at a time.
+    await page.getByLabel('Search messages').fill('message number');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    const found = page.getByTestId('found');
+    await found.getByText('Message number 50').waitFor({ timeout: 15_000 });
+    expect(await found.locator('li').count()).toBe(20);
+    for (const shown of [40, 51]) {
+      await found.getByRole('button', { name: 'More results' }).click();
+      await eventually(async () => (await found.locator('li').count()) === shown, `${shown} results shown`);
+    }
+    await found.getByRole('button', { name: 'More results' }).waitFor({ state: 'detached' });
+    await found.getByText('Message number 0', { exact: true }).waitFor();
+    await accessible('a chat read back to its first message');
+    await shot('10-paged-inbox');
+    await found.getByRole('button', { name: 'Clear' }).click();
+
+    // The warm-up and replies in quiet hours: what the form saves is what the API reads.
+    await page.getByLabel('Sends on the first day').fill('10');
+    await page.getByLabel('Growth a day (%)').fill('25');
+    await page.getByLabel('At most a day').fill('200');
+    await page.getByLabel('From', { exact: true }).fill('23:00');
+    await page.getByLabel('To', { exact: true }).fill('06:30');
+    await page.getByLabel(/Replies to a number that wrote/).check();
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Settings saved.').waitFor();
+    const saved = async () => (await api('GET', '/devices/browser-2/settings', { admin: true })).body.pacing;
+    expect(await saved()).toMatchObject({
+      warmup: { startPerDay: 10, growthPercent: 25, maxPerDay: 200 },
+      quietHours: { from: '23:00', to: '06:30', allowReplies: true },
+    });
+    // Half a warm-up is the server's 400, said in the notice; nothing changes.
+    await page.getByLabel('At most a day').fill('');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page
+      .locator('.notice')
+      .filter({ hasText: /maxPerDay/ })
+      .waitFor();
+    expect((await saved()).warmup).toEqual({ startPerDay: 10, growthPercent: 25, maxPerDay: 200 });
+    // All three emptied: no warm-up.
+    await page.getByLabel('Sends on the first day').fill('');
+    await page.getByLabel('Growth a day (%)').fill('');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Settings saved.').waitFor();
+    await eventually(async () => (await saved()).warmup === null, 'the warm-up removed');
+    await accessible('the warm-up form');
+    await shot('11-warmup');
+    expect(problems).toEqual([]);
+    expect(outside).toEqual([]);
+  }, 120_000);
+
+  it("filters a business account's chats by label and names their labels", async () => {
+    const api = apiClient(gateway.url);
+    const admin = async (method: string, path: string, json?: Record<string, unknown>) => {
+      const answer = await api(method, path, { admin: true, ...(json ? { json } : {}) });
+      expect(answer.status, `${method} ${path}`).toBeLessThan(300);
+      return answer.body;
+    };
+    // Made on the page, which then shows it.
+    await page.getByLabel('Id (optional)').fill('browser-3');
+    await page.getByLabel('Name', { exact: true }).first().fill('Business');
+    await page.getByLabel('Engine').selectOption('sandbox');
+    await page.getByRole('button', { name: 'Create device' }).click();
+    await text('new-key', /dk_/);
+    await admin('POST', '/devices/browser-3/session/open');
+    await admin('POST', '/sandbox/devices/browser-3/scan', { phone: '4915100006000', business: true });
+    await eventually(
+      async () => (await admin('GET', '/devices/browser-3')).session.state === 'online',
+      'the business device online',
+    );
+    const { labelId } = await admin('POST', '/devices/browser-3/labels', { name: 'Paid', color: 3 });
+    await admin('POST', '/sandbox/devices/browser-3/inbound', { from: '4915100006001', body: 'I paid' });
+    await admin('POST', '/sandbox/devices/browser-3/inbound', { from: '4915100006002', body: 'Not yet' });
+    await eventually(
+      async () => (await admin('GET', '/devices/browser-3/chats')).items.length === 2,
+      'both chats listed',
+    );
+    await admin('PUT', `/devices/browser-3/chats/4915100006001/labels/${labelId}`);
+
+    await page
+      .getByTestId('chat-4915100006001')
+      .locator('.badge')
+      .filter({ hasText: 'Paid' })
+      .waitFor({ timeout: 15_000 });
+    await page.getByTestId('chat-4915100006002').waitFor();
+    await page.getByLabel('Show', { exact: true }).selectOption({ label: 'Label: Paid' });
+    // The list is read again for the label: the labelled chat alone.
+    await page.getByTestId('chat-4915100006001').waitFor({ timeout: 15_000 });
+    await eventually(async () => (await page.getByTestId('chats').locator('li').count()) === 1, 'one chat listed');
+    expect(await page.getByTestId('chat-4915100006002').count()).toBe(0);
+    await accessible('chats filtered by label');
+    await shot('12-label-filter');
+    expect(problems).toEqual([]);
+    expect(outside).toEqual([]);
+  });
 });
 
 describe('dashboard not built', () => {

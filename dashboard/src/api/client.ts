@@ -21,6 +21,7 @@ import type {
   Hooks,
   InboundAccepted,
   KeyList,
+  LabelList,
   MessagePage,
   Overview,
   OutboxList,
@@ -129,13 +130,28 @@ export function gatewayApi(key: string) {
     sendText: (id: string, body: SendText) => json<Queued>(key, 'POST', `${device(id)}/send/text`, body),
     sendImage: (id: string, body: SendImage) => json<Queued>(key, 'POST', `${device(id)}/send/image`, body),
     sendFile: (id: string, body: SendFile) => json<Queued>(key, 'POST', `${device(id)}/send/file`, body),
-    /** A page of chats, `filter` one of GET /chats's filters (`unread=true`…) or none. */
-    chats: (id: string, limit: number, filter?: ChatFilter) =>
-      json<ChatList>(key, 'GET', `${device(id)}/chats?limit=${limit}${filter ? `&${filter}=true` : ''}`),
-    searchMessages: (id: string, q: string, limit: number) =>
-      json<MessagePage>(key, 'GET', `${device(id)}/messages?q=${enc(q)}&limit=${limit}`),
-    chatMessages: (id: string, chatId: string, limit: number) =>
-      json<MessagePage>(key, 'GET', `${device(id)}/chats/${enc(chatId)}/messages?limit=${limit}`),
+    /** A page of chats, `filter` one of GET /chats's yes/no filters (`unread=true`…) or a label's id, or none. */
+    chats: (id: string, limit: number, filter?: ChatFilter | { label: string }, cursor?: string) =>
+      json<ChatList>(
+        key,
+        'GET',
+        `${device(id)}/chats?limit=${limit}${
+          filter === undefined ? '' : typeof filter === 'string' ? `&${filter}=true` : `&label=${enc(filter.label)}`
+        }${cursor ? `&cursor=${enc(cursor)}` : ''}`,
+      ),
+    labels: (id: string) => json<LabelList>(key, 'GET', `${device(id)}/labels`),
+    searchMessages: (id: string, q: string, limit: number, cursor?: string) =>
+      json<MessagePage>(
+        key,
+        'GET',
+        `${device(id)}/messages?q=${enc(q)}&limit=${limit}${cursor ? `&cursor=${enc(cursor)}` : ''}`,
+      ),
+    chatMessages: (id: string, chatId: string, limit: number, cursor?: string) =>
+      json<MessagePage>(
+        key,
+        'GET',
+        `${device(id)}/chats/${enc(chatId)}/messages?limit=${limit}${cursor ? `&cursor=${enc(cursor)}` : ''}`,
+      ),
     /** A message's media (GET /messages/:id/media), as bytes the page shows through an object URL. */
     media: async (path: string): Promise<Blob> => (await send(key, 'GET', path)).blob(),
 

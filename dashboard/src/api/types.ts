@@ -20,6 +20,7 @@ import type {
   MessageViewSchema,
 } from '../../../src/http/schemas/chats.js';
 import type { CreateKeyBody, CreatedKeySchema, KeyListSchema } from '../../../src/http/schemas/keys.js';
+import type { LabelListSchema } from '../../../src/http/schemas/labels.js';
 import type { OverviewSchema } from '../../../src/http/schemas/overview.js';
 import type { PacingStatusSchema } from '../../../src/http/schemas/pacing.js';
 import type { PatchSettingsBody, SettingsSchema } from '../../../src/http/schemas/settings.js';
@@ -126,6 +127,7 @@ export type Chat = Static<typeof ChatSchema>;
 export type ChatList = Static<typeof ChatListSchema>;
 /** The yes/no filters of GET /chats the inbox offers. */
 export type ChatFilter = 'unread' | 'pinned' | 'archived';
+export type LabelList = Static<typeof LabelListSchema>;
 export type MessageView = Static<typeof MessageViewSchema>;
 export type MessagePage = Static<typeof MessagePageSchema>;
 

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
-import type { ChatFilter, MessagePage, MessageView } from '../api/types.js';
-import { describeError } from '../api/client.js';
+import type { ChatFilter, MessageView } from '../api/types.js';
 import { useLoaded } from '../hooks/use-loaded.js';
+import { usePaged } from '../hooks/use-paged.js';
 import { Composer } from './composer.js';
 import type { DetailProps } from './detail-props.js';
 import { MessageItem } from './message-item.js';
@@ -9,6 +9,7 @@ import { MessageItem } from './message-item.js';
 const CHATS = 50;
 const MESSAGES = 50;
 const FOUND = 20;
+const LABEL = 'label:';
 /** The chat list's filters, in words. */
 const FILTERS: ReadonlyArray<{ value: ChatFilter | ''; label: string }> = [
   { value: '', label: 'All chats' },
@@ -22,32 +23,49 @@ export function Inbox(props: DetailProps) {
   const { api, device, version } = props;
   const [chatId, setChatId] = useState<string | null>(null);
   const [replyTo, setReplyTo] = useState<MessageView | null>(null);
-  const [filter, setFilter] = useState<ChatFilter | ''>('');
-  const [chats, , chatsError] = useLoaded(
-    () => api.chats(device.id, CHATS, filter || undefined),
-    [api, device.id, version, filter],
+  // A yes/no filter, `label:<labelId>`, or '' for all chats.
+  const [filter, setFilter] = useState('');
+  // The account's labels (WhatsApp Business; none otherwise): filters of their own, and names on the chats.
+  const [labels] = useLoaded(() => api.labels(device.id), [api, device.id, version]);
+  const chats = usePaged(
+    (cursor) =>
+      api.chats(
+        device.id,
+        CHATS,
+        filter.startsWith(LABEL)
+          ? { label: filter.slice(LABEL.length) }
+          : FILTERS.find((f) => f.value === filter)?.value || undefined,
+        cursor,
+      ),
+    [api, device.id, filter],
+    [version],
   );
   const [query, setQuery] = useState('');
-  const [found, setFound] = useState<{ q: string; page: MessagePage } | null>(null);
-  const [searchError, setSearchError] = useState('');
-  const [messages, reloadMessages, messagesError] = useLoaded(
-    () => (chatId ? api.chatMessages(device.id, chatId, MESSAGES) : Promise.resolve(null)),
-    [api, device.id, chatId, version],
+  // The words searched for; null: no search shown.
+  const [searched, setSearched] = useState<string | null>(null);
+  const found = usePaged(
+    (cursor) =>
+      searched
+        ? api.searchMessages(device.id, searched, FOUND, cursor)
+        : Promise.resolve({ items: [], nextCursor: null }),
+    [api, device.id, searched],
+    [],
+  );
+  const messages = usePaged(
+    (cursor) =>
+      chatId ? api.chatMessages(device.id, chatId, MESSAGES, cursor) : Promise.resolve({ items: [], nextCursor: null }),
+    [api, device.id, chatId],
+    [version],
   );
   const open = (id: string) => {
     setChatId(id);
     setReplyTo(null);
   };
-  const search = async (event: Event) => {
+  const search = (event: Event) => {
     event.preventDefault();
-    const q = query.trim();
-    if (!q) return setFound(null);
-    try {
-      setFound({ q, page: await api.searchMessages(device.id, q, FOUND) });
-      setSearchError('');
-    } catch (err) {
-      setSearchError(describeError(err));
-    }
+    setSearched(query.trim() || null);
+    // The same words again: read them again.
+    found.reload();
   };
   return (
     <div class="card inbox" aria-labelledby="inbox-title">
@@ -65,18 +83,24 @@ export function Inbox(props: DetailProps) {
           Search
         </button>
       </form>
-      {searchError && <p class="error">{searchError}</p>}
-      {found && (
-        <section aria-label={`Messages with "${found.q}"`} data-testid="found">
+      {found.error && <p class="error">{found.error}</p>}
+      {searched && found.items && (
+        <section aria-label={`Messages with "${searched}"`} data-testid="found">
           <h4>
-            Found for “{found.q}”{' '}
-            <button type="button" class="link" onClick={() => setFound(null)}>
+            Found for “{searched}”{' '}
+            <button type="button" class="link" onClick={() => setSearched(null)}>
               Clear
             </button>
           </h4>
-          {found.page.items.length === 0 && <p>No message has these words.</p>}
+          {found.items.length === 0 && <p>No message has these words.</p>}
+          {/* Above the list, which shows the newest last: older results come in on top. */}
+          {found.more && (
+            <button type="button" class="secondary more" onClick={found.more}>
+              More results
+            </button>
+          )}
           <ol class="messages">
-            {found.page.items.map((message) => (
+            {found.items.map((message) => (
               <li key={message.waMessageId} class={message.fromMe ? 'message mine' : 'message'}>
                 <p class="meta">
                   {message.fromMe ? 'You' : `+${message.participant ?? message.from}`} ·{' '}
@@ -94,20 +118,21 @@ export function Inbox(props: DetailProps) {
         </section>
       )}
       <label for="chat-filter">Show</label>
-      <select
-        id="chat-filter"
-        value={filter}
-        onChange={(e) => setFilter(FILTERS.find((f) => f.value === e.currentTarget.value)?.value ?? '')}
-      >
+      <select id="chat-filter" value={filter} onChange={(e) => setFilter(e.currentTarget.value)}>
         {FILTERS.map((f) => (
           <option key={f.value} value={f.value}>
             {f.label}
           </option>
         ))}
+        {labels?.items.map((label) => (
+          <option key={label.labelId} value={`${LABEL}${label.labelId}`}>
+            Label: {label.name}
+          </option>
+        ))}
       </select>
-      {chatsError && <p class="error">{chatsError}</p>}
-      {chats && chats.items.length === 0 && <p>{filter ? 'No such conversations.' : 'No conversations yet.'}</p>}
-      {chats && chats.items.length > 0 && (
+      {chats.error && <p class="error">{chats.error}</p>}
+      {chats.items?.length === 0 && <p>{filter ? 'No such conversations.' : 'No conversations yet.'}</p>}
+      {chats.items && chats.items.length > 0 && (
         <ul class="chats" data-testid="chats" tabIndex={0} aria-label="Conversations, latest first">
           {chats.items.map((chat) => (
             <li key={chat.chatId}>
@@ -119,6 +144,11 @@ export function Inbox(props: DetailProps) {
               >
                 <span class="name">{chat.name ?? (chat.isGroup ? 'Group' : `+${chat.chatId}`)}</span>{' '}
                 {chat.unreadCount > 0 && <span class="badge pending">{chat.unreadCount} unread</span>}
+                {chat.labels.map((id) => (
+                  <span key={id} class="badge label">
+                    {labels?.items.find((label) => label.labelId === id)?.name ?? id}
+                  </span>
+                ))}
                 <span class="last">
                   {chat.lastMessage?.fromMe ? 'You: ' : ''}
                   {chat.lastMessage ? chat.lastMessage.body || chat.lastMessage.type : ''}
@@ -128,24 +158,36 @@ export function Inbox(props: DetailProps) {
           ))}
         </ul>
       )}
+      {chats.more && (
+        <button type="button" class="secondary more" onClick={chats.more}>
+          More conversations
+        </button>
+      )}
       {chatId && (
         <section aria-label={`Messages with ${chatId}`}>
           <h4>Messages</h4>
-          {messagesError && <p class="error">{messagesError}</p>}
-          {messages && (
+          {messages.error && <p class="error">{messages.error}</p>}
+          {/* Above the list: the list shows the newest last, so older ones come in on top. */}
+          {messages.more && (
+            <button type="button" class="secondary more" onClick={messages.more}>
+              Older messages
+            </button>
+          )}
+          {messages.items && (
             <ol class="messages" reversed data-testid="messages" tabIndex={0} aria-label="Newest messages last">
               {messages.items.map((message) => (
                 <MessageItem key={message.waMessageId} api={api} message={message} onReply={setReplyTo} />
               ))}
             </ol>
           )}
+
           <Composer
             {...props}
             chatId={chatId}
             replyTo={replyTo}
             onSent={() => {
               setReplyTo(null);
-              reloadMessages();
+              messages.reload();
             }}
           />
         </section>

@@ -3,6 +3,9 @@ import type { MessageView } from '../api/types.js';
 import { useMediaUrl } from '../hooks/use-media-url.js';
 
 const timeOf = (unixSeconds: number) => new Date(unixSeconds * 1000).toLocaleString();
+/** Who reacted, in words: the account itself or the sender's number. */
+const reactor = (reaction: MessageView['reactions'][number]) =>
+  reaction.fromMe ? 'You' : reaction.from.includes('@') ? reaction.from : `+${reaction.from}`;
 
 /** One message of a chat: who, when, what (media shown), its status and reactions. */
 export function MessageItem({
@@ -41,9 +44,13 @@ export function MessageItem({
         ))}
       <p class="body">{message.revoked ? <em>deleted</em> : message.body}</p>
       {message.reactions.length > 0 && (
-        <p class="reactions" aria-label="Reactions">
-          {message.reactions.map((reaction) => reaction.emoji).join(' ')}
-        </p>
+        <ul class="reactions" aria-label="Reactions" data-testid={`reactions-${message.waMessageId}`}>
+          {message.reactions.map((reaction) => (
+            <li key={reaction.fromMe ? '' : reaction.from} title={reactor(reaction)}>
+              {reaction.emoji} <span class="who">{reactor(reaction)}</span>
+            </li>
+          ))}
+        </ul>
       )}
       {!message.revoked && (
         <button

@@ -11,6 +11,10 @@ interface Fields {
   dailyCap: string;
   quietFrom: string;
   quietTo: string;
+  allowReplies: boolean;
+  warmupStart: string;
+  warmupGrowth: string;
+  warmupMax: string;
   unansweredLimit: string;
   typing: boolean;
 }
@@ -21,28 +25,36 @@ const fieldsOf = ({ rejectCalls, pacing }: Settings): Fields => ({
   dailyCap: pacing.dailyCap === null ? '' : String(pacing.dailyCap),
   quietFrom: pacing.quietHours?.from ?? '',
   quietTo: pacing.quietHours?.to ?? '',
+  allowReplies: pacing.quietHours?.allowReplies === true,
+  warmupStart: pacing.warmup ? String(pacing.warmup.startPerDay) : '',
+  warmupGrowth: pacing.warmup ? String(pacing.warmup.growthPercent) : '',
+  warmupMax: pacing.warmup ? String(pacing.warmup.maxPerDay) : '',
   unansweredLimit: pacing.unansweredLimit === null ? '' : String(pacing.unansweredLimit),
   typing: pacing.typing,
 });
 
 const numberOrNull = (text: string) => (text.trim() === '' ? null : Number(text));
 
-/** The PATCH of what the form says; quiet hours keep their `allowReplies`, the warm-up is left as it is. */
-function patchOf(fields: Fields, current: Settings): PatchSettings {
+/** The PATCH of what the form says: the server checks the numbers and answers a 400 the notice shows. */
+function patchOf(fields: Fields): PatchSettings {
   const quiet =
     fields.quietFrom && fields.quietTo
+      ? { from: fields.quietFrom, to: fields.quietTo, allowReplies: fields.allowReplies }
+      : null;
+  // All three empty: no warm-up; one of them empty is sent as 0 for the server to refuse, not dropped unseen.
+  const warmup =
+    fields.warmupStart.trim() || fields.warmupGrowth.trim() || fields.warmupMax.trim()
       ? {
-          from: fields.quietFrom,
-          to: fields.quietTo,
-          ...(current.pacing.quietHours?.allowReplies === undefined
-            ? {}
-            : { allowReplies: current.pacing.quietHours.allowReplies }),
+          startPerDay: Number(fields.warmupStart),
+          growthPercent: Number(fields.warmupGrowth),
+          maxPerDay: Number(fields.warmupMax),
         }
       : null;
   return {
     rejectCalls: fields.rejectCalls,
     pacing: {
       timezone: fields.timezone.trim() || 'UTC',
+      warmup,
       dailyCap: numberOrNull(fields.dailyCap),
       quietHours: quiet,
       unansweredLimit: numberOrNull(fields.unansweredLimit),
@@ -65,7 +77,7 @@ export function PacingSettings({ api, device, version, notify }: DetailProps) {
     event.preventDefault();
     if (!settings || !fields) return;
     try {
-      await api.patchSettings(device.id, patchOf(fields, settings));
+      await api.patchSettings(device.id, patchOf(fields));
       notify('Settings saved.');
       reload();
     } catch (err) {
@@ -129,6 +141,45 @@ export function PacingSettings({ api, device, version, notify }: DetailProps) {
               value={fields.quietTo}
               onInput={(e) => set({ quietTo: e.currentTarget.value })}
             />
+            <label class="check">
+              <input
+                type="checkbox"
+                checked={fields.allowReplies}
+                onChange={(e) => set({ allowReplies: e.currentTarget.checked })}
+              />{' '}
+              Replies to a number that wrote in the last 24 h go in quiet hours too
+            </label>
+          </fieldset>
+          <fieldset>
+            <legend>Warm-up: a daily cap that grows from the day of the link (all empty: none)</legend>
+            <label for="warmup-start">Sends on the first day</label>
+            <input
+              id="warmup-start"
+              type="number"
+              min={1}
+              max={100_000}
+              value={fields.warmupStart}
+              onInput={(e) => set({ warmupStart: e.currentTarget.value })}
+            />
+            <label for="warmup-growth">Growth a day (%)</label>
+            <input
+              id="warmup-growth"
+              type="number"
+              min={0}
+              max={1_000}
+              step="any"
+              value={fields.warmupGrowth}
+              onInput={(e) => set({ warmupGrowth: e.currentTarget.value })}
+            />
+            <label for="warmup-max">At most a day</label>
+            <input
+              id="warmup-max"
+              type="number"
+              min={1}
+              max={1_000_000}
+              value={fields.warmupMax}
+              onInput={(e) => set({ warmupMax: e.currentTarget.value })}
+            />
           </fieldset>
           <label for="pacing-timezone">Time zone of the day and the quiet hours</label>
           <input
@@ -146,12 +197,6 @@ export function PacingSettings({ api, device, version, notify }: DetailProps) {
             value={fields.unansweredLimit}
             onInput={(e) => set({ unansweredLimit: e.currentTarget.value })}
           />
-          {settings.pacing.warmup && (
-            <p class="hint">
-              Warm-up: {settings.pacing.warmup.startPerDay} a day at first, +{settings.pacing.warmup.growthPercent}% a
-              day, up to {settings.pacing.warmup.maxPerDay} (change it with PATCH /settings).
-            </p>
-          )}
           <button type="submit">Save settings</button>
         </form>
       )}
