@@ -14,7 +14,7 @@ export class LimitedRead<P extends unknown[]> {
   private readonly byLimit: LimitedStatements<P, RawEventRow>;
   private readonly unlimited: Database.Statement<P, RawEventRow>;
   private readonly bound: Database.Statement<[...P, number], RawEventRow>;
-  private limits = 0;
+  /** The limits given a statement of their own. */
   private readonly known = new Set<number>();
 
   /** `sql` ends where `LIMIT n` goes. */
@@ -26,11 +26,8 @@ export class LimitedRead<P extends unknown[]> {
 
   all(limit: number, ...params: P): RawEventRow[] {
     if (limit >= Number.MAX_SAFE_INTEGER) return this.unlimited.all(...params);
-    if (Number.isSafeInteger(limit) && limit >= 0 && (this.known.has(limit) || this.limits < MAX_LIMITS)) {
-      if (!this.known.has(limit)) {
-        this.known.add(limit);
-        this.limits += 1;
-      }
+    if (Number.isSafeInteger(limit) && limit >= 0 && (this.known.has(limit) || this.known.size < MAX_LIMITS)) {
+      this.known.add(limit);
       return this.byLimit.limit(limit).all(...params);
     }
     return this.bound.all(...params, limit);
