@@ -24,7 +24,7 @@ export const name = 'outputs';
 export const description =
   'a backlog of 50,000 events published by one gateway to a RabbitMQ and a NATS JetStream output at once: events/s each';
 
-const DEVICES = 100;
+export const DEVICES = 100;
 const BACKLOG = Number(process.env.BENCH_OUTPUTS_BACKLOG ?? 50_000);
 const APPEND_BATCH = 100;
 const TIMEOUT_MS = 300_000;
@@ -146,7 +146,7 @@ export async function run(): Promise<Metric[]> {
   }
 }
 
-function received(deviceId: string, n: number): NewEvent {
+export function received(deviceId: string, n: number): NewEvent {
   const waMessageId = `BENCH-${deviceId}-${n}`;
   return {
     id: deterministicEventId(`inbound:${deviceId}:${waMessageId}`),

@@ -40,6 +40,7 @@ const BENCHMARKS: ReadonlyArray<() => Promise<Benchmark>> = [
   () => import('./groups.js'),
   () => import('./scale.js'),
   () => import('./outputs.js'),
+  () => import('./outputs-fanout.js'),
   () => import('./history-import.js'),
   () => import('./search.js'),
   () => import('./status.js'),

@@ -5,7 +5,7 @@
  * every restart, so the broker (JetStream's duplicate window) or the consumer drops a repeat.
  */
 import type { StoredEvent } from '../eventstore/event-store.js';
-import { envelopeOf, hookWants } from '../webhooks/envelope.js';
+import { type WebhookEnvelope, envelopeOf, hookWants } from '../webhooks/envelope.js';
 import type { OutputConfig, OutputType } from './output-events.js';
 
 export interface OutgoingMessage {
@@ -49,19 +49,36 @@ export const render = (template: string, deviceId: string, event: string): strin
 export const selects = (config: Pick<OutputConfig, 'events' | 'devices'>, deviceId: string, kind: string): boolean =>
   hookWants(config.events, kind) && (config.devices === undefined || config.devices.includes(deviceId));
 
+/**
+ * Each event's envelope and its JSON, made once for every output that publishes it: the caught-up outputs share
+ * the same stored events (src/eventstore/log-tail.ts). Null: the event leaves in no envelope.
+ */
+const encoded = new WeakMap<StoredEvent, { envelope: WebhookEnvelope; body: Buffer } | null>();
+
+function encodedOf(stored: StoredEvent): { envelope: WebhookEnvelope; body: Buffer } | null {
+  let known = encoded.get(stored);
+  if (known === undefined) {
+    const envelope = envelopeOf(stored);
+    known = envelope ? { envelope, body: Buffer.from(JSON.stringify(envelope)) } : null;
+    encoded.set(stored, known);
+  }
+  return known;
+}
+
 /** The message of a stored event for this output; undefined when the output does not publish it. */
 export function messageOf(stored: StoredEvent, config: OutputConfig): OutgoingMessage | undefined {
   // Another device's event is left before its envelope is made (most events, for an output of a few devices).
   const deviceId = (stored.data as { deviceId?: unknown } | null)?.deviceId;
   if (config.devices !== undefined && (typeof deviceId !== 'string' || !config.devices.includes(deviceId)))
     return undefined;
-  const envelope = envelopeOf(stored);
-  if (!envelope || !selects(config, envelope.deviceId, envelope.event)) return undefined;
+  const known = encodedOf(stored);
+  if (!known || !selects(config, known.envelope.deviceId, known.envelope.event)) return undefined;
+  const { envelope, body } = known;
   const template = (config.type === 'amqp' ? config.routingKey : config.subject) ?? '';
   return {
     id: String(stored.position),
     key: render(template, envelope.deviceId, envelope.event),
-    body: Buffer.from(JSON.stringify(envelope)),
+    body,
     event: envelope.event,
     deviceId: envelope.deviceId,
     eventId: envelope.id,

@@ -7,9 +7,14 @@
  * (once per streak) and cleared when a page goes through. The position is recorded in the output's stream
  * about once a second while it moves and when the subscriber catches up, so a restart, even a kill, publishes
  * at most what followed the last record again: at least once, duplicates with the same message id.
+ *
+ * A subscriber at the head takes the new events from the process's shared tail of the log (log-tail.ts, fed by
+ * one subscription in outputs.ts) instead of reading them again itself; one that fell behind what the tail keeps
+ * reads its own pages from the log until it is back within it. Either way it publishes the same pages.
  */
 import type { Logger } from 'pino';
 import type { EventStore } from '../eventstore/event-store.js';
+import type { LogTail } from '../eventstore/log-tail.js';
 import { maskUrlsIn } from '../secrets/url-credentials.js';
 import { type Clock, type ClockTimer } from '../time/clock.js';
 import type { OutputCommands } from './output-commands.js';
@@ -26,6 +31,8 @@ const RETRY_MIN_DELAY_MS = 250;
 
 export interface SubscriberDeps {
   store: Pick<EventStore, 'readAll'>;
+  /** The newest events, shared with the other outputs; without it every page is read from the store. */
+  tail?: Pick<LogTail, 'read'>;
   commands: Pick<OutputCommands, 'recordPosition' | 'recordError' | 'state'>;
   publisher: Publisher;
   log: Logger;
@@ -96,7 +103,9 @@ export class OutputSubscriber {
           this.lastError = state.lastError;
         }
         this.dirty = false;
-        const page = await this.deps.store.readAll({ after: this.position, maxCount: this.deps.pageSize });
+        const page =
+          this.deps.tail?.read(this.position, this.deps.pageSize) ??
+          (await this.deps.store.readAll({ after: this.position, maxCount: this.deps.pageSize }));
         failures = 0;
         if (page.length === 0) {
           if (this.published > 0) await this.record();

@@ -3,7 +3,8 @@
  * (output-subscriber.ts), started for every output the read model holds and started again with its new
  * configuration when it changes, stopped when it is deleted; all woken whenever the log grows. It follows the
  * log itself (src/eventstore/follow-all.ts), so outputs made, changed or deleted by another process are seen
- * too. With several processes on one machine only the first runs the subscribers (the others answer the
+ * too, and keeps the newest events it sees in a tail shared by the caught-up subscribers (src/eventstore/log-tail.ts),
+ * so each new page of the log is read once however many outputs there are. With several processes on one machine only the first runs the subscribers (the others answer the
  * routes from the read model). The answers' `position` is the subscriber's (ahead of the recorded one by at
  * most a second of publishing), `lag` how far the log's head (as the read models know it) is past it.
  */
@@ -11,6 +12,7 @@ import { Counter } from 'prom-client';
 import type { Logger } from 'pino';
 import type { EventStore } from '../eventstore/event-store.js';
 import { followAll } from '../eventstore/follow-all.js';
+import { LogTail } from '../eventstore/log-tail.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { ProjectionRunner } from '../projections/projection-runner.js';
 import type { Clock } from '../time/clock.js';
@@ -25,6 +27,8 @@ import { NatsPublisher } from './nats-publisher.js';
 
 /** Events an output reads from the log at a time (and publishes in one batch at most). */
 export const OUTPUT_PAGE_SIZE = 1_000;
+/** Pages of the newest events kept for the subscribers at the head; one further behind reads the log itself. */
+const TAIL_PAGES = 4;
 
 const CONFIG_EVENTS: ReadonlySet<string> = new Set(['OutputCreated', 'OutputChanged', 'OutputDeleted']);
 
@@ -40,6 +44,8 @@ export interface OutputsDeps {
   /** Whether this process publishes (false: another process of the machine does). */
   publishes: boolean;
   metrics?: Metrics;
+  /** Events read and published at a time (tests make it small); default OUTPUT_PAGE_SIZE. */
+  pageSize?: number;
   /** Makes an output's publisher (tests); default: amqp-publisher.ts or nats-publisher.ts. */
   publisherOf?: (outputId: string, config: OutputConfig, url: string) => Publisher;
 }
@@ -63,11 +69,14 @@ export class Outputs {
   /** Why an output runs no subscriber (its URL cannot be opened with this ENCRYPTION_KEY). */
   private readonly unusable = new Map<string, string>();
   private follower: { stop(): Promise<void> } | undefined;
+  private tail: LogTail | undefined;
   private syncing: Promise<void> = Promise.resolve();
   private stopped = false;
   private readonly published: Counter<'output'> | undefined;
+  private readonly pageSize: number;
 
   constructor(private readonly deps: OutputsDeps) {
+    this.pageSize = deps.pageSize ?? OUTPUT_PAGE_SIZE;
     const { metrics } = deps;
     if (metrics) {
       this.published = new Counter({
@@ -92,12 +101,15 @@ export class Outputs {
   /** Starts a subscriber for every output (when this process publishes) and follows the log for changes. */
   start(): void {
     if (!this.deps.publishes) return;
+    const after = this.deps.projections.position;
+    const tail = (this.tail = new LogTail(after, TAIL_PAGES * this.pageSize));
     for (const recorded of this.deps.outputs.list()) this.sync(recorded.output.outputId);
     this.follower = followAll(this.deps.store, {
-      after: this.deps.projections.position,
+      after,
       name: 'outputs',
       log: this.deps.log,
       onBatch: (events) => {
+        tail.add(events);
         const changed = new Set<string>();
         for (const event of events)
           if (CONFIG_EVENTS.has(event.type)) changed.add((event.data as { outputId: string }).outputId);
@@ -176,12 +188,13 @@ export class Outputs {
         const publisher = (this.deps.publisherOf ?? publisherOf)(outputId, recorded.output, url);
         const subscriber = new OutputSubscriber(outputId, recorded.output, {
           store: this.deps.store,
+          tail: this.tail,
           commands: this.deps.commands,
           publisher,
           log: this.deps.log,
           clock: this.deps.clock,
           retryMaxDelayMs: this.deps.retryMaxDelayMs,
-          pageSize: OUTPUT_PAGE_SIZE,
+          pageSize: this.pageSize,
           onPublished: (count) => this.published?.inc({ output: outputId }, count),
         });
         this.running.set(outputId, { subscriber, key });

@@ -48,4 +48,15 @@ describe('the message of an output', () => {
     expect(messageOf(stored, config)).toBeUndefined();
     expect(reads).toEqual(['deviceId']);
   });
+
+  it('makes the envelope of an event once for every output that publishes it (the same body, its data read once)', () => {
+    const { stored, reads } = received('shop-1');
+    const first = messageOf(stored, config)!;
+    const readsOnce = reads.length;
+    const second = messageOf(stored, { ...config, routingKey: 'other.{event}' })!;
+    expect(second.key).toBe('other.message.received');
+    expect(second.body).toBe(first.body);
+    // The second output reads only the deviceId its device filter needs.
+    expect(reads.length - readsOnce).toBe(1);
+  });
 });
