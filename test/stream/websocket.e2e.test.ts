@@ -226,3 +226,64 @@ describe('WebSocket stream', () => {
     }
   });
 });
+
+describe('a slow WebSocket reader', () => {
+  it('is cut off without slowing another reader, and resumes exactly where it was cut', async () => {
+    const gateway = await startTestGateway({ DEFAULT_ENGINE: 'sandbox', STREAM_MAX_BUFFER_BYTES: '262144' });
+    const clients: WsClient[] = [];
+    try {
+      const device = await createSandboxDevice(gateway.api, 'ws-slow');
+      const url = `${gateway.url.replace('http:', 'ws:')}/devices/${device.id}/ws`;
+      const headers = { 'x-device-key': device.key };
+      const open = async (at: string) => {
+        const client = await WsClient.open(at, headers);
+        clients.push(client);
+        return client;
+      };
+      // A reader that stops reading: its socket takes no more bytes once the kernel's buffers are full.
+      const stalled = await open(url);
+      stalled.ws!.pause();
+      const fast = await open(url);
+      await eventually(() => gateway.stream.stats().live === 2, 'both readers live');
+
+      // 12 MB of events, 40 KB to an append: far more than the socket buffers and the 256 KiB allowance hold.
+      const body = 'x'.repeat(4096);
+      for (let start = 0; start < 3000; start += 10)
+        await gateway.store.append(
+          inboxStream(device.id),
+          Array.from({ length: 10 }, (_, i) => ({
+            id: randomUUID(),
+            type: 'MessageReceived',
+            data: {
+              deviceId: device.id,
+              from: '4915122223333',
+              type: 'text',
+              body: `${start + i} ${body}`,
+              timestamp: 1_700_000_000,
+              waMessageId: `3EB0${randomUUID().replaceAll('-', '').slice(0, 18).toUpperCase()}`,
+            },
+          })),
+        );
+      const last = await eventually(
+        () => fast.frames.find((frame) => frame.data.body?.startsWith('2999 ')),
+        'every event at the fast reader',
+      );
+      await eventually(() => gateway.stream.stats().disconnectedSlow === 1, 'the stalled reader cut off');
+
+      // What the stalled reader got is a prefix of what the fast one got; resuming after its last id gives the rest.
+      stalled.ws!.resume();
+      await eventually(() => stalled.closed, 'the stalled reader sees the end');
+      const ids = (client: WsClient) => client.frames.map((frame) => frame.id);
+      const got = ids(stalled);
+      expect(got.length).toBeLessThan(ids(fast).length);
+      expect(got).toEqual(ids(fast).slice(0, got.length));
+      const after = got.at(-1) ?? ids(fast)[0] - 1;
+      const resumed = await open(`${url}?after=${after}`);
+      await eventually(() => resumed.frames.at(-1)?.id === last.id, 'the resumed reader at the last event');
+      expect([...got, ...ids(resumed)]).toEqual(ids(fast).slice(0, ids(fast).indexOf(last.id) + 1));
+    } finally {
+      for (const client of clients) client.close();
+      await gateway.close();
+    }
+  });
+});
