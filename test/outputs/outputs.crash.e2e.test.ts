@@ -1,7 +1,7 @@
 /**
  * Broker outputs across outages and SIGKILL: 1,000 events flow while both brokers are cut off (a TCP proxy
- * between the gateway and each broker, the shared brokers themselves untouched) and the gateway is killed
- * with SIGKILL once. Every event is published at least once, in order per device, a repeat always with the
+ * between the gateway and each broker, the shared brokers themselves untouched) for many tries of each output,
+ * and the gateway is killed with SIGKILL once. Every event is published at least once, in order per device, a repeat always with the
  * same message id; JetStream drops the repeats itself (Nats-Msg-Id). The URL's credentials never reach the log.
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -101,6 +101,13 @@ describe('broker outputs across outages and SIGKILL', CHILD_GATEWAY_TESTS, () =>
     await eventually(
       async () => (await lastErrors()).every((error: string | null) => error !== null),
       'lastError after the restart',
+    );
+    // The outage lasts many tries of each output (what a long outage is to the gateway: a retry every
+    // OUTPUT_RETRY_MAX_DELAY), not a fixed time.
+    const refusedBefore = [rabbitProxy.refused, natsProxy.refused];
+    await eventually(
+      () => rabbitProxy.refused >= refusedBefore[0] + 10 && natsProxy.refused >= refusedBefore[1] + 10,
+      'ten more tries of each output while the brokers are away',
     );
     // Back: everything arrives, while the last events flow.
     rabbitProxy.restore();

@@ -12,6 +12,8 @@ export class TcpProxy {
   private readonly server = createServer((client) => this.accept(client));
   /** Connections made through it (refused ones not counted). */
   connections = 0;
+  /** Connections refused while cut: how often a client tried again meanwhile. */
+  refused = 0;
 
   private constructor(
     private readonly targetPort: number,
@@ -46,6 +48,7 @@ export class TcpProxy {
 
   private accept(client: Socket): void {
     if (this.isCut) {
+      this.refused += 1;
       client.destroy();
       return;
     }
