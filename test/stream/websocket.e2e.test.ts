@@ -167,7 +167,7 @@ describe('WebSocket stream', () => {
     expect(all.frames.map((f) => f.deviceId)).toEqual([a.id, b.id]);
   });
 
-  it('closes when the key it was opened with is deleted or rotated out, also when opened by ticket', async () => {
+  it('closes when the scoped key it was opened with is deleted, also when opened by ticket', async () => {
     const made = await gateway.api('POST', `/devices/${a.id}/keys`, {
       deviceKey: a.key,
       json: { name: 'reader', scopes: ['read'] },
@@ -188,6 +188,35 @@ describe('WebSocket stream', () => {
     });
     const refused = await gateway.api('POST', '/stream/tickets', { deviceKey: sender.body.key });
     expect(refused.body).toMatchObject({ status: 403, code: 'insufficient_scope', requiredScope: 'read' });
+  });
+
+  it('closes when the device key is rotated out, by header and by ticket; the new key streams on', async () => {
+    const device = await createSandboxDevice(gateway.api, 'ws-rotated');
+    const byHeader = await open(`/devices/${device.id}/ws`, { 'x-device-key': device.key });
+    const byTicket = await open(`/devices/${device.id}/ws?ticket=${(await ticket({ deviceKey: device.key })).ticket}`);
+    const pendingTicket = await ticket({ deviceKey: device.key });
+    expect([byHeader.status, byTicket.status]).toEqual([101, 101]);
+    await say(device.id, 'before the rotation');
+    await byHeader.waitForCount(1);
+    await byTicket.waitForCount(1);
+    const rotated = await gateway.api('PATCH', `/devices/${device.id}`, { admin: true, json: { rotateKey: true } });
+    expect(rotated.status).toBe(200);
+    await eventually(() => byHeader.closed && byTicket.closed, 'both streams to close');
+    expect([byHeader.closeCode, byTicket.closeCode]).toEqual([1008, 1008]);
+    expect((await open(`/devices/${device.id}/ws?ticket=${pendingTicket.ticket}`)).status).toBe(401);
+    expect((await open(`/devices/${device.id}/ws`, { 'x-device-key': device.key })).status).toBe(401);
+    const renewed = await open(`/devices/${device.id}/ws`, { 'x-device-key': rotated.body.deviceKey });
+    await say(device.id, 'after the rotation');
+    await renewed.waitForCount(1);
+    expect(renewed.bodies()).toEqual(['after the rotation']);
+    expect([byHeader.bodies(), byTicket.bodies()]).toEqual([['before the rotation'], ['before the rotation']]);
+  });
+
+  it('takes no key in the URL: a key where a ticket goes, or in any other parameter, opens nothing', async () => {
+    expect((await open(`/devices/${a.id}/ws?ticket=${a.key}`)).status).toBe(401);
+    expect((await open(`/ws?ticket=${ADMIN_KEY}`)).status).toBe(401);
+    for (const name of ['key', 'apiKey', 'api_key', 'token', 'deviceKey'])
+      expect([400, 401]).toContain((await open(`/devices/${a.id}/ws?${name}=${a.key}`)).status);
   });
 
   it('answers a plain request 426, and bad input 400, with problem+json', async () => {
