@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashKey } from '../../src/auth/keys.js';
 import { inboxStream } from '../../src/inbox/inbox-events.js';
 import { eventually } from '../support/eventually.js';
 import { startTestGateway } from '../support/gateway.js';
@@ -115,6 +118,12 @@ describe('scoped keys', () => {
       lastUsedAt: null,
     });
     expect(JSON.stringify(listed.body)).not.toContain(key.key);
+    // Kept hashed: the log holds its SHA-256, never the key; nor does any file of the data directory.
+    const log = JSON.stringify(await gateway.store.readAll());
+    expect(log).toContain(hashKey(key.key));
+    expect(log).not.toContain(key.key);
+    for (const file of readdirSync(gateway.dataDir).map((name) => join(gateway.dataDir, name)))
+      if (statSync(file).isFile()) expect(readFileSync(file).includes(key.key), file).toBe(false);
 
     const before = clock.now();
     await gateway.api('GET', `/devices/${other.id}/session/state`, { deviceKey: key.key });
