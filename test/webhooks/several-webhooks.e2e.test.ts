@@ -322,4 +322,25 @@ describe('several webhooks per device, and global webhooks', () => {
     });
     expect((await patch(mine.webhookId, { description: null })).body.description).toBeUndefined();
   });
+
+  it("a global webhook whose receiver is down delays no device's own webhook", async () => {
+    await device('gdead');
+    await webhookOf('gdead', `${good.url}?own`);
+    const global = await api('POST', '/webhooks', {
+      admin: true,
+      json: { url: `${dead.url}?global-dead`, events: ['message.received'], devices: ['gdead'] },
+    });
+    expect(global.status).toBe(201);
+    await appendReceived(gateway.store, 'gdead', 10);
+    await good.waitUntil(() => good.of('gdead').length >= 10);
+    expect(bodies(good.of('gdead'))).toEqual(expected(1, 10));
+    // The global webhook's lane of the device waits an hour for the retry of its head; nothing else went there.
+    const log = await eventually(async () => {
+      const answer = await api('GET', `/webhooks/${global.body.webhookId}/deliveries?limit=50`, { admin: true });
+      return answer.body.items.at(-1)?.attempts === 1 && answer;
+    }, 'the failed attempt in the global log');
+    expect(log.body.items).toHaveLength(10);
+    expect(dead.of('gdead')).toHaveLength(1);
+    expect((await api('DELETE', `/webhooks/${global.body.webhookId}`, { admin: true })).status).toBe(204);
+  });
 });
