@@ -2,8 +2,8 @@
  * conversations: 1,000,000 messages over 1,000 chats of 10 devices (two thirds received, a third sent and
  * `sent`), written straight into the store; every read model rebuilt; then a gateway started on that data,
  * and at 50 connections: `GET /chats/:chatId/messages?limit=50` (first pages and pages deep in the chat),
- * `GET /messages/:waMessageId`, and pages deep in a chat of 100,000 messages against the first page of a
- * chat of 10 (key paging: the size of a chat must not matter).
+ * `GET /messages/:waMessageId`, `GET /chats` (first pages of the ten devices' lists), and pages deep in a chat of
+ * 100,000 messages against the first page of a chat of 10 (key paging: the size of a chat must not matter).
  */
 import { generateDeviceKey, hashKey } from '../src/auth/keys.js';
 import { deviceStream } from '../src/devices/device-events.js';
@@ -13,22 +13,24 @@ import { inboxStream } from '../src/inbox/inbox-events.js';
 import type { Metric } from './lib/benchmark.js';
 import { spawnServer } from './lib/child.js';
 import { type LogEvent, writeLogDirect } from './lib/event-log.js';
-import { loadHttp } from './lib/http-load.js';
+import { type HttpLoadResult, loadHttp } from './lib/http-load.js';
 import { ratio, round } from './lib/stats.js';
 import { makeTempDir } from './lib/temp.js';
 import { rebuildAll } from './rebuild.js';
 
 export const name = 'conversations';
 export const description =
-  'GET /chats/:chatId/messages and GET /messages/:waMessageId on 1,000,000 messages over 1,000 chats, 50 connections';
+  'GET /chats/:chatId/messages, GET /messages/:waMessageId and GET /chats on 1,000,000 messages over 1,000 chats, 50 connections';
 
 const DEVICES = 10;
 const CHATS_PER_DEVICE = 100;
-const MESSAGES = 1_000_000;
-const BIG_CHAT_MESSAGES = 100_000;
+/** `BENCH_CONVERSATIONS_MESSAGES` sizes it down for a short check (a multiple of 10, e.g. 100000). */
+const MESSAGES = Number(process.env.BENCH_CONVERSATIONS_MESSAGES ?? 1_000_000);
+/** Chat 0 gets every tenth message. */
+const BIG_CHAT_MESSAGES = MESSAGES / 10;
 const SMALL_CHAT_MESSAGES = 10;
 /** Every this many messages of a chat, its page key is kept for the deep-page requests. */
-const KEY_EVERY = 97;
+const KEY_EVERY = Math.max(1, Math.floor((97 * MESSAGES) / 1_000_000));
 const T0 = 1_790_000_000;
 const ADMIN_KEY = `ak_bench_${'0'.repeat(32)}`;
 
@@ -96,6 +98,11 @@ export async function run(): Promise<Metric[]> {
       const pages = await load(device, () => pagePath(pick(chats), (flip = !flip)));
       const ids = history.messageIds.filter((m) => m.deviceId === device);
       const lookups = await load(device, () => `/devices/${device}/messages/${pick(ids).waMessageId}`);
+      // First pages of the chat lists of all ten devices (1,000 chats), by the admin key: one set of headers for all.
+      const deviceIds = [...history.keys.keys()];
+      const chatLists = await load(device, () => `/devices/${pick(deviceIds)}/chats?limit=50`, {
+        'X-Admin-Key': ADMIN_KEY,
+      });
       const big = history.chats.find((c) => c.count === BIG_CHAT_MESSAGES)!;
       const small = history.chats.find((c) => c.count === SMALL_CHAT_MESSAGES)!;
       // Pages of ten on both: the whole small chat against ten messages from anywhere in the big one.
@@ -108,11 +115,26 @@ export async function run(): Promise<Metric[]> {
         pages.errors +
         lookups.non2xx +
         lookups.errors +
+        chatLists.non2xx +
+        chatLists.errors +
         bigPages.non2xx +
         bigPages.errors +
         smallPages.non2xx +
         smallPages.errors;
+      // The gateway's CPU per answer: what a loaded machine changes least (autocannon shares its cores).
+      const cpuPerRequest = (metric: string, result: HttpLoadResult): Metric => ({
+        metric: `${metric}, gateway CPU per request`,
+        value:
+          result.serverCpuPercent === undefined
+            ? NaN
+            : Math.round((result.serverCpuPercent / 100 / result.requestsPerSecond) * 1e6),
+        unit: 'µs',
+      });
       return [
+        cpuPerRequest('baseline GET /devices/:id', baseline),
+        cpuPerRequest('GET /chats/:chatId/messages?limit=50', pages),
+        cpuPerRequest('GET /messages/:waMessageId', lookups),
+        cpuPerRequest('GET /chats?limit=50', chatLists),
         { metric: 'messages in the log', value: MESSAGES, unit: 'messages' },
         { metric: 'events in the log', value: history.events, unit: 'events' },
         { metric: 'log written straight into the store', value: round(writeSeconds, 1), unit: 's' },
@@ -153,6 +175,22 @@ export async function run(): Promise<Metric[]> {
         {
           metric: 'GET /messages/:waMessageId p99 / baseline p99',
           value: round(ratio(lookups.latency.p99, baseline.latency.p99), 2),
+          unit: '×',
+        },
+        {
+          metric: 'GET /chats?limit=50 (first pages), req/s',
+          value: Math.round(chatLists.requestsPerSecond),
+          unit: 'req/s',
+        },
+        {
+          metric: 'GET /chats?limit=50 (first pages), p99',
+          value: round(chatLists.latency.p99, 2),
+          unit: 'ms',
+          target: { op: '<=', value: 10 },
+        },
+        {
+          metric: 'GET /chats p99 / baseline p99',
+          value: round(ratio(chatLists.latency.p99, baseline.latency.p99), 2),
           unit: '×',
         },
         {

@@ -9,6 +9,14 @@ import { ROW_COLUMNS, type Row } from './message-index-schema.js';
 import { type JsonPage, MessagePageJson } from './message-page-json.js';
 import { LimitedStatements } from '../storage/limited-statements.js';
 import {
+  CHAT_LIST,
+  type ChatListOptions,
+  ChatListJson,
+  type JsonChatList,
+  chatListOrder,
+  chatListWhere,
+} from './chat-list-json.js';
+import {
   type ChatListRow,
   type ChatView,
   type MessageDetail,
@@ -29,9 +37,11 @@ export class MessageIndexQueries {
   private readonly searches = new Map<string, Database.Statement<Array<string | number>, PageRaw>>();
 
   private readonly pageJson: MessagePageJson;
+  private readonly chatListJson: ChatListJson;
 
   constructor(private readonly db: Database.Database) {
     this.pageJson = new MessagePageJson(db);
+    this.chatListJson = new ChatListJson(db);
   }
 
   /** One message with its whole life (GET /messages/:waMessageId); reactions included. */
@@ -136,23 +146,9 @@ export class MessageIndexQueries {
   }
 
   /** A device's chats, most recent activity first (deleted ones left out), filtered by their settings and labels. */
-  chats(deviceId: string, options: { limit: number; after?: PageKey; filter?: ChatFilter }): Page<ChatView> {
-    const filter = options.filter ?? {};
-    const where = ['c.device_id = ?', 'c.deleted = 0'];
-    const args: Array<string | number> = [deviceId];
-    if (filter.archived !== undefined) where.push(`c.archived = ${filter.archived ? 1 : 0}`);
-    if (filter.pinned !== undefined) where.push(`c.pinned = ${filter.pinned ? 1 : 0}`);
-    if (filter.unread !== undefined)
-      where.push(filter.unread ? '(c.unread > 0 OR c.marked_unread = 1)' : '(c.unread = 0 AND c.marked_unread = 0)');
-    if (filter.label !== undefined) {
-      where.push('EXISTS (SELECT 1 FROM json_each(c.labels) WHERE value = ?)');
-      args.push(filter.label);
-    }
-    if (options.after) {
-      where.push('(c.last_at, c.last_pos) < (?, ?)');
-      args.push(options.after.at, options.after.pos);
-    }
-    const text = `${CHAT_LIST} WHERE ${where.join(' AND ')} ORDER BY c.last_at DESC, c.last_pos DESC LIMIT ${limitOf(options.limit + 1)}`;
+  chats(deviceId: string, options: ChatListOptions): Page<ChatView> {
+    const { where, args } = chatListWhere(deviceId, options);
+    const text = `${CHAT_LIST} WHERE ${where} ${chatListOrder(options.limit + 1)}`;
     let statement = this.chatLists.get(text);
     if (!statement) {
       statement = this.db.prepare<Array<string | number>, ChatListRaw>(text).raw(true);
@@ -165,6 +161,11 @@ export class MessageIndexQueries {
       items: page.map(chatViewOf),
       next: rows.length > options.limit && last ? { at: last.last_at, pos: last.last_pos } : null,
     };
+  }
+
+  /** The page chats() answers, as JSON text (src/chats/chat-list-json.ts). */
+  chatsJson(deviceId: string, options: ChatListOptions): JsonChatList {
+    return this.chatListJson.page(deviceId, options);
   }
 
   /** Whether the device has a chat with this id (GET /chats/:chatId/messages of an unknown chat is an empty page). */
@@ -306,19 +307,6 @@ export class MessageIndexQueries {
 function limitOf(limit: number): number {
   if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`not a limit: ${limit}`);
   return limit;
-}
-
-/** A chat with its last message's current state (edits and revokes show). */
-const CHAT_LIST = `SELECT c.chat_id, c.name, c.unread, c.last_wa_message_id, c.last_at, c.last_pos, m.from_me, m.type, m.body, m.revoked,
-  c.archived, c.pinned, c.muted_until, c.marked_unread, c.labels, c.cleared_at, c.cleared_pos
-  FROM chats c JOIN chat_messages m ON m.device_id = c.device_id AND m.wa_message_id = c.last_wa_message_id`;
-
-/** GET /chats?archived&pinned&unread&label (each optional). */
-export interface ChatFilter {
-  archived?: boolean;
-  pinned?: boolean;
-  unread?: boolean;
-  label?: string;
 }
 
 interface RefRow {

@@ -53,6 +53,10 @@ export class MessageIndex extends MessageIndexProjection implements SeenMessages
     return this.queries.chats(...args);
   }
 
+  chatsJson(...args: Parameters<MessageIndexQueries['chatsJson']>) {
+    return this.queries.chatsJson(...args);
+  }
+
   /** The device's labels (WhatsApp Business), deleted ones left out. */
   labels(deviceId: string) {
     return this.labelTable.list(deviceId);

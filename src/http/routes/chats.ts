@@ -80,7 +80,7 @@ export function chatRoutes({
     ChatCommands,
     'read' | 'presence' | 'modify' | 'remove' | 'star' | 'pin' | 'deleteForMe' | 'fetchHistory'
   >;
-  index: Pick<MessageIndex, 'chats' | 'messagesJson' | 'chat' | 'message' | 'search'>;
+  index: Pick<MessageIndex, 'chatsJson' | 'messagesJson' | 'chat' | 'message' | 'search'>;
   /** The gateway's clock (src/time/clock.ts), as ChatCommands has it. */
   now?: () => number;
 }): RouteSpec[] {
@@ -114,8 +114,12 @@ export function chatRoutes({
       },
       handler({ params, query }) {
         const { limit, cursor, ...filter } = query;
-        const page = index.chats(params.deviceId, { limit: limit ?? 50, after: pageKeyOf(cursor), filter });
-        return { status: 200, body: { items: page.items, nextCursor: pageCursor(page.next) } };
+        // Made as JSON text by SQLite (src/chats/chat-list-json.ts), as a chat's page is.
+        const page = index.chatsJson(params.deviceId, { limit: limit ?? 50, after: pageKeyOf(cursor), filter });
+        return {
+          status: 200,
+          body: new PrebuiltJson(`{"items":${page.items},"nextCursor":${JSON.stringify(pageCursor(page.next))}}`),
+        };
       },
     }),
     defineRoute({

@@ -60,7 +60,8 @@ describe('labels (sandbox)', () => {
       ],
     });
     expect(made.status).toBe(202);
-    await eventually(async () => ((await chatIds('?label=1')).length === 1 ? true : undefined), 'label 1 on bob');
+    // Recorded one change after another: the last one (label 2 on carol) says all are there.
+    await eventually(async () => ((await chatIds('?label=2')).length === 2 ? true : undefined), 'label 2 on carol');
     expect((await call('GET', '/labels')).body).toEqual({
       items: [
         { labelId: '1', name: 'New customer', color: 2 },

@@ -1,0 +1,156 @@
+/**
+ * A device's chat list (GET /chats) as JSON text made by SQLite, as message-page-json.ts makes a chat's page: each
+ * chat's view is one string built in the query, so no row object nor view object is made and walked again by
+ * JSON.stringify (issue 37). A row whose view SQLite cannot write as chatViewOf does (a time that is not a whole
+ * number) comes back NULL and is made by chatViewOf: the two answer the same JSON.
+ */
+import type Database from 'better-sqlite3';
+import { type ChatListRow, type PageKey, chatViewOf, isoOf } from './message-views.js';
+
+/**
+ * A chat and its last message's row, found by its position (the row's key, one search) rather than by its id (a
+ * search of the id index, then of the table): a message's row keeps the position it was recorded at, and the chat
+ * names both. The id is still compared, so a chat whose two disagreed would show nothing rather than another row.
+ */
+const CHAT_WITH_LAST_MESSAGE = `chats c JOIN chat_messages m
+  ON m.pos = c.last_pos AND m.device_id = c.device_id AND m.wa_message_id = c.last_wa_message_id`;
+
+/** A chat with its last message's current state (edits and revokes show). */
+export const CHAT_LIST = `SELECT c.chat_id, c.name, c.unread, c.last_wa_message_id, c.last_at, c.last_pos, m.from_me, m.type, m.body, m.revoked,
+  c.archived, c.pinned, c.muted_until, c.marked_unread, c.labels, c.cleared_at, c.cleared_pos
+  FROM ${CHAT_WITH_LAST_MESSAGE}`;
+
+/** GET /chats?archived&pinned&unread&label (each optional). */
+export interface ChatFilter {
+  archived?: boolean;
+  pinned?: boolean;
+  unread?: boolean;
+  label?: string;
+}
+
+export interface ChatListOptions {
+  limit: number;
+  after?: PageKey;
+  filter?: ChatFilter;
+}
+
+/** A chat list as JSON text: `items` is the text of the array of views. */
+export interface JsonChatList {
+  items: string;
+  next: PageKey | null;
+}
+
+/**
+ * The WHERE clause of a device's chat list (deleted chats left out), its filters and the page key, with its
+ * arguments; the filters' values are written into the text (a statement each), the label and the key bound.
+ */
+export function chatListWhere(
+  deviceId: string,
+  options: ChatListOptions,
+): { where: string; args: Array<string | number> } {
+  const filter = options.filter ?? {};
+  const where = ['c.device_id = ?', 'c.deleted = 0'];
+  const args: Array<string | number> = [deviceId];
+  if (filter.archived !== undefined) where.push(`c.archived = ${filter.archived ? 1 : 0}`);
+  if (filter.pinned !== undefined) where.push(`c.pinned = ${filter.pinned ? 1 : 0}`);
+  if (filter.unread !== undefined)
+    where.push(filter.unread ? '(c.unread > 0 OR c.marked_unread = 1)' : '(c.unread = 0 AND c.marked_unread = 0)');
+  if (filter.label !== undefined) {
+    where.push('EXISTS (SELECT 1 FROM json_each(c.labels) WHERE value = ?)');
+    args.push(filter.label);
+  }
+  if (options.after) {
+    where.push('(c.last_at, c.last_pos) < (?, ?)');
+    args.push(options.after.at, options.after.pos);
+  }
+  return { where: where.join(' AND '), args };
+}
+
+/** The list's order, and its LIMIT written into the text (a bound one is planned again at every run). */
+export function chatListOrder(limit: number): string {
+  if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`not a limit: ${limit}`);
+  return `ORDER BY c.last_at DESC, c.last_pos DESC LIMIT ${limit}`;
+}
+
+/** Booleans as JSON (JS tests `=== 1`). */
+const bool = (column: string) => `iif(${column} = 1, 'true', 'false')`;
+
+/** The chat id without its '@g.us', and where its '-' is. */
+const PREFIX = `substr(c.chat_id, 1, length(c.chat_id) - 5)`;
+const DASH = `instr(${PREFIX}, '-')`;
+
+/**
+ * isGroupId (src/messages/chat-id.ts, `^[0-9]{5,32}(-[0-9]{5,20})?@g\.us$`) in GLOBs and lengths: SQLite has no
+ * regular expressions, and a JS function called per row would cost what this file saves.
+ */
+const IS_GROUP = `(c.chat_id GLOB '*@g.us' AND ${PREFIX} NOT GLOB '*[^0-9-]*' AND CASE ${DASH}
+    WHEN 0 THEN length(${PREFIX}) BETWEEN 5 AND 32
+    ELSE ${DASH} - 1 BETWEEN 5 AND 32 AND length(${PREFIX}) - ${DASH} BETWEEN 5 AND 20 AND substr(${PREFIX}, ${DASH} + 1) NOT GLOB '*-*'
+  END)`;
+
+/** A time JSON writes as JS does: a whole number, exact as a double (else chatViewOf makes the row). */
+const EXACT_TIME = `typeof(c.last_at) = 'integer' AND abs(c.last_at) <= 9007199254740991`;
+
+/**
+ * One chat's view as JSON, in chatViewOf's key order, strings quoted by json_quote (the same bytes as
+ * JSON.stringify), the labels (written by JSON.stringify) put in as they are, each part in one concat(); NULL where
+ * chatViewOf must make it. In two parts, before and after `updatedAt`'s value, which isoOf writes: strftime cost a
+ * quarter of the query, and it writes no years beyond 9999.
+ */
+const view = (parts: string) => `CASE WHEN ${EXACT_TIME} THEN concat(${parts}) END`;
+const VIEW_HEAD = view(`'{"chatId":', json_quote(c.chat_id), ',"isGroup":', iif(${IS_GROUP}, 'true', 'false'),
+    iif(c.name IS NULL OR c.name = '', NULL, ',"name":' || json_quote(c.name)), ',"unreadCount":', c.unread,
+    iif((c.last_at, c.last_pos) > (c.cleared_at, c.cleared_pos),
+      concat(',"lastMessage":{"waMessageId":', json_quote(c.last_wa_message_id), ',"fromMe":', ${bool('m.from_me')},
+        ',"type":', json_quote(m.type), ',"body":', json_quote(iif(m.revoked, '', m.body)), ',"timestamp":', c.last_at, '}'),
+      NULL),
+    ',"updatedAt":"'`);
+const VIEW_TAIL = view(`'","archived":', ${bool('c.archived')}, ',"pinned":', ${bool('c.pinned')},
+    ',"mutedUntil":', json_quote(c.muted_until), ',"unread":', iif(c.unread > 0 OR c.marked_unread = 1, 'true', 'false'),
+    ',"labels":', iif(c.labels IS NULL OR c.labels = '', '[]', c.labels), '}'`);
+
+type Raw = [string | null, string | null, string, number, number];
+
+/** The statement of a page (views in two parts, chat id, key), and its arguments. */
+export function chatListJsonQuery(
+  deviceId: string,
+  options: ChatListOptions,
+): { text: string; args: Array<string | number> } {
+  const { where, args } = chatListWhere(deviceId, options);
+  const text = `SELECT ${VIEW_HEAD}, ${VIEW_TAIL}, c.chat_id, c.last_at, c.last_pos FROM ${CHAT_WITH_LAST_MESSAGE}
+    WHERE ${where} ${chatListOrder(options.limit + 1)}`;
+  return { text, args };
+}
+
+export class ChatListJson {
+  /** Statements by their text (one per combination of filters and limit). */
+  private readonly statements = new Map<string, Database.Statement<Array<string | number>, Raw>>();
+  private row: Database.Statement<[string, string], ChatListRow> | undefined;
+
+  constructor(private readonly db: Database.Database) {}
+
+  /** The page MessageIndexQueries.chats() answers, as JSON. */
+  page(deviceId: string, options: ChatListOptions): JsonChatList {
+    const { text, args } = chatListJsonQuery(deviceId, options);
+    let statement = this.statements.get(text);
+    if (!statement) {
+      statement = this.db.prepare<Array<string | number>, Raw>(text).raw(true);
+      this.statements.set(text, statement);
+    }
+    const rows = statement.all(...args);
+    const count = Math.min(rows.length, options.limit);
+    let items = '[';
+    for (let i = 0; i < count; i++) {
+      const [head, tail, chatId, at] = rows[i];
+      if (i > 0) items += ',';
+      items += head === null || tail === null ? this.viewJson(deviceId, chatId) : head + isoOf(at) + tail;
+    }
+    const last = count > 0 ? rows[count - 1] : undefined;
+    return { items: `${items}]`, next: rows.length > options.limit && last ? { at: last[3], pos: last[4] } : null };
+  }
+
+  private viewJson(deviceId: string, chatId: string): string {
+    this.row ??= this.db.prepare<[string, string], ChatListRow>(`${CHAT_LIST} WHERE c.device_id = ? AND c.chat_id = ?`);
+    return JSON.stringify(chatViewOf(this.row.get(deviceId, chatId)!));
+  }
+}
