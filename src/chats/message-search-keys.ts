@@ -39,9 +39,11 @@ export function createSearchKeysTable(db: Database.Database): void {
 
 /**
  * Gives every message with searchable text (`text`: the SQL of it, over chat_messages) its key, in one statement
- * (the emptied table; a rebuild's end).
+ * (a rebuild's end).
  */
 export function fillSearchKeys(db: Database.Database, text: string): void {
+  // Emptied with the index; cleared here too, so that keys left without their texts never block a fill.
+  db.exec('DELETE FROM chat_messages_search_keys');
   db.exec(`INSERT INTO chat_messages_search_keys (key, pos)
     SELECT block * ${BLOCK_SIZE} + row_number() OVER (PARTITION BY block ORDER BY pos) - 1, pos
     FROM (SELECT ${blockSql('at')} AS block, pos FROM chat_messages WHERE ${text} <> '')`);
