@@ -1,8 +1,8 @@
 /**
- * The message index's full-text search part (table chat_messages_search, message-index-schema.ts, under the keys of
- * message-search-keys.ts): the changes of a batch written at its end, and the whole index filled once from the finished message table after a rebuild (or
- * at start, when a rebuild ended before it was filled). Whether it is filled is kept in a table of its own: an
- * empty index is no sign, it is empty too when no message has text.
+ * The message index's full-text search part (table chat_messages_search, message-index-schema.ts, under the keys
+ * of message-search-keys.ts): the changes of a batch written at its end, and the whole index filled once from the
+ * finished message table after a rebuild (or at start, when a rebuild ended before it was filled). Whether it is
+ * filled is kept in a table of its own: an empty index is no sign, it is empty too when no message has text.
  */
 import type Database from 'better-sqlite3';
 import {
