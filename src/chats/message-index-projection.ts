@@ -62,9 +62,9 @@ export class MessageIndexProjection implements Projection {
    * (archived, pinned, muted, marked unread, deleted or cleared, labels), stars, pins and deletions for me of messages,
    * history sync (`historical`). 7: a chat cleared or deleted keeps the time it was cleared at (`cleared_at`), and
    * history imported later neither brings back its older messages nor the deleted chat; labels (`chat_labels`, and
-   * `chats.labels` written).
+   * `chats.labels` written). 9: the search index keyed by time order (chat_messages_search_keys).
    */
-  readonly version = 8;
+  readonly version = 9;
   readonly handles: ReadonlySet<string> = HANDLED;
   /**
    * apply() reads rows by their keys only; while a rebuild fills the emptied table, the message buffer finds a

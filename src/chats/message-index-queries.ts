@@ -7,6 +7,7 @@ import type { ChatMessageRef } from '../engines/engine.js';
 import type { InboundType } from '../messages/message-events.js';
 import { ROW_COLUMNS, type Row } from './message-index-schema.js';
 import { type JsonPage, MessagePageJson } from './message-page-json.js';
+import { SearchKeys } from './message-search-keys.js';
 import { LimitedStatements } from '../storage/limited-statements.js';
 import {
   CHAT_LIST,
@@ -38,10 +39,12 @@ export class MessageIndexQueries {
 
   private readonly pageJson: MessagePageJson;
   private readonly chatListJson: ChatListJson;
+  private readonly searchKeys: SearchKeys;
 
   constructor(private readonly db: Database.Database) {
     this.pageJson = new MessagePageJson(db);
     this.chatListJson = new ChatListJson(db);
+    this.searchKeys = new SearchKeys(db);
   }
 
   /** One message with its whole life (GET /messages/:waMessageId); reactions included. */
@@ -111,26 +114,28 @@ export class MessageIndexQueries {
     const words = q.match(/[\p{L}\p{N}_]+/gu) ?? [];
     if (words.length === 0) return { items: [], next: null };
     const match = words.map((word) => `"${word}"*`).join(' ');
-    const where = ['m.device_id = ?', 'm.deleted = 0'];
+    const where = ['chat_messages_search MATCH ?', 'm.device_id = ?', 'm.deleted = 0'];
     const args: Array<string | number> = [match, deviceId];
     if (options.chatId !== undefined) {
       where.push('m.chat_id = ?');
       args.push(options.chatId);
     }
     if (options.after) {
-      where.push('(m.at, m.pos) < (?, ?)');
-      args.push(options.after.at, options.after.pos);
+      where.push('f.rowid < ?');
+      args.push(this.searchKeys.boundAfter(options.after.at, options.after.pos));
     }
-    // Each hit's chat is joined once (what was cleared before is left out), not looked up in a subquery per hit; the
-    // hits are sorted by their keys alone and only the page's rows are read whole (a common word has many hits).
+    // The hits in the order of their keys (message-search-keys.ts: time, then position), newest first: FTS5 walks
+    // them in that order and the scan stops at the page's end, however many match (CROSS JOIN keeps the index the
+    // outer loop). Only the page's rows are read whole.
     const text = `SELECT ${PAGE} FROM (
-        SELECT m.at AS hit_at, m.pos AS hit_pos
-        FROM (SELECT rowid AS hit FROM chat_messages_search WHERE chat_messages_search MATCH ?) f
-        JOIN chat_messages m ON m.pos = f.hit
+        SELECT f.rowid AS hit_key, m.pos AS hit_pos
+        FROM chat_messages_search f
+        CROSS JOIN chat_messages_search_keys k ON k.key = f.rowid
+        CROSS JOIN chat_messages m ON m.pos = k.pos
         LEFT JOIN chats c ON c.device_id = m.device_id AND c.chat_id = m.chat_id
         WHERE ${where.join(' AND ')} AND (m.at, m.pos) > (coalesce(c.cleared_at, 0), coalesce(c.cleared_pos, 0))
-        ORDER BY m.at DESC, m.pos DESC LIMIT ${limitOf(options.limit + 1)}
-      ) JOIN chat_messages ON pos = hit_pos ORDER BY hit_at DESC, hit_pos DESC`;
+        ORDER BY f.rowid DESC LIMIT ${limitOf(options.limit + 1)}
+      ) JOIN chat_messages ON pos = hit_pos ORDER BY hit_key DESC`;
     let statement = this.searches.get(text);
     if (!statement) {
       statement = this.db.prepare<Array<string | number>, PageRaw>(text).raw(true);

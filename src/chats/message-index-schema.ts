@@ -5,6 +5,7 @@
 import type Database from 'better-sqlite3';
 import type { InboundType } from '../messages/message-events.js';
 import { type QueuedContent, mediaOf } from '../outbox/stream/outbox-events.js';
+import { fillSearchKeys } from './message-search-keys.js';
 
 /** A row of chat_messages as held in memory during a batch (JSON columns as text). */
 export interface MessageRow {
@@ -165,8 +166,8 @@ export function searchTextOf(
 export const SEARCH_TEXT_FUNCTION = 'dmg_search_text';
 
 /**
- * The full-text index of messages (SQLite FTS5, rowid = the message row's `pos`): contentless (the text is in
- * chat_messages), case and accents folded (`unicode61 remove_diacritics 2`).
+ * The full-text index of messages (SQLite FTS5, rowid = the message's search key, message-search-keys.ts):
+ * contentless (the text is in chat_messages), case and accents folded (`unicode61 remove_diacritics 2`).
  */
 export function createSearchTable(db: Database.Database): { recreated: boolean } {
   db.function(SEARCH_TEXT_FUNCTION, { deterministic: true }, (type, body, media, content, revoked, deleted) =>
@@ -191,10 +192,12 @@ export function createSearchTable(db: Database.Database): { recreated: boolean }
   return { recreated };
 }
 
-/** Fills the (emptied) search index from the message table in one statement. */
+/** Fills the (emptied) search index and its keys from the message table, in key order. */
 export function fillSearchTable(db: Database.Database): void {
+  const text = `${SEARCH_TEXT_FUNCTION}(type, body, media, content, revoked, deleted)`;
+  fillSearchKeys(db, text);
   db.exec(`INSERT INTO chat_messages_search (rowid, text)
-    SELECT pos, t FROM (SELECT pos, ${SEARCH_TEXT_FUNCTION}(type, body, media, content, revoked, deleted) AS t FROM chat_messages) WHERE t <> ''`);
+    SELECT k.key, ${text} FROM chat_messages_search_keys k JOIN chat_messages m ON m.pos = k.pos ORDER BY k.key`);
 }
 
 /** Creates the tables and their indexes where missing (a projection's setup). */
