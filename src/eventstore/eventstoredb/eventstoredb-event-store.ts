@@ -41,8 +41,29 @@ import {
   checkExpectedRevision,
 } from '../event-store.js';
 import { newEventId } from '../event-id.js';
-import { readAllVisible, cancelRead, newClient, disposeClient, onEndpoint } from './eventstoredb-client.js';
+import {
+  AppendRecordsUnimplementedError,
+  CheckedWriteSupport,
+  type CheckedWrite,
+  appendRecords,
+  serverChecksWrites,
+} from './append-records.js';
+import {
+  readAllVisible,
+  cancelRead,
+  newClient,
+  disposeClient,
+  onEndpoint,
+  toEsdbConnectionString,
+  VISIBLE_STREAM_REGEX,
+} from './eventstoredb-client.js';
 import { type Clock, type ClockTimer, sleep, systemClock } from '../../time/clock.js';
+import {
+  SNAPSHOT_DELETED_EVENT_TYPE,
+  SNAPSHOT_EVENT_TYPE,
+  SnapshotStreamSetup,
+  snapshotIn,
+} from './snapshot-streams.js';
 import { EventStoreDbSubscription } from './eventstoredb-subscription.js';
 import {
   snapshotStreamOf,
@@ -55,11 +76,6 @@ import {
   refusedUnsent,
 } from './eventstoredb-mapping.js';
 
-const SNAPSHOT_EVENT_TYPE = 'Snapshot';
-/** The last event of a snapshot stream whose snapshot was deleted (deleteSnapshot). */
-const SNAPSHOT_DELETED_EVENT_TYPE = 'SnapshotDeleted';
-/** Server-side subscription filter (a .NET regex on the stream name): no system and no snapshot streams. */
-const VISIBLE_STREAM_REGEX = '^(?!\\$|snapshot-)';
 /** Events per $all read call (the server filters, so each one is an event the caller wants). */
 const READ_ALL_CHUNK_MAX = 1_000;
 /** Buffered objects per subscription before the server is back-pressured. */
@@ -84,8 +100,6 @@ const RETRY_PAUSE_MAX_MS = 500;
  * met its deadline by then.
  */
 const RETIRED_CLIENT_GRACE_MS = 1_000;
-/** Snapshot streams whose metadata is known to be set; beyond this many the memory is forgotten. */
-const SNAPSHOT_STREAMS_REMEMBERED = 10_000;
 
 export interface EventStoreDbOptions {
   /** Longest wait for one read page, append or snapshot: past it the operation is StoreUnavailableError (503). */
@@ -140,24 +154,6 @@ export async function openEventStoreDbStore(
   }
 }
 
-/**
- * The v6 client only parses the `esdb` schemes; KurrentDB's schemes take the same settings.
- * `throwOnAppendFailure=false` is dropped: it turns a conflict into a silent "success".
- */
-export function toEsdbConnectionString(connectionString: string): string {
-  const esdb = connectionString
-    .trim()
-    .replace(/^(?:esdb|kurrentdb|kurrent)(\+discover)?:\/\//i, (_, discover?: string) =>
-      discover ? 'esdb+discover://' : 'esdb://',
-    );
-  const [base, query] = esdb.split('?', 2) as [string, string | undefined];
-  if (query === undefined) return esdb;
-  const kept = query
-    .split('&')
-    .filter((pair) => pair.split('=')[0].toLowerCase().replace(/[_-]/g, '') !== 'throwonappendfailure');
-  return kept.length > 0 ? `${base}?${kept.join('&')}` : base;
-}
-
 class EventStoreDbStore implements EventStore {
   readonly kind = 'eventstoredb' as const;
   private closed = false;
@@ -179,8 +175,9 @@ class EventStoreDbStore implements EventStore {
   private writeFailing = false;
   private readonly inflight = new Set<Promise<unknown>>();
   private readonly subscriptions = new Set<EventStoreDbSubscription>();
-  /** Snapshot streams whose maxCount metadata is known to be set (by this process or an earlier one). */
-  private readonly snapshotStreamsReady = new Map<string, Promise<void>>();
+  private readonly snapshotStreams = new SnapshotStreamSetup();
+  /** Whether the server checks a fenced write's fence itself (KurrentDB 26.0.3 and later). */
+  private readonly checkedWrites = new CheckedWriteSupport();
 
   constructor(
     private readonly connectionString: string,
@@ -291,14 +288,19 @@ class EventStoreDbStore implements EventStore {
 
   async append(streamId: string, events: readonly NewEvent[], options: AppendOptions = {}): Promise<AppendResult> {
     if (events.length === 0) throw new TypeError('append needs at least one event');
-    if (options.fence) await this.checkFence(options.fence);
     const expected = checkExpectedRevision(options.expectedRevision ?? 'any');
     const expectedRevision = toAppendExpectedRevision(expected);
     // The client serialises inside a promise executor, where a value JSON refuses would never settle the append.
     for (const event of events) JSON.stringify([event.data, event.metadata]);
-    const proposed = events.map((event) =>
+    const identified = events.map((event) => ({ ...event, id: event.id ?? newEventId() }));
+    if (options.fence) {
+      const checked = await this.appendChecked({ streamId, events: identified, expected, fence: options.fence });
+      if (checked) return checked;
+      await this.checkFence(options.fence);
+    }
+    const proposed = identified.map((event) =>
       jsonEvent({
-        id: event.id ?? newEventId(),
+        id: event.id,
         type: event.type,
         // The port's data is any JSON value; the client's type only names the common shapes.
         data: (event.data ?? null) as JSONType,
@@ -448,11 +450,31 @@ class EventStoreDbStore implements EventStore {
   }
 
   /**
-   * EventStoreDB (before KurrentDB's multi-stream appends) cannot make one write conditional on another
-   * stream, so the fence is read just before the write: a lease taken over earlier is refused here, and the
-   * owner stops acting well before its lease can be taken (it drops its devices once it could not renew
-   * for LEASE_TIMEOUT minus a margin), which leaves that margin for the read and the write together
-   * (docs/architecture.md, "Several processes").
+   * A fenced write whose fence the server checks inside the write (KurrentDB 26.0.3 and later: AppendRecords
+   * with consistency checks); undefined where the server cannot, and the caller reads the fence first instead.
+   */
+  private async appendChecked(write: CheckedWrite): Promise<AppendResult | undefined> {
+    const ask = () => this.run('ask the event store its features', serverChecksWrites, { retry: 'read' });
+    if (!(await this.checkedWrites.available(ask))) return undefined;
+    try {
+      const result = await this.run(`append to ${write.streamId}`, (client) => appendRecords(client, write));
+      this.writeFailing = false;
+      return result;
+    } catch (error) {
+      if (error instanceof AppendRecordsUnimplementedError) {
+        this.checkedWrites.turnOff();
+        return undefined;
+      }
+      if (error instanceof StoreUnavailableError && !(error instanceof StoreRefusedError)) this.writeFailing = true;
+      throw error;
+    }
+  }
+
+  /**
+   * Servers before KurrentDB 26.0.3 cannot make one write conditional on another stream, so the fence is read
+   * just before the write: a lease taken over earlier is refused here, and the owner stops acting well before
+   * its lease can be taken (it drops its devices once it could not renew for LEASE_TIMEOUT minus a margin),
+   * which leaves that margin for the read and the write together (docs/architecture.md, "Several processes").
    */
   private async checkFence(fence: Fence): Promise<void> {
     const [last] = await this.readStream(fence.streamId, { direction: 'backwards', maxCount: 1 });
@@ -461,18 +483,15 @@ class EventStoreDbStore implements EventStore {
   }
 
   async saveSnapshot(streamId: string, snapshot: Snapshot, options: SnapshotWriteOptions = {}): Promise<void> {
-    if (options.fence) await this.checkFence(options.fence);
     const stream = snapshotStreamOf(streamId);
-    await this.ensureSnapshotStream(stream);
+    await this.snapshotStreams.ensure(stream, (what, operation) => this.run(what, operation));
     try {
-      await this.run(`save snapshot of ${streamId}`, (client) =>
-        client.appendToStream(
-          stream,
-          jsonEvent({
-            type: SNAPSHOT_EVENT_TYPE,
-            data: { revision: snapshot.revision, state: (snapshot.state ?? null) as JSONType },
-          }),
-        ),
+      await this.appendToSnapshotStream(
+        `save snapshot of ${streamId}`,
+        stream,
+        SNAPSHOT_EVENT_TYPE,
+        { revision: snapshot.revision, state: (snapshot.state ?? null) as JSONType },
+        options.fence,
       );
     } catch (error) {
       // A snapshot is a shortcut, not a record: one over the server's append limit is simply not kept, and
@@ -482,23 +501,6 @@ class EventStoreDbStore implements EventStore {
     }
   }
 
-  /** maxCount 1 keeps only the latest snapshot readable; scavenging then reclaims the older ones. */
-  private ensureSnapshotStream(stream: string): Promise<void> {
-    let ready = this.snapshotStreamsReady.get(stream);
-    if (!ready) {
-      // Forgetting only costs one metadata read per stream: a long-running gateway must not grow without bound.
-      if (this.snapshotStreamsReady.size >= SNAPSHOT_STREAMS_REMEMBERED) this.snapshotStreamsReady.clear();
-      ready = this.run(`set up snapshot stream ${stream}`, async (client) => {
-        // Read first, so a restart does not add a metadata event per stream and per start.
-        const { metadata } = await client.getStreamMetadata(stream);
-        if (metadata?.maxCount !== 1) await client.setStreamMetadata(stream, { ...metadata, maxCount: 1 });
-      });
-      this.snapshotStreamsReady.set(stream, ready);
-      ready.catch(() => this.snapshotStreamsReady.delete(stream));
-    }
-    return ready;
-  }
-
   /**
    * Appends an empty marker to the snapshot stream rather than deleting it: with `$maxCount` 1 the snapshot
    * before it reads as gone at once and leaves the disk at the next scavenge, while the marker, which holds
@@ -506,23 +508,37 @@ class EventStoreDbStore implements EventStore {
    * hard-deleted; a soft delete would also drop the stream's `$maxCount`).
    */
   async deleteSnapshot(streamId: string, options: SnapshotWriteOptions = {}): Promise<void> {
-    if (options.fence) await this.checkFence(options.fence);
     const stream = snapshotStreamOf(streamId);
     const [last] = await this.read(stream, { direction: 'backwards', maxCount: 1 });
     // Nothing to delete: never saved, or deleted already.
     if (!last || last.type === SNAPSHOT_DELETED_EVENT_TYPE) return;
-    await this.ensureSnapshotStream(stream);
-    await this.run(`delete snapshot of ${streamId}`, (client) =>
-      client.appendToStream(stream, jsonEvent({ type: SNAPSHOT_DELETED_EVENT_TYPE, data: {} })),
+    await this.snapshotStreams.ensure(stream, (what, operation) => this.run(what, operation));
+    await this.appendToSnapshotStream(
+      `delete snapshot of ${streamId}`,
+      stream,
+      SNAPSHOT_DELETED_EVENT_TYPE,
+      {},
+      options.fence,
     );
+  }
+
+  /** One event at any revision, fenced: checked by the server where it can, else by reading the fence first. */
+  private async appendToSnapshotStream(
+    what: string,
+    stream: string,
+    type: string,
+    data: JSONType,
+    fence: Fence | undefined,
+  ): Promise<void> {
+    const events = [{ id: newEventId(), type, data }];
+    if (fence && (await this.appendChecked({ streamId: stream, events, expected: 'any', fence }))) return;
+    if (fence) await this.checkFence(fence);
+    await this.run(what, (client) => client.appendToStream(stream, jsonEvent({ type, data })));
   }
 
   async loadSnapshot<State = unknown>(streamId: string): Promise<Snapshot<State> | null> {
     const [event] = await this.read(snapshotStreamOf(streamId), { direction: 'backwards', maxCount: 1 });
-    if (!event || event.type === SNAPSHOT_DELETED_EVENT_TYPE) return null;
-    const data = event.data as { revision?: unknown; state?: unknown } | null;
-    if (!data || typeof data.revision !== 'number') return null;
-    return { revision: data.revision, state: data.state as State };
+    return snapshotIn<State>(event);
   }
 
   /**

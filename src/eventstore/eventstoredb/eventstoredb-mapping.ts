@@ -86,13 +86,16 @@ export function toPosition(position: Position): number {
   return Number(position.commit);
 }
 
+/**
+ * An event's metadata object. One written by AppendRecords (append-records.ts) is read back with the schema
+ * the server adds (`$schema.name`, `$schema.format`): dropped, the writer never sets `$` keys.
+ */
 export function toMetadata(metadata: unknown): Record<string, unknown> {
-  return metadata !== null &&
-    typeof metadata === 'object' &&
-    !Array.isArray(metadata) &&
-    !(metadata instanceof Uint8Array)
-    ? (metadata as Record<string, unknown>)
-    : {};
+  if (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata) || metadata instanceof Uint8Array)
+    return {};
+  const object = metadata as Record<string, unknown>;
+  if (!('$schema.name' in object)) return object;
+  return Object.fromEntries(Object.entries(object).filter(([key]) => !key.startsWith('$schema.')));
 }
 
 /**
