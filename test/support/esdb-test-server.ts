@@ -4,7 +4,8 @@
  * An in-process gRPC server (@grpc/grpc-js) that implements, on the generated service definitions that
  * @eventstore/db-client ships, the calls that client makes for this gateway: `Streams.Read` (streams and
  * $all, forwards and backwards, filtered subscriptions to $all), `Streams.Append`, `Streams.BatchAppend`,
- * `Streams.Delete` (soft delete) and `ServerFeatures.GetSupportedMethods`. Everything lives in memory on a
+ * `Streams.Delete` (soft delete) and `ServerFeatures.GetSupportedMethods`; and the v2 `AppendRecords` the
+ * gateway makes itself ([V2]). Everything lives in memory on a
  * single node; there is no auth, TLS, scavenging, projection or persistent subscription.
  *
  * The semantics that matter to the adapter follow the server. Sources (kurrent-io/KurrentDB, master):
@@ -56,6 +57,13 @@
  *   with RESOURCE_EXHAUSTED, before any exception trailer.
  * - [TO] Streams.Append.cs: a commit (or prepare, or forward) timeout answers ABORTED "Operation timed out";
  *   the write may still commit afterwards.
+ * - [V2] KurrentDB.Api.V2 Modules/Streams/StreamsService.cs (26.0.3): `AppendRecords`, records of any streams with
+ *   consistency checks on any streams' states, evaluated before one write; its errors are google.rpc.Status
+ *   details (Infrastructure/Errors/RpcExceptions.cs; a follower answers NotLeaderNode with the leader, a node in
+ *   an election ServerNotReady: Infrastructure/ApiCallback.cs). Served, and listed by GetSupportedMethods (in
+ *   lower case, as ServerFeatures.cs lists every `kurrentdb.protocol` method), when the release is 26.0.3 or later;
+ *   an older release answers UNIMPLEMENTED, and so does `serveAppendRecords = false` (the v2 API turned off).
+ *   The `.proto` files it loads are the server's, verbatim (test/support/kurrentdb-proto/).
  *
  * Fault injection: `fail(method, fault, times)` answers the next calls of a method with UNAVAILABLE,
  * DEADLINE_EXCEEDED, access denied, a commit timeout whose write commits `commitLaterMs` later, or not at all
