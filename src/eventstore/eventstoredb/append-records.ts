@@ -10,13 +10,8 @@ import protobuf from 'protobufjs';
 import type { EventStoreDBClient } from '@eventstore/db-client';
 import serverFeaturesGrpc from '@eventstore/db-client/generated/serverfeatures_grpc_pb.js';
 import sharedPb from '@eventstore/db-client/generated/shared_pb.js';
-import {
-  type ExpectedRevision,
-  type Fence,
-  FenceRejectedError,
-  StoreRefusedError,
-  WrongExpectedRevisionError,
-} from '../event-store.js';
+import { type ExpectedRevision, type Fence, FenceRejectedError, WrongExpectedRevisionError } from '../event-store.js';
+import { refusedOverLimit } from './append-limits.js';
 import type { ClientCalls } from './eventstoredb-client.js';
 import {
   APPEND_RECORDS_SERVICE,
@@ -249,12 +244,11 @@ function toV1Error(error: Error, write: CheckedWrite): Error {
   const recordSize = details.get('kurrentdb.protocol.v2.streams.errors.AppendRecordSizeExceededErrorDetails');
   const transactionSize = details.get('kurrentdb.protocol.v2.streams.errors.AppendTransactionSizeExceededErrorDetails');
   if (recordSize || transactionSize) {
-    const limit = (recordSize ?? transactionSize)!.maxSize as number;
-    const which = recordSize ? 'one event' : 'one append';
-    return new StoreRefusedError(
-      'append_too_large',
-      `append to ${write.streamId}: larger than the event store's limit for ${which} (${limit} bytes)`,
-      { cause: error },
+    const bytes = (recordSize ?? transactionSize)!.maxSize as number;
+    return refusedOverLimit(
+      `append to ${write.streamId}: larger than the event store's limit for ${recordSize ? 'one event' : 'one append'} (${bytes} bytes)`,
+      { kind: recordSize ? 'event' : 'append', bytes },
+      error,
     );
   }
   const leader = details.get('kurrent.rpc.NotLeaderNodeErrorDetails') as

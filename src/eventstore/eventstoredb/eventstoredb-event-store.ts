@@ -64,6 +64,7 @@ import {
   SnapshotStreamSetup,
   snapshotIn,
 } from './snapshot-streams.js';
+import { AppendLimits, type AppendLimitSettings } from './append-limits.js';
 import { EventStoreDbSubscription } from './eventstoredb-subscription.js';
 import {
   snapshotStreamOf,
@@ -110,6 +111,7 @@ export interface EventStoreDbOptions {
   onWaiting?: (error: unknown, attempt: number) => void;
   /** The time of the deadlines, retries and client lifetimes (tests move it on: test/support/test-clock.ts). */
   clock?: Clock;
+  limits?: AppendLimitSettings;
 }
 
 /**
@@ -125,6 +127,7 @@ export async function openEventStoreDbStore(
     toEsdbConnectionString(connectionString),
     options.operationDeadlineMs ?? 10_000,
     options.clock ?? systemClock,
+    new AppendLimits(options.limits),
   );
   const deadline = Date.now() + (options.startupTimeoutMs ?? 0);
   for (let attempt = 1; ; attempt++) {
@@ -183,18 +186,18 @@ class EventStoreDbStore implements EventStore {
     private readonly connectionString: string,
     private readonly deadlineMs: number,
     private readonly clock: Clock,
+    private readonly limits: AppendLimits,
   ) {
     this.client = newClient(connectionString);
     this.clientSince = clock.now();
   }
 
   /**
-   * Runs one operation: counted for close(), bounded by the deadline, failures mapped and counted. A cluster
-   * node that is not the leader answers "not leader" with the leader's endpoint: a redirect the client follows
-   * (it connects there), not a failure. What the cluster refused before doing anything (not the leader, no
-   * leader yet during an election, no connection) is tried again within the deadline, writes included; reads
-   * (`retry: 'read'`) are also tried again after any loss of the connection. A write whose outcome is unknown
-   * (a timeout, a connection lost under way) is not: it answers StoreUnavailableError (503).
+   * Runs one operation: counted for close(), bounded by the deadline, failures mapped and counted. "Not leader"
+   * (with the leader's endpoint) is a redirect the client follows, not a failure. What the cluster refused before
+   * doing anything (not the leader, no leader yet, no connection) is tried again within the deadline, writes
+   * included; reads (`retry: 'read'`) also after any loss of the connection. A write whose outcome is unknown (a
+   * timeout, a connection lost under way) is not: it answers StoreUnavailableError (503).
    */
   private run<T>(
     what: string,
@@ -246,7 +249,7 @@ class EventStoreDbStore implements EventStore {
       } catch (error) {
         // Nothing answered within the deadline: a failure of the client too.
         if (expired) this.failed(client);
-        throw toStoreError(error, what);
+        throw this.limits.learned(toStoreError(error, what));
       } finally {
         this.clock.clear(timer);
       }
@@ -265,9 +268,8 @@ class EventStoreDbStore implements EventStore {
   /**
    * The client caches some failures for good (it reconnects only on UNAVAILABLE and CANCELLED, which are not
    * counted here, and a timed-out GetSupportedMethods probe is kept for every call that asks it): after repeated
-   * failures of the other kinds, start over with
-   * a new client, at most once per MIN_CLIENT_LIFE_MS. It starts at the leader last named, unless the client
-   * that failed was already made for it (that leader is gone: the URL again).
+   * failures of the other kinds, start over with a new client, at most once per MIN_CLIENT_LIFE_MS. It starts at
+   * the leader last named, unless the client that failed was already made for it (that leader is gone: the URL).
    */
   private failed(client: EventStoreDBClient): void {
     if (client !== this.client || ++this.consecutiveFailures < FAILURES_BEFORE_NEW_CLIENT || this.closed) return;
@@ -292,6 +294,7 @@ class EventStoreDbStore implements EventStore {
     const expectedRevision = toAppendExpectedRevision(expected);
     // The client serialises inside a promise executor, where a value JSON refuses would never settle the append.
     for (const event of events) JSON.stringify([event.data, event.metadata]);
+    this.limits.check(streamId, events);
     const identified = events.map((event) => ({ ...event, id: event.id ?? newEventId() }));
     if (options.fence) {
       const checked = await this.appendChecked({ streamId, events: identified, expected, fence: options.fence });
@@ -449,10 +452,7 @@ class EventStoreDbStore implements EventStore {
     return subscription;
   }
 
-  /**
-   * A fenced write whose fence the server checks inside the write (KurrentDB 26.0.3 and later: AppendRecords
-   * with consistency checks); undefined where the server cannot, and the caller reads the fence first instead.
-   */
+  /** A fenced write checked inside the write (KurrentDB 26.0.3+); undefined where not (the fence is read first). */
   private async appendChecked(write: CheckedWrite): Promise<AppendResult | undefined> {
     const ask = () => this.run('ask the event store its features', serverChecksWrites, { retry: 'read' });
     if (!(await this.checkedWrites.available(ask))) return undefined;
@@ -484,7 +484,6 @@ class EventStoreDbStore implements EventStore {
 
   async saveSnapshot(streamId: string, snapshot: Snapshot, options: SnapshotWriteOptions = {}): Promise<void> {
     const stream = snapshotStreamOf(streamId);
-    await this.snapshotStreams.ensure(stream, (what, operation) => this.run(what, operation));
     try {
       await this.appendToSnapshotStream(
         `save snapshot of ${streamId}`,
@@ -512,7 +511,6 @@ class EventStoreDbStore implements EventStore {
     const [last] = await this.read(stream, { direction: 'backwards', maxCount: 1 });
     // Nothing to delete: never saved, or deleted already.
     if (!last || last.type === SNAPSHOT_DELETED_EVENT_TYPE) return;
-    await this.snapshotStreams.ensure(stream, (what, operation) => this.run(what, operation));
     await this.appendToSnapshotStream(
       `delete snapshot of ${streamId}`,
       stream,
@@ -522,7 +520,7 @@ class EventStoreDbStore implements EventStore {
     );
   }
 
-  /** One event at any revision, fenced: checked by the server where it can, else by reading the fence first. */
+  /** One event at any revision (its stream set up first), fenced: checked by the server, or the fence read first. */
   private async appendToSnapshotStream(
     what: string,
     stream: string,
@@ -531,6 +529,8 @@ class EventStoreDbStore implements EventStore {
     fence: Fence | undefined,
   ): Promise<void> {
     const events = [{ id: newEventId(), type, data }];
+    this.limits.check(stream, events);
+    await this.snapshotStreams.ensure(stream, (what, operation) => this.run(what, operation));
     if (fence && (await this.appendChecked({ streamId: stream, events, expected: 'any', fence }))) return;
     if (fence) await this.checkFence(fence);
     await this.run(what, (client) => client.appendToStream(stream, jsonEvent({ type, data })));
@@ -542,9 +542,8 @@ class EventStoreDbStore implements EventStore {
   }
 
   /**
-   * Reads the newest event of a hidden stream of empty events (never the head of $all: that is whatever was
-   * written last, up to the server's largest event, downloaded at every health check); while appends are
-   * failing, also appends to that stream, so that health reports a store that reads but cannot write.
+   * Reads the newest event of a hidden stream of empty events (never the head of $all: whatever was written last);
+   * while appends fail, also appends to it, so health reports a store that reads but cannot write.
    */
   async ping(): Promise<boolean> {
     if (this.closed) return false;
