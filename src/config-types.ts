@@ -16,6 +16,8 @@ export interface Config {
   dataDir: string;
   /** Unset: the embedded SQLite event store in DATA_DIR. */
   eventStoreUrl: string | undefined;
+  /** The EventStoreDB / KurrentDB server's size limits, in bytes, checked before an append is sent (0: the server's only). */
+  eventStoreLimits: { maxAppendBytes: number; maxEventBytes: number };
   defaultEngine: Engine;
   webhookAllowPrivateNetworks: boolean;
   webhooks: WebhookSettings;

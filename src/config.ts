@@ -56,6 +56,10 @@ function readConfig(env: Env): Config {
         'kurrent+discover:',
       ]),
     ),
+    eventStoreLimits: {
+      maxAppendBytes: read.integer('EVENTSTORE_MAX_APPEND_BYTES', 0, { min: 0, max: Number.MAX_SAFE_INTEGER }),
+      maxEventBytes: read.integer('EVENTSTORE_MAX_EVENT_BYTES', 0, { min: 0, max: Number.MAX_SAFE_INTEGER }),
+    },
     defaultEngine: read.oneOf('DEFAULT_ENGINE', ENGINES, 'baileys'),
     webhookAllowPrivateNetworks: read.boolean('WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
     webhooks: {

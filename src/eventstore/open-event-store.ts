@@ -18,7 +18,8 @@ const SHARED_FILE_TAIL_INTERVAL_MS = 2;
  * logging each try), then StoreUnavailableError.
  */
 export async function openEventStore(
-  config: Pick<Config, 'eventStoreUrl' | 'dataDir'> & { cluster?: Pick<Config['cluster'], 'leases'> },
+  config: Pick<Config, 'eventStoreUrl' | 'dataDir'> &
+    Partial<Pick<Config, 'eventStoreLimits'>> & { cluster?: Pick<Config['cluster'], 'leases'> },
   /** `readOnly`: the embedded store is only read, never set up or migrated (SqliteStoreOptions). */
   options: { log?: Pick<Logger, 'warn'>; startupTimeoutMs?: number; readOnly?: boolean; tailIntervalMs?: number } = {},
 ): Promise<EventStore> {
@@ -27,6 +28,7 @@ export async function openEventStore(
     const { openEventStoreDbStore } = await import('./eventstoredb/eventstoredb-event-store.js');
     return openEventStoreDbStore(config.eventStoreUrl, {
       startupTimeoutMs: options.startupTimeoutMs ?? 0,
+      limits: config.eventStoreLimits,
       onWaiting: (error, attempt) =>
         options.log?.warn(
           { attempt, reason: (error as Error).message },

@@ -41,9 +41,9 @@ describe(
         for (let n = 0; Date.now() < until; n++) {
           const device = devices[(s + n) % DEVICES];
           const key = `s${s}-${n}`;
-          // An answer cut by the election, or "try again" (503; 409 concurrent_change: the two processes' appends to
-          // the device's outbox kept refusing each other through an election, 10 times and 10 s), is sent again under
-          // the same key, through either, as a client does.
+          // An answer cut by the election, or "try again" (503, among them busy outbox_contended: the two processes'
+          // appends to the device's outbox kept refusing each other through an election for 20 s; 409
+          // concurrent_change before), is sent again under the same key, through either, as a client does.
           for (let attempt = 0; ; attempt++) {
             const answer = await nodes[(s + n + attempt) % 2]
               .api('POST', `/devices/${device.id}/send/text`, {

@@ -1,6 +1,6 @@
 /**
  * Two gateway processes on a three-node KurrentDB test cluster whose subscriptions all go silent for 20 s while
- * appends work (issue 31): no device changes hands and none is held by both (before, liveness was judged only
+ * appends work (issue 31), playing KurrentDB 26.0.3 (fenced writes checked inside the write): no device changes hands and none is held by both (before, liveness was judged only
  * from the subscription: reproduction 2); the sends made meanwhile are answered 202 and sent once.
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -15,7 +15,9 @@ describe('two gateway processes on a KurrentDB cluster whose subscriptions go si
   });
 
   it('subscriptions silenced for 20 s while appends work: no device changes hands, none is held twice', async () => {
-    cluster = await startEsdbClusterGateways();
+    // As KurrentDB 26.0.3: the devices' fenced writes go through AppendRecords with the lease checked in the write
+    // (the leader-kill chaos test runs 24.10's read-then-write fence).
+    cluster = await startEsdbClusterGateways({ version: '26.0.3' });
     const { server, nodes, devices, step, watchHolding } = cluster;
     const before = new Map((await logOf(server)).owners);
     const acquired = async () => (await server.records()).filter((record) => record.type === 'LeaseAcquired').length;
@@ -56,5 +58,7 @@ describe('two gateway processes on a KurrentDB cluster whose subscriptions go si
     expect(await acquired()).toBe(acquiredBefore);
     expect([...answers.keys()]).toEqual([202]);
     expect(accepted.length).toBeGreaterThanOrEqual(10);
+    // The devices' fenced writes went through AppendRecords, checked in the write.
+    expect((await server.calls()).appendRecords).toBeGreaterThan(0);
   });
 });

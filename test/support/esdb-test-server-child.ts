@@ -30,13 +30,21 @@ export interface EsdbTestServerChild {
   records(): Promise<readonly ChildRecord[]>;
   /** The `connection-name` of every call so far: one per client a gateway made. */
   connectionNames(): Promise<string[]>;
+  /** Calls per method so far (EsdbTestServer.calls). */
+  calls(): Promise<Record<string, number>>;
   stop(): Promise<void>;
 }
 
-export async function spawnEsdbTestServer(options: { nodes?: number } = {}): Promise<EsdbTestServerChild> {
+export async function spawnEsdbTestServer(
+  options: { nodes?: number; version?: string } = {},
+): Promise<EsdbTestServerChild> {
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'test/support/esdb-test-server-process.ts'], {
     cwd: ROOT,
-    env: { ...process.env, ESDB_TEST_NODES: String(options.nodes ?? 1) },
+    env: {
+      ...process.env,
+      ESDB_TEST_NODES: String(options.nodes ?? 1),
+      ...(options.version ? { ESDB_TEST_VERSION: options.version } : {}),
+    },
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   const exited = once(child, 'exit');
@@ -80,6 +88,7 @@ export async function spawnEsdbTestServer(options: { nodes?: number } = {}): Pro
       return fetching;
     },
     connectionNames: () => call('connectionNames'),
+    calls: () => call('calls'),
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.stdin!.end();

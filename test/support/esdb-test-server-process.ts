@@ -3,13 +3,16 @@
  * with SIGKILL (the store must outlive the gateway, as a real server would), and for load tests whose server must
  * not share a starved event loop with the load (a cluster answering heartbeats in seconds measures the test, not
  * the gateway). Prints `{"port":…,"url":…}` once listening (ESDB_TEST_NODES=3: a three-node cluster;
- * ESDB_TEST_DENY_ALL=1: it refuses reads of $all), then answers control lines on stdin (esdb-test-server-child.ts);
+ * ESDB_TEST_DENY_ALL=1: it refuses reads of $all; ESDB_TEST_VERSION: the release it plays), then answers control lines on stdin (esdb-test-server-child.ts);
  * stops when its stdin closes (the test process ended) or on SIGTERM.
  */
 import { createInterface } from 'node:readline';
 import { EsdbTestServer } from './esdb-test-server.js';
 
-const server = new EsdbTestServer({ nodes: Number(process.env.ESDB_TEST_NODES ?? 1) });
+const server = new EsdbTestServer({
+  nodes: Number(process.env.ESDB_TEST_NODES ?? 1),
+  version: process.env.ESDB_TEST_VERSION || undefined,
+});
 // A user without the right to read $all (test/main.e2e.test.ts).
 server.denyAll = process.env.ESDB_TEST_DENY_ALL === '1';
 await server.start();
@@ -25,6 +28,7 @@ const ops: Record<string, (...args: never[]) => unknown> = {
     server.blackHoleSubscriptions(keepAliveGivesUpMs ?? Infinity),
   endBlackHole: () => server.endBlackHole(),
   connectionNames: () => [...server.connectionNames],
+  calls: () => server.calls,
   // The log from an index on (each caller keeps what it has read): data as text, the gateway writes JSON.
   records: (from: number) =>
     server

@@ -4,7 +4,8 @@
  * An in-process gRPC server (@grpc/grpc-js) that implements, on the generated service definitions that
  * @eventstore/db-client ships, the calls that client makes for this gateway: `Streams.Read` (streams and
  * $all, forwards and backwards, filtered subscriptions to $all), `Streams.Append`, `Streams.BatchAppend`,
- * `Streams.Delete` (soft delete) and `ServerFeatures.GetSupportedMethods`. Everything lives in memory on a
+ * `Streams.Delete` (soft delete) and `ServerFeatures.GetSupportedMethods`; and the v2 `AppendRecords` the
+ * gateway makes itself ([V2]). Everything lives in memory on a
  * single node; there is no auth, TLS, scavenging, projection or persistent subscription.
  *
  * The semantics that matter to the adapter follow the server. Sources (kurrent-io/KurrentDB, master):
@@ -56,6 +57,13 @@
  *   with RESOURCE_EXHAUSTED, before any exception trailer.
  * - [TO] Streams.Append.cs: a commit (or prepare, or forward) timeout answers ABORTED "Operation timed out";
  *   the write may still commit afterwards.
+ * - [V2] KurrentDB.Api.V2 Modules/Streams/StreamsService.cs (26.0.3): `AppendRecords`, records of any streams with
+ *   consistency checks on any streams' states, evaluated before one write; its errors are google.rpc.Status
+ *   details (Infrastructure/Errors/RpcExceptions.cs; a follower answers NotLeaderNode with the leader, a node in
+ *   an election ServerNotReady: Infrastructure/ApiCallback.cs). Served, and listed by GetSupportedMethods (in
+ *   lower case, as ServerFeatures.cs lists every `kurrentdb.protocol` method), when the release is 26.0.3 or later;
+ *   an older release answers UNIMPLEMENTED, and so does `serveAppendRecords = false` (the v2 API turned off).
+ *   The `.proto` files it loads are the server's, verbatim (test/support/kurrentdb-proto/).
  *
  * Fault injection: `fail(method, fault, times)` answers the next calls of a method with UNAVAILABLE,
  * DEADLINE_EXCEEDED, access denied, a commit timeout whose write commits `commitLaterMs` later, or not at all
@@ -80,10 +88,18 @@ import statusPb from '@eventstore/db-client/generated/status_pb.js';
 import streamsGrpc from '@eventstore/db-client/generated/streams_grpc_pb.js';
 import streamsPb from '@eventstore/db-client/generated/streams_pb.js';
 import type * as S from '@eventstore/db-client/generated/streams_pb.js';
+import { releaseChecksWrites } from '../../src/eventstore/eventstoredb/append-records.js';
+import {
+  type AppendRecordsRequestMessage,
+  appendRecordsService,
+  fieldsToJson,
+  recordSize,
+  v2Error,
+} from './kurrentdb-v2-codec.js';
 
 const { ReadResp, AppendResp, BatchAppendResp, DeleteResp } = streamsPb;
 
-export type Method = 'read' | 'subscribe' | 'append' | 'features' | 'delete';
+export type Method = 'read' | 'subscribe' | 'append' | 'appendRecords' | 'features' | 'delete';
 export type Fault = 'unavailable' | 'deadline' | 'access_denied' | 'stream_deleted' | 'stall' | 'commit_timeout';
 export type NodeState = 'leader' | 'follower' | 'electing' | 'down';
 
@@ -200,7 +216,21 @@ export class EsdbTestServer {
   /** Append calls received whole, and settled (answered, or dropped when cancelled): tests wait on these, not a time. */
   appendRequests = { received: 0, settled: 0 };
   /** Counts of calls per method, for tests that assert what the client did. */
-  readonly calls: Record<Method, number> = { read: 0, subscribe: 0, append: 0, features: 0, delete: 0 };
+  readonly calls: Record<Method, number> = {
+    read: 0,
+    subscribe: 0,
+    append: 0,
+    appendRecords: 0,
+    features: 0,
+    delete: 0,
+  };
+  /**
+   * [V2] Whether the release's AppendRecords is served: true from 26.0.3 (listed by GetSupportedMethods then);
+   * false answers UNIMPLEMENTED all the same, as a server whose v2 API is turned off.
+   */
+  serveAppendRecords: boolean;
+  /** Called as a write (Append or AppendRecords) arrives, before the server checks it: a test moves a lease there. */
+  beforeWrite: ((streamId: string) => void) | undefined;
   /** Events sent by reads and subscriptions of $all, for tests that assert what crossed the wire. */
   allEventsSent = 0;
   /** Calls without `requires-leader: true`: a follower of a real cluster would serve those reads from its own copy. */
@@ -211,6 +241,7 @@ export class EsdbTestServer {
     const limits = limitsOf(this.version);
     this.maxAppendSize = limits.maxAppendSize;
     this.maxAppendEventSize = limits.maxAppendEventSize;
+    this.serveAppendRecords = releaseChecksWrites(this.version);
     this.nodes = Array.from({ length: Math.max(1, options.nodes ?? 1) }, (_, index) => ({
       index,
       port: 0,
@@ -279,6 +310,14 @@ export class EsdbTestServer {
       tombstone: (_call: unknown, callback: grpc.sendUnaryData<never>) =>
         callback({ code: grpc.status.UNIMPLEMENTED, details: 'tombstone is not implemented by the test double' }),
     });
+    if (releaseChecksWrites(this.version)) {
+      server.addService(appendRecordsService, {
+        appendRecords: (
+          call: grpc.ServerUnaryCall<AppendRecordsRequestMessage, unknown>,
+          callback: grpc.sendUnaryData<unknown>,
+        ) => this.onAppendRecords(call, callback, node),
+      });
+    }
     server.addService(serverFeaturesGrpc.ServerFeaturesService, {
       getSupportedMethods: (_call: unknown, callback: grpc.sendUnaryData<serverFeaturesPb.SupportedMethods>) =>
         this.onFeatures(callback),
@@ -647,6 +686,13 @@ export class EsdbTestServer {
       method.setServiceName('event_store.client.streams.streams');
       return method;
     });
+    // [V2] ServerFeatures.cs lists every gRPC method of a `kurrentdb.protocol` service too, in lower case.
+    if (releaseChecksWrites(this.version))
+      methods.push(
+        new serverFeaturesPb.SupportedMethod()
+          .setMethodName('appendrecords')
+          .setServiceName('kurrentdb.protocol.v2.streams.streamsservice'),
+      );
     const answer = new serverFeaturesPb.SupportedMethods();
     answer.setMethodsList(methods);
     answer.setEventStoreServerVersion(this.version);
@@ -718,6 +764,7 @@ export class EsdbTestServer {
         reply(null, new AppendResp().setSuccess(success));
         return;
       }
+      this.beforeWrite?.(streamId);
       if (commitTimeout) {
         reply({ code: grpc.status.ABORTED, details: 'Operation timed out: Commit timed out.' });
         setTimeout(() => this.append(streamId, expected, proposed, true), this.commitLaterMs);
@@ -753,6 +800,124 @@ export class EsdbTestServer {
             ? appendSizeError(outcome.max)
             : appendError(outcome.error, streamId),
       );
+    });
+  }
+
+  /**
+   * [V2] AppendRecords (KurrentDB.Api.V2 StreamsService.cs): records of any streams and consistency checks on any
+   * streams' states, all evaluated by the leader before one write; every failing check is reported
+   * (AppendConsistencyViolation) and nothing is written. A stream written without a check is written at any
+   * revision. Sizes are checked first, record by record (AppendRecordSizeExceeded) then in total
+   * (AppendTransactionSizeExceeded). A record's properties become its metadata, read back through v1 as JSON
+   * with `$schema.name` and `$schema.format` added (Data/EventRecord.cs SynthesizeMetadataFromProperties).
+   */
+  private onAppendRecords(
+    call: grpc.ServerUnaryCall<AppendRecordsRequestMessage, unknown>,
+    callback: grpc.sendUnaryData<unknown>,
+    node: ClusterNode,
+  ): void {
+    this.calls.appendRecords++;
+    this.noteLeaderRequirement(call);
+    if (!this.serveAppendRecords) {
+      callback({ code: grpc.status.UNIMPLEMENTED, details: 'Method not found: AppendRecords' });
+      return;
+    }
+    if (node.state !== 'leader') {
+      // ApiCallback.cs: NotHandled answers NotLeaderNode (with the leader) or ServerNotReady.
+      const leader = this.nodes.find((candidate) => candidate.state === 'leader');
+      if (node.state === 'follower' && leader) {
+        this.notLeaderAnswers++;
+        callback(
+          v2Error(grpc.status.FAILED_PRECONDITION, 'The server is not the leader node', 'NOT_LEADER_NODE', 'server', {
+            type: 'kurrent.rpc.NotLeaderNodeErrorDetails',
+            value: { currentLeader: { host: '127.0.0.1', port: leader.port, nodeId: leader.instanceId } },
+          }),
+        );
+      } else {
+        callback(v2Error(grpc.status.UNAVAILABLE, 'The server is not yet ready', 'SERVER_NOT_READY', 'server'));
+      }
+      return;
+    }
+    if (
+      this.faulted(
+        'appendRecords',
+        (e) => callback(e),
+        { end: () => callback({ code: grpc.status.UNAVAILABLE }) },
+        node,
+      )
+    )
+      return;
+    const { records, checks } = call.request;
+    const errors = 'kurrentdb.protocol.v2.streams.errors';
+    let total = 0;
+    for (const record of records) {
+      const size = recordSize(record);
+      if (size > this.maxAppendEventSize) {
+        callback(
+          v2Error(grpc.status.INVALID_ARGUMENT, 'record too large', 'APPEND_RECORD_SIZE_EXCEEDED', 'streams', {
+            type: `${errors}.AppendRecordSizeExceededErrorDetails`,
+            value: { stream: record.stream, recordId: record.recordId, size, maxSize: this.maxAppendEventSize },
+          }),
+        );
+        return;
+      }
+      if ((total += size) > this.maxAppendSize) {
+        callback(
+          v2Error(grpc.status.ABORTED, 'transaction too large', 'APPEND_TRANSACTION_SIZE_EXCEEDED', 'streams', {
+            type: `${errors}.AppendTransactionSizeExceededErrorDetails`,
+            value: { size: total, maxSize: this.maxAppendSize },
+          }),
+        );
+        return;
+      }
+    }
+    for (const stream of new Set(records.map((record) => record.stream))) this.beforeWrite?.(stream);
+    const violations = checks.flatMap((check, checkIndex) => {
+      if (!check.streamState) return [];
+      const { stream, expectedState } = check.streamState;
+      const expected = Number(expectedState);
+      const actual = this.isSoftDeleted(stream) ? -5 : this.currentRevision(stream);
+      const holds =
+        expected >= 0
+          ? actual === expected
+          : expected === -2 || (expected === -1 && actual < 0) || (expected === -4 && actual >= 0);
+      return holds ? [] : [{ checkIndex, streamState: { stream, expectedState: expected, actualState: actual } }];
+    });
+    if (violations.length > 0) {
+      callback(
+        v2Error(
+          grpc.status.FAILED_PRECONDITION,
+          'Append failed due to consistency violations.',
+          'APPEND_CONSISTENCY_VIOLATION',
+          'streams',
+          { type: `${errors}.AppendConsistencyViolationErrorDetails`, value: { violations } },
+        ),
+      );
+      return;
+    }
+    const revisions = new Map<string, number>();
+    let position = 0n;
+    for (const record of records) {
+      const metadata = {
+        ...fieldsToJson(record.properties),
+        '$schema.name': record.schema?.name ?? '',
+        '$schema.format': record.schema?.format === 1 ? 'Json' : 'Bytes',
+      };
+      const [written] = this.write(record.stream, [
+        {
+          id: (record.recordId || randomUUID()).toLowerCase(),
+          type: record.schema?.name ?? '',
+          contentType: record.schema?.format === 1 ? 'application/json' : 'application/octet-stream',
+          data: record.data,
+          metadata: Buffer.from(JSON.stringify(metadata)),
+        },
+      ]);
+      revisions.set(record.stream, written.revision);
+      position = written.position;
+    }
+    callback(null, {
+      revisions: [...revisions].map(([stream, revision]) => ({ stream, revision: String(revision) })),
+      position: String(position),
     });
   }
 

@@ -7,7 +7,7 @@ import { ReadStream } from '@eventstore/db-client/dist/streams/utils/ReadStream.
 import { convertGrpcEvent } from '@eventstore/db-client/dist/utils/convertGrpcEvent.js';
 
 /** Server-side subscription filter (a .NET regex on the stream name): no system and no snapshot streams. */
-const VISIBLE_STREAM_REGEX = '^(?!\\$|snapshot-)';
+export const VISIBLE_STREAM_REGEX = '^(?!\\$|snapshot-)';
 
 /** The client's protected members that make its calls (channel, credentials, leader): used, not changed. */
 export interface ClientCalls {
@@ -121,4 +121,22 @@ export function onEndpoint(connectionString: string, endpoint: { address: string
     /^esdb(?:\+discover)?:\/\/((?:[^@/?]*@)?)[^/?]*/i,
     (_, credentials: string) => `esdb://${credentials}${endpoint.address}:${endpoint.port}`,
   );
+}
+
+/**
+ * The v6 client only parses the `esdb` schemes; KurrentDB's schemes take the same settings.
+ * `throwOnAppendFailure=false` is dropped: it turns a conflict into a silent "success".
+ */
+export function toEsdbConnectionString(connectionString: string): string {
+  const esdb = connectionString
+    .trim()
+    .replace(/^(?:esdb|kurrentdb|kurrent)(\+discover)?:\/\//i, (_, discover?: string) =>
+      discover ? 'esdb+discover://' : 'esdb://',
+    );
+  const [base, query] = esdb.split('?', 2) as [string, string | undefined];
+  if (query === undefined) return esdb;
+  const kept = query
+    .split('&')
+    .filter((pair) => pair.split('=')[0].toLowerCase().replace(/[_-]/g, '') !== 'throwonappendfailure');
+  return kept.length > 0 ? `${base}?${kept.join('&')}` : base;
 }

@@ -41,8 +41,30 @@ import {
   checkExpectedRevision,
 } from '../event-store.js';
 import { newEventId } from '../event-id.js';
-import { readAllVisible, cancelRead, newClient, disposeClient, onEndpoint } from './eventstoredb-client.js';
+import {
+  AppendRecordsUnimplementedError,
+  CheckedWriteSupport,
+  type CheckedWrite,
+  appendRecords,
+  serverChecksWrites,
+} from './append-records.js';
+import {
+  readAllVisible,
+  cancelRead,
+  newClient,
+  disposeClient,
+  onEndpoint,
+  toEsdbConnectionString,
+  VISIBLE_STREAM_REGEX,
+} from './eventstoredb-client.js';
 import { type Clock, type ClockTimer, sleep, systemClock } from '../../time/clock.js';
+import {
+  SNAPSHOT_DELETED_EVENT_TYPE,
+  SNAPSHOT_EVENT_TYPE,
+  SnapshotStreamSetup,
+  snapshotIn,
+} from './snapshot-streams.js';
+import { AppendLimits, type AppendLimitSettings } from './append-limits.js';
 import { EventStoreDbSubscription } from './eventstoredb-subscription.js';
 import {
   snapshotStreamOf,
@@ -55,11 +77,6 @@ import {
   refusedUnsent,
 } from './eventstoredb-mapping.js';
 
-const SNAPSHOT_EVENT_TYPE = 'Snapshot';
-/** The last event of a snapshot stream whose snapshot was deleted (deleteSnapshot). */
-const SNAPSHOT_DELETED_EVENT_TYPE = 'SnapshotDeleted';
-/** Server-side subscription filter (a .NET regex on the stream name): no system and no snapshot streams. */
-const VISIBLE_STREAM_REGEX = '^(?!\\$|snapshot-)';
 /** Events per $all read call (the server filters, so each one is an event the caller wants). */
 const READ_ALL_CHUNK_MAX = 1_000;
 /** Buffered objects per subscription before the server is back-pressured. */
@@ -84,8 +101,6 @@ const RETRY_PAUSE_MAX_MS = 500;
  * met its deadline by then.
  */
 const RETIRED_CLIENT_GRACE_MS = 1_000;
-/** Snapshot streams whose metadata is known to be set; beyond this many the memory is forgotten. */
-const SNAPSHOT_STREAMS_REMEMBERED = 10_000;
 
 export interface EventStoreDbOptions {
   /** Longest wait for one read page, append or snapshot: past it the operation is StoreUnavailableError (503). */
@@ -96,6 +111,7 @@ export interface EventStoreDbOptions {
   onWaiting?: (error: unknown, attempt: number) => void;
   /** The time of the deadlines, retries and client lifetimes (tests move it on: test/support/test-clock.ts). */
   clock?: Clock;
+  limits?: AppendLimitSettings;
 }
 
 /**
@@ -111,6 +127,7 @@ export async function openEventStoreDbStore(
     toEsdbConnectionString(connectionString),
     options.operationDeadlineMs ?? 10_000,
     options.clock ?? systemClock,
+    new AppendLimits(options.limits),
   );
   const deadline = Date.now() + (options.startupTimeoutMs ?? 0);
   for (let attempt = 1; ; attempt++) {
@@ -140,24 +157,6 @@ export async function openEventStoreDbStore(
   }
 }
 
-/**
- * The v6 client only parses the `esdb` schemes; KurrentDB's schemes take the same settings.
- * `throwOnAppendFailure=false` is dropped: it turns a conflict into a silent "success".
- */
-export function toEsdbConnectionString(connectionString: string): string {
-  const esdb = connectionString
-    .trim()
-    .replace(/^(?:esdb|kurrentdb|kurrent)(\+discover)?:\/\//i, (_, discover?: string) =>
-      discover ? 'esdb+discover://' : 'esdb://',
-    );
-  const [base, query] = esdb.split('?', 2) as [string, string | undefined];
-  if (query === undefined) return esdb;
-  const kept = query
-    .split('&')
-    .filter((pair) => pair.split('=')[0].toLowerCase().replace(/[_-]/g, '') !== 'throwonappendfailure');
-  return kept.length > 0 ? `${base}?${kept.join('&')}` : base;
-}
-
 class EventStoreDbStore implements EventStore {
   readonly kind = 'eventstoredb' as const;
   private closed = false;
@@ -179,25 +178,26 @@ class EventStoreDbStore implements EventStore {
   private writeFailing = false;
   private readonly inflight = new Set<Promise<unknown>>();
   private readonly subscriptions = new Set<EventStoreDbSubscription>();
-  /** Snapshot streams whose maxCount metadata is known to be set (by this process or an earlier one). */
-  private readonly snapshotStreamsReady = new Map<string, Promise<void>>();
+  private readonly snapshotStreams = new SnapshotStreamSetup();
+  /** Whether the server checks a fenced write's fence itself (KurrentDB 26.0.3 and later). */
+  private readonly checkedWrites = new CheckedWriteSupport();
 
   constructor(
     private readonly connectionString: string,
     private readonly deadlineMs: number,
     private readonly clock: Clock,
+    private readonly limits: AppendLimits,
   ) {
     this.client = newClient(connectionString);
     this.clientSince = clock.now();
   }
 
   /**
-   * Runs one operation: counted for close(), bounded by the deadline, failures mapped and counted. A cluster
-   * node that is not the leader answers "not leader" with the leader's endpoint: a redirect the client follows
-   * (it connects there), not a failure. What the cluster refused before doing anything (not the leader, no
-   * leader yet during an election, no connection) is tried again within the deadline, writes included; reads
-   * (`retry: 'read'`) are also tried again after any loss of the connection. A write whose outcome is unknown
-   * (a timeout, a connection lost under way) is not: it answers StoreUnavailableError (503).
+   * Runs one operation: counted for close(), bounded by the deadline, failures mapped and counted. "Not leader"
+   * (with the leader's endpoint) is a redirect the client follows, not a failure. What the cluster refused before
+   * doing anything (not the leader, no leader yet, no connection) is tried again within the deadline, writes
+   * included; reads (`retry: 'read'`) also after any loss of the connection. A write whose outcome is unknown (a
+   * timeout, a connection lost under way) is not: it answers StoreUnavailableError (503).
    */
   private run<T>(
     what: string,
@@ -249,7 +249,7 @@ class EventStoreDbStore implements EventStore {
       } catch (error) {
         // Nothing answered within the deadline: a failure of the client too.
         if (expired) this.failed(client);
-        throw toStoreError(error, what);
+        throw this.limits.learned(toStoreError(error, what));
       } finally {
         this.clock.clear(timer);
       }
@@ -268,9 +268,8 @@ class EventStoreDbStore implements EventStore {
   /**
    * The client caches some failures for good (it reconnects only on UNAVAILABLE and CANCELLED, which are not
    * counted here, and a timed-out GetSupportedMethods probe is kept for every call that asks it): after repeated
-   * failures of the other kinds, start over with
-   * a new client, at most once per MIN_CLIENT_LIFE_MS. It starts at the leader last named, unless the client
-   * that failed was already made for it (that leader is gone: the URL again).
+   * failures of the other kinds, start over with a new client, at most once per MIN_CLIENT_LIFE_MS. It starts at
+   * the leader last named, unless the client that failed was already made for it (that leader is gone: the URL).
    */
   private failed(client: EventStoreDBClient): void {
     if (client !== this.client || ++this.consecutiveFailures < FAILURES_BEFORE_NEW_CLIENT || this.closed) return;
@@ -291,14 +290,20 @@ class EventStoreDbStore implements EventStore {
 
   async append(streamId: string, events: readonly NewEvent[], options: AppendOptions = {}): Promise<AppendResult> {
     if (events.length === 0) throw new TypeError('append needs at least one event');
-    if (options.fence) await this.checkFence(options.fence);
     const expected = checkExpectedRevision(options.expectedRevision ?? 'any');
     const expectedRevision = toAppendExpectedRevision(expected);
     // The client serialises inside a promise executor, where a value JSON refuses would never settle the append.
     for (const event of events) JSON.stringify([event.data, event.metadata]);
-    const proposed = events.map((event) =>
+    this.limits.check(streamId, events);
+    const identified = events.map((event) => ({ ...event, id: event.id ?? newEventId() }));
+    if (options.fence) {
+      const checked = await this.appendChecked({ streamId, events: identified, expected, fence: options.fence });
+      if (checked) return checked;
+      await this.checkFence(options.fence);
+    }
+    const proposed = identified.map((event) =>
       jsonEvent({
-        id: event.id ?? newEventId(),
+        id: event.id,
         type: event.type,
         // The port's data is any JSON value; the client's type only names the common shapes.
         data: (event.data ?? null) as JSONType,
@@ -447,12 +452,29 @@ class EventStoreDbStore implements EventStore {
     return subscription;
   }
 
+  /** A fenced write checked inside the write (KurrentDB 26.0.3+); undefined where not (the fence is read first). */
+  private async appendChecked(write: CheckedWrite): Promise<AppendResult | undefined> {
+    const ask = () => this.run('ask the event store its features', serverChecksWrites, { retry: 'read' });
+    if (!(await this.checkedWrites.available(ask))) return undefined;
+    try {
+      const result = await this.run(`append to ${write.streamId}`, (client) => appendRecords(client, write));
+      this.writeFailing = false;
+      return result;
+    } catch (error) {
+      if (error instanceof AppendRecordsUnimplementedError) {
+        this.checkedWrites.turnOff();
+        return undefined;
+      }
+      if (error instanceof StoreUnavailableError && !(error instanceof StoreRefusedError)) this.writeFailing = true;
+      throw error;
+    }
+  }
+
   /**
-   * EventStoreDB (before KurrentDB's multi-stream appends) cannot make one write conditional on another
-   * stream, so the fence is read just before the write: a lease taken over earlier is refused here, and the
-   * owner stops acting well before its lease can be taken (it drops its devices once it could not renew
-   * for LEASE_TIMEOUT minus a margin), which leaves that margin for the read and the write together
-   * (docs/architecture.md, "Several processes").
+   * Servers before KurrentDB 26.0.3 cannot make one write conditional on another stream, so the fence is read
+   * just before the write: a lease taken over earlier is refused here, and the owner stops acting well before
+   * its lease can be taken (it drops its devices once it could not renew for LEASE_TIMEOUT minus a margin),
+   * which leaves that margin for the read and the write together (docs/architecture.md, "Several processes").
    */
   private async checkFence(fence: Fence): Promise<void> {
     const [last] = await this.readStream(fence.streamId, { direction: 'backwards', maxCount: 1 });
@@ -461,18 +483,14 @@ class EventStoreDbStore implements EventStore {
   }
 
   async saveSnapshot(streamId: string, snapshot: Snapshot, options: SnapshotWriteOptions = {}): Promise<void> {
-    if (options.fence) await this.checkFence(options.fence);
     const stream = snapshotStreamOf(streamId);
-    await this.ensureSnapshotStream(stream);
     try {
-      await this.run(`save snapshot of ${streamId}`, (client) =>
-        client.appendToStream(
-          stream,
-          jsonEvent({
-            type: SNAPSHOT_EVENT_TYPE,
-            data: { revision: snapshot.revision, state: (snapshot.state ?? null) as JSONType },
-          }),
-        ),
+      await this.appendToSnapshotStream(
+        `save snapshot of ${streamId}`,
+        stream,
+        SNAPSHOT_EVENT_TYPE,
+        { revision: snapshot.revision, state: (snapshot.state ?? null) as JSONType },
+        options.fence,
       );
     } catch (error) {
       // A snapshot is a shortcut, not a record: one over the server's append limit is simply not kept, and
@@ -482,23 +500,6 @@ class EventStoreDbStore implements EventStore {
     }
   }
 
-  /** maxCount 1 keeps only the latest snapshot readable; scavenging then reclaims the older ones. */
-  private ensureSnapshotStream(stream: string): Promise<void> {
-    let ready = this.snapshotStreamsReady.get(stream);
-    if (!ready) {
-      // Forgetting only costs one metadata read per stream: a long-running gateway must not grow without bound.
-      if (this.snapshotStreamsReady.size >= SNAPSHOT_STREAMS_REMEMBERED) this.snapshotStreamsReady.clear();
-      ready = this.run(`set up snapshot stream ${stream}`, async (client) => {
-        // Read first, so a restart does not add a metadata event per stream and per start.
-        const { metadata } = await client.getStreamMetadata(stream);
-        if (metadata?.maxCount !== 1) await client.setStreamMetadata(stream, { ...metadata, maxCount: 1 });
-      });
-      this.snapshotStreamsReady.set(stream, ready);
-      ready.catch(() => this.snapshotStreamsReady.delete(stream));
-    }
-    return ready;
-  }
-
   /**
    * Appends an empty marker to the snapshot stream rather than deleting it: with `$maxCount` 1 the snapshot
    * before it reads as gone at once and leaves the disk at the next scavenge, while the marker, which holds
@@ -506,29 +507,43 @@ class EventStoreDbStore implements EventStore {
    * hard-deleted; a soft delete would also drop the stream's `$maxCount`).
    */
   async deleteSnapshot(streamId: string, options: SnapshotWriteOptions = {}): Promise<void> {
-    if (options.fence) await this.checkFence(options.fence);
     const stream = snapshotStreamOf(streamId);
     const [last] = await this.read(stream, { direction: 'backwards', maxCount: 1 });
     // Nothing to delete: never saved, or deleted already.
     if (!last || last.type === SNAPSHOT_DELETED_EVENT_TYPE) return;
-    await this.ensureSnapshotStream(stream);
-    await this.run(`delete snapshot of ${streamId}`, (client) =>
-      client.appendToStream(stream, jsonEvent({ type: SNAPSHOT_DELETED_EVENT_TYPE, data: {} })),
+    await this.appendToSnapshotStream(
+      `delete snapshot of ${streamId}`,
+      stream,
+      SNAPSHOT_DELETED_EVENT_TYPE,
+      {},
+      options.fence,
     );
+  }
+
+  /** One event at any revision (its stream set up first), fenced: checked by the server, or the fence read first. */
+  private async appendToSnapshotStream(
+    what: string,
+    stream: string,
+    type: string,
+    data: JSONType,
+    fence: Fence | undefined,
+  ): Promise<void> {
+    const events = [{ id: newEventId(), type, data }];
+    this.limits.check(stream, events);
+    await this.snapshotStreams.ensure(stream, (what, operation) => this.run(what, operation));
+    if (fence && (await this.appendChecked({ streamId: stream, events, expected: 'any', fence }))) return;
+    if (fence) await this.checkFence(fence);
+    await this.run(what, (client) => client.appendToStream(stream, jsonEvent({ type, data })));
   }
 
   async loadSnapshot<State = unknown>(streamId: string): Promise<Snapshot<State> | null> {
     const [event] = await this.read(snapshotStreamOf(streamId), { direction: 'backwards', maxCount: 1 });
-    if (!event || event.type === SNAPSHOT_DELETED_EVENT_TYPE) return null;
-    const data = event.data as { revision?: unknown; state?: unknown } | null;
-    if (!data || typeof data.revision !== 'number') return null;
-    return { revision: data.revision, state: data.state as State };
+    return snapshotIn<State>(event);
   }
 
   /**
-   * Reads the newest event of a hidden stream of empty events (never the head of $all: that is whatever was
-   * written last, up to the server's largest event, downloaded at every health check); while appends are
-   * failing, also appends to that stream, so that health reports a store that reads but cannot write.
+   * Reads the newest event of a hidden stream of empty events (never the head of $all: whatever was written last);
+   * while appends fail, also appends to it, so health reports a store that reads but cannot write.
    */
   async ping(): Promise<boolean> {
     if (this.closed) return false;

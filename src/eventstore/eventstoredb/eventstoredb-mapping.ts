@@ -20,6 +20,7 @@ import {
   type StoredEvent,
   WrongExpectedRevisionError,
 } from '../event-store.js';
+import { refusedOverLimit } from './append-limits.js';
 
 const SNAPSHOT_STREAM_PREFIX = 'snapshot-';
 /** The commit position older servers put on events read from a stream instead of the real one. */
@@ -86,13 +87,16 @@ export function toPosition(position: Position): number {
   return Number(position.commit);
 }
 
+/**
+ * An event's metadata object. One written by AppendRecords (append-records.ts) is read back with the schema
+ * the server adds (`$schema.name`, `$schema.format`): dropped, the writer never sets `$` keys.
+ */
 export function toMetadata(metadata: unknown): Record<string, unknown> {
-  return metadata !== null &&
-    typeof metadata === 'object' &&
-    !Array.isArray(metadata) &&
-    !(metadata instanceof Uint8Array)
-    ? (metadata as Record<string, unknown>)
-    : {};
+  if (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata) || metadata instanceof Uint8Array)
+    return {};
+  const object = metadata as Record<string, unknown>;
+  if (!('$schema.name' in object)) return object;
+  return Object.fromEntries(Object.entries(object).filter(([key]) => !key.startsWith('$schema.')));
 }
 
 /**
@@ -159,10 +163,10 @@ export function toStoreError(error: unknown, what: string): unknown {
   if (converted instanceof StreamDeletedError)
     return new StoreRefusedError('stream_deleted', `${what}: the stream is deleted`, { cause: error });
   if (converted instanceof MaxAppendSizeExceededError) {
-    return new StoreRefusedError(
-      'append_too_large',
+    return refusedOverLimit(
       `${what}: larger than the event store's append limit (${converted.maxAppendSize} bytes)`,
-      { cause: error },
+      { kind: 'append', bytes: converted.maxAppendSize },
+      error,
     );
   }
   // gRPC's own limit on one message the server receives (KurrentDB: 16 MiB − 10,000 bytes for the Streams
@@ -176,10 +180,10 @@ export function toStoreError(error: unknown, what: string): unknown {
   }
   const eventLimit = maxAppendEventSizeOf(converted);
   if (eventLimit !== undefined) {
-    return new StoreRefusedError(
-      'append_too_large',
+    return refusedOverLimit(
       `${what}: an event larger than the event store's limit for one event (${eventLimit || 'MaxAppendEventSize'} bytes)`,
-      { cause: error },
+      { kind: 'event', bytes: eventLimit },
+      error,
     );
   }
   const unavailable =

@@ -14,6 +14,7 @@ import {
   type StoredEvent,
   WrongExpectedRevisionError,
 } from '../../eventstore/event-store.js';
+import { DomainError } from '../../errors/domain-error.js';
 import { outboxStream } from '../../messages/message-events.js';
 import type { OutboxEvent, OutboxNewEvent } from './outbox-events.js';
 import { OUTBOX_EVENT_TYPES } from './outbox-events.js';
@@ -38,10 +39,8 @@ interface Command {
   decide: Decide;
   resolve: (value: Executed<unknown>) => void;
   reject: (error: unknown) => void;
-  /** Times its append was refused for a conflict. */
-  conflicts: number;
-  /** When its append was first refused for a conflict (ms). */
-  firstConflictAt: number | undefined;
+  /** When it arrived (ms): it is decided again after conflicts until CONFLICT_DEADLINE_MS after that. */
+  arrivedAt: number;
   /** The lease the owner acts under (its drainer's tries): the append is refused once the lease moved. */
   fence: Fence | undefined;
 }
@@ -85,9 +84,13 @@ export interface DeviceOutboxOptions {
 }
 
 const isOutboxEvent = eventGuard<OutboxEvent>(OUTBOX_EVENT_TYPES);
-/** A command refused for conflicts is decided again until both are exhausted (then it answers the conflict). */
-const MIN_CONFLICT_TRIES = 10;
-const CONFLICT_DEADLINE_MS = 10_000;
+/**
+ * A command whose append another writer's beat is read again and decided again, however often, until this long
+ * after it arrived: then it answers `busy` (503, nothing recorded), never the conflict (409). Through an election
+ * both processes' appends to one outbox can keep refusing each other while reads are slow, and a client told 409
+ * had nothing to correct; this is shorter than a client's usual 30 s timeout.
+ */
+const CONFLICT_DEADLINE_MS = 20_000;
 /** Back-off before reading the stream again after a conflict: none after the first, then up to BASE · 2^(conflicts in a row − 2), at most MAX. */
 const CONFLICT_BACKOFF_BASE_MS = 4;
 const CONFLICT_BACKOFF_MAX_MS = 250;
@@ -158,8 +161,7 @@ export class DeviceOutbox {
         decide,
         resolve,
         reject,
-        conflicts: 0,
-        firstConflictAt: undefined,
+        arrivedAt: this.now(),
         fence,
       };
       if (this.pipeline && !this.stale && !this.behind && !this.recovering) this.run(command);
@@ -218,7 +220,7 @@ export class DeviceOutbox {
         this.inFlight -= 1;
         this.stale = true;
         if (error instanceof WrongExpectedRevisionError && this.decideAgain(command)) this.refused.push(command);
-        else command.reject(error);
+        else command.reject(this.answerTo(error));
         this.recoverWhenIdle();
       },
     );
@@ -311,7 +313,7 @@ export class DeviceOutbox {
         } else this.stale = true;
         for (const { command } of batch.decided) {
           if (error instanceof WrongExpectedRevisionError && this.decideAgain(command)) this.refused.push(command);
-          else command.reject(error);
+          else command.reject(this.answerTo(error));
         }
         this.recoverWhenIdle();
       },
@@ -376,12 +378,19 @@ export class DeviceOutbox {
     return undo;
   }
 
-  /** A command whose append lost to another writer: decided again unless it has lost long and often enough. */
+  /** A command whose append lost to another writer: decided again while its deadline has not passed. */
   private decideAgain(command: Command): boolean {
-    const now = this.now();
-    command.firstConflictAt ??= now;
-    command.conflicts += 1;
-    return command.conflicts < MIN_CONFLICT_TRIES || now - command.firstConflictAt < CONFLICT_DEADLINE_MS;
+    return this.now() - command.arrivedAt < CONFLICT_DEADLINE_MS;
+  }
+
+  /** A conflict past the deadline is `busy` (try again later), not a conflict the caller could correct. */
+  private answerTo(error: unknown): unknown {
+    if (!(error instanceof WrongExpectedRevisionError)) return error;
+    return new DomainError(
+      'busy',
+      `other writers kept changing the outbox of device ${this.deviceId} for ${CONFLICT_DEADLINE_MS / 1000} s (an event store election?); nothing was recorded; try again with the same Idempotency-Key`,
+      { retryAfterSeconds: 1, reason: 'outbox_contended', cause: error },
+    );
   }
 
   /**

@@ -75,7 +75,8 @@ export interface Cluster {
 }
 
 /** Two processes, DEVICES sandbox devices online (opened through both), hooked for statuses and inbound. */
-export async function startEsdbClusterGateways(): Promise<Cluster> {
+/** `version`: the KurrentDB release the test cluster plays (26.0.3: fenced writes checked inside the write). */
+export async function startEsdbClusterGateways(options: { version?: string } = {}): Promise<Cluster> {
   const trace: string[] = [];
   const t0 = Date.now();
   const step = (what: string) => trace.push(`${((Date.now() - t0) / 1000).toFixed(1)}s ${what}`);
@@ -84,7 +85,7 @@ export async function startEsdbClusterGateways(): Promise<Cluster> {
     if (context.task.result?.state !== 'fail') return;
     console.error([...trace, ...mine.map((gateway) => `--- ${gateway.url}\n${gateway.output()}`)].join('\n'));
   });
-  const server = await spawnEsdbTestServer({ nodes: 3 });
+  const server = await spawnEsdbTestServer({ nodes: 3, version: options.version });
   const receiver = await TestReceiver.start();
   const stop = async () => {
     await Promise.allSettled(mine.map((gateway) => gateway.kill()));
