@@ -354,7 +354,9 @@ export class MessageIndexProjection implements Projection {
       deleted: 0,
       historical: historical ? 1 : 0,
     };
-    messages.put(id, row);
+    // A history message is written and forgotten: imports bring many at once, and the next change to any is rare.
+    if (historical) messages.putOnce(id, row);
+    else messages.put(id, row);
     if (d.type === 'reaction') {
       if (d.reaction)
         this.react(d.deviceId, d.reaction.messageId, row.chat_id, {
@@ -365,6 +367,11 @@ export class MessageIndexProjection implements Projection {
       return;
     }
     touchChat(this.rows().chats, row, d.fromMe || d.isGroup || !d.pushName ? undefined : d.pushName, !historical);
+  }
+
+  /** How many rows it holds in memory between batches (bounded: ROWS_KEPT each, and no history message). */
+  heldRows(): { messages: number; chats: number } {
+    return { messages: this.buffers?.messages.size ?? 0, chats: this.buffers?.chats.size ?? 0 };
   }
 
   /**

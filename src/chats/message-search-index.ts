@@ -5,6 +5,7 @@
  * empty index is no sign, it is empty too when no message has text.
  */
 import type Database from 'better-sqlite3';
+import { BulkInsert } from '../projections/bulk-insert.js';
 import { type MessageRow, createSearchTable, fillSearchTable, searchTextOf } from './message-index-schema.js';
 
 /** The columns the searchable text is made of: a row write that changes none of them changes no text. */
@@ -15,13 +16,17 @@ const SEARCHED_COLUMNS = ['type', 'body', 'media', 'content', 'revoked', 'delete
 const textOf = (row: MessageRow) => searchTextOf(row.type, row.body, row.media, row.content, row.revoked, row.deleted);
 
 export class MessageSearchIndex {
-  /** The batch's changes: a row's position → its text now ('' takes it out). */
+  /** The batch's changes of rows written before: a row's position → its text now ('' takes it out). */
   private readonly changes = new Map<number, string>();
+  /** The batch's new rows with text: nothing to take out first, inserted several per statement. */
+  private readonly added: BulkInsert;
   /** After reset(): filled once, from the finished table, when the rebuild has caught up. */
   private deferred = false;
   private statements: ReturnType<MessageSearchIndex['prepare']> | undefined;
 
-  constructor(private readonly db: Database.Database) {}
+  constructor(private readonly db: Database.Database) {
+    this.added = new BulkInsert(db, 'INSERT INTO chat_messages_search', ['rowid', 'text']);
+  }
 
   setup(db: Database.Database): void {
     const { recreated } = createSearchTable(db);
@@ -39,7 +44,7 @@ export class MessageSearchIndex {
 
   /** Called in the rebuild's reset, after the message table was emptied. */
   reset(db: Database.Database): void {
-    this.changes.clear();
+    this.discard();
     db.exec('DELETE FROM chat_messages_search');
     this.markFilled(db, false);
     this.deferred = true;
@@ -60,11 +65,15 @@ export class MessageSearchIndex {
     // A status change or a reaction rewrites the row: its text (parsed from JSON for media) is not made again.
     if (saved && SEARCHED_COLUMNS.every((column) => row[column] === saved[column])) return;
     const text = textOf(row);
-    if (text !== (saved ? textOf(saved) : '')) this.changes.set(row.pos, text);
+    // A new row is noted once per batch (its one write at the batch's end), and has no entry to take out yet.
+    if (!saved) {
+      if (text !== '') this.added.add(row.pos, text);
+    } else if (text !== textOf(saved)) this.changes.set(row.pos, text);
   }
 
   /** Writes the batch's changes (after the message rows). */
   flush(): void {
+    this.added.flush();
     if (this.changes.size === 0) return;
     const sql = this.sql();
     for (const [pos, text] of this.changes) {
@@ -76,6 +85,7 @@ export class MessageSearchIndex {
 
   discard(): void {
     this.changes.clear();
+    this.added.discard();
   }
 
   private markFilled(db: Database.Database, filled: boolean): void {
