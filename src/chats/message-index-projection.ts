@@ -128,7 +128,9 @@ export class MessageIndexProjection implements Projection {
         this.receive(event.data, stored, false);
         return;
       case 'HistoryImported': {
-        const { syncId: _sync, chatName, ...message } = event.data;
+        // The event's data as it is (receive() reads the fields of a message): no copy per message.
+        const message = event.data;
+        const chatName = message.chatName;
         this.receive(message, stored, true);
         const chatKey = key(message.deviceId, message.chatId ?? message.from);
         const chat = chatName === undefined ? undefined : chats.get(chatKey);
