@@ -76,7 +76,8 @@ export class InboxCommands {
       store,
       decider: inboxDecider,
       cacheSize: INBOX_STATES_KEPT,
-      snapshots: { every: INBOX_SNAPSHOT_EVERY, ...inboxSnapshot },
+      // In the background: every history part crosses INBOX_SNAPSHOT_EVERY, and waiting for its flush too doubled them.
+      snapshots: { every: INBOX_SNAPSHOT_EVERY, background: true, ...inboxSnapshot },
       // The same deterministic ids as ever: stores that still know them drop a repeat as well.
       eventIds: (events) =>
         events.map((event) =>

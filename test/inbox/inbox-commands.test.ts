@@ -8,10 +8,12 @@ import {
   type AppendResult,
   type ExpectedRevision,
   type NewEvent,
+  type Snapshot,
   WrongExpectedRevisionError,
 } from '../../src/eventstore/event-store.js';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
 import type { ChatEvent, HistoryChunk } from '../../src/inbox/inbox-events.js';
+import { eventually } from '../support/eventually.js';
 import { outboxReceipts } from '../support/outbox-receipts.js';
 import { tempDir } from '../support/temp-dir.js';
 
@@ -124,6 +126,38 @@ describe('the inbox writer', () => {
       expect((await inner.readStream('inbox-dev')).length).toBe(602);
       expect(store.conflicts).toBe(0);
     } finally {
+      await inner.close();
+    }
+  });
+
+  it('answers a history chunk once it is durable, without waiting for the inbox snapshot it makes', async () => {
+    const inner = new SqliteEventStore(join(tempDir('dmg-history-'), 'events.sqlite'));
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const snapshots: number[] = [];
+    /** Holds every snapshot until the test lets it go. */
+    class HeldSnapshots extends DelegatingEventStore {
+      override async saveSnapshot(streamId: string, snapshot: Snapshot): Promise<void> {
+        snapshots.push(snapshot.revision);
+        await gate;
+        await super.saveSnapshot(streamId, snapshot);
+      }
+    }
+    const inbox = new InboxCommands(new HeldSnapshots(inner));
+    try {
+      await inbox.history('dev', {
+        syncId: 's1',
+        chats: [],
+        messages: Array.from({ length: 300 }, (_, i) => inbound(`s1-${i}`)),
+        final: true,
+      });
+      // Answered with its snapshot still held: the chunk's events are all there.
+      expect(snapshots).toEqual([300]);
+      expect((await inner.readStream('inbox-dev')).length).toBe(301);
+      release();
+      await eventually(async () => (await inner.loadSnapshot('inbox-dev'))?.revision === 300, 'the snapshot');
+    } finally {
+      release();
       await inner.close();
     }
   });
