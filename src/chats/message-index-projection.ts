@@ -128,7 +128,9 @@ export class MessageIndexProjection implements Projection {
         this.receive(event.data, stored, false);
         return;
       case 'HistoryImported': {
-        const { syncId: _sync, chatName, ...message } = event.data;
+        // The event's data as it is (receive() reads the fields of a message): no copy per message.
+        const message = event.data;
+        const chatName = message.chatName;
         this.receive(message, stored, true);
         const chatKey = key(message.deviceId, message.chatId ?? message.from);
         const chat = chatName === undefined ? undefined : chats.get(chatKey);
@@ -354,7 +356,9 @@ export class MessageIndexProjection implements Projection {
       deleted: 0,
       historical: historical ? 1 : 0,
     };
-    messages.put(id, row);
+    // A history message is written and forgotten: imports bring many at once, and the next change to any is rare.
+    if (historical) messages.putOnce(id, row);
+    else messages.put(id, row);
     if (d.type === 'reaction') {
       if (d.reaction)
         this.react(d.deviceId, d.reaction.messageId, row.chat_id, {
@@ -365,6 +369,11 @@ export class MessageIndexProjection implements Projection {
       return;
     }
     touchChat(this.rows().chats, row, d.fromMe || d.isGroup || !d.pushName ? undefined : d.pushName, !historical);
+  }
+
+  /** How many rows it holds in memory between batches (bounded: ROWS_KEPT each, and no history message). */
+  heldRows(): { messages: number; chats: number } {
+    return { messages: this.buffers?.messages.size ?? 0, chats: this.buffers?.chats.size ?? 0 };
   }
 
   /**

@@ -32,6 +32,11 @@ export interface SnapshotOptions<State> {
   /** The state as JSON (default: as it is). */
   toJson?: (state: State) => unknown;
   fromJson?: (json: unknown) => State;
+  /**
+   * Saved without holding the command up (it only shortens a later read): a command of many events (a part of a
+   * history chunk) then waits for one flush to disk, not two. A failed save is tried again `every` events later.
+   */
+  background?: boolean;
 }
 
 export interface CommandHandlerOptions<State, Command, Event extends TypedEvent> {
@@ -175,7 +180,13 @@ export class CommandHandler<State, Command, Event extends TypedEvent> {
     if (!snapshots || loaded.revision - loaded.snapshotRevision < snapshots.every) return;
     try {
       const state = snapshots.toJson ? snapshots.toJson(loaded.state) : loaded.state;
-      await this.options.store.saveSnapshot(streamId, { revision: loaded.revision, state });
+      const saved = this.options.store.saveSnapshot(streamId, { revision: loaded.revision, state });
+      if (snapshots.background) {
+        loaded.snapshotRevision = loaded.revision;
+        saved.catch((error: unknown) => this.options.onSnapshotError?.(error, streamId));
+        return;
+      }
+      await saved;
       loaded.snapshotRevision = loaded.revision;
     } catch (error) {
       this.options.onSnapshotError?.(error, streamId);

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { EventStore, StoredEvent, Subscription } from './event-store.js';
+import { forEachBatch } from './for-each-batch.js';
 
 export interface FollowAllOptions {
   /** Exclusive start, as in SubscribeOptions. */
@@ -30,11 +31,11 @@ export function followAll(store: EventStore, options: FollowAllOptions): { stop(
     while (!stopped) {
       try {
         subscription = store.subscribe({ after: position });
-        for await (const batch of subscription) {
+        await forEachBatch(subscription, async (batch) => {
           await options.onBatch(batch);
           position = batch[batch.length - 1].position;
           failures = 0;
-        }
+        });
         if (stopped) return;
         failures += 1; // ended without an error (a closed store): back off all the same
       } catch (error) {

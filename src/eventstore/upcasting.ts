@@ -110,8 +110,16 @@ export class UpcastingEventStore extends DelegatingEventStore {
     const upcasters = this.upcasters;
     return {
       close: () => inner.close(),
-      async *[Symbol.asyncIterator]() {
-        for await (const batch of inner) yield batch.map((event) => upcasters.upcast(event));
+      // Not an async generator, which would hold the last batch in its registers until the next one (live-feed.ts).
+      [Symbol.asyncIterator]() {
+        const batches = inner[Symbol.asyncIterator]();
+        return {
+          next: async () => {
+            const next = await batches.next();
+            return next.done ? next : { done: false, value: next.value.map((event) => upcasters.upcast(event)) };
+          },
+          return: async () => (await batches.return?.()) ?? { done: true, value: undefined },
+        };
       },
     };
   }

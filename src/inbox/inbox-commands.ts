@@ -6,7 +6,7 @@
  * when the store has forgotten the event id.
  */
 import { CommandHandler } from '../commands/command-handler.js';
-import { deterministicEventId, orderedUuid } from '../eventstore/event-id.js';
+import { deterministicEventId, groupedEventIds, orderedUuid } from '../eventstore/event-id.js';
 import type { EventStore } from '../eventstore/event-store.js';
 import { type InboxCommand, type InboxState, inboxDecider, inboxSnapshot } from './inbox-decider.js';
 import {
@@ -55,8 +55,11 @@ export function activityEventId(deviceId: string, activity: ChatActivity): strin
 export const inboundEventId = (deviceId: string, waMessageId: string): string =>
   deterministicEventId(`${deviceId}/${waMessageId}`);
 
-/** History is recorded in parts of at most this many messages: bounded events, bounded memory per append. */
-export const HISTORY_PART = 500;
+/**
+ * History is recorded in parts of at most this many messages: bounded events, bounded memory per append, and a live
+ * message waits for one part at most. Each part is one append and one flush to disk, so parts are not small.
+ */
+export const HISTORY_PART = 1_000;
 
 /** Devices whose inbox state stays in memory: their next message reads only the stream's tail. */
 const INBOX_STATES_KEPT = 1_000;
@@ -73,7 +76,8 @@ export class InboxCommands {
       store,
       decider: inboxDecider,
       cacheSize: INBOX_STATES_KEPT,
-      snapshots: { every: INBOX_SNAPSHOT_EVERY, ...inboxSnapshot },
+      // In the background: every history part crosses INBOX_SNAPSHOT_EVERY, and waiting for its flush too doubled them.
+      snapshots: { every: INBOX_SNAPSHOT_EVERY, background: true, ...inboxSnapshot },
       // The same deterministic ids as ever: stores that still know them drop a repeat as well.
       eventIds: (events) =>
         events.map((event) =>
@@ -95,26 +99,16 @@ export class InboxCommands {
   }
 
   /**
-   * A chunk of history, in parts of HISTORY_PART messages oldest first, then its `history.synced`; every event id is
-   * derived from the chunk's id, so a chunk reported again records nothing. Resolves when all of it is durable.
+   * A chunk of history, in parts of HISTORY_PART messages oldest first, its `history.synced` appended with the last
+   * part; every event id is derived from the chunk's id, so a chunk reported again records nothing. Resolves when
+   * all of it is durable.
    */
   async history(deviceId: string, chunk: HistoryChunk): Promise<number> {
     const names = new Map(chunk.chats.flatMap((c) => (c.name ? [[c.chatId, c.name] as const] : [])));
     const messages = [...chunk.messages].sort((a, b) => a.timestamp - b.timestamp);
     const stream = inboxStream(deviceId);
-    let position = 0;
-    for (let start = 0; start < messages.length; start += HISTORY_PART) {
-      const events = messages.slice(start, start + HISTORY_PART).map((message): ChatEvent => {
-        const name = names.get(message.chatId ?? message.from);
-        const event: ChatEvent = {
-          type: 'HistoryImported',
-          data: { deviceId, syncId: chunk.syncId, ...message, ...(name !== undefined ? { chatName: name } : {}) },
-        };
-        this.activityIds.set(event, deterministicEventId(`${deviceId}/history/${chunk.syncId}/${message.waMessageId}`));
-        return event;
-      });
-      position = (await this.handler.handle(stream, { type: 'RecordActivities', events })).position || position;
-    }
+    // The chunk's ids share their first half: its appends touch a few pages of the store's id index, not one each.
+    const idOf = groupedEventIds(`${deviceId}/history/${chunk.syncId}`);
     const synced: ChatEvent = {
       type: 'HistorySynced',
       data: {
@@ -125,10 +119,23 @@ export class InboxCommands {
         final: chunk.final,
       },
     };
-    return (
-      (await this.record(deviceId, synced, deterministicEventId(`${deviceId}/history/${chunk.syncId}/synced`))) ||
-      position
-    );
+    this.activityIds.set(synced, idOf('synced'));
+    let position = 0;
+    for (let start = 0; start === 0 || start < messages.length; start += HISTORY_PART) {
+      const events = messages.slice(start, start + HISTORY_PART).map((message): ChatEvent => {
+        const name = names.get(message.chatId ?? message.from);
+        const event: ChatEvent = {
+          type: 'HistoryImported',
+          data: { deviceId, syncId: chunk.syncId, ...message, ...(name !== undefined ? { chatName: name } : {}) },
+        };
+        this.activityIds.set(event, idOf(`message/${message.waMessageId}`));
+        return event;
+      });
+      // The last part carries the chunk's `history.synced`: one flush to disk less per chunk.
+      if (start + HISTORY_PART >= messages.length) events.push(synced);
+      position = (await this.handler.handle(stream, { type: 'RecordActivities', events })).position || position;
+    }
+    return position;
   }
 
   /**

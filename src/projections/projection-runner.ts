@@ -6,6 +6,7 @@ import {
   StoreUnavailableError,
   type Subscription,
 } from '../eventstore/event-store.js';
+import { forEachBatch } from '../eventstore/for-each-batch.js';
 import { isStorageFailure } from '../storage/storage-health.js';
 import { type Clock, type ClockTimer, systemClock } from '../time/clock.js';
 import type { Projection } from './projection.js';
@@ -352,7 +353,7 @@ export class ProjectionRunner implements ReadModelFeed {
     this.subscription = subscription;
     this.loop = (async () => {
       try {
-        for await (const batch of subscription) this.applyBatch(batch);
+        await forEachBatch(subscription, (batch) => this.applyBatch(batch));
       } catch (error) {
         this.lastFailure = error;
         this.log.error({ err: error }, 'projection subscription failed; restarting it');

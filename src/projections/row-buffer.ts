@@ -13,6 +13,8 @@ interface Held<Row> {
   saved?: Row;
   /** The batch that last moved it to the most recently used end. */
   used: number;
+  /** Written at the end of the batch and then forgotten, whatever `keep` says (putOnce). */
+  once?: boolean;
 }
 
 export class RowBuffer<Row extends object> {
@@ -80,19 +82,33 @@ export class RowBuffer<Row extends object> {
   }
 
   /** A row to write at the end of the batch (a new one, or one got from get() and changed in place). */
-  put(key: string, row: Row): void {
+  put(key: string, row: Row, once = false): void {
     const held = this.rows.get(key);
     if (held) {
       held.row = row;
+      held.once = once;
       if (!held.dirty) {
         held.dirty = true;
         this.dirty.push(held);
       }
     } else {
-      const added = { key, row, stored: false, dirty: true, used: this.batch };
+      const added = { key, row, stored: false, dirty: true, used: this.batch, once };
       this.rows.set(key, added);
       this.dirty.push(added);
     }
+  }
+
+  /**
+   * A row written at the end of the batch and not kept after it (a message imported from history: seldom touched
+   * again soon, and each one kept for a while outlived the young generation and grew the old one).
+   */
+  putOnce(key: string, row: Row): void {
+    this.put(key, row, true);
+  }
+
+  /** How many rows are in memory now (kept from earlier batches, or of this one). */
+  get size(): number {
+    return this.rows.size;
   }
 
   flush(): void {
@@ -104,7 +120,8 @@ export class RowBuffer<Row extends object> {
         this.write(held.row, held.stored, held.saved);
         if (!held.stored) this.written?.set(held.key, this.locate ? this.locate(held.row) : true);
         held.stored = true;
-        if (this.snapshots) held.saved = { ...held.row };
+        if (held.once) this.rows.delete(held.key);
+        else if (this.snapshots) held.saved = { ...held.row };
       }
       held.dirty = false;
     }

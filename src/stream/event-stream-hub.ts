@@ -26,6 +26,7 @@ import {
   StoreUnavailableError,
   type Subscription,
 } from '../eventstore/event-store.js';
+import { forEachBatch } from '../eventstore/for-each-batch.js';
 import { envelopeOf } from '../webhooks/envelope.js';
 
 /** Where a client's bytes go: an http.ServerResponse in the gateway, any writable in tests. */
@@ -221,7 +222,7 @@ export class EventStreamHub {
     const subscription = (this.subscription = this.store.subscribe({ after }));
     this.running = (async () => {
       try {
-        for await (const batch of subscription) this.dispatch(batch);
+        await forEachBatch(subscription, (batch) => this.dispatch(batch));
       } catch (error) {
         if (!this.stopped)
           this.options.log.error({ err: error }, 'event stream subscription ended; closing stream clients');

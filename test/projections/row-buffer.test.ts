@@ -66,6 +66,28 @@ describe('row buffer', () => {
     expect(t.loads).toEqual(['a', 'a']);
   });
 
+  it('putOnce writes a row at the end of its batch and keeps nothing of it, whatever keep allows', () => {
+    const t = table();
+    const buffer = new RowBuffer<Row>(t.load, t.write, 10, true);
+    buffer.get('a');
+    for (let i = 0; i < 5; i++) {
+      expect(buffer.get(`h${i}`)).toBeUndefined();
+      buffer.putOnce(`h${i}`, { id: `h${i}`, n: i });
+    }
+    expect(buffer.size).toBe(6);
+    buffer.flush();
+    expect(t.writes).toEqual(['insert h0=0', 'insert h1=1', 'insert h2=2', 'insert h3=3', 'insert h4=4']);
+    // Only the row kept as usual stays; one written once is read back from the table when touched again.
+    expect(buffer.size).toBe(1);
+    const h2 = buffer.get('h2')!;
+    h2.n = 20;
+    buffer.put('h2', h2);
+    buffer.flush();
+    expect(t.writes.at(-1)).toBe('update h2=20');
+    expect(t.loads).toEqual(['a', 'h0', 'h1', 'h2', 'h3', 'h4', 'h2']);
+    expect(buffer.size).toBe(2);
+  });
+
   it('forgets everything a rolled-back batch touched, also what it kept', () => {
     const t = table();
     const buffer = new RowBuffer<Row>(t.load, t.write, 10);

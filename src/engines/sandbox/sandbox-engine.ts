@@ -268,10 +268,12 @@ export class SandboxEngine implements Engine {
     if ((this.deviceSettings?.(deviceId).historySync ?? 'recent') === 'none') return true;
     await connection.history({
       ...chunk,
-      messages: chunk.messages.map((message) => ({
-        ...message,
-        waMessageId: message.waMessageId ?? historyIdOf(message),
-      })),
+      // Only a message sent without an id is copied (to give it one).
+      messages: chunk.messages.map((message) =>
+        message.waMessageId !== undefined
+          ? (message as HistoryChunk['messages'][number])
+          : { ...message, waMessageId: historyIdOf(message) },
+      ),
     });
     return true;
   }

@@ -68,7 +68,22 @@ class FeedSubscription implements Subscription {
     return batch ? batch[batch.length - 1].position : this.last;
   }
 
-  async *[Symbol.asyncIterator](): AsyncIterator<readonly StoredEvent[]> {
+  /**
+   * Not an async generator: a suspended generator keeps its registers, and with them the batch it yielded last (a
+   * whole history chunk) until the next one comes. Each next() is a call of its own, which holds nothing once it
+   * has answered.
+   */
+  [Symbol.asyncIterator](): AsyncIterator<readonly StoredEvent[]> {
+    return {
+      next: () => this.next(),
+      return: () => {
+        this.end();
+        return Promise.resolve({ done: true, value: undefined });
+      },
+    };
+  }
+
+  private async next(): Promise<IteratorResult<readonly StoredEvent[]>> {
     try {
       while (!this.closed) {
         if (!this.live) {
@@ -78,24 +93,29 @@ class FeedSubscription implements Subscription {
             continue;
           }
           this.last = page[page.length - 1].position;
-          yield page;
-          continue;
+          return { done: false, value: page };
         }
         if (this.buffered.length > 0) {
           const batch = this.buffered.length === 1 ? this.buffered[0] : this.buffered.flat();
           this.buffered = [];
           this.bufferedCount = 0;
           this.last = batch[batch.length - 1].position;
-          yield batch;
-          continue;
+          return { done: false, value: batch };
         }
         await new Promise<void>((resolve) => (this.wake = resolve));
         this.wake = undefined;
       }
-    } finally {
-      this.closed = true;
-      this.detach();
+    } catch (error) {
+      this.end();
+      throw error;
     }
+    this.end();
+    return { done: true, value: undefined };
+  }
+
+  private end(): void {
+    this.closed = true;
+    this.detach();
   }
 
   async close(): Promise<void> {

@@ -76,23 +76,24 @@ export function sandboxActivityRoutes(deps: SandboxRouteDeps, net: SandboxCalls)
         const chunk: SandboxHistoryChunk = {
           syncId,
           chats: body.chats.map((c) => ({ chatId: c.chatId, ...(c.name !== undefined ? { name: c.name } : {}) })),
-          messages: body.chats.flatMap((chat) =>
-            chat.messages.map((m) => {
-              const isGroup = isGroupId(chat.chatId);
-              const from = m.fromMe ? (device.view.session.phone ?? '') : (m.from ?? (isGroup ? '' : chat.chatId));
-              return {
-                ...(m.waMessageId !== undefined ? { waMessageId: m.waMessageId } : {}),
+          messages: body.chats.flatMap((chat) => {
+            const isGroup = isGroupId(chat.chatId);
+            // Built field by field, not from spreads: a history chunk holds thousands of messages.
+            return chat.messages.map((m) => {
+              const message: SandboxHistoryChunk['messages'][number] = {
                 chatId: chat.chatId,
                 isGroup,
-                from,
-                ...(m.fromMe ? { fromMe: true } : {}),
-                ...(isGroup && !m.fromMe && m.from ? { participant: m.from } : {}),
+                from: m.fromMe ? (device.view.session.phone ?? '') : (m.from ?? (isGroup ? '' : chat.chatId)),
                 type: m.type ?? 'text',
                 body: m.body,
                 timestamp: m.timestamp,
               };
-            }),
-          ),
+              if (m.waMessageId !== undefined) message.waMessageId = m.waMessageId;
+              if (m.fromMe) message.fromMe = true;
+              if (isGroup && !m.fromMe && m.from) message.participant = m.from;
+              return message;
+            });
+          }),
           ...(body.progress !== undefined ? { progress: body.progress } : {}),
           final: body.final ?? true,
         };
