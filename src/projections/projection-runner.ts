@@ -91,6 +91,8 @@ export class ProjectionRunner implements ReadModelFeed {
   private waiters: Waiter[] = [];
   private applied = 0;
   private readonly upsertCheckpoint: Database.Statement;
+  /** By event type, the projections that take it (their indexes, in order): one look-up per event, not one per projection. */
+  private readonly takers = new Map<string, number[]>();
   /** Every read model includes all events up to here. */
   position = 0;
   /**
@@ -417,18 +419,18 @@ export class ProjectionRunner implements ReadModelFeed {
     apply: (projection: Projection, event: StoredEvent) => void,
     flush: boolean,
   ): void {
-    // Each projection with the events it takes (the type test and its checkpoint, once per event).
+    // Each projection with the events it takes (those of its types past its checkpoint).
     const projections = this.projections;
-    const count = projections.length;
     const from = projections.map((p) => this.checkpoints.get(p.name) ?? 0);
+    const takers = this.takers;
     for (const event of events) {
       const { type, position } = event;
-      for (let i = 0; i < count; i++) {
-        const projection = projections[i];
-        if (projection.handles !== 'all' && !projection.handles.has(type)) continue;
-        if (position <= from[i]) continue;
-        apply(projection, event);
+      let taking = takers.get(type);
+      if (taking === undefined) {
+        taking = projections.flatMap((p, i) => (p.handles === 'all' || p.handles.has(type) ? [i] : []));
+        takers.set(type, taking);
       }
+      for (const i of taking) if (position > from[i]) apply(projections[i], event);
     }
     if (flush) for (const projection of projections) projection.flush?.(this.db);
     for (const projection of this.projections) {

@@ -10,9 +10,11 @@ interface Held<Row> {
   row: Row | undefined;
   stored: boolean;
   dirty: boolean;
-  saved?: Row;
+  saved: Row | undefined;
   /** The batch that last moved it to the most recently used end. */
   used: number;
+  /** No longer kept (pushed out at a flush). */
+  dropped: boolean;
 }
 
 export class RowBuffer<Row extends object> {
@@ -73,8 +75,9 @@ export class RowBuffer<Row extends object> {
       row,
       stored: row !== undefined,
       dirty: false,
+      saved: this.snapshots && row ? { ...row } : undefined,
       used: this.batch,
-      ...(this.snapshots && row ? { saved: { ...row } } : {}),
+      dropped: false,
     });
     return row;
   }
@@ -89,7 +92,7 @@ export class RowBuffer<Row extends object> {
         this.dirty.push(held);
       }
     } else {
-      const added = { key, row, stored: false, dirty: true, used: this.batch };
+      const added = { key, row, stored: false, dirty: true, saved: undefined, used: this.batch, dropped: false };
       this.rows.set(key, added);
       this.dirty.push(added);
     }
@@ -104,7 +107,6 @@ export class RowBuffer<Row extends object> {
         this.write(held.row, held.stored, held.saved);
         if (!held.stored) this.written?.set(held.key, this.locate ? this.locate(held.row) : true);
         held.stored = true;
-        if (this.snapshots) held.saved = { ...held.row };
       }
       held.dirty = false;
     }
@@ -112,10 +114,15 @@ export class RowBuffer<Row extends object> {
       this.rows.clear();
       return;
     }
-    for (const key of this.rows.keys()) {
+    for (const [key, held] of this.rows) {
       if (this.rows.size <= this.keep) break;
+      held.dropped = true;
       this.rows.delete(key);
     }
+    // The row as now stored, for the rows still kept only: a rebuild's batch writes many times more rows than
+    // are kept, and a copy of each would only be garbage.
+    if (this.snapshots)
+      for (const held of dirty) if (held.row !== undefined && !held.dropped) held.saved = { ...held.row };
   }
 
   /** The batch rolled back: forget what it changed. */
