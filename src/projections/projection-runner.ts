@@ -345,7 +345,8 @@ export class ProjectionRunner implements ReadModelFeed {
       } catch (error) {
         if (this.db.inTransaction) this.db.exec('ROLLBACK');
         this.discardHeld();
-        if (isStorageFailure(error)) throw error;
+        // A read that failed before any page was applied (the store unavailable) leaves no page to apply again.
+        if (isStorageFailure(error) || read === from) throw error;
         for (let after = from; after < read;) {
           const page = await this.store.readAll({ after, maxCount: CATCH_UP_PAGE });
           if (page.length === 0) break;

@@ -2,7 +2,7 @@ import { copyFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { describe, expect, it, vi } from 'vitest';
-import type { StoredEvent } from '../../src/eventstore/event-store.js';
+import { type StoredEvent, StoreUnavailableError } from '../../src/eventstore/event-store.js';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
 import { DevicesReadModel } from '../../src/devices/devices-read-model.js';
 import type { Projection } from '../../src/projections/projection.js';
@@ -307,6 +307,32 @@ describe('projection runner', () => {
     await restarted.stop();
     expect(again.applied).toBe(0);
     expect(dump(db, 'counts')).toEqual([{ stream: 's-a', n: 4_500 }]);
+    db.close();
+    await store.close();
+  });
+
+  it('a rebuild whose log cannot be read fails, whether before any page or after some, with nothing half applied', async () => {
+    const dir = tempDir();
+    const store = new SqliteEventStore(join(dir, 'events.sqlite'));
+    await store.append(
+      's-a',
+      Array.from({ length: 4_500 }, () => ({ type: 'Tick', data: {} })),
+    );
+    const db = openReadModelDb(dir);
+    const readAll = store.readAll.bind(store);
+    for (const failingRead of [1, 3]) {
+      let reads = 0;
+      const spy = vi.spyOn(store, 'readAll').mockImplementation((options) => {
+        reads++;
+        return reads >= failingRead ? Promise.reject(new StoreUnavailableError('store down')) : readAll(options);
+      });
+      const runner = new ProjectionRunner(store, db, [new CountingProjection()], log);
+      await expect(runner.rebuild()).rejects.toThrow('store down');
+      expect(db.inTransaction).toBe(false);
+      // What was applied before the failure was rolled back with its transaction.
+      expect(dump(db, 'counts')).toEqual([]);
+      spy.mockRestore();
+    }
     db.close();
     await store.close();
   });
