@@ -29,7 +29,8 @@ export const description =
   'Full rebuild of every read model from a 1,000,000-event log, and gateway start-up time with checkpoints in place';
 
 const DEVICES = 1_000;
-const TARGET_EVENTS = 1_000_000;
+/** BENCH_REBUILD_EVENTS: a smaller log for quick before/after profiles (bench/profile-rebuild.ts). */
+const TARGET_EVENTS = Number(process.env.BENCH_REBUILD_EVENTS ?? 1_000_000);
 /** Per device and round: queued, sending, sent, delivered, read on the outbox; one received on the inbox. */
 const EVENTS_PER_ROUND = 6;
 

@@ -92,6 +92,8 @@ export class ProjectionRunner implements ReadModelFeed {
   private waiters: Waiter[] = [];
   private applied = 0;
   private readonly upsertCheckpoint: Database.Statement;
+  /** By event type, the projections that take it (their indexes, in order): one look-up per event, not one per projection. */
+  private readonly takers = new Map<string, number[]>();
   /** Every read model includes all events up to here. */
   position = 0;
   /**
@@ -239,7 +241,10 @@ export class ProjectionRunner implements ReadModelFeed {
     }
   }
 
-  /** Throws every read model away and feeds it again from position 0. */
+  /**
+   * Throws every read model away and feeds it again from position 0. The database must be this runner's alone
+   * meanwhile (npm run rebuild): its transactions stay open while the log is read.
+   */
   async rebuild(): Promise<{ events: number; seconds: number }> {
     await this.stop();
     const started = performance.now();
@@ -261,7 +266,7 @@ export class ProjectionRunner implements ReadModelFeed {
     this.db.pragma(`cache_size = ${REBUILD_CACHE_SIZE}`);
     const deferred = this.dropDeferredIndexes();
     try {
-      await this.catchUp(REBUILD_COMMIT_EVENTS);
+      await this.rebuildPass();
     } finally {
       // Built once from the finished tables (and again by setup() should this process die first).
       this.db.transaction(() => {
@@ -299,53 +304,64 @@ export class ProjectionRunner implements ReadModelFeed {
     this.loop = undefined;
   }
 
-  /**
-   * Reads pages directly until the end of the log, so start() and rebuild() return caught up; the pages
-   * read until `commitEvery` events are applied in one transaction.
-   */
-  private async catchUp(commitEvery = CATCH_UP_PAGE): Promise<void> {
+  /** Reads pages directly until the end of the log, so start() returns caught up; each page in a transaction of its own. */
+  private async catchUp(): Promise<void> {
     for (;;) {
-      const pages: StoredEvent[][] = [];
-      let count = 0;
-      let after = this.position;
-      while (count < commitEvery) {
-        const page = await this.store.readAll({ after, maxCount: CATCH_UP_PAGE });
-        if (page.length === 0) break;
-        pages.push(page);
-        count += page.length;
-        after = page[page.length - 1].position;
-      }
-      if (pages.length === 0) {
-        for (const projection of this.projections) projection.caughtUp?.();
-        return;
-      }
-      if (pages.length === 1) this.applyBatch(pages[0]);
-      else this.applyPages(pages);
+      const page = await this.store.readAll({ after: this.position, maxCount: CATCH_UP_PAGE });
+      if (page.length === 0) break;
+      this.applyBatch(page);
     }
+    for (const projection of this.projections) projection.caughtUp?.();
   }
 
   /**
-   * Several pages in one transaction (a rebuild). Should any of them fail, the whole transaction rolls back
-   * and they are applied again one page at a time, where a failing event is found and skipped.
+   * A rebuild's pass over the log: each page is applied as soon as it is read, in transactions of about
+   * REBUILD_COMMIT_EVENTS events that stay open across the reads (rebuild() has the read-model database to itself),
+   * so a page's events are garbage young instead of waiting, a hundred thousand at a time, to be applied. Should a
+   * transaction fail, it rolls back and its pages are read and applied again one at a time, where a failing event is
+   * found and skipped.
    */
-  private applyPages(pages: readonly StoredEvent[][]): void {
-    const events = pages.flat();
-    try {
-      this.db.transaction(() => {
-        this.applyEvents(
-          events,
-          events[events.length - 1].position,
-          (projection, event) => projection.apply(event, this.db),
-          true,
-        );
-      })();
-    } catch (error) {
-      this.discardHeld();
-      if (isStorageFailure(error)) throw error;
-      for (const page of pages) this.applyBatch(page);
-      return;
+  private async rebuildPass(): Promise<void> {
+    const apply = (projection: Projection, event: StoredEvent) => projection.apply(event, this.db);
+    for (;;) {
+      const from = this.position;
+      let first: StoredEvent | undefined;
+      let read = from;
+      let applied = 0;
+      // Only a listener needs the events of a commit (the machine's projector): otherwise none is kept.
+      const kept: StoredEvent[] | undefined = this.onCommitted ? [] : undefined;
+      this.db.exec('BEGIN');
+      try {
+        while (applied < REBUILD_COMMIT_EVENTS) {
+          const page = await this.store.readAll({ after: read, maxCount: CATCH_UP_PAGE });
+          if (page.length === 0) break;
+          first ??= page[0];
+          read = page[page.length - 1].position;
+          this.applyEvents(page, read, apply, false, first.id);
+          applied += page.length;
+          if (kept) for (const event of page) kept.push(event);
+        }
+        if (first) for (const projection of this.projections) projection.flush?.(this.db);
+        this.db.exec('COMMIT');
+      } catch (error) {
+        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+        this.discardHeld();
+        // A read that failed before any page was applied (the store unavailable) leaves no page to apply again.
+        if (isStorageFailure(error) || read === from) throw error;
+        for (let after = from; after < read;) {
+          const page = await this.store.readAll({ after, maxCount: CATCH_UP_PAGE });
+          if (page.length === 0) break;
+          this.applyBatch(page);
+          after = page[page.length - 1].position;
+        }
+        continue;
+      }
+      if (!first) break;
+      this.advance(first.id, read, applied);
+      if (kept) this.onCommitted?.(kept);
+      this.releaseWaiters();
     }
-    this.committed(events);
+    for (const projection of this.projections) projection.caughtUp?.();
   }
 
   private follow(): void {
@@ -398,18 +414,22 @@ export class ProjectionRunner implements ReadModelFeed {
 
   /** Only now, after the commit: a rolled-back first attempt must not move the in-memory checkpoints. */
   private committed(events: readonly StoredEvent[]): void {
-    const last = events[events.length - 1].position;
+    this.advance(events[0].id, events[events.length - 1].position, events.length);
+    this.onCommitted?.(events);
+    this.releaseWaiters();
+  }
+
+  /** The in-memory checkpoints after a commit of `count` events, from the one with id `firstId` to position `last`. */
+  private advance(firstId: string, last: number, count: number): void {
     for (const projection of this.projections) {
       const checkpoint = this.checkpoints.get(projection.name) ?? 0;
       if (checkpoint >= last) continue;
-      if (checkpoint === 0) this.stores.set(projection.name, storeIdentity(this.store.kind, events[0].id));
+      if (checkpoint === 0) this.stores.set(projection.name, storeIdentity(this.store.kind, firstId));
       this.checkpoints.set(projection.name, last);
     }
-    this.applied += events.length;
+    this.applied += count;
     this.position = last;
     this.lastFailure = undefined;
-    this.onCommitted?.(events);
-    this.releaseWaiters();
   }
 
   private applyEvents(
@@ -417,26 +437,28 @@ export class ProjectionRunner implements ReadModelFeed {
     last: number,
     apply: (projection: Projection, event: StoredEvent) => void,
     flush: boolean,
+    /** The id of the first event of the transaction (a rebuild's spans many calls). */
+    firstId = events[0].id,
   ): void {
-    // Each projection with the events it takes (the type test and its checkpoint, once per event).
+    // Each projection with the events it takes (those of its types past its checkpoint).
     const projections = this.projections;
-    const count = projections.length;
     const from = projections.map((p) => this.checkpoints.get(p.name) ?? 0);
+    const takers = this.takers;
     for (const event of events) {
       const { type, position } = event;
-      for (let i = 0; i < count; i++) {
-        const projection = projections[i];
-        if (projection.handles !== 'all' && !projection.handles.has(type)) continue;
-        if (position <= from[i]) continue;
-        apply(projection, event);
+      let taking = takers.get(type);
+      if (taking === undefined) {
+        taking = projections.flatMap((p, i) => (p.handles === 'all' || p.handles.has(type) ? [i] : []));
+        takers.set(type, taking);
       }
+      for (const i of taking) if (position > from[i]) apply(projections[i], event);
     }
     if (flush) for (const projection of projections) projection.flush?.(this.db);
     for (const projection of this.projections) {
       const checkpoint = this.checkpoints.get(projection.name) ?? 0;
       if (checkpoint >= last) continue;
       // Fed from the very start, this batch opens with the first event of the log: the store is named by it.
-      const store = checkpoint === 0 ? storeIdentity(this.store.kind, events[0].id) : this.storeOf(projection);
+      const store = checkpoint === 0 ? storeIdentity(this.store.kind, firstId) : this.storeOf(projection);
       this.upsertCheckpoint.run(projection.name, projection.version, last, store, events[events.length - 1].id);
     }
   }

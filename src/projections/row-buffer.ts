@@ -10,11 +10,13 @@ interface Held<Row> {
   row: Row | undefined;
   stored: boolean;
   dirty: boolean;
-  saved?: Row;
+  saved: Row | undefined;
   /** The batch that last moved it to the most recently used end. */
   used: number;
+  /** No longer kept (pushed out at a flush, or written once: putOnce). */
+  dropped: boolean;
   /** Written at the end of the batch and then forgotten, whatever `keep` says (putOnce). */
-  once?: boolean;
+  once: boolean;
 }
 
 export class RowBuffer<Row extends object> {
@@ -75,8 +77,10 @@ export class RowBuffer<Row extends object> {
       row,
       stored: row !== undefined,
       dirty: false,
+      saved: this.snapshots && row ? { ...row } : undefined,
       used: this.batch,
-      ...(this.snapshots && row ? { saved: { ...row } } : {}),
+      dropped: false,
+      once: false,
     });
     return row;
   }
@@ -92,7 +96,7 @@ export class RowBuffer<Row extends object> {
         this.dirty.push(held);
       }
     } else {
-      const added = { key, row, stored: false, dirty: true, used: this.batch, once };
+      const added = { key, row, stored: false, dirty: true, saved: undefined, used: this.batch, dropped: false, once };
       this.rows.set(key, added);
       this.dirty.push(added);
     }
@@ -120,8 +124,10 @@ export class RowBuffer<Row extends object> {
         this.write(held.row, held.stored, held.saved);
         if (!held.stored) this.written?.set(held.key, this.locate ? this.locate(held.row) : true);
         held.stored = true;
-        if (held.once) this.rows.delete(held.key);
-        else if (this.snapshots) held.saved = { ...held.row };
+        if (held.once) {
+          held.dropped = true;
+          this.rows.delete(held.key);
+        }
       }
       held.dirty = false;
     }
@@ -129,10 +135,15 @@ export class RowBuffer<Row extends object> {
       this.rows.clear();
       return;
     }
-    for (const key of this.rows.keys()) {
+    for (const [key, held] of this.rows) {
       if (this.rows.size <= this.keep) break;
+      held.dropped = true;
       this.rows.delete(key);
     }
+    // The row as now stored, for the rows still kept only: a rebuild's batch writes many times more rows than
+    // are kept, and a copy of each would only be garbage.
+    if (this.snapshots)
+      for (const held of dirty) if (held.row !== undefined && !held.dropped) held.saved = { ...held.row };
   }
 
   /** The batch rolled back: forget what it changed. */

@@ -1,8 +1,8 @@
 import { copyFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { describe, expect, it } from 'vitest';
-import type { StoredEvent } from '../../src/eventstore/event-store.js';
+import { describe, expect, it, vi } from 'vitest';
+import { type StoredEvent, StoreUnavailableError } from '../../src/eventstore/event-store.js';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
 import { DevicesReadModel } from '../../src/devices/devices-read-model.js';
 import type { Projection } from '../../src/projections/projection.js';
@@ -262,6 +262,77 @@ describe('projection runner', () => {
       { name: 'buffered-counts', position: 4_001 },
       { name: 'counts', position: 4_001 },
     ]);
+    db.close();
+    await store.close();
+  });
+
+  it('a rebuild applies each page as it is read, in one transaction over many pages, its store named by the first event', async () => {
+    const dir = tempDir();
+    const store = new SqliteEventStore(join(dir, 'events.sqlite'));
+    await store.append(
+      's-a',
+      Array.from({ length: 4_500 }, () => ({ type: 'Tick', data: {} })),
+    );
+    const readAll = store.readAll.bind(store);
+    let pagesRead = 0;
+    vi.spyOn(store, 'readAll').mockImplementation((options) => {
+      pagesRead++;
+      return readAll(options);
+    });
+    const db = openReadModelDb(dir);
+    const readWhenApplied: number[] = [];
+    const plain = new CountingProjection();
+    const watching: Projection = {
+      name: 'watching',
+      version: 1,
+      handles: new Set(['Tick']),
+      setup() {},
+      reset() {},
+      apply: (event) => void (event.position % 2_000 === 1 && readWhenApplied.push(pagesRead)),
+    };
+    const runner = new ProjectionRunner(store, db, [plain, watching], log);
+    await runner.rebuild();
+    await runner.stop();
+    // The first event of each page (2,000 events) was applied before the next page was read.
+    expect(readWhenApplied).toEqual([1, 2, 3]);
+    const [first] = await readAll({ maxCount: 1 });
+    expect(db.prepare('SELECT name, position, store FROM projection_checkpoints ORDER BY name').all()).toEqual([
+      { name: 'counts', position: 4_500, store: `sqlite:${first.id}` },
+      { name: 'watching', position: 4_500, store: `sqlite:${first.id}` },
+    ]);
+    // Started again on the same log, the read models are kept (not rebuilt for another store).
+    const again = new CountingProjection();
+    const restarted = new ProjectionRunner(store, db, [again, watching], log);
+    await restarted.start();
+    await restarted.stop();
+    expect(again.applied).toBe(0);
+    expect(dump(db, 'counts')).toEqual([{ stream: 's-a', n: 4_500 }]);
+    db.close();
+    await store.close();
+  });
+
+  it('a rebuild whose log cannot be read fails, whether before any page or after some, with nothing half applied', async () => {
+    const dir = tempDir();
+    const store = new SqliteEventStore(join(dir, 'events.sqlite'));
+    await store.append(
+      's-a',
+      Array.from({ length: 4_500 }, () => ({ type: 'Tick', data: {} })),
+    );
+    const db = openReadModelDb(dir);
+    const readAll = store.readAll.bind(store);
+    for (const failingRead of [1, 3]) {
+      let reads = 0;
+      const spy = vi.spyOn(store, 'readAll').mockImplementation((options) => {
+        reads++;
+        return reads >= failingRead ? Promise.reject(new StoreUnavailableError('store down')) : readAll(options);
+      });
+      const runner = new ProjectionRunner(store, db, [new CountingProjection()], log);
+      await expect(runner.rebuild()).rejects.toThrow('store down');
+      expect(db.inTransaction).toBe(false);
+      // What was applied before the failure was rolled back with its transaction.
+      expect(dump(db, 'counts')).toEqual([]);
+      spy.mockRestore();
+    }
     db.close();
     await store.close();
   });

@@ -125,6 +125,32 @@ describe('row buffer', () => {
     expect(saved).toEqual([{ id: 'a', n: 1 }, undefined, { id: 'a', n: 2 }]);
   });
 
+  it('with snapshots, copies at a flush only the rows it keeps, not those it pushes out', () => {
+    let copies = 0;
+    // A row whose copy is seen: spreading it reads its getter.
+    const counted = (id: string): Row => ({
+      id,
+      get n() {
+        copies++;
+        return 1;
+      },
+    });
+    const saved: Array<Row | undefined> = [];
+    const buffer = new RowBuffer<Row>(
+      () => undefined,
+      (_row, _stored, before) => saved.push(before),
+      1,
+      true,
+    );
+    for (const id of ['a', 'b', 'c']) buffer.put(id, counted(id));
+    buffer.flush();
+    expect(copies).toBe(1);
+    // The one kept (c, put last) is updated against its copy as written.
+    buffer.put('c', { id: 'c', n: 2 });
+    buffer.flush();
+    expect(saved).toEqual([undefined, undefined, undefined, { id: 'c', n: 1 }]);
+  });
+
   it('after emptied(), looks up only the keys it wrote since (and every key again after caughtUp())', () => {
     const t = table();
     t.rows.clear(); // the table was emptied for a rebuild
