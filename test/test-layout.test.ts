@@ -18,7 +18,9 @@ const SELF = 'test/test-layout.test.ts';
 const GATEWAY_STARTERS: Record<string, string[]> = {
   'test/support/gateway.ts': ['startTestGateway'],
   'test/support/child-gateway.ts': ['spawnGateway'],
+  'test/support/sandbox-world.ts': ['startSandboxWorld'],
   'test/contacts/support/contacts-gateway.ts': ['startContactsGateway'],
+  'test/engines/baileys/support/fake-socket-gateway.ts': ['startFakeSocketGateway'],
   'test/webhooks/support/spawn-injectable.ts': ['spawnInjectableGateway'],
   'test/cluster/support/esdb-cluster-gateways.ts': ['startEsdbClusterGateways'],
   'test/webhooks/support/injectable-gateway.ts': [], // the child's script itself, started by spawnInjectableGateway

@@ -6,9 +6,7 @@
  * refusals (a subscriber posting or renaming: 403 not_channel_admin; an unknown channel: 404; bad shapes: 400).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway } from '../support/gateway.js';
-import { type TestDevice, bringOnline, createSandboxDevice } from '../support/sessions.js';
-import { TestReceiver } from '../webhooks/support/receiver.js';
+import { type SandboxWorld, type WorldDevice, startSandboxWorld } from '../support/sandbox-world.js';
 import { eventually } from '../support/eventually.js';
 import { channelsStream } from '../../src/channels/channel-events.js';
 import { outboxStream } from '../../src/messages/message-events.js';
@@ -20,49 +18,29 @@ const UNKNOWN = '120363999999999999@newsletter';
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
 
 describe('channels (sandbox)', () => {
-  let gateway: Awaited<ReturnType<typeof startTestGateway>>;
-  let receiver: TestReceiver;
-  let alice: TestDevice;
-  let bob: TestDevice;
-  let carol: TestDevice;
+  let world: SandboxWorld;
+  let gateway: SandboxWorld['gateway'];
+  let receiver: SandboxWorld['receiver'];
+  let call: SandboxWorld['call'];
+  let hooksOf: SandboxWorld['hooksOf'];
+  let alice: WorldDevice;
+  let bob: WorldDevice;
+  let carol: WorldDevice;
   let channelId: string;
   let inviteLink: string;
 
   beforeAll(async () => {
-    gateway = await startTestGateway({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', SANDBOX_DELIVERED_DELAY_MS: '60000' });
-    receiver = await TestReceiver.start();
-    alice = await createSandboxDevice(gateway.api, 'alice');
-    bob = await createSandboxDevice(gateway.api, 'bob');
-    carol = await createSandboxDevice(gateway.api, 'carol');
-    for (const [device, phone] of [
-      [alice, ALICE],
-      [bob, BOB],
-      [carol, CAROL],
-    ] as const) {
-      await bringOnline(gateway.api, device, phone);
-      const hooked = await gateway.api('PUT', `/devices/${device.id}/hooks`, {
-        deviceKey: device.key,
-        json: { url: receiver.url, events: ['channel.message', 'channel.reaction', 'message.received'] },
-      });
-      expect(hooked.status).toBe(200);
-    }
-  });
-  afterAll(async () => {
-    await gateway?.close();
-    await receiver?.close();
-  });
-
-  const call = (device: TestDevice, method: string, path: string, json?: unknown) =>
-    gateway.api(method, `/devices/${device.id}${path}`, {
-      deviceKey: device.key,
-      ...(json === undefined ? {} : { json }),
+    world = await startSandboxWorld({
+      env: { SANDBOX_DELIVERED_DELAY_MS: '60000' },
+      online: { alice: ALICE, bob: BOB, carol: CAROL },
+      hookEvents: ['channel.message', 'channel.reaction', 'message.received'],
     });
-  const hooksOf = (device: TestDevice, event: string) =>
-    receiver
-      .of(device.id)
-      .filter((r) => r.envelope.event === event)
-      .map((r) => r.envelope.data);
-  const chatIds = async (device: TestDevice) =>
+    ({ gateway, receiver, call, hooksOf } = world);
+    ({ alice, bob, carol } = world.devices);
+  });
+  afterAll(() => world?.close());
+
+  const chatIds = async (device: WorldDevice) =>
     ((await call(device, 'GET', '/chats')).body.items as Array<{ chatId: string }>).map((c) => c.chatId);
 
   it('creates a channel the account owns, recorded before the answer and listed', async () => {

@@ -6,10 +6,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inboxStream } from '../../src/inbox/inbox-events.js';
-import { type SandboxDevice, createDevice, goOffline, goOnline, stateOf } from '../outbox/support/sandbox-devices.js';
+import { type SandboxDevice, goOffline, stateOf } from '../outbox/support/sandbox-devices.js';
 import { eventually } from '../support/eventually.js';
-import { type Api, startTestGateway } from '../support/gateway.js';
-import { TestReceiver } from '../webhooks/support/receiver.js';
+import type { Api } from '../support/gateway.js';
+import { type SandboxWorld, startSandboxWorld } from '../support/sandbox-world.js';
 
 const ALICE = '4915100057772';
 const OTHER = '4915100059994';
@@ -18,23 +18,23 @@ const CAROL = '4915100053336';
 const GROUP = '120363000000057001@g.us';
 
 describe('on-demand history (sandbox)', () => {
-  let gateway: Awaited<ReturnType<typeof startTestGateway>>;
+  let world: SandboxWorld;
+  let gateway: SandboxWorld['gateway'];
   let api: Api;
+  let receiver: SandboxWorld['receiver'];
   let alice: SandboxDevice;
   let other: SandboxDevice;
-  let receiver: TestReceiver;
 
   beforeAll(async () => {
-    gateway = await startTestGateway({ DEFAULT_ENGINE: 'sandbox', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' });
-    api = gateway.api;
-    receiver = await TestReceiver.start();
-    alice = await createDevice(api, 'alice', ALICE);
-    other = await createDevice(api, 'other', OTHER);
-    for (const device of [alice, other]) await goOnline(api, device);
-    await api('PUT', `/devices/${alice.id}/hooks`, {
-      deviceKey: alice.key,
-      json: { url: `${receiver.url}/alice`, events: ['*'] },
+    world = await startSandboxWorld({
+      env: { DEFAULT_ENGINE: 'sandbox' },
+      online: { alice: ALICE, other: OTHER },
+      hookEvents: ['*'],
+      hooked: ['alice'],
     });
+    ({ gateway, receiver } = world);
+    ({ alice, other } = world.devices);
+    api = gateway.api;
     const linked = {
       chats: [
         {
@@ -52,10 +52,7 @@ describe('on-demand history (sandbox)', () => {
         202,
       );
   });
-  afterAll(async () => {
-    await gateway.close();
-    await receiver.close();
-  });
+  afterAll(() => world?.close());
 
   const get = (device: SandboxDevice, path: string) =>
     api('GET', `/devices/${device.id}${path}`, { deviceKey: device.key });

@@ -10,10 +10,10 @@ import { inboxStream } from '../../src/inbox/inbox-events.js';
 import { ProjectionRunner } from '../../src/projections/projection-runner.js';
 import { openReadModelDb } from '../../src/projections/read-model-db.js';
 import { allProjections } from '../../src/read-models.js';
-import { type SandboxDevice, createDevice, goOnline } from '../outbox/support/sandbox-devices.js';
+import type { SandboxDevice } from '../outbox/support/sandbox-devices.js';
 import { eventually } from '../support/eventually.js';
-import { type Api, startTestGateway } from '../support/gateway.js';
-import { TestReceiver } from '../webhooks/support/receiver.js';
+import type { Api } from '../support/gateway.js';
+import { type SandboxWorld, startSandboxWorld } from '../support/sandbox-world.js';
 
 const ALICE = '4915100047772';
 const OTHER = '4915100049994';
@@ -22,28 +22,25 @@ const CAROL = '4915100043336';
 const GROUP = '120363000000047001@g.us';
 
 describe('history sync (sandbox)', () => {
-  let gateway: Awaited<ReturnType<typeof startTestGateway>>;
+  let world: SandboxWorld;
+  let gateway: SandboxWorld['gateway'];
   let api: Api;
+  let receiver: SandboxWorld['receiver'];
   let alice: SandboxDevice;
   let other: SandboxDevice;
-  let receiver: TestReceiver;
 
   beforeAll(async () => {
-    gateway = await startTestGateway({ DEFAULT_ENGINE: 'sandbox', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' });
-    api = gateway.api;
-    receiver = await TestReceiver.start();
-    alice = await createDevice(api, 'alice', ALICE);
-    other = await createDevice(api, 'other', OTHER);
-    for (const device of [alice, other]) await goOnline(api, device);
-    await api('PUT', `/devices/${alice.id}/hooks`, {
-      deviceKey: alice.key,
-      json: { url: `${receiver.url}/alice`, events: ['*'] },
+    world = await startSandboxWorld({
+      env: { DEFAULT_ENGINE: 'sandbox' },
+      online: { alice: ALICE, other: OTHER },
+      hookEvents: ['*'],
+      hooked: ['alice'],
     });
+    ({ gateway, receiver } = world);
+    ({ alice, other } = world.devices);
+    api = gateway.api;
   });
-  afterAll(async () => {
-    await gateway.close();
-    await receiver.close();
-  });
+  afterAll(() => world?.close());
 
   const get = (device: SandboxDevice, path: string) =>
     api('GET', `/devices/${device.id}${path}`, { deviceKey: device.key });

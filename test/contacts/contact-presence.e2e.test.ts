@@ -3,45 +3,34 @@
  * (online now, offline with its last-seen time) as `presence.update`, and GET keeps the last state and last seen.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway } from '../support/gateway.js';
-import { type TestDevice, bringOnline, createSandboxDevice } from '../support/sessions.js';
-import { TestReceiver } from '../webhooks/support/receiver.js';
+import { type SandboxWorld, type WorldDevice, startSandboxWorld } from '../support/sandbox-world.js';
+import { type TestDevice, createSandboxDevice } from '../support/sessions.js';
 
 const ALICE = '4915100000031';
 const BOB = '4915100000032';
 const NOBODY_ONLINE = '4915100000039';
 
 describe('presence of contacts (sandbox)', () => {
-  let gateway: Awaited<ReturnType<typeof startTestGateway>>;
-  let receiver: TestReceiver;
-  let alice: TestDevice;
-  let bob: TestDevice;
+  let world: SandboxWorld;
+  let gateway: SandboxWorld['gateway'];
+  let receiver: SandboxWorld['receiver'];
+  let call: SandboxWorld['call'];
+  let alice: WorldDevice;
+  let bob: WorldDevice;
   let offline: TestDevice;
 
   beforeAll(async () => {
-    gateway = await startTestGateway({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' });
-    receiver = await TestReceiver.start();
-    alice = await createSandboxDevice(gateway.api, 'alice');
-    bob = await createSandboxDevice(gateway.api, 'bob');
+    world = await startSandboxWorld({
+      online: { alice: ALICE, bob: BOB },
+      hookEvents: ['presence.update'],
+      hooked: ['alice'],
+    });
+    ({ gateway, receiver, call } = world);
+    ({ alice, bob } = world.devices);
     offline = await createSandboxDevice(gateway.api, 'offline');
-    await bringOnline(gateway.api, alice, ALICE);
-    await bringOnline(gateway.api, bob, BOB);
-    const hooked = await gateway.api('PUT', `/devices/${alice.id}/hooks`, {
-      deviceKey: alice.key,
-      json: { url: receiver.url, events: ['presence.update'] },
-    });
-    expect(hooked.status).toBe(200);
   });
-  afterAll(async () => {
-    await gateway?.close();
-    await receiver?.close();
-  });
+  afterAll(() => world?.close());
 
-  const call = (device: TestDevice, method: string, path: string, json?: unknown) =>
-    gateway.api(method, `/devices/${device.id}${path}`, {
-      deviceKey: device.key,
-      ...(json === undefined ? {} : { json }),
-    });
   const presences = () =>
     receiver
       .of(alice.id)

@@ -4,10 +4,8 @@
  * makes one, `group.join_request`, listed, approved or rejected); `mentions: "all"` in a group send.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway } from '../support/gateway.js';
-import { type TestDevice, bringOnline, createSandboxDevice } from '../support/sessions.js';
+import { type SandboxWorld, type WorldDevice, startSandboxWorld } from '../support/sandbox-world.js';
 import { eventually } from '../support/eventually.js';
-import { TestReceiver } from '../webhooks/support/receiver.js';
 import { groupsStream } from '../../src/groups/group-events.js';
 
 const ALICE = '4915100000011';
@@ -20,49 +18,27 @@ const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwA
 const GIF = 'R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7';
 
 describe('groups, continued (sandbox)', () => {
-  let gateway: Awaited<ReturnType<typeof startTestGateway>>;
-  let receiver: TestReceiver;
-  let alice: TestDevice;
-  let bob: TestDevice;
-  let carol: TestDevice;
-  let dave: TestDevice;
+  let world: SandboxWorld;
+  let gateway: SandboxWorld['gateway'];
+  let receiver: SandboxWorld['receiver'];
+  let call: SandboxWorld['call'];
+  let hooksOf: SandboxWorld['hooksOf'];
+  let alice: WorldDevice;
+  let bob: WorldDevice;
+  let carol: WorldDevice;
+  let dave: WorldDevice;
 
   beforeAll(async () => {
-    gateway = await startTestGateway({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', SANDBOX_DELIVERED_DELAY_MS: '10000' });
-    receiver = await TestReceiver.start();
-    alice = await createSandboxDevice(gateway.api, 'alice');
-    bob = await createSandboxDevice(gateway.api, 'bob');
-    carol = await createSandboxDevice(gateway.api, 'carol');
-    dave = await createSandboxDevice(gateway.api, 'dave');
-    for (const [device, phone] of [
-      [alice, ALICE],
-      [bob, BOB],
-      [carol, CAROL],
-      [dave, DAVE],
-    ] as const) {
-      await bringOnline(gateway.api, device, phone);
-      const hooked = await gateway.api('PUT', `/devices/${device.id}/hooks`, {
-        deviceKey: device.key,
-        json: { url: receiver.url, events: ['group.updated', 'group.join_request', 'message.received'] },
-      });
-      expect(hooked.status).toBe(200);
-    }
-  });
-  afterAll(async () => {
-    await gateway?.close();
-    await receiver?.close();
-  });
-
-  const call = (device: TestDevice, method: string, path: string, json?: unknown) =>
-    gateway.api(method, `/devices/${device.id}${path}`, {
-      deviceKey: device.key,
-      ...(json === undefined ? {} : { json }),
+    world = await startSandboxWorld({
+      env: { SANDBOX_DELIVERED_DELAY_MS: '10000' },
+      online: { alice: ALICE, bob: BOB, carol: CAROL, dave: DAVE },
+      hookEvents: ['group.updated', 'group.join_request', 'message.received'],
     });
-  const hooksOf = (device: TestDevice, event: string) =>
-    receiver
-      .of(device.id)
-      .filter((r) => r.envelope.event === event)
-      .map((r) => r.envelope.data);
+    ({ gateway, receiver, call, hooksOf } = world);
+    ({ alice, bob, carol, dave } = world.devices);
+  });
+  afterAll(() => world?.close());
+
   const newGroup = async (subject: string, participants: string[]) => {
     const created = await call(alice, 'POST', '/groups', { subject, participants });
     expect(created.status).toBe(201);

@@ -3,10 +3,10 @@
  * the events of changes made elsewhere, and the refusals (shape, not in the group, not an admin, offline).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type SandboxWorld, type WorldDevice, startSandboxWorld } from '../support/sandbox-world.js';
 import { startTestGateway } from '../support/gateway.js';
 import { type TestDevice, bringOnline, createSandboxDevice, waitForState } from '../support/sessions.js';
 import { eventually } from '../support/eventually.js';
-import { TestReceiver } from '../webhooks/support/receiver.js';
 import { groupsStream } from '../../src/groups/group-events.js';
 
 const ALICE = '4915100000001';
@@ -15,49 +15,27 @@ const CAROL = '4915100000003';
 const NOBODY = '4915100000000';
 
 describe('groups of sandbox devices', () => {
-  let gateway: Awaited<ReturnType<typeof startTestGateway>>;
-  let receiver: TestReceiver;
-  let alice: TestDevice;
-  let bob: TestDevice;
-  let carol: TestDevice;
+  let world: SandboxWorld;
+  let gateway: SandboxWorld['gateway'];
+  let receiver: SandboxWorld['receiver'];
+  let call: SandboxWorld['call'];
+  let hooksOf: SandboxWorld['hooksOf'];
+  let alice: WorldDevice;
+  let bob: WorldDevice;
+  let carol: WorldDevice;
   let offline: TestDevice;
 
   beforeAll(async () => {
-    gateway = await startTestGateway({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', SANDBOX_DELIVERED_DELAY_MS: '10000' });
-    receiver = await TestReceiver.start();
-    alice = await createSandboxDevice(gateway.api, 'alice');
-    bob = await createSandboxDevice(gateway.api, 'bob');
-    carol = await createSandboxDevice(gateway.api, 'carol');
-    offline = await createSandboxDevice(gateway.api, 'offline');
-    for (const [device, phone] of [
-      [alice, ALICE],
-      [bob, BOB],
-      [carol, CAROL],
-    ] as const) {
-      await bringOnline(gateway.api, device, phone);
-      const hooked = await gateway.api('PUT', `/devices/${device.id}/hooks`, {
-        deviceKey: device.key,
-        json: { url: receiver.url, events: ['group.participants', 'group.updated', 'message.received'] },
-      });
-      expect(hooked.status).toBe(200);
-    }
-  });
-  afterAll(async () => {
-    await gateway?.close();
-    await receiver?.close();
-  });
-
-  const call = (device: TestDevice, method: string, path: string, json?: unknown) =>
-    gateway.api(method, `/devices/${device.id}${path}`, {
-      deviceKey: device.key,
-      ...(json === undefined ? {} : { json }),
+    world = await startSandboxWorld({
+      env: { SANDBOX_DELIVERED_DELAY_MS: '10000' },
+      online: { alice: ALICE, bob: BOB, carol: CAROL },
+      hookEvents: ['group.participants', 'group.updated', 'message.received'],
     });
-
-  const hooksOf = (device: TestDevice, event: string) =>
-    receiver
-      .of(device.id)
-      .filter((r) => r.envelope.event === event)
-      .map((r) => r.envelope.data);
+    ({ gateway, receiver, call, hooksOf } = world);
+    ({ alice, bob, carol } = world.devices);
+    offline = await createSandboxDevice(gateway.api, 'offline');
+  });
+  afterAll(() => world?.close());
 
   it('creates a group, lists it, reads it with roles, and records it before answering', async () => {
     const created = await call(alice, 'POST', '/groups', { subject: 'Team', participants: [BOB, NOBODY] });

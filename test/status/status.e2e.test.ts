@@ -5,10 +5,8 @@
  * views (read receipts) fill GET /status's viewers; DELETE revokes it; no status is ever a chat.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway } from '../support/gateway.js';
-import { type TestDevice, bringOnline, createSandboxDevice } from '../support/sessions.js';
+import { type SandboxWorld, type WorldDevice, startSandboxWorld } from '../support/sandbox-world.js';
 import { eventually } from '../support/eventually.js';
-import { TestReceiver } from '../webhooks/support/receiver.js';
 import { outboxStream } from '../../src/messages/message-events.js';
 
 const ALICE = '4915100000021';
@@ -17,50 +15,28 @@ const CAROL = '4915100000023';
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
 
 describe('statuses (sandbox)', () => {
-  let gateway: Awaited<ReturnType<typeof startTestGateway>>;
-  let receiver: TestReceiver;
-  let alice: TestDevice;
-  let bob: TestDevice;
-  let carol: TestDevice;
+  let world: SandboxWorld;
+  let gateway: SandboxWorld['gateway'];
+  let receiver: SandboxWorld['receiver'];
+  let call: SandboxWorld['call'];
+  let hooksOf: SandboxWorld['hooksOf'];
+  let alice: WorldDevice;
+  let bob: WorldDevice;
+  let carol: WorldDevice;
 
   beforeAll(async () => {
-    gateway = await startTestGateway({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', SANDBOX_DELIVERED_DELAY_MS: '60000' });
-    receiver = await TestReceiver.start();
-    alice = await createSandboxDevice(gateway.api, 'alice');
-    bob = await createSandboxDevice(gateway.api, 'bob');
-    carol = await createSandboxDevice(gateway.api, 'carol');
-    for (const [device, phone] of [
-      [alice, ALICE],
-      [bob, BOB],
-      [carol, CAROL],
-    ] as const) {
-      await bringOnline(gateway.api, device, phone);
-      const hooked = await gateway.api('PUT', `/devices/${device.id}/hooks`, {
-        deviceKey: device.key,
-        json: { url: receiver.url, events: ['status.received', 'message.received'] },
-      });
-      expect(hooked.status).toBe(200);
-    }
+    world = await startSandboxWorld({
+      env: { SANDBOX_DELIVERED_DELAY_MS: '60000' },
+      online: { alice: ALICE, bob: BOB, carol: CAROL },
+      hookEvents: ['status.received', 'message.received'],
+    });
+    ({ gateway, receiver, call, hooksOf } = world);
+    ({ alice, bob, carol } = world.devices);
     // Alice has exchanged messages with Bob only: her default audience.
     expect((await call(alice, 'POST', '/send/text', { to: BOB, text: 'hi Bob' })).status).toBe(202);
     await receiver.waitUntil(() => hooksOf(bob, 'message.received').length === 1);
   });
-  afterAll(async () => {
-    await gateway?.close();
-    await receiver?.close();
-  });
-
-  const call = (device: TestDevice, method: string, path: string, json?: unknown, headers?: Record<string, string>) =>
-    gateway.api(method, `/devices/${device.id}${path}`, {
-      deviceKey: device.key,
-      ...(json === undefined ? {} : { json }),
-      ...(headers ? { headers } : {}),
-    });
-  const hooksOf = (device: TestDevice, event: string) =>
-    receiver
-      .of(device.id)
-      .filter((r) => r.envelope.event === event)
-      .map((r) => r.envelope.data);
+  afterAll(() => world?.close());
 
   it('posts a text status through the outbox to its default audience, who get status.received', async () => {
     const posted = await call(alice, 'POST', '/status/text', {

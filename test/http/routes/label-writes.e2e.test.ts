@@ -9,16 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProjectionRunner } from '../../../src/projections/projection-runner.js';
 import { openReadModelDb } from '../../../src/projections/read-model-db.js';
 import { allProjections } from '../../../src/read-models.js';
-import {
-  type SandboxDevice,
-  createDevice,
-  goOffline,
-  goOnline,
-  stateOf,
-} from '../../outbox/support/sandbox-devices.js';
+import { type SandboxDevice, goOffline, stateOf } from '../../outbox/support/sandbox-devices.js';
 import { eventually } from '../../support/eventually.js';
-import { type Api, startTestGateway } from '../../support/gateway.js';
-import { TestReceiver } from '../../webhooks/support/receiver.js';
+import type { Api } from '../../support/gateway.js';
+import { type SandboxWorld, startSandboxWorld } from '../../support/sandbox-world.js';
 
 const SHOP = '4915100047772';
 const PLAIN = '4915100047773';
@@ -26,30 +20,25 @@ const BOB = '4915100048884';
 const CAROL = '4915100049996';
 
 describe('label writes (sandbox, WhatsApp Business)', () => {
-  let gateway: Awaited<ReturnType<typeof startTestGateway>>;
+  let world: SandboxWorld;
+  let gateway: SandboxWorld['gateway'];
   let api: Api;
+  let receiver: SandboxWorld['receiver'];
   let shop: SandboxDevice;
   let plain: SandboxDevice;
-  let receiver: TestReceiver;
 
   beforeAll(async () => {
-    gateway = await startTestGateway({ DEFAULT_ENGINE: 'sandbox', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' });
-    api = gateway.api;
-    receiver = await TestReceiver.start();
-    shop = await createDevice(api, 'shop', SHOP, { business: true });
-    plain = await createDevice(api, 'plain', PLAIN);
-    await goOnline(api, shop);
-    await goOnline(api, plain);
-    const hook = await api('PUT', `/devices/${shop.id}/hooks`, {
-      deviceKey: shop.key,
-      json: { url: `${receiver.url}/shop`, events: ['label.updated', 'chat.labels'] },
+    world = await startSandboxWorld({
+      env: { DEFAULT_ENGINE: 'sandbox' },
+      online: { shop: { phone: SHOP, business: true }, plain: PLAIN },
+      hookEvents: ['label.updated', 'chat.labels'],
+      hooked: ['shop'],
     });
-    expect(hook.status).toBe(200);
+    ({ gateway, receiver } = world);
+    ({ shop, plain } = world.devices);
+    api = gateway.api;
   });
-  afterAll(async () => {
-    await gateway.close();
-    await receiver.close();
-  });
+  afterAll(() => world?.close());
 
   const call = (device: SandboxDevice, method: string, path: string, json?: unknown) =>
     api(method, `/devices/${device.id}${path}`, { deviceKey: device.key, ...(json === undefined ? {} : { json }) });
