@@ -4,12 +4,11 @@
  * `message.received`), older each time it is asked again, also with `historySync: none`; unknown chat 404, offline
  * 409, wrong body 400. Real gateway, SQLite, HTTP, webhook receiver.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { inboxStream } from '../../src/inbox/inbox-events.js';
 import { type SandboxDevice, goOffline, stateOf } from '../outbox/support/sandbox-devices.js';
 import { eventually } from '../support/eventually.js';
-import type { Api } from '../support/gateway.js';
-import { type SandboxWorld, startSandboxWorld } from '../support/sandbox-world.js';
+import { useSandboxWorld } from '../support/sandbox-world.js';
 
 const ALICE = '4915100057772';
 const OTHER = '4915100059994';
@@ -18,23 +17,15 @@ const CAROL = '4915100053336';
 const GROUP = '120363000000057001@g.us';
 
 describe('on-demand history (sandbox)', () => {
-  let world: SandboxWorld;
-  let gateway: SandboxWorld['gateway'];
-  let api: Api;
-  let receiver: SandboxWorld['receiver'];
-  let alice: SandboxDevice;
-  let other: SandboxDevice;
-
+  const world = useSandboxWorld({
+    env: { DEFAULT_ENGINE: 'sandbox' },
+    online: { alice: ALICE, other: OTHER },
+    hookEvents: ['*'],
+    hooked: ['alice'],
+  });
+  const { api } = world;
+  const { alice, other } = world.devices;
   beforeAll(async () => {
-    world = await startSandboxWorld({
-      env: { DEFAULT_ENGINE: 'sandbox' },
-      online: { alice: ALICE, other: OTHER },
-      hookEvents: ['*'],
-      hooked: ['alice'],
-    });
-    ({ gateway, receiver } = world);
-    ({ alice, other } = world.devices);
-    api = gateway.api;
     const linked = {
       chats: [
         {
@@ -52,7 +43,6 @@ describe('on-demand history (sandbox)', () => {
         202,
       );
   });
-  afterAll(() => world?.close());
 
   const get = (device: SandboxDevice, path: string) =>
     api('GET', `/devices/${device.id}${path}`, { deviceKey: device.key });
@@ -87,7 +77,7 @@ describe('on-demand history (sandbox)', () => {
     ]);
     const synced = await eventually(
       () =>
-        receiver.requests.find(
+        world.receiver.requests.find(
           // The sync at link time held two chats.
           (r) => r.envelope.event === 'history.synced' && (r.envelope.data as { chats: number }).chats === 1,
         )?.envelope,
@@ -101,10 +91,10 @@ describe('on-demand history (sandbox)', () => {
     const more = await pageOf(alice, BOB, 7);
     expect(more.slice(5).map((m) => m.timestamp)).toEqual([1_599_999_860, 1_599_999_800]);
 
-    const inbox = await gateway.store.readStream(inboxStream(alice.id));
+    const inbox = await world.gateway.store.readStream(inboxStream(alice.id));
     expect(inbox.filter((e) => e.type === 'HistoryImported')).toHaveLength(2 + 1 + 3 + 2);
     expect(inbox.map((e) => e.type)).not.toContain('MessageReceived');
-    expect(receiver.requests.filter((r) => r.envelope.event === 'message.received')).toEqual([]);
+    expect(world.receiver.requests.filter((r) => r.envelope.event === 'message.received')).toEqual([]);
   });
 
   it('a group: the older messages come from the members the gateway knows', async () => {

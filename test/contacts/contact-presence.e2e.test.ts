@@ -2,8 +2,8 @@
  * Presence of contacts (API Part 3) with sandbox devices: a subscription reports the other device's presence
  * (online now, offline with its last-seen time) as `presence.update`, and GET keeps the last state and last seen.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type SandboxWorld, type WorldDevice, startSandboxWorld } from '../support/sandbox-world.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useSandboxWorld } from '../support/sandbox-world.js';
 import { type TestDevice, createSandboxDevice } from '../support/sessions.js';
 
 const ALICE = '4915100000031';
@@ -11,28 +11,20 @@ const BOB = '4915100000032';
 const NOBODY_ONLINE = '4915100000039';
 
 describe('presence of contacts (sandbox)', () => {
-  let world: SandboxWorld;
-  let gateway: SandboxWorld['gateway'];
-  let receiver: SandboxWorld['receiver'];
-  let call: SandboxWorld['call'];
-  let alice: WorldDevice;
-  let bob: WorldDevice;
-  let offline: TestDevice;
-
-  beforeAll(async () => {
-    world = await startSandboxWorld({
-      online: { alice: ALICE, bob: BOB },
-      hookEvents: ['presence.update'],
-      hooked: ['alice'],
-    });
-    ({ gateway, receiver, call } = world);
-    ({ alice, bob } = world.devices);
-    offline = await createSandboxDevice(gateway.api, 'offline');
+  const world = useSandboxWorld({
+    online: { alice: ALICE, bob: BOB },
+    hookEvents: ['presence.update'],
+    hooked: ['alice'],
   });
-  afterAll(() => world?.close());
+  const { call } = world;
+  const { alice, bob } = world.devices;
+  let offline: TestDevice;
+  beforeAll(async () => {
+    offline = await createSandboxDevice(world.api, 'offline');
+  });
 
   const presences = () =>
-    receiver
+    world.receiver
       .of(alice.id)
       .filter((r) => r.envelope.event === 'presence.update')
       .map((r) => r.envelope.data);
@@ -45,7 +37,7 @@ describe('presence of contacts (sandbox)', () => {
     const subscribed = await call(alice, 'POST', `/contacts/${BOB}/presence`);
     expect(subscribed.status).toBe(200);
     expect(subscribed.body).toEqual({ number: BOB, subscribed: true });
-    await receiver.waitUntil(() => presences().length === 1);
+    await world.receiver.waitUntil(() => presences().length === 1);
     expect(presences()[0]).toEqual({ deviceId: alice.id, chatId: BOB, from: BOB, state: 'available' });
     expect((await call(alice, 'GET', `/contacts/${BOB}/presence`)).body).toEqual({
       state: 'available',
@@ -54,7 +46,7 @@ describe('presence of contacts (sandbox)', () => {
 
     // Bob's account goes offline.
     expect((await call(bob, 'POST', '/presence', { state: 'unavailable' })).status).toBe(200);
-    await receiver.waitUntil(() => presences().length === 2);
+    await world.receiver.waitUntil(() => presences().length === 2);
     const gone = presences()[1];
     expect(gone).toMatchObject({ from: BOB, state: 'unavailable', lastSeen: expect.any(String) });
     const read = await call(alice, 'GET', `/contacts/${BOB}/presence`);
@@ -62,7 +54,7 @@ describe('presence of contacts (sandbox)', () => {
 
     // And comes back: online again, last seen kept.
     expect((await call(bob, 'POST', '/presence', { state: 'available' })).status).toBe(200);
-    await receiver.waitUntil(() => presences().length === 3);
+    await world.receiver.waitUntil(() => presences().length === 3);
     expect((await call(alice, 'GET', `/contacts/${BOB}/presence`)).body).toEqual({
       state: 'available',
       lastSeen: gone.lastSeen,
@@ -71,7 +63,7 @@ describe('presence of contacts (sandbox)', () => {
 
   it('a contact with no device online is reported unavailable', async () => {
     expect((await call(alice, 'POST', `/contacts/${NOBODY_ONLINE}/presence`)).status).toBe(200);
-    await receiver.waitUntil(() => presences().some((p) => p.from === NOBODY_ONLINE));
+    await world.receiver.waitUntil(() => presences().some((p) => p.from === NOBODY_ONLINE));
     expect((await call(alice, 'GET', `/contacts/${NOBODY_ONLINE}/presence`)).body.state).toBe('unavailable');
   });
 

@@ -3,10 +3,10 @@
  * cannot run here): onWhatsApp lookups and profile pictures, cached; contacts.upsert / contacts.update
  * and inbound push names in the list; the read model rebuilt from position 0.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { contactsStream } from '../../../src/contacts/contact-events.js';
 import { boom } from './support/fake-socket.js';
-import { type FakeSocketGateway, startFakeSocketGateway } from './support/fake-socket-gateway.js';
+import { useFakeSocketGateway } from './support/fake-socket-gateway.js';
 import { eventually } from '../../support/eventually.js';
 import { type ContactItem, contactTables, listAll } from '../../contacts/support/contacts-gateway.js';
 
@@ -18,18 +18,11 @@ const jid = (number: string) => `${number}@s.whatsapp.net`;
 
 describe('contacts of a Baileys device (fake socket)', () => {
   const deviceId = 'wa-1';
-  let gateway: FakeSocketGateway['gateway'];
-  let sockets: FakeSocketGateway['sockets'];
-  let key: string;
-  let get: FakeSocketGateway['get'];
-
-  beforeAll(async () => {
-    ({ gateway, sockets, key, get } = await startFakeSocketGateway(deviceId));
-  });
-  afterAll(() => gateway?.close());
+  const world = useFakeSocketGateway(deviceId);
+  const { sockets, get } = world;
 
   const contacts = async (q?: string): Promise<ContactItem[]> =>
-    (await listAll(gateway.api, deviceId, key, q === undefined ? {} : { q })).items;
+    (await listAll(world.gateway.api, deviceId, world.key, q === undefined ? {} : { q })).items;
 
   describe('check', () => {
     it('answers from onWhatsApp, and asks WhatsApp once per number while the answer is cached', async () => {
@@ -124,7 +117,7 @@ describe('contacts of a Baileys device (fake socket)', () => {
         pushName: 'Alice M.',
       });
       // The stream also holds the LID ↔ number pair the bakery's entry carried (IdentitiesLearned).
-      const events = (await gateway.store.readStream(contactsStream(deviceId))).filter(
+      const events = (await world.gateway.store.readStream(contactsStream(deviceId))).filter(
         (event) => event.type === 'ContactsUpdated',
       );
       expect(events).toHaveLength(2);
@@ -163,10 +156,10 @@ describe('contacts of a Baileys device (fake socket)', () => {
     });
 
     it('gives the same read model when rebuilt from position 0', async () => {
-      const live = contactTables(gateway.dataDir);
+      const live = contactTables(world.gateway.dataDir);
       const liveList = await contacts();
-      await gateway.projections.rebuild();
-      expect(contactTables(gateway.dataDir)).toEqual(live);
+      await world.gateway.projections.rebuild();
+      expect(contactTables(world.gateway.dataDir)).toEqual(live);
       expect(await contacts()).toEqual(liveList);
     });
   });
@@ -174,7 +167,8 @@ describe('contacts of a Baileys device (fake socket)', () => {
   describe('offline', () => {
     it('answers 409 session_not_online once the session is closed, also for cached answers', async () => {
       expect(
-        (await gateway.api('POST', `/devices/${deviceId}/session/close`, { deviceKey: key, json: {} })).status,
+        (await world.gateway.api('POST', `/devices/${deviceId}/session/close`, { deviceKey: world.key, json: {} }))
+          .status,
       ).toBe(200);
       for (const path of [`/contacts/${ALICE}/check`, `/contacts/${ALICE}/avatar`]) {
         const answer = await get(path);

@@ -5,9 +5,9 @@
  * a chat the gateway does not hold is 404.
  */
 import { type WAMessage, proto } from 'baileys';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { inboxStream } from '../../../src/inbox/inbox-events.js';
-import { type FakeSocketGateway, startFakeSocketGateway } from './support/fake-socket-gateway.js';
+import { useFakeSocketGateway } from './support/fake-socket-gateway.js';
 import { eventually } from '../../support/eventually.js';
 
 const ADA = '4915112345678';
@@ -20,13 +20,9 @@ const message = (value: Record<string, unknown>) => proto.WebMessageInfo.fromObj
 
 describe('on-demand history of a Baileys device (fake socket)', () => {
   const deviceId = 'wa-history';
-  let gateway: FakeSocketGateway['gateway'];
-  let sockets: FakeSocketGateway['sockets'];
-  let key: string;
-  let get: FakeSocketGateway['get'];
-
+  const world = useFakeSocketGateway(deviceId);
+  const { sockets, get } = world;
   beforeAll(async () => {
-    ({ gateway, sockets, key, get } = await startFakeSocketGateway(deviceId));
     // The history WhatsApp sent when the device linked.
     sockets.latest().ev.emit('messaging-history.set', {
       chats: [
@@ -57,7 +53,6 @@ describe('on-demand history of a Baileys device (fake socket)', () => {
     });
     await eventually(async () => ((await page(ADA)).length === 2 ? true : undefined), 'the linked history');
   });
-  afterAll(() => gateway?.close());
 
   const page = async (chatId: string) =>
     (await get(`/chats/${encodeURIComponent(chatId)}/messages`)).body.items as Array<{
@@ -66,8 +61,8 @@ describe('on-demand history of a Baileys device (fake socket)', () => {
       fromMe: boolean;
     }>;
   const fetchHistory = (chatId: string, count: number) =>
-    gateway.api('POST', `/devices/${deviceId}/chats/${encodeURIComponent(chatId)}/history`, {
-      deviceKey: key,
+    world.gateway.api('POST', `/devices/${deviceId}/chats/${encodeURIComponent(chatId)}/history`, {
+      deviceKey: world.key,
       json: { count },
     });
 
@@ -113,7 +108,7 @@ describe('on-demand history of a Baileys device (fake socket)', () => {
       ['O2', true, true],
       ['O1', true, false],
     ]);
-    const inbox = await gateway.store.readStream(inboxStream(deviceId));
+    const inbox = await world.gateway.store.readStream(inboxStream(deviceId));
     expect(inbox.map((e) => e.type)).not.toContain('MessageReceived');
     expect(inbox.filter((e) => e.type === 'HistorySynced').map((e) => (e.data as { final: boolean }).final)).toEqual([
       true,

@@ -5,10 +5,10 @@
  */
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { contactsStream } from '../../../src/contacts/contact-events.js';
 import { READ_MODEL_FILE } from '../../../src/projections/read-model-db.js';
-import { type FakeSocketGateway, startFakeSocketGateway } from './support/fake-socket-gateway.js';
+import { useFakeSocketGateway } from './support/fake-socket-gateway.js';
 import { eventually } from '../../support/eventually.js';
 
 const ALICE = '4915112345678';
@@ -33,14 +33,8 @@ function identityRows(dataDir: string): unknown[] {
 
 describe('contact identities of a Baileys device (fake socket)', () => {
   const deviceId = 'wa-id';
-  let gateway: FakeSocketGateway['gateway'];
-  let sockets: FakeSocketGateway['sockets'];
-  let get: FakeSocketGateway['get'];
-
-  beforeAll(async () => {
-    ({ gateway, sockets, get } = await startFakeSocketGateway(deviceId));
-  });
-  afterAll(() => gateway?.close());
+  const world = useFakeSocketGateway(deviceId);
+  const { sockets, get } = world;
 
   const identity = (id: string) => get(`/contacts/${encodeURIComponent(id)}/identity`);
   const known = (id: string) =>
@@ -49,7 +43,7 @@ describe('contact identities of a Baileys device (fake socket)', () => {
       return answer.body.number !== null ? answer.body : undefined;
     }, `the identity of ${id}`);
   const learned = async () =>
-    (await gateway.store.readStream(contactsStream(deviceId)))
+    (await world.gateway.store.readStream(contactsStream(deviceId)))
       .filter((event) => event.type === 'IdentitiesLearned')
       .map((event) => event.data);
 
@@ -97,9 +91,9 @@ describe('contact identities of a Baileys device (fake socket)', () => {
   });
 
   it('gives the same rows when rebuilt from position 0', async () => {
-    const live = identityRows(gateway.dataDir);
+    const live = identityRows(world.gateway.dataDir);
     expect(live).toHaveLength(5);
-    await gateway.projections.rebuild();
-    expect(identityRows(gateway.dataDir)).toEqual(live);
+    await world.gateway.projections.rebuild();
+    expect(identityRows(world.gateway.dataDir)).toEqual(live);
   });
 });

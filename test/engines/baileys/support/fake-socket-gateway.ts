@@ -1,9 +1,11 @@
 /**
  * A real gateway whose Baileys engine talks to the fake socket (test/engines/baileys/support/fake-socket.ts),
  * with one Baileys device of a linked account (stored credentials, no QR) online: for the end-to-end tests of
- * what WhatsApp reports over that socket.
+ * what WhatsApp reports over that socket. `useFakeSocketGateway` starts it before the file's tests and closes
+ * it after them.
  */
 import { initAuthCreds } from 'baileys';
+import { afterAll, beforeAll } from 'vitest';
 import { AuthRecords } from '../../../../src/engines/baileys/auth/auth-records.js';
 import { createBaileysEngine } from '../../../../src/engines/baileys/baileys-engine.js';
 import { Engines, createEngines } from '../../../../src/engines/engines.js';
@@ -14,42 +16,59 @@ import { ME } from './fake-socket-engine.js';
 import { fakeSocketFactory } from './fake-socket.js';
 
 export interface FakeSocketGateway {
-  gateway: ContactsGateway;
-  sockets: ReturnType<typeof fakeSocketFactory>;
-  deviceId: string;
-  /** The device's key. */
-  key: string;
+  /** The gateway and the device's key, once the file's tests run. */
+  readonly gateway: ContactsGateway;
+  readonly key: string;
+  readonly sockets: ReturnType<typeof fakeSocketFactory>;
+  readonly deviceId: string;
   /** GET /devices/:deviceId<path> with the device's key. */
   get(path: string): Promise<ApiResponse>;
 }
 
-/** Starts the gateway, creates the Baileys device `deviceId`, links it (ME) and resolves once it is online. */
-export async function startFakeSocketGateway(deviceId: string): Promise<FakeSocketGateway> {
+/** Starts the gateway, creates the Baileys device `deviceId` and links it (ME); the tests run once it is online. */
+export function useFakeSocketGateway(deviceId: string): FakeSocketGateway {
   const sockets = fakeSocketFactory();
-  const gateway = await startContactsGateway({
-    gateway: {
-      engines: (dependencies) => {
-        const { sandbox } = createEngines(dependencies);
-        const baileys = createBaileysEngine({
-          store: dependencies.store,
-          logger: dependencies.log,
-          makeSocket: sockets.factory,
-          // Long enough that the watchdog stays out of these tests.
-          keepAliveIntervalMs: 60_000,
-        });
-        return new Engines([sandbox, baileys], sandbox);
-      },
+  let gateway: ContactsGateway | undefined;
+  let key: string | undefined;
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('the fake-socket gateway starts before the tests (beforeAll)');
+    return value;
+  };
+  const world: FakeSocketGateway = {
+    get gateway() {
+      return started(gateway);
     },
-  });
-  try {
+    get key() {
+      return started(key);
+    },
+    sockets,
+    deviceId,
+    get: (path) => world.gateway.api('GET', `/devices/${deviceId}${path}`, { deviceKey: world.key }),
+  };
+
+  beforeAll(async () => {
+    gateway = await startContactsGateway({
+      gateway: {
+        engines: (dependencies) => {
+          const { sandbox } = createEngines(dependencies);
+          const baileys = createBaileysEngine({
+            store: dependencies.store,
+            logger: dependencies.log,
+            makeSocket: sockets.factory,
+            // Long enough that the watchdog stays out of these tests.
+            keepAliveIntervalMs: 60_000,
+          });
+          return new Engines([sandbox, baileys], sandbox);
+        },
+      },
+    });
     const created = await gateway.api('POST', '/devices', {
       admin: true,
       json: { id: deviceId, name: 'WhatsApp shop', engine: 'baileys' },
     });
     if (created.status !== 201)
       throw new Error(`create ${deviceId}: ${created.status} ${JSON.stringify(created.body)}`);
-    const key: string = created.body.deviceKey;
-    const get = (path: string) => gateway.api('GET', `/devices/${deviceId}${path}`, { deviceKey: key });
+    key = created.body.deviceKey as string;
     await new AuthRecords(gateway.store, deviceId, undefined).write('creds', {
       ...initAuthCreds(),
       me: { id: ME, name: 'Shop' },
@@ -58,10 +77,8 @@ export async function startFakeSocketGateway(deviceId: string): Promise<FakeSock
     if (opened.status !== 202) throw new Error(`open ${deviceId}: ${opened.status} ${JSON.stringify(opened.body)}`);
     await eventually(() => sockets.sockets.length > 0, 'a socket');
     sockets.latest().open();
-    await eventually(async () => (await get('/session/state')).body.state === 'online', `${deviceId} online`);
-    return { gateway, sockets, deviceId, key, get };
-  } catch (error) {
-    await gateway.close();
-    throw error;
-  }
+    await eventually(async () => (await world.get('/session/state')).body.state === 'online', `${deviceId} online`);
+  });
+  afterAll(() => gateway?.close());
+  return world;
 }
