@@ -26,6 +26,7 @@ const GATEWAY_STARTERS: Record<string, string[]> = {
   'test/webhooks/support/injectable-gateway.ts': [], // the child's script itself, started by spawnInjectableGateway
   'bench/lib/chaos.ts': ['runChaos'],
   'bench/lib/child.ts': ['spawnGateway', 'spawnGateways'],
+  'bench/lib/served-data-dir.ts': ['serveDataDir'],
 };
 /** src/gateway.ts's startGateway, or src/main.ts started as a process. */
 const STARTS_DIRECTLY = /\bstartGateway\(|['"]src\/main\.ts['"]/;
