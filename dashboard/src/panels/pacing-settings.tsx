@@ -3,6 +3,7 @@ import { describeError } from '../api/client.js';
 import type { PatchSettings, Settings } from '../api/types.js';
 import { useLoaded } from '../hooks/use-loaded.js';
 import type { DetailProps } from './detail-props.js';
+import { LabelledInput } from './labelled-input.js';
 
 /** The form's fields, as typed: an empty number or time turns that part off. */
 interface Fields {
@@ -116,30 +117,28 @@ export function PacingSettings({ api, device, version, notify }: DetailProps) {
             <input type="checkbox" checked={fields.typing} onChange={(e) => set({ typing: e.currentTarget.checked })} />{' '}
             Show “typing…” before sending, as a person would
           </label>
-          <label for="pacing-cap">Sends per day (empty: no cap)</label>
-          <input
+          <LabelledInput
             id="pacing-cap"
-            type="number"
-            min={1}
-            max={1_000_000}
+            label="Sends per day (empty: no cap)"
             value={fields.dailyCap}
-            onInput={(e) => set({ dailyCap: e.currentTarget.value })}
+            onValue={(dailyCap) => set({ dailyCap })}
+            attributes={{ type: 'number', min: 1, max: 1_000_000 }}
           />
           <fieldset>
             <legend>Quiet hours (both empty: none)</legend>
-            <label for="quiet-from">From</label>
-            <input
+            <LabelledInput
               id="quiet-from"
-              type="time"
+              label="From"
               value={fields.quietFrom}
-              onInput={(e) => set({ quietFrom: e.currentTarget.value })}
+              onValue={(quietFrom) => set({ quietFrom })}
+              attributes={{ type: 'time' }}
             />
-            <label for="quiet-to">To</label>
-            <input
+            <LabelledInput
               id="quiet-to"
-              type="time"
+              label="To"
               value={fields.quietTo}
-              onInput={(e) => set({ quietTo: e.currentTarget.value })}
+              onValue={(quietTo) => set({ quietTo })}
+              attributes={{ type: 'time' }}
             />
             <label class="check">
               <input
@@ -152,50 +151,41 @@ export function PacingSettings({ api, device, version, notify }: DetailProps) {
           </fieldset>
           <fieldset>
             <legend>Warm-up: a daily cap that grows from the day of the link (all empty: none)</legend>
-            <label for="warmup-start">Sends on the first day</label>
-            <input
+            <LabelledInput
               id="warmup-start"
-              type="number"
-              min={1}
-              max={100_000}
+              label="Sends on the first day"
               value={fields.warmupStart}
-              onInput={(e) => set({ warmupStart: e.currentTarget.value })}
+              onValue={(warmupStart) => set({ warmupStart })}
+              attributes={{ type: 'number', min: 1, max: 100_000 }}
             />
-            <label for="warmup-growth">Growth a day (%)</label>
-            <input
+            <LabelledInput
               id="warmup-growth"
-              type="number"
-              min={0}
-              max={1_000}
-              step="any"
+              label="Growth a day (%)"
               value={fields.warmupGrowth}
-              onInput={(e) => set({ warmupGrowth: e.currentTarget.value })}
+              onValue={(warmupGrowth) => set({ warmupGrowth })}
+              attributes={{ type: 'number', min: 0, max: 1_000, step: 'any' }}
             />
-            <label for="warmup-max">At most a day</label>
-            <input
+            <LabelledInput
               id="warmup-max"
-              type="number"
-              min={1}
-              max={1_000_000}
+              label="At most a day"
               value={fields.warmupMax}
-              onInput={(e) => set({ warmupMax: e.currentTarget.value })}
+              onValue={(warmupMax) => set({ warmupMax })}
+              attributes={{ type: 'number', min: 1, max: 1_000_000 }}
             />
           </fieldset>
-          <label for="pacing-timezone">Time zone of the day and the quiet hours</label>
-          <input
+          <LabelledInput
             id="pacing-timezone"
+            label="Time zone of the day and the quiet hours"
             value={fields.timezone}
-            placeholder="Europe/Berlin"
-            onInput={(e) => set({ timezone: e.currentTarget.value })}
+            onValue={(timezone) => set({ timezone })}
+            attributes={{ placeholder: 'Europe/Berlin' }}
           />
-          <label for="pacing-unanswered">Sends to a number that never wrote (empty: no limit)</label>
-          <input
+          <LabelledInput
             id="pacing-unanswered"
-            type="number"
-            min={1}
-            max={100_000}
+            label="Sends to a number that never wrote (empty: no limit)"
             value={fields.unansweredLimit}
-            onInput={(e) => set({ unansweredLimit: e.currentTarget.value })}
+            onValue={(unansweredLimit) => set({ unansweredLimit })}
+            attributes={{ type: 'number', min: 1, max: 100_000 }}
           />
           <button type="submit">Save settings</button>
         </form>
