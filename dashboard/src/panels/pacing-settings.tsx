@@ -1,8 +1,10 @@
+import type { InputHTMLAttributes } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { describeError } from '../api/client.js';
 import type { PatchSettings, Settings } from '../api/types.js';
 import { useLoaded } from '../hooks/use-loaded.js';
 import type { DetailProps } from './detail-props.js';
+import { LabelledCheck } from './labelled-check.js';
 import { LabelledInput } from './labelled-input.js';
 
 /** The form's fields, as typed: an empty number or time turns that part off. */
@@ -19,6 +21,11 @@ interface Fields {
   unansweredLimit: string;
   typing: boolean;
 }
+
+/** The fields typed as text. */
+type TypedField = {
+  [K in keyof Fields]: Fields[K] extends string ? K : never;
+}[keyof Fields];
 
 const fieldsOf = ({ rejectCalls, pacing }: Settings): Fields => ({
   rejectCalls,
@@ -73,6 +80,16 @@ export function PacingSettings({ api, device, version, notify }: DetailProps) {
     if (settings) setFields(fieldsOf(settings));
   }, [settings]);
   const set = (change: Partial<Fields>) => setFields((now) => (now ? { ...now, ...change } : now));
+  /** The labelled input of one field typed as text (a number, a time, the time zone). */
+  const input = (field: TypedField, id: string, label: string, attributes?: InputHTMLAttributes) => (
+    <LabelledInput
+      id={id}
+      label={label}
+      value={fields?.[field] ?? ''}
+      onValue={(value) => set({ [field]: value })}
+      attributes={attributes}
+    />
+  );
 
   const save = async (event: Event) => {
     event.preventDefault();
@@ -105,88 +122,40 @@ export function PacingSettings({ api, device, version, notify }: DetailProps) {
       )}
       {fields && settings && (
         <form onSubmit={save}>
-          <label class="check">
-            <input
-              type="checkbox"
-              checked={fields.rejectCalls}
-              onChange={(e) => set({ rejectCalls: e.currentTarget.checked })}
-            />{' '}
+          <LabelledCheck checked={fields.rejectCalls} onChecked={(rejectCalls) => set({ rejectCalls })}>
             Reject incoming calls
-          </label>
-          <label class="check">
-            <input type="checkbox" checked={fields.typing} onChange={(e) => set({ typing: e.currentTarget.checked })} />{' '}
+          </LabelledCheck>
+          <LabelledCheck checked={fields.typing} onChecked={(typing) => set({ typing })}>
             Show “typing…” before sending, as a person would
-          </label>
-          <LabelledInput
-            id="pacing-cap"
-            label="Sends per day (empty: no cap)"
-            value={fields.dailyCap}
-            onValue={(dailyCap) => set({ dailyCap })}
-            attributes={{ type: 'number', min: 1, max: 1_000_000 }}
-          />
+          </LabelledCheck>
+          {input('dailyCap', 'pacing-cap', 'Sends per day (empty: no cap)', { type: 'number', min: 1, max: 1_000_000 })}
           <fieldset>
             <legend>Quiet hours (both empty: none)</legend>
-            <LabelledInput
-              id="quiet-from"
-              label="From"
-              value={fields.quietFrom}
-              onValue={(quietFrom) => set({ quietFrom })}
-              attributes={{ type: 'time' }}
-            />
-            <LabelledInput
-              id="quiet-to"
-              label="To"
-              value={fields.quietTo}
-              onValue={(quietTo) => set({ quietTo })}
-              attributes={{ type: 'time' }}
-            />
-            <label class="check">
-              <input
-                type="checkbox"
-                checked={fields.allowReplies}
-                onChange={(e) => set({ allowReplies: e.currentTarget.checked })}
-              />{' '}
+            {input('quietFrom', 'quiet-from', 'From', { type: 'time' })}
+            {input('quietTo', 'quiet-to', 'To', { type: 'time' })}
+            <LabelledCheck checked={fields.allowReplies} onChecked={(allowReplies) => set({ allowReplies })}>
               Replies to a number that wrote in the last 24 h go in quiet hours too
-            </label>
+            </LabelledCheck>
           </fieldset>
           <fieldset>
             <legend>Warm-up: a daily cap that grows from the day of the link (all empty: none)</legend>
-            <LabelledInput
-              id="warmup-start"
-              label="Sends on the first day"
-              value={fields.warmupStart}
-              onValue={(warmupStart) => set({ warmupStart })}
-              attributes={{ type: 'number', min: 1, max: 100_000 }}
-            />
-            <LabelledInput
-              id="warmup-growth"
-              label="Growth a day (%)"
-              value={fields.warmupGrowth}
-              onValue={(warmupGrowth) => set({ warmupGrowth })}
-              attributes={{ type: 'number', min: 0, max: 1_000, step: 'any' }}
-            />
-            <LabelledInput
-              id="warmup-max"
-              label="At most a day"
-              value={fields.warmupMax}
-              onValue={(warmupMax) => set({ warmupMax })}
-              attributes={{ type: 'number', min: 1, max: 1_000_000 }}
-            />
+            {input('warmupStart', 'warmup-start', 'Sends on the first day', { type: 'number', min: 1, max: 100_000 })}
+            {input('warmupGrowth', 'warmup-growth', 'Growth a day (%)', {
+              type: 'number',
+              min: 0,
+              max: 1_000,
+              step: 'any',
+            })}
+            {input('warmupMax', 'warmup-max', 'At most a day', { type: 'number', min: 1, max: 1_000_000 })}
           </fieldset>
-          <LabelledInput
-            id="pacing-timezone"
-            label="Time zone of the day and the quiet hours"
-            value={fields.timezone}
-            onValue={(timezone) => set({ timezone })}
-            attributes={{ placeholder: 'Europe/Berlin' }}
-          />
-          <LabelledInput
-            id="pacing-unanswered"
-            label="Sends to a number that never wrote (empty: no limit)"
-            value={fields.unansweredLimit}
-            onValue={(unansweredLimit) => set({ unansweredLimit })}
-            attributes={{ type: 'number', min: 1, max: 100_000 }}
-          />
+          {input('timezone', 'pacing-timezone', 'Time zone of the day and the quiet hours', {
+            placeholder: 'Europe/Berlin',
+          })}
+          {input('unansweredLimit', 'pacing-unanswered', 'Sends to a number that never wrote (empty: no limit)', {
+            type: 'number',
+            min: 1,
+            max: 100_000,
+          })}
           <button type="submit">Save settings</button>
         </form>
       )}
