@@ -19,6 +19,7 @@ const GATEWAY_STARTERS: Record<string, string[]> = {
   'test/support/gateway.ts': ['startTestGateway'],
   'test/support/child-gateway.ts': ['spawnGateway'],
   'test/support/sandbox-world.ts': ['useSandboxWorld'],
+  'test/chats/support/history-world.ts': ['useHistoryWorld'],
   'test/contacts/support/contacts-gateway.ts': ['startContactsGateway'],
   'test/engines/baileys/support/fake-socket-gateway.ts': ['useFakeSocketGateway'],
   'test/webhooks/support/spawn-injectable.ts': ['spawnInjectableGateway'],

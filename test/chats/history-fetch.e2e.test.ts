@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { inboxStream } from '../../src/inbox/inbox-events.js';
 import { type SandboxDevice, goOffline, stateOf } from '../outbox/support/sandbox-devices.js';
 import { eventually } from '../support/eventually.js';
-import { useSandboxWorld } from '../support/sandbox-world.js';
+import { useHistoryWorld } from './support/history-world.js';
 
 const ALICE = '4915100057772';
 const OTHER = '4915100059994';
@@ -17,12 +17,7 @@ const CAROL = '4915100053336';
 const GROUP = '120363000000057001@g.us';
 
 describe('on-demand history (sandbox)', () => {
-  const world = useSandboxWorld({
-    env: { DEFAULT_ENGINE: 'sandbox' },
-    online: { alice: ALICE, other: OTHER },
-    hookEvents: ['*'],
-    hooked: ['alice'],
-  });
+  const world = useHistoryWorld({ alice: ALICE, other: OTHER });
   const { api } = world;
   const { alice, other } = world.devices;
   beforeAll(async () => {

@@ -12,7 +12,7 @@ import { openReadModelDb } from '../../src/projections/read-model-db.js';
 import { allProjections } from '../../src/read-models.js';
 import type { SandboxDevice } from '../outbox/support/sandbox-devices.js';
 import { eventually } from '../support/eventually.js';
-import { useSandboxWorld } from '../support/sandbox-world.js';
+import { useHistoryWorld } from './support/history-world.js';
 
 const ALICE = '4915100047772';
 const OTHER = '4915100049994';
@@ -21,12 +21,7 @@ const CAROL = '4915100043336';
 const GROUP = '120363000000047001@g.us';
 
 describe('history sync (sandbox)', () => {
-  const world = useSandboxWorld({
-    env: { DEFAULT_ENGINE: 'sandbox' },
-    online: { alice: ALICE, other: OTHER },
-    hookEvents: ['*'],
-    hooked: ['alice'],
-  });
+  const world = useHistoryWorld({ alice: ALICE, other: OTHER });
   const { api } = world;
   const { alice, other } = world.devices;
 
