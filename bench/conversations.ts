@@ -11,10 +11,10 @@ import { encodeCursor } from '../src/http/cursor.js';
 import { outboxStream } from '../src/messages/message-events.js';
 import { inboxStream } from '../src/inbox/inbox-events.js';
 import type { Metric } from './lib/benchmark.js';
-import { spawnServer } from './lib/child.js';
 import { type LogEvent, writeLogDirect } from './lib/event-log.js';
 import { type HttpLoadResult, loadHttp } from './lib/http-load.js';
 import { ratio, round } from './lib/stats.js';
+import { serveDataDir } from './lib/served-data-dir.js';
 import { makeTempDir } from './lib/temp.js';
 import { rebuildAll } from './rebuild.js';
 
@@ -58,13 +58,7 @@ export async function run(): Promise<Metric[]> {
     history.events = await writeLogDirect(data.path, conversationEvents(history));
     const writeSeconds = (performance.now() - started) / 1000;
     const rebuild = await rebuildAll(data.path);
-    const server = await spawnServer({
-      name: 'gateway',
-      script: 'src/main.ts',
-      env: { DATA_DIR: data.path, ADMIN_API_KEY: ADMIN_KEY, LOG_LEVEL: 'warn', DEFAULT_ENGINE: 'sandbox' },
-      healthPath: '/health',
-      startTimeoutMs: 120_000,
-    });
+    const server = await serveDataDir(data.path, ADMIN_KEY);
     try {
       const headersOf = (deviceId: string) => ({ 'X-Device-Key': history.keys.get(deviceId)! });
       // autocannon sends one set of headers per run: every request of a run goes to one device's chats.

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Metric } from './lib/benchmark.js';
+import { gatewayRequest } from './lib/gateway-requests.js';
 import { type GatewayChild, spawnGateway } from './lib/child.js';
 import { round, summarize } from './lib/stats.js';
 
@@ -41,11 +42,12 @@ export async function run(): Promise<Metric[]> {
 
     // Per device: from its open request to the moment its session entered `online` (the gateway's clock).
     const latencies = await mapConcurrently(devices, async (device) => {
-      const state = await request<{ state: string; since: string }>(
+      const state = await gatewayRequest<{ state: string; since: string }>(
         gateway,
         'GET',
         `/devices/${device.id}/session/state`,
         undefined,
+        200,
         device.key,
       );
       if (state.state !== 'online') throw new Error(`${device.id} is ${state.state}`);
@@ -84,7 +86,7 @@ export async function run(): Promise<Metric[]> {
 async function createDevices(gateway: GatewayChild, prefix: string, count: number): Promise<Device[]> {
   const ids = Array.from({ length: count }, (_, i) => `${prefix}-${String(i).padStart(4, '0')}`);
   return mapConcurrently(ids, async (id) => {
-    const created = await request<{ deviceKey: string }>(gateway, 'POST', '/devices', {
+    const created = await gatewayRequest<{ deviceKey: string }>(gateway, 'POST', '/devices', {
       id,
       name: id,
       engine: 'sandbox',
@@ -97,7 +99,7 @@ async function createDevices(gateway: GatewayChild, prefix: string, count: numbe
 async function bringAllOnline(gateway: GatewayChild, devices: Device[], expectedOnline: number): Promise<void> {
   await mapConcurrently(devices, async (device, index) => {
     device.openedAt = Date.now();
-    await request(gateway, 'POST', `/devices/${device.id}/session/open`, undefined, device.key);
+    await gatewayRequest(gateway, 'POST', `/devices/${device.id}/session/open`, undefined, undefined, device.key);
     for (;;) {
       const qr = await fetch(`${gateway.url}/devices/${device.id}/session/qr`, {
         headers: { 'x-device-key': device.key },
@@ -108,7 +110,7 @@ async function bringAllOnline(gateway: GatewayChild, devices: Device[], expected
       await sleep(5);
     }
     // Distinct phones, none ending in 0000.
-    await request(gateway, 'POST', `/sandbox/devices/${device.id}/scan`, {
+    await gatewayRequest(gateway, 'POST', `/sandbox/devices/${device.id}/scan`, {
       phone: `49151${String(1_000_000 + index * 10 + 1)}`,
     });
   });
@@ -124,7 +126,7 @@ async function countOnline(gateway: GatewayChild): Promise<number> {
   let cursor: string | null = null;
   do {
     const query: string = cursor ? `&cursor=${encodeURIComponent(cursor)}` : '';
-    const page: { items: unknown[]; nextCursor: string | null } = await request(
+    const page: { items: unknown[]; nextCursor: string | null } = await gatewayRequest(
       gateway,
       'GET',
       `/devices?state=online&limit=500${query}`,
@@ -133,26 +135,6 @@ async function countOnline(gateway: GatewayChild): Promise<number> {
     cursor = page.nextCursor;
   } while (cursor);
   return count;
-}
-
-async function request<T = unknown>(
-  gateway: GatewayChild,
-  method: string,
-  path: string,
-  body?: unknown,
-  deviceKey?: string,
-): Promise<T> {
-  const response = await fetch(`${gateway.url}${path}`, {
-    method,
-    headers: {
-      ...(deviceKey ? { 'x-device-key': deviceKey } : { 'x-admin-key': gateway.adminKey }),
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${text.slice(0, 300)}`);
-  return (text ? JSON.parse(text) : undefined) as T;
 }
 
 async function mapConcurrently<T, R>(items: readonly T[], work: (item: T, index: number) => Promise<R>): Promise<R[]> {

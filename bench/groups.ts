@@ -15,7 +15,8 @@ import { type IncomingMessage, type ServerResponse, createServer } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Metric } from './lib/benchmark.js';
-import { type GatewayChild, spawnGateway, waitForSessionState } from './lib/child.js';
+import { gatewayRequest, onlineSandboxDevice, progress } from './lib/gateway-requests.js';
+import { spawnGateway } from './lib/child.js';
 import { loadHttp } from './lib/http-load.js';
 import { round } from './lib/stats.js';
 
@@ -33,12 +34,12 @@ export async function run(): Promise<Metric[]> {
 async function listLatency(): Promise<Metric[]> {
   const gateway = await spawnGateway({ env: { DEFAULT_ENGINE: 'sandbox' } });
   try {
-    const owner = await onlineDevice(gateway, 'owner', '4915100000002');
+    const owner = await onlineSandboxDevice(gateway, 'owner', '4915100000002');
     const started = performance.now();
     for (let i = 0; i < GROUPS; i += 10) {
       await Promise.all(
         Array.from({ length: Math.min(10, GROUPS - i) }, (_, j) =>
-          request(
+          gatewayRequest(
             gateway,
             'POST',
             `/devices/owner/groups`,
@@ -50,7 +51,7 @@ async function listLatency(): Promise<Metric[]> {
       );
     }
     progress(`${GROUPS} groups created in ${round((performance.now() - started) / 1000, 1)} s`);
-    const list = await request<{ items: unknown[] }>(
+    const list = await gatewayRequest<{ items: unknown[] }>(
       gateway,
       'GET',
       '/devices/owner/groups',
@@ -131,13 +132,18 @@ async function fanOut(): Promise<Metric[]> {
     for (let i = 0; i < MEMBERS; i += 16) {
       devices.push(
         ...(await Promise.all(
-          phones.slice(i, i + 16).map((phone, j) => onlineDevice(gateway, `member-${i + j}`, phone, receiverUrl)),
+          phones.slice(i, i + 16).map((phone, j) =>
+            onlineSandboxDevice(gateway, `member-${i + j}`, phone, {
+              url: receiverUrl,
+              events: ['message.received'],
+            }),
+          ),
         )),
       );
     }
     progress(`${MEMBERS} devices online with hooks in ${round((performance.now() - started) / 1000, 1)} s`);
     const creator = devices[0];
-    const group = await request<{ groupId: string; size: number }>(
+    const group = await gatewayRequest<{ groupId: string; size: number }>(
       gateway,
       'POST',
       `/devices/${creator.id}/groups`,
@@ -151,7 +157,7 @@ async function fanOut(): Promise<Metric[]> {
       const deadline = Date.now() + 30_000;
       while (
         (
-          await request<{ items: unknown[] }>(
+          await gatewayRequest<{ items: unknown[] }>(
             gateway,
             'GET',
             `/devices/${member.id}/groups`,
@@ -167,7 +173,7 @@ async function fanOut(): Promise<Metric[]> {
     }
     const done = new Promise<void>((resolve) => (waiter = resolve));
     const sentAt = performance.now();
-    await request(
+    await gatewayRequest(
       gateway,
       'POST',
       `/devices/${creator.id}/send/text`,
@@ -202,52 +208,4 @@ async function fanOut(): Promise<Metric[]> {
     server.closeAllConnections();
     server.close();
   }
-}
-
-async function onlineDevice(
-  gateway: GatewayChild,
-  id: string,
-  phone: string,
-  hookUrl?: string,
-): Promise<{ id: string; key: string }> {
-  const { deviceKey } = await gateway.adminRequest<{ deviceKey: string }>(
-    'POST',
-    '/devices',
-    { id, name: id, engine: 'sandbox' },
-    201,
-  );
-  await gateway.adminRequest('POST', `/devices/${id}/session/open`);
-  await waitForSessionState(gateway, id, 'qr');
-  await request(gateway, 'POST', `/sandbox/devices/${id}/scan`, { phone }, 202);
-  await waitForSessionState(gateway, id, 'online');
-  if (hookUrl)
-    await gateway.adminRequest('PUT', `/devices/${id}/hooks`, { url: hookUrl, events: ['message.received'] }, 200);
-  return { id, key: deviceKey };
-}
-
-async function request<T = unknown>(
-  gateway: GatewayChild,
-  method: string,
-  path: string,
-  body: unknown,
-  expectStatus: number,
-  deviceKey?: string,
-): Promise<T> {
-  const response = await fetch(`${gateway.url}${path}`, {
-    method,
-    headers: {
-      ...(deviceKey ? { 'x-device-key': deviceKey } : { 'x-admin-key': gateway.adminKey }),
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(30_000),
-  });
-  const text = await response.text();
-  if (response.status !== expectStatus)
-    throw new Error(`${method} ${path} answered ${response.status}: ${text.slice(0, 300)}`);
-  return (text ? JSON.parse(text) : undefined) as T;
-}
-
-function progress(message: string): void {
-  process.stderr.write(`  ${message}\n`);
 }

@@ -16,6 +16,7 @@
  */
 import { availableParallelism } from 'node:os';
 import type { Metric } from './lib/benchmark.js';
+import { progress } from './lib/gateway-requests.js';
 import { type GatewayChild, spawnGateway, treeCpuSeconds } from './lib/child.js';
 import { type LoadJob, loadFromProcesses } from './lib/load-process.js';
 import { ratio, round } from './lib/stats.js';
@@ -242,5 +243,3 @@ function report(figures: Figures[]): Metric[] {
   }
   return metrics;
 }
-
-const progress = (line: string) => process.stderr.write(`  ${line}\n`);

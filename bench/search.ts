@@ -12,11 +12,11 @@ import { generateDeviceKey, hashKey } from '../src/auth/keys.js';
 import { deviceStream } from '../src/devices/device-events.js';
 import { inboxStream } from '../src/inbox/inbox-events.js';
 import type { Metric } from './lib/benchmark.js';
-import { spawnServer } from './lib/child.js';
 import { type LogEvent, writeLogDirect } from './lib/event-log.js';
 import { loadHttp } from './lib/http-load.js';
 import { mulberry32, zipfSampler } from './lib/random.js';
 import { round } from './lib/stats.js';
+import { serveDataDir } from './lib/served-data-dir.js';
 import { makeTempDir } from './lib/temp.js';
 import { rebuildAll } from './rebuild.js';
 
@@ -42,13 +42,7 @@ export async function run(): Promise<Metric[]> {
     const events = await writeLogDirect(data.path, searchEvents(key, words));
     const writeSeconds = (performance.now() - started) / 1000;
     const rebuild = await rebuildAll(data.path);
-    const server = await spawnServer({
-      name: 'gateway',
-      script: 'src/main.ts',
-      env: { DATA_DIR: data.path, ADMIN_API_KEY: ADMIN_KEY, LOG_LEVEL: 'warn', DEFAULT_ENGINE: 'sandbox' },
-      healthPath: '/health',
-      startTimeoutMs: 120_000,
-    });
+    const server = await serveDataDir(data.path, ADMIN_KEY);
     try {
       const headers = { 'X-Device-Key': key };
       const random = mulberry32(7);

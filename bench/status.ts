@@ -11,7 +11,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Metric } from './lib/benchmark.js';
-import { type GatewayChild, spawnGateway, waitForSessionState } from './lib/child.js';
+import { gatewayRequest, onlineSandboxDevice, progress } from './lib/gateway-requests.js';
+import { type GatewayChild, spawnGateway } from './lib/child.js';
 import { percentile, round } from './lib/stats.js';
 
 export const name = 'status';
@@ -29,13 +30,13 @@ export async function run(): Promise<Metric[]> {
     env: { DEFAULT_ENGINE: 'sandbox', OUTBOX_SPACING: '0ms', OUTBOX_RATE_PER_MINUTE: '1000000' },
   });
   try {
-    const key = await onlineDevice(gateway, DEVICE, '4915100000001');
+    const { key } = await onlineSandboxDevice(gateway, DEVICE, '4915100000001');
     const audience = Array.from({ length: AUDIENCE }, (_, i) => `4916${String(i).padStart(9, '0')}`);
     const accepted: number[] = [];
     const untilSent: number[] = [];
     for (let i = 0; i < WARMUP + count; i++) {
       const started = performance.now();
-      const { waMessageId } = await request<{ waMessageId: string }>(
+      const { waMessageId } = await gatewayRequest<{ waMessageId: string }>(
         gateway,
         'POST',
         `/devices/${DEVICE}/status/text`,
@@ -82,7 +83,7 @@ export async function run(): Promise<Metric[]> {
 async function waitUntilSent(gateway: GatewayChild, key: string, waMessageId: string): Promise<void> {
   const deadline = performance.now() + 30_000;
   for (;;) {
-    const message = await request<{ status: string }>(
+    const message = await gatewayRequest<{ status: string }>(
       gateway,
       'GET',
       `/devices/${DEVICE}/messages/${waMessageId}`,
@@ -97,45 +98,4 @@ async function waitUntilSent(gateway: GatewayChild, key: string, waMessageId: st
     if (performance.now() > deadline) throw new Error(`the status ${waMessageId} was not sent in 30 s`);
     await sleep(10);
   }
-}
-
-async function onlineDevice(gateway: GatewayChild, id: string, phone: string): Promise<string> {
-  const { deviceKey } = await gateway.adminRequest<{ deviceKey: string }>(
-    'POST',
-    '/devices',
-    { id, name: id, engine: 'sandbox' },
-    201,
-  );
-  await gateway.adminRequest('POST', `/devices/${id}/session/open`);
-  await waitForSessionState(gateway, id, 'qr');
-  await request(gateway, 'POST', `/sandbox/devices/${id}/scan`, { phone }, 202);
-  await waitForSessionState(gateway, id, 'online');
-  return deviceKey;
-}
-
-async function request<T = unknown>(
-  gateway: GatewayChild,
-  method: string,
-  path: string,
-  body: unknown,
-  expectStatus: number,
-  deviceKey?: string,
-): Promise<T> {
-  const response = await fetch(`${gateway.url}${path}`, {
-    method,
-    headers: {
-      ...(deviceKey ? { 'x-device-key': deviceKey } : { 'x-admin-key': gateway.adminKey }),
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(30_000),
-  });
-  const text = await response.text();
-  if (response.status !== expectStatus)
-    throw new Error(`${method} ${path} answered ${response.status}: ${text.slice(0, 300)}`);
-  return (text ? JSON.parse(text) : undefined) as T;
-}
-
-function progress(message: string): void {
-  process.stderr.write(`  ${message}\n`);
 }

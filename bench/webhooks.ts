@@ -19,6 +19,7 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Webhook } from 'standardwebhooks';
 import type { Metric } from './lib/benchmark.js';
+import { progress } from './lib/gateway-requests.js';
 import { type GatewayChild, spawnGateway, spawnGateways, treeCpuSeconds, waitForSessionState } from './lib/child.js';
 import { leaseOwners, waitFor } from './lib/cluster-store.js';
 import { Samples, round, summarize } from './lib/stats.js';
@@ -405,7 +406,6 @@ async function steady(
   return { perSecond: total / elapsed };
 }
 
-const progress = (line: string) => process.stderr.write(`  ${line}\n`);
 const seconds = (startedMs: number) => round((performance.now() - startedMs) / 1000, 1);
 
 interface Receiver {

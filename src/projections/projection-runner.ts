@@ -374,7 +374,7 @@ export class ProjectionRunner implements ReadModelFeed {
         this.lastFailure = error;
         this.log.error({ err: error }, 'projection subscription failed; restarting it');
         if (this.subscription === subscription)
-          setTimeout(() => this.subscription === subscription && this.follow(), 1_000).unref();
+          this.clock.setTimeout(() => this.subscription === subscription && this.follow(), 1_000).unref();
       }
     })();
   }

@@ -5,10 +5,9 @@
  * follower's own reaction (PUT …/reaction); a rename by the owner reaching the followers' records live; and the
  * refusals (a subscriber posting or renaming: 403 not_channel_admin; an unknown channel: 404; bad shapes: 400).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway } from '../support/gateway.js';
-import { type TestDevice, bringOnline, createSandboxDevice } from '../support/sessions.js';
-import { TestReceiver } from '../webhooks/support/receiver.js';
+import { describe, expect, it } from 'vitest';
+import { useSandboxWorld } from '../support/sandbox-world.js';
+import type { TestDevice } from '../support/sessions.js';
 import { eventually } from '../support/eventually.js';
 import { channelsStream } from '../../src/channels/channel-events.js';
 import { outboxStream } from '../../src/messages/message-events.js';
@@ -20,48 +19,16 @@ const UNKNOWN = '120363999999999999@newsletter';
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
 
 describe('channels (sandbox)', () => {
-  let gateway: Awaited<ReturnType<typeof startTestGateway>>;
-  let receiver: TestReceiver;
-  let alice: TestDevice;
-  let bob: TestDevice;
-  let carol: TestDevice;
+  const world = useSandboxWorld({
+    env: { SANDBOX_DELIVERED_DELAY_MS: '60000' },
+    online: { alice: ALICE, bob: BOB, carol: CAROL },
+    hookEvents: ['channel.message', 'channel.reaction', 'message.received'],
+  });
+  const { call, hooksOf } = world;
+  const { alice, bob, carol } = world.devices;
   let channelId: string;
   let inviteLink: string;
 
-  beforeAll(async () => {
-    gateway = await startTestGateway({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', SANDBOX_DELIVERED_DELAY_MS: '60000' });
-    receiver = await TestReceiver.start();
-    alice = await createSandboxDevice(gateway.api, 'alice');
-    bob = await createSandboxDevice(gateway.api, 'bob');
-    carol = await createSandboxDevice(gateway.api, 'carol');
-    for (const [device, phone] of [
-      [alice, ALICE],
-      [bob, BOB],
-      [carol, CAROL],
-    ] as const) {
-      await bringOnline(gateway.api, device, phone);
-      const hooked = await gateway.api('PUT', `/devices/${device.id}/hooks`, {
-        deviceKey: device.key,
-        json: { url: receiver.url, events: ['channel.message', 'channel.reaction', 'message.received'] },
-      });
-      expect(hooked.status).toBe(200);
-    }
-  });
-  afterAll(async () => {
-    await gateway?.close();
-    await receiver?.close();
-  });
-
-  const call = (device: TestDevice, method: string, path: string, json?: unknown) =>
-    gateway.api(method, `/devices/${device.id}${path}`, {
-      deviceKey: device.key,
-      ...(json === undefined ? {} : { json }),
-    });
-  const hooksOf = (device: TestDevice, event: string) =>
-    receiver
-      .of(device.id)
-      .filter((r) => r.envelope.event === event)
-      .map((r) => r.envelope.data);
   const chatIds = async (device: TestDevice) =>
     ((await call(device, 'GET', '/chats')).body.items as Array<{ chatId: string }>).map((c) => c.chatId);
 
@@ -78,7 +45,7 @@ describe('channels (sandbox)', () => {
       inviteLink: expect.stringMatching(/^https:\/\/whatsapp\.com\/channel\/[A-Za-z0-9_-]+$/),
     });
     ({ channelId, inviteLink } = created.body as { channelId: string; inviteLink: string });
-    const events = await gateway.store.readStream(channelsStream(alice.id));
+    const events = await world.gateway.store.readStream(channelsStream(alice.id));
     expect(events.map((e) => e.type)).toEqual(['ChannelRecorded']);
     expect((await call(alice, 'GET', '/channels')).body).toEqual({ items: [created.body] });
     expect((await call(alice, 'GET', `/channels/${channelId}`)).body).toEqual(created.body);
@@ -110,7 +77,9 @@ describe('channels (sandbox)', () => {
     expect(followed.status).toBe(200);
     expect(followed.body).toMatchObject({ channelId, name: 'Shop news', role: 'subscriber', muted: false });
     expect((await call(bob, 'POST', `/channels/${channelId}/follow`)).status).toBe(200);
-    expect((await gateway.store.readStream(channelsStream(bob.id))).map((e) => e.type)).toEqual(['ChannelRecorded']);
+    expect((await world.gateway.store.readStream(channelsStream(bob.id))).map((e) => e.type)).toEqual([
+      'ChannelRecorded',
+    ]);
     expect(
       ((await call(bob, 'GET', '/channels')).body.items as Array<{ channelId: string }>).map((c) => c.channelId),
     ).toEqual([channelId]);
@@ -124,12 +93,12 @@ describe('channels (sandbox)', () => {
     expect(text.status).toBe(202);
     const image = await call(alice, 'POST', '/send/image', { to: channelId, base64: PNG, caption: 'The poster' });
     expect(image.status).toBe(202);
-    const queued = (await gateway.store.readStream(outboxStream(alice.id))).filter(
+    const queued = (await world.gateway.store.readStream(outboxStream(alice.id))).filter(
       (e) => e.type === 'OutboxMessageQueued',
     );
     expect(queued.map((e) => (e.data as { to: string }).to)).toEqual([channelId, channelId]);
 
-    await receiver.waitUntil(() => hooksOf(bob, 'channel.message').length === 2);
+    await world.receiver.waitUntil(() => hooksOf(bob, 'channel.message').length === 2);
     const [first, second] = hooksOf(bob, 'channel.message');
     expect(first).toEqual({
       deviceId: bob.id,
@@ -179,7 +148,7 @@ describe('channels (sandbox)', () => {
       [CAROL, '👍'],
       [ALICE, '🎉'],
     ] as const) {
-      const reacted = await gateway.api('POST', `/sandbox/devices/${alice.id}/channel-reaction`, {
+      const reacted = await world.gateway.api('POST', `/sandbox/devices/${alice.id}/channel-reaction`, {
         admin: true,
         json: { channelId, waMessageId: text.waMessageId, from, emoji },
       });
@@ -216,7 +185,7 @@ describe('channels (sandbox)', () => {
       nextCursor: null,
     });
     // Alice owns the channel: she hears of each reaction as it happens (Bob's through the API, Carol's on the network).
-    await receiver.waitUntil(() => hooksOf(alice, 'channel.reaction').length === 5);
+    await world.receiver.waitUntil(() => hooksOf(alice, 'channel.reaction').length === 5);
     const reaction = (emoji: string, removed = false) => ({
       deviceId: alice.id,
       channelId,
@@ -238,7 +207,7 @@ describe('channels (sandbox)', () => {
   });
 
   it('refuses a post or a rename by a subscriber or a stranger (403 not_channel_admin), nothing queued', async () => {
-    const before = (await gateway.store.readStream(outboxStream(bob.id))).length;
+    const before = (await world.gateway.store.readStream(outboxStream(bob.id))).length;
     for (const device of [bob, carol]) {
       const posted = await call(device, 'POST', '/send/text', { to: channelId, text: 'me too' });
       expect(posted.status).toBe(403);
@@ -247,7 +216,7 @@ describe('channels (sandbox)', () => {
     expect((await call(bob, 'POST', '/send/video', { to: channelId, base64: PNG })).body.code).toBe(
       'not_channel_admin',
     );
-    expect((await gateway.store.readStream(outboxStream(bob.id))).length).toBe(before);
+    expect((await world.gateway.store.readStream(outboxStream(bob.id))).length).toBe(before);
     const renamed = await call(bob, 'PATCH', `/channels/${channelId}`, { name: 'Mine now' });
     expect(renamed.status).toBe(403);
     expect(renamed.body.code).toBe('not_channel_admin');
@@ -269,12 +238,16 @@ describe('channels (sandbox)', () => {
       async () => ((await call(bob, 'GET', `/channels/${channelId}`)).body.name === 'Shop' ? true : undefined),
       "Bob's channel renamed",
     );
-    const told = (await gateway.store.readStream(channelsStream(bob.id))).filter((e) => e.type === 'ChannelUpdated');
+    const told = (await world.gateway.store.readStream(channelsStream(bob.id))).filter(
+      (e) => e.type === 'ChannelUpdated',
+    );
     expect(told[0].data).toEqual({ deviceId: bob.id, channelId, name: 'Shop', description: '' });
     expect((await call(bob, 'GET', `/channels/${channelId}`)).body).toMatchObject({ role: 'subscriber', muted: true });
     expect((await call(bob, 'GET', `/channels/${channelId}`)).body.description).toBeUndefined();
     // And it stays so when his session comes online again (the channels are read again from the network).
-    expect((await gateway.api('POST', `/sandbox/devices/${bob.id}/disconnect`, { admin: true })).status).toBe(202);
+    expect((await world.gateway.api('POST', `/sandbox/devices/${bob.id}/disconnect`, { admin: true })).status).toBe(
+      202,
+    );
     await eventually(
       async () => ((await call(bob, 'GET', '/session/state')).body.state === 'online' ? true : undefined),
       'Bob online again',
@@ -308,7 +281,7 @@ describe('channels (sandbox)', () => {
     // Carol follows now: the next post reaches her, not Bob.
     expect((await call(carol, 'POST', `/channels/${channelId}/follow`)).status).toBe(200);
     const posted = await call(alice, 'POST', '/send/text', { to: channelId, text: 'Last call' });
-    await receiver.waitUntil(() => hooksOf(carol, 'channel.message').length === 1);
+    await world.receiver.waitUntil(() => hooksOf(carol, 'channel.message').length === 1);
     expect(hooksOf(carol, 'channel.message')[0]).toMatchObject({ channelId, waMessageId: posted.body.waMessageId });
     expect(hooksOf(bob, 'channel.message')).toHaveLength(2);
   });

@@ -4,12 +4,11 @@
  * `message.received`), older each time it is asked again, also with `historySync: none`; unknown chat 404, offline
  * 409, wrong body 400. Real gateway, SQLite, HTTP, webhook receiver.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { inboxStream } from '../../src/inbox/inbox-events.js';
-import { type SandboxDevice, createDevice, goOffline, goOnline, stateOf } from '../outbox/support/sandbox-devices.js';
+import { type SandboxDevice, goOffline, stateOf } from '../outbox/support/sandbox-devices.js';
 import { eventually } from '../support/eventually.js';
-import { type Api, startTestGateway } from '../support/gateway.js';
-import { TestReceiver } from '../webhooks/support/receiver.js';
+import { useHistoryWorld } from './support/history-world.js';
 
 const ALICE = '4915100057772';
 const OTHER = '4915100059994';
@@ -18,23 +17,10 @@ const CAROL = '4915100053336';
 const GROUP = '120363000000057001@g.us';
 
 describe('on-demand history (sandbox)', () => {
-  let gateway: Awaited<ReturnType<typeof startTestGateway>>;
-  let api: Api;
-  let alice: SandboxDevice;
-  let other: SandboxDevice;
-  let receiver: TestReceiver;
-
+  const world = useHistoryWorld({ alice: ALICE, other: OTHER });
+  const { api } = world;
+  const { alice, other } = world.devices;
   beforeAll(async () => {
-    gateway = await startTestGateway({ DEFAULT_ENGINE: 'sandbox', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' });
-    api = gateway.api;
-    receiver = await TestReceiver.start();
-    alice = await createDevice(api, 'alice', ALICE);
-    other = await createDevice(api, 'other', OTHER);
-    for (const device of [alice, other]) await goOnline(api, device);
-    await api('PUT', `/devices/${alice.id}/hooks`, {
-      deviceKey: alice.key,
-      json: { url: `${receiver.url}/alice`, events: ['*'] },
-    });
     const linked = {
       chats: [
         {
@@ -51,10 +37,6 @@ describe('on-demand history (sandbox)', () => {
       expect((await api('POST', `/sandbox/devices/${device.id}/history`, { admin: true, json: linked })).status).toBe(
         202,
       );
-  });
-  afterAll(async () => {
-    await gateway.close();
-    await receiver.close();
   });
 
   const get = (device: SandboxDevice, path: string) =>
@@ -90,7 +72,7 @@ describe('on-demand history (sandbox)', () => {
     ]);
     const synced = await eventually(
       () =>
-        receiver.requests.find(
+        world.receiver.requests.find(
           // The sync at link time held two chats.
           (r) => r.envelope.event === 'history.synced' && (r.envelope.data as { chats: number }).chats === 1,
         )?.envelope,
@@ -104,10 +86,10 @@ describe('on-demand history (sandbox)', () => {
     const more = await pageOf(alice, BOB, 7);
     expect(more.slice(5).map((m) => m.timestamp)).toEqual([1_599_999_860, 1_599_999_800]);
 
-    const inbox = await gateway.store.readStream(inboxStream(alice.id));
+    const inbox = await world.gateway.store.readStream(inboxStream(alice.id));
     expect(inbox.filter((e) => e.type === 'HistoryImported')).toHaveLength(2 + 1 + 3 + 2);
     expect(inbox.map((e) => e.type)).not.toContain('MessageReceived');
-    expect(receiver.requests.filter((r) => r.envelope.event === 'message.received')).toEqual([]);
+    expect(world.receiver.requests.filter((r) => r.envelope.event === 'message.received')).toEqual([]);
   });
 
   it('a group: the older messages come from the members the gateway knows', async () => {

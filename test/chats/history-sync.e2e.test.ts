@@ -5,15 +5,14 @@
  * gateway, SQLite, HTTP, webhook receiver.
  */
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { inboxStream } from '../../src/inbox/inbox-events.js';
 import { ProjectionRunner } from '../../src/projections/projection-runner.js';
 import { openReadModelDb } from '../../src/projections/read-model-db.js';
 import { allProjections } from '../../src/read-models.js';
-import { type SandboxDevice, createDevice, goOnline } from '../outbox/support/sandbox-devices.js';
+import type { SandboxDevice } from '../outbox/support/sandbox-devices.js';
 import { eventually } from '../support/eventually.js';
-import { type Api, startTestGateway } from '../support/gateway.js';
-import { TestReceiver } from '../webhooks/support/receiver.js';
+import { useHistoryWorld } from './support/history-world.js';
 
 const ALICE = '4915100047772';
 const OTHER = '4915100049994';
@@ -22,28 +21,9 @@ const CAROL = '4915100043336';
 const GROUP = '120363000000047001@g.us';
 
 describe('history sync (sandbox)', () => {
-  let gateway: Awaited<ReturnType<typeof startTestGateway>>;
-  let api: Api;
-  let alice: SandboxDevice;
-  let other: SandboxDevice;
-  let receiver: TestReceiver;
-
-  beforeAll(async () => {
-    gateway = await startTestGateway({ DEFAULT_ENGINE: 'sandbox', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' });
-    api = gateway.api;
-    receiver = await TestReceiver.start();
-    alice = await createDevice(api, 'alice', ALICE);
-    other = await createDevice(api, 'other', OTHER);
-    for (const device of [alice, other]) await goOnline(api, device);
-    await api('PUT', `/devices/${alice.id}/hooks`, {
-      deviceKey: alice.key,
-      json: { url: `${receiver.url}/alice`, events: ['*'] },
-    });
-  });
-  afterAll(async () => {
-    await gateway.close();
-    await receiver.close();
-  });
+  const world = useHistoryWorld({ alice: ALICE, other: OTHER });
+  const { api } = world;
+  const { alice, other } = world.devices;
 
   const get = (device: SandboxDevice, path: string) =>
     api('GET', `/devices/${device.id}${path}`, { deviceKey: device.key });
@@ -69,12 +49,12 @@ describe('history sync (sandbox)', () => {
     final: false,
   };
   const types = async (device: SandboxDevice) =>
-    (await gateway.store.readStream(inboxStream(device.id))).map((e) => e.type);
+    (await world.gateway.store.readStream(inboxStream(device.id))).map((e) => e.type);
 
   it('imports a chunk into its chats, ordered by timestamp, historical, with history.synced and no message.received', async () => {
     expect((await history(alice, CHUNK)).status).toBe(202);
     const synced = await eventually(
-      () => receiver.requests.find((r) => r.envelope.event === 'history.synced')?.envelope,
+      () => world.receiver.requests.find((r) => r.envelope.event === 'history.synced')?.envelope,
       'history.synced',
     );
     expect(synced.data).toEqual({ deviceId: alice.id, chats: 2, messages: 4, progress: 40, final: false });
@@ -93,7 +73,7 @@ describe('history sync (sandbox)', () => {
       lastMessage: { waMessageId: 'HB3' },
     });
     expect(await types(alice)).not.toContain('MessageReceived');
-    expect(receiver.requests.filter((r) => r.envelope.event === 'message.received')).toEqual([]);
+    expect(world.receiver.requests.filter((r) => r.envelope.event === 'message.received')).toEqual([]);
   });
 
   it('a chunk sent again records nothing; a live message after it is not historical', async () => {
@@ -127,7 +107,7 @@ describe('history sync (sandbox)', () => {
       202,
     );
     const importedIds = async () =>
-      (await gateway.store.readStream(inboxStream(alice.id)))
+      (await world.gateway.store.readStream(inboxStream(alice.id)))
         .filter((e) => e.type === 'HistoryImported' && (e.data as { chatId?: string }).chatId === DAVE)
         .map((e) => (e.data as { waMessageId: string }).waMessageId);
     // Recorded when answered: the inbox holds the chunk already, no waiting for it.
@@ -172,7 +152,7 @@ describe('history sync (sandbox)', () => {
   });
 
   it('rebuilding the read models from position 0 gives the same chats and messages', async () => {
-    const db = openReadModelDb(gateway.dataDir);
+    const db = openReadModelDb(world.gateway.dataDir);
     const dump = () =>
       Object.fromEntries(
         ['chat_messages', 'chats'].map((t) => [
@@ -184,10 +164,10 @@ describe('history sync (sandbox)', () => {
             .sort(),
         ]),
       );
-    await gateway.webhooks.stop();
+    await world.gateway.webhooks.stop();
     const before = dump();
     const log = pino({ level: 'silent' });
-    const runner = new ProjectionRunner(gateway.store, db, allProjections(db, gateway.store, log), log);
+    const runner = new ProjectionRunner(world.gateway.store, db, allProjections(db, world.gateway.store, log), log);
     await runner.rebuild();
     await runner.stop();
     expect(dump()).toEqual(before);

@@ -12,6 +12,7 @@ import { FenceRejectedError } from '../../src/eventstore/event-store.js';
 import type { EventStore } from '../../src/eventstore/event-store.js';
 import { openEventStoreDbStore } from '../../src/eventstore/eventstoredb/eventstoredb-event-store.js';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
+import { type ClockTimer, systemClock } from '../../src/time/clock.js';
 import { startEsdbTestServer } from '../support/esdb-test-server.js';
 import { eventually } from '../support/eventually.js';
 import { tempDir } from '../support/temp-dir.js';
@@ -32,6 +33,8 @@ interface Member {
   lost: string[];
   /** Deleted devices it closed and unlinked. */
   deleted: string[];
+  /** Its timers' clock, when not the system's. */
+  clock?: TestClock;
 }
 
 const cleanups: Array<{ stop: () => Promise<void>; close: () => Promise<void> }> = [];
@@ -92,23 +95,24 @@ async function member(file: string, name: string, now?: () => number, options: M
     isDeleted: async (deviceId) => options.deleted?.has(deviceId) ?? false,
   });
   cleanups.push({ stop: () => leases.stop(), close: () => opened.close() });
-  return { leases, store, running, lost, deleted };
+  return { leases, store, running, lost, deleted, ...(options.clock ? { clock: options.clock } : {}) };
 }
 
 /** Pauses a member as SIGSTOP would: no more ticks, no more reading of the log; its state stays as it was. */
 async function pause(member: Member): Promise<{ tick(): Promise<void> }> {
   const paused = member.leases as unknown as {
-    timer: NodeJS.Timeout | undefined;
-    watchdog: NodeJS.Timeout | undefined;
-    heartbeater: NodeJS.Timeout | undefined;
+    timer: ClockTimer | undefined;
+    watchdog: ClockTimer | undefined;
+    heartbeater: ClockTimer | undefined;
     schedule: () => void;
     follower: { stop(): Promise<void> };
     tick(): Promise<void>;
   };
+  const clock = member.clock ?? systemClock;
   paused.schedule = () => undefined;
-  clearInterval(paused.watchdog);
-  clearInterval(paused.heartbeater);
-  await eventually(() => paused.timer === undefined || (clearTimeout(paused.timer), true), 'paused');
+  clock.clear(paused.watchdog);
+  clock.clear(paused.heartbeater);
+  await eventually(() => paused.timer === undefined || (clock.clear(paused.timer), true), 'paused');
   await paused.follower.stop();
   return paused;
 }
@@ -160,15 +164,18 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
 
   it("takes the devices of a member that stopped heartbeating, and refuses the paused member's writes", async () => {
     const file = await location();
-    const a = await member(file, 'a');
+    const clock = new TestClock({ running: true });
+    const a = await member(file, 'a', undefined, { clock });
     await startedWithAll(a);
     const fenced = new DeviceFencedStore(a.store, 'dev-0', a.leases);
     await fenced.append('session-dev-0', [{ type: 'Probe', data: {} }]);
     const paused = await pause(a);
-    const b = await member(file, 'b');
+    const b = await member(file, 'b', undefined, { clock });
     await b.leases.start();
     expect(b.running.size).toBe(0);
-    await eventually(() => b.running.size === devices.length, 'b takes over after the lease timeout', 3 * TIMEOUT_MS);
+    // The lease timeout passes on the clock, not waited for.
+    await clock.advance(TIMEOUT_MS);
+    await eventually(() => b.running.size === devices.length, 'b takes over after the lease timeout');
     // a still believes it holds dev-0: its write carries the old fence and is refused.
     expect(a.leases.owns('dev-0')).toBe(true);
     await expect(fenced.append('session-dev-0', [{ type: 'Probe', data: {} }])).rejects.toBeInstanceOf(
@@ -338,9 +345,10 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
     const file = await location();
     const list = devices.slice(0, 4);
     const deleted = new Set<string>();
-    const a = await member(file, 'a', undefined, { devices: list, deleted });
+    const clock = new TestClock({ running: true });
+    const a = await member(file, 'a', undefined, { devices: list, deleted, clock });
     await startedWithAll(a, 4);
-    const b = await member(file, 'b', undefined, { devices: list, deleted });
+    const b = await member(file, 'b', undefined, { devices: list, deleted, clock });
     await b.leases.start();
     await eventually(() => a.running.size === 2 && b.running.size === 2, 'two each');
     const victim = [...a.running][0];
@@ -349,10 +357,10 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
     deleted.add(victim);
     list.splice(list.indexOf(victim), 1);
     const lastOfLease = async () => (await b.store.readStream(`lease-${victim}`)).at(-1)!;
+    await clock.advance(TIMEOUT_MS);
     await eventually(
       async () => (await lastOfLease()).type === 'LeaseReleased',
       'the deleted device closed and released',
-      3 * TIMEOUT_MS,
     );
     expect((await lastOfLease()).data).toMatchObject({ owner: 'b', reason: 'deleted' });
     expect(b.deleted).toEqual([victim]);

@@ -2,48 +2,29 @@
  * Presence of contacts (API Part 3) with sandbox devices: a subscription reports the other device's presence
  * (online now, offline with its last-seen time) as `presence.update`, and GET keeps the last state and last seen.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway } from '../support/gateway.js';
-import { type TestDevice, bringOnline, createSandboxDevice } from '../support/sessions.js';
-import { TestReceiver } from '../webhooks/support/receiver.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useSandboxWorld } from '../support/sandbox-world.js';
+import { type TestDevice, createSandboxDevice } from '../support/sessions.js';
 
 const ALICE = '4915100000031';
 const BOB = '4915100000032';
 const NOBODY_ONLINE = '4915100000039';
 
 describe('presence of contacts (sandbox)', () => {
-  let gateway: Awaited<ReturnType<typeof startTestGateway>>;
-  let receiver: TestReceiver;
-  let alice: TestDevice;
-  let bob: TestDevice;
+  const world = useSandboxWorld({
+    online: { alice: ALICE, bob: BOB },
+    hookEvents: ['presence.update'],
+    hooked: ['alice'],
+  });
+  const { call } = world;
+  const { alice, bob } = world.devices;
   let offline: TestDevice;
-
   beforeAll(async () => {
-    gateway = await startTestGateway({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' });
-    receiver = await TestReceiver.start();
-    alice = await createSandboxDevice(gateway.api, 'alice');
-    bob = await createSandboxDevice(gateway.api, 'bob');
-    offline = await createSandboxDevice(gateway.api, 'offline');
-    await bringOnline(gateway.api, alice, ALICE);
-    await bringOnline(gateway.api, bob, BOB);
-    const hooked = await gateway.api('PUT', `/devices/${alice.id}/hooks`, {
-      deviceKey: alice.key,
-      json: { url: receiver.url, events: ['presence.update'] },
-    });
-    expect(hooked.status).toBe(200);
-  });
-  afterAll(async () => {
-    await gateway?.close();
-    await receiver?.close();
+    offline = await createSandboxDevice(world.api, 'offline');
   });
 
-  const call = (device: TestDevice, method: string, path: string, json?: unknown) =>
-    gateway.api(method, `/devices/${device.id}${path}`, {
-      deviceKey: device.key,
-      ...(json === undefined ? {} : { json }),
-    });
   const presences = () =>
-    receiver
+    world.receiver
       .of(alice.id)
       .filter((r) => r.envelope.event === 'presence.update')
       .map((r) => r.envelope.data);
@@ -56,7 +37,7 @@ describe('presence of contacts (sandbox)', () => {
     const subscribed = await call(alice, 'POST', `/contacts/${BOB}/presence`);
     expect(subscribed.status).toBe(200);
     expect(subscribed.body).toEqual({ number: BOB, subscribed: true });
-    await receiver.waitUntil(() => presences().length === 1);
+    await world.receiver.waitUntil(() => presences().length === 1);
     expect(presences()[0]).toEqual({ deviceId: alice.id, chatId: BOB, from: BOB, state: 'available' });
     expect((await call(alice, 'GET', `/contacts/${BOB}/presence`)).body).toEqual({
       state: 'available',
@@ -65,7 +46,7 @@ describe('presence of contacts (sandbox)', () => {
 
     // Bob's account goes offline.
     expect((await call(bob, 'POST', '/presence', { state: 'unavailable' })).status).toBe(200);
-    await receiver.waitUntil(() => presences().length === 2);
+    await world.receiver.waitUntil(() => presences().length === 2);
     const gone = presences()[1];
     expect(gone).toMatchObject({ from: BOB, state: 'unavailable', lastSeen: expect.any(String) });
     const read = await call(alice, 'GET', `/contacts/${BOB}/presence`);
@@ -73,7 +54,7 @@ describe('presence of contacts (sandbox)', () => {
 
     // And comes back: online again, last seen kept.
     expect((await call(bob, 'POST', '/presence', { state: 'available' })).status).toBe(200);
-    await receiver.waitUntil(() => presences().length === 3);
+    await world.receiver.waitUntil(() => presences().length === 3);
     expect((await call(alice, 'GET', `/contacts/${BOB}/presence`)).body).toEqual({
       state: 'available',
       lastSeen: gone.lastSeen,
@@ -82,7 +63,7 @@ describe('presence of contacts (sandbox)', () => {
 
   it('a contact with no device online is reported unavailable', async () => {
     expect((await call(alice, 'POST', `/contacts/${NOBODY_ONLINE}/presence`)).status).toBe(200);
-    await receiver.waitUntil(() => presences().some((p) => p.from === NOBODY_ONLINE));
+    await world.receiver.waitUntil(() => presences().some((p) => p.from === NOBODY_ONLINE));
     expect((await call(alice, 'GET', `/contacts/${NOBODY_ONLINE}/presence`)).body.state).toBe('unavailable');
   });
 

@@ -3,11 +3,9 @@
  * adds; the group picture (set, read, remove; JPEG or PNG only); join requests (a join to a group with approval
  * makes one, `group.join_request`, listed, approved or rejected); `mentions: "all"` in a group send.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway } from '../support/gateway.js';
-import { type TestDevice, bringOnline, createSandboxDevice } from '../support/sessions.js';
+import { describe, expect, it } from 'vitest';
+import { useSandboxWorld } from '../support/sandbox-world.js';
 import { eventually } from '../support/eventually.js';
-import { TestReceiver } from '../webhooks/support/receiver.js';
 import { groupsStream } from '../../src/groups/group-events.js';
 
 const ALICE = '4915100000011';
@@ -20,49 +18,14 @@ const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwA
 const GIF = 'R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7';
 
 describe('groups, continued (sandbox)', () => {
-  let gateway: Awaited<ReturnType<typeof startTestGateway>>;
-  let receiver: TestReceiver;
-  let alice: TestDevice;
-  let bob: TestDevice;
-  let carol: TestDevice;
-  let dave: TestDevice;
-
-  beforeAll(async () => {
-    gateway = await startTestGateway({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', SANDBOX_DELIVERED_DELAY_MS: '10000' });
-    receiver = await TestReceiver.start();
-    alice = await createSandboxDevice(gateway.api, 'alice');
-    bob = await createSandboxDevice(gateway.api, 'bob');
-    carol = await createSandboxDevice(gateway.api, 'carol');
-    dave = await createSandboxDevice(gateway.api, 'dave');
-    for (const [device, phone] of [
-      [alice, ALICE],
-      [bob, BOB],
-      [carol, CAROL],
-      [dave, DAVE],
-    ] as const) {
-      await bringOnline(gateway.api, device, phone);
-      const hooked = await gateway.api('PUT', `/devices/${device.id}/hooks`, {
-        deviceKey: device.key,
-        json: { url: receiver.url, events: ['group.updated', 'group.join_request', 'message.received'] },
-      });
-      expect(hooked.status).toBe(200);
-    }
+  const world = useSandboxWorld({
+    env: { SANDBOX_DELIVERED_DELAY_MS: '10000' },
+    online: { alice: ALICE, bob: BOB, carol: CAROL, dave: DAVE },
+    hookEvents: ['group.updated', 'group.join_request', 'message.received'],
   });
-  afterAll(async () => {
-    await gateway?.close();
-    await receiver?.close();
-  });
+  const { call, hooksOf } = world;
+  const { alice, bob, carol, dave } = world.devices;
 
-  const call = (device: TestDevice, method: string, path: string, json?: unknown) =>
-    gateway.api(method, `/devices/${device.id}${path}`, {
-      deviceKey: device.key,
-      ...(json === undefined ? {} : { json }),
-    });
-  const hooksOf = (device: TestDevice, event: string) =>
-    receiver
-      .of(device.id)
-      .filter((r) => r.envelope.event === event)
-      .map((r) => r.envelope.data);
   const newGroup = async (subject: string, participants: string[]) => {
     const created = await call(alice, 'POST', '/groups', { subject, participants });
     expect(created.status).toBe(201);
@@ -82,13 +45,13 @@ describe('groups, continued (sandbox)', () => {
     expect(patched.status).toBe(200);
     expect(patched.body).toMatchObject({ ephemeral: 604800, joinApproval: true, membersCanAdd: true });
     expect((await call(alice, 'GET', '/groups')).body.items[0]).toMatchObject({ ephemeral: 604800 });
-    const events = await gateway.store.readStream(groupsStream(alice.id));
+    const events = await world.gateway.store.readStream(groupsStream(alice.id));
     expect(events.at(-1)).toMatchObject({
       type: 'GroupUpdated',
       data: { groupId, ephemeral: 604800, joinApproval: true, membersCanAdd: true, by: ALICE },
     });
 
-    await receiver.waitUntil(() => hooksOf(bob, 'group.updated').some((d) => d.groupId === groupId));
+    await world.receiver.waitUntil(() => hooksOf(bob, 'group.updated').some((d) => d.groupId === groupId));
     expect(hooksOf(bob, 'group.updated').find((d) => d.groupId === groupId)).toEqual({
       deviceId: bob.id,
       groupId,
@@ -109,14 +72,14 @@ describe('groups, continued (sandbox)', () => {
 
   it('refuses an ephemeral value outside the set with 400, and changes nothing', async () => {
     const groupId = await newGroup('Bad timer', [BOB]);
-    const before = (await gateway.store.readStream(groupsStream(alice.id))).length;
+    const before = (await world.gateway.store.readStream(groupsStream(alice.id))).length;
     for (const ephemeral of [3600, -1, '86400', 86400.5, null]) {
       const answer = await call(alice, 'PATCH', `/groups/${groupId}`, { ephemeral });
       expect(answer.status).toBe(400);
       expect(answer.body.code).toBe('invalid_request');
     }
     expect((await call(alice, 'PATCH', `/groups/${groupId}`, { joinApproval: 'yes' })).status).toBe(400);
-    expect((await gateway.store.readStream(groupsStream(alice.id))).length).toBe(before);
+    expect((await world.gateway.store.readStream(groupsStream(alice.id))).length).toBe(before);
     expect((await call(alice, 'GET', `/groups/${groupId}`)).body.ephemeral).toBe(0);
   });
 
@@ -130,7 +93,7 @@ describe('groups, continued (sandbox)', () => {
     expect(read.status).toBe(200);
     expect(read.body.url).toMatch(/^https:\/\/sandbox\.invalid\/groups\//);
     expect((await call(bob, 'GET', `/groups/${groupId}/picture`)).body.url).toBe(read.body.url);
-    expect((await gateway.store.readStream(groupsStream(alice.id))).at(-1)).toMatchObject({
+    expect((await world.gateway.store.readStream(groupsStream(alice.id))).at(-1)).toMatchObject({
       type: 'GroupPictureChanged',
       data: { groupId, removed: false, by: ALICE },
     });
@@ -138,14 +101,14 @@ describe('groups, continued (sandbox)', () => {
     // Multipart, like /send/image.
     const form = new FormData();
     form.append('file', new Blob([Buffer.from(PNG, 'base64')], { type: 'image/png' }), 'p.png');
-    const multipart = await fetch(`${gateway.url}/devices/${alice.id}/groups/${groupId}/picture`, {
+    const multipart = await fetch(`${world.gateway.url}/devices/${alice.id}/groups/${groupId}/picture`, {
       method: 'PUT',
       headers: { 'x-device-key': alice.key },
       body: form,
     });
     expect(multipart.status).toBe(200);
 
-    const before = (await gateway.store.readStream(groupsStream(alice.id))).length;
+    const before = (await world.gateway.store.readStream(groupsStream(alice.id))).length;
     const gif = await call(alice, 'PUT', `/groups/${groupId}/picture`, { base64: GIF });
     expect(gif.status).toBe(415);
     expect(gif.body.code).toBe('unsupported_media_type');
@@ -155,12 +118,12 @@ describe('groups, continued (sandbox)', () => {
     expect(text.status).toBe(415);
     expect((await call(alice, 'PUT', `/groups/${groupId}/picture`, {})).status).toBe(400);
     expect((await call(bob, 'PUT', `/groups/${groupId}/picture`, { base64: PNG })).status).toBe(403);
-    expect((await gateway.store.readStream(groupsStream(alice.id))).length).toBe(before);
+    expect((await world.gateway.store.readStream(groupsStream(alice.id))).length).toBe(before);
 
     const removed = await call(alice, 'DELETE', `/groups/${groupId}/picture`);
     expect(removed.status).toBe(200);
     expect((await call(alice, 'GET', `/groups/${groupId}/picture`)).body).toEqual({ url: null });
-    expect((await gateway.store.readStream(groupsStream(alice.id))).at(-1)).toMatchObject({
+    expect((await world.gateway.store.readStream(groupsStream(alice.id))).at(-1)).toMatchObject({
       type: 'GroupPictureChanged',
       data: { groupId, removed: true },
     });
@@ -177,7 +140,7 @@ describe('groups, continued (sandbox)', () => {
     expect((await call(carol, 'GET', `/groups/${groupId}`)).status).toBe(404);
     expect((await call(dave, 'POST', '/groups/join', { code })).body).toEqual({ groupId, requested: true });
 
-    await receiver.waitUntil(
+    await world.receiver.waitUntil(
       () => hooksOf(alice, 'group.join_request').filter((d) => d.groupId === groupId).length === 2,
     );
     expect(hooksOf(alice, 'group.join_request').filter((d) => d.groupId === groupId)).toEqual([
@@ -217,7 +180,7 @@ describe('groups, continued (sandbox)', () => {
     expect((await call(dave, 'GET', `/groups/${groupId}`)).status).toBe(404);
     // Rejected, Dave asks again: a new request, announced again (the stream no longer holds the first one open).
     expect((await call(dave, 'POST', '/groups/join', { code })).body).toEqual({ groupId, requested: true });
-    await receiver.waitUntil(
+    await world.receiver.waitUntil(
       () => hooksOf(alice, 'group.join_request').filter((d) => d.groupId === groupId).length === 3,
       10_000,
       "Dave's second request",
@@ -237,7 +200,7 @@ describe('groups, continued (sandbox)', () => {
     const groupId = await newGroup('Everyone', [BOB, CAROL]);
     const sent = await call(alice, 'POST', '/send/text', { to: groupId, text: 'hello @all', mentions: 'all' });
     expect(sent.status).toBe(202);
-    await receiver.waitUntil(() => hooksOf(bob, 'message.received').some((m) => m.chatId === groupId));
+    await world.receiver.waitUntil(() => hooksOf(bob, 'message.received').some((m) => m.chatId === groupId));
     const received = hooksOf(bob, 'message.received').find((m) => m.chatId === groupId)!;
     expect([...(received.mentions as string[])].sort()).toEqual([ALICE, BOB, CAROL]);
 

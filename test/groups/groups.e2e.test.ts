@@ -2,11 +2,11 @@
  * Groups over HTTP with sandbox devices: create, read, change, participants, invites, join and leave,
  * the events of changes made elsewhere, and the refusals (shape, not in the group, not an admin, offline).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useSandboxWorld } from '../support/sandbox-world.js';
 import { startTestGateway } from '../support/gateway.js';
 import { type TestDevice, bringOnline, createSandboxDevice, waitForState } from '../support/sessions.js';
 import { eventually } from '../support/eventually.js';
-import { TestReceiver } from '../webhooks/support/receiver.js';
 import { groupsStream } from '../../src/groups/group-events.js';
 
 const ALICE = '4915100000001';
@@ -15,49 +15,17 @@ const CAROL = '4915100000003';
 const NOBODY = '4915100000000';
 
 describe('groups of sandbox devices', () => {
-  let gateway: Awaited<ReturnType<typeof startTestGateway>>;
-  let receiver: TestReceiver;
-  let alice: TestDevice;
-  let bob: TestDevice;
-  let carol: TestDevice;
+  const world = useSandboxWorld({
+    env: { SANDBOX_DELIVERED_DELAY_MS: '10000' },
+    online: { alice: ALICE, bob: BOB, carol: CAROL },
+    hookEvents: ['group.participants', 'group.updated', 'message.received'],
+  });
+  const { call, hooksOf } = world;
+  const { alice, bob, carol } = world.devices;
   let offline: TestDevice;
-
   beforeAll(async () => {
-    gateway = await startTestGateway({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', SANDBOX_DELIVERED_DELAY_MS: '10000' });
-    receiver = await TestReceiver.start();
-    alice = await createSandboxDevice(gateway.api, 'alice');
-    bob = await createSandboxDevice(gateway.api, 'bob');
-    carol = await createSandboxDevice(gateway.api, 'carol');
-    offline = await createSandboxDevice(gateway.api, 'offline');
-    for (const [device, phone] of [
-      [alice, ALICE],
-      [bob, BOB],
-      [carol, CAROL],
-    ] as const) {
-      await bringOnline(gateway.api, device, phone);
-      const hooked = await gateway.api('PUT', `/devices/${device.id}/hooks`, {
-        deviceKey: device.key,
-        json: { url: receiver.url, events: ['group.participants', 'group.updated', 'message.received'] },
-      });
-      expect(hooked.status).toBe(200);
-    }
+    offline = await createSandboxDevice(world.api, 'offline');
   });
-  afterAll(async () => {
-    await gateway?.close();
-    await receiver?.close();
-  });
-
-  const call = (device: TestDevice, method: string, path: string, json?: unknown) =>
-    gateway.api(method, `/devices/${device.id}${path}`, {
-      deviceKey: device.key,
-      ...(json === undefined ? {} : { json }),
-    });
-
-  const hooksOf = (device: TestDevice, event: string) =>
-    receiver
-      .of(device.id)
-      .filter((r) => r.envelope.event === event)
-      .map((r) => r.envelope.data);
 
   it('creates a group, lists it, reads it with roles, and records it before answering', async () => {
     const created = await call(alice, 'POST', '/groups', { subject: 'Team', participants: [BOB, NOBODY] });
@@ -77,7 +45,7 @@ describe('groups of sandbox devices', () => {
       { number: BOB, role: 'member' },
     ]);
 
-    const events = await gateway.store.readStream(groupsStream(alice.id));
+    const events = await world.gateway.store.readStream(groupsStream(alice.id));
     expect(events.map((e) => e.type)).toEqual(['GroupMetadataRecorded']);
 
     const list = await call(alice, 'GET', '/groups');
@@ -117,7 +85,7 @@ describe('groups of sandbox devices', () => {
     expect(patched.body).toMatchObject({ subject: 'Renamed', description: 'About us', announce: true, locked: true });
     expect((await call(alice, 'GET', `/groups/${groupId}`)).body).toMatchObject({ subject: 'Renamed', announce: true });
 
-    await receiver.waitUntil(() => hooksOf(bob, 'group.updated').some((d) => d.groupId === groupId));
+    await world.receiver.waitUntil(() => hooksOf(bob, 'group.updated').some((d) => d.groupId === groupId));
     expect(hooksOf(bob, 'group.updated').find((d) => d.groupId === groupId)).toEqual({
       deviceId: bob.id,
       groupId,
@@ -156,7 +124,7 @@ describe('groups of sandbox devices', () => {
       async () => (await call(carol, 'GET', `/groups/${groupId}`)).status === 200,
       'carol to learn of the group',
     );
-    await receiver.waitUntil(() =>
+    await world.receiver.waitUntil(() =>
       hooksOf(bob, 'group.participants').some((d) => d.groupId === groupId && d.action === 'add'),
     );
     expect(hooksOf(bob, 'group.participants').find((d) => d.groupId === groupId)).toEqual({
@@ -231,7 +199,7 @@ describe('groups of sandbox devices', () => {
       async () => (await call(alice, 'GET', `/groups/${groupId}`)).body.size === 2,
       'alice to see carol leave',
     );
-    const types = (await gateway.store.readStream(groupsStream(carol.id))).map((e) => e.type);
+    const types = (await world.gateway.store.readStream(groupsStream(carol.id))).map((e) => e.type);
     expect(types.slice(-2)).toEqual(['GroupMetadataRecorded', 'GroupLeft']);
   });
 
@@ -240,7 +208,7 @@ describe('groups of sandbox devices', () => {
     const groupId = body.groupId as string;
     const sent = await call(alice, 'POST', '/send/text', { to: groupId, text: 'hello group' });
     expect(sent.status).toBe(202);
-    await receiver.waitUntil(() =>
+    await world.receiver.waitUntil(() =>
       [bob, carol].every((d) => hooksOf(d, 'message.received').some((m) => m.chatId === groupId)),
     );
     expect(hooksOf(bob, 'message.received').find((m) => m.chatId === groupId)).toMatchObject({
@@ -252,7 +220,7 @@ describe('groups of sandbox devices', () => {
   });
 
   it('refuses bad input with 4xx and changes nothing', async () => {
-    const before = (await gateway.store.readStream(groupsStream(alice.id))).length;
+    const before = (await world.gateway.store.readStream(groupsStream(alice.id))).length;
     expect((await call(alice, 'GET', '/groups/not-a-group')).status).toBe(400);
     expect((await call(alice, 'GET', '/groups/123@g.us')).status).toBe(400);
     const unknown = await call(alice, 'GET', '/groups/120363999999999999@g.us');
@@ -267,7 +235,7 @@ describe('groups of sandbox devices', () => {
     expect(offlineList.status).toBe(409);
     expect(offlineList.body.code).toBe('session_not_online');
     expect((await call(offline, 'POST', '/groups', { subject: 'x', participants: [BOB] })).status).toBe(409);
-    expect((await gateway.store.readStream(groupsStream(alice.id))).length).toBe(before);
+    expect((await world.gateway.store.readStream(groupsStream(alice.id))).length).toBe(before);
   });
 
   it('refreshes the groups from the network when the session comes online again', async () => {
@@ -298,7 +266,7 @@ describe('groups of sandbox devices', () => {
       );
     const live = await views();
     expect(live[0].list.length).toBeGreaterThan(3);
-    const { events } = await gateway.projections.rebuild();
+    const { events } = await world.gateway.projections.rebuild();
     expect(events).toBeGreaterThan(0);
     expect(await views()).toEqual(live);
   });

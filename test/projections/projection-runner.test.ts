@@ -10,6 +10,7 @@ import { ProjectionRunner } from '../../src/projections/projection-runner.js';
 import { RowBuffer } from '../../src/projections/row-buffer.js';
 import { openReadModelDb } from '../../src/projections/read-model-db.js';
 import { DeviceRegistry, createDeviceCommands } from '../../src/devices/device-registry.js';
+import { TestClock } from '../support/test-clock.js';
 import { eventually } from '../support/eventually.js';
 import { tempDir } from '../support/temp-dir.js';
 import Database from 'better-sqlite3';
@@ -105,7 +106,16 @@ async function failThenRecover(options: {
   const dir = tempDir();
   const store = new SqliteEventStore(join(dir, 'events.sqlite'));
   const db = openReadModelDb(dir);
-  const runner = new ProjectionRunner(store, db, [new BufferedCountingProjection(db, options.padding)], log, 300);
+  // Running: the wait below times out in real time; the runner's second subscription is moved on to.
+  const clock = new TestClock({ running: true });
+  const runner = new ProjectionRunner(
+    store,
+    db,
+    [new BufferedCountingProjection(db, options.padding)],
+    log,
+    300,
+    clock,
+  );
   await runner.start();
   const tick = { type: 'Tick', data: {} };
   await runner.waitFor((await store.append('s-a', [tick])).position);
@@ -116,6 +126,8 @@ async function failThenRecover(options: {
   expect(dump(db, 'buffered_counts')).toEqual([{ stream: 's-a', n: 1 }]);
   expect(db.prepare('SELECT position FROM projection_checkpoints').pluck().get()).toBeLessThan(last.position);
   options.recover(db);
+  // The runner subscribes again a second after the failure.
+  await clock.advance(1_000);
   await eventually(() => runner.position === last.position, 'the runner at the last event', 5_000);
   const rows = dump(db, 'buffered_counts');
   await runner.stop();

@@ -4,11 +4,9 @@
  * the numbers the account exchanged messages with) as `status.received` (media downloaded like inbound media);
  * views (read receipts) fill GET /status's viewers; DELETE revokes it; no status is ever a chat.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway } from '../support/gateway.js';
-import { type TestDevice, bringOnline, createSandboxDevice } from '../support/sessions.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useSandboxWorld } from '../support/sandbox-world.js';
 import { eventually } from '../support/eventually.js';
-import { TestReceiver } from '../webhooks/support/receiver.js';
 import { outboxStream } from '../../src/messages/message-events.js';
 
 const ALICE = '4915100000021';
@@ -17,50 +15,18 @@ const CAROL = '4915100000023';
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
 
 describe('statuses (sandbox)', () => {
-  let gateway: Awaited<ReturnType<typeof startTestGateway>>;
-  let receiver: TestReceiver;
-  let alice: TestDevice;
-  let bob: TestDevice;
-  let carol: TestDevice;
-
+  const world = useSandboxWorld({
+    env: { SANDBOX_DELIVERED_DELAY_MS: '60000' },
+    online: { alice: ALICE, bob: BOB, carol: CAROL },
+    hookEvents: ['status.received', 'message.received'],
+  });
+  const { call, hooksOf } = world;
+  const { alice, bob, carol } = world.devices;
   beforeAll(async () => {
-    gateway = await startTestGateway({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', SANDBOX_DELIVERED_DELAY_MS: '60000' });
-    receiver = await TestReceiver.start();
-    alice = await createSandboxDevice(gateway.api, 'alice');
-    bob = await createSandboxDevice(gateway.api, 'bob');
-    carol = await createSandboxDevice(gateway.api, 'carol');
-    for (const [device, phone] of [
-      [alice, ALICE],
-      [bob, BOB],
-      [carol, CAROL],
-    ] as const) {
-      await bringOnline(gateway.api, device, phone);
-      const hooked = await gateway.api('PUT', `/devices/${device.id}/hooks`, {
-        deviceKey: device.key,
-        json: { url: receiver.url, events: ['status.received', 'message.received'] },
-      });
-      expect(hooked.status).toBe(200);
-    }
     // Alice has exchanged messages with Bob only: her default audience.
     expect((await call(alice, 'POST', '/send/text', { to: BOB, text: 'hi Bob' })).status).toBe(202);
-    await receiver.waitUntil(() => hooksOf(bob, 'message.received').length === 1);
+    await world.receiver.waitUntil(() => hooksOf(bob, 'message.received').length === 1);
   });
-  afterAll(async () => {
-    await gateway?.close();
-    await receiver?.close();
-  });
-
-  const call = (device: TestDevice, method: string, path: string, json?: unknown, headers?: Record<string, string>) =>
-    gateway.api(method, `/devices/${device.id}${path}`, {
-      deviceKey: device.key,
-      ...(json === undefined ? {} : { json }),
-      ...(headers ? { headers } : {}),
-    });
-  const hooksOf = (device: TestDevice, event: string) =>
-    receiver
-      .of(device.id)
-      .filter((r) => r.envelope.event === event)
-      .map((r) => r.envelope.data);
 
   it('posts a text status through the outbox to its default audience, who get status.received', async () => {
     const posted = await call(alice, 'POST', '/status/text', {
@@ -71,7 +37,7 @@ describe('statuses (sandbox)', () => {
     expect(posted.status).toBe(202);
     expect(posted.body).toMatchObject({ status: 'queued', waMessageId: expect.any(String) });
     const { waMessageId } = posted.body as { waMessageId: string };
-    const queued = (await gateway.store.readStream(outboxStream(alice.id))).find(
+    const queued = (await world.gateway.store.readStream(outboxStream(alice.id))).find(
       (e) => e.type === 'OutboxMessageQueued' && (e.data as { waMessageId: string }).waMessageId === waMessageId,
     );
     expect(queued?.data).toMatchObject({
@@ -80,7 +46,7 @@ describe('statuses (sandbox)', () => {
       content: { kind: 'text', text: 'Open on Sunday', backgroundColor: '#25D366', font: 2 },
     });
 
-    await receiver.waitUntil(() => hooksOf(bob, 'status.received').some((s) => s.waMessageId === waMessageId));
+    await world.receiver.waitUntil(() => hooksOf(bob, 'status.received').some((s) => s.waMessageId === waMessageId));
     expect(hooksOf(bob, 'status.received').find((s) => s.waMessageId === waMessageId)).toEqual({
       deviceId: bob.id,
       from: ALICE,
@@ -119,10 +85,10 @@ describe('statuses (sandbox)', () => {
     expect(again.body.waMessageId).toBe(posted.body.waMessageId);
 
     const { waMessageId } = posted.body as { waMessageId: string };
-    await receiver.waitUntil(() => hooksOf(carol, 'status.received').some((s) => s.waMessageId === waMessageId));
+    await world.receiver.waitUntil(() => hooksOf(carol, 'status.received').some((s) => s.waMessageId === waMessageId));
     const received = hooksOf(carol, 'status.received').find((s) => s.waMessageId === waMessageId)!;
     expect(received).toMatchObject({ from: ALICE, type: 'image', body: 'new', media: { status: 'ready' } });
-    const media = await gateway.api('GET', (received.media as { url: string }).url, { deviceKey: carol.key });
+    const media = await world.gateway.api('GET', (received.media as { url: string }).url, { deviceKey: carol.key });
     expect(media.status).toBe(200);
     expect(hooksOf(bob, 'status.received').some((s) => s.waMessageId === waMessageId)).toBe(false);
   });
@@ -138,7 +104,7 @@ describe('statuses (sandbox)', () => {
       'the status to be listed',
     );
     for (const from of [CAROL, CAROL, BOB]) {
-      const viewed = await gateway.api('POST', `/sandbox/devices/${alice.id}/status-view`, {
+      const viewed = await world.gateway.api('POST', `/sandbox/devices/${alice.id}/status-view`, {
         admin: true,
         json: { from, waMessageId },
       });
@@ -178,7 +144,7 @@ describe('statuses (sandbox)', () => {
   });
 
   it('refuses bad input: an empty audience (422), and fields out of shape (400); nothing is queued', async () => {
-    const before = (await gateway.store.readStream(outboxStream(carol.id))).length;
+    const before = (await world.gateway.store.readStream(outboxStream(carol.id))).length;
     // Carol has exchanged no messages: no default audience.
     const none = await call(carol, 'POST', '/status/text', { text: 'hello' });
     expect(none.status).toBe(422);
@@ -195,6 +161,6 @@ describe('statuses (sandbox)', () => {
       { text: 'x', to: BOB },
     ])
       expect((await call(carol, 'POST', '/status/text', body)).status).toBe(400);
-    expect((await gateway.store.readStream(outboxStream(carol.id))).length).toBe(before);
+    expect((await world.gateway.store.readStream(outboxStream(carol.id))).length).toBe(before);
   });
 });

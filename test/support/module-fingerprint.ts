@@ -58,8 +58,17 @@ const printer = ts.createPrinter({ removeComments: true, newLine: ts.NewLineKind
 export function normalizedCode(path: string): string {
   const code = runtimeCode(path);
   if (!path.endsWith('.ts')) return code;
-  return printer.printFile(ts.createSourceFile(path, code, ts.ScriptTarget.ES2022, false, ts.ScriptKind.JS));
+  let printed = normalized.get(path);
+  if (printed === undefined) {
+    printed = printer.printFile(ts.createSourceFile(path, code, ts.ScriptTarget.ES2022, false, ts.ScriptKind.JS));
+    normalized.set(path, printed);
+  }
+  return printed;
 }
+
+/** Read models share most of their files: each file is printed and its imports are read once per run. */
+const normalized = new Map<string, string>();
+const importsOf = new Map<string, string[]>();
 
 /** The module specifiers a piece of JavaScript imports: static imports, re-exports and `import('…')` calls. */
 function importedSpecifiers(code: string, fileName: string): string[] {
@@ -105,7 +114,12 @@ export function runtimeClosure(entries: readonly string[]): string[] {
     if (seen.has(path)) continue;
     seen.add(path);
     if (!path.endsWith('.ts')) continue;
-    for (const specifier of importedSpecifiers(runtimeCode(path), path)) {
+    let specifiers = importsOf.get(path);
+    if (specifiers === undefined) {
+      specifiers = importedSpecifiers(runtimeCode(path), path);
+      importsOf.set(path, specifiers);
+    }
+    for (const specifier of specifiers) {
       if (!specifier.startsWith('./') && !specifier.startsWith('../')) continue;
       const target = resolveRelative(path, specifier);
       if (target.startsWith(SOURCE_ROOT + sep) && !seen.has(target)) pending.push(target);

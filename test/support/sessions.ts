@@ -32,12 +32,20 @@ export function waitForState(
   );
 }
 
-/** open → qr → scan → online. */
-export async function bringOnline(api: Api, device: TestDevice, phone: string): Promise<void> {
+/** open → qr → scan (by a WhatsApp Business phone when `business`) → online. */
+export async function bringOnline(
+  api: Api,
+  device: TestDevice,
+  phone: string,
+  options: { business?: boolean } = {},
+): Promise<void> {
   const opened = await api('POST', `/devices/${device.id}/session/open`, { deviceKey: device.key });
   if (opened.status !== 202 && opened.status !== 200) throw new Error(`open ${device.id}: ${opened.status}`);
   await waitForState(api, device, 'qr');
-  const scanned = await api('POST', `/sandbox/devices/${device.id}/scan`, { admin: true, json: { phone } });
+  const scanned = await api('POST', `/sandbox/devices/${device.id}/scan`, {
+    admin: true,
+    json: { phone, ...(options.business ? { business: true } : {}) },
+  });
   if (scanned.status !== 202) throw new Error(`scan ${device.id}: ${scanned.status} ${JSON.stringify(scanned.body)}`);
   await waitForState(api, device, 'online');
 }

@@ -1,8 +1,11 @@
+import type { InputHTMLAttributes } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { describeError } from '../api/client.js';
 import type { PatchSettings, Settings } from '../api/types.js';
 import { useLoaded } from '../hooks/use-loaded.js';
 import type { DetailProps } from './detail-props.js';
+import { LabelledCheck } from './labelled-check.js';
+import { LabelledInput } from './labelled-input.js';
 
 /** The form's fields, as typed: an empty number or time turns that part off. */
 interface Fields {
@@ -18,6 +21,11 @@ interface Fields {
   unansweredLimit: string;
   typing: boolean;
 }
+
+/** The fields typed as text. */
+type TypedField = {
+  [K in keyof Fields]: Fields[K] extends string ? K : never;
+}[keyof Fields];
 
 const fieldsOf = ({ rejectCalls, pacing }: Settings): Fields => ({
   rejectCalls,
@@ -72,6 +80,16 @@ export function PacingSettings({ api, device, version, notify }: DetailProps) {
     if (settings) setFields(fieldsOf(settings));
   }, [settings]);
   const set = (change: Partial<Fields>) => setFields((now) => (now ? { ...now, ...change } : now));
+  /** The labelled input of one field typed as text (a number, a time, the time zone). */
+  const input = (field: TypedField, id: string, label: string, attributes?: InputHTMLAttributes) => (
+    <LabelledInput
+      id={id}
+      label={label}
+      value={fields?.[field] ?? ''}
+      onValue={(value) => set({ [field]: value })}
+      attributes={attributes}
+    />
+  );
 
   const save = async (event: Event) => {
     event.preventDefault();
@@ -104,99 +122,40 @@ export function PacingSettings({ api, device, version, notify }: DetailProps) {
       )}
       {fields && settings && (
         <form onSubmit={save}>
-          <label class="check">
-            <input
-              type="checkbox"
-              checked={fields.rejectCalls}
-              onChange={(e) => set({ rejectCalls: e.currentTarget.checked })}
-            />{' '}
+          <LabelledCheck checked={fields.rejectCalls} onChecked={(rejectCalls) => set({ rejectCalls })}>
             Reject incoming calls
-          </label>
-          <label class="check">
-            <input type="checkbox" checked={fields.typing} onChange={(e) => set({ typing: e.currentTarget.checked })} />{' '}
+          </LabelledCheck>
+          <LabelledCheck checked={fields.typing} onChecked={(typing) => set({ typing })}>
             Show “typing…” before sending, as a person would
-          </label>
-          <label for="pacing-cap">Sends per day (empty: no cap)</label>
-          <input
-            id="pacing-cap"
-            type="number"
-            min={1}
-            max={1_000_000}
-            value={fields.dailyCap}
-            onInput={(e) => set({ dailyCap: e.currentTarget.value })}
-          />
+          </LabelledCheck>
+          {input('dailyCap', 'pacing-cap', 'Sends per day (empty: no cap)', { type: 'number', min: 1, max: 1_000_000 })}
           <fieldset>
             <legend>Quiet hours (both empty: none)</legend>
-            <label for="quiet-from">From</label>
-            <input
-              id="quiet-from"
-              type="time"
-              value={fields.quietFrom}
-              onInput={(e) => set({ quietFrom: e.currentTarget.value })}
-            />
-            <label for="quiet-to">To</label>
-            <input
-              id="quiet-to"
-              type="time"
-              value={fields.quietTo}
-              onInput={(e) => set({ quietTo: e.currentTarget.value })}
-            />
-            <label class="check">
-              <input
-                type="checkbox"
-                checked={fields.allowReplies}
-                onChange={(e) => set({ allowReplies: e.currentTarget.checked })}
-              />{' '}
+            {input('quietFrom', 'quiet-from', 'From', { type: 'time' })}
+            {input('quietTo', 'quiet-to', 'To', { type: 'time' })}
+            <LabelledCheck checked={fields.allowReplies} onChecked={(allowReplies) => set({ allowReplies })}>
               Replies to a number that wrote in the last 24 h go in quiet hours too
-            </label>
+            </LabelledCheck>
           </fieldset>
           <fieldset>
             <legend>Warm-up: a daily cap that grows from the day of the link (all empty: none)</legend>
-            <label for="warmup-start">Sends on the first day</label>
-            <input
-              id="warmup-start"
-              type="number"
-              min={1}
-              max={100_000}
-              value={fields.warmupStart}
-              onInput={(e) => set({ warmupStart: e.currentTarget.value })}
-            />
-            <label for="warmup-growth">Growth a day (%)</label>
-            <input
-              id="warmup-growth"
-              type="number"
-              min={0}
-              max={1_000}
-              step="any"
-              value={fields.warmupGrowth}
-              onInput={(e) => set({ warmupGrowth: e.currentTarget.value })}
-            />
-            <label for="warmup-max">At most a day</label>
-            <input
-              id="warmup-max"
-              type="number"
-              min={1}
-              max={1_000_000}
-              value={fields.warmupMax}
-              onInput={(e) => set({ warmupMax: e.currentTarget.value })}
-            />
+            {input('warmupStart', 'warmup-start', 'Sends on the first day', { type: 'number', min: 1, max: 100_000 })}
+            {input('warmupGrowth', 'warmup-growth', 'Growth a day (%)', {
+              type: 'number',
+              min: 0,
+              max: 1_000,
+              step: 'any',
+            })}
+            {input('warmupMax', 'warmup-max', 'At most a day', { type: 'number', min: 1, max: 1_000_000 })}
           </fieldset>
-          <label for="pacing-timezone">Time zone of the day and the quiet hours</label>
-          <input
-            id="pacing-timezone"
-            value={fields.timezone}
-            placeholder="Europe/Berlin"
-            onInput={(e) => set({ timezone: e.currentTarget.value })}
-          />
-          <label for="pacing-unanswered">Sends to a number that never wrote (empty: no limit)</label>
-          <input
-            id="pacing-unanswered"
-            type="number"
-            min={1}
-            max={100_000}
-            value={fields.unansweredLimit}
-            onInput={(e) => set({ unansweredLimit: e.currentTarget.value })}
-          />
+          {input('timezone', 'pacing-timezone', 'Time zone of the day and the quiet hours', {
+            placeholder: 'Europe/Berlin',
+          })}
+          {input('unansweredLimit', 'pacing-unanswered', 'Sends to a number that never wrote (empty: no limit)', {
+            type: 'number',
+            min: 1,
+            max: 100_000,
+          })}
           <button type="submit">Save settings</button>
         </form>
       )}

@@ -3,23 +3,13 @@
  * cannot run here): onWhatsApp lookups and profile pictures, cached; contacts.upsert / contacts.update
  * and inbound push names in the list; the read model rebuilt from position 0.
  */
-import { initAuthCreds } from 'baileys';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { contactsStream } from '../../../src/contacts/contact-events.js';
-import { AuthRecords } from '../../../src/engines/baileys/auth/auth-records.js';
-import { createBaileysEngine } from '../../../src/engines/baileys/baileys-engine.js';
-import { Engines, createEngines } from '../../../src/engines/engines.js';
-import { boom, fakeSocketFactory } from './support/fake-socket.js';
+import { boom } from './support/fake-socket.js';
+import { useFakeSocketGateway } from './support/fake-socket-gateway.js';
 import { eventually } from '../../support/eventually.js';
-import {
-  type ContactItem,
-  type ContactsGateway,
-  contactTables,
-  listAll,
-  startContactsGateway,
-} from '../../contacts/support/contacts-gateway.js';
+import { type ContactItem, contactTables, listAll } from '../../contacts/support/contacts-gateway.js';
 
-const ME = '4915100000001:7@s.whatsapp.net';
 const ALICE = '4915112345678';
 const BAKERY = '4915155555555';
 const BOB = '4915166666666';
@@ -27,48 +17,12 @@ const NOBODY = '4915177777777';
 const jid = (number: string) => `${number}@s.whatsapp.net`;
 
 describe('contacts of a Baileys device (fake socket)', () => {
-  const sockets = fakeSocketFactory();
-  let gateway: ContactsGateway;
-  let key: string;
   const deviceId = 'wa-1';
+  const world = useFakeSocketGateway(deviceId);
+  const { sockets, get } = world;
 
-  beforeAll(async () => {
-    gateway = await startContactsGateway({
-      gateway: {
-        engines: (dependencies) => {
-          const { sandbox } = createEngines(dependencies);
-          const baileys = createBaileysEngine({
-            store: dependencies.store,
-            logger: dependencies.log,
-            makeSocket: sockets.factory,
-            keepAliveIntervalMs: 60_000,
-          });
-          return new Engines([sandbox, baileys], sandbox);
-        },
-      },
-    });
-    const created = await gateway.api('POST', '/devices', {
-      admin: true,
-      json: { id: deviceId, name: 'WhatsApp shop', engine: 'baileys' },
-    });
-    expect(created.status).toBe(201);
-    key = created.body.deviceKey;
-    // A linked account: the session logs in with stored credentials, no QR.
-    await new AuthRecords(gateway.store, deviceId, undefined).write('creds', {
-      ...initAuthCreds(),
-      me: { id: ME, name: 'Shop' },
-    });
-    expect((await gateway.api('POST', `/devices/${deviceId}/session/open`, { deviceKey: key })).status).toBe(202);
-    await eventually(() => (sockets.sockets.length > 0 ? true : undefined), 'a socket');
-    sockets.latest().open();
-    await eventually(async () => ((await state()) === 'online' ? true : undefined), 'online');
-  });
-  afterAll(() => gateway?.close());
-
-  const get = (path: string) => gateway.api('GET', `/devices/${deviceId}${path}`, { deviceKey: key });
-  const state = async () => (await get('/session/state')).body.state as string;
   const contacts = async (q?: string): Promise<ContactItem[]> =>
-    (await listAll(gateway.api, deviceId, key, q === undefined ? {} : { q })).items;
+    (await listAll(world.gateway.api, deviceId, world.key, q === undefined ? {} : { q })).items;
 
   describe('check', () => {
     it('answers from onWhatsApp, and asks WhatsApp once per number while the answer is cached', async () => {
@@ -163,7 +117,7 @@ describe('contacts of a Baileys device (fake socket)', () => {
         pushName: 'Alice M.',
       });
       // The stream also holds the LID ↔ number pair the bakery's entry carried (IdentitiesLearned).
-      const events = (await gateway.store.readStream(contactsStream(deviceId))).filter(
+      const events = (await world.gateway.store.readStream(contactsStream(deviceId))).filter(
         (event) => event.type === 'ContactsUpdated',
       );
       expect(events).toHaveLength(2);
@@ -202,10 +156,10 @@ describe('contacts of a Baileys device (fake socket)', () => {
     });
 
     it('gives the same read model when rebuilt from position 0', async () => {
-      const live = contactTables(gateway.dataDir);
+      const live = contactTables(world.gateway.dataDir);
       const liveList = await contacts();
-      await gateway.projections.rebuild();
-      expect(contactTables(gateway.dataDir)).toEqual(live);
+      await world.gateway.projections.rebuild();
+      expect(contactTables(world.gateway.dataDir)).toEqual(live);
       expect(await contacts()).toEqual(liveList);
     });
   });
@@ -213,7 +167,8 @@ describe('contacts of a Baileys device (fake socket)', () => {
   describe('offline', () => {
     it('answers 409 session_not_online once the session is closed, also for cached answers', async () => {
       expect(
-        (await gateway.api('POST', `/devices/${deviceId}/session/close`, { deviceKey: key, json: {} })).status,
+        (await world.gateway.api('POST', `/devices/${deviceId}/session/close`, { deviceKey: world.key, json: {} }))
+          .status,
       ).toBe(200);
       for (const path of [`/contacts/${ALICE}/check`, `/contacts/${ALICE}/avatar`]) {
         const answer = await get(path);

@@ -4,17 +4,12 @@
  * ON_DEMAND answer (`messaging-history.set`) is imported into the chat as history, final, with no message.received;
  * a chat the gateway does not hold is 404.
  */
-import { type WAMessage, initAuthCreds, proto } from 'baileys';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AuthRecords } from '../../../src/engines/baileys/auth/auth-records.js';
-import { createBaileysEngine } from '../../../src/engines/baileys/baileys-engine.js';
-import { Engines, createEngines } from '../../../src/engines/engines.js';
+import { type WAMessage, proto } from 'baileys';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { inboxStream } from '../../../src/inbox/inbox-events.js';
-import { fakeSocketFactory } from './support/fake-socket.js';
+import { useFakeSocketGateway } from './support/fake-socket-gateway.js';
 import { eventually } from '../../support/eventually.js';
-import { type ContactsGateway, startContactsGateway } from '../../contacts/support/contacts-gateway.js';
 
-const ME = '4915100000001:7@s.whatsapp.net';
 const ADA = '4915112345678';
 const ADA_JID = `${ADA}@s.whatsapp.net`;
 const GROUP = '120363000000000088@g.us';
@@ -24,39 +19,10 @@ const { HistorySyncType } = proto.HistorySync;
 const message = (value: Record<string, unknown>) => proto.WebMessageInfo.fromObject(value) as WAMessage;
 
 describe('on-demand history of a Baileys device (fake socket)', () => {
-  const sockets = fakeSocketFactory();
-  let gateway: ContactsGateway;
-  let key: string;
   const deviceId = 'wa-history';
-
+  const world = useFakeSocketGateway(deviceId);
+  const { sockets, get } = world;
   beforeAll(async () => {
-    gateway = await startContactsGateway({
-      gateway: {
-        engines: (dependencies) => {
-          const { sandbox } = createEngines(dependencies);
-          const baileys = createBaileysEngine({
-            store: dependencies.store,
-            logger: dependencies.log,
-            makeSocket: sockets.factory,
-            keepAliveIntervalMs: 60_000,
-          });
-          return new Engines([sandbox, baileys], sandbox);
-        },
-      },
-    });
-    const created = await gateway.api('POST', '/devices', {
-      admin: true,
-      json: { id: deviceId, name: 'WhatsApp shop', engine: 'baileys' },
-    });
-    key = created.body.deviceKey;
-    await new AuthRecords(gateway.store, deviceId, undefined).write('creds', {
-      ...initAuthCreds(),
-      me: { id: ME, name: 'Shop' },
-    });
-    expect((await gateway.api('POST', `/devices/${deviceId}/session/open`, { deviceKey: key })).status).toBe(202);
-    await eventually(() => (sockets.sockets.length > 0 ? true : undefined), 'a socket');
-    sockets.latest().open();
-    await eventually(async () => ((await get('/session/state')).body.state === 'online' ? true : undefined), 'online');
     // The history WhatsApp sent when the device linked.
     sockets.latest().ev.emit('messaging-history.set', {
       chats: [
@@ -87,9 +53,7 @@ describe('on-demand history of a Baileys device (fake socket)', () => {
     });
     await eventually(async () => ((await page(ADA)).length === 2 ? true : undefined), 'the linked history');
   });
-  afterAll(() => gateway?.close());
 
-  const get = (path: string) => gateway.api('GET', `/devices/${deviceId}${path}`, { deviceKey: key });
   const page = async (chatId: string) =>
     (await get(`/chats/${encodeURIComponent(chatId)}/messages`)).body.items as Array<{
       waMessageId: string;
@@ -97,8 +61,8 @@ describe('on-demand history of a Baileys device (fake socket)', () => {
       fromMe: boolean;
     }>;
   const fetchHistory = (chatId: string, count: number) =>
-    gateway.api('POST', `/devices/${deviceId}/chats/${encodeURIComponent(chatId)}/history`, {
-      deviceKey: key,
+    world.gateway.api('POST', `/devices/${deviceId}/chats/${encodeURIComponent(chatId)}/history`, {
+      deviceKey: world.key,
       json: { count },
     });
 
@@ -144,7 +108,7 @@ describe('on-demand history of a Baileys device (fake socket)', () => {
       ['O2', true, true],
       ['O1', true, false],
     ]);
-    const inbox = await gateway.store.readStream(inboxStream(deviceId));
+    const inbox = await world.gateway.store.readStream(inboxStream(deviceId));
     expect(inbox.map((e) => e.type)).not.toContain('MessageReceived');
     expect(inbox.filter((e) => e.type === 'HistorySynced').map((e) => (e.data as { final: boolean }).final)).toEqual([
       true,

@@ -5,18 +5,12 @@
  */
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { initAuthCreds } from 'baileys';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { contactsStream } from '../../../src/contacts/contact-events.js';
-import { AuthRecords } from '../../../src/engines/baileys/auth/auth-records.js';
-import { createBaileysEngine } from '../../../src/engines/baileys/baileys-engine.js';
-import { Engines, createEngines } from '../../../src/engines/engines.js';
 import { READ_MODEL_FILE } from '../../../src/projections/read-model-db.js';
-import { fakeSocketFactory } from './support/fake-socket.js';
+import { useFakeSocketGateway } from './support/fake-socket-gateway.js';
 import { eventually } from '../../support/eventually.js';
-import { type ContactsGateway, startContactsGateway } from '../../contacts/support/contacts-gateway.js';
 
-const ME = '4915100000001:7@s.whatsapp.net';
 const ALICE = '4915112345678';
 const ALICE_LID = '111122223333444@lid';
 const BOB = '4915166666666';
@@ -38,43 +32,10 @@ function identityRows(dataDir: string): unknown[] {
 }
 
 describe('contact identities of a Baileys device (fake socket)', () => {
-  const sockets = fakeSocketFactory();
-  let gateway: ContactsGateway;
-  let key: string;
   const deviceId = 'wa-id';
+  const world = useFakeSocketGateway(deviceId);
+  const { sockets, get } = world;
 
-  beforeAll(async () => {
-    gateway = await startContactsGateway({
-      gateway: {
-        engines: (dependencies) => {
-          const { sandbox } = createEngines(dependencies);
-          const baileys = createBaileysEngine({
-            store: dependencies.store,
-            logger: dependencies.log,
-            makeSocket: sockets.factory,
-            keepAliveIntervalMs: 60_000,
-          });
-          return new Engines([sandbox, baileys], sandbox);
-        },
-      },
-    });
-    const created = await gateway.api('POST', '/devices', {
-      admin: true,
-      json: { id: deviceId, name: 'WhatsApp shop', engine: 'baileys' },
-    });
-    key = created.body.deviceKey;
-    await new AuthRecords(gateway.store, deviceId, undefined).write('creds', {
-      ...initAuthCreds(),
-      me: { id: ME, name: 'Shop' },
-    });
-    expect((await gateway.api('POST', `/devices/${deviceId}/session/open`, { deviceKey: key })).status).toBe(202);
-    await eventually(() => (sockets.sockets.length > 0 ? true : undefined), 'a socket');
-    sockets.latest().open();
-    await eventually(async () => ((await get('/session/state')).body.state === 'online' ? true : undefined), 'online');
-  });
-  afterAll(() => gateway?.close());
-
-  const get = (path: string) => gateway.api('GET', `/devices/${deviceId}${path}`, { deviceKey: key });
   const identity = (id: string) => get(`/contacts/${encodeURIComponent(id)}/identity`);
   const known = (id: string) =>
     eventually(async () => {
@@ -82,7 +43,7 @@ describe('contact identities of a Baileys device (fake socket)', () => {
       return answer.body.number !== null ? answer.body : undefined;
     }, `the identity of ${id}`);
   const learned = async () =>
-    (await gateway.store.readStream(contactsStream(deviceId)))
+    (await world.gateway.store.readStream(contactsStream(deviceId)))
       .filter((event) => event.type === 'IdentitiesLearned')
       .map((event) => event.data);
 
@@ -130,9 +91,9 @@ describe('contact identities of a Baileys device (fake socket)', () => {
   });
 
   it('gives the same rows when rebuilt from position 0', async () => {
-    const live = identityRows(gateway.dataDir);
+    const live = identityRows(world.gateway.dataDir);
     expect(live).toHaveLength(5);
-    await gateway.projections.rebuild();
-    expect(identityRows(gateway.dataDir)).toEqual(live);
+    await world.gateway.projections.rebuild();
+    expect(identityRows(world.gateway.dataDir)).toEqual(live);
   });
 });

@@ -5,20 +5,13 @@
  * and the read models equal after a rebuild. Real gateway, SQLite, HTTP, webhook receiver.
  */
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ProjectionRunner } from '../../../src/projections/projection-runner.js';
 import { openReadModelDb } from '../../../src/projections/read-model-db.js';
 import { allProjections } from '../../../src/read-models.js';
-import {
-  type SandboxDevice,
-  createDevice,
-  goOffline,
-  goOnline,
-  stateOf,
-} from '../../outbox/support/sandbox-devices.js';
+import { type SandboxDevice, goOffline, stateOf } from '../../outbox/support/sandbox-devices.js';
 import { eventually } from '../../support/eventually.js';
-import { type Api, startTestGateway } from '../../support/gateway.js';
-import { TestReceiver } from '../../webhooks/support/receiver.js';
+import { useSandboxWorld } from '../../support/sandbox-world.js';
 
 const SHOP = '4915100047772';
 const PLAIN = '4915100047773';
@@ -26,33 +19,15 @@ const BOB = '4915100048884';
 const CAROL = '4915100049996';
 
 describe('label writes (sandbox, WhatsApp Business)', () => {
-  let gateway: Awaited<ReturnType<typeof startTestGateway>>;
-  let api: Api;
-  let shop: SandboxDevice;
-  let plain: SandboxDevice;
-  let receiver: TestReceiver;
-
-  beforeAll(async () => {
-    gateway = await startTestGateway({ DEFAULT_ENGINE: 'sandbox', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' });
-    api = gateway.api;
-    receiver = await TestReceiver.start();
-    shop = await createDevice(api, 'shop', SHOP, { business: true });
-    plain = await createDevice(api, 'plain', PLAIN);
-    await goOnline(api, shop);
-    await goOnline(api, plain);
-    const hook = await api('PUT', `/devices/${shop.id}/hooks`, {
-      deviceKey: shop.key,
-      json: { url: `${receiver.url}/shop`, events: ['label.updated', 'chat.labels'] },
-    });
-    expect(hook.status).toBe(200);
+  const world = useSandboxWorld({
+    env: { DEFAULT_ENGINE: 'sandbox' },
+    online: { shop: { phone: SHOP, business: true }, plain: PLAIN },
+    hookEvents: ['label.updated', 'chat.labels'],
+    hooked: ['shop'],
   });
-  afterAll(async () => {
-    await gateway.close();
-    await receiver.close();
-  });
+  const { api, call } = world;
+  const { shop, plain } = world.devices;
 
-  const call = (device: SandboxDevice, method: string, path: string, json?: unknown) =>
-    api(method, `/devices/${device.id}${path}`, { deviceKey: device.key, ...(json === undefined ? {} : { json }) });
   const inbound = async (device: SandboxDevice, from: string) => {
     const answer = await api('POST', `/sandbox/devices/${device.id}/inbound`, {
       admin: true,
@@ -70,7 +45,7 @@ describe('label writes (sandbox, WhatsApp Business)', () => {
   const webhook = (event: string, data: Record<string, unknown>) =>
     eventually(
       () =>
-        receiver.requests.find(
+        world.receiver.requests.find(
           (r) =>
             r.envelope.event === event &&
             JSON.stringify(r.envelope.data) === JSON.stringify({ deviceId: shop.id, ...data }),
@@ -108,7 +83,9 @@ describe('label writes (sandbox, WhatsApp Business)', () => {
     const again = await call(shop, 'PUT', `/chats/${BOB}/labels/1`);
     expect(again.status).toBe(200);
     expect(again.body.labels).toEqual(['1']);
-    const changes = (await gateway.store.readStream(`inbox-${shop.id}`)).filter((e) => e.type === 'ChatLabelChanged');
+    const changes = (await world.gateway.store.readStream(`inbox-${shop.id}`)).filter(
+      (e) => e.type === 'ChatLabelChanged',
+    );
     expect(changes.map((e) => e.data)).toEqual([{ deviceId: shop.id, chatId: BOB, labelId: '1', action: 'add' }]);
     expect((await call(shop, 'PUT', `/chats/${CAROL}/labels/2`)).body.labels).toEqual(['2']);
     expect((await call(shop, 'PUT', `/chats/${BOB}/labels/2`)).body.labels).toEqual(['1', '2']);
@@ -219,7 +196,7 @@ describe('label writes (sandbox, WhatsApp Business)', () => {
   });
 
   it('rebuilding the read models from position 0 gives the same labels and chats', async () => {
-    const db = openReadModelDb(gateway.dataDir);
+    const db = openReadModelDb(world.gateway.dataDir);
     const dump = () =>
       Object.fromEntries(
         ['chat_labels', 'chats', 'chat_messages'].map((t) => [
@@ -231,11 +208,11 @@ describe('label writes (sandbox, WhatsApp Business)', () => {
             .sort(),
         ]),
       );
-    await gateway.webhooks.stop();
+    await world.gateway.webhooks.stop();
     const before = dump();
     expect(before.chat_labels.length).toBeGreaterThan(3);
     const log = pino({ level: 'silent' });
-    const runner = new ProjectionRunner(gateway.store, db, allProjections(db, gateway.store, log), log);
+    const runner = new ProjectionRunner(world.gateway.store, db, allProjections(db, world.gateway.store, log), log);
     await runner.rebuild();
     await runner.stop();
     expect(dump()).toEqual(before);
