@@ -9,7 +9,7 @@
  * `BENCH_HISTORY_MESSAGES` sizes it down for a short check (e.g. 5000; chats: one per 100 messages).
  */
 import type { Metric } from './lib/benchmark.js';
-import { type GatewayChild, processRssBytes, spawnGateway, waitForSessionState } from './lib/child.js';
+import { type GatewayChild, processRssBytes, processRssParts, spawnGateway, waitForSessionState } from './lib/child.js';
 import { round } from './lib/stats.js';
 
 export const name = 'history-import';
@@ -33,6 +33,7 @@ export async function run(): Promise<Metric[]> {
     await gateway.adminRequest('POST', `/sandbox/devices/${DEVICE}/history`, chunkBody(-1, 1, false), 202);
     await queryable(gateway, messageId(-1, PER_CHAT - 1));
     const rssBefore = processRssBytes(gateway.pid);
+    const partsBefore = processRssParts(gateway.pid);
     let rssPeak = rssBefore ?? 0;
     const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, processRssBytes(gateway.pid) ?? 0)), 50);
     const started = performance.now();
@@ -54,6 +55,7 @@ export async function run(): Promise<Metric[]> {
     }
     const seconds = (performance.now() - started) / 1000;
     const rssAfter = processRssBytes(gateway.pid);
+    const partsAfter = processRssParts(gateway.pid);
     const imported = chats * PER_CHAT;
     const metrics: Metric[] = [
       { metric: 'history messages imported', value: imported, unit: 'messages' },
@@ -77,6 +79,19 @@ export async function run(): Promise<Metric[]> {
           target: { op: '<=', value: 100 },
         },
         { metric: 'RSS growth kept after the import', value: round((rssAfter - rssBefore) / MB, 1), unit: 'MB' },
+      );
+    if (partsBefore && partsAfter)
+      metrics.push(
+        {
+          metric: 'of the growth kept: anonymous (heap, SQLite page caches)',
+          value: round((partsAfter.anon - partsBefore.anon) / MB, 1),
+          unit: 'MB',
+        },
+        {
+          metric: "of the growth kept: file-backed (the read models' memory map)",
+          value: round((partsAfter.file + partsAfter.shmem - partsBefore.file - partsBefore.shmem) / MB, 1),
+          unit: 'MB',
+        },
       );
     return metrics;
   } finally {

@@ -283,6 +283,18 @@ export function treeCpuSeconds(pid: number): number | undefined {
   return total;
 }
 
+/** A process's resident memory by kind (bytes): anonymous (heaps, caches), file-backed (mapped files), shared. */
+export function processRssParts(pid: number): { anon: number; file: number; shmem: number } | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kB = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1] ?? NaN) * 1024;
+    const parts = { anon: kB('RssAnon'), file: kB('RssFile'), shmem: kB('RssShmem') };
+    return Object.values(parts).every(Number.isFinite) ? parts : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The resident set of a process from /proc/<pid>/status (VmRSS), in bytes; undefined where /proc is unavailable. */
 export function processRssBytes(pid: number): number | undefined {
   try {
