@@ -52,6 +52,19 @@ export class LogTail {
     }
   }
 
+  /** How many events it keeps. */
+  get size(): number {
+    return this.events.length - this.first;
+  }
+
+  /** Forgets what it keeps: the events to come are those after `after` (nobody read the ones in between). */
+  restartAfter(after: number): void {
+    this.events = [];
+    this.first = 0;
+    this.keptAfter = after;
+    this.head = after;
+  }
+
   /**
    * Up to `maxCount` events after `after`, in log order: [] when none newer has come yet (wait for the next
    * batch), undefined when some of those after it are no longer kept (read them from the log).

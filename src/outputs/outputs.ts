@@ -109,7 +109,10 @@ export class Outputs {
       name: 'outputs',
       log: this.deps.log,
       onBatch: (events) => {
-        tail.add(events);
+        // Kept only while an output runs: with none, 4,000 events held for nobody would outlive the young
+        // generation (garbage for a major GC); a subscriber started later reads the log until the tail refills.
+        if (this.running.size > 0) tail.add(events);
+        else if (events.length > 0) tail.restartAfter(events[events.length - 1].position);
         const changed = new Set<string>();
         for (const event of events)
           if (CONFIG_EVENTS.has(event.type)) changed.add((event.data as { outputId: string }).outputId);

@@ -14,6 +14,7 @@ import { OutputCommands } from '../../src/outputs/output-commands.js';
 import type { OutgoingMessage } from '../../src/outputs/output-message.js';
 import type { Publisher } from '../../src/outputs/output-publisher.js';
 import { OutputUrls } from '../../src/outputs/output-url.js';
+import type { LogTail } from '../../src/eventstore/log-tail.js';
 import { Outputs } from '../../src/outputs/outputs.js';
 import { OutputsReadModel } from '../../src/outputs/outputs-read-model.js';
 import { openReadModelDb } from '../../src/projections/read-model-db.js';
@@ -106,6 +107,7 @@ describe('outputs', () => {
     const brokers = new Map<string, FakeBroker>(ids.map((id) => [id, new FakeBroker()]));
     const counting = new CountingStore(store);
     const clock = new TestClock();
+    let next: FakeBroker | undefined;
     const outputs = new Outputs({
       store: counting,
       outputs: model,
@@ -117,7 +119,11 @@ describe('outputs', () => {
       retryMaxDelayMs: 1_000,
       publishes: true,
       pageSize: PAGE,
-      publisherOf: (outputId) => brokers.get(outputId)!,
+      publisherOf: (outputId) => {
+        // An output made by add(): its broker is the one add() was given.
+        if (!brokers.has(outputId) && next) brokers.set(outputId, next);
+        return brokers.get(outputId)!;
+      },
     });
     outputs.start();
     cleanups.push(() => outputs.stop());
@@ -135,7 +141,19 @@ describe('outputs', () => {
     // Every output running and at the head: the first message reached them all.
     await receive(1);
     await eventually(() => allHave(brokerList), 'every output at the head');
-    return { store, counting, outputs, ids, brokers: brokerList, clock, receive, allHave, sent: () => sent };
+    /** Makes one more output, its broker given. */
+    const add = async (broker: FakeBroker) => {
+      next = broker;
+      const { output } = await commands.create({
+        type: 'amqp',
+        url: 'amqp://127.0.0.1:5672',
+        exchange: `x${ids.length}`,
+        events: ['message.received'],
+      });
+      brokers.set(output.outputId, broker);
+      ids.push(output.outputId);
+    };
+    return { store, counting, outputs, ids, brokers: brokerList, clock, receive, allHave, sent: () => sent, add };
   }
 
   it('outputs at the head share one read of each new page: the log is not read again per output', async () => {
@@ -149,6 +167,24 @@ describe('outputs', () => {
     expect(new Set(counting.handedOut).size).toBe(counting.handedOut.length);
     for (const broker of brokers)
       expect(bodies(broker)).toEqual(Array.from({ length: sent() }, (_, n) => `message ${n + 1}`));
+  });
+
+  it('keeps no events while no output runs; one made later publishes what follows, then shares the tail', async () => {
+    const { counting, outputs, receive, sent, add } = await setup(0);
+    await receive(3 * PAGE);
+    // Nobody to share them with: the tail holds none (held, they would outlive the young generation for nothing).
+    const tail = (outputs as unknown as { tail: LogTail }).tail;
+    await eventually(() => tail.head > 0 && tail.size === 0, 'the tail empty');
+    const late = new FakeBroker();
+    await add(late);
+    const before = sent();
+    await receive(2 * PAGE);
+    await eventually(() => late.messages.length === sent() - before, 'the late output publishes what followed it');
+    counting.reads = 0;
+    await receive(2 * PAGE);
+    await eventually(() => late.messages.length === sent() - before, 'and what comes next, from the tail');
+    expect(counting.reads).toBe(0);
+    expect(bodies(late)).toEqual(Array.from({ length: sent() - before }, (_, n) => `message ${before + n + 1}`));
   });
 
   it('an output whose broker is down holds its position while the others go on, then reads what the tail let go and catches up', async () => {
