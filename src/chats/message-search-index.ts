@@ -32,7 +32,7 @@ const textOf = (row: MessageRow) => searchTextOf(row.type, row.body, row.media, 
 
 export class MessageSearchIndex {
   /** The batch's changes: a row's position → its text now ('' takes it out) and time (its key's block). */
-  private readonly changes = new Map<number, { text: string; at: number }>();
+  private readonly changes = new Map<number, { text: string; at: number; fresh: boolean }>();
   /** After reset(): filled once, from the finished table, when the rebuild has caught up. */
   private deferred = false;
   private statements: ReturnType<MessageSearchIndex['prepare']> | undefined;
@@ -80,16 +80,17 @@ export class MessageSearchIndex {
     // A status change or a reaction rewrites the row: its text (parsed from JSON for media) is not made again.
     if (saved && SEARCHED_COLUMNS.every((column) => row[column] === saved[column])) return;
     const text = textOf(row);
+    // A row not stored before (`saved` undefined) has no key yet: flush() need not look one up.
     if (text !== (saved ? textOf(saved) : '') || (saved && row.at !== saved.at))
-      this.changes.set(row.pos, { text, at: row.at });
+      this.changes.set(row.pos, { text, at: row.at, fresh: !saved });
   }
 
   /** Writes the batch's changes (after the message rows). */
   flush(): void {
     if (this.changes.size === 0) return;
     const sql = this.sql();
-    for (const [pos, { text, at }] of this.changes) {
-      const key = this.keys.keyOf(pos);
+    for (const [pos, { text, at, fresh }] of this.changes) {
+      const key = fresh ? undefined : this.keys.keyOf(pos);
       if (key !== undefined) sql.unsearch.run(key);
       if (key !== undefined && text !== '' && inBlockOf(key, at)) {
         sql.search.run(key, text);
