@@ -19,7 +19,7 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Webhook } from 'standardwebhooks';
 import type { Metric } from './lib/benchmark.js';
-import { progress } from './lib/gateway-requests.js';
+import { gatewayRequest, progress } from './lib/gateway-requests.js';
 import { type GatewayChild, spawnGateway, spawnGateways, treeCpuSeconds, waitForSessionState } from './lib/child.js';
 import { leaseOwners, waitFor } from './lib/cluster-store.js';
 import { Samples, round, summarize } from './lib/stats.js';
@@ -319,14 +319,8 @@ async function prepareDevice(
   await gateway.adminRequest('POST', `/devices/${id}/session/open`);
   await waitForSessionState(gateway, id, 'qr');
   const owner = await owners.find(id);
-  // Answered 202 with no JSON body: fetched directly.
-  const scanned = await fetch(`${owner.url}/sandbox/devices/${id}/scan`, {
-    method: 'POST',
-    headers: { 'x-admin-key': gateway.adminKey, 'content-type': 'application/json' },
-    body: JSON.stringify({ phone }),
-  });
-  await scanned.arrayBuffer();
-  if (scanned.status !== 202) throw new Error(`scan ${id} answered ${scanned.status}`);
+  // Scanned on the device's owner (sandbox injections run there).
+  await gatewayRequest(owner, 'POST', `/sandbox/devices/${id}/scan`, { phone }, 202);
   await waitForSessionState(gateway, id, 'online');
   const hooks = await gateway.adminRequest<{ secret: string }>(
     'PUT',

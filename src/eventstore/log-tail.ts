@@ -59,7 +59,7 @@ export class LogTail {
 
   /** Forgets what it keeps: the events to come are those after `after` (nobody read the ones in between). */
   restartAfter(after: number): void {
-    this.events = [];
+    if (this.events.length > 0) this.events = [];
     this.first = 0;
     this.keptAfter = after;
     this.head = after;
