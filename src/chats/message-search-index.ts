@@ -60,6 +60,7 @@ export class MessageSearchIndex {
   /** Called in the rebuild's reset, after the message table was emptied. */
   reset(db: Database.Database): void {
     this.changes.clear();
+    this.keys.forget();
     db.exec('DELETE FROM chat_messages_search; DELETE FROM chat_messages_search_keys');
     this.markFilled(db, false);
     this.deferred = true;
@@ -68,6 +69,7 @@ export class MessageSearchIndex {
   caughtUp(): void {
     if (!this.deferred) return;
     this.deferred = false;
+    this.keys.forget();
     this.db.transaction(() => {
       fillSearchTable(this.db);
       this.markFilled(this.db, true);
@@ -89,6 +91,7 @@ export class MessageSearchIndex {
   flush(): void {
     if (this.changes.size === 0) return;
     const sql = this.sql();
+    this.keys.begin();
     for (const [pos, { text, at, fresh }] of this.changes) {
       const key = fresh ? undefined : this.keys.keyOf(pos);
       if (key !== undefined) sql.unsearch.run(key);
@@ -107,6 +110,8 @@ export class MessageSearchIndex {
 
   discard(): void {
     this.changes.clear();
+    // Keys written by a batch that rolled back are gone again.
+    this.keys.forget();
   }
 
   /** Texts whose keys changed (their block numbered again): all taken out first, as new keys may be old ones. */

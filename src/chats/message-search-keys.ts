@@ -64,8 +64,27 @@ export function inBlockOf(key: number, at: number): boolean {
 /** The keys of searchable messages, kept as their texts come and go (message-search-index.ts). */
 export class SearchKeys {
   private statements: ReturnType<SearchKeys['prepare']> | undefined;
+  /**
+   * The highest key and its position, known without a query: a message recorded now goes after it, in its block
+   * or a newer one. Undefined when not known (at start, after a removal, a rollback or another connection's commit).
+   */
+  private top: { key: number; pos: number } | null | undefined;
+  /** PRAGMA data_version when `top` was last trusted: it changes when another connection commits. */
+  private dataVersion = -1;
 
   constructor(private readonly db: Database.Database) {}
+
+  /** Called before a batch's keys change: forgets the highest key if another connection wrote since. */
+  begin(): void {
+    const version = this.sql().dataVersion.get()!;
+    if (version !== this.dataVersion) this.top = undefined;
+    this.dataVersion = version;
+  }
+
+  /** Forgets what is known of the keys (a rollback, a rebuild's reset or fill). */
+  forget(): void {
+    this.top = undefined;
+  }
 
   /** The message's key, or undefined when it has no searchable text. */
   keyOf(pos: number): number | undefined {
@@ -81,6 +100,10 @@ export class SearchKeys {
   add(pos: number, at: number): { key: number; moved: Moved[] } {
     const sql = this.sql();
     const { first, end } = searchBlockRange(at);
+    const top = (this.top ??= sql.top.get() ?? null);
+    // In the newest block or after it (a message recorded now): the highest key tells its block's last.
+    if (top === null || top.key < first) return { key: this.insert(first, pos), moved: [] };
+    if (top.key < end && top.pos < pos && top.key + 1 < end) return { key: this.insert(top.key + 1, pos), moved: [] };
     const last = sql.lastInBlock.get(first, end);
     if (last === undefined) return { key: this.insert(first, pos), moved: [] };
     if (last[1] < pos && last[0] + 1 < end) return { key: this.insert(last[0] + 1, pos), moved: [] };
@@ -90,6 +113,7 @@ export class SearchKeys {
     const moved: Moved[] = [];
     sql.removeBlock.run(first, end);
     const keys = new Map(block.map(([k, p]) => [p, k]));
+    this.top = undefined;
     positions.forEach((p, rank) => {
       const from = keys.get(p);
       if (from !== undefined && from !== first + rank) moved.push({ pos: p, from, to: first + rank });
@@ -99,6 +123,7 @@ export class SearchKeys {
   }
 
   remove(pos: number): void {
+    this.top = undefined;
     this.sql().remove.run(pos);
   }
 
@@ -114,6 +139,7 @@ export class SearchKeys {
 
   private insert(key: number, pos: number): number {
     this.sql().insert.run(key, pos);
+    if (this.top !== undefined && (this.top === null || key > this.top.key)) this.top = { key, pos };
     return key;
   }
 
@@ -124,6 +150,10 @@ export class SearchKeys {
   private prepare() {
     const db = this.db;
     return {
+      dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
+      top: db.prepare<[], { key: number; pos: number }>(
+        'SELECT key, pos FROM chat_messages_search_keys ORDER BY key DESC LIMIT 1',
+      ),
       keyOf: db.prepare<[number], number>('SELECT key FROM chat_messages_search_keys WHERE pos = ?').pluck(),
       lastInBlock: db
         .prepare<[number, number], [number, number]>(
