@@ -8,6 +8,7 @@ import type { InboundType } from '../messages/message-events.js';
 import { ROW_COLUMNS, type Row } from './message-index-schema.js';
 import { type JsonPage, MessagePageJson } from './message-page-json.js';
 import { SearchKeys } from './message-search-keys.js';
+import { SearchMatch } from './message-search-match.js';
 import { LimitedStatements } from '../storage/limited-statements.js';
 import {
   CHAT_LIST,
@@ -35,16 +36,18 @@ export class MessageIndexQueries {
   private statements: ReturnType<MessageIndexQueries['prepare']> | undefined;
   /** Chat list statements by their text (one per combination of filters). */
   private readonly chatLists = new Map<string, Database.Statement<Array<string | number>, ChatListRaw>>();
-  private readonly searches = new Map<string, Database.Statement<Array<string | number>, PageRaw>>();
+  private readonly searches = new Map<string, Database.Statement<Array<string | bigint>, PageRaw>>();
 
   private readonly pageJson: MessagePageJson;
   private readonly chatListJson: ChatListJson;
   private readonly searchKeys: SearchKeys;
+  private readonly searchMatch: SearchMatch;
 
   constructor(private readonly db: Database.Database) {
     this.pageJson = new MessagePageJson(db);
     this.chatListJson = new ChatListJson(db);
     this.searchKeys = new SearchKeys(db);
+    this.searchMatch = new SearchMatch(db);
   }
 
   /** One message with its whole life (GET /messages/:waMessageId); reactions included. */
@@ -113,16 +116,17 @@ export class MessageIndexQueries {
   search(deviceId: string, q: string, options: { chatId?: string; limit: number; after?: PageKey }): Page<MessageView> {
     const words = q.match(/[\p{L}\p{N}_]+/gu) ?? [];
     if (words.length === 0) return { items: [], next: null };
-    const match = words.map((word) => `"${word}"*`).join(' ');
+    const match = this.searchMatch.of(words);
     const where = ['chat_messages_search MATCH ?', 'm.device_id = ?', 'm.deleted = 0'];
-    const args: Array<string | number> = [match, deviceId];
+    const args: Array<string | bigint> = [match, deviceId];
     if (options.chatId !== undefined) {
       where.push('m.chat_id = ?');
       args.push(options.chatId);
     }
     if (options.after) {
       where.push('f.rowid < ?');
-      args.push(this.searchKeys.boundAfter(options.after.at, options.after.pos));
+      // An integer: FTS5 seeks to a bound it is given as one, and walks every hit before any other.
+      args.push(BigInt(this.searchKeys.boundAfter(options.after.at, options.after.pos)));
     }
     // The hits in the order of their keys (message-search-keys.ts: time, then position), newest first: FTS5 walks
     // them in that order and the scan stops at the page's end, however many match (CROSS JOIN keeps the index the
@@ -138,7 +142,7 @@ export class MessageIndexQueries {
       ) JOIN chat_messages ON pos = hit_pos ORDER BY hit_key DESC`;
     let statement = this.searches.get(text);
     if (!statement) {
-      statement = this.db.prepare<Array<string | number>, PageRaw>(text).raw(true);
+      statement = this.db.prepare<Array<string | bigint>, PageRaw>(text).raw(true);
       this.searches.set(text, statement);
     }
     const rows = statement.all(...args);
