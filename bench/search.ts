@@ -10,6 +10,7 @@
  */
 import { generateDeviceKey, hashKey } from '../src/auth/keys.js';
 import { deviceStream } from '../src/devices/device-events.js';
+import { encodeCursor } from '../src/http/cursor.js';
 import { inboxStream } from '../src/inbox/inbox-events.js';
 import type { Metric } from './lib/benchmark.js';
 import { type LogEvent, writeLogDirect } from './lib/event-log.js';
@@ -73,7 +74,13 @@ export async function run(): Promise<Metric[]> {
         });
       const searches = await load(typed);
       const common = await load(() => `${base}?q=${words[0]}&limit=50`);
-      const failures = searches.non2xx + searches.errors + common.non2xx + common.errors;
+      // The same word's pages anywhere in the log (a cursor at a random message), and its first page in one chat.
+      const deep = await load(() => {
+        const k = Math.floor(random() * MESSAGES);
+        return `${base}?q=${words[0]}&limit=50&cursor=${encodeCursor(`${T0 + Math.floor(k / 20)}:${k + 2}`)}`;
+      });
+      const inChat = await load(() => `${base}?q=${words[0]}&limit=50&chatId=${chatOf(Math.floor(random() * CHATS))}`);
+      const failures = [searches, common, deep, inChat].reduce((sum, run) => sum + run.non2xx + run.errors, 0);
       return [
         { metric: 'messages in the log', value: MESSAGES, unit: 'messages' },
         { metric: 'events in the log', value: events, unit: 'events' },
@@ -95,6 +102,13 @@ export async function run(): Promise<Metric[]> {
           target: { op: '<=', value: 50 },
         },
         { metric: 'GET /messages?q=<most common word>, p99', value: round(common.latency.p99, 2), unit: 'ms' },
+        {
+          metric: 'GET /messages?q=<most common word>, req/s',
+          value: Math.round(common.requestsPerSecond),
+          unit: 'req/s',
+        },
+        { metric: 'the same, pages at random depths, p99', value: round(deep.latency.p99, 2), unit: 'ms' },
+        { metric: 'the same, first pages of one chat (chatId), p99', value: round(inChat.latency.p99, 2), unit: 'ms' },
         { metric: 'non-2xx answers and errors', value: failures, unit: 'requests', target: { op: '<=', value: 0 } },
       ];
     } finally {
@@ -132,7 +146,7 @@ function* searchEvents(key: string, words: readonly string[]): Generator<LogEven
   const random = mulberry32(1);
   const zipf = zipfSampler(VOCABULARY, random);
   for (let k = 0; k < MESSAGES; k++) {
-    const chatId = `49301${String(k % CHATS).padStart(7, '0')}`;
+    const chatId = chatOf(k % CHATS);
     const text: string[] = [];
     for (let w = 0; w < WORDS_PER_MESSAGE; w++) text.push(words[zipf()]);
     yield {
@@ -151,6 +165,8 @@ function* searchEvents(key: string, words: readonly string[]): Generator<LogEven
     };
   }
 }
+
+const chatOf = (n: number) => `49301${String(n).padStart(7, '0')}`;
 
 /** VOCABULARY distinct pronounceable words of 2 to 4 syllables, the same every run. */
 function vocabulary(): string[] {
