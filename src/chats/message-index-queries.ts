@@ -9,6 +9,7 @@ import { ROW_COLUMNS, type Row } from './message-index-schema.js';
 import { type JsonPage, MessagePageJson } from './message-page-json.js';
 import { SearchKeys } from './message-search-keys.js';
 import { SearchMatch } from './message-search-match.js';
+import { ChatSearch } from './message-search-chat.js';
 import { LimitedStatements } from '../storage/limited-statements.js';
 import {
   CHAT_LIST,
@@ -42,12 +43,14 @@ export class MessageIndexQueries {
   private readonly chatListJson: ChatListJson;
   private readonly searchKeys: SearchKeys;
   private readonly searchMatch: SearchMatch;
+  private readonly chatSearch: ChatSearch;
 
   constructor(private readonly db: Database.Database) {
     this.pageJson = new MessagePageJson(db);
     this.chatListJson = new ChatListJson(db);
     this.searchKeys = new SearchKeys(db);
     this.searchMatch = new SearchMatch(db);
+    this.chatSearch = new ChatSearch(db);
   }
 
   /** One message with its whole life (GET /messages/:waMessageId); reactions included. */
@@ -117,6 +120,7 @@ export class MessageIndexQueries {
     const words = q.match(/[\p{L}\p{N}_]+/gu) ?? [];
     if (words.length === 0) return { items: [], next: null };
     const match = this.searchMatch.of(words);
+    if (options.chatId !== undefined) return this.searchChat(deviceId, options.chatId, match, options);
     const where = ['chat_messages_search MATCH ?', 'm.device_id = ?', 'm.deleted = 0'];
     const args: Array<string | bigint> = [match, deviceId];
     if (options.chatId !== undefined) {
@@ -151,6 +155,31 @@ export class MessageIndexQueries {
     return {
       items: page.map((row) => viewOf(deviceId, row)),
       next: rows.length > options.limit && last ? { at: last.at, pos: last.pos } : null,
+    };
+  }
+
+  /** search() in one chat (message-search-chat.ts). */
+  private searchChat(deviceId: string, chatId: string, match: string, options: { limit: number; after?: PageKey }) {
+    const cleared = this.sql().clearedKey.get(deviceId, chatId);
+    const positions = this.chatSearch.positions({
+      deviceId,
+      chatId,
+      match,
+      below: options.after ? BigInt(this.searchKeys.boundAfter(options.after.at, options.after.pos)) : undefined,
+      cleared: cleared ? { at: cleared.cleared_at, pos: cleared.cleared_pos } : { at: 0, pos: 0 },
+      count: options.limit + 1,
+    });
+    const wanted = positions.slice(0, options.limit);
+    const rows = new Map(
+      this.sql()
+        .rowsAt.all(JSON.stringify(wanted))
+        .map((raw) => [raw[8], pageRowOf(raw)] as const),
+    );
+    const page = wanted.flatMap((pos) => rows.get(pos) ?? []);
+    const last = page[page.length - 1];
+    return {
+      items: page.map((row) => viewOf(deviceId, row)),
+      next: positions.length > options.limit && last ? { at: last.at, pos: last.pos } : null,
     };
   }
 
@@ -263,6 +292,10 @@ export class MessageIndexQueries {
         .prepare<[string, string], RowRaw>(
           `SELECT ${ROW_COLUMNS} FROM chat_messages WHERE device_id = ? AND wa_message_id = ? AND deleted = 0`,
         )
+        .raw(true),
+      // Page rows by position (a JSON array).
+      rowsAt: db
+        .prepare<[string], PageRaw>(`SELECT ${PAGE} FROM chat_messages WHERE pos IN (SELECT value FROM json_each(?))`)
         .raw(true),
       clearedKey: db.prepare<[string, string], { cleared_at: number; cleared_pos: number }>(
         'SELECT cleared_at, cleared_pos FROM chats WHERE device_id = ? AND chat_id = ?',
