@@ -202,7 +202,11 @@ const DEFAULT_HASH_BYTES = 1024 * 1024;
 
 /** Fills the (emptied) search index and its keys from the message table, in key order. */
 export function fillSearchTable(db: Database.Database): void {
-  const text = `${SEARCH_TEXT_FUNCTION}(type, body, media, content, revoked, deleted)`;
+  // searchTextOf in SQL where it answers the body (no media, no file name): a call into JavaScript per message
+  // only for the others.
+  const text = `CASE WHEN type <> 'reaction' AND revoked = 0 AND deleted = 0 AND media IS NULL
+    AND (content IS NULL OR instr(content, '"filename"') = 0) THEN body
+    ELSE ${SEARCH_TEXT_FUNCTION}(type, body, media, content, revoked, deleted) END`;
   fillSearchKeys(db, text);
   // In the text: FTS5 takes only an integer, and a bound JavaScript number is a REAL.
   const hashSize = (bytes: number) =>

@@ -62,4 +62,58 @@ describe("a rebuild's fill of the search index", () => {
       plain.close();
     }
   });
+
+  it('indexes what searchTextOf makes of each message: bodies, file names of media and sent documents, no reactions, revoked or deleted', () => {
+    const db = new Database(':memory:');
+    try {
+      new MessageIndex(db).setup(db);
+      const insert = db.prepare(
+        `INSERT INTO chat_messages (device_id, wa_message_id, chat_id, from_me, sender, type, body, at, pos, media, content, revoked, deleted)
+         VALUES ('d1', ?, '4915100000001', 0, '4915100000001', ?, ?, 1790000000, ?, ?, ?, ?, ?)`,
+      );
+      const rows: Array<[string, string, string | null, string | null, number, number]> = [
+        ['text', 'alpha words', null, null, 0, 0],
+        ['image', '', JSON.stringify({ status: 'ready', filename: 'report.pdf' }), null, 0, 0],
+        [
+          'document',
+          'see attached',
+          null,
+          JSON.stringify({ kind: 'document', media: { filename: 'invoice.pdf' } }),
+          0,
+          0,
+        ],
+        ['reaction', 'thumbs', null, null, 0, 0],
+        ['text', 'revoked words', null, null, 1, 0],
+        ['text', 'deleted words', null, null, 0, 1],
+        ['text', 'gamma', null, JSON.stringify({ kind: 'text', text: 'gamma' }), 0, 0],
+        ['image', 'caption only', JSON.stringify({ status: 'ready' }), null, 0, 0],
+      ];
+      rows.forEach(([type, body, media, content, revoked, deleted], i) =>
+        insert.run(`M${i + 1}`, type, body, i + 1, media, content, revoked, deleted),
+      );
+      db.exec('DELETE FROM chat_messages_search; DELETE FROM chat_messages_search_keys');
+      fillSearchTable(db);
+      const found = (query: string) =>
+        db
+          .prepare(
+            `SELECT k.pos FROM chat_messages_search s JOIN chat_messages_search_keys k ON k.key = s.rowid
+             WHERE chat_messages_search MATCH ? ORDER BY k.pos`,
+          )
+          .pluck()
+          .all(query);
+      expect(db.prepare('SELECT pos FROM chat_messages_search_keys ORDER BY pos').pluck().all()).toEqual([
+        1, 2, 3, 7, 8,
+      ]);
+      expect(found('alpha')).toEqual([1]);
+      expect(found('report')).toEqual([2]);
+      expect(found('invoice')).toEqual([3]);
+      expect(found('attached')).toEqual([3]);
+      expect(found('words')).toEqual([1]);
+      expect(found('thumbs')).toEqual([]);
+      expect(found('gamma')).toEqual([7]);
+      expect(found('caption')).toEqual([8]);
+    } finally {
+      db.close();
+    }
+  });
 });
