@@ -212,12 +212,11 @@ export function fillSearchTable(db: Database.Database): void {
   const hashSize = (bytes: number) =>
     db.exec(`INSERT INTO chat_messages_search (chat_messages_search, rank) VALUES ('hashsize', ${bytes})`);
   hashSize(FILL_HASH_BYTES);
-  try {
-    db.exec(`INSERT INTO chat_messages_search (rowid, text)
-      SELECT k.key, ${text} FROM chat_messages_search_keys k JOIN chat_messages m ON m.pos = k.pos ORDER BY k.key`);
-  } finally {
-    hashSize(DEFAULT_HASH_BYTES);
-  }
+  db.exec(`INSERT INTO chat_messages_search (rowid, text)
+    SELECT k.key, ${text} FROM chat_messages_search_keys k JOIN chat_messages m ON m.pos = k.pos ORDER BY k.key`);
+  // Not in a `finally`: a failed fill rolls the caller's transaction back, the setting's row with it (a write after the
+  // failure would only hide its error).
+  hashSize(DEFAULT_HASH_BYTES);
 }
 
 /** Creates the tables and their indexes where missing (a projection's setup). */
