@@ -50,6 +50,11 @@ interface History {
   events: number;
 }
 
+/** Writes this bench's log into `dataDir` (bench/profile-rebuild.ts profiles its rebuild); answers its events. */
+export async function writeConversationLog(dataDir: string): Promise<number> {
+  return writeLogDirect(dataDir, conversationEvents({ chats: [], keys: new Map(), messageIds: [], events: 0 }));
+}
+
 export async function run(): Promise<Metric[]> {
   const data = makeTempDir('conversations');
   try {

@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT_DIR, RESULTS_DIR } from './lib/paths.js';
 import { makeTempDir } from './lib/temp.js';
+import { writeConversationLog } from './conversations.js';
 import { writeHistory } from './rebuild.js';
 
 interface ProfileNode {
@@ -24,7 +25,11 @@ async function main(): Promise<void> {
   try {
     if (!existsSync(join(dataDir, 'events.sqlite'))) {
       const started = performance.now();
-      const written = await writeHistory(dataDir);
+      // BENCH_PROFILE_LOG=conversations: the conversations bench's log (BENCH_CONVERSATIONS_MESSAGES sizes it).
+      const written =
+        process.env.BENCH_PROFILE_LOG === 'conversations'
+          ? await writeConversationLog(dataDir)
+          : await writeHistory(dataDir);
       process.stderr.write(`wrote ${written} events in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
     }
     const profiles = join(RESULTS_DIR, 'profiles');

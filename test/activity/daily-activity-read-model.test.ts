@@ -61,6 +61,22 @@ describe('daily activity read model', () => {
       .then((activity) => activity.day('2026-03-03').size, 0);
   });
 
+  it('counts each event on its own day when days alternate, before 1970 too', () => {
+    spec
+      .given(
+        received('d1', '2026-03-01T23:59:59.999Z'),
+        received('d1', '2026-03-02T00:00:00.000Z'),
+        received('d1', '2026-03-01T00:00:00.000Z'),
+        received('d1', '1969-12-31T23:59:59.999Z'),
+        received('d1', '1970-01-01T00:00:00.000Z'),
+        received('d1', '1969-12-31T00:00:00.000Z'),
+      )
+      .then((activity) => activity.day('2026-03-01').get('d1')?.received, 2)
+      .then((activity) => activity.day('2026-03-02').get('d1')?.received, 1)
+      .then((activity) => activity.day('1969-12-31').get('d1')?.received, 2)
+      .then((activity) => activity.day('1970-01-01').get('d1')?.received, 1);
+  });
+
   it("forgets a deleted device's days, also counts of the same batch, and counts it again if its id comes back", () => {
     spec
       .given(received('d1', '2026-03-02T00:00:00Z'), received('d2', '2026-03-02T00:00:00Z'))
