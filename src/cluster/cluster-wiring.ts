@@ -166,9 +166,8 @@ export function startLeases(config: Config, deps: ClusterDeps): ClusterNode | un
       requests.observe(events);
       for (const event of events) {
         const deviceId = outboxOf(event.streamId);
-        // Another process queued (or cancelled…) a message of a device this one runs: read its outbox again.
-        if (deviceId !== undefined && leases.owns(deviceId))
-          parts.sending.outboxes.noteStored(deviceId, event.revision);
+        // Another process queued (or cancelled…) a message: an outbox loaded here takes it in (its owner's drainer too).
+        if (deviceId !== undefined) parts.sending.outboxes.noteEvent(deviceId, event, leases.owns(deviceId));
         else if (event.type === 'DeviceCreated') created((event.data as { deviceId: string }).deviceId);
         else if (event.type === 'DeviceDeleted') {
           const deleted = (event.data as { deviceId?: string }).deviceId;

@@ -25,6 +25,9 @@ export interface SharedFileTailDeps {
   dataVersion(): number;
   /** Events after a position, in order (throws once the store is closed). */
   readAfter(after: number, maxCount: number): StoredEvent[];
+  /** Tests: the change signal (default: a watch of the `-wal` file) and the clock of the interval (performance.now). */
+  watch?: (file: string, changed: () => void) => { close(): void } | undefined;
+  now?: () => number;
 }
 
 /**
@@ -55,29 +58,40 @@ export class SharedFileTail {
   /** The last position handed to the live feed. */
   private last: number;
   private version: number;
-  private watcher: FSWatcher | undefined;
+  private watcher: { close(): void } | undefined;
   private readonly timer: NodeJS.Timeout;
-  /** performance.now() of the last read of the file (intervalMs). */
+  /** now() of the last read of the file (intervalMs). */
   private readAt = Number.NEGATIVE_INFINITY;
   private intervalTimer: NodeJS.Timeout | undefined;
+  /** An own commit came after others' not read yet: the next check reads, whatever data_version says. */
+  private gap = false;
   private closed = false;
+  private readonly now: () => number;
 
   constructor(private readonly deps: SharedFileTailDeps) {
+    this.now = deps.now ?? (() => performance.now());
     this.last = deps.head();
     this.version = deps.dataVersion();
-    this.watcher = watchWal(deps.file, () => this.noticeChange());
+    this.watcher = (deps.watch ?? watchWal)(deps.file, () => this.noticeChange());
     this.timer = setInterval(() => {
-      if (deps.feed.size > 0) this.poll(false);
+      if (deps.feed.size > 0) this.poll();
     }, TAIL_CHECK_MS);
     this.timer.unref();
   }
 
-  /** This process's own commits, once on disk: handed over as they are when they follow what was fed. */
+  /**
+   * This process's own commits, once on disk: handed over as they are when they follow what was fed. When another
+   * process committed in between, they are read from the file in order with its commits, at the next check (within
+   * `intervalMs`): reading at once made a read of the file per own commit with several busy writers.
+   */
   publishOwn(committed: StoredEvent[]): void {
     if (committed[0].position === this.last + 1) {
       this.last = committed[committed.length - 1].position;
       this.deps.feed.publish(committed);
-    } else this.poll(true); // another process committed in between: read the file in order
+    } else if (committed[committed.length - 1].position > this.last) {
+      this.gap = true;
+      this.noticeChange();
+    }
   }
 
   close(): void {
@@ -94,21 +108,21 @@ export class SharedFileTail {
    */
   private noticeChange(): void {
     if (this.closed || this.intervalTimer) return;
-    const wait = this.readAt + this.deps.intervalMs - performance.now();
-    if (wait <= 0) return this.poll(false);
+    const wait = this.readAt + this.deps.intervalMs - this.now();
+    if (wait <= 0) return this.poll();
     this.intervalTimer = setTimeout(() => {
       this.intervalTimer = undefined;
-      this.poll(false);
+      this.poll();
     }, wait);
   }
 
-  /** Feeds the live subscribers everything after the last position fed (force: own commit left a gap). */
-  private poll(force: boolean): void {
+  /** Feeds the live subscribers everything after the last position fed, when there is something new. */
+  private poll(): void {
     if (this.closed) return;
     try {
       const version = this.deps.dataVersion();
-      if (!force && version === this.version) return;
-      this.readAt = performance.now();
+      if (!this.gap && version === this.version) return;
+      this.readAt = this.now();
       for (;;) {
         const page = this.deps.readAfter(this.last, READ_PAGE);
         if (page.length === 0) break;
@@ -117,6 +131,7 @@ export class SharedFileTail {
       }
       // Only once read to the end: a read that failed leaves the version unseen, so the next tick reads again.
       this.version = version;
+      this.gap = false;
     } catch {
       // Busy or closing: the next signal or tick reads again from the last position fed.
     }

@@ -442,6 +442,24 @@ export class DeviceOutbox {
     return true;
   }
 
+  /**
+   * The log shows an event of this stream that another process appended. When it is the next one and nothing is in
+   * flight or being read, it is folded at once: no read of the stream, and the next append meets no conflict (with
+   * sends through every process, nearly every append met one inside the store's write lock: issue 30). Else, with
+   * `readIfBehind` (the device's owner, whose drainer must see it), read before the next decision (noteStored).
+   * Answers `folded`, `behind` (to be read), or false (nothing new).
+   */
+  noteEvent(event: StoredEvent, readIfBehind: boolean): 'folded' | 'behind' | false {
+    if (event.revision <= this.headRevision) return false;
+    const idle = this.inFlight === 0 && this.revision === this.headRevision && !this.stale && !this.behind;
+    if (idle && !this.recovering && event.revision === this.revision + 1) {
+      this.fold([event]);
+      this.headRevision = this.revision;
+      return 'folded';
+    }
+    return readIfBehind && this.noteStored(event.revision) ? 'behind' : false;
+  }
+
   /** Reads the stream again before the next decision (it may have moved without this process noticing). */
   invalidate(): void {
     this.stale = true;

@@ -3,7 +3,7 @@
  * `outbox-<deviceId>` streams (DeviceOutbox), through which every outbox command goes.
  */
 import type { Logger } from 'pino';
-import type { EventStore } from '../../eventstore/event-store.js';
+import type { EventStore, StoredEvent } from '../../eventstore/event-store.js';
 import { outboxStream } from '../../messages/message-events.js';
 import { DeviceOutbox, type Executed } from './device-outbox.js';
 import type { OutboxCommand, OutboxResultOf } from './outbox-decider.js';
@@ -90,11 +90,20 @@ export class Outboxes {
   }
 
   /**
-   * Another process appended to a device's outbox (seen in the log): a loaded outbox reads its stream
-   * again, and the drainer is told.
+   * Another process appended this event to a device's outbox (seen in the log): a loaded outbox folds it when it
+   * can, else (`owned`: this process runs the device) reads its stream again; the drainer is told either way.
    */
-  noteStored(deviceId: string, revision: number): void {
-    this.readAgain(deviceId, (outbox) => outbox.noteStored(revision));
+  noteEvent(deviceId: string, event: StoredEvent, owned: boolean): void {
+    const loaded = this.loaded.get(deviceId);
+    if (!loaded) return;
+    void loaded.then(
+      (outbox) => {
+        const noted = outbox.noteEvent(event, owned);
+        if (noted === 'folded') this.changed(deviceId);
+        else if (noted === 'behind') this.tellOnceRead(deviceId, outbox, 0);
+      },
+      () => undefined,
+    );
   }
 
   /**
