@@ -94,8 +94,11 @@ export class ProjectionRunner implements ReadModelFeed {
   }
   /** Each read model's position in memory: every event up to it applied (or not taken). */
   private readonly checkpoints = new Map<string, number>();
-  /** Each read model's position as its checkpoint row says (CHECKPOINT_LAG_EVENTS). */
-  private readonly saved = new Map<string, number>();
+  /**
+   * By read model, the events passed since its checkpoint row was written (CHECKPOINT_LAG_EVENTS): counted, since
+   * positions are not event numbers on every store (EventStoreDB's are offsets in its log).
+   */
+  private readonly unsaved = new Map<string, number>();
   /** The store identity each read model's checkpoint belongs to. */
   private readonly stores = new Map<string, string>();
   private subscription: Subscription | undefined;
@@ -173,7 +176,6 @@ export class ProjectionRunner implements ReadModelFeed {
         const inLog = row !== undefined && !missing.has(row.position);
         if (row && row.version === projection.version && sameStore && inLog) {
           this.checkpoints.set(projection.name, row.position);
-          this.saved.set(projection.name, row.position);
           this.stores.set(projection.name, row.store!);
           continue;
         }
@@ -437,13 +439,18 @@ export class ProjectionRunner implements ReadModelFeed {
 
   /** Whether the batch has anything to write: an event a read model takes, or a checkpoint that lags too far. */
   private writes(events: readonly StoredEvent[], last: number): boolean {
-    for (const projection of this.projections)
-      if (last - (this.saved.get(projection.name) ?? 0) >= CHECKPOINT_LAG_EVENTS) return true;
+    for (const projection of this.projections) if (this.lagsAfter(projection, events.length, last)) return true;
     for (const event of events) {
       for (const i of this.takersOf(event.type))
         if (event.position > (this.checkpoints.get(this.projections[i].name) ?? 0)) return true;
     }
     return false;
+  }
+
+  /** Whether the read model's checkpoint row would lag too far behind once these events pass it by. */
+  private lagsAfter(projection: Projection, events: number, last: number): boolean {
+    if ((this.checkpoints.get(projection.name) ?? 0) >= last) return false;
+    return (this.unsaved.get(projection.name) ?? 0) + events >= CHECKPOINT_LAG_EVENTS;
   }
 
   /** Drops the rows the read models hold for a batch that did not commit (RowBuffer.discard). */
@@ -465,7 +472,8 @@ export class ProjectionRunner implements ReadModelFeed {
       const checkpoint = this.checkpoints.get(projection.name) ?? 0;
       if (checkpoint >= last) continue;
       if (checkpoint === 0) this.stores.set(projection.name, storeIdentity(this.store.kind, firstId));
-      if (this.written.has(projection)) this.saved.set(projection.name, last);
+      const unsaved = this.written.has(projection) ? 0 : (this.unsaved.get(projection.name) ?? 0) + count;
+      this.unsaved.set(projection.name, unsaved);
       this.checkpoints.set(projection.name, last);
     }
     this.written.clear();
@@ -499,7 +507,7 @@ export class ProjectionRunner implements ReadModelFeed {
       const projection = projections[i];
       if (from[i] >= last) continue;
       // Not taken and not lagging far: its row stays behind (a restart reads these events again, and skips them).
-      if (!took[i] && last - (this.saved.get(projection.name) ?? 0) < CHECKPOINT_LAG_EVENTS) continue;
+      if (!took[i] && !this.lagsAfter(projection, events.length, last)) continue;
       // Fed from the very start, this batch opens with the first event of the log: the store is named by it.
       const store = from[i] === 0 ? storeIdentity(this.store.kind, firstId) : this.storeOf(projection);
       this.upsertCheckpoint.run(projection.name, projection.version, last, store, events[events.length - 1].id);
@@ -538,7 +546,7 @@ export class ProjectionRunner implements ReadModelFeed {
     const store = storeIdentity(this.store.kind, undefined);
     this.upsertCheckpoint.run(projection.name, projection.version, position, store, null);
     this.checkpoints.set(projection.name, position);
-    this.saved.set(projection.name, position);
+    this.unsaved.set(projection.name, 0);
     this.stores.set(projection.name, store);
   }
 
