@@ -22,6 +22,14 @@ const CATCH_UP_PAGE = 2_000;
  * Smaller commits made rebuilds slower, larger ones no faster (docs/notes/performance.md).
  */
 const REBUILD_COMMIT_EVENTS = 100_000;
+/**
+ * A read model's checkpoint is written with a batch it took events from, and otherwise once it lags this many
+ * events behind the runner: a batch none of a runner's read models takes (the webhooks runner and most sends)
+ * opens no transaction, and a batch writes the checkpoints of the read models it changed, not of all of them
+ * (issue 30: each commit rewrites its pages into the WAL). A restart re-reads at most this many events that a
+ * read model does not take.
+ */
+export const CHECKPOINT_LAG_EVENTS = 1_000;
 /** Page cache while rebuilding (negative: KiB): 256 MiB, given back when the rebuild is done. */
 const REBUILD_CACHE_SIZE = -262_144;
 
@@ -84,7 +92,13 @@ export class ProjectionRunner implements ReadModelFeed {
   get failing(): boolean {
     return this.lastFailure !== undefined;
   }
+  /** Each read model's position in memory: every event up to it applied (or not taken). */
   private readonly checkpoints = new Map<string, number>();
+  /**
+   * By read model, the events passed since its checkpoint row was written (CHECKPOINT_LAG_EVENTS): counted, since
+   * positions are not event numbers on every store (EventStoreDB's are offsets in its log).
+   */
+  private readonly unsaved = new Map<string, number>();
   /** The store identity each read model's checkpoint belongs to. */
   private readonly stores = new Map<string, string>();
   private subscription: Subscription | undefined;
@@ -94,6 +108,8 @@ export class ProjectionRunner implements ReadModelFeed {
   private readonly upsertCheckpoint: Database.Statement;
   /** By event type, the projections that take it (their indexes, in order): one look-up per event, not one per projection. */
   private readonly takers = new Map<string, number[]>();
+  /** The read models whose checkpoint row the transaction being committed writes. */
+  private readonly written = new Set<Projection>();
   /** Every read model includes all events up to here. */
   position = 0;
   /**
@@ -381,6 +397,10 @@ export class ProjectionRunner implements ReadModelFeed {
 
   private applyBatch(events: readonly StoredEvent[]): void {
     const last = events[events.length - 1].position;
+    if (!this.writes(events, last)) {
+      this.committed(events);
+      return;
+    }
     try {
       // The fast path: the whole batch in one transaction, no savepoint per event; rows held by the read
       // models during the batch are written once at its end.
@@ -407,8 +427,35 @@ export class ProjectionRunner implements ReadModelFeed {
     this.committed(events);
   }
 
+  /** The projections (their indexes) that take an event of this type. */
+  private takersOf(type: string): number[] {
+    let taking = this.takers.get(type);
+    if (taking === undefined) {
+      taking = this.projections.flatMap((p, i) => (p.handles === 'all' || p.handles.has(type) ? [i] : []));
+      this.takers.set(type, taking);
+    }
+    return taking;
+  }
+
+  /** Whether the batch has anything to write: an event a read model takes, or a checkpoint that lags too far. */
+  private writes(events: readonly StoredEvent[], last: number): boolean {
+    for (const projection of this.projections) if (this.lagsAfter(projection, events.length, last)) return true;
+    for (const event of events) {
+      for (const i of this.takersOf(event.type))
+        if (event.position > (this.checkpoints.get(this.projections[i].name) ?? 0)) return true;
+    }
+    return false;
+  }
+
+  /** Whether the read model's checkpoint row would lag too far behind once these events pass it by. */
+  private lagsAfter(projection: Projection, events: number, last: number): boolean {
+    if ((this.checkpoints.get(projection.name) ?? 0) >= last) return false;
+    return (this.unsaved.get(projection.name) ?? 0) + events >= CHECKPOINT_LAG_EVENTS;
+  }
+
   /** Drops the rows the read models hold for a batch that did not commit (RowBuffer.discard). */
   private discardHeld(): void {
+    this.written.clear();
     for (const projection of this.projections) projection.discard?.();
   }
 
@@ -425,8 +472,11 @@ export class ProjectionRunner implements ReadModelFeed {
       const checkpoint = this.checkpoints.get(projection.name) ?? 0;
       if (checkpoint >= last) continue;
       if (checkpoint === 0) this.stores.set(projection.name, storeIdentity(this.store.kind, firstId));
+      const unsaved = this.written.has(projection) ? 0 : (this.unsaved.get(projection.name) ?? 0) + count;
+      this.unsaved.set(projection.name, unsaved);
       this.checkpoints.set(projection.name, last);
     }
+    this.written.clear();
     this.applied += count;
     this.position = last;
     this.lastFailure = undefined;
@@ -443,23 +493,25 @@ export class ProjectionRunner implements ReadModelFeed {
     // Each projection with the events it takes (those of its types past its checkpoint).
     const projections = this.projections;
     const from = projections.map((p) => this.checkpoints.get(p.name) ?? 0);
-    const takers = this.takers;
+    const took = new Array<boolean>(projections.length).fill(false);
     for (const event of events) {
-      const { type, position } = event;
-      let taking = takers.get(type);
-      if (taking === undefined) {
-        taking = projections.flatMap((p, i) => (p.handles === 'all' || p.handles.has(type) ? [i] : []));
-        takers.set(type, taking);
-      }
-      for (const i of taking) if (position > from[i]) apply(projections[i], event);
+      const { position } = event;
+      for (const i of this.takersOf(event.type))
+        if (position > from[i]) {
+          took[i] = true;
+          apply(projections[i], event);
+        }
     }
     if (flush) for (const projection of projections) projection.flush?.(this.db);
-    for (const projection of this.projections) {
-      const checkpoint = this.checkpoints.get(projection.name) ?? 0;
-      if (checkpoint >= last) continue;
+    for (let i = 0; i < projections.length; i++) {
+      const projection = projections[i];
+      if (from[i] >= last) continue;
+      // Not taken and not lagging far: its row stays behind (a restart reads these events again, and skips them).
+      if (!took[i] && !this.lagsAfter(projection, events.length, last)) continue;
       // Fed from the very start, this batch opens with the first event of the log: the store is named by it.
-      const store = checkpoint === 0 ? storeIdentity(this.store.kind, firstId) : this.storeOf(projection);
+      const store = from[i] === 0 ? storeIdentity(this.store.kind, firstId) : this.storeOf(projection);
       this.upsertCheckpoint.run(projection.name, projection.version, last, store, events[events.length - 1].id);
+      this.written.add(projection);
     }
   }
 
@@ -494,6 +546,7 @@ export class ProjectionRunner implements ReadModelFeed {
     const store = storeIdentity(this.store.kind, undefined);
     this.upsertCheckpoint.run(projection.name, projection.version, position, store, null);
     this.checkpoints.set(projection.name, position);
+    this.unsaved.set(projection.name, 0);
     this.stores.set(projection.name, store);
   }
 
