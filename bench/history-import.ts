@@ -36,6 +36,7 @@ export async function run(): Promise<Metric[]> {
     const partsBefore = processRssParts(gateway.pid);
     let rssPeak = rssBefore ?? 0;
     const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, processRssBytes(gateway.pid) ?? 0)), 50);
+    const cpuBefore = gateway.cpuSeconds();
     const started = performance.now();
     let postedSeconds: number;
     try {
@@ -54,6 +55,7 @@ export async function run(): Promise<Metric[]> {
       clearInterval(sampler);
     }
     const seconds = (performance.now() - started) / 1000;
+    const cpuAfter = gateway.cpuSeconds();
     const rssAfter = processRssBytes(gateway.pid);
     const partsAfter = processRssParts(gateway.pid);
     const imported = chats * PER_CHAT;
@@ -69,6 +71,9 @@ export async function run(): Promise<Metric[]> {
       { metric: 'every chunk answered (recorded)', value: round(postedSeconds, 2), unit: 's' },
       { metric: 'then queryable after', value: round(seconds - postedSeconds, 2), unit: 's' },
     ];
+    // CPU, not the wall clock, compares runs on a machine shared with other work.
+    if (cpuBefore !== undefined && cpuAfter !== undefined)
+      metrics.push({ metric: "the gateway's CPU for the import", value: round(cpuAfter - cpuBefore, 2), unit: 's' });
     if (rssBefore !== undefined && rssAfter !== undefined)
       metrics.push(
         { metric: 'RSS before the import', value: round(rssBefore / MB, 1), unit: 'MB' },

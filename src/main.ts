@@ -4,12 +4,15 @@ import { isPrimaryOf, runPrimary } from './cluster/primary.js';
 import { createLogger } from './logger.js';
 import { EX_CONFIG, explainStartFailure } from './start-failures.js';
 import { tightenDataDir, usePrivateFileModes } from './storage/private-files.js';
+import { applyV8Flags } from './v8-flags.js';
 
 /**
  * Starts the gateway; a bad setting stops it with a message naming the variable, and so does a start that
  * fails for a reason a setting explains (port in use, HOST, DATA_DIR; src/start-failures.ts).
  */
 async function main(): Promise<void> {
+  // Before the gateway allocates: V8 applies them from here on.
+  applyV8Flags();
   // Before anything is created: folders 0700, files 0600.
   usePrivateFileModes();
   let config;

@@ -30,8 +30,10 @@ export function openReadModelDb(
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
-  // Read models are hot and indexed several ways: a larger page cache keeps rebuilds and lookups off the disk.
-  db.pragma('cache_size = -65536');
+  // 16 MiB: reads go through the memory map below, so the page cache holds mostly the pages written (and those still
+  // in the WAL), and whatever size it has fills and counts in the RSS: a history import filled 64 MiB. Random reads cost
+  // the same CPU with 16 or 64 (docs/notes/performance.md); a rebuild takes a larger one while it runs.
+  db.pragma('cache_size = -16384');
   db.pragma('temp_store = MEMORY');
   // Reads through a memory map: a page of a chat is 51 rows spread over the whole message table, and beyond
   // the page cache each row cost a pread (docs/notes/performance.md). Address space only: the kernel's page
