@@ -265,9 +265,10 @@ export function watchBody(
         `the request body arrived at ${Math.round(perSecond)} bytes/s over the last ${Math.round((now - start.at) / 1000)} s, slower than this server waits for (${minBytesPerSecond} bytes/s)`,
       );
     };
-    // A few ticks per limit: a stall is seen within a quarter of the idle time after it is due.
-    const shortest = Math.min(idleMs, rate?.windowMs ?? idleMs, rate?.graceMs ?? idleMs);
-    timer = clock.setInterval(tick, Math.max(10, shortest / 4)).unref();
+    // A stall is seen within an eighth of the idle time after it is due (so the default's is gone within 10 s); the
+    // rate is sampled a few times per window.
+    const everyMs = Math.min(idleMs / 8, (rate?.windowMs ?? Infinity) / 4, (rate?.graceMs ?? Infinity) / 4);
+    timer = clock.setInterval(tick, Math.max(10, everyMs)).unref();
   };
   return {
     signal: controller.signal,

@@ -233,8 +233,8 @@ describe('the body gate and stalled bodies', () => {
     await trickle(client.socket, received);
     await clock.advance(IDLE - 1);
     expect(gate.load).toEqual({ reading: 1, waiting: 0 });
-    // Seen within a quarter of the timeout of its due time.
-    expect(await advanceUntilFree(clock, gate)).toBeLessThanOrEqual(IDLE / 4 + STEP);
+    // Seen within an eighth of the timeout of its due time.
+    expect(await advanceUntilFree(clock, gate)).toBeLessThanOrEqual(IDLE / 8 + STEP);
     const answer = await client.answer;
     expect(statusOf(answer), answer).toBe(408);
     expect(answer).toContain(`no bytes of the request body arrived for ${IDLE / 1000} s`);
