@@ -1,8 +1,8 @@
 /**
  * The test layout of docs/development.md ("Tests"), held to the files: a test file that starts a gateway is named
  * `*.e2e.test.ts` and one that starts none is not (the `unit` project is every file but those), helpers live in
- * a `support/` folder and are not named `*.test.ts`, `eventually` is the one polling helper, and a test file
- * named anywhere exists (a rename or a move leaves no stale path behind).
+ * a `support/` folder and are not named `*.test.ts`, `eventually` is the one polling helper, the fixed waits left
+ * are those the docs list, and a test file named anywhere exists (a rename or a move leaves no stale path behind).
  */
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -109,6 +109,14 @@ describe('test layout', () => {
       expect(project(name).exclude, name).toEqual(expect.arrayContaining(replacing));
     }
     expect(project('esdb').include!.filter((path) => replacing.includes(path))).toEqual([]);
+  });
+
+  it("lists every fixed wait left in a test file in docs/development.md's table, and only those", () => {
+    // A real timer in a test (a clock's, `clock.setTimeout`, is not one); support/ files are the helpers' own.
+    const waiting = testFiles.filter((path) => /(?<![.\w])setTimeout\(|timers\/promises/.test(source(path)));
+    const table = /\| file \| the wait \| why \|[\s\S]*?\n\n/.exec(source('docs/development.md'))?.[0] ?? '';
+    const listed = new Set([...table.matchAll(/`(test\/[\w./-]+\.test\.ts)`/g)].map(([, path]) => path));
+    expect(waiting.sort()).toEqual([...listed].sort());
   });
 
   it('has one eventually, and no vi.waitFor beside it', () => {

@@ -156,6 +156,7 @@ export function apiRoutes(parts: ApiParts): RouteSpec[] {
   const bodyGate = new BodyGate({
     concurrency: config.server.largeBodyConcurrency,
     queue: config.server.largeBodyQueue,
+    clock,
   });
   routes.push(
     ...sandboxRoutes({

@@ -246,11 +246,8 @@ describe('session requests at the owner', () => {
     await store.append(sessionRequestStream('d1'), [
       request('slow', { type: 'call', name: 'groups.create', args: [], once: true }, new Date()),
     ]);
-    const adopted = await Promise.race([
-      requests.adopt('d1').then(() => 'adopted'),
-      new Promise((resolve) => setTimeout(resolve, 2_000, 'still adopting')),
-    ]);
-    expect(adopted).toBe('adopted');
+    // The call is held until finish() below: an adopt that waited for it would never end (the test's timeout).
+    await requests.adopt('d1');
     // Answered all the same, once the call is done.
     await eventually(() => ran.length === 1, 'the call started');
     finish();

@@ -2,40 +2,19 @@
  * A client told that a message is `sent` revokes or edits it at once (issue 36). The live stream and the
  * webhooks announce what the log holds, and the API's read models follow the log on their own (on
  * EventStoreDB, or in another process, they can be well behind): the gateway must decide on the log's `sent`,
- * never answer 409 for a `sending` its read models still show. Here the read models learn of every `sent`
- * late, and the client acts the moment the log holds it.
+ * never answer 409 for a `sending` its read models still show. Here the read models learn of every `sent` only
+ * once the gateway has decided on it (./support/held-followers.ts), and the client acts the moment the log holds it.
  */
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DelegatingEventStore } from '../../src/eventstore/delegating-store.js';
-import type { EventStore, StoredEvent, SubscribeOptions, Subscription } from '../../src/eventstore/event-store.js';
+import type { EventStore } from '../../src/eventstore/event-store.js';
 import { type Gateway, startGateway } from '../../src/gateway.js';
 import { outboxStream } from '../../src/messages/message-events.js';
 import { apiClient, testConfig } from '../support/gateway.js';
+import { HeldFollowersStore, readModelsWaitClock, recordsSent } from './support/held-followers.js';
 import { type SandboxDevice, createDevice, goOnline, send } from './support/sandbox-devices.js';
 
 const MESSAGES = 50;
-/** How late the log's followers (the read models among them) get a batch that records a message `sent`. */
-const FOLLOWER_LAG_MS = 150;
-
-const recordsSent = (event: StoredEvent) =>
-  event.type === 'MessageStatusChanged' && (event.data as { status: string }).status === 'sent';
-
-/** A store whose subscribers get each batch holding a `sent` FOLLOWER_LAG_MS late; reads see it at once. */
-class LateFollowersStore extends DelegatingEventStore {
-  override subscribe(options?: SubscribeOptions): Subscription {
-    const inner = this.inner.subscribe(options);
-    return {
-      close: () => inner.close(),
-      async *[Symbol.asyncIterator]() {
-        for await (const batch of inner) {
-          if (batch.some(recordsSent)) await new Promise((resolve) => setTimeout(resolve, FOLLOWER_LAG_MS));
-          yield batch;
-        }
-      },
-    };
-  }
-}
 
 describe('revoking or editing a message the moment the log says it is sent', () => {
   let gateway: Gateway | undefined;
@@ -50,14 +29,16 @@ describe('revoking or editing a message the moment the log says it is sent', () 
    */
   const actOnEverySent = async (request: (device: SandboxDevice, waMessageId: string) => RequestInit) => {
     let log!: EventStore;
+    let held!: HeldFollowersStore;
     gateway = await startGateway(
       testConfig({ DEFAULT_ENGINE: 'sandbox', OUTBOX_SPACING: '0ms', OUTBOX_RATE_PER_MINUTE: '100000' }),
       {
         logger: pino({ level: 'silent' }),
         validateResponses: true,
+        clock: readModelsWaitClock(() => held.releaseAsked()),
         wrapStore: (inner) => {
           log = inner;
-          return new LateFollowersStore(inner);
+          return (held = new HeldFollowersStore(inner));
         },
       },
     );
@@ -65,13 +46,13 @@ describe('revoking or editing a message the moment the log says it is sent', () 
     const shop = await createDevice(api, 'shop', '4915100000011');
     const ids = new Set<string>();
     for (let i = 0; i < MESSAGES; i++) ids.add((await send(api, shop, '4915112345678', `m${i}`)).waMessageId);
+    held.hold(ids);
     await goOnline(api, shop);
 
     const answers: Array<Promise<{ waMessageId: string; status: number; code?: string }>> = [];
     const acted = new Set<string>();
-    // The log itself, followed without the lag: each `sent` is acted on as it is appended.
+    // The log itself, followed without the hold: each `sent` is acted on as it is appended.
     const following = log.subscribe();
-    const giveUp = setTimeout(() => void following.close(), 40_000);
     try {
       for await (const batch of following) {
         for (const event of batch) {
@@ -79,20 +60,23 @@ describe('revoking or editing a message the moment the log says it is sent', () 
           const { waMessageId } = event.data as { waMessageId: string };
           if (!ids.has(waMessageId) || acted.has(waMessageId)) continue;
           acted.add(waMessageId);
+          held.asking(waMessageId);
           answers.push(
             fetch(`${gateway.url}/devices/${shop.id}/send/${waMessageId}`, request(shop, waMessageId)).then(
-              async (response) => ({
-                waMessageId,
-                status: response.status,
-                code: ((await response.json()) as { code?: string }).code,
-              }),
+              async (response) => {
+                held.release(waMessageId);
+                return {
+                  waMessageId,
+                  status: response.status,
+                  code: ((await response.json()) as { code?: string }).code,
+                };
+              },
             ),
           );
         }
         if (acted.size === ids.size) break;
       }
     } finally {
-      clearTimeout(giveUp);
       await following.close();
     }
     expect(acted.size).toBe(MESSAGES);

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ChildGateway, spawnGateway } from '../support/child-gateway.js';
 import { eventually } from '../support/eventually.js';
 import { fill, mountTmpfs } from '../support/full-disk.js';
-import { apiClient, tempDir } from '../support/gateway.js';
+import { type ApiResponse, apiClient, tempDir } from '../support/gateway.js';
 import { bringOnline, createSandboxDevice } from '../support/sessions.js';
 
 const TO = '4915112345678';
@@ -69,35 +69,41 @@ describe('a full disk under a live session', () => {
       const qr = await api('GET', '/devices/shop/session/qr', { deviceKey: shop.key });
       return /the session is (\w+);/.exec(qr.body.detail)![1];
     };
-    const stateNames: string[] = [];
+    // Sampled until the state has been seen `reconnecting` three times; checked afterwards, each sample.
+    const samples: Array<{ liveBefore: string; state: ApiResponse; liveAfter: string; inbound: ApiResponse }> = [];
+    const reconnecting = () => samples.filter(({ state }) => state.body.state === 'reconnecting').length;
+    await eventually(
+      async () => {
+        // The QR route names the state the device actor has (what the session is in this process), asked before
+        // and after: the state answered is one of them.
+        const liveBefore = await liveState();
+        const state = await api('GET', '/devices/shop/session/state', { deviceKey: shop.key });
+        const liveAfter = await liveState();
+        const inbound = await api('POST', '/sandbox/devices/shop/inbound', {
+          admin: true,
+          json: { from: TO, body: `while full ${samples.length}` },
+        });
+        samples.push({ liveBefore, state, liveAfter, inbound });
+        return reconnecting() >= 3;
+      },
+      'the session seen reconnecting three times',
+      30_000,
+    );
     let inboundRefused = 0;
     let flagged = 0;
-    const deadline = Date.now() + 30_000;
-    for (let i = 0; stateNames.filter((name) => name === 'reconnecting').length < 3 && Date.now() < deadline; i++) {
-      // The QR route names the state the device actor has (what the session is in this process), asked before
-      // and after: the state answered is one of them.
-      const liveBefore = await liveState();
-      const state = await api('GET', '/devices/shop/session/state', { deviceKey: shop.key });
-      const liveAfter = await liveState();
+    for (const { liveBefore, state, liveAfter, inbound } of samples) {
       expect(state.status).toBe(200);
       // Absent only just after a small write that still fitted.
       if (state.body.storageFailing === true) flagged += 1;
       expect([liveBefore, liveAfter], JSON.stringify(state.body)).toContain(state.body.state);
-      stateNames.push(state.body.state);
       // A small write may still fit now and then; when it does not, or the session is held, the store's answer.
-      const inbound = await api('POST', '/sandbox/devices/shop/inbound', {
-        admin: true,
-        json: { from: TO, body: `while full ${i}` },
-      });
       expect([202, 507], JSON.stringify(inbound.body)).toContain(inbound.status);
       if (inbound.status === 507) {
         inboundRefused += 1;
         expect(inbound.body.code).toBe('insufficient_storage');
         expect(inbound.headers.get('retry-after')).toBeTruthy();
       }
-      await new Promise((resolve) => setTimeout(resolve, 300));
     }
-    expect(stateNames).toContain('reconnecting');
     expect(inboundRefused).toBeGreaterThan(0);
     expect(flagged).toBeGreaterThan(0);
 

@@ -211,6 +211,8 @@ export class EsdbTestServer {
   private blackHole: NodeJS.Timeout | undefined;
   /** Answers "not leader" given, for tests that assert the redirects a client needed. */
   notLeaderAnswers = 0;
+  /** [CL] `Gossip.Read` calls answered: a client looking for the leader (tests wait on these, not a time). */
+  gossipReads = 0;
   /** The `connection-name` of every call: one per client the gateway made. */
   readonly connectionNames = new Set<string>();
   /** Append calls received whole, and settled (answered, or dropped when cancelled): tests wait on these, not a time. */
@@ -323,7 +325,10 @@ export class EsdbTestServer {
         this.onFeatures(callback),
     });
     server.addService(gossipGrpc.GossipService, {
-      read: (_call: unknown, callback: grpc.sendUnaryData<gossipPb.ClusterInfo>) => callback(null, this.gossip()),
+      read: (_call: unknown, callback: grpc.sendUnaryData<gossipPb.ClusterInfo>) => {
+        this.gossipReads++;
+        callback(null, this.gossip());
+      },
     });
     node.port = await new Promise<number>((resolve, reject) =>
       server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (error, bound) =>

@@ -11,7 +11,6 @@
  * gives its slot back at once (see watchBody).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
 import { type Clock, type ClockTimer, systemClock } from '../../time/clock.js';
 import { Problem } from '../problem.js';
 
@@ -27,7 +26,7 @@ export interface BodyGateSettings {
   /** How long a body is read before its rate counts, and the window it is measured over (tests shorten them). */
   rateGraceMs?: number;
   rateWindowMs?: number;
-  /** The time and timer of the rate's samples (tests move it on: test/support/test-clock.ts). */
+  /** The time and timer of the idle timeout and the rate's samples (tests move it on: test/support/test-clock.ts). */
   clock?: Clock;
 }
 
@@ -54,7 +53,9 @@ interface Waiter {
 export class BodyGate {
   readonly perDevice: number;
   readonly idleTimeoutMs: number;
-  readonly rate: { minBytesPerSecond: number; graceMs: number; windowMs: number; clock: Clock };
+  readonly rate: { minBytesPerSecond: number; graceMs: number; windowMs: number };
+  /** Times the idle timeout and the rate (see watchBody). */
+  readonly clock: Clock;
   private reading = 0;
   private waitingCount = 0;
   /** Bodies being read per device. */
@@ -72,8 +73,8 @@ export class BodyGate {
       minBytesPerSecond: settings.minBytesPerSecond ?? BODY_MIN_BYTES_PER_SECOND,
       graceMs: settings.rateGraceMs ?? BODY_RATE_GRACE_MS,
       windowMs: settings.rateWindowMs ?? BODY_RATE_WINDOW_MS,
-      clock: settings.clock ?? systemClock,
     };
+    this.clock = settings.clock ?? systemClock;
   }
 
   /**
@@ -203,6 +204,13 @@ export interface BodyWatch {
   dispose(): void;
 }
 
+/** What a read is held to once it begins (BodyGate's settings), and the clock that times it. */
+export interface BodyWatchLimits {
+  idleMs: number;
+  rate?: BodyGate['rate'];
+  clock: Clock;
+}
+
 /**
  * Ties a gated read to its request. Without it, a request whose client went away while it waited would
  * still be read in its turn (waiting for bytes that never come, and keeping the slot for good), and a
@@ -212,8 +220,7 @@ export interface BodyWatch {
 export function watchBody(
   req: IncomingMessage,
   res: ServerResponse,
-  idleMs: number,
-  rate?: BodyGate['rate'],
+  { idleMs, rate, clock }: BodyWatchLimits,
 ): BodyWatch {
   const controller = new AbortController();
   // 'close' also follows a body read to its end: only one that never ended means the client is gone.
@@ -221,64 +228,56 @@ export function watchBody(
     if (!req.readableEnded)
       controller.abort(new Problem(400, 'invalid_request', 'the request was aborted', { errors: [] }));
   };
-  // The idle socket's 'timeout' goes to the response too (and with a listener, Node leaves the socket open).
-  // Once the whole body has arrived, the reader is merely finishing: that is not idle.
-  const onIdle = () => {
-    if (req.complete) return;
-    controller.abort(
-      new Problem(408, 'request_timeout', `no bytes of the request body arrived for ${idleMs / 1000} s`, {
-        // The rest of the body is not waited for: the connection closes once this is answered.
-        headers: { Connection: 'close' },
-      }),
-    );
-  };
   req.once('close', onClose);
   if (req.destroyed) onClose();
-  let idleWatched = false;
-  let rateTimer: ClockTimer | undefined;
-  // The socket's count of bytes received: read without taking the body's data from its reader. A window in
-  // which bytes waited for the reader (so that the server stopped reading the socket) says nothing of the client
-  // and is not judged.
-  const watchRate = ({ minBytesPerSecond, graceMs, windowMs, clock }: BodyGate['rate']) => {
+  let timer: ClockTimer | undefined;
+  // The socket's count of bytes received: read without taking the body's data from its reader. While bytes wait
+  // for the reader (so that the server stopped reading the socket), the client is neither idle nor slow: a window
+  // with such a moment is not judged.
+  const watch = () => {
     const socket = req.socket;
     const began = clock.now();
+    let heard = { at: began, bytes: socket.bytesRead };
     const samples = [{ at: began, bytes: socket.bytesRead, readerBehind: false }];
-    rateTimer = clock.setInterval(
-      () => {
-        if (req.complete || controller.signal.aborted) return;
-        const now = clock.now();
-        samples.push({ at: now, bytes: socket.bytesRead, readerBehind: req.readableLength > 0 || req.isPaused() });
-        // Keep the newest sample at least a window old as the window's start.
-        while (samples.length > 2 && now - samples[1].at >= windowMs) samples.shift();
-        const start = samples[0];
-        if (now - began < graceMs || now - start.at < windowMs) return;
-        if (samples.some(({ readerBehind }) => readerBehind)) return;
-        const perSecond = ((socket.bytesRead - start.bytes) * 1000) / (now - start.at);
-        if (perSecond >= minBytesPerSecond) return;
-        controller.abort(
-          new Problem(
-            408,
-            'request_timeout',
-            `the request body arrived at ${Math.round(perSecond)} bytes/s over the last ${Math.round((now - start.at) / 1000)} s, slower than this server waits for (${minBytesPerSecond} bytes/s)`,
-            { headers: { Connection: 'close' } },
-          ),
-        );
-      },
-      Math.max(10, Math.min(windowMs, graceMs) / 4),
-    );
-    rateTimer.unref();
+    const cut = (detail: string) =>
+      // The rest of the body is not waited for: the connection closes once this is answered.
+      controller.abort(new Problem(408, 'request_timeout', detail, { headers: { Connection: 'close' } }));
+    const tick = () => {
+      // Once the whole body has arrived, the reader is merely finishing: that is not idle.
+      if (req.complete || controller.signal.aborted) return;
+      const now = clock.now();
+      const bytes = socket.bytesRead;
+      const readerBehind = req.readableLength > 0 || req.isPaused();
+      // Idle: no byte since a tick at least idleMs ago (so never sooner than idleMs after the last one).
+      if (bytes !== heard.bytes || readerBehind) heard = { at: now, bytes };
+      else if (now - heard.at >= idleMs) return cut(`no bytes of the request body arrived for ${idleMs / 1000} s`);
+      if (!rate) return;
+      const { minBytesPerSecond, graceMs, windowMs } = rate;
+      samples.push({ at: now, bytes, readerBehind });
+      // Keep the newest sample at least a window old as the window's start.
+      while (samples.length > 2 && now - samples[1].at >= windowMs) samples.shift();
+      const start = samples[0];
+      if (now - began < graceMs || now - start.at < windowMs) return;
+      if (samples.some((sample) => sample.readerBehind)) return;
+      const perSecond = ((bytes - start.bytes) * 1000) / (now - start.at);
+      if (perSecond >= minBytesPerSecond) return;
+      cut(
+        `the request body arrived at ${Math.round(perSecond)} bytes/s over the last ${Math.round((now - start.at) / 1000)} s, slower than this server waits for (${minBytesPerSecond} bytes/s)`,
+      );
+    };
+    // A stall is seen within an eighth of the idle time after it is due (so the default's is gone within 10 s); the
+    // rate is sampled a few times per window.
+    const everyMs = Math.min(idleMs / 8, (rate?.windowMs ?? Infinity) / 4, (rate?.graceMs ?? Infinity) / 4);
+    timer = clock.setInterval(tick, Math.max(10, everyMs)).unref();
   };
   return {
     signal: controller.signal,
     reading() {
-      if (controller.signal.aborted) return;
-      idleWatched = true;
-      res.on('timeout', onIdle);
-      req.socket.setTimeout(idleMs);
-      if (rate) watchRate(rate);
+      if (controller.signal.aborted || timer) return;
+      watch();
     },
     dispose() {
-      rate?.clock.clear(rateTimer);
+      clock.clear(timer);
       req.off('close', onClose);
       // A read cut short still waits for the rest of the body: once the answer is out, the request is ended
       // (Node leaves a request whose answer is done out of the connection's clean-up), so that read ends too.
@@ -286,11 +285,6 @@ export function watchBody(
         if (res.closed) req.destroy();
         else res.once('close', () => req.destroy());
       }
-      if (!idleWatched) return;
-      res.off('timeout', onIdle);
-      // Back to the server's own socket timeout (0, none, unless it sets one).
-      const socket = req.socket as Socket & { server?: { timeout?: number } };
-      if (!socket.destroyed) socket.setTimeout(socket.server?.timeout ?? 0);
     },
   };
 }

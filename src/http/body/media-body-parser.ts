@@ -128,7 +128,8 @@ export function mediaBodyParser(options: MediaBodyParserOptions): Middleware {
       };
       if (small) await read();
       else {
-        const watch = watchBody(ctx.req, ctx.res, options.gate.idleTimeoutMs, options.gate.rate);
+        const { idleTimeoutMs: idleMs, rate, clock } = options.gate;
+        const watch = watchBody(ctx.req, ctx.res, { idleMs, rate, clock });
         let reading: Promise<void> | undefined;
         try {
           await options.gate.run(

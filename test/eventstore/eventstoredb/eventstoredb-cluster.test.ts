@@ -95,8 +95,10 @@ describe('EventStoreDB adapter on a cluster', () => {
     // A node of the election names itself: a client that follows it must not loop on it.
     server.nameItself(2);
     const during = [store.append(s, [{ id: randomUUID(), ...ev('B') }], { expectedRevision: 0 }), store.readStream(s)];
-    // The election's length: the client library looks for a leader through gossip on timers of its own meanwhile.
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // The election lasts until the client library, on timers of its own, has looked for a leader through gossip
+    // and found none, twice.
+    const looked = server.gossipReads;
+    await eventually(() => server.gossipReads >= looked + 2, 'the client looking for a leader during the election');
     server.elect(1);
     const [appended, read] = await Promise.all(during);
     expect(appended).toMatchObject({ nextExpectedRevision: 1 });

@@ -114,9 +114,6 @@ function send(port: number, device: string, bytes = 5): Promise<number | string>
   );
 }
 
-/** What `promise` gives, or `(nothing within N ms)`: the deadline only stops a test that would hang. */
-const within = (promise: Promise<string>, ms = 5_000) =>
-  Promise.race([promise, new Promise<string>((resolve) => setTimeout(() => resolve(`(nothing within ${ms} ms)`), ms))]);
 const loadIs = (gate: BodyGate, reading: number, waiting: number) => () =>
   gate.load.reading === reading && gate.load.waiting === waiting;
 const statusOf = (answer: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1]);
@@ -159,23 +156,63 @@ describe('the body gate and requests whose client is gone', () => {
 });
 
 describe('the body gate and stalled bodies', () => {
+  /**
+   * The idle timeout on the test's clock: moved on, not waited for (and far longer than a test runs, so that no
+   * real timer can end a read). The rate floor is off: only the idle timeout ends a read.
+   */
+  const IDLE = 20_000;
+  const STEP = IDLE / 20;
+  const settings = (clock: TestClock) => ({
+    concurrency: 1,
+    queue: 0,
+    idleTimeoutMs: IDLE,
+    minBytesPerSecond: 0,
+    clock,
+  });
+
+  /**
+   * Moves `clock` on a step at a time until the gate's slot is free; the time that took. A step waits for what the
+   * last one started: while the server's reader is behind (writing to disk), the client is not idle.
+   */
+  async function advanceUntilFree(clock: TestClock, gate: BodyGate): Promise<number> {
+    const began = clock.now();
+    const free = async () => {
+      if (gate.load.reading === 0) return true;
+      await clock.advance(STEP);
+      return false;
+    };
+    await eventually(free, 'the read cut', 10_000);
+    return clock.now() - began;
+  }
+
+  /** Writes a chunk of the body and waits for the server to have it. */
+  async function trickle(socket: Socket, received: () => number): Promise<void> {
+    const before = received();
+    socket.write('4\r\nAAAA\r\n');
+    await eventually(() => received() >= before + 9, 'the bytes at the server', 5_000);
+  }
+
   it.each([
     ['a JSON body', 'big-json'],
     ['a multipart body', 'multipart'],
   ] as const)(
     'answers %s that sends nothing for the idle timeout 408, frees its slot and removes its file',
     async (_name, start) => {
-      const { gate, port, uploadDir } = await gateApp({ concurrency: 1, queue: 0, idleTimeoutMs: 300 });
+      const clock = new TestClock();
+      const { gate, port, uploadDir } = await gateApp(settings(clock));
       const created = new Set<string>();
       const watcher = watch(uploadDir, (_event, name) => name && created.add(name));
       onTestFinished(() => watcher.close());
       const slow = await stalledClient(port, 'slow', start);
+      await eventually(loadIs(gate, 1, 0), 'the body being read', 5_000);
+      expect(await advanceUntilFree(clock, gate)).toBeGreaterThanOrEqual(IDLE);
       // The server closes the connection after its answer.
-      const answer = await within(slow.answer);
+      const answer = await slow.answer;
       expect(statusOf(answer), answer).toBe(408);
       expect(answer).toMatch(/content-type: application\/problem\+json/i);
       expect(answer).toMatch(/connection: close/i);
       expect(answer).toContain('"code":"request_timeout"');
+      expect(answer).toContain('no bytes of the request body arrived');
       expect(gate.load).toEqual({ reading: 0, waiting: 0 });
       await eventually(() => created.size > 0, 'the file the body was read into', 5_000);
       await eventually(() => readdirSync(uploadDir).length === 0, 'that file removed', 5_000);
@@ -183,14 +220,37 @@ describe('the body gate and stalled bodies', () => {
     },
   );
 
-  it('does not time out a body that keeps coming, however slowly', async () => {
-    const { port } = await gateApp({ concurrency: 1, queue: 0, idleTimeoutMs: 1_000 });
+  it('cuts a body the idle timeout after its last bytes, not before (a slow loris)', async () => {
+    const clock = new TestClock();
+    const { gate, port, received } = await gateApp(settings(clock));
     const client = await stalledClient(port, 'a');
-    // Some bytes every 100 ms for longer than the idle timeout, then the end of the body.
-    for (let i = 0; i < 15; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      client.socket.write('4\r\nAAAA\r\n');
+    await eventually(loadIs(gate, 1, 0), 'the body being read', 5_000);
+    // Bytes for longer than the idle timeout, then none.
+    for (let i = 0; i < 3; i++) {
+      await trickle(client.socket, received);
+      await clock.advance(IDLE / 2);
     }
+    await trickle(client.socket, received);
+    await clock.advance(IDLE - 1);
+    expect(gate.load).toEqual({ reading: 1, waiting: 0 });
+    // Seen within an eighth of the timeout of its due time.
+    expect(await advanceUntilFree(clock, gate)).toBeLessThanOrEqual(IDLE / 8 + STEP);
+    const answer = await client.answer;
+    expect(statusOf(answer), answer).toBe(408);
+    expect(answer).toContain(`no bytes of the request body arrived for ${IDLE / 1000} s`);
+  });
+
+  it('does not time out a body that keeps coming, however slowly', async () => {
+    const clock = new TestClock();
+    const { gate, port, received } = await gateApp(settings(clock));
+    const client = await stalledClient(port, 'a');
+    await eventually(loadIs(gate, 1, 0), 'the body being read', 5_000);
+    // Some bytes every tenth of the idle timeout for several idle timeouts, then the end of the body.
+    for (let i = 0; i < 40; i++) {
+      await trickle(client.socket, received);
+      await clock.advance(IDLE / 10);
+    }
+    expect(gate.load).toEqual({ reading: 1, waiting: 0 });
     client.socket.write(`2\r\n"}\r\n0\r\n\r\n`);
     expect(statusOf(await client.head)).toBe(202);
   });
@@ -203,7 +263,7 @@ describe('the body gate shared between devices', () => {
     await stalledClient(port, 'greedy');
     await eventually(loadIs(gate, 1, 0), 'the first body being read', 5_000);
     const second = await stalledClient(port, 'greedy');
-    const refused = await within(second.head);
+    const refused = await second.head;
     expect(statusOf(refused), refused).toBe(503);
     expect(refused).toContain('"code":"server_busy"');
     expect(refused).toMatch(/retry-after: 1/i);
@@ -234,7 +294,7 @@ describe('the body gate shared between devices', () => {
     expect(gate.load).toEqual({ reading: 8, waiting: 8 });
     // A ninth slow body of one of them is refused, not queued behind the others' turns.
     const ninth = await stalledClient(port, 'slow-a');
-    expect(statusOf(await within(ninth.head))).toBe(503);
+    expect(statusOf(await ninth.head)).toBe(503);
   });
 
   it('gives freed slots to the waiting devices in turn, each in its own order', async () => {
@@ -249,9 +309,9 @@ describe('the body gate shared between devices', () => {
     first.socket.destroy();
     await eventually(loadIs(gate, 1, 1), 'the next body being read', 5_000);
     b1.socket.write(`2\r\n"}\r\n0\r\n\r\n`);
-    expect(statusOf(await within(b1.head))).toBe(202);
+    expect(statusOf(await b1.head)).toBe(202);
     a2.socket.write(`2\r\n"}\r\n0\r\n\r\n`);
-    expect(statusOf(await within(a2.head))).toBe(202);
+    expect(statusOf(await a2.head)).toBe(202);
   });
 });
 
@@ -272,7 +332,7 @@ describe('the body gate and bodies that trickle in', () => {
       await eventually(() => answered || received() > before, 'the bytes at the server', 5_000);
       await clock.advance(100);
     }
-    const answer = await within(slow.answer);
+    const answer = await slow.answer;
     expect(statusOf(answer), answer).toBe(408);
     expect(answer).toMatch(/content-type: application\/problem\+json/i);
     expect(answer).toContain('"code":"request_timeout"');
@@ -294,6 +354,6 @@ describe('the body gate and bodies that trickle in', () => {
       await eventually(() => received() >= before + 400, 'the bytes at the server', 5_000);
     }
     client.socket.write(`2\r\n"}\r\n0\r\n\r\n`);
-    expect(statusOf(await within(client.head))).toBe(202);
+    expect(statusOf(await client.head)).toBe(202);
   });
 });

@@ -149,13 +149,24 @@ describe('hook configuration routes', () => {
       json: { url: receiver.url, events: ['session.state'] },
     });
 
-    // The receiver takes its time with this one: the duration answered is the attempt's, not made up.
-    receiver.respond = () => ({ status: 200, after: new Promise((resolve) => setTimeout(resolve, 100)) });
-    const ok = await api('POST', '/devices/hooks-test/hooks/test', { deviceKey });
+    // The receiver holds this one until the test lets it go: the duration answered is the attempt's, not made up
+    // (the gateway runs in this process: one performance timeline).
+    let release = () => {};
+    let heldSince: number | undefined;
+    receiver.respond = () => {
+      heldSince = performance.now();
+      return { status: 200, after: new Promise<void>((resolve) => (release = resolve)) };
+    };
+    const answering = api('POST', '/devices/hooks-test/hooks/test', { deviceKey });
+    const since = await eventually(() => heldSince, 'the test event held at the receiver');
+    const heldMs = performance.now() - since;
+    release();
+    const ok = await answering;
     receiver.respond = () => ({ status: 200 });
     expect(ok.status).toBe(200);
     expect(ok.body).toMatchObject({ delivered: true, status: 200 });
-    expect(ok.body.durationMs).toBeGreaterThanOrEqual(100);
+    // Rounded to a tenth of a millisecond.
+    expect(ok.body.durationMs).toBeGreaterThanOrEqual(heldMs - 0.05);
     expect(ok.body.durationMs).toBeLessThan(10_000); // WEBHOOK_TIMEOUT_MS
     const request = receiver.of('hooks-test').at(-1)!;
     expect(request.envelope).toMatchObject({
