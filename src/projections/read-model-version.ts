@@ -9,7 +9,7 @@ import type Database from 'better-sqlite3';
 
 export class ReadModelVersion {
   private readonly epoch = randomBytes(6).toString('base64url');
-  private statement: Database.Statement<[], [number, number]> | undefined;
+  private statements: { data: Database.Statement<[], number>; changes: Database.Statement<[], number> } | undefined;
 
   constructor(private readonly db: Database.Database) {}
 
@@ -19,10 +19,11 @@ export class ReadModelVersion {
    */
   current(): string | undefined {
     if (this.db.inTransaction) return undefined;
-    this.statement ??= this.db
-      .prepare<[], [number, number]>('SELECT data_version, total_changes() FROM pragma_data_version')
-      .raw(true);
-    const [data, changes] = this.statement.get()!;
-    return `${this.epoch}.${data}.${changes}`;
+    // Two statements: the pragma as a table (one SELECT of both) cost half as much again.
+    const sql = (this.statements ??= {
+      data: this.db.prepare<[], number>('PRAGMA data_version').pluck(true),
+      changes: this.db.prepare<[], number>('SELECT total_changes()').pluck(true),
+    });
+    return `${this.epoch}.${sql.data.get()}.${sql.changes.get()}`;
   }
 }
