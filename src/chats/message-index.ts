@@ -11,18 +11,21 @@ import type { SeenMessages } from '../outbox/commands/seen-messages.js';
 import { MessageIndexProjection } from './message-index-projection.js';
 import { MessageIndexQueries } from './message-index-queries.js';
 import { MessageIndexRetention } from './message-index-retention.js';
+import { ReadModelVersion } from '../projections/read-model-version.js';
 import { IndexedSeenMessages } from './message-index-seen-messages.js';
 
 export class MessageIndex extends MessageIndexProjection implements SeenMessages {
   private readonly queries: MessageIndexQueries;
   private readonly seen: IndexedSeenMessages;
   private readonly retention: MessageIndexRetention;
+  private readonly readModelVersion: ReadModelVersion;
 
   constructor(db: Database.Database) {
     super(db);
     this.queries = new MessageIndexQueries(db);
     this.seen = new IndexedSeenMessages(db);
     this.retention = new MessageIndexRetention(db);
+    this.readModelVersion = new ReadModelVersion(db);
   }
 
   find(...args: Parameters<IndexedSeenMessages['find']>) {
@@ -31,6 +34,11 @@ export class MessageIndex extends MessageIndexProjection implements SeenMessages
 
   quoted(...args: Parameters<IndexedSeenMessages['quoted']>) {
     return this.seen.quoted(...args);
+  }
+
+  /** The read models' state now, for entity tags (undefined: answer untagged). */
+  stateTag(): string | undefined {
+    return this.readModelVersion.current();
   }
 
   message(...args: Parameters<MessageIndexQueries['message']>) {

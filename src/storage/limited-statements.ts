@@ -9,11 +9,11 @@ import type Database from 'better-sqlite3';
 export class LimitedStatements<P extends unknown[], R> {
   private readonly statements = new Map<number, Database.Statement<P, R>>();
 
-  /** `sql` ends where `LIMIT n` goes; `raw`: rows as arrays. */
+  /** `sql` ends where `LIMIT n` goes; `raw` (true): rows as arrays; 'pluck': each row its first value. */
   constructor(
     private readonly db: Database.Database,
     private readonly sql: string,
-    private readonly raw = false,
+    private readonly raw: boolean | 'pluck' = false,
   ) {}
 
   /** The statement for this limit (a whole number, 0 or more). */
@@ -22,7 +22,8 @@ export class LimitedStatements<P extends unknown[], R> {
     if (!statement) {
       if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`not a limit: ${limit}`);
       statement = this.db.prepare<P, R>(`${this.sql} LIMIT ${limit}`);
-      if (this.raw) statement.raw(true);
+      if (this.raw === 'pluck') statement.pluck(true);
+      else if (this.raw) statement.raw(true);
       this.statements.set(limit, statement);
     }
     return statement;

@@ -123,6 +123,8 @@ const MIXED: Event[] = [
   received('G1', 18, { from: BOB, chatId: GROUP, isGroup: true, participant: BOB, body: 'in the group' }),
   received('G2', 19, { from: GROUP, chatId: GROUP, isGroup: true, participant: '', body: 'no participant' }),
   received('A4', 19, { body: 'same second' }),
+  // An id JSON escapes, holding what follows it in a view: a page's key is found by the id its view shows.
+  received('Q"\\,"chatId":1 ☃', 20, { body: 'an odd id' }),
 ] as Event[];
 
 /** The page as the views make it, with the account's number put in, as text. */

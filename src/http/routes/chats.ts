@@ -7,15 +7,17 @@ import type { ChatCommands } from '../../chats/chat-commands.js';
 import type { MessageIndex } from '../../chats/message-index.js';
 import { type MessageView, type PageKey, withOwnPhone } from '../../chats/message-views.js';
 import { encodeCursor, decodeCursor } from '../cursor.js';
+import { entityTag, noneMatch } from '../conditional.js';
 import { PrebuiltJson } from '../json-text.js';
 import { invalidRequest } from '../problem.js';
-import { type RequestDevice, type RouteSpec, defineRoute } from '../route.js';
+import { type HandlerInput, type RequestDevice, type RouteSpec, defineRoute } from '../route.js';
 import {
   ChatDeletedSchema,
   ChatListQuery,
   ChatListSchema,
   ChatMessagesParams,
   ChatPatchBody,
+  ConditionalHeaders,
   ChatSchema,
   SearchQuery,
   DeleteForMeQuery,
@@ -80,12 +82,19 @@ export function chatRoutes({
     ChatCommands,
     'read' | 'presence' | 'modify' | 'remove' | 'star' | 'pin' | 'deleteForMe' | 'fetchHistory'
   >;
-  index: Pick<MessageIndex, 'chatsJson' | 'messagesJson' | 'chat' | 'message' | 'search'>;
+  index: Pick<MessageIndex, 'chatsJson' | 'messagesJson' | 'chat' | 'message' | 'search' | 'stateTag'>;
   /** The gateway's clock (src/time/clock.ts), as ChatCommands has it. */
   now?: () => number;
 }): RouteSpec[] {
   const CHAT_NOT_FOUND = { description: 'No such device, or the device has no such chat (`chat_not_found`).' };
   const MESSAGE_NOT_FOUND = { description: 'No such device or message (`message_not_found`).' };
+  const NOT_MODIFIED = { description: "Not modified: `If-None-Match` names this answer's current `ETag` (no body)." };
+  /** The answer's entity tag (none while the read models cannot be tagged), and whether the client holds it already. */
+  const conditional = (ctx: HandlerInput<undefined, undefined, undefined>['ctx'], ...shown: string[]) => {
+    const version = index.stateTag();
+    const tag = version === undefined ? undefined : entityTag(version, ...shown);
+    return { tag, fresh: tag !== undefined && noneMatch(ctx.get('if-none-match'), tag) };
+  };
   const messageAfter = (deviceId: string, waMessageId: string) => {
     const message = index.message(deviceId, waMessageId);
     if (!message) throw new DomainError('message_not_found', `the device has no message ${waMessageId}`);
@@ -108,17 +117,23 @@ export function chatRoutes({
       scope: 'read',
       params: DeviceParams,
       query: ChatListQuery,
+      headers: ConditionalHeaders,
       responses: {
-        200: { description: 'A page of chats.', schema: ChatListSchema },
+        200: { description: 'A page of chats, with its `ETag`.', schema: ChatListSchema },
+        304: NOT_MODIFIED,
         404: { description: 'No such device.' },
       },
-      handler({ params, query }) {
+      handler({ params, query, ctx }) {
         const { limit, cursor, ...filter } = query;
+        const after = pageKeyOf(cursor);
+        const { tag, fresh } = conditional(ctx);
+        if (fresh) return { status: 304, headers: { ETag: tag! } };
         // Made as JSON text by SQLite (src/chats/chat-list-json.ts), as a chat's page is.
-        const page = index.chatsJson(params.deviceId, { limit: limit ?? 50, after: pageKeyOf(cursor), filter });
+        const page = index.chatsJson(params.deviceId, { limit: limit ?? 50, after, filter });
         return {
           status: 200,
           body: new PrebuiltJson(`{"items":${page.items},"nextCursor":${JSON.stringify(pageCursor(page.next))}}`),
+          ...(tag ? { headers: { ETag: tag } } : {}),
         };
       },
     }),
@@ -137,20 +152,28 @@ export function chatRoutes({
       scope: 'read',
       params: ChatMessagesParams,
       query: PageQuery,
+      headers: ConditionalHeaders,
       responses: {
-        200: { description: 'A page of messages.', schema: MessagePageSchema },
+        200: { description: 'A page of messages, with its `ETag`.', schema: MessagePageSchema },
+        304: NOT_MODIFIED,
         404: { description: 'No such device.' },
       },
-      handler({ params, query, device }) {
+      handler({ params, query, device, ctx }) {
+        // The page shows this account's number in its own messages: a new number is a new page.
+        const phone = device.view.session.phone;
+        const after = pageKeyOf(query.cursor);
+        const { tag, fresh } = conditional(ctx, phone ?? '');
+        if (fresh) return { status: 304, headers: { ETag: tag! } };
         // Made as JSON text by SQLite (src/chats/message-page-json.ts): the same answer as the views, at a third of the cost.
         const page = index.messagesJson(params.deviceId, params.chatId, {
           limit: query.limit ?? 50,
-          after: pageKeyOf(query.cursor),
-          phone: device.view.session.phone,
+          after,
+          phone,
         });
         return {
           status: 200,
           body: new PrebuiltJson(`{"items":${page.items},"nextCursor":${JSON.stringify(pageCursor(page.next))}}`),
+          ...(tag ? { headers: { ETag: tag } } : {}),
         };
       },
     }),

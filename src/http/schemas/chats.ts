@@ -3,6 +3,16 @@ import { INBOUND_TYPES, MESSAGE_STATUSES } from '../../messages/message-events.j
 import { Cursor, DeviceId, Limit, Timestamp } from './common.js';
 import { ChatId, WaMessageId } from './send.js';
 
+/** Declared for /openapi.json; the handlers compare it with their answer's ETag (src/http/conditional.ts). */
+export const ConditionalHeaders = Type.Object({
+  'If-None-Match': Type.Optional(
+    Type.String({
+      description:
+        'The `ETag` of an earlier answer of this URL: `304` with no body while nothing it shows has changed (polling for what is new costs no query).',
+    }),
+  ),
+});
+
 export const PageQuery = Type.Object(
   { limit: Type.Optional(Limit(200, 50)), cursor: Type.Optional(Cursor) },
   { additionalProperties: false },
