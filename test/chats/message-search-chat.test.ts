@@ -5,7 +5,8 @@
  */
 import Database from 'better-sqlite3';
 import { describe, expect, it, vi } from 'vitest';
-import { MessageIndex } from '../../src/chats/message-index.js';
+import type { MessageIndex } from '../../src/chats/message-index.js';
+import { emptyMessageIndex } from './support/empty-message-index.js';
 import type { PageKey } from '../../src/chats/message-views.js';
 import type { StoredEvent } from '../../src/eventstore/event-store.js';
 
@@ -18,13 +19,7 @@ type Given = { chatId: string; at: number; body: string } | { cleared: string };
 
 /** A message index on a new in-memory database, fed `given` in one batch (message ids M0, M1…). */
 function indexOf(given: readonly Given[]): { db: Database.Database; index: MessageIndex } {
-  const db = new Database(':memory:');
-  const index = new MessageIndex(db);
-  db.transaction(() => {
-    index.setup(db);
-    index.reset(db);
-  })();
-  index.caughtUp();
+  const { db, index } = emptyMessageIndex();
   db.transaction(() => {
     given.forEach((g, n) => {
       const [type, data] =

@@ -6,7 +6,8 @@
  */
 import Database from 'better-sqlite3';
 import { describe, expect, it, vi } from 'vitest';
-import { MessageIndex } from '../../src/chats/message-index.js';
+import type { MessageIndex } from '../../src/chats/message-index.js';
+import { emptyMessageIndex } from './support/empty-message-index.js';
 import { MAX_TERMS } from '../../src/chats/message-search-match.js';
 import type { StoredEvent } from '../../src/eventstore/event-store.js';
 
@@ -29,13 +30,7 @@ const TEXTS = [
 
 /** A message index on a new in-memory database, with one received message per text (a second apart). */
 function indexOf(texts: readonly string[]): { db: Database.Database; index: MessageIndex } {
-  const db = new Database(':memory:');
-  const index = new MessageIndex(db);
-  db.transaction(() => {
-    index.setup(db);
-    index.reset(db);
-  })();
-  index.caughtUp();
+  const { db, index } = emptyMessageIndex();
   db.transaction(() => {
     texts.forEach((body, n) => {
       const event: StoredEvent = {
