@@ -19,7 +19,7 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Webhook } from 'standardwebhooks';
 import type { Metric } from './lib/benchmark.js';
-import { gatewayRequest, progress } from './lib/gateway-requests.js';
+import { progress, scanCode } from './lib/gateway-requests.js';
 import { type GatewayChild, spawnGateway, spawnGateways, treeCpuSeconds, waitForSessionState } from './lib/child.js';
 import { leaseOwners, waitFor } from './lib/cluster-store.js';
 import { Samples, round, summarize } from './lib/stats.js';
@@ -320,7 +320,7 @@ async function prepareDevice(
   await waitForSessionState(gateway, id, 'qr');
   const owner = await owners.find(id);
   // Scanned on the device's owner (sandbox injections run there).
-  await gatewayRequest(owner, 'POST', `/sandbox/devices/${id}/scan`, { phone }, 202);
+  await scanCode(owner, id, phone);
   await waitForSessionState(gateway, id, 'online');
   const hooks = await gateway.adminRequest<{ secret: string }>(
     'PUT',

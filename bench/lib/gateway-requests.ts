@@ -31,6 +31,31 @@ export async function gatewayRequest<T = unknown>(
   return (text ? JSON.parse(text) : undefined) as T;
 }
 
+/** Scans tried before a `503 busy` scan fails the bench. */
+const SCAN_TRIES = 5;
+
+/**
+ * The phone scans the device's code (202). A `503 busy` (no code on show at that moment: the device is moving between
+ * processes as they join, or its code is being renewed) is tried again after its Retry-After, as a client would.
+ */
+export async function scanCode(gateway: GatewayChild, id: string, phone: string): Promise<void> {
+  for (let tries = 1; ; tries++) {
+    const response = await fetch(`${gateway.url}/sandbox/devices/${id}/scan`, {
+      method: 'POST',
+      headers: { 'x-admin-key': gateway.adminKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ phone }),
+      signal: AbortSignal.timeout(30_000),
+    });
+    const text = await response.text();
+    if (response.status === 202) return;
+    const busy = response.status === 503 && (JSON.parse(text) as { code?: string }).code === 'busy';
+    if (!busy || tries >= SCAN_TRIES)
+      throw new Error(`POST /sandbox/devices/${id}/scan answered ${response.status}: ${text.slice(0, 300)}`);
+    const retryAfter = Number(response.headers.get('retry-after') ?? '1');
+    await new Promise((resolve) => setTimeout(resolve, (Number.isFinite(retryAfter) ? retryAfter : 1) * 1_000));
+  }
+}
+
 /** Creates a sandbox device, opens it and scans its QR code with `phone`; resolves once it is online. */
 export async function onlineSandboxDevice(
   gateway: GatewayChild,
@@ -46,7 +71,7 @@ export async function onlineSandboxDevice(
   );
   await gateway.adminRequest('POST', `/devices/${id}/session/open`);
   await waitForSessionState(gateway, id, 'qr');
-  await gatewayRequest(gateway, 'POST', `/sandbox/devices/${id}/scan`, { phone }, 202);
+  await scanCode(gateway, id, phone);
   await waitForSessionState(gateway, id, 'online');
   if (hook) await gateway.adminRequest('PUT', `/devices/${id}/hooks`, hook, 200);
   return { id, key: deviceKey };

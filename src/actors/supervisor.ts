@@ -182,6 +182,16 @@ export class Supervisor {
     return this.actors.get(deviceId)?.state();
   }
 
+  /**
+   * Several processes, and this process has no loaded actor for the device: `arriving` while it holds the device's
+   * lease (taking it over: the actor loads next), `left` once it does not (handed on). Undefined otherwise: a lone
+   * process without an actor for a device does not run it.
+   */
+  handover(deviceId: string): 'arriving' | 'left' | undefined {
+    if (this.options.cluster === undefined || this.state(deviceId) !== undefined) return undefined;
+    return this.options.cluster.owns(deviceId) ? 'arriving' : 'left';
+  }
+
   /** Called after every recorded transition of every device, once its side effects ran. Returns an unsubscribe. */
   onStateChange(listener: SessionListener): () => void {
     this.listeners.add(listener);

@@ -1,7 +1,7 @@
 import type { Supervisor } from '../../actors/supervisor.js';
 import type { SandboxEngine } from '../../engines/sandbox/sandbox-engine.js';
 import type { ReadModelProgress } from '../../projections/projection-runner.js';
-import { sessionNotOnline } from '../../errors/domain-error.js';
+import { DomainError, sessionNotOnline } from '../../errors/domain-error.js';
 import { StoreUnavailableError } from '../../eventstore/event-store.js';
 import type { StorageHealth } from '../../storage/storage-health.js';
 import { insufficientStorage, problemOf } from '../error-table.js';
@@ -48,7 +48,7 @@ export const SANDBOX_NOT_ONLINE = {
   description: 'Not a sandbox device (`not_sandbox_device`), or the session is not online (`session_not_online`).',
 };
 
-/** A device just taken over, or opened, is on its way to showing its code: a scan waits this long for it. */
+/** A device just taken over, or opened, is on its way to showing its code: a scan (or a code entered) waits this long for it. */
 const QR_WAIT_MS = 5_000;
 const QR_POLL_MS = 50;
 
@@ -93,24 +93,51 @@ export function sandboxCalls({ sessions, sandbox, projections, calls, inboundMed
     return { status: 202, body: { state: reaction.state ?? device.sessionState() } };
   };
 
-  // What the phone and the network do, each run by the device's owner (where its simulated connection is).
-  const scan = calls.define('sandbox.scan', 'once', async (deviceId: string, phone: string, business?: boolean) => {
+  /**
+   * At the owner: the phone's `attempt` at the code the device shows (in state `shows`), tried again while the device
+   * is on its way to showing one, QR_WAIT_MS at most: being taken over here (devices are balanced as processes join:
+   * its lease is held, its actor not loaded yet), connecting, or in that state without its code yet (a resume, another
+   * phone's pairing under way). `moving`: this process has no actor for the device at the end (arriving, or handed
+   * on), so no state here says why nothing is on show.
+   */
+  const untilShown = async <O extends string>(
+    deviceId: string,
+    shows: 'qr' | 'pairing',
+    none: O,
+    attempt: () => Promise<O>,
+  ) => {
     const deadline = Date.now() + QR_WAIT_MS;
     for (;;) {
-      const outcome = await sandbox.scan(deviceId, phone, business === true);
-      if (outcome === 'paired') return { outcome, ...(await reactionOf(deviceId)) };
+      const outcome = await attempt();
+      const handover = sessions.handover(deviceId);
       const state = sessions.state(deviceId);
-      // A device just taken over (devices are balanced as processes join) shows its code again in a moment.
-      if (outcome === 'no_qr' && (state === 'connecting' || state === 'qr') && Date.now() < deadline) {
+      const onItsWay = handover === 'arriving' || state === 'connecting' || state === shows;
+      if (outcome === none && onItsWay && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, QR_POLL_MS));
         continue;
       }
-      return { outcome, ...stateHere(deviceId) };
+      return { outcome, ...stateHere(deviceId), ...(handover ? { moving: true as const } : {}) };
     }
+  };
+  /**
+   * 503 `busy` where nothing is on show though the state (here, or as recorded) says a code is, or the device is
+   * between processes: a moment later it is (issue 30: a `409` saying "the session is qr" contradicted itself).
+   */
+  const notShownYet = (deviceId: string) =>
+    new DomainError(
+      'busy',
+      `device ${deviceId} shows no code at this moment (it is moving between processes, or its code is being renewed); try again`,
+      { retryAfterSeconds: 1 },
+    );
+
+  // What the phone and the network do, each run by the device's owner (where its simulated connection is).
+  const scan = calls.define('sandbox.scan', 'once', async (deviceId: string, phone: string, business?: boolean) => {
+    const tried = await untilShown(deviceId, 'qr', 'no_qr', () => sandbox.scan(deviceId, phone, business === true));
+    return tried.outcome === 'paired' ? { outcome: tried.outcome, ...(await reactionOf(deviceId)) } : tried;
   });
   const enterCode = calls.define('sandbox.pair', 'once', async (deviceId: string, code: string) => {
-    const outcome = await sandbox.enterPairingCode(deviceId, code);
-    return { outcome, ...(outcome === 'paired' ? await reactionOf(deviceId) : stateHere(deviceId)) };
+    const tried = await untilShown(deviceId, 'pairing', 'no_code', () => sandbox.enterPairingCode(deviceId, code));
+    return tried.outcome === 'paired' ? { outcome: tried.outcome, ...(await reactionOf(deviceId)) } : tried;
   });
   const receive = calls.define(
     'sandbox.inbound',
@@ -214,6 +241,7 @@ export function sandboxCalls({ sessions, sandbox, projections, calls, inboundMed
     requireSandboxDevice,
     notOnline,
     answer,
+    notShownYet,
     networkRoute,
     scan,
     enterCode,

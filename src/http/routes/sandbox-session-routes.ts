@@ -6,8 +6,14 @@ import { SandboxPairBody, ScanBody } from '../schemas/sandbox.js';
 import { DeafenBody, DeafenSchema } from '../schemas/sandbox.js';
 import { type SandboxCalls, type SandboxRouteDeps, NOT_FOUND, SANDBOX_NOT_ONLINE, tag } from './sandbox-calls.js';
 
+const NOT_SHOWN_YET = {
+  description:
+    'No code on show at this moment though the state says one is, or the device is moving between processes (`busy`, with `Retry-After`: try again); ' +
+    "the event store cannot be reached (`store_unavailable`), or the device's process did not answer in time (`busy`).",
+};
+
 export function sandboxSessionRoutes(_deps: SandboxRouteDeps, net: SandboxCalls): RouteSpec[] {
-  const { requireSandboxDevice, notOnline, answer, scan, enterCode, deafen, disconnect, unlink } = net;
+  const { requireSandboxDevice, notOnline, answer, notShownYet, scan, enterCode, deafen, disconnect, unlink } = net;
   return [
     defineRoute({
       method: 'post',
@@ -18,7 +24,9 @@ export function sandboxSessionRoutes(_deps: SandboxRouteDeps, net: SandboxCalls)
       description:
         'The phone `phone` scans the code the device shows: the credentials are stored, and the session goes `connecting` (the answer) → `online` with that number. ' +
         '`business: true`: a WhatsApp Business phone, whose account has labels. ' +
-        'Only while a code is on show (state `qr`); otherwise `409 qr_unavailable` with the current state in `detail`. A number ending in 0000 does not exist: `400`.',
+        'Only while a code is on show (state `qr`); otherwise `409 qr_unavailable` with the current state in `detail`. A number ending in 0000 does not exist: `400`. ' +
+        'A device on its way to showing its code (connecting, or moving between processes) is waited for a few seconds; no code yet while its state is `qr` ' +
+        '(its code being renewed) or while it moves: `503 busy` with `Retry-After`, try again.',
       access: 'admin',
       scope: 'manage',
       params: DeviceParams,
@@ -30,6 +38,7 @@ export function sandboxSessionRoutes(_deps: SandboxRouteDeps, net: SandboxCalls)
         },
         404: NOT_FOUND,
         409: { description: 'Not a sandbox device (`not_sandbox_device`), or no code on show (`qr_unavailable`).' },
+        503: NOT_SHOWN_YET,
       },
       async handler({ params, body, device }) {
         requireSandboxDevice(device);
@@ -39,11 +48,11 @@ export function sandboxSessionRoutes(_deps: SandboxRouteDeps, net: SandboxCalls)
             { path: '/phone', message: 'numbers ending in 0000 do not exist in the sandbox' },
           ]);
         }
-        if (outcome === 'no_qr')
-          throw conflict(
-            'qr_unavailable',
-            `the session is ${reaction.state ?? device.sessionState()}; a code can be scanned only in state qr`,
-          );
+        if (outcome === 'no_qr') {
+          const state = reaction.state ?? device.sessionState();
+          if (reaction.moving || state === 'qr') throw notShownYet(params.deviceId);
+          throw conflict('qr_unavailable', `the session is ${state}; a code can be scanned only in state qr`);
+        }
         return answer(device, reaction);
       },
     }),
@@ -55,7 +64,8 @@ export function sandboxSessionRoutes(_deps: SandboxRouteDeps, net: SandboxCalls)
       summary: 'Enter the pairing code on the phone',
       description:
         'The phone enters the code the device shows (state `pairing`, after `POST /devices/{id}/session/pair`): the session goes `connecting` (the answer) → `online`, ' +
-        'linked to the number the pairing asked for. A wrong code: `422 invalid_pairing_code`; no code on show: `409 pairing_unavailable`.',
+        'linked to the number the pairing asked for. A wrong code: `422 invalid_pairing_code`; no code on show: `409 pairing_unavailable`. ' +
+        'No code yet while the state is `pairing` (another code being entered) or while the device moves between processes: `503 busy` with `Retry-After`, try again.',
       access: 'admin',
       scope: 'manage',
       params: DeviceParams,
@@ -71,15 +81,19 @@ export function sandboxSessionRoutes(_deps: SandboxRouteDeps, net: SandboxCalls)
             'Not a sandbox device (`not_sandbox_device`), or no pairing code on show (`pairing_unavailable`).',
         },
         422: { description: 'Not the code on show (`invalid_pairing_code`).' },
+        503: NOT_SHOWN_YET,
       },
       async handler({ params, body, device }) {
         requireSandboxDevice(device);
         const { outcome, ...reaction } = await enterCode(params.deviceId, body.code);
-        if (outcome === 'no_code')
+        if (outcome === 'no_code') {
+          const state = reaction.state ?? device.sessionState();
+          if (reaction.moving || state === 'pairing') throw notShownYet(params.deviceId);
           throw conflict(
             'pairing_unavailable',
-            `the session is ${reaction.state ?? device.sessionState()}; a pairing code is entered only in state pairing`,
+            `the session is ${state}; a pairing code is entered only in state pairing`,
           );
+        }
         if (outcome === 'wrong_code')
           throw new Problem(422, 'invalid_pairing_code', 'this is not the pairing code the device shows');
         return answer(device, reaction);
