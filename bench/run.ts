@@ -39,6 +39,7 @@ const BENCHMARKS: ReadonlyArray<() => Promise<Benchmark>> = [
   () => import('./cluster.js'),
   () => import('./groups.js'),
   () => import('./scale.js'),
+  () => import('./projector.js'),
   () => import('./outputs.js'),
   () => import('./outputs-fanout.js'),
   () => import('./history-import.js'),
