@@ -32,7 +32,8 @@ export const description =
 
 const DEVICES = 32;
 const SENDS = Number(process.env.BENCH_PROJECTOR_SENDS ?? 20_000);
-const BATCHES = [5, 25, 100, 400];
+/** BENCH_PROJECTOR_BATCHES (e.g. `25`): only those, for a profile (`node --cpu-prof --import tsx bench/run.ts projector`). */
+const BATCHES = (process.env.BENCH_PROJECTOR_BATCHES ?? '5,25,100,400').split(',').map(Number);
 
 export async function run(): Promise<Metric[]> {
   const logDir = makeTempDir('projector-log');
