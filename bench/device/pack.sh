@@ -2,7 +2,7 @@
 # Packs what the library's 16-core device machine needs to run the benches (it has no Node and no network):
 # this machine's Node binary and the production dependencies plus tsx and autocannon, each xz-compressed, into
 # .device/ (git-ignored: add `/.device/` to .git/info/exclude). About 42 MB together; a run carries `.device`.
-# See bench/README.md, "On the 16-core device machine".
+# See bench/device/README.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 mkdir -p .device
@@ -39,4 +39,8 @@ tar -cf - --ignore-failed-read \
   --exclude='*.map' --exclude='*.d.ts' --exclude='*.d.mts' --exclude='*.d.cts' --exclude='*.md' \
   -T .device/packages.txt 2>/dev/null | xz -T0 -6 > .device/modules.tar.xz
 [ -f .device/node.xz ] || xz -T0 -9 -c "$(readlink -f "$(command -v node)")" > .device/node.xz
+# npm ci builds better-sqlite3 from source here (no prebuilt binary can be fetched): packed before that build ends,
+# the archive lacks the addon and every gateway on the device machine fails to start.
+tar -tJf .device/modules.tar.xz | grep -q 'better-sqlite3/build/Release/better_sqlite3.node$' ||
+  { echo 'better_sqlite3.node is missing: wait for npm ci to finish, then pack again' >&2; rm .device/modules.tar.xz; exit 1; }
 ls -la .device
