@@ -10,6 +10,8 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { deviceStream } from '../src/devices/device-events.js';
@@ -34,6 +36,26 @@ const DEVICES = 32;
 const SENDS = Number(process.env.BENCH_PROJECTOR_SENDS ?? 20_000);
 /** BENCH_PROJECTOR_BATCHES (e.g. `25`): only those, for a profile (`node --cpu-prof --import tsx bench/run.ts projector`). */
 const BATCHES = (process.env.BENCH_PROJECTOR_BATCHES ?? '5,25,100,400').split(',').map(Number);
+/**
+ * Read models partitioned by device (docs/architecture.md, "What stops the sends at any N"): this many projector
+ * threads, each applying its share of the devices' sends to a file of its own, against one thread doing all
+ * (BENCH_PROJECTOR_PARTITIONS; default: the cores, at most 8).
+ */
+const PARTITIONS = Number(process.env.BENCH_PROJECTOR_PARTITIONS ?? Math.min(8, availableParallelism()));
+/** The reads of the workers' commits every 5 ms at about 5,000 sends/s: the events of one read, split over the threads. */
+const PARTITIONED_BATCH = 25;
+
+interface Partition {
+  index: number;
+  count: number;
+}
+
+interface Projected {
+  cpuMicros: number;
+  bytes: number;
+  sends: number;
+  wallMs: number;
+}
 
 export async function run(): Promise<Metric[]> {
   const logDir = makeTempDir('projector-log');
@@ -48,6 +70,21 @@ export async function run(): Promise<Metric[]> {
         { metric: `batches of ${batch}: bytes written per send`, value: Math.round(bytes), unit: 'B' },
       );
     }
+    const alone = await inThreads(logDir.path, 1);
+    const split = await inThreads(logDir.path, PARTITIONS);
+    metrics.push(
+      {
+        metric: `one thread, batches of ${PARTITIONED_BATCH}: sends/s (wall)`,
+        value: Math.round(alone),
+        unit: 'sends/s',
+      },
+      {
+        metric: `${PARTITIONS} threads, devices split, a file each, batches of ${Math.ceil(PARTITIONED_BATCH / PARTITIONS)}: sends/s (wall)`,
+        value: Math.round(split),
+        unit: 'sends/s',
+      },
+      { metric: `${PARTITIONS} threads ÷ one`, value: round(split / alone, 2), unit: 'ratio' },
+    );
     return metrics;
   } finally {
     logDir.remove();
@@ -82,13 +119,20 @@ function* sendsLog(): Generator<LogEvent> {
 }
 
 /** Fresh read models over the log: the devices caught up at start, then every send in batches of `batch`. */
-async function project(logDir: string, batch: number): Promise<{ cpuMicros: number; bytes: number }> {
+async function project(
+  logDir: string,
+  batch: number,
+  partition: Partition = { index: 0, count: 1 },
+  /** Resolves when the sends may start (all threads ready); now by default. */
+  ready: () => Promise<void> = async () => undefined,
+): Promise<Projected> {
   const readModelDir = makeTempDir('projector-read-models');
   const store = withCurrentSchemas(new SqliteEventStore(join(logDir, SQLITE_STORE_FILE)));
   const db = openReadModelDb(readModelDir.path);
   try {
     const events = await store.readAll({ maxCount: DEVICES + SENDS });
-    const sends = events.slice(DEVICES);
+    // A partition's devices: every `count`-th (the log sends round the devices in order).
+    const sends = events.slice(DEVICES).filter((_, i) => (i % DEVICES) % partition.count === partition.index);
     let started: (() => void) | undefined;
     const go = new Promise<void>((resolve) => (started = resolve));
     const fed = feedInBatches(store, events[DEVICES - 1].position, sends, batch, go);
@@ -100,14 +144,22 @@ async function project(logDir: string, batch: number): Promise<{ cpuMicros: numb
       log,
     );
     await runner.start();
+    await ready();
     const cpu = process.cpuUsage();
     const written = bytesWritten();
+    const began = performance.now();
     started!();
     await runner.waitFor(sends[sends.length - 1].position);
+    const wallMs = performance.now() - began;
     const used = process.cpuUsage(cpu);
     const bytes = bytesWritten() - written;
     await runner.stop();
-    return { cpuMicros: (used.user + used.system) / sends.length, bytes: bytes / sends.length };
+    return {
+      cpuMicros: (used.user + used.system) / sends.length,
+      bytes: bytes / sends.length,
+      sends: sends.length,
+      wallMs,
+    };
   } finally {
     db.close();
     await store.close();
@@ -153,4 +205,64 @@ function bytesWritten(): number {
     .split('\n')
     .find((l) => l.startsWith('wchar:'));
   return Number(line?.split(/\s+/)[1] ?? 0);
+}
+
+/**
+ * Every send projected by `count` threads at once (this module again, as worker threads), each with a file of its
+ * own for its devices, started together once all are ready: sends/s from that start to the last thread's end
+ * (wall clock: the process's CPU is the threads' together).
+ */
+async function inThreads(logDir: string, count: number): Promise<number> {
+  const batch = Math.ceil(PARTITIONED_BATCH / count);
+  const workers = Array.from(
+    { length: count },
+    (_, index) =>
+      // tsx's loader is registered in this thread only: the worker registers it, then loads this TypeScript file.
+      new Worker(
+        `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(import.meta.url)}); })`,
+        {
+          eval: true,
+          workerData: { projectorPartition: { logDir, batch, partition: { index, count } } },
+        },
+      ),
+  );
+  const failed = new Promise<never>((_, reject) => {
+    for (const worker of workers) {
+      worker.once('error', reject);
+      worker.once('exit', (code) => code !== 0 && reject(new Error(`a projector thread exited with ${code}`)));
+    }
+  });
+  const message = (worker: Worker, type: string) =>
+    new Promise<PartitionMessage>((resolve) => {
+      const listen = (m: PartitionMessage) => (m.type === type ? resolve(m) : worker.once('message', listen));
+      worker.once('message', listen);
+    });
+  await Promise.race([Promise.all(workers.map((worker) => message(worker, 'ready'))), failed]);
+  const began = performance.now();
+  const done = Promise.all(workers.map((worker) => message(worker, 'done')));
+  for (const worker of workers) worker.postMessage('go');
+  const results = await Promise.race([done, failed]);
+  const seconds = (performance.now() - began) / 1000;
+  await Promise.all(workers.map((worker) => worker.terminate()));
+  return results.reduce((sum, result) => sum + (result.sends ?? 0), 0) / seconds;
+}
+
+interface PartitionMessage {
+  type: 'ready' | 'done';
+  sends?: number;
+}
+
+// A worker thread of inThreads: makes its partition's read models, says it is ready, projects on `go`.
+const job = isMainThread
+  ? undefined
+  : (workerData as { projectorPartition?: { logDir: string; batch: number; partition: Partition } }).projectorPartition;
+if (job) {
+  const ready = () =>
+    new Promise<void>((resolve) => {
+      parentPort!.once('message', () => resolve());
+      parentPort!.postMessage({ type: 'ready' } satisfies PartitionMessage);
+    });
+  void project(job.logDir, job.batch, job.partition, ready).then((result) =>
+    parentPort!.postMessage({ type: 'done', sends: result.sends } satisfies PartitionMessage),
+  );
 }
