@@ -3,7 +3,7 @@
  * rebuild holding the data directory) prints one line naming the setting and exits with a code a supervisor
  * can act on (78: fix the settings, 75: try again later); a setting src/config.ts refuses stops it with 78 too.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
@@ -14,16 +14,18 @@ import { describe, expect, it } from 'vitest';
 import { holdRebuildLock } from '../src/storage/data-dir-lock.js';
 import { ADMIN_KEY } from './support/gateway.js';
 import { CHILD_GATEWAY_TESTS, freePort } from './support/child-gateway.js';
+import { runToEnd } from './support/processes.js';
 import { tempDir } from './support/temp-dir.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** nobody: root may read and write anything, so a directory it may not use needs another user. */
 const NOBODY = 65_534;
 
-function startMain(env: Record<string, string>, options: { uid?: number } = {}) {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: ROOT,
-    env: {
+/** src/main.ts in a child process to its end (a refused start stops at once; 60 s bound it). */
+async function startMain(env: Record<string, string>, options: { uid?: number } = {}) {
+  const result = await runToEnd(
+    'src/main.ts',
+    {
       ...process.env,
       DATA_DIR: tempDir(),
       HOST: '127.0.0.1',
@@ -33,16 +35,14 @@ function startMain(env: Record<string, string>, options: { uid?: number } = {}) 
       GATEWAY_PROCESSES: '',
       ...env,
     },
-    encoding: 'utf8',
-    timeout: 60_000,
-    ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.uid }),
-  });
+    options,
+  );
   // One line, no stack: what an operator reads in `journalctl` or `docker logs`.
   const lines = result.stderr.trim().split('\n');
   return { status: result.status, stderr: result.stderr, lines };
 }
 
-function expectOneLine(started: ReturnType<typeof startMain>, status: number, pattern: RegExp): void {
+function expectOneLine(started: Awaited<ReturnType<typeof startMain>>, status: number, pattern: RegExp): void {
   expect(started.status, started.stderr).toBe(status);
   expect(started.lines, started.stderr).toHaveLength(1);
   expect(started.lines[0]).toMatch(/^failed to start: /);
@@ -57,7 +57,7 @@ describe('a start that fails for a reason a setting explains', CHILD_GATEWAY_TES
     await once(taken, 'listening');
     try {
       expectOneLine(
-        startMain({ PORT: String(port) }),
+        await startMain({ PORT: String(port) }),
         78,
         new RegExp(`PORT: 127\\.0\\.0\\.1:${port} is already in use: .*set PORT to a free port`),
       );
@@ -72,7 +72,7 @@ describe('a start that fails for a reason a setting explains', CHILD_GATEWAY_TES
     await once(taken, 'listening');
     try {
       // Before, the primary started the failing workers again every second, for good (the 60 s timeout here).
-      const started = startMain({ PORT: String(port), GATEWAY_PROCESSES: '2' });
+      const started = await startMain({ PORT: String(port), GATEWAY_PROCESSES: '2' });
       expect(started.status, started.stderr).toBe(78);
       expect(started.stderr).toMatch(new RegExp(`PORT: 127\\.0\\.0\\.1:${port} is already in use`));
     } finally {
@@ -82,7 +82,7 @@ describe('a start that fails for a reason a setting explains', CHILD_GATEWAY_TES
 
   it('HOST that does not resolve', async () => {
     // .invalid never resolves (RFC 2606); a resolver that does not answer at all is "try again later".
-    const started = startMain({ PORT: String(await freePort()), HOST: 'no-such-host.invalid' });
+    const started = await startMain({ PORT: String(await freePort()), HOST: 'no-such-host.invalid' });
     expectOneLine(
       started,
       started.stderr.includes('EAI_AGAIN') ? 75 : 78,
@@ -94,12 +94,12 @@ describe('a start that fails for a reason a setting explains', CHILD_GATEWAY_TES
     const file = join(tempDir('dmg-main-'), 'not-a-dir');
     writeFileSync(file, 'x');
     expectOneLine(
-      startMain({ PORT: String(await freePort()), DATA_DIR: file }),
+      await startMain({ PORT: String(await freePort()), DATA_DIR: file }),
       78,
       /DATA_DIR: .*not-a-dir is not a directory/,
     );
     expectOneLine(
-      startMain({ PORT: String(await freePort()), DATA_DIR: join(file, 'data') }),
+      await startMain({ PORT: String(await freePort()), DATA_DIR: join(file, 'data') }),
       78,
       /DATA_DIR: .*not-a-dir\/data is not a directory/,
     );
@@ -115,7 +115,10 @@ describe('a start that fails for a reason a setting explains', CHILD_GATEWAY_TES
       chmodSync(parent, 0o000);
     }
     try {
-      const started = startMain({ PORT: String(await freePort()), DATA_DIR: dataDir }, asRoot ? { uid: NOBODY } : {});
+      const started = await startMain(
+        { PORT: String(await freePort()), DATA_DIR: dataDir },
+        asRoot ? { uid: NOBODY } : {},
+      );
       expectOneLine(
         started,
         78,
@@ -135,9 +138,9 @@ describe('a start that fails for a reason a setting explains', CHILD_GATEWAY_TES
     try {
       const [line] = (await once(createInterface({ input: server.stdout }), 'line')) as [string];
       const { port } = JSON.parse(line) as { port: number };
-      // Before, it waited for the store for ever: spawnSync's timeout would end it without a status.
+      // Before, it waited for the store for ever: the 60 s bound would end it without a status.
       expectOneLine(
-        startMain({ EVENTSTORE_URL: `esdb://127.0.0.1:${port}?tls=false` }),
+        await startMain({ EVENTSTORE_URL: `esdb://127.0.0.1:${port}?tls=false` }),
         78,
         /EVENTSTORE_URL: the event store refused to let this user read \$all.*give the user of EVENTSTORE_URL the right to read \$all/,
       );
@@ -152,7 +155,7 @@ describe('a start that fails for a reason a setting explains', CHILD_GATEWAY_TES
     const rebuild = holdRebuildLock(dataDir);
     try {
       expectOneLine(
-        startMain({ PORT: String(await freePort()), DATA_DIR: dataDir }),
+        await startMain({ PORT: String(await freePort()), DATA_DIR: dataDir }),
         75,
         /DATA_DIR: npm run rebuild \(pid \d+, since .+\) is rebuilding the read models .*start the gateway once it has finished/,
       );
@@ -163,14 +166,14 @@ describe('a start that fails for a reason a setting explains', CHILD_GATEWAY_TES
 });
 
 describe('a setting src/config.ts refuses', CHILD_GATEWAY_TESTS, () => {
-  it('stops the process at start with a message naming the variable', () => {
-    const started = startMain({ PORT: 'not-a-port' });
+  it('stops the process at start with a message naming the variable', async () => {
+    const started = await startMain({ PORT: 'not-a-port' });
     expect(started.status, started.stderr).toBe(78);
     expect(started.stderr).toContain('PORT: must be an integer');
   });
 
-  it('never prints an EventStoreDB password that holds / ? : or @', () => {
-    const started = startMain({ EVENTSTORE_URL: 'esdb://admin:pa/ss?word@db.example:2113?tls=true' });
+  it('never prints an EventStoreDB password that holds / ? : or @', async () => {
+    const started = await startMain({ EVENTSTORE_URL: 'esdb://admin:pa/ss?word@db.example:2113?tls=true' });
     expect(started.status).toBe(78);
     expect(started.stderr).toContain(
       'configuration error: EVENTSTORE_URL: must be a URL, got "esdb://***@db.example:2113?tls=true"',

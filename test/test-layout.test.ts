@@ -128,4 +128,13 @@ describe('test layout', () => {
     // A loop of its own (`until`, `waitUntil`) is another eventually.
     expect(all.filter((path) => /function (until|waitUntil|poll)\b/.test(source(path)))).toEqual([]);
   });
+
+  it('runs the gateway and its commands in a child process without blocking the test worker (runToEnd, not spawnSync)', () => {
+    // A synchronous child stops the worker's event loop for its whole life: vitest's calls to the runner waiting
+    // meanwhile time out after 60 s and fail the run though every test passed (test/support/processes.ts).
+    const all = [...testFiles, ...helpers.filter((path) => path.startsWith('test/'))];
+    expect(
+      all.filter((path) => /\b(spawnSync|execFileSync|execSync)\(\s*process\.execPath/.test(source(path))),
+    ).toEqual([]);
+  });
 });

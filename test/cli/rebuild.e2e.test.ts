@@ -3,30 +3,22 @@
  * lone gateway's (and GATEWAY_PROCESSES' machine projector's) `read-models.sqlite` and the `read-models.w<N>.sqlite` of
  * processes started on their own under GATEWAY_CLUSTER (GATEWAY_WORKER).
  */
-import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { startTestGateway } from '../support/gateway.js';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+import { runToEnd } from '../support/processes.js';
 
 function runRebuild(dataDir: string, env: Record<string, string> = {}) {
-  return spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/rebuild.ts'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATA_DIR: dataDir,
-      EVENTSTORE_URL: '',
-      GATEWAY_PROCESSES: '',
-      GATEWAY_WORKER: '',
-      LOG_LEVEL: 'silent',
-      ...env,
-    },
-    encoding: 'utf8',
-    timeout: 60_000,
+  return runToEnd('src/cli/rebuild.ts', {
+    ...process.env,
+    DATA_DIR: dataDir,
+    EVENTSTORE_URL: '',
+    GATEWAY_PROCESSES: '',
+    GATEWAY_WORKER: '',
+    LOG_LEVEL: 'silent',
+    ...env,
   });
 }
 
@@ -72,7 +64,7 @@ describe('npm run rebuild', { timeout: 120_000 }, () => {
     }
     lone.close();
 
-    const done = runRebuild(dataDir);
+    const done = await runRebuild(dataDir);
     expect(done.status, done.stderr).toBe(0);
     for (const file of ['read-models.sqlite', 'read-models.w1.sqlite', 'read-models.w2.sqlite']) {
       expect(deviceIds(join(dataDir, file)), file).toEqual(['kept']);
@@ -82,7 +74,7 @@ describe('npm run rebuild', { timeout: 120_000 }, () => {
 
   it("with GATEWAY_PROCESSES and no read models yet, makes the machine projector's one file, none per worker", async () => {
     const dataDir = await dataDirWithOneDevice();
-    const done = runRebuild(dataDir, { GATEWAY_PROCESSES: '3' });
+    const done = await runRebuild(dataDir, { GATEWAY_PROCESSES: '3' });
     expect(done.status, done.stderr).toBe(0);
     expect(deviceIds(join(dataDir, 'read-models.sqlite'))).toEqual(['kept']);
     for (const worker of [1, 2, 3]) expect(existsSync(join(dataDir, `read-models.w${worker}.sqlite`))).toBe(false);

@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { outboxStream } from '../../src/messages/message-events.js';
 import { ProjectionRunner } from '../../src/projections/projection-runner.js';
@@ -9,6 +8,7 @@ import { webhooksStream } from '../../src/webhooks/delivery-events.js';
 import { ADMIN_KEY, type Api, startTestGateway } from '../support/gateway.js';
 import { createSandboxDevice, waitForState } from '../support/sessions.js';
 import { eventually } from '../support/eventually.js';
+import { runToEnd } from '../support/processes.js';
 
 describe('device history', () => {
   let gateway: Awaited<ReturnType<typeof startTestGateway>>;
@@ -229,12 +229,12 @@ describe('device history', () => {
     db.close();
   });
 
-  it('npm run history prints the timeline, redacted', () => {
-    const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/history.ts', 'audited', '--json'], {
-      env: { ...process.env, DATA_DIR: configDir(gateway), ADMIN_API_KEY: ADMIN_KEY },
-      encoding: 'utf8',
-      timeout: 30_000,
-    });
+  it('npm run history prints the timeline, redacted', async () => {
+    const result = await runToEnd(
+      'src/cli/history.ts',
+      { ...process.env, DATA_DIR: configDir(gateway), ADMIN_API_KEY: ADMIN_KEY },
+      { args: ['audited', '--json'] },
+    );
     expect(result.status).toBe(0);
     const lines = result.stdout
       .trim()

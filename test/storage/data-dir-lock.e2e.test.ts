@@ -3,49 +3,24 @@
  * gateway, and the real command in a child process), a gateway is refused during a rebuild, and the locks of
  * processes that died do not count.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../support/eventually.js';
 import { DataDirInUseError, holdGatewayLock, holdRebuildLock } from '../../src/storage/data-dir-lock.js';
 import { CHILD_GATEWAY_TESTS, type ChildGateway, spawnGateway } from '../support/child-gateway.js';
 import { ADMIN_KEY, startTestGateway, tempDir } from '../support/gateway.js';
-import { trackChild } from '../support/processes.js';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+import { runToEnd } from '../support/processes.js';
 
 const LONE = { leases: false, readModels: 'read-models.sqlite', worker: 0 };
 // Processes sharing the devices through leases (GATEWAY_CLUSTER), each with a read-model file of its own.
 const worker = (n: number) => ({ leases: true, readModels: `read-models.w${n}.sqlite`, worker: 0 });
 
 function runRebuild(dataDir: string) {
-  return runToEnd('src/cli/rebuild.ts', { DATA_DIR: dataDir, EVENTSTORE_URL: '', LOG_LEVEL: 'silent' });
-}
-
-/**
- * Runs `script` (tsx) in a child process to its end, 60 s at most: its exit status and output. Not spawnSync:
- * refused starts can run side by side, and a gateway in this process goes on answering meanwhile.
- */
-async function runToEnd(
-  script: string,
-  env: Record<string, string>,
-): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    timeout: 60_000,
-  });
-  trackChild(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const [status] = (await once(child, 'close')) as [number | null];
-  return { status, stdout, stderr };
+  return runToEnd('src/cli/rebuild.ts', { ...process.env, DATA_DIR: dataDir, EVENTSTORE_URL: '', LOG_LEVEL: 'silent' });
 }
 
 describe('the data directory lock', () => {
@@ -71,13 +46,9 @@ describe('the data directory lock', () => {
     },
   );
 
-  it("lone gateways run as another cluster's workers (a process manager's cluster mode) each take the lock", () => {
+  it("lone gateways run as another cluster's workers (a process manager's cluster mode) each take the lock", async () => {
     const dataDir = tempDir('dmg-lock-');
-    const run = spawnSync(process.execPath, ['--import', 'tsx', 'test/storage/support/foreign-cluster.ts', dataDir], {
-      cwd: ROOT,
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
+    const run = await runToEnd('test/storage/support/foreign-cluster.ts', process.env, { args: [dataDir] });
     expect(run.status, run.stderr).toBe(0);
     // Two workers of a cluster that is not ours, neither named by GATEWAY_WORKER: one holds, the other is refused.
     expect(run.stdout.trim().split('\n').sort()).toEqual(['held', 'refused']);
@@ -157,19 +128,14 @@ describe('the data directory lock', () => {
     async () => {
       const gateway = await startTestGateway({ EVENTSTORE_URL: '' });
       try {
-        const second = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-          cwd: ROOT,
-          env: {
-            ...process.env,
-            DATA_DIR: gateway.dataDir,
-            EVENTSTORE_URL: '',
-            PORT: '0',
-            HOST: '127.0.0.1',
-            LOG_LEVEL: 'silent',
-            ADMIN_API_KEY: 'ak_test_admin_key_0123456789abcdef',
-          },
-          encoding: 'utf8',
-          timeout: 60_000,
+        const second = await runToEnd('src/main.ts', {
+          ...process.env,
+          DATA_DIR: gateway.dataDir,
+          EVENTSTORE_URL: '',
+          PORT: '0',
+          HOST: '127.0.0.1',
+          LOG_LEVEL: 'silent',
+          ADMIN_API_KEY: 'ak_test_admin_key_0123456789abcdef',
         });
         expect(second.status).not.toBe(0);
         expect(second.status).not.toBeNull();
@@ -208,6 +174,7 @@ describe('the data directory lock', () => {
 /** The gateway in a child process that is expected to stop at once (refused); 60 s bound its run. */
 function runGateway(dataDir: string, env: Record<string, string> = {}) {
   return runToEnd('src/main.ts', {
+    ...process.env,
     DATA_DIR: dataDir,
     EVENTSTORE_URL: '',
     PORT: '0',

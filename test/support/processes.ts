@@ -3,8 +3,11 @@
  * while its gateway ran, or one that failed to become healthy, still has it killed (test/support/setup.ts),
  * and, as a last resort, when the test worker exits.
  */
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 const live = new Set<ChildProcess>();
 let hooked = false;
@@ -32,4 +35,30 @@ export async function killTrackedChildren(): Promise<void> {
       await exited;
     }),
   );
+}
+
+/**
+ * Runs a TypeScript `script` of the repository (tsx) in a child process to its end, 60 s at most: its exit status
+ * and output. Never spawnSync: it stops the test worker's event loop for the child's whole life, and vitest's calls
+ * from the worker to the runner that were waiting meanwhile time out after 60 s, failing the run ("Timeout calling
+ * onTaskUpdate") though every test passed; and a gateway in the test's process goes on answering meanwhile.
+ */
+export async function runToEnd(
+  script: string,
+  env: NodeJS.ProcessEnv,
+  options: { args?: string[]; uid?: number } = {},
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...(options.args ?? [])], {
+    cwd: ROOT,
+    env,
+    timeout: 60_000,
+    ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.uid }),
+  });
+  trackChild(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const [status] = (await once(child, 'close')) as [number | null];
+  return { status, stdout, stderr };
 }
