@@ -6,17 +6,10 @@
 import { describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../src/eventstore/event-store.js';
 import { LogTail } from '../../src/eventstore/log-tail.js';
+import { storedEvent } from './support/stored-event.js';
 
-const event = (position: number): StoredEvent => ({
-  id: `e-${position}`,
-  streamId: 's',
-  revision: position,
-  position,
-  type: 'T',
-  data: {},
-  metadata: {},
-  createdAt: new Date(0),
-});
+const event = (position: number): StoredEvent => storedEvent(position);
+
 const positions = (events: readonly StoredEvent[] | undefined) => events?.map((e) => e.position);
 
 describe('log tail', () => {

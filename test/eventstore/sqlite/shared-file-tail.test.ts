@@ -7,17 +7,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { StoredEvent } from '../../../src/eventstore/event-store.js';
 import { LiveFeed } from '../../../src/eventstore/sqlite/live-feed.js';
 import { SharedFileTail } from '../../../src/eventstore/sqlite/shared-file-tail.js';
-
-const event = (position: number, streamId: string): StoredEvent => ({
-  id: `e${position}`,
-  streamId,
-  revision: position,
-  position,
-  type: 'T',
-  data: {},
-  metadata: {},
-  createdAt: new Date(0),
-});
+import { storedEvent as event } from '../support/stored-event.js';
 
 /** A log several processes write to, and a tail over it with a manual change signal and clock. */
 function world(intervalMs: number) {

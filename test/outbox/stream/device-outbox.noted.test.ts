@@ -10,20 +10,10 @@ import { SqliteEventStore } from '../../../src/eventstore/sqlite/sqlite-event-st
 import { outboxStream } from '../../../src/messages/message-events.js';
 import { DeviceOutbox } from '../../../src/outbox/stream/device-outbox.js';
 import { tempDir } from '../../support/temp-dir.js';
+import { queueCommand } from '../support/queue-command.js';
 
 const DEVICE = 'shop-1';
-const queue = (n: number) =>
-  ({
-    type: 'QueueMessage',
-    deviceId: DEVICE,
-    message: {
-      outboxId: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
-      waMessageId: `3EB0${String(n).padStart(18, '0')}`,
-      to: '4915112345678',
-      content: { kind: 'text' as const, text: `m${n}` },
-      createdAt: new Date().toISOString(),
-    },
-  }) as const;
+const queue = (n: number) => queueCommand(DEVICE, n);
 const seqOf = (executed: { result: { kind: string; message?: { seq: number } } }) => executed.result.message?.seq;
 
 /** A process's view of the file that counts its reads of the outbox stream and the appends decided again. */

@@ -9,21 +9,11 @@ import { openEventStoreDbStore } from '../../../src/eventstore/eventstoredb/even
 import { Outboxes } from '../../../src/outbox/stream/outboxes.js';
 import { type EsdbTestServer, startEsdbTestServer } from '../../support/esdb-test-server.js';
 import { eventually } from '../../support/eventually.js';
+import { queueCommand } from '../support/queue-command.js';
 
 const DEVICE = 'shop-1';
 const silent = pino({ level: 'silent' });
-const queue = (n: number) =>
-  ({
-    type: 'QueueMessage',
-    deviceId: DEVICE,
-    message: {
-      outboxId: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
-      waMessageId: `3EB0${String(n).padStart(18, '0')}`,
-      to: '4915112345678',
-      content: { kind: 'text' as const, text: `m${n}` },
-      createdAt: new Date().toISOString(),
-    },
-  }) as const;
+const queue = (n: number) => queueCommand(DEVICE, n);
 
 describe('outboxes of several processes', () => {
   let server: EsdbTestServer | undefined;
