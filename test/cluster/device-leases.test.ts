@@ -106,6 +106,7 @@ async function pause(member: Member): Promise<{ tick(): Promise<void> }> {
     heartbeater: ClockTimer | undefined;
     schedule: () => void;
     follower: { stop(): Promise<void> };
+    ticking: Promise<void>;
     tick(): Promise<void>;
   };
   const clock = member.clock ?? systemClock;
@@ -113,6 +114,8 @@ async function pause(member: Member): Promise<{ tick(): Promise<void> }> {
   clock.clear(paused.watchdog);
   clock.clear(paused.heartbeater);
   await eventually(() => paused.timer === undefined || (clock.clear(paused.timer), true), 'paused');
+  // A tick under way finishes first (SIGSTOP comes between two moments): nothing it writes lands later.
+  await paused.ticking;
   await paused.follower.stop();
   return paused;
 }
@@ -451,6 +454,16 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
     // and rightly counts c alive for another timeout.
     const [lastOfC] = await a.store.readStream('member-c', { direction: 'backwards', maxCount: 1 });
     await eventually(() => known.memberRevisions.get('c') === lastOfC.revision, "a saw c's last heartbeat");
+    // And every lease event c wrote (its last tick may acquire after its last heartbeat): one seen only after a
+    // forgot c would name c the owner of a lease, which gives it a full timeout again (src/cluster/device-leases.ts).
+    const leasesKnown = (a.leases as unknown as { leases: Map<string, { revision: number }> }).leases;
+    await eventually(async () => {
+      for (const deviceId of devices) {
+        const [last] = await a.store.readStream(`lease-${deviceId}`, { direction: 'backwards', maxCount: 1 });
+        if (last && (leasesKnown.get(deviceId)?.revision ?? -1) < last.revision) return false;
+      }
+      return true;
+    }, 'a saw every lease event');
     skew += 20 * TIMEOUT_MS;
     await eventually(() => known.seen.size === 0 && known.left.size === 0, 'a forgot b and c');
     expect(members()).toBe('a');

@@ -87,7 +87,7 @@ export class BaileysConnection implements EngineConnection {
   private phase: Phase = 'connecting';
   /** close() or logout() was called: the actor knows, so no lifecycle event is reported anymore. */
   private retired = false;
-  private lastFrameAt = Date.now();
+  private lastFrameAt: number;
   /**
    * Messages sent and not yet acknowledged by the server (id → when sent, ms). A socket whose pings are answered
    * but whose messages are not taken is as dead as a silent one (issue 35: "connected" but deaf). Watched only once
@@ -96,7 +96,7 @@ export class BaileysConnection implements EngineConnection {
    */
   private readonly unacked = new Map<string, number>();
   private acksSeen = false;
-  private watchdog: NodeJS.Timeout | undefined;
+  private watchdog: ClockTimer | undefined;
   private readonly socketClosed: Promise<void>;
   private markSocketClosed!: () => void;
   /**
@@ -119,6 +119,7 @@ export class BaileysConnection implements EngineConnection {
   private pairingTimer: ClockTimer | undefined;
 
   constructor(private readonly deps: ConnectionDependencies) {
+    this.lastFrameAt = deps.clock.now();
     this.socketClosed = new Promise((resolve) => (this.markSocketClosed = resolve));
     const linkedAccount = () => this.linkedAccount();
     this.outbound = new BaileysOutbound({
@@ -127,7 +128,7 @@ export class BaileysConnection implements EngineConnection {
       linkedAccount,
       requireOnline: () => this.requireOnline(),
       awaitAck: (waMessageId) => {
-        if (this.unacked.size < SENT_MEMORY) this.unacked.set(waMessageId, Date.now());
+        if (this.unacked.size < SENT_MEMORY) this.unacked.set(waMessageId, this.deps.clock.now());
       },
     });
     this.inbound = new BaileysInbound({
@@ -175,7 +176,7 @@ export class BaileysConnection implements EngineConnection {
   private listen(): void {
     const { socket } = this.deps;
     socket.ws.on('frame', () => {
-      this.lastFrameAt = Date.now();
+      this.lastFrameAt = this.deps.clock.now();
     });
     // An error ack (a message the server refused) is an answer too: the connection works.
     socket.ws.on('CB:ack,class:message', (node) => {
@@ -205,7 +206,9 @@ export class BaileysConnection implements EngineConnection {
   private onConnectionUpdate(update: Partial<ConnectionState>): void {
     if (update.qr && this.isLive) {
       this.phase = 'qr';
-      this.safely('qr', () => this.deps.events.qr(update.qr!, new Date(Date.now() + this.deps.settings.qrTimeoutMs)));
+      this.safely('qr', () =>
+        this.deps.events.qr(update.qr!, new Date(this.deps.clock.now() + this.deps.settings.qrTimeoutMs)),
+      );
     }
     if (update.connection === 'open' && this.isLive) {
       const account = this.linkedAccount();
@@ -215,7 +218,7 @@ export class BaileysConnection implements EngineConnection {
         return;
       }
       this.phase = 'online';
-      this.lastFrameAt = Date.now();
+      this.lastFrameAt = this.deps.clock.now();
       this.safely('online', () => this.deps.events.online(account));
     }
     if (update.connection === 'close') this.onSocketClosed(update.lastDisconnect?.error);
@@ -273,11 +276,12 @@ export class BaileysConnection implements EngineConnection {
   private startWatchdog(): void {
     const { keepAliveIntervalMs, keepAliveGraceMs } = this.deps.settings;
     const staleAfterMs = keepAliveIntervalMs + keepAliveGraceMs;
-    this.watchdog = setInterval(
+    const { clock } = this.deps;
+    this.watchdog = clock.setInterval(
       () => {
         // Before `open` the WebSocket may still be connecting; once online it must stay open.
         if (this.phase === 'online' && !this.deps.socket.ws.isOpen) return this.lost('the WebSocket is no longer open');
-        const silentMs = Date.now() - this.lastFrameAt;
+        const silentMs = clock.now() - this.lastFrameAt;
         if (silentMs > staleAfterMs) return this.lost(`no answer to keepalive for ${Math.round(silentMs / 1000)} s`);
         const unackedMs = this.phase === 'online' && this.acksSeen ? this.oldestUnackedMs() : 0;
         // Twice the keepalive limit: the server acknowledges within a second; a slow one must not be dropped.
@@ -292,12 +296,12 @@ export class BaileysConnection implements EngineConnection {
   /** How long the oldest message sent has waited for the server's acknowledgement (0: none waits). */
   private oldestUnackedMs(): number {
     // Insertion order is send order: the first entry is the oldest.
-    for (const sentAt of this.unacked.values()) return Date.now() - sentAt;
+    for (const sentAt of this.unacked.values()) return this.deps.clock.now() - sentAt;
     return 0;
   }
 
   private stopWatchdog(): void {
-    clearInterval(this.watchdog);
+    this.deps.clock.clear(this.watchdog);
     this.watchdog = undefined;
     this.deps.clock.clear(this.pairingTimer);
     this.pairingTimer = undefined;

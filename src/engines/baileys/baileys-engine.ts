@@ -73,7 +73,7 @@ export interface BaileysEngineOptions {
   deviceSettings?: (deviceId: string) => DeviceSettings;
   /** WEBHOOK_ALLOW_PRIVATE_NETWORKS: a device's proxy may be at a private address (the outbound guard's rule). Default false. */
   allowPrivateNetworks?: boolean;
-  /** Times the pairing code's renewal (tests move it on); default the system clock. */
+  /** Times the keepalive watchdog and the pairing code's renewal (tests move it on); default the system clock. */
   clock?: Clock;
 }
 
