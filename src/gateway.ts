@@ -24,6 +24,8 @@ import cluster from 'node:cluster';
 import { DEFAULT_WAIT_TIMEOUT_MS, ProjectionRunner, type ReadModelFeed } from './projections/projection-runner.js';
 import { READ_MODEL_FILE, openReadModelDb } from './projections/read-model-db.js';
 import { ProjectorLink, primaryChannel } from './projections/projector-link.js';
+import { ReadBarrier } from './projections/read-barrier.js';
+import { SqliteEventStore } from './eventstore/sqlite/sqlite-event-store.js';
 import { EventMetrics } from './metrics/event-metrics.js';
 import { InstrumentedStore } from './metrics/instrumented-store.js';
 import { Metrics } from './metrics/metrics.js';
@@ -145,6 +147,11 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     readModels.keys.usage.sink = (uses) => link.sendKeyUses(uses);
   }
   await projections.start();
+  // Read-your-writes: sends answer at their commit and requests wait for the log's head, where the store can tell it.
+  const readBarrier = new ReadBarrier({
+    feed: projections,
+    ...(opened instanceof SqliteEventStore ? { head: () => opened.headPosition() } : {}),
+  });
   metrics.gauge(
     'dmg_devices',
     'Devices by session state.',
@@ -341,6 +348,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     config,
     store,
     projections,
+    readBarrier,
     core: sendingCore,
     // The cached row's key hash: no JSON parsing on the send path.
     deviceExists: (deviceId) => devices.keyHashOf(deviceId) !== undefined,
@@ -438,6 +446,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     validateResponses: options.validateResponses,
     unauthenticatedPerMinute: config.server.unauthenticatedPerMinute,
     trustedProxies,
+    readBarrier,
     onDiskFull: (error) => storage.noteWrite(error),
   });
   // Koa's handler answers its requests itself; the promise it returns is for Koa's own tests.

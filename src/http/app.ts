@@ -12,7 +12,7 @@ import { requireHost } from './middleware/require-host.js';
 import { unauthenticatedLimit } from './middleware/unauthenticated-limit.js';
 import { Problem } from './problem.js';
 import type { DeviceLookup, RouteSpec } from './route.js';
-import { buildRouter } from './router.js';
+import { type RouterOptions, buildRouter } from './router.js';
 
 export interface HttpAppOptions {
   routes: readonly RouteSpec[];
@@ -30,6 +30,8 @@ export interface HttpAppOptions {
   unauthenticatedPerMinute?: number;
   /** Reverse proxies whose X-Forwarded-For names the client (TRUST_PROXY); none by default. */
   trustedProxies?: TrustedProxies;
+  /** What a request waits for before it reads the read models (src/projections/read-barrier.ts). */
+  readBarrier?: RouterOptions['readBarrier'];
 }
 
 /**

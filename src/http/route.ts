@@ -99,6 +99,11 @@ export interface RouteSpec<
    * ('live', the default); 'none' loads nothing (a deleted device's history is still readable).
    */
   device?: 'live' | 'none';
+  /**
+   * A send: answered once its append is committed, without first waiting for the read models to include the log
+   * (every other route waits: src/projections/read-barrier.ts); what it reads of earlier sends it waits for itself.
+   */
+  answersAtCommit?: boolean;
   /** Left out of /openapi.json (the docs page's own assets). */
   hidden?: boolean;
   handler(input: HandlerInput<P, Q, B>): Promise<HandlerResult> | HandlerResult;

@@ -24,6 +24,11 @@ export interface RouterOptions {
   tickets?: StreamTickets;
   /** Check every answer against its declared schema (tests turn this on; a mismatch is a bug → 500). */
   validateResponses?: boolean;
+  /**
+   * Read-your-writes on the read side (src/projections/read-barrier.ts): a request waits, before it loads its device,
+   * until the read models include what the log held when it arrived; routes that answer at their commit do not.
+   */
+  readBarrier?: { beforeRead(): Promise<unknown> | undefined };
 }
 
 export interface BuiltRoutes {
@@ -51,6 +56,7 @@ function routeMiddleware(route: RouteSpec, options: RouterOptions): Middleware<R
   const responseCheckers = options.validateResponses ? compileResponseCheckers(route) : undefined;
   const loadsDevice = route.path.includes(':deviceId') && route.device !== 'none';
   const parseBody = route.bodyParser?.parse ?? (route.method === 'get' ? undefined : options.parseJsonBody);
+  const barrier = route.answersAtCommit ? undefined : options.readBarrier;
 
   return async (ctx) => {
     // Authentication comes first, so that a caller without the right key learns nothing from validation.
@@ -60,6 +66,8 @@ function routeMiddleware(route: RouteSpec, options: RouterOptions): Middleware<R
         ? ticketCaller(route, ctx, await options.tickets.redeem(ticket), options.authenticator)
         : authenticate(route, ctx, options.authenticator));
     if (route.scope !== 'none') requireScope(caller, route.scope);
+    const behind = barrier?.beforeRead();
+    if (behind) await behind;
     // The admin key reaches every device path: a device that does not exist is a 404 before anything else.
     const device = loadsDevice
       ? loadDevice(String((ctx.params as Record<string, string>).deviceId ?? ''), options.devices)

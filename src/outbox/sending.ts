@@ -15,6 +15,7 @@ import { MediaIntake } from '../media/media-intake.js';
 import { MediaStore } from '../media/media-store.js';
 import type { OutboundGuard } from '../net/outbound-guard.js';
 import type { Projection } from '../projections/projection.js';
+import type { ReadBarrier } from '../projections/read-barrier.js';
 import type { ReadModelFeed } from '../projections/projection-runner.js';
 import { DeletedDeviceOutboxes } from './commands/deleted-device-outboxes.js';
 import type { DeviceConnections } from './drain/device-connections.js';
@@ -61,6 +62,8 @@ export interface SendingDeps {
   store: EventStore;
   /** Already started: the read models are caught up. */
   projections: ReadModelFeed;
+  /** Read-your-writes on the read side, where the store allows it (src/projections/read-barrier.ts). */
+  readBarrier?: ReadBarrier;
   core: SendingCore;
   /** Whether a device exists now (the devices read model). */
   deviceExists: (deviceId: string) => boolean;
@@ -108,6 +111,7 @@ export async function startSending(deps: SendingDeps): Promise<Sending> {
   const sends = new SendCommands({
     outboxes,
     projections,
+    ...(deps.readBarrier ? { readBarrier: deps.readBarrier } : {}),
     outboxView,
     idempotency: new IdempotencyKeys(core.idempotencyView, config.idempotencyTtlMs),
     intake: new MediaIntake(media, config.media, deps.guard),

@@ -225,7 +225,7 @@ export class SqliteEventStore implements EventStore {
         file,
         feed: this.feed,
         intervalMs: options.tailIntervalMs ?? 0,
-        head: () => this.sql.head.get()?.head ?? 0,
+        head: () => this.headPosition(),
         dataVersion: () => this.sql.dataVersion.get()!.data_version,
         readAfter: (after, maxCount) => this.readAllNow(after, maxCount),
       });
@@ -501,6 +501,11 @@ export class SqliteEventStore implements EventStore {
     this.assertOpen();
     const row = this.sql.loadSnapshot.get(streamId);
     return row ? { revision: row.revision, state: JSON.parse(row.state) as State } : null;
+  }
+
+  /** The position of the last event committed to the file, by any process (src/projections/read-barrier.ts). */
+  headPosition(): number {
+    return this.sql.head.get()?.head ?? 0;
   }
 
   async ping(): Promise<boolean> {

@@ -17,6 +17,7 @@ import { type IdempotencyKeys, type RequestFingerprints, fingerprintsOf } from '
 import type { MediaInput, MediaIntake } from '../../media/media-intake.js';
 import type { MediaStore } from '../../media/media-store.js';
 import type { ReadModelProgress } from '../../projections/projection-runner.js';
+import type { ReadBarrier } from '../../projections/read-barrier.js';
 import type { DeleteOutcome, EditOutcome, UnansweredCount } from '../stream/outbox-decider.js';
 import {
   type ForwardedContent,
@@ -67,6 +68,11 @@ export type { DeleteOutcome, EditOutcome } from '../stream/outbox-decider.js';
 export interface SendCommandsDeps {
   outboxes: Outboxes;
   projections: ReadModelProgress;
+  /**
+   * Where the store can say how far its log goes: a send is answered at its commit and the reads wait instead
+   * (src/projections/read-barrier.ts). Without it a send waits for the read models, as every other command does.
+   */
+  readBarrier?: Pick<ReadBarrier, 'beforeRead' | 'afterSend'>;
   outboxView: OutboxReadModel;
   idempotency: IdempotencyKeys;
   intake: MediaIntake;
@@ -91,6 +97,13 @@ export interface SendCommandsDeps {
 }
 
 const DIRECT_NUMBER = /^[0-9]{7,15}$/;
+
+/** Whether deciding a send reads what earlier sends wrote to the read models (the message index, the outbox's record). */
+const readsEarlierSends = (input: SendInput) =>
+  input.replyTo !== undefined ||
+  input.kind === 'forward' ||
+  input.kind === 'reaction' ||
+  (isStatusChat(input.to) && input.audience === undefined);
 
 const messageNotFound = (waMessageId: string) =>
   new DomainError('message_not_found', `no message ${waMessageId} was seen by this device`);
@@ -203,7 +216,10 @@ export class SendCommands {
     input: SendInput,
     idempotency?: { key: string } & RequestFingerprints,
   ): Promise<QueuedAnswer> {
-    const { outboxes, media } = this.deps;
+    const { outboxes, media, readBarrier } = this.deps;
+    // A send is not held by the router until the read models include the log (its route answers at the commit):
+    // one that reads what earlier sends wrote (the message replied to or forwarded, a status's audience) waits here.
+    if (readBarrier && readsEarlierSends(input)) await readBarrier.beforeRead();
     this.requireChannelAdmin(deviceId, input.to);
     const outboxId = orderedUuid();
     const replyTo = input.replyTo === undefined ? undefined : this.replyTargetOf(deviceId, input.to, input.replyTo);
@@ -252,7 +268,7 @@ export class SendCommands {
       await this.deps.projections.settle(await outboxes.lastPosition(deviceId));
       return result.answer;
     }
-    await this.deps.projections.settle(position);
+    await (readBarrier ? readBarrier.afterSend(position) : this.deps.projections.settle(position));
     return answerOf(result.message);
   }
 
