@@ -100,10 +100,11 @@ export interface RouteSpec<
    */
   device?: 'live' | 'none';
   /**
-   * A send: answered once its append is committed, without first waiting for the read models to include the log
-   * (every other route waits: src/projections/read-barrier.ts); what it reads of earlier sends it waits for itself.
+   * What the request reads ('latest' by default): the read models once they include everything the log held when it
+   * arrived (src/projections/read-barrier.ts). 'as-they-are' waits for nothing: sends, answered at their commit (what
+   * they read of earlier sends they wait for themselves), and health and metrics, which report the lag itself.
    */
-  answersAtCommit?: boolean;
+  reads?: 'latest' | 'as-they-are';
   /** Left out of /openapi.json (the docs page's own assets). */
   hidden?: boolean;
   handler(input: HandlerInput<P, Q, B>): Promise<HandlerResult> | HandlerResult;

@@ -26,7 +26,7 @@ export interface RouterOptions {
   validateResponses?: boolean;
   /**
    * Read-your-writes on the read side (src/projections/read-barrier.ts): a request waits, before it loads its device,
-   * until the read models include what the log held when it arrived; routes that answer at their commit do not.
+   * until the read models include what the log held when it arrived; routes that read them as they are do not.
    */
   readBarrier?: { beforeRead(): Promise<unknown> | undefined };
 }
@@ -56,7 +56,7 @@ function routeMiddleware(route: RouteSpec, options: RouterOptions): Middleware<R
   const responseCheckers = options.validateResponses ? compileResponseCheckers(route) : undefined;
   const loadsDevice = route.path.includes(':deviceId') && route.device !== 'none';
   const parseBody = route.bodyParser?.parse ?? (route.method === 'get' ? undefined : options.parseJsonBody);
-  const barrier = route.answersAtCommit ? undefined : options.readBarrier;
+  const barrier = route.reads === 'as-they-are' ? undefined : options.readBarrier;
 
   return async (ctx) => {
     // Authentication comes first, so that a caller without the right key learns nothing from validation.

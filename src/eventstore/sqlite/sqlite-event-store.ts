@@ -117,6 +117,8 @@ export class SqliteEventStore implements EventStore {
   private readonly committer: GroupCommitter<PendingWrite, AppendResult | undefined>;
   private readonly feed = new LiveFeed();
   private closed = false;
+  /** The last position this process committed: the file's head while no other process writes it. */
+  private committedHead: number | undefined;
   /** close() began: writes are refused from then on, while those already submitted are drained. */
   private closing: Promise<void> | undefined;
   private readonly sql;
@@ -330,6 +332,7 @@ export class SqliteEventStore implements EventStore {
       if (this.shared) this.sql.busyTimeout.get();
     }
     if (committed.length > 0) {
+      this.committedHead = committed[committed.length - 1].position;
       if (this.wal) for (const event of committed) this.unflushed.push(event);
       else this.publishOwn(committed);
     }
@@ -503,8 +506,13 @@ export class SqliteEventStore implements EventStore {
     return row ? { revision: row.revision, state: JSON.parse(row.state) as State } : null;
   }
 
-  /** The position of the last event committed to the file, by any process (src/projections/read-barrier.ts). */
+  /**
+   * The position of the last event committed to the file, by any process (src/projections/read-barrier.ts). A file
+   * only this process writes answers from memory: asking SQLite costs a read transaction, 2 to 7 µs with a long WAL,
+   * a quarter of a cached GET /devices/:id.
+   */
   headPosition(): number {
+    if (!this.shared) return (this.committedHead ??= this.sql.head.get()?.head ?? 0);
     return this.sql.head.get()?.head ?? 0;
   }
 

@@ -32,6 +32,8 @@ export function healthRoutes(
         'the uptime, the free bytes and, with several processes, the cluster. It is never refused for failed ' +
         'authentications from the same address; a key it does not know is 401 and counts as one.',
       access: 'public-or-admin',
+      // It reports how the read models are doing: it never waits for them.
+      reads: 'as-they-are',
       scope: 'none',
       responses: {
         200: { description: 'Healthy.', schema: HealthSchema },

@@ -13,6 +13,7 @@ export function metricsRoutes(metrics: Metrics, isPublic: boolean): RouteSpec[] 
       description: 'Prometheus text format. Needs the admin key unless METRICS_PUBLIC=true.',
       access: isPublic ? 'public' : 'admin',
       scope: isPublic ? 'none' : 'read',
+      reads: 'as-they-are',
       responses: {
         200: {
           description: 'Metrics.',

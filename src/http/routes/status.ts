@@ -93,7 +93,7 @@ export function statusRoutes(deps: StatusRouteDeps): RouteSpec[] {
       description: `A text (1 to 700 characters) on a \`backgroundColor\` (\`#RRGGBB\`) in a \`font\` (0 to 9). ${NOTE}`,
       access: 'device',
       scope: 'send',
-      answersAtCommit: true,
+      reads: 'as-they-are',
       params: DeviceParams,
       headers: IdempotencyHeaders,
       body: StatusTextBody,
