@@ -102,7 +102,8 @@ export interface RouteSpec<
   /**
    * What the request reads ('latest' by default): the read models once they include everything the log held when it
    * arrived (src/projections/read-barrier.ts). 'as-they-are' waits for nothing: sends, answered at their commit (what
-   * they read of earlier sends they wait for themselves), and health and metrics, which report the lag itself.
+   * they read of earlier sends they wait for themselves); health and metrics, which report the lag itself; and routes
+   * that read only read models no send changes (every other command is answered once the read models include it).
    */
   reads?: 'latest' | 'as-they-are';
   /** Left out of /openapi.json (the docs page's own assets). */

@@ -55,6 +55,8 @@ export function deviceRoutes({ registry, devices, sessions }: DeviceRouteDeps): 
       description: 'Ordered by id. Follow `nextCursor` until it is null.',
       access: 'admin',
       scope: 'read',
+      // The devices read model takes no event a send appends (test/projections/read-barrier.test.ts).
+      reads: 'as-they-are',
       query: ListDevicesQuery,
       responses: { 200: { description: 'A page of devices.', schema: DeviceListSchema } },
       handler({ query }) {
@@ -74,6 +76,8 @@ export function deviceRoutes({ registry, devices, sessions }: DeviceRouteDeps): 
       description: 'Admin key only: a valid device key answers `403`.',
       access: 'admin',
       scope: 'read',
+      // The devices read model takes no event a send appends (test/projections/read-barrier.test.ts).
+      reads: 'as-they-are',
       params: DeviceParams,
       responses: { 200: { description: 'The device.', schema: DeviceSchema }, 404: { description: 'No such device.' } },
       handler({ device }) {
