@@ -41,6 +41,8 @@ tar -cf - --ignore-failed-read \
 [ -f .device/node.xz ] || xz -T0 -9 -c "$(readlink -f "$(command -v node)")" > .device/node.xz
 # npm ci builds better-sqlite3 from source here (no prebuilt binary can be fetched): packed before that build ends,
 # the archive lacks the addon and every gateway on the device machine fails to start.
-tar -tJf .device/modules.tar.xz | grep -q 'better-sqlite3/build/Release/better_sqlite3.node$' ||
+# (Listed to a file first: `grep -q` ends the pipe early, and under pipefail tar's SIGPIPE failed the check.)
+tar -tJf .device/modules.tar.xz > .device/modules.list
+grep -q 'better-sqlite3/build/Release/better_sqlite3.node$' .device/modules.list ||
   { echo 'better_sqlite3.node is missing: wait for npm ci to finish, then pack again' >&2; rm .device/modules.tar.xz; exit 1; }
 ls -la .device
