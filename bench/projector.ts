@@ -1,7 +1,8 @@
 /**
- * projector: how many sends one machine's projector can take (issue 30). With GATEWAY_PROCESSES=N every 202 waits
- * until the machine projector, one thread in the node:cluster primary, has applied its send to the read models
- * (read-your-writes), so a machine's sends cannot go past this rate whatever N is. A log of sends like bench
+ * projector: how many sends one machine's projector can take (issue 30). With GATEWAY_PROCESSES=N the machine
+ * projector is one thread in the node:cluster primary, and a send waits for it once it is 1,000 events behind
+ * (docs/architecture.md, "Read your writes"), so in the long run a machine's sends cannot go past this rate whatever
+ * N is. A log of sends like bench
  * `scale`'s (32 devices, one `OutboxMessageQueued` per 202) is applied by the real ProjectionRunner in batches of 5,
  * 25, 100 and 400 events (the projector reads the workers' commits every 5 ms: 25 events at 5,000 sends/s), and
  * the process's CPU (its checkpoint thread included) and the bytes it wrote are counted per event. The rate is
