@@ -163,6 +163,7 @@ export function apiRoutes(parts: ApiParts): RouteSpec[] {
       sessions,
       sandbox: engines.sandbox,
       projections,
+      clock,
       calls,
       seen: messages,
       storage,

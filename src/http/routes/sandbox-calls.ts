@@ -17,6 +17,7 @@ import { type HeldMedia, SandboxMedia } from '../../engines/sandbox/sandbox-medi
 import type { ChatActivity } from '../../engines/engine.js';
 import type { SandboxHistoryChunk } from '../../engines/sandbox/sandbox-engine.js';
 import { type OwnerCalls } from '../../cluster/owner-calls.js';
+import { type Clock, sleep, systemClock } from '../../time/clock.js';
 
 export const tag = 'Sandbox';
 
@@ -24,6 +25,8 @@ export interface SandboxRouteDeps {
   sessions: Supervisor;
   sandbox: SandboxEngine;
   projections: ReadModelProgress;
+  /** The time a scan waits for a code by (default: the system clock). */
+  clock?: Clock;
   /**
    * The simulated network of a device is in the process that runs it: with several processes, what the phone and
    * the network do is carried to the device's owner and answered from there (src/cluster/owner-calls.ts).
@@ -61,7 +64,15 @@ export interface Reaction {
 /** The calls and helpers of the sandbox routes, made once per gateway (each call is defined once). */
 export type SandboxCalls = ReturnType<typeof sandboxCalls>;
 
-export function sandboxCalls({ sessions, sandbox, projections, calls, inboundMedia, storage }: SandboxRouteDeps) {
+export function sandboxCalls({
+  sessions,
+  sandbox,
+  projections,
+  calls,
+  inboundMedia,
+  storage,
+  clock = systemClock,
+}: SandboxRouteDeps) {
   /** 409 `not_sandbox_device` for devices of another engine (the router answered 404 for unknown ones). */
   const requireSandboxDevice = ({ id, view }: RequestDevice) => {
     if (view.engine !== 'sandbox')
@@ -106,14 +117,14 @@ export function sandboxCalls({ sessions, sandbox, projections, calls, inboundMed
     none: O,
     attempt: () => Promise<O>,
   ) => {
-    const deadline = Date.now() + QR_WAIT_MS;
+    const deadline = clock.now() + QR_WAIT_MS;
     for (;;) {
       const outcome = await attempt();
       const handover = sessions.handover(deviceId);
       const state = sessions.state(deviceId);
       const onItsWay = handover === 'arriving' || state === 'connecting' || state === shows;
-      if (outcome === none && onItsWay && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, QR_POLL_MS));
+      if (outcome === none && onItsWay && clock.now() < deadline) {
+        await sleep(clock, QR_POLL_MS);
         continue;
       }
       return { outcome, ...stateHere(deviceId), ...(handover ? { moving: true as const } : {}) };
