@@ -76,38 +76,45 @@ export function chatListOrder(limit: number): string {
 const bool = (column: string) => `iif(${column} = 1, 'true', 'false')`;
 
 /** The chat id without its '@g.us', and where its '-' is. */
-const PREFIX = `substr(c.chat_id, 1, length(c.chat_id) - 5)`;
+const PREFIX = `substr(chat_id, 1, length(chat_id) - 5)`;
 const DASH = `instr(${PREFIX}, '-')`;
 
 /**
  * isGroupId (src/messages/chat-id.ts, `^[0-9]{5,32}(-[0-9]{5,20})?@g\.us$`) in GLOBs and lengths: SQLite has no
  * regular expressions, and a JS function called per row would cost what this file saves.
  */
-const IS_GROUP = `(c.chat_id GLOB '*@g.us' AND ${PREFIX} NOT GLOB '*[^0-9-]*' AND CASE ${DASH}
+const IS_GROUP = `(chat_id GLOB '*@g.us' AND ${PREFIX} NOT GLOB '*[^0-9-]*' AND CASE ${DASH}
     WHEN 0 THEN length(${PREFIX}) BETWEEN 5 AND 32
     ELSE ${DASH} - 1 BETWEEN 5 AND 32 AND length(${PREFIX}) - ${DASH} BETWEEN 5 AND 20 AND substr(${PREFIX}, ${DASH} + 1) NOT GLOB '*-*'
   END)`;
 
 /** A time JSON writes as JS does: a whole number, exact as a double (else chatViewOf makes the row). */
-const EXACT_TIME = `typeof(c.last_at) = 'integer' AND abs(c.last_at) <= 9007199254740991`;
+const EXACT_TIME = `typeof(last_at) = 'integer' AND abs(last_at) <= 9007199254740991`;
 
 /**
  * One chat's view as JSON, in chatViewOf's key order, strings quoted by json_quote (the same bytes as
- * JSON.stringify), the labels (written by JSON.stringify) put in as they are, each part in one concat(); NULL where
- * chatViewOf must make it. In two parts, before and after `updatedAt`'s value, which isoOf writes: strftime cost a
- * quarter of the query, and it writes no years beyond 9999.
+ * JSON.stringify), the labels (written by JSON.stringify) put in as they are; NULL where chatViewOf must make it.
+ * The parts of the chat's own row are kept in it, in two columns SQLite writes with the row (CHAT_JSON_COLUMNS):
+ * its head, up to the unread count, and its tail, after `updatedAt`'s value. A page joins them with the last
+ * message's part and `updatedAt`, which isoOf writes (strftime cost a quarter of the query, and writes no years
+ * beyond 9999). Made at each page, the chat's parts were a third of the page's query (docs/notes/performance.md).
  */
-const view = (parts: string) => `CASE WHEN ${EXACT_TIME} THEN concat(${parts}) END`;
-const VIEW_HEAD = view(`'{"chatId":', json_quote(c.chat_id), ',"isGroup":', iif(${IS_GROUP}, 'true', 'false'),
-    iif(c.name IS NULL OR c.name = '', NULL, ',"name":' || json_quote(c.name)), ',"unreadCount":', c.unread,
+const STORED_HEAD = `CASE WHEN ${EXACT_TIME} THEN concat('{"chatId":', json_quote(chat_id), ',"isGroup":', iif(${IS_GROUP}, 'true', 'false'),
+    iif(name IS NULL OR name = '', NULL, ',"name":' || json_quote(name)), ',"unreadCount":', unread) END`;
+const STORED_TAIL = `CASE WHEN ${EXACT_TIME} THEN concat('","archived":', ${bool('archived')}, ',"pinned":', ${bool('pinned')},
+    ',"mutedUntil":', json_quote(muted_until), ',"unread":', iif(unread > 0 OR marked_unread = 1, 'true', 'false'),
+    ',"labels":', iif(labels IS NULL OR labels = '', '[]', labels), '}') END`;
+
+/** The chats table's generated columns (src/chats/message-index-schema.ts): a chat's view as JSON, but for its last message. */
+export const CHAT_JSON_COLUMNS = `json_head TEXT GENERATED ALWAYS AS (${STORED_HEAD}) STORED,
+      json_tail TEXT GENERATED ALWAYS AS (${STORED_TAIL}) STORED`;
+
+const VIEW_HEAD = `CASE WHEN c.json_head IS NOT NULL THEN concat(c.json_head,
     iif((c.last_at, c.last_pos) > (c.cleared_at, c.cleared_pos),
       concat(',"lastMessage":{"waMessageId":', json_quote(c.last_wa_message_id), ',"fromMe":', ${bool('m.from_me')},
         ',"type":', json_quote(m.type), ',"body":', json_quote(iif(m.revoked, '', m.body)), ',"timestamp":', c.last_at, '}'),
       NULL),
-    ',"updatedAt":"'`);
-const VIEW_TAIL = view(`'","archived":', ${bool('c.archived')}, ',"pinned":', ${bool('c.pinned')},
-    ',"mutedUntil":', json_quote(c.muted_until), ',"unread":', iif(c.unread > 0 OR c.marked_unread = 1, 'true', 'false'),
-    ',"labels":', iif(c.labels IS NULL OR c.labels = '', '[]', c.labels), '}'`);
+    ',"updatedAt":"') END`;
 
 type Raw = [string | null, string | null, string, number, number];
 
@@ -117,7 +124,7 @@ export function chatListJsonQuery(
   options: ChatListOptions,
 ): { text: string; args: Array<string | number> } {
   const { where, args } = chatListWhere(deviceId, options);
-  const text = `SELECT ${VIEW_HEAD}, ${VIEW_TAIL}, c.chat_id, c.last_at, c.last_pos FROM ${CHAT_WITH_LAST_MESSAGE}
+  const text = `SELECT ${VIEW_HEAD}, c.json_tail, c.chat_id, c.last_at, c.last_pos FROM ${CHAT_WITH_LAST_MESSAGE}
     WHERE ${where} ${chatListOrder(options.limit + 1)}`;
   return { text, args };
 }

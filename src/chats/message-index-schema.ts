@@ -5,6 +5,7 @@
 import type Database from 'better-sqlite3';
 import type { InboundType } from '../messages/message-events.js';
 import { type QueuedContent, mediaOf } from '../outbox/stream/outbox-events.js';
+import { CHAT_JSON_COLUMNS } from './chat-list-json.js';
 import { fillSearchKeys } from './message-search-keys.js';
 
 /** A row of chat_messages as held in memory during a batch (JSON columns as text). */
@@ -232,6 +233,11 @@ export function createMessageIndexTables(db: Database.Database): void {
   const chatColumns = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('chats') as string[];
   // One of version 6 lacks the time a chat was cleared at.
   if (chatColumns.length > 0 && !chatColumns.includes('cleared_at')) db.exec('DROP TABLE chats');
+  const withoutJson =
+    chatColumns.length > 0 && chatColumns.includes('cleared_at') && !hasColumn(db, 'chats', 'json_head');
+  // One of version 9 lacks its views' JSON (CHAT_JSON_COLUMNS), which SQLite can add only to a table it makes: made
+  // again below, its rows copied, with no rebuild.
+  if (withoutJson) db.exec('ALTER TABLE chats RENAME TO chats_without_json; DROP INDEX chats_by_activity');
   db.exec(`
     CREATE TABLE IF NOT EXISTS chat_messages (
       device_id       TEXT NOT NULL,
@@ -287,6 +293,7 @@ export function createMessageIndexTables(db: Database.Database): void {
       cleared_at         INTEGER NOT NULL DEFAULT 0,
       cleared_pos        INTEGER NOT NULL DEFAULT 0,
       labels             TEXT,
+      ${CHAT_JSON_COLUMNS},
       PRIMARY KEY (device_id, chat_id)
     ) WITHOUT ROWID;
     CREATE INDEX IF NOT EXISTS chats_by_activity ON chats (device_id, last_at, last_pos);
@@ -302,4 +309,13 @@ export function createMessageIndexTables(db: Database.Database): void {
       error  TEXT
     );
   `);
+  if (withoutJson) {
+    const columns = CHAT_COLUMNS.join(', ');
+    db.exec(`INSERT INTO chats (${columns}) SELECT ${columns} FROM chats_without_json; DROP TABLE chats_without_json`);
+  }
+}
+
+/** Whether a table has a column, generated ones included (pragma_table_info leaves those out). */
+function hasColumn(db: Database.Database, table: string, column: string): boolean {
+  return db.prepare('SELECT 1 FROM pragma_table_xinfo(?) WHERE name = ?').pluck().get(table, column) !== undefined;
 }

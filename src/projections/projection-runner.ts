@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import type Database from 'better-sqlite3';
 import type { Logger } from 'pino';
 import {
@@ -32,6 +33,11 @@ const REBUILD_COMMIT_EVENTS = 100_000;
 export const CHECKPOINT_LAG_EVENTS = 1_000;
 /** Page cache while rebuilding (negative: KiB): 256 MiB, given back when the rebuild is done. */
 const REBUILD_CACHE_SIZE = -262_144;
+/**
+ * Threads SQLite's sorter may use while rebuilding (PRAGMA threads; SQLite allows 8): the deferred indexes and the
+ * search index's keys are made by sorting every row at the end, a quarter faster on two cores than on one.
+ */
+const REBUILD_SORT_THREADS = Math.min(8, availableParallelism());
 
 export class ProjectionLagError extends Error {
   override readonly name = 'ProjectionLagError';
@@ -280,6 +286,8 @@ export class ProjectionRunner implements ReadModelFeed {
     // Rows land all over the tables' b-trees: a page cache that holds them saves reading pages back.
     const cacheSize = this.db.pragma('cache_size', { simple: true }) as number;
     this.db.pragma(`cache_size = ${REBUILD_CACHE_SIZE}`);
+    const threads = this.db.pragma('threads', { simple: true }) as number;
+    this.db.pragma(`threads = ${REBUILD_SORT_THREADS}`);
     const deferred = this.dropDeferredIndexes();
     try {
       await this.rebuildPass();
@@ -289,6 +297,7 @@ export class ProjectionRunner implements ReadModelFeed {
         for (const sql of deferred) this.db.exec(sql);
       })();
       this.db.pragma(`cache_size = ${cacheSize}`);
+      this.db.pragma(`threads = ${threads}`);
       this.db.pragma(`wal_autocheckpoint = ${autocheckpoint}`);
       this.db.pragma('wal_checkpoint(TRUNCATE)');
     }

@@ -1,7 +1,8 @@
 /**
  * A read-model file written by an earlier version of the message index (1: one row per message, no chats;
  * 2: each status history as a JSON column of its message) is rebuilt from the log when the gateway's
- * runner meets it, to the same rows a current gateway wrote, and the same answers. The old files are made
+ * runner meets it, to the same rows a current gateway wrote, and the same answers; one of version 9 (chats without
+ * their views' JSON) has its chats table made again, with no rebuild. The old files are made
  * from the current one with the exact tables of those versions (src/chats/message-index-projection.ts's history).
  */
 import { copyFileSync } from 'node:fs';
@@ -50,6 +51,18 @@ const V1_MESSAGES = `
   CREATE INDEX chat_messages_media ON chat_messages (media_stored_at) WHERE media_stored_at IS NOT NULL;`;
 const V1_COLUMNS =
   'device_id, wa_message_id, chat_id, from_me, sender, participant, type, body, at, outbox_id, content, status, sent_at, read, revoked, media, media_stored_at, received, poll';
+
+/** The chats table of version 9 (no views' JSON). */
+const V9_CHATS = `
+  CREATE TABLE chats (
+    device_id TEXT NOT NULL, chat_id TEXT NOT NULL, name TEXT, last_wa_message_id TEXT NOT NULL, last_at INTEGER NOT NULL,
+    last_pos INTEGER NOT NULL, unread INTEGER NOT NULL, archived INTEGER NOT NULL DEFAULT 0, pinned INTEGER NOT NULL DEFAULT 0,
+    muted_until TEXT, marked_unread INTEGER NOT NULL DEFAULT 0, deleted INTEGER NOT NULL DEFAULT 0,
+    cleared_at INTEGER NOT NULL DEFAULT 0, cleared_pos INTEGER NOT NULL DEFAULT 0, labels TEXT, PRIMARY KEY (device_id, chat_id)
+  ) WITHOUT ROWID;
+  CREATE INDEX chats_by_activity ON chats (device_id, last_at, last_pos);`;
+const V9_CHAT_COLUMNS =
+  'device_id, chat_id, name, last_wa_message_id, last_at, last_pos, unread, archived, pinned, muted_until, marked_unread, deleted, cleared_at, cleared_pos, labels';
 
 const TABLES = ['chat_messages', 'chats', 'chat_message_statuses'];
 
@@ -237,6 +250,34 @@ describe('message index files of earlier versions', () => {
       expect(db.prepare(`SELECT ${V1_COLUMNS} FROM chat_messages ORDER BY device_id, wa_message_id`).all()).toEqual(
         before,
       );
+    } finally {
+      db.close();
+    }
+  });
+
+  it('version 9 (chats without their JSON): the table made again with its rows, nothing rebuilt', async () => {
+    const expected = current();
+    const db = oldFile('v9', (db) => {
+      db.exec(`ALTER TABLE chats RENAME TO current_chats; DROP INDEX chats_by_activity; ${V9_CHATS}
+        INSERT INTO chats (${V9_CHAT_COLUMNS}) SELECT ${V9_CHAT_COLUMNS} FROM current_chats; DROP TABLE current_chats;`);
+    });
+    try {
+      const messages = () => db.prepare('SELECT * FROM chat_messages ORDER BY pos').all();
+      const before = messages();
+      expect(db.prepare("SELECT 1 FROM pragma_table_xinfo('chats') WHERE name = 'json_head'").get()).toBeUndefined();
+      // No rebuild: the message table's own rows are never written again (a rebuild empties it).
+      db.exec('CREATE TEMP TRIGGER no_rebuild BEFORE DELETE ON chat_messages BEGIN SELECT RAISE(ABORT, 1); END');
+      await upgrade(db);
+      expect(db.prepare("SELECT 1 FROM pragma_table_xinfo('chats') WHERE name = 'json_head'").get()).toBeDefined();
+      expect(checkpoint(db)).toEqual(expected.version);
+      expect(dump(db)).toEqual(expected.tables);
+      expect(messages()).toEqual(before);
+      expect(answers(db)).toEqual(expected.answers);
+      const index = new MessageIndex(db);
+      for (const device of ['alice', 'bob']) {
+        const { id } = db.prepare('SELECT id FROM devices WHERE name = ?').get(device) as { id: string };
+        expect(JSON.parse(index.chatsJson(id, { limit: 50 }).items)).toEqual(index.chats(id, { limit: 50 }).items);
+      }
     } finally {
       db.close();
     }
