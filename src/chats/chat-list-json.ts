@@ -5,7 +5,7 @@
  * number) comes back NULL and is made by chatViewOf: the two answer the same JSON.
  */
 import type Database from 'better-sqlite3';
-import { type ChatListRow, type PageKey, chatViewOf, isoOf } from './message-views.js';
+import { type ChatListRow, type PageKey, chatViewOf } from './message-views.js';
 
 /**
  * A chat and its last message's row, found by its position (the row's key, one search) rather than by its id (a
@@ -88,20 +88,23 @@ const IS_GROUP = `(chat_id GLOB '*@g.us' AND ${PREFIX} NOT GLOB '*[^0-9-]*' AND 
     ELSE ${DASH} - 1 BETWEEN 5 AND 32 AND length(${PREFIX}) - ${DASH} BETWEEN 5 AND 20 AND substr(${PREFIX}, ${DASH} + 1) NOT GLOB '*-*'
   END)`;
 
-/** A time JSON writes as JS does: a whole number, exact as a double (else chatViewOf makes the row). */
-const EXACT_TIME = `typeof(last_at) = 'integer' AND abs(last_at) <= 9007199254740991`;
+/**
+ * A time SQLite writes as JSON and toISOString do: a whole number, exact as a double, in the years strftime writes
+ * (0000–9999); chatViewOf makes a chat at any other.
+ */
+const ISO_TIME = `typeof(last_at) = 'integer' AND last_at BETWEEN -62167219200 AND 253402300799`;
 
 /**
  * One chat's view as JSON, in chatViewOf's key order, strings quoted by json_quote (the same bytes as
  * JSON.stringify), the labels (written by JSON.stringify) put in as they are; NULL where chatViewOf must make it.
- * The parts of the chat's own row are kept in it, in two columns SQLite writes with the row (CHAT_JSON_COLUMNS):
- * its head, up to the unread count, and its tail, after `updatedAt`'s value. A page joins them with the last
- * message's part and `updatedAt`, which isoOf writes (strftime cost a quarter of the query, and writes no years
- * beyond 9999). Made at each page, the chat's parts were a third of the page's query (docs/notes/performance.md).
+ * All but the last message's part comes from the chat's own row, and is kept in it: two columns SQLite writes with
+ * the row (CHAT_JSON_COLUMNS), its head up to the unread count and its tail from `updatedAt` on. Made at each page,
+ * they were two thirds of its query (docs/notes/performance.md).
  */
-const STORED_HEAD = `CASE WHEN ${EXACT_TIME} THEN concat('{"chatId":', json_quote(chat_id), ',"isGroup":', iif(${IS_GROUP}, 'true', 'false'),
+const STORED_HEAD = `CASE WHEN ${ISO_TIME} THEN concat('{"chatId":', json_quote(chat_id), ',"isGroup":', iif(${IS_GROUP}, 'true', 'false'),
     iif(name IS NULL OR name = '', NULL, ',"name":' || json_quote(name)), ',"unreadCount":', unread) END`;
-const STORED_TAIL = `CASE WHEN ${EXACT_TIME} THEN concat('","archived":', ${bool('archived')}, ',"pinned":', ${bool('pinned')},
+const STORED_TAIL = `CASE WHEN ${ISO_TIME} THEN concat(',"updatedAt":"', strftime('%Y-%m-%dT%H:%M:%fZ', last_at, 'unixepoch'),
+    '","archived":', ${bool('archived')}, ',"pinned":', ${bool('pinned')},
     ',"mutedUntil":', json_quote(muted_until), ',"unread":', iif(unread > 0 OR marked_unread = 1, 'true', 'false'),
     ',"labels":', iif(labels IS NULL OR labels = '', '[]', labels), '}') END`;
 
@@ -109,30 +112,33 @@ const STORED_TAIL = `CASE WHEN ${EXACT_TIME} THEN concat('","archived":', ${bool
 export const CHAT_JSON_COLUMNS = `json_head TEXT GENERATED ALWAYS AS (${STORED_HEAD}) STORED,
       json_tail TEXT GENERATED ALWAYS AS (${STORED_TAIL}) STORED`;
 
-const VIEW_HEAD = `CASE WHEN c.json_head IS NOT NULL THEN concat(c.json_head,
+/** A chat's view, or NUL and its id where chatViewOf must make it. */
+const VIEW = `CASE WHEN c.json_head IS NULL THEN char(0) || c.chat_id ELSE concat(c.json_head,
     iif((c.last_at, c.last_pos) > (c.cleared_at, c.cleared_pos),
       concat(',"lastMessage":{"waMessageId":', json_quote(c.last_wa_message_id), ',"fromMe":', ${bool('m.from_me')},
         ',"type":', json_quote(m.type), ',"body":', json_quote(iif(m.revoked, '', m.body)), ',"timestamp":', c.last_at, '}'),
       NULL),
-    ',"updatedAt":"') END`;
+    c.json_tail) END`;
 
-type Raw = [string | null, string | null, string, number, number];
+/** How a view starts: its chat id's JSON string comes next, then AFTER_ID (a string holds no unescaped quote). */
+const VIEW_START = '{"chatId":';
+const AFTER_ID = ',"isGroup":';
 
-/** The statement of a page (views in two parts, chat id, key), and its arguments. */
+/** The statement of a page (one value a row: its view), and its arguments. */
 export function chatListJsonQuery(
   deviceId: string,
   options: ChatListOptions,
 ): { text: string; args: Array<string | number> } {
   const { where, args } = chatListWhere(deviceId, options);
-  const text = `SELECT ${VIEW_HEAD}, c.json_tail, c.chat_id, c.last_at, c.last_pos FROM ${CHAT_WITH_LAST_MESSAGE}
-    WHERE ${where} ${chatListOrder(options.limit + 1)}`;
+  const text = `SELECT ${VIEW} FROM ${CHAT_WITH_LAST_MESSAGE} WHERE ${where} ${chatListOrder(options.limit + 1)}`;
   return { text, args };
 }
 
 export class ChatListJson {
   /** Statements by their text (one per combination of filters and limit). */
-  private readonly statements = new Map<string, Database.Statement<Array<string | number>, Raw>>();
+  private readonly statements = new Map<string, Database.Statement<Array<string | number>, string>>();
   private row: Database.Statement<[string, string], ChatListRow> | undefined;
+  private key: Database.Statement<[string, string], [number, number]> | undefined;
 
   constructor(private readonly db: Database.Database) {}
 
@@ -141,19 +147,36 @@ export class ChatListJson {
     const { text, args } = chatListJsonQuery(deviceId, options);
     let statement = this.statements.get(text);
     if (!statement) {
-      statement = this.db.prepare<Array<string | number>, Raw>(text).raw(true);
+      statement = this.db.prepare<Array<string | number>, string>(text).pluck(true);
       this.statements.set(text, statement);
     }
-    const rows = statement.all(...args);
-    const count = Math.min(rows.length, options.limit);
+    const views = statement.all(...args);
+    const count = Math.min(views.length, options.limit);
     let items = '[';
     for (let i = 0; i < count; i++) {
-      const [head, tail, chatId, at] = rows[i];
+      const view = views[i];
       if (i > 0) items += ',';
-      items += head === null || tail === null ? this.viewJson(deviceId, chatId) : head + isoOf(at) + tail;
+      items += view.charCodeAt(0) === 0 ? this.viewJson(deviceId, view.slice(1)) : view;
     }
-    const last = count > 0 ? rows[count - 1] : undefined;
-    return { items: `${items}]`, next: rows.length > options.limit && last ? { at: last[3], pos: last[4] } : null };
+    return {
+      items: `${items}]`,
+      next: views.length > options.limit && count > 0 ? this.keyOf(deviceId, views[count - 1]) : null,
+    };
+  }
+
+  /** The page key (time, position) of a chat's view: found again by its id, the view's first value. */
+  private keyOf(deviceId: string, view: string): PageKey {
+    const chatId =
+      view.charCodeAt(0) === 0
+        ? view.slice(1)
+        : (JSON.parse(view.slice(VIEW_START.length, view.indexOf(AFTER_ID))) as string);
+    this.key ??= this.db
+      .prepare<[string, string], [number, number]>(
+        'SELECT last_at, last_pos FROM chats WHERE device_id = ? AND chat_id = ?',
+      )
+      .raw(true);
+    const [at, pos] = this.key.get(deviceId, chatId)!;
+    return { at, pos };
   }
 
   private viewJson(deviceId: string, chatId: string): string {

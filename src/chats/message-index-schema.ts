@@ -233,11 +233,12 @@ export function createMessageIndexTables(db: Database.Database): void {
   const chatColumns = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('chats') as string[];
   // One of version 6 lacks the time a chat was cleared at.
   if (chatColumns.length > 0 && !chatColumns.includes('cleared_at')) db.exec('DROP TABLE chats');
-  const withoutJson =
-    chatColumns.length > 0 && chatColumns.includes('cleared_at') && !hasColumn(db, 'chats', 'json_head');
-  // One of version 9 lacks its views' JSON (CHAT_JSON_COLUMNS), which SQLite can add only to a table it makes: made
-  // again below, its rows copied, with no rebuild.
-  if (withoutJson) db.exec('ALTER TABLE chats RENAME TO chats_without_json; DROP INDEX chats_by_activity');
+  // One of version 9 lacks its views' JSON (CHAT_JSON_COLUMNS), and one made before their present text has another:
+  // SQLite adds such columns only to a table it makes, so it is made again below and its rows copied, no rebuild.
+  const chatsSql = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'chats'").pluck().get() as
+    string | undefined;
+  const remake = chatsSql !== undefined && chatsSql.includes('cleared_at') && !chatsSql.includes(CHAT_JSON_COLUMNS);
+  if (remake) db.exec('ALTER TABLE chats RENAME TO chats_before; DROP INDEX chats_by_activity');
   db.exec(`
     CREATE TABLE IF NOT EXISTS chat_messages (
       device_id       TEXT NOT NULL,
@@ -309,13 +310,8 @@ export function createMessageIndexTables(db: Database.Database): void {
       error  TEXT
     );
   `);
-  if (withoutJson) {
+  if (remake) {
     const columns = CHAT_COLUMNS.join(', ');
-    db.exec(`INSERT INTO chats (${columns}) SELECT ${columns} FROM chats_without_json; DROP TABLE chats_without_json`);
+    db.exec(`INSERT INTO chats (${columns}) SELECT ${columns} FROM chats_before; DROP TABLE chats_before`);
   }
-}
-
-/** Whether a table has a column, generated ones included (pragma_table_info leaves those out). */
-function hasColumn(db: Database.Database, table: string, column: string): boolean {
-  return db.prepare('SELECT 1 FROM pragma_table_xinfo(?) WHERE name = ?').pluck().get(table, column) !== undefined;
 }

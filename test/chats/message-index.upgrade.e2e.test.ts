@@ -2,7 +2,7 @@
  * A read-model file written by an earlier version of the message index (1: one row per message, no chats;
  * 2: each status history as a JSON column of its message) is rebuilt from the log when the gateway's
  * runner meets it, to the same rows a current gateway wrote, and the same answers; one of version 9 (chats without
- * their views' JSON) has its chats table made again, with no rebuild. The old files are made
+ * their views' JSON), or with JSON columns of other text, has its chats table made again, with no rebuild. The old files are made
  * from the current one with the exact tables of those versions (src/chats/message-index-projection.ts's history).
  */
 import { copyFileSync } from 'node:fs';
@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHAT_JSON_COLUMNS } from '../../src/chats/chat-list-json.js';
 import { MessageIndex } from '../../src/chats/message-index.js';
 import type { EventStore } from '../../src/eventstore/event-store.js';
 import { ProjectionRunner } from '../../src/projections/projection-runner.js';
@@ -52,13 +53,13 @@ const V1_MESSAGES = `
 const V1_COLUMNS =
   'device_id, wa_message_id, chat_id, from_me, sender, participant, type, body, at, outbox_id, content, status, sent_at, read, revoked, media, media_stored_at, received, poll';
 
-/** The chats table of version 9 (no views' JSON). */
-const V9_CHATS = `
+/** The chats table of version 9 (no views' JSON), or with `json` columns (JSON columns of another text). */
+const v9Chats = (json = '') => `
   CREATE TABLE chats (
     device_id TEXT NOT NULL, chat_id TEXT NOT NULL, name TEXT, last_wa_message_id TEXT NOT NULL, last_at INTEGER NOT NULL,
     last_pos INTEGER NOT NULL, unread INTEGER NOT NULL, archived INTEGER NOT NULL DEFAULT 0, pinned INTEGER NOT NULL DEFAULT 0,
     muted_until TEXT, marked_unread INTEGER NOT NULL DEFAULT 0, deleted INTEGER NOT NULL DEFAULT 0,
-    cleared_at INTEGER NOT NULL DEFAULT 0, cleared_pos INTEGER NOT NULL DEFAULT 0, labels TEXT, PRIMARY KEY (device_id, chat_id)
+    cleared_at INTEGER NOT NULL DEFAULT 0, cleared_pos INTEGER NOT NULL DEFAULT 0, labels TEXT, ${json} PRIMARY KEY (device_id, chat_id)
   ) WITHOUT ROWID;
   CREATE INDEX chats_by_activity ON chats (device_id, last_at, last_pos);`;
 const V9_CHAT_COLUMNS =
@@ -255,20 +256,26 @@ describe('message index files of earlier versions', () => {
     }
   });
 
-  it('version 9 (chats without their JSON): the table made again with its rows, nothing rebuilt', async () => {
+  const OTHER_JSON = `json_head TEXT GENERATED ALWAYS AS ('{"chatId":' || json_quote(chat_id)) STORED,
+    json_tail TEXT GENERATED ALWAYS AS ('}') STORED,`;
+  it.each([
+    ['without their JSON', ''],
+    ['with JSON of another text', OTHER_JSON],
+  ])('version 9 (chats %s): the table made again with its rows, nothing rebuilt', async (_, json) => {
     const expected = current();
     const db = oldFile('v9', (db) => {
-      db.exec(`ALTER TABLE chats RENAME TO current_chats; DROP INDEX chats_by_activity; ${V9_CHATS}
+      db.exec(`ALTER TABLE chats RENAME TO current_chats; DROP INDEX chats_by_activity; ${v9Chats(json)}
         INSERT INTO chats (${V9_CHAT_COLUMNS}) SELECT ${V9_CHAT_COLUMNS} FROM current_chats; DROP TABLE current_chats;`);
     });
     try {
       const messages = () => db.prepare('SELECT * FROM chat_messages ORDER BY pos').all();
       const before = messages();
-      expect(db.prepare("SELECT 1 FROM pragma_table_xinfo('chats') WHERE name = 'json_head'").get()).toBeUndefined();
+      const made = () => db.prepare("SELECT sql FROM sqlite_master WHERE name = 'chats'").pluck().get() as string;
+      expect(made()).not.toContain(CHAT_JSON_COLUMNS);
       // No rebuild: the message table's own rows are never written again (a rebuild empties it).
       db.exec('CREATE TEMP TRIGGER no_rebuild BEFORE DELETE ON chat_messages BEGIN SELECT RAISE(ABORT, 1); END');
       await upgrade(db);
-      expect(db.prepare("SELECT 1 FROM pragma_table_xinfo('chats') WHERE name = 'json_head'").get()).toBeDefined();
+      expect(made()).toContain(CHAT_JSON_COLUMNS);
       expect(checkpoint(db)).toEqual(expected.version);
       expect(dump(db)).toEqual(expected.tables);
       expect(messages()).toEqual(before);
