@@ -1,8 +1,9 @@
 /**
  * A device's chat list (GET /chats) as JSON text made by SQLite, as message-page-json.ts makes a chat's page: each
  * chat's view is one string built in the query, so no row object nor view object is made and walked again by
- * JSON.stringify (issue 37). A row whose view SQLite cannot write as chatViewOf does (a time that is not a whole
- * number) comes back NULL and is made by chatViewOf: the two answer the same JSON.
+ * JSON.stringify (issue 37). A chat whose view SQLite cannot write as chatViewOf does (a time that is not a whole
+ * number, or outside the years 0000–9999) comes back as NUL and its id, and is made by chatViewOf: the two answer the
+ * same JSON (test/chats/chat-list-json.test.ts holds it, byte for byte).
  */
 import type Database from 'better-sqlite3';
 import { type ChatListRow, type PageKey, chatViewOf } from './message-views.js';
