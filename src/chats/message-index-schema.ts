@@ -237,7 +237,8 @@ export function createMessageIndexTables(db: Database.Database): void {
   // SQLite adds such columns only to a table it makes, so it is made again below and its rows copied, no rebuild.
   const chatsSql = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'chats'").pluck().get() as
     string | undefined;
-  const remake = chatsSql !== undefined && chatsSql.includes('cleared_at') && !chatsSql.includes(CHAT_JSON_COLUMNS);
+  // (One without cleared_at was dropped just above.)
+  const remake = chatsSql !== undefined && !chatsSql.includes(CHAT_JSON_COLUMNS);
   if (remake) db.exec('ALTER TABLE chats RENAME TO chats_before; DROP INDEX chats_by_activity');
   db.exec(`
     CREATE TABLE IF NOT EXISTS chat_messages (
