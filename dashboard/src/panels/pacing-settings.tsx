@@ -73,8 +73,8 @@ function patchOf(fields: Fields): PatchSettings {
 
 /** Calls and pacing (GET/PATCH /settings, GET /pacing): how the device answers calls and how fast it may send. */
 export function PacingSettings({ api, device, version, notify }: DetailProps) {
-  const [settings, reload, error] = useLoaded(() => api.settings(device.id), [api, device.id]);
-  const [pacing] = useLoaded(() => api.pacing(device.id), [api, device.id, version, settings]);
+  const [settings, , error] = useLoaded(() => api.settings(device.id), [api, device.id]);
+  const [pacing, reloadPacing] = useLoaded(() => api.pacing(device.id), [api, device.id, version]);
   const [fields, setFields] = useState<Fields | null>(null);
   useEffect(() => {
     if (settings) setFields(fieldsOf(settings));
@@ -95,9 +95,11 @@ export function PacingSettings({ api, device, version, notify }: DetailProps) {
     event.preventDefault();
     if (!settings || !fields) return;
     try {
-      await api.patchSettings(device.id, patchOf(fields));
+      // The form shows what the PATCH answered, set with the notice in one render: a reload landing later
+      // would put back what the user has typed since.
+      setFields(fieldsOf(await api.patchSettings(device.id, patchOf(fields))));
       notify('Settings saved.');
-      reload();
+      reloadPacing();
     } catch (err) {
       notify(describeError(err), 'error');
     }
