@@ -11,6 +11,7 @@ import { CHILD_GATEWAY_TESTS, freePort } from '../support/child-gateway.js';
 import { eventually } from '../support/eventually.js';
 import { ADMIN_KEY, tempDir } from '../support/gateway.js';
 import { trackChild } from '../support/processes.js';
+import { nodeArgumentsFor } from '../support/entry-command.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -25,7 +26,7 @@ describe('GATEWAY_PROCESSES: the primary on SIGTERM', CHILD_GATEWAY_TESTS, () =>
     const dataDir = tempDir('dmg-primary-');
     // No server listens there: opening the store waits for one.
     const storePort = await freePort();
-    child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    child = spawn(process.execPath, nodeArgumentsFor('src/main.ts'), {
       cwd: ROOT,
       env: {
         ...process.env,

@@ -6,6 +6,7 @@ import { eventually } from './eventually.js';
 import { ADMIN_KEY } from './gateway.js';
 import { trackChild } from './processes.js';
 import { storeSettings } from './test-store.js';
+import { nodeArgumentsFor } from './entry-command.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -19,8 +20,8 @@ export async function freePort(): Promise<number> {
 }
 
 /**
- * Options for a describe whose tests start gateways in child processes: each start compiles the sources
- * (tsx) and can take several seconds on a busy shared machine, so these tests get more than the default
+ * Options for a describe whose tests start gateways in child processes: each start loads the gateway (compiles
+ * the sources with tsx where dist/ is not their build: entry-command.ts) and can take several seconds on a busy shared machine, so these tests get more than the default
  * 30 s. A deadline, not a speed target.
  */
 export const CHILD_GATEWAY_TESTS = { timeout: 120_000 };
@@ -54,7 +55,7 @@ export async function spawnGateway(
   const port = await freePort();
   // The store outlives the gateway (it is killed with SIGKILL): on EventStoreDB, a server in a process of its own.
   const store = await storeSettings(dataDir, 'child-process');
-  const command = [...(options.wrapper ?? []), process.execPath, '--import', 'tsx', options.script ?? 'src/main.ts'];
+  const command = [...(options.wrapper ?? []), process.execPath, ...nodeArgumentsFor(options.script ?? 'src/main.ts')];
   const child = spawn(command[0], command.slice(1), {
     cwd: ROOT,
     env: {

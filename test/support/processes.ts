@@ -6,6 +6,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import { nodeArgumentsFor } from './entry-command.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -38,7 +39,7 @@ export async function killTrackedChildren(): Promise<void> {
 }
 
 /**
- * Runs a TypeScript `script` of the repository (tsx) in a child process to its end, 60 s at most: its exit status
+ * Runs a TypeScript `script` of the repository (its build, or tsx: entry-command.ts) in a child process to its end, 60 s at most: its exit status
  * and output. Never spawnSync: it stops the test worker's event loop for the child's whole life, and vitest's calls
  * from the worker to the runner that were waiting meanwhile time out after 60 s, failing the run ("Timeout calling
  * onTaskUpdate") though every test passed; and a gateway in the test's process goes on answering meanwhile.
@@ -48,7 +49,7 @@ export async function runToEnd(
   env: NodeJS.ProcessEnv,
   options: { args?: string[]; uid?: number } = {},
 ): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...(options.args ?? [])], {
+  const child = spawn(process.execPath, [...nodeArgumentsFor(script), ...(options.args ?? [])], {
     cwd: ROOT,
     env,
     timeout: 60_000,

@@ -3,6 +3,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_KEY, startTestGateway } from '../../support/gateway.js';
 import { bringOnline, createSandboxDevice, type TestDevice } from '../../support/sessions.js';
+import { nodeArgumentsFor } from '../../support/entry-command.js';
 
 type TestGateway = Awaited<ReturnType<typeof startTestGateway>>;
 
@@ -180,7 +181,7 @@ describe('npm run mcp (stdio)', () => {
       await client.connect(
         new StdioClientTransport({
           command: process.execPath,
-          args: ['--import', 'tsx', 'src/cli/mcp-stdio.ts'],
+          args: nodeArgumentsFor('src/cli/mcp-stdio.ts'),
           env: { ...(process.env as Record<string, string>), GATEWAY_URL: gateway.url, GATEWAY_KEY: device.key },
           stderr: 'inherit',
         }),
