@@ -20,9 +20,9 @@ export async function freePort(): Promise<number> {
 }
 
 /**
- * Options for a describe whose tests start gateways in child processes: each start loads the gateway (compiles
- * the sources with tsx where dist/ is not their build: entry-command.ts) and can take several seconds on a busy shared machine, so these tests get more than the default
- * 30 s. A deadline, not a speed target.
+ * Options for a describe whose tests start gateways in child processes: each start loads the gateway (and compiles
+ * the sources with tsx where dist/ is not their build: entry-command.ts), which can take several seconds on a busy
+ * shared machine, so these tests get more than the default 30 s. A deadline, not a speed target.
  */
 export const CHILD_GATEWAY_TESTS = { timeout: 120_000 };
 

@@ -39,10 +39,11 @@ export async function killTrackedChildren(): Promise<void> {
 }
 
 /**
- * Runs a TypeScript `script` of the repository (its build, or tsx: entry-command.ts) in a child process to its end, 60 s at most: its exit status
- * and output. Never spawnSync: it stops the test worker's event loop for the child's whole life, and vitest's calls
- * from the worker to the runner that were waiting meanwhile time out after 60 s, failing the run ("Timeout calling
- * onTaskUpdate") though every test passed; and a gateway in the test's process goes on answering meanwhile.
+ * Runs a TypeScript `script` of the repository (its build, or through tsx: entry-command.ts) in a child process to
+ * its end, 60 s at most: its exit status and output. Never spawnSync: it stops the test worker's event loop for the
+ * child's whole life, and vitest's calls from the worker to the runner that were waiting meanwhile time out after
+ * 60 s, failing the run ("Timeout calling onTaskUpdate") though every test passed; and a gateway in the test's
+ * process goes on answering meanwhile.
  */
 export async function runToEnd(
   script: string,
