@@ -46,11 +46,35 @@ export interface SpawnOptions {
   startTimeoutMs?: number;
 }
 
-/** The real gateway (src/main.ts) in its own process, so that it can be killed with SIGKILL mid-work. */
+/**
+ * The real gateway (src/main.ts) in its own process, so that it can be killed with SIGKILL mid-work. The port comes
+ * from freePort, which closes it before the child binds it: anything on the machine (another test's outgoing
+ * connection, a listener on port 0) may take it in between, so a child that says its port is in use is started again
+ * on another.
+ */
 export async function spawnGateway(
   dataDir: string,
   env: Record<string, string> = {},
   options: SpawnOptions = {},
+): Promise<ChildGateway> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await spawnGatewayOnce(dataDir, env, options);
+    } catch (error) {
+      if (!(error instanceof PortTaken) || attempt === PORT_ATTEMPTS) throw error;
+    }
+  }
+}
+
+const PORT_ATTEMPTS = 3;
+
+/** The child stopped at start because another socket had taken its port (src/main.ts says so, exit 78). */
+class PortTaken extends Error {}
+
+async function spawnGatewayOnce(
+  dataDir: string,
+  env: Record<string, string>,
+  options: SpawnOptions,
 ): Promise<ChildGateway> {
   const port = await freePort();
   // The store outlives the gateway (it is killed with SIGKILL): on EventStoreDB, a server in a process of its own.
@@ -91,7 +115,12 @@ export async function spawnGateway(
     'the gateway healthy',
     startTimeoutMs,
   ).catch(() => 'late');
-  if (healthy === 'exited') throw new Error(`gateway exited with ${child.exitCode}: ${output}`);
+  if (healthy === 'exited') {
+    const message = `gateway exited with ${child.exitCode}: ${output}`;
+    throw env.PORT === undefined && /PORT: \S+ is already in use/.test(output)
+      ? new PortTaken(message)
+      : new Error(message);
+  }
   if (healthy === 'late') {
     child.kill('SIGKILL');
     await exited;
