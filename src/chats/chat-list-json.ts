@@ -9,17 +9,13 @@ import type Database from 'better-sqlite3';
 import { type ChatListRow, type PageKey, chatViewOf } from './message-views.js';
 
 /**
- * A chat and its last message's row, found by its position (the row's key, one search) rather than by its id (a
- * search of the id index, then of the table): a message's row keeps the position it was recorded at, and the chat
- * names both. The id is still compared, so a chat whose two disagreed would show nothing rather than another row.
+ * A chat with its last message's current state (edits and revokes show): the chat's row keeps what the list shows of
+ * it (`last_from_me` …, kept true by chat-rows.ts), so a list reads no message row.
  */
-const CHAT_WITH_LAST_MESSAGE = `chats c JOIN chat_messages m
-  ON m.pos = c.last_pos AND m.device_id = c.device_id AND m.wa_message_id = c.last_wa_message_id`;
-
-/** A chat with its last message's current state (edits and revokes show). */
-export const CHAT_LIST = `SELECT c.chat_id, c.name, c.unread, c.last_wa_message_id, c.last_at, c.last_pos, m.from_me, m.type, m.body, m.revoked,
+export const CHAT_LIST = `SELECT c.chat_id, c.name, c.unread, c.last_wa_message_id, c.last_at, c.last_pos,
+  c.last_from_me AS from_me, c.last_type AS type, c.last_body AS body, c.last_revoked AS revoked,
   c.archived, c.pinned, c.muted_until, c.marked_unread, c.labels, c.cleared_at, c.cleared_pos
-  FROM ${CHAT_WITH_LAST_MESSAGE}`;
+  FROM chats c`;
 
 /** GET /chats?archived&pinned&unread&label (each optional). */
 export interface ChatFilter {
@@ -98,9 +94,10 @@ const ISO_TIME = `typeof(last_at) = 'integer' AND last_at BETWEEN -62167219200 A
 /**
  * One chat's view as JSON, in chatViewOf's key order, strings quoted by json_quote (the same bytes as
  * JSON.stringify), the labels (written by JSON.stringify) put in as they are; NULL where chatViewOf must make it.
- * All but the last message's part comes from the chat's own row, and is kept in it: two columns SQLite writes with
- * the row (CHAT_JSON_COLUMNS), its head up to the unread count and its tail from `updatedAt` on. Made at each page,
- * they were two thirds of its query (docs/notes/performance.md).
+ * All of it comes from the chat's own row, and is kept in it: three columns SQLite writes with the row
+ * (CHAT_JSON_COLUMNS), its head up to the unread count, its last message (from the row's `last_…` columns) and its tail
+ * from `updatedAt` on. Made at each page, the head and tail were two thirds of its query, the last message's row half
+ * of what remained (docs/notes/performance.md).
  */
 const STORED_HEAD = `CASE WHEN ${ISO_TIME} THEN concat('{"chatId":', json_quote(chat_id), ',"isGroup":', iif(${IS_GROUP}, 'true', 'false'),
     iif(name IS NULL OR name = '', NULL, ',"name":' || json_quote(name)), ',"unreadCount":', unread) END`;
@@ -109,17 +106,18 @@ const STORED_TAIL = `CASE WHEN ${ISO_TIME} THEN concat(',"updatedAt":"', strftim
     ',"mutedUntil":', json_quote(muted_until), ',"unread":', iif(unread > 0 OR marked_unread = 1, 'true', 'false'),
     ',"labels":', iif(labels IS NULL OR labels = '', '[]', labels), '}') END`;
 
-/** The chats table's generated columns (src/chats/message-index-schema.ts): a chat's view as JSON, but for its last message. */
+/** Its last message's part of the view (shown when the chat was not cleared since). */
+const STORED_LAST = `concat(',"lastMessage":{"waMessageId":', json_quote(last_wa_message_id), ',"fromMe":', ${bool('last_from_me')},
+    ',"type":', json_quote(last_type), ',"body":', json_quote(iif(last_revoked, '', last_body)), ',"timestamp":', last_at, '}')`;
+
+/** The chats table's generated columns (src/chats/message-index-schema.ts): a chat's view as JSON in three parts. */
 export const CHAT_JSON_COLUMNS = `json_head TEXT GENERATED ALWAYS AS (${STORED_HEAD}) STORED,
+      json_last TEXT GENERATED ALWAYS AS (${STORED_LAST}) STORED,
       json_tail TEXT GENERATED ALWAYS AS (${STORED_TAIL}) STORED`;
 
 /** A chat's view, or NUL and its id where chatViewOf must make it. */
 const VIEW = `CASE WHEN c.json_head IS NULL THEN char(0) || c.chat_id ELSE concat(c.json_head,
-    iif((c.last_at, c.last_pos) > (c.cleared_at, c.cleared_pos),
-      concat(',"lastMessage":{"waMessageId":', json_quote(c.last_wa_message_id), ',"fromMe":', ${bool('m.from_me')},
-        ',"type":', json_quote(m.type), ',"body":', json_quote(iif(m.revoked, '', m.body)), ',"timestamp":', c.last_at, '}'),
-      NULL),
-    c.json_tail) END`;
+    iif((c.last_at, c.last_pos) > (c.cleared_at, c.cleared_pos), c.json_last, NULL), c.json_tail) END`;
 
 /** How a view starts: its chat id's JSON string comes next, then AFTER_ID (a string holds no unescaped quote). */
 const VIEW_START = '{"chatId":';
@@ -131,7 +129,7 @@ export function chatListJsonQuery(
   options: ChatListOptions,
 ): { text: string; args: Array<string | number> } {
   const { where, args } = chatListWhere(deviceId, options);
-  const text = `SELECT ${VIEW} FROM ${CHAT_WITH_LAST_MESSAGE} WHERE ${where} ${chatListOrder(options.limit + 1)}`;
+  const text = `SELECT ${VIEW} FROM chats c WHERE ${where} ${chatListOrder(options.limit + 1)}`;
   return { text, args };
 }
 

@@ -52,6 +52,7 @@ export function touchChat(
       cleared_at: 0,
       cleared_pos: 0,
       labels: null,
+      ...lastMessageOf(message),
     });
     return;
   }
@@ -61,9 +62,36 @@ export function touchChat(
     chat.last_wa_message_id = message.wa_message_id;
     chat.last_at = message.at;
     chat.last_pos = message.pos;
+    chat.last_from_me = message.from_me;
+    chat.last_type = message.type;
+    chat.last_body = message.body;
+    chat.last_revoked = message.revoked;
   }
   chat.unread += unread;
   if (name !== undefined) chat.name = name;
+  chats.put(chatKey, chat);
+}
+
+/** What a chat's row keeps of its last message (the chat list shows it without reading the message's row). */
+function lastMessageOf(
+  message: MessageRow,
+): Pick<ChatRow, 'last_from_me' | 'last_type' | 'last_body' | 'last_revoked'> {
+  return {
+    last_from_me: message.from_me,
+    last_type: message.type,
+    last_body: message.body,
+    last_revoked: message.revoked,
+  };
+}
+
+/** A message's text was edited or it was revoked: where it is its chat's last message, the chat's row shows that. */
+export function showOnChat(chats: RowBuffer<ChatRow>, message: MessageRow): void {
+  if (isStatusChat(message.chat_id) || isChannelId(message.chat_id)) return;
+  const chatKey = rowKey(message.device_id, message.chat_id);
+  const chat = chats.get(chatKey);
+  if (!chat || chat.last_pos !== message.pos || chat.last_wa_message_id !== message.wa_message_id) return;
+  chat.last_body = message.body;
+  chat.last_revoked = message.revoked;
   chats.put(chatKey, chat);
 }
 

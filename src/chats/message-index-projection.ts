@@ -26,7 +26,7 @@ import {
 import { MessageSearchIndex } from './message-search-index.js';
 import { type Reaction, isoOf } from './message-views.js';
 import { LabelTable, createLabelTable } from './chat-labels.js';
-import { applyChatChange, rowKey as key, touchChat } from './chat-rows.js';
+import { applyChatChange, rowKey as key, showOnChat, touchChat } from './chat-rows.js';
 
 type Handled =
   InboxEvent | Extract<OutboxEvent, { type: 'OutboxMessageQueued' | 'OutboxMessageEdited' | 'MessageStatusChanged' }>;
@@ -219,7 +219,10 @@ export class MessageIndexProjection implements Projection {
         if (next !== row.status) {
           row.status = next;
           if (status === 'sent' && row.sent_at === null) row.sent_at = timestamp;
-          if (status === 'deleted') row.revoked = 1;
+          if (status === 'deleted') {
+            row.revoked = 1;
+            showOnChat(chats, row);
+          }
         }
         // The outbox keeps a sent message's stored media from its `sent` on (also a `sent` recorded after a receipt,
         // which leaves the status as it is), as received media are kept from the event that stored them.
@@ -249,6 +252,7 @@ export class MessageIndexProjection implements Projection {
         row.revoked = 1;
         row.revoked_pos ??= stored.position;
         messages.put(id, row);
+        showOnChat(chats, row);
         return;
       }
       case 'ChatRead': {
@@ -430,6 +434,7 @@ export class MessageIndexProjection implements Projection {
       row.last_status = position;
     }
     messages.put(id, row);
+    showOnChat(this.rows().chats, row);
   }
 
   private rows() {

@@ -86,6 +86,14 @@ export interface ChatRow {
   cleared_pos: number;
   /** JSON array of label ids (WhatsApp Business), or null. */
   labels: string | null;
+  /**
+   * The last message's own columns the chat list shows (kept true by the projection: chat-rows.ts), so that a list
+   * reads no message row: that search of the message table was half of its query (docs/notes/performance.md).
+   */
+  last_from_me: number;
+  last_type: string;
+  last_body: string;
+  last_revoked: number;
 }
 
 export const MESSAGE_COLUMNS = [
@@ -135,6 +143,10 @@ export const CHAT_COLUMNS = [
   'cleared_at',
   'cleared_pos',
   'labels',
+  'last_from_me',
+  'last_type',
+  'last_body',
+  'last_revoked',
 ] as const satisfies ReadonlyArray<keyof ChatRow>;
 export const MESSAGE_KEYS = ['pos'] as const;
 export const CHAT_KEYS = ['device_id', 'chat_id'] as const;
@@ -233,8 +245,9 @@ export function createMessageIndexTables(db: Database.Database): void {
   const chatColumns = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('chats') as string[];
   // One of version 6 lacks the time a chat was cleared at.
   if (chatColumns.length > 0 && !chatColumns.includes('cleared_at')) db.exec('DROP TABLE chats');
-  // One of version 9 lacks its views' JSON (CHAT_JSON_COLUMNS), and one made before their present text has another:
-  // SQLite adds such columns only to a table it makes, so it is made again below and its rows copied, no rebuild.
+  // One of version 9 lacks its views' JSON (CHAT_JSON_COLUMNS) or its last message's columns (`last_body` …), and one
+  // made before their present text has another: SQLite adds generated columns only to a table it makes, so it is made
+  // again below and its rows copied (the last message's columns read from its row), no rebuild.
   const chatsSql = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'chats'").pluck().get() as
     string | undefined;
   // (One without cleared_at was dropped just above.)
@@ -295,6 +308,10 @@ export function createMessageIndexTables(db: Database.Database): void {
       cleared_at         INTEGER NOT NULL DEFAULT 0,
       cleared_pos        INTEGER NOT NULL DEFAULT 0,
       labels             TEXT,
+      last_from_me       INTEGER NOT NULL DEFAULT 0,
+      last_type          TEXT NOT NULL DEFAULT 'text',
+      last_body          TEXT NOT NULL DEFAULT '',
+      last_revoked       INTEGER NOT NULL DEFAULT 0,
       ${CHAT_JSON_COLUMNS},
       PRIMARY KEY (device_id, chat_id)
     ) WITHOUT ROWID;
@@ -313,6 +330,13 @@ export function createMessageIndexTables(db: Database.Database): void {
   `);
   if (remake) {
     const columns = CHAT_COLUMNS.join(', ');
-    db.exec(`INSERT INTO chats (${columns}) SELECT ${columns} FROM chats_before; DROP TABLE chats_before`);
+    const before = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('chats_before') as string[];
+    // One made before the chats kept their last message's columns: those are read once from the message rows.
+    const copied = before.includes('last_body')
+      ? `SELECT ${columns} FROM chats_before`
+      : `SELECT ${CHAT_COLUMNS.map((c) => (c.startsWith('last_') && !before.includes(c) ? `m.${c.slice('last_'.length)}` : `b.${c}`)).join(', ')}
+        FROM chats_before b JOIN chat_messages m
+        ON m.pos = b.last_pos AND m.device_id = b.device_id AND m.wa_message_id = b.last_wa_message_id`;
+    db.exec(`INSERT INTO chats (${columns}) ${copied}; DROP TABLE chats_before`);
   }
 }

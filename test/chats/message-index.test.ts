@@ -294,6 +294,34 @@ describe('message index', () => {
       .then((index) => index.message('d1', 'S1')?.statusHistory, [{ status: 'queued', at: iso(T + 3) }]);
   });
 
+  it("shows an edit or a revoke of a chat's last message in its chat list entry, and none of an older message", () => {
+    // The chat's row keeps its last message's body (chat-rows.ts): each change in a batch of its own, so the chat
+    // is read back from its row, and one in the batch that brought the message.
+    const last = (index: MessageIndex) => {
+      const views = index.chats('d1', { limit: 10 }).items;
+      expect(JSON.parse(index.chatsJson('d1', { limit: 10 }).items)).toEqual(views);
+      return views.map((c) => [c.chatId, c.lastMessage?.waMessageId, c.lastMessage?.body]);
+    };
+    spec
+      .given(received('A1', 1), received('A2', 2))
+      .given(edited('A1', ALICE, ALICE, false, 'A1 edited'))
+      .then(last, [[ALICE, 'A2', 'text of A2']])
+      .given(edited('A2', ALICE, ALICE, false, 'A2 edited'))
+      .then(last, [[ALICE, 'A2', 'A2 edited']])
+      .given(queued(1, 3), status('S1', 'sent', 4))
+      .then(last, [[ALICE, 'S1', 'sent 1']])
+      .given(status('S1', 'deleted', 5))
+      .then(last, [[ALICE, 'S1', '']])
+      .given(
+        received('G1', 6, { from: BOB, chatId: GROUP, isGroup: true, participant: BOB }),
+        revoked('G1', GROUP, BOB, false),
+      )
+      .then(last, [
+        [GROUP, 'G1', ''],
+        [ALICE, 'S1', ''],
+      ]);
+  });
+
   it('edits a queued text unseen, and a sent one seen, each in its history', () => {
     spec
       .given(queued(1, 1), queued(2, 2), status('S2', 'sent', 3))
