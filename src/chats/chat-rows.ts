@@ -52,7 +52,10 @@ export function touchChat(
       cleared_at: 0,
       cleared_pos: 0,
       labels: null,
-      ...lastMessageOf(message),
+      last_from_me: message.from_me,
+      last_type: message.type,
+      last_body: message.body,
+      last_revoked: message.revoked,
     });
     return;
   }
@@ -70,18 +73,6 @@ export function touchChat(
   chat.unread += unread;
   if (name !== undefined) chat.name = name;
   chats.put(chatKey, chat);
-}
-
-/** What a chat's row keeps of its last message (the chat list shows it without reading the message's row). */
-function lastMessageOf(
-  message: MessageRow,
-): Pick<ChatRow, 'last_from_me' | 'last_type' | 'last_body' | 'last_revoked'> {
-  return {
-    last_from_me: message.from_me,
-    last_type: message.type,
-    last_body: message.body,
-    last_revoked: message.revoked,
-  };
 }
 
 /** A message's text was edited or it was revoked: where it is its chat's last message, the chat's row shows that. */
