@@ -148,6 +148,13 @@ export const CHAT_COLUMNS = [
   'last_body',
   'last_revoked',
 ] as const satisfies ReadonlyArray<keyof ChatRow>;
+/** A chat's columns that copy its last message's (chat-rows.ts keeps them true), with the message's column of each. */
+const LAST_MESSAGE_COLUMNS: Partial<Record<keyof ChatRow, keyof MessageRow>> = {
+  last_from_me: 'from_me',
+  last_type: 'type',
+  last_body: 'body',
+  last_revoked: 'revoked',
+};
 export const MESSAGE_KEYS = ['pos'] as const;
 export const CHAT_KEYS = ['device_id', 'chat_id'] as const;
 
@@ -330,11 +337,11 @@ export function createMessageIndexTables(db: Database.Database): void {
   `);
   if (remake) {
     const columns = CHAT_COLUMNS.join(', ');
-    const before = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('chats_before') as string[];
-    // One made before the chats kept their last message's columns: those are read once from the message rows.
-    const copied = before.includes('last_body')
+    // One made before the chats kept their last message's columns (chatColumns: the table as it was before its
+    // rename): those are read once from the message rows.
+    const copied = chatColumns.includes('last_body')
       ? `SELECT ${columns} FROM chats_before`
-      : `SELECT ${CHAT_COLUMNS.map((c) => (c.startsWith('last_') && !before.includes(c) ? `m.${c.slice('last_'.length)}` : `b.${c}`)).join(', ')}
+      : `SELECT ${CHAT_COLUMNS.map((c) => (LAST_MESSAGE_COLUMNS[c] ? `m.${LAST_MESSAGE_COLUMNS[c]}` : `b.${c}`)).join(', ')}
         FROM chats_before b JOIN chat_messages m
         ON m.pos = b.last_pos AND m.device_id = b.device_id AND m.wa_message_id = b.last_wa_message_id`;
     db.exec(`INSERT INTO chats (${columns}) ${copied}; DROP TABLE chats_before`);
