@@ -2,7 +2,9 @@
  * `npm run rebuild`: throws every read model away and feeds it again from position 0 of the event log,
  * then reports events/s. Every read-model file of DATA_DIR is rebuilt: `read-models.sqlite`, and with
  * GATEWAY_PROCESSES each worker's `read-models.w<N>.sqlite`, a stale one left behind would otherwise be
- * served as it was. Refused while a gateway uses the same DATA_DIR (src/storage/data-dir-lock.ts).
+ * served as it was. Each is built afresh beside the old one, which it then replaces: a rebuild that fails leaves the
+ * old file as it was (src/projections/read-model-file-rebuild.ts). Refused while a gateway uses the same DATA_DIR
+ * (src/storage/data-dir-lock.ts).
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,8 +15,8 @@ import { DataDirInUseError, holdRebuildLock } from '../storage/data-dir-lock.js'
 import { usePrivateFileModes } from '../storage/private-files.js';
 import { openEventStore } from '../eventstore/open-event-store.js';
 import { createLogger } from '../logger.js';
-import { ProjectionRunner } from '../projections/projection-runner.js';
-import { READ_MODEL_FILE, openReadModelDb, readModelFileOf } from '../projections/read-model-db.js';
+import { READ_MODEL_FILE, readModelFileOf } from '../projections/read-model-db.js';
+import { rebuildReadModelFile } from '../projections/read-model-file-rebuild.js';
 import { allProjections } from '../read-models.js';
 
 type Config = ReturnType<typeof loadConfig>;
@@ -75,15 +77,7 @@ async function rebuild(
   // The read models keep credentials sealed with it (src/read-models.ts).
   encryptionKey: Uint8Array | undefined,
 ): Promise<{ events: number; seconds: number }> {
-  const db = openReadModelDb(dataDir, file);
-  const runner = new ProjectionRunner(store, db, allProjections(db, store, log, encryptionKey), log);
-  try {
-    const result = await runner.rebuild();
-    await runner.stop();
-    return result;
-  } finally {
-    db.close();
-  }
+  return rebuildReadModelFile(store, dataDir, file, (db) => allProjections(db, store, log, encryptionKey), log);
 }
 
 main().catch((error: unknown) => {

@@ -18,11 +18,12 @@ import type { Projection } from './projection.js';
  */
 const CATCH_UP_PAGE = 2_000;
 /**
- * A rebuild commits about this many events at a time: a read-model page rewritten by many batches is
- * written once per commit, and so are rows buffered by the read models (src/projections/row-buffer.ts).
- * Smaller commits made rebuilds slower, larger ones no faster (docs/notes/performance.md).
+ * A rebuild writes the rows buffered by the read models (src/projections/row-buffer.ts) about this many events at a
+ * time, and in place commits with them: a read-model page rewritten by many batches is written once per commit.
+ * Smaller commits made rebuilds slower, larger ones no faster (docs/notes/performance.md). A rebuild into a fresh
+ * file (read-model-file-rebuild.ts) commits once, at the end.
  */
-const REBUILD_COMMIT_EVENTS = 100_000;
+export const REBUILD_COMMIT_EVENTS = 100_000;
 /**
  * A read model's checkpoint is written with a batch it took events from, and otherwise once it lags this many
  * events behind the runner: a batch none of a runner's read models takes (the webhooks runner and most sends)
@@ -65,7 +66,17 @@ export interface ReadModelFeed extends ReadModelProgress {
   readonly failing: boolean;
   start(): Promise<void>;
   stop(): Promise<void>;
-  rebuild(): Promise<{ events: number; seconds: number }>;
+  rebuild(options?: RebuildOptions): Promise<{ events: number; seconds: number }>;
+}
+
+export interface RebuildOptions {
+  /**
+   * Events per transaction (REBUILD_COMMIT_EVENTS). A fresh file no one reads until it is done commits once: nothing
+   * is journaled then (its pages are all new), and no page is written out twice.
+   */
+  commitEvents?: number;
+  /** Events between writes of the rows the read models buffer, within a transaction (REBUILD_COMMIT_EVENTS). */
+  flushEvents?: number;
 }
 
 interface Waiter {
@@ -267,7 +278,7 @@ export class ProjectionRunner implements ReadModelFeed {
    * Throws every read model away and feeds it again from position 0. The database must be this runner's alone
    * meanwhile (npm run rebuild): its transactions stay open while the log is read.
    */
-  async rebuild(): Promise<{ events: number; seconds: number }> {
+  async rebuild(options: RebuildOptions = {}): Promise<{ events: number; seconds: number }> {
     await this.stop();
     const started = performance.now();
     this.db.transaction(() => {
@@ -290,7 +301,10 @@ export class ProjectionRunner implements ReadModelFeed {
     this.db.pragma(`threads = ${REBUILD_SORT_THREADS}`);
     const deferred = this.dropDeferredIndexes();
     try {
-      await this.rebuildPass();
+      await this.rebuildPass(
+        options.commitEvents ?? REBUILD_COMMIT_EVENTS,
+        options.flushEvents ?? REBUILD_COMMIT_EVENTS,
+      );
     } finally {
       // Built once from the finished tables (and again by setup() should this process die first).
       this.db.transaction(() => {
@@ -341,12 +355,12 @@ export class ProjectionRunner implements ReadModelFeed {
 
   /**
    * A rebuild's pass over the log: each page is applied as soon as it is read, in transactions of about
-   * REBUILD_COMMIT_EVENTS events that stay open across the reads (rebuild() has the read-model database to itself),
-   * so a page's events are garbage young instead of waiting, a hundred thousand at a time, to be applied. Should a
-   * transaction fail, it rolls back and its pages are read and applied again one at a time, where a failing event is
-   * found and skipped.
+   * `commitEvents` events that stay open across the reads (rebuild() has the read-model database to itself), so a
+   * page's events are garbage young instead of waiting, a hundred thousand at a time, to be applied; the rows the
+   * read models buffer are written every `flushEvents` within it. Should a transaction fail, it rolls back and
+   * its pages are read and applied again one at a time, where a failing event is found and skipped.
    */
-  private async rebuildPass(): Promise<void> {
+  private async rebuildPass(commitEvents: number, flushEvents: number): Promise<void> {
     const apply = (projection: Projection, event: StoredEvent) => projection.apply(event, this.db);
     for (;;) {
       const from = this.position;
@@ -357,16 +371,22 @@ export class ProjectionRunner implements ReadModelFeed {
       const kept: StoredEvent[] | undefined = this.onCommitted ? [] : undefined;
       this.db.exec('BEGIN');
       try {
-        while (applied < REBUILD_COMMIT_EVENTS) {
+        let held = 0;
+        while (applied < commitEvents) {
           const page = await this.store.readAll({ after: read, maxCount: CATCH_UP_PAGE });
           if (page.length === 0) break;
           first ??= page[0];
           read = page[page.length - 1].position;
           this.applyEvents(page, read, apply, false, first.id);
           applied += page.length;
+          held += page.length;
           if (kept) for (const event of page) kept.push(event);
+          if (held >= flushEvents) {
+            for (const projection of this.projections) projection.flush?.(this.db);
+            held = 0;
+          }
         }
-        if (first) for (const projection of this.projections) projection.flush?.(this.db);
+        if (held > 0) for (const projection of this.projections) projection.flush?.(this.db);
         this.db.exec('COMMIT');
       } catch (error) {
         if (this.db.inTransaction) this.db.exec('ROLLBACK');

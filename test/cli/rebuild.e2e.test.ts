@@ -3,23 +3,40 @@
  * lone gateway's (and GATEWAY_PROCESSES' machine projector's) `read-models.sqlite` and the `read-models.w<N>.sqlite` of
  * processes started on their own under GATEWAY_CLUSTER (GATEWAY_WORKER).
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
+import { inboxStream } from '../../src/inbox/inbox-events.js';
+import { nodeArgumentsFor } from '../support/entry-command.js';
+import { eventually } from '../support/eventually.js';
 import { startTestGateway } from '../support/gateway.js';
-import { runToEnd } from '../support/processes.js';
+import { runToEnd, trackChild } from '../support/processes.js';
+
+const rebuildEnv = (dataDir: string, env: Record<string, string> = {}) => ({
+  ...process.env,
+  DATA_DIR: dataDir,
+  EVENTSTORE_URL: '',
+  GATEWAY_PROCESSES: '',
+  GATEWAY_WORKER: '',
+  LOG_LEVEL: 'silent',
+  ...env,
+});
 
 function runRebuild(dataDir: string, env: Record<string, string> = {}) {
-  return runToEnd('src/cli/rebuild.ts', {
-    ...process.env,
-    DATA_DIR: dataDir,
-    EVENTSTORE_URL: '',
-    GATEWAY_PROCESSES: '',
-    GATEWAY_WORKER: '',
-    LOG_LEVEL: 'silent',
-    ...env,
-  });
+  return runToEnd('src/cli/rebuild.ts', rebuildEnv(dataDir, env));
+}
+
+function count(file: string, table: string): number {
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;
+  } finally {
+    db.close();
+  }
 }
 
 function deviceIds(file: string): string[] {
@@ -78,5 +95,47 @@ describe('npm run rebuild', { timeout: 120_000 }, () => {
     expect(done.status, done.stderr).toBe(0);
     expect(deviceIds(join(dataDir, 'read-models.sqlite'))).toEqual(['kept']);
     for (const worker of [1, 2, 3]) expect(existsSync(join(dataDir, `read-models.w${worker}.sqlite`))).toBe(false);
+  });
+
+  it('killed with SIGKILL halfway, leaves the old read models as they were; run again, it finishes', async () => {
+    const dataDir = await dataDirWithOneDevice();
+    // Messages the old read models never saw (written to the log after the gateway stopped): enough for a rebuild
+    // that takes a while.
+    const store = new SqliteEventStore(join(dataDir, 'events.sqlite'));
+    const messages = 60_000;
+    for (let from = 0; from < messages; from += 2_000)
+      await store.append(
+        inboxStream('kept'),
+        Array.from({ length: 2_000 }, (_, i) => ({
+          type: 'MessageReceived',
+          data: {
+            deviceId: 'kept',
+            from: `4930${String((from + i) % 500).padStart(7, '0')}`,
+            type: 'text',
+            body: `message ${from + i}`,
+            timestamp: 1_790_000_000 + from + i,
+            waMessageId: `IN_${from + i}`,
+          },
+        })),
+      );
+    await store.close();
+    const file = join(dataDir, 'read-models.sqlite');
+    expect(count(file, 'chat_messages')).toBe(0);
+
+    const child = spawn(process.execPath, nodeArgumentsFor('src/cli/rebuild.ts'), { env: rebuildEnv(dataDir) });
+    trackChild(child);
+    const exited = once(child, 'exit');
+    await eventually(() => existsSync(`${file}.rebuild`) || child.exitCode !== null, 'the fresh file');
+    expect(child.exitCode, 'the rebuild was over before it could be killed').toBeNull();
+    child.kill('SIGKILL');
+    await exited;
+    expect(deviceIds(file)).toEqual(['kept']);
+    expect(count(file, 'chat_messages')).toBe(0);
+
+    const done = await runRebuild(dataDir);
+    expect(done.status, done.stderr).toBe(0);
+    expect(deviceIds(file)).toEqual(['kept']);
+    expect(count(file, 'chat_messages')).toBe(messages);
+    expect(existsSync(`${file}.rebuild`)).toBe(false);
   });
 });
