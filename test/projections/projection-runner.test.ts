@@ -7,9 +7,9 @@ import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store
 import { DevicesReadModel } from '../../src/devices/devices-read-model.js';
 import type { Projection } from '../../src/projections/projection.js';
 import { ProjectionRunner } from '../../src/projections/projection-runner.js';
-import { RowBuffer } from '../../src/projections/row-buffer.js';
 import { openReadModelDb } from '../../src/projections/read-model-db.js';
 import { DeviceRegistry, createDeviceCommands } from '../../src/devices/device-registry.js';
+import { BufferedCountingProjection } from '../support/buffered-counting-projection.js';
 import { TestClock } from '../support/test-clock.js';
 import { eventually } from '../support/eventually.js';
 import { tempDir } from '../support/temp-dir.js';
@@ -38,56 +38,6 @@ class CountingProjection implements Projection {
       event.streamId,
     );
     if (event.type === 'Boom') throw new Error('a handler bug');
-  }
-}
-
-/** CountingProjection with its rows held per batch (RowBuffer), as the message index and the outbox hold theirs. */
-class BufferedCountingProjection implements Projection {
-  readonly name = 'buffered-counts';
-  readonly version = 1;
-  readonly handles = new Set(['Tick', 'Boom']);
-  readonly deferredIndexes = ['buffered_counts_by_n'];
-  private buffer: RowBuffer<{ stream: string; n: number }> | undefined;
-  /** `padding`: bytes written beside each row it writes (a table of their own), to fill the file. */
-  constructor(
-    private readonly db: Database.Database,
-    private readonly padding = 0,
-  ) {}
-  setup(db: Database.Database) {
-    db.exec(`CREATE TABLE IF NOT EXISTS buffered_counts (stream TEXT PRIMARY KEY, n INTEGER NOT NULL);
-      CREATE INDEX IF NOT EXISTS buffered_counts_by_n ON buffered_counts (n);
-      CREATE TABLE IF NOT EXISTS buffered_padding (bytes BLOB NOT NULL)`);
-  }
-  reset(db: Database.Database) {
-    this.buffer = undefined;
-    db.exec('DELETE FROM buffered_counts; DELETE FROM buffered_padding');
-  }
-  apply(event: StoredEvent) {
-    const rows = (this.buffer ??= new RowBuffer(
-      (stream) =>
-        this.db
-          .prepare<[string], { stream: string; n: number }>('SELECT stream, n FROM buffered_counts WHERE stream = ?')
-          .get(stream),
-      (row, stored) => {
-        if (this.padding > 0)
-          this.db.prepare('INSERT INTO buffered_padding (bytes) VALUES (zeroblob(?))').run(this.padding);
-        return stored
-          ? this.db.prepare('UPDATE buffered_counts SET n = ? WHERE stream = ?').run(row.n, row.stream)
-          : this.db.prepare('INSERT INTO buffered_counts (stream, n) VALUES (?, ?)').run(row.stream, row.n);
-      },
-      // Rows stay known after a batch, as the message index keeps its own.
-      100,
-    ));
-    const row = rows.get(event.streamId) ?? { stream: event.streamId, n: 0 };
-    row.n++;
-    rows.put(event.streamId, row);
-    if (event.type === 'Boom') throw new Error('a handler bug');
-  }
-  flush() {
-    this.buffer?.flush();
-  }
-  discard() {
-    this.buffer?.discard();
   }
 }
 

@@ -9,58 +9,18 @@ import Database from 'better-sqlite3';
 import { pino } from 'pino';
 import { describe, expect, it, vi } from 'vitest';
 import { LookupCache } from '../../src/contacts/lookup-cache.js';
-import { type StoredEvent, StoreUnavailableError } from '../../src/eventstore/event-store.js';
+import { StoreUnavailableError } from '../../src/eventstore/event-store.js';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
-import type { Projection } from '../../src/projections/projection.js';
 import { ProjectionRunner } from '../../src/projections/projection-runner.js';
 import { READ_MODEL_FILE, openReadModelDb } from '../../src/projections/read-model-db.js';
 import { rebuildReadModelFile } from '../../src/projections/read-model-file-rebuild.js';
-import { RowBuffer } from '../../src/projections/row-buffer.js';
+import { BufferedCountingProjection } from '../support/buffered-counting-projection.js';
 import { tempDir } from '../support/temp-dir.js';
 
 const log = pino({ level: 'silent' });
 
-/** Counts events per stream in rows held per batch (RowBuffer), as the message index holds its own; a `Boom` throws. */
-class Counts implements Projection {
-  readonly name = 'counts';
-  readonly version = 1;
-  readonly handles = new Set(['Tick', 'Boom']);
-  readonly deferredIndexes = ['counts_by_n'];
-  flushes = 0;
-  private buffer: RowBuffer<{ stream: string; n: number }> | undefined;
-  constructor(private readonly db: Database.Database) {}
-  setup(db: Database.Database) {
-    db.exec(`CREATE TABLE IF NOT EXISTS counts (stream TEXT PRIMARY KEY, n INTEGER NOT NULL);
-      CREATE INDEX IF NOT EXISTS counts_by_n ON counts (n)`);
-  }
-  reset(db: Database.Database) {
-    this.buffer = undefined;
-    db.exec('DELETE FROM counts');
-  }
-  apply(event: StoredEvent) {
-    const rows = (this.buffer ??= new RowBuffer(
-      (stream) =>
-        this.db
-          .prepare<[string], { stream: string; n: number }>('SELECT stream, n FROM counts WHERE stream = ?')
-          .get(stream),
-      (row, stored) =>
-        stored
-          ? this.db.prepare('UPDATE counts SET n = ? WHERE stream = ?').run(row.n, row.stream)
-          : this.db.prepare('INSERT INTO counts (stream, n) VALUES (?, ?)').run(row.stream, row.n),
-    ));
-    const row = rows.get(event.streamId) ?? { stream: event.streamId, n: 0 };
-    row.n++;
-    rows.put(event.streamId, row);
-    if (event.type === 'Boom') throw new Error('a handler bug');
-  }
-  flush() {
-    this.flushes++;
-    this.buffer?.flush();
-  }
-  discard() {
-    this.buffer?.discard();
-  }
-}
+/** The read model of these tests, over the database given. */
+const counting = (db: Database.Database) => [new BufferedCountingProjection(db)];
 
 const ticks = (n: number) => Array.from({ length: n }, () => ({ type: 'Tick', data: {} }));
 
@@ -72,7 +32,7 @@ async function liveDataDir() {
   await store.append('s-b', ticks(1_000));
   const last = await store.append('s-a', ticks(1_000));
   const db = openReadModelDb(dir);
-  const runner = new ProjectionRunner(store, db, [new Counts(db)], log);
+  const runner = new ProjectionRunner(store, db, [new BufferedCountingProjection(db)], log);
   await runner.start();
   await runner.stop();
   db.close();
@@ -83,9 +43,12 @@ function read(file: string) {
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {
     return {
-      counts: db.prepare('SELECT stream, n FROM counts ORDER BY stream').all(),
+      counts: db.prepare('SELECT stream, n FROM buffered_counts ORDER BY stream').all(),
       checkpoints: db.prepare('SELECT name, position FROM projection_checkpoints').all(),
-      indexes: db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'counts'").pluck().all(),
+      indexes: db
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'buffered_counts'")
+        .pluck()
+        .all(),
       journal: db.pragma('journal_mode', { simple: true }),
       integrity: db.pragma('integrity_check', { simple: true }),
     };
@@ -99,8 +62,8 @@ const expected = (last: number) => ({
     { stream: 's-a', n: 3_500 },
     { stream: 's-b', n: 1_000 },
   ],
-  checkpoints: [{ name: 'counts', position: last }],
-  indexes: expect.arrayContaining(['counts_by_n']),
+  checkpoints: [{ name: 'buffered-counts', position: last }],
+  indexes: expect.arrayContaining(['buffered_counts_by_n']),
   journal: 'wal',
   integrity: 'ok',
 });
@@ -109,10 +72,17 @@ describe('rebuilding a read-model file', () => {
   it("builds in one transaction what the live runner built, writing buffered rows as it goes, and takes the old file's place", async () => {
     const { dir, store, last, file } = await liveDataDir();
     expect(read(file)).toEqual(expected(last));
-    let made: Counts | undefined;
-    const rebuilt = await rebuildReadModelFile(store, dir, READ_MODEL_FILE, (db) => [(made = new Counts(db))], log, {
-      flushEvents: 1_000,
-    });
+    let made: BufferedCountingProjection | undefined;
+    const rebuilt = await rebuildReadModelFile(
+      store,
+      dir,
+      READ_MODEL_FILE,
+      (db) => [(made = new BufferedCountingProjection(db))],
+      log,
+      {
+        flushEvents: 1_000,
+      },
+    );
     expect(rebuilt.events).toBe(last);
     // Pages of 2,000 events: written after the first page, the second, and once at the end.
     expect(made!.flushes).toBe(3);
@@ -125,7 +95,7 @@ describe('rebuilding a read-model file', () => {
     const { dir, store, file } = await liveDataDir();
     const boom = await store.append('s-c', [{ type: 'Boom', data: {} }]);
     const last = await store.append('s-b', ticks(10));
-    await rebuildReadModelFile(store, dir, READ_MODEL_FILE, (db) => [new Counts(db)], log);
+    await rebuildReadModelFile(store, dir, READ_MODEL_FILE, counting, log);
     expect(boom.position).toBeLessThan(last.position);
     expect(read(file).counts).toEqual([
       { stream: 's-a', n: 3_500 },
@@ -142,9 +112,7 @@ describe('rebuilding a read-model file', () => {
     vi.spyOn(store, 'readAll').mockImplementation((options) =>
       ++reads >= 3 ? Promise.reject(new StoreUnavailableError('store down')) : readAll(options),
     );
-    await expect(rebuildReadModelFile(store, dir, READ_MODEL_FILE, (db) => [new Counts(db)], log)).rejects.toThrow(
-      'store down',
-    );
+    await expect(rebuildReadModelFile(store, dir, READ_MODEL_FILE, counting, log)).rejects.toThrow('store down');
     // Two pages applied before the read that failed.
     expect(reads).toBeGreaterThanOrEqual(3);
     expect(read(file)).toEqual(expected(last));
@@ -160,9 +128,9 @@ describe('rebuilding a read-model file', () => {
         loud TEXT GENERATED ALWAYS AS (upper(text)) STORED);
       CREATE INDEX notes_by_loud ON notes (loud);
       INSERT INTO notes (text) VALUES ('kept'), ('also kept');
-      INSERT INTO counts (stream, n) VALUES ('not-in-the-log', 1)`);
+      INSERT INTO buffered_counts (stream, n) VALUES ('not-in-the-log', 1)`);
     old.close();
-    await rebuildReadModelFile(store, dir, READ_MODEL_FILE, (db) => [new Counts(db)], log);
+    await rebuildReadModelFile(store, dir, READ_MODEL_FILE, counting, log);
     // Rebuilt from the log: the row written by hand into a read model's table is gone.
     expect(read(file)).toEqual(expected(last));
     const db = new Database(file);
@@ -193,7 +161,7 @@ describe('rebuilding a read-model file', () => {
     // A rebuild killed halfway: its fresh file and journal.
     writeFileSync(`${file}.rebuild`, 'half a file');
     writeFileSync(`${file}.rebuild-journal`, 'half a journal');
-    await rebuildReadModelFile(store, dir, READ_MODEL_FILE, (db) => [new Counts(db)], log);
+    await rebuildReadModelFile(store, dir, READ_MODEL_FILE, counting, log);
     expect(existsSync(`${file}-wal`)).toBe(false);
     expect(existsSync(`${file}.rebuild`)).toBe(false);
     expect(existsSync(`${file}.rebuild-journal`)).toBe(false);
@@ -212,7 +180,7 @@ describe('rebuilding a read-model file', () => {
     writeFileSync(`${file}-shm`, Buffer.alloc(32_768, 'damaged '));
     const warnings: string[] = [];
     const warned = pino({ level: 'warn' }, { write: (line: string) => void warnings.push(line) });
-    await rebuildReadModelFile(store, dir, READ_MODEL_FILE, (db) => [new Counts(db)], warned);
+    await rebuildReadModelFile(store, dir, READ_MODEL_FILE, counting, warned);
     expect(warnings.join('')).toContain('the old read-model file cannot be read');
     expect(existsSync(`${file}-wal`)).toBe(false);
     expect(existsSync(`${file}-shm`)).toBe(false);
