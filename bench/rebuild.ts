@@ -168,9 +168,10 @@ function inbound(deviceId: string, d: number, round: number): NewEvent {
 }
 
 /**
- * What `npm run rebuild` does: every read model, one pass from position 0, into a fresh file that then replaces the old. `only` names the read models
- * to feed (profiling one at a time); `[]` feeds none, which times reading the log alone: the baseline a
- * rebuild is compared with in the same run (the machine is shared, its speed varies from run to run).
+ * What `npm run rebuild` does: every read model, one pass from position 0, into a fresh file that then replaces the
+ * old one. `only` names the read models to feed (profiling one at a time); `[]` feeds none, which times reading the
+ * log alone: the baseline a rebuild is compared with in the same run (the machine is shared, its speed varies from run
+ * to run).
  */
 export async function rebuildAll(dataDir: string, only?: readonly string[]) {
   // As npm run rebuild reads it: the bench's DeviceCreated events are written in their first schema.

@@ -1,8 +1,8 @@
 /**
  * `npm run rebuild` of one read-model file: every read model is built again in a fresh file beside it
  * (`<file>.rebuild`), which then takes the old file's place. Nothing reads the fresh file until it is done, so it is
- * written with no WAL and no sync, in one transaction (its pages are all new: nothing is journaled, no page written
- * twice), and a rebuild that fails or is killed leaves the old file as it was (docs/operations.md, "History and
+ * written with no WAL (its rollback journal in memory) and no sync until the end, in one transaction (its pages are all
+ * new: nothing is journaled, no page written twice), and a rebuild that fails or is killed leaves the old file as it was (docs/operations.md, "History and
  * rebuilds"; docs/notes/performance.md).
  */
 import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync } from 'node:fs';
@@ -17,6 +17,8 @@ import { ProjectionRunner, type RebuildOptions } from './projection-runner.js';
 const COMPANIONS = ['-wal', '-shm', '-journal'];
 
 const FRESH_SUFFIX = '.rebuild';
+
+const UNREADABLE = 'the old read-model file cannot be read: its cached lookups are not kept';
 
 /**
  * Rebuilds `file` of `dataDir` from the whole log with the read models `projectionsOf` makes over a database.
@@ -60,7 +62,7 @@ export async function rebuildReadModelFile(
 function openFresh(path: string): Database.Database {
   const db = new Database(path);
   // Rollback journal in memory (a failed transaction still rolls back, and there is nothing else to undo), no sync
-  // (syncFile at the end), one connection; the same page cache and temporary store the gateway's file has.
+  // (syncFile at the end), one connection; temporary tables in memory, as the gateway's (the runner sizes the cache).
   db.pragma('journal_mode = MEMORY');
   db.pragma('synchronous = OFF');
   db.pragma('locking_mode = EXCLUSIVE');
@@ -77,7 +79,7 @@ function carryOver(db: Database.Database, previous: string, log: Logger): void {
   try {
     db.prepare('ATTACH DATABASE ? AS previous').run(previous);
   } catch (error) {
-    log.warn({ err: error, file: previous }, 'the old read-model file cannot be read: its cached lookups are not kept');
+    log.warn({ err: error, file: previous }, UNREADABLE);
     return;
   }
   try {
@@ -110,7 +112,7 @@ function carryOver(db: Database.Database, previous: string, log: Logger): void {
       }
     })();
   } catch (error) {
-    log.warn({ err: error, file: previous }, 'the old read-model file cannot be read: its cached lookups are not kept');
+    log.warn({ err: error, file: previous }, UNREADABLE);
   } finally {
     db.exec('DETACH DATABASE previous');
   }
