@@ -23,7 +23,7 @@ const CATCH_UP_PAGE = 2_000;
  * Smaller commits made rebuilds slower, larger ones no faster (docs/notes/performance.md). A rebuild into a fresh
  * file (read-model-file-rebuild.ts) commits once, at the end.
  */
-export const REBUILD_COMMIT_EVENTS = 100_000;
+const REBUILD_COMMIT_EVENTS = 100_000;
 /**
  * A read model's checkpoint is written with a batch it took events from, and otherwise once it lags this many
  * events behind the runner: a batch none of a runner's read models takes (the webhooks runner and most sends)
