@@ -136,7 +136,9 @@ export class MemberLiveness {
   async confirmSilent(live: Set<string>, owners: Iterable<string | undefined>, stopped: () => boolean): Promise<void> {
     const silent = new Set<string>();
     for (const owner of owners)
-      if (owner !== undefined && owner !== this.options.memberId && !live.has(owner)) silent.add(owner);
+      // One known to have left needs no read: its lease is free to take.
+      if (owner !== undefined && owner !== this.options.memberId && !live.has(owner) && !this.left.has(owner))
+        silent.add(owner);
     for (const member of silent) {
       if (stopped()) return;
       try {
@@ -177,7 +179,9 @@ export class MemberLiveness {
     // have nothing to be compared with, and it would look alive again.
     for (const member of this.memberRevisions.keys())
       if (!this.seen.has(member) && !holders.has(member)) this.memberRevisions.delete(member);
-    for (const [member, at] of this.left) if (at < horizon) this.left.delete(member);
+    // Nor is a member that left forgotten while it still holds a lease (a release that failed): read again, its
+    // stream would say it left just now, and it would be kept another PRUNE_AFTER_TIMEOUTS.
+    for (const [member, at] of this.left) if (at < horizon && !holders.has(member)) this.left.delete(member);
   }
 
   /** The members' events of a batch of the log followed, and whether this member's heartbeat came back. */

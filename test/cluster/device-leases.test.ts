@@ -456,7 +456,7 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
     await eventually(() => known.memberRevisions.get('c') === lastOfC.revision, "a saw c's last heartbeat");
     // And every lease event c wrote (its last tick may acquire after its last heartbeat): one seen only after a
     // forgot c would name c the owner of a lease, which gives it a full timeout again (src/cluster/device-leases.ts).
-    const leasesKnown = (a.leases as unknown as { leases: Map<string, { revision: number }> }).leases;
+    const leasesKnown = (a.leases as unknown as { leases: Map<string, { revision: number; owner?: string }> }).leases;
     await eventually(async () => {
       for (const deviceId of devices) {
         const [last] = await a.store.readStream(`lease-${deviceId}`, { direction: 'backwards', maxCount: 1 });
@@ -465,7 +465,11 @@ describe.each(STORES)('device leases on %s', (_name, location) => {
       return true;
     }, 'a saw every lease event');
     skew += 20 * TIMEOUT_MS;
-    await eventually(() => known.seen.size === 0 && known.left.size === 0, 'a forgot b and c');
+    await eventually(() => {
+      if (known.seen.size === 0 && known.left.size === 0) return true;
+      const holders = [...leasesKnown.values()].map((lease) => lease.owner);
+      throw new Error(JSON.stringify({ seen: [...known.seen], left: [...known.left], holders }));
+    }, 'a forgot b and c');
     expect(members()).toBe('a');
   });
 });
