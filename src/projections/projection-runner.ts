@@ -1,4 +1,3 @@
-import { availableParallelism } from 'node:os';
 import type Database from 'better-sqlite3';
 import type { Logger } from 'pino';
 import {
@@ -10,6 +9,7 @@ import {
 import { forEachBatch } from '../eventstore/for-each-batch.js';
 import { isStorageFailure } from '../storage/storage-health.js';
 import { type Clock, type ClockTimer, systemClock } from '../time/clock.js';
+import { beginBulkWrites } from './bulk-writes.js';
 import type { Projection } from './projection.js';
 
 /**
@@ -32,13 +32,13 @@ const REBUILD_COMMIT_EVENTS = 100_000;
  * read model does not take.
  */
 export const CHECKPOINT_LAG_EVENTS = 1_000;
-/** Page cache while rebuilding (negative: KiB): 256 MiB, given back when the rebuild is done. */
-const REBUILD_CACHE_SIZE = -262_144;
 /**
- * Threads SQLite's sorter may use while rebuilding (PRAGMA threads; SQLite allows 8): the deferred indexes and the
- * search index's keys are made by sorting every row at the end, a quarter faster on two cores than on one.
+ * Events applied per transaction while a start catches read models up from position 0 (read first, then applied:
+ * the connection may be shared with another runner, so no transaction stays open across a read). A page per
+ * transaction, each commit rewriting the pages of every index, made such a start 2.4 times as slow as a rebuild
+ * (docs/notes/performance.md).
  */
-const REBUILD_SORT_THREADS = Math.min(8, availableParallelism());
+const BULK_CATCH_UP_EVENTS = 50_000;
 
 export class ProjectionLagError extends Error {
   override readonly name = 'ProjectionLagError';
@@ -142,6 +142,8 @@ export class ProjectionRunner implements ReadModelFeed {
     private readonly log: Logger,
     private readonly waitTimeoutMs = DEFAULT_WAIT_TIMEOUT_MS,
     private readonly clock: Clock = systemClock,
+    /** Events a transaction while read models catch up from position 0 (BULK_CATCH_UP_EVENTS; tests make it small). */
+    private readonly bulkEvents = BULK_CATCH_UP_EVENTS,
   ) {
     db.exec(`CREATE TABLE IF NOT EXISTS projection_checkpoints (
       name TEXT PRIMARY KEY, version INTEGER NOT NULL, position INTEGER NOT NULL, store TEXT, event_id TEXT) WITHOUT ROWID`);
@@ -185,6 +187,7 @@ export class ProjectionRunner implements ReadModelFeed {
       ).map((row) => [row.name, row]),
     );
     const missing = await this.checkpointsNotInLog([...saved.values()].filter((row) => this.sameStore(row, current)));
+    const emptied: Projection[] = [];
     this.db.transaction(() => {
       for (const projection of this.projections) {
         projection.setup(this.db);
@@ -213,10 +216,11 @@ export class ProjectionRunner implements ReadModelFeed {
           );
         projection.reset(this.db);
         this.saveCheckpoint(projection, 0);
+        emptied.push(projection);
       }
     })();
     this.position = Math.min(...this.projections.map((p) => this.checkpoints.get(p.name) ?? 0));
-    await this.catchUp();
+    await this.catchUp(emptied);
     this.follow();
   }
 
@@ -290,49 +294,18 @@ export class ProjectionRunner implements ReadModelFeed {
     })();
     this.position = 0;
     this.applied = 0;
-    // A rebuild rewrites the same pages over and over: copy the WAL back into the file once, at the end,
-    // instead of at every 1,000 pages (nothing is served from these tables until the rebuild is done).
-    const autocheckpoint = this.db.pragma('wal_autocheckpoint', { simple: true }) as number;
-    this.db.pragma('wal_autocheckpoint = 0');
-    // Rows land all over the tables' b-trees: a page cache that holds them saves reading pages back.
-    const cacheSize = this.db.pragma('cache_size', { simple: true }) as number;
-    this.db.pragma(`cache_size = ${REBUILD_CACHE_SIZE}`);
-    const threads = this.db.pragma('threads', { simple: true }) as number;
-    this.db.pragma(`threads = ${REBUILD_SORT_THREADS}`);
-    const deferred = this.dropDeferredIndexes();
+    const endBulkWrites = beginBulkWrites(this.db, this.projections);
     try {
       await this.rebuildPass(
         options.commitEvents ?? REBUILD_COMMIT_EVENTS,
         options.flushEvents ?? REBUILD_COMMIT_EVENTS,
       );
     } finally {
-      // Built once from the finished tables (and again by setup() should this process die first).
-      this.db.transaction(() => {
-        for (const sql of deferred) this.db.exec(sql);
-      })();
-      this.db.pragma(`cache_size = ${cacheSize}`);
-      this.db.pragma(`threads = ${threads}`);
-      this.db.pragma(`wal_autocheckpoint = ${autocheckpoint}`);
-      this.db.pragma('wal_checkpoint(TRUNCATE)');
+      endBulkWrites();
     }
     const result = { events: this.applied, seconds: (performance.now() - started) / 1000 };
     this.follow();
     return result;
-  }
-
-  /** Drops the indexes the read models let a rebuild defer; answers the statements that make them again. */
-  private dropDeferredIndexes(): string[] {
-    const sqlOf = this.db.prepare<[string], { sql: string }>(
-      "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?",
-    );
-    const statements: string[] = [];
-    for (const name of this.projections.flatMap((p) => p.deferredIndexes ?? [])) {
-      const row = sqlOf.get(name);
-      if (!row) continue;
-      statements.push(row.sql);
-      this.db.exec(`DROP INDEX ${name}`);
-    }
-    return statements;
   }
 
   async stop(): Promise<void> {
@@ -343,14 +316,38 @@ export class ProjectionRunner implements ReadModelFeed {
     this.loop = undefined;
   }
 
-  /** Reads pages directly until the end of the log, so start() returns caught up; each page in a transaction of its own. */
-  private async catchUp(): Promise<void> {
-    for (;;) {
-      const page = await this.store.readAll({ after: this.position, maxCount: CATCH_UP_PAGE });
-      if (page.length === 0) break;
-      this.applyBatch(page);
+  /**
+   * Reads directly until the end of the log, so start() returns caught up; each page in a transaction of its own.
+   * While read models just `emptied` (reset at this start) take events, up to `bulkEvents` events a transaction, and
+   * once a whole such transaction's worth was read (a long log, not a few events), with bulk writes (bulk-writes.ts).
+   */
+  private async catchUp(emptied: readonly Projection[]): Promise<void> {
+    const bulk = emptied.length > 0 ? this.bulkEvents : CATCH_UP_PAGE;
+    let endBulkWrites: (() => void) | undefined;
+    try {
+      for (;;) {
+        const events = await this.readAfter(this.position, bulk);
+        if (events.length === 0) break;
+        if (events.length === this.bulkEvents && emptied.length > 0)
+          endBulkWrites ??= beginBulkWrites(this.db, emptied);
+        this.applyBatch(events);
+      }
+    } finally {
+      endBulkWrites?.();
     }
     for (const projection of this.projections) projection.caughtUp?.();
+  }
+
+  /** Up to `count` events after `after`, read a page at a time. */
+  private async readAfter(after: number, count: number): Promise<StoredEvent[]> {
+    const events: StoredEvent[] = [];
+    for (let from = after; events.length < count;) {
+      const page = await this.store.readAll({ after: from, maxCount: Math.min(CATCH_UP_PAGE, count - events.length) });
+      if (page.length === 0) break;
+      for (const event of page) events.push(event);
+      from = page[page.length - 1].position;
+    }
+    return events;
   }
 
   /**
