@@ -318,18 +318,20 @@ export class ProjectionRunner implements ReadModelFeed {
 
   /**
    * Reads directly until the end of the log, so start() returns caught up; each page in a transaction of its own.
-   * While read models just `emptied` (reset at this start) take events, up to `bulkEvents` events a transaction, and
-   * once a whole such transaction's worth was read (a long log, not a few events), with bulk writes (bulk-writes.ts).
+   * While read models just `emptied` (reset at this start) with indexes to defer take events, up to `bulkEvents`
+   * events a transaction, and once a whole such transaction's worth was read (a long log, not a few events), with
+   * bulk writes (bulk-writes.ts). Only those gain: without their indexes dropped, larger transactions were no faster,
+   * and holding 50,000 events costs the collector (docs/notes/performance.md).
    */
   private async catchUp(emptied: readonly Projection[]): Promise<void> {
-    const bulk = emptied.length > 0 ? this.bulkEvents : CATCH_UP_PAGE;
+    const bulky = emptied.some((projection) => (projection.deferredIndexes?.length ?? 0) > 0);
+    const count = bulky ? this.bulkEvents : CATCH_UP_PAGE;
     let endBulkWrites: (() => void) | undefined;
     try {
       for (;;) {
-        const events = await this.readAfter(this.position, bulk);
+        const events = await this.readAfter(this.position, count);
         if (events.length === 0) break;
-        if (events.length === this.bulkEvents && emptied.length > 0)
-          endBulkWrites ??= beginBulkWrites(this.db, emptied);
+        if (bulky && events.length === this.bulkEvents) endBulkWrites ??= beginBulkWrites(this.db, emptied);
         this.applyBatch(events);
       }
     } finally {
