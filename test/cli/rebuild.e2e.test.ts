@@ -10,11 +10,11 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
-import { inboxStream } from '../../src/inbox/inbox-events.js';
 import { nodeArgumentsFor } from '../support/entry-command.js';
 import { eventually } from '../support/eventually.js';
 import { startTestGateway } from '../support/gateway.js';
 import { runToEnd, trackChild } from '../support/processes.js';
+import { appendReceivedMessages } from '../support/received-messages.js';
 
 const rebuildEnv = (dataDir: string, env: Record<string, string> = {}) => ({
   ...process.env,
@@ -103,21 +103,7 @@ describe('npm run rebuild', { timeout: 120_000 }, () => {
     // that takes a while.
     const store = new SqliteEventStore(join(dataDir, 'events.sqlite'));
     const messages = 60_000;
-    for (let from = 0; from < messages; from += 2_000)
-      await store.append(
-        inboxStream('kept'),
-        Array.from({ length: 2_000 }, (_, i) => ({
-          type: 'MessageReceived',
-          data: {
-            deviceId: 'kept',
-            from: `4930${String((from + i) % 500).padStart(7, '0')}`,
-            type: 'text',
-            body: `message ${from + i}`,
-            timestamp: 1_790_000_000 + from + i,
-            waMessageId: `IN_${from + i}`,
-          },
-        })),
-      );
+    await appendReceivedMessages(store, 'kept', messages);
     await store.close();
     const file = join(dataDir, 'read-models.sqlite');
     expect(count(file, 'chat_messages')).toBe(0);

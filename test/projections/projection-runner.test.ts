@@ -19,6 +19,8 @@ import type { EventStore } from '../../src/eventstore/event-store.js';
 import { startEsdbTestServer } from '../support/esdb-test-server.js';
 
 const log = pino({ level: 'silent' });
+/** `count` Tick events to append. */
+const ticks = (count: number) => Array.from({ length: count }, () => ({ type: 'Tick', data: {} }));
 
 /** Counts events per stream; counts every apply so re-processing would show. */
 class CountingProjection implements Projection {
@@ -40,6 +42,16 @@ class CountingProjection implements Projection {
     if (event.type === 'Boom') throw new Error('a handler bug');
   }
 }
+
+/** A read model of Tick events that only watches them being applied. */
+const watchingTicks = (apply: Projection['apply']): Projection => ({
+  name: 'watching',
+  version: 1,
+  handles: new Set(['Tick']),
+  setup() {},
+  reset() {},
+  apply,
+});
 
 const dump = (db: Database.Database, table: string) => db.prepare(`SELECT * FROM ${table} ORDER BY 1`).all();
 
@@ -201,15 +213,9 @@ describe('projection runner', () => {
     const dir = tempDir();
     const store = new SqliteEventStore(join(dir, 'events.sqlite'));
     // More than one page of the runner's catch-up (2,000 events), a handler bug in the second.
-    await store.append(
-      's-a',
-      Array.from({ length: 2_500 }, () => ({ type: 'Tick', data: {} })),
-    );
+    await store.append('s-a', ticks(2_500));
     await store.append('s-b', [{ type: 'Boom', data: {} }]);
-    await store.append(
-      's-a',
-      Array.from({ length: 1_500 }, () => ({ type: 'Tick', data: {} })),
-    );
+    await store.append('s-a', ticks(1_500));
     const db = openReadModelDb(dir);
     const plain = new CountingProjection();
     const runner = new ProjectionRunner(store, db, [plain, new BufferedCountingProjection(db)], log);
@@ -231,10 +237,7 @@ describe('projection runner', () => {
   it('a rebuild applies each page as it is read, in one transaction over many pages, its store named by the first event', async () => {
     const dir = tempDir();
     const store = new SqliteEventStore(join(dir, 'events.sqlite'));
-    await store.append(
-      's-a',
-      Array.from({ length: 4_500 }, () => ({ type: 'Tick', data: {} })),
-    );
+    await store.append('s-a', ticks(4_500));
     const readAll = store.readAll.bind(store);
     let pagesRead = 0;
     vi.spyOn(store, 'readAll').mockImplementation((options) => {
@@ -244,14 +247,7 @@ describe('projection runner', () => {
     const db = openReadModelDb(dir);
     const readWhenApplied: number[] = [];
     const plain = new CountingProjection();
-    const watching: Projection = {
-      name: 'watching',
-      version: 1,
-      handles: new Set(['Tick']),
-      setup() {},
-      reset() {},
-      apply: (event) => void (event.position % 2_000 === 1 && readWhenApplied.push(pagesRead)),
-    };
+    const watching = watchingTicks((event) => void (event.position % 2_000 === 1 && readWhenApplied.push(pagesRead)));
     const runner = new ProjectionRunner(store, db, [plain, watching], log);
     await runner.rebuild();
     await runner.stop();
@@ -276,10 +272,7 @@ describe('projection runner', () => {
   it('a rebuild whose log cannot be read fails, whether before any page or after some, with nothing half applied', async () => {
     const dir = tempDir();
     const store = new SqliteEventStore(join(dir, 'events.sqlite'));
-    await store.append(
-      's-a',
-      Array.from({ length: 4_500 }, () => ({ type: 'Tick', data: {} })),
-    );
+    await store.append('s-a', ticks(4_500));
     const db = openReadModelDb(dir);
     const readAll = store.readAll.bind(store);
     for (const failingRead of [1, 3]) {
@@ -302,22 +295,14 @@ describe('projection runner', () => {
   it('a start catches read models up from position 0 in transactions of many pages, their deferred indexes made at the end', async () => {
     const dir = tempDir();
     const store = new SqliteEventStore(join(dir, 'events.sqlite'));
-    await store.append(
-      's-a',
-      Array.from({ length: 30 }, () => ({ type: 'Tick', data: {} })),
-    );
+    await store.append('s-a', ticks(30));
     await store.append('s-b', [{ type: 'Boom', data: {} }]);
     const db = openReadModelDb(dir);
     // What another connection sees while the runner applies: its commits, and whether the deferred index is there.
     const other = new Database(join(dir, 'read-models.sqlite'), { readonly: true });
     const seen: Array<{ position: number; committed: number; indexed: boolean }> = [];
-    const watching: Projection = {
-      name: 'watching',
-      version: 1,
-      handles: new Set(['Tick']),
-      setup() {},
-      reset() {},
-      apply: (event) =>
+    const watching = watchingTicks(
+      (event) =>
         void seen.push({
           position: event.position,
           committed:
@@ -327,7 +312,7 @@ describe('projection runner', () => {
               .get() as number | undefined) ?? 0,
           indexed: db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'buffered_counts_by_n'").get() !== undefined,
         }),
-    };
+    );
     const BULK = 10;
     const runner = () =>
       new ProjectionRunner(store, db, [new BufferedCountingProjection(db), watching], log, undefined, undefined, BULK);
@@ -342,10 +327,7 @@ describe('projection runner', () => {
     expect(db.pragma('cache_size', { simple: true })).toBe(-16_384);
     // Started again with read models already caught up: a few new events, applied as any catch-up's, indexes kept.
     seen.length = 0;
-    await store.append(
-      's-a',
-      Array.from({ length: 3 }, () => ({ type: 'Tick', data: {} })),
-    );
+    await store.append('s-a', ticks(3));
     const again = runner();
     await again.start();
     await again.stop();

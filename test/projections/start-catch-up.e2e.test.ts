@@ -11,12 +11,12 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
-import { inboxStream } from '../../src/inbox/inbox-events.js';
 import { CHILD_GATEWAY_TESTS, type ChildGateway, freePort, spawnGateway } from '../support/child-gateway.js';
 import { nodeArgumentsFor } from '../support/entry-command.js';
 import { eventually } from '../support/eventually.js';
 import { ADMIN_KEY, apiClient, startTestGateway } from '../support/gateway.js';
 import { trackChild } from '../support/processes.js';
+import { appendReceivedMessages } from '../support/received-messages.js';
 
 /** More than two of the runner's bulk transactions (50,000 events each). */
 const MESSAGES = 120_000;
@@ -60,21 +60,7 @@ describe('a gateway started on a log its read models never saw', CHILD_GATEWAY_T
     await first.close();
     const { dataDir } = first;
     const store = new SqliteEventStore(join(dataDir, 'events.sqlite'));
-    for (let from = 0; from < MESSAGES; from += 2_000)
-      await store.append(
-        inboxStream('kept'),
-        Array.from({ length: 2_000 }, (_, i) => ({
-          type: 'MessageReceived',
-          data: {
-            deviceId: 'kept',
-            from: `4930${String((from + i) % 500).padStart(7, '0')}`,
-            type: 'text',
-            body: `message ${from + i}`,
-            timestamp: 1_790_000_000 + from + i,
-            waMessageId: `IN_${from + i}`,
-          },
-        })),
-      );
+    await appendReceivedMessages(store, 'kept', MESSAGES);
     await store.close();
     const file = join(dataDir, 'read-models.sqlite');
     for (const suffix of ['', '-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true });
