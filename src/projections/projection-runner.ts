@@ -331,12 +331,17 @@ export class ProjectionRunner implements ReadModelFeed {
       for (;;) {
         const events = await this.readAfter(this.position, count);
         if (events.length === 0) break;
-        if (bulky && events.length === this.bulkEvents) endBulkWrites ??= beginBulkWrites(this.db, emptied);
+        if (bulky && events.length === this.bulkEvents && !endBulkWrites) {
+          // A start that takes a while on a long log: said, so that it is not taken for a hang.
+          this.log.info({ readModels: emptied.map((p) => p.name) }, 'building read models from the log before serving');
+          endBulkWrites = beginBulkWrites(this.db, emptied);
+        }
         this.applyBatch(events);
       }
     } finally {
       endBulkWrites?.();
     }
+    if (endBulkWrites) this.log.info({ position: this.position }, 'read models built from the log');
     for (const projection of this.projections) projection.caughtUp?.();
   }
 
