@@ -35,7 +35,7 @@ export const CHECKPOINT_LAG_EVENTS = 1_000;
 /**
  * Events applied per transaction while a start catches read models up from position 0 (read first, then applied:
  * the connection may be shared with another runner, so no transaction stays open across a read). A page per
- * transaction, each commit rewriting the pages of every index, made such a start 2.4 times as slow as a rebuild
+ * transaction, each commit rewriting the pages of every index, made such a start 2.4–2.9 times as slow as a rebuild
  * (docs/notes/performance.md).
  */
 const BULK_CATCH_UP_EVENTS = 50_000;
