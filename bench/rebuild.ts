@@ -6,7 +6,6 @@
  * from the log before it answers (a read model's new version, a new machine: src/projections/bulk-writes.ts).
  */
 import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { pino } from 'pino';
@@ -19,7 +18,7 @@ import { outboxStream } from '../src/messages/message-events.js';
 import { inboxStream } from '../src/inbox/inbox-events.js';
 import type { Projection } from '../src/projections/projection.js';
 import { READ_MODEL_FILE } from '../src/projections/read-model-db.js';
-import { rebuildReadModelFile } from '../src/projections/read-model-file-rebuild.js';
+import { rebuildReadModelFile, removeWithCompanions } from '../src/projections/read-model-file-rebuild.js';
 import { allProjections } from '../src/read-models.js';
 import { sessionStream } from '../src/sessions/session-events.js';
 import type { Metric } from './lib/benchmark.js';
@@ -48,7 +47,7 @@ export async function run(): Promise<Metric[]> {
     const rebuild = await rebuildAll(full.path);
     const withHistory = await timeToHealthy(full.path);
     const withoutHistory = await timeToHealthy(empty.path);
-    for (const suffix of ['', '-wal', '-shm']) rmSync(join(full.path, `${READ_MODEL_FILE}${suffix}`), { force: true });
+    removeWithCompanions(join(full.path, READ_MODEL_FILE));
     const withoutReadModels = await timeToHealthy(full.path);
     return [
       { metric: 'events in the log', value: written, unit: 'events' },

@@ -2,8 +2,8 @@
  * `npm run rebuild` of one read-model file: every read model is built again in a fresh file beside it
  * (`<file>.rebuild`), which then takes the old file's place. Nothing reads the fresh file until it is done, so it is
  * written with no WAL (its rollback journal in memory) and no sync until the end, in one transaction (its pages are all
- * new: nothing is journaled, no page written twice), and a rebuild that fails or is killed leaves the old file as it was (docs/operations.md, "History and
- * rebuilds"; docs/notes/performance.md).
+ * new: nothing is journaled, no page written twice), and a rebuild that fails or is killed leaves the old file as it
+ * was (docs/operations.md, "History and rebuilds"; docs/notes/performance.md).
  */
 import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -118,7 +118,8 @@ function carryOver(db: Database.Database, previous: string, log: Logger): void {
   }
 }
 
-function removeWithCompanions(path: string): void {
+/** Removes a database file with whatever SQLite kept beside it. */
+export function removeWithCompanions(path: string): void {
   for (const suffix of ['', ...COMPANIONS]) rmSync(`${path}${suffix}`, { force: true });
 }
 

@@ -306,6 +306,8 @@ describe('projection runner', () => {
       // What another connection sees while the runner applies: its commits, and whether the deferred index is there.
       const other = new Database(join(dir, 'read-models.sqlite'), { readonly: true });
       const seen: Array<{ position: number; committed: number; indexed: boolean }> = [];
+      const indexed = () =>
+        db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'buffered_counts_by_n'").get() !== undefined;
       const watching = watchingTicks(
         (event) =>
           void seen.push({
@@ -315,11 +317,10 @@ describe('projection runner', () => {
                 .prepare("SELECT position FROM projection_checkpoints WHERE name = 'buffered-counts'")
                 .pluck()
                 .get() as number | undefined) ?? 0,
-            indexed: db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'buffered_counts_by_n'").get() !== undefined,
+            indexed: indexed(),
           }),
       );
-      const BULK = 10;
-      const runner = () =>
+      const runner = (bulkEvents = 10) =>
         new ProjectionRunner(
           store,
           db,
@@ -327,7 +328,7 @@ describe('projection runner', () => {
           log,
           undefined,
           undefined,
-          BULK,
+          bulkEvents,
         );
       const first = runner();
       await first.start();
@@ -341,7 +342,7 @@ describe('projection runner', () => {
         ...Array(10).fill(positions[19]),
       ]);
       expect(seen.every((s) => !s.indexed)).toBe(true);
-      expect(db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'buffered_counts_by_n'").get()).toBeDefined();
+      expect(indexed()).toBe(true);
       expect(dump(db, 'buffered_counts')).toEqual([{ stream: 's-a', n: 30 }]);
       expect(db.pragma('cache_size', { simple: true })).toBe(-16_384);
       // Started again with read models already caught up: a few new events, applied as any catch-up's, indexes kept.
@@ -355,15 +356,7 @@ describe('projection runner', () => {
       // Read models new to a log shorter than a bulk transaction: caught up in one transaction, no index dropped.
       seen.length = 0;
       db.exec('DELETE FROM projection_checkpoints');
-      const short = new ProjectionRunner(
-        store,
-        db,
-        [new BufferedCountingProjection(db), watching],
-        log,
-        undefined,
-        undefined,
-        100,
-      );
+      const short = runner(100);
       await short.start();
       await short.stop();
       // (Applied twice: the handler bug fails the first try of the one transaction, then each event goes alone.)

@@ -6,11 +6,12 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteEventStore } from '../../src/eventstore/sqlite/sqlite-event-store.js';
+import { removeWithCompanions } from '../../src/projections/read-model-file-rebuild.js';
 import { CHILD_GATEWAY_TESTS, type ChildGateway, freePort, spawnGateway } from '../support/child-gateway.js';
 import { nodeArgumentsFor } from '../support/entry-command.js';
 import { eventually } from '../support/eventually.js';
@@ -66,7 +67,7 @@ describe('a gateway started on a log its read models never saw', CHILD_GATEWAY_T
     await appendReceivedMessages(store, 'kept', MESSAGES);
     await store.close();
     const file = join(dataDir, 'read-models.sqlite');
-    for (const suffix of ['', '-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true });
+    removeWithCompanions(file);
 
     const child = spawn(process.execPath, nodeArgumentsFor('src/main.ts'), {
       env: {
