@@ -41,6 +41,7 @@ function notAbove(variable: string, value: number, limitVariable: string, limit:
 
 function readConfig(env: Env): Config {
   const read = new EnvReader(env);
+  const cluster = readClusterSettings(read, env);
   return {
     port: read.integer('PORT', 3000, { min: 0, max: 65_535 }),
     host: read.string('HOST', '127.0.0.1'),
@@ -125,7 +126,8 @@ function readConfig(env: Env): Config {
       maxBufferBytes: read.integer('STREAM_MAX_BUFFER_BYTES', 1024 * 1024, { min: 1024, max: 1024 * 1024 * 1024 }),
       flushMs: read.duration('STREAM_FLUSH_INTERVAL', '25ms', { min: 0, max: 1_000 }),
     },
-    cluster: readClusterSettings(read, env),
+    cluster,
+    readThreads: readThreadCount(read, env, cluster.processes),
     outputs: {
       retryMaxDelayMs: read.duration('OUTPUT_RETRY_MAX_DELAY', '30s', { min: 100, max: 3_600_000 }),
     },
@@ -144,6 +146,16 @@ function readClusterSettings(read: EnvReader, env: Env): ClusterSettings {
     leaseTimeoutMs: read.duration('LEASE_TIMEOUT', '10s', { min: 500, max: 600_000 }),
     worker,
   };
+}
+
+/**
+ * READ_THREADS: threads that run the heavy reads (chat pages and lists) beside each process's event loop
+ * (src/storage/reader-threads.ts). `auto`: the cores left to each process after its own, at least 1, at most 4.
+ */
+function readThreadCount(read: EnvReader, env: Env, processes: number): number {
+  if ((env.READ_THREADS?.trim() ?? 'auto') === 'auto')
+    return Math.min(4, Math.max(1, Math.floor(availableParallelism() / processes) - 1));
+  return read.integer('READ_THREADS', 1, { min: 0, max: 64 });
 }
 
 function readContactsSettings(read: EnvReader): ContactsSettings {

@@ -18,6 +18,7 @@ import { TrustedProxies } from './http/client-address.js';
 import { listen } from './http/http-server.js';
 import { createEngines } from './engines/engines.js';
 import { createLogger } from './logger.js';
+import { ReaderThreads } from './storage/reader-threads.js';
 import { StorageHealth } from './storage/storage-health.js';
 import { OutboundGuard } from './net/outbound-guard.js';
 import cluster from 'node:cluster';
@@ -41,6 +42,7 @@ import { OwnerCalls } from './cluster/owner-calls.js';
 import type { EngineDependencies, Engines } from './engines/engines.js';
 import { EventStreamHub } from './stream/event-stream-hub.js';
 import { MediaRetention } from './chats/media-retention.js';
+import { MESSAGE_INDEX_READER_ENTRY, messageIndexReads } from './chats/message-index-reads.js';
 import {
   DEFAULT_BACKGROUND_RETRY_DELAYS_MS,
   DEFAULT_QUICK_RETRY_DELAYS_MS,
@@ -135,6 +137,13 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     encryptionKey: config.encryptionKey,
   });
   const { devices, sending: sendingCore, messages } = readModels;
+  // Chat pages and lists run on threads of their own, reading the same file (docs/architecture.md, "Reads on threads of their own").
+  const messageReads = new ReaderThreads({
+    entry: MESSAGE_INDEX_READER_ENTRY,
+    file: readModelDb.name,
+    threads: config.readThreads,
+    local: messageIndexReads(readModelDb),
+  });
   const projections: ReadModelFeed =
     link?.main ?? new ProjectionRunner(store, readModelDb, readModels.projections, log, DEFAULT_WAIT_TIMEOUT_MS, clock);
   if (link) {
@@ -407,6 +416,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     store,
     readModels,
     readModelDb,
+    messageReads,
     projections,
     storage,
     metrics,
@@ -501,6 +511,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       readModels.keys.usage.stop();
       await projections.stop();
       await store.close();
+      await messageReads.close();
       readModelDb.close();
       dataDirLock.release();
     },

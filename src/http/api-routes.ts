@@ -8,6 +8,7 @@ import type { Supervisor } from '../actors/supervisor.js';
 import type { AccountCommands } from '../account/account-commands.js';
 import type { StreamTickets } from '../auth/stream-tickets.js';
 import { ChatCommands } from '../chats/chat-commands.js';
+import type { MessageIndexReads } from '../chats/message-index-reads.js';
 import { MessageMedia } from '../chats/message-media.js';
 import type { OwnerCalls } from '../cluster/owner-calls.js';
 import type { ClusterNode } from '../cluster/cluster-wiring.js';
@@ -31,6 +32,7 @@ import type { ReadModelFeed } from '../projections/projection-runner.js';
 import type { ReadModels } from '../read-models.js';
 import { SealedText } from '../secrets/sealed-text.js';
 import { SettingsCommands } from '../settings/settings-commands.js';
+import type { ReaderThreads } from '../storage/reader-threads.js';
 import type { StorageHealth } from '../storage/storage-health.js';
 import type { EventStreamHub } from '../stream/event-stream-hub.js';
 import type { Clock } from '../time/clock.js';
@@ -82,6 +84,8 @@ export interface ApiParts {
   store: EventStore;
   readModels: ReadModels;
   readModelDb: Database.Database;
+  /** The message index's heavy reads, on reader threads. */
+  messageReads: ReaderThreads<MessageIndexReads>;
   projections: ReadModelFeed;
   storage: StorageHealth;
   metrics: Metrics;
@@ -112,7 +116,7 @@ export interface ApiParts {
 }
 
 export function apiRoutes(parts: ApiParts): RouteSpec[] {
-  const { config, clock, store, readModels, readModelDb, projections, storage, metrics, cluster } = parts;
+  const { config, clock, store, readModels, readModelDb, messageReads, projections, storage, metrics, cluster } = parts;
   const { registry, deviceCommands, sessions, engines, calls, outboundGuard, webhooks, stream } = parts;
   const { tickets, requestDevices, outputCommands, outputs, sending, pacingStatuses } = parts;
   const { groups, channels, accountCommands, inbox, receivedMedia, sessionStateOf, startedAt } = parts;
@@ -218,6 +222,7 @@ export function apiRoutes(parts: ApiParts): RouteSpec[] {
         },
       ),
       index: messages,
+      reads: messageReads,
       now: () => clock.now(),
     }),
     ...messageRoutes({

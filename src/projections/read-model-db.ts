@@ -30,15 +30,7 @@ export function openReadModelDb(
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
-  // 16 MiB: reads go through the memory map below, so the page cache holds mostly the pages written (and those still
-  // in the WAL), and whatever size it has fills and counts in the RSS: a history import filled 64 MiB. Random reads cost
-  // the same CPU with 16 or 64 (docs/notes/performance.md); a rebuild takes a larger one while it runs.
-  db.pragma('cache_size = -16384');
-  db.pragma('temp_store = MEMORY');
-  // Reads through a memory map: a page of a chat is 51 rows spread over the whole message table, and beyond
-  // the page cache each row cost a pread (docs/notes/performance.md). Address space only: the kernel's page
-  // cache holds the pages, shared, evictable.
-  db.pragma(`mmap_size = ${READ_MODEL_MMAP_BYTES}`);
+  readSettings(db);
   if (options.follower) {
     db.pragma('wal_autocheckpoint = 0');
     return db;
@@ -53,4 +45,23 @@ export function openReadModelDb(
     return close();
   };
   return db;
+}
+
+/** A read-only connection to a read-model file (a reader thread's: src/storage/reader-threads.ts). */
+export function openReadModelReader(path: string): Database.Database {
+  const db = new Database(path, { readonly: true, fileMustExist: true });
+  readSettings(db);
+  return db;
+}
+
+function readSettings(db: Database.Database): void {
+  // 16 MiB: reads go through the memory map below, so the page cache holds mostly the pages written (and those still
+  // in the WAL), and whatever size it has fills and counts in the RSS: a history import filled 64 MiB. Random reads cost
+  // the same CPU with 16 or 64 (docs/notes/performance.md); a rebuild takes a larger one while it runs.
+  db.pragma('cache_size = -16384');
+  db.pragma('temp_store = MEMORY');
+  // Reads through a memory map: a page of a chat is 51 rows spread over the whole message table, and beyond
+  // the page cache each row cost a pread (docs/notes/performance.md). Address space only: the kernel's page
+  // cache holds the pages, shared, evictable.
+  db.pragma(`mmap_size = ${READ_MODEL_MMAP_BYTES}`);
 }

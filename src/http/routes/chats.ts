@@ -8,6 +8,8 @@ import type { MessageIndex } from '../../chats/message-index.js';
 import { type MessageView, type PageKey, withOwnPhone } from '../../chats/message-views.js';
 import { encodeCursor, decodeCursor } from '../cursor.js';
 import { entityTag, noneMatch } from '../conditional.js';
+import type { MessageIndexReads } from '../../chats/message-index-reads.js';
+import type { ReaderThreads } from '../../storage/reader-threads.js';
 import { PrebuiltJson } from '../json-text.js';
 import { invalidRequest } from '../problem.js';
 import { type HandlerInput, type RequestDevice, type RouteSpec, defineRoute } from '../route.js';
@@ -75,6 +77,7 @@ export function withOwnNumber<T extends Pick<MessageView, 'from' | 'fromMe' | 'r
 export function chatRoutes({
   chats,
   index,
+  reads,
   now = Date.now,
 }: {
   /** With several processes, served by the device's owner (src/cluster/owner-calls.ts). */
@@ -82,7 +85,9 @@ export function chatRoutes({
     ChatCommands,
     'read' | 'presence' | 'modify' | 'remove' | 'star' | 'pin' | 'deleteForMe' | 'fetchHistory'
   >;
-  index: Pick<MessageIndex, 'chatsJson' | 'messagesJson' | 'chat' | 'message' | 'search' | 'stateTag'>;
+  index: Pick<MessageIndex, 'chat' | 'message' | 'search' | 'stateTag'>;
+  /** Chat pages and lists, run on the reader threads (src/storage/reader-threads.ts). */
+  reads: Pick<ReaderThreads<MessageIndexReads>, 'run'>;
   /** The gateway's clock (src/time/clock.ts), as ChatCommands has it. */
   now?: () => number;
 }): RouteSpec[] {
@@ -123,13 +128,13 @@ export function chatRoutes({
         304: NOT_MODIFIED,
         404: { description: 'No such device.' },
       },
-      handler({ params, query, ctx }) {
+      async handler({ params, query, ctx }) {
         const { limit, cursor, ...filter } = query;
         const after = pageKeyOf(cursor);
         const { tag, fresh } = conditional(ctx);
         if (fresh) return { status: 304, headers: { ETag: tag! } };
-        // Made as JSON text by SQLite (src/chats/chat-list-json.ts), as a chat's page is.
-        const page = index.chatsJson(params.deviceId, { limit: limit ?? 50, after, filter });
+        // Made as JSON text by SQLite (src/chats/chat-list-json.ts), as a chat's page is, on a reader thread.
+        const page = await reads.run('chatsJson', params.deviceId, { limit: limit ?? 50, after, filter });
         return {
           status: 200,
           body: new PrebuiltJson(`{"items":${page.items},"nextCursor":${JSON.stringify(pageCursor(page.next))}}`),
@@ -158,14 +163,15 @@ export function chatRoutes({
         304: NOT_MODIFIED,
         404: { description: 'No such device.' },
       },
-      handler({ params, query, device, ctx }) {
+      async handler({ params, query, device, ctx }) {
         // The page shows this account's number in its own messages: a new number is a new page.
         const phone = device.view.session.phone;
         const after = pageKeyOf(query.cursor);
         const { tag, fresh } = conditional(ctx, phone ?? '');
         if (fresh) return { status: 304, headers: { ETag: tag! } };
-        // Made as JSON text by SQLite (src/chats/message-page-json.ts): the same answer as the views, at a third of the cost.
-        const page = index.messagesJson(params.deviceId, params.chatId, {
+        // Made as JSON text by SQLite (src/chats/message-page-json.ts): the same answer as the views, at a third of the
+        // cost, on a reader thread while the event loop serves other requests.
+        const page = await reads.run('messagesJson', params.deviceId, params.chatId, {
           limit: query.limit ?? 50,
           after,
           phone,

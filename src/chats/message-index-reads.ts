@@ -1,0 +1,23 @@
+/**
+ * The message index's heavy reads (a chat's page of messages, a list of chats, both as JSON text made by SQLite),
+ * as the reader threads run them (src/storage/reader-threads.ts; ./message-index-reader-thread.ts is a thread's
+ * entry) and as the main thread runs them when no thread is ready: one set of functions for both.
+ */
+import type Database from 'better-sqlite3';
+import { MessageIndexQueries } from './message-index-queries.js';
+
+export function messageIndexReads(db: Database.Database) {
+  const queries = new MessageIndexQueries(db);
+  return {
+    messagesJson: (...args: Parameters<MessageIndexQueries['messagesJson']>) => queries.messagesJson(...args),
+    chatsJson: (...args: Parameters<MessageIndexQueries['chatsJson']>) => queries.chatsJson(...args),
+  };
+}
+
+export type MessageIndexReads = ReturnType<typeof messageIndexReads>;
+
+/** The entry module each reader thread of the message index runs. */
+export const MESSAGE_INDEX_READER_ENTRY = new URL(
+  `./message-index-reader-thread${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`,
+  import.meta.url,
+);
