@@ -54,7 +54,7 @@ export interface Config {
   stream: StreamSettings;
   /** Several processes on one store (docs/configuration.md and docs/operations.md, "Several processes"). */
   cluster: ClusterSettings;
-  /** READ_THREADS: threads of each process that run chat pages and lists off its event loop (0: none). */
+  /** READ_THREADS: threads of each process that run chat pages off its event loop (0: none). */
   readThreads: number;
   /** Broker outputs (POST /outputs): the longest pause between tries while a broker fails. */
   outputs: { retryMaxDelayMs: number };

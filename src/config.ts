@@ -149,7 +149,7 @@ function readClusterSettings(read: EnvReader, env: Env): ClusterSettings {
 }
 
 /**
- * READ_THREADS: threads that run the heavy reads (chat pages and lists) beside each process's event loop
+ * READ_THREADS: threads that run the heavy reads (chat pages) beside each process's event loop
  * (src/storage/reader-threads.ts). `auto`: the cores left to each process after its own, at least 1, at most 4.
  */
 function readThreadCount(read: EnvReader, env: Env, processes: number): number {

@@ -1,7 +1,8 @@
 /**
- * The message index's heavy reads (a chat's page of messages, a list of chats, both as JSON text made by SQLite),
- * as the reader threads run them (src/storage/reader-threads.ts; ./message-index-reader-thread.ts is a thread's
- * entry) and as the main thread runs them when no thread is ready: one set of functions for both.
+ * The message index's heavy reads (a chat's page of messages, as JSON text made by SQLite), as the reader threads
+ * run them (src/storage/reader-threads.ts; ./message-index-reader-thread.ts is a thread's entry) and as the main
+ * thread runs them when no thread is ready: one set of functions for both. A chat list stays on the event loop: its
+ * SQL is a fifth of what the request costs, and on two cores the hop made its p99 worse (docs/notes/performance.md).
  */
 import type Database from 'better-sqlite3';
 import { MessageIndexQueries } from './message-index-queries.js';
@@ -10,7 +11,6 @@ export function messageIndexReads(db: Database.Database) {
   const queries = new MessageIndexQueries(db);
   return {
     messagesJson: (...args: Parameters<MessageIndexQueries['messagesJson']>) => queries.messagesJson(...args),
-    chatsJson: (...args: Parameters<MessageIndexQueries['chatsJson']>) => queries.chatsJson(...args),
   };
 }
 

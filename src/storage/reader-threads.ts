@@ -1,7 +1,7 @@
 /**
  * Read-only queries of a SQLite file run on threads of their own, so that a heavy read (a chat's page of 50
- * messages, a list of 50 chats) does not hold the event loop while SQLite walks and formats it: the loop goes
- * on parsing and answering other requests meanwhile, and a second core does the read. Each thread opens the file
+ * messages) does not hold the event loop while SQLite walks and formats it: the loop goes on parsing and
+ * answering other requests meanwhile, and a second core does the read. Each thread opens the file
  * read-only (WAL: it never blocks the writer, nor the writer it) and runs the same query functions the main
  * thread would (`serveReadQueries` in ./reader-thread.ts, started from an entry module of the read model's own).
  * docs/architecture.md, "Reads on threads of their own"; the figures: docs/notes/performance.md.

@@ -85,8 +85,8 @@ export function chatRoutes({
     ChatCommands,
     'read' | 'presence' | 'modify' | 'remove' | 'star' | 'pin' | 'deleteForMe' | 'fetchHistory'
   >;
-  index: Pick<MessageIndex, 'chat' | 'message' | 'search' | 'stateTag'>;
-  /** Chat pages and lists, run on the reader threads (src/storage/reader-threads.ts). */
+  index: Pick<MessageIndex, 'chatsJson' | 'chat' | 'message' | 'search' | 'stateTag'>;
+  /** Chat pages, run on the reader threads (src/storage/reader-threads.ts). */
   reads: Pick<ReaderThreads<MessageIndexReads>, 'run'>;
   /** The gateway's clock (src/time/clock.ts), as ChatCommands has it. */
   now?: () => number;
@@ -128,13 +128,13 @@ export function chatRoutes({
         304: NOT_MODIFIED,
         404: { description: 'No such device.' },
       },
-      async handler({ params, query, ctx }) {
+      handler({ params, query, ctx }) {
         const { limit, cursor, ...filter } = query;
         const after = pageKeyOf(cursor);
         const { tag, fresh } = conditional(ctx);
         if (fresh) return { status: 304, headers: { ETag: tag! } };
-        // Made as JSON text by SQLite (src/chats/chat-list-json.ts), as a chat's page is, on a reader thread.
-        const page = await reads.run('chatsJson', params.deviceId, { limit: limit ?? 50, after, filter });
+        // Made as JSON text by SQLite (src/chats/chat-list-json.ts), as a chat's page is.
+        const page = index.chatsJson(params.deviceId, { limit: limit ?? 50, after, filter });
         return {
           status: 200,
           body: new PrebuiltJson(`{"items":${page.items},"nextCursor":${JSON.stringify(pageCursor(page.next))}}`),
