@@ -137,12 +137,14 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     encryptionKey: config.encryptionKey,
   });
   const { devices, sending: sendingCore, messages } = readModels;
-  // Chat pages and lists run on threads of their own, reading the same file (docs/architecture.md, "Reads on threads of their own").
+  // Chat pages run on threads of their own, reading the same file (docs/architecture.md, "Reads on threads of their own").
   const messageReads = new ReaderThreads({
     entry: MESSAGE_INDEX_READER_ENTRY,
     file: readModelDb.name,
     threads: config.readThreads,
     local: messageIndexReads(readModelDb),
+    onFailure: (error) =>
+      log.warn({ err: error }, 'a reader thread failed: chat pages are read on the event loop for 5 s'),
   });
   const projections: ReadModelFeed =
     link?.main ?? new ProjectionRunner(store, readModelDb, readModels.projections, log, DEFAULT_WAIT_TIMEOUT_MS, clock);

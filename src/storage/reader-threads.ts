@@ -59,6 +59,8 @@ export interface ReaderThreadsOptions<Q extends ReadQueries> {
   local: Q;
   /** Milliseconds, monotonic (tests move it). */
   now?: () => number;
+  /** A thread failed or ended unasked (its calls are answered here meanwhile). */
+  onFailure?: (error: Error) => void;
 }
 
 export class ReaderThreads<Q extends ReadQueries> {
@@ -172,15 +174,16 @@ export class ReaderThreads<Q extends ReadQueries> {
         call.resolve(answer.value);
       }
     });
-    worker.on('error', () => this.drop(reader));
-    worker.on('exit', () => this.drop(reader));
+    worker.on('error', (error) => this.drop(reader, error));
+    worker.on('exit', (code) => this.drop(reader, new Error(`a reader thread ended (exit code ${code})`)));
     return reader;
   }
 
   /** A thread that failed or ended: its calls run here, and no thread takes calls until RESTART_AFTER_MS has passed. */
-  private drop(reader: Reader): void {
+  private drop(reader: Reader, error: Error): void {
     const index = this.readers.indexOf(reader);
     if (index < 0) return;
+    this.options.onFailure?.(error);
     this.readers.splice(index, 1);
     this.fail(reader);
     for (const other of this.readers.splice(0)) {

@@ -18,12 +18,20 @@ function setUp(threads: number) {
   db.pragma('journal_mode = WAL');
   db.exec('CREATE TABLE t (x INTEGER)');
   let now = 0;
-  const readers = new ReaderThreads({ entry: ENTRY, file, threads, local: testReads(db), now: () => now });
+  const failures: string[] = [];
+  const readers = new ReaderThreads({
+    entry: ENTRY,
+    file,
+    threads,
+    local: testReads(db),
+    now: () => now,
+    onFailure: (error) => failures.push(error.message),
+  });
   onTestFinished(async () => {
     await readers.close();
     db.close();
   });
-  return { db, readers, later: (ms: number) => (now += ms) };
+  return { db, readers, failures, later: (ms: number) => (now += ms) };
 }
 
 describe('reader threads', () => {
@@ -60,9 +68,10 @@ describe('reader threads', () => {
   });
 
   it('a thread that ends has its calls answered here; threads start again 5 s later', async () => {
-    const { readers, later } = setUp(2);
+    const { readers, later, failures } = setUp(2);
     await readers.ready();
     expect(await readers.run('end')).toBe('main');
+    expect(failures).toEqual(['a reader thread ended (exit code 3)']);
     expect(readers.readyThreads).toBe(0);
     expect(await readers.run('where')).toBe(0);
     later(4_999);
