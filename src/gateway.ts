@@ -177,6 +177,18 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     () => sendingCore.outboxView.depth().map(({ status, count }) => ({ labels: { status }, value: count })),
     [{ status: 'queued' }, { status: 'sending' }],
   );
+  metrics.countedBy(
+    'dmg_chat_pages_total',
+    'Chat pages read, on a reader thread or on the event loop.',
+    ['where'],
+    () => [
+      { labels: { where: 'thread' }, value: messageReads.answered.thread },
+      { labels: { where: 'loop' }, value: messageReads.answered.local },
+    ],
+  );
+  metrics.gauge('dmg_reader_threads_ready', 'Reader threads ready to take chat pages (READ_THREADS).', [], () => [
+    { labels: {}, value: messageReads.readyThreads },
+  ]);
   metrics.zeroCounters([
     {
       counter: metrics.messageStatuses,

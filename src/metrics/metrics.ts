@@ -93,6 +93,20 @@ export class Metrics {
     });
   }
 
+  /** A counter kept elsewhere (e.g. by src/storage/reader-threads.ts), read from `source` at every scrape. */
+  countedBy(name: string, help: string, labelNames: readonly string[], source: GaugeSource): void {
+    new Counter({
+      name,
+      help,
+      labelNames,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const { labels, value } of source()) this.inc(labels, value);
+      },
+    });
+  }
+
   /** Counters shown at 0 for every label value they can take, from the first scrape on. */
   zeroCounters(counters: ReadonlyArray<{ counter: Counter<string>; label: string; values: readonly string[] }>): void {
     for (const { counter, label, values } of counters) for (const value of values) counter.inc({ [label]: value }, 0);

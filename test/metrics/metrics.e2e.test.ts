@@ -45,6 +45,9 @@ describe('metrics', () => {
       'dmg_devices{state="closed"}',
       'dmg_message_status_total{status="sent"}',
       'dmg_message_status_total{status="expired"}',
+      'dmg_chat_pages_total{where="thread"}',
+      'dmg_chat_pages_total{where="loop"}',
+      'dmg_reader_threads_ready',
     ]) {
       expect(fresh.get(sample), sample).toBe(0);
     }
@@ -118,5 +121,18 @@ describe('metrics', () => {
     expect(value('dmg_messages_received_total', after)).toBe(1);
     expect(value('dmg_message_status_total{status="delivered"}', after)).toBe(1);
     expect(value('dmg_process_resident_memory_bytes', after)).toBeGreaterThan(0);
+  });
+
+  it('counts chat pages read on a reader thread and on the event loop', async () => {
+    // The first page starts the thread and is read on the loop meanwhile; later ones go to the thread.
+    const page = () => api('GET', '/devices/m-1/chats/15550001111/messages', { admin: true });
+    expect((await page()).status).toBe(200);
+    const after = await eventually(async () => {
+      expect((await page()).status).toBe(200);
+      const now = await scrape();
+      return value('dmg_chat_pages_total{where="thread"}', now) >= 1 ? now : undefined;
+    }, 'a page read on a reader thread');
+    expect(value('dmg_chat_pages_total{where="loop"}', after)).toBeGreaterThanOrEqual(1);
+    expect(value('dmg_reader_threads_ready', after)).toBeGreaterThanOrEqual(1);
   });
 });
