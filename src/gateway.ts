@@ -142,7 +142,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     entry: MESSAGE_INDEX_READER_ENTRY,
     file: readModelDb.name,
     threads: config.readThreads,
-    local: messageIndexReads(readModelDb),
+    local: messageIndexReads(messages),
     onFailure: (error) =>
       log.warn({ err: error }, 'a reader thread failed: chat pages are read on the event loop for 5 s'),
   });

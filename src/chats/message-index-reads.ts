@@ -4,11 +4,10 @@
  * thread runs them when no thread is ready: one set of functions for both. A chat list stays on the event loop: its
  * SQL is a fifth of what the request costs, and on two cores the hop made its p99 worse (docs/notes/performance.md).
  */
-import type Database from 'better-sqlite3';
-import { MessageIndexQueries } from './message-index-queries.js';
+import type { MessageIndexQueries } from './message-index-queries.js';
 
-export function messageIndexReads(db: Database.Database) {
-  const queries = new MessageIndexQueries(db);
+/** `queries`: the thread's own on its read-only connection, or the message index's on the event loop's. */
+export function messageIndexReads(queries: Pick<MessageIndexQueries, 'messagesJson'>) {
   return {
     messagesJson: (...args: Parameters<MessageIndexQueries['messagesJson']>) => queries.messagesJson(...args),
   };

@@ -57,7 +57,7 @@ function setUp() {
       index.flush?.();
     })();
   };
-  const local = messageIndexReads(db);
+  const local = messageIndexReads(index);
   const readers = new ReaderThreads({ entry: MESSAGE_INDEX_READER_ENTRY, file: db.name, threads: 1, local });
   onTestFinished(async () => {
     await readers.close();
