@@ -84,7 +84,8 @@ describe('broker outputs across outages and SIGKILL', CHILD_GATEWAY_TESTS, () =>
 
     // Both brokers take the first events.
     await inject(50);
-    await eventually(() => queue.messages.length >= 100, 'the first messages');
+    // Up to 30 s: under the whole suite's load one connect or confirm can use its 10 s timeout and go again.
+    await eventually(() => queue.messages.length >= 100, 'the first messages', 30_000);
     // Cut off: the positions hold, both outputs say why.
     rabbitProxy.cut();
     natsProxy.cut();
