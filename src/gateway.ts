@@ -288,6 +288,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     sink,
     groupReports: (deviceId, report) => groupCommands.report(deviceId, report),
     channelReports: (deviceId, report) => channelCommands.report(deviceId, report),
+    clock,
     ...(cluster ? { cluster: cluster.supervisor } : {}),
   });
   const groups = calls.serve('groups', groupCommands, {

@@ -21,6 +21,7 @@ import type { ReconnectSettings } from '../sessions/reconnect-policy.js';
 import { Backoff } from './backoff.js';
 import { type SpoolSettings, isTransientStoreFailure } from './event-spool.js';
 import { RUNNING_STATES, loadSession } from '../sessions/session-record.js';
+import { type Clock, sleep, systemClock } from '../time/clock.js';
 
 /** The devices read model as far as the supervisor needs it (DevicesReadModel fits). */
 export interface DeviceDirectory {
@@ -70,9 +71,15 @@ export interface SupervisorSettings {
         | { type: 'qr' }
         | { type: 'pair'; phone: string },
     ) => Promise<
-      CommandResult & { qr?: { code: string; expiresAt: string }; pairing?: { code: string; expiresAt: string } }
+      CommandResult & {
+        qr?: { code: string; expiresAt: string };
+        pairing?: { code: string; expiresAt: string };
+        moving?: boolean;
+      }
     >;
   };
+  /** Where the owner's wait for a code to show (`qr`) passes (tests move it). Default: the system clock. */
+  clock?: Clock;
   /** Passed to each actor: where group reports go (see DeviceActorOptions). */
   groupReports?: GroupReportListener;
   channelReports?: DeviceActorOptions['channelReports'];
@@ -80,6 +87,20 @@ export interface SupervisorSettings {
 
 /** Told of every recorded transition: the device, its new state, and the whole change (reason, phone, …). */
 export type SessionListener = (deviceId: string, state: SessionStateName, transition: SessionTransition) => void;
+
+/**
+ * The QR code on show, or why none is: the state where the device runs (none: no actor there), and `moving` when it
+ * is between processes (taken over and not loaded yet, or handed on).
+ */
+export interface QrOnShow {
+  qr?: { code: string; expiresAt: string };
+  state?: SessionStateName;
+  moving?: boolean;
+}
+
+/** Several processes: a device just taken over (or opening) is on its way to showing its code; `qr` waits this long. */
+const QR_WAIT_MS = 5_000;
+const QR_POLL_MS = 50;
 
 /** A session command for a device that does not exist (or no longer). */
 export class UnknownDeviceError extends DomainError {
@@ -126,10 +147,28 @@ export class Supervisor {
     return this.actor(deviceId).reboot();
   }
 
-  /** The QR code on show, asked of the process that runs the device (several processes) or of its actor here. */
-  async qr(deviceId: string): Promise<{ code: string; expiresAt: string } | undefined> {
-    if (this.elsewhere(deviceId)) return (await this.options.cluster!.forward(deviceId, { type: 'qr' })).qr;
-    return this.actors.get(deviceId)?.qr();
+  /**
+   * The QR code on show, asked of the process that runs the device (several processes) or of its actor here. With
+   * several processes the owner waits QR_WAIT_MS at most while the device is on its way to a code (taken over and not
+   * loaded yet, `connecting`, or `qr` with its code being renewed), as a sandbox scan does: devices move as processes
+   * join, and the code is on show a moment later.
+   */
+  async qr(deviceId: string): Promise<QrOnShow> {
+    if (this.elsewhere(deviceId)) {
+      const { qr, state, moving } = await this.options.cluster!.forward(deviceId, { type: 'qr' });
+      return { ...(qr ? { qr } : {}), state, ...(moving ? { moving } : {}) };
+    }
+    const clock = this.options.clock ?? systemClock;
+    const deadline = clock.now() + QR_WAIT_MS;
+    for (;;) {
+      const qr = this.actors.get(deviceId)?.qr();
+      const state = this.state(deviceId);
+      const handover = this.handover(deviceId);
+      const onItsWay = handover === 'arriving' || state === 'connecting' || state === 'qr';
+      if (qr || !onItsWay || this.options.cluster === undefined || clock.now() >= deadline)
+        return { ...(qr ? { qr } : {}), ...(state ? { state } : {}), ...(handover ? { moving: true } : {}) };
+      await sleep(clock, QR_POLL_MS);
+    }
   }
 
   /** Several processes, and this one does not run the device. */

@@ -66,6 +66,7 @@ export interface ClusterNode {
 type ForwardedResult = CommandResult & {
   qr?: { code: string; expiresAt: string };
   pairing?: { code: string; expiresAt: string };
+  moving?: boolean;
 };
 
 const DEVICE_IDS_REFRESH_MS = 2_000;
@@ -189,8 +190,8 @@ export function startLeases(config: Config, deps: ClusterDeps): ClusterNode | un
       if (command.type === 'open') return sessions.open(deviceId);
       if (command.type === 'close') return sessions.close(deviceId, { logout: command.logout });
       if (command.type === 'qr') {
-        const qr = await sessions.qr(deviceId);
-        return { state: sessions.state(deviceId) ?? 'closed', changed: false, ...(qr ? { qr } : {}) };
+        const { qr, state, moving } = await sessions.qr(deviceId);
+        return { state: state ?? 'closed', changed: false, ...(qr ? { qr } : {}), ...(moving ? { moving } : {}) };
       }
       if (command.type === 'pair') return sessions.pair(deviceId, command.phone);
       if (command.type === 'call') {

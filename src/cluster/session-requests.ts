@@ -61,6 +61,8 @@ export interface SessionCommandOutcome {
   position?: number;
   qr?: { code: string; expiresAt: string };
   pairing?: { code: string; expiresAt: string };
+  /** `qr` without a code: the device is between processes at its owner (taken over and not loaded, or handed on). */
+  moving?: boolean;
   /** What a call answered (JSON). */
   value?: unknown;
 }

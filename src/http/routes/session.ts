@@ -33,6 +33,10 @@ export interface SessionRouteDeps {
 }
 
 const NOT_FOUND = { description: 'No such device (admin key only).' };
+const QR_NOT_SHOWN_YET = {
+  description:
+    'No code at this moment though the state is `qr` (being renewed), or the device moving between processes (`busy`, with `Retry-After`: try again).',
+};
 const ENGINE_UNAVAILABLE = {
   description: "The device's engine is not available in this gateway (`engine_unavailable`).",
 };
@@ -189,7 +193,9 @@ export function sessionRoutes({ devices, sessions, projections, storage, health 
       summary: 'Read the QR code to scan',
       description:
         'While the state is `qr`: the text to encode and when it expires (codes are renewed; ask again after `expiresAt`). ' +
-        'In any other state `409 qr_unavailable`, with the current state in `detail`.',
+        'In any other state `409 qr_unavailable`, with the current state in `detail`. With several processes, a device on its way to ' +
+        'showing its code (moving between processes, or connecting) is waited for a few seconds; no code yet while its state is `qr` ' +
+        'or while it moves: `503 busy` with `Retry-After`, try again.',
       access: 'device',
       scope: 'read',
       params: DeviceParams,
@@ -197,6 +203,7 @@ export function sessionRoutes({ devices, sessions, projections, storage, health 
         200: { description: 'The code on show.', schema: QrSchema },
         404: NOT_FOUND,
         409: { description: 'No code on show (`qr_unavailable`); `detail` names the state.' },
+        503: QR_NOT_SHOWN_YET,
       },
       async handler({ device }) {
         return { status: 200, body: await currentQr(device), headers: { 'Cache-Control': 'no-store' } };
@@ -209,7 +216,8 @@ export function sessionRoutes({ devices, sessions, projections, storage, health 
       tag,
       summary: 'The QR code as an image',
       description:
-        'The code of `GET /session/qr` as a PNG image (not cached). In any state but `qr`: `409 qr_unavailable` (problem+json).',
+        'The code of `GET /session/qr` as a PNG image (not cached). In any state but `qr`: `409 qr_unavailable` (problem+json); ' +
+        'no code at this moment though the state is `qr`, or the device moving between processes: `503 busy`, as `GET /session/qr` says.',
       access: 'device',
       scope: 'read',
       params: DeviceParams,
@@ -221,6 +229,7 @@ export function sessionRoutes({ devices, sessions, projections, storage, health 
         },
         404: NOT_FOUND,
         409: { description: 'No code on show (`qr_unavailable`); `detail` names the state.' },
+        503: QR_NOT_SHOWN_YET,
       },
       async handler({ device }) {
         const { qr } = await currentQr(device);
@@ -263,14 +272,20 @@ export function sessionRoutes({ devices, sessions, projections, storage, health 
     }),
   ];
 
-  /** Several processes: the process that runs the device has the code (Supervisor.qr asks it). */
+  /**
+   * Several processes: the process that runs the device has the code (Supervisor.qr asks it). No code though the
+   * state says one is on show, or the device between processes: `503 busy`, try again (a `409` saying "the session is
+   * qr" would contradict itself, issue 30); otherwise `409` with the state where the device runs (else as recorded).
+   */
   async function currentQr(device: RequestDevice): Promise<{ qr: string; expiresAt: string }> {
-    const qr = await sessions.qr(device.id);
-    if (!qr)
+    const { qr, state = device.sessionState(), moving } = await sessions.qr(device.id);
+    if (qr) return { qr: qr.code, expiresAt: qr.expiresAt };
+    if (moving || state === 'qr')
       throw new DomainError(
-        'qr_unavailable',
-        `the session is ${device.sessionState()}; a QR code is shown only in state qr`,
+        'busy',
+        `device ${device.id} shows no code at this moment (it is moving between processes, or its code is being renewed); try again`,
+        { retryAfterSeconds: 1 },
       );
-    return { qr: qr.code, expiresAt: qr.expiresAt };
+    throw new DomainError('qr_unavailable', `the session is ${state}; a QR code is shown only in state qr`);
   }
 }

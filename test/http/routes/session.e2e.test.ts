@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type Api, startTestGateway } from '../../support/gateway.js';
 import { parsePng } from '../../support/png.js';
 import {
@@ -240,6 +240,31 @@ describe('session lifecycle over HTTP (sandbox engine)', () => {
       expect(qr.body.detail).toContain('online');
       expect((await sandbox(device, 'scan', { phone: '4915112340002' })).status).toBe(409);
       expect((await post(device, 'open')).status).toBe(200);
+    });
+
+    it("no code where the device runs: 503 busy while it moves or its state is qr, else 409 in the owner's words", async () => {
+      // What the owner answers (Supervisor.qr, test/actors/supervisor.qr.test.ts), for a device recorded `online` here.
+      const answers = [{ moving: true }, { state: 'qr' as const }, { state: 'connecting' as const }];
+      const qr = vi.spyOn(gateway.sessions, 'qr');
+      try {
+        for (const answer of answers) qr.mockResolvedValueOnce(answer).mockResolvedValueOnce(answer);
+        for (const what of ['qr', 'qr.png']) {
+          const moving = await get(device, what);
+          expect({ status: moving.status, code: moving.body.code }).toEqual({ status: 503, code: 'busy' });
+          expect(moving.headers.get('retry-after')).toBe('1');
+        }
+        for (const what of ['qr', 'qr.png']) expect((await get(device, what)).status).toBe(503);
+        for (const what of ['qr', 'qr.png']) {
+          const connecting = await get(device, what);
+          expect({ status: connecting.status, code: connecting.body.code }).toEqual({
+            status: 409,
+            code: 'qr_unavailable',
+          });
+          expect(connecting.body.detail).toContain('the session is connecting');
+        }
+      } finally {
+        qr.mockRestore();
+      }
     });
 
     it('sandbox routes: 404 for unknown devices, 409 for devices of another engine, admin only', async () => {
