@@ -1,7 +1,7 @@
 import type { Supervisor } from '../../actors/supervisor.js';
 import type { SandboxEngine } from '../../engines/sandbox/sandbox-engine.js';
 import type { ReadModelProgress } from '../../projections/projection-runner.js';
-import { DomainError, sessionNotOnline } from '../../errors/domain-error.js';
+import { sessionNotOnline } from '../../errors/domain-error.js';
 import { StoreUnavailableError } from '../../eventstore/event-store.js';
 import type { StorageHealth } from '../../storage/storage-health.js';
 import { insufficientStorage, problemOf } from '../error-table.js';
@@ -130,17 +130,6 @@ export function sandboxCalls({
       return { outcome, ...stateHere(deviceId), ...(handover ? { moving: true as const } : {}) };
     }
   };
-  /**
-   * 503 `busy` where nothing is on show though the state (here, or as recorded) says a code is, or the device is
-   * between processes: a moment later it is (issue 30: a `409` saying "the session is qr" contradicted itself).
-   */
-  const notShownYet = (deviceId: string) =>
-    new DomainError(
-      'busy',
-      `device ${deviceId} shows no code at this moment (it is moving between processes, or its code is being renewed); try again`,
-      { retryAfterSeconds: 1 },
-    );
-
   // What the phone and the network do, each run by the device's owner (where its simulated connection is).
   const scan = calls.define('sandbox.scan', 'once', async (deviceId: string, phone: string, business?: boolean) => {
     const tried = await untilShown(deviceId, 'qr', 'no_qr', () => sandbox.scan(deviceId, phone, business === true));
@@ -252,7 +241,6 @@ export function sandboxCalls({
     requireSandboxDevice,
     notOnline,
     answer,
-    notShownYet,
     networkRoute,
     scan,
     enterCode,

@@ -4,6 +4,7 @@ import { DeviceParams } from '../schemas/common.js';
 import { SessionStateOnlySchema } from '../schemas/session.js';
 import { SandboxPairBody, ScanBody } from '../schemas/sandbox.js';
 import { DeafenBody, DeafenSchema } from '../schemas/sandbox.js';
+import { codeNotShownYet } from './responses.js';
 import { type SandboxCalls, type SandboxRouteDeps, NOT_FOUND, SANDBOX_NOT_ONLINE, tag } from './sandbox-calls.js';
 
 const NOT_SHOWN_YET = {
@@ -13,7 +14,7 @@ const NOT_SHOWN_YET = {
 };
 
 export function sandboxSessionRoutes(_deps: SandboxRouteDeps, net: SandboxCalls): RouteSpec[] {
-  const { requireSandboxDevice, notOnline, answer, notShownYet, scan, enterCode, deafen, disconnect, unlink } = net;
+  const { requireSandboxDevice, notOnline, answer, scan, enterCode, deafen, disconnect, unlink } = net;
   return [
     defineRoute({
       method: 'post',
@@ -50,7 +51,7 @@ export function sandboxSessionRoutes(_deps: SandboxRouteDeps, net: SandboxCalls)
         }
         if (outcome === 'no_qr') {
           const state = reaction.state ?? device.sessionState();
-          if (reaction.moving || state === 'qr') throw notShownYet(params.deviceId);
+          if (reaction.moving || state === 'qr') throw codeNotShownYet(params.deviceId);
           throw conflict('qr_unavailable', `the session is ${state}; a code can be scanned only in state qr`);
         }
         return answer(device, reaction);
@@ -88,7 +89,7 @@ export function sandboxSessionRoutes(_deps: SandboxRouteDeps, net: SandboxCalls)
         const { outcome, ...reaction } = await enterCode(params.deviceId, body.code);
         if (outcome === 'no_code') {
           const state = reaction.state ?? device.sessionState();
-          if (reaction.moving || state === 'pairing') throw notShownYet(params.deviceId);
+          if (reaction.moving || state === 'pairing') throw codeNotShownYet(params.deviceId);
           throw conflict(
             'pairing_unavailable',
             `the session is ${state}; a pairing code is entered only in state pairing`,

@@ -18,7 +18,7 @@ import {
   SessionStateOnlySchema,
   SessionStateSchema,
 } from '../schemas/session.js';
-import { NOT_ONLINE } from './responses.js';
+import { NOT_ONLINE, codeNotShownYet } from './responses.js';
 
 const tag = 'Session';
 
@@ -280,12 +280,7 @@ export function sessionRoutes({ devices, sessions, projections, storage, health 
   async function currentQr(device: RequestDevice): Promise<{ qr: string; expiresAt: string }> {
     const { qr, state = device.sessionState(), moving } = await sessions.qr(device.id);
     if (qr) return { qr: qr.code, expiresAt: qr.expiresAt };
-    if (moving || state === 'qr')
-      throw new DomainError(
-        'busy',
-        `device ${device.id} shows no code at this moment (it is moving between processes, or its code is being renewed); try again`,
-        { retryAfterSeconds: 1 },
-      );
+    if (moving || state === 'qr') throw codeNotShownYet(device.id);
     throw new DomainError('qr_unavailable', `the session is ${state}; a QR code is shown only in state qr`);
   }
 }
