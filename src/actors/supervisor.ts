@@ -21,7 +21,8 @@ import type { ReconnectSettings } from '../sessions/reconnect-policy.js';
 import { Backoff } from './backoff.js';
 import { type SpoolSettings, isTransientStoreFailure } from './event-spool.js';
 import { RUNNING_STATES, loadSession } from '../sessions/session-record.js';
-import { type Clock, sleep, systemClock } from '../time/clock.js';
+import { type Clock, systemClock } from '../time/clock.js';
+import { untilShown } from './until-shown.js';
 
 /** The devices read model as far as the supervisor needs it (DevicesReadModel fits). */
 export interface DeviceDirectory {
@@ -98,10 +99,6 @@ export interface QrOnShow {
   moving?: boolean;
 }
 
-/** Several processes: a device just taken over (or opening) is on its way to showing its code; `qr` waits this long. */
-const QR_WAIT_MS = 5_000;
-const QR_POLL_MS = 50;
-
 /** A session command for a device that does not exist (or no longer). */
 export class UnknownDeviceError extends DomainError {
   constructor(deviceId: string) {
@@ -149,26 +146,29 @@ export class Supervisor {
 
   /**
    * The QR code on show, asked of the process that runs the device (several processes) or of its actor here. With
-   * several processes the owner waits QR_WAIT_MS at most while the device is on its way to a code (taken over and not
-   * loaded yet, `connecting`, or `qr` with its code being renewed), as a sandbox scan does: devices move as processes
-   * join, and the code is on show a moment later.
+   * several processes the owner waits a moment for a device on its way to a code (./until-shown.ts): devices move as
+   * processes join, and the code is on show a moment later. A lone process answers at once.
    */
   async qr(deviceId: string): Promise<QrOnShow> {
     if (this.elsewhere(deviceId)) {
       const { qr, state, moving } = await this.options.cluster!.forward(deviceId, { type: 'qr' });
       return { ...(qr ? { qr } : {}), state, ...(moving ? { moving } : {}) };
     }
-    const clock = this.options.clock ?? systemClock;
-    const deadline = clock.now() + QR_WAIT_MS;
-    for (;;) {
-      const qr = this.actors.get(deviceId)?.qr();
+    const onShow = () => this.actors.get(deviceId)?.qr();
+    if (this.options.cluster === undefined) {
+      const qr = onShow();
       const state = this.state(deviceId);
-      const handover = this.handover(deviceId);
-      const onItsWay = handover === 'arriving' || state === 'connecting' || state === 'qr';
-      if (qr || !onItsWay || this.options.cluster === undefined || clock.now() >= deadline)
-        return { ...(qr ? { qr } : {}), ...(state ? { state } : {}), ...(handover ? { moving: true } : {}) };
-      await sleep(clock, QR_POLL_MS);
+      return { ...(qr ? { qr } : {}), ...(state ? { state } : {}) };
     }
+    const { outcome: qr, ...where } = await untilShown(
+      this,
+      this.options.clock ?? systemClock,
+      deviceId,
+      'qr',
+      onShow,
+      (code) => code !== undefined,
+    );
+    return { ...(qr ? { qr } : {}), ...where };
   }
 
   /** Several processes, and this one does not run the device. */

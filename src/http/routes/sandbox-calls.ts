@@ -17,7 +17,8 @@ import { type HeldMedia, SandboxMedia } from '../../engines/sandbox/sandbox-medi
 import type { ChatActivity } from '../../engines/engine.js';
 import type { SandboxHistoryChunk } from '../../engines/sandbox/sandbox-engine.js';
 import { type OwnerCalls } from '../../cluster/owner-calls.js';
-import { type Clock, sleep, systemClock } from '../../time/clock.js';
+import { type Clock, systemClock } from '../../time/clock.js';
+import { untilShown } from '../../actors/until-shown.js';
 
 export const tag = 'Sandbox';
 
@@ -51,14 +52,12 @@ export const SANDBOX_NOT_ONLINE = {
   description: 'Not a sandbox device (`not_sandbox_device`), or the session is not online (`session_not_online`).',
 };
 
-/** A device just taken over, or opened, is on its way to showing its code: a scan (or a code entered) waits this long for it. */
-const QR_WAIT_MS = 5_000;
-const QR_POLL_MS = 50;
-
 /** The owner's word on a device after the network acted: its state once it reacted, and where that is in the log. */
 export interface Reaction {
   state?: string;
   position?: number;
+  /** No actor for the device there (arriving, or handed on): no state says why nothing is on show. */
+  moving?: true;
 }
 
 /** The calls and helpers of the sandbox routes, made once per gateway (each call is defined once). */
@@ -104,39 +103,20 @@ export function sandboxCalls({
     return { status: 202, body: { state: reaction.state ?? device.sessionState() } };
   };
 
-  /**
-   * At the owner: the phone's `attempt` at the code the device shows (in state `shows`), tried again while the device
-   * is on its way to showing one, QR_WAIT_MS at most: being taken over here (devices are balanced as processes join:
-   * its lease is held, its actor not loaded yet), connecting, or in that state without its code yet (a resume, another
-   * phone's pairing under way). `moving`: this process has no actor for the device at the end (arriving, or handed
-   * on), so no state here says why nothing is on show.
-   */
-  const untilShown = async <O extends string>(
+  /** At the owner: the phone's `attempt` at the code the device shows, tried again while one is on its way. */
+  const untilCodeShown = <O extends string>(
     deviceId: string,
     shows: 'qr' | 'pairing',
     none: O,
     attempt: () => Promise<O>,
-  ) => {
-    const deadline = clock.now() + QR_WAIT_MS;
-    for (;;) {
-      const outcome = await attempt();
-      const handover = sessions.handover(deviceId);
-      const state = sessions.state(deviceId);
-      const onItsWay = handover === 'arriving' || state === 'connecting' || state === shows;
-      if (outcome === none && onItsWay && clock.now() < deadline) {
-        await sleep(clock, QR_POLL_MS);
-        continue;
-      }
-      return { outcome, ...stateHere(deviceId), ...(handover ? { moving: true as const } : {}) };
-    }
-  };
+  ) => untilShown(sessions, clock, deviceId, shows, attempt, (outcome) => outcome !== none);
   // What the phone and the network do, each run by the device's owner (where its simulated connection is).
   const scan = calls.define('sandbox.scan', 'once', async (deviceId: string, phone: string, business?: boolean) => {
-    const tried = await untilShown(deviceId, 'qr', 'no_qr', () => sandbox.scan(deviceId, phone, business === true));
+    const tried = await untilCodeShown(deviceId, 'qr', 'no_qr', () => sandbox.scan(deviceId, phone, business === true));
     return tried.outcome === 'paired' ? { outcome: tried.outcome, ...(await reactionOf(deviceId)) } : tried;
   });
   const enterCode = calls.define('sandbox.pair', 'once', async (deviceId: string, code: string) => {
-    const tried = await untilShown(deviceId, 'pairing', 'no_code', () => sandbox.enterPairingCode(deviceId, code));
+    const tried = await untilCodeShown(deviceId, 'pairing', 'no_code', () => sandbox.enterPairingCode(deviceId, code));
     return tried.outcome === 'paired' ? { outcome: tried.outcome, ...(await reactionOf(deviceId)) } : tried;
   });
   const receive = calls.define(

@@ -1,8 +1,8 @@
 /**
  * A sandbox scan of a device on its way to showing a QR code (connecting, or being taken over here) tries again
- * every 50 ms on the gateway's clock, 5 s at most (src/http/routes/sandbox-calls.ts, `untilShown`): it scans the
- * code as soon as one shows, and answers what it saw when none did by the deadline. Time is a TestClock's, moved
- * on by the test: no real wait, and "still waiting" holds for certain until time passes the deadline.
+ * every 50 ms on the gateway's clock, 5 s at most (src/actors/until-shown.ts, as src/http/routes/sandbox-calls.ts
+ * uses it): it scans the code as soon as one shows, and answers what it saw when none did by the deadline. Time is a
+ * TestClock's, moved on by the test: no real wait, and "still waiting" holds for certain until time passes the deadline.
  */
 import { describe, expect, it } from 'vitest';
 import type { Supervisor } from '../../../src/actors/supervisor.js';
