@@ -98,7 +98,8 @@ describe('a gateway started on a log its read models never saw', CHILD_GATEWAY_T
     expect(left.messages).toBeLessThan(MESSAGES);
     expect(left.indexed).toBe(false);
 
-    gateway = await spawnGateway(dataDir, SQLITE);
+    // It answers once it has built the rest of the read models: a slow machine under load took more than the usual 30 s.
+    gateway = await spawnGateway(dataDir, SQLITE, { startTimeoutMs: 90_000 });
     expect(committed(file)).toMatchObject({ messages: MESSAGES, indexed: true });
     const message = await apiClient(gateway.url)('GET', `/devices/kept/messages/IN_${MESSAGES - 1}`, { admin: true });
     expect(message.status).toBe(200);
