@@ -115,7 +115,12 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const metrics = new Metrics();
   // `projections` is assigned below, before any request can ask for health.
   const storage = new StorageHealth(config.dataDir, config.diskFreeMinBytes, () => projections.failing);
-  const opened = await openEventStore(config, { log, startupTimeoutMs: Number.POSITIVE_INFINITY });
+  const opened = await openEventStore(config, {
+    log,
+    startupTimeoutMs: Number.POSITIVE_INFINITY,
+    // The primary checkpoints the file (its projector holds it open): one checkpointing thread for it per machine.
+    checkpointedElsewhere: servesFromProjector(config),
+  });
   const store = withCurrentSchemas(
     new InstrumentedStore(options.wrapStore ? options.wrapStore(opened) : opened, metrics, (error) =>
       storage.noteWrite(error),

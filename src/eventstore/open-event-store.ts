@@ -21,7 +21,14 @@ export async function openEventStore(
   config: Pick<Config, 'eventStoreUrl' | 'dataDir'> &
     Partial<Pick<Config, 'eventStoreLimits'>> & { cluster?: Pick<Config['cluster'], 'leases'> },
   /** `readOnly`: the embedded store is only read, never set up or migrated (SqliteStoreOptions). */
-  options: { log?: Pick<Logger, 'warn'>; startupTimeoutMs?: number; readOnly?: boolean; tailIntervalMs?: number } = {},
+  options: {
+    log?: Pick<Logger, 'warn'>;
+    startupTimeoutMs?: number;
+    readOnly?: boolean;
+    tailIntervalMs?: number;
+    /** SqliteStoreOptions.checkpointedElsewhere (a GATEWAY_PROCESSES worker: the primary checkpoints the file). */
+    checkpointedElsewhere?: boolean;
+  } = {},
 ): Promise<EventStore> {
   if (config.eventStoreUrl) {
     // Loaded only when used: the gRPC client is heavy and most installations run the embedded store.
@@ -41,5 +48,6 @@ export async function openEventStore(
     sharedFile: config.cluster?.leases === true,
     readOnly: options.readOnly === true,
     tailIntervalMs: options.tailIntervalMs ?? SHARED_FILE_TAIL_INTERVAL_MS,
+    checkpointedElsewhere: options.checkpointedElsewhere === true,
   });
 }

@@ -94,6 +94,12 @@ export interface SqliteStoreOptions {
    * commits of several processes as one batch (docs/architecture.md, "Several processes").
    */
   tailIntervalMs?: number;
+  /**
+   * Another process of the machine checkpoints the file (GATEWAY_PROCESSES: the primary, whose projector holds it
+   * open): this one checkpoints only if the WAL outgrows the fallback. One checkpointing thread per file, not one per
+   * process each trying every 20 ms.
+   */
+  checkpointedElsewhere?: boolean;
 }
 
 /**
@@ -144,7 +150,7 @@ export class SqliteEventStore implements EventStore {
     if (wal) {
       // Checkpoints run on a thread of their own (background-checkpoints.ts); this one only as a fallback.
       this.db.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
-      this.checkpoints = backgroundCheckpoints.add(file);
+      if (!options.checkpointedElsewhere) this.checkpoints = backgroundCheckpoints.add(file);
     }
     // Deleted and overwritten records (wiped credentials) are overwritten on their pages too, not left in free space.
     if (!options.readOnly) {

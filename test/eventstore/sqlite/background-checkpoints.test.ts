@@ -56,6 +56,19 @@ describe('checkpoints on a thread of their own', () => {
     await third.close();
   });
 
+  it('leave a file another process checkpoints (checkpointedElsewhere) without a connection of their own', async () => {
+    const elsewhere = join(tempDir('dmg-checkpoints-'), 'events.sqlite');
+    const here = join(tempDir('dmg-checkpoints-'), 'events.sqlite');
+    const worker = new SqliteEventStore(elsewhere, { checkpointedElsewhere: true });
+    await worker.append('probe-1', [{ type: 'Probe', data: {} }]);
+    // The thread takes its files in order: once it holds the later one, it would hold the earlier one too.
+    const primary = new SqliteEventStore(here);
+    await eventually(() => openDescriptorsOf(here).length === 2, 'the thread connected to the other file', 5_000);
+    expect(openDescriptorsOf(elsewhere)).toHaveLength(1);
+    await primary.close();
+    await worker.close();
+  });
+
   it('copy what the read models committed into their file', async () => {
     const dir = tempDir('dmg-checkpoints-');
     const db = openReadModelDb(dir);
